@@ -1,0 +1,50 @@
+# hrbench: every target sets up .venv on a fresh machine; nothing is installed by hand.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+HRBENCH_DATA ?= $(abspath ../shared/data)
+export HRBENCH_DATA
+
+.PHONY: help install test check lint format types bench demo schema clean
+
+help:
+	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
+	@echo "make test   - the test suite"
+	@echo "make check  - format check, lint, types, tests"
+	@echo "make bench  - every script in bench/"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider
+
+format: $(STAMP)
+	$(PY) -m ruff format hrbench server clients tests bench examples
+
+lint: $(STAMP)
+	$(PY) -m ruff check hrbench server clients tests bench examples
+	$(PY) -m ruff format --check hrbench server clients tests bench examples
+
+types: $(STAMP)
+	$(PY) -m mypy
+
+check: lint types test
+
+bench: $(STAMP)
+	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+
+schema: $(STAMP)
+	$(PY) -m hrbench_client.protocol schema
+
+demo: $(STAMP)
+	$(PY) examples/demo.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,228 @@
+"""Arms (the seed's ``hr_arm``) and the run context ``ctx`` an arm receives."""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+import hashlib
+import inspect
+import random
+import time
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.from_thread
+import msgspec
+
+from hrbench.errors import ConfigError
+from hrbench.models.base import normalise_messages
+from hrbench.records import Request, Result, Step
+
+if TYPE_CHECKING:
+    from hrbench.benchmark import _Runtime
+
+__all__ = ["Arm", "Context", "RunInfo", "current_run"]
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Which run is making a request: arm name, item id, run number."""
+
+    arm: str
+    item: str
+    run: int
+
+
+current_run: contextvars.ContextVar[RunInfo | None] = contextvars.ContextVar("hrbench_current_run", default=None)
+"""The run being executed; a replay client reads it to answer each arm with its own replies."""
+
+
+def _fingerprint(obj: Any, depth: int = 0) -> Any:
+    """A stable, JSON-ready description of code and settings for an arm's hash."""
+    if depth > 6:
+        return repr(type(obj))
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if isinstance(obj, bytes):
+        return obj.hex()
+    if isinstance(obj, (list, tuple)):
+        return [_fingerprint(x, depth + 1) for x in obj]
+    if isinstance(obj, dict):
+        return {str(k): _fingerprint(v, depth + 1) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(obj, types.CodeType):
+        return {"code": obj.co_code.hex(), "consts": [_fingerprint(c, depth + 1) for c in obj.co_consts], "names": list(obj.co_names)}
+    if isinstance(obj, functools.partial):
+        return {"partial": _fingerprint(obj.func, depth + 1), "args": _fingerprint(obj.args, depth + 1),
+                "kw": _fingerprint(obj.keywords, depth + 1)}
+    if isinstance(obj, (types.FunctionType, types.MethodType)):
+        fn = obj.__func__ if isinstance(obj, types.MethodType) else obj
+        cells = []
+        for c in fn.__closure__ or ():
+            try:
+                cells.append(_fingerprint(c.cell_contents, depth + 1))
+            except ValueError:  # an empty cell
+                cells.append(None)
+        return {"fn": fn.__qualname__, "code": _fingerprint(fn.__code__, depth + 1),
+                "defaults": _fingerprint(fn.__defaults__, depth + 1), "closure": cells}
+    spec = getattr(obj, "spec", None)
+    if isinstance(spec, dict):
+        return _fingerprint(spec, depth + 1)
+    return f"{type(obj).__module__}.{type(obj).__qualname__}"
+
+
+class Arm:
+    """A named way of answering an item (the seed's ``hr_arm``).
+
+    Args:
+        name: a non-empty name, unique within a benchmark.
+        fn: ``fn(item, ctx)``, sync or ``async def``; returns the output the scorer reads (a
+            string, a :class:`~hrbench.records.Result`, an :class:`~hrbench.records.Answer`,
+            or a dict with ``text``/``answer``).
+        version: the arm's version, recorded with the benchmark.
+        derived_from: the name of the arm this one was derived from, if any.
+        settings: settings that change the arm's behaviour; part of its hash.
+
+    Attributes:
+        hash: sha256 hex over the function's code, constants, closure, defaults, the version
+            and the settings: it changes when the arm's behaviour may change.
+
+    Raises:
+        ConfigError: an empty name or a non-callable ``fn``.
+
+    Example:
+        >>> ask = Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}").text)
+        >>> ask.name, len(ask.hash)
+        ('ask', 64)
+    """
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[Any, Context], Any],
+        version: str = "1",
+        derived_from: str | None = None,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError("name", name, "an arm needs a non-empty name")
+        if not callable(fn):
+            raise ConfigError("fn", fn, f"arm {name!r} needs a callable fn(item, ctx)")
+        self.name = name
+        self.fn = fn
+        self.version = str(version)
+        self.derived_from = derived_from
+        self.settings = dict(settings or {})
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        body = msgspec.json.encode(
+            {"fn": _fingerprint(fn), "version": self.version, "settings": _fingerprint(self.settings)}, order="sorted"
+        )
+        self.hash = hashlib.sha256(body).hexdigest()
+
+    def __repr__(self) -> str:
+        return f"Arm({self.name!r}, version={self.version!r}, hash={self.hash[:12]})"
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The arm's record: name, version, hash, derived_from, settings."""
+        return {"name": self.name, "version": self.version, "hash": self.hash, "derived_from": self.derived_from,
+                "settings": self.settings}
+
+
+_DEFAULT: Any = object()
+
+
+@dataclass
+class Context:
+    """What an arm receives as ``ctx`` for one run.
+
+    Attributes:
+        arm: the arm's name.
+        item_id: the item's id.
+        run: the run number, from 1.
+        draw_index: the run's draw index (its run number): every request carries it by default,
+            so each run is its own entry in a cache and its own draw in a recording.
+        rng: a private ``random.Random`` seeded from (seed, arm, item, run): reproducible under
+            any concurrency; the global random state is never touched.
+        client: the benchmark's model client, or ``None``.
+        trace: the run's steps, in order.
+        notes: limit notes gathered by the run (``"cost_cap_reached"``, ...).
+        ledger_id: the run's id; every step carries it.
+    """
+
+    arm: str
+    item_id: str
+    run: int
+    draw_index: int
+    rng: random.Random
+    client: Any
+    ledger_id: str
+    runtime: _Runtime | None = None
+    trace: list[Step] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    served_keys: set[str] = field(default_factory=set)
+    response_ids: set[str] = field(default_factory=set)
+
+    @property
+    def governor(self) -> Any:
+        """The benchmark's governor."""
+        return None if self.runtime is None else self.runtime.governor
+
+    def call(self, prompt: str | list[dict[str, Any]] | dict[str, Any], **params: Any) -> Result:
+        """Send a request from a sync arm and wait for the reply.
+
+        Args:
+            prompt: a string (one user message) or chat messages.
+            **params: ``model=...`` to override the client's model, ``draw_index=...`` to
+                override the run's draw index (``None`` leaves it out), and sampling parameters
+                (``temperature``, ``max_tokens``, ``seed``, ...) sent as they are.
+
+        Returns:
+            The reply as a :class:`~hrbench.records.Result`.
+
+        Raises:
+            BudgetRefused: when the governor refuses the request (the run then ends as
+                ``budget_stop`` unless the arm catches it).
+            DuplicateDrawError: when the reply repeats an earlier run's draw.
+            ConfigError: when the benchmark has no client, or ``call`` is used inside an
+                ``async def`` arm (use ``await ctx.acall(...)`` there).
+        """
+        try:
+            return anyio.from_thread.run(lambda: self.acall(prompt, **params))
+        except RuntimeError as exc:
+            if "event loop" in str(exc) or "worker thread" in str(exc) or "from_thread" in str(exc):
+                raise ConfigError("ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm") from None
+            raise
+
+    async def acall(self, prompt: str | list[dict[str, Any]] | dict[str, Any], **params: Any) -> Result:
+        """Send a request from an async arm; the async twin of :meth:`call` (same arguments)."""
+        if self.client is None or self.runtime is None:
+            raise ConfigError("client", None, f"arm {self.arm!r} called a model but the benchmark has no client")
+        model = params.pop("model", None) or self.client.model
+        draw = params.pop("draw_index", _DEFAULT)
+        request = Request(
+            messages=normalise_messages(prompt),
+            params=params,
+            model=model,
+            provider=self.client.provider,
+            base_url=self.client.base_url,
+            draw_index=self.draw_index if draw is _DEFAULT else draw,
+        )
+        return await self.runtime.call(self, request)
+
+    def step_error(self, message: str) -> None:
+        """Add an error step to the trace."""
+        self.trace.append(Step(ledger_id=self.ledger_id, kind="error", source="arm", error=message))
+
+
+def make_rng(seed: int, arm: str, item: str, run: int) -> random.Random:
+    """The private random stream of one run, from (seed, arm, item, run)."""
+    digest = hashlib.sha256(f"{seed}|{arm}|{item}|{run}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def now() -> float:
+    """Monotonic seconds."""
+    return time.perf_counter()

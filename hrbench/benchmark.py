@@ -1,0 +1,733 @@
+"""The benchmark runner (the seed's ``hr_benchmark``): every arm on every item, ``runs`` times.
+
+:func:`benchmark` is a thin sync wrapper over :func:`benchmark_async`, which runs on an anyio
+task group with a concurrency limit; :func:`benchmark_stream` yields rows as they are scored.
+Rows come back in the seed's order (cluster x item x arm x run) whatever order they finished in.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import uuid
+import warnings
+from collections import defaultdict
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import msgspec
+
+from hrbench.arm import Arm, Context, RunInfo, current_run, make_rng
+from hrbench.cache import Cache, cache_key, request_hash
+from hrbench.errors import (
+    BudgetRefused,
+    BudgetStoppedWarning,
+    ConfigError,
+    DuplicateDrawError,
+    FewRunsWarning,
+    HrbenchError,
+    ScorerError,
+)
+from hrbench.governor import Governor, default_governor
+from hrbench.pricing import Pricing, default_pricing
+from hrbench.records import ROW_COLUMNS, Request, Result, Row, Score, Step
+from hrbench.reference import SPLITS, Reference
+from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
+from hrbench.store import Store
+
+__all__ = ["Bench", "benchmark", "benchmark_async", "benchmark_stream"]
+
+MIN_RUNS = 5
+"""Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
+
+
+# --------------------------------------------------------------------------------------------
+# The runtime shared by every run of one benchmark: client, cache, governor, recorder, checks.
+# --------------------------------------------------------------------------------------------
+@dataclass
+class _Cell:
+    """Draw history of one arm on one item: what earlier runs were served."""
+
+    served: dict[str, int] = field(default_factory=dict)  # cache/recording key -> run
+    response_ids: dict[str, int] = field(default_factory=dict)  # response id -> run
+
+
+class _Runtime:
+    def __init__(
+        self,
+        client: Any,
+        governor: Governor,
+        cache: Cache | None,
+        record: str | None,
+        store: Store | None,
+        pricing: Pricing,
+    ) -> None:
+        self.client = client
+        self.governor = governor
+        self.cache = cache
+        self.record = record
+        self.store = store
+        self.pricing = pricing
+        self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
+        self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
+        self.live_calls = 0
+
+    def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
+        """Seed 002: is this reply a repeat of an earlier run's draw?"""
+        cell = self.cells[(ctx.arm, ctx.item_id)]
+        where = f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
+        if result.source in ("cache", "recording"):
+            earlier = cell.served.get(key)
+            if earlier is not None and earlier != ctx.run:
+                return DuplicateDrawError(
+                    f"{where} was served the reply of run {earlier} (same request and draw index); "
+                    "every request of a run should carry the run's draw index",
+                    arm=ctx.arm, item=ctx.item_id, run=ctx.run, key=key,
+                )
+            if not result.draw_keyed and ctx.run > 1:
+                return DuplicateDrawError(
+                    f"{where} was served a recorded reply without its own draw key",
+                    arm=ctx.arm, item=ctx.item_id, run=ctx.run, key=key,
+                )
+        rid = result.response_id
+        if rid:
+            earlier_run = cell.response_ids.get(rid)
+            seen = self.arm_response_ids[ctx.arm].get(rid)
+            if (earlier_run is not None and earlier_run != ctx.run) or (seen is not None and seen != (ctx.item_id, ctx.run)):
+                return DuplicateDrawError(
+                    f"{where} got a reply whose provider response id {rid!r} was seen in an earlier run",
+                    arm=ctx.arm, item=ctx.item_id, run=ctx.run, key=rid,
+                )
+        return None
+
+    def _remember(self, ctx: Context, key: str, result: Result) -> None:
+        cell = self.cells[(ctx.arm, ctx.item_id)]
+        if result.source in ("cache", "recording"):
+            cell.served.setdefault(key, ctx.run)
+        if result.response_id:
+            cell.response_ids.setdefault(result.response_id, ctx.run)
+            self.arm_response_ids[ctx.arm].setdefault(result.response_id, (ctx.item_id, ctx.run))
+
+    async def call(self, ctx: Context, request: Request) -> Result:
+        key = cache_key(request, ctx.arm)
+        start = time.perf_counter()
+        result: Result | None = None
+        cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
+        if cache is not None and cache.read:
+            result = await anyio.to_thread.run_sync(cache.get, request, ctx.arm)
+            if result is not None:
+                result = msgspec.structs.replace(result, source="cache")
+        charged: float | None = 0.0
+        if result is None:
+            usd_est, tokens_est = self.pricing.estimate(request)
+            gate = self.governor.gate(usd_est, tokens_est)
+            try:
+                result = await self.client.send(request, gate.attempt)
+            except BudgetRefused as exc:
+                gate.settle(0.0, 0)
+                ctx.notes.append(exc.limit)
+                ctx.trace.append(
+                    Step(ledger_id=ctx.ledger_id, key=key, model=request.model, source="refused",
+                         draw_index=request.draw_index, messages=request.messages, usd=0.0, error=str(exc))
+                )
+                raise
+            if result.source == "live":
+                self.live_calls += 1
+                if result.usd is None:
+                    result = msgspec.structs.replace(result, usd=self.pricing.cost(result.usage, result.model or request.model))
+                charged = result.usd
+                gate.settle(result.usd, result.usage.total)
+                if cache is not None and cache.write:
+                    await anyio.to_thread.run_sync(cache.put, request, result, ctx.arm)
+                if self.record and self.store is not None and result.ok and not result.refused:
+                    await anyio.to_thread.run_sync(
+                        self.store.recording_put, self.record, ctx.arm, request_hash(request), request, result
+                    )
+            else:
+                gate.settle(0.0, 0)
+        dup = self._duplicate(ctx, key, result)
+        self._remember(ctx, key, result)
+        ctx.trace.append(
+            Step(
+                ledger_id=ctx.ledger_id, key=key, model=result.model or request.model, source=result.source,
+                draw_index=request.draw_index, messages=request.messages, text=result.text,
+                finish_reason=result.finish_reason, response_id=result.response_id, usage=result.usage,
+                usd=charged, usd_nominal=result.usd, seconds=time.perf_counter() - start, error=result.error,
+            )
+        )
+        if result.note:
+            ctx.notes.append(result.note)
+        if dup is not None:
+            raise dup
+        return result
+
+
+# --------------------------------------------------------------------------------------------
+# The result: Bench
+# --------------------------------------------------------------------------------------------
+class Bench:
+    """A finished benchmark: one row per cluster x item x arm x run (seed 002's ``hr_bench``).
+
+    Attributes:
+        id: the benchmark's id.
+        rows: the rows (:class:`~hrbench.records.Row`), in cluster x item x arm x run order.
+        arms: one record per arm: name, version, hash, derived_from.
+        reference: the :class:`~hrbench.Reference`; ``reference_hash`` its hash.
+        runs, split, seed: as passed.
+        scorer_name: the scorer's name.
+        traces: ``{ledger_id: [Step, ...]}``, one trace per run.
+        governor: the governor's limits and use at the end.
+        duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
+    """
+
+    def __init__(
+        self,
+        *,
+        id: str,
+        rows: list[Row],
+        arms: list[dict[str, Any]],
+        reference: Reference,
+        runs: int,
+        split: list[str],
+        seed: int,
+        scorer_name: str,
+        traces: dict[str, list[Step]],
+        governor: dict[str, Any],
+        duplicates: list[DuplicateDrawError] | None = None,
+    ) -> None:
+        self.id = id
+        self.rows = rows
+        self.arms = arms
+        self.reference = reference
+        self.reference_hash = reference.hash
+        self.runs = runs
+        self.split = split
+        self.seed = seed
+        self.scorer_name = scorer_name
+        self.traces = traces
+        self.governor = governor
+        self.duplicates = duplicates or []
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Any:
+        return iter(self.rows)
+
+    @property
+    def trace(self) -> list[Step]:
+        """Every step of every run, in row order (the seed's ``attr(x, "trace")``)."""
+        return [s for r in self.rows for s in self.traces.get(r.ledger_id, [])]
+
+    def summary(self) -> list[dict[str, Any]]:
+        """Per arm: accuracy, dev_accuracy, runs, wrong, failed, budget_stop, usd, tokens.
+
+        ``accuracy`` is the mean over runs within each item, then over labelled items, on the
+        reportable rows (seed 002); ``None`` when no item is labelled. ``dev_accuracy`` is the
+        same on the dev split. ``runs`` counts reportable rows; ``wrong`` those whose
+        failure_kind is ``"wrong"``; ``failed`` those with another failure kind
+        (``parse_failure``, ``refusal``, ``not_in_document``, ``error``) other than
+        ``budget_stop``, which is counted apart. ``usd`` sums every row (``None`` when a model
+        had no price).
+        """
+        return summarise(self.rows, [a["name"] for a in self.arms])
+
+    def __str__(self) -> str:
+        n_items = len({r.item for r in self.rows})
+        n_clusters = len({r.cluster for r in self.rows})
+        head = (
+            f"<hr_bench> {len(self.arms)} arm(s) x {n_items} item(s) in {n_clusters} cluster(s) x {self.runs} run(s); "
+            f"split {', '.join(self.split)}; scorer {self.scorer_name}"
+        )
+        summ = self.summary()
+        has_dev = any(s["dev_accuracy"] is not None for s in summ)
+        cols = ["arm", "accuracy"] + (["dev"] if has_dev else []) + ["runs", "wrong", "failed", "budget_stop", "usd"]
+
+        def fmt_acc(x: float | None) -> str:
+            return "NA" if x is None else f"{x:.3f}"
+
+        table = []
+        for s in summ:
+            vals = [s["arm"], fmt_acc(s["accuracy"])] + ([fmt_acc(s["dev_accuracy"])] if has_dev else [])
+            vals += [str(s["runs"]), str(s["wrong"]), str(s["failed"]), str(s["budget_stop"]),
+                     "NA" if s["usd"] is None else f"{s['usd']:.4f}"]
+            table.append(vals)
+        widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
+        lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
+        lines += [" " + " ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)) for t in table]
+        lines.append(
+            "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
+        )
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Bench {self.id} {len(self.rows)} rows>"
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The rows as dicts with the seed's columns."""
+        return [msgspec.structs.asdict(r) for r in self.rows]
+
+    def to_pandas(self) -> Any:
+        """The rows as a pandas DataFrame with the seed's columns (needs the ``pandas`` extra).
+
+        Attributes (``df.attrs``) record the arms, reference hash, runs, split, seed and scorer.
+        """
+        import pandas as pd
+
+        df = pd.DataFrame(self.to_dicts(), columns=list(ROW_COLUMNS))
+        df.attrs.update(self.attributes())
+        return df
+
+    def to_polars(self) -> Any:
+        """The rows as a polars DataFrame (needs the ``polars`` extra)."""
+        import polars as pl
+
+        return pl.DataFrame(self.to_dicts())
+
+    def attributes(self) -> dict[str, Any]:
+        """The seed's attributes: arms, reference hash, runs, split, seed, scorer, governor."""
+        return {"id": self.id, "arms": self.arms, "reference_hash": self.reference_hash, "runs": self.runs,
+                "split": self.split, "seed": self.seed, "scorer": self.scorer_name, "governor": self.governor}
+
+
+def summarise(rows: Iterable[Row], arm_order: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Per-arm summary of rows (see :meth:`Bench.summary`)."""
+    by_arm: dict[str, list[Row]] = defaultdict(list)
+    for r in rows:
+        by_arm[r.arm].append(r)
+    names = list(arm_order) if arm_order is not None else list(by_arm)
+
+    def accuracy(rs: list[Row]) -> float | None:
+        per_item: dict[str, list[bool]] = defaultdict(list)
+        for r in rs:
+            if r.correct is not None:
+                per_item[r.item].append(r.correct)
+        if not per_item:
+            return None
+        return sum(sum(v) / len(v) for v in per_item.values()) / len(per_item)
+
+    out = []
+    for name in names:
+        rs = by_arm.get(name, [])
+        rep = [r for r in rs if r.reportable]
+        dev = [r for r in rs if r.split == "dev"]
+        usd: float | None = 0.0
+        for r in rs:
+            usd = None if (usd is None or r.usd is None) else usd + r.usd
+        out.append({
+            "arm": name,
+            "accuracy": accuracy(rep),
+            "dev_accuracy": accuracy(dev) if dev else None,
+            "runs": len(rep),
+            "wrong": sum(r.failure_kind == "wrong" for r in rep),
+            "failed": sum(r.failure_kind not in (None, "wrong", "budget_stop") for r in rep),
+            "budget_stop": sum(r.failure_kind == "budget_stop" for r in rep),
+            "usd": usd,
+            "tokens_in": sum(r.tokens_in for r in rs),
+            "tokens_out": sum(r.tokens_out for r in rs),
+        })
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+def _check_arms(arms: Arm | Sequence[Arm]) -> list[Arm]:
+    arm_list = [arms] if isinstance(arms, Arm) else list(arms)
+    if not arm_list:
+        raise ConfigError("arms", arms, "a benchmark needs at least one arm")
+    for i, a in enumerate(arm_list):
+        if not isinstance(a, Arm):
+            raise ConfigError(f"arms[{i}]", a, "expected an hrbench.Arm")
+    names = [a.name for a in arm_list]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise ConfigError("arms", dup, "arm names must be unique")
+    return arm_list
+
+
+def _check_scorer(scorer: Any) -> ScorerLike:
+    if scorer is None:
+        return exact_scorer()
+    if isinstance(scorer, Scorer) or (callable(scorer) and isinstance(getattr(scorer, "name", None), str)):
+        return scorer  # type: ignore[no-any-return]
+    if callable(scorer):
+        return Scorer(scorer, getattr(scorer, "__name__", "scorer"))
+    raise ConfigError("scorer", scorer, "expected an hrbench scorer (see hrbench.scorer())")
+
+
+def _row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str | None]:
+    tin = tout = treas = tcache = 0
+    usd: float | None = 0.0
+    provs: list[str | None] = []
+    for s in steps:
+        if s.usage is not None:
+            tin += s.usage.tokens_in
+            tout += s.usage.tokens_out
+            treas += s.usage.tokens_reasoning
+            tcache += s.usage.tokens_cached
+        if s.source == "live" and s.kind == "request":
+            usd = None if (usd is None or s.usd is None) else usd + s.usd
+            provs.append(None if s.usage is None else s.usage.provenance)
+    if not provs:
+        prov: str | None = "none"
+    elif any(p is None for p in provs):
+        prov = None
+    elif all(p == "reported" for p in provs):
+        prov = "reported"
+    elif any(p == "counted" for p in provs) and all(p in ("reported", "counted") for p in provs):
+        prov = "counted"
+    else:
+        prov = "estimated"
+    return tin, tout, treas, tcache, usd, prov
+
+
+@dataclass
+class _Plan:
+    arms: list[Arm]
+    reference: Reference
+    item_ids: list[str]
+    runs: int
+    split: list[str]
+    seed: int
+    scorer: ScorerLike
+    bench_id: str
+
+    def cells(self) -> list[tuple[str, str, Arm]]:
+        clusters = self.reference.clusters
+        order: dict[str, list[str]] = {}
+        for i in self.item_ids:
+            order.setdefault(clusters[i], []).append(i)
+        return [(c, i, a) for c, ids in order.items() for i in ids for a in self.arms]
+
+
+def _plan(arms: Any, reference: Any, runs: Any, scorer: Any, split: Any, seed: Any, bench_id: str | None) -> _Plan:
+    arm_list = _check_arms(arms)
+    if not isinstance(reference, Reference):
+        raise ConfigError("reference", reference, "expected an hrbench.Reference")
+    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
+        raise ConfigError("runs", runs, "expected a whole number >= 1")
+    splits = [split] if isinstance(split, str) else list(split)
+    for s in splits:
+        if s not in SPLITS:
+            raise ConfigError("split", s, f"unknown split; expected some of {SPLITS}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError("seed", seed, "expected a whole number")
+    ref_splits = reference.splits
+    item_ids = [i for i in reference.ids if ref_splits[i] in splits]
+    if not item_ids:
+        raise ConfigError("split", split, "no item of the reference is on this split")
+    return _Plan(arm_list, reference, item_ids, runs, splits, seed, _check_scorer(scorer), bench_id or uuid.uuid4().hex[:16])
+
+
+async def _run_one(plan: _Plan, rt: _Runtime, cluster: str, item: str, arm: Arm, run: int, thread_limiter: anyio.CapacityLimiter) -> tuple[Row, list[Step], str | None]:
+    ledger_id = f"{plan.bench_id}/{arm.name}/{item}/{run}"
+    payload = plan.reference.payload(item)
+    label = plan.reference.labels[item]
+    ctx = Context(
+        arm=arm.name, item_id=item, run=run, draw_index=run, rng=make_rng(plan.seed, arm.name, item, run),
+        client=rt.client, ledger_id=ledger_id, runtime=rt,
+    )
+    token = current_run.set(RunInfo(arm.name, item, run))
+    start = time.perf_counter()
+    output: Any = None
+    forced: str | None = None
+    dup: str | None = None
+    try:
+        if arm.is_async:
+            output = await arm.fn(payload, ctx)
+        else:
+            output = await anyio.to_thread.run_sync(arm.fn, payload, ctx, limiter=thread_limiter)
+            if inspect.isawaitable(output):
+                output = await output
+    except BudgetRefused as exc:
+        forced = "budget_stop"
+        if exc.limit not in ctx.notes:
+            ctx.notes.append(exc.limit)
+    except DuplicateDrawError as exc:
+        forced = "error"
+        dup = str(exc)
+        ctx.step_error(f"duplicate_draw: {exc}")
+    except HrbenchError as exc:
+        forced = "error"
+        ctx.step_error(f"{type(exc).__name__}: {exc}")
+    except Exception as exc:  # an arm that raises has its run recorded as "error" (seed 002)
+        forced = "error"
+        ctx.step_error(f"{type(exc).__name__}: {exc}")
+    finally:
+        current_run.reset(token)
+    seconds = time.perf_counter() - start
+    if forced is not None:
+        score = Score(correct=False if label_answers(label) is not None else None, outcome=None, failure_kind=forced)
+    else:
+        try:
+            score = plan.scorer(payload, output, label)
+        except ScorerError:
+            raise
+        except Exception as exc:  # a scorer that crashes on one output: that run is an error
+            ctx.step_error(f"scorer {plan.scorer.name!r} raised {type(exc).__name__}: {exc}")
+            score = Score(correct=False if label_answers(label) is not None else None, outcome=None, failure_kind="error")
+    tin, tout, treas, tcache, usd, prov = _row_usage(ctx.trace)
+    row = Row(
+        cluster=cluster, item=item, arm=arm.name, run=run, split=plan.reference.splits[item],
+        correct=score.correct, outcome=score.outcome, failure_kind=score.failure_kind,
+        tokens_in=tin, tokens_out=tout, tokens_reasoning=treas, tokens_cached=tcache, usd=usd, usd_provenance=prov,
+        seconds=seconds, draw_index=run, ledger_id=ledger_id, reportable=plan.reference.splits[item] != "dev",
+    )
+    return row, ctx.trace, dup
+
+
+RowCallback = Callable[[int, Row, list[Step]], Awaitable[None] | None]
+
+
+async def benchmark_async(
+    arms: Arm | Sequence[Arm],
+    reference: Reference,
+    runs: int = 5,
+    client: Any = None,
+    scorer: Any = None,
+    split: str | Sequence[str] = "test",
+    governor: Governor | None = None,
+    seed: int = 1,
+    *,
+    cache: Cache | None = None,
+    record: str | None = None,
+    store: Store | None = None,
+    concurrency: int = 16,
+    pricing: Pricing | None = None,
+    benchmark_id: str | None = None,
+    on_row: RowCallback | None = None,
+    done: dict[tuple[str, str, int], Row] | None = None,
+    raise_duplicates: bool = True,
+) -> Bench:
+    """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
+
+    The async twin of :func:`benchmark`; see it for the arguments and the rules.
+
+    Args:
+        on_row: called as ``on_row(seq, row, trace)`` as each row is scored (``seq`` is the
+            row's place in the seed's order); may be async.
+        done: rows already finished, keyed by ``(arm, item, run)``: they are kept and not run
+            again (resuming an interrupted benchmark).
+        store: where recordings go (``record=``), and where the cache lives when ``cache`` is
+            ``True``.
+        pricing: the price table; the shipped one by default.
+        raise_duplicates: raise :class:`~hrbench.errors.DuplicateDrawError` at the end when an
+            arm's runs were not distinct draws (the rows are on ``error.bench``).
+    """
+    plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError("concurrency", concurrency, "expected a whole number >= 1")
+    if governor is not None and not isinstance(governor, Governor):
+        raise ConfigError("governor", governor, "expected an hrbench.Governor or None")
+    gov = governor if governor is not None else default_governor()
+    if cache is True:  # type: ignore[comparison-overlap]
+        cache = Cache(store or Store())
+    if record is not None and store is None:
+        store = cache.store if cache is not None else Store()
+    if runs < MIN_RUNS:
+        warnings.warn(
+            f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "
+            "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
+            FewRunsWarning,
+            stacklevel=3,
+        )
+    reference.lock()
+    rt = _Runtime(client, gov, cache, record, store, pricing or default_pricing())
+    cells = plan.cells()
+    total = len(cells) * runs
+    rows: list[Row | None] = [None] * total
+    traces: dict[str, list[Step]] = {}
+    duplicates: list[DuplicateDrawError] = []
+    limiter = anyio.CapacityLimiter(concurrency)
+    thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
+    done = done or {}
+
+    async def emit(seq: int, row: Row, trace: list[Step]) -> None:
+        rows[seq] = row
+        traces[row.ledger_id] = trace
+        if on_row is not None:
+            out = on_row(seq, row, trace)
+            if inspect.isawaitable(out):
+                await out
+
+    async def run_cell(ci: int, cluster: str, item: str, arm: Arm) -> None:
+        for run in range(1, runs + 1):
+            seq = ci * runs + run - 1
+            prior = done.get((arm.name, item, run))
+            if prior is not None:
+                rows[seq] = prior
+                continue
+            async with limiter:
+                row, trace, dup = await _run_one(plan, rt, cluster, item, arm, run, thread_limiter)
+            if dup is not None:
+                err = DuplicateDrawError(dup, arm=arm.name, item=item, run=run)
+                duplicates.append(err)
+            await emit(seq, row, trace)
+
+    async with anyio.create_task_group() as tg:
+        for ci, (cluster, item, arm) in enumerate(cells):
+            tg.start_soon(run_cell, ci, cluster, item, arm)
+
+    final = [r for r in rows if r is not None]
+    bench = Bench(
+        id=plan.bench_id, rows=final, arms=[{k: v for k, v in a.spec.items() if k != "settings"} for a in plan.arms],
+        reference=reference, runs=runs, split=plan.split, seed=seed, scorer_name=plan.scorer.name, traces=traces,
+        governor=gov.snapshot(), duplicates=duplicates,
+    )
+    _warn_budget_stops(bench, gov)
+    if duplicates and raise_duplicates:
+        first = min(duplicates, key=lambda e: (e.arm or "", e.item or "", e.run or 0))
+        arms_hit = sorted({e.arm for e in duplicates if e.arm})
+        err = DuplicateDrawError(
+            f"arm(s) {', '.join(map(repr, arms_hit))} refused: {len(duplicates)} run(s) were not distinct draws; "
+            f"first: {first.message}",
+            arm=first.arm, item=first.item, run=first.run, key=first.key,
+        )
+        err.bench = bench
+        raise err
+    return bench
+
+
+def _warn_budget_stops(bench: Bench, gov: Governor) -> None:
+    stopped = [r for r in bench.rows if r.failure_kind == "budget_stop"]
+    if not stopped:
+        return
+    limits = sorted({n for r in stopped for s in bench.traces.get(r.ledger_id, []) if s.source == "refused"
+                     for n in _limit_of(s.error)} or {"limit_refused"})
+    counted = sum(1 for r in stopped if r.reportable and r.correct is not None)
+    first = stopped[0]
+    msg = (
+        f"{len(stopped)} run(s) stopped by the governor ({', '.join(limits)}); {counted} of them count against an arm; "
+        f"first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
+    )
+    if gov.from_defaults:
+        msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
+    warnings.warn(msg, BudgetStoppedWarning, stacklevel=4)
+
+
+def _limit_of(error: str | None) -> list[str]:
+    if not error:
+        return []
+    return [n for n in ("call_cap_reached", "cost_cap_reached", "token_cap_reached", "limit_refused") if n in error]
+
+
+def benchmark(
+    arms: Arm | Sequence[Arm],
+    reference: Reference,
+    runs: int = 5,
+    client: Any = None,
+    scorer: Any = None,
+    split: str | Sequence[str] = "test",
+    governor: Governor | None = None,
+    seed: int = 1,
+    **kwargs: Any,
+) -> Bench:
+    """Run every arm on every item of the chosen split(s), ``runs`` times (seed 002).
+
+    Run ``r`` of each arm on each item gets ``ctx.draw_index = r``, so with a cache or a
+    recording each run is its own draw. The runs of one arm on one item are made in order; arms
+    and items run concurrently (``concurrency`` runs at once). Rows come back in cluster x item x
+    arm x run order (clusters in order of first appearance in the reference).
+
+    Rules (seed 002):
+
+    - Every request is checked against ``governor`` before it is sent, for the benchmark as a
+      whole; a run ends at its first refused request and is recorded ``budget_stop`` and counted
+      wrong; later runs are still started, so every row exists. With ``governor=None`` the
+      limits of :data:`hrbench.governor.DEFAULT_LIMITS` apply to the whole benchmark. When any
+      run is stopped, a :class:`~hrbench.errors.BudgetStoppedWarning` says how many, by which
+      limits, how many count against an arm, and the first one.
+    - An arm that raises has that run recorded as ``"error"`` with the message in its trace.
+    - Every run on an item with no label has ``correct=None`` whatever its failure kind.
+    - Rows on the ``dev`` split are ``reportable=False``.
+    - An arm whose runs are not distinct draws is refused with
+      :class:`~hrbench.errors.DuplicateDrawError` (raised after the run, the rows on
+      ``error.bench``): a request answered from a cache or a recording with the same request
+      and draw index as a request of an earlier run; a reply whose provider response id was
+      seen in an earlier run; a recording served without its own draw key. Each such run is
+      recorded ``"error"`` with ``duplicate_draw`` in its trace (case H12c, decided). A mock
+      client keeps no cache, so without a cache an arm that leaves the draw index out is not
+      refused.
+    - A reply served from a cache or a recording costs the run ``usd = 0`` and no governor call;
+      its trace step keeps the nominal cost (case H14a).
+    - Fewer than 5 runs warns :class:`~hrbench.errors.FewRunsWarning`.
+    - The reference is locked when scoring starts.
+    - ``ctx.rng`` is seeded from (seed, arm, item, run); the global random state is untouched.
+
+    Args:
+        arms: an :class:`~hrbench.Arm` or a list of them, with unique names.
+        reference: the :class:`~hrbench.Reference`.
+        runs: runs per arm per item, a whole number >= 1 (5 or more expected).
+        client: the model client passed to the arms as ``ctx.client``, or ``None``.
+        scorer: a scorer; ``exact_scorer()`` by default.
+        split: the split or splits to run on.
+        governor: the :class:`~hrbench.Governor` the whole benchmark is held to.
+        seed: the seed of the arms' private random streams.
+        **kwargs: ``cache``, ``record``, ``store``, ``concurrency``, ``pricing``,
+            ``benchmark_id``, ``on_row``, ``done``, ``raise_duplicates``: see
+            :func:`benchmark_async`.
+
+    Returns:
+        A :class:`Bench`.
+
+    Raises:
+        ConfigError: a bad argument (named with its value).
+        DuplicateDrawError: an arm's runs were not distinct draws.
+        ScorerError: the scorer broke its contract.
+
+    Example:
+        >>> import warnings
+        >>> from hrbench import Arm, MockClient, Reference
+        >>> ref = Reference({"q1": "France", "q2": "Peru", "q3": "Chad", "q4": "Fiji"},
+        ...                 labels=["Paris", "Lima", "N'Djamena", "Suva"], cluster=["a", "a", "b", "b"])
+        >>> capitals = {"France": "Paris", "Peru": "Lima", "Chad": "Ndjamena", "Fiji": "Suva"}
+        >>> cl = MockClient(lambda messages, params: capitals[messages[0]["content"].removeprefix("Capital of ")])
+        >>> ask = Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}").text)
+        >>> bench = benchmark(ask, ref, runs=5, client=cl)
+        >>> print(bench)  # doctest: +NORMALIZE_WHITESPACE
+        <hr_bench> 1 arm(s) x 4 item(s) in 2 cluster(s) x 5 run(s); split test; scorer exact_normalised
+         arm accuracy runs wrong failed budget_stop usd
+         ask 0.750    20   5     0      0           0.0000
+          Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval.
+    """
+    return anyio.run(
+        lambda: benchmark_async(arms, reference, runs, client, scorer, split, governor, seed, **kwargs)
+    )
+
+
+async def benchmark_stream(
+    arms: Arm | Sequence[Arm],
+    reference: Reference,
+    runs: int = 5,
+    client: Any = None,
+    scorer: Any = None,
+    split: str | Sequence[str] = "test",
+    governor: Governor | None = None,
+    seed: int = 1,
+    **kwargs: Any,
+) -> AsyncIterator[Row]:
+    """Yield rows as they are scored (in completion order); same arguments as :func:`benchmark`.
+
+    Duplicate draws are not raised here; each such run's row carries ``failure_kind="error"``.
+    """
+    send, receive = anyio.create_memory_object_stream[Row](max_buffer_size=1024)
+
+    async def on_row(seq: int, row: Row, trace: list[Step]) -> None:
+        await send.send(row)
+
+    async def produce() -> None:
+        async with send:
+            await benchmark_async(arms, reference, runs, client, scorer, split, governor, seed,
+                                  on_row=on_row, raise_duplicates=False, **kwargs)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(produce)
+        async with receive:
+            async for row in receive:
+                yield row
+
+

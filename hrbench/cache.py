@@ -1,0 +1,115 @@
+"""The draw-keyed response cache.
+
+Repeated runs are evidence only if each run is its own draw. The cache key is the sha256 of a
+canonical JSON of everything that changes a reply (provider, base URL, model, messages, every
+sampling parameter, tools), the arm's name and the draw index (seed 002; cases H12a-H12e). The
+API key is never part of it: clients read keys from the environment at request time and never
+put them in a :class:`~hrbench.records.Request`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+from hrbench.records import Request, Result
+from hrbench.store import Store
+
+__all__ = ["Cache", "cache_key", "request_hash"]
+
+_canon = msgspec.json.Encoder(order="sorted")
+
+
+def request_hash(request: Request) -> str:
+    """The sha256 hex of a request's canonical JSON, without its draw index.
+
+    Keys are sorted at every level, so two requests that differ only in the order of their
+    parameters hash the same.
+
+    Example:
+        >>> a = Request(messages=[{"role": "user", "content": "hi"}], params={"temperature": 1, "seed": 2})
+        >>> b = Request(messages=[{"role": "user", "content": "hi"}], params={"seed": 2, "temperature": 1})
+        >>> request_hash(a) == request_hash(b)
+        True
+    """
+    body: dict[str, Any] = {
+        "provider": request.provider,
+        "base_url": request.base_url.rstrip("/"),
+        "model": request.model,
+        "messages": request.messages,
+        "params": request.params,
+        "tools": request.tools,
+    }
+    return hashlib.sha256(_canon.encode(body)).hexdigest()
+
+
+def cache_key(request: Request, arm: str = "") -> str:
+    """The cache key of a request: its :func:`request_hash`, the arm's name and its draw index.
+
+    The arm's name is part of the key (case H12e, decided): two arms that send the same request
+    never share draws, so an arm and its copy are compared on their own samples.
+
+    Example:
+        >>> r = Request(messages=[{"role": "user", "content": "hi"}], draw_index=1)
+        >>> cache_key(r, "A") != cache_key(msgspec.structs.replace(r, draw_index=2), "A")
+        True
+    """
+    draw = "-" if request.draw_index is None else str(request.draw_index)
+    return hashlib.sha256(f"{request_hash(request)}|{arm}|{draw}".encode()).hexdigest()
+
+
+class Cache:
+    """A response cache in a :class:`~hrbench.store.Store`.
+
+    A refusal or content-filter reply, and a failed reply, are not cached. An entry keeps the
+    reply, its usage, its original cost and latency, and the provider's response id; a reply
+    served from the cache costs nothing for the run (``usd = 0``) while its trace keeps the
+    nominal cost (case H14a).
+
+    Args:
+        store: where entries live; a fresh ``Store(":memory:")`` when ``None``.
+        read: serve hits (``False`` re-samples every request but still writes).
+        write: keep new replies.
+
+    Example:
+        >>> c = Cache()
+        >>> r = Request(messages=[{"role": "user", "content": "hi"}], draw_index=1)
+        >>> c.put(r, Result(text="hello"), arm="A")
+        True
+        >>> c.get(r, arm="A").text
+        'hello'
+    """
+
+    def __init__(self, store: Store | None = None, read: bool = True, write: bool = True) -> None:
+        self.store = store if store is not None else Store(":memory:")
+        self.read = read
+        self.write = write
+        self.hits = 0
+        self.misses = 0
+
+    def __repr__(self) -> str:
+        return f"Cache({self.store!r}, hits={self.hits}, misses={self.misses})"
+
+    def get(self, request: Request, arm: str = "") -> Result | None:
+        """The cached reply for ``request`` (draw index included) of ``arm``, or ``None``."""
+        if not self.read:
+            return None
+        hit = self.store.cache_get(cache_key(request, arm))
+        if hit is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return hit
+
+    def put(self, request: Request, result: Result, arm: str = "") -> bool:
+        """Keep a reply; returns ``False`` (and keeps nothing) for failed or refused replies."""
+        if not self.write or not result.ok or result.refused or result.finish_reason in ("refusal", "content_filter"):
+            return False
+        self.store.cache_put(cache_key(request, arm), arm, request_hash(request), request, result)
+        return True
+
+    def stats(self) -> dict[str, Any]:
+        """The store's cache statistics plus this object's hits and misses."""
+        return {**self.store.cache_stats(), "hits": self.hits, "misses": self.misses}

@@ -1,0 +1,167 @@
+"""The exceptions and warnings hrbench raises.
+
+Every error subclasses :class:`HrbenchError`; where the meaning matches a builtin, the error
+subclasses it too (a bad configuration is also a ``ValueError``)::
+
+    HrbenchError
+    ├── ConfigError (ValueError)          bad arguments: names the field and the value
+    │   ├── ReferenceError_ (ValueError)  a malformed reference (wrong lengths, duplicate ids, splits)
+    │   └── SignatureError (ValueError)   a malformed evaluate() signature
+    ├── ReferenceLocked                   a locked reference was changed
+    ├── ScorerError                       a scorer broke its contract
+    ├── BudgetRefused                     the governor refused a request before it was sent
+    ├── DuplicateDrawError                an arm's runs were not distinct draws
+    ├── ReplayMiss (LookupError)          a strict replay had no recorded reply
+    ├── ModelError                        a model client failed after its retries
+    └── TooFewRunsError (ValueError)      an interval report on fewer than 5 runs
+
+Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
+runs were stopped by the governor), :class:`MetricErrorWarning` (a metric raised in evaluate()).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "BudgetRefused",
+    "BudgetStoppedWarning",
+    "ConfigError",
+    "DuplicateDrawError",
+    "FewRunsWarning",
+    "HrbenchError",
+    "MetricErrorWarning",
+    "ModelError",
+    "ReferenceLocked",
+    "ReferenceValueError",
+    "ReplayMiss",
+    "ScorerError",
+    "SignatureError",
+    "TooFewRunsError",
+]
+
+
+class HrbenchError(Exception):
+    """Raised for every hrbench failure; the base of the tree in this module's docstring.
+
+    Attributes:
+        code: a stable JSON-RPC error code the daemon sends for this class.
+    """
+
+    code = -32000
+
+    def __init__(self, message: str, **context: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.context = context
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(HrbenchError, ValueError):
+    """Raised when an argument is malformed; the message names the field and the bad value."""
+
+    code = -32001
+
+    def __init__(self, field: str, value: Any, why: str) -> None:
+        shown = repr(value)
+        if len(shown) > 80:
+            shown = shown[:77] + "..."
+        super().__init__(f"{field}: {why} (got {shown})", field=field)
+        self.field = field
+
+
+class ReferenceValueError(ConfigError):
+    """Raised when a reference is malformed: wrong lengths, unknown splits, duplicate ids."""
+
+    code = -32002
+
+
+class SignatureError(ConfigError):
+    """Raised when an evaluate() signature cannot be parsed; the message points at the part."""
+
+    code = -32003
+
+
+class ReferenceLocked(HrbenchError):
+    """Raised when a reference is changed after a benchmark started scoring it."""
+
+    code = -32004
+
+
+class ScorerError(HrbenchError):
+    """Raised when a scorer breaks its contract (seed 000: TRUE beside a failure_kind)."""
+
+    code = -32005
+
+
+class BudgetRefused(HrbenchError):
+    """Raised when the governor refuses a request before it is sent.
+
+    Attributes:
+        limit: which limit refused it: ``"call_cap_reached"``, ``"cost_cap_reached"``,
+            ``"token_cap_reached"`` or ``"limit_refused"`` (a provider quota refusal).
+    """
+
+    code = -32006
+
+    def __init__(self, message: str, limit: str, **context: Any) -> None:
+        super().__init__(message, limit=limit, **context)
+        self.limit = limit
+
+
+class DuplicateDrawError(HrbenchError):
+    """Raised when an arm's runs are not distinct draws (seed 002: ``hr_duplicate_draw``).
+
+    Attributes:
+        arm, item, run: the first duplicate run found.
+        key: the request key served twice (or the repeated provider response id).
+        bench: the finished benchmark (rows included) when the runner raises it at the end.
+    """
+
+    code = -32007
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        arm: str | None = None,
+        item: str | None = None,
+        run: int | None = None,
+        key: str | None = None,
+        reason: str = "duplicate_draw",
+    ) -> None:
+        super().__init__(message, arm=arm, item=item, run=run, key=key)
+        self.arm, self.item, self.run, self.key, self.reason = arm, item, run, key, reason
+        self.bench: Any = None
+
+
+class ReplayMiss(HrbenchError, LookupError):
+    """Raised when a strict replay has no recorded reply for a request; names arm, item, run, key."""
+
+    code = -32008
+
+
+class ModelError(HrbenchError):
+    """Raised when a model client fails for good (after retries); never carries an API key."""
+
+    code = -32009
+
+
+class TooFewRunsError(HrbenchError, ValueError):
+    """Raised when an interval report is asked of a benchmark with fewer than 5 runs."""
+
+    code = -32010
+
+
+class FewRunsWarning(UserWarning):
+    """Warned when a benchmark has fewer than 5 runs (seed 002: ``hr_few_runs``)."""
+
+
+class BudgetStoppedWarning(UserWarning):
+    """Warned when the governor stopped some runs (seed 002: ``hr_budget_stopped``)."""
+
+
+class MetricErrorWarning(UserWarning):
+    """Warned when a metric raised during evaluate() (seed 003)."""

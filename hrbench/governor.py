@@ -1,0 +1,195 @@
+"""The governor: a benchmark's budget of calls, USD and tokens.
+
+Every request is checked before it is sent (seed 002). Under concurrency the governor
+*reserves* an upper-bound estimate of each request's cost at dispatch and *settles* it with the
+real cost after the reply (case H13a, decided): many requests in flight against one running
+total can never pass a cap, because each admission counts what is already reserved.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from hrbench.errors import BudgetRefused, ConfigError
+
+__all__ = ["DEFAULT_LIMITS", "Gate", "Governor", "Reservation", "default_governor"]
+
+DEFAULT_LIMITS: dict[str, float | int | None] = {"max_calls": 400, "max_usd": 5.0, "max_tokens": None}
+"""The limits a benchmark gets when no governor is passed (seed 002: the options of one run,
+400 calls). Overridden by the environment variables ``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD``
+and ``HRBENCH_MAX_TOKENS``. A benchmark of two arms on 300 items for 5 runs needs thousands
+of calls: pass a governor sized for it."""
+
+
+def default_governor() -> Governor:
+    """A governor with :data:`DEFAULT_LIMITS`, read when called (environment overrides applied)."""
+    limits: dict[str, Any] = dict(DEFAULT_LIMITS)
+    for key, cast in (("max_calls", int), ("max_usd", float), ("max_tokens", int)):
+        env = os.environ.get("HRBENCH_" + key.upper())
+        if env:
+            try:
+                limits[key] = cast(env)
+            except ValueError:
+                raise ConfigError("HRBENCH_" + key.upper(), env, "expected a number") from None
+    gov = Governor(**limits)
+    gov.from_defaults = True
+    return gov
+
+
+@dataclass
+class Reservation:
+    """An admitted request's share of the budget, held until it is settled."""
+
+    usd: float
+    tokens: int
+    settled: bool = False
+
+
+class Governor:
+    """A budget for a whole benchmark: at most ``max_calls`` requests, ``max_usd`` USD and
+    ``max_tokens`` tokens (``None`` for no limit).
+
+    Each attempt sent to a provider counts as a call, retries included; replies served from a
+    cache or a recording cost no call and no USD (case H14a).
+
+    Args:
+        max_calls: the most requests sent, a whole number >= 0.
+        max_usd: the most spend, in USD.
+        max_tokens: the most tokens, input plus output.
+
+    Raises:
+        ConfigError: a negative or non-numeric limit.
+
+    Example:
+        >>> gov = Governor(max_usd=5.0)
+        >>> gov.usd = 4.7527
+        >>> [gov.try_reserve(usd=0.0884) is not None for _ in range(4)]
+        [True, True, False, False]
+    """
+
+    def __init__(self, max_calls: int | None = None, max_usd: float | None = None, max_tokens: int | None = None) -> None:
+        for name, value in (("max_calls", max_calls), ("max_usd", max_usd), ("max_tokens", max_tokens)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+                raise ConfigError(name, value, "a limit must be a number >= 0 or None")
+        self.max_calls = max_calls
+        self.max_usd = max_usd
+        self.max_tokens = max_tokens
+        self.calls = 0
+        self.usd = 0.0
+        self.tokens = 0
+        self.refused = 0
+        self.from_defaults = False
+        self._reserved_usd = 0.0
+        self._reserved_tokens = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"Governor(max_calls={self.max_calls}, max_usd={self.max_usd}, max_tokens={self.max_tokens}; "
+            f"used calls={self.calls}, usd={self.usd:.4f}, tokens={self.tokens})"
+        )
+
+    @property
+    def limits(self) -> dict[str, float | int | None]:
+        """The three limits."""
+        return {"max_calls": self.max_calls, "max_usd": self.max_usd, "max_tokens": self.max_tokens}
+
+    def snapshot(self) -> dict[str, Any]:
+        """Limits and use so far (settled plus reserved)."""
+        with self._lock:
+            return {
+                **self.limits,
+                "calls": self.calls,
+                "usd": self.usd + self._reserved_usd,
+                "tokens": self.tokens + self._reserved_tokens,
+                "refused": self.refused,
+            }
+
+    def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
+        """Admit one request, holding its estimated cost, or refuse it.
+
+        Args:
+            usd: an upper-bound estimate of the request's cost, in USD.
+            tokens: an upper-bound estimate of its tokens.
+
+        Returns:
+            A :class:`Reservation` to :meth:`settle` when the reply is in.
+
+        Raises:
+            BudgetRefused: with ``limit`` ``"call_cap_reached"``, ``"cost_cap_reached"`` or
+                ``"token_cap_reached"``; nothing is reserved then.
+        """
+        with self._lock:
+            limit = None
+            if self.max_calls is not None and self.calls + 1 > self.max_calls:
+                limit = "call_cap_reached"
+            elif self.max_usd is not None and self.usd + self._reserved_usd + usd > self.max_usd + 1e-12:
+                limit = "cost_cap_reached"
+            elif self.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > self.max_tokens:
+                limit = "token_cap_reached"
+            if limit is not None:
+                self.refused += 1
+                raise BudgetRefused(f"the governor refused a request: {limit} ({self!r})", limit=limit)
+            self.calls += 1
+            self._reserved_usd += usd
+            self._reserved_tokens += tokens
+            return Reservation(usd=usd, tokens=tokens)
+
+    def try_reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation | None:
+        """Like :meth:`reserve`, but ``None`` instead of raising."""
+        try:
+            return self.reserve(usd, tokens)
+        except BudgetRefused:
+            return None
+
+    def settle(self, reservation: Reservation, usd: float | None, tokens: int) -> None:
+        """Replace a reservation by what the request really cost (``usd=None``: unknown, 0)."""
+        with self._lock:
+            if reservation.settled:
+                return
+            reservation.settled = True
+            self._reserved_usd -= reservation.usd
+            self._reserved_tokens -= reservation.tokens
+            self.usd += usd or 0.0
+            self.tokens += tokens
+
+    def gate(self, usd: float = 0.0, tokens: int = 0) -> Gate:
+        """A :class:`Gate` for one request with this upper-bound estimate."""
+        return Gate(self, usd, tokens)
+
+
+class Gate:
+    """The governor's hold on one request across its attempts.
+
+    A client calls :meth:`attempt` before sending each attempt: the first reserves the estimate,
+    each retry first settles the failed attempt at no cost (the call stays counted) and reserves
+    again. The caller settles the last attempt with the reply's cost by :meth:`settle`.
+    """
+
+    def __init__(self, governor: Governor, usd: float, tokens: int) -> None:
+        self.governor = governor
+        self.usd = usd
+        self.tokens = tokens
+        self.attempts = 0
+        self._open: Reservation | None = None
+
+    def attempt(self) -> None:
+        """Charge one attempt to the governor.
+
+        Raises:
+            BudgetRefused: when the governor refuses it; the client must not send it.
+        """
+        if self._open is not None:
+            self.governor.settle(self._open, 0.0, 0)
+            self._open = None
+        self._open = self.governor.reserve(self.usd, self.tokens)
+        self.attempts += 1
+
+    def settle(self, usd: float | None, tokens: int) -> None:
+        """Settle the last attempt with its real cost (USD) and tokens."""
+        if self._open is not None:
+            self.governor.settle(self._open, usd, tokens)
+            self._open = None

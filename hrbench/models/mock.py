@@ -1,0 +1,76 @@
+"""An in-process mock client (the seed's ``gr_mock_client``)."""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hrbench.records import Request, Result, Usage
+
+__all__ = ["MockClient"]
+
+
+class MockClient:
+    """A client that answers with a function of ``(messages, params)``.
+
+    The function returns a string (the reply text), a :class:`~hrbench.Result`, a dict of
+    ``Result`` fields, or an awaitable of one of these. A mock keeps no cache (seed 002): under
+    it, an arm that leaves the draw index out is not refused; under a cache it would be.
+    Usage is estimated from whitespace-separated words (provenance ``"estimated"``) unless the
+    function returns its own.
+
+    Args:
+        fn: ``fn(messages, params)``; ``params`` holds the sampling parameters and
+            ``draw_index``.
+        model: the model name reported.
+
+    Example:
+        >>> import anyio
+        >>> from hrbench.records import Request
+        >>> cl = MockClient(lambda messages, params: "Paris")
+        >>> anyio.run(cl.send, Request(messages=[{"role": "user", "content": "x"}])).text
+        'Paris'
+    """
+
+    provider = "mock"
+    base_url = ""
+
+    def __init__(self, fn: Callable[[list[dict[str, Any]], dict[str, Any]], Any], model: str = "mock") -> None:
+        self.fn = fn
+        self.model = model
+        self.calls = 0
+
+    def __repr__(self) -> str:
+        return f"MockClient(model={self.model!r})"
+
+    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+        """Answer ``request`` by calling the function; an exception becomes ``ok=False``.
+
+        Raises:
+            BudgetRefused: from ``before_attempt`` when the governor refuses the request.
+        """
+        if before_attempt is not None:
+            before_attempt()
+        self.calls += 1
+        params = dict(request.params)
+        params["draw_index"] = request.draw_index
+        start = time.perf_counter()
+        try:
+            out = self.fn(request.messages, params)
+            if inspect.isawaitable(out):
+                out = await out
+        except Exception as exc:  # the arm's mock failed: an error reply, not a crash
+            return Result(ok=False, error=f"{type(exc).__name__}: {exc}", model=request.model or self.model)
+        seconds = time.perf_counter() - start
+        if isinstance(out, Result):
+            return out
+        if isinstance(out, dict):
+            import msgspec
+
+            return msgspec.convert(out, Result)
+        text = None if out is None else str(out)
+        words_in = sum(len(str(m.get("content", "")).split()) for m in request.messages)
+        usage = Usage(tokens_in=words_in, tokens_out=len(text.split()) if text else 0, provenance="estimated")
+        return Result(text=text, finish_reason="stop", usage=usage, model=request.model or self.model, seconds=seconds)

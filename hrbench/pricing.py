@@ -1,0 +1,122 @@
+"""Prices per model and the cost of a reply, in USD.
+
+The price table is a data file shipped with hrbench (``hrbench/data/prices.json``: USD per
+million input, cached-input and output tokens, with the date it was checked). It can be
+overridden whole by ``HRBENCH_PRICES=path.json`` or per model by ``Pricing(overrides=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from hrbench.errors import ConfigError
+from hrbench.records import Request, Usage
+
+__all__ = ["Price", "Pricing", "default_pricing"]
+
+DEFAULT_MAX_OUTPUT_TOKENS = 1024
+"""Output tokens assumed for a request that sets no ``max_tokens``, when estimating its cost."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens of one model."""
+
+    input: float
+    cached_input: float
+    output: float
+
+
+class Pricing:
+    """A price table.
+
+    A model is looked up by its exact name, then by the longest known prefix followed by ``-``
+    (so a dated ``gpt-4o-2024-08-06`` is priced as ``gpt-4o``), then with a provider prefix
+    such as ``openai/`` removed. A model with no price costs ``None`` (the seed's NA).
+
+    Args:
+        table: ``{"models": {name: {"input", "cached_input", "output"}}, "checked": date}``;
+            the shipped file when ``None``.
+        overrides: ``{model: {"input", "cached_input", "output"}}`` on top of the table.
+
+    Example:
+        >>> p = Pricing(overrides={"m": {"input": 1.0, "cached_input": 0.5, "output": 2.0}})
+        >>> p.cost(Usage(tokens_in=2000, tokens_cached=1500, tokens_out=50), "m")
+        0.00135
+    """
+
+    def __init__(self, table: Mapping[str, Any] | None = None, overrides: Mapping[str, Mapping[str, float]] | None = None) -> None:
+        if table is None:
+            path = os.environ.get("HRBENCH_PRICES")
+            if path:
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        table = json.load(f)
+                except (OSError, ValueError) as exc:
+                    raise ConfigError("HRBENCH_PRICES", path, f"cannot read the price table: {exc}") from None
+            else:
+                table = json.loads(resources.files("hrbench").joinpath("data/prices.json").read_text("utf-8"))
+        assert table is not None
+        self.checked = table.get("checked")
+        self.prices: dict[str, Price] = {}
+        for name, p in {**table.get("models", {}), **(overrides or {})}.items():
+            try:
+                self.prices[name] = Price(float(p["input"]), float(p.get("cached_input", p["input"])), float(p["output"]))
+            except (KeyError, TypeError, ValueError):
+                raise ConfigError(f"prices.{name}", p, "expected input, cached_input and output USD per million") from None
+
+    def price(self, model: str | None) -> Price | None:
+        """The price of ``model``, or ``None`` when it has none."""
+        if not model:
+            return None
+        for name in (model, model.split("/", 1)[-1]):
+            if name in self.prices:
+                return self.prices[name]
+            best = max((k for k in self.prices if name.startswith(k + "-")), key=len, default=None)
+            if best is not None:
+                return self.prices[best]
+        return None
+
+    def cost(self, usage: Usage, model: str | None) -> float | None:
+        """What a reply cost in USD, or ``None`` when the model has no price.
+
+        Cached input tokens are billed at the cached-input rate and the rest of the input at the
+        input rate; output tokens (reasoning included, counted once) at the output rate (cases
+        H14b, H14d).
+        """
+        p = self.price(model)
+        if p is None:
+            return None
+        cached = min(usage.tokens_cached, usage.tokens_in)
+        return ((usage.tokens_in - cached) * p.input + cached * p.cached_input + usage.tokens_out * p.output) / 1e6
+
+    def estimate(self, request: Request) -> tuple[float, int]:
+        """An upper-bound estimate of a request's cost (USD) and tokens, for the governor.
+
+        Input tokens are bounded by the characters of the messages (a token is at least one
+        character for the tokenizers in use), plus 8 per message; output by the request's
+        ``max_tokens`` (or ``max_completion_tokens``), else :data:`DEFAULT_MAX_OUTPUT_TOKENS`. An
+        unpriced model is estimated at 0 USD.
+        """
+        chars = sum(len(json.dumps(m.get("content", ""), ensure_ascii=False)) + 8 for m in request.messages)
+        out = request.params.get("max_tokens") or request.params.get("max_completion_tokens") or DEFAULT_MAX_OUTPUT_TOKENS
+        tokens = chars + int(out)
+        p = self.price(request.model)
+        usd = 0.0 if p is None else (chars * p.input + int(out) * p.output) / 1e6
+        return usd, tokens
+
+
+_DEFAULT: Pricing | None = None
+
+
+def default_pricing() -> Pricing:
+    """The shipped price table (or ``HRBENCH_PRICES``), loaded once."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Pricing()
+    return _DEFAULT

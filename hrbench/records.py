@@ -1,0 +1,226 @@
+"""msgspec Structs that cross a boundary: requests, replies, trace steps, scores and rows.
+
+``None`` plays R's ``NA`` throughout (seed 002). Persisted records carry a ``version`` field
+where they are stored on their own.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = [
+    "FAILURE_KINDS",
+    "Answer",
+    "Request",
+    "Result",
+    "Row",
+    "Score",
+    "Step",
+    "Usage",
+]
+
+FAILURE_KINDS = ("parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error")
+"""The failure kinds of seed 000, in no particular order."""
+
+FailureKind = Literal["parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error"]
+
+
+class Usage(msgspec.Struct, kw_only=True, omit_defaults=False):
+    """Token counts of one model reply, normalised to one convention.
+
+    Convention (issue 3, cases H14b and H14d): ``tokens_out`` includes the reasoning tokens and
+    ``tokens_in`` includes the cached input tokens, so each token is counted once;
+    ``tokens_reasoning`` and ``tokens_cached`` say how many of them were of that kind.
+
+    Attributes:
+        tokens_in: prompt tokens, cached ones included (tokens).
+        tokens_out: completion tokens, reasoning included (tokens).
+        tokens_reasoning: reasoning tokens among ``tokens_out``.
+        tokens_cached: provider prompt-cache hits among ``tokens_in``.
+        provenance: ``"reported"`` (by the provider), ``"counted"`` (with the model's
+            tokenizer), ``"estimated"``, or ``None`` when unknown.
+    """
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_reasoning: int = 0
+    tokens_cached: int = 0
+    provenance: str | None = "reported"
+
+    @property
+    def total(self) -> int:
+        """Tokens charged: input plus output, each counted once (case H14b: 2008 + 266 = 2274)."""
+        return self.tokens_in + self.tokens_out
+
+
+class Request(msgspec.Struct, kw_only=True):
+    """One model request as the cache and recordings key it.
+
+    Attributes:
+        messages: chat messages, ``[{"role": ..., "content": ...}, ...]``.
+        params: sampling parameters (temperature, max_tokens, seed, ...), as sent.
+        tools: tool definitions, if any.
+        model: the model asked for; filled from the client when empty.
+        provider: ``"openai"``, ``"anthropic"``, ``"mock"``, ...; filled from the client.
+        base_url: the endpoint's base URL; filled from the client.
+        draw_index: the run's draw index, or ``None`` when the arm left it out.
+    """
+
+    messages: list[dict[str, Any]]
+    params: dict[str, Any] = msgspec.field(default_factory=dict)
+    tools: list[dict[str, Any]] | None = None
+    model: str = ""
+    provider: str = ""
+    base_url: str = ""
+    draw_index: int | None = None
+
+
+class Result(msgspec.Struct, kw_only=True):
+    """A model reply (the seed's ``gr_result``).
+
+    Attributes:
+        text: the reply's text, or ``None`` when there is none.
+        ok: ``False`` when the request failed (the exact scorer counts it as ``"error"``).
+        refused: ``True`` when the provider refused or filtered the reply.
+        finish_reason: ``"stop"``, ``"length"``, ``"refusal"``, ``"content_filter"``, ...
+        error: the failure's message when ``ok`` is ``False`` (never an API key).
+        usage: the reply's token counts.
+        model: the model as served.
+        response_id: the provider's id of the reply.
+        usd: the reply's nominal cost in USD, ``None`` when the model has no price.
+        seconds: wall-clock seconds of the request.
+        source: ``"live"``, ``"cache"`` or ``"recording"``.
+        draw_keyed: ``False`` when a recording served it without its own draw key.
+        note: a limit note (``"limit_refused"``) when a provider refused on quota.
+    """
+
+    text: str | None = None
+    ok: bool = True
+    refused: bool = False
+    finish_reason: str | None = None
+    error: str | None = None
+    usage: Usage = msgspec.field(default_factory=Usage)
+    model: str | None = None
+    response_id: str | None = None
+    usd: float | None = None
+    seconds: float = 0.0
+    source: str = "live"
+    draw_keyed: bool = True
+    note: str | None = None
+
+
+class Step(msgspec.Struct, kw_only=True):
+    """One step of a run's trace: a request and what answered it.
+
+    Attributes:
+        ledger_id: the run's id (``benchmark/arm/item/run``).
+        kind: ``"request"`` or ``"error"`` or ``"note"``.
+        key: the request's cache key (sha256 hex, draw index included).
+        model: the model asked for.
+        source: ``"live"``, ``"cache"``, ``"recording"``, or ``"refused"`` (never sent).
+        draw_index: the draw index the request carried.
+        messages: the request's messages (traces may hold prompts).
+        text: the reply's text.
+        finish_reason: the reply's finish reason.
+        response_id: the provider's reply id.
+        usage: the reply's tokens.
+        usd: what the step was charged (0 for cache and recording hits).
+        usd_nominal: what the reply cost when it was first fetched.
+        seconds: wall-clock seconds.
+        error: an error message, if the step failed.
+    """
+
+    ledger_id: str
+    kind: str = "request"
+    key: str | None = None
+    model: str | None = None
+    source: str = "live"
+    draw_index: int | None = None
+    messages: list[dict[str, Any]] | None = None
+    text: str | None = None
+    finish_reason: str | None = None
+    response_id: str | None = None
+    usage: Usage | None = None
+    usd: float | None = 0.0
+    usd_nominal: float | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
+class Answer(msgspec.Struct, kw_only=True):
+    """What a reading recipe returns (the seed's ``gr_answer``).
+
+    Attributes:
+        text: the answer text (``answer`` is an alias).
+        partial: ``True`` when a limit stopped the recipe before it finished.
+        notes: limit notes: ``"cost_cap_reached"``, ``"call_cap_reached"``, ``"limit_refused"``.
+        trace: the steps the recipe took.
+    """
+
+    text: str | None = None
+    partial: bool = False
+    notes: list[str] = msgspec.field(default_factory=list)
+    trace: list[Step] = msgspec.field(default_factory=list)
+
+    @property
+    def answer(self) -> str | None:
+        """The answer text (the seed's ``answer`` element)."""
+        return self.text
+
+
+class Score(msgspec.Struct, kw_only=True):
+    """A scorer's verdict on one output (seed 000).
+
+    Attributes:
+        correct: ``True``, ``False``, or ``None`` when the item cannot be scored (no label).
+        outcome: what the scorer saw, as one string, or ``None``.
+        failure_kind: why a wrong output was wrong (one of ``FAILURE_KINDS``); ``None`` when right.
+    """
+
+    correct: bool | None
+    outcome: str | None = None
+    failure_kind: str | None = None
+
+
+class Row(msgspec.Struct, kw_only=True):
+    """One run of one arm on one item: a row of the seed-002 benchmark table.
+
+    Attributes:
+        cluster, item, arm, run, split: which run of which arm on which item.
+        correct: ``True``/``False``, ``None`` on every run of an item with no label.
+        outcome: what the scorer saw.
+        failure_kind: why a wrong run was wrong; ``None`` when it was right.
+        tokens_in, tokens_out, tokens_reasoning, tokens_cached: summed over the run's requests.
+        usd: the run's cost in USD (0 for cache and recording hits); ``None`` when a model has
+            no price.
+        usd_provenance: ``"reported"``, ``"counted"``, ``"estimated"``, ``"none"`` or ``None``.
+        seconds: the run's wall-clock time.
+        draw_index: the run's draw index, its run number.
+        ledger_id: the id of the run's trace.
+        reportable: ``False`` for rows on the dev split.
+    """
+
+    cluster: str
+    item: str
+    arm: str
+    run: int
+    split: str
+    correct: bool | None
+    outcome: str | None
+    failure_kind: str | None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_reasoning: int = 0
+    tokens_cached: int = 0
+    usd: float | None = 0.0
+    usd_provenance: str | None = "none"
+    seconds: float = 0.0
+    draw_index: int = 0
+    ledger_id: str = ""
+    reportable: bool = True
+
+
+ROW_COLUMNS: tuple[str, ...] = Row.__struct_fields__
+"""The seed's columns, in the seed's order."""

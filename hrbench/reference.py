@@ -1,0 +1,215 @@
+"""The reference: the labelled item set (the seed's ``hr_reference``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from hrbench.errors import ReferenceLocked, ReferenceValueError
+
+__all__ = ["SPLITS", "Reference"]
+
+SPLITS = ("train", "dev", "test")
+"""The splits an item may be on. Rows on ``dev`` are not reportable (seed 002)."""
+
+
+def _per_item(field: str, value: Any, ids: list[str], default: Any) -> dict[str, Any]:
+    if value is None:
+        return dict.fromkeys(ids, default)
+    if isinstance(value, str) or not isinstance(value, (Sequence, Mapping)):
+        return dict.fromkeys(ids, value)
+    if isinstance(value, Mapping):
+        unknown = [k for k in value if str(k) not in set(ids)]
+        if unknown:
+            raise ReferenceValueError(field, unknown[0], "names an item id that is not in items")
+        return {i: value.get(i, default) for i in ids}
+    if len(value) != len(ids):
+        raise ReferenceValueError(field, f"length {len(value)}", f"must have one value per item ({len(ids)})")
+    return dict(zip(ids, value, strict=True))
+
+
+class Reference:
+    """A labelled item set (the seed's ``hr_reference``).
+
+    Args:
+        items: a mapping of item id to payload, or a sequence of payloads (ids are then
+            ``"1"`` .. ``"n"``). Payloads are any JSON-like value (a question string, a
+            ``{"document", "question"}`` dict, ...).
+        labels: one label per item (a sequence in item order, or a mapping id -> label), or
+            ``None`` for no labels. A label is a string, a number, a list of accepted answers, or
+            ``None`` (the item cannot be scored: its runs are recorded ``correct=None``).
+        cluster: one cluster per item, or one value for all; defaults to each item's own id.
+        split: one split per item, or one for all: ``"train"``, ``"dev"`` or ``"test"``.
+
+    Raises:
+        ReferenceValueError: wrong lengths, an unknown split, duplicate or empty ids, no items.
+
+    The reference is locked when a benchmark starts scoring it; changing it afterwards raises
+    :class:`~hrbench.errors.ReferenceLocked`.
+
+    Example:
+        >>> ref = Reference({"q1": "France", "q2": "Peru"}, labels=["Paris", "Lima"], cluster="a")
+        >>> ref.ids, ref.labels["q2"], len(ref.hash)
+        (['q1', 'q2'], 'Lima', 64)
+    """
+
+    def __init__(
+        self,
+        items: Mapping[Any, Any] | Sequence[Any],
+        labels: Sequence[Any] | Mapping[Any, Any] | str | int | float | None = None,
+        cluster: Sequence[Any] | Mapping[Any, Any] | str | None = None,
+        split: Sequence[str] | Mapping[Any, str] | str = "test",
+    ) -> None:
+        if isinstance(items, Mapping):
+            ids = [str(k) for k in items]
+            if len(set(ids)) != len(ids):
+                dup = next(i for i in ids if ids.count(i) > 1)
+                raise ReferenceValueError("items", dup, "duplicate item id")
+            payloads = list(items.values())
+        elif isinstance(items, Sequence) and not isinstance(items, (str, bytes)):
+            ids = [str(i + 1) for i in range(len(items))]
+            payloads = list(items)
+        else:
+            raise ReferenceValueError("items", items, "expected a mapping of id -> payload or a sequence")
+        if not ids:
+            raise ReferenceValueError("items", items, "a reference needs at least one item")
+        if any(not i for i in ids):
+            raise ReferenceValueError("items", "", "item ids must be non-empty")
+        self._ids = ids
+        self._items = dict(zip(ids, payloads, strict=True))
+        if labels is not None and (isinstance(labels, (str, int, float))):
+            labels_map = dict.fromkeys(ids, labels)
+        else:
+            labels_map = _per_item("labels", labels, ids, None)
+        self._labels = {k: (list(v) if isinstance(v, tuple) else v) for k, v in labels_map.items()}
+        clusters = _per_item("cluster", cluster, ids, None)
+        self._clusters = {i: (i if c is None else str(c)) for i, c in clusters.items()}
+        splits = _per_item("split", split, ids, "test")
+        for i, s in splits.items():
+            if s not in SPLITS:
+                raise ReferenceValueError("split", s, f"unknown split of item {i!r}; expected one of {SPLITS}")
+        self._splits = splits
+        self._locked = False
+        self._hash: str | None = None
+
+    # -- reading -----------------------------------------------------------------------
+    @property
+    def ids(self) -> list[str]:
+        """Item ids, in reference order."""
+        return list(self._ids)
+
+    @property
+    def items(self) -> dict[str, Any]:
+        """A copy of id -> payload."""
+        return dict(self._items)
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        """A copy of id -> label (``None`` for no label)."""
+        return dict(self._labels)
+
+    @property
+    def clusters(self) -> dict[str, str]:
+        """A copy of id -> cluster."""
+        return dict(self._clusters)
+
+    @property
+    def splits(self) -> dict[str, str]:
+        """A copy of id -> split."""
+        return dict(self._splits)
+
+    @property
+    def locked(self) -> bool:
+        """``True`` once a benchmark started scoring this reference."""
+        return self._locked
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __repr__(self) -> str:
+        n_clusters = len(set(self._clusters.values()))
+        return f"<Reference {len(self)} item(s) in {n_clusters} cluster(s); hash {self.hash[:12]}>"
+
+    def payload(self, item_id: str) -> Any:
+        """The payload of one item."""
+        return self._items[item_id]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready form: ``{"items", "labels", "cluster", "split"}`` keyed by id."""
+        return {"items": self._items, "labels": self._labels, "cluster": self._clusters, "split": self._splits}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Reference:
+        """Rebuild a reference from :meth:`to_dict`."""
+        return cls(data["items"], labels=data.get("labels"), cluster=data.get("cluster"), split=data.get("split", "test"))
+
+    @property
+    def hash(self) -> str:
+        """The content hash (sha256 hex over ids, payloads, labels, clusters, splits).
+
+        Stable across processes: it is computed from canonical JSON, not Python's ``hash``.
+        """
+        if self._hash is None:
+            body = msgspec.json.encode(
+                [[i, self._items[i], self._labels[i], self._clusters[i], self._splits[i]] for i in self._ids],
+                order="sorted",
+            )
+            self._hash = hashlib.sha256(body).hexdigest()
+        return self._hash
+
+    # -- changing ------------------------------------------------------------------------
+    def lock(self) -> None:
+        """Lock the reference; later changes raise :class:`ReferenceLocked`."""
+        self._locked = True
+
+    def _check_unlocked(self, what: str) -> None:
+        if self._locked:
+            raise ReferenceLocked(f"cannot {what}: the reference {self.hash[:12]} is locked by a benchmark")
+
+    def set_label(self, item_id: str, label: Any) -> None:
+        """Change one item's label.
+
+        Raises:
+            ReferenceLocked: when a benchmark has started scoring the reference.
+            ReferenceValueError: when ``item_id`` is unknown.
+        """
+        self._check_unlocked(f"set the label of {item_id!r}")
+        if item_id not in self._items:
+            raise ReferenceValueError("item_id", item_id, "no such item")
+        self._labels[item_id] = label
+        self._hash = None
+
+    def add(self, item_id: str, payload: Any, label: Any = None, cluster: str | None = None, split: str = "test") -> None:
+        """Add one item.
+
+        Raises:
+            ReferenceLocked: when a benchmark has started scoring the reference.
+            ReferenceValueError: duplicate id or unknown split.
+        """
+        self._check_unlocked(f"add item {item_id!r}")
+        item_id = str(item_id)
+        if item_id in self._items:
+            raise ReferenceValueError("item_id", item_id, "duplicate item id")
+        if split not in SPLITS:
+            raise ReferenceValueError("split", split, f"unknown split; expected one of {SPLITS}")
+        self._ids.append(item_id)
+        self._items[item_id] = payload
+        self._labels[item_id] = label
+        self._clusters[item_id] = item_id if cluster is None else str(cluster)
+        self._splits[item_id] = split
+        self._hash = None
+
+    def remove(self, item_id: str) -> None:
+        """Remove one item.
+
+        Raises:
+            ReferenceLocked: when a benchmark has started scoring the reference.
+        """
+        self._check_unlocked(f"remove item {item_id!r}")
+        self._ids.remove(item_id)
+        for d in (self._items, self._labels, self._clusters, self._splits):
+            d.pop(item_id, None)
+        self._hash = None

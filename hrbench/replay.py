@@ -1,0 +1,125 @@
+"""Replaying recordings: answer each arm with the replies that arm got."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+
+from hrbench.arm import current_run
+from hrbench.cache import request_hash
+from hrbench.errors import ReplayMiss
+from hrbench.records import Request, Result
+from hrbench.store import Store
+
+__all__ = ["ReplayClient"]
+
+
+class ReplayClient:
+    """A client that answers from a recording (the seed's ``gr_replay_client``).
+
+    A benchmark run with ``record="name"`` records each request a run makes under the arm's
+    name, the request and its draw index. A replay answers each arm with the replies that arm
+    got, whatever the arm order or subset (seed 002). A reply recorded without a draw index
+    serves a request that has one only as a flagged reply (``draw_keyed=False``), which the
+    runner refuses as a duplicate draw on every run after the first.
+
+    Args:
+        store: the store holding the recording.
+        recording: the recording's name.
+        strict: on a miss, raise :class:`~hrbench.errors.ReplayMiss` naming the arm, item, run and
+            key; never a silent live call.
+        fallback: a live client to ask on a miss when ``strict`` is ``False``; what it fetches
+            is recorded.
+        model: the model reported; the recorded request's model is matched, so pass the model
+            the recording was made with (the benchmark's requests carry ``client.model``).
+        provider, base_url: the identity the recorded requests carried (they are part of the
+            key); by default those of ``fallback``, else taken from the recording itself.
+
+    Raises:
+        ReplayMiss: (on send) a strict miss.
+
+    Example:
+        >>> rc = ReplayClient(Store(":memory:"), recording="r1", model="gpt-4o-mini", provider="openai",
+        ...                   base_url="https://api.openai.com/v1")
+        >>> rc.provider
+        'openai'
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        recording: str,
+        strict: bool = True,
+        fallback: Any = None,
+        model: str | None = None,
+        provider: str | None = None,
+        base_url: str | None = None,
+    ) -> None:
+        self.store = store
+        self.recording = recording
+        self.strict = strict
+        self.fallback = fallback
+        identity = self._identity_from_recording() if fallback is None else {}
+        self.model = model or getattr(fallback, "model", None) or identity.get("model", "replay")
+        self.provider = provider or getattr(fallback, "provider", None) or identity.get("provider", "replay")
+        self.base_url = base_url if base_url is not None else getattr(fallback, "base_url", None) or identity.get("base_url", "")
+        self.hits = 0
+        self.misses = 0
+
+    def __repr__(self) -> str:
+        return f"ReplayClient(recording={self.recording!r}, strict={self.strict}, model={self.model!r})"
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The client's record."""
+        return {"kind": "replay", "recording": self.recording, "strict": self.strict, "model": self.model}
+
+    def _identity_from_recording(self) -> dict[str, str]:
+        rows = self.store._all("SELECT request FROM recordings WHERE recording=? LIMIT 1", [self.recording])
+        if not rows:
+            return {}
+        req = msgspec.json.decode(rows[0][0])
+        return {"model": req.get("model", ""), "provider": req.get("provider", ""), "base_url": req.get("base_url", "")}
+
+    def lookup(self, request: Request, arm: str) -> Result | None:
+        """The recorded reply for ``request`` of ``arm`` (blocking; SQLite)."""
+        h = request_hash(request)
+        hit = self.store.recording_get(self.recording, arm, h, request.draw_index)
+        if hit is not None:
+            return msgspec.structs.replace(hit, source="recording", draw_keyed=request.draw_index is not None)
+        if request.draw_index is not None:
+            undrawn = self.store.recording_get(self.recording, arm, h, None)
+            if undrawn is not None:
+                return msgspec.structs.replace(undrawn, source="recording", draw_keyed=False)
+        return None
+
+    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+        """Answer from the recording; on a miss raise (strict) or ask the fallback and record.
+
+        A recorded reply costs no call and no USD: ``before_attempt`` is called only when the
+        fallback is asked.
+
+        Raises:
+            ReplayMiss: a miss in strict mode, or with no fallback.
+        """
+        info = current_run.get()
+        arm = info.arm if info else ""
+        hit = await anyio.to_thread.run_sync(self.lookup, request, arm)
+        if hit is not None:
+            self.hits += 1
+            return hit
+        self.misses += 1
+        key = f"{request_hash(request)}#{request.draw_index}"
+        if self.strict or self.fallback is None:
+            where = f"arm {arm!r}, item {info.item!r}, run {info.run}" if info else f"arm {arm!r}"
+            raise ReplayMiss(
+                f"recording {self.recording!r} has no reply for {where}, key {key}",
+                arm=arm, item=info.item if info else None, run=info.run if info else None, key=key,
+            )
+        result: Result = await self.fallback.send(request, before_attempt)
+        if result.ok and not result.refused:
+            await anyio.to_thread.run_sync(self.store.recording_put, self.recording, arm, request_hash(request), request, result)
+        return result

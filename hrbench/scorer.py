@@ -1,0 +1,327 @@
+"""Scorers: the seed-000 contract, ``scorer()`` and ``exact_scorer()``.
+
+A scorer is ``fn(item, output, label) -> Score`` with a name. :func:`scorer` wraps a plain
+function and enforces the contract of seed 000 on what it returns (see :meth:`Scorer.__call__`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, Protocol, runtime_checkable
+
+import msgspec
+
+from hrbench.errors import ConfigError, ScorerError
+from hrbench.records import FAILURE_KINDS, Answer, Result, Score
+
+__all__ = [
+    "NOT_IN_DOCUMENT",
+    "Scorer",
+    "ScorerLike",
+    "exact_scorer",
+    "fold",
+    "label_answers",
+    "output_failure",
+    "output_text",
+    "plain_number",
+    "scorer",
+]
+
+NOT_IN_DOCUMENT = "NOT_IN_DOCUMENT"
+"""The label of an unanswerable item and the token a reader answers when the document lacks it."""
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+_SPACE = re.compile(r"\s+")
+
+
+@runtime_checkable
+class ScorerLike(Protocol):
+    """The Scorer role: a name and ``__call__(item, output, label) -> Score``."""
+
+    name: str
+
+    def __call__(self, item: Any, output: Any, label: Any) -> Score: ...
+
+
+def fold(text: str) -> str:
+    """Fold text for comparison (seed 000 ``normalise = TRUE``, plus decided cases).
+
+    Steps, in order: NFKC (case H08a: full-width digits are ASCII digits; case H08e: a decomposed
+    accent equals the precomposed one), curly quotes to ASCII quotes (case H08c: NFKC leaves
+    them), full Unicode case folding (case H07a: "ß" folds to "ss"; case H07c: no Turkic
+    rule, so the dotless "ı" stays apart from "i"), white space trimmed and each run of it
+    collapsed to one space.
+
+    Args:
+        text: any string.
+
+    Returns:
+        The folded string.
+
+    Example:
+        >>> fold("  STRASSE\\u00a0 Nord ")
+        'strasse nord'
+    """
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
+    return _SPACE.sub(" ", text).strip()
+
+
+def plain_number(x: int | float | Decimal) -> str:
+    """Write a number in plain digits, never in exponent form (seed 000: 100000, not 1e+05).
+
+    Example:
+        >>> plain_number(1e5), plain_number(45.2), plain_number(-3), plain_number(29.0)
+        ('100000', '45.2', '-3', '29')
+    """
+    if isinstance(x, bool):
+        return "TRUE" if x else "FALSE"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    d = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)
+    s = format(d, "f")
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
+    return "0" if s in ("-0", "") else s
+
+
+def label_answers(label: Any) -> list[str] | None:
+    """The accepted answers of a label as strings, or ``None`` for an item with no label.
+
+    A label may be one string, one number (written in plain digits), or a list of them
+    (seed 000: matching any one is correct). ``None`` and NaN mean no label.
+
+    Example:
+        >>> label_answers(["Paris", 100000.0])
+        ['Paris', '100000']
+    """
+    if label is None:
+        return None
+    if isinstance(label, float) and math.isnan(label):
+        return None
+    if isinstance(label, (list, tuple)):
+        out = [a for x in label for a in (label_answers(x) or [])]
+        return out
+    if isinstance(label, (int, float, Decimal)):
+        return [plain_number(label)]
+    return [str(label)]
+
+
+def _get(output: Any, name: str) -> Any:
+    if isinstance(output, Mapping):
+        return output.get(name)
+    return getattr(output, name, None)
+
+
+def output_text(output: Any) -> str | None:
+    """The text of an output (seed 000): the string itself, or its ``answer`` or ``text``.
+
+    Returns ``None`` when there is no text at all: ``None``, NaN, an empty string, a string
+    that is empty after trimming (case H09d, decided), or something without ``answer`` or
+    ``text``.
+
+    Example:
+        >>> output_text({"text": "  Paris "}), output_text("   "), output_text(42)
+        ('  Paris ', None, None)
+    """
+    if isinstance(output, str):
+        text: Any = output
+    elif isinstance(output, (Mapping, Answer, Result)) or hasattr(output, "text") or hasattr(output, "answer"):
+        text = _get(output, "answer")
+        if text is None:
+            text = _get(output, "text")
+    else:
+        return None
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return text
+
+
+def output_failure(output: Any) -> str | None:
+    """The failure kind an output carries before its text is read (seed 000).
+
+    In order: a ``failure_kind`` element from the seed's list (an arm can report a refusal or a
+    parse failure itself); a failed result (``ok`` false) is ``"error"``. ``None`` otherwise.
+
+    Example:
+        >>> output_failure({"ok": False, "error": "HTTP 500"})
+        'error'
+    """
+    if isinstance(output, (str, int, float)) or output is None:
+        return None
+    kind = _get(output, "failure_kind")
+    if isinstance(kind, str) and kind in FAILURE_KINDS:
+        return kind
+    ok = _get(output, "ok")
+    if ok is False:
+        return "error"
+    return None
+
+
+def _as_score(value: Any) -> Score:
+    if isinstance(value, Score):
+        return value
+    if isinstance(value, Mapping):
+        try:
+            return msgspec.convert(dict(value), Score)
+        except msgspec.ValidationError as exc:
+            raise ScorerError(f"scorer returned a malformed score: {exc}") from None
+    if isinstance(value, tuple) and len(value) == 3:
+        return Score(correct=value[0], outcome=value[1], failure_kind=value[2])
+    if isinstance(value, bool) or value is None:
+        return Score(correct=value)
+    raise ScorerError(f"scorer returned {type(value).__name__}; expected a Score or a dict of one")
+
+
+class Scorer:
+    """A named scorer (seed 000's ``hr_scorer``).
+
+    Calling it applies the contract of seed 000 to what the function returns:
+
+    - a wrong output whose ``failure_kind`` is ``None`` is recorded as ``"wrong"``;
+    - an output with a ``failure_kind`` is counted wrong, so ``correct=None`` beside one is
+      recorded as ``False``, and ``True`` beside one raises :class:`ScorerError`;
+    - an item with no label (``label is None``) is recorded ``correct=None`` with its
+      ``failure_kind`` kept.
+
+    Args:
+        fn: ``fn(item, output, label)`` returning a :class:`Score`, a dict of its fields, or a
+            ``(correct, outcome, failure_kind)`` tuple.
+        name: the scorer's name, recorded with the benchmark.
+
+    Raises:
+        ConfigError: when ``name`` is not a non-empty string or ``fn`` is not callable.
+        ScorerError: (on call) when the function breaks the contract.
+    """
+
+    def __init__(self, fn: Callable[[Any, Any, Any], Any], name: str, settings: dict[str, Any] | None = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise ConfigError("name", name, "a scorer needs a non-empty name")
+        if not callable(fn):
+            raise ConfigError("fn", fn, "a scorer needs a callable fn(item, output, label)")
+        self.fn = fn
+        self.name = name
+        self.settings = dict(settings or {})
+
+    def __repr__(self) -> str:
+        return f"Scorer(name={self.name!r})"
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """A small record of the scorer (name + settings), stored with a benchmark."""
+        return {"name": self.name, "settings": self.settings}
+
+    def __call__(self, item: Any, output: Any, label: Any) -> Score:
+        s = _as_score(self.fn(item, output, label))
+        kind = s.failure_kind
+        if kind is not None and kind not in FAILURE_KINDS:
+            raise ScorerError(f"scorer {self.name!r} returned unknown failure_kind {kind!r}")
+        if label_answers(label) is None:
+            return Score(correct=None, outcome=s.outcome, failure_kind=kind)
+        if kind is not None:
+            if s.correct is True:
+                raise ScorerError(
+                    f"scorer {self.name!r} returned correct=True beside failure_kind {kind!r}"
+                )
+            return Score(correct=False, outcome=s.outcome, failure_kind=kind)
+        if s.correct is False:
+            return Score(correct=False, outcome=s.outcome, failure_kind="wrong")
+        if s.correct is None:
+            return Score(correct=None, outcome=s.outcome, failure_kind=None)
+        return Score(correct=True, outcome=s.outcome, failure_kind=None)
+
+
+def scorer(fn: Callable[[Any, Any, Any], Any], name: str) -> Scorer:
+    """Make a scorer of a function (seed 000's ``hr_scorer``).
+
+    Args:
+        fn: ``fn(item, output, label)`` returning ``Score(correct, outcome, failure_kind)`` or a
+            dict with those keys.
+        name: the scorer's name.
+
+    Returns:
+        A :class:`Scorer`.
+
+    Example:
+        A number within 1% of the label (seed 000):
+
+        >>> def within(item, output, label):
+        ...     try:
+        ...         x = float(output)
+        ...     except (TypeError, ValueError):
+        ...         return {"correct": False, "outcome": None, "failure_kind": "parse_failure"}
+        ...     return {"correct": abs(x - label) <= 0.01 * abs(label), "outcome": format(x, "g"),
+        ...             "failure_kind": None}
+        >>> near = scorer(within, name="within_1pct")
+        >>> near(None, "45.3", 45.2)
+        Score(correct=True, outcome='45.3', failure_kind=None)
+    """
+    return Scorer(fn, name)
+
+
+def exact_scorer(normalise: bool = True) -> Scorer:
+    """The exact scorer (seed 000's ``hr_scorer_exact``), the default scorer.
+
+    Compares the output's text with the label. Before comparing it sorts out outputs that are
+    not answers, in this order: an output carrying a ``failure_kind`` keeps it (case H10g); a
+    failed result (``ok=False``) is ``"error"`` (case H09e); no text at all (``None``, empty,
+    only white space: cases H09a, H09b, H09d) is ``"parse_failure"``; the text
+    ``NOT_IN_DOCUMENT`` in any case is ``"not_in_document"`` unless the label accepts it
+    (cases H11d, H11e).
+
+    A label may hold several accepted answers: matching any one is correct (case H06a). A
+    number in a label is compared as written in plain digits: the label 100000 accepts
+    ``"100000"`` and not ``"1e+05"`` (case L01a).
+
+    With ``normalise=True`` (named ``exact_normalised``) both sides are folded by :func:`fold`:
+    NFKC, curly quotes to ASCII, case folding, white space trimmed and collapsed. Nothing else
+    is folded: ``"8,000"`` is not 8000, ``"1.0"`` is not 10 and ``"$29.00"`` is not 29 (cases
+    H01e, H03a, H05c); use ``hrbench.reading.answer_scorer()`` for number-aware matching. The
+    exact scorer recognises only the ``NOT_IN_DOCUMENT`` token, not other ways of saying the
+    document lacks an answer (case H11f, unlike ``answer_contains``). With ``normalise=False``
+    (named ``exact``) the texts are compared as they are.
+
+    Args:
+        normalise: fold both sides before comparing.
+
+    Returns:
+        A :class:`Scorer` named ``exact_normalised`` or ``exact``.
+
+    Example:
+        >>> exact = exact_scorer()
+        >>> exact("Capital of France?", "  paris ", "Paris")
+        Score(correct=True, outcome='paris', failure_kind=None)
+        >>> exact("Capital of France?", "Lyon", "Paris").failure_kind
+        'wrong'
+    """
+
+    def norm(s: str) -> str:
+        return fold(s) if normalise else s
+
+    def fn(item: Any, output: Any, label: Any) -> Score:
+        answers = label_answers(label)
+        kind = output_failure(output)
+        if kind is not None:
+            text = output_text(output)
+            return Score(correct=False, outcome=None if text is None else norm(text), failure_kind=kind)
+        text = output_text(output)
+        if text is None:
+            return Score(correct=False, outcome=None, failure_kind="parse_failure")
+        seen = norm(text)
+        if answers is None and text.strip().casefold() != NOT_IN_DOCUMENT.casefold():
+            return Score(correct=None, outcome=seen, failure_kind=None)
+        accepted = {norm(a) for a in answers or []}
+        if seen in accepted:
+            return Score(correct=True, outcome=seen, failure_kind=None)
+        if text.strip().casefold() == NOT_IN_DOCUMENT.casefold():
+            if any(a.strip().casefold() == NOT_IN_DOCUMENT.casefold() for a in answers or []):
+                return Score(correct=True, outcome=seen, failure_kind=None)
+            return Score(correct=False, outcome=seen, failure_kind="not_in_document")
+        return Score(correct=False, outcome=seen, failure_kind="wrong")
+
+    return Scorer(fn, "exact_normalised" if normalise else "exact", {"normalise": normalise})

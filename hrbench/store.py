@@ -1,0 +1,316 @@
+"""The SQLite store: references, cache, recordings, benchmarks, rows, traces, governor ledger.
+
+One file through sqlite-utils, WAL with ``synchronous=NORMAL``, a versioned schema. One writer
+connection (opened with ``check_same_thread=False``) is used by one thread at a time under a
+lock; async callers go through :meth:`Store.arun`, which runs the call in a worker thread so the
+event loop never blocks on SQLite (``../shared/notes/stack.md`` §3).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import msgspec
+import sqlite_utils
+
+from hrbench.errors import ConfigError
+from hrbench.records import Request, Result, Row, Step
+
+__all__ = ["SCHEMA_VERSION", "Store", "default_home"]
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+_enc = msgspec.json.Encoder()
+_dec_result = msgspec.json.Decoder(Result)
+_dec_row = msgspec.json.Decoder(Row)
+_dec_steps = msgspec.json.Decoder(list[Step])
+
+
+def default_home() -> Path:
+    """The state directory: ``$HRBENCH_HOME``, else the user's state dir (platformdirs)."""
+    env = os.environ.get("HRBENCH_HOME")
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_state_dir("hrbench"))
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS reference_sets (hash TEXT PRIMARY KEY, name TEXT, created REAL, n_items INTEGER, body TEXT);
+CREATE INDEX IF NOT EXISTS reference_sets_name ON reference_sets(name);
+CREATE TABLE IF NOT EXISTS cache (
+  key TEXT PRIMARY KEY, arm TEXT, request_hash TEXT, draw_index INTEGER, model TEXT,
+  request TEXT, result TEXT, usd REAL, seconds REAL, response_id TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS recordings (
+  recording TEXT, arm TEXT, request_hash TEXT, draw_index INTEGER, model TEXT,
+  request TEXT, result TEXT, usd REAL, seconds REAL, response_id TEXT, created REAL,
+  PRIMARY KEY (recording, arm, request_hash, draw_index));
+CREATE TABLE IF NOT EXISTS benchmarks (
+  id TEXT PRIMARY KEY, created REAL, status TEXT, reference_hash TEXT, spec TEXT, summary TEXT);
+CREATE TABLE IF NOT EXISTS rows (
+  benchmark_id TEXT, seq INTEGER, arm TEXT, item TEXT, run INTEGER, row TEXT,
+  PRIMARY KEY (benchmark_id, arm, item, run));
+CREATE TABLE IF NOT EXISTS traces (benchmark_id TEXT, ledger_id TEXT, steps TEXT, PRIMARY KEY (benchmark_id, ledger_id));
+CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL);
+"""
+
+
+class Store:
+    """One SQLite file holding hrbench's state.
+
+    Args:
+        path: the database file; ``None`` for ``default_home() / "hrbench.sqlite3"``;
+            ``":memory:"`` for a private in-memory store (tests).
+
+    Raises:
+        ConfigError: when the file's schema is newer than this hrbench knows.
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> s.cache_stats()["entries"]
+        0
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        if path is None:
+            home = default_home()
+            home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            path = home / "hrbench.sqlite3"
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self.db = sqlite_utils.Database(conn)
+        if self.path != ":memory:":
+            self.db.enable_wal()
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA busy_timeout=10000")
+        self._lock = threading.RLock()
+        with self._lock:
+            self.db.conn.executescript(_SCHEMA)
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise ConfigError("store", self.path, f"schema version {row[0]} is newer than {SCHEMA_VERSION}")
+
+    def __repr__(self) -> str:
+        return f"Store({self.path!r})"
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self.db.conn.close()
+
+    async def arun(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` (a method of this store) in a worker thread."""
+        return await anyio.to_thread.run_sync(lambda: fn(*args))
+
+    def _write(self, sql: str, params: Sequence[Any] = ()) -> None:
+        with self._lock:
+            self.db.execute(sql, list(params))
+
+    def _many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._lock:
+            conn = self.db.conn
+            conn.execute("BEGIN")
+            try:
+                conn.executemany(sql, rows)
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        with self._lock:
+            return self.db.execute(sql, list(params)).fetchone()
+
+    def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self.db.execute(sql, list(params)).fetchall()
+
+    # -- cache ---------------------------------------------------------------------------
+    def cache_get(self, key: str) -> Result | None:
+        """The cached reply under ``key``, or ``None``."""
+        row = self._one("SELECT result FROM cache WHERE key=?", [key])
+        return None if row is None else _dec_result.decode(row[0])
+
+    def cache_put(self, key: str, arm: str, request_hash: str, request: Request, result: Result) -> None:
+        """Keep a reply under ``key`` (the reply, usage, original cost, latency, response id)."""
+        self._write(
+            "INSERT OR REPLACE INTO cache VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [key, arm, request_hash, request.draw_index, request.model, _enc.encode(request).decode(),
+             _enc.encode(result).decode(), result.usd, result.seconds, result.response_id, time.time()],
+        )
+
+    def cache_stats(self) -> dict[str, Any]:
+        """Entries, distinct requests, nominal USD kept in the cache, and recordings."""
+        n, reqs, usd = self._one("SELECT count(*), count(DISTINCT request_hash), coalesce(sum(usd),0) FROM cache")
+        recs = self._all("SELECT recording, arm, count(*) FROM recordings GROUP BY recording, arm ORDER BY 1, 2")
+        return {
+            "entries": n,
+            "requests": reqs,
+            "usd_nominal": usd,
+            "recordings": [{"recording": r, "arm": a, "entries": c} for r, a, c in recs],
+            "path": self.path,
+        }
+
+    def cache_clear(self) -> int:
+        """Delete every cache entry; returns how many there were."""
+        n = self._one("SELECT count(*) FROM cache")[0]
+        self._write("DELETE FROM cache")
+        return int(n)
+
+    # -- recordings ------------------------------------------------------------------------
+    def recording_get(self, recording: str, arm: str, request_hash: str, draw_index: int | None) -> Result | None:
+        """The reply ``arm`` got for a request and draw index in ``recording``, or ``None``."""
+        if draw_index is None:
+            row = self._one(
+                "SELECT result FROM recordings WHERE recording=? AND arm=? AND request_hash=? AND draw_index IS NULL",
+                [recording, arm, request_hash],
+            )
+        else:
+            row = self._one(
+                "SELECT result FROM recordings WHERE recording=? AND arm=? AND request_hash=? AND draw_index=?",
+                [recording, arm, request_hash, draw_index],
+            )
+        return None if row is None else _dec_result.decode(row[0])
+
+    def recording_put(self, recording: str, arm: str, request_hash: str, request: Request, result: Result) -> None:
+        """Record the reply ``arm`` got for a request and its draw index."""
+        self._write(
+            "INSERT OR REPLACE INTO recordings VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [recording, arm, request_hash, request.draw_index, request.model, _enc.encode(request).decode(),
+             _enc.encode(result).decode(), result.usd, result.seconds, result.response_id, time.time()],
+        )
+
+    def recording_export(self, recording: str) -> list[dict[str, Any]]:
+        """Every entry of a recording as JSON-ready dicts (arm, request_hash, draw_index, request, result)."""
+        rows = self._all(
+            "SELECT arm, request_hash, draw_index, request, result FROM recordings WHERE recording=? "
+            "ORDER BY arm, request_hash, draw_index",
+            [recording],
+        )
+        return [
+            {"arm": a, "request_hash": h, "draw_index": d, "request": msgspec.json.decode(rq), "result": msgspec.json.decode(rs)}
+            for a, h, d, rq, rs in rows
+        ]
+
+    def recording_import(self, recording: str, entries: Iterable[dict[str, Any]]) -> int:
+        """Add exported entries to a recording; returns how many.
+
+        Raises:
+            msgspec.ValidationError: when an entry's request or result is malformed.
+        """
+        batch = []
+        for e in entries:
+            req = msgspec.convert(e["request"], Request)
+            res = msgspec.convert(e["result"], Result)
+            batch.append([recording, str(e["arm"]), str(e["request_hash"]), req.draw_index, req.model,
+                          _enc.encode(req).decode(), _enc.encode(res).decode(), res.usd, res.seconds, res.response_id, time.time()])
+        self._many("INSERT OR REPLACE INTO recordings VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
+        return len(batch)
+
+    def recordings(self) -> list[str]:
+        """Names of the recordings held."""
+        return [r[0] for r in self._all("SELECT DISTINCT recording FROM recordings ORDER BY 1")]
+
+    # -- references ----------------------------------------------------------------------
+    def reference_put(self, reference: Any, name: str | None = None) -> str:
+        """Keep a :class:`~hrbench.Reference`; returns its hash."""
+        body = _enc.encode(reference.to_dict()).decode()
+        self._write(
+            "INSERT INTO reference_sets VALUES (?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET name=coalesce(excluded.name, name)",
+            [reference.hash, name, time.time(), len(reference), body],
+        )
+        return str(reference.hash)
+
+    def reference_get(self, key: str) -> Any:
+        """A kept reference by hash, hash prefix (8+ characters) or name; ``None`` if unknown."""
+        from hrbench.reference import Reference
+
+        row = self._one(
+            "SELECT body FROM reference_sets WHERE hash=? OR name=? OR (length(?)>=8 AND hash LIKE ? || '%') "
+            "ORDER BY created DESC LIMIT 1",
+            [key, key, key, key],
+        )
+        return None if row is None else Reference.from_dict(msgspec.json.decode(row[0]))
+
+    def reference_list(self) -> list[dict[str, Any]]:
+        """Kept references: hash, name, created (Unix seconds), n_items."""
+        rows = self._all("SELECT hash, name, created, n_items FROM reference_sets ORDER BY created")
+        return [{"hash": h, "name": n, "created": c, "n_items": k} for h, n, c, k in rows]
+
+    # -- benchmarks, rows, traces ----------------------------------------------------------
+    def benchmark_put(self, benchmark_id: str, spec: dict[str, Any], reference_hash: str, status: str = "running") -> None:
+        """Create (or reopen, on resume) a benchmark record."""
+        self._write(
+            "INSERT INTO benchmarks VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET status=excluded.status",
+            [benchmark_id, time.time(), status, reference_hash, _enc.encode(spec).decode()],
+        )
+
+    def benchmark_finish(self, benchmark_id: str, status: str, summary: Any) -> None:
+        """Mark a benchmark finished (``"done"``, ``"cancelled"``, ``"failed"``) with its summary."""
+        self._write("UPDATE benchmarks SET status=?, summary=? WHERE id=?", [status, _enc.encode(summary).decode(), benchmark_id])
+
+    def benchmark_get(self, benchmark_id: str) -> dict[str, Any] | None:
+        """A benchmark record: id, created, status, reference_hash, spec, summary."""
+        row = self._one("SELECT id, created, status, reference_hash, spec, summary FROM benchmarks WHERE id=?", [benchmark_id])
+        if row is None:
+            return None
+        i, c, st, rh, spec, summ = row
+        return {"id": i, "created": c, "status": st, "reference_hash": rh, "spec": msgspec.json.decode(spec),
+                "summary": None if summ is None else msgspec.json.decode(summ)}
+
+    def benchmark_list(self) -> list[dict[str, Any]]:
+        """Benchmarks held: id, created, status, reference_hash, rows."""
+        rows = self._all(
+            "SELECT b.id, b.created, b.status, b.reference_hash, (SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id) "
+            "FROM benchmarks b ORDER BY b.created"
+        )
+        return [{"id": i, "created": c, "status": s, "reference_hash": h, "rows": n} for i, c, s, h, n in rows]
+
+    def rows_put(self, benchmark_id: str, rows: Sequence[tuple[int, Row]], traces: dict[str, list[Step]] | None = None) -> None:
+        """Write scored rows (with their order number) and their traces in one transaction."""
+        batch = [[benchmark_id, seq, r.arm, r.item, r.run, _enc.encode(r).decode()] for seq, r in rows]
+        with self._lock:
+            conn = self.db.conn
+            conn.execute("BEGIN")
+            try:
+                conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
+                if traces:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
+                        [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
+                    )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def rows_get(self, benchmark_id: str) -> list[Row]:
+        """A benchmark's stored rows, in the seed's order."""
+        return [_dec_row.decode(r[0]) for r in self._all("SELECT row FROM rows WHERE benchmark_id=? ORDER BY seq", [benchmark_id])]
+
+    def traces_get(self, benchmark_id: str) -> dict[str, list[Step]]:
+        """A benchmark's stored traces by ledger id."""
+        return {k: _dec_steps.decode(v) for k, v in self._all("SELECT ledger_id, steps FROM traces WHERE benchmark_id=?", [benchmark_id])}
+
+    def ledger_put(self, benchmark_id: str, calls: int, usd: float, tokens: int) -> None:
+        """Keep a benchmark's governor use so a resumed benchmark is held to what is left."""
+        self._write("INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)", [benchmark_id, calls, usd, tokens, time.time()])
+
+    def ledger_get(self, benchmark_id: str) -> dict[str, Any] | None:
+        """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
+        row = self._one("SELECT calls, usd, tokens FROM ledger WHERE benchmark_id=?", [benchmark_id])
+        return None if row is None else {"calls": row[0], "usd": row[1], "tokens": row[2]}

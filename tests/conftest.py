@@ -1,0 +1,56 @@
+"""Shared test fixtures: the data folder, the shared cases, a private state directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def data_dir() -> Path:
+    """The real-data folder: ``$HRBENCH_DATA``, else ``<repo>/../shared/data``."""
+    return Path(os.environ.get("HRBENCH_DATA") or REPO.parent / "shared" / "data")
+
+
+def cases_dir() -> Path:
+    """The shared cases folder: ``$HRBENCH_CASES``, else ``<repo>/../shared/cases``."""
+    return Path(os.environ.get("HRBENCH_CASES") or REPO.parent / "shared" / "cases")
+
+
+def load_cases(scorer: str | None = None) -> list[dict[str, Any]]:
+    """Every shared case (optionally of one scorer kind), in file order."""
+    out = []
+    for f in sorted(cases_dir().glob("*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                case = json.loads(line)
+                if scorer is None or case["scorer"] == scorer:
+                    out.append(case)
+    return out
+
+
+def case(case_id: str) -> dict[str, Any]:
+    """One shared case by id."""
+    for c in load_cases():
+        if c["id"] == case_id:
+            return c
+    raise KeyError(case_id)
+
+
+@pytest.fixture(autouse=True)
+def _private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test gets its own HRBENCH_HOME, so no test touches the user's state."""
+    monkeypatch.setenv("HRBENCH_HOME", str(tmp_path_factory.mktemp("hrbench-home")))
+
+
+@pytest.fixture
+def data() -> Path:
+    d = data_dir()
+    if not d.is_dir():
+        pytest.skip(f"real data folder {d} not found (set HRBENCH_DATA)")
+    return d
