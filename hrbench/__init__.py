@@ -29,18 +29,20 @@ from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
 from hrbench.reference import Reference
 from hrbench.replay import ReplayClient
 from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
+from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
 from hrbench.store import Store
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "NOT_IN_DOCUMENT",
     "Answer",
     "Arm",
+    "ArmReport",
     "Bench",
     "BudgetRefused",
     "BudgetStoppedWarning",
     "Cache",
+    "Comparison",
     "ConfigError",
     "Context",
     "DuplicateDrawError",
@@ -50,12 +52,15 @@ __all__ = [
     "MetricErrorWarning",
     "MockClient",
     "ModelError",
+    "NOT_IN_DOCUMENT",
+    "PowerPlan",
     "Pricing",
     "Reference",
     "ReferenceLocked",
     "ReferenceValueError",
     "ReplayClient",
     "ReplayMiss",
+    "Report",
     "Request",
     "Result",
     "Row",
@@ -71,7 +76,11 @@ __all__ = [
     "benchmark_async",
     "benchmark_stream",
     "cache_key",
+    "compare",
+    "compare_all",
     "exact_scorer",
+    "power",
+    "report",
     "request_hash",
     "scorer",
 ]

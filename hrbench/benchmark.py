@@ -51,7 +51,7 @@ MIN_RUNS = 5
 class _Cell:
     """Draw history of one arm on one item: what earlier runs were served."""
 
-    served: dict[str, int] = field(default_factory=dict)  # cache/recording key -> run
+    served: dict[str, int] = field(default_factory=dict)  # request key (draw index included) -> first run
     response_ids: dict[str, int] = field(default_factory=dict)  # response id -> run
 
 
@@ -105,8 +105,7 @@ class _Runtime:
 
     def _remember(self, ctx: Context, key: str, result: Result) -> None:
         cell = self.cells[(ctx.arm, ctx.item_id)]
-        if result.source in ("cache", "recording"):
-            cell.served.setdefault(key, ctx.run)
+        cell.served.setdefault(key, ctx.run)
         if result.response_id:
             cell.response_ids.setdefault(result.response_id, ctx.run)
             self.arm_response_ids[ctx.arm].setdefault(result.response_id, (ctx.item_id, ctx.run))
@@ -561,16 +560,20 @@ async def benchmark_async(
             if prior is not None:
                 rows[seq] = prior
                 continue
-            async with limiter:
-                row, trace, dup = await _run_one(plan, rt, cluster, item, arm, run, thread_limiter)
+            row, trace, dup = await _run_one(plan, rt, cluster, item, arm, run, thread_limiter)
             if dup is not None:
                 err = DuplicateDrawError(dup, arm=arm.name, item=item, run=run)
                 duplicates.append(err)
             await emit(seq, row, trace)
 
+    async def run_cell_limited(ci: int, cluster: str, item: str, arm: Arm) -> None:
+        # one slot per cell: its runs are made in order, and cells start in the seed's order
+        async with limiter:
+            await run_cell(ci, cluster, item, arm)
+
     async with anyio.create_task_group() as tg:
         for ci, (cluster, item, arm) in enumerate(cells):
-            tg.start_soon(run_cell, ci, cluster, item, arm)
+            tg.start_soon(run_cell_limited, ci, cluster, item, arm)
 
     final = [r for r in rows if r is not None]
     bench = Bench(
@@ -629,9 +632,11 @@ def benchmark(
     """Run every arm on every item of the chosen split(s), ``runs`` times (seed 002).
 
     Run ``r`` of each arm on each item gets ``ctx.draw_index = r``, so with a cache or a
-    recording each run is its own draw. The runs of one arm on one item are made in order; arms
-    and items run concurrently (``concurrency`` runs at once). Rows come back in cluster x item x
-    arm x run order (clusters in order of first appearance in the reference).
+    recording each run is its own draw. Runs are started in the seed's order, cluster x item x
+    arm x run: the runs of one arm on one item are made one after another, and up to
+    ``concurrency`` (arm, item) pairs run at once (with ``concurrency=1`` the whole benchmark
+    runs in row order). Rows come back in that order whatever order they finished in (clusters
+    in order of first appearance in the reference).
 
     Rules (seed 002):
 
