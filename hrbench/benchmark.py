@@ -180,6 +180,9 @@ class Bench:
         traces: ``{ledger_id: [Step, ...]}``, one trace per run.
         governor: the governor's limits and use at the end.
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
+
+    A benchmark run with ``keep_rows=False`` (rows streamed to ``on_row`` or a store) holds no
+    rows or traces; its summary and printout come from a running count.
     """
 
     def __init__(
@@ -196,8 +199,10 @@ class Bench:
         traces: dict[str, list[Step]],
         governor: dict[str, Any],
         duplicates: list[DuplicateDrawError] | None = None,
+        summary: Summary | None = None,
     ) -> None:
         self.id = id
+        self._summary = summary
         self.rows = rows
         self.arms = arms
         self.reference = reference
@@ -232,11 +237,15 @@ class Bench:
         ``budget_stop``, which is counted apart. ``usd`` sums every row (``None`` when a model
         had no price).
         """
+        if self._summary is not None:
+            return self._summary.result()
         return summarise(self.rows, [a["name"] for a in self.arms])
 
     def __str__(self) -> str:
-        n_items = len({r.item for r in self.rows})
-        n_clusters = len({r.cluster for r in self.rows})
+        if self._summary is not None:
+            n_items, n_clusters = len(self._summary.items), len(self._summary.clusters)
+        else:
+            n_items, n_clusters = len({r.item for r in self.rows}), len({r.cluster for r in self.rows})
         head = (
             f"<hr_bench> {len(self.arms)} arm(s) x {n_items} item(s) in {n_clusters} cluster(s) x {self.runs} run(s); "
             f"split {', '.join(self.split)}; scorer {self.scorer_name}"
@@ -292,43 +301,92 @@ class Bench:
                 "split": self.split, "seed": self.seed, "scorer": self.scorer_name, "governor": self.governor}
 
 
+class Summary:
+    """A running per-arm summary, fed one row at a time (memory grows with items, not rows)."""
+
+    def __init__(self, arm_order: Sequence[str] = ()) -> None:
+        self.order: list[str] = list(arm_order)
+        self.per_item: dict[tuple[str, str, bool], list[int]] = {}  # (arm, item, dev) -> [correct, n]
+        self.counts: dict[str, dict[str, Any]] = {}
+        self.items: set[str] = set()
+        self.clusters: set[str] = set()
+        self.n = 0
+
+    def add(self, r: Row) -> None:
+        """Count one row."""
+        self.n += 1
+        self.items.add(r.item)
+        self.clusters.add(r.cluster)
+        if r.arm not in self.counts:
+            if r.arm not in self.order:
+                self.order.append(r.arm)
+            self.counts[r.arm] = {
+                "runs": 0,
+                "wrong": 0,
+                "failed": 0,
+                "budget_stop": 0,
+                "usd": 0.0,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "dev": False,
+            }
+        c = self.counts[r.arm]
+        c["usd"] = None if (c["usd"] is None or r.usd is None) else c["usd"] + r.usd
+        c["tokens_in"] += r.tokens_in
+        c["tokens_out"] += r.tokens_out
+        if r.split == "dev":
+            c["dev"] = True
+        if r.reportable:
+            c["runs"] += 1
+            if r.failure_kind == "wrong":
+                c["wrong"] += 1
+            elif r.failure_kind == "budget_stop":
+                c["budget_stop"] += 1
+            elif r.failure_kind is not None:
+                c["failed"] += 1
+        if r.correct is not None and (r.reportable or r.split == "dev"):
+            acc = self.per_item.setdefault((r.arm, r.item, not r.reportable), [0, 0])
+            acc[0] += bool(r.correct)
+            acc[1] += 1
+
+    def result(self) -> list[dict[str, Any]]:
+        """Per arm: see :meth:`Bench.summary`."""
+        means: dict[tuple[str, bool], list[float]] = defaultdict(list)
+        for (arm, _item, dev), (k, n) in self.per_item.items():
+            means[(arm, dev)].append(k / n)
+        out = []
+        for name in self.order:
+            c = self.counts.get(name) or {
+                "runs": 0,
+                "wrong": 0,
+                "failed": 0,
+                "budget_stop": 0,
+                "usd": 0.0,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "dev": False,
+            }
+            rep, dev = means.get((name, False)), means.get((name, True))
+            out.append(
+                {
+                    "arm": name,
+                    "accuracy": sum(rep) / len(rep) if rep else None,
+                    "dev_accuracy": sum(dev) / len(dev) if dev else None,
+                    **{
+                        k: c[k]
+                        for k in ("runs", "wrong", "failed", "budget_stop", "usd", "tokens_in", "tokens_out")
+                    },
+                }
+            )
+        return out
+
+
 def summarise(rows: Iterable[Row], arm_order: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Per-arm summary of rows (see :meth:`Bench.summary`)."""
-    by_arm: dict[str, list[Row]] = defaultdict(list)
+    acc = Summary(arm_order or ())
     for r in rows:
-        by_arm[r.arm].append(r)
-    names = list(arm_order) if arm_order is not None else list(by_arm)
-
-    def accuracy(rs: list[Row]) -> float | None:
-        per_item: dict[str, list[bool]] = defaultdict(list)
-        for r in rs:
-            if r.correct is not None:
-                per_item[r.item].append(r.correct)
-        if not per_item:
-            return None
-        return sum(sum(v) / len(v) for v in per_item.values()) / len(per_item)
-
-    out = []
-    for name in names:
-        rs = by_arm.get(name, [])
-        rep = [r for r in rs if r.reportable]
-        dev = [r for r in rs if r.split == "dev"]
-        usd: float | None = 0.0
-        for r in rs:
-            usd = None if (usd is None or r.usd is None) else usd + r.usd
-        out.append({
-            "arm": name,
-            "accuracy": accuracy(rep),
-            "dev_accuracy": accuracy(dev) if dev else None,
-            "runs": len(rep),
-            "wrong": sum(r.failure_kind == "wrong" for r in rep),
-            "failed": sum(r.failure_kind not in (None, "wrong", "budget_stop") for r in rep),
-            "budget_stop": sum(r.failure_kind == "budget_stop" for r in rep),
-            "usd": usd,
-            "tokens_in": sum(r.tokens_in for r in rs),
-            "tokens_out": sum(r.tokens_out for r in rs),
-        })
-    return out
+        acc.add(r)
+    return acc.result()
 
 
 # --------------------------------------------------------------------------------------------
@@ -501,6 +559,7 @@ async def benchmark_async(
     on_row: RowCallback | None = None,
     done: dict[tuple[str, str, int], Row] | None = None,
     raise_duplicates: bool = True,
+    keep_rows: bool = True,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -516,6 +575,8 @@ async def benchmark_async(
         pricing: the price table; the shipped one by default.
         raise_duplicates: raise :class:`~hrbench.errors.DuplicateDrawError` at the end when an
             arm's runs were not distinct draws (the rows are on ``error.bench``).
+        keep_rows: ``False`` keeps no rows or traces in memory (stream them with ``on_row``):
+            memory then does not grow with the number of rows.
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
@@ -538,16 +599,22 @@ async def benchmark_async(
     rt = _Runtime(client, gov, cache, record, store, pricing or default_pricing())
     cells = plan.cells()
     total = len(cells) * runs
-    rows: list[Row | None] = [None] * total
+    rows: list[Row | None] = [None] * total if keep_rows else []
     traces: dict[str, list[Step]] = {}
+    running = None if keep_rows else Summary([a.name for a in plan.arms])
+    stops = _Stops()
     duplicates: list[DuplicateDrawError] = []
-    limiter = anyio.CapacityLimiter(concurrency)
+    limiter = anyio.Semaphore(concurrency)
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
 
     async def emit(seq: int, row: Row, trace: list[Step]) -> None:
-        rows[seq] = row
-        traces[row.ledger_id] = trace
+        stops.add(seq, row, trace)
+        if running is None:
+            rows[seq] = row
+            traces[row.ledger_id] = trace
+        else:
+            running.add(row)
         if on_row is not None:
             out = on_row(seq, row, trace)
             if inspect.isawaitable(out):
@@ -558,7 +625,10 @@ async def benchmark_async(
             seq = ci * runs + run - 1
             prior = done.get((arm.name, item, run))
             if prior is not None:
-                rows[seq] = prior
+                if running is None:
+                    rows[seq] = prior
+                else:
+                    running.add(prior)
                 continue
             row, trace, dup = await _run_one(plan, rt, cluster, item, arm, run, thread_limiter)
             if dup is not None:
@@ -567,21 +637,35 @@ async def benchmark_async(
             await emit(seq, row, trace)
 
     async def run_cell_limited(ci: int, cluster: str, item: str, arm: Arm) -> None:
-        # one slot per cell: its runs are made in order, and cells start in the seed's order
-        async with limiter:
+        try:
             await run_cell(ci, cluster, item, arm)
+        finally:
+            rt.cells.pop((arm.name, item), None)
+            limiter.release()
 
+    # one slot per cell: its runs are made in order, cells start in the seed's order, and at most
+    # `concurrency` tasks exist at once, so memory does not grow with the number of cells
     async with anyio.create_task_group() as tg:
         for ci, (cluster, item, arm) in enumerate(cells):
+            await limiter.acquire()
             tg.start_soon(run_cell_limited, ci, cluster, item, arm)
 
     final = [r for r in rows if r is not None]
     bench = Bench(
-        id=plan.bench_id, rows=final, arms=[{k: v for k, v in a.spec.items() if k != "settings"} for a in plan.arms],
-        reference=reference, runs=runs, split=plan.split, seed=seed, scorer_name=plan.scorer.name, traces=traces,
-        governor=gov.snapshot(), duplicates=duplicates,
+        id=plan.bench_id,
+        rows=final,
+        arms=[{k: v for k, v in a.spec.items() if k != "settings"} for a in plan.arms],
+        reference=reference,
+        runs=runs,
+        split=plan.split,
+        seed=seed,
+        scorer_name=plan.scorer.name,
+        traces=traces,
+        governor=gov.snapshot(),
+        duplicates=duplicates,
+        summary=running,
     )
-    _warn_budget_stops(bench, gov)
+    stops.warn(gov)
     if duplicates and raise_duplicates:
         first = min(duplicates, key=lambda e: (e.arm or "", e.item or "", e.run or 0))
         arms_hit = sorted({e.arm for e in duplicates if e.arm})
@@ -595,21 +679,35 @@ async def benchmark_async(
     return bench
 
 
-def _warn_budget_stops(bench: Bench, gov: Governor) -> None:
-    stopped = [r for r in bench.rows if r.failure_kind == "budget_stop"]
-    if not stopped:
-        return
-    limits = sorted({n for r in stopped for s in bench.traces.get(r.ledger_id, []) if s.source == "refused"
-                     for n in _limit_of(s.error)} or {"limit_refused"})
-    counted = sum(1 for r in stopped if r.reportable and r.correct is not None)
-    first = stopped[0]
-    msg = (
-        f"{len(stopped)} run(s) stopped by the governor ({', '.join(limits)}); {counted} of them count against an arm; "
-        f"first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
-    )
-    if gov.from_defaults:
-        msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
-    warnings.warn(msg, BudgetStoppedWarning, stacklevel=4)
+@dataclass
+class _Stops:
+    """Runs stopped by the governor, counted as rows are scored."""
+
+    n: int = 0
+    counted: int = 0
+    first: tuple[int, Row] | None = None
+    limits: set[str] = field(default_factory=set)
+
+    def add(self, seq: int, row: Row, trace: list[Step]) -> None:
+        if row.failure_kind != "budget_stop":
+            return
+        self.n += 1
+        self.counted += row.reportable and row.correct is not None
+        if self.first is None or seq < self.first[0]:
+            self.first = (seq, row)
+        self.limits.update(n for s in trace if s.source == "refused" for n in _limit_of(s.error))
+
+    def warn(self, gov: Governor) -> None:
+        if not self.n or self.first is None:
+            return
+        first = self.first[1]
+        msg = (
+            f"{self.n} run(s) stopped by the governor ({', '.join(sorted(self.limits or {'limit_refused'}))}); "
+            f"{self.counted} of them count against an arm; first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
+        )
+        if gov.from_defaults:
+            msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
+        warnings.warn(msg, BudgetStoppedWarning, stacklevel=4)
 
 
 def _limit_of(error: str | None) -> list[str]:
