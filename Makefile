@@ -37,8 +37,14 @@ types: $(STAMP)
 
 check: lint types test
 
-bench: $(STAMP)
-	@for f in bench/*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
+PEERS := .venv-peers/.installed
+$(PEERS):
+	$(PYTHON) -m venv .venv-peers
+	.venv-peers/bin/python -m pip install --quiet dspy inspect-ai
+	touch $(PEERS)
+
+bench: $(STAMP) $(PEERS)
+	@for f in bench/[!_]*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 schema: $(STAMP)
 	$(PY) -m hrbench_client.protocol schema
@@ -47,4 +53,4 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-peers .pytest_cache .mypy_cache .ruff_cache

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import functools
 import hashlib
@@ -190,6 +191,16 @@ class Context:
                 ``async def`` arm (use ``await ctx.acall(...)`` there).
         """
         try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # a worker thread, as it should be
+        else:
+            raise ConfigError("ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm")
+        if self.runtime is not None and self.runtime.inline:
+            from hrbench.benchmark import drive
+
+            return drive(self._acall(prompt, params, inline=True))  # type: ignore[no-any-return]
+        try:
             return anyio.from_thread.run(lambda: self.acall(prompt, **params))
         except RuntimeError as exc:
             if "event loop" in str(exc) or "worker thread" in str(exc) or "from_thread" in str(exc):
@@ -198,6 +209,10 @@ class Context:
 
     async def acall(self, prompt: str | list[dict[str, Any]] | dict[str, Any], **params: Any) -> Result:
         """Send a request from an async arm; the async twin of :meth:`call` (same arguments)."""
+        return await self._acall(prompt, params)
+
+    async def _acall(self, prompt: str | list[dict[str, Any]] | dict[str, Any], params: dict[str, Any],
+                     inline: bool = False) -> Result:
         if self.client is None or self.runtime is None:
             raise ConfigError("client", None, f"arm {self.arm!r} called a model but the benchmark has no client")
         model = params.pop("model", None) or self.client.model
@@ -210,7 +225,7 @@ class Context:
             base_url=self.client.base_url,
             draw_index=self.draw_index if draw is _DEFAULT else draw,
         )
-        return await self.runtime.call(self, request)
+        return await self.runtime.call(self, request, inline)
 
     def step_error(self, message: str) -> None:
         """Add an error step to the trace."""

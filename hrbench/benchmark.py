@@ -74,6 +74,8 @@ class _Runtime:
         self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.live_calls = 0
+        self.inline = getattr(client, "inline", False) is True
+
 
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
@@ -110,13 +112,23 @@ class _Runtime:
             cell.response_ids.setdefault(result.response_id, ctx.run)
             self.arm_response_ids[ctx.arm].setdefault(result.response_id, (ctx.item_id, ctx.run))
 
-    async def call(self, ctx: Context, request: Request) -> Result:
+    async def _blocking(self, inline: bool, fn: Callable[..., Any], *args: Any) -> Any:
+        return fn(*args) if inline else await anyio.to_thread.run_sync(fn, *args)
+
+    async def call(self, ctx: Context, request: Request, inline: bool = False) -> Result:
+        """Send one request of a run through cache, governor, client, recorder and trace.
+
+        With ``inline=True`` (a sync arm's worker thread, and a client that answers without
+        suspending: ``client.inline``) SQLite is called directly instead of through a worker
+        thread, and the coroutine is driven to completion by :func:`drive` without the event
+        loop, which saves two thread hops per request.
+        """
         key = cache_key(request, ctx.arm)
         start = time.perf_counter()
         result: Result | None = None
         cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
         if cache is not None and cache.read:
-            result = await anyio.to_thread.run_sync(cache.get, request, ctx.arm)
+            result = await self._blocking(inline, cache.get, request, ctx.arm)
             if result is not None:
                 result = msgspec.structs.replace(result, source="cache")
         charged: float | None = 0.0
@@ -140,10 +152,10 @@ class _Runtime:
                 charged = result.usd
                 gate.settle(result.usd, result.usage.total)
                 if cache is not None and cache.write:
-                    await anyio.to_thread.run_sync(cache.put, request, result, ctx.arm)
+                    await self._blocking(inline, cache.put, request, result, ctx.arm)
                 if self.record and self.store is not None and result.ok and not result.refused:
-                    await anyio.to_thread.run_sync(
-                        self.store.recording_put, self.record, ctx.arm, request_hash(request), request, result
+                    await self._blocking(
+                        inline, self.store.recording_put, self.record, ctx.arm, request_hash(request), request, result
                     )
             else:
                 gate.settle(0.0, 0)
@@ -162,6 +174,20 @@ class _Runtime:
         if dup is not None:
             raise dup
         return result
+
+
+def drive(coro: Any) -> Any:
+    """Run a coroutine that never suspends to completion, without an event loop.
+
+    Raises:
+        RuntimeError: when the coroutine suspends (it is closed first).
+    """
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("an inline request suspended; its client must not set `inline = True`")
 
 
 # --------------------------------------------------------------------------------------------
@@ -480,61 +506,94 @@ def _plan(arms: Any, reference: Any, runs: Any, scorer: Any, split: Any, seed: A
     return _Plan(arm_list, reference, item_ids, runs, splits, seed, _check_scorer(scorer), bench_id or uuid.uuid4().hex[:16])
 
 
-async def _run_one(plan: _Plan, rt: _Runtime, cluster: str, item: str, arm: Arm, run: int, thread_limiter: anyio.CapacityLimiter) -> tuple[Row, list[Step], str | None]:
-    ledger_id = f"{plan.bench_id}/{arm.name}/{item}/{run}"
-    payload = plan.reference.payload(item)
-    label = plan.reference.labels[item]
-    ctx = Context(
-        arm=arm.name, item_id=item, run=run, draw_index=run, rng=make_rng(plan.seed, arm.name, item, run),
-        client=rt.client, ledger_id=ledger_id, runtime=rt,
-    )
-    token = current_run.set(RunInfo(arm.name, item, run))
-    start = time.perf_counter()
+@dataclass
+class _Attempt:
+    """One run of an arm on an item, before scoring."""
+
+    ctx: Context
     output: Any = None
     forced: str | None = None
     dup: str | None = None
-    try:
-        if arm.is_async:
-            output = await arm.fn(payload, ctx)
-        else:
-            output = await anyio.to_thread.run_sync(arm.fn, payload, ctx, limiter=thread_limiter)
-            if inspect.isawaitable(output):
-                output = await output
-    except BudgetRefused as exc:
-        forced = "budget_stop"
+    seconds: float = 0.0
+
+
+def _new_attempt(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _Attempt:
+    ctx = Context(
+        arm=arm.name, item_id=item, run=run, draw_index=run, rng=make_rng(plan.seed, arm.name, item, run),
+        client=rt.client, ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}", runtime=rt,
+    )
+    return _Attempt(ctx)
+
+
+def _failed(att: _Attempt, exc: Exception) -> None:
+    """Record why a run raised: a refused request is ``budget_stop``, anything else ``error``."""
+    ctx = att.ctx
+    if isinstance(exc, BudgetRefused):
+        att.forced = "budget_stop"
         if exc.limit not in ctx.notes:
             ctx.notes.append(exc.limit)
-    except DuplicateDrawError as exc:
-        forced = "error"
-        dup = str(exc)
+    elif isinstance(exc, DuplicateDrawError):
+        att.forced, att.dup = "error", str(exc)
         ctx.step_error(f"duplicate_draw: {exc}")
-    except HrbenchError as exc:
-        forced = "error"
+    else:  # an arm that raises has its run recorded as "error" (seed 002)
+        att.forced = "error"
         ctx.step_error(f"{type(exc).__name__}: {exc}")
-    except Exception as exc:  # an arm that raises has its run recorded as "error" (seed 002)
-        forced = "error"
-        ctx.step_error(f"{type(exc).__name__}: {exc}")
+
+
+def _invoke_sync(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _Attempt:
+    """Run a sync arm once, in the calling (worker) thread."""
+    att = _new_attempt(plan, rt, item, arm, run)
+    token = current_run.set(RunInfo(arm.name, item, run))
+    start = time.perf_counter()
+    try:
+        att.output = arm.fn(plan.reference.payload(item), att.ctx)
+    except Exception as exc:
+        _failed(att, exc)
     finally:
         current_run.reset(token)
-    seconds = time.perf_counter() - start
-    if forced is not None:
-        score = Score(correct=False if label_answers(label) is not None else None, outcome=None, failure_kind=forced)
+    att.seconds = time.perf_counter() - start
+    return att
+
+
+async def _invoke_async(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _Attempt:
+    """Run an async arm once, on the event loop."""
+    att = _new_attempt(plan, rt, item, arm, run)
+    token = current_run.set(RunInfo(arm.name, item, run))
+    start = time.perf_counter()
+    try:
+        att.output = await arm.fn(plan.reference.payload(item), att.ctx)
+    except Exception as exc:
+        _failed(att, exc)
+    finally:
+        current_run.reset(token)
+    att.seconds = time.perf_counter() - start
+    return att
+
+
+def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> Row:
+    """Score one run and make its row."""
+    ctx = att.ctx
+    payload = plan.reference.payload(item)
+    label = plan.reference.labels[item]
+    na = label_answers(label) is None
+    if att.forced is not None:
+        score = Score(correct=None if na else False, outcome=None, failure_kind=att.forced)
     else:
         try:
-            score = plan.scorer(payload, output, label)
+            score = plan.scorer(payload, att.output, label)
         except ScorerError:
             raise
         except Exception as exc:  # a scorer that crashes on one output: that run is an error
             ctx.step_error(f"scorer {plan.scorer.name!r} raised {type(exc).__name__}: {exc}")
-            score = Score(correct=False if label_answers(label) is not None else None, outcome=None, failure_kind="error")
+            score = Score(correct=None if na else False, outcome=None, failure_kind="error")
     tin, tout, treas, tcache, usd, prov = _row_usage(ctx.trace)
-    row = Row(
-        cluster=cluster, item=item, arm=arm.name, run=run, split=plan.reference.splits[item],
+    split = plan.reference.splits[item]
+    return Row(
+        cluster=cluster, item=item, arm=arm.name, run=run, split=split,
         correct=score.correct, outcome=score.outcome, failure_kind=score.failure_kind,
         tokens_in=tin, tokens_out=tout, tokens_reasoning=treas, tokens_cached=tcache, usd=usd, usd_provenance=prov,
-        seconds=seconds, draw_index=run, ledger_id=ledger_id, reportable=plan.reference.splits[item] != "dev",
+        seconds=att.seconds, draw_index=run, ledger_id=ctx.ledger_id, reportable=split != "dev",
     )
-    return row, ctx.trace, dup
 
 
 RowCallback = Callable[[int, Row, list[Step]], Awaitable[None] | None]
@@ -620,21 +679,37 @@ async def benchmark_async(
             if inspect.isawaitable(out):
                 await out
 
+    async def finish(ci: int, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> None:
+        if inspect.isawaitable(att.output):  # a sync arm that returned an awaitable
+            try:
+                att.output = await att.output
+            except Exception as exc:
+                _failed(att, exc)
+        row = _score(plan, cluster, item, arm, run, att)
+        if att.dup is not None:
+            duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
+        await emit(ci * runs + run - 1, row, att.ctx.trace)
+
     async def run_cell(ci: int, cluster: str, item: str, arm: Arm) -> None:
+        todo = []
         for run in range(1, runs + 1):
-            seq = ci * runs + run - 1
             prior = done.get((arm.name, item, run))
-            if prior is not None:
-                if running is None:
-                    rows[seq] = prior
-                else:
-                    running.add(prior)
-                continue
-            row, trace, dup = await _run_one(plan, rt, cluster, item, arm, run, thread_limiter)
-            if dup is not None:
-                err = DuplicateDrawError(dup, arm=arm.name, item=item, run=run)
-                duplicates.append(err)
-            await emit(seq, row, trace)
+            if prior is None:
+                todo.append(run)
+            elif running is None:
+                rows[ci * runs + run - 1] = prior
+            else:
+                running.add(prior)
+        if arm.is_async:
+            for run in todo:
+                await finish(ci, cluster, item, arm, run, await _invoke_async(plan, rt, item, arm, run))
+        elif todo:
+            # a sync arm's runs on one item take one trip to a worker thread, made in order
+            atts = await anyio.to_thread.run_sync(
+                lambda: [_invoke_sync(plan, rt, item, arm, run) for run in todo], limiter=thread_limiter
+            )
+            for run, att in zip(todo, atts, strict=True):
+                await finish(ci, cluster, item, arm, run, att)
 
     async def run_cell_limited(ci: int, cluster: str, item: str, arm: Arm) -> None:
         try:

@@ -40,6 +40,9 @@ class MockClient:
     def __init__(self, fn: Callable[[list[dict[str, Any]], dict[str, Any]], Any], model: str = "mock") -> None:
         self.fn = fn
         self.model = model
+        # a sync function answers without suspending: a sync arm's requests can be served in
+        # its worker thread without a hop to the event loop
+        self.inline = not inspect.iscoroutinefunction(fn)
         self.calls = 0
 
     def __repr__(self) -> str:

@@ -1,0 +1,63 @@
+"""Harness overhead with an instantly answering mock model: rows per second, hrbench against peers.
+
+hrbench runs in-process (an async arm and a sync arm, each making one model call per run through
+ctx, with the exact scorer); DSPy ``Evaluate`` (with ``DummyLM``) and inspect_ai (with its
+``mockllm/model``) run the same number of rows in their own virtual environment,
+``.venv-peers`` (made by ``make bench``; skipped with a note when it is absent). Every figure is
+measured in this run and printed as a ratio against the peers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import hrbench as hb
+
+N = 2000
+HERE = Path(__file__).resolve().parent
+PEERS_PY = HERE.parent / ".venv-peers" / "bin" / "python"
+
+
+def hrbench_rows_per_s(sync: bool) -> float:
+    ref = hb.Reference({f"q{i}": f"Capital of France? ({i})" for i in range(N // 5)}, labels="Paris")
+    client = hb.MockClient(lambda messages, params: "Paris")
+
+    async def ask_async(item, ctx):
+        return (await ctx.acall(item)).text
+
+    arm = hb.Arm("ask", (lambda item, ctx: ctx.call(item).text) if sync else ask_async)
+    best = 0.0
+    for _ in range(3):
+        t = time.perf_counter()
+        bench = hb.benchmark(arm, ref, runs=5, client=client, governor=hb.Governor(), concurrency=16)
+        best = max(best, len(bench.rows) / (time.perf_counter() - t))
+    return best
+
+
+def main() -> None:
+    ours_async = hrbench_rows_per_s(sync=False)
+    ours_sync = hrbench_rows_per_s(sync=True)
+    print(f"hrbench in-process, async arm: {ours_async:,.0f} rows/s")
+    print(f"hrbench in-process, sync arm:  {ours_sync:,.0f} rows/s")
+    if not PEERS_PY.exists():
+        print("peers: .venv-peers not found (make bench creates it); no peer ratio this run")
+        return
+    out = subprocess.run([str(PEERS_PY), str(HERE / "_peers.py"), str(N)], capture_output=True, text=True, timeout=600)
+    try:
+        peers = json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        print(f"peers: failed to run ({out.stderr.strip()[-300:]})")
+        return
+    for name, value in peers.items():
+        if isinstance(value, (int, float)):
+            print(f"{name}: {value:,.0f} rows/s -> hrbench async x{ours_async / value:.1f}, sync x{ours_sync / value:.1f}")
+        else:
+            print(f"{name}: {value}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
