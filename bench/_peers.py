@@ -24,7 +24,10 @@ try:
     lm = DummyLM([{"answer": "Paris"}] * (N + 10))
     dspy.configure(lm=lm)
     prog = dspy.Predict("question -> answer")
-    dev = [dspy.Example(question=f"Capital of France? ({i})", answer="Paris").with_inputs("question") for i in range(N)]
+    dev = [
+        dspy.Example(question=f"Capital of France? ({i})", answer="Paris").with_inputs("question")
+        for i in range(N)
+    ]
 
     def metric(example, pred, trace=None):
         return example.answer == pred.answer
@@ -37,12 +40,16 @@ except Exception as exc:  # report, do not crash the bench
     out["dspy"] = f"failed: {type(exc).__name__}: {exc}"[:200]
 
 try:
-    from inspect_ai import Task, eval as inspect_eval
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
     from inspect_ai.dataset import Sample
     from inspect_ai.scorer import match
     from inspect_ai.solver import generate
 
-    samples = [Sample(input=f"Capital of France? ({i})", target="Default output from mockllm/model") for i in range(N)]
+    samples = [
+        Sample(input=f"Capital of France? ({i})", target="Default output from mockllm/model")
+        for i in range(N)
+    ]
     task = Task(dataset=samples, solver=generate(), scorer=match(location="exact"))
     with tempfile.TemporaryDirectory() as logs:
         os.environ["INSPECT_LOG_DIR"] = logs

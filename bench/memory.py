@@ -46,14 +46,22 @@ print(json.dumps({"rows": n, "seconds": dt, "peak_rss_mib": resource.getrusage(r
 
 def measure(runs: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
-        out = subprocess.run([sys.executable, "-c", CHILD, str(runs), d], capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, "-c", CHILD, str(runs), d], capture_output=True, text=True, check=True
+        )
     return json.loads(out.stdout)
 
 
 if __name__ == "__main__":
     small = measure(5)
     big = measure(50)
-    print(f"100k rows: peak RSS {small['peak_rss_mib']:.0f} MiB in {small['seconds']:.1f} s ({small['rows']} rows stored)")
-    print(f"1M rows:   peak RSS {big['peak_rss_mib']:.0f} MiB in {big['seconds']:.1f} s ({big['rows']} rows stored)")
-    print(f"memory ratio 1M / 100k rows: {big['peak_rss_mib'] / small['peak_rss_mib']:.2f} (target: near 1.0)")
+    print(
+        f"100k rows: peak RSS {small['peak_rss_mib']:.0f} MiB in {small['seconds']:.1f} s ({small['rows']} rows stored)"
+    )
+    print(
+        f"1M rows:   peak RSS {big['peak_rss_mib']:.0f} MiB in {big['seconds']:.1f} s ({big['rows']} rows stored)"
+    )
+    print(
+        f"memory ratio 1M / 100k rows: {big['peak_rss_mib'] / small['peak_rss_mib']:.2f} (target: near 1.0)"
+    )
     print(f"rows/s streamed to SQLite: {big['rows'] / big['seconds']:.0f}")

@@ -46,7 +46,9 @@ def main() -> None:
     if not PEERS_PY.exists():
         print("peers: .venv-peers not found (make bench creates it); no peer ratio this run")
         return
-    out = subprocess.run([str(PEERS_PY), str(HERE / "_peers.py"), str(N)], capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [str(PEERS_PY), str(HERE / "_peers.py"), str(N)], capture_output=True, text=True, timeout=600
+    )
     try:
         peers = json.loads(out.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
@@ -54,7 +56,9 @@ def main() -> None:
         return
     for name, value in peers.items():
         if isinstance(value, (int, float)):
-            print(f"{name}: {value:,.0f} rows/s -> hrbench async x{ours_async / value:.1f}, sync x{ours_sync / value:.1f}")
+            print(
+                f"{name}: {value:,.0f} rows/s -> hrbench async x{ours_async / value:.1f}, sync x{ours_sync / value:.1f}"
+            )
         else:
             print(f"{name}: {value}")
 

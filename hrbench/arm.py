@@ -37,7 +37,9 @@ class RunInfo:
     run: int
 
 
-current_run: contextvars.ContextVar[RunInfo | None] = contextvars.ContextVar("hrbench_current_run", default=None)
+current_run: contextvars.ContextVar[RunInfo | None] = contextvars.ContextVar(
+    "hrbench_current_run", default=None
+)
 """The run being executed; a replay client reads it to answer each arm with its own replies."""
 
 
@@ -54,10 +56,17 @@ def _fingerprint(obj: Any, depth: int = 0) -> Any:
     if isinstance(obj, dict):
         return {str(k): _fingerprint(v, depth + 1) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
     if isinstance(obj, types.CodeType):
-        return {"code": obj.co_code.hex(), "consts": [_fingerprint(c, depth + 1) for c in obj.co_consts], "names": list(obj.co_names)}
+        return {
+            "code": obj.co_code.hex(),
+            "consts": [_fingerprint(c, depth + 1) for c in obj.co_consts],
+            "names": list(obj.co_names),
+        }
     if isinstance(obj, functools.partial):
-        return {"partial": _fingerprint(obj.func, depth + 1), "args": _fingerprint(obj.args, depth + 1),
-                "kw": _fingerprint(obj.keywords, depth + 1)}
+        return {
+            "partial": _fingerprint(obj.func, depth + 1),
+            "args": _fingerprint(obj.args, depth + 1),
+            "kw": _fingerprint(obj.keywords, depth + 1),
+        }
     if isinstance(obj, (types.FunctionType, types.MethodType)):
         fn = obj.__func__ if isinstance(obj, types.MethodType) else obj
         cells = []
@@ -66,8 +75,12 @@ def _fingerprint(obj: Any, depth: int = 0) -> Any:
                 cells.append(_fingerprint(c.cell_contents, depth + 1))
             except ValueError:  # an empty cell
                 cells.append(None)
-        return {"fn": fn.__qualname__, "code": _fingerprint(fn.__code__, depth + 1),
-                "defaults": _fingerprint(fn.__defaults__, depth + 1), "closure": cells}
+        return {
+            "fn": fn.__qualname__,
+            "code": _fingerprint(fn.__code__, depth + 1),
+            "defaults": _fingerprint(fn.__defaults__, depth + 1),
+            "closure": cells,
+        }
     spec = getattr(obj, "spec", None)
     if isinstance(spec, dict):
         return _fingerprint(spec, depth + 1)
@@ -116,9 +129,11 @@ class Arm:
         self.version = str(version)
         self.derived_from = derived_from
         self.settings = dict(settings or {})
-        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))
+        call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         body = msgspec.json.encode(
-            {"fn": _fingerprint(fn), "version": self.version, "settings": _fingerprint(self.settings)}, order="sorted"
+            {"fn": _fingerprint(fn), "version": self.version, "settings": _fingerprint(self.settings)},
+            order="sorted",
         )
         self.hash = hashlib.sha256(body).hexdigest()
 
@@ -128,8 +143,13 @@ class Arm:
     @property
     def spec(self) -> dict[str, Any]:
         """The arm's record: name, version, hash, derived_from, settings."""
-        return {"name": self.name, "version": self.version, "hash": self.hash, "derived_from": self.derived_from,
-                "settings": self.settings}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "hash": self.hash,
+            "derived_from": self.derived_from,
+            "settings": self.settings,
+        }
 
 
 _DEFAULT: Any = object()
@@ -195,7 +215,9 @@ class Context:
         except RuntimeError:
             pass  # a worker thread, as it should be
         else:
-            raise ConfigError("ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm")
+            raise ConfigError(
+                "ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm"
+            )
         if self.runtime is not None and self.runtime.inline:
             from hrbench.benchmark import drive
 
@@ -204,17 +226,27 @@ class Context:
             return anyio.from_thread.run(lambda: self.acall(prompt, **params))
         except RuntimeError as exc:
             if "event loop" in str(exc) or "worker thread" in str(exc) or "from_thread" in str(exc):
-                raise ConfigError("ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm") from None
+                raise ConfigError(
+                    "ctx.call",
+                    prompt,
+                    "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm",
+                ) from None
             raise
 
     async def acall(self, prompt: str | list[dict[str, Any]] | dict[str, Any], **params: Any) -> Result:
         """Send a request from an async arm; the async twin of :meth:`call` (same arguments)."""
         return await self._acall(prompt, params)
 
-    async def _acall(self, prompt: str | list[dict[str, Any]] | dict[str, Any], params: dict[str, Any],
-                     inline: bool = False) -> Result:
+    async def _acall(
+        self,
+        prompt: str | list[dict[str, Any]] | dict[str, Any],
+        params: dict[str, Any],
+        inline: bool = False,
+    ) -> Result:
         if self.client is None or self.runtime is None:
-            raise ConfigError("client", None, f"arm {self.arm!r} called a model but the benchmark has no client")
+            raise ConfigError(
+                "client", None, f"arm {self.arm!r} called a model but the benchmark has no client"
+            )
         model = params.pop("model", None) or self.client.model
         draw = params.pop("draw_index", _DEFAULT)
         request = Request(

@@ -28,7 +28,6 @@ from hrbench.errors import (
     ConfigError,
     DuplicateDrawError,
     FewRunsWarning,
-    HrbenchError,
     ScorerError,
 )
 from hrbench.governor import Governor, default_governor
@@ -76,7 +75,6 @@ class _Runtime:
         self.live_calls = 0
         self.inline = getattr(client, "inline", False) is True
 
-
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
         cell = self.cells[(ctx.arm, ctx.item_id)]
@@ -87,21 +85,32 @@ class _Runtime:
                 return DuplicateDrawError(
                     f"{where} was served the reply of run {earlier} (same request and draw index); "
                     "every request of a run should carry the run's draw index",
-                    arm=ctx.arm, item=ctx.item_id, run=ctx.run, key=key,
+                    arm=ctx.arm,
+                    item=ctx.item_id,
+                    run=ctx.run,
+                    key=key,
                 )
             if not result.draw_keyed and ctx.run > 1:
                 return DuplicateDrawError(
                     f"{where} was served a recorded reply without its own draw key",
-                    arm=ctx.arm, item=ctx.item_id, run=ctx.run, key=key,
+                    arm=ctx.arm,
+                    item=ctx.item_id,
+                    run=ctx.run,
+                    key=key,
                 )
         rid = result.response_id
         if rid:
             earlier_run = cell.response_ids.get(rid)
             seen = self.arm_response_ids[ctx.arm].get(rid)
-            if (earlier_run is not None and earlier_run != ctx.run) or (seen is not None and seen != (ctx.item_id, ctx.run)):
+            if (earlier_run is not None and earlier_run != ctx.run) or (
+                seen is not None and seen != (ctx.item_id, ctx.run)
+            ):
                 return DuplicateDrawError(
                     f"{where} got a reply whose provider response id {rid!r} was seen in an earlier run",
-                    arm=ctx.arm, item=ctx.item_id, run=ctx.run, key=rid,
+                    arm=ctx.arm,
+                    item=ctx.item_id,
+                    run=ctx.run,
+                    key=rid,
                 )
         return None
 
@@ -141,21 +150,37 @@ class _Runtime:
                 gate.settle(0.0, 0)
                 ctx.notes.append(exc.limit)
                 ctx.trace.append(
-                    Step(ledger_id=ctx.ledger_id, key=key, model=request.model, source="refused",
-                         draw_index=request.draw_index, messages=request.messages, usd=0.0, error=str(exc))
+                    Step(
+                        ledger_id=ctx.ledger_id,
+                        key=key,
+                        model=request.model,
+                        source="refused",
+                        draw_index=request.draw_index,
+                        messages=request.messages,
+                        usd=0.0,
+                        error=str(exc),
+                    )
                 )
                 raise
             if result.source == "live":
                 self.live_calls += 1
                 if result.usd is None:
-                    result = msgspec.structs.replace(result, usd=self.pricing.cost(result.usage, result.model or request.model))
+                    result = msgspec.structs.replace(
+                        result, usd=self.pricing.cost(result.usage, result.model or request.model)
+                    )
                 charged = result.usd
                 gate.settle(result.usd, result.usage.total)
                 if cache is not None and cache.write:
                     await self._blocking(inline, cache.put, request, result, ctx.arm)
                 if self.record and self.store is not None and result.ok and not result.refused:
                     await self._blocking(
-                        inline, self.store.recording_put, self.record, ctx.arm, request_hash(request), request, result
+                        inline,
+                        self.store.recording_put,
+                        self.record,
+                        ctx.arm,
+                        request_hash(request),
+                        request,
+                        result,
                     )
             else:
                 gate.settle(0.0, 0)
@@ -163,10 +188,20 @@ class _Runtime:
         self._remember(ctx, key, result)
         ctx.trace.append(
             Step(
-                ledger_id=ctx.ledger_id, key=key, model=result.model or request.model, source=result.source,
-                draw_index=request.draw_index, messages=request.messages, text=result.text,
-                finish_reason=result.finish_reason, response_id=result.response_id, usage=result.usage,
-                usd=charged, usd_nominal=result.usd, seconds=time.perf_counter() - start, error=result.error,
+                ledger_id=ctx.ledger_id,
+                key=key,
+                model=result.model or request.model,
+                source=result.source,
+                draw_index=request.draw_index,
+                messages=request.messages,
+                text=result.text,
+                finish_reason=result.finish_reason,
+                response_id=result.response_id,
+                usage=result.usage,
+                usd=charged,
+                usd_nominal=result.usd,
+                seconds=time.perf_counter() - start,
+                error=result.error,
             )
         )
         if result.note:
@@ -278,7 +313,11 @@ class Bench:
         )
         summ = self.summary()
         has_dev = any(s["dev_accuracy"] is not None for s in summ)
-        cols = ["arm", "accuracy"] + (["dev"] if has_dev else []) + ["runs", "wrong", "failed", "budget_stop", "usd"]
+        cols = (
+            ["arm", "accuracy"]
+            + (["dev"] if has_dev else [])
+            + ["runs", "wrong", "failed", "budget_stop", "usd"]
+        )
 
         def fmt_acc(x: float | None) -> str:
             return "NA" if x is None else f"{x:.3f}"
@@ -286,8 +325,13 @@ class Bench:
         table = []
         for s in summ:
             vals = [s["arm"], fmt_acc(s["accuracy"])] + ([fmt_acc(s["dev_accuracy"])] if has_dev else [])
-            vals += [str(s["runs"]), str(s["wrong"]), str(s["failed"]), str(s["budget_stop"]),
-                     "NA" if s["usd"] is None else f"{s['usd']:.4f}"]
+            vals += [
+                str(s["runs"]),
+                str(s["wrong"]),
+                str(s["failed"]),
+                str(s["budget_stop"]),
+                "NA" if s["usd"] is None else f"{s['usd']:.4f}",
+            ]
             table.append(vals)
         widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
         lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
@@ -323,8 +367,16 @@ class Bench:
 
     def attributes(self) -> dict[str, Any]:
         """The seed's attributes: arms, reference hash, runs, split, seed, scorer, governor."""
-        return {"id": self.id, "arms": self.arms, "reference_hash": self.reference_hash, "runs": self.runs,
-                "split": self.split, "seed": self.seed, "scorer": self.scorer_name, "governor": self.governor}
+        return {
+            "id": self.id,
+            "arms": self.arms,
+            "reference_hash": self.reference_hash,
+            "runs": self.runs,
+            "split": self.split,
+            "seed": self.seed,
+            "scorer": self.scorer_name,
+            "governor": self.governor,
+        }
 
 
 class Summary:
@@ -392,12 +444,12 @@ class Summary:
                 "tokens_out": 0,
                 "dev": False,
             }
-            rep, dev = means.get((name, False)), means.get((name, True))
+            rep, dev_means = means.get((name, False)), means.get((name, True))
             out.append(
                 {
                     "arm": name,
                     "accuracy": sum(rep) / len(rep) if rep else None,
-                    "dev_accuracy": sum(dev) / len(dev) if dev else None,
+                    "dev_accuracy": sum(dev_means) / len(dev_means) if dev_means else None,
                     **{
                         k: c[k]
                         for k in ("runs", "wrong", "failed", "budget_stop", "usd", "tokens_in", "tokens_out")
@@ -487,7 +539,9 @@ class _Plan:
         return [(c, i, a) for c, ids in order.items() for i in ids for a in self.arms]
 
 
-def _plan(arms: Any, reference: Any, runs: Any, scorer: Any, split: Any, seed: Any, bench_id: str | None) -> _Plan:
+def _plan(
+    arms: Any, reference: Any, runs: Any, scorer: Any, split: Any, seed: Any, bench_id: str | None
+) -> _Plan:
     arm_list = _check_arms(arms)
     if not isinstance(reference, Reference):
         raise ConfigError("reference", reference, "expected an hrbench.Reference")
@@ -503,7 +557,16 @@ def _plan(arms: Any, reference: Any, runs: Any, scorer: Any, split: Any, seed: A
     item_ids = [i for i in reference.ids if ref_splits[i] in splits]
     if not item_ids:
         raise ConfigError("split", split, "no item of the reference is on this split")
-    return _Plan(arm_list, reference, item_ids, runs, splits, seed, _check_scorer(scorer), bench_id or uuid.uuid4().hex[:16])
+    return _Plan(
+        arm_list,
+        reference,
+        item_ids,
+        runs,
+        splits,
+        seed,
+        _check_scorer(scorer),
+        bench_id or uuid.uuid4().hex[:16],
+    )
 
 
 @dataclass
@@ -519,8 +582,14 @@ class _Attempt:
 
 def _new_attempt(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _Attempt:
     ctx = Context(
-        arm=arm.name, item_id=item, run=run, draw_index=run, rng=make_rng(plan.seed, arm.name, item, run),
-        client=rt.client, ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}", runtime=rt,
+        arm=arm.name,
+        item_id=item,
+        run=run,
+        draw_index=run,
+        rng=make_rng(plan.seed, arm.name, item, run),
+        client=rt.client,
+        ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}",
+        runtime=rt,
     )
     return _Attempt(ctx)
 
@@ -589,10 +658,24 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
     tin, tout, treas, tcache, usd, prov = _row_usage(ctx.trace)
     split = plan.reference.splits[item]
     return Row(
-        cluster=cluster, item=item, arm=arm.name, run=run, split=split,
-        correct=score.correct, outcome=score.outcome, failure_kind=score.failure_kind,
-        tokens_in=tin, tokens_out=tout, tokens_reasoning=treas, tokens_cached=tcache, usd=usd, usd_provenance=prov,
-        seconds=att.seconds, draw_index=run, ledger_id=ctx.ledger_id, reportable=split != "dev",
+        cluster=cluster,
+        item=item,
+        arm=arm.name,
+        run=run,
+        split=split,
+        correct=score.correct,
+        outcome=score.outcome,
+        failure_kind=score.failure_kind,
+        tokens_in=tin,
+        tokens_out=tout,
+        tokens_reasoning=treas,
+        tokens_cached=tcache,
+        usd=usd,
+        usd_provenance=prov,
+        seconds=att.seconds,
+        draw_index=run,
+        ledger_id=ctx.ledger_id,
+        reportable=split != "dev",
     )
 
 
@@ -622,9 +705,21 @@ async def benchmark_async(
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
-    The async twin of :func:`benchmark`; see it for the arguments and the rules.
+    The async twin of :func:`benchmark`; see it for the rules.
 
     Args:
+        arms: an :class:`~hrbench.Arm` or a list of them, with unique names.
+        reference: the :class:`~hrbench.Reference`.
+        runs: runs per arm per item, a whole number >= 1.
+        client: the model client, or ``None``.
+        scorer: a scorer; ``exact_scorer()`` by default.
+        split: the split or splits to run on.
+        governor: the :class:`~hrbench.Governor`; the defaults when ``None``.
+        seed: the seed of the arms' private random streams.
+        cache: a :class:`~hrbench.Cache` (draw-keyed), or ``None``.
+        record: the name of a recording to record every live reply into (needs ``store``).
+        concurrency: how many (arm, item) pairs run at once.
+        benchmark_id: the benchmark's id (a fresh one by default); ledger ids start with it.
         on_row: called as ``on_row(seq, row, trace)`` as each row is scored (``seq`` is the
             row's place in the seed's order); may be async.
         done: rows already finished, keyed by ``(arm, item, run)``: they are kept and not run
@@ -747,7 +842,10 @@ async def benchmark_async(
         err = DuplicateDrawError(
             f"arm(s) {', '.join(map(repr, arms_hit))} refused: {len(duplicates)} run(s) were not distinct draws; "
             f"first: {first.message}",
-            arm=first.arm, item=first.item, run=first.run, key=first.key,
+            arm=first.arm,
+            item=first.item,
+            run=first.run,
+            key=first.key,
         )
         err.bench = bench
         raise err
@@ -788,7 +886,11 @@ class _Stops:
 def _limit_of(error: str | None) -> list[str]:
     if not error:
         return []
-    return [n for n in ("call_cap_reached", "cost_cap_reached", "token_cap_reached", "limit_refused") if n in error]
+    return [
+        n
+        for n in ("call_cap_reached", "cost_cap_reached", "token_cap_reached", "limit_refused")
+        if n in error
+    ]
 
 
 def benchmark(
@@ -899,13 +1001,22 @@ async def benchmark_stream(
 
     async def produce() -> None:
         async with send:
-            await benchmark_async(arms, reference, runs, client, scorer, split, governor, seed,
-                                  on_row=on_row, raise_duplicates=False, **kwargs)
+            await benchmark_async(
+                arms,
+                reference,
+                runs,
+                client,
+                scorer,
+                split,
+                governor,
+                seed,
+                on_row=on_row,
+                raise_duplicates=False,
+                **kwargs,
+            )
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(produce)
         async with receive:
             async for row in receive:
                 yield row
-
-

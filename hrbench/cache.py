@@ -105,7 +105,12 @@ class Cache:
 
     def put(self, request: Request, result: Result, arm: str = "") -> bool:
         """Keep a reply; returns ``False`` (and keeps nothing) for failed or refused replies."""
-        if not self.write or not result.ok or result.refused or result.finish_reason in ("refusal", "content_filter"):
+        if (
+            not self.write
+            or not result.ok
+            or result.refused
+            or result.finish_reason in ("refusal", "content_filter")
+        ):
             return False
         self.store.cache_put(cache_key(request, arm), arm, request_hash(request), request, result)
         return True

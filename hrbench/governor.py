@@ -49,9 +49,10 @@ class Reservation:
 
 
 class Governor:
-    """A budget for a whole benchmark: at most ``max_calls`` requests, ``max_usd`` USD and
-    ``max_tokens`` tokens (``None`` for no limit).
+    """A budget for a whole benchmark: calls, USD and tokens.
 
+    At most ``max_calls`` requests, ``max_usd`` USD and ``max_tokens`` tokens (``None`` for no
+    limit).
     Each attempt sent to a provider counts as a call, retries included; replies served from a
     cache or a recording cost no call and no USD (case H14a).
 
@@ -70,9 +71,13 @@ class Governor:
         [True, True, False, False]
     """
 
-    def __init__(self, max_calls: int | None = None, max_usd: float | None = None, max_tokens: int | None = None) -> None:
+    def __init__(
+        self, max_calls: int | None = None, max_usd: float | None = None, max_tokens: int | None = None
+    ) -> None:
         for name, value in (("max_calls", max_calls), ("max_usd", max_usd), ("max_tokens", max_tokens)):
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
+            ):
                 raise ConfigError(name, value, "a limit must be a number >= 0 or None")
         self.max_calls = max_calls
         self.max_usd = max_usd
@@ -128,7 +133,9 @@ class Governor:
                 limit = "call_cap_reached"
             elif self.max_usd is not None and self.usd + self._reserved_usd + usd > self.max_usd + 1e-12:
                 limit = "cost_cap_reached"
-            elif self.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > self.max_tokens:
+            elif (
+                self.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > self.max_tokens
+            ):
                 limit = "token_cap_reached"
             if limit is not None:
                 self.refused += 1

@@ -50,7 +50,11 @@ class Pricing:
         0.00135
     """
 
-    def __init__(self, table: Mapping[str, Any] | None = None, overrides: Mapping[str, Mapping[str, float]] | None = None) -> None:
+    def __init__(
+        self,
+        table: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
         if table is None:
             path = os.environ.get("HRBENCH_PRICES")
             if path:
@@ -66,9 +70,13 @@ class Pricing:
         self.prices: dict[str, Price] = {}
         for name, p in {**table.get("models", {}), **(overrides or {})}.items():
             try:
-                self.prices[name] = Price(float(p["input"]), float(p.get("cached_input", p["input"])), float(p["output"]))
+                self.prices[name] = Price(
+                    float(p["input"]), float(p.get("cached_input", p["input"])), float(p["output"])
+                )
             except (KeyError, TypeError, ValueError):
-                raise ConfigError(f"prices.{name}", p, "expected input, cached_input and output USD per million") from None
+                raise ConfigError(
+                    f"prices.{name}", p, "expected input, cached_input and output USD per million"
+                ) from None
 
     def price(self, model: str | None) -> Price | None:
         """The price of ``model``, or ``None`` when it has none."""
@@ -93,7 +101,9 @@ class Pricing:
         if p is None:
             return None
         cached = min(usage.tokens_cached, usage.tokens_in)
-        return ((usage.tokens_in - cached) * p.input + cached * p.cached_input + usage.tokens_out * p.output) / 1e6
+        return (
+            (usage.tokens_in - cached) * p.input + cached * p.cached_input + usage.tokens_out * p.output
+        ) / 1e6
 
     def estimate(self, request: Request) -> tuple[float, int]:
         """An upper-bound estimate of a request's cost (USD) and tokens, for the governor.
@@ -104,7 +114,11 @@ class Pricing:
         unpriced model is estimated at 0 USD.
         """
         chars = sum(len(json.dumps(m.get("content", ""), ensure_ascii=False)) + 8 for m in request.messages)
-        out = request.params.get("max_tokens") or request.params.get("max_completion_tokens") or DEFAULT_MAX_OUTPUT_TOKENS
+        out = (
+            request.params.get("max_tokens")
+            or request.params.get("max_completion_tokens")
+            or DEFAULT_MAX_OUTPUT_TOKENS
+        )
         tokens = chars + int(out)
         p = self.price(request.model)
         usd = 0.0 if p is None else (chars * p.input + int(out) * p.output) / 1e6

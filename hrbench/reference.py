@@ -90,7 +90,9 @@ class Reference:
         splits = _per_item("split", split, ids, "test")
         for i, s in splits.items():
             if s not in SPLITS:
-                raise ReferenceValueError("split", s, f"unknown split of item {i!r}; expected one of {SPLITS}")
+                raise ReferenceValueError(
+                    "split", s, f"unknown split of item {i!r}; expected one of {SPLITS}"
+                )
         self._splits = splits
         self._locked = False
         self._hash: str | None = None
@@ -139,12 +141,22 @@ class Reference:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form: ``{"items", "labels", "cluster", "split"}`` keyed by id."""
-        return {"items": self._items, "labels": self._labels, "cluster": self._clusters, "split": self._splits}
+        return {
+            "items": self._items,
+            "labels": self._labels,
+            "cluster": self._clusters,
+            "split": self._splits,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Reference:
         """Rebuild a reference from :meth:`to_dict`."""
-        return cls(data["items"], labels=data.get("labels"), cluster=data.get("cluster"), split=data.get("split", "test"))
+        return cls(
+            data["items"],
+            labels=data.get("labels"),
+            cluster=data.get("cluster"),
+            split=data.get("split", "test"),
+        )
 
     @property
     def hash(self) -> str:
@@ -182,7 +194,9 @@ class Reference:
         self._labels[item_id] = label
         self._hash = None
 
-    def add(self, item_id: str, payload: Any, label: Any = None, cluster: str | None = None, split: str = "test") -> None:
+    def add(
+        self, item_id: str, payload: Any, label: Any = None, cluster: str | None = None, split: str = "test"
+    ) -> None:
         """Add one item.
 
         Raises:

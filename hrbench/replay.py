@@ -65,7 +65,11 @@ class ReplayClient:
         identity = self._identity_from_recording() if fallback is None else {}
         self.model = model or getattr(fallback, "model", None) or identity.get("model", "replay")
         self.provider = provider or getattr(fallback, "provider", None) or identity.get("provider", "replay")
-        self.base_url = base_url if base_url is not None else getattr(fallback, "base_url", None) or identity.get("base_url", "")
+        self.base_url = (
+            base_url
+            if base_url is not None
+            else getattr(fallback, "base_url", None) or identity.get("base_url", "")
+        )
         self.hits = 0
         self.misses = 0
 
@@ -82,7 +86,11 @@ class ReplayClient:
         if not rows:
             return {}
         req = msgspec.json.decode(rows[0][0])
-        return {"model": req.get("model", ""), "provider": req.get("provider", ""), "base_url": req.get("base_url", "")}
+        return {
+            "model": req.get("model", ""),
+            "provider": req.get("provider", ""),
+            "base_url": req.get("base_url", ""),
+        }
 
     def lookup(self, request: Request, arm: str) -> Result | None:
         """The recorded reply for ``request`` of ``arm`` (blocking; SQLite)."""
@@ -117,9 +125,14 @@ class ReplayClient:
             where = f"arm {arm!r}, item {info.item!r}, run {info.run}" if info else f"arm {arm!r}"
             raise ReplayMiss(
                 f"recording {self.recording!r} has no reply for {where}, key {key}",
-                arm=arm, item=info.item if info else None, run=info.run if info else None, key=key,
+                arm=arm,
+                item=info.item if info else None,
+                run=info.run if info else None,
+                key=key,
             )
         result: Result = await self.fallback.send(request, before_attempt)
         if result.ok and not result.refused:
-            await anyio.to_thread.run_sync(self.store.recording_put, self.recording, arm, request_hash(request), request, result)
+            await anyio.to_thread.run_sync(
+                self.store.recording_put, self.recording, arm, request_hash(request), request, result
+            )
         return result

@@ -48,7 +48,7 @@ class ScorerLike(Protocol):
 
 
 def fold(text: str) -> str:
-    """Fold text for comparison (seed 000 ``normalise = TRUE``, plus decided cases).
+    r"""Fold text for comparison (seed 000 ``normalise = TRUE``, plus decided cases).
 
     Steps, in order: NFKC (case H08a: full-width digits are ASCII digits; case H08e: a decomposed
     accent equals the precomposed one), curly quotes to ASCII quotes (case H08c: NFKC leaves
@@ -63,7 +63,7 @@ def fold(text: str) -> str:
         The folded string.
 
     Example:
-        >>> fold("  STRASSE\\u00a0 Nord ")
+        >>> fold("  STRASSE\u00a0 Nord ")
         'strasse nord'
     """
     text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
@@ -131,7 +131,9 @@ def output_text(output: Any) -> str | None:
     """
     if isinstance(output, str):
         text: Any = output
-    elif isinstance(output, (Mapping, Answer, Result)) or hasattr(output, "text") or hasattr(output, "answer"):
+    elif (
+        isinstance(output, (Mapping, Answer, Result)) or hasattr(output, "text") or hasattr(output, "answer")
+    ):
         text = _get(output, "answer")
         if text is None:
             text = _get(output, "text")
@@ -199,7 +201,9 @@ class Scorer:
         ScorerError: (on call) when the function breaks the contract.
     """
 
-    def __init__(self, fn: Callable[[Any, Any, Any], Any], name: str, settings: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, fn: Callable[[Any, Any, Any], Any], name: str, settings: dict[str, Any] | None = None
+    ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigError("name", name, "a scorer needs a non-empty name")
         if not callable(fn):
@@ -225,9 +229,7 @@ class Scorer:
             return Score(correct=None, outcome=s.outcome, failure_kind=kind)
         if kind is not None:
             if s.correct is True:
-                raise ScorerError(
-                    f"scorer {self.name!r} returned correct=True beside failure_kind {kind!r}"
-                )
+                raise ScorerError(f"scorer {self.name!r} returned correct=True beside failure_kind {kind!r}")
             return Score(correct=False, outcome=s.outcome, failure_kind=kind)
         if s.correct is False:
             return Score(correct=False, outcome=s.outcome, failure_kind="wrong")

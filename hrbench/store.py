@@ -102,7 +102,9 @@ class Store:
             if row is None:
                 self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
             elif int(row[0]) > SCHEMA_VERSION:
-                raise ConfigError("store", self.path, f"schema version {row[0]} is newer than {SCHEMA_VERSION}")
+                raise ConfigError(
+                    "store", self.path, f"schema version {row[0]} is newer than {SCHEMA_VERSION}"
+                )
 
     def __repr__(self) -> str:
         return f"Store({self.path!r})"
@@ -149,14 +151,29 @@ class Store:
         """Keep a reply under ``key`` (the reply, usage, original cost, latency, response id)."""
         self._write(
             "INSERT OR REPLACE INTO cache VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [key, arm, request_hash, request.draw_index, request.model, _enc.encode(request).decode(),
-             _enc.encode(result).decode(), result.usd, result.seconds, result.response_id, time.time()],
+            [
+                key,
+                arm,
+                request_hash,
+                request.draw_index,
+                request.model,
+                _enc.encode(request).decode(),
+                _enc.encode(result).decode(),
+                result.usd,
+                result.seconds,
+                result.response_id,
+                time.time(),
+            ],
         )
 
     def cache_stats(self) -> dict[str, Any]:
         """Entries, distinct requests, nominal USD kept in the cache, and recordings."""
-        n, reqs, usd = self._one("SELECT count(*), count(DISTINCT request_hash), coalesce(sum(usd),0) FROM cache")
-        recs = self._all("SELECT recording, arm, count(*) FROM recordings GROUP BY recording, arm ORDER BY 1, 2")
+        n, reqs, usd = self._one(
+            "SELECT count(*), count(DISTINCT request_hash), coalesce(sum(usd),0) FROM cache"
+        )
+        recs = self._all(
+            "SELECT recording, arm, count(*) FROM recordings GROUP BY recording, arm ORDER BY 1, 2"
+        )
         return {
             "entries": n,
             "requests": reqs,
@@ -172,7 +189,9 @@ class Store:
         return int(n)
 
     # -- recordings ------------------------------------------------------------------------
-    def recording_get(self, recording: str, arm: str, request_hash: str, draw_index: int | None) -> Result | None:
+    def recording_get(
+        self, recording: str, arm: str, request_hash: str, draw_index: int | None
+    ) -> Result | None:
         """The reply ``arm`` got for a request and draw index in ``recording``, or ``None``."""
         if draw_index is None:
             row = self._one(
@@ -186,12 +205,25 @@ class Store:
             )
         return None if row is None else _dec_result.decode(row[0])
 
-    def recording_put(self, recording: str, arm: str, request_hash: str, request: Request, result: Result) -> None:
+    def recording_put(
+        self, recording: str, arm: str, request_hash: str, request: Request, result: Result
+    ) -> None:
         """Record the reply ``arm`` got for a request and its draw index."""
         self._write(
             "INSERT OR REPLACE INTO recordings VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [recording, arm, request_hash, request.draw_index, request.model, _enc.encode(request).decode(),
-             _enc.encode(result).decode(), result.usd, result.seconds, result.response_id, time.time()],
+            [
+                recording,
+                arm,
+                request_hash,
+                request.draw_index,
+                request.model,
+                _enc.encode(request).decode(),
+                _enc.encode(result).decode(),
+                result.usd,
+                result.seconds,
+                result.response_id,
+                time.time(),
+            ],
         )
 
     def recording_export(self, recording: str) -> list[dict[str, Any]]:
@@ -202,7 +234,13 @@ class Store:
             [recording],
         )
         return [
-            {"arm": a, "request_hash": h, "draw_index": d, "request": msgspec.json.decode(rq), "result": msgspec.json.decode(rs)}
+            {
+                "arm": a,
+                "request_hash": h,
+                "draw_index": d,
+                "request": msgspec.json.decode(rq),
+                "result": msgspec.json.decode(rs),
+            }
             for a, h, d, rq, rs in rows
         ]
 
@@ -216,8 +254,21 @@ class Store:
         for e in entries:
             req = msgspec.convert(e["request"], Request)
             res = msgspec.convert(e["result"], Result)
-            batch.append([recording, str(e["arm"]), str(e["request_hash"]), req.draw_index, req.model,
-                          _enc.encode(req).decode(), _enc.encode(res).decode(), res.usd, res.seconds, res.response_id, time.time()])
+            batch.append(
+                [
+                    recording,
+                    str(e["arm"]),
+                    str(e["request_hash"]),
+                    req.draw_index,
+                    req.model,
+                    _enc.encode(req).decode(),
+                    _enc.encode(res).decode(),
+                    res.usd,
+                    res.seconds,
+                    res.response_id,
+                    time.time(),
+                ]
+            )
         self._many("INSERT OR REPLACE INTO recordings VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
         return len(batch)
 
@@ -252,7 +303,9 @@ class Store:
         return [{"hash": h, "name": n, "created": c, "n_items": k} for h, n, c, k in rows]
 
     # -- benchmarks, rows, traces ----------------------------------------------------------
-    def benchmark_put(self, benchmark_id: str, spec: dict[str, Any], reference_hash: str, status: str = "running") -> None:
+    def benchmark_put(
+        self, benchmark_id: str, spec: dict[str, Any], reference_hash: str, status: str = "running"
+    ) -> None:
         """Create (or reopen, on resume) a benchmark record."""
         self._write(
             "INSERT INTO benchmarks VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET status=excluded.status",
@@ -261,16 +314,28 @@ class Store:
 
     def benchmark_finish(self, benchmark_id: str, status: str, summary: Any) -> None:
         """Mark a benchmark finished (``"done"``, ``"cancelled"``, ``"failed"``) with its summary."""
-        self._write("UPDATE benchmarks SET status=?, summary=? WHERE id=?", [status, _enc.encode(summary).decode(), benchmark_id])
+        self._write(
+            "UPDATE benchmarks SET status=?, summary=? WHERE id=?",
+            [status, _enc.encode(summary).decode(), benchmark_id],
+        )
 
     def benchmark_get(self, benchmark_id: str) -> dict[str, Any] | None:
         """A benchmark record: id, created, status, reference_hash, spec, summary."""
-        row = self._one("SELECT id, created, status, reference_hash, spec, summary FROM benchmarks WHERE id=?", [benchmark_id])
+        row = self._one(
+            "SELECT id, created, status, reference_hash, spec, summary FROM benchmarks WHERE id=?",
+            [benchmark_id],
+        )
         if row is None:
             return None
         i, c, st, rh, spec, summ = row
-        return {"id": i, "created": c, "status": st, "reference_hash": rh, "spec": msgspec.json.decode(spec),
-                "summary": None if summ is None else msgspec.json.decode(summ)}
+        return {
+            "id": i,
+            "created": c,
+            "status": st,
+            "reference_hash": rh,
+            "spec": msgspec.json.decode(spec),
+            "summary": None if summ is None else msgspec.json.decode(summ),
+        }
 
     def benchmark_list(self) -> list[dict[str, Any]]:
         """Benchmarks held: id, created, status, reference_hash, rows."""
@@ -278,9 +343,13 @@ class Store:
             "SELECT b.id, b.created, b.status, b.reference_hash, (SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id) "
             "FROM benchmarks b ORDER BY b.created"
         )
-        return [{"id": i, "created": c, "status": s, "reference_hash": h, "rows": n} for i, c, s, h, n in rows]
+        return [
+            {"id": i, "created": c, "status": s, "reference_hash": h, "rows": n} for i, c, s, h, n in rows
+        ]
 
-    def rows_put(self, benchmark_id: str, rows: Sequence[tuple[int, Row]], traces: dict[str, list[Step]] | None = None) -> None:
+    def rows_put(
+        self, benchmark_id: str, rows: Sequence[tuple[int, Row]], traces: dict[str, list[Step]] | None = None
+    ) -> None:
         """Write scored rows (with their order number) and their traces in one transaction."""
         batch = [[benchmark_id, seq, r.arm, r.item, r.run, _enc.encode(r).decode()] for seq, r in rows]
         with self._lock:
@@ -300,15 +369,24 @@ class Store:
 
     def rows_get(self, benchmark_id: str) -> list[Row]:
         """A benchmark's stored rows, in the seed's order."""
-        return [_dec_row.decode(r[0]) for r in self._all("SELECT row FROM rows WHERE benchmark_id=? ORDER BY seq", [benchmark_id])]
+        return [
+            _dec_row.decode(r[0])
+            for r in self._all("SELECT row FROM rows WHERE benchmark_id=? ORDER BY seq", [benchmark_id])
+        ]
 
     def traces_get(self, benchmark_id: str) -> dict[str, list[Step]]:
         """A benchmark's stored traces by ledger id."""
-        return {k: _dec_steps.decode(v) for k, v in self._all("SELECT ledger_id, steps FROM traces WHERE benchmark_id=?", [benchmark_id])}
+        return {
+            k: _dec_steps.decode(v)
+            for k, v in self._all("SELECT ledger_id, steps FROM traces WHERE benchmark_id=?", [benchmark_id])
+        }
 
     def ledger_put(self, benchmark_id: str, calls: int, usd: float, tokens: int) -> None:
         """Keep a benchmark's governor use so a resumed benchmark is held to what is left."""
-        self._write("INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)", [benchmark_id, calls, usd, tokens, time.time()])
+        self._write(
+            "INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)",
+            [benchmark_id, calls, usd, tokens, time.time()],
+        )
 
     def ledger_get(self, benchmark_id: str) -> dict[str, Any] | None:
         """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""

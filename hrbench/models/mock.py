@@ -37,7 +37,9 @@ class MockClient:
     provider = "mock"
     base_url = ""
 
-    def __init__(self, fn: Callable[[list[dict[str, Any]], dict[str, Any]], Any], model: str = "mock") -> None:
+    def __init__(
+        self, fn: Callable[[list[dict[str, Any]], dict[str, Any]], Any], model: str = "mock"
+    ) -> None:
         self.fn = fn
         self.model = model
         # a sync function answers without suspending: a sync arm's requests can be served in
@@ -76,4 +78,6 @@ class MockClient:
         text = None if out is None else str(out)
         words_in = sum(len(str(m.get("content", "")).split()) for m in request.messages)
         usage = Usage(tokens_in=words_in, tokens_out=len(text.split()) if text else 0, provenance="estimated")
-        return Result(text=text, finish_reason="stop", usage=usage, model=request.model or self.model, seconds=seconds)
+        return Result(
+            text=text, finish_reason="stop", usage=usage, model=request.model or self.model, seconds=seconds
+        )

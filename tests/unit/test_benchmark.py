@@ -25,7 +25,9 @@ def seed_reference() -> hb.Reference:
 
 
 def capitals_client() -> hb.MockClient:
-    return hb.MockClient(lambda messages, params: CAPITALS[messages[0]["content"].removeprefix("Capital of ")])
+    return hb.MockClient(
+        lambda messages, params: CAPITALS[messages[0]["content"].removeprefix("Capital of ")]
+    )
 
 
 def ask_arm() -> hb.Arm:
@@ -57,9 +59,24 @@ def test_seed002_example_print_and_head() -> None:
 def test_rows_have_exactly_the_seed_columns_and_pandas_too() -> None:
     bench = hb.benchmark(ask_arm(), seed_reference(), runs=5, client=capitals_client())
     assert ROW_COLUMNS == (
-        "cluster", "item", "arm", "run", "split", "correct", "outcome", "failure_kind", "tokens_in",
-        "tokens_out", "tokens_reasoning", "tokens_cached", "usd", "usd_provenance", "seconds",
-        "draw_index", "ledger_id", "reportable",
+        "cluster",
+        "item",
+        "arm",
+        "run",
+        "split",
+        "correct",
+        "outcome",
+        "failure_kind",
+        "tokens_in",
+        "tokens_out",
+        "tokens_reasoning",
+        "tokens_cached",
+        "usd",
+        "usd_provenance",
+        "seconds",
+        "draw_index",
+        "ledger_id",
+        "reportable",
     )
     df = bench.to_pandas()
     assert list(df.columns) == list(ROW_COLUMNS)
@@ -70,7 +87,9 @@ def test_rows_have_exactly_the_seed_columns_and_pandas_too() -> None:
 
 
 def test_order_is_cluster_item_arm_run_whatever_finishing_order() -> None:
-    ref = hb.Reference({"i1": 1, "i2": 2, "i3": 3, "i4": 4}, labels=["1", "2", "3", "4"], cluster=["b", "a", "b", "a"])
+    ref = hb.Reference(
+        {"i1": 1, "i2": 2, "i3": 3, "i4": 4}, labels=["1", "2", "3", "4"], cluster=["b", "a", "b", "a"]
+    )
 
     async def slow_first(item, ctx):
         await anyio.sleep(0.02 * (5 - item) * (6 - ctx.run) / 10)
@@ -79,8 +98,13 @@ def test_order_is_cluster_item_arm_run_whatever_finishing_order() -> None:
     arms = [hb.Arm("B", slow_first), hb.Arm("A", slow_first)]
     bench = hb.benchmark(arms, ref, runs=5, concurrency=40)
     got = [(r.cluster, r.item, r.arm, r.run) for r in bench.rows]
-    want = [(c, i, a, r) for c, ids in (("b", ["i1", "i3"]), ("a", ["i2", "i4"])) for i in ids for a in ("B", "A")
-            for r in range(1, 6)]
+    want = [
+        (c, i, a, r)
+        for c, ids in (("b", ["i1", "i3"]), ("a", ["i2", "i4"]))
+        for i in ids
+        for a in ("B", "A")
+        for r in range(1, 6)
+    ]
     assert got == want
 
 
@@ -134,8 +158,14 @@ def test_few_runs_warns() -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "field"),
-    [({"runs": 0}, "runs"), ({"runs": 2.5}, "runs"), ({"split": "holdout"}, "split"), ({"seed": "x"}, "seed"),
-     ({"concurrency": 0}, "concurrency"), ({"governor": {"max_calls": 3}}, "governor")],
+    [
+        ({"runs": 0}, "runs"),
+        ({"runs": 2.5}, "runs"),
+        ({"split": "holdout"}, "split"),
+        ({"seed": "x"}, "seed"),
+        ({"concurrency": 0}, "concurrency"),
+        ({"governor": {"max_calls": 3}}, "governor"),
+    ],
 )
 def test_bad_arguments_name_the_field(kwargs, field) -> None:
     with pytest.raises(hb.ConfigError) as err:
@@ -179,7 +209,9 @@ def test_ctx_call_inside_async_arm_is_a_clear_error() -> None:
     async def wrong(item, ctx):
         return ctx.call("x").text
 
-    bench = hb.benchmark(hb.Arm("w", wrong), hb.Reference({"a": "x"}, labels=["x"]), runs=5, client=capitals_client())
+    bench = hb.benchmark(
+        hb.Arm("w", wrong), hb.Reference({"a": "x"}, labels=["x"]), runs=5, client=capitals_client()
+    )
     steps = bench.traces[bench.rows[0].ledger_id]
     assert bench.rows[0].failure_kind == "error"
     assert "use `await ctx.acall" in steps[-1].error
@@ -198,8 +230,11 @@ def test_sync_arms_run_off_the_event_loop_thread() -> None:
 
 def test_tokens_and_usd_sum_over_the_runs_requests() -> None:
     def fn(messages, params):
-        return hb.Result(text="Paris", usage=hb.Usage(tokens_in=2000, tokens_out=266, tokens_reasoning=261,
-                                                      tokens_cached=1500), model="m")
+        return hb.Result(
+            text="Paris",
+            usage=hb.Usage(tokens_in=2000, tokens_out=266, tokens_reasoning=261, tokens_cached=1500),
+            model="m",
+        )
 
     pricing = hb.Pricing(overrides={"m": {"input": 1.0, "cached_input": 0.5, "output": 2.0}})
 
@@ -207,8 +242,13 @@ def test_tokens_and_usd_sum_over_the_runs_requests() -> None:
         ctx.call("a")
         return ctx.call("b").text
 
-    bench = hb.benchmark(hb.Arm("two", twice), hb.Reference({"a": "x"}, labels=["Paris"]), runs=5,
-                         client=hb.MockClient(fn, model="m"), pricing=pricing)
+    bench = hb.benchmark(
+        hb.Arm("two", twice),
+        hb.Reference({"a": "x"}, labels=["Paris"]),
+        runs=5,
+        client=hb.MockClient(fn, model="m"),
+        pricing=pricing,
+    )
     r = bench.rows[0]
     assert (r.tokens_in, r.tokens_out, r.tokens_reasoning, r.tokens_cached) == (4000, 532, 522, 3000)
     # per request: 500 input + 1500 cached at half + 266 output at 2 = 500 + 750 + 532 = 1782 per million
@@ -217,8 +257,12 @@ def test_tokens_and_usd_sum_over_the_runs_requests() -> None:
 
 
 def test_usd_is_na_when_a_model_has_no_price_and_provenance_estimated_for_mock() -> None:
-    bench = hb.benchmark(ask_arm(), seed_reference(), runs=5, client=hb.MockClient(
-        lambda m, p: "Paris", model="unpriced-model"))
+    bench = hb.benchmark(
+        ask_arm(),
+        seed_reference(),
+        runs=5,
+        client=hb.MockClient(lambda m, p: "Paris", model="unpriced-model"),
+    )
     assert bench.rows[0].usd is None
     assert bench.summary()[0]["usd"] is None
     assert "NA" in str(bench).splitlines()[2]
@@ -233,10 +277,15 @@ def test_an_arm_without_calls_has_provenance_none() -> None:
 
 def test_stream_yields_every_row() -> None:
     async def main():
-        return [r async for r in hb.benchmark_stream(ask_arm(), seed_reference(), runs=5, client=capitals_client())]
+        return [
+            r
+            async for r in hb.benchmark_stream(ask_arm(), seed_reference(), runs=5, client=capitals_client())
+        ]
 
     rows = anyio.run(main)
-    assert sorted((r.item, r.run) for r in rows) == sorted((f"q{i}", r) for i in range(1, 5) for r in range(1, 6))
+    assert sorted((r.item, r.run) for r in rows) == sorted(
+        (f"q{i}", r) for i in range(1, 5) for r in range(1, 6)
+    )
 
 
 def test_on_row_and_resume_with_done_rows() -> None:

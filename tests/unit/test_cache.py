@@ -18,8 +18,9 @@ def sampling_client(counter: itertools.count | None = None) -> hb.MockClient:
 
     def fn(messages, params):
         n = next(counter)
-        return hb.Result(text=f"reply-{n}", response_id=f"resp-{n}", model="m",
-                         usage=hb.Usage(tokens_in=10, tokens_out=5))
+        return hb.Result(
+            text=f"reply-{n}", response_id=f"resp-{n}", model="m", usage=hb.Usage(tokens_in=10, tokens_out=5)
+        )
 
     return hb.MockClient(fn, model="m")
 
@@ -60,7 +61,9 @@ def test_case_H12c_fixed_draw_index_is_refused_as_duplicate(tmp_path) -> None:
     store = hb.Store(tmp_path / "s.db")
     fixed = hb.Arm("A", lambda item, ctx: ctx.call(item, draw_index=0).text)
     with pytest.warns(hb.FewRunsWarning):
-        hb.benchmark(fixed, one_item(), runs=1, client=sampling_client(), cache=hb.Cache(store))  # fills the cache
+        hb.benchmark(
+            fixed, one_item(), runs=1, client=sampling_client(), cache=hb.Cache(store)
+        )  # fills the cache
     with pytest.warns(hb.FewRunsWarning), pytest.raises(hb.DuplicateDrawError) as err:
         hb.benchmark(fixed, one_item(), runs=3, client=sampling_client(), cache=hb.Cache(store))
     bench = err.value.bench
@@ -116,14 +119,20 @@ def test_case_H14a_cache_hit_adds_no_spend_and_keeps_nominal_cost(tmp_path) -> N
 def test_case_H14b_reasoning_tokens_counted_once() -> None:
     c = case("H14b")
     u = c["output"]["usage"]
-    usage = hb.Usage(tokens_in=u["prompt_tokens"], tokens_out=u["completion_tokens"], tokens_reasoning=u["reasoning_tokens"])
+    usage = hb.Usage(
+        tokens_in=u["prompt_tokens"],
+        tokens_out=u["completion_tokens"],
+        tokens_reasoning=u["reasoning_tokens"],
+    )
     assert usage.total == c["label"]["tokens_charged"] == u["total_tokens"]
 
 
 def test_case_H14d_provider_prompt_cache_billed_at_discount() -> None:
     c = case("H14d")
     u = c["output"]["usage"]
-    usage = hb.Usage(tokens_in=u["prompt_tokens"], tokens_cached=u["cached_tokens"], tokens_out=u["completion_tokens"])
+    usage = hb.Usage(
+        tokens_in=u["prompt_tokens"], tokens_cached=u["cached_tokens"], tokens_out=u["completion_tokens"]
+    )
     pricing = hb.Pricing(overrides={"m": {"input": 2.0, "cached_input": 0.5, "output": 8.0}})
     assert usage.total == c["label"]["tokens_charged"]
     assert pricing.cost(usage, "m") == pytest.approx((1500 * 0.5 + 500 * 2.0 + 50 * 8.0) / 1e6)
@@ -145,12 +154,24 @@ def test_refusals_and_failures_are_not_cached() -> None:
 
 
 def test_key_covers_everything_that_changes_a_reply_and_never_the_api_key(monkeypatch) -> None:
-    base = hb.Request(messages=[{"role": "user", "content": "x"}], params={"temperature": 0.7}, model="m",
-                      provider="openai", base_url="http://127.0.0.1:1/v1", draw_index=1)
+    base = hb.Request(
+        messages=[{"role": "user", "content": "x"}],
+        params={"temperature": 0.7},
+        model="m",
+        provider="openai",
+        base_url="http://127.0.0.1:1/v1",
+        draw_index=1,
+    )
     key = hb.cache_key(base, "A")
-    for change in ({"model": "m2"}, {"provider": "anthropic"}, {"base_url": "http://127.0.0.1:2/v1"},
-                   {"params": {"temperature": 0.8}}, {"tools": [{"name": "t"}]}, {"draw_index": 2},
-                   {"messages": [{"role": "user", "content": "y"}]}):
+    for change in (
+        {"model": "m2"},
+        {"provider": "anthropic"},
+        {"base_url": "http://127.0.0.1:2/v1"},
+        {"params": {"temperature": 0.8}},
+        {"tools": [{"name": "t"}]},
+        {"draw_index": 2},
+        {"messages": [{"role": "user", "content": "y"}]},
+    ):
         assert hb.cache_key(msgspec.structs.replace(base, **change), "A") != key, change
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-1")
     k1 = hb.cache_key(base, "A")
@@ -170,7 +191,9 @@ def test_recording_and_replay_any_arm_order_and_subset(tmp_path) -> None:
     replay = hb.ReplayClient(store, recording="r1")
     assert (replay.model, replay.provider) == ("m", "mock")
     again = hb.benchmark([b], ref, runs=5, client=replay)
-    assert {(r.arm, r.item, r.run): r.outcome for r in again.rows} == {k: v for k, v in got.items() if k[0] == "B"}
+    assert {(r.arm, r.item, r.run): r.outcome for r in again.rows} == {
+        k: v for k, v in got.items() if k[0] == "B"
+    }
     both = hb.benchmark([b, a], ref, runs=5, client=replay)
     assert {(r.arm, r.item, r.run): r.outcome for r in both.rows} == got
     assert all(s.source == "recording" and s.usd == 0.0 for t in both.traces.values() for s in t)
@@ -228,7 +251,9 @@ def test_store_is_wal_and_versioned_and_default_path_under_hrbench_home(tmp_path
 def test_api_key_never_reaches_sqlite(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-NEVER-STORE-ME")
     store = hb.Store(tmp_path / "s.db")
-    hb.benchmark(ASK, one_item(), runs=5, client=sampling_client(), record="r", store=store, cache=hb.Cache(store))
+    hb.benchmark(
+        ASK, one_item(), runs=5, client=sampling_client(), record="r", store=store, cache=hb.Cache(store)
+    )
     store.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     assert b"NEVER-STORE-ME" not in raw

@@ -24,5 +24,7 @@ def test_core_never_imports_server_or_clients() -> None:
     import sys
 
     code = "import sys, hrbench; bad = [m for m in sys.modules if m.split('.')[0] in ('hrbench_server', 'hrbench_client', 'pygls')]; print(bad)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "[]"

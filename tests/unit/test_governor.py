@@ -40,11 +40,19 @@ def test_case_H13a_through_the_runner_refused_runs_end_as_budget_stop() -> None:
         return hb.Result(text="ok", usage=hb.Usage(tokens_in=0, tokens_out=1024), model="priced")
 
     ref = hb.Reference({f"q{i}": i for i in range(4)}, labels="ok")
-    with pytest.warns(hb.BudgetStoppedWarning, match="2 run\\(s\\) stopped by the governor \\(cost_cap_reached\\)"):
+    with pytest.warns(
+        hb.BudgetStoppedWarning, match="2 run\\(s\\) stopped by the governor \\(cost_cap_reached\\)"
+    ):
         with pytest.warns(hb.FewRunsWarning):
-            bench = hb.benchmark(hb.Arm("a", lambda item, ctx: ctx.call("hi").text), ref, runs=1,
-                                 client=hb.MockClient(slow, model="priced"), governor=gov, pricing=pricing,
-                                 concurrency=4)
+            bench = hb.benchmark(
+                hb.Arm("a", lambda item, ctx: ctx.call("hi").text),
+                ref,
+                runs=1,
+                client=hb.MockClient(slow, model="priced"),
+                governor=gov,
+                pricing=pricing,
+                concurrency=4,
+            )
     kinds = sorted(str(r.failure_kind) for r in bench.rows)
     assert kinds == ["None", "None", c["expected_failure_kind"], c["expected_failure_kind"]]
     assert gov.usd <= c["label"]["final_spend_usd_at_most"]
@@ -73,8 +81,11 @@ def test_spend_never_passes_cap_under_threads(cap: float, costs: list[float]) ->
 
 @pytest.mark.parametrize(
     ("gov", "limit"),
-    [(hb.Governor(max_calls=0), "call_cap_reached"), (hb.Governor(max_usd=0.0), "cost_cap_reached"),
-     (hb.Governor(max_tokens=5), "token_cap_reached")],
+    [
+        (hb.Governor(max_calls=0), "call_cap_reached"),
+        (hb.Governor(max_usd=0.0), "cost_cap_reached"),
+        (hb.Governor(max_tokens=5), "token_cap_reached"),
+    ],
 )
 def test_each_limit_names_itself(gov, limit) -> None:
     with pytest.raises(hb.BudgetRefused) as err:
@@ -87,8 +98,14 @@ def test_call_cap_across_runs_every_row_exists_and_later_runs_refused_before_sen
     client = hb.MockClient(lambda m, p: sent.append(1) or "x")
     ref = hb.Reference({"a": "x", "b": "x"}, labels=["x", None])
     with pytest.warns(hb.BudgetStoppedWarning) as w:
-        bench = hb.benchmark(hb.Arm("c", lambda item, ctx: ctx.call(item).text), ref, runs=5, client=client,
-                             governor=hb.Governor(max_calls=3), concurrency=1)
+        bench = hb.benchmark(
+            hb.Arm("c", lambda item, ctx: ctx.call(item).text),
+            ref,
+            runs=5,
+            client=client,
+            governor=hb.Governor(max_calls=3),
+            concurrency=1,
+        )
     assert len(sent) == 3
     assert len(bench.rows) == 10
     stopped = [r for r in bench.rows if r.failure_kind == "budget_stop"]
@@ -103,8 +120,12 @@ def test_call_cap_across_runs_every_row_exists_and_later_runs_refused_before_sen
 def test_default_governor_is_400_calls_and_says_so(monkeypatch) -> None:
     monkeypatch.setenv("HRBENCH_MAX_CALLS", "2")
     with pytest.warns(hb.BudgetStoppedWarning, match="limits from the defaults"):
-        bench = hb.benchmark(hb.Arm("c", lambda item, ctx: ctx.call(item).text), hb.Reference({"a": "x"}, labels="x"),
-                             runs=5, client=hb.MockClient(lambda m, p: "x"))
+        bench = hb.benchmark(
+            hb.Arm("c", lambda item, ctx: ctx.call(item).text),
+            hb.Reference({"a": "x"}, labels="x"),
+            runs=5,
+            client=hb.MockClient(lambda m, p: "x"),
+        )
     assert [r.failure_kind for r in bench.rows] == [None, None, "budget_stop", "budget_stop", "budget_stop"]
     monkeypatch.delenv("HRBENCH_MAX_CALLS")
     from hrbench.governor import default_governor

@@ -65,7 +65,9 @@ def test_hash_is_content_and_stable_across_processes() -> None:
         "import hrbench as hb;"
         "print(hb.Reference({'q1': 'France', 'q2': 'Peru'}, labels=['Paris', 'Lima'], cluster=['a', 'b']).hash)"
     )
-    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    other = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert other == ref.hash
     changed = hb.Reference({"q1": "France", "q2": "Peru"}, labels=["Paris", "Lima!"], cluster=["a", "b"])
     assert changed.hash != ref.hash

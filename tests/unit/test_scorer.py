@@ -26,7 +26,11 @@ def test_seed000_custom_scorer_within_1pct() -> None:
             x = float(output)
         except (TypeError, ValueError):
             return {"correct": False, "outcome": None, "failure_kind": "parse_failure"}
-        return {"correct": abs(x - label) <= 0.01 * abs(label), "outcome": format(x, "g"), "failure_kind": None}
+        return {
+            "correct": abs(x - label) <= 0.01 * abs(label),
+            "outcome": format(x, "g"),
+            "failure_kind": None,
+        }
 
     near = hb.scorer(within, name="within_1pct")
     assert near.name == "within_1pct"
@@ -84,27 +88,36 @@ def test_no_label_is_na_with_failure_kind_kept() -> None:
 
 
 def test_contract_na_beside_failure_kind_is_false_and_true_beside_one_raises() -> None:
-    na = hb.scorer(lambda i, o, l: {"correct": None, "outcome": None, "failure_kind": "refusal"}, "na")
+    na = hb.scorer(lambda i, o, lab: {"correct": None, "outcome": None, "failure_kind": "refusal"}, "na")
     assert na(None, "x", "y") == hb.Score(correct=False, outcome=None, failure_kind="refusal")
-    bad = hb.scorer(lambda i, o, l: {"correct": True, "outcome": None, "failure_kind": "wrong"}, "bad")
+    bad = hb.scorer(lambda i, o, lab: {"correct": True, "outcome": None, "failure_kind": "wrong"}, "bad")
     with pytest.raises(hb.ScorerError, match="correct=True beside failure_kind 'wrong'"):
         bad(None, "x", "y")
-    unknown = hb.scorer(lambda i, o, l: {"correct": False, "failure_kind": "oops"}, "unknown")
+    unknown = hb.scorer(lambda i, o, lab: {"correct": False, "failure_kind": "oops"}, "unknown")
     with pytest.raises(hb.ScorerError, match="unknown failure_kind 'oops'"):
         unknown(None, "x", "y")
-    wrong = hb.scorer(lambda i, o, l: hb.Score(correct=False), "w")
+    wrong = hb.scorer(lambda i, o, lab: hb.Score(correct=False), "w")
     assert wrong(None, "x", "y").failure_kind == "wrong"
 
 
 def test_scorer_needs_a_name() -> None:
     with pytest.raises(hb.ConfigError, match="name"):
-        hb.scorer(lambda i, o, l: True, "")
+        hb.scorer(lambda i, o, lab: True, "")
 
 
 @pytest.mark.parametrize(
     ("label", "answers"),
-    [(100000, ["100000"]), (1e5, ["100000"]), (45.2, ["45.2"]), (-3, ["-3"]), (29.0, ["29"]),
-     (["a", 2], ["a", "2"]), (None, None), (float("nan"), None), (0.1 + 0.2, ["0.30000000000000004"])],
+    [
+        (100000, ["100000"]),
+        (1e5, ["100000"]),
+        (45.2, ["45.2"]),
+        (-3, ["-3"]),
+        (29.0, ["29"]),
+        (["a", 2], ["a", "2"]),
+        (None, None),
+        (float("nan"), None),
+        (0.1 + 0.2, ["0.30000000000000004"]),
+    ],
 )
 def test_label_numbers_in_plain_digits(label, answers) -> None:
     assert label_answers(label) == answers
@@ -123,8 +136,14 @@ def test_fold_is_idempotent(s: str) -> None:
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("STRASSE", "Straße"), ("ＡＢＣ", "abc"), ("can\u2019t", "can't"), ("\u201cq\u201d", '"q"'),
-     ("cafe\u0301", "café"), ("a\u00a0\u2009 b", "a b")],
+    [
+        ("STRASSE", "Straße"),
+        ("ＡＢＣ", "abc"),
+        ("can\u2019t", "can't"),
+        ("\u201cq\u201d", '"q"'),
+        ("cafe\u0301", "café"),
+        ("a\u00a0\u2009 b", "a b"),
+    ],
 )
 def test_fold_family(a: str, b: str) -> None:
     assert fold(a) == fold(b)
