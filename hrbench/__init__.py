@@ -25,6 +25,15 @@ from hrbench.errors import (
 from hrbench.governor import Governor
 from hrbench.models.mock import MockClient
 from hrbench.pricing import Pricing
+from hrbench import reading
+from hrbench.reading import (
+    answer_scorer,
+    example_document,
+    is_not_found,
+    outputs_arm,
+    qa_reference,
+    tatqa_reference,
+)
 from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
 from hrbench.reference import Reference
 from hrbench.replay import ReplayClient
@@ -72,6 +81,7 @@ __all__ = [
     "Store",
     "TooFewRunsError",
     "Usage",
+    "answer_scorer",
     "benchmark",
     "benchmark_async",
     "benchmark_stream",
@@ -79,8 +89,14 @@ __all__ = [
     "compare",
     "compare_all",
     "exact_scorer",
+    "example_document",
+    "is_not_found",
+    "outputs_arm",
     "power",
+    "qa_reference",
+    "reading",
     "report",
     "request_hash",
     "scorer",
+    "tatqa_reference",
 ]

@@ -862,7 +862,9 @@ class _Stops:
     limits: set[str] = field(default_factory=set)
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
-        if row.failure_kind != "budget_stop":
+        # a run is stopped when it ended as budget_stop, or when a request of it was refused and
+        # its arm caught the refusal (a reading recipe's partial answer)
+        if row.failure_kind != "budget_stop" and not any(s.source == "refused" for s in trace):
             return
         self.n += 1
         self.counted += row.reportable and row.correct is not None

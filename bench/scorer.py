@@ -1,0 +1,72 @@
+"""Scores per second of ``answer_contains`` against ``exact`` in the same run (issue 6).
+
+Input: every bundled real answer (Llama-3.2-3B on SQuAD 2.0 dev, ``runs/*.jsonl``) against its
+reference label, from the data folder (``$HRBENCH_DATA``, default ``<repo>/../shared/data``).
+Both scorers start cold (caches cleared), then score the same answers again warm (answers
+repeat across runs and arms in a benchmark). Target: >= 100,000 answer_contains scores/s.
+
+Usage: .venv/bin/python bench/scorer.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hrbench.reading import answer_scorer, qa_reference
+from hrbench.reading._fold import _fold_cached
+from hrbench.reading._not_found import _search_cached
+from hrbench.reading._scorer import _needles
+from hrbench.scorer import exact_scorer
+
+TARGET = 100_000
+
+
+def load(data: Path) -> list[tuple[Any, Any, Any]]:
+    base = data / "squad2-dev-llama32-3b"
+    ref = qa_reference(base / "questions.jsonl")
+    out = []
+    for f in sorted((base / "runs").glob("*.jsonl")):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            out.append((ref.items[row["qid"]], row["prediction"], ref.labels[row["qid"]]))
+    return out
+
+
+def rate(scorer: Any, triples: list[tuple[Any, Any, Any]], repeat: int) -> float:
+    start = time.perf_counter()
+    for _ in range(repeat):
+        for item, output, label in triples:
+            scorer(item, output, label)
+    return repeat * len(triples) / (time.perf_counter() - start)
+
+
+def main() -> int:
+    repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 10
+    data = Path(os.environ.get("HRBENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    if not (data / "squad2-dev-llama32-3b").is_dir():
+        print(f"no real data under {data} (set HRBENCH_DATA)", file=sys.stderr)
+        return 2
+    triples = load(data)
+    for cache in (_fold_cached, _search_cached, _needles):
+        cache.cache_clear()
+    ac, ex = answer_scorer(), exact_scorer()
+    cold_ac = rate(ac, triples, 1)
+    cold_ex = rate(ex, triples, 1)
+    warm_ac = rate(ac, triples, repeat)
+    warm_ex = rate(ex, triples, repeat)
+    print(f"{len(triples)} real answers; scores/s (higher is better)")
+    print(f"  answer_contains  cold {cold_ac:>10,.0f}  warm {warm_ac:>10,.0f}")
+    print(f"  exact            cold {cold_ex:>10,.0f}  warm {warm_ex:>10,.0f}")
+    print(f"  ratio answer_contains/exact: cold {cold_ac / cold_ex:.2f}, warm {warm_ac / warm_ex:.2f}")
+    ok = min(cold_ac, warm_ac) >= TARGET
+    print(f"  target >= {TARGET:,}/s: {'met' if ok else 'NOT met'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

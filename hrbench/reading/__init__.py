@@ -1,0 +1,46 @@
+"""Document question answering: the ``answer_contains`` scorer, QA references, reading recipes.
+
+An item is ``{"document", "question"}``; a label is the accepted answers or
+``NOT_IN_DOCUMENT`` (SPEC section 3, seed 001).
+
+- :func:`answer_scorer` (``answer_contains``) and :func:`is_not_found`, with the folding and
+  whole-number matching of :func:`fold_answer` / :func:`contains_answer`;
+- :func:`qa_reference` (SQuAD-style files and rows) and :func:`tatqa_reference` (TAT-QA);
+- :func:`outputs_arm` (existing predictions; :func:`tatqa_outputs` reads TAT-QA run files);
+- reading recipes :func:`direct`, :func:`chunked`, :func:`retrieve`;
+- :func:`example_document` and :func:`example_questions` for docs and tests.
+"""
+
+from hrbench.reading._example import example_document, example_questions
+from hrbench.reading._fold import contains_answer, fold_answer
+from hrbench.reading._not_found import is_not_found
+from hrbench.reading._outputs import outputs_arm, tatqa_outputs
+from hrbench.reading._recipes import INSTRUCTIONS, RECIPES, chunk_document, chunked, direct, retrieve
+from hrbench.reading._reference import document_id, qa_reference, read_rows, tatqa_reference
+from hrbench.reading._scorer import LIMIT_NOTES, REFUSAL_REASONS, answer_scorer, stop_kind
+from hrbench.scorer import NOT_IN_DOCUMENT
+
+__all__ = [
+    "INSTRUCTIONS",
+    "LIMIT_NOTES",
+    "NOT_IN_DOCUMENT",
+    "RECIPES",
+    "REFUSAL_REASONS",
+    "answer_scorer",
+    "chunk_document",
+    "chunked",
+    "contains_answer",
+    "direct",
+    "document_id",
+    "example_document",
+    "example_questions",
+    "fold_answer",
+    "is_not_found",
+    "outputs_arm",
+    "qa_reference",
+    "read_rows",
+    "retrieve",
+    "stop_kind",
+    "tatqa_outputs",
+    "tatqa_reference",
+]

@@ -1,0 +1,202 @@
+"""Arms that answer from existing predictions, so files a user already has go through the runner."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from hrbench.arm import Arm, Context
+from hrbench.errors import ConfigError
+from hrbench.reading._reference import read_rows
+from hrbench.records import Answer, Result
+from hrbench.scorer import plain_number
+
+__all__ = ["outputs_arm", "tatqa_outputs"]
+
+
+def _as_output(value: Any) -> Any:
+    """A stored prediction as an output the scorers read (see :func:`outputs_arm`)."""
+    if value is None or isinstance(value, (str, Mapping, Answer, Result)):
+        return value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)):
+        return plain_number(value)
+    if isinstance(value, (list, tuple)):
+        parts = [_as_output(v) for v in value]
+        texts = [p if isinstance(p, str) else json.dumps(p, default=str) for p in parts if p is not None]
+        return "; ".join(texts)
+    return str(value)
+
+
+def _digest(outputs: Mapping[str, Any]) -> str:
+    body = msgspec.json.encode({k: outputs[k] for k in sorted(outputs)}, enc_hook=repr, order="sorted")
+    return hashlib.sha256(body).hexdigest()
+
+
+class _Outputs:
+    """The arm function of :func:`outputs_arm`; its ``spec`` stands for it in the arm's hash."""
+
+    def __init__(self, outputs: dict[str, Any], spec: dict[str, Any]) -> None:
+        self.outputs = outputs
+        self.spec = spec
+
+    def __repr__(self) -> str:
+        return f"<outputs {self.spec.get('source')!s} ({len(self.outputs)} predictions)>"
+
+    async def __call__(self, item: Any, ctx: Context) -> Any:
+        try:
+            return self.outputs[ctx.item_id]
+        except KeyError:
+            return {
+                "text": None,
+                "failure_kind": "parse_failure",
+                "error": f"no prediction for item {ctx.item_id!r}",
+            }
+
+
+def outputs_arm(
+    name: str,
+    outputs: Mapping[Any, Any] | str | os.PathLike[str],
+    id_field: str = "id",
+    prediction_field: str | Callable[[dict[str, Any]], Any] = "prediction",
+    *,
+    version: str = "1",
+) -> Arm:
+    """An arm that answers from predictions made elsewhere (no model calls).
+
+    Users score files they already have through the same runner, rows and summary as live
+    arms. Every run of an item returns the same stored prediction.
+
+    Args:
+        name: the arm's name.
+        outputs: a mapping of item id to output, or a path: a ``.jsonl`` file (or a ``.json``
+            list) of rows holding ``id_field`` and ``prediction_field``, or a ``.json`` object
+            of id -> prediction (the official SQuAD prediction format).
+        id_field: the rows' item id field (``"qid"`` in the bundled SQuAD runs,
+            ``"question_id"`` in the TAT-QA runs).
+        prediction_field: the rows' prediction field, or a function of the row returning the
+            output.
+        version: the arm's version.
+
+    Returns:
+        An :class:`~hrbench.arm.Arm` whose ``settings`` record the source, the fields, the
+        number of predictions and a sha256 of them (so another file is another arm hash).
+
+    Stored values become outputs as follows: a string, ``None``, a dict, an
+    :class:`~hrbench.records.Answer` or a :class:`~hrbench.records.Result` as it is; a number
+    in plain digits (``100000.0`` -> ``"100000"``); a list as its parts joined by ``"; "``.
+    Decided: an item without a prediction gets ``{"text": None, "failure_kind":
+    "parse_failure", "error": "no prediction for item ..."}``, a ``parse_failure`` under every
+    scorer, so a missing line counts against the arm rather than vanishing.
+
+    Raises:
+        ConfigError: a row without ``id_field``, a duplicate id, or an unreadable source.
+
+    Example:
+        >>> arm = outputs_arm("baseline", {"q1": "Paris", "q2": None})
+        >>> arm.name, arm.settings["n"]
+        ('baseline', 2)
+    """
+    settings: dict[str, Any] = {"id_field": id_field}
+    if isinstance(outputs, (str, os.PathLike)):
+        path = Path(outputs)
+        settings["source"] = path.name
+        raw: Any = None
+        if path.suffix == ".json":
+            raw = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(raw, Mapping) and "data" not in raw:
+            table = {str(k): v for k, v in raw.items()}
+            if "predictions" in table and isinstance(table["predictions"], Mapping):
+                table = {str(k): v for k, v in table["predictions"].items()}
+        else:
+            table = {}
+            rows = read_rows(raw if raw is not None else path)
+            for n, row in enumerate(rows, 1):
+                if id_field not in row:
+                    raise ConfigError("id_field", id_field, f"{path.name} row {n} has no such field")
+                key = str(row[id_field])
+                if key in table:
+                    raise ConfigError("outputs", key, f"{path.name} has two predictions for this item")
+                if callable(prediction_field):
+                    table[key] = prediction_field(row)
+                else:
+                    table[key] = row.get(prediction_field)
+            settings["prediction_field"] = (
+                prediction_field
+                if isinstance(prediction_field, str)
+                else getattr(prediction_field, "__name__", "fn")
+            )
+    elif isinstance(outputs, Mapping):
+        settings["source"] = "mapping"
+        table = {str(k): v for k, v in outputs.items()}
+    else:
+        raise ConfigError("outputs", outputs, "expected a mapping of id -> output or a path")
+    table = {k: _as_output(v) for k, v in table.items()}
+    settings["n"] = len(table)
+    settings["sha256"] = _digest(table)
+    fn = _Outputs(table, {"kind": "outputs", **settings})
+    return Arm(name, fn, version=version, settings=settings)
+
+
+def _tidy_float(x: float, decimals: int | None) -> str:
+    """A computed float without binary noise: 12 significant digits (or rounded), plain digits."""
+    if decimals is not None:
+        x = round(x, decimals)
+    return plain_number(float(f"{x:.12g}"))
+
+
+def tatqa_outputs(
+    path: str | os.PathLike[str], field: str = "pred_answer", *, decimals: int | None = None
+) -> dict[str, str | None]:
+    """Predictions from a TAT-QA run file (the bundled GPT-3 / Codex runs), as id -> text.
+
+    Args:
+        path: a ``.jsonl`` file with ``question_id``, ``generated``, ``pred_answer`` and
+            ``pred_scale`` (the Program-of-Thoughts format), or a ``.json`` object of
+            ``{question_id: [answer, scale]}`` (TAT-QA's sample prediction format).
+        field: ``"pred_answer"`` (the parsed answer, default) or ``"generated"`` (the raw
+            completion).
+        decimals: round a computed float (a program-of-thought result) to this many decimals;
+            TAT-QA dev gold numbers have at most two, so ``decimals=2`` gives a program's
+            ``-22.2222222222`` the same chance as a reader that wrote ``-22.22``.
+
+    Returns:
+        A mapping of question id to text: the parsed answer's parts joined by ``"; "`` with the
+        scale word after it when the run gave one (``"1496.5 million"``); a computed float is
+        written with 12 significant digits (decided: a program's ``-12.600000000000001`` is
+        -12.6); an empty completion is ``None`` (a parse failure).
+
+    Raises:
+        ConfigError: when ``field`` is neither of the two.
+    """
+    if field not in ("pred_answer", "generated"):
+        raise ConfigError("field", field, "expected 'pred_answer' or 'generated'")
+    p = Path(path)
+    out: dict[str, str | None] = {}
+    if p.suffix == ".json":
+        data = json.loads(p.read_text(encoding="utf-8"))
+        rows = [{"question_id": k, "pred_answer": v[0], "pred_scale": v[1]} for k, v in data.items()]
+        field = "pred_answer"
+    else:
+        rows = read_rows(p)
+    for row in rows:
+        value = row.get(field)
+        parts = value if isinstance(value, list) else [value]
+        texts = [
+            _tidy_float(v, decimals) if isinstance(v, float) else str(_as_output(v))
+            for v in parts
+            if v is not None
+        ]
+        text = "; ".join(t for t in texts if t.strip())
+        scale = row.get("pred_scale") or ""
+        if field == "pred_answer" and text and scale and scale not in ("none",):
+            text = f"{text}{'%' if scale == 'percent' else ' ' + scale}"
+        out[str(row["question_id"])] = text or None
+    return out

@@ -1,0 +1,197 @@
+"""The ``answer_contains`` scorer (seed 001, the R original's ``gr_scorer_answer``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+from hrbench.reading._fold import contains_answer, fold_answer
+from hrbench.reading._not_found import _folded_not_found
+from hrbench.records import Answer, Result, Score
+from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, output_failure, output_text
+
+__all__ = ["LIMIT_NOTES", "REFUSAL_REASONS", "answer_scorer", "stop_kind"]
+
+LIMIT_NOTES = frozenset({"cost_cap_reached", "call_cap_reached", "token_cap_reached", "limit_refused"})
+"""Notes that say a limit stopped a run (seed 001 names the first, second and fourth)."""
+
+REFUSAL_REASONS = frozenset({"refusal", "content_filter"})
+"""Finish reasons that mean a model refused a request (seed 001)."""
+
+_NID = NOT_IN_DOCUMENT.casefold()
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def stop_kind(output: Any) -> str | None:
+    """Whether a limit or a refusal stopped the run behind an output (seed 001).
+
+    ``"budget_stop"`` when the output is partial and notes a limit (``cost_cap_reached``,
+    ``call_cap_reached``, ``token_cap_reached``, ``limit_refused``): an
+    :class:`~hrbench.records.Answer` with ``partial=True``; a dict with such a note in ``notes``
+    and ``partial`` not ``False`` (decided: a dict that notes a limit is taken as partial unless
+    it says otherwise, as in case H13c); a :class:`~hrbench.records.Result` whose ``note`` is a
+    limit. Otherwise ``"refusal"`` when a step of the trace (``Answer.trace``, or a dict's
+    ``steps``/``trace``) finished with reason ``refusal`` or ``content_filter``, or the output
+    itself is a refused result (``refused=True`` or such a finish reason). Apology or refusal
+    words in the text are never a refusal (cases H10a, H10f).
+
+    Args:
+        output: what an arm returned.
+
+    Returns:
+        ``"budget_stop"``, ``"refusal"`` or ``None``.
+
+    Example:
+        >>> stop_kind({"text": "x", "steps": [{"finish_reason": "content_filter"}]})
+        'refusal'
+    """
+    if output is None or isinstance(output, (str, int, float)):
+        return None
+    if isinstance(output, Answer):
+        partial: Any = output.partial
+        notes: Any = output.notes
+        steps: Any = output.trace
+    elif isinstance(output, Result):
+        partial, notes, steps = True, [output.note] if output.note else [], [output]
+    else:
+        notes = _get(output, "notes") or []
+        if isinstance(notes, str):
+            notes = [notes]
+        partial = _get(output, "partial")
+        partial = partial is not False
+        steps = _get(output, "steps")
+        if steps is None:
+            steps = _get(output, "trace")
+        steps = [output, *(steps or [])]
+    if partial and any(n in LIMIT_NOTES for n in notes):
+        return "budget_stop"
+    for step in steps:
+        if _get(step, "finish_reason") in REFUSAL_REASONS or _get(step, "refused") is True:
+            return "refusal"
+    return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
+    """(does the label accept NOT_IN_DOCUMENT, the other accepted answers folded)."""
+    nid = False
+    folded: list[str] = []
+    for a in answers:
+        if a.strip().casefold() == _NID:
+            nid = True
+            continue
+        f = fold_answer(a)
+        if f and f not in folded:
+            folded.append(f)
+    return nid, tuple(folded)
+
+
+def _answer_contains(item: Any, output: Any, label: Any) -> Score:
+    kind = output_failure(output)
+    text = output_text(output)
+    outcome = None if text is None else fold_answer(text)
+    if kind is not None:
+        return Score(correct=False, outcome=outcome, failure_kind=kind)
+    if outcome is None:
+        return Score(correct=False, outcome=None, failure_kind="parse_failure")
+    stop = stop_kind(output)
+    answers = label_answers(label)
+    if answers is None:
+        return Score(correct=None, outcome=outcome, failure_kind=stop)
+    nid, needles = _needles(tuple(answers))
+    not_found: bool | None = None
+    for needle in needles:
+        if contains_answer(outcome, needle):
+            not_found = _folded_not_found(outcome)
+            if not not_found:
+                return Score(correct=True, outcome=outcome, failure_kind=None)
+            break
+    if stop is not None:
+        return Score(correct=False, outcome=outcome, failure_kind=stop)
+    if not_found is None:
+        not_found = _folded_not_found(outcome)
+    if not_found:
+        if nid:
+            return Score(correct=True, outcome=outcome, failure_kind=None)
+        return Score(correct=False, outcome=outcome, failure_kind="not_in_document")
+    return Score(correct=False, outcome=outcome, failure_kind="wrong")
+
+
+def answer_scorer() -> Scorer:
+    """The number-aware reading scorer ``answer_contains`` (seed 001).
+
+    An answer is right when its text contains any of the item's accepted answers after both
+    are folded the same way (seed 001: containment after folding). Folding and matching, in
+    full in :mod:`hrbench.reading._fold`:
+
+    - NFKC, then any script's decimal digits as ASCII digits (decided, case H08a); curly quotes
+      as ASCII (decided, H08c); full Unicode case folding, no Turkic rule (decided, H07a,
+      H07c); runs of white space as one space.
+    - Thousands separators dropped: a comma, a no-break space U+00A0, a thin space U+2009 or a
+      narrow no-break space U+202F, only between a lead of 1-3 digits and groups of exactly
+      three digits (decided, H01f: the list "3,5,7" is not 357; seed 001: "1,204", "1 204" with
+      a no-break or thin space, and "1204" are the same; H01a, H01b, H01d). An ordinary space
+      is not a separator.
+    - A number in a label is written in plain digits (seed 001: the label 100000 accepts
+      "100,000"); "1e5" is not 100000 (decided, L01d).
+    - Decided: trailing zeros of a decimal do not count ("29.00" equals 29, "45.20" equals
+      45.2); ".5" equals "0.5".
+    - A number is matched whole (seed 001): "45.2" is not in "145.2" or "45.25"; "12" is not
+      in ".12" or "-12"; "11" is not in "711" (H02a, H02b, H02c, H03b, H03d); the minus sign
+      belongs to the number ("5" is not "-5", H04a, H04b); the Unicode minus U+2212 is a minus.
+      A full stop after a number is not a decimal point ("$29." contains 29, H05a).
+    - Units, currency and "%" against a number do not hide it (seed 001: "45.2m", "5mg";
+      H01a "$8,000", H02e, H05d "20%"); a sign before a currency sign stays with the number
+      ("-$12.6" holds -12.6).
+    - A hyphen between two numbers is a range, not a minus (seed 001: "12-15" contains 15;
+      H04d, H04e), with spaces round it as well (decided, H04f: "2 - 12" contains 12, not -12).
+
+    On an item labelled ``NOT_IN_DOCUMENT`` the answer is right when :func:`is_not_found` says
+    it reports that the document does not hold the answer (H11a); an invented answer there is
+    ``"wrong"`` (H11c). Decided (seed silent): an answer that reports absence is not searched
+    for accepted answers, so ``"NO ANSWER"`` does not contain the answer ``"no"`` and
+    ``"NOT_IN_DOCUMENT"`` does not contain ``"document"`` (a real case in the bundled SQuAD
+    runs); it is ``"not_in_document"``.
+
+    An output that is not right gets the first failure kind that applies (seed 001):
+    ``"parse_failure"`` (no answer text: not a string, no ``answer``/``text``, blank),
+    ``"budget_stop"`` (partial, with a limit note), ``"refusal"`` (a trace step finished with
+    ``refusal``/``content_filter``, or a refused result), ``"not_in_document"`` (an answer was
+    expected and the reader said the document lacks it), ``"wrong"``. Before these, as in the
+    exact scorer (seed 000): an output carrying its own ``failure_kind`` keeps it, and a failed
+    result (``ok=False``) is ``"error"``. Following the seed's order, a reply with no text is a
+    ``parse_failure`` even when a step reports a content filter or a note reports a limit
+    (cases H10d and H13e, where the seed's order hides the refusal or the stop; the trace
+    still records it).
+
+    A stopped or refused run that still found an accepted answer is right (H13c). A not-found
+    answer from a stopped or refused run is that stop, on an unanswerable item as well: a
+    reader that ran out of budget did not look. An item with no label is scored
+    ``correct=None``, with a stop or refusal kept as its failure kind.
+
+    Outputs may be a string; a dict (``answer``/``text``, ``notes``, ``partial``,
+    ``steps``/``trace`` of ``{finish_reason}``, ``refused``, ``failure_kind``, ``ok``,
+    ``error``); an :class:`~hrbench.records.Answer`; or a :class:`~hrbench.records.Result`.
+    The outcome is the answer's folded text.
+
+    Returns:
+        A :class:`~hrbench.scorer.Scorer` named ``"answer_contains"``.
+
+    Example:
+        >>> from hrbench.reading import example_document
+        >>> s = answer_scorer()
+        >>> item = {"question": "How many units?", "document": example_document()}
+        >>> s(item, "Sheffield produced 12,400 units.", "12400").correct
+        True
+        >>> s(item, "NOT_IN_DOCUMENT", "12400").failure_kind
+        'not_in_document'
+        >>> s(item, "NOT_IN_DOCUMENT", "NOT_IN_DOCUMENT").correct
+        True
+    """
+    return Scorer(_answer_contains, "answer_contains", {"seed": "001", "version": "1"})
