@@ -461,3 +461,36 @@ def test_evaluate_spec_function_module_and_errors() -> None:
         {"module": {"signature": "text -> sentiment", "fn": "tests.unit.test_evaluate:rule_fn"}, "data": []}
     )
     assert empty["mean_score"] is None and empty["warnings"][0].startswith("EmptyDataWarning")
+
+
+def test_async_metric() -> None:
+    async def judge(prediction: Any, expected: Any) -> dict[str, Any]:
+        await anyio.lowlevel.checkpoint()
+        if expected.text == "Awful.":
+            raise RuntimeError("judge offline")
+        return {"score": prediction.sentiment == expected.sentiment, "feedback": "judged"}
+
+    with pytest.warns(MetricErrorWarning, match="judge offline"):
+        result = evaluate(rule(), seed_data("rows"), judge)
+    assert result.scores == [1, None, 1, 0] and result.feedbacks == ["judged", None, "judged", "judged"]
+
+
+def test_identical_rows_share_a_cached_draw_but_epochs_must_differ() -> None:
+    counter = itertools.count()
+
+    def fresh(messages: Any, params: Any) -> Result:
+        return Result(text=json.dumps({"b": "x"}), response_id=f"resp-{next(counter)}")
+
+    data = [{"a": 1, "b": "x"}, {"a": 2, "b": "x"}, {"a": 1, "b": "x"}]
+    cache = Cache(Store(":memory:"))
+    result = evaluate(
+        module("a -> b", model=MockClient(fresh)), data, "exact_match", cache=cache, concurrency=1
+    )
+    assert result.n_errors == 0 and [m["sources"] for m in result.metadata] == [["live"], ["live"], ["cache"]]
+
+    def stuck(messages: Any, params: Any) -> Result:  # a provider that repeats one reply whatever the draw
+        return Result(text=json.dumps({"b": "x"}), response_id="same-every-time")
+
+    repeated = evaluate(module("a -> b", model=MockClient(stuck)), data[:1], "exact_match", epochs=2)
+    assert [(e.epoch, e.kind) for e in repeated.errors] == [(2, "run")]
+    assert "DuplicateDrawError" in repeated.errors[0].message

@@ -224,6 +224,9 @@ def test_missing_reference_values_are_unanswerable() -> None:
     metric = m.exact_match("a")
     assert metric(Prediction(a=""), Example(a=float("nan"))) == 1.0
     assert metric(Prediction(a=""), Example(a=None)) == 1.0
+    pd = pytest.importorskip("pandas")
+    assert metric(Prediction(a=""), Example(a=pd.NA)) == 1.0
+    assert metric(Prediction(a=pd.NA), Example(a=[])) == 1.0
     np = pytest.importorskip("numpy")
     assert metric(Prediction(a="x"), Example(a=np.array(["X", "y"]))) == 1.0
 
