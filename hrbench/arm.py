@@ -177,14 +177,22 @@ class Context:
     item_id: str
     run: int
     draw_index: int
-    rng: random.Random
+    seed: int
     client: Any
     ledger_id: str
     runtime: _Runtime | None = None
+    _rng: random.Random | None = None
     trace: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     served_keys: set[str] = field(default_factory=set)
     response_ids: set[str] = field(default_factory=set)
+
+    @property
+    def rng(self) -> random.Random:
+        """The run's private random stream, made on first use."""
+        if self._rng is None:
+            self._rng = make_rng(self.seed, self.arm, self.item_id, self.run)
+        return self._rng
 
     @property
     def governor(self) -> Any:

@@ -20,7 +20,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench.arm import Arm, Context, RunInfo, current_run, make_rng
+from hrbench.arm import Arm, Context, RunInfo, current_run
 from hrbench.cache import Cache, cache_key, request_hash
 from hrbench.errors import (
     BudgetRefused,
@@ -530,6 +530,16 @@ class _Plan:
     seed: int
     scorer: ScorerLike
     bench_id: str
+    payloads: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, Any] = field(default_factory=dict)
+    splits: dict[str, str] = field(default_factory=dict)
+    unlabelled: dict[str, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.payloads = self.reference.items
+        self.labels = self.reference.labels
+        self.splits = self.reference.splits
+        self.unlabelled = {i: label_answers(lab) is None for i, lab in self.labels.items()}
 
     def cells(self) -> list[tuple[str, str, Arm]]:
         clusters = self.reference.clusters
@@ -586,7 +596,7 @@ def _new_attempt(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _A
         item_id=item,
         run=run,
         draw_index=run,
-        rng=make_rng(plan.seed, arm.name, item, run),
+        seed=plan.seed,
         client=rt.client,
         ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}",
         runtime=rt,
@@ -615,7 +625,7 @@ def _invoke_sync(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _A
     token = current_run.set(RunInfo(arm.name, item, run))
     start = time.perf_counter()
     try:
-        att.output = arm.fn(plan.reference.payload(item), att.ctx)
+        att.output = arm.fn(plan.payloads[item], att.ctx)
     except Exception as exc:
         _failed(att, exc)
     finally:
@@ -630,7 +640,7 @@ async def _invoke_async(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int
     token = current_run.set(RunInfo(arm.name, item, run))
     start = time.perf_counter()
     try:
-        att.output = await arm.fn(plan.reference.payload(item), att.ctx)
+        att.output = await arm.fn(plan.payloads[item], att.ctx)
     except Exception as exc:
         _failed(att, exc)
     finally:
@@ -642,9 +652,9 @@ async def _invoke_async(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int
 def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> Row:
     """Score one run and make its row."""
     ctx = att.ctx
-    payload = plan.reference.payload(item)
-    label = plan.reference.labels[item]
-    na = label_answers(label) is None
+    payload = plan.payloads[item]
+    label = plan.labels[item]
+    na = plan.unlabelled[item]
     if att.forced is not None:
         score = Score(correct=None if na else False, outcome=None, failure_kind=att.forced)
     else:
@@ -656,7 +666,7 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
             ctx.step_error(f"scorer {plan.scorer.name!r} raised {type(exc).__name__}: {exc}")
             score = Score(correct=None if na else False, outcome=None, failure_kind="error")
     tin, tout, treas, tcache, usd, prov = _row_usage(ctx.trace)
-    split = plan.reference.splits[item]
+    split = plan.splits[item]
     return Row(
         cluster=cluster,
         item=item,

@@ -52,7 +52,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 
-from hrbench.arm import Context, RunInfo, current_run, make_rng
+from hrbench.arm import Context, RunInfo, current_run
 from hrbench.errors import BudgetRefused, ConfigError, ModelError, SignatureError
 from hrbench.records import Result, Step, Usage
 
@@ -943,7 +943,7 @@ async def _run_one(
         item = _inputs_key(inputs)
         ctx = Context(
             arm=mod.name, item_id=item, run=draw_index, draw_index=draw_index,
-            rng=make_rng(0, mod.name, item, draw_index), client=settings.llm, ledger_id=ledger_id,
+            seed=0, client=settings.llm, ledger_id=ledger_id,
             runtime=settings.runtime,
         )  # fmt: skip
         token = current_run.set(RunInfo(mod.name, item, draw_index))

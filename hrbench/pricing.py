@@ -113,7 +113,10 @@ class Pricing:
         ``max_tokens`` (or ``max_completion_tokens``), else :data:`DEFAULT_MAX_OUTPUT_TOKENS`. An
         unpriced model is estimated at 0 USD.
         """
-        chars = sum(len(json.dumps(m.get("content", ""), ensure_ascii=False)) + 8 for m in request.messages)
+        chars = 0
+        for m in request.messages:
+            content = m.get("content", "")
+            chars += (len(content) if isinstance(content, str) else len(json.dumps(content, ensure_ascii=False))) + 8
         out = (
             request.params.get("max_tokens")
             or request.params.get("max_completion_tokens")

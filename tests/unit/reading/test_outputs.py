@@ -9,7 +9,7 @@ import anyio
 import pytest
 
 import hrbench as hb
-from hrbench.arm import Context, make_rng
+from hrbench.arm import Context
 from hrbench.errors import ConfigError
 from hrbench.reading import answer_scorer, outputs_arm, qa_reference, tatqa_outputs, tatqa_reference
 
@@ -32,7 +32,7 @@ def call(arm: hb.Arm, item_id: str) -> object:
         item_id=item_id,
         run=1,
         draw_index=1,
-        rng=make_rng(1, arm.name, item_id, 1),
+        seed=1,
         client=None,
         ledger_id=f"x/{arm.name}/{item_id}/1",
     )

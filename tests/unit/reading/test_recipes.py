@@ -170,7 +170,7 @@ def test_budget_refusal_gives_a_partial_answer(factory: Any, limit: hb.Governor,
 def call_chunked(model: Any, governor: hb.Governor, question: str) -> hb.Answer:
     import anyio
 
-    from hrbench.arm import Context, make_rng
+    from hrbench.arm import Context
     from hrbench.benchmark import _Runtime
     from hrbench.pricing import Pricing
 
@@ -181,7 +181,7 @@ def call_chunked(model: Any, governor: hb.Governor, question: str) -> hb.Answer:
         item_id="q",
         run=1,
         draw_index=1,
-        rng=make_rng(1, "chunked", "q", 1),
+        seed=1,
         client=rt.client,
         ledger_id="b/chunked/q/1",
         runtime=rt,
