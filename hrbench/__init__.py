@@ -3,6 +3,7 @@
 The everyday names live here; see the submodules for the rest.
 """
 
+from hrbench import metrics, reading
 from hrbench.arm import Arm, Context
 from hrbench.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
 from hrbench.cache import Cache, cache_key, request_hash
@@ -39,8 +40,8 @@ from hrbench.modules import (
     run_dataset_async,
     signature,
 )
+from hrbench.options import Options, options
 from hrbench.pricing import Pricing
-from hrbench import metrics, reading
 from hrbench.reading import (
     answer_scorer,
     example_document,
@@ -81,6 +82,7 @@ __all__ = [
     "MockClient",
     "ModelError",
     "NOT_IN_DOCUMENT",
+    "Options",
     "PowerPlan",
     "Prediction",
     "Pricing",
@@ -119,6 +121,7 @@ __all__ = [
     "metrics",
     "module",
     "module_fn",
+    "options",
     "outputs_arm",
     "power",
     "qa_reference",

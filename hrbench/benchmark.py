@@ -359,6 +359,19 @@ class Bench:
         df.attrs.update(self.attributes())
         return df
 
+    def to_arrow(self) -> Any:
+        """The rows as a pyarrow Table (needs the ``pandas`` extra, which brings pyarrow)."""
+        import pyarrow as pa
+
+        return pa.Table.from_pylist(self.to_dicts())
+
+    def to_jsonl(self, path: str | Any) -> int:
+        """Write the rows as JSON lines (the seed's columns); returns how many were written."""
+        data = msgspec.json.Encoder().encode_lines(self.rows)
+        with open(path, "wb") as f:
+            f.write(data)
+        return len(self.rows)
+
     def to_polars(self) -> Any:
         """The rows as a polars DataFrame (needs the ``polars`` extra)."""
         import polars as pl
@@ -930,7 +943,7 @@ def benchmark(
     - Every request is checked against ``governor`` before it is sent, for the benchmark as a
       whole; a run ends at its first refused request and is recorded ``budget_stop`` and counted
       wrong; later runs are still started, so every row exists. With ``governor=None`` the
-      limits of :data:`hrbench.governor.DEFAULT_LIMITS` apply to the whole benchmark. When any
+      limits of :data:`hrbench.options` apply to the whole benchmark. When any
       run is stopped, a :class:`~hrbench.errors.BudgetStoppedWarning` says how many, by which
       limits, how many count against an arm, and the first one.
     - An arm that raises has that run recorded as ``"error"`` with the message in its trace.

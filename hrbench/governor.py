@@ -15,18 +15,20 @@ from typing import Any
 
 from hrbench.errors import BudgetRefused, ConfigError
 
-__all__ = ["DEFAULT_LIMITS", "Gate", "Governor", "Reservation", "default_governor"]
-
-DEFAULT_LIMITS: dict[str, float | int | None] = {"max_calls": 400, "max_usd": 5.0, "max_tokens": None}
-"""The limits a benchmark gets when no governor is passed (seed 002: the options of one run,
-400 calls). Overridden by the environment variables ``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD``
-and ``HRBENCH_MAX_TOKENS``. A benchmark of two arms on 300 items for 5 runs needs thousands
-of calls: pass a governor sized for it."""
+__all__ = ["Gate", "Governor", "Reservation", "default_governor"]
 
 
 def default_governor() -> Governor:
-    """A governor with :data:`DEFAULT_LIMITS`, read when called (environment overrides applied)."""
-    limits: dict[str, Any] = dict(DEFAULT_LIMITS)
+    """A governor with the limits of :data:`hrbench.options` (environment overrides applied).
+
+    Read when a benchmark starts (seed 002: the limits of ``gr_options()``, 400 calls).
+
+    Raises:
+        ConfigError: an environment override that is not a number.
+    """
+    from hrbench.options import options
+
+    limits: dict[str, Any] = options.as_dict()
     for key, cast in (("max_calls", int), ("max_usd", float), ("max_tokens", int)):
         env = os.environ.get("HRBENCH_" + key.upper())
         if env:

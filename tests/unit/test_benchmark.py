@@ -314,3 +314,49 @@ def test_scorer_crash_on_one_output_is_an_error_row() -> None:
         bench = hb.benchmark(hb.Arm("e", lambda i, c: i), ref, runs=5, scorer=hb.scorer(picky, "picky"))
     assert {r.failure_kind for r in bench.rows if r.item == "a"} == {"error"}
     assert bench.scorer_name == "picky"
+
+
+def test_to_arrow_and_to_jsonl(tmp_path) -> None:
+    import msgspec
+
+    bench = hb.benchmark(ask_arm(), seed_reference(), runs=5, client=capitals_client())
+    table = bench.to_arrow()
+    assert table.num_rows == 20 and table.column_names == list(ROW_COLUMNS)
+    path = tmp_path / "rows.jsonl"
+    assert bench.to_jsonl(path) == 20
+    back = msgspec.json.Decoder(hb.Row).decode_lines(path.read_bytes())
+    assert back == bench.rows
+
+
+def test_options_are_the_default_limits(monkeypatch) -> None:
+    assert (hb.options.max_calls, hb.options.max_tokens) == (400, None)
+    monkeypatch.setattr(hb.options, "max_calls", 2)
+    with pytest.warns(hb.BudgetStoppedWarning, match="'max_calls': 2"):
+        bench = hb.benchmark(ask_arm(), seed_reference(), runs=5, client=capitals_client())
+    assert sum(r.failure_kind == "budget_stop" for r in bench.rows) == 18
+
+
+def test_keep_rows_false_streams_with_the_same_summary() -> None:
+    seen = []
+    kept = hb.benchmark(ask_arm(), seed_reference(), runs=5, client=capitals_client())
+    streamed = hb.benchmark(
+        ask_arm(),
+        seed_reference(),
+        runs=5,
+        client=capitals_client(),
+        keep_rows=False,
+        on_row=lambda seq, row, trace: seen.append((seq, row)),
+    )
+    assert streamed.rows == [] and streamed.traces == {}
+    assert [r for _, r in sorted(seen, key=lambda x: x[0])] == [
+        hb.Row(**{**msgspec_dict(r), "seconds": s.seconds, "ledger_id": s.ledger_id})
+        for r, s in zip(kept.rows, [r for _, r in sorted(seen, key=lambda x: x[0])], strict=True)
+    ]
+    assert streamed.summary() == kept.summary()
+    assert str(streamed).split("\n")[1:] == str(kept).split("\n")[1:]
+
+
+def msgspec_dict(row):
+    import msgspec
+
+    return msgspec.structs.asdict(row)

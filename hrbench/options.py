@@ -1,0 +1,43 @@
+"""Defaults that apply when no governor is passed (the seed's ``gr_options()``).
+
+They are sized for one run of a reader (400 calls), as in the R original; a benchmark of two arms
+on 300 items for 5 runs needs thousands of calls, so pass a :class:`~hrbench.Governor` sized for
+it. Change them for the process with ``hrbench.options.max_calls = 1000``, or with the
+environment variables ``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD`` and ``HRBENCH_MAX_TOKENS``
+(which win when set).
+
+Example:
+    >>> import hrbench as hb
+    >>> hb.options.max_calls
+    400
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["Options", "options"]
+
+
+@dataclass
+class Options:
+    """The default limits of a benchmark with ``governor=None``.
+
+    Attributes:
+        max_calls: requests sent, retries included (default 400).
+        max_usd: spend in USD (default 5.0).
+        max_tokens: input plus output tokens (default ``None``: no limit).
+    """
+
+    max_calls: int | None = 400
+    max_usd: float | None = 5.0
+    max_tokens: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as a dict."""
+        return asdict(self)
+
+
+options = Options()
+"""The process-wide options."""
