@@ -41,7 +41,7 @@ from hrbench.modules import (
     signature,
 )
 from hrbench.options import Options, options
-from hrbench.pricing import Pricing
+from hrbench.pricing import Pricing, trace_cost
 from hrbench.reading import (
     answer_scorer,
     example_document,
@@ -135,4 +135,5 @@ __all__ = [
     "scorer",
     "signature",
     "tatqa_reference",
+    "trace_cost",
 ]

@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.records import Request, Usage
+from hrbench.records import Request, Step, Usage
 
-__all__ = ["Price", "Pricing", "default_pricing"]
+__all__ = ["Price", "Pricing", "default_pricing", "trace_cost"]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
 """Output tokens assumed for a request that sets no ``max_tokens``, when estimating its cost."""
@@ -116,7 +116,9 @@ class Pricing:
         chars = 0
         for m in request.messages:
             content = m.get("content", "")
-            chars += (len(content) if isinstance(content, str) else len(json.dumps(content, ensure_ascii=False))) + 8
+            chars += (
+                len(content) if isinstance(content, str) else len(json.dumps(content, ensure_ascii=False))
+            ) + 8
         out = (
             request.params.get("max_tokens")
             or request.params.get("max_completion_tokens")
@@ -137,3 +139,38 @@ def default_pricing() -> Pricing:
     if _DEFAULT is None:
         _DEFAULT = Pricing()
     return _DEFAULT
+
+
+def trace_cost(trace: Iterable[Step], pricing: Pricing | None = None) -> float | None:
+    """What a trace cost in USD (the seed's ``gr_trace_cost``).
+
+    Every request step is priced at its own model: a step served from a cache or a recording
+    costs 0; a live step costs its recorded ``usd``, or, when it has none, its usage priced by
+    ``pricing`` (the shipped table by default). ``None`` when a live step's model has no price.
+
+    Args:
+        trace: the steps of a run (``bench.traces[ledger_id]``) or of a whole benchmark
+            (``bench.trace``).
+        pricing: the price table for steps that carry no cost.
+
+    Returns:
+        The cost in USD, or ``None``.
+
+    Example:
+        >>> from hrbench.records import Step, Usage
+        >>> steps = [Step(ledger_id="r", source="live", usd=0.002),
+        ...          Step(ledger_id="r", source="cache", usd=0.0, usd_nominal=0.002)]
+        >>> trace_cost(steps)
+        0.002
+    """
+    total = 0.0
+    for s in trace:
+        if s.kind != "request" or s.source != "live":
+            continue
+        usd = s.usd
+        if usd is None and s.usage is not None:
+            usd = (pricing or default_pricing()).cost(s.usage, s.model)
+        if usd is None:
+            return None
+        total += usd
+    return total

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,8 @@ from hrbench.records import Request, Result
 from hrbench.store import Store
 
 __all__ = ["ReplayClient"]
+
+_decode_result = msgspec.json.Decoder(Result).decode
 
 
 class ReplayClient:
@@ -72,6 +75,8 @@ class ReplayClient:
         )
         self.hits = 0
         self.misses = 0
+        self._loaded: dict[str, dict[tuple[str, int | None], bytes]] = {}
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"ReplayClient(recording={self.recording!r}, strict={self.strict}, model={self.model!r})"
@@ -92,17 +97,34 @@ class ReplayClient:
             "base_url": req.get("base_url", ""),
         }
 
+    def _entries(self, arm: str) -> dict[tuple[str, int | None], bytes]:
+        """The recorded replies of one arm, loaded once: ``(request_hash, draw_index) -> JSON``."""
+        with self._lock:
+            got = self._loaded.get(arm)
+            if got is None:
+                rows = self.store._all(
+                    "SELECT request_hash, draw_index, result FROM recordings WHERE recording=? AND arm=?",
+                    [self.recording, arm],
+                )
+                got = {(h, d): r.encode() if isinstance(r, str) else r for h, d, r in rows}
+                self._loaded[arm] = got
+            return got
+
     def lookup(self, request: Request, arm: str) -> Result | None:
-        """The recorded reply for ``request`` of ``arm`` (blocking; SQLite)."""
+        """The recorded reply for ``request`` of ``arm``, or ``None``.
+
+        Blocking: the first lookup of an arm loads its entries from SQLite; the rest are
+        dictionary lookups.
+        """
+        entries = self._entries(arm)
         h = request_hash(request)
-        hit = self.store.recording_get(self.recording, arm, h, request.draw_index)
-        if hit is not None:
-            return msgspec.structs.replace(hit, source="recording", draw_keyed=request.draw_index is not None)
-        if request.draw_index is not None:
-            undrawn = self.store.recording_get(self.recording, arm, h, None)
-            if undrawn is not None:
-                return msgspec.structs.replace(undrawn, source="recording", draw_keyed=False)
-        return None
+        raw = entries.get((h, request.draw_index))
+        keyed = request.draw_index is not None
+        if raw is None and request.draw_index is not None:
+            raw, keyed = entries.get((h, None)), False
+        if raw is None:
+            return None
+        return msgspec.structs.replace(_decode_result(raw), source="recording", draw_keyed=keyed)
 
     async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
         """Answer from the recording; on a miss raise (strict) or ask the fallback and record.
@@ -115,7 +137,10 @@ class ReplayClient:
         """
         info = current_run.get()
         arm = info.arm if info else ""
-        hit = await anyio.to_thread.run_sync(self.lookup, request, arm)
+        if arm in self._loaded:
+            hit = self.lookup(request, arm)  # a dictionary lookup: no need to leave the loop
+        else:
+            hit = await anyio.to_thread.run_sync(self.lookup, request, arm)
         if hit is not None:
             self.hits += 1
             return hit
@@ -135,4 +160,8 @@ class ReplayClient:
             await anyio.to_thread.run_sync(
                 self.store.recording_put, self.recording, arm, request_hash(request), request, result
             )
+            with self._lock:
+                loaded = self._loaded.get(arm)
+                if loaded is not None:
+                    loaded[(request_hash(request), request.draw_index)] = msgspec.json.encode(result)
         return result

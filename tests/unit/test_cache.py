@@ -257,3 +257,81 @@ def test_api_key_never_reaches_sqlite(tmp_path, monkeypatch) -> None:
     store.close()
     raw = b"".join(p.read_bytes() for p in tmp_path.iterdir())
     assert b"NEVER-STORE-ME" not in raw
+
+
+def test_trace_cost_prices_live_steps_and_not_cache_hits(tmp_path) -> None:
+    pricing = hb.Pricing(overrides={"m": {"input": 1.0, "cached_input": 1.0, "output": 1.0}})
+    store = hb.Store(tmp_path / "s.db")
+    first = hb.benchmark(
+        ASK, one_item(), runs=5, client=sampling_client(), cache=hb.Cache(store), pricing=pricing
+    )
+    assert hb.trace_cost(first.trace) == pytest.approx(5 * 15 / 1e6)
+    assert hb.trace_cost(first.traces[first.rows[0].ledger_id]) == pytest.approx(first.rows[0].usd)
+    again = hb.benchmark(
+        ASK, one_item(), runs=5, client=sampling_client(), cache=hb.Cache(store), pricing=pricing
+    )
+    assert hb.trace_cost(again.trace) == 0.0
+    unpriced = hb.benchmark(ASK, one_item(), runs=5, client=hb.MockClient(lambda m, p: "x", model="no-price"))
+    assert hb.trace_cost(unpriced.trace) is None
+
+
+def test_warm_rerun_makes_zero_calls_and_identical_rows(tmp_path) -> None:
+    store = hb.Store(tmp_path / "s.db")
+    arms = [
+        hb.Arm("A", lambda item, ctx: ctx.call(item, temperature=1.0).text),
+        hb.Arm("B", lambda item, ctx: ctx.call(item, temperature=1.0).text),
+    ]
+    ref = hb.Reference({"q1": "one", "q2": "two"}, labels=None)
+    cold_client = sampling_client()
+    cold = hb.benchmark(arms, ref, runs=5, client=cold_client, cache=hb.Cache(store))
+    warm_client = sampling_client(itertools.count(1000))
+    warm = hb.benchmark(arms, ref, runs=5, client=warm_client, cache=hb.Cache(store))
+    assert (cold_client.calls, warm_client.calls) == (20, 0)
+    strip = lambda rows: [(r.arm, r.item, r.run, r.outcome, r.correct, r.tokens_in) for r in rows]  # noqa: E731
+    assert strip(warm.rows) == strip(cold.rows)
+    # the two arms sent identical requests and each replays its own replies
+    a = [r.outcome for r in warm.rows if r.arm == "A"]
+    b = [r.outcome for r in warm.rows if r.arm == "B"]
+    assert set(a).isdisjoint(b)
+
+
+KILL_CHILD = r"""
+import sys, itertools, hrbench as hb
+store = hb.Store(sys.argv[1])
+counter = itertools.count(1)
+client = hb.MockClient(lambda messages, params: f"reply-{next(counter)}")
+ref = hb.Reference({f"q{i}": f"q{i}" for i in range(100000)}, labels=None)
+arm = hb.Arm("A", lambda item, ctx: ctx.call(item).text)
+def on_row(seq, row, trace):  # a row is scored only after its requests' cache entries are written
+    sys.stdout.write(f"ROW {row.item} {row.run}\n")
+    sys.stdout.flush()
+hb.benchmark(arm, ref, runs=5, client=client, cache=hb.Cache(store), governor=hb.Governor(), concurrency=4,
+             on_row=on_row, keep_rows=False)
+"""
+
+
+def test_sigkill_mid_benchmark_store_opens_cleanly_and_keeps_finished_entries(tmp_path) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    db = tmp_path / "kill.db"
+    proc = subprocess.Popen([sys.executable, "-c", KILL_CHILD, str(db)], stdout=subprocess.PIPE, text=True)
+    acked = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        acked.append(line.split()[1:])
+        if len(acked) >= 300:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    proc.stdout.close()
+    store = hb.Store(db)
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    entries = {
+        (r[0], r[1])
+        for r in store._all("SELECT json_extract(request, '$.messages[0].content'), draw_index FROM cache")
+    }
+    # every finished run's reply is kept
+    finished = [(a[0], int(a[1])) for a in acked]
+    assert finished and all(f in entries for f in finished)
