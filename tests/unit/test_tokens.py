@@ -1,0 +1,60 @@
+"""Offline token counting: shipped vocabularies, counted vs estimated provenance."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import hrbench as hb
+from hrbench.tokens import count_messages, count_tokens, encoding_name, usage_of
+
+
+def test_counts_offline_from_the_shipped_vocabularies(tmp_path) -> None:
+    # a fresh process with an empty cache dir and no network: tiktoken must not download
+    code = (
+        "from hrbench.tokens import count_tokens;"
+        "print(count_tokens('The quick brown fox jumps over the lazy dog.', 'gpt-4o'),"
+        " count_tokens('The quick brown fox jumps over the lazy dog.', 'gpt-4'))"
+    )
+    env = {
+        "PATH": "",
+        "HRBENCH_HOME": str(tmp_path),
+        "TIKTOKEN_CACHE_DIR": str(tmp_path / "tk"),
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "HTTP_PROXY": "http://127.0.0.1:9",
+    }
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["10", "10"]
+
+
+def test_encodings_by_model() -> None:
+    assert encoding_name("openai/gpt-4.1-mini") == "o200k_base"
+    assert encoding_name("gpt-3.5-turbo") == "cl100k_base"
+    assert encoding_name("claude-sonnet-4") is None
+    assert count_tokens("hello", None) is None
+
+
+def test_message_counting_rule() -> None:
+    msgs = [{"role": "user", "content": "hello world"}]
+    # 3 priming + 3 per message + role ("user": 1) + content (2)
+    assert count_messages(msgs, "gpt-4o") == 3 + 3 + 1 + 2
+
+
+def test_usage_provenance() -> None:
+    counted = usage_of([{"role": "user", "content": "hi"}], "hello world", "gpt-4o")
+    assert counted.provenance == "counted" and counted.tokens_out == 2
+    est = usage_of([{"role": "user", "content": "x" * 40}], "y" * 9, "local-llama")
+    assert (est.tokens_in, est.tokens_out, est.provenance) == (10, 3, "estimated")
+
+
+def test_row_provenance_counted_when_a_request_was_counted() -> None:
+    def fn(messages, params):
+        return hb.Result(text="Paris", usage=usage_of(messages, "Paris", "gpt-4o"), model="gpt-4o")
+
+    arm = hb.Arm("a", lambda item, ctx: ctx.call(item).text)
+    bench = hb.benchmark(
+        arm, hb.Reference({"q": "x"}, labels="Paris"), runs=5, client=hb.MockClient(fn, model="gpt-4o")
+    )
+    assert bench.rows[0].usd_provenance == "counted"
+    assert bench.rows[0].usd is not None and bench.rows[0].usd > 0
