@@ -25,7 +25,9 @@ from hrbench.errors import (
 )
 from hrbench.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
 from hrbench.governor import Governor
+from hrbench.models.anthropic import AnthropicClient
 from hrbench.models.mock import MockClient
+from hrbench.models.openai import OpenAIClient
 from hrbench.modules import (
     Example,
     Prediction,
@@ -61,6 +63,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Answer",
+    "AnthropicClient",
     "Arm",
     "ArmReport",
     "Bench",
@@ -82,6 +85,7 @@ __all__ = [
     "MockClient",
     "ModelError",
     "NOT_IN_DOCUMENT",
+    "OpenAIClient",
     "Options",
     "PowerPlan",
     "Prediction",

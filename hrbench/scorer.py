@@ -148,7 +148,10 @@ def output_failure(output: Any) -> str | None:
     """The failure kind an output carries before its text is read (seed 000).
 
     In order: a ``failure_kind`` element from the seed's list (an arm can report a refusal or a
-    parse failure itself); a failed result (``ok`` false) is ``"error"``. ``None`` otherwise.
+    parse failure itself); a reply the provider refused or filtered (``refused`` true, or
+    ``finish_reason`` ``"refusal"`` / ``"content_filter"``) is ``"refusal"`` (decided: a refused
+    :class:`~hrbench.records.Result` carries its failure kind); a failed result (``ok`` false)
+    is ``"error"``. ``None`` otherwise.
 
     Example:
         >>> output_failure({"ok": False, "error": "HTTP 500"})
@@ -159,6 +162,8 @@ def output_failure(output: Any) -> str | None:
     kind = _get(output, "failure_kind")
     if isinstance(kind, str) and kind in FAILURE_KINDS:
         return kind
+    if _get(output, "refused") is True or _get(output, "finish_reason") in ("refusal", "content_filter"):
+        return "refusal"  # a refused or filtered reply carries its kind (issue 4, decided)
     ok = _get(output, "ok")
     if ok is False:
         return "error"

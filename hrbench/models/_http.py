@@ -1,0 +1,304 @@
+"""The HTTP layer of the model clients: the only module that imports the HTTP library.
+
+Everything the OpenAI and Anthropic clients need from HTTP lives here, so that changing the
+library is a one-module change (``../shared/notes/http-client.md``: httpx 0.28.1 collapses at
+100 requests in flight; httpx2, its maintained continuation, does not).
+
+- :func:`make_async_client` builds an ``AsyncClient`` whose pool holds ``max_connections``
+  connections, with explicit timeouts. The pool timeout is ``None`` on purpose: the adaptive
+  limiter below never lets more requests in flight than the pool holds, so a request waits on
+  the limiter, never dies of a ``PoolTimeout``.
+- :class:`AdaptiveLimiter` bounds the requests in flight to one endpoint, AIMD style: it halves
+  its limit on a rate-limit reply (HTTP 429) and grows it by about one slot per ``limit``
+  successful replies, up to its ceiling.
+- :func:`endpoint` returns the shared pool and limiter of one ``(provider, base_url)`` in the
+  running event loop, so every arm of a benchmark (and every client pointing at the same
+  endpoint) shares them. Pools are per event loop (a connection belongs to the loop that opened
+  it); on asyncio they are closed when the loop shuts down.
+
+Transport failures are re-exported under library-neutral names (:data:`TransportError`,
+:data:`TimeoutError_`) so that the clients never name the library.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import math
+import time
+import weakref
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import httpx2
+
+__all__ = [
+    "AdaptiveLimiter",
+    "Endpoint",
+    "HttpResponse",
+    "TimeoutError_",
+    "TransportError",
+    "endpoint",
+    "make_async_client",
+]
+
+HttpResponse = httpx2.Response
+"""A reply: ``.status_code``, ``.headers``, ``.content``."""
+
+TransportError = httpx2.TransportError
+"""Raised by the HTTP library when a connection fails, drops or times out."""
+
+TimeoutError_ = httpx2.TimeoutException
+"""Raised by the HTTP library when a connect, read, write or pool timeout expires."""
+
+DEFAULT_KEEPALIVE_S = 5.0
+"""Seconds an idle pooled connection is kept (servers commonly close idle ones after 5-60 s)."""
+
+
+def make_async_client(
+    max_connections: int,
+    timeout_s: float,
+    *,
+    connect_timeout_s: float = 10.0,
+    keepalive_s: float = DEFAULT_KEEPALIVE_S,
+    trust_env: bool = True,
+) -> httpx2.AsyncClient:
+    """Build an ``AsyncClient`` with a pool sized to the concurrency and explicit timeouts.
+
+    Args:
+        max_connections: connections the pool may hold, all kept alive when idle; size it to
+            the requests you allow in flight.
+        timeout_s: read and write timeout per attempt (seconds).
+        connect_timeout_s: connect timeout (seconds), capped at ``timeout_s``.
+        keepalive_s: how long an idle connection stays in the pool (seconds).
+        trust_env: honour proxy and certificate environment variables.
+
+    Returns:
+        A new client; the caller closes it with ``await client.aclose()``.
+    """
+    limits = httpx2.Limits(
+        max_connections=max_connections,
+        max_keepalive_connections=max_connections,
+        keepalive_expiry=keepalive_s,
+    )
+    timeout = httpx2.Timeout(
+        connect=min(connect_timeout_s, timeout_s), read=timeout_s, write=timeout_s, pool=None
+    )
+    return httpx2.AsyncClient(limits=limits, timeout=timeout, trust_env=trust_env, follow_redirects=False)
+
+
+class AdaptiveLimiter:
+    """Bounds the requests in flight to one endpoint; backs off on 429, grows slowly on success.
+
+    The limit starts at ``ceiling``. A rate-limit reply halves it (never below ``floor``), once
+    per congestion episode: a 429 from a request that started before the last decrease does not
+    decrease it again. Each successful reply adds ``1 / limit``, so the limit grows by about one
+    slot per round of ``limit`` replies, back up to ``ceiling``.
+
+    A limiter belongs to one event loop (see :func:`endpoint`).
+
+    Args:
+        ceiling: the most requests in flight (the pool size).
+        floor: the fewest requests the limit may fall to.
+
+    Example:
+        >>> lim = AdaptiveLimiter(8)
+        >>> lim.on_rate_limited(started=lim.clock()); lim.limit
+        4.0
+        >>> for _ in range(4): lim.on_success()
+        >>> round(lim.limit, 2)
+        4.92
+    """
+
+    def __init__(self, ceiling: int, floor: int = 1) -> None:
+        self.ceiling = max(1, int(ceiling))
+        self.floor = max(1, min(int(floor), self.ceiling))
+        self.limit = float(self.ceiling)
+        self.in_flight = 0
+        self.rate_limited = 0
+        self._last_decrease = -math.inf
+        self._waiters: deque[anyio.Event] = deque()
+
+    def __repr__(self) -> str:
+        return f"AdaptiveLimiter(limit={self.limit:.1f}, ceiling={self.ceiling}, in_flight={self.in_flight})"
+
+    @staticmethod
+    def clock() -> float:
+        """Monotonic seconds, the limiter's time base."""
+        return time.monotonic()
+
+    def raise_ceiling(self, ceiling: int) -> None:
+        """Let the limit grow to ``ceiling`` when a client that allows more joins the endpoint."""
+        if ceiling > self.ceiling:
+            self.ceiling = int(ceiling)
+            self.limit = max(self.limit, float(self.ceiling))
+            self._wake()
+
+    @contextlib.asynccontextmanager
+    async def slot(self) -> AsyncIterator[float]:
+        """Hold one of the limit's slots for the body of the ``async with``.
+
+        Yields:
+            The monotonic time the slot was granted (pass it to :meth:`on_rate_limited`).
+        """
+        while self.in_flight >= int(self.limit):
+            event = anyio.Event()
+            self._waiters.append(event)
+            try:
+                await event.wait()
+            except BaseException:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(event)
+                self._wake()  # pass a wake-up this waiter may have swallowed on to the next one
+                raise
+        self.in_flight += 1
+        try:
+            yield self.clock()
+        finally:
+            self.in_flight -= 1
+            self._wake()
+
+    def on_success(self) -> None:
+        """Grow the limit by ``1 / limit`` after a successful reply."""
+        if self.limit < self.ceiling:
+            self.limit = min(float(self.ceiling), self.limit + 1.0 / self.limit)
+            self._wake()
+
+    def on_rate_limited(self, started: float) -> None:
+        """Halve the limit after a 429 from a request granted its slot at ``started``."""
+        self.rate_limited += 1
+        if started >= self._last_decrease:
+            self.limit = max(float(self.floor), float(math.floor(self.limit / 2)))
+            self._last_decrease = self.clock()
+
+    def _wake(self) -> None:
+        free = int(self.limit) - self.in_flight
+        while free > 0 and self._waiters:
+            self._waiters.popleft().set()
+            free -= 1
+
+
+class Endpoint:
+    """The pool and limiter shared by every client of one ``(provider, base_url)`` in one loop.
+
+    Attributes:
+        provider, base_url: what the endpoint is.
+        limiter: its :class:`AdaptiveLimiter`.
+    """
+
+    def __init__(self, provider: str, base_url: str, ceiling: int) -> None:
+        self.provider = provider
+        self.base_url = base_url
+        self.limiter = AdaptiveLimiter(ceiling)
+        self._pools: dict[tuple[Any, ...], httpx2.AsyncClient] = {}
+        self._building = anyio.Lock()
+
+    def __repr__(self) -> str:
+        return f"Endpoint({self.provider!r}, {self.base_url!r}, {self.limiter!r})"
+
+    async def pool(
+        self, max_connections: int, timeout_s: float, connect_timeout_s: float, trust_env: bool
+    ) -> httpx2.AsyncClient:
+        """The shared ``AsyncClient`` for these settings, created on first use.
+
+        It is built in a worker thread: building one loads the system's certificates (tens of
+        milliseconds of blocking file reads), which must not stall the event loop.
+        """
+        key = (max_connections, timeout_s, connect_timeout_s, trust_env)
+        client = self._pools.get(key)
+        if client is None:
+            async with self._building:  # one build, however many requests arrive at once
+                client = self._pools.get(key)
+                if client is None:
+                    client = await anyio.to_thread.run_sync(
+                        functools.partial(
+                            make_async_client,
+                            max_connections,
+                            timeout_s,
+                            connect_timeout_s=connect_timeout_s,
+                            trust_env=trust_env,
+                        )
+                    )
+                    self._pools[key] = client
+        return client
+
+    async def aclose(self) -> None:
+        """Close every pooled connection."""
+        pools, self._pools = list(self._pools.values()), {}
+        for client in pools:
+            await client.aclose()
+
+
+# loop -> {(provider, base_url): Endpoint}. Weak on the loop, so a finished loop's endpoints go.
+_ENDPOINTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Endpoint]] = weakref.WeakKeyDictionary()
+
+
+_CLOSERS: set[asyncio.Task[None]] = set()
+
+
+class _NoLoop:
+    """The registry key used outside asyncio (trio): one set of endpoints, closed by hand."""
+
+
+_NO_LOOP = _NoLoop()
+
+
+def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
+    """The shared :class:`Endpoint` of ``(provider, base_url)`` in the running event loop.
+
+    On asyncio the endpoint's pools are closed when the loop shuts down (``asyncio.run`` and
+    ``anyio.run`` cancel leftover tasks at exit; a watcher task closes the pools then).
+
+    Args:
+        provider: ``"openai"``, ``"anthropic"``, ...
+        base_url: the endpoint's base URL.
+        ceiling: the most requests in flight this caller allows; the limiter's ceiling is the
+            largest asked for.
+
+    Returns:
+        The endpoint.
+    """
+    try:
+        loop: Any = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = _NO_LOOP
+    per_loop = _ENDPOINTS.get(loop)
+    if per_loop is None:
+        per_loop = _ENDPOINTS[loop] = {}
+        if loop is not _NO_LOOP:
+            task = loop.create_task(_close_at_loop_exit(loop, per_loop), name="hrbench-http-pool-closer")
+            _CLOSERS.add(task)  # the loop holds tasks weakly: keep this one alive
+            task.add_done_callback(_CLOSERS.discard)
+    ep = per_loop.get((provider, base_url))
+    if ep is None:
+        ep = per_loop[(provider, base_url)] = Endpoint(provider, base_url, ceiling)
+    else:
+        ep.limiter.raise_ceiling(ceiling)
+    return ep
+
+
+async def _close_at_loop_exit(loop: Any, per_loop: dict[tuple[str, str], Endpoint]) -> None:
+    try:
+        await asyncio.Event().wait()
+    finally:  # cancelled by asyncio.run / anyio.run at exit: close the pools on their own loop
+        _ENDPOINTS.pop(loop, None)
+        for ep in list(per_loop.values()):
+            with contextlib.suppress(Exception):
+                await ep.aclose()
+        per_loop.clear()
+
+
+async def aclose_all() -> None:
+    """Close every pool of the running event loop (the loop's endpoints are made again on use)."""
+    try:
+        loop: Any = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = _NO_LOOP
+    per_loop = _ENDPOINTS.get(loop) or {}
+    for ep in list(per_loop.values()):
+        await ep.aclose()
+    per_loop.clear()

@@ -1,0 +1,495 @@
+"""What the HTTP model clients share: attempts, retries, failure classes, key handling.
+
+:class:`HttpModelClient` sends one request as a series of attempts:
+
+1. wait for a slot of the endpoint's adaptive limiter (shared per ``(provider, base_url)``);
+2. call ``before_attempt()`` (the governor charges the attempt, or raises ``BudgetRefused``
+   and nothing is sent);
+3. read the API key from its environment variable and POST the request, under a total
+   per-attempt deadline of ``timeout_s``;
+4. classify the reply:
+
+   ========================================  ==============================================
+   reply                                     outcome
+   ========================================  ==============================================
+   2xx with a well-formed body               the ``Result``
+   2xx with malformed JSON or shape          ``Result(ok=False)`` at once (not retried: the
+                                             same server would answer the same way)
+   402; 429 or 400/403 whose body says the   raise ``BudgetRefused(limit="limit_refused")``,
+   quota or credit is exhausted              no retry
+   429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
+   transport error, timeout                  (or ``retry-after-ms``), bounded by
+                                             ``max_attempts`` and ``max_total_s``; after the
+                                             last attempt ``Result(ok=False, error=...)``
+   any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once
+   ========================================  ==============================================
+
+A retry is an attempt of the same request, so it never creates a second row; every attempt
+is charged to the governor before it is sent (case H15a). A request that failed for good
+is ``ok=False``, which the exact scorer calls ``"error"``, not ``budget_stop`` (case H15b).
+
+The API key is read from the named environment variable at each attempt and only ever placed
+in a request header; error messages are scrubbed of it and of anything shaped like a key.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import os
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import msgspec
+import stamina
+
+from hrbench.errors import BudgetRefused, HrbenchError
+from hrbench.models import _http
+from hrbench.records import Request, Result, Usage
+from hrbench.tokens import usage_of
+
+__all__ = ["HttpModelClient", "parse_retry_after", "redact"]
+
+RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+"""Statuses retried besides every other 5xx: timeouts, conflicts, rate limits, overload."""
+
+_QUOTA = re.compile(
+    r"insufficient_quota|billing_error|billing_hard_limit|credit balance is too low"
+    r"|exceeded your current quota|check your plan and billing|quota_exhausted|payment required",
+    re.IGNORECASE,
+)
+"""What a quota or billing refusal says (OpenAI ``insufficient_quota``, Anthropic's credit)."""
+
+_KEYLIKE = re.compile(r"(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}|(?i:bearer)\s+[A-Za-z0-9_\-.~+/=*]{6,}")
+"""Tokens shaped like API keys (``sk-...``, ``sk-ant-...``, ``Bearer ...``), masked or not."""
+
+_KEY_WINDOW = 8
+"""Characters of a key that, found together in a message, are masked."""
+
+_SNIPPET = 300
+"""Characters of a server's error message kept in ``Result.error``."""
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    """Remove API keys from ``text``.
+
+    Each secret is removed whole, and so is any stretch of 8 or more of its characters (a
+    server may echo part of a key); then every key-shaped token (``sk-...``, ``Bearer ...``)
+    is masked too.
+
+    Args:
+        text: a message that may quote a key (servers echo masked keys in 401 replies).
+        secrets: exact secrets to remove (the key in use).
+
+    Returns:
+        ``text`` with every secret, piece of a secret and key-shaped token replaced by ``***``.
+
+    Example:
+        >>> redact("Incorrect API key provided: sk-abc123456789", None)
+        'Incorrect API key provided: ***'
+        >>> redact("bad key hrb_0123456789abc", "hrb_0123456789abcdef")
+        'bad key ***'
+    """
+    for secret in secrets:
+        if not secret or len(secret) < 4:
+            continue
+        text = text.replace(secret, "***")
+        window = min(_KEY_WINDOW, len(secret))
+        pieces = {secret[i : i + window] for i in range(len(secret) - window + 1)}
+        if any(p in text for p in pieces):
+            text = _mask_runs(text, secret, window)
+    return _KEYLIKE.sub("***", text)
+
+
+def _mask_runs(text: str, secret: str, window: int) -> str:
+    """Mask every stretch of ``text`` of ``window`` or more characters that occurs in ``secret``."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        j = i + window
+        if j <= len(text) and text[i:j] in secret:
+            while j < len(text) and text[i : j + 1] in secret:
+                j += 1
+            out.append("***")
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
+    """Read how long a server asks to wait before the next attempt.
+
+    Args:
+        headers: the reply's headers (a case-insensitive mapping).
+        now: the current POSIX time in seconds, for an HTTP-date value (default: now).
+
+    Returns:
+        Seconds to wait (``retry-after-ms`` first, then ``Retry-After`` as seconds or an
+        HTTP date), or ``None`` when the reply says nothing usable.
+
+    Example:
+        >>> parse_retry_after({"retry-after": "2"})
+        2.0
+        >>> parse_retry_after({"retry-after-ms": "250", "retry-after": "1"})
+        0.25
+    """
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms is not None:
+        try:
+            ms = float(raw_ms)
+        except ValueError:
+            ms = math.nan
+        if math.isfinite(ms) and ms >= 0:
+            return ms / 1000.0
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(raw)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when is None:
+            return None
+        seconds = when.timestamp() - (time.time() if now is None else now)
+        return max(0.0, seconds)
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+class _RetryableFailure(Exception):
+    """Raised inside an attempt when it failed in a way worth another attempt."""
+
+    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after_s = retry_after_s
+
+
+class _FinalFailure(Exception):
+    """Raised inside an attempt when it failed in a way another attempt would not fix."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class HttpModelClient:
+    """The shared body of the HTTP clients; subclasses say how to build and read a request.
+
+    Args:
+        model: the default model (a request's own ``model`` wins).
+        base_url: the API's base URL, e.g. ``"https://api.openai.com/v1"``.
+        api_key_env: the environment variable holding the API key, read at each attempt;
+            ``None`` (or an unset variable) sends no key, for local servers.
+        timeout_s: the most one attempt may take, connect to last byte (seconds).
+        connect_timeout_s: the connect timeout (seconds), at most ``timeout_s``.
+        max_connections: the most requests in flight to this endpoint and the pool size;
+            size it to the benchmark's concurrency.
+        max_attempts: attempts per request, the first one included.
+        max_total_s: the most time spent on one request, retries and waits included (seconds).
+        max_retry_wait_s: the longest ``Retry-After`` honoured (seconds); a longer one ends
+            the request as failed rather than stall the benchmark.
+        wait_initial_s: the first backoff when the server gives no ``Retry-After`` (seconds);
+            it doubles per retry, with up to ``wait_jitter_s`` of jitter, capped at
+            ``wait_max_s``.
+        wait_max_s: the longest backoff without ``Retry-After`` (seconds).
+        wait_jitter_s: the most random jitter added to a backoff (seconds).
+        trust_env: honour proxy and certificate environment variables.
+        headers: extra headers sent with every request (never put a key here; use
+            ``api_key_env``).
+    """
+
+    provider = "http"
+    path = ""
+    default_base_url = ""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str | None = None,
+        *,
+        timeout_s: float = 60.0,
+        connect_timeout_s: float = 10.0,
+        max_connections: int = 100,
+        max_attempts: int = 5,
+        max_total_s: float = 300.0,
+        max_retry_wait_s: float = 60.0,
+        wait_initial_s: float = 0.5,
+        wait_max_s: float = 30.0,
+        wait_jitter_s: float = 1.0,
+        trust_env: bool = True,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        from hrbench.errors import ConfigError
+
+        if not model or not isinstance(model, str):
+            raise ConfigError("model", model, "expected a model name")
+        if timeout_s <= 0:
+            raise ConfigError("timeout_s", timeout_s, "expected a positive number of seconds")
+        if max_connections < 1:
+            raise ConfigError("max_connections", max_connections, "expected at least 1")
+        if max_attempts < 1:
+            raise ConfigError("max_attempts", max_attempts, "expected at least 1")
+        self.model = model
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self.api_key_env = api_key_env
+        self.timeout_s = float(timeout_s)
+        self.connect_timeout_s = float(connect_timeout_s)
+        self.max_connections = int(max_connections)
+        self.max_attempts = int(max_attempts)
+        self.max_total_s = float(max_total_s)
+        self.max_retry_wait_s = float(max_retry_wait_s)
+        self.wait_initial_s = float(wait_initial_s)
+        self.wait_max_s = float(wait_max_s)
+        self.wait_jitter_s = float(wait_jitter_s)
+        self.trust_env = bool(trust_env)
+        self.extra_headers = dict(headers or {})
+        self.url = self.base_url + self.path
+        self.attempts = 0
+        """Attempts sent by this client (retries included)."""
+
+    # -- description -------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r}, "
+            f"api_key_env={self.api_key_env!r})"
+        )
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """What rebuilds this client: provider, model, base URL, key variable name, settings.
+
+        Never the key itself.
+        """
+        return {
+            "provider": self.provider,
+            "model": self.model,
+            "base_url": self.base_url,
+            "api_key_env": self.api_key_env,
+            "timeout_s": self.timeout_s,
+            "max_connections": self.max_connections,
+            "max_attempts": self.max_attempts,
+            "max_total_s": self.max_total_s,
+        }
+
+    # -- what subclasses provide ----------------------------------------------------------------
+
+    def build_body(self, request: Request, model: str) -> dict[str, Any]:
+        """The JSON body of ``request`` for this API."""
+        raise NotImplementedError
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """The headers carrying ``key``."""
+        raise NotImplementedError
+
+    def parse_reply(self, body: Any) -> Result:
+        """Read a 2xx reply body into a ``Result`` (``seconds`` is filled by the caller).
+
+        Raises:
+            ValueError, KeyError, TypeError, IndexError: when the body is malformed.
+        """
+        raise NotImplementedError
+
+    # -- sending ----------------------------------------------------------------------------------
+
+    def _key(self) -> str | None:
+        if not self.api_key_env:
+            return None
+        return os.environ.get(self.api_key_env) or None
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept": "application/json", **self.extra_headers}
+        key = self._key()
+        if key is not None:
+            headers.update(self.auth_headers(key))
+        return headers
+
+    def _redact(self, text: str) -> str:
+        return redact(text, self._key())
+
+    async def aclose(self) -> None:
+        """Close the pooled connections of the running event loop (they reopen on use)."""
+        await _http.aclose_all()
+
+    async def __aenter__(self) -> HttpModelClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+        """Send ``request``, retrying what a retry can fix.
+
+        Args:
+            request: the request; an empty ``model`` means this client's model.
+            before_attempt: called before every attempt is sent, retries included; it charges
+                the attempt to the governor and raises ``BudgetRefused`` to stop it.
+
+        Returns:
+            The reply with usage, model as served, response id and seconds (the wall time of
+            the whole request, retries included); ``usd`` is left ``None`` for the pricing
+            module. A failure is ``Result(ok=False, error=...)``.
+
+        Raises:
+            BudgetRefused: from ``before_attempt``, or with ``limit="limit_refused"`` when the
+                provider refuses on quota or billing (HTTP 402, or a 429 saying so).
+        """
+        model = request.model or self.model
+        start = time.perf_counter()
+        try:
+            payload = msgspec.json.encode(self.build_body(request, model))
+        except (TypeError, msgspec.EncodeError) as exc:
+            return self._failed(f"request not JSON-encodable: {exc}", model, start)
+        ep = _http.endpoint(self.provider, self.base_url, self.max_connections)
+        http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
+        attempts = 0
+        result: Result | None = None
+
+        def should_retry(exc: Exception) -> bool | float:
+            if not isinstance(exc, _RetryableFailure):
+                return False
+            if attempts >= self.max_attempts:
+                return False
+            elapsed = time.perf_counter() - start
+            wait = exc.retry_after_s
+            if wait is None:
+                return elapsed < self.max_total_s
+            if wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
+                exc.message += f"; Retry-After {wait:g} s is past the retry budget"
+                return False
+            return wait
+
+        try:
+            async for attempt in stamina.retry_context(
+                on=should_retry,
+                attempts=self.max_attempts,
+                timeout=self.max_total_s,
+                wait_initial=self.wait_initial_s,
+                wait_max=self.wait_max_s,
+                wait_jitter=self.wait_jitter_s,
+            ):
+                with attempt:
+                    attempts += 1
+                    result = await self._attempt(ep, http, payload, before_attempt)
+        except _RetryableFailure as exc:
+            plural = "s" if attempts != 1 else ""
+            return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start)
+        except _FinalFailure as exc:
+            return self._failed(exc.message, model, start)
+        except HrbenchError:  # BudgetRefused from the governor or the provider's quota
+            raise
+        except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
+            return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
+        assert result is not None  # stamina runs at least one attempt
+        result.seconds = time.perf_counter() - start
+        if result.model is None:
+            result.model = model
+        if result.usage.provenance is None:  # no usage block: count with the model's tokenizer
+            result.usage = usage_of(request.messages, result.text, result.model)
+        return result
+
+    def _failed(self, error: str, model: str, start: float) -> Result:
+        return Result(
+            ok=False,
+            error=self._redact(error),
+            usage=Usage(provenance=None),
+            model=model,
+            seconds=time.perf_counter() - start,
+        )
+
+    async def _attempt(
+        self,
+        ep: _http.Endpoint,
+        http: Any,
+        payload: bytes,
+        before_attempt: Callable[[], None] | None,
+    ) -> Result:
+        async with ep.limiter.slot() as granted:
+            if before_attempt is not None:
+                before_attempt()
+            self.attempts += 1
+            try:
+                with anyio.fail_after(self.timeout_s):
+                    response = await http.post(self.url, content=payload, headers=self._headers())
+            except (TimeoutError, _http.TimeoutError_) as exc:
+                raise _RetryableFailure(
+                    f"{self.provider}: no reply within {self.timeout_s:g} s ({type(exc).__name__})"
+                ) from None
+            except _http.TransportError as exc:
+                raise _RetryableFailure(
+                    f"{self.provider}: transport error: {type(exc).__name__}: {self._redact(str(exc))}"
+                ) from None
+            status = response.status_code
+            if status == 429 and not _QUOTA.search(response.text):
+                ep.limiter.on_rate_limited(granted)
+        return self._classify(ep, response)
+
+    def _classify(self, ep: _http.Endpoint, response: _http.HttpResponse) -> Result:
+        status = response.status_code
+        if 200 <= status < 300:
+            try:
+                body = msgspec.json.decode(response.content)
+                result = self.parse_reply(body)
+            except (msgspec.DecodeError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
+                raise _FinalFailure(
+                    f"{self.provider}: malformed reply (HTTP {status}): {type(exc).__name__}: "
+                    f"{str(exc)[:_SNIPPET]}"
+                ) from None
+            ep.limiter.on_success()
+            return result
+        text = response.text
+        detail = self._redact(_error_detail(text))
+        if status == 402 or (status in (400, 403, 429) and _QUOTA.search(text)):
+            raise BudgetRefused(
+                f"limit_refused: {self.provider} refused the request on quota or billing (HTTP {status}): {detail}",
+                limit="limit_refused",
+                provider=self.provider,
+                status=status,
+            )
+        if status in RETRYABLE_STATUS or status >= 500:
+            raise _RetryableFailure(
+                f"{self.provider}: HTTP {status}: {detail}", retry_after_s=parse_retry_after(response.headers)
+            )
+        if status == 401 and self.api_key_env and self._key() is None:
+            detail += f" (environment variable {self.api_key_env} is not set)"
+        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}")
+
+
+def _error_detail(text: str) -> str:
+    """The message of an error reply: ``error.message`` of a JSON body, else its start."""
+    try:
+        body = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text.strip()[:_SNIPPET]
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            message = err.get("message")
+            kind = err.get("type") or err.get("code")
+            if isinstance(message, str):
+                return (f"{kind}: {message}" if isinstance(kind, str) else message)[:_SNIPPET]
+        if isinstance(err, str):
+            return err[:_SNIPPET]
+        if isinstance(body.get("message"), str):
+            return str(body["message"])[:_SNIPPET]
+    return text.strip()[:_SNIPPET]
+
+
+def as_int(value: Any) -> int:
+    """A token count from a usage block: ints and int-valued floats; anything else is 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and math.isfinite(value):
+        return max(0, int(value))
+    return 0

@@ -1,0 +1,151 @@
+"""The OpenAI-compatible chat completions client (OpenAI, vLLM, Ollama, llama.cpp, OpenRouter...)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hrbench.models._remote import HttpModelClient, as_int
+from hrbench.records import Request, Result, Usage
+
+__all__ = ["OpenAIClient", "openai_usage"]
+
+# Request params that are hrbench's, not the API's; never sent.
+_NOT_SENT = frozenset({"draw_index", "model", "stream", "messages", "tools"})
+
+
+class OpenAIClient(HttpModelClient):
+    """A client for ``POST {base_url}/chat/completions``.
+
+    Retries, limits and failure handling are described in :mod:`hrbench.models._remote`.
+
+    Usage is read exactly (cases H14b, H14d): ``tokens_in`` is ``prompt_tokens`` (OpenAI counts
+    cached tokens inside it), ``tokens_cached`` is ``prompt_tokens_details.cached_tokens``,
+    ``tokens_out`` is ``completion_tokens`` (reasoning included) and ``tokens_reasoning`` is
+    ``completion_tokens_details.reasoning_tokens``. A reply whose ``finish_reason`` is
+    ``content_filter`` is refused with that reason; a reply with a ``refusal`` field is refused
+    with ``finish_reason="refusal"`` and the refusal message as its text (case H10c).
+
+    Args:
+        model: the model asked for, e.g. ``"gpt-4o-mini"``.
+        base_url: the API root, default ``"https://api.openai.com/v1"``.
+        api_key_env: the environment variable holding the key (default ``OPENAI_API_KEY``),
+            read at each attempt and sent as ``Authorization: Bearer``; unset sends no key.
+        **settings: ``timeout_s``, ``max_connections``, ``max_attempts``, ``max_total_s`` and the
+            other settings of :class:`~hrbench.models._remote.HttpModelClient`.
+
+    Example:
+        >>> OpenAIClient("llama3", base_url="http://127.0.0.1:8000/v1", api_key_env=None)
+        OpenAIClient(model='llama3', base_url='http://127.0.0.1:8000/v1', api_key_env=None)
+    """
+
+    provider = "openai"
+    path = "/chat/completions"
+    default_base_url = "https://api.openai.com/v1"
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str = "https://api.openai.com/v1",
+        api_key_env: str | None = "OPENAI_API_KEY",
+        **settings: Any,
+    ) -> None:
+        super().__init__(model, base_url, api_key_env, **settings)
+
+    def build_body(self, request: Request, model: str) -> dict[str, Any]:
+        """The chat completions body: model, messages, the request's sampling params, tools."""
+        body: dict[str, Any] = {"model": model, "messages": request.messages}
+        body.update((k, v) for k, v in request.params.items() if k not in _NOT_SENT)
+        if request.tools:
+            body["tools"] = request.tools
+        return body
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        """``Authorization: Bearer <key>``."""
+        return {"authorization": f"Bearer {key}"}
+
+    def parse_reply(self, body: Any) -> Result:
+        """Read a chat completion into a ``Result``.
+
+        Raises:
+            ValueError: when the body has no choices.
+        """
+        if not isinstance(body, dict):
+            raise ValueError(f"expected a JSON object, got {type(body).__name__}")
+        choices = body["choices"]
+        if not isinstance(choices, list) or not choices:
+            raise ValueError("the reply has no choices")
+        choice = choices[0]
+        message = choice.get("message") or {}
+        text = _content_text(message.get("content"))
+        finish = choice.get("finish_reason")
+        refusal = message.get("refusal")
+        refused = False
+        if finish == "content_filter":
+            refused = True
+        elif isinstance(refusal, str) and refusal:
+            refused, finish = True, "refusal"
+            text = text or refusal
+        return Result(
+            text=text,
+            refused=refused,
+            finish_reason=finish,
+            usage=openai_usage(body.get("usage")),
+            model=body.get("model"),
+            response_id=body.get("id"),
+        )
+
+
+def _content_text(content: Any) -> str | None:
+    if content is None or isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts, as some compatible servers send
+        parts = [
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") in ("text", None)
+        ]
+        return "".join(parts)
+    raise ValueError(f"unexpected message content of type {type(content).__name__}")
+
+
+def openai_usage(usage: Any) -> Usage:
+    """Read an OpenAI-style usage block into :class:`~hrbench.records.Usage`.
+
+    Cached tokens are read from ``prompt_tokens_details.cached_tokens`` (or a top-level
+    ``cached_tokens`` / ``prompt_cache_hit_tokens``, as some compatible servers send), reasoning
+    tokens from ``completion_tokens_details.reasoning_tokens`` (or a top-level
+    ``reasoning_tokens``). Reasoning is inside ``completion_tokens``, so it is counted once
+    (case H14b); a server that reports more reasoning than completion tokens evidently counts
+    them apart, and then they are added.
+
+    Args:
+        usage: the reply's ``usage`` object, or ``None``.
+
+    Returns:
+        The usage (provenance ``"reported"``), or zeros with provenance ``None`` when the reply
+        has no usage block.
+
+    Example:
+        >>> u = openai_usage({"prompt_tokens": 2008, "completion_tokens": 266, "reasoning_tokens": 261})
+        >>> (u.tokens_in, u.tokens_out, u.tokens_reasoning, u.total)
+        (2008, 266, 261, 2274)
+        >>> openai_usage({"prompt_tokens": 2000, "cached_tokens": 1500, "completion_tokens": 50}).tokens_cached
+        1500
+    """
+    if not isinstance(usage, dict):
+        return Usage(provenance=None)
+    prompt = as_int(usage.get("prompt_tokens"))
+    completion = as_int(usage.get("completion_tokens"))
+    in_details = usage.get("prompt_tokens_details") or {}
+    out_details = usage.get("completion_tokens_details") or {}
+    cached = as_int(in_details.get("cached_tokens")) if isinstance(in_details, dict) else 0
+    cached = cached or as_int(usage.get("cached_tokens")) or as_int(usage.get("prompt_cache_hit_tokens"))
+    reasoning = as_int(out_details.get("reasoning_tokens")) if isinstance(out_details, dict) else 0
+    reasoning = reasoning or as_int(usage.get("reasoning_tokens"))
+    if reasoning > completion:
+        completion += reasoning
+    return Usage(
+        tokens_in=max(prompt, cached),
+        tokens_out=completion,
+        tokens_reasoning=reasoning,
+        tokens_cached=cached,
+        provenance="reported",
+    )

@@ -1,0 +1,720 @@
+"""A loopback OpenAI- and Anthropic-compatible model server for tests and benchmarks.
+
+It listens on 127.0.0.1 and a free port, on starlette + uvicorn, in a background thread (or a
+subprocess, for benchmarks where the server must not share the client's interpreter lock)::
+
+    with LoopbackServer(latency_s=0.05) as srv:
+        client = OpenAIClient("loopback-1", base_url=srv.base_url, api_key_env=None)
+
+    async with LoopbackServer() as srv:      # from async tests: starts in a worker thread
+        ...
+
+Routes: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic). Replies
+are deterministic per ``(prompt, seed)`` (``vary=True`` makes every call differ, for draw
+tests); a ``[[reply:TEXT]]`` marker in the prompt makes the reply ``TEXT``, and ``reply_fn``
+computes it. Usage blocks are real: prompt tokens are the prompt's words, completion tokens
+the reply's words plus ``reasoning_tokens``, cached tokens ``cached_fraction`` of the prompt;
+every reply gets a fresh response id.
+
+Faults (:data:`FAULTS`) are scripted two ways:
+
+- a queue: ``srv.push("429", "ok", "500")`` gives the next requests those faults, in order;
+- a marker in the prompt: ``[[fault:429]]`` applies to every request carrying it;
+  ``[[fault:503:n=2]]`` only to the first two requests with that prompt and seed;
+  options ``retry_after=S`` (seconds, for 429/503) and ``hang=S`` (seconds).
+
+The server records every request in :attr:`LoopbackServer.requests` (path, headers, body,
+arrival time), so tests can check what was sent and when.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import itertools
+import json
+import logging
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+try:
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+    from starlette.types import Receive, Scope, Send
+except ImportError as exc:  # pragma: no cover - only without the dev extras
+    raise ImportError(
+        f"hrbench.testing.loopback needs starlette and uvicorn (pip install 'hrbench[dev]'): {exc}"
+    ) from exc
+
+__all__ = ["FAULTS", "Fault", "LoopbackServer", "ReceivedRequest"]
+
+FAULTS = (
+    "ok",
+    "429",
+    "500",
+    "503",
+    "529",
+    "hang",
+    "malformed",
+    "drop",
+    "quota",
+    "quota429",
+    "content_filter",
+    "refusal",
+    "unauthorized",
+    "echo_key",
+)
+"""The fault kinds:
+
+- ``ok``: a normal reply;
+- ``429``: rate limited, with ``Retry-After`` (``retry_after`` seconds, default 1);
+- ``500``, ``503``, ``529``: server errors (503 and 529 carry ``Retry-After`` when given);
+- ``hang``: no reply for ``hang`` seconds (default 30), past any sane client timeout;
+- ``malformed``: HTTP 200 whose body is truncated JSON;
+- ``drop``: the connection closes in the middle of the reply;
+- ``quota``: HTTP 402, quota exhausted; ``quota429``: HTTP 429 with ``insufficient_quota``;
+- ``content_filter``: the reply is filtered (OpenAI ``finish_reason="content_filter"``,
+  Anthropic ``stop_reason="refusal"``), with no text;
+- ``refusal``: the model refuses (OpenAI ``message.refusal``; Anthropic ``stop_reason="refusal"``);
+- ``unauthorized``: HTTP 401; ``echo_key``: HTTP 401 whose message quotes the key received
+  (to test that clients scrub it).
+"""
+
+_MARKER = re.compile(r"\[\[fault:([a-z0-9_]+)((?::[a-z_]+=[^:\]]+)*)\]\]")
+_REPLY = re.compile(r"\[\[reply:(.*?)\]\]", re.DOTALL)
+_LOG = logging.getLogger("hrbench.testing.loopback")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A scripted fault.
+
+    Attributes:
+        kind: one of :data:`FAULTS`.
+        retry_after_s: the ``Retry-After`` sent with a 429/503/529 (seconds); ``None`` sends
+            none for 503/529 and 1 s for 429.
+        hang_s: how long a ``hang`` lasts (seconds).
+    """
+
+    kind: str
+    retry_after_s: float | None = None
+    hang_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULTS:
+            raise ValueError(f"unknown fault {self.kind!r}; expected one of {FAULTS}")
+
+    @classmethod
+    def of(cls, spec: str | Fault) -> Fault:
+        """A fault from a kind name, ``"429:retry_after=0.2"`` style options, or a ``Fault``."""
+        if isinstance(spec, Fault):
+            return spec
+        kind, *opts = spec.split(":")
+        kw: dict[str, Any] = {}
+        for opt in opts:
+            name, _, value = opt.partition("=")
+            if name == "retry_after":
+                kw["retry_after_s"] = float(value)
+            elif name == "hang":
+                kw["hang_s"] = float(value)
+        return cls(kind, **kw)
+
+
+@dataclass
+class ReceivedRequest:
+    """One request the server received.
+
+    Attributes:
+        path: the URL path.
+        headers: the request headers (lower-case names).
+        body: the decoded JSON body, or ``None`` when it was not JSON.
+        at: arrival time (``time.monotonic()`` seconds, comparable with the test's clock).
+        prompt: the prompt text the server keyed the reply on.
+        fault: the fault applied.
+    """
+
+    path: str
+    headers: dict[str, str]
+    body: Any
+    at: float
+    prompt: str = ""
+    fault: str = "ok"
+
+
+class _Drop(Exception):
+    """Raised by the app to make uvicorn close the connection mid-reply."""
+
+
+@dataclass
+class _State:
+    latency_s: float
+    vary: bool
+    reasoning_tokens: int
+    cached_fraction: float
+    cache_creation_tokens: int
+    model: str
+    api_key: str | None
+    reply_fn: Callable[[str, Any, int], str] | None
+    record: bool
+    omit_usage: bool = False
+    queue: deque[Fault] = field(default_factory=deque)
+    seen: dict[tuple[str, str, Any], int] = field(default_factory=dict)
+    requests: list[ReceivedRequest] = field(default_factory=list)
+    calls: Iterator[int] = field(default_factory=itertools.count)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0
+    max_in_flight: int = 0
+    stopping: asyncio.Event | None = None
+
+
+def _prompt_of(body: Any) -> str:
+    messages = body.get("messages") if isinstance(body, dict) else None
+    parts: list[str] = []
+    if isinstance(body, dict) and isinstance(body.get("system"), str):
+        parts.append(body["system"])
+    for m in messages if isinstance(messages, list) else []:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return "\n".join(parts)
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+class _Api:
+    """The ASGI endpoint for one API flavour (raw ASGI, so that it can drop a connection)."""
+
+    def __init__(self, state: _State, flavour: str) -> None:
+        self.state = state
+        self.flavour = flavour
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        st = self.state
+        request = Request(scope, receive)
+        raw = await request.body()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        prompt = _prompt_of(body)
+        seed = body.get("seed") if isinstance(body, dict) else None
+        fault = self._fault(prompt, seed)
+        counted = fault.kind != "hang"  # a hang outlives its client; it is not load
+        if counted:
+            st.in_flight += 1  # one event loop serves every request: no lock needed
+            st.max_in_flight = max(st.max_in_flight, st.in_flight)
+        try:
+            await self._serve(scope, receive, send, request, body, prompt, seed, fault)
+        finally:
+            if counted:
+                st.in_flight -= 1
+
+    async def _serve(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        request: Request,
+        body: Any,
+        prompt: str,
+        seed: Any,
+        fault: Fault,
+    ) -> None:
+        st = self.state
+        if st.record:
+            st.requests.append(
+                ReceivedRequest(
+                    path=scope["path"],
+                    headers={k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]},
+                    body=body,
+                    at=time.monotonic(),
+                    prompt=prompt,
+                    fault=fault.kind,
+                )
+            )
+        if st.latency_s > 0:
+            await asyncio.sleep(st.latency_s)
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            await self._error(400, "invalid_request_error", "expected a JSON body with messages")(
+                scope, receive, send
+            )
+            return
+        if st.api_key is not None and fault.kind not in ("echo_key",):
+            if self._key_of(request) != st.api_key:
+                await self._error(401, "authentication_error", "invalid API key")(scope, receive, send)
+                return
+        response = await self._respond(fault, body, prompt, seed, request, receive)
+        if response is None:  # drop: start the reply, then close the connection mid-body
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"400")]}
+            )
+            await send({"type": "http.response.body", "body": b'{"id": "cut', "more_body": True})
+            raise _Drop("dropped on purpose")
+        await response(scope, receive, send)
+
+    def _key_of(self, request: Request) -> str | None:
+        if self.flavour == "anthropic":
+            return request.headers.get("x-api-key")
+        auth = request.headers.get("authorization", "")
+        return auth[7:] if auth.lower().startswith("bearer ") else None
+
+    def _fault(self, prompt: str, seed: Any) -> Fault:
+        st = self.state
+        with st.lock:
+            if st.queue:
+                return st.queue.popleft()
+            m = _MARKER.search(prompt)
+            if m is None:
+                return Fault("ok")
+            opts = dict(o.split("=", 1) for o in m.group(2).split(":") if o)
+            key = (self.flavour, prompt, seed)
+            n = st.seen.get(key, 0)
+            st.seen[key] = n + 1
+        if "n" in opts and n >= int(opts["n"]):
+            return Fault("ok")
+        return Fault(
+            m.group(1),
+            retry_after_s=float(opts["retry_after"]) if "retry_after" in opts else None,
+            hang_s=float(opts.get("hang", 30.0)),
+        )
+
+    def _error(
+        self,
+        status: int,
+        kind: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+        code: str | None = None,
+    ) -> Response:
+        if self.flavour == "anthropic":
+            payload: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+        else:
+            payload = {"error": {"message": message, "type": kind, "code": code or kind, "param": None}}
+        return JSONResponse(payload, status_code=status, headers=headers)
+
+    async def _respond(
+        self, fault: Fault, body: dict[str, Any], prompt: str, seed: Any, request: Request, receive: Receive
+    ) -> Response | None:
+        kind = fault.kind
+        ra = fault.retry_after_s
+        if kind == "429":
+            return self._error(
+                429,
+                "rate_limit_error",
+                "Rate limit reached; please retry",
+                {"retry-after": f"{1.0 if ra is None else ra:g}"},
+            )
+        if kind in ("500", "503", "529"):
+            headers = {"retry-after": f"{ra:g}"} if ra is not None else None
+            kinds = {"500": "api_error", "503": "overloaded_error", "529": "overloaded_error"}
+            return self._error(int(kind), kinds[kind], f"server error {kind}", headers)
+        if kind == "hang":  # until hang_s passes, the client disconnects, or the server stops
+            waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(_disconnected(receive))]
+            if self.state.stopping is not None:
+                waits.append(asyncio.ensure_future(self.state.stopping.wait()))
+            try:
+                await asyncio.wait(waits, timeout=fault.hang_s, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for w in waits:
+                    w.cancel()
+            return self._error(504, "timeout", "hung")
+        if kind == "malformed":
+            return Response(
+                b'{"id": "chatcmpl-broken", "choices": [{"message": {"content": "Par',
+                media_type="application/json",
+            )
+        if kind == "drop":
+            return None
+        if kind == "quota":
+            return self._error(
+                402,
+                "insufficient_quota",
+                "You exceeded your current quota, please check your plan and billing details.",
+            )
+        if kind == "quota429":
+            return self._error(
+                429,
+                "insufficient_quota",
+                "You exceeded your current quota, please check your plan and billing details.",
+                code="insufficient_quota",
+            )
+        if kind == "unauthorized":
+            return self._error(401, "authentication_error", "invalid API key")
+        if kind == "echo_key":
+            key = self._key_of(request) or ""
+            return self._error(
+                401, "authentication_error", f"Incorrect API key provided: {key}. Also: {key[:-4]}"
+            )
+        return self._reply(kind, body, prompt, seed)
+
+    def _reply(self, kind: str, body: dict[str, Any], prompt: str, seed: Any) -> Response:
+        st = self.state
+        call = next(st.calls)
+        m = _REPLY.search(prompt)
+        if m is not None:
+            text = m.group(1)
+        elif st.reply_fn is not None:
+            text = st.reply_fn(prompt, seed, call)
+        else:
+            basis = f"{prompt}|{seed}|{call}" if st.vary else f"{prompt}|{seed}"
+            text = "reply-" + hashlib.sha256(basis.encode()).hexdigest()[:12]
+        prompt_tokens = max(1, len(prompt.split()))
+        cached = int(prompt_tokens * st.cached_fraction)
+        reasoning = st.reasoning_tokens
+        model = str(body.get("model") or st.model)
+        rid = uuid.uuid4().hex[:24]
+        if kind in ("content_filter", "refusal"):
+            reply_text: str | None = None if kind == "content_filter" else "I can't help with that."
+        else:
+            reply_text = text
+        completion = (len(reply_text.split()) if reply_text else 0) + reasoning
+        if self.flavour == "anthropic":
+            written = min(st.cache_creation_tokens, prompt_tokens - cached)
+            blocks: list[dict[str, Any]] = []
+            if reasoning:
+                blocks.append({"type": "thinking", "thinking": "hmm " * reasoning, "signature": "sig"})
+            if reply_text is not None:
+                blocks.append({"type": "text", "text": reply_text})
+            payload: dict[str, Any] = {
+                "id": f"msg_{rid}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": blocks,
+                "stop_reason": "refusal" if kind in ("content_filter", "refusal") else "end_turn",
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": prompt_tokens - cached - written,
+                    "cache_read_input_tokens": cached,
+                    "cache_creation_input_tokens": written,
+                    "output_tokens": completion,
+                },
+            }
+        else:
+            message: dict[str, Any] = {"role": "assistant", "content": reply_text, "refusal": None}
+            if kind == "refusal":
+                message = {"role": "assistant", "content": None, "refusal": reply_text}
+            payload = {
+                "id": f"chatcmpl-{rid}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "system_fingerprint": "fp_loopback",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "content_filter" if kind == "content_filter" else "stop",
+                        "logprobs": None,
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt_tokens + completion,
+                    "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
+                    "completion_tokens_details": {"reasoning_tokens": reasoning, "audio_tokens": 0},
+                },
+            }
+        if st.omit_usage:  # like servers that send no usage block
+            payload.pop("usage", None)
+        return JSONResponse(payload)
+
+
+_SETTINGS = frozenset(
+    {
+        "latency_s",
+        "vary",
+        "reasoning_tokens",
+        "cached_fraction",
+        "cache_creation_tokens",
+        "api_key",
+        "reply_fn",
+        "omit_usage",
+    }
+)
+
+
+class LoopbackServer:
+    """An OpenAI- and Anthropic-compatible server on 127.0.0.1 and a free port.
+
+    Use it as a context manager (``with`` or ``async with``), or call :meth:`start` and
+    :meth:`stop`.
+
+    Args:
+        latency_s: seconds every reply waits before it is sent.
+        vary: make every call's reply differ (for draw tests); otherwise replies are
+            deterministic per ``(prompt, seed)``.
+        reasoning_tokens: reasoning tokens reported in every reply (inside completion tokens).
+        cached_fraction: the fraction of prompt tokens reported as cached (0 to 1).
+        cache_creation_tokens: Anthropic ``cache_creation_input_tokens`` per reply (at most the
+            uncached prompt tokens).
+        model: the model reported when a request names none.
+        api_key: when set, requests without this key get HTTP 401.
+        reply_fn: ``reply_fn(prompt, seed, call_index) -> str`` computes the reply text.
+        separate_process: run the server in a child process (no shared interpreter lock, for
+            benchmarks); scripted queues, ``reply_fn`` and request records are then unavailable.
+        record: keep every request in :attr:`requests`.
+
+    Attributes:
+        base_url: ``"http://127.0.0.1:<port>/v1"`` once started.
+        requests: the requests received (when ``record``), in arrival order.
+    """
+
+    def __init__(
+        self,
+        latency_s: float = 0.0,
+        *,
+        vary: bool = False,
+        reasoning_tokens: int = 0,
+        cached_fraction: float = 0.0,
+        cache_creation_tokens: int = 0,
+        model: str = "loopback-1",
+        api_key: str | None = None,
+        reply_fn: Callable[[str, Any, int], str] | None = None,
+        separate_process: bool = False,
+        record: bool = True,
+    ) -> None:
+        self._state = _State(
+            latency_s=float(latency_s),
+            vary=vary,
+            reasoning_tokens=int(reasoning_tokens),
+            cached_fraction=float(cached_fraction),
+            cache_creation_tokens=int(cache_creation_tokens),
+            model=model,
+            api_key=api_key,
+            reply_fn=reply_fn,
+            record=record and not separate_process,
+        )
+        self._subprocess = separate_process
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._proc: Any = None
+        self.port = 0
+        self.base_url = ""
+
+    def __repr__(self) -> str:
+        return f"LoopbackServer(base_url={self.base_url!r})"
+
+    # -- scripting --------------------------------------------------------------------------
+
+    @property
+    def requests(self) -> list[ReceivedRequest]:
+        """The requests received so far, in arrival order."""
+        return self._state.requests
+
+    def push(self, *faults: str | Fault) -> None:
+        """Queue faults for the next requests, in order (``"ok"`` for a normal reply)."""
+        with self._state.lock:
+            self._state.queue.extend(Fault.of(f) for f in faults)
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests the server has handled at once since the last :meth:`reset`."""
+        return self._state.max_in_flight
+
+    def reset(self) -> None:
+        """Forget queued faults, marker counts, recorded requests and ``max_in_flight``."""
+        with self._state.lock:
+            self._state.queue.clear()
+            self._state.seen.clear()
+            self._state.requests.clear()
+            self._state.max_in_flight = self._state.in_flight
+
+    def set(self, **settings: Any) -> None:
+        """Change settings of a running server.
+
+        Args:
+            **settings: ``latency_s``, ``vary``, ``reasoning_tokens``, ``cached_fraction``,
+                ``cache_creation_tokens``, ``api_key``, ``reply_fn`` (as for the constructor),
+                ``omit_usage`` (send replies without a usage block).
+
+        Raises:
+            TypeError: for an unknown setting.
+        """
+        for name, value in settings.items():
+            if name not in _SETTINGS:
+                raise TypeError(f"unknown setting {name!r}")
+            setattr(self._state, name, value)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    def app(self) -> Starlette:
+        """The ASGI application."""
+        return Starlette(
+            routes=[
+                Route("/v1/chat/completions", _Api(self._state, "openai"), methods=["POST"]),
+                Route("/v1/messages", _Api(self._state, "anthropic"), methods=["POST"]),
+            ]
+        )
+
+    def start(self, timeout_s: float = 20.0) -> LoopbackServer:
+        """Start serving; return once the server accepts connections.
+
+        Args:
+            timeout_s: how long to wait for the server to come up (seconds).
+
+        Returns:
+            ``self``.
+
+        Raises:
+            RuntimeError: when the server did not start in time.
+        """
+        if self._subprocess:
+            return self._start_subprocess(timeout_s)
+        # proto IPPROTO_TCP, so that asyncio sets TCP_NODELAY on accepted connections (with proto
+        # 0 it does not, and Nagle plus delayed ACKs add ~40 ms to every reply)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(
+            self.app(),
+            log_config=None,
+            log_level="critical",
+            access_log=False,
+            lifespan="off",
+            loop="asyncio",
+            http="auto",  # httptools when installed (about twice the throughput), else h11
+            timeout_keep_alive=30,
+            timeout_graceful_shutdown=1,
+            backlog=4096,
+        )
+        self._server = server = uvicorn.Server(config)
+
+        def run() -> None:
+            async def serve() -> None:
+                self._loop = asyncio.get_running_loop()
+                self._state.stopping = asyncio.Event()
+                await server.serve(sockets=[sock])
+
+            asyncio.run(serve())
+            sock.close()
+
+        self._thread = threading.Thread(target=run, name=f"loopback-{self.port}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout_s
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the loopback server did not start")
+            time.sleep(0.005)
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        return self
+
+    def _start_subprocess(self, timeout_s: float) -> LoopbackServer:
+        st = self._state
+        args = [
+            sys.executable,
+            "-m",
+            "hrbench.testing.loopback",
+            f"--latency-s={st.latency_s}",
+            f"--reasoning-tokens={st.reasoning_tokens}",
+            f"--cached-fraction={st.cached_fraction}",
+            f"--model={st.model}",
+        ]
+        if st.vary:
+            args.append("--vary")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in [_package_root(), env.get("PYTHONPATH", "")] if p)
+        self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stdin=subprocess.PIPE, env=env, text=True)
+        assert self._proc.stdout is not None
+        line = self._proc.stdout.readline()  # "PORT <n>" once listening
+        if not line.startswith("PORT "):
+            self._proc.kill()
+            self._proc.wait(timeout=timeout_s)
+            raise RuntimeError(f"the loopback server did not start: {line!r}")
+        self.port = int(line.split()[1])
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        return self
+
+    def stop(self) -> None:
+        """Stop serving: cut hanging replies short and wait for the server to exit."""
+        if self._proc is not None:
+            proc, self._proc = self._proc, None
+            with contextlib.suppress(Exception):
+                proc.stdin.close()  # the child exits when its stdin closes
+            try:
+                proc.wait(timeout=10)
+            except Exception:
+                proc.kill()
+                proc.wait(timeout=10)
+            proc.stdout.close()
+            return
+        server, thread, loop = self._server, self._thread, self._loop
+        if server is None or thread is None:
+            return
+        server.should_exit = True
+        stopping = self._state.stopping
+        if loop is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # the loop may be gone already
+                loop.call_soon_threadsafe(stopping.set)
+        thread.join(timeout=15)
+        self._server = self._thread = self._loop = None
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> LoopbackServer:
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(self.start)
+
+    async def __aexit__(self, *exc: object) -> None:
+        import anyio.to_thread
+
+        await anyio.to_thread.run_sync(self.stop)
+
+
+def _package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _main(argv: list[str] | None = None) -> None:
+    """Serve in this process until stdin closes; print ``PORT <n>`` once listening."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m hrbench.testing.loopback")
+    parser.add_argument("--latency-s", type=float, default=0.0)
+    parser.add_argument("--reasoning-tokens", type=int, default=0)
+    parser.add_argument("--cached-fraction", type=float, default=0.0)
+    parser.add_argument("--model", default="loopback-1")
+    parser.add_argument("--vary", action="store_true")
+    ns = parser.parse_args(argv)
+    srv = LoopbackServer(
+        ns.latency_s,
+        vary=ns.vary,
+        reasoning_tokens=ns.reasoning_tokens,
+        cached_fraction=ns.cached_fraction,
+        model=ns.model,
+        record=False,
+    )
+    with srv:
+        print(f"PORT {srv.port}", flush=True)
+        sys.stdin.read()  # until the parent closes our stdin (or dies)
+
+
+if __name__ == "__main__":
+    _main()

@@ -1,0 +1,158 @@
+"""hb.benchmark through the HTTP clients against the loopback server: faults, rows, governor."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from hrbench.arm import Arm
+from hrbench.benchmark import benchmark
+from hrbench.errors import BudgetStoppedWarning
+from hrbench.governor import Governor
+from hrbench.models.anthropic import AnthropicClient
+from hrbench.models.openai import OpenAIClient
+from hrbench.pricing import Pricing
+from hrbench.reference import Reference
+from hrbench.testing.loopback import LoopbackServer
+from tests.unit.models.conftest import FAST
+
+pytestmark = pytest.mark.timeout(90)
+
+RUNS = 5
+
+# item id -> (prompt, label, expected failure kind, attempts sent per run)
+FAULT_ITEMS: dict[str, tuple[str, str, str | None, int]] = {
+    "ok": ("[[reply:A]] plain", "A", None, 1),
+    "wrong": ("[[reply:X]] plain", "Y", "wrong", 1),
+    "r429": ("[[fault:429:retry_after=0.1:n=1]] [[reply:B]]", "B", None, 2),
+    "r500": ("[[fault:500:n=2]] [[reply:C]]", "C", None, 3),
+    "e503": ("[[fault:503]] always", "C", "error", 3),
+    "e429": ("[[fault:429:retry_after=0]] always", "C", "error", 3),  # case H15b
+    "drop1": ("[[fault:drop:n=1]] [[reply:D]]", "D", None, 2),
+    "dropall": ("[[fault:drop]] always", "D", "error", 3),
+    "hang": ("[[fault:hang:hang=20]] x", "E", "error", 3),
+    "malformed": ("[[fault:malformed]] x", "F", "error", 1),
+    "quota": ("[[fault:quota]] x", "G", "budget_stop", 1),
+    "quota429": ("[[fault:quota429]] x", "G", "budget_stop", 1),
+    "filter": ("[[fault:content_filter]] x", "H", "refusal", 1),
+    "refusal": ("[[fault:refusal]] x", "H", "refusal", 1),
+}
+
+CLIENTS = {"openai": OpenAIClient, "anthropic": AnthropicClient}
+
+
+async def ask(item: str, ctx: Any) -> Any:
+    # the run in the prompt: the Messages API sends no seed, and "n=1" faults count per prompt
+    return await ctx.acall(f"{item} #run{ctx.draw_index}", seed=ctx.draw_index, max_tokens=16)
+
+
+@pytest.fixture(scope="module", params=sorted(CLIENTS))
+def fault_bench(request: pytest.FixtureRequest, _server: LoopbackServer) -> dict[str, Any]:
+    """One benchmark per client kind over every fault item; the server's requests kept."""
+    srv = _server
+    srv.reset()
+    ref = Reference(
+        {k: v[0] for k, v in FAULT_ITEMS.items()}, labels=[v[1] for v in FAULT_ITEMS.values()], split="test"
+    )
+    client = CLIENTS[request.param](
+        "loopback-1", base_url=srv.base_url, api_key_env=None, **{**FAST, "timeout_s": 0.3}
+    )
+    gov = Governor(max_calls=10_000)
+    with pytest.warns(BudgetStoppedWarning, match="limit_refused"):
+        bench = benchmark(Arm("ask", ask), ref, runs=RUNS, client=client, governor=gov, concurrency=100)
+    return {"bench": bench, "gov": gov, "requests": list(srv.requests)}
+
+
+def test_benchmark_completes_under_every_fault(fault_bench: dict[str, Any]) -> None:
+    bench, gov, requests = fault_bench["bench"], fault_bench["gov"], fault_bench["requests"]
+    expected = {k: v[2] for k, v in FAULT_ITEMS.items()}
+
+    # every row exists exactly once, in order
+    keys = [(r.item, r.run) for r in bench.rows]
+    assert len(keys) == len(set(keys)) == len(FAULT_ITEMS) * RUNS
+    assert set(keys) == {(i, r) for i in FAULT_ITEMS for r in range(1, RUNS + 1)}
+    assert len({r.ledger_id for r in bench.rows}) == len(bench.rows)
+
+    # the right rows carry the right failure kind (refusals: see the next test)
+    for row in bench.rows:
+        want = expected[row.item]
+        if want == "refusal":
+            continue
+        assert row.failure_kind == want, (row.item, row.run, row.failure_kind, bench.traces[row.ledger_id])
+        assert row.correct is (want is None)
+
+    # a retry never makes a second row or a second trace step; every attempt was charged
+    sent = Counter(q.prompt.rsplit(" #run", 1)[0] for q in requests)
+    for item, (prompt, _, _, attempts) in FAULT_ITEMS.items():
+        assert sent[prompt] == attempts * RUNS, item
+    assert gov.calls == len(requests)
+    for row in bench.rows:
+        steps = [s for s in bench.traces[row.ledger_id] if s.kind == "request"]
+        assert len(steps) == 1, (row.item, steps)
+        if expected[row.item] == "budget_stop":
+            assert steps[0].source == "refused" and "limit_refused" in (steps[0].error or "")
+        if row.item in ("r429", "r500", "drop1"):
+            assert steps[0].response_id and steps[0].error is None
+
+    # usage reached the rows
+    ok_rows = [r for r in bench.rows if r.item == "ok"]
+    assert all(r.tokens_in > 0 and r.tokens_out > 0 for r in ok_rows)
+
+
+def test_benchmark_refusals_are_refusal(fault_bench: dict[str, Any]) -> None:
+    bench = fault_bench["bench"]
+    got = {(r.item, r.failure_kind) for r in bench.rows if r.item in ("filter", "refusal")}
+    assert got == {("filter", "refusal"), ("refusal", "refusal")}
+    assert all(r.correct is False for r in bench.rows if r.item in ("filter", "refusal"))
+
+
+def test_governor_spend_cap_never_passed_with_100_in_flight(_server: LoopbackServer) -> None:
+    srv = _server
+    srv.reset()
+    reply = " ".join(["w"] * 40)
+    srv.set(latency_s=0.05, reply_fn=lambda prompt, seed, call: reply)
+    try:
+        n_items = 200
+        ref = Reference({f"q{i}": f"q{i}" for i in range(n_items)}, labels=reply, split="test")
+        pricing = Pricing(
+            overrides={"loopback-1": {"input": 1000.0, "cached_input": 1000.0, "output": 1000.0}}
+        )
+        cap = 8.0  # USD: admits ~126 estimated requests at once, ~195 real ones in all
+        gov = Governor(max_usd=cap)
+        client = OpenAIClient(
+            "loopback-1",
+            base_url=srv.base_url,
+            api_key_env=None,
+            max_connections=100,
+            **{k: v for k, v in FAST.items() if k != "timeout_s"},
+        )
+
+        async def ask48(item: str, ctx: Any) -> Any:
+            return await ctx.acall(item, seed=ctx.draw_index, max_tokens=48)
+
+        with pytest.warns(BudgetStoppedWarning, match="cost_cap_reached"):
+            bench = benchmark(
+                Arm("ask", ask48),
+                ref,
+                runs=RUNS,
+                client=client,
+                governor=gov,
+                concurrency=100,
+                pricing=pricing,
+            )
+    finally:
+        srv.set(latency_s=0.0, reply_fn=None)
+
+    assert srv.max_in_flight >= 50  # really many in flight against one running total
+    spent = sum(r.usd or 0.0 for r in bench.rows)
+    assert gov.usd <= cap + 1e-9 and spent <= cap + 1e-9
+    assert abs(spent - gov.usd) < 1e-9
+    assert gov.snapshot()["usd"] <= cap + 1e-9  # nothing left reserved past the cap
+    assert gov.calls == len(srv.requests)
+    kinds = Counter(r.failure_kind for r in bench.rows)
+    assert set(kinds) <= {None, "budget_stop"}
+    assert kinds[None] > 0 and kinds["budget_stop"] > 0
+    assert len(bench.rows) == n_items * RUNS
+    assert len({(r.item, r.run) for r in bench.rows}) == n_items * RUNS

@@ -1,0 +1,586 @@
+"""OpenAIClient and AnthropicClient over real loopback HTTP: replies, usage, faults, retries."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import anyio
+import msgspec
+import pytest
+
+from hrbench.errors import BudgetRefused, ConfigError
+from hrbench.governor import Governor
+from hrbench.models import _http
+from hrbench.models.anthropic import AnthropicClient, anthropic_usage
+from hrbench.models.openai import OpenAIClient, openai_usage
+from hrbench.records import Usage
+from hrbench.scorer import exact_scorer
+from hrbench.testing.loopback import Fault, LoopbackServer
+from tests.conftest import case
+from tests.unit.models.conftest import FAST, Counter, req, send
+
+pytestmark = pytest.mark.timeout(60)
+
+CLIENTS = {"openai": OpenAIClient, "anthropic": AnthropicClient}
+
+
+def make(kind: str, srv: LoopbackServer, **settings: Any) -> OpenAIClient | AnthropicClient:
+    return CLIENTS[kind]("loopback-1", base_url=srv.base_url, api_key_env=None, **{**FAST, **settings})
+
+
+both = pytest.mark.parametrize("kind", sorted(CLIENTS))
+
+
+# -- plain replies --------------------------------------------------------------------------------
+
+
+@both
+def test_reply_fields(srv: LoopbackServer, kind: str) -> None:
+    r = send(make(kind, srv), "[[reply:Paris]] capital of France", seed=1)
+    assert r.ok and r.text == "Paris" and not r.refused
+    assert r.finish_reason == "stop"
+    assert r.model == "loopback-1"
+    assert r.response_id and r.response_id.startswith("chatcmpl-" if kind == "openai" else "msg_")
+    assert r.usd is None  # priced by the lead's pricing module, not the client
+    assert r.seconds > 0 and r.source == "live"
+    assert len(srv.requests) == 1
+
+
+@both
+def test_replies_deterministic_per_prompt_and_seed(srv: LoopbackServer, kind: str) -> None:
+    cl = make(kind, srv)
+    a, b = send(cl, "same prompt", seed=1), send(cl, "same prompt", seed=1)
+    assert a.text == b.text
+    assert a.response_id != b.response_id  # every reply is its own draw
+    if kind == "openai":  # the Messages API has no seed; it is not sent
+        assert send(cl, "same prompt", seed=2).text != a.text
+    srv.set(vary=True)
+    assert send(cl, "same prompt", seed=1).text != send(cl, "same prompt", seed=1).text
+
+
+def test_openai_body(srv: LoopbackServer) -> None:
+    send(make("openai", srv), "hi", seed=3, temperature=0.5, draw_index=2)
+    body = srv.requests[-1].body
+    assert body == {
+        "model": "loopback-1",
+        "messages": [{"role": "user", "content": "hi"}],
+        "seed": 3,
+        "temperature": 0.5,
+    }
+    assert srv.requests[-1].path == "/v1/chat/completions"
+
+
+def test_anthropic_body_and_headers(srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HRB_TEST_ANTHROPIC", "k-anthropic-123")
+    cl = AnthropicClient("claude-x", base_url=srv.base_url, api_key_env="HRB_TEST_ANTHROPIC", **FAST)
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
+    from hrbench.records import Request
+
+    r = anyio.run(cl.send, Request(messages=messages, params={"seed": 1, "stop": "\n", "temperature": 0}))
+    assert r.ok and r.model == "claude-x"
+    got = srv.requests[-1]
+    assert got.path == "/v1/messages"
+    assert got.body == {
+        "model": "claude-x",
+        "max_tokens": 1024,
+        "messages": [{"role": "user", "content": "hi"}],
+        "system": "Be brief.",
+        "temperature": 0,
+        "stop_sequences": ["\n"],
+    }
+    assert got.headers["x-api-key"] == "k-anthropic-123"
+    assert got.headers["anthropic-version"] == "2023-06-01"
+    assert "authorization" not in got.headers
+
+
+# -- usage ------------------------------------------------------------------------------------------
+
+
+def test_openai_usage_over_http(srv: LoopbackServer) -> None:
+    srv.set(reasoning_tokens=7, cached_fraction=0.5)
+    r = send(make("openai", srv), "[[reply:one_two]] b c d e f g h i j")  # 10 prompt words, 1 reply word
+    assert r.usage == Usage(
+        tokens_in=10, tokens_out=1 + 7, tokens_reasoning=7, tokens_cached=5, provenance="reported"
+    )
+
+
+def test_anthropic_usage_over_http(srv: LoopbackServer) -> None:
+    srv.set(reasoning_tokens=7, cached_fraction=0.5, cache_creation_tokens=2)
+    r = send(make("anthropic", srv), "[[reply:one_two]] b c d e f g h i j")
+    # input_tokens 3 + cache read 5 + cache write 2; thinking is inside output_tokens, not reported apart
+    assert r.usage == Usage(
+        tokens_in=10, tokens_out=1 + 7, tokens_reasoning=0, tokens_cached=5, provenance="reported"
+    )
+    assert r.text == "one_two"  # the thinking block is not part of the text
+
+
+def test_case_H14b_reasoning_counted_once() -> None:
+    c = case("H14b")
+    u = openai_usage(c["output"]["usage"])
+    assert u.total == c["label"]["tokens_charged"] == 2274
+    assert (u.tokens_out, u.tokens_reasoning) == (266, 261)
+
+
+def test_case_H14d_cached_tokens_read() -> None:
+    c = case("H14d")
+    u = openai_usage(c["output"]["usage"])
+    assert u.total == c["label"]["tokens_charged"] == 2050
+    assert (u.tokens_in, u.tokens_cached) == (2000, 1500)
+
+
+@pytest.mark.parametrize(
+    ("usage", "expected"),
+    [
+        (
+            {
+                "prompt_tokens": 2000,
+                "completion_tokens": 300,
+                "prompt_tokens_details": {"cached_tokens": 1024},
+                "completion_tokens_details": {"reasoning_tokens": 200},
+            },
+            (2000, 300, 200, 1024),
+        ),
+        ({"prompt_tokens": 10, "completion_tokens": 5}, (10, 5, 0, 0)),
+        ({"prompt_tokens": 10, "completion_tokens": 5, "prompt_cache_hit_tokens": 4}, (10, 5, 0, 4)),
+        (
+            {"prompt_tokens": 10, "completion_tokens": 5, "reasoning_tokens": 50},
+            (10, 55, 50, 0),
+        ),  # reported apart
+        ({"prompt_tokens": 10, "completion_tokens": None, "prompt_tokens_details": None}, (10, 0, 0, 0)),
+    ],
+)
+def test_openai_usage_table(usage: dict[str, Any], expected: tuple[int, int, int, int]) -> None:
+    u = openai_usage(usage)
+    assert (u.tokens_in, u.tokens_out, u.tokens_reasoning, u.tokens_cached) == expected
+    assert u.provenance == "reported"
+
+
+def test_anthropic_usage_table() -> None:
+    u = anthropic_usage(
+        {
+            "input_tokens": 50,
+            "cache_read_input_tokens": 1500,
+            "cache_creation_input_tokens": 450,
+            "output_tokens": 80,
+        }
+    )
+    assert (u.tokens_in, u.tokens_out, u.tokens_reasoning, u.tokens_cached) == (2000, 80, 0, 1500)
+
+
+def test_missing_usage_is_unknown() -> None:
+    assert openai_usage(None).provenance is None
+    assert anthropic_usage(None).provenance is None
+
+
+@both
+def test_reply_without_usage_is_counted_or_estimated(srv: LoopbackServer, kind: str) -> None:
+    srv.set(omit_usage=True)
+    r = send(make(kind, srv), "[[reply:hello world]] say hello")
+    # the loopback model has no shipped tokenizer: estimated at 4 characters a token
+    assert r.usage.provenance == "estimated" and r.usage.tokens_out == 3
+    counted = send(
+        CLIENTS[kind]("gpt-4o-mini", base_url=srv.base_url, api_key_env=None, **FAST),
+        "[[reply:hello world]] x",
+    )
+    assert counted.usage.provenance == "counted" and counted.usage.tokens_out == 2
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+
+@both
+def test_content_filter_is_refused(srv: LoopbackServer, kind: str) -> None:
+    r = send(make(kind, srv), "[[fault:content_filter]] bad")
+    assert r.ok and r.refused and r.text is None
+    assert r.finish_reason == ("content_filter" if kind == "openai" else "refusal")
+
+
+@both
+def test_refusal_field_is_refused(srv: LoopbackServer, kind: str) -> None:
+    r = send(make(kind, srv), "[[fault:refusal]] bad")
+    assert r.ok and r.refused and r.finish_reason == "refusal"
+    assert r.text == "I can't help with that."  # case H10c: the refusal's words are the text
+
+
+# -- faults and retries ---------------------------------------------------------------------------
+
+
+@both
+@pytest.mark.parametrize("fault", ["429:retry_after=0", "500", "503", "529", "drop"])
+def test_transient_fault_retried_then_ok(srv: LoopbackServer, kind: str, fault: str) -> None:
+    srv.push(fault, fault)
+    count = Counter()
+    r = send(make(kind, srv), "[[reply:fine]] x", count)
+    assert r.ok and r.text == "fine"
+    assert len(srv.requests) == 3 and count.n == 3  # every attempt charged before it was sent
+    assert [q.fault for q in srv.requests] == [Fault.of(fault).kind] * 2 + ["ok"]
+
+
+@both
+@pytest.mark.parametrize("fault", ["500", "503", "drop", "429:retry_after=0"])
+def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: str, fault: str) -> None:
+    srv.push(*[fault] * 5)
+    count = Counter()
+    r = send(make(kind, srv, max_attempts=3), "x", count)
+    assert not r.ok and r.text is None
+    assert "after 3 attempts" in (r.error or "")
+    assert len(srv.requests) == 3 and count.n == 3
+    assert r.usage.provenance is None
+
+
+@both
+def test_hang_past_timeout(srv: LoopbackServer, kind: str) -> None:
+    cl = make(kind, srv, timeout_s=0.3, max_attempts=2)
+    start = time.monotonic()
+    r = send(cl, "[[fault:hang:hang=20]] x")
+    assert not r.ok and "no reply within 0.3 s" in (r.error or "")
+    assert len(srv.requests) == 2
+    assert time.monotonic() - start < 15  # cut at the client's timeout, not the server's hang
+
+
+@both
+def test_malformed_json_not_retried(srv: LoopbackServer, kind: str) -> None:
+    count = Counter()
+    r = send(make(kind, srv), "[[fault:malformed]] x", count)
+    assert not r.ok and "malformed reply" in (r.error or "")
+    assert len(srv.requests) == 1 and count.n == 1
+
+
+@both
+def test_client_error_not_retried(srv: LoopbackServer, kind: str) -> None:
+    r = send(make(kind, srv), "[[fault:unauthorized]] x")
+    assert not r.ok and "HTTP 401" in (r.error or "")
+    assert len(srv.requests) == 1
+
+
+@both
+@pytest.mark.parametrize("fault", ["quota", "quota429"])
+def test_quota_refusal_raises_limit_refused(srv: LoopbackServer, kind: str, fault: str) -> None:
+    count = Counter()
+    with pytest.raises(BudgetRefused) as info:
+        send(make(kind, srv), f"[[fault:{fault}]] x", count)
+    assert info.value.limit == "limit_refused"
+    assert len(srv.requests) == 1 and count.n == 1  # no retry
+
+
+@both
+def test_before_attempt_refusal_stops_retries(srv: LoopbackServer, kind: str) -> None:
+    srv.push("500", "500", "500")
+    count = Counter(refuse_at=2)
+    with pytest.raises(BudgetRefused) as info:
+        send(make(kind, srv), "x", count)
+    assert info.value.limit == "call_cap_reached"
+    assert len(srv.requests) == 1  # the refused attempt was never sent
+
+
+def test_before_attempt_refusal_sends_nothing(srv: LoopbackServer) -> None:
+    with pytest.raises(BudgetRefused):
+        send(make("openai", srv), "x", Counter(refuse_at=1))
+    assert srv.requests == []
+
+
+@both
+def test_retry_after_respected(srv: LoopbackServer, kind: str) -> None:
+    srv.push("429:retry_after=0.4")
+    r = send(make(kind, srv), "[[reply:ok]] x")
+    assert r.ok
+    first, second = srv.requests
+    gap = second.at - first.at
+    assert gap >= 0.35, gap  # Retry-After is a floor; no tight upper bound (loaded machines)
+    assert gap < 10
+
+
+def test_retry_after_past_budget_is_not_waited(srv: LoopbackServer) -> None:
+    srv.push("429:retry_after=30")
+    start = time.monotonic()
+    r = send(make("openai", srv, max_retry_wait_s=5), "x")
+    assert not r.ok and "Retry-After 30 s" in (r.error or "")
+    assert len(srv.requests) == 1
+    assert time.monotonic() - start < 10
+
+
+def test_case_H15a_429_then_ok_charges_each_attempt(srv: LoopbackServer) -> None:
+    srv.push("429:retry_after=0.5")
+    gov = Governor(max_calls=10)
+    gate = gov.gate(0.0, 0)
+    r = send(make("openai", srv), "[[reply:42]] x", gate.attempt)
+    gate.settle(0.0, r.usage.total)
+    assert r.ok and not r.refused and r.text == "42"  # scored normally on the reply
+    assert gov.calls == 2 and gov.refused == 0  # no budget stop; both attempts went through the governor
+    assert exact_scorer()(None, r, "42").correct is True
+
+
+def test_case_H15b_every_attempt_429_is_error_not_budget_stop(srv: LoopbackServer) -> None:
+    srv.push(*["429:retry_after=0"] * 4)
+    count = Counter()
+    r = send(make("openai", srv, max_attempts=3), "x", count)
+    assert r.ok is False and count.n == 3
+    assert exact_scorer()(None, r, "42").failure_kind == "error"
+
+
+# -- the API key ------------------------------------------------------------------------------------
+
+
+SECRET = "hrbKEY_" + "Zq9xW2" * 5
+
+
+def _windows(secret: str, n: int = 8) -> list[str]:
+    return [secret[i : i + n] for i in range(len(secret) - n + 1)]
+
+
+@both
+def test_key_never_leaks(
+    srv: LoopbackServer, kind: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG")
+    cl = CLIENTS[kind](
+        "loopback-1", base_url=srv.base_url, api_key_env="HRB_TEST_KEY", **{**FAST, "timeout_s": 0.3}
+    )
+    monkeypatch.setenv("HRB_TEST_KEY", SECRET)  # set after the client was made: read at request time
+    srv.set(api_key=SECRET)
+    results = [send(cl, "[[reply:fine]] x")]
+    assert results[0].ok
+    header = srv.requests[-1].headers["authorization" if kind == "openai" else "x-api-key"]
+    assert SECRET in header
+    srv.push("echo_key", "500", "500", "500", "drop", "drop", "drop", "malformed", *["hang:hang=5"] * 3)
+    for _ in range(5):
+        results.append(send(cl, "x"))
+    assert [r.ok for r in results] == [True, False, False, False, False, False]
+    shown = [
+        repr(cl),
+        str(cl.spec),
+        str(vars(cl)),
+        msgspec.json.encode(results).decode(),
+        caplog.text,
+        *(f"{rec.getMessage()} {rec.__dict__!r}" for rec in caplog.records),
+    ]
+    for text in shown:
+        assert SECRET not in text
+        for piece in _windows(SECRET):
+            assert piece not in text, (piece, text[:300])
+    with pytest.raises(BudgetRefused) as info:
+        send(cl, "[[fault:quota]] x")
+    assert SECRET not in str(info.value) and SECRET not in repr(info.value.context)
+
+
+def test_key_rotation_and_missing_key(srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    cl = OpenAIClient("loopback-1", base_url=srv.base_url, api_key_env="HRB_TEST_KEY", **FAST)
+    srv.set(api_key="key-two-2222")
+    monkeypatch.setenv("HRB_TEST_KEY", "key-one-1111")
+    assert not send(cl, "x").ok
+    monkeypatch.setenv("HRB_TEST_KEY", "key-two-2222")
+    assert send(cl, "x").ok
+    monkeypatch.delenv("HRB_TEST_KEY")
+    r = send(cl, "x")
+    assert not r.ok and "HRB_TEST_KEY is not set" in (r.error or "")
+    assert "authorization" not in srv.requests[-1].headers
+
+
+def test_redact_key_shaped_tokens() -> None:
+    from hrbench.models._remote import redact
+
+    assert (
+        redact("Incorrect API key provided: sk-proj-abc1********wxyz.", None)
+        == "Incorrect API key provided: ***."
+    )
+    assert redact("token Bearer abcdefghijkl", None) == "token ***"
+    assert redact("nothing here", "secret-value-1") == "nothing here"
+
+
+# -- limits and pools -------------------------------------------------------------------------------
+
+
+def test_100_in_flight_at_concurrency_100(srv: LoopbackServer) -> None:
+    srv.set(latency_s=0.3)
+    cl = make("openai", srv, max_connections=100, timeout_s=20)
+    results: list[Any] = [None] * 100
+
+    async def main() -> None:
+        async def one(i: int) -> None:
+            results[i] = await cl.send(req(f"[[reply:r{i}]] q{i}"))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(100):
+                tg.start_soon(one, i)
+
+    start = time.monotonic()
+    anyio.run(main)
+    wall = time.monotonic() - start
+    assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
+    assert [r.text for r in results] == [f"r{i}" for i in range(100)]
+    assert len(srv.requests) == 100  # no retries were needed: no pool timeout, no dropped request
+    assert srv.max_in_flight >= 50  # they really were in flight together
+    assert wall < 100 * 0.3 / 4  # far from serial (loose: ideal is 0.3 s)
+
+
+def test_more_requests_than_connections_wait_not_fail(srv: LoopbackServer) -> None:
+    srv.set(latency_s=0.05)
+    cl = make("openai", srv, max_connections=4, timeout_s=5)
+
+    async def main() -> list[Any]:
+        out: list[Any] = []
+
+        async def one(i: int) -> None:
+            out.append(await cl.send(req(f"q{i}")))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(40):
+                tg.start_soon(one, i)
+        return out
+
+    results = anyio.run(main)
+    assert len(results) == 40 and all(r.ok for r in results)
+    assert srv.max_in_flight <= 4
+    assert len(srv.requests) == 40
+
+
+def test_client_survives_successive_event_loops(srv: LoopbackServer) -> None:
+    cl = make("openai", srv)
+    assert send(cl, "a").ok
+    assert send(cl, "b").ok  # a new loop gets new pooled connections; the old ones were closed
+
+
+@pytest.mark.anyio
+async def test_async_context_managers(srv: LoopbackServer) -> None:
+    async with LoopbackServer() as other, make("anthropic", other) as cl:
+        r = await cl.send(req("[[reply:yes]] x"))
+        assert r.ok and r.text == "yes"
+
+
+def test_endpoint_shared_per_provider_and_base_url(srv: LoopbackServer) -> None:
+    async def main() -> None:
+        a = _http.endpoint("openai", srv.base_url, 10)
+        b = _http.endpoint("openai", srv.base_url, 20)
+        c = _http.endpoint("anthropic", srv.base_url, 10)
+        assert a is b and a is not c
+        assert a.limiter.ceiling == 20
+
+    anyio.run(main)
+
+
+def test_limiter_backs_off_on_429(srv: LoopbackServer) -> None:
+    cl = make("openai", srv, max_connections=16)
+
+    async def main() -> tuple[float, float]:
+        ep = _http.endpoint("openai", srv.base_url, 16)
+        srv.push("429:retry_after=0")
+        assert (await cl.send(req("x"))).ok
+        after_429 = ep.limiter.limit
+        for _ in range(20):
+            await cl.send(req("y"))
+        return after_429, ep.limiter.limit
+
+    after_429, later = anyio.run(main)
+    assert 8.0 < after_429 < 9.0  # halved by the 429, then one success added 1/8
+    assert after_429 < later <= 16.0  # grows back slowly on success
+
+
+def test_limiter_unit() -> None:
+    lim = _http.AdaptiveLimiter(10, floor=2)
+    t0 = lim.clock()
+    lim.on_rate_limited(t0)
+    lim.on_rate_limited(t0)  # a 429 from before the decrease: same episode, no second halving
+    assert lim.limit == 5.0
+    lim.on_rate_limited(lim.clock())
+    lim.on_rate_limited(lim.clock())
+    assert lim.limit == 2.0  # never below the floor
+    for _ in range(100):
+        lim.on_success()
+    assert lim.limit == 10.0  # back to the ceiling, not past it
+
+
+def test_limiter_bounds_in_flight() -> None:
+    lim = _http.AdaptiveLimiter(6)
+    seen: list[int] = []
+
+    async def main() -> None:
+        async def one(i: int) -> None:
+            async with lim.slot() as granted:
+                seen.append(lim.in_flight)
+                await anyio.sleep(0.01)
+                if i == 10:
+                    lim.on_rate_limited(granted)
+
+        async with anyio.create_task_group() as tg:
+            for i in range(60):
+                tg.start_soon(one, i)
+
+    anyio.run(main)
+    assert len(seen) == 60 and max(seen) <= 6 and lim.in_flight == 0
+
+
+# -- the loopback server itself -----------------------------------------------------------------------
+
+
+def test_separate_process_server() -> None:
+    with LoopbackServer(separate_process=True, reasoning_tokens=2) as other:
+        r = send(make("openai", other), "[[reply:sub]] x")
+    assert r.ok and r.text == "sub" and r.usage.tokens_reasoning == 2
+
+
+def test_unknown_fault_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown fault"):
+        Fault.of("teapot")
+
+
+def test_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        OpenAIClient("")
+    with pytest.raises(ConfigError):
+        OpenAIClient("m", max_connections=0)
+
+
+# -- shared cases over HTTP ---------------------------------------------------------------------------
+
+
+def test_case_H13a_concurrent_admission_over_http(srv: LoopbackServer) -> None:
+    c = case("H13a")["output"]
+    gov = Governor(max_usd=c["spend_cap_usd"])
+    gov.usd = c["spent_usd"]
+    srv.set(latency_s=0.2)  # all four are in flight together
+    cl = make("openai", srv)
+    outcomes: list[str] = []
+
+    async def one(i: int) -> None:
+        gate = gov.gate(c["estimate_each_usd"], 0)
+        try:
+            r = await cl.send(req(f"q{i}"), gate.attempt)
+        except BudgetRefused as exc:
+            outcomes.append(exc.limit)
+            return
+        gate.settle(c["estimate_each_usd"], r.usage.total)
+        outcomes.append("ok" if r.ok else "error")
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for i in range(c["concurrent_requests"]):
+                tg.start_soon(one, i)
+
+    anyio.run(main)
+    label = case("H13a")["label"]
+    assert (
+        outcomes.count("ok") == label["admitted"] and outcomes.count("cost_cap_reached") == label["refused"]
+    )
+    assert len(srv.requests) == label["admitted"]  # refused requests were never sent
+    assert gov.usd <= label["final_spend_usd_at_most"]
+
+
+def test_case_H14b_over_http(srv: LoopbackServer) -> None:
+    c = case("H14b")["output"]["usage"]
+    srv.set(reasoning_tokens=c["reasoning_tokens"], reply_fn=lambda p, s, n: "a b c d e")
+    r = send(make("openai", srv), " ".join(["w"] * c["prompt_tokens"]))
+    assert (r.usage.tokens_in, r.usage.tokens_out, r.usage.tokens_reasoning) == (2008, 266, 261)
+    assert r.usage.total == case("H14b")["label"]["tokens_charged"]
+
+
+def test_case_H14d_over_http(srv: LoopbackServer) -> None:
+    from hrbench.pricing import Pricing
+
+    srv.set(cached_fraction=0.75, reply_fn=lambda p, s, n: " ".join(["x"] * 50))
+    r = send(make("openai", srv), " ".join(["w"] * 2000))
+    assert (r.usage.tokens_in, r.usage.tokens_cached, r.usage.tokens_out) == (2000, 1500, 50)
+    assert r.usage.total == case("H14d")["label"]["tokens_charged"]
+    assert len(srv.requests) == case("H14d")["label"]["provider_calls_added"]
+    price = Pricing(overrides={"loopback-1": {"input": 2.0, "cached_input": 0.5, "output": 8.0}})
+    assert price.cost(r.usage, r.model) == pytest.approx((500 * 2.0 + 1500 * 0.5 + 50 * 8.0) / 1e6)
