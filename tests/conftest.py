@@ -23,9 +23,17 @@ def cases_dir() -> Path:
 
 
 def load_cases(scorer: str | None = None) -> list[dict[str, Any]]:
-    """Every shared case (optionally of one scorer kind), in file order."""
+    """Every shared case (optionally of one scorer kind), in file order.
+
+    Raises:
+        FileNotFoundError: when the cases folder is missing: the cases are the contract, so a
+            run without them must fail, not skip.
+    """
+    files = sorted(cases_dir().glob("*.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"no shared cases in {cases_dir()} (set HRBENCH_CASES to the cases folder)")
     out = []
-    for f in sorted(cases_dir().glob("*.jsonl")):
+    for f in files:
         for line in f.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 case = json.loads(line)
