@@ -1,0 +1,272 @@
+"""The daemon's overhead, measured in one run against baselines measured in the same run.
+
+Prints, each with its baseline and ratio:
+
+1. ``score`` round trip p50/p99 on a warm daemon vs a raw JSON-RPC echo server on a Unix socket
+   (same framing, same client), target <= 2x;
+2. rows/s of a 100,000-row benchmark (a prompt arm answered by an instant mock) streamed to a
+   Python client through the daemon vs the same benchmark in-process, target >= 20,000 rows/s;
+3. ``hrb score`` one-liner wall time vs ``python -c pass``, target <= 4x;
+4. the daemon's peak RSS after a 100,000-row and a 1,000,000-row benchmark (fresh daemon
+   each), target <= 300 MB and < 10% growth.
+
+Usage: ``python bench/daemon.py [--quick]`` (``--quick``: 20,000 rows, no 1M-row run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from hrbench_client import _paths
+from hrbench_client.client import Client
+
+PY = sys.executable
+HRB = str(Path(PY).with_name("hrb")) if Path(PY).with_name("hrb").exists() else None
+
+
+# -- a raw JSON-RPC echo server: the floor any JSON-RPC daemon on this socket pays ---------------
+
+
+async def _echo_server(path: str) -> None:
+    enc = msgspec.json.Encoder()
+    dec = msgspec.json.decode
+
+    async def conn(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                length = None
+                while True:
+                    line = await reader.readline()
+                    if not line:
+                        return
+                    if line == b"\r\n" and length is not None:
+                        break
+                    if line.lower().startswith(b"content-length"):
+                        length = int(line.split(b":")[1])
+                msg = dec(await reader.readexactly(length))
+                body = enc.encode({"jsonrpc": "2.0", "id": msg["id"], "result": msg.get("params")})
+                writer.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+
+    server = await asyncio.start_unix_server(conn, path=path)
+    print("READY", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def start_daemon(home: Path) -> subprocess.Popen[bytes]:
+    log = open(home.parent / f"{home.name}.log", "ab")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [PY, "-m", "hrbench_server", "--home", str(home), "daemon"], stdout=log, stderr=log
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError):
+            with Client.connect_unix(_paths.socket_path(home), 5) as c:
+                c.status()
+                return proc
+        time.sleep(0.05)
+    raise RuntimeError("daemon did not start")
+
+
+def stop(proc: subprocess.Popen[bytes], home: Path) -> None:
+    with contextlib.suppress(Exception):
+        with Client.connect_unix(_paths.socket_path(home), 5) as c:
+            c.shutdown()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def bench_spec(items: int, runs: int, stream: bool = True) -> dict[str, Any]:
+    return {
+        "arms": [{"kind": "prompt", "name": "ask", "template": "{item}"}],
+        "reference": {"items": {f"q{i}": f"item{i}" for i in range(items)}, "labels": ["x"] * items},
+        "client": {"kind": "mock", "reply": "x"},
+        "runs": runs,
+        "cache": False,
+        "governor": {},
+        "concurrency": 16,
+        "stream": stream,
+    }
+
+
+def in_process_rows_per_s(items: int, runs: int) -> float:
+    import anyio
+
+    from hrbench.benchmark import benchmark_async
+    from hrbench.governor import Governor
+    from hrbench.specs import build_arm, build_client, build_reference
+
+    spec = bench_spec(items, runs)
+    arm, ref = build_arm(spec["arms"][0]), build_reference(spec["reference"])
+    client = build_client(spec["client"])
+    n = 0
+
+    def on_row(seq: int, row: Any, trace: Any) -> None:
+        nonlocal n
+        n += 1
+
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        anyio.run(
+            lambda: benchmark_async(
+                arm,
+                ref,
+                runs,
+                client,
+                None,
+                "test",
+                Governor(),
+                1,
+                on_row=on_row,
+                keep_rows=False,
+                concurrency=16,
+            )
+        )
+    return n / (time.perf_counter() - start)
+
+
+def stream_rows(home: Path, items: int, runs: int) -> tuple[int, float]:
+    with Client.connect_unix(_paths.socket_path(home)) as c:
+        start = time.perf_counter()
+        stream = c.benchmark(bench_spec(items, runs))
+        n = sum(1 for _ in stream)
+        return n, time.perf_counter() - start
+
+
+# -- main -------------------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--echo-server", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.echo_server:
+        asyncio.run(_echo_server(args.echo_server))
+        return
+    rows_items, rows_runs = (4000, 5) if args.quick else (20000, 5)
+    tmp = Path(tempfile.mkdtemp(prefix="hrb-bench-"))
+    home = tmp / "home"
+    daemon = start_daemon(home)
+    echo_sock = str(tmp / "echo.sock")
+    echo = subprocess.Popen([PY, __file__, "--echo-server", echo_sock], stdout=subprocess.PIPE)
+    assert echo.stdout is not None and echo.stdout.readline().strip() == b"READY"
+    try:
+        # 1. score round trip
+        params = {"output": "  paris ", "label": "Paris", "scorer": "exact"}
+        n = 3000
+        with Client.connect_unix(_paths.socket_path(home)) as c, Client.connect_unix(echo_sock) as e:
+            for _ in range(300):  # warm both
+                c.call("score", params)
+                e.call("echo", params)
+            t_score, t_echo, t_noop = [], [], []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                e.call("echo", params)
+                t1 = time.perf_counter()
+                c.call("score", params)
+                t2 = time.perf_counter()
+                c.call("status", {})
+                t3 = time.perf_counter()
+                t_echo.append(t1 - t0)
+                t_score.append(t2 - t1)
+                t_noop.append(t3 - t2)
+        s50, s99, e50, e99 = (pct(t_score, 0.5), pct(t_score, 0.99), pct(t_echo, 0.5), pct(t_echo, 0.99))
+        print(
+            f"score round trip   p50 {s50 * 1e6:7.0f} us  p99 {s99 * 1e6:7.0f} us   "
+            f"raw echo p50 {e50 * 1e6:5.0f} us p99 {e99 * 1e6:5.0f} us   "
+            f"ratio p50 {s50 / e50:.2f}x p99 {s99 / e99:.2f}x (target <= 2x)"
+        )
+        print(f"  daemon `status` (a no-op through the same dispatch): p50 {pct(t_noop, 0.5) * 1e6:.0f} us")
+
+        # 2. rows/s streamed vs in-process
+        total = rows_items * rows_runs
+        got, secs = stream_rows(home, rows_items, rows_runs)
+        assert got == total, (got, total)
+        daemon_rps = got / secs
+        inproc_rps = in_process_rows_per_s(rows_items, rows_runs)
+        print(
+            f"rows streamed      {got} rows in {secs:.2f} s = {daemon_rps:,.0f} rows/s through the daemon; "
+            f"in-process {inproc_rps:,.0f} rows/s; ratio {daemon_rps / inproc_rps:.2f} (target >= 20,000 rows/s)"
+        )
+
+        # 3. hrb score one-liner
+        env = {**os.environ, "HRBENCH_HOME": str(home)}
+        cmd = [HRB] if HRB else [PY, "-m", "hrbench_client.cli"]
+        walls, bases = [], []
+        for _ in range(15):
+            t0 = time.perf_counter()
+            subprocess.run([PY, "-c", "pass"], check=True)
+            t1 = time.perf_counter()
+            out = subprocess.run(
+                [*cmd, "score", "--label", "Paris", "  paris "], env=env, capture_output=True, check=True
+            )
+            t2 = time.perf_counter()
+            assert b'"correct":true' in out.stdout
+            bases.append(t1 - t0)
+            walls.append(t2 - t1)
+        w, b = statistics.median(walls), statistics.median(bases)
+        print(
+            f"hrb score          {w * 1e3:6.1f} ms median; python -c pass {b * 1e3:5.1f} ms; ratio {w / b:.2f}x (target <= 4x)"
+        )
+    finally:
+        echo.kill()
+        stop(daemon, home)
+
+    # 4. peak RSS, a fresh daemon per size
+    sizes = [(2000, 10)] if args.quick else [(2000, 50), (2000, 500)]
+    peaks = []
+    for items, runs in sizes:
+        h = tmp / f"rss-{items * runs}"
+        proc = start_daemon(h)
+        try:
+            got, secs = stream_rows(h, items, runs)
+            peaks.append((got, peak_rss_mb(proc.pid), got / secs))
+        finally:
+            stop(proc, h)
+    for got, mb, rps in peaks:
+        print(
+            f"peak RSS           {got:>9,} rows: {mb:6.1f} MB (streamed at {rps:,.0f} rows/s) (target <= 300 MB)"
+        )
+    if len(peaks) == 2:
+        print(
+            f"RSS growth         {peaks[0][0]:,} -> {peaks[1][0]:,} rows: {100 * (peaks[1][1] / peaks[0][1] - 1):+.1f}% "
+            "(target < 10%)"
+        )
+
+
+if __name__ == "__main__":
+    main()

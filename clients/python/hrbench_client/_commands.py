@@ -1,0 +1,546 @@
+"""The ``hrb`` commands behind :func:`hrbench_client.cli.main` (see that module for usage)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from hrbench_client import _paths
+from hrbench_client.errors import HrbenchError, InvalidParams, RequestCancelled
+
+# Start-up time matters for one-liners: `typing`, `argparse`, `pathlib` and msgspec are imported
+# where they are used, and `hrb score OUTPUT` takes the fast path of _fast.py.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable, Iterable
+    from pathlib import Path
+    from typing import Any, NoReturn
+
+__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_WRONG", "run"]
+
+EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+# msgspec is imported on first use: `hrb score OUTPUT` answers without it (see _raw.py).
+
+
+def _msgspec() -> Any:
+    import msgspec
+
+    return msgspec
+
+
+def _out(obj: Any) -> None:
+    sys.stdout.buffer.write(_msgspec().json.encode(obj) + b"\n")
+
+
+def _err(msg: str) -> None:
+    print(f"hrb: {msg}", file=sys.stderr)
+
+
+class _Usage(Exception):
+    pass
+
+
+def _fail_usage(msg: str) -> NoReturn:
+    raise _Usage(msg)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from hrbench_client.client import connect
+
+    return connect(args.home, autostart=not args.no_autostart)
+
+
+class _Progress:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.on = sys.stderr.isatty()
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.on:
+            return
+        import time
+
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < total:
+            return
+        self.last = now
+        width = 30
+        filled = int(width * done / total) if total else width
+        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        sys.stderr.flush()
+
+    def end(self) -> None:
+        if self.on:
+            sys.stderr.write("\n")
+
+
+# -- score -----------------------------------------------------------------------------------------
+
+
+def _label(args: argparse.Namespace) -> Any:
+    if args.label_json is not None:
+        try:
+            return json.loads(args.label_json)
+        except ValueError as exc:
+            _fail_usage(f"--label-json is not JSON: {exc}")
+    if not args.label:
+        return None
+    return args.label[0] if len(args.label) == 1 else list(args.label)
+
+
+def _stdin_inputs(args: argparse.Namespace) -> Iterable[dict[str, Any]]:
+    settings = _settings(args.settings)
+    for n, line in enumerate(sys.stdin.buffer, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as exc:
+            _fail_usage(f"stdin line {n} is not JSON: {exc}")
+        if not isinstance(rec, dict):
+            _fail_usage(f'stdin line {n}: expected {{"output": ..., "label": ...}}')
+        rec.setdefault("scorer", args.scorer)
+        if settings:
+            rec.setdefault("settings", settings)
+        yield rec
+
+
+def _settings(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        _fail_usage(f"--settings is not JSON: {exc}")
+    if not isinstance(value, dict):
+        _fail_usage("--settings must be a JSON object")
+    return value
+
+
+def cmd_score(args: argparse.Namespace) -> int:
+    item = None
+    if args.item is not None:
+        try:
+            item = json.loads(args.item)
+        except ValueError:
+            item = args.item
+    with _client(args) as hb:
+        if args.output is not None:
+            results: Iterable[Any] = [
+                hb.score(
+                    args.output,
+                    _label(args),
+                    scorer=args.scorer,
+                    item=item,
+                    settings=_settings(args.settings),
+                )
+            ]
+        elif sys.stdin.isatty():
+            _fail_usage("give an OUTPUT, or JSON lines on stdin")
+        else:
+            results = hb.score_many(_stdin_inputs(args))
+        wrong = False
+        for r in results:
+            _out(r)
+            wrong = wrong or r.correct is False
+    return EXIT_WRONG if (args.check and wrong) else EXIT_OK
+
+
+# -- bench / eval --------------------------------------------------------------------------------
+
+
+def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
+    import tomllib
+    from pathlib import Path
+
+    file = Path(path)
+    try:
+        with file.open("rb") as f:
+            data = tomllib.load(f)
+    except OSError as exc:
+        _fail_usage(f"cannot read {path}: {exc.strerror}")
+    except tomllib.TOMLDecodeError as exc:
+        _fail_usage(f"{path} is not valid TOML: {exc}")
+    return data, file.resolve().parent
+
+
+def _resolve(base: Path, value: Any) -> Any:
+    if isinstance(value, str) and value and not os.path.isabs(os.path.expanduser(value)):
+        return str(base / value)
+    return value
+
+
+def bench_params(path: str) -> Any:
+    """The :class:`~hrbench_client.protocol.BenchmarkParams` of a TOML file, paths resolved.
+
+    Raises:
+        InvalidParams: the file does not match the schema (msgspec's message names the field).
+    """
+    from hrbench_client import protocol as p
+
+    data, base = _load_toml(path)
+    ref = data.get("reference")
+    if isinstance(ref, dict) and "path" in ref:
+        ref["path"] = _resolve(base, ref["path"])
+    for arm in data.get("arms", []) or []:
+        if isinstance(arm, dict) and arm.get("kind") == "outputs" and "path" in arm:
+            arm["path"] = _resolve(base, arm["path"])
+    data["python_path"] = [str(base), *[_resolve(base, x) for x in data.get("python_path", [])]]
+    try:
+        return _msgspec().convert(data, p.BenchmarkParams)
+    except _msgspec().ValidationError as exc:
+        raise InvalidParams(f"{path}: {exc}") from None
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from hrbench_client import protocol as p
+
+    if args.resume:
+        if args.file:
+            _fail_usage("give a FILE or --resume ID, not both")
+        spec: Any = p.BenchmarkParams(resume=args.resume, stream=not args.no_rows)
+    elif args.file:
+        spec = bench_params(args.file)
+        if args.no_rows:
+            spec = _msgspec().structs.replace(spec, stream=False)
+    else:
+        _fail_usage("give a benchmark FILE.toml or --resume ID")
+    progress = _Progress("bench")
+    with _client(args) as hb:
+        stream = hb.benchmark(spec, on_progress=progress)
+        try:
+            for row in stream:
+                _out(row)
+        except KeyboardInterrupt:
+            progress.end()
+            stream.close()
+            if stream.id:
+                _err(f"cancelled; finished rows are kept. Resume with: hrb bench --resume {stream.id}")
+            return EXIT_INTERRUPTED
+        except RequestCancelled:
+            progress.end()
+            _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
+            return EXIT_INTERRUPTED
+        progress.end()
+        assert stream.result is not None
+        _out(stream.result)
+        if sys.stderr.isatty():
+            print(stream.result.text, file=sys.stderr)
+            for w in stream.result.warnings:
+                print(f"warning: {w}", file=sys.stderr)
+    return EXIT_OK
+
+
+def eval_params(path: str) -> Any:
+    """The :class:`~hrbench_client.protocol.EvaluateParams` of a TOML file.
+
+    ``data`` may be inline rows or a path (JSON lines, or a JSON list) relative to the file.
+
+    Raises:
+        InvalidParams: the file does not match the schema.
+    """
+    import json
+
+    from hrbench_client import protocol as p
+
+    data, base = _load_toml(path)
+    rows = data.get("data")
+    if isinstance(rows, str):
+        file = base / _resolve(base, rows)
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            _fail_usage(f"cannot read data {file}: {exc.strerror}")
+        try:
+            data["data"] = (
+                json.loads(text)
+                if text.lstrip().startswith("[")
+                else [json.loads(line) for line in text.splitlines() if line.strip()]
+            )
+        except json.JSONDecodeError as exc:
+            _fail_usage(f"data {file} is not JSON or JSON lines: {exc}")
+    data["python_path"] = [str(base), *[_resolve(base, x) for x in data.get("python_path", [])]]
+    try:
+        return _msgspec().convert(data, p.EvaluateParams)
+    except _msgspec().ValidationError as exc:
+        raise InvalidParams(f"{path}: {exc}") from None
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    spec = eval_params(args.file)
+    with _client(args) as hb:
+        _out(hb.evaluate(spec))
+    return EXIT_OK
+
+
+# -- references, rows, reports, cache, recordings --------------------------------------------------
+
+
+def cmd_ref(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        if args.ref_cmd == "put":
+            path = os.path.abspath(args.file)
+            if path.endswith(".toml"):
+                data, base = _load_toml(path)
+                ref = data.get("reference", data)
+                if "path" in ref:
+                    ref["path"] = _resolve(base, ref["path"])
+            else:
+                ref = {"path": path, "format": args.format}
+            _out(hb.references.put(ref, args.name))
+        elif args.ref_cmd == "get":
+            _out(hb.references.get(args.name))
+        else:
+            for info in hb.references.list():
+                _out(info)
+    return EXIT_OK
+
+
+def cmd_rows(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        res = hb.rows(args.id, offset=args.offset, limit=args.limit, traces=args.traces)
+        for row in res.rows:
+            if res.traces is not None:
+                _out({**_msgspec().structs.asdict(row), "trace": res.traces.get(row.ledger_id, [])})
+            else:
+                _out(row)
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    settings: dict[str, Any] = {}
+    if args.descriptive:
+        settings["descriptive"] = True
+    if args.level is not None:
+        settings["level"] = args.level
+    if args.method is not None:
+        settings["method"] = args.method
+    if args.compare:
+        settings["compare_pair"] = list(args.compare)
+    with _client(args) as hb:
+        rep = hb.report(args.id, **settings)
+    if args.text:
+        print(rep.get("text", ""))
+    else:
+        _out(rep)
+    return EXIT_OK
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        _out(hb.cache_stats())
+    return EXIT_OK
+
+
+def cmd_recording(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        if args.rec_cmd == "import":
+            _out(hb.recording_import(args.file, args.name))
+        else:
+            _out(hb.recording_export(args.name, args.file))
+    return EXIT_OK
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from hrbench_client.client import daemon_status
+
+    status = daemon_status(args.home)
+    if status is None:
+        _out({"up": False, "home": str(_paths.home(args.home))})
+        return EXIT_ERROR
+    _out({"up": True, **_msgspec().structs.asdict(status)})
+    return EXIT_OK
+
+
+def cmd_daemon(args: argparse.Namespace) -> int:
+    from hrbench_client.client import daemon_status, start_daemon, stop_daemon
+
+    if args.daemon_cmd == "start":
+        if args.tcp:
+            _check_tcp(args.tcp)
+        pid = start_daemon(args.home, tcp=args.tcp)
+        status = daemon_status(args.home)
+        try:
+            tcp = json.loads(_paths.pid_path(_paths.home(args.home)).read_text()).get("tcp")
+        except (OSError, ValueError):
+            tcp = None
+        if args.tcp and not tcp:
+            _err("a daemon without --tcp is already running for this state dir; `hrb daemon stop` it first")
+            return EXIT_ERROR
+        _out(
+            {
+                "running": True,
+                "pid": pid,
+                "socket": str(_paths.socket_path(_paths.home(args.home))),
+                "transport": status.transport if status else None,
+                "tcp": tcp,
+                "token_file": str(_paths.token_path(_paths.home(args.home))) if tcp else None,
+            }
+        )
+        return EXIT_OK
+    if args.daemon_cmd == "stop":
+        _out({"stopped": stop_daemon(args.home)})
+        return EXIT_OK
+    return cmd_status(args)
+
+
+def _check_tcp(value: str) -> None:
+    import ipaddress
+
+    host, sep, port = value.rpartition(":")
+    host = host.strip("[]")
+    try:
+        ok = bool(sep) and port.isdigit() and (host == "localhost" or ipaddress.ip_address(host).is_loopback)
+    except ValueError:
+        ok = False
+    if not ok:
+        _fail_usage(f"--tcp needs a loopback HOST:PORT such as 127.0.0.1:8765 (got {value!r})")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from hrbench_client.client import _python
+
+    cmd = [_python(), "-m", "hrbench_server"]
+    if args.home:
+        cmd += ["--home", args.home]
+    cmd += ["serve", "--stdio"]
+    sys.stdout.flush()
+    os.execv(cmd[0], cmd)  # the server owns stdin/stdout from here on
+
+
+# -- main ----------------------------------------------------------------------------------------
+
+
+def _command(argv: list[str]) -> str | None:
+    """The subcommand named in ``argv`` (skipping the global options), if any."""
+    args = iter(argv)
+    for a in args:
+        if a == "--home":
+            next(args, None)
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="hrb",
+        description="hrbench from the shell: JSON lines on stdout (see `hrb COMMAND --help`).",
+        epilog="exit codes: 0 ok, 1 scored wrong (--check), 2 usage, 3 daemon or run error, 130 interrupted",
+    )
+    parser.add_argument("--home", help="state directory (default $HRBENCH_HOME, else the user state dir)")
+    parser.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
+    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("score", help="score outputs against labels")
+    s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
+    s.add_argument("--label", action="append", help="an accepted answer (repeat for several)")
+    s.add_argument("--label-json", help="the label as JSON (a number, a list, null)")
+    s.add_argument("--item", help="the item payload (JSON or text)")
+    s.add_argument(
+        "--scorer", default="exact", help="exact (default), answer_contains, or package.module:function"
+    )
+    s.add_argument("--settings", help="the scorer's settings as a JSON object")
+    s.add_argument("--check", action="store_true", help="exit 1 when an output is scored wrong")
+    s.set_defaults(fn=cmd_score)
+    if only == "score":  # `hrb score ...`: the other commands are not built (start-up time)
+        return parser
+
+    b = sub.add_parser("bench", help="run a benchmark from a TOML file")
+    b.add_argument("file", nargs="?", help="the benchmark spec (TOML)")
+    b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark")
+    b.add_argument("--no-rows", action="store_true", help="print only the result, not each row")
+    b.set_defaults(fn=cmd_bench)
+
+    e = sub.add_parser("eval", help="evaluate() a module from a TOML spec")
+    e.add_argument("file")
+    e.set_defaults(fn=cmd_eval)
+
+    r = sub.add_parser("ref", help="stored references")
+    rs = r.add_subparsers(dest="ref_cmd", required=True)
+    rp = rs.add_parser(
+        "put", help="store a reference file (JSON lines of {id, item, label, cluster, split}, or TOML)"
+    )
+    rp.add_argument("name")
+    rp.add_argument("file")
+    rp.add_argument("--format", choices=["rows", "squad"], default="rows")
+    rg = rs.add_parser("get", help="a stored reference by name or hash")
+    rg.add_argument("name")
+    rs.add_parser("list", help="stored references")
+    r.set_defaults(fn=cmd_ref)
+
+    w = sub.add_parser("rows", help="stored rows of a benchmark")
+    w.add_argument("id")
+    w.add_argument("--offset", type=int, default=0)
+    w.add_argument("--limit", type=int)
+    w.add_argument("--traces", action="store_true", help="include each row's trace")
+    w.set_defaults(fn=cmd_rows)
+
+    rep = sub.add_parser("report", help="the statistical report of a benchmark")
+    rep.add_argument("id")
+    rep.add_argument("--descriptive", action="store_true", help="no intervals (fewer than 5 runs)")
+    rep.add_argument("--level", type=float)
+    rep.add_argument("--method")
+    rep.add_argument("--compare", nargs=2, metavar=("ARM_A", "ARM_B"))
+    rep.add_argument("--text", action="store_true", help="print the text report instead of JSON")
+    rep.set_defaults(fn=cmd_report)
+
+    c = sub.add_parser("cache", help="response cache")
+    c.add_argument("cache_cmd", choices=["stats"])
+    c.set_defaults(fn=cmd_cache)
+
+    rec = sub.add_parser("recording", help="import or export recordings")
+    recs = rec.add_subparsers(dest="rec_cmd", required=True)
+    ri = recs.add_parser("import")
+    ri.add_argument("file")
+    ri.add_argument("--name")
+    rx = recs.add_parser("export")
+    rx.add_argument("name")
+    rx.add_argument("file")
+    rec.set_defaults(fn=cmd_recording)
+
+    st = sub.add_parser("status", help="the daemon's status")
+    st.set_defaults(fn=cmd_status)
+
+    d = sub.add_parser("daemon", help="start, stop or query the shared daemon")
+    d.add_argument("daemon_cmd", choices=["start", "stop", "status"])
+    d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
+    d.set_defaults(fn=cmd_daemon)
+
+    sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
+    sv.add_argument("--stdio", action="store_true", required=True)
+    sv.set_defaults(fn=cmd_serve)
+    return parser
+
+
+def run(argv: list[str]) -> int:
+    """Run ``hrb`` with ``argv`` on the full path; returns the exit code."""
+    parser = _parser("score" if _command(argv) == "score" else None)
+    args = parser.parse_args(argv)
+    fn: Callable[[argparse.Namespace], int] = args.fn
+    try:
+        return fn(args)
+    except _Usage as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except InvalidParams as exc:
+        _err(f"invalid: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except OSError as exc:
+        _err(f"{type(exc).__name__}: {exc}")
+        return EXIT_ERROR
+    except HrbenchError as exc:
+        _err(f"{type(exc).__name__}: {exc}")
+        return EXIT_ERROR
+    except BrokenPipeError:
+        return EXIT_OK

@@ -1,0 +1,57 @@
+"""``hrb``: the hrbench shell client.
+
+Every command talks to the shared daemon of the state directory (``--home``, else
+``$HRBENCH_HOME``, else the user state dir), starting one when none runs (``--no-autostart``
+to refuse). Results are JSON lines on stdout; a progress bar goes to stderr only when stderr is
+a terminal.
+
+Commands::
+
+    hrb score [--scorer exact] [--label L]... [--check] OUTPUT   one output; or JSON lines on stdin
+    hrb bench FILE.toml | --resume ID                              rows as JSON lines, then the result
+    hrb eval FILE.toml                                              evaluate() from a spec
+    hrb ref put NAME FILE | get NAME | list                         stored references
+    hrb rows BENCH_ID [--traces]                                    stored rows of a benchmark
+    hrb report BENCH_ID [--descriptive] [--text]                    the statistical report
+    hrb cache stats | hrb recording import FILE [--name N] | export NAME FILE
+    hrb daemon start [--tcp 127.0.0.1:PORT] | stop | status
+    hrb serve --stdio                                               a private server on stdin/stdout
+
+Exit codes: 0 ok; 1 an output scored wrong (``hrb score --check``); 2 usage or an invalid spec;
+3 a daemon or run error; 130 interrupted (a benchmark is cancelled; its finished rows are kept
+and ``hrb bench --resume ID`` finishes it).
+
+A benchmark file is TOML with the fields of ``BenchmarkParams`` (``schema/benchmark.params.
+schema.json``); relative paths in it (``reference.path``, an outputs arm's ``path``) are taken
+relative to the file, and the file's directory is put on the daemon's import path for
+``import`` arms and mock functions.
+"""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``hrb``; returns the exit code (see the module docstring).
+
+    ``hrb score OUTPUT`` takes a fast path that imports only ``json`` and ``socket``
+    (:mod:`hrbench_client._fast`); everything else goes through ``argparse``
+    (:mod:`hrbench_client._commands`).
+    """
+    argv = sys.argv[1:] if argv is None else argv
+    if "score" in argv:
+        from hrbench_client._fast import try_score
+
+        rc = try_score(argv)
+        if rc is not None:
+            return rc
+    from hrbench_client._commands import run
+
+    return run(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,617 @@
+"""A synchronous client of the hrbench daemon: standard library and msgspec only.
+
+>>> from hrbench_client import connect                          # doctest: +SKIP
+>>> with connect() as hb:                                         # starts a daemon if none runs
+...     print(hb.score("  paris ", label="Paris").correct)
+...     stream = hb.benchmark({"arms": [...], "reference": "capitals", "client": {...}})
+...     for row in stream:                                        # rows arrive as they are scored
+...         print(row.item, row.correct)
+...     print(stream.result.summary)
+True
+
+The daemon listens on a Unix socket in the state directory (``$HRBENCH_HOME`` or the user state
+dir); :func:`connect` starts one (``python -m hrbench_server daemon``, detached) when asked.
+:meth:`Client.spawn_stdio` runs a private server over pipes instead. Errors come back as the
+typed exceptions of :mod:`hrbench_client.errors`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+
+import msgspec
+
+from hrbench_client import _paths
+from hrbench_client import protocol as p
+from hrbench_client.errors import DaemonError, HrbenchError, RequestCancelled, from_error
+
+if TYPE_CHECKING:
+    import subprocess
+
+__all__ = [
+    "BenchmarkStream",
+    "Client",
+    "connect",
+    "daemon_status",
+    "start_daemon",
+    "stop_daemon",
+]
+
+T = TypeVar("T")
+
+
+class _Envelope(msgspec.Struct):
+    jsonrpc: str = "2.0"
+    id: int | str | None | msgspec.UnsetType = msgspec.UNSET
+    method: str | msgspec.UnsetType = msgspec.UNSET
+    params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+    error: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+
+
+class _Request(msgspec.Struct):
+    jsonrpc: str
+    id: int
+    method: str
+    params: Any
+
+
+class _Notification(msgspec.Struct):
+    jsonrpc: str
+    method: str
+    params: Any
+
+
+_decode_envelope = msgspec.json.Decoder(_Envelope).decode
+_decode_row = msgspec.json.Decoder(p.RowNotification).decode
+_decode_progress = msgspec.json.Decoder(p.ProgressNotification).decode
+_encode = msgspec.json.Encoder().encode
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def _decode(raw: msgspec.Raw | msgspec.UnsetType, typ: Any) -> Any:
+    if raw is msgspec.UNSET:
+        return None
+    dec = _DECODERS.get(typ)
+    if dec is None:
+        dec = _DECODERS[typ] = msgspec.json.Decoder(typ)
+    return dec.decode(raw)
+
+
+class _Stream:
+    """Content-Length framing over a pair of binary files."""
+
+    def __init__(self, rfile: BinaryIO, sendall: Callable[[bytes], Any], closer: Callable[[], None]) -> None:
+        self.rfile, self.sendall, self.closer = rfile, sendall, closer
+        self.lock = threading.Lock()
+
+    def send(self, body: bytes) -> None:
+        with self.lock:
+            try:
+                self.sendall(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            except (OSError, ValueError) as exc:
+                raise DaemonError(f"the connection to the daemon broke ({type(exc).__name__})") from None
+
+    def recv(self) -> bytes:
+        length = None
+        try:
+            while True:
+                line = self.rfile.readline(1 << 16)
+                if not line:
+                    raise DaemonError("the daemon closed the connection")
+                if line in (b"\r\n", b"\n"):
+                    if length is not None:
+                        break
+                    continue
+                name, _, value = line.partition(b":")
+                if name.strip().lower() == b"content-length":
+                    length = int(value)
+            body = self.rfile.read(length)
+        except OSError as exc:
+            raise DaemonError(f"the connection to the daemon broke ({type(exc).__name__})") from None
+        if len(body) != length:
+            raise DaemonError("the daemon closed the connection mid-message")
+        return body
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.closer()
+
+
+def _raise_for(error: dict[str, Any]) -> None:
+    raise from_error(error)
+
+
+class BenchmarkStream:
+    """The rows of one ``benchmark`` request, yielded as the daemon scores them.
+
+    Iterate it for :class:`~hrbench_client.protocol.Row` objects; afterwards :attr:`result`
+    holds the :class:`~hrbench_client.protocol.BenchmarkResult`. Leaving a ``with`` block (or
+    calling :meth:`close`) before the end cancels the benchmark; the rows scored so far stay in
+    the daemon's store, and ``benchmark({"resume": stream.id})`` finishes it later.
+
+    Attributes:
+        id: the benchmark's id (known from the first notification on).
+        done, total: progress, in rows.
+        result: the final result, once the stream is exhausted.
+    """
+
+    def __init__(
+        self, client: Client, request_id: int, on_progress: Callable[[int, int], None] | None
+    ) -> None:
+        self._client = client
+        self.request_id = request_id
+        self.on_progress = on_progress
+        self.id: str | None = None
+        self.done = 0
+        self.total = 0
+        self.result: p.BenchmarkResult | None = None
+        self._finished = False
+        self._cancelled = False
+
+    def __iter__(self) -> Iterator[p.Row]:
+        client = self._client
+        while not self._finished:
+            env = client._recv()
+            method = env.method
+            if method == "hrbench/row":
+                note = _decode_row(env.params)  # type: ignore[arg-type]
+                if note.request_id != self.request_id:
+                    continue
+                self.id = note.benchmark
+                yield note.row
+            elif method == "hrbench/progress":
+                prog = _decode_progress(env.params)  # type: ignore[arg-type]
+                if prog.request_id != self.request_id:
+                    continue
+                self.id, self.done, self.total = prog.benchmark, prog.done, prog.total
+                if self.on_progress is not None:
+                    self.on_progress(prog.done, prog.total)
+            elif env.id == self.request_id:
+                self._finished = True
+                if env.error is not msgspec.UNSET:
+                    _raise_for(env.error)
+                self.result = _decode(env.result, p.BenchmarkResult)
+                self.id = self.result.id
+
+    def rows(self) -> list[p.Row]:
+        """Every row, once the benchmark has finished (a convenience over iterating)."""
+        return list(self)
+
+    def cancel(self) -> None:
+        """Ask the daemon to stop this benchmark; iteration then ends with ``RequestCancelled``."""
+        if not self._finished and not self._cancelled:
+            self._cancelled = True
+            self._client.cancel(self.request_id)
+
+    def close(self) -> None:
+        """Cancel if unfinished and read until the daemon answers (rows in between are dropped)."""
+        if self._finished:
+            return
+        self.cancel()
+        with contextlib.suppress(RequestCancelled, HrbenchError):
+            for _ in self:
+                pass
+
+    def __enter__(self) -> BenchmarkStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _References:
+    """``client.references``: put, get and list stored references."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def put(self, reference: p.ReferenceSpec | dict[str, Any], name: str | None = None) -> p.ReferenceInfo:
+        """Store a reference (inline spec, or ``{"path": ...}`` on the daemon's disk) under ``name``."""
+        return self._client.call("reference/put", {"reference": reference, "name": name}, p.ReferenceInfo)
+
+    def get(self, ref: str) -> p.ReferenceSpec:
+        """A stored reference by name or hash (8+ characters of it)."""
+        return self._client.call("reference/get", {"ref": ref}, p.ReferenceSpec)
+
+    def list(self) -> list[p.ReferenceInfo]:
+        """Stored references, newest first."""
+        return self._client.call("reference/list", {}, p.ReferenceListResult).references
+
+
+class Client:
+    """A connection to an hrbench daemon (sync; one request at a time per client).
+
+    Use :func:`connect` (Unix socket), :meth:`connect_tcp` or :meth:`spawn_stdio`. A client
+    may be shared by threads only for :meth:`cancel`.
+    """
+
+    def __init__(self, stream: _Stream, proc: subprocess.Popen[bytes] | None = None) -> None:
+        self._stream = stream
+        self._proc = proc
+        self._ids = itertools.count(1)
+        self._early: dict[int | str, _Envelope] = {}
+        self.references = _References(self)
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def connect_unix(cls, path: str | os.PathLike[str], timeout_s: float | None = None) -> Client:
+        """Connect to a daemon's Unix socket."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout_s)
+        try:
+            sock.connect(os.fspath(path))
+        except OSError:
+            sock.close()
+            raise
+        return cls._from_socket(sock)
+
+    @classmethod
+    def connect_tcp(cls, host: str, port: int, token: str, timeout_s: float | None = None) -> Client:
+        """Connect to a daemon's loopback TCP listener and authenticate with ``token``."""
+        sock = socket.create_connection((host, port), timeout=timeout_s)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        client = cls._from_socket(sock)
+        try:
+            client.call("auth", {"token": token}, p.AuthResult)
+        except BaseException:
+            client.close()
+            raise
+        return client
+
+    @classmethod
+    def _from_socket(cls, sock: socket.socket) -> Client:
+        rfile = sock.makefile("rb", buffering=1 << 16)
+
+        def closer() -> None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            rfile.close()
+            sock.close()
+
+        return cls(_Stream(rfile, sock.sendall, closer))
+
+    @classmethod
+    def spawn_stdio(
+        cls, home: str | os.PathLike[str] | None = None, env: dict[str, str] | None = None
+    ) -> Client:
+        """Start a private server (``python -m hrbench_server serve --stdio``) and talk over its pipes."""
+        import subprocess
+
+        cmd = [_python(), "-m", "hrbench_server"]
+        if home is not None:
+            cmd += ["--home", os.fspath(home)]
+        cmd += ["serve", "--stdio"]
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+        assert proc.stdin is not None and proc.stdout is not None
+
+        def closer() -> None:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+
+        stdin = proc.stdin
+
+        def sendall(data: bytes) -> None:
+            stdin.write(data)
+            stdin.flush()
+
+        return cls(_Stream(proc.stdout, sendall, closer), proc)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Close the connection (a stdio server then exits)."""
+        self._stream.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing ------------------------------------------------------------------------------
+    def _recv(self) -> _Envelope:
+        try:
+            return _decode_envelope(self._stream.recv())
+        except msgspec.DecodeError as exc:
+            raise DaemonError(f"the daemon sent a malformed message ({exc})") from None
+
+    def send_request(self, method: str, params: Any = None) -> int:
+        """Send a request without waiting; returns its id (see :meth:`wait`)."""
+        msg_id = next(self._ids)
+        self._stream.send(_encode(_Request("2.0", msg_id, method, {} if params is None else params)))
+        return msg_id
+
+    def wait(self, msg_id: int, result_type: type[T] | None = None) -> T:
+        """Read until the response to ``msg_id``; raise its error or return its result."""
+        env = self._early.pop(msg_id, None)
+        while env is None:
+            got = self._recv()
+            if got.id is msgspec.UNSET or got.method is not msgspec.UNSET:
+                continue  # a notification of another request (a closed stream's leftovers)
+            if got.id == msg_id:
+                env = got
+            elif got.id is not None:
+                self._early[got.id] = got
+            elif got.error is not msgspec.UNSET:
+                _raise_for(got.error)  # an error about an unreadable request: ours
+        if env.error is not msgspec.UNSET:
+            _raise_for(env.error)
+        return _decode(env.result, Any if result_type is None else result_type)  # type: ignore[no-any-return]
+
+    def call(self, method: str, params: Any = None, result_type: type[T] | None = None) -> T:
+        """Call ``method`` and wait for its result (decoded into ``result_type`` when given)."""
+        return self.wait(self.send_request(method, params), result_type)
+
+    def send_raw(self, body: bytes) -> None:
+        """Send one framed body as it is (tests of malformed input)."""
+        self._stream.send(body)
+
+    def recv_raw(self) -> dict[str, Any]:
+        """Read one message as a plain dict."""
+        return msgspec.json.decode(self._stream.recv())  # type: ignore[no-any-return]
+
+    def cancel(self, request_id: int) -> None:
+        """Send ``$/cancelRequest`` for a request (safe from another thread)."""
+        self._stream.send(_encode(_Notification("2.0", "$/cancelRequest", {"id": request_id})))
+
+    # -- methods -------------------------------------------------------------------------------
+    def score(
+        self,
+        output: str | None,
+        label: Any = None,
+        *,
+        scorer: str = "exact",
+        item: Any = None,
+        settings: dict[str, Any] | None = None,
+    ) -> p.ScoreResult:
+        """Score one output against a label.
+
+        Args:
+            output: the output text.
+            label: the accepted answer(s); ``None`` for an item with no label.
+            scorer: ``exact``, ``answer_contains`` or ``package.module:function``.
+            item: the item's payload, for scorers that read it.
+            settings: the scorer factory's keyword arguments.
+        """
+        params = p.ScoreParams(output=output, label=label, item=item, scorer=scorer, settings=settings or {})
+        return self.call("score", params, p.ScoreResult)
+
+    def score_many(self, inputs: Iterable[dict[str, Any]], *, window: int = 256) -> Iterator[p.ScoreResult]:
+        """Score many ``{"output", "label", "item"?, "scorer"?, "settings"?}`` dicts, pipelined.
+
+        Results come back in input order; up to ``window`` requests are in flight.
+        """
+        pending: list[int] = []
+        for params in inputs:
+            pending.append(self.send_request("score", params))
+            if len(pending) >= window:
+                yield self.wait(pending.pop(0), p.ScoreResult)
+        for msg_id in pending:
+            yield self.wait(msg_id, p.ScoreResult)
+
+    def benchmark(
+        self, spec: p.BenchmarkParams | dict[str, Any], on_progress: Callable[[int, int], None] | None = None
+    ) -> BenchmarkStream:
+        """Start a benchmark; iterate the returned stream for rows as they are scored.
+
+        Args:
+            spec: a :class:`~hrbench_client.protocol.BenchmarkParams` or a dict of one (arms,
+                reference, client, runs, ...), or ``{"resume": "<id>"}``.
+            on_progress: called with ``(done, total)`` rows as progress arrives.
+        """
+        return BenchmarkStream(self, self.send_request("benchmark", spec), on_progress)
+
+    def resume(
+        self, benchmark_id: str, on_progress: Callable[[int, int], None] | None = None
+    ) -> BenchmarkStream:
+        """Resume an interrupted benchmark: finished rows are kept, the rest run."""
+        return self.benchmark({"resume": benchmark_id}, on_progress)
+
+    def evaluate(self, spec: p.EvaluateParams | dict[str, Any]) -> dict[str, Any]:
+        """Run ``evaluate()`` (seed 003) from a spec (module, data, metric, client, epochs, ...).
+
+        Returns:
+            The seed's result fields (``mean_score``, ``scores``, ``predictions``, ...) and
+            ``warnings``.
+        """
+        return self.call("evaluate", spec, p.EvaluateResult).result
+
+    def rows(
+        self, benchmark_id: str, *, offset: int = 0, limit: int | None = None, traces: bool = False
+    ) -> p.BenchmarkRowsResult:
+        """Stored rows (and traces) of a benchmark."""
+        params = p.BenchmarkRowsParams(id=benchmark_id, offset=offset, limit=limit, traces=traces)
+        return self.call("benchmark/rows", params, p.BenchmarkRowsResult)
+
+    def report(self, benchmark_id: str, **settings: Any) -> dict[str, Any]:
+        """The statistical report of a stored benchmark (``level``, ``method``, ``descriptive``, ...)."""
+        return self.call("report", {"id": benchmark_id, "settings": settings}, p.ReportResult).report
+
+    def cache_stats(self) -> dict[str, Any]:
+        """Response-cache statistics."""
+        return self.call("cache/stats", {}, p.CacheStatsResult).stats
+
+    def recording_import(
+        self, path: str | os.PathLike[str], name: str | None = None
+    ) -> p.RecordingImportResult:
+        """Import a recording from a JSON-lines export file."""
+        params = {"path": os.path.abspath(os.fspath(path)), "name": name}
+        return self.call("recording/import", params, p.RecordingImportResult)
+
+    def recording_export(self, name: str, path: str | os.PathLike[str]) -> p.RecordingExportResult:
+        """Export a recording to a JSON-lines file."""
+        params = {"name": name, "path": os.path.abspath(os.fspath(path))}
+        return self.call("recording/export", params, p.RecordingExportResult)
+
+    def status(self) -> p.StatusResult:
+        """The daemon's status."""
+        return self.call("status", {}, p.StatusResult)
+
+    def shutdown(self) -> None:
+        """Stop the daemon (after it answers)."""
+        self.call("shutdown", {}, p.ShutdownResult)
+
+
+# -- the daemon's life cycle --------------------------------------------------------------------
+
+
+def _python() -> str:
+    return os.environ.get("HRBENCH_PYTHON") or sys.executable
+
+
+def _try_unix(state: Path, timeout_s: float | None) -> Client | None:
+    try:
+        return Client.connect_unix(_paths.socket_path(state), timeout_s)
+    except (FileNotFoundError, ConnectionRefusedError):
+        return None
+
+
+def start_daemon(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    tcp: str | None = None,
+    timeout_s: float = 20.0,
+    env: dict[str, str] | None = None,
+) -> int:
+    """Start a daemon for ``home`` (detached) unless one answers; returns its pid.
+
+    Raises:
+        DaemonError: the daemon did not come up within ``timeout_s`` (its log says why).
+    """
+    import subprocess
+
+    state = _paths.home(home)
+    existing = daemon_status(state)
+    if existing is not None:
+        return existing.pid
+    state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    log = _paths.log_path(state)
+    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    cmd = [_python(), "-m", "hrbench_server", "--home", str(state), "daemon"]
+    if tcp:
+        cmd += ["--tcp", tcp]
+    try:
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            close_fds=True,
+            env=env,
+        )
+    finally:
+        os.close(fd)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        status = daemon_status(state)
+        if status is not None:
+            return status.pid
+        rc = proc.poll()
+        if rc is not None and rc != 3:  # 3: another daemon won the race; wait for it
+            raise DaemonError(f"the daemon exited with code {rc}; see {log}")
+        time.sleep(0.02)
+    raise DaemonError(f"no daemon answered within {timeout_s} s; see {log}")
+
+
+def daemon_status(home: str | os.PathLike[str] | None = None) -> p.StatusResult | None:
+    """The running daemon's status, or ``None`` when none answers."""
+    state = _paths.home(home)
+    client = _try_unix(state, 5.0)
+    if client is None:
+        return None
+    try:
+        with client:
+            return client.status()
+    except (DaemonError, OSError):
+        return None
+
+
+def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float = 15.0) -> bool:
+    """Stop the daemon of ``home``; returns ``False`` when none was running."""
+    import json
+    import signal
+
+    state = _paths.home(home)
+    client = _try_unix(state, 5.0)
+    pid = None
+    if client is not None:
+        with client:
+            with contextlib.suppress(HrbenchError, OSError):
+                pid = client.status().pid
+                client.shutdown()
+    else:
+        try:
+            pid = int(json.loads(_paths.pid_path(state).read_text())["pid"])
+            os.kill(pid, signal.SIGTERM)
+        except (OSError, ValueError, KeyError):
+            return False
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not _paths.socket_path(state).exists() and not _paths.pid_path(state).exists():
+            return True
+        time.sleep(0.02)
+    if pid is not None:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    return True
+
+
+def connect(
+    home: str | os.PathLike[str] | None = None,
+    *,
+    autostart: bool = True,
+    timeout_s: float | None = None,
+    tcp: bool = False,
+) -> Client:
+    """Connect to the daemon of ``home`` (``$HRBENCH_HOME`` or the user state dir).
+
+    Args:
+        home: the state directory.
+        autostart: start a daemon when none answers (not with ``tcp``).
+        timeout_s: socket timeout for each read (``None``: wait as long as a benchmark takes).
+        tcp: use the daemon's loopback TCP listener (started with ``--tcp``) and the token
+            file of the state directory instead of the Unix socket.
+
+    Raises:
+        DaemonError: no daemon answers and ``autostart`` is false, or it failed to start.
+    """
+    state = _paths.home(home)
+    if tcp:
+        import json
+
+        try:
+            addr = json.loads(_paths.pid_path(state).read_text())["tcp"]
+            token = _paths.token_path(state).read_text().strip()
+        except (OSError, ValueError, KeyError, TypeError):
+            addr = None
+        if not addr:
+            raise DaemonError(
+                f"no daemon with a TCP listener runs for {state} (`hrb daemon start --tcp ...`)"
+            )
+        host, _, port = addr.rpartition(":")
+        return Client.connect_tcp(host.strip("[]"), int(port), token, timeout_s)
+    client = _try_unix(state, timeout_s)
+    if client is not None:
+        return client
+    if not autostart:
+        raise DaemonError(f"no hrbench daemon is running for {state} (start one with `hrb daemon start`)")
+    start_daemon(state)
+    client = _try_unix(state, timeout_s)
+    if client is None:
+        raise DaemonError(f"the daemon for {state} started but does not accept connections")
+    return client

@@ -1,0 +1,764 @@
+"""The hrbench wire protocol: every JSON-RPC method's params, result and notification.
+
+This module imports only :mod:`msgspec`, so the daemon (``hrbench_server``) and every client
+(``hrbench_client``, the ``hrb`` command) decode and encode the same Structs without pulling in
+the core library. The JSON Schema in ``schema/`` is generated from these Structs::
+
+    python -m hrbench_client.protocol schema/
+
+Arms and clients cross the wire as *specs*, never code (SPEC §4). Each spec is a tagged union
+on ``kind``:
+
+- arms: ``{"kind": "prompt", ...}``, ``{"kind": "reading", ...}``, ``{"kind": "outputs", ...}``,
+  ``{"kind": "import", "path": "package.module:function"}``;
+- clients: ``{"kind": "openai" | "anthropic" | "replay" | "mock", ...}``. A model client names
+  the environment variable holding its API key (``api_key_env``); the key itself is never sent,
+  stored or logged.
+
+Methods (``METHODS``) map a name to its params and result Structs; ``NOTIFICATIONS`` maps the
+server-to-client notifications to theirs.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta, Struct, field
+
+__all__ = [
+    "ERROR_CODES",
+    "METHODS",
+    "NOTIFICATIONS",
+    "PROTOCOL_VERSION",
+    "AnthropicClientSpec",
+    "ArmInfo",
+    "ArmSpec",
+    "ArmSummary",
+    "AuthParams",
+    "AuthResult",
+    "BenchmarkInfo",
+    "BenchmarkParams",
+    "BenchmarkResult",
+    "BenchmarkRowsParams",
+    "BenchmarkRowsResult",
+    "CacheStatsParams",
+    "CacheStatsResult",
+    "ClientSpec",
+    "ErrorData",
+    "EvalMetricSpec",
+    "EvalModuleSpec",
+    "EvaluateParams",
+    "EvaluateResult",
+    "GovernorSpec",
+    "ImportArmSpec",
+    "MockClientSpec",
+    "OpenAIClientSpec",
+    "OutputsArmSpec",
+    "ProgressNotification",
+    "PromptArmSpec",
+    "ReadingArmSpec",
+    "RecordingExportParams",
+    "RecordingExportResult",
+    "RecordingImportParams",
+    "RecordingImportResult",
+    "ReferenceGetParams",
+    "ReferenceInfo",
+    "ReferenceListParams",
+    "ReferenceListResult",
+    "ReferencePutParams",
+    "ReferenceSpec",
+    "ReplayClientSpec",
+    "ReportParams",
+    "ReportResult",
+    "Row",
+    "RowNotification",
+    "ScoreParams",
+    "ScoreResult",
+    "ShutdownParams",
+    "ShutdownResult",
+    "StatusParams",
+    "StatusResult",
+    "Step",
+    "Usage",
+    "schemas",
+]
+
+PROTOCOL_VERSION = 1
+"""Bumped when a method's params or result change incompatibly."""
+
+ImportPath = Annotated[
+    str,
+    Meta(
+        pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$",
+        description="`package.module:attribute`, loaded by the daemon.",
+        examples=["mypkg.arms:ask"],
+    ),
+]
+EnvName = Annotated[
+    str,
+    Meta(
+        pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="The NAME of an environment variable of the daemon holding the key; never the key.",
+    ),
+]
+Name = Annotated[str, Meta(min_length=1, max_length=200)]
+ItemId = str
+
+
+class _Spec(Struct, kw_only=True, forbid_unknown_fields=True):
+    """Base of every params Struct: unknown fields are errors, so typos are caught."""
+
+
+# --------------------------------------------------------------------------------------------
+# Records on the wire (mirror hrbench.records; the daemon converts)
+
+
+class Usage(Struct, kw_only=True):
+    """Token counts of one reply: ``tokens_out`` includes reasoning, ``tokens_in`` cached."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_reasoning: int = 0
+    tokens_cached: int = 0
+    provenance: str | None = "reported"
+
+
+class Step(Struct, kw_only=True):
+    """One step of a run's trace (mirrors ``hrbench.records.Step``)."""
+
+    ledger_id: str
+    kind: str = "request"
+    key: str | None = None
+    model: str | None = None
+    source: str = "live"
+    draw_index: int | None = None
+    messages: list[dict[str, Any]] | None = None
+    text: str | None = None
+    finish_reason: str | None = None
+    response_id: str | None = None
+    usage: Usage | None = None
+    usd: float | None = 0.0
+    usd_nominal: float | None = None
+    seconds: float = 0.0
+    error: str | None = None
+
+
+class Row(Struct, kw_only=True):
+    """One run of one arm on one item: the seed-002 columns (mirrors ``hrbench.records.Row``).
+
+    ``None`` plays R's ``NA``. ``usd`` is in US dollars, ``seconds`` is wall-clock time.
+    """
+
+    cluster: str
+    item: str
+    arm: str
+    run: int
+    split: str
+    correct: bool | None
+    outcome: str | None
+    failure_kind: str | None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_reasoning: int = 0
+    tokens_cached: int = 0
+    usd: float | None = 0.0
+    usd_provenance: str | None = "none"
+    seconds: float = 0.0
+    draw_index: int = 0
+    ledger_id: str = ""
+    reportable: bool = True
+
+
+# --------------------------------------------------------------------------------------------
+# Specs: arms, clients, references, governor
+
+
+class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
+    """An arm that sends one prompt per run and answers with the reply.
+
+    The template is formatted with ``{item}`` (the item's payload) and, when the payload is a
+    mapping, with each of its keys (``{question}``, ``{document}``). Write ``{{`` for a brace.
+    """
+
+    name: Name
+    template: Annotated[str, Meta(description="Prompt template, e.g. `Capital of {item}?`")]
+    system: str | None = None
+    model: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    version: str = "1"
+
+
+class ReadingArmSpec(_Spec, tag="reading", tag_field="kind"):
+    """A reading recipe (``direct``, ``chunked``, ``retrieve``) with its settings."""
+
+    recipe: Name
+    name: Name | None = None
+    model: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
+    """An arm that answers from fixed outputs: scores outputs produced elsewhere.
+
+    Give either ``outputs`` (item id to one output, or a list: one output per run, run 1 first)
+    or ``path`` (a JSON object of the same shape, or JSON lines ``{"item", "output", "run"?}``)
+    readable by the daemon.
+    """
+
+    name: Name
+    outputs: dict[ItemId, str | list[str | None] | None] | None = None
+    path: str | None = None
+
+
+class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
+    """An arm the daemon imports: an ``Arm``, a function ``fn(item, ctx)``, or a factory.
+
+    When ``settings`` is given, the attribute is called with them as keyword arguments and must
+    return an ``Arm`` or a function.
+    """
+
+    path: ImportPath
+    name: Name | None = None
+    settings: dict[str, Any] | None = None
+
+
+ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
+
+
+class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
+    """An OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...).
+
+    The daemon reads the key from its own environment variable ``api_key_env`` at each
+    attempt; ``null`` sends no key (local servers).
+    """
+
+    model: Name
+    base_url: str = "https://api.openai.com/v1"
+    api_key_env: EnvName | None = "OPENAI_API_KEY"
+    timeout_s: Annotated[float, Meta(gt=0)] = 60.0
+    max_connections: Annotated[int, Meta(ge=1)] = 100
+    max_attempts: Annotated[int, Meta(ge=1, le=50)] = 5
+    max_total_s: Annotated[float, Meta(gt=0)] = 300.0
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
+    """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it."""
+
+    model: Name
+    base_url: str = "https://api.anthropic.com/v1"
+    api_key_env: EnvName | None = "ANTHROPIC_API_KEY"
+    timeout_s: Annotated[float, Meta(gt=0)] = 60.0
+    max_connections: Annotated[int, Meta(ge=1)] = 100
+    max_attempts: Annotated[int, Meta(ge=1, le=50)] = 5
+    max_total_s: Annotated[float, Meta(gt=0)] = 300.0
+    max_tokens: Annotated[int, Meta(ge=1)] = 1024
+    anthropic_version: str = "2023-06-01"
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class MockClientSpec(_Spec, tag="mock", tag_field="kind"):
+    """An in-daemon mock: a function ``fn(messages, params)`` by import path, or canned replies.
+
+    Exactly one of ``function``, ``reply``, ``replies`` or ``echo`` decides the answer:
+    ``replies`` maps a prompt (the last message's content) to its reply, ``default`` answers
+    prompts it lacks; ``echo`` answers with the prompt.
+    """
+
+    function: ImportPath | None = None
+    reply: str | None = None
+    replies: dict[str, str] | None = None
+    default: str | None = None
+    echo: bool = False
+    model: str = "mock"
+    delay_s: Annotated[float, Meta(ge=0)] = 0.0
+
+
+class ReplayClientSpec(_Spec, tag="replay", tag_field="kind"):
+    """Answers from a stored recording; ``strict`` raises ``ReplayMiss`` on a missing reply."""
+
+    recording: Name
+    strict: bool = True
+    fallback: OpenAIClientSpec | AnthropicClientSpec | MockClientSpec | None = None
+    model: str | None = None
+    provider: str | None = None
+    base_url: str | None = None
+
+
+ClientSpec = OpenAIClientSpec | AnthropicClientSpec | ReplayClientSpec | MockClientSpec
+
+
+class ReferenceSpec(_Spec):
+    """A labelled reference given inline, or read by the daemon from ``path``.
+
+    Inline: ``items`` is a mapping id to payload (or a list: ids ``"1"``, ``"2"``, ...);
+    ``labels``, ``cluster`` and ``split`` are mappings by id, lists in item order, or (cluster
+    and split) one value for all. A label may be a list of accepted answers or ``null``.
+    From a file: ``path`` with ``format`` ``"rows"`` (JSON lines or a JSON list of
+    ``{"id", "item", "label", "cluster", "split"}``) or ``"squad"`` (SQuAD-style JSON/JSONL,
+    read by ``hrbench.reading.qa_reference``); ``limit`` keeps the first items of a file.
+    """
+
+    items: dict[ItemId, Any] | list[Any] | None = None
+    labels: dict[ItemId, Any] | list[Any] | None = None
+    cluster: dict[ItemId, str] | list[str] | str | None = None
+    split: dict[ItemId, str] | list[str] | str = "test"
+    path: str | None = None
+    format: Literal["rows", "squad"] = "rows"
+    limit: Annotated[int, Meta(ge=1)] | None = None
+
+
+class GovernorSpec(_Spec):
+    """The benchmark's budget; ``None`` means no cap on that quantity."""
+
+    max_calls: Annotated[int, Meta(ge=0)] | None = None
+    max_usd: Annotated[float, Meta(ge=0)] | None = None
+    max_tokens: Annotated[int, Meta(ge=0)] | None = None
+
+
+# --------------------------------------------------------------------------------------------
+# Methods
+
+
+class BenchmarkParams(_Spec):
+    """Params of ``benchmark``: run arms on a reference, streaming rows.
+
+    ``reference`` is inline or the name/hash of a stored reference. ``python_path`` lists
+    absolute directories the daemon adds to its import path before loading ``import`` arms and
+    mock functions (``hrb bench`` adds the TOML file's directory). To resume an interrupted
+    benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
+    they must match the stored spec): finished rows are kept and not run again, finished calls
+    are answered from the cache.
+    """
+
+    arms: list[ArmSpec] = field(default_factory=list)
+    reference: str | ReferenceSpec | None = None
+    client: ClientSpec | None = None
+    scorer: str = "exact"
+    scorer_settings: dict[str, Any] = field(default_factory=dict)
+    runs: Annotated[int, Meta(ge=1, le=10_000)] = 5
+    split: str | list[str] = "test"
+    seed: int = 1
+    governor: GovernorSpec | None = None
+    cache: bool = True
+    record: Name | None = None
+    concurrency: Annotated[int, Meta(ge=1, le=4096)] = 16
+    resume: str | None = None
+    stream: bool = True
+    name: str | None = None
+    python_path: list[str] = field(default_factory=list)
+
+
+class ArmInfo(Struct, kw_only=True):
+    """An arm as stored with its benchmark."""
+
+    name: str
+    version: str = "1"
+    hash: str = ""
+    derived_from: str | None = None
+
+
+class ArmSummary(Struct, kw_only=True):
+    """One arm's line of the summary (``hrbench.Bench.summary()``).
+
+    ``accuracy`` is the mean over runs within each item, then over labelled items, on the
+    reportable rows; ``None`` when no item is labelled. ``runs`` counts reportable rows,
+    ``wrong`` those scored wrong, ``failed`` those with another failure kind except
+    ``budget_stop``, counted apart. ``usd`` sums every row (``None`` when a model had no price).
+    """
+
+    arm: str
+    accuracy: float | None = None
+    dev_accuracy: float | None = None
+    runs: int = 0
+    wrong: int = 0
+    failed: int = 0
+    budget_stop: int = 0
+    usd: float | None = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+
+class BenchmarkResult(Struct, kw_only=True):
+    """Result of ``benchmark``: the id (for ``benchmark/rows``, ``report``, resume) and summary."""
+
+    id: str
+    summary: list[ArmSummary]
+    n_rows: int
+    n_resumed: int = 0
+    status: str = "done"
+    reference_hash: str = ""
+    arms: list[ArmInfo] = field(default_factory=list)
+    text: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+class RowNotification(Struct, kw_only=True):
+    """``hrbench/row``: one scored row of the benchmark started by request ``request_id``."""
+
+    request_id: int | str | None
+    benchmark: str
+    row: Row
+
+
+class ProgressNotification(Struct, kw_only=True):
+    """``hrbench/progress``: rows done of the total, for the benchmark of ``request_id``."""
+
+    request_id: int | str | None
+    benchmark: str
+    done: int
+    total: int
+
+
+class ScoreParams(_Spec):
+    """Params of ``score``: score one output against a label with a named scorer.
+
+    ``scorer`` is a built-in name (``exact``, ``answer_contains``) or ``package.module:function``.
+    """
+
+    output: str | None
+    label: Any = None
+    item: Any = None
+    scorer: str = "exact"
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class ScoreResult(Struct, kw_only=True):
+    """A scorer's verdict (seed 000)."""
+
+    correct: bool | None
+    outcome: str | None = None
+    failure_kind: str | None = None
+    scorer: str = ""
+
+
+class EvalModuleSpec(_Spec):
+    """The module of ``evaluate``: a signature, and a model or a function.
+
+    A model module has ``instructions`` and sampling ``params``; a plain-function module has
+    ``fn``, a ``package.module:function`` the daemon imports.
+    """
+
+    signature: Annotated[str, Meta(description="e.g. `text -> sentiment: enum('positive', 'negative')`")]
+    instructions: str | None = None
+    fn: ImportPath | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    name: str | None = None
+
+
+class EvalMetricSpec(_Spec):
+    """The metric of ``evaluate``: a built-in name or an import path.
+
+    Built-ins: ``exact_match``, ``f1``, ``contains``, ``field_match``; ``threshold`` turns the
+    metric into a pass mark.
+    """
+
+    name: str = "exact_match"
+    field: str | None = None
+    column: str | None = None
+    fields: list[str] | None = None
+    normalise: bool = True
+    threshold: float | None = None
+
+
+class EvaluateParams(_Spec):
+    """Params of ``evaluate`` (seed 003): a module, data rows, a metric, epochs.
+
+    Mirrors ``hrbench.evaluate.EvaluateSpec``; ``client`` answers a model module's calls;
+    ``python_path`` as for ``benchmark``.
+    """
+
+    module: EvalModuleSpec
+    data: list[dict[str, Any]]
+    metric: str | EvalMetricSpec = "exact_match"
+    client: ClientSpec | None = None
+    epochs: Annotated[int, Meta(ge=1)] = 1
+    concurrency: Annotated[int, Meta(ge=1)] = 8
+    return_format: Literal["structured", "simple"] = "structured"
+    cache: bool = True
+    trace_context: Any = None
+    python_path: list[str] = field(default_factory=list)
+
+
+class EvaluateResult(Struct, kw_only=True):
+    """The seed-003 result fields, as JSON."""
+
+    result: dict[str, Any]
+
+
+class ReferencePutParams(_Spec):
+    """Params of ``reference/put``: store a reference under a name (and its content hash)."""
+
+    reference: ReferenceSpec
+    name: Name | None = None
+
+
+class ReferenceInfo(Struct, kw_only=True):
+    """A stored reference: name, content hash, size."""
+
+    hash: str
+    name: str | None = None
+    n_items: int = 0
+    created: str | None = None
+
+
+class ReferenceGetParams(_Spec):
+    """Params of ``reference/get``: a stored reference by name or hash."""
+
+    ref: Name
+
+
+class ReferenceListParams(_Spec):
+    """Params of ``reference/list`` (none)."""
+
+
+class ReferenceListResult(Struct, kw_only=True):
+    """Stored references, newest first."""
+
+    references: list[ReferenceInfo]
+
+
+class RecordingImportParams(_Spec):
+    """Params of ``recording/import``: load recordings from a JSON-lines file the daemon reads."""
+
+    path: str
+    name: Name | None = None
+
+
+class RecordingImportResult(Struct, kw_only=True):
+    """How many recorded replies were imported, under which recording name."""
+
+    name: str | None
+    n: int
+
+
+class RecordingExportParams(_Spec):
+    """Params of ``recording/export``: write a recording to a JSON-lines file."""
+
+    name: Name
+    path: str
+
+
+class RecordingExportResult(Struct, kw_only=True):
+    """How many recorded replies were exported."""
+
+    name: str
+    n: int
+    path: str
+
+
+class CacheStatsParams(_Spec):
+    """Params of ``cache/stats`` (none)."""
+
+
+class CacheStatsResult(Struct, kw_only=True):
+    """Response-cache statistics as the store reports them."""
+
+    stats: dict[str, Any]
+
+
+class BenchmarkRowsParams(_Spec):
+    """Params of ``benchmark/rows``: stored rows of an earlier benchmark, a page at a time."""
+
+    id: str
+    offset: Annotated[int, Meta(ge=0)] = 0
+    limit: Annotated[int, Meta(ge=1, le=1_000_000)] | None = None
+    traces: bool = False
+
+
+class BenchmarkInfo(Struct, kw_only=True):
+    """A stored benchmark's header."""
+
+    id: str
+    status: str
+    n_rows: int
+    total: int | None = None
+    created: str | None = None
+    name: str | None = None
+
+
+class BenchmarkRowsResult(Struct, kw_only=True):
+    """Rows of a stored benchmark in the seed's order, and the traces when asked."""
+
+    benchmark: BenchmarkInfo
+    rows: list[Row]
+    traces: dict[str, list[Step]] | None = None
+
+
+class ReportParams(_Spec):
+    """Params of ``report``: the statistical report of a stored benchmark."""
+
+    id: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+class ReportResult(Struct, kw_only=True):
+    """The report payload as ``hrbench.stats.report_payload`` builds it."""
+
+    report: dict[str, Any]
+
+
+class StatusParams(_Spec):
+    """Params of ``status`` (none)."""
+
+
+class StatusResult(Struct, kw_only=True):
+    """The daemon's state."""
+
+    protocol_version: int
+    version: str
+    pid: int
+    uptime_s: float
+    connections: int
+    running: list[str]
+    home: str
+    transport: str
+
+
+class ShutdownParams(_Spec):
+    """Params of ``shutdown`` (none): the daemon stops after answering."""
+
+
+class ShutdownResult(Struct, kw_only=True):
+    """Acknowledges ``shutdown``."""
+
+    ok: bool = True
+
+
+class AuthParams(_Spec):
+    """Params of ``auth``: the first message on a TCP connection, carrying the token file's content."""
+
+    token: str
+
+
+class AuthResult(Struct, kw_only=True):
+    """Acknowledges ``auth``."""
+
+    ok: bool = True
+
+
+class ErrorData(Struct, kw_only=True, omit_defaults=True):
+    """``error.data`` of every hrbench JSON-RPC error: the exception's class name and context."""
+
+    name: str
+    field: str | None = None
+    limit: str | None = None
+    context: dict[str, Any] | None = None
+
+
+METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
+    "benchmark": (BenchmarkParams, BenchmarkResult),
+    "score": (ScoreParams, ScoreResult),
+    "evaluate": (EvaluateParams, EvaluateResult),
+    "reference/put": (ReferencePutParams, ReferenceInfo),
+    "reference/get": (ReferenceGetParams, ReferenceSpec),
+    "reference/list": (ReferenceListParams, ReferenceListResult),
+    "recording/import": (RecordingImportParams, RecordingImportResult),
+    "recording/export": (RecordingExportParams, RecordingExportResult),
+    "cache/stats": (CacheStatsParams, CacheStatsResult),
+    "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
+    "report": (ReportParams, ReportResult),
+    "status": (StatusParams, StatusResult),
+    "shutdown": (ShutdownParams, ShutdownResult),
+    "auth": (AuthParams, AuthResult),
+}
+"""Every request method: ``name -> (params Struct, result Struct)``."""
+
+NOTIFICATIONS: dict[str, type[Struct]] = {
+    "hrbench/row": RowNotification,
+    "hrbench/progress": ProgressNotification,
+}
+"""Every server-to-client notification: ``name -> params Struct``."""
+
+ERROR_CODES: dict[str, int] = {
+    "ParseError": -32700,
+    "InvalidRequest": -32600,
+    "MethodNotFound": -32601,
+    "InvalidParams": -32602,
+    "InternalError": -32603,
+    "Unauthorized": -32098,
+    "RequestCancelled": -32800,
+    "HrbenchError": -32000,
+    "ConfigError": -32001,
+    "ReferenceValueError": -32002,
+    "SignatureError": -32003,
+    "ReferenceLocked": -32004,
+    "ScorerError": -32005,
+    "BudgetRefused": -32006,
+    "DuplicateDrawError": -32007,
+    "ReplayMiss": -32008,
+    "ModelError": -32009,
+    "TooFewRunsError": -32010,
+    "NotFound": -32011,
+}
+"""Stable JSON-RPC error codes by error name (library codes match ``hrbench.errors``)."""
+
+
+# --------------------------------------------------------------------------------------------
+# JSON Schema
+
+
+def _file_stem(method: str) -> str:
+    return method.replace("/", ".")
+
+
+def schemas() -> dict[str, bytes]:
+    """Build the JSON Schema files of every method and notification.
+
+    Returns:
+        ``file name -> pretty-printed JSON``: ``<method>.params.schema.json``,
+        ``<method>.result.schema.json``, ``<notification>.schema.json`` and a bundle
+        ``hrbench.schema.json`` holding every definition under ``$defs``.
+    """
+    dialect = "https://json-schema.org/draft/2020-12/schema"
+    out: dict[str, bytes] = {}
+
+    def dump(obj: Any) -> bytes:
+        return msgspec.json.format(msgspec.json.encode(obj), indent=2) + b"\n"
+
+    for method, (params, result) in METHODS.items():
+        for part, typ in (("params", params), ("result", result)):
+            schema = {"$schema": dialect, "title": f"{method} {part}", **msgspec.json.schema(typ)}
+            out[f"{_file_stem(method)}.{part}.schema.json"] = dump(schema)
+    for name, typ in NOTIFICATIONS.items():
+        schema = {"$schema": dialect, "title": name, **msgspec.json.schema(typ)}
+        out[f"{_file_stem(name)}.schema.json"] = dump(schema)
+    types: list[Any] = [t for pair in METHODS.values() for t in pair] + list(NOTIFICATIONS.values())
+    types.append(ErrorData)
+    refs, defs = msgspec.json.schema_components(types, ref_template="#/$defs/{name}")
+    bundle = {
+        "$schema": dialect,
+        "title": "hrbench JSON-RPC protocol",
+        "description": f"protocol version {PROTOCOL_VERSION}",
+        "methods": {m: {"params": refs[i * 2], "result": refs[i * 2 + 1]} for i, m in enumerate(METHODS)},
+        "notifications": {n: refs[2 * len(METHODS) + i] for i, n in enumerate(NOTIFICATIONS)},
+        "errors": {"codes": ERROR_CODES, "data": refs[-1]},
+        "$defs": defs,
+    }
+    out["hrbench.schema.json"] = dump(bundle)
+    return out
+
+
+def _main(argv: list[str] | None = None) -> int:
+    import sys
+    from pathlib import Path
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or args[0].startswith("-"):
+        print("usage: python -m hrbench_client.protocol SCHEMA_DIR", file=sys.stderr)
+        return 2
+    out = Path(args[0])
+    out.mkdir(parents=True, exist_ok=True)
+    files = schemas()
+    for stale in out.glob("*.schema.json"):
+        if stale.name not in files:
+            stale.unlink()
+    for name, data in files.items():
+        (out / name).write_bytes(data)
+    print(f"wrote {len(files)} schema files to {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main())

@@ -1,0 +1,590 @@
+"""Arms, clients, references, scorers and governors built from specs (SPEC §4).
+
+Over the wire and in TOML files, arms and clients are *specs*, never code: small records
+tagged by ``kind``. This module turns a spec into the library object. It reads specs by
+attribute (the daemon passes the msgspec Structs of ``hrbench_client.protocol``) or by key (a
+plain dict, e.g. from ``tomllib``), so the core imports nothing from the daemon or the clients.
+
+Arms:
+
+- ``prompt``: ``template`` formatted with ``{item}`` and, for a mapping payload, its keys; an
+  optional ``system`` message, ``model`` and sampling ``params``; the arm answers with the reply.
+- ``reading``: a reading recipe of :mod:`hrbench.reading` by name, with its ``settings``.
+- ``outputs``: fixed outputs by item id (one for every run, or a list: one per run), inline or
+  from a file: scores outputs made elsewhere.
+- ``import``: ``package.module:attribute``: an :class:`~hrbench.arm.Arm`, a function
+  ``fn(item, ctx)``, or (with ``settings``) a factory called with them.
+
+Clients: ``openai``, ``anthropic`` (the key is read from the environment variable named by
+``api_key_env``, at request time, by the client; a spec never holds a key), ``replay`` (a
+recording in the store), ``mock`` (a function by import path, or canned replies).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from hrbench.arm import Arm
+from hrbench.errors import ConfigError
+from hrbench.governor import Governor
+from hrbench.models.mock import MockClient
+from hrbench.reference import Reference
+from hrbench.scorer import Scorer, exact_scorer, scorer
+
+__all__ = [
+    "build_arm",
+    "build_client",
+    "build_governor",
+    "build_reference",
+    "build_scorer",
+    "format_prompt",
+    "load_object",
+]
+
+_MISSING = object()
+
+
+def _get(spec: Any, name: str, default: Any = None) -> Any:
+    if isinstance(spec, Mapping):
+        return spec.get(name, default)
+    return getattr(spec, name, default)
+
+
+def _kind(spec: Any, what: str) -> str:
+    kind = _get(spec, "kind")
+    if kind is None and not isinstance(spec, Mapping):  # a msgspec tagged Struct keeps its tag on the class
+        config = getattr(type(spec), "__struct_config__", None)
+        kind = getattr(config, "tag", None)
+    if not isinstance(kind, str):
+        raise ConfigError(f"{what}.kind", kind, "a spec needs a `kind`")
+    return kind
+
+
+_MTIMES: dict[str, int] = {}
+
+
+def _mtime(module: Any) -> int | None:
+    file = getattr(module, "__file__", None)
+    try:
+        return os.stat(file).st_mtime_ns if file else None
+    except OSError:
+        return None
+
+
+def _import(module_name: str) -> Any:
+    """Import a module; reload one imported here before whose file changed since."""
+    module = sys.modules.get(module_name)
+    if module is None:
+        importlib.invalidate_caches()  # a module written after start-up must be found
+        module = importlib.import_module(module_name)
+        _MTIMES[module_name] = _mtime(module) or 0
+        return module
+    seen = _MTIMES.get(module_name)
+    now = _mtime(module)
+    if seen is not None and now is not None and now != seen:
+        module = importlib.reload(module)
+        _MTIMES[module_name] = now
+    return module
+
+
+def load_object(path: str, field: str = "path") -> Any:
+    """Import ``package.module:attribute`` (the attribute may be dotted).
+
+    A long-lived process (the daemon) sees edits: a module first imported by this function is
+    reloaded when its file changed since.
+
+    Args:
+        path: the import path.
+        field: the spec field named in errors.
+
+    Returns:
+        The attribute.
+
+    Raises:
+        ConfigError: a malformed path, a module that cannot be imported, a missing attribute.
+
+    Example:
+        >>> load_object("json:dumps")([1])
+        '[1]'
+    """
+    module_name, sep, attr = path.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(field, path, "expected `package.module:attribute`")
+    try:
+        obj: Any = _import(module_name)
+    except ImportError as exc:
+        raise ConfigError(
+            field, path, f"cannot import module {module_name!r} ({type(exc).__name__})"
+        ) from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ConfigError(field, path, f"module {module_name!r} has no attribute {attr!r}") from None
+    return obj
+
+
+class _Fields(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
+        raise KeyError(key)
+
+
+def format_prompt(template: str, item: Any) -> str:
+    """Fill a prompt template with an item's payload.
+
+    ``{item}`` is the payload itself; when the payload is a mapping its keys are fields too.
+
+    Raises:
+        ConfigError: the template names a field the item lacks, or is malformed.
+
+    Example:
+        >>> format_prompt("Capital of {item}?", "France")
+        'Capital of France?'
+        >>> format_prompt("Q: {question}", {"question": "Why?"})
+        'Q: Why?'
+    """
+    fields = _Fields(item=item)
+    if isinstance(item, Mapping):
+        fields.update({str(k): v for k, v in item.items()})
+    try:
+        return template.format_map(fields)
+    except KeyError as exc:
+        raise ConfigError("template", template, f"names {{{exc.args[0]}}}, which the item lacks") from None
+    except (ValueError, IndexError) as exc:
+        raise ConfigError("template", template, f"malformed template ({exc})") from None
+
+
+# -- arms ----------------------------------------------------------------------------------
+
+
+def _prompt_arm(spec: Any) -> Arm:
+    name, template = _get(spec, "name"), _get(spec, "template")
+    if not isinstance(template, str):
+        raise ConfigError("template", template, "a prompt arm needs a template string")
+    system = _get(spec, "system")
+    model = _get(spec, "model")
+    params = dict(_get(spec, "params") or {})
+    for reserved in ("draw_index", "messages"):
+        if reserved in params:
+            raise ConfigError(f"params.{reserved}", params[reserved], "is set by the runner, not by the spec")
+
+    async def prompt_arm(item: Any, ctx: Any) -> Any:
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": format_prompt(template, item)})
+        kw = dict(params)
+        if model:
+            kw["model"] = model
+        return await ctx.acall(messages, **kw)
+
+    settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
+    return Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
+
+
+def _read_outputs(path: str) -> dict[str, Any]:
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError("path", path, f"cannot read outputs ({type(exc).__name__})") from None
+    stripped = text.lstrip()
+    if stripped.startswith("{") and not p.suffix == ".jsonl":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError("path", path, f"not JSON: {exc.msg} at line {exc.lineno}") from None
+        if not isinstance(data, dict):
+            raise ConfigError("path", path, "expected an object of item id -> output")
+        return {str(k): v for k, v in data.items()}
+    out: dict[str, Any] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError("path", path, f"line {n} is not JSON: {exc.msg}") from None
+        if not isinstance(rec, dict) or "item" not in rec:
+            raise ConfigError("path", path, f'line {n}: expected {{"item", "output", "run"?}}')
+        item, run = str(rec["item"]), rec.get("run")
+        if run is None:
+            out[item] = rec.get("output")
+        else:
+            runs = out.setdefault(item, [])
+            if not isinstance(runs, list):
+                raise ConfigError("path", path, f"line {n}: item {item!r} has outputs with and without `run`")
+            while len(runs) < int(run):
+                runs.append(None)
+            runs[int(run) - 1] = rec.get("output")
+    return out
+
+
+def _outputs_arm(spec: Any) -> Arm:
+    name, outputs, path = _get(spec, "name"), _get(spec, "outputs"), _get(spec, "path")
+    if (outputs is None) == (path is None):
+        raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
+    table: dict[str, Any] = dict(outputs) if outputs is not None else _read_outputs(path)
+
+    async def outputs_arm(item: Any, ctx: Any) -> Any:
+        out = table.get(ctx.item_id)
+        if isinstance(out, list):
+            return out[ctx.run - 1] if ctx.run <= len(out) else None
+        return out
+
+    return Arm(name, outputs_arm, settings={"kind": "outputs", "outputs": table})
+
+
+def _import_arm(spec: Any) -> Arm:
+    path, name, settings = _get(spec, "path"), _get(spec, "name"), _get(spec, "settings")
+    obj = load_object(path)
+    if settings is not None:
+        if not callable(obj):
+            raise ConfigError("path", path, "with `settings`, the attribute must be a factory")
+        try:
+            obj = obj(**settings)
+        except TypeError as exc:
+            raise ConfigError("settings", settings, f"the factory rejected them ({exc})") from None
+    if isinstance(obj, Arm):
+        if name and name != obj.name:
+            return Arm(
+                name, obj.fn, version=obj.version, derived_from=obj.derived_from, settings=obj.settings
+            )
+        return obj
+    if callable(obj):
+        return Arm(
+            name or getattr(obj, "__name__", path.rpartition(":")[2]),
+            obj,
+            settings={"import": path, **(settings or {})},
+        )
+    raise ConfigError("path", path, "expected an Arm, a function fn(item, ctx) or a factory of one")
+
+
+def _reading_arm(spec: Any) -> Arm:
+    recipe, name, model = _get(spec, "recipe"), _get(spec, "name"), _get(spec, "model")
+    settings = dict(_get(spec, "settings") or {})
+    if not isinstance(recipe, str) or not recipe.isidentifier() or recipe.startswith("_"):
+        raise ConfigError("recipe", recipe, "expected a recipe name such as `direct`")
+    try:
+        reading = importlib.import_module("hrbench.reading")
+    except ImportError:  # pragma: no cover - the package ships with hrbench
+        raise ConfigError("recipe", recipe, "reading recipes are not available") from None
+    known = tuple(getattr(reading, "RECIPES", ("direct", "chunked", "retrieve")))
+    factory = getattr(reading, recipe, None) if recipe in known else None
+    if not callable(factory):
+        raise ConfigError("recipe", recipe, f"unknown reading recipe; expected one of {sorted(known)}")
+    kwargs = dict(settings)
+    if model:
+        kwargs["model"] = model
+    if name:
+        kwargs["name"] = name
+    try:
+        arm = factory(**kwargs)
+    except TypeError as exc:
+        raise ConfigError("settings", settings, f"recipe {recipe!r} rejected them ({exc})") from None
+    if not isinstance(arm, Arm):
+        raise ConfigError("recipe", recipe, "the recipe factory did not return an Arm")
+    return arm
+
+
+_ARMS: dict[str, Callable[[Any], Arm]] = {
+    "prompt": _prompt_arm,
+    "outputs": _outputs_arm,
+    "import": _import_arm,
+    "reading": _reading_arm,
+}
+
+
+def build_arm(spec: Any) -> Arm:
+    """The :class:`~hrbench.arm.Arm` a spec describes.
+
+    Args:
+        spec: a spec with ``kind`` in ``prompt``, ``reading``, ``outputs``, ``import``.
+
+    Returns:
+        The arm; its settings (and so its hash) include the spec's content.
+
+    Raises:
+        ConfigError: an unknown kind or a malformed spec.
+
+    Example:
+        >>> arm = build_arm({"kind": "prompt", "name": "ask", "template": "Capital of {item}?"})
+        >>> arm.name, arm.settings["template"]
+        ('ask', 'Capital of {item}?')
+    """
+    kind = _kind(spec, "arm")
+    builder = _ARMS.get(kind)
+    if builder is None:
+        raise ConfigError("arm.kind", kind, f"unknown arm kind; expected one of {sorted(_ARMS)}")
+    return builder(spec)
+
+
+# -- clients --------------------------------------------------------------------------------
+
+
+def _last_content(messages: list[dict[str, Any]]) -> str:
+    return str(messages[-1].get("content", "")) if messages else ""
+
+
+def _mock_client(spec: Any) -> MockClient:
+    function, reply, replies = _get(spec, "function"), _get(spec, "reply"), _get(spec, "replies")
+    echo, default = bool(_get(spec, "echo", False)), _get(spec, "default")
+    delay = float(_get(spec, "delay_s", 0.0) or 0.0)
+    model = _get(spec, "model", "mock") or "mock"
+    chosen = sum(x is not None for x in (function, reply, replies)) + int(echo)
+    if chosen != 1:
+        raise ConfigError(
+            "client", "mock", "a mock client needs exactly one of function, reply, replies, echo"
+        )
+    fn: Callable[[list[dict[str, Any]], dict[str, Any]], Any]
+    if function is not None:
+        fn = load_object(function, "client.function")
+        if not callable(fn):
+            raise ConfigError("client.function", function, "expected a function fn(messages, params)")
+    elif reply is not None:
+
+        def fn(messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+            return reply
+
+    elif replies is not None:
+        table = dict(replies)
+
+        def fn(messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+            return table.get(_last_content(messages), default)
+
+    else:
+
+        def fn(messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+            return _last_content(messages)
+
+    if delay > 0:
+        inner = fn
+
+        async def fn(messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+            await anyio.sleep(delay)
+            return inner(messages, params)
+
+    return MockClient(fn, model=model)
+
+
+def _http_settings(spec: Any, extra: tuple[str, ...]) -> dict[str, Any]:
+    kw: dict[str, Any] = {}
+    for key in ("timeout_s", "max_connections", "max_attempts", "max_total_s", *extra):
+        value = _get(spec, key, _MISSING)
+        if value is not _MISSING and value is not None:
+            kw[key] = value
+    kw.update(_get(spec, "settings") or {})
+    return kw
+
+
+def _remote_client(spec: Any, kind: str) -> Any:
+    if kind == "openai":
+        from hrbench.models.openai import OpenAIClient as cls
+
+        extra: tuple[str, ...] = ()
+    else:
+        from hrbench.models.anthropic import AnthropicClient as cls  # type: ignore[assignment]
+
+        extra = ("max_tokens", "anthropic_version")
+    model = _get(spec, "model")
+    base_url = _get(spec, "base_url") or cls.default_base_url
+    api_key_env = _get(spec, "api_key_env", _MISSING)
+    if api_key_env is _MISSING:
+        api_key_env = "OPENAI_API_KEY" if kind == "openai" else "ANTHROPIC_API_KEY"
+    try:
+        return cls(model, base_url, api_key_env, **_http_settings(spec, extra))
+    except TypeError as exc:
+        raise ConfigError(
+            "client.settings", _get(spec, "settings"), f"rejected by the {kind} client ({exc})"
+        ) from None
+
+
+def _replay_client(spec: Any, store: Any) -> Any:
+    from hrbench.replay import ReplayClient
+
+    if store is None:
+        raise ConfigError("client", "replay", "a replay client needs a store")
+    fallback = _get(spec, "fallback")
+    return ReplayClient(
+        store,
+        recording=_get(spec, "recording"),
+        strict=bool(_get(spec, "strict", True)),
+        fallback=None if fallback is None else build_client(fallback, store),
+        model=_get(spec, "model"),
+        provider=_get(spec, "provider"),
+        base_url=_get(spec, "base_url"),
+    )
+
+
+def build_client(spec: Any, store: Any = None) -> Any:
+    """The model client a spec describes.
+
+    Args:
+        spec: a spec with ``kind`` in ``openai``, ``anthropic``, ``replay``, ``mock``.
+        store: the :class:`~hrbench.store.Store` a replay client reads.
+
+    Returns:
+        A client (the ``Client`` role of :mod:`hrbench.models.base`).
+
+    Raises:
+        ConfigError: an unknown kind or a malformed spec.
+
+    Example:
+        >>> build_client({"kind": "mock", "reply": "Paris"}).model
+        'mock'
+    """
+    kind = _kind(spec, "client")
+    if kind == "mock":
+        return _mock_client(spec)
+    if kind in ("openai", "anthropic"):
+        return _remote_client(spec, kind)
+    if kind == "replay":
+        return _replay_client(spec, store)
+    raise ConfigError("client.kind", kind, "unknown client kind; expected openai, anthropic, replay or mock")
+
+
+# -- references, scorers, governors -------------------------------------------------------------
+
+
+def _reference_rows(path: str, limit: int | None = None) -> Reference:
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
+        ) from None
+    try:
+        if text.lstrip().startswith("["):
+            records = json.loads(text)
+        else:
+            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise ConfigError("reference.path", path, f"not JSON or JSON lines: {exc.msg}") from None
+    if limit is not None:
+        records = records[:limit]
+    items: dict[str, Any] = {}
+    labels, clusters, splits = {}, {}, {}
+    for n, rec in enumerate(records, 1):
+        if not isinstance(rec, dict) or "item" not in rec:
+            raise ConfigError("reference.path", path, f'record {n}: expected {{"id", "item", "label", ...}}')
+        item_id = str(rec.get("id", n))
+        items[item_id] = rec["item"]
+        labels[item_id] = rec.get("label")
+        if rec.get("cluster") is not None:
+            clusters[item_id] = str(rec["cluster"])
+        splits[item_id] = rec.get("split", "test")
+    return Reference(items, labels=labels, cluster=clusters or None, split=splits)
+
+
+def build_reference(spec: Any, store: Any = None) -> Reference:
+    """The :class:`~hrbench.reference.Reference` a spec describes.
+
+    Args:
+        spec: the name or hash of a stored reference (a string, looked up in ``store``), or a
+            spec with ``items`` (+ ``labels``, ``cluster``, ``split``), or ``path`` (+ ``format``:
+            ``"rows"`` or ``"squad"``).
+        store: the store holding named references.
+
+    Raises:
+        ConfigError: a malformed spec, or no stored reference by that name.
+
+    Example:
+        >>> build_reference({"items": {"q1": "France"}, "labels": ["Paris"]}).labels
+        {'q1': 'Paris'}
+    """
+    if isinstance(spec, str):
+        stored: Reference | None = None if store is None else store.reference_get(spec)
+        if stored is None:
+            raise ConfigError("reference", spec, "no stored reference has this name or hash")
+        return stored
+    items, path = _get(spec, "items"), _get(spec, "path")
+    if (items is None) == (path is None):
+        raise ConfigError("reference", None, "a reference needs exactly one of `items` or `path`")
+    if path is not None:
+        fmt = _get(spec, "format", "rows") or "rows"
+        limit = _get(spec, "limit")
+        if fmt == "squad":
+            from hrbench.reading import qa_reference
+
+            try:
+                ref: Reference = qa_reference(path, limit=limit)
+            except OSError as exc:
+                raise ConfigError(
+                    "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
+                ) from None
+            return ref
+        if fmt != "rows":
+            raise ConfigError("reference.format", fmt, "expected `rows` or `squad`")
+        return _reference_rows(path, limit)
+    return Reference(
+        items, labels=_get(spec, "labels"), cluster=_get(spec, "cluster"), split=_get(spec, "split", "test")
+    )
+
+
+def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None) -> Scorer:
+    """A scorer by name.
+
+    Args:
+        name: ``exact`` (:func:`~hrbench.scorer.exact_scorer`, folding by default),
+            ``exact_normalised``, ``answer_contains`` (:func:`hrbench.reading.answer_scorer`),
+            or ``package.module:attribute``: a Scorer, a factory (called with ``settings``), or a
+            function ``fn(item, output, label)`` wrapped with :func:`~hrbench.scorer.scorer`.
+        settings: keyword arguments of the factory.
+
+    Raises:
+        ConfigError: an unknown name or settings the factory rejects.
+
+    Example:
+        >>> build_scorer("exact")(None, " paris ", "Paris").correct
+        True
+    """
+    kw = dict(settings or {})
+    factory: Callable[..., Any]
+    if name in ("exact", "exact_normalised"):
+        factory = exact_scorer
+    elif name in ("answer_contains", "answer"):
+        from hrbench import reading
+
+        factory = getattr(reading, "answer_scorer", None)  # type: ignore[assignment]
+        if factory is None:
+            raise ConfigError("scorer", name, "the answer_contains scorer is not available yet")
+    elif ":" in name:
+        obj = load_object(name, "scorer")
+        if isinstance(obj, Scorer) or (hasattr(obj, "name") and callable(obj) and not kw):
+            return obj  # type: ignore[no-any-return]
+        if kw:
+            factory = obj
+        else:
+            return scorer(obj, name=name.rpartition(":")[2])
+    else:
+        raise ConfigError(
+            "scorer", name, "unknown scorer; expected exact, answer_contains or package.module:function"
+        )
+    try:
+        out = factory(**kw)
+    except TypeError as exc:
+        raise ConfigError("scorer_settings", kw, f"rejected by scorer {name!r} ({exc})") from None
+    if not callable(out):
+        raise ConfigError("scorer", name, "the factory did not return a scorer")
+    return out  # type: ignore[no-any-return]
+
+
+def build_governor(spec: Any) -> Governor | None:
+    """The :class:`~hrbench.governor.Governor` a spec describes, or ``None`` for no spec.
+
+    Example:
+        >>> build_governor({"max_calls": 10}).max_calls
+        10
+    """
+    if spec is None:
+        return None
+    return Governor(
+        max_calls=_get(spec, "max_calls"), max_usd=_get(spec, "max_usd"), max_tokens=_get(spec, "max_tokens")
+    )

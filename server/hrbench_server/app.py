@@ -1,0 +1,92 @@
+"""The daemon's shared warm state: the store, scorers, running benchmarks, connections.
+
+One :class:`App` per daemon process. Every connection gets its own pygls server (see
+:mod:`hrbench_server.rpc`) whose handlers close over the same App, so references, the
+response cache, recordings and governor ledgers are shared by every client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from hrbench.errors import BudgetStoppedWarning, FewRunsWarning, MetricErrorWarning
+from hrbench.store import Store
+
+__all__ = ["App", "warning_collector"]
+
+logger = logging.getLogger("hrbench_server")
+
+warning_collector: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "hrbench_warning_collector", default=None
+)
+"""The list a running handler gathers library warnings into (they go to its result)."""
+
+
+def _showwarning(
+    message: Any, category: type[Warning], filename: str, lineno: int, file: Any = None, line: Any = None
+) -> None:
+    sink = warning_collector.get()
+    text = f"{category.__name__}: {message}"
+    if sink is not None:
+        sink.append(text)
+    else:
+        logger.warning("%s", text)
+
+
+def route_warnings() -> None:
+    """Send library warnings to the running handler's result (else to the log), never to stdout."""
+    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning):
+        warnings.simplefilter("always", cat)
+    warnings.showwarning = _showwarning
+
+
+class App:
+    """The daemon's state.
+
+    Args:
+        home: the state directory (the database lives there).
+        transport: ``"stdio"``, ``"unix"`` or ``"unix+tcp"`` (reported by ``status``).
+        db_path: the database file; ``home / "hrbench.sqlite3"`` by default.
+    """
+
+    def __init__(self, home: Path, transport: str, db_path: Path | None = None) -> None:
+        self.home = home
+        self.transport = transport
+        self.db_path = db_path or home / "hrbench.sqlite3"
+        self.started = time.monotonic()
+        self.connections = 0
+        self.running: dict[str, asyncio.Task[Any]] = {}
+        self.stop_event = asyncio.Event()
+        self._store: Store | None = None
+        self.scorers: dict[str, Any] = {}
+
+    @property
+    def store(self) -> Store:
+        """The store, opened on first use."""
+        if self._store is None:
+            self.home.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self._store = Store(self.db_path)
+            os.chmod(self.db_path, 0o600)
+        return self._store
+
+    def stop(self) -> None:
+        """Ask the daemon to stop (after the current replies are written)."""
+        self.stop_event.set()
+
+    async def aclose(self) -> None:
+        """Cancel running benchmarks (they stay resumable) and close the store."""
+        tasks = list(self.running.values())
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=10)
+        if self._store is not None:
+            self._store.close()
+            self._store = None

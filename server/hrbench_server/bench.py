@@ -1,0 +1,305 @@
+"""The ``benchmark`` method: run a spec, stream rows, keep them in SQLite, resume after a kill.
+
+Each scored row is
+
+1. sent to the caller as an ``hrbench/row`` notification tagged with the request id (unless
+   ``stream`` is false), with an ``hrbench/progress`` notification about every 1% of rows;
+2. buffered and written to the store with its trace in one transaction per batch: when
+   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds.
+
+The runner keeps no rows in memory (``keep_rows=False``); the summary is its running count.
+The writer is drained every :data:`DRAIN_EVERY` rows, so a client that reads slowly slows the
+benchmark instead of growing the daemon's memory.
+
+Resume: ``{"resume": "<id>"}`` rebuilds the stored spec, checks that every arm still has the
+hash it had (an arm whose code or settings changed would mix two arms in one table), keeps
+the stored rows (the runner does not run them again), restores the governor's use from its
+ledger, and runs the rest. Calls that finished before the interruption are answered from the
+draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import uuid
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import msgspec
+
+from hrbench import specs
+from hrbench.benchmark import benchmark_async
+from hrbench.cache import Cache
+from hrbench.errors import ConfigError, DuplicateDrawError
+from hrbench.governor import default_governor
+from hrbench.records import Row, Step
+from hrbench_client import protocol as p
+from hrbench_server.app import App, warning_collector
+from hrbench_server.errors import NotFound
+from hrbench_server.rpc import HrbenchProtocol
+
+__all__ = ["DRAIN_EVERY", "FLUSH_INTERVAL_S", "STORE_BATCH", "run_benchmark"]
+
+logger = logging.getLogger("hrbench_server")
+
+STORE_BATCH = 256
+"""Rows written to SQLite per transaction (at most)."""
+
+FLUSH_INTERVAL_S = 0.1
+"""The longest a scored row waits before it is written (seconds)."""
+
+DRAIN_EVERY = 256
+"""Rows sent between two waits on the connection's write buffer."""
+
+_SPEC_VERSION = 1
+
+
+class _Sink:
+    """Receives rows from the runner: notifies the caller and writes batches to the store."""
+
+    def __init__(
+        self,
+        app: App,
+        proto: HrbenchProtocol,
+        msg_id: Any,
+        bench_id: str,
+        total: int,
+        done: int,
+        stream: bool,
+        governor: Any,
+    ) -> None:
+        self.app, self.proto, self.msg_id, self.bench_id = app, proto, msg_id, bench_id
+        self.total, self.done, self.stream, self.governor = total, done, stream, governor
+        self.pending: list[tuple[int, Row]] = []
+        self.pending_traces: dict[str, list[Step]] = {}
+        self.lock = asyncio.Lock()
+        self.since_drain = 0
+        self.progress_every = max(1, total // 100)
+        self.last_progress = done
+        self.written = 0
+
+    def progress(self) -> None:
+        self.last_progress = self.done
+        self.proto.send_notification(
+            "hrbench/progress",
+            p.ProgressNotification(
+                request_id=self.msg_id, benchmark=self.bench_id, done=self.done, total=self.total
+            ),
+        )
+
+    async def on_row(self, seq: int, row: Row, trace: list[Step]) -> None:
+        self.pending.append((seq, row))
+        self.pending_traces[row.ledger_id] = trace
+        self.done += 1
+        if self.stream:
+            # records.Row and protocol.Row have the same fields: msgspec encodes either.
+            self.proto.send_notification(
+                "hrbench/row",
+                p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
+            )
+        if self.done - self.last_progress >= self.progress_every:
+            self.progress()
+        self.since_drain += 1
+        if self.since_drain >= DRAIN_EVERY:
+            self.since_drain = 0
+            await self.proto.drain()
+        if len(self.pending) >= STORE_BATCH:
+            await self.flush()
+
+    def _write(
+        self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
+    ) -> None:
+        store = self.app.store
+        store.rows_put(self.bench_id, batch, traces)
+        store.ledger_put(self.bench_id, *use)
+
+    async def flush(self) -> None:
+        async with self.lock:
+            if not self.pending:
+                return
+            batch, traces = self.pending, self.pending_traces
+            self.pending, self.pending_traces = [], {}
+            g = self.governor
+            use = (int(g.calls), float(g.usd), int(g.tokens))
+            await anyio.to_thread.run_sync(self._write, batch, traces, use)
+            self.written += len(batch)
+
+    async def ticker(self) -> None:
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL_S)
+            await self.flush()
+
+
+def _check_resume_only(args: p.BenchmarkParams) -> None:
+    bare = p.BenchmarkParams(resume=args.resume, stream=args.stream, concurrency=args.concurrency)
+    if args != bare:
+        given = [f for f in args.__struct_fields__ if getattr(args, f) != getattr(bare, f)]
+        raise ConfigError(
+            given[0],
+            getattr(args, given[0]),
+            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency)",
+        )
+
+
+def add_import_path(paths: list[str]) -> None:
+    """Put absolute directories on the daemon's import path (for ``import`` arms, mock functions)."""
+    for path in paths:
+        if not os.path.isabs(path):
+            raise ConfigError("python_path", path, "expected an absolute directory")
+        if path not in sys.path:
+            sys.path.insert(0, path)
+
+
+def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
+    """Library objects from the spec (blocking: may read files, import modules, query SQLite)."""
+    if not params.arms:
+        raise ConfigError("arms", [], "a benchmark needs at least one arm (or `resume` with a benchmark id)")
+    if params.reference is None:
+        raise ConfigError(
+            "reference", None, "a benchmark needs a reference (inline, or a stored name or hash)"
+        )
+    add_import_path(params.python_path)
+    arms = [specs.build_arm(a) for a in params.arms]
+    reference = specs.build_reference(params.reference, store)
+    client = None if params.client is None else specs.build_client(params.client, store)
+    scorer = specs.build_scorer(params.scorer, params.scorer_settings)
+    governor = specs.build_governor(params.governor) or default_governor()
+    splits = [params.split] if isinstance(params.split, str) else list(params.split)
+    n_items = sum(1 for s in reference.splits.values() if s in splits)
+    return {
+        "arms": arms,
+        "reference": reference,
+        "client": client,
+        "scorer": scorer,
+        "governor": governor,
+        "total": n_items * len(arms) * params.runs,
+    }
+
+
+async def run_benchmark(
+    app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
+) -> p.BenchmarkResult:
+    """Run (or resume) a benchmark for one request; see the module docstring."""
+    store = app.store
+    prior: list[Row] = []
+    ledger: dict[str, Any] | None = None
+    stored: dict[str, Any] | None = None
+    if args.resume is not None:
+        _check_resume_only(args)
+        bench_id = args.resume
+        if bench_id in app.running:
+            raise ConfigError("resume", bench_id, "this benchmark is running now")
+        rec = await anyio.to_thread.run_sync(store.benchmark_get, bench_id)
+        if rec is None:
+            raise NotFound(f"no stored benchmark has the id {bench_id!r}", benchmark=bench_id)
+        stored = rec["spec"]
+        params = msgspec.convert(stored["params"], p.BenchmarkParams)
+        params = msgspec.structs.replace(params, stream=args.stream, concurrency=args.concurrency)
+        prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
+        ledger = await anyio.to_thread.run_sync(store.ledger_get, bench_id)
+    else:
+        bench_id = uuid.uuid4().hex[:16]
+        params = args
+    built = await anyio.to_thread.run_sync(_build, params, store)
+    arms, reference, governor = built["arms"], built["reference"], built["governor"]
+    if stored is not None:
+        was = {a["name"]: a["hash"] for a in stored.get("arms", [])}
+        for a in arms:
+            if was.get(a.name) != a.hash:
+                raise ConfigError(
+                    "resume", bench_id, f"arm {a.name!r} changed since the benchmark started (hash differs)"
+                )
+        if reference.hash != stored.get("reference_hash"):
+            raise ConfigError("resume", bench_id, "the reference changed since the benchmark started")
+    else:
+        spec_params = msgspec.structs.replace(params, reference=reference.hash, resume=None, stream=True)
+        spec = {
+            "version": _SPEC_VERSION,
+            "params": msgspec.to_builtins(spec_params),
+            "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
+            "reference_hash": reference.hash,
+            "total": built["total"],
+        }
+
+        def create() -> None:
+            store.reference_put(reference, None)
+            store.benchmark_put(bench_id, spec, reference.hash, "running")
+
+        await anyio.to_thread.run_sync(create)
+    if ledger is not None:
+        governor.calls, governor.usd, governor.tokens = (
+            int(ledger["calls"]),
+            float(ledger["usd"]),
+            int(ledger["tokens"]),
+        )
+    done = {(r.arm, r.item, r.run): r for r in prior}
+    sink = _Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor)
+    task = asyncio.current_task()
+    assert task is not None
+    app.running[bench_id] = task
+    ticker = asyncio.create_task(sink.ticker())
+    status = "failed"
+    bench = None
+    try:
+        if stored is not None:
+            await anyio.to_thread.run_sync(store.benchmark_put, bench_id, {}, reference.hash, "running")
+        sink.progress()
+        try:
+            bench = await benchmark_async(
+                arms,
+                reference,
+                params.runs,
+                built["client"],
+                built["scorer"],
+                params.split,
+                governor,
+                params.seed,
+                cache=Cache(store) if params.cache else None,
+                record=params.record,
+                store=store,
+                concurrency=params.concurrency,
+                benchmark_id=bench_id,
+                on_row=sink.on_row,
+                done=done,
+                keep_rows=False,  # rows stream to the store: memory does not grow with rows
+            )
+            status = "done"
+        except DuplicateDrawError as exc:
+            bench = exc.bench
+            status = "refused"
+            exc.context["benchmark"] = bench_id
+            raise
+    except asyncio.CancelledError:
+        status = "cancelled"
+        raise
+    finally:
+        ticker.cancel()
+        app.running.pop(bench_id, None)
+        with anyio.CancelScope(shield=True):
+            await sink.flush()
+            summary = bench.summary() if bench is not None else None
+            await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
+            if status != "done":
+                logger.info("benchmark %s %s after %d rows", bench_id, status, sink.done)
+    if sink.last_progress != sink.done:
+        sink.progress()
+    return p.BenchmarkResult(
+        id=bench_id,
+        summary=msgspec.convert(bench.summary(), list[p.ArmSummary]),
+        n_rows=sink.done,
+        n_resumed=len(done),
+        status=status,
+        reference_hash=reference.hash,
+        arms=[
+            p.ArmInfo(
+                name=a["name"], version=a["version"], hash=a["hash"], derived_from=a.get("derived_from")
+            )
+            for a in bench.arms
+        ],
+        text=str(bench),
+        warnings=list(warning_collector.get() or []),
+    )

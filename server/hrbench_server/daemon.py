@@ -1,0 +1,290 @@
+"""Transports: stdio for editors and tools, a shared daemon on a Unix socket (and loopback TCP).
+
+- :func:`serve_stdio`: one connection on stdin/stdout. File descriptor 1 is moved aside for
+  the protocol and pointed at stderr, so a stray ``print`` (in user arm code, say) lands on
+  stderr and never corrupts the stream.
+- :func:`serve_daemon`: our own accept loop on a Unix socket created with 0600 permissions in
+  the state directory; each connection gets its own pygls server, so many clients work at once
+  (stock pygls TCP serves one). An exclusive lock on ``daemon.lock`` keeps one daemon per state
+  directory. ``--tcp 127.0.0.1:PORT`` adds a loopback TCP listener whose clients must send the
+  token of the 0600 file ``daemon.token`` first; a non-loopback address is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import functools
+import ipaddress
+import json
+import logging
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from hrbench_client import _paths
+from hrbench_server.app import App, route_warnings
+from hrbench_server.methods import register
+from hrbench_server.rpc import DEFAULT_MAX_MESSAGE_BYTES, RpcServer, serve_stream
+
+__all__ = ["parse_tcp", "read_token", "serve_daemon", "serve_stdio"]
+
+logger = logging.getLogger("hrbench_server")
+
+
+def _setup_logging() -> None:
+    os.umask(0o077)  # every file the daemon writes (database, WAL, log, exports) is private
+    logging.basicConfig(
+        stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    # pygls logs every error response with a traceback; ours are expected (bad params, library
+    # errors) and internal errors are logged by hrbench_server.errors.
+    logging.getLogger("pygls.protocol").setLevel(logging.CRITICAL)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    route_warnings()
+
+
+def parse_tcp(value: str) -> tuple[str, int]:
+    """Parse ``HOST:PORT`` and refuse any host that is not a loopback address.
+
+    Args:
+        value: ``127.0.0.1:8765``, ``[::1]:8765`` or ``localhost:8765``.
+
+    Returns:
+        ``(host, port)``.
+
+    Raises:
+        ValueError: a malformed value or a non-loopback host.
+
+    Example:
+        >>> parse_tcp("127.0.0.1:0")
+        ('127.0.0.1', 0)
+    """
+    host, sep, port_s = value.rpartition(":")
+    if not sep or not port_s.isdigit():
+        raise ValueError(f"--tcp expects HOST:PORT, got {value!r}")
+    host = host.strip("[]")
+    if host == "localhost":
+        host = "127.0.0.1"
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        raise ValueError(f"--tcp needs a loopback IP address (127.0.0.1 or ::1), got {host!r}") from None
+    if not addr.is_loopback:
+        raise ValueError(
+            f"refusing to listen on {host}: only loopback addresses (127.0.0.1, ::1) are allowed"
+        )
+    port = int(port_s)
+    if port > 65535:
+        raise ValueError(f"port out of range: {port}")
+    return host, port
+
+
+def read_token(home: Path, create: bool = False) -> str:
+    """The TCP token (created with 0600 permissions when asked and missing)."""
+    path = _paths.token_path(home)
+    if create and not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(32))
+    os.chmod(path, 0o600)
+    return str(path.read_text().strip())
+
+
+def _write_private(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# -- stdio ---------------------------------------------------------------------------------------
+
+
+class _BlockingWriter:
+    """A writer for a stdout that is not a pipe (a file): plain blocking writes."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            n = os.write(self.fd, view)
+            view = view[n:]
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+async def _stdio_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader, Any]:
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=1 << 20)
+    try:
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0)
+        )
+    except ValueError:  # a regular file: feed the reader from a thread
+
+        def pump() -> None:
+            with os.fdopen(in_fd, "rb", buffering=0) as f:
+                while chunk := f.read(1 << 16):
+                    loop.call_soon_threadsafe(reader.feed_data, chunk)
+            loop.call_soon_threadsafe(reader.feed_eof)
+
+        threading.Thread(target=pump, daemon=True).start()
+    try:
+        transport, proto = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", buffering=0)
+        )
+        writer: Any = asyncio.StreamWriter(transport, proto, None, loop)
+    except ValueError:
+        writer = _BlockingWriter(out_fd)
+    return reader, writer
+
+
+def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
+    """Serve one client on stdin/stdout until stdin closes or ``shutdown``; returns the exit code."""
+    out_fd = os.dup(1)
+    os.dup2(2, 1)  # anything else written to fd 1 goes to stderr
+    sys.stdout = sys.stderr
+    _setup_logging()
+
+    async def main() -> None:
+        app = App(home, "stdio")
+        reader, writer = await _stdio_streams(0, out_fd)
+        server = RpcServer()
+        register(server, app)
+        app.connections = 1
+        conn = asyncio.create_task(serve_stream(server, reader, writer, max_bytes=max_bytes, keep_open=True))
+        stop = asyncio.create_task(app.stop_event.wait())
+        await asyncio.wait({conn, stop}, return_when=asyncio.FIRST_COMPLETED)
+        if conn.done():  # end of input: finish the requests in flight, then stop
+            pending: list[Any] = [
+                f for f in server.protocol._request_futures.values() if isinstance(f, asyncio.Future)
+            ]
+            if pending:
+                await asyncio.wait(pending)
+        await app.aclose()  # (after `shutdown`) cancels running benchmarks; their replies go out
+        await server.protocol.drain()
+        conn.cancel()
+        stop.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await conn
+        writer.close()
+
+    asyncio.run(main())
+    return 0
+
+
+# -- daemon --------------------------------------------------------------------------------------
+
+
+def _lock(home: Path) -> Any:
+    fd = os.open(home / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    f = os.fdopen(fd, "r+")  # held for the process's lifetime
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        return None
+    return f
+
+
+def serve_daemon(home: Path, tcp: str | None = None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
+    """Run the shared daemon for ``home`` until ``shutdown`` or SIGTERM; returns the exit code.
+
+    Exit codes: 0 stopped cleanly, 2 bad arguments (a non-loopback ``--tcp``), 3 another
+    daemon holds this state directory.
+    """
+    _setup_logging()
+    tcp_addr = None
+    if tcp:
+        try:
+            tcp_addr = parse_tcp(tcp)
+        except ValueError as exc:
+            logger.error("%s", exc)
+            print(f"hrbench daemon: {exc}", file=sys.stderr)
+            return 2
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if os.stat(home).st_mode & 0o077:
+        logger.warning("the state directory %s is readable by other users; the socket itself is 0600", home)
+    lock = _lock(home)
+    if lock is None:
+        print(f"hrbench daemon: another daemon is running for {home}", file=sys.stderr)
+        return 3
+    sock = _paths.socket_path(home)
+    sock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with contextlib.suppress(FileNotFoundError):
+        sock.unlink()  # stale: we hold the lock, so no daemon is serving it
+    token = read_token(home, create=True) if tcp_addr else None
+
+    async def main() -> None:
+        app = App(home, "unix+tcp" if tcp_addr else "unix")
+
+        async def on_conn(
+            reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
+        ) -> None:
+            app.connections += 1
+            try:
+                server = RpcServer()
+                register(server, app)
+                await serve_stream(server, reader, writer, max_bytes=max_bytes, token=token)
+            except asyncio.CancelledError:
+                pass  # the daemon is stopping; the connection task is the outermost
+            finally:
+                app.connections -= 1
+
+        old = os.umask(0o177)
+        try:
+            unix = await asyncio.start_unix_server(on_conn, path=str(sock), limit=1 << 20)
+        finally:
+            os.umask(old)
+        os.chmod(sock, 0o600)
+        servers: list[asyncio.base_events.Server] = [unix]
+        info: dict[str, Any] = {"pid": os.getpid(), "socket": str(sock), "started": time.time(), "tcp": None}
+        if tcp_addr:
+            srv = await asyncio.start_server(
+                functools.partial(on_conn, token=token), tcp_addr[0], tcp_addr[1], limit=1 << 20
+            )
+            servers.append(srv)
+            host, port = srv.sockets[0].getsockname()[:2]
+            info["tcp"] = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+        _write_private(_paths.pid_path(home), json.dumps(info))
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(sig, app.stop)
+        logger.info(
+            "hrbench daemon %d serving %s%s",
+            os.getpid(),
+            sock,
+            f" and tcp {info['tcp']}" if info["tcp"] else "",
+        )
+        await app.stop_event.wait()
+        for s in servers:
+            s.close()  # no new connections
+        await app.aclose()  # running benchmarks are cancelled (resumable) and answered
+        await asyncio.sleep(0.05)  # let the last replies go out
+        logger.info("hrbench daemon %d stopped", os.getpid())
+
+    try:
+        asyncio.run(main())
+    finally:
+        for path in (sock, _paths.pid_path(home)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        lock.close()
+    return 0

@@ -1,0 +1,94 @@
+"""Library errors to JSON-RPC errors.
+
+Each :class:`hrbench.errors.HrbenchError` subclass has a stable ``code`` (a class attribute,
+-32001 .. -32010); the daemon sends that code, the exception's message and, in ``error.data``,
+its class name (``{"name": "BudgetRefused", "limit": "call_cap_reached"}``) so that a client
+raises the same typed exception again. msgspec validation errors become -32602 with msgspec's
+field path. Anything else is -32603 with the exception's *type name only*: the traceback goes to
+the daemon's log, never to the client (no tracebacks, no file paths on the wire).
+
+As a last line of defence, every message sent is scrubbed of the values of environment
+variables whose names look like secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+
+import msgspec
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+
+from hrbench.errors import HrbenchError
+from hrbench_client.protocol import ERROR_CODES, ErrorData
+
+__all__ = ["NotFound", "invalid_params", "scrub", "to_rpc_error"]
+
+logger = logging.getLogger("hrbench_server")
+
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
+
+class NotFound(HrbenchError, LookupError):
+    """Raised when a stored reference, benchmark or recording asked for does not exist."""
+
+    code = ERROR_CODES["NotFound"]
+
+
+def scrub(text: str) -> str:
+    """Replace the value of every secret-looking environment variable in ``text`` by ``***``."""
+    for name, value in os.environ.items():
+        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
+            text = text.replace(value, "***")
+    return text
+
+
+def invalid_params(exc: Exception) -> JsonRpcException:
+    """A -32602 error carrying msgspec's message (``... - at `$.arms[0].name```)."""
+    return JsonRpcInvalidParams(scrub(str(exc)), data=ErrorData(name="InvalidParams"))
+
+
+def _context(ctx: dict[str, Any]) -> dict[str, Any] | None:
+    out = {
+        k: v for k, v in ctx.items() if isinstance(v, (str, int, float, bool)) and k not in ("field", "limit")
+    }
+    return {k: scrub(v) if isinstance(v, str) else v for k, v in out.items()} or None
+
+
+def _first(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def to_rpc_error(exc: BaseException) -> JsonRpcException:
+    """The JSON-RPC error for an exception raised by a handler.
+
+    Args:
+        exc: what the handler raised (an exception group is unwrapped to its first member).
+
+    Returns:
+        A pygls ``JsonRpcException`` with our code, a message and :class:`ErrorData`.
+    """
+    exc = _first(exc)
+    if isinstance(exc, JsonRpcException):
+        return exc
+    if isinstance(exc, msgspec.ValidationError):
+        return invalid_params(exc)
+    if isinstance(exc, HrbenchError):
+        data = ErrorData(
+            name=type(exc).__name__,
+            field=getattr(exc, "field", None),
+            limit=getattr(exc, "limit", None),
+            context=_context(getattr(exc, "context", {}) or {}),
+        )
+        return JsonRpcException(scrub(str(exc)), code=int(type(exc).code), data=data)
+    logger.error("internal error", exc_info=(type(exc), exc, exc.__traceback__))
+    name = type(exc).__name__
+    return JsonRpcException(
+        f"internal error ({name}); the daemon log has the details",
+        code=ERROR_CODES["InternalError"],
+        data=ErrorData(name="InternalError", context={"type": name}),
+    )

@@ -1,0 +1,303 @@
+"""The JSON-RPC methods. Each handler is thin: decode its params Struct, call the library, encode.
+
+Handlers are registered on each connection's server by :func:`register`; they close over the
+daemon's shared :class:`~hrbench_server.app.App`. Blocking work (SQLite, statistics) runs in a
+worker thread so the event loop keeps serving other clients.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import functools
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import msgspec
+
+from hrbench import specs
+from hrbench.errors import ConfigError
+from hrbench_client import protocol as p
+from hrbench_server import __version__
+from hrbench_server.app import App, warning_collector
+from hrbench_server.errors import NotFound, invalid_params, to_rpc_error
+from hrbench_server.rpc import RpcServer
+
+__all__ = ["register"]
+
+S = TypeVar("S", bound=msgspec.Struct)
+T = TypeVar("T")
+
+_DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
+
+
+def decode(raw: Any, typ: type[S]) -> S:
+    """Decode raw params into ``typ``; a validation error becomes -32602 with its field path."""
+    dec = _DECODERS.get(typ)
+    if dec is None:
+        dec = _DECODERS[typ] = msgspec.json.Decoder(typ)
+    try:
+        out: S = (
+            dec.decode(raw)
+            if isinstance(raw, msgspec.Raw)
+            else msgspec.convert({} if raw is None else raw, typ)
+        )
+        return out
+    except msgspec.DecodeError as exc:  # ValidationError included
+        raise invalid_params(exc) from None
+
+
+def _sync(typ: type[S], fn: Callable[[S], Any]) -> Callable[[Any], Any]:
+    @functools.wraps(fn)
+    def handler(params):  # type: ignore[no-untyped-def]  # pygls must not see an annotation
+        args = decode(params, typ)
+        try:
+            return fn(args)
+        except Exception as exc:
+            raise to_rpc_error(exc) from None
+
+    return handler
+
+
+def _async(typ: type[S], fn: Callable[[S], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+    @functools.wraps(fn)
+    async def handler(params):  # type: ignore[no-untyped-def]
+        args = decode(params, typ)
+        sink: list[str] = []
+        warning_collector.set(sink)
+        try:
+            return await fn(args)
+        except Exception as exc:
+            raise to_rpc_error(exc) from None
+        except BaseExceptionGroup as eg:
+            if eg.subgroup(lambda e: not isinstance(e, Exception)) is not None:
+                raise
+            raise to_rpc_error(eg) from None
+
+    return handler
+
+
+def _to_thread(fn: Callable[..., T], *args: Any) -> Awaitable[T]:
+    return anyio.to_thread.run_sync(functools.partial(fn, *args))
+
+
+def _abs(path: str, field: str) -> str:
+    if not os.path.isabs(os.path.expanduser(path)):
+        raise ConfigError(
+            field, path, "the daemon needs an absolute path (its working directory is not yours)"
+        )
+    return os.path.expanduser(path)
+
+
+def register(server: RpcServer, app: App) -> None:
+    """Register every method of :data:`hrbench_client.protocol.METHODS` on ``server``."""
+    from hrbench_server.bench import add_import_path, run_benchmark
+
+    proto = server.protocol
+    feature = server.feature
+
+    # -- score: sync (runs inline on the loop; a scorer is microseconds) ----------------------
+    def score(args: p.ScoreParams) -> p.ScoreResult:
+        key = (
+            args.scorer
+            if not args.settings
+            else f"{args.scorer}|{msgspec.json.encode(args.settings, order='sorted')!r}"
+        )
+        sc = app.scorers.get(key)
+        if sc is None:
+            sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
+        s = sc(args.item, args.output, args.label)
+        return p.ScoreResult(
+            correct=s.correct, outcome=s.outcome, failure_kind=s.failure_kind, scorer=sc.name
+        )
+
+    feature("score")(_sync(p.ScoreParams, score))
+
+    # -- benchmark ------------------------------------------------------------------------------
+    async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
+        return await run_benchmark(app, proto, proto.msg_id, args)
+
+    feature("benchmark")(_async(p.BenchmarkParams, benchmark))
+
+    # -- evaluate -------------------------------------------------------------------------------
+    async def evaluate(args: p.EvaluateParams) -> p.EvaluateResult:
+        from hrbench.cache import Cache
+        from hrbench.evaluate import evaluate_spec_async
+
+        add_import_path(args.python_path)
+        spec = msgspec.to_builtins(msgspec.structs.replace(args, python_path=[]))
+        spec.pop("python_path", None)
+        store = app.store
+        out = await evaluate_spec_async(spec, cache=Cache(store), store=store)
+        return p.EvaluateResult(result=out)
+
+    feature("evaluate")(_async(p.EvaluateParams, evaluate))
+
+    # -- references -----------------------------------------------------------------------------
+    async def reference_put(args: p.ReferencePutParams) -> p.ReferenceInfo:
+        def put() -> p.ReferenceInfo:
+            ref = specs.build_reference(args.reference, app.store)
+            h = app.store.reference_put(ref, args.name)
+            return p.ReferenceInfo(hash=h, name=args.name, n_items=len(ref))
+
+        return await _to_thread(put)
+
+    async def reference_get(args: p.ReferenceGetParams) -> p.ReferenceSpec:
+        ref = await _to_thread(app.store.reference_get, args.ref)
+        if ref is None:
+            raise NotFound(f"no stored reference has the name or hash {args.ref!r}", ref=args.ref)
+        d = ref.to_dict()
+        return p.ReferenceSpec(items=d["items"], labels=d["labels"], cluster=d["cluster"], split=d["split"])
+
+    async def reference_list(args: p.ReferenceListParams) -> p.ReferenceListResult:
+        refs = await _to_thread(app.store.reference_list)
+        out = [
+            p.ReferenceInfo(hash=r["hash"], name=r["name"], n_items=r["n_items"], created=_iso(r["created"]))
+            for r in reversed(refs)
+        ]
+        return p.ReferenceListResult(references=out)
+
+    feature("reference/put")(_async(p.ReferencePutParams, reference_put))
+    feature("reference/get")(_async(p.ReferenceGetParams, reference_get))
+    feature("reference/list")(_async(p.ReferenceListParams, reference_list))
+
+    # -- recordings -----------------------------------------------------------------------------
+    async def recording_import(args: p.RecordingImportParams) -> p.RecordingImportResult:
+        path = _abs(args.path, "path")
+        name = args.name or Path(path).stem
+
+        def load() -> int:
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(
+                    "path", args.path, f"cannot read the recording ({type(exc).__name__})"
+                ) from None
+            entries = []
+            for n, line in enumerate(text.splitlines(), 1):
+                if line.strip():
+                    try:
+                        entries.append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        raise ConfigError("path", args.path, f"line {n} is not JSON: {exc.msg}") from None
+            try:
+                return app.store.recording_import(name, entries)
+            except (KeyError, TypeError, msgspec.ValidationError) as exc:
+                raise ConfigError("path", args.path, f"not a recording export ({exc})") from None
+
+        return p.RecordingImportResult(name=name, n=await _to_thread(load))
+
+    async def recording_export(args: p.RecordingExportParams) -> p.RecordingExportResult:
+        path = _abs(args.path, "path")
+
+        def dump() -> int:
+            entries = app.store.recording_export(args.name)
+            if not entries and args.name not in app.store.recordings():
+                raise NotFound(f"no recording is named {args.name!r}", recording=args.name)
+            enc = msgspec.json.Encoder()
+            with open(path, "wb") as f:
+                for e in entries:
+                    f.write(enc.encode(e) + b"\n")
+            return len(entries)
+
+        n = await _to_thread(dump)
+        return p.RecordingExportResult(name=args.name, n=n, path=path)
+
+    feature("recording/import")(_async(p.RecordingImportParams, recording_import))
+    feature("recording/export")(_async(p.RecordingExportParams, recording_export))
+
+    # -- cache, stored benchmarks, reports ------------------------------------------------------
+    async def cache_stats(args: p.CacheStatsParams) -> p.CacheStatsResult:
+        stats = await _to_thread(app.store.cache_stats)
+        stats.pop("path", None)
+        return p.CacheStatsResult(stats=stats)
+
+    async def benchmark_rows(args: p.BenchmarkRowsParams) -> p.BenchmarkRowsResult:
+        def load() -> p.BenchmarkRowsResult:
+            rec = app.store.benchmark_get(args.id)
+            if rec is None:
+                raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
+            rows = app.store.rows_get(args.id)
+            n = len(rows)
+            end = None if args.limit is None else args.offset + args.limit
+            rows = rows[args.offset : end]
+            traces = None
+            if args.traces:
+                all_traces = app.store.traces_get(args.id)
+                traces = {
+                    r.ledger_id: msgspec.convert(
+                        msgspec.to_builtins(all_traces.get(r.ledger_id, [])), list[p.Step]
+                    )
+                    for r in rows
+                }
+            spec = rec.get("spec") or {}
+            info = p.BenchmarkInfo(
+                id=args.id,
+                status=rec["status"],
+                n_rows=n,
+                total=spec.get("total"),
+                created=_iso(rec["created"]),
+                name=(spec.get("params") or {}).get("name"),
+            )
+            wire = msgspec.convert(msgspec.to_builtins(rows), list[p.Row])
+            return p.BenchmarkRowsResult(benchmark=info, rows=wire, traces=traces)
+
+        return await _to_thread(load)
+
+    async def report(args: p.ReportParams) -> p.ReportResult:
+        from hrbench.stats import report_payload
+
+        settings = dict(args.settings)
+        if "compare_pair" in settings and settings["compare_pair"] is not None:
+            settings["compare_pair"] = tuple(settings["compare_pair"])
+
+        def build() -> dict[str, Any]:
+            if app.store.benchmark_get(args.id) is None:
+                raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
+            rows = app.store.rows_get(args.id)
+            try:
+                return report_payload(rows, **settings)
+            except TypeError as exc:
+                raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
+
+        return p.ReportResult(report=await _to_thread(build))
+
+    feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
+    feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))
+    feature("report")(_async(p.ReportParams, report))
+
+    # -- daemon ---------------------------------------------------------------------------------
+    def status(args: p.StatusParams) -> p.StatusResult:
+        return p.StatusResult(
+            protocol_version=p.PROTOCOL_VERSION,
+            version=__version__,
+            pid=os.getpid(),
+            uptime_s=round(time.monotonic() - app.started, 3),
+            connections=app.connections,
+            running=sorted(app.running),
+            home=str(app.home),
+            transport=app.transport,
+        )
+
+    def shutdown(args: p.ShutdownParams) -> p.ShutdownResult:
+        asyncio.get_running_loop().call_soon(app.stop)
+        return p.ShutdownResult(ok=True)
+
+    def auth(args: p.AuthParams) -> p.AuthResult:
+        return p.AuthResult(ok=True)  # already authenticated (or a transport without a token)
+
+    feature("status")(_sync(p.StatusParams, status))
+    feature("shutdown")(_sync(p.ShutdownParams, shutdown))
+    feature("auth")(_sync(p.AuthParams, auth))
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).isoformat(timespec="seconds")

@@ -1,0 +1,241 @@
+"""The `hrb` command end to end (it autostarts a daemon on the test's private HRBENCH_HOME)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hrbench_client import _paths
+
+HRB = [sys.executable, "-m", "hrbench_client.cli"]
+
+
+def hrb(*args: str, input: str | None = None, check_rc: int | None = 0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([*HRB, *args], input=input, capture_output=True, text=True, timeout=120)
+    if check_rc is not None:
+        assert proc.returncode == check_rc, (proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+def lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+@pytest.fixture(autouse=True)
+def _stop_daemon() -> Iterator[None]:
+    yield
+    home = _paths.home()
+    hrb("daemon", "stop", check_rc=None)
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        os.kill(json.loads(_paths.pid_path(home).read_text())["pid"], signal.SIGKILL)
+
+
+def test_help() -> None:
+    out = hrb("--help").stdout
+    for cmd in ("score", "bench", "eval", "ref", "rows", "report", "daemon", "serve"):
+        assert cmd in out
+    assert "exit codes" in out
+
+
+def test_score_one_liner_and_exit_codes() -> None:
+    got = lines(hrb("score", "--scorer", "exact", "--label", "Paris", "  paris ").stdout)
+    assert got == [{"correct": True, "outcome": "paris", "failure_kind": None, "scorer": "exact_normalised"}]
+    assert (
+        lines(hrb("score", "--check", "--label", "Paris", "Lyon", check_rc=1).stdout)[0]["failure_kind"]
+        == "wrong"
+    )
+    assert (
+        lines(hrb("score", "--label", "Paris", "--label", "Lutetia", "lutetia").stdout)[0]["correct"] is True
+    )
+    assert lines(hrb("score", "--label-json", "100000", "1e+05").stdout)[0]["correct"] is False
+    stdin = '{"output": "a", "label": "a"}\n\n{"output": "b", "label": ["x", "b"]}\n{"output": null, "label": "x"}\n'
+    got = lines(hrb("score", "--check", input=stdin, check_rc=1).stdout)
+    assert [g["correct"] for g in got] == [True, True, False]
+    assert hrb("score", "--scorer", "nope", "--label", "a", "a", check_rc=3).stderr.startswith(
+        "hrb: ConfigError"
+    )
+    assert "not JSON" in hrb("score", input="{oops\n", check_rc=2).stderr
+    assert hrb("score", "--settings", "[1]", "--label", "a", "a", check_rc=2).returncode == 2
+    hrb("frobnicate", check_rc=2)
+
+
+def test_bench_file_rows_report_and_resume_flags(tmp_path: Path) -> None:
+    (tmp_path / "my_arms.py").write_text(
+        textwrap.dedent("""
+        def shout(item, ctx):
+            return str(item).upper()
+    """)
+    )
+    (tmp_path / "outputs.jsonl").write_text(
+        "".join(json.dumps({"item": f"q{i}", "output": "FRANCE" if i == 0 else "x"}) + "\n" for i in range(3))
+    )
+    spec = tmp_path / "bench.toml"
+    spec.write_text(
+        textwrap.dedent("""
+        runs = 5
+        [reference]
+        items = {q0 = "france", q1 = "peru", q2 = "chad"}
+        labels = ["FRANCE", "PERU", "CHAD!"]
+        [[arms]]
+        kind = "import"
+        path = "my_arms:shout"
+        [[arms]]
+        kind = "outputs"
+        name = "fixed"
+        path = "outputs.jsonl"
+        [governor]
+        max_calls = 10
+    """)
+    )
+    out = lines(hrb("bench", str(spec)).stdout)
+    rows, result = out[:-1], out[-1]
+    assert len(rows) == 30 and {r["arm"] for r in rows} == {"shout", "fixed"}
+    assert result["status"] == "done" and [s["accuracy"] for s in result["summary"]] == [
+        pytest.approx(2 / 3),
+        pytest.approx(1 / 3),
+    ]
+    stored = lines(hrb("rows", result["id"]).stdout)
+    assert len(stored) == 30
+    assert "trace" in lines(hrb("rows", result["id"], "--limit", "1", "--traces").stdout)[0]
+    report = lines(hrb("report", result["id"]).stdout)[0]
+    assert [a["arm"] for a in report["arms"]] == ["shout", "fixed"]
+    assert "accuracy" in hrb("report", result["id"], "--text").stdout
+    again = lines(hrb("bench", "--resume", result["id"], "--no-rows").stdout)
+    assert again == [{**result, "n_resumed": 30, "warnings": again[0]["warnings"]}]
+    hrb("report", "0123456789abcdef", check_rc=3)
+
+
+def test_invalid_bench_files_are_usage_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('runs = "five"\n')
+    assert "at `$.runs`" in hrb("bench", str(bad), check_rc=2).stderr
+    bad.write_text("runs = [\n")
+    assert "not valid TOML" in hrb("bench", str(bad), check_rc=2).stderr
+    assert "cannot read" in hrb("bench", str(tmp_path / "missing.toml"), check_rc=2).stderr
+    hrb("bench", check_rc=2)
+
+
+def test_eval_file(tmp_path: Path) -> None:
+    (tmp_path / "data.jsonl").write_text(
+        '{"text": "great", "sentiment": "positive"}\n{"text": "bad", "sentiment": "negative"}\n'
+    )
+    spec = tmp_path / "eval.toml"
+    spec.write_text(
+        textwrap.dedent("""
+        data = "data.jsonl"
+        metric = {name = "exact_match", field = "sentiment"}
+        [module]
+        signature = "text -> sentiment: enum('positive', 'negative')"
+        [client]
+        kind = "mock"
+        reply = '{"sentiment": "positive"}'
+    """)
+    )
+    out = lines(hrb("eval", str(spec)).stdout)[0]
+    assert out["mean_score"] == 0.5
+
+
+def test_references(tmp_path: Path) -> None:
+    f = tmp_path / "ref.jsonl"
+    f.write_text(
+        '{"id": "a", "item": "France", "label": "Paris"}\n{"id": "b", "item": "Peru", "label": "Lima"}\n'
+    )
+    put = lines(hrb("ref", "put", "capitals", str(f)).stdout)[0]
+    assert put["n_items"] == 2 and put["name"] == "capitals"
+    assert lines(hrb("ref", "list").stdout)[0]["hash"] == put["hash"]
+    assert lines(hrb("ref", "get", "capitals").stdout)[0]["labels"] == {"a": "Paris", "b": "Lima"}
+    hrb("ref", "get", "nothing-here", check_rc=3)
+
+
+def test_daemon_lifecycle_and_tcp_refusal() -> None:
+    hrb("--no-autostart", "status", check_rc=3)
+    started = lines(hrb("daemon", "start").stdout)[0]
+    assert started["running"] is True
+    status = lines(hrb("daemon", "status").stdout)[0]
+    assert status["up"] is True and status["pid"] == started["pid"]
+    assert lines(hrb("daemon", "stop").stdout)[0] == {"stopped": True}
+    hrb("--no-autostart", "score", "--label", "a", "a", check_rc=3)
+    assert "loopback" in hrb("daemon", "start", "--tcp", "0.0.0.0:8765", check_rc=2).stderr
+
+
+def test_serve_stdio() -> None:
+    body = b'{"jsonrpc":"2.0","id":7,"method":"score","params":{"output":" Paris","label":"paris"}}'
+    proc = subprocess.run(
+        [*HRB, "serve", "--stdio"],
+        input=b"Content-Length: %d\r\n\r\n%s" % (len(body), body),
+        capture_output=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0
+    head, _, rest = proc.stdout.partition(b"\r\n\r\n")
+    assert head.startswith(b"Content-Length:")
+    assert json.loads(rest)["result"]["correct"] is True
+
+
+def test_score_fast_path_matches_the_full_path() -> None:
+    from hrbench_client import _fast
+
+    assert _fast._parse(["score", "--label", "a", "x"]) is not None
+    for argv in (
+        ["score", "--label=a", "x"],
+        ["score", "-h"],
+        ["score"],
+        ["score", "--label", "a", "--", "-x"],
+        ["--no-autostart", "score", "x"],
+        ["score", "--scorer", "a", "--scorer", "b", "x"],
+        ["score", "a", "b"],
+    ):
+        assert _fast._parse(argv) is None, argv
+    fast = hrb("score", "--label", "Paris", "--label", "Lutetia", "--item", '{"q": 1}', " paris ")
+    full = hrb("score", "--label=Paris", "--label=Lutetia", '--item={"q": 1}', " paris ")
+    assert fast.stdout == full.stdout and json.loads(fast.stdout)["correct"] is True
+    assert (
+        hrb("score", "--check", "--label", "x", "y", check_rc=1).stdout
+        == hrb("score", "--check", "--label=x", "y", check_rc=1).stdout
+    )
+    slow_err = hrb("score", "--scorer=nope", "--label", "a", "a", check_rc=3).stderr
+    assert hrb("score", "--scorer", "nope", "--label", "a", "a", check_rc=3).stderr == slow_err
+
+
+def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
+    spec = tmp_path / "slow.toml"
+    spec.write_text(
+        textwrap.dedent("""
+        runs = 5
+        concurrency = 2
+        [reference]
+        items = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
+        labels = ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
+        [client]
+        kind = "mock"
+        reply = "x"
+        delay_s = 0.05
+        [[arms]]
+        kind = "prompt"
+        name = "ask"
+        template = "{item}"
+        [governor]
+    """)
+    )
+    proc = subprocess.Popen(
+        [*HRB, "bench", str(spec)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    first = json.loads(proc.stdout.readline())
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "hrb bench --resume" in err
+    bench_id = err.rsplit("--resume", 1)[1].split()[0]
+    assert first["ledger_id"].startswith(bench_id)
+    done = lines(hrb("bench", "--resume", bench_id, "--no-rows").stdout)[0]
+    assert done["status"] == "done" and done["n_rows"] == 50 and 1 <= done["n_resumed"] < 50

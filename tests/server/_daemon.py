@@ -1,0 +1,112 @@
+"""Start, stop and kill a real daemon subprocess for end-to-end tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hrbench_client import _paths
+from hrbench_client.client import Client
+
+HERE = Path(__file__).resolve().parent
+
+
+class Daemon:
+    """A ``python -m hrbench_server daemon`` child process on a private state directory."""
+
+    def __init__(
+        self,
+        home: Path,
+        *,
+        tcp: str | None = None,
+        max_message_mb: float | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.home = home
+        self.tcp = tcp
+        self.max_message_mb = max_message_mb
+        self.env = {**os.environ, "HRBENCH_HOME": str(home), **(env or {})}
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.log = home.parent / f"{home.name}-daemon.log"
+
+    @property
+    def socket(self) -> Path:
+        return _paths.socket_path(self.home)
+
+    def command(self) -> list[str]:
+        cmd = [sys.executable, "-m", "hrbench_server", "--home", str(self.home)]
+        if self.max_message_mb is not None:
+            cmd += ["--max-message-mb", str(self.max_message_mb)]
+        cmd.append("daemon")
+        if self.tcp:
+            cmd += ["--tcp", self.tcp]
+        return cmd
+
+    def start(self, timeout_s: float = 30.0) -> Daemon:
+        self.home.parent.mkdir(parents=True, exist_ok=True)
+        log = open(self.log, "ab")  # noqa: SIM115 - the child keeps it
+        self.proc = subprocess.Popen(
+            self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env
+        )
+        log.close()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.log.read_text()}")
+            with contextlib.suppress(OSError):
+                with Client.connect_unix(self.socket, 5.0) as c:
+                    c.status()
+                    return self
+            time.sleep(0.02)
+        raise RuntimeError(f"daemon did not start: {self.log.read_text()}")
+
+    def client(self, timeout_s: float | None = 60.0) -> Client:
+        return Client.connect_unix(self.socket, timeout_s)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> int | None:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            with contextlib.suppress(Exception):
+                with self.client(5.0) as c:
+                    c.shutdown()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        return self.proc.returncode
+
+    def read_log(self) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        extra = _paths.log_path(self.home)
+        if extra.exists():
+            text += extra.read_text(errors="replace")
+        return text
+
+
+def spec(**kw: Any) -> dict[str, Any]:
+    """A small benchmark spec: one prompt arm on `n` items with a mock from `_mocks`."""
+    n = kw.pop("n", 4)
+    items = {f"q{i}": f"item{i}" for i in range(n)}
+    labels = {f"q{i}": f"answer item{i}" for i in range(n)}
+    out: dict[str, Any] = {
+        "arms": [{"kind": "prompt", "name": "ask", "template": "{item}"}],
+        "reference": {"items": items, "labels": labels},
+        "client": {"kind": "mock", "function": "_mocks:answer"},
+        "runs": 5,
+        "governor": {},
+        "python_path": [str(HERE)],
+    }
+    out.update(kw)
+    return out

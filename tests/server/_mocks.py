@@ -1,0 +1,37 @@
+"""Mock functions and arms the test daemon imports (via ``python_path``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from typing import Any
+
+
+def _log(messages: list[dict[str, Any]], params: dict[str, Any]) -> None:
+    path = os.environ.get("HRB_CALLS_FILE")
+    if path:
+        with open(path, "a") as f:
+            f.write(json.dumps([messages[-1]["content"], params.get("draw_index")]) + "\n")
+
+
+async def answer(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """Answer 'answer <prompt>' after HRB_MOCK_DELAY_S seconds; log each finished call."""
+    delay = float(os.environ.get("HRB_MOCK_DELAY_S", "0"))
+    if delay:
+        await asyncio.sleep(delay)
+    _log(messages, params)
+    return f"answer {messages[-1]['content']}"
+
+
+def noisy_arm(item: Any, ctx: Any) -> str:
+    """An arm that prints to stdout and stderr (the stdio transport must stay clean)."""
+    print("NOISE on stdout from an arm")
+    print("NOISE on stderr from an arm", file=sys.stderr)
+    return f"answer {item}"
+
+
+def broken_factory(**settings: Any) -> Any:
+    """A factory that fails with an unexpected error (an internal error for the daemon)."""
+    raise RuntimeError("/secret/path/in/a/message boom")

@@ -1,0 +1,169 @@
+"""The `benchmark` method end to end: streaming, SQLite, cancel, SIGKILL and resume."""
+
+from __future__ import annotations
+
+import collections
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+import hrbench_client as hc
+from hrbench_client import protocol as p
+from tests.server._daemon import Daemon, spec
+
+
+def calls(path: Path) -> list[tuple[str, int]]:
+    if not path.exists():
+        return []
+    return [tuple(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]  # type: ignore[misc]
+
+
+def keys(rows: list[p.Row]) -> list[tuple[str, str, int]]:
+    return [(r.arm, r.item, r.run) for r in rows]
+
+
+def test_rows_stream_and_are_stored(shared_daemon: Daemon) -> None:
+    with shared_daemon.client() as c:
+        seen: list[tuple[int, int]] = []
+        stream = c.benchmark(spec(n=6, runs=3), on_progress=lambda d, t: seen.append((d, t)))
+        rows = list(stream)
+        res = stream.result
+        assert res is not None and res.status == "done" and res.n_rows == 18 == len(rows)
+        assert res.summary[0].arm == "ask" and res.summary[0].accuracy == 1.0
+        assert "FewRunsWarning" in " ".join(res.warnings)
+        assert seen[-1] == (18, 18)
+        stored = c.rows(res.id)
+        assert stored.benchmark.status == "done" and stored.benchmark.n_rows == 18
+        assert sorted(keys(stored.rows)) == sorted(keys(rows))
+        with_traces = c.rows(res.id, limit=2, traces=True)
+        assert len(with_traces.rows) == 2 and with_traces.traces is not None
+        assert with_traces.traces[with_traces.rows[0].ledger_id][0].source == "live"
+        report = c.report(res.id, descriptive=True)
+        assert report["arms"][0]["accuracy"] == 1.0 and "text" in report
+        with pytest.raises(hc.TooFewRunsError):
+            c.report(res.id)
+
+
+def test_no_stream_sends_progress_only(shared_daemon: Daemon) -> None:
+    with shared_daemon.client() as c:
+        stream = c.benchmark(spec(n=3, stream=False))
+        assert list(stream) == []
+        assert stream.result is not None and stream.result.n_rows == 15
+
+
+def test_cancel_keeps_finished_rows_and_resume_finishes(daemon: Daemon, calls_file: Path) -> None:
+    daemon.env["HRB_MOCK_DELAY_S"] = "0"
+    with daemon.client() as c:
+        slow = spec(n=40, concurrency=2, client={"kind": "mock", "reply": "x", "delay_s": 0.01})
+        stream = c.benchmark(slow)
+        got = []
+        with pytest.raises(hc.RequestCancelled):
+            for row in stream:
+                got.append(row)
+                if len(got) == 10:
+                    stream.cancel()
+        bench_id = stream.id
+        assert bench_id is not None
+        time.sleep(0.3)
+        stored = c.rows(bench_id)
+        assert stored.benchmark.status == "cancelled"
+        assert len(stored.rows) >= 10 and len(stored.rows) < 200
+        assert {k for k in keys(got)} <= set(keys(stored.rows))
+        assert c.status().running == []
+        resumed = c.resume(bench_id)
+        new_rows = list(resumed)
+        assert resumed.result is not None and resumed.result.n_rows == 200
+        assert resumed.result.n_resumed == len(stored.rows)
+        final = c.rows(bench_id).rows
+        assert len(final) == 200 == len(set(keys(final)))
+        assert not set(keys(new_rows)) & set(keys(stored.rows))
+
+
+def test_closing_a_stream_early_cancels(daemon: Daemon) -> None:
+    with daemon.client() as c:
+        with c.benchmark(
+            spec(n=40, client={"kind": "mock", "reply": "x", "delay_s": 0.01}, concurrency=2)
+        ) as stream:
+            for _ in stream:
+                break
+        assert stream.id is not None
+        assert c.score("a", label="a").correct  # the connection is usable again
+        time.sleep(0.2)
+        assert c.rows(stream.id).benchmark.status == "cancelled"
+
+
+def test_resume_refuses_changed_fields_and_unknown_ids(shared_daemon: Daemon) -> None:
+    with shared_daemon.client() as c:
+        with pytest.raises(hc.NotFound):
+            list(c.resume("feedfacefeedface"))
+        with pytest.raises(hc.ConfigError, match="resume"):
+            list(c.benchmark({"resume": "x", "runs": 7}))
+
+
+def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None:
+    env = {"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.004"}
+    big = spec(n=150, concurrency=8)
+    total = 150 * 5
+    d = Daemon(home, env=env).start()
+    try:
+        with d.client() as c:
+            stream = c.benchmark(big)
+            seen = 0
+            for _ in stream:
+                seen += 1
+                if seen == 250:
+                    d.kill()
+                    break
+            bench_id = stream.id
+    finally:
+        d.kill()
+    assert bench_id is not None
+    db = home / "hrbench.sqlite3"
+    con = sqlite3.connect(db)
+    before_rows = {
+        (a, i, r): row
+        for a, i, r, row in con.execute(
+            "SELECT arm, item, run, row FROM rows WHERE benchmark_id=?", [bench_id]
+        )
+    }
+    cached = {
+        (json.loads(req)["messages"][-1]["content"], json.loads(req)["draw_index"])
+        for (req,) in con.execute("SELECT request FROM cache")
+    }
+    con.close()
+    assert 0 < len(before_rows) < total
+    paid_before = calls(calls_file)
+    assert set(paid_before) >= cached  # every cached reply was a call
+
+    d2 = Daemon(home, env=env).start()
+    try:
+        with d2.client() as c:
+            stream = c.resume(bench_id)
+            resumed_rows = list(stream)
+            res = stream.result
+            assert res is not None and res.status == "done" and res.n_rows == total
+            assert res.n_resumed == len(before_rows)
+            final = c.rows(bench_id).rows
+    finally:
+        d2.stop()
+    # no row duplicated, every finished row kept as it was
+    assert len(final) == total == len(set(keys(final)))
+    assert not set(keys(resumed_rows)) & set(before_rows)
+    con = sqlite3.connect(db)
+    after = {
+        (a, i, r): row
+        for a, i, r, row in con.execute(
+            "SELECT arm, item, run, row FROM rows WHERE benchmark_id=?", [bench_id]
+        )
+    }
+    con.close()
+    assert all(after[k] == v for k, v in before_rows.items())
+    # no finished (cached) call paid again; every call at most twice (an in-flight one re-sent)
+    paid_after = calls(calls_file)[len(paid_before) :]
+    assert not set(paid_after) & cached
+    counts = collections.Counter(calls(calls_file))
+    assert max(counts.values()) <= 2
+    assert set(counts) == {(f"item{i}", r) for i in range(150) for r in range(1, 6)}
