@@ -230,6 +230,24 @@ def _outputs_arm(spec: Any) -> Arm:
     name, outputs, path = _get(spec, "name"), _get(spec, "outputs"), _get(spec, "path")
     if (outputs is None) == (path is None):
         raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
+    fmt = _get(spec, "format", "outputs") or "outputs"
+    id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
+    if path is not None and (fmt == "tatqa" or id_field or prediction_field):
+        # predictions made elsewhere, one per item: the reading module's loaders
+        from hrbench.reading import outputs_arm, tatqa_outputs
+
+        try:
+            if fmt == "tatqa":
+                return outputs_arm(name, tatqa_outputs(path))
+            return outputs_arm(
+                name, path, id_field=id_field or "id", prediction_field=prediction_field or "prediction"
+            )
+        except OSError as exc:
+            raise ConfigError(
+                "arm.path", path, f"cannot read the predictions ({type(exc).__name__})"
+            ) from None
+    if fmt == "tatqa":
+        raise ConfigError("arm.format", fmt, "`tatqa` reads a run file: give `path`")
     table: dict[str, Any] = dict(outputs) if outputs is not None else _read_outputs(path)
 
     async def outputs_arm(item: Any, ctx: Any) -> Any:
@@ -489,7 +507,7 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     Args:
         spec: the name or hash of a stored reference (a string, looked up in ``store``), or a
             spec with ``items`` (+ ``labels``, ``cluster``, ``split``), or ``path`` (+ ``format``:
-            ``"rows"`` or ``"squad"``).
+            ``"rows"``, ``"squad"`` or ``"tatqa"``).
         store: the store holding named references.
 
     Raises:
@@ -520,8 +538,17 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
                     "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
                 ) from None
             return ref
+        if fmt == "tatqa":
+            from hrbench.reading import tatqa_reference
+
+            try:
+                return tatqa_reference(path, limit=limit)
+            except OSError as exc:
+                raise ConfigError(
+                    "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
+                ) from None
         if fmt != "rows":
-            raise ConfigError("reference.format", fmt, "expected `rows` or `squad`")
+            raise ConfigError("reference.format", fmt, "expected `rows`, `squad` or `tatqa`")
         return _reference_rows(path, limit)
     return Reference(
         items, labels=_get(spec, "labels"), cluster=_get(spec, "cluster"), split=_get(spec, "split", "test")

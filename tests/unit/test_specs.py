@@ -209,3 +209,34 @@ def test_scorers_and_governors() -> None:
     assert build_governor(None) is None
     gov = build_governor(msgspec.convert({"max_usd": 1.5}, p.GovernorSpec))
     assert gov is not None and gov.max_usd == 1.5 and gov.max_calls is None
+
+
+def test_outputs_arm_spec_reads_predictions_made_elsewhere(tmp_path: Path) -> None:
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text('{"qid": "q1", "prediction": "Paris"}\n{"qid": "q2", "prediction": "NO ANSWER"}\n')
+    arm = build_arm({"kind": "outputs", "name": "file", "path": str(preds), "id_field": "qid"})
+    ref = build_reference(
+        {"items": {"q1": "France", "q2": "Peru", "q3": "Chad"}, "labels": ["Paris", "Lima", "x"]}
+    )
+    with pytest.warns(Warning):
+        bench = benchmark(arm, ref, runs=1)
+    assert [r.failure_kind for r in bench.rows] == [None, "wrong", "parse_failure"]
+
+
+def test_tatqa_specs_read_the_real_files(data: Path) -> None:
+    ref = build_reference(
+        {"path": str(data / "tatqa-dev-llm" / "tatqa_dataset_dev.json"), "format": "tatqa", "limit": 30}
+    )
+    arm = build_arm(
+        {
+            "kind": "outputs",
+            "name": "pot",
+            "format": "tatqa",
+            "path": str(data / "tatqa-dev-llm" / "runs" / "codex_code-davinci-002_pot.jsonl"),
+        }
+    )
+    with pytest.warns(Warning):
+        bench = benchmark(arm, ref, runs=1, scorer=build_scorer("answer_contains"))
+    assert len(bench.rows) == 30 and sum(bool(r.correct) for r in bench.rows) > 10
+    with pytest.raises(ConfigError, match="arm.format"):
+        build_arm({"kind": "outputs", "name": "x", "format": "tatqa", "outputs": {"a": "b"}})

@@ -203,12 +203,18 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
 
     Give either ``outputs`` (item id to one output, or a list: one output per run, run 1 first)
     or ``path`` (a JSON object of the same shape, or JSON lines ``{"item", "output", "run"?}``)
-    readable by the daemon.
+    readable by the daemon. A file of predictions made elsewhere, one per item, is read with
+    ``id_field`` and ``prediction_field`` (``hrbench.reading.outputs_arm``: JSON lines, a JSON
+    list, or a SQuAD-style ``{id: prediction}`` object), or with ``format = "tatqa"`` as a
+    TAT-QA run file (``hrbench.reading.tatqa_outputs``).
     """
 
     name: Name
     outputs: dict[ItemId, str | list[str | None] | None] | None = None
     path: str | None = None
+    id_field: str | None = None
+    prediction_field: str | None = None
+    format: Literal["outputs", "tatqa"] = "outputs"
 
 
 class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
@@ -296,8 +302,9 @@ class ReferenceSpec(_Spec):
     ``labels``, ``cluster`` and ``split`` are mappings by id, lists in item order, or (cluster
     and split) one value for all. A label may be a list of accepted answers or ``null``.
     From a file: ``path`` with ``format`` ``"rows"`` (JSON lines or a JSON list of
-    ``{"id", "item", "label", "cluster", "split"}``) or ``"squad"`` (SQuAD-style JSON/JSONL,
-    read by ``hrbench.reading.qa_reference``); ``limit`` keeps the first items of a file.
+    ``{"id", "item", "label", "cluster", "split"}``), ``"squad"`` (SQuAD-style JSON/JSONL,
+    read by ``hrbench.reading.qa_reference``) or ``"tatqa"`` (a TAT-QA dataset file, read by
+    ``hrbench.reading.tatqa_reference``); ``limit`` keeps the first items of a file.
     """
 
     items: dict[ItemId, Any] | list[Any] | None = None
@@ -305,7 +312,7 @@ class ReferenceSpec(_Spec):
     cluster: dict[ItemId, str] | list[str] | str | None = None
     split: dict[ItemId, str] | list[str] | str = "test"
     path: str | None = None
-    format: Literal["rows", "squad"] = "rows"
+    format: Literal["rows", "squad", "tatqa"] = "rows"
     limit: Annotated[int, Meta(ge=1)] | None = None
 
 
