@@ -7,9 +7,10 @@ folder's SOURCE.md under the data folder):
    (the team's first gated pipeline and its final submission), scored with ``answer_contains``
    (seed 001: containment after folding, numbers matched whole, abstentions such as
    ``NO ANSWER`` right only on unanswerable items).
-2. TAT-QA dev, 1,667 questions over financial tables and text: GPT-3 (text-davinci-002) and Codex
+2. TAT-QA dev, 1,668 questions over financial tables and text: GPT-3 (text-davinci-002) and Codex
    (code-davinci-002), direct answers, chain of thought and program of thought, scored with the
-   same number-aware scorer.
+   same number-aware scorer. The runs answered 1,667 of them (SOURCE.md names the missing one);
+   the missing answer counts as a parse failure for every arm rather than vanishing.
 
 Everything goes through a daemon started for the demo in its own state folder (``out/demo-home``,
 or ``$HRBENCH_DEMO_HOME``): the references are stored, rows stream back as they are scored and are
@@ -48,7 +49,7 @@ BENCHMARKS = [
         ],
     },
     {
-        "title": "TAT-QA dev (1,667 questions): GPT-3 and Codex, direct / chain of thought / program of thought",
+        "title": "TAT-QA dev (1,668 questions, 1,667 answered): GPT-3 and Codex, direct / CoT / program of thought",
         "reference": {"name": "tatqa-dev", "path": TATQA / "tatqa_dataset_dev.json", "format": "tatqa"},
         "arms": [
             {"kind": "outputs", "name": name, "path": TATQA / "runs" / f"{name}.jsonl", "format": "tatqa"}
