@@ -129,8 +129,10 @@ def run_one(hb: object, spec: dict) -> None:
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     result = stream.result
-    print(f"benchmark {result.id}: {result.n_rows:,} rows streamed in {seconds:.2f} s "
-          f"({result.n_rows / seconds:,.0f} rows/s through the daemon), kept in {rows_path.relative_to(REPO)}")
+    print(
+        f"benchmark {result.id}: {result.n_rows:,} rows streamed in {seconds:.2f} s "
+        f"({result.n_rows / seconds:,.0f} rows/s through the daemon), kept in {rows_path.relative_to(REPO)}"
+    )
     for w in result.warnings:
         print(f"  warning: {w}")
     print()

@@ -4,16 +4,17 @@ Every error subclasses :class:`HrbenchError`; where the meaning matches a builti
 subclasses it too (a bad configuration is also a ``ValueError``)::
 
     HrbenchError
-    ├── ConfigError (ValueError)          bad arguments: names the field and the value
-    │   ├── ReferenceError_ (ValueError)  a malformed reference (wrong lengths, duplicate ids, splits)
-    │   └── SignatureError (ValueError)   a malformed evaluate() signature
-    ├── ReferenceLocked                   a locked reference was changed
-    ├── ScorerError                       a scorer broke its contract
-    ├── BudgetRefused                     the governor refused a request before it was sent
-    ├── DuplicateDrawError                an arm's runs were not distinct draws
-    ├── ReplayMiss (LookupError)          a strict replay had no recorded reply
-    ├── ModelError                        a model client failed after its retries
-    └── TooFewRunsError (ValueError)      an interval report on fewer than 5 runs
+    ├── ConfigError (ValueError)      bad arguments: names the field and the value
+    │   ├── ReferenceValueError       a malformed reference (wrong lengths, duplicate ids, splits)
+    │   └── SignatureError            a malformed evaluate() signature
+    ├── ReferenceLocked               a locked reference was changed
+    ├── ScorerError                   a scorer broke its contract
+    ├── BudgetRefused                 the governor refused a request before it was sent
+    ├── DuplicateDrawError            an arm's runs were not distinct draws
+    ├── ReplayMiss (LookupError)      a strict replay had no recorded reply
+    ├── ModelError                    a model client failed after its retries
+    ├── TooFewRunsError (ValueError)  an interval report on fewer than 5 runs
+    └── NotFound (LookupError)        a stored benchmark, reference or recording does not exist
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`MetricErrorWarning` (a metric raised in evaluate()).
@@ -32,6 +33,7 @@ __all__ = [
     "HrbenchError",
     "MetricErrorWarning",
     "ModelError",
+    "NotFound",
     "ReferenceLocked",
     "ReferenceValueError",
     "ReplayMiss",
@@ -153,6 +155,12 @@ class TooFewRunsError(HrbenchError, ValueError):
     """Raised when an interval report is asked of a benchmark with fewer than 5 runs."""
 
     code = -32010
+
+
+class NotFound(HrbenchError, LookupError):
+    """Raised when a stored benchmark, reference or recording does not exist."""
+
+    code = -32011
 
 
 class FewRunsWarning(UserWarning):

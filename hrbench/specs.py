@@ -26,6 +26,7 @@ import importlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -79,19 +80,30 @@ def _mtime(module: Any) -> int | None:
         return None
 
 
+_RELOAD_LOCK = threading.RLock()  # reentrant: a module's body may itself call load_object
+
+
 def _import(module_name: str) -> Any:
-    """Import a module; reload one imported here before whose file changed since."""
-    module = sys.modules.get(module_name)
-    if module is None:
+    """Import a module; reload one imported here before whose file changed since.
+
+    Safe from several threads at once (the daemon builds concurrent benchmarks in worker
+    threads): the module always comes from ``importlib.import_module``, which waits while
+    another thread is still running the module's body, never from a bare ``sys.modules``
+    look-up, which can return a module half initialised (its later attributes missing).
+    """
+    if module_name not in sys.modules:
         importlib.invalidate_caches()  # a module written after start-up must be found
         module = importlib.import_module(module_name)
-        _MTIMES[module_name] = _mtime(module) or 0
+        with _RELOAD_LOCK:
+            _MTIMES[module_name] = _mtime(module) or 0
         return module
-    seen = _MTIMES.get(module_name)
-    now = _mtime(module)
-    if seen is not None and now is not None and now != seen:
-        module = importlib.reload(module)
-        _MTIMES[module_name] = now
+    module = importlib.import_module(module_name)
+    with _RELOAD_LOCK:
+        seen = _MTIMES.get(module_name)
+        now = _mtime(module)
+        if seen is not None and now is not None and now != seen:
+            module = importlib.reload(module)
+            _MTIMES[module_name] = now
     return module
 
 
@@ -234,12 +246,13 @@ def _outputs_arm(spec: Any) -> Arm:
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
     if path is not None and (fmt == "tatqa" or id_field or prediction_field):
         # predictions made elsewhere, one per item: the reading module's loaders
-        from hrbench.reading import outputs_arm, tatqa_outputs
+        from hrbench.reading import outputs_arm as reading_outputs_arm
+        from hrbench.reading import tatqa_outputs
 
         try:
             if fmt == "tatqa":
-                return outputs_arm(name, tatqa_outputs(path))
-            return outputs_arm(
+                return reading_outputs_arm(name, tatqa_outputs(path))
+            return reading_outputs_arm(
                 name, path, id_field=id_field or "id", prediction_field=prediction_field or "prediction"
             )
         except OSError as exc:

@@ -56,7 +56,6 @@ from typing import Any, Literal
 
 import msgspec
 import numpy as np
-from scipy import stats as _sps
 
 from hrbench.errors import ConfigError, TooFewRunsError
 from hrbench.records import FAILURE_KINDS
@@ -535,6 +534,13 @@ def _items(t: _Table, arm: int, reportable: bool = True) -> _Items:
 # --------------------------------------------------------------------------------------------
 
 
+def _sps() -> Any:
+    """``scipy.stats``, imported on first use: ``import hrbench`` must not pay ~0.4 s for scipy."""
+    from scipy import stats
+
+    return stats
+
+
 def _compact(cluster: np.ndarray) -> tuple[np.ndarray, int]:
     uniq, inv = np.unique(cluster, return_inverse=True)
     return inv, int(uniq.size)
@@ -553,7 +559,7 @@ def _cluster_se(v: np.ndarray, g: np.ndarray, n_g: int) -> float | None:
 def _t_interval(est: float, se: float | None, df: int, level: float) -> tuple[float | None, float | None]:
     if se is None or df < 1:
         return None, None
-    half = float(_sps.t.ppf(0.5 + level / 2, df)) * se
+    half = float(_sps().t.ppf(0.5 + level / 2, df)) * se
     return est - half, est + half
 
 
@@ -562,7 +568,7 @@ def _p_value(est: float, se: float | None, df: int) -> float | None:
         return None
     if se == 0.0:
         return 1.0 if est == 0.0 else 0.0
-    return float(2 * _sps.t.sf(abs(est / se), df))
+    return float(2 * _sps().t.sf(abs(est / se), df))
 
 
 def _boot_totals(
@@ -1067,7 +1073,7 @@ def power(
     if runs < 1:
         raise ConfigError("runs", runs, "must be at least 1")
     deff = 1.0 if design_effect is None else float(design_effect)
-    z = float(_sps.norm.ppf(1 - alpha / 2) + _sps.norm.ppf(power))
+    z = float(_sps().norm.ppf(1 - alpha / 2) + _sps().norm.ppf(power))
     scale = z * z * deff / (diff * diff)
 
     def need(k: float) -> int:

@@ -367,19 +367,56 @@ class Store:
                 raise
             conn.execute("COMMIT")
 
-    def rows_get(self, benchmark_id: str) -> list[Row]:
-        """A benchmark's stored rows, in the seed's order."""
-        return [
-            _dec_row.decode(r[0])
-            for r in self._all("SELECT row FROM rows WHERE benchmark_id=? ORDER BY seq", [benchmark_id])
-        ]
+    def rows_get(self, benchmark_id: str, offset: int = 0, limit: int | None = None) -> list[Row]:
+        """A benchmark's stored rows, in the seed's order, a page at a time.
 
-    def traces_get(self, benchmark_id: str) -> dict[str, list[Step]]:
-        """A benchmark's stored traces by ledger id."""
-        return {
-            k: _dec_steps.decode(v)
-            for k, v in self._all("SELECT ledger_id, steps FROM traces WHERE benchmark_id=?", [benchmark_id])
-        }
+        The page is cut in SQL (``ORDER BY seq LIMIT ? OFFSET ?``), so only its rows are read
+        and decoded.
+
+        Args:
+            benchmark_id: the benchmark.
+            offset: rows to skip from the start (0 or more).
+            limit: the most rows to return; ``None`` for all after ``offset``.
+
+        Returns:
+            The rows, in the order they were scored.
+
+        Raises:
+            ConfigError: when ``offset`` is negative or ``limit`` is below 0.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> row = Row(cluster="c", item="q", arm="a", run=1, split="test", correct=True,
+            ...           outcome=None, failure_kind=None)
+            >>> s.rows_put("b", [(i, msgspec.structs.replace(row, run=i)) for i in range(5)])
+            >>> [r.run for r in s.rows_get("b", offset=1, limit=2)], s.rows_count("b")
+            ([1, 2], 5)
+        """
+        if offset < 0:
+            raise ConfigError("offset", offset, "must be 0 or more")
+        if limit is not None and limit < 0:
+            raise ConfigError("limit", limit, "must be 0 or more (or None for all)")
+        sql = "SELECT row FROM rows WHERE benchmark_id=? ORDER BY seq LIMIT ? OFFSET ?"
+        page = self._all(sql, [benchmark_id, -1 if limit is None else limit, offset])
+        return [_dec_row.decode(r[0]) for r in page]
+
+    def rows_count(self, benchmark_id: str) -> int:
+        """How many rows a benchmark has stored."""
+        return int(self._one("SELECT count(*) FROM rows WHERE benchmark_id=?", [benchmark_id])[0])
+
+    def traces_get(self, benchmark_id: str, ledger_ids: Iterable[str] | None = None) -> dict[str, list[Step]]:
+        """A benchmark's stored traces by ledger id; only those of ``ledger_ids`` when given."""
+        sql = "SELECT ledger_id, steps FROM traces WHERE benchmark_id=?"
+        if ledger_ids is None:
+            return {k: _dec_steps.decode(v) for k, v in self._all(sql, [benchmark_id])}
+        wanted = list(dict.fromkeys(ledger_ids))
+        out: dict[str, list[Step]] = {}
+        for i in range(0, len(wanted), 500):  # well under SQLite's limit on bound parameters
+            chunk = wanted[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for k, v in self._all(f"{sql} AND ledger_id IN ({marks})", [benchmark_id, *chunk]):
+                out[k] = _dec_steps.decode(v)
+        return out
 
     def ledger_put(self, benchmark_id: str, calls: int, usd: float, tokens: int) -> None:
         """Keep a benchmark's governor use so a resumed benchmark is held to what is left."""

@@ -24,7 +24,9 @@ Faults (:data:`FAULTS`) are scripted two ways:
   options ``retry_after=S`` (seconds, for 429/503) and ``hang=S`` (seconds).
 
 The server records every request in :attr:`LoopbackServer.requests` (path, headers, body,
-arrival time), so tests can check what was sent and when.
+arrival time), so tests can check what was sent and when. ``gather=N`` holds every reply until
+``N`` requests are in flight at once (then lets all through), so a test of a client's
+concurrency does not depend on how fast the machine sends them.
 """
 
 from __future__ import annotations
@@ -171,6 +173,9 @@ class _State:
     reply_fn: Callable[[str, Any, int], str] | None
     record: bool
     omit_usage: bool = False
+    gather: int = 0
+    gather_timeout_s: float = 10.0
+    gathered: asyncio.Event | None = None
     queue: deque[Fault] = field(default_factory=deque)
     seen: dict[tuple[str, str, Any], int] = field(default_factory=dict)
     requests: list[ReceivedRequest] = field(default_factory=list)
@@ -223,10 +228,32 @@ class _Api:
             st.in_flight += 1  # one event loop serves every request: no lock needed
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
         try:
+            if counted and st.gather > 0:
+                await self._gather()
             await self._serve(scope, receive, send, request, body, prompt, seed, fault)
         finally:
             if counted:
                 st.in_flight -= 1
+
+    async def _gather(self) -> None:
+        """Wait until ``gather`` requests are in flight at once (a latch: it opens once).
+
+        A client that never gets that many in flight is let through after
+        ``gather_timeout_s``, so that its test fails on its assertion instead of hanging.
+        """
+        st = self.state
+        if st.gathered is None:
+            st.gathered = asyncio.Event()
+        gathered = st.gathered
+        if st.in_flight >= st.gather:
+            gathered.set()
+        if gathered.is_set():
+            return
+        try:
+            await asyncio.wait_for(gathered.wait(), st.gather_timeout_s)
+        except TimeoutError:
+            _LOG.warning("only %d of %d requests in flight; gave up gathering", st.max_in_flight, st.gather)
+            gathered.set()
 
     async def _serve(
         self,
@@ -450,6 +477,8 @@ _SETTINGS = frozenset(
         "api_key",
         "reply_fn",
         "omit_usage",
+        "gather",
+        "gather_timeout_s",
     }
 )
 
@@ -534,12 +563,13 @@ class LoopbackServer:
         return self._state.max_in_flight
 
     def reset(self) -> None:
-        """Forget queued faults, marker counts, recorded requests and ``max_in_flight``."""
+        """Forget queued faults, marker counts, recorded requests and ``max_in_flight``; re-arm ``gather``."""
         with self._state.lock:
             self._state.queue.clear()
             self._state.seen.clear()
             self._state.requests.clear()
             self._state.max_in_flight = self._state.in_flight
+            self._state.gathered = None
 
     def set(self, **settings: Any) -> None:
         """Change settings of a running server.
@@ -547,7 +577,10 @@ class LoopbackServer:
         Args:
             **settings: ``latency_s``, ``vary``, ``reasoning_tokens``, ``cached_fraction``,
                 ``cache_creation_tokens``, ``api_key``, ``reply_fn`` (as for the constructor),
-                ``omit_usage`` (send replies without a usage block).
+                ``omit_usage`` (send replies without a usage block), ``gather`` (hold replies
+                until this many requests are in flight at once; 0 for no holding; setting it
+                re-arms the latch) and ``gather_timeout_s`` (how long a held reply waits for
+                the others before the latch gives up and opens; seconds).
 
         Raises:
             TypeError: for an unknown setting.
@@ -556,6 +589,8 @@ class LoopbackServer:
             if name not in _SETTINGS:
                 raise TypeError(f"unknown setting {name!r}")
             setattr(self._state, name, value)
+            if name == "gather":
+                self._state.gathered = None
 
     # -- lifecycle --------------------------------------------------------------------------
 

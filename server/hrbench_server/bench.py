@@ -34,12 +34,11 @@ import msgspec
 from hrbench import specs
 from hrbench.benchmark import benchmark_async
 from hrbench.cache import Cache
-from hrbench.errors import ConfigError, DuplicateDrawError
+from hrbench.errors import ConfigError, DuplicateDrawError, NotFound
 from hrbench.governor import default_governor
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
-from hrbench_server.errors import NotFound
 from hrbench_server.rpc import HrbenchProtocol
 
 __all__ = ["DRAIN_EVERY", "FLUSH_INTERVAL_S", "STORE_BATCH", "run_benchmark"]

@@ -1,7 +1,7 @@
 """Library errors to JSON-RPC errors.
 
 Each :class:`hrbench.errors.HrbenchError` subclass has a stable ``code`` (a class attribute,
--32001 .. -32010); the daemon sends that code, the exception's message and, in ``error.data``,
+-32001 .. -32011); the daemon sends that code, the exception's message and, in ``error.data``,
 its class name (``{"name": "BudgetRefused", "limit": "call_cap_reached"}``) so that a client
 raises the same typed exception again. msgspec validation errors become -32602 with msgspec's
 field path. Anything else is -32603 with the exception's *type name only*: the traceback goes to
@@ -24,17 +24,11 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from hrbench.errors import HrbenchError
 from hrbench_client.protocol import ERROR_CODES, ErrorData
 
-__all__ = ["NotFound", "invalid_params", "scrub", "to_rpc_error"]
+__all__ = ["invalid_params", "scrub", "to_rpc_error"]
 
 logger = logging.getLogger("hrbench_server")
 
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
-
-
-class NotFound(HrbenchError, LookupError):
-    """Raised when a stored reference, benchmark or recording asked for does not exist."""
-
-    code = ERROR_CODES["NotFound"]
 
 
 def scrub(text: str) -> str:

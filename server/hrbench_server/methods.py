@@ -22,11 +22,11 @@ import anyio.to_thread
 import msgspec
 
 from hrbench import specs
-from hrbench.errors import ConfigError
+from hrbench.errors import ConfigError, NotFound
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
-from hrbench_server.errors import NotFound, invalid_params, to_rpc_error
+from hrbench_server.errors import invalid_params, to_rpc_error
 from hrbench_server.rpc import RpcServer
 
 __all__ = ["register"]
@@ -223,17 +223,13 @@ def register(server: RpcServer, app: App) -> None:
             rec = app.store.benchmark_get(args.id)
             if rec is None:
                 raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
-            rows = app.store.rows_get(args.id)
-            n = len(rows)
-            end = None if args.limit is None else args.offset + args.limit
-            rows = rows[args.offset : end]
+            n = app.store.rows_count(args.id)
+            rows = app.store.rows_get(args.id, args.offset, args.limit)
             traces = None
             if args.traces:
-                all_traces = app.store.traces_get(args.id)
+                kept = app.store.traces_get(args.id, [r.ledger_id for r in rows])
                 traces = {
-                    r.ledger_id: msgspec.convert(
-                        msgspec.to_builtins(all_traces.get(r.ledger_id, [])), list[p.Step]
-                    )
+                    r.ledger_id: msgspec.convert(msgspec.to_builtins(kept.get(r.ledger_id, [])), list[p.Step])
                     for r in rows
                 }
             spec = rec.get("spec") or {}

@@ -47,6 +47,21 @@ def test_rows_stream_and_are_stored(shared_daemon: Daemon) -> None:
             c.report(res.id)
 
 
+@pytest.mark.parametrize(("offset", "limit"), [(0, None), (0, 7), (5, 4), (5, None), (18, 3), (30, 1)])
+def test_rows_pages_match_the_whole(shared_daemon: Daemon, offset: int, limit: int | None) -> None:
+    with shared_daemon.client() as c:
+        stream = c.benchmark(spec(n=6, runs=3, name="paged"))
+        list(stream)
+        assert stream.id is not None
+        whole = c.rows(stream.id).rows
+        end = None if limit is None else offset + limit
+        page = c.rows(stream.id, offset=offset, limit=limit, traces=True)
+        assert page.benchmark.n_rows == 18 == len(whole)
+        assert keys(page.rows) == keys(whole[offset:end])
+        assert page.traces is not None and sorted(page.traces) == sorted(r.ledger_id for r in page.rows)
+        assert all(page.traces[r.ledger_id] for r in page.rows)
+
+
 def test_no_stream_sends_progress_only(shared_daemon: Daemon) -> None:
     with shared_daemon.client() as c:
         stream = c.benchmark(spec(n=3, stream=False))

@@ -8,7 +8,8 @@ import hrbench
 def test_all_is_sorted_and_complete() -> None:
     assert hrbench.__all__ == sorted(hrbench.__all__)
     public = {n for n in dir(hrbench) if not n.startswith("_")}
-    submodules = {n for n in public if type(getattr(hrbench, n)).__name__ == "module"} - {"reading", "metrics"}
+    modules = {n for n in public if type(getattr(hrbench, n)).__name__ == "module"}
+    submodules = modules - {"reading", "metrics"}
     assert public - submodules - {"annotations"} == set(hrbench.__all__)
 
 
@@ -28,3 +29,14 @@ def test_core_never_imports_server_or_clients() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "[]"
+
+
+def test_import_hrbench_does_not_import_scipy() -> None:
+    # scipy costs ~0.4 s at import, paid by the daemon's start-up and `hrb` autostart;
+    # hrbench.stats imports it on first use
+    import subprocess
+    import sys
+
+    code = "import hrbench, sys; print('scipy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import threading
 from pathlib import Path
 
 import anyio
@@ -143,6 +145,58 @@ def test_load_object_reloads_edited_modules(tmp_path: Path, monkeypatch: pytest.
     later = time.time() + 5
     os.utime(mod, (later, later))
     assert load_object("spec_reload_t:VALUE") == 2
+
+
+class _Gate:
+    """Holds a module's body mid-import (read by the module written in the next test)."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+
+GATE = _Gate()
+
+
+def test_load_object_waits_for_a_module_another_thread_is_importing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the daemon builds two benchmarks at once in worker threads, both naming `_mocks:answer`:
+    # the second must wait for the first import to finish, not read a half-initialised module
+    (tmp_path / "spec_slow_import_t.py").write_text(
+        "from tests.unit.test_specs import GATE\n"
+        "GATE.started.set()\n"
+        "GATE.release.wait(60)\n"
+        "def answer():\n    return 'ok'\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "spec_slow_import_t", raising=False)
+    GATE.started.clear()
+    GATE.release.clear()
+    got: dict[str, object] = {}
+
+    def load(name: str) -> None:
+        try:
+            got[name] = load_object("spec_slow_import_t:answer")()
+        except BaseException as exc:  # reported by the assertion below
+            got[name] = exc
+
+    first = threading.Thread(target=load, args=("first",))
+    first.start()
+    try:
+        assert GATE.started.wait(60)
+        second = threading.Thread(target=load, args=("second",))
+        second.start()
+        # the first import is held in the module's body; a second loader that does not wait
+        # for it finishes here (with the old bug: "has no attribute 'answer'"), one that waits
+        # is still blocked and finishes once the body is released
+        second.join(0.5)
+    finally:
+        GATE.release.set()
+        first.join(60)
+    second.join(60)
+    assert got == {"first": "ok", "second": "ok"}
+    monkeypatch.delitem(sys.modules, "spec_slow_import_t")
 
 
 def test_mock_clients() -> None:

@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar, cast
 
 import msgspec
 
@@ -90,7 +90,7 @@ def _decode(raw: msgspec.Raw | msgspec.UnsetType, typ: Any) -> Any:
 class _Stream:
     """Content-Length framing over a pair of binary files."""
 
-    def __init__(self, rfile: BinaryIO, sendall: Callable[[bytes], Any], closer: Callable[[], None]) -> None:
+    def __init__(self, rfile: IO[bytes], sendall: Callable[[bytes], Any], closer: Callable[[], None]) -> None:
         self.rfile, self.sendall, self.closer = rfile, sendall, closer
         self.lock = threading.Lock()
 
@@ -270,7 +270,8 @@ class Client:
 
     @classmethod
     def _from_socket(cls, sock: socket.socket) -> Client:
-        rfile = sock.makefile("rb", buffering=1 << 16)
+        # a BufferedReader at run time; typeshed types makefile() with a buffer size as IOBase
+        rfile = cast("IO[bytes]", sock.makefile("rb", buffering=1 << 16))
 
         def closer() -> None:
             with contextlib.suppress(OSError):
@@ -310,7 +311,7 @@ class Client:
             stdin.write(data)
             stdin.flush()
 
-        return cls(_Stream(proc.stdout, sendall, closer), proc)  # type: ignore[arg-type]
+        return cls(_Stream(proc.stdout, sendall, closer), proc)
 
     def close(self) -> None:
         """Close the connection (a stdio server then exits)."""

@@ -2,10 +2,10 @@
 
 The daemon sends each library error with a stable code and the class name in ``error.data``
 (``{"name": "BudgetRefused", "limit": "call_cap_reached"}``); :func:`from_error` raises the
-class of the same name here. These mirror ``hrbench.errors`` (same names, same builtin bases:
-``ConfigError`` is a ``ValueError``, ``ReplayMiss`` a ``LookupError``) without importing the core
-library. Wire-level errors (bad JSON, unknown method, bad params, cancelled) have their own
-classes under :class:`RpcError`::
+class of the same name here. These mirror ``hrbench.errors`` (same names, same codes, same
+builtin bases: ``ConfigError`` is a ``ValueError``, ``ReplayMiss`` and ``NotFound`` a
+``LookupError``) without importing the core library. Wire-level errors (bad JSON, unknown
+method, bad params, cancelled) have their own classes under :class:`RpcError`::
 
     HrbenchError
     ├── ConfigError (ValueError)
@@ -14,7 +14,7 @@ classes under :class:`RpcError`::
     ├── ReferenceLocked, ScorerError, BudgetRefused, DuplicateDrawError, ModelError
     ├── ReplayMiss (LookupError)
     ├── TooFewRunsError (ValueError)
-    ├── NotFound (LookupError)               a stored reference/benchmark/recording is unknown
+    ├── NotFound (LookupError)               a stored benchmark/reference/recording is unknown
     ├── DaemonError (ConnectionError)        no daemon, or the connection broke
     └── RpcError
         ├── ParseError, InvalidRequest, MethodNotFound, InternalError, Unauthorized
@@ -153,7 +153,7 @@ class TooFewRunsError(HrbenchError, ValueError):
 
 
 class NotFound(HrbenchError, LookupError):
-    """Raised when a stored reference, benchmark or recording does not exist."""
+    """Raised when a stored benchmark, reference or recording does not exist."""
 
     code = -32011
 

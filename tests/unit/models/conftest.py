@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "api_key": None,
     "reply_fn": None,
     "omit_usage": False,
+    "gather": 0,
 }
 
 

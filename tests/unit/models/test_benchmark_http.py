@@ -112,7 +112,9 @@ def test_governor_spend_cap_never_passed_with_100_in_flight(_server: LoopbackSer
     srv = _server
     srv.reset()
     reply = " ".join(["w"] * 40)
-    srv.set(latency_s=0.05, reply_fn=lambda prompt, seed, call: reply)
+    # replies are held until 50 requests are in flight at once: how many the client really keeps
+    # in flight, not how fast this machine sends them, decides the assertion on max_in_flight
+    srv.set(latency_s=0.05, reply_fn=lambda prompt, seed, call: reply, gather=50)
     try:
         n_items = 200
         ref = Reference({f"q{i}": f"q{i}" for i in range(n_items)}, labels=reply, split="test")
@@ -143,7 +145,7 @@ def test_governor_spend_cap_never_passed_with_100_in_flight(_server: LoopbackSer
                 pricing=pricing,
             )
     finally:
-        srv.set(latency_s=0.0, reply_fn=None)
+        srv.set(latency_s=0.0, reply_fn=None, gather=0)
 
     assert srv.max_in_flight >= 50  # really many in flight against one running total
     spent = sum(r.usd or 0.0 for r in bench.rows)
