@@ -8,6 +8,7 @@ from hrbench.arm import Arm, Context
 from hrbench.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
 from hrbench.cache import Cache, cache_key, request_hash
 from hrbench.errors import (
+    ArmErrorWarning,
     BudgetRefused,
     BudgetStoppedWarning,
     ConfigError,
@@ -66,6 +67,7 @@ __all__ = [
     "Answer",
     "AnthropicClient",
     "Arm",
+    "ArmErrorWarning",
     "ArmReport",
     "Bench",
     "BudgetRefused",

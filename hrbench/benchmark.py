@@ -23,6 +23,7 @@ import msgspec
 from hrbench.arm import Arm, Context, RunInfo, current_run
 from hrbench.cache import Cache, cache_key, request_hash
 from hrbench.errors import (
+    ArmErrorWarning,
     BudgetRefused,
     BudgetStoppedWarning,
     ConfigError,
@@ -780,6 +781,7 @@ async def benchmark_async(
     traces: dict[str, list[Step]] = {}
     running = None if keep_rows else Summary([a.name for a in plan.arms])
     stops = _Stops()
+    errors = _Errors()
     duplicates: list[DuplicateDrawError] = []
     limiter = anyio.Semaphore(concurrency)
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
@@ -787,6 +789,7 @@ async def benchmark_async(
 
     async def emit(seq: int, row: Row, trace: list[Step]) -> None:
         stops.add(seq, row, trace)
+        errors.add(seq, row, trace)
         if running is None:
             rows[seq] = row
             traces[row.ledger_id] = trace
@@ -859,6 +862,7 @@ async def benchmark_async(
         summary=running,
     )
     stops.warn(gov)
+    errors.warn()
     if duplicates and raise_duplicates:
         first = min(duplicates, key=lambda e: (e.arm or "", e.item or "", e.run or 0))
         arms_hit = sorted({e.arm for e in duplicates if e.arm})
@@ -873,6 +877,37 @@ async def benchmark_async(
         err.bench = bench
         raise err
     return bench
+
+
+@dataclass
+class _Errors:
+    """Runs whose arm (or scorer) raised, counted per arm as rows are scored."""
+
+    per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [errors, runs]
+    first: dict[str, tuple[int, Row, str]] = field(default_factory=dict)
+
+    def add(self, seq: int, row: Row, trace: list[Step]) -> None:
+        counts = self.per_arm.setdefault(row.arm, [0, 0])
+        counts[1] += 1
+        if row.failure_kind != "error":
+            return
+        message = next((s.error for s in trace if s.kind == "error" and s.source == "arm" and s.error), None)
+        if message is None or message.startswith("duplicate_draw"):
+            return  # a failed reply (ok=False) or a duplicate draw: reported elsewhere
+        counts[0] += 1
+        if row.arm not in self.first or seq < self.first[row.arm][0]:
+            self.first[row.arm] = (seq, row, message)
+
+    def warn(self) -> None:
+        for arm, (n, total) in self.per_arm.items():
+            if n:
+                _, row, message = self.first[arm]
+                warnings.warn(
+                    f"arm {arm!r}: {n} of {total} run(s) raised and are counted wrong as 'error'; "
+                    f"first: item {row.item!r}, run {row.run}: {message}",
+                    ArmErrorWarning,
+                    stacklevel=4,
+                )
 
 
 @dataclass
@@ -946,7 +981,9 @@ def benchmark(
       limits of :data:`hrbench.options` apply to the whole benchmark. When any
       run is stopped, a :class:`~hrbench.errors.BudgetStoppedWarning` says how many, by which
       limits, how many count against an arm, and the first one.
-    - An arm that raises has that run recorded as ``"error"`` with the message in its trace.
+    - An arm that raises has that run recorded as ``"error"`` with the message in its trace;
+      an :class:`~hrbench.errors.ArmErrorWarning` then says how many runs of which arm raised,
+      and the first message (decided: a typo in an arm must not pass silently for a bad arm).
     - Every run on an item with no label has ``correct=None`` whatever its failure kind.
     - Rows on the ``dev`` split are ``reportable=False``.
     - An arm whose runs are not distinct draws is refused with

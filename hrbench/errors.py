@@ -17,7 +17,8 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
     └── NotFound (LookupError)        a stored benchmark, reference or recording does not exist
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
-runs were stopped by the governor), :class:`MetricErrorWarning` (a metric raised in evaluate()).
+runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
+:class:`MetricErrorWarning` (a metric raised in evaluate()).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "ArmErrorWarning",
     "BudgetRefused",
     "BudgetStoppedWarning",
     "ConfigError",
@@ -173,3 +175,11 @@ class BudgetStoppedWarning(UserWarning):
 
 class MetricErrorWarning(UserWarning):
     """Warned when a metric raised during evaluate() (seed 003)."""
+
+
+class ArmErrorWarning(UserWarning):
+    """Warned when runs of an arm raised (or its scorer did on their outputs).
+
+    Those runs are recorded ``"error"`` and counted wrong (seed 002); the warning says so, so
+    a broken arm (a typo in a template) does not pass silently for a bad one.
+    """

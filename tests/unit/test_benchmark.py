@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import threading
-import warnings
 
 import anyio
 import pytest
@@ -114,7 +113,11 @@ def test_arm_error_recorded_with_message_in_trace() -> None:
             raise RuntimeError("kaput on run 2")
         return item
 
-    bench = hb.benchmark(hb.Arm("boom", boom), hb.Reference({"a": "x"}, labels=["x"]), runs=5)
+    with pytest.warns(
+        hb.ArmErrorWarning,
+        match="arm 'boom': 1 of 5 run\\(s\\) raised .* run 2: RuntimeError: kaput on run 2",
+    ):
+        bench = hb.benchmark(hb.Arm("boom", boom), hb.Reference({"a": "x"}, labels=["x"]), runs=5)
     row = bench.rows[1]
     assert (row.run, row.correct, row.failure_kind) == (2, False, "error")
     assert any("kaput on run 2" in (s.error or "") for s in bench.traces[row.ledger_id])
@@ -129,7 +132,8 @@ def test_item_with_no_label_is_na_whatever_the_failure_kind() -> None:
             raise ValueError("no")
         return item
 
-    bench = hb.benchmark(hb.Arm("f", fn), ref, runs=5)
+    with pytest.warns(hb.ArmErrorWarning, match="1 of 10"):
+        bench = hb.benchmark(hb.Arm("f", fn), ref, runs=5)
     b_rows = [r for r in bench.rows if r.item == "b"]
     assert [r.correct for r in b_rows] == [None] * 5
     assert b_rows[0].failure_kind == "error"
@@ -209,9 +213,10 @@ def test_ctx_call_inside_async_arm_is_a_clear_error() -> None:
     async def wrong(item, ctx):
         return ctx.call("x").text
 
-    bench = hb.benchmark(
-        hb.Arm("w", wrong), hb.Reference({"a": "x"}, labels=["x"]), runs=5, client=capitals_client()
-    )
+    with pytest.warns(hb.ArmErrorWarning, match="use `await ctx.acall"):
+        bench = hb.benchmark(
+            hb.Arm("w", wrong), hb.Reference({"a": "x"}, labels=["x"]), runs=5, client=capitals_client()
+        )
     steps = bench.traces[bench.rows[0].ledger_id]
     assert bench.rows[0].failure_kind == "error"
     assert "use `await ctx.acall" in steps[-1].error
@@ -310,7 +315,7 @@ def test_scorer_crash_on_one_output_is_an_error_row() -> None:
         return {"correct": output == label}
 
     ref = hb.Reference({"a": "boom", "b": "y"}, labels=["boom", "y"])
-    with warnings.catch_warnings():
+    with pytest.warns(hb.ArmErrorWarning, match="5 of 10 .* scorer 'picky' raised KeyError"):
         bench = hb.benchmark(hb.Arm("e", lambda i, c: i), ref, runs=5, scorer=hb.scorer(picky, "picky"))
     assert {r.failure_kind for r in bench.rows if r.item == "a"} == {"error"}
     assert bench.scorer_name == "picky"

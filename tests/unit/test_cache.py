@@ -203,7 +203,8 @@ def test_strict_replay_miss_names_arm_item_run_and_key(tmp_path) -> None:
     store = hb.Store(tmp_path / "s.db")
     hb.benchmark(ASK, one_item(), runs=5, client=sampling_client(), record="r1", store=store)
     replay = hb.ReplayClient(store, recording="r1")
-    bench = hb.benchmark(ASK, one_item(), runs=6, client=replay)
+    with pytest.warns(hb.ArmErrorWarning, match="1 of 6 .* ReplayMiss"):
+        bench = hb.benchmark(ASK, one_item(), runs=6, client=replay)
     last = bench.rows[-1]
     assert last.run == 6 and last.failure_kind == "error"
     err = bench.traces[last.ledger_id][-1].error

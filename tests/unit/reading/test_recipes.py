@@ -232,7 +232,8 @@ def test_refused_reply_is_a_refusal() -> None:
 
 def test_bad_items_and_settings() -> None:
     ref = hb.Reference({"q": "not a dict"}, labels=["x"])
-    bench = hb.benchmark(direct(), ref, runs=5, client=hb.MockClient(Recorder()), scorer=answer_scorer())
+    with pytest.warns(hb.ArmErrorWarning, match="5 of 5"):
+        bench = hb.benchmark(direct(), ref, runs=5, client=hb.MockClient(Recorder()), scorer=answer_scorer())
     assert {r.failure_kind for r in bench.rows} == {"error"}
     with pytest.raises(ConfigError):
         chunked(chunk_chars=10, overlap_chars=10)
