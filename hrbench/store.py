@@ -34,6 +34,22 @@ _dec_row = msgspec.json.Decoder(Row)
 _dec_steps = msgspec.json.Decoder(list[Step])
 
 
+def _reply_columns(arm: str, request_hash: str, request: Request, result: Result) -> list[Any]:
+    """The columns a cache entry and a recording share: arm, request, reply, cost, latency, id."""
+    return [
+        arm,
+        request_hash,
+        request.draw_index,
+        request.model,
+        _enc.encode(request).decode(),
+        _enc.encode(result).decode(),
+        result.usd,
+        result.seconds,
+        result.response_id,
+        time.time(),
+    ]
+
+
 def default_home() -> Path:
     """The state directory: ``$HRBENCH_HOME``, else the user's state dir (platformdirs)."""
     env = os.environ.get("HRBENCH_HOME")
@@ -151,19 +167,7 @@ class Store:
         """Keep a reply under ``key`` (the reply, usage, original cost, latency, response id)."""
         self._write(
             "INSERT OR REPLACE INTO cache VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                key,
-                arm,
-                request_hash,
-                request.draw_index,
-                request.model,
-                _enc.encode(request).decode(),
-                _enc.encode(result).decode(),
-                result.usd,
-                result.seconds,
-                result.response_id,
-                time.time(),
-            ],
+            [key, *_reply_columns(arm, request_hash, request, result)],
         )
 
     def cache_stats(self) -> dict[str, Any]:
@@ -211,19 +215,7 @@ class Store:
         """Record the reply ``arm`` got for a request and its draw index."""
         self._write(
             "INSERT OR REPLACE INTO recordings VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [
-                recording,
-                arm,
-                request_hash,
-                request.draw_index,
-                request.model,
-                _enc.encode(request).decode(),
-                _enc.encode(result).decode(),
-                result.usd,
-                result.seconds,
-                result.response_id,
-                time.time(),
-            ],
+            [recording, *_reply_columns(arm, request_hash, request, result)],
         )
 
     def recording_export(self, recording: str) -> list[dict[str, Any]]:
@@ -254,21 +246,7 @@ class Store:
         for e in entries:
             req = msgspec.convert(e["request"], Request)
             res = msgspec.convert(e["result"], Result)
-            batch.append(
-                [
-                    recording,
-                    str(e["arm"]),
-                    str(e["request_hash"]),
-                    req.draw_index,
-                    req.model,
-                    _enc.encode(req).decode(),
-                    _enc.encode(res).decode(),
-                    res.usd,
-                    res.seconds,
-                    res.response_id,
-                    time.time(),
-                ]
-            )
+            batch.append([recording, *_reply_columns(str(e["arm"]), str(e["request_hash"]), req, res)])
         self._many("INSERT OR REPLACE INTO recordings VALUES (?,?,?,?,?,?,?,?,?,?,?)", batch)
         return len(batch)
 
