@@ -520,7 +520,8 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     Args:
         spec: the name or hash of a stored reference (a string, looked up in ``store``), or a
             spec with ``items`` (+ ``labels``, ``cluster``, ``split``), or ``path`` (+ ``format``:
-            ``"rows"``, ``"squad"`` or ``"tatqa"``).
+            ``"rows"``, ``"squad"`` or ``"tatqa"``); either may keep only some items with
+            ``ids`` and/or ``ids_from`` (a JSON lines file) + ``id_field``.
         store: the store holding named references.
 
     Raises:
@@ -538,33 +539,79 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     items, path = _get(spec, "items"), _get(spec, "path")
     if (items is None) == (path is None):
         raise ConfigError("reference", None, "a reference needs exactly one of `items` or `path`")
-    if path is not None:
-        fmt = _get(spec, "format", "rows") or "rows"
-        limit = _get(spec, "limit")
-        if fmt == "squad":
-            from hrbench.reading import qa_reference
+    if path is None:
+        ref = Reference(
+            items,
+            labels=_get(spec, "labels"),
+            cluster=_get(spec, "cluster"),
+            split=_get(spec, "split", "test"),
+        )
+    else:
+        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", _get(spec, "limit"))
+    keep = _wanted_ids(spec)
+    return ref if keep is None else _select(ref, keep)
 
-            try:
-                ref: Reference = qa_reference(path, limit=limit)
-            except OSError as exc:
-                raise ConfigError(
-                    "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
-                ) from None
-            return ref
-        if fmt == "tatqa":
-            from hrbench.reading import tatqa_reference
 
-            try:
-                return tatqa_reference(path, limit=limit)
-            except OSError as exc:
-                raise ConfigError(
-                    "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
-                ) from None
-        if fmt != "rows":
-            raise ConfigError("reference.format", fmt, "expected `rows`, `squad` or `tatqa`")
+def _reference_file(path: str, fmt: str, limit: int | None) -> Reference:
+    if fmt not in ("rows", "squad", "tatqa"):
+        raise ConfigError("reference.format", fmt, "expected `rows`, `squad` or `tatqa`")
+    if fmt == "rows":
         return _reference_rows(path, limit)
+    from hrbench.reading import qa_reference, tatqa_reference
+
+    try:
+        return qa_reference(path, limit=limit) if fmt == "squad" else tatqa_reference(path, limit=limit)
+    except OSError as exc:
+        raise ConfigError(
+            "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
+        ) from None
+
+
+def _wanted_ids(spec: Any) -> list[str] | None:
+    """The item ids a reference spec keeps (``ids`` and/or the ids in ``ids_from``), or ``None``."""
+    ids, ids_from = _get(spec, "ids"), _get(spec, "ids_from")
+    if ids is None and ids_from is None:
+        return None
+    wanted = [str(i) for i in ids] if ids is not None else None
+    if ids_from is not None:
+        field = _get(spec, "id_field", "id") or "id"
+        from hrbench.reading._reference import read_rows
+
+        try:
+            rows = read_rows(Path(ids_from).expanduser())
+        except OSError as exc:
+            raise ConfigError(
+                "reference.ids_from", ids_from, f"cannot read it ({type(exc).__name__})"
+            ) from None
+        found = [str(r[field]) for r in rows if field in r]
+        if not found:
+            raise ConfigError("reference.id_field", field, f"no row of {ids_from} has this field")
+        wanted = found if wanted is None else [i for i in wanted if i in set(found)]
+    return wanted
+
+
+def _select(ref: Reference, ids: list[str]) -> Reference:
+    """The items of ``ref`` whose ids are in ``ids``, in the reference's order.
+
+    Raises:
+        ConfigError: an id the reference does not hold, or none left.
+    """
+    have = set(ref.ids)
+    missing = [i for i in ids if i not in have]
+    if missing:
+        raise ConfigError(
+            "reference.ids", missing[0], f"not an item of the reference ({len(missing)} missing)"
+        )
+    want = set(ids)
+    keep = [i for i in ref.ids if i in want]
+    if not keep:
+        raise ConfigError("reference.ids", ids, "no item left")
+    items, labels, clusters, splits = ref.items, ref.labels, ref.clusters, ref.splits
     return Reference(
-        items, labels=_get(spec, "labels"), cluster=_get(spec, "cluster"), split=_get(spec, "split", "test")
+        {i: items[i] for i in keep},
+        labels={i: labels[i] for i in keep},
+        cluster={i: clusters[i] for i in keep},
+        split={i: splits[i] for i in keep},
     )
 
 

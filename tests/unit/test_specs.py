@@ -294,3 +294,29 @@ def test_tatqa_specs_read_the_real_files(data: Path) -> None:
     assert len(bench.rows) == 30 and sum(bool(r.correct) for r in bench.rows) > 10
     with pytest.raises(ConfigError, match="arm.format"):
         build_arm({"kind": "outputs", "name": "x", "format": "tatqa", "outputs": {"a": "b"}})
+
+
+def test_reference_ids_and_ids_from_keep_shared_items(tmp_path: Path, data: Path) -> None:
+    ref = build_reference({"items": {"a": 1, "b": 2, "c": 3}, "labels": ["1", "2", "3"], "ids": ["c", "a"]})
+    assert ref.ids == ["a", "c"] and ref.labels == {"a": "1", "c": "3"}
+    with pytest.raises(ConfigError, match="reference.ids: not an item"):
+        build_reference({"items": {"a": 1}, "ids": ["zz"]})
+    squad = data / "squad2-dev-llama32-3b"
+    shared = build_reference(
+        {
+            "path": str(squad / "questions.jsonl"),
+            "format": "squad",
+            "ids_from": str(squad / "runs" / "baseline_raw_50.jsonl"),
+            "id_field": "qid",
+        }
+    )
+    assert len(shared) == 50 and len(set(shared.clusters.values())) < 50
+    with pytest.raises(ConfigError, match="reference.id_field"):
+        build_reference(
+            {
+                "path": str(squad / "questions.jsonl"),
+                "format": "squad",
+                "ids_from": str(squad / "runs" / "baseline_raw_50.jsonl"),
+                "id_field": "nope",
+            }
+        )

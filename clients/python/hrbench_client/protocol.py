@@ -304,7 +304,10 @@ class ReferenceSpec(_Spec):
     From a file: ``path`` with ``format`` ``"rows"`` (JSON lines or a JSON list of
     ``{"id", "item", "label", "cluster", "split"}``), ``"squad"`` (SQuAD-style JSON/JSONL,
     read by ``hrbench.reading.qa_reference``) or ``"tatqa"`` (a TAT-QA dataset file, read by
-    ``hrbench.reading.tatqa_reference``); ``limit`` keeps the first items of a file.
+    ``hrbench.reading.tatqa_reference``); ``limit`` keeps the first items of a file. ``ids``
+    keeps only the listed item ids; ``ids_from`` keeps only the ids found in a JSON lines file
+    (under ``id_field``), e.g. the questions a run of predictions answered, so arms are compared
+    on the items they share.
     """
 
     items: dict[ItemId, Any] | list[Any] | None = None
@@ -314,6 +317,9 @@ class ReferenceSpec(_Spec):
     path: str | None = None
     format: Literal["rows", "squad", "tatqa"] = "rows"
     limit: Annotated[int, Meta(ge=1)] | None = None
+    ids: list[ItemId] | None = None
+    ids_from: str | None = None
+    id_field: str = "id"
 
 
 class GovernorSpec(_Spec):
