@@ -2,7 +2,8 @@
 
 Sets: 1,000 items x 2 arms x 5 runs (10,000 rows) and 10,000 items x 5 arms x 5 runs
 (250,000 rows; issue 8's target: report and all-pairs comparison <= 2 s, bootstrap with 2,000
-resamples <= 20 s). Baselines: a naive pandas groupby mean (frame built from the rows, then mean
+resamples <= 20 s), and the first run of each alone as a descriptive report (one greedy
+prediction per item, as `make demo` scores: intervals over items are computed there too). Baselines: a naive pandas groupby mean (frame built from the rows, then mean
 over runs within item, then over items, per arm), the same groupby on a prebuilt frame, and the
 runner's own summary table (hrbench.benchmark.summarise) when it is there.
 
@@ -92,6 +93,8 @@ def main() -> None:
         t_report = best(lambda rows=rows: report(rows), repeat)
         t_frame = best(lambda df=df: report(df), repeat)
         t_boot = best(lambda rows=rows: report(rows, method="bootstrap", n_boot=2000), 1)
+        one = [r for r in rows if r.run == 1]
+        t_one = best(lambda one=one: report(one, descriptive=True), repeat)
         check = pandas_naive(rows)
         rep = report(rows)
         assert all(abs(a.accuracy - check[a.arm]) < 1e-12 for a in rep.arms), "accuracy differs from pandas"
@@ -112,6 +115,10 @@ def main() -> None:
         print(
             f"  report(rows, bootstrap, 2000 resamples)          {t_boot:8.3f} s"
             f"  = {t_boot / base_naive:5.2f}x naive"
+        )
+        print(
+            f"  report(first run only, descriptive), clustered   {t_one:8.3f} s"
+            f"  ({len(one):,} rows, intervals over items)"
         )
         if n_items == 10_000:
             print(

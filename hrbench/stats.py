@@ -10,8 +10,10 @@ Model Evaluations" (arXiv 2411.00640):
   ``se**2 = G / (G - 1) * sum_c (sum_{i in c} (y_i - mean(y)))**2 / n**2`` (the CR1 sandwich of
   an intercept-only regression on the item means; with one item per cluster it is the ordinary
   ``sd(y) / sqrt(n)``). The run-to-run noise is inside each item mean, so it is counted once.
-  The interval is ``accuracy ± t(level, G - 1) * se``; it is not clipped to [0, 1], so a
-  benchmark with few clusters shows plainly how little it says.
+  The interval is ``accuracy ± t(level, G - 1) * se``, clipped to the parameter space
+  ([0, 1] for an accuracy, [-1, 1] for a paired difference): with few clusters the unclipped
+  t interval can leave it. An arm with fewer than 10 clusters is flagged (``few_clusters``,
+  and a note in the text): its interval is wide and only approximate.
 * ``method="bootstrap"`` resamples whole clusters with replacement (``n_boot`` times, seeded);
   the standard error is the bootstrap standard deviation and the interval the percentile one.
   With few clusters it under-covers a little (93.7% for a nominal 95% at 60 clusters in a
@@ -32,9 +34,17 @@ Model Evaluations" (arXiv 2411.00640):
   ratio.
 
 Fewer than 5 runs per item raises :class:`~hrbench.errors.TooFewRunsError` unless
-``descriptive=True``; a descriptive report has no standard error and no interval, and says so in
-its text, its JSON (``descriptive`` and ``note``) and its pandas frame (a ``descriptive`` column
-and ``attrs``).
+``descriptive=True`` (seed 002). A descriptive report still gives the clustered standard error,
+the intervals, the paired comparisons and their p-values over items: one greedy prediction per
+item (``runs=1``, e.g. scoring a file of existing predictions) says nothing about run-to-run
+spread, but its intervals still tell how much the accuracy depends on which items (and
+clusters) were sampled. ``var_within`` and ``var_between`` are ``None`` with a single run per
+item (the run-to-run spread cannot be told from the spread between items). Each item's score
+then holds whatever run noise there was, unseparated; the intervals are read as covering the
+sampling of items only. Every output says the report is descriptive: its text (header and
+note), its JSON and ``to_dict`` (``descriptive`` and ``note``) and its pandas frames (a
+``descriptive`` column and ``attrs``). With 5 or more runs ``descriptive=True`` changes nothing:
+the report is an ordinary interval report and is not labelled descriptive.
 
 Example:
     >>> from hrbench.records import Row
@@ -49,6 +59,8 @@ Example:
 from __future__ import annotations
 
 import math
+import os
+import textwrap
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,6 +73,7 @@ from hrbench.errors import ConfigError, TooFewRunsError
 from hrbench.records import FAILURE_KINDS
 
 __all__ = [
+    "FEW_CLUSTERS",
     "MIN_RUNS",
     "ArmReport",
     "Comparison",
@@ -77,9 +90,18 @@ __all__ = [
 MIN_RUNS = 5
 """Runs per item below which an interval report is refused unless labelled descriptive (seed 002)."""
 
-DESCRIPTIVE_NOTE = (
-    "Descriptive only: accuracy is the mean over runs within each item, then over labelled items, "
-    "with no interval."
+FEW_CLUSTERS = 10
+"""Clusters below which an arm is flagged ``few_clusters``: its t interval is wide and approximate."""
+
+_DESCRIPTIVE = (
+    "Descriptive: fewer than 5 runs per item{here}, so run-to-run spread is not measured; "
+    "intervals cover the sampling of items (and clusters) only."
+)
+DESCRIPTIVE_NOTE = _DESCRIPTIVE.format(here="")
+"""Opens the ``note`` of a descriptive report (with the runs per item after "per item")."""
+
+FEW_CLUSTERS_NOTE = (
+    f"few clusters (fewer than {FEW_CLUSTERS}): the t interval with clusters-1 df is wide and approximate."
 )
 
 Method = Literal["cluster", "bootstrap"]
@@ -99,12 +121,14 @@ class ArmReport(msgspec.Struct, kw_only=True):
         arm: the arm's name.
         accuracy: mean over runs within each labelled item, then over items (a proportion in
             [0, 1]); ``None`` when the arm has no labelled reportable run.
-        se: its standard error (clustered, or bootstrap); ``None`` when descriptive or when
-            there is a single cluster.
-        ci_low, ci_high: the ``level`` interval; ``None`` when ``se`` is.
+        se: its standard error (clustered, or bootstrap) over items; ``None`` with a single
+            cluster.
+        ci_low, ci_high: the ``level`` interval, clipped to [0, 1]; ``None`` when ``se`` is.
         df: degrees of freedom of the t interval, ``n_clusters - 1``.
         n_items: labelled reportable items the arm ran.
         n_clusters: clusters those items fall in.
+        few_clusters: fewer than 10 clusters (:data:`FEW_CLUSTERS`): the t interval with
+            ``n_clusters - 1`` degrees of freedom is wide and approximate.
         runs: runs per item (the most any item had).
         n_runs: labelled reportable runs counted (the seed summary's ``runs`` column).
         var_within: mean run-to-run variance within an item (score units squared); ``None``
@@ -114,10 +138,11 @@ class ArmReport(msgspec.Struct, kw_only=True):
         usd: total USD of the arm's reportable rows (rows with no price count 0 here).
         usd_unpriced: reportable runs whose cost is unknown (``usd`` is ``None`` on the row).
         usd_per_run: mean USD per run over the labelled items (as accuracy averages).
-        usd_per_run_low, usd_per_run_high: its interval.
+        usd_per_run_low, usd_per_run_high: its interval (the low end clipped at 0).
         accuracy_per_usd: ``accuracy / usd_per_run`` (correct answers per USD); ``None`` when
             a run has no price or the arm cost nothing.
-        accuracy_per_usd_low, accuracy_per_usd_high: its interval (delta method or bootstrap).
+        accuracy_per_usd_low, accuracy_per_usd_high: its interval (delta method or bootstrap;
+            the low end clipped at 0).
         failures: labelled reportable runs that were wrong, whatever the kind.
         parse_failure, refusal, not_in_document, wrong, budget_stop, error: those runs by
             ``failure_kind``.
@@ -133,6 +158,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     df: int | None
     n_items: int
     n_clusters: int
+    few_clusters: bool = False
     runs: int
     n_runs: int
     var_within: float | None
@@ -162,9 +188,9 @@ class Comparison(msgspec.Struct, kw_only=True):
     Attributes:
         arm_a, arm_b: the arms compared; ``diff > 0`` means ``arm_a`` scored higher.
         diff: mean over common items of the per-item difference of mean scores.
-        se: its standard error (clustered or bootstrap); ``None`` when descriptive or with a
-            single cluster.
-        ci_low, ci_high: the ``level`` interval of ``diff``.
+        se: its standard error (clustered or bootstrap) over items; ``None`` with a single
+            cluster.
+        ci_low, ci_high: the ``level`` interval of ``diff``, clipped to [-1, 1].
         p_value: two-sided p-value of ``diff = 0`` (t with ``df`` degrees of freedom).
         p_holm: Holm-adjusted p-value over all the pairs compared together; ``None`` for a
             single comparison.
@@ -177,7 +203,8 @@ class Comparison(msgspec.Struct, kw_only=True):
             separate intervals implies; larger than ``se`` when the arms are correlated.
         level: the interval's level.
         method: ``"cluster"`` or ``"bootstrap"``.
-        descriptive: ``True`` when no interval was computed.
+        descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
+            ``descriptive=True``): the interval covers the sampling of items only.
     """
 
     arm_a: str
@@ -263,11 +290,13 @@ class Report(msgspec.Struct, kw_only=True):
         comparisons: paired differences for every pair of arms (Holm-adjusted together).
         level: the intervals' level (0.95 for 95%).
         method: ``"cluster"`` (clustered t interval) or ``"bootstrap"`` (cluster bootstrap).
-        descriptive: ``True`` when no interval was computed.
+        descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
+            ``descriptive=True``): run-to-run spread is not measured and the intervals cover the
+            sampling of items (and clusters) only; ``note`` says so.
         runs: runs per item in the benchmark.
         n_boot: bootstrap resamples (``method="bootstrap"``).
         seed: the bootstrap seed.
-        note: how to read the report (descriptive label, multiplicity note).
+        note: how to read the report (descriptive label, interval method, multiplicity).
         version: the record's version.
     """
 
@@ -336,8 +365,12 @@ class Report(msgspec.Struct, kw_only=True):
     def plot(self, path: str | Any, *, title: str | None = None) -> Any:
         """Write a PNG of accuracy against USD per run, one point per arm with interval bars.
 
-        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval;
-        a descriptive report draws points only and says so in the title.
+        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval; arms
+        with no price are left out and named under the plot. When no arm has a positive USD per
+        run (``outputs`` arms that score existing predictions cost nothing) the cost axis would
+        be degenerate, so the plot is instead a horizontal dot plot of accuracy per arm with its
+        interval, titled accordingly. The title names the level and method, and says when the
+        report is descriptive (intervals over items only).
 
         Args:
             path: where to write the PNG (a path or a binary file object).
@@ -356,33 +389,59 @@ class Report(msgspec.Struct, kw_only=True):
             raise ImportError(
                 "Report.plot() needs matplotlib, an optional extra: pip install 'hrbench[plot]'"
             ) from e
-        fig = Figure(figsize=(6.4, 4.4), dpi=110)
+        shown = [a for a in self.arms if a.accuracy is not None]
+        priced = [a for a in shown if a.usd_per_run is not None]
+        by_cost = any((a.usd_per_run or 0.0) > 0 for a in priced)
+
+        def bar(est: float, lo: float | None, hi: float | None) -> list[list[float]] | None:
+            return None if lo is None or hi is None else [[max(0.0, est - lo)], [max(0.0, hi - est)]]
+
+        size = (6.4, 4.4) if by_cost else (6.4, max(2.8, 1.6 + 0.5 * len(shown)))
+        fig = Figure(figsize=size, dpi=110)
         FigureCanvasAgg(fig)
         ax = fig.add_subplot(1, 1, 1)
-        any_cost = any((a.usd_per_run or 0) > 0 for a in self.arms)
-        for pos, a in enumerate(self.arms):
-            if a.accuracy is None:
-                continue
-            x = a.usd_per_run if (any_cost and a.usd_per_run is not None) else float(pos)
-            yerr = xerr = None
-            if a.ci_low is not None and a.ci_high is not None:
-                yerr = [[max(0.0, a.accuracy - a.ci_low)], [max(0.0, a.ci_high - a.accuracy)]]
-            if any_cost and a.usd_per_run_low is not None and a.usd_per_run_high is not None:
-                xerr = [[max(0.0, x - a.usd_per_run_low)], [max(0.0, a.usd_per_run_high - x)]]
-            ax.errorbar([x], [a.accuracy], yerr=yerr, xerr=xerr, fmt="o", capsize=4, label=a.arm)
-            ax.annotate(a.arm, (x, a.accuracy), textcoords="offset points", xytext=(6, 6), fontsize=9)
-        ax.margins(x=0.15, y=0.1)
-        ax.set_xlabel("USD per run" if any_cost else "arm (no cost recorded)")
-        if not any_cost:
-            ax.set_xticks(range(len(self.arms)), [a.arm for a in self.arms])
-        ax.set_ylabel("accuracy")
+        if by_cost:
+            for a in priced:
+                acc, x = float(a.accuracy or 0.0), float(a.usd_per_run or 0.0)
+                ax.errorbar(
+                    [x],
+                    [acc],
+                    yerr=bar(acc, a.ci_low, a.ci_high),
+                    xerr=bar(x, a.usd_per_run_low, a.usd_per_run_high),
+                    fmt="o",
+                    capsize=4,
+                )
+                ax.annotate(a.arm, (x, acc), textcoords="offset points", xytext=(6, 6), fontsize=9)
+            ax.margins(x=0.15, y=0.1)
+            ax.set_xlabel("USD per run")
+            ax.set_ylabel("accuracy")
+            left_out = [a.arm for a in shown if a.usd_per_run is None]
+            if left_out:
+                fig.text(0.01, 0.01, "not plotted (no price): " + ", ".join(left_out), fontsize=8)
+            head = "Accuracy vs USD per run"
+        else:
+            n = len(shown)
+            for pos, a in enumerate(shown):
+                acc, y = float(a.accuracy or 0.0), n - 1 - pos  # first arm on top
+                ax.errorbar([acc], [y], xerr=bar(acc, a.ci_low, a.ci_high), fmt="o", capsize=4)
+                label = f"{acc:.3f}  " + ("(no interval)" if a.ci_low is None else _ci(a.ci_low, a.ci_high))
+                ax.annotate(
+                    label, (acc, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8
+                )
+            ax.set_yticks(range(n), [a.arm for a in reversed(shown)])
+            ax.set_ylim(-0.7, n - 0.3)
+            ends = [v for a in shown for v in (a.accuracy, a.ci_low, a.ci_high) if v is not None]
+            if ends:
+                span = max(max(ends) - min(ends), 0.05)
+                ax.set_xlim(max(-0.01, min(ends) - 0.15 * span), min(1.01, max(ends) + 0.15 * span))
+            ax.set_xlabel("accuracy")
+            head = "Accuracy per arm (no cost recorded)"
         ax.grid(True, alpha=0.3)
         if title is None:
+            how = "clustered t" if self.method == "cluster" else "cluster bootstrap"
+            title = f"{head}\n{self.level:.0%} {how} intervals, {self.runs} run(s) per item"
             if self.descriptive:
-                title = "Descriptive only: no interval"
-            else:
-                how = "clustered t" if self.method == "cluster" else "cluster bootstrap"
-                title = f"Accuracy vs cost, {self.level:.0%} {how} intervals, {self.runs} runs"
+                title += f"\ndescriptive (fewer than {MIN_RUNS} runs): intervals over items only"
         ax.set_title(title, fontsize=10)
         fig.tight_layout()
         fig.savefig(path, format="png")
@@ -556,11 +615,23 @@ def _cluster_se(v: np.ndarray, g: np.ndarray, n_g: int) -> float | None:
     return math.sqrt(max(var, 0.0))
 
 
-def _t_interval(est: float, se: float | None, df: int, level: float) -> tuple[float | None, float | None]:
+def _t_interval(
+    est: float, se: float | None, df: int, level: float, bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[float | None, float | None]:
+    """``est ± t(level, df) * se``, clipped to ``bounds`` (the parameter space)."""
     if se is None or df < 1:
         return None, None
     half = float(_sps().t.ppf(0.5 + level / 2, df)) * se
-    return est - half, est + half
+    return _clip(est - half, bounds), _clip(est + half, bounds)
+
+
+def _clip(v: float, bounds: tuple[float, float]) -> float:
+    return min(max(v, bounds[0]), bounds[1])
+
+
+_UNIT = (0.0, 1.0)  # an accuracy
+_DIFF = (-1.0, 1.0)  # a difference of accuracies
+_POSITIVE = (0.0, math.inf)  # a cost, or accuracy per USD
 
 
 def _p_value(est: float, se: float | None, df: int) -> float | None:
@@ -594,10 +665,12 @@ def _rng(seed: int, *names: str) -> np.random.Generator:
     return np.random.default_rng([seed, *(zlib.crc32(n.encode()) for n in names)])
 
 
-def _boot_summary(boot: np.ndarray, level: float) -> tuple[float, float, float]:
+def _boot_summary(
+    boot: np.ndarray, level: float, bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[float, float, float]:
     ok = boot[np.isfinite(boot)]
     lo, hi = np.quantile(ok, [0.5 - level / 2, 0.5 + level / 2])
-    return float(ok.std(ddof=1)), float(lo), float(hi)
+    return float(ok.std(ddof=1)), _clip(float(lo), bounds), _clip(float(hi), bounds)
 
 
 def _components(items: _Items) -> tuple[float | None, float | None]:
@@ -625,19 +698,20 @@ def _check(level: float, method: str, n_boot: int) -> None:
         raise ConfigError("n_boot", n_boot, "must be a whole number, at least 100")
 
 
-def _too_few(t: _Table, descriptive: bool, what: str) -> None:
+def _too_few(t: _Table, descriptive: bool, what: str) -> bool:
+    """Refuse fewer than 5 runs unless ``descriptive``; return whether to label it descriptive."""
     if t.runs < MIN_RUNS and not descriptive:
         raise TooFewRunsError(
             f"{what}: the benchmark has {t.runs} run(s) per item; an interval report needs at least "
             f"{MIN_RUNS} (with fewer, run-to-run spread cannot be told from differences between arms). "
-            "Pass descriptive=True for a descriptive report with no interval.",
+            "For a report labelled descriptive, whose intervals cover the sampling of items only, "
+            "pass descriptive=True (hrb report --descriptive).",
             runs=t.runs,
         )
+    return descriptive and t.runs < MIN_RUNS
 
 
-def _arm_report(
-    t: _Table, a: int, level: float, method: str, descriptive: bool, seed: int, n_boot: int
-) -> ArmReport:
+def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot: int) -> ArmReport:
     name = t.arms[a]
     it = _items(t, a)
     rep = (t.arm == a) & t.reportable
@@ -657,6 +731,7 @@ def _arm_report(
         df=None,
         n_items=int(it.idx.size),
         n_clusters=0,
+        few_clusters=False,
         runs=runs_per_item,
         n_runs=int(lab.sum()),
         var_within=var_within,
@@ -681,31 +756,38 @@ def _arm_report(
     priced = not np.isnan(it.cost).any()
     cost = float(it.cost.mean()) if priced else None
     ratio = acc / cost if (cost is not None and cost > 0) else None
-    out.update(accuracy=acc, n_clusters=n_g, df=n_g - 1, usd_per_run=cost, accuracy_per_usd=ratio)
-    if descriptive or n_g < 2:
+    out.update(
+        accuracy=acc,
+        n_clusters=n_g,
+        few_clusters=n_g < FEW_CLUSTERS,
+        df=n_g - 1,
+        usd_per_run=cost,
+        accuracy_per_usd=ratio,
+    )
+    if n_g < 2:
         return ArmReport(**out)
     if method == "cluster":
         se = _cluster_se(it.y, g, n_g)
-        lo, hi = _t_interval(acc, se, n_g - 1, level)
+        lo, hi = _t_interval(acc, se, n_g - 1, level, _UNIT)
         out.update(se=se, ci_low=lo, ci_high=hi)
         if cost is not None:
-            c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), n_g - 1, level)
+            c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), n_g - 1, level, _POSITIVE)
             out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
         if ratio is not None and cost is not None:
             z = (it.y - ratio * it.cost) / cost  # delta-method linearisation of acc / cost
-            r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), n_g - 1, level)
+            r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), n_g - 1, level, _POSITIVE)
             out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
     else:
         parts = np.column_stack([it.y, np.ones_like(it.y), np.nan_to_num(it.cost)])
         tot = _boot_totals(parts, g, n_g, _rng(seed, name), n_boot)
-        se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level)
+        se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _UNIT)
         out.update(se=se, ci_low=lo, ci_high=hi)
         if cost is not None:
-            _, c_lo, c_hi = _boot_summary(tot[:, 2] / tot[:, 1], level)
+            _, c_lo, c_hi = _boot_summary(tot[:, 2] / tot[:, 1], level, _POSITIVE)
             out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
         if ratio is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
-                _, r_lo, r_hi = _boot_summary(tot[:, 0] / tot[:, 2], level)
+                _, r_lo, r_hi = _boot_summary(tot[:, 0] / tot[:, 2], level, _POSITIVE)
             out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
     return ArmReport(**out)
 
@@ -762,18 +844,18 @@ def _paired(
     out.update(
         diff=diff, n_clusters=n_g, df=n_g - 1, accuracy_a=float(ya.mean()), accuracy_b=float(yb.mean())
     )
-    if descriptive or n_g < 2:
+    if n_g < 2:
         return Comparison(**out)
     se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
     if se_a is not None and se_b is not None:
         out["se_unpaired"] = math.hypot(se_a, se_b)
     if method == "cluster":
         se = _cluster_se(d, g, n_g)
-        lo, hi = _t_interval(diff, se, n_g - 1, level)
+        lo, hi = _t_interval(diff, se, n_g - 1, level, _DIFF)
     else:
         parts = np.column_stack([d, np.ones_like(d)])
         tot = _boot_totals(parts, g, n_g, _rng(seed, t.arms[a], t.arms[b]), n_boot)
-        se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level)
+        se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _DIFF)
     out.update(se=se, ci_low=lo, ci_high=hi, p_value=_p_value(diff, se, n_g - 1))
     return Comparison(**out)
 
@@ -810,21 +892,17 @@ def _all_pairs(
 
 
 def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
-    if descriptive:
-        why = (
-            f" ({t.runs} run(s) per item; {MIN_RUNS} or more are needed for intervals)"
-            if t.runs < MIN_RUNS
-            else ""
-        )
-        return DESCRIPTIVE_NOTE + why
     how = (
         "t interval on the clustered (CR1) standard error, clusters - 1 degrees of freedom"
         if method == "cluster"
         else "cluster bootstrap, percentile interval"
     )
-    note = (
-        f"{level:.0%} intervals: {how}; accuracy is the mean over runs within each item, "
-        "then over labelled items."
+    note = ""
+    if descriptive:
+        note = _DESCRIPTIVE.format(here=f" ({t.runs} here)") + " "
+    note += (
+        f"{level:.0%} intervals: {how}, clipped to [0, 1] (differences to [-1, 1]); accuracy is the "
+        "mean over runs within each item, then over labelled items."
     )
     if n_pairs > 1:
         note += (
@@ -853,8 +931,10 @@ def report(
         level: the intervals' level (0.95 for 95%).
         method: ``"cluster"`` for the clustered t interval, ``"bootstrap"`` for a seeded
             cluster bootstrap (percentile interval).
-        descriptive: report with no standard error or interval (allowed with fewer than 5 runs);
-            every output says it is descriptive.
+        descriptive: allow fewer than 5 runs per item. The report still has standard errors,
+            intervals and paired comparisons over items, and every output labels it
+            descriptive: run-to-run spread is not measured, so the intervals cover the sampling
+            of items (and clusters) only. No effect with 5 or more runs.
         seed: the bootstrap's seed (each arm draws from ``(seed, arm name)``).
         n_boot: bootstrap resamples.
         pairs: also compare every pair of arms (:func:`compare_all`).
@@ -874,24 +954,28 @@ def report(
         >>> rep = report(rows)
         >>> round(rep.arms[0].accuracy, 3), rep.arms[0].df
         (0.667, 2)
-        >>> print(str(report(rows[:12], descriptive=True)).splitlines()[-1].strip()[:16])
-        Descriptive only
+        >>> one = [r for r in rows if r.run == 0]  # one run per item
+        >>> d = report(one, descriptive=True)
+        >>> d.descriptive, d.arms[0].se is not None, d.arms[0].var_within
+        (True, True, None)
+        >>> print(d.note.split(";")[0])
+        Descriptive: fewer than 5 runs per item (1 here), so run-to-run spread is not measured
     """
     _check(level, method, n_boot)
     t = _table(bench)
-    _too_few(t, descriptive, "report")
-    arms = [_arm_report(t, a, level, method, descriptive, seed, n_boot) for a in range(len(t.arms))]
-    comps = _all_pairs(t, level, method, descriptive, seed, n_boot) if pairs and len(t.arms) > 1 else []
+    desc = _too_few(t, descriptive, "report")
+    arms = [_arm_report(t, a, level, method, seed, n_boot) for a in range(len(t.arms))]
+    comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
     return Report(
         arms=arms,
         comparisons=comps,
         level=float(level),
         method=method,
-        descriptive=descriptive,
+        descriptive=desc,
         runs=t.runs,
         n_boot=n_boot,
         seed=seed,
-        note=_note(t, descriptive, method, level, len(comps)),
+        note=_note(t, desc, method, level, len(comps)),
     )
 
 
@@ -919,7 +1003,8 @@ def compare(
         level: the interval's level.
         method: ``"cluster"`` or ``"bootstrap"`` (the p-value then uses the bootstrap standard
             error in the t test).
-        descriptive: give the difference with no interval (allowed with fewer than 5 runs).
+        descriptive: allow fewer than 5 runs per item; the interval and p-value then cover
+            the sampling of items only and the comparison is labelled ``descriptive``.
         seed: the bootstrap seed.
         n_boot: bootstrap resamples.
 
@@ -941,9 +1026,9 @@ def compare(
     """
     _check(level, method, n_boot)
     t = _table(bench)
-    _too_few(t, descriptive, "compare")
+    desc = _too_few(t, descriptive, "compare")
     a, b = _arm_code(t, arm_a, "arm_a"), _arm_code(t, arm_b, "arm_b")
-    return _paired(t, a, b, level, method, descriptive, seed, n_boot)
+    return _paired(t, a, b, level, method, desc, seed, n_boot)
 
 
 def compare_all(
@@ -984,8 +1069,8 @@ def compare_all(
     """
     _check(level, method, n_boot)
     t = _table(bench)
-    _too_few(t, descriptive, "compare_all")
-    return _all_pairs(t, level, method, descriptive, seed, n_boot)
+    desc = _too_few(t, descriptive, "compare_all")
+    return _all_pairs(t, level, method, desc, seed, n_boot)
 
 
 _TRADEOFF_RUNS = (1, 2, 3, 5, 10, 20)
@@ -1133,6 +1218,7 @@ def report_payload(
     seed: int = 0,
     n_boot: int = 2000,
     compare_pair: tuple[str, str] | None = None,
+    plot: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
@@ -1145,13 +1231,18 @@ def report_payload(
         n_boot: as for :func:`report`.
         compare_pair: ``(arm_a, arm_b)`` to put only that paired comparison in
             ``comparisons`` (``hrb report --compare A B``); by default all pairs.
+        plot: a path to write the accuracy-vs-USD-per-run PNG to (:meth:`Report.plot`;
+            ``hrb report --plot out.png``). Give an absolute path: through the daemon a
+            relative one is taken from the daemon's working directory. The file is overwritten.
 
     Returns:
-        The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``).
+        The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``) and, when
+        ``plot`` is given, ``plot``: the absolute path of the PNG written.
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: an unknown arm in ``compare_pair`` or a bad argument.
+        ConfigError: an unknown arm in ``compare_pair``, a bad argument, or a ``plot`` that
+            cannot be written (no such directory, or matplotlib is not installed).
 
     Example:
         >>> from hrbench.records import Row
@@ -1168,6 +1259,18 @@ def report_payload(
         ]
     out = rep.to_dict()
     out["text"] = str(rep)
+    if plot is not None:
+        if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
+            raise ConfigError("plot", plot, "must be the path of the PNG to write")
+        where = os.path.abspath(os.fspath(plot))
+        try:
+            rep.plot(where)
+        except ImportError as e:
+            raise ConfigError("plot", plot, f"cannot be drawn: {e}") from None
+        except OSError as e:
+            raise ConfigError("plot", plot, f"cannot be written: {e.strerror or e}") from None
+        out["plot"] = where
+        out["text"] += f"\nPlot: {where}"
     return out
 
 
@@ -1212,7 +1315,9 @@ def _render(rep: Report) -> str:
         f"{rep.runs} run(s); "
     )
     how = "clustered t interval" if rep.method == "cluster" else f"cluster bootstrap ({rep.n_boot} resamples)"
-    head += "descriptive, no interval" if rep.descriptive else f"{rep.level:.0%} {how}"
+    head += f"{rep.level:.0%} {how}"
+    if rep.descriptive:
+        head += f"; DESCRIPTIVE (fewer than {MIN_RUNS} runs: intervals over items only)"
     pct = f"{rep.level:.0%} CI"
     header = ["arm", "accuracy", "se", pct, "items", "clusters", "runs", "failures"]
     rows = [
@@ -1222,7 +1327,7 @@ def _render(rep: Report) -> str:
             _f(a.se),
             _ci(a.ci_low, a.ci_high),
             str(a.n_items),
-            str(a.n_clusters),
+            f"{a.n_clusters}!" if a.few_clusters else str(a.n_clusters),
             str(a.n_runs),
             str(a.failures),
         ]
@@ -1242,7 +1347,10 @@ def _render(rep: Report) -> str:
         ]
         for a in rep.arms
     ]
-    lines = [head, *_grid(header, rows), "Variance components (score units squared) and cost:"]
+    lines = [head, *_grid(header, rows)]
+    if any(a.few_clusters for a in rep.arms):
+        lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
+    lines.append("Variance components (score units squared) and cost:")
     lines += _grid(cost_header, cost_rows)
     if any(a.usd_unpriced for a in rep.arms):
         lines.append("  * some runs have no price; usd counts them as 0 and acc/usd is not given.")
@@ -1272,5 +1380,5 @@ def _render(rep: Report) -> str:
             for c in rep.comparisons
         ]
         lines += _grid(ch, crow)
-    lines.append("  " + rep.note)
+    lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)

@@ -65,8 +65,10 @@ def test_hand_computed_accuracy_se_df_interval():
     assert a.se == pytest.approx(0.144)
     assert (a.n_items, a.n_clusters, a.df, a.runs, a.n_runs) == (5, 3, 2, 5, 25)
     t975_df2 = 4.302652729911275  # t quantile, 2 df, 0.975
-    assert a.ci_low == pytest.approx(0.48 - t975_df2 * 0.144)
-    assert a.ci_high == pytest.approx(0.48 + t975_df2 * 0.144)
+    # 0.48 -/+ 0.6196 leaves [0, 1]: clipped to the parameter space; 3 clusters are few
+    assert 0.48 - t975_df2 * 0.144 < 0 and 0.48 + t975_df2 * 0.144 > 1
+    assert (a.ci_low, a.ci_high) == (0.0, 1.0)
+    assert a.few_clusters
     # within-item sample variances (ddof 1): .2 .3 0 0 .2 -> mean .14
     assert a.var_within == pytest.approx(0.14)
     # var(item means, ddof 1) = .688 / 4 = .172; minus mean(s2 / K) = .028 -> .144
@@ -81,7 +83,8 @@ def test_one_cluster_per_item_is_the_ordinary_standard_error():
     assert a.se == pytest.approx(y.std(ddof=1) / math.sqrt(5))
     assert a.df == 4
     half = sps.t.ppf(0.975, 4) * a.se
-    assert (a.ci_low, a.ci_high) == pytest.approx((0.48 - half, 0.48 + half))
+    assert 0.48 - half < 0  # clipped at 0
+    assert (a.ci_low, a.ci_high) == pytest.approx((0.0, 0.48 + half))
 
 
 def test_level_changes_the_interval():
@@ -175,22 +178,114 @@ def test_bootstrap_is_reproducible_under_a_seed():
 def test_too_few_runs_raises_unless_descriptive():
     table = {k: v[:3] for k, v in HAND.items()}
     rows = rows_from(table)
-    with pytest.raises(TooFewRunsError, match="descriptive=True"):
+    with pytest.raises(TooFewRunsError, match=r"descriptive=True \(hrb report --descriptive\)"):
         report(rows)
     with pytest.raises(TooFewRunsError):
         compare(rows + rows_from(table, arm="b"), "a", "b")
+    with pytest.raises(TooFewRunsError):
+        compare_all(rows + rows_from(table, arm="b"))
+    with pytest.raises(TooFewRunsError):
+        report_payload(rows)
+
+
+# One greedy prediction per item (runs=1): the first run of HAND for arm a, the second for b.
+# a: 1 1 | 0 | 1 1 -> 0.8; b: 1 1 | 0 | 1 0 -> 0.6; differences 0 0 | 0 | 0 1 -> 0.2.
+ONE_A = {k: v[:1] for k, v in HAND.items()}
+ONE_B = {k: v[1:2] for k, v in HAND.items()}
+
+
+def test_descriptive_one_run_still_has_intervals_over_items():
+    rows = rows_from(ONE_A) + rows_from(ONE_B, arm="b")
     rep = report(rows, descriptive=True)
-    a = rep.arms[0]
+    a = rep.arm("a")
+    assert rep.descriptive and rep.runs == 1
+    # residuals .2 .2 | -.8 | .2 .2 -> cluster sums .4 -.8 .4 -> .96; se^2 = 1.5 * .96 / 25
+    assert (a.accuracy, a.se) == pytest.approx((0.8, 0.24))
+    half = sps.t.ppf(0.975, 2) * 0.24
+    assert (a.ci_low, a.ci_high) == pytest.approx((max(0.0, 0.8 - half), min(1.0, 0.8 + half)))
+    assert (a.var_within, a.var_between) == (None, None)  # one run: not estimable
+    # paired: residuals -.2 -.2 | -.2 | -.2 .8 -> cluster sums -.4 -.2 .6 -> .56; se^2 = 1.5 * .56 / 25
+    (c,) = rep.comparisons
+    se = math.sqrt(1.5 * 0.56 / 25)
+    assert (c.diff, c.se) == pytest.approx((0.2, se))
+    assert c.p_value == pytest.approx(2 * sps.t.sf(0.2 / se, 2))
+    assert c.p_holm == pytest.approx(c.p_value) and c.descriptive
+    lo, hi = 0.2 - sps.t.ppf(0.975, 2) * se, 0.2 + sps.t.ppf(0.975, 2) * se
+    assert (c.ci_low, c.ci_high) == pytest.approx((lo, hi))
+    single = compare(rows, "a", "b", descriptive=True)
+    assert single.descriptive and single.se == pytest.approx(se)
+    # the same numbers as a non-descriptive report of the same item scores with 5 runs each
+    five = report(rows_from({k: v * 5 for k, v in ONE_A.items()}))
+    assert (five.arm("a").se, five.arm("a").ci_low) == pytest.approx((a.se, a.ci_low))
+
+
+def test_descriptive_with_a_few_runs_keeps_the_variance_components():
+    rows = rows_from({k: v[:3] for k, v in HAND.items()})
+    a = report(rows, descriptive=True).arm("a")
     assert a.accuracy == pytest.approx((1 + 2 / 3 + 0 + 1 + 1 / 3) / 5)
-    assert (a.se, a.ci_low, a.ci_high) == (None, None, None)
-    # says so in every output
-    assert "Descriptive only" in str(rep)
+    assert a.se is not None and a.ci_low is not None and a.ci_high is not None
+    # within-item sample variances of 1 1 1 | 1 1 0 | 0 0 0 | 1 1 1 | 1 0 0: 0 1/3 0 0 1/3
+    assert a.var_within == pytest.approx(2 / 15)
+
+
+def test_a_descriptive_report_says_so_in_every_output():
+    rows = rows_from(ONE_A) + rows_from(ONE_B, arm="b")
+    rep = report(rows, descriptive=True)
+    label = "Descriptive: fewer than 5 runs per item (1 here)"
+    text = str(rep)
+    assert "DESCRIPTIVE" in text.splitlines()[0] and "intervals over items only" in text.splitlines()[0]
+    assert label in " ".join(text.split())  # the note, wrapped
+    assert "run-to-run spread is not measured" in rep.note and "sampling of items" in rep.note
     d = json.loads(rep.to_json())
-    assert d["descriptive"] is True and "Descriptive only" in d["note"]
-    frame = rep.to_pandas()
-    assert frame.attrs["descriptive"] is True and bool(frame["descriptive"].all())
-    assert "Descriptive only" in frame.attrs["note"]
-    assert report_payload(rows, descriptive=True)["descriptive"] is True
+    assert d["descriptive"] is True and d["note"].startswith(label)
+    assert all(c["descriptive"] for c in d["comparisons"])
+    assert rep.to_dict()["descriptive"] is True and rep.to_dict()["note"] == rep.note
+    for table in ("arms", "comparisons"):
+        frame = rep.to_pandas(table)
+        assert frame.attrs["descriptive"] is True and bool(frame["descriptive"].all())
+        assert frame.attrs["note"].startswith(label)
+    payload = report_payload(rows, descriptive=True)
+    assert payload["descriptive"] is True and payload["note"].startswith(label)
+    assert "DESCRIPTIVE" in payload["text"]
+    pair = report_payload(rows, descriptive=True, compare_pair=("b", "a"))
+    assert pair["comparisons"][0]["descriptive"] is True
+
+
+def test_descriptive_changes_nothing_with_five_runs():
+    rows = rows_from(HAND) + rows_from(HAND, arm="b")
+    plain, desc = report(rows), report(rows, descriptive=True)
+    assert desc == plain and not desc.descriptive
+    assert "Descriptive" not in str(desc) and "DESCRIPTIVE" not in str(desc)
+    assert not compare(rows, "a", "b", descriptive=True).descriptive
+
+
+def test_intervals_are_clipped_to_the_parameter_space():
+    # 3 clusters: accuracies 0.95 and 0.05, wide t intervals with 2 df
+    table = {("A", "q1"): [1] * 5, ("A", "q2"): [1] * 5, ("B", "q3"): [1, 1, 1, 1, 0], ("C", "q4"): [1] * 5}
+    good = rows_from(table)
+    bad = rows_from({k: [0] * 5 if k[1] != "q3" else [1, 0, 0, 0, 0] for k in table}, arm="b")
+    rep = report(good + bad)
+    a, b = rep.arm("a"), rep.arm("b")
+    assert a.ci_high == 1.0 and 0 < a.ci_low < a.accuracy
+    assert b.ci_low == 0.0 and b.accuracy < b.ci_high < 1
+    (c,) = rep.comparisons
+    assert c.diff == pytest.approx(0.9)  # 0.95 - 0.05
+    assert c.diff + sps.t.ppf(0.975, 2) * c.se > 1 and c.ci_high == 1.0
+    assert -1.0 <= c.ci_low < c.diff
+    boot = report(good + bad, method="bootstrap", n_boot=200)
+    for arm in boot.arms:
+        assert 0.0 <= arm.ci_low <= arm.ci_high <= 1.0
+    assert -1.0 <= boot.comparisons[0].ci_low <= boot.comparisons[0].ci_high <= 1.0
+
+
+@pytest.mark.parametrize(("n_clusters", "few"), [(2, True), (9, True), (10, False), (30, False)])
+def test_few_clusters_flag(n_clusters, few):
+    table = {(f"c{i}", f"q{i}"): [(i + r) % 2 for r in range(5)] for i in range(n_clusters)}
+    rep = report(rows_from(table))
+    assert rep.arm("a").few_clusters is few
+    assert ("few clusters (fewer than 10)" in str(rep)) is few
+    assert (f"{n_clusters}!" in str(rep)) is few
+    assert rep.to_pandas()["few_clusters"].tolist() == [few]
 
 
 def correlated_arms(seed: int = 3, n_items: int = 200, runs: int = 5) -> list[Row]:
@@ -467,7 +562,10 @@ def test_real_benchmark_with_few_runs_needs_descriptive():
         report(bench)
     rep = report(bench, descriptive=True)
     assert rep.descriptive and rep.runs == 3 and rep.arms[0].accuracy == pytest.approx(2 / 3)
-    assert "Descriptive only" in str(rep) and "3 run(s) per item" in rep.note
+    assert "DESCRIPTIVE" in str(rep) and rep.note.startswith(
+        "Descriptive: fewer than 5 runs per item (3 here)"
+    )
+    assert rep.arms[0].se is not None and rep.arms[0].var_within is not None
 
 
 def test_plot_without_matplotlib_says_how_to_install(monkeypatch, tmp_path):
@@ -479,3 +577,54 @@ def test_plot_without_matplotlib_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
     with pytest.raises(ImportError, match=r"hrbench\[plot\]"):
         rep.plot(tmp_path / "x.png")
+
+
+def png_size(path) -> tuple[int, int]:
+    """(width, height) in pixels from a PNG's IHDR chunk."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_report_payload_writes_the_plot(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    rows = correlated_arms()
+    out = tmp_path / "report.png"
+    payload = report_payload(rows, **{"plot": str(out)})  # as the daemon passes its settings
+    assert payload["plot"] == str(out) and png_size(out) == (704, 484)  # accuracy vs USD per run
+    assert payload["text"].endswith(f"Plot: {out}")
+    json.dumps(payload)
+    assert "plot" not in report_payload(rows)
+    monkeypatch.chdir(tmp_path)
+    rel = report_payload(rows, plot="rel.png")
+    assert rel["plot"] == str(tmp_path / "rel.png") and (tmp_path / "rel.png").exists()
+    with pytest.raises(ConfigError, match="plot: cannot be written"):
+        report_payload(rows, plot=str(tmp_path / "no" / "such" / "dir.png"))
+    with pytest.raises(ConfigError, match="plot"):
+        report_payload(rows, plot="")
+
+
+def test_plot_with_no_cost_is_a_dot_plot_per_arm(tmp_path):
+    pytest.importorskip("matplotlib")
+    # outputs arms scoring existing predictions: one run per item, USD 0
+    rows = rows_from(ONE_A, usd=0.0) + rows_from(ONE_B, arm="b", usd=0.0)
+    rep = report(rows, descriptive=True)
+    assert all(a.usd_per_run == 0.0 for a in rep.arms)
+    out = tmp_path / "zero.png"
+    payload = report_payload(rows, descriptive=True, plot=str(out))
+    assert payload["plot"] == str(out)
+    width, height = png_size(out)
+    assert width == 704 and height < 484  # the shorter horizontal dot plot, not the cost plot
+    unpriced = [msgspec.structs.replace(r, usd=None) for r in rows]
+    rep_u = report(unpriced, descriptive=True)
+    assert png_size(rep_u.plot(tmp_path / "unpriced.png")) == (width, height)
+
+
+def test_plot_payload_without_matplotlib_is_a_config_error(monkeypatch, tmp_path):
+    import sys
+
+    for mod in ("matplotlib", "matplotlib.backends.backend_agg", "matplotlib.figure"):
+        monkeypatch.setitem(sys.modules, mod, None)
+    with pytest.raises(ConfigError, match=r"hrbench\[plot\]"):
+        report_payload(rows_from(HAND), plot=str(tmp_path / "x.png"))
+    assert not (tmp_path / "x.png").exists()
