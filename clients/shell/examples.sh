@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
 # hrb from the shell: every command prints JSON lines on stdout (pipe them to jq).
-# Exit codes: 0 ok, 1 scored wrong (--check), 2 usage or invalid spec, 3 daemon or run error,
-# 130 interrupted (the benchmark is cancelled; `hrb bench --resume ID` finishes it).
+# Exit codes (also in `hrb --help`):
+#   0    ok
+#   1    an output scored wrong (`hrb score --check`); no daemon runs (`hrb daemon status`)
+#   2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
+#        ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
+#        TooFewRunsError (a report of fewer than 5 runs: use --descriptive)
+#   3    a daemon, transport or run error (no daemon reachable, NotFound, ModelError, ...)
+#   130  interrupted (the benchmark is cancelled; `hrb bench --resume ID` finishes it)
 set -euo pipefail
 
 # Score one output (a daemon starts on first use; `hrb daemon stop` ends it).
 hrb score --label Paris "  paris "
 hrb score --scorer answer_contains --label 8000 "About 8,000 people live there." --check
 
-# Score many: JSON lines {"output", "label", "item"?} on stdin, one verdict per line.
+# Score many: JSON lines {"output", "label", "item"?} on stdin, one verdict per line. A bad line
+# stops the input: the verdicts of the lines before it are printed, then "hrb: stdin line N: ..."
+# and exit 2.
 printf '%s\n' '{"output": "Lima", "label": "Lima"}' '{"output": "Quito", "label": ["Lima"]}' | hrb score
 
 # Run a benchmark from a TOML spec; rows stream as JSON lines, the last line is the result.
 id=$(hrb bench examples/capitals.toml | tail -n 1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 hrb rows "$id" --limit 3
 hrb report "$id" --text
+# The daemon writes the PNG (needs matplotlib: pip install 'hrbench[plot]'); "plot" in the JSON is
+# its absolute path (a relative FILE is taken from the current directory).
+hrb report "$id" --plot report.png
 
 # References kept in the daemon's store, by name.
 hrb ref list
 
-# The shared daemon.
-hrb daemon status
+# The shared daemon: `status` prints {"running": false} and exits 1 when none runs (it never starts
+# one), so scripts test it directly; `stop` returns once the daemon process has exited.
+if hrb daemon status >/dev/null; then echo "a daemon is running"; fi
+hrb daemon stop

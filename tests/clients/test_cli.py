@@ -60,7 +60,7 @@ def test_score_one_liner_and_exit_codes() -> None:
     stdin = '{"output": "a", "label": "a"}\n\n{"output": "b", "label": ["x", "b"]}\n{"output": null, "label": "x"}\n'
     got = lines(hrb("score", "--check", input=stdin, check_rc=1).stdout)
     assert [g["correct"] for g in got] == [True, True, False]
-    assert hrb("score", "--scorer", "nope", "--label", "a", "a", check_rc=3).stderr.startswith(
+    assert hrb("score", "--scorer", "nope", "--label", "a", "a", check_rc=2).stderr.startswith(
         "hrb: ConfigError"
     )
     assert "not JSON" in hrb("score", input="{oops\n", check_rc=2).stderr
@@ -118,6 +118,14 @@ def test_invalid_bench_files_are_usage_errors(tmp_path: Path) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text('runs = "five"\n')
     assert "at `$.runs`" in hrb("bench", str(bad), check_rc=2).stderr
+    bad.write_text("rusn = 5\n")
+    assert "unknown field `rusn` - at `$`" in hrb("bench", str(bad), check_rc=2).stderr
+    bad.write_text('[[arms]]\nkind = "promt"\nname = "a"\ntemplate = "{item}"\n')
+    err = hrb("bench", str(bad), check_rc=2).stderr
+    assert err.rstrip().endswith("`$.arms[0].kind` (expected one of: prompt, reading, outputs, import)")
+    bad.write_text('[client]\nkind = "mok"\n')
+    err = hrb("bench", str(bad), check_rc=2).stderr
+    assert "`$.client.kind` (expected one of: openai, anthropic, replay, mock)" in err
     bad.write_text("runs = [\n")
     assert "not valid TOML" in hrb("bench", str(bad), check_rc=2).stderr
     assert "cannot read" in hrb("bench", str(tmp_path / "missing.toml"), check_rc=2).stderr
@@ -157,12 +165,17 @@ def test_references(tmp_path: Path) -> None:
 
 
 def test_daemon_lifecycle_and_tcp_refusal() -> None:
-    hrb("--no-autostart", "status", check_rc=3)
+    assert lines(hrb("--no-autostart", "status", check_rc=1).stdout) == [{"running": False}]
     started = lines(hrb("daemon", "start").stdout)[0]
     assert started["running"] is True
     status = lines(hrb("daemon", "status").stdout)[0]
-    assert status["up"] is True and status["pid"] == started["pid"]
+    assert status["running"] is True and status["pid"] == started["pid"]
+    assert status["running_benchmarks"] == []
     assert lines(hrb("daemon", "stop").stdout)[0] == {"stopped": True}
+    with pytest.raises(ProcessLookupError):  # `stop` returns once the process has exited
+        os.kill(started["pid"], 0)
+    assert lines(hrb("daemon", "status", check_rc=1).stdout) == [{"running": False}]
+    assert lines(hrb("daemon", "stop").stdout)[0] == {"stopped": False}
     hrb("--no-autostart", "score", "--label", "a", "a", check_rc=3)
     assert "loopback" in hrb("daemon", "start", "--tcp", "0.0.0.0:8765", check_rc=2).stderr
 
@@ -202,8 +215,10 @@ def test_score_fast_path_matches_the_full_path() -> None:
         hrb("score", "--check", "--label", "x", "y", check_rc=1).stdout
         == hrb("score", "--check", "--label=x", "y", check_rc=1).stdout
     )
-    slow_err = hrb("score", "--scorer=nope", "--label", "a", "a", check_rc=3).stderr
-    assert hrb("score", "--scorer", "nope", "--label", "a", "a", check_rc=3).stderr == slow_err
+    slow_err = hrb("score", "--scorer=nope", "--label", "a", "a", check_rc=2).stderr
+    assert hrb("score", "--scorer", "nope", "--label", "a", "a", check_rc=2).stderr == slow_err
+    slow_err = hrb("score", "--scorer=foo.bar:baz", "--label", "a", "a", check_rc=2).stderr
+    assert hrb("score", "--scorer", "foo.bar:baz", "--label", "a", "a", check_rc=2).stderr == slow_err
 
 
 def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
@@ -239,3 +254,107 @@ def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
     assert first["ledger_id"].startswith(bench_id)
     done = lines(hrb("bench", "--resume", bench_id, "--no-rows").stdout)[0]
     assert done["status"] == "done" and done["n_rows"] == 50 and 1 <= done["n_resumed"] < 50
+
+
+def _bench_file(tmp_path: Path, *, runs: int = 5, extra: str = "", labels: str = '["x", "y", "x"]') -> Path:
+    spec = tmp_path / f"bench{runs}.toml"
+    spec.write_text(
+        f"runs = {runs}\n{extra}\n"
+        + textwrap.dedent(f"""
+        [reference]
+        items = ["a", "b", "c"]
+        labels = {labels}
+        [client]
+        kind = "mock"
+        reply = "x"
+        [[arms]]
+        kind = "prompt"
+        name = "ask"
+        template = "{{item}}"
+        [[arms]]
+        kind = "prompt"
+        name = "ask2"
+        template = "Q: {{item}}"
+    """)
+    )
+    return spec
+
+
+def _bench_id(spec: Path) -> str:
+    return str(lines(hrb("bench", str(spec), "--no-rows").stdout)[-1]["id"])
+
+
+def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path) -> None:
+    epilog = hrb("--help").stdout
+    for needle in ("ConfigError", "ReferenceValueError", "SignatureError", "TooFewRunsError", "130"):
+        assert needle in epilog
+    # a spec the daemon rejects: the ConfigError family
+    bad_scorer = _bench_file(tmp_path, extra='scorer = "exactt"')
+    assert "ConfigError" in hrb("bench", str(bad_scorer), check_rc=2).stderr
+    few_labels = _bench_file(tmp_path, labels='["x"]')
+    assert "ReferenceValueError" in hrb("bench", str(few_labels), check_rc=2).stderr
+    # report settings
+    bench_id = _bench_id(_bench_file(tmp_path))
+    assert "method" in hrb("report", bench_id, "--method", "bogus", check_rc=2).stderr
+    assert "level" in hrb("report", bench_id, "--level", "1.5", check_rc=2).stderr
+    assert "nope" in hrb("report", bench_id, "--compare", "ask", "nope", check_rc=2).stderr
+    # scorer settings and imports (the fast path and the full one agree)
+    for pre in ([], ["--check"]):
+        hrb("score", *pre, "--settings", '{"bogus": 1}', "--label", "a", "a", check_rc=2)
+        hrb("score", *pre, "--scorer", "foo.bar:baz", "--label", "a", "a", check_rc=2)
+    # not the caller's input: exit 3
+    assert "NotFound" in hrb("report", "0123456789abcdef", check_rc=3).stderr
+
+
+def test_report_of_too_few_runs_hints_at_descriptive(tmp_path: Path) -> None:
+    bench_id = _bench_id(_bench_file(tmp_path, runs=2))
+    err = hrb("report", bench_id, check_rc=2).stderr
+    assert err.startswith("hrb: TooFewRunsError:") and "use --descriptive" in err
+    assert lines(hrb("report", bench_id, "--descriptive").stdout)[0]["descriptive"] is True
+
+
+def test_report_help_lists_the_choices() -> None:
+    out = " ".join(hrb("report", "--help").stdout.split())
+    assert "cluster" in out and "bootstrap" in out and "between 0 and 1" in out and "--plot" in out
+
+
+def test_report_plot_is_written_where_the_caller_is(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    bench_id = _bench_id(_bench_file(tmp_path))
+    here = tmp_path / "here"
+    here.mkdir()
+    proc = subprocess.run(
+        [*HRB, "report", bench_id, "--plot", "out.png"],
+        cwd=here,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    png = here / "out.png"
+    assert lines(proc.stdout)[0]["plot"] == str(png)
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    text = hrb("report", bench_id, "--text", "--plot", str(tmp_path / "t.png")).stdout
+    assert str(tmp_path / "t.png") in text and (tmp_path / "t.png").exists()
+    assert "plot" in hrb("report", bench_id, "--plot", str(tmp_path / "no" / "x.png"), check_rc=2).stderr
+
+
+def test_score_stdin_prints_every_verdict_before_a_bad_line() -> None:
+    good = [
+        '{"output": "a", "label": "a"}',
+        "",
+        '{"output": "b", "label": "c"}',
+        '{"output": "d", "label": "d"}',
+    ]
+    for bad, message in (
+        ('{"output": 1, "label": "b"}', "stdin line 5: Expected `str | null`, got `int` - at `$.output`"),
+        ('{"outpt": "b", "label": "b"}', "stdin line 5: Object contains unknown field `outpt` - at `$`"),
+        ("{oops", "stdin line 5: not JSON"),
+        ("[1]", "stdin line 5: expected an object"),
+        ('{"output": "b", "label": "b", "scorer": "nope"}', "hrb: ConfigError: stdin line 5: scorer"),
+    ):
+        stdin = "\n".join([*good, bad, '{"output": "e", "label": "e"}']) + "\n"
+        proc = hrb("score", "--check", input=stdin, check_rc=2)
+        assert [r["correct"] for r in lines(proc.stdout)] == [True, False, True], bad
+        assert message in proc.stderr, (bad, proc.stderr)
+        assert proc.stderr.count("\n") == 1, proc.stderr

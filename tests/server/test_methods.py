@@ -91,6 +91,20 @@ def test_report_of_stored_benchmark(shared_daemon: Daemon) -> None:
             c.report(stream.id, no_such_setting=1)  # type: ignore[arg-type]
 
 
+def test_report_plot_is_written_by_the_daemon(shared_daemon: Daemon, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "report.png"
+    with shared_daemon.client() as c:
+        stream = c.benchmark(spec(n=3))
+        list(stream)
+        assert stream.id is not None
+        rep = c.report(stream.id, plot=str(png))
+        assert rep["plot"] == str(png) and str(png) in rep["text"]
+        assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+        with pytest.raises(hc.ConfigError, match="plot"):
+            c.report(stream.id, plot=str(tmp_path / "missing" / "x.png"))
+
+
 def test_reading_recipe_on_a_squad_reference(shared_daemon: Daemon, data: Path) -> None:
     squad = data / "squad2-dev-500" / "squad2_dev_500.jsonl"
     if not squad.exists():

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -178,6 +180,19 @@ def test_status_and_shutdown(daemon: Daemon) -> None:
     assert daemon.proc is not None
     assert daemon.proc.wait(15) == 0
     assert not daemon.socket.exists()
+
+
+def test_stop_daemon_returns_once_the_process_has_exited(home: Path) -> None:
+    from hrbench_client.client import daemon_status, start_daemon, stop_daemon
+
+    pid = start_daemon(home)  # a child of this process: stop_daemon must reap it, not wait on a zombie
+    assert stop_daemon(home) is True
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert daemon_status(home) is None
+    again = start_daemon(home, timeout_s=5.0)  # the state dir's lock is free at once
+    assert again != pid and stop_daemon(home) is True
+    assert stop_daemon(home) is False
 
 
 def test_rows_notifications_decode_into_protocol_rows(shared_daemon: Daemon) -> None:

@@ -7,20 +7,59 @@ import os
 import sys
 
 from hrbench_client import _paths
-from hrbench_client.errors import HrbenchError, InvalidParams, RequestCancelled
+from hrbench_client.errors import (
+    ConfigError,
+    DaemonError,
+    HrbenchError,
+    InvalidParams,
+    RequestCancelled,
+    TooFewRunsError,
+)
 
 # Start-up time matters for one-liners: `typing`, `argparse`, `pathlib` and msgspec are imported
 # where they are used, and `hrb score OUTPUT` takes the fast path of _fast.py.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable, Iterator
     from pathlib import Path
     from typing import Any, NoReturn
 
-__all__ = ["EXIT_ERROR", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_USAGE", "EXIT_WRONG", "run"]
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "EXIT_WRONG",
+    "USAGE_ERRORS",
+    "exit_code",
+    "run",
+]
 
 EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+# Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
+# ReferenceValueError, SignatureError), -32602 invalid params, and a report asked of too few runs.
+# Everything else the daemon reports (and a daemon that cannot be reached) is exit 3.
+USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooFewRunsError)
+
+EXIT_CODES_HELP = """\
+exit codes:
+  0    ok
+  1    an output scored wrong (`hrb score --check`); no daemon runs (`hrb daemon status`)
+  2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
+       ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
+       TooFewRunsError (a report of fewer than 5 runs: use --descriptive)
+  3    a daemon, transport or run error: no daemon could be reached or started, NotFound,
+       ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
+  130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
+"""
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code of an error the daemon reported: 2 for invalid input, else 3."""
+    return EXIT_USAGE if isinstance(exc, USAGE_ERRORS) else EXIT_ERROR
+
 
 # msgspec is imported on first use: `hrb score OUTPUT` answers without it (see _raw.py).
 
@@ -41,6 +80,44 @@ def _err(msg: str) -> None:
 
 class _Usage(Exception):
     pass
+
+
+def _kinds(union: Any) -> str:
+    import typing
+
+    return ", ".join(
+        t.__struct_config__.tag for t in typing.get_args(union) if hasattr(t, "__struct_config__")
+    )
+
+
+def explain(exc: Exception) -> str:
+    """The message of a msgspec validation error, with the valid ``kind`` tags and a ``$`` path.
+
+    ``Invalid value 'promt' - at `$.arms[0].kind``` gets ``(expected one of: prompt, reading,
+    outputs, import)``, and likewise a client's ``kind``; a message about the top-level object
+    (msgspec gives it no path, e.g. ``Object contains unknown field `rusn```) gets `` - at `$```.
+    """
+    import re
+
+    msg = str(exc)
+    if " - at `" not in msg:
+        return f"{msg} - at `$`"
+    m = re.fullmatch(
+        r"Invalid value .* - at `\$(\.arms\[\d+\]|\.client|\.client\.fallback)\.kind`", msg, re.S
+    )
+    if m is None:
+        return msg
+    import typing
+
+    from hrbench_client import protocol as p
+
+    if m.group(1) == ".client":
+        union = p.ClientSpec
+    elif m.group(1) == ".client.fallback":
+        union = typing.get_type_hints(p.ReplayClientSpec)["fallback"]  # a client but not replay
+    else:
+        union = p.ArmSpec
+    return f"{msg} (expected one of: {_kinds(union)})"
 
 
 def _fail_usage(msg: str) -> NoReturn:
@@ -94,21 +171,45 @@ def _label(args: argparse.Namespace) -> Any:
     return args.label[0] if len(args.label) == 1 else list(args.label)
 
 
-def _stdin_inputs(args: argparse.Namespace) -> Iterable[dict[str, Any]]:
-    settings = _settings(args.settings)
-    for n, line in enumerate(sys.stdin.buffer, 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except ValueError as exc:
-            _fail_usage(f"stdin line {n} is not JSON: {exc}")
-        if not isinstance(rec, dict):
-            _fail_usage(f'stdin line {n}: expected {{"output": ..., "label": ...}}')
-        rec.setdefault("scorer", args.scorer)
-        if settings:
-            rec.setdefault("settings", settings)
-        yield rec
+class _StdinInputs:
+    """The ``score`` params of each JSON line on stdin, validated here so that errors name the line.
+
+    Iteration stops at the first bad line and keeps its error in :attr:`error`: the caller
+    prints the verdicts of every line before it, then raises it. :attr:`lines` holds the stdin
+    line number of each input yielded, to name the line of an error the daemon reports.
+    """
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.scorer: str = args.scorer
+        self.settings = _settings(args.settings)
+        self.lines: list[int] = []
+        self.error: _Usage | None = None
+
+    def __iter__(self) -> Iterator[Any]:
+        from hrbench_client import protocol as p
+
+        msgspec = _msgspec()
+        for n, line in enumerate(sys.stdin.buffer, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as exc:
+                self.error = _Usage(f"stdin line {n}: not JSON: {exc}")
+                return
+            if not isinstance(rec, dict):
+                self.error = _Usage(f'stdin line {n}: expected an object {{"output": ..., "label": ...}}')
+                return
+            rec.setdefault("scorer", self.scorer)
+            if self.settings:
+                rec.setdefault("settings", self.settings)
+            try:
+                params = msgspec.convert(rec, p.ScoreParams)
+            except msgspec.ValidationError as exc:
+                self.error = _Usage(f"stdin line {n}: {explain(exc)}")
+                return
+            self.lines.append(n)
+            yield params
 
 
 def _settings(text: str | None) -> dict[str, Any]:
@@ -130,25 +231,29 @@ def cmd_score(args: argparse.Namespace) -> int:
             item = json.loads(args.item)
         except ValueError:
             item = args.item
+    if args.output is None and sys.stdin.isatty():
+        _fail_usage("give an OUTPUT, or JSON lines on stdin")
     with _client(args) as hb:
         if args.output is not None:
-            results: Iterable[Any] = [
-                hb.score(
-                    args.output,
-                    _label(args),
-                    scorer=args.scorer,
-                    item=item,
-                    settings=_settings(args.settings),
-                )
-            ]
-        elif sys.stdin.isatty():
-            _fail_usage("give an OUTPUT, or JSON lines on stdin")
-        else:
-            results = hb.score_many(_stdin_inputs(args))
-        wrong = False
-        for r in results:
+            r = hb.score(
+                args.output, _label(args), scorer=args.scorer, item=item, settings=_settings(args.settings)
+            )
             _out(r)
-            wrong = wrong or r.correct is False
+            return EXIT_WRONG if (args.check and r.correct is False) else EXIT_OK
+        inputs = _StdinInputs(args)
+        wrong = False
+        done = 0
+        try:
+            for r in hb.score_many(inputs):
+                _out(r)
+                done += 1
+                wrong = wrong or r.correct is False
+        except HrbenchError as exc:  # about the input `done`: name its line
+            if done < len(inputs.lines) and not isinstance(exc, DaemonError):
+                exc.message = f"stdin line {inputs.lines[done]}: {exc.message}"
+            raise
+    if inputs.error is not None:
+        raise inputs.error
     return EXIT_WRONG if (args.check and wrong) else EXIT_OK
 
 
@@ -195,7 +300,7 @@ def bench_params(path: str) -> Any:
     try:
         return _msgspec().convert(data, p.BenchmarkParams)
     except _msgspec().ValidationError as exc:
-        raise InvalidParams(f"{path}: {exc}") from None
+        raise InvalidParams(f"{path}: {explain(exc)}") from None
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -269,7 +374,7 @@ def eval_params(path: str) -> Any:
     try:
         return _msgspec().convert(data, p.EvaluateParams)
     except _msgspec().ValidationError as exc:
-        raise InvalidParams(f"{path}: {exc}") from None
+        raise InvalidParams(f"{path}: {explain(exc)}") from None
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -323,10 +428,23 @@ def cmd_report(args: argparse.Namespace) -> int:
         settings["method"] = args.method
     if args.compare:
         settings["compare_pair"] = list(args.compare)
+    plot = None
+    if args.plot is not None:
+        plot = settings["plot"] = os.path.abspath(os.path.expanduser(args.plot))  # the daemon writes it
     with _client(args) as hb:
-        rep = hb.report(args.id, **settings)
+        try:
+            rep = hb.report(args.id, **settings)
+        except TooFewRunsError as exc:
+            if "use --descriptive" not in exc.message:
+                exc.message = f"{exc.message.rstrip()} In hrb: use --descriptive."
+            raise
+    if plot is not None:
+        rep.setdefault("plot", plot)
     if args.text:
-        print(rep.get("text", ""))
+        text = rep.get("text", "")
+        print(text)
+        if plot is not None and plot not in text:
+            print(f"Plot: {plot}")
     else:
         _out(rep)
     return EXIT_OK
@@ -348,13 +466,20 @@ def cmd_recording(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    """``{"running": true, "pid": ..., ...}`` and exit 0, or ``{"running": false}`` and exit 1.
+
+    Scripts test ``hrb daemon status >/dev/null`` (it never starts a daemon). The status's list
+    of running benchmark ids is printed as ``running_benchmarks``.
+    """
     from hrbench_client.client import daemon_status
 
     status = daemon_status(args.home)
     if status is None:
-        _out({"up": False, "home": str(_paths.home(args.home))})
-        return EXIT_ERROR
-    _out({"up": True, **_msgspec().structs.asdict(status)})
+        _out({"running": False})
+        return EXIT_WRONG
+    info = _msgspec().structs.asdict(status)
+    info["running_benchmarks"] = info.pop("running")
+    _out({"running": True, **info})
     return EXIT_OK
 
 
@@ -434,7 +559,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hrb",
         description="hrbench from the shell: JSON lines on stdout (see `hrb COMMAND --help`).",
-        epilog="exit codes: 0 ok, 1 scored wrong (--check), 2 usage, 3 daemon or run error, 130 interrupted",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--home", help="state directory (default $HRBENCH_HOME, else the user state dir)")
     parser.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
@@ -487,10 +613,22 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="the statistical report of a benchmark")
     rep.add_argument("id")
     rep.add_argument("--descriptive", action="store_true", help="no intervals (fewer than 5 runs)")
-    rep.add_argument("--level", type=float)
-    rep.add_argument("--method")
+    rep.add_argument(
+        "--level", type=float, help="confidence level of the intervals, between 0 and 1 (default 0.95)"
+    )
+    rep.add_argument(
+        "--method",
+        metavar="{cluster,bootstrap}",
+        help="interval method: cluster (default; cluster-robust standard errors) or bootstrap",
+    )
     rep.add_argument("--compare", nargs=2, metavar=("ARM_A", "ARM_B"))
     rep.add_argument("--text", action="store_true", help="print the text report instead of JSON")
+    rep.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="also write a PNG plot of the report (accuracy against USD per run); a relative path "
+        "is taken from the current directory",
+    )
     rep.set_defaults(fn=cmd_report)
 
     c = sub.add_parser("cache", help="response cache")
@@ -510,7 +648,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     st = sub.add_parser("status", help="the daemon's status")
     st.set_defaults(fn=cmd_status)
 
-    d = sub.add_parser("daemon", help="start, stop or query the shared daemon")
+    d = sub.add_parser(
+        "daemon",
+        help="start, stop or query the shared daemon",
+        description="start, stop or query the shared daemon; `stop` returns once the daemon has exited, "
+        '`status` prints {"running": false} and exits 1 when none runs',
+    )
     d.add_argument("daemon_cmd", choices=["start", "stop", "status"])
     d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
     d.set_defaults(fn=cmd_daemon)
@@ -536,11 +679,15 @@ def run(argv: list[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except HrbenchError as exc:
+        _err(f"{type(exc).__name__}: {exc}")
+        return exit_code(exc)
+    except BrokenPipeError:  # `hrb rows ID | head`: the reader is gone; say nothing more
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return EXIT_OK
     except OSError as exc:
         _err(f"{type(exc).__name__}: {exc}")
         return EXIT_ERROR
-    except HrbenchError as exc:
-        _err(f"{type(exc).__name__}: {exc}")
-        return EXIT_ERROR
-    except BrokenPipeError:
-        return EXIT_OK

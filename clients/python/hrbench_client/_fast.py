@@ -120,8 +120,10 @@ def try_score(argv: list[str]) -> int | None:
     except (FileNotFoundError, ConnectionRefusedError):
         return None  # the full client starts a daemon
     except HrbenchError as exc:
+        from hrbench_client._commands import exit_code
+
         print(f"hrb: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 3
+        return exit_code(exc)
     except OSError as exc:
         print(f"hrb: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3

@@ -12,14 +12,21 @@ Commands::
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
     hrb rows BENCH_ID [--traces]                                    stored rows of a benchmark
-    hrb report BENCH_ID [--descriptive] [--text]                    the statistical report
+    hrb report BENCH_ID [--descriptive] [--text] [--plot F.png]     the statistical report
     hrb cache stats | hrb recording import FILE [--name N] | export NAME FILE
     hrb daemon start [--tcp 127.0.0.1:PORT] | stop | status
     hrb serve --stdio                                               a private server on stdin/stdout
 
-Exit codes: 0 ok; 1 an output scored wrong (``hrb score --check``); 2 usage or an invalid spec;
-3 a daemon or run error; 130 interrupted (a benchmark is cancelled; its finished rows are kept
-and ``hrb bench --resume ID`` finishes it).
+Exit codes (also in ``hrb --help``)::
+
+    0    ok
+    1    an output scored wrong (``hrb score --check``); no daemon runs (``hrb daemon status``)
+    2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
+         ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
+         TooFewRunsError
+    3    a daemon, transport or run error (no daemon reachable, NotFound, ModelError, ...)
+    130  interrupted (a benchmark is cancelled; its finished rows are kept and
+         ``hrb bench --resume ID`` finishes it)
 
 A benchmark file is TOML with the fields of ``BenchmarkParams`` (``schema/benchmark.params.
 schema.json``); relative paths in it (``reference.path``, an outputs arm's ``path``) are taken

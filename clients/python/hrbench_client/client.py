@@ -470,6 +470,11 @@ class Client:
 # -- the daemon's life cycle --------------------------------------------------------------------
 
 
+# The daemons this process started, by pid: kept so that they are reaped (no zombie for
+# stop_daemon to wait on) and their Popen is not collected while they run (a ResourceWarning).
+_STARTED: dict[int, subprocess.Popen[bytes]] = {}
+
+
 def _python() -> str:
     return os.environ.get("HRBENCH_PYTHON") or sys.executable
 
@@ -517,14 +522,17 @@ def start_daemon(
         )
     finally:
         os.close(fd)
+    _STARTED[proc.pid] = proc
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         status = daemon_status(state)
         if status is not None:
             return status.pid
         rc = proc.poll()
-        if rc is not None and rc != 3:  # 3: another daemon won the race; wait for it
-            raise DaemonError(f"the daemon exited with code {rc}; see {log}")
+        if rc is not None:
+            _STARTED.pop(proc.pid, None)
+            if rc != 3:  # 3: another daemon won the race; wait for it
+                raise DaemonError(f"the daemon exited with code {rc}; see {log}")
         time.sleep(0.02)
     raise DaemonError(f"no daemon answered within {timeout_s} s; see {log}")
 
@@ -542,8 +550,29 @@ def daemon_status(home: str | os.PathLike[str] | None = None) -> p.StatusResult 
         return None
 
 
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` still exists (a daemon this process started is reaped here)."""
+    proc = _STARTED.get(pid)
+    if proc is not None:
+        if proc.poll() is None:
+            return True
+        del _STARTED[pid]
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float = 15.0) -> bool:
-    """Stop the daemon of ``home``; returns ``False`` when none was running."""
+    """Stop the daemon of ``home``; returns ``False`` when none was running.
+
+    Returns once the daemon's process has exited (its socket and lock are then free for a new
+    daemon); after ``timeout_s`` it sends SIGTERM and waits up to 5 s more.
+    """
     import json
     import signal
 
@@ -561,14 +590,23 @@ def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float 
             os.kill(pid, signal.SIGTERM)
         except (OSError, ValueError, KeyError):
             return False
+
+    def gone() -> bool:
+        if pid is not None:
+            return not _pid_alive(pid)
+        return not _paths.socket_path(state).exists() and not _paths.pid_path(state).exists()
+
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        if not _paths.socket_path(state).exists() and not _paths.pid_path(state).exists():
+        if gone():
             return True
         time.sleep(0.02)
     if pid is not None:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5.0
+        while time.monotonic() < deadline and not gone():
+            time.sleep(0.02)
     return True
 
 
