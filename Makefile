@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-HRBENCH_DATA ?= $(abspath ../shared/data)
+DATA ?= ../shared/data
+HRBENCH_DATA ?= $(abspath $(DATA))
 export HRBENCH_DATA
 
 .PHONY: help install test check lint format types bench demo schema clean

@@ -1,22 +1,22 @@
-"""`make demo`: a real benchmark on real data, through the hrbench daemon.
+"""`make demo`: real benchmarks on real data, through the hrbench daemon and `hrb bench`.
 
-Two document question-answering benchmarks on public data with real model answers (see each
-folder's SOURCE.md under the data folder):
+Three document question-answering benchmarks on public data with real model answers (each data
+folder's SOURCE.md gives origin and licence; examples/README.md says how TAT-QA scales are read):
 
-1. SQuAD 2.0 dev, 1,000 questions (489 unanswerable): two pipelines around Llama-3.2-3B-Instruct
-   (the team's first gated pipeline and its final submission), scored with ``answer_contains``
-   (seed 001: containment after folding, numbers matched whole, abstentions such as
-   ``NO ANSWER`` right only on unanswerable items).
-2. TAT-QA dev, 1,668 questions over financial tables and text: GPT-3 (text-davinci-002) and Codex
-   (code-davinci-002), direct answers, chain of thought and program of thought, scored with the
-   same number-aware scorer. The runs answered 1,667 of them (SOURCE.md names the missing one);
+1. ``squad2-shared-50.toml``: SQuAD 2.0 dev, four Llama-3.2-3B-Instruct pipelines on the 50
+   questions they all answered, clustered by passage.
+2. ``squad2-1000.toml``: the two pipelines that answered all 1,000 questions (489 unanswerable).
+3. ``tatqa.toml``: TAT-QA dev, 1,668 questions over financial tables and text, GPT-3 and Codex
+   (direct, chain of thought, program of thought), clustered by table. The runs answered 1,667;
    the missing answer counts as a parse failure for every arm rather than vanishing.
 
-Everything goes through a daemon started for the demo in its own state folder (``out/demo-home``,
-or ``$HRBENCH_DEMO_HOME``): the references are stored, rows stream back as they are scored and are
-kept in SQLite, and the reports are computed by the daemon from the stored rows. The predictions
-are one greedy draw per item, so each arm runs once and the reports are labelled descriptive
-(seed 002: interval reports need 5 runs or more).
+All are scored with ``answer_contains`` (seed 001). A daemon is started for the demo in its own
+state folder (``out/demo-home``, or ``$HRBENCH_DEMO_HOME``); ``hrb bench`` streams every scored
+row back as a JSON line; ``hrb report`` computes the report from the rows the daemon stored.
+The predictions are one greedy draw per question, so each arm runs once and the reports are
+labelled descriptive: their intervals cover the sampling of questions only (seed 002: intervals
+that also cover run-to-run spread need 5 runs or more). The rows stay queryable afterwards with
+``hrb rows ID`` (the command is printed); each report's plot is written to ``out/<spec>.png``.
 
 Environment: ``HRBENCH_DATA`` (default ``../shared/data`` beside the repository).
 """
@@ -25,126 +25,88 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
+from collections import Counter, defaultdict
 from pathlib import Path
-
-from hrbench_client import connect, start_daemon, stop_daemon
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("HRBENCH_DATA") or REPO.parent / "shared" / "data").resolve()
 OUT = REPO / "out"
 HOME = Path(os.environ.get("HRBENCH_DEMO_HOME") or OUT / "demo-home").resolve()
-
-SQUAD = DATA / "squad2-dev-llama32-3b"
-TATQA = DATA / "tatqa-dev-llm"
-
-BENCHMARKS = [
-    {
-        "title": "SQuAD 2.0 dev (1,000 questions): Llama-3.2-3B pipelines",
-        "reference": {"name": "squad2-dev-llama32-3b", "path": SQUAD / "questions.jsonl", "format": "squad"},
-        "arms": [
-            {"kind": "outputs", "name": name, "path": SQUAD / "runs" / f"{name}.jsonl", "id_field": "qid"}
-            for name in ("pipeline_v1_1000", "pipeline_v2_final_1000")
-        ],
-    },
-    {
-        "title": "TAT-QA dev (1,668 questions, 1,667 answered): GPT-3 and Codex, direct / CoT / program of thought",
-        "reference": {"name": "tatqa-dev", "path": TATQA / "tatqa_dataset_dev.json", "format": "tatqa"},
-        "arms": [
-            {"kind": "outputs", "name": name, "path": TATQA / "runs" / f"{name}.jsonl", "format": "tatqa"}
-            for name in (
-                "gpt3_text-davinci-002_direct",
-                "gpt3_text-davinci-002_cot",
-                "codex_code-davinci-002_direct",
-                "codex_code-davinci-002_cot",
-                "codex_code-davinci-002_pot",
-            )
-        ],
-    },
-]
+HRB = str(Path(sys.executable).with_name("hrb"))
+SPECS = ["squad2-shared-50.toml", "squad2-1000.toml", "tatqa.toml"]
+ENV = {**os.environ, "HRBENCH_HOME": str(HOME), "HRBENCH_DATA": str(DATA)}
 
 
-def progress(done: int, total: int) -> None:
-    if sys.stderr.isatty():
-        sys.stderr.write(f"\r  {done:,} / {total:,} rows")
-        sys.stderr.flush()
+def hrb(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run one `hrb` command; stop the demo with its message when it fails."""
+    done = subprocess.run([HRB, *args], env=ENV, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"demo: `hrb {' '.join(args)}` failed (exit {done.returncode}): {done.stderr.strip()}")
+    return done
 
 
-def need(path: Path) -> str:
-    if not path.exists():
-        sys.exit(f"demo: {path} not found; set HRBENCH_DATA to the data folder (see README.md)")
-    return str(path)
+def bench(spec: Path) -> str:
+    """Run one spec through `hrb bench`, reading rows as they stream; returns the benchmark id."""
+    t = time.perf_counter()
+    proc = subprocess.Popen([HRB, "bench", str(spec)], env=ENV, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    kinds: dict[str, Counter[str]] = defaultdict(Counter)
+    result: dict = {}
+    n = 0
+    for line in proc.stdout:
+        obj = json.loads(line)
+        if "ledger_id" in obj:  # a row
+            n += 1
+            kinds[obj["arm"]][obj["failure_kind"] or "right"] += 1
+        else:  # the last line: the result
+            result = obj
+    if proc.wait() != 0 or not result:
+        sys.exit(f"demo: `hrb bench {spec}` failed (exit {proc.returncode})")
+    seconds = time.perf_counter() - t
+    print(f"benchmark {result['id']}: {n:,} rows streamed by `hrb bench` in {seconds:.2f} s")
+    for w in result.get("warnings", []):
+        print(f"  warning: {w}")
+    print()
+    print(result["text"])
+    print("\nfailure kinds per arm:")
+    width = max(len(a) for a in kinds)
+    for arm, counts in kinds.items():
+        print(f"  {arm:<{width}}  " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return str(result["id"])
 
 
 def main() -> int:
-    need(DATA)
+    if not DATA.is_dir():
+        sys.exit(f"demo: data folder {DATA} not found; set HRBENCH_DATA (see examples/README.md)")
     OUT.mkdir(exist_ok=True)
-    print(f"data:   {DATA}")
-    print(f"daemon: state in {HOME}")
+    print(f"data:   {DATA}\nstate:  {HOME}")
     t0 = time.perf_counter()
-    pid = start_daemon(HOME)
-    print(f"daemon: pid {pid}, up in {time.perf_counter() - t0:.1f} s\n")
+    status = json.loads(hrb("daemon", "start").stdout.strip().splitlines()[-1])
+    print(f"daemon: {status}, up in {time.perf_counter() - t0:.1f} s\n")
+    ids = []
     try:
-        with connect(HOME, autostart=False) as hb:
-            for spec in BENCHMARKS:
-                run_one(hb, spec)
-            stats = hb.cache_stats()
-            print(f"store: {HOME / 'hrbench.sqlite3'} ({len(hb.references.list())} references kept)")
-            print(f"cache: {stats.get('entries', 0)} entries (outputs arms make no model calls)")
+        for name in SPECS:
+            spec = REPO / "examples" / name
+            print("=" * 100)
+            print(f"{name}: {spec.read_text(encoding='utf-8').splitlines()[0].lstrip('# ')}")
+            print("=" * 100)
+            bench_id = bench(spec)
+            ids.append(bench_id)
+            print()
+            plot = OUT / f"{spec.stem}.png"
+            print(hrb("report", bench_id, "--descriptive", "--text", "--plot", str(plot)).stdout.rstrip())
+            print()
+        print("The rows stay in the daemon's store; query them with, for example:")
+        for bench_id in ids:
+            print(f"  HRBENCH_HOME={HOME} {HRB} rows {bench_id} --limit 3")
     finally:
-        stop_daemon(HOME)
+        hrb("daemon", "stop")
         print("daemon: stopped")
+    print(f"demo: done in {time.perf_counter() - t0:.1f} s")
     return 0
-
-
-def run_one(hb: object, spec: dict) -> None:
-    ref = spec["reference"]
-    print("=" * 100)
-    print(spec["title"])
-    print("=" * 100)
-    info = hb.references.put({"path": need(ref["path"]), "format": ref["format"]}, name=ref["name"])
-    print(f"reference {ref['name']}: {info.n_items} items, hash {info.hash[:12]}")
-    arms = [{**a, "path": need(a["path"])} for a in spec["arms"]]
-    params = {
-        "name": ref["name"],
-        "reference": ref["name"],
-        "arms": arms,
-        "scorer": "answer_contains",
-        "runs": 1,
-        "governor": {},
-        "concurrency": 64,
-    }
-    t = time.perf_counter()
-    stream = hb.benchmark(params, on_progress=progress)
-    kinds: dict[str, dict[str, int]] = {}
-    rows_path = OUT / f"{ref['name']}.rows.jsonl"
-    with rows_path.open("w", encoding="utf-8") as f:
-        for row in stream:
-            f.write(json.dumps({k: getattr(row, k) for k in row.__struct_fields__}) + "\n")
-            kinds.setdefault(row.arm, {})
-            kind = row.failure_kind or "right"
-            kinds[row.arm][kind] = kinds[row.arm].get(kind, 0) + 1
-    seconds = time.perf_counter() - t
-    if sys.stderr.isatty():
-        sys.stderr.write("\n")
-    result = stream.result
-    print(
-        f"benchmark {result.id}: {result.n_rows:,} rows streamed in {seconds:.2f} s "
-        f"({result.n_rows / seconds:,.0f} rows/s through the daemon), kept in {rows_path.relative_to(REPO)}"
-    )
-    for w in result.warnings:
-        print(f"  warning: {w}")
-    print()
-    print(result.text)
-    print()
-    print("outcomes per arm:")
-    for arm, counts in kinds.items():
-        print(f"  {arm:32s} " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
-    print()
-    report = hb.report(result.id, descriptive=True)
-    print(report["text"])
-    print()
 
 
 if __name__ == "__main__":

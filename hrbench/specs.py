@@ -540,16 +540,21 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     if (items is None) == (path is None):
         raise ConfigError("reference", None, "a reference needs exactly one of `items` or `path`")
     if path is None:
-        ref = Reference(
+        ref: Reference = Reference(
             items,
             labels=_get(spec, "labels"),
             cluster=_get(spec, "cluster"),
             split=_get(spec, "split", "test"),
         )
-    else:
-        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", _get(spec, "limit"))
     keep = _wanted_ids(spec)
-    return ref if keep is None else _select(ref, keep)
+    limit = _get(spec, "limit")
+    if path is not None:
+        # with ids, `limit` keeps the first of the selected items, not of the file
+        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", limit if keep is None else None)
+    if keep is None:
+        return ref
+    selected = _select(ref, keep)
+    return selected if limit is None else _select(selected, selected.ids[:limit])
 
 
 def _reference_file(path: str, fmt: str, limit: int | None) -> Reference:

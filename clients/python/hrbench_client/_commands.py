@@ -276,9 +276,20 @@ def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
 
 
 def _resolve(base: Path, value: Any) -> Any:
-    if isinstance(value, str) and value and not os.path.isabs(os.path.expanduser(value)):
-        return str(base / value)
-    return value
+    """A path of a spec file: environment variables expanded (``${HRBENCH_DATA}/...``), ``~``
+    expanded, and a relative path taken from the spec file's folder.
+
+    Raises:
+        InvalidParams: a variable the environment does not set (named, so the user can set it).
+    """
+    if not isinstance(value, str) or not value:
+        return value
+    expanded = os.path.expandvars(value)
+    if "$" in expanded:
+        name = expanded[expanded.index("$") :].split("/")[0]
+        raise InvalidParams(f"path {value!r}: the environment variable {name} is not set")
+    expanded = os.path.expanduser(expanded)
+    return expanded if os.path.isabs(expanded) else str(base / expanded)
 
 
 def bench_params(path: str) -> Any:
@@ -291,8 +302,10 @@ def bench_params(path: str) -> Any:
 
     data, base = _load_toml(path)
     ref = data.get("reference")
-    if isinstance(ref, dict) and "path" in ref:
-        ref["path"] = _resolve(base, ref["path"])
+    if isinstance(ref, dict):
+        for key in ("path", "ids_from"):
+            if key in ref:
+                ref[key] = _resolve(base, ref[key])
     for arm in data.get("arms", []) or []:
         if isinstance(arm, dict) and arm.get("kind") == "outputs" and "path" in arm:
             arm["path"] = _resolve(base, arm["path"])
@@ -612,7 +625,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     rep = sub.add_parser("report", help="the statistical report of a benchmark")
     rep.add_argument("id")
-    rep.add_argument("--descriptive", action="store_true", help="no intervals (fewer than 5 runs)")
+    rep.add_argument(
+        "--descriptive",
+        action="store_true",
+        help="allow fewer than 5 runs: intervals cover the sampling of items only, and say so",
+    )
     rep.add_argument(
         "--level", type=float, help="confidence level of the intervals, between 0 and 1 (default 0.95)"
     )

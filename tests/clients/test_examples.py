@@ -1,0 +1,54 @@
+"""The demo's benchmark specs (examples/*.toml) load and run on a small slice of the real data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from hrbench_client import protocol as p
+from hrbench_client._commands import bench_params
+from hrbench_client.client import Client
+from hrbench_client.errors import InvalidParams
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+DEMO_SPECS = ["squad2-shared-50.toml", "squad2-1000.toml", "tatqa.toml"]
+
+
+@pytest.mark.parametrize("name", DEMO_SPECS)
+def test_demo_spec_runs_on_a_slice(
+    name: str, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HRBENCH_DATA", str(data))
+    params = bench_params(str(EXAMPLES / name))
+    assert isinstance(params.reference, p.ReferenceSpec)
+    assert params.reference.path is not None and params.reference.path.startswith(str(data))
+    params = msgspec.structs.replace(params, reference=msgspec.structs.replace(params.reference, limit=60))
+    with Client.spawn_stdio(tmp_path / "home") as hb:
+        stream = hb.benchmark(params)
+        rows = list(stream)
+    result = stream.result
+    assert result is not None and result.status == "done"
+    n_arms = len(params.arms)
+    assert len(rows) == result.n_rows and result.n_rows % n_arms == 0 and 0 < result.n_rows <= 60 * n_arms
+    assert {r.arm for r in rows} == {a.name for a in params.arms}
+    # real answers score: every arm gets some right and the failure kinds are the seed's
+    for arm in params.arms:
+        arm_rows = [r for r in rows if r.arm == arm.name]
+        assert any(r.correct for r in arm_rows), arm.name
+        assert {r.failure_kind for r in arm_rows} <= {None, "wrong", "not_in_document", "parse_failure"}
+
+
+def test_unset_variable_in_a_spec_path_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HRBENCH_NOPE", raising=False)
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        '[reference]\npath = "${HRBENCH_NOPE}/q.jsonl"\n\n[[arms]]\nkind = "outputs"\nname = "a"\npath = "x.jsonl"\n'
+    )
+    with pytest.raises(InvalidParams, match="HRBENCH_NOPE"):
+        bench_params(str(spec))
+    monkeypatch.setenv("HRBENCH_NOPE", str(tmp_path))
+    params = bench_params(str(spec))
+    assert params.reference.path == str(tmp_path / "q.jsonl")
+    assert params.arms[0].path == str(tmp_path / "x.jsonl")
