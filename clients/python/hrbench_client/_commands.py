@@ -276,8 +276,10 @@ def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
 
 
 def _resolve(base: Path, value: Any) -> Any:
-    """A path of a spec file: environment variables expanded (``${HRBENCH_DATA}/...``), ``~``
-    expanded, and a relative path taken from the spec file's folder.
+    """A path of a spec file, made absolute.
+
+    Environment variables are expanded (``${HRBENCH_DATA}/...``), then ``~``; a relative path is
+    taken from the spec file's folder.
 
     Raises:
         InvalidParams: a variable the environment does not set (named, so the user can set it).
