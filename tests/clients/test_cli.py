@@ -358,3 +358,11 @@ def test_score_stdin_prints_every_verdict_before_a_bad_line() -> None:
         assert [r["correct"] for r in lines(proc.stdout)] == [True, False, True], bad
         assert message in proc.stderr, (bad, proc.stderr)
         assert proc.stderr.count("\n") == 1, proc.stderr
+
+
+def test_seed003_example_spec_through_hrb_eval() -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "sentiment.toml"
+    out = lines(hrb("eval", str(example)).stdout)[0]
+    assert out["mean_score"] == 0.75
+    assert out["scores"] == [1.0, 1.0, 1.0, 0.0]
+    assert out["n_evaluated"] == 4 and out["n_errors"] == 0
