@@ -774,7 +774,9 @@ async def benchmark_async(
             stacklevel=3,
         )
     reference.lock()
-    rt = _Runtime(client, gov, cache, record, store, pricing or default_pricing())
+    if pricing is None:  # the first load reads the shipped price table: not on the event loop
+        pricing = await anyio.to_thread.run_sync(default_pricing)
+    rt = _Runtime(client, gov, cache, record, store, pricing)
     cells = plan.cells()
     total = len(cells) * runs
     rows: list[Row | None] = [None] * total if keep_rows else []

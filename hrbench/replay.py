@@ -41,6 +41,10 @@ class ReplayClient:
         provider, base_url: the identity the recorded requests carried (they are part of the
             key); by default those of ``fallback``, else taken from the recording itself.
 
+    The constructor reads the recording's identity (model, provider, base URL) from the store,
+    which blocks: in async code build it in a worker thread (``anyio.to_thread.run_sync``), as the
+    daemon does. Sending never blocks the event loop.
+
     Raises:
         ReplayMiss: (on send) a strict miss.
 
