@@ -182,6 +182,54 @@ class AdaptiveLimiter:
             free -= 1
 
 
+SHARD_CONNECTIONS = 16
+"""Connections per shard of a :class:`ShardedPool`."""
+
+
+class ShardedPool:
+    """Several ``AsyncClient`` pools of at most :data:`SHARD_CONNECTIONS` connections each.
+
+    httpcore's pool scans every connection it holds on each request (to assign it and to expire
+    idle ones), so one pool of 100 connections spends CPU in proportion to 100 on every request:
+    at 100 requests in flight that scan, not the network, bounded the throughput (measured with
+    ``bench/concurrency.py``: the pool's ``_assign_requests_to_connections`` was the top entry of
+    the profile). Each request goes to the shard with the fewest requests in flight, so the
+    shards fill evenly and none holds more requests than connections while another has room.
+    """
+
+    def __init__(self, shards: list[httpx2.AsyncClient]) -> None:
+        self.shards = shards
+        self.in_flight = [0] * len(shards)
+
+    @classmethod
+    def build(
+        cls, max_connections: int, timeout_s: float, connect_timeout_s: float, trust_env: bool
+    ) -> ShardedPool:
+        """Split ``max_connections`` into shards of at most :data:`SHARD_CONNECTIONS`."""
+        n = max(1, -(-max_connections // SHARD_CONNECTIONS))
+        per = -(-max_connections // n)
+        return cls(
+            [
+                make_async_client(per, timeout_s, connect_timeout_s=connect_timeout_s, trust_env=trust_env)
+                for _ in range(n)
+            ]
+        )
+
+    async def post(self, url: str, **kwargs: Any) -> HttpResponse:
+        """POST through the least busy shard."""
+        i = min(range(len(self.shards)), key=self.in_flight.__getitem__)
+        self.in_flight[i] += 1
+        try:
+            return await self.shards[i].post(url, **kwargs)
+        finally:
+            self.in_flight[i] -= 1
+
+    async def aclose(self) -> None:
+        """Close every shard's connections."""
+        for shard in self.shards:
+            await shard.aclose()
+
+
 class Endpoint:
     """The pool and limiter shared by every client of one ``(provider, base_url)`` in one loop.
 
@@ -194,7 +242,7 @@ class Endpoint:
         self.provider = provider
         self.base_url = base_url
         self.limiter = AdaptiveLimiter(ceiling)
-        self._pools: dict[tuple[Any, ...], httpx2.AsyncClient] = {}
+        self._pools: dict[tuple[Any, ...], ShardedPool] = {}
         self._building = anyio.Lock()
 
     def __repr__(self) -> str:
@@ -202,29 +250,25 @@ class Endpoint:
 
     async def pool(
         self, max_connections: int, timeout_s: float, connect_timeout_s: float, trust_env: bool
-    ) -> httpx2.AsyncClient:
-        """The shared ``AsyncClient`` for these settings, created on first use.
+    ) -> ShardedPool:
+        """The shared connection pool for these settings, created on first use.
 
         It is built in a worker thread: building one loads the system's certificates (tens of
         milliseconds of blocking file reads), which must not stall the event loop.
         """
         key = (max_connections, timeout_s, connect_timeout_s, trust_env)
-        client = self._pools.get(key)
-        if client is None:
+        pool = self._pools.get(key)
+        if pool is None:
             async with self._building:  # one build, however many requests arrive at once
-                client = self._pools.get(key)
-                if client is None:
-                    client = await anyio.to_thread.run_sync(
+                pool = self._pools.get(key)
+                if pool is None:
+                    pool = await anyio.to_thread.run_sync(
                         functools.partial(
-                            make_async_client,
-                            max_connections,
-                            timeout_s,
-                            connect_timeout_s=connect_timeout_s,
-                            trust_env=trust_env,
+                            ShardedPool.build, max_connections, timeout_s, connect_timeout_s, trust_env
                         )
                     )
-                    self._pools[key] = client
-        return client
+                    self._pools[key] = pool
+        return pool
 
     async def aclose(self) -> None:
         """Close every pooled connection."""

@@ -584,3 +584,45 @@ def test_case_H14d_over_http(srv: LoopbackServer) -> None:
     assert len(srv.requests) == case("H14d")["label"]["provider_calls_added"]
     price = Pricing(overrides={"loopback-1": {"input": 2.0, "cached_input": 0.5, "output": 8.0}})
     assert price.cost(r.usage, r.model) == pytest.approx((500 * 2.0 + 1500 * 0.5 + 50 * 8.0) / 1e6)
+
+
+def test_pool_is_sharded_and_requests_go_to_the_least_busy_shard() -> None:
+    from hrbench.models._http import SHARD_CONNECTIONS, ShardedPool
+
+    async def main() -> None:
+        pool = ShardedPool.build(100, 5.0, 5.0, False)
+        small = ShardedPool.build(16, 5.0, 5.0, False)
+        real = list(pool.shards)
+        try:
+            assert len(pool.shards) == 7 and SHARD_CONNECTIONS == 16
+            assert len(small.shards) == 1
+            gates = [anyio.Event() for _ in pool.shards]
+
+            class Held:
+                def __init__(self, i: int) -> None:
+                    self.i = i
+
+                async def post(self, url: str, **kw: Any) -> Any:
+                    await gates[self.i].wait()
+                    return self.i
+
+            pool.shards = [Held(i) for i in range(len(gates))]  # type: ignore[misc]
+            got: list[int] = []
+
+            async def one() -> None:
+                got.append(await pool.post("u"))
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(14):
+                    tg.start_soon(one)
+                await anyio.wait_all_tasks_blocked()
+                assert pool.in_flight == [2] * 7  # spread evenly, two a shard
+                for g in gates:
+                    g.set()
+            assert sorted(got) == sorted(list(range(7)) * 2) and pool.in_flight == [0] * 7
+        finally:
+            for shard in real:
+                await shard.aclose()
+            await small.aclose()
+
+    anyio.run(main)
