@@ -39,6 +39,37 @@ def test_seed000_custom_scorer_within_1pct() -> None:
     assert near(None, "50", 45.2).failure_kind == "wrong"
 
 
+EXACT_CASE_IDS = [
+    "H01e",
+    "H03a",
+    "H05c",
+    "H05e",
+    "H06a",
+    "H06b",
+    "H06d",
+    "H07a",
+    "H07c",
+    "H08a",
+    "H08c",
+    "H08e",
+    "H09a",
+    "H09b",
+    "H09d",
+    "H09e",
+    "H10g",
+    "H11d",
+    "H11e",
+    "H11f",
+    "L01a",
+    "L01b",
+]
+
+
+def test_every_exact_case_is_here() -> None:
+    """The shared cases this file tests, named; a case added or dropped upstream fails here."""
+    assert [c["id"] for c in EXACT_CASES] == EXACT_CASE_IDS
+
+
 @pytest.mark.parametrize("case", EXACT_CASES, ids=[c["id"] for c in EXACT_CASES])
 def test_shared_exact_case(case: dict) -> None:
     s = hb.exact_scorer()(None, case["output"], case["label"])

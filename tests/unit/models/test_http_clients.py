@@ -301,6 +301,7 @@ def test_retry_after_past_budget_is_not_waited(srv: LoopbackServer) -> None:
 
 
 def test_case_H15a_429_then_ok_charges_each_attempt(srv: LoopbackServer) -> None:
+    # case H15a: a 429 with Retry-After, then 200: scored normally, no budget_stop
     srv.push("429:retry_after=0.5")
     gov = Governor(max_calls=10)
     gate = gov.gate(0.0, 0)

@@ -55,6 +55,43 @@ def test_seed001_rules(output: str, label: object, expected: bool) -> None:
 
 
 # -- every shared case, by id ------------------------------------------------------------------
+ANSWER_CONTAINS_CASE_IDS = [
+    "H01a",
+    "H01b",
+    "H01d",
+    "H01f",
+    "H02a",
+    "H02b",
+    "H02c",
+    "H02e",
+    "H03b",
+    "H03d",
+    "H04a",
+    "H04b",
+    "H04d",
+    "H04e",
+    "H04f",
+    "H05a",
+    "H05d",
+    "H09f",
+    "H10a",
+    "H10c",
+    "H10d",
+    "H10f",
+    "H11a",
+    "H11c",
+    "H11i",
+    "H13c",
+    "H13e",
+    "L01d",
+]
+
+
+def test_every_answer_contains_case_is_here() -> None:
+    """The shared cases this file tests, named; a case added or dropped upstream fails here."""
+    assert [c["id"] for c in CASES] == ANSWER_CONTAINS_CASE_IDS
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_shared_answer_contains_case(case: dict) -> None:
     s = score(case["output"], case["label"])
