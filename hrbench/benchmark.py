@@ -813,7 +813,8 @@ async def benchmark_async(
             duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
         await emit(ci * runs + run - 1, row, att.ctx.trace)
 
-    async def run_cell(ci: int, cluster: str, item: str, arm: Arm) -> None:
+    def pending(ci: int, item: str, arm: Arm) -> list[int]:
+        """The runs of a cell still to make; finished ones (resume) are counted as they are."""
         todo = []
         for run in range(1, runs + 1):
             prior = done.get((arm.name, item, run))
@@ -823,30 +824,53 @@ async def benchmark_async(
                 rows[ci * runs + run - 1] = prior
             else:
                 running.add(prior)
-        if arm.is_async:
-            for run in todo:
-                await finish(ci, cluster, item, arm, run, await _invoke_async(plan, rt, item, arm, run))
-        elif todo:
-            # a sync arm's runs on one item take one trip to a worker thread, made in order
-            atts = await anyio.to_thread.run_sync(
-                lambda: [_invoke_sync(plan, rt, item, arm, run) for run in todo], limiter=thread_limiter
-            )
-            for run, att in zip(todo, atts, strict=True):
-                await finish(ci, cluster, item, arm, run, att)
+        return todo
 
-    async def run_cell_limited(ci: int, cluster: str, item: str, arm: Arm) -> None:
+    Cell = tuple[int, str, str, Arm]
+
+    async def run_cells(group: list[Cell]) -> None:
         try:
-            await run_cell(ci, cluster, item, arm)
+            todos = [pending(ci, item, arm) for ci, _, item, arm in group]
+            if group[0][3].is_async:
+                for (ci, cluster, item, arm), todo in zip(group, todos, strict=True):
+                    for run in todo:
+                        await finish(
+                            ci, cluster, item, arm, run, await _invoke_async(plan, rt, item, arm, run)
+                        )
+            elif any(todos):
+                # a sync arm's runs, on a group of items, take one trip to a worker thread, in order
+                atts = await anyio.to_thread.run_sync(
+                    lambda: [
+                        [_invoke_sync(plan, rt, item, arm, run) for run in todo]
+                        for (_, _, item, arm), todo in zip(group, todos, strict=True)
+                    ],
+                    limiter=thread_limiter,
+                )
+                for (ci, cluster, item, arm), todo, cell_atts in zip(group, todos, atts, strict=True):
+                    for run, att in zip(todo, cell_atts, strict=True):
+                        await finish(ci, cluster, item, arm, run, att)
         finally:
-            rt.cells.pop((arm.name, item), None)
+            for _, _, item, arm in group:
+                rt.cells.pop((arm.name, item), None)
             limiter.release()
 
-    # one slot per cell: its runs are made in order, cells start in the seed's order, and at most
-    # `concurrency` tasks exist at once, so memory does not grow with the number of cells
+    # One slot per group of cells: a cell's runs are made in order, cells start in the seed's
+    # order, and at most `concurrency` tasks exist at once, so memory does not grow with the
+    # number of cells. A sync arm's consecutive cells are grouped (up to 8) when there are many
+    # more cells than slots: one worker-thread trip then serves several items, which saves the
+    # thread hand-offs that dominate an instantly answering arm.
+    size = max(1, min(8, len(cells) // (4 * concurrency)))
     async with anyio.create_task_group() as tg:
+        group: list[Cell] = []
         for ci, (cluster, item, arm) in enumerate(cells):
+            if group and (arm.is_async or group[0][3].is_async or len(group) >= size):
+                await limiter.acquire()
+                tg.start_soon(run_cells, group)
+                group = []
+            group.append((ci, cluster, item, arm))
+        if group:
             await limiter.acquire()
-            tg.start_soon(run_cell_limited, ci, cluster, item, arm)
+            tg.start_soon(run_cells, group)
 
     final = [r for r in rows if r is not None]
     bench = Bench(

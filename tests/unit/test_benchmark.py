@@ -365,3 +365,35 @@ def msgspec_dict(row):
     import msgspec
 
     return msgspec.structs.asdict(row)
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_sync_arm_cells_grouped_per_thread_trip_keep_every_rule(concurrency: int) -> None:
+    # 100 items x 2 arms: many more cells than slots, so a sync arm's cells share worker trips
+    ref = hb.Reference({f"q{i:03d}": i for i in range(100)}, labels=[str(i) for i in range(100)])
+    made: list[tuple[str, str, int]] = []
+
+    def answer(item, ctx):
+        made.append((ctx.item_id, ctx.arm, ctx.run))
+        assert threading.current_thread() is not threading.main_thread()
+        return ctx.call(str(item)).text if ctx.run != 3 else "wrong"
+
+    client = hb.MockClient(lambda m, p: m[0]["content"])
+    arms = [hb.Arm("a", answer), hb.Arm("b", answer)]
+    done = {}
+    first = hb.benchmark(arms, ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor())
+    for r in first.rows[:37]:
+        done[(r.arm, r.item, r.run)] = r
+    made.clear()
+    bench = hb.benchmark(
+        arms, ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor(), done=done
+    )
+    want = [(i, a, r) for i in ref.ids for a in ("a", "b") for r in range(1, 6)]
+    assert [(r.item, r.arm, r.run) for r in bench.rows] == want
+    assert len(made) == len(want) - 37
+    if concurrency == 1:  # one slot: runs are made in row order, whatever the grouping
+        assert made == want[37:]
+    for key in set(made):  # each cell's runs in order
+        cell = [m for m in made if m[:2] == key[:2]]
+        assert [m[2] for m in cell] == sorted(m[2] for m in cell)
+    assert bench.summary()[0]["accuracy"] == pytest.approx(0.8)
