@@ -8,7 +8,6 @@ import functools
 import hashlib
 import inspect
 import random
-import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -230,16 +229,7 @@ class Context:
             from hrbench.benchmark import drive
 
             return drive(self._acall(prompt, params, inline=True))  # type: ignore[no-any-return]
-        try:
-            return anyio.from_thread.run(lambda: self.acall(prompt, **params))
-        except RuntimeError as exc:
-            if "event loop" in str(exc) or "worker thread" in str(exc) or "from_thread" in str(exc):
-                raise ConfigError(
-                    "ctx.call",
-                    prompt,
-                    "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm",
-                ) from None
-            raise
+        return anyio.from_thread.run(lambda: self.acall(prompt, **params))
 
     async def acall(self, prompt: str | list[dict[str, Any]] | dict[str, Any], **params: Any) -> Result:
         """Send a request from an async arm; the async twin of :meth:`call` (same arguments)."""
@@ -276,8 +266,3 @@ def make_rng(seed: int, arm: str, item: str, run: int) -> random.Random:
     """The private random stream of one run, from (seed, arm, item, run)."""
     digest = hashlib.sha256(f"{seed}|{arm}|{item}|{run}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def now() -> float:
-    """Monotonic seconds."""
-    return time.perf_counter()

@@ -73,7 +73,6 @@ class _Runtime:
         self.pricing = pricing
         self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
-        self.live_calls = 0
         self.inline = getattr(client, "inline", False) is True
 
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
@@ -164,7 +163,6 @@ class _Runtime:
                 )
                 raise
             if result.source == "live":
-                self.live_calls += 1
                 if result.usd is None:
                     result = msgspec.structs.replace(
                         result, usd=self.pricing.cost(result.usage, result.model or request.model)

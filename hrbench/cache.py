@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.records import Request, Result
+from hrbench.records import REFUSAL_REASONS, Request, Result
 from hrbench.store import Store
 
 __all__ = ["Cache", "cache_key", "request_hash"]
@@ -105,12 +105,7 @@ class Cache:
 
     def put(self, request: Request, result: Result, arm: str = "") -> bool:
         """Keep a reply; returns ``False`` (and keeps nothing) for failed or refused replies."""
-        if (
-            not self.write
-            or not result.ok
-            or result.refused
-            or result.finish_reason in ("refusal", "content_filter")
-        ):
+        if not self.write or not result.ok or result.refused or result.finish_reason in REFUSAL_REASONS:
             return False
         self.store.cache_put(cache_key(request, arm), arm, request_hash(request), request, result)
         return True

@@ -54,7 +54,7 @@ import msgspec
 
 from hrbench.arm import Context, RunInfo, current_run
 from hrbench.errors import BudgetRefused, ConfigError, ModelError, SignatureError
-from hrbench.records import Result, Step, Usage
+from hrbench.records import REFUSAL_REASONS, Result, Step, Usage
 
 __all__ = [
     "Example",
@@ -801,7 +801,7 @@ class LMModule(Module):
 def _checked_text(result: Result) -> str:
     if not result.ok:
         raise _RunFailure(f"model error: {result.error or 'the request failed'}", "error")
-    if result.refused or result.finish_reason in ("refusal", "content_filter"):
+    if result.refused or result.finish_reason in REFUSAL_REASONS:
         raise _RunFailure(f"refusal: the model refused ({result.finish_reason or 'refused'})", "refusal")
     return result.text or ""
 

@@ -12,6 +12,7 @@ import msgspec
 
 __all__ = [
     "FAILURE_KINDS",
+    "REFUSAL_REASONS",
     "Answer",
     "Request",
     "Result",
@@ -23,6 +24,9 @@ __all__ = [
 
 FAILURE_KINDS = ("parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error")
 """The failure kinds of seed 000, in no particular order."""
+
+REFUSAL_REASONS = frozenset({"refusal", "content_filter"})
+"""Finish reasons that mean a provider refused or filtered a reply (seed 001)."""
 
 FailureKind = Literal["parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error"]
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import msgspec
 
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.records import FAILURE_KINDS, Answer, Result, Score
+from hrbench.records import FAILURE_KINDS, REFUSAL_REASONS, Answer, Result, Score
 
 __all__ = [
     "NOT_IN_DOCUMENT",
@@ -162,7 +162,7 @@ def output_failure(output: Any) -> str | None:
     kind = _get(output, "failure_kind")
     if isinstance(kind, str) and kind in FAILURE_KINDS:
         return kind
-    if _get(output, "refused") is True or _get(output, "finish_reason") in ("refusal", "content_filter"):
+    if _get(output, "refused") is True or _get(output, "finish_reason") in REFUSAL_REASONS:
         return "refusal"  # a refused or filtered reply carries its kind (issue 4, decided)
     ok = _get(output, "ok")
     if ok is False:

@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
 from hrbench.reading._fold import contains_answer, fold_answer
 from hrbench.reading._not_found import _folded_not_found
-from hrbench.records import Answer, Result, Score
-from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, output_failure, output_text
+from hrbench.records import REFUSAL_REASONS, Answer, Result, Score
+from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
 
 __all__ = ["LIMIT_NOTES", "REFUSAL_REASONS", "answer_scorer", "stop_kind"]
 
 LIMIT_NOTES = frozenset({"cost_cap_reached", "call_cap_reached", "token_cap_reached", "limit_refused"})
 """Notes that say a limit stopped a run (seed 001 names the first, second and fourth)."""
 
-REFUSAL_REASONS = frozenset({"refusal", "content_filter"})
-"""Finish reasons that mean a model refused a request (seed 001)."""
-
 _NID = NOT_IN_DOCUMENT.casefold()
-
-
-def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 def stop_kind(output: Any) -> str | None:
