@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from hrbench._text import caseless, fold_minus
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import FAILURE_KINDS, REFUSAL_REASONS, Answer, Result, Score
 
@@ -52,9 +53,12 @@ def fold(text: str) -> str:
 
     Steps, in order: NFKC (case H08a: full-width digits are ASCII digits; case H08e: a decomposed
     accent equals the precomposed one), curly quotes to ASCII quotes (case H08c: NFKC leaves
-    them), full Unicode case folding (case H07a: "ß" folds to "ss"; case H07c: no Turkic
-    rule, so the dotless "ı" stays apart from "i"), white space trimmed and each run of it
-    collapsed to one space.
+    them), the minus sign U+2212 and a dash before a digit to ``-`` (decided, case R09a:
+    ``"\u22125"`` equals the label -5; :func:`hrbench._text.fold_minus`), caseless matching in
+    every script (decided, cases H07a, I07s: ``"ß"`` folds to ``"ss"`` and ``"\u0130zmir"``
+    equals ``"izmir"``; case H07c: no Turkic rule, so the dotless ``"ı"`` stays apart from
+    ``"i"``; :func:`hrbench._text.caseless`), white space trimmed and each run of it collapsed
+    to one space. Nothing else: punctuation stays (case R12d: ``"No"`` is not ``"No."``).
 
     Args:
         text: any string.
@@ -66,8 +70,9 @@ def fold(text: str) -> str:
         >>> fold("  STRASSE\u00a0 Nord ")
         'strasse nord'
     """
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
-    return _SPACE.sub(" ", text).strip()
+    if not text.isascii():
+        text = fold_minus(unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    return _SPACE.sub(" ", caseless(text)).strip()
 
 
 def plain_number(x: int | float | Decimal) -> str:

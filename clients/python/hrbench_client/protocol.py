@@ -471,7 +471,12 @@ class EvalMetricSpec(_Spec):
     field: str | None = None
     column: str | None = None
     fields: list[str] | None = None
-    normalise: bool = True
+    normalise: Annotated[
+        bool | Literal["squad", "numbers"],
+        Meta(
+            description='`true`/`"squad"`: SQuAD v2.0 (drops signs, points, articles); `"numbers"`: keeps them'
+        ),
+    ] = True
     threshold: float | None = None
 
 
