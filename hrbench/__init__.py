@@ -7,6 +7,7 @@ from hrbench import metrics, reading
 from hrbench.arm import Arm, Context
 from hrbench.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
 from hrbench.cache import Cache, cache_key, request_hash
+from hrbench.choice import choice_scorer
 from hrbench.errors import (
     ArmErrorWarning,
     BudgetRefused,
@@ -44,7 +45,9 @@ from hrbench.modules import (
     run_dataset_async,
     signature,
 )
+from hrbench.numeric import numeric_scorer
 from hrbench.options import Options, options
+from hrbench.pattern import pattern_scorer
 from hrbench.pricing import Pricing, trace_cost
 from hrbench.reading import (
     answer_scorer,
@@ -119,6 +122,7 @@ __all__ = [
     "benchmark_async",
     "benchmark_stream",
     "cache_key",
+    "choice_scorer",
     "compare",
     "compare_all",
     "evaluate",
@@ -129,8 +133,10 @@ __all__ = [
     "metrics",
     "module",
     "module_fn",
+    "numeric_scorer",
     "options",
     "outputs_arm",
+    "pattern_scorer",
     "power",
     "qa_reference",
     "reading",

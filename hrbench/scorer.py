@@ -30,6 +30,7 @@ __all__ = [
     "output_text",
     "plain_number",
     "scorer",
+    "screen",
 ]
 
 NOT_IN_DOCUMENT = "NOT_IN_DOCUMENT"
@@ -173,6 +174,27 @@ def output_failure(output: Any) -> str | None:
     if ok is False:
         return "error"
     return None
+
+
+def screen(output: Any) -> Score | str:
+    """The seed-000 checks a scorer makes before it reads an answer.
+
+    Returns:
+        A wrong :class:`Score` for an output that is not an answer -- the failure kind it
+        carries (:func:`output_failure`), or ``"parse_failure"`` when it has no text -- else
+        the output's text.
+
+    Example:
+        >>> screen({"text": "B", "failure_kind": "refusal"}), screen("  B ")
+        (Score(correct=False, outcome='B', failure_kind='refusal'), '  B ')
+    """
+    kind = output_failure(output)
+    text = output_text(output)
+    if kind is not None:
+        return Score(correct=False, outcome=text, failure_kind=kind)
+    if text is None:
+        return Score(correct=False, outcome=None, failure_kind="parse_failure")
+    return text
 
 
 def _as_score(value: Any) -> Score:

@@ -620,12 +620,22 @@ def _select(ref: Reference, ids: list[str]) -> Reference:
     )
 
 
+_MORE_SCORERS = {
+    "numeric": ("hrbench.numeric", "numeric_scorer"),
+    "choice": ("hrbench.choice", "choice_scorer"),
+    "pattern": ("hrbench.pattern", "pattern_scorer"),
+}
+
+
 def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None) -> Scorer:
     """A scorer by name.
 
     Args:
         name: ``exact`` (:func:`~hrbench.scorer.exact_scorer`, folding by default),
             ``exact_normalised``, ``answer_contains`` (:func:`hrbench.reading.answer_scorer`),
+            ``numeric`` (:func:`hrbench.numeric.numeric_scorer`), ``choice``
+            (:func:`hrbench.choice.choice_scorer`), ``pattern``
+            (:func:`hrbench.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
             or ``package.module:attribute``: a Scorer, a factory (called with ``settings``), or a
             function ``fn(item, output, label)`` wrapped with :func:`~hrbench.scorer.scorer`.
         settings: keyword arguments of the factory.
@@ -647,6 +657,11 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
         factory = getattr(reading, "answer_scorer", None)  # type: ignore[assignment]
         if factory is None:
             raise ConfigError("scorer", name, "the answer_contains scorer is not available yet")
+    elif name in _MORE_SCORERS:
+        import importlib
+
+        module, attr = _MORE_SCORERS[name]
+        factory = getattr(importlib.import_module(module), attr)
     elif ":" in name:
         obj = load_object(name, "scorer")
         if isinstance(obj, Scorer) or (hasattr(obj, "name") and callable(obj) and not kw):
@@ -657,7 +672,9 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
             return scorer(obj, name=name.rpartition(":")[2])
     else:
         raise ConfigError(
-            "scorer", name, "unknown scorer; expected exact, answer_contains or package.module:function"
+            "scorer",
+            name,
+            "unknown scorer; expected exact, answer_contains, numeric, choice, pattern or package.module:function",
         )
     try:
         out = factory(**kw)
