@@ -724,6 +724,7 @@ async def benchmark_async(
     done: dict[tuple[str, str, int], Row] | None = None,
     raise_duplicates: bool = True,
     keep_rows: bool = True,
+    executor: Any = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -753,8 +754,17 @@ async def benchmark_async(
             arm's runs were not distinct draws (the rows are on ``error.bench``).
         keep_rows: ``False`` keeps no rows or traces in memory (stream them with ``on_row``):
             memory then does not grow with the number of rows.
+        executor: where the cells run: ``None`` or ``"local"`` (here), or a Ray cluster
+            (``"ray"``, ``{"kind": "ray", "address": ...}``, a
+            :class:`~hrbench.ray_executor.RayExecutor`; issue 17): same rows, one governor,
+            the store and ``on_row`` on this process.
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
+    remote = None
+    if executor is not None and executor != "local":
+        from hrbench.ray_executor import resolve_executor  # Ray itself is imported only when it runs
+
+        remote = resolve_executor(executor)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError("concurrency", concurrency, "expected a whole number >= 1")
     if governor is not None and not isinstance(governor, Governor):
@@ -860,7 +870,7 @@ async def benchmark_async(
     size = max(1, min(8, len(cells) // (4 * concurrency)))
     async with anyio.create_task_group() as tg:
         group: list[Cell] = []
-        for ci, (cluster, item, arm) in enumerate(cells):
+        for ci, (cluster, item, arm) in enumerate(cells if remote is None else ()):
             if group and (arm.is_async or group[0][3].is_async or len(group) >= size):
                 await limiter.acquire()
                 tg.start_soon(run_cells, group)
@@ -869,6 +879,15 @@ async def benchmark_async(
         if group:
             await limiter.acquire()
             tg.start_soon(run_cells, group)
+    if remote is not None:  # the cells go to another executor; their rows come back here, once each
+
+        async def deliver(ci: int, row: Row, trace: list[Step], dup: str | None) -> None:
+            if dup is not None:
+                duplicates.append(DuplicateDrawError(dup, arm=row.arm, item=row.item, run=row.run))
+            await emit(ci * runs + row.run - 1, row, trace)
+
+        work = [(ci, c, i, a, todo) for ci, (c, i, a) in enumerate(cells) if (todo := pending(ci, i, a))]
+        await remote.run(plan, rt, work, concurrency, deliver)
 
     final = [r for r in rows if r is not None]
     bench = Bench(
