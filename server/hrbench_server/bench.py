@@ -265,6 +265,7 @@ async def run_benchmark(
                 on_row=sink.on_row,
                 done=done,
                 keep_rows=False,  # rows stream to the store: memory does not grow with rows
+                executor=params.executor,
             )
             status = "done"
         except DuplicateDrawError as exc:

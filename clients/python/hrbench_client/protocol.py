@@ -57,6 +57,7 @@ __all__ = [
     "OutputsArmSpec",
     "ProgressNotification",
     "PromptArmSpec",
+    "RayExecutorSpec",
     "ReadingArmSpec",
     "RecordingExportParams",
     "RecordingExportResult",
@@ -330,6 +331,21 @@ class GovernorSpec(_Spec):
     max_tokens: Annotated[int, Meta(ge=0)] | None = None
 
 
+class RayExecutorSpec(_Spec, tag="ray", tag_field="kind"):
+    """Run the benchmark's cells on a Ray cluster (issue 17; the daemon needs ``hrbench[ray]``).
+
+    ``address`` is ``"auto"`` (a running cluster), ``"local"`` (one started for the run),
+    ``"ray://host:port"`` or ``"host:port"``. The daemon stays the driver: it alone writes the
+    store and streams rows; one governor actor holds the caps for every worker.
+    """
+
+    address: str = "auto"
+    num_cpus: Annotated[int, Meta(ge=1)] | None = None
+    worker_concurrency: Annotated[int, Meta(ge=1)] | None = None
+    batch_size: Annotated[int, Meta(ge=1)] | None = None
+    max_retries: Annotated[int, Meta(ge=0)] = 3
+
+
 # --------------------------------------------------------------------------------------------
 # Methods
 
@@ -342,7 +358,8 @@ class BenchmarkParams(_Spec):
     mock functions (``hrb bench`` adds the TOML file's directory). To resume an interrupted
     benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
     they must match the stored spec): finished rows are kept and not run again, finished calls
-    are answered from the cache.
+    are answered from the cache. ``executor`` says where the cells run: ``"local"`` (the
+    daemon's process) or a Ray cluster (``"ray"`` or a :class:`RayExecutorSpec`).
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -361,6 +378,7 @@ class BenchmarkParams(_Spec):
     stream: bool = True
     name: str | None = None
     python_path: list[str] = field(default_factory=list)
+    executor: Literal["local", "ray"] | RayExecutorSpec = "local"
 
 
 class ArmInfo(Struct, kw_only=True):
