@@ -25,7 +25,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster
 
 # Ray (~240 MB) is an extra, not part of dev: its tests run apart, on a local 2-CPU cluster.
 RAY_STAMP := $(VENV)/.ray-installed
@@ -34,7 +34,7 @@ $(RAY_STAMP): $(STAMP)
 	touch $(RAY_STAMP)
 
 test-ray: $(RAY_STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider tests/ray
+	$(PY) -m pytest -q -p no:cacheprovider tests/ray_cluster
 
 format: $(STAMP)
 	$(PY) -m ruff format hrbench server clients tests bench examples

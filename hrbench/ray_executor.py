@@ -454,6 +454,7 @@ def _run_batch(
     store = None if shipped.record is None else _StoreProxy(hub)
     rt = _Runtime(client, gov, cache, shipped.record, store, pricing)  # type: ignore[arg-type]
     anyio.run(_batch, plan, rt, hub, work, shipped.concurrency)
+    ray.get(gov_actor.use.remote())  # after this worker's settlements: calls to the actor keep their order
     return sum(len(w[4]) for w in work)
 
 
@@ -539,6 +540,13 @@ async def _drive(
             for b in batches:
                 tg.start_soon(one, b, slots)
         finished = True
+    _sync_use(rt, await gov_actor.use.remote())
+
+
+def _sync_use(rt: _Runtime, use: dict[str, Any]) -> None:
+    """The driver's governor takes the cluster's use (the daemon's ledger and resume read it)."""
+    gov = rt.governor
+    gov.calls, gov.usd, gov.tokens, gov.refused = use["calls"], use["usd"], use["tokens"], use["refused"]
 
 
 def _arms_of(work: Sequence[Work]) -> list[Arm]:
@@ -575,9 +583,7 @@ async def _handle(
     if answers:
         await hub.answer.remote(answers)
     if rows:
-        use = await gov_actor.use.remote()
-        gov = rt.governor
-        gov.calls, gov.usd, gov.tokens, gov.refused = use["calls"], use["usd"], use["tokens"], use["refused"]
+        _sync_use(rt, await gov_actor.use.remote())
     for e in events:
         if e[0] == "row":
             _, seq, ci, row, trace, dup = e
