@@ -54,7 +54,7 @@ $(PEERS):
 	.venv-peers/bin/python -m pip install --quiet dspy inspect-ai
 	touch $(PEERS)
 
-bench: $(STAMP) $(PEERS)
+bench: $(STAMP) $(PEERS) $(RAY_STAMP)
 	@for f in bench/[!_]*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 schema: $(STAMP)

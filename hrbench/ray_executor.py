@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import itertools
 import math
 import os
 import sys
@@ -135,14 +136,13 @@ class RayExecutor:
             raise ConfigError("executor", "ray", "a replay client reads the driver's store: run it locally")
         ray = _ray()
         started = _connect(ray, self)
-        gov_actor = hub = None
+        actors = None
+        clean = False
         try:
             remotes = _remotes()
             gov = rt.governor
-            gov_actor = remotes["governor"].remote(
-                gov.limits, (gov.calls, gov.usd, gov.tokens, getattr(gov, "refused", 0))
-            )
-            hub = remotes["hub"].remote()
+            actors = await _actors(ray, remotes, gov.limits, (gov.calls, gov.usd, gov.tokens, gov.refused))
+            hub, gov_actor = actors
             cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
             per_task = min(self.worker_concurrency or max(1, concurrency // cpus), concurrency)
             in_flight = max(1, concurrency // per_task)
@@ -157,11 +157,15 @@ class RayExecutor:
                 limits=dict(gov.limits),
             )
             await _drive(ray, remotes, self, rt, hub, gov_actor, shipped, work, size, in_flight, deliver)
+            clean = True
         finally:
-            for actor in (hub, gov_actor):
-                if actor is not None:
+            if actors is not None and clean and not started:
+                _IDLE[ray.get_runtime_context().get_job_id()].append(actors)
+            elif actors is not None:
+                for actor in actors:
                     ray.kill(actor)
             if started:
+                _IDLE.clear()
                 ray.shutdown()
 
 
@@ -235,12 +239,32 @@ def _connect(ray: Any, ex: RayExecutor) -> bool:
 _REMOTES: dict[str, Any] = {}
 
 
+_IDLE: dict[str, list[tuple[Any, Any]]] = {}
+"""Per Ray job: (hub, governor) actor pairs of finished runs, reset and reused by the next run
+(starting an actor starts a worker process: seconds, where a reset takes a round trip)."""
+
+
+async def _actors(
+    ray: Any, remotes: dict[str, Any], limits: dict[str, Any], used: tuple[int, float, int, int]
+) -> tuple[Any, Any]:
+    job = ray.get_runtime_context().get_job_id()
+    for other in [k for k in _IDLE if k != job]:
+        del _IDLE[other]  # handles of a Ray session that ended
+    idle = _IDLE.setdefault(job, [])
+    if idle:
+        hub, gov = idle.pop()
+        await asyncio.gather(hub.reset.remote(), gov.reset.remote(limits, used))
+        return hub, gov
+    return remotes["hub"].remote(), remotes["governor"].remote(limits, used)
+
+
 def _remotes() -> dict[str, Any]:
     """The actor classes and the task, made remote once per process."""
     if not _REMOTES:
         ray = _ray()
-        # the actors take no CPU, so every CPU serves batches; the governor runs one call at a time
-        _REMOTES["governor"] = ray.remote(num_cpus=0, max_concurrency=1)(_GovernorActor)
+        # the actors take no CPU, so every CPU serves batches; the governor's calls overlap in
+        # Ray's transport, while the Governor's lock admits one reservation at a time
+        _REMOTES["governor"] = ray.remote(num_cpus=0, max_concurrency=8)(_GovernorActor)
         _REMOTES["hub"] = ray.remote(num_cpus=0, max_concurrency=10_000)(_Hub)
         _REMOTES["batch"] = ray.remote(_run_batch)
     return _REMOTES
@@ -253,12 +277,17 @@ class _GovernorActor:
     """The benchmark's governor, one for the cluster: an :class:`~hrbench.Governor` in an actor."""
 
     def __init__(self, limits: dict[str, Any], used: tuple[int, float, int, int]) -> None:
+        # numbers are never reused, so a late settlement of an earlier run cannot hit a new
+        # reservation; next() on a count is atomic, so the actor's threads share it safely
+        self.numbers = itertools.count(1)
+        self.reset(limits, used)
+
+    def reset(self, limits: dict[str, Any], used: tuple[int, float, int, int]) -> None:
         from hrbench.governor import Governor
 
         self.gov = Governor(**limits)
         self.gov.calls, self.gov.usd, self.gov.tokens, self.gov.refused = used
         self.open: dict[int, Reservation] = {}
-        self.next = 0
 
     def reserve(self, usd: float, tokens: int) -> int | tuple[str, str]:
         """A reservation's number, or ``(limit, message)`` when refused."""
@@ -266,9 +295,9 @@ class _GovernorActor:
             r = self.gov.reserve(usd, tokens)
         except BudgetRefused as exc:
             return (exc.limit, str(exc))
-        self.next += 1
-        self.open[self.next] = r
-        return self.next
+        number = next(self.numbers)
+        self.open[number] = r
+        return number
 
     def settle(self, number: int, usd: float | None, tokens: int) -> None:
         r = self.open.pop(number, None)
@@ -295,11 +324,15 @@ class _Hub:
     """
 
     def __init__(self) -> None:
-        self.events: list[tuple[Any, ...]] = []
+        self.n = 0
         self.wake = asyncio.Event()
+        self.events: list[tuple[Any, ...]] = []
         self.futures: dict[int, asyncio.Future[Any]] = {}
         self.delivered: set[int] = set()
-        self.n = 0
+
+    async def reset(self) -> None:
+        self.events, self.futures, self.delivered = [], {}, set()
+        self.wake.clear()
 
     def _push(self, event: tuple[Any, ...]) -> None:
         self.events.append(event)
@@ -352,8 +385,8 @@ class _RemoteGovernor:
     """The governor as a worker sees it: every reservation and settlement goes to the actor.
 
     ``reserve`` waits for the actor's answer (a request is never sent before it is admitted);
-    ``settle`` does not (calls from one process reach a one-at-a-time actor in order, and an
-    unsettled reservation only holds more of the budget than was spent).
+    ``settle`` does not (an unsettled reservation only holds more of the budget than was
+    spent); a batch waits for its settlements with :meth:`settled` before it ends.
     """
 
     from_defaults = False
@@ -361,6 +394,7 @@ class _RemoteGovernor:
     def __init__(self, actor: Any, limits: dict[str, Any]) -> None:
         self.actor = actor
         self.limits = limits
+        self.settling: list[Any] = []
         self._ray = _ray()
 
     def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
@@ -379,7 +413,12 @@ class _RemoteGovernor:
         if reservation.settled or not isinstance(reservation, _Ticket):
             return
         reservation.settled = True
-        self.actor.settle.remote(reservation.number, usd, tokens)
+        self.settling.append(self.actor.settle.remote(reservation.number, usd, tokens))
+
+    def settled(self) -> None:
+        """Wait until every settlement sent from here is in the actor's books."""
+        self._ray.get(self.settling)
+        self.settling.clear()
 
     def gate(self, usd: float = 0.0, tokens: int = 0) -> Gate:
         return Gate(self, usd, tokens)  # type: ignore[arg-type]
@@ -454,7 +493,7 @@ def _run_batch(
     store = None if shipped.record is None else _StoreProxy(hub)
     rt = _Runtime(client, gov, cache, shipped.record, store, pricing)  # type: ignore[arg-type]
     anyio.run(_batch, plan, rt, hub, work, shipped.concurrency)
-    ray.get(gov_actor.use.remote())  # after this worker's settlements: calls to the actor keep their order
+    gov.settled()  # the driver reads the governor's use when the batch is done
     return sum(len(w[4]) for w in work)
 
 
@@ -465,6 +504,17 @@ async def _batch(
 
     limiter = anyio.Semaphore(concurrency)
     threads = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
+    outbox: list[tuple[Any, ...]] = []
+    sending = anyio.Lock()
+
+    async def send(events: list[tuple[Any, ...]]) -> None:
+        # rows finished while a send is under way go together in the next one
+        outbox.extend(events)
+        async with sending:
+            if outbox:
+                out = outbox[:]
+                outbox.clear()
+                await hub.tell.remote(out)
 
     async def cell(ci: int, cluster: str, item: str, arm_index: int, todo: list[int]) -> None:
         arm = plan.arms[arm_index]
@@ -485,7 +535,7 @@ async def _batch(
                 row = _score(plan, cluster, item, arm, run, att)
                 events.append(("row", ci * plan.runs + run - 1, ci, row, att.ctx.trace, att.dup))
             rt.cells.pop((arm.name, item), None)
-            await hub.tell.remote(events)
+        await send(events)
 
     async with anyio.create_task_group() as tg:
         for w in work:
