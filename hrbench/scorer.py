@@ -108,6 +108,10 @@ def label_answers(label: Any) -> list[str] | None:
     """
     if label is None:
         return None
+    if type(label) is str:
+        return [label]
+    if type(label) is list and all(type(x) is str for x in label):
+        return list(label)  # the common case, without recursion
     if isinstance(label, float) and math.isnan(label):
         return None
     if isinstance(label, (list, tuple)):
