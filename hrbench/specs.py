@@ -244,16 +244,21 @@ def _outputs_arm(spec: Any) -> Arm:
         raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
     fmt = _get(spec, "format", "outputs") or "outputs"
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
-    if path is not None and (fmt == "tatqa" or id_field or prediction_field):
+    scale_field = _get(spec, "scale_field")
+    if path is not None and (fmt == "tatqa" or id_field or prediction_field or scale_field):
         # predictions made elsewhere, one per item: the reading module's loaders
         from hrbench.reading import outputs_arm as reading_outputs_arm
         from hrbench.reading import tatqa_outputs
 
         try:
             if fmt == "tatqa":
-                return reading_outputs_arm(name, tatqa_outputs(path))
+                return reading_outputs_arm(name, tatqa_outputs(path, scaled=True))
             return reading_outputs_arm(
-                name, path, id_field=id_field or "id", prediction_field=prediction_field or "prediction"
+                name,
+                path,
+                id_field=id_field or "id",
+                prediction_field=prediction_field or "prediction",
+                scale_field=scale_field,
             )
         except OSError as exc:
             raise ConfigError(

@@ -292,9 +292,13 @@ def tatqa_reference(
 
     Each context (one table with its paragraphs) becomes one document: the table rendered one
     row a line with cells joined by ``" | "``, a blank line, then the paragraphs in their
-    ``order``. Items are ``{"document", "question", "scale", "answer_type"}``, keyed by the
-    question's ``uid`` and clustered by the table's ``uid`` (questions on one table are not
-    independent).
+    ``order``. Items are ``{"document", "question", "scale", "answer_type", "answer"}``, keyed
+    by the question's ``uid`` and clustered by the table's ``uid`` (questions on one table are
+    not independent). ``scale``, ``answer_type`` and ``answer`` (the gold answer exactly as the
+    file gives it: a list of spans, or a number) are what the official TAT-QA metric reads
+    (:func:`~hrbench.reading.tatqa_scorer`, issue 11); the reading recipes put only
+    ``document`` and ``question`` in a prompt, and so should a prompt template (``{item}``
+    would show the answer).
 
     Labels and scales (decided for ``answer_contains``; TAT-QA has no unanswerable questions):
 
@@ -353,6 +357,7 @@ def tatqa_reference(
                 "question": q.get("question", ""),
                 "scale": q.get("scale", ""),
                 "answer_type": q.get("answer_type", ""),
+                "answer": answer,
             }
             labels[qid] = label
             clusters[qid] = str(table.get("uid") or document_id(document))

@@ -205,8 +205,10 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     or ``path`` (a JSON object of the same shape, or JSON lines ``{"item", "output", "run"?}``)
     readable by the daemon. A file of predictions made elsewhere, one per item, is read with
     ``id_field`` and ``prediction_field`` (``hrbench.reading.outputs_arm``: JSON lines, a JSON
-    list, or a SQuAD-style ``{id: prediction}`` object), or with ``format = "tatqa"`` as a
-    TAT-QA run file (``hrbench.reading.tatqa_outputs``).
+    list, or a SQuAD-style ``{id: prediction}`` object), with ``scale_field`` naming the rows'
+    scale word (each output then also carries the stored prediction and its scale, which the
+    ``tatqa`` scorer reads), or with ``format = "tatqa"`` as a TAT-QA run file
+    (``hrbench.reading.tatqa_outputs``, prediction and ``pred_scale`` kept).
     """
 
     name: Name
@@ -214,6 +216,7 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     path: str | None = None
     id_field: str | None = None
     prediction_field: str | None = None
+    scale_field: str | None = None
     format: Literal["outputs", "tatqa"] = "outputs"
 
 
