@@ -8,6 +8,8 @@ An item is ``{"document", "question"}``; a label is the accepted answers or
 - :func:`qa_reference` (SQuAD-style files and rows) and :func:`tatqa_reference` (TAT-QA);
 - the official TAT-QA metric: :func:`tatqa_scorer` (EM as a benchmark scorer),
   :func:`tatqa_exact_match` and :func:`tatqa_f1` (``evaluate()`` metrics), :func:`tatqa_em_f1`;
+- benchmark metrics (graded scores beside the scorer's accuracy): :func:`tatqa_scores` and
+  :func:`squad_scores`;
 - :func:`outputs_arm` (existing predictions; :func:`tatqa_outputs` reads TAT-QA run files);
 - reading recipes :func:`direct`, :func:`chunked`, :func:`retrieve`;
 - :func:`example_document` and :func:`example_questions` for docs and tests.
@@ -20,6 +22,7 @@ from hrbench.reading._outputs import outputs_arm, tatqa_outputs
 from hrbench.reading._recipes import INSTRUCTIONS, RECIPES, chunk_document, chunked, direct, retrieve
 from hrbench.reading._reference import document_id, qa_reference, read_rows, tatqa_reference
 from hrbench.reading._scorer import LIMIT_NOTES, REFUSAL_REASONS, answer_scorer, stop_kind
+from hrbench.reading._squad import squad_scores
 from hrbench.reading._tatqa import (
     tatqa_answer_string,
     tatqa_em_f1,
@@ -28,6 +31,7 @@ from hrbench.reading._tatqa import (
     tatqa_normalize,
     tatqa_number,
     tatqa_scorer,
+    tatqa_scores,
 )
 from hrbench.scorer import NOT_IN_DOCUMENT
 
@@ -51,6 +55,7 @@ __all__ = [
     "qa_reference",
     "read_rows",
     "retrieve",
+    "squad_scores",
     "stop_kind",
     "tatqa_answer_string",
     "tatqa_em_f1",
@@ -61,4 +66,5 @@ __all__ = [
     "tatqa_outputs",
     "tatqa_reference",
     "tatqa_scorer",
+    "tatqa_scores",
 ]

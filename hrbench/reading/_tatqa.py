@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import string
+from functools import lru_cache
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "tatqa_normalize",
     "tatqa_number",
     "tatqa_scorer",
+    "tatqa_scores",
 ]
 
 # -- numbers (tatqa_utils.py) ------------------------------------------------------------------
@@ -93,6 +95,7 @@ def _first_number(text: str) -> int | float | None:
     return float(num) if "." in num else int(num)
 
 
+@lru_cache(maxsize=1 << 16)
 def _is_number(text: str) -> bool:
     """Whether a text reads as a number (official ``is_number``).
 
@@ -163,6 +166,11 @@ def tatqa_normalize(text: str) -> str:
         >>> tatqa_normalize("The revenue was $1,200 (thousand).")
         'revenue was 1200 thousand'
     """
+    return _normalize(text)
+
+
+@lru_cache(maxsize=1 << 14)
+def _normalize(text: str) -> str:
     parts = []
     for token in text.split(" "):
         token = token.lower()
@@ -240,7 +248,7 @@ def _em_f1_strings(pred: str, gold: str) -> tuple[float, float]:
     (``rint(x * 100) / 100``). The official alignment of several bags is one-to-one here:
     every answer is one string.
     """
-    p, g = tatqa_normalize(pred), tatqa_normalize(gold)
+    p, g = _normalize(pred), _normalize(gold)
     em = 1.0 if p == g else 0.0
     f1 = _bag_f1(set(p.split()), set(g.split()))
     return em, round(f1 * 100) / 100
@@ -411,6 +419,39 @@ def tatqa_scorer() -> Scorer:
         'wrong'
     """
     return Scorer(_tatqa, "tatqa", {"source": "NExTplusplus/TAT-QA@870accc", "version": "1"})
+
+
+def tatqa_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
+    """The official TAT-QA EM and F1 of one run, as a benchmark metric (``metrics = ["tatqa"]``).
+
+    Reads the gold answer and the prediction as :func:`tatqa_scorer` does. Decided (the
+    official script scores a question without a prediction 0): an output with no answer text,
+    or one carrying a failure (a ``failure_kind``, a failed result), scores 0 and 0; so do
+    prediction spans the official script cannot sort.
+
+    Args:
+        item: the item's payload (``answer``, ``scale``, ``answer_type``).
+        output: what the arm returned.
+        label: the item's label (the gold answer when the item has none).
+
+    Returns:
+        ``{"tatqa_em": em, "tatqa_f1": f1}``.
+
+    Example:
+        >>> item = {"answer": ["2019", "2018"], "scale": "", "answer_type": "multi-span"}
+        >>> tatqa_scores(item, "2019", ["2019", "2018"])
+        {'tatqa_em': 0.0, 'tatqa_f1': 0.67}
+    """
+    text = output_text(output)
+    if text is None or output_failure(output) is not None:
+        return {"tatqa_em": 0.0, "tatqa_f1": 0.0}
+    answer, scale, answer_type = _gold_of(item, label)
+    prediction, pred_scale = _prediction_of(output, text)
+    try:
+        em, f1 = tatqa_em_f1(prediction, pred_scale, answer, scale, answer_type)
+    except TypeError:
+        em = f1 = 0.0
+    return {"tatqa_em": em, "tatqa_f1": f1}
 
 
 # -- evaluate() metrics ------------------------------------------------------------------------

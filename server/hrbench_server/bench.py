@@ -166,6 +166,7 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     reference = specs.build_reference(params.reference, store)
     client = None if params.client is None else specs.build_client(params.client, store)
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
+    metrics = specs.build_metrics(params.metrics)
     governor = specs.build_governor(params.governor) or default_governor()
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
@@ -174,6 +175,7 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
         "reference": reference,
         "client": client,
         "scorer": scorer,
+        "metrics": metrics,
         "governor": governor,
         "total": n_items * len(arms) * params.runs,
     }
@@ -265,6 +267,7 @@ async def run_benchmark(
                 on_row=sink.on_row,
                 done=done,
                 keep_rows=False,  # rows stream to the store: memory does not grow with rows
+                metrics=built["metrics"],
             )
             status = "done"
         except DuplicateDrawError as exc:

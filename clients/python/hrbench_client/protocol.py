@@ -345,7 +345,9 @@ class BenchmarkParams(_Spec):
     mock functions (``hrb bench`` adds the TOML file's directory). To resume an interrupted
     benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
     they must match the stored spec): finished rows are kept and not run again, finished calls
-    are answered from the cache.
+    are answered from the cache. ``scorer`` decides each row right or wrong; ``metrics`` names
+    graded scores reported beside its accuracy in the summary (``tatqa``: the official TAT-QA
+    EM and F1; ``squad``: SQuAD v2.0 EM and F1; or ``package.module:function``).
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -353,6 +355,7 @@ class BenchmarkParams(_Spec):
     client: ClientSpec | None = None
     scorer: str = "exact"
     scorer_settings: dict[str, Any] = field(default_factory=dict)
+    metrics: list[str] = field(default_factory=list)
     runs: Annotated[int, Meta(ge=1, le=10_000)] = 5
     split: str | list[str] = "test"
     seed: int = 1
@@ -382,6 +385,8 @@ class ArmSummary(Struct, kw_only=True):
     reportable rows; ``None`` when no item is labelled. ``runs`` counts reportable rows,
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
     ``budget_stop``, counted apart. ``usd`` sums every row (``None`` when a model had no price).
+    ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged as
+    ``accuracy``; ``None`` for an arm with resumed rows.
     """
 
     arm: str
@@ -394,6 +399,7 @@ class ArmSummary(Struct, kw_only=True):
     usd: float | None = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
+    metrics: dict[str, float | None] = field(default_factory=dict)
 
 
 class BenchmarkResult(Struct, kw_only=True):
@@ -466,8 +472,8 @@ class EvalModuleSpec(_Spec):
 class EvalMetricSpec(_Spec):
     """The metric of ``evaluate``: a built-in name or an import path.
 
-    Built-ins: ``exact_match``, ``f1``, ``contains``, ``field_match``; ``threshold`` turns the
-    metric into a pass mark.
+    Built-ins: ``exact_match``, ``f1``, ``contains``, ``field_match``, ``tatqa_exact_match``,
+    ``tatqa_f1`` (the official TAT-QA metric); ``threshold`` turns the metric into a pass mark.
     """
 
     name: str = "exact_match"
