@@ -29,8 +29,8 @@ from __future__ import annotations
 
 import re
 import string
-from functools import lru_cache
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 from hrbench.metrics import Metric, _get, _missing
