@@ -428,9 +428,9 @@ class Summary:
                 for name, v in values.items():
                     if name not in self.metric_names:
                         self.metric_names.append(name)
-                    acc = per.setdefault(name, [0.0, 0])
-                    acc[0] += v
-                    acc[1] += 1
+                    tally = per.setdefault(name, [0.0, 0])
+                    tally[0] += v
+                    tally[1] += 1
         self.items.add(r.item)
         self.clusters.add(r.cluster)
         if r.arm not in self.counts:
@@ -472,8 +472,8 @@ class Summary:
             means[(arm, dev)].append(k / n)
         metric_means: dict[tuple[str, str], list[float]] = defaultdict(list)
         for (arm, _item), per in self.metric_items.items():
-            for name, (total, n) in per.items():
-                metric_means[(arm, name)].append(total / n)
+            for metric, (total, count) in per.items():
+                metric_means[(arm, metric)].append(total / count)
         out = []
         for name in self.order:
             c = self.counts.get(name) or {

@@ -215,19 +215,18 @@ def tatqa_answer_string(answers: Sequence[Any], scale: str) -> str:
         >>> tatqa_answer_string(["$1,496.5"], "million"), tatqa_answer_string(["b", "a"], "")
         ('1496500000.0000', 'a b')
     """
-    pieces = []
-    for ans in sorted(answers):
-        text = str(ans)
-        value = tatqa_number(text) if _is_number(text) else None
-        if value is None:
-            if scale:
-                text = f"{text} {scale}"
-        elif "%" in text:
-            text = f"{value:.4f}"
-        else:
-            text = f"{round(value, 2) * _scale_value(scale):.4f}"
-        pieces.append(text)
-    return " ".join(pieces)
+    return " ".join(_piece(str(ans), scale) for ans in sorted(answers))
+
+
+@lru_cache(maxsize=1 << 14)
+def _piece(text: str, scale: str) -> str:
+    """One span of :func:`tatqa_answer_string`, written."""
+    value = tatqa_number(text) if _is_number(text) else None
+    if value is None:
+        return f"{text} {scale}" if scale else text
+    if "%" in text:
+        return f"{value:.4f}"
+    return f"{round(value, 2) * _scale_value(scale):.4f}"
 
 
 def _bag_f1(pred: set[str], gold: set[str]) -> float:
