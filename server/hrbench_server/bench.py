@@ -16,6 +16,10 @@ hash it had (an arm whose code or settings changed would mix two arms in one tab
 the stored rows (the runner does not run them again), restores the governor's use from its
 ledger, and runs the rest. Calls that finished before the interruption are answered from the
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
+
+The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
+EM and F1) are computed on each run's output as it is scored and kept in the summary only: an
+arm with resumed rows, whose outputs were not kept, reports them as ``None``.
 """
 
 from __future__ import annotations

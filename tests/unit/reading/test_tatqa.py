@@ -172,6 +172,16 @@ def test_brackets_real_cases_and_non_numbers() -> None:
     assert tatqa_em_f1(["£(8.1m)"], "", ["£(8.1m)"], "", "span") == (1.0, 1.0)
     assert tatqa_normalize("(see note 5)") == "see note 5"
     assert tatqa_number("(5)") == -5 and tatqa_number("5") == 5
+    # official negative_num_handle: digits, points and spaces only between the brackets, so a
+    # grouped number in brackets stays positive (noted with shared case R14a)
+    assert tatqa_number("(1,234)") == 1234 and tatqa_number("(1234)") == -1234
+
+
+def test_the_sign_counts_unlike_squad() -> None:
+    """Shared case R09f's note: SQuAD EM drops the minus sign; the TAT-QA metric keeps it."""
+    assert hb.metrics.squad_exact("-154", [154]) == 1.0
+    assert tatqa_em_f1("-154", "", 154, "", "arithmetic") == (0.0, 0.0)
+    assert tatqa_em_f1("-154", "", -154, "", "arithmetic") == (1.0, 1.0)
 
 
 # -- multi-span answers as one bag ---------------------------------------------------------------
@@ -449,3 +459,13 @@ def test_tatqa_reference_carries_answer_scale_and_type(dev: hb.Reference) -> Non
     item = dev.items["3de31a7f-0d57-4471-a3ab-4f698274be0c"]
     assert (item["answer"], item["answer_type"]) == (["65", "(114)", "(71)"], "multi-span")
     assert {i["answer_type"] for i in dev.items.values()} == {"span", "multi-span", "arithmetic", "count"}
+
+
+def test_an_evaluate_spec_names_the_tatqa_metrics() -> None:
+    from hrbench.evaluate import build_from_spec
+
+    spec = {"module": {"signature": "q -> out", "fn": "json:dumps"}, "data": [{"q": "a"}]}
+    _, metric, _ = build_from_spec({**spec, "metric": {"name": "tatqa_f1", "field": "out", "column": "gold"}})
+    assert (metric.name, metric.fields, metric.columns) == ("tatqa_f1", ("out",), ("gold",))
+    _, metric, _ = build_from_spec({**spec, "metric": "tatqa_exact_match"})
+    assert metric.name == "tatqa_exact_match"
