@@ -340,11 +340,11 @@ def tatqa_em_f1(
 # -- an hrbench scorer -------------------------------------------------------------------------
 
 
-def _gold_of(item: Any, label: Any) -> tuple[Any, str, str]:
-    """(answer, scale, answer_type) of a TAT-QA item (see :func:`tatqa_scorer`)."""
-    if isinstance(item, Mapping):
-        answer = item["answer"] if "answer" in item else label
-        return answer, str(item.get("scale") or ""), str(item.get("answer_type") or "")
+def _gold_of(label: Any) -> tuple[Any, str, str]:
+    """(answer, scale, answer_type) of a TAT-QA label (see :func:`tatqa_scorer`)."""
+    if isinstance(label, Mapping):
+        answer = label["answer"] if "answer" in label else label.get("answers")
+        return answer, str(label.get("scale") or ""), str(label.get("answer_type") or "")
     return label, "", ""
 
 
@@ -363,7 +363,7 @@ def _tatqa(item: Any, output: Any, label: Any) -> Score:
         return Score(correct=False, outcome=None if text is None else fold_answer(text), failure_kind=kind)
     if text is None:
         return Score(correct=False, outcome=None, failure_kind="parse_failure")
-    answer, scale, answer_type = _gold_of(item, label)
+    answer, scale, answer_type = _gold_of(label)
     prediction, pred_scale = _prediction_of(output, text)
     try:
         em, _ = tatqa_em_f1(prediction, pred_scale, answer, scale, answer_type)
@@ -389,9 +389,10 @@ def tatqa_scorer() -> Scorer:
 
     A run is right when its TAT-QA EM is 1 (:func:`tatqa_em_f1`; the F1 is a graded score, see
     :func:`tatqa_f1` and the benchmark's ``metrics``). The gold answer, its scale and its type
-    come from the item as :func:`~hrbench.reading.tatqa_reference` builds it (``answer``,
-    ``scale``, ``answer_type``); an item without ``answer`` is scored against its label, with
-    the item's ``scale`` and ``answer_type`` when it has them. The prediction is the output's
+    come from the label as :func:`~hrbench.reading.tatqa_reference` builds it (a mapping with
+    ``answer``, ``scale``, ``answer_type`` beside the accepted ``answers``; the item holds no
+    part of the answer, since an arm sees it); a plain label is the gold answer, with no scale
+    and no type. The prediction is the output's
     ``prediction`` (the run's raw answer: a string, a number or a list of spans) and ``scale``
     when the output is a mapping (as :func:`~hrbench.reading.outputs_arm` with ``scale_field``
     and :func:`~hrbench.reading.tatqa_outputs` give), else the output's text with no scale.
@@ -409,12 +410,12 @@ def tatqa_scorer() -> Scorer:
 
     Example:
         >>> s = tatqa_scorer()
-        >>> item = {"answer": -12.6, "scale": "million", "answer_type": "arithmetic"}
-        >>> s(item, {"text": "-12.6 million", "prediction": -12.6, "scale": "million"}, "-12.6")
+        >>> label = {"answers": "-12.6", "answer": -12.6, "scale": "million", "answer_type": "arithmetic"}
+        >>> s(None, {"text": "-12.6 million", "prediction": -12.6, "scale": "million"}, label)
         Score(correct=True, outcome='-12600000.0', failure_kind=None)
-        >>> s(item, "-$12.6 million", "-12.6").correct
+        >>> s(None, "-$12.6 million", label).correct
         True
-        >>> s(item, "-12.6", "-12.6").failure_kind
+        >>> s(None, "-12.6", label).failure_kind
         'wrong'
     """
     return Scorer(_tatqa, "tatqa", {"source": "NExTplusplus/TAT-QA@870accc", "version": "1"})
@@ -429,22 +430,23 @@ def tatqa_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
     prediction spans the official script cannot sort.
 
     Args:
-        item: the item's payload (``answer``, ``scale``, ``answer_type``).
+        item: the item's payload (not read: the gold is in the label).
         output: what the arm returned.
-        label: the item's label (the gold answer when the item has none).
+        label: the item's label: a mapping with ``answer``, ``scale``, ``answer_type`` (as
+            :func:`~hrbench.reading.tatqa_reference` builds it), or the gold answer itself.
 
     Returns:
         ``{"tatqa_em": em, "tatqa_f1": f1}``.
 
     Example:
-        >>> item = {"answer": ["2019", "2018"], "scale": "", "answer_type": "multi-span"}
-        >>> tatqa_scores(item, "2019", ["2019", "2018"])
+        >>> label = {"answers": ["2019", "2018"], "answer": ["2019", "2018"], "answer_type": "multi-span"}
+        >>> tatqa_scores(None, "2019", label)
         {'tatqa_em': 0.0, 'tatqa_f1': 0.67}
     """
     text = output_text(output)
     if text is None or output_failure(output) is not None:
         return {"tatqa_em": 0.0, "tatqa_f1": 0.0}
-    answer, scale, answer_type = _gold_of(item, label)
+    answer, scale, answer_type = _gold_of(label)
     prediction, pred_scale = _prediction_of(output, text)
     try:
         em, f1 = tatqa_em_f1(prediction, pred_scale, answer, scale, answer_type)

@@ -258,7 +258,8 @@ def test_strings_beside_numbers_cannot_be_sorted_as_in_the_official_script() -> 
 
 # -- the scorer, the metrics ---------------------------------------------------------------------
 
-ITEM = {"answer": -12.6, "scale": "million", "answer_type": "arithmetic", "question": "q", "document": "d"}
+ITEM = {"question": "q", "document": "d"}
+LABEL = {"answers": "-12.6", "answer": -12.6, "scale": "million", "answer_type": "arithmetic"}
 
 
 @pytest.mark.parametrize(
@@ -279,27 +280,29 @@ ITEM = {"answer": -12.6, "scale": "million", "answer_type": "arithmetic", "quest
     ],
 )
 def test_tatqa_scorer_follows_the_seed_contract(output: Any, correct: bool, kind: str | None) -> None:
-    s = tatqa_scorer()(ITEM, output, "-12.6")
+    s = tatqa_scorer()(ITEM, output, LABEL)
     assert (s.correct, s.failure_kind) == (correct, kind)
 
 
-def test_tatqa_scorer_without_the_gold_in_the_item_uses_the_label() -> None:
+def test_tatqa_scorer_reads_the_gold_from_the_label_never_the_item() -> None:
     s = tatqa_scorer()
-    assert s({"scale": "percent", "answer_type": "arithmetic"}, "-22.22%", -22.22).correct is True
-    assert s("a question", "Paris", ["Paris"]).correct is True
+    assert s(None, "-22.22%", {"answers": "-22.22", "answer": -22.22, "scale": "percent"}).correct is True
+    assert s("a question", "Paris", ["Paris"]).correct is True  # a plain label is the gold answer
     assert s("a question", "Paris", None).correct is None
-    assert s(ITEM, "-12.6 million", "-12.6").outcome == "-12600000.0"
+    assert s(ITEM, "-12.6 million", LABEL).outcome == "-12600000.0"
+    # a gold answer placed in the item is not read: the item is what arms see
+    assert s({"answer": -12.6, "scale": "million"}, "-12.6 million", "5").correct is False
 
 
 def test_tatqa_scores_is_the_benchmark_metric() -> None:
-    assert tatqa_scores(ITEM, "-12.6 million", None) == {"tatqa_em": 1.0, "tatqa_f1": 1.0}
-    assert tatqa_scores(ITEM, None, None) == {"tatqa_em": 0.0, "tatqa_f1": 0.0}
-    assert tatqa_scores(ITEM, {"ok": False, "text": "-12.6 million"}, None) == {
+    assert tatqa_scores(ITEM, "-12.6 million", LABEL) == {"tatqa_em": 1.0, "tatqa_f1": 1.0}
+    assert tatqa_scores(ITEM, None, LABEL) == {"tatqa_em": 0.0, "tatqa_f1": 0.0}
+    assert tatqa_scores(ITEM, {"ok": False, "text": "-12.6 million"}, LABEL) == {
         "tatqa_em": 0.0,
         "tatqa_f1": 0.0,
     }
-    spans = {"answer": SPANS, "scale": "", "answer_type": "multi-span"}
-    assert tatqa_scores(spans, {"text": "x", "prediction": ["fixed-price type"], "scale": ""}, SPANS) == {
+    spans = {"answers": SPANS, "answer": SPANS, "scale": "", "answer_type": "multi-span"}
+    assert tatqa_scores(None, {"text": "x", "prediction": ["fixed-price type"], "scale": ""}, spans) == {
         "tatqa_em": 0.0,
         "tatqa_f1": 0.67,
     }
@@ -436,12 +439,12 @@ def test_outputs_arm_reads_a_scale_field(tmp_path: Path) -> None:
         "r", f, id_field="question_id", prediction_field="pred_answer", scale_field="pred_scale"
     )
     ref = hb.Reference(
-        {
-            "a": {"answer": ["$1,496.5"], "scale": "million", "answer_type": "span"},
-            "b": {"answer": 36, "scale": "percent", "answer_type": "arithmetic"},
-            "c": {"answer": ["y"], "scale": "", "answer_type": "span"},
-        },
-        labels=[["1496.5"], "36", ["y"]],
+        {"a": "qa", "b": "qb", "c": "qc"},
+        labels=[
+            {"answers": ["1496.5"], "answer": ["$1,496.5"], "scale": "million", "answer_type": "span"},
+            {"answers": "36", "answer": 36, "scale": "percent", "answer_type": "arithmetic"},
+            {"answers": ["y"], "answer": ["y"], "scale": "", "answer_type": "span"},
+        ],
     )
     with pytest.warns(hb.FewRunsWarning):
         bench = hb.benchmark(arm, ref, runs=1, scorer=tatqa_scorer())
@@ -453,12 +456,19 @@ def test_outputs_arm_reads_a_scale_field(tmp_path: Path) -> None:
     assert outs["c"] == {"text": "x", "prediction": "x", "scale": ""}
 
 
-def test_tatqa_reference_carries_answer_scale_and_type(dev: hb.Reference) -> None:
-    item = dev.items["eb787966-fa02-401f-bfaf-ccabf3828b23"]
-    assert (item["answer"], item["scale"], item["answer_type"]) == (-12.6, "million", "arithmetic")
-    item = dev.items["3de31a7f-0d57-4471-a3ab-4f698274be0c"]
-    assert (item["answer"], item["answer_type"]) == (["65", "(114)", "(71)"], "multi-span")
-    assert {i["answer_type"] for i in dev.items.values()} == {"span", "multi-span", "arithmetic", "count"}
+def test_tatqa_reference_carries_answer_scale_and_type_in_the_label(dev: hb.Reference) -> None:
+    label = dev.labels["eb787966-fa02-401f-bfaf-ccabf3828b23"]
+    assert (label["answer"], label["scale"], label["answer_type"]) == (-12.6, "million", "arithmetic")
+    label = dev.labels["3de31a7f-0d57-4471-a3ab-4f698274be0c"]
+    assert (label["answer"], label["answer_type"]) == (["65", "(114)", "(71)"], "multi-span")
+    assert {lab["answer_type"] for lab in dev.labels.values()} == {
+        "span",
+        "multi-span",
+        "arithmetic",
+        "count",
+    }
+    # the item an arm sees holds no part of the answer
+    assert all(set(item) == {"document", "question"} for item in dev.items.values())
 
 
 def test_an_evaluate_spec_names_the_tatqa_metrics() -> None:
