@@ -56,6 +56,7 @@ from hrbench.reading import (
     outputs_arm,
     qa_reference,
     tatqa_reference,
+    tatqa_scorer,
 )
 from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
 from hrbench.reference import Reference
@@ -149,5 +150,6 @@ __all__ = [
     "scorer",
     "signature",
     "tatqa_reference",
+    "tatqa_scorer",
     "trace_cost",
 ]

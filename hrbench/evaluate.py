@@ -641,6 +641,7 @@ def _as_spec(spec: Any) -> EvaluateSpec:
 
 def _metric_from(spec: str | MetricSpec) -> Metric:
     from hrbench import metrics as m
+    from hrbench.reading import tatqa_exact_match, tatqa_f1
     from hrbench.specs import load_object
 
     if isinstance(spec, str):
@@ -651,6 +652,8 @@ def _metric_from(spec: str | MetricSpec) -> Metric:
         "f1": lambda: m.f1(sp.field, sp.column, normalise=sp.normalise),
         "contains": lambda: m.contains(sp.field, sp.column, normalise=sp.normalise),
         "field_match": lambda: m.field_match(sp.fields, normalise=sp.normalise),
+        "tatqa_exact_match": lambda: tatqa_exact_match(sp.field, sp.column),
+        "tatqa_f1": lambda: tatqa_f1(sp.field, sp.column),
     }
     met: Metric
     if sp.name in builtins:

@@ -675,7 +675,8 @@ def as_metric(metric: Any) -> Metric:
     Args:
         metric: a :class:`Metric`, a plain function ``fn(prediction, expected)``, or the name of a
             built-in (``"exact_match"``, ``"f1"``, ``"contains"``, ``"field_match"``) applied to the
-            module's only output field.
+            module's only output field, or ``"tatqa_exact_match"`` / ``"tatqa_f1"`` (the official
+            TAT-QA metric, :mod:`hrbench.reading`, on the fields ``answer`` and ``scale``).
 
     Returns:
         The metric.
@@ -686,11 +687,15 @@ def as_metric(metric: Any) -> Metric:
     if isinstance(metric, Metric):
         return metric
     if isinstance(metric, str):
+        from hrbench.reading import tatqa_exact_match, tatqa_f1
+
         makers: dict[str, Callable[[], Metric]] = {
             "exact_match": exact_match,
             "f1": f1,
             "contains": contains,
             "field_match": field_match,
+            "tatqa_exact_match": tatqa_exact_match,
+            "tatqa_f1": tatqa_f1,
         }
         if metric not in makers:
             raise ConfigError("metric", metric, f"unknown metric; expected one of {sorted(makers)}")

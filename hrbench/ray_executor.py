@@ -78,8 +78,9 @@ ADDRESSES = ("auto", "local")
 Work = tuple[int, str, str, "Arm", list[int]]
 """One cell sent out: (cell index, cluster, item, arm, runs still to make)."""
 
-Deliver = Callable[[int, "Row", "list[Step]", "str | None"], Awaitable[None]]
-"""How the runner takes a row back: ``deliver(cell index, row, trace, duplicate message)``."""
+Deliver = Callable[[int, "Row", "list[Step]", "str | None", "dict[str, float] | None"], Awaitable[None]]
+"""How the runner takes a row back: ``deliver(cell index, row, trace, duplicate message,
+metric values)``."""
 
 
 @dataclass(frozen=True)
@@ -500,7 +501,7 @@ def _run_batch(
 async def _batch(
     plan: _Plan, rt: _Runtime, hub: Any, work: list[tuple[int, str, str, int, list[int]]], concurrency: int
 ) -> None:
-    from hrbench.benchmark import _failed, _invoke_async, _invoke_sync, _score
+    from hrbench.benchmark import _failed, _invoke_async, _invoke_sync, _metric_values, _score
 
     limiter = anyio.Semaphore(concurrency)
     threads = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
@@ -532,8 +533,9 @@ async def _batch(
                         att.output = await att.output
                     except Exception as exc:
                         _failed(att, exc)
+                values = _metric_values(plan, item, att) if plan.metrics else None
                 row = _score(plan, cluster, item, arm, run, att)
-                events.append(("row", ci * plan.runs + run - 1, ci, row, att.ctx.trace, att.dup))
+                events.append(("row", ci * plan.runs + run - 1, ci, row, att.ctx.trace, att.dup, values))
             rt.cells.pop((arm.name, item), None)
         await send(events)
 
@@ -636,8 +638,8 @@ async def _handle(
         _sync_use(rt, await gov_actor.use.remote())
     for e in events:
         if e[0] == "row":
-            _, seq, ci, row, trace, dup = e
+            _, seq, ci, row, trace, dup, values = e
             if seq in seen:
                 continue  # the driver keeps one row per (arm, item, run)
             seen.add(seq)
-            await deliver(ci, row, trace, dup)
+            await deliver(ci, row, trace, dup, values)

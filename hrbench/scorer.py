@@ -102,17 +102,31 @@ def label_answers(label: Any) -> list[str] | None:
     A label may be one string, one number (written in plain digits), or a list of them
     (seed 000: matching any one is correct). ``None`` and NaN mean no label.
 
+    Decided: a label may also be a mapping whose ``answers`` holds the accepted answers (any of
+    the forms above) beside details of the gold answer that a scorer needs, such as TAT-QA's
+    raw answer, scale and answer type (:func:`hrbench.reading.tatqa_reference`). Such details
+    belong in the label, never in the item: an arm sees the item, and a prompt that shows the
+    item must not show the answer.
+
     Example:
         >>> label_answers(["Paris", 100000.0])
         ['Paris', '100000']
+        >>> label_answers({"answers": [-12.6], "scale": "million"})
+        ['-12.6']
     """
     if label is None:
         return None
+    if type(label) is str:
+        return [label]
+    if type(label) is list and all(type(x) is str for x in label):
+        return list(label)  # the common case, without recursion
     if isinstance(label, float) and math.isnan(label):
         return None
     if isinstance(label, (list, tuple)):
         out = [a for x in label for a in (label_answers(x) or [])]
         return out
+    if isinstance(label, Mapping):
+        return label_answers(label.get("answers"))
     if isinstance(label, (int, float, Decimal)):
         return [plain_number(label)]
     return [str(label)]

@@ -56,6 +56,11 @@ def two_calls_with_rng(item: Any, ctx: Any) -> str:
     return ctx.call(f"Say again {item}").text
 
 
+def lowered(item: Any, output: Any, label: Any) -> float:
+    """A graded metric: 1 when the output is the label in lower case, 0.5 otherwise."""
+    return 1.0 if str(getattr(output, "text", output)).islower() else 0.5
+
+
 def _reference(n: int) -> hb.Reference:
     ids = [f"q{i}" for i in range(n)]
     return hb.Reference(
@@ -95,6 +100,7 @@ def test_rows_are_identical_to_a_local_run(cluster: str) -> None:
             benchmark_id="same",
             concurrency=8,
             executor=executor,
+            metrics=[lowered],
         )
         return bench, gov, cache
 
@@ -108,6 +114,7 @@ def test_rows_are_identical_to_a_local_run(cluster: str) -> None:
             (s.key, s.source, s.text, s.draw_index) for s in steps
         ]
     assert remote.summary() == local.summary()
+    assert {s["arm"]: set(s["metrics"]) for s in remote.summary()} == {a.name: {"lowered"} for a in arms}
     assert (remote_gov.calls, remote_gov.tokens) == (local_gov.calls, local_gov.tokens)
     # every live reply went into the driver's cache, under the local keys
     assert remote_cache.stats()["entries"] == local_cache.stats()["entries"] == local_gov.calls
