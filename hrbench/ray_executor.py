@@ -136,6 +136,14 @@ class RayExecutor:
         if getattr(rt.client, "provider", "") == "replay":
             raise ConfigError("executor", "ray", "a replay client reads the driver's store: run it locally")
         ray = _ray()
+        try:  # before any cluster starts: what cannot travel is a configuration error
+            blob = _cloudpickle().dumps((plan, rt.client, rt.pricing))
+        except Exception as exc:
+            raise ConfigError(
+                "executor",
+                "ray",
+                f"the arms, scorer, metrics and client must be picklable to run on Ray workers: {exc}",
+            ) from None
         started = _connect(ray, self)
         actors = None
         clean = False
@@ -150,7 +158,7 @@ class RayExecutor:
             size = self.batch_size or max(per_task, math.ceil(len(work) / (4 * in_flight)))
             shipped = _Shipped(
                 key=uuid.uuid4().hex,
-                blob=_cloudpickle().dumps((plan, rt.client, rt.pricing)),
+                blob=blob,
                 sys_path=[p or os.getcwd() for p in sys.path],
                 cache=None if rt.cache is None else (rt.cache.read, rt.cache.write),
                 record=rt.record if rt.store is not None else None,

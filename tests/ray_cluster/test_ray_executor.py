@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -330,6 +331,17 @@ def test_a_ray_run_resumes_after_the_driver_is_killed(cluster: str, tmp_path: Pa
     finally:
         daemon.stop()
         daemon.kill()
+
+
+def locked(lock: Any, item: Any, ctx: Any) -> str:
+    with lock:
+        return str(item)
+
+
+def test_an_arm_that_cannot_travel_is_a_config_error(cluster: str) -> None:
+    arm = hb.Arm("locked", functools.partial(locked, threading.Lock()))
+    with pytest.raises(hb.ConfigError, match="picklable"):
+        hb.benchmark(arm, _reference(2), runs=5, governor=hb.Governor(), executor="ray")
 
 
 def test_a_daemon_refuses_a_bad_executor_clearly(tmp_path: Path) -> None:
