@@ -26,6 +26,7 @@ from hrbench import specs
 from hrbench.pricing import Pricing
 from hrbench.ray_executor import RayExecutor
 from hrbench.records import Result, Usage
+from hrbench.store import Store
 from tests.server._daemon import Daemon
 
 # -- arms and models shipped to the workers (by module name: the driver's sys.path goes along) --
@@ -147,6 +148,28 @@ def test_the_same_benchmark_again_is_served_from_the_drivers_cache(cluster: str)
         first.rows, "ledger_id", "usd_provenance"
     )
     assert {s.source for s in again.trace} == {"cache"}
+
+
+def test_recordings_are_written_by_the_driver_as_locally(cluster: str) -> None:
+    def record(executor: Any) -> list[dict[str, Any]]:
+        store = Store()
+        hb.benchmark(
+            hb.Arm("rng", two_calls_with_rng),
+            _reference(6),
+            runs=5,
+            client=hb.MockClient(sampled),
+            governor=hb.Governor(),
+            record="r1",
+            store=store,
+            executor=executor,
+        )
+        entries = store.recording_export("r1")
+        for e in entries:
+            e["result"].pop("seconds")  # the reply's latency
+        return entries
+
+    local, remote = record("local"), record("ray")
+    assert remote == local and len(local) >= 30
 
 
 # -- the cap across workers --------------------------------------------------------------------
