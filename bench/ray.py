@@ -91,7 +91,7 @@ def main() -> None:
     ns = parser.parse_args()
     start = time.perf_counter()
     t = time.perf_counter()
-    ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
     print(
         f"Ray {ray.__version__}: local cluster of {WORKERS} CPUs started in {time.perf_counter() - t:.1f} s"
     )

@@ -12,7 +12,10 @@ import ray
 @pytest.fixture(scope="session")
 def cluster() -> Iterator[str]:
     """Start a 2-CPU local Ray cluster for the session; yield its address; stop it after."""
-    ctx: Any = ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    # on 127.0.0.1: tests use no network
+    ctx: Any = ray.init(
+        num_cpus=2, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1"
+    )
     try:
         yield ctx.address_info["gcs_address"]
     finally:
