@@ -27,6 +27,7 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 # this file is bench/ray.py: its directory must not hide the ray package
 sys.path[:] = [os.path.dirname(HERE)] + [p for p in sys.path if os.path.abspath(p or ".") != HERE]
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a loopback-only local cluster
 
 import ray  # noqa: E402
 
@@ -91,7 +92,7 @@ def main() -> None:
     ns = parser.parse_args()
     start = time.perf_counter()
     t = time.perf_counter()
-    ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+    ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False)
     print(
         f"Ray {ray.__version__}: local cluster of {WORKERS} CPUs started in {time.perf_counter() - t:.1f} s"
     )
