@@ -10,13 +10,14 @@ import numpy as np
 
 from hrbench.stats.intervals import (
     _DIFF,
+    _TINY,
     _boot_summary,
     _boot_totals,
     _cluster_se,
     _compact,
-    _p_value,
     _rng,
-    _t_interval,
+    _sps,
+    difference_interval,
 )
 from hrbench.stats.records import Comparison
 from hrbench.stats.table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
@@ -70,14 +71,16 @@ def _paired(
     se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
     if se_a is not None and se_b is not None:
         out["se_unpaired"] = math.hypot(se_a, se_b)
-    if method == "cluster":
-        se = _cluster_se(d, g, n_g)
-        lo, hi = _t_interval(diff, se, n_g - 1, level, _DIFF)
-    else:
+    iv = difference_interval(ya, yb, g, n_g, level)
+    se, lo, hi, p = iv.se, iv.low, iv.high, iv.p_value
+    if method == "bootstrap":
         parts = np.column_stack([d, np.ones_like(d)])
         tot = _boot_totals(parts, g, n_g, _rng(seed, t.arms[a], t.arms[b]), n_boot)
-        se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _DIFF)
-    out.update(se=se, ci_low=lo, ci_high=hi, p_value=_p_value(diff, se, n_g - 1))
+        b_se, b_lo, b_hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _DIFF)
+        if b_se > 0:  # every resample alike: keep the boundary-aware interval, which has width
+            se, lo, hi = b_se, b_lo, b_hi
+            p = max(_TINY, 2 * float(_sps().t.sf(abs(diff) / b_se, n_g - 1))) if diff else 1.0
+    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p)
     return Comparison(**out)
 
 

@@ -147,6 +147,9 @@ class PowerPlan(msgspec.Struct, kw_only=True):
         min_items: the floor as runs grow without bound: more runs cannot go below it.
         tradeoff: items (and total runs per arm) needed at other numbers of runs per item.
         source: ``"assumed"`` or ``"bench: A vs B"`` (where the variance components came from).
+        items_per_cluster: items per cluster assumed (sets the degrees of freedom).
+        n_clusters: clusters of ``n_items`` items: the t test has ``n_clusters - 1`` df.
+        achieved: the power ``n_items`` items give (at least ``power`` when solved for).
     """
 
     diff: float
@@ -160,6 +163,9 @@ class PowerPlan(msgspec.Struct, kw_only=True):
     min_items: int
     tradeoff: list[PowerPoint]
     source: str
+    items_per_cluster: float = 1.0
+    n_clusters: int = 2
+    achieved: float = 0.0
 
     def __str__(self) -> str:
         lines = [
@@ -167,8 +173,9 @@ class PowerPlan(msgspec.Struct, kw_only=True):
             f"(two-sided) with power {self.power:g}",
             f"  var_between {self.var_between:.4f}, var_within {self.var_within:.4f}, "
             f"design effect {self.design_effect:.2f} ({self.source})",
-            f"  needs {self.n_items} items at {self.runs} run(s) per item; never fewer than "
-            f"{self.min_items} items however many runs",
+            f"  needs {self.n_items} items ({self.n_clusters} clusters of {self.items_per_cluster:g}; t on "
+            f"{self.n_clusters - 1} df: power {self.achieved:.3f}) at {self.runs} run(s) per item; never "
+            f"fewer than {self.min_items} items however many runs",
             "  runs  items  total runs per arm",
         ]
         lines += [f"  {p.runs:>4}  {p.n_items:>5}  {p.total_runs:>18}" for p in self.tradeoff]

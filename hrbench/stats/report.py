@@ -21,9 +21,10 @@ from hrbench.stats.intervals import (
     _components,
     _rng,
     _t_interval,
+    proportion_interval,
 )
 from hrbench.stats.records import ArmReport, Report
-from hrbench.stats.table import _DESCRIPTIVE, Method, _check, _items, _Table, _table, _too_few
+from hrbench.stats.table import Method, _check, _descriptive_note, _items, _Table, _table, _too_few
 
 
 def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot: int) -> ArmReport:
@@ -81,10 +82,9 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
     )
     if n_g < 2:
         return ArmReport(**out)
+    iv = proportion_interval(it.y, g, n_g, level)
+    out.update(se=iv.se, ci_low=iv.low, ci_high=iv.high)
     if method == "cluster":
-        se = _cluster_se(it.y, g, n_g)
-        lo, hi = _t_interval(acc, se, n_g - 1, level, _UNIT)
-        out.update(se=se, ci_low=lo, ci_high=hi)
         if cost is not None:
             c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), n_g - 1, level, _POSITIVE)
             out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
@@ -96,7 +96,8 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
         parts = np.column_stack([it.y, np.ones_like(it.y), np.nan_to_num(it.cost)])
         tot = _boot_totals(parts, g, n_g, _rng(seed, name), n_boot)
         se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _UNIT)
-        out.update(se=se, ci_low=lo, ci_high=hi)
+        if se > 0:  # every resample alike: keep the boundary-aware interval, which has width
+            out.update(se=se, ci_low=lo, ci_high=hi)
         if cost is not None:
             _, c_lo, c_hi = _boot_summary(tot[:, 2] / tot[:, 1], level, _POSITIVE)
             out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
@@ -109,16 +110,17 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
 
 def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
     how = (
-        "t interval on the clustered (CR1) standard error, clusters - 1 degrees of freedom"
+        "Wilson's interval on the effective sample size (CR2 clustered variance, t on clusters - 1 df)"
         if method == "cluster"
-        else "cluster bootstrap, percentile interval"
+        else "cluster bootstrap, percentile interval (Wilson's where every resample agrees)"
     )
     note = ""
     if descriptive:
-        note = _DESCRIPTIVE.format(here=f" ({t.runs} here)") + " "
+        note = _descriptive_note(t) + " "
     note += (
-        f"{level:.0%} intervals: {how}, clipped to [0, 1] (differences to [-1, 1]); accuracy is the "
-        "mean over runs within each item, then over labelled items."
+        f"{level:.0%} intervals: {how}, within [0, 1]; paired differences by MOVER over the two "
+        "directions of disagreement, p-values on the same t. Accuracy is the mean over runs within "
+        "each item, then over labelled items."
     )
     if n_pairs > 1:
         note += (

@@ -38,7 +38,10 @@ class _Table:
     usd: np.ndarray  # float, nan for None
     reportable: np.ndarray  # bool
     failure: np.ndarray  # per row: index into FAILURE_KINDS, len(FAILURE_KINDS) for other, -1 none
-    runs: int
+    runs: int  # the fewest runs of any arm x item cell
+    max_runs: int  # the most
+    fewest: str  # "arm 'a', item 'q3'": a cell with the fewest runs (for messages)
+    most: str  # a cell with the most
 
 
 def _codes(values: Iterable[Any], table: dict[Any, int]) -> np.ndarray:
@@ -98,22 +101,74 @@ def _table(bench: Any) -> _Table:
     )
     run = np.asarray(_tolist(cols["run"]), dtype=np.int64)
     reportable = np.asarray([bool(v) for v in _tolist(cols["reportable"])], dtype=bool)
-    runs = getattr(bench, "runs", None)
-    if not isinstance(runs, int):
-        runs = int(np.unique(run).size)
+    arms, items = list(arm_codes), list(item_codes)
+
+    def where(i: int) -> str:
+        return f"row {i} (arm {arms[arm[i]]!r}, item {items[item[i]]!r}, run {int(run[i])})"
+
+    cell = arm * len(items) + item
+    per_cell = np.bincount(cell)
+    _no_repeated_runs(cell, run, where)
+    present = np.flatnonzero(per_cell)
+    lo, hi = present[np.argmin(per_cell[present])], present[np.argmax(per_cell[present])]
+
+    def name(c: int) -> str:
+        return f"arm {arms[c // len(items)]!r}, item {items[c % len(items)]!r}"
+
     return _Table(
-        arms=list(arm_codes),
+        arms=arms,
         arm=arm,
         item=item,
         item_cluster=item_cluster,
         n_items=len(item_codes),
         run=run,
-        correct=_float_column(cols["correct"]),
+        correct=_correct_column(cols["correct"], where),
         usd=_float_column(cols["usd"]),
         reportable=reportable,
         failure=failure,
-        runs=runs,
+        runs=int(per_cell[lo]),
+        max_runs=int(per_cell[hi]),
+        fewest=name(int(lo)),
+        most=name(int(hi)),
     )
+
+
+def _no_repeated_runs(cell: np.ndarray, run: np.ndarray, where: Any) -> None:
+    """Refuse two rows with the same arm, item and run number: a run is counted once."""
+    span = int(run.max() - run.min()) + 1
+    if int(cell.max() + 1) * span < 2**62:
+        key = cell * span + (run - run.min())
+    else:  # pragma: no cover - run numbers spread over more than 2**40
+        key = np.unique(np.column_stack([cell, run]), axis=0, return_inverse=True)[1].ravel()
+    uniq, first, counts = np.unique(key, return_index=True, return_counts=True)
+    if uniq.size < key.size:
+        dup = int(first[np.argmax(counts > 1)])
+        raise ConfigError("run", int(run[dup]), f"appears more than once at {where(dup)}: a run is one row")
+
+
+_CORRECT_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
+
+
+def _correct_column(col: Any, where: Any) -> np.ndarray:
+    """``correct`` as floats (1, 0, nan for ``None``), refusing anything else.
+
+    Decided (seed silent; seed 002 has ``correct`` TRUE, FALSE or NA): a value that is not a
+    boolean, 0 or 1, or ``None``/NaN (an item with no label) raises :class:`ConfigError` naming
+    the row, its arm, item and run, instead of being averaged as a score (2.0) or failing with
+    a bare ``ValueError`` (a string).
+    """
+    if isinstance(col, np.ndarray) and col.dtype == bool:
+        return col.astype(float)
+    values = [None if type(v).__name__ == "NAType" else v for v in _tolist(col)]  # pandas.NA
+    for i, v in enumerate(values):
+        if not (v is None or isinstance(v, _CORRECT_TYPES)):
+            raise ConfigError("correct", v, f"must be True/False (or 1/0), or None, at {where(i)}")
+    out = np.asarray(values, dtype=float)
+    bad = np.flatnonzero(~(np.isnan(out) | (out == 0.0) | (out == 1.0)))
+    if bad.size:
+        i = int(bad[0])
+        raise ConfigError("correct", values[i], f"must be True/False (or 1/0), or None, at {where(i)}")
+    return out
 
 
 def _tolist(col: Any) -> list[Any]:
@@ -169,16 +224,48 @@ def _check(level: float, method: str, n_boot: int) -> None:
 
 
 def _too_few(t: _Table, descriptive: bool, what: str) -> bool:
-    """Refuse fewer than 5 runs unless ``descriptive``; return whether to label it descriptive."""
-    if t.runs < MIN_RUNS and not descriptive:
+    """Apply the run-count rule; return whether to label the report descriptive.
+
+    Seed 002: fewer than 5 runs cannot tell run-to-run spread from differences between arms,
+    and interval reports refuse such a benchmark unless it is labelled descriptive. The rule is
+    checked on every arm x item cell (rows counted, not run numbers): one arm with 1 run beside
+    one with 5, or items with 3 runs beside items with 5, are refused too. Decided (seed
+    silent): unequal runs across cells are also refused unless ``descriptive`` (items with
+    fewer runs carry more run noise into the mean of item means, unaccounted for).
+
+    Raises:
+        TooFewRunsError: a cell has fewer than 5 runs, or cells differ, and not ``descriptive``.
+    """
+    unequal = t.max_runs != t.runs
+    if (t.runs < MIN_RUNS or unequal) and not descriptive:
+        if t.runs < MIN_RUNS:
+            why = (
+                f"{t.fewest} has {t.runs} run(s); an interval report needs at least {MIN_RUNS} in "
+                "every arm x item cell (with fewer, run-to-run spread cannot be told from differences "
+                "between arms)."
+            )
+        else:
+            why = (
+                f"runs differ across arm x item cells: {t.runs} ({t.fewest}) to {t.max_runs} ({t.most}); "
+                "an interval report needs the same runs in every cell."
+            )
         raise TooFewRunsError(
-            f"{what}: the benchmark has {t.runs} run(s) per item; an interval report needs at least "
-            f"{MIN_RUNS} (with fewer, run-to-run spread cannot be told from differences between arms). "
-            "For a report labelled descriptive, whose intervals cover the sampling of items only, "
-            "pass descriptive=True (hrb report --descriptive).",
+            f"{what}: {why} For a report labelled descriptive, whose intervals cover the sampling of "
+            "items only, pass descriptive=True (hrb report --descriptive).",
             runs=t.runs,
         )
-    return descriptive and t.runs < MIN_RUNS
+    return descriptive and (t.runs < MIN_RUNS or unequal)
+
+
+def _descriptive_note(t: _Table) -> str:
+    """The opening of a descriptive report's note, with the runs seen."""
+    if t.runs < MIN_RUNS:
+        here = f" ({t.runs} here)" if t.runs == t.max_runs else f" ({t.runs}-{t.max_runs} here)"
+        return _DESCRIPTIVE.format(here=here)
+    return (
+        f"Descriptive: unequal runs per item ({t.runs}-{t.max_runs} here), so each item's mean carries "
+        "its own share of run noise; intervals cover the sampling of items (and clusters) only."
+    )
 
 
 def _arm_code(t: _Table, name: str, field: str) -> int:
