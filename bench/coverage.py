@@ -62,7 +62,7 @@ def main() -> None:
         r = check(d, n, seed=1000 + i)
         plan = planned_power(d, seed=2000 + i, clusters=400 if quick else 2000) if d.diff else None
 
-        def f(key: str) -> str:
+        def f(key: str, r: dict[str, float] = r) -> str:
             return f"{r[key]:.3f}" if key in r else "-"
 
         planned = "-" if plan is None else f"{plan['planned']:.3f}"
