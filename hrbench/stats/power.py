@@ -86,7 +86,7 @@ def power(
         (254, 128, 0.801)
         >>> few = power(0.05, var_within=0.2, var_between=0.04, runs=5, items_per_cluster=60)
         >>> few.n_clusters, few.n_items > plan.n_items
-        (6, True)
+        (7, True)
     """
     if not diff or not math.isfinite(diff):
         raise ConfigError("diff", diff, "must be a non-zero difference in accuracy, e.g. 0.03")

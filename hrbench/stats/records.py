@@ -32,7 +32,8 @@ class ArmReport(msgspec.Struct, kw_only=True):
             with fewer than 2 runs per item.
         var_between: variance of the items' true scores across items (method of moments,
             floored at 0); ``None`` with fewer than 2 runs per item.
-        usd: total USD of the arm's reportable rows (rows with no price count 0 here).
+        usd: total USD of the arm's reportable rows; ``None`` (NA) when a run's model has no price
+            (seed 002: usd is NA when a model has no price).
         usd_unpriced: reportable runs whose cost is unknown (``usd`` is ``None`` on the row).
         usd_per_run: mean USD per run over the labelled items (as accuracy averages).
         usd_per_run_low, usd_per_run_high: its interval (the low end clipped at 0).
@@ -60,7 +61,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     n_runs: int
     var_within: float | None
     var_between: float | None
-    usd: float
+    usd: float | None
     usd_unpriced: int
     usd_per_run: float | None
     usd_per_run_low: float | None

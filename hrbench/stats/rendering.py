@@ -73,7 +73,7 @@ def render(rep: Report) -> str:
             a.arm,
             _f(a.var_within, 4),
             _f(a.var_between, 4),
-            f"{a.usd:.4f}" + ("*" if a.usd_unpriced else ""),
+            "NA" if a.usd is None else f"{a.usd:.4f}",
             _f(a.usd_per_run, 5),
             _ci(a.usd_per_run_low, a.usd_per_run_high, 5),
             _f(a.accuracy_per_usd, 1),
@@ -87,7 +87,11 @@ def render(rep: Report) -> str:
     lines.append("Variance components (score units squared) and cost:")
     lines += _grid(cost_header, cost_rows)
     if any(a.usd_unpriced for a in rep.arms):
-        lines.append("  * some runs have no price; usd counts them as 0 and acc/usd is not given.")
+        lines.append(
+            "  NA: runs with no price ("
+            + ", ".join(f"{a.arm}: {a.usd_unpriced}" for a in rep.arms if a.usd_unpriced)
+            + "); seed 002: usd is NA when a model has no price, and acc/usd is not given."
+        )
     kinds = [k for k in FAILURE_KINDS if any(getattr(a, k) for a in rep.arms)]
     if kinds:
         lines.append(
@@ -96,6 +100,13 @@ def render(rep: Report) -> str:
                 f"{a.arm}: " + ", ".join(f"{k} {getattr(a, k)}" for k in kinds if getattr(a, k))
                 for a in rep.arms
             )
+        )
+    if any(a.unlabelled_runs for a in rep.arms):
+        lines.append(
+            "  items, runs and failures count labelled runs only; print(bench) also counts the runs on "
+            "items with no label ("
+            + ", ".join(f"{a.arm}: {a.unlabelled_runs}" for a in rep.arms if a.unlabelled_runs)
+            + ") in its items, runs, wrong and failed columns."
         )
     if rep.comparisons:
         lines.append("Paired differences (arm_a - arm_b, on the items both ran):")

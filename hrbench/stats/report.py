@@ -52,7 +52,7 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
         n_runs=int(lab.sum()),
         var_within=var_within,
         var_between=var_between,
-        usd=float(np.nansum(usd_rows)),
+        usd=None if np.isnan(usd_rows).any() else float(usd_rows.sum()),
         usd_unpriced=int(np.isnan(usd_rows).sum()),
         usd_per_run=None,
         usd_per_run_low=None,
