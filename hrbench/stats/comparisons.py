@@ -128,9 +128,12 @@ def compare(
     """The paired difference ``arm_a - arm_b`` on the items both arms ran.
 
     Each common item contributes the difference of its mean scores over runs; the mean of those
-    differences gets the clustered standard error, a t interval with ``clusters - 1`` degrees of
-    freedom and a two-sided p-value. Pairing removes the item difficulty both arms share, so
-    the interval is far tighter than two separate intervals suggest (see ``se_unpaired``).
+    differences gets the clustered (CR2) standard error, the boundary-aware MOVER interval and a
+    two-sided p-value on t with ``clusters - 1`` degrees of freedom
+    (:func:`~hrbench.stats.intervals.difference_interval`; issue 14: it is the clustered t
+    interval away from the boundary, has width even when the arms never disagree, and its
+    p-value is never 0). Pairing removes the item difficulty both arms share, so the interval
+    is far tighter than two separate intervals suggest (see ``se_unpaired``).
 
     Args:
         bench: as for :func:`report`.
@@ -138,7 +141,7 @@ def compare(
         arm_b: the second arm's name.
         level: the interval's level.
         method: ``"cluster"`` or ``"bootstrap"`` (the p-value then uses the bootstrap standard
-            error in the t test).
+            error in the t test, floored above 0).
         descriptive: allow fewer than 5 runs per item; the interval and p-value then cover
             the sampling of items only and the comparison is labelled ``descriptive``.
         seed: the bootstrap seed.

@@ -20,8 +20,9 @@ class ArmReport(msgspec.Struct, kw_only=True):
             [0, 1]); ``None`` when the arm has no labelled reportable run.
         se: its standard error (clustered, or bootstrap) over items; ``None`` with a single
             cluster.
-        ci_low, ci_high: the ``level`` interval, clipped to [0, 1]; ``None`` when ``se`` is.
-        df: degrees of freedom of the t interval, ``n_clusters - 1``.
+        ci_low, ci_high: the ``level`` interval (Wilson on the effective sample size), within
+            [0, 1], of positive width; ``None`` when ``se`` is.
+        df: degrees of freedom of its t quantile, ``n_clusters - 1``.
         n_items: labelled reportable items the arm ran.
         n_clusters: clusters those items fall in.
         few_clusters: fewer than 10 clusters (:data:`FEW_CLUSTERS`): the t interval with
@@ -88,8 +89,10 @@ class Comparison(msgspec.Struct, kw_only=True):
         diff: mean over common items of the per-item difference of mean scores.
         se: its standard error (clustered or bootstrap) over items; ``None`` with a single
             cluster.
-        ci_low, ci_high: the ``level`` interval of ``diff``, clipped to [-1, 1].
-        p_value: two-sided p-value of ``diff = 0`` (t with ``df`` degrees of freedom).
+        ci_low, ci_high: the ``level`` interval of ``diff`` (MOVER over the two directions of
+            disagreement), within [-1, 1], of positive width.
+        p_value: two-sided p-value of ``diff = 0``: the interval inverted on t with ``df``
+            degrees of freedom; 1 when ``diff`` is 0, never 0.
         p_holm: Holm-adjusted p-value over all the pairs compared together; ``None`` for a
             single comparison.
         df: ``n_clusters - 1``.
@@ -194,7 +197,7 @@ class Report(msgspec.Struct, kw_only=True):
         arms: one record per arm, in the benchmark's arm order.
         comparisons: paired differences for every pair of arms (Holm-adjusted together).
         level: the intervals' level (0.95 for 95%).
-        method: ``"cluster"`` (clustered t interval) or ``"bootstrap"`` (cluster bootstrap).
+        method: ``"cluster"`` (clustered Wilson interval) or ``"bootstrap"`` (cluster bootstrap).
         descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
             ``descriptive=True``): run-to-run spread is not measured and the intervals cover the
             sampling of items (and clusters) only; ``note`` says so.

@@ -48,10 +48,15 @@ def render(rep: Report) -> str:
         f"<hrbench report> {len(rep.arms)} arm(s) x {n_items} item(s) in {n_clusters} cluster(s) x "
         f"{rep.runs} run(s); "
     )
-    how = "clustered t interval" if rep.method == "cluster" else f"cluster bootstrap ({rep.n_boot} resamples)"
+    how = (
+        "Wilson interval (effective n, CR2, t)"
+        if rep.method == "cluster"
+        else f"cluster bootstrap ({rep.n_boot} resamples)"
+    )
     head += f"{rep.level:.0%} {how}"
     if rep.descriptive:
-        head += f"; DESCRIPTIVE (fewer than {MIN_RUNS} runs: intervals over items only)"
+        why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
+        head += f"; DESCRIPTIVE ({why}: intervals over items only)"
     pct = f"{rep.level:.0%} CI"
     header = ["arm", "accuracy", "se", pct, "items", "clusters", "runs", "failures"]
     rows = [
@@ -185,7 +190,7 @@ def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
         head = "Accuracy per arm (no cost recorded)"
     ax.grid(True, alpha=0.3)
     if title is None:
-        how = "clustered t" if rep.method == "cluster" else "cluster bootstrap"
+        how = "clustered Wilson" if rep.method == "cluster" else "cluster bootstrap"
         title = f"{head}\n{rep.level:.0%} {how} intervals, {rep.runs} run(s) per item"
         if rep.descriptive:
             title += f"\ndescriptive (fewer than {MIN_RUNS} runs): intervals over items only"

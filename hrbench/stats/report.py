@@ -147,7 +147,7 @@ def report(
             :class:`~hrbench.records.Row` (or dicts with the same keys), or a frame or mapping
             of the row columns (``bench.to_pandas()``).
         level: the intervals' level (0.95 for 95%).
-        method: ``"cluster"`` for the clustered t interval, ``"bootstrap"`` for a seeded
+        method: ``"cluster"`` for the clustered Wilson interval, ``"bootstrap"`` for a seeded
             cluster bootstrap (percentile interval).
         descriptive: allow fewer than 5 runs per item. The report still has standard errors,
             intervals and paired comparisons over items, and every output labels it
