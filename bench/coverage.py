@@ -14,20 +14,27 @@ compare() call (proportion_interval, difference_interval). Printed per design:
   (noncentral t on clusters - 1 df, components from a pilot of 2,000 clusters; target within
   0.03) and what the normal approximation (the old power()) promised.
 
+Then designs sized by power() itself (5, 10 and 20-cluster families, target power 0.80) are
+simulated: the power power() promised for the whole clusters run, against the simulated power.
+
 A design whose true accuracy is 1 (all correct) covers trivially (any interval reaching 1
 does); its rows show the interval's width, which must not be 0.
 
-Usage: .venv/bin/python bench/coverage.py [N] [--quick]
+Usage: .venv/bin/python bench/coverage.py [N] [--quick] [--sized-only]
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import time
+from dataclasses import replace
+from statistics import NormalDist
 
 import numpy as np
 
-from hrbench.testing.designs import Design, check, planned_power
+from hrbench.stats import power
+from hrbench.testing.designs import Design, arm_rows, check, planned_power
 
 UNEQUAL = tuple(int(x) for x in np.linspace(2, 40, 15).round())  # 15 clusters of 2-40 items
 
@@ -58,7 +65,7 @@ def main() -> None:
     print(head)
     print("-" * len(head))
     start = time.perf_counter()
-    for i, d in enumerate(DESIGNS):
+    for i, d in enumerate(DESIGNS if "--sized-only" not in sys.argv else []):
         r = check(d, n, seed=1000 + i)
         plan = planned_power(d, seed=2000 + i, clusters=400 if quick else 2000) if d.diff else None
 
@@ -71,6 +78,34 @@ def main() -> None:
             f"{d.name:24} {f('arm_cover'):>7} {f('arm_naive'):>6} {f('arm_width'):>6} | "
             f"{f('pair_cover'):>8} {f('pair_naive'):>6} | {f('fpr'):>6} {f('fpr_naive'):>6} | "
             f"{f('power'):>6} {planned:>7} {normal:>6}",
+            flush=True,
+        )
+    print("\nDesigns sized by power() itself (target 0.80 at alpha 0.05), in whole clusters of the")
+    print("design's size; the normal approximation's size beside it:")
+    for i, d in enumerate([DESIGNS[2], DESIGNS[3], DESIGNS[1]]):
+        m = d.sizes[0]
+        rng = np.random.default_rng(3000 + i)
+        pilot = arm_rows(d, rng, copies=max(1, 2000 // len(d.sizes)))
+        plan = power(d.diff, bench=pilot, items_per_cluster=m)
+        g = plan.n_clusters
+        sized = replace(d, name=f"{d.name} -> {g} clusters", sizes=(m,) * g)
+        sim = check(sized, n, seed=4000 + i)["power"]
+        at = power(
+            d.diff,
+            var_within=plan.var_within,
+            var_between=plan.var_between,
+            design_effect=plan.design_effect,
+            runs=d.runs,
+            items_per_cluster=m,
+            n_items=g * m,
+        ).achieved
+        z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+        normal_n = math.ceil(
+            z * z * plan.design_effect * (plan.var_between + plan.var_within / d.runs) / d.diff**2
+        )
+        print(
+            f"  {sized.name:36} needs {plan.n_items:>4} items (normal approx. {normal_n:>4}); at {g * m:>4} "
+            f"items power() promises {at:.3f}, simulated {sim:.3f}",
             flush=True,
         )
     se = (0.95 * 0.05 / n) ** 0.5
