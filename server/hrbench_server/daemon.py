@@ -157,13 +157,18 @@ async def _stdio_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader,
 
 
 def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
-    """Serve one client on stdin/stdout until stdin closes or ``shutdown``; returns the exit code."""
+    """Serve one client on stdin/stdout until stdin closes, ``shutdown`` or LSP ``exit``.
+
+    Returns:
+        The exit code: 0, or 1 when an LSP client sent ``exit`` without ``shutdown`` first
+        (the LSP base protocol's rule).
+    """
     out_fd = os.dup(1)
     os.dup2(2, 1)  # anything else written to fd 1 goes to stderr
     sys.stdout = sys.stderr
     _setup_logging()
 
-    async def main() -> None:
+    async def main() -> int:
         app = App(home, "stdio")
         reader, writer = await _stdio_streams(0, out_fd)
         server = RpcServer()
@@ -172,7 +177,8 @@ def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
         conn = asyncio.create_task(serve_stream(server, reader, writer, max_bytes=max_bytes, keep_open=True))
         stop = asyncio.create_task(app.stop_event.wait())
         await asyncio.wait({conn, stop}, return_when=asyncio.FIRST_COMPLETED)
-        if conn.done():  # end of input: finish the requests in flight, then stop
+        proto = server.protocol
+        if conn.done() and not proto.exit_requested:  # end of input: finish the requests in flight
             pending: list[Any] = [
                 f for f in server.protocol._request_futures.values() if isinstance(f, asyncio.Future)
             ]
@@ -185,9 +191,9 @@ def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             await conn
         writer.close()
+        return 1 if proto.exit_requested and not proto.shutdown_requested else 0
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())
 
 
 # -- daemon --------------------------------------------------------------------------------------

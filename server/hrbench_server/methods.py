@@ -281,9 +281,16 @@ def register(server: RpcServer, app: App) -> None:
             transport=app.transport,
         )
 
-    def shutdown(args: p.ShutdownParams) -> p.ShutdownResult:
+    def shutdown(args: p.ShutdownParams) -> p.ShutdownResult | None:
+        if proto.lsp_session:  # LSP: answer null, then wait for `exit` (see hrbench_server.rpc)
+            proto.shutdown_requested = True
+            return None
         asyncio.get_running_loop().call_soon(app.stop)
         return p.ShutdownResult(ok=True)
+
+    def initialize(args: p.InitializeParams) -> p.InitializeResult:
+        proto.lsp_session = True
+        return _INITIALIZE_RESULT
 
     def auth(args: p.AuthParams) -> p.AuthResult:
         return p.AuthResult(ok=True)  # already authenticated (or a transport without a token)
@@ -291,6 +298,21 @@ def register(server: RpcServer, app: App) -> None:
     feature("status")(_sync(p.StatusParams, status))
     feature("shutdown")(_sync(p.ShutdownParams, shutdown))
     feature("auth")(_sync(p.AuthParams, auth))
+    feature("initialize")(_sync(p.InitializeParams, initialize))
+
+
+_INITIALIZE_RESULT = p.InitializeResult(
+    capabilities=p.ServerCapabilities(
+        experimental=p.ServerExperimental(
+            hrbench=p.HrbenchCapabilities(
+                protocolVersion=p.PROTOCOL_VERSION,
+                methods=sorted(p.METHODS),
+                notifications=sorted(p.NOTIFICATIONS),
+            )
+        )
+    ),
+    serverInfo=p.ServerInfo(name="hrbench", version=__version__),
+)
 
 
 def _iso(ts: float | None) -> str | None:

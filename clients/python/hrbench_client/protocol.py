@@ -51,7 +51,10 @@ __all__ = [
     "EvaluateParams",
     "EvaluateResult",
     "GovernorSpec",
+    "HrbenchCapabilities",
     "ImportArmSpec",
+    "InitializeParams",
+    "InitializeResult",
     "MockClientSpec",
     "OpenAIClientSpec",
     "OutputsArmSpec",
@@ -75,6 +78,9 @@ __all__ = [
     "RowNotification",
     "ScoreParams",
     "ScoreResult",
+    "ServerCapabilities",
+    "ServerExperimental",
+    "ServerInfo",
     "ShutdownParams",
     "ShutdownResult",
     "StatusParams",
@@ -644,13 +650,64 @@ class StatusResult(Struct, kw_only=True):
 
 
 class ShutdownParams(_Spec):
-    """Params of ``shutdown`` (none): the daemon stops after answering."""
+    """Params of ``shutdown`` (none; ``null`` is accepted as none).
+
+    Without ``initialize`` on the connection, the daemon stops after answering
+    (:class:`ShutdownResult`). After ``initialize`` (an LSP client), it is LSP's ``shutdown``:
+    the answer is ``null``, later requests are refused, and the ``exit`` notification ends the
+    connection (over stdio, the process).
+    """
 
 
 class ShutdownResult(Struct, kw_only=True):
-    """Acknowledges ``shutdown``."""
+    """Acknowledges ``shutdown`` (``null`` instead, after ``initialize``)."""
 
     ok: bool = True
+
+
+class InitializeParams(Struct, kw_only=True):
+    """Params of ``initialize``: LSP's ``InitializeParams``; every field is optional and unread.
+
+    Sending ``initialize`` is optional for hrbench's own clients; LSP clients send it first.
+    """
+
+    processId: int | None = None  # noqa: N815 - LSP's spelling
+    clientInfo: dict[str, Any] | None = None  # noqa: N815
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+
+class HrbenchCapabilities(Struct, kw_only=True):
+    """What the server offers, under ``capabilities.experimental.hrbench`` of ``initialize``."""
+
+    protocolVersion: int  # noqa: N815 - LSP's spelling
+    methods: list[str] = field(default_factory=list)
+    notifications: list[str] = field(default_factory=list)
+
+
+class ServerExperimental(Struct, kw_only=True):
+    """``capabilities.experimental``: hrbench's own capabilities."""
+
+    hrbench: HrbenchCapabilities
+
+
+class ServerCapabilities(Struct, kw_only=True):
+    """The LSP ``ServerCapabilities`` hrbench announces (no document features; custom requests)."""
+
+    experimental: ServerExperimental
+
+
+class ServerInfo(Struct, kw_only=True):
+    """LSP ``serverInfo``."""
+
+    name: str
+    version: str
+
+
+class InitializeResult(Struct, kw_only=True):
+    """LSP's ``InitializeResult``: the server's name and version, and its methods."""
+
+    capabilities: ServerCapabilities
+    serverInfo: ServerInfo  # noqa: N815 - LSP's spelling
 
 
 class AuthParams(_Spec):
@@ -689,6 +746,7 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "status": (StatusParams, StatusResult),
     "shutdown": (ShutdownParams, ShutdownResult),
     "auth": (AuthParams, AuthResult),
+    "initialize": (InitializeParams, InitializeResult),
 }
 """Every request method: ``name -> (params Struct, result Struct)``."""
 
