@@ -181,6 +181,7 @@ class _StdinInputs:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.scorer: str = args.scorer
+        self.check: bool = args.check
         self.settings = _settings(args.settings)
         self.lines: list[int] = []
         self.error: _Usage | None = None
@@ -200,6 +201,9 @@ class _StdinInputs:
             if not isinstance(rec, dict):
                 self.error = _Usage(f'stdin line {n}: expected an object {{"output": ..., "label": ...}}')
                 return
+            if self.check and rec.get("label") is None:
+                self.error = _Usage(f"stdin line {n}: {_CHECK_NEEDS_LABEL}")
+                return
             rec.setdefault("scorer", self.scorer)
             if self.settings:
                 rec.setdefault("settings", self.settings)
@@ -210,6 +214,12 @@ class _StdinInputs:
                 return
             self.lines.append(n)
             yield params
+
+
+_CHECK_NEEDS_LABEL = (
+    '--check needs a label (--label TEXT or --label-json JSON; a "label" field on stdin): '
+    "an output without one is not scored right or wrong"
+)
 
 
 def _settings(text: str | None) -> dict[str, Any]:
@@ -233,11 +243,12 @@ def cmd_score(args: argparse.Namespace) -> int:
             item = args.item
     if args.output is None and sys.stdin.isatty():
         _fail_usage("give an OUTPUT, or JSON lines on stdin")
+    label = _label(args) if args.output is not None else None
+    if args.check and args.output is not None and label is None:
+        _fail_usage(_CHECK_NEEDS_LABEL)
     with _client(args) as hb:
         if args.output is not None:
-            r = hb.score(
-                args.output, _label(args), scorer=args.scorer, item=item, settings=_settings(args.settings)
-            )
+            r = hb.score(args.output, label, scorer=args.scorer, item=item, settings=_settings(args.settings))
             _out(r)
             return EXIT_WRONG if (args.check and r.correct is False) else EXIT_OK
         inputs = _StdinInputs(args)
@@ -568,6 +579,47 @@ def _command(argv: list[str]) -> str | None:
     return None
 
 
+_ID_HELP = "a benchmark's id, a unique prefix of it (4+ characters) or its name (the newest of that name); see `hrb ls`"
+
+
+def _version() -> str:
+    from hrbench_client import protocol as p
+
+    try:
+        from importlib.metadata import version
+
+        v = version("hrbench")
+    except Exception:  # not installed as a distribution (a source checkout on sys.path)
+        v = "unknown"
+    return f"hrb {v} (protocol {p.PROTOCOL_VERSION})"
+
+
+def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--home",
+        default=default,
+        help="state directory (default $HRBENCH_HOME, else the user state dir); before or after COMMAND",
+    )
+    parser.add_argument(
+        "--no-autostart",
+        action="store_true",
+        default=False if default is None else default,
+        help="fail instead of starting a daemon when none runs",
+    )
+
+
+def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
+    """A parser class whose instances (every subcommand's) also take the global options."""
+    import argparse
+
+    class SubParser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["parents"] = [*kwargs.get("parents", []), common]
+            super().__init__(*args, **kwargs)
+
+    return SubParser
+
+
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
@@ -577,9 +629,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--home", help="state directory (default $HRBENCH_HOME, else the user state dir)")
-    parser.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
-    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    _global_options(parser, None)
+    parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
+    # The same options after the subcommand (`hrb score --home H ...`): SUPPRESS keeps a value
+    # given before the subcommand unless it is given again after it.
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+    sub = parser.add_subparsers(
+        dest="cmd", required=True, metavar="COMMAND", parser_class=_sub_parser(common)
+    )
 
     s = sub.add_parser("score", help="score outputs against labels")
     s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
@@ -604,7 +662,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     b.set_defaults(fn=cmd_bench)
 
     e = sub.add_parser("eval", help="evaluate() a module from a TOML spec")
-    e.add_argument("file")
+    e.add_argument("file", help="the evaluate() spec (TOML; see examples/sentiment.toml)")
     e.set_defaults(fn=cmd_eval)
 
     r = sub.add_parser("ref", help="stored references")
@@ -612,23 +670,28 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     rp = rs.add_parser(
         "put", help="store a reference file (JSON lines of {id, item, label, cluster, split}, or TOML)"
     )
-    rp.add_argument("name")
-    rp.add_argument("file")
-    rp.add_argument("--format", choices=["rows", "squad"], default="rows")
+    rp.add_argument("name", help="the name to store it under")
+    rp.add_argument("file", help="the reference file (JSON lines, SQuAD JSON or TOML)")
+    rp.add_argument(
+        "--format",
+        choices=["rows", "squad"],
+        default="rows",
+        help="rows (JSON lines; default) or squad (SQuAD JSON)",
+    )
     rg = rs.add_parser("get", help="a stored reference by name or hash")
-    rg.add_argument("name")
+    rg.add_argument("name", help="the reference's name, or its hash (8+ characters of it)")
     rs.add_parser("list", help="stored references")
     r.set_defaults(fn=cmd_ref)
 
     w = sub.add_parser("rows", help="stored rows of a benchmark")
-    w.add_argument("id")
-    w.add_argument("--offset", type=int, default=0)
-    w.add_argument("--limit", type=int)
+    w.add_argument("id", help=_ID_HELP)
+    w.add_argument("--offset", type=int, default=0, help="skip this many rows first (default 0)")
+    w.add_argument("--limit", type=int, help="print at most this many rows (default: all)")
     w.add_argument("--traces", action="store_true", help="include each row's trace")
     w.set_defaults(fn=cmd_rows)
 
     rep = sub.add_parser("report", help="the statistical report of a benchmark")
-    rep.add_argument("id")
+    rep.add_argument("id", help=_ID_HELP)
     rep.add_argument(
         "--descriptive",
         action="store_true",
@@ -642,7 +705,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         metavar="{cluster,bootstrap}",
         help="interval method: cluster (default; cluster-robust standard errors) or bootstrap",
     )
-    rep.add_argument("--compare", nargs=2, metavar=("ARM_A", "ARM_B"))
+    rep.add_argument(
+        "--compare", nargs=2, metavar=("ARM_A", "ARM_B"), help="the paired difference of two arms (A - B)"
+    )
     rep.add_argument("--text", action="store_true", help="print the text report instead of JSON")
     rep.add_argument(
         "--plot",
@@ -653,17 +718,17 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     rep.set_defaults(fn=cmd_report)
 
     c = sub.add_parser("cache", help="response cache")
-    c.add_argument("cache_cmd", choices=["stats"])
+    c.add_argument("cache_cmd", choices=["stats"], help="stats: entries, hits and size of the response cache")
     c.set_defaults(fn=cmd_cache)
 
     rec = sub.add_parser("recording", help="import or export recordings")
     recs = rec.add_subparsers(dest="rec_cmd", required=True)
-    ri = recs.add_parser("import")
-    ri.add_argument("file")
-    ri.add_argument("--name")
-    rx = recs.add_parser("export")
-    rx.add_argument("name")
-    rx.add_argument("file")
+    ri = recs.add_parser("import", help="load a recording exported as JSON lines")
+    ri.add_argument("file", help="the JSON lines file (an absolute path is sent to the daemon)")
+    ri.add_argument("--name", help="the recording's name (default: the file name without extension)")
+    rx = recs.add_parser("export", help="write a recording as JSON lines")
+    rx.add_argument("name", help="the recording's name")
+    rx.add_argument("file", help="the file to write (the daemon writes it)")
     rec.set_defaults(fn=cmd_recording)
 
     st = sub.add_parser("status", help="the daemon's status")
@@ -675,12 +740,16 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         description="start, stop or query the shared daemon; `stop` returns once the daemon has exited, "
         '`status` prints {"running": false} and exits 1 when none runs',
     )
-    d.add_argument("daemon_cmd", choices=["start", "stop", "status"])
+    d.add_argument(
+        "daemon_cmd",
+        choices=["start", "stop", "status"],
+        help="start (a daemon that stays up), stop or status",
+    )
     d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
     d.set_defaults(fn=cmd_daemon)
 
     sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
-    sv.add_argument("--stdio", action="store_true", required=True)
+    sv.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout (the only mode)")
     sv.set_defaults(fn=cmd_serve)
     return parser
 

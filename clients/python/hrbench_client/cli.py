@@ -2,12 +2,14 @@
 
 Every command talks to the shared daemon of the state directory (``--home``, else
 ``$HRBENCH_HOME``, else the user state dir), starting one when none runs (``--no-autostart``
-to refuse). Results are JSON lines on stdout; a progress bar goes to stderr only when stderr is
-a terminal.
+to refuse); these global options may come before or after the command. Results are JSON lines
+on stdout; a progress bar goes to stderr only when stderr is a terminal. ``hrb --version``
+prints the version.
 
 Commands::
 
     hrb score [--scorer exact] [--label L]... [--check] OUTPUT   one output; or JSON lines on stdin
+                                                   (--check needs a label: exit 2 without one)
     hrb bench FILE.toml | --resume ID                              rows as JSON lines, then the result
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
