@@ -121,6 +121,9 @@ def register(server: RpcServer, app: App) -> None:
 
     # -- benchmark ------------------------------------------------------------------------------
     async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
+        if args.resume is not None:  # an id prefix or a name too; an unknown one: run_benchmark says so
+            found = await _to_thread(app.store.benchmark_resolve, args.resume)
+            args = msgspec.structs.replace(args, resume=found or args.resume)
         return await run_benchmark(app, proto, proto.msg_id, args)
 
     feature("benchmark")(_async(p.BenchmarkParams, benchmark))
@@ -220,21 +223,22 @@ def register(server: RpcServer, app: App) -> None:
 
     async def benchmark_rows(args: p.BenchmarkRowsParams) -> p.BenchmarkRowsResult:
         def load() -> p.BenchmarkRowsResult:
-            rec = app.store.benchmark_get(args.id)
+            bid = _resolve(app, args.id)
+            rec = app.store.benchmark_get(bid)
             if rec is None:
-                raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
-            n = app.store.rows_count(args.id)
-            rows = app.store.rows_get(args.id, args.offset, args.limit)
+                raise NotFound(f"no stored benchmark has the id {bid!r}", benchmark=bid)
+            n = app.store.rows_count(bid)
+            rows = app.store.rows_get(bid, args.offset, args.limit)
             traces = None
             if args.traces:
-                kept = app.store.traces_get(args.id, [r.ledger_id for r in rows])
+                kept = app.store.traces_get(bid, [r.ledger_id for r in rows])
                 traces = {
                     r.ledger_id: msgspec.convert(msgspec.to_builtins(kept.get(r.ledger_id, [])), list[p.Step])
                     for r in rows
                 }
             spec = rec.get("spec") or {}
             info = p.BenchmarkInfo(
-                id=args.id,
+                id=bid,
                 status=rec["status"],
                 n_rows=n,
                 total=spec.get("total"),
@@ -254,9 +258,7 @@ def register(server: RpcServer, app: App) -> None:
             settings["compare_pair"] = tuple(settings["compare_pair"])
 
         def build() -> dict[str, Any]:
-            if app.store.benchmark_get(args.id) is None:
-                raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
-            rows = app.store.rows_get(args.id)
+            rows = app.store.rows_get(_resolve(app, args.id))
             try:
                 return report_payload(rows, **settings)
             except TypeError as exc:
@@ -264,6 +266,49 @@ def register(server: RpcServer, app: App) -> None:
 
         return p.ReportResult(report=await _to_thread(build))
 
+    async def benchmark_list(args: p.BenchmarkListParams) -> p.BenchmarkListResult:
+        heads = await _to_thread(app.store.benchmark_headers)
+        out = [
+            p.BenchmarkListing(
+                id=h["id"],
+                name=h["name"],
+                created=_iso(h["created"]),
+                status="running" if h["id"] in app.running else h["status"],
+                arms=h["arms"],
+                rows=h["rows"],
+                total=h["total"],
+                accuracy={s["arm"]: s.get("accuracy") for s in h["summary"] or []},
+            )
+            for h in heads[: args.limit]
+        ]
+        return p.BenchmarkListResult(benchmarks=out)
+
+    async def benchmark_delete(args: p.BenchmarkDeleteParams) -> p.BenchmarkDeleteResult:
+        def delete() -> p.BenchmarkDeleteResult:
+            bid = _resolve(app, args.id)
+            if bid in app.running:
+                raise ConfigError("id", args.id, "this benchmark is running; cancel it first")
+            n = app.store.benchmark_delete([bid])
+            return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"])
+
+        return await _to_thread(delete)
+
+    async def gc(args: p.GcParams) -> p.GcResult:
+        out = await _to_thread(
+            functools.partial(
+                app.store.gc,
+                args.older_than_s,
+                keep=list(app.running),
+                cache=args.cache,
+                recordings=args.recordings,
+                vacuum=args.vacuum,
+            )
+        )
+        return p.GcResult(**out)
+
+    feature("benchmark/list")(_async(p.BenchmarkListParams, benchmark_list))
+    feature("benchmark/delete")(_async(p.BenchmarkDeleteParams, benchmark_delete))
+    feature("gc")(_async(p.GcParams, gc))
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))
     feature("report")(_async(p.ReportParams, report))
@@ -313,6 +358,21 @@ _INITIALIZE_RESULT = p.InitializeResult(
     ),
     serverInfo=p.ServerInfo(name="hrbench", version=__version__),
 )
+
+
+def _resolve(app: App, ref: str) -> str:
+    """The benchmark id ``ref`` names: an id, a unique id prefix or a name (``Store.benchmark_resolve``).
+
+    Raises:
+        NotFound: nothing matches.
+        ConfigError: an ambiguous prefix (the candidates are listed).
+    """
+    bid = app.store.benchmark_resolve(ref)
+    if bid is None:
+        raise NotFound(
+            f"no stored benchmark has the id, id prefix or name {ref!r} (`hrb ls` lists them)", benchmark=ref
+        )
+    return bid
 
 
 def _iso(ts: float | None) -> str | None:

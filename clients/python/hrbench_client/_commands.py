@@ -323,6 +323,7 @@ def bench_params(path: str) -> Any:
         if isinstance(arm, dict) and arm.get("kind") == "outputs" and "path" in arm:
             arm["path"] = _resolve(base, arm["path"])
     data["python_path"] = [str(base), *[_resolve(base, x) for x in data.get("python_path", [])]]
+    data.setdefault("name", os.path.splitext(os.path.basename(path))[0])  # `hrb report capitals` finds it
     try:
         return _msgspec().convert(data, p.BenchmarkParams)
     except _msgspec().ValidationError as exc:
@@ -473,6 +474,57 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"Plot: {plot}")
     else:
         _out(rep)
+    return EXIT_OK
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        found = hb.benchmarks(args.limit)
+    if not args.text:
+        for b in found:
+            _out(b)
+        return EXIT_OK
+    print(f"{'id':<16}  {'name':<20}  {'created':<25}  {'status':<9}  {'rows':>11}  arms (accuracy)")
+    for b in found:
+        rows = f"{b.rows}/{b.total}" if b.total is not None else str(b.rows)
+        arms = ", ".join(f"{a} ({b.accuracy[a]:.3f})" if b.accuracy.get(a) is not None else a for a in b.arms)
+        print(f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<9}  {rows:>11}  {arms}")
+    return EXIT_OK
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        for ref in args.ids:
+            _out(hb.delete(ref))
+    return EXIT_OK
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str) -> float:
+    """Seconds in an age such as ``30d``, ``12h``, ``90m``, ``45s``, ``2w``; a bare number is days.
+
+    Example:
+        >>> parse_age("12h"), parse_age("2"), parse_age("1.5m")
+        (43200.0, 172800.0, 90.0)
+    """
+    t = text.strip().lower()
+    unit = t[-1:] if t[-1:] in _UNITS else "d"
+    number = t[:-1] if t[-1:] in _UNITS else t
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        _fail_usage(f"--older-than: expected an age such as 30d, 12h, 90m or 45s (got {text!r})")
+    return value * _UNITS[unit]
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    age = parse_age(args.older_than)
+    with _client(args) as hb:
+        _out(hb.gc(age, cache=not args.keep_cache, recordings=args.recordings, vacuum=not args.no_vacuum))
     return EXIT_OK
 
 
@@ -657,7 +709,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="run a benchmark from a TOML file")
     b.add_argument("file", nargs="?", help="the benchmark spec (TOML)")
-    b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark")
+    b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark: " + _ID_HELP)
     b.add_argument("--no-rows", action="store_true", help="print only the result, not each row")
     b.set_defaults(fn=cmd_bench)
 
@@ -716,6 +768,35 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         "is taken from the current directory",
     )
     rep.set_defaults(fn=cmd_report)
+
+    ls = sub.add_parser(
+        "ls", help="stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)"
+    )
+    ls.add_argument("--limit", type=int, help="show at most this many (default: all)")
+    ls.add_argument("--text", action="store_true", help="print a table instead of JSON lines")
+    ls.set_defaults(fn=cmd_ls)
+
+    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")
+    rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    rm.set_defaults(fn=cmd_rm)
+
+    gc = sub.add_parser(
+        "gc",
+        help="delete old benchmarks and cache entries, then shrink the database",
+        description="Delete benchmarks (rows, traces, ledgers) and response-cache entries created before "
+        "the given age, then VACUUM the database. Running benchmarks are kept; recordings are kept "
+        "unless --recordings.",
+    )
+    gc.add_argument(
+        "--older-than",
+        required=True,
+        metavar="AGE",
+        help="an age: 30d, 12h, 90m, 45s, 2w (a bare number is days)",
+    )
+    gc.add_argument("--keep-cache", action="store_true", help="keep response-cache entries")
+    gc.add_argument("--recordings", action="store_true", help="delete recorded replies older than AGE too")
+    gc.add_argument("--no-vacuum", action="store_true", help="skip VACUUM (the file keeps its size)")
+    gc.set_defaults(fn=cmd_gc)
 
     c = sub.add_parser("cache", help="response cache")
     c.add_argument("cache_cmd", choices=["stats"], help="stats: entries, hits and size of the response cache")

@@ -458,6 +458,21 @@ class Client:
         params = {"name": name, "path": os.path.abspath(os.fspath(path))}
         return self.call("recording/export", params, p.RecordingExportResult)
 
+    def benchmarks(self, limit: int | None = None) -> list[p.BenchmarkListing]:
+        """Stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)."""
+        return self.call("benchmark/list", {"limit": limit}, p.BenchmarkListResult).benchmarks
+
+    def delete(self, ref: str) -> p.BenchmarkDeleteResult:
+        """Delete a stored benchmark (id, unique id prefix or name) with its rows and traces."""
+        return self.call("benchmark/delete", {"id": ref}, p.BenchmarkDeleteResult)
+
+    def gc(
+        self, older_than_s: float, *, cache: bool = True, recordings: bool = False, vacuum: bool = True
+    ) -> p.GcResult:
+        """Delete benchmarks (and cache entries; recordings when asked) older than ``older_than_s``."""
+        params = p.GcParams(older_than_s=older_than_s, cache=cache, recordings=recordings, vacuum=vacuum)
+        return self.call("gc", params, p.GcResult)
+
     def status(self) -> p.StatusResult:
         """The daemon's status."""
         return self.call("status", {}, p.StatusResult)

@@ -37,7 +37,12 @@ __all__ = [
     "ArmSummary",
     "AuthParams",
     "AuthResult",
+    "BenchmarkDeleteParams",
+    "BenchmarkDeleteResult",
     "BenchmarkInfo",
+    "BenchmarkListParams",
+    "BenchmarkListResult",
+    "BenchmarkListing",
     "BenchmarkParams",
     "BenchmarkResult",
     "BenchmarkRowsParams",
@@ -50,6 +55,8 @@ __all__ = [
     "EvalModuleSpec",
     "EvaluateParams",
     "EvaluateResult",
+    "GcParams",
+    "GcResult",
     "GovernorSpec",
     "HrbenchCapabilities",
     "ImportArmSpec",
@@ -619,6 +626,71 @@ class BenchmarkRowsResult(Struct, kw_only=True):
     traces: dict[str, list[Step]] | None = None
 
 
+class BenchmarkListParams(_Spec):
+    """Params of ``benchmark/list``: stored benchmarks, newest first."""
+
+    limit: Annotated[int, Meta(ge=1)] | None = None
+
+
+class BenchmarkListing(Struct, kw_only=True):
+    """One stored benchmark as ``hrb ls`` shows it."""
+
+    id: str
+    name: str | None = None
+    created: str | None = None
+    status: str
+    arms: list[str]
+    rows: int
+    total: int | None = None
+    accuracy: dict[str, float | None] = field(default_factory=dict)
+
+
+class BenchmarkListResult(Struct, kw_only=True):
+    """Stored benchmarks, newest first."""
+
+    benchmarks: list[BenchmarkListing]
+
+
+class BenchmarkDeleteParams(_Spec):
+    """Params of ``benchmark/delete``: a benchmark (id, unique id prefix or name) with its rows and traces."""
+
+    id: str
+
+
+class BenchmarkDeleteResult(Struct, kw_only=True):
+    """What ``benchmark/delete`` removed."""
+
+    id: str
+    rows: int
+    traces: int
+
+
+class GcParams(_Spec):
+    """Params of ``gc``: delete what is older than ``older_than_s`` seconds, then VACUUM.
+
+    Benchmarks (rows, traces, ledgers) always; running ones never. ``cache``: response-cache
+    entries too (default). ``recordings``: recorded replies too (off by default).
+    """
+
+    older_than_s: Annotated[float, Meta(ge=0)]
+    cache: bool = True
+    recordings: bool = False
+    vacuum: bool = True
+
+
+class GcResult(Struct, kw_only=True):
+    """Counts deleted and the database's size (bytes, with its WAL) before and after."""
+
+    benchmarks: int
+    rows: int
+    traces: int
+    cache: int
+    recordings: int
+    bytes_before: int
+    bytes_after: int
+    vacuumed: bool
+
+
 class ReportParams(_Spec):
     """Params of ``report``: the statistical report of a stored benchmark."""
 
@@ -742,6 +814,9 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "recording/export": (RecordingExportParams, RecordingExportResult),
     "cache/stats": (CacheStatsParams, CacheStatsResult),
     "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
+    "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
+    "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
+    "gc": (GcParams, GcResult),
     "report": (ReportParams, ReportResult),
     "status": (StatusParams, StatusResult),
     "shutdown": (ShutdownParams, ShutdownResult),
