@@ -199,6 +199,25 @@ def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
 # -- daemon --------------------------------------------------------------------------------------
 
 
+async def _exit_when_idle(app: App, idle_s: float) -> None:
+    """Stop the daemon once it has had no connection and no running benchmark for ``idle_s``.
+
+    Busy is sampled every ``min(1, idle_s / 4)`` seconds, so the daemon stops between
+    ``idle_s`` and ``idle_s`` plus one tick after its last client left.
+    """
+    tick = min(1.0, max(idle_s / 4, 0.01))
+    last_busy = time.monotonic()
+    while True:
+        await asyncio.sleep(tick)
+        now = time.monotonic()
+        if app.connections > 0 or app.running:
+            last_busy = now
+        elif now - last_busy >= idle_s:
+            logger.info("idle for %.0f s with no client: stopping", now - last_busy)
+            app.stop()
+            return
+
+
 def _lock(home: Path) -> Any:
     fd = os.open(home / "daemon.lock", os.O_RDWR | os.O_CREAT, 0o600)
     f = os.fdopen(fd, "r+")  # held for the process's lifetime
@@ -210,11 +229,25 @@ def _lock(home: Path) -> Any:
     return f
 
 
-def serve_daemon(home: Path, tcp: str | None = None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
-    """Run the shared daemon for ``home`` until ``shutdown`` or SIGTERM; returns the exit code.
+def serve_daemon(
+    home: Path,
+    tcp: str | None = None,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    idle_exit_s: float | None = None,
+) -> int:
+    """Run the shared daemon for ``home`` until ``shutdown``, SIGTERM or an idle timeout.
 
-    Exit codes: 0 stopped cleanly, 2 bad arguments (a non-loopback ``--tcp``), 3 another
-    daemon holds this state directory.
+    Args:
+        home: the state directory.
+        tcp: ``HOST:PORT`` of an extra loopback TCP listener.
+        max_bytes: the largest request body accepted.
+        idle_exit_s: stop after this many seconds with no connection and no running
+            benchmark (``None``: never). Daemons the clients start on demand use it, so they
+            do not outlive their users; ``hrb daemon start`` does not, unless asked.
+
+    Returns:
+        The exit code: 0 stopped cleanly (idle timeout included), 2 bad arguments (a
+        non-loopback ``--tcp``), 3 another daemon holds this state directory.
     """
     _setup_logging()
     tcp_addr = None
@@ -240,6 +273,7 @@ def serve_daemon(home: Path, tcp: str | None = None, max_bytes: int = DEFAULT_MA
 
     async def main() -> None:
         app = App(home, "unix+tcp" if tcp_addr else "unix")
+        app.idle_exit_s = idle_exit_s
 
         async def on_conn(
             reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
@@ -269,7 +303,10 @@ def serve_daemon(home: Path, tcp: str | None = None, max_bytes: int = DEFAULT_MA
             servers.append(srv)
             host, port = srv.sockets[0].getsockname()[:2]
             info["tcp"] = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+        info["idle_exit_s"] = idle_exit_s
         _write_private(_paths.pid_path(home), json.dumps(info))
+        if idle_exit_s is not None:
+            app.background.add(asyncio.create_task(_exit_when_idle(app, idle_exit_s)))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, app.stop)

@@ -324,6 +324,7 @@ def register(server: RpcServer, app: App) -> None:
             running=sorted(app.running),
             home=str(app.home),
             transport=app.transport,
+            idle_exit_s=app.idle_exit_s,
         )
 
     def shutdown(args: p.ShutdownParams) -> p.ShutdownResult | None:

@@ -502,22 +502,22 @@ def cmd_rm(args: argparse.Namespace) -> int:
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
-def parse_age(text: str) -> float:
-    """Seconds in an age such as ``30d``, ``12h``, ``90m``, ``45s``, ``2w``; a bare number is days.
+def parse_age(text: str, option: str = "--older-than", bare: str = "d") -> float:
+    """Seconds in an age such as ``30d``, ``12h``, ``90m``, ``45s``, ``2w``; a bare number is in ``bare`` units.
 
     Example:
-        >>> parse_age("12h"), parse_age("2"), parse_age("1.5m")
-        (43200.0, 172800.0, 90.0)
+        >>> parse_age("12h"), parse_age("2"), parse_age("1.5m"), parse_age("90", bare="s")
+        (43200.0, 172800.0, 90.0, 90.0)
     """
     t = text.strip().lower()
-    unit = t[-1:] if t[-1:] in _UNITS else "d"
+    unit = t[-1:] if t[-1:] in _UNITS else bare
     number = t[:-1] if t[-1:] in _UNITS else t
     try:
         value = float(number)
     except ValueError:
         value = -1.0
     if not value >= 0 or value == float("inf"):
-        _fail_usage(f"--older-than: expected an age such as 30d, 12h, 90m or 45s (got {text!r})")
+        _fail_usage(f"{option}: expected an age such as 30d, 12h, 90m or 45s (got {text!r})")
     return value * _UNITS[unit]
 
 
@@ -567,12 +567,18 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     if args.daemon_cmd == "start":
         if args.tcp:
             _check_tcp(args.tcp)
-        pid = start_daemon(args.home, tcp=args.tcp)
+        idle = None if args.idle_exit is None else parse_age(args.idle_exit, "--idle-exit", bare="s")
+        pid = start_daemon(args.home, tcp=args.tcp, idle_exit_s=idle or None)
         status = daemon_status(args.home)
         try:
             tcp = json.loads(_paths.pid_path(_paths.home(args.home)).read_text()).get("tcp")
         except (OSError, ValueError):
             tcp = None
+        if status is not None and status.idle_exit_s is not None and args.idle_exit is None:
+            _err(
+                f"note: the running daemon was started on demand and stops after {status.idle_exit_s:g} s "
+                "without a client; `hrb daemon stop` then `hrb daemon start` keeps one up"
+            )
         if args.tcp and not tcp:
             _err("a daemon without --tcp is already running for this state dir; `hrb daemon stop` it first")
             return EXIT_ERROR
@@ -582,6 +588,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
                 "pid": pid,
                 "socket": str(_paths.socket_path(_paths.home(args.home))),
                 "transport": status.transport if status else None,
+                "idle_exit_s": status.idle_exit_s if status else None,
                 "tcp": tcp,
                 "token_file": str(_paths.token_path(_paths.home(args.home))) if tcp else None,
             }
@@ -827,6 +834,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="start (a daemon that stays up), stop or status",
     )
     d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
+    d.add_argument(
+        "--idle-exit",
+        metavar="AGE",
+        help="with start: stop after this long without a client (90s, 10m, 1h); by default a daemon "
+        "started this way stays up, while one started on demand by another command stops after "
+        "$HRBENCH_IDLE_EXIT seconds (default 600; `never` keeps it)",
+    )
     d.set_defaults(fn=cmd_daemon)
 
     sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")

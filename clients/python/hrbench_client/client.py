@@ -41,6 +41,7 @@ __all__ = [
     "BenchmarkStream",
     "Client",
     "connect",
+    "autostart_idle_exit_s",
     "daemon_status",
     "start_daemon",
     "stop_daemon",
@@ -507,8 +508,17 @@ def start_daemon(
     tcp: str | None = None,
     timeout_s: float = 20.0,
     env: dict[str, str] | None = None,
+    idle_exit_s: float | None = None,
 ) -> int:
     """Start a daemon for ``home`` (detached) unless one answers; returns its pid.
+
+    Args:
+        home: the state directory.
+        tcp: also listen on this loopback ``HOST:PORT``.
+        timeout_s: how long to wait for it to answer.
+        env: the daemon's environment (default: this process's).
+        idle_exit_s: the daemon stops after this many seconds without a client or a running
+            benchmark; ``None`` keeps it up until stopped.
 
     Raises:
         DaemonError: the daemon did not come up within ``timeout_s`` (its log says why).
@@ -525,6 +535,8 @@ def start_daemon(
     cmd = [_python(), "-m", "hrbench_server", "--home", str(state), "daemon"]
     if tcp:
         cmd += ["--tcp", tcp]
+    if idle_exit_s is not None:
+        cmd += ["--idle-exit", repr(float(idle_exit_s))]
     try:
         proc = subprocess.Popen(
             cmd,
@@ -625,6 +637,38 @@ def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float 
     return True
 
 
+DEFAULT_IDLE_EXIT_S = 600.0
+"""How long a daemon started on demand (``connect``, any ``hrb`` command) waits without a client
+before it exits; ``$HRBENCH_IDLE_EXIT`` (seconds; ``0`` or ``never`` to keep it) overrides it."""
+
+
+def autostart_idle_exit_s() -> float | None:
+    """The idle timeout of a daemon started on demand: ``$HRBENCH_IDLE_EXIT`` or 600 s.
+
+    Raises:
+        DaemonError: ``$HRBENCH_IDLE_EXIT`` is neither a number of seconds nor ``never``.
+
+    Example:
+        >>> os.environ["HRBENCH_IDLE_EXIT"] = "never"; autostart_idle_exit_s() is None
+        True
+        >>> os.environ["HRBENCH_IDLE_EXIT"] = "90"; autostart_idle_exit_s()
+        90.0
+        >>> del os.environ["HRBENCH_IDLE_EXIT"]
+    """
+    text = os.environ.get("HRBENCH_IDLE_EXIT", "").strip().lower()
+    if not text:
+        return DEFAULT_IDLE_EXIT_S
+    if text in ("never", "0"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise DaemonError(f"HRBENCH_IDLE_EXIT must be a number of seconds or `never` (got {text!r})")
+    return value
+
+
 def connect(
     home: str | os.PathLike[str] | None = None,
     *,
@@ -636,7 +680,8 @@ def connect(
 
     Args:
         home: the state directory.
-        autostart: start a daemon when none answers (not with ``tcp``).
+        autostart: start a daemon when none answers (not with ``tcp``); it stops after
+            :func:`autostart_idle_exit_s` seconds with no client and no running benchmark.
         timeout_s: socket timeout for each read (``None``: wait as long as a benchmark takes).
         tcp: use the daemon's loopback TCP listener (started with ``--tcp``) and the token
             file of the state directory instead of the Unix socket.
@@ -664,7 +709,7 @@ def connect(
         return client
     if not autostart:
         raise DaemonError(f"no hrbench daemon is running for {state} (start one with `hrb daemon start`)")
-    start_daemon(state)
+    start_daemon(state, idle_exit_s=autostart_idle_exit_s())
     client = _try_unix(state, timeout_s)
     if client is None:
         raise DaemonError(f"the daemon for {state} started but does not accept connections")

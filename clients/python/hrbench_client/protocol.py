@@ -719,6 +719,7 @@ class StatusResult(Struct, kw_only=True):
     running: list[str]
     home: str
     transport: str
+    idle_exit_s: float | None = None
 
 
 class ShutdownParams(_Spec):
