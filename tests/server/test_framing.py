@@ -27,6 +27,7 @@ from tests.server._wire import RawConn, frame, req, score
     ["Straße \u202f€—", "Straße", "x\u202fy", "€—", "日本語", "emoji 🎉 ok", "a\u0301", "\u2212 5"],
 )
 def test_R07a_content_length_counts_bytes(shared_daemon: Daemon, output: str) -> None:
+    """Case R07a: Content-Length counts bytes, in requests and replies."""
     body = score(5, output=output, label=output)
     assert len(body) > len(body.decode())  # the request's Content-Length is in bytes, not characters
     with RawConn(shared_daemon.socket) as c:
@@ -62,6 +63,7 @@ def test_R07a_family_any_text_round_trips_with_byte_lengths(shared_daemon: Daemo
     ],
 )
 def test_R07b_content_type_and_header_spellings(shared_daemon: Daemon, head: bytes) -> None:
+    """Case R07b: a Content-Type header (either order), any case, bare LF line ends."""
     body = score(3)
     with RawConn(shared_daemon.socket) as c:
         c.send(head % len(body) + body)
@@ -73,6 +75,7 @@ def c_result(correct: bool) -> dict[str, Any]:
 
 
 def test_R07c_batch_gets_one_array_of_responses(shared_daemon: Daemon) -> None:
+    """Case R07c: a batch gets one array of the two responses; the notification none."""
     batch = b"[%s,%s,%s]" % (score(5), score(6, output="Lyon"), req("status", id=None))
     with RawConn(shared_daemon.socket) as c:
         c.send(frame(batch))
@@ -83,6 +86,7 @@ def test_R07c_batch_gets_one_array_of_responses(shared_daemon: Daemon) -> None:
 
 
 def test_R07d_empty_batch_is_one_invalid_request(shared_daemon: Daemon) -> None:
+    """Case R07d: `[]` gets one -32600 error (not an array)."""
     with RawConn(shared_daemon.socket) as c:
         c.send(frame(b"[]") + frame(score(2)))
         err = c.recv()
@@ -91,6 +95,7 @@ def test_R07d_empty_batch_is_one_invalid_request(shared_daemon: Daemon) -> None:
 
 
 def test_R07e_header_block_without_content_length(shared_daemon: Daemon) -> None:
+    """Case R07e: a header block without Content-Length gets an error with its id."""
     with RawConn(shared_daemon.socket) as c:
         c.send(b"Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n" + req("status", id=10))
         c.send(frame(score(11)))
@@ -101,6 +106,7 @@ def test_R07e_header_block_without_content_length(shared_daemon: Daemon) -> None
 
 
 def test_R07g_no_response_to_a_notification(shared_daemon: Daemon) -> None:
+    """Case R07g: a notification with bad params gets no reply."""
     with RawConn(shared_daemon.socket) as c:
         c.send(frame(req("score", {"output": 3, "bogus": True}, id=None)) + frame(score(7)))
         assert c.recv() == {"jsonrpc": "2.0", "id": 7, "result": c_result(True)}
