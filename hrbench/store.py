@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 
 import anyio
 import msgspec
-import sqlite_utils
 
+from hrbench._sqlite import sqlite_utils
 from hrbench.errors import ConfigError
 from hrbench.records import Request, Result, Row, Step
 
