@@ -22,6 +22,7 @@ import anyio.to_thread
 import msgspec
 
 from hrbench import specs
+from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound
 from hrbench_client import protocol as p
 from hrbench_server import __version__
@@ -124,7 +125,9 @@ def register(server: RpcServer, app: App) -> None:
         if args.resume is not None:  # an id prefix or a name too; an unknown one: run_benchmark says so
             found = await _to_thread(app.store.benchmark_resolve, args.resume)
             args = msgspec.structs.replace(args, resume=found or args.resume)
-        return await run_benchmark(app, proto, proto.msg_id, args)
+        with use_caller_env(args.env):
+            require_keys(args.client, "client")
+            return await run_benchmark(app, proto, proto.msg_id, args)
 
     feature("benchmark")(_async(p.BenchmarkParams, benchmark))
 
@@ -134,10 +137,13 @@ def register(server: RpcServer, app: App) -> None:
         from hrbench.evaluate import evaluate_spec_async
 
         add_import_path(args.python_path)
-        spec = msgspec.to_builtins(msgspec.structs.replace(args, python_path=[]))
+        spec = msgspec.to_builtins(msgspec.structs.replace(args, python_path=[], env={}))
         spec.pop("python_path", None)
+        spec.pop("env", None)
         store = app.store
-        out = await evaluate_spec_async(spec, cache=Cache(store), store=store)
+        with use_caller_env(args.env):
+            require_keys(args.client, "client")
+            out = await evaluate_spec_async(spec, cache=Cache(store), store=store)
         return p.EvaluateResult(result=out)
 
     feature("evaluate")(_async(p.EvaluateParams, evaluate))
@@ -359,6 +365,43 @@ _INITIALIZE_RESULT = p.InitializeResult(
     ),
     serverInfo=p.ServerInfo(name="hrbench", version=__version__),
 )
+
+
+_HOSTED = {
+    "openai": ("OPENAI_API_KEY", "api.openai.com"),
+    "anthropic": ("ANTHROPIC_API_KEY", "api.anthropic.com"),
+}
+
+
+def require_keys(client: Any, field: str) -> None:
+    """Refuse, before the first call, a model client whose key is set nowhere (SPEC §4, issue 15).
+
+    Decided (SPEC silent): a key is required when the client talks to the provider's hosted API
+    (``api.openai.com``, ``api.anthropic.com``) or names a variable other than the provider's
+    default (the user meant one); a local server with the default name may run without a key.
+    "Nowhere" is neither the caller's environment sent with the request nor the daemon's.
+
+    Raises:
+        ConfigError: naming the field and the variable, and how to set it.
+    """
+    if client is None:
+        return
+    kind = type(client).__struct_config__.tag
+    if kind == "replay":
+        require_keys(client.fallback, f"{field}.fallback")
+        return
+    if kind not in _HOSTED or client.api_key_env is None:
+        return
+    default, host = _HOSTED[kind]
+    needed = host in client.base_url or client.api_key_env != default
+    if needed and env_value(client.api_key_env) is None:
+        raise ConfigError(
+            f"{field}.api_key_env",
+            client.api_key_env,
+            f"the variable {client.api_key_env} is set neither in the calling environment nor in the "
+            f"daemon's: `export {client.api_key_env}=...` in the shell that runs hrb (or the script), then "
+            "run again",
+        )
 
 
 def _resolve(app: App, ref: str) -> str:

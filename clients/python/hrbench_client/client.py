@@ -45,6 +45,7 @@ __all__ = [
     "daemon_status",
     "start_daemon",
     "stop_daemon",
+    "with_caller_env",
 ]
 
 T = TypeVar("T")
@@ -415,7 +416,7 @@ class Client:
                 reference, client, runs, ...), or ``{"resume": "<id>"}``.
             on_progress: called with ``(done, total)`` rows as progress arrives.
         """
-        return BenchmarkStream(self, self.send_request("benchmark", spec), on_progress)
+        return BenchmarkStream(self, self.send_request("benchmark", with_caller_env(spec)), on_progress)
 
     def resume(
         self, benchmark_id: str, on_progress: Callable[[int, int], None] | None = None
@@ -430,7 +431,7 @@ class Client:
             The seed's result fields (``mean_score``, ``scores``, ``predictions``, ...) and
             ``warnings``.
         """
-        return self.call("evaluate", spec, p.EvaluateResult).result
+        return self.call("evaluate", with_caller_env(spec), p.EvaluateResult).result
 
     def rows(
         self, benchmark_id: str, *, offset: int = 0, limit: int | None = None, traces: bool = False
@@ -493,6 +494,49 @@ _STARTED: dict[int, subprocess.Popen[bytes]] = {}
 
 def _python() -> str:
     return os.environ.get("HRBENCH_PYTHON") or sys.executable
+
+
+_KEY_DEFAULTS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def _key_names(spec: Any) -> set[str]:
+    """The environment variables holding API keys that a spec's model clients name."""
+    names: set[str] = set()
+    if isinstance(spec, dict):
+        if spec.get("kind") in _KEY_DEFAULTS:
+            name = spec.get("api_key_env", _KEY_DEFAULTS[spec["kind"]])
+            if isinstance(name, str):
+                names.add(name)
+        for key, value in spec.items():
+            if key != "env":
+                names |= _key_names(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            names |= _key_names(value)
+    return names
+
+
+def with_caller_env(spec: Any) -> Any:
+    """``spec`` plus ``env``: this process's values of the key variables the spec names (SPEC §4).
+
+    The daemon uses them for this request only, before its own environment, and never stores
+    or logs them; so ``OPENAI_API_KEY=... hrb bench`` works against a daemon started without
+    it. Variables not set here are not sent; an ``env`` already in the spec is kept as given.
+
+    Example:
+        >>> os.environ["HRB_DOC_KEY"] = "k"
+        >>> with_caller_env({"client": {"kind": "openai", "model": "m", "api_key_env": "HRB_DOC_KEY"}})["env"]
+        {'HRB_DOC_KEY': 'k'}
+        >>> del os.environ["HRB_DOC_KEY"]
+    """
+    struct = isinstance(spec, msgspec.Struct)
+    plain = msgspec.to_builtins(spec) if struct else spec
+    if not isinstance(plain, dict) or plain.get("env"):
+        return spec
+    env = {n: os.environ[n] for n in sorted(_key_names(plain)) if os.environ.get(n)}
+    if not env:
+        return spec
+    return msgspec.structs.replace(spec, env=env) if struct else {**plain, "env": env}
 
 
 def _try_unix(state: Path, timeout_s: float | None) -> Client | None:

@@ -116,6 +116,14 @@ EnvName = Annotated[
     ),
 ]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
+CallerEnv = Annotated[
+    dict[EnvName, str],
+    Meta(
+        description="Values of the environment variables the spec names (API keys), sent by the client "
+        "from the caller's environment over the same-user local channel: used for this request only "
+        "(before the daemon's own environment), never stored, logged or echoed."
+    ),
+]
 ItemId = str
 
 
@@ -380,6 +388,7 @@ class BenchmarkParams(_Spec):
     stream: bool = True
     name: str | None = None
     python_path: list[str] = field(default_factory=list)
+    env: CallerEnv = field(default_factory=dict)
 
 
 class ArmInfo(Struct, kw_only=True):
@@ -519,6 +528,7 @@ class EvaluateParams(_Spec):
     cache: bool = True
     trace_context: Any = None
     python_path: list[str] = field(default_factory=list)
+    env: CallerEnv = field(default_factory=dict)
 
 
 class EvaluateResult(Struct, kw_only=True):
