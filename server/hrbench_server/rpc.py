@@ -284,7 +284,10 @@ def _dispatch(proto: HrbenchProtocol, body: bytes) -> bool:
         ``False`` when the body is not readable JSON (the frame reader then skips what is left
         of that message: its Content-Length was probably too short).
     """
-    if body.lstrip()[:1] != b"[":
+    i = 0
+    while i < len(body) and body[i] in b" \t\r\n":
+        i += 1
+    if body[i : i + 1] != b"[":
         return _dispatch_one(proto, body, None)
     try:
         items = _decode_batch(body)
@@ -347,7 +350,7 @@ def _dispatch_one(proto: HrbenchProtocol, body: bytes, batch: _Batch | None) -> 
             proto.send_result(msg_id, None, batch=batch)
         return True
     params = env.params
-    if params is msgspec.UNSET or bytes(params) == _NULL:
+    if params is msgspec.UNSET or (len(params) == 4 and bytes(params) == _NULL):
         params = _EMPTY  # LSP clients send `"params": null` (shutdown, exit)
     if method == "$/cancelRequest":
         try:
