@@ -50,6 +50,7 @@ shorter than its ``Content-Length`` is answered as a framing fault."""
 
 _CHUNK = 1 << 16
 _HEADER_START = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}[ \t]*:")  # an RFC 7230 token, then `:`
+_NAMES = (b"content-length", b"content-type")
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]*[ \t]*")
 _NEXT_HEADER = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
 _ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\\r\n]|\\.){0,256}")')
@@ -366,6 +367,15 @@ class FrameReader:
                 msg_id = find_id(buf)
                 buf.clear()
                 return self._too_long(length, n, msg_id)
+        if bytes(buf[max(0, length - 64) : length]).rstrip(_WS)[-1:] not in (b"}", b"]"):
+            # A JSON-RPC body ends in `}` or `]`; this one may run on into the next message's
+            # header, cut before its blank line (the find() above cannot see that case).
+            status, end = _json_end(bytes(buf[:length]), 0)
+            rest = bytes(buf[end:length]).lstrip(_WS)[:16].lower()
+            if status == "done" and rest and any(n.startswith(rest) or rest.startswith(n) for n in _NAMES):
+                msg_id = find_id(buf[:end])
+                del buf[:end]
+                return self._too_long(length, end, msg_id)
         body = bytes(buf[:length])
         del buf[:length]
         return body
