@@ -25,12 +25,6 @@ OPEN: dict[str, int] = {
     "R05a": 12,
     "R06a": 12,
     "R06b": 12,
-    "R07a": 15,
-    "R07b": 15,
-    "R07c": 15,
-    "R07d": 15,
-    "R07e": 15,
-    "R07g": 15,
 }
 """Case id -> the open issue that will test it."""
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import email.utils
 import math
-import os
 import re
 import time
 from collections.abc import Callable
@@ -46,6 +45,7 @@ import anyio
 import msgspec
 import stamina
 
+from hrbench.environ import env_value
 from hrbench.errors import BudgetRefused, HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
@@ -304,7 +304,7 @@ class HttpModelClient:
     def _key(self) -> str | None:
         if not self.api_key_env:
             return None
-        return os.environ.get(self.api_key_env) or None
+        return env_value(self.api_key_env)
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept": "application/json", **self.extra_headers}

@@ -66,6 +66,8 @@ class App:
         self.stop_event = asyncio.Event()
         self._store: Store | None = None
         self.scorers: dict[str, Any] = {}
+        self.background: set[asyncio.Task[Any]] = set()  # daemon-wide tasks (the idle watch)
+        self.idle_exit_s: float | None = None
 
     @property
     def store(self) -> Store:
@@ -82,6 +84,8 @@ class App:
 
     async def aclose(self) -> None:
         """Cancel running benchmarks (they stay resumable) and close the store."""
+        for t in self.background:
+            t.cancel()
         tasks = list(self.running.values())
         for t in tasks:
             t.cancel()

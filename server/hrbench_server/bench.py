@@ -138,13 +138,15 @@ class _Sink:
 
 
 def _check_resume_only(args: p.BenchmarkParams) -> None:
-    bare = p.BenchmarkParams(resume=args.resume, stream=args.stream, concurrency=args.concurrency)
+    bare = p.BenchmarkParams(
+        resume=args.resume, stream=args.stream, concurrency=args.concurrency, env=args.env
+    )
     if args != bare:
         given = [f for f in args.__struct_fields__ if getattr(args, f) != getattr(bare, f)]
         raise ConfigError(
             given[0],
             getattr(args, given[0]),
-            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency)",
+            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency, env)",
         )
 
 
@@ -221,7 +223,9 @@ async def run_benchmark(
         if reference.hash != stored.get("reference_hash"):
             raise ConfigError("resume", bench_id, "the reference changed since the benchmark started")
     else:
-        spec_params = msgspec.structs.replace(params, reference=reference.hash, resume=None, stream=True)
+        spec_params = msgspec.structs.replace(  # the caller's env is never stored
+            params, reference=reference.hash, resume=None, stream=True, env={}
+        )
         spec = {
             "version": _SPEC_VERSION,
             "params": msgspec.to_builtins(spec_params),
