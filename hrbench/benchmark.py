@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 import time
 import uuid
-import warnings
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
+from hrbench._warn import warn_at_caller
 from hrbench.arm import Arm, Context, RunInfo, current_run
 from hrbench.cache import Cache, cache_key, request_hash
 from hrbench.errors import (
@@ -29,6 +29,7 @@ from hrbench.errors import (
     ConfigError,
     DuplicateDrawError,
     FewRunsWarning,
+    NotCachedWarning,
     ScorerError,
 )
 from hrbench.governor import Governor, default_governor
@@ -74,6 +75,10 @@ class _Runtime:
         self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.inline = getattr(client, "inline", False) is True
+        wire = getattr(client, "wire", None)
+        self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
+        if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
+            self.cache = None
 
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
@@ -132,6 +137,8 @@ class _Runtime:
         thread, and the coroutine is driven to completion by :func:`drive` without the event
         loop, which saves two thread hops per request.
         """
+        if self.wire is not None and request.wire is None:  # key the request as sent (case R03a)
+            request = msgspec.structs.replace(request, wire=self.wire(request))
         key = cache_key(request, ctx.arm)
         start = time.perf_counter()
         result: Result | None = None
@@ -764,12 +771,22 @@ async def benchmark_async(
         cache = Cache(store or Store())
     if record is not None and store is None:
         store = cache.store if cache is not None else Store()
+    if (
+        cache is not None
+        and getattr(client, "cacheable", True) is False
+        and not getattr(client, "warned", True)
+    ):
+        client.warned = True
+        warn_at_caller(
+            f"{client!r}: its function cannot be fingerprinted ({getattr(client, 'not_cacheable_why', '')}), "
+            "so its replies are not cached: every request calls it",
+            NotCachedWarning,
+        )
     if runs < MIN_RUNS:
-        warnings.warn(
+        warn_at_caller(
             f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "
             "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
             FewRunsWarning,
-            stacklevel=3,
         )
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
@@ -926,11 +943,10 @@ class _Errors:
         for arm, (n, total) in self.per_arm.items():
             if n:
                 _, row, message = self.first[arm]
-                warnings.warn(
+                warn_at_caller(
                     f"arm {arm!r}: {n} of {total} run(s) raised and are counted wrong as 'error'; "
                     f"first: item {row.item!r}, run {row.run}: {message}",
                     ArmErrorWarning,
-                    stacklevel=4,
                 )
 
 
@@ -964,7 +980,7 @@ class _Stops:
         )
         if gov.from_defaults:
             msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
-        warnings.warn(msg, BudgetStoppedWarning, stacklevel=4)
+        warn_at_caller(msg, BudgetStoppedWarning)
 
 
 def _limit_of(error: str | None) -> list[str]:

@@ -35,6 +35,7 @@ __all__ = [
     "HrbenchError",
     "MetricErrorWarning",
     "ModelError",
+    "NotCachedWarning",
     "NotFound",
     "ReferenceLocked",
     "ReferenceValueError",
@@ -182,4 +183,12 @@ class ArmErrorWarning(UserWarning):
 
     Those runs are recorded ``"error"`` and counted wrong (seed 002); the warning says so, so
     a broken arm (a typo in a template) does not pass silently for a bad one.
+    """
+
+
+class NotCachedWarning(UserWarning):
+    """Warned once when a client's replies cannot be cached safely.
+
+    A mock whose function cannot be fingerprinted: the benchmark then sends every request
+    (SPEC section 6).
     """

@@ -70,6 +70,12 @@ class Request(msgspec.Struct, kw_only=True):
         provider: ``"openai"``, ``"anthropic"``, ``"mock"``, ...; filled from the client.
         base_url: the endpoint's base URL; filled from the client.
         draw_index: the run's draw index, or ``None`` when the arm left it out.
+        wire: what the client adds to the request on the wire, filled by the runner from
+            ``client.wire(request)`` before the request is keyed: ``endpoint`` (the URL
+            posted to), ``defaults`` (body fields the client sets when the request does not,
+            e.g. the Anthropic client's ``max_tokens``), ``headers`` (headers that change the
+            reply, e.g. ``anthropic-version``; never a credential), ``responder`` (a mock's
+            fingerprint). Part of the cache and recording key.
     """
 
     messages: list[dict[str, Any]]
@@ -79,6 +85,7 @@ class Request(msgspec.Struct, kw_only=True):
     provider: str = ""
     base_url: str = ""
     draw_index: int | None = None
+    wire: dict[str, Any] | None = None
 
 
 class Result(msgspec.Struct, kw_only=True):

@@ -77,6 +77,7 @@ class ReplayClient:
             if base_url is not None
             else getattr(fallback, "base_url", None) or identity.get("base_url", "")
         )
+        self._wire: dict[str, Any] | None = identity.get("wire")
         self.hits = 0
         self.misses = 0
         self._loaded: dict[str, dict[tuple[str, int | None], bytes]] = {}
@@ -90,7 +91,16 @@ class ReplayClient:
         """The client's record."""
         return {"kind": "replay", "recording": self.recording, "strict": self.strict, "model": self.model}
 
-    def _identity_from_recording(self) -> dict[str, str]:
+    def wire(self, request: Request) -> dict[str, Any] | None:
+        """What the recorded client added on the wire (case R03a): the fallback's, else the recording's.
+
+        Recordings are keyed on the request as sent, so a replay keys each request as the client
+        that made the recording did (its endpoint, default body fields and headers).
+        """
+        wire = getattr(self.fallback, "wire", None)
+        return wire(request) if callable(wire) else self._wire
+
+    def _identity_from_recording(self) -> dict[str, Any]:
         rows = self.store._all("SELECT request FROM recordings WHERE recording=? LIMIT 1", [self.recording])
         if not rows:
             return {}
@@ -99,6 +109,7 @@ class ReplayClient:
             "model": req.get("model", ""),
             "provider": req.get("provider", ""),
             "base_url": req.get("base_url", ""),
+            "wire": req.get("wire"),
         }
 
     def _entries(self, arm: str) -> dict[tuple[str, int | None], bytes]:

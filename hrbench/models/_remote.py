@@ -66,6 +66,9 @@ _QUOTA = re.compile(
 _KEYLIKE = re.compile(r"(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}|(?i:bearer)\s+[A-Za-z0-9_\-.~+/=*]{6,}")
 """Tokens shaped like API keys (``sk-...``, ``sk-ant-...``, ``Bearer ...``), masked or not."""
 
+_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie|session|password|signature", re.IGNORECASE)
+"""Header names that may carry a credential: never part of a cache key."""
+
 _KEY_WINDOW = 8
 """Characters of a key that, found together in a message, are masked."""
 
@@ -279,6 +282,36 @@ class HttpModelClient:
             "max_connections": self.max_connections,
             "max_attempts": self.max_attempts,
             "max_total_s": self.max_total_s,
+        }
+
+    def body_defaults(self) -> dict[str, Any]:
+        """Body fields this client sets when a request does not (none by default)."""
+        return {}
+
+    def wire(self, request: Request) -> dict[str, Any]:
+        """What this client adds to ``request`` on the wire, for its cache and recording key.
+
+        Case R03a (decided): the key is the request as sent, so it covers the endpoint, the
+        body fields the client fills in (:meth:`body_defaults`) and the extra headers that
+        change the reply (``anthropic-version``, a beta flag), never a header whose name says
+        it may carry a credential (``authorization``, ``x-api-key``, ``*token*``, ...).
+
+        Returns:
+            ``{"endpoint": url, "defaults": {...}, "headers": {...}}``.
+
+        Example:
+            >>> c = HttpModelClient("m", "http://127.0.0.1:9/v1", headers={"X-Beta": "on", "X-Api-Key": "k"})
+            >>> c.wire(Request(messages=[]))["headers"]
+            {'x-beta': 'on'}
+        """
+        return {
+            "endpoint": self.url,
+            "defaults": self.body_defaults(),
+            "headers": {
+                k.lower(): v
+                for k, v in sorted(self.extra_headers.items())
+                if not _CREDENTIAL_HEADER.search(k)
+            },
         }
 
     # -- what subclasses provide ----------------------------------------------------------------

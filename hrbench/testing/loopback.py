@@ -9,8 +9,10 @@ subprocess, for benchmarks where the server must not share the client's interpre
     async with LoopbackServer() as srv:      # from async tests: starts in a worker thread
         ...
 
-Routes: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic). Replies
-are deterministic per ``(prompt, seed)`` (``vary=True`` makes every call differ, for draw
+Routes: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic). It bills
+what it generates: usage counts the reply it sends (``n`` choices each billed), it honours the
+request's ``max_tokens`` (in words) or ignores it as told, and it can report another model than
+the one asked for (``serve_model``). Replies are deterministic per ``(prompt, seed)`` (``vary=True`` makes every call differ, for draw
 tests); a ``[[reply:TEXT]]`` marker in the prompt makes the reply ``TEXT``, and ``reply_fn``
 computes it. Usage blocks are real: prompt tokens are the prompt's words, completion tokens
 the reply's words plus ``reasoning_tokens``, cached tokens ``cached_fraction`` of the prompt;
@@ -173,6 +175,10 @@ class _State:
     reply_fn: Callable[[str, Any, int], str] | None
     record: bool
     omit_usage: bool = False
+    reply_words: int = 0
+    honour_max_tokens: bool = True
+    prompt_tokens: str = "words"
+    serve_model: str | None = None
     gather: int = 0
     gather_timeout_s: float = 10.0
     gathered: asyncio.Event | None = None
@@ -404,16 +410,27 @@ class _Api:
         else:
             basis = f"{prompt}|{seed}|{call}" if st.vary else f"{prompt}|{seed}"
             text = "reply-" + hashlib.sha256(basis.encode()).hexdigest()[:12]
-        prompt_tokens = max(1, len(prompt.split()))
+        if st.reply_words > 0:
+            text = " ".join(f"w{i}" for i in range(st.reply_words))
+        limit = body.get("max_tokens") or body.get("max_completion_tokens")
+        truncated = False
+        if st.honour_max_tokens and isinstance(limit, int) and limit >= 0:
+            words = text.split()
+            if len(words) > limit:  # the provider stops at max_tokens (a token is a word here)
+                text, truncated = " ".join(words[:limit]), True
+        prompt_tokens = max(1, len(prompt.encode()) if st.prompt_tokens == "bytes" else len(prompt.split()))
         cached = int(prompt_tokens * st.cached_fraction)
         reasoning = st.reasoning_tokens
-        model = str(body.get("model") or st.model)
+        model = st.serve_model or str(body.get("model") or st.model)
         rid = uuid.uuid4().hex[:24]
         if kind in ("content_filter", "refusal"):
             reply_text: str | None = None if kind == "content_filter" else "I can't help with that."
         else:
             reply_text = text
-        completion = (len(reply_text.split()) if reply_text else 0) + reasoning
+        n = body.get("n") if self.flavour == "openai" else 1
+        n = n if isinstance(n, int) and n >= 1 else 1
+        completion = ((len(reply_text.split()) if reply_text else 0) + reasoning) * n
+        finish = "length" if truncated else "stop"
         if self.flavour == "anthropic":
             written = min(st.cache_creation_tokens, prompt_tokens - cached)
             blocks: list[dict[str, Any]] = []
@@ -427,7 +444,9 @@ class _Api:
                 "role": "assistant",
                 "model": model,
                 "content": blocks,
-                "stop_reason": "refusal" if kind in ("content_filter", "refusal") else "end_turn",
+                "stop_reason": "refusal"
+                if kind in ("content_filter", "refusal")
+                else ("max_tokens" if truncated else "end_turn"),
                 "stop_sequence": None,
                 "usage": {
                     "input_tokens": prompt_tokens - cached - written,
@@ -448,11 +467,12 @@ class _Api:
                 "system_fingerprint": "fp_loopback",
                 "choices": [
                     {
-                        "index": 0,
+                        "index": i,
                         "message": message,
-                        "finish_reason": "content_filter" if kind == "content_filter" else "stop",
+                        "finish_reason": "content_filter" if kind == "content_filter" else finish,
                         "logprobs": None,
                     }
+                    for i in range(n)
                 ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
@@ -477,6 +497,10 @@ _SETTINGS = frozenset(
         "api_key",
         "reply_fn",
         "omit_usage",
+        "reply_words",
+        "honour_max_tokens",
+        "prompt_tokens",
+        "serve_model",
         "gather",
         "gather_timeout_s",
     }
@@ -577,7 +601,13 @@ class LoopbackServer:
         Args:
             **settings: ``latency_s``, ``vary``, ``reasoning_tokens``, ``cached_fraction``,
                 ``cache_creation_tokens``, ``api_key``, ``reply_fn`` (as for the constructor),
-                ``omit_usage`` (send replies without a usage block), ``gather`` (hold replies
+                ``omit_usage`` (send replies without a usage block), ``reply_words`` (every
+                reply is this many words, one token each; 0 for the usual one-word reply),
+                ``honour_max_tokens`` (``True``: a reply stops at the request's ``max_tokens``
+                words with finish reason ``length``; ``False``: the limit is ignored, as a
+                server that overruns it), ``prompt_tokens`` (``"words"`` or ``"bytes"``: how
+                prompt tokens are billed; bytes is the most any byte-level tokenizer bills),
+                ``serve_model`` (report this model whatever was asked), ``gather`` (hold replies
                 until this many requests are in flight at once; 0 for no holding; setting it
                 re-arms the latch) and ``gather_timeout_s`` (how long a held reply waits for
                 the others before the latch gives up and opens; seconds).
