@@ -75,6 +75,8 @@ class _Runtime:
         self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.inline = getattr(client, "inline", False) is True
+        self.quota_refused: BudgetRefused | None = None
+        """The provider's quota or billing refusal: every later request of the benchmark is refused."""
         wire = getattr(client, "wire", None)
         self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
         if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
@@ -152,8 +154,15 @@ class _Runtime:
             usd_est, tokens_est = self.pricing.estimate(request)
             gate = self.governor.gate(usd_est, tokens_est)
             try:
+                if self.quota_refused is not None:  # the provider refused on quota: send no more
+                    raise BudgetRefused(
+                        f"limit_refused: not sent, the provider refused an earlier request: {self.quota_refused}",
+                        limit="limit_refused",
+                    )
                 result = await self.client.send(request, gate.attempt)
             except BudgetRefused as exc:
+                if exc.limit == "limit_refused" and self.quota_refused is None:
+                    self.quota_refused = exc
                 gate.settle(0.0, 0)
                 ctx.notes.append(exc.limit)
                 ctx.trace.append(

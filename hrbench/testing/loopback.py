@@ -23,7 +23,8 @@ Faults (:data:`FAULTS`) are scripted two ways:
 - a queue: ``srv.push("429", "ok", "500")`` gives the next requests those faults, in order;
 - a marker in the prompt: ``[[fault:429]]`` applies to every request carrying it;
   ``[[fault:503:n=2]]`` only to the first two requests with that prompt and seed;
-  options ``retry_after=S`` (seconds, for 429/503) and ``hang=S`` (seconds).
+  options ``retry_after=S`` (seconds, for 429/503), ``date=FORM`` (send that wait as an
+  HTTP-date, see :class:`Fault`) and ``hang=S`` (seconds).
 
 The server records every request in :attr:`LoopbackServer.requests` (path, headers, body,
 arrival time), so tests can check what was sent and when. ``gather=N`` holds every reply until
@@ -39,6 +40,7 @@ import hashlib
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import socket
@@ -112,11 +114,16 @@ class Fault:
         retry_after_s: the ``Retry-After`` sent with a 429/503/529 (seconds); ``None`` sends
             none for 503/529 and 1 s for 429.
         hang_s: how long a ``hang`` lasts (seconds).
+        date: send ``Retry-After`` as an HTTP-date ``retry_after_s`` ahead (rounded up to
+            the second) in this form: ``imf`` (``Sun, 06 Nov 1994 08:49:37 GMT``), ``rfc850``
+            (``Sunday, 06-Nov-94 08:49:37 GMT``), ``asctime`` (``Sun Nov  6 08:49:37 1994``)
+            or ``minus0000`` (IMF with ``-0000``); ``None`` sends seconds.
     """
 
     kind: str
     retry_after_s: float | None = None
     hang_s: float = 30.0
+    date: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULTS:
@@ -135,6 +142,8 @@ class Fault:
                 kw["retry_after_s"] = float(value)
             elif name == "hang":
                 kw["hang_s"] = float(value)
+            elif name == "date":
+                kw["date"] = value
         return cls(kind, **kw)
 
 
@@ -204,6 +213,25 @@ def _prompt_of(body: Any) -> str:
         elif isinstance(content, list):
             parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return "\n".join(parts)
+
+
+def _retry_after(seconds: float, form: str | None) -> str:
+    """A ``Retry-After`` value: seconds, or an HTTP-date that many seconds ahead in ``form``."""
+    if form is None:
+        return f"{seconds:g}"
+    t = time.gmtime(math.ceil(time.time() + seconds))
+    day, mon = _DAYS[t.tm_wday], _MONTHS[t.tm_mon - 1]
+    hms = f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+    if form == "asctime":
+        return f"{day[:3]} {mon} {t.tm_mday:2d} {hms} {t.tm_year}"
+    if form == "rfc850":
+        return f"{day}, {t.tm_mday:02d}-{mon}-{t.tm_year % 100:02d} {hms} GMT"
+    zone = "-0000" if form == "minus0000" else "GMT"
+    return f"{day[:3]}, {t.tm_mday:02d} {mon} {t.tm_year} {hms} {zone}"
+
+
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -328,6 +356,7 @@ class _Api:
             m.group(1),
             retry_after_s=float(opts["retry_after"]) if "retry_after" in opts else None,
             hang_s=float(opts.get("hang", 30.0)),
+            date=opts.get("date"),
         )
 
     def _error(
@@ -354,10 +383,10 @@ class _Api:
                 429,
                 "rate_limit_error",
                 "Rate limit reached; please retry",
-                {"retry-after": f"{1.0 if ra is None else ra:g}"},
+                {"retry-after": _retry_after(1.0 if ra is None else ra, fault.date)},
             )
         if kind in ("500", "503", "529"):
-            headers = {"retry-after": f"{ra:g}"} if ra is not None else None
+            headers = {"retry-after": _retry_after(ra, fault.date)} if ra is not None else None
             kinds = {"500": "api_error", "503": "overloaded_error", "529": "overloaded_error"}
             return self._error(int(kind), kinds[kind], f"server error {kind}", headers)
         if kind == "hang":  # until hang_s passes, the client disconnects, or the server stops
