@@ -31,6 +31,7 @@ from hrbench.errors import (
     FewRunsWarning,
     NotCachedWarning,
     ScorerError,
+    failure_cause,
 )
 from hrbench.governor import Governor, default_governor
 from hrbench.pricing import Pricing, default_pricing
@@ -209,7 +210,7 @@ class _Runtime:
                 source=result.source,
                 draw_index=request.draw_index,
                 messages=request.messages,
-                text=result.text,
+                text=result.raw_text,
                 finish_reason=result.finish_reason,
                 response_id=result.response_id,
                 usage=result.usage,
@@ -303,14 +304,15 @@ class Bench:
         return [s for r in self.rows for s in self.traces.get(r.ledger_id, [])]
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per arm: accuracy, dev_accuracy, runs, wrong, failed, budget_stop, usd, tokens.
+        """Per arm: accuracy, dev_accuracy, runs, wrong, failed, errors, budget_stop, usd, tokens.
 
         ``accuracy`` is the mean over runs within each item, then over labelled items, on the
         reportable rows (seed 002); ``None`` when no item is labelled. ``dev_accuracy`` is the
         same on the dev split. ``runs`` counts reportable rows; ``wrong`` those whose
         failure_kind is ``"wrong"``; ``failed`` those with another failure kind
         (``parse_failure``, ``refusal``, ``not_in_document``, ``error``) other than
-        ``budget_stop``, which is counted apart. ``usd`` sums every row (``None`` when a model
+        ``budget_stop``, which is counted apart; ``errors`` those of ``failed`` whose kind is
+        ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row (``None`` when a model
         had no price).
         """
         if self._summary is not None:
@@ -430,6 +432,7 @@ class Summary:
                 "runs": 0,
                 "wrong": 0,
                 "failed": 0,
+                "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
                 "tokens_in": 0,
@@ -450,6 +453,7 @@ class Summary:
                 c["budget_stop"] += 1
             elif r.failure_kind is not None:
                 c["failed"] += 1
+                c["errors"] += r.failure_kind == "error"
         if r.correct is not None and (r.reportable or r.split == "dev"):
             acc = self.per_item.setdefault((r.arm, r.item, not r.reportable), [0, 0])
             acc[0] += bool(r.correct)
@@ -466,6 +470,7 @@ class Summary:
                 "runs": 0,
                 "wrong": 0,
                 "failed": 0,
+                "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
                 "tokens_in": 0,
@@ -480,7 +485,16 @@ class Summary:
                     "dev_accuracy": sum(dev_means) / len(dev_means) if dev_means else None,
                     **{
                         k: c[k]
-                        for k in ("runs", "wrong", "failed", "budget_stop", "usd", "tokens_in", "tokens_out")
+                        for k in (
+                            "runs",
+                            "wrong",
+                            "failed",
+                            "errors",
+                            "budget_stop",
+                            "usd",
+                            "tokens_in",
+                            "tokens_out",
+                        )
                     },
                 }
             )
@@ -931,9 +945,10 @@ async def benchmark_async(
 
 @dataclass
 class _Errors:
-    """Runs whose arm (or scorer) raised, counted per arm as rows are scored."""
+    """Runs that ended in errors, counted per arm and cause as rows are scored (issue 12)."""
 
     per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [errors, runs]
+    causes: dict[str, dict[str, int]] = field(default_factory=dict)  # arm -> cause -> runs
     first: dict[str, tuple[int, Row, str]] = field(default_factory=dict)
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
@@ -941,22 +956,54 @@ class _Errors:
         counts[1] += 1
         if row.failure_kind != "error":
             return
-        message = next((s.error for s in trace if s.kind == "error" and s.source == "arm" and s.error), None)
-        if message is None or message.startswith("duplicate_draw"):
-            return  # a failed reply (ok=False) or a duplicate draw: reported elsewhere
+        message, cause = _error_of(trace)
+        if message.startswith("duplicate_draw"):
+            return  # reported by the DuplicateDrawError the benchmark raises
         counts[0] += 1
+        by_cause = self.causes.setdefault(row.arm, {})
+        by_cause[cause] = by_cause.get(cause, 0) + 1
         if row.arm not in self.first or seq < self.first[row.arm][0]:
             self.first[row.arm] = (seq, row, message)
 
-    def warn(self) -> None:
+    def text(self) -> str | None:
+        """One line per arm with failed runs: how many, by cause, and the first message."""
+        parts = []
         for arm, (n, total) in self.per_arm.items():
             if n:
                 _, row, message = self.first[arm]
-                warn_at_caller(
-                    f"arm {arm!r}: {n} of {total} run(s) raised and are counted wrong as 'error'; "
-                    f"first: item {row.item!r}, run {row.run}: {message}",
-                    ArmErrorWarning,
+                causes = ", ".join(
+                    f"{k} x {c}" for c, k in sorted(self.causes[arm].items(), key=lambda x: -x[1])
                 )
+                parts.append(
+                    f"arm {arm!r}: {n} of {total} run(s) raised or failed ({causes}); "
+                    f"first: item {row.item!r}, run {row.run}: {message}"
+                )
+        if not parts:
+            return None
+        return "runs ended in errors and are counted wrong as 'error': " + "; ".join(parts)
+
+    def warn(self) -> None:
+        text = self.text()
+        if text is not None:
+            warn_at_caller(text, ArmErrorWarning)
+
+
+_MODEL_ERROR_PREFIX = "ModelError: the model call failed, so it has no text: "
+
+
+def _error_of(trace: list[Step]) -> tuple[str, str]:
+    """The message and short cause of a run that ended in an error, from its trace."""
+    arm_step = next((s.error for s in trace if s.kind == "error" and s.source == "arm" and s.error), None)
+    if arm_step is not None:
+        if arm_step.startswith(_MODEL_ERROR_PREFIX):  # the arm read the text of a failed reply
+            inner = arm_step[len(_MODEL_ERROR_PREFIX) :]
+            return inner, failure_cause(inner)
+        head = arm_step.split(": ", 1)[0]
+        return arm_step, head[:80]
+    failed = next((s.error for s in reversed(trace) if s.kind == "request" and s.error), None)
+    if failed is not None:  # the arm returned a failed reply as its output
+        return failed, failure_cause(failed)
+    return "the scorer called the output an error", "error output"
 
 
 @dataclass
@@ -1031,8 +1078,12 @@ def benchmark(
       run is stopped, a :class:`~hrbench.errors.BudgetStoppedWarning` says how many, by which
       limits, how many count against an arm, and the first one.
     - An arm that raises has that run recorded as ``"error"`` with the message in its trace;
-      an :class:`~hrbench.errors.ArmErrorWarning` then says how many runs of which arm raised,
-      and the first message (decided: a typo in an arm must not pass silently for a bad arm).
+      so has a run whose model call failed (reading ``.text`` of a failed reply raises
+      :class:`~hrbench.errors.ModelError`, and a failed reply returned as the output is an
+      error too). The benchmark ends with one :class:`~hrbench.errors.ArmErrorWarning` that
+      says, per arm, how many runs ended in errors, by cause (``openai: HTTP 401``,
+      ``RuntimeError``, ...), and the first message (decided, issue 12: a 401 or a typo in
+      an arm must not pass silently for a bad arm).
     - Every run on an item with no label has ``correct=None`` whatever its failure kind.
     - Rows on the ``dev`` split are ``reportable=False``.
     - An arm whose runs are not distinct draws is refused with

@@ -215,18 +215,20 @@ def http_date(text: str) -> float | None:
 class _RetryableFailure(Exception):
     """Raised inside an attempt when it failed in a way worth another attempt."""
 
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+    def __init__(self, message: str, retry_after_s: float | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after_s = retry_after_s
+        self.status = status
 
 
 class _FinalFailure(Exception):
     """Raised inside an attempt when it failed in a way another attempt would not fix."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.status = status
 
 
 class HttpModelClient:
@@ -465,9 +467,9 @@ class HttpModelClient:
                     result = await self._attempt(ep, http, payload, before_attempt)
         except _RetryableFailure as exc:
             plural = "s" if attempts != 1 else ""
-            return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start)
+            return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status)
         except _FinalFailure as exc:
-            return self._failed(exc.message, model, start)
+            return self._failed(exc.message, model, start, exc.status)
         except HrbenchError:  # BudgetRefused from the governor or the provider's quota
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
@@ -480,13 +482,15 @@ class HttpModelClient:
             result.usage = usage_of(request.messages, result.text, result.model)
         return result
 
-    def _failed(self, error: str, model: str, start: float) -> Result:
+    def _failed(self, error: str, model: str, start: float, status: int | None = None) -> Result:
         return Result(
             ok=False,
             error=self._redact(error),
             usage=Usage(provenance=None),
             model=model,
             seconds=time.perf_counter() - start,
+            status=status,
+            key_env=self.api_key_env if status in (401, 403) else None,
         )
 
     async def _attempt(
@@ -547,11 +551,18 @@ class HttpModelClient:
             )
         if status in RETRYABLE_STATUS or status >= 500:
             raise _RetryableFailure(
-                f"{self.provider}: HTTP {status}: {detail}", retry_after_s=parse_retry_after(response.headers)
+                f"{self.provider}: HTTP {status}: {detail}",
+                retry_after_s=parse_retry_after(response.headers),
+                status=status,
             )
-        if status == 401 and self.api_key_env and self._key() is None:
-            detail += f" (environment variable {self.api_key_env} is not set)"
-        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}")
+        if status in (401, 403):  # name the key's variable, never the key (issue 12)
+            if not self.api_key_env:
+                detail += " (this client sends no API key: api_key_env is None)"
+            elif self._key() is None:
+                detail += f" (environment variable {self.api_key_env} is not set)"
+            else:
+                detail += f" (the API key is read from the environment variable {self.api_key_env})"
+        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status)
 
 
 def _error_detail(text: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 from hrbench.arm import Arm
 from hrbench.benchmark import benchmark
-from hrbench.errors import BudgetStoppedWarning
+from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning
 from hrbench.governor import Governor
 from hrbench.models.anthropic import AnthropicClient
 from hrbench.models.openai import OpenAIClient
@@ -59,7 +59,12 @@ def fault_bench(request: pytest.FixtureRequest, _server: LoopbackServer) -> dict
     )
     gov = Governor(max_calls=10_000)
     # a quota refusal stops every other cell of its client: tested apart (test_retries.py)
-    bench = benchmark(Arm("ask", ask), ref, runs=RUNS, client=client, governor=gov, concurrency=100)
+    with pytest.warns(ArmErrorWarning) as said:
+        bench = benchmark(Arm("ask", ask), ref, runs=RUNS, client=client, governor=gov, concurrency=100)
+    # issue 12: one warning names every cause of the failed runs
+    (text,) = [str(w.message) for w in said if issubclass(w.category, ArmErrorWarning)]
+    for cause in ("HTTP 503", "HTTP 429", "transport error", "no reply within", "malformed reply"):
+        assert cause in text, (cause, text)
     return {"bench": bench, "gov": gov, "requests": list(srv.requests)}
 
 

@@ -9,6 +9,7 @@ import anyio
 import msgspec
 import pytest
 
+import hrbench as hb
 from hrbench.errors import BudgetRefused, ConfigError
 from hrbench.governor import Governor
 from hrbench.models import _http
@@ -223,7 +224,9 @@ def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: st
     srv.push(*[fault] * 5)
     count = Counter()
     r = send(make(kind, srv, max_attempts=3), "x", count)
-    assert not r.ok and r.text is None
+    assert not r.ok and r.raw_text is None
+    with pytest.raises(hb.ModelError, match="after 3 attempts"):
+        r.text  # noqa: B018 - reading the text of a failed reply raises (issue 12)
     assert "after 3 attempts" in (r.error or "")
     assert len(srv.requests) == 3 and count.n == 3
     assert r.usage.provenance is None
