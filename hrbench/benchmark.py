@@ -34,7 +34,7 @@ from hrbench.errors import (
     failure_cause,
 )
 from hrbench.governor import Governor, default_governor
-from hrbench.pricing import Pricing, default_pricing
+from hrbench.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, default_pricing, output_limit
 from hrbench.records import ROW_COLUMNS, Request, Result, Row, Score, Step
 from hrbench.reference import SPLITS, Reference
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
@@ -44,6 +44,18 @@ __all__ = ["Bench", "benchmark", "benchmark_async", "benchmark_stream"]
 
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
+
+HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
+"""Providers whose requests carry an output limit under a USD or token cap."""
+
+
+def unpriced_message(model: str, max_usd: float | None) -> str:
+    """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a)."""
+    return (
+        f"unpriced_model: model {model!r} has no price, so the USD cap (max_usd={max_usd}) cannot be "
+        f"enforced; give it one with pricing=hrbench.Pricing(overrides={{{model!r}: {{'input': USD_PER_M, "
+        "'output': USD_PER_M}}) (or a HRBENCH_PRICES table file), or run with Governor(max_usd=None)"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -76,12 +88,71 @@ class _Runtime:
         self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.inline = getattr(client, "inline", False) is True
+        self.capped = governor.max_usd is not None or governor.max_tokens is not None
+        # decided: the defaults' USD cap (hrbench.options) is not one the caller set, so a model
+        # with no price runs under it (the default call cap still bounds it); an explicit
+        # max_usd refuses an unpriced model before the first call (case R04a)
+        self.strict_usd = governor.max_usd is not None and not governor.from_defaults
+        self.bills = bool(getattr(client, "bills", False))
+        self.prices: dict[str, Any] = {}
+        self.billed_as: dict[str, set[str]] = defaultdict(set)
+        """Per requested model, the models replies were billed as (served-model switches seen)."""
         self.quota_refused: BudgetRefused | None = None
         """The provider's quota or billing refusal: every later request of the benchmark is refused."""
         wire = getattr(client, "wire", None)
         self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
         if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
             self.cache = None
+
+    def _price(self, model: str) -> Any:
+        if model not in self.prices:
+            self.prices[model] = self.pricing.price(model)
+        return self.prices[model]
+
+    def _reserves(self, request: Request, also: set[str]) -> bool:
+        """Whether this request is reserved: under a cap, with a price, a token cap or a bill."""
+        if not self.capped:
+            return False
+        if self.bills or self.governor.max_tokens is not None:
+            return True
+        return all(self._price(m) is not None for m in (request.model, *also))  # a priced mock
+
+    def _reservation(self, request: Request) -> tuple[float, int, str | None]:
+        """The true worst case of a request: ``(usd, tokens, unpriced model or None)`` (SPEC 6)."""
+        also = {*getattr(self.client, "billed_as", ()), *self.billed_as[request.model]}
+        if not self._reserves(request, also):
+            return 0.0, 0, None
+        usd, tokens = self.pricing.reservation(request, also)
+        if usd is None:
+            if self.bills and self.strict_usd:
+                missing = next(m for m in (request.model, *sorted(also)) if self._price(m) is None)
+                return 0.0, tokens, missing
+            usd = 0.0
+        return usd, tokens, None
+
+    def _check_reserved(self, request: Request, result: Result, usd: float, tokens: int) -> None:
+        """Stop the benchmark at once when a reply reports more than was reserved (issue 12)."""
+        served = result.model or request.model
+        if served and served != request.model:
+            self.billed_as[request.model].add(served)  # later requests reserve at its price too
+        if not self._reserves(request, set()):
+            return
+        over = []
+        if (
+            self.bills
+            and self.governor.max_usd is not None
+            and result.usd is not None
+            and result.usd > usd + 1e-12
+        ):
+            over.append(f"${result.usd:.6f} against ${usd:.6f} reserved")
+        if self.governor.max_tokens is not None and result.usage.total > tokens:
+            over.append(f"{result.usage.total} tokens against {tokens} reserved")
+        if over:
+            self.governor.halt(
+                f"a reply of {served!r} (asked for {request.model!r}) reported {' and '.join(over)}: the "
+                "provider passed the output limit sent, or billed a dearer model (declare it with the "
+                "client's billed_as=[...]); the benchmark was stopped so that no cap is passed"
+            )
 
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
@@ -142,6 +213,11 @@ class _Runtime:
         """
         if self.wire is not None and request.wire is None:  # key the request as sent (case R03a)
             request = msgspec.structs.replace(request, wire=self.wire(request))
+        if self.capped and request.provider in HTTP_PROVIDERS and output_limit(request) is None:
+            # under a USD or token cap every request carries an output limit (SPEC section 6)
+            request = msgspec.structs.replace(
+                request, params={**request.params, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS}
+            )
         key = cache_key(request, ctx.arm)
         start = time.perf_counter()
         result: Result | None = None
@@ -152,13 +228,17 @@ class _Runtime:
                 result = msgspec.structs.replace(result, source="cache")
         charged: float | None = 0.0
         if result is None:
-            usd_est, tokens_est = self.pricing.estimate(request)
+            usd_est, tokens_est, unpriced = self._reservation(request)
             gate = self.governor.gate(usd_est, tokens_est)
             try:
                 if self.quota_refused is not None:  # the provider refused on quota: send no more
                     raise BudgetRefused(
                         f"limit_refused: not sent, the provider refused an earlier request: {self.quota_refused}",
                         limit="limit_refused",
+                    )
+                if unpriced is not None:
+                    raise BudgetRefused(
+                        unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model"
                     )
                 result = await self.client.send(request, gate.attempt)
             except BudgetRefused as exc:
@@ -185,7 +265,10 @@ class _Runtime:
                         result, usd=self.pricing.cost(result.usage, result.model or request.model)
                     )
                 charged = result.usd
-                gate.settle(result.usd, result.usage.total)
+                self._check_reserved(request, result, gate.usd, gate.tokens)
+                # a reply billed as a model with no price is charged its reservation (fail safe)
+                spent = result.usd if result.usd is not None or not self.bills else gate.usd
+                gate.settle(spent, result.usage.total)
                 if cache is not None and cache.write:
                     await self._blocking(inline, cache.put, request, result, ctx.arm)
                 if self.record and self.store is not None and result.ok and not result.refused:
@@ -815,6 +898,10 @@ async def benchmark_async(
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = _Runtime(client, gov, cache, record, store, pricing)
+    if rt.bills and rt.strict_usd:  # case R04a: refused before the first call
+        for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
+            if m and pricing.price(m) is None:
+                raise ConfigError("client.model", m, unpriced_message(m, gov.max_usd))
     cells = plan.cells()
     total = len(cells) * runs
     rows: list[Row | None] = [None] * total if keep_rows else []
@@ -1014,6 +1101,7 @@ class _Stops:
     counted: int = 0
     first: tuple[int, Row] | None = None
     limits: set[str] = field(default_factory=set)
+    unpriced: str | None = None
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
@@ -1025,6 +1113,9 @@ class _Stops:
         if self.first is None or seq < self.first[0]:
             self.first = (seq, row)
         self.limits.update(n for s in trace if s.source == "refused" for n in _limit_of(s.error))
+        for s in trace:
+            if s.source == "refused" and s.error and "unpriced_model" in s.error:
+                self.unpriced = self.unpriced or s.error
 
     def warn(self, gov: Governor) -> None:
         if not self.n or self.first is None:
@@ -1034,6 +1125,10 @@ class _Stops:
             f"{self.n} run(s) stopped by the governor ({', '.join(sorted(self.limits or {'limit_refused'}))}); "
             f"{self.counted} of them count against an arm; first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
         )
+        if gov.halted is not None:
+            msg += f"; stopped at once because {gov.halted}"
+        if self.unpriced is not None:
+            msg += f"; {self.unpriced}"
         if gov.from_defaults:
             msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
         warn_at_caller(msg, BudgetStoppedWarning)
@@ -1044,7 +1139,14 @@ def _limit_of(error: str | None) -> list[str]:
         return []
     return [
         n
-        for n in ("call_cap_reached", "cost_cap_reached", "token_cap_reached", "limit_refused")
+        for n in (
+            "call_cap_reached",
+            "cost_cap_reached",
+            "token_cap_reached",
+            "limit_refused",
+            "reservation_exceeded",
+            "unpriced_model",
+        )
         if n in error
     ]
 

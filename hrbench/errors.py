@@ -107,7 +107,10 @@ class BudgetRefused(HrbenchError):
 
     Attributes:
         limit: which limit refused it: ``"call_cap_reached"``, ``"cost_cap_reached"``,
-            ``"token_cap_reached"`` or ``"limit_refused"`` (a provider quota refusal).
+            ``"token_cap_reached"``, ``"limit_refused"`` (a provider quota refusal),
+            ``"reservation_exceeded"`` (an earlier reply cost more than was reserved for it: the
+            benchmark was stopped) or ``"unpriced_model"`` (a model with no price under a USD
+            cap).
     """
 
     code = -32006

@@ -91,6 +91,16 @@ class ReplayClient:
         """The client's record."""
         return {"kind": "replay", "recording": self.recording, "strict": self.strict, "model": self.model}
 
+    @property
+    def bills(self) -> bool:
+        """A replay bills nothing; a fallback that is asked may."""
+        return bool(getattr(self.fallback, "bills", False))
+
+    @property
+    def billed_as(self) -> tuple[str, ...]:
+        """The fallback's ``billed_as``."""
+        return tuple(getattr(self.fallback, "billed_as", ()))
+
     def wire(self, request: Request) -> dict[str, Any] | None:
         """What the recorded client added on the wire (case R03a): the fallback's, else the recording's.
 

@@ -46,7 +46,7 @@ import os
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -258,11 +258,17 @@ class HttpModelClient:
         trust_env: honour proxy and certificate environment variables.
         headers: extra headers sent with every request (never put a key here; use
             ``api_key_env``).
+        billed_as: other models a reply may be billed as (a router that picks the model, an
+            alias that resolves to a dearer one): the governor reserves at the dearest of them
+            and the model asked for. A reply billed as a model beyond them that costs more than
+            was reserved stops the benchmark (issue 12).
     """
 
     provider = "http"
     path = ""
     default_base_url = ""
+    bills = True
+    """A provider bills its replies: the governor reserves USD for them (issue 12)."""
 
     def __init__(
         self,
@@ -281,6 +287,7 @@ class HttpModelClient:
         wait_jitter_s: float = 1.0,
         trust_env: bool = True,
         headers: dict[str, str] | None = None,
+        billed_as: Sequence[str] = (),
     ) -> None:
         from hrbench.errors import ConfigError
 
@@ -306,6 +313,7 @@ class HttpModelClient:
         self.wait_jitter_s = float(wait_jitter_s)
         self.trust_env = bool(trust_env)
         self.extra_headers = dict(headers or {})
+        self.billed_as = tuple(billed_as)
         self.url = self.base_url + self.path
         self.attempts = 0
         """Attempts sent by this client (retries included)."""

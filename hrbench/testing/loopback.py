@@ -215,6 +215,20 @@ def _prompt_of(body: Any) -> str:
     return "\n".join(parts)
 
 
+def _prompt_tokens(how: str, body: dict[str, Any], prompt: str) -> int:
+    """Prompt tokens billed: words, UTF-8 bytes, or the model's own tokenizer (bytes without one)."""
+    if how == "tiktoken":
+        from hrbench.tokens import count_messages
+
+        counted = count_messages(body.get("messages") or [], str(body.get("model") or ""))
+        if counted is not None:
+            return counted
+        how = "bytes"
+    if how == "bytes":
+        return len(prompt.encode())
+    return len(prompt.split())
+
+
 def _retry_after(seconds: float, form: str | None) -> str:
     """A ``Retry-After`` value: seconds, or an HTTP-date that many seconds ahead in ``form``."""
     if form is None:
@@ -447,7 +461,7 @@ class _Api:
             words = text.split()
             if len(words) > limit:  # the provider stops at max_tokens (a token is a word here)
                 text, truncated = " ".join(words[:limit]), True
-        prompt_tokens = max(1, len(prompt.encode()) if st.prompt_tokens == "bytes" else len(prompt.split()))
+        prompt_tokens = max(1, _prompt_tokens(st.prompt_tokens, body, prompt))
         cached = int(prompt_tokens * st.cached_fraction)
         reasoning = st.reasoning_tokens
         model = st.serve_model or str(body.get("model") or st.model)
@@ -634,8 +648,9 @@ class LoopbackServer:
                 reply is this many words, one token each; 0 for the usual one-word reply),
                 ``honour_max_tokens`` (``True``: a reply stops at the request's ``max_tokens``
                 words with finish reason ``length``; ``False``: the limit is ignored, as a
-                server that overruns it), ``prompt_tokens`` (``"words"`` or ``"bytes"``: how
-                prompt tokens are billed; bytes is the most any byte-level tokenizer bills),
+                server that overruns it), ``prompt_tokens`` (``"words"``, ``"bytes"`` or ``"tiktoken"``: how
+                prompt tokens are billed; bytes is the most any byte-level tokenizer bills;
+                ``"tiktoken"``: the model's own tokenizer where hrbench ships it, else bytes),
                 ``serve_model`` (report this model whatever was asked), ``gather`` (hold replies
                 until this many requests are in flight at once; 0 for no holding; setting it
                 re-arms the latch) and ``gather_timeout_s`` (how long a held reply waits for

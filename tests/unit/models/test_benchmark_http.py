@@ -55,7 +55,7 @@ def fault_bench(request: pytest.FixtureRequest, _server: LoopbackServer) -> dict
         {k: v[0] for k, v in FAULT_ITEMS.items()}, labels=[v[1] for v in FAULT_ITEMS.values()], split="test"
     )
     client = CLIENTS[request.param](
-        "loopback-1", base_url=srv.base_url, api_key_env=None, **{**FAST, "timeout_s": 0.3}
+        "loopback-1", base_url=srv.base_url, api_key_env=None, **{**FAST, "timeout_s": 0.6}
     )
     gov = Governor(max_calls=10_000)
     # a quota refusal stops every other cell of its client: tested apart (test_retries.py)
