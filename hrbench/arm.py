@@ -21,7 +21,7 @@ from hrbench.models.base import normalise_messages
 from hrbench.records import Request, Result, Step
 
 if TYPE_CHECKING:
-    from hrbench.benchmark import _Runtime
+    from hrbench.runtime import Runtime
 
 __all__ = ["Arm", "Context", "RunInfo", "current_run"]
 
@@ -134,7 +134,7 @@ class Context:
     seed: int
     client: Any
     ledger_id: str
-    runtime: _Runtime | None = None
+    runtime: Runtime | None = None
     _rng: random.Random | None = None
     trace: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -181,7 +181,7 @@ class Context:
                 "ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm"
             )
         if self.runtime is not None and self.runtime.inline:
-            from hrbench.benchmark import drive
+            from hrbench.runtime import drive
 
             return drive(self._acall(prompt, params, inline=True))  # type: ignore[no-any-return]
         return anyio.from_thread.run(lambda: self.acall(prompt, **params))

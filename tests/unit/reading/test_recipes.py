@@ -171,11 +171,11 @@ def call_chunked(model: Any, governor: hb.Governor, question: str) -> hb.Answer:
     import anyio
 
     from hrbench.arm import Context
-    from hrbench.benchmark import _Runtime
     from hrbench.pricing import Pricing
+    from hrbench.runtime import Runtime
 
     arm = chunked(**SMALL)
-    rt = _Runtime(hb.MockClient(model), governor, None, None, None, Pricing())
+    rt = Runtime(hb.MockClient(model), governor, None, None, None, Pricing())
     ctx = Context(
         arm="chunked",
         item_id="q",
