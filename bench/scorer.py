@@ -5,6 +5,8 @@ reference label, from the data folder (``$HRBENCH_DATA``, default ``<repo>/../sh
 Both scorers start cold (caches cleared), then score the same answers again warm (answers
 repeat across runs and arms in a benchmark). Target: >= 100,000 answer_contains scores/s.
 
+Also prints the warm scores/s of the numeric, choice and pattern scorers (issue 18).
+
 Usage: .venv/bin/python bench/scorer.py [--repeat N]
 """
 
@@ -17,6 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hrbench.choice import choice_scorer
+from hrbench.numeric import numeric_scorer, read_numbers
+from hrbench.pattern import pattern_scorer
 from hrbench.reading import answer_scorer, qa_reference
 from hrbench.reading._fold import _fold_cached
 from hrbench.reading._not_found import _search_cached
@@ -45,6 +50,34 @@ def rate(scorer: Any, triples: list[tuple[Any, Any, Any]], repeat: int) -> float
     return repeat * len(triples) / (time.perf_counter() - start)
 
 
+CHOICE_FORMS = [
+    "B",
+    "(B)",
+    "Answer: B",
+    "**B**",
+    "B) 1918",
+    "The correct answer is (C).",
+    "A or C",
+    "I think A.",
+]
+
+
+def more_scorers(triples: list[tuple[Any, Any, Any]], repeat: int) -> dict[str, tuple[int, float]]:
+    """Scores/s of numeric (answers whose label is one number), choice and pattern (all answers)."""
+    numeric = []
+    for item, output, label in triples:
+        answers = [a for a in (label if isinstance(label, list) else [label]) if a != "NOT_IN_DOCUMENT"]
+        if answers and all(len(read_numbers(str(a))) == 1 for a in answers):
+            numeric.append((item, output, label))
+    choice = [(None, f"{form} ({i})", "B") for i in range(300) for form in CHOICE_FORMS]
+    pattern = pattern_scorer(r"(?:answer is|:)\s*(?P<answer>.+)$", then="answer_contains")
+    return {
+        "numeric": (len(numeric), rate(numeric_scorer(), numeric, repeat)),
+        "choice": (len(choice), rate(choice_scorer(), choice, repeat)),
+        "pattern": (len(triples), rate(pattern, triples, repeat)),
+    }
+
+
 def main() -> int:
     repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 10
     data = Path(os.environ.get("HRBENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
@@ -63,6 +96,9 @@ def main() -> int:
     print(f"  answer_contains  cold {cold_ac:>10,.0f}  warm {warm_ac:>10,.0f}")
     print(f"  exact            cold {cold_ex:>10,.0f}  warm {warm_ex:>10,.0f}")
     print(f"  ratio answer_contains/exact: cold {cold_ac / cold_ex:.2f}, warm {warm_ac / warm_ex:.2f}")
+    more = more_scorers(triples, repeat)
+    for name, (n, r) in more.items():
+        print(f"  {name:<16} {n:>5} replies  warm {r:>10,.0f}")
     ok = min(cold_ac, warm_ac) >= TARGET
     print(f"  target >= {TARGET:,}/s: {'met' if ok else 'NOT met'}")
     return 0 if ok else 1

@@ -10,7 +10,11 @@ folder's SOURCE.md gives origin and licence; examples/README.md says how TAT-QA 
    (direct, chain of thought, program of thought), clustered by table. The runs answered 1,667;
    the missing answer counts as a parse failure for every arm rather than vanishing.
 
-All are scored with ``answer_contains`` (seed 001). A daemon is started for the demo in its own
+All are scored with ``answer_contains`` (seed 001); beside its accuracy each summary shows the
+official metrics of the data set, named in the spec's ``metrics``: SQuAD v2.0 EM and F1
+(``squad_em``, ``squad_f1``) and the official TAT-QA EM and F1 (``tatqa_em``, ``tatqa_f1``: scale,
+rounding, percent, multi-span bags), so the runs can be read against their published figures.
+A daemon is started for the demo in its own
 state folder (``out/demo-home``, or ``$HRBENCH_DEMO_HOME``); ``hrb bench`` streams every scored
 row back as a JSON line; ``hrb report`` computes the report from the rows the daemon stored.
 The predictions are one greedy draw per question, so each arm runs once and the reports are

@@ -7,6 +7,7 @@ from hrbench import metrics, reading
 from hrbench.arm import Arm, Context
 from hrbench.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
 from hrbench.cache import Cache, cache_key, request_hash
+from hrbench.choice import choice_scorer
 from hrbench.errors import (
     ArmErrorWarning,
     BudgetRefused,
@@ -45,7 +46,9 @@ from hrbench.modules import (
     run_dataset_async,
     signature,
 )
+from hrbench.numeric import numeric_scorer
 from hrbench.options import Options, options
+from hrbench.pattern import pattern_scorer
 from hrbench.pricing import Pricing, trace_cost
 from hrbench.reading import (
     answer_scorer,
@@ -54,6 +57,7 @@ from hrbench.reading import (
     outputs_arm,
     qa_reference,
     tatqa_reference,
+    tatqa_scorer,
 )
 from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
 from hrbench.reference import Reference
@@ -121,6 +125,7 @@ __all__ = [
     "benchmark_async",
     "benchmark_stream",
     "cache_key",
+    "choice_scorer",
     "compare",
     "compare_all",
     "evaluate",
@@ -131,8 +136,10 @@ __all__ = [
     "metrics",
     "module",
     "module_fn",
+    "numeric_scorer",
     "options",
     "outputs_arm",
+    "pattern_scorer",
     "power",
     "qa_reference",
     "reading",
@@ -145,5 +152,6 @@ __all__ = [
     "scorer",
     "signature",
     "tatqa_reference",
+    "tatqa_scorer",
     "trace_cost",
 ]

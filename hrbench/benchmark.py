@@ -11,7 +11,7 @@ import inspect
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,8 +118,10 @@ class Bench:
         failure_kind is ``"wrong"``; ``failed`` those with another failure kind
         (``parse_failure``, ``refusal``, ``not_in_document``, ``error``) other than
         ``budget_stop``, which is counted apart; ``errors`` those of ``failed`` whose kind is
-        ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row (``None`` when a model
-        had no price).
+        ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
+        (``None`` when a model had no price). ``metrics`` holds the mean of each benchmark
+        metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
+        without metrics.
         """
         if self._summary is not None:
             return self._summary.result()
@@ -136,9 +138,11 @@ class Bench:
         )
         summ = self.summary()
         has_dev = any(s["dev_accuracy"] is not None for s in summ)
+        metric_names = list(dict.fromkeys(m for s in summ for m in s.get("metrics", {})))
         cols = (
             ["arm", "accuracy"]
             + (["dev"] if has_dev else [])
+            + metric_names
             + ["runs", "wrong", "failed", "budget_stop", "usd"]
         )
 
@@ -148,6 +152,7 @@ class Bench:
         table = []
         for s in summ:
             vals = [s["arm"], fmt_acc(s["accuracy"])] + ([fmt_acc(s["dev_accuracy"])] if has_dev else [])
+            vals += [fmt_acc(s.get("metrics", {}).get(m)) for m in metric_names]
             vals += [
                 str(s["runs"]),
                 str(s["wrong"]),
@@ -162,6 +167,11 @@ class Bench:
         lines.append(
             "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
         )
+        if metric_names:
+            lines.append(
+                f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
+                f"{', '.join(metric_names)}, averaged the same way."
+            )
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -218,17 +228,34 @@ class Bench:
 class Summary:
     """A running per-arm summary, fed one row at a time (memory grows with items, not rows)."""
 
-    def __init__(self, arm_order: Sequence[str] = ()) -> None:
+    def __init__(self, arm_order: Sequence[str] = (), metrics: bool = False) -> None:
         self.order: list[str] = list(arm_order)
         self.per_item: dict[tuple[str, str, bool], list[int]] = {}  # (arm, item, dev) -> [correct, n]
         self.counts: dict[str, dict[str, Any]] = {}
         self.items: set[str] = set()
         self.clusters: set[str] = set()
         self.n = 0
+        self.metrics = metrics
+        self.metric_names: list[str] = []
+        self.metric_items: dict[
+            tuple[str, str], dict[str, list[float]]
+        ] = {}  # (arm, item) -> name -> [sum, n]
+        self.unmeasured: set[str] = set()  # arms with a row that has no metric values (resumed)
 
-    def add(self, r: Row) -> None:
-        """Count one row."""
+    def add(self, r: Row, values: Mapping[str, float] | None = None) -> None:
+        """Count one row, with its metric values when the benchmark has metrics."""
         self.n += 1
+        if self.metrics and r.reportable and r.correct is not None:
+            if values is None:
+                self.unmeasured.add(r.arm)
+            else:
+                per = self.metric_items.setdefault((r.arm, r.item), {})
+                for name, v in values.items():
+                    if name not in self.metric_names:
+                        self.metric_names.append(name)
+                    tally = per.setdefault(name, [0.0, 0])
+                    tally[0] += v
+                    tally[1] += 1
         self.items.add(r.item)
         self.clusters.add(r.cluster)
         if r.arm not in self.counts:
@@ -270,6 +297,10 @@ class Summary:
         means: dict[tuple[str, bool], list[float]] = defaultdict(list)
         for (arm, _item, dev), (k, n) in self.per_item.items():
             means[(arm, dev)].append(k / n)
+        metric_means: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for (arm, _item), per in self.metric_items.items():
+            for metric, (total, count) in per.items():
+                metric_means[(arm, metric)].append(total / count)
         out = []
         for name in self.order:
             c = self.counts.get(name) or {
@@ -301,6 +332,12 @@ class Summary:
                             "tokens_in",
                             "tokens_out",
                         )
+                    },
+                    "metrics": {
+                        m: None
+                        if name in self.unmeasured or not metric_means.get((name, m))
+                        else sum(metric_means[(name, m)]) / len(metric_means[(name, m)])
+                        for m in self.metric_names
                     },
                 }
             )
@@ -342,6 +379,47 @@ def _check_scorer(scorer: Any) -> ScorerLike:
     raise ConfigError("scorer", scorer, "expected an hrbench scorer (see hrbench.scorer())")
 
 
+BenchMetric = Callable[[Any, Any, Any], Any]
+"""A benchmark metric: ``fn(item, output, label)`` -> a number, or a mapping of names to numbers."""
+
+
+def _check_metrics(metrics: Any) -> list[tuple[str, BenchMetric]]:
+    """The benchmark metrics as ``(name, fn)``; a name is the function's ``name`` or ``__name__``."""
+    if metrics is None:
+        return []
+    if callable(metrics) or isinstance(metrics, (str, bytes)):
+        metrics = [metrics]
+    out: list[tuple[str, BenchMetric]] = []
+    for i, fn in enumerate(metrics):
+        if not callable(fn):
+            raise ConfigError(f"metrics[{i}]", fn, "expected a function fn(item, output, label) -> number")
+        name = getattr(fn, "name", None) or getattr(fn, "__name__", None) or f"metric_{i + 1}"
+        out.append((str(name), fn))
+    return out
+
+
+def _metric_values(plan: _Plan, item: str, att: _Attempt) -> dict[str, float]:
+    """A run's benchmark metric values; a forced run (an error, a stop) is scored on ``None``.
+
+    A metric that raises is recorded in the run's trace and gives no value for the run.
+    """
+    values: dict[str, float] = {}
+    payload, label = plan.payloads[item], plan.labels[item]
+    output = None if att.forced is not None else att.output
+    for name, fn in plan.metrics:
+        try:
+            got = fn(payload, output, label)
+            pairs = got.items() if isinstance(got, Mapping) else [(name, got)]
+            for key, v in pairs:
+                if isinstance(v, Score):
+                    v = None if v.correct is None else float(v.correct)
+                if v is not None:
+                    values[str(key)] = float(v)
+        except Exception as exc:
+            att.ctx.step_error(f"metric {name!r} raised {type(exc).__name__}: {exc}")
+    return values
+
+
 def _row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str | None]:
     tin = tout = treas = tcache = 0
     usd: float | None = 0.0
@@ -378,6 +456,7 @@ class _Plan:
     seed: int
     scorer: ScorerLike
     bench_id: str
+    metrics: list[tuple[str, BenchMetric]] = field(default_factory=list)
     payloads: dict[str, Any] = field(default_factory=dict)
     labels: dict[str, Any] = field(default_factory=dict)
     splits: dict[str, str] = field(default_factory=dict)
@@ -560,6 +639,7 @@ async def benchmark_async(
     done: dict[tuple[str, str, int], Row] | None = None,
     raise_duplicates: bool = True,
     keep_rows: bool = True,
+    metrics: Sequence[BenchMetric] | None = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -589,8 +669,20 @@ async def benchmark_async(
             arm's runs were not distinct draws (the rows are on ``error.bench``).
         keep_rows: ``False`` keeps no rows or traces in memory (stream them with ``on_row``):
             memory then does not grow with the number of rows.
+        metrics: graded scores reported beside the scorer's accuracy (issue 11, decided: one
+            scorer decides right or wrong; metrics such as the official TAT-QA or SQuAD F1
+            are means beside it). Each is ``fn(item, output, label)`` returning a number (named
+            by the function's ``name`` or ``__name__``), a mapping of names to numbers (e.g.
+            :func:`hrbench.reading.tatqa_scores`: ``tatqa_em`` and ``tatqa_f1``), a
+            :class:`~hrbench.records.Score` (its ``correct`` as 1 or 0) or ``None`` (no value).
+            A run that raised or was stopped is scored on the output ``None``. Each name's
+            mean is taken over runs within an item, then over labelled reportable items, and
+            shown in ``summary()["metrics"]`` and the printout; it is ``None`` (NA) for an arm
+            with resumed rows, whose outputs were not kept. A metric that raises is recorded
+            in the run's trace and gives no value for that run; rows are not changed.
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
+    plan.metrics = _check_metrics(metrics)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError("concurrency", concurrency, "expected a whole number >= 1")
     if governor is not None and not isinstance(governor, Governor):
@@ -629,7 +721,9 @@ async def benchmark_async(
     total = len(cells) * runs
     rows: list[Row | None] = [None] * total if keep_rows else []
     traces: dict[str, list[Step]] = {}
-    running = None if keep_rows else Summary([a.name for a in plan.arms])
+    with_metrics = bool(plan.metrics)
+    # the running count is the summary when rows are not kept, or when only it sees metric values
+    running = Summary([a.name for a in plan.arms], with_metrics) if (not keep_rows or with_metrics) else None
     stops = _Stops()
     errors = _Errors()
     duplicates: list[DuplicateDrawError] = []
@@ -637,14 +731,14 @@ async def benchmark_async(
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
 
-    async def emit(seq: int, row: Row, trace: list[Step]) -> None:
+    async def emit(seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
         stops.add(seq, row, trace)
         errors.add(seq, row, trace)
-        if running is None:
+        if keep_rows:
             rows[seq] = row
             traces[row.ledger_id] = trace
-        else:
-            running.add(row)
+        if running is not None:
+            running.add(row, values)
         if on_row is not None:
             out = on_row(seq, row, trace)
             if inspect.isawaitable(out):
@@ -656,10 +750,11 @@ async def benchmark_async(
                 att.output = await att.output
             except Exception as exc:
                 _failed(att, exc)
+        values = _metric_values(plan, item, att) if with_metrics else None
         row = _score(plan, cluster, item, arm, run, att)
         if att.dup is not None:
             duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
-        await emit(ci * runs + run - 1, row, att.ctx.trace)
+        await emit(ci * runs + run - 1, row, att.ctx.trace, values)
 
     def pending(ci: int, item: str, arm: Arm) -> list[int]:
         """The runs of a cell still to make; finished ones (resume) are counted as they are."""
@@ -668,10 +763,11 @@ async def benchmark_async(
             prior = done.get((arm.name, item, run))
             if prior is None:
                 todo.append(run)
-            elif running is None:
+                continue
+            if keep_rows:
                 rows[ci * runs + run - 1] = prior
-            else:
-                running.add(prior)
+            if running is not None:
+                running.add(prior)  # no metric values: a resumed arm's metrics are NA
         return todo
 
     Cell = tuple[int, str, str, Arm]
@@ -935,8 +1031,8 @@ def benchmark(
         governor: the :class:`~hrbench.Governor` the whole benchmark is held to.
         seed: the seed of the arms' private random streams.
         **kwargs: ``cache``, ``record``, ``store``, ``concurrency``, ``pricing``,
-            ``benchmark_id``, ``on_row``, ``done``, ``raise_duplicates``: see
-            :func:`benchmark_async`.
+            ``benchmark_id``, ``on_row``, ``done``, ``raise_duplicates``, ``keep_rows``,
+            ``metrics`` (graded scores shown beside the accuracy): see :func:`benchmark_async`.
 
     Returns:
         A :class:`Bench`.

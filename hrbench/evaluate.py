@@ -39,7 +39,7 @@ import math
 import statistics
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import msgspec
@@ -590,7 +590,9 @@ class MetricSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         field: the output field (built-ins; default: the module's only output).
         column: the data column (built-ins; default: the field's name).
         fields: the fields of ``field_match``.
-        normalise: SQuAD normalisation for ``exact_match``, ``contains``, ``field_match``.
+        normalise: ``True``/``"squad"`` (SQuAD v2.0, the default), ``"numbers"`` (numbers, signs
+            and one-letter answers intact: :func:`~hrbench.metrics.normalize_numbers`) or
+            ``False``, for ``exact_match``, ``f1``, ``contains``, ``field_match``.
         threshold: when set, the pass mark of :func:`~hrbench.metrics.threshold` around the metric.
     """
 
@@ -598,7 +600,7 @@ class MetricSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     field: str | None = None
     column: str | None = None
     fields: list[str] | None = None
-    normalise: bool = True
+    normalise: bool | Literal["squad", "numbers"] = True
     threshold: float | None = None
 
 
@@ -639,6 +641,7 @@ def _as_spec(spec: Any) -> EvaluateSpec:
 
 def _metric_from(spec: str | MetricSpec) -> Metric:
     from hrbench import metrics as m
+    from hrbench.reading import tatqa_exact_match, tatqa_f1
     from hrbench.specs import load_object
 
     if isinstance(spec, str):
@@ -646,9 +649,11 @@ def _metric_from(spec: str | MetricSpec) -> Metric:
     sp = spec
     builtins: dict[str, Any] = {
         "exact_match": lambda: m.exact_match(sp.field, sp.column, normalise=sp.normalise),
-        "f1": lambda: m.f1(sp.field, sp.column),
+        "f1": lambda: m.f1(sp.field, sp.column, normalise=sp.normalise),
         "contains": lambda: m.contains(sp.field, sp.column, normalise=sp.normalise),
         "field_match": lambda: m.field_match(sp.fields, normalise=sp.normalise),
+        "tatqa_exact_match": lambda: tatqa_exact_match(sp.field, sp.column),
+        "tatqa_f1": lambda: tatqa_f1(sp.field, sp.column),
     }
     met: Metric
     if sp.name in builtins:

@@ -24,6 +24,16 @@ over them, as in SQuAD.
   no token, F1 is 1 if both have none, else 0;
 - the score of an item is the maximum over its references.
 
+What SQuAD normalisation does to other data (cases R09e, R09f, R10a, R10b, R11c): it removes
+every punctuation mark, so ``"3.14"`` equals ``"314"`` and ``"-154"`` equals ``"154"`` (a sign
+error scores 1); it removes the words "a", "an" and "the", so the one-letter answer ``"A"`` is
+dropped as a reference and the item counts as unanswerable (an empty or failed prediction then
+scores 1, and ``"An"`` equals ``"A"``); an answer of punctuation only (``") ] }"``) likewise
+normalises to nothing. These are the official rules and stay the default, so published SQuAD
+tables reproduce. For numbers, signs, multiple-choice letters or symbols pass
+``normalise="numbers"`` (:func:`normalize_numbers`), score with ``answer_contains``
+(:func:`hrbench.reading.answer_scorer`), or with the TAT-QA metric for financial answers.
+
 Decided (the script is silent): a prediction of ``None`` is the empty answer ``""``; numbers are
 written in plain digits before comparison (``3.0`` -> ``"3"``, see
 :func:`hrbench.scorer.plain_number`); other non-string values are compared as ``str(value)``.
@@ -48,7 +58,7 @@ import re
 import string
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -63,6 +73,7 @@ __all__ = [
     "f1",
     "field_match",
     "normalize_answer",
+    "normalize_numbers",
     "references",
     "squad_exact",
     "squad_f1",
@@ -72,6 +83,9 @@ __all__ = [
 ]
 
 _PUNCT = str.maketrans("", "", string.punctuation)
+
+Normalisation = Literal["squad", "numbers"]
+"""Names of the normalisations :func:`exact_match`, :func:`f1` and :func:`contains` offer."""
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 
@@ -109,6 +123,75 @@ def normalize_answer(s: str) -> str:
         'apple day'
     """
     return " ".join(_ARTICLES.sub(" ", s.lower().translate(_PUNCT)).split())
+
+
+_NUM_THOUSANDS = re.compile(r"(?<![0-9.,])([0-9]{1,3})((?:,[0-9]{3})+)(?![0-9]|,[0-9])")
+_NUM_ZEROS = re.compile(r"(?<![0-9.])([0-9]+)\.([0-9]*?)0+(?![0-9]|\.[0-9])")
+_NUM_SIGN_CURRENCY = re.compile(r"(?<![0-9])-([$\u20ac\u00a3\u00a5])(?=[0-9.])")
+_NUM_KEEP = re.compile(r"(?<![0-9])-(?=[0-9.])|(?<=[0-9])\.(?=[0-9])")
+_NUM_BETWEEN = re.compile(f"(?<=[0-9])[{re.escape(string.punctuation)}]+(?=[0-9])")
+_KEPT = str.maketrans({"\ue001": "-", "\ue002": "."})
+_PUNCT_NUMBERS = str.maketrans("", "", string.punctuation)
+
+
+def normalize_numbers(s: str) -> str:
+    """Normalise an answer like SQuAD but keep numbers, signs and short answers intact.
+
+    For non-SQuAD data (decided, SPEC section 6; cases R09e, R09f, R10a, R11c show what SQuAD
+    normalisation does instead). Steps, in order:
+
+    1. :func:`hrbench.scorer.fold`: NFKC, curly quotes, minus forms to ``-``, caseless matching
+       in every script, white space collapsed.
+    2. Numbers: thousands commas dropped (``"1,234"`` is ``1234``; the list ``"3,5,7"`` is not
+       a grouped number), trailing zeros of a decimal dropped (``"29.00"`` is ``29``), a sign
+       before a currency sign moved after it (``"-$12"`` holds ``-12``).
+    3. Punctuation (``string.punctuation``) removed, except a minus sign before a number and a
+       decimal point between digits; punctuation between two digits becomes a space, so
+       ``"3.14"`` is not ``"314"``, ``"-154"`` is not ``"154"`` and ``"10-12"`` is ``"10 12"``.
+    4. The words "a", "an", "the" removed, as in SQuAD, unless nothing else is left: the
+       answer ``"A"`` stays ``"a"`` (and is not ``"an"``).
+    5. If nothing is left (an answer of punctuation only), the folded text of step 1 is the
+       answer, so ``") ] }"`` is not ``"} ] )"``.
+
+    Args:
+        s: the answer text.
+
+    Returns:
+        The normalised text; empty only for an empty or blank answer.
+
+    Example:
+        >>> normalize_numbers("The change was \u2212154."), normalize_numbers("About 3.14")
+        ('change was -154', 'about 3.14')
+        >>> normalize_numbers("A"), normalize_numbers("1,204.50 USD"), normalize_numbers(") ] }")
+        ('a', '1204.5 usd', ') ] }')
+    """
+    from hrbench.scorer import fold
+
+    folded = fold(s)
+    t = folded
+    if "," in t:
+        t = _NUM_THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), t)
+    if "." in t:
+        t = _NUM_ZEROS.sub(lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), t)
+    if "-" in t:
+        t = _NUM_SIGN_CURRENCY.sub(r"\1-", t)
+    t = _NUM_KEEP.sub(lambda m: "\ue001" if m.group() == "-" else "\ue002", t)
+    t = _NUM_BETWEEN.sub(" ", t)
+    t = t.translate(_PUNCT_NUMBERS).translate(_KEPT)
+    words = t.split()
+    kept = [w for w in words if w not in ("a", "an", "the")]
+    return " ".join(kept or words) or folded
+
+
+def _normaliser(normalise: Any) -> Callable[[str], str] | None:
+    """The normalisation a metric's ``normalise`` setting names (``None``: compare as written)."""
+    if normalise is True or normalise == "squad":
+        return normalize_answer
+    if normalise == "numbers":
+        return normalize_numbers
+    if normalise is False:
+        return None
+    raise ConfigError("normalise", normalise, 'expected True or "squad" (SQuAD v2.0), "numbers", or False')
 
 
 def _missing(value: Any) -> bool:
@@ -167,18 +250,14 @@ def references(value: Any) -> list[str]:
     return [_text(value)]
 
 
-def _gold(refs: list[str]) -> list[str]:
-    gold = [a for a in refs if normalize_answer(a)]
+def _gold(refs: list[str], norm: Callable[[str], str] = normalize_answer) -> list[str]:
+    gold = [a for a in refs if norm(a)]
     return gold or [""]
 
 
-def _tokens(s: str) -> list[str]:
-    return normalize_answer(s).split() if s else []
-
-
-def _f1_one(gold: str, pred: str) -> float:
-    gold_toks = _tokens(gold)
-    pred_toks = _tokens(pred)
+def _f1_one(gold: str, pred: str, norm: Callable[[str], str] = normalize_answer) -> float:
+    gold_toks = norm(gold).split() if gold else []
+    pred_toks = norm(pred).split() if pred else []
     if not gold_toks or not pred_toks:
         return float(gold_toks == pred_toks)
     num_same = sum((Counter(gold_toks) & Counter(pred_toks)).values())
@@ -189,12 +268,14 @@ def _f1_one(gold: str, pred: str) -> float:
     return (2 * precision * recall) / (precision + recall)
 
 
-def squad_exact(prediction: Any, refs: Any) -> float:
+def squad_exact(prediction: Any, refs: Any, norm: Callable[[str], str] = normalize_answer) -> float:
     """SQuAD v2.0 exact match of one prediction: the best over the references.
 
     Args:
         prediction: the predicted answer (``None`` is the empty answer).
         refs: one reference, a list of them, or ``None``/``[]`` for an unanswerable item.
+        norm: the normalisation (default the official SQuAD one; :func:`normalize_numbers`
+            keeps numbers, signs and one-letter answers).
 
     Returns:
         1.0 or 0.0.
@@ -203,17 +284,18 @@ def squad_exact(prediction: Any, refs: Any) -> float:
         >>> squad_exact("The Normans", ["Normans"]), squad_exact("", []), squad_exact("x", [])
         (1.0, 1.0, 0.0)
     """
-    pred = normalize_answer(_text(prediction))
-    gold = [g for g in map(normalize_answer, references(refs)) if g] or [""]
+    pred = norm(_text(prediction))
+    gold = [g for g in map(norm, references(refs)) if g] or [""]
     return 1.0 if pred in gold else 0.0
 
 
-def squad_f1(prediction: Any, refs: Any) -> float:
+def squad_f1(prediction: Any, refs: Any, norm: Callable[[str], str] = normalize_answer) -> float:
     """SQuAD v2.0 token F1 of one prediction: the best over the references.
 
     Args:
         prediction: the predicted answer (``None`` is the empty answer).
         refs: one reference, a list of them, or ``None``/``[]`` for an unanswerable item.
+        norm: the normalisation (default the official SQuAD one).
 
     Returns:
         The F1 score in [0, 1].
@@ -223,7 +305,7 @@ def squad_f1(prediction: Any, refs: Any) -> float:
         0.5
     """
     pred = _text(prediction)
-    return max(_f1_one(g, pred) for g in _gold(references(refs)))
+    return max(_f1_one(g, pred, norm) for g in _gold(references(refs), norm))
 
 
 # --------------------------------------------------------------------------- the Metric type
@@ -333,15 +415,28 @@ def _field_metric(
     )
 
 
-def exact_match(field: str | None = None, column: str | None = None, *, normalise: bool = True) -> Metric:
+def exact_match(
+    field: str | None = None, column: str | None = None, *, normalise: bool | Normalisation = True
+) -> Metric:
     """Exact match of an output field against a data column, SQuAD v2.0 style.
+
+    Warning:
+        The default SQuAD v2.0 normalisation removes punctuation and articles: ``"3.14"``
+        matches ``"314"``, ``"-154"`` matches ``"154"``, and a one-letter gold ``"A"`` is
+        dropped, so an empty prediction matches it (cases R09e, R09f, R10a; this module's
+        docstring). Use ``normalise="numbers"`` for numbers, signs and letters.
 
     Args:
         field: the output field (default: the module's only output).
         column: the data column with the reference answer(s) (default: ``field``).
-        normalise: ``True`` (the default) compares SQuAD-normalised answers
-            (:func:`normalize_answer`); ``False`` compares the strings as they are (still the
-            best over several references, and ``""`` for an unanswerable item).
+        normalise: ``True`` or ``"squad"`` (the default) compares SQuAD-normalised answers
+            (:func:`normalize_answer`); ``"numbers"`` compares :func:`normalize_numbers`
+            (numbers, signs, decimal points and one-letter answers intact); ``False`` compares
+            the strings as they are (still the best over several references, and ``""`` for an
+            unanswerable item).
+
+    Raises:
+        ConfigError: when ``normalise`` is none of these.
 
     Returns:
         A metric scoring 1.0 or 0.0.
@@ -351,10 +446,11 @@ def exact_match(field: str | None = None, column: str | None = None, *, normalis
         >>> exact_match("answer")(Prediction(answer="The Normans"), Example(answer=["Normans"]))
         1.0
     """
+    norm = _normaliser(normalise)
 
     def compare(pred: Any, ref: Any) -> float:
-        if normalise:
-            return squad_exact(pred, ref)
+        if norm is not None:
+            return squad_exact(pred, ref, norm)
         p = _text(pred)
         return float(any(p == r for r in (references(ref) or [""])))
 
@@ -364,12 +460,24 @@ def exact_match(field: str | None = None, column: str | None = None, *, normalis
     return _field_metric("exact_match", compare, factory, field, column, normalise=normalise)
 
 
-def f1(field: str | None = None, column: str | None = None) -> Metric:
+def f1(
+    field: str | None = None, column: str | None = None, *, normalise: bool | Normalisation = True
+) -> Metric:
     """SQuAD v2.0 token F1 of an output field against a data column (best over references).
+
+    Warning:
+        The default SQuAD v2.0 normalisation drops signs, decimal points and articles, so
+        ``"-154"`` has F1 1 against ``"154"`` (case R09f; this module's docstring). Use
+        ``normalise="numbers"`` for non-SQuAD data.
 
     Args:
         field: the output field (default: the module's only output).
         column: the data column with the reference answer(s) (default: ``field``).
+        normalise: ``True`` or ``"squad"`` (the default): tokens of :func:`normalize_answer`;
+            ``"numbers"``: tokens of :func:`normalize_numbers`.
+
+    Raises:
+        ConfigError: when ``normalise`` is neither (token F1 needs a normalisation).
 
     Returns:
         A metric scoring in [0, 1].
@@ -379,14 +487,23 @@ def f1(field: str | None = None, column: str | None = None) -> Metric:
         >>> round(f1("answer")(Prediction(answer="in Normandy"), Example(answer=["Normandy"])), 3)
         0.667
     """
+    norm = _normaliser(normalise)
+    if norm is None:
+        raise ConfigError("normalise", normalise, 'f1 needs True or "squad" (SQuAD v2.0), or "numbers"')
+    n: Callable[[str], str] = norm
+
+    def compare(pred: Any, ref: Any) -> float:
+        return squad_f1(pred, ref, n)
 
     def factory(**kw: Any) -> Metric:
         return f1(**kw)
 
-    return _field_metric("f1", squad_f1, factory, field, column)
+    return _field_metric("f1", compare, factory, field, column, normalise=normalise)
 
 
-def contains(field: str | None = None, column: str | None = None, *, normalise: bool = True) -> Metric:
+def contains(
+    field: str | None = None, column: str | None = None, *, normalise: bool | Normalisation = True
+) -> Metric:
     """Whether an output field contains a reference answer.
 
     Decided: with ``normalise=True`` both sides are SQuAD-normalised and the reference must
@@ -397,7 +514,8 @@ def contains(field: str | None = None, column: str | None = None, *, normalise: 
     Args:
         field: the output field (default: the module's only output).
         column: the data column with the reference answer(s) (default: ``field``).
-        normalise: normalise both sides first (the default).
+        normalise: normalise both sides first: ``True`` or ``"squad"`` (the default),
+            ``"numbers"`` (:func:`normalize_numbers`), or ``False`` for a plain substring test.
 
     Returns:
         A metric scoring 1.0 or 0.0.
@@ -407,12 +525,13 @@ def contains(field: str | None = None, column: str | None = None, *, normalise: 
         >>> contains("answer")(Prediction(answer="It was Paris, France."), Example(answer="paris"))
         1.0
     """
+    norm = _normaliser(normalise)
 
     def compare(pred: Any, ref: Any) -> float:
         p = _text(pred)
-        if normalise:
-            p = normalize_answer(p)
-            gold = [normalize_answer(g) for g in _gold(references(ref))]
+        if norm is not None:
+            p = norm(p)
+            gold = [norm(g) for g in _gold(references(ref), norm)]
             if gold == [""]:
                 return float(p == "")
             padded = f" {p} "
@@ -428,14 +547,17 @@ def contains(field: str | None = None, column: str | None = None, *, normalise: 
     return _field_metric("contains", compare, factory, field, column, normalise=normalise)
 
 
-def field_match(fields: Sequence[str] | Mapping[str, str] | None = None, *, normalise: bool = True) -> Metric:
+def field_match(
+    fields: Sequence[str] | Mapping[str, str] | None = None, *, normalise: bool | Normalisation = True
+) -> Metric:
     """The share of output fields equal to their data columns.
 
     Args:
         fields: the output fields to compare, each with the column of the same name; or a mapping
             ``{field: column}``; ``None`` compares every output field that has a column of the
             same name in the row.
-        normalise: compare SQuAD-normalised text (the default), else the plain text.
+        normalise: compare SQuAD-normalised text (the default, or ``"squad"``), text
+            normalised by :func:`normalize_numbers` (``"numbers"``), or the plain text (``False``).
 
     Returns:
         A metric scoring in [0, 1] (1 when every field matches).
@@ -458,9 +580,11 @@ def field_match(fields: Sequence[str] | Mapping[str, str] | None = None, *, norm
     if pairs is not None and not pairs:
         raise ConfigError("fields", fields, "name at least one field")
 
+    norm = _normaliser(normalise)
+
     def eq(pred: Any, ref: Any) -> float:
-        if normalise:
-            return squad_exact(pred, ref)
+        if norm is not None:
+            return squad_exact(pred, ref, norm)
         return float(_text(pred) == _text(ref))
 
     def fn(prediction: Any, expected: Any) -> float:
@@ -551,7 +675,8 @@ def as_metric(metric: Any) -> Metric:
     Args:
         metric: a :class:`Metric`, a plain function ``fn(prediction, expected)``, or the name of a
             built-in (``"exact_match"``, ``"f1"``, ``"contains"``, ``"field_match"``) applied to the
-            module's only output field.
+            module's only output field, or ``"tatqa_exact_match"`` / ``"tatqa_f1"`` (the official
+            TAT-QA metric, :mod:`hrbench.reading`, on the fields ``answer`` and ``scale``).
 
     Returns:
         The metric.
@@ -562,11 +687,15 @@ def as_metric(metric: Any) -> Metric:
     if isinstance(metric, Metric):
         return metric
     if isinstance(metric, str):
+        from hrbench.reading import tatqa_exact_match, tatqa_f1
+
         makers: dict[str, Callable[[], Metric]] = {
             "exact_match": exact_match,
             "f1": f1,
             "contains": contains,
             "field_match": field_match,
+            "tatqa_exact_match": tatqa_exact_match,
+            "tatqa_f1": tatqa_f1,
         }
         if metric not in makers:
             raise ConfigError("metric", metric, f"unknown metric; expected one of {sorted(makers)}")

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from hrbench._text import caseless, fold_minus
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import FAILURE_KINDS, REFUSAL_REASONS, Answer, Result, Score
 
@@ -29,6 +30,7 @@ __all__ = [
     "output_text",
     "plain_number",
     "scorer",
+    "screen",
 ]
 
 NOT_IN_DOCUMENT = "NOT_IN_DOCUMENT"
@@ -52,9 +54,12 @@ def fold(text: str) -> str:
 
     Steps, in order: NFKC (case H08a: full-width digits are ASCII digits; case H08e: a decomposed
     accent equals the precomposed one), curly quotes to ASCII quotes (case H08c: NFKC leaves
-    them), full Unicode case folding (case H07a: "ß" folds to "ss"; case H07c: no Turkic
-    rule, so the dotless "ı" stays apart from "i"), white space trimmed and each run of it
-    collapsed to one space.
+    them), the minus sign U+2212 and a dash before a digit to ``-`` (decided, case R09a:
+    ``"\u22125"`` equals the label -5; :func:`hrbench._text.fold_minus`), caseless matching in
+    every script (decided, cases H07a, I07s: ``"ß"`` folds to ``"ss"`` and ``"\u0130zmir"``
+    equals ``"izmir"``; case H07c: no Turkic rule, so the dotless ``"ı"`` stays apart from
+    ``"i"``; :func:`hrbench._text.caseless`), white space trimmed and each run of it collapsed
+    to one space. Nothing else: punctuation stays (case R12d: ``"No"`` is not ``"No."``).
 
     Args:
         text: any string.
@@ -66,8 +71,9 @@ def fold(text: str) -> str:
         >>> fold("  STRASSE\u00a0 Nord ")
         'strasse nord'
     """
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES).casefold()
-    return _SPACE.sub(" ", text).strip()
+    if not text.isascii():
+        text = fold_minus(unicodedata.normalize("NFKC", text).translate(_QUOTES))
+    return _SPACE.sub(" ", caseless(text)).strip()
 
 
 def plain_number(x: int | float | Decimal) -> str:
@@ -96,17 +102,31 @@ def label_answers(label: Any) -> list[str] | None:
     A label may be one string, one number (written in plain digits), or a list of them
     (seed 000: matching any one is correct). ``None`` and NaN mean no label.
 
+    Decided: a label may also be a mapping whose ``answers`` holds the accepted answers (any of
+    the forms above) beside details of the gold answer that a scorer needs, such as TAT-QA's
+    raw answer, scale and answer type (:func:`hrbench.reading.tatqa_reference`). Such details
+    belong in the label, never in the item: an arm sees the item, and a prompt that shows the
+    item must not show the answer.
+
     Example:
         >>> label_answers(["Paris", 100000.0])
         ['Paris', '100000']
+        >>> label_answers({"answers": [-12.6], "scale": "million"})
+        ['-12.6']
     """
     if label is None:
         return None
+    if type(label) is str:
+        return [label]
+    if type(label) is list and all(type(x) is str for x in label):
+        return list(label)  # the common case, without recursion
     if isinstance(label, float) and math.isnan(label):
         return None
     if isinstance(label, (list, tuple)):
         out = [a for x in label for a in (label_answers(x) or [])]
         return out
+    if isinstance(label, Mapping):
+        return label_answers(label.get("answers"))
     if isinstance(label, (int, float, Decimal)):
         return [plain_number(label)]
     return [str(label)]
@@ -170,6 +190,27 @@ def output_failure(output: Any) -> str | None:
     if ok is False:
         return "error"
     return None
+
+
+def screen(output: Any) -> Score | str:
+    """The seed-000 checks a scorer makes before it reads an answer.
+
+    Returns:
+        A wrong :class:`Score` for an output that is not an answer -- the failure kind it
+        carries (:func:`output_failure`), or ``"parse_failure"`` when it has no text -- else
+        the output's text.
+
+    Example:
+        >>> screen({"text": "B", "failure_kind": "refusal"}), screen("  B ")
+        (Score(correct=False, outcome='B', failure_kind='refusal'), '  B ')
+    """
+    kind = output_failure(output)
+    text = output_text(output)
+    if kind is not None:
+        return Score(correct=False, outcome=text, failure_kind=kind)
+    if text is None:
+        return Score(correct=False, outcome=None, failure_kind="parse_failure")
+    return text
 
 
 def _as_score(value: Any) -> Score:

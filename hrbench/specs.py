@@ -27,7 +27,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ __all__ = [
     "build_arm",
     "build_client",
     "build_governor",
+    "build_metrics",
     "build_reference",
     "build_scorer",
     "format_prompt",
@@ -244,16 +245,21 @@ def _outputs_arm(spec: Any) -> Arm:
         raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
     fmt = _get(spec, "format", "outputs") or "outputs"
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
-    if path is not None and (fmt == "tatqa" or id_field or prediction_field):
+    scale_field = _get(spec, "scale_field")
+    if path is not None and (fmt == "tatqa" or id_field or prediction_field or scale_field):
         # predictions made elsewhere, one per item: the reading module's loaders
         from hrbench.reading import outputs_arm as reading_outputs_arm
         from hrbench.reading import tatqa_outputs
 
         try:
             if fmt == "tatqa":
-                return reading_outputs_arm(name, tatqa_outputs(path))
+                return reading_outputs_arm(name, tatqa_outputs(path, scaled=True))
             return reading_outputs_arm(
-                name, path, id_field=id_field or "id", prediction_field=prediction_field or "prediction"
+                name,
+                path,
+                id_field=id_field or "id",
+                prediction_field=prediction_field or "prediction",
+                scale_field=scale_field,
             )
         except OSError as exc:
             raise ConfigError(
@@ -620,12 +626,24 @@ def _select(ref: Reference, ids: list[str]) -> Reference:
     )
 
 
+_MORE_SCORERS = {
+    "numeric": ("hrbench.numeric", "numeric_scorer"),
+    "choice": ("hrbench.choice", "choice_scorer"),
+    "pattern": ("hrbench.pattern", "pattern_scorer"),
+    "tatqa": ("hrbench.reading", "tatqa_scorer"),
+}
+
+
 def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None) -> Scorer:
     """A scorer by name.
 
     Args:
         name: ``exact`` (:func:`~hrbench.scorer.exact_scorer`, folding by default),
             ``exact_normalised``, ``answer_contains`` (:func:`hrbench.reading.answer_scorer`),
+            ``numeric`` (:func:`hrbench.numeric.numeric_scorer`), ``choice``
+            (:func:`hrbench.choice.choice_scorer`), ``pattern``
+            (:func:`hrbench.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
+            ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
             or ``package.module:attribute``: a Scorer, a factory (called with ``settings``), or a
             function ``fn(item, output, label)`` wrapped with :func:`~hrbench.scorer.scorer`.
         settings: keyword arguments of the factory.
@@ -647,6 +665,11 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
         factory = getattr(reading, "answer_scorer", None)  # type: ignore[assignment]
         if factory is None:
             raise ConfigError("scorer", name, "the answer_contains scorer is not available yet")
+    elif name in _MORE_SCORERS:
+        import importlib
+
+        module, attr = _MORE_SCORERS[name]
+        factory = getattr(importlib.import_module(module), attr)
     elif ":" in name:
         obj = load_object(name, "scorer")
         if isinstance(obj, Scorer) or (hasattr(obj, "name") and callable(obj) and not kw):
@@ -657,7 +680,9 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
             return scorer(obj, name=name.rpartition(":")[2])
     else:
         raise ConfigError(
-            "scorer", name, "unknown scorer; expected exact, answer_contains or package.module:function"
+            "scorer",
+            name,
+            "unknown scorer; expected exact, answer_contains, numeric, choice, pattern, tatqa or package.module:function",
         )
     try:
         out = factory(**kw)
@@ -666,6 +691,49 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
     if not callable(out):
         raise ConfigError("scorer", name, "the factory did not return a scorer")
     return out  # type: ignore[no-any-return]
+
+
+_METRICS = {"tatqa": "tatqa_scores", "squad": "squad_scores"}
+
+
+def build_metrics(names: Sequence[str]) -> list[Callable[[Any, Any, Any], Any]]:
+    """Benchmark metrics by name: graded scores reported beside the scorer's accuracy.
+
+    Args:
+        names: ``tatqa`` (the official TAT-QA EM and F1, :func:`hrbench.reading.tatqa_scores`:
+            columns ``tatqa_em``, ``tatqa_f1``), ``squad`` (SQuAD v2.0 EM and F1,
+            :func:`hrbench.reading.squad_scores`: ``squad_em``, ``squad_f1``), or
+            ``package.module:function``: ``fn(item, output, label)`` returning a number or a
+            mapping of names to numbers.
+
+    Returns:
+        The functions, for ``benchmark(metrics=...)``.
+
+    Raises:
+        ConfigError: an unknown name, or an import path that is not a function.
+
+    Example:
+        >>> [m.__name__ for m in build_metrics(["tatqa", "squad"])]
+        ['tatqa_scores', 'squad_scores']
+    """
+    out: list[Callable[[Any, Any, Any], Any]] = []
+    for i, name in enumerate(names):
+        if name in _METRICS:
+            from hrbench import reading
+
+            out.append(getattr(reading, _METRICS[name]))
+        elif isinstance(name, str) and ":" in name:
+            fn = load_object(name, f"metrics[{i}]")
+            if not callable(fn):
+                raise ConfigError(f"metrics[{i}]", name, "expected a function fn(item, output, label)")
+            out.append(fn)
+        else:
+            raise ConfigError(
+                f"metrics[{i}]",
+                name,
+                f"unknown metric; expected one of {sorted(_METRICS)} or package.module:function",
+            )
+    return out
 
 
 def build_governor(spec: Any) -> Governor | None:

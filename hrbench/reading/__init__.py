@@ -6,6 +6,10 @@ An item is ``{"document", "question"}``; a label is the accepted answers or
 - :func:`answer_scorer` (``answer_contains``) and :func:`is_not_found`, with the folding and
   whole-number matching of :func:`fold_answer` / :func:`contains_answer`;
 - :func:`qa_reference` (SQuAD-style files and rows) and :func:`tatqa_reference` (TAT-QA);
+- the official TAT-QA metric: :func:`tatqa_scorer` (EM as a benchmark scorer),
+  :func:`tatqa_exact_match` and :func:`tatqa_f1` (``evaluate()`` metrics), :func:`tatqa_em_f1`;
+- benchmark metrics (graded scores beside the scorer's accuracy): :func:`tatqa_scores` and
+  :func:`squad_scores`;
 - :func:`outputs_arm` (existing predictions; :func:`tatqa_outputs` reads TAT-QA run files);
 - reading recipes :func:`direct`, :func:`chunked`, :func:`retrieve`;
 - :func:`example_document` and :func:`example_questions` for docs and tests.
@@ -18,6 +22,17 @@ from hrbench.reading._outputs import outputs_arm, tatqa_outputs
 from hrbench.reading._recipes import INSTRUCTIONS, RECIPES, chunk_document, chunked, direct, retrieve
 from hrbench.reading._reference import document_id, qa_reference, read_rows, tatqa_reference
 from hrbench.reading._scorer import LIMIT_NOTES, REFUSAL_REASONS, answer_scorer, stop_kind
+from hrbench.reading._squad import squad_scores
+from hrbench.reading._tatqa import (
+    tatqa_answer_string,
+    tatqa_em_f1,
+    tatqa_exact_match,
+    tatqa_f1,
+    tatqa_normalize,
+    tatqa_number,
+    tatqa_scorer,
+    tatqa_scores,
+)
 from hrbench.scorer import NOT_IN_DOCUMENT
 
 __all__ = [
@@ -40,7 +55,16 @@ __all__ = [
     "qa_reference",
     "read_rows",
     "retrieve",
+    "squad_scores",
     "stop_kind",
+    "tatqa_answer_string",
+    "tatqa_em_f1",
+    "tatqa_exact_match",
+    "tatqa_f1",
+    "tatqa_normalize",
+    "tatqa_number",
     "tatqa_outputs",
     "tatqa_reference",
+    "tatqa_scorer",
+    "tatqa_scores",
 ]

@@ -1,4 +1,4 @@
-"""Folding and whole-number containment for the ``answer_contains`` scorer (seed 001).
+r"""Folding and whole-number containment for the ``answer_contains`` scorer (seed 001).
 
 Both the answer and every accepted answer go through :func:`fold_answer`; the answer is right
 when :func:`contains_answer` finds a folded accepted answer in it. The rules, with the case ids
@@ -6,16 +6,21 @@ of ``../shared/cases/`` that pin them:
 
 Folding (:func:`fold_answer`), in this order:
 
-1. The no-break space U+00A0, the thin space U+2009 and the narrow no-break space U+202F are
-   marked as possible thousands separators (H01b); curly quotes U+2018/U+2019/U+201C/U+201D
-   become ASCII quotes (H08c); the minus sign U+2212 and the hyphens and dashes U+2010-U+2013
-   become ``-`` (so ``"\u22125"`` is minus five and ``"10\u201312"`` a range).
+0. LaTeX digit grouping (decided, R13a): ``{,}`` between two digits is a comma and ``\,``
+   between two digits a thin space, so ``"1{,}204"`` and ``"1\,204"`` are 1204.
+1. The no-break space U+00A0, the thin space U+2009, the narrow no-break space U+202F and the
+   figure space U+2007 (decided, R13c) are marked as possible thousands separators (H01b);
+   curly quotes U+2018/U+2019/U+201C/U+201D become ASCII quotes (H08c); the minus sign U+2212
+   and the hyphens and dashes U+2010-U+2013 become ``-`` (so ``"\u22125"`` is minus five and
+   ``"10\u201312"`` a range).
 2. NFKC (H08a, H08e): compatibility forms such as full-width digits ``"\uff11\uff12"`` become
    ASCII and accents are composed. Decided beyond NFKC: a decimal digit of any other script
-   (Arabic-Indic, Devanagari, ...) becomes its ASCII digit too.
-3. Full Unicode case folding (``str.casefold``, H07a: ``"STRASSE"`` equals ``"Stra\u00dfe"``);
-   no locale-specific (Turkic) folding (H07c).
-4. Thousands separators -- a comma or one of the three spaces above -- are dropped only
+   (Arabic-Indic, Devanagari, ...) becomes its ASCII digit too, and any other dash written
+   before a digit is a minus sign (R09a; :func:`hrbench._text.fold_minus`).
+3. Caseless matching in every script (:func:`hrbench._text.caseless`; H07a: ``"STRASSE"``
+   equals ``"Stra\u00dfe"``; I07s: ``"\u0130zmir"`` equals ``"izmir"``); no locale-specific
+   (Turkic) folding (H07c).
+4. Thousands separators -- a comma or one of the four spaces above -- are dropped only
    between a lead of one to three digits and groups of exactly three digits, the same
    separator throughout, the last group not followed by more digits (decided, H01f): "1,204",
    "1\u00a0204", "1\u2009204", "1\u202f204" and "1204" fold alike (H01a, H01b, H01d), while
@@ -28,8 +33,23 @@ Folding (:func:`fold_answer`), in this order:
    equal "29", "45.20" equals "45.2"), and a bare leading point gets its zero (".5" is "0.5").
    Scientific notation is not expanded: "1e5" is not 100000 (L01d).
 
-Containment (:func:`contains_answer`): plain substring containment, except that a number at
-either end of the accepted answer is matched whole (seed 001):
+Sentence punctuation and quotes round an accepted answer are dropped before matching
+(:func:`strip_around`; decided, R12a, R12c: the label ``"No."`` accepts ``"No"``); round the
+answer they never block a match, since they are neither letters nor digits.
+
+Containment (:func:`contains_answer`): substring containment, except that a word at either end
+of the accepted answer is matched whole, and a number at either end is matched whole (seed 001).
+
+Words (decided, seed silent; SPEC section 6, R10c, R10d, R10g): when the accepted answer begins
+or ends with a letter, that letter may not run on into a letter, digit or combining mark of the
+answer, the way open-domain QA scorers match answer tokens: ``"A"`` is not in ``"The answer is
+B"``, ``"no"`` not in ``"know"``, ``"Paris"`` not in ``"Parisian"``, ``"km"`` not in ``"5km"``;
+``"(A)"``, ``"**A**"``, ``"Paris's"`` and ``"Paris-Nord"`` contain their word. Scripts written
+without spaces between words (Han, kana, Hangul, Thai, Lao, Khmer, Myanmar, Tibetan) are matched
+by plain containment on the sides where they meet (``"\u5317\u4eac"`` is in
+``"\u9996\u90fd\u662f\u5317\u4eac"``).
+
+Numbers (seed 001):
 
 * it is not found inside a larger number: "11" is not in "711" (H02a), "5" not in "25"
   (H02b), "10" not in "100" (H03d), "45.2" not in "145.2" or "45.25", "3.14" not in "314"
@@ -45,7 +65,9 @@ either end of the accepted answer is matched whole (seed 001):
 * units, currency and "%" written against a number do not hide it ("45.2m", "5mg", "$8,000.",
   "20%", "\u00a3304m", "\u20ac5", "\u00a55"; H02e, H05d).
 
-Text without digits at its ends is matched by plain containment, as the seed says.
+Seed 001 says "contains" and pins numbers; the word rule above is decided, and text with
+neither a letter nor a digit at an end (``"(A)"``, ``"$5"``) is matched by plain containment at
+that end.
 """
 
 from __future__ import annotations
@@ -54,7 +76,9 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["contains_answer", "fold_answer"]
+from hrbench._text import caseless, fold_minus
+
+__all__ = ["contains_answer", "fold_answer", "strip_around"]
 
 _SEP = "\ue000"  # a private-use marker for a possible thousands separator; NFKC leaves it alone
 
@@ -63,6 +87,7 @@ _PRE = str.maketrans(
         "\u00a0": _SEP,
         "\u2009": _SEP,
         "\u202f": _SEP,
+        "\u2007": _SEP,
         "\u2018": "'",
         "\u2019": "'",
         "\u201c": '"',
@@ -81,6 +106,13 @@ _OTHER_DIGIT = re.compile(r"(?![0-9])\d")  # a decimal digit of another script
 
 def _ascii_digit(m: re.Match[str]) -> str:
     return str(unicodedata.decimal(m.group()))
+
+
+_LATEX_GROUP = re.compile(r"(?<=[0-9])(\{,\}|\\,)(?=[0-9])")
+
+
+def _latex_group(m: re.Match[str]) -> str:
+    return "," if m.group(1) == "{,}" else _SEP
 
 
 _THOUSANDS = re.compile(r"(?<![0-9.])([0-9]{1,3})([,\ue000])([0-9]{3}(?:\2[0-9]{3})*)(?![0-9]|\2[0-9])")
@@ -123,11 +155,13 @@ def fold_answer(text: str) -> str:
 
 
 def _fold(text: str) -> str:
+    if "\\," in text or "{,}" in text:
+        text = _LATEX_GROUP.sub(_latex_group, text)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text.translate(_PRE))
         if not text.isascii():
-            text = _OTHER_DIGIT.sub(_ascii_digit, text)
-    text = text.casefold()
+            text = fold_minus(_OTHER_DIGIT.sub(_ascii_digit, text))
+    text = caseless(text)
     if "," in text or _SEP in text:
         text = _THOUSANDS.sub(_drop_separators, text)
         if _SEP in text:
@@ -173,6 +207,48 @@ def _is_minus(hay: str, k: int) -> bool:
     return True
 
 
+def _word_char(c: str) -> bool:
+    """A letter, digit or combining mark that is not of a script written without word spaces."""
+    if c.isascii():
+        return c.isalnum()
+    if c.isalnum():
+        return not _unspaced(c)
+    return unicodedata.category(c)[0] == "M"
+
+
+def _unspaced(c: str) -> bool:
+    """Whether ``c`` belongs to a script written without spaces between words (decided)."""
+    o = ord(c)
+    return (
+        0x2E80 <= o <= 0x9FFF  # CJK radicals, kana, CJK ideographs
+        or 0xAC00 <= o <= 0xD7AF  # Hangul syllables: particles attach to the noun
+        or 0xF900 <= o <= 0xFAFF
+        or 0x20000 <= o <= 0x3FFFF
+        or 0x0E00 <= o <= 0x0EFF  # Thai, Lao
+        or 0x1000 <= o <= 0x109F  # Myanmar
+        or 0x1780 <= o <= 0x17FF  # Khmer
+        or 0x0F00 <= o <= 0x0FFF  # Tibetan
+    )
+
+
+_AROUND = "\"'.,;:!? "
+"""Sentence punctuation and quotes (curly ones are folded to these) round an answer."""
+
+
+def strip_around(folded: str) -> str:
+    """Drop sentence punctuation and quotes round a folded answer (decided, cases R12a, R12c).
+
+    ``. , ; : ! ?`` and straight quotes (curly quotes are already folded to them) at either
+    end are not part of an answer: the label ``"No."`` is the answer ``no``. A text made only of
+    such marks is kept as it is.
+
+    Example:
+        >>> strip_around('"sum of the current and deferred taxes."'), strip_around("?")
+        ('sum of the current and deferred taxes', '?')
+    """
+    return folded.strip(_AROUND) or folded
+
+
 def contains_answer(hay: str, needle: str) -> bool:
     """Whether the folded answer ``hay`` contains the folded accepted answer ``needle``.
 
@@ -196,6 +272,8 @@ def contains_answer(hay: str, needle: str) -> bool:
     head_digit = needle[0] in _DIGIT
     head_minus = needle[0] == "-" and n > 1 and needle[1] in _DIGIT
     tail_digit = needle[-1] in _DIGIT
+    head_word = not head_digit and _word_char(needle[0])
+    tail_word = not tail_digit and _word_char(needle[-1])
     size = len(hay)
     start = 0
     while True:
@@ -209,12 +287,16 @@ def contains_answer(hay: str, needle: str) -> bool:
                 continue
         if head_minus and not _is_minus(hay, i):
             continue
-        if tail_digit:
-            j = i + n
-            if j < size:
-                c = hay[j]
+        if head_word and i > 0 and _word_char(hay[i - 1]):
+            continue
+        j = i + n
+        if j < size:
+            c = hay[j]
+            if tail_digit:
                 if c in _DIGIT:
                     continue
                 if c == "." and j + 1 < size and hay[j + 1] in _DIGIT:
                     continue
+            elif tail_word and _word_char(c):
+                continue
         return True

@@ -61,12 +61,21 @@ class _Outputs:
             }
 
 
+def _scaled(text: str | None, prediction: Any, scale: Any) -> dict[str, Any]:
+    """A prediction with its scale: ``{"text", "prediction", "scale"}`` (see :func:`outputs_arm`)."""
+    scale = "" if scale is None else str(scale)
+    if text and scale and scale != "none":
+        text = f"{text}{'%' if scale == 'percent' else ' ' + scale}"
+    return {"text": text, "prediction": prediction, "scale": scale}
+
+
 def outputs_arm(
     name: str,
     outputs: Mapping[Any, Any] | str | os.PathLike[str],
     id_field: str = "id",
     prediction_field: str | Callable[[dict[str, Any]], Any] = "prediction",
     *,
+    scale_field: str | None = None,
     version: str = "1",
 ) -> Arm:
     """An arm that answers from predictions made elsewhere (no model calls).
@@ -83,6 +92,8 @@ def outputs_arm(
             ``"question_id"`` in the TAT-QA runs).
         prediction_field: the rows' prediction field, or a function of the row returning the
             output.
+        scale_field: the rows' field with the prediction's scale word (``"pred_scale"`` in the
+            TAT-QA runs), for file rows; see below.
         version: the arm's version.
 
     Returns:
@@ -92,6 +103,11 @@ def outputs_arm(
     Stored values become outputs as follows: a string, ``None``, a dict, an
     :class:`~hrbench.records.Answer` or a :class:`~hrbench.records.Result` as it is; a number
     in plain digits (``100000.0`` -> ``"100000"``); a list as its parts joined by ``"; "``.
+    With ``scale_field`` (issue 11), each row's output is ``{"text", "prediction", "scale"}``:
+    the text as above followed by the scale word (``"%"`` for ``percent``; ``"1496.5
+    million"``), which ``answer_contains`` reads, and the stored prediction as it is with its
+    scale (``""`` when the field is empty or missing), which the official TAT-QA metric reads
+    (:func:`~hrbench.reading.tatqa_scorer`).
     Decided: an item without a prediction gets ``{"text": None, "failure_kind":
     "parse_failure", "error": "no prediction for item ..."}``, a ``parse_failure`` under every
     scorer, so a missing line counts against the arm rather than vanishing.
@@ -128,11 +144,17 @@ def outputs_arm(
                     table[key] = prediction_field(row)
                 else:
                     table[key] = row.get(prediction_field)
+                if scale_field is not None:
+                    raw = table[key]
+                    text = _as_output(raw)
+                    table[key] = _scaled(text if isinstance(text, str) else None, raw, row.get(scale_field))
             settings["prediction_field"] = (
                 prediction_field
                 if isinstance(prediction_field, str)
                 else getattr(prediction_field, "__name__", "fn")
             )
+            if scale_field is not None:
+                settings["scale_field"] = scale_field
     elif isinstance(outputs, Mapping):
         settings["source"] = "mapping"
         table = {str(k): v for k, v in outputs.items()}
@@ -153,8 +175,12 @@ def _tidy_float(x: float, decimals: int | None) -> str:
 
 
 def tatqa_outputs(
-    path: str | os.PathLike[str], field: str = "pred_answer", *, decimals: int | None = None
-) -> dict[str, str | None]:
+    path: str | os.PathLike[str],
+    field: str = "pred_answer",
+    *,
+    decimals: int | None = None,
+    scaled: bool = False,
+) -> dict[str, Any]:
     """Predictions from a TAT-QA run file (the bundled GPT-3 / Codex runs), as id -> text.
 
     Args:
@@ -166,10 +192,16 @@ def tatqa_outputs(
         decimals: round a computed float (a program-of-thought result) to this many decimals;
             TAT-QA dev gold numbers have at most two, so ``decimals=2`` gives a program's
             ``-22.2222222222`` the same chance as a reader that wrote ``-22.22``.
+        scaled: give each prediction as ``{"text", "prediction", "scale"}``: the text below,
+            the run's answer as stored (``pred_answer`` or ``generated``) and its ``pred_scale``
+            (``""`` for ``generated``), so that both ``answer_contains`` (the text) and the
+            official TAT-QA metric (:func:`~hrbench.reading.tatqa_scorer`: the stored answer and
+            scale) can score the run.
 
     Returns:
-        A mapping of question id to text: the parsed answer's parts joined by ``"; "`` with the
-        scale word after it when the run gave one (``"1496.5 million"``); a computed float is
+        A mapping of question id to text (with ``scaled``, to a dict holding it): the parsed
+        answer's parts joined by ``"; "`` with the scale word after it when the run gave one
+        (``"1496.5 million"``; ``"%"`` for ``percent``); a computed float is
         written with 12 significant digits (decided: a program's ``-12.600000000000001`` is
         -12.6); an empty completion is ``None`` (a parse failure).
 
@@ -179,7 +211,7 @@ def tatqa_outputs(
     if field not in ("pred_answer", "generated"):
         raise ConfigError("field", field, "expected 'pred_answer' or 'generated'")
     p = Path(path)
-    out: dict[str, str | None] = {}
+    out: dict[str, Any] = {}
     if p.suffix == ".json":
         data = json.loads(p.read_text(encoding="utf-8"))
         rows = [{"question_id": k, "pred_answer": v[0], "pred_scale": v[1]} for k, v in data.items()]
@@ -195,8 +227,6 @@ def tatqa_outputs(
             if v is not None
         ]
         text = "; ".join(t for t in texts if t.strip())
-        scale = row.get("pred_scale") or ""
-        if field == "pred_answer" and text and scale and scale not in ("none",):
-            text = f"{text}{'%' if scale == 'percent' else ' ' + scale}"
-        out[str(row["question_id"])] = text or None
+        scaled_out = _scaled(text or None, value, row.get("pred_scale") if field == "pred_answer" else "")
+        out[str(row["question_id"])] = scaled_out if scaled else scaled_out["text"]
     return out

@@ -292,15 +292,22 @@ def tatqa_reference(
 
     Each context (one table with its paragraphs) becomes one document: the table rendered one
     row a line with cells joined by ``" | "``, a blank line, then the paragraphs in their
-    ``order``. Items are ``{"document", "question", "scale", "answer_type"}``, keyed by the
-    question's ``uid`` and clustered by the table's ``uid`` (questions on one table are not
-    independent).
+    ``order``. Items are ``{"document", "question"}``, keyed by the question's ``uid`` and
+    clustered by the table's ``uid`` (questions on one table are not independent).
 
-    Labels and scales (decided for ``answer_contains``; TAT-QA has no unanswerable questions):
+    Labels are mappings (decided: the gold's details live in the label, which arms never see,
+    not in the item, which a prompt may show; :func:`~hrbench.scorer.label_answers`):
+    ``{"answers", "answer", "scale", "answer_type"}``. ``answers`` are the accepted answers the
+    text scorers read (``answer_contains``, ``exact``); ``answer`` (the gold answer exactly as
+    the file gives it: a list of spans, or a number), ``scale`` and ``answer_type`` are what the
+    official TAT-QA metric reads (:func:`~hrbench.reading.tatqa_scorer`, issue 11).
+
+    Accepted answers and scales (decided for ``answer_contains``; TAT-QA has no unanswerable
+    questions):
 
     - an arithmetic or count answer (a number) is written in plain digits (``-12.6``,
       ``981341.34``, ``4``); its scale (``"thousand"``, ``"million"``, ``"billion"``,
-      ``"percent"`` or ``""``) is kept in the item's ``scale``, not in the label. A reply is
+      ``"percent"`` or ``""``) is kept in the label's ``scale``, not in ``answers``. A reply is
       right when it contains the number, whatever currency, ``%`` or scale word it writes
       around it ("-$12.6 million" holds -12.6); a reply that converts the scale ("0.0126
       billion") or rounds differently ("-22.21%" for -22.22) is wrong: there is no tolerance.
@@ -348,13 +355,13 @@ def tatqa_reference(
                 label = plain_number(answer)
             else:
                 label = str(answer)
-            items[qid] = {
-                "document": document,
-                "question": q.get("question", ""),
+            items[qid] = {"document": document, "question": q.get("question", "")}
+            labels[qid] = {
+                "answers": label,
+                "answer": answer,
                 "scale": q.get("scale", ""),
                 "answer_type": q.get("answer_type", ""),
             }
-            labels[qid] = label
             clusters[qid] = str(table.get("uid") or document_id(document))
             if limit is not None and len(items) >= limit:
                 return Reference(items, labels=labels, cluster=clusters, split=split)

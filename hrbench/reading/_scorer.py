@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from hrbench.reading._fold import contains_answer, fold_answer
+from hrbench.reading._fold import contains_answer, fold_answer, strip_around
 from hrbench.reading._not_found import _folded_not_found
 from hrbench.records import REFUSAL_REASONS, Answer, Result, Score
 from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
@@ -73,10 +73,10 @@ def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
     nid = False
     folded: list[str] = []
     for a in answers:
-        if a.strip().casefold() == _NID:
+        f = strip_around(fold_answer(a))
+        if f == _NID:
             nid = True
             continue
-        f = fold_answer(a)
         if f and f not in folded:
             folded.append(f)
     return nid, tuple(folded)
@@ -114,17 +114,26 @@ def _answer_contains(item: Any, output: Any, label: Any) -> Score:
 
 
 def answer_scorer() -> Scorer:
-    """The number-aware reading scorer ``answer_contains`` (seed 001).
+    r"""The number-aware reading scorer ``answer_contains`` (seed 001).
 
     An answer is right when its text contains any of the item's accepted answers after both
     are folded the same way (seed 001: containment after folding). Folding and matching, in
     full in :mod:`hrbench.reading._fold`:
 
     - NFKC, then any script's decimal digits as ASCII digits (decided, case H08a); curly quotes
-      as ASCII (decided, H08c); full Unicode case folding, no Turkic rule (decided, H07a,
-      H07c); runs of white space as one space.
-    - Thousands separators dropped: a comma, a no-break space U+00A0, a thin space U+2009 or a
-      narrow no-break space U+202F, only between a lead of 1-3 digits and groups of exactly
+      as ASCII (decided, H08c); caseless matching in every script, also where lower-casing adds
+      a combining mark (decided, H07a, I07s: ``"\u0130zmir"`` is ``"izmir"``), no Turkic rule
+      (H07c); U+2212 and a dash before a digit as ``-`` (decided, R09a); runs of white space as
+      one space.
+    - Sentence punctuation and quotes round a label are not part of it (decided, R12a, R12c:
+      ``"No."`` accepts ``"No"``).
+    - A label that begins or ends with a letter is matched as whole words: that letter may not
+      run on into a letter or digit of the answer (decided, SPEC section 6, R10c, R10g:
+      ``"A"`` is not in ``"The answer is B"``, ``"no"`` is not in ``"know"``); scripts written
+      without word spaces (Chinese, Japanese, Korean, Thai, ...) are matched by containment.
+    - Thousands separators dropped: a comma, a no-break space U+00A0, a thin space U+2009, a
+      narrow no-break space U+202F or a figure space U+2007 (decided, R13c), and LaTeX's
+      ``{,}`` and ``\,`` (decided, R13a), only between a lead of 1-3 digits and groups of exactly
       three digits (decided, H01f: the list "3,5,7" is not 357; seed 001: "1,204", "1 204" with
       a no-break or thin space, and "1204" are the same; H01a, H01b, H01d). An ordinary space
       is not a separator.
@@ -139,6 +148,10 @@ def answer_scorer() -> Scorer:
     - Units, currency and "%" against a number do not hide it (seed 001: "45.2m", "5mg";
       H01a "$8,000", H02e, H05d "20%"); a sign before a currency sign stays with the number
       ("-$12.6" holds -12.6).
+    - Brackets round a number neither hide it nor make it negative (decided, R09c, R14a, R14b:
+      ``"(1,234)"`` holds 1234, not -1234; accounting brackets are a reading rule of financial
+      tables, which the TAT-QA metric applies). Number words and ordinals are not folded
+      (R15a-c: ``"four"`` is not 4), nor percentages or fractions into decimals (R16e, R16f).
     - A hyphen between two numbers is a range, not a minus (seed 001: "12-15" contains 15;
       H04d, H04e), with spaces round it as well (decided, H04f: "2 - 12" contains 12, not -12).
 
@@ -184,4 +197,4 @@ def answer_scorer() -> Scorer:
         >>> s(item, "NOT_IN_DOCUMENT", "NOT_IN_DOCUMENT").correct
         True
     """
-    return Scorer(_answer_contains, "answer_contains", {"seed": "001", "version": "1"})
+    return Scorer(_answer_contains, "answer_contains", {"seed": "001", "version": "2"})

@@ -16,6 +16,10 @@ hash it had (an arm whose code or settings changed would mix two arms in one tab
 the stored rows (the runner does not run them again), restores the governor's use from its
 ledger, and runs the rest. Calls that finished before the interruption are answered from the
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
+
+The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
+EM and F1) are computed on each run's output as it is scored and kept in the summary only: an
+arm with resumed rows, whose outputs were not kept, reports them as ``None``.
 """
 
 from __future__ import annotations
@@ -168,6 +172,7 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     reference = specs.build_reference(params.reference, store)
     client = None if params.client is None else specs.build_client(params.client, store)
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
+    metrics = specs.build_metrics(params.metrics)
     governor = specs.build_governor(params.governor) or default_governor()
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
@@ -176,6 +181,7 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
         "reference": reference,
         "client": client,
         "scorer": scorer,
+        "metrics": metrics,
         "governor": governor,
         "total": n_items * len(arms) * params.runs,
     }
@@ -270,6 +276,7 @@ async def run_benchmark(
                 on_row=sink.on_row,
                 done=done,
                 keep_rows=False,  # rows stream to the store: memory does not grow with rows
+                metrics=built["metrics"],
             )
             status = "done"
         except DuplicateDrawError as exc:

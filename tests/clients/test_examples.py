@@ -7,6 +7,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
+import hrbench
+from hrbench import specs
 from hrbench_client import protocol as p
 from hrbench_client._commands import bench_params
 from hrbench_client.client import Client
@@ -16,6 +18,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMO_SPECS = ["squad2-shared-50.toml", "squad2-1000.toml", "tatqa.toml"]
 
 
+@pytest.mark.filterwarnings("ignore::hrbench.FewRunsWarning")
 @pytest.mark.parametrize("name", DEMO_SPECS)
 def test_demo_spec_runs_on_a_slice(
     name: str, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -38,6 +41,21 @@ def test_demo_spec_runs_on_a_slice(
         arm_rows = [r for r in rows if r.arm == arm.name]
         assert any(r.correct for r in arm_rows), arm.name
         assert {r.failure_kind for r in arm_rows} <= {None, "wrong", "not_in_document", "parse_failure"}
+    # the official metric beside answer_contains: the daemon's figures are the library's
+    metric = "tatqa" if name == "tatqa.toml" else "squad"
+    assert params.scorer == "answer_contains" and params.metrics == [metric]
+    library = hrbench.benchmark(
+        [specs.build_arm(a) for a in params.arms],
+        specs.build_reference(params.reference),
+        runs=1,
+        scorer=specs.build_scorer(params.scorer),
+        metrics=specs.build_metrics(params.metrics),
+    )
+    assert [msgspec.to_builtins(s) for s in result.summary] == library.summary()
+    for s in result.summary:
+        assert set(s.metrics) == {f"{metric}_em", f"{metric}_f1"}
+        assert 0 < s.metrics[f"{metric}_em"] <= s.metrics[f"{metric}_f1"] < 1  # type: ignore[operator]
+    assert f"{metric}_em" in result.text and "beside accuracy" in result.text.lower()
 
 
 def test_unset_variable_in_a_spec_path_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

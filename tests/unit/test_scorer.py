@@ -62,6 +62,10 @@ EXACT_CASE_IDS = [
     "H11f",
     "L01a",
     "L01b",
+    "R09a",
+    "R11a",
+    "R11b",
+    "R12d",
 ]
 
 

@@ -661,7 +661,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     s.add_argument("--label-json", help="the label as JSON (a number, a list, null)")
     s.add_argument("--item", help="the item payload (JSON or text)")
     s.add_argument(
-        "--scorer", default="exact", help="exact (default), answer_contains, or package.module:function"
+        "--scorer",
+        default="exact",
+        help="exact (default), answer_contains, numeric, choice, pattern (with --settings '{\"pattern\": ...}'), or package.module:function",
     )
     s.add_argument("--settings", help="the scorer's settings as a JSON object")
     s.add_argument("--check", action="store_true", help="exit 1 when an output is scored wrong")

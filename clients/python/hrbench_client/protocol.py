@@ -205,8 +205,10 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     or ``path`` (a JSON object of the same shape, or JSON lines ``{"item", "output", "run"?}``)
     readable by the daemon. A file of predictions made elsewhere, one per item, is read with
     ``id_field`` and ``prediction_field`` (``hrbench.reading.outputs_arm``: JSON lines, a JSON
-    list, or a SQuAD-style ``{id: prediction}`` object), or with ``format = "tatqa"`` as a
-    TAT-QA run file (``hrbench.reading.tatqa_outputs``).
+    list, or a SQuAD-style ``{id: prediction}`` object), with ``scale_field`` naming the rows'
+    scale word (each output then also carries the stored prediction and its scale, which the
+    ``tatqa`` scorer reads), or with ``format = "tatqa"`` as a TAT-QA run file
+    (``hrbench.reading.tatqa_outputs``, prediction and ``pred_scale`` kept).
     """
 
     name: Name
@@ -214,6 +216,7 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     path: str | None = None
     id_field: str | None = None
     prediction_field: str | None = None
+    scale_field: str | None = None
     format: Literal["outputs", "tatqa"] = "outputs"
 
 
@@ -344,6 +347,9 @@ class BenchmarkParams(_Spec):
     they must match the stored spec): finished rows are kept and not run again, finished calls
     are answered from the cache. Runs the governor stopped are run again, and ``governor`` may
     be given with ``resume`` to raise the limits for the rest (a budget stop is resumable).
+    ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
+    its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
+    v2.0 EM and F1; or ``package.module:function``).
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -351,6 +357,7 @@ class BenchmarkParams(_Spec):
     client: ClientSpec | None = None
     scorer: str = "exact"
     scorer_settings: dict[str, Any] = field(default_factory=dict)
+    metrics: list[str] = field(default_factory=list)
     runs: Annotated[int, Meta(ge=1, le=10_000)] = 5
     split: str | list[str] = "test"
     seed: int = 1
@@ -381,7 +388,8 @@ class ArmSummary(Struct, kw_only=True):
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
     ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
     failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
-    no price).
+    no price). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
+    as ``accuracy``; ``None`` for an arm with resumed rows.
     """
 
     arm: str
@@ -395,6 +403,7 @@ class ArmSummary(Struct, kw_only=True):
     usd: float | None = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
+    metrics: dict[str, float | None] = field(default_factory=dict)
 
 
 class BenchmarkResult(Struct, kw_only=True):
@@ -467,15 +476,20 @@ class EvalModuleSpec(_Spec):
 class EvalMetricSpec(_Spec):
     """The metric of ``evaluate``: a built-in name or an import path.
 
-    Built-ins: ``exact_match``, ``f1``, ``contains``, ``field_match``; ``threshold`` turns the
-    metric into a pass mark.
+    Built-ins: ``exact_match``, ``f1``, ``contains``, ``field_match``, ``tatqa_exact_match``,
+    ``tatqa_f1`` (the official TAT-QA metric); ``threshold`` turns the metric into a pass mark.
     """
 
     name: str = "exact_match"
     field: str | None = None
     column: str | None = None
     fields: list[str] | None = None
-    normalise: bool = True
+    normalise: Annotated[
+        bool | Literal["squad", "numbers"],
+        Meta(
+            description='`true`/`"squad"`: SQuAD v2.0 (drops signs, points, articles); `"numbers"`: keeps them'
+        ),
+    ] = True
     threshold: float | None = None
 
 

@@ -247,8 +247,8 @@ def test_real_tatqa(data: Path) -> None:
     ref = tatqa_reference(data / "tatqa-dev-llm" / "tatqa_dataset_dev.json")
     assert len(ref) == 1668 and len(set(ref.clusters.values())) == 278
     for qid, (label, scale, kind) in TATQA_FIRST.items():
-        assert ref.labels[qid] == label
-        assert ref.items[qid]["scale"] == scale and ref.items[qid]["answer_type"] == kind
+        assert ref.labels[qid]["answers"] == label
+        assert ref.labels[qid]["scale"] == scale and ref.labels[qid]["answer_type"] == kind
     doc = ref.items["4960801d-277d-4f79-8eca-c4d0200fa9d6"]["document"]
     assert "Total sales | $1,496.5 | $1,202.9 | $1,107.7" in doc
     assert "On a cost-plus type contract, we are paid" in doc

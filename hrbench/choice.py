@@ -1,0 +1,151 @@
+"""The ``choice`` scorer: the multiple-choice letter a reply picks, against the label's letter.
+
+Models write a choice in many ways; this scorer reads the common ones and refuses to guess
+(decided, seed silent; the forms inspect_ai's ``choice()`` and lm-evaluation-harness's
+multiple-choice filters accept, made strict):
+
+1. Cued: a letter after the word ``answer`` (``"Answer: B"``, ``"The correct answer is (B)"``,
+   ``"**Final answer: B**"``, ``"answer would be B"``); if there is none, a letter after
+   ``option`` or ``choice`` (``"Option B"``). When a reply has cued letters, only those of the
+   first kind found count: ``"Option A is wrong; the answer is B"`` picks B.
+2. Otherwise marked letters: the whole reply is a letter, alone or dressed (``"B"``, ``"(B)"``,
+   ``"**B**"``, ``"[B]"``, ``"B."``); a line that starts with a letter and ``)``, ``.`` or ``:``
+   (``"B) 1918"``, ``"B. Paris"``); a letter in brackets or bold anywhere (``"(B)"``, ``"**B**"``).
+3. The reply picks a choice when exactly one distinct letter is found; none, or two different
+   letters (``"A or C"``, ``"(A) ... (C)"``), is ``parse_failure``: a reply that names two
+   letters is refused, never counted right because one of them is the label.
+
+Only capital letters count, except a reply that is a single letter alone or dressed
+(``"b"``, ``"(b)"``): in prose ``"a"`` is an article and ``"I"`` a pronoun, so lower-case letters
+and an undressed ``I`` in a sentence are never read as choices. Letters must be among
+``letters`` (default ``"ABCDEFGHIJ"``, ten options as in MMLU-Pro). The label is a letter, or a
+list of accepted letters; an empty label is a :class:`~hrbench.errors.ScorerError`.
+Full-width letters fold by NFKC. Refusals, failed calls and limit stops keep their failure kinds
+as in the exact scorer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from hrbench.errors import ConfigError, ScorerError
+from hrbench.records import Score
+from hrbench.scorer import Scorer, label_answers, screen
+
+__all__ = ["choice_scorer", "read_choice"]
+
+_DRESS = r"[\s*_`\"'()\[\]{}.:,!]*"
+
+
+def _cue(words: str, cls: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?i:\b(?:{words})(?:\s+(?:is|would\s+be|will\s+be))?\s*[:=]?\s*[*_(\[\s]*)({cls})(?![A-Za-z0-9])"
+    )
+
+
+def _patterns(letters: str) -> tuple[re.Pattern[str], ...]:
+    cls = f"[{re.escape(letters)}]"
+    alone = re.compile(rf"^{_DRESS}({cls}){_DRESS}$", re.IGNORECASE)
+    answer = _cue(r"answer", cls)
+    option = _cue(r"option|choice", cls)
+    line = re.compile(rf"(?m)^[\s*_#>-]*[(\[]?({cls})[)\].:](?=\s|$)")
+    marked = re.compile(rf"(?:\(({cls})\)|\[({cls})\]|\*\*({cls})\*\*)")
+    return alone, answer, option, line, marked
+
+
+def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
+    """The distinct letters a reply picks, by the forms of this module's docstring.
+
+    Args:
+        text: the reply.
+        letters: the option letters, in capitals.
+
+    Returns:
+        The set of letters found (one for a clear choice; empty or several otherwise).
+
+    Example:
+        >>> read_choice("Answer: (B)"), read_choice("b"), read_choice("I think A or C.")
+        ({'B'}, {'B'}, set())
+        >>> sorted(read_choice("Either (A) or (C)."))
+        ['A', 'C']
+    """
+    alone, answer, option, line, marked = _patterns_cached(letters)
+    t = unicodedata.normalize("NFKC", text).strip()
+    m = alone.match(t)
+    if m:
+        return {m.group(1).upper()}
+    for cue in (answer, option):
+        found = set(cue.findall(t))
+        if found:
+            return found
+    found = set(line.findall(t))
+    for groups in marked.findall(t):
+        found.update(g for g in groups if g)
+    return found
+
+
+_CACHE: dict[str, tuple[re.Pattern[str], ...]] = {}
+
+
+def _patterns_cached(letters: str) -> tuple[re.Pattern[str], ...]:
+    pats = _CACHE.get(letters)
+    if pats is None:
+        pats = _CACHE[letters] = _patterns(letters)
+    return pats
+
+
+def choice_scorer(letters: str = "ABCDEFGHIJ") -> Scorer:
+    """The ``choice`` scorer: the one letter a reply picks equals the label's letter.
+
+    The forms read and the refusal of two letters are in this module's docstring.
+
+    Args:
+        letters: the option letters (capitals, each once), default ``"ABCDEFGHIJ"``.
+
+    Returns:
+        A :class:`~hrbench.scorer.Scorer` named ``"choice"``; ``outcome`` is the letter picked,
+        or the letters found joined by ``","`` when there are several.
+
+    Raises:
+        ConfigError: ``letters`` that are not distinct capital letters.
+        ScorerError: (on call) a label that is not one of ``letters``.
+
+    Example:
+        >>> s = choice_scorer("ABCD")
+        >>> s(None, "**Answer: B) 1918**", "B")
+        Score(correct=True, outcome='B', failure_kind=None)
+        >>> s(None, "It is (A) or maybe (B).", "A").failure_kind
+        'parse_failure'
+    """
+    if (
+        not isinstance(letters, str)
+        or not letters
+        or len(set(letters)) != len(letters)
+        or not all("A" <= c <= "Z" for c in letters)
+    ):
+        raise ConfigError("letters", letters, "expected distinct capital letters A-Z, e.g. 'ABCD'")
+
+    def fn(item: Any, output: Any, label: Any) -> Score:
+        text = screen(output)
+        if isinstance(text, Score):
+            return text
+        found = read_choice(text, letters)
+        outcome = ",".join(sorted(found)) or None
+        answers = label_answers(label)
+        if answers is None:
+            return Score(correct=None, outcome=outcome, failure_kind=None)
+        want = set()
+        for a in answers:
+            x = a.strip().strip("()[]*. ").upper()
+            if len(x) != 1 or x not in letters:
+                raise ScorerError(f"choice scorer: label {a!r} is not one of the letters {letters!r}")
+            want.add(x)
+        if len(found) != 1:
+            return Score(correct=False, outcome=outcome, failure_kind="parse_failure")
+        if found <= want:
+            return Score(correct=True, outcome=outcome, failure_kind=None)
+        return Score(correct=False, outcome=outcome, failure_kind="wrong")
+
+    return Scorer(fn, "choice", {"letters": letters})

@@ -1,0 +1,222 @@
+"""The ``numeric`` scorer: the number a reply gives, against the label's, within a tolerance.
+
+Where ``answer_contains`` (seed 001) asks whether the label's number is written in the reply,
+``numeric`` reads the reply's answer as a number and compares values, as inspect_ai's
+``match(numeric=True)`` and promptfoo's numeric assertions do. Decided rules (seed silent):
+
+- Reading: the reply is folded as ``answer_contains`` folds it (:func:`hrbench.reading.fold_answer`:
+  thousands separators of every kind, minus forms, full-width and other scripts' digits, a sign
+  before a currency sign), then every number is read with its sign (a hyphen between two numbers
+  is a range, not a minus: seed 001), its decimal part, a ``%`` or the word ``percent`` after it,
+  and a scale word after it (``thousand``, ``million``, ``billion``, ``trillion``, ``bn``, or a
+  ``k`` written against the number: ``"$12k"``). Number words are not read (case R15a).
+- Which number: the last one in the reply (``which="last"``, the default: a reply that works
+  its way to an answer states it last), or any of them (``which="any"``).
+- Accounting brackets: ``"(1,234)"`` is 1234 unless ``accounting=True``, which reads it as
+  -1234 (case R14a: brackets are not a minus sign in prose; financial tables use them).
+- Percent and scale on one side only are read both ways: the reply ``"25%"`` matches the
+  labels 25 and 0.25; ``"1.5 million"`` matches 1.5 and 1500000 (TAT-QA-style references keep
+  the scale apart from the number). With the same mark on both sides the values are compared.
+- Tolerance: ``abs(reply - label) <= max(abs_tol, rel_tol * abs(label))``; with both 0 (the
+  default) the decimal values must be equal (``"29.00"`` equals 29, ``"0.30"`` equals 0.3:
+  no binary floating-point error).
+- A reply with no number is ``parse_failure``; a label with no number raises
+  :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
+  their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` is right when
+  the reply says the document lacks the answer (:func:`hrbench.reading.is_not_found`).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, Literal
+
+from hrbench.errors import ConfigError, ScorerError
+from hrbench.records import Score
+from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, screen
+
+__all__ = ["Quantity", "numeric_scorer", "read_numbers"]
+
+_NUMBER = re.compile(r"(?<![0-9.])(-)?([0-9]+(?:\.[0-9]+)?)(?![0-9])")
+_AFTER = re.compile(
+    r"(\))?\s?(%|percent\b|per cent\b)?\s?(thousand\b|million\b|billion\b|trillion\b|bn\b|k\b)?(\))?"
+)
+_OPEN = re.compile(r"\(\s?[$\u20ac\u00a3\u00a5\u20b9]?\s?$")
+_SCALE = {
+    "thousand": Decimal(1000),
+    "k": Decimal(1000),
+    "million": Decimal(10) ** 6,
+    "billion": Decimal(10) ** 9,
+    "bn": Decimal(10) ** 9,
+    "trillion": Decimal(10) ** 12,
+}
+
+
+class Quantity:
+    """A number read from a text: its value, and whether a percent or scale word marked it.
+
+    Attributes:
+        value: the value, scale applied (``"1.5 million"`` -> 1500000).
+        bare: the number as written, before its scale (``1.5``).
+        percent: ``True`` when ``%`` or ``percent`` followed it.
+        scaled: ``True`` when a scale word followed it.
+    """
+
+    __slots__ = ("bare", "percent", "scaled", "value")
+
+    def __init__(self, bare: Decimal, percent: bool = False, scale: Decimal | None = None) -> None:
+        self.bare = bare
+        self.percent = percent
+        self.scaled = scale is not None
+        self.value = bare * scale if scale is not None else bare
+
+    def __repr__(self) -> str:
+        mark = "%" if self.percent else (" (scaled)" if self.scaled else "")
+        return f"Quantity({_plain(self.value)}{mark})"
+
+    def readings(self) -> list[Decimal]:
+        """The values this quantity may stand for when the other side lacks its mark."""
+        out = [self.value]
+        if self.percent:
+            out.append(self.value / 100)
+        if self.scaled:
+            out.append(self.bare)
+        return out
+
+
+def _plain(d: Decimal) -> str:
+    s = format(d.normalize(), "f")
+    return "0" if s in ("-0", "") else s
+
+
+def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
+    """Every number in a text, in order, with its sign, percent and scale (module docstring).
+
+    Args:
+        text: a reply or a label, unfolded.
+        accounting: read a number in brackets as negative (``"(1,234)"`` -> -1234).
+
+    Returns:
+        The quantities, in the order they are written.
+
+    Example:
+        >>> read_numbers("Revenue rose 12.5% to $1,204.50 million, from 10-12 units")
+        [Quantity(12.5%), Quantity(1204500000 (scaled)), Quantity(10), Quantity(12)]
+        >>> read_numbers("Net loss (1,234)"), read_numbers("Net loss (1,234)", accounting=True)
+        ([Quantity(1234)], [Quantity(-1234)])
+    """
+    from hrbench.reading._fold import _is_minus, fold_answer
+
+    hay = fold_answer(text)
+    out: list[Quantity] = []
+    for m in _NUMBER.finditer(hay):
+        sign, digits = m.groups()
+        value = Decimal(digits)
+        if sign and _is_minus(hay, m.start(1)):
+            value = -value
+        after = _AFTER.match(hay, m.end())
+        closed1, pct, word, closed2 = after.groups() if after else (None, None, None, None)
+        if accounting and (closed1 or closed2) and _OPEN.search(hay, max(0, m.start() - 4), m.start()):
+            value = -abs(value)
+        scale = _SCALE.get(word) if word else None
+        out.append(Quantity(value, percent=pct is not None, scale=scale))
+    return out
+
+
+@lru_cache(maxsize=1 << 14)
+def _label_numbers(label: str, accounting: bool) -> tuple[Quantity, ...]:
+    return tuple(read_numbers(label, accounting))
+
+
+def _equal(a: Decimal, b: Decimal, abs_tol: float, rel_tol: float) -> bool:
+    if abs_tol == 0 and rel_tol == 0:
+        return a == b
+    return abs(a - b) <= max(Decimal(repr(abs_tol)), Decimal(repr(rel_tol)) * abs(b))
+
+
+def _matches(got: Quantity, want: Quantity, abs_tol: float, rel_tol: float) -> bool:
+    if got.percent == want.percent and got.scaled == want.scaled:
+        return _equal(got.value, want.value, abs_tol, rel_tol)
+    return any(_equal(g, w, abs_tol, rel_tol) for g in got.readings() for w in want.readings())
+
+
+def numeric_scorer(
+    abs_tol: float = 0.0,
+    rel_tol: float = 0.0,
+    which: Literal["last", "any"] = "last",
+    accounting: bool = False,
+) -> Scorer:
+    """The ``numeric`` scorer: the reply's number equals the label's within a tolerance.
+
+    The rules, each decided where the seeds are silent, are in this module's docstring.
+
+    Args:
+        abs_tol: absolute tolerance, in the label's units (``0.01`` for cents).
+        rel_tol: relative tolerance, a fraction of the label (``0.01`` is 1%).
+        which: ``"last"`` compares the reply's last number; ``"any"`` accepts any of them.
+        accounting: read a number in brackets as negative.
+
+    Returns:
+        A :class:`~hrbench.scorer.Scorer` named ``"numeric"``; ``outcome`` is the number read
+        (``"25%"``, ``"1500000"``).
+
+    Raises:
+        ConfigError: a negative tolerance or an unknown ``which``.
+        ScorerError: (on call) a label that holds no number.
+
+    Example:
+        >>> s = numeric_scorer(rel_tol=0.01)
+        >>> s(None, "First 40, then about 45.3 in the end.", 45.2)
+        Score(correct=True, outcome='45.3', failure_kind=None)
+        >>> numeric_scorer()(None, "It grew 25%.", 0.25).correct, numeric_scorer()(None, "Large.", 3).failure_kind
+        (True, 'parse_failure')
+    """
+    for field, tol in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
+        if not isinstance(tol, (int, float)) or isinstance(tol, bool) or tol < 0:
+            raise ConfigError(field, tol, "expected a number >= 0")
+    if which not in ("last", "any"):
+        raise ConfigError("which", which, 'expected "last" or "any"')
+
+    def fn(item: Any, output: Any, label: Any) -> Score:
+        from hrbench.reading import is_not_found
+        from hrbench.reading._scorer import stop_kind
+
+        text = screen(output)
+        if isinstance(text, Score):
+            return text
+        found = read_numbers(text, accounting)
+        outcome = None
+        if found:
+            q = found[-1]
+            outcome = _plain(q.value) + ("%" if q.percent else "")
+        answers = label_answers(label)
+        if answers is None:
+            return Score(correct=None, outcome=outcome, failure_kind=stop_kind(output))
+        wants: list[Quantity] = []
+        nid = False
+        for a in answers:
+            if a.strip().rstrip(".").casefold() == NOT_IN_DOCUMENT.casefold():
+                nid = True
+                continue
+            got = _label_numbers(a, accounting)
+            if len(got) != 1:
+                raise ScorerError(f"numeric scorer: label {a!r} holds {len(got)} numbers; expected one")
+            wants.extend(got)
+        candidates = found if which == "any" else found[-1:]
+        if any(_matches(g, w, abs_tol, rel_tol) for g in candidates for w in wants):
+            return Score(correct=True, outcome=outcome, failure_kind=None)
+        stop = stop_kind(output)
+        if stop is not None:
+            return Score(correct=False, outcome=outcome, failure_kind=stop)
+        if is_not_found(text):
+            if nid:
+                return Score(correct=True, outcome=outcome, failure_kind=None)
+            return Score(correct=False, outcome=outcome, failure_kind="not_in_document")
+        if not found:
+            return Score(correct=False, outcome=None, failure_kind="parse_failure")
+        return Score(correct=False, outcome=outcome, failure_kind="wrong")
+
+    settings = {"abs_tol": abs_tol, "rel_tol": rel_tol, "which": which, "accounting": accounting}
+    return Scorer(fn, "numeric", settings)

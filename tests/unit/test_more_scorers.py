@@ -1,0 +1,243 @@
+"""The numeric, choice and pattern scorers (issue 18, point 2): every written form, as families."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import hrbench as hb
+from hrbench.choice import read_choice
+from hrbench.errors import ConfigError, ScorerError
+from hrbench.numeric import read_numbers
+from hrbench.specs import build_scorer
+
+
+def verdict(s: hb.Scorer, output: object, label: object) -> tuple[bool | None, str | None]:
+    r = s(None, output, label)
+    return r.correct, r.failure_kind
+
+
+# -- numeric -----------------------------------------------------------------------------------
+NUM = hb.numeric_scorer()
+
+
+@pytest.mark.parametrize(
+    ("output", "label", "expected"),
+    [
+        ("42", 42, True),
+        ("The answer is 42.", 42, True),
+        ("I first got 40, but the answer is 42", 42, True),  # the last number
+        ("The answer is 42, not 40", 42, False),  # ... is 40 here
+        ("1,204", 1204, True),
+        ("1\u00a0204", 1204, True),
+        ("1{,}204", 1204, True),
+        ("$1,204.50", 1204.5, True),
+        ("29.00", 29, True),
+        ("0.30", 0.3, True),
+        ("-$12.6 million", -12.6, True),  # scale on one side only: read both ways
+        ("-$12.6 million", -12600000, True),
+        ("\u221212.6", -12.6, True),
+        ("12.6", -12.6, False),
+        ("-12.6", 12.6, False),
+        ("from 10-12", 12, True),  # a range, not minus 12
+        ("25%", 25, True),
+        ("25%", 0.25, True),  # percent on one side only: read both ways
+        ("25 percent", "25%", True),
+        ("0.25", "25%", True),
+        ("25%", "0.25%", False),  # the same mark on both sides: values compared
+        ("1.5 million", "1.5 million", True),
+        ("1.5 million", "1500 thousand", True),
+        ("$12k", 12000, True),
+        ("3.2bn", 3.2e9, True),
+        ("four", 4, False),  # R15a: number words are not read
+        ("(1,234)", 1234, True),  # R14b: brackets are not a sign by default
+        ("(1,234)", -1234, False),  # R14a
+        ("\uff14\uff12", 42, True),
+        ("\u0664\u0662", 42, True),  # Arabic-Indic digits
+    ],
+)
+def test_numeric_forms(output: str, label: object, expected: bool) -> None:
+    assert NUM(None, output, label).correct is expected
+
+
+@pytest.mark.parametrize(
+    ("output", "label", "expected"),
+    [
+        ("(1,234)", -1234, True),
+        ("$(9.8) million", -9.8, True),
+        ("(25%)", -25, True),
+        ("(1,234)", 1234, False),
+    ],
+)
+def test_numeric_accounting_option(output: str, label: object, expected: bool) -> None:
+    assert hb.numeric_scorer(accounting=True)(None, output, label).correct is expected
+
+
+def test_numeric_tolerances() -> None:
+    assert hb.numeric_scorer(abs_tol=0.01)(None, "3.145", 3.14).correct is True
+    assert hb.numeric_scorer(abs_tol=0.001)(None, "3.145", 3.14).correct is False
+    assert hb.numeric_scorer(rel_tol=0.01)(None, "101", 100).correct is True
+    assert hb.numeric_scorer(rel_tol=0.01)(None, "102", 100).correct is False
+    assert hb.numeric_scorer()(None, "0.1", 0.1 + 0.2 - 0.2).correct is False  # exact by default
+
+
+@given(
+    st.integers(min_value=-(10**12), max_value=10**12),
+    st.sampled_from([",", "\u00a0", "\u2009", "\u202f", "\u2007"]),
+)
+def test_property_numeric_reads_any_grouping_and_sign(n: int, sep: str) -> None:
+    grouped = f"{n:,}".replace(",", sep).replace("-", "\u2212")
+    assert NUM(None, f"So the total is {grouped} units.", n).correct is True
+    if n:
+        assert NUM(None, f"So the total is {grouped} units.", -n).correct is False
+
+
+def test_numeric_which_any() -> None:
+    assert hb.numeric_scorer(which="any")(None, "The answer is 42, not 40", 42).correct is True
+
+
+def test_numeric_failure_kinds_and_errors() -> None:
+    assert verdict(NUM, "I cannot tell.", 3) == (False, "parse_failure")
+    assert verdict(NUM, "NOT_IN_DOCUMENT", "NOT_IN_DOCUMENT") == (True, None)
+    assert verdict(NUM, "The document does not say.", 3) == (False, "not_in_document")
+    assert verdict(NUM, {"text": "3", "failure_kind": "refusal"}, 3) == (False, "refusal")
+    assert verdict(NUM, hb.Result(text=None, ok=False, error="HTTP 500"), 3) == (False, "error")
+    assert verdict(NUM, "3", None) == (None, None)
+    with pytest.raises(ScorerError, match="label 'Paris' holds 0 numbers"):
+        NUM(None, "3", "Paris")
+    for bad in ({"abs_tol": -1}, {"rel_tol": "x"}, {"which": "first"}):
+        with pytest.raises(ConfigError):
+            hb.numeric_scorer(**bad)  # type: ignore[arg-type]
+
+
+def test_read_numbers_marks() -> None:
+    got = read_numbers("up 12.5% to $1,204.50 million and 3 thousand")
+    assert [(str(q.value), q.percent, q.scaled) for q in got] == [
+        ("12.5", True, False),
+        ("1204500000.0", False, True),
+        ("3000", False, True),
+    ]
+
+
+# -- choice ------------------------------------------------------------------------------------
+CHOICE = hb.choice_scorer("ABCD")
+
+WRITTEN_FORMS = [
+    "B",
+    "b",
+    "(B)",
+    "(b)",
+    "[B]",
+    "**B**",
+    "B.",
+    "B)",
+    "B) 1918",
+    "B. 1918",
+    "B: 1918",
+    "Answer: B",
+    "answer: (B)",
+    "Answer: B) 1918",
+    "The answer is B",
+    "The correct answer is (B).",
+    "**Final answer: B**",
+    "Final Answer: **B**",
+    "I think the answer would be B because the treaty was signed in 1918.",
+    "Option B",
+    "Option A is wrong; the answer is B.",
+    "Let me go through them.\nA) no\nB) yes, 1918\nAnswer: B",
+    "Reasoning...\n\nB) 1918",
+    "\uff22",  # a full-width B
+    "I believe (B) is right.",
+]
+
+
+@pytest.mark.parametrize("output", WRITTEN_FORMS)
+def test_choice_reads_every_common_form(output: str) -> None:
+    assert verdict(CHOICE, output, "B") == (True, None)
+    assert verdict(CHOICE, output, "C") == (False, "wrong")
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "A or C",  # no form names a letter
+        "(A) or (C)",
+        "Answer: A. Actually, the answer is C.",
+        "I think the answer is a tough one.",  # 'a' is an article
+        "I cannot decide.",  # 'I' is a pronoun
+        "None of these.",
+        "The answer is E",  # not an option of ABCD
+        "",
+    ],
+)
+def test_choice_refuses_two_letters_or_none(output: str) -> None:
+    assert verdict(CHOICE, output, "A")[1] == "parse_failure"
+
+
+def test_choice_label_forms_and_errors() -> None:
+    assert verdict(CHOICE, "B", ["B", "C"]) == (True, None)
+    assert verdict(CHOICE, "(b)", "(B)") == (True, None)
+    with pytest.raises(ScorerError, match="not one of the letters"):
+        CHOICE(None, "B", "Paris")
+    with pytest.raises(ConfigError, match="letters"):
+        hb.choice_scorer("AAB")
+    assert hb.choice_scorer("ABCDEFGHIJ")(None, "Answer: J", "J").correct is True
+    assert read_choice("Answer: (B)") == {"B"}
+
+
+@given(st.sampled_from("ABCDEFGHIJ"), st.sampled_from(WRITTEN_FORMS))
+def test_property_choice_forms_work_for_every_letter(letter: str, form: str) -> None:
+    if "A is wrong" in form or "A) no" in form:
+        return
+    text = re.sub(r"\bB\b", letter, form)
+    text = re.sub(r"\bb\b", letter.lower(), text).replace("\uff22", chr(0xFF21 + ord(letter) - 65))
+    assert read_choice(text) == {letter}, text
+
+
+# -- pattern -----------------------------------------------------------------------------------
+def test_pattern_named_group_first_group_and_whole_match() -> None:
+    named = hb.pattern_scorer(r"ANSWER:\s*(?P<answer>\w+)")
+    assert verdict(named, "blah\nAnswer: Paris", "Paris") == (True, None)
+    first = hb.pattern_scorer(r"ANSWER:\s*(\w+)")
+    assert verdict(first, "answer: paris", "Paris") == (True, None)
+    whole = hb.pattern_scorer(r"\d+", then="numeric")
+    assert verdict(whole, "I count 12 then 14", 14) == (True, None)
+
+
+def test_pattern_last_or_first_match() -> None:
+    text = "Answer: 3\nwait, recount\nAnswer: 4"
+    assert hb.pattern_scorer(r"Answer: (\d+)", then="numeric")(None, text, 4).correct is True
+    assert hb.pattern_scorer(r"Answer: (\d+)", then="numeric", which="first")(None, text, 3).correct is True
+
+
+def test_pattern_then_scorers_and_settings() -> None:
+    s = hb.pattern_scorer(r"<answer>(.*?)</answer>", then="answer_contains")
+    assert verdict(s, "<answer>It was 1,204 people.</answer>", 1204) == (True, None)
+    s = hb.pattern_scorer(r"FINAL:(.*)", then="numeric", then_settings={"rel_tol": 0.01})
+    assert verdict(s, "FINAL: 101", 100) == (True, None)
+    s = hb.pattern_scorer(r"choice=(.*)", then=hb.choice_scorer("AB"))
+    assert verdict(s, "choice=(B)", "B") == (True, None)
+    assert verdict(s, "choice=", "B") == (False, "parse_failure")
+    assert verdict(s, "no pattern here", "B") == (False, "parse_failure")
+    assert verdict(s, {"text": "choice=B", "failure_kind": "refusal"}, "B") == (False, "refusal")
+
+
+def test_pattern_errors_name_the_field() -> None:
+    with pytest.raises(ConfigError, match="pattern.*does not compile"):
+        hb.pattern_scorer(r"(unclosed")
+    with pytest.raises(ConfigError, match="which"):
+        hb.pattern_scorer(r"x", which="middle")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="scorer"):
+        hb.pattern_scorer(r"x", then="nope")
+
+
+# -- from specs, TOML and the hrb command ---------------------------------------------------------
+def test_built_by_name_with_settings() -> None:
+    assert build_scorer("numeric", {"rel_tol": 0.05})(None, "104", 100).correct is True
+    assert build_scorer("choice")(None, "Answer: (J)", "J").correct is True
+    assert build_scorer("pattern", {"pattern": r"=(\d+)", "then": "numeric"})(None, "x=5", 5).correct is True
+    with pytest.raises(ConfigError, match="scorer_settings"):
+        build_scorer("numeric", {"tolerance": 1})
