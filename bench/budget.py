@@ -11,7 +11,11 @@ model declared with ``billed_as``, and a USD or a token cap sized to bind.
 Prints the overshoots (spend or tokens past the cap; goal 0), the trials the governor had to halt
 (a reply past its reservation; 0 expected here, the provider honours the limit), and the median
 spend/cap ratio of the trials where the cap bound (goal >= 0.8: the bound is true without being
-needlessly loose). Bounded in time: a few minutes with the defaults.
+needlessly loose). Bounded in time: about 10 minutes with the defaults on two busy cores.
+
+The loopback bills prompts by the model's tokenizer or by UTF-8 bytes, the very bound the
+governor reserves, so the ratio here is the bound's tightness when the provider bills the worst
+case; a real tokenizer that bills fewer tokens than bytes leaves prompt-heavy requests looser.
 
     .venv/bin/python bench/budget.py [--trials 500] [--seed 1]
 """
