@@ -163,7 +163,10 @@ class Context:
                 (``temperature``, ``max_tokens``, ``seed``, ...) sent as they are.
 
         Returns:
-            The reply as a :class:`~hrbench.records.Result`.
+            The reply as a :class:`~hrbench.records.Result`. When the call failed for good
+            (after retries) its ``ok`` is false and reading its ``.text`` raises
+            :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause
+            (issue 12); ``raw_text`` reads it without raising.
 
         Raises:
             BudgetRefused: when the governor refuses the request (the run then ends as

@@ -41,6 +41,11 @@ class ReplayClient:
         provider, base_url: the identity the recorded requests carried (they are part of the
             key); by default those of ``fallback``, else taken from the recording itself.
 
+    Requests are keyed as sent (case R03a): the recording client's endpoint, default body
+    fields and reply-changing headers are taken from the recording (or from ``fallback``), and a
+    request made under a USD or token cap carries the output limit the runner sends then; replay
+    under the same kind of governor the recording was made under.
+
     The constructor reads the recording's identity (model, provider, base URL) from the store,
     which blocks: in async code build it in a worker thread (``anyio.to_thread.run_sync``), as the
     daemon does. Sending never blocks the event loop.
