@@ -204,7 +204,7 @@ def failure_cause(error: str, status: int | None = None) -> str:
 
 
 class TooFewRunsError(HrbenchError, ValueError):
-    """Raised when an interval report is asked of a benchmark with fewer than 5 runs."""
+    """Raised when an interval report meets fewer than 5 runs in an arm x item cell, or unequal runs."""
 
     code = -32010
 

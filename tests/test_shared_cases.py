@@ -22,9 +22,6 @@ OPEN: dict[str, int] = {
     "R07d": 15,
     "R07e": 15,
     "R07g": 15,
-    "R08a": 14,
-    "R08c": 14,
-    "R08d": 14,
 }
 """Case id -> the open issue that will test it."""
 
