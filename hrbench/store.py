@@ -81,6 +81,56 @@ CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER,
 """
 
 
+_BUSY_S = 10.0
+"""How long a statement waits for another connection's lock before it fails (seconds)."""
+
+_OPEN_TRIES_S = 30.0
+"""How long opening a store keeps retrying the WAL switch and the schema (seconds)."""
+
+
+def _open(conn: sqlite3.Connection, path: str) -> None:
+    """Set up a connection: busy timeout, WAL, the schema and its version row.
+
+    Safe when many processes open or migrate one fresh file at once (case R06a, decided): the
+    busy timeout is set before anything else; the WAL switch, which SQLite does not retry on a
+    busy database, is retried; the schema is created in one ``BEGIN IMMEDIATE`` transaction
+    (one writer at a time, each waiting its turn) and the version row is written with
+    ``INSERT OR IGNORE``, so a second process never adds a duplicate.
+
+    Raises:
+        ConfigError: the file's schema is newer than this hrbench knows.
+        sqlite3.OperationalError: the file stayed locked for :data:`_OPEN_TRIES_S` seconds.
+    """
+    conn.execute(f"PRAGMA busy_timeout={int(_BUSY_S * 1000)}")
+    deadline = time.monotonic() + _OPEN_TRIES_S
+    delay = 0.005
+    while True:
+        try:
+            if path != ":memory:" and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+                row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            break
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)  # another process is switching or migrating: wait and retry
+            delay = min(delay * 2, 0.2)
+    if int(row[0]) > SCHEMA_VERSION:
+        raise ConfigError("store", path, f"schema version {row[0]} is newer than {SCHEMA_VERSION}")
+
+
 class Store:
     """One SQLite file holding hrbench's state.
 
@@ -105,22 +155,11 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=_BUSY_S)
         self.db = sqlite_utils.Database(conn)
-        if self.path != ":memory:":
-            self.db.enable_wal()
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=10000")
         self._lock = threading.RLock()
         with self._lock:
-            self.db.conn.executescript(_SCHEMA)
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise ConfigError(
-                    "store", self.path, f"schema version {row[0]} is newer than {SCHEMA_VERSION}"
-                )
+            _open(conn, self.path)
 
     def __repr__(self) -> str:
         return f"Store({self.path!r})"

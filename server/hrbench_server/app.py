@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from hrbench.errors import BudgetStoppedWarning, FewRunsWarning, MetricErrorWarning
+from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning, FewRunsWarning, MetricErrorWarning
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -42,7 +42,7 @@ def _showwarning(
 
 def route_warnings() -> None:
     """Send library warnings to the running handler's result (else to the log), never to stdout."""
-    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning):
+    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning, ArmErrorWarning):
         warnings.simplefilter("always", cat)
     warnings.showwarning = _showwarning
 

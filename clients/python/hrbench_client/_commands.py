@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 __all__ = [
+    "EXIT_BUDGET",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -36,7 +37,7 @@ __all__ = [
     "run",
 ]
 
-EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
 # ReferenceValueError, SignatureError), -32602 invalid params, and a report asked of too few runs.
@@ -45,13 +46,17 @@ USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooF
 
 EXIT_CODES_HELP = """\
 exit codes:
-  0    ok
-  1    an output scored wrong (`hrb score --check`); no daemon runs (`hrb daemon status`)
+  0    ok: every run was scored (right or wrong)
+  1    an output scored wrong (`hrb score --check`); an arm's accuracy (`hrb bench`) or the
+       mean score (`hrb eval`) under --fail-under; no daemon runs (`hrb daemon status`)
   2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
        ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
        TooFewRunsError (a report of fewer than 5 runs: use --descriptive)
-  3    a daemon, transport or run error: no daemon could be reached or started, NotFound,
-       ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
+  3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
+       by arm and cause); a daemon or transport error: no daemon could be reached or started,
+       NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
+  4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
+       command that resumes it with higher limits
   130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
 """
 
@@ -122,6 +127,19 @@ def explain(exc: Exception) -> str:
 
 def _fail_usage(msg: str) -> NoReturn:
     raise _Usage(msg)
+
+
+def _fraction(text: str) -> float:
+    """A number from 0 to 1 (``--fail-under``)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
 
 
 def _client(args: argparse.Namespace) -> Any:
@@ -333,14 +351,20 @@ def bench_params(path: str) -> Any:
 def cmd_bench(args: argparse.Namespace) -> int:
     from hrbench_client import protocol as p
 
+    limits = {
+        k: getattr(args, k) for k in ("max_calls", "max_usd", "max_tokens") if getattr(args, k) is not None
+    }
     if args.resume:
         if args.file:
             _fail_usage("give a FILE or --resume ID, not both")
-        spec: Any = p.BenchmarkParams(resume=args.resume, stream=not args.no_rows)
+        governor = p.GovernorSpec(**limits) if limits else None
+        spec: Any = p.BenchmarkParams(resume=args.resume, stream=not args.no_rows, governor=governor)
     elif args.file:
         spec = bench_params(args.file)
         if args.no_rows:
             spec = _msgspec().structs.replace(spec, stream=False)
+        if limits:
+            spec = _msgspec().structs.replace(spec, governor=p.GovernorSpec(**limits))
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
     progress = _Progress("bench")
@@ -366,6 +390,45 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print(stream.result.text, file=sys.stderr)
             for w in stream.result.warnings:
                 print(f"warning: {w}", file=sys.stderr)
+    return bench_exit(stream.result, args.fail_under)
+
+
+def bench_exit(result: Any, fail_under: float | None = None) -> int:
+    """The exit code of a finished benchmark, with a plain summary on stderr (SPEC section 6).
+
+    4 when the governor stopped runs (with the command that resumes it), else 3 when runs
+    ended in errors (how many, by arm and cause), else 1 when an arm's accuracy is under
+    ``fail_under``, else 0: every run was scored.
+    """
+    stopped = sum(s.budget_stop for s in result.summary)
+    errors = sum(s.errors for s in result.summary)
+    said = [
+        w.split(": ", 1)[1]
+        for w in result.warnings
+        if w.startswith(("ArmErrorWarning", "BudgetStoppedWarning"))
+    ]
+    if stopped:
+        _err(
+            f"budget stop: {stopped} run(s) were stopped by the governor and not run; the rows scored are kept"
+        )
+        for w in said:
+            _err(w)
+        _err(
+            f"resume with higher limits: hrb bench --resume {result.id} --max-calls N "
+            "(or --max-usd USD, --max-tokens N)"
+        )
+        return EXIT_BUDGET
+    if errors:
+        _err(f"{errors} run(s) ended in errors and were scored 'error'")
+        for w in said:
+            _err(w)
+        return EXIT_ERROR
+    if fail_under is not None:
+        low = [s for s in result.summary if s.accuracy is not None and s.accuracy < fail_under]
+        if low:
+            shown = ", ".join(f"{s.arm} {s.accuracy:.3f}" for s in low)
+            _err(f"accuracy under --fail-under {fail_under:g}: {shown}")
+            return EXIT_WRONG
     return EXIT_OK
 
 
@@ -407,7 +470,18 @@ def eval_params(path: str) -> Any:
 def cmd_eval(args: argparse.Namespace) -> int:
     spec = eval_params(args.file)
     with _client(args) as hb:
-        _out(hb.evaluate(spec))
+        result = hb.evaluate(spec)
+    _out(result)
+    fields = result if isinstance(result, dict) else {}
+    n_errors = fields.get("n_run_errors") or 0
+    if n_errors:
+        errors = fields.get("run_errors") or []
+        _err(f"{n_errors} run(s) ended in errors" + (f"; first: {errors[0]}" if errors else ""))
+        return EXIT_ERROR
+    mean = fields.get("mean_score")
+    if args.fail_under is not None and isinstance(mean, (int, float)) and mean < args.fail_under:
+        _err(f"mean score {mean:.3f} is under --fail-under {args.fail_under:g}")
+        return EXIT_WRONG
     return EXIT_OK
 
 
@@ -718,10 +792,19 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("file", nargs="?", help="the benchmark spec (TOML)")
     b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark: " + _ID_HELP)
     b.add_argument("--no-rows", action="store_true", help="print only the result, not each row")
+    b.add_argument(
+        "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when an arm's accuracy is under ACC"
+    )
+    b.add_argument("--max-calls", type=int, help="the governor's call cap (also with --resume)")
+    b.add_argument("--max-usd", type=float, help="the governor's spend cap in USD (also with --resume)")
+    b.add_argument("--max-tokens", type=int, help="the governor's token cap (also with --resume)")
     b.set_defaults(fn=cmd_bench)
 
     e = sub.add_parser("eval", help="evaluate() a module from a TOML spec")
     e.add_argument("file", help="the evaluate() spec (TOML; see examples/sentiment.toml)")
+    e.add_argument(
+        "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when the mean score is under ACC"
+    )
     e.set_defaults(fn=cmd_eval)
 
     r = sub.add_parser("ref", help="stored references")

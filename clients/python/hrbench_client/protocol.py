@@ -366,9 +366,11 @@ class BenchmarkParams(_Spec):
     mock functions (``hrb bench`` adds the TOML file's directory). To resume an interrupted
     benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
     they must match the stored spec): finished rows are kept and not run again, finished calls
-    are answered from the cache. ``scorer`` decides each row right or wrong; ``metrics`` names
-    graded scores reported beside its accuracy in the summary (``tatqa``: the official TAT-QA
-    EM and F1; ``squad``: SQuAD v2.0 EM and F1; or ``package.module:function``).
+    are answered from the cache. Runs the governor stopped are run again, and ``governor`` may
+    be given with ``resume`` to raise the limits for the rest (a budget stop is resumable).
+    ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
+    its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
+    v2.0 EM and F1; or ``package.module:function``).
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -406,9 +408,10 @@ class ArmSummary(Struct, kw_only=True):
     ``accuracy`` is the mean over runs within each item, then over labelled items, on the
     reportable rows; ``None`` when no item is labelled. ``runs`` counts reportable rows,
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
-    ``budget_stop``, counted apart. ``usd`` sums every row (``None`` when a model had no price).
-    ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged as
-    ``accuracy``; ``None`` for an arm with resumed rows.
+    ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
+    failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
+    no price). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
+    as ``accuracy``; ``None`` for an arm with resumed rows.
     """
 
     arm: str
@@ -417,6 +420,7 @@ class ArmSummary(Struct, kw_only=True):
     runs: int = 0
     wrong: int = 0
     failed: int = 0
+    errors: int = 0
     budget_stop: int = 0
     usd: float | None = 0.0
     tokens_in: int = 0
