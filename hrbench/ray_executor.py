@@ -67,8 +67,9 @@ from hrbench.governor import Gate, Reservation
 
 if TYPE_CHECKING:
     from hrbench.arm import Arm
-    from hrbench.benchmark import _Plan, _Runtime
+    from hrbench.benchmark import _Plan
     from hrbench.records import Row, Step
+    from hrbench.runtime import Runtime
 
 __all__ = ["RayExecutor", "resolve_executor"]
 
@@ -128,7 +129,7 @@ class RayExecutor:
             raise ConfigError("executor.max_retries", self.max_retries, "expected a whole number >= 0")
 
     async def run(
-        self, plan: _Plan, rt: _Runtime, work: list[Work], concurrency: int, deliver: Deliver
+        self, plan: _Plan, rt: Runtime, work: list[Work], concurrency: int, deliver: Deliver
     ) -> None:
         """Run ``work`` on the cluster; each new row is handed to ``deliver`` on the driver."""
         if not work:
@@ -164,6 +165,7 @@ class RayExecutor:
                 record=rt.record if rt.store is not None else None,
                 concurrency=per_task,
                 limits=dict(gov.limits),
+                from_defaults=gov.from_defaults,
             )
             await _drive(ray, remotes, self, rt, hub, gov_actor, shipped, work, size, in_flight, deliver)
             clean = True
@@ -313,6 +315,9 @@ class _GovernorActor:
         if r is not None:
             self.gov.settle(r, usd, tokens)
 
+    def halt(self, reason: str) -> None:
+        self.gov.halt(reason)
+
     def use(self) -> dict[str, Any]:
         g = self.gov
         return {
@@ -320,6 +325,7 @@ class _GovernorActor:
             "usd": g.usd,
             "tokens": g.tokens,
             "refused": g.refused,
+            "halted": g.halted,
             "open": len(self.open),
         }
 
@@ -398,13 +404,19 @@ class _RemoteGovernor:
     spent); a batch waits for its settlements with :meth:`settled` before it ends.
     """
 
-    from_defaults = False
-
-    def __init__(self, actor: Any, limits: dict[str, Any]) -> None:
+    def __init__(self, actor: Any, limits: dict[str, Any], from_defaults: bool) -> None:
         self.actor = actor
         self.limits = limits
+        self.max_calls, self.max_usd, self.max_tokens = (
+            limits[k] for k in ("max_calls", "max_usd", "max_tokens")
+        )
+        self.from_defaults = from_defaults
         self.settling: list[Any] = []
         self._ray = _ray()
+
+    def halt(self, reason: str) -> None:
+        """Stop the whole cluster's admissions at once (issue 12: a reply dearer than reserved)."""
+        self._ray.get(self.actor.halt.remote(reason))
 
     def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
         out = self._ray.get(self.actor.reserve.remote(usd, tokens))
@@ -473,6 +485,7 @@ class _Shipped:
     record: str | None
     concurrency: int
     limits: dict[str, Any]
+    from_defaults: bool
 
 
 _LOADED: dict[str, Any] = {}
@@ -482,7 +495,7 @@ def _run_batch(
     shipped: _Shipped, hub: Any, gov_actor: Any, work: list[tuple[int, str, str, int, list[int]]]
 ) -> int:
     """A Ray task: make the runs of ``work`` not yet at the driver; returns how many were made."""
-    from hrbench.benchmark import _Runtime
+    from hrbench.runtime import Runtime
 
     for p in reversed(shipped.sys_path):
         if p not in sys.path:
@@ -497,17 +510,17 @@ def _run_batch(
     left = set(ray.get(hub.todo.remote(wanted)))
     work = [(ci, c, i, a, [r for r in todo if ci * runs + r - 1 in left]) for ci, c, i, a, todo in work]
     work = [w for w in work if w[4]]
-    gov = _RemoteGovernor(gov_actor, shipped.limits)
+    gov = _RemoteGovernor(gov_actor, shipped.limits, shipped.from_defaults)
     cache = None if shipped.cache is None else _CacheProxy(hub, *shipped.cache)
     store = None if shipped.record is None else _StoreProxy(hub)
-    rt = _Runtime(client, gov, cache, shipped.record, store, pricing)  # type: ignore[arg-type]
+    rt = Runtime(client, gov, cache, shipped.record, store, pricing)  # type: ignore[arg-type]
     anyio.run(_batch, plan, rt, hub, work, shipped.concurrency)
     gov.settled()  # the driver reads the governor's use when the batch is done
     return sum(len(w[4]) for w in work)
 
 
 async def _batch(
-    plan: _Plan, rt: _Runtime, hub: Any, work: list[tuple[int, str, str, int, list[int]]], concurrency: int
+    plan: _Plan, rt: Runtime, hub: Any, work: list[tuple[int, str, str, int, list[int]]], concurrency: int
 ) -> None:
     from hrbench.benchmark import _failed, _invoke_async, _invoke_sync, _metric_values, _score
 
@@ -559,7 +572,7 @@ async def _drive(
     ray: Any,
     remotes: dict[str, Any],
     ex: RayExecutor,
-    rt: _Runtime,
+    rt: Runtime,
     hub: Any,
     gov_actor: Any,
     shipped: _Shipped,
@@ -603,10 +616,11 @@ async def _drive(
     _sync_use(rt, await gov_actor.use.remote())
 
 
-def _sync_use(rt: _Runtime, use: dict[str, Any]) -> None:
+def _sync_use(rt: Runtime, use: dict[str, Any]) -> None:
     """The driver's governor takes the cluster's use (the daemon's ledger and resume read it)."""
     gov = rt.governor
     gov.calls, gov.usd, gov.tokens, gov.refused = use["calls"], use["usd"], use["tokens"], use["refused"]
+    gov.halted = gov.halted or use["halted"]
 
 
 def _arms_of(work: Sequence[Work]) -> list[Arm]:
@@ -618,7 +632,7 @@ def _arms_of(work: Sequence[Work]) -> list[Arm]:
 
 async def _handle(
     events: list[tuple[Any, ...]],
-    rt: _Runtime,
+    rt: Runtime,
     hub: Any,
     seen: set[int],
     deliver: Deliver,
