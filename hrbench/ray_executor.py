@@ -34,7 +34,10 @@ installed or a Ray ``runtime_env``); closures (prompt arms, reading recipes) tra
 
 Not carried over (decided): a replay client (it reads recordings from the driver's store) is
 refused; a provider response id repeated across two items of one arm is detected only when
-both ran in the same batch.
+both ran in the same batch; the caller's environment of a daemon request (API keys,
+:mod:`hrbench.environ`) stays on the driver, and workers read keys from their own environment,
+so that no key enters Ray's object store (which may spill to disk); a provider's quota refusal
+stops the runs of the worker that saw it, the other workers at their own first refusal.
 
 Example:
     >>> RayExecutor(address="local", num_cpus=2)
