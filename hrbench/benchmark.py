@@ -1053,7 +1053,8 @@ def benchmark(
         seed: the seed of the arms' private random streams.
         **kwargs: ``cache``, ``record``, ``store``, ``concurrency``, ``pricing``,
             ``benchmark_id``, ``on_row``, ``done``, ``raise_duplicates``, ``keep_rows``,
-            ``metrics`` (graded scores shown beside the accuracy): see :func:`benchmark_async`.
+            ``metrics`` (graded scores shown beside the accuracy), ``executor`` (``"local"``, or
+            a Ray cluster: issue 17): see :func:`benchmark_async`.
 
     Returns:
         A :class:`Bench`.
