@@ -21,7 +21,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench import specs
+from hrbench import browse, specs
 from hrbench.errors import ConfigError, NotFound
 from hrbench_client import protocol as p
 from hrbench_server import __version__
@@ -223,8 +223,17 @@ def register(server: RpcServer, app: App) -> None:
             rec = app.store.benchmark_get(args.id)
             if rec is None:
                 raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
-            n = app.store.rows_count(args.id)
-            rows = app.store.rows_get(args.id, args.offset, args.limit)
+            if args.item is None and args.arm is None:
+                n = app.store.rows_count(args.id)
+                rows = app.store.rows_get(args.id, args.offset, args.limit)
+            else:
+                rows = [
+                    r
+                    for r in app.store.rows_get(args.id)
+                    if args.item in (None, r.item) and args.arm in (None, r.arm)
+                ]
+                n = len(rows)
+                rows = rows[args.offset : None if args.limit is None else args.offset + args.limit]
             traces = None
             if args.traces:
                 kept = app.store.traces_get(args.id, [r.ledger_id for r in rows])
@@ -267,6 +276,56 @@ def register(server: RpcServer, app: App) -> None:
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))
     feature("report")(_async(p.ReportParams, report))
+
+    # -- browsing stored benchmarks (hrb view): hrbench.browse builds, we convert ---------------
+    def _browse(typ: type[S], result: type[Any], build: Callable[[S], Any]) -> None:
+        async def handler(args: S) -> Any:
+            return msgspec.convert(await _to_thread(build, args), result, from_attributes=True)
+
+        method = next(m for m, (params, _) in p.METHODS.items() if params is typ)
+        feature(method)(_async(typ, handler))
+
+    def running() -> set[str]:
+        return set(app.running)
+
+    _browse(
+        p.BenchmarkListParams,
+        p.BenchmarkListResult,
+        lambda a: {"benchmarks": browse.benchmark_list(app.store, a.search, running())},
+    )
+    _browse(
+        p.BenchmarkViewParams,
+        p.BenchmarkViewResult,
+        lambda a: browse.benchmark_view(
+            app.store, a.id, a.against, level=a.level, method=a.method, running=running()
+        ),
+    )
+    _browse(
+        p.BenchmarkMatrixParams,
+        p.BenchmarkMatrixResult,
+        lambda a: browse.benchmark_matrix(
+            app.store,
+            a.id,
+            cluster=a.cluster,
+            failure_kind=a.failure_kind,
+            split=a.split,
+            disagree=a.disagree,
+            offset=a.offset,
+            limit=a.limit,
+        ),
+    )
+    _browse(
+        p.BenchmarkCellParams,
+        p.BenchmarkCellResult,
+        lambda a: browse.benchmark_cell(app.store, a.id, a.item, a.arm),
+    )
+    _browse(
+        p.BenchmarkCompareParams,
+        p.BenchmarkCompareResult,
+        lambda a: browse.benchmark_compare(
+            app.store, a.a, a.b, level=a.level, method=a.method, running=running()
+        ),
+    )
 
     # -- daemon ---------------------------------------------------------------------------------
     def status(args: p.StatusParams) -> p.StatusResult:

@@ -424,7 +424,9 @@ def cmd_ref(args: argparse.Namespace) -> int:
 
 def cmd_rows(args: argparse.Namespace) -> int:
     with _client(args) as hb:
-        res = hb.rows(args.id, offset=args.offset, limit=args.limit, traces=args.traces)
+        res = hb.rows(
+            args.id, offset=args.offset, limit=args.limit, traces=args.traces, item=args.item, arm=args.arm
+        )
         for row in res.rows:
             if res.traces is not None:
                 _out({**_msgspec().structs.asdict(row), "trace": res.traces.get(row.ledger_id, [])})
@@ -625,6 +627,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     w.add_argument("--offset", type=int, default=0)
     w.add_argument("--limit", type=int)
     w.add_argument("--traces", action="store_true", help="include each row's trace")
+    w.add_argument("--item", help="only the rows of this item")
+    w.add_argument("--arm", help="only the rows of this arm")
     w.set_defaults(fn=cmd_rows)
 
     rep = sub.add_parser("report", help="the statistical report of a benchmark")

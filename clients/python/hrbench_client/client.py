@@ -432,11 +432,42 @@ class Client:
         return self.call("evaluate", spec, p.EvaluateResult).result
 
     def rows(
-        self, benchmark_id: str, *, offset: int = 0, limit: int | None = None, traces: bool = False
+        self,
+        benchmark_id: str,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+        traces: bool = False,
+        item: str | None = None,
+        arm: str | None = None,
     ) -> p.BenchmarkRowsResult:
-        """Stored rows (and traces) of a benchmark."""
-        params = p.BenchmarkRowsParams(id=benchmark_id, offset=offset, limit=limit, traces=traces)
+        """Stored rows (and traces) of a benchmark; only those of ``item``/``arm`` when given."""
+        params = p.BenchmarkRowsParams(
+            id=benchmark_id, offset=offset, limit=limit, traces=traces, item=item, arm=arm
+        )
         return self.call("benchmark/rows", params, p.BenchmarkRowsResult)
+
+    def benchmarks(self, search: str | None = None) -> list[p.BenchmarkSummary]:
+        """Stored benchmarks, newest first; ``search`` keeps names or ids containing it."""
+        return self.call("benchmark/list", {"search": search}, p.BenchmarkListResult).benchmarks
+
+    def view(self, benchmark_id: str, against: str | None = None, **settings: Any) -> p.BenchmarkViewResult:
+        """One benchmark's arm table and paired differences against ``against`` (``level``, ``method``)."""
+        params = {"id": benchmark_id, "against": against, **settings}
+        return self.call("benchmark/view", params, p.BenchmarkViewResult)
+
+    def matrix(self, benchmark_id: str, **filters: Any) -> p.BenchmarkMatrixResult:
+        """The item x arm matrix (``cluster``, ``failure_kind``, ``split``, ``disagree``, paging)."""
+        return self.call("benchmark/matrix", {"id": benchmark_id, **filters}, p.BenchmarkMatrixResult)
+
+    def cell(self, benchmark_id: str, item: str, arm: str) -> p.BenchmarkCellResult:
+        """Every run of ``arm`` on ``item`` with its trace."""
+        params = {"id": benchmark_id, "item": item, "arm": arm}
+        return self.call("benchmark/cell", params, p.BenchmarkCellResult)
+
+    def compare_benchmarks(self, a: str, b: str, **settings: Any) -> p.BenchmarkCompareResult:
+        """Per shared arm, the paired difference ``b - a`` of two benchmarks on one reference."""
+        return self.call("benchmark/compare", {"a": a, "b": b, **settings}, p.BenchmarkCompareResult)
 
     def report(self, benchmark_id: str, **settings: Any) -> dict[str, Any]:
         """The statistical report of a stored benchmark (``level``, ``method``, ``descriptive``, ...)."""
