@@ -436,6 +436,11 @@ def cmd_rows(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        written = _write_html(args)
+        if not (args.text or args.plot or args.compare):
+            _out({"html": written})
+            return EXIT_OK
     settings: dict[str, Any] = {}
     if args.descriptive:
         settings["descriptive"] = True
@@ -465,6 +470,59 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         _out(rep)
     return EXIT_OK
+
+
+def _resolve_benchmark(hb: Any, ref: str) -> str:
+    """A benchmark id from an id or a name (the newest benchmark of that name)."""
+    listed = hb.benchmarks()
+    for b in listed:
+        if b.id == ref:
+            return str(b.id)
+    for b in listed:  # newest first
+        if b.name == ref:
+            return str(b.id)
+    _fail_usage(f"no stored benchmark has the id or name {ref!r} (`hrb view` lists them)")
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    try:
+        from hrbench_client.view.server import serve
+    except ImportError as exc:
+        _fail_usage(f"hrb view needs the view extra: pip install 'hrbench[view]' ({exc})")
+    path = "/"
+    if args.benchmark is not None:
+        with _client(args) as hb:
+            path = f"/b/{_resolve_benchmark(hb, args.benchmark)}"
+    home, autostart = args.home, not args.no_autostart
+
+    def connect() -> Any:
+        from hrbench_client.client import connect as connect_daemon
+
+        return connect_daemon(home, autostart=autostart)
+
+    print("hrb view: open this URL (Ctrl-C stops the server):", file=sys.stderr, flush=True)
+    serve(connect, path=path, port=args.port, open_browser=not args.no_browser)
+    return EXIT_OK
+
+
+def _write_html(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from hrbench_client.view import benchmark_html
+
+    settings: dict[str, Any] = {}
+    if args.level is not None:
+        settings["level"] = args.level
+    if args.method is not None:
+        settings["method"] = args.method
+    target = Path(os.path.expanduser(args.html)).resolve()
+    with _client(args) as hb:
+        text = benchmark_html(hb, args.id, **settings)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail_usage(f"--html: cannot write {args.html!r} ({exc.strerror or exc})")
+    return str(target)
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -654,7 +712,25 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="also write a PNG plot of the report (accuracy against USD per run); a relative path "
         "is taken from the current directory",
     )
+    rep.add_argument(
+        "--html",
+        metavar="FILE.html",
+        help="write the benchmark's page (arm table, paired differences, cost, item x arm matrix) as one "
+        "self-contained HTML file; descriptive benchmarks are labelled, never refused",
+    )
     rep.set_defaults(fn=cmd_report)
+
+    vw = sub.add_parser(
+        "view",
+        help="browse benchmarks in a local web page",
+        description="serve a local web view of the stored benchmarks on 127.0.0.1 (a random port and "
+        "token; the URL is printed and opened in a browser when one is available). Needs the view "
+        "extra: pip install 'hrbench[view]'.",
+    )
+    vw.add_argument("benchmark", nargs="?", help="open this benchmark (an id or a name) instead of the list")
+    vw.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    vw.add_argument("--no-browser", action="store_true", help="print the URL only")
+    vw.set_defaults(fn=cmd_view)
 
     c = sub.add_parser("cache", help="response cache")
     c.add_argument("cache_cmd", choices=["stats"])

@@ -13,6 +13,8 @@ Commands::
     hrb ref put NAME FILE | get NAME | list                         stored references
     hrb rows BENCH_ID [--traces]                                    stored rows of a benchmark
     hrb report BENCH_ID [--descriptive] [--text] [--plot F.png]     the statistical report
+    hrb report BENCH_ID --html F.html                               the benchmark page, one file
+    hrb view [BENCH_ID|NAME] [--no-browser]                         a local web view (hrbench[view])
     hrb cache stats | hrb recording import FILE [--name N] | export NAME FILE
     hrb daemon start [--tcp 127.0.0.1:PORT] | stop | status
     hrb serve --stdio                                               a private server on stdin/stdout
