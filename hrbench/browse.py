@@ -127,7 +127,7 @@ def benchmark_list(
 
 def _flip(c: dict[str, Any]) -> dict[str, Any]:
     """``arm_a - arm_b`` as ``arm_b - arm_a``: the same test, the interval mirrored."""
-    neg = {k: None if c[k] is None else -c[k] for k in ("diff", "ci_low", "ci_high")}
+    neg = {k: None if c[k] is None else 0.0 - c[k] for k in ("diff", "ci_low", "ci_high")}  # no -0.0
     return {
         **c,
         "arm_a": c["arm_b"],

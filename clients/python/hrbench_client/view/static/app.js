@@ -129,7 +129,8 @@ function forest(canvasId, diffs, title) {
       animation: false, maintainAspectRatio: false,
       scales: {
         x: { min: -span, max: span, title: { display: true, text: title } },
-        y: { min: -0.6, max: diffs.length - 0.4, reverse: true, ticks: { stepSize: 1, callback: (v) => labels[v] ?? "" } },
+        y: { min: -0.6, max: diffs.length - 0.4, reverse: true, afterBuildTicks: (ax) => { ax.ticks = labels.map((_, i) => ({ value: i })); },
+          ticks: { callback: (v) => labels[v] ?? "" } },
       },
       plugins: {
         legend: { display: false }, whiskers: { zeroLine: true },
@@ -151,7 +152,8 @@ function costChart(canvasId, arms, descriptive) {
   }));
   const xmax = Math.max(...pts.map((p) => p.xMax ?? p.x)) * 1.25;
   const x = noCost
-    ? { min: -0.5, max: pts.length - 0.5, ticks: { stepSize: 1, callback: (v) => pts[v]?.label ?? "" }, title: { display: true, text: "arm (no cost recorded: $0 per run)" } }
+    ? { min: -0.5, max: pts.length - 0.5, afterBuildTicks: (ax) => { ax.ticks = pts.map((_, i) => ({ value: i })); },
+        ticks: { callback: (v) => pts[v]?.label ?? "" }, title: { display: true, text: "arm (no cost recorded: $0 per run)" } }
     : { min: 0, max: xmax, ticks: { callback: (v) => "$" + Number(v).toPrecision(2) }, title: { display: true, text: "USD per run" } };
   return new Chart(el, {
     type: "scatter",
@@ -222,7 +224,7 @@ function armTable(v) {
     h("tbody", {}, v.arms.map((a) => h("tr", { "data-arm": a.arm },
       h("td", {}, a.arm),
       num(a.accuracy, "accuracy"),
-      h("td", { "data-k": "interval", "data-lo": a.ci_low ?? "", "data-hi": a.ci_high ?? "" }, interval(a.ci_low, a.ci_high)),
+      h("td", { class: "nowrap", "data-k": "interval", "data-lo": a.ci_low ?? "", "data-hi": a.ci_high ?? "" }, interval(a.ci_low, a.ci_high)),
       h("td", { class: "num", "data-k": "n_runs" }, a.n_runs),
       h("td", { "data-k": "failures" }, kinds.filter((k) => a.failures[k]).map((k) => `${k} ${a.failures[k]}`).join(" · ") || "-"),
       h("td", { class: "num" }, a.tokens_in), h("td", { class: "num" }, a.tokens_out),
@@ -238,7 +240,7 @@ function diffTable(v) {
       h("th", { class: "num" }, "p"), h("th", { class: "num" }, "p (Holm)"), h("th", { class: "num" }, "items"))),
     h("tbody", {}, v.differences.map((d) => h("tr", { "data-arm": d.arm },
       h("td", {}, d.arm), num(d.diff, "diff"),
-      h("td", { "data-k": "interval", "data-lo": d.ci_low ?? "", "data-hi": d.ci_high ?? "" }, interval(d.ci_low, d.ci_high)),
+      h("td", { class: "nowrap", "data-k": "interval", "data-lo": d.ci_low ?? "", "data-hi": d.ci_high ?? "" }, interval(d.ci_low, d.ci_high)),
       h("td", { class: "num", "data-k": "p_value" }, fmtP(d.p_value)),
       h("td", { class: "num", "data-k": "p_holm" }, fmtP(d.p_holm)),
       h("td", { class: "num" }, d.n_items)))));
@@ -306,7 +308,7 @@ function renderBenchmark(v, m, others, onAgainst) {
     h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")), h("div", { class: "card" }, diffTable(v))),
     h("h2", {}, "Accuracy against cost", descriptiveMark(v.descriptive)),
     h("div", { class: "card" }, chartBox("cost"),
-      v.arms.every((a) => !a.usd) ? h("p", { class: "muted" }, "No arm recorded a cost (fixed outputs, cache or recording hits): every point is at $0.") : null),
+      v.arms.every((a) => !a.usd) ? h("p", { class: "muted" }, "No arm recorded a cost (fixed outputs, models with no price, cache or recording hits): the arms are spread along x by name.") : null),
     ...matrixSection("matrix-title", m, cellLink),
     compare,
     h("details", {}, h("summary", {}, "The report as text"), h("pre", { id: "report-text" }, v.text)));
@@ -352,7 +354,7 @@ function payloadBlock(x) {
 function stepBlock(s) {
   const usage = s.usage ? `tokens ${s.usage.tokens_in} in / ${s.usage.tokens_out} out (${s.usage.provenance || "?"})` : "no usage";
   return h("div", { class: "step", "data-source": s.source },
-    h("div", { class: "muted" }, `${s.kind} · source ${s.source}${s.source !== "live" ? " (hit)" : ""} · model ${s.model || "-"} · finish ${s.finish_reason || "-"} · ${usage} · ${fmtUsd(s.usd)} · ${fmt(s.seconds, 2)} s`),
+    h("div", { class: "muted" }, `${s.kind} · source ${s.source}${s.source !== "live" ? " (hit)" : ""} · model ${s.model || "-"} · finish ${s.finish_reason || "-"} · ${usage} · ${s.usd === null ? "USD unknown (no price)" : fmtUsd(s.usd)} · ${fmt(s.seconds, 2)} s`),
     (s.messages || []).map((msg) => h("div", {}, h("span", { class: "role" }, `${msg.role}: `),
       h("pre", {}, typeof msg.content === "string" ? msg.content : JSON.stringify(msg.content, null, 2)))),
     s.text !== null && s.text !== undefined ? h("div", {}, h("span", { class: "role" }, "reply: "), h("pre", { class: "reply" }, s.text)) : null,
@@ -374,7 +376,7 @@ async function cellPage(id) {
       h("div", {}, h("b", {}, `run ${r.run}`), ` · draw index ${r.draw_index} · `,
         h("span", { "data-k": "correct" }, r.correct === null ? "unlabelled" : r.correct ? "right" : "wrong"),
         r.failure_kind ? ` · failure ${r.failure_kind}` : "",
-        ` · tokens ${r.tokens_in} in / ${r.tokens_out} out · ${fmtUsd(r.usd)} (${r.usd_provenance || "?"}) · ${fmt(r.seconds, 2)} s`),
+        ` · tokens ${r.tokens_in} in / ${r.tokens_out} out · ${r.usd === null ? "USD unknown (no price)" : fmtUsd(r.usd)} (${r.usd_provenance || "?"}) · ${fmt(r.seconds, 2)} s`),
       h("div", {}, h("span", { class: "role" }, "output as scored: "), h("pre", { class: "outcome" }, r.outcome ?? "(none)")),
       h("details", { class: "trace", open: trace.length <= 3 }, h("summary", {}, `trace: ${trace.length} step(s)`),
         trace.length ? trace.map(stepBlock) : h("p", { class: "muted" }, "no model call (a fixed output)")))));
