@@ -55,9 +55,12 @@ def _record(store: Store, benchmark_id: str, field: str = "id") -> dict[str, Any
     return rec
 
 
-def _summary(rec: dict[str, Any], n_rows: int, running: Collection[str]) -> dict[str, Any]:
+def _summary(
+    rec: dict[str, Any], n_rows: int, running: Collection[str], ledger: dict[str, Any] | None = None
+) -> dict[str, Any]:
     spec = rec.get("spec") or {}
     params = spec.get("params") or {}
+    caps = params.get("governor") or {}
     arms = [a["name"] for a in spec.get("arms", [])]
     runs = params.get("runs")
     total = spec.get("total")
@@ -83,6 +86,10 @@ def _summary(rec: dict[str, Any], n_rows: int, running: Collection[str]) -> dict
         "best_arm": best,
         "best_accuracy": best_acc,
         "reference_hash": rec.get("reference_hash") or "",
+        "usd": None if ledger is None else ledger["usd"],
+        "max_usd": caps.get("max_usd"),
+        "calls": None if ledger is None else ledger["calls"],
+        "max_calls": caps.get("max_calls"),
     }
 
 
@@ -118,7 +125,7 @@ def benchmark_list(
         rec = store.benchmark_get(head["id"])
         if rec is None:  # removed meanwhile
             continue
-        summ = _summary(rec, head["rows"], running)
+        summ = _summary(rec, head["rows"], running, store.ledger_get(head["id"]))
         if needle and needle not in f"{summ['name'] or ''}\n{summ['id']}".casefold():
             continue
         out.append(summ)
@@ -211,7 +218,7 @@ def benchmark_view(
 
     rec = _record(store, benchmark_id)
     rows = store.rows_get(benchmark_id)
-    head = _summary(rec, len(rows), running)
+    head = _summary(rec, len(rows), running, store.ledger_get(benchmark_id))
     out: dict[str, Any] = {
         "benchmark": head,
         "arms": [],

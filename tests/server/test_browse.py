@@ -253,3 +253,28 @@ def test_squad_runs_view_is_descriptive_only(shared_daemon: Daemon, data: Path) 
     assert [a.accuracy for a in view.arms] == [a.accuracy for a in rep.arms]
     assert len(view.differences) == 3 and all(x.descriptive for x in view.differences)
     assert view.benchmark.n_items == 50 and 0 < m.n_items < 50
+
+
+def test_a_running_benchmark_shows_progress_and_spend_against_its_cap(shared_daemon: Daemon) -> None:
+    spec = mock_spec("slow-one")
+    spec["arms"] = [{"kind": "prompt", "name": "ask", "template": "{item}?"}]
+    spec["client"] = {"kind": "mock", "reply": "yes", "delay_s": 0.05}
+    spec["concurrency"] = 1
+    spec["governor"] = {"max_usd": 5.0, "max_calls": 1000}
+    spec["cache"] = False
+    notes: list[Any] = []
+    with shared_daemon.client() as c, shared_daemon.client() as other:
+        stream = c.benchmark(spec, on_progress=lambda done, total: notes.append(stream.progress))
+        rows = iter(stream)
+        for _ in range(12):
+            next(rows)
+        (listed,) = other.benchmarks("slow-one")
+        assert listed.status == "running" and 0 < listed.n_rows < listed.total == 55
+        assert (listed.max_usd, listed.max_calls) == (5.0, 1000)
+        assert other.view(listed.id).benchmark.status == "running"
+        stream.close()  # cancels: the rows so far are kept
+    assert notes and all(n.max_usd == 5.0 and n.max_calls == 1000 and n.usd == 0.0 for n in notes)
+    assert [n.done for n in notes] == sorted(n.done for n in notes) and notes[-1].calls >= notes[0].calls
+    with shared_daemon.client() as c:
+        (after,) = c.benchmarks("slow-one")
+    assert after.status == "cancelled" and after.calls is not None and after.calls >= 12

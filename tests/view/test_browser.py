@@ -12,6 +12,7 @@ to ``out/view-*.png``.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ import pytest
 from hrbench.records import Row
 from hrbench.stats import report
 from hrbench_client import protocol as p
-from tests._benches import run, squad_spec
+from tests._benches import mock_spec, run, squad_spec
 from tests.conftest import data_dir
 from tests.server._daemon import Daemon
 from tests.view.conftest import View
@@ -272,3 +273,27 @@ def test_the_html_report_opens_offline(
     assert page.get_attribute("#matrix-count", "data-n") == str(n)
     assert asked == []
     page.screenshot(path=str(OUT / "view-html-report.png"), full_page=True)
+
+
+def test_the_list_shows_live_progress(page: Any, view: View, shared_daemon: Daemon) -> None:
+    spec = mock_spec("live-progress")
+    spec["arms"] = [{"kind": "prompt", "name": "ask", "template": "{item}?"}]
+    spec["client"] = {"kind": "mock", "reply": "yes", "delay_s": 0.4}  # 55 rows: about 22 s
+    spec["concurrency"] = 1
+    spec["governor"] = {"max_usd": 3.0}
+    spec["stream"] = False  # no row notifications pile up unread while the page is checked
+    spec["cache"] = False  # every call waits its delay, whatever ran before on this daemon
+    with shared_daemon.client() as c:
+        stream = c.benchmark(spec)
+        try:
+            page.goto(view.url.replace("/?", "/?search=live-progress&"))
+            _ready(page)
+            page.wait_for_function(
+                "(document.querySelector('[data-k=progress]') || {}).textContent?.includes('rows/s')",
+                timeout=30_000,
+            )
+            text = page.text_content("[data-k=progress]")
+            assert re.fullmatch(r"\d+/55 rows · [\d.]+ rows/s · ETA \d+s · \$0\.0000 of \$3\.00", text), text
+            page.screenshot(path=str(OUT / "view-live.png"))
+        finally:
+            stream.close()

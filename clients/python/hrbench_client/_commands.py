@@ -130,13 +130,70 @@ def _client(args: argparse.Namespace) -> Any:
     return connect(args.home, autostart=not args.no_autostart)
 
 
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return (
+        f"{s // 3600}h{s % 3600 // 60:02d}m"
+        if s >= 3600
+        else f"{s // 60}m{s % 60:02d}s"
+        if s >= 60
+        else f"{s}s"
+    )
+
+
+def progress_line(
+    label: str,
+    done: int,
+    total: int,
+    rate: float | None,
+    usd: float | None = None,
+    max_usd: float | None = None,
+    width: int = 30,
+) -> str:
+    """One line of ``hrb bench``'s progress bar: rows done, rate, ETA, spend against the cap.
+
+    Args:
+        label: what runs (``bench``).
+        done: rows scored so far (resumed rows included).
+        total: rows the benchmark will have.
+        rate: rows per second over this session; ``None`` (or 0) before it is known: the rate
+            and ETA are left out.
+        usd: USD spent so far; ``None`` leaves spend out.
+        max_usd: the USD cap; ``None``: spend is shown alone.
+        width: the bar's width in characters.
+
+    Returns:
+        The line, without a carriage return.
+
+    Example:
+        >>> progress_line("bench", 50, 200, 25.0, 0.1234, 2.0, width=10)
+        'bench [##........] 50/200 rows  25.0 rows/s  ETA 6s  $0.1234 of $2.00'
+        >>> progress_line("bench", 0, 0, None, width=4)
+        'bench [####] 0/0 rows'
+    """
+    filled = min(width, int(width * done / total)) if total else width
+    parts = [f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} rows"]
+    if rate:
+        parts.append(f"{rate:.1f} rows/s")
+        if done < total:
+            parts.append(f"ETA {_duration((total - done) / rate)}")
+    if usd is not None:
+        parts.append(f"${usd:.4f}" + ("" if max_usd is None else f" of ${max_usd:.2f}"))
+    return "  ".join(parts)
+
+
 class _Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal.
+
+    ``stream`` (set once the benchmark is sent) supplies the spend and the cap.
+    """
 
     def __init__(self, label: str) -> None:
         self.label = label
         self.on = sys.stderr.isatty()
         self.last = 0.0
+        self.stream: Any = None
+        self.start: tuple[float, int] | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if not self.on:
@@ -144,12 +201,18 @@ class _Progress:
         import time
 
         now = time.monotonic()
+        if self.start is None:
+            self.start = (now, done)  # resumed rows do not count towards the rate
         if now - self.last < 0.1 and done < total:
             return
         self.last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        t0, d0 = self.start
+        rate = (done - d0) / (now - t0) if now > t0 and done > d0 else None
+        note = getattr(self.stream, "progress", None)
+        usd = None if note is None else note.usd
+        max_usd = None if note is None else note.max_usd
+        line = progress_line(self.label, done, total, rate, usd, max_usd)
+        sys.stderr.write(f"\r{line}\x1b[K")
         sys.stderr.flush()
 
     def end(self) -> None:
@@ -334,6 +397,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     progress = _Progress("bench")
     with _client(args) as hb:
         stream = hb.benchmark(spec, on_progress=progress)
+        progress.stream = stream
         try:
             for row in stream:
                 _out(row)

@@ -142,6 +142,7 @@ class BenchmarkStream:
     Attributes:
         id: the benchmark's id (known from the first notification on).
         done, total: progress, in rows.
+        progress: the last ``hrbench/progress`` notification (spend against the caps), or ``None``.
         result: the final result, once the stream is exhausted.
     """
 
@@ -154,6 +155,7 @@ class BenchmarkStream:
         self.id: str | None = None
         self.done = 0
         self.total = 0
+        self.progress: p.ProgressNotification | None = None
         self.result: p.BenchmarkResult | None = None
         self._finished = False
         self._cancelled = False
@@ -174,6 +176,7 @@ class BenchmarkStream:
                 if prog.request_id != self.request_id:
                     continue
                 self.id, self.done, self.total = prog.benchmark, prog.done, prog.total
+                self.progress = prog
                 if self.on_progress is not None:
                     self.on_progress(prog.done, prog.total)
             elif env.id == self.request_id:

@@ -441,12 +441,20 @@ class RowNotification(Struct, kw_only=True):
 
 
 class ProgressNotification(Struct, kw_only=True):
-    """``hrbench/progress``: rows done of the total, for the benchmark of ``request_id``."""
+    """``hrbench/progress``: rows done of the total, for the benchmark of ``request_id``.
+
+    ``usd`` and ``calls`` are the governor's use so far (USD settled, requests sent);
+    ``max_usd`` and ``max_calls`` its caps (``None``: no cap).
+    """
 
     request_id: int | str | None
     benchmark: str
     done: int
     total: int
+    usd: float = 0.0
+    max_usd: float | None = None
+    calls: int = 0
+    max_calls: int | None = None
 
 
 class ScoreParams(_Spec):
@@ -657,7 +665,9 @@ class BenchmarkSummary(Struct, kw_only=True):
     ``status`` is ``running``, ``done``, ``cancelled``, ``failed``, ``refused``, or
     ``interrupted`` (stored as running but no task of the daemon runs it). ``n_items`` and
     ``runs`` come from the spec; ``best_arm``/``best_accuracy`` from the stored summary
-    (``None`` until the benchmark ends). ``created`` is ISO 8601 UTC.
+    (``None`` until the benchmark ends). ``created`` is ISO 8601 UTC. ``usd`` and ``calls``
+    are the governor's use as last stored (``None`` before the first batch of rows),
+    ``max_usd`` and ``max_calls`` its caps from the spec (``None``: no cap).
     """
 
     id: str
@@ -672,6 +682,10 @@ class BenchmarkSummary(Struct, kw_only=True):
     best_arm: str | None = None
     best_accuracy: float | None = None
     reference_hash: str = ""
+    usd: float | None = None
+    max_usd: float | None = None
+    calls: int | None = None
+    max_calls: int | None = None
 
 
 class BenchmarkListParams(_Spec):

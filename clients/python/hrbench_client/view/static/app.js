@@ -59,12 +59,32 @@ function fail(err) {
   page("error", "error", h("p", { class: "error", id: "error" }, String(err.message || err)));
 }
 
+const SEEN = {};  // benchmark id -> first [time, rows] seen on this page: the rate is measured here
+
+function duration(s) {
+  s = Math.round(s);
+  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
+    : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+function spend(b) {
+  if (b.usd === null || b.usd === undefined) return b.max_usd ? `cap $${b.max_usd.toFixed(2)}` : "";
+  return `$${b.usd.toFixed(4)}` + (b.max_usd === null || b.max_usd === undefined ? "" : ` of $${b.max_usd.toFixed(2)}`);
+}
+
 function statusBadge(b) {
   const badge = h("span", { class: `badge ${b.status}`, "data-k": "status" }, b.status);
   if (b.status !== "running" || !b.total) return badge;
   const pct = Math.min(100, (100 * b.n_rows) / b.total);
-  return h("span", {}, h("span", { class: "bar", title: `${b.n_rows} of ${b.total} rows` },
-    h("span", { style: `width:${pct.toFixed(1)}%` })), badge, ` ${b.n_rows}/${b.total}`);
+  const now = Date.now() / 1000;
+  const first = (SEEN[b.id] = SEEN[b.id] || [now, b.n_rows]);
+  const rate = now - first[0] >= 1 && b.n_rows > first[1] ? (b.n_rows - first[1]) / (now - first[0]) : null;
+  const parts = [`${b.n_rows}/${b.total} rows`];
+  if (rate) parts.push(`${rate.toFixed(1)} rows/s`, `ETA ${duration((b.total - b.n_rows) / rate)}`);
+  if (spend(b)) parts.push(spend(b));
+  return h("span", { class: "progress", "data-rows": b.n_rows, "data-total": b.total },
+    h("span", { class: "bar", title: `${b.n_rows} of ${b.total} rows` },
+      h("span", { style: `width:${pct.toFixed(1)}%` })), badge, " ", h("span", { class: "muted", "data-k": "progress" }, parts.join(" · ")));
 }
 
 const DESCRIPTIVE = "descriptive only";
@@ -334,7 +354,12 @@ async function benchmarkPage(id) {
       if (!STATIC) history.replaceState(null, "", link(location.pathname, { against: arm }));
       draw().catch(fail);
     });
+    if (!STATIC && v.benchmark.status === "running") {
+      clearTimeout(refresh);
+      refresh = setTimeout(() => { m = null; draw().catch(fail); }, 3000);  // live: rows keep coming
+    }
   }
+  let refresh = null;
   await draw();
 }
 
