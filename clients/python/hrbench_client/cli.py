@@ -11,7 +11,7 @@ Commands::
     hrb bench FILE.toml | --resume ID                              rows as JSON lines, then the result
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
-    hrb rows BENCH_ID [--traces]                                    stored rows of a benchmark
+    hrb rows BENCH_ID [--traces] [--item I] [--arm A]               stored rows of a benchmark
     hrb report BENCH_ID [--descriptive] [--text] [--plot F.png]     the statistical report
     hrb report BENCH_ID --html F.html                               the benchmark page, one file
     hrb view [BENCH_ID|NAME] [--no-browser]                         a local web view (hrbench[view])
