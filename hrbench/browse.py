@@ -195,7 +195,8 @@ def benchmark_view(
         report's accuracy, interval, runs, failures by kind, USD, plus tokens in/out and seconds
         summed over its rows), ``against``, ``differences`` (``arm - against`` for every other
         arm, Holm-adjusted as in the report), ``descriptive``, ``note``, ``text`` and the full
-        ``report`` payload. A benchmark with no rows yet has empty tables and ``report`` None.
+        ``report`` payload; ``metrics`` per arm are the benchmark metrics' means from the stored
+        summary (no interval). A benchmark with no rows yet has empty tables and ``report`` None.
 
     Raises:
         NotFound: no benchmark has that id.
@@ -248,6 +249,7 @@ def benchmark_view(
     payload = rep.to_dict()
     payload["text"] = str(rep)
     kinds = ("wrong", "not_in_document", "parse_failure", "refusal", "error", "budget_stop")
+    metrics = {s["arm"]: s.get("metrics") or {} for s in rec.get("summary") or []}
     for a in payload["arms"]:
         out["arms"].append(
             {
@@ -272,6 +274,7 @@ def benchmark_view(
                     )
                 },
                 "failures": {k: a[k] for k in kinds if a[k]},
+                "metrics": metrics.get(a["arm"], {}),
                 **extra[a["arm"]],
             }
         )

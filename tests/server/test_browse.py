@@ -244,7 +244,10 @@ def test_squad_runs_view_is_descriptive_only(shared_daemon: Daemon, data: Path) 
     from tests._benches import squad_spec
 
     with shared_daemon.client() as c:
-        bench_id = run(c, squad_spec(data))
+        stream = c.benchmark(squad_spec(data))
+        list(stream)
+        assert stream.result is not None
+        bench_id = stream.result.id
         view = c.view(bench_id)
         rows = lib_rows(c, bench_id)
         m = c.matrix(bench_id, disagree=True)
@@ -253,6 +256,9 @@ def test_squad_runs_view_is_descriptive_only(shared_daemon: Daemon, data: Path) 
     assert [a.accuracy for a in view.arms] == [a.accuracy for a in rep.arms]
     assert len(view.differences) == 3 and all(x.descriptive for x in view.differences)
     assert view.benchmark.n_items == 50 and 0 < m.n_items < 50
+    # the spec's metrics (SQuAD v2.0 EM and F1) come from the stored summary
+    assert [a.metrics for a in view.arms] == [s.metrics for s in stream.result.summary]
+    assert all(len(a.metrics) == 2 and all(v is not None for v in a.metrics.values()) for a in view.arms)
 
 
 def test_a_running_benchmark_shows_progress_and_spend_against_its_cap(shared_daemon: Daemon) -> None:

@@ -113,6 +113,14 @@ def _ready(page: Any) -> None:
     page.wait_for_selector("body[data-ready]")
 
 
+def _check_metrics(page: Any, view: Any) -> None:
+    """The metric columns show the stored summary's metric means."""
+    for arm in view.arms:
+        for name, value in arm.metrics.items():
+            cell = page.locator(f'#arms tr[data-arm="{arm.arm}"] [data-k="metric-{name}"]')
+            assert cell.text_content() == _f(value)
+
+
 def _check_arm_table(page: Any, rep: Any) -> None:
     shown = page.eval_on_selector_all(
         "#arms tbody tr",
@@ -179,6 +187,8 @@ def test_browse_a_squad_benchmark(
         assert "(descriptive only)" in page.text_content(header)
     _check_arm_table(page, rep)
     _check_differences(page, rep, "baseline_raw")
+    with shared_daemon.client() as c:
+        _check_metrics(page, c.view(bench_id))
     page.screenshot(path=str(OUT / "view-benchmark.png"), full_page=True)
     page.screenshot(
         path=str(OUT / "view-benchmark-top.png"), clip={"x": 0, "y": 0, "width": 1280, "height": 900}

@@ -724,6 +724,8 @@ class ArmView(Struct, kw_only=True):
     ``accuracy``/``ci_low``/``ci_high``/``se`` as in ``hrbench.stats.ArmReport``; ``failures``
     counts labelled reportable runs by failure kind (kinds with no run left out); ``usd`` in US
     dollars, ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
+    ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
+    e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
     """
 
     arm: str
@@ -745,6 +747,7 @@ class ArmView(Struct, kw_only=True):
     usd_per_run_high: float | None
     seconds: float
     dev_accuracy: float | None = None
+    metrics: dict[str, float | None] = field(default_factory=dict)
 
 
 class Difference(Struct, kw_only=True):

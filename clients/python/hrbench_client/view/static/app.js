@@ -234,10 +234,12 @@ async function listPage() {
 
 function armTable(v) {
   const kinds = [...new Set(v.arms.flatMap((a) => Object.keys(a.failures)))];
+  const metrics = [...new Set(v.arms.flatMap((a) => Object.keys(a.metrics || {})))];
   return h("table", { id: "arms" },
     h("thead", {}, h("tr", {},
       h("th", {}, "arm"), h("th", { class: "num" }, "accuracy"),
       h("th", {}, `${Math.round(v.level * 100)}% interval`, descriptiveMark(v.descriptive)),
+      metrics.map((m) => h("th", { class: "num", title: "a benchmark metric's mean over items, with no interval" }, m)),
       h("th", { class: "num" }, "runs"), h("th", {}, "failures by kind"),
       h("th", { class: "num" }, "tokens in"), h("th", { class: "num" }, "tokens out"),
       h("th", { class: "num" }, "USD"), h("th", { class: "num" }, "USD / run"), h("th", { class: "num" }, "seconds"))),
@@ -245,6 +247,7 @@ function armTable(v) {
       h("td", {}, a.arm),
       num(a.accuracy, "accuracy"),
       h("td", { class: "nowrap", "data-k": "interval", "data-lo": a.ci_low ?? "", "data-hi": a.ci_high ?? "" }, interval(a.ci_low, a.ci_high)),
+      metrics.map((m) => num((a.metrics || {})[m] ?? null, `metric-${m}`)),
       h("td", { class: "num", "data-k": "n_runs" }, a.n_runs),
       h("td", { "data-k": "failures" }, kinds.filter((k) => a.failures[k]).map((k) => `${k} ${a.failures[k]}`).join(" · ") || "-"),
       h("td", { class: "num" }, a.tokens_in), h("td", { class: "num" }, a.tokens_out),
