@@ -55,46 +55,62 @@ def _record(store: Store, benchmark_id: str, field: str = "id") -> dict[str, Any
     return rec
 
 
-def _summary(
-    rec: dict[str, Any], n_rows: int, running: Collection[str], ledger: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
+    """One benchmark's header, shaped as :meth:`Store.benchmark_headers` gives each."""
     spec = rec.get("spec") or {}
     params = spec.get("params") or {}
     caps = params.get("governor") or {}
-    arms = [a["name"] for a in spec.get("arms", [])]
-    runs = params.get("runs")
-    total = spec.get("total")
-    n_items = total // (len(arms) * runs) if total is not None and arms and runs else None
-    status = rec["status"]
-    if status == "running" and rec["id"] not in running:
-        status = "interrupted"
-    best, best_acc = None, None
-    for s in rec.get("summary") or []:
-        acc = s.get("accuracy")
-        if acc is not None and (best_acc is None or acc > best_acc):
-            best, best_acc = s["arm"], acc
+    ledger = store.ledger_get(rec["id"]) or {}
     return {
         "id": rec["id"],
         "name": params.get("name"),
-        "created": _iso(rec["created"]),
+        "created": rec["created"],
+        "status": rec["status"],
+        "arms": [a["name"] for a in spec.get("arms", [])],
+        "rows": n_rows,
+        "total": spec.get("total"),
+        "summary": rec.get("summary"),
+        "runs": params.get("runs"),
+        "reference_hash": rec.get("reference_hash"),
+        "max_usd": caps.get("max_usd"),
+        "max_calls": caps.get("max_calls"),
+        "usd": ledger.get("usd"),
+        "calls": ledger.get("calls"),
+    }
+
+
+def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
+    """A ``BenchmarkListing`` dict from a header (:meth:`Store.benchmark_headers`)."""
+    arms, runs, total = head["arms"], head["runs"], head["total"]
+    status = head["status"]
+    if status == "running" and head["id"] not in running:
+        status = "interrupted"
+    accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
+    known = {a: v for a, v in accuracy.items() if v is not None}
+    best = max(known, key=lambda a: known[a]) if known else None
+    return {
+        "id": head["id"],
+        "name": head["name"],
+        "created": _iso(head["created"]),
         "status": status,
         "arms": arms,
-        "n_items": n_items,
-        "runs": runs,
-        "n_rows": n_rows,
+        "rows": head["rows"],
         "total": total,
+        "accuracy": accuracy,
+        "n_items": total // (len(arms) * runs) if total is not None and arms and runs else None,
+        "runs": runs,
         "best_arm": best,
-        "best_accuracy": best_acc,
-        "reference_hash": rec.get("reference_hash") or "",
-        "usd": None if ledger is None else ledger["usd"],
-        "max_usd": caps.get("max_usd"),
-        "calls": None if ledger is None else ledger["calls"],
-        "max_calls": caps.get("max_calls"),
+        "best_accuracy": None if best is None else known[best],
+        "reference_hash": head["reference_hash"] or "",
+        "usd": head["usd"],
+        "max_usd": head["max_usd"],
+        "calls": head["calls"],
+        "max_calls": head["max_calls"],
     }
 
 
 def benchmark_list(
-    store: Store, search: str | None = None, running: Collection[str] = ()
+    store: Store, search: str | None = None, running: Collection[str] = (), limit: int | None = None
 ) -> list[dict[str, Any]]:
     """Stored benchmarks, newest first, optionally only those whose name or id contains ``search``.
 
@@ -104,11 +120,13 @@ def benchmark_list(
             for all.
         running: ids of the benchmarks this process runs now (a ``running`` record not among
             them is reported ``interrupted``).
+        limit: the most benchmarks to return (the newest); ``None`` for all.
 
     Returns:
-        One ``BenchmarkSummary`` dict per benchmark: id, name, created (ISO 8601, UTC), status,
-        arms, n_items, runs, n_rows, total, best_arm and best_accuracy (from the stored summary;
-        ``None`` until the benchmark ends), reference_hash.
+        One ``BenchmarkListing`` dict per benchmark: id, name, created (ISO 8601, UTC), status,
+        arms, rows, total, accuracy per arm, n_items, runs, best_arm and best_accuracy (from the
+        stored summary; ``None`` until the benchmark ends), reference_hash, and the governor's
+        use (usd, calls) and caps (max_usd, max_calls).
 
     Example:
         >>> s = Store(":memory:")
@@ -121,14 +139,12 @@ def benchmark_list(
     """
     needle = (search or "").casefold()
     out = []
-    for head in reversed(store.benchmark_list()):
-        rec = store.benchmark_get(head["id"])
-        if rec is None:  # removed meanwhile
+    for head in store.benchmark_headers():
+        if needle and needle not in f"{head['name'] or ''}\n{head['id']}".casefold():
             continue
-        summ = _summary(rec, head["rows"], running, store.ledger_get(head["id"]))
-        if needle and needle not in f"{summ['name'] or ''}\n{summ['id']}".casefold():
-            continue
-        out.append(summ)
+        out.append(_summary(head, running))
+        if limit is not None and len(out) >= limit:
+            break
     return out
 
 
@@ -219,7 +235,7 @@ def benchmark_view(
 
     rec = _record(store, benchmark_id)
     rows = store.rows_get(benchmark_id)
-    head = _summary(rec, len(rows), running, store.ledger_get(benchmark_id))
+    head = _summary(_head(store, rec, len(rows)), running)
     out: dict[str, Any] = {
         "benchmark": head,
         "arms": [],
@@ -457,7 +473,7 @@ def benchmark_cell(store: Store, benchmark_id: str, item: str, arm: str) -> dict
     if ref is not None and item in ref.items:
         payload, label = ref.payload(item), ref.labels.get(item)
     return {
-        "benchmark": _summary(rec, len(rows), ()),
+        "benchmark": _summary(_head(store, rec, len(rows)), ()),
         "item": item,
         "arm": arm,
         "cluster": mine[0].cluster,
@@ -548,8 +564,8 @@ def benchmark_compare(
     for d, adj in zip(diffs, _holm([d["p_value"] for d in diffs]), strict=True):
         d["p_holm"] = adj if len(diffs) > 1 else None
     return {
-        "a": _summary(rec_a, len(rows_a), running),
-        "b": _summary(rec_b, len(rows_b), running),
+        "a": _summary(_head(store, rec_a, len(rows_a)), running),
+        "b": _summary(_head(store, rec_b, len(rows_b)), running),
         "reference_hash": rec_a.get("reference_hash") or "",
         "differences": diffs,
         "only_a": [n for n in arms_a if n not in arms_b],

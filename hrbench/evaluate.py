@@ -139,10 +139,13 @@ class Evaluation:
         epochs: the number of epochs.
         epoch_scores: with epochs > 1, one list of row scores per epoch (``None`` for failures).
         score_std: with epochs > 1, the sample standard deviation (n - 1) of the epoch means.
-        ci_95: with epochs > 1, a 95% interval for ``mean_score``: Student's t over the epoch means
-            (``mean ± t(0.975, k-1) · sd / sqrt(k)`` for ``k`` epochs, scipy). It measures how
-            much the score moves between re-samplings of the model on this fixed data set; it does
-            not cover the choice of rows. ``(m, m)`` when every epoch scored the same.
+        ci_95: with epochs > 1, a 95% interval for ``mean_score`` by the method
+            :func:`hrbench.report` uses (issue 14): rows are items, epochs their runs, each row's
+            score its mean over epochs (failures 0); Wilson's interval on the effective sample
+            size with t on ``rows - 1`` df, within [0, 1], covering the choice of rows as well as
+            the re-sampling of the model. It has width even when every epoch scored the same.
+            ``None`` with a single row; for scores outside [0, 1], the t interval of the row
+            means.
         epoch_traces: with epochs > 1, one list of traces per epoch.
         metric: the metric's name.
         module: the module's name.
@@ -354,7 +357,7 @@ async def _evaluate(
     score_std = ci_95 = None
     if epochs > 1 and n:
         score_std = statistics.stdev(epoch_means)
-        ci_95 = _t_interval(epoch_means)
+        ci_95 = _ci_95([sum(col[i] or 0.0 for col in epoch_scores) / epochs for i in range(n)])
 
     last = outcomes[-1]
     total_cost: float | None = 0.0
@@ -412,17 +415,30 @@ async def _evaluate(
     return result, found
 
 
-def _t_interval(means: Sequence[float]) -> tuple[float, float]:
-    """Student's t 95% interval of the mean of ``means`` (k >= 2 values)."""
-    k = len(means)
-    m = sum(means) / k
-    sd = statistics.stdev(means)
-    if sd == 0 or not math.isfinite(sd):
-        return (m, m)
-    from scipy import stats
+def _ci_95(row_means: Sequence[float]) -> tuple[float, float] | None:
+    """The 95% interval of ``mean_score`` over rows: the one :func:`hrbench.stats.report` uses.
 
-    lo, hi = stats.t.interval(0.95, df=k - 1, loc=m, scale=sd / math.sqrt(k))
-    return (float(lo), float(hi))
+    Issue 14 (one interval method behind report(), compare() and ci_95): each row is an item
+    in a cluster of its own and its epochs are its runs, so scores in [0, 1] get Wilson's
+    interval on the effective sample size with t on ``rows - 1`` df
+    (:func:`hrbench.stats.intervals.proportion_interval`), always within [0, 1]. Scores outside
+    [0, 1] (a numeric metric on another scale) get the t interval of the row means instead.
+    ``None`` with a single row (no degrees of freedom).
+    """
+    n = len(row_means)
+    if n < 2:
+        return None
+    import numpy as np
+
+    from hrbench.stats.intervals import _t_interval, proportion_interval
+
+    y = np.asarray(row_means, dtype=float)
+    if y.min() >= 0.0 and y.max() <= 1.0:
+        iv = proportion_interval(y, np.arange(n), n, 0.95)
+        lo, hi = iv.low, iv.high
+    else:
+        lo, hi = _t_interval(float(y.mean()), float(y.std(ddof=1)) / math.sqrt(n), n - 1, 0.95)
+    return None if lo is None or hi is None else (lo, hi)
 
 
 def _emit(found: list[Warning]) -> None:

@@ -27,6 +27,12 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout (the only mode)")
     daemon = sub.add_parser("daemon", help="serve many clients on a Unix socket in the state dir")
     daemon.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token required)")
+    daemon.add_argument(
+        "--idle-exit",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this many seconds without a client or a running benchmark (default: never)",
+    )
     args = parser.parse_args(argv)
     home: Path = _paths.home(args.home)
     max_bytes = int(args.max_message_mb * 1024 * 1024)
@@ -34,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.mode == "serve":
         return serve_stdio(home, max_bytes)
-    return serve_daemon(home, args.tcp, max_bytes)
+    return serve_daemon(home, args.tcp, max_bytes, args.idle_exit)
 
 
 if __name__ == "__main__":

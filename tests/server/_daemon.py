@@ -27,10 +27,12 @@ class Daemon:
         tcp: str | None = None,
         max_message_mb: float | None = None,
         env: dict[str, str] | None = None,
+        idle_exit_s: float | None = None,
     ) -> None:
         self.home = home
         self.tcp = tcp
         self.max_message_mb = max_message_mb
+        self.idle_exit_s = idle_exit_s
         self.env = {**os.environ, "HRBENCH_HOME": str(home), **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home.parent / f"{home.name}-daemon.log"
@@ -46,6 +48,8 @@ class Daemon:
         cmd.append("daemon")
         if self.tcp:
             cmd += ["--tcp", self.tcp]
+        if self.idle_exit_s is not None:
+            cmd += ["--idle-exit", str(self.idle_exit_s)]
         return cmd
 
     def start(self, timeout_s: float = 30.0) -> Daemon:

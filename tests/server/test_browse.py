@@ -50,12 +50,12 @@ def test_list_searches_names_and_reports_best_arm(benches: tuple[Daemon, str, st
             11,
             5,
         )
-        assert one.n_rows == one.total == 3 * 11 * 5
+        assert one.rows == one.total == 3 * 11 * 5
         summary = {s["arm"]: s["accuracy"] for s in c.report(first)["arms"]}  # type: ignore[index]
         assert one.best_accuracy == max(summary.values()) and summary[one.best_arm] == one.best_accuracy
-        assert [b.id for b in c.benchmarks("VIEW-SECOND")] == [second]
-        assert [b.id for b in c.benchmarks(first[:10])] == [first]
-        assert c.benchmarks("no benchmark is called this") == []
+        assert [b.id for b in c.benchmarks(search="VIEW-SECOND")] == [second]
+        assert [b.id for b in c.benchmarks(search=first[:10])] == [first]
+        assert c.benchmarks(search="no benchmark is called this") == []
 
 
 def test_view_numbers_are_the_reports(benches: tuple[Daemon, str, str]) -> None:
@@ -167,12 +167,19 @@ def test_cell_has_every_run_with_trace_and_a_working_command(
     d = benches[0]
     spec = mock_spec("with-calls")
     spec["arms"].append({"kind": "prompt", "name": "ask", "template": "{item}?"})
-    spec["client"] = {"kind": "mock", "replies": {"question 2?": "no"}, "default": "maybe"}
+    spec["client"] = {
+        "kind": "mock",
+        "replies": {"question 2?": "no"},
+        "default": "maybe",
+        "model": "no-price",
+    }
     with d.client() as c:
         first = run(c, spec)
         cell = c.cell(first, "q2", "ask")
         rows = [r for r in c.rows(first).rows if r.item == "q2" and r.arm == "ask"]
         assert [x.row.outcome for x in c.cell(first, "q3", "ask").runs] == ["maybe"] * 5
+        unpriced = c.view(first).arms[-1]  # a mock model has no price: USD is NA, as in report()
+        assert (unpriced.arm, unpriced.usd, unpriced.usd_unpriced) == ("ask", None, 50)
     assert [x.row for x in cell.runs] == sorted(rows, key=lambda r: r.run)
     assert [x.row.draw_index for x in cell.runs] == [1, 2, 3, 4, 5]
     assert [(x.row.outcome, x.row.correct) for x in cell.runs] == [("no", True)] * 5
@@ -274,13 +281,13 @@ def test_a_running_benchmark_shows_progress_and_spend_against_its_cap(shared_dae
         rows = iter(stream)
         for _ in range(12):
             next(rows)
-        (listed,) = other.benchmarks("slow-one")
-        assert listed.status == "running" and 0 < listed.n_rows < listed.total == 55
+        (listed,) = other.benchmarks(search="slow-one")
+        assert listed.status == "running" and 0 < listed.rows < listed.total == 55
         assert (listed.max_usd, listed.max_calls) == (5.0, 1000)
         assert other.view(listed.id).benchmark.status == "running"
         stream.close()  # cancels: the rows so far are kept
     assert notes and all(n.max_usd == 5.0 and n.max_calls == 1000 and n.usd == 0.0 for n in notes)
     assert [n.done for n in notes] == sorted(n.done for n in notes) and notes[-1].calls >= notes[0].calls
     with shared_daemon.client() as c:
-        (after,) = c.benchmarks("slow-one")
+        (after,) = c.benchmarks(search="slow-one")
     assert after.status == "cancelled" and after.calls is not None and after.calls >= 12

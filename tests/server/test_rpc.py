@@ -47,7 +47,6 @@ def test_score_round_trip(shared_daemon: Daemon) -> None:
     [
         (b"{not json", -32700, "Parse error"),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "score", "params": {"output": "x"', -32700, "Parse error"),
-        (b"[1, 2, 3]", -32600, "Invalid Request"),
         (b'"just a string"', -32600, "Invalid Request"),
         (b'{"jsonrpc": "2.0", "id": 1}', -32600, "missing `method`"),
         (b'{"jsonrpc": "1.0", "id": 1, "method": "status"}', -32600, "jsonrpc"),

@@ -290,11 +290,28 @@ def test_epoch_statistics() -> None:
     assert result.mean_score == pytest.approx(statistics.mean(means))
     assert result.scores == [pytest.approx(sum(e[i] for e in result.epoch_scores) / 5) for i in range(4)]
     assert result.score_std == pytest.approx(statistics.stdev(means))
-    sem = statistics.stdev(means) / math.sqrt(5)
-    want = (
-        stats.t.interval(0.95, df=4, loc=statistics.mean(means), scale=sem) if sem else (means[0], means[0])
-    )
-    assert result.ci_95 == pytest.approx(want)
+    # issue 14: the interval report() gives, rows as items (clusters of one) and epochs as runs
+    from hrbench.stats import report
+
+    rows = [
+        {
+            "cluster": f"r{i}",
+            "item": f"r{i}",
+            "arm": "m",
+            "run": e + 1,
+            "correct": s,
+            "failure_kind": None,
+            "usd": 0.0,
+            "reportable": True,
+        }
+        for e, col in enumerate(result.epoch_scores)
+        for i, s in enumerate(col)
+    ]
+    arm = report(rows).arm("m")
+    assert arm.accuracy == pytest.approx(result.mean_score)
+    assert result.ci_95 == pytest.approx((arm.ci_low, arm.ci_high))
+    assert 0.0 <= result.ci_95[0] <= result.mean_score <= result.ci_95[1] <= 1.0
+    assert stats.t.ppf(0.975, 3) > 0  # t on rows - 1 = 3 df
     assert result.predictions == [Prediction(t.outputs) for t in result.epoch_traces[-1]]  # the last epoch
     assert [m["draw_index"] for m in result.metadata] == [5] * 4
     assert "Epochs: 5" in str(result)
@@ -317,7 +334,10 @@ def test_epochs_with_a_failing_epoch_give_no_row_score() -> None:
 def test_constant_epochs_give_a_point_interval() -> None:
     result = evaluate(rule(), seed_data("rows"), same_label, epochs=3)
     assert result.epoch_scores == [[1, 1, 1, 0]] * 3
-    assert result.score_std == 0.0 and result.ci_95 == (0.75, 0.75)
+    assert result.score_std == 0.0
+    # issue 14: the rows are a sample too, so the interval has width: Wilson on 4 rows, t on 3 df
+    lo, hi = result.ci_95
+    assert 0.0 < lo < 0.75 < hi < 1.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -494,3 +514,32 @@ def test_identical_rows_share_a_cached_draw_but_epochs_must_differ() -> None:
     repeated = evaluate(module("a -> b", model=MockClient(stuck)), data[:1], "exact_match", epochs=2)
     assert [(e.epoch, e.kind) for e in repeated.errors] == [(2, "run")]
     assert "DuplicateDrawError" in repeated.errors[0].message
+
+
+@pytest.mark.parametrize(
+    ("scores", "inside"),
+    [
+        ([1.0, 1.0, 1.0, 1.0], True),  # every row right: the interval still reaches below 1
+        ([1.0, 1.0, 1.0, 0.0], True),
+        ([0.5, 0.25, 1.0, 0.75], True),  # graded scores in [0, 1]
+        ([0.0, 0.0, 0.0, 0.0], True),
+        ([2.0, 3.0, 5.0, 4.0], False),  # another scale: the t interval of the row means
+    ],
+)
+def test_ci_95_is_reports_interval_and_stays_in_range(scores: list[float], inside: bool) -> None:
+    by_text = dict(zip(["I love it!", "Awful.", "Great value", "Not great"], scores, strict=True))
+    result = evaluate(rule(), seed_data("rows"), lambda pred, row: by_text[row["text"]], epochs=2)
+    lo, hi = result.ci_95
+    assert lo <= result.mean_score <= hi and lo < hi
+    if inside:
+        assert 0.0 <= lo < hi <= 1.0
+    else:
+        n = 4
+        half = stats_t_half(scores, n)
+        assert (lo, hi) == pytest.approx((result.mean_score - half, result.mean_score + half))
+
+
+def stats_t_half(scores: list[float], n: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.975, n - 1) * statistics.stdev(scores) / math.sqrt(n))

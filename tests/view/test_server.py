@@ -47,7 +47,7 @@ def test_endpoints_answer_what_the_daemon_answers(
     with shared_daemon.client() as c:
         expect = {
             "/api/benchmarks": {"benchmarks": c.benchmarks()},
-            "/api/benchmarks?search=VIEW-B": {"benchmarks": c.benchmarks("view-b")},
+            "/api/benchmarks?search=VIEW-B": {"benchmarks": c.benchmarks(search="view-b")},
             f"/api/benchmark/{a}": c.view(a),
             f"/api/benchmark/{a}?against=flaky&level=0.9": c.view(a, "flaky", level=0.9),
             f"/api/benchmark/{a}/matrix": c.matrix(a),
@@ -119,7 +119,7 @@ def test_view_opens_a_benchmark_by_name_or_id(shared_daemon: Daemon, mock_ids: t
         finally:
             v.stop()
     res = _hrb(shared_daemon.home, "view", "no-such-benchmark", "--no-browser")
-    assert res.returncode == 2 and "no-such-benchmark" in res.stderr
+    assert res.returncode == 3 and "no-such-benchmark" in res.stderr  # NotFound, as for every command
 
 
 def test_report_html_is_one_self_contained_file(

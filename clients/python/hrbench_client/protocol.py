@@ -42,16 +42,18 @@ __all__ = [
     "BenchmarkCellResult",
     "BenchmarkCompareParams",
     "BenchmarkCompareResult",
+    "BenchmarkDeleteParams",
+    "BenchmarkDeleteResult",
     "BenchmarkInfo",
     "BenchmarkListParams",
     "BenchmarkListResult",
+    "BenchmarkListing",
     "BenchmarkMatrixParams",
     "BenchmarkMatrixResult",
     "BenchmarkParams",
     "BenchmarkResult",
     "BenchmarkRowsParams",
     "BenchmarkRowsResult",
-    "BenchmarkSummary",
     "BenchmarkViewParams",
     "BenchmarkViewResult",
     "CacheStatsParams",
@@ -64,8 +66,13 @@ __all__ = [
     "EvalModuleSpec",
     "EvaluateParams",
     "EvaluateResult",
+    "GcParams",
+    "GcResult",
     "GovernorSpec",
+    "HrbenchCapabilities",
     "ImportArmSpec",
+    "InitializeParams",
+    "InitializeResult",
     "MatrixCell",
     "MatrixItem",
     "MockClientSpec",
@@ -91,6 +98,9 @@ __all__ = [
     "RowNotification",
     "ScoreParams",
     "ScoreResult",
+    "ServerCapabilities",
+    "ServerExperimental",
+    "ServerInfo",
     "ShutdownParams",
     "ShutdownResult",
     "StatusParams",
@@ -119,6 +129,14 @@ EnvName = Annotated[
     ),
 ]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
+CallerEnv = Annotated[
+    dict[EnvName, str],
+    Meta(
+        description="Values of the environment variables the spec names (API keys), sent by the client "
+        "from the caller's environment over the same-user local channel: used for this request only "
+        "(before the daemon's own environment), never stored, logged or echoed."
+    ),
+]
 ItemId = str
 
 
@@ -361,9 +379,11 @@ class BenchmarkParams(_Spec):
     mock functions (``hrb bench`` adds the TOML file's directory). To resume an interrupted
     benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
     they must match the stored spec): finished rows are kept and not run again, finished calls
-    are answered from the cache. ``scorer`` decides each row right or wrong; ``metrics`` names
-    graded scores reported beside its accuracy in the summary (``tatqa``: the official TAT-QA
-    EM and F1; ``squad``: SQuAD v2.0 EM and F1; or ``package.module:function``).
+    are answered from the cache. Runs the governor stopped are run again, and ``governor`` may
+    be given with ``resume`` to raise the limits for the rest (a budget stop is resumable).
+    ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
+    its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
+    v2.0 EM and F1; or ``package.module:function``).
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -383,6 +403,7 @@ class BenchmarkParams(_Spec):
     stream: bool = True
     name: str | None = None
     python_path: list[str] = field(default_factory=list)
+    env: CallerEnv = field(default_factory=dict)
 
 
 class ArmInfo(Struct, kw_only=True):
@@ -400,9 +421,10 @@ class ArmSummary(Struct, kw_only=True):
     ``accuracy`` is the mean over runs within each item, then over labelled items, on the
     reportable rows; ``None`` when no item is labelled. ``runs`` counts reportable rows,
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
-    ``budget_stop``, counted apart. ``usd`` sums every row (``None`` when a model had no price).
-    ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged as
-    ``accuracy``; ``None`` for an arm with resumed rows.
+    ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
+    failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
+    no price). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
+    as ``accuracy``; ``None`` for an arm with resumed rows.
     """
 
     arm: str
@@ -411,6 +433,7 @@ class ArmSummary(Struct, kw_only=True):
     runs: int = 0
     wrong: int = 0
     failed: int = 0
+    errors: int = 0
     budget_stop: int = 0
     usd: float | None = 0.0
     tokens_in: int = 0
@@ -530,6 +553,7 @@ class EvaluateParams(_Spec):
     cache: bool = True
     trace_context: Any = None
     python_path: list[str] = field(default_factory=list)
+    env: CallerEnv = field(default_factory=dict)
 
 
 class EvaluateResult(Struct, kw_only=True):
@@ -642,6 +666,94 @@ class BenchmarkRowsResult(Struct, kw_only=True):
     traces: dict[str, list[Step]] | None = None
 
 
+class BenchmarkListParams(_Spec):
+    """Params of ``benchmark/list``: stored benchmarks, newest first.
+
+    ``limit`` keeps the newest ones; ``search`` those whose name or id contains it
+    (case-insensitive; applied before ``limit``).
+    """
+
+    limit: Annotated[int, Meta(ge=1)] | None = None
+    search: str | None = None
+
+
+class BenchmarkListing(Struct, kw_only=True):
+    """One stored benchmark as ``hrb ls`` and ``hrb view`` show it.
+
+    ``status`` is ``running``, ``done``, ``cancelled``, ``failed``, ``refused``, or
+    ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
+    ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
+    summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
+    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as last
+    stored (``None`` before the first batch of rows), ``max_usd`` and ``max_calls`` its caps from
+    the spec (``None``: no cap).
+    """
+
+    id: str
+    name: str | None = None
+    created: str | None = None
+    status: str
+    arms: list[str]
+    rows: int
+    total: int | None = None
+    accuracy: dict[str, float | None] = field(default_factory=dict)
+    n_items: int | None = None
+    runs: int | None = None
+    best_arm: str | None = None
+    best_accuracy: float | None = None
+    reference_hash: str = ""
+    usd: float | None = None
+    max_usd: float | None = None
+    calls: int | None = None
+    max_calls: int | None = None
+
+
+class BenchmarkListResult(Struct, kw_only=True):
+    """Stored benchmarks, newest first."""
+
+    benchmarks: list[BenchmarkListing]
+
+
+class BenchmarkDeleteParams(_Spec):
+    """Params of ``benchmark/delete``: a benchmark (id, unique id prefix or name) with its rows and traces."""
+
+    id: str
+
+
+class BenchmarkDeleteResult(Struct, kw_only=True):
+    """What ``benchmark/delete`` removed."""
+
+    id: str
+    rows: int
+    traces: int
+
+
+class GcParams(_Spec):
+    """Params of ``gc``: delete what is older than ``older_than_s`` seconds, then VACUUM.
+
+    Benchmarks (rows, traces, ledgers) always; running ones never. ``cache``: response-cache
+    entries too (default). ``recordings``: recorded replies too (off by default).
+    """
+
+    older_than_s: Annotated[float, Meta(ge=0)]
+    cache: bool = True
+    recordings: bool = False
+    vacuum: bool = True
+
+
+class GcResult(Struct, kw_only=True):
+    """Counts deleted and the database's size (bytes, with its WAL) before and after."""
+
+    benchmarks: int
+    rows: int
+    traces: int
+    cache: int
+    recordings: int
+    bytes_before: int
+    bytes_after: int
+    vacuumed: bool
+
+
 class ReportParams(_Spec):
     """Params of ``report``: the statistical report of a stored benchmark."""
 
@@ -657,50 +769,6 @@ class ReportResult(Struct, kw_only=True):
 
 # --------------------------------------------------------------------------------------------
 # Browsing stored benchmarks (``hrb view``): read-only, built by ``hrbench.browse``
-
-
-class BenchmarkSummary(Struct, kw_only=True):
-    """A stored benchmark's line in a list.
-
-    ``status`` is ``running``, ``done``, ``cancelled``, ``failed``, ``refused``, or
-    ``interrupted`` (stored as running but no task of the daemon runs it). ``n_items`` and
-    ``runs`` come from the spec; ``best_arm``/``best_accuracy`` from the stored summary
-    (``None`` until the benchmark ends). ``created`` is ISO 8601 UTC. ``usd`` and ``calls``
-    are the governor's use as last stored (``None`` before the first batch of rows),
-    ``max_usd`` and ``max_calls`` its caps from the spec (``None``: no cap).
-    """
-
-    id: str
-    name: str | None = None
-    created: str | None = None
-    status: str
-    arms: list[str] = field(default_factory=list)
-    n_items: int | None = None
-    runs: int | None = None
-    n_rows: int = 0
-    total: int | None = None
-    best_arm: str | None = None
-    best_accuracy: float | None = None
-    reference_hash: str = ""
-    usd: float | None = None
-    max_usd: float | None = None
-    calls: int | None = None
-    max_calls: int | None = None
-
-
-class BenchmarkListParams(_Spec):
-    """Params of ``benchmark/list``: stored benchmarks, newest first.
-
-    ``search`` keeps those whose name or id contains it (case-insensitive).
-    """
-
-    search: str | None = None
-
-
-class BenchmarkListResult(Struct, kw_only=True):
-    """Stored benchmarks, newest first."""
-
-    benchmarks: list[BenchmarkSummary]
 
 
 Level = Annotated[float, Meta(gt=0, lt=1, description="confidence level of the intervals, e.g. 0.95")]
@@ -723,7 +791,7 @@ class ArmView(Struct, kw_only=True):
 
     ``accuracy``/``ci_low``/``ci_high``/``se`` as in ``hrbench.stats.ArmReport``; ``failures``
     counts labelled reportable runs by failure kind (kinds with no run left out); ``usd`` in US
-    dollars, ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
+    dollars (``None`` when a run had no price, as in the report), ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
     ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
     e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
     """
@@ -740,7 +808,7 @@ class ArmView(Struct, kw_only=True):
     failures: dict[str, int]
     tokens_in: int
     tokens_out: int
-    usd: float
+    usd: float | None
     usd_unpriced: int
     usd_per_run: float | None
     usd_per_run_low: float | None
@@ -780,7 +848,7 @@ class BenchmarkViewResult(Struct, kw_only=True):
     while the benchmark has no rows); ``note`` and ``text`` are its note and text.
     """
 
-    benchmark: BenchmarkSummary
+    benchmark: BenchmarkListing
     arms: list[ArmView]
     against: str | None
     differences: list[Difference]
@@ -856,7 +924,7 @@ class CellRun(Struct, kw_only=True):
 class BenchmarkCellResult(Struct, kw_only=True):
     """One cell: the item's payload and label, every run, and the ``hrb rows`` line printing it."""
 
-    benchmark: BenchmarkSummary
+    benchmark: BenchmarkListing
     item: str
     arm: str
     cluster: str
@@ -879,8 +947,8 @@ class BenchmarkCompareParams(_Spec):
 class BenchmarkCompareResult(Struct, kw_only=True):
     """Per arm name in both benchmarks, the paired difference ``b - a`` (Holm over the arms)."""
 
-    a: BenchmarkSummary
-    b: BenchmarkSummary
+    a: BenchmarkListing
+    b: BenchmarkListing
     reference_hash: str
     differences: list[Difference]
     only_a: list[str]
@@ -903,16 +971,68 @@ class StatusResult(Struct, kw_only=True):
     running: list[str]
     home: str
     transport: str
+    idle_exit_s: float | None = None
 
 
 class ShutdownParams(_Spec):
-    """Params of ``shutdown`` (none): the daemon stops after answering."""
+    """Params of ``shutdown`` (none; ``null`` is accepted as none).
+
+    Without ``initialize`` on the connection, the daemon stops after answering
+    (:class:`ShutdownResult`). After ``initialize`` (an LSP client), it is LSP's ``shutdown``:
+    the answer is ``null``, later requests are refused, and the ``exit`` notification ends the
+    connection (over stdio, the process).
+    """
 
 
 class ShutdownResult(Struct, kw_only=True):
-    """Acknowledges ``shutdown``."""
+    """Acknowledges ``shutdown`` (``null`` instead, after ``initialize``)."""
 
     ok: bool = True
+
+
+class InitializeParams(Struct, kw_only=True):
+    """Params of ``initialize``: LSP's ``InitializeParams``; every field is optional and unread.
+
+    Sending ``initialize`` is optional for hrbench's own clients; LSP clients send it first.
+    """
+
+    processId: int | None = None  # noqa: N815 - LSP's spelling
+    clientInfo: dict[str, Any] | None = None  # noqa: N815
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+
+class HrbenchCapabilities(Struct, kw_only=True):
+    """What the server offers, under ``capabilities.experimental.hrbench`` of ``initialize``."""
+
+    protocolVersion: int  # noqa: N815 - LSP's spelling
+    methods: list[str] = field(default_factory=list)
+    notifications: list[str] = field(default_factory=list)
+
+
+class ServerExperimental(Struct, kw_only=True):
+    """``capabilities.experimental``: hrbench's own capabilities."""
+
+    hrbench: HrbenchCapabilities
+
+
+class ServerCapabilities(Struct, kw_only=True):
+    """The LSP ``ServerCapabilities`` hrbench announces (no document features; custom requests)."""
+
+    experimental: ServerExperimental
+
+
+class ServerInfo(Struct, kw_only=True):
+    """LSP ``serverInfo``."""
+
+    name: str
+    version: str
+
+
+class InitializeResult(Struct, kw_only=True):
+    """LSP's ``InitializeResult``: the server's name and version, and its methods."""
+
+    capabilities: ServerCapabilities
+    serverInfo: ServerInfo  # noqa: N815 - LSP's spelling
 
 
 class AuthParams(_Spec):
@@ -947,8 +1067,10 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "recording/export": (RecordingExportParams, RecordingExportResult),
     "cache/stats": (CacheStatsParams, CacheStatsResult),
     "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
-    "report": (ReportParams, ReportResult),
     "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
+    "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
+    "gc": (GcParams, GcResult),
+    "report": (ReportParams, ReportResult),
     "benchmark/view": (BenchmarkViewParams, BenchmarkViewResult),
     "benchmark/matrix": (BenchmarkMatrixParams, BenchmarkMatrixResult),
     "benchmark/cell": (BenchmarkCellParams, BenchmarkCellResult),
@@ -956,6 +1078,7 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "status": (StatusParams, StatusResult),
     "shutdown": (ShutdownParams, ShutdownResult),
     "auth": (AuthParams, AuthResult),
+    "initialize": (InitializeParams, InitializeResult),
 }
 """Every request method: ``name -> (params Struct, result Struct)``."""
 

@@ -158,7 +158,7 @@ def make_app(connect: Callable[[], Any], token: str) -> Starlette:
 
     def benchmarks(r: Request) -> Callable[[Any], Any]:
         search = q(r, "search")
-        return lambda c: {"benchmarks": c.benchmarks(search)}
+        return lambda c: {"benchmarks": c.benchmarks(search=search)}
 
     def view(r: Request) -> Callable[[Any], Any]:
         bid, against, kw = r.path_params["id"], q(r, "against"), settings(r)

@@ -75,15 +75,15 @@ function spend(b) {
 function statusBadge(b) {
   const badge = h("span", { class: `badge ${b.status}`, "data-k": "status" }, b.status);
   if (b.status !== "running" || !b.total) return badge;
-  const pct = Math.min(100, (100 * b.n_rows) / b.total);
+  const pct = Math.min(100, (100 * b.rows) / b.total);
   const now = Date.now() / 1000;
-  const first = (SEEN[b.id] = SEEN[b.id] || [now, b.n_rows]);
-  const rate = now - first[0] >= 1 && b.n_rows > first[1] ? (b.n_rows - first[1]) / (now - first[0]) : null;
-  const parts = [`${b.n_rows}/${b.total} rows`];
-  if (rate) parts.push(`${rate.toFixed(1)} rows/s`, `ETA ${duration((b.total - b.n_rows) / rate)}`);
+  const first = (SEEN[b.id] = SEEN[b.id] || [now, b.rows]);
+  const rate = now - first[0] >= 1 && b.rows > first[1] ? (b.rows - first[1]) / (now - first[0]) : null;
+  const parts = [`${b.rows}/${b.total} rows`];
+  if (rate) parts.push(`${rate.toFixed(1)} rows/s`, `ETA ${duration((b.total - b.rows) / rate)}`);
   if (spend(b)) parts.push(spend(b));
-  return h("span", { class: "progress", "data-rows": b.n_rows, "data-total": b.total },
-    h("span", { class: "bar", title: `${b.n_rows} of ${b.total} rows` },
+  return h("span", { class: "progress", "data-rows": b.rows, "data-total": b.total },
+    h("span", { class: "bar", title: `${b.rows} of ${b.total} rows` },
       h("span", { style: `width:${pct.toFixed(1)}%` })), badge, " ", h("span", { class: "muted", "data-k": "progress" }, parts.join(" · ")));
 }
 
@@ -215,7 +215,7 @@ async function listPage() {
       h("td", {}, b.arms.join(", ")),
       h("td", { class: "num" }, b.n_items ?? "-"),
       h("td", { class: "num" }, b.runs ?? "-"),
-      h("td", { class: "num" }, b.n_rows),
+      h("td", { class: "num" }, b.rows),
       h("td", {}, b.best_arm ? `${b.best_arm} (${fmt(b.best_accuracy)})` : "-"))));
     count.textContent = `${res.benchmarks.length} benchmark(s)`;
     clearTimeout(timer);

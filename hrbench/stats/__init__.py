@@ -1,0 +1,95 @@
+"""Intervals, paired comparisons, variance components and power for a benchmark (issues 8, 14).
+
+The method is Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to Language
+Model Evaluations" (arXiv 2411.00640):
+
+* An arm's **accuracy** is the mean over runs within each item, then over the labelled items
+  (the seed-002 summary), on the reportable rows (``reportable`` true, ``correct`` not ``None``).
+* Its **standard error** is clustered: items are nested in the reference's clusters and runs in
+  items. With ``y_i`` the item means, ``n`` items, ``G`` clusters of ``n_c`` items and ``e_c``
+  the sum of a cluster's residuals ``y_i - mean(y)``, ``se**2 = sum_c e_c**2 / (1 - n_c / n) /
+  n**2``: the CR2 (Bell-McCaffrey) sandwich of an intercept-only regression on the item means,
+  which is CR1's ``G / (G - 1)`` correction when clusters are equal and inflates large clusters
+  when they are not; with one item per cluster it is the ordinary ``sd(y) / sqrt(n)``. The
+  run-to-run noise is inside each item mean, so it is counted once.
+* Its **interval** is Wilson's score interval on the effective sample size ``n_eff = p (1 - p)
+  / se**2`` with the ``t`` quantile on ``G - 1`` degrees of freedom (Korn & Graubard 1998; Dean
+  & Pagano 2015; :func:`~hrbench.stats.intervals.proportion_interval`): always within [0, 1],
+  asymmetric near 0 and 1, and of positive width whenever anything was sampled (an arm right on
+  every run gets ``n_eff`` = its items, not the point [1, 1]). Simulated by
+  ``bench/coverage.py`` over the designs of issue 14 it covers 94-96% (the naive iid interval
+  32-92%), except where the best possible data cannot exclude the truth (10 clusters of 3
+  items at accuracy 0.97: 97.5%, conservative). An arm with fewer than 10 clusters is flagged
+  (``few_clusters``, and a note in the text): its interval is wide.
+* ``method="bootstrap"`` resamples whole clusters with replacement (``n_boot`` times, seeded);
+  the standard error is the bootstrap standard deviation and the interval the percentile one
+  (Wilson's where every resample agrees, so it never collapses to a point). With few clusters
+  it under-covers; prefer ``"cluster"``.
+* **Variance components** (Miller §4): ``var_within`` is the mean over items of the run-to-run
+  sample variance (``ddof=1``) and ``var_between`` the variance of the items' true scores,
+  estimated by moments as ``var(y_i) - mean(s_i**2 / K_i)``, floored at 0.
+* **Paired comparisons** (Miller §4.2) take the per-item differences of the mean scores on the
+  items both arms ran. The interval is MOVER over the two directions of disagreement, each a
+  Wilson interval on its effective sample size (Zou & Donner 2008; Newcombe 1998;
+  :func:`~hrbench.stats.intervals.difference_interval`): the clustered t interval away from the
+  boundary, asymmetric when the arms rarely disagree, never a point. The p-value inverts it on
+  t with ``G - 1`` df (the t test away from the boundary; never 0 from finite data, 1 when the
+  arms agree on average). :func:`compare_all` adds Holm-adjusted p-values over all pairs.
+* **Power** (Miller §5): the power of that t test at ``n`` items is the noncentral t's with
+  ``G - 1`` df and noncentrality ``diff / sqrt(deff * (var_between + var_within / runs) / n)``;
+  :func:`power` solves for ``n``. In ``bench/coverage.py`` its promise is within 0.03 of
+  the simulated power at 5, 10, 20 and 50 clusters (under a strong cluster effect it
+  under-promises by up to 0.04: conservative).
+* **Cost**: ``usd`` is what the arm's reportable rows cost; ``usd_per_run`` is the mean over
+  labelled items of the USD per run (the same averaging as accuracy), with a clustered interval;
+  ``accuracy_per_usd = accuracy / usd_per_run`` (correct answers per USD spent per run), with a
+  delta-method interval (``z_i = (y_i - R c_i) / mean(c)`` given the clustered standard error
+  of their mean) or, under ``method="bootstrap"``, the percentile interval of the resampled
+  ratio.
+
+Fewer than 5 runs in any arm x item cell, or unequal runs across cells, raises
+:class:`~hrbench.errors.TooFewRunsError` unless ``descriptive=True`` (seed 002; the cells are
+counted, not the run numbers). ``correct`` must be a boolean, 0 or 1, or ``None`` (no label):
+anything else is a :class:`~hrbench.errors.ConfigError` naming the row. A descriptive report still gives the clustered standard error,
+the intervals, the paired comparisons and their p-values over items: one greedy prediction per
+item (``runs=1``, e.g. scoring a file of existing predictions) says nothing about run-to-run
+spread, but its intervals still tell how much the accuracy depends on which items (and
+clusters) were sampled. ``var_within`` and ``var_between`` are ``None`` with a single run per
+item (the run-to-run spread cannot be told from the spread between items). Each item's score
+then holds whatever run noise there was, unseparated; the intervals are read as covering the
+sampling of items only. Every output says the report is descriptive: its text (header and
+note), its JSON and ``to_dict`` (``descriptive`` and ``note``) and its pandas frames (a
+``descriptive`` column and ``attrs``). With 5 or more runs ``descriptive=True`` changes nothing:
+the report is an ordinary interval report and is not labelled descriptive.
+
+Example:
+    >>> from hrbench.records import Row
+    >>> rows = [Row(cluster=c, item=i, arm="ask", run=r, split="test",
+    ...             correct=(i != "q3"), outcome=None, failure_kind=None if i != "q3" else "wrong")
+    ...         for c, i in [("a", "q1"), ("a", "q2"), ("b", "q3"), ("b", "q4")] for r in range(1, 6)]
+    >>> rep = report(rows)
+    >>> rep.arms[0].accuracy, rep.arms[0].n_clusters, rep.arms[0].wrong
+    (0.75, 2, 5)
+"""
+
+from hrbench.stats.comparisons import compare, compare_all
+from hrbench.stats.intervals import FEW_CLUSTERS
+from hrbench.stats.power import power
+from hrbench.stats.records import ArmReport, Comparison, PowerPlan, PowerPoint, Report
+from hrbench.stats.report import report, report_payload
+from hrbench.stats.table import MIN_RUNS
+
+__all__ = [
+    "FEW_CLUSTERS",
+    "MIN_RUNS",
+    "ArmReport",
+    "Comparison",
+    "PowerPlan",
+    "PowerPoint",
+    "Report",
+    "compare",
+    "compare_all",
+    "power",
+    "report",
+    "report_payload",
+]

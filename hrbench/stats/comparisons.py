@@ -1,0 +1,212 @@
+"""Paired comparisons of arms on the items both ran: :func:`compare`, :func:`compare_all`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from hrbench.stats.intervals import (
+    _DIFF,
+    _TINY,
+    _boot_summary,
+    _boot_totals,
+    _cluster_se,
+    _compact,
+    _rng,
+    _sps,
+    difference_interval,
+)
+from hrbench.stats.records import Comparison
+from hrbench.stats.table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
+
+
+def _paired(
+    t: _Table,
+    a: int,
+    b: int,
+    level: float,
+    method: str,
+    descriptive: bool,
+    seed: int,
+    n_boot: int,
+    cache: dict[int, _Items] | None = None,
+) -> Comparison:
+    cache = {} if cache is None else cache
+    ia = cache[a] if a in cache else cache.setdefault(a, _items(t, a))
+    ib = cache[b] if b in cache else cache.setdefault(b, _items(t, b))
+    common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
+    out: dict[str, Any] = dict(
+        arm_a=t.arms[a],
+        arm_b=t.arms[b],
+        diff=None,
+        se=None,
+        ci_low=None,
+        ci_high=None,
+        p_value=None,
+        p_holm=None,
+        df=None,
+        n_items=int(common.size),
+        n_clusters=0,
+        accuracy_a=None,
+        accuracy_b=None,
+        se_unpaired=None,
+        level=level,
+        method=method,
+        descriptive=descriptive,
+    )
+    if common.size == 0:
+        return Comparison(**out)
+    ya, yb = ia.y[pa], ib.y[pb]
+    d = ya - yb
+    g, n_g = _compact(t.item_cluster[common])
+    diff = float(d.mean())
+    out.update(
+        diff=diff, n_clusters=n_g, df=n_g - 1, accuracy_a=float(ya.mean()), accuracy_b=float(yb.mean())
+    )
+    if n_g < 2:
+        return Comparison(**out)
+    se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
+    if se_a is not None and se_b is not None:
+        out["se_unpaired"] = math.hypot(se_a, se_b)
+    iv = difference_interval(ya, yb, g, n_g, level)
+    se, lo, hi, p = iv.se, iv.low, iv.high, iv.p_value
+    if method == "bootstrap":
+        parts = np.column_stack([d, np.ones_like(d)])
+        tot = _boot_totals(parts, g, n_g, _rng(seed, t.arms[a], t.arms[b]), n_boot)
+        b_se, b_lo, b_hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _DIFF)
+        if b_se > 0:  # every resample alike: keep the boundary-aware interval, which has width
+            se, lo, hi = b_se, b_lo, b_hi
+            p = max(_TINY, 2 * float(_sps().t.sf(abs(diff) / b_se, n_g - 1))) if diff else 1.0
+    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p)
+    return Comparison(**out)
+
+
+def _holm(p: Sequence[float | None]) -> list[float | None]:
+    """Holm step-down adjusted p-values (``None`` entries are skipped and kept ``None``)."""
+    known = [(i, v) for i, v in enumerate(p) if v is not None]
+    out: list[float | None] = [None] * len(p)
+    if not known:
+        return out
+    idx = np.array([i for i, _ in known])
+    vals = np.array([v for _, v in known], dtype=float)
+    order = np.argsort(vals, kind="stable")
+    m = vals.size
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * vals[order]))
+    for pos, j in enumerate(order):
+        out[int(idx[j])] = float(adj[pos])
+    return out
+
+
+def _all_pairs(
+    t: _Table, level: float, method: str, descriptive: bool, seed: int, n_boot: int
+) -> list[Comparison]:
+    cache: dict[int, _Items] = {}
+    n = len(t.arms)
+    comps = [
+        _paired(t, a, b, level, method, descriptive, seed, n_boot, cache)
+        for a in range(n)
+        for b in range(a + 1, n)
+    ]
+    for c, adj in zip(comps, _holm([c.p_value for c in comps]), strict=True):
+        c.p_holm = adj
+    return comps
+
+
+def compare(
+    bench: Any,
+    arm_a: str,
+    arm_b: str,
+    level: float = 0.95,
+    method: Method = "cluster",
+    descriptive: bool = False,
+    seed: int = 0,
+    n_boot: int = 2000,
+) -> Comparison:
+    """The paired difference ``arm_a - arm_b`` on the items both arms ran.
+
+    Each common item contributes the difference of its mean scores over runs; the mean of those
+    differences gets the clustered (CR2) standard error, the boundary-aware MOVER interval and a
+    two-sided p-value on t with ``clusters - 1`` degrees of freedom
+    (:func:`~hrbench.stats.intervals.difference_interval`; issue 14: it is the clustered t
+    interval away from the boundary, has width even when the arms never disagree, and its
+    p-value is never 0). Pairing removes the item difficulty both arms share, so the interval
+    is far tighter than two separate intervals suggest (see ``se_unpaired``).
+
+    Args:
+        bench: as for :func:`report`.
+        arm_a: the first arm's name (``diff`` is ``arm_a - arm_b``).
+        arm_b: the second arm's name.
+        level: the interval's level.
+        method: ``"cluster"`` or ``"bootstrap"`` (the p-value then uses the bootstrap standard
+            error in the t test, floored above 0).
+        descriptive: allow fewer than 5 runs per item; the interval and p-value then cover
+            the sampling of items only and the comparison is labelled ``descriptive``.
+        seed: the bootstrap seed.
+        n_boot: bootstrap resamples.
+
+    Returns:
+        A :class:`Comparison` (``p_holm`` is ``None``: use :func:`compare_all` for many pairs).
+
+    Raises:
+        TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
+        ConfigError: an unknown arm, or a bad ``level``/``method``.
+
+    Example:
+        >>> from hrbench.records import Row
+        >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=r, split="test",
+        ...             correct=(i < 4) or (arm == "b" and i < 6), outcome=None, failure_kind=None)
+        ...         for i in range(8) for arm in ("a", "b") for r in range(5)]
+        >>> c = compare(rows, "b", "a")
+        >>> c.diff, c.n_items, c.df
+        (0.25, 8, 7)
+    """
+    _check(level, method, n_boot)
+    t = _table(bench)
+    desc = _too_few(t, descriptive, "compare")
+    a, b = _arm_code(t, arm_a, "arm_a"), _arm_code(t, arm_b, "arm_b")
+    return _paired(t, a, b, level, method, desc, seed, n_boot)
+
+
+def compare_all(
+    bench: Any,
+    level: float = 0.95,
+    method: Method = "cluster",
+    descriptive: bool = False,
+    seed: int = 0,
+    n_boot: int = 2000,
+) -> list[Comparison]:
+    """Paired differences for every pair of arms, with Holm-adjusted p-values.
+
+    Pairs are ``(arms[i], arms[j])`` for ``i < j`` in the benchmark's arm order. Testing many
+    pairs inflates the chance of a false difference; ``p_holm`` controls the family-wise error
+    rate over all of them (Holm's step-down method) and is what to read.
+
+    Args:
+        bench: as for :func:`report`.
+        level: as for :func:`compare`.
+        method: as for :func:`compare`.
+        descriptive: as for :func:`compare`.
+        seed: as for :func:`compare`.
+        n_boot: as for :func:`compare`.
+
+    Returns:
+        One :class:`Comparison` per pair, each with ``p_holm``.
+
+    Raises:
+        TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
+
+    Example:
+        >>> from hrbench.records import Row
+        >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=r, split="test",
+        ...             correct=(i + r + len(arm)) % 2 == 0, outcome=None, failure_kind=None)
+        ...         for i in range(6) for arm in ("a", "bb", "ccc") for r in range(5)]
+        >>> [(c.arm_a, c.arm_b) for c in compare_all(rows)]
+        [('a', 'bb'), ('a', 'ccc'), ('bb', 'ccc')]
+    """
+    _check(level, method, n_boot)
+    t = _table(bench)
+    desc = _too_few(t, descriptive, "compare_all")
+    return _all_pairs(t, level, method, desc, seed, n_boot)

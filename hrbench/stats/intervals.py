@@ -1,0 +1,291 @@
+"""Standard errors and intervals: clustered, t, cluster bootstrap; variance components."""
+
+from __future__ import annotations
+
+import math
+import zlib
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from hrbench.stats.table import _Items
+
+FEW_CLUSTERS = 10
+"""Clusters below which an arm is flagged ``few_clusters``: t on ``clusters - 1`` df makes it wide."""
+
+FEW_CLUSTERS_NOTE = f"few clusters (fewer than {FEW_CLUSTERS}): intervals on t with clusters-1 df are wide."
+
+_BOOT_CELLS = 2_000_000  # resample-by-cluster cells held in memory at once (16 MB of float64)
+
+
+def _sps() -> Any:
+    """``scipy.stats``, imported on first use: ``import hrbench`` must not pay ~0.4 s for scipy."""
+    from scipy import stats
+
+    return stats
+
+
+def _compact(cluster: np.ndarray) -> tuple[np.ndarray, int]:
+    uniq, inv = np.unique(cluster, return_inverse=True)
+    return inv, int(uniq.size)
+
+
+def _cluster_cov(u: np.ndarray, v: np.ndarray, g: np.ndarray, n_g: int) -> float:
+    """CR2 (Bell-McCaffrey) clustered covariance of ``mean(u)`` and ``mean(v)``.
+
+    For a mean, the CR2 adjustment divides each cluster's squared total of residuals by
+    ``1 - n_c / n`` (one minus the cluster's leverage): with equal clusters it is CR1's
+    ``G / (G - 1)``, and with unequal ones it inflates the large clusters, whose residuals the
+    mean has pulled toward itself (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018).
+    """
+    n = u.size
+    tu = np.bincount(g, weights=u - u.mean(), minlength=n_g)
+    tv = tu if v is u else np.bincount(g, weights=v - v.mean(), minlength=n_g)
+    keep = np.bincount(g, minlength=n_g) / n
+    return float(np.sum(tu * tv / (1.0 - keep))) / (n * n)
+
+
+def _cluster_se(v: np.ndarray, g: np.ndarray, n_g: int) -> float | None:
+    """CR2 clustered standard error of ``mean(v)``; ``None`` with fewer than 2 clusters."""
+    if n_g < 2:
+        return None
+    return math.sqrt(max(_cluster_cov(v, v, g, n_g), 0.0))
+
+
+def _t_quantile(level: float, df: int) -> float:
+    """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom."""
+    return float(_sps().t.ppf(0.5 + level / 2, df))
+
+
+class Interval(NamedTuple):
+    """An estimate with its standard error, interval and (for a difference) its p-value."""
+
+    est: float
+    se: float | None
+    low: float | None
+    high: float | None
+    n_eff: float | None = None
+    p_value: float | None = None
+
+
+def _wilson(p: float, n_eff: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval for a proportion ``p`` from ``n_eff`` trials at quantile ``z``."""
+    zz = z * z / n_eff
+    centre = (p + zz / 2) / (1 + zz)
+    half = z / (1 + zz) * math.sqrt(max(p * (1 - p), 0.0) / n_eff + zz / (4 * n_eff))
+    return max(0.0, min(centre - half, p)), min(1.0, max(centre + half, p))
+
+
+def _effective_n(p: float, var: float, n: int) -> float:
+    """Kish's effective sample size ``p (1 - p) / var``; ``n`` when it cannot be estimated.
+
+    At ``p`` 0 or 1 (or zero variance) there is no design effect to estimate, and the units
+    (items) are the most the data can hold: ``n`` whatever the runs per item, since the runs of
+    an item may agree every time (Korn & Graubard 1998 set ``n* = n`` there).
+    """
+    return p * (1 - p) / var if (var > 0 and 0 < p < 1) else float(n)
+
+
+def proportion_interval(y: np.ndarray, g: np.ndarray, n_g: int, level: float) -> Interval:
+    """The interval for a mean of scores in [0, 1] (item means) sampled in clusters.
+
+    The method is Wilson's score interval on the effective sample size with design-based
+    degrees of freedom, as survey packages offer for proportions from cluster samples (Stata's
+    ``proportion, citype(wilson)``; Korn & Graubard 1998, "Confidence intervals for proportions
+    with small expected number of positive counts estimated from survey data", Survey
+    Methodology 24:193-201; Dean & Pagano 2015, "Evaluating confidence interval methods for
+    binomial proportions in clustered surveys", J. Survey Stat. Methodol. 3:484-503):
+
+    * ``p`` is the mean of ``y`` and ``var`` its CR2 clustered variance (:func:`_cluster_cov`);
+    * ``n_eff = p (1 - p) / var`` (Kish), or the number of items when ``p`` is 0 or 1 or the
+      variance is 0 (:func:`_effective_n`);
+    * the interval is Wilson's for ``p`` out of ``n_eff`` with ``z`` the ``t`` quantile on
+      ``clusters - 1`` degrees of freedom.
+
+    It lies within [0, 1], is asymmetric near 0 and 1 (where the sampling distribution is),
+    and has positive width whenever anything was sampled: an arm right on every run of 5 items
+    gets about [0.39, 1] with 5 clusters (case R08a), not [1, 1].
+
+    Args:
+        y: per-item scores in [0, 1], shape (n,).
+        g: per-item cluster codes in ``range(n_g)``, shape (n,).
+        n_g: the number of clusters.
+        level: the interval's level (0.95 for 95%).
+
+    Returns:
+        An :class:`Interval`; ``se``, ``low`` and ``high`` are ``None`` with fewer than 2
+        clusters (no degrees of freedom).
+
+    Example:
+        >>> iv = proportion_interval(np.ones(5), np.arange(5), 5, 0.95)
+        >>> iv.est, iv.se, round(iv.low, 3), iv.high
+        (1.0, 0.0, 0.393, 1.0)
+    """
+    p = float(y.mean())
+    se = _cluster_se(y, g, n_g)
+    if se is None:
+        return Interval(p, None, None, None)
+    n_eff = _effective_n(p, se * se, y.size)
+    lo, hi = _wilson(p, n_eff, _t_quantile(level, n_g - 1))
+    return Interval(p, se, lo, hi, n_eff)
+
+
+def difference_interval(ya: np.ndarray, yb: np.ndarray, g: np.ndarray, n_g: int, level: float) -> Interval:
+    """The interval and two-sided p-value of a paired difference ``mean(ya - yb)``.
+
+    Each item's difference ``d = ya - yb`` is split into the part where ``a`` did better,
+    ``max(d, 0)``, and where ``b`` did, ``max(-d, 0)``: two rates in [0, 1] (the discordance in
+    each direction), each given :func:`proportion_interval`'s Wilson interval on its effective
+    sample size. Their difference gets the MOVER interval (method of variance estimates
+    recovery: Zou & Donner 2008, "Construction of confidence limits about effect measures: a
+    general approach", Stat. Med. 27:1693-1702; Newcombe 1998, "Improved confidence intervals
+    for the difference between binomial proportions based on paired data", Stat. Med.
+    17:2635-2650), with the two rates' correlation from the CR2 clustered covariance. Away from
+    the boundary it is the clustered t interval of the mean difference; when the arms rarely
+    disagree it is asymmetric as the data are. A direction in which the arms never disagreed
+    takes the effective sample size of their disagreement in either direction (a design effect
+    borrowed from the closest estimate), and when they never disagree at all, the number of
+    items: the interval still has width (about the rule of three over the items), never a
+    point.
+
+    The p-value inverts the interval: the ``z`` at which it first touches 0, read on Student's
+    t with ``clusters - 1`` degrees of freedom (so away from the boundary it is the clustered t
+    test, and :func:`~hrbench.stats.power` plans with the same reference distribution). It is
+    1 when the arms agree on average and never 0 from finite data (floored at the smallest
+    positive double).
+
+    Args:
+        ya: per-item mean scores of arm ``a`` in [0, 1], shape (n,).
+        yb: the same items' mean scores of arm ``b``.
+        g: per-item cluster codes in ``range(n_g)``.
+        n_g: the number of clusters.
+        level: the interval's level.
+
+    Returns:
+        An :class:`Interval` with ``p_value``; ``se`` is the CR2 standard error of the mean
+        difference; ``se``, ``low``, ``high`` and ``p_value`` are ``None`` with one cluster.
+
+    Example:
+        >>> same = np.array([1.0, 0.0, 1.0, 1.0, 0.0, 1.0])
+        >>> iv = difference_interval(same, same, np.arange(6), 6, 0.95)
+        >>> iv.est, iv.p_value, iv.low < 0 < iv.high
+        (0.0, 1.0, True)
+    """
+    d = ya - yb
+    diff = float(d.mean())
+    se = _cluster_se(d, g, n_g)
+    if se is None:
+        return Interval(diff, None, None, None)
+    parts = _Discordance(np.maximum(d, 0.0), np.maximum(-d, 0.0), g, n_g)
+    lo, hi = parts.limits(_t_quantile(level, n_g - 1))
+    if diff == 0.0:
+        return Interval(diff, se, lo, hi, p_value=1.0)
+    z = parts.crossing(diff > 0)
+    p = 2.0 * float(_sps().t.sf(z, n_g - 1))
+    return Interval(diff, se, lo, hi, p_value=min(1.0, max(p, _TINY)))
+
+
+_TINY = float(np.finfo(float).tiny)
+
+
+class _Discordance:
+    """The two directional discordance rates of a paired difference, for MOVER limits at any z."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, g: np.ndarray, n_g: int) -> None:
+        self.a, self.b = float(a.mean()), float(b.mean())
+        va, vb = _cluster_cov(a, a, g, n_g), _cluster_cov(b, b, g, n_g)
+        both = a + b  # |d|: disagreement in either direction
+        vc = _cluster_cov(both, both, g, n_g)
+        # a direction with no disagreement borrows the effective size of disagreement overall
+        pooled = _effective_n(float(both.mean()), vc, a.size)
+        self.na = self.a * (1 - self.a) / va if (va > 0 and 0 < self.a < 1) else pooled
+        self.nb = self.b * (1 - self.b) / vb if (vb > 0 and 0 < self.b < 1) else pooled
+        cov = _cluster_cov(a, b, g, n_g)
+        self.r = min(1.0, max(-1.0, cov / math.sqrt(va * vb))) if va > 0 and vb > 0 else 0.0
+
+    def limits(self, z: float) -> tuple[float, float]:
+        a, b, r = self.a, self.b, self.r
+        la, ua = _wilson(a, self.na, z)
+        lb, ub = _wilson(b, self.nb, z)
+        low = (a - b) - math.sqrt(max((a - la) ** 2 + (ub - b) ** 2 - 2 * r * (a - la) * (ub - b), 0.0))
+        high = (a - b) + math.sqrt(max((ua - a) ** 2 + (b - lb) ** 2 - 2 * r * (ua - a) * (b - lb), 0.0))
+        return max(-1.0, low), min(1.0, high)
+
+    def crossing(self, positive: bool) -> float:
+        """The quantile ``z`` at which the interval's near end reaches 0 (bisection)."""
+
+        def clear(z: float) -> bool:  # the interval still excludes 0 at quantile z
+            lo, hi = self.limits(z)
+            return lo > 0 if positive else hi < 0
+
+        lo, hi = 0.0, 1.0
+        while clear(hi) and hi < 1e6:
+            lo, hi = hi, hi * 2
+        for _ in range(64):
+            mid = (lo + hi) / 2
+            if clear(mid):
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+
+def _t_interval(
+    est: float, se: float | None, df: int, level: float, bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[float | None, float | None]:
+    """``est ± t(level, df) * se``, clipped to ``bounds`` (for costs and ratios, not accuracies)."""
+    if se is None or df < 1:
+        return None, None
+    half = _t_quantile(level, df) * se
+    return _clip(est - half, bounds), _clip(est + half, bounds)
+
+
+def _clip(v: float, bounds: tuple[float, float]) -> float:
+    return min(max(v, bounds[0]), bounds[1])
+
+
+_UNIT = (0.0, 1.0)  # an accuracy
+_DIFF = (-1.0, 1.0)  # a difference of accuracies
+_POSITIVE = (0.0, math.inf)  # a cost, or accuracy per USD
+
+
+def _boot_totals(
+    parts: np.ndarray, g: np.ndarray, n_g: int, rng: np.random.Generator, n_boot: int
+) -> np.ndarray:
+    """Resampled column totals: clusters drawn with replacement ``n_boot`` times.
+
+    ``parts`` is (items, m); returns (n_boot, m) sums over the items of the drawn clusters.
+    """
+    cluster_totals = np.stack([np.bincount(g, weights=p, minlength=n_g) for p in parts.T], axis=1)
+    out = np.empty((n_boot, parts.shape[1]))
+    chunk = max(1, _BOOT_CELLS // n_g)
+    for start in range(0, n_boot, chunk):
+        b = min(chunk, n_boot - start)
+        draws = rng.integers(0, n_g, size=(b, n_g))
+        draws += (np.arange(b) * n_g)[:, None]
+        counts = np.bincount(draws.ravel(), minlength=b * n_g).reshape(b, n_g).astype(float)
+        out[start : start + b] = counts @ cluster_totals
+    return out
+
+
+def _rng(seed: int, *names: str) -> np.random.Generator:
+    return np.random.default_rng([seed, *(zlib.crc32(n.encode()) for n in names)])
+
+
+def _boot_summary(
+    boot: np.ndarray, level: float, bounds: tuple[float, float] = (-math.inf, math.inf)
+) -> tuple[float, float, float]:
+    ok = boot[np.isfinite(boot)]
+    lo, hi = np.quantile(ok, [0.5 - level / 2, 0.5 + level / 2])
+    return float(ok.std(ddof=1)), _clip(float(lo), bounds), _clip(float(hi), bounds)
+
+
+def _components(items: _Items) -> tuple[float | None, float | None]:
+    """Within-item (run-to-run) and between-item variance components (Miller §4)."""
+    has = items.k > 1
+    if not has.any() or items.y.size < 2:
+        return None, None
+    within = float(np.mean(items.s2[has]))
+    noise = float(np.mean(items.s2[has] / items.k[has]))
+    between = max(float(np.var(items.y, ddof=1)) - noise, 0.0)
+    return within, between

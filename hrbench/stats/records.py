@@ -1,0 +1,297 @@
+"""The records statistics calls return (msgspec Structs: JSON, dicts and frames at the edges)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from hrbench.errors import ConfigError
+
+__all__ = ["ArmReport", "Comparison", "PowerPlan", "PowerPoint", "Report"]
+
+
+class ArmReport(msgspec.Struct, kw_only=True):
+    """One arm's line of a :class:`Report`.
+
+    Attributes:
+        arm: the arm's name.
+        accuracy: mean over runs within each labelled item, then over items (a proportion in
+            [0, 1]); ``None`` when the arm has no labelled reportable run.
+        se: its standard error (clustered, or bootstrap) over items; ``None`` with a single
+            cluster.
+        ci_low, ci_high: the ``level`` interval (Wilson on the effective sample size), within
+            [0, 1], of positive width; ``None`` when ``se`` is.
+        df: degrees of freedom of its t quantile, ``n_clusters - 1``.
+        n_items: labelled reportable items the arm ran.
+        n_clusters: clusters those items fall in.
+        few_clusters: fewer than 10 clusters (:data:`FEW_CLUSTERS`): the t interval with
+            ``n_clusters - 1`` degrees of freedom is wide and approximate.
+        runs: runs per item (the most any item had).
+        n_runs: labelled reportable runs counted (the seed summary's ``runs`` column).
+        var_within: mean run-to-run variance within an item (score units squared); ``None``
+            with fewer than 2 runs per item.
+        var_between: variance of the items' true scores across items (method of moments,
+            floored at 0); ``None`` with fewer than 2 runs per item.
+        usd: total USD of the arm's reportable rows; ``None`` (NA) when a run's model has no price
+            (seed 002: usd is NA when a model has no price).
+        usd_unpriced: reportable runs whose cost is unknown (``usd`` is ``None`` on the row).
+        usd_per_run: mean USD per run over the labelled items (as accuracy averages).
+        usd_per_run_low, usd_per_run_high: its interval (the low end clipped at 0).
+        accuracy_per_usd: ``accuracy / usd_per_run`` (correct answers per USD); ``None`` when
+            a run has no price or the arm cost nothing.
+        accuracy_per_usd_low, accuracy_per_usd_high: its interval (delta method or bootstrap;
+            the low end clipped at 0).
+        failures: labelled reportable runs that were wrong, whatever the kind.
+        parse_failure, refusal, not_in_document, wrong, budget_stop, error: those runs by
+            ``failure_kind``.
+        unlabelled_runs: reportable runs on items with no label (not counted anywhere above).
+        dev_accuracy: accuracy on the non-reportable (dev) rows, descriptive; ``None`` if none.
+    """
+
+    arm: str
+    accuracy: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    df: int | None
+    n_items: int
+    n_clusters: int
+    few_clusters: bool = False
+    runs: int
+    n_runs: int
+    var_within: float | None
+    var_between: float | None
+    usd: float | None
+    usd_unpriced: int
+    usd_per_run: float | None
+    usd_per_run_low: float | None
+    usd_per_run_high: float | None
+    accuracy_per_usd: float | None
+    accuracy_per_usd_low: float | None
+    accuracy_per_usd_high: float | None
+    failures: int
+    parse_failure: int
+    refusal: int
+    not_in_document: int
+    wrong: int
+    budget_stop: int
+    error: int
+    unlabelled_runs: int
+    dev_accuracy: float | None
+
+
+class Comparison(msgspec.Struct, kw_only=True):
+    """A paired difference ``arm_a - arm_b`` on the items both arms ran.
+
+    Attributes:
+        arm_a, arm_b: the arms compared; ``diff > 0`` means ``arm_a`` scored higher.
+        diff: mean over common items of the per-item difference of mean scores.
+        se: its standard error (clustered or bootstrap) over items; ``None`` with a single
+            cluster.
+        ci_low, ci_high: the ``level`` interval of ``diff`` (MOVER over the two directions of
+            disagreement), within [-1, 1], of positive width.
+        p_value: two-sided p-value of ``diff = 0``: the interval inverted on t with ``df``
+            degrees of freedom; 1 when ``diff`` is 0, never 0.
+        p_holm: Holm-adjusted p-value over all the pairs compared together; ``None`` for a
+            single comparison.
+        df: ``n_clusters - 1``.
+        n_items: items both arms ran (labelled, reportable).
+        n_clusters: clusters of those items.
+        accuracy_a, accuracy_b: each arm's accuracy on those common items.
+        se_unpaired: the standard error of the difference if the two arms' clustered errors
+            were combined as independent (``sqrt(se_a**2 + se_b**2)``): what comparing two
+            separate intervals implies; larger than ``se`` when the arms are correlated.
+        level: the interval's level.
+        method: ``"cluster"`` or ``"bootstrap"``.
+        descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
+            ``descriptive=True``): the interval covers the sampling of items only.
+    """
+
+    arm_a: str
+    arm_b: str
+    diff: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_holm: float | None
+    df: int | None
+    n_items: int
+    n_clusters: int
+    accuracy_a: float | None
+    accuracy_b: float | None
+    se_unpaired: float | None
+    level: float
+    method: str
+    descriptive: bool
+
+
+class PowerPoint(msgspec.Struct, kw_only=True, frozen=True):
+    """Items needed at one number of runs per item (a point of :attr:`PowerPlan.tradeoff`)."""
+
+    runs: int
+    n_items: int
+    total_runs: int
+
+
+class PowerPlan(msgspec.Struct, kw_only=True):
+    """What :func:`power` returns: items needed to detect ``diff`` in a paired comparison.
+
+    Attributes:
+        diff: the difference in accuracy to detect (absolute, in proportion units).
+        alpha: two-sided significance level.
+        power: the probability of detecting ``diff`` when it is real.
+        runs: runs per item assumed.
+        n_items: items needed at ``runs`` runs per item.
+        var_within: run-to-run variance of a per-run score difference (``sigma_a**2 +
+            sigma_b**2``).
+        var_between: variance across items of the true per-item difference (``omega**2``).
+        design_effect: variance inflation from clustering (1 when items are independent).
+        min_items: the floor as runs grow without bound: more runs cannot go below it.
+        tradeoff: items (and total runs per arm) needed at other numbers of runs per item.
+        source: ``"assumed"`` or ``"bench: A vs B"`` (where the variance components came from).
+        items_per_cluster: items per cluster assumed (sets the degrees of freedom).
+        n_clusters: clusters of ``n_items`` items: the t test has ``n_clusters - 1`` df.
+        achieved: the power ``n_items`` items give (at least ``power`` when solved for).
+    """
+
+    diff: float
+    alpha: float
+    power: float
+    runs: int
+    n_items: int
+    var_within: float
+    var_between: float
+    design_effect: float
+    min_items: int
+    tradeoff: list[PowerPoint]
+    source: str
+    items_per_cluster: float = 1.0
+    n_clusters: int = 2
+    achieved: float = 0.0
+
+    def __str__(self) -> str:
+        lines = [
+            f"Power plan: detect a difference of {self.diff:.3f} at alpha {self.alpha:g} "
+            f"(two-sided) with power {self.power:g}",
+            f"  var_between {self.var_between:.4f}, var_within {self.var_within:.4f}, "
+            f"design effect {self.design_effect:.2f} ({self.source})",
+            f"  needs {self.n_items} items ({self.n_clusters} clusters of {self.items_per_cluster:g}; t on "
+            f"{self.n_clusters - 1} df: power {self.achieved:.3f}) at {self.runs} run(s) per item; never "
+            f"fewer than {self.min_items} items however many runs",
+            "  runs  items  total runs per arm",
+        ]
+        lines += [f"  {p.runs:>4}  {p.n_items:>5}  {p.total_runs:>18}" for p in self.tradeoff]
+        return "\n".join(lines)
+
+
+class Report(msgspec.Struct, kw_only=True):
+    """An interval report on a benchmark: one :class:`ArmReport` per arm, paired comparisons.
+
+    ``str(report)`` is a table for a person, :meth:`to_pandas` a frame, :meth:`to_json` JSON
+    bytes (``msgspec.to_builtins(report)`` a dict) and :meth:`plot` a PNG of accuracy against
+    USD per run.
+
+    Attributes:
+        arms: one record per arm, in the benchmark's arm order.
+        comparisons: paired differences for every pair of arms (Holm-adjusted together).
+        level: the intervals' level (0.95 for 95%).
+        method: ``"cluster"`` (clustered Wilson interval) or ``"bootstrap"`` (cluster bootstrap).
+        descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
+            ``descriptive=True``): run-to-run spread is not measured and the intervals cover the
+            sampling of items (and clusters) only; ``note`` says so.
+        runs: runs per item in the benchmark.
+        n_boot: bootstrap resamples (``method="bootstrap"``).
+        seed: the bootstrap seed.
+        note: how to read the report (descriptive label, interval method, multiplicity).
+        version: the record's version.
+    """
+
+    arms: list[ArmReport]
+    comparisons: list[Comparison]
+    level: float
+    method: str
+    descriptive: bool
+    runs: int
+    n_boot: int
+    seed: int
+    note: str
+    version: int = 1
+
+    def arm(self, name: str) -> ArmReport:
+        """The record of the arm called ``name`` (``KeyError`` if there is none)."""
+        for a in self.arms:
+            if a.arm == name:
+                return a
+        raise KeyError(name)
+
+    def __str__(self) -> str:
+        from hrbench.stats.rendering import render
+
+        return render(self)
+
+    def to_json(self) -> bytes:
+        """The report as JSON bytes (``msgspec.json.encode``); ``null`` stands for ``None``."""
+        return msgspec.json.encode(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as builtins (``msgspec.to_builtins``), ready for any JSON encoder."""
+        out: dict[str, Any] = msgspec.to_builtins(self)
+        return out
+
+    def to_pandas(self, table: Literal["arms", "comparisons"] = "arms") -> Any:
+        """One row per arm (or per comparison) as a ``pandas.DataFrame``.
+
+        The frame has a ``descriptive`` column and ``attrs`` holding ``descriptive``, ``note``,
+        ``level`` and ``method``.
+
+        Args:
+            table: ``"arms"`` or ``"comparisons"``.
+
+        Returns:
+            A ``pandas.DataFrame``.
+
+        Raises:
+            ImportError: when pandas is not installed (``pip install 'hrbench[pandas]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError as e:  # pragma: no cover - pandas is a dev dependency
+            raise ImportError("Report.to_pandas() needs pandas: pip install 'hrbench[pandas]'") from e
+        if table == "arms":
+            records: list[Any] = self.arms
+            cols = list(ArmReport.__struct_fields__)
+        elif table == "comparisons":
+            records = self.comparisons
+            cols = list(Comparison.__struct_fields__)
+        else:
+            raise ConfigError("table", table, "must be 'arms' or 'comparisons'")
+        frame = pd.DataFrame([msgspec.to_builtins(r) for r in records], columns=cols)
+        frame["descriptive"] = self.descriptive
+        frame.attrs.update(descriptive=self.descriptive, note=self.note, level=self.level, method=self.method)
+        return frame
+
+    def plot(self, path: str | Any, *, title: str | None = None) -> Any:
+        """Write a PNG of accuracy against USD per run, one point per arm with interval bars.
+
+        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval; arms
+        with no price are left out and named under the plot. When no arm has a positive USD per
+        run (``outputs`` arms that score existing predictions cost nothing) the cost axis would
+        be degenerate, so the plot is instead a horizontal dot plot of accuracy per arm with its
+        interval, titled accordingly. The title names the level and method, and says when the
+        report is descriptive (intervals over items only).
+
+        Args:
+            path: where to write the PNG (a path or a binary file object).
+            title: the plot's title; a default names the level and method.
+
+        Returns:
+            ``path``.
+
+        Raises:
+            ImportError: when matplotlib is not installed (``pip install 'hrbench[plot]'``).
+        """
+        from hrbench.stats.rendering import plot
+
+        return plot(self, path, title=title)

@@ -1,0 +1,200 @@
+"""How a :class:`~hrbench.stats.Report` reads: the text table and the PNG plot."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING, Any
+
+from hrbench.records import FAILURE_KINDS
+from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
+from hrbench.stats.table import MIN_RUNS
+
+if TYPE_CHECKING:
+    from hrbench.stats.records import Report
+
+
+def _f(v: float | None, digits: int = 3) -> str:
+    return "-" if v is None else f"{v:.{digits}f}"
+
+
+def _ci(lo: float | None, hi: float | None, digits: int = 3) -> str:
+    return "-" if lo is None or hi is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _p(v: float | None) -> str:
+    if v is None:
+        return "-"
+    return "<0.001" if v < 0.001 else f"{v:.3f}"
+
+
+def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    fmt = [
+        f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(header, widths, strict=True))
+    ]
+    out = [" " + "  ".join(fmt).rstrip()]
+    for r in rows:
+        cells = [
+            f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(r, widths, strict=True))
+        ]
+        out.append(" " + "  ".join(cells).rstrip())
+    return out
+
+
+def render(rep: Report) -> str:
+    n_items = max((a.n_items for a in rep.arms), default=0)
+    n_clusters = max((a.n_clusters for a in rep.arms), default=0)
+    head = (
+        f"<hrbench report> {len(rep.arms)} arm(s) x {n_items} item(s) in {n_clusters} cluster(s) x "
+        f"{rep.runs} run(s); "
+    )
+    how = (
+        "Wilson interval (effective n, CR2, t)"
+        if rep.method == "cluster"
+        else f"cluster bootstrap ({rep.n_boot} resamples)"
+    )
+    head += f"{rep.level:.0%} {how}"
+    if rep.descriptive:
+        why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
+        head += f"; DESCRIPTIVE ({why}: intervals over items only)"
+    pct = f"{rep.level:.0%} CI"
+    header = ["arm", "accuracy", "se", pct, "items", "clusters", "runs", "failures"]
+    rows = [
+        [
+            a.arm,
+            _f(a.accuracy),
+            _f(a.se),
+            _ci(a.ci_low, a.ci_high),
+            str(a.n_items),
+            f"{a.n_clusters}!" if a.few_clusters else str(a.n_clusters),
+            str(a.n_runs),
+            str(a.failures),
+        ]
+        for a in rep.arms
+    ]
+    cost_header = ["arm", "var_within", "var_between", "usd", "usd/run", pct, "acc/usd", pct]
+    cost_rows = [
+        [
+            a.arm,
+            _f(a.var_within, 4),
+            _f(a.var_between, 4),
+            "NA" if a.usd is None else f"{a.usd:.4f}",
+            _f(a.usd_per_run, 5),
+            _ci(a.usd_per_run_low, a.usd_per_run_high, 5),
+            _f(a.accuracy_per_usd, 1),
+            _ci(a.accuracy_per_usd_low, a.accuracy_per_usd_high, 1),
+        ]
+        for a in rep.arms
+    ]
+    lines = [head, *_grid(header, rows)]
+    if any(a.few_clusters for a in rep.arms):
+        lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
+    lines.append("Variance components (score units squared) and cost:")
+    lines += _grid(cost_header, cost_rows)
+    if any(a.usd_unpriced for a in rep.arms):
+        lines.append(
+            "  NA: runs with no price ("
+            + ", ".join(f"{a.arm}: {a.usd_unpriced}" for a in rep.arms if a.usd_unpriced)
+            + "); seed 002: usd is NA when a model has no price, and acc/usd is not given."
+        )
+    kinds = [k for k in FAILURE_KINDS if any(getattr(a, k) for a in rep.arms)]
+    if kinds:
+        lines.append(
+            "  failures by kind: "
+            + "; ".join(
+                f"{a.arm}: " + ", ".join(f"{k} {getattr(a, k)}" for k in kinds if getattr(a, k))
+                for a in rep.arms
+            )
+        )
+    if any(a.unlabelled_runs for a in rep.arms):
+        lines.append(
+            "  items, runs and failures count labelled runs only; print(bench) also counts the runs on "
+            "items with no label ("
+            + ", ".join(f"{a.arm}: {a.unlabelled_runs}" for a in rep.arms if a.unlabelled_runs)
+            + ") in its items, runs, wrong and failed columns."
+        )
+    if rep.comparisons:
+        lines.append("Paired differences (arm_a - arm_b, on the items both ran):")
+        ch = ["pair", "diff", "se", pct, "p", "p_holm", "items", "se_unpaired"]
+        crow = [
+            [
+                f"{c.arm_a} - {c.arm_b}",
+                _f(c.diff),
+                _f(c.se),
+                _ci(c.ci_low, c.ci_high),
+                _p(c.p_value),
+                _p(c.p_holm),
+                str(c.n_items),
+                _f(c.se_unpaired),
+            ]
+            for c in rep.comparisons
+        ]
+        lines += _grid(ch, crow)
+    lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
+    return "\n".join(lines)
+
+
+def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
+    """Draw :meth:`Report.plot` (see there)."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as e:
+        raise ImportError(
+            "Report.plot() needs matplotlib, an optional extra: pip install 'hrbench[plot]'"
+        ) from e
+    shown = [a for a in rep.arms if a.accuracy is not None]
+    priced = [a for a in shown if a.usd_per_run is not None]
+    by_cost = any((a.usd_per_run or 0.0) > 0 for a in priced)
+
+    def bar(est: float, lo: float | None, hi: float | None) -> list[list[float]] | None:
+        return None if lo is None or hi is None else [[max(0.0, est - lo)], [max(0.0, hi - est)]]
+
+    size = (6.4, 4.4) if by_cost else (6.4, max(2.8, 1.6 + 0.5 * len(shown)))
+    fig = Figure(figsize=size, dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    if by_cost:
+        for a in priced:
+            acc, x = float(a.accuracy or 0.0), float(a.usd_per_run or 0.0)
+            ax.errorbar(
+                [x],
+                [acc],
+                yerr=bar(acc, a.ci_low, a.ci_high),
+                xerr=bar(x, a.usd_per_run_low, a.usd_per_run_high),
+                fmt="o",
+                capsize=4,
+            )
+            ax.annotate(a.arm, (x, acc), textcoords="offset points", xytext=(6, 6), fontsize=9)
+        ax.margins(x=0.15, y=0.1)
+        ax.set_xlabel("USD per run")
+        ax.set_ylabel("accuracy")
+        left_out = [a.arm for a in shown if a.usd_per_run is None]
+        if left_out:
+            fig.text(0.01, 0.01, "not plotted (no price): " + ", ".join(left_out), fontsize=8)
+        head = "Accuracy vs USD per run"
+    else:
+        n = len(shown)
+        for pos, a in enumerate(shown):
+            acc, y = float(a.accuracy or 0.0), n - 1 - pos  # first arm on top
+            ax.errorbar([acc], [y], xerr=bar(acc, a.ci_low, a.ci_high), fmt="o", capsize=4)
+            label = f"{acc:.3f}  " + ("(no interval)" if a.ci_low is None else _ci(a.ci_low, a.ci_high))
+            ax.annotate(label, (acc, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
+        ax.set_yticks(range(n), [a.arm for a in reversed(shown)])
+        ax.set_ylim(-0.7, n - 0.3)
+        ends = [v for a in shown for v in (a.accuracy, a.ci_low, a.ci_high) if v is not None]
+        if ends:
+            span = max(max(ends) - min(ends), 0.05)
+            ax.set_xlim(max(-0.01, min(ends) - 0.15 * span), min(1.01, max(ends) + 0.15 * span))
+        ax.set_xlabel("accuracy")
+        head = "Accuracy per arm (no cost recorded)"
+    ax.grid(True, alpha=0.3)
+    if title is None:
+        how = "clustered Wilson" if rep.method == "cluster" else "cluster bootstrap"
+        title = f"{head}\n{rep.level:.0%} {how} intervals, {rep.runs} run(s) per item"
+        if rep.descriptive:
+            title += f"\ndescriptive (fewer than {MIN_RUNS} runs): intervals over items only"
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, format="png")
+    return path

@@ -1,0 +1,262 @@
+"""Per-arm interval reports: :func:`report` and the daemon's :func:`report_payload`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from hrbench.errors import ConfigError
+from hrbench.records import FAILURE_KINDS
+from hrbench.stats.comparisons import _all_pairs, compare
+from hrbench.stats.intervals import (
+    _POSITIVE,
+    _UNIT,
+    FEW_CLUSTERS,
+    _boot_summary,
+    _boot_totals,
+    _cluster_se,
+    _compact,
+    _components,
+    _rng,
+    _t_interval,
+    proportion_interval,
+)
+from hrbench.stats.records import ArmReport, Report
+from hrbench.stats.table import Method, _check, _descriptive_note, _items, _Table, _table, _too_few
+
+
+def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot: int) -> ArmReport:
+    name = t.arms[a]
+    it = _items(t, a)
+    rep = (t.arm == a) & t.reportable
+    lab = rep & ~np.isnan(t.correct)
+    kinds = np.bincount(t.failure[lab & (t.failure >= 0)], minlength=len(FAILURE_KINDS) + 1)
+    fails = {k: int(kinds[i]) for i, k in enumerate(FAILURE_KINDS)}
+    usd_rows = t.usd[rep]
+    dev = _items(t, a, reportable=False)
+    runs_per_item = int(it.k.max()) if it.k.size else 0
+    var_within, var_between = _components(it)
+    out: dict[str, Any] = dict(
+        arm=name,
+        accuracy=None,
+        se=None,
+        ci_low=None,
+        ci_high=None,
+        df=None,
+        n_items=int(it.idx.size),
+        n_clusters=0,
+        few_clusters=False,
+        runs=runs_per_item,
+        n_runs=int(lab.sum()),
+        var_within=var_within,
+        var_between=var_between,
+        usd=None if np.isnan(usd_rows).any() else float(usd_rows.sum()),
+        usd_unpriced=int(np.isnan(usd_rows).sum()),
+        usd_per_run=None,
+        usd_per_run_low=None,
+        usd_per_run_high=None,
+        accuracy_per_usd=None,
+        accuracy_per_usd_low=None,
+        accuracy_per_usd_high=None,
+        failures=int(((t.correct == 0) & lab).sum()),
+        unlabelled_runs=int((rep & np.isnan(t.correct)).sum()),
+        dev_accuracy=float(dev.y.mean()) if dev.y.size else None,
+        **fails,
+    )
+    if it.idx.size == 0:
+        return ArmReport(**out)
+    g, n_g = _compact(it.cluster)
+    acc = float(it.y.mean())
+    priced = not np.isnan(it.cost).any()
+    cost = float(it.cost.mean()) if priced else None
+    ratio = acc / cost if (cost is not None and cost > 0) else None
+    out.update(
+        accuracy=acc,
+        n_clusters=n_g,
+        few_clusters=n_g < FEW_CLUSTERS,
+        df=n_g - 1,
+        usd_per_run=cost,
+        accuracy_per_usd=ratio,
+    )
+    if n_g < 2:
+        return ArmReport(**out)
+    iv = proportion_interval(it.y, g, n_g, level)
+    out.update(se=iv.se, ci_low=iv.low, ci_high=iv.high)
+    if method == "cluster":
+        if cost is not None:
+            c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), n_g - 1, level, _POSITIVE)
+            out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
+        if ratio is not None and cost is not None:
+            z = (it.y - ratio * it.cost) / cost  # delta-method linearisation of acc / cost
+            r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), n_g - 1, level, _POSITIVE)
+            out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
+    else:
+        parts = np.column_stack([it.y, np.ones_like(it.y), np.nan_to_num(it.cost)])
+        tot = _boot_totals(parts, g, n_g, _rng(seed, name), n_boot)
+        se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _UNIT)
+        if se > 0:  # every resample alike: keep the boundary-aware interval, which has width
+            out.update(se=se, ci_low=lo, ci_high=hi)
+        if cost is not None:
+            _, c_lo, c_hi = _boot_summary(tot[:, 2] / tot[:, 1], level, _POSITIVE)
+            out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
+        if ratio is not None:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                _, r_lo, r_hi = _boot_summary(tot[:, 0] / tot[:, 2], level, _POSITIVE)
+            out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
+    return ArmReport(**out)
+
+
+def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
+    how = (
+        "Wilson's interval on the effective sample size (CR2 clustered variance, t on clusters - 1 df)"
+        if method == "cluster"
+        else "cluster bootstrap, percentile interval (Wilson's where every resample agrees)"
+    )
+    note = ""
+    if descriptive:
+        note = _descriptive_note(t) + " "
+    note += (
+        f"{level:.0%} intervals: {how}, within [0, 1]; paired differences by MOVER over the two "
+        "directions of disagreement, p-values on the same t. Accuracy is the mean over runs within "
+        "each item, then over labelled items."
+    )
+    if n_pairs > 1:
+        note += (
+            f" Paired differences are on the items both arms ran; {n_pairs} pairs were compared, so read "
+            "p_holm (Holm-adjusted) rather than p_value."
+        )
+    return note
+
+
+def report(
+    bench: Any,
+    level: float = 0.95,
+    method: Method = "cluster",
+    descriptive: bool = False,
+    seed: int = 0,
+    n_boot: int = 2000,
+    *,
+    pairs: bool = True,
+) -> Report:
+    """An interval report: accuracy, clustered interval, variance components and cost per arm.
+
+    Args:
+        bench: a benchmark (``.rows``, ``.arms``, ``.runs``), a list of
+            :class:`~hrbench.records.Row` (or dicts with the same keys), or a frame or mapping
+            of the row columns (``bench.to_pandas()``).
+        level: the intervals' level (0.95 for 95%).
+        method: ``"cluster"`` for the clustered Wilson interval, ``"bootstrap"`` for a seeded
+            cluster bootstrap (percentile interval).
+        descriptive: allow fewer than 5 runs per item. The report still has standard errors,
+            intervals and paired comparisons over items, and every output labels it
+            descriptive: run-to-run spread is not measured, so the intervals cover the sampling
+            of items (and clusters) only. No effect with 5 or more runs.
+        seed: the bootstrap's seed (each arm draws from ``(seed, arm name)``).
+        n_boot: bootstrap resamples.
+        pairs: also compare every pair of arms (:func:`compare_all`).
+
+    Returns:
+        A :class:`Report`.
+
+    Raises:
+        TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
+        ConfigError: a bad ``level``, ``method`` or ``n_boot``, or a benchmark with no rows.
+
+    Example:
+        >>> from hrbench.records import Row
+        >>> rows = [Row(cluster=f"c{i // 2}", item=f"q{i}", arm="ask", run=r, split="test",
+        ...             correct=(i + r) % 3 != 0, outcome=None, failure_kind=None)
+        ...         for i in range(6) for r in range(5)]
+        >>> rep = report(rows)
+        >>> round(rep.arms[0].accuracy, 3), rep.arms[0].df
+        (0.667, 2)
+        >>> one = [r for r in rows if r.run == 0]  # one run per item
+        >>> d = report(one, descriptive=True)
+        >>> d.descriptive, d.arms[0].se is not None, d.arms[0].var_within
+        (True, True, None)
+        >>> print(d.note.split(";")[0])
+        Descriptive: fewer than 5 runs per item (1 here), so run-to-run spread is not measured
+    """
+    _check(level, method, n_boot)
+    t = _table(bench)
+    desc = _too_few(t, descriptive, "report")
+    arms = [_arm_report(t, a, level, method, seed, n_boot) for a in range(len(t.arms))]
+    comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
+    return Report(
+        arms=arms,
+        comparisons=comps,
+        level=float(level),
+        method=method,
+        descriptive=desc,
+        runs=t.runs,
+        n_boot=n_boot,
+        seed=seed,
+        note=_note(t, desc, method, level, len(comps)),
+    )
+
+
+def report_payload(
+    bench_rows: Any,
+    *,
+    level: float = 0.95,
+    method: Method = "cluster",
+    descriptive: bool = False,
+    seed: int = 0,
+    n_boot: int = 2000,
+    compare_pair: tuple[str, str] | None = None,
+    plot: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
+
+    Args:
+        bench_rows: a benchmark, its rows (:class:`~hrbench.records.Row` or dicts) or a frame.
+        level: as for :func:`report`.
+        method: as for :func:`report`.
+        descriptive: as for :func:`report`.
+        seed: as for :func:`report`.
+        n_boot: as for :func:`report`.
+        compare_pair: ``(arm_a, arm_b)`` to put only that paired comparison in
+            ``comparisons`` (``hrb report --compare A B``); by default all pairs.
+        plot: a path to write the accuracy-vs-USD-per-run PNG to (:meth:`Report.plot`;
+            ``hrb report --plot out.png``). Give an absolute path: through the daemon a
+            relative one is taken from the daemon's working directory. The file is overwritten.
+
+    Returns:
+        The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``) and, when
+        ``plot`` is given, ``plot``: the absolute path of the PNG written.
+
+    Raises:
+        TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
+        ConfigError: an unknown arm in ``compare_pair``, a bad argument, or a ``plot`` that
+            cannot be written (no such directory, or matplotlib is not installed).
+
+    Example:
+        >>> from hrbench.records import Row
+        >>> rows = [Row(cluster="a", item=f"q{i}", arm="ask", run=1, split="test",
+        ...             correct=True, outcome=None, failure_kind=None) for i in range(3)]
+        >>> p = report_payload(rows, descriptive=True)
+        >>> p["descriptive"], p["arms"][0]["accuracy"], sorted(p)[:3]
+        (True, 1.0, ['arms', 'comparisons', 'descriptive'])
+    """
+    rep = report(bench_rows, level, method, descriptive, seed, n_boot, pairs=compare_pair is None)
+    if compare_pair is not None:
+        rep.comparisons = [
+            compare(bench_rows, compare_pair[0], compare_pair[1], level, method, descriptive, seed, n_boot)
+        ]
+    out = rep.to_dict()
+    out["text"] = str(rep)
+    if plot is not None:
+        if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
+            raise ConfigError("plot", plot, "must be the path of the PNG to write")
+        where = os.path.abspath(os.fspath(plot))
+        try:
+            rep.plot(where)
+        except ImportError as e:
+            raise ConfigError("plot", plot, f"cannot be drawn: {e}") from None
+        except OSError as e:
+            raise ConfigError("plot", plot, f"cannot be written: {e.strerror or e}") from None
+        out["plot"] = where
+        out["text"] += f"\nPlot: {where}"
+    return out
