@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anyio
@@ -235,11 +234,10 @@ def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: st
 @both
 def test_hang_past_timeout(srv: LoopbackServer, kind: str) -> None:
     cl = make(kind, srv, timeout_s=0.3, max_attempts=2)
-    start = time.monotonic()
     r = send(cl, "[[fault:hang:hang=20]] x")
     assert not r.ok and "no reply within 0.3 s" in (r.error or "")
     assert len(srv.requests) == 2
-    assert time.monotonic() - start < 15  # cut at the client's timeout, not the server's hang
+    # the error names the client's timeout: the client cut the hang (the server hangs for 20 s)
 
 
 @both
@@ -291,16 +289,13 @@ def test_retry_after_respected(srv: LoopbackServer, kind: str) -> None:
     first, second = srv.requests
     gap = second.at - first.at
     assert gap >= 0.35, gap  # Retry-After is a floor; no tight upper bound (loaded machines)
-    assert gap < 10
 
 
 def test_retry_after_past_budget_is_not_waited(srv: LoopbackServer) -> None:
     srv.push("429:retry_after=30")
-    start = time.monotonic()
     r = send(make("openai", srv, max_retry_wait_s=5), "x")
     assert not r.ok and "Retry-After 30 s" in (r.error or "")
-    assert len(srv.requests) == 1
-    assert time.monotonic() - start < 10
+    assert len(srv.requests) == 1  # given up at once: not retried after the 30 s
 
 
 def test_case_H15a_429_then_ok_charges_each_attempt(srv: LoopbackServer) -> None:
@@ -396,8 +391,8 @@ def test_redact_key_shaped_tokens() -> None:
 
 
 def test_100_in_flight_at_concurrency_100(srv: LoopbackServer) -> None:
-    srv.set(latency_s=0.3)
-    cl = make("openai", srv, max_connections=100, timeout_s=20)
+    srv.set(latency_s=2.0)  # long enough for all 100 to be sent on a loaded machine
+    cl = make("openai", srv, max_connections=100, timeout_s=30)
     results: list[Any] = [None] * 100
 
     async def main() -> None:
@@ -408,14 +403,11 @@ def test_100_in_flight_at_concurrency_100(srv: LoopbackServer) -> None:
             for i in range(100):
                 tg.start_soon(one, i)
 
-    start = time.monotonic()
     anyio.run(main)
-    wall = time.monotonic() - start
     assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
     assert [r.text for r in results] == [f"r{i}" for i in range(100)]
     assert len(srv.requests) == 100  # no retries were needed: no pool timeout, no dropped request
-    assert srv.max_in_flight >= 50  # they really were in flight together
-    assert wall < 100 * 0.3 / 4  # far from serial (loose: ideal is 0.3 s)
+    assert srv.max_in_flight >= 90  # in flight together, not one after another (timing: bench/concurrency.py)
 
 
 def test_more_requests_than_connections_wait_not_fail(srv: LoopbackServer) -> None:
