@@ -7,12 +7,13 @@ DATA ?= ../shared/data
 HRBENCH_DATA ?= $(abspath $(DATA))
 export HRBENCH_DATA
 
-.PHONY: help install test test-ray check lint format types bench demo schema clean
+.PHONY: help install test test-ray test-browser check lint format types bench demo schema clean
 
 help:
 	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
 	@echo "make test   - the test suite"
 	@echo "make test-ray - the Ray executor's tests on a local Ray cluster (installs the ray extra)"
+	@echo "make test-browser - hrb view in a real headless Chromium (installs chromium, playwright)"
 	@echo "make check  - format check, lint, types, tests"
 	@echo "make bench  - every script in bench/"
 
@@ -35,6 +36,22 @@ $(RAY_STAMP): $(STAMP)
 
 test-ray: $(RAY_STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests/ray_cluster
+
+# hrb view in Debian's headless Chromium, driven by Playwright's Python package (Playwright's own
+# browser download is not used). Installs chromium (apt-get, as root or through sudo) and the
+# `browser` extra; screenshots land in out/view-*.png.
+CHROMIUM := /usr/bin/chromium
+BROWSER_STAMP := $(VENV)/.installed-browser
+$(BROWSER_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,browser]'
+	touch $(BROWSER_STAMP)
+
+$(CHROMIUM):
+	@SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	$$SUDO apt-get update -qq && $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+
+test-browser: $(BROWSER_STAMP) $(CHROMIUM)
+	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/view
 
 format: $(STAMP)
 	$(PY) -m ruff format hrbench server clients tests bench examples

@@ -453,14 +453,19 @@ class Store:
 
         Returns:
             Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
-            ``status``, ``arms`` (names), ``rows`` (stored), ``total`` (expected rows) and
-            ``summary`` (the per-arm summary of a finished benchmark, else ``None``).
+            ``status``, ``arms`` (names), ``rows`` (stored), ``total`` (expected rows),
+            ``summary`` (the per-arm summary of a finished benchmark, else ``None``), ``runs``,
+            ``reference_hash``, the governor caps ``max_usd`` and ``max_calls`` (from the spec;
+            ``None``: no cap) and its use ``usd`` and ``calls`` (the ledger; ``None`` if none).
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
             "json_extract(b.spec, '$.arms'), json_extract(b.spec, '$.total'), b.summary, "
-            "(SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id) "
-            "FROM benchmarks b ORDER BY b.created DESC, b.id"
+            "(SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id), "
+            "json_extract(b.spec, '$.params.runs'), b.reference_hash, "
+            "json_extract(b.spec, '$.params.governor.max_usd'), json_extract(b.spec, '$.params.governor.max_calls'), "
+            "l.usd, l.calls "
+            "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.id"
         )
         return [
             {
@@ -472,8 +477,14 @@ class Store:
                 "rows": n,
                 "total": total,
                 "summary": None if summary is None else msgspec.json.decode(summary),
+                "runs": runs,
+                "reference_hash": ref_hash,
+                "max_usd": max_usd,
+                "max_calls": max_calls,
+                "usd": usd,
+                "calls": calls,
             }
-            for i, name, created, status, arms, total, summary, n in got
+            for i, name, created, status, arms, total, summary, n, runs, ref_hash, max_usd, max_calls, usd, calls in got
         ]
 
     def benchmark_resolve(self, ref: str) -> str | None:

@@ -90,7 +90,14 @@ class _Sink:
         self.proto.send_notification(
             "hrbench/progress",
             p.ProgressNotification(
-                request_id=self.msg_id, benchmark=self.bench_id, done=self.done, total=self.total
+                request_id=self.msg_id,
+                benchmark=self.bench_id,
+                done=self.done,
+                total=self.total,
+                usd=float(self.governor.usd),
+                max_usd=self.governor.max_usd,
+                calls=int(self.governor.calls),
+                max_calls=self.governor.max_calls,
             ),
         )
 

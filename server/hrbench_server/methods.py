@@ -21,7 +21,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench import specs
+from hrbench import browse, specs
 from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound
 from hrbench_client import protocol as p
@@ -233,8 +233,17 @@ def register(server: RpcServer, app: App) -> None:
             rec = app.store.benchmark_get(bid)
             if rec is None:
                 raise NotFound(f"no stored benchmark has the id {bid!r}", benchmark=bid)
-            n = app.store.rows_count(bid)
-            rows = app.store.rows_get(bid, args.offset, args.limit)
+            if args.item is None and args.arm is None:
+                n = app.store.rows_count(bid)
+                rows = app.store.rows_get(bid, args.offset, args.limit)
+            else:
+                rows = [
+                    r
+                    for r in app.store.rows_get(bid)
+                    if args.item in (None, r.item) and args.arm in (None, r.arm)
+                ]
+                n = len(rows)
+                rows = rows[args.offset : None if args.limit is None else args.offset + args.limit]
             traces = None
             if args.traces:
                 kept = app.store.traces_get(bid, [r.ledger_id for r in rows])
@@ -272,23 +281,6 @@ def register(server: RpcServer, app: App) -> None:
 
         return p.ReportResult(report=await _to_thread(build))
 
-    async def benchmark_list(args: p.BenchmarkListParams) -> p.BenchmarkListResult:
-        heads = await _to_thread(app.store.benchmark_headers)
-        out = [
-            p.BenchmarkListing(
-                id=h["id"],
-                name=h["name"],
-                created=_iso(h["created"]),
-                status="running" if h["id"] in app.running else h["status"],
-                arms=h["arms"],
-                rows=h["rows"],
-                total=h["total"],
-                accuracy={s["arm"]: s.get("accuracy") for s in h["summary"] or []},
-            )
-            for h in heads[: args.limit]
-        ]
-        return p.BenchmarkListResult(benchmarks=out)
-
     async def benchmark_delete(args: p.BenchmarkDeleteParams) -> p.BenchmarkDeleteResult:
         def delete() -> p.BenchmarkDeleteResult:
             bid = _resolve(app, args.id)
@@ -312,12 +304,66 @@ def register(server: RpcServer, app: App) -> None:
         )
         return p.GcResult(**out)
 
-    feature("benchmark/list")(_async(p.BenchmarkListParams, benchmark_list))
     feature("benchmark/delete")(_async(p.BenchmarkDeleteParams, benchmark_delete))
     feature("gc")(_async(p.GcParams, gc))
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))
     feature("report")(_async(p.ReportParams, report))
+
+    # -- browsing stored benchmarks (hrb view): hrbench.browse builds, we convert ---------------
+    def _browse(typ: type[S], result: type[Any], build: Callable[[S], Any]) -> None:
+        async def handler(args: S) -> Any:
+            return msgspec.convert(await _to_thread(build, args), result, from_attributes=True)
+
+        method = next(m for m, (params, _) in p.METHODS.items() if params is typ)
+        feature(method)(_async(typ, handler))
+
+    def running() -> set[str]:
+        return set(app.running)
+
+    _browse(
+        p.BenchmarkListParams,
+        p.BenchmarkListResult,
+        lambda a: {"benchmarks": browse.benchmark_list(app.store, a.search, running(), a.limit)},
+    )
+    _browse(
+        p.BenchmarkViewParams,
+        p.BenchmarkViewResult,
+        lambda a: browse.benchmark_view(
+            app.store, _resolve(app, a.id), a.against, level=a.level, method=a.method, running=running()
+        ),
+    )
+    _browse(
+        p.BenchmarkMatrixParams,
+        p.BenchmarkMatrixResult,
+        lambda a: browse.benchmark_matrix(
+            app.store,
+            _resolve(app, a.id),
+            cluster=a.cluster,
+            failure_kind=a.failure_kind,
+            split=a.split,
+            disagree=a.disagree,
+            offset=a.offset,
+            limit=a.limit,
+        ),
+    )
+    _browse(
+        p.BenchmarkCellParams,
+        p.BenchmarkCellResult,
+        lambda a: browse.benchmark_cell(app.store, _resolve(app, a.id), a.item, a.arm),
+    )
+    _browse(
+        p.BenchmarkCompareParams,
+        p.BenchmarkCompareResult,
+        lambda a: browse.benchmark_compare(
+            app.store,
+            _resolve(app, a.a),
+            _resolve(app, a.b),
+            level=a.level,
+            method=a.method,
+            running=running(),
+        ),
+    )
 
     # -- daemon ---------------------------------------------------------------------------------
     def status(args: p.StatusParams) -> p.StatusResult:

@@ -148,13 +148,70 @@ def _client(args: argparse.Namespace) -> Any:
     return connect(args.home, autostart=not args.no_autostart)
 
 
+def _duration(seconds: float) -> str:
+    s = int(seconds + 0.5)
+    return (
+        f"{s // 3600}h{s % 3600 // 60:02d}m"
+        if s >= 3600
+        else f"{s // 60}m{s % 60:02d}s"
+        if s >= 60
+        else f"{s}s"
+    )
+
+
+def progress_line(
+    label: str,
+    done: int,
+    total: int,
+    rate: float | None,
+    usd: float | None = None,
+    max_usd: float | None = None,
+    width: int = 30,
+) -> str:
+    """One line of ``hrb bench``'s progress bar: rows done, rate, ETA, spend against the cap.
+
+    Args:
+        label: what runs (``bench``).
+        done: rows scored so far (resumed rows included).
+        total: rows the benchmark will have.
+        rate: rows per second over this session; ``None`` (or 0) before it is known: the rate
+            and ETA are left out.
+        usd: USD spent so far; ``None`` leaves spend out.
+        max_usd: the USD cap; ``None``: spend is shown alone.
+        width: the bar's width in characters.
+
+    Returns:
+        The line, without a carriage return.
+
+    Example:
+        >>> progress_line("bench", 50, 200, 25.0, 0.1234, 2.0, width=10)
+        'bench [##........] 50/200 rows  25.0 rows/s  ETA 6s  $0.1234 of $2.00'
+        >>> progress_line("bench", 0, 0, None, width=4)
+        'bench [####] 0/0 rows'
+    """
+    filled = min(width, int(width * done / total)) if total else width
+    parts = [f"{label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total} rows"]
+    if rate:
+        parts.append(f"{rate:.1f} rows/s")
+        if done < total:
+            parts.append(f"ETA {_duration((total - done) / rate)}")
+    if usd is not None:
+        parts.append(f"${usd:.4f}" + ("" if max_usd is None else f" of ${max_usd:.2f}"))
+    return "  ".join(parts)
+
+
 class _Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal.
+
+    ``stream`` (set once the benchmark is sent) supplies the spend and the cap.
+    """
 
     def __init__(self, label: str) -> None:
         self.label = label
         self.on = sys.stderr.isatty()
         self.last = 0.0
+        self.stream: Any = None
+        self.start: tuple[float, int] | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if not self.on:
@@ -162,12 +219,18 @@ class _Progress:
         import time
 
         now = time.monotonic()
+        if self.start is None:
+            self.start = (now, done)  # resumed rows do not count towards the rate
         if now - self.last < 0.1 and done < total:
             return
         self.last = now
-        width = 30
-        filled = int(width * done / total) if total else width
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+        t0, d0 = self.start
+        rate = (done - d0) / (now - t0) if now > t0 and done > d0 else None
+        note = getattr(self.stream, "progress", None)
+        usd = None if note is None else note.usd
+        max_usd = None if note is None else note.max_usd
+        line = progress_line(self.label, done, total, rate, usd, max_usd)
+        sys.stderr.write(f"\r{line}\x1b[K")
         sys.stderr.flush()
 
     def end(self) -> None:
@@ -370,6 +433,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     progress = _Progress("bench")
     with _client(args) as hb:
         stream = hb.benchmark(spec, on_progress=progress)
+        progress.stream = stream
         try:
             for row in stream:
                 _out(row)
@@ -510,7 +574,9 @@ def cmd_ref(args: argparse.Namespace) -> int:
 
 def cmd_rows(args: argparse.Namespace) -> int:
     with _client(args) as hb:
-        res = hb.rows(args.id, offset=args.offset, limit=args.limit, traces=args.traces)
+        res = hb.rows(
+            args.id, offset=args.offset, limit=args.limit, traces=args.traces, item=args.item, arm=args.arm
+        )
         for row in res.rows:
             if res.traces is not None:
                 _out({**_msgspec().structs.asdict(row), "trace": res.traces.get(row.ledger_id, [])})
@@ -520,6 +586,11 @@ def cmd_rows(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        written = _write_html(args)
+        if not (args.text or args.plot or args.compare):
+            _out({"html": written})
+            return EXIT_OK
     settings: dict[str, Any] = {}
     if args.descriptive:
         settings["descriptive"] = True
@@ -549,6 +620,47 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         _out(rep)
     return EXIT_OK
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    try:
+        from hrbench_client.view.server import serve
+    except ImportError as exc:
+        _fail_usage(f"hrb view needs the view extra: pip install 'hrbench[view]' ({exc})")
+    path = "/"
+    if args.benchmark is not None:
+        with _client(args) as hb:
+            path = f"/b/{hb.rows(args.benchmark, limit=1).benchmark.id}"  # an id, id prefix or name
+    home, autostart = args.home, not args.no_autostart
+
+    def connect() -> Any:
+        from hrbench_client.client import connect as connect_daemon
+
+        return connect_daemon(home, autostart=autostart)
+
+    print("hrb view: open this URL (Ctrl-C stops the server):", file=sys.stderr, flush=True)
+    serve(connect, path=path, port=args.port, open_browser=not args.no_browser)
+    return EXIT_OK
+
+
+def _write_html(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from hrbench_client.view import benchmark_html
+
+    settings: dict[str, Any] = {}
+    if args.level is not None:
+        settings["level"] = args.level
+    if args.method is not None:
+        settings["method"] = args.method
+    target = Path(os.path.expanduser(args.html)).resolve()
+    with _client(args) as hb:
+        text = benchmark_html(hb, args.id, **settings)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail_usage(f"--html: cannot write {args.html!r} ({exc.strerror or exc})")
+    return str(target)
 
 
 def cmd_ls(args: argparse.Namespace) -> int:
@@ -830,6 +942,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     w.add_argument("--offset", type=int, default=0, help="skip this many rows first (default 0)")
     w.add_argument("--limit", type=int, help="print at most this many rows (default: all)")
     w.add_argument("--traces", action="store_true", help="include each row's trace")
+    w.add_argument("--item", help="only the rows of this item")
+    w.add_argument("--arm", help="only the rows of this arm")
     w.set_defaults(fn=cmd_rows)
 
     rep = sub.add_parser("report", help="the statistical report of a benchmark")
@@ -857,7 +971,25 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="also write a PNG plot of the report (accuracy against USD per run); a relative path "
         "is taken from the current directory",
     )
+    rep.add_argument(
+        "--html",
+        metavar="FILE.html",
+        help="write the benchmark's page (arm table, paired differences, cost, item x arm matrix) as one "
+        "self-contained HTML file; descriptive benchmarks are labelled, never refused",
+    )
     rep.set_defaults(fn=cmd_report)
+
+    vw = sub.add_parser(
+        "view",
+        help="browse benchmarks in a local web page",
+        description="serve a local web view of the stored benchmarks on 127.0.0.1 (a random port and "
+        "token; the URL is printed and opened in a browser when one is available). Needs the view "
+        "extra: pip install 'hrbench[view]'.",
+    )
+    vw.add_argument("benchmark", nargs="?", help="open this benchmark (an id or a name) instead of the list")
+    vw.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    vw.add_argument("--no-browser", action="store_true", help="print the URL only")
+    vw.set_defaults(fn=cmd_view)
 
     ls = sub.add_parser(
         "ls", help="stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)"

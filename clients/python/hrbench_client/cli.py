@@ -14,8 +14,10 @@ Commands::
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
     hrb ls [--text]                                                 stored benchmarks, newest first
-    hrb rows BENCH_ID [--traces]                                    stored rows of a benchmark
+    hrb rows BENCH_ID [--traces] [--item I] [--arm A]               stored rows of a benchmark
     hrb report BENCH_ID [--descriptive] [--text] [--plot F.png]     the statistical report
+    hrb report BENCH_ID --html F.html                               the benchmark page, one file
+    hrb view [BENCH_ID] [--no-browser]                              a local web view (hrbench[view])
     hrb rm BENCH_ID... | hrb gc --older-than 30d                    delete benchmarks; prune and VACUUM
 
 BENCH_ID is a benchmark's id (the ``id`` of ``hrb bench``'s last line, or ``hrb ls``), a unique

@@ -144,6 +144,7 @@ class BenchmarkStream:
     Attributes:
         id: the benchmark's id (known from the first notification on).
         done, total: progress, in rows.
+        progress: the last ``hrbench/progress`` notification (spend against the caps), or ``None``.
         result: the final result, once the stream is exhausted.
     """
 
@@ -156,6 +157,7 @@ class BenchmarkStream:
         self.id: str | None = None
         self.done = 0
         self.total = 0
+        self.progress: p.ProgressNotification | None = None
         self.result: p.BenchmarkResult | None = None
         self._finished = False
         self._cancelled = False
@@ -176,6 +178,7 @@ class BenchmarkStream:
                 if prog.request_id != self.request_id:
                     continue
                 self.id, self.done, self.total = prog.benchmark, prog.done, prog.total
+                self.progress = prog
                 if self.on_progress is not None:
                     self.on_progress(prog.done, prog.total)
             elif env.id == self.request_id:
@@ -434,11 +437,38 @@ class Client:
         return self.call("evaluate", with_caller_env(spec), p.EvaluateResult).result
 
     def rows(
-        self, benchmark_id: str, *, offset: int = 0, limit: int | None = None, traces: bool = False
+        self,
+        benchmark_id: str,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+        traces: bool = False,
+        item: str | None = None,
+        arm: str | None = None,
     ) -> p.BenchmarkRowsResult:
-        """Stored rows (and traces) of a benchmark."""
-        params = p.BenchmarkRowsParams(id=benchmark_id, offset=offset, limit=limit, traces=traces)
+        """Stored rows (and traces) of a benchmark; only those of ``item``/``arm`` when given."""
+        params = p.BenchmarkRowsParams(
+            id=benchmark_id, offset=offset, limit=limit, traces=traces, item=item, arm=arm
+        )
         return self.call("benchmark/rows", params, p.BenchmarkRowsResult)
+
+    def view(self, benchmark_id: str, against: str | None = None, **settings: Any) -> p.BenchmarkViewResult:
+        """One benchmark's arm table and paired differences against ``against`` (``level``, ``method``)."""
+        params = {"id": benchmark_id, "against": against, **settings}
+        return self.call("benchmark/view", params, p.BenchmarkViewResult)
+
+    def matrix(self, benchmark_id: str, **filters: Any) -> p.BenchmarkMatrixResult:
+        """The item x arm matrix (``cluster``, ``failure_kind``, ``split``, ``disagree``, paging)."""
+        return self.call("benchmark/matrix", {"id": benchmark_id, **filters}, p.BenchmarkMatrixResult)
+
+    def cell(self, benchmark_id: str, item: str, arm: str) -> p.BenchmarkCellResult:
+        """Every run of ``arm`` on ``item`` with its trace."""
+        params = {"id": benchmark_id, "item": item, "arm": arm}
+        return self.call("benchmark/cell", params, p.BenchmarkCellResult)
+
+    def compare_benchmarks(self, a: str, b: str, **settings: Any) -> p.BenchmarkCompareResult:
+        """Per shared arm, the paired difference ``b - a`` of two benchmarks on one reference."""
+        return self.call("benchmark/compare", {"a": a, "b": b, **settings}, p.BenchmarkCompareResult)
 
     def report(self, benchmark_id: str, **settings: Any) -> dict[str, Any]:
         """The statistical report of a stored benchmark (``level``, ``method``, ``descriptive``, ...)."""
@@ -460,9 +490,14 @@ class Client:
         params = {"name": name, "path": os.path.abspath(os.fspath(path))}
         return self.call("recording/export", params, p.RecordingExportResult)
 
-    def benchmarks(self, limit: int | None = None) -> list[p.BenchmarkListing]:
-        """Stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)."""
-        return self.call("benchmark/list", {"limit": limit}, p.BenchmarkListResult).benchmarks
+    def benchmarks(self, limit: int | None = None, search: str | None = None) -> list[p.BenchmarkListing]:
+        """Stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy, ...).
+
+        ``search`` keeps those whose name or id contains it (case-insensitive), ``limit`` the
+        newest of those.
+        """
+        params = {"limit": limit, "search": search}
+        return self.call("benchmark/list", params, p.BenchmarkListResult).benchmarks
 
     def delete(self, ref: str) -> p.BenchmarkDeleteResult:
         """Delete a stored benchmark (id, unique id prefix or name) with its rows and traces."""

@@ -35,21 +35,32 @@ __all__ = [
     "ArmInfo",
     "ArmSpec",
     "ArmSummary",
+    "ArmView",
     "AuthParams",
     "AuthResult",
+    "BenchmarkCellParams",
+    "BenchmarkCellResult",
+    "BenchmarkCompareParams",
+    "BenchmarkCompareResult",
     "BenchmarkDeleteParams",
     "BenchmarkDeleteResult",
     "BenchmarkInfo",
     "BenchmarkListParams",
     "BenchmarkListResult",
     "BenchmarkListing",
+    "BenchmarkMatrixParams",
+    "BenchmarkMatrixResult",
     "BenchmarkParams",
     "BenchmarkResult",
     "BenchmarkRowsParams",
     "BenchmarkRowsResult",
+    "BenchmarkViewParams",
+    "BenchmarkViewResult",
     "CacheStatsParams",
     "CacheStatsResult",
+    "CellRun",
     "ClientSpec",
+    "Difference",
     "ErrorData",
     "EvalMetricSpec",
     "EvalModuleSpec",
@@ -62,6 +73,8 @@ __all__ = [
     "ImportArmSpec",
     "InitializeParams",
     "InitializeResult",
+    "MatrixCell",
+    "MatrixItem",
     "MockClientSpec",
     "OpenAIClientSpec",
     "OutputsArmSpec",
@@ -469,12 +482,20 @@ class RowNotification(Struct, kw_only=True):
 
 
 class ProgressNotification(Struct, kw_only=True):
-    """``hrbench/progress``: rows done of the total, for the benchmark of ``request_id``."""
+    """``hrbench/progress``: rows done of the total, for the benchmark of ``request_id``.
+
+    ``usd`` and ``calls`` are the governor's use so far (USD settled, requests sent);
+    ``max_usd`` and ``max_calls`` its caps (``None``: no cap).
+    """
 
     request_id: int | str | None
     benchmark: str
     done: int
     total: int
+    usd: float = 0.0
+    max_usd: float | None = None
+    calls: int = 0
+    max_calls: int | None = None
 
 
 class ScoreParams(_Spec):
@@ -631,12 +652,17 @@ class CacheStatsResult(Struct, kw_only=True):
 
 
 class BenchmarkRowsParams(_Spec):
-    """Params of ``benchmark/rows``: stored rows of an earlier benchmark, a page at a time."""
+    """Params of ``benchmark/rows``: stored rows of an earlier benchmark, a page at a time.
+
+    ``item`` and ``arm`` keep only the rows of that item and/or arm (paging applies after).
+    """
 
     id: str
     offset: Annotated[int, Meta(ge=0)] = 0
     limit: Annotated[int, Meta(ge=1, le=1_000_000)] | None = None
     traces: bool = False
+    item: str | None = None
+    arm: str | None = None
 
 
 class BenchmarkInfo(Struct, kw_only=True):
@@ -659,13 +685,27 @@ class BenchmarkRowsResult(Struct, kw_only=True):
 
 
 class BenchmarkListParams(_Spec):
-    """Params of ``benchmark/list``: stored benchmarks, newest first."""
+    """Params of ``benchmark/list``: stored benchmarks, newest first.
+
+    ``limit`` keeps the newest ones; ``search`` those whose name or id contains it
+    (case-insensitive; applied before ``limit``).
+    """
 
     limit: Annotated[int, Meta(ge=1)] | None = None
+    search: str | None = None
 
 
 class BenchmarkListing(Struct, kw_only=True):
-    """One stored benchmark as ``hrb ls`` shows it."""
+    """One stored benchmark as ``hrb ls`` and ``hrb view`` show it.
+
+    ``status`` is ``running``, ``done``, ``cancelled``, ``failed``, ``refused``, or
+    ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
+    ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
+    summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
+    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as last
+    stored (``None`` before the first batch of rows), ``max_usd`` and ``max_calls`` its caps from
+    the spec (``None``: no cap).
+    """
 
     id: str
     name: str | None = None
@@ -675,6 +715,15 @@ class BenchmarkListing(Struct, kw_only=True):
     rows: int
     total: int | None = None
     accuracy: dict[str, float | None] = field(default_factory=dict)
+    n_items: int | None = None
+    runs: int | None = None
+    best_arm: str | None = None
+    best_accuracy: float | None = None
+    reference_hash: str = ""
+    usd: float | None = None
+    max_usd: float | None = None
+    calls: int | None = None
+    max_calls: int | None = None
 
 
 class BenchmarkListResult(Struct, kw_only=True):
@@ -734,6 +783,195 @@ class ReportResult(Struct, kw_only=True):
     """The report payload as ``hrbench.stats.report_payload`` builds it."""
 
     report: dict[str, Any]
+
+
+# --------------------------------------------------------------------------------------------
+# Browsing stored benchmarks (``hrb view``): read-only, built by ``hrbench.browse``
+
+
+Level = Annotated[float, Meta(gt=0, lt=1, description="confidence level of the intervals, e.g. 0.95")]
+
+
+class BenchmarkViewParams(_Spec):
+    """Params of ``benchmark/view``: one benchmark's arm table and paired differences.
+
+    ``against`` names the arm the others are compared with (default: the first arm).
+    """
+
+    id: str
+    against: str | None = None
+    level: Level = 0.95
+    method: Literal["cluster", "bootstrap"] = "cluster"
+
+
+class ArmView(Struct, kw_only=True):
+    """One arm's line of the arm table: the report's numbers plus tokens and seconds.
+
+    ``accuracy``/``ci_low``/``ci_high``/``se`` as in ``hrbench.stats.ArmReport``; ``failures``
+    counts labelled reportable runs by failure kind (kinds with no run left out); ``usd`` in US
+    dollars (``None`` when a run had no price, as in the report), ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
+    ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
+    e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
+    """
+
+    arm: str
+    accuracy: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_items: int
+    n_clusters: int
+    runs: int
+    n_runs: int
+    failures: dict[str, int]
+    tokens_in: int
+    tokens_out: int
+    usd: float | None
+    usd_unpriced: int
+    usd_per_run: float | None
+    usd_per_run_low: float | None
+    usd_per_run_high: float | None
+    seconds: float
+    dev_accuracy: float | None = None
+    metrics: dict[str, float | None] = field(default_factory=dict)
+
+
+class Difference(Struct, kw_only=True):
+    """A paired difference ``diff = arm - against`` on the items both ran.
+
+    ``p_holm`` is Holm-adjusted over the pairs compared together (``None`` for a single one);
+    ``descriptive``: fewer than 5 runs per item, the interval covers the sampling of items only.
+    """
+
+    arm: str
+    against: str
+    diff: float | None
+    se: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_holm: float | None
+    n_items: int
+    n_clusters: int
+    accuracy_a: float | None
+    accuracy_b: float | None
+    level: float
+    descriptive: bool
+
+
+class BenchmarkViewResult(Struct, kw_only=True):
+    """One benchmark: header, arm table, differences against ``against``, the full report payload.
+
+    ``report`` is ``hrbench.stats.report_payload``'s dict with ``descriptive=True`` (``None``
+    while the benchmark has no rows); ``note`` and ``text`` are its note and text.
+    """
+
+    benchmark: BenchmarkListing
+    arms: list[ArmView]
+    against: str | None
+    differences: list[Difference]
+    descriptive: bool
+    level: float
+    method: str
+    note: str
+    text: str
+    report: dict[str, Any] | None
+
+
+class BenchmarkMatrixParams(_Spec):
+    """Params of ``benchmark/matrix``: the item x arm matrix, filtered and paged.
+
+    ``disagree`` keeps the items where the arms' mean correctness over runs differs;
+    ``failure_kind`` those where some run failed with that kind.
+    """
+
+    id: str
+    cluster: str | None = None
+    failure_kind: str | None = None
+    split: str | None = None
+    disagree: bool = False
+    offset: Annotated[int, Meta(ge=0)] = 0
+    limit: Annotated[int, Meta(ge=0)] | None = None
+
+
+class MatrixCell(Struct, kw_only=True):
+    """One arm on one item: mean correctness over runs (``None`` if unlabelled), runs, kinds."""
+
+    mean: float | None
+    n: int
+    failure_kinds: dict[str, int]
+
+
+class MatrixItem(Struct, kw_only=True):
+    """One item's line of the matrix; ``cells`` align with the result's ``arms`` (``None``: not run)."""
+
+    item: str
+    cluster: str
+    split: str
+    disagree: bool
+    cells: list[MatrixCell | None]
+
+
+class BenchmarkMatrixResult(Struct, kw_only=True):
+    """The matrix page, ``n_items`` matching of ``n_items_total``, and the filters' choices."""
+
+    arms: list[str]
+    items: list[MatrixItem]
+    n_items: int
+    n_items_total: int
+    clusters: list[str]
+    splits: list[str]
+    failure_kinds: list[str]
+
+
+class BenchmarkCellParams(_Spec):
+    """Params of ``benchmark/cell``: every run of one arm on one item, with traces."""
+
+    id: str
+    item: str
+    arm: str
+
+
+class CellRun(Struct, kw_only=True):
+    """One run and its trace (each request and reply, finish reason, usage, source)."""
+
+    row: Row
+    trace: list[Step]
+
+
+class BenchmarkCellResult(Struct, kw_only=True):
+    """One cell: the item's payload and label, every run, and the ``hrb rows`` line printing it."""
+
+    benchmark: BenchmarkListing
+    item: str
+    arm: str
+    cluster: str
+    split: str
+    payload: Any = None
+    label: Any = None
+    runs: list[CellRun]
+    command: str
+
+
+class BenchmarkCompareParams(_Spec):
+    """Params of ``benchmark/compare``: two benchmarks on the same reference (hash), per arm."""
+
+    a: str
+    b: str
+    level: Level = 0.95
+    method: Literal["cluster", "bootstrap"] = "cluster"
+
+
+class BenchmarkCompareResult(Struct, kw_only=True):
+    """Per arm name in both benchmarks, the paired difference ``b - a`` (Holm over the arms)."""
+
+    a: BenchmarkListing
+    b: BenchmarkListing
+    reference_hash: str
+    differences: list[Difference]
+    only_a: list[str]
+    only_b: list[str]
+    descriptive: bool
 
 
 class StatusParams(_Spec):
@@ -851,6 +1089,10 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
     "gc": (GcParams, GcResult),
     "report": (ReportParams, ReportResult),
+    "benchmark/view": (BenchmarkViewParams, BenchmarkViewResult),
+    "benchmark/matrix": (BenchmarkMatrixParams, BenchmarkMatrixResult),
+    "benchmark/cell": (BenchmarkCellParams, BenchmarkCellResult),
+    "benchmark/compare": (BenchmarkCompareParams, BenchmarkCompareResult),
     "status": (StatusParams, StatusResult),
     "shutdown": (ShutdownParams, ShutdownResult),
     "auth": (AuthParams, AuthResult),

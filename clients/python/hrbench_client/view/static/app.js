@@ -1,0 +1,444 @@
+/* hrb view: renders the pages from the view server's JSON (or, in a file written by
+   `hrb report ID --html`, from the data embedded in window.HRB.data). Charts: Chart.js (vendored). */
+"use strict";
+
+const CFG = window.HRB || {};
+const STATIC = !!CFG.static;
+
+// ---------------------------------------------------------------------------------------------
+// helpers
+
+function h(tag, attrs, ...kids) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") el.className = v;
+    else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const kid of kids.flat()) {
+    if (kid === null || kid === undefined || kid === false) continue;
+    el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+  }
+  return el;
+}
+
+const fmt = (v, d = 3) => (v === null || v === undefined ? "-" : Number(v).toFixed(d));
+const fmtUsd = (v) => (v === null || v === undefined ? "-" : "$" + Number(v).toFixed(4));
+const fmtP = (v) => (v === null || v === undefined ? "-" : v < 0.001 ? "<0.001" : Number(v).toFixed(3));
+const interval = (lo, hi) => (lo === null || lo === undefined || hi === null || hi === undefined ? "-" : `[${fmt(lo)}, ${fmt(hi)}]`);
+const num = (v, k) => h("td", { class: "num", "data-k": k, "data-v": v === null || v === undefined ? "" : v }, k === "usd" ? fmtUsd(v) : fmt(v));
+
+function link(path, params) {
+  const u = new URL(path, location.origin);
+  for (const [k, v] of Object.entries(params || {})) if (v !== null && v !== undefined && v !== "") u.searchParams.set(k, v);
+  return u.pathname + u.search;
+}
+
+async function api(path, params) {
+  if (STATIC) {
+    throw new Error("this page was saved by `hrb report --html`: open it with `hrb view` to browse further");
+  }
+  const r = await fetch(link(path, params), { credentials: "same-origin", headers: { accept: "application/json" } });
+  const body = await r.json();
+  if (!r.ok) throw new Error(body.error || r.statusText);
+  return body;
+}
+
+function page(title, crumbs, ...content) {
+  document.title = `${title} · hrb view`;
+  const app = document.getElementById("app");
+  app.replaceChildren(
+    h("header", { class: "top" },
+      STATIC ? h("span", { class: "brand" }, "hrbench") : h("a", { class: "brand", href: "/" }, "hrbench"),
+      h("span", { class: "crumbs" }, crumbs)),
+    h("main", {}, ...content));
+}
+
+function fail(err) {
+  page("error", "error", h("p", { class: "error", id: "error" }, String(err.message || err)));
+}
+
+const SEEN = {};  // benchmark id -> first [time, rows] seen on this page: the rate is measured here
+
+function duration(s) {
+  s = Math.round(s);
+  return s >= 3600 ? `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`
+    : s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s` : `${s}s`;
+}
+
+function spend(b) {
+  if (b.usd === null || b.usd === undefined) return b.max_usd ? `cap $${b.max_usd.toFixed(2)}` : "";
+  return `$${b.usd.toFixed(4)}` + (b.max_usd === null || b.max_usd === undefined ? "" : ` of $${b.max_usd.toFixed(2)}`);
+}
+
+function statusBadge(b) {
+  const badge = h("span", { class: `badge ${b.status}`, "data-k": "status" }, b.status);
+  if (b.status !== "running" || !b.total) return badge;
+  const pct = Math.min(100, (100 * b.rows) / b.total);
+  const now = Date.now() / 1000;
+  const first = (SEEN[b.id] = SEEN[b.id] || [now, b.rows]);
+  const rate = now - first[0] >= 1 && b.rows > first[1] ? (b.rows - first[1]) / (now - first[0]) : null;
+  const parts = [`${b.rows}/${b.total} rows`];
+  if (rate) parts.push(`${rate.toFixed(1)} rows/s`, `ETA ${duration((b.total - b.rows) / rate)}`);
+  if (spend(b)) parts.push(spend(b));
+  return h("span", { class: "progress", "data-rows": b.rows, "data-total": b.total },
+    h("span", { class: "bar", title: `${b.rows} of ${b.total} rows` },
+      h("span", { style: `width:${pct.toFixed(1)}%` })), badge, " ", h("span", { class: "muted", "data-k": "progress" }, parts.join(" · ")));
+}
+
+const DESCRIPTIVE = "descriptive only";
+function descriptiveMark(on) {
+  return on ? h("span", { class: "descriptive" }, ` (${DESCRIPTIVE})`) : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// charts
+
+const whiskers = {
+  id: "whiskers",
+  afterDatasetsDraw(chart, _args, opts) {
+    const { ctx, scales: { x, y } } = chart;
+    ctx.save();
+    ctx.strokeStyle = "#333";
+    ctx.lineWidth = 1.5;
+    if (opts.zeroLine) {
+      ctx.setLineDash([4, 4]);
+      ctx.beginPath();
+      ctx.moveTo(x.getPixelForValue(0), y.top);
+      ctx.lineTo(x.getPixelForValue(0), y.bottom);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    for (const p of chart.data.datasets[0].data) {
+      const px = x.getPixelForValue(p.x), py = y.getPixelForValue(p.y);
+      const line = (x0, y0, x1, y1) => { ctx.beginPath(); ctx.moveTo(x0, y0); ctx.lineTo(x1, y1); ctx.stroke(); };
+      if (p.xMin !== null && p.xMin !== undefined && p.xMax !== null && p.xMax !== undefined) {
+        const a = x.getPixelForValue(p.xMin), b = x.getPixelForValue(p.xMax);
+        line(a, py, b, py); line(a, py - 4, a, py + 4); line(b, py - 4, b, py + 4);
+      }
+      if (p.yMin !== null && p.yMin !== undefined && p.yMax !== null && p.yMax !== undefined) {
+        const a = y.getPixelForValue(p.yMin), b = y.getPixelForValue(p.yMax);
+        line(px, a, px, b); line(px - 4, a, px + 4, a); line(px - 4, b, px + 4, b);
+      }
+      if (opts.labels && p.label) {
+        ctx.fillStyle = "#1d2330";
+        ctx.font = "12px system-ui, sans-serif";
+        ctx.fillText(p.label, px + 7, py - 7);
+      }
+    }
+    ctx.restore();
+  },
+};
+
+function chartBox(id) {
+  return h("div", { class: "chart" }, h("canvas", { id }));
+}
+
+function forest(canvasId, diffs, title) {
+  const el = document.getElementById(canvasId);
+  if (!el || !window.Chart) return;
+  const labels = diffs.map((d) => d.arm);
+  const lows = diffs.map((d) => d.ci_low ?? d.diff ?? 0), highs = diffs.map((d) => d.ci_high ?? d.diff ?? 0);
+  const span = Math.max(0.05, ...lows.map(Math.abs), ...highs.map(Math.abs)) * 1.15;
+  return new Chart(el, {
+    type: "scatter",
+    data: { datasets: [{ data: diffs.map((d, i) => ({ x: d.diff, y: i, xMin: d.ci_low, xMax: d.ci_high, d })),
+      pointRadius: 6, pointBackgroundColor: "#2456c7" }] },
+    options: {
+      animation: false, maintainAspectRatio: false,
+      scales: {
+        x: { min: -span, max: span, title: { display: true, text: title } },
+        y: { min: -0.6, max: diffs.length - 0.4, reverse: true, afterBuildTicks: (ax) => { ax.ticks = labels.map((_, i) => ({ value: i })); },
+          ticks: { callback: (v) => labels[v] ?? "" } },
+      },
+      plugins: {
+        legend: { display: false }, whiskers: { zeroLine: true },
+        tooltip: { callbacks: { label: (c) => { const d = c.raw.d; return `${d.arm} − ${d.against}: ${fmt(d.diff)} ${interval(d.ci_low, d.ci_high)}, p_holm ${fmtP(d.p_holm)}`; } } },
+      },
+    },
+    plugins: [whiskers],
+  });
+}
+
+function costChart(canvasId, arms, descriptive) {
+  const el = document.getElementById(canvasId);
+  if (!el || !window.Chart) return;
+  const shown = arms.filter((a) => a.accuracy !== null);
+  const noCost = shown.every((a) => !a.usd_per_run);  // then spread the arms along x, by name
+  const pts = shown.map((a, i) => ({
+    x: noCost ? i : a.usd_per_run, y: a.accuracy, xMin: noCost ? null : a.usd_per_run_low, xMax: noCost ? null : a.usd_per_run_high,
+    yMin: a.ci_low, yMax: a.ci_high, label: a.arm, usd: a.usd_per_run,
+  }));
+  const xmax = Math.max(...pts.map((p) => p.xMax ?? p.x)) * 1.25;
+  const x = noCost
+    ? { min: -0.5, max: pts.length - 0.5, afterBuildTicks: (ax) => { ax.ticks = pts.map((_, i) => ({ value: i })); },
+        ticks: { callback: (v) => pts[v]?.label ?? "" }, title: { display: true, text: "arm (no cost recorded: $0 per run)" } }
+    : { min: 0, max: xmax, ticks: { callback: (v) => "$" + Number(v).toPrecision(2) }, title: { display: true, text: "USD per run" } };
+  return new Chart(el, {
+    type: "scatter",
+    data: { datasets: [{ data: pts, pointRadius: 6, pointBackgroundColor: "#2456c7" }] },
+    options: {
+      animation: false, maintainAspectRatio: false,
+      scales: {
+        x,
+        y: { min: 0, max: 1, title: { display: true, text: "accuracy" + (descriptive ? ` (${DESCRIPTIVE})` : "") } },
+      },
+      plugins: { legend: { display: false }, whiskers: { labels: !noCost },
+        tooltip: { callbacks: { label: (c) => `${c.raw.label}: ${fmt(c.raw.y)} ${interval(c.raw.yMin, c.raw.yMax)} at ${fmtUsd(c.raw.usd)}/run` } } },
+    },
+    plugins: [whiskers],
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// the list of benchmarks
+
+async function listPage() {
+  const q = new URLSearchParams(location.search).get("search") || "";
+  const search = h("input", { type: "search", id: "search", placeholder: "search by name or id", value: q });
+  const body = h("tbody", { id: "benchmarks" });
+  const count = h("span", { class: "muted", id: "count" });
+  page("benchmarks", "benchmarks",
+    h("h1", {}, "Benchmarks"),
+    h("div", { class: "filters" }, search, count),
+    h("table", {}, h("thead", {}, h("tr", {},
+      ["id", "name", "created", "status", "arms", "items", "runs", "rows", "best arm"].map((c) => h("th", {}, c)))), body));
+  let timer = null;
+  async function refresh() {
+    const res = await api("/api/benchmarks", { search: search.value });
+    body.replaceChildren(...res.benchmarks.map((b) => h("tr", { "data-id": b.id },
+      h("td", {}, h("a", { href: link(`/b/${b.id}`) }, b.id)),
+      h("td", {}, b.name ? h("a", { href: link(`/b/${b.id}`), class: "name" }, b.name) : h("span", { class: "muted" }, "-")),
+      h("td", { class: "nowrap" }, (b.created || "").replace("T", " ").replace("+00:00", "Z")),
+      h("td", {}, statusBadge(b)),
+      h("td", {}, b.arms.join(", ")),
+      h("td", { class: "num" }, b.n_items ?? "-"),
+      h("td", { class: "num" }, b.runs ?? "-"),
+      h("td", { class: "num" }, b.rows),
+      h("td", {}, b.best_arm ? `${b.best_arm} (${fmt(b.best_accuracy)})` : "-"))));
+    count.textContent = `${res.benchmarks.length} benchmark(s)`;
+    clearTimeout(timer);
+    if (res.benchmarks.some((b) => b.status === "running")) timer = setTimeout(refresh, 2000);  // live progress
+  }
+  let typing = null;
+  search.addEventListener("input", () => {
+    clearTimeout(typing);
+    typing = setTimeout(() => { history.replaceState(null, "", link("/", { search: search.value })); refresh().catch(fail); }, 200);
+  });
+  await refresh();
+}
+
+// ---------------------------------------------------------------------------------------------
+// one benchmark
+
+function armTable(v) {
+  const kinds = [...new Set(v.arms.flatMap((a) => Object.keys(a.failures)))];
+  const metrics = [...new Set(v.arms.flatMap((a) => Object.keys(a.metrics || {})))];
+  return h("table", { id: "arms" },
+    h("thead", {}, h("tr", {},
+      h("th", {}, "arm"), h("th", { class: "num" }, "accuracy"),
+      h("th", {}, `${Math.round(v.level * 100)}% interval`, descriptiveMark(v.descriptive)),
+      metrics.map((m) => h("th", { class: "num", title: "a benchmark metric's mean over items, with no interval" }, m)),
+      h("th", { class: "num" }, "runs"), h("th", {}, "failures by kind"),
+      h("th", { class: "num" }, "tokens in"), h("th", { class: "num" }, "tokens out"),
+      h("th", { class: "num" }, "USD"), h("th", { class: "num" }, "USD / run"), h("th", { class: "num" }, "seconds"))),
+    h("tbody", {}, v.arms.map((a) => h("tr", { "data-arm": a.arm },
+      h("td", {}, a.arm),
+      num(a.accuracy, "accuracy"),
+      h("td", { class: "nowrap", "data-k": "interval", "data-lo": a.ci_low ?? "", "data-hi": a.ci_high ?? "" }, interval(a.ci_low, a.ci_high)),
+      metrics.map((m) => num((a.metrics || {})[m] ?? null, `metric-${m}`)),
+      h("td", { class: "num", "data-k": "n_runs" }, a.n_runs),
+      h("td", { "data-k": "failures" }, kinds.filter((k) => a.failures[k]).map((k) => `${k} ${a.failures[k]}`).join(" · ") || "-"),
+      h("td", { class: "num" }, a.tokens_in), h("td", { class: "num" }, a.tokens_out),
+      num(a.usd, "usd"), h("td", { class: "num" }, fmtUsd(a.usd_per_run)),
+      h("td", { class: "num" }, fmt(a.seconds, 2))))));
+}
+
+function diffTable(v) {
+  return h("table", { id: "differences" },
+    h("thead", {}, h("tr", {},
+      h("th", {}, "arm"), h("th", { class: "num" }, `− ${v.against}`),
+      h("th", {}, `${Math.round(v.level * 100)}% interval`, descriptiveMark(v.descriptive)),
+      h("th", { class: "num" }, "p"), h("th", { class: "num" }, "p (Holm)"), h("th", { class: "num" }, "items"))),
+    h("tbody", {}, v.differences.map((d) => h("tr", { "data-arm": d.arm },
+      h("td", {}, d.arm), num(d.diff, "diff"),
+      h("td", { class: "nowrap", "data-k": "interval", "data-lo": d.ci_low ?? "", "data-hi": d.ci_high ?? "" }, interval(d.ci_low, d.ci_high)),
+      h("td", { class: "num", "data-k": "p_value" }, fmtP(d.p_value)),
+      h("td", { class: "num", "data-k": "p_holm" }, fmtP(d.p_holm)),
+      h("td", { class: "num" }, d.n_items)))));
+}
+
+function colour(mean) {
+  if (mean === null || mean === undefined) return "#e3e6ec";
+  return `hsl(${Math.round(120 * mean)}, 62%, ${78 - 10 * Math.abs(mean - 0.5)}%)`;
+}
+
+function matrixSection(id, m, cellLink) {
+  const sel = (name, values) => h("label", {}, `${name.replace("_", " ")} `,
+    h("select", { id: `f-${name}` }, h("option", { value: "" }, "all"), values.map((x) => h("option", { value: x }, x))));
+  const filters = h("div", { class: "filters" },
+    sel("cluster", m.clusters), sel("failure_kind", m.failure_kinds), sel("split", m.splits),
+    h("label", {}, h("input", { type: "checkbox", id: "f-disagree" }), " arms disagree"),
+    h("span", { class: "muted", id: "matrix-count" }));
+  const LIMIT = 400;
+  const table = h("table", { class: "matrix", id: "matrix" });
+  const more = h("p", { class: "muted", id: "matrix-more" });
+  function apply() {
+    const f = Object.fromEntries(["cluster", "failure_kind", "split"].map((k) => [k, document.getElementById(`f-${k}`).value]));
+    const disagree = document.getElementById("f-disagree").checked;
+    const kept = m.items.filter((it) =>
+      (!f.cluster || it.cluster === f.cluster) && (!f.split || it.split === f.split) &&
+      (!disagree || it.disagree) &&
+      (!f.failure_kind || it.cells.some((c) => c && c.failure_kinds[f.failure_kind])));
+    document.getElementById("matrix-count").textContent = `${kept.length} of ${m.n_items_total} items`;
+    document.getElementById("matrix-count").setAttribute("data-n", kept.length);
+    table.replaceChildren(
+      h("thead", {}, h("tr", {}, h("th", {}, "item"), h("th", {}, "cluster"), h("th", {}, "split"), m.arms.map((a) => h("th", {}, a)))),
+      h("tbody", {}, kept.slice(0, LIMIT).map((it) => h("tr", { "data-item": it.item, "data-disagree": it.disagree },
+        h("td", { class: "item", title: it.item }, it.item), h("td", {}, it.cluster), h("td", {}, it.split),
+        it.cells.map((c, j) => c === null
+          ? h("td", { class: "cell muted" }, "·")
+          : h("td", { class: "cell", style: `background:${colour(c.mean)}`, "data-arm": m.arms[j],
+              title: `${m.arms[j]} on ${it.item}: ${c.n} run(s)` + Object.entries(c.failure_kinds).map(([k, n]) => `, ${k} ${n}`).join("") },
+            cellLink(it.item, m.arms[j], c.mean === null ? "n/a" : fmt(c.mean, 2))))))));
+    more.textContent = kept.length > LIMIT ? `showing the first ${LIMIT}; narrow the filters to see the rest` : "";
+  }
+  filters.addEventListener("change", apply);
+  setTimeout(apply, 0);
+  return [h("h2", { id }, "Items × arms: mean correctness over runs"), filters, table, more];
+}
+
+function renderBenchmark(v, m, others, onAgainst) {
+  const b = v.benchmark;
+  const crumbs = STATIC ? `benchmark ${b.id}` : [h("a", { href: "/" }, "benchmarks"), ` / ${b.name || b.id}`];
+  const against = h("select", { id: "against" }, v.arms.map((a) => h("option", { value: a.arm, selected: a.arm === v.against }, a.arm)));
+  against.addEventListener("change", () => onAgainst(against.value));
+  const cellLink = STATIC
+    ? (item, arm, text) => h("span", { title: `hrb rows ${b.id} --traces --item ${item} --arm ${arm}` }, text)
+    : (item, arm, text) => h("a", { href: link(`/b/${b.id}/cell`, { item, arm }) }, text);
+  const compare = !STATIC && others.length
+    ? h("p", {}, "Compare with another benchmark on the same items: ",
+        others.map((o) => h("a", { href: link("/compare", { a: b.id, b: o.id }), style: "margin-right:.8em" }, o.name || o.id)))
+    : null;
+  page(b.name || b.id, crumbs,
+    h("h1", { id: "title" }, b.name || b.id),
+    h("p", { class: "muted" }, `${b.id} · created ${(b.created || "").replace("T", " ")} · `, statusBadge(b),
+      ` · ${b.arms.length} arm(s) × ${b.n_items ?? "?"} item(s) × ${b.runs ?? "?"} run(s) · reference ${b.reference_hash.slice(0, 12)}`),
+    v.descriptive ? h("div", { class: "banner", id: "descriptive" }, h("b", {}, "Descriptive only: "), v.note.replace(/^Descriptive: /, "")) : h("p", { class: "muted" }, v.note),
+    h("h2", {}, "Arms"), armTable(v),
+    h("h2", {}, "Paired differences against ", against, descriptiveMark(v.descriptive)),
+    h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")), h("div", { class: "card" }, diffTable(v))),
+    h("h2", {}, "Accuracy against cost", descriptiveMark(v.descriptive)),
+    h("div", { class: "card" }, chartBox("cost"),
+      v.arms.every((a) => !a.usd) ? h("p", { class: "muted" }, "No arm recorded a cost (fixed outputs, models with no price, cache or recording hits): the arms are spread along x by name.") : null),
+    ...matrixSection("matrix-title", m, cellLink),
+    compare,
+    h("details", {}, h("summary", {}, "The report as text"), h("pre", { id: "report-text" }, v.text)));
+  forest("forest", v.differences, `accuracy difference, arm − ${v.against}` + (v.descriptive ? ` (${DESCRIPTIVE})` : ""));
+  costChart("cost", v.arms, v.descriptive);
+}
+
+async function benchmarkPage(id) {
+  const params = new URLSearchParams(location.search);
+  let against = params.get("against") || null;
+  let m, others = [];
+  async function draw() {
+    const v = STATIC ? CFG.data.views[against || CFG.data.against] : await api(`/api/benchmark/${encodeURIComponent(id)}`, { against });
+    if (!m) {
+      m = STATIC ? CFG.data.matrix : await api(`/api/benchmark/${encodeURIComponent(id)}/matrix`);
+      if (!STATIC) {
+        const all = (await api("/api/benchmarks")).benchmarks;
+        others = all.filter((o) => o.id !== id && o.reference_hash === v.benchmark.reference_hash);
+      }
+    }
+    renderBenchmark(v, m, others, (arm) => {
+      against = arm;
+      if (!STATIC) history.replaceState(null, "", link(location.pathname, { against: arm }));
+      draw().catch(fail);
+    });
+    if (!STATIC && v.benchmark.status === "running") {
+      clearTimeout(refresh);
+      refresh = setTimeout(() => { m = null; draw().catch(fail); }, 3000);  // live: rows keep coming
+    }
+  }
+  let refresh = null;
+  await draw();
+}
+
+// ---------------------------------------------------------------------------------------------
+// one cell
+
+function payloadBlock(x) {
+  if (x === null || x === undefined) return h("span", { class: "muted" }, "(not stored)");
+  if (typeof x === "object" && !Array.isArray(x)) {  // a mapping: one block per field, short ones first
+    const keys = Object.keys(x).sort((a, b) => String(x[a]).length - String(x[b]).length);
+    return h("div", {}, keys.map((k) => h("div", {}, h("span", { class: "role" }, `${k}: `),
+      h("pre", { "data-field": k }, typeof x[k] === "string" ? x[k] : JSON.stringify(x[k], null, 2)))));
+  }
+  return h("pre", {}, typeof x === "string" ? x : JSON.stringify(x, null, 2));
+}
+
+function stepBlock(s) {
+  const usage = s.usage ? `tokens ${s.usage.tokens_in} in / ${s.usage.tokens_out} out (${s.usage.provenance || "?"})` : "no usage";
+  return h("div", { class: "step", "data-source": s.source },
+    h("div", { class: "muted" }, `${s.kind} · source ${s.source}${s.source !== "live" ? " (hit)" : ""} · model ${s.model || "-"} · finish ${s.finish_reason || "-"} · ${usage} · ${s.usd === null ? "USD unknown (no price)" : fmtUsd(s.usd)} · ${fmt(s.seconds, 2)} s`),
+    (s.messages || []).map((msg) => h("div", {}, h("span", { class: "role" }, `${msg.role}: `),
+      h("pre", {}, typeof msg.content === "string" ? msg.content : JSON.stringify(msg.content, null, 2)))),
+    s.text !== null && s.text !== undefined ? h("div", {}, h("span", { class: "role" }, "reply: "), h("pre", { class: "reply" }, s.text)) : null,
+    s.error ? h("div", { class: "error" }, s.error) : null);
+}
+
+async function cellPage(id) {
+  const q = new URLSearchParams(location.search);
+  const c = await api(`/api/benchmark/${encodeURIComponent(id)}/cell`, { item: q.get("item"), arm: q.get("arm") });
+  const b = c.benchmark;
+  page(`${c.arm} on ${c.item}`, [h("a", { href: "/" }, "benchmarks"), " / ", h("a", { href: link(`/b/${b.id}`) }, b.name || b.id), ` / ${c.arm} on ${c.item}`],
+    h("h1", {}, `${c.arm} on ${c.item}`),
+    h("dl", { class: "kv card" }, h("dt", {}, "cluster"), h("dd", {}, c.cluster), h("dt", {}, "split"), h("dd", {}, c.split),
+      h("dt", {}, "label"), h("dd", { id: "label" }, c.label === null ? "(none)" : JSON.stringify(c.label)),
+      h("dt", {}, "item"), h("dd", {}, payloadBlock(c.payload))),
+    h("p", {}, "Reproduce: ", h("code", { class: "cmd", id: "command" }, c.command)),
+    h("h2", {}, `${c.runs.length} run(s)`),
+    c.runs.map(({ row: r, trace }) => h("div", { class: `card run ${r.correct === true ? "right" : r.correct === false ? "wrong" : ""}`, "data-run": r.run },
+      h("div", {}, h("b", {}, `run ${r.run}`), ` · draw index ${r.draw_index} · `,
+        h("span", { "data-k": "correct" }, r.correct === null ? "unlabelled" : r.correct ? "right" : "wrong"),
+        r.failure_kind ? ` · failure ${r.failure_kind}` : "",
+        ` · tokens ${r.tokens_in} in / ${r.tokens_out} out · ${r.usd === null ? "USD unknown (no price)" : fmtUsd(r.usd)} (${r.usd_provenance || "?"}) · ${fmt(r.seconds, 2)} s`),
+      h("div", {}, h("span", { class: "role" }, "output as scored: "), h("pre", { class: "outcome" }, r.outcome ?? "(none)")),
+      h("details", { class: "trace", open: trace.length <= 3 }, h("summary", {}, `trace: ${trace.length} step(s)`),
+        trace.length ? trace.map(stepBlock) : h("p", { class: "muted" }, "no model call (a fixed output)")))));
+}
+
+// ---------------------------------------------------------------------------------------------
+// two benchmarks
+
+async function comparePage() {
+  const q = new URLSearchParams(location.search);
+  const c = await api("/api/compare", { a: q.get("a"), b: q.get("b") });
+  const name = (x) => x.name || x.id;
+  page("compare", [h("a", { href: "/" }, "benchmarks"), ` / ${name(c.a)} vs ${name(c.b)}`],
+    h("h1", {}, `${name(c.b)} − ${name(c.a)}`),
+    h("p", { class: "muted" }, "Per arm in both, the paired difference on the items both ran (reference ",
+      c.reference_hash.slice(0, 12), "): positive means the arm scored higher in ",
+      h("a", { href: link(`/b/${c.b.id}`) }, name(c.b)), " than in ", h("a", { href: link(`/b/${c.a.id}`) }, name(c.a)), "."),
+    c.descriptive ? h("div", { class: "banner" }, h("b", {}, "Descriptive only. "), "Fewer than 5 runs per item: the intervals cover the sampling of items only.") : null,
+    h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")),
+      h("div", { class: "card" }, diffTable({ ...c, level: c.differences[0]?.level ?? 0.95, against: name(c.a) }))),
+    c.only_a.length || c.only_b.length ? h("p", { class: "muted" }, `Arms in one benchmark only: ${[...c.only_a, ...c.only_b].join(", ")}`) : null);
+  forest("forest", c.differences.map((d) => ({ ...d, against: name(c.a) })), `accuracy difference, ${name(c.b)} − ${name(c.a)}` + (c.descriptive ? ` (${DESCRIPTIVE})` : ""));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function route() {
+  if (STATIC) return benchmarkPage(CFG.data.id);
+  const path = location.pathname;
+  let m;
+  if ((m = path.match(/^\/b\/([^/]+)\/cell$/))) return cellPage(decodeURIComponent(m[1]));
+  if ((m = path.match(/^\/b\/([^/]+)$/))) return benchmarkPage(decodeURIComponent(m[1]));
+  if (path === "/compare") return comparePage();
+  return listPage();
+}
+
+route().then(() => document.body.setAttribute("data-ready", "1"), (e) => { fail(e); document.body.setAttribute("data-ready", "1"); });

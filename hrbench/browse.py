@@ -1,0 +1,574 @@
+"""Read-only views of stored benchmarks, for ``hrb view`` and the daemon's ``benchmark/*`` reads.
+
+Each function takes a :class:`~hrbench.store.Store` and returns builtins (dicts, lists, numbers)
+shaped as the wire Structs of :mod:`hrbench_client.protocol` (``BenchmarkSummary``,
+``BenchmarkViewResult``, ``BenchmarkMatrixResult``, ``BenchmarkCellResult``,
+``BenchmarkCompareResult``), so the daemon only converts them. Statistics come from
+:func:`hrbench.stats.report` and :func:`hrbench.stats.compare`: the numbers a page shows are
+the report's numbers.
+
+Rules decided here (issue 16; the seeds are silent):
+
+- a benchmark is reported with ``descriptive=True`` always: with 5 or more runs per item that
+  changes nothing, with fewer the report (and so every page) is labelled "descriptive only"
+  instead of refused;
+- the paired differences against a chosen arm are the report's all-pairs comparisons (Holm-
+  adjusted over every pair, as ``report()`` gives them), turned so that ``diff = arm - against``;
+- "arms disagree" on an item when the arms that ran it do not all have the same mean
+  correctness over runs there;
+- a benchmark stored as ``running`` that no task of this daemon runs is ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import shlex
+from collections import Counter
+from collections.abc import Collection
+from typing import Any
+
+from hrbench.errors import ConfigError, NotFound
+from hrbench.records import Row
+from hrbench.store import Store
+
+__all__ = [
+    "benchmark_cell",
+    "benchmark_compare",
+    "benchmark_list",
+    "benchmark_matrix",
+    "benchmark_view",
+]
+
+
+def _iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).isoformat(timespec="seconds")
+
+
+def _record(store: Store, benchmark_id: str, field: str = "id") -> dict[str, Any]:
+    rec = store.benchmark_get(benchmark_id)
+    if rec is None:
+        raise NotFound(
+            f"no stored benchmark has the id {benchmark_id!r}", benchmark=benchmark_id, field=field
+        )
+    return rec
+
+
+def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
+    """One benchmark's header, shaped as :meth:`Store.benchmark_headers` gives each."""
+    spec = rec.get("spec") or {}
+    params = spec.get("params") or {}
+    caps = params.get("governor") or {}
+    ledger = store.ledger_get(rec["id"]) or {}
+    return {
+        "id": rec["id"],
+        "name": params.get("name"),
+        "created": rec["created"],
+        "status": rec["status"],
+        "arms": [a["name"] for a in spec.get("arms", [])],
+        "rows": n_rows,
+        "total": spec.get("total"),
+        "summary": rec.get("summary"),
+        "runs": params.get("runs"),
+        "reference_hash": rec.get("reference_hash"),
+        "max_usd": caps.get("max_usd"),
+        "max_calls": caps.get("max_calls"),
+        "usd": ledger.get("usd"),
+        "calls": ledger.get("calls"),
+    }
+
+
+def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
+    """A ``BenchmarkListing`` dict from a header (:meth:`Store.benchmark_headers`)."""
+    arms, runs, total = head["arms"], head["runs"], head["total"]
+    status = head["status"]
+    if status == "running" and head["id"] not in running:
+        status = "interrupted"
+    accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
+    known = {a: v for a, v in accuracy.items() if v is not None}
+    best = max(known, key=lambda a: known[a]) if known else None
+    return {
+        "id": head["id"],
+        "name": head["name"],
+        "created": _iso(head["created"]),
+        "status": status,
+        "arms": arms,
+        "rows": head["rows"],
+        "total": total,
+        "accuracy": accuracy,
+        "n_items": total // (len(arms) * runs) if total is not None and arms and runs else None,
+        "runs": runs,
+        "best_arm": best,
+        "best_accuracy": None if best is None else known[best],
+        "reference_hash": head["reference_hash"] or "",
+        "usd": head["usd"],
+        "max_usd": head["max_usd"],
+        "calls": head["calls"],
+        "max_calls": head["max_calls"],
+    }
+
+
+def benchmark_list(
+    store: Store, search: str | None = None, running: Collection[str] = (), limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Stored benchmarks, newest first, optionally only those whose name or id contains ``search``.
+
+    Args:
+        store: the store to read.
+        search: a case-insensitive substring of the benchmark's name or id; ``None`` or ``""``
+            for all.
+        running: ids of the benchmarks this process runs now (a ``running`` record not among
+            them is reported ``interrupted``).
+        limit: the most benchmarks to return (the newest); ``None`` for all.
+
+    Returns:
+        One ``BenchmarkListing`` dict per benchmark: id, name, created (ISO 8601, UTC), status,
+        arms, rows, total, accuracy per arm, n_items, runs, best_arm and best_accuracy (from the
+        stored summary; ``None`` until the benchmark ends), reference_hash, and the governor's
+        use (usd, calls) and caps (max_usd, max_calls).
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> s.benchmark_put("b1", {"params": {"name": "capitals", "runs": 5},
+        ...                        "arms": [{"name": "ask"}], "total": 20}, "h")
+        >>> [(b["name"], b["status"], b["n_items"]) for b in benchmark_list(s, "CAP")]
+        [('capitals', 'interrupted', 4)]
+        >>> benchmark_list(s, "nope")
+        []
+    """
+    needle = (search or "").casefold()
+    out = []
+    for head in store.benchmark_headers():
+        if needle and needle not in f"{head['name'] or ''}\n{head['id']}".casefold():
+            continue
+        out.append(_summary(head, running))
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def _flip(c: dict[str, Any]) -> dict[str, Any]:
+    """``arm_a - arm_b`` as ``arm_b - arm_a``: the same test, the interval mirrored."""
+    neg = {k: None if c[k] is None else 0.0 - c[k] for k in ("diff", "ci_low", "ci_high")}  # no -0.0
+    return {
+        **c,
+        "arm_a": c["arm_b"],
+        "arm_b": c["arm_a"],
+        "accuracy_a": c["accuracy_b"],
+        "accuracy_b": c["accuracy_a"],
+        "diff": neg["diff"],
+        "ci_low": neg["ci_high"],
+        "ci_high": neg["ci_low"],
+    }
+
+
+def _difference(c: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "arm": c["arm_a"],
+        "against": c["arm_b"],
+        **{
+            k: c[k]
+            for k in (
+                "diff",
+                "se",
+                "ci_low",
+                "ci_high",
+                "p_value",
+                "p_holm",
+                "n_items",
+                "n_clusters",
+                "accuracy_a",
+                "accuracy_b",
+                "level",
+                "descriptive",
+            )
+        },
+    }
+
+
+def benchmark_view(
+    store: Store,
+    benchmark_id: str,
+    against: str | None = None,
+    *,
+    level: float = 0.95,
+    method: str = "cluster",
+    running: Collection[str] = (),
+) -> dict[str, Any]:
+    """One benchmark's page: its header, the arm table and paired differences against one arm.
+
+    Args:
+        store: the store to read.
+        benchmark_id: the benchmark.
+        against: the arm the others are compared with; ``None`` for the first arm.
+        level: the intervals' level, as for :func:`hrbench.stats.report`.
+        method: ``"cluster"`` or ``"bootstrap"``, as for :func:`hrbench.stats.report`.
+        running: as for :func:`benchmark_list`.
+
+    Returns:
+        A ``BenchmarkViewResult`` dict: ``benchmark`` (its summary), ``arms`` (per arm the
+        report's accuracy, interval, runs, failures by kind, USD, plus tokens in/out and seconds
+        summed over its rows), ``against``, ``differences`` (``arm - against`` for every other
+        arm, Holm-adjusted as in the report), ``descriptive``, ``note``, ``text`` and the full
+        ``report`` payload; ``metrics`` per arm are the benchmark metrics' means from the stored
+        summary (no interval). A benchmark with no rows yet has empty tables and ``report`` None.
+
+    Raises:
+        NotFound: no benchmark has that id.
+        ConfigError: ``against`` is not an arm of the benchmark, or a bad ``level``/``method``.
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> rows = [Row(cluster="c", item=f"q{i}", arm=a, run=1, split="test", correct=(i < 2 or a == "b"),
+        ...             outcome=None, failure_kind=None if (i < 2 or a == "b") else "wrong")
+        ...         for i in range(4) for a in ("a", "b")]
+        >>> s.benchmark_put("b1", {"params": {"runs": 1}, "arms": [{"name": "a"}, {"name": "b"}]}, "h")
+        >>> s.rows_put("b1", list(enumerate(rows)))
+        >>> v = benchmark_view(s, "b1")
+        >>> v["descriptive"], [(a["arm"], a["accuracy"], a["failures"]) for a in v["arms"]]
+        (True, [('a', 0.5, {'wrong': 2}), ('b', 1.0, {})])
+        >>> [(d["arm"], d["against"], d["diff"]) for d in v["differences"]]
+        [('b', 'a', 0.5)]
+    """
+    from hrbench.stats import report
+
+    rec = _record(store, benchmark_id)
+    rows = store.rows_get(benchmark_id)
+    head = _summary(_head(store, rec, len(rows)), running)
+    out: dict[str, Any] = {
+        "benchmark": head,
+        "arms": [],
+        "against": against,
+        "differences": [],
+        "descriptive": (head["runs"] or 0) < 5,
+        "level": level,
+        "method": method,
+        "note": "no rows yet",
+        "text": "",
+        "report": None,
+    }
+    if not rows:
+        return out
+    rep = report(rows, level=level, method=method, descriptive=True)  # type: ignore[arg-type]
+    names = [a.arm for a in rep.arms]
+    if against is None:
+        against = names[0]
+    elif against not in names:
+        raise ConfigError("against", against, f"not an arm of benchmark {benchmark_id} (arms: {names})")
+    extra: dict[str, dict[str, Any]] = {n: {"tokens_in": 0, "tokens_out": 0, "seconds": 0.0} for n in names}
+    for r in rows:
+        e = extra[r.arm]
+        e["tokens_in"] += r.tokens_in
+        e["tokens_out"] += r.tokens_out
+        e["seconds"] += r.seconds
+    payload = rep.to_dict()
+    payload["text"] = str(rep)
+    kinds = ("wrong", "not_in_document", "parse_failure", "refusal", "error", "budget_stop")
+    metrics = {s["arm"]: s.get("metrics") or {} for s in rec.get("summary") or []}
+    for a in payload["arms"]:
+        out["arms"].append(
+            {
+                **{
+                    k: a[k]
+                    for k in (
+                        "arm",
+                        "accuracy",
+                        "se",
+                        "ci_low",
+                        "ci_high",
+                        "n_items",
+                        "n_clusters",
+                        "runs",
+                        "n_runs",
+                        "usd",
+                        "usd_unpriced",
+                        "usd_per_run",
+                        "usd_per_run_low",
+                        "usd_per_run_high",
+                        "dev_accuracy",
+                    )
+                },
+                "failures": {k: a[k] for k in kinds if a[k]},
+                "metrics": metrics.get(a["arm"], {}),
+                **extra[a["arm"]],
+            }
+        )
+    for c in payload["comparisons"]:
+        if c["arm_b"] == against:
+            out["differences"].append(_difference(c))
+        elif c["arm_a"] == against:
+            out["differences"].append(_difference(_flip(c)))
+    order = {n: i for i, n in enumerate(names)}
+    out["differences"].sort(key=lambda d: order[d["arm"]])
+    out.update(
+        against=against, descriptive=rep.descriptive, note=rep.note, text=payload["text"], report=payload
+    )
+    return out
+
+
+def _cells(
+    rows: list[Row],
+) -> tuple[list[str], dict[str, dict[str, Any]], dict[tuple[str, str], dict[str, Any]]]:
+    arms: dict[str, None] = {}
+    items: dict[str, dict[str, Any]] = {}
+    cells: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in rows:
+        arms.setdefault(r.arm)
+        items.setdefault(r.item, {"item": r.item, "cluster": r.cluster, "split": r.split})
+        c = cells.get((r.item, r.arm))
+        if c is None:
+            c = cells[(r.item, r.arm)] = {"n": 0, "right": 0, "labelled": 0, "kinds": Counter()}
+        c["n"] += 1
+        if r.correct is not None:
+            c["labelled"] += 1
+            c["right"] += bool(r.correct)
+        if r.failure_kind is not None:
+            c["kinds"][r.failure_kind] += 1
+    return list(arms), items, cells
+
+
+def benchmark_matrix(
+    store: Store,
+    benchmark_id: str,
+    *,
+    cluster: str | None = None,
+    failure_kind: str | None = None,
+    split: str | None = None,
+    disagree: bool = False,
+    offset: int = 0,
+    limit: int | None = None,
+) -> dict[str, Any]:
+    """The item x arm matrix of mean correctness over runs, filtered.
+
+    Args:
+        store: the store to read.
+        benchmark_id: the benchmark.
+        cluster: keep only the items of this cluster.
+        failure_kind: keep only the items where some run of some arm failed with this kind.
+        split: keep only the items of this split.
+        disagree: keep only the items on which the arms disagree (their mean correctness over
+            runs is not the same for every arm that ran the item; unlabelled items never count).
+        offset: matching items to skip (paging).
+        limit: the most items to return; ``None`` for all.
+
+    Returns:
+        A ``BenchmarkMatrixResult`` dict: ``arms``; ``items`` (item, cluster, split, disagree,
+        and ``cells`` aligned with ``arms``: ``{"mean", "n", "failure_kinds"}`` or ``None`` when
+        the arm did not run the item; ``mean`` is ``None`` for an unlabelled item);
+        ``n_items`` matching the filters, ``n_items_total``, and the ``clusters``, ``splits``
+        and ``failure_kinds`` present (for the filter menus).
+
+    Raises:
+        NotFound: no benchmark has that id.
+        ConfigError: a negative ``offset`` or ``limit``.
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> rows = [Row(cluster="c", item=f"q{i}", arm=a, run=r, split="test", correct=(i < 2 or a == "b"),
+        ...             outcome=None, failure_kind=None if (i < 2 or a == "b") else "wrong")
+        ...         for i in range(4) for a in ("a", "b") for r in (1, 2)]
+        >>> s.benchmark_put("b1", {}, "h")
+        >>> s.rows_put("b1", list(enumerate(rows)))
+        >>> m = benchmark_matrix(s, "b1", disagree=True)
+        >>> [i["item"] for i in m["items"]], m["n_items_total"], m["items"][0]["cells"][0]
+        (['q2', 'q3'], 4, {'mean': 0.0, 'n': 2, 'failure_kinds': {'wrong': 2}})
+    """
+    if offset < 0:
+        raise ConfigError("offset", offset, "must be 0 or more")
+    if limit is not None and limit < 0:
+        raise ConfigError("limit", limit, "must be 0 or more (or None for all)")
+    _record(store, benchmark_id)
+    arms, items, cells = _cells(store.rows_get(benchmark_id))
+    kinds: set[str] = set()
+    matched = []
+    for info in items.values():
+        row_cells: list[dict[str, Any] | None] = []
+        means = set()
+        item_kinds: set[str] = set()
+        for arm in arms:
+            c = cells.get((info["item"], arm))
+            if c is None:
+                row_cells.append(None)
+                continue
+            mean = c["right"] / c["labelled"] if c["labelled"] else None
+            if mean is not None:
+                means.add(mean)
+            item_kinds.update(c["kinds"])
+            row_cells.append({"mean": mean, "n": c["n"], "failure_kinds": dict(sorted(c["kinds"].items()))})
+        kinds |= item_kinds
+        entry = {**info, "disagree": len(means) > 1, "cells": row_cells}
+        if cluster is not None and info["cluster"] != cluster:
+            continue
+        if split is not None and info["split"] != split:
+            continue
+        if failure_kind is not None and failure_kind not in item_kinds:
+            continue
+        if disagree and not entry["disagree"]:
+            continue
+        matched.append(entry)
+    page = matched[offset : None if limit is None else offset + limit]
+    return {
+        "arms": arms,
+        "items": page,
+        "n_items": len(matched),
+        "n_items_total": len(items),
+        "clusters": sorted({i["cluster"] for i in items.values()}),
+        "splits": sorted({i["split"] for i in items.values()}),
+        "failure_kinds": sorted(kinds),
+    }
+
+
+def reproduce_command(benchmark_id: str, item: str, arm: str) -> str:
+    """The shell command that prints one cell's rows with their traces.
+
+    Example:
+        >>> reproduce_command("0123abcd", "q 1", "ask")
+        "hrb rows 0123abcd --traces --item 'q 1' --arm ask"
+    """
+    return shlex.join(["hrb", "rows", benchmark_id, "--traces", "--item", item, "--arm", arm])
+
+
+def benchmark_cell(store: Store, benchmark_id: str, item: str, arm: str) -> dict[str, Any]:
+    """One cell: every run of ``arm`` on ``item`` with its trace, the item's payload and label.
+
+    Args:
+        store: the store to read.
+        benchmark_id: the benchmark.
+        item: the item id.
+        arm: the arm's name.
+
+    Returns:
+        A ``BenchmarkCellResult`` dict: ``benchmark`` (its summary), item, arm, cluster, split,
+        ``payload`` and ``label`` (from the stored reference; ``None`` when it is not stored),
+        ``runs`` (``{"row": Row, "trace": [Step, ...]}`` by run; the trace holds each request
+        and reply, finish reason, usage, USD and source: live, cache or recording) and
+        ``command``, the ``hrb rows`` line that prints the same rows.
+
+    Raises:
+        NotFound: no benchmark has that id, or the arm never ran the item.
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> s.benchmark_put("b1", {}, "h")
+        >>> s.rows_put("b1", [(0, Row(cluster="c", item="q1", arm="a", run=1, split="test",
+        ...                           correct=False, outcome="x", failure_kind="wrong"))])
+        >>> c = benchmark_cell(s, "b1", "q1", "a")
+        >>> [r["row"].outcome for r in c["runs"]], c["command"]
+        (['x'], 'hrb rows b1 --traces --item q1 --arm a')
+    """
+    rec = _record(store, benchmark_id)
+    rows = store.rows_get(benchmark_id)
+    mine = sorted((r for r in rows if r.item == item and r.arm == arm), key=lambda r: r.run)
+    if not mine:
+        raise NotFound(
+            f"arm {arm!r} has no run on item {item!r} in benchmark {benchmark_id}",
+            benchmark=benchmark_id,
+            item=item,
+            arm=arm,
+        )
+    traces = store.traces_get(benchmark_id, [r.ledger_id for r in mine])
+    payload = label = None
+    ref = store.reference_get(rec["reference_hash"]) if rec.get("reference_hash") else None
+    if ref is not None and item in ref.items:
+        payload, label = ref.payload(item), ref.labels.get(item)
+    return {
+        "benchmark": _summary(_head(store, rec, len(rows)), ()),
+        "item": item,
+        "arm": arm,
+        "cluster": mine[0].cluster,
+        "split": mine[0].split,
+        "payload": payload,
+        "label": label,
+        "runs": [{"row": r, "trace": traces.get(r.ledger_id, [])} for r in mine],
+        "command": reproduce_command(benchmark_id, item, arm),
+    }
+
+
+def _holm(p: list[float | None]) -> list[float | None]:
+    known = sorted((v, i) for i, v in enumerate(p) if v is not None)
+    out: list[float | None] = [None] * len(p)
+    run = 0.0
+    for rank, (v, i) in enumerate(known):
+        run = max(run, min(1.0, (len(known) - rank) * v))
+        out[i] = run
+    return out
+
+
+def benchmark_compare(
+    store: Store,
+    a: str,
+    b: str,
+    *,
+    level: float = 0.95,
+    method: str = "cluster",
+    running: Collection[str] = (),
+) -> dict[str, Any]:
+    """Two benchmarks on the same reference: per arm they share, the paired difference ``b - a``.
+
+    Each arm name present in both is compared item by item (:func:`hrbench.stats.compare` on
+    the union of the two benchmarks' rows, the arm renamed ``a:NAME`` and ``b:NAME``), so
+    ``diff > 0`` means the arm scored higher in ``b``. The p-values are Holm-adjusted over the
+    arms compared (``p_holm``). Descriptive when either benchmark has fewer than 5 runs.
+
+    Args:
+        store: the store to read.
+        a: the first benchmark's id.
+        b: the second benchmark's id.
+        level: as for :func:`hrbench.stats.compare`.
+        method: as for :func:`hrbench.stats.compare`.
+        running: as for :func:`benchmark_list`.
+
+    Returns:
+        A ``BenchmarkCompareResult`` dict: ``a`` and ``b`` (their summaries), ``reference_hash``,
+        ``differences`` (one per shared arm; ``arm`` and ``against`` are the arm's name),
+        ``only_a`` and ``only_b`` (arms in one benchmark only) and ``descriptive``.
+
+    Raises:
+        NotFound: no benchmark has id ``a`` or ``b``.
+        ConfigError: the two benchmarks do not share a reference hash.
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> for bid, right in (("b1", 2), ("b2", 3)):
+        ...     s.benchmark_put(bid, {"params": {"runs": 1}, "arms": [{"name": "ask"}]}, "h")
+        ...     s.rows_put(bid, [(i, Row(cluster=f"c{i}", item=f"q{i}", arm="ask", run=1, split="test",
+        ...                              correct=i < right, outcome=None, failure_kind=None))
+        ...                      for i in range(4)])
+        >>> d = benchmark_compare(s, "b1", "b2")["differences"][0]
+        >>> d["arm"], d["diff"], d["n_items"]
+        ('ask', 0.25, 4)
+    """
+    from msgspec.structs import replace
+
+    from hrbench.stats import compare
+
+    rec_a, rec_b = _record(store, a, "a"), _record(store, b, "b")
+    if rec_a.get("reference_hash") != rec_b.get("reference_hash"):
+        raise ConfigError(
+            "b",
+            b,
+            f"does not share the reference of benchmark {a} (reference hashes "
+            f"{(rec_a.get('reference_hash') or '')[:12]} and {(rec_b.get('reference_hash') or '')[:12]})",
+        )
+    rows_a, rows_b = store.rows_get(a), store.rows_get(b)
+    arms_a = list(dict.fromkeys(r.arm for r in rows_a))
+    arms_b = list(dict.fromkeys(r.arm for r in rows_b))
+    shared = [n for n in arms_a if n in arms_b]
+    both = [replace(r, arm=f"a:{r.arm}") for r in rows_a] + [replace(r, arm=f"b:{r.arm}") for r in rows_b]
+    diffs = []
+    for name in shared:
+        c = compare(both, f"b:{name}", f"a:{name}", level=level, method=method, descriptive=True)  # type: ignore[arg-type]
+        d = _difference({k: getattr(c, k) for k in c.__struct_fields__} | {"arm_a": name, "arm_b": name})
+        diffs.append(d)
+    for d, adj in zip(diffs, _holm([d["p_value"] for d in diffs]), strict=True):
+        d["p_holm"] = adj if len(diffs) > 1 else None
+    return {
+        "a": _summary(_head(store, rec_a, len(rows_a)), running),
+        "b": _summary(_head(store, rec_b, len(rows_b)), running),
+        "reference_hash": rec_a.get("reference_hash") or "",
+        "differences": diffs,
+        "only_a": [n for n in arms_a if n not in arms_b],
+        "only_b": [n for n in arms_b if n not in arms_a],
+        "descriptive": any(d["descriptive"] for d in diffs),
+    }

@@ -1,0 +1,93 @@
+"""``hrb bench``'s progress line: rows done, rate, ETA, spend against the cap (issue 16, point 4)."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from hrbench_client._commands import progress_line
+from tests.server._daemon import Daemon
+
+
+@given(
+    total=st.integers(0, 10**7),
+    frac=st.floats(0, 1),
+    rate=st.one_of(st.none(), st.floats(0.01, 1e6)),
+    usd=st.one_of(st.none(), st.floats(0, 1e4)),
+    max_usd=st.one_of(st.none(), st.floats(0, 1e4)),
+    width=st.integers(1, 80),
+)
+def test_progress_line_family(
+    total: int, frac: float, rate: float | None, usd: float | None, max_usd: float | None, width: int
+) -> None:
+    done = int(total * frac)
+    line = progress_line("bench", done, total, rate, usd, max_usd, width=width)
+    bar = re.match(r"bench \[([#.]*)\] (\d+)/(\d+) rows", line)
+    assert bar is not None and len(bar.group(1)) == width
+    assert (int(bar.group(2)), int(bar.group(3))) == (done, total)
+    assert bar.group(1).count("#") == (min(width, width * done // total) if total else width)
+    assert ("rows/s" in line) == bool(rate)
+    eta = re.search(r"ETA (?:(\d+)h(\d\d)m|(\d+)m(\d\d)s|(\d+)s)", line)
+    assert (eta is not None) == bool(rate and done < total)
+    if eta is not None and rate:
+        h, hm, m, ms, s = (int(g) if g else 0 for g in eta.groups())
+        shown = h * 3600 + hm * 60 + m * 60 + ms + s
+        exact = (total - done) / rate
+        assert abs(shown - exact) <= (60 if h else 0.5) + 1e-9 * exact
+    if usd is None:
+        assert "$" not in line
+    else:
+        assert f"${usd:.4f}" in line
+        assert (" of $" in line) == (max_usd is not None)
+        if max_usd is not None:
+            assert line.endswith(f"${usd:.4f} of ${max_usd:.2f}")
+
+
+def test_hrb_bench_draws_rate_eta_and_spend_on_a_terminal(tmp_path: Path) -> None:
+    spec = tmp_path / "slow.toml"
+    spec.write_text(
+        'name = "bar"\nruns = 5\nconcurrency = 1\ncache = false\n'
+        '[reference]\nitems = ["a", "b", "c", "d", "e", "f"]\nlabels = ["yes", "yes", "no", "no", "yes", "no"]\n'
+        '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "{item}?"\n'
+        '[client]\nkind = "mock"\nreply = "yes"\ndelay_s = 0.03\n'
+        "[governor]\nmax_usd = 1.5\n"
+    )
+    daemon = Daemon(tmp_path / "home").start()
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hrbench_client.cli", "--home", str(daemon.home), "--no-autostart"]
+            + ["bench", "--no-rows", str(spec)],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=120,
+        )
+        os.close(follower)
+        err = b""
+        while select.select([leader], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            err += chunk
+    finally:
+        os.close(leader)
+        daemon.stop()
+        daemon.kill()
+    assert proc.returncode == 0
+    bars = [x.strip() for x in err.decode().replace("\x1b[K", "").split("\r") if x.startswith("bench [")]
+    assert any(
+        re.fullmatch(r"bench \[#*\.+\] \d+/30 rows  [\d.]+ rows/s  ETA \d+s  \$0\.0000 of \$1\.50", x)
+        for x in bars
+    )
+    assert re.fullmatch(r"bench \[#{30}\] 30/30 rows  [\d.]+ rows/s  \$0\.0000 of \$1\.50", bars[-1]), bars

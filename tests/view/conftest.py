@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from http.cookiejar import CookieJar
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from tests._benches import mock_spec, run
+from tests.server._daemon import Daemon
+from tests.server.conftest import shared_daemon
+
+__all__ = ["View", "mock_ids", "shared_daemon", "view"]
+
+
+class View:
+    """A real ``hrb view --no-browser`` subprocess and a cookie-keeping HTTP opener."""
+
+    def __init__(self, home: Path, target: str | None = None) -> None:
+        cmd = [sys.executable, "-m", "hrbench_client.cli", "--home", str(home), "--no-autostart", "view"]
+        cmd += [target] if target else []
+        self.proc = subprocess.Popen(
+            [*cmd, "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url:
+            raise RuntimeError(
+                f"hrb view printed no URL: {self.proc.stderr.read() if self.proc.stderr else ''}"
+            )
+        self.base = self.url.split("?")[0].rsplit("/", 2)[0] if "/b/" in self.url else self.url.split("/?")[0]
+        self.jar = CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.wait()
+
+    def wait(self) -> None:
+        import time
+
+        for _ in range(500):
+            try:
+                with self.opener.open(self.url, timeout=10) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.02)
+        raise RuntimeError("hrb view did not answer")
+
+    def get(self, path: str) -> Any:
+        with self.opener.open(self.base + path, timeout=60) as r:
+            return msgspec.json.decode(r.read())
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
+
+
+@pytest.fixture(scope="module")
+def mock_ids(shared_daemon: Daemon) -> tuple[str, str]:
+    spec = mock_spec("mock-view-a")
+    spec["arms"].append({"kind": "prompt", "name": "ask", "template": "{item}?"})
+    spec["client"] = {
+        "kind": "mock",
+        "replies": {"question 2?": "no", "question 3?": "yes"},
+        "default": "maybe",
+    }
+    with shared_daemon.client() as c:
+        return run(c, spec), run(c, {**spec, "name": "mock-view-b"})
+
+
+@pytest.fixture(scope="module")
+def view(shared_daemon: Daemon, mock_ids: tuple[str, str]) -> Iterator[View]:
+    v = View(shared_daemon.home)
+    try:
+        yield v
+    finally:
+        v.stop()
