@@ -10,7 +10,9 @@ in a :class:`~hrbench.records.Request`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import threading
 from typing import Any
 
 import msgspec
@@ -18,7 +20,7 @@ import msgspec
 from hrbench.records import REFUSAL_REASONS, Request, Result
 from hrbench.store import Store
 
-__all__ = ["Cache", "cache_key", "request_hash"]
+__all__ = ["IN_FLIGHT", "Cache", "InFlight", "cache_key", "request_hash"]
 
 _canon = msgspec.json.Encoder(order="sorted")
 
@@ -120,9 +122,25 @@ class Cache:
             self.hits += 1
         return hit
 
+    @property
+    def scope(self) -> str:
+        """Which entries this cache sees: its store's file path, or the in-memory store's id.
+
+        Two caches on one file (named by the same path) share entries, and so share requests
+        in flight (:class:`InFlight`). The path is not resolved: that would touch the file
+        system on the event loop.
+        """
+        path = self.store.path
+        return f":memory:{id(self.store)}" if path == ":memory:" else path
+
+    @staticmethod
+    def keeps(result: Result) -> bool:
+        """Whether a reply may be cached: not failed, not refused or filtered."""
+        return result.ok and not result.refused and result.finish_reason not in REFUSAL_REASONS
+
     def put(self, request: Request, result: Result, arm: str = "") -> bool:
         """Keep a reply; returns ``False`` (and keeps nothing) for failed or refused replies."""
-        if not self.write or not result.ok or result.refused or result.finish_reason in REFUSAL_REASONS:
+        if not self.write or not self.keeps(result):
             return False
         self.store.cache_put(cache_key(request, arm), arm, request_hash(request), request, result)
         return True
@@ -130,3 +148,75 @@ class Cache:
     def stats(self) -> dict[str, Any]:
         """The store's cache statistics plus this object's hits and misses."""
         return {**self.store.cache_stats(), "hits": self.hits, "misses": self.misses}
+
+
+class InFlight:
+    """Identical requests in flight, sent once (issue 15, point 4).
+
+    The first caller of a ``(scope, key)`` pair (a :meth:`Cache.scope` and a :func:`cache_key`)
+    *leads*: it looks the key up in the cache, sends the request when it is not there, and
+    lands the reply (:meth:`land`). A caller that arrives while it is in flight *waits* for that
+    reply instead of sending its own; it is then served exactly what the cache would have
+    given it had it come a moment later (a cache hit: no call, no reservation, ``usd = 0``).
+
+    Decided (issue 15): a failed, refused or filtered reply is not cached, so it is not shared
+    either: the waiters of a lead that failed (or raised, or was refused by its own governor,
+    or was cancelled) send their own request, one of them leading again. A waiter thus never
+    gets a failure it did not see happen, and its own retry policy and governor apply.
+
+    The map is process-wide (:data:`IN_FLIGHT`) and thread-safe: benchmarks running at once in
+    one daemon, or several ``benchmark_async`` calls, share it, whatever their event loop.
+
+    Example:
+        >>> f = InFlight()
+        >>> f.join("s", "k") is None  # the first caller leads
+        True
+        >>> f.land("s", "k", None)
+        0
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._flights: dict[tuple[str, str], list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._flights)
+
+    def join(self, scope: str, key: str) -> asyncio.Future[Result | None] | None:
+        """Lead the key (``None``: the caller must :meth:`land` it), or a future of the lead's reply.
+
+        The future gives the reply to share, or ``None`` when there is none (send it yourself).
+        Call it on a running asyncio event loop.
+        """
+        with self._lock:
+            waiters = self._flights.get((scope, key))
+            if waiters is None:
+                self._flights[(scope, key)] = []
+                return None
+            loop = asyncio.get_running_loop()
+            fut: asyncio.Future[Result | None] = loop.create_future()
+            waiters.append((loop, fut))
+            return fut
+
+    def land(self, scope: str, key: str, result: Result | None) -> int:
+        """End the lead of a key: its waiters get ``result`` (``None``: none to share).
+
+        Returns:
+            How many callers were waiting.
+        """
+        with self._lock:
+            waiters = self._flights.pop((scope, key), [])
+        for loop, fut in waiters:
+            if loop.is_closed():
+                continue
+            loop.call_soon_threadsafe(_resolve, fut, result)
+        return len(waiters)
+
+
+def _resolve(fut: asyncio.Future[Result | None], result: Result | None) -> None:
+    if not fut.done():  # a waiter cancelled meanwhile
+        fut.set_result(result)
+
+
+IN_FLIGHT = InFlight()
+"""The process's requests in flight (:class:`InFlight`); :class:`hrbench.runtime.Runtime` uses it."""

@@ -8,6 +8,7 @@ runner imports both, so the dependency goes one way.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -18,7 +19,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench.cache import Cache, cache_key, request_hash
+from hrbench.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.errors import BudgetRefused, DuplicateDrawError
 from hrbench.governor import Governor
 from hrbench.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, output_limit
@@ -189,6 +190,87 @@ class Runtime:
     async def _blocking(self, inline: bool, fn: Callable[..., Any], *args: Any) -> Any:
         return fn(*args) if inline else await anyio.to_thread.run_sync(fn, *args)
 
+    def _shares(self, cache: Cache | None, inline: bool) -> str | None:
+        """The in-flight scope this call shares replies in, or ``None`` (issue 15, point 4).
+
+        Only a cache that both reads and writes shares: a waiter is served what the cache would
+        have given it a moment later. An inline call (a client that answers without suspending)
+        has nothing in flight to share and no event loop to wait on.
+        """
+        if cache is None or not (cache.read and cache.write) or inline:
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # not on asyncio (anyio's trio backend): no waiting across loops
+            return None
+        return cache.scope
+
+    async def _obtain(
+        self, ctx: Context, request: Request, key: str, cache: Cache | None, inline: bool
+    ) -> tuple[Result, float | None]:
+        """The reply to a request, from the cache or sent under the governor: ``(result, usd charged)``."""
+        if cache is not None and cache.read:
+            hit = await self._blocking(inline, cache.get, request, ctx.arm)
+            if hit is not None:
+                return msgspec.structs.replace(hit, source="cache"), 0.0
+        charged: float | None = 0.0
+        usd_est, tokens_est, unpriced = self._reservation(request)
+        gate = self.governor.gate(usd_est, tokens_est)
+        try:
+            if self.quota_refused is not None:  # the provider refused on quota: send no more
+                raise BudgetRefused(
+                    f"limit_refused: not sent, the provider refused an earlier request: {self.quota_refused}",
+                    limit="limit_refused",
+                )
+            if unpriced is not None:
+                raise BudgetRefused(
+                    unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model"
+                )
+            result = await self.client.send(request, gate.attempt)
+        except BudgetRefused as exc:
+            if exc.limit == "limit_refused" and self.quota_refused is None:
+                self.quota_refused = exc
+            gate.settle(0.0, 0)
+            ctx.notes.append(exc.limit)
+            ctx.trace.append(
+                Step(
+                    ledger_id=ctx.ledger_id,
+                    key=key,
+                    model=request.model,
+                    source="refused",
+                    draw_index=request.draw_index,
+                    messages=request.messages,
+                    usd=0.0,
+                    error=str(exc),
+                )
+            )
+            raise
+        if result.source == "live":
+            if result.usd is None:
+                result = msgspec.structs.replace(
+                    result, usd=self.pricing.cost(result.usage, result.model or request.model)
+                )
+            charged = result.usd
+            self._check_reserved(request, result, gate.usd, gate.tokens)
+            # a reply billed as a model with no price is charged its reservation (fail safe)
+            spent = result.usd if result.usd is not None or not self.bills else gate.usd
+            gate.settle(spent, result.usage.total)
+            if cache is not None and cache.write:
+                await self._blocking(inline, cache.put, request, result, ctx.arm)
+            if self.record and self.store is not None and result.ok and not result.refused:
+                await self._blocking(
+                    inline,
+                    self.store.recording_put,
+                    self.record,
+                    ctx.arm,
+                    request_hash(request),
+                    request,
+                    result,
+                )
+        else:
+            gate.settle(0.0, 0)
+        return result, charged
+
     async def call(self, ctx: Context, request: Request, inline: bool = False) -> Result:
         """Send one request of a run through cache, governor, client, recorder and trace.
 
@@ -207,68 +289,28 @@ class Runtime:
         key = cache_key(request, ctx.arm)
         start = time.perf_counter()
         result: Result | None = None
-        cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
-        if cache is not None and cache.read:
-            result = await self._blocking(inline, cache.get, request, ctx.arm)
-            if result is not None:
-                result = msgspec.structs.replace(result, source="cache")
         charged: float | None = 0.0
+        cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
+        scope = self._shares(cache, inline)
+        while scope is not None:  # a request identical to one in flight waits for its reply
+            waiting = IN_FLIGHT.join(scope, key)
+            if waiting is None:  # this call leads; it lands its reply below, whatever happens
+                break
+            result = await waiting
+            if result is not None:
+                assert cache is not None
+                cache.hits += 1
+                result = msgspec.structs.replace(result, source="cache")
+                scope = None  # served: nothing to land
         if result is None:
-            usd_est, tokens_est, unpriced = self._reservation(request)
-            gate = self.governor.gate(usd_est, tokens_est)
+            shared: Result | None = None
             try:
-                if self.quota_refused is not None:  # the provider refused on quota: send no more
-                    raise BudgetRefused(
-                        f"limit_refused: not sent, the provider refused an earlier request: {self.quota_refused}",
-                        limit="limit_refused",
-                    )
-                if unpriced is not None:
-                    raise BudgetRefused(
-                        unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model"
-                    )
-                result = await self.client.send(request, gate.attempt)
-            except BudgetRefused as exc:
-                if exc.limit == "limit_refused" and self.quota_refused is None:
-                    self.quota_refused = exc
-                gate.settle(0.0, 0)
-                ctx.notes.append(exc.limit)
-                ctx.trace.append(
-                    Step(
-                        ledger_id=ctx.ledger_id,
-                        key=key,
-                        model=request.model,
-                        source="refused",
-                        draw_index=request.draw_index,
-                        messages=request.messages,
-                        usd=0.0,
-                        error=str(exc),
-                    )
-                )
-                raise
-            if result.source == "live":
-                if result.usd is None:
-                    result = msgspec.structs.replace(
-                        result, usd=self.pricing.cost(result.usage, result.model or request.model)
-                    )
-                charged = result.usd
-                self._check_reserved(request, result, gate.usd, gate.tokens)
-                # a reply billed as a model with no price is charged its reservation (fail safe)
-                spent = result.usd if result.usd is not None or not self.bills else gate.usd
-                gate.settle(spent, result.usage.total)
-                if cache is not None and cache.write:
-                    await self._blocking(inline, cache.put, request, result, ctx.arm)
-                if self.record and self.store is not None and result.ok and not result.refused:
-                    await self._blocking(
-                        inline,
-                        self.store.recording_put,
-                        self.record,
-                        ctx.arm,
-                        request_hash(request),
-                        request,
-                        result,
-                    )
-            else:
-                gate.settle(0.0, 0)
+                result, charged = await self._obtain(ctx, request, key, cache, inline)
+                if result.source in ("cache", "live") and Cache.keeps(result):
+                    shared = result
+            finally:
+                if scope is not None:
+                    IN_FLIGHT.land(scope, key, shared)
         dup = self._duplicate(ctx, key, result)
         self._remember(ctx, key, result)
         ctx.trace.append(
