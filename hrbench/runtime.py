@@ -223,9 +223,7 @@ class Runtime:
                     limit="limit_refused",
                 )
             if unpriced is not None:
-                raise BudgetRefused(
-                    unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model"
-                )
+                raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
             result = await self.client.send(request, gate.attempt)
         except BudgetRefused as exc:
             if exc.limit == "limit_refused" and self.quota_refused is None:
@@ -278,6 +276,12 @@ class Runtime:
         suspending: ``client.inline``) SQLite is called directly instead of through a worker
         thread, and the coroutine is driven to completion by :func:`drive` without the event
         loop, which saves two thread hops per request.
+
+        A request identical to one in flight in this process (same cache file and
+        :func:`~hrbench.cache.cache_key`, from any benchmark) is not sent again: it waits for
+        that reply and is served it as a cache hit (trace source ``"cache"``, ``usd = 0``),
+        reserving nothing from the governor (issue 15, point 4; see
+        :class:`~hrbench.cache.InFlight` for what happens when the first one fails).
         """
         if self.wire is not None and request.wire is None:  # key the request as sent (case R03a)
             request = msgspec.structs.replace(request, wire=self.wire(request))
