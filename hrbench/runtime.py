@@ -195,15 +195,20 @@ class Runtime:
 
         Only a cache that both reads and writes shares: a waiter is served what the cache would
         have given it a moment later. An inline call (a client that answers without suspending)
-        has nothing in flight to share and no event loop to wait on.
+        has nothing in flight to share and no event loop to wait on. A cache without a
+        ``scope`` (the Ray executor's proxy of the driver's cache, in a worker) does not share:
+        requests in flight on different workers are not seen from one place.
         """
         if cache is None or not (cache.read and cache.write) or inline:
+            return None
+        scope = getattr(cache, "scope", None)  # a Ray worker's proxy of the driver's cache has none
+        if not isinstance(scope, str):
             return None
         try:
             asyncio.get_running_loop()
         except RuntimeError:  # not on asyncio (anyio's trio backend): no waiting across loops
             return None
-        return cache.scope
+        return scope
 
     async def _obtain(
         self, ctx: Context, request: Request, key: str, cache: Cache | None, inline: bool

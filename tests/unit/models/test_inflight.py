@@ -207,3 +207,35 @@ async def test_a_lead_that_raises_or_is_cancelled_frees_its_waiters() -> None:
     assert (await served).text == "x"  # type: ignore[union-attr]
     other = flights.join("t", "k")  # another scope (another cache file) is another flight
     assert other is None
+
+
+class _NoScope:
+    """A cache without a scope, like the Ray executor's proxy of the driver's cache in a worker."""
+
+    def __init__(self) -> None:
+        self.inner = Cache()
+        self.read = self.write = True
+
+    def get(self, request: Any, arm: str = "") -> Result | None:
+        return self.inner.get(request, arm)
+
+    def put(self, request: Any, result: Result, arm: str = "") -> bool:
+        return self.inner.put(request, result, arm)
+
+
+async def test_a_cache_without_a_scope_does_not_share(srv: LoopbackServer) -> None:
+    srv.set(latency_s=0.2)
+    cache = _NoScope()
+    await _together(
+        2,
+        lambda i: benchmark_async(
+            Arm("ask", ask),
+            _ref(2),
+            runs=1,
+            client=_client(srv),
+            cache=cache,  # type: ignore[arg-type]
+            governor=Governor(max_calls=100),
+            pricing=PRICING,
+        ),
+    )
+    assert len(srv.requests) == 4  # each sent its own; nothing raised
