@@ -205,6 +205,67 @@ class Bench:
             f.write(data)
         return len(self.rows)
 
+    def to_csv(self, path: str | Any) -> int:
+        """Write the rows as CSV with the seed's columns; returns how many were written.
+
+        Decided (seed silent), issue 18: a header line of the seed's columns in the seed's
+        order, ``None`` (NA) as an empty cell, booleans as ``True``/``False`` (what
+        ``pandas.read_csv`` reads back as booleans), UTF-8.
+
+        Args:
+            path: the file to write (overwritten).
+
+        Returns:
+            The number of rows written.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        import csv
+
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(ROW_COLUMNS)
+            w.writerows(["" if v is None else v for v in msgspec.structs.astuple(r)] for r in self.rows)
+        return len(self.rows)
+
+    def to_parquet(self, path: str | Any) -> int:
+        """Write the rows as Parquet with the seed's columns, typed; returns how many were written.
+
+        Strings, int64, float64 and booleans, every column nullable (``None`` is null), so an
+        all-NA column keeps its type.
+
+        Args:
+            path: the file to write (overwritten), or a binary file object.
+
+        Returns:
+            The number of rows written.
+
+        Raises:
+            ImportError: pyarrow is not installed (it comes with the ``pandas`` and ``dev``
+                extras: ``pip install 'hrbench[pandas]'``).
+        """
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as e:
+            raise ImportError("Bench.to_parquet() needs pyarrow: pip install 'hrbench[pandas]'") from e
+        mi = msgspec.inspect
+        kinds = {
+            mi.StrType: pa.string(),
+            mi.IntType: pa.int64(),
+            mi.FloatType: pa.float64(),
+            mi.BoolType: pa.bool_(),
+        }
+        info = mi.type_info(Row)
+        assert isinstance(info, mi.StructType)
+        fields = []
+        for f in info.fields:
+            kind: Any = next(t for t in getattr(f.type, "types", (f.type,)) if t != mi.NoneType())
+            fields.append(pa.field(f.name, kinds[type(kind)]))
+        pq.write_table(pa.Table.from_pylist(self.to_dicts(), schema=pa.schema(fields)), path)
+        return len(self.rows)
+
     def to_polars(self) -> Any:
         """The rows as a polars DataFrame (needs the ``polars`` extra)."""
         import polars as pl

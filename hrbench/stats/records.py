@@ -231,6 +231,34 @@ class Report(msgspec.Struct, kw_only=True):
 
         return render(self)
 
+    def to_markdown(self) -> str:
+        """The report as a GitHub-flavoured Markdown table, fit for a pull-request comment.
+
+        One row per arm (accuracy, its interval, items, runs, failures, USD and USD per run),
+        then one row per paired difference (difference, interval, p and Holm-adjusted p), then
+        the note. A descriptive report (fewer than 5 runs per item) opens with a quoted
+        "Descriptive only" line, as ``str(report)`` does (seed 002: fewer than 5 runs are
+        descriptive). Pipes in arm names are escaped.
+
+        Returns:
+            The Markdown text, ending with a newline.
+
+        Example:
+            >>> from hrbench.records import Row
+            >>> from hrbench.stats import report
+            >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=0, split="test",
+            ...             correct=(i % 3 != 0) or arm == "b", outcome=None, failure_kind=None)
+            ...         for i in range(6) for arm in ("a", "b")]
+            >>> md = report(rows, descriptive=True).to_markdown()
+            >>> print(md.splitlines()[2])
+            > **Descriptive only** (fewer than 5 runs): the intervals cover the sampling of items only.
+            >>> [ln.split(" | ")[:2] for ln in md.splitlines() if ln.startswith("| `")]
+            [['| `a`', '0.667'], ['| `b`', '1.000'], ['| `a` - `b`', '-0.333']]
+        """
+        from hrbench.stats.rendering import render_markdown
+
+        return render_markdown(self)
+
     def to_json(self) -> bytes:
         """The report as JSON bytes (``msgspec.json.encode``); ``null`` stands for ``None``."""
         return msgspec.json.encode(self)

@@ -224,7 +224,8 @@ def report_payload(
             relative one is taken from the daemon's working directory. The file is overwritten.
 
     Returns:
-        The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``) and, when
+        The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``), ``markdown``
+        (:meth:`Report.to_markdown`, for ``hrb report --format markdown``) and, when
         ``plot`` is given, ``plot``: the absolute path of the PNG written.
 
     Raises:
@@ -247,6 +248,7 @@ def report_payload(
         ]
     out = rep.to_dict()
     out["text"] = str(rep)
+    out["markdown"] = rep.to_markdown()
     if plot is not None:
         if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
             raise ConfigError("plot", plot, "must be the path of the PNG to write")
