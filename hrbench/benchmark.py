@@ -251,7 +251,7 @@ class Bench:
         except ImportError as e:
             raise ImportError("Bench.to_parquet() needs pyarrow: pip install 'hrbench[pandas]'") from e
         mi = msgspec.inspect
-        kinds = {
+        kinds: dict[Any, Any] = {
             mi.StrType: pa.string(),
             mi.IntType: pa.int64(),
             mi.FloatType: pa.float64(),
