@@ -35,7 +35,7 @@ from hrbench.errors import (
 )
 from hrbench.governor import Governor, default_governor
 from hrbench.pricing import Pricing, default_pricing
-from hrbench.records import ROW_COLUMNS, Row, Score, Step
+from hrbench.records import ROW_COLUMNS, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
 from hrbench.runtime import Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
@@ -119,13 +119,16 @@ class Bench:
         (``parse_failure``, ``refusal``, ``not_in_document``, ``error``) other than
         ``budget_stop``, which is counted apart; ``errors`` those of ``failed`` whose kind is
         ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
-        (``None`` when a model had no price). ``metrics`` holds the mean of each benchmark
+        (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
+        ``usd_list`` sums the same rows at list price, each reply at what it cost when first
+        paid (:func:`~hrbench.records.list_usd`; issue 18), so arms compare by cost whatever
+        the cache served. ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
         without metrics.
         """
         if self._summary is not None:
             return self._summary.result()
-        return summarise(self.rows, [a["name"] for a in self.arms])
+        return summarise(self.rows, [a["name"] for a in self.arms], self.traces)
 
     def __str__(self) -> str:
         if self._summary is not None:
@@ -145,6 +148,11 @@ class Bench:
             + metric_names
             + ["runs", "wrong", "failed", "budget_stop", "usd"]
         )
+        # decided, issue 18: the list price shows beside what was paid when they differ (a
+        # cache or recording served a reply), so the seed-002 printout stays as it is otherwise
+        listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) for s in summ)
+        if listed:
+            cols.append("usd_list")
 
         def fmt_acc(x: float | None) -> str:
             return "NA" if x is None else f"{x:.3f}"
@@ -160,6 +168,8 @@ class Bench:
                 str(s["budget_stop"]),
                 "NA" if s["usd"] is None else f"{s['usd']:.4f}",
             ]
+            if listed:
+                vals.append("NA" if s["usd_list"] is None else f"{s['usd_list']:.4f}")
             table.append(vals)
         widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
         lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
@@ -167,6 +177,11 @@ class Bench:
         lines.append(
             "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
         )
+        if listed:
+            lines.append(
+                "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
+                "every reply at what it cost when first paid."
+            )
         if metric_names:
             lines.append(
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
@@ -286,6 +301,12 @@ class Bench:
         }
 
 
+def _differ(paid: float | None, listed: float | None) -> bool:
+    if paid is None or listed is None:
+        return (paid is None) != (listed is None)
+    return abs(paid - listed) > 1e-12
+
+
 class Summary:
     """A running per-arm summary, fed one row at a time (memory grows with items, not rows)."""
 
@@ -303,8 +324,14 @@ class Summary:
         ] = {}  # (arm, item) -> name -> [sum, n]
         self.unmeasured: set[str] = set()  # arms with a row that has no metric values (resumed)
 
-    def add(self, r: Row, values: Mapping[str, float] | None = None) -> None:
-        """Count one row, with its metric values when the benchmark has metrics."""
+    def add(
+        self, r: Row, values: Mapping[str, float] | None = None, trace: Sequence[Step] | None = None
+    ) -> None:
+        """Count one row, with its metric values when the benchmark has metrics.
+
+        ``trace`` gives the row's list price (:func:`~hrbench.records.list_usd`); without it
+        (a resumed row) the list price is taken as what the row paid.
+        """
         self.n += 1
         if self.metrics and r.reportable and r.correct is not None:
             if values is None:
@@ -329,12 +356,15 @@ class Summary:
                 "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
+                "usd_list": 0.0,
                 "tokens_in": 0,
                 "tokens_out": 0,
                 "dev": False,
             }
         c = self.counts[r.arm]
         c["usd"] = None if (c["usd"] is None or r.usd is None) else c["usd"] + r.usd
+        listed = r.usd if trace is None else list_usd(trace)
+        c["usd_list"] = None if (c["usd_list"] is None or listed is None) else c["usd_list"] + listed
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
         if r.split == "dev":
@@ -371,6 +401,7 @@ class Summary:
                 "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
+                "usd_list": 0.0,
                 "tokens_in": 0,
                 "tokens_out": 0,
                 "dev": False,
@@ -390,6 +421,7 @@ class Summary:
                             "errors",
                             "budget_stop",
                             "usd",
+                            "usd_list",
                             "tokens_in",
                             "tokens_out",
                         )
@@ -405,11 +437,15 @@ class Summary:
         return out
 
 
-def summarise(rows: Iterable[Row], arm_order: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Per-arm summary of rows (see :meth:`Bench.summary`)."""
+def summarise(
+    rows: Iterable[Row],
+    arm_order: Sequence[str] | None = None,
+    traces: Mapping[str, Sequence[Step]] | None = None,
+) -> list[dict[str, Any]]:
+    """Per-arm summary of rows (see :meth:`Bench.summary`); ``traces`` by ledger id give list prices."""
     acc = Summary(arm_order or ())
     for r in rows:
-        acc.add(r)
+        acc.add(r, trace=None if traces is None else traces.get(r.ledger_id, ()))
     return acc.result()
 
 
@@ -809,7 +845,7 @@ async def benchmark_async(
             rows[seq] = row
             traces[row.ledger_id] = trace
         if running is not None:
-            running.add(row, values)
+            running.add(row, values, trace)
         if on_row is not None:
             out = on_row(seq, row, trace)
             if inspect.isawaitable(out):

@@ -36,6 +36,10 @@ class ArmReport(msgspec.Struct, kw_only=True):
         usd: total USD of the arm's reportable rows; ``None`` (NA) when a run's model has no price
             (seed 002: usd is NA when a model has no price).
         usd_unpriced: reportable runs whose cost is unknown (``usd`` is ``None`` on the row).
+        usd_list: the same rows at list price, each reply at what it cost when first paid
+            (:func:`~hrbench.records.list_usd`; issue 18): ``usd`` counts 0 for cache and
+            recording hits, this does not. ``None`` when a reply has no price, or when the
+            report was given no traces (a frame of rows).
         usd_per_run: mean USD per run over the labelled items (as accuracy averages).
         usd_per_run_low, usd_per_run_high: its interval (the low end clipped at 0).
         accuracy_per_usd: ``accuracy / usd_per_run`` (correct answers per USD); ``None`` when
@@ -79,6 +83,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     error: int
     unlabelled_runs: int
     dev_accuracy: float | None
+    usd_list: float | None = None
 
 
 class Comparison(msgspec.Struct, kw_only=True):

@@ -72,13 +72,14 @@ def render(rep: Report) -> str:
         ]
         for a in rep.arms
     ]
-    cost_header = ["arm", "var_within", "var_between", "usd", "usd/run", pct, "acc/usd", pct]
+    cost_header = ["arm", "var_within", "var_between", "usd", "usd_list", "usd/run", pct, "acc/usd", pct]
     cost_rows = [
         [
             a.arm,
             _f(a.var_within, 4),
             _f(a.var_between, 4),
             "NA" if a.usd is None else f"{a.usd:.4f}",
+            _f(a.usd_list, 4),
             _f(a.usd_per_run, 5),
             _ci(a.usd_per_run_low, a.usd_per_run_high, 5),
             _f(a.accuracy_per_usd, 1),
@@ -91,6 +92,9 @@ def render(rep: Report) -> str:
         lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
     lines.append("Variance components (score units squared) and cost:")
     lines += _grid(cost_header, cost_rows)
+    lines.append(
+        "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at first cost."
+    )
     if any(a.usd_unpriced for a in rep.arms):
         lines.append(
             "  NA: runs with no price ("
@@ -158,7 +162,7 @@ def render_markdown(rep: Report) -> str:
     if rep.descriptive:
         why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
         lines += [f"> **Descriptive only** ({why}): the intervals cover the sampling of items only.", ""]
-    header = ["arm", "accuracy", pct, "items", "runs", "failures", "usd", "usd/run"]
+    header = ["arm", "accuracy", pct, "items", "runs", "failures", "usd paid", "usd list", "usd/run"]
     rows = [
         [
             f"`{a.arm}`",
@@ -168,6 +172,7 @@ def render_markdown(rep: Report) -> str:
             str(a.n_runs),
             str(a.failures),
             "NA" if a.usd is None else f"{a.usd:.4f}",
+            _f(a.usd_list, 4),
             _f(a.usd_per_run, 5),
         ]
         for a in rep.arms

@@ -94,8 +94,8 @@ def test_markdown_report_carries_the_intervals_and_differences(runs: int, tmp_pa
     a, b = rep.arms
     assert got[0][:3] == ["`a`", f"{a.accuracy:.3f}", f"[{a.ci_low:.3f}, {a.ci_high:.3f}]"]
     assert got[1][0] == "`b\\|x`" and got[1][6] == f"{b.usd:.4f}"  # the pipe escaped, one cell
-    assert all(len(r) == 8 for r in got[:2])
+    assert all(len(r) == 9 for r in got[:2]) and got[1][7] == "-"  # no traces: no list price
     c = rep.comparisons[0]
     assert got[2][:3] == ["`a` - `b\\|x`", f"{c.diff:.3f}", f"[{c.ci_low:.3f}, {c.ci_high:.3f}]"]
     header = next(ln for ln in md.splitlines() if ln.startswith("| arm"))
-    assert header.count("|") == 9 and "95% CI" in header
+    assert header.count("|") == 10 and "95% CI" in header

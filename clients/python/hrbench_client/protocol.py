@@ -441,7 +441,8 @@ class ArmSummary(Struct, kw_only=True):
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
     ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
     failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
-    no price). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
+    no price): what was paid, 0 for cache and recording hits; ``usd_list`` the same at list price,
+    each reply at what it cost when first paid (issue 18). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
     as ``accuracy``; ``None`` for an arm with resumed rows.
     """
 
@@ -454,6 +455,7 @@ class ArmSummary(Struct, kw_only=True):
     errors: int = 0
     budget_stop: int = 0
     usd: float | None = 0.0
+    usd_list: float | None = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
     metrics: dict[str, float | None] = field(default_factory=dict)
