@@ -612,6 +612,7 @@ class _Attempt:
     forced: str | None = None
     dup: str | None = None
     seconds: float = 0.0
+    score: Score | None = None  # given by a scorer that needs a context (a judge), before _score
 
 
 def _new_attempt(plan: _Plan, rt: Runtime, item: str, arm: Arm, run: int) -> _Attempt:
@@ -673,6 +674,55 @@ async def _invoke_async(plan: _Plan, rt: Runtime, item: str, arm: Arm, run: int)
     return att
 
 
+def _judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
+    """The runtime of a scorer that needs a run context (a judge): its own client, the rest shared.
+
+    The judge's requests go through the benchmark's governor (reserved and capped like an
+    arm's), cache, recorder and pricing (issue 18). Draws are not checked for repeats: two runs
+    with the same output rightly share the judge's draws of that output.
+    """
+    if not getattr(scorer, "needs_context", False):
+        return None
+    judge = Runtime(scorer.client, rt.governor, rt.cache, rt.record, rt.store, rt.pricing)
+    judge.check_draws = False
+    return judge
+
+
+async def _judge(plan: _Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: _Attempt) -> None:
+    """Score one run with a scorer that needs a context; its steps join the run's trace."""
+    from hrbench.judge import JUDGE_SUFFIX
+
+    ctx = att.ctx
+    jctx = Context(
+        arm=arm.name + JUDGE_SUFFIX,
+        item_id=item,
+        run=run,
+        draw_index=1,
+        seed=plan.seed,
+        client=jrt.client,
+        ledger_id=ctx.ledger_id,
+        runtime=jrt,
+        trace=ctx.trace,
+        notes=ctx.notes,
+    )
+    token = current_run.set(RunInfo(jctx.arm, item, run))
+    try:
+        att.score = await plan.scorer.ascore(plan.payloads[item], att.output, plan.labels[item], jctx)  # type: ignore[attr-defined]
+    except ScorerError:
+        raise
+    except BudgetRefused as exc:  # a cap stops judging as it stops arms
+        att.forced = "budget_stop"
+        if exc.limit not in ctx.notes:
+            ctx.notes.append(exc.limit)
+    except Exception as exc:
+        ctx.step_error(f"scorer {plan.scorer.name!r} raised {type(exc).__name__}: {exc}")
+        att.score = Score(
+            correct=None if plan.unlabelled[item] else False, outcome=None, failure_kind="error"
+        )
+    finally:
+        current_run.reset(token)
+
+
 def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> Row:
     """Score one run and make its row."""
     ctx = att.ctx
@@ -681,6 +731,8 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
     na = plan.unlabelled[item]
     if att.forced is not None:
         score = Score(correct=None if na else False, outcome=None, failure_kind=att.forced)
+    elif att.score is not None:
+        score = att.score
     else:
         try:
             score = plan.scorer(payload, att.output, label)
@@ -820,6 +872,7 @@ async def benchmark_async(
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = Runtime(client, gov, cache, record, store, pricing)
+    judge_rt = _judge_runtime(plan.scorer, rt)
     if rt.bills and rt.strict_usd:  # case R04a: refused before the first call
         for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
             if m and pricing.price(m) is None:
@@ -858,6 +911,8 @@ async def benchmark_async(
             except Exception as exc:
                 _failed(att, exc)
         values = _metric_values(plan, item, att) if with_metrics else None
+        if judge_rt is not None and att.forced is None:
+            await _judge(plan, judge_rt, item, arm, run, att)
         row = _score(plan, cluster, item, arm, run, att)
         if att.dup is not None:
             duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
