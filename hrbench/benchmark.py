@@ -839,6 +839,10 @@ async def benchmark_async(
     plan.metrics = _check_metrics(metrics)
     remote = None
     if executor is not None and executor != "local":
+        if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here
+            raise ConfigError(
+                "executor", executor, f"scorer {plan.scorer.name!r} calls a judge model: run it locally"
+            )
         from hrbench.ray_executor import resolve_executor  # Ray itself is imported only when it runs
 
         remote = resolve_executor(executor)

@@ -192,3 +192,9 @@ def test_bad_settings_name_the_field(kw: dict[str, Any], field: str) -> None:
 def test_outside_a_benchmark_a_judge_says_it_needs_one() -> None:
     with pytest.raises(hb.ConfigError, match="inside a benchmark"):
         hb.judge_scorer(hb.MockClient(lambda m, p: "CORRECT"))("q", "a", "a")
+
+
+def test_a_judge_runs_on_the_local_executor_only() -> None:
+    judge = hb.judge_scorer(hb.MockClient(lambda m, p: "CORRECT"))
+    with pytest.raises(hb.ConfigError, match="executor"):
+        hb.benchmark(FIXED, REF, runs=5, scorer=judge, executor="ray")
