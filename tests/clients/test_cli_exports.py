@@ -77,3 +77,14 @@ def test_parquet_without_pyarrow_names_the_extra(bench_id: str, tmp_path: Path) 
 def test_unknown_format_is_a_usage_error() -> None:
     assert "invalid choice" in hrb("rows", "x", "--format", "xlsx", check_rc=2).stderr
     assert "invalid choice" in hrb("report", "x", "--format", "html5", check_rc=2).stderr
+
+
+def test_hrb_shows_the_list_price_per_arm(tmp_path: Path) -> None:
+    spec = _bench_file(tmp_path)
+    first = lines(hrb("bench", str(spec), "--no-rows").stdout)[-1]
+    assert [(s["arm"], s["usd_list"]) for s in first["summary"]] == [
+        (s["arm"], s["usd"]) for s in first["summary"]
+    ]
+    rep = lines(hrb("report", first["id"]).stdout)[0]
+    assert [a["usd_list"] for a in rep["arms"]] == [a["usd"] for a in rep["arms"]]
+    assert "usd_list" in hrb("report", first["id"], "--text").stdout
