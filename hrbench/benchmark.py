@@ -235,6 +235,16 @@ class Bench:
 
         Raises:
             OSError: the file cannot be written.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> from hrbench import Arm, Reference, benchmark
+            >>> b = benchmark(Arm("a", lambda item, ctx: item), Reference({"q1": "x"}, labels=["x"]), runs=5)
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
+            >>> b.to_csv(path)
+            5
+            >>> path.read_text().splitlines()[1].split(",")[:9]
+            ['q1', 'q1', 'a', '1', 'test', 'True', 'x', '', '0']
         """
         import csv
 
