@@ -198,3 +198,14 @@ def test_a_judge_runs_on_the_local_executor_only() -> None:
     judge = hb.judge_scorer(hb.MockClient(lambda m, p: "CORRECT"))
     with pytest.raises(hb.ConfigError, match="executor"):
         hb.benchmark(FIXED, REF, runs=5, scorer=judge, executor="ray")
+
+
+def test_a_spec_names_the_judge_with_its_client() -> None:
+    from hrbench.specs import build_scorer
+
+    judge = build_scorer("judge", {"client": {"kind": "mock", "reply": "INCORRECT"}, "judge_runs": 3})
+    assert judge.name == "judge_correct" and judge.judge_runs == 3
+    bench = hb.benchmark(FIXED, REF, runs=5, scorer=judge)
+    assert _by_item(bench)["q1"] == (False, "incorrect incorrect incorrect", "wrong")
+    with pytest.raises(hb.ConfigError, match="scorer_settings.client"):
+        build_scorer("judge", {"kind": "rubric"})
