@@ -811,7 +811,9 @@ class ArmView(Struct, kw_only=True):
 
     ``accuracy``/``ci_low``/``ci_high``/``se`` as in ``hrbench.stats.ArmReport``; ``failures``
     counts labelled reportable runs by failure kind (kinds with no run left out); ``usd`` in US
-    dollars (``None`` when a run had no price, as in the report), ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
+    dollars (``None`` when a run had no price, as in the report), ``usd_list`` the same at list
+    price (each reply at what it cost when first paid: cache and recording hits included; issue
+    18), ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
     ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
     e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
     """
@@ -836,6 +838,7 @@ class ArmView(Struct, kw_only=True):
     seconds: float
     dev_accuracy: float | None = None
     metrics: dict[str, float | None] = field(default_factory=dict)
+    usd_list: float | None = None
 
 
 class Difference(Struct, kw_only=True):
