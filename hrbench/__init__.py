@@ -29,6 +29,7 @@ from hrbench.errors import (
 )
 from hrbench.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
 from hrbench.governor import Governor
+from hrbench.judge import judge_scorer
 from hrbench.models.anthropic import AnthropicClient
 from hrbench.models.mock import MockClient
 from hrbench.models.openai import OpenAIClient
@@ -133,6 +134,7 @@ __all__ = [
     "exact_scorer",
     "example_document",
     "is_not_found",
+    "judge_scorer",
     "metrics",
     "module",
     "module_fn",

@@ -35,7 +35,7 @@ from hrbench.errors import (
 )
 from hrbench.governor import Governor, default_governor
 from hrbench.pricing import Pricing, default_pricing
-from hrbench.records import ROW_COLUMNS, Row, Score, Step
+from hrbench.records import ROW_COLUMNS, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
 from hrbench.runtime import Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
@@ -119,13 +119,16 @@ class Bench:
         (``parse_failure``, ``refusal``, ``not_in_document``, ``error``) other than
         ``budget_stop``, which is counted apart; ``errors`` those of ``failed`` whose kind is
         ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
-        (``None`` when a model had no price). ``metrics`` holds the mean of each benchmark
+        (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
+        ``usd_list`` sums the same rows at list price, each reply at what it cost when first
+        paid (:func:`~hrbench.records.list_usd`; issue 18), so arms compare by cost whatever
+        the cache served. ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
         without metrics.
         """
         if self._summary is not None:
             return self._summary.result()
-        return summarise(self.rows, [a["name"] for a in self.arms])
+        return summarise(self.rows, [a["name"] for a in self.arms], self.traces)
 
     def __str__(self) -> str:
         if self._summary is not None:
@@ -145,6 +148,11 @@ class Bench:
             + metric_names
             + ["runs", "wrong", "failed", "budget_stop", "usd"]
         )
+        # decided, issue 18: the list price shows beside what was paid when they differ (a
+        # cache or recording served a reply), so the seed-002 printout stays as it is otherwise
+        listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) for s in summ)
+        if listed:
+            cols.append("usd_list")
 
         def fmt_acc(x: float | None) -> str:
             return "NA" if x is None else f"{x:.3f}"
@@ -160,6 +168,8 @@ class Bench:
                 str(s["budget_stop"]),
                 "NA" if s["usd"] is None else f"{s['usd']:.4f}",
             ]
+            if listed:
+                vals.append("NA" if s["usd_list"] is None else f"{s['usd_list']:.4f}")
             table.append(vals)
         widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
         lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
@@ -167,6 +177,11 @@ class Bench:
         lines.append(
             "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
         )
+        if listed:
+            lines.append(
+                "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
+                "every reply at what it cost when first paid."
+            )
         if metric_names:
             lines.append(
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
@@ -205,6 +220,77 @@ class Bench:
             f.write(data)
         return len(self.rows)
 
+    def to_csv(self, path: str | Any) -> int:
+        """Write the rows as CSV with the seed's columns; returns how many were written.
+
+        Decided (seed silent), issue 18: a header line of the seed's columns in the seed's
+        order, ``None`` (NA) as an empty cell, booleans as ``True``/``False`` (what
+        ``pandas.read_csv`` reads back as booleans), UTF-8.
+
+        Args:
+            path: the file to write (overwritten).
+
+        Returns:
+            The number of rows written.
+
+        Raises:
+            OSError: the file cannot be written.
+
+        Example:
+            >>> import pathlib, tempfile
+            >>> from hrbench import Arm, Reference, benchmark
+            >>> b = benchmark(Arm("a", lambda item, ctx: item), Reference({"q1": "x"}, labels=["x"]), runs=5)
+            >>> path = pathlib.Path(tempfile.mkdtemp()) / "rows.csv"
+            >>> b.to_csv(path)
+            5
+            >>> path.read_text().splitlines()[1].split(",")[:9]
+            ['q1', 'q1', 'a', '1', 'test', 'True', 'x', '', '0']
+        """
+        import csv
+
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(ROW_COLUMNS)
+            w.writerows(["" if v is None else v for v in msgspec.structs.astuple(r)] for r in self.rows)
+        return len(self.rows)
+
+    def to_parquet(self, path: str | Any) -> int:
+        """Write the rows as Parquet with the seed's columns, typed; returns how many were written.
+
+        Strings, int64, float64 and booleans, every column nullable (``None`` is null), so an
+        all-NA column keeps its type.
+
+        Args:
+            path: the file to write (overwritten), or a binary file object.
+
+        Returns:
+            The number of rows written.
+
+        Raises:
+            ImportError: pyarrow is not installed (it comes with the ``pandas`` and ``dev``
+                extras: ``pip install 'hrbench[pandas]'``).
+        """
+        try:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+        except ImportError as e:
+            raise ImportError("Bench.to_parquet() needs pyarrow: pip install 'hrbench[pandas]'") from e
+        mi = msgspec.inspect
+        kinds: dict[Any, Any] = {
+            mi.StrType: pa.string(),
+            mi.IntType: pa.int64(),
+            mi.FloatType: pa.float64(),
+            mi.BoolType: pa.bool_(),
+        }
+        info = mi.type_info(Row)
+        assert isinstance(info, mi.StructType)
+        fields = []
+        for f in info.fields:
+            kind: Any = next(t for t in getattr(f.type, "types", (f.type,)) if t != mi.NoneType())
+            fields.append(pa.field(f.name, kinds[type(kind)]))
+        pq.write_table(pa.Table.from_pylist(self.to_dicts(), schema=pa.schema(fields)), path)
+        return len(self.rows)
+
     def to_polars(self) -> Any:
         """The rows as a polars DataFrame (needs the ``polars`` extra)."""
         import polars as pl
@@ -225,6 +311,12 @@ class Bench:
         }
 
 
+def _differ(paid: float | None, listed: float | None) -> bool:
+    if paid is None or listed is None:
+        return (paid is None) != (listed is None)
+    return abs(paid - listed) > 1e-12
+
+
 class Summary:
     """A running per-arm summary, fed one row at a time (memory grows with items, not rows)."""
 
@@ -242,8 +334,14 @@ class Summary:
         ] = {}  # (arm, item) -> name -> [sum, n]
         self.unmeasured: set[str] = set()  # arms with a row that has no metric values (resumed)
 
-    def add(self, r: Row, values: Mapping[str, float] | None = None) -> None:
-        """Count one row, with its metric values when the benchmark has metrics."""
+    def add(
+        self, r: Row, values: Mapping[str, float] | None = None, trace: Sequence[Step] | None = None
+    ) -> None:
+        """Count one row, with its metric values when the benchmark has metrics.
+
+        ``trace`` gives the row's list price (:func:`~hrbench.records.list_usd`); without it
+        (a resumed row) the list price is taken as what the row paid.
+        """
         self.n += 1
         if self.metrics and r.reportable and r.correct is not None:
             if values is None:
@@ -268,12 +366,15 @@ class Summary:
                 "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
+                "usd_list": 0.0,
                 "tokens_in": 0,
                 "tokens_out": 0,
                 "dev": False,
             }
         c = self.counts[r.arm]
         c["usd"] = None if (c["usd"] is None or r.usd is None) else c["usd"] + r.usd
+        listed = r.usd if trace is None else list_usd(trace)
+        c["usd_list"] = None if (c["usd_list"] is None or listed is None) else c["usd_list"] + listed
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
         if r.split == "dev":
@@ -310,6 +411,7 @@ class Summary:
                 "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
+                "usd_list": 0.0,
                 "tokens_in": 0,
                 "tokens_out": 0,
                 "dev": False,
@@ -329,6 +431,7 @@ class Summary:
                             "errors",
                             "budget_stop",
                             "usd",
+                            "usd_list",
                             "tokens_in",
                             "tokens_out",
                         )
@@ -344,11 +447,15 @@ class Summary:
         return out
 
 
-def summarise(rows: Iterable[Row], arm_order: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    """Per-arm summary of rows (see :meth:`Bench.summary`)."""
+def summarise(
+    rows: Iterable[Row],
+    arm_order: Sequence[str] | None = None,
+    traces: Mapping[str, Sequence[Step]] | None = None,
+) -> list[dict[str, Any]]:
+    """Per-arm summary of rows (see :meth:`Bench.summary`); ``traces`` by ledger id give list prices."""
     acc = Summary(arm_order or ())
     for r in rows:
-        acc.add(r)
+        acc.add(r, trace=None if traces is None else traces.get(r.ledger_id, ()))
     return acc.result()
 
 
@@ -515,6 +622,7 @@ class _Attempt:
     forced: str | None = None
     dup: str | None = None
     seconds: float = 0.0
+    score: Score | None = None  # given by a scorer that needs a context (a judge), before _score
 
 
 def _new_attempt(plan: _Plan, rt: Runtime, item: str, arm: Arm, run: int) -> _Attempt:
@@ -576,6 +684,55 @@ async def _invoke_async(plan: _Plan, rt: Runtime, item: str, arm: Arm, run: int)
     return att
 
 
+def _judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
+    """The runtime of a scorer that needs a run context (a judge): its own client, the rest shared.
+
+    The judge's requests go through the benchmark's governor (reserved and capped like an
+    arm's), cache, recorder and pricing (issue 18). Draws are not checked for repeats: two runs
+    with the same output rightly share the judge's draws of that output.
+    """
+    if not getattr(scorer, "needs_context", False):
+        return None
+    judge = Runtime(scorer.client, rt.governor, rt.cache, rt.record, rt.store, rt.pricing)
+    judge.check_draws = False
+    return judge
+
+
+async def _judge(plan: _Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: _Attempt) -> None:
+    """Score one run with a scorer that needs a context; its steps join the run's trace."""
+    from hrbench.judge import JUDGE_SUFFIX
+
+    ctx = att.ctx
+    jctx = Context(
+        arm=arm.name + JUDGE_SUFFIX,
+        item_id=item,
+        run=run,
+        draw_index=1,
+        seed=plan.seed,
+        client=jrt.client,
+        ledger_id=ctx.ledger_id,
+        runtime=jrt,
+        trace=ctx.trace,
+        notes=ctx.notes,
+    )
+    token = current_run.set(RunInfo(jctx.arm, item, run))
+    try:
+        att.score = await plan.scorer.ascore(plan.payloads[item], att.output, plan.labels[item], jctx)  # type: ignore[attr-defined]
+    except ScorerError:
+        raise
+    except BudgetRefused as exc:  # a cap stops judging as it stops arms
+        att.forced = "budget_stop"
+        if exc.limit not in ctx.notes:
+            ctx.notes.append(exc.limit)
+    except Exception as exc:
+        ctx.step_error(f"scorer {plan.scorer.name!r} raised {type(exc).__name__}: {exc}")
+        att.score = Score(
+            correct=None if plan.unlabelled[item] else False, outcome=None, failure_kind="error"
+        )
+    finally:
+        current_run.reset(token)
+
+
 def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> Row:
     """Score one run and make its row."""
     ctx = att.ctx
@@ -584,6 +741,8 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
     na = plan.unlabelled[item]
     if att.forced is not None:
         score = Score(correct=None if na else False, outcome=None, failure_kind=att.forced)
+    elif att.score is not None:
+        score = att.score
     else:
         try:
             score = plan.scorer(payload, att.output, label)
@@ -690,6 +849,10 @@ async def benchmark_async(
     plan.metrics = _check_metrics(metrics)
     remote = None
     if executor is not None and executor != "local":
+        if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here
+            raise ConfigError(
+                "executor", executor, f"scorer {plan.scorer.name!r} calls a judge model: run it locally"
+            )
         from hrbench.ray_executor import resolve_executor  # Ray itself is imported only when it runs
 
         remote = resolve_executor(executor)
@@ -723,6 +886,7 @@ async def benchmark_async(
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = Runtime(client, gov, cache, record, store, pricing)
+    judge_rt = _judge_runtime(plan.scorer, rt)
     if rt.bills and rt.strict_usd:  # case R04a: refused before the first call
         for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
             if m and pricing.price(m) is None:
@@ -748,7 +912,7 @@ async def benchmark_async(
             rows[seq] = row
             traces[row.ledger_id] = trace
         if running is not None:
-            running.add(row, values)
+            running.add(row, values, trace)
         if on_row is not None:
             out = on_row(seq, row, trace)
             if inspect.isawaitable(out):
@@ -761,6 +925,8 @@ async def benchmark_async(
             except Exception as exc:
                 _failed(att, exc)
         values = _metric_values(plan, item, att) if with_metrics else None
+        if judge_rt is not None and att.forced is None:
+            await _judge(plan, judge_rt, item, arm, run, att)
         row = _score(plan, cluster, item, arm, run, att)
         if att.dup is not None:
             duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))

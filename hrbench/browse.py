@@ -250,7 +250,8 @@ def benchmark_view(
     }
     if not rows:
         return out
-    rep = report(rows, level=level, method=method, descriptive=True)  # type: ignore[arg-type]
+    traces = store.traces_get(benchmark_id)  # the list price per arm (issue 18)
+    rep = report(rows, level=level, method=method, descriptive=True, traces=traces)  # type: ignore[arg-type]
     names = [a.arm for a in rep.arms]
     if against is None:
         against = names[0]
@@ -282,6 +283,7 @@ def benchmark_view(
                         "runs",
                         "n_runs",
                         "usd",
+                        "usd_list",
                         "usd_unpriced",
                         "usd_per_run",
                         "usd_per_run_low",

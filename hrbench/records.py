@@ -20,6 +20,7 @@ __all__ = [
     "Score",
     "Step",
     "Usage",
+    "list_usd",
 ]
 
 FAILURE_KINDS = ("parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error")
@@ -207,6 +208,39 @@ class Step(msgspec.Struct, kw_only=True):
     usd_nominal: float | None = None
     seconds: float = 0.0
     error: str | None = None
+
+
+def list_usd(trace: Any) -> float | None:
+    """What a run's requests cost at list price: each reply at what it cost when first paid.
+
+    Issue 18, decided: a row's ``usd`` is what was paid (0 for a cache or recording hit, seed
+    002); its list price sums every request step's ``usd_nominal`` instead, the cost the cache
+    entry or recording kept from when the reply was first fetched, so comparing arms by cost
+    does not depend on what happened to be cached. A refused step (never sent) costs 0; a step
+    whose reply has no price makes the whole ``None`` (NA), as for ``usd``.
+
+    Args:
+        trace: the run's steps (:class:`Step`), in any order.
+
+    Returns:
+        USD, or ``None`` when a reply has no price.
+
+    Example:
+        >>> list_usd([Step(ledger_id="r", source="cache", usd=0.0, usd_nominal=0.002),
+        ...           Step(ledger_id="r", source="live", usd=0.001, usd_nominal=0.001),
+        ...           Step(ledger_id="r", source="refused", usd=0.0)])
+        0.003
+        >>> list_usd([Step(ledger_id="r", source="live", usd=None, usd_nominal=None)]) is None
+        True
+    """
+    total = 0.0
+    for s in trace:
+        if s.kind != "request" or s.source == "refused":
+            continue
+        if s.usd_nominal is None:
+            return None
+        total += s.usd_nominal
+    return total
 
 
 class Answer(msgspec.Struct, kw_only=True):

@@ -84,6 +84,8 @@ class Runtime:
         self.prices: dict[str, Any] = {}
         self.billed_as: dict[str, set[str]] = defaultdict(set)
         """Per requested model, the models replies were billed as (served-model switches seen)."""
+        self.check_draws = True
+        """Whether a reply that repeats an earlier run's draw is a DuplicateDrawError (not for a judge)."""
         self.quota_refused: BudgetRefused | None = None
         """The provider's quota or billing refusal: every later request of the benchmark is refused."""
         wire = getattr(client, "wire", None)
@@ -320,8 +322,9 @@ class Runtime:
             finally:
                 if scope is not None:
                     IN_FLIGHT.land(scope, key, shared)
-        dup = self._duplicate(ctx, key, result)
-        self._remember(ctx, key, result)
+        dup = self._duplicate(ctx, key, result) if self.check_draws else None
+        if self.check_draws:
+            self._remember(ctx, key, result)
         ctx.trace.append(
             Step(
                 ledger_id=ctx.ledger_id,

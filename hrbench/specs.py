@@ -644,7 +644,8 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
             (:func:`hrbench.choice.choice_scorer`), ``pattern``
             (:func:`hrbench.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
-            or ``package.module:attribute``: a Scorer, a factory (called with ``settings``), or a
+            ``judge`` (:func:`hrbench.judge.judge_scorer`; ``settings["client"]`` is the judge's
+            client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``: a Scorer, a factory (called with ``settings``), or a
             function ``fn(item, output, label)`` wrapped with :func:`~hrbench.scorer.scorer`.
         settings: keyword arguments of the factory.
 
@@ -670,6 +671,17 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
 
         module, attr = _MORE_SCORERS[name]
         factory = getattr(importlib.import_module(module), attr)
+    elif name == "judge":
+        from hrbench.judge import judge_scorer
+
+        if not isinstance(kw.get("client"), Mapping):
+            raise ConfigError(
+                "scorer_settings.client",
+                kw.get("client"),
+                "the judge scorer needs its client's spec (a table)",
+            )
+        kw["client"] = build_client(kw["client"])
+        factory = judge_scorer
     elif ":" in name:
         obj = load_object(name, "scorer")
         if isinstance(obj, Scorer) or (hasattr(obj, "name") and callable(obj) and not kw):
@@ -682,7 +694,8 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
         raise ConfigError(
             "scorer",
             name,
-            "unknown scorer; expected exact, answer_contains, numeric, choice, pattern, tatqa or package.module:function",
+            "unknown scorer; expected exact, answer_contains, numeric, choice, pattern, tatqa, judge or "
+            "package.module:function",
         )
     try:
         out = factory(**kw)

@@ -36,6 +36,10 @@ class ArmReport(msgspec.Struct, kw_only=True):
         usd: total USD of the arm's reportable rows; ``None`` (NA) when a run's model has no price
             (seed 002: usd is NA when a model has no price).
         usd_unpriced: reportable runs whose cost is unknown (``usd`` is ``None`` on the row).
+        usd_list: the same rows at list price, each reply at what it cost when first paid
+            (:func:`~hrbench.records.list_usd`; issue 18): ``usd`` counts 0 for cache and
+            recording hits, this does not. ``None`` when a reply has no price, or when the
+            report was given no traces (a frame of rows).
         usd_per_run: mean USD per run over the labelled items (as accuracy averages).
         usd_per_run_low, usd_per_run_high: its interval (the low end clipped at 0).
         accuracy_per_usd: ``accuracy / usd_per_run`` (correct answers per USD); ``None`` when
@@ -79,6 +83,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     error: int
     unlabelled_runs: int
     dev_accuracy: float | None
+    usd_list: float | None = None
 
 
 class Comparison(msgspec.Struct, kw_only=True):
@@ -230,6 +235,34 @@ class Report(msgspec.Struct, kw_only=True):
         from hrbench.stats.rendering import render
 
         return render(self)
+
+    def to_markdown(self) -> str:
+        """The report as a GitHub-flavoured Markdown table, fit for a pull-request comment.
+
+        One row per arm (accuracy, its interval, items, runs, failures, USD and USD per run),
+        then one row per paired difference (difference, interval, p and Holm-adjusted p), then
+        the note. A descriptive report (fewer than 5 runs per item) opens with a quoted
+        "Descriptive only" line, as ``str(report)`` does (seed 002: fewer than 5 runs are
+        descriptive). Pipes in arm names are escaped.
+
+        Returns:
+            The Markdown text, ending with a newline.
+
+        Example:
+            >>> from hrbench.records import Row
+            >>> from hrbench.stats import report
+            >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=0, split="test",
+            ...             correct=(i % 3 != 0) or arm == "b", outcome=None, failure_kind=None)
+            ...         for i in range(6) for arm in ("a", "b")]
+            >>> md = report(rows, descriptive=True).to_markdown()
+            >>> print(md.splitlines()[2])
+            > **Descriptive only** (fewer than 5 runs): the intervals cover the sampling of items only.
+            >>> [ln.split(" | ")[:2] for ln in md.splitlines() if ln.startswith("| `")]
+            [['| `a`', '0.667'], ['| `b`', '1.000'], ['| `a` - `b`', '-0.333']]
+        """
+        from hrbench.stats.rendering import render_markdown
+
+        return render_markdown(self)
 
     def to_json(self) -> bytes:
         """The report as JSON bytes (``msgspec.json.encode``); ``null`` stands for ``None``."""

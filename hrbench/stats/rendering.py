@@ -1,4 +1,4 @@
-"""How a :class:`~hrbench.stats.Report` reads: the text table and the PNG plot."""
+"""How a :class:`~hrbench.stats.Report` reads: the text table, the Markdown table and the PNG plot."""
 
 from __future__ import annotations
 
@@ -72,13 +72,14 @@ def render(rep: Report) -> str:
         ]
         for a in rep.arms
     ]
-    cost_header = ["arm", "var_within", "var_between", "usd", "usd/run", pct, "acc/usd", pct]
+    cost_header = ["arm", "var_within", "var_between", "usd", "usd_list", "usd/run", pct, "acc/usd", pct]
     cost_rows = [
         [
             a.arm,
             _f(a.var_within, 4),
             _f(a.var_between, 4),
             "NA" if a.usd is None else f"{a.usd:.4f}",
+            _f(a.usd_list, 4),
             _f(a.usd_per_run, 5),
             _ci(a.usd_per_run_low, a.usd_per_run_high, 5),
             _f(a.accuracy_per_usd, 1),
@@ -91,6 +92,9 @@ def render(rep: Report) -> str:
         lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
     lines.append("Variance components (score units squared) and cost:")
     lines += _grid(cost_header, cost_rows)
+    lines.append(
+        "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at first cost."
+    )
     if any(a.usd_unpriced for a in rep.arms):
         lines.append(
             "  NA: runs with no price ("
@@ -132,6 +136,67 @@ def render(rep: Report) -> str:
         lines += _grid(ch, crow)
     lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(_md_cell(h) for h in header) + " |"]
+    out.append("|" + "|".join([":---", *("---:" for _ in header[1:])]) + "|")
+    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def render_markdown(rep: Report) -> str:
+    """:meth:`Report.to_markdown` (see there)."""
+    pct = f"{rep.level:.0%} CI"
+    how = "clustered Wilson" if rep.method == "cluster" else f"cluster bootstrap, {rep.n_boot} resamples"
+    n_items = max((a.n_items for a in rep.arms), default=0)
+    lines = [
+        f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {rep.runs} run(s); "
+        f"{rep.level:.0%} intervals ({how})",
+        "",
+    ]
+    if rep.descriptive:
+        why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
+        lines += [f"> **Descriptive only** ({why}): the intervals cover the sampling of items only.", ""]
+    header = ["arm", "accuracy", pct, "items", "runs", "failures", "usd paid", "usd list", "usd/run"]
+    rows = [
+        [
+            f"`{a.arm}`",
+            _f(a.accuracy),
+            _ci(a.ci_low, a.ci_high),
+            str(a.n_items),
+            str(a.n_runs),
+            str(a.failures),
+            "NA" if a.usd is None else f"{a.usd:.4f}",
+            _f(a.usd_list, 4),
+            _f(a.usd_per_run, 5),
+        ]
+        for a in rep.arms
+    ]
+    lines += _md_table(header, rows)
+    if rep.comparisons:
+        lines += ["", "Paired differences (arm_a - arm_b, on the items both ran):", ""]
+        ch = ["pair", "diff", pct, "p", "p_holm", "items"]
+        crows = [
+            [
+                f"`{c.arm_a}` - `{c.arm_b}`",
+                _f(c.diff),
+                _ci(c.ci_low, c.ci_high),
+                _p(c.p_value),
+                _p(c.p_holm),
+                str(c.n_items),
+            ]
+            for c in rep.comparisons
+        ]
+        lines += _md_table(ch, crows)
+    if any(a.few_clusters for a in rep.arms):
+        lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
+    lines += ["", f"<sub>{_md_cell(rep.note)}</sub>"]
+    return "\n".join(lines) + "\n"
 
 
 def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from hrbench.errors import ConfigError
-from hrbench.records import FAILURE_KINDS
+from hrbench.records import FAILURE_KINDS, list_usd
 from hrbench.stats.comparisons import _all_pairs, compare
 from hrbench.stats.intervals import (
     _POSITIVE,
@@ -108,6 +109,21 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
     return ArmReport(**out)
 
 
+def _list_prices(bench: Any, traces: Any) -> dict[str, float | None]:
+    """Per arm, the reportable rows' list price (issue 18) from their traces by ledger id."""
+    out: dict[str, float | None] = {}
+    for r in getattr(bench, "rows", bench):
+        get: Any = r.get if isinstance(r, Mapping) else lambda c, r=r: getattr(r, c, None)
+        if get("reportable") is False:
+            continue
+        arm = str(get("arm"))
+        trace = traces.get(get("ledger_id") or "")
+        price = get("usd") if trace is None else list_usd(trace)
+        total = out.get(arm, 0.0)
+        out[arm] = None if total is None or price is None else total + price
+    return out
+
+
 def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
     how = (
         "Wilson's interval on the effective sample size (CR2 clustered variance, t on clusters - 1 df)"
@@ -139,6 +155,7 @@ def report(
     n_boot: int = 2000,
     *,
     pairs: bool = True,
+    traces: Mapping[str, Any] | None = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
 
@@ -156,6 +173,8 @@ def report(
         seed: the bootstrap's seed (each arm draws from ``(seed, arm name)``).
         n_boot: bootstrap resamples.
         pairs: also compare every pair of arms (:func:`compare_all`).
+        traces: ``{ledger_id: [Step, ...]}`` for the list price (``ArmReport.usd_list``);
+            by default a benchmark's own ``traces``. A row with no trace counts what it paid.
 
     Returns:
         A :class:`Report`.
@@ -183,6 +202,11 @@ def report(
     t = _table(bench)
     desc = _too_few(t, descriptive, "report")
     arms = [_arm_report(t, a, level, method, seed, n_boot) for a in range(len(t.arms))]
+    traces = traces if traces is not None else getattr(bench, "traces", None)
+    if traces is not None and not (hasattr(bench, "columns") or isinstance(bench, Mapping)):
+        listed = _list_prices(bench, traces)
+        for a in arms:
+            a.usd_list = listed.get(a.arm, 0.0)
     comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
     return Report(
         arms=arms,
@@ -207,6 +231,7 @@ def report_payload(
     n_boot: int = 2000,
     compare_pair: tuple[str, str] | None = None,
     plot: str | os.PathLike[str] | None = None,
+    traces: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
@@ -222,9 +247,11 @@ def report_payload(
         plot: a path to write the accuracy-vs-USD-per-run PNG to (:meth:`Report.plot`;
             ``hrb report --plot out.png``). Give an absolute path: through the daemon a
             relative one is taken from the daemon's working directory. The file is overwritten.
+        traces: as for :func:`report` (the daemon passes the stored traces).
 
     Returns:
-        The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``) and, when
+        The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``), ``markdown``
+        (:meth:`Report.to_markdown`, for ``hrb report --format markdown``) and, when
         ``plot`` is given, ``plot``: the absolute path of the PNG written.
 
     Raises:
@@ -240,13 +267,16 @@ def report_payload(
         >>> p["descriptive"], p["arms"][0]["accuracy"], sorted(p)[:3]
         (True, 1.0, ['arms', 'comparisons', 'descriptive'])
     """
-    rep = report(bench_rows, level, method, descriptive, seed, n_boot, pairs=compare_pair is None)
+    rep = report(
+        bench_rows, level, method, descriptive, seed, n_boot, pairs=compare_pair is None, traces=traces
+    )
     if compare_pair is not None:
         rep.comparisons = [
             compare(bench_rows, compare_pair[0], compare_pair[1], level, method, descriptive, seed, n_boot)
         ]
     out = rep.to_dict()
     out["text"] = str(rep)
+    out["markdown"] = rep.to_markdown()
     if plot is not None:
         if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
             raise ConfigError("plot", plot, "must be the path of the PNG to write")

@@ -273,9 +273,11 @@ def register(server: RpcServer, app: App) -> None:
             settings["compare_pair"] = tuple(settings["compare_pair"])
 
         def build() -> dict[str, Any]:
-            rows = app.store.rows_get(_resolve(app, args.id))
+            bench_id = _resolve(app, args.id)
+            rows = app.store.rows_get(bench_id)
+            traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
             try:
-                return report_payload(rows, **settings)
+                return report_payload(rows, traces=traces, **settings)
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
 

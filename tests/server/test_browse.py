@@ -62,18 +62,20 @@ def test_view_numbers_are_the_reports(benches: tuple[Daemon, str, str]) -> None:
     d, first, _ = benches
     with d.client() as c:
         rows = lib_rows(c, first)
+        traces = c.rows(first, traces=True).traces
         view = c.view(first)
-    rep = report(rows)
+    rep = report(rows, traces=traces)
     assert view.descriptive is False and view.against == "steady"
     assert view.report is not None and view.report["arms"] == msgspec.to_builtins(rep)["arms"]
     for arm, lib in zip(view.arms, rep.arms, strict=True):
-        assert (arm.arm, arm.accuracy, arm.ci_low, arm.ci_high, arm.n_runs, arm.usd) == (
+        assert (arm.arm, arm.accuracy, arm.ci_low, arm.ci_high, arm.n_runs, arm.usd, arm.usd_list) == (
             lib.arm,
             lib.accuracy,
             lib.ci_low,
             lib.ci_high,
             lib.n_runs,
             lib.usd,
+            lib.usd_list,
         )
         mine = [r for r in rows if r.arm == arm.arm]
         assert arm.tokens_in == sum(r.tokens_in for r in mine)
@@ -179,7 +181,12 @@ def test_cell_has_every_run_with_trace_and_a_working_command(
         rows = [r for r in c.rows(first).rows if r.item == "q2" and r.arm == "ask"]
         assert [x.row.outcome for x in c.cell(first, "q3", "ask").runs] == ["maybe"] * 5
         unpriced = c.view(first).arms[-1]  # a mock model has no price: USD is NA, as in report()
-        assert (unpriced.arm, unpriced.usd, unpriced.usd_unpriced) == ("ask", None, 50)
+        assert (unpriced.arm, unpriced.usd, unpriced.usd_unpriced, unpriced.usd_list) == (
+            "ask",
+            None,
+            50,
+            None,
+        )
     assert [x.row for x in cell.runs] == sorted(rows, key=lambda r: r.run)
     assert [x.row.draw_index for x in cell.runs] == [1, 2, 3, 4, 5]
     assert [(x.row.outcome, x.row.correct) for x in cell.runs] == [("no", True)] * 5

@@ -573,22 +573,45 @@ def cmd_ref(args: argparse.Namespace) -> int:
 
 
 def cmd_rows(args: argparse.Namespace) -> int:
+    from hrbench_client import export, protocol
+
+    fmt = args.format
+    if fmt == "parquet" and args.output is None and sys.stdout.isatty():
+        _fail_usage("--format parquet writes binary: give --output FILE or redirect stdout")
+    try:
+        export.check_format(fmt)
+    except ImportError as exc:
+        _fail_usage(str(exc))
     with _client(args) as hb:
         res = hb.rows(
             args.id, offset=args.offset, limit=args.limit, traces=args.traces, item=args.item, arm=args.arm
         )
-        for row in res.rows:
-            if res.traces is not None:
-                _out({**_msgspec().structs.asdict(row), "trace": res.traces.get(row.ledger_id, [])})
-            else:
-                _out(row)
+    asdict = _msgspec().structs.asdict
+    traces = res.traces
+    rows = (
+        {**asdict(r), "trace": _msgspec().to_builtins(traces.get(r.ledger_id, []))}
+        if traces is not None
+        else asdict(r)
+        for r in res.rows
+    )
+    try:
+        if args.output is not None:
+            with open(os.path.expanduser(args.output), "wb") as f:
+                n = export.write_rows(rows, protocol.Row, f, fmt)
+            _err(f"wrote {n} row(s) to {args.output}")
+        else:
+            sys.stdout.flush()
+            export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
+            sys.stdout.buffer.flush()
+    except OSError as exc:
+        _fail_usage(f"--output {args.output}: {exc.strerror or exc}")
     return EXIT_OK
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     if args.html is not None:
         written = _write_html(args)
-        if not (args.text or args.plot or args.compare):
+        if not (args.text or args.plot or args.compare or args.format != "json"):
             _out({"html": written})
             return EXIT_OK
     settings: dict[str, Any] = {}
@@ -612,11 +635,14 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise
     if plot is not None:
         rep.setdefault("plot", plot)
-    if args.text:
+    fmt = "text" if args.text else args.format
+    if fmt == "text":
         text = rep.get("text", "")
         print(text)
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
+    elif fmt == "markdown":
+        sys.stdout.write(rep.get("markdown", ""))
     else:
         _out(rep)
     return EXIT_OK
@@ -944,6 +970,14 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     w.add_argument("--traces", action="store_true", help="include each row's trace")
     w.add_argument("--item", help="only the rows of this item")
     w.add_argument("--arm", help="only the rows of this arm")
+    w.add_argument(
+        "--format",
+        choices=["jsonl", "csv", "parquet"],
+        default="jsonl",
+        help="jsonl (default), csv (a header line; a trace as JSON) or parquet (needs pyarrow: the "
+        "pandas extra)",
+    )
+    w.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
     w.set_defaults(fn=cmd_rows)
 
     rep = sub.add_parser("report", help="the statistical report of a benchmark")
@@ -964,7 +998,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     rep.add_argument(
         "--compare", nargs=2, metavar=("ARM_A", "ARM_B"), help="the paired difference of two arms (A - B)"
     )
-    rep.add_argument("--text", action="store_true", help="print the text report instead of JSON")
+    rep.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="json",
+        help="json (default), text (the table for a person) or markdown (a table for a pull-request comment)",
+    )
+    rep.add_argument("--text", action="store_true", help="the same as --format text")
     rep.add_argument(
         "--plot",
         metavar="FILE.png",

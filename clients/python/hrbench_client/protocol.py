@@ -441,7 +441,8 @@ class ArmSummary(Struct, kw_only=True):
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
     ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
     failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
-    no price). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
+    no price): what was paid, 0 for cache and recording hits; ``usd_list`` the same at list price,
+    each reply at what it cost when first paid (issue 18). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
     as ``accuracy``; ``None`` for an arm with resumed rows.
     """
 
@@ -454,6 +455,7 @@ class ArmSummary(Struct, kw_only=True):
     errors: int = 0
     budget_stop: int = 0
     usd: float | None = 0.0
+    usd_list: float | None = 0.0
     tokens_in: int = 0
     tokens_out: int = 0
     metrics: dict[str, float | None] = field(default_factory=dict)
@@ -809,7 +811,9 @@ class ArmView(Struct, kw_only=True):
 
     ``accuracy``/``ci_low``/``ci_high``/``se`` as in ``hrbench.stats.ArmReport``; ``failures``
     counts labelled reportable runs by failure kind (kinds with no run left out); ``usd`` in US
-    dollars (``None`` when a run had no price, as in the report), ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
+    dollars (``None`` when a run had no price, as in the report), ``usd_list`` the same at list
+    price (each reply at what it cost when first paid: cache and recording hits included; issue
+    18), ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
     ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
     e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
     """
@@ -834,6 +838,7 @@ class ArmView(Struct, kw_only=True):
     seconds: float
     dev_accuracy: float | None = None
     metrics: dict[str, float | None] = field(default_factory=dict)
+    usd_list: float | None = None
 
 
 class Difference(Struct, kw_only=True):

@@ -242,7 +242,9 @@ function armTable(v) {
       metrics.map((m) => h("th", { class: "num", title: "a benchmark metric's mean over items, with no interval" }, m)),
       h("th", { class: "num" }, "runs"), h("th", {}, "failures by kind"),
       h("th", { class: "num" }, "tokens in"), h("th", { class: "num" }, "tokens out"),
-      h("th", { class: "num" }, "USD"), h("th", { class: "num" }, "USD / run"), h("th", { class: "num" }, "seconds"))),
+      h("th", { class: "num", title: "what was paid: 0 for cache and recording hits" }, "USD"),
+      h("th", { class: "num", title: "at list price: each reply at what it cost when first paid" }, "USD list"),
+      h("th", { class: "num" }, "USD / run"), h("th", { class: "num" }, "seconds"))),
     h("tbody", {}, v.arms.map((a) => h("tr", { "data-arm": a.arm },
       h("td", {}, a.arm),
       num(a.accuracy, "accuracy"),
@@ -251,7 +253,8 @@ function armTable(v) {
       h("td", { class: "num", "data-k": "n_runs" }, a.n_runs),
       h("td", { "data-k": "failures" }, kinds.filter((k) => a.failures[k]).map((k) => `${k} ${a.failures[k]}`).join(" · ") || "-"),
       h("td", { class: "num" }, a.tokens_in), h("td", { class: "num" }, a.tokens_out),
-      num(a.usd, "usd"), h("td", { class: "num" }, fmtUsd(a.usd_per_run)),
+      num(a.usd, "usd"), h("td", { class: "num", "data-k": "usd_list" }, fmtUsd(a.usd_list)),
+      h("td", { class: "num" }, fmtUsd(a.usd_per_run)),
       h("td", { class: "num" }, fmt(a.seconds, 2))))));
 }
 
