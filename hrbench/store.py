@@ -25,7 +25,9 @@ from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""The store's schema version: 1 kept one name per reference content (a second name replaced
+the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``."""
 T = TypeVar("T")
 
 _enc = msgspec.json.Encoder()
@@ -64,6 +66,9 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS reference_sets (hash TEXT PRIMARY KEY, name TEXT, created REAL, n_items INTEGER, body TEXT);
 CREATE INDEX IF NOT EXISTS reference_sets_name ON reference_sets(name);
+CREATE TABLE IF NOT EXISTS reference_names (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL, created REAL);
+CREATE INDEX IF NOT EXISTS reference_names_name ON reference_names(name, seq);
 CREATE TABLE IF NOT EXISTS cache (
   key TEXT PRIMARY KEY, arm TEXT, request_hash TEXT, draw_index INTEGER, model TEXT,
   request TEXT, result TEXT, usd REAL, seconds REAL, response_id TEXT, created REAL);
@@ -114,13 +119,31 @@ class Store:
         self._lock = threading.RLock()
         with self._lock:
             self.db.conn.executescript(_SCHEMA)
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None:
-                self.db.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-            elif int(row[0]) > SCHEMA_VERSION:
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring the file's schema up to :data:`SCHEMA_VERSION`, one step per version.
+
+        One ``BEGIN IMMEDIATE`` transaction: a second process opening the file waits, then
+        finds the version already current.
+        """
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            version = SCHEMA_VERSION if row is None else int(row[0])
+            if version > SCHEMA_VERSION:
                 raise ConfigError(
-                    "store", self.path, f"schema version {row[0]} is newer than {SCHEMA_VERSION}"
+                    "store", self.path, f"schema version {version} is newer than {SCHEMA_VERSION}"
                 )
+            while version < SCHEMA_VERSION:
+                _MIGRATIONS[version](conn)
+                version += 1
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     def __repr__(self) -> str:
         return f"Store({self.path!r})"
@@ -256,29 +279,104 @@ class Store:
 
     # -- references ----------------------------------------------------------------------
     def reference_put(self, reference: Any, name: str | None = None) -> str:
-        """Keep a :class:`~hrbench.Reference`; returns its hash."""
+        """Keep a :class:`~hrbench.Reference` and, when ``name`` is given, point that name at it.
+
+        Names are a history of ``name -> content hash``: each put under a name appends to it,
+        so :meth:`reference_get` of the name returns the last content put under it (put A, B,
+        then A again: A), and one content may carry several names (decided, issue 13).
+
+        Args:
+            reference: the reference (kept once per content hash).
+            name: a name to point at it, or ``None`` to keep the content only.
+
+        Returns:
+            The content hash.
+
+        Raises:
+            ConfigError: when ``name`` is empty.
+
+        Example:
+            >>> from hrbench.reference import Reference
+            >>> s = Store(":memory:")
+            >>> a, b = Reference(["q"], ["A"]), Reference(["q"], ["B"])
+            >>> for ref in (a, b, a):
+            ...     _ = s.reference_put(ref, "x")
+            >>> s.reference_get("x").labels == a.labels, len(s.reference_history("x"))
+            (True, 3)
+        """
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ConfigError("name", name, "a reference name must be a non-empty string")
         body = _enc.encode(reference.to_dict()).decode()
-        self._write(
-            "INSERT INTO reference_sets VALUES (?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET name=coalesce(excluded.name, name)",
-            [reference.hash, name, time.time(), len(reference), body],
-        )
+        now = time.time()
+        with self._lock:
+            conn = self.db.conn
+            conn.execute("BEGIN")
+            try:
+                conn.execute(
+                    "INSERT OR IGNORE INTO reference_sets VALUES (?,NULL,?,?,?)",
+                    [reference.hash, now, len(reference), body],
+                )
+                if name is not None:
+                    conn.execute(
+                        "INSERT INTO reference_names (name, hash, created) VALUES (?,?,?)",
+                        [name, reference.hash, now],
+                    )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
         return str(reference.hash)
 
     def reference_get(self, key: str) -> Any:
-        """A kept reference by hash, hash prefix (8+ characters) or name; ``None`` if unknown."""
+        """A kept reference by full hash, else by name, else by hash prefix; ``None`` if unknown.
+
+        A name gives the last content put under it; a prefix needs 8+ characters.
+
+        Raises:
+            ConfigError: when a hash prefix matches more than one kept reference.
+        """
         from hrbench.reference import Reference
 
-        row = self._one(
-            "SELECT body FROM reference_sets WHERE hash=? OR name=? OR (length(?)>=8 AND hash LIKE ? || '%') "
-            "ORDER BY created DESC LIMIT 1",
-            [key, key, key, key],
-        )
+        row = self._one("SELECT body FROM reference_sets WHERE hash=?", [key])
+        if row is None:
+            row = self._one(
+                "SELECT s.body FROM reference_names n JOIN reference_sets s ON s.hash = n.hash "
+                "WHERE n.name=? ORDER BY n.seq DESC LIMIT 1",
+                [key],
+            )
+        if row is None and len(key) >= 8:
+            rows = self._all(
+                "SELECT hash, body FROM reference_sets WHERE substr(hash, 1, ?)=? LIMIT 2", [len(key), key]
+            )
+            if len(rows) > 1:
+                raise ConfigError("ref", key, "this hash prefix matches several references; give more of it")
+            row = (rows[0][1],) if rows else None
         return None if row is None else Reference.from_dict(msgspec.json.decode(row[0]))
 
     def reference_list(self) -> list[dict[str, Any]]:
-        """Kept references: hash, name, created (Unix seconds), n_items."""
-        rows = self._all("SELECT hash, name, created, n_items FROM reference_sets ORDER BY created")
+        """Kept references, oldest first: one entry per name, one per never-named content.
+
+        A name's entry is the content it points at now; a content that never had a name has
+        ``name`` ``None``.
+
+        Returns:
+            Dicts of ``hash``, ``name``, ``created`` (Unix seconds: of the name's last put, or
+            of the content) and ``n_items``.
+        """
+        rows = self._all(
+            "SELECT n.hash, n.name, n.created, s.n_items FROM reference_names n "
+            "JOIN reference_sets s ON s.hash = n.hash "
+            "WHERE n.seq = (SELECT max(seq) FROM reference_names m WHERE m.name = n.name) "
+            "UNION ALL SELECT hash, NULL, created, n_items FROM reference_sets s "
+            "WHERE NOT EXISTS (SELECT 1 FROM reference_names n WHERE n.hash = s.hash) "
+            "ORDER BY 3, 2"
+        )
         return [{"hash": h, "name": n, "created": c, "n_items": k} for h, n, c, k in rows]
+
+    def reference_history(self, name: str) -> list[dict[str, Any]]:
+        """Every put under ``name``, oldest first: dicts of ``hash`` and ``created`` (Unix s)."""
+        rows = self._all("SELECT hash, created FROM reference_names WHERE name=? ORDER BY seq", [name])
+        return [{"hash": h, "created": c} for h, c in rows]
 
     # -- benchmarks, rows, traces ----------------------------------------------------------
     def benchmark_put(
@@ -407,3 +505,16 @@ class Store:
         """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
         row = self._one("SELECT calls, usd, tokens FROM ledger WHERE benchmark_id=?", [benchmark_id])
         return None if row is None else {"calls": row[0], "usd": row[1], "tokens": row[2]}
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the one name a content had becomes the first entry of its name history."""
+    conn.execute(
+        "INSERT INTO reference_names (name, hash, created) "
+        "SELECT name, hash, created FROM reference_sets WHERE name IS NOT NULL ORDER BY created"
+    )
+    conn.execute("UPDATE reference_sets SET name = NULL")
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
+"""``version -> the step that brings a file at that version to the next``."""
