@@ -110,6 +110,7 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            _private_files(self.path)
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.db = sqlite_utils.Database(conn)
         if self.path != ":memory:":
@@ -505,6 +506,24 @@ class Store:
         """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
         row = self._one("SELECT calls, usd, tokens FROM ledger WHERE benchmark_id=?", [benchmark_id])
         return None if row is None else {"calls": row[0], "usd": row[1], "tokens": row[2]}
+
+
+def _private_files(path: str) -> None:
+    """Make the database file 0600 before SQLite opens it, and its journals if they exist.
+
+    SQLite creates the ``-wal`` and ``-shm`` files with the database file's permissions, so a
+    file made 0600 here keeps every file of the store private (decided, issue 13: they were
+    0644 under the default umask). Files left by an older version are tightened.
+    """
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError:
+        return  # unreadable or read-only: SQLite's own open says why, and the store maps it
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.chmod(path + suffix, 0o600)
+        except OSError:
+            pass
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:

@@ -149,12 +149,21 @@ def _check_resume_only(args: p.BenchmarkParams) -> None:
 
 
 def add_import_path(paths: list[str]) -> None:
-    """Put absolute directories on the daemon's import path (for ``import`` arms, mock functions)."""
+    """Put absolute directories on the daemon's import path (for ``import`` arms, mock functions).
+
+    They go at the end: a file there named like a module the daemon imports (a dependency
+    imported lazily) never shadows it (issue 13). Code over TCP is refused (SPEC §4).
+
+    Raises:
+        ConfigError: a relative directory.
+        CodeRefused: on a TCP connection of a daemon not started with ``--allow-code-over-tcp``.
+    """
     for path in paths:
+        specs.check_code_allowed("python_path", path)
         if not os.path.isabs(path):
             raise ConfigError("python_path", path, "expected an absolute directory")
         if path not in sys.path:
-            sys.path.insert(0, path)
+            sys.path.append(path)
 
 
 def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hrbench import specs
 from hrbench_client import _paths
 from hrbench_server.app import App, route_warnings
 from hrbench_server.methods import register
@@ -204,11 +205,21 @@ def _lock(home: Path) -> Any:
     return f
 
 
-def serve_daemon(home: Path, tcp: str | None = None, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
+def serve_daemon(
+    home: Path,
+    tcp: str | None = None,
+    max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    *,
+    allow_code_over_tcp: bool = False,
+) -> int:
     """Run the shared daemon for ``home`` until ``shutdown`` or SIGTERM; returns the exit code.
 
+    Import-path specs (code) are served over the Unix socket; a TCP connection gets
+    :class:`~hrbench.errors.CodeRefused` for them unless ``allow_code_over_tcp`` (SPEC §4).
+
     Exit codes: 0 stopped cleanly, 2 bad arguments (a non-loopback ``--tcp``), 3 another
-    daemon holds this state directory.
+    daemon holds this state directory, 4 the state or socket directory is not safely ours
+    (:func:`hrbench_client._paths.check_socket_dir`; the message says what to do).
     """
     _setup_logging()
     tcp_addr = None
@@ -219,15 +230,16 @@ def serve_daemon(home: Path, tcp: str | None = None, max_bytes: int = DEFAULT_MA
             logger.error("%s", exc)
             print(f"hrbench daemon: {exc}", file=sys.stderr)
             return 2
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if os.stat(home).st_mode & 0o077:
-        logger.warning("the state directory %s is readable by other users; the socket itself is 0600", home)
+    try:
+        sock = Path(_paths.check_socket_dir(home, create=True))
+    except (_paths.UnsafeDirectory, OSError) as exc:
+        logger.error("%s", exc)
+        print(f"hrbench daemon: {exc}", file=sys.stderr)
+        return 4
     lock = _lock(home)
     if lock is None:
         print(f"hrbench daemon: another daemon is running for {home}", file=sys.stderr)
         return 3
-    sock = _paths.socket_path(home)
-    sock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     with contextlib.suppress(FileNotFoundError):
         sock.unlink()  # stale: we hold the lock, so no daemon is serving it
     token = read_token(home, create=True) if tcp_addr else None
@@ -239,6 +251,8 @@ def serve_daemon(home: Path, tcp: str | None = None, max_bytes: int = DEFAULT_MA
             reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
         ) -> None:
             app.connections += 1
+            if token is not None:  # TCP: this connection's task (and what it starts) may not run code
+                specs.code_allowed.set(allow_code_over_tcp)
             try:
                 server = RpcServer()
                 register(server, app)

@@ -27,9 +27,11 @@ class Daemon:
         tcp: str | None = None,
         max_message_mb: float | None = None,
         env: dict[str, str] | None = None,
+        allow_code_over_tcp: bool = False,
     ) -> None:
         self.home = home
         self.tcp = tcp
+        self.allow_code_over_tcp = allow_code_over_tcp
         self.max_message_mb = max_message_mb
         self.env = {**os.environ, "HRBENCH_HOME": str(home), **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
@@ -40,12 +42,14 @@ class Daemon:
         return _paths.socket_path(self.home)
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "hrbench_server", "--home", str(self.home)]
+        cmd = [sys.executable, "-P", "-m", "hrbench_server", "--home", str(self.home)]
         if self.max_message_mb is not None:
             cmd += ["--max-message-mb", str(self.max_message_mb)]
         cmd.append("daemon")
         if self.tcp:
             cmd += ["--tcp", self.tcp]
+        if self.allow_code_over_tcp:
+            cmd.append("--allow-code-over-tcp")
         return cmd
 
     def start(self, timeout_s: float = 30.0) -> Daemon:

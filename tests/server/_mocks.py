@@ -35,3 +35,8 @@ def noisy_arm(item: Any, ctx: Any) -> str:
 def broken_factory(**settings: Any) -> Any:
     """A factory that fails with an unexpected error (an internal error for the daemon)."""
     raise RuntimeError("/secret/path/in/a/message boom")
+
+
+def same(item: Any, output: Any, label: Any) -> dict[str, Any]:
+    """A scorer by import path: the output equals the label."""
+    return {"correct": output == label, "outcome": None, "failure_kind": None}

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from pathlib import Path
 
 import msgspec
@@ -169,3 +171,23 @@ def test_schema_1_file_migrates_its_names(tmp_path: Path) -> None:
     s.reference_put(REFS[1], "x")
     s.close()
     assert Store(path).reference_get("x").hash == REFS[1].hash  # reopening does not migrate again
+
+
+def test_every_store_file_is_private_under_a_loose_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        s = Store(tmp_path / "s.sqlite3")
+        s.reference_put(REFS[0], "x")  # a write: the WAL and shared-memory files exist now
+        files = sorted(tmp_path.iterdir())
+        assert {f.name for f in files} >= {"s.sqlite3", "s.sqlite3-wal", "s.sqlite3-shm"}
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == dict.fromkeys(
+            (f.name for f in files), 0o600
+        )
+        s.close()
+        loose = tmp_path / "old.sqlite3"  # left 0644 by an older version: tightened on open
+        Store(loose).close()
+        os.chmod(loose, 0o644)
+        Store(loose).close()
+        assert stat.S_IMODE(loose.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     )
     from hrbench_client.errors import (
         BudgetRefused,
+        CodeRefused,
         ConfigError,
         DaemonError,
         DuplicateDrawError,
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
         ReplayMiss,
         RequestCancelled,
         ScorerError,
+        StoreCorrupt,
+        StoreError,
+        StoreFull,
+        StoreGone,
+        StoreReadOnly,
         TooFewRunsError,
     )
     from hrbench_client.protocol import BenchmarkParams, BenchmarkResult, Row, ScoreResult
@@ -43,8 +49,9 @@ if TYPE_CHECKING:
 _HOMES = {
     "hrbench_client.client": ("BenchmarkStream", "Client", "connect", "daemon_status", "start_daemon", "stop_daemon"),
     "hrbench_client.errors": (
-        "BudgetRefused", "ConfigError", "DaemonError", "DuplicateDrawError", "HrbenchError", "InvalidParams",
-        "MethodNotFound", "ModelError", "NotFound", "ReplayMiss", "RequestCancelled", "ScorerError",
+        "BudgetRefused", "CodeRefused", "ConfigError", "DaemonError", "DuplicateDrawError", "HrbenchError",
+        "InvalidParams", "MethodNotFound", "ModelError", "NotFound", "ReplayMiss", "RequestCancelled",
+        "ScorerError", "StoreCorrupt", "StoreError", "StoreFull", "StoreGone", "StoreReadOnly",
         "TooFewRunsError",
     ),
     "hrbench_client.protocol": ("BenchmarkParams", "BenchmarkResult", "Row", "ScoreResult"),
@@ -70,6 +77,7 @@ __all__ = [
     "BenchmarkStream",
     "BudgetRefused",
     "Client",
+    "CodeRefused",
     "ConfigError",
     "DaemonError",
     "DuplicateDrawError",
@@ -83,6 +91,11 @@ __all__ = [
     "Row",
     "ScoreResult",
     "ScorerError",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreFull",
+    "StoreGone",
+    "StoreReadOnly",
     "TooFewRunsError",
     "connect",
     "daemon_status",

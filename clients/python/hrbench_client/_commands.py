@@ -504,7 +504,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     if args.daemon_cmd == "start":
         if args.tcp:
             _check_tcp(args.tcp)
-        pid = start_daemon(args.home, tcp=args.tcp)
+        pid = start_daemon(args.home, tcp=args.tcp, allow_code_over_tcp=args.allow_code_over_tcp)
         status = daemon_status(args.home)
         try:
             tcp = json.loads(_paths.pid_path(_paths.home(args.home)).read_text()).get("tcp")
@@ -544,9 +544,9 @@ def _check_tcp(value: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from hrbench_client.client import _python
+    from hrbench_client.client import _server_command
 
-    cmd = [_python(), "-m", "hrbench_server"]
+    cmd = _server_command()
     if args.home:
         cmd += ["--home", args.home]
     cmd += ["serve", "--stdio"]
@@ -677,6 +677,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     d.add_argument("daemon_cmd", choices=["start", "stop", "status"])
     d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
+    d.add_argument(
+        "--allow-code-over-tcp",
+        action="store_true",
+        help="let TCP clients send import-path specs (module:function): code run as you",
+    )
     d.set_defaults(fn=cmd_daemon)
 
     sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
