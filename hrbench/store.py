@@ -8,11 +8,13 @@ event loop never blocks on SQLite (``../shared/notes/stack.md`` §3).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,7 +22,7 @@ import anyio
 import msgspec
 import sqlite_utils
 
-from hrbench.errors import ConfigError
+from hrbench.errors import ConfigError, StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
 from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
@@ -93,8 +95,17 @@ class Store:
         path: the database file; ``None`` for ``default_home() / "hrbench.sqlite3"``;
             ``":memory:"`` for a private in-memory store (tests).
 
+    Every call first checks that the file is still the one opened (its device and inode):
+    a database deleted or replaced under a running process raises :class:`StoreGone` instead
+    of writing to a file nobody will read again (decided, issue 13). SQLite failures that
+    the user must act on raise typed errors naming the file and the fix.
+
     Raises:
         ConfigError: when the file's schema is newer than this hrbench knows.
+        StoreGone: the file was deleted or replaced since it was opened.
+        StoreFull: the disk is full.
+        StoreCorrupt: the file is corrupt or not a database.
+        StoreReadOnly: the file or its folder cannot be written.
 
     Example:
         >>> s = Store(":memory:")
@@ -108,19 +119,25 @@ class Store:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = home / "hrbench.sqlite3"
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            _private_files(self.path)
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self.db = sqlite_utils.Database(conn)
-        if self.path != ":memory:":
-            self.db.enable_wal()
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=10000")
+        self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
-        with self._lock:
-            self.db.conn.executescript(_SCHEMA)
-            self._migrate()
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                _private_files(self.path)
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self.db = sqlite_utils.Database(conn)
+            if self.path != ":memory:":
+                self.db.enable_wal()
+                st = os.stat(self.path)
+                self._identity = (st.st_dev, st.st_ino)
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=10000")
+            with self._lock:
+                self.db.conn.executescript(_SCHEMA)
+                self._migrate()
+        except (sqlite3.Error, OSError) as exc:
+            raise _store_error(exc, self.path) from None
 
     def _migrate(self) -> None:
         """Bring the file's schema up to :data:`SCHEMA_VERSION`, one step per version.
@@ -158,28 +175,69 @@ class Store:
         """Run ``fn(*args)`` (a method of this store) in a worker thread."""
         return await anyio.to_thread.run_sync(lambda: fn(*args))
 
-    def _write(self, sql: str, params: Sequence[Any] = ()) -> None:
-        with self._lock:
-            self.db.execute(sql, list(params))
+    def check_identity(self) -> None:
+        """Raise :class:`StoreGone` when the file is no longer the one opened (deleted or replaced).
 
-    def _many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        Example:
+            >>> Store(":memory:").check_identity()  # nothing to check for a private store
+        """
+        if self._identity is None:
+            return
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise StoreGone(
+                f"the database {self.path} was deleted while it was open; nothing more can be saved "
+                "to it. Restart the daemon (`hrb daemon stop`; the next start makes a new, empty "
+                "database) or put the file back from a backup",
+                self.path,
+            ) from None
+        if (st.st_dev, st.st_ino) != self._identity:
+            raise StoreGone(
+                f"the database {self.path} was replaced by another file while it was open; "
+                "nothing more is saved. Restart the daemon (`hrb daemon stop`) to use the new file",
+                self.path,
+            )
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock, after :meth:`check_identity`; SQLite errors typed."""
         with self._lock:
-            conn = self.db.conn
+            self.check_identity()
+            try:
+                yield self.db.conn
+            except sqlite3.Error as exc:
+                raise _store_error(exc, self.path) from None
+
+    @contextlib.contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """:meth:`_guard` in one transaction, rolled back on any failure (a failed COMMIT too)."""
+        with self._guard() as conn:
             conn.execute("BEGIN")
             try:
-                conn.executemany(sql, rows)
+                yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
+
+    def _write(self, sql: str, params: Sequence[Any] = ()) -> None:
+        with self._guard() as conn:
+            conn.execute(sql, list(params))
+
+    def _many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._tx() as conn:
+            conn.executemany(sql, rows)
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        with self._lock:
-            return self.db.execute(sql, list(params)).fetchone()
+        with self._guard() as conn:
+            return conn.execute(sql, list(params)).fetchone()
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self.db.execute(sql, list(params)).fetchall()
+        with self._guard() as conn:
+            return conn.execute(sql, list(params)).fetchall()
 
     # -- cache ---------------------------------------------------------------------------
     def cache_get(self, key: str) -> Result | None:
@@ -309,23 +367,16 @@ class Store:
             raise ConfigError("name", name, "a reference name must be a non-empty string")
         body = _enc.encode(reference.to_dict()).decode()
         now = time.time()
-        with self._lock:
-            conn = self.db.conn
-            conn.execute("BEGIN")
-            try:
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO reference_sets VALUES (?,NULL,?,?,?)",
+                [reference.hash, now, len(reference), body],
+            )
+            if name is not None:
                 conn.execute(
-                    "INSERT OR IGNORE INTO reference_sets VALUES (?,NULL,?,?,?)",
-                    [reference.hash, now, len(reference), body],
+                    "INSERT INTO reference_names (name, hash, created) VALUES (?,?,?)",
+                    [name, reference.hash, now],
                 )
-                if name is not None:
-                    conn.execute(
-                        "INSERT INTO reference_names (name, hash, created) VALUES (?,?,?)",
-                        [name, reference.hash, now],
-                    )
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
         return str(reference.hash)
 
     def reference_get(self, key: str) -> Any:
@@ -429,20 +480,13 @@ class Store:
     ) -> None:
         """Write scored rows (with their order number) and their traces in one transaction."""
         batch = [[benchmark_id, seq, r.arm, r.item, r.run, _enc.encode(r).decode()] for seq, r in rows]
-        with self._lock:
-            conn = self.db.conn
-            conn.execute("BEGIN")
-            try:
-                conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
-                if traces:
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
-                        [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
-                    )
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self._tx() as conn:
+            conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
+            if traces:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
+                    [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
+                )
 
     def rows_get(self, benchmark_id: str, offset: int = 0, limit: int | None = None) -> list[Row]:
         """A benchmark's stored rows, in the seed's order, a page at a time.
@@ -506,6 +550,72 @@ class Store:
         """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
         row = self._one("SELECT calls, usd, tokens FROM ledger WHERE benchmark_id=?", [benchmark_id])
         return None if row is None else {"calls": row[0], "usd": row[1], "tokens": row[2]}
+
+
+_FULL, _CORRUPT, _NOTADB, _READONLY, _CANTOPEN, _PERM, _IOERR = 13, 11, 26, 8, 14, 3, 10
+"""SQLite's primary result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``)."""
+
+
+def _writable(path: str) -> bool:
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.access(folder, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK))
+
+
+def _disk_full(path: str) -> bool:
+    try:
+        st = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+def _store_error(exc: BaseException, path: str) -> BaseException:
+    """The typed error for an SQLite or OS failure on the database ``path`` (else ``exc``).
+
+    Each names the file and what to do (decided, issue 13: these said only "internal error").
+
+    Example:
+        >>> e = _store_error(OSError(errno.ENOSPC, "No space left on device"), "/x/hrbench.sqlite3")
+        >>> type(e).__name__, str(e).startswith("the disk holding the database /x/hrbench.sqlite3 is full")
+        ('StoreFull', True)
+    """
+    if isinstance(exc, StoreError):
+        return exc
+    folder = os.path.dirname(os.path.abspath(path))
+    detail = str(exc)
+    if isinstance(exc, sqlite3.Error):
+        code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+        detail = f"SQLite {getattr(exc, 'sqlite_errorname', 'error')}: {exc}"
+    elif isinstance(exc, OSError):
+        code = {errno.ENOSPC: _FULL, errno.EDQUOT: _FULL, errno.EROFS: _READONLY, errno.EACCES: _PERM}.get(
+            exc.errno or 0, 0
+        )
+    else:
+        return exc
+    if code == _IOERR:
+        code = _FULL if _disk_full(path) else _READONLY if not _writable(path) else 0
+    if code in (_CANTOPEN, _PERM):
+        code = _READONLY if not _writable(path) else 0
+    if code == _FULL:
+        return StoreFull(
+            f"the disk holding the database {path} is full ({detail}); the last changes were not "
+            "saved. Free some space, then run again (a benchmark resumes with its id)",
+            path,
+        )
+    if code in (_CORRUPT, _NOTADB):
+        return StoreCorrupt(
+            f"the database {path} is corrupt or not an hrbench database ({detail}). Stop the daemon, "
+            f"move the file aside (the next start makes a new one); `sqlite3 {path} .recover` may "
+            "save what it holds",
+            path,
+        )
+    if code == _READONLY:
+        return StoreReadOnly(
+            f"cannot write the database {path}: the file or its folder is read-only ({detail}). "
+            f"Make {folder} writable, or point HRBENCH_HOME (or --home) at a writable folder",
+            path,
+        )
+    return exc
 
 
 def _private_files(path: str) -> None:

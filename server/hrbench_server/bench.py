@@ -2,10 +2,15 @@
 
 Each scored row is
 
-1. sent to the caller as an ``hrbench/row`` notification tagged with the request id (unless
-   ``stream`` is false), with an ``hrbench/progress`` notification about every 1% of rows;
-2. buffered and written to the store with its trace in one transaction per batch: when
-   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds.
+1. buffered and written to the store with its trace in one transaction per batch: when
+   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds;
+2. once that transaction committed, sent to the caller as an ``hrbench/row`` notification
+   tagged with the request id (unless ``stream`` is false), with an ``hrbench/progress``
+   notification about every 1% of rows: a row the caller saw is a row saved.
+
+A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
+its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
+not saved; nothing more is written or sent.
 
 The runner keeps no rows in memory (``keep_rows=False``); the summary is its running count.
 The writer is drained every :data:`DRAIN_EVERY` rows, so a client that reads slowly slows the
@@ -38,7 +43,7 @@ import msgspec
 from hrbench import specs
 from hrbench.benchmark import benchmark_async
 from hrbench.cache import Cache
-from hrbench.errors import ConfigError, DuplicateDrawError, NotFound
+from hrbench.errors import ConfigError, DuplicateDrawError, NotFound, StoreError
 from hrbench.governor import default_governor
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
@@ -62,7 +67,14 @@ _SPEC_VERSION = 1
 
 
 class _Sink:
-    """Receives rows from the runner: notifies the caller and writes batches to the store."""
+    """Receives rows from the runner, writes them to the store in batches, then streams them.
+
+    A row is sent to the caller only after the transaction holding it committed: a row the
+    client saw is a row saved (decided, issue 13: after a full disk, rows had reached the
+    client that were never saved). When the store fails (full, deleted, read-only), no later
+    row is written or sent; the benchmark ends with the store's typed error, which says how
+    many scored rows were not saved.
+    """
 
     def __init__(
         self,
@@ -84,6 +96,8 @@ class _Sink:
         self.progress_every = max(1, total // 100)
         self.last_progress = done
         self.written = 0
+        self.failed: StoreError | None = None
+        self.unsaved = 0
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -97,20 +111,7 @@ class _Sink:
     async def on_row(self, seq: int, row: Row, trace: list[Step]) -> None:
         self.pending.append((seq, row))
         self.pending_traces[row.ledger_id] = trace
-        self.done += 1
-        if self.stream:
-            # records.Row and protocol.Row have the same fields: msgspec encodes either.
-            self.proto.send_notification(
-                "hrbench/row",
-                p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
-            )
-        if self.done - self.last_progress >= self.progress_every:
-            self.progress()
-        self.since_drain += 1
-        if self.since_drain >= DRAIN_EVERY:
-            self.since_drain = 0
-            await self.proto.drain()
-        if len(self.pending) >= STORE_BATCH:
+        if len(self.pending) >= STORE_BATCH or self.failed is not None:
             await self.flush()
 
     def _write(
@@ -120,21 +121,65 @@ class _Sink:
         store.rows_put(self.bench_id, batch, traces)
         store.ledger_put(self.bench_id, *use)
 
+    def error(self) -> StoreError:
+        """The store's error, saying what became of this benchmark's rows."""
+        assert self.failed is not None
+        exc = self.failed
+        return type(exc)(
+            f"{exc.message} Benchmark {self.bench_id}: {self.unsaved} scored rows were not saved "
+            f"(and not sent); {self.done} rows are saved and kept. Once fixed, resume it with "
+            f'{{"resume": "{self.bench_id}"}} (`hrb bench --resume {self.bench_id}`)',
+            exc.path,
+            benchmark=self.bench_id,
+            unsaved=self.unsaved,
+        )
+
     async def flush(self) -> None:
+        """Write the waiting rows in one transaction, then send them (and progress)."""
         async with self.lock:
+            if self.failed is not None:  # the store failed: keep nothing, send nothing
+                self.unsaved += len(self.pending)
+                self.pending, self.pending_traces = [], {}
+                raise self.error()
             if not self.pending:
                 return
             batch, traces = self.pending, self.pending_traces
             self.pending, self.pending_traces = [], {}
             g = self.governor
             use = (int(g.calls), float(g.usd), int(g.tokens))
-            await anyio.to_thread.run_sync(self._write, batch, traces, use)
+            try:
+                await anyio.to_thread.run_sync(self._write, batch, traces, use)
+            except StoreError as exc:
+                self.failed = exc
+                self.unsaved += len(batch)
+                logger.error("benchmark %s: %s", self.bench_id, exc)
+                raise self.error() from None
             self.written += len(batch)
+            await self._send(batch)
+
+    async def _send(self, batch: list[tuple[int, Row]]) -> None:
+        for _, row in batch:
+            self.done += 1
+            if self.stream:
+                # records.Row and protocol.Row have the same fields: msgspec encodes either.
+                self.proto.send_notification(
+                    "hrbench/row",
+                    p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
+                )
+            if self.done - self.last_progress >= self.progress_every:
+                self.progress()
+            self.since_drain += 1
+            if self.since_drain >= DRAIN_EVERY:
+                self.since_drain = 0
+                await self.proto.drain()
 
     async def ticker(self) -> None:
         while True:
             await asyncio.sleep(FLUSH_INTERVAL_S)
-            await self.flush()
+            try:
+                await self.flush()
+            except StoreError:
+                return  # recorded in self.failed: the runner's next row (or the end) raises it
 
 
 def _check_resume_only(args: p.BenchmarkParams) -> None:
@@ -295,11 +340,16 @@ async def run_benchmark(
         ticker.cancel()
         app.running.pop(bench_id, None)
         with anyio.CancelScope(shield=True):
-            await sink.flush()
-            summary = bench.summary() if bench is not None else None
-            await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
-            if status != "done":
-                logger.info("benchmark %s %s after %d rows", bench_id, status, sink.done)
+            try:
+                await sink.flush()
+                summary = bench.summary() if bench is not None else None
+                await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
+            except StoreError as exc:  # raised below, unless an error is already on its way
+                logger.error("benchmark %s: not finished in the store: %s", bench_id, exc)
+            if status != "done" or sink.failed is not None:
+                logger.info("benchmark %s %s after %d saved rows", bench_id, status, sink.done)
+    if sink.failed is not None:
+        raise sink.error()
     if sink.last_progress != sink.done:
         sink.progress()
     return p.BenchmarkResult(

@@ -205,6 +205,18 @@ def _lock(home: Path) -> Any:
     return f
 
 
+def _unusable(home: Path, exc: OSError) -> int:
+    """Say why the state folder cannot be used (read-only, full, ...) and what to do; exit code 5."""
+    why = exc.strerror or type(exc).__name__
+    msg = (
+        f"cannot use the state folder {home}: {why} ({exc.filename or home}). Make it writable "
+        "(and free space if the disk is full), or point HRBENCH_HOME (or --home) at another folder"
+    )
+    logger.error("%s", msg)
+    print(f"hrbench daemon: {msg}", file=sys.stderr)
+    return 5
+
+
 def serve_daemon(
     home: Path,
     tcp: str | None = None,
@@ -219,7 +231,8 @@ def serve_daemon(
 
     Exit codes: 0 stopped cleanly, 2 bad arguments (a non-loopback ``--tcp``), 3 another
     daemon holds this state directory, 4 the state or socket directory is not safely ours
-    (:func:`hrbench_client._paths.check_socket_dir`; the message says what to do).
+    (:func:`hrbench_client._paths.check_socket_dir`; the message says what to do), 5 the
+    state folder cannot be written (read-only, full; the message says what to do).
     """
     _setup_logging()
     tcp_addr = None
@@ -232,17 +245,22 @@ def serve_daemon(
             return 2
     try:
         sock = Path(_paths.check_socket_dir(home, create=True))
-    except (_paths.UnsafeDirectory, OSError) as exc:
+    except _paths.UnsafeDirectory as exc:
         logger.error("%s", exc)
         print(f"hrbench daemon: {exc}", file=sys.stderr)
         return 4
-    lock = _lock(home)
-    if lock is None:
-        print(f"hrbench daemon: another daemon is running for {home}", file=sys.stderr)
-        return 3
-    with contextlib.suppress(FileNotFoundError):
-        sock.unlink()  # stale: we hold the lock, so no daemon is serving it
-    token = read_token(home, create=True) if tcp_addr else None
+    except OSError as exc:
+        return _unusable(home, exc)
+    try:
+        lock = _lock(home)
+        if lock is None:
+            print(f"hrbench daemon: another daemon is running for {home}", file=sys.stderr)
+            return 3
+        with contextlib.suppress(FileNotFoundError):
+            sock.unlink()  # stale: we hold the lock, so no daemon is serving it
+        token = read_token(home, create=True) if tcp_addr else None
+    except OSError as exc:
+        return _unusable(home, exc)
 
     async def main() -> None:
         app = App(home, "unix+tcp" if tcp_addr else "unix")

@@ -126,10 +126,10 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
     try:
         with d.client() as c:
             stream = c.benchmark(big)
-            seen = 0
-            for _ in stream:
-                seen += 1
-                if seen == 250:
+            seen = []
+            for row in stream:
+                seen.append((row.arm, row.item, row.run))
+                if len(seen) == 250:
                     d.kill()
                     break
             bench_id = stream.id
@@ -150,6 +150,7 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
     }
     con.close()
     assert 0 < len(before_rows) < total
+    assert set(seen) <= set(before_rows)  # every row the client saw was saved (issue 13)
     paid_before = calls(calls_file)
     assert set(paid_before) >= cached  # every cached reply was a call
 
