@@ -135,7 +135,16 @@ class _Sink:
         )
 
     async def flush(self) -> None:
-        """Write the waiting rows in one transaction, then send them (and progress)."""
+        """Write the waiting rows in one transaction, then send them (and progress).
+
+        Shielded: a caller cancelled mid-write (the ticker at the end of the run, a cancelled
+        runner) does not lose the batch it took; the next flush waits for this one.
+        """
+        task = asyncio.ensure_future(self._flush())
+        task.add_done_callback(_seen)
+        await asyncio.shield(task)
+
+    async def _flush(self) -> None:
         async with self.lock:
             if self.failed is not None:  # the store failed: keep nothing, send nothing
                 self.unsaved += len(self.pending)
@@ -180,6 +189,12 @@ class _Sink:
                 await self.flush()
             except StoreError:
                 return  # recorded in self.failed: the runner's next row (or the end) raises it
+
+
+def _seen(task: asyncio.Future[Any]) -> None:
+    """Mark a shielded flush's error as retrieved (its caller may be gone; ``failed`` keeps it)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _check_resume_only(args: p.BenchmarkParams) -> None:
