@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import fcntl
 import functools
+import gc
 import ipaddress
 import json
 import logging
@@ -264,6 +265,11 @@ def serve_daemon(
 
     async def main() -> None:
         app = App(home, "unix+tcp" if tcp_addr else "unix")
+        # Start-up objects (modules, ~100k of them) move to the permanent generation: a full
+        # collection then scans only what serving made, so it runs often enough that each
+        # connection's cyclic garbage (server, protocol, handlers) is freed soon (issue 13).
+        gc.collect()
+        gc.freeze()
 
         async def on_conn(
             reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
