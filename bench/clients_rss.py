@@ -124,7 +124,7 @@ def top_growth(first: Path, last: Path, n: int = 15) -> list[str]:
     total = sum(s.size_diff for s in stats)
     out = [f"  traced Python memory: {total / 1024:+.1f} KiB in all"]
     for s in stats[:n]:
-        frames = " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in list(s.traceback)[:4])
+        frames = " <- ".join(f"{Path(f.filename).name}:{f.lineno}" for f in list(s.traceback)[::-1][:4])
         out.append(f"  {s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  {frames}")
     return out
 
