@@ -21,6 +21,7 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
         ├── StoreFull                 the disk (or the file system's quota) is full
         ├── StoreCorrupt              the file is not a readable SQLite database
         └── StoreReadOnly             the file or its folder cannot be written
+    BenchmarkRunning                  a benchmark id that is running now was asked to run again
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
@@ -33,6 +34,7 @@ from typing import Any
 
 __all__ = [
     "ArmErrorWarning",
+    "BenchmarkRunning",
     "BudgetRefused",
     "BudgetStoppedWarning",
     "CodeRefused",
@@ -224,6 +226,16 @@ class StoreReadOnly(StoreError):
     """Raised when the database or its folder cannot be written (read-only file or folder)."""
 
     code = -32025
+
+
+class BenchmarkRunning(HrbenchError):
+    """Raised when a benchmark id that is running now is asked to run (resume) again.
+
+    Decided, issue 13 (two simultaneous resumes paid about 270 calls twice): one benchmark id
+    runs at most once at a time; the message names the run that holds it.
+    """
+
+    code = -32026
 
 
 class FewRunsWarning(UserWarning):

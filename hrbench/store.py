@@ -85,6 +85,7 @@ CREATE TABLE IF NOT EXISTS rows (
   PRIMARY KEY (benchmark_id, arm, item, run));
 CREATE TABLE IF NOT EXISTS traces (benchmark_id TEXT, ledger_id TEXT, steps TEXT, PRIMARY KEY (benchmark_id, ledger_id));
 CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL);
+CREATE TABLE IF NOT EXISTS leases (benchmark_id TEXT PRIMARY KEY, owner TEXT, pid INTEGER, acquired REAL);
 """
 
 
@@ -546,6 +547,47 @@ class Store:
             [benchmark_id, calls, usd, tokens, time.time()],
         )
 
+    def lease_acquire(self, benchmark_id: str, owner: str, pid: int | None = None) -> dict[str, Any] | None:
+        """Take the one-at-a-time lease of a benchmark id; ``None`` when taken, else the holder.
+
+        Decided, issue 13 (two simultaneous resumes both ran and paid twice): a benchmark id
+        runs at most once at a time. The lease is a row in this file, taken in one
+        ``BEGIN IMMEDIATE`` transaction, so of two concurrent takers exactly one wins. A lease
+        whose process is gone (a killed daemon; same machine: same state folder) is stale and
+        taken over.
+
+        Args:
+            benchmark_id: the benchmark.
+            owner: who takes it (unique per run, e.g. ``"<pid>:<random>"``).
+            pid: the owner's process id (default: this process).
+
+        Returns:
+            ``None`` when the lease is now ``owner``'s; else the live holder's ``owner``,
+            ``pid`` and ``acquired`` (Unix seconds).
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.lease_acquire("b", "run-1") is None, s.lease_acquire("b", "run-2")["owner"]
+            (True, 'run-1')
+            >>> s.lease_release("b", "run-1"); s.lease_acquire("b", "run-2") is None
+            True
+        """
+        pid = os.getpid() if pid is None else pid
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id]
+            ).fetchone()
+            if row is not None and _alive(row[1]):
+                return {"owner": row[0], "pid": row[1], "acquired": row[2]}
+            conn.execute(
+                "INSERT OR REPLACE INTO leases VALUES (?,?,?,?)", [benchmark_id, owner, pid, time.time()]
+            )
+        return None
+
+    def lease_release(self, benchmark_id: str, owner: str) -> None:
+        """Give back a lease taken by ``owner`` (another owner's lease is left alone)."""
+        self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
+
     def ledger_get(self, benchmark_id: str) -> dict[str, Any] | None:
         """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
         row = self._one("SELECT calls, usd, tokens FROM ledger WHERE benchmark_id=?", [benchmark_id])
@@ -616,6 +658,19 @@ def _store_error(exc: BaseException, path: str) -> BaseException:
             path,
         )
     return exc
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process ``pid`` exists on this machine (a lease's holder)."""
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _private_files(path: str) -> None:

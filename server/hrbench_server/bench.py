@@ -30,6 +30,7 @@ arm with resumed rows, whose outputs were not kept, reports them as ``None``.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import os
 import sys
@@ -43,7 +44,7 @@ import msgspec
 from hrbench import specs
 from hrbench.benchmark import benchmark_async
 from hrbench.cache import Cache
-from hrbench.errors import ConfigError, DuplicateDrawError, NotFound, StoreError
+from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
 from hrbench.governor import default_governor
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
@@ -98,6 +99,7 @@ class _Sink:
         self.written = 0
         self.failed: StoreError | None = None
         self.unsaved = 0
+        self.ledger_written: tuple[int, float, int] | None = None
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -120,6 +122,14 @@ class _Sink:
         store = self.app.store
         store.rows_put(self.bench_id, batch, traces)
         store.ledger_put(self.bench_id, *use)
+
+    def _use(self) -> tuple[int, float, int]:
+        """The governor's use to keep, in-flight reservations counted as spent.
+
+        A resume after a crash must not assume the calls in flight were free.
+        """
+        snap = self.governor.snapshot()
+        return (int(snap["calls"]), float(snap["usd"]), int(snap["tokens"]))
 
     def error(self) -> StoreError:
         """The store's error, saying what became of this benchmark's rows."""
@@ -150,14 +160,17 @@ class _Sink:
                 self.unsaved += len(self.pending)
                 self.pending, self.pending_traces = [], {}
                 raise self.error()
+            use = self._use()
             if not self.pending:
+                if use != self.ledger_written:  # calls went out: the ledger follows every tick
+                    await anyio.to_thread.run_sync(self.app.store.ledger_put, self.bench_id, *use)
+                    self.ledger_written = use
                 return
             batch, traces = self.pending, self.pending_traces
             self.pending, self.pending_traces = [], {}
-            g = self.governor
-            use = (int(g.calls), float(g.usd), int(g.tokens))
             try:
                 await anyio.to_thread.run_sync(self._write, batch, traces, use)
+                self.ledger_written = use
             except StoreError as exc:
                 self.failed = exc
                 self.unsaved += len(batch)
@@ -183,6 +196,7 @@ class _Sink:
                 await self.proto.drain()
 
     async def ticker(self) -> None:
+        """Flush waiting rows, and the governor's use, every :data:`FLUSH_INTERVAL_S` seconds."""
         while True:
             await asyncio.sleep(FLUSH_INTERVAL_S)
             try:
@@ -257,16 +271,48 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
 async def run_benchmark(
     app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
 ) -> p.BenchmarkResult:
-    """Run (or resume) a benchmark for one request; see the module docstring."""
+    """Run (or resume) a benchmark for one request; see the module docstring.
+
+    The run holds the benchmark id's lease in the store for its whole life (decided, issue
+    13): a second run of the same id while it runs, from this daemon or another process on
+    the same file, gets :class:`~hrbench.errors.BenchmarkRunning` naming the running one.
+    """
+    store = app.store
+    if args.resume is not None:
+        _check_resume_only(args)
+        bench_id = args.resume
+    else:
+        bench_id = uuid.uuid4().hex[:16]
+    owner = f"{os.getpid()}:{msg_id}:{uuid.uuid4().hex[:8]}"
+    holder = await anyio.to_thread.run_sync(store.lease_acquire, bench_id, owner)
+    if holder is not None:
+        since = datetime.datetime.fromtimestamp(holder["acquired"], tz=datetime.UTC).isoformat(
+            timespec="seconds"
+        )
+        raise BenchmarkRunning(
+            f"benchmark {bench_id} is running now (process {holder['pid']}, since {since}); wait "
+            f"for it to finish or cancel that run, then resume it",
+            benchmark=bench_id,
+            pid=holder["pid"],
+        )
+    try:
+        return await _run(app, proto, msg_id, args, bench_id)
+    finally:
+        with anyio.CancelScope(shield=True):
+            try:
+                await anyio.to_thread.run_sync(store.lease_release, bench_id, owner)
+            except StoreError as exc:  # the run's own error says what happened to the store
+                logger.error("benchmark %s: lease not released: %s", bench_id, exc)
+
+
+async def _run(
+    app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams, bench_id: str
+) -> p.BenchmarkResult:
     store = app.store
     prior: list[Row] = []
     ledger: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
     if args.resume is not None:
-        _check_resume_only(args)
-        bench_id = args.resume
-        if bench_id in app.running:
-            raise ConfigError("resume", bench_id, "this benchmark is running now")
         rec = await anyio.to_thread.run_sync(store.benchmark_get, bench_id)
         if rec is None:
             raise NotFound(f"no stored benchmark has the id {bench_id!r}", benchmark=bench_id)
@@ -276,7 +322,6 @@ async def run_benchmark(
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
         ledger = await anyio.to_thread.run_sync(store.ledger_get, bench_id)
     else:
-        bench_id = uuid.uuid4().hex[:16]
         params = args
     built = await anyio.to_thread.run_sync(_build, params, store)
     arms, reference, governor = built["arms"], built["reference"], built["governor"]

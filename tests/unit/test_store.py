@@ -191,3 +191,53 @@ def test_every_store_file_is_private_under_a_loose_umask(tmp_path: Path) -> None
         assert stat.S_IMODE(loose.stat().st_mode) == 0o600
     finally:
         os.umask(old)
+
+
+# -- the one-at-a-time lease of a benchmark id (issue 13, point 1) --------------------------------
+
+
+def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None:
+    a, b = Store(tmp_path / "s.sqlite3"), Store(tmp_path / "s.sqlite3")  # two connections, one file
+    assert a.lease_acquire("bench", "run-a") is None
+    held = b.lease_acquire("bench", "run-b")
+    assert held is not None and held["owner"] == "run-a" and held["pid"] == os.getpid()
+    assert b.lease_acquire("other", "run-b") is None  # leases are per benchmark id
+    b.lease_release("bench", "run-b")  # not b's: left alone
+    assert b.lease_acquire("bench", "run-b") is not None
+    a.lease_release("bench", "run-a")
+    assert b.lease_acquire("bench", "run-b") is None
+
+
+def test_a_lease_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_pid = int(gone.stdout)
+    s = Store(tmp_path / "s.sqlite3")
+    assert s.lease_acquire("bench", "killed-daemon", pid=dead_pid) is None
+    assert s.lease_acquire("bench", "new-run") is None  # the holder is gone: stale
+    assert s.lease_acquire("bench", "third")["owner"] == "new-run"
+
+
+def test_of_many_concurrent_takers_exactly_one_wins(tmp_path: Path) -> None:
+    import threading
+
+    Store(tmp_path / "s.sqlite3").close()
+    stores = [Store(tmp_path / "s.sqlite3") for _ in range(8)]
+    won: list[int] = []
+    barrier = threading.Barrier(len(stores))
+
+    def take(i: int) -> None:
+        barrier.wait()
+        if stores[i].lease_acquire("bench", f"run-{i}") is None:
+            won.append(i)
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(len(stores))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         stop_daemon,
     )
     from hrbench_client.errors import (
+        BenchmarkRunning,
         BudgetRefused,
         CodeRefused,
         ConfigError,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 _HOMES = {
     "hrbench_client.client": ("BenchmarkStream", "Client", "connect", "daemon_status", "start_daemon", "stop_daemon"),
     "hrbench_client.errors": (
-        "BudgetRefused", "CodeRefused", "ConfigError", "DaemonError", "DuplicateDrawError", "HrbenchError",
+        "BenchmarkRunning", "BudgetRefused", "CodeRefused", "ConfigError", "DaemonError", "DuplicateDrawError", "HrbenchError",
         "InvalidParams", "MethodNotFound", "ModelError", "NotFound", "ReplayMiss", "RequestCancelled",
         "ScorerError", "StoreCorrupt", "StoreError", "StoreFull", "StoreGone", "StoreReadOnly",
         "TooFewRunsError",
@@ -75,6 +76,7 @@ __all__ = [
     "BenchmarkParams",
     "BenchmarkResult",
     "BenchmarkStream",
+    "BenchmarkRunning",
     "BudgetRefused",
     "Client",
     "CodeRefused",

@@ -18,6 +18,7 @@ method, bad params, cancelled) have their own classes under :class:`RpcError`::
     ├── NotFound (LookupError)               a stored benchmark/reference/recording is unknown
     ├── StoreError                           the daemon's database cannot be used (file, fix)
     │   └── StoreGone, StoreFull, StoreCorrupt, StoreReadOnly
+    ├── BenchmarkRunning                     a second run (resume) of a benchmark running now
     ├── DaemonError (ConnectionError)        no daemon, or the connection broke
     └── RpcError
         ├── ParseError, InvalidRequest, MethodNotFound, InternalError, Unauthorized
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "BenchmarkRunning",
     "BudgetRefused",
     "CodeRefused",
     "ConfigError",
@@ -209,6 +211,12 @@ class StoreReadOnly(StoreError):
     code = -32025
 
 
+class BenchmarkRunning(HrbenchError):
+    """Raised when a benchmark id that is running now is asked to run again (a second resume)."""
+
+    code = -32026
+
+
 class DaemonError(HrbenchError, ConnectionError):
     """Raised when no daemon answers, or the connection to it broke."""
 
@@ -282,6 +290,7 @@ _BY_NAME: dict[str, type[HrbenchError]] = {
         StoreFull,
         StoreCorrupt,
         StoreReadOnly,
+        BenchmarkRunning,
         ParseError,
         InvalidRequest,
         MethodNotFound,

@@ -724,6 +724,7 @@ ERROR_CODES: dict[str, int] = {
     "StoreFull": -32023,
     "StoreCorrupt": -32024,
     "StoreReadOnly": -32025,
+    "BenchmarkRunning": -32026,
 }
 """Stable JSON-RPC error codes by error name (library codes match ``hrbench.errors``)."""
 

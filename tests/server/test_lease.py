@@ -1,0 +1,79 @@
+"""Issue 13, point 1: a benchmark id runs at most once at a time (a lease in SQLite).
+
+Real daemon subprocesses, killed with SIGKILL; the mock logs every call it answers.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+import hrbench_client as hc
+from tests.server._daemon import Daemon, spec
+from tests.server.test_benchmark import calls
+
+
+def test_a_second_run_of_a_running_benchmark_is_refused_naming_it(home: Path, calls_file: Path) -> None:
+    d = Daemon(home, env={"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.01"}).start()
+    try:
+        with d.client() as c, d.client() as other:
+            stream = c.benchmark(spec(n=100, runs=5, concurrency=2))
+            next(iter(stream))
+            assert stream.id is not None
+            with pytest.raises(hc.BenchmarkRunning, match=f"benchmark {stream.id} is running now") as err:
+                list(other.resume(stream.id))
+            assert err.value.code == -32026 and f"process {d.proc.pid}" in str(err.value)  # type: ignore[union-attr]
+            stream.close()  # cancels; the lease goes with it
+            rest = other.resume(stream.id)
+            assert len(list(rest)) > 0 and rest.result is not None and rest.result.status == "done"
+    finally:
+        d.stop()
+
+
+def test_two_simultaneous_resumes_after_sigkill_pay_each_call_once(home: Path, calls_file: Path) -> None:
+    env = {"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.004"}
+    d = Daemon(home, env=env).start()
+    try:
+        with d.client() as c:
+            stream = c.benchmark(spec(n=120, runs=5, concurrency=8))
+            for i, _ in enumerate(stream):
+                if i == 100:
+                    d.kill()
+                    break
+            bench_id = stream.id
+    finally:
+        d.kill()
+    assert bench_id is not None
+    paid_before = len(calls(calls_file))
+    d2 = Daemon(home, env=env).start()
+    outcomes: list[object] = []
+    barrier = threading.Barrier(2)
+
+    def resume() -> None:
+        with d2.client() as c:
+            barrier.wait()
+            try:
+                s = c.resume(bench_id)
+                list(s)
+                outcomes.append(s.result)
+            except hc.BenchmarkRunning as exc:
+                outcomes.append(exc)
+
+    try:
+        threads = [threading.Thread(target=resume) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        with d2.client() as c:
+            stored = c.rows(bench_id).rows
+    finally:
+        d2.stop()
+    refused = [o for o in outcomes if isinstance(o, hc.BenchmarkRunning)]
+    done = [o for o in outcomes if not isinstance(o, hc.BenchmarkRunning)]
+    assert len(refused) == 1 and len(done) == 1, outcomes
+    assert done[0].status == "done" and len(stored) == 600  # type: ignore[attr-defined]
+    after = calls(calls_file)[paid_before:]
+    assert len(after) == len(set(after))  # no call paid twice by two runs
