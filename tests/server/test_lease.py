@@ -5,7 +5,9 @@ Real daemon subprocesses, killed with SIGKILL; the mock logs every call it answe
 
 from __future__ import annotations
 
+import sqlite3
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,40 @@ def test_two_simultaneous_resumes_after_sigkill_pay_each_call_once(home: Path, c
     assert done[0].status == "done" and len(stored) == 600  # type: ignore[attr-defined]
     after = calls(calls_file)[paid_before:]
     assert len(after) == len(set(after))  # no call paid twice by two runs
+
+
+def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path, tmp_path: Path) -> None:
+    # Slow replies: when the daemon is killed no row has finished, yet calls were sent. The
+    # ledger follows the governor every flush tick, in-flight calls counted as spent, so the
+    # resumed run stays under the cap (before: no ledger row without a flushed row, so the
+    # governor restarted at 0 and the cap was passed).
+    started = tmp_path / "started.jsonl"
+    env = {"HRB_STARTED_FILE": str(started), "HRB_MOCK_DELAY_S": "1.5"}
+    cap = 12
+    d = Daemon(home, env=env).start()
+    try:
+        with d.client() as c:
+            stream = c.benchmark(spec(n=40, runs=1, concurrency=8, governor={"max_calls": cap}))
+            deadline = time.monotonic() + 60
+            while len(calls(started)) < 8 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)  # several flush ticks, still before the first reply
+            d.kill()
+            del stream
+    finally:
+        d.kill()
+    con = sqlite3.connect(home / "hrbench.sqlite3")
+    (bench_id,) = con.execute("SELECT id FROM benchmarks").fetchone()
+    (kept,) = con.execute("SELECT calls FROM ledger WHERE benchmark_id=?", [bench_id]).fetchone()
+    con.close()
+    sent_before = len(calls(started))
+    assert sent_before >= 8 and kept >= 8  # in flight, no row finished: in the ledger all the same
+    d2 = Daemon(home, env={**env, "HRB_MOCK_DELAY_S": "0"}).start()
+    try:
+        with d2.client() as c:
+            s = c.resume(bench_id)
+            list(s)
+            assert s.result is not None
+    finally:
+        d2.stop()
+    assert len(calls(started)) <= cap  # every call sent, before and after the crash
