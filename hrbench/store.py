@@ -211,10 +211,15 @@ class Store:
                 raise _store_error(exc, self.path) from None
 
     @contextlib.contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        """:meth:`_guard` in one transaction, rolled back on any failure (a failed COMMIT too)."""
+    def _tx(self, immediate: bool = False) -> Iterator[sqlite3.Connection]:
+        """:meth:`_guard` in one transaction, rolled back on any failure (a failed COMMIT too).
+
+        ``immediate`` takes the write lock at once: needed when the transaction reads before
+        it writes and another connection may write meanwhile (else SQLite answers "database
+        is locked" at the first write instead of waiting).
+        """
         with self._guard() as conn:
-            conn.execute("BEGIN")
+            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -573,7 +578,7 @@ class Store:
             True
         """
         pid = os.getpid() if pid is None else pid
-        with self._tx() as conn:
+        with self._tx(immediate=True) as conn:
             row = conn.execute(
                 "SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id]
             ).fetchone()
