@@ -482,9 +482,18 @@ class Store:
         ]
 
     def rows_put(
-        self, benchmark_id: str, rows: Sequence[tuple[int, Row]], traces: dict[str, list[Step]] | None = None
+        self,
+        benchmark_id: str,
+        rows: Sequence[tuple[int, Row]],
+        traces: dict[str, list[Step]] | None = None,
+        ledger: tuple[int, float, int] | None = None,
     ) -> None:
-        """Write scored rows (with their order number) and their traces in one transaction."""
+        """Write scored rows, their traces and the governor's use in one transaction.
+
+        All or nothing: a batch that fails (a full disk) leaves neither its rows nor its ledger.
+        ``rows`` are ``(order number, row)``; ``ledger`` is ``(calls, usd, tokens)`` as
+        :meth:`ledger_put` takes them.
+        """
         batch = [[benchmark_id, seq, r.arm, r.item, r.run, _enc.encode(r).decode()] for seq, r in rows]
         with self._tx() as conn:
             conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
@@ -492,6 +501,10 @@ class Store:
                 conn.executemany(
                     "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
                     [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
+                )
+            if ledger is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)", [benchmark_id, *ledger, time.time()]
                 )
 
     def rows_get(self, benchmark_id: str, offset: int = 0, limit: int | None = None) -> list[Row]:

@@ -119,9 +119,7 @@ class _Sink:
     def _write(
         self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
     ) -> None:
-        store = self.app.store
-        store.rows_put(self.bench_id, batch, traces)
-        store.ledger_put(self.bench_id, *use)
+        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use)  # one transaction
 
     def _use(self) -> tuple[int, float, int]:
         """The governor's use to keep, in-flight reservations counted as spent.
@@ -161,13 +159,10 @@ class _Sink:
                 self.pending, self.pending_traces = [], {}
                 raise self.error()
             use = self._use()
-            if not self.pending:
-                if use != self.ledger_written:  # calls went out: the ledger follows every tick
-                    await anyio.to_thread.run_sync(self.app.store.ledger_put, self.bench_id, *use)
-                    self.ledger_written = use
+            if not self.pending and use == self.ledger_written:
                 return
-            batch, traces = self.pending, self.pending_traces
-            self.pending, self.pending_traces = [], {}
+            batch, traces = self.pending, self.pending_traces  # (no rows: calls went out, the
+            self.pending, self.pending_traces = [], {}  # ledger follows every tick)
             try:
                 await anyio.to_thread.run_sync(self._write, batch, traces, use)
                 self.ledger_written = use
