@@ -8,7 +8,9 @@ Prints, each with its baseline and ratio:
    Python client through the daemon vs the same benchmark in-process, target >= 20,000 rows/s;
 3. ``hrb score`` one-liner wall time vs ``python -c pass``, target <= 4x;
 4. the daemon's peak RSS after a 100,000-row and a 1,000,000-row benchmark (fresh daemon
-   each), target <= 300 MB and < 10% growth.
+   each), target <= 300 MB and < 10% growth;
+5. a fresh idle daemon's RSS (target <= 80 MB) and after a benchmark and a report (<= 150 MB),
+   against a bare interpreter importing only asyncio, msgspec and pygls.
 
 Usage: ``python bench/daemon.py [--quick]`` (``--quick``: 20,000 rows, no 1M-row run).
 """
@@ -101,6 +103,46 @@ def peak_rss_mb(pid: int) -> float:
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def idle_rss(tmp: Path) -> None:
+    """5. A fresh daemon's RSS after one `status`, then after a benchmark and its report.
+
+    Baseline (same run): a bare interpreter that imports only the transport (asyncio, msgspec,
+    pygls's server), the floor any pygls daemon pays.
+    """
+    base = subprocess.run(
+        [PY, "-c", "import asyncio, msgspec, pygls.server; print(open('/proc/self/status').read())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    base_mb = int(base.split("VmRSS:")[1].split()[0]) / 1024
+    home = tmp / "idle"
+    proc = start_daemon(home)
+    try:
+        fresh = rss_mb(proc.pid)
+        with Client.connect_unix(_paths.socket_path(home)) as c:
+            res = c.benchmark(bench_spec(500, 5)).rows()
+            assert len(res) == 2500
+            bench_id = c.call("benchmark/list", {})["benchmarks"][0]["id"]
+            c.call("report", {"id": bench_id, "settings": {}})
+        time.sleep(0.5)
+        after = rss_mb(proc.pid)
+    finally:
+        stop(proc, home)
+    print(
+        f"idle daemon RSS    fresh {fresh:6.1f} MB (target <= 80), after a benchmark and a report "
+        f"{after:6.1f} MB (target <= 150); bare pygls interpreter {base_mb:.1f} MB; ratio fresh/bare "
+        f"{fresh / base_mb:.2f}x"
+    )
 
 
 def pct(xs: list[float], q: float) -> float:
@@ -245,6 +287,9 @@ def main() -> None:
     finally:
         echo.kill()
         stop(daemon, home)
+
+    # 5. idle RSS (before the big runs below, on a fresh daemon)
+    idle_rss(tmp)
 
     # 4. peak RSS, a fresh daemon per size
     sizes = [(2000, 10)] if args.quick else [(2000, 50), (2000, 500)]

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import functools
 import hashlib
 import inspect
 import random
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -17,12 +15,13 @@ import anyio
 import anyio.from_thread
 import msgspec
 
+from hrbench._fingerprint import fingerprint
 from hrbench.errors import ConfigError
 from hrbench.models.base import normalise_messages
 from hrbench.records import Request, Result, Step
 
 if TYPE_CHECKING:
-    from hrbench.benchmark import _Runtime
+    from hrbench.runtime import Runtime
 
 __all__ = ["Arm", "Context", "RunInfo", "current_run"]
 
@@ -40,50 +39,6 @@ current_run: contextvars.ContextVar[RunInfo | None] = contextvars.ContextVar(
     "hrbench_current_run", default=None
 )
 """The run being executed; a replay client reads it to answer each arm with its own replies."""
-
-
-def _fingerprint(obj: Any, depth: int = 0) -> Any:
-    """A stable, JSON-ready description of code and settings for an arm's hash."""
-    if depth > 6:
-        return repr(type(obj))
-    if isinstance(obj, (str, int, float, bool)) or obj is None:
-        return obj
-    if isinstance(obj, bytes):
-        return obj.hex()
-    if isinstance(obj, (list, tuple)):
-        return [_fingerprint(x, depth + 1) for x in obj]
-    if isinstance(obj, dict):
-        return {str(k): _fingerprint(v, depth + 1) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
-    if isinstance(obj, types.CodeType):
-        return {
-            "code": obj.co_code.hex(),
-            "consts": [_fingerprint(c, depth + 1) for c in obj.co_consts],
-            "names": list(obj.co_names),
-        }
-    if isinstance(obj, functools.partial):
-        return {
-            "partial": _fingerprint(obj.func, depth + 1),
-            "args": _fingerprint(obj.args, depth + 1),
-            "kw": _fingerprint(obj.keywords, depth + 1),
-        }
-    if isinstance(obj, (types.FunctionType, types.MethodType)):
-        fn = obj.__func__ if isinstance(obj, types.MethodType) else obj
-        cells = []
-        for c in fn.__closure__ or ():
-            try:
-                cells.append(_fingerprint(c.cell_contents, depth + 1))
-            except ValueError:  # an empty cell
-                cells.append(None)
-        return {
-            "fn": fn.__qualname__,
-            "code": _fingerprint(fn.__code__, depth + 1),
-            "defaults": _fingerprint(fn.__defaults__, depth + 1),
-            "closure": cells,
-        }
-    spec = getattr(obj, "spec", None)
-    if isinstance(spec, dict):
-        return _fingerprint(spec, depth + 1)
-    return f"{type(obj).__module__}.{type(obj).__qualname__}"
 
 
 class Arm:
@@ -131,7 +86,7 @@ class Arm:
         call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         body = msgspec.json.encode(
-            {"fn": _fingerprint(fn), "version": self.version, "settings": _fingerprint(self.settings)},
+            {"fn": fingerprint(fn), "version": self.version, "settings": fingerprint(self.settings)},
             order="sorted",
         )
         self.hash = hashlib.sha256(body).hexdigest()
@@ -179,7 +134,7 @@ class Context:
     seed: int
     client: Any
     ledger_id: str
-    runtime: _Runtime | None = None
+    runtime: Runtime | None = None
     _rng: random.Random | None = None
     trace: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -208,7 +163,10 @@ class Context:
                 (``temperature``, ``max_tokens``, ``seed``, ...) sent as they are.
 
         Returns:
-            The reply as a :class:`~hrbench.records.Result`.
+            The reply as a :class:`~hrbench.records.Result`. When the call failed for good
+            (after retries) its ``ok`` is false and reading its ``.text`` raises
+            :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause
+            (issue 12); ``raw_text`` reads it without raising.
 
         Raises:
             BudgetRefused: when the governor refuses the request (the run then ends as
@@ -226,7 +184,7 @@ class Context:
                 "ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm"
             )
         if self.runtime is not None and self.runtime.inline:
-            from hrbench.benchmark import drive
+            from hrbench.runtime import drive
 
             return drive(self._acall(prompt, params, inline=True))  # type: ignore[no-any-return]
         return anyio.from_thread.run(lambda: self.acall(prompt, **params))

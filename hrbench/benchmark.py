@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 import time
 import uuid
-import warnings
 from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -20,8 +19,9 @@ import anyio
 import anyio.to_thread
 import msgspec
 
+from hrbench._warn import warn_at_caller
 from hrbench.arm import Arm, Context, RunInfo, current_run
-from hrbench.cache import Cache, cache_key, request_hash
+from hrbench.cache import Cache
 from hrbench.errors import (
     ArmErrorWarning,
     BudgetRefused,
@@ -29,12 +29,15 @@ from hrbench.errors import (
     ConfigError,
     DuplicateDrawError,
     FewRunsWarning,
+    NotCachedWarning,
     ScorerError,
+    failure_cause,
 )
 from hrbench.governor import Governor, default_governor
 from hrbench.pricing import Pricing, default_pricing
-from hrbench.records import ROW_COLUMNS, Request, Result, Row, Score, Step
+from hrbench.records import ROW_COLUMNS, Row, Score, Step
 from hrbench.reference import SPLITS, Reference
+from hrbench.runtime import Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
 from hrbench.store import Store
 
@@ -42,186 +45,6 @@ __all__ = ["Bench", "benchmark", "benchmark_async", "benchmark_stream"]
 
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
-
-
-# --------------------------------------------------------------------------------------------
-# The runtime shared by every run of one benchmark: client, cache, governor, recorder, checks.
-# --------------------------------------------------------------------------------------------
-@dataclass
-class _Cell:
-    """Draw history of one arm on one item: what earlier runs were served."""
-
-    served: dict[str, int] = field(default_factory=dict)  # request key (draw index included) -> first run
-    response_ids: dict[str, int] = field(default_factory=dict)  # response id -> run
-
-
-class _Runtime:
-    def __init__(
-        self,
-        client: Any,
-        governor: Governor,
-        cache: Cache | None,
-        record: str | None,
-        store: Store | None,
-        pricing: Pricing,
-    ) -> None:
-        self.client = client
-        self.governor = governor
-        self.cache = cache
-        self.record = record
-        self.store = store
-        self.pricing = pricing
-        self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
-        self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
-        self.inline = getattr(client, "inline", False) is True
-
-    def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
-        """Seed 002: is this reply a repeat of an earlier run's draw?"""
-        cell = self.cells[(ctx.arm, ctx.item_id)]
-        where = f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
-        if result.source in ("cache", "recording"):
-            earlier = cell.served.get(key)
-            if earlier is not None and earlier != ctx.run:
-                return DuplicateDrawError(
-                    f"{where} was served the reply of run {earlier} (same request and draw index); "
-                    "every request of a run should carry the run's draw index",
-                    arm=ctx.arm,
-                    item=ctx.item_id,
-                    run=ctx.run,
-                    key=key,
-                )
-            if not result.draw_keyed and ctx.run > 1:
-                return DuplicateDrawError(
-                    f"{where} was served a recorded reply without its own draw key",
-                    arm=ctx.arm,
-                    item=ctx.item_id,
-                    run=ctx.run,
-                    key=key,
-                )
-        rid = result.response_id
-        if rid:
-            earlier_run = cell.response_ids.get(rid)
-            seen = self.arm_response_ids[ctx.arm].get(rid)
-            if (earlier_run is not None and earlier_run != ctx.run) or (
-                seen is not None and seen != (ctx.item_id, ctx.run)
-            ):
-                return DuplicateDrawError(
-                    f"{where} got a reply whose provider response id {rid!r} was seen in an earlier run",
-                    arm=ctx.arm,
-                    item=ctx.item_id,
-                    run=ctx.run,
-                    key=rid,
-                )
-        return None
-
-    def _remember(self, ctx: Context, key: str, result: Result) -> None:
-        cell = self.cells[(ctx.arm, ctx.item_id)]
-        cell.served.setdefault(key, ctx.run)
-        if result.response_id:
-            cell.response_ids.setdefault(result.response_id, ctx.run)
-            self.arm_response_ids[ctx.arm].setdefault(result.response_id, (ctx.item_id, ctx.run))
-
-    async def _blocking(self, inline: bool, fn: Callable[..., Any], *args: Any) -> Any:
-        return fn(*args) if inline else await anyio.to_thread.run_sync(fn, *args)
-
-    async def call(self, ctx: Context, request: Request, inline: bool = False) -> Result:
-        """Send one request of a run through cache, governor, client, recorder and trace.
-
-        With ``inline=True`` (a sync arm's worker thread, and a client that answers without
-        suspending: ``client.inline``) SQLite is called directly instead of through a worker
-        thread, and the coroutine is driven to completion by :func:`drive` without the event
-        loop, which saves two thread hops per request.
-        """
-        key = cache_key(request, ctx.arm)
-        start = time.perf_counter()
-        result: Result | None = None
-        cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
-        if cache is not None and cache.read:
-            result = await self._blocking(inline, cache.get, request, ctx.arm)
-            if result is not None:
-                result = msgspec.structs.replace(result, source="cache")
-        charged: float | None = 0.0
-        if result is None:
-            usd_est, tokens_est = self.pricing.estimate(request)
-            gate = self.governor.gate(usd_est, tokens_est)
-            try:
-                result = await self.client.send(request, gate.attempt)
-            except BudgetRefused as exc:
-                gate.settle(0.0, 0)
-                ctx.notes.append(exc.limit)
-                ctx.trace.append(
-                    Step(
-                        ledger_id=ctx.ledger_id,
-                        key=key,
-                        model=request.model,
-                        source="refused",
-                        draw_index=request.draw_index,
-                        messages=request.messages,
-                        usd=0.0,
-                        error=str(exc),
-                    )
-                )
-                raise
-            if result.source == "live":
-                if result.usd is None:
-                    result = msgspec.structs.replace(
-                        result, usd=self.pricing.cost(result.usage, result.model or request.model)
-                    )
-                charged = result.usd
-                gate.settle(result.usd, result.usage.total)
-                if cache is not None and cache.write:
-                    await self._blocking(inline, cache.put, request, result, ctx.arm)
-                if self.record and self.store is not None and result.ok and not result.refused:
-                    await self._blocking(
-                        inline,
-                        self.store.recording_put,
-                        self.record,
-                        ctx.arm,
-                        request_hash(request),
-                        request,
-                        result,
-                    )
-            else:
-                gate.settle(0.0, 0)
-        dup = self._duplicate(ctx, key, result)
-        self._remember(ctx, key, result)
-        ctx.trace.append(
-            Step(
-                ledger_id=ctx.ledger_id,
-                key=key,
-                model=result.model or request.model,
-                source=result.source,
-                draw_index=request.draw_index,
-                messages=request.messages,
-                text=result.text,
-                finish_reason=result.finish_reason,
-                response_id=result.response_id,
-                usage=result.usage,
-                usd=charged,
-                usd_nominal=result.usd,
-                seconds=time.perf_counter() - start,
-                error=result.error,
-            )
-        )
-        if result.note:
-            ctx.notes.append(result.note)
-        if dup is not None:
-            raise dup
-        return result
-
-
-def drive(coro: Any) -> Any:
-    """Run a coroutine that never suspends to completion, without an event loop.
-
-    Raises:
-        RuntimeError: when the coroutine suspends (it is closed first).
-    """
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError("an inline request suspended; its client must not set `inline = True`")
 
 
 # --------------------------------------------------------------------------------------------
@@ -287,16 +110,18 @@ class Bench:
         return [s for r in self.rows for s in self.traces.get(r.ledger_id, [])]
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per arm: accuracy, dev_accuracy, runs, wrong, failed, budget_stop, usd, tokens.
+        """Per arm: accuracy, dev_accuracy, runs, wrong, failed, errors, budget_stop, usd, tokens.
 
         ``accuracy`` is the mean over runs within each item, then over labelled items, on the
         reportable rows (seed 002); ``None`` when no item is labelled. ``dev_accuracy`` is the
         same on the dev split. ``runs`` counts reportable rows; ``wrong`` those whose
         failure_kind is ``"wrong"``; ``failed`` those with another failure kind
         (``parse_failure``, ``refusal``, ``not_in_document``, ``error``) other than
-        ``budget_stop``, which is counted apart. ``usd`` sums every row (``None`` when a model
-        had no price). ``metrics`` holds the mean of each benchmark metric (see
-        :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}`` without metrics.
+        ``budget_stop``, which is counted apart; ``errors`` those of ``failed`` whose kind is
+        ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
+        (``None`` when a model had no price). ``metrics`` holds the mean of each benchmark
+        metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
+        without metrics.
         """
         if self._summary is not None:
             return self._summary.result()
@@ -440,6 +265,7 @@ class Summary:
                 "runs": 0,
                 "wrong": 0,
                 "failed": 0,
+                "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
                 "tokens_in": 0,
@@ -460,6 +286,7 @@ class Summary:
                 c["budget_stop"] += 1
             elif r.failure_kind is not None:
                 c["failed"] += 1
+                c["errors"] += r.failure_kind == "error"
         if r.correct is not None and (r.reportable or r.split == "dev"):
             acc = self.per_item.setdefault((r.arm, r.item, not r.reportable), [0, 0])
             acc[0] += bool(r.correct)
@@ -480,6 +307,7 @@ class Summary:
                 "runs": 0,
                 "wrong": 0,
                 "failed": 0,
+                "errors": 0,
                 "budget_stop": 0,
                 "usd": 0.0,
                 "tokens_in": 0,
@@ -494,7 +322,16 @@ class Summary:
                     "dev_accuracy": sum(dev_means) / len(dev_means) if dev_means else None,
                     **{
                         k: c[k]
-                        for k in ("runs", "wrong", "failed", "budget_stop", "usd", "tokens_in", "tokens_out")
+                        for k in (
+                            "runs",
+                            "wrong",
+                            "failed",
+                            "errors",
+                            "budget_stop",
+                            "usd",
+                            "tokens_in",
+                            "tokens_out",
+                        )
                     },
                     "metrics": {
                         m: None
@@ -680,7 +517,7 @@ class _Attempt:
     seconds: float = 0.0
 
 
-def _new_attempt(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _Attempt:
+def _new_attempt(plan: _Plan, rt: Runtime, item: str, arm: Arm, run: int) -> _Attempt:
     ctx = Context(
         arm=arm.name,
         item_id=item,
@@ -709,7 +546,7 @@ def _failed(att: _Attempt, exc: Exception) -> None:
         ctx.step_error(f"{type(exc).__name__}: {exc}")
 
 
-def _invoke_sync(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _Attempt:
+def _invoke_sync(plan: _Plan, rt: Runtime, item: str, arm: Arm, run: int) -> _Attempt:
     """Run a sync arm once, in the calling (worker) thread."""
     att = _new_attempt(plan, rt, item, arm, run)
     token = current_run.set(RunInfo(arm.name, item, run))
@@ -724,7 +561,7 @@ def _invoke_sync(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _A
     return att
 
 
-async def _invoke_async(plan: _Plan, rt: _Runtime, item: str, arm: Arm, run: int) -> _Attempt:
+async def _invoke_async(plan: _Plan, rt: Runtime, item: str, arm: Arm, run: int) -> _Attempt:
     """Run an async arm once, on the event loop."""
     att = _new_attempt(plan, rt, item, arm, run)
     token = current_run.set(RunInfo(arm.name, item, run))
@@ -855,17 +692,31 @@ async def benchmark_async(
         cache = Cache(store or Store())
     if record is not None and store is None:
         store = cache.store if cache is not None else Store()
+    if (
+        cache is not None
+        and getattr(client, "cacheable", True) is False
+        and not getattr(client, "warned", True)
+    ):
+        client.warned = True
+        warn_at_caller(
+            f"{client!r}: its function cannot be fingerprinted ({getattr(client, 'not_cacheable_why', '')}), "
+            "so its replies are not cached: every request calls it",
+            NotCachedWarning,
+        )
     if runs < MIN_RUNS:
-        warnings.warn(
+        warn_at_caller(
             f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "
             "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
             FewRunsWarning,
-            stacklevel=3,
         )
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
-    rt = _Runtime(client, gov, cache, record, store, pricing)
+    rt = Runtime(client, gov, cache, record, store, pricing)
+    if rt.bills and rt.strict_usd:  # case R04a: refused before the first call
+        for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
+            if m and pricing.price(m) is None:
+                raise ConfigError("client.model", m, unpriced_message(m, gov.max_usd))
     cells = plan.cells()
     total = len(cells) * runs
     rows: list[Row | None] = [None] * total if keep_rows else []
@@ -1000,9 +851,10 @@ async def benchmark_async(
 
 @dataclass
 class _Errors:
-    """Runs whose arm (or scorer) raised, counted per arm as rows are scored."""
+    """Runs that ended in errors, counted per arm and cause as rows are scored (issue 12)."""
 
     per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [errors, runs]
+    causes: dict[str, dict[str, int]] = field(default_factory=dict)  # arm -> cause -> runs
     first: dict[str, tuple[int, Row, str]] = field(default_factory=dict)
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
@@ -1010,23 +862,54 @@ class _Errors:
         counts[1] += 1
         if row.failure_kind != "error":
             return
-        message = next((s.error for s in trace if s.kind == "error" and s.source == "arm" and s.error), None)
-        if message is None or message.startswith("duplicate_draw"):
-            return  # a failed reply (ok=False) or a duplicate draw: reported elsewhere
+        message, cause = _error_of(trace)
+        if message.startswith("duplicate_draw"):
+            return  # reported by the DuplicateDrawError the benchmark raises
         counts[0] += 1
+        by_cause = self.causes.setdefault(row.arm, {})
+        by_cause[cause] = by_cause.get(cause, 0) + 1
         if row.arm not in self.first or seq < self.first[row.arm][0]:
             self.first[row.arm] = (seq, row, message)
 
-    def warn(self) -> None:
+    def text(self) -> str | None:
+        """One line per arm with failed runs: how many, by cause, and the first message."""
+        parts = []
         for arm, (n, total) in self.per_arm.items():
             if n:
                 _, row, message = self.first[arm]
-                warnings.warn(
-                    f"arm {arm!r}: {n} of {total} run(s) raised and are counted wrong as 'error'; "
-                    f"first: item {row.item!r}, run {row.run}: {message}",
-                    ArmErrorWarning,
-                    stacklevel=4,
+                causes = ", ".join(
+                    f"{k} x {c}" for c, k in sorted(self.causes[arm].items(), key=lambda x: -x[1])
                 )
+                parts.append(
+                    f"arm {arm!r}: {n} of {total} run(s) raised or failed ({causes}); "
+                    f"first: item {row.item!r}, run {row.run}: {message}"
+                )
+        if not parts:
+            return None
+        return "runs ended in errors and are counted wrong as 'error': " + "; ".join(parts)
+
+    def warn(self) -> None:
+        text = self.text()
+        if text is not None:
+            warn_at_caller(text, ArmErrorWarning)
+
+
+_MODEL_ERROR_PREFIX = "ModelError: the model call failed, so it has no text: "
+
+
+def _error_of(trace: list[Step]) -> tuple[str, str]:
+    """The message and short cause of a run that ended in an error, from its trace."""
+    arm_step = next((s.error for s in trace if s.kind == "error" and s.source == "arm" and s.error), None)
+    if arm_step is not None:
+        if arm_step.startswith(_MODEL_ERROR_PREFIX):  # the arm read the text of a failed reply
+            inner = arm_step[len(_MODEL_ERROR_PREFIX) :]
+            return inner, failure_cause(inner)
+        head = arm_step.split(": ", 1)[0]
+        return arm_step, head[:80]
+    failed = next((s.error for s in reversed(trace) if s.kind == "request" and s.error), None)
+    if failed is not None:  # the arm returned a failed reply as its output
+        return failed, failure_cause(failed)
+    return "the scorer called the output an error", "error output"
 
 
 @dataclass
@@ -1037,6 +920,7 @@ class _Stops:
     counted: int = 0
     first: tuple[int, Row] | None = None
     limits: set[str] = field(default_factory=set)
+    unpriced: str | None = None
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
@@ -1048,6 +932,9 @@ class _Stops:
         if self.first is None or seq < self.first[0]:
             self.first = (seq, row)
         self.limits.update(n for s in trace if s.source == "refused" for n in _limit_of(s.error))
+        for s in trace:
+            if s.source == "refused" and s.error and "unpriced_model" in s.error:
+                self.unpriced = self.unpriced or s.error
 
     def warn(self, gov: Governor) -> None:
         if not self.n or self.first is None:
@@ -1057,9 +944,13 @@ class _Stops:
             f"{self.n} run(s) stopped by the governor ({', '.join(sorted(self.limits or {'limit_refused'}))}); "
             f"{self.counted} of them count against an arm; first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
         )
+        if gov.halted is not None:
+            msg += f"; stopped at once because {gov.halted}"
+        if self.unpriced is not None:
+            msg += f"; {self.unpriced}"
         if gov.from_defaults:
             msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
-        warnings.warn(msg, BudgetStoppedWarning, stacklevel=4)
+        warn_at_caller(msg, BudgetStoppedWarning)
 
 
 def _limit_of(error: str | None) -> list[str]:
@@ -1067,7 +958,14 @@ def _limit_of(error: str | None) -> list[str]:
         return []
     return [
         n
-        for n in ("call_cap_reached", "cost_cap_reached", "token_cap_reached", "limit_refused")
+        for n in (
+            "call_cap_reached",
+            "cost_cap_reached",
+            "token_cap_reached",
+            "limit_refused",
+            "reservation_exceeded",
+            "unpriced_model",
+        )
         if n in error
     ]
 
@@ -1101,8 +999,12 @@ def benchmark(
       run is stopped, a :class:`~hrbench.errors.BudgetStoppedWarning` says how many, by which
       limits, how many count against an arm, and the first one.
     - An arm that raises has that run recorded as ``"error"`` with the message in its trace;
-      an :class:`~hrbench.errors.ArmErrorWarning` then says how many runs of which arm raised,
-      and the first message (decided: a typo in an arm must not pass silently for a bad arm).
+      so has a run whose model call failed (reading ``.text`` of a failed reply raises
+      :class:`~hrbench.errors.ModelError`, and a failed reply returned as the output is an
+      error too). The benchmark ends with one :class:`~hrbench.errors.ArmErrorWarning` that
+      says, per arm, how many runs ended in errors, by cause (``openai: HTTP 401``,
+      ``RuntimeError``, ...), and the first message (decided, issue 12: a 401 or a typo in
+      an arm must not pass silently for a bad arm).
     - Every run on an item with no label has ``correct=None`` whatever its failure kind.
     - Rows on the ``dev`` split are ``reportable=False``.
     - An arm whose runs are not distinct draws is refused with

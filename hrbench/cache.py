@@ -1,10 +1,11 @@
 """The draw-keyed response cache.
 
 Repeated runs are evidence only if each run is its own draw. The cache key is the sha256 of a
-canonical JSON of everything that changes a reply (provider, base URL, model, messages, every
-sampling parameter, tools), the arm's name and the draw index (seed 002; cases H12a-H12e). The
-API key is never part of it: clients read keys from the environment at request time and never
-put them in a :class:`~hrbench.records.Request`.
+canonical JSON of the request as sent (provider, endpoint, model, messages, every body field
+after the client's defaults, tools, headers that change the reply, a mock's responder
+fingerprint), the arm's name and the draw index (seed 002; cases H12a-H12e, R03a). The API key
+is never part of it: clients read keys from the environment at request time and never put them
+in a :class:`~hrbench.records.Request`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,15 @@ _canon = msgspec.json.Encoder(order="sorted")
 
 
 def request_hash(request: Request) -> str:
-    """The sha256 hex of a request's canonical JSON, without its draw index.
+    """The sha256 hex of a request as sent on the wire, without its draw index.
+
+    The key is the request as sent (SPEC section 6, case R03a, decided): provider, endpoint,
+    model, messages, tools, every body field after the client's defaults (``request.wire``'s
+    ``defaults`` under the request's own params: the Anthropic client's ``max_tokens`` is in it
+    when the request sets none), the headers that change the reply (``anthropic-version``,
+    extra headers; never a credential) and a mock's responder fingerprint. A field the client
+    drops from the body (an OpenAI-only param sent to Anthropic) stays in the key: a key may be
+    finer than the body, never coarser. The API key is never part of it.
 
     Keys are sorted at every level, so two requests that differ only in the order of their
     parameters hash the same.
@@ -33,14 +42,22 @@ def request_hash(request: Request) -> str:
         >>> b = Request(messages=[{"role": "user", "content": "hi"}], params={"seed": 2, "temperature": 1})
         >>> request_hash(a) == request_hash(b)
         True
+        >>> c = msgspec.structs.replace(a, wire={"defaults": {"max_tokens": 3}})
+        >>> d = msgspec.structs.replace(a, wire={"defaults": {"max_tokens": 1000}})
+        >>> request_hash(c) == request_hash(d)
+        False
     """
+    wire = request.wire or {}
+    defaults = wire.get("defaults") or {}
     body: dict[str, Any] = {
         "provider": request.provider,
-        "base_url": request.base_url.rstrip("/"),
+        "endpoint": wire.get("endpoint") or request.base_url.rstrip("/"),
         "model": request.model,
         "messages": request.messages,
-        "params": request.params,
+        "params": {**defaults, **request.params} if defaults else request.params,
         "tools": request.tools,
+        "headers": wire.get("headers") or {},
+        "responder": wire.get("responder"),
     }
     return hashlib.sha256(_canon.encode(body)).hexdigest()
 

@@ -44,6 +44,7 @@ __all__ = [
     "HrbenchError",
     "MetricErrorWarning",
     "ModelError",
+    "NotCachedWarning",
     "NotFound",
     "ReferenceLocked",
     "ReferenceValueError",
@@ -56,6 +57,7 @@ __all__ = [
     "StoreGone",
     "StoreReadOnly",
     "TooFewRunsError",
+    "failure_cause",
 ]
 
 
@@ -119,7 +121,10 @@ class BudgetRefused(HrbenchError):
 
     Attributes:
         limit: which limit refused it: ``"call_cap_reached"``, ``"cost_cap_reached"``,
-            ``"token_cap_reached"`` or ``"limit_refused"`` (a provider quota refusal).
+            ``"token_cap_reached"``, ``"limit_refused"`` (a provider quota refusal),
+            ``"reservation_exceeded"`` (an earlier reply cost more than was reserved for it: the
+            benchmark was stopped) or ``"unpriced_model"`` (a model with no price under a USD
+            cap).
     """
 
     code = -32006
@@ -162,9 +167,54 @@ class ReplayMiss(HrbenchError, LookupError):
 
 
 class ModelError(HrbenchError):
-    """Raised when a model client fails for good (after retries); never carries an API key."""
+    """Raised when a model call failed for good (after retries); never carries an API key.
+
+    Raised by reading ``.text`` of a failed :class:`~hrbench.records.Result` (issue 12): the
+    message holds the provider's message (its status in it), and on HTTP 401/403 the name of
+    the environment variable the key is read from.
+
+    Attributes:
+        status: the HTTP status of the last attempt, or ``None`` (a network error, a timeout).
+        key_env: the key's environment variable name on a 401/403, else ``None``.
+        cause: a short label of the failure for summaries (``"HTTP 401"``, ``"cannot connect"``).
+    """
 
     code = -32009
+    status: int | None = None
+    key_env: str | None = None
+    cause: str = ""
+
+    @classmethod
+    def of(cls, result: Any) -> ModelError:
+        """The error of a failed result."""
+        error = getattr(result, "error", None) or "unknown error"
+        status = getattr(result, "status", None)
+        key_env = getattr(result, "key_env", None)
+        err = cls(f"the model call failed, so it has no text: {error}", status=status, key_env=key_env)
+        err.status, err.key_env, err.cause = status, key_env, failure_cause(error, status)
+        return err
+
+
+def failure_cause(error: str, status: int | None = None) -> str:
+    """A short label of a failed call's message, to group failed runs by cause.
+
+    Example:
+        >>> failure_cause("openai: HTTP 401: invalid API key (key from OPENAI_API_KEY)", 401)
+        'openai: HTTP 401'
+        >>> failure_cause("openai: cannot connect to http://127.0.0.1:9/v1 (ConnectError: refused)")
+        'openai: cannot connect to http://127.0.0.1:9/v1'
+    """
+    import re
+
+    m = re.match(
+        r"(\w+: (?:HTTP \d+|cannot connect to \S+|no reply within [\d.]+ s|malformed reply|transport error))",
+        error,
+    )
+    if m:
+        return m.group(1)
+    if status is not None:
+        return f"HTTP {status}"
+    return error.split(":", 1)[0][:60] if ":" in error else error[:60]
 
 
 class TooFewRunsError(HrbenchError, ValueError):
@@ -255,4 +305,12 @@ class ArmErrorWarning(UserWarning):
 
     Those runs are recorded ``"error"`` and counted wrong (seed 002); the warning says so, so
     a broken arm (a typo in a template) does not pass silently for a bad one.
+    """
+
+
+class NotCachedWarning(UserWarning):
+    """Warned once when a client's replies cannot be cached safely.
+
+    A mock whose function cannot be fingerprinted: the benchmark then sends every request
+    (SPEC section 6).
     """

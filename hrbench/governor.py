@@ -89,6 +89,8 @@ class Governor:
         self.tokens = 0
         self.refused = 0
         self.from_defaults = False
+        self.halted: str | None = None
+        """Why the governor stopped admitting anything (a reply that cost more than reserved)."""
         self._reserved_usd = 0.0
         self._reserved_tokens = 0
         self._lock = threading.Lock()
@@ -113,6 +115,7 @@ class Governor:
                 "usd": self.usd + self._reserved_usd,
                 "tokens": self.tokens + self._reserved_tokens,
                 "refused": self.refused,
+                "halted": self.halted,
             }
 
     def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
@@ -131,7 +134,9 @@ class Governor:
         """
         with self._lock:
             limit = None
-            if self.max_calls is not None and self.calls + 1 > self.max_calls:
+            if self.halted is not None:
+                limit = "reservation_exceeded"
+            elif self.max_calls is not None and self.calls + 1 > self.max_calls:
                 limit = "call_cap_reached"
             elif self.max_usd is not None and self.usd + self._reserved_usd + usd > self.max_usd + 1e-12:
                 limit = "cost_cap_reached"
@@ -141,7 +146,8 @@ class Governor:
                 limit = "token_cap_reached"
             if limit is not None:
                 self.refused += 1
-                raise BudgetRefused(f"the governor refused a request: {limit} ({self!r})", limit=limit)
+                why = f": {self.halted}" if self.halted is not None else ""
+                raise BudgetRefused(f"the governor refused a request: {limit} ({self!r}){why}", limit=limit)
             self.calls += 1
             self._reserved_usd += usd
             self._reserved_tokens += tokens
@@ -164,6 +170,17 @@ class Governor:
             self._reserved_tokens -= reservation.tokens
             self.usd += usd or 0.0
             self.tokens += tokens
+
+    def halt(self, reason: str) -> None:
+        """Refuse every later request (``"reservation_exceeded"``), for ``reason``.
+
+        Issue 12, decided: a reply that reports more than was reserved for it (a provider that
+        overran ``max_tokens``, a reply billed as a dearer model) breaks the bound the caps
+        rest on, so the benchmark stops at once rather than risk passing a cap.
+        """
+        with self._lock:
+            if self.halted is None:
+                self.halted = reason
 
     def gate(self, usd: float = 0.0, tokens: int = 0) -> Gate:
         """A :class:`Gate` for one request with this upper-bound estimate."""

@@ -468,16 +468,16 @@ def _settings(mod: Module, llm: Any, cache: Any, governor: Any) -> _Settings:
             )
         if not hasattr(client, "send"):
             raise ConfigError("llm", client, "expected a model client (an object with async send(request))")
-        from hrbench.benchmark import _Runtime
         from hrbench.governor import Governor, default_governor
         from hrbench.pricing import default_pricing
+        from hrbench.runtime import Runtime
 
         if governor is not None and not isinstance(governor, Governor):
             raise ConfigError("governor", governor, "expected an hrbench.Governor or None")
         gov = governor if governor is not None else default_governor()
         settings.llm = client
         settings.governor = gov
-        settings.runtime = _Runtime(client, gov, settings.cache, None, None, default_pricing())
+        settings.runtime = Runtime(client, gov, settings.cache, None, None, default_pricing())
     return settings
 
 

@@ -17,10 +17,10 @@ from typing import Any
 from hrbench.errors import ConfigError
 from hrbench.records import Request, Step, Usage
 
-__all__ = ["Price", "Pricing", "default_pricing", "trace_cost"]
+__all__ = ["DEFAULT_MAX_OUTPUT_TOKENS", "Price", "Pricing", "default_pricing", "output_limit", "trace_cost"]
 
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
-"""Output tokens assumed for a request that sets no ``max_tokens``, when estimating its cost."""
+"""The output limit sent with a request made under a USD or token cap that sets none (tokens)."""
 
 
 @dataclass(frozen=True)
@@ -105,29 +105,61 @@ class Pricing:
             (usage.tokens_in - cached) * p.input + cached * p.cached_input + usage.tokens_out * p.output
         ) / 1e6
 
-    def estimate(self, request: Request) -> tuple[float, int]:
-        """An upper-bound estimate of a request's cost (USD) and tokens, for the governor.
+    def reservation(self, request: Request, billed_as: Iterable[str] = ()) -> tuple[float | None, int]:
+        """The true worst case of a request, in USD and tokens, for the governor (SPEC section 6).
 
-        Input tokens are bounded by the characters of the messages (a token is at least one
-        character for the tokenizers in use), plus 8 per message; output by the request's
-        ``max_tokens`` (or ``max_completion_tokens``), else :data:`DEFAULT_MAX_OUTPUT_TOKENS`. An
-        unpriced model is estimated at 0 USD.
+        Prompt tokens are bounded from above (:func:`hrbench.tokens.prompt_bound`: the
+        model's tokenizer where hrbench ships it, else one token per UTF-8 byte), plus the
+        output limit the request carries (:func:`output_limit`; the runner always sends one
+        under a USD or token cap, else :data:`DEFAULT_MAX_OUTPUT_TOKENS` is assumed), the whole
+        times ``n`` (each choice bills its output, and a provider may bill the prompt per
+        choice). USD prices input and output at the dearest of the requested model and every
+        model in ``billed_as`` (the models the reply can be billed as), component by component.
+
+        Args:
+            request: the request as sent (``wire`` filled, so the client's defaults count).
+            billed_as: other models the reply may be billed as (a router, an alias).
+
+        Returns:
+            ``(usd, tokens)``; ``usd`` is ``None`` when one of those models has no price.
+
+        Example:
+            >>> p = Pricing(overrides={"m": {"input": 1.0, "output": 2.0}})
+            >>> r = Request(messages=[{"role": "user", "content": "hi"}], model="m", params={"max_tokens": 10, "n": 2})
+            >>> p.reservation(r)
+            (7.4e-05, 54)
         """
-        chars = 0
-        for m in request.messages:
-            content = m.get("content", "")
-            chars += (
-                len(content) if isinstance(content, str) else len(json.dumps(content, ensure_ascii=False))
-            ) + 8
-        out = (
-            request.params.get("max_tokens")
-            or request.params.get("max_completion_tokens")
-            or DEFAULT_MAX_OUTPUT_TOKENS
-        )
-        tokens = chars + int(out)
-        p = self.price(request.model)
-        usd = 0.0 if p is None else (chars * p.input + int(out) * p.output) / 1e6
+        from hrbench.tokens import prompt_bound
+
+        out = output_limit(request)
+        out = DEFAULT_MAX_OUTPUT_TOKENS if out is None else out
+        n = request.params.get("n") if request.provider != "anthropic" else 1
+        n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
+        prompt, _ = prompt_bound(request.messages, request.model, request.tools)
+        tokens = n * (prompt + out)
+        prices = [self.price(m) for m in {request.model, *billed_as}]
+        if any(p is None for p in prices):
+            return None, tokens
+        known = [p for p in prices if p is not None]
+        usd = n * (prompt * max(p.input for p in known) + out * max(p.output for p in known)) / 1e6
         return usd, tokens
+
+
+def output_limit(request: Request) -> int | None:
+    """The output limit a request carries as sent: its own, else the client's default; or ``None``.
+
+    Example:
+        >>> output_limit(Request(messages=[], params={"max_completion_tokens": 5}))
+        5
+        >>> output_limit(Request(messages=[], wire={"defaults": {"max_tokens": 1024}}))
+        1024
+    """
+    for params in (request.params, (request.wire or {}).get("defaults") or {}):
+        for key in ("max_tokens", "max_completion_tokens"):
+            v = params.get(key)
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                return v
+    return None
 
 
 _DEFAULT: Pricing | None = None

@@ -70,6 +70,12 @@ class Request(msgspec.Struct, kw_only=True):
         provider: ``"openai"``, ``"anthropic"``, ``"mock"``, ...; filled from the client.
         base_url: the endpoint's base URL; filled from the client.
         draw_index: the run's draw index, or ``None`` when the arm left it out.
+        wire: what the client adds to the request on the wire, filled by the runner from
+            ``client.wire(request)`` before the request is keyed: ``endpoint`` (the URL
+            posted to), ``defaults`` (body fields the client sets when the request does not,
+            e.g. the Anthropic client's ``max_tokens``), ``headers`` (headers that change the
+            reply, e.g. ``anthropic-version``; never a credential), ``responder`` (a mock's
+            fingerprint). Part of the cache and recording key.
     """
 
     messages: list[dict[str, Any]]
@@ -79,13 +85,21 @@ class Request(msgspec.Struct, kw_only=True):
     provider: str = ""
     base_url: str = ""
     draw_index: int | None = None
+    wire: dict[str, Any] | None = None
 
 
-class Result(msgspec.Struct, kw_only=True):
+class _ResultFields(msgspec.Struct, kw_only=True):
     """A model reply (the seed's ``gr_result``).
 
+    Reading ``text`` of a failed reply (``ok`` false) raises
+    :class:`~hrbench.errors.ModelError` with the status, the provider's message and, on HTTP
+    401/403, the name of the key's environment variable (never the key): a 401 or a network
+    error must not pass for an empty answer (issue 12, decided). ``raw_text`` reads it
+    without raising.
+
     Attributes:
-        text: the reply's text, or ``None`` when there is none.
+        text: the reply's text, or ``None`` when there is none; raises ``ModelError`` when
+            the request failed.
         ok: ``False`` when the request failed (the exact scorer counts it as ``"error"``).
         refused: ``True`` when the provider refused or filtered the reply.
         finish_reason: ``"stop"``, ``"length"``, ``"refusal"``, ``"content_filter"``, ...
@@ -98,6 +112,8 @@ class Result(msgspec.Struct, kw_only=True):
         source: ``"live"``, ``"cache"`` or ``"recording"``.
         draw_keyed: ``False`` when a recording served it without its own draw key.
         note: a limit note (``"limit_refused"``) when a provider refused on quota.
+        status: the HTTP status of a failed request's last attempt, when it had one.
+        key_env: the environment variable the client reads its API key from, on a 401/403.
     """
 
     text: str | None = None
@@ -113,6 +129,46 @@ class Result(msgspec.Struct, kw_only=True):
     source: str = "live"
     draw_keyed: bool = True
     note: str | None = None
+    status: int | None = None
+    key_env: str | None = None
+
+
+_TEXT = _ResultFields.__dict__["text"]
+
+
+class Result(_ResultFields, kw_only=True):
+    __doc__ = _ResultFields.__doc__
+
+    @property  # type: ignore[misc]
+    def text(self) -> str | None:
+        """The reply's text; raises :class:`~hrbench.errors.ModelError` when the request failed.
+
+        Raises:
+            ModelError: ``ok`` is false (the message carries the status, the provider's message
+                and, on 401/403, the key's environment variable name).
+
+        Example:
+            >>> Result(text="Paris").text
+            'Paris'
+            >>> Result(ok=False, error="openai: HTTP 500: boom", status=500).text
+            Traceback (most recent call last):
+            ...
+            hrbench.errors.ModelError: the model call failed, so it has no text: openai: HTTP 500: boom
+        """
+        if not self.ok:
+            from hrbench.errors import ModelError
+
+            raise ModelError.of(self)
+        return _TEXT.__get__(self, Result)  # type: ignore[no-any-return]
+
+    @text.setter
+    def text(self, value: str | None) -> None:
+        _TEXT.__set__(self, value)
+
+    @property
+    def raw_text(self) -> str | None:
+        """The reply's text as stored, ``None`` for a failed request; never raises."""
+        return _TEXT.__get__(self, Result)  # type: ignore[no-any-return]
 
 
 class Step(msgspec.Struct, kw_only=True):

@@ -41,6 +41,11 @@ class ReplayClient:
         provider, base_url: the identity the recorded requests carried (they are part of the
             key); by default those of ``fallback``, else taken from the recording itself.
 
+    Requests are keyed as sent (case R03a): the recording client's endpoint, default body
+    fields and reply-changing headers are taken from the recording (or from ``fallback``), and a
+    request made under a USD or token cap carries the output limit the runner sends then; replay
+    under the same kind of governor the recording was made under.
+
     The constructor reads the recording's identity (model, provider, base URL) from the store,
     which blocks: in async code build it in a worker thread (``anyio.to_thread.run_sync``), as the
     daemon does. Sending never blocks the event loop.
@@ -77,6 +82,7 @@ class ReplayClient:
             if base_url is not None
             else getattr(fallback, "base_url", None) or identity.get("base_url", "")
         )
+        self._wire: dict[str, Any] | None = identity.get("wire")
         self.hits = 0
         self.misses = 0
         self._loaded: dict[str, dict[tuple[str, int | None], bytes]] = {}
@@ -90,7 +96,26 @@ class ReplayClient:
         """The client's record."""
         return {"kind": "replay", "recording": self.recording, "strict": self.strict, "model": self.model}
 
-    def _identity_from_recording(self) -> dict[str, str]:
+    @property
+    def bills(self) -> bool:
+        """A replay bills nothing; a fallback that is asked may."""
+        return bool(getattr(self.fallback, "bills", False))
+
+    @property
+    def billed_as(self) -> tuple[str, ...]:
+        """The fallback's ``billed_as``."""
+        return tuple(getattr(self.fallback, "billed_as", ()))
+
+    def wire(self, request: Request) -> dict[str, Any] | None:
+        """What the recorded client added on the wire (case R03a): the fallback's, else the recording's.
+
+        Recordings are keyed on the request as sent, so a replay keys each request as the client
+        that made the recording did (its endpoint, default body fields and headers).
+        """
+        wire = getattr(self.fallback, "wire", None)
+        return wire(request) if callable(wire) else self._wire
+
+    def _identity_from_recording(self) -> dict[str, Any]:
         rows = self.store._all("SELECT request FROM recordings WHERE recording=? LIMIT 1", [self.recording])
         if not rows:
             return {}
@@ -99,6 +124,7 @@ class ReplayClient:
             "model": req.get("model", ""),
             "provider": req.get("provider", ""),
             "base_url": req.get("base_url", ""),
+            "wire": req.get("wire"),
         }
 
     def _entries(self, arm: str) -> dict[tuple[str, int | None], bytes]:

@@ -135,6 +135,8 @@ def label_answers(label: Any) -> list[str] | None:
 def _get(output: Any, name: str) -> Any:
     if isinstance(output, Mapping):
         return output.get(name)
+    if name == "text" and isinstance(output, Result):
+        return output.raw_text  # a failed result's text raises; its failure kind is read apart
     return getattr(output, name, None)
 
 

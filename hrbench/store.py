@@ -20,8 +20,8 @@ from typing import Any, TypeVar
 
 import anyio
 import msgspec
-import sqlite_utils
 
+from hrbench._sqlite import sqlite_utils
 from hrbench.errors import ConfigError, StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
 from hrbench.records import Request, Result, Row, Step
 
@@ -89,6 +89,63 @@ CREATE TABLE IF NOT EXISTS leases (benchmark_id TEXT PRIMARY KEY, owner TEXT, pi
 """
 
 
+_BUSY_S = 10.0
+"""How long a statement waits for another connection's lock before it fails (seconds)."""
+
+_OPEN_TRIES_S = 30.0
+"""How long opening a store keeps retrying the WAL switch and the schema (seconds)."""
+
+
+def _open(conn: sqlite3.Connection, path: str) -> None:
+    """Set up a connection: busy timeout, WAL, the schema and its version row.
+
+    Safe when many processes open or migrate one fresh file at once (case R06a, decided): the
+    busy timeout is set before anything else; the WAL switch, which SQLite does not retry on a
+    busy database, is retried; the schema is created in one ``BEGIN IMMEDIATE`` transaction
+    (one writer at a time, each waiting its turn) and the version row is written with
+    ``INSERT OR IGNORE``, so a second process never adds a duplicate. An older file is migrated
+    in that same transaction (:data:`_MIGRATIONS`), so it happens once.
+
+    Raises:
+        ConfigError: the file's schema is newer than this hrbench knows.
+        sqlite3.OperationalError: the file stayed locked for :data:`_OPEN_TRIES_S` seconds.
+    """
+    conn.execute(f"PRAGMA busy_timeout={int(_BUSY_S * 1000)}")
+    deadline = time.monotonic() + _OPEN_TRIES_S
+    delay = 0.005
+    while True:
+        try:
+            if path != ":memory:" and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
+                row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                version = int(row[0])
+                if version < SCHEMA_VERSION:  # an older file: one step per version (issue 13)
+                    while version < SCHEMA_VERSION:
+                        _MIGRATIONS[version](conn)
+                        version += 1
+                    conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", [str(version)])
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            break
+        except sqlite3.OperationalError as exc:
+            busy = "locked" in str(exc) or "busy" in str(exc)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(delay)  # another process is switching or migrating: wait and retry
+            delay = min(delay * 2, 0.2)
+    if int(row[0]) > SCHEMA_VERSION:
+        raise ConfigError("store", path, f"schema version {row[0]} is newer than {SCHEMA_VERSION}")
+
+
 class Store:
     """One SQLite file holding hrbench's state.
 
@@ -126,43 +183,15 @@ class Store:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 _private_files(self.path)
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=_BUSY_S)
             self.db = sqlite_utils.Database(conn)
+            with self._lock:
+                _open(conn, self.path)
             if self.path != ":memory:":
-                self.db.enable_wal()
                 st = os.stat(self.path)
                 self._identity = (st.st_dev, st.st_ino)
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute("PRAGMA busy_timeout=10000")
-            with self._lock:
-                self.db.conn.executescript(_SCHEMA)
-                self._migrate()
         except (sqlite3.Error, OSError) as exc:
             raise _store_error(exc, self.path) from None
-
-    def _migrate(self) -> None:
-        """Bring the file's schema up to :data:`SCHEMA_VERSION`, one step per version.
-
-        One ``BEGIN IMMEDIATE`` transaction: a second process opening the file waits, then
-        finds the version already current.
-        """
-        conn = self.db.conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            version = SCHEMA_VERSION if row is None else int(row[0])
-            if version > SCHEMA_VERSION:
-                raise ConfigError(
-                    "store", self.path, f"schema version {version} is newer than {SCHEMA_VERSION}"
-                )
-            while version < SCHEMA_VERSION:
-                _MIGRATIONS[version](conn)
-                version += 1
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version)])
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
 
     def __repr__(self) -> str:
         return f"Store({self.path!r})"
@@ -610,6 +639,143 @@ class Store:
         """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
         row = self._one("SELECT calls, usd, tokens FROM ledger WHERE benchmark_id=?", [benchmark_id])
         return None if row is None else {"calls": row[0], "usd": row[1], "tokens": row[2]}
+
+    # -- housekeeping: listing, lookup, deletion ------------------------------------------
+    def benchmark_headers(self) -> list[dict[str, Any]]:
+        """Every stored benchmark's header, newest first.
+
+        Returns:
+            Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
+            ``status``, ``arms`` (names), ``rows`` (stored), ``total`` (expected rows) and
+            ``summary`` (the per-arm summary of a finished benchmark, else ``None``).
+        """
+        got = self._all(
+            "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
+            "json_extract(b.spec, '$.arms'), json_extract(b.spec, '$.total'), b.summary, "
+            "(SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id) "
+            "FROM benchmarks b ORDER BY b.created DESC, b.id"
+        )
+        return [
+            {
+                "id": i,
+                "name": name,
+                "created": created,
+                "status": status,
+                "arms": [a["name"] for a in msgspec.json.decode(arms or "[]")],
+                "rows": n,
+                "total": total,
+                "summary": None if summary is None else msgspec.json.decode(summary),
+            }
+            for i, name, created, status, arms, total, summary, n in got
+        ]
+
+    def benchmark_resolve(self, ref: str) -> str | None:
+        """The id a user means by ``ref``: an id, a unique id prefix (4+ characters) or a name.
+
+        Decided (SPEC silent; issue 15): an exact id wins, then a prefix of exactly one id, then
+        the newest benchmark of that name.
+
+        Returns:
+            The id, or ``None`` when nothing matches.
+
+        Raises:
+            ConfigError: the prefix matches several ids (they are listed).
+
+        Example:
+            >>> Store(":memory:").benchmark_resolve("0123") is None
+            True
+        """
+        if self._one("SELECT 1 FROM benchmarks WHERE id=?", [ref]) is not None:
+            return ref
+        if len(ref) >= 4:
+            like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+            ids = [
+                r[0]
+                for r in self._all("SELECT id FROM benchmarks WHERE id LIKE ? ESCAPE '\\' LIMIT 6", [like])
+            ]
+            if len(ids) == 1:
+                return str(ids[0])
+            if ids:
+                shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+                raise ConfigError(
+                    "id", ref, f"the prefix matches several benchmarks ({shown}); give more of it"
+                )
+        row = self._one(
+            "SELECT id FROM benchmarks WHERE json_extract(spec, '$.params.name')=? "
+            "ORDER BY created DESC, id LIMIT 1",
+            [ref],
+        )
+        return None if row is None else str(row[0])
+
+    def benchmark_delete(self, benchmark_ids: Sequence[str]) -> dict[str, int]:
+        """Delete benchmarks with their rows, traces and governor ledgers, in one transaction.
+
+        Returns:
+            How many ``benchmarks``, ``rows`` and ``traces`` were deleted.
+        """
+        out = {"benchmarks": 0, "rows": 0, "traces": 0}
+        with self._tx() as conn:
+            for bid in benchmark_ids:
+                for table, col in (
+                    ("rows", "benchmark_id"),
+                    ("traces", "benchmark_id"),
+                    ("benchmarks", "id"),
+                ):
+                    cur = conn.execute(f"DELETE FROM {table} WHERE {col}=?", [bid])
+                    out[table] += cur.rowcount
+                conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
+        return out
+
+    def gc(
+        self,
+        older_than_s: float,
+        *,
+        keep: Iterable[str] = (),
+        cache: bool = True,
+        recordings: bool = False,
+        vacuum: bool = True,
+    ) -> dict[str, Any]:
+        """Delete what is older than ``older_than_s`` seconds, then give the space back.
+
+        Benchmarks created before the cutoff go with their rows, traces and ledgers (except the
+        ids in ``keep``: running ones); with ``cache``, cache entries created before it; with
+        ``recordings``, recorded replies too (off by default: a recording is kept on purpose).
+
+        Returns:
+            Counts deleted (``benchmarks``, ``rows``, ``traces``, ``cache``, ``recordings``),
+            ``bytes_before`` and ``bytes_after`` (database plus WAL), and ``vacuumed``.
+        """
+        cutoff = time.time() - older_than_s
+        before = self._size()
+        kept = set(keep)
+        old = [
+            r[0]
+            for r in self._all("SELECT id FROM benchmarks WHERE created < ?", [cutoff])
+            if r[0] not in kept
+        ]
+        out: dict[str, Any] = {**self.benchmark_delete(old), "cache": 0, "recordings": 0}
+        with self._lock:
+            if cache:
+                out["cache"] = self.db.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
+            if recordings:
+                out["recordings"] = self.db.execute(
+                    "DELETE FROM recordings WHERE created < ?", [cutoff]
+                ).rowcount
+            vacuumed = False
+            if vacuum:
+                try:
+                    self.db.execute("VACUUM")
+                    self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    vacuumed = True
+                except sqlite3.OperationalError:  # another connection is reading: try again later
+                    vacuumed = False
+        out.update(bytes_before=before, bytes_after=self._size(), vacuumed=vacuumed)
+        return out
+
+    def _size(self) -> int:
+        if self.path in (None, ":memory:"):
+            return 0
+        return sum(os.path.getsize(f) for f in (str(self.path), f"{self.path}-wal") if os.path.exists(f))
 
 
 _FULL, _CORRUPT, _NOTADB, _READONLY, _CANTOPEN, _PERM, _IOERR = 13, 11, 26, 8, 14, 3, 10

@@ -22,7 +22,7 @@ from typing import Any
 
 from hrbench.records import Usage
 
-__all__ = ["count_messages", "count_tokens", "encoding_name", "usage_of"]
+__all__ = ["count_messages", "count_tokens", "encoding_name", "prompt_bound", "usage_of"]
 
 _BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
 _SHIPPED = ("cl100k_base", "o200k_base")
@@ -135,3 +135,67 @@ def usage_of(messages: list[dict[str, Any]], text: str | None, model: str | None
     return Usage(
         tokens_in=math.ceil(chars_in / 4), tokens_out=math.ceil(len(text or "") / 4), provenance="estimated"
     )
+
+
+MESSAGE_OVERHEAD_TOKENS = 8
+"""Tokens a chat format may add per message (role, separators), on top of its content."""
+
+IMAGE_TOKENS_MAX = 6400
+"""The most tokens one image part may cost (above OpenAI's and Anthropic's largest image)."""
+
+
+def prompt_bound(
+    messages: list[dict[str, Any]], model: str | None, tools: list[dict[str, Any]] | None = None
+) -> tuple[int, str]:
+    """An upper bound on the prompt tokens a provider can bill for a request (issue 12).
+
+    With the model's own tokenizer shipped (OpenAI models) the content is counted exactly; for
+    any other model every UTF-8 byte counts as a token: a byte-level BPE or a SentencePiece
+    vocabulary with byte fallback never makes more tokens than bytes, whatever the script
+    (emoji and rare scripts cost several tokens a character, so characters are not a bound).
+    Each message adds :data:`MESSAGE_OVERHEAD_TOKENS`, each image part
+    :data:`IMAGE_TOKENS_MAX`, tools their JSON.
+
+    Args:
+        messages: the chat messages (string contents or lists of content parts).
+        model: the model asked for.
+        tools: tool definitions sent with the request.
+
+    Returns:
+        ``(tokens, how)``: the bound and ``"tokenizer"`` or ``"bytes"``.
+
+    Example:
+        >>> prompt_bound([{"role": "user", "content": "héllo 🙂"}], "llama3")
+        (26, 'bytes')
+        >>> prompt_bound([{"role": "user", "content": "hello world"}], "gpt-4o")
+        (14, 'tokenizer')
+    """
+    import json
+
+    name = encoding_name(model)
+    enc = _encoding(name) if name is not None else None
+
+    def cost(text: str) -> int:
+        if enc is not None:
+            return len(enc.encode(text, disallowed_special=()))
+        return len(text.encode("utf-8"))
+
+    total = 3  # the reply's priming
+    for m in messages:
+        total += MESSAGE_OVERHEAD_TOKENS
+        for key, value in m.items():
+            if key == "content" and isinstance(value, list):
+                for part in value:
+                    if isinstance(part, dict) and (part.get("type") in ("image_url", "image", "input_image")):
+                        total += IMAGE_TOKENS_MAX
+                    else:
+                        total += cost(
+                            part.get("text", "")
+                            if isinstance(part, dict) and "text" in part
+                            else json.dumps(part, ensure_ascii=False)
+                        )
+            else:
+                total += cost(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+    if tools:
+        total += cost(json.dumps(tools, ensure_ascii=False))
+    return total, ("tokenizer" if enc is not None else "bytes")

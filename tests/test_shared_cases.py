@@ -15,23 +15,7 @@ from tests.conftest import load_cases
 
 TESTS = Path(__file__).resolve().parent
 
-OPEN: dict[str, int] = {
-    "R01a": 12,
-    "R01c": 12,
-    "R01d": 12,
-    "R02a": 12,
-    "R03a": 12,
-    "R04a": 12,
-    "R05a": 12,
-    "R06a": 12,
-    "R06b": 12,
-    "R07a": 15,
-    "R07b": 15,
-    "R07c": 15,
-    "R07d": 15,
-    "R07e": 15,
-    "R07g": 15,
-}
+OPEN: dict[str, int] = {}
 """Case id -> the open issue that will test it."""
 
 

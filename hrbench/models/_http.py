@@ -9,8 +9,8 @@ library is a one-module change (``../shared/notes/http-client.md``: httpx 0.28.1
   limiter below never lets more requests in flight than the pool holds, so a request waits on
   the limiter, never dies of a ``PoolTimeout``.
 - :class:`AdaptiveLimiter` bounds the requests in flight to one endpoint, AIMD style: it halves
-  its limit on a rate-limit reply (HTTP 429) and grows it by about one slot per ``limit``
-  successful replies, up to its ceiling.
+  its limit on a rate-limit reply (HTTP 429) and grows it by one slot per successful reply, up
+  to its ceiling.
 - :func:`endpoint` returns the shared pool and limiter of one ``(provider, base_url)`` in the
   running event loop, so every arm of a benchmark (and every client pointing at the same
   endpoint) shares them. Pools are per event loop (a connection belongs to the loop that opened
@@ -38,6 +38,7 @@ import httpx2
 
 __all__ = [
     "AdaptiveLimiter",
+    "ConnectError",
     "Endpoint",
     "HttpResponse",
     "TimeoutError_",
@@ -51,6 +52,9 @@ HttpResponse = httpx2.Response
 
 TransportError = httpx2.TransportError
 """Raised by the HTTP library when a connection fails, drops or times out."""
+
+ConnectError = httpx2.ConnectError
+"""Raised by the HTTP library when no connection could be made (refused, no route, no DNS)."""
 
 TimeoutError_ = httpx2.TimeoutException
 """Raised by the HTTP library when a connect, read, write or pool timeout expires."""
@@ -96,8 +100,10 @@ class AdaptiveLimiter:
 
     The limit starts at ``ceiling``. A rate-limit reply halves it (never below ``floor``), once
     per congestion episode: a 429 from a request that started before the last decrease does not
-    decrease it again. Each successful reply adds ``1 / limit``, so the limit grows by about one
-    slot per round of ``limit`` replies, back up to ``ceiling``.
+    decrease it again. Each successful reply adds one slot (additive increase), back up to
+    ``ceiling``: after a storm of 429s the endpoint is back at full concurrency within
+    ``ceiling`` replies (issue 12: growing by ``1 / limit`` a reply left it near one slot for
+    thousands of replies).
 
     A limiter belongs to one event loop (see :func:`endpoint`).
 
@@ -109,9 +115,9 @@ class AdaptiveLimiter:
         >>> lim = AdaptiveLimiter(8)
         >>> lim.on_rate_limited(started=lim.clock()); lim.limit
         4.0
-        >>> for _ in range(4): lim.on_success()
-        >>> round(lim.limit, 2)
-        4.92
+        >>> for _ in range(3): lim.on_success()
+        >>> lim.limit
+        7.0
     """
 
     def __init__(self, ceiling: int, floor: int = 1) -> None:
@@ -163,9 +169,9 @@ class AdaptiveLimiter:
             self._wake()
 
     def on_success(self) -> None:
-        """Grow the limit by ``1 / limit`` after a successful reply."""
+        """Grow the limit by one slot after a successful reply."""
         if self.limit < self.ceiling:
-            self.limit = min(float(self.ceiling), self.limit + 1.0 / self.limit)
+            self.limit = min(float(self.ceiling), self.limit + 1.0)
             self._wake()
 
     def on_rate_limited(self, started: float) -> None:

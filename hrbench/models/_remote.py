@@ -13,16 +13,20 @@
    reply                                     outcome
    ========================================  ==============================================
    2xx with a well-formed body               the ``Result``
-   2xx with malformed JSON or shape          ``Result(ok=False)`` at once (not retried: the
-                                             same server would answer the same way)
    402; 429 or 400/403 whose body says the   raise ``BudgetRefused(limit="limit_refused")``,
-   quota or credit is exhausted              no retry
+   quota or credit is exhausted              no retry; the runner sends no other request of
+                                             the benchmark to this client (issue 12)
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
-   transport error, timeout                  (or ``retry-after-ms``), bounded by
-                                             ``max_attempts`` and ``max_total_s``; after the
-                                             last attempt ``Result(ok=False, error=...)``
+   transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
+   truncated or unparsable body              jitter on top, bounded by ``max_attempts`` and
+                                             ``max_total_s``; after the last attempt
+                                             ``Result(ok=False, error=...)``
+   connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error
    any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once
    ========================================  ==============================================
+
+Retries log through stamina's ``stamina`` logger, which is silent unless the application
+configures logging.
 
 A retry is an attempt of the same request, so it never creates a second row; every attempt
 is charged to the governor before it is sent (case H15a). A request that failed for good
@@ -34,25 +38,32 @@ in a request header; error messages are scrubbed of it and of anything shaped li
 
 from __future__ import annotations
 
+import calendar
 import email.utils
+import logging
 import math
-import os
+import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
 import msgspec
 import stamina
 
+from hrbench.environ import env_value
 from hrbench.errors import BudgetRefused, HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
 from hrbench.redact import redact
 from hrbench.tokens import usage_of
 
-__all__ = ["HttpModelClient", "parse_retry_after", "redact"]
+__all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
+
+logging.getLogger("stamina").addHandler(logging.NullHandler())
+# stamina logs each retry at WARNING; with no handler anywhere, Python would print every line
+# to stderr. Retries are silent unless the user configures logging (issue 12).
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 """Statuses retried besides every other 5xx: timeouts, conflicts, rate limits, overload."""
@@ -64,6 +75,12 @@ _QUOTA = re.compile(
 )
 """What a quota or billing refusal says (OpenAI ``insufficient_quota``, Anthropic's credit)."""
 
+_CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie|session|password|signature", re.IGNORECASE)
+"""Header names that may carry a credential: never part of a cache key."""
+
+_JITTER = random.Random()
+"""The retry jitter's own stream: the caller's global random state is never touched."""
+
 _SNIPPET = 300
 """Characters of a server's error message kept in ``Result.error``."""
 
@@ -71,19 +88,28 @@ _SNIPPET = 300
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     """Read how long a server asks to wait before the next attempt.
 
+    An HTTP-date is read by RFC 9110 (section 5.6.7): IMF-fixdate, the obsolete RFC 850 form
+    and asctime are accepted, and every HTTP-date is GMT, so a date with no zone or with
+    ``-0000`` is UTC whatever the machine's time zone (cases R01a, R01d; decided).
+
     Args:
         headers: the reply's headers (a case-insensitive mapping).
         now: the current POSIX time in seconds, for an HTTP-date value (default: now).
 
     Returns:
         Seconds to wait (``retry-after-ms`` first, then ``Retry-After`` as seconds or an
-        HTTP date), or ``None`` when the reply says nothing usable.
+        HTTP date; a date in the past is 0), or ``None`` when the reply says nothing usable.
 
     Example:
         >>> parse_retry_after({"retry-after": "2"})
         2.0
         >>> parse_retry_after({"retry-after-ms": "250", "retry-after": "1"})
         0.25
+        >>> now = 1445412480.0  # Wed, 21 Oct 2015 07:28:00 GMT
+        >>> parse_retry_after({"retry-after": "Wed Oct 21 07:28:30 2015"}, now=now)
+        30.0
+        >>> parse_retry_after({"retry-after": "Wednesday, 21-Oct-15 07:28:30 GMT"}, now=now)
+        30.0
     """
     raw_ms = headers.get("retry-after-ms")
     if raw_ms is not None:
@@ -99,32 +125,57 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
     try:
         seconds = float(raw)
     except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(raw)
-        except (TypeError, ValueError, IndexError):
-            return None
+        when = http_date(raw)
         if when is None:
             return None
-        seconds = when.timestamp() - (time.time() if now is None else now)
-        return max(0.0, seconds)
+        return max(0.0, when - (time.time() if now is None else now))
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def http_date(text: str) -> float | None:
+    """The POSIX time of an RFC 9110 HTTP-date, read as GMT when it names no zone; ``None`` if unreadable.
+
+    Example:
+        >>> http_date("Wed, 21 Oct 2015 07:28:30 GMT") == http_date("Wed Oct 21 07:28:30 2015") == 1445412510
+        True
+        >>> http_date("Wed, 21 Oct 2015 09:28:30 +0200")
+        1445412510
+        >>> http_date("soon") is None
+        True
+    """
+    try:
+        parts = email.utils.parsedate_tz(text.strip())
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parts is None:
+        return None
+    year = parts[0]
+    if year < 100:  # RFC 850's two-digit year: RFC 9110 says within 50 years of now
+        year += 2000 if year + 2000 <= time.gmtime().tm_year + 50 else 1900
+    try:
+        stamp = calendar.timegm((year, *parts[1:6], 0, 0, 0))
+    except (OverflowError, ValueError):
+        return None
+    return stamp - (parts[9] or 0)
 
 
 class _RetryableFailure(Exception):
     """Raised inside an attempt when it failed in a way worth another attempt."""
 
-    def __init__(self, message: str, retry_after_s: float | None = None) -> None:
+    def __init__(self, message: str, retry_after_s: float | None = None, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after_s = retry_after_s
+        self.status = status
 
 
 class _FinalFailure(Exception):
     """Raised inside an attempt when it failed in a way another attempt would not fix."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.message = message
+        self.status = status
 
 
 class HttpModelClient:
@@ -147,15 +198,24 @@ class HttpModelClient:
             it doubles per retry, with up to ``wait_jitter_s`` of jitter, capped at
             ``wait_max_s``.
         wait_max_s: the longest backoff without ``Retry-After`` (seconds).
-        wait_jitter_s: the most random jitter added to a backoff (seconds).
+        wait_jitter_s: the most random jitter added to a backoff (seconds). On top of a
+            ``Retry-After`` (a floor), a uniform draw from 0 to ``max(wait_jitter_s,
+            Retry-After / 2)`` is added, so requests told the same wait do not come back in
+            lockstep (case R02a, decided).
         trust_env: honour proxy and certificate environment variables.
         headers: extra headers sent with every request (never put a key here; use
             ``api_key_env``).
+        billed_as: other models a reply may be billed as (a router that picks the model, an
+            alias that resolves to a dearer one): the governor reserves at the dearest of them
+            and the model asked for. A reply billed as a model beyond them that costs more than
+            was reserved stops the benchmark (issue 12).
     """
 
     provider = "http"
     path = ""
     default_base_url = ""
+    bills = True
+    """A provider bills its replies: the governor reserves USD for them (issue 12)."""
 
     def __init__(
         self,
@@ -174,6 +234,7 @@ class HttpModelClient:
         wait_jitter_s: float = 1.0,
         trust_env: bool = True,
         headers: dict[str, str] | None = None,
+        billed_as: Sequence[str] = (),
     ) -> None:
         from hrbench.errors import ConfigError
 
@@ -199,6 +260,7 @@ class HttpModelClient:
         self.wait_jitter_s = float(wait_jitter_s)
         self.trust_env = bool(trust_env)
         self.extra_headers = dict(headers or {})
+        self.billed_as = tuple(billed_as)
         self.url = self.base_url + self.path
         self.attempts = 0
         """Attempts sent by this client (retries included)."""
@@ -228,6 +290,36 @@ class HttpModelClient:
             "max_total_s": self.max_total_s,
         }
 
+    def body_defaults(self) -> dict[str, Any]:
+        """Body fields this client sets when a request does not (none by default)."""
+        return {}
+
+    def wire(self, request: Request) -> dict[str, Any]:
+        """What this client adds to ``request`` on the wire, for its cache and recording key.
+
+        Case R03a (decided): the key is the request as sent, so it covers the endpoint, the
+        body fields the client fills in (:meth:`body_defaults`) and the extra headers that
+        change the reply (``anthropic-version``, a beta flag), never a header whose name says
+        it may carry a credential (``authorization``, ``x-api-key``, ``*token*``, ...).
+
+        Returns:
+            ``{"endpoint": url, "defaults": {...}, "headers": {...}}``.
+
+        Example:
+            >>> c = HttpModelClient("m", "http://127.0.0.1:9/v1", headers={"X-Beta": "on", "X-Api-Key": "k"})
+            >>> c.wire(Request(messages=[]))["headers"]
+            {'x-beta': 'on'}
+        """
+        return {
+            "endpoint": self.url,
+            "defaults": self.body_defaults(),
+            "headers": {
+                k.lower(): v
+                for k, v in sorted(self.extra_headers.items())
+                if not _CREDENTIAL_HEADER.search(k)
+            },
+        }
+
     # -- what subclasses provide ----------------------------------------------------------------
 
     def build_body(self, request: Request, model: str) -> dict[str, Any]:
@@ -251,7 +343,7 @@ class HttpModelClient:
     def _key(self) -> str | None:
         if not self.api_key_env:
             return None
-        return os.environ.get(self.api_key_env) or None
+        return env_value(self.api_key_env)
 
     def _headers(self) -> dict[str, str]:
         headers = {"content-type": "application/json", "accept": "application/json", **self.extra_headers}
@@ -313,7 +405,8 @@ class HttpModelClient:
             if wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
                 exc.message += f"; Retry-After {wait:g} s is past the retry budget"
                 return False
-            return wait
+            # Retry-After is a floor; full jitter on top spreads a herd told the same wait (R02a)
+            return wait + _JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
 
         try:
             async for attempt in stamina.retry_context(
@@ -329,9 +422,9 @@ class HttpModelClient:
                     result = await self._attempt(ep, http, payload, before_attempt)
         except _RetryableFailure as exc:
             plural = "s" if attempts != 1 else ""
-            return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start)
+            return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status)
         except _FinalFailure as exc:
-            return self._failed(exc.message, model, start)
+            return self._failed(exc.message, model, start, exc.status)
         except HrbenchError:  # BudgetRefused from the governor or the provider's quota
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
@@ -344,13 +437,15 @@ class HttpModelClient:
             result.usage = usage_of(request.messages, result.text, result.model)
         return result
 
-    def _failed(self, error: str, model: str, start: float) -> Result:
+    def _failed(self, error: str, model: str, start: float, status: int | None = None) -> Result:
         return Result(
             ok=False,
             error=self._redact(error),
             usage=Usage(provenance=None),
             model=model,
             seconds=time.perf_counter() - start,
+            status=status,
+            key_env=self.api_key_env if status in (401, 403) else None,
         )
 
     async def _attempt(
@@ -371,6 +466,12 @@ class HttpModelClient:
                 raise _RetryableFailure(
                     f"{self.provider}: no reply within {self.timeout_s:g} s ({type(exc).__name__})"
                 ) from None
+            except _http.ConnectError as exc:  # nothing listens there: retrying will not help
+                raise _FinalFailure(
+                    f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
+                    f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "
+                    "is base_url right?"
+                ) from None
             except _http.TransportError as exc:
                 raise _RetryableFailure(
                     f"{self.provider}: transport error: {type(exc).__name__}: {self._redact(str(exc))}"
@@ -387,7 +488,8 @@ class HttpModelClient:
                 body = msgspec.json.decode(response.content)
                 result = self.parse_reply(body)
             except (msgspec.DecodeError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
-                raise _FinalFailure(
+                # a truncated or garbled body is a transfer fault as often as a server's: retried
+                raise _RetryableFailure(
                     f"{self.provider}: malformed reply (HTTP {status}): {type(exc).__name__}: "
                     f"{str(exc)[:_SNIPPET]}"
                 ) from None
@@ -404,11 +506,18 @@ class HttpModelClient:
             )
         if status in RETRYABLE_STATUS or status >= 500:
             raise _RetryableFailure(
-                f"{self.provider}: HTTP {status}: {detail}", retry_after_s=parse_retry_after(response.headers)
+                f"{self.provider}: HTTP {status}: {detail}",
+                retry_after_s=parse_retry_after(response.headers),
+                status=status,
             )
-        if status == 401 and self.api_key_env and self._key() is None:
-            detail += f" (environment variable {self.api_key_env} is not set)"
-        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}")
+        if status in (401, 403):  # name the key's variable, never the key (issue 12)
+            if not self.api_key_env:
+                detail += " (this client sends no API key: api_key_env is None)"
+            elif self._key() is None:
+                detail += f" (environment variable {self.api_key_env} is not set)"
+            else:
+                detail += f" (the API key is read from the environment variable {self.api_key_env})"
+        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status)
 
 
 def _error_detail(text: str) -> str:

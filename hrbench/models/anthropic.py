@@ -97,6 +97,10 @@ class AnthropicClient(HttpModelClient):
         """What rebuilds this client (never the key)."""
         return {**super().spec, "anthropic_version": self.anthropic_version, "max_tokens": self.max_tokens}
 
+    def body_defaults(self) -> dict[str, Any]:
+        """``max_tokens``: the API requires one, so the client always sends one (case R03a)."""
+        return {"max_tokens": self.max_tokens}
+
     def build_body(self, request: Request, model: str) -> dict[str, Any]:
         """The Messages body: system prompt apart, ``max_tokens`` set, OpenAI-only params dropped."""
         system = [m for m in request.messages if m.get("role") == "system"]

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import time
 from collections.abc import Callable
 from typing import Any
 
+import msgspec
+
+from hrbench._fingerprint import Unfingerprintable, fingerprint
 from hrbench.records import Request, Result, Usage
 
 __all__ = ["MockClient"]
@@ -18,6 +22,13 @@ class MockClient:
     The function returns a string (the reply text), a :class:`~hrbench.Result`, a dict of
     ``Result`` fields, or an awaitable of one of these. A mock keeps no cache (seed 002): under
     it, an arm that leaves the draw index out is not refused; under a cache it would be.
+
+    Under a benchmark's cache, a mock's replies are keyed on a fingerprint of its function
+    (SPEC section 6, decided): its code, constants, defaults, closure and the module-level
+    values it reads, taken when the client is made; a changed function is a different key.
+    When the function holds something that cannot be fingerprinted (an object of unknown
+    type), :attr:`cacheable` is ``False``: the benchmark does not cache its replies and says so
+    once with a :class:`~hrbench.errors.NotCachedWarning`.
     Usage is estimated from whitespace-separated words (provenance ``"estimated"``) unless the
     function returns its own.
 
@@ -46,6 +57,19 @@ class MockClient:
         # its worker thread without a hop to the event loop
         self.inline = not inspect.iscoroutinefunction(fn)
         self.calls = 0
+        self.not_cacheable_why = ""
+        try:
+            fp = hashlib.sha256(msgspec.json.encode(fingerprint(fn, strict=True), order="sorted")).hexdigest()
+        except (Unfingerprintable, TypeError, msgspec.EncodeError, RecursionError) as exc:
+            fp, self.not_cacheable_why = None, str(exc)
+        self.fingerprint: str | None = fp
+        """sha256 hex of the function's fingerprint, or ``None`` when it cannot be taken."""
+        self.cacheable = fp is not None
+        self.warned = False
+
+    def wire(self, request: Request) -> dict[str, Any]:
+        """The responder's fingerprint: part of the cache key (a changed function misses)."""
+        return {"responder": self.fingerprint}
 
     def __repr__(self) -> str:
         return f"MockClient(model={self.model!r})"
@@ -72,8 +96,6 @@ class MockClient:
         if isinstance(out, Result):
             return out
         if isinstance(out, dict):
-            import msgspec
-
             return msgspec.convert(out, Result)
         text = None if out is None else str(out)
         words_in = sum(len(str(m.get("content", "")).split()) for m in request.messages)

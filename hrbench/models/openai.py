@@ -30,6 +30,9 @@ class OpenAIClient(HttpModelClient):
         base_url: the API root, default ``"https://api.openai.com/v1"``.
         api_key_env: the environment variable holding the key (default ``OPENAI_API_KEY``),
             read at each attempt and sent as ``Authorization: Bearer``; unset sends no key.
+        max_tokens: ``max_tokens`` sent when a request sets neither it nor
+            ``max_completion_tokens`` (tokens); ``None`` sends none (the server's default), except
+            under a USD or token cap, where the runner always sends an output limit.
         **settings: ``timeout_s``, ``max_connections``, ``max_attempts``, ``max_total_s`` and the
             other settings of :class:`~hrbench.models._remote.HttpModelClient`.
 
@@ -47,14 +50,33 @@ class OpenAIClient(HttpModelClient):
         model: str,
         base_url: str = "https://api.openai.com/v1",
         api_key_env: str | None = "OPENAI_API_KEY",
+        *,
+        max_tokens: int | None = None,
         **settings: Any,
     ) -> None:
         super().__init__(model, base_url, api_key_env, **settings)
+        self.max_tokens = None if max_tokens is None else int(max_tokens)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """What rebuilds this client (never the key)."""
+        return {**super().spec, "max_tokens": self.max_tokens}
+
+    def body_defaults(self) -> dict[str, Any]:
+        """``max_tokens`` when the client has one."""
+        return {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
 
     def build_body(self, request: Request, model: str) -> dict[str, Any]:
         """The chat completions body: model, messages, the request's sampling params, tools."""
         body: dict[str, Any] = {"model": model, "messages": request.messages}
-        body.update((k, v) for k, v in request.params.items() if k not in _NOT_SENT)
+        params = request.params
+        if (
+            self.max_tokens is not None
+            and "max_tokens" not in params
+            and "max_completion_tokens" not in params
+        ):
+            body["max_tokens"] = self.max_tokens
+        body.update((k, v) for k, v in params.items() if k not in _NOT_SENT)
         if request.tools:
             body["tools"] = request.tools
         return body

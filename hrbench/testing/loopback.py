@@ -9,8 +9,10 @@ subprocess, for benchmarks where the server must not share the client's interpre
     async with LoopbackServer() as srv:      # from async tests: starts in a worker thread
         ...
 
-Routes: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic). Replies
-are deterministic per ``(prompt, seed)`` (``vary=True`` makes every call differ, for draw
+Routes: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic). It bills
+what it generates: usage counts the reply it sends (``n`` choices each billed), it honours the
+request's ``max_tokens`` (in words) or ignores it as told, and it can report another model than
+the one asked for (``serve_model``). Replies are deterministic per ``(prompt, seed)`` (``vary=True`` makes every call differ, for draw
 tests); a ``[[reply:TEXT]]`` marker in the prompt makes the reply ``TEXT``, and ``reply_fn``
 computes it. Usage blocks are real: prompt tokens are the prompt's words, completion tokens
 the reply's words plus ``reasoning_tokens``, cached tokens ``cached_fraction`` of the prompt;
@@ -21,7 +23,8 @@ Faults (:data:`FAULTS`) are scripted two ways:
 - a queue: ``srv.push("429", "ok", "500")`` gives the next requests those faults, in order;
 - a marker in the prompt: ``[[fault:429]]`` applies to every request carrying it;
   ``[[fault:503:n=2]]`` only to the first two requests with that prompt and seed;
-  options ``retry_after=S`` (seconds, for 429/503) and ``hang=S`` (seconds).
+  options ``retry_after=S`` (seconds, for 429/503), ``date=FORM`` (send that wait as an
+  HTTP-date, see :class:`Fault`) and ``hang=S`` (seconds).
 
 The server records every request in :attr:`LoopbackServer.requests` (path, headers, body,
 arrival time), so tests can check what was sent and when. ``gather=N`` holds every reply until
@@ -37,6 +40,7 @@ import hashlib
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import socket
@@ -139,12 +143,17 @@ class Fault:
         hang_s: how long a ``hang`` lasts (seconds).
         encoding: how ``echo_key`` quotes the key: one of :data:`ECHO_ENCODINGS`
             (``[[fault:echo_key:enc=base64]]``).
+        date: send ``Retry-After`` as an HTTP-date ``retry_after_s`` ahead (rounded up to
+            the second) in this form: ``imf`` (``Sun, 06 Nov 1994 08:49:37 GMT``), ``rfc850``
+            (``Sunday, 06-Nov-94 08:49:37 GMT``), ``asctime`` (``Sun Nov  6 08:49:37 1994``)
+            or ``minus0000`` (IMF with ``-0000``); ``None`` sends seconds.
     """
 
     kind: str
     retry_after_s: float | None = None
     hang_s: float = 30.0
     encoding: str = "plain"
+    date: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in FAULTS:
@@ -163,6 +172,8 @@ class Fault:
                 kw["retry_after_s"] = float(value)
             elif name == "hang":
                 kw["hang_s"] = float(value)
+            elif name == "date":
+                kw["date"] = value
         return cls(kind, **kw)
 
 
@@ -203,6 +214,10 @@ class _State:
     reply_fn: Callable[[str, Any, int], str] | None
     record: bool
     omit_usage: bool = False
+    reply_words: int = 0
+    honour_max_tokens: bool = True
+    prompt_tokens: str = "words"
+    serve_model: str | None = None
     gather: int = 0
     gather_timeout_s: float = 10.0
     gathered: asyncio.Event | None = None
@@ -228,6 +243,39 @@ def _prompt_of(body: Any) -> str:
         elif isinstance(content, list):
             parts.extend(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return "\n".join(parts)
+
+
+def _prompt_tokens(how: str, body: dict[str, Any], prompt: str) -> int:
+    """Prompt tokens billed: words, UTF-8 bytes, or the model's own tokenizer (bytes without one)."""
+    if how == "tiktoken":
+        from hrbench.tokens import count_messages
+
+        counted = count_messages(body.get("messages") or [], str(body.get("model") or ""))
+        if counted is not None:
+            return counted
+        how = "bytes"
+    if how == "bytes":
+        return len(prompt.encode())
+    return len(prompt.split())
+
+
+def _retry_after(seconds: float, form: str | None) -> str:
+    """A ``Retry-After`` value: seconds, or an HTTP-date that many seconds ahead in ``form``."""
+    if form is None:
+        return f"{seconds:g}"
+    t = time.gmtime(math.ceil(time.time() + seconds))
+    day, mon = _DAYS[t.tm_wday], _MONTHS[t.tm_mon - 1]
+    hms = f"{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}"
+    if form == "asctime":
+        return f"{day[:3]} {mon} {t.tm_mday:2d} {hms} {t.tm_year}"
+    if form == "rfc850":
+        return f"{day}, {t.tm_mday:02d}-{mon}-{t.tm_year % 100:02d} {hms} GMT"
+    zone = "-0000" if form == "minus0000" else "GMT"
+    return f"{day[:3]}, {t.tm_mday:02d} {mon} {t.tm_year} {hms} {zone}"
+
+
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 async def _disconnected(receive: Receive) -> None:
@@ -353,6 +401,7 @@ class _Api:
             retry_after_s=float(opts["retry_after"]) if "retry_after" in opts else None,
             hang_s=float(opts.get("hang", 30.0)),
             encoding=opts.get("enc", "plain"),
+            date=opts.get("date"),
         )
 
     def _error(
@@ -379,10 +428,10 @@ class _Api:
                 429,
                 "rate_limit_error",
                 "Rate limit reached; please retry",
-                {"retry-after": f"{1.0 if ra is None else ra:g}"},
+                {"retry-after": _retry_after(1.0 if ra is None else ra, fault.date)},
             )
         if kind in ("500", "503", "529"):
-            headers = {"retry-after": f"{ra:g}"} if ra is not None else None
+            headers = {"retry-after": _retry_after(ra, fault.date)} if ra is not None else None
             kinds = {"500": "api_error", "503": "overloaded_error", "529": "overloaded_error"}
             return self._error(int(kind), kinds[kind], f"server error {kind}", headers)
         if kind == "hang":  # until hang_s passes, the client disconnects, or the server stops
@@ -433,16 +482,27 @@ class _Api:
         else:
             basis = f"{prompt}|{seed}|{call}" if st.vary else f"{prompt}|{seed}"
             text = "reply-" + hashlib.sha256(basis.encode()).hexdigest()[:12]
-        prompt_tokens = max(1, len(prompt.split()))
+        if st.reply_words > 0:
+            text = " ".join(f"w{i}" for i in range(st.reply_words))
+        limit = body.get("max_tokens") or body.get("max_completion_tokens")
+        truncated = False
+        if st.honour_max_tokens and isinstance(limit, int) and limit >= 0:
+            words = text.split()
+            if len(words) > limit:  # the provider stops at max_tokens (a token is a word here)
+                text, truncated = " ".join(words[:limit]), True
+        prompt_tokens = max(1, _prompt_tokens(st.prompt_tokens, body, prompt))
         cached = int(prompt_tokens * st.cached_fraction)
         reasoning = st.reasoning_tokens
-        model = str(body.get("model") or st.model)
+        model = st.serve_model or str(body.get("model") or st.model)
         rid = uuid.uuid4().hex[:24]
         if kind in ("content_filter", "refusal"):
             reply_text: str | None = None if kind == "content_filter" else "I can't help with that."
         else:
             reply_text = text
-        completion = (len(reply_text.split()) if reply_text else 0) + reasoning
+        n = body.get("n") if self.flavour == "openai" else 1
+        n = n if isinstance(n, int) and n >= 1 else 1
+        completion = ((len(reply_text.split()) if reply_text else 0) + reasoning) * n
+        finish = "length" if truncated else "stop"
         if self.flavour == "anthropic":
             written = min(st.cache_creation_tokens, prompt_tokens - cached)
             blocks: list[dict[str, Any]] = []
@@ -456,7 +516,9 @@ class _Api:
                 "role": "assistant",
                 "model": model,
                 "content": blocks,
-                "stop_reason": "refusal" if kind in ("content_filter", "refusal") else "end_turn",
+                "stop_reason": "refusal"
+                if kind in ("content_filter", "refusal")
+                else ("max_tokens" if truncated else "end_turn"),
                 "stop_sequence": None,
                 "usage": {
                     "input_tokens": prompt_tokens - cached - written,
@@ -477,11 +539,12 @@ class _Api:
                 "system_fingerprint": "fp_loopback",
                 "choices": [
                     {
-                        "index": 0,
+                        "index": i,
                         "message": message,
-                        "finish_reason": "content_filter" if kind == "content_filter" else "stop",
+                        "finish_reason": "content_filter" if kind == "content_filter" else finish,
                         "logprobs": None,
                     }
+                    for i in range(n)
                 ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
@@ -506,6 +569,10 @@ _SETTINGS = frozenset(
         "api_key",
         "reply_fn",
         "omit_usage",
+        "reply_words",
+        "honour_max_tokens",
+        "prompt_tokens",
+        "serve_model",
         "gather",
         "gather_timeout_s",
     }
@@ -606,7 +673,14 @@ class LoopbackServer:
         Args:
             **settings: ``latency_s``, ``vary``, ``reasoning_tokens``, ``cached_fraction``,
                 ``cache_creation_tokens``, ``api_key``, ``reply_fn`` (as for the constructor),
-                ``omit_usage`` (send replies without a usage block), ``gather`` (hold replies
+                ``omit_usage`` (send replies without a usage block), ``reply_words`` (every
+                reply is this many words, one token each; 0 for the usual one-word reply),
+                ``honour_max_tokens`` (``True``: a reply stops at the request's ``max_tokens``
+                words with finish reason ``length``; ``False``: the limit is ignored, as a
+                server that overruns it), ``prompt_tokens`` (``"words"``, ``"bytes"`` or ``"tiktoken"``: how
+                prompt tokens are billed; bytes is the most any byte-level tokenizer bills;
+                ``"tiktoken"``: the model's own tokenizer where hrbench ships it, else bytes),
+                ``serve_model`` (report this model whatever was asked), ``gather`` (hold replies
                 until this many requests are in flight at once; 0 for no holding; setting it
                 re-arms the latch) and ``gather_timeout_s`` (how long a held reply waits for
                 the others before the latch gives up and opens; seconds).

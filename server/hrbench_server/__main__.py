@@ -50,6 +50,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="let TCP clients send import-path specs (module:function), which run as code",
     )
+    daemon.add_argument(
+        "--idle-exit",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this many seconds without a client or a running benchmark (default: never)",
+    )
     args = parser.parse_args(argv)
     home: Path = _paths.home(args.home)
     max_bytes = int(args.max_message_mb * 1024 * 1024)
@@ -57,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.mode == "serve":
         return serve_stdio(home, max_bytes)
-    return serve_daemon(home, args.tcp, max_bytes, allow_code_over_tcp=args.allow_code_over_tcp)
+    return serve_daemon(
+        home, args.tcp, max_bytes, args.idle_exit, allow_code_over_tcp=args.allow_code_over_tcp
+    )
 
 
 if __name__ == "__main__":

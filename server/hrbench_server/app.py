@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from hrbench.errors import BudgetStoppedWarning, FewRunsWarning, MetricErrorWarning
+from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning, FewRunsWarning, MetricErrorWarning
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -42,7 +42,7 @@ def _showwarning(
 
 def route_warnings() -> None:
     """Send library warnings to the running handler's result (else to the log), never to stdout."""
-    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning):
+    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning, ArmErrorWarning):
         warnings.simplefilter("always", cat)
     warnings.showwarning = _showwarning
 
@@ -66,6 +66,8 @@ class App:
         self.stop_event = asyncio.Event()
         self._store: Store | None = None
         self.scorers: dict[str, Any] = {}
+        self.background: set[asyncio.Task[Any]] = set()  # daemon-wide tasks (the idle watch)
+        self.idle_exit_s: float | None = None
 
     @property
     def store(self) -> Store:
@@ -82,6 +84,8 @@ class App:
 
     async def aclose(self) -> None:
         """Cancel running benchmarks (they stay resumable) and close the store."""
+        for t in self.background:
+            t.cancel()
         tasks = list(self.running.values())
         for t in tasks:
             t.cancel()

@@ -207,13 +207,19 @@ def _seen(task: asyncio.Future[Any]) -> None:
 
 
 def _check_resume_only(args: p.BenchmarkParams) -> None:
-    bare = p.BenchmarkParams(resume=args.resume, stream=args.stream, concurrency=args.concurrency)
+    bare = p.BenchmarkParams(
+        resume=args.resume,
+        stream=args.stream,
+        concurrency=args.concurrency,
+        env=args.env,
+        governor=args.governor,
+    )
     if args != bare:
         given = [f for f in args.__struct_fields__ if getattr(args, f) != getattr(bare, f)]
         raise ConfigError(
             given[0],
             getattr(args, given[0]),
-            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency)",
+            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency, env, governor)",
         )
 
 
@@ -314,6 +320,8 @@ async def _run(
         stored = rec["spec"]
         params = msgspec.convert(stored["params"], p.BenchmarkParams)
         params = msgspec.structs.replace(params, stream=args.stream, concurrency=args.concurrency)
+        if args.governor is not None:  # new limits for the rest (issue 12: after a budget stop)
+            params = msgspec.structs.replace(params, governor=args.governor)
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
         ledger = await anyio.to_thread.run_sync(store.ledger_get, bench_id)
     else:
@@ -330,7 +338,9 @@ async def _run(
         if reference.hash != stored.get("reference_hash"):
             raise ConfigError("resume", bench_id, "the reference changed since the benchmark started")
     else:
-        spec_params = msgspec.structs.replace(params, reference=reference.hash, resume=None, stream=True)
+        spec_params = msgspec.structs.replace(  # the caller's env is never stored
+            params, reference=reference.hash, resume=None, stream=True, env={}
+        )
         spec = {
             "version": _SPEC_VERSION,
             "params": msgspec.to_builtins(spec_params),
@@ -350,7 +360,8 @@ async def _run(
             float(ledger["usd"]),
             int(ledger["tokens"]),
         )
-    done = {(r.arm, r.item, r.run): r for r in prior}
+    # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable)
+    done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind != "budget_stop"}
     sink = _Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor)
     task = asyncio.current_task()
     assert task is not None

@@ -159,13 +159,18 @@ async def _stdio_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader,
 
 
 def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
-    """Serve one client on stdin/stdout until stdin closes or ``shutdown``; returns the exit code."""
+    """Serve one client on stdin/stdout until stdin closes, ``shutdown`` or LSP ``exit``.
+
+    Returns:
+        The exit code: 0, or 1 when an LSP client sent ``exit`` without ``shutdown`` first
+        (the LSP base protocol's rule).
+    """
     out_fd = os.dup(1)
     os.dup2(2, 1)  # anything else written to fd 1 goes to stderr
     sys.stdout = sys.stderr
     _setup_logging()
 
-    async def main() -> None:
+    async def main() -> int:
         app = App(home, "stdio")
         reader, writer = await _stdio_streams(0, out_fd)
         server = RpcServer()
@@ -174,7 +179,8 @@ def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
         conn = asyncio.create_task(serve_stream(server, reader, writer, max_bytes=max_bytes, keep_open=True))
         stop = asyncio.create_task(app.stop_event.wait())
         await asyncio.wait({conn, stop}, return_when=asyncio.FIRST_COMPLETED)
-        if conn.done():  # end of input: finish the requests in flight, then stop
+        proto = server.protocol
+        if conn.done() and not proto.exit_requested:  # end of input: finish the requests in flight
             pending: list[Any] = [
                 f for f in server.protocol._request_futures.values() if isinstance(f, asyncio.Future)
             ]
@@ -187,12 +193,31 @@ def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             await conn
         writer.close()
+        return 1 if proto.exit_requested and not proto.shutdown_requested else 0
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())
 
 
 # -- daemon --------------------------------------------------------------------------------------
+
+
+async def _exit_when_idle(app: App, idle_s: float) -> None:
+    """Stop the daemon once it has had no connection and no running benchmark for ``idle_s``.
+
+    Busy is sampled every ``min(1, idle_s / 4)`` seconds, so the daemon stops between
+    ``idle_s`` and ``idle_s`` plus one tick after its last client left.
+    """
+    tick = min(1.0, max(idle_s / 4, 0.01))
+    last_busy = time.monotonic()
+    while True:
+        await asyncio.sleep(tick)
+        now = time.monotonic()
+        if app.connections > 0 or app.running:
+            last_busy = now
+        elif now - last_busy >= idle_s:
+            logger.info("idle for %.0f s with no client: stopping", now - last_busy)
+            app.stop()
+            return
 
 
 def _lock(home: Path) -> Any:
@@ -222,18 +247,30 @@ def serve_daemon(
     home: Path,
     tcp: str | None = None,
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    idle_exit_s: float | None = None,
     *,
     allow_code_over_tcp: bool = False,
 ) -> int:
-    """Run the shared daemon for ``home`` until ``shutdown`` or SIGTERM; returns the exit code.
+    """Run the shared daemon for ``home`` until ``shutdown``, SIGTERM or an idle timeout.
 
     Import-path specs (code) are served over the Unix socket; a TCP connection gets
     :class:`~hrbench.errors.CodeRefused` for them unless ``allow_code_over_tcp`` (SPEC §4).
 
-    Exit codes: 0 stopped cleanly, 2 bad arguments (a non-loopback ``--tcp``), 3 another
-    daemon holds this state directory, 4 the state or socket directory is not safely ours
-    (:func:`hrbench_client._paths.check_socket_dir`; the message says what to do), 5 the
-    state folder cannot be written (read-only, full; the message says what to do).
+    Args:
+        home: the state directory.
+        tcp: ``HOST:PORT`` of an extra loopback TCP listener.
+        max_bytes: the largest request body accepted.
+        idle_exit_s: stop after this many seconds with no connection and no running
+            benchmark (``None``: never). Daemons the clients start on demand use it, so they
+            do not outlive their users; ``hrb daemon start`` does not, unless asked.
+        allow_code_over_tcp: serve import-path specs over TCP too.
+
+    Returns:
+        The exit code: 0 stopped cleanly (idle timeout included), 2 bad arguments (a
+        non-loopback ``--tcp``), 3 another daemon holds this state directory, 4 the state or
+        socket directory is not safely ours (:func:`hrbench_client._paths.check_socket_dir`;
+        the message says what to do), 5 the state folder cannot be written (read-only, full;
+        the message says what to do).
     """
     _setup_logging()
     tcp_addr = None
@@ -265,6 +302,7 @@ def serve_daemon(
 
     async def main() -> None:
         app = App(home, "unix+tcp" if tcp_addr else "unix")
+        app.idle_exit_s = idle_exit_s
         # Start-up objects (modules, ~100k of them) move to the permanent generation: a full
         # collection then scans only what serving made, so it runs often enough that each
         # connection's cyclic garbage (server, protocol, handlers) is freed soon (issue 13).
@@ -301,7 +339,10 @@ def serve_daemon(
             servers.append(srv)
             host, port = srv.sockets[0].getsockname()[:2]
             info["tcp"] = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+        info["idle_exit_s"] = idle_exit_s
         _write_private(_paths.pid_path(home), json.dumps(info))
+        if idle_exit_s is not None:
+            app.background.add(asyncio.create_task(_exit_when_idle(app, idle_exit_s)))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             loop.add_signal_handler(sig, app.stop)

@@ -22,6 +22,7 @@ import anyio.to_thread
 import msgspec
 
 from hrbench import specs
+from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound
 from hrbench_client import protocol as p
 from hrbench_server import __version__
@@ -123,7 +124,12 @@ def register(server: RpcServer, app: App) -> None:
 
     # -- benchmark ------------------------------------------------------------------------------
     async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
-        return await run_benchmark(app, proto, proto.msg_id, args)
+        if args.resume is not None:  # an id prefix or a name too; an unknown one: run_benchmark says so
+            found = await _to_thread(app.store.benchmark_resolve, args.resume)
+            args = msgspec.structs.replace(args, resume=found or args.resume)
+        with use_caller_env(args.env):
+            require_keys(args.client, "client")
+            return await run_benchmark(app, proto, proto.msg_id, args)
 
     feature("benchmark")(_async(p.BenchmarkParams, benchmark))
 
@@ -133,10 +139,13 @@ def register(server: RpcServer, app: App) -> None:
         from hrbench.evaluate import evaluate_spec_async
 
         add_import_path(args.python_path)
-        spec = msgspec.to_builtins(msgspec.structs.replace(args, python_path=[]))
+        spec = msgspec.to_builtins(msgspec.structs.replace(args, python_path=[], env={}))
         spec.pop("python_path", None)
+        spec.pop("env", None)
         store = app.store
-        out = await evaluate_spec_async(spec, cache=Cache(store), store=store)
+        with use_caller_env(args.env):
+            require_keys(args.client, "client")
+            out = await evaluate_spec_async(spec, cache=Cache(store), store=store)
         return p.EvaluateResult(result=out)
 
     feature("evaluate")(_async(p.EvaluateParams, evaluate))
@@ -222,21 +231,22 @@ def register(server: RpcServer, app: App) -> None:
 
     async def benchmark_rows(args: p.BenchmarkRowsParams) -> p.BenchmarkRowsResult:
         def load() -> p.BenchmarkRowsResult:
-            rec = app.store.benchmark_get(args.id)
+            bid = _resolve(app, args.id)
+            rec = app.store.benchmark_get(bid)
             if rec is None:
-                raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
-            n = app.store.rows_count(args.id)
-            rows = app.store.rows_get(args.id, args.offset, args.limit)
+                raise NotFound(f"no stored benchmark has the id {bid!r}", benchmark=bid)
+            n = app.store.rows_count(bid)
+            rows = app.store.rows_get(bid, args.offset, args.limit)
             traces = None
             if args.traces:
-                kept = app.store.traces_get(args.id, [r.ledger_id for r in rows])
+                kept = app.store.traces_get(bid, [r.ledger_id for r in rows])
                 traces = {
                     r.ledger_id: msgspec.convert(msgspec.to_builtins(kept.get(r.ledger_id, [])), list[p.Step])
                     for r in rows
                 }
             spec = rec.get("spec") or {}
             info = p.BenchmarkInfo(
-                id=args.id,
+                id=bid,
                 status=rec["status"],
                 n_rows=n,
                 total=spec.get("total"),
@@ -256,9 +266,7 @@ def register(server: RpcServer, app: App) -> None:
             settings["compare_pair"] = tuple(settings["compare_pair"])
 
         def build() -> dict[str, Any]:
-            if app.store.benchmark_get(args.id) is None:
-                raise NotFound(f"no stored benchmark has the id {args.id!r}", benchmark=args.id)
-            rows = app.store.rows_get(args.id)
+            rows = app.store.rows_get(_resolve(app, args.id))
             try:
                 return report_payload(rows, **settings)
             except TypeError as exc:
@@ -266,6 +274,49 @@ def register(server: RpcServer, app: App) -> None:
 
         return p.ReportResult(report=await _to_thread(build))
 
+    async def benchmark_list(args: p.BenchmarkListParams) -> p.BenchmarkListResult:
+        heads = await _to_thread(app.store.benchmark_headers)
+        out = [
+            p.BenchmarkListing(
+                id=h["id"],
+                name=h["name"],
+                created=_iso(h["created"]),
+                status="running" if h["id"] in app.running else h["status"],
+                arms=h["arms"],
+                rows=h["rows"],
+                total=h["total"],
+                accuracy={s["arm"]: s.get("accuracy") for s in h["summary"] or []},
+            )
+            for h in heads[: args.limit]
+        ]
+        return p.BenchmarkListResult(benchmarks=out)
+
+    async def benchmark_delete(args: p.BenchmarkDeleteParams) -> p.BenchmarkDeleteResult:
+        def delete() -> p.BenchmarkDeleteResult:
+            bid = _resolve(app, args.id)
+            if bid in app.running:
+                raise ConfigError("id", args.id, "this benchmark is running; cancel it first")
+            n = app.store.benchmark_delete([bid])
+            return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"])
+
+        return await _to_thread(delete)
+
+    async def gc(args: p.GcParams) -> p.GcResult:
+        out = await _to_thread(
+            functools.partial(
+                app.store.gc,
+                args.older_than_s,
+                keep=list(app.running),
+                cache=args.cache,
+                recordings=args.recordings,
+                vacuum=args.vacuum,
+            )
+        )
+        return p.GcResult(**out)
+
+    feature("benchmark/list")(_async(p.BenchmarkListParams, benchmark_list))
+    feature("benchmark/delete")(_async(p.BenchmarkDeleteParams, benchmark_delete))
+    feature("gc")(_async(p.GcParams, gc))
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))
     feature("report")(_async(p.ReportParams, report))
@@ -281,11 +332,19 @@ def register(server: RpcServer, app: App) -> None:
             running=sorted(app.running),
             home=str(app.home),
             transport=app.transport,
+            idle_exit_s=app.idle_exit_s,
         )
 
-    def shutdown(args: p.ShutdownParams) -> p.ShutdownResult:
+    def shutdown(args: p.ShutdownParams) -> p.ShutdownResult | None:
+        if proto.lsp_session:  # LSP: answer null, then wait for `exit` (see hrbench_server.rpc)
+            proto.shutdown_requested = True
+            return None
         asyncio.get_running_loop().call_soon(app.stop)
         return p.ShutdownResult(ok=True)
+
+    def initialize(args: p.InitializeParams) -> p.InitializeResult:
+        proto.lsp_session = True
+        return _INITIALIZE_RESULT
 
     def auth(args: p.AuthParams) -> p.AuthResult:
         return p.AuthResult(ok=True)  # already authenticated (or a transport without a token)
@@ -293,6 +352,73 @@ def register(server: RpcServer, app: App) -> None:
     feature("status")(_sync(p.StatusParams, status))
     feature("shutdown")(_sync(p.ShutdownParams, shutdown))
     feature("auth")(_sync(p.AuthParams, auth))
+    feature("initialize")(_sync(p.InitializeParams, initialize))
+
+
+_INITIALIZE_RESULT = p.InitializeResult(
+    capabilities=p.ServerCapabilities(
+        experimental=p.ServerExperimental(
+            hrbench=p.HrbenchCapabilities(
+                protocolVersion=p.PROTOCOL_VERSION,
+                methods=sorted(p.METHODS),
+                notifications=sorted(p.NOTIFICATIONS),
+            )
+        )
+    ),
+    serverInfo=p.ServerInfo(name="hrbench", version=__version__),
+)
+
+
+_HOSTED = {
+    "openai": ("OPENAI_API_KEY", "api.openai.com"),
+    "anthropic": ("ANTHROPIC_API_KEY", "api.anthropic.com"),
+}
+
+
+def require_keys(client: Any, field: str) -> None:
+    """Refuse, before the first call, a model client whose key is set nowhere (SPEC §4, issue 15).
+
+    Decided (SPEC silent): a key is required when the client talks to the provider's hosted API
+    (``api.openai.com``, ``api.anthropic.com``) or names a variable other than the provider's
+    default (the user meant one); a local server with the default name may run without a key.
+    "Nowhere" is neither the caller's environment sent with the request nor the daemon's.
+
+    Raises:
+        ConfigError: naming the field and the variable, and how to set it.
+    """
+    if client is None:
+        return
+    kind = type(client).__struct_config__.tag
+    if kind == "replay":
+        require_keys(client.fallback, f"{field}.fallback")
+        return
+    if kind not in _HOSTED or client.api_key_env is None:
+        return
+    default, host = _HOSTED[kind]
+    needed = host in client.base_url or client.api_key_env != default
+    if needed and env_value(client.api_key_env) is None:
+        raise ConfigError(
+            f"{field}.api_key_env",
+            client.api_key_env,
+            f"the variable {client.api_key_env} is set neither in the calling environment nor in the "
+            f"daemon's: `export {client.api_key_env}=...` in the shell that runs hrb (or the script), then "
+            "run again",
+        )
+
+
+def _resolve(app: App, ref: str) -> str:
+    """The benchmark id ``ref`` names: an id, a unique id prefix or a name (``Store.benchmark_resolve``).
+
+    Raises:
+        NotFound: nothing matches.
+        ConfigError: an ambiguous prefix (the candidates are listed).
+    """
+    bid = app.store.benchmark_resolve(ref)
+    if bid is None:
+        raise NotFound(
+            f"no stored benchmark has the id, id prefix or name {ref!r} (`hrb ls` lists them)", benchmark=ref
+        )
+    return bid
 
 
 def _iso(ts: float | None) -> str | None:

@@ -2,18 +2,30 @@
 
 What we change in stock pygls (``../shared/notes/stack.md`` §1) and why:
 
-- **Our own read loop** (:func:`serve_stream`) instead of ``pygls.io_.run_async``: it decodes
-  each body with msgspec into an envelope whose ``params`` stay raw JSON, answers malformed
-  JSON with -32700, a body that is not a request object with -32600 and an oversized body with
-  -32600 (stock pygls only logs these, and the client waits forever), and asks TCP clients for
-  their token first. Well-formed messages go to pygls's dispatch (``_handle_request``, what
-  ``handle_message`` calls for a request), so request ids, handlers, unknown methods (-32601)
-  and ``$/cancelRequest`` are pygls's.
+- **Our own read loop** (:func:`serve_stream`) instead of ``pygls.io_.run_async``: frames are
+  read by :class:`hrbench_server.framing.FrameReader`, which answers every framing fault
+  (missing, non-numeric, negative, too short or too long ``Content-Length``, over-long header
+  lines, unframed JSON) with an error instead of a hang. Each body is decoded with msgspec into
+  an envelope whose ``params`` stay raw JSON; malformed JSON is answered -32700, a body that is
+  not a request object -32600, nesting deeper than the decoder allows -32600 (stock pygls only
+  logs these, and the client waits forever). Errors about a message carry its id whenever it
+  can be read, even from a cut body, so the caller waiting for it is answered. TCP clients
+  send their token first. Well-formed messages go to pygls's dispatch (``_handle_request``,
+  what ``handle_message`` calls for a request), so request ids, handlers, unknown methods
+  (-32601) and ``$/cancelRequest`` are pygls's.
+- **Batches** (JSON-RPC 2.0 §6, cases R07c, R07d): an array of requests gets one array of
+  responses once all have answered; notifications in it get none; ``[]`` gets one -32600.
+- **The LSP base lifecycle** (any LSP client can attach): ``initialize`` answers the server's
+  name, version and capabilities (hrbench's methods under ``capabilities.experimental``);
+  ``initialized`` is accepted; ``shutdown`` (params ``null`` allowed) after ``initialize``
+  answers ``null`` and refuses later requests (-32600); ``exit`` ends the connection (the
+  process, over stdio: exit code 0 after ``shutdown``, 1 without, as LSP says). Without
+  ``initialize``, ``shutdown`` keeps hrbench's meaning: stop the daemon.
 - **Params stay raw** (``msgspec.Raw``): each handler decodes its own Struct, so validation
   errors carry msgspec's field path (``Expected `int`, got `str` - at `$.runs```) as -32602.
-  Nothing is turned into namedtuples.
+  Nothing is turned into namedtuples. ``"params": null`` counts as no params.
 - **msgspec encoding** (:meth:`HrbenchProtocol._send_data`): results and notifications may be
-  msgspec Structs; ``Content-Length`` counts bytes.
+  msgspec Structs; ``Content-Length`` counts bytes (case R07a).
 - **Backpressure**: :meth:`HrbenchProtocol.drain` awaits the writer's buffer; streaming
   handlers call it every few hundred notifications.
 """
@@ -32,10 +44,11 @@ from typing import Any
 import cattrs
 import msgspec
 from lsprotocol.types import ResponseErrorMessage
-from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestMessage
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.server import JsonRPCServer
+
+from hrbench_server.framing import DEFAULT_STALL_S, Fault, FrameReader, find_id
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -88,6 +101,10 @@ class HrbenchProtocol(JsonRPCProtocol):
         self._closed = False
         self._out: list[bytes] = []
         self._flush_scheduled = False
+        self._batches: dict[Any, _Batch] = {}  # request id -> the batch waiting for its response
+        self.lsp_session = False  # `initialize` was received
+        self.shutdown_requested = False  # LSP `shutdown` was received: only `exit` is accepted now
+        self.exit_requested = False  # LSP `exit` was received: the connection ends
 
     @property
     def closed(self) -> bool:
@@ -164,21 +181,34 @@ class HrbenchProtocol(JsonRPCProtocol):
                 )
             else:
                 return
+        if now and self._batches and isinstance(out, _Out):
+            batch = self._batches.pop(out.id, None)
+            if batch is not None:
+                batch.answered(body)
+                return
         self._write(body, now)
 
     def send_notification(self, method: str, params: Any) -> None:
         """Send a notification (``params`` may be a Struct) without pygls's per-message overhead."""
         self._write(self._encoder.encode(_Out(jsonrpc="2.0", method=method, params=params)))
 
-    def send_error(self, msg_id: Any, code: int, message: str, data: Any = None) -> None:
+    def send_error(
+        self, msg_id: Any, code: int, message: str, data: Any = None, batch: _Batch | None = None
+    ) -> None:
         """Send an error response (``msg_id`` may be ``None`` when the request had no readable id)."""
-        self._write(
-            self._encoder.encode(_Out(jsonrpc="2.0", id=msg_id, error=_Error(code, message, data))), True
+        self._reply(
+            self._encoder.encode(_Out(jsonrpc="2.0", id=msg_id, error=_Error(code, message, data))), batch
         )
 
-    def send_result(self, msg_id: Any, result: Any) -> None:
-        """Send a result response outside pygls's dispatch (used by the auth handshake)."""
-        self._write(self._encoder.encode(_Out(jsonrpc="2.0", id=msg_id, result=result)), True)
+    def send_result(self, msg_id: Any, result: Any, batch: _Batch | None = None) -> None:
+        """Send a result response outside pygls's dispatch (the auth handshake, ``exit`` sent as a request)."""
+        self._reply(self._encoder.encode(_Out(jsonrpc="2.0", id=msg_id, result=result)), batch)
+
+    def _reply(self, body: bytes, batch: _Batch | None) -> None:
+        if batch is None:
+            self._write(body, True)
+        else:
+            batch.add(body)
 
     async def drain(self) -> None:
         """Wait until the writer's buffer is below its high-water mark (a slow client)."""
@@ -221,84 +251,153 @@ class RpcServer(JsonRPCServer):
         logger.debug("request failed: %s", type(error).__name__)
 
 
-class _TooLarge(Exception):
-    pass
+class _Batch:
+    """The responses of one JSON-RPC batch, written as one array once every request has answered.
+
+    JSON-RPC 2.0 §6 (case R07c): a batch gets an array of responses in any order; notifications
+    get none, and a batch of notifications only gets nothing at all.
+    """
+
+    __slots__ = ("is_open", "parts", "proto", "waiting")
+
+    def __init__(self, proto: HrbenchProtocol) -> None:
+        self.proto = proto
+        self.parts: list[bytes] = []
+        self.waiting = 0
+        self.is_open = True
+
+    def expect(self, msg_id: int | str) -> None:
+        self.proto._batches[msg_id] = self
+        self.waiting += 1
+
+    def answered(self, body: bytes) -> None:
+        self.waiting -= 1
+        self.add(body)
+
+    def add(self, body: bytes) -> None:
+        self.parts.append(body)
+        self._maybe_send()
+
+    def close(self) -> None:
+        self.is_open = False
+        self._maybe_send()
+
+    def _maybe_send(self) -> None:
+        if not self.is_open and self.waiting == 0 and self.parts:
+            self.proto._write(b"[" + b",".join(self.parts) + b"]", True)
+            self.parts = []
 
 
-async def _read_frame(reader: asyncio.StreamReader, max_bytes: int) -> bytes | None:
-    """Read one ``Content-Length`` framed body; ``None`` at end of stream."""
-    length: int | None = None
-    while True:
-        line = await reader.readline()
-        if not line:
-            return None
-        if line in (b"\r\n", b"\n"):
-            if length is None:
-                continue  # stray blank line between messages
-            break
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            try:
-                length = int(value.strip())
-            except ValueError:
-                length = None
-            if length is not None and length < 0:
-                length = None
-    if length > max_bytes:
-        left = length
-        while left:
-            chunk = await reader.read(min(left, 1 << 20))
-            if not chunk:
-                return None
-            left -= len(chunk)
-        raise _TooLarge(length)
-    return await reader.readexactly(length)
+_decode_batch = msgspec.json.Decoder(list[msgspec.Raw]).decode
+_NULL = b"null"
 
 
-def _dispatch(proto: HrbenchProtocol, body: bytes) -> None:
+def _dispatch(proto: HrbenchProtocol, body: bytes) -> bool:
+    """Dispatch one body (a request, a notification or a batch of them).
+
+    Returns:
+        ``False`` when the body is not readable JSON (the frame reader then skips what is left
+        of that message: its Content-Length was probably too short).
+    """
+    i = 0
+    while i < len(body) and body[i] in b" \t\r\n":
+        i += 1
+    if body[i : i + 1] != b"[":
+        return _dispatch_one(proto, body, None)
+    try:
+        items = _decode_batch(body)
+    except RecursionError:
+        proto.send_error(find_id(body), -32600, _TOO_DEEP, {"name": "InvalidRequest"})
+        return True
+    except msgspec.DecodeError as exc:
+        proto.send_error(None, -32700, f"Parse error: {exc}", {"name": "ParseError"})
+        return False
+    if not items:
+        proto.send_error(None, -32600, "Invalid Request: an empty batch", {"name": "InvalidRequest"})
+        return True
+    batch = _Batch(proto)
+    for raw in items:
+        _dispatch_one(proto, bytes(raw), batch)
+    batch.close()
+    return True
+
+
+_TOO_DEEP = "Invalid Request: JSON nested deeper than the daemon decodes (about 900 levels)"
+
+
+def _dispatch_one(proto: HrbenchProtocol, body: bytes, batch: _Batch | None) -> bool:
+    def fail(msg_id: int | str | None, code: int, message: str, name: str) -> None:
+        proto.send_error(msg_id, code, message, {"name": name}, batch=batch)
+
     try:
         env = _decode_envelope(body)
     except msgspec.ValidationError as exc:
-        proto.send_error(None, -32600, f"Invalid Request: {exc}", {"name": "InvalidRequest"})
-        return
+        fail(find_id(body), -32600, f"Invalid Request: {exc}", "InvalidRequest")
+        return True
     except msgspec.DecodeError as exc:
-        proto.send_error(None, -32700, f"Parse error: {exc}", {"name": "ParseError"})
-        return
+        fail(find_id(body), -32700, f"Parse error: {exc}", "ParseError")
+        return False
+    except RecursionError:
+        fail(find_id(body), -32600, _TOO_DEEP, "InvalidRequest")
+        return True
     msg_id = None if env.id is msgspec.UNSET else env.id
     if env.jsonrpc != "2.0":
-        proto.send_error(
-            msg_id, -32600, 'Invalid Request: `jsonrpc` must be "2.0"', {"name": "InvalidRequest"}
-        )
-        return
-    if env.method is msgspec.UNSET:
+        fail(msg_id, -32600, 'Invalid Request: `jsonrpc` must be "2.0"', "InvalidRequest")
+        return True
+    method = env.method
+    if method is msgspec.UNSET:
         if env.result is not msgspec.UNSET or env.error is not msgspec.UNSET:
-            return  # a response: the daemon sends no requests, so nothing waits for it
-        proto.send_error(msg_id, -32600, "Invalid Request: missing `method`", {"name": "InvalidRequest"})
-        return
-    params = _EMPTY if env.params is msgspec.UNSET else env.params
-    if env.method == "$/cancelRequest":
+            return True  # a response: the daemon sends no requests, so nothing waits for it
+        fail(msg_id, -32600, "Invalid Request: missing `method`", "InvalidRequest")
+        return True
+    is_request = env.id is not msgspec.UNSET
+    if env.id is None:
+        fail(None, -32600, "Invalid Request: `id` must be a string or an integer", "InvalidRequest")
+        return True
+    if proto.shutdown_requested and method != "exit":
+        if is_request:
+            fail(msg_id, -32600, _SHUTTING_DOWN, "InvalidRequest")
+        return True
+    if method in _LIFECYCLE:
+        if method == "exit":
+            proto.exit_requested = True
+        if msg_id is not None:
+            proto.send_result(msg_id, None, batch=batch)
+        return True
+    params = env.params
+    if params is msgspec.UNSET or (len(params) == 4 and bytes(params) == _NULL):
+        params = _EMPTY  # LSP clients send `"params": null` (shutdown, exit)
+    if method == "$/cancelRequest":
         try:
             target = _decode_cancel(params)["id"]
         except (msgspec.DecodeError, KeyError):
-            if env.id is not msgspec.UNSET:
-                proto.send_error(
-                    msg_id, -32602, 'Invalid params: expected {"id": ...}', {"name": "InvalidParams"}
-                )
-            return
+            if msg_id is not None:
+                fail(msg_id, -32602, 'Invalid params: expected {"id": ...}', "InvalidParams")
+            return True
         proto.handle_message(
-            JsonRPCNotification(method=env.method, jsonrpc="2.0", params=types.SimpleNamespace(id=target))
+            JsonRPCNotification(method=method, jsonrpc="2.0", params=types.SimpleNamespace(id=target))
         )
-        return
-    if env.id is msgspec.UNSET:
-        proto.handle_message(JsonRPCNotification(method=env.method, jsonrpc="2.0", params=params))
-    elif env.id is None:
-        proto.send_error(
-            None, -32600, "Invalid Request: `id` must be a string or an integer", {"name": "InvalidRequest"}
-        )
-    else:
-        # What JsonRPCProtocol.handle_message does for a request, without its runtime-Protocol
-        # isinstance checks (a few microseconds a message): dispatch in a fresh context.
-        contextvars.copy_context().run(proto._handle_request, env.id, env.method, params)
+        return True
+    if msg_id is None:
+        proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
+        return True
+    if batch is not None:
+        if msg_id in proto._batches:
+            fail(msg_id, -32600, f"Invalid Request: id {msg_id!r} is already in flight", "InvalidRequest")
+            return True
+        batch.expect(msg_id)
+    # What JsonRPCProtocol.handle_message does for a request, without its runtime-Protocol
+    # isinstance checks (a few microseconds a message): dispatch in a fresh context.
+    contextvars.copy_context().run(proto._handle_request, msg_id, method, params)
+    return True
+
+
+_LIFECYCLE = frozenset({"initialized", "exit"})
+"""LSP lifecycle notifications handled by the connection itself (see :class:`HrbenchProtocol`)."""
+
+_SHUTTING_DOWN = "Invalid Request: `shutdown` was received; only the `exit` notification is accepted now"
+
+_FAULT_NAMES = {-32700: "ParseError", -32600: "InvalidRequest"}
 
 
 async def serve_stream(
@@ -310,8 +409,9 @@ async def serve_stream(
     token: str | None = None,
     on_close: Callable[[], Awaitable[None]] | None = None,
     keep_open: bool = False,
+    stall_s: float = DEFAULT_STALL_S,
 ) -> None:
-    """Serve one connection until the peer closes it.
+    """Serve one connection until the peer closes it or sends the LSP ``exit`` notification.
 
     Args:
         server: this connection's server (handlers registered).
@@ -323,41 +423,47 @@ async def serve_stream(
         on_close: awaited when the connection ends.
         keep_open: at end of input, leave the writer open for replies still to come (stdio);
             the caller closes it.
+        stall_s: see :data:`hrbench_server.framing.DEFAULT_STALL_S`.
     """
     proto = server.protocol
     proto.set_writer(writer)
     authed = token is None
+    frames = FrameReader(reader, max_bytes, stall_s=stall_s)
     try:
         while True:
-            try:
-                body = await _read_frame(reader, max_bytes)
-            except _TooLarge as exc:
-                proto.send_error(
-                    None,
-                    -32600,
-                    f"Invalid Request: body of {exc.args[0]} bytes exceeds {max_bytes}",
-                    {"name": "InvalidRequest"},
-                )
-                continue
-            if body is None:
+            got = await frames.next()
+            if got is None:
                 break
+            if isinstance(got, Fault):
+                proto.send_error(got.id, got.code, got.message, {"name": _FAULT_NAMES[got.code]})
+                if not authed:
+                    await proto.drain()
+                    break
+                continue
             if not authed:
-                authed = _authenticate(proto, body, token or "")
+                authed = _authenticate(proto, got, token or "")
                 if not authed:
                     await proto.drain()
                     break
                 continue
             try:
-                _dispatch(proto, body)
-            except JsonRpcException as exc:  # pragma: no cover - pygls answers these itself
-                proto.send_error(None, exc.code, exc.message)
-    except (asyncio.IncompleteReadError, ConnectionError, OSError):
+                readable = _dispatch(proto, got)
+            except Exception as exc:  # a last guard: no message may end the connection
+                logger.exception("dispatch failed")
+                proto.send_error(find_id(got), -32603, f"internal error ({type(exc).__name__})")
+                readable = True
+            if not readable:
+                frames.resync()
+            if proto.exit_requested:
+                break
+    except (ConnectionError, OSError):
         pass
     finally:
         # In-flight work keeps running (a benchmark's rows go on to the store).
         if on_close is not None:
             await on_close()
         if not keep_open:
+            proto.flush()
             proto.mark_closed()
             with contextlib.suppress(Exception):
                 close = writer.close()

@@ -132,7 +132,8 @@ def test_invalid_bench_files_are_usage_errors(tmp_path: Path) -> None:
     hrb("bench", check_rc=2)
 
 
-def test_eval_file(tmp_path: Path) -> None:
+def _eval_file(tmp_path: Path) -> Path:
+    """An evaluate() spec whose mock always answers "positive": mean score 0.5."""
     (tmp_path / "data.jsonl").write_text(
         '{"text": "great", "sentiment": "positive"}\n{"text": "bad", "sentiment": "negative"}\n'
     )
@@ -148,6 +149,11 @@ def test_eval_file(tmp_path: Path) -> None:
         reply = '{"sentiment": "positive"}'
     """)
     )
+    return spec
+
+
+def test_eval_file(tmp_path: Path) -> None:
+    spec = _eval_file(tmp_path)
     out = lines(hrb("eval", str(spec)).stdout)[0]
     assert out["mean_score"] == 0.5
 
@@ -366,3 +372,49 @@ def test_seed003_example_spec_through_hrb_eval() -> None:
     assert out["mean_score"] == 0.75
     assert out["scores"] == [1.0, 1.0, 1.0, 0.0]
     assert out["n_evaluated"] == 4 and out["n_errors"] == 0
+
+
+# -- issue 12: exit codes that say what happened ---------------------------------------------------
+
+
+def test_bench_budget_stop_exits_4_with_the_resume_command(tmp_path: Path) -> None:
+    spec = _bench_file(tmp_path, extra="[governor]\nmax_calls = 4")
+    proc = hrb("bench", str(spec), "--no-rows", check_rc=4)
+    result = lines(proc.stdout)[-1]
+    assert "budget stop: 26 run(s) were stopped by the governor" in proc.stderr
+    assert "call_cap_reached" in proc.stderr
+    command = f"hrb bench --resume {result['id']} --max-calls N"
+    assert command in proc.stderr
+    again = hrb("bench", "--resume", result["id"], "--max-calls", "100", "--no-rows")
+    done = lines(again.stdout)[-1]
+    assert done["n_resumed"] == 4 and sum(s["budget_stop"] for s in done["summary"]) == 0
+
+
+def test_bench_runs_ending_in_errors_exit_3_with_a_summary(tmp_path: Path) -> None:
+    (tmp_path / "flaky_arms.py").write_text(
+        "def flaky(item, ctx):\n    if ctx.run == 2:\n        raise KeyError('typo')\n    return 'x'\n"
+    )
+    spec = tmp_path / "errs.toml"
+    spec.write_text(
+        textwrap.dedent("""
+        runs = 5
+        [reference]
+        items = ["a", "b"]
+        labels = ["x", "x"]
+        [[arms]]
+        kind = "import"
+        path = "flaky_arms:flaky"
+    """)
+    )
+    proc = hrb("bench", str(spec), "--no-rows", check_rc=3)
+    assert "2 run(s) ended in errors" in proc.stderr
+    assert "arm 'flaky': 2 of 10 run(s) raised or failed (2 x KeyError)" in proc.stderr
+
+
+@pytest.mark.parametrize(("acc", "rc"), [("0.9", 1), ("0.5", 0), ("2", 2)])
+def test_bench_and_eval_fail_under(tmp_path: Path, acc: str, rc: int) -> None:
+    spec = _bench_file(tmp_path)  # accuracy 2/3 for both arms
+    proc = hrb("bench", str(spec), "--no-rows", "--fail-under", acc, check_rc=rc)
+    if rc == 1:
+        assert "accuracy under --fail-under 0.9: ask 0.667, ask2 0.667" in proc.stderr
+    hrb("eval", str(_eval_file(tmp_path)), "--fail-under", acc, check_rc=rc)  # 0.5 is not under 0.5

@@ -28,11 +28,13 @@ class Daemon:
         max_message_mb: float | None = None,
         env: dict[str, str] | None = None,
         allow_code_over_tcp: bool = False,
+        idle_exit_s: float | None = None,
     ) -> None:
         self.home = home
         self.tcp = tcp
         self.allow_code_over_tcp = allow_code_over_tcp
         self.max_message_mb = max_message_mb
+        self.idle_exit_s = idle_exit_s
         self.env = {**os.environ, "HRBENCH_HOME": str(home), **(env or {})}
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home.parent / f"{home.name}-daemon.log"
@@ -50,6 +52,8 @@ class Daemon:
             cmd += ["--tcp", self.tcp]
         if self.allow_code_over_tcp:
             cmd.append("--allow-code-over-tcp")
+        if self.idle_exit_s is not None:
+            cmd += ["--idle-exit", str(self.idle_exit_s)]
         return cmd
 
     def start(self, timeout_s: float = 30.0) -> Daemon:

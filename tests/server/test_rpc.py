@@ -47,7 +47,6 @@ def test_score_round_trip(shared_daemon: Daemon) -> None:
     [
         (b"{not json", -32700, "Parse error"),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "score", "params": {"output": "x"', -32700, "Parse error"),
-        (b"[1, 2, 3]", -32600, "Invalid Request"),
         (b'"just a string"', -32600, "Invalid Request"),
         (b'{"jsonrpc": "2.0", "id": 1}', -32600, "missing `method`"),
         (b'{"jsonrpc": "1.0", "id": 1, "method": "status"}', -32600, "jsonrpc"),
@@ -190,7 +189,7 @@ def test_stop_daemon_returns_once_the_process_has_exited(home: Path) -> None:
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert daemon_status(home) is None
-    again = start_daemon(home, timeout_s=5.0)  # the state dir's lock is free at once
+    again = start_daemon(home)  # the state dir's lock is free again (no stale lock refuses it)
     assert again != pid and stop_daemon(home) is True
     assert stop_daemon(home) is False
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn
 
 __all__ = [
+    "EXIT_BUDGET",
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
@@ -36,7 +37,7 @@ __all__ = [
     "run",
 ]
 
-EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
 # ReferenceValueError, SignatureError), -32602 invalid params, and a report asked of too few runs.
@@ -45,13 +46,17 @@ USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooF
 
 EXIT_CODES_HELP = """\
 exit codes:
-  0    ok
-  1    an output scored wrong (`hrb score --check`); no daemon runs (`hrb daemon status`)
+  0    ok: every run was scored (right or wrong)
+  1    an output scored wrong (`hrb score --check`); an arm's accuracy (`hrb bench`) or the
+       mean score (`hrb eval`) under --fail-under; no daemon runs (`hrb daemon status`)
   2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
        ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
        TooFewRunsError (a report of fewer than 5 runs: use --descriptive)
-  3    a daemon, transport or run error: no daemon could be reached or started, NotFound,
-       ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
+  3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
+       by arm and cause); a daemon or transport error: no daemon could be reached or started,
+       NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
+  4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
+       command that resumes it with higher limits
   130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
 """
 
@@ -124,6 +129,19 @@ def _fail_usage(msg: str) -> NoReturn:
     raise _Usage(msg)
 
 
+def _fraction(text: str) -> float:
+    """A number from 0 to 1 (``--fail-under``)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
 def _client(args: argparse.Namespace) -> Any:
     from hrbench_client.client import connect
 
@@ -181,6 +199,7 @@ class _StdinInputs:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.scorer: str = args.scorer
+        self.check: bool = args.check
         self.settings = _settings(args.settings)
         self.lines: list[int] = []
         self.error: _Usage | None = None
@@ -200,6 +219,9 @@ class _StdinInputs:
             if not isinstance(rec, dict):
                 self.error = _Usage(f'stdin line {n}: expected an object {{"output": ..., "label": ...}}')
                 return
+            if self.check and rec.get("label") is None:
+                self.error = _Usage(f"stdin line {n}: {_CHECK_NEEDS_LABEL}")
+                return
             rec.setdefault("scorer", self.scorer)
             if self.settings:
                 rec.setdefault("settings", self.settings)
@@ -210,6 +232,12 @@ class _StdinInputs:
                 return
             self.lines.append(n)
             yield params
+
+
+_CHECK_NEEDS_LABEL = (
+    '--check needs a label (--label TEXT or --label-json JSON; a "label" field on stdin): '
+    "an output without one is not scored right or wrong"
+)
 
 
 def _settings(text: str | None) -> dict[str, Any]:
@@ -233,11 +261,12 @@ def cmd_score(args: argparse.Namespace) -> int:
             item = args.item
     if args.output is None and sys.stdin.isatty():
         _fail_usage("give an OUTPUT, or JSON lines on stdin")
+    label = _label(args) if args.output is not None else None
+    if args.check and args.output is not None and label is None:
+        _fail_usage(_CHECK_NEEDS_LABEL)
     with _client(args) as hb:
         if args.output is not None:
-            r = hb.score(
-                args.output, _label(args), scorer=args.scorer, item=item, settings=_settings(args.settings)
-            )
+            r = hb.score(args.output, label, scorer=args.scorer, item=item, settings=_settings(args.settings))
             _out(r)
             return EXIT_WRONG if (args.check and r.correct is False) else EXIT_OK
         inputs = _StdinInputs(args)
@@ -312,6 +341,7 @@ def bench_params(path: str) -> Any:
         if isinstance(arm, dict) and arm.get("kind") == "outputs" and "path" in arm:
             arm["path"] = _resolve(base, arm["path"])
     data["python_path"] = [str(base), *[_resolve(base, x) for x in data.get("python_path", [])]]
+    data.setdefault("name", os.path.splitext(os.path.basename(path))[0])  # `hrb report capitals` finds it
     try:
         return _msgspec().convert(data, p.BenchmarkParams)
     except _msgspec().ValidationError as exc:
@@ -321,14 +351,20 @@ def bench_params(path: str) -> Any:
 def cmd_bench(args: argparse.Namespace) -> int:
     from hrbench_client import protocol as p
 
+    limits = {
+        k: getattr(args, k) for k in ("max_calls", "max_usd", "max_tokens") if getattr(args, k) is not None
+    }
     if args.resume:
         if args.file:
             _fail_usage("give a FILE or --resume ID, not both")
-        spec: Any = p.BenchmarkParams(resume=args.resume, stream=not args.no_rows)
+        governor = p.GovernorSpec(**limits) if limits else None
+        spec: Any = p.BenchmarkParams(resume=args.resume, stream=not args.no_rows, governor=governor)
     elif args.file:
         spec = bench_params(args.file)
         if args.no_rows:
             spec = _msgspec().structs.replace(spec, stream=False)
+        if limits:
+            spec = _msgspec().structs.replace(spec, governor=p.GovernorSpec(**limits))
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
     progress = _Progress("bench")
@@ -354,6 +390,45 @@ def cmd_bench(args: argparse.Namespace) -> int:
             print(stream.result.text, file=sys.stderr)
             for w in stream.result.warnings:
                 print(f"warning: {w}", file=sys.stderr)
+    return bench_exit(stream.result, args.fail_under)
+
+
+def bench_exit(result: Any, fail_under: float | None = None) -> int:
+    """The exit code of a finished benchmark, with a plain summary on stderr (SPEC section 6).
+
+    4 when the governor stopped runs (with the command that resumes it), else 3 when runs
+    ended in errors (how many, by arm and cause), else 1 when an arm's accuracy is under
+    ``fail_under``, else 0: every run was scored.
+    """
+    stopped = sum(s.budget_stop for s in result.summary)
+    errors = sum(s.errors for s in result.summary)
+    said = [
+        w.split(": ", 1)[1]
+        for w in result.warnings
+        if w.startswith(("ArmErrorWarning", "BudgetStoppedWarning"))
+    ]
+    if stopped:
+        _err(
+            f"budget stop: {stopped} run(s) were stopped by the governor and not run; the rows scored are kept"
+        )
+        for w in said:
+            _err(w)
+        _err(
+            f"resume with higher limits: hrb bench --resume {result.id} --max-calls N "
+            "(or --max-usd USD, --max-tokens N)"
+        )
+        return EXIT_BUDGET
+    if errors:
+        _err(f"{errors} run(s) ended in errors and were scored 'error'")
+        for w in said:
+            _err(w)
+        return EXIT_ERROR
+    if fail_under is not None:
+        low = [s for s in result.summary if s.accuracy is not None and s.accuracy < fail_under]
+        if low:
+            shown = ", ".join(f"{s.arm} {s.accuracy:.3f}" for s in low)
+            _err(f"accuracy under --fail-under {fail_under:g}: {shown}")
+            return EXIT_WRONG
     return EXIT_OK
 
 
@@ -395,7 +470,18 @@ def eval_params(path: str) -> Any:
 def cmd_eval(args: argparse.Namespace) -> int:
     spec = eval_params(args.file)
     with _client(args) as hb:
-        _out(hb.evaluate(spec))
+        result = hb.evaluate(spec)
+    _out(result)
+    fields = result if isinstance(result, dict) else {}
+    n_errors = fields.get("n_run_errors") or 0
+    if n_errors:
+        errors = fields.get("run_errors") or []
+        _err(f"{n_errors} run(s) ended in errors" + (f"; first: {errors[0]}" if errors else ""))
+        return EXIT_ERROR
+    mean = fields.get("mean_score")
+    if args.fail_under is not None and isinstance(mean, (int, float)) and mean < args.fail_under:
+        _err(f"mean score {mean:.3f} is under --fail-under {args.fail_under:g}")
+        return EXIT_WRONG
     return EXIT_OK
 
 
@@ -465,6 +551,57 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_ls(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        found = hb.benchmarks(args.limit)
+    if not args.text:
+        for b in found:
+            _out(b)
+        return EXIT_OK
+    print(f"{'id':<16}  {'name':<20}  {'created':<25}  {'status':<9}  {'rows':>11}  arms (accuracy)")
+    for b in found:
+        rows = f"{b.rows}/{b.total}" if b.total is not None else str(b.rows)
+        arms = ", ".join(f"{a} ({b.accuracy[a]:.3f})" if b.accuracy.get(a) is not None else a for a in b.arms)
+        print(f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<9}  {rows:>11}  {arms}")
+    return EXIT_OK
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        for ref in args.ids:
+            _out(hb.delete(ref))
+    return EXIT_OK
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str, option: str = "--older-than", bare: str = "d") -> float:
+    """Seconds in an age such as ``30d``, ``12h``, ``90m``, ``45s``, ``2w``; a bare number is in ``bare`` units.
+
+    Example:
+        >>> parse_age("12h"), parse_age("2"), parse_age("1.5m"), parse_age("90", bare="s")
+        (43200.0, 172800.0, 90.0, 90.0)
+    """
+    t = text.strip().lower()
+    unit = t[-1:] if t[-1:] in _UNITS else bare
+    number = t[:-1] if t[-1:] in _UNITS else t
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        _fail_usage(f"{option}: expected an age such as 30d, 12h, 90m or 45s (got {text!r})")
+    return value * _UNITS[unit]
+
+
+def cmd_gc(args: argparse.Namespace) -> int:
+    age = parse_age(args.older_than)
+    with _client(args) as hb:
+        _out(hb.gc(age, cache=not args.keep_cache, recordings=args.recordings, vacuum=not args.no_vacuum))
+    return EXIT_OK
+
+
 def cmd_cache(args: argparse.Namespace) -> int:
     with _client(args) as hb:
         _out(hb.cache_stats())
@@ -504,12 +641,20 @@ def cmd_daemon(args: argparse.Namespace) -> int:
     if args.daemon_cmd == "start":
         if args.tcp:
             _check_tcp(args.tcp)
-        pid = start_daemon(args.home, tcp=args.tcp, allow_code_over_tcp=args.allow_code_over_tcp)
+        idle = None if args.idle_exit is None else parse_age(args.idle_exit, "--idle-exit", bare="s")
+        pid = start_daemon(
+            args.home, tcp=args.tcp, idle_exit_s=idle or None, allow_code_over_tcp=args.allow_code_over_tcp
+        )
         status = daemon_status(args.home)
         try:
             tcp = json.loads(_paths.pid_path(_paths.home(args.home)).read_text()).get("tcp")
         except (OSError, ValueError):
             tcp = None
+        if status is not None and status.idle_exit_s is not None and args.idle_exit is None:
+            _err(
+                f"note: the running daemon was started on demand and stops after {status.idle_exit_s:g} s "
+                "without a client; `hrb daemon stop` then `hrb daemon start` keeps one up"
+            )
         if args.tcp and not tcp:
             _err("a daemon without --tcp is already running for this state dir; `hrb daemon stop` it first")
             return EXIT_ERROR
@@ -519,6 +664,7 @@ def cmd_daemon(args: argparse.Namespace) -> int:
                 "pid": pid,
                 "socket": str(_paths.socket_path(_paths.home(args.home))),
                 "transport": status.transport if status else None,
+                "idle_exit_s": status.idle_exit_s if status else None,
                 "tcp": tcp,
                 "token_file": str(_paths.token_path(_paths.home(args.home))) if tcp else None,
             }
@@ -568,6 +714,47 @@ def _command(argv: list[str]) -> str | None:
     return None
 
 
+_ID_HELP = "a benchmark's id, a unique prefix of it (4+ characters) or its name (the newest of that name); see `hrb ls`"
+
+
+def _version() -> str:
+    from hrbench_client import protocol as p
+
+    try:
+        from importlib.metadata import version
+
+        v = version("hrbench")
+    except Exception:  # not installed as a distribution (a source checkout on sys.path)
+        v = "unknown"
+    return f"hrb {v} (protocol {p.PROTOCOL_VERSION})"
+
+
+def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--home",
+        default=default,
+        help="state directory (default $HRBENCH_HOME, else the user state dir); before or after COMMAND",
+    )
+    parser.add_argument(
+        "--no-autostart",
+        action="store_true",
+        default=False if default is None else default,
+        help="fail instead of starting a daemon when none runs",
+    )
+
+
+def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
+    """A parser class whose instances (every subcommand's) also take the global options."""
+    import argparse
+
+    class SubParser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["parents"] = [*kwargs.get("parents", []), common]
+            super().__init__(*args, **kwargs)
+
+    return SubParser
+
+
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
@@ -577,9 +764,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog=EXIT_CODES_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--home", help="state directory (default $HRBENCH_HOME, else the user state dir)")
-    parser.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
-    sub = parser.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+    _global_options(parser, None)
+    parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
+    # The same options after the subcommand (`hrb score --home H ...`): SUPPRESS keeps a value
+    # given before the subcommand unless it is given again after it.
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+    sub = parser.add_subparsers(
+        dest="cmd", required=True, metavar="COMMAND", parser_class=_sub_parser(common)
+    )
 
     s = sub.add_parser("score", help="score outputs against labels")
     s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
@@ -599,12 +792,21 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="run a benchmark from a TOML file")
     b.add_argument("file", nargs="?", help="the benchmark spec (TOML)")
-    b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark")
+    b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark: " + _ID_HELP)
     b.add_argument("--no-rows", action="store_true", help="print only the result, not each row")
+    b.add_argument(
+        "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when an arm's accuracy is under ACC"
+    )
+    b.add_argument("--max-calls", type=int, help="the governor's call cap (also with --resume)")
+    b.add_argument("--max-usd", type=float, help="the governor's spend cap in USD (also with --resume)")
+    b.add_argument("--max-tokens", type=int, help="the governor's token cap (also with --resume)")
     b.set_defaults(fn=cmd_bench)
 
     e = sub.add_parser("eval", help="evaluate() a module from a TOML spec")
-    e.add_argument("file")
+    e.add_argument("file", help="the evaluate() spec (TOML; see examples/sentiment.toml)")
+    e.add_argument(
+        "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when the mean score is under ACC"
+    )
     e.set_defaults(fn=cmd_eval)
 
     r = sub.add_parser("ref", help="stored references")
@@ -612,23 +814,28 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     rp = rs.add_parser(
         "put", help="store a reference file (JSON lines of {id, item, label, cluster, split}, or TOML)"
     )
-    rp.add_argument("name")
-    rp.add_argument("file")
-    rp.add_argument("--format", choices=["rows", "squad"], default="rows")
+    rp.add_argument("name", help="the name to store it under")
+    rp.add_argument("file", help="the reference file (JSON lines, SQuAD JSON or TOML)")
+    rp.add_argument(
+        "--format",
+        choices=["rows", "squad"],
+        default="rows",
+        help="rows (JSON lines; default) or squad (SQuAD JSON)",
+    )
     rg = rs.add_parser("get", help="a stored reference by name or hash")
-    rg.add_argument("name")
+    rg.add_argument("name", help="the reference's name, or its hash (8+ characters of it)")
     rs.add_parser("list", help="stored references")
     r.set_defaults(fn=cmd_ref)
 
     w = sub.add_parser("rows", help="stored rows of a benchmark")
-    w.add_argument("id")
-    w.add_argument("--offset", type=int, default=0)
-    w.add_argument("--limit", type=int)
+    w.add_argument("id", help=_ID_HELP)
+    w.add_argument("--offset", type=int, default=0, help="skip this many rows first (default 0)")
+    w.add_argument("--limit", type=int, help="print at most this many rows (default: all)")
     w.add_argument("--traces", action="store_true", help="include each row's trace")
     w.set_defaults(fn=cmd_rows)
 
     rep = sub.add_parser("report", help="the statistical report of a benchmark")
-    rep.add_argument("id")
+    rep.add_argument("id", help=_ID_HELP)
     rep.add_argument(
         "--descriptive",
         action="store_true",
@@ -642,7 +849,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         metavar="{cluster,bootstrap}",
         help="interval method: cluster (default; cluster-robust standard errors) or bootstrap",
     )
-    rep.add_argument("--compare", nargs=2, metavar=("ARM_A", "ARM_B"))
+    rep.add_argument(
+        "--compare", nargs=2, metavar=("ARM_A", "ARM_B"), help="the paired difference of two arms (A - B)"
+    )
     rep.add_argument("--text", action="store_true", help="print the text report instead of JSON")
     rep.add_argument(
         "--plot",
@@ -652,18 +861,47 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     rep.set_defaults(fn=cmd_report)
 
+    ls = sub.add_parser(
+        "ls", help="stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)"
+    )
+    ls.add_argument("--limit", type=int, help="show at most this many (default: all)")
+    ls.add_argument("--text", action="store_true", help="print a table instead of JSON lines")
+    ls.set_defaults(fn=cmd_ls)
+
+    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")
+    rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    rm.set_defaults(fn=cmd_rm)
+
+    gc = sub.add_parser(
+        "gc",
+        help="delete old benchmarks and cache entries, then shrink the database",
+        description="Delete benchmarks (rows, traces, ledgers) and response-cache entries created before "
+        "the given age, then VACUUM the database. Running benchmarks are kept; recordings are kept "
+        "unless --recordings.",
+    )
+    gc.add_argument(
+        "--older-than",
+        required=True,
+        metavar="AGE",
+        help="an age: 30d, 12h, 90m, 45s, 2w (a bare number is days)",
+    )
+    gc.add_argument("--keep-cache", action="store_true", help="keep response-cache entries")
+    gc.add_argument("--recordings", action="store_true", help="delete recorded replies older than AGE too")
+    gc.add_argument("--no-vacuum", action="store_true", help="skip VACUUM (the file keeps its size)")
+    gc.set_defaults(fn=cmd_gc)
+
     c = sub.add_parser("cache", help="response cache")
-    c.add_argument("cache_cmd", choices=["stats"])
+    c.add_argument("cache_cmd", choices=["stats"], help="stats: entries, hits and size of the response cache")
     c.set_defaults(fn=cmd_cache)
 
     rec = sub.add_parser("recording", help="import or export recordings")
     recs = rec.add_subparsers(dest="rec_cmd", required=True)
-    ri = recs.add_parser("import")
-    ri.add_argument("file")
-    ri.add_argument("--name")
-    rx = recs.add_parser("export")
-    rx.add_argument("name")
-    rx.add_argument("file")
+    ri = recs.add_parser("import", help="load a recording exported as JSON lines")
+    ri.add_argument("file", help="the JSON lines file (an absolute path is sent to the daemon)")
+    ri.add_argument("--name", help="the recording's name (default: the file name without extension)")
+    rx = recs.add_parser("export", help="write a recording as JSON lines")
+    rx.add_argument("name", help="the recording's name")
+    rx.add_argument("file", help="the file to write (the daemon writes it)")
     rec.set_defaults(fn=cmd_recording)
 
     st = sub.add_parser("status", help="the daemon's status")
@@ -675,17 +913,28 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         description="start, stop or query the shared daemon; `stop` returns once the daemon has exited, "
         '`status` prints {"running": false} and exits 1 when none runs',
     )
-    d.add_argument("daemon_cmd", choices=["start", "stop", "status"])
+    d.add_argument(
+        "daemon_cmd",
+        choices=["start", "stop", "status"],
+        help="start (a daemon that stays up), stop or status",
+    )
     d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
     d.add_argument(
         "--allow-code-over-tcp",
         action="store_true",
         help="let TCP clients send import-path specs (module:function): code run as you",
     )
+    d.add_argument(
+        "--idle-exit",
+        metavar="AGE",
+        help="with start: stop after this long without a client (90s, 10m, 1h); by default a daemon "
+        "started this way stays up, while one started on demand by another command stops after "
+        "$HRBENCH_IDLE_EXIT seconds (default 600; `never` keeps it)",
+    )
     d.set_defaults(fn=cmd_daemon)
 
     sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
-    sv.add_argument("--stdio", action="store_true", required=True)
+    sv.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout (the only mode)")
     sv.set_defaults(fn=cmd_serve)
     return parser
 

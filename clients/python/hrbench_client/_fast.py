@@ -79,6 +79,8 @@ def _parse(argv: list[str]) -> tuple[str | None, dict[str, Any], bool] | None:
             i += 2
         elif a == "--check":
             check, i = True, i + 1
+        elif a == "--home" and i + 1 < len(argv):  # global options may follow the subcommand
+            home, i = argv[i + 1], i + 2
         elif a.startswith("-") or output is not None:
             return None
         else:
@@ -104,6 +106,8 @@ def _parse(argv: list[str]) -> tuple[str | None, dict[str, Any], bool] | None:
             item = json.loads(opts["--item"][0])
         except ValueError:
             item = opts["--item"][0]
+    if check and label is None:
+        return None  # the full path says why that is a usage error
     scorer = opts.get("--scorer", ["exact"])[0]
     params = {"output": output, "label": label, "item": item, "scorer": scorer, "settings": settings}
     return home, params, check

@@ -2,17 +2,25 @@
 
 Every command talks to the shared daemon of the state directory (``--home``, else
 ``$HRBENCH_HOME``, else the user state dir), starting one when none runs (``--no-autostart``
-to refuse). Results are JSON lines on stdout; a progress bar goes to stderr only when stderr is
-a terminal.
+to refuse); these global options may come before or after the command. Results are JSON lines
+on stdout; a progress bar goes to stderr only when stderr is a terminal. ``hrb --version``
+prints the version.
 
 Commands::
 
     hrb score [--scorer exact] [--label L]... [--check] OUTPUT   one output; or JSON lines on stdin
+                                                   (--check needs a label: exit 2 without one)
     hrb bench FILE.toml | --resume ID                              rows as JSON lines, then the result
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
+    hrb ls [--text]                                                 stored benchmarks, newest first
     hrb rows BENCH_ID [--traces]                                    stored rows of a benchmark
     hrb report BENCH_ID [--descriptive] [--text] [--plot F.png]     the statistical report
+    hrb rm BENCH_ID... | hrb gc --older-than 30d                    delete benchmarks; prune and VACUUM
+
+BENCH_ID is a benchmark's id (the ``id`` of ``hrb bench``'s last line, or ``hrb ls``), a unique
+prefix of it (4+ characters), or its name (the newest of that name; ``hrb bench FILE`` names a
+benchmark after its file unless the spec sets ``name``).
     hrb cache stats | hrb recording import FILE [--name N] | export NAME FILE
     hrb daemon start [--tcp 127.0.0.1:PORT] | stop | status
     hrb serve --stdio                                               a private server on stdin/stdout

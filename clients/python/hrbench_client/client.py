@@ -41,9 +41,11 @@ __all__ = [
     "BenchmarkStream",
     "Client",
     "connect",
+    "autostart_idle_exit_s",
     "daemon_status",
     "start_daemon",
     "stop_daemon",
+    "with_caller_env",
 ]
 
 T = TypeVar("T")
@@ -414,7 +416,7 @@ class Client:
                 reference, client, runs, ...), or ``{"resume": "<id>"}``.
             on_progress: called with ``(done, total)`` rows as progress arrives.
         """
-        return BenchmarkStream(self, self.send_request("benchmark", spec), on_progress)
+        return BenchmarkStream(self, self.send_request("benchmark", with_caller_env(spec)), on_progress)
 
     def resume(
         self, benchmark_id: str, on_progress: Callable[[int, int], None] | None = None
@@ -429,7 +431,7 @@ class Client:
             The seed's result fields (``mean_score``, ``scores``, ``predictions``, ...) and
             ``warnings``.
         """
-        return self.call("evaluate", spec, p.EvaluateResult).result
+        return self.call("evaluate", with_caller_env(spec), p.EvaluateResult).result
 
     def rows(
         self, benchmark_id: str, *, offset: int = 0, limit: int | None = None, traces: bool = False
@@ -457,6 +459,21 @@ class Client:
         """Export a recording to a JSON-lines file."""
         params = {"name": name, "path": os.path.abspath(os.fspath(path))}
         return self.call("recording/export", params, p.RecordingExportResult)
+
+    def benchmarks(self, limit: int | None = None) -> list[p.BenchmarkListing]:
+        """Stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)."""
+        return self.call("benchmark/list", {"limit": limit}, p.BenchmarkListResult).benchmarks
+
+    def delete(self, ref: str) -> p.BenchmarkDeleteResult:
+        """Delete a stored benchmark (id, unique id prefix or name) with its rows and traces."""
+        return self.call("benchmark/delete", {"id": ref}, p.BenchmarkDeleteResult)
+
+    def gc(
+        self, older_than_s: float, *, cache: bool = True, recordings: bool = False, vacuum: bool = True
+    ) -> p.GcResult:
+        """Delete benchmarks (and cache entries; recordings when asked) older than ``older_than_s``."""
+        params = p.GcParams(older_than_s=older_than_s, cache=cache, recordings=recordings, vacuum=vacuum)
+        return self.call("gc", params, p.GcResult)
 
     def status(self) -> p.StatusResult:
         """The daemon's status."""
@@ -488,6 +505,49 @@ def _server_command() -> list[str]:
     return [_python(), "-P", "-m", "hrbench_server"]
 
 
+_KEY_DEFAULTS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def _key_names(spec: Any) -> set[str]:
+    """The environment variables holding API keys that a spec's model clients name."""
+    names: set[str] = set()
+    if isinstance(spec, dict):
+        if spec.get("kind") in _KEY_DEFAULTS:
+            name = spec.get("api_key_env", _KEY_DEFAULTS[spec["kind"]])
+            if isinstance(name, str):
+                names.add(name)
+        for key, value in spec.items():
+            if key != "env":
+                names |= _key_names(value)
+    elif isinstance(spec, list):
+        for value in spec:
+            names |= _key_names(value)
+    return names
+
+
+def with_caller_env(spec: Any) -> Any:
+    """``spec`` plus ``env``: this process's values of the key variables the spec names (SPEC §4).
+
+    The daemon uses them for this request only, before its own environment, and never stores
+    or logs them; so ``OPENAI_API_KEY=... hrb bench`` works against a daemon started without
+    it. Variables not set here are not sent; an ``env`` already in the spec is kept as given.
+
+    Example:
+        >>> os.environ["HRB_DOC_KEY"] = "k"
+        >>> with_caller_env({"client": {"kind": "openai", "model": "m", "api_key_env": "HRB_DOC_KEY"}})["env"]
+        {'HRB_DOC_KEY': 'k'}
+        >>> del os.environ["HRB_DOC_KEY"]
+    """
+    struct = isinstance(spec, msgspec.Struct)
+    plain = msgspec.to_builtins(spec) if struct else spec
+    if not isinstance(plain, dict) or plain.get("env"):
+        return spec
+    env = {n: os.environ[n] for n in sorted(_key_names(plain)) if os.environ.get(n)}
+    if not env:
+        return spec
+    return msgspec.structs.replace(spec, env=env) if struct else {**plain, "env": env}
+
+
 def _try_unix(state: Path, timeout_s: float | None) -> Client | None:
     """A connection to the daemon's socket; ``None`` when none answers.
 
@@ -509,13 +569,23 @@ def start_daemon(
     tcp: str | None = None,
     timeout_s: float = 20.0,
     env: dict[str, str] | None = None,
+    idle_exit_s: float | None = None,
     allow_code_over_tcp: bool = False,
 ) -> int:
     """Start a daemon for ``home`` (detached) unless one answers; returns its pid.
 
     The daemon runs in the state directory with ``python -P`` (the caller's directory is
-    never on its import path). ``allow_code_over_tcp`` lets TCP clients send import-path
-    specs (code; see the README's trust model).
+    never on its import path).
+
+    Args:
+        home: the state directory.
+        tcp: also listen on this loopback ``HOST:PORT``.
+        timeout_s: how long to wait for it to answer.
+        env: the daemon's environment (default: this process's).
+        idle_exit_s: the daemon stops after this many seconds without a client or a running
+            benchmark; ``None`` keeps it up until stopped.
+        allow_code_over_tcp: let TCP clients send import-path specs (code; see the README's
+            trust model).
 
     Raises:
         DaemonError: the daemon did not come up within ``timeout_s`` (its log says why).
@@ -534,6 +604,8 @@ def start_daemon(
         cmd += ["--tcp", tcp]
     if allow_code_over_tcp:
         cmd.append("--allow-code-over-tcp")
+    if idle_exit_s is not None:
+        cmd += ["--idle-exit", repr(float(idle_exit_s))]
     try:
         proc = subprocess.Popen(
             cmd,
@@ -644,6 +716,38 @@ def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float 
     return True
 
 
+DEFAULT_IDLE_EXIT_S = 600.0
+"""How long a daemon started on demand (``connect``, any ``hrb`` command) waits without a client
+before it exits; ``$HRBENCH_IDLE_EXIT`` (seconds; ``0`` or ``never`` to keep it) overrides it."""
+
+
+def autostart_idle_exit_s() -> float | None:
+    """The idle timeout of a daemon started on demand: ``$HRBENCH_IDLE_EXIT`` or 600 s.
+
+    Raises:
+        DaemonError: ``$HRBENCH_IDLE_EXIT`` is neither a number of seconds nor ``never``.
+
+    Example:
+        >>> os.environ["HRBENCH_IDLE_EXIT"] = "never"; autostart_idle_exit_s() is None
+        True
+        >>> os.environ["HRBENCH_IDLE_EXIT"] = "90"; autostart_idle_exit_s()
+        90.0
+        >>> del os.environ["HRBENCH_IDLE_EXIT"]
+    """
+    text = os.environ.get("HRBENCH_IDLE_EXIT", "").strip().lower()
+    if not text:
+        return DEFAULT_IDLE_EXIT_S
+    if text in ("never", "0"):
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise DaemonError(f"HRBENCH_IDLE_EXIT must be a number of seconds or `never` (got {text!r})")
+    return value
+
+
 def connect(
     home: str | os.PathLike[str] | None = None,
     *,
@@ -655,7 +759,8 @@ def connect(
 
     Args:
         home: the state directory.
-        autostart: start a daemon when none answers (not with ``tcp``).
+        autostart: start a daemon when none answers (not with ``tcp``); it stops after
+            :func:`autostart_idle_exit_s` seconds with no client and no running benchmark.
         timeout_s: socket timeout for each read (``None``: wait as long as a benchmark takes).
         tcp: use the daemon's loopback TCP listener (started with ``--tcp``) and the token
             file of the state directory instead of the Unix socket.
@@ -683,7 +788,7 @@ def connect(
         return client
     if not autostart:
         raise DaemonError(f"no hrbench daemon is running for {state} (start one with `hrb daemon start`)")
-    start_daemon(state)
+    start_daemon(state, idle_exit_s=autostart_idle_exit_s())
     client = _try_unix(state, timeout_s)
     if client is None:
         raise DaemonError(f"the daemon for {state} started but does not accept connections")

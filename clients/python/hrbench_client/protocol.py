@@ -37,7 +37,12 @@ __all__ = [
     "ArmSummary",
     "AuthParams",
     "AuthResult",
+    "BenchmarkDeleteParams",
+    "BenchmarkDeleteResult",
     "BenchmarkInfo",
+    "BenchmarkListParams",
+    "BenchmarkListResult",
+    "BenchmarkListing",
     "BenchmarkParams",
     "BenchmarkResult",
     "BenchmarkRowsParams",
@@ -50,8 +55,13 @@ __all__ = [
     "EvalModuleSpec",
     "EvaluateParams",
     "EvaluateResult",
+    "GcParams",
+    "GcResult",
     "GovernorSpec",
+    "HrbenchCapabilities",
     "ImportArmSpec",
+    "InitializeParams",
+    "InitializeResult",
     "MockClientSpec",
     "OpenAIClientSpec",
     "OutputsArmSpec",
@@ -75,6 +85,9 @@ __all__ = [
     "RowNotification",
     "ScoreParams",
     "ScoreResult",
+    "ServerCapabilities",
+    "ServerExperimental",
+    "ServerInfo",
     "ShutdownParams",
     "ShutdownResult",
     "StatusParams",
@@ -103,6 +116,14 @@ EnvName = Annotated[
     ),
 ]
 Name = Annotated[str, Meta(min_length=1, max_length=200)]
+CallerEnv = Annotated[
+    dict[EnvName, str],
+    Meta(
+        description="Values of the environment variables the spec names (API keys), sent by the client "
+        "from the caller's environment over the same-user local channel: used for this request only "
+        "(before the daemon's own environment), never stored, logged or echoed."
+    ),
+]
 ItemId = str
 
 
@@ -345,9 +366,11 @@ class BenchmarkParams(_Spec):
     mock functions (``hrb bench`` adds the TOML file's directory). To resume an interrupted
     benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
     they must match the stored spec): finished rows are kept and not run again, finished calls
-    are answered from the cache. ``scorer`` decides each row right or wrong; ``metrics`` names
-    graded scores reported beside its accuracy in the summary (``tatqa``: the official TAT-QA
-    EM and F1; ``squad``: SQuAD v2.0 EM and F1; or ``package.module:function``).
+    are answered from the cache. Runs the governor stopped are run again, and ``governor`` may
+    be given with ``resume`` to raise the limits for the rest (a budget stop is resumable).
+    ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
+    its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
+    v2.0 EM and F1; or ``package.module:function``).
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -367,6 +390,7 @@ class BenchmarkParams(_Spec):
     stream: bool = True
     name: str | None = None
     python_path: list[str] = field(default_factory=list)
+    env: CallerEnv = field(default_factory=dict)
 
 
 class ArmInfo(Struct, kw_only=True):
@@ -384,9 +408,10 @@ class ArmSummary(Struct, kw_only=True):
     ``accuracy`` is the mean over runs within each item, then over labelled items, on the
     reportable rows; ``None`` when no item is labelled. ``runs`` counts reportable rows,
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
-    ``budget_stop``, counted apart. ``usd`` sums every row (``None`` when a model had no price).
-    ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged as
-    ``accuracy``; ``None`` for an arm with resumed rows.
+    ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
+    failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
+    no price). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
+    as ``accuracy``; ``None`` for an arm with resumed rows.
     """
 
     arm: str
@@ -395,6 +420,7 @@ class ArmSummary(Struct, kw_only=True):
     runs: int = 0
     wrong: int = 0
     failed: int = 0
+    errors: int = 0
     budget_stop: int = 0
     usd: float | None = 0.0
     tokens_in: int = 0
@@ -506,6 +532,7 @@ class EvaluateParams(_Spec):
     cache: bool = True
     trace_context: Any = None
     python_path: list[str] = field(default_factory=list)
+    env: CallerEnv = field(default_factory=dict)
 
 
 class EvaluateResult(Struct, kw_only=True):
@@ -613,6 +640,71 @@ class BenchmarkRowsResult(Struct, kw_only=True):
     traces: dict[str, list[Step]] | None = None
 
 
+class BenchmarkListParams(_Spec):
+    """Params of ``benchmark/list``: stored benchmarks, newest first."""
+
+    limit: Annotated[int, Meta(ge=1)] | None = None
+
+
+class BenchmarkListing(Struct, kw_only=True):
+    """One stored benchmark as ``hrb ls`` shows it."""
+
+    id: str
+    name: str | None = None
+    created: str | None = None
+    status: str
+    arms: list[str]
+    rows: int
+    total: int | None = None
+    accuracy: dict[str, float | None] = field(default_factory=dict)
+
+
+class BenchmarkListResult(Struct, kw_only=True):
+    """Stored benchmarks, newest first."""
+
+    benchmarks: list[BenchmarkListing]
+
+
+class BenchmarkDeleteParams(_Spec):
+    """Params of ``benchmark/delete``: a benchmark (id, unique id prefix or name) with its rows and traces."""
+
+    id: str
+
+
+class BenchmarkDeleteResult(Struct, kw_only=True):
+    """What ``benchmark/delete`` removed."""
+
+    id: str
+    rows: int
+    traces: int
+
+
+class GcParams(_Spec):
+    """Params of ``gc``: delete what is older than ``older_than_s`` seconds, then VACUUM.
+
+    Benchmarks (rows, traces, ledgers) always; running ones never. ``cache``: response-cache
+    entries too (default). ``recordings``: recorded replies too (off by default).
+    """
+
+    older_than_s: Annotated[float, Meta(ge=0)]
+    cache: bool = True
+    recordings: bool = False
+    vacuum: bool = True
+
+
+class GcResult(Struct, kw_only=True):
+    """Counts deleted and the database's size (bytes, with its WAL) before and after."""
+
+    benchmarks: int
+    rows: int
+    traces: int
+    cache: int
+    recordings: int
+    bytes_before: int
+    bytes_after: int
+    vacuumed: bool
+
+
 class ReportParams(_Spec):
     """Params of ``report``: the statistical report of a stored benchmark."""
 
@@ -641,16 +733,68 @@ class StatusResult(Struct, kw_only=True):
     running: list[str]
     home: str
     transport: str
+    idle_exit_s: float | None = None
 
 
 class ShutdownParams(_Spec):
-    """Params of ``shutdown`` (none): the daemon stops after answering."""
+    """Params of ``shutdown`` (none; ``null`` is accepted as none).
+
+    Without ``initialize`` on the connection, the daemon stops after answering
+    (:class:`ShutdownResult`). After ``initialize`` (an LSP client), it is LSP's ``shutdown``:
+    the answer is ``null``, later requests are refused, and the ``exit`` notification ends the
+    connection (over stdio, the process).
+    """
 
 
 class ShutdownResult(Struct, kw_only=True):
-    """Acknowledges ``shutdown``."""
+    """Acknowledges ``shutdown`` (``null`` instead, after ``initialize``)."""
 
     ok: bool = True
+
+
+class InitializeParams(Struct, kw_only=True):
+    """Params of ``initialize``: LSP's ``InitializeParams``; every field is optional and unread.
+
+    Sending ``initialize`` is optional for hrbench's own clients; LSP clients send it first.
+    """
+
+    processId: int | None = None  # noqa: N815 - LSP's spelling
+    clientInfo: dict[str, Any] | None = None  # noqa: N815
+    capabilities: dict[str, Any] = field(default_factory=dict)
+
+
+class HrbenchCapabilities(Struct, kw_only=True):
+    """What the server offers, under ``capabilities.experimental.hrbench`` of ``initialize``."""
+
+    protocolVersion: int  # noqa: N815 - LSP's spelling
+    methods: list[str] = field(default_factory=list)
+    notifications: list[str] = field(default_factory=list)
+
+
+class ServerExperimental(Struct, kw_only=True):
+    """``capabilities.experimental``: hrbench's own capabilities."""
+
+    hrbench: HrbenchCapabilities
+
+
+class ServerCapabilities(Struct, kw_only=True):
+    """The LSP ``ServerCapabilities`` hrbench announces (no document features; custom requests)."""
+
+    experimental: ServerExperimental
+
+
+class ServerInfo(Struct, kw_only=True):
+    """LSP ``serverInfo``."""
+
+    name: str
+    version: str
+
+
+class InitializeResult(Struct, kw_only=True):
+    """LSP's ``InitializeResult``: the server's name and version, and its methods."""
+
+    capabilities: ServerCapabilities
+    serverInfo: ServerInfo  # noqa: N815 - LSP's spelling
 
 
 class AuthParams(_Spec):
@@ -685,10 +829,14 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "recording/export": (RecordingExportParams, RecordingExportResult),
     "cache/stats": (CacheStatsParams, CacheStatsResult),
     "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
+    "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
+    "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
+    "gc": (GcParams, GcResult),
     "report": (ReportParams, ReportResult),
     "status": (StatusParams, StatusResult),
     "shutdown": (ShutdownParams, ShutdownResult),
     "auth": (AuthParams, AuthResult),
+    "initialize": (InitializeParams, InitializeResult),
 }
 """Every request method: ``name -> (params Struct, result Struct)``."""
 

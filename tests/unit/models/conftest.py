@@ -33,6 +33,10 @@ DEFAULTS: dict[str, Any] = {
     "api_key": None,
     "reply_fn": None,
     "omit_usage": False,
+    "reply_words": 0,
+    "honour_max_tokens": True,
+    "prompt_tokens": "words",
+    "serve_model": None,
     "gather": 0,
 }
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anyio
 import msgspec
 import pytest
 
+import hrbench as hb
 from hrbench.errors import BudgetRefused, ConfigError
 from hrbench.governor import Governor
 from hrbench.models import _http
@@ -223,7 +223,9 @@ def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: st
     srv.push(*[fault] * 5)
     count = Counter()
     r = send(make(kind, srv, max_attempts=3), "x", count)
-    assert not r.ok and r.text is None
+    assert not r.ok and r.raw_text is None
+    with pytest.raises(hb.ModelError, match="after 3 attempts"):
+        r.text  # noqa: B018 - reading the text of a failed reply raises (issue 12)
     assert "after 3 attempts" in (r.error or "")
     assert len(srv.requests) == 3 and count.n == 3
     assert r.usage.provenance is None
@@ -232,19 +234,18 @@ def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: st
 @both
 def test_hang_past_timeout(srv: LoopbackServer, kind: str) -> None:
     cl = make(kind, srv, timeout_s=0.3, max_attempts=2)
-    start = time.monotonic()
     r = send(cl, "[[fault:hang:hang=20]] x")
     assert not r.ok and "no reply within 0.3 s" in (r.error or "")
     assert len(srv.requests) == 2
-    assert time.monotonic() - start < 15  # cut at the client's timeout, not the server's hang
+    # the error names the client's timeout: the client cut the hang (the server hangs for 20 s)
 
 
 @both
-def test_malformed_json_not_retried(srv: LoopbackServer, kind: str) -> None:
+def test_malformed_json_retried_then_fails(srv: LoopbackServer, kind: str) -> None:
     count = Counter()
     r = send(make(kind, srv), "[[fault:malformed]] x", count)
     assert not r.ok and "malformed reply" in (r.error or "")
-    assert len(srv.requests) == 1 and count.n == 1
+    assert len(srv.requests) == 3 and count.n == 3  # FAST: max_attempts=3
 
 
 @both
@@ -288,16 +289,13 @@ def test_retry_after_respected(srv: LoopbackServer, kind: str) -> None:
     first, second = srv.requests
     gap = second.at - first.at
     assert gap >= 0.35, gap  # Retry-After is a floor; no tight upper bound (loaded machines)
-    assert gap < 10
 
 
 def test_retry_after_past_budget_is_not_waited(srv: LoopbackServer) -> None:
     srv.push("429:retry_after=30")
-    start = time.monotonic()
     r = send(make("openai", srv, max_retry_wait_s=5), "x")
     assert not r.ok and "Retry-After 30 s" in (r.error or "")
-    assert len(srv.requests) == 1
-    assert time.monotonic() - start < 10
+    assert len(srv.requests) == 1  # given up at once: not retried after the 30 s
 
 
 def test_case_H15a_429_then_ok_charges_each_attempt(srv: LoopbackServer) -> None:
@@ -344,7 +342,7 @@ def test_key_never_leaks(
     assert results[0].ok
     header = srv.requests[-1].headers["authorization" if kind == "openai" else "x-api-key"]
     assert SECRET in header
-    srv.push("echo_key", "500", "500", "500", "drop", "drop", "drop", "malformed", *["hang:hang=5"] * 3)
+    srv.push("echo_key", *["500"] * 3, *["drop"] * 3, *["malformed"] * 3, *["hang:hang=5"] * 3)
     for _ in range(5):
         results.append(send(cl, "x"))
     assert [r.ok for r in results] == [True, False, False, False, False, False]
@@ -393,8 +391,8 @@ def test_redact_key_shaped_tokens() -> None:
 
 
 def test_100_in_flight_at_concurrency_100(srv: LoopbackServer) -> None:
-    srv.set(latency_s=0.3)
-    cl = make("openai", srv, max_connections=100, timeout_s=20)
+    srv.set(latency_s=2.0)  # long enough for all 100 to be sent on a loaded machine
+    cl = make("openai", srv, max_connections=100, timeout_s=30)
     results: list[Any] = [None] * 100
 
     async def main() -> None:
@@ -405,14 +403,11 @@ def test_100_in_flight_at_concurrency_100(srv: LoopbackServer) -> None:
             for i in range(100):
                 tg.start_soon(one, i)
 
-    start = time.monotonic()
     anyio.run(main)
-    wall = time.monotonic() - start
     assert all(r.ok for r in results), [r.error for r in results if not r.ok][:3]
     assert [r.text for r in results] == [f"r{i}" for i in range(100)]
     assert len(srv.requests) == 100  # no retries were needed: no pool timeout, no dropped request
-    assert srv.max_in_flight >= 50  # they really were in flight together
-    assert wall < 100 * 0.3 / 4  # far from serial (loose: ideal is 0.3 s)
+    assert srv.max_in_flight >= 90  # in flight together, not one after another (timing: bench/concurrency.py)
 
 
 def test_more_requests_than_connections_wait_not_fail(srv: LoopbackServer) -> None:
@@ -473,8 +468,8 @@ def test_limiter_backs_off_on_429(srv: LoopbackServer) -> None:
         return after_429, ep.limiter.limit
 
     after_429, later = anyio.run(main)
-    assert 8.0 < after_429 < 9.0  # halved by the 429, then one success added 1/8
-    assert after_429 < later <= 16.0  # grows back slowly on success
+    assert after_429 == 9.0  # halved by the 429, then one success added a slot
+    assert later == 16.0  # back at the ceiling after a few successes (additive increase)
 
 
 def test_limiter_unit() -> None:

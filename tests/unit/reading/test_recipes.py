@@ -171,11 +171,11 @@ def call_chunked(model: Any, governor: hb.Governor, question: str) -> hb.Answer:
     import anyio
 
     from hrbench.arm import Context
-    from hrbench.benchmark import _Runtime
     from hrbench.pricing import Pricing
+    from hrbench.runtime import Runtime
 
     arm = chunked(**SMALL)
-    rt = _Runtime(hb.MockClient(model), governor, None, None, None, Pricing())
+    rt = Runtime(hb.MockClient(model), governor, None, None, None, Pricing())
     ctx = Context(
         arm="chunked",
         item_id="q",
@@ -217,7 +217,8 @@ def test_failed_request_is_an_error() -> None:
     def broken(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
         raise RuntimeError("boom")
 
-    bench = run(direct(), hb.MockClient(broken))
+    with pytest.warns(hb.ArmErrorWarning, match="RuntimeError: boom"):
+        bench = run(direct(), hb.MockClient(broken))
     assert {r.failure_kind for r in bench.rows} == {"error"}
 
 
@@ -321,10 +322,15 @@ def test_loopback_faults(server: Any, marker: str, kind: str) -> None:
             }
         ]
     )
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", BudgetStoppedWarning)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
         bench = hb.benchmark(direct(), ref, runs=5, client=openai_client(server), scorer=answer_scorer())
     assert {r.failure_kind for r in bench.rows} == {kind}
+    said = [str(w.message) for w in got if issubclass(w.category, hb.ArmErrorWarning)]
+    if kind == "error":  # one warning, with the cause (issue 12)
+        assert len(said) == 1 and "5 x openai: HTTP 500" in said[0]
+    else:
+        assert said == []
     if marker == "[[fault:quota]]":  # a provider quota refusal: the trace keeps the stop (case H13e)
         assert all(bench.traces[r.ledger_id][-1].source == "refused" for r in bench.rows)
         assert all("limit_refused" in (bench.traces[r.ledger_id][-1].error or "") for r in bench.rows)

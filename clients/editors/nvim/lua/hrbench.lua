@@ -1,0 +1,103 @@
+-- hrbench for Neovim (0.7+): attach the hrbench daemon as an LSP client and call its methods.
+--
+--   local hrbench = require("hrbench")
+--   local id = hrbench.start()                     -- spawns `hrb serve --stdio`
+--   hrbench.wait_ready(id)
+--   print(vim.inspect(hrbench.score(id, "  paris ", "Paris")))   -- { correct = true, ... }
+--   hrbench.stop(id)                               -- LSP shutdown + exit; the server exits 0
+--
+-- Or `require("hrbench").setup()` for the commands :HrbenchScore LABEL OUTPUT..., :HrbenchStatus
+-- and :HrbenchStop. Rows of a benchmark arrive as `hrbench/row` notifications (opts.on_row).
+local M = {}
+
+local function client(id)
+  local c = vim.lsp.get_client_by_id(id)
+  if c == nil then
+    error("hrbench: no LSP client " .. tostring(id))
+  end
+  return c
+end
+
+--- Start the server; returns the LSP client id.
+--- opts.cmd: the command (default { "hrb", "serve", "--stdio" });
+--- opts.on_row / opts.on_progress: called with each row / progress notification's params;
+--- opts.on_exit: called with (code, signal) when the server process ends.
+function M.start(opts)
+  opts = opts or {}
+  return vim.lsp.start_client({
+    name = "hrbench",
+    cmd = opts.cmd or { "hrb", "serve", "--stdio" },
+    root_dir = opts.root_dir or vim.loop.cwd(),
+    handlers = {
+      ["hrbench/row"] = function(_, params)
+        if opts.on_row then opts.on_row(params) end
+      end,
+      ["hrbench/progress"] = function(_, params)
+        if opts.on_progress then opts.on_progress(params) end
+      end,
+    },
+    on_exit = opts.on_exit,
+  })
+end
+
+--- Wait until the server has answered `initialize`; false on timeout.
+function M.wait_ready(id, timeout_ms)
+  return vim.wait(timeout_ms or 10000, function()
+    local c = vim.lsp.get_client_by_id(id)
+    return c ~= nil and c.initialized == true
+  end, 10)
+end
+
+--- Call any hrbench method and wait for its result (raises the server's error message).
+function M.request(id, method, params, timeout_ms)
+  local res, why = client(id).request_sync(method, params or vim.empty_dict(), timeout_ms or 10000)
+  if res == nil then
+    error("hrbench: " .. method .. " got no reply (" .. tostring(why) .. ")")
+  end
+  if res.err then
+    error("hrbench: " .. method .. ": " .. tostring(res.err.message or vim.inspect(res.err)))
+  end
+  return res.result
+end
+
+--- Score one output against a label; returns { correct, outcome, failure_kind, scorer }.
+function M.score(id, output, label, scorer)
+  return M.request(id, "score", { output = output, label = label, scorer = scorer or "exact" })
+end
+
+--- Run a benchmark spec (a table, as `hrb bench` reads from TOML); rows go to opts.on_row.
+function M.benchmark(id, spec, timeout_ms)
+  return M.request(id, "benchmark", spec, timeout_ms or 3600000)
+end
+
+--- LSP shutdown then exit; waits until the client is stopped (false on timeout).
+function M.stop(id, timeout_ms)
+  local c = client(id)
+  c.stop()
+  return vim.wait(timeout_ms or 10000, function() return c.is_stopped() end, 10)
+end
+
+--- Commands: :HrbenchScore LABEL OUTPUT..., :HrbenchStatus, :HrbenchStop.
+function M.setup(opts)
+  local id
+  local function ensure()
+    if id == nil or vim.lsp.get_client_by_id(id) == nil then
+      id = M.start(opts)
+      M.wait_ready(id)
+    end
+    return id
+  end
+  vim.api.nvim_create_user_command("HrbenchScore", function(cmd)
+    local label, output = cmd.fargs[1], table.concat(vim.list_slice(cmd.fargs, 2), " ")
+    print(vim.fn.json_encode(M.score(ensure(), output, label)))
+  end, { nargs = "+", desc = "hrbench: score OUTPUT against LABEL" })
+  vim.api.nvim_create_user_command("HrbenchStatus", function()
+    print(vim.fn.json_encode(M.request(ensure(), "status")))
+  end, { desc = "hrbench: the server's status" })
+  vim.api.nvim_create_user_command("HrbenchStop", function()
+    if id ~= nil then M.stop(id) end
+    id = nil
+  end, { desc = "hrbench: stop the server" })
+end
+
+return M

@@ -1,0 +1,310 @@
+"""The runtime every run of one benchmark shares: client, cache, governor, recorder, checks.
+
+:class:`Runtime` sends a run's requests (``ctx.call`` / ``ctx.acall`` reach it through the run
+context); the runner (:mod:`hrbench.benchmark`) and ``evaluate()`` (:mod:`hrbench.modules`)
+make one. It does not import the run context: :mod:`hrbench.arm` imports this module, and the
+runner imports both, so the dependency goes one way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import msgspec
+
+from hrbench.cache import Cache, cache_key, request_hash
+from hrbench.errors import BudgetRefused, DuplicateDrawError
+from hrbench.governor import Governor
+from hrbench.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, output_limit
+from hrbench.records import Request, Result, Step
+from hrbench.store import Store
+
+__all__ = ["HTTP_PROVIDERS", "Runtime", "drive", "unpriced_message"]
+
+Context = Any
+"""The run context (:class:`hrbench.arm.Context`); not imported, so that arm.py may import this."""
+
+
+HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
+"""Providers whose requests carry an output limit under a USD or token cap."""
+
+
+def unpriced_message(model: str, max_usd: float | None) -> str:
+    """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a)."""
+    return (
+        f"unpriced_model: model {model!r} has no price, so the USD cap (max_usd={max_usd}) cannot be "
+        f"enforced; give it one with pricing=hrbench.Pricing(overrides={{{model!r}: {{'input': USD_PER_M, "
+        "'output': USD_PER_M}}) (or a HRBENCH_PRICES table file), or run with Governor(max_usd=None)"
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# The runtime shared by every run of one benchmark: client, cache, governor, recorder, checks.
+# --------------------------------------------------------------------------------------------
+@dataclass
+class _Cell:
+    """Draw history of one arm on one item: what earlier runs were served."""
+
+    served: dict[str, int] = field(default_factory=dict)  # request key (draw index included) -> first run
+    response_ids: dict[str, int] = field(default_factory=dict)  # response id -> run
+
+
+class Runtime:
+    def __init__(
+        self,
+        client: Any,
+        governor: Governor,
+        cache: Cache | None,
+        record: str | None,
+        store: Store | None,
+        pricing: Pricing,
+    ) -> None:
+        self.client = client
+        self.governor = governor
+        self.cache = cache
+        self.record = record
+        self.store = store
+        self.pricing = pricing
+        self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
+        self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
+        self.inline = getattr(client, "inline", False) is True
+        self.capped = governor.max_usd is not None or governor.max_tokens is not None
+        # decided: the defaults' USD cap (hrbench.options) is not one the caller set, so a model
+        # with no price runs under it (the default call cap still bounds it); an explicit
+        # max_usd refuses an unpriced model before the first call (case R04a)
+        self.strict_usd = governor.max_usd is not None and not governor.from_defaults
+        self.bills = bool(getattr(client, "bills", False))
+        self.prices: dict[str, Any] = {}
+        self.billed_as: dict[str, set[str]] = defaultdict(set)
+        """Per requested model, the models replies were billed as (served-model switches seen)."""
+        self.quota_refused: BudgetRefused | None = None
+        """The provider's quota or billing refusal: every later request of the benchmark is refused."""
+        wire = getattr(client, "wire", None)
+        self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
+        if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
+            self.cache = None
+
+    def _price(self, model: str) -> Any:
+        if model not in self.prices:
+            self.prices[model] = self.pricing.price(model)
+        return self.prices[model]
+
+    def _reserves(self, request: Request, also: set[str]) -> bool:
+        """Whether this request is reserved: under a cap, with a price, a token cap or a bill."""
+        if not self.capped:
+            return False
+        if self.bills or self.governor.max_tokens is not None:
+            return True
+        return all(self._price(m) is not None for m in (request.model, *also))  # a priced mock
+
+    def _reservation(self, request: Request) -> tuple[float, int, str | None]:
+        """The true worst case of a request: ``(usd, tokens, unpriced model or None)`` (SPEC 6)."""
+        also = {*getattr(self.client, "billed_as", ()), *self.billed_as[request.model]}
+        if not self._reserves(request, also):
+            return 0.0, 0, None
+        usd, tokens = self.pricing.reservation(request, also)
+        if usd is None:
+            if self.bills and self.strict_usd:
+                missing = next(m for m in (request.model, *sorted(also)) if self._price(m) is None)
+                return 0.0, tokens, missing
+            usd = 0.0
+        return usd, tokens, None
+
+    def _check_reserved(self, request: Request, result: Result, usd: float, tokens: int) -> None:
+        """Stop the benchmark at once when a reply reports more than was reserved (issue 12)."""
+        served = result.model or request.model
+        if served and served != request.model:
+            self.billed_as[request.model].add(served)  # later requests reserve at its price too
+        if not self._reserves(request, set()):
+            return
+        over = []
+        if (
+            self.bills
+            and self.governor.max_usd is not None
+            and result.usd is not None
+            and result.usd > usd + 1e-12
+        ):
+            over.append(f"${result.usd:.6f} against ${usd:.6f} reserved")
+        if self.governor.max_tokens is not None and result.usage.total > tokens:
+            over.append(f"{result.usage.total} tokens against {tokens} reserved")
+        if over:
+            self.governor.halt(
+                f"a reply of {served!r} (asked for {request.model!r}) reported {' and '.join(over)}: the "
+                "provider passed the output limit sent, or billed a dearer model (declare it with the "
+                "client's billed_as=[...]); the benchmark was stopped so that no cap is passed"
+            )
+
+    def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
+        """Seed 002: is this reply a repeat of an earlier run's draw?"""
+        cell = self.cells[(ctx.arm, ctx.item_id)]
+        where = f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
+        if result.source in ("cache", "recording"):
+            earlier = cell.served.get(key)
+            if earlier is not None and earlier != ctx.run:
+                return DuplicateDrawError(
+                    f"{where} was served the reply of run {earlier} (same request and draw index); "
+                    "every request of a run should carry the run's draw index",
+                    arm=ctx.arm,
+                    item=ctx.item_id,
+                    run=ctx.run,
+                    key=key,
+                )
+            if not result.draw_keyed and ctx.run > 1:
+                return DuplicateDrawError(
+                    f"{where} was served a recorded reply without its own draw key",
+                    arm=ctx.arm,
+                    item=ctx.item_id,
+                    run=ctx.run,
+                    key=key,
+                )
+        rid = result.response_id
+        if rid:
+            earlier_run = cell.response_ids.get(rid)
+            seen = self.arm_response_ids[ctx.arm].get(rid)
+            if (earlier_run is not None and earlier_run != ctx.run) or (
+                seen is not None and seen != (ctx.item_id, ctx.run)
+            ):
+                return DuplicateDrawError(
+                    f"{where} got a reply whose provider response id {rid!r} was seen in an earlier run",
+                    arm=ctx.arm,
+                    item=ctx.item_id,
+                    run=ctx.run,
+                    key=rid,
+                )
+        return None
+
+    def _remember(self, ctx: Context, key: str, result: Result) -> None:
+        cell = self.cells[(ctx.arm, ctx.item_id)]
+        cell.served.setdefault(key, ctx.run)
+        if result.response_id:
+            cell.response_ids.setdefault(result.response_id, ctx.run)
+            self.arm_response_ids[ctx.arm].setdefault(result.response_id, (ctx.item_id, ctx.run))
+
+    async def _blocking(self, inline: bool, fn: Callable[..., Any], *args: Any) -> Any:
+        return fn(*args) if inline else await anyio.to_thread.run_sync(fn, *args)
+
+    async def call(self, ctx: Context, request: Request, inline: bool = False) -> Result:
+        """Send one request of a run through cache, governor, client, recorder and trace.
+
+        With ``inline=True`` (a sync arm's worker thread, and a client that answers without
+        suspending: ``client.inline``) SQLite is called directly instead of through a worker
+        thread, and the coroutine is driven to completion by :func:`drive` without the event
+        loop, which saves two thread hops per request.
+        """
+        if self.wire is not None and request.wire is None:  # key the request as sent (case R03a)
+            request = msgspec.structs.replace(request, wire=self.wire(request))
+        if self.capped and request.provider in HTTP_PROVIDERS and output_limit(request) is None:
+            # under a USD or token cap every request carries an output limit (SPEC section 6)
+            request = msgspec.structs.replace(
+                request, params={**request.params, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS}
+            )
+        key = cache_key(request, ctx.arm)
+        start = time.perf_counter()
+        result: Result | None = None
+        cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
+        if cache is not None and cache.read:
+            result = await self._blocking(inline, cache.get, request, ctx.arm)
+            if result is not None:
+                result = msgspec.structs.replace(result, source="cache")
+        charged: float | None = 0.0
+        if result is None:
+            usd_est, tokens_est, unpriced = self._reservation(request)
+            gate = self.governor.gate(usd_est, tokens_est)
+            try:
+                if self.quota_refused is not None:  # the provider refused on quota: send no more
+                    raise BudgetRefused(
+                        f"limit_refused: not sent, the provider refused an earlier request: {self.quota_refused}",
+                        limit="limit_refused",
+                    )
+                if unpriced is not None:
+                    raise BudgetRefused(
+                        unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model"
+                    )
+                result = await self.client.send(request, gate.attempt)
+            except BudgetRefused as exc:
+                if exc.limit == "limit_refused" and self.quota_refused is None:
+                    self.quota_refused = exc
+                gate.settle(0.0, 0)
+                ctx.notes.append(exc.limit)
+                ctx.trace.append(
+                    Step(
+                        ledger_id=ctx.ledger_id,
+                        key=key,
+                        model=request.model,
+                        source="refused",
+                        draw_index=request.draw_index,
+                        messages=request.messages,
+                        usd=0.0,
+                        error=str(exc),
+                    )
+                )
+                raise
+            if result.source == "live":
+                if result.usd is None:
+                    result = msgspec.structs.replace(
+                        result, usd=self.pricing.cost(result.usage, result.model or request.model)
+                    )
+                charged = result.usd
+                self._check_reserved(request, result, gate.usd, gate.tokens)
+                # a reply billed as a model with no price is charged its reservation (fail safe)
+                spent = result.usd if result.usd is not None or not self.bills else gate.usd
+                gate.settle(spent, result.usage.total)
+                if cache is not None and cache.write:
+                    await self._blocking(inline, cache.put, request, result, ctx.arm)
+                if self.record and self.store is not None and result.ok and not result.refused:
+                    await self._blocking(
+                        inline,
+                        self.store.recording_put,
+                        self.record,
+                        ctx.arm,
+                        request_hash(request),
+                        request,
+                        result,
+                    )
+            else:
+                gate.settle(0.0, 0)
+        dup = self._duplicate(ctx, key, result)
+        self._remember(ctx, key, result)
+        ctx.trace.append(
+            Step(
+                ledger_id=ctx.ledger_id,
+                key=key,
+                model=result.model or request.model,
+                source=result.source,
+                draw_index=request.draw_index,
+                messages=request.messages,
+                text=result.raw_text,
+                finish_reason=result.finish_reason,
+                response_id=result.response_id,
+                usage=result.usage,
+                usd=charged,
+                usd_nominal=result.usd,
+                seconds=time.perf_counter() - start,
+                error=result.error,
+            )
+        )
+        if result.note:
+            ctx.notes.append(result.note)
+        if dup is not None:
+            raise dup
+        return result
+
+
+def drive(coro: Any) -> Any:
+    """Run a coroutine that never suspends to completion, without an event loop.
+
+    Raises:
+        RuntimeError: when the coroutine suspends (it is closed first).
+    """
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("an inline request suspended; its client must not set `inline = True`")

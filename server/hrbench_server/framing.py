@@ -1,0 +1,389 @@
+r"""Reading LSP base-protocol frames (``Content-Length: N\r\n\r\n`` + N bytes of JSON), faults included.
+
+Every message on the wire is a header block, one blank line, and a body of exactly
+``Content-Length`` bytes (the LSP base protocol, which SPEC §4's JSON-RPC 2.0 daemon speaks on
+stdio and on its socket). :class:`FrameReader` hands out bodies, and for every framing fault a
+:class:`Fault` that the connection answers with a JSON-RPC error, so that no fault leaves a
+caller waiting in silence and none stops the daemon (SPEC §5: "malformed requests get JSON-RPC
+errors ...; the daemon keeps serving"; cases R07b, R07e). Decided (SPEC silent), fault by fault:
+
+- **No header at all** (a bare JSON value, e.g. a newline-delimited request): one fault per
+  value, -32600 saying that messages need ``Content-Length`` framing, with the request's id when
+  the value is readable.
+- **Header block without a usable Content-Length** (missing, not a whole number, negative): a
+  -32600 fault naming the header; when a JSON value follows the blank line it is taken as the
+  message's body (so the fault carries its id) and reading resumes after it (case R07e).
+- **Content-Length too long**: the body read stops early, with a -32600 fault carrying the
+  message's id, when the bytes received so far form a complete JSON value and then either the
+  next message's ``Content-Length`` header arrives or nothing more arrives for
+  ``stall_s`` seconds. A body that is not yet a complete value is waited for (a slow sender).
+- **Content-Length too short**: the body is cut; the connection answers its parse error
+  (-32700, with the id when the cut text shows it) and :meth:`FrameReader.resync` then skips
+  the rest of that message quietly, up to the next ``Content-Length`` header.
+- **Bytes that start no header** (anything but ``Content-Length``/``Content-Type`` where a
+  message should begin): one -32700 fault, then skipped up to the next ``Content-Length``.
+- **A header line over** ``max_header_line`` **bytes**: a -32600 fault (with the body's id
+  when the block still has a Content-Length); the line is dropped as it streams in, never held.
+- **A body over** ``max_body`` **bytes**: read and dropped as it streams in; a -32600 fault.
+
+A ``Content-Type`` header is accepted and ignored (the LSP base protocol allows it; case R07b).
+Header names are case-insensitive; a bare ``\n`` line ending is accepted as well as ``\r\n``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import NamedTuple
+
+import msgspec
+
+__all__ = ["DEFAULT_MAX_HEADER_LINE", "DEFAULT_STALL_S", "Fault", "FrameReader", "find_id"]
+
+DEFAULT_MAX_HEADER_LINE = 8 * 1024
+"""The longest header line accepted (bytes); a longer one is dropped and answered -32600."""
+
+DEFAULT_STALL_S = 1.0
+"""Seconds without new bytes after which a body that is already a complete JSON value but
+shorter than its ``Content-Length`` is answered as a framing fault."""
+
+_CHUNK = 1 << 16
+_HEADER_START = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}[ \t]*:")  # an RFC 7230 token, then `:`
+_NAMES = (b"content-length", b"content-type")
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]*[ \t]*")
+_NEXT_HEADER = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
+_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\\r\n]|\\.){0,256}")')
+_WS = b" \t\r\n"
+_json = json.JSONDecoder()
+
+FRAMING_HINT = "each message needs a `Content-Length: <bytes>` header and a blank line before its JSON body"
+"""Said in every framing fault, so a user writing a client by hand learns the rule."""
+
+
+class Fault(NamedTuple):
+    """A framing fault to answer with a JSON-RPC error.
+
+    Attributes:
+        code: -32700 (unreadable bytes) or -32600 (a message that breaks the framing rules).
+        message: what was wrong, naming the header and value, and how messages are framed.
+        id: the request's id when it could be read from the body, else ``None``.
+    """
+
+    code: int
+    message: str
+    id: int | str | None
+
+
+def find_id(body: bytes | bytearray) -> int | str | None:
+    """Best-effort request id of a body that may be cut, malformed or not JSON at all.
+
+    Lets an error about an unreadable message reach the caller waiting for that id (JSON-RPC 2.0
+    asks for ``null`` only when the id cannot be detected).
+
+    Args:
+        body: the raw bytes.
+
+    Returns:
+        The integer or string id, or ``None`` when none shows.
+
+    Example:
+        >>> find_id(b'{"jsonrpc": "2.0", "id": 7, "method": "sco')
+        7
+        >>> find_id(b'{"id": "a-1", "params": {') , find_id(b"garbage")
+        ('a-1', None)
+    """
+    try:
+        obj = msgspec.json.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        obj = None
+    if isinstance(obj, dict):
+        got = obj.get("id")
+        return got if isinstance(got, (int, str)) and not isinstance(got, bool) else None
+    m = _ID.search(body[:65536])
+    if m is None:
+        return None
+    token = m.group(1)
+    try:
+        out = msgspec.json.decode(token)
+    except msgspec.DecodeError:
+        return None
+    return out if isinstance(out, (int, str)) else None
+
+
+def _json_end(buf: bytearray | bytes, start: int) -> tuple[str, int]:
+    """Where the JSON value starting at ``start`` ends: ``("done", end)``, ``("more", 0)``, ``("bad", 0)``."""
+    text = bytes(buf[start:]).decode("utf-8", "surrogateescape")
+    try:
+        _, end = _json.raw_decode(text)
+    except json.JSONDecodeError as exc:
+        more = exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
+        return ("more" if more else "bad"), 0
+    except RecursionError:
+        return "bad", 0
+    return "done", start + len(text[:end].encode("utf-8", "surrogateescape"))
+
+
+def _one_value(body: bytes | bytearray) -> bool:
+    """``True`` when ``body`` is exactly one complete JSON value (white space around allowed)."""
+    try:
+        msgspec.json.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return True
+
+
+class FrameReader:
+    r"""Split a byte stream into message bodies and framing faults.
+
+    Args:
+        reader: the connection's stream (``await reader.read(n)``; ``b""`` at its end).
+        max_body: the largest body accepted (bytes).
+        max_header_line: the longest header line accepted (bytes).
+        stall_s: see :data:`DEFAULT_STALL_S`.
+
+    Example:
+        >>> async def demo():
+        ...     r = asyncio.StreamReader()
+        ...     r.feed_data(b'Content-Length: 2\r\n\r\n{}{"id": 3}\n')
+        ...     r.feed_eof()
+        ...     frames = FrameReader(r, 1024)
+        ...     return [await frames.next() for _ in range(3)]
+        >>> body, fault, end = asyncio.run(demo())
+        >>> body, fault.code, fault.id, end
+        (b'{}', -32600, 3, None)
+    """
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        max_body: int,
+        *,
+        max_header_line: int = DEFAULT_MAX_HEADER_LINE,
+        stall_s: float = DEFAULT_STALL_S,
+    ) -> None:
+        self._reader = reader
+        self._buf = bytearray()
+        self._eof = False
+        self.max_body = max_body
+        self.max_header_line = max_header_line
+        self.stall_s = stall_s
+        self._skipping = False  # inside bytes that belong to no message: drop up to the next header
+
+    # -- buffer -------------------------------------------------------------------------------
+    async def _more(self, wait_s: float | None = None, size: int = _CHUNK) -> bool | None:
+        """Append what the stream has: ``True`` got bytes, ``False`` end of stream, ``None`` timed out."""
+        if self._eof:
+            return False
+        try:
+            if wait_s is None:
+                data = await self._reader.read(size)
+            else:
+                data = await asyncio.wait_for(self._reader.read(size), wait_s)
+        except TimeoutError:
+            return None
+        if not data:
+            self._eof = True
+            return False
+        self._buf += data
+        return True
+
+    def resync(self) -> None:
+        """Skip the rest of a message whose body turned out unreadable (a too-short Content-Length).
+
+        Bytes up to the next ``Content-Length`` header are then dropped without a second fault.
+        """
+        self._skipping = True
+
+    # -- messages -----------------------------------------------------------------------------
+    async def next(self) -> bytes | Fault | None:
+        """The next body, or a :class:`Fault` to answer, or ``None`` at the end of the stream."""
+        buf = self._buf
+        while True:
+            i = 0
+            while i < len(buf) and buf[i] in _WS:
+                i += 1
+            if i:
+                del buf[:i]
+            if not buf:
+                if not await self._more():
+                    return None
+                continue
+            if self._skipping:
+                if not await self._skip_to_header():
+                    return None
+                continue
+            if buf[0] in b"{[":  # JSON where a header should be: a message sent without framing
+                return await self._unframed("no `Content-Length` header")
+            if _HEADER_START.match(buf) is None:
+                if len(buf) < 80 and _TOKEN.fullmatch(buf) is not None:
+                    if not await self._more():  # a header name still arriving
+                        return None
+                    continue
+                self._skipping = True
+                shown = bytes(buf[:40]).decode("utf-8", "replace")
+                return Fault(-32700, f"Parse error: expected a header, got {shown!r}; {FRAMING_HINT}", None)
+            return await self._message()
+
+    async def _skip_to_header(self) -> bool:
+        """Drop bytes up to the next ``Content-Length`` header; ``False`` at the end of the stream."""
+        buf = self._buf
+        while True:
+            m = _NEXT_HEADER.search(buf)
+            if m is not None:
+                del buf[: m.start()]
+                self._skipping = False
+                return True
+            del buf[: max(0, len(buf) - 20)]  # keep a header name that may be cut in two
+            if not await self._more():
+                buf.clear()
+                return False
+
+    async def _unframed(self, why: str) -> Fault:
+        """Consume one JSON value sent where a framed message should be, and fault it."""
+        status, end = await self._value_end()
+        msg_id = find_id(self._buf[:end] if status == "done" else self._buf)
+        if status == "done":
+            del self._buf[:end]
+        else:
+            self._skipping = True
+        return Fault(-32600, f"Invalid Request: {why}; {FRAMING_HINT}", msg_id)
+
+    async def _value_end(self) -> tuple[str, int]:
+        """Wait until the buffer starts with a complete JSON value (bounded by size and stalls)."""
+        while True:
+            status, end = _json_end(self._buf, 0)
+            if status != "more" or len(self._buf) > self.max_body:
+                return status, end
+            if not await self._more(self.stall_s):
+                return "bad", 0
+
+    async def _headers(self) -> tuple[int | None, str | None] | None:
+        """Read a header block: ``(content length, problem)``, or ``None`` at the end of the stream."""
+        buf = self._buf
+        length: int | None = None
+        problem: str | None = None
+        dropping = False  # inside an over-long header line
+        while True:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                if len(buf) > self.max_header_line:
+                    if not dropping:
+                        problem = problem or f"a header line is longer than {self.max_header_line} bytes"
+                    dropping = True
+                    buf.clear()
+                if not await self._more():
+                    return None
+                continue
+            line = bytes(buf[:nl]).rstrip(b"\r")
+            del buf[: nl + 1]
+            if dropping:
+                dropping = False
+                continue
+            if len(line) > self.max_header_line:
+                problem = problem or f"a header line is longer than {self.max_header_line} bytes"
+                continue
+            if not line:
+                return length, problem
+            name, sep, value = line.partition(b":")
+            if not sep:
+                problem = problem or f"header line {line[:40].decode('utf-8', 'replace')!r} has no `:`"
+                continue
+            if name.strip().lower() == b"content-length":
+                v = value.strip()
+                if v.isdigit():  # ASCII digits only: no sign, no space, no fraction
+                    length = int(v)
+                else:
+                    shown = v[:40].decode("utf-8", "replace")
+                    problem = problem or f"`Content-Length` must be a whole number of bytes, got {shown!r}"
+
+    async def _message(self) -> bytes | Fault | None:
+        got = await self._headers()
+        if got is None:
+            return None
+        length, problem = got
+        if length is None and problem is None:
+            problem = "no `Content-Length` header"
+        if length is None:
+            # No usable length: take a JSON value that follows as this message's body.
+            buf = self._buf
+            while not buf.lstrip(_WS):
+                more = await self._more(self.stall_s)
+                if not more:
+                    return Fault(-32600, f"Invalid Request: {problem}; {FRAMING_HINT}", None)
+            del buf[: len(buf) - len(buf.lstrip(_WS))]
+            if buf[0] in b"{[":
+                return await self._unframed(str(problem))
+            self._skipping = True
+            return Fault(-32600, f"Invalid Request: {problem}; {FRAMING_HINT}", None)
+        if length > self.max_body:
+            msg_id = await self._drop(length)
+            return Fault(-32600, f"Invalid Request: body of {length} bytes exceeds {self.max_body}", msg_id)
+        body = await self._body(length)
+        if isinstance(body, Fault) or body is None:
+            return body
+        if problem is not None:
+            return Fault(-32600, f"Invalid Request: {problem}; {FRAMING_HINT}", find_id(body))
+        return body
+
+    async def _drop(self, length: int) -> int | str | None:
+        """Read and drop ``length`` bytes as they stream in; the id the first bytes show."""
+        buf = self._buf
+        while len(buf) < min(length, 4096) and await self._more():
+            pass
+        msg_id = find_id(buf[: min(length, 4096)])
+        left = length
+        while left:
+            take = min(left, len(buf))
+            del buf[:take]
+            left -= take
+            if left and not await self._more(size=min(left, 1 << 20)):
+                break
+        return msg_id
+
+    async def _body(self, length: int) -> bytes | Fault | None:
+        """Exactly ``length`` bytes, or a fault when the Content-Length overshoots the message."""
+        buf = self._buf
+        scanned = 0  # bytes of the body already searched for the next message's header
+        while True:
+            end = min(len(buf), length)
+            lo, hi = max(0, scanned - 20), min(len(buf), length + 20)
+            scanned = end
+            # A header block ends in CR LF CR LF, which JSON holds only as white space between
+            # tokens: find() it first (memchr speed), the case-blind regex only when it is there.
+            m = _NEXT_HEADER.search(buf, lo, hi) if buf.find(b"\r\n\r\n", lo, hi) >= 0 else None
+            if m is not None and m.start() < length and _one_value(buf[: m.start()]):  # began early
+                n = m.start()
+                msg_id = find_id(buf[:n])
+                del buf[:n]
+                return self._too_long(length, n, msg_id)
+            if len(buf) >= length:
+                break
+            got = await self._more(self.stall_s, size=max(_CHUNK, min(length - len(buf), 1 << 22)))
+            if got is False:
+                return None
+            if got is None and _one_value(buf):  # stalled on a complete value that claimed more
+                n = len(buf)
+                msg_id = find_id(buf)
+                buf.clear()
+                return self._too_long(length, n, msg_id)
+        if bytes(buf[max(0, length - 64) : length]).rstrip(_WS)[-1:] not in (b"}", b"]"):
+            # A JSON-RPC body ends in `}` or `]`; this one may run on into the next message's
+            # header, cut before its blank line (the find() above cannot see that case).
+            status, end = _json_end(bytes(buf[:length]), 0)
+            rest = bytes(buf[end:length]).lstrip(_WS)[:16].lower()
+            if status == "done" and rest and any(n.startswith(rest) or rest.startswith(n) for n in _NAMES):
+                msg_id = find_id(buf[:end])
+                del buf[:end]
+                return self._too_long(length, end, msg_id)
+        body = bytes(buf[:length])
+        del buf[:length]
+        return body
+
+    @staticmethod
+    def _too_long(length: int, n: int, msg_id: int | str | None) -> Fault:
+        return Fault(
+            -32600,
+            f"Invalid Request: `Content-Length` is {length} but the message has {n} bytes; {FRAMING_HINT}",
+            msg_id,
+        )

@@ -1,0 +1,238 @@
+"""Issue 12 point 3: retries (cases R01a, R01c, R01d, R02a) against the loopback provider."""
+
+from __future__ import annotations
+
+import calendar
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+import hrbench as hb
+from hrbench.models import _http
+from hrbench.models._remote import http_date, parse_retry_after
+from hrbench.testing.loopback import LoopbackServer
+from tests.conftest import REPO, case
+from tests.unit.models.conftest import FAST, Counter, req, send
+
+TZS = ["America/New_York", "Asia/Kolkata", "Pacific/Chatham", "Australia/Lord_Howe", "UTC", "Etc/GMT+12"]
+
+
+@pytest.fixture(params=TZS)
+def tz(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Run the test with the process's local time zone set to ``request.param``."""
+    monkeypatch.setenv("TZ", request.param)
+    time.tzset()
+    try:
+        yield request.param
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+def _gmt(text: str) -> float:
+    return float(calendar.timegm(time.strptime(text, "%a, %d %b %Y %H:%M:%S GMT")))
+
+
+def test_case_R01a_asctime_date_is_gmt_in_every_time_zone(tz: str) -> None:
+    c = case("R01a")["output"]
+    assert time.localtime(0).tm_zone is not None  # the zone really applies
+    wait = parse_retry_after({"retry-after": c["retry_after"]}, now=_gmt(c["now"]))
+    assert wait == case("R01a")["label"]["wait_s"]
+
+
+def test_case_R01d_imf_fixdate(tz: str) -> None:
+    c = case("R01d")
+    wait = parse_retry_after(
+        {"retry-after": c["output"]["retry_after"]}, now=_gmt("Wed, 21 Oct 2015 07:28:00 GMT")
+    )
+    assert wait == c["label"]["wait_s"]
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "Wed, 21 Oct 2015 07:28:30 GMT",
+        "Wednesday, 21-Oct-15 07:28:30 GMT",
+        "Wed Oct 21 07:28:30 2015",
+        "Wed, 21 Oct 2015 07:28:30 -0000",
+        "Wed, 21 Oct 2015 07:28:30 +0000",
+        "Wed, 21 Oct 2015 07:28:30",
+        "Wed, 21 Oct 2015 09:28:30 +0200",
+        "Wed, 21 Oct 2015 02:28:30 -0500",
+    ],
+)
+def test_every_http_date_form_is_the_same_instant(tz: str, form: str) -> None:
+    assert http_date(form) == _gmt("Wed, 21 Oct 2015 07:28:30 GMT")
+
+
+@pytest.mark.parametrize("bad", ["soon", "", "Wed, 99 Foo 2015", "-3", "nan", "inf"])
+def test_unreadable_retry_after_is_none(bad: str) -> None:
+    assert parse_retry_after({"retry-after": bad}) is None
+
+
+def test_a_date_in_the_past_waits_zero() -> None:
+    assert parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}) == 0.0
+
+
+def _client(kind: str, srv: LoopbackServer, **kw: Any) -> Any:
+    cls = hb.OpenAIClient if kind == "openai" else hb.AnthropicClient
+    return cls("loopback-1", base_url=srv.base_url, api_key_env=None, **{**FAST, **kw})
+
+
+@pytest.mark.parametrize("form", ["asctime", "rfc850", "imf", "minus0000"])
+def test_case_R01c_dated_retry_after_end_to_end(
+    srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    c = case("R01c")
+    monkeypatch.setenv("TZ", c["output"]["TZ"])
+    time.tzset()
+    try:
+        srv.push(f"429:retry_after=2:date={form}")
+        r = send(_client("openai", srv), "[[reply:ok]] x")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert r.ok is c["label"]["result_ok"]
+    assert len(srv.requests) == c["label"]["attempts"]
+    first, second = srv.requests
+    assert second.at - first.at >= c["label"]["waited_s"] - 0.05  # the date names whole seconds
+
+
+def test_case_R02a_retries_told_the_same_wait_are_spread(srv: LoopbackServer) -> None:
+    c = case("R02a")
+    n = c["output"]["requests_in_flight"]
+    srv.push(*["429:retry_after=1"] * n)
+    cl = _client("openai", srv, wait_jitter_s=1.0, max_connections=100)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for i in range(n):
+                tg.start_soon(cl.send, req(f"[[reply:ok]] p{i}"))
+
+    anyio.run(main)
+    assert len(srv.requests) == 2 * n
+    first = {q.prompt: q.at for q in srv.requests[:n]}
+    retries = srv.requests[n:]
+    assert {q.fault for q in srv.requests[:n]} == {"429"} and {q.fault for q in retries} == {"ok"}
+    spread_ms = 1000 * (max(q.at for q in retries) - min(q.at for q in retries))
+    assert spread_ms >= c["label"]["retries_spread_ms_at_least"]
+    assert min(q.at - first[q.prompt] for q in retries) >= c["label"]["no_retry_before_s"] - 0.01
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+@pytest.mark.parametrize("fault", ["malformed", "drop"])
+def test_truncated_200_body_is_retried(srv: LoopbackServer, kind: str, fault: str) -> None:
+    srv.push(fault)
+    count = Counter()
+    r = send(_client(kind, srv), "[[reply:whole]] x", count)
+    assert r.ok and r.text == "whole"
+    assert len(srv.requests) == 2 and count.n == 2
+
+
+def test_limiter_recovers_after_a_storm_additive_increase() -> None:
+    lim = _http.AdaptiveLimiter(64)
+    for _ in range(10):  # a storm: one halving per episode
+        lim.on_rate_limited(lim.clock())
+    assert lim.limit == 1.0
+    for i in range(63):
+        lim.on_success()
+        assert lim.limit == 2.0 + i
+    assert lim.limit == 64.0
+
+
+def test_limiter_recovers_over_http(srv: LoopbackServer) -> None:
+    cl = _client("openai", srv, max_connections=16)
+
+    async def main() -> tuple[float, float]:
+        ep = _http.endpoint("openai", srv.base_url, 16)
+        for _ in range(6):
+            srv.push("429:retry_after=0")
+            assert (await cl.send(req("x"))).ok
+        low = ep.limiter.limit
+        async with anyio.create_task_group() as tg:
+            for i in range(16):
+                tg.start_soon(cl.send, req(f"y{i}"))
+        return low, ep.limiter.limit
+
+    low, after = anyio.run(main)
+    assert low <= 2.0 and after == 16.0
+
+
+@pytest.mark.parametrize("fault", ["quota", "quota429"])
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_quota_refusal_stops_every_other_cell_at_once(
+    srv: LoopbackServer, fault: str, concurrency: int
+) -> None:
+    srv.push(fault)
+    ref = hb.Reference({f"q{i}": f"q{i}" for i in range(10)}, labels=None)
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    with pytest.warns(hb.BudgetStoppedWarning, match="limit_refused"):
+        bench = hb.benchmark(
+            arm,
+            ref,
+            runs=5,
+            client=_client("openai", srv),
+            governor=hb.Governor(max_calls=1000),
+            concurrency=concurrency,
+        )
+    sent = len(srv.requests)
+    assert sent <= concurrency  # only the requests already in flight when the refusal came
+    stopped = [r for r in bench.rows if r.failure_kind == "budget_stop"]
+    assert len(stopped) == 50 - (sent - 1)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_connection_refused_gives_up_with_one_clear_error(kind: str) -> None:
+    cls = hb.OpenAIClient if kind == "openai" else hb.AnthropicClient
+    url = f"http://127.0.0.1:{_free_port()}/v1"
+    cl = cls("m", base_url=url, api_key_env=None, max_attempts=5, wait_initial_s=5.0, trust_env=False)
+    count = Counter()
+    r = anyio.run(cl.send, req("x"), count)
+    assert not r.ok and count.n == 1 and cl.attempts == 1  # no retry, no backoff wait
+    assert f"cannot connect to {url}" in (r.error or "") and "base_url" in (r.error or "")
+
+
+_RETRY_SCRIPT = """
+import logging, sys, anyio
+from hrbench import OpenAIClient
+from hrbench.records import Request
+from hrbench.testing.loopback import LoopbackServer
+if sys.argv[1] == "configured":
+    logging.basicConfig(level=logging.WARNING, format="LOG %(name)s %(message)s")
+with LoopbackServer() as srv:
+    srv.push("500", "500")
+    cl = OpenAIClient("m", base_url=srv.base_url, api_key_env=None, wait_initial_s=0.01, wait_jitter_s=0, trust_env=False)
+    r = anyio.run(cl.send, Request(messages=[{"role": "user", "content": "x"}]))
+    print("OK" if r.ok else "FAILED", len(srv.requests))
+"""
+
+
+@pytest.mark.parametrize("mode", ["silent", "configured"])
+def test_retry_logging_is_silent_unless_configured(mode: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", _RETRY_SCRIPT, mode],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=True,
+    )
+    assert out.stdout.strip() == "OK 3"
+    if mode == "silent":
+        assert out.stderr == ""
+    else:
+        assert out.stderr.count("LOG stamina") == 2  # one line per retry, when the user asks
