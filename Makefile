@@ -7,11 +7,12 @@ DATA ?= ../shared/data
 HRBENCH_DATA ?= $(abspath $(DATA))
 export HRBENCH_DATA
 
-.PHONY: help install test check lint format types bench demo schema clean
+.PHONY: help install test test-ray check lint format types bench demo schema clean
 
 help:
 	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
 	@echo "make test   - the test suite"
+	@echo "make test-ray - the Ray executor's tests on a local Ray cluster (installs the ray extra)"
 	@echo "make check  - format check, lint, types, tests"
 	@echo "make bench  - every script in bench/"
 
@@ -24,7 +25,16 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster
+
+# Ray (~240 MB) is an extra, not part of dev: its tests run apart, on a local 2-CPU cluster.
+RAY_STAMP := $(VENV)/.ray-installed
+$(RAY_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,ray]'
+	touch $(RAY_STAMP)
+
+test-ray: $(RAY_STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider tests/ray_cluster
 
 format: $(STAMP)
 	$(PY) -m ruff format hrbench server clients tests bench examples
@@ -44,7 +54,7 @@ $(PEERS):
 	.venv-peers/bin/python -m pip install --quiet dspy inspect-ai
 	touch $(PEERS)
 
-bench: $(STAMP) $(PEERS)
+bench: $(STAMP) $(PEERS) $(RAY_STAMP)
 	@for f in bench/[!_]*.py; do echo "== $$f"; $(PY) $$f || exit 1; done
 
 schema: $(STAMP)

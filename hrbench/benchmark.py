@@ -639,6 +639,7 @@ async def benchmark_async(
     done: dict[tuple[str, str, int], Row] | None = None,
     raise_duplicates: bool = True,
     keep_rows: bool = True,
+    executor: Any = None,
     metrics: Sequence[BenchMetric] | None = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
@@ -680,9 +681,18 @@ async def benchmark_async(
             shown in ``summary()["metrics"]`` and the printout; it is ``None`` (NA) for an arm
             with resumed rows, whose outputs were not kept. A metric that raises is recorded
             in the run's trace and gives no value for that run; rows are not changed.
+        executor: where the cells run: ``None`` or ``"local"`` (here), or a Ray cluster
+            (``"ray"``, ``{"kind": "ray", "address": ...}``, a
+            :class:`~hrbench.ray_executor.RayExecutor`; issue 17): same rows, one governor,
+            the store and ``on_row`` on this process.
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
+    remote = None
+    if executor is not None and executor != "local":
+        from hrbench.ray_executor import resolve_executor  # Ray itself is imported only when it runs
+
+        remote = resolve_executor(executor)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigError("concurrency", concurrency, "expected a whole number >= 1")
     if governor is not None and not isinstance(governor, Governor):
@@ -806,7 +816,7 @@ async def benchmark_async(
     size = max(1, min(8, len(cells) // (4 * concurrency)))
     async with anyio.create_task_group() as tg:
         group: list[Cell] = []
-        for ci, (cluster, item, arm) in enumerate(cells):
+        for ci, (cluster, item, arm) in enumerate(cells if remote is None else ()):
             if group and (arm.is_async or group[0][3].is_async or len(group) >= size):
                 await limiter.acquire()
                 tg.start_soon(run_cells, group)
@@ -815,6 +825,17 @@ async def benchmark_async(
         if group:
             await limiter.acquire()
             tg.start_soon(run_cells, group)
+    if remote is not None:  # the cells go to another executor; their rows come back here, once each
+
+        async def deliver(
+            ci: int, row: Row, trace: list[Step], dup: str | None, values: dict[str, float] | None
+        ) -> None:
+            if dup is not None:
+                duplicates.append(DuplicateDrawError(dup, arm=row.arm, item=row.item, run=row.run))
+            await emit(ci * runs + row.run - 1, row, trace, values)
+
+        work = [(ci, c, i, a, todo) for ci, (c, i, a) in enumerate(cells) if (todo := pending(ci, i, a))]
+        await remote.run(plan, rt, work, concurrency, deliver)
 
     final = [r for r in rows if r is not None]
     bench = Bench(
@@ -1032,7 +1053,8 @@ def benchmark(
         seed: the seed of the arms' private random streams.
         **kwargs: ``cache``, ``record``, ``store``, ``concurrency``, ``pricing``,
             ``benchmark_id``, ``on_row``, ``done``, ``raise_duplicates``, ``keep_rows``,
-            ``metrics`` (graded scores shown beside the accuracy): see :func:`benchmark_async`.
+            ``metrics`` (graded scores shown beside the accuracy), ``executor`` (``"local"``, or
+            a Ray cluster: issue 17): see :func:`benchmark_async`.
 
     Returns:
         A :class:`Bench`.

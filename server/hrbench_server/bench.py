@@ -391,6 +391,7 @@ async def _run(
                 on_row=sink.on_row,
                 done=done,
                 keep_rows=False,  # rows stream to the store: memory does not grow with rows
+                executor=params.executor,
                 metrics=built["metrics"],
             )
             status = "done"

@@ -67,6 +67,7 @@ __all__ = [
     "OutputsArmSpec",
     "ProgressNotification",
     "PromptArmSpec",
+    "RayExecutorSpec",
     "ReadingArmSpec",
     "RecordingExportParams",
     "RecordingExportResult",
@@ -354,6 +355,21 @@ class GovernorSpec(_Spec):
     max_tokens: Annotated[int, Meta(ge=0)] | None = None
 
 
+class RayExecutorSpec(_Spec, tag="ray", tag_field="kind"):
+    """Run the benchmark's cells on a Ray cluster (issue 17; the daemon needs ``hrbench[ray]``).
+
+    ``address`` is ``"auto"`` (a running cluster), ``"local"`` (one started for the run),
+    ``"ray://host:port"`` or ``"host:port"``. The daemon stays the driver: it alone writes the
+    store and streams rows; one governor actor holds the caps for every worker.
+    """
+
+    address: str = "auto"
+    num_cpus: Annotated[int, Meta(ge=1)] | None = None
+    worker_concurrency: Annotated[int, Meta(ge=1)] | None = None
+    batch_size: Annotated[int, Meta(ge=1)] | None = None
+    max_retries: Annotated[int, Meta(ge=0)] = 3
+
+
 # --------------------------------------------------------------------------------------------
 # Methods
 
@@ -370,7 +386,8 @@ class BenchmarkParams(_Spec):
     be given with ``resume`` to raise the limits for the rest (a budget stop is resumable).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
-    v2.0 EM and F1; or ``package.module:function``).
+    v2.0 EM and F1; or ``package.module:function``). ``executor`` says where the cells run:
+    ``"local"`` (the daemon's process) or a Ray cluster (``"ray"`` or a :class:`RayExecutorSpec`).
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -391,6 +408,7 @@ class BenchmarkParams(_Spec):
     name: str | None = None
     python_path: list[str] = field(default_factory=list)
     env: CallerEnv = field(default_factory=dict)
+    executor: Literal["local", "ray"] | RayExecutorSpec = "local"
 
 
 class ArmInfo(Struct, kw_only=True):
