@@ -6,7 +6,8 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
     HrbenchError
     ├── ConfigError (ValueError)      bad arguments: names the field and the value
     │   ├── ReferenceValueError       a malformed reference (wrong lengths, duplicate ids, splits)
-    │   └── SignatureError            a malformed evaluate() signature
+    │   ├── SignatureError            a malformed evaluate() signature
+    │   └── CodeRefused               an import path (code) where code is not allowed (TCP)
     ├── ReferenceLocked               a locked reference was changed
     ├── ScorerError                   a scorer broke its contract
     ├── BudgetRefused                 the governor refused a request before it was sent
@@ -14,7 +15,13 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
     ├── ReplayMiss (LookupError)      a strict replay had no recorded reply
     ├── ModelError                    a model client failed after its retries
     ├── TooFewRunsError (ValueError)  an interval report on fewer than 5 runs
-    └── NotFound (LookupError)        a stored benchmark, reference or recording does not exist
+    ├── NotFound (LookupError)        a stored benchmark, reference or recording does not exist
+    └── StoreError                    the database cannot be used; names the file and the fix
+        ├── StoreGone                 the file was deleted or replaced under a running process
+        ├── StoreFull                 the disk (or the file system's quota) is full
+        ├── StoreCorrupt              the file is not a readable SQLite database
+        └── StoreReadOnly             the file or its folder cannot be written
+    BenchmarkRunning                  a benchmark id that is running now was asked to run again
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
@@ -27,8 +34,10 @@ from typing import Any
 
 __all__ = [
     "ArmErrorWarning",
+    "BenchmarkRunning",
     "BudgetRefused",
     "BudgetStoppedWarning",
+    "CodeRefused",
     "ConfigError",
     "DuplicateDrawError",
     "FewRunsWarning",
@@ -42,6 +51,11 @@ __all__ = [
     "ReplayMiss",
     "ScorerError",
     "SignatureError",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreFull",
+    "StoreGone",
+    "StoreReadOnly",
     "TooFewRunsError",
     "failure_cause",
 ]
@@ -213,6 +227,65 @@ class NotFound(HrbenchError, LookupError):
     """Raised when a stored benchmark, reference or recording does not exist."""
 
     code = -32011
+
+
+class CodeRefused(ConfigError):
+    """Raised when a spec names code (``module:function``) where code may not run.
+
+    SPEC §4: an import path is code, run with the daemon user's rights; it is allowed over
+    stdio and the 0600 Unix socket, refused over TCP unless the daemon was started with
+    ``--allow-code-over-tcp``.
+    """
+
+    code = -32020
+
+
+class StoreError(HrbenchError):
+    """Raised when the database cannot be used; the message names the file and what to do.
+
+    Attributes:
+        path: the database file.
+    """
+
+    code = -32021
+
+    def __init__(self, message: str, path: str, **context: Any) -> None:
+        super().__init__(message, path=path, **context)
+        self.path = path
+
+
+class StoreGone(StoreError):
+    """Raised when the database file was deleted or replaced while the store had it open."""
+
+    code = -32022
+
+
+class StoreFull(StoreError):
+    """Raised when a write failed because the disk (or a quota) is full."""
+
+    code = -32023
+
+
+class StoreCorrupt(StoreError):
+    """Raised when the file is not a readable SQLite database (corrupt, or not a database)."""
+
+    code = -32024
+
+
+class StoreReadOnly(StoreError):
+    """Raised when the database or its folder cannot be written (read-only file or folder)."""
+
+    code = -32025
+
+
+class BenchmarkRunning(HrbenchError):
+    """Raised when a benchmark id that is running now is asked to run (resume) again.
+
+    Decided, issue 13 (two simultaneous resumes paid about 270 calls twice): one benchmark id
+    runs at most once at a time; the message names the run that holds it.
+    """
+
+    code = -32026
 
 
 class FewRunsWarning(UserWarning):

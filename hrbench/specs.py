@@ -22,6 +22,7 @@ recording in the store), ``mock`` (a function by import path, or canned replies)
 
 from __future__ import annotations
 
+import contextvars
 import importlib
 import json
 import os
@@ -34,7 +35,7 @@ from typing import Any
 import anyio
 
 from hrbench.arm import Arm
-from hrbench.errors import ConfigError
+from hrbench.errors import CodeRefused, ConfigError
 from hrbench.governor import Governor
 from hrbench.models.mock import MockClient
 from hrbench.reference import Reference
@@ -47,6 +48,8 @@ __all__ = [
     "build_metrics",
     "build_reference",
     "build_scorer",
+    "check_code_allowed",
+    "code_allowed",
     "format_prompt",
     "load_object",
 ]
@@ -108,6 +111,33 @@ def _import(module_name: str) -> Any:
     return module
 
 
+code_allowed: contextvars.ContextVar[bool] = contextvars.ContextVar("hrbench_code_allowed", default=True)
+"""Whether specs may name code (import paths, ``python_path``) in this context.
+
+True in the library and over the daemon's stdio and Unix socket; the daemon sets it false for
+a TCP connection unless started with ``--allow-code-over-tcp`` (SPEC §4). Worker threads see
+the value of the task that started them (``anyio.to_thread`` copies the context).
+"""
+
+
+def check_code_allowed(field: str, value: Any) -> None:
+    """Refuse code (an import path, a ``python_path``) where :data:`code_allowed` is false.
+
+    Raises:
+        CodeRefused: naming the field and the value.
+
+    Example:
+        >>> check_code_allowed("scorer", "mymod:score")  # the library: allowed
+    """
+    if not code_allowed.get():
+        raise CodeRefused(
+            field,
+            value,
+            "an import path is code run with the daemon user's rights; it is refused over TCP "
+            "(use the Unix socket or stdio, or start the daemon with --allow-code-over-tcp)",
+        )
+
+
 def load_object(path: str, field: str = "path") -> Any:
     """Import ``package.module:attribute`` (the attribute may be dotted).
 
@@ -123,11 +153,13 @@ def load_object(path: str, field: str = "path") -> Any:
 
     Raises:
         ConfigError: a malformed path, a module that cannot be imported, a missing attribute.
+        CodeRefused: where :data:`code_allowed` is false (a TCP connection to the daemon).
 
     Example:
         >>> load_object("json:dumps")([1])
         '[1]'
     """
+    check_code_allowed(field, path)
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(field, path, "expected `package.module:attribute`")

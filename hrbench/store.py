@@ -8,11 +8,13 @@ event loop never blocks on SQLite (``../shared/notes/stack.md`` §3).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,12 +22,14 @@ import anyio
 import msgspec
 
 from hrbench._sqlite import sqlite_utils
-from hrbench.errors import ConfigError
+from hrbench.errors import ConfigError, StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
 from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""The store's schema version: 1 kept one name per reference content (a second name replaced
+the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``."""
 T = TypeVar("T")
 
 _enc = msgspec.json.Encoder()
@@ -64,6 +68,9 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS reference_sets (hash TEXT PRIMARY KEY, name TEXT, created REAL, n_items INTEGER, body TEXT);
 CREATE INDEX IF NOT EXISTS reference_sets_name ON reference_sets(name);
+CREATE TABLE IF NOT EXISTS reference_names (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL, hash TEXT NOT NULL, created REAL);
+CREATE INDEX IF NOT EXISTS reference_names_name ON reference_names(name, seq);
 CREATE TABLE IF NOT EXISTS cache (
   key TEXT PRIMARY KEY, arm TEXT, request_hash TEXT, draw_index INTEGER, model TEXT,
   request TEXT, result TEXT, usd REAL, seconds REAL, response_id TEXT, created REAL);
@@ -78,6 +85,7 @@ CREATE TABLE IF NOT EXISTS rows (
   PRIMARY KEY (benchmark_id, arm, item, run));
 CREATE TABLE IF NOT EXISTS traces (benchmark_id TEXT, ledger_id TEXT, steps TEXT, PRIMARY KEY (benchmark_id, ledger_id));
 CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL);
+CREATE TABLE IF NOT EXISTS leases (benchmark_id TEXT PRIMARY KEY, owner TEXT, pid INTEGER, acquired REAL);
 """
 
 
@@ -95,7 +103,8 @@ def _open(conn: sqlite3.Connection, path: str) -> None:
     busy timeout is set before anything else; the WAL switch, which SQLite does not retry on a
     busy database, is retried; the schema is created in one ``BEGIN IMMEDIATE`` transaction
     (one writer at a time, each waiting its turn) and the version row is written with
-    ``INSERT OR IGNORE``, so a second process never adds a duplicate.
+    ``INSERT OR IGNORE``, so a second process never adds a duplicate. An older file is migrated
+    in that same transaction (:data:`_MIGRATIONS`), so it happens once.
 
     Raises:
         ConfigError: the file's schema is newer than this hrbench knows.
@@ -116,6 +125,12 @@ def _open(conn: sqlite3.Connection, path: str) -> None:
                         conn.execute(statement)
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
                 row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+                version = int(row[0])
+                if version < SCHEMA_VERSION:  # an older file: one step per version (issue 13)
+                    while version < SCHEMA_VERSION:
+                        _MIGRATIONS[version](conn)
+                        version += 1
+                    conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", [str(version)])
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
@@ -138,8 +153,17 @@ class Store:
         path: the database file; ``None`` for ``default_home() / "hrbench.sqlite3"``;
             ``":memory:"`` for a private in-memory store (tests).
 
+    Every call first checks that the file is still the one opened (its device and inode):
+    a database deleted or replaced under a running process raises :class:`StoreGone` instead
+    of writing to a file nobody will read again (decided, issue 13). SQLite failures that
+    the user must act on raise typed errors naming the file and the fix.
+
     Raises:
         ConfigError: when the file's schema is newer than this hrbench knows.
+        StoreGone: the file was deleted or replaced since it was opened.
+        StoreFull: the disk is full.
+        StoreCorrupt: the file is corrupt or not a database.
+        StoreReadOnly: the file or its folder cannot be written.
 
     Example:
         >>> s = Store(":memory:")
@@ -153,13 +177,21 @@ class Store:
             home.mkdir(parents=True, exist_ok=True, mode=0o700)
             path = home / "hrbench.sqlite3"
         self.path = str(path)
-        if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=_BUSY_S)
-        self.db = sqlite_utils.Database(conn)
+        self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
-        with self._lock:
-            _open(conn, self.path)
+        try:
+            if self.path != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                _private_files(self.path)
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=_BUSY_S)
+            self.db = sqlite_utils.Database(conn)
+            with self._lock:
+                _open(conn, self.path)
+            if self.path != ":memory:":
+                st = os.stat(self.path)
+                self._identity = (st.st_dev, st.st_ino)
+        except (sqlite3.Error, OSError) as exc:
+            raise _store_error(exc, self.path) from None
 
     def __repr__(self) -> str:
         return f"Store({self.path!r})"
@@ -173,28 +205,74 @@ class Store:
         """Run ``fn(*args)`` (a method of this store) in a worker thread."""
         return await anyio.to_thread.run_sync(lambda: fn(*args))
 
-    def _write(self, sql: str, params: Sequence[Any] = ()) -> None:
+    def check_identity(self) -> None:
+        """Raise :class:`StoreGone` when the file is no longer the one opened (deleted or replaced).
+
+        Example:
+            >>> Store(":memory:").check_identity()  # nothing to check for a private store
+        """
+        if self._identity is None:
+            return
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise StoreGone(
+                f"the database {self.path} was deleted while it was open; nothing more can be saved "
+                "to it. Restart the daemon (`hrb daemon stop`; the next start makes a new, empty "
+                "database) or put the file back from a backup",
+                self.path,
+            ) from None
+        if (st.st_dev, st.st_ino) != self._identity:
+            raise StoreGone(
+                f"the database {self.path} was replaced by another file while it was open; "
+                "nothing more is saved. Restart the daemon (`hrb daemon stop`) to use the new file",
+                self.path,
+            )
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[sqlite3.Connection]:
+        """The connection, under the lock, after :meth:`check_identity`; SQLite errors typed."""
         with self._lock:
-            self.db.execute(sql, list(params))
+            self.check_identity()
+            try:
+                yield self.db.conn
+            except sqlite3.Error as exc:
+                raise _store_error(exc, self.path) from None
+
+    @contextlib.contextmanager
+    def _tx(self, immediate: bool = False) -> Iterator[sqlite3.Connection]:
+        """:meth:`_guard` in one transaction, rolled back on any failure (a failed COMMIT too).
+
+        ``immediate`` takes the write lock at once: needed when the transaction reads before
+        it writes and another connection may write meanwhile (else SQLite answers "database
+        is locked" at the first write instead of waiting).
+        """
+        with self._guard() as conn:
+            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+                raise
+
+    def _write(self, sql: str, params: Sequence[Any] = ()) -> None:
+        with self._guard() as conn:
+            conn.execute(sql, list(params))
 
     def _many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        with self._lock:
-            conn = self.db.conn
-            conn.execute("BEGIN")
-            try:
-                conn.executemany(sql, rows)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self._tx() as conn:
+            conn.executemany(sql, rows)
 
     def _one(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        with self._lock:
-            return self.db.execute(sql, list(params)).fetchone()
+        with self._guard() as conn:
+            return conn.execute(sql, list(params)).fetchone()
 
     def _all(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self.db.execute(sql, list(params)).fetchall()
+        with self._guard() as conn:
+            return conn.execute(sql, list(params)).fetchall()
 
     # -- cache ---------------------------------------------------------------------------
     def cache_get(self, key: str) -> Result | None:
@@ -295,29 +373,97 @@ class Store:
 
     # -- references ----------------------------------------------------------------------
     def reference_put(self, reference: Any, name: str | None = None) -> str:
-        """Keep a :class:`~hrbench.Reference`; returns its hash."""
+        """Keep a :class:`~hrbench.Reference` and, when ``name`` is given, point that name at it.
+
+        Names are a history of ``name -> content hash``: each put under a name appends to it,
+        so :meth:`reference_get` of the name returns the last content put under it (put A, B,
+        then A again: A), and one content may carry several names (decided, issue 13).
+
+        Args:
+            reference: the reference (kept once per content hash).
+            name: a name to point at it, or ``None`` to keep the content only.
+
+        Returns:
+            The content hash.
+
+        Raises:
+            ConfigError: when ``name`` is empty.
+
+        Example:
+            >>> from hrbench.reference import Reference
+            >>> s = Store(":memory:")
+            >>> a, b = Reference(["q"], ["A"]), Reference(["q"], ["B"])
+            >>> for ref in (a, b, a):
+            ...     _ = s.reference_put(ref, "x")
+            >>> s.reference_get("x").labels == a.labels, len(s.reference_history("x"))
+            (True, 3)
+        """
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise ConfigError("name", name, "a reference name must be a non-empty string")
         body = _enc.encode(reference.to_dict()).decode()
-        self._write(
-            "INSERT INTO reference_sets VALUES (?,?,?,?,?) ON CONFLICT(hash) DO UPDATE SET name=coalesce(excluded.name, name)",
-            [reference.hash, name, time.time(), len(reference), body],
-        )
+        now = time.time()
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO reference_sets VALUES (?,NULL,?,?,?)",
+                [reference.hash, now, len(reference), body],
+            )
+            if name is not None:
+                conn.execute(
+                    "INSERT INTO reference_names (name, hash, created) VALUES (?,?,?)",
+                    [name, reference.hash, now],
+                )
         return str(reference.hash)
 
     def reference_get(self, key: str) -> Any:
-        """A kept reference by hash, hash prefix (8+ characters) or name; ``None`` if unknown."""
+        """A kept reference by full hash, else by name, else by hash prefix; ``None`` if unknown.
+
+        A name gives the last content put under it; a prefix needs 8+ characters.
+
+        Raises:
+            ConfigError: when a hash prefix matches more than one kept reference.
+        """
         from hrbench.reference import Reference
 
-        row = self._one(
-            "SELECT body FROM reference_sets WHERE hash=? OR name=? OR (length(?)>=8 AND hash LIKE ? || '%') "
-            "ORDER BY created DESC LIMIT 1",
-            [key, key, key, key],
-        )
+        row = self._one("SELECT body FROM reference_sets WHERE hash=?", [key])
+        if row is None:
+            row = self._one(
+                "SELECT s.body FROM reference_names n JOIN reference_sets s ON s.hash = n.hash "
+                "WHERE n.name=? ORDER BY n.seq DESC LIMIT 1",
+                [key],
+            )
+        if row is None and len(key) >= 8:
+            rows = self._all(
+                "SELECT hash, body FROM reference_sets WHERE substr(hash, 1, ?)=? LIMIT 2", [len(key), key]
+            )
+            if len(rows) > 1:
+                raise ConfigError("ref", key, "this hash prefix matches several references; give more of it")
+            row = (rows[0][1],) if rows else None
         return None if row is None else Reference.from_dict(msgspec.json.decode(row[0]))
 
     def reference_list(self) -> list[dict[str, Any]]:
-        """Kept references: hash, name, created (Unix seconds), n_items."""
-        rows = self._all("SELECT hash, name, created, n_items FROM reference_sets ORDER BY created")
+        """Kept references, oldest first: one entry per name, one per never-named content.
+
+        A name's entry is the content it points at now; a content that never had a name has
+        ``name`` ``None``.
+
+        Returns:
+            Dicts of ``hash``, ``name``, ``created`` (Unix seconds: of the name's last put, or
+            of the content) and ``n_items``.
+        """
+        rows = self._all(
+            "SELECT n.hash, n.name, n.created, s.n_items FROM reference_names n "
+            "JOIN reference_sets s ON s.hash = n.hash "
+            "WHERE n.seq = (SELECT max(seq) FROM reference_names m WHERE m.name = n.name) "
+            "UNION ALL SELECT hash, NULL, created, n_items FROM reference_sets s "
+            "WHERE NOT EXISTS (SELECT 1 FROM reference_names n WHERE n.hash = s.hash) "
+            "ORDER BY 3, 2"
+        )
         return [{"hash": h, "name": n, "created": c, "n_items": k} for h, n, c, k in rows]
+
+    def reference_history(self, name: str) -> list[dict[str, Any]]:
+        """Every put under ``name``, oldest first: dicts of ``hash`` and ``created`` (Unix s)."""
+        rows = self._all("SELECT hash, created FROM reference_names WHERE name=? ORDER BY seq", [name])
+        return [{"hash": h, "created": c} for h, c in rows]
 
     # -- benchmarks, rows, traces ----------------------------------------------------------
     def benchmark_put(
@@ -365,24 +511,30 @@ class Store:
         ]
 
     def rows_put(
-        self, benchmark_id: str, rows: Sequence[tuple[int, Row]], traces: dict[str, list[Step]] | None = None
+        self,
+        benchmark_id: str,
+        rows: Sequence[tuple[int, Row]],
+        traces: dict[str, list[Step]] | None = None,
+        ledger: tuple[int, float, int] | None = None,
     ) -> None:
-        """Write scored rows (with their order number) and their traces in one transaction."""
+        """Write scored rows, their traces and the governor's use in one transaction.
+
+        All or nothing: a batch that fails (a full disk) leaves neither its rows nor its ledger.
+        ``rows`` are ``(order number, row)``; ``ledger`` is ``(calls, usd, tokens)`` as
+        :meth:`ledger_put` takes them.
+        """
         batch = [[benchmark_id, seq, r.arm, r.item, r.run, _enc.encode(r).decode()] for seq, r in rows]
-        with self._lock:
-            conn = self.db.conn
-            conn.execute("BEGIN")
-            try:
-                conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
-                if traces:
-                    conn.executemany(
-                        "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
-                        [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
-                    )
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self._tx() as conn:
+            conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
+            if traces:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
+                    [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
+                )
+            if ledger is not None:
+                conn.execute(
+                    "INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)", [benchmark_id, *ledger, time.time()]
+                )
 
     def rows_get(self, benchmark_id: str, offset: int = 0, limit: int | None = None) -> list[Row]:
         """A benchmark's stored rows, in the seed's order, a page at a time.
@@ -441,6 +593,47 @@ class Store:
             "INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)",
             [benchmark_id, calls, usd, tokens, time.time()],
         )
+
+    def lease_acquire(self, benchmark_id: str, owner: str, pid: int | None = None) -> dict[str, Any] | None:
+        """Take the one-at-a-time lease of a benchmark id; ``None`` when taken, else the holder.
+
+        Decided, issue 13 (two simultaneous resumes both ran and paid twice): a benchmark id
+        runs at most once at a time. The lease is a row in this file, taken in one
+        ``BEGIN IMMEDIATE`` transaction, so of two concurrent takers exactly one wins. A lease
+        whose process is gone (a killed daemon; same machine: same state folder) is stale and
+        taken over.
+
+        Args:
+            benchmark_id: the benchmark.
+            owner: who takes it (unique per run, e.g. ``"<pid>:<random>"``).
+            pid: the owner's process id (default: this process).
+
+        Returns:
+            ``None`` when the lease is now ``owner``'s; else the live holder's ``owner``,
+            ``pid`` and ``acquired`` (Unix seconds).
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.lease_acquire("b", "run-1") is None, s.lease_acquire("b", "run-2")["owner"]
+            (True, 'run-1')
+            >>> s.lease_release("b", "run-1"); s.lease_acquire("b", "run-2") is None
+            True
+        """
+        pid = os.getpid() if pid is None else pid
+        with self._tx(immediate=True) as conn:
+            row = conn.execute(
+                "SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id]
+            ).fetchone()
+            if row is not None and _alive(row[1]):
+                return {"owner": row[0], "pid": row[1], "acquired": row[2]}
+            conn.execute(
+                "INSERT OR REPLACE INTO leases VALUES (?,?,?,?)", [benchmark_id, owner, pid, time.time()]
+            )
+        return None
+
+    def lease_release(self, benchmark_id: str, owner: str) -> None:
+        """Give back a lease taken by ``owner`` (another owner's lease is left alone)."""
+        self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
 
     def ledger_get(self, benchmark_id: str) -> dict[str, Any] | None:
         """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
@@ -532,23 +725,16 @@ class Store:
             How many ``benchmarks``, ``rows`` and ``traces`` were deleted.
         """
         out = {"benchmarks": 0, "rows": 0, "traces": 0}
-        with self._lock:
-            conn = self.db.conn
-            conn.execute("BEGIN")
-            try:
-                for bid in benchmark_ids:
-                    for table, col in (
-                        ("rows", "benchmark_id"),
-                        ("traces", "benchmark_id"),
-                        ("benchmarks", "id"),
-                    ):
-                        cur = conn.execute(f"DELETE FROM {table} WHERE {col}=?", [bid])
-                        out[table] += cur.rowcount
-                    conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        with self._tx() as conn:
+            for bid in benchmark_ids:
+                for table, col in (
+                    ("rows", "benchmark_id"),
+                    ("traces", "benchmark_id"),
+                    ("benchmarks", "id"),
+                ):
+                    cur = conn.execute(f"DELETE FROM {table} WHERE {col}=?", [bid])
+                    out[table] += cur.rowcount
+                conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
         return out
 
     def gc(
@@ -601,3 +787,113 @@ class Store:
         if self.path in (None, ":memory:"):
             return 0
         return sum(os.path.getsize(f) for f in (str(self.path), f"{self.path}-wal") if os.path.exists(f))
+
+
+_FULL, _CORRUPT, _NOTADB, _READONLY, _CANTOPEN, _PERM, _IOERR = 13, 11, 26, 8, 14, 3, 10
+"""SQLite's primary result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``)."""
+
+
+def _writable(path: str) -> bool:
+    folder = os.path.dirname(os.path.abspath(path))
+    return os.access(folder, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK))
+
+
+def _disk_full(path: str) -> bool:
+    try:
+        st = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 64 * 1024
+
+
+def _store_error(exc: BaseException, path: str) -> BaseException:
+    """The typed error for an SQLite or OS failure on the database ``path`` (else ``exc``).
+
+    Each names the file and what to do (decided, issue 13: these said only "internal error").
+
+    Example:
+        >>> e = _store_error(OSError(errno.ENOSPC, "No space left on device"), "/x/hrbench.sqlite3")
+        >>> type(e).__name__, str(e).startswith("the disk holding the database /x/hrbench.sqlite3 is full")
+        ('StoreFull', True)
+    """
+    if isinstance(exc, StoreError):
+        return exc
+    folder = os.path.dirname(os.path.abspath(path))
+    detail = str(exc)
+    if isinstance(exc, sqlite3.Error):
+        code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
+        detail = f"SQLite {getattr(exc, 'sqlite_errorname', 'error')}: {exc}"
+    elif isinstance(exc, OSError):
+        code = {errno.ENOSPC: _FULL, errno.EDQUOT: _FULL, errno.EROFS: _READONLY, errno.EACCES: _PERM}.get(
+            exc.errno or 0, 0
+        )
+    else:
+        return exc
+    if code == _IOERR:
+        code = _FULL if _disk_full(path) else _READONLY if not _writable(path) else 0
+    if code in (_CANTOPEN, _PERM):
+        code = _READONLY if not _writable(path) else 0
+    if code == _FULL:
+        return StoreFull(
+            f"the disk holding the database {path} is full ({detail}); the last changes were not "
+            "saved. Free some space, then run again (a benchmark resumes with its id)",
+            path,
+        )
+    if code in (_CORRUPT, _NOTADB):
+        return StoreCorrupt(
+            f"the database {path} is corrupt or not an hrbench database ({detail}). Stop the daemon, "
+            f"move the file aside (the next start makes a new one); `sqlite3 {path} .recover` may "
+            "save what it holds",
+            path,
+        )
+    if code == _READONLY:
+        return StoreReadOnly(
+            f"cannot write the database {path}: the file or its folder is read-only ({detail}). "
+            f"Make {folder} writable, or point HRBENCH_HOME (or --home) at a writable folder",
+            path,
+        )
+    return exc
+
+
+def _alive(pid: int | None) -> bool:
+    """Whether process ``pid`` exists on this machine (a lease's holder)."""
+    if pid is None:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _private_files(path: str) -> None:
+    """Make the database file 0600 before SQLite opens it, and its journals if they exist.
+
+    SQLite creates the ``-wal`` and ``-shm`` files with the database file's permissions, so a
+    file made 0600 here keeps every file of the store private (decided, issue 13: they were
+    0644 under the default umask). Files left by an older version are tightened.
+    """
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    except OSError:
+        return  # unreadable or read-only: SQLite's own open says why, and the store maps it
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.chmod(path + suffix, 0o600)
+        except OSError:
+            pass
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
+    """Schema 1 -> 2: the one name a content had becomes the first entry of its name history."""
+    conn.execute(
+        "INSERT INTO reference_names (name, hash, created) "
+        "SELECT name, hash, created FROM reference_sets WHERE name IS NOT NULL ORDER BY created"
+    )
+    conn.execute("UPDATE reference_sets SET name = NULL")
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
+"""``version -> the step that brings a file at that version to the next``."""

@@ -56,6 +56,7 @@ from hrbench.environ import env_value
 from hrbench.errors import BudgetRefused, HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
+from hrbench.redact import redact
 from hrbench.tokens import usage_of
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
@@ -74,68 +75,14 @@ _QUOTA = re.compile(
 )
 """What a quota or billing refusal says (OpenAI ``insufficient_quota``, Anthropic's credit)."""
 
-_KEYLIKE = re.compile(r"(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}|(?i:bearer)\s+[A-Za-z0-9_\-.~+/=*]{6,}")
-"""Tokens shaped like API keys (``sk-...``, ``sk-ant-...``, ``Bearer ...``), masked or not."""
-
 _CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie|session|password|signature", re.IGNORECASE)
 """Header names that may carry a credential: never part of a cache key."""
 
 _JITTER = random.Random()
 """The retry jitter's own stream: the caller's global random state is never touched."""
 
-_KEY_WINDOW = 8
-"""Characters of a key that, found together in a message, are masked."""
-
 _SNIPPET = 300
 """Characters of a server's error message kept in ``Result.error``."""
-
-
-def redact(text: str, *secrets: str | None) -> str:
-    """Remove API keys from ``text``.
-
-    Each secret is removed whole, and so is any stretch of 8 or more of its characters (a
-    server may echo part of a key); then every key-shaped token (``sk-...``, ``Bearer ...``)
-    is masked too.
-
-    Args:
-        text: a message that may quote a key (servers echo masked keys in 401 replies).
-        secrets: exact secrets to remove (the key in use).
-
-    Returns:
-        ``text`` with every secret, piece of a secret and key-shaped token replaced by ``***``.
-
-    Example:
-        >>> redact("Incorrect API key provided: sk-abc123456789", None)
-        'Incorrect API key provided: ***'
-        >>> redact("bad key hrb_0123456789abc", "hrb_0123456789abcdef")
-        'bad key ***'
-    """
-    for secret in secrets:
-        if not secret or len(secret) < 4:
-            continue
-        text = text.replace(secret, "***")
-        window = min(_KEY_WINDOW, len(secret))
-        pieces = {secret[i : i + window] for i in range(len(secret) - window + 1)}
-        if any(p in text for p in pieces):
-            text = _mask_runs(text, secret, window)
-    return _KEYLIKE.sub("***", text)
-
-
-def _mask_runs(text: str, secret: str, window: int) -> str:
-    """Mask every stretch of ``text`` of ``window`` or more characters that occurs in ``secret``."""
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        j = i + window
-        if j <= len(text) and text[i:j] in secret:
-            while j < len(text) and text[i : j + 1] in secret:
-                j += 1
-            out.append("***")
-            i = j
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
 
 
 def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
@@ -549,7 +496,7 @@ class HttpModelClient:
             ep.limiter.on_success()
             return result
         text = response.text
-        detail = self._redact(_error_detail(text))
+        detail = self._redact(_error_detail(text))[:_SNIPPET]  # redacted whole, then cut
         if status == 402 or (status in (400, 403, 429) and _QUOTA.search(text)):
             raise BudgetRefused(
                 f"limit_refused: {self.provider} refused the request on quota or billing (HTTP {status}): {detail}",
@@ -574,23 +521,27 @@ class HttpModelClient:
 
 
 def _error_detail(text: str) -> str:
-    """The message of an error reply: ``error.message`` of a JSON body, else its start."""
+    """The message of an error reply: ``error.message`` of a JSON body, else the body.
+
+    Not cut here: the caller redacts the whole message first, so a key that straddles the cut
+    is never left in part.
+    """
     try:
         body = msgspec.json.decode(text)
     except msgspec.DecodeError:
-        return text.strip()[:_SNIPPET]
+        return text.strip()[: _SNIPPET * 8]
     if isinstance(body, dict):
         err = body.get("error")
         if isinstance(err, dict):
             message = err.get("message")
             kind = err.get("type") or err.get("code")
             if isinstance(message, str):
-                return (f"{kind}: {message}" if isinstance(kind, str) else message)[:_SNIPPET]
+                return f"{kind}: {message}" if isinstance(kind, str) else message
         if isinstance(err, str):
-            return err[:_SNIPPET]
+            return err
         if isinstance(body.get("message"), str):
-            return str(body["message"])[:_SNIPPET]
-    return text.strip()[:_SNIPPET]
+            return str(body["message"])
+    return text.strip()[: _SNIPPET * 8]
 
 
 def as_int(value: Any) -> int:

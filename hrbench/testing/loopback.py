@@ -96,9 +96,36 @@ FAULTS = (
 - ``content_filter``: the reply is filtered (OpenAI ``finish_reason="content_filter"``,
   Anthropic ``stop_reason="refusal"``), with no text;
 - ``refusal``: the model refuses (OpenAI ``message.refusal``; Anthropic ``stop_reason="refusal"``);
-- ``unauthorized``: HTTP 401; ``echo_key``: HTTP 401 whose message quotes the key received
-  (to test that clients scrub it).
+- ``unauthorized``: HTTP 401; ``echo_key``: HTTP 401 whose message quotes the key received,
+  in the encoding ``enc`` (:data:`ECHO_ENCODINGS`; to test that clients scrub it).
 """
+
+ECHO_ENCODINGS = ("plain", "base64", "basic", "base64url", "url", "spaced", "hex", "json")
+"""How ``echo_key`` quotes a key: as is (and without its last 4 characters), base64, inside a
+base64 ``user:key`` Basic credential, URL-safe base64, URL-encoded, spaced out, hex, and
+JSON-escaped."""
+
+
+def _echo(key: str, encoding: str) -> str:
+    """The message of an ``echo_key`` reply: the key in ``encoding``."""
+    import base64
+    import urllib.parse
+
+    data = key.encode()
+    shown = {
+        "plain": f"{key}. Also: {key[:-4]}",
+        "base64": base64.b64encode(data).decode(),
+        "basic": "Basic " + base64.b64encode(b"user:" + data).decode(),
+        "base64url": base64.urlsafe_b64encode(data).decode().rstrip("="),
+        "url": urllib.parse.quote(key, safe=""),
+        "spaced": " ".join(key),
+        "hex": data.hex().upper(),
+        "json": "".join(f"\\u{ord(c):04x}" for c in key),
+    }
+    if encoding not in shown:
+        raise ValueError(f"echo_key: unknown enc {encoding!r}; expected one of {ECHO_ENCODINGS}")
+    return f"Incorrect API key provided: {shown[encoding]}"
+
 
 _MARKER = re.compile(r"\[\[fault:([a-z0-9_]+)((?::[a-z_]+=[^:\]]+)*)\]\]")
 _REPLY = re.compile(r"\[\[reply:(.*?)\]\]", re.DOTALL)
@@ -114,6 +141,8 @@ class Fault:
         retry_after_s: the ``Retry-After`` sent with a 429/503/529 (seconds); ``None`` sends
             none for 503/529 and 1 s for 429.
         hang_s: how long a ``hang`` lasts (seconds).
+        encoding: how ``echo_key`` quotes the key: one of :data:`ECHO_ENCODINGS`
+            (``[[fault:echo_key:enc=base64]]``).
         date: send ``Retry-After`` as an HTTP-date ``retry_after_s`` ahead (rounded up to
             the second) in this form: ``imf`` (``Sun, 06 Nov 1994 08:49:37 GMT``), ``rfc850``
             (``Sunday, 06-Nov-94 08:49:37 GMT``), ``asctime`` (``Sun Nov  6 08:49:37 1994``)
@@ -123,6 +152,7 @@ class Fault:
     kind: str
     retry_after_s: float | None = None
     hang_s: float = 30.0
+    encoding: str = "plain"
     date: str | None = None
 
     def __post_init__(self) -> None:
@@ -370,6 +400,7 @@ class _Api:
             m.group(1),
             retry_after_s=float(opts["retry_after"]) if "retry_after" in opts else None,
             hang_s=float(opts.get("hang", 30.0)),
+            encoding=opts.get("enc", "plain"),
             date=opts.get("date"),
         )
 
@@ -437,9 +468,7 @@ class _Api:
             return self._error(401, "authentication_error", "invalid API key")
         if kind == "echo_key":
             key = self._key_of(request) or ""
-            return self._error(
-                401, "authentication_error", f"Incorrect API key provided: {key}. Also: {key[:-4]}"
-            )
+            return self._error(401, "authentication_error", _echo(key, fault.encoding))
         return self._reply(kind, body, prompt, seed)
 
     def _reply(self, kind: str, body: dict[str, Any], prompt: str, seed: Any) -> Response:

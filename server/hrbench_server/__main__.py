@@ -6,11 +6,29 @@ The ``hrb`` command runs this module (``hrb serve --stdio`` replaces itself with
 
 from __future__ import annotations
 
-import argparse
+import os
 import sys
-from pathlib import Path
 
-from hrbench_client import _paths
+
+def _safe_import_path() -> None:
+    """Keep the caller's working directory off the import path (decided, issue 13).
+
+    ``python -m`` puts the working directory first on ``sys.path`` (the clients start the
+    server with ``-P``, which does not); relative entries (``""``, from ``PYTHONPATH``) would
+    follow the working directory too. User code is imported only from a spec's explicit
+    ``python_path``.
+    """
+    if not sys.flags.safe_path and sys.path and sys.path[0] == os.getcwd():
+        del sys.path[0]
+    sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)]
+
+
+_safe_import_path()
+
+import argparse  # noqa: E402 - after the import path is made safe
+from pathlib import Path  # noqa: E402
+
+from hrbench_client import _paths  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     daemon = sub.add_parser("daemon", help="serve many clients on a Unix socket in the state dir")
     daemon.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token required)")
     daemon.add_argument(
+        "--allow-code-over-tcp",
+        action="store_true",
+        help="let TCP clients send import-path specs (module:function), which run as code",
+    )
+    daemon.add_argument(
         "--idle-exit",
         type=float,
         metavar="SECONDS",
@@ -40,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.mode == "serve":
         return serve_stdio(home, max_bytes)
-    return serve_daemon(home, args.tcp, max_bytes, args.idle_exit)
+    return serve_daemon(
+        home, args.tcp, max_bytes, args.idle_exit, allow_code_over_tcp=args.allow_code_over_tcp
+    )
 
 
 if __name__ == "__main__":

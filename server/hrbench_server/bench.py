@@ -2,10 +2,15 @@
 
 Each scored row is
 
-1. sent to the caller as an ``hrbench/row`` notification tagged with the request id (unless
-   ``stream`` is false), with an ``hrbench/progress`` notification about every 1% of rows;
-2. buffered and written to the store with its trace in one transaction per batch: when
-   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds.
+1. buffered and written to the store with its trace in one transaction per batch: when
+   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds;
+2. once that transaction committed, sent to the caller as an ``hrbench/row`` notification
+   tagged with the request id (unless ``stream`` is false), with an ``hrbench/progress``
+   notification about every 1% of rows: a row the caller saw is a row saved.
+
+A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
+its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
+not saved; nothing more is written or sent.
 
 The runner keeps no rows in memory (``keep_rows=False``); the summary is its running count.
 The writer is drained every :data:`DRAIN_EVERY` rows, so a client that reads slowly slows the
@@ -25,6 +30,7 @@ arm with resumed rows, whose outputs were not kept, reports them as ``None``.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import logging
 import os
 import sys
@@ -38,7 +44,7 @@ import msgspec
 from hrbench import specs
 from hrbench.benchmark import benchmark_async
 from hrbench.cache import Cache
-from hrbench.errors import ConfigError, DuplicateDrawError, NotFound
+from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
 from hrbench.governor import default_governor
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
@@ -62,7 +68,14 @@ _SPEC_VERSION = 1
 
 
 class _Sink:
-    """Receives rows from the runner: notifies the caller and writes batches to the store."""
+    """Receives rows from the runner, writes them to the store in batches, then streams them.
+
+    A row is sent to the caller only after the transaction holding it committed: a row the
+    client saw is a row saved (decided, issue 13: after a full disk, rows had reached the
+    client that were never saved). When the store fails (full, deleted, read-only), no later
+    row is written or sent; the benchmark ends with the store's typed error, which says how
+    many scored rows were not saved.
+    """
 
     def __init__(
         self,
@@ -84,6 +97,9 @@ class _Sink:
         self.progress_every = max(1, total // 100)
         self.last_progress = done
         self.written = 0
+        self.failed: StoreError | None = None
+        self.unsaved = 0
+        self.ledger_written: tuple[int, float, int] | None = None
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -104,44 +120,97 @@ class _Sink:
     async def on_row(self, seq: int, row: Row, trace: list[Step]) -> None:
         self.pending.append((seq, row))
         self.pending_traces[row.ledger_id] = trace
-        self.done += 1
-        if self.stream:
-            # records.Row and protocol.Row have the same fields: msgspec encodes either.
-            self.proto.send_notification(
-                "hrbench/row",
-                p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
-            )
-        if self.done - self.last_progress >= self.progress_every:
-            self.progress()
-        self.since_drain += 1
-        if self.since_drain >= DRAIN_EVERY:
-            self.since_drain = 0
-            await self.proto.drain()
-        if len(self.pending) >= STORE_BATCH:
+        if len(self.pending) >= STORE_BATCH or self.failed is not None:
             await self.flush()
 
     def _write(
         self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
     ) -> None:
-        store = self.app.store
-        store.rows_put(self.bench_id, batch, traces)
-        store.ledger_put(self.bench_id, *use)
+        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use)  # one transaction
+
+    def _use(self) -> tuple[int, float, int]:
+        """The governor's use to keep, in-flight reservations counted as spent.
+
+        A resume after a crash must not assume the calls in flight were free.
+        """
+        snap = self.governor.snapshot()
+        return (int(snap["calls"]), float(snap["usd"]), int(snap["tokens"]))
+
+    def error(self) -> StoreError:
+        """The store's error, saying what became of this benchmark's rows."""
+        assert self.failed is not None
+        exc = self.failed
+        return type(exc)(
+            f"{exc.message} Benchmark {self.bench_id}: {self.unsaved} scored rows were not saved "
+            f"(and not sent); {self.done} rows are saved and kept. Once fixed, resume it with "
+            f'{{"resume": "{self.bench_id}"}} (`hrb bench --resume {self.bench_id}`)',
+            exc.path,
+            benchmark=self.bench_id,
+            unsaved=self.unsaved,
+        )
 
     async def flush(self) -> None:
+        """Write the waiting rows in one transaction, then send them (and progress).
+
+        Shielded: a caller cancelled mid-write (the ticker at the end of the run, a cancelled
+        runner) does not lose the batch it took; the next flush waits for this one.
+        """
+        task = asyncio.ensure_future(self._flush())
+        task.add_done_callback(_seen)
+        await asyncio.shield(task)
+
+    async def _flush(self) -> None:
         async with self.lock:
-            if not self.pending:
+            if self.failed is not None:  # the store failed: keep nothing, send nothing
+                self.unsaved += len(self.pending)
+                self.pending, self.pending_traces = [], {}
+                raise self.error()
+            use = self._use()
+            if not self.pending and use == self.ledger_written:
                 return
-            batch, traces = self.pending, self.pending_traces
-            self.pending, self.pending_traces = [], {}
-            g = self.governor
-            use = (int(g.calls), float(g.usd), int(g.tokens))
-            await anyio.to_thread.run_sync(self._write, batch, traces, use)
+            batch, traces = self.pending, self.pending_traces  # (no rows: calls went out, the
+            self.pending, self.pending_traces = [], {}  # ledger follows every tick)
+            try:
+                await anyio.to_thread.run_sync(self._write, batch, traces, use)
+                self.ledger_written = use
+            except StoreError as exc:
+                self.failed = exc
+                self.unsaved += len(batch)
+                logger.error("benchmark %s: %s", self.bench_id, exc)
+                raise self.error() from None
             self.written += len(batch)
+            await self._send(batch)
+
+    async def _send(self, batch: list[tuple[int, Row]]) -> None:
+        for _, row in batch:
+            self.done += 1
+            if self.stream:
+                # records.Row and protocol.Row have the same fields: msgspec encodes either.
+                self.proto.send_notification(
+                    "hrbench/row",
+                    p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
+                )
+            if self.done - self.last_progress >= self.progress_every:
+                self.progress()
+            self.since_drain += 1
+            if self.since_drain >= DRAIN_EVERY:
+                self.since_drain = 0
+                await self.proto.drain()
 
     async def ticker(self) -> None:
+        """Flush waiting rows, and the governor's use, every :data:`FLUSH_INTERVAL_S` seconds."""
         while True:
             await asyncio.sleep(FLUSH_INTERVAL_S)
-            await self.flush()
+            try:
+                await self.flush()
+            except StoreError:
+                return  # recorded in self.failed: the runner's next row (or the end) raises it
+
+
+def _seen(task: asyncio.Future[Any]) -> None:
+    """Mark a shielded flush's error as retrieved (its caller may be gone; ``failed`` keeps it)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _check_resume_only(args: p.BenchmarkParams) -> None:
@@ -162,12 +231,21 @@ def _check_resume_only(args: p.BenchmarkParams) -> None:
 
 
 def add_import_path(paths: list[str]) -> None:
-    """Put absolute directories on the daemon's import path (for ``import`` arms, mock functions)."""
+    """Put absolute directories on the daemon's import path (for ``import`` arms, mock functions).
+
+    They go at the end: a file there named like a module the daemon imports (a dependency
+    imported lazily) never shadows it (issue 13). Code over TCP is refused (SPEC §4).
+
+    Raises:
+        ConfigError: a relative directory.
+        CodeRefused: on a TCP connection of a daemon not started with ``--allow-code-over-tcp``.
+    """
     for path in paths:
+        specs.check_code_allowed("python_path", path)
         if not os.path.isabs(path):
             raise ConfigError("python_path", path, "expected an absolute directory")
         if path not in sys.path:
-            sys.path.insert(0, path)
+            sys.path.append(path)
 
 
 def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
@@ -201,16 +279,48 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
 async def run_benchmark(
     app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
 ) -> p.BenchmarkResult:
-    """Run (or resume) a benchmark for one request; see the module docstring."""
+    """Run (or resume) a benchmark for one request; see the module docstring.
+
+    The run holds the benchmark id's lease in the store for its whole life (decided, issue
+    13): a second run of the same id while it runs, from this daemon or another process on
+    the same file, gets :class:`~hrbench.errors.BenchmarkRunning` naming the running one.
+    """
+    store = app.store
+    if args.resume is not None:
+        _check_resume_only(args)
+        bench_id = args.resume
+    else:
+        bench_id = uuid.uuid4().hex[:16]
+    owner = f"{os.getpid()}:{msg_id}:{uuid.uuid4().hex[:8]}"
+    holder = await anyio.to_thread.run_sync(store.lease_acquire, bench_id, owner)
+    if holder is not None:
+        since = datetime.datetime.fromtimestamp(holder["acquired"], tz=datetime.UTC).isoformat(
+            timespec="seconds"
+        )
+        raise BenchmarkRunning(
+            f"benchmark {bench_id} is running now (process {holder['pid']}, since {since}); wait "
+            f"for it to finish or cancel that run, then resume it",
+            benchmark=bench_id,
+            pid=holder["pid"],
+        )
+    try:
+        return await _run(app, proto, msg_id, args, bench_id)
+    finally:
+        with anyio.CancelScope(shield=True):
+            try:
+                await anyio.to_thread.run_sync(store.lease_release, bench_id, owner)
+            except StoreError as exc:  # the run's own error says what happened to the store
+                logger.error("benchmark %s: lease not released: %s", bench_id, exc)
+
+
+async def _run(
+    app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams, bench_id: str
+) -> p.BenchmarkResult:
     store = app.store
     prior: list[Row] = []
     ledger: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
     if args.resume is not None:
-        _check_resume_only(args)
-        bench_id = args.resume
-        if bench_id in app.running:
-            raise ConfigError("resume", bench_id, "this benchmark is running now")
         rec = await anyio.to_thread.run_sync(store.benchmark_get, bench_id)
         if rec is None:
             raise NotFound(f"no stored benchmark has the id {bench_id!r}", benchmark=bench_id)
@@ -222,7 +332,6 @@ async def run_benchmark(
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
         ledger = await anyio.to_thread.run_sync(store.ledger_get, bench_id)
     else:
-        bench_id = uuid.uuid4().hex[:16]
         params = args
     built = await anyio.to_thread.run_sync(_build, params, store)
     arms, reference, governor = built["arms"], built["reference"], built["governor"]
@@ -305,11 +414,16 @@ async def run_benchmark(
         ticker.cancel()
         app.running.pop(bench_id, None)
         with anyio.CancelScope(shield=True):
-            await sink.flush()
-            summary = bench.summary() if bench is not None else None
-            await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
-            if status != "done":
-                logger.info("benchmark %s %s after %d rows", bench_id, status, sink.done)
+            try:
+                await sink.flush()
+                summary = bench.summary() if bench is not None else None
+                await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
+            except StoreError as exc:  # raised below, unless an error is already on its way
+                logger.error("benchmark %s: not finished in the store: %s", bench_id, exc)
+            if status != "done" or sink.failed is not None:
+                logger.info("benchmark %s %s after %d saved rows", bench_id, status, sink.done)
+    if sink.failed is not None:
+        raise sink.error()
     if sink.last_progress != sink.done:
         sink.progress()
     return p.BenchmarkResult(

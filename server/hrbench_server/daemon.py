@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import fcntl
 import functools
+import gc
 import ipaddress
 import json
 import logging
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hrbench import specs
 from hrbench_client import _paths
 from hrbench_server.app import App, route_warnings
 from hrbench_server.methods import register
@@ -229,13 +231,30 @@ def _lock(home: Path) -> Any:
     return f
 
 
+def _unusable(home: Path, exc: OSError) -> int:
+    """Say why the state folder cannot be used (read-only, full, ...) and what to do; exit code 5."""
+    why = exc.strerror or type(exc).__name__
+    msg = (
+        f"cannot use the state folder {home}: {why} ({exc.filename or home}). Make it writable "
+        "(and free space if the disk is full), or point HRBENCH_HOME (or --home) at another folder"
+    )
+    logger.error("%s", msg)
+    print(f"hrbench daemon: {msg}", file=sys.stderr)
+    return 5
+
+
 def serve_daemon(
     home: Path,
     tcp: str | None = None,
     max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     idle_exit_s: float | None = None,
+    *,
+    allow_code_over_tcp: bool = False,
 ) -> int:
     """Run the shared daemon for ``home`` until ``shutdown``, SIGTERM or an idle timeout.
+
+    Import-path specs (code) are served over the Unix socket; a TCP connection gets
+    :class:`~hrbench.errors.CodeRefused` for them unless ``allow_code_over_tcp`` (SPEC §4).
 
     Args:
         home: the state directory.
@@ -244,10 +263,14 @@ def serve_daemon(
         idle_exit_s: stop after this many seconds with no connection and no running
             benchmark (``None``: never). Daemons the clients start on demand use it, so they
             do not outlive their users; ``hrb daemon start`` does not, unless asked.
+        allow_code_over_tcp: serve import-path specs over TCP too.
 
     Returns:
         The exit code: 0 stopped cleanly (idle timeout included), 2 bad arguments (a
-        non-loopback ``--tcp``), 3 another daemon holds this state directory.
+        non-loopback ``--tcp``), 3 another daemon holds this state directory, 4 the state or
+        socket directory is not safely ours (:func:`hrbench_client._paths.check_socket_dir`;
+        the message says what to do), 5 the state folder cannot be written (read-only, full;
+        the message says what to do).
     """
     _setup_logging()
     tcp_addr = None
@@ -258,27 +281,40 @@ def serve_daemon(
             logger.error("%s", exc)
             print(f"hrbench daemon: {exc}", file=sys.stderr)
             return 2
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if os.stat(home).st_mode & 0o077:
-        logger.warning("the state directory %s is readable by other users; the socket itself is 0600", home)
-    lock = _lock(home)
-    if lock is None:
-        print(f"hrbench daemon: another daemon is running for {home}", file=sys.stderr)
-        return 3
-    sock = _paths.socket_path(home)
-    sock.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with contextlib.suppress(FileNotFoundError):
-        sock.unlink()  # stale: we hold the lock, so no daemon is serving it
-    token = read_token(home, create=True) if tcp_addr else None
+    try:
+        sock = Path(_paths.check_socket_dir(home, create=True))
+    except _paths.UnsafeDirectory as exc:
+        logger.error("%s", exc)
+        print(f"hrbench daemon: {exc}", file=sys.stderr)
+        return 4
+    except OSError as exc:
+        return _unusable(home, exc)
+    try:
+        lock = _lock(home)
+        if lock is None:
+            print(f"hrbench daemon: another daemon is running for {home}", file=sys.stderr)
+            return 3
+        with contextlib.suppress(FileNotFoundError):
+            sock.unlink()  # stale: we hold the lock, so no daemon is serving it
+        token = read_token(home, create=True) if tcp_addr else None
+    except OSError as exc:
+        return _unusable(home, exc)
 
     async def main() -> None:
         app = App(home, "unix+tcp" if tcp_addr else "unix")
         app.idle_exit_s = idle_exit_s
+        # Start-up objects (modules, ~100k of them) move to the permanent generation: a full
+        # collection then scans only what serving made, so it runs often enough that each
+        # connection's cyclic garbage (server, protocol, handlers) is freed soon (issue 13).
+        gc.collect()
+        gc.freeze()
 
         async def on_conn(
             reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
         ) -> None:
             app.connections += 1
+            if token is not None:  # TCP: this connection's task (and what it starts) may not run code
+                specs.code_allowed.set(allow_code_over_tcp)
             try:
                 server = RpcServer()
                 register(server, app)

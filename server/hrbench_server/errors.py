@@ -8,7 +8,8 @@ field path. Anything else is -32603 with the exception's *type name only*: the t
 the daemon's log, never to the client (no tracebacks, no file paths on the wire).
 
 As a last line of defence, every message sent is scrubbed of the values of environment
-variables whose names look like secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``).
+variables whose names look like secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``),
+in any echo of them (plain, base64, URL-encoded, spaced out: :func:`hrbench.redact.redact`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
 from hrbench.errors import HrbenchError
+from hrbench.redact import redact
 from hrbench_client.protocol import ERROR_CODES, ErrorData
 
 __all__ = ["invalid_params", "scrub", "to_rpc_error"]
@@ -32,11 +34,19 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE
 
 
 def scrub(text: str) -> str:
-    """Replace the value of every secret-looking environment variable in ``text`` by ``***``."""
-    for name, value in os.environ.items():
-        if len(value) >= 8 and _SECRET_NAME.search(name) and value in text:
-            text = text.replace(value, "***")
-    return text
+    """Remove the value of every secret-looking environment variable from ``text``, in any echo.
+
+    Plain, base64, URL-encoded, escaped or spaced out (:func:`hrbench.redact.redact`), and
+    anything shaped like a key.
+
+    Example:
+        >>> os.environ["HRB_DOCTEST_API_KEY"] = "hrb-doctest-0123456789"
+        >>> scrub("echo: h r b - d o c t e s t - 0 1 2 3 4 5 6 7 8 9")
+        'echo: ***'
+        >>> del os.environ["HRB_DOCTEST_API_KEY"]
+    """
+    values = [v for k, v in os.environ.items() if len(v) >= 8 and _SECRET_NAME.search(k)]
+    return redact(text, *values)
 
 
 def invalid_params(exc: Exception) -> JsonRpcException:

@@ -110,6 +110,8 @@ def register(server: RpcServer, app: App) -> None:
             if not args.settings
             else f"{args.scorer}|{msgspec.json.encode(args.settings, order='sorted')!r}"
         )
+        if ":" in args.scorer:  # code: checked before the cache, which a trusted caller may have filled
+            specs.check_code_allowed("scorer", args.scorer)
         sc = app.scorers.get(key)
         if sc is None:
             sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)

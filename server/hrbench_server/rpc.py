@@ -234,13 +234,28 @@ class HrbenchProtocol(JsonRPCProtocol):
             self._closed = True
 
 
+_CONVERTER: cattrs.Converter | None = None
+
+
+def _shared_converter() -> cattrs.Converter:
+    """One cattrs converter for every connection.
+
+    Messages are encoded with msgspec; a converter per connection was built, filled with hooks
+    and left to the cyclic garbage collector at every connection (issue 13).
+    """
+    global _CONVERTER
+    if _CONVERTER is None:
+        _CONVERTER = cattrs.Converter()
+    return _CONVERTER
+
+
 class RpcServer(JsonRPCServer):
     """A pygls server for one connection; errors pygls reports are logged quietly."""
 
     protocol: HrbenchProtocol
 
     def __init__(self) -> None:
-        super().__init__(protocol_cls=HrbenchProtocol, converter_factory=cattrs.Converter)
+        super().__init__(protocol_cls=HrbenchProtocol, converter_factory=_shared_converter)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """Log at debug level only: the client already got its error response."""

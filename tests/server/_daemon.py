@@ -27,10 +27,12 @@ class Daemon:
         tcp: str | None = None,
         max_message_mb: float | None = None,
         env: dict[str, str] | None = None,
+        allow_code_over_tcp: bool = False,
         idle_exit_s: float | None = None,
     ) -> None:
         self.home = home
         self.tcp = tcp
+        self.allow_code_over_tcp = allow_code_over_tcp
         self.max_message_mb = max_message_mb
         self.idle_exit_s = idle_exit_s
         self.env = {**os.environ, "HRBENCH_HOME": str(home), **(env or {})}
@@ -42,12 +44,14 @@ class Daemon:
         return _paths.socket_path(self.home)
 
     def command(self) -> list[str]:
-        cmd = [sys.executable, "-m", "hrbench_server", "--home", str(self.home)]
+        cmd = [sys.executable, "-P", "-m", "hrbench_server", "--home", str(self.home)]
         if self.max_message_mb is not None:
             cmd += ["--max-message-mb", str(self.max_message_mb)]
         cmd.append("daemon")
         if self.tcp:
             cmd += ["--tcp", self.tcp]
+        if self.allow_code_over_tcp:
+            cmd.append("--allow-code-over-tcp")
         if self.idle_exit_s is not None:
             cmd += ["--idle-exit", str(self.idle_exit_s)]
         return cmd

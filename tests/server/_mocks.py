@@ -9,15 +9,20 @@ import sys
 from typing import Any
 
 
-def _log(messages: list[dict[str, Any]], params: dict[str, Any]) -> None:
-    path = os.environ.get("HRB_CALLS_FILE")
+def _log(messages: list[dict[str, Any]], params: dict[str, Any], env: str = "HRB_CALLS_FILE") -> None:
+    path = os.environ.get(env)
     if path:
         with open(path, "a") as f:
             f.write(json.dumps([messages[-1]["content"], params.get("draw_index")]) + "\n")
 
 
 async def answer(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
-    """Answer 'answer <prompt>' after HRB_MOCK_DELAY_S seconds; log each finished call."""
+    """Answer 'answer <prompt>' after HRB_MOCK_DELAY_S seconds; log each finished call.
+
+    With HRB_STARTED_FILE, each call is also logged when it starts (a provider bills a call
+    that was sent, even when the caller dies before the reply).
+    """
+    _log(messages, params, "HRB_STARTED_FILE")
     delay = float(os.environ.get("HRB_MOCK_DELAY_S", "0"))
     if delay:
         await asyncio.sleep(delay)
@@ -35,3 +40,8 @@ def noisy_arm(item: Any, ctx: Any) -> str:
 def broken_factory(**settings: Any) -> Any:
     """A factory that fails with an unexpected error (an internal error for the daemon)."""
     raise RuntimeError("/secret/path/in/a/message boom")
+
+
+def same(item: Any, output: Any, label: Any) -> dict[str, Any]:
+    """A scorer by import path: the output equals the label."""
+    return {"correct": output == label, "outcome": None, "failure_kind": None}

@@ -126,10 +126,10 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
     try:
         with d.client() as c:
             stream = c.benchmark(big)
-            seen = 0
-            for _ in stream:
-                seen += 1
-                if seen == 250:
+            seen = []
+            for row in stream:
+                seen.append((row.arm, row.item, row.run))
+                if len(seen) == 250:
                     d.kill()
                     break
             bench_id = stream.id
@@ -150,6 +150,7 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
     }
     con.close()
     assert 0 < len(before_rows) < total
+    assert set(seen) <= set(before_rows)  # every row the client saw was saved (issue 13)
     paid_before = calls(calls_file)
     assert set(paid_before) >= cached  # every cached reply was a call
 
@@ -182,3 +183,32 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
     counts = collections.Counter(calls(calls_file))
     assert max(counts.values()) <= 2
     assert set(counts) == {(f"item{i}", r) for i in range(150) for r in range(1, 6)}
+
+
+def test_concurrent_benchmarks_stream_every_saved_row(home: Path) -> None:
+    # Rows are sent only after their batch committed; a flush cut short at the end of a run
+    # (the ticker cancelled mid-write) once lost its batch for the caller (issue 13). Slow
+    # calls spread each run over several flush ticks, so runs end while the ticker writes.
+    import threading
+
+    d = Daemon(home, env={"HRB_MOCK_DELAY_S": "0.01"}).start()
+    results: dict[int, tuple[int, int, int]] = {}
+
+    def work(w: int) -> None:
+        with d.client() as c:
+            for r in range(6):
+                stream = c.benchmark(spec(n=12, runs=2, concurrency=2, name=f"conc-{w}-{r}"))
+                rows = list(stream)
+                stored = c.rows(stream.id or "").benchmark.n_rows
+                results[w * 10 + r] = (len(rows), stream.result.n_rows if stream.result else -1, stored)
+
+    try:
+        threads = [threading.Thread(target=work, args=(w,)) for w in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    finally:
+        d.stop()
+    assert len(results) == 48
+    assert set(results.values()) == {(24, 24, 24)}, results

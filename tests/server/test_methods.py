@@ -50,6 +50,19 @@ def test_references_put_get_list(shared_daemon: Daemon, tmp_path: Path) -> None:
         assert len(list(stream)) == 2
 
 
+def test_reference_names_through_the_daemon(shared_daemon: Daemon) -> None:
+    a = {"items": {"a": "France"}, "labels": ["Paris"]}
+    b = {"items": {"a": "France"}, "labels": ["Lyon"]}
+    with shared_daemon.client() as c:
+        first = c.references.put(a, name="names-x")
+        c.references.put(b, name="names-x")
+        c.references.put(a, name="names-x")
+        assert c.references.get("names-x").labels == {"a": "Paris"}  # the last put, not B
+        c.references.put(a, name="names-y")  # a second name for the same content
+        listed = {r.name: r.hash for r in c.references.list() if r.name in ("names-x", "names-y")}
+        assert listed == {"names-x": first.hash, "names-y": first.hash}
+
+
 def test_recordings_export_import_and_replay(shared_daemon: Daemon, tmp_path: Path) -> None:
     with shared_daemon.client() as c:
         first = c.benchmark(spec(n=3, runs=2, record="rec-a", cache=False))

@@ -246,7 +246,9 @@ def test_store_is_wal_and_versioned_and_default_path_under_hrbench_home(tmp_path
     store = hb.Store()
     assert store.path == os.path.join(os.environ["HRBENCH_HOME"], "hrbench.sqlite3")
     assert store.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+    assert store.db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(
+        hb.store.SCHEMA_VERSION
+    )
 
 
 def test_api_key_never_reaches_sqlite(tmp_path, monkeypatch) -> None:

@@ -1,12 +1,21 @@
-"""The SQLite store: rows are paged in SQL, in the order they were scored."""
+"""The SQLite store: rows are paged in SQL, in the order they were scored; reference names."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from hrbench.errors import ConfigError
 from hrbench.records import Row, Step
-from hrbench.store import Store
+from hrbench.reference import Reference
+from hrbench.store import SCHEMA_VERSION, Store
 
 N = 12
 
@@ -74,3 +83,161 @@ def test_traces_get_only_for_the_ledger_ids_asked(store: Store) -> None:
     assert len(store.traces_get("b")) == N
     many = [f"a-{i % N}" for i in range(1200)]  # more ids than one IN (...) chunk, repeated
     assert len(store.traces_get("b", many)) == N
+
+
+# -- reference names: a history of name -> content hash (issue 13, point 2) ---------------------
+
+REFS = [Reference({"q": "item"}, [label]) for label in ("A", "B", "C")]
+
+
+def test_put_a_b_a_under_one_name_gets_a() -> None:
+    s = Store(":memory:")
+    for ref in (REFS[0], REFS[1], REFS[0]):
+        s.reference_put(ref, "x")
+    assert s.reference_get("x").hash == REFS[0].hash
+    assert [h["hash"] for h in s.reference_history("x")] == [REFS[0].hash, REFS[1].hash, REFS[0].hash]
+
+
+def test_one_content_keeps_every_name() -> None:
+    s = Store(":memory:")
+    s.reference_put(REFS[0], "first")
+    s.reference_put(REFS[0], "second")
+    s.reference_put(REFS[0])  # a put without a name leaves the names alone
+    assert s.reference_get("first").hash == s.reference_get("second").hash == REFS[0].hash
+    listed = {(r["name"], r["hash"]) for r in s.reference_list()}
+    assert listed == {("first", REFS[0].hash), ("second", REFS[0].hash)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["x", "y", "z"]), st.sampled_from([0, 1, 2, None])), max_size=12))
+def test_get_is_the_last_put_under_each_name(puts: list[tuple[str, int | None]]) -> None:
+    s = Store(":memory:")
+    last: dict[str, str] = {}
+    history: dict[str, list[str]] = {}
+    contents: set[str] = set()
+    for name, i in puts:
+        if i is None:  # a content kept without a name
+            s.reference_put(REFS[2])
+            contents.add(REFS[2].hash)
+            continue
+        s.reference_put(REFS[i], name)
+        last[name] = REFS[i].hash
+        history.setdefault(name, []).append(REFS[i].hash)
+        contents.add(REFS[i].hash)
+    for name in ("x", "y", "z"):
+        got = s.reference_get(name)
+        assert (got.hash if got is not None else None) == last.get(name)
+        assert [h["hash"] for h in s.reference_history(name)] == history.get(name, [])
+    listed = s.reference_list()
+    assert {r["name"]: r["hash"] for r in listed if r["name"] is not None} == last
+    unnamed = {r["hash"] for r in listed if r["name"] is None}
+    assert unnamed == contents - set(last.values()) - {h for hs in history.values() for h in hs}
+
+
+def test_lookup_order_full_hash_then_name_then_prefix() -> None:
+    s = Store(":memory:")
+    a, b = REFS[0], REFS[1]
+    s.reference_put(a, b.hash[:12])  # a name that is a prefix of b's hash: the name wins
+    s.reference_put(b)
+    assert s.reference_get(b.hash[:12]).hash == a.hash
+    assert s.reference_get(b.hash).hash == b.hash
+    assert s.reference_get(b.hash[:10]).hash == b.hash
+    assert s.reference_get(a.hash[:7]) is None  # a prefix needs 8 characters
+    assert s.reference_get("nobody") is None
+    with pytest.raises(ConfigError, match="name"):
+        s.reference_put(a, " ")
+
+
+def test_schema_1_file_migrates_its_names(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
+        "INSERT INTO meta VALUES ('schema_version', '1');"
+        "CREATE TABLE reference_sets (hash TEXT PRIMARY KEY, name TEXT, created REAL, n_items INTEGER, body TEXT);"
+    )
+    for t, (ref, name) in enumerate([(REFS[0], "x"), (REFS[1], None)]):
+        conn.execute(
+            "INSERT INTO reference_sets VALUES (?,?,?,?,?)",
+            [ref.hash, name, 1000.0 + t, len(ref), msgspec.json.encode(ref.to_dict()).decode()],
+        )
+    conn.commit()
+    conn.close()
+    s = Store(path)
+    assert s.reference_get("x").hash == REFS[0].hash
+    assert s.reference_history("x") == [{"hash": REFS[0].hash, "created": 1000.0}]
+    assert {(r["name"], r["hash"]) for r in s.reference_list()} == {("x", REFS[0].hash), (None, REFS[1].hash)}
+    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "2"
+    s.reference_put(REFS[1], "x")
+    s.close()
+    assert Store(path).reference_get("x").hash == REFS[1].hash  # reopening does not migrate again
+
+
+def test_every_store_file_is_private_under_a_loose_umask(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        s = Store(tmp_path / "s.sqlite3")
+        s.reference_put(REFS[0], "x")  # a write: the WAL and shared-memory files exist now
+        files = sorted(tmp_path.iterdir())
+        assert {f.name for f in files} >= {"s.sqlite3", "s.sqlite3-wal", "s.sqlite3-shm"}
+        assert {f.name: stat.S_IMODE(f.stat().st_mode) for f in files} == dict.fromkeys(
+            (f.name for f in files), 0o600
+        )
+        s.close()
+        loose = tmp_path / "old.sqlite3"  # left 0644 by an older version: tightened on open
+        Store(loose).close()
+        os.chmod(loose, 0o644)
+        Store(loose).close()
+        assert stat.S_IMODE(loose.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+
+
+# -- the one-at-a-time lease of a benchmark id (issue 13, point 1) --------------------------------
+
+
+def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None:
+    a, b = Store(tmp_path / "s.sqlite3"), Store(tmp_path / "s.sqlite3")  # two connections, one file
+    assert a.lease_acquire("bench", "run-a") is None
+    held = b.lease_acquire("bench", "run-b")
+    assert held is not None and held["owner"] == "run-a" and held["pid"] == os.getpid()
+    assert b.lease_acquire("other", "run-b") is None  # leases are per benchmark id
+    b.lease_release("bench", "run-b")  # not b's: left alone
+    assert b.lease_acquire("bench", "run-b") is not None
+    a.lease_release("bench", "run-a")
+    assert b.lease_acquire("bench", "run-b") is None
+
+
+def test_a_lease_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_pid = int(gone.stdout)
+    s = Store(tmp_path / "s.sqlite3")
+    assert s.lease_acquire("bench", "killed-daemon", pid=dead_pid) is None
+    assert s.lease_acquire("bench", "new-run") is None  # the holder is gone: stale
+    assert s.lease_acquire("bench", "third")["owner"] == "new-run"
+
+
+def test_of_many_concurrent_takers_exactly_one_wins(tmp_path: Path) -> None:
+    import threading
+
+    Store(tmp_path / "s.sqlite3").close()
+    stores = [Store(tmp_path / "s.sqlite3") for _ in range(8)]
+    won: list[int] = []
+    barrier = threading.Barrier(len(stores))
+
+    def take(i: int) -> None:
+        barrier.wait()
+        if stores[i].lease_acquire("bench", f"run-{i}") is None:
+            won.append(i)
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(len(stores))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
         stop_daemon,
     )
     from hrbench_client.errors import (
+        BenchmarkRunning,
         BudgetRefused,
+        CodeRefused,
         ConfigError,
         DaemonError,
         DuplicateDrawError,
@@ -36,6 +38,11 @@ if TYPE_CHECKING:
         ReplayMiss,
         RequestCancelled,
         ScorerError,
+        StoreCorrupt,
+        StoreError,
+        StoreFull,
+        StoreGone,
+        StoreReadOnly,
         TooFewRunsError,
     )
     from hrbench_client.protocol import BenchmarkParams, BenchmarkResult, Row, ScoreResult
@@ -43,8 +50,9 @@ if TYPE_CHECKING:
 _HOMES = {
     "hrbench_client.client": ("BenchmarkStream", "Client", "connect", "daemon_status", "start_daemon", "stop_daemon"),
     "hrbench_client.errors": (
-        "BudgetRefused", "ConfigError", "DaemonError", "DuplicateDrawError", "HrbenchError", "InvalidParams",
-        "MethodNotFound", "ModelError", "NotFound", "ReplayMiss", "RequestCancelled", "ScorerError",
+        "BenchmarkRunning", "BudgetRefused", "CodeRefused", "ConfigError", "DaemonError", "DuplicateDrawError", "HrbenchError",
+        "InvalidParams", "MethodNotFound", "ModelError", "NotFound", "ReplayMiss", "RequestCancelled",
+        "ScorerError", "StoreCorrupt", "StoreError", "StoreFull", "StoreGone", "StoreReadOnly",
         "TooFewRunsError",
     ),
     "hrbench_client.protocol": ("BenchmarkParams", "BenchmarkResult", "Row", "ScoreResult"),
@@ -68,8 +76,10 @@ __all__ = [
     "BenchmarkParams",
     "BenchmarkResult",
     "BenchmarkStream",
+    "BenchmarkRunning",
     "BudgetRefused",
     "Client",
+    "CodeRefused",
     "ConfigError",
     "DaemonError",
     "DuplicateDrawError",
@@ -83,6 +93,11 @@ __all__ = [
     "Row",
     "ScoreResult",
     "ScorerError",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreFull",
+    "StoreGone",
+    "StoreReadOnly",
     "TooFewRunsError",
     "connect",
     "daemon_status",

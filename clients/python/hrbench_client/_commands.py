@@ -780,7 +780,9 @@ def cmd_daemon(args: argparse.Namespace) -> int:
         if args.tcp:
             _check_tcp(args.tcp)
         idle = None if args.idle_exit is None else parse_age(args.idle_exit, "--idle-exit", bare="s")
-        pid = start_daemon(args.home, tcp=args.tcp, idle_exit_s=idle or None)
+        pid = start_daemon(
+            args.home, tcp=args.tcp, idle_exit_s=idle or None, allow_code_over_tcp=args.allow_code_over_tcp
+        )
         status = daemon_status(args.home)
         try:
             tcp = json.loads(_paths.pid_path(_paths.home(args.home)).read_text()).get("tcp")
@@ -826,9 +828,9 @@ def _check_tcp(value: str) -> None:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from hrbench_client.client import _python
+    from hrbench_client.client import _server_command
 
-    cmd = [_python(), "-m", "hrbench_server"]
+    cmd = _server_command()
     if args.home:
         cmd += ["--home", args.home]
     cmd += ["serve", "--stdio"]
@@ -1089,6 +1091,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="start (a daemon that stays up), stop or status",
     )
     d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
+    d.add_argument(
+        "--allow-code-over-tcp",
+        action="store_true",
+        help="let TCP clients send import-path specs (module:function): code run as you",
+    )
     d.add_argument(
         "--idle-exit",
         metavar="AGE",

@@ -120,7 +120,7 @@ def try_score(argv: list[str]) -> int | None:
         return None
     home, params, check = parsed
     try:
-        result = call_once(_paths.socket_path_str(_paths.home_str(home)), "score", params)
+        result = call_once(_paths.check_socket(_paths.home_str(home)), "score", params)
     except (FileNotFoundError, ConnectionRefusedError):
         return None  # the full client starts a daemon
     except HrbenchError as exc:

@@ -293,7 +293,7 @@ class Client:
         """Start a private server (``python -m hrbench_server serve --stdio``) and talk over its pipes."""
         import subprocess
 
-        cmd = [_python(), "-m", "hrbench_server"]
+        cmd = [*_server_command()]
         if home is not None:
             cmd += ["--home", os.fspath(home)]
         cmd += ["serve", "--stdio"]
@@ -531,6 +531,15 @@ def _python() -> str:
     return os.environ.get("HRBENCH_PYTHON") or sys.executable
 
 
+def _server_command() -> list[str]:
+    """``python -P -m hrbench_server``: ``-P`` keeps the working directory off the import path.
+
+    Decided, issue 13: a file in the caller's directory named like a dependency must never run
+    inside the server; the server imports user code only from a spec's explicit ``python_path``.
+    """
+    return [_python(), "-P", "-m", "hrbench_server"]
+
+
 _KEY_DEFAULTS = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 
 
@@ -575,8 +584,16 @@ def with_caller_env(spec: Any) -> Any:
 
 
 def _try_unix(state: Path, timeout_s: float | None) -> Client | None:
+    """A connection to the daemon's socket; ``None`` when none answers.
+
+    Raises:
+        DaemonError: the socket or its directory is not safely ours (see
+            :func:`hrbench_client._paths.check_socket_dir`): nothing is sent there.
+    """
     try:
-        return Client.connect_unix(_paths.socket_path(state), timeout_s)
+        return Client.connect_unix(_paths.check_socket(state), timeout_s)
+    except _paths.UnsafeDirectory as exc:
+        raise DaemonError(str(exc)) from None
     except (FileNotFoundError, ConnectionRefusedError):
         return None
 
@@ -588,8 +605,12 @@ def start_daemon(
     timeout_s: float = 20.0,
     env: dict[str, str] | None = None,
     idle_exit_s: float | None = None,
+    allow_code_over_tcp: bool = False,
 ) -> int:
     """Start a daemon for ``home`` (detached) unless one answers; returns its pid.
+
+    The daemon runs in the state directory with ``python -P`` (the caller's directory is
+    never on its import path).
 
     Args:
         home: the state directory.
@@ -598,6 +619,8 @@ def start_daemon(
         env: the daemon's environment (default: this process's).
         idle_exit_s: the daemon stops after this many seconds without a client or a running
             benchmark; ``None`` keeps it up until stopped.
+        allow_code_over_tcp: let TCP clients send import-path specs (code; see the README's
+            trust model).
 
     Raises:
         DaemonError: the daemon did not come up within ``timeout_s`` (its log says why).
@@ -611,9 +634,11 @@ def start_daemon(
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     log = _paths.log_path(state)
     fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    cmd = [_python(), "-m", "hrbench_server", "--home", str(state), "daemon"]
+    cmd = [*_server_command(), "--home", str(state), "daemon"]
     if tcp:
         cmd += ["--tcp", tcp]
+    if allow_code_over_tcp:
+        cmd.append("--allow-code-over-tcp")
     if idle_exit_s is not None:
         cmd += ["--idle-exit", repr(float(idle_exit_s))]
     try:
@@ -625,6 +650,7 @@ def start_daemon(
             start_new_session=True,
             close_fds=True,
             env=env,
+            cwd=state,  # never the caller's directory (and -P keeps it off the import path)
         )
     finally:
         os.close(fd)
@@ -638,9 +664,18 @@ def start_daemon(
         if rc is not None:
             _STARTED.pop(proc.pid, None)
             if rc != 3:  # 3: another daemon won the race; wait for it
-                raise DaemonError(f"the daemon exited with code {rc}; see {log}")
+                raise DaemonError(f"the daemon exited with code {rc}{_last_line(log)}; see {log}")
         time.sleep(0.02)
     raise DaemonError(f"no daemon answered within {timeout_s} s; see {log}")
+
+
+def _last_line(log: Path) -> str:
+    """``": <the log's last line>"``: why the daemon refused to start (it says so last)."""
+    try:
+        lines = log.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return f": {lines[-1]}" if lines else ""
 
 
 def daemon_status(home: str | os.PathLike[str] | None = None) -> p.StatusResult | None:

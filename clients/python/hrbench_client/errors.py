@@ -10,11 +10,15 @@ method, bad params, cancelled) have their own classes under :class:`RpcError`::
     HrbenchError
     ├── ConfigError (ValueError)
     │   ├── ReferenceValueError
-    │   └── SignatureError
+    │   ├── SignatureError
+    │   └── CodeRefused                     an import path (code) sent where code is not allowed
     ├── ReferenceLocked, ScorerError, BudgetRefused, DuplicateDrawError, ModelError
     ├── ReplayMiss (LookupError)
     ├── TooFewRunsError (ValueError)
     ├── NotFound (LookupError)               a stored benchmark/reference/recording is unknown
+    ├── StoreError                           the daemon's database cannot be used (file, fix)
+    │   └── StoreGone, StoreFull, StoreCorrupt, StoreReadOnly
+    ├── BenchmarkRunning                     a second run (resume) of a benchmark running now
     ├── DaemonError (ConnectionError)        no daemon, or the connection broke
     └── RpcError
         ├── ParseError, InvalidRequest, MethodNotFound, InternalError, Unauthorized
@@ -29,7 +33,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "BenchmarkRunning",
     "BudgetRefused",
+    "CodeRefused",
     "ConfigError",
     "DaemonError",
     "DuplicateDrawError",
@@ -48,6 +54,11 @@ __all__ = [
     "RpcError",
     "ScorerError",
     "SignatureError",
+    "StoreCorrupt",
+    "StoreError",
+    "StoreFull",
+    "StoreGone",
+    "StoreReadOnly",
     "TooFewRunsError",
     "Unauthorized",
     "from_error",
@@ -158,6 +169,54 @@ class NotFound(HrbenchError, LookupError):
     code = -32011
 
 
+class CodeRefused(ConfigError):
+    """Raised when a spec named code (``module:function``) over TCP; see the README's trust model."""
+
+    code = -32020
+
+
+class StoreError(HrbenchError):
+    """Raised when the daemon's database cannot be used; the message names the file and the fix."""
+
+    code = -32021
+
+    @property
+    def path(self) -> str | None:
+        """The database file."""
+        path = self.context.get("path")
+        return None if path is None else str(path)
+
+
+class StoreGone(StoreError):
+    """Raised when the database file was deleted or replaced under the running daemon."""
+
+    code = -32022
+
+
+class StoreFull(StoreError):
+    """Raised when the daemon's disk (or quota) is full."""
+
+    code = -32023
+
+
+class StoreCorrupt(StoreError):
+    """Raised when the database file is corrupt or not a database."""
+
+    code = -32024
+
+
+class StoreReadOnly(StoreError):
+    """Raised when the database or its folder cannot be written."""
+
+    code = -32025
+
+
+class BenchmarkRunning(HrbenchError):
+    """Raised when a benchmark id that is running now is asked to run again (a second resume)."""
+
+    code = -32026
+
+
 class DaemonError(HrbenchError, ConnectionError):
     """Raised when no daemon answers, or the connection to it broke."""
 
@@ -225,6 +284,13 @@ _BY_NAME: dict[str, type[HrbenchError]] = {
         ModelError,
         TooFewRunsError,
         NotFound,
+        CodeRefused,
+        StoreError,
+        StoreGone,
+        StoreFull,
+        StoreCorrupt,
+        StoreReadOnly,
+        BenchmarkRunning,
         ParseError,
         InvalidRequest,
         MethodNotFound,

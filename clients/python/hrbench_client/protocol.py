@@ -1131,6 +1131,13 @@ ERROR_CODES: dict[str, int] = {
     "ModelError": -32009,
     "TooFewRunsError": -32010,
     "NotFound": -32011,
+    "CodeRefused": -32020,
+    "StoreError": -32021,
+    "StoreGone": -32022,
+    "StoreFull": -32023,
+    "StoreCorrupt": -32024,
+    "StoreReadOnly": -32025,
+    "BenchmarkRunning": -32026,
 }
 """Stable JSON-RPC error codes by error name (library codes match ``hrbench.errors``)."""
 

@@ -1,0 +1,118 @@
+"""Issue 13, point 1: a benchmark id runs at most once at a time (a lease in SQLite).
+
+Real daemon subprocesses, killed with SIGKILL; the mock logs every call it answers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import hrbench_client as hc
+from tests.server._daemon import Daemon, spec
+from tests.server.test_benchmark import calls
+
+
+def test_a_second_run_of_a_running_benchmark_is_refused_naming_it(home: Path, calls_file: Path) -> None:
+    d = Daemon(home, env={"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.01"}).start()
+    try:
+        with d.client() as c, d.client() as other:
+            stream = c.benchmark(spec(n=100, runs=5, concurrency=2))
+            next(iter(stream))
+            assert stream.id is not None
+            with pytest.raises(hc.BenchmarkRunning, match=f"benchmark {stream.id} is running now") as err:
+                list(other.resume(stream.id))
+            assert err.value.code == -32026 and f"process {d.proc.pid}" in str(err.value)  # type: ignore[union-attr]
+            stream.close()  # cancels; the lease goes with it
+            rest = other.resume(stream.id)
+            assert len(list(rest)) > 0 and rest.result is not None and rest.result.status == "done"
+    finally:
+        d.stop()
+
+
+def test_two_simultaneous_resumes_after_sigkill_pay_each_call_once(home: Path, calls_file: Path) -> None:
+    env = {"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.004"}
+    d = Daemon(home, env=env).start()
+    try:
+        with d.client() as c:
+            stream = c.benchmark(spec(n=120, runs=5, concurrency=8))
+            for i, _ in enumerate(stream):
+                if i == 100:
+                    d.kill()
+                    break
+            bench_id = stream.id
+    finally:
+        d.kill()
+    assert bench_id is not None
+    paid_before = len(calls(calls_file))
+    d2 = Daemon(home, env=env).start()
+    outcomes: list[object] = []
+    barrier = threading.Barrier(2)
+
+    def resume() -> None:
+        with d2.client() as c:
+            barrier.wait()
+            try:
+                s = c.resume(bench_id)
+                list(s)
+                outcomes.append(s.result)
+            except hc.BenchmarkRunning as exc:
+                outcomes.append(exc)
+
+    try:
+        threads = [threading.Thread(target=resume) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+        with d2.client() as c:
+            stored = c.rows(bench_id).rows
+    finally:
+        d2.stop()
+    refused = [o for o in outcomes if isinstance(o, hc.BenchmarkRunning)]
+    done = [o for o in outcomes if not isinstance(o, hc.BenchmarkRunning)]
+    assert len(refused) == 1 and len(done) == 1, outcomes
+    assert done[0].status == "done" and len(stored) == 600  # type: ignore[attr-defined]
+    after = calls(calls_file)[paid_before:]
+    assert len(after) == len(set(after))  # no call paid twice by two runs
+
+
+def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path, tmp_path: Path) -> None:
+    # Slow replies: when the daemon is killed no row has finished, yet calls were sent. The
+    # ledger follows the governor every flush tick, in-flight calls counted as spent, so the
+    # resumed run stays under the cap (before: no ledger row without a flushed row, so the
+    # governor restarted at 0 and the cap was passed).
+    started = tmp_path / "started.jsonl"
+    env = {"HRB_STARTED_FILE": str(started), "HRB_MOCK_DELAY_S": "1.5"}
+    cap = 12
+    d = Daemon(home, env=env).start()
+    try:
+        with d.client() as c:
+            stream = c.benchmark(spec(n=40, runs=1, concurrency=8, governor={"max_calls": cap}))
+            deadline = time.monotonic() + 60
+            while len(calls(started)) < 8 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(0.5)  # several flush ticks, still before the first reply
+            d.kill()
+            del stream
+    finally:
+        d.kill()
+    con = sqlite3.connect(home / "hrbench.sqlite3")
+    (bench_id,) = con.execute("SELECT id FROM benchmarks").fetchone()
+    (kept,) = con.execute("SELECT calls FROM ledger WHERE benchmark_id=?", [bench_id]).fetchone()
+    con.close()
+    sent_before = len(calls(started))
+    assert sent_before >= 8 and kept >= 8  # in flight, no row finished: in the ledger all the same
+    d2 = Daemon(home, env={**env, "HRB_MOCK_DELAY_S": "0"}).start()
+    try:
+        with d2.client() as c:
+            s = c.resume(bench_id)
+            list(s)
+            assert s.result is not None
+    finally:
+        d2.stop()
+    assert len(calls(started)) <= cap  # every call sent, before and after the crash
