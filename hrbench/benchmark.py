@@ -887,6 +887,9 @@ async def benchmark_async(
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = Runtime(client, gov, cache, record, store, pricing)
     judge_rt = _judge_runtime(plan.scorer, rt)
+    require_key = getattr(client, "require_key", None)
+    if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
+        require_key()
     if rt.bills and rt.strict_usd:  # case R04a: refused before the first call
         for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
             if m and pricing.price(m) is None:

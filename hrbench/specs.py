@@ -701,6 +701,12 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
     elif name in _MORE_SCORERS:
         import importlib
 
+        if name == "pattern" and "pattern" not in kw:
+            raise ConfigError(
+                "scorer_settings.pattern",
+                None,
+                'the pattern scorer needs a regex: {"pattern": "ANSWER: (.+)"}',
+            )
         module, attr = _MORE_SCORERS[name]
         factory = getattr(importlib.import_module(module), attr)
     elif name == "judge":

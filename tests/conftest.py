@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +54,20 @@ def case(case_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture(autouse=True)
-def _private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test gets its own HRBENCH_HOME, so no test touches the user's state."""
-    monkeypatch.setenv("HRBENCH_HOME", str(tmp_path_factory.mktemp("hrbench-home")))
+def _private_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Every test gets its own HRBENCH_HOME, so no test touches the user's state.
+
+    A daemon a test auto-started there (a client's ``connect()``, an ``hrb`` command) is killed
+    when the test ends, so the suite leaves no process behind.
+    """
+    home = tmp_path_factory.mktemp("hrbench-home")
+    monkeypatch.setenv("HRBENCH_HOME", str(home))
+    yield
+    pid_file = home / "daemon.pid"
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        os.kill(int(json.loads(pid_file.read_text())["pid"]), signal.SIGKILL)
 
 
 @pytest.fixture

@@ -340,6 +340,33 @@ class HttpModelClient:
 
     # -- sending ----------------------------------------------------------------------------------
 
+    def require_key(self) -> None:
+        """Refuse, before the first call, a client of a hosted API whose key is set nowhere.
+
+        Decided (issue 15, as the daemon does for specs): a client that talks to its provider's
+        hosted API (the host of ``default_base_url``) and names an ``api_key_env`` needs that
+        variable set (in the caller's environment sent with a daemon request, or the process's);
+        a local server (another ``base_url``) may run without a key. The benchmark runner calls
+        this before it sends anything.
+
+        Raises:
+            ConfigError: naming ``api_key_env``, the variable and how to set it.
+        """
+        from urllib.parse import urlsplit
+
+        from hrbench.errors import ConfigError
+
+        if not self.api_key_env or env_value(self.api_key_env) is not None:
+            return
+        hosted = urlsplit(self.default_base_url).hostname
+        if hosted and urlsplit(self.base_url).hostname == hosted:
+            raise ConfigError(
+                "api_key_env",
+                self.api_key_env,
+                f"the variable {self.api_key_env} is not set, and {hosted} refuses requests without a key: "
+                f"`export {self.api_key_env}=...` in the shell that runs this, then run again",
+            )
+
     def _key(self) -> str | None:
         if not self.api_key_env:
             return None

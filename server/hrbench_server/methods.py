@@ -464,7 +464,8 @@ def _resolve(app: App, ref: str) -> str:
     bid = app.store.benchmark_resolve(ref)
     if bid is None:
         raise NotFound(
-            f"no stored benchmark has the id, id prefix or name {ref!r} (`hrb ls` lists them)", benchmark=ref
+            f"no stored benchmark has the id, id prefix (4+ characters) or name {ref!r} (`hrb ls` lists them)",
+            benchmark=ref,
         )
     return bid
 

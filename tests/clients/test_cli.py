@@ -304,6 +304,11 @@ def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path) -> None:
     assert "method" in hrb("report", bench_id, "--method", "bogus", check_rc=2).stderr
     assert "level" in hrb("report", bench_id, "--level", "1.5", check_rc=2).stderr
     assert "nope" in hrb("report", bench_id, "--compare", "ask", "nope", check_rc=2).stderr
+    pair = lines(hrb("report", bench_id, "--compare", "ask", "ask2").stdout)
+    assert len(pair) == 1 and (pair[0]["arm_a"], pair[0]["arm_b"]) == (
+        "ask",
+        "ask2",
+    )  # only the pair asked for
     # scorer settings and imports (the fast path and the full one agree)
     for pre in ([], ["--check"]):
         hrb("score", *pre, "--settings", '{"bogus": 1}', "--label", "a", "a", check_rc=2)

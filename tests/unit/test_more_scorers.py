@@ -241,3 +241,8 @@ def test_built_by_name_with_settings() -> None:
     assert build_scorer("pattern", {"pattern": r"=(\d+)", "then": "numeric"})(None, "x=5", 5).correct is True
     with pytest.raises(ConfigError, match="scorer_settings"):
         build_scorer("numeric", {"tolerance": 1})
+
+
+def test_pattern_by_name_without_a_pattern_names_the_setting() -> None:
+    with pytest.raises(ConfigError, match=r"scorer_settings\.pattern.*needs a regex"):
+        build_scorer("pattern")

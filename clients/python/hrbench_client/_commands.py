@@ -643,6 +643,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
         sys.stdout.write(rep.get("markdown", ""))
+    elif args.compare and rep.get("comparisons"):
+        _out(rep["comparisons"][0])  # JSON: just the paired difference asked for
     else:
         _out(rep)
     return EXIT_OK

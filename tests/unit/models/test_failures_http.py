@@ -93,3 +93,22 @@ def test_failed_runs_of_several_arms_and_causes_in_one_warning(srv: LoopbackServ
     assert len(said) == 1
     assert "arm 'flaky': 6 of 10 run(s) raised or failed (6 x openai: HTTP 500)" in said[0]
     assert "arm 'boom': 10 of 10 run(s) raised or failed (10 x KeyError)" in said[0]
+
+
+def test_a_hosted_api_key_set_nowhere_is_refused_before_the_first_call(monkeypatch) -> None:
+    """Decided (issue 15, as the daemon does): the library refuses too, naming the variable."""
+    monkeypatch.delenv("HRB_TEST_HOSTED_KEY", raising=False)
+    ref = hb.Reference({"a": "x"}, labels=["y"])
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    for client in (
+        hb.OpenAIClient("gpt-4o-mini", api_key_env="HRB_TEST_HOSTED_KEY"),
+        hb.AnthropicClient("claude-3-5-haiku-latest", api_key_env="HRB_TEST_HOSTED_KEY"),
+    ):
+        with pytest.raises(hb.ConfigError, match="HRB_TEST_HOSTED_KEY is not set") as info:
+            hb.benchmark(arm, ref, runs=5, client=client)
+        assert info.value.field == "api_key_env"
+    # a local server may run without a key: no refusal before sending
+    local = hb.OpenAIClient(
+        "llama", base_url="http://127.0.0.1:9/v1", api_key_env="HRB_TEST_HOSTED_KEY", max_attempts=1
+    )
+    local.require_key()
