@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 from hrbench.errors import ConfigError, ScorerError
@@ -45,6 +46,7 @@ def _cue(words: str, cls: str) -> re.Pattern[str]:
     )
 
 
+@lru_cache(maxsize=64)
 def _patterns(letters: str) -> tuple[re.Pattern[str], ...]:
     cls = f"[{re.escape(letters)}]"
     alone = re.compile(rf"^{_DRESS}({cls}){_DRESS}$", re.IGNORECASE)
@@ -71,7 +73,7 @@ def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
         >>> sorted(read_choice("Either (A) or (C)."))
         ['A', 'C']
     """
-    alone, answer, option, line, marked = _patterns_cached(letters)
+    alone, answer, option, line, marked = _patterns(letters)
     t = unicodedata.normalize("NFKC", text).strip()
     m = alone.match(t)
     if m:
@@ -84,16 +86,6 @@ def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
     for groups in marked.findall(t):
         found.update(g for g in groups if g)
     return found
-
-
-_CACHE: dict[str, tuple[re.Pattern[str], ...]] = {}
-
-
-def _patterns_cached(letters: str) -> tuple[re.Pattern[str], ...]:
-    pats = _CACHE.get(letters)
-    if pats is None:
-        pats = _CACHE[letters] = _patterns(letters)
-    return pats
 
 
 def choice_scorer(letters: str = "ABCDEFGHIJ") -> Scorer:

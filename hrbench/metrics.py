@@ -63,6 +63,7 @@ from typing import Any, Literal
 import msgspec
 
 from hrbench.errors import ConfigError
+from hrbench.scorer import fold, plain_number
 
 __all__ = [
     "Metric",
@@ -165,8 +166,6 @@ def normalize_numbers(s: str) -> str:
         >>> normalize_numbers("A"), normalize_numbers("1,204.50 USD"), normalize_numbers(") ] }")
         ('a', '1204.5 usd', ') ] }')
     """
-    from hrbench.scorer import fold
-
     folded = fold(s)
     t = folded
     if "," in t:
@@ -213,8 +212,6 @@ def _text(value: Any) -> str:
     if isinstance(value, (int, float)):
         if isinstance(value, float) and math.isnan(value):
             return ""
-        from hrbench.scorer import plain_number
-
         return plain_number(value)
     if hasattr(value, "item") and not hasattr(value, "__len__"):  # a numpy scalar
         return _text(value.item())

@@ -34,6 +34,9 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from hrbench.errors import ConfigError, ScorerError
+from hrbench.reading import is_not_found
+from hrbench.reading._fold import _is_minus, fold_answer
+from hrbench.reading._scorer import stop_kind
 from hrbench.records import Score
 from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, screen
 
@@ -107,8 +110,6 @@ def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
         >>> read_numbers("Net loss (1,234)"), read_numbers("Net loss (1,234)", accounting=True)
         ([Quantity(1234)], [Quantity(-1234)])
     """
-    from hrbench.reading._fold import _is_minus, fold_answer
-
     hay = fold_answer(text)
     out: list[Quantity] = []
     for m in _NUMBER.finditer(hay):
@@ -180,9 +181,6 @@ def numeric_scorer(
         raise ConfigError("which", which, 'expected "last" or "any"')
 
     def fn(item: Any, output: Any, label: Any) -> Score:
-        from hrbench.reading import is_not_found
-        from hrbench.reading._scorer import stop_kind
-
         text = screen(output)
         if isinstance(text, Score):
             return text

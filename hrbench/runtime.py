@@ -322,8 +322,9 @@ class Runtime:
             finally:
                 if scope is not None:
                     IN_FLIGHT.land(scope, key, shared)
-        dup = self._duplicate(ctx, key, result) if self.check_draws else None
+        dup = None
         if self.check_draws:
+            dup = self._duplicate(ctx, key, result)
             self._remember(ctx, key, result)
         ctx.trace.append(
             Step(
