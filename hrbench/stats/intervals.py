@@ -52,6 +52,65 @@ def _cluster_se(v: np.ndarray, g: np.ndarray, n_g: int) -> float | None:
     return math.sqrt(max(_cluster_cov(v, v, g, n_g), 0.0))
 
 
+_BM_MAX_CLUSTERS = 2000  # above this, G - 1 df (the t quantile is the normal one to 3 decimals)
+
+
+def _icc(y: np.ndarray, g: np.ndarray, n_g: int) -> float:
+    """The one-way ANOVA estimate of the intra-cluster correlation of ``y``, within [0, 1)."""
+    n = y.size
+    sizes = np.bincount(g, minlength=n_g).astype(float)
+    means = np.bincount(g, weights=y, minlength=n_g) / sizes
+    msb = float(np.sum(sizes * (means - y.mean()) ** 2)) / (n_g - 1)
+    msw = float(np.sum((y - means[g]) ** 2)) / (n - n_g) if n > n_g else 0.0
+    n0 = (n - float(np.sum(sizes**2)) / n) / (n_g - 1)
+    denom = msb + (n0 - 1) * msw
+    return min(max((msb - msw) / denom, 0.0), 0.99) if denom > 0 else 0.0
+
+
+def design_df(y: np.ndarray, g: np.ndarray, n_g: int) -> int:
+    """Degrees of freedom of the t reference for a clustered (CR2) mean of ``y``.
+
+    With clusters of equal size it is ``clusters - 1``, the design-based df of survey
+    packages (Korn & Graubard 1998). With unequal clusters the CR2 variance leans on the large
+    clusters and has fewer: the Bell-McCaffrey (Satterthwaite) df, ``(tr A)**2 / tr(A @ A)``
+    for the CR2 variance as a quadratic form ``y' M y``, ``A = M Omega``, under a working
+    model of exchangeable correlation within clusters with the intra-cluster correlation
+    estimated from ``y`` (one-way ANOVA; Bell & McCaffrey 2002, "Bias reduction in standard
+    errors for linear regression with multi-stage samples", Survey Methodology 28:169-181;
+    Imbens & Kolesar 2016, "Robust standard errors in small samples: some practical advice",
+    Rev. Econ. Stat. 98:701-712; Pustejovsky & Tipton 2018). It is rounded down (never more
+    than ``clusters - 1``) and is at least 1. Issue 14: with 15 clusters of 2-40 items the
+    interval on ``clusters - 1`` df covered 0.933.
+
+    Args:
+        y: per-item values, shape (n,).
+        g: per-item cluster codes in ``range(n_g)``, shape (n,).
+        n_g: the number of clusters (at least 2).
+
+    Returns:
+        The whole number of degrees of freedom, in ``[1, n_g - 1]``.
+
+    Example:
+        >>> design_df(np.arange(12.0), np.repeat(np.arange(4), 3), 4)
+        3
+        >>> design_df(np.arange(12.0) % 2, np.repeat(np.arange(3), [2, 2, 8]), 3)
+        1
+    """
+    sizes = np.bincount(g, minlength=n_g).astype(float)
+    if n_g < 3 or n_g > _BM_MAX_CLUSTERS or sizes.min() == sizes.max():
+        return max(n_g - 1, 1)
+    n = float(y.size)
+    rho = _icc(y, g, n_g)
+    # the CR2 variance is sum_c w_c (q_c' y)**2, q_c = 1_c - (n_c / n) 1 (the cluster's residual total)
+    w = 1.0 / ((1.0 - sizes / n) * n * n)
+    q = np.diag(sizes) - np.outer(sizes, sizes) / n  # q[e, c] = 1_e' q_c
+    cov = (1.0 - rho) * q + rho * (q.T @ q)  # q_c' Omega q_d (q is symmetric: 1_c' q_d = q_c' 1_d)
+    a = np.sqrt(w)[:, None] * cov * np.sqrt(w)[None, :]
+    tr, tr2 = float(np.trace(a)), float(np.sum(a * a))
+    df = tr * tr / tr2 if tr2 > 0 else n_g - 1.0
+    return int(min(max(math.floor(df + 1e-9), 1), n_g - 1))
+
+
 def _t_quantile(level: float, df: int) -> float:
     """The two-sided ``level`` quantile of Student's t on ``df`` degrees of freedom."""
     return float(_sps().t.ppf(0.5 + level / 2, df))
@@ -66,6 +125,7 @@ class Interval(NamedTuple):
     high: float | None
     n_eff: float | None = None
     p_value: float | None = None
+    df: int | None = None
 
 
 def _wilson(p: float, n_eff: float, z: float) -> tuple[float, float]:
@@ -100,7 +160,8 @@ def proportion_interval(y: np.ndarray, g: np.ndarray, n_g: int, level: float) ->
     * ``n_eff = p (1 - p) / var`` (Kish), or the number of items when ``p`` is 0 or 1 or the
       variance is 0 (:func:`_effective_n`);
     * the interval is Wilson's for ``p`` out of ``n_eff`` with ``z`` the ``t`` quantile on
-      ``clusters - 1`` degrees of freedom.
+      :func:`design_df` degrees of freedom (``clusters - 1`` with equal clusters, Bell-McCaffrey's
+      with unequal ones).
 
     It lies within [0, 1], is asymmetric near 0 and 1 (where the sampling distribution is),
     and has positive width whenever anything was sampled: an arm right on every run of 5 items
@@ -126,8 +187,9 @@ def proportion_interval(y: np.ndarray, g: np.ndarray, n_g: int, level: float) ->
     if se is None:
         return Interval(p, None, None, None)
     n_eff = _effective_n(p, se * se, y.size)
-    lo, hi = _wilson(p, n_eff, _t_quantile(level, n_g - 1))
-    return Interval(p, se, lo, hi, n_eff)
+    df = design_df(y, g, n_g)
+    lo, hi = _wilson(p, n_eff, _t_quantile(level, df))
+    return Interval(p, se, lo, hi, n_eff, df=df)
 
 
 def difference_interval(ya: np.ndarray, yb: np.ndarray, g: np.ndarray, n_g: int, level: float) -> Interval:
@@ -149,7 +211,7 @@ def difference_interval(ya: np.ndarray, yb: np.ndarray, g: np.ndarray, n_g: int,
     point.
 
     The p-value inverts the interval: the ``z`` at which it first touches 0, read on Student's
-    t with ``clusters - 1`` degrees of freedom (so away from the boundary it is the clustered t
+    t with :func:`design_df` degrees of freedom of the differences (so away from the boundary it is the clustered t
     test, and :func:`~hrbench.stats.power` plans with the same reference distribution). It is
     1 when the arms agree on average and never 0 from finite data (floored at the smallest
     positive double).
@@ -176,13 +238,14 @@ def difference_interval(ya: np.ndarray, yb: np.ndarray, g: np.ndarray, n_g: int,
     se = _cluster_se(d, g, n_g)
     if se is None:
         return Interval(diff, None, None, None)
+    df = design_df(d, g, n_g)
     parts = _Discordance(np.maximum(d, 0.0), np.maximum(-d, 0.0), g, n_g)
-    lo, hi = parts.limits(_t_quantile(level, n_g - 1))
+    lo, hi = parts.limits(_t_quantile(level, df))
     if diff == 0.0:
-        return Interval(diff, se, lo, hi, p_value=1.0)
+        return Interval(diff, se, lo, hi, p_value=1.0, df=df)
     z = parts.crossing(diff > 0)
-    p = 2.0 * float(_sps().t.sf(z, n_g - 1))
-    return Interval(diff, se, lo, hi, p_value=min(1.0, max(p, _TINY)))
+    p = 2.0 * float(_sps().t.sf(z, df))
+    return Interval(diff, se, lo, hi, p_value=min(1.0, max(p, _TINY)), df=df)
 
 
 _TINY = float(np.finfo(float).tiny)

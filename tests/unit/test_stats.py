@@ -26,7 +26,7 @@ from hrbench.stats import (
     report,
     report_payload,
 )
-from hrbench.stats.intervals import difference_interval, proportion_interval
+from hrbench.stats.intervals import design_df, difference_interval, proportion_interval
 from hrbench.testing.designs import Design, check
 from tests.conftest import load_cases
 
@@ -103,11 +103,47 @@ def cr2_cov_by_hand(u: np.ndarray, v: np.ndarray, clusters: list[str]) -> float:
     return out / (n * n)
 
 
+def icc_by_hand(y: np.ndarray, clusters: list[str]) -> float:
+    """One-way ANOVA intra-cluster correlation (Donner 1986's estimator for unequal sizes), in [0, .99]."""
+    groups = [y[[k for k, c in enumerate(clusters) if c == cc]] for cc in sorted(set(clusters))]
+    n, G = y.size, len(groups)
+    msb = sum(len(x) * (x.mean() - y.mean()) ** 2 for x in groups) / (G - 1)
+    msw = sum(((x - x.mean()) ** 2).sum() for x in groups) / (n - G) if n > G else 0.0
+    n0 = (n - sum(len(x) ** 2 for x in groups) / n) / (G - 1)
+    denom = msb + (n0 - 1) * msw
+    return min(max((msb - msw) / denom, 0.0), 0.99) if denom > 0 else 0.0
+
+
+def design_df_by_hand(y, clusters: list[str]) -> int:
+    """Bell-McCaffrey df of the CR2 variance of mean(y), by n x n matrix algebra, rounded down.
+
+    The CR2 variance is y' M y with M = (I - H) B B' (I - H) / n**2, B's column c holding
+    A_c 1_c on cluster c's items; under Omega = (1 - rho) I + rho (same cluster), its
+    Satterthwaite df is tr(M Omega)**2 / tr(M Omega M Omega).
+    """
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    names = sorted(set(clusters))
+    H = np.full((n, n), 1.0 / n)
+    B = np.zeros((n, len(names)))
+    same = np.array([[ci == cj for cj in clusters] for ci in clusters], dtype=float)
+    for j, c in enumerate(names):
+        idx = [k for k, cc in enumerate(clusters) if cc == c]
+        w, V = np.linalg.eigh(np.eye(len(idx)) - H[np.ix_(idx, idx)])
+        B[idx, j] = V @ np.diag(w**-0.5) @ V.T @ np.ones(len(idx))
+    R = np.eye(n) - H
+    M = R @ B @ B.T @ R / n**2
+    rho = icc_by_hand(y, clusters)
+    MO = M @ ((1 - rho) * np.eye(n) + rho * same)
+    df = np.trace(MO) ** 2 / np.trace(MO @ MO)
+    return int(min(max(math.floor(df + 1e-9), 1), len(names) - 1))
+
+
 def mover_by_hand(ya, yb, clusters, level=0.95):
     """Paired MOVER interval over the two directions of disagreement, each Wilson on its n_eff."""
     d = np.asarray(ya) - np.asarray(yb)
     a, b = np.maximum(d, 0), np.maximum(-d, 0)
-    df = len(set(clusters)) - 1
+    df = design_df_by_hand(d, clusters)
 
     def n_eff(x):
         m, var = x.mean(), cr2_cov_by_hand(x, x, clusters)
@@ -133,9 +169,11 @@ def test_hand_computed_accuracy_se_df_interval():
     assert a.se == pytest.approx(math.sqrt(0.48 / 25))
     y = np.array([0.8, 0.4, 0.0, 1.0, 0.2])
     assert a.se == pytest.approx(cr2_by_hand(y, ["A", "A", "B", "C", "C"]))
-    assert (a.n_items, a.n_clusters, a.df, a.runs, a.n_runs) == (5, 3, 2, 5, 25)
-    # Wilson on the effective sample size .48 * .52 / .0192 = 13, t on 2 df
-    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_t(0.48, 0.48 * 0.52 / (0.48 / 25), 2))
+    # unequal clusters (2, 1, 2): the CR2 variance has Bell-McCaffrey df 1.8 (ICC 0), rounded down
+    assert design_df_by_hand(y, ["A", "A", "B", "C", "C"]) == 1
+    assert (a.n_items, a.n_clusters, a.df, a.runs, a.n_runs) == (5, 3, 1, 5, 25)
+    # Wilson on the effective sample size .48 * .52 / .0192 = 13, t on 1 df
+    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_t(0.48, 0.48 * 0.52 / (0.48 / 25), 1))
     assert 0 < a.ci_low < 0.48 < a.ci_high < 1
     assert a.few_clusters
     # within-item sample variances (ddof 1): .2 .3 0 0 .2 -> mean .14
@@ -159,7 +197,9 @@ def test_level_changes_the_interval():
     a90, a99 = report(rows, level=0.9).arm("a"), report(rows, level=0.99).arm("a")
     assert a90.se == a99.se
     assert a99.ci_high - a99.ci_low > a90.ci_high - a90.ci_low
-    assert (a90.ci_low, a90.ci_high) == pytest.approx(wilson_t(0.48, 13.0, 2, level=0.9))
+    assert (a90.ci_low, a90.ci_high) == pytest.approx(
+        wilson_t(0.48, 13.0, 1, level=0.9)
+    )  # df: clusters 2, 1, 2
 
 
 def test_seed_example_accuracy_and_counts():
@@ -195,10 +235,32 @@ def test_cluster_se_matches_a_by_hand_cr2_sandwich(seed):
     y = np.array([np.mean(v) for v in table.values()])
     assert a.accuracy == pytest.approx(y.mean())
     assert a.se == pytest.approx(cr2_by_hand(y, [c for c, _ in table]))
+    assert a.df == design_df_by_hand(y, [c for c, _ in table])
     if 0 < y.mean() < 1:
         assert (a.ci_low, a.ci_high) == pytest.approx(
-            wilson_t(y.mean(), y.mean() * (1 - y.mean()) / a.se**2, a.n_clusters - 1)
+            wilson_t(
+                y.mean(), y.mean() * (1 - y.mean()) / a.se**2, design_df_by_hand(y, [c for c, _ in table])
+            )
         )
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_design_df_is_clusters_minus_one_when_equal_and_bell_mccaffrey_when_not(seed):
+    """Issue 14: unequal clusters get the Bell-McCaffrey df (by n x n algebra here), never more than G - 1."""
+    rng = np.random.default_rng(seed)
+    print("seed", seed)
+    n_g = int(rng.integers(3, 12))
+    equal = np.repeat(np.arange(n_g), int(rng.integers(1, 6)))
+    sizes = rng.integers(1, 12, size=n_g)
+    unequal = np.repeat(np.arange(n_g), sizes)
+    for g in (equal, unequal):
+        y = rng.integers(0, 6, size=g.size) / 5
+        df = design_df(y, g, n_g)
+        assert df == design_df_by_hand(y, [str(c) for c in g])
+        assert 1 <= df <= n_g - 1
+    assert design_df(rng.random(equal.size), equal, n_g) == n_g - 1
+    lopsided = np.repeat(np.arange(n_g), [1] * (n_g - 1) + [40])  # one big cluster dominates the variance
+    assert design_df(rng.random(lopsided.size), lopsided, n_g) < n_g - 1
 
 
 def test_bootstrap_is_reproducible_under_a_seed():
@@ -242,7 +304,8 @@ def test_descriptive_one_run_still_has_intervals_over_items():
     # residuals .2 .2 | -.8 | .2 .2 -> cluster sums .4 -.8 .4 in clusters of 2, 1, 2 (CR2)
     se_a = math.sqrt((0.16 / 0.6 + 0.64 / 0.8 + 0.16 / 0.6) / 25)
     assert (a.accuracy, a.se) == pytest.approx((0.8, se_a))
-    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_t(0.8, 0.16 / se_a**2, 2))
+    assert a.df == design_df_by_hand(np.array([1, 1, 0, 1, 1]), list("AABCC")) == 1
+    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_t(0.8, 0.16 / se_a**2, 1))
     assert (a.var_within, a.var_between) == (None, None)  # one run: not estimable
     # paired: residuals -.2 -.2 | -.2 | -.2 .8 -> cluster sums -.4 -.2 .6 (CR2)
     (c,) = rep.comparisons
@@ -408,8 +471,9 @@ def test_identical_arms_give_zero_with_an_interval_that_has_width():
     rows = rows_from(HAND, arm="a") + rows_from(HAND, arm="b")
     c = compare(rows, "a", "b")
     assert (c.diff, c.se, c.p_value) == (0.0, 0.0, 1.0)
-    # never disagreed on 5 items: Wilson's bound for 0 of 5 with t on 2 df, both ways
-    z2 = sps.t.ppf(0.975, 2) ** 2
+    # never disagreed on 5 items: Wilson's bound for 0 of 5 with t on 1 df (clusters 2, 1, 2), both ways
+    assert c.df == 1
+    z2 = sps.t.ppf(0.975, 1) ** 2
     assert (c.ci_low, c.ci_high) == pytest.approx((-z2 / (5 + z2), z2 / (5 + z2)))
 
 
