@@ -71,7 +71,7 @@ def _paired(
     se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
     if se_a is not None and se_b is not None:
         out["se_unpaired"] = math.hypot(se_a, se_b)
-    iv = difference_interval(ya, yb, g, n_g, level)
+    iv = difference_interval(ya, yb, g, n_g, level, float(np.minimum(ia.k[pa], ib.k[pb]).sum()))
     se, lo, hi, p = iv.se, iv.low, iv.high, iv.p_value
     df = n_g - 1 if iv.df is None else iv.df  # fewer than clusters - 1 when clusters are unequal
     out["df"] = df

@@ -83,7 +83,7 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
     )
     if n_g < 2:
         return ArmReport(**out)
-    iv = proportion_interval(it.y, g, n_g, level)
+    iv = proportion_interval(it.y, g, n_g, level, float(it.k.sum()))
     df = n_g - 1 if iv.df is None else iv.df  # fewer than clusters - 1 when clusters are unequal
     out.update(se=iv.se, ci_low=iv.low, ci_high=iv.high, df=df)
     if method == "cluster":

@@ -64,14 +64,40 @@ HAND = {
 }
 
 
+HAND_Y = [0.8, 0.4, 0.0, 1.0, 0.2]  # HAND's item means
 HAND_SE = math.sqrt(0.48 / 25)  # CR2; see test_hand_computed_accuracy_se_df_interval
 
 
-def wilson_t(p: float, n: float, df: int, level: float = 0.95) -> tuple[float, float]:
-    """Wilson's score interval for p out of n trials, with the t quantile on df (textbook form)."""
-    z = sps.t.ppf(0.5 + level / 2, df)
-    root = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return ((p + z * z / (2 * n) - root) / (1 + z * z / n), (p + z * z / (2 * n) + root) / (1 + z * z / n))
+def wilson_t(
+    p: float, n: float, df: int, level: float = 0.95, trials: float | None = None, df_max: int | None = None
+) -> tuple[float, float]:
+    """Wilson's score interval for p out of n trials, with the t quantile on df (textbook form).
+
+    Given ``trials`` (the runs behind p) and ``df_max`` (clusters - 1), the interval is read off
+    a grid of candidate p0 (steps of 1e-6) by Neyman's construction: no data can give a lower
+    limit above ``ceiling`` (Wilson's for trials of trials, t on df_max), so a p0 above it is
+    accepted on the one-sided 1 - alpha limit and one below on the equal-tailed one; mirrored
+    at 0.
+    """
+
+    def wilson(z: float) -> tuple[float, float]:
+        root = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+        return (
+            (p + z * z / (2 * n) - root) / (1 + z * z / n),
+            (p + z * z / (2 * n) + root) / (1 + z * z / n),
+        )
+
+    lo2, hi2 = wilson(sps.t.ppf(0.5 + level / 2, df))
+    if trials is None:
+        return lo2, hi2
+    lo1, hi1 = wilson(sps.t.ppf(level, df))
+    z_max = sps.t.ppf(0.5 + level / 2, df_max)
+    ceiling = 1 / (1 + z_max**2 / trials)  # Wilson's lower limit when all trials are right
+    p0 = np.linspace(0.0, 1.0, 1_000_001)
+    accept_hi = np.where(p0 > ceiling, p0 <= hi1, p0 <= hi2) | (p0 <= p)
+    accept_lo = np.where(p0 < 1 - ceiling, p0 >= lo1, p0 >= lo2) | (p0 >= p)
+    ok = p0[accept_hi & accept_lo]
+    return float(ok.min()), float(ok.max())
 
 
 def cr2_by_hand(y: np.ndarray, clusters: list[str]) -> float:
@@ -139,8 +165,11 @@ def design_df_by_hand(y, clusters: list[str]) -> int:
     return int(min(max(math.floor(df + 1e-9), 1), len(names) - 1))
 
 
-def mover_by_hand(ya, yb, clusters, level=0.95):
-    """Paired MOVER interval over the two directions of disagreement, each Wilson on its n_eff."""
+def mover_by_hand(ya, yb, clusters, level=0.95, trials=None):
+    """Paired MOVER interval over the two directions of disagreement, each Wilson on its n_eff.
+
+    ``trials``: the run pairs behind the items (each rate's interval is then bounded as in wilson_t).
+    """
     d = np.asarray(ya) - np.asarray(yb)
     a, b = np.maximum(d, 0), np.maximum(-d, 0)
     df = design_df_by_hand(d, clusters)
@@ -154,7 +183,8 @@ def mover_by_hand(ya, yb, clusters, level=0.95):
     va, vb = cr2_cov_by_hand(a, a, clusters), cr2_cov_by_hand(b, b, clusters)
     r = cr2_cov_by_hand(a, b, clusters) / math.sqrt(va * vb) if va > 0 and vb > 0 else 0.0
     A, B = a.mean(), b.mean()
-    (la, ua), (lb, ub) = wilson_t(A, na, df, level), wilson_t(B, nb, df, level)
+    g_max = len(set(clusters)) - 1
+    (la, ua), (lb, ub) = wilson_t(A, na, df, level, trials, g_max), wilson_t(B, nb, df, level, trials, g_max)
     la, ua, lb, ub = min(la, A), max(ua, A), min(lb, B), max(ub, B)
     lo = A - B - math.sqrt((A - la) ** 2 + (ub - B) ** 2 - 2 * r * (A - la) * (ub - B))
     hi = A - B + math.sqrt((ua - A) ** 2 + (B - lb) ** 2 - 2 * r * (ua - A) * (B - lb))
@@ -172,8 +202,14 @@ def test_hand_computed_accuracy_se_df_interval():
     # unequal clusters (2, 1, 2): the CR2 variance has Bell-McCaffrey df 1.8 (ICC 0), rounded down
     assert design_df_by_hand(y, ["A", "A", "B", "C", "C"]) == 1
     assert (a.n_items, a.n_clusters, a.df, a.runs, a.n_runs) == (5, 3, 1, 5, 25)
-    # Wilson on the effective sample size .48 * .52 / .0192 = 13, t on 1 df
-    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_t(0.48, 0.48 * 0.52 / (0.48 / 25), 1))
+    # Wilson on the effective sample size .48 * .52 / .0192 = 13, t on 1 df; 25 runs, 3 clusters:
+    # no data could give a lower limit above 25 / (25 + t(.975, 2)**2) = .575, so the upper limit
+    # (.93 equal-tailed) is the one-sided 95% one, .86
+    assert (a.ci_low, a.ci_high) == pytest.approx(
+        wilson_t(0.48, 0.48 * 0.52 / (0.48 / 25), 1, trials=25, df_max=2), abs=2e-6
+    )
+    assert a.ci_high == pytest.approx(wilson_t(0.48, 13, 1, level=0.9)[1])
+    assert a.ci_high < wilson_t(0.48, 13, 1)[1]
     assert 0 < a.ci_low < 0.48 < a.ci_high < 1
     assert a.few_clusters
     # within-item sample variances (ddof 1): .2 .3 0 0 .2 -> mean .14
@@ -189,7 +225,9 @@ def test_one_cluster_per_item_is_the_ordinary_standard_error():
     y = np.array([0.8, 0.4, 0.0, 1.0, 0.2])
     assert a.se == pytest.approx(y.std(ddof=1) / math.sqrt(5))  # CR2 with clusters of one
     assert a.df == 4
-    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_t(0.48, 0.48 * 0.52 / a.se**2, 4))
+    assert (a.ci_low, a.ci_high) == pytest.approx(
+        wilson_t(0.48, 0.48 * 0.52 / a.se**2, 4, trials=25, df_max=4), abs=2e-6
+    )
 
 
 def test_level_changes_the_interval():
@@ -198,7 +236,7 @@ def test_level_changes_the_interval():
     assert a90.se == a99.se
     assert a99.ci_high - a99.ci_low > a90.ci_high - a90.ci_low
     assert (a90.ci_low, a90.ci_high) == pytest.approx(
-        wilson_t(0.48, 13.0, 1, level=0.9)
+        wilson_t(0.48, 13.0, 1, level=0.9, trials=25, df_max=2), abs=2e-6
     )  # df: clusters 2, 1, 2
 
 
@@ -239,8 +277,13 @@ def test_cluster_se_matches_a_by_hand_cr2_sandwich(seed):
     if 0 < y.mean() < 1:
         assert (a.ci_low, a.ci_high) == pytest.approx(
             wilson_t(
-                y.mean(), y.mean() * (1 - y.mean()) / a.se**2, design_df_by_hand(y, [c for c, _ in table])
-            )
+                y.mean(),
+                y.mean() * (1 - y.mean()) / a.se**2,
+                design_df_by_hand(y, [c for c, _ in table]),
+                trials=5 * y.size,
+                df_max=a.n_clusters - 1,
+            ),
+            abs=2e-6,
         )
 
 
@@ -305,14 +348,16 @@ def test_descriptive_one_run_still_has_intervals_over_items():
     se_a = math.sqrt((0.16 / 0.6 + 0.64 / 0.8 + 0.16 / 0.6) / 25)
     assert (a.accuracy, a.se) == pytest.approx((0.8, se_a))
     assert a.df == design_df_by_hand(np.array([1, 1, 0, 1, 1]), list("AABCC")) == 1
-    assert (a.ci_low, a.ci_high) == pytest.approx(wilson_t(0.8, 0.16 / se_a**2, 1))
+    assert (a.ci_low, a.ci_high) == pytest.approx(
+        wilson_t(0.8, 0.16 / se_a**2, 1, trials=5, df_max=2), abs=2e-6
+    )
     assert (a.var_within, a.var_between) == (None, None)  # one run: not estimable
     # paired: residuals -.2 -.2 | -.2 | -.2 .8 -> cluster sums -.4 -.2 .6 (CR2)
     (c,) = rep.comparisons
     se = math.sqrt((0.16 / 0.6 + 0.04 / 0.8 + 0.36 / 0.6) / 25)
     assert (c.diff, c.se) == pytest.approx((0.2, se))
     assert (c.ci_low, c.ci_high) == pytest.approx(
-        mover_by_hand([1, 1, 0, 1, 1], [1, 1, 0, 1, 0], list("AABCC"))
+        mover_by_hand([1, 1, 0, 1, 1], [1, 1, 0, 1, 0], list("AABCC"), trials=5), abs=2e-6
     )
     assert c.ci_low < 0 < c.ci_high and 0.05 < c.p_value < 1
     # the p-value inverts the interval: at level 1 - p its near end touches 0
@@ -446,7 +491,7 @@ def test_paired_comparison_is_tighter_than_separate_intervals():
     half = sps.t.ppf(0.975, 49) * c.se
     assert (c.ci_low, c.ci_high) == pytest.approx((c.diff - half, c.diff + half), abs=0.1 * half)
     ya, yb, cl = item_means(rows, "b"), item_means(rows, "a"), [f"c{i // 4}" for i in range(200)]
-    assert (c.ci_low, c.ci_high) == pytest.approx(mover_by_hand(ya, yb, cl))
+    assert (c.ci_low, c.ci_high) == pytest.approx(mover_by_hand(ya, yb, cl, trials=1000), abs=2e-6)
     cb = compare(rows, "b", "a", method="bootstrap", seed=1)
     assert cb.diff == c.diff and cb.se == pytest.approx(c.se, rel=0.15)
 
@@ -462,7 +507,9 @@ def test_paired_difference_by_hand():
     assert c.diff == pytest.approx(0.12)
     assert c.se == pytest.approx(math.sqrt((0.24**2 / 0.6 + 0.48**2 / 0.8 + 0.24**2 / 0.6) / 25))
     ya = [0.8, 0.4, 0.6, 1.0, 0.2]
-    assert (c.ci_low, c.ci_high) == pytest.approx(mover_by_hand(ya, [0.8, 0.4, 0.0, 1.0, 0.2], list("AABCC")))
+    assert (c.ci_low, c.ci_high) == pytest.approx(
+        mover_by_hand(ya, [0.8, 0.4, 0.0, 1.0, 0.2], list("AABCC"), trials=25), abs=2e-6
+    )
     edge = compare(a + b, "b", "a", level=1 - c.p_value)
     assert edge.ci_low == pytest.approx(0.0, abs=1e-9)
 
@@ -471,10 +518,15 @@ def test_identical_arms_give_zero_with_an_interval_that_has_width():
     rows = rows_from(HAND, arm="a") + rows_from(HAND, arm="b")
     c = compare(rows, "a", "b")
     assert (c.diff, c.se, c.p_value) == (0.0, 0.0, 1.0)
-    # never disagreed on 5 items: Wilson's bound for 0 of 5 with t on 1 df (clusters 2, 1, 2), both ways
+    # never disagreed on 5 items: Wilson's bound for 0 of 5 with t on 1 df (clusters 2, 1, 2), both
+    # ways; above the .575 no data of 25 runs in 3 clusters could get below, it is the one-sided one
     assert c.df == 1
-    z2 = sps.t.ppf(0.975, 1) ** 2
+    z2 = sps.t.ppf(0.95, 1) ** 2
+    assert z2 / (5 + z2) > 25 / (25 + sps.t.ppf(0.975, 2) ** 2)
     assert (c.ci_low, c.ci_high) == pytest.approx((-z2 / (5 + z2), z2 / (5 + z2)))
+    assert (c.ci_low, c.ci_high) == pytest.approx(
+        mover_by_hand(HAND_Y, HAND_Y, list("AABCC"), trials=25), abs=2e-6
+    )
 
 
 def test_compare_only_uses_items_both_arms_ran():
