@@ -38,7 +38,7 @@ Model Evaluations" (arXiv 2411.00640):
   boundary, asymmetric when the arms rarely disagree, never a point. The p-value inverts it on
   t with the design's df (the t test away from the boundary; never 0 from finite data, 1 when
   the arms agree on average). Near the ceiling with few clusters the test is cautious: at
-  accuracy 0.97 on 10 clusters of 3 items it rejects equal arms about 2.6% of the time at
+  accuracy 0.97 on 10 clusters of 3 items it rejects equal arms 1.7-2.6% of the time at
   alpha 0.05 (few clusters ever disagree; a cluster sign-flip test with mid-p does no better). :func:`compare_all` adds Holm-adjusted p-values over all pairs.
 * **Power** (Miller §5): the power of that t test at ``n`` items is the noncentral t's with
   ``G - 1`` df and noncentrality ``diff / sqrt(deff * (var_between + var_within / runs) / n)``;

@@ -52,7 +52,7 @@ def _cluster_se(v: np.ndarray, g: np.ndarray, n_g: int) -> float | None:
     return math.sqrt(max(_cluster_cov(v, v, g, n_g), 0.0))
 
 
-_BM_MAX_CLUSTERS = 2000  # above this, G - 1 df (the t quantile is the normal one to 3 decimals)
+_BM_MAX_CLUSTERS = 1000  # above this, G - 1 df (G x G matrices; the t quantile is near the normal one)
 
 
 def _icc(y: np.ndarray, g: np.ndarray, n_g: int) -> float:
@@ -79,8 +79,8 @@ def design_df(y: np.ndarray, g: np.ndarray, n_g: int) -> int:
     errors for linear regression with multi-stage samples", Survey Methodology 28:169-181;
     Imbens & Kolesar 2016, "Robust standard errors in small samples: some practical advice",
     Rev. Econ. Stat. 98:701-712; Pustejovsky & Tipton 2018). It is rounded down (never more
-    than ``clusters - 1``) and is at least 1. Issue 14: with 15 clusters of 2-40 items the
-    interval on ``clusters - 1`` df covered 0.933.
+    than ``clusters - 1``) and is at least 1; above 1,000 clusters it is ``clusters - 1``.
+    Issue 14: with 15 clusters of 2-40 items the interval on ``clusters - 1`` df covered 0.933.
 
     Args:
         y: per-item values, shape (n,).
@@ -104,7 +104,10 @@ def design_df(y: np.ndarray, g: np.ndarray, n_g: int) -> int:
     # the CR2 variance is sum_c w_c (q_c' y)**2, q_c = 1_c - (n_c / n) 1 (the cluster's residual total)
     w = 1.0 / ((1.0 - sizes / n) * n * n)
     q = np.diag(sizes) - np.outer(sizes, sizes) / n  # q[e, c] = 1_e' q_c
-    cov = (1.0 - rho) * q + rho * (q.T @ q)  # q_c' Omega q_d (q is symmetric: 1_c' q_d = q_c' 1_d)
+    # q_c' Omega q_d; q is symmetric, and q' q = D**2 - (D s s' + s s' D) / n + s s' |s|**2 / n**2
+    qq = np.diag(sizes**2) - (sizes[:, None] + sizes[None, :]) * np.outer(sizes, sizes) / n
+    qq += np.outer(sizes, sizes) * float(np.sum(sizes**2)) / (n * n)
+    cov = (1.0 - rho) * q + rho * qq
     a = np.sqrt(w)[:, None] * cov * np.sqrt(w)[None, :]
     tr, tr2 = float(np.trace(a)), float(np.sum(a * a))
     df = tr * tr / tr2 if tr2 > 0 else n_g - 1.0
@@ -158,8 +161,8 @@ def _bounded_wilson(p: float, n_eff: float, q: tuple[float, float, float], b: _B
     With ``trials`` runs in all, data holding at most the information of ``trials``
     independent runs (a design effect of at least 1, as Korn & Graubard 1998 take it) cannot
     give a lower limit above the ``ceiling = trials / (trials + t**2)``: Wilson's lower limit for
-    all of ``trials`` right, ``t`` on ``df_max`` (the most df any data of the design get). A true accuracy above the ceiling can therefore only be missed from
-    below: the test of ``p0`` that the interval inverts has no upper rejection region there, and
+    all of ``trials`` right, ``t`` on ``df_max`` (the most df any data of the design get). A
+    true accuracy above the ceiling can therefore only be missed from below: the test of ``p0`` that the interval inverts has no upper rejection region there, and
     Neyman's construction spends all of ``alpha`` on the lower one (an exact-level test need not
     have equal tails: Blaker 2000, "Confidence curves and improved exact confidence intervals
     for discrete distributions", Can. J. Stat. 28:783-798; the one-sided bound at the boundary:
