@@ -357,7 +357,7 @@ async def _evaluate(
     score_std = ci_95 = None
     if epochs > 1 and n:
         score_std = statistics.stdev(epoch_means)
-        ci_95 = _ci_95([sum(col[i] or 0.0 for col in epoch_scores) / epochs for i in range(n)])
+        ci_95 = _ci_95([sum(col[i] or 0.0 for col in epoch_scores) / epochs for i in range(n)], epochs)
 
     last = outcomes[-1]
     total_cost: float | None = 0.0
@@ -415,12 +415,12 @@ async def _evaluate(
     return result, found
 
 
-def _ci_95(row_means: Sequence[float]) -> tuple[float, float] | None:
+def _ci_95(row_means: Sequence[float], epochs: int = 1) -> tuple[float, float] | None:
     """The 95% interval of ``mean_score`` over rows: the one :func:`hrbench.stats.report` uses.
 
     Issue 14 (one interval method behind report(), compare() and ci_95): each row is an item
     in a cluster of its own and its epochs are its runs, so scores in [0, 1] get Wilson's
-    interval on the effective sample size with t on ``rows - 1`` df
+    interval on the effective sample size with t on ``rows - 1`` df, ``rows * epochs`` runs behind it
     (:func:`hrbench.stats.intervals.proportion_interval`), always within [0, 1]. Scores outside
     [0, 1] (a numeric metric on another scale) get the t interval of the row means instead.
     ``None`` with a single row (no degrees of freedom).
@@ -434,7 +434,7 @@ def _ci_95(row_means: Sequence[float]) -> tuple[float, float] | None:
 
     y = np.asarray(row_means, dtype=float)
     if y.min() >= 0.0 and y.max() <= 1.0:
-        iv = proportion_interval(y, np.arange(n), n, 0.95)
+        iv = proportion_interval(y, np.arange(n), n, 0.95, float(n * epochs))
         lo, hi = iv.low, iv.high
     else:
         lo, hi = _t_interval(float(y.mean()), float(y.std(ddof=1)) / math.sqrt(n), n - 1, 0.95)

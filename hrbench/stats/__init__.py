@@ -13,14 +13,17 @@ Model Evaluations" (arXiv 2411.00640):
   when they are not; with one item per cluster it is the ordinary ``sd(y) / sqrt(n)``. The
   run-to-run noise is inside each item mean, so it is counted once.
 * Its **interval** is Wilson's score interval on the effective sample size ``n_eff = p (1 - p)
-  / se**2`` with the ``t`` quantile on ``G - 1`` degrees of freedom (Korn & Graubard 1998; Dean
-  & Pagano 2015; :func:`~hrbench.stats.intervals.proportion_interval`): always within [0, 1],
-  asymmetric near 0 and 1, and of positive width whenever anything was sampled (an arm right on
-  every run gets ``n_eff`` = its items, not the point [1, 1]). Simulated by
+  / se**2`` with the ``t`` quantile on the design's degrees of freedom: ``G - 1`` with clusters
+  of equal size, Bell-McCaffrey's (fewer) with unequal ones (Korn & Graubard 1998; Dean &
+  Pagano 2015; Bell & McCaffrey 2002; :func:`~hrbench.stats.intervals.proportion_interval`,
+  :func:`~hrbench.stats.intervals.design_df`): always within [0, 1], asymmetric near 0 and 1,
+  and of positive width whenever anything was sampled (an arm right on every run gets
+  ``n_eff`` = its items, not the point [1, 1]). Above the highest lower limit any data of its
+  runs could give (and mirrored near 0), the upper limit is the one-sided one: the truth can
+  only be missed from below there (Neyman's construction; issue 14). Simulated by
   ``bench/coverage.py`` over the designs of issue 14 it covers 94-96% (the naive iid interval
-  32-92%), except where the best possible data cannot exclude the truth (10 clusters of 3
-  items at accuracy 0.97: 97.5%, conservative). An arm with fewer than 10 clusters is flagged
-  (``few_clusters``, and a note in the text): its interval is wide.
+  32-92%). An arm with fewer than 10 clusters is flagged (``few_clusters``, and a note in the
+  text): its interval is wide.
 * ``method="bootstrap"`` resamples whole clusters with replacement (``n_boot`` times, seeded);
   the standard error is the bootstrap standard deviation and the interval the percentile one
   (Wilson's where every resample agrees, so it never collapses to a point). With few clusters
@@ -33,13 +36,16 @@ Model Evaluations" (arXiv 2411.00640):
   Wilson interval on its effective sample size (Zou & Donner 2008; Newcombe 1998;
   :func:`~hrbench.stats.intervals.difference_interval`): the clustered t interval away from the
   boundary, asymmetric when the arms rarely disagree, never a point. The p-value inverts it on
-  t with ``G - 1`` df (the t test away from the boundary; never 0 from finite data, 1 when the
-  arms agree on average). :func:`compare_all` adds Holm-adjusted p-values over all pairs.
+  t with the design's df (the t test away from the boundary; never 0 from finite data, 1 when
+  the arms agree on average). Near the ceiling with few clusters the test is cautious: at
+  accuracy 0.97 on 10 clusters of 3 items it rejects equal arms 1.7-2.6% of the time at
+  alpha 0.05 (few clusters ever disagree; a cluster sign-flip test with mid-p does no better). :func:`compare_all` adds Holm-adjusted p-values over all pairs.
 * **Power** (Miller §5): the power of that t test at ``n`` items is the noncentral t's with
   ``G - 1`` df and noncentrality ``diff / sqrt(deff * (var_between + var_within / runs) / n)``;
   :func:`power` solves for ``n``. In ``bench/coverage.py`` its promise is within 0.03 of
-  the simulated power at 5, 10, 20 and 50 clusters (under a strong cluster effect it
-  under-promises by up to 0.04: conservative).
+  the simulated power at 5, 10, 20 and 50 clusters; under a strong cluster effect at 14
+  clusters it under-promises by about 0.03 (conservative: the noncentral t is slightly pessimistic
+  for heavy-tailed cluster totals, and the MOVER p-value slightly more powerful than the t test).
 * **Cost**: ``usd`` is what the arm's reportable rows cost; ``usd_per_run`` is the mean over
   labelled items of the USD per run (the same averaging as accuracy), with a clustered interval;
   ``accuracy_per_usd = accuracy / usd_per_run`` (correct answers per USD spent per run), with a

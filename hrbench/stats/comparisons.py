@@ -71,15 +71,17 @@ def _paired(
     se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
     if se_a is not None and se_b is not None:
         out["se_unpaired"] = math.hypot(se_a, se_b)
-    iv = difference_interval(ya, yb, g, n_g, level)
+    iv = difference_interval(ya, yb, g, n_g, level, float(np.minimum(ia.k[pa], ib.k[pb]).sum()))
     se, lo, hi, p = iv.se, iv.low, iv.high, iv.p_value
+    df = n_g - 1 if iv.df is None else iv.df  # fewer than clusters - 1 when clusters are unequal
+    out["df"] = df
     if method == "bootstrap":
         parts = np.column_stack([d, np.ones_like(d)])
         tot = _boot_totals(parts, g, n_g, _rng(seed, t.arms[a], t.arms[b]), n_boot)
         b_se, b_lo, b_hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _DIFF)
         if b_se > 0:  # every resample alike: keep the boundary-aware interval, which has width
             se, lo, hi = b_se, b_lo, b_hi
-            p = max(_TINY, 2 * float(_sps().t.sf(abs(diff) / b_se, n_g - 1))) if diff else 1.0
+            p = max(_TINY, 2 * float(_sps().t.sf(abs(diff) / b_se, df))) if diff else 1.0
     out.update(se=se, ci_low=lo, ci_high=hi, p_value=p)
     return Comparison(**out)
 
@@ -129,7 +131,8 @@ def compare(
 
     Each common item contributes the difference of its mean scores over runs; the mean of those
     differences gets the clustered (CR2) standard error, the boundary-aware MOVER interval and a
-    two-sided p-value on t with ``clusters - 1`` degrees of freedom
+    two-sided p-value on t with ``clusters - 1`` degrees of freedom (Bell-McCaffrey's, fewer, when
+    clusters are unequal)
     (:func:`~hrbench.stats.intervals.difference_interval`; issue 14: it is the clustered t
     interval away from the boundary, has width even when the arms never disagree, and its
     p-value is never 0). Pairing removes the item difficulty both arms share, so the interval

@@ -22,7 +22,8 @@ class ArmReport(msgspec.Struct, kw_only=True):
             cluster.
         ci_low, ci_high: the ``level`` interval (Wilson on the effective sample size), within
             [0, 1], of positive width; ``None`` when ``se`` is.
-        df: degrees of freedom of its t quantile, ``n_clusters - 1``.
+        df: degrees of freedom of its t quantile: ``n_clusters - 1`` with clusters of equal
+            size, fewer with unequal ones (Bell-McCaffrey, rounded down; issue 14).
         n_items: labelled reportable items the arm ran.
         n_clusters: clusters those items fall in.
         few_clusters: fewer than 10 clusters (:data:`FEW_CLUSTERS`): the t interval with
@@ -100,7 +101,8 @@ class Comparison(msgspec.Struct, kw_only=True):
             degrees of freedom; 1 when ``diff`` is 0, never 0.
         p_holm: Holm-adjusted p-value over all the pairs compared together; ``None`` for a
             single comparison.
-        df: ``n_clusters - 1``.
+        df: ``n_clusters - 1`` with clusters of equal size, fewer with unequal ones
+            (Bell-McCaffrey, rounded down; issue 14).
         n_items: items both arms ran (labelled, reportable).
         n_clusters: clusters of those items.
         accuracy_a, accuracy_b: each arm's accuracy on those common items.

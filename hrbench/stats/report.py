@@ -83,15 +83,16 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
     )
     if n_g < 2:
         return ArmReport(**out)
-    iv = proportion_interval(it.y, g, n_g, level)
-    out.update(se=iv.se, ci_low=iv.low, ci_high=iv.high)
+    iv = proportion_interval(it.y, g, n_g, level, float(it.k.sum()))
+    df = n_g - 1 if iv.df is None else iv.df  # fewer than clusters - 1 when clusters are unequal
+    out.update(se=iv.se, ci_low=iv.low, ci_high=iv.high, df=df)
     if method == "cluster":
         if cost is not None:
-            c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), n_g - 1, level, _POSITIVE)
+            c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), df, level, _POSITIVE)
             out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
         if ratio is not None and cost is not None:
             z = (it.y - ratio * it.cost) / cost  # delta-method linearisation of acc / cost
-            r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), n_g - 1, level, _POSITIVE)
+            r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), df, level, _POSITIVE)
             out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
     else:
         parts = np.column_stack([it.y, np.ones_like(it.y), np.nan_to_num(it.cost)])
@@ -126,7 +127,8 @@ def _list_prices(bench: Any, traces: Any) -> dict[str, float | None]:
 
 def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
     how = (
-        "Wilson's interval on the effective sample size (CR2 clustered variance, t on clusters - 1 df)"
+        "Wilson's interval on the effective sample size (CR2 clustered variance, t on clusters - 1 df, "
+        "Bell-McCaffrey df when clusters are unequal)"
         if method == "cluster"
         else "cluster bootstrap, percentile interval (Wilson's where every resample agrees)"
     )

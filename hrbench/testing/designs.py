@@ -204,7 +204,7 @@ def check(d: Design, n: int, seed: int, level: float = 0.95, alpha: float = 0.05
     }
     out.update(fpr=[], fpr_naive=[])
     for s in range(n):
-        iv = proportion_interval(alt.ya[s], g, n_g, level)
+        iv = proportion_interval(alt.ya[s], g, n_g, level, total)
         assert iv.low is not None and iv.high is not None
         out["arm_cover"].append(iv.low <= alt.truth_a <= iv.high)
         out["arm_width"].append(iv.high - iv.low)
@@ -214,7 +214,7 @@ def check(d: Design, n: int, seed: int, level: float = 0.95, alpha: float = 0.05
         for sim, key in ((alt, "pair"), (null, "fpr")):
             if key == "pair" and not d.diff:
                 continue
-            dv = difference_interval(sim.ya[s], sim.yb[s], g, n_g, level)
+            dv = difference_interval(sim.ya[s], sim.yb[s], g, n_g, level, total)
             assert dv.low is not None and dv.high is not None and dv.p_value is not None
             pa, pb = float(sim.ya[s].mean()), float(sim.yb[s].mean())
             se_naive = math.sqrt((pa * (1 - pa) + pb * (1 - pb)) / total)
