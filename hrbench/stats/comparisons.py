@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from hrbench.errors import ConfigError
 from hrbench.stats.intervals import (
     _DIFF,
     _TINY,
@@ -155,7 +156,8 @@ def compare(
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: an unknown arm, or a bad ``level``/``method``.
+        ConfigError: an unknown arm, the same arm twice (decided, seed silent: a newcomer's
+            ``--compare ask ask`` was accepted), or a bad ``level``/``method``.
 
     Example:
         >>> from hrbench.records import Row
@@ -169,6 +171,8 @@ def compare(
     _check(level, method, n_boot)
     t = _table(bench)
     desc = _too_few(t, descriptive, "compare")
+    if arm_a == arm_b:
+        raise ConfigError("arm_b", arm_b, "compare needs two different arms (arm_a is the same arm)")
     a, b = _arm_code(t, arm_a, "arm_a"), _arm_code(t, arm_b, "arm_b")
     return _paired(t, a, b, level, method, desc, seed, n_boot)
 

@@ -137,7 +137,7 @@ def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int)
         note = _descriptive_note(t) + " "
     note += (
         f"{level:.0%} intervals: {how}, within [0, 1]; paired differences by MOVER over the two "
-        "directions of disagreement, p-values on the same t. Accuracy is the mean over runs within "
+        "directions of disagreement; a p-value is the level at which that interval just reaches 0 (so it is not diff/se on t when the interval is asymmetric). Accuracy is the mean over runs within "
         "each item, then over labelled items."
     )
     if n_pairs > 1:

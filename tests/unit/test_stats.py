@@ -537,6 +537,12 @@ def test_compare_only_uses_items_both_arms_ran():
     assert c.accuracy_a == pytest.approx((0.8 + 0.4 + 0.0 + 0.2) / 4)
 
 
+def test_compare_refuses_an_arm_against_itself():
+    rows = rows_from(HAND, arm="a")
+    with pytest.raises(ConfigError, match=r"arm_b: compare needs two different arms .*got 'a'"):
+        compare(rows, "a", "a")
+
+
 def test_compare_all_holm():
     rows = correlated_arms()
     rows += [msgspec.structs.replace(r, arm="c") for r in rows if r.arm == "a"]
