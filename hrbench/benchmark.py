@@ -63,6 +63,12 @@ class Bench:
         traces: ``{ledger_id: [Step, ...]}``, one trace per run.
         governor: the governor's limits and use at the end.
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
+        stopped: how many runs the governor stopped (``budget_stop``), dev split included.
+        status: ``"budget_stopped"`` when any run was stopped, else ``"done"``.
+
+    Decided (issue 19; seed 002 keeps stopped runs counted wrong): a benchmark a budget
+    stopped is never shown as plainly done. Its ``status`` is ``"budget_stopped"``, and its
+    printout ends with :meth:`stop_note`.
 
     A benchmark run with ``keep_rows=False`` (rows streamed to ``on_row`` or a store) holds no
     rows or traces; its summary and printout come from a running count.
@@ -83,8 +89,10 @@ class Bench:
         governor: dict[str, Any],
         duplicates: list[DuplicateDrawError] | None = None,
         summary: Summary | None = None,
+        stopped: int = 0,
     ) -> None:
         self.id = id
+        self.stopped = stopped
         self._summary = summary
         self.rows = rows
         self.arms = arms
@@ -182,6 +190,9 @@ class Bench:
                 "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
                 "every reply at what it cost when first paid."
             )
+        note = self.stop_note()
+        if note is not None:
+            lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
         if metric_names:
             lines.append(
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
@@ -191,6 +202,21 @@ class Bench:
 
     def __repr__(self) -> str:
         return f"<Bench {self.id} {len(self.rows)} rows>"
+
+    @property
+    def status(self) -> str:
+        """``"budget_stopped"`` when the governor stopped any run, else ``"done"`` (issue 19)."""
+        return "budget_stopped" if self.stopped else "done"
+
+    def stop_note(self) -> str | None:
+        """What a budget stop did to the table, or ``None`` when no run was stopped.
+
+        Example:
+            >>> stop_note(240, 250)
+            '240 of 250 runs were stopped by the budget and count as wrong (seed 002)'
+        """
+        n = self._summary.n if self._summary is not None else len(self.rows)
+        return stop_note(self.stopped, n)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The rows as dicts with the seed's columns."""
@@ -445,6 +471,33 @@ class Summary:
                 }
             )
         return out
+
+
+def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
+    """The sentence that says a budget stopped ``stopped`` of ``runs`` runs (issue 19).
+
+    Seed 002 counts a stopped run wrong; this says so wherever the benchmark is shown, so that
+    an accuracy a budget lowered is never read as the arm's. ``resume`` is appended as the way
+    to finish the runs.
+
+    Args:
+        stopped: runs stopped by the governor.
+        runs: runs in the benchmark.
+        resume: how to run the rest (a command), or ``None``.
+
+    Returns:
+        The sentence, or ``None`` when ``stopped`` is 0.
+
+    Example:
+        >>> stop_note(240, 250, "`hrb bench --resume b1 --max-calls N`")
+        '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-calls N`'
+        >>> stop_note(0, 250) is None
+        True
+    """
+    if not stopped:
+        return None
+    note = f"{stopped} of {runs} runs were stopped by the budget and count as wrong (seed 002)"
+    return note if resume is None else f"{note}; resume with {resume}"
 
 
 def summarise(
@@ -1020,6 +1073,7 @@ async def benchmark_async(
         governor=gov.snapshot(),
         duplicates=duplicates,
         summary=running,
+        stopped=stops.n + sum(1 for r in done.values() if r.failure_kind == "budget_stop"),
     )
     stops.warn(gov)
     errors.warn()

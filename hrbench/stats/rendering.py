@@ -95,6 +95,12 @@ def render(rep: Report) -> str:
     lines.append(
         "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at first cost."
     )
+    stopped = sum(a.budget_stop for a in rep.arms)
+    if stopped:  # issue 19: a stopped run made no call, and pulls usd/run down
+        lines.append(
+            f"  usd/run averages every run, the {stopped} run(s) the budget stopped included (they cost 0): "
+            "it understates what a whole run costs."
+        )
     if any(a.usd_unpriced for a in rep.arms):
         lines.append(
             "  NA: runs with no price ("

@@ -401,7 +401,7 @@ async def _run(
                 executor=params.executor,
                 metrics=built["metrics"],
             )
-            status = "done"
+            status = bench.status  # "budget_stopped" when the governor stopped runs (issue 19)
         except DuplicateDrawError as exc:
             bench = exc.bench
             status = "refused"

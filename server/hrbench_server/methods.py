@@ -276,12 +276,17 @@ def register(server: RpcServer, app: App) -> None:
 
         def build() -> dict[str, Any]:
             bench_id = _resolve(app, args.id)
+            rec = app.store.benchmark_get(bench_id) or {}
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
             try:
-                return report_payload(rows, traces=traces, **settings)
+                out = report_payload(rows, traces=traces, **settings)
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
+            # issue 19: a report says when its benchmark is not a finished, whole one
+            head = browse.benchmark_status(rec, len(rows), running())
+            out["status"], out["stop_note"] = head["status"], head["stop_note"]
+            return out
 
         return p.ReportResult(report=await _to_thread(build))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import warnings
 
 import anyio
 import pytest
@@ -397,3 +398,24 @@ def test_sync_arm_cells_grouped_per_thread_trip_keep_every_rule(concurrency: int
         cell = [m for m in made if m[:2] == key[:2]]
         assert [m[2] for m in cell] == sorted(m[2] for m in cell)
     assert bench.summary()[0]["accuracy"] == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize(("max_calls", "keep_rows"), [(0, True), (2, True), (7, False), (20, True)])
+def test_a_budget_stopped_bench_says_so(max_calls: int, keep_rows: bool) -> None:
+    """Issue 19: stopped runs count wrong (seed 002), and the Bench never reads as plainly done."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.BudgetStoppedWarning)
+        bench = hb.benchmark(
+            ask_arm(),
+            seed_reference(),
+            runs=5,
+            client=capitals_client(),
+            governor=hb.Governor(max_calls=max_calls),
+            keep_rows=keep_rows,
+        )
+    stopped = max(0, 20 - max_calls)
+    assert bench.stopped == stopped
+    assert bench.status == ("budget_stopped" if stopped else "done")
+    note = f"{stopped} of 20 runs were stopped by the budget and count as wrong (seed 002)"
+    assert bench.stop_note() == (note if stopped else None)
+    assert (note in str(bench)) == bool(stopped)

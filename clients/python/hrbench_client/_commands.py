@@ -636,13 +636,20 @@ def cmd_report(args: argparse.Namespace) -> int:
     if plot is not None:
         rep.setdefault("plot", plot)
     fmt = "text" if args.text else args.format
+    note = rep.get("stop_note")
     if fmt == "text":
         text = rep.get("text", "")
+        if rep.get("status") not in (None, "done"):
+            print(f"Status: {rep['status']}")
         print(text)
+        if note:
+            print(f"Budget stopped: {note}")
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
         sys.stdout.write(rep.get("markdown", ""))
+        if note:
+            sys.stdout.write(f"\n> **Budget stopped** ({rep.get('status')}): {note}\n")
     elif args.compare and rep.get("comparisons"):
         _out(rep["comparisons"][0])  # JSON: just the paired difference asked for
     else:
@@ -698,11 +705,13 @@ def cmd_ls(args: argparse.Namespace) -> int:
         for b in found:
             _out(b)
         return EXIT_OK
-    print(f"{'id':<16}  {'name':<20}  {'created':<25}  {'status':<9}  {'rows':>11}  arms (accuracy)")
+    print(f"{'id':<16}  {'name':<20}  {'created':<25}  {'status':<14}  {'rows':>11}  arms (accuracy)")
     for b in found:
         rows = f"{b.rows}/{b.total}" if b.total is not None else str(b.rows)
         arms = ", ".join(f"{a} ({b.accuracy[a]:.3f})" if b.accuracy.get(a) is not None else a for a in b.arms)
-        print(f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<9}  {rows:>11}  {arms}")
+        print(
+            f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<14}  {rows:>11}  {arms}"
+        )
     return EXIT_OK
 
 

@@ -462,7 +462,11 @@ class ArmSummary(Struct, kw_only=True):
 
 
 class BenchmarkResult(Struct, kw_only=True):
-    """Result of ``benchmark``: the id (for ``benchmark/rows``, ``report``, resume) and summary."""
+    """Result of ``benchmark``: the id (for ``benchmark/rows``, ``report``, resume) and summary.
+
+    ``status`` is ``done``, or ``budget_stopped`` when the governor stopped runs (each counted
+    wrong, seed 002; ``text`` says how many).
+    """
 
     id: str
     summary: list[ArmSummary]
@@ -700,8 +704,9 @@ class BenchmarkListParams(_Spec):
 class BenchmarkListing(Struct, kw_only=True):
     """One stored benchmark as ``hrb ls`` and ``hrb view`` show it.
 
-    ``status`` is ``running``, ``done``, ``cancelled``, ``failed``, ``refused``, or
-    ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
+    ``status`` is ``running``, ``done``, ``budget_stopped`` (the governor stopped runs, which
+    count as wrong: ``stop_note`` says how many and how to resume), ``cancelled``, ``failed``,
+    ``refused``, or ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
     spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as last
@@ -726,6 +731,7 @@ class BenchmarkListing(Struct, kw_only=True):
     max_usd: float | None = None
     calls: int | None = None
     max_calls: int | None = None
+    stop_note: str | None = None
 
 
 class BenchmarkListResult(Struct, kw_only=True):
