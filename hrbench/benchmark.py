@@ -41,7 +41,15 @@ from hrbench.runtime import Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
 from hrbench.store import Store
 
-__all__ = ["Bench", "benchmark", "benchmark_async", "benchmark_stream"]
+__all__ = [
+    "METRICS_SOURCE",
+    "Bench",
+    "benchmark",
+    "benchmark_async",
+    "benchmark_stream",
+    "stop_note",
+    "trace_metrics",
+]
 
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
@@ -500,6 +508,32 @@ def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
     return note if resume is None else f"{note}; resume with {resume}"
 
 
+METRICS_SOURCE = "metrics"
+"""The ``source`` of the trace step that keeps a run's benchmark metric values."""
+
+
+def _enc_json(values: Mapping[str, float]) -> str:
+    return msgspec.json.encode(dict(values)).decode()
+
+
+def trace_metrics(trace: Iterable[Step]) -> dict[str, float] | None:
+    """A run's benchmark metric values, as its trace keeps them; ``None`` when it keeps none.
+
+    Issue 19: a resumed benchmark's metrics are computed over every run, the runs made before
+    the interruption included, from these values (their outputs are not kept).
+
+    Example:
+        >>> trace_metrics([Step(ledger_id="r", kind="note", source="metrics", text='{"squad_em": 1.0}')])
+        {'squad_em': 1.0}
+        >>> trace_metrics([Step(ledger_id="r")]) is None
+        True
+    """
+    for s in trace:
+        if s.kind == "note" and s.source == METRICS_SOURCE and s.text is not None:
+            return {str(k): float(v) for k, v in msgspec.json.decode(s.text).items()}
+    return None
+
+
 def summarise(
     rows: Iterable[Row],
     arm_order: Sequence[str] | None = None,
@@ -853,6 +887,7 @@ async def benchmark_async(
     keep_rows: bool = True,
     executor: Any = None,
     metrics: Sequence[BenchMetric] | None = None,
+    done_metrics: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -875,6 +910,9 @@ async def benchmark_async(
             row's place in the seed's order); may be async.
         done: rows already finished, keyed by ``(arm, item, run)``: they are kept and not run
             again (resuming an interrupted benchmark).
+        done_metrics: the metric values of ``done`` rows by ledger id, as each run's trace
+            keeps them (:func:`trace_metrics`); a done row without them makes its arm's
+            metrics ``None``.
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -890,8 +928,10 @@ async def benchmark_async(
             :class:`~hrbench.records.Score` (its ``correct`` as 1 or 0) or ``None`` (no value).
             A run that raised or was stopped is scored on the output ``None``. Each name's
             mean is taken over runs within an item, then over labelled reportable items, and
-            shown in ``summary()["metrics"]`` and the printout; it is ``None`` (NA) for an arm
-            with resumed rows, whose outputs were not kept. A metric that raises is recorded
+            shown in ``summary()["metrics"]`` and the printout. Each run's values are kept in its
+            trace as a ``note`` step (source ``"metrics"``), so a resume counts them (issue
+            19); an arm with a resumed row whose trace holds none has ``None`` (NA). A metric
+            that raises is recorded
             in the run's trace and gives no value for that run; rows are not changed.
         executor: where the cells run: ``None`` or ``"local"`` (here), or a Ray cluster
             (``"ray"``, ``{"kind": "ray", "address": ...}``, a
@@ -962,6 +1002,10 @@ async def benchmark_async(
     done = done or {}
 
     async def emit(seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
+        if values is not None:  # kept with the run, for a resume (issue 19)
+            trace.append(
+                Step(ledger_id=row.ledger_id, kind="note", source=METRICS_SOURCE, text=_enc_json(values))
+            )
         stops.add(seq, row, trace)
         errors.add(seq, row, trace)
         if keep_rows:
@@ -998,8 +1042,8 @@ async def benchmark_async(
                 continue
             if keep_rows:
                 rows[ci * runs + run - 1] = prior
-            if running is not None:
-                running.add(prior)  # no metric values: a resumed arm's metrics are NA
+            if running is not None:  # its trace's metric values (none: the arm's metrics are NA)
+                running.add(prior, (done_metrics or {}).get(prior.ledger_id) if with_metrics else None)
         return todo
 
     Cell = tuple[int, str, str, Arm]

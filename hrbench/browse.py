@@ -63,7 +63,7 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
     """One benchmark's header, shaped as :meth:`Store.benchmark_headers` gives each."""
     spec = rec.get("spec") or {}
     params = spec.get("params") or {}
-    caps = params.get("governor") or {}
+    caps = spec.get("limits") or params.get("governor") or {}  # the limits in force (issue 19)
     ledger = store.ledger_get(rec["id"]) or {}
     return {
         "id": rec["id"],

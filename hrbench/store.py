@@ -469,9 +469,10 @@ class Store:
     def benchmark_put(
         self, benchmark_id: str, spec: dict[str, Any], reference_hash: str, status: str = "running"
     ) -> None:
-        """Create (or reopen, on resume) a benchmark record."""
+        """Create (or reopen, on resume) a benchmark record; a non-empty ``spec`` replaces the stored one."""
         self._write(
-            "INSERT INTO benchmarks VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET status=excluded.status",
+            "INSERT INTO benchmarks VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET status=excluded.status, "
+            "spec=CASE WHEN excluded.spec='{}' THEN benchmarks.spec ELSE excluded.spec END",
             [benchmark_id, time.time(), status, reference_hash, _enc.encode(spec).decode()],
         )
 
@@ -648,15 +649,16 @@ class Store:
             Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
             ``status``, ``arms`` (names), ``rows`` (stored), ``total`` (expected rows),
             ``summary`` (the per-arm summary of a finished benchmark, else ``None``), ``runs``,
-            ``reference_hash``, the governor caps ``max_usd`` and ``max_calls`` (from the spec;
-            ``None``: no cap) and its use ``usd`` and ``calls`` (the ledger; ``None`` if none).
+            ``reference_hash``, the governor caps in force ``max_usd`` and ``max_calls`` (the
+            limits the last run of it started with, defaults included; ``None``: no cap) and its use ``usd`` and ``calls`` (the ledger; ``None`` if none).
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
             "json_extract(b.spec, '$.arms'), json_extract(b.spec, '$.total'), b.summary, "
             "(SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id), "
             "json_extract(b.spec, '$.params.runs'), b.reference_hash, "
-            "json_extract(b.spec, '$.params.governor.max_usd'), json_extract(b.spec, '$.params.governor.max_calls'), "
+            "coalesce(json_extract(b.spec, '$.limits.max_usd'), json_extract(b.spec, '$.params.governor.max_usd')), "
+            "coalesce(json_extract(b.spec, '$.limits.max_calls'), json_extract(b.spec, '$.params.governor.max_calls')), "
             "l.usd, l.calls "
             "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.id"
         )

@@ -23,8 +23,8 @@ ledger, and runs the rest. Calls that finished before the interruption are answe
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
-EM and F1) are computed on each run's output as it is scored and kept in the summary only: an
-arm with resumed rows, whose outputs were not kept, reports them as ``None``.
+EM and F1) are computed on each run's output as it is scored and kept in the run's trace; a
+resume reads them back, so its summary's metrics cover every run (issue 19).
 """
 
 from __future__ import annotations
@@ -42,10 +42,10 @@ import anyio.to_thread
 import msgspec
 
 from hrbench import specs
-from hrbench.benchmark import benchmark_async
+from hrbench.benchmark import benchmark_async, trace_metrics
 from hrbench.cache import Cache
 from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
-from hrbench.governor import default_governor
+from hrbench.governor import Governor, default_governor
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
@@ -276,6 +276,46 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     }
 
 
+def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> Any:
+    """The governor a resume runs under: the limits in force before, with those given replaced.
+
+    Issue 19, decided: a resume keeps every limit it does not set (the defaults' included: a
+    benchmark started under the default $5 cap keeps it, and so keeps sending the output limit
+    a cap requires, so that its requests are the ones the first part sent); a limit given
+    (``--max-calls N``) replaces that one only. A limit still from the defaults keeps their
+    rule (no refusal of an unpriced model).
+
+    Args:
+        stored: the benchmark's stored spec (``limits``, ``limits_from_defaults``; a spec
+            stored before them gives the spec's ``governor``, else the defaults).
+        given: the resume's ``governor``; its ``None`` fields are not given.
+
+    Returns:
+        A fresh :class:`~hrbench.governor.Governor` (its use is restored from the ledger).
+    """
+    if "limits" in stored:
+        limits, from_defaults = dict(stored["limits"]), bool(stored.get("limits_from_defaults"))
+    else:
+        old = specs.build_governor(stored["params"].get("governor")) or default_governor()
+        limits, from_defaults = old.limits, old.from_defaults
+    changed = (
+        {} if given is None else {k: v for k, v in msgspec.structs.asdict(given).items() if v is not None}
+    )
+    gov = Governor(**{**limits, **changed})
+    gov.from_defaults = from_defaults and "max_usd" not in changed
+    return gov
+
+
+def _done_metrics(
+    store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row]
+) -> dict[str, dict[str, float]]:
+    """The metric values the traces of resumed rows keep (issue 19: a resume keeps the metrics)."""
+    if not params.metrics or not done:
+        return {}
+    traces = store.traces_get(bench_id, [r.ledger_id for r in done.values()])
+    return {lid: v for lid, trace in traces.items() if (v := trace_metrics(trace)) is not None}
+
+
 async def run_benchmark(
     app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
 ) -> p.BenchmarkResult:
@@ -327,8 +367,6 @@ async def _run(
         stored = rec["spec"]
         params = msgspec.convert(stored["params"], p.BenchmarkParams)
         params = msgspec.structs.replace(params, stream=args.stream, concurrency=args.concurrency)
-        if args.governor is not None:  # new limits for the rest (issue 12: after a budget stop)
-            params = msgspec.structs.replace(params, governor=args.governor)
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
         ledger = await anyio.to_thread.run_sync(store.ledger_get, bench_id)
     else:
@@ -336,6 +374,8 @@ async def _run(
     built = await anyio.to_thread.run_sync(_build, params, store)
     arms, reference, governor = built["arms"], built["reference"], built["governor"]
     if stored is not None:
+        governor = built["governor"] = resumed_governor(stored, args.governor)
+        stored["limits"], stored["limits_from_defaults"] = governor.limits, governor.from_defaults
         was = {a["name"]: a["hash"] for a in stored.get("arms", [])}
         for a in arms:
             if was.get(a.name) != a.hash:
@@ -354,6 +394,9 @@ async def _run(
             "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
             "reference_hash": reference.hash,
             "total": built["total"],
+            # the limits in force (the defaults' too): a resume keeps them (issue 19)
+            "limits": governor.limits,
+            "limits_from_defaults": governor.from_defaults,
         }
 
         def create() -> None:
@@ -369,6 +412,7 @@ async def _run(
         )
     # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable)
     done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind != "budget_stop"}
+    done_metrics = await anyio.to_thread.run_sync(_done_metrics, store, bench_id, params, done)
     sink = _Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor)
     task = asyncio.current_task()
     assert task is not None
@@ -377,8 +421,8 @@ async def _run(
     status = "failed"
     bench = None
     try:
-        if stored is not None:
-            await anyio.to_thread.run_sync(store.benchmark_put, bench_id, {}, reference.hash, "running")
+        if stored is not None:  # with the limits now in force
+            await anyio.to_thread.run_sync(store.benchmark_put, bench_id, stored, reference.hash, "running")
         sink.progress()
         try:
             bench = await benchmark_async(
@@ -400,6 +444,7 @@ async def _run(
                 keep_rows=False,  # rows stream to the store: memory does not grow with rows
                 executor=params.executor,
                 metrics=built["metrics"],
+                done_metrics=done_metrics,
             )
             status = bench.status  # "budget_stopped" when the governor stopped runs (issue 19)
         except DuplicateDrawError as exc:

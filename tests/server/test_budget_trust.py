@@ -74,3 +74,71 @@ def test_a_benchmark_no_budget_stopped_stays_done(home: Path) -> None:
     assert stream.result.status == listing.status == rep["status"] == "done"
     assert listing.stop_note is None and rep["stop_note"] is None
     assert "stopped by the budget" not in stream.result.text
+
+
+def _half_right(prompt: str, seed: Any, call: int) -> str:
+    """Items with an even number are answered right, the others wrong."""
+    return f"answer {prompt}" if int(prompt.strip()[-1]) % 2 == 0 else "something else"
+
+
+@pytest.mark.parametrize("first_calls", [0, 3, 11])
+def test_a_resume_keeps_the_specs_metrics(home: Path, first_calls: int) -> None:
+    """Issue 19: metrics=["squad"] survives a budget stop and a resume, over every run."""
+    with LoopbackServer(reply_fn=_half_right) as srv:
+        bench = spec(
+            n=4, runs=5, client=_client_spec(srv), metrics=["squad"], governor={"max_calls": first_calls}
+        )
+        d = Daemon(home).start()
+        try:
+            with d.client() as c:
+                first = c.benchmark(bench)
+                list(first)
+                assert first.result is not None
+                bid = first.result.id
+                second = c.benchmark({"resume": bid, "governor": {"max_calls": 100}})
+                list(second)
+                assert second.result is not None
+        finally:
+            d.stop()
+    assert len(srv.requests) == 20
+    assert second.result.status == "done" and second.result.n_resumed == first_calls
+    (arm,) = second.result.summary
+    assert arm.metrics == {"squad_em": 0.5, "squad_f1": 0.5}
+    assert arm.accuracy == 0.5
+    (before,) = first.result.summary
+    if first_calls:
+        assert before.metrics["squad_em"] is not None
+
+
+@pytest.mark.parametrize("given", [{"max_calls": 100}, {"max_calls": 100, "max_tokens": 10**9}])
+def test_a_resume_sends_the_same_requests_under_the_same_default_limits(home: Path, given: dict) -> None:
+    """Issue 19: no [governor] in the spec: the defaults (and the output limit a cap sends) stay.
+
+    The daemon's default call cap is made small (HRBENCH_MAX_CALLS=7) so that the first part
+    stops; the resume raises the call cap only, and every default it does not set stays in force.
+    """
+    with LoopbackServer() as srv:
+        bench = spec(n=4, runs=5, client=_client_spec(srv), governor=None)
+        d = Daemon(home, env={"HRBENCH_MAX_CALLS": "7"}).start()
+        try:
+            with d.client() as c:
+                first = c.benchmark(bench)
+                list(first)
+                assert first.result is not None and first.result.status == "budget_stopped"
+                bid = first.result.id
+                before = {b.id: b for b in c.benchmarks()}[bid]
+                sent_first = len(srv.requests)
+                second = c.benchmark({"resume": bid, "governor": given})
+                list(second)
+                assert second.result is not None
+                after = {b.id: b for b in c.benchmarks()}[bid]
+        finally:
+            d.stop()
+    assert sent_first == 7 and len(srv.requests) == 20
+    fields = [frozenset(k for k in r.body if k not in ("messages", "seed")) for r in srv.requests]
+    assert len(set(fields)) == 1, fields  # every request carries the same body fields
+    limits = {r.body.get("max_tokens") for r in srv.requests}
+    assert len(limits) == 1 and None not in limits  # the output limit the default USD cap sends
+    assert (before.max_calls, before.max_usd) == (7, 5.0)  # the limits in force, not "no cap"
+    assert (after.max_calls, after.max_usd) == (100, 5.0)  # raised, and the default $5 kept
+    assert second.result.status == "done"

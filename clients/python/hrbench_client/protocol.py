@@ -396,7 +396,10 @@ class BenchmarkParams(_Spec):
     benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
     they must match the stored spec): finished rows are kept and not run again, finished calls
     are answered from the cache. Runs the governor stopped are run again, and ``governor`` may
-    be given with ``resume`` to raise the limits for the rest (a budget stop is resumable).
+    be given with ``resume`` to raise the limits for the rest (a budget stop is resumable):
+    a limit it gives replaces that one, every other limit in force before (the defaults'
+    included, when the spec had no ``governor``) is kept, so the resumed requests are the ones
+    the first part sent (issue 19).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
     v2.0 EM and F1; or ``package.module:function``). ``executor`` says where the cells run:
@@ -710,8 +713,9 @@ class BenchmarkListing(Struct, kw_only=True):
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
     spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as last
-    stored (``None`` before the first batch of rows), ``max_usd`` and ``max_calls`` its caps from
-    the spec (``None``: no cap).
+    stored (``None`` before the first batch of rows), ``max_usd`` and ``max_calls`` the caps in
+    force (the defaults when the spec has no governor; a resume's raised ones after it; ``None``:
+    no cap).
     """
 
     id: str
