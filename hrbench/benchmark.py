@@ -1209,6 +1209,7 @@ class _Stops:
     first: tuple[int, Row] | None = None
     limits: set[str] = field(default_factory=set)
     unpriced: str | None = None
+    why: str | None = None  # the first stopped run's refusal, in the caps' units (issue 19)
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
@@ -1219,6 +1220,8 @@ class _Stops:
         self.counted += row.reportable and row.correct is not None
         if self.first is None or seq < self.first[0]:
             self.first = (seq, row)
+            refused = next((s.error for s in trace if s.source == "refused" and s.error), None)
+            self.why = refused.rsplit(")); ", 1)[1] if refused and ")); " in refused else self.why
         self.limits.update(n for s in trace if s.source == "refused" for n in _limit_of(s.error))
         for s in trace:
             if s.source == "refused" and s.error and "unpriced_model" in s.error:
@@ -1232,6 +1235,8 @@ class _Stops:
             f"{self.n} run(s) stopped by the governor ({', '.join(sorted(self.limits or {'limit_refused'}))}); "
             f"{self.counted} of them count against an arm; first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
         )
+        if self.why is not None:
+            msg += f"; it was refused because {self.why}"
         if gov.halted is not None:
             msg += f"; stopped at once because {gov.halted}"
         if self.unpriced is not None:

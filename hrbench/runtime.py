@@ -19,6 +19,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
+from hrbench._room import reserve_first, reserve_first_blocking
 from hrbench.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.errors import BudgetRefused, DuplicateDrawError
 from hrbench.governor import Governor
@@ -231,7 +232,10 @@ class Runtime:
                 )
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
-            result = await self.client.send(request, gate.attempt)
+            before_attempt = gate.attempt
+            if usd_est or tokens_est:  # room held by requests in flight: wait for them (issue 19)
+                before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
+            result = await self.client.send(request, before_attempt)
         except BudgetRefused as exc:
             if exc.limit == "limit_refused" and self.quota_refused is None:
                 self.quota_refused = exc
