@@ -37,7 +37,7 @@ from hrbench.governor import Governor, default_governor
 from hrbench.pricing import Pricing, default_pricing
 from hrbench.records import ROW_COLUMNS, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
-from hrbench.runtime import Runtime, unpriced_message
+from hrbench.runtime import ADVICE, Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
 from hrbench.store import Store
 
@@ -1242,8 +1242,32 @@ class _Stops:
         if self.unpriced is not None:
             msg += f"; {self.unpriced}"
         if gov.from_defaults:
-            msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
+            msg += "; " + defaults_note(gov)
         warn_at_caller(msg, BudgetStoppedWarning)
+
+
+def defaults_note(gov: Governor) -> str:
+    """What a stop under the default limits says: the limits, where they come from, what to do.
+
+    Issue 19: the default budget (``hrbench.options``: 400 calls, $5, no token cap; the
+    ``HRBENCH_MAX_*`` variables) is named with its source, and its USD cap is said not to be
+    enforced on a model with no price (decided, issue 12). The advice fits
+    :data:`hrbench.runtime.ADVICE`.
+
+    Example:
+        >>> defaults_note(Governor(max_calls=400, max_usd=5.0))[:60]
+        'limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS'
+    """
+    limits = ", ".join(f"{k}={v}" for k, v in gov.limits.items())
+    how = (
+        "set [governor] max_calls/max_usd/max_tokens in the spec, or --max-calls/--max-usd/--max-tokens"
+        if ADVICE.get() == "spec"
+        else "pass governor=hrbench.Governor(...) sized for the benchmark"
+    )
+    return (
+        f"limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS/HRBENCH_MAX_USD/HRBENCH_MAX_TOKENS): "
+        f"{limits}; the default max_usd is not enforced on a model with no price; {how}"
+    )
 
 
 def _limit_of(error: str | None) -> list[str]:

@@ -47,6 +47,7 @@ from hrbench.cache import Cache
 from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
 from hrbench.governor import Governor, default_governor
 from hrbench.records import Row, Step
+from hrbench.runtime import ADVICE
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol
@@ -260,6 +261,7 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     arms = [specs.build_arm(a) for a in params.arms]
     reference = specs.build_reference(params.reference, store)
     client = None if params.client is None else specs.build_client(params.client, store)
+    pricing = specs.build_pricing(params.client)
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
     metrics = specs.build_metrics(params.metrics)
     governor = specs.build_governor(params.governor) or default_governor()
@@ -271,6 +273,7 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
         "client": client,
         "scorer": scorer,
         "metrics": metrics,
+        "pricing": pricing,
         "governor": governor,
         "total": n_items * len(arms) * params.runs,
     }
@@ -326,6 +329,7 @@ async def run_benchmark(
     the same file, gets :class:`~hrbench.errors.BenchmarkRunning` naming the running one.
     """
     store = app.store
+    ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (issue 19)
     if args.resume is not None:
         _check_resume_only(args)
         bench_id = args.resume
@@ -445,6 +449,7 @@ async def _run(
                 executor=params.executor,
                 metrics=built["metrics"],
                 done_metrics=done_metrics,
+                pricing=built["pricing"],
             )
             status = bench.status  # "budget_stopped" when the governor stopped runs (issue 19)
         except DuplicateDrawError as exc:

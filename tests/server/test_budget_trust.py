@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from hrbench.testing.loopback import LoopbackServer
+from hrbench_client.errors import HrbenchError
 from hrbench_client.view import benchmark_html
 from tests.server._daemon import Daemon, spec
 
@@ -142,3 +143,61 @@ def test_a_resume_sends_the_same_requests_under_the_same_default_limits(home: Pa
     assert (before.max_calls, before.max_usd) == (7, 5.0)  # the limits in force, not "no cap"
     assert (after.max_calls, after.max_usd) == (100, 5.0)  # raised, and the default $5 kept
     assert second.result.status == "done"
+
+
+def test_an_explicit_usd_cap_on_an_unpriced_model_gets_spec_advice(home: Path) -> None:
+    """Issue 19: the daemon's refusal names the spec's price field and the flags, not Python."""
+    with LoopbackServer() as srv:
+        d = Daemon(home).start()
+        try:
+            with d.client() as c:
+                with pytest.raises(HrbenchError) as err:
+                    list(c.benchmark(spec(n=2, client=_client_spec(srv), governor={"max_usd": 1.0})))
+        finally:
+            d.stop()
+    message = str(err.value)
+    assert "unpriced_model: model 'loopback-1' has no price" in message
+    assert "price = {input = USD_PER_M, output = USD_PER_M}" in message and "--max-usd" in message
+    assert "HRBENCH_PRICES" in message
+    assert "hrbench.Pricing" not in message and "Governor(" not in message
+    assert srv.requests == []  # refused before the first call
+
+
+@pytest.mark.parametrize(
+    ("price", "cap"), [({"input": 1.0, "output": 2.0}, 1.0), ({"input": 0.0, "output": 0.0}, 0.5)]
+)
+def test_a_client_spec_price_prices_its_model(home: Path, price: dict[str, float], cap: float) -> None:
+    with LoopbackServer() as srv:
+        d = Daemon(home).start()
+        try:
+            with d.client() as c:
+                stream = c.benchmark(
+                    spec(n=2, client={**_client_spec(srv), "price": price}, governor={"max_usd": cap})
+                )
+                rows = list(stream)
+        finally:
+            d.stop()
+    assert stream.result is not None and stream.result.status == "done"
+    assert len(srv.requests) == 10
+    for row in rows:
+        want = (row.tokens_in * price["input"] + row.tokens_out * price["output"]) / 1e6
+        assert row.usd == pytest.approx(want)
+
+
+def test_the_default_limits_are_named_with_spec_advice(home: Path) -> None:
+    """Issue 19: a stop under the defaults names them, their source, and the spec's fields and flags."""
+    with LoopbackServer() as srv:
+        d = Daemon(home, env={"HRBENCH_MAX_CALLS": "3"}).start()
+        try:
+            with d.client() as c:
+                stream = c.benchmark(spec(n=2, client=_client_spec(srv), governor=None))
+                list(stream)
+        finally:
+            d.stop()
+    assert stream.result is not None and len(srv.requests) == 3  # the default USD cap did not refuse
+    (warning,) = [w for w in stream.result.warnings if w.startswith("BudgetStoppedWarning")]
+    assert "limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS" in warning
+    assert "max_calls=3, max_usd=5.0, max_tokens=None" in warning
+    assert "the default max_usd is not enforced on a model with no price" in warning
+    assert "[governor] max_calls/max_usd/max_tokens in the spec, or --max-calls" in warning
+    assert "hrbench.Governor" not in warning

@@ -78,6 +78,7 @@ __all__ = [
     "MockClientSpec",
     "OpenAIClientSpec",
     "OutputsArmSpec",
+    "PriceSpec",
     "ProgressNotification",
     "PromptArmSpec",
     "RayExecutorSpec",
@@ -270,11 +271,21 @@ class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
 ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
 
 
+class PriceSpec(_Spec):
+    """A model's price in USD per million tokens (``cached_input`` defaults to ``input``)."""
+
+    input: Annotated[float, Meta(ge=0)]
+    output: Annotated[float, Meta(ge=0)]
+    cached_input: Annotated[float, Meta(ge=0)] | None = None
+
+
 class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     """An OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...).
 
     The daemon reads the key from its own environment variable ``api_key_env`` at each
-    attempt; ``null`` sends no key (local servers).
+    attempt; ``null`` sends no key (local servers). ``price`` prices ``model`` (a local or
+    unlisted model) over the daemon's price table (the shipped one, or the file
+    ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price.
     """
 
     model: Name
@@ -285,10 +296,14 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     max_attempts: Annotated[int, Meta(ge=1, le=50)] = 5
     max_total_s: Annotated[float, Meta(gt=0)] = 300.0
     settings: dict[str, Any] = field(default_factory=dict)
+    price: PriceSpec | None = None
 
 
 class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
-    """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it."""
+    """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it.
+
+    ``price`` as for :class:`OpenAIClientSpec`.
+    """
 
     model: Name
     base_url: str = "https://api.anthropic.com/v1"
@@ -300,6 +315,7 @@ class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     max_tokens: Annotated[int, Meta(ge=1)] = 1024
     anthropic_version: str = "2023-06-01"
     settings: dict[str, Any] = field(default_factory=dict)
+    price: PriceSpec | None = None
 
 
 class MockClientSpec(_Spec, tag="mock", tag_field="kind"):
