@@ -201,3 +201,15 @@ def test_the_default_limits_are_named_with_spec_advice(home: Path) -> None:
     assert "the default max_usd is not enforced on a model with no price" in warning
     assert "[governor] max_calls/max_usd/max_tokens in the spec, or --max-calls" in warning
     assert "hrbench.Governor" not in warning
+
+
+def test_evaluate_refuses_a_client_price_it_would_ignore(shared_daemon: Daemon) -> None:
+    params = {
+        "module": {"signature": "text -> label"},
+        "client": {"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1", "api_key_env": None,
+                   "price": {"input": 1.0, "output": 1.0}},
+        "data": [{"text": "a", "label": "b"}],
+        "metric": "exact_match",
+    }  # fmt: skip
+    with shared_daemon.client() as c, pytest.raises(HrbenchError, match="client.price"):
+        c.evaluate(params)
