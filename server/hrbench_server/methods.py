@@ -139,11 +139,10 @@ def register(server: RpcServer, app: App) -> None:
         from hrbench.evaluate import evaluate_spec_async
 
         add_import_path(args.python_path)
-        if getattr(args.client, "price", None) is not None:  # a field accepted must not be ignored
+        price = getattr(args.client, "price", None)
+        if price is not None:  # a field accepted must not be ignored
             raise ConfigError(
-                "client.price",
-                msgspec.to_builtins(args.client.price),
-                "evaluate does not price calls; leave it out",
+                "client.price", msgspec.to_builtins(price), "evaluate does not price calls; leave it out"
             )
         spec = msgspec.to_builtins(msgspec.structs.replace(args, python_path=[], env={}))
         spec.pop("python_path", None)
