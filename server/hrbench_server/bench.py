@@ -221,13 +221,14 @@ def _check_resume_only(args: p.BenchmarkParams) -> None:
         concurrency=args.concurrency,
         env=args.env,
         governor=args.governor,
+        detach=args.detach,
     )
     if args != bare:
         given = [f for f in args.__struct_fields__ if getattr(args, f) != getattr(bare, f)]
         raise ConfigError(
             given[0],
             getattr(args, given[0]),
-            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency, env, governor)",
+            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency, env, governor, detach)",
         )
 
 
@@ -343,7 +344,7 @@ async def run_benchmark(
         )
         raise BenchmarkRunning(
             f"benchmark {bench_id} is running now (process {holder['pid']}, since {since}); wait "
-            f"for it to finish or cancel that run, then resume it",
+            f"for it to finish or cancel that run (`hrb cancel {bench_id}` on its daemon), then resume it",
             benchmark=bench_id,
             pid=holder["pid"],
         )
@@ -390,7 +391,7 @@ async def _run(
             raise ConfigError("resume", bench_id, "the reference changed since the benchmark started")
     else:
         spec_params = msgspec.structs.replace(  # the caller's env is never stored
-            params, reference=reference.hash, resume=None, stream=True, env={}
+            params, reference=reference.hash, resume=None, stream=True, env={}, detach=False
         )
         spec = {
             "version": _SPEC_VERSION,
@@ -421,6 +422,8 @@ async def _run(
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
+    if not args.detach:  # cancelled when the submitting connection closes (issue 19)
+        proto.owned.add(task)
     ticker = asyncio.create_task(sink.ticker())
     status = "failed"
     bench = None
@@ -463,6 +466,7 @@ async def _run(
     finally:
         ticker.cancel()
         app.running.pop(bench_id, None)
+        proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
             try:
                 await sink.flush()

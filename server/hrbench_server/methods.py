@@ -299,11 +299,38 @@ def register(server: RpcServer, app: App) -> None:
         def delete() -> p.BenchmarkDeleteResult:
             bid = _resolve(app, args.id)
             if bid in app.running:
-                raise ConfigError("id", args.id, "this benchmark is running; cancel it first")
+                raise ConfigError(
+                    "id", args.id, f"this benchmark is running; cancel it first: hrb cancel {bid}"
+                )
             n = app.store.benchmark_delete([bid])
             return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"])
 
         return await _to_thread(delete)
+
+    async def benchmark_cancel(args: p.BenchmarkCancelParams) -> p.BenchmarkCancelResult:
+        """Cancel a running benchmark (issue 19): its saved rows stay, ``--resume`` finishes it.
+
+        Waits until the run stored its end (status ``cancelled``), so a resume right after
+        does not find it running.
+        """
+        bid = await _to_thread(_resolve, app, args.id)
+        task = app.running.get(bid)
+        if task is None:
+            was = await _to_thread(browse.benchmark_list, app.store, bid, running())
+            status = next((b["status"] for b in was if b["id"] == bid), None)
+            raise ConfigError(
+                "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
+            )
+        task.cancel()
+        await asyncio.wait({task}, timeout=30)
+
+        def ended() -> p.BenchmarkCancelResult:
+            rec = app.store.benchmark_get(bid) or {}
+            return p.BenchmarkCancelResult(
+                id=bid, status=str(rec.get("status")), rows=app.store.rows_count(bid)
+            )
+
+        return await _to_thread(ended)
 
     async def gc(args: p.GcParams) -> p.GcResult:
         out = await _to_thread(
@@ -319,6 +346,7 @@ def register(server: RpcServer, app: App) -> None:
         return p.GcResult(**out)
 
     feature("benchmark/delete")(_async(p.BenchmarkDeleteParams, benchmark_delete))
+    feature("benchmark/cancel")(_async(p.BenchmarkCancelParams, benchmark_cancel))
     feature("gc")(_async(p.GcParams, gc))
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))

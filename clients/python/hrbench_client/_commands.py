@@ -421,11 +421,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.file:
             _fail_usage("give a FILE or --resume ID, not both")
         governor = p.GovernorSpec(**limits) if limits else None
-        spec: Any = p.BenchmarkParams(resume=args.resume, stream=not args.no_rows, governor=governor)
+        spec: Any = p.BenchmarkParams(
+            resume=args.resume, stream=not args.no_rows, governor=governor, detach=args.detach
+        )
     elif args.file:
         spec = bench_params(args.file)
         if args.no_rows:
             spec = _msgspec().structs.replace(spec, stream=False)
+        if args.detach:
+            spec = _msgspec().structs.replace(spec, detach=True)
         if limits:
             spec = _msgspec().structs.replace(spec, governor=p.GovernorSpec(**limits))
     else:
@@ -447,6 +451,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
             progress.end()
             _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED
+        except DaemonError as exc:  # the daemon died (a kill, a crash): say which benchmark, and how on
+            progress.end()
+            if not stream.id:
+                raise
+            _err(
+                f"the daemon stopped while benchmark {stream.id} ran ({exc.message}); its saved rows are "
+                f"kept (`hrb rows {stream.id}`). Resume it with: hrb bench --resume {stream.id}"
+            )
+            return EXIT_ERROR
         progress.end()
         assert stream.result is not None
         _out(stream.result)
@@ -715,6 +728,18 @@ def cmd_ls(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Cancel running benchmarks from any shell (issue 19): one JSON line each, then how to resume."""
+    with _client(args) as hb:
+        for ref in args.ids:
+            done = hb.cancel_benchmark(ref)
+            _out(done)
+            _err(
+                f"cancelled {done.id} with {done.rows} row(s) kept; resume with: hrb bench --resume {done.id}"
+            )
+    return EXIT_OK
+
+
 def cmd_rm(args: argparse.Namespace) -> int:
     with _client(args) as hb:
         for ref in args.ids:
@@ -946,6 +971,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     b.add_argument(
         "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when an arm's accuracy is under ACC"
     )
+    b.add_argument(
+        "--detach",
+        action="store_true",
+        help="keep the benchmark running when this command ends or is killed (by default the daemon "
+        "cancels it then; `hrb cancel ID` stops a detached one)",
+    )
     b.add_argument("--max-calls", type=int, help="the governor's call cap (also with --resume)")
     b.add_argument("--max-usd", type=float, help="the governor's spend cap in USD (also with --resume)")
     b.add_argument("--max-tokens", type=int, help="the governor's token cap (also with --resume)")
@@ -1050,6 +1081,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     ls.add_argument("--limit", type=int, help="show at most this many (default: all)")
     ls.add_argument("--text", action="store_true", help="print a table instead of JSON lines")
     ls.set_defaults(fn=cmd_ls)
+
+    cancel = sub.add_parser(
+        "cancel",
+        help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
+    )
+    cancel.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    cancel.set_defaults(fn=cmd_cancel)
 
     rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")
     rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)

@@ -38,6 +38,8 @@ __all__ = [
     "ArmView",
     "AuthParams",
     "AuthResult",
+    "BenchmarkCancelParams",
+    "BenchmarkCancelResult",
     "BenchmarkCellParams",
     "BenchmarkCellResult",
     "BenchmarkCompareParams",
@@ -415,7 +417,9 @@ class BenchmarkParams(_Spec):
     be given with ``resume`` to raise the limits for the rest (a budget stop is resumable):
     a limit it gives replaces that one, every other limit in force before (the defaults'
     included, when the spec had no ``governor``) is kept, so the resumed requests are the ones
-    the first part sent (issue 19).
+    the first part sent (issue 19). A benchmark is cancelled (resumable, its rows kept) when the
+    connection that submitted it closes, unless ``detach`` is true: it then runs to its end
+    whoever listens (``benchmark/cancel`` stops it; issue 19).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
     v2.0 EM and F1; or ``package.module:function``). ``executor`` says where the cells run:
@@ -437,6 +441,7 @@ class BenchmarkParams(_Spec):
     concurrency: Annotated[int, Meta(ge=1, le=4096)] = 16
     resume: str | None = None
     stream: bool = True
+    detach: bool = False
     name: str | None = None
     python_path: list[str] = field(default_factory=list)
     env: CallerEnv = field(default_factory=dict)
@@ -772,6 +777,20 @@ class BenchmarkDeleteResult(Struct, kw_only=True):
     id: str
     rows: int
     traces: int
+
+
+class BenchmarkCancelParams(_Spec):
+    """Params of ``benchmark/cancel``: a running benchmark (id, unique id prefix or name)."""
+
+    id: str
+
+
+class BenchmarkCancelResult(Struct, kw_only=True):
+    """What ``benchmark/cancel`` did: the benchmark is ``cancelled`` (resumable) and its rows so far kept."""
+
+    id: str
+    status: str
+    rows: int
 
 
 class GcParams(_Spec):
@@ -1118,6 +1137,7 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
     "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
     "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
+    "benchmark/cancel": (BenchmarkCancelParams, BenchmarkCancelResult),
     "gc": (GcParams, GcResult),
     "report": (ReportParams, ReportResult),
     "benchmark/view": (BenchmarkViewParams, BenchmarkViewResult),
