@@ -55,7 +55,7 @@ def test_a_budget_stopped_benchmark_is_never_shown_done(
     assert f"{stopped} of {total} runs were stopped by the budget" in stream.result.text
     assert (listing.status, listing.stop_note) == ("budget_stopped", note)
     assert (rep["status"], rep["stop_note"]) == ("budget_stopped", note)
-    assert "the budget stopped included" in rep["text"]  # usd/run is labelled
+    assert "the budget stopped included" in rep["text"] and "the budget stopped included" in rep["markdown"]
     assert note in page
     assert 'id: "budget-stopped"' in page  # the page script draws the banner from stop_note
 
