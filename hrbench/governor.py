@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import threading
-from dataclasses import dataclass
 from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hrbench.errors import BudgetRefused, ConfigError
@@ -159,7 +159,11 @@ class Governor:
         if ledger is None:
             return
         with self._lock:
-            self.calls, self.usd, self.tokens = int(ledger["calls"]), float(ledger["usd"]), int(ledger["tokens"])
+            self.calls, self.usd, self.tokens = (
+                int(ledger["calls"]),
+                float(ledger["usd"]),
+                int(ledger["tokens"]),
+            )
             n = int(ledger.get("unknown_calls") or 0)
             self.unknown = (
                 None

@@ -83,8 +83,10 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
 
 
 class _Pending:
-    """What a client awaits before sending: its reservation's commit (no coroutine: no warning
-    when a third-party client ignores it)."""
+    """What a client awaits before sending: its reservation's commit.
+
+    Not a coroutine: a third-party client that ignores it gets no "never awaited" warning.
+    """
 
     __slots__ = ("future", "journal", "number")
 
@@ -130,7 +132,7 @@ class Journal:
         self._cond = threading.Condition()
         self._opened: dict[int, tuple[float, int]] = {}  # queued, not yet written
         self._closed: list[int] = []  # written as open, settled since
-        self._settled = [0, 0.0, 0]  # calls, usd, tokens settled since the last commit
+        self._calls, self._usd, self._tokens = 0, 0.0, 0  # settled since the last commit
         self._through = 0  # every number up to this one is committed
         self._issued = 0  # the last number given out
         self._waiters: list[tuple[int, Any, Any]] = []  # (number, loop or None, future or Event)
@@ -146,7 +148,9 @@ class Journal:
         """Keep ``governor``'s reservations and settlements from now on; starts the writer."""
         self._governor = governor
         governor.journal = self
-        self._thread = threading.Thread(target=self._write_loop, name=f"hrbench-ledger-{self.session}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._write_loop, name=f"hrbench-ledger-{self.session}", daemon=True
+        )
         self._thread.start()
 
     def open(self, usd: float, tokens: int) -> int:
@@ -162,9 +166,9 @@ class Journal:
         with self._cond:
             if self._opened.pop(number, None) is None:  # already written as open: delete it
                 self._closed.append(number)
-            self._settled[0] += 1
-            self._settled[1] += usd
-            self._settled[2] += tokens
+            self._calls += 1
+            self._usd += usd
+            self._tokens += tokens
             self._cond.notify()
 
     def durable(self, number: int) -> _Pending | None:
@@ -208,14 +212,15 @@ class Journal:
     def _write_loop(self) -> None:
         while True:
             with self._cond:
-                while not (self._opened or self._closed or self._settled[0]) and not self._stopping:
+                while not (self._opened or self._closed or self._calls) and not self._stopping:
                     self._cond.wait()
-                if not (self._opened or self._closed or self._settled[0]):
+                if not (self._opened or self._closed or self._calls):
                     return  # stopping, everything written
                 opened = [(n, u, t) for n, (u, t) in self._opened.items()]
                 last = self._issued  # every number given out so far is in this commit or an earlier one
-                closed, settled = self._closed, (self._settled[0], self._settled[1], self._settled[2])
-                self._opened, self._closed, self._settled = {}, [], [0, 0.0, 0]
+                closed, settled = self._closed, (self._calls, self._usd, self._tokens)
+                self._opened, self._closed = {}, []
+                self._calls, self._usd, self._tokens = 0, 0.0, 0
             try:
                 if self.failed is None:
                     self.store.ledger_apply(self.benchmark_id, self.session, opened, closed, settled)
@@ -223,7 +228,9 @@ class Journal:
             except StoreError as exc:
                 self.failed = exc
                 if self._governor is not None:
-                    self._governor.halt(f"the governor's ledger could not be written: {exc}", "ledger_unwritable")
+                    self._governor.halt(
+                        f"the governor's ledger could not be written: {exc}", "ledger_unwritable"
+                    )
             except BaseException as exc:  # a bug: fail safe, send nothing more
                 self.failed = StoreError(f"ledger write failed: {type(exc).__name__}: {exc}", self.store.path)
                 if self._governor is not None:
@@ -237,7 +244,9 @@ class Journal:
                 self._through = max(self._through, last)
             ready = [w for w in self._waiters if w[0] <= self._through or self.failed is not None]
             if ready:
-                self._waiters = [w for w in self._waiters if not (w[0] <= self._through or self.failed is not None)]
+                self._waiters = [
+                    w for w in self._waiters if not (w[0] <= self._through or self.failed is not None)
+                ]
         by_loop: dict[Any, list[Any]] = {}
         for _, loop, waiter in ready:
             if loop is None:

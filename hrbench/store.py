@@ -762,7 +762,9 @@ class Store:
         row = self._one(_LEDGER_SELECT + " WHERE l.benchmark_id=? GROUP BY l.benchmark_id", [benchmark_id])
         if row is None:
             return None
-        calls, usd, tokens, unknown_calls, unknown_usd, unknown_tokens, open_calls, open_usd, open_tokens = row
+        calls, usd, tokens, unknown_calls, unknown_usd, unknown_tokens, open_calls, open_usd, open_tokens = (
+            row
+        )
         return {
             "calls": calls + open_calls,
             "usd": usd + open_usd,

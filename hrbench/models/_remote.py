@@ -392,7 +392,9 @@ class HttpModelClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def send(self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Send ``request``, retrying what a retry can fix.
 
         Args:

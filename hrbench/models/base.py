@@ -29,7 +29,9 @@ class Client(Protocol):
     base_url: str
     model: str
 
-    async def send(self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Answer one request.
 
         Args:

@@ -74,7 +74,9 @@ class MockClient:
     def __repr__(self) -> str:
         return f"MockClient(model={self.model!r})"
 
-    async def send(self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Answer ``request`` by calling the function; an exception becomes ``ok=False``.
 
         Raises:

@@ -53,7 +53,9 @@ def _wait_for_requests(srv: LoopbackServer, n: int, d: Daemon) -> None:
 
 
 @pytest.mark.parametrize("kills", [[1], [9], [4, 16]], ids=lambda k: "kill-after-" + "-".join(map(str, k)))
-def test_row_usd_after_sigkills_matches_the_providers_bill(home: Path, tmp_path: Path, kills: list[int]) -> None:
+def test_row_usd_after_sigkills_matches_the_providers_bill(
+    home: Path, tmp_path: Path, kills: list[int]
+) -> None:
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"models": {"loopback-1": {"input": PRICE[0], "output": PRICE[1]}}}))
     env = {"HRBENCH_PRICES": str(prices)}
@@ -98,9 +100,16 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(home: Path, tmp_path:
     assert sum(billed.values()) <= MAX_USD + 1e-9
     # rows: what finished calls cost, exactly as billed
     live = [s for r in rows for s in traces[r.ledger_id] if s.kind == "request" and s.source == "live"]
-    assert live and all(s.response_id in billed for s in live), (ledger, received, sum(billed.values()), [r.failure_kind for r in rows])
+    assert live and all(s.response_id in billed for s in live), (
+        ledger,
+        received,
+        sum(billed.values()),
+        [r.failure_kind for r in rows],
+    )
     assert len({s.response_id for s in live}) == len(live)  # no reply in two rows
-    assert sum(r.usd or 0.0 for r in rows) == pytest.approx(sum(billed[s.response_id] for s in live), abs=1e-9)
+    assert sum(r.usd or 0.0 for r in rows) == pytest.approx(
+        sum(billed[s.response_id] for s in live), abs=1e-9
+    )
     assert sum(s.usd or 0.0 for s in live) == pytest.approx(sum(r.usd or 0.0 for r in rows), abs=1e-9)
     # the ledger: settled spend was billed; settled plus the unknown part covers the whole bill
     settled_usd = ledger["usd"] - ledger["unknown_usd"]
@@ -109,6 +118,4 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(home: Path, tmp_path:
     assert ledger["open_calls"] == 0 and ledger["unknown_calls"] >= len(kills)  # one in flight per kill
     # and the resumed benchmark says so
     text = final.result.text
-    assert (
-        f"unknown, at most {ledger['unknown_usd']:.4f} USD / {ledger['unknown_calls']} calls" in text
-    ), text
+    assert f"unknown, at most {ledger['unknown_usd']:.4f} USD / {ledger['unknown_calls']} calls" in text, text
