@@ -84,6 +84,7 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(
                 final = c.resume(bench_id)
                 list(final)
                 assert final.result is not None and final.result.status == "done"
+                (listed,) = [b for b in c.benchmarks() if b.id == bench_id]  # what `hrb ls` prints
         finally:
             d.stop()
         received, bills = len(srv.requests), list(srv.bills)
@@ -116,6 +117,11 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(
     assert settled_usd - 1e-9 <= sum(billed.values()) <= ledger["usd"] + 1e-9
     assert ledger["calls"] - ledger["unknown_calls"] <= received <= ledger["calls"]
     assert ledger["open_calls"] == 0 and ledger["unknown_calls"] >= len(kills)  # one in flight per kill
-    # and the resumed benchmark says so
+    # and the resumed benchmark and the listing say so
+    assert (listed.unknown_calls, listed.unknown_usd) == (
+        ledger["unknown_calls"],
+        pytest.approx(ledger["unknown_usd"]),
+    )
+    assert listed.calls == ledger["calls"] and listed.usd == pytest.approx(ledger["usd"])
     text = final.result.text
     assert f"unknown, at most {ledger['unknown_usd']:.4f} USD / {ledger['unknown_calls']} calls" in text, text
