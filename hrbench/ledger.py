@@ -22,8 +22,9 @@ What need not wait (decided, issue 13): a cache or recording hit never reserves 
 provider and costs nothing). A mock client with no price contacts no provider and costs
 nothing either: its reservation is written in the next commit, but its call does not wait for
 it (the gate's ``durable=False``; :func:`contacts_provider`). Its call is still counted
-durably, so ``max_calls`` holds after a crash up to the calls of one commit (about a
-millisecond) that nobody paid for.
+durably, within :data:`LAZY_S`, so ``max_calls`` holds after a crash up to the calls of that
+moment, which nobody paid for. Settlements nobody waits on are gathered the same way: until
+written, a settled call is counted at its reservation (never less than it cost).
 
 A run on a Ray cluster (issue 17) reserves in an actor, not here: its ledger is kept as a
 snapshot with its rows, as before.
@@ -34,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+import time
 import uuid
 from collections.abc import Generator, Iterator
 from contextlib import contextmanager
@@ -43,7 +45,10 @@ from hrbench.errors import BudgetRefused, StoreError
 from hrbench.governor import Governor
 from hrbench.store import Store
 
-__all__ = ["Journal", "contacts_provider", "kept_ledger", "unknown_sentence"]
+__all__ = ["LAZY_S", "Journal", "contacts_provider", "kept_ledger", "unknown_sentence"]
+
+LAZY_S = 0.01
+"""How long the writer gathers changes nobody waits on before it commits them (seconds)."""
 
 
 def contacts_provider(client: Any) -> bool:
@@ -137,6 +142,8 @@ class Journal:
         self._issued = 0  # the last number given out
         self._waiters: list[tuple[int, Any, Any]] = []  # (number, loop or None, future or Event)
         self._stopping = False
+        self._idle = False
+        self._lazy = False
         self._thread: threading.Thread | None = None
         self._governor: Governor | None = None
 
@@ -158,7 +165,8 @@ class Journal:
         with self._cond:
             n = self._issued = next(self._numbers)
             self._opened[n] = (usd, tokens)
-            self._cond.notify()
+            if self._idle:
+                self._cond.notify()
         return n
 
     def settle(self, number: int, usd: float, tokens: int) -> None:
@@ -169,7 +177,8 @@ class Journal:
             self._calls += 1
             self._usd += usd
             self._tokens += tokens
-            self._cond.notify()
+            if self._idle:
+                self._cond.notify()
 
     def durable(self, number: int) -> _Pending | None:
         """Wait until reservation ``number`` is committed.
@@ -193,6 +202,8 @@ class Journal:
                     loop = None
                 waiter: Any = threading.Event() if loop is None else loop.create_future()
                 self._waiters.append((number, loop, waiter))
+                if self._idle or self._lazy:  # a request waits to be sent: commit now
+                    self._cond.notify()
         if self.failed is None:
             if loop is not None:
                 return _Pending(self, number, waiter)
@@ -213,9 +224,22 @@ class Journal:
         while True:
             with self._cond:
                 while not (self._opened or self._closed or self._calls) and not self._stopping:
+                    self._idle = True  # the only time a change must wake the writer
                     self._cond.wait()
+                    self._idle = False
                 if not (self._opened or self._closed or self._calls):
                     return  # stopping, everything written
+                # nobody waits on this commit (counts of calls that contact no provider,
+                # settlements): gather more for a moment instead of committing at once, so
+                # a stream of instant calls costs a commit per LAZY_S, not one per GIL switch
+                deadline = time.monotonic() + LAZY_S
+                while not self._waiters and not self._stopping:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._lazy = True
+                    self._cond.wait(left)
+                    self._lazy = False
                 opened = [(n, u, t) for n, (u, t) in self._opened.items()]
                 last = self._issued  # every number given out so far is in this commit or an earlier one
                 closed, settled = self._closed, (self._calls, self._usd, self._tokens)
