@@ -192,19 +192,21 @@ class Journal:
             BudgetRefused: ``"ledger_unwritable"`` when the commit failed (the request must not
                 be sent; the governor refuses every later one).
         """
+        waiter: Any = None
+        loop: asyncio.AbstractEventLoop | None = None
         with self._cond:
             if number <= self._through:
                 return None
             if self.failed is None:
                 try:
-                    loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+                    loop = asyncio.get_running_loop()
                 except RuntimeError:
                     loop = None
-                waiter: Any = threading.Event() if loop is None else loop.create_future()
+                waiter = threading.Event() if loop is None else loop.create_future()
                 self._waiters.append((number, loop, waiter))
                 if self._idle or self._lazy:  # a request waits to be sent: commit now
                     self._cond.notify()
-        if self.failed is None:
+        if waiter is not None:
             if loop is not None:
                 return _Pending(self, number, waiter)
             waiter.wait()
