@@ -60,7 +60,7 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(
     prices.write_text(json.dumps({"models": {"loopback-1": {"input": PRICE[0], "output": PRICE[1]}}}))
     env = {"HRBENCH_PRICES": str(prices)}
     bench_id: str | None = None
-    with LoopbackServer(latency_s=0.2, vary=True) as srv:
+    with LoopbackServer(latency_s=0.5, vary=True) as srv:
         srv.set(reply_words=4, price=PRICE)
         for k in kills:
             d = Daemon(home, env=env).start()
