@@ -34,6 +34,7 @@ from hrbench.errors import (
     failure_cause,
 )
 from hrbench.governor import Governor, default_governor
+from hrbench.ledger import unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
 from hrbench.records import ROW_COLUMNS, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
@@ -61,7 +62,9 @@ class Bench:
         runs, split, seed: as passed.
         scorer_name: the scorer's name.
         traces: ``{ledger_id: [Step, ...]}``, one trace per run.
-        governor: the governor's limits and use at the end.
+        governor: the governor's limits and use at the end (:meth:`Governor.snapshot`); its
+            ``unknown`` is the spend crashes of earlier runs left unknown (issue 13), which
+            the printout states as "unknown, at most X USD / N calls".
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
 
     A benchmark run with ``keep_rows=False`` (rows streamed to ``on_row`` or a store) holds no
@@ -187,6 +190,9 @@ class Bench:
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
                 f"{', '.join(metric_names)}, averaged the same way."
             )
+        crashed = unknown_sentence(self.governor.get("unknown") if isinstance(self.governor, dict) else None)
+        if crashed is not None:  # issue 13: what a crash left unknown, counted as spent
+            lines.append(f"  Governor: {crashed}; rows show what finished calls cost.")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

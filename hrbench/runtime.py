@@ -22,6 +22,7 @@ import msgspec
 from hrbench.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.errors import BudgetRefused, DuplicateDrawError
 from hrbench.governor import Governor
+from hrbench.ledger import contacts_provider
 from hrbench.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, output_limit
 from hrbench.records import Request, Result, Step
 from hrbench.store import Store
@@ -81,6 +82,9 @@ class Runtime:
         # max_usd refuses an unpriced model before the first call (case R04a)
         self.strict_usd = governor.max_usd is not None and not governor.from_defaults
         self.bills = bool(getattr(client, "bills", False))
+        self.sends = contacts_provider(client)
+        """Whether requests may reach a provider: they then wait for their reservation's commit
+        when the governor keeps a ledger (issue 13; :mod:`hrbench.ledger`)."""
         self.prices: dict[str, Any] = {}
         self.billed_as: dict[str, set[str]] = defaultdict(set)
         """Per requested model, the models replies were billed as (served-model switches seen)."""
@@ -222,7 +226,7 @@ class Runtime:
                 return msgspec.structs.replace(hit, source="cache"), 0.0
         charged: float | None = 0.0
         usd_est, tokens_est, unpriced = self._reservation(request)
-        gate = self.governor.gate(usd_est, tokens_est)
+        gate = self.governor.gate(usd_est, tokens_est, self.sends or usd_est > 0)
         try:
             if self.quota_refused is not None:  # the provider refused on quota: send no more
                 raise BudgetRefused(

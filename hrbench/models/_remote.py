@@ -45,7 +45,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -392,13 +392,17 @@ class HttpModelClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Send ``request``, retrying what a retry can fix.
 
         Args:
             request: the request; an empty ``model`` means this client's model.
             before_attempt: called before every attempt is sent, retries included; it charges
-                the attempt to the governor and raises ``BudgetRefused`` to stop it.
+                the attempt to the governor and raises ``BudgetRefused`` to stop it. What it
+                returns, when not ``None``, is awaited before the attempt is sent (issue 13:
+                the reservation committed to the ledger).
 
         Returns:
             The reply with usage, model as served, response id and seconds (the wall time of
@@ -480,11 +484,13 @@ class HttpModelClient:
         ep: _http.Endpoint,
         http: Any,
         payload: bytes,
-        before_attempt: Callable[[], None] | None,
+        before_attempt: Callable[[], Awaitable[None] | None] | None,
     ) -> Result:
         async with ep.limiter.slot() as granted:
             if before_attempt is not None:
-                before_attempt()
+                pending = before_attempt()
+                if pending is not None:  # issue 13: the reservation is committed before the send
+                    await pending
             self.attempts += 1
             try:
                 with anyio.fail_after(self.timeout_s):

@@ -16,10 +16,16 @@ The runner keeps no rows in memory (``keep_rows=False``); the summary is its run
 The writer is drained every :data:`DRAIN_EVERY` rows, so a client that reads slowly slows the
 benchmark instead of growing the daemon's memory.
 
+The governor's ledger is kept per call (issue 13, :mod:`hrbench.ledger`): each reservation is
+committed to the store before its request is sent and settled right after the reply, so a
+SIGKILL at any point leaves every call that may have been paid in the ledger. (A run on Ray
+keeps it as a snapshot with each batch of rows, as before.)
+
 Resume: ``{"resume": "<id>"}`` rebuilds the stored spec, checks that every arm still has the
 hash it had (an arm whose code or settings changed would mix two arms in one table), keeps
 the stored rows (the runner does not run them again), restores the governor's use from its
-ledger, and runs the rest. Calls that finished before the interruption are answered from the
+ledger (reservations left open by a crash counted as spent, and reported in the result's
+text as "unknown, at most X USD / N calls"), and runs the rest. Calls that finished before the interruption are answered from the
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
@@ -46,6 +52,7 @@ from hrbench.benchmark import benchmark_async
 from hrbench.cache import Cache
 from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
 from hrbench.governor import default_governor
+from hrbench.ledger import Journal
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
@@ -87,9 +94,12 @@ class _Sink:
         done: int,
         stream: bool,
         governor: Any,
+        snapshots: bool = True,
     ) -> None:
         self.app, self.proto, self.msg_id, self.bench_id = app, proto, msg_id, bench_id
         self.total, self.done, self.stream, self.governor = total, done, stream, governor
+        self.snapshots = snapshots
+        """Whether the ledger is written with the rows (a Ray run; else it is kept per call)."""
         self.pending: list[tuple[int, Row]] = []
         self.pending_traces: dict[str, list[Step]] = {}
         self.lock = asyncio.Lock()
@@ -124,15 +134,18 @@ class _Sink:
             await self.flush()
 
     def _write(
-        self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
+        self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int] | None
     ) -> None:
         self.app.store.rows_put(self.bench_id, batch, traces, ledger=use)  # one transaction
 
-    def _use(self) -> tuple[int, float, int]:
-        """The governor's use to keep, in-flight reservations counted as spent.
+    def _use(self) -> tuple[int, float, int] | None:
+        """The governor's use to keep with the rows, in-flight reservations counted as spent.
 
-        A resume after a crash must not assume the calls in flight were free.
+        A resume after a crash must not assume the calls in flight were free. ``None`` when
+        the governor keeps its ledger per call (:mod:`hrbench.ledger`).
         """
+        if not self.snapshots:
+            return None
         snap = self.governor.snapshot()
         return (int(snap["calls"]), float(snap["usd"]), int(snap["tokens"]))
 
@@ -318,7 +331,6 @@ async def _run(
 ) -> p.BenchmarkResult:
     store = app.store
     prior: list[Row] = []
-    ledger: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
     if args.resume is not None:
         rec = await anyio.to_thread.run_sync(store.benchmark_get, bench_id)
@@ -330,7 +342,6 @@ async def _run(
         if args.governor is not None:  # new limits for the rest (issue 12: after a budget stop)
             params = msgspec.structs.replace(params, governor=args.governor)
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
-        ledger = await anyio.to_thread.run_sync(store.ledger_get, bench_id)
     else:
         params = args
     built = await anyio.to_thread.run_sync(_build, params, store)
@@ -361,15 +372,18 @@ async def _run(
             store.benchmark_put(bench_id, spec, reference.hash, "running")
 
         await anyio.to_thread.run_sync(create)
-    if ledger is not None:
-        governor.calls, governor.usd, governor.tokens = (
-            int(ledger["calls"]),
-            float(ledger["usd"]),
-            int(ledger["tokens"]),
-        )
+    # issue 13: start from what was spent, reservations a crash left open counted as spent
+    governor.restore(await anyio.to_thread.run_sync(store.ledger_resume, bench_id))
+    journal = None
+    if params.executor in (None, "local") or getattr(params.executor, "kind", None) == "local":
+        # (a Ray run reserves in an actor: its ledger is kept with its rows)
+        journal = Journal(store, bench_id)
+        journal.attach(governor)
     # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable)
     done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind != "budget_stop"}
-    sink = _Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor)
+    sink = _Sink(
+        app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
+    )
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
@@ -414,6 +428,8 @@ async def _run(
         ticker.cancel()
         app.running.pop(bench_id, None)
         with anyio.CancelScope(shield=True):
+            if journal is not None:  # every settlement written; open reservations stay open
+                await anyio.to_thread.run_sync(journal.close)
             try:
                 await sink.flush()
                 summary = bench.summary() if bench is not None else None

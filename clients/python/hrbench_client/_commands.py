@@ -703,6 +703,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
         rows = f"{b.rows}/{b.total}" if b.total is not None else str(b.rows)
         arms = ", ".join(f"{a} ({b.accuracy[a]:.3f})" if b.accuracy.get(a) is not None else a for a in b.arms)
         print(f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<9}  {rows:>11}  {arms}")
+        if b.unknown_calls:  # issue 13: spend in flight at a crash, counted as spent
+            print(
+                f"{'':<16}  in flight at a crash: unknown, at most {b.unknown_usd or 0.0:.4f} USD / "
+                f"{b.unknown_calls} calls (counted as spent)"
+            )
     return EXIT_OK
 
 

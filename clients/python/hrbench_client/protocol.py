@@ -704,9 +704,11 @@ class BenchmarkListing(Struct, kw_only=True):
     ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
-    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as last
-    stored (``None`` before the first batch of rows), ``max_usd`` and ``max_calls`` its caps from
-    the spec (``None``: no cap).
+    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as stored
+    (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
+    before the first call), ``max_usd`` and ``max_calls`` its caps from the spec (``None``: no
+    cap). ``unknown_usd`` and ``unknown_calls``: the part of that use that was in flight when a
+    run of it crashed, so unknown, at most that much (issue 13; 0 or ``None`` when none).
     """
 
     id: str
@@ -726,6 +728,8 @@ class BenchmarkListing(Struct, kw_only=True):
     max_usd: float | None = None
     calls: int | None = None
     max_calls: int | None = None
+    unknown_usd: float | None = None
+    unknown_calls: int | None = None
 
 
 class BenchmarkListResult(Struct, kw_only=True):
