@@ -29,6 +29,7 @@ from hrbench.errors import (
     ConfigError,
     DuplicateDrawError,
     FewRunsWarning,
+    NoLabelsWarning,
     NotCachedWarning,
     ScorerError,
     failure_cause,
@@ -882,6 +883,12 @@ async def benchmark_async(
             "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
             FewRunsWarning,
         )
+    if plan.item_ids and all(plan.unlabelled[i] for i in plan.item_ids):
+        warn_at_caller(
+            f"no item of reference {reference.hash[:12]} on split(s) {', '.join(plan.split)} has a label: "
+            "every run is NA and accuracy is NA (give each item a `label`)",
+            NoLabelsWarning,
+        )
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
@@ -1208,6 +1215,7 @@ def benchmark(
     - A reply served from a cache or a recording costs the run ``usd = 0`` and no governor call;
       its trace step keeps the nominal cost (case H14a).
     - Fewer than 5 runs warns :class:`~hrbench.errors.FewRunsWarning`.
+    - No item with a label warns :class:`~hrbench.errors.NoLabelsWarning` (decided, seed silent).
     - The reference is locked when scoring starts.
     - ``ctx.rng`` is seeded from (seed, arm, item, run); the global random state is untouched.
 

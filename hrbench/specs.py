@@ -521,7 +521,33 @@ def build_client(spec: Any, store: Any = None) -> Any:
 # -- references, scorers, governors -------------------------------------------------------------
 
 
+_RECORD_FIELDS = ("id", "item", "label", "cluster", "split")
+"""The fields of a reference record (``format = "rows"``)."""
+
+
+def _unknown_field(where: str, name: str, known: Sequence[str]) -> ConfigError:
+    """An error naming an unknown field, with the closest known name when there is one."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return ConfigError(where, name, f"unknown field; {hint}expected one of {', '.join(known)}")
+
+
 def _reference_rows(path: str, limit: int | None = None) -> Reference:
+    """A reference from a JSON lines (or JSON list) file of ``{"id", "item", "label", "cluster", "split"}``.
+
+    Decided (seed silent; a newcomer's ``"labl"`` was stored as no label, and its benchmark ended
+    "done" with accuracy NA): a record with a field outside these is refused, naming the field,
+    the line and the closest known name; two records with one id are refused, naming the id and
+    both lines (the second no longer replaces the first). A label that is not a string, a
+    number, a list of them or a mapping with ``answers`` is refused
+    (:func:`hrbench.reference.check_label`).
+
+    Raises:
+        ConfigError: an unreadable file, a line that is not JSON, a record without ``item``,
+            an unknown field, a duplicate id, or a bad label.
+    """
     p = Path(path).expanduser()
     try:
         text = p.read_text(encoding="utf-8")
@@ -529,21 +555,36 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
         raise ConfigError(
             "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
         ) from None
+    where = "record"
     try:
         if text.lstrip().startswith("["):
-            records = json.loads(text)
+            numbered = list(enumerate(json.loads(text), 1))
         else:
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            where = "line"
+            numbered = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     except json.JSONDecodeError as exc:
-        raise ConfigError("reference.path", path, f"not JSON or JSON lines: {exc.msg}") from None
+        raise ConfigError(
+            "reference.path", path, f"not JSON or JSON lines: {exc.msg} (line {exc.lineno})"
+        ) from None
     if limit is not None:
-        records = records[:limit]
+        numbered = numbered[:limit]
     items: dict[str, Any] = {}
+    seen: dict[str, int] = {}
     labels, clusters, splits = {}, {}, {}
-    for n, rec in enumerate(records, 1):
+    for n, rec in numbered:
         if not isinstance(rec, dict) or "item" not in rec:
-            raise ConfigError("reference.path", path, f'record {n}: expected {{"id", "item", "label", ...}}')
+            raise ConfigError("reference.path", path, f'{where} {n}: expected {{"id", "item", "label", ...}}')
+        for key in rec:
+            if key not in _RECORD_FIELDS:
+                raise _unknown_field(f"reference.path {p.name} {where} {n}", key, _RECORD_FIELDS)
         item_id = str(rec.get("id", n))
+        if item_id in seen:
+            raise ConfigError(
+                "reference.path",
+                path,
+                f"{where}s {seen[item_id]} and {n} have the same id {item_id!r}",
+            )
+        seen[item_id] = n
         items[item_id] = rec["item"]
         labels[item_id] = rec.get("label")
         if rec.get("cluster") is not None:

@@ -13,6 +13,9 @@ from hrbench.testing.loopback import LoopbackServer
 from tests.conftest import case
 from tests.unit.models.conftest import FAST
 
+# these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
+pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
+
 GOV = hb.Governor(max_calls=10_000)
 
 
