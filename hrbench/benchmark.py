@@ -836,7 +836,10 @@ async def benchmark_async(
             by the function's ``name`` or ``__name__``), a mapping of names to numbers (e.g.
             :func:`hrbench.reading.tatqa_scores`: ``tatqa_em`` and ``tatqa_f1``), a
             :class:`~hrbench.records.Score` (its ``correct`` as 1 or 0) or ``None`` (no value).
-            A run that raised or was stopped is scored on the output ``None``. Each name's
+            A run that raised or was stopped is scored on the output ``None``. A metric with a
+            ``check_labels`` attribute gets the run items' labels (id -> label) before the
+            first run and may refuse them (``tatqa_scores`` refuses labels that are not
+            TAT-QA's: decided, issue). Each name's
             mean is taken over runs within an item, then over labelled reportable items, and
             shown in ``summary()["metrics"]`` and the printout; it is ``None`` (NA) for an arm
             with resumed rows, whose outputs were not kept. A metric that raises is recorded
@@ -848,6 +851,10 @@ async def benchmark_async(
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
+    for _, fn in plan.metrics:  # a metric that needs labels of one form says so up front
+        check_labels = getattr(fn, "check_labels", None)
+        if callable(check_labels):
+            check_labels({i: plan.labels[i] for i in plan.item_ids})
     remote = None
     if executor is not None and executor != "local":
         if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here

@@ -40,3 +40,38 @@ def test_ref_put_refuses_bad_records_with_exit_2(tmp_path: Path) -> None:
         for needle in needles:
             assert needle in err, (name, err)
     assert lines(hrb("ref", "list").stdout) == []  # none was stored
+
+
+def _squad_spec(
+    tmp_path: Path, data: Path, name: str, *, ref: str = "", arm: str = "", top: str = ""
+) -> Path:
+    d = data / "squad2-dev-llama32-3b"
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(
+        f'runs = 5\nscorer = "answer_contains"\n{top}\n'
+        f'[reference]\npath = "{d}/questions.jsonl"\n{ref or "format = " + chr(34) + "squad" + chr(34)}\n'
+        f'[[arms]]\nkind = "outputs"\nname = "v1"\npath = "{d}/runs/pipeline_v1_1000.jsonl"\n'
+        f"{arm or 'id_field = ' + chr(34) + 'qid' + chr(34)}\n"
+    )
+    return spec
+
+
+def test_real_data_spec_mismatches_exit_2_before_any_run(tmp_path: Path, data: Path) -> None:
+    cases = {
+        "ref_tatqa": ({"ref": 'format = "tatqa"'}, ["questions.jsonl", "line 2 is not JSON", "TAT-QA"]),
+        "arm_tatqa": ({"arm": 'format = "tatqa"'}, ["pipeline_v1_1000.jsonl", "question_id"]),
+        "pred_field": (
+            {"arm": 'id_field = "qid"\nprediction_field = "answer"'},
+            ["prediction_field", "'answer'", "prediction, qid"],
+        ),
+        "metric": ({"top": 'metrics = ["tatqa"]'}, ["metrics", "TAT-QA reference", "gs1000-0000"]),
+    }
+    for name, (parts, needles) in cases.items():
+        err = hrb("bench", str(_squad_spec(tmp_path, data, name, **parts)), "--no-rows", check_rc=2).stderr
+        assert "InternalError" not in err
+        for needle in needles:
+            assert needle in err, (name, err)
+    # no run was made: nothing, or (a library refusal after the daemon recorded the benchmark) a failed
+    # benchmark without rows
+    for bench in lines(hrb("ls").stdout):
+        assert bench["status"] == "failed" and bench["rows"] == 0, bench
