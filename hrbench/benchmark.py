@@ -851,6 +851,10 @@ async def benchmark_async(
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
+    run_items = {i: plan.payloads[i] for i in plan.item_ids}
+    for arm in plan.arms:  # a spec error is refused once here, not found in every run
+        if arm.check is not None:
+            arm.check(run_items, client)
     for _, fn in plan.metrics:  # a metric that needs labels of one form says so up front
         check_labels = getattr(fn, "check_labels", None)
         if callable(check_labels):

@@ -49,6 +49,7 @@ __all__ = [
     "build_reference",
     "build_scorer",
     "check_code_allowed",
+    "check_prompt",
     "code_allowed",
     "format_prompt",
     "load_object",
@@ -182,6 +183,13 @@ class _Fields(dict[str, Any]):
         raise KeyError(key)
 
 
+def _fill(template: str, item: Any) -> str:
+    fields = _Fields(item=item)
+    if isinstance(item, Mapping):
+        fields.update({str(k): v for k, v in item.items()})
+    return template.format_map(fields)
+
+
 def format_prompt(template: str, item: Any) -> str:
     """Fill a prompt template with an item's payload.
 
@@ -196,11 +204,8 @@ def format_prompt(template: str, item: Any) -> str:
         >>> format_prompt("Q: {question}", {"question": "Why?"})
         'Q: Why?'
     """
-    fields = _Fields(item=item)
-    if isinstance(item, Mapping):
-        fields.update({str(k): v for k, v in item.items()})
     try:
-        return template.format_map(fields)
+        return _fill(template, item)
     except KeyError as exc:
         raise ConfigError("template", template, f"names {{{exc.args[0]}}}, which the item lacks") from None
     except (ValueError, IndexError) as exc:
@@ -230,7 +235,84 @@ def _prompt_arm(spec: Any) -> Arm:
         return await ctx.acall(messages, **kw)
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
-    return Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
+    arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
+    arm.check = lambda items, client: check_prompt(name, template, items, client)
+    return arm
+
+
+def _root_fields(template: str) -> list[str]:
+    """The top-level field names a template reads (``{a.b}`` and ``{a[0]}`` read ``a``)."""
+    import string
+
+    roots: list[str] = []
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name:
+            root = name.split(".", 1)[0].split("[", 1)[0]
+            if root not in roots:
+                roots.append(root)
+    return roots
+
+
+def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any) -> None:
+    """Refuse a prompt arm that would fail on every run (or on some items), before the first.
+
+    Decided (issue: a template naming a field the items lack, a malformed template and a
+    prompt arm with no ``[client]`` each gave exit 3 and one error row per run): the template
+    is filled with the first item (which finds a malformed template and a field it lacks), then
+    every item is checked for the fields the template names, and a benchmark without a client
+    is refused.
+
+    Args:
+        arm: the arm's name, said in the error.
+        template: the arm's template.
+        items: the items the benchmark will run, id -> payload, in order.
+        client: the benchmark's client (``None`` for none).
+
+    Raises:
+        ConfigError: naming ``arms.<name>.template`` and the template, with the field and the
+            items that lack it (the first few ids and how many), or ``arms.<name>.client``.
+
+    Example:
+        >>> check_prompt("ask", "Capital of {item}?", {"q1": "France"}, client=object())
+        >>> try:
+        ...     check_prompt("ask", "Capital of {country}?", {"q1": "France"}, client=object())
+        ... except ValueError as exc:
+        ...     print(str(exc).split(" (got")[0])
+        arms.ask.template: names {country}, which item 'q1' lacks (1 of 1 item(s) lack it: q1)
+    """
+    where = f"arms.{arm}.template"
+    if client is None:
+        raise ConfigError(
+            f"arms.{arm}.client",
+            None,
+            f"prompt arm {arm!r} calls a model: give the benchmark a client ([client])",
+        )
+    if not items:
+        return
+    first_id, first = next(iter(items.items()))
+    try:
+        roots = _root_fields(template)
+    except ValueError as exc:
+        raise ConfigError(where, template, f"malformed template ({exc})") from None
+    for root in roots:
+        lacking = [
+            i
+            for i, payload in items.items()
+            if root != "item" and not (isinstance(payload, Mapping) and root in payload)
+        ]
+        if lacking:
+            shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
+            raise ConfigError(
+                where,
+                template,
+                f"names {{{root}}}, which item {lacking[0]!r} lacks ({len(lacking)} of {len(items)} item(s) lack it: {shown})",
+            )
+    try:
+        _fill(template, first)  # what parsing alone lets through: positional fields, bad specs
+    except (KeyError, ValueError, IndexError, AttributeError, TypeError) as exc:
+        raise ConfigError(
+            where, template, f"cannot be filled with item {first_id!r} ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _read_outputs(path: str) -> dict[str, Any]:

@@ -75,3 +75,21 @@ def test_real_data_spec_mismatches_exit_2_before_any_run(tmp_path: Path, data: P
     # benchmark without rows
     for bench in lines(hrb("ls").stdout):
         assert bench["status"] == "failed" and bench["rows"] == 0, bench
+
+
+def test_prompt_spec_errors_exit_2_before_any_run(tmp_path: Path) -> None:
+    body = '[reference]\nitems = {{ q1 = "France", q2 = "Peru" }}\nlabels = ["Paris", "Lima"]\n{client}\n'
+    body += '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "{template}"\n'
+    client = '[client]\nkind = "mock"\nreply = "Paris"'
+    cases = [
+        ("Capital of {country}?", client, ["arms.ask.template", "{country}", "q1, q2"]),
+        ("Capital of {item?", client, ["arms.ask.template", "malformed", "'Capital of {item?'"]),
+        ("Capital of {item}?", "", ["arms.ask.client", "prompt arm 'ask'"]),
+    ]
+    for n, (template, cl, needles) in enumerate(cases):
+        spec = tmp_path / f"p{n}.toml"
+        spec.write_text("runs = 5\n" + body.format(client=cl, template=template))
+        err = hrb("bench", str(spec), "--no-rows", check_rc=2).stderr
+        for needle in needles:
+            assert needle in err, (template, err)
+        assert "run(s) ended in errors" not in err
