@@ -85,3 +85,31 @@ def test_a_relative_home_starts_one_daemon_where_the_caller_is(tmp_path: Path, h
                 os.kill(json.loads(pid_file.read_text())["pid"], signal.SIGKILL)
             except (OSError, ValueError, KeyError):
                 pass
+
+
+def test_the_daemon_resolves_a_relative_home_against_its_own_directory(tmp_path: Path) -> None:
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from hrbench_client.client import Client
+
+    cmd = [sys.executable, "-P", "-m", "hrbench_server", "--home", "rel/state", "daemon", "--idle-exit", "60"]
+    env = {k: v for k, v in os.environ.items() if k != "HRBENCH_HOME"}
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = tmp_path / "rel" / "state"
+    try:
+        for _ in range(1500):
+            if (state / "daemon.pid").is_file():
+                break
+            assert proc.poll() is None
+            time.sleep(0.02)
+        info = json.loads((state / "daemon.pid").read_text())
+        assert info["socket"] == str(_paths.socket_path(state)) and info["pid"] == proc.pid
+        with Client.connect_unix(_paths.socket_path(state), 10.0) as c:
+            assert c.status().pid == proc.pid
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
