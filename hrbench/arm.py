@@ -56,6 +56,11 @@ class Arm:
     Attributes:
         hash: sha256 hex over the function's code, constants, closure, defaults, the version
             and the settings: it changes when the arm's behaviour may change.
+        check: ``None``, or ``check(items, client)``, which :func:`hrbench.benchmark` calls
+            with the items it will run (id -> payload, in order) and its client before the
+            first run, so that a spec error is refused once, not found in every run (a prompt
+            arm's template; :func:`hrbench.specs.build_arm`). It raises
+            :class:`~hrbench.errors.ConfigError`. Not part of the hash.
 
     Raises:
         ConfigError: an empty name or a non-callable ``fn``.
@@ -83,6 +88,7 @@ class Arm:
         self.version = str(version)
         self.derived_from = derived_from
         self.settings = dict(settings or {})
+        self.check: Callable[[dict[str, Any], Any], None] | None = None
         call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         body = msgspec.json.encode(

@@ -29,6 +29,7 @@ from hrbench.errors import (
     ConfigError,
     DuplicateDrawError,
     FewRunsWarning,
+    NoLabelsWarning,
     NotCachedWarning,
     ScorerError,
     failure_cause,
@@ -841,7 +842,10 @@ async def benchmark_async(
             by the function's ``name`` or ``__name__``), a mapping of names to numbers (e.g.
             :func:`hrbench.reading.tatqa_scores`: ``tatqa_em`` and ``tatqa_f1``), a
             :class:`~hrbench.records.Score` (its ``correct`` as 1 or 0) or ``None`` (no value).
-            A run that raised or was stopped is scored on the output ``None``. Each name's
+            A run that raised or was stopped is scored on the output ``None``. A metric with a
+            ``check_labels`` attribute gets the run items' labels (id -> label) before the
+            first run and may refuse them (``tatqa_scores`` refuses labels that are not
+            TAT-QA's: decided, issue). Each name's
             mean is taken over runs within an item, then over labelled reportable items, and
             shown in ``summary()["metrics"]`` and the printout; it is ``None`` (NA) for an arm
             with resumed rows, whose outputs were not kept. A metric that raises is recorded
@@ -853,6 +857,14 @@ async def benchmark_async(
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
+    run_items = {i: plan.payloads[i] for i in plan.item_ids}
+    for arm in plan.arms:  # a spec error is refused once here, not found in every run
+        if arm.check is not None:
+            arm.check(run_items, client)
+    for _, fn in plan.metrics:  # a metric that needs labels of one form says so up front
+        check_labels = getattr(fn, "check_labels", None)
+        if callable(check_labels):
+            check_labels({i: plan.labels[i] for i in plan.item_ids})
     remote = None
     if executor is not None and executor != "local":
         if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here
@@ -887,6 +899,12 @@ async def benchmark_async(
             f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "
             "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
             FewRunsWarning,
+        )
+    if plan.item_ids and all(plan.unlabelled[i] for i in plan.item_ids):
+        warn_at_caller(
+            f"no item of reference {reference.hash[:12]} on split(s) {', '.join(plan.split)} has a label: "
+            "every run is NA and accuracy is NA (give each item a `label`)",
+            NoLabelsWarning,
         )
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
@@ -1214,6 +1232,7 @@ def benchmark(
     - A reply served from a cache or a recording costs the run ``usd = 0`` and no governor call;
       its trace step keeps the nominal cost (case H14a).
     - Fewer than 5 runs warns :class:`~hrbench.errors.FewRunsWarning`.
+    - No item with a label warns :class:`~hrbench.errors.NoLabelsWarning` (decided, seed silent).
     - The reference is locked when scoring starts.
     - ``ctx.rng`` is seeded from (seed, arm, item, run); the global random state is untouched.
 

@@ -57,10 +57,14 @@ def _reply_columns(arm: str, request_hash: str, request: Request, result: Result
 
 
 def default_home() -> Path:
-    """The state directory: ``$HRBENCH_HOME``, else the user's state dir (platformdirs)."""
+    """The state directory: ``$HRBENCH_HOME``, else the user's state dir (platformdirs).
+
+    A relative ``$HRBENCH_HOME`` is made absolute against the current directory (decided, as
+    the clients do: a process that changes directory keeps the same store).
+    """
     env = os.environ.get("HRBENCH_HOME")
     if env:
-        return Path(env).expanduser()
+        return Path(os.path.abspath(Path(env).expanduser()))
     import platformdirs
 
     return Path(platformdirs.user_state_dir("hrbench"))

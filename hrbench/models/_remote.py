@@ -56,7 +56,7 @@ from hrbench.environ import env_value
 from hrbench.errors import BudgetRefused, HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
-from hrbench.redact import redact
+from hrbench.redact import note_key_env, redact
 from hrbench.tokens import usage_of
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
@@ -249,6 +249,7 @@ class HttpModelClient:
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.api_key_env = api_key_env
+        note_key_env(api_key_env)  # its value is masked in every message, whatever its name
         self.timeout_s = float(timeout_s)
         self.connect_timeout_s = float(connect_timeout_s)
         self.max_connections = int(max_connections)

@@ -921,8 +921,10 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     s = sub.add_parser("score", help="score outputs against labels")
     s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
-    s.add_argument("--label", action="append", help="an accepted answer (repeat for several)")
-    s.add_argument("--label-json", help="the label as JSON (a number, a list, null)")
+    # decided (seed silent): both at once is a usage error (exit 2), not one of them dropped
+    labels = s.add_mutually_exclusive_group()
+    labels.add_argument("--label", action="append", help="an accepted answer (repeat for several)")
+    labels.add_argument("--label-json", help="the label as JSON (a number, a list, null); not with --label")
     s.add_argument("--item", help="the item payload (JSON or text)")
     s.add_argument(
         "--scorer",
