@@ -13,6 +13,7 @@ from hrbench_client.errors import (
     HrbenchError,
     InvalidParams,
     RequestCancelled,
+    ScorerError,
     TooFewRunsError,
 )
 
@@ -51,7 +52,8 @@ exit codes:
        mean score (`hrb eval`) under --fail-under; no daemon runs (`hrb daemon status`)
   2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
        ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
-       TooFewRunsError (a report of fewer than 5 runs: use --descriptive)
+       TooFewRunsError (a report of fewer than 5 runs: use --descriptive); under `hrb score`,
+       a ScorerError too (the scorer cannot read the label or output given)
   3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
        by arm and cause); a daemon or transport error: no daemon could be reached or started,
        NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
@@ -61,8 +63,20 @@ exit codes:
 """
 
 
-def exit_code(exc: BaseException) -> int:
-    """The exit code of an error the daemon reported: 2 for invalid input, else 3."""
+def exit_code(exc: BaseException, command: str | None = None) -> int:
+    """The exit code of an error the daemon reported: 2 for invalid input, else 3.
+
+    Decided (newcomer's finding, issue 15): under ``hrb score`` a ``ScorerError`` is about the
+    OUTPUT, label or scorer the caller gave (a label the choice scorer cannot read), so it is
+    invalid input, exit 2; inside a benchmark it stays a run error, exit 3.
+
+    Example:
+        >>> from hrbench_client.errors import ScorerError
+        >>> exit_code(ScorerError("label 'Q'"), "score"), exit_code(ScorerError("label 'Q'"))
+        (2, 3)
+    """
+    if command == "score" and isinstance(exc, ScorerError):
+        return EXIT_USAGE
     return EXIT_USAGE if isinstance(exc, USAGE_ERRORS) else EXIT_ERROR
 
 
@@ -1130,7 +1144,7 @@ def run(argv: list[str]) -> int:
         return EXIT_INTERRUPTED
     except HrbenchError as exc:
         _err(f"{type(exc).__name__}: {exc}")
-        return exit_code(exc)
+        return exit_code(exc, args.cmd)
     except BrokenPipeError:  # `hrb rows ID | head`: the reader is gone; say nothing more
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
