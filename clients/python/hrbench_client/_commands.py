@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -649,6 +650,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise
     if plot is not None:
         rep.setdefault("plot", plot)
+        _as_callers_file(plot)
     fmt = "text" if args.text else args.format
     if fmt == "text":
         text = rep.get("text", "")
@@ -683,6 +685,19 @@ def cmd_view(args: argparse.Namespace) -> int:
     print("hrb view: open this URL (Ctrl-C stops the server):", file=sys.stderr, flush=True)
     serve(connect, path=path, port=args.port, open_browser=not args.no_browser)
     return EXIT_OK
+
+
+def _as_callers_file(path: str) -> None:
+    """Give a file the daemon wrote for the caller the mode the caller's own files get.
+
+    Decided (newcomer's finding): a ``--plot`` PNG is the user's output, like ``--html``, which
+    this process writes under the caller's umask (0644 under the usual 022); the daemon writes
+    with umask 077 because its state files are private (0600), so the plot came out 0600.
+    """
+    mask = os.umask(0)
+    os.umask(mask)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o666 & ~mask)
 
 
 def _write_html(args: argparse.Namespace) -> str:
