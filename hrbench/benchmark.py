@@ -50,6 +50,14 @@ MIN_RUNS = 5
 # --------------------------------------------------------------------------------------------
 # The result: Bench
 # --------------------------------------------------------------------------------------------
+FAILED_LEGEND = (
+    "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
+    "not_in_document); report()'s failures counts every labelled run that was not right."
+)
+"""The printout's line saying what its ``failed`` column counts (decided, newcomer's finding:
+report()'s ``failures`` column counts every not-right run, wrong and budget_stop included)."""
+
+
 class Bench:
     """A finished benchmark: one row per cluster x item x arm x run (seed 002's ``hr_bench``).
 
@@ -177,6 +185,7 @@ class Bench:
         lines.append(
             "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
         )
+        lines.append(FAILED_LEGEND)
         if listed:
             lines.append(
                 "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "

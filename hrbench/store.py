@@ -642,7 +642,7 @@ class Store:
 
     # -- housekeeping: listing, lookup, deletion ------------------------------------------
     def benchmark_headers(self) -> list[dict[str, Any]]:
-        """Every stored benchmark's header, newest first.
+        """Every stored benchmark's header, newest first (of equal creation times, the one stored last).
 
         Returns:
             Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
@@ -658,7 +658,7 @@ class Store:
             "json_extract(b.spec, '$.params.runs'), b.reference_hash, "
             "json_extract(b.spec, '$.params.governor.max_usd'), json_extract(b.spec, '$.params.governor.max_calls'), "
             "l.usd, l.calls "
-            "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.id"
+            "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
         return [
             {
@@ -684,7 +684,10 @@ class Store:
         """The id a user means by ``ref``: an id, a unique id prefix (4+ characters) or a name.
 
         Decided (SPEC silent; issue 15): an exact id wins, then a prefix of exactly one id, then
-        the newest benchmark of that name.
+        the newest benchmark of that name. Decided (newcomer's finding: two of one name made in
+        the same second): the newest wins, never a refusal; "newest" is the later creation
+        time, and of equal times the one stored last, which :meth:`benchmark_headers` (so
+        ``hrb ls``) lists first. Give the id (or a prefix) for an older one.
 
         Returns:
             The id, or ``None`` when nothing matches.
@@ -713,7 +716,7 @@ class Store:
                 )
         row = self._one(
             "SELECT id FROM benchmarks WHERE json_extract(spec, '$.params.name')=? "
-            "ORDER BY created DESC, id LIMIT 1",
+            "ORDER BY created DESC, rowid DESC LIMIT 1",
             [ref],
         )
         return None if row is None else str(row[0])
