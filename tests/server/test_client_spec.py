@@ -85,3 +85,27 @@ def test_the_library_refuses_the_same_values_naming_the_field(field: str, value:
     with pytest.raises(ConfigError) as err:
         build_client({"kind": "openai", "model": "m", "api_key_env": None, field: value})
     assert err.value.field == f"client.{field}"
+
+
+@pytest.mark.parametrize(
+    ("client", "field"),
+    [
+        ({"model": "no-such-model-x"}, "client.model"),  # unpriced under an explicit USD cap
+        ({"model": "gpt-4o-mini", "billed_as": ["no-such-router-y"]}, "client.model"),
+        ({"model": "gpt-4o-mini", "api_key_env": "HRB_UNSET_KEY_Z"}, "client.api_key_env"),
+    ],
+)
+def test_a_refused_benchmark_leaves_nothing_stored(
+    shared_daemon: Daemon, monkeypatch: pytest.MonkeyPatch, client: dict[str, Any], field: str
+) -> None:
+    # newcomer's finding: an unpriced model under a USD cap was refused before the first call,
+    # but an empty benchmark was stored (status failed, 0 rows)
+    monkeypatch.delenv("HRB_UNSET_KEY_Z", raising=False)
+    with LoopbackServer() as srv, shared_daemon.client() as c:
+        before = {b.id for b in c.benchmarks()}
+        name = f"refused-{field}-{len(before)}"
+        remote = {"kind": "openai", "base_url": srv.base_url, "api_key_env": None, **client}
+        with pytest.raises(hc.ConfigError) as err:
+            list(c.benchmark(spec(n=2, runs=1, client=remote, governor={"max_usd": 1.0}, name=name)))
+        assert err.value.field == field
+        assert {b.id for b in c.benchmarks()} == before and srv.requests == []
