@@ -768,18 +768,18 @@ class Store:
             if r[0] not in kept
         ]
         out: dict[str, Any] = {**self.benchmark_delete(old), "cache": 0, "recordings": 0}
-        with self._lock:
+        with self._guard() as conn:  # the file checked and SQLite's errors typed, as every write
             if cache:
-                out["cache"] = self.db.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
+                out["cache"] = conn.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
             if recordings:
-                out["recordings"] = self.db.execute(
+                out["recordings"] = conn.execute(
                     "DELETE FROM recordings WHERE created < ?", [cutoff]
                 ).rowcount
             vacuumed = False
             if vacuum:
                 try:
-                    self.db.execute("VACUUM")
-                    self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    conn.execute("VACUUM")
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     vacuumed = True
                 except sqlite3.OperationalError:  # another connection is reading: try again later
                     vacuumed = False
