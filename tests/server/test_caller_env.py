@@ -18,6 +18,14 @@ def _client(srv: LoopbackServer, **kw: object) -> dict[str, object]:
     return {"kind": "openai", "model": "loopback-1", "base_url": srv.base_url, "max_attempts": 1, **kw}
 
 
+def _assert_key_kept_nowhere(d: Daemon, home: Path) -> None:
+    """The caller's key is in neither the daemon's log nor any file of its state folder."""
+    assert KEY not in d.read_log()
+    for f in home.rglob("*"):
+        if f.is_file():
+            assert KEY.encode() not in f.read_bytes(), f  # not in the stored spec, rows or traces
+
+
 def test_a_key_from_the_callers_shell_is_used_for_that_request_only(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -41,10 +49,7 @@ def test_a_key_from_the_callers_shell_is_used_for_that_request_only(
             assert len(srv.requests) == 2
         finally:
             d.stop()
-    assert KEY not in d.read_log()
-    for f in home.rglob("*"):
-        if f.is_file():
-            assert KEY.encode() not in f.read_bytes(), f  # not in the stored spec, rows or traces
+    _assert_key_kept_nowhere(d, home)
 
 
 def test_the_callers_value_wins_over_the_daemons(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,7 +159,4 @@ def test_a_judge_clients_key_comes_from_the_callers_shell(
             assert len(srv.requests) == 2
         finally:
             d.stop()
-    assert KEY not in d.read_log()
-    for f in home.rglob("*"):
-        if f.is_file():
-            assert KEY.encode() not in f.read_bytes(), f
+    _assert_key_kept_nowhere(d, home)
