@@ -158,13 +158,16 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
             stream = c.resume(bench_id)
             resumed_rows = list(stream)
             res = stream.result
-            assert res is not None and res.status == "done" and res.n_rows == total
-            assert res.n_resumed == len(before_rows)
+            # (flaky once under load, not reproduced since: 563 of 750 rows; the messages say
+            # which count fell short, and the daemon's log says why)
+            said = f"before={len(before_rows)} streamed={len(resumed_rows)} log={d2.read_log()[-3000:]}"
+            assert res is not None and (res.status, res.n_rows) == ("done", total), (res, said)
+            assert res.n_resumed == len(before_rows), (res.n_resumed, said)
             final = c.rows(bench_id).rows
     finally:
         d2.stop()
     # no row duplicated, every finished row kept as it was
-    assert len(final) == total == len(set(keys(final)))
+    assert len(final) == total == len(set(keys(final))), (len(final), len(set(keys(final))), said)
     assert not set(keys(resumed_rows)) & set(before_rows)
     con = sqlite3.connect(db)
     after = {
