@@ -35,6 +35,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import _common
 import msgspec
 
 from hrbench_client import _paths
@@ -79,18 +80,8 @@ async def _echo_server(path: str) -> None:
 
 
 def start_daemon(home: Path) -> subprocess.Popen[bytes]:
-    log = open(home.parent / f"{home.name}.log", "ab")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [PY, "-m", "hrbench_server", "--home", str(home), "daemon"], stdout=log, stderr=log
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            with Client.connect_unix(_paths.socket_path(home), 5) as c:
-                c.status()
-                return proc
-        time.sleep(0.05)
-    raise RuntimeError("daemon did not start")
+    cmd = [PY, "-m", "hrbench_server", "--home", str(home), "daemon"]
+    return _common.start_daemon(cmd, home, home.parent / f"{home.name}.log")
 
 
 def stop(proc: subprocess.Popen[bytes], home: Path) -> None:

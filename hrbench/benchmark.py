@@ -52,6 +52,14 @@ MIN_RUNS = 5
 # --------------------------------------------------------------------------------------------
 # The result: Bench
 # --------------------------------------------------------------------------------------------
+FAILED_LEGEND = (
+    "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
+    "not_in_document); report()'s failures counts every labelled run that was not right."
+)
+"""The printout's line saying what its ``failed`` column counts (decided, newcomer's finding:
+report()'s ``failures`` column counts every not-right run, wrong and budget_stop included)."""
+
+
 class Bench:
     """A finished benchmark: one row per cluster x item x arm x run (seed 002's ``hr_bench``).
 
@@ -181,6 +189,7 @@ class Bench:
         lines.append(
             "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
         )
+        lines.append(FAILED_LEGEND)
         if listed:
             lines.append(
                 "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
@@ -785,6 +794,40 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
 RowCallback = Callable[[int, Row, list[Step]], Awaitable[None] | None]
 
 
+def refuse_before_start(client: Any, governor: Governor, pricing: Pricing | None = None) -> None:
+    """Refuse a benchmark that could make no call, before anything runs or is stored.
+
+    The daemon calls this before it stores a new benchmark, so a refusal leaves no empty
+    benchmark behind (decided, newcomer's finding); :func:`benchmark_async` calls it too.
+
+    Args:
+        client: the benchmark's model client (``None``: no client).
+        governor: its governor.
+        pricing: the price table (default: the shipped one; reading it blocks on first use).
+
+    Raises:
+        ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
+            under an explicit USD cap, a model or ``billed_as`` model with no price
+            (``client.model``, case R04a).
+
+    Example:
+        >>> from hrbench.models.openai import OpenAIClient
+        >>> refuse_before_start(OpenAIClient("no-such-model", "http://127.0.0.1:9", None), Governor(max_usd=1.0))
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: client.model: unpriced_model: model 'no-such-model' has no price, ...
+    """
+    require_key = getattr(client, "require_key", None)
+    if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
+        require_key()
+    strict_usd = governor.max_usd is not None and not governor.from_defaults
+    if getattr(client, "bills", False) and strict_usd:  # case R04a: refused before the first call
+        pricing = default_pricing() if pricing is None else pricing
+        for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
+            if m and pricing.price(m) is None:
+                raise ConfigError("client.model", m, unpriced_message(m, governor.max_usd))
+
+
 async def benchmark_async(
     arms: Arm | Sequence[Arm],
     reference: Reference,
@@ -911,13 +954,7 @@ async def benchmark_async(
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = Runtime(client, gov, cache, record, store, pricing)
     judge_rt = _judge_runtime(plan.scorer, rt)
-    require_key = getattr(client, "require_key", None)
-    if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
-        require_key()
-    if rt.bills and rt.strict_usd:  # case R04a: refused before the first call
-        for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
-            if m and pricing.price(m) is None:
-                raise ConfigError("client.model", m, unpriced_message(m, gov.max_usd))
+    refuse_before_start(client, gov, pricing)
     cells = plan.cells()
     total = len(cells) * runs
     rows: list[Row | None] = [None] * total if keep_rows else []
@@ -1272,6 +1309,7 @@ def benchmark(
          arm accuracy runs wrong failed budget_stop usd
          ask 0.750    20   5     0      0           0.0000
           Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval.
+          failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, not_in_document); report()'s failures counts every labelled run that was not right.
     """
     return anyio.run(
         lambda: benchmark_async(arms, reference, runs, client, scorer, split, governor, seed, **kwargs)

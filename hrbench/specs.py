@@ -534,15 +534,41 @@ def _http_settings(spec: Any, extra: tuple[str, ...]) -> dict[str, Any]:
     return kw
 
 
+def _check_output_limits(spec: Any) -> None:
+    """Validate a remote client spec's ``max_tokens`` and ``billed_as`` (issue 12).
+
+    Raises:
+        ConfigError: ``max_tokens`` not a whole number of 1 or more, or ``billed_as`` not a
+            list of model names; the field is named ``client.max_tokens`` / ``client.billed_as``.
+
+    Example:
+        >>> _check_output_limits({"max_tokens": 0})
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: client.max_tokens: expected a whole number of tokens, 1 or more (got 0)
+    """
+    limit = _get(spec, "max_tokens")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError("client.max_tokens", limit, "expected a whole number of tokens, 1 or more")
+    billed = _get(spec, "billed_as")
+    if billed is not None and (
+        isinstance(billed, str)
+        or not isinstance(billed, list | tuple)
+        or not all(isinstance(m, str) and m for m in billed)
+    ):
+        raise ConfigError("client.billed_as", billed, "expected a list of model names")
+
+
 def _remote_client(spec: Any, kind: str) -> Any:
     if kind == "openai":
         from hrbench.models.openai import OpenAIClient as cls
 
-        extra: tuple[str, ...] = ()
+        extra: tuple[str, ...] = ("max_tokens", "billed_as")
     else:
         from hrbench.models.anthropic import AnthropicClient as cls  # type: ignore[assignment]
 
-        extra = ("max_tokens", "anthropic_version")
+        extra = ("max_tokens", "anthropic_version", "billed_as")
+    _check_output_limits(spec)
     model = _get(spec, "model")
     base_url = _get(spec, "base_url") or cls.default_base_url
     api_key_env = _get(spec, "api_key_env", _MISSING)

@@ -783,7 +783,7 @@ class Store:
 
     # -- housekeeping: listing, lookup, deletion ------------------------------------------
     def benchmark_headers(self) -> list[dict[str, Any]]:
-        """Every stored benchmark's header, newest first.
+        """Every stored benchmark's header, newest first (of equal creation times, the one stored last).
 
         Returns:
             Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
@@ -803,7 +803,7 @@ class Store:
             "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.unknown_usd, l.unknown_calls "
-            "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.id"
+            "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
         return [
             {
@@ -848,7 +848,10 @@ class Store:
         """The id a user means by ``ref``: an id, a unique id prefix (4+ characters) or a name.
 
         Decided (SPEC silent; issue 15): an exact id wins, then a prefix of exactly one id, then
-        the newest benchmark of that name.
+        the newest benchmark of that name. Decided (newcomer's finding: two of one name made in
+        the same second): the newest wins, never a refusal; "newest" is the later creation
+        time, and of equal times the one stored last, which :meth:`benchmark_headers` (so
+        ``hrb ls``) lists first. Give the id (or a prefix) for an older one.
 
         Returns:
             The id, or ``None`` when nothing matches.
@@ -877,7 +880,7 @@ class Store:
                 )
         row = self._one(
             "SELECT id FROM benchmarks WHERE json_extract(spec, '$.params.name')=? "
-            "ORDER BY created DESC, id LIMIT 1",
+            "ORDER BY created DESC, rowid DESC LIMIT 1",
             [ref],
         )
         return None if row is None else str(row[0])
@@ -930,18 +933,18 @@ class Store:
             if r[0] not in kept
         ]
         out: dict[str, Any] = {**self.benchmark_delete(old), "cache": 0, "recordings": 0}
-        with self._lock:
+        with self._guard() as conn:  # the file checked and SQLite's errors typed, as every write
             if cache:
-                out["cache"] = self.db.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
+                out["cache"] = conn.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
             if recordings:
-                out["recordings"] = self.db.execute(
+                out["recordings"] = conn.execute(
                     "DELETE FROM recordings WHERE created < ?", [cutoff]
                 ).rowcount
             vacuumed = False
             if vacuum:
                 try:
-                    self.db.execute("VACUUM")
-                    self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    conn.execute("VACUUM")
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     vacuumed = True
                 except sqlite3.OperationalError:  # another connection is reading: try again later
                     vacuumed = False

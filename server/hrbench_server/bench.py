@@ -48,7 +48,7 @@ import anyio.to_thread
 import msgspec
 
 from hrbench import specs
-from hrbench.benchmark import benchmark_async
+from hrbench.benchmark import benchmark_async, refuse_before_start
 from hrbench.cache import Cache
 from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
 from hrbench.governor import default_governor
@@ -276,6 +276,7 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
     metrics = specs.build_metrics(params.metrics)
     governor = specs.build_governor(params.governor) or default_governor()
+    refuse_before_start(client, governor)  # before the benchmark is stored: a refusal leaves nothing
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
     return {

@@ -82,6 +82,16 @@ def test_two_simultaneous_resumes_after_sigkill_pay_each_call_once(home: Path, c
     assert len(after) == len(set(after))  # no call paid twice by two runs
 
 
+def _ledger_calls(home: Path) -> int:
+    """The calls a daemon's ledger holds now (0 before its first write)."""
+    con = sqlite3.connect(home / "hrbench.sqlite3", timeout=30)
+    try:
+        row = con.execute("SELECT max(calls) FROM ledger").fetchone()
+    finally:
+        con.close()
+    return int(row[0] or 0)
+
+
 def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path, tmp_path: Path) -> None:
     # Slow replies: when the daemon is killed no row has finished, yet calls were sent. Each
     # call's reservation is in the ledger before it is sent (issue 13), and counted as spent
@@ -97,7 +107,10 @@ def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path
             deadline = time.monotonic() + 60
             while len(calls(started)) < 8 and time.monotonic() < deadline:
                 time.sleep(0.05)
-            time.sleep(0.5)  # several flush ticks, still before the first reply
+            # a flush tick wrote the ledger (waited for, not slept for: a loaded machine may
+            # run no tick in 0.5 s), still before the first reply
+            while _ledger_calls(home) < 8 and time.monotonic() < deadline:
+                time.sleep(0.02)
             d.kill()
             del stream
     finally:

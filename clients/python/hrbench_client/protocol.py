@@ -270,11 +270,22 @@ class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
 ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
 
 
+BilledAs = Annotated[
+    list[Name],
+    Meta(
+        description="Other models a reply may be billed as (a router, an alias of a dearer model): "
+        "the governor reserves at the dearest of them and `model`."
+    ),
+]
+
+
 class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     """An OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...).
 
     The daemon reads the key from its own environment variable ``api_key_env`` at each
-    attempt; ``null`` sends no key (local servers).
+    attempt; ``null`` sends no key (local servers). ``max_tokens`` is sent when a request sets
+    no output limit; ``billed_as`` names the dearer models a reply may be billed as (a router,
+    an alias): a USD cap reserves at the dearest of them and ``model``.
     """
 
     model: Name
@@ -284,6 +295,8 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     max_connections: Annotated[int, Meta(ge=1)] = 100
     max_attempts: Annotated[int, Meta(ge=1, le=50)] = 5
     max_total_s: Annotated[float, Meta(gt=0)] = 300.0
+    max_tokens: Annotated[int, Meta(ge=1)] | None = None
+    billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
 
 
@@ -299,6 +312,7 @@ class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     max_total_s: Annotated[float, Meta(gt=0)] = 300.0
     max_tokens: Annotated[int, Meta(ge=1)] = 1024
     anthropic_version: str = "2023-06-01"
+    billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
 
 
