@@ -11,7 +11,7 @@ import inspect
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -904,7 +904,6 @@ async def benchmark_async(
     stops = _Stops()
     errors = _Errors()
     duplicates: list[DuplicateDrawError] = []
-    limiter = anyio.Semaphore(concurrency)
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
 
@@ -975,25 +974,34 @@ async def benchmark_async(
         finally:
             for _, _, item, arm in group:
                 rt.cells.pop((arm.name, item), None)
-            limiter.release()
 
-    # One slot per group of cells: a cell's runs are made in order, cells start in the seed's
-    # order, and at most `concurrency` tasks exist at once, so memory does not grow with the
-    # number of cells. A sync arm's consecutive cells are grouped (up to 8) when there are many
-    # more cells than slots: one worker-thread trip then serves several items, which saves the
-    # thread hand-offs that dominate an instantly answering arm.
+    # A sync arm's consecutive cells are grouped (up to 8) when there are many more cells than
+    # slots: one worker-thread trip then serves several items, which saves the thread hand-offs
+    # that dominate an instantly answering arm.
     size = max(1, min(8, len(cells) // (4 * concurrency)))
-    async with anyio.create_task_group() as tg:
+
+    def groups() -> Iterator[list[Cell]]:
         group: list[Cell] = []
-        for ci, (cluster, item, arm) in enumerate(cells if remote is None else ()):
+        for ci, (cluster, item, arm) in enumerate(cells):
             if group and (arm.is_async or group[0][3].is_async or len(group) >= size):
-                await limiter.acquire()
-                tg.start_soon(run_cells, group)
+                yield group
                 group = []
             group.append((ci, cluster, item, arm))
         if group:
-            await limiter.acquire()
-            tg.start_soon(run_cells, group)
+            yield group
+
+    async def worker(queue: Iterator[list[Cell]]) -> None:
+        for group in queue:  # shared by every worker: each takes the next group when it is free
+            await run_cells(group)
+
+    # `concurrency` workers take groups of cells from one queue in the seed's order: a cell's
+    # runs are made in order, cells start in the seed's order, and at most `concurrency` cells
+    # run at once; memory does not grow with the number of cells, and no task is made per cell.
+    if remote is None:
+        queue = groups()
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(concurrency, len(cells))):
+                tg.start_soon(worker, queue)
     if remote is not None:  # the cells go to another executor; their rows come back here, once each
 
         async def deliver(

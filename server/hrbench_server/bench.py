@@ -51,7 +51,7 @@ from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol
 
-__all__ = ["DRAIN_EVERY", "FLUSH_INTERVAL_S", "STORE_BATCH", "run_benchmark"]
+__all__ = ["DRAIN_EVERY", "FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
 
 logger = logging.getLogger("hrbench_server")
 
@@ -60,6 +60,9 @@ STORE_BATCH = 256
 
 FLUSH_INTERVAL_S = 0.1
 """The longest a scored row waits before it is written (seconds)."""
+
+MAX_PENDING = 4 * STORE_BATCH
+"""Rows waiting behind a write still under way before the runner waits for it."""
 
 DRAIN_EVERY = 256
 """Rows sent between two waits on the connection's write buffer."""
@@ -100,6 +103,7 @@ class _Sink:
         self.failed: StoreError | None = None
         self.unsaved = 0
         self.ledger_written: tuple[int, float, int] | None = None
+        self.writing: asyncio.Future[None] | None = None  # the batch being written in the background
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -118,10 +122,23 @@ class _Sink:
         )
 
     async def on_row(self, seq: int, row: Row, trace: list[Step]) -> None:
+        """Take a scored row; a full batch is written in the background while the runner goes on.
+
+        The runner waits only when :data:`MAX_PENDING` rows are waiting behind a write still
+        under way (a slow disk or a slow reader), so memory stays bounded.
+        """
         self.pending.append((seq, row))
         self.pending_traces[row.ledger_id] = trace
-        if len(self.pending) >= STORE_BATCH or self.failed is not None:
-            await self.flush()
+        if self.failed is not None:
+            await self.flush()  # raises the store's error
+        elif len(self.pending) >= STORE_BATCH:
+            writing = self.writing
+            if writing is None or writing.done():
+                self.writing = self._start_flush()
+            elif len(self.pending) >= MAX_PENDING:
+                await asyncio.shield(writing)  # its error is kept in self.failed
+                if self.failed is not None:
+                    await self.flush()
 
     def _write(
         self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
@@ -155,9 +172,12 @@ class _Sink:
         Shielded: a caller cancelled mid-write (the ticker at the end of the run, a cancelled
         runner) does not lose the batch it took; the next flush waits for this one.
         """
+        await asyncio.shield(self._start_flush())
+
+    def _start_flush(self) -> asyncio.Future[None]:
         task = asyncio.ensure_future(self._flush())
         task.add_done_callback(_seen)
-        await asyncio.shield(task)
+        return task
 
     async def _flush(self) -> None:
         async with self.lock:
