@@ -138,8 +138,6 @@ class Context:
     _rng: random.Random | None = None
     trace: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    served_keys: set[str] = field(default_factory=set)
-    response_ids: set[str] = field(default_factory=set)
 
     @property
     def rng(self) -> random.Random:

@@ -35,7 +35,7 @@ from hrbench.errors import (
 )
 from hrbench.governor import Governor, default_governor
 from hrbench.pricing import Pricing, default_pricing
-from hrbench.records import ROW_COLUMNS, Row, Score, Step, list_usd
+from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
 from hrbench.runtime import Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
@@ -45,6 +45,9 @@ __all__ = ["Bench", "benchmark", "benchmark_async", "benchmark_stream"]
 
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
+
+_PLAIN = frozenset({str, int, float, bool, type(None), dict, list, Result})
+"""Output types that are never awaitable: the runner skips ``inspect.isawaitable`` for them."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -917,11 +920,11 @@ async def benchmark_async(
             running.add(row, values, trace)
         if on_row is not None:
             out = on_row(seq, row, trace)
-            if inspect.isawaitable(out):
+            if out is not None and inspect.isawaitable(out):
                 await out
 
     async def finish(ci: int, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> None:
-        if inspect.isawaitable(att.output):  # a sync arm that returned an awaitable
+        if type(att.output) not in _PLAIN and inspect.isawaitable(att.output):  # a sync arm's awaitable
             try:
                 att.output = await att.output
             except Exception as exc:

@@ -2,18 +2,22 @@
 
 Each scored row is
 
-1. buffered and written to the store with its trace in one transaction per batch: when
-   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds;
+1. buffered and written to the store with its trace in one transaction per batch, in a worker
+   thread while the runner goes on: when :data:`STORE_BATCH` rows are waiting (a batch takes
+   every row waiting, so batches grow while a write is under way), and at least every
+   :data:`FLUSH_INTERVAL_S` seconds; the runner waits only when :data:`MAX_PENDING` rows queue
+   behind a write;
 2. once that transaction committed, sent to the caller as an ``hrbench/row`` notification
    tagged with the request id (unless ``stream`` is false), with an ``hrbench/progress``
-   notification about every 1% of rows: a row the caller saw is a row saved.
+   notification about every 1% of rows: a row the caller saw is a row saved. Each row is
+   encoded once, in the writer thread, for both the store and the wire (issue 15, point 6).
 
 A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
 its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
 not saved; nothing more is written or sent.
 
 The runner keeps no rows in memory (``keep_rows=False``); the summary is its running count.
-The writer is drained every :data:`DRAIN_EVERY` rows, so a client that reads slowly slows the
+The connection is drained after every batch sent, so a client that reads slowly slows the
 benchmark instead of growing the daemon's memory.
 
 Resume: ``{"resume": "<id>"}`` rebuilds the stored spec, checks that every arm still has the
@@ -49,9 +53,9 @@ from hrbench.governor import default_governor
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
-from hrbench_server.rpc import HrbenchProtocol
+from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
-__all__ = ["DRAIN_EVERY", "FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
+__all__ = ["FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
 
 logger = logging.getLogger("hrbench_server")
 
@@ -64,10 +68,10 @@ FLUSH_INTERVAL_S = 0.1
 MAX_PENDING = 4 * STORE_BATCH
 """Rows waiting behind a write still under way before the runner waits for it."""
 
-DRAIN_EVERY = 256
-"""Rows sent between two waits on the connection's write buffer."""
-
 _SPEC_VERSION = 1
+
+_encoder = msgspec.json.Encoder()
+"""The writer thread's encoder (rows and their notifications; one batch at a time per sink)."""
 
 
 class _Sink:
@@ -96,7 +100,6 @@ class _Sink:
         self.pending: list[tuple[int, Row]] = []
         self.pending_traces: dict[str, list[Step]] = {}
         self.lock = asyncio.Lock()
-        self.since_drain = 0
         self.progress_every = max(1, total // 100)
         self.last_progress = done
         self.written = 0
@@ -142,8 +145,25 @@ class _Sink:
 
     def _write(
         self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
-    ) -> None:
-        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use)  # one transaction
+    ) -> list[bytes]:
+        """Write a batch in one transaction (a worker thread); its rows' notifications, framed.
+
+        Each row is encoded once, for the store and the wire; the event loop only queues the
+        frames once the transaction committed.
+        """
+        encoded = [_encoder.encode(row) for _, row in batch]
+        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, encoded=encoded)
+        if not self.stream:
+            return []
+        return [
+            frame_notification(
+                _encoder,
+                "hrbench/row",
+                # protocol.Row's fields are records.Row's: the row's JSON goes in as it is
+                p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=msgspec.Raw(j)),  # type: ignore[arg-type]
+            )
+            for j in encoded
+        ]
 
     def _use(self) -> tuple[int, float, int]:
         """The governor's use to keep, in-flight reservations counted as spent.
@@ -191,7 +211,7 @@ class _Sink:
             batch, traces = self.pending, self.pending_traces  # (no rows: calls went out, the
             self.pending, self.pending_traces = [], {}  # ledger follows every tick)
             try:
-                await anyio.to_thread.run_sync(self._write, batch, traces, use)
+                frames = await anyio.to_thread.run_sync(self._write, batch, traces, use)
                 self.ledger_written = use
             except StoreError as exc:
                 self.failed = exc
@@ -199,23 +219,21 @@ class _Sink:
                 logger.error("benchmark %s: %s", self.bench_id, exc)
                 raise self.error() from None
             self.written += len(batch)
-            await self._send(batch)
+            await self._send(len(batch), frames)
 
-    async def _send(self, batch: list[tuple[int, Row]]) -> None:
-        for _, row in batch:
-            self.done += 1
-            if self.stream:
-                # records.Row and protocol.Row have the same fields: msgspec encodes either.
-                self.proto.send_notification(
-                    "hrbench/row",
-                    p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
-                )
+    async def _send(self, n: int, frames: list[bytes]) -> None:
+        """Queue a committed batch's rows, a progress notification about every 1%, then drain."""
+        sent = 0
+        while sent < n:
+            step = min(n - sent, max(1, self.progress_every - (self.done - self.last_progress)))
+            if frames:
+                self.proto.send_framed(frames[sent : sent + step])
+            sent += step
+            self.done += step
             if self.done - self.last_progress >= self.progress_every:
                 self.progress()
-            self.since_drain += 1
-            if self.since_drain >= DRAIN_EVERY:
-                self.since_drain = 0
-                await self.proto.drain()
+        if n:
+            await self.proto.drain()
 
     async def ticker(self) -> None:
         """Flush waiting rows, and the governor's use, every :data:`FLUSH_INTERVAL_S` seconds."""
