@@ -359,10 +359,11 @@ class Summary:
                     tally[1] += 1
         self.items.add(r.item)
         self.clusters.add(r.cluster)
-        if r.arm not in self.counts:
+        c = self.counts.get(r.arm)
+        if c is None:
             if r.arm not in self.order:
                 self.order.append(r.arm)
-            self.counts[r.arm] = {
+            c = self.counts[r.arm] = {
                 "runs": 0,
                 "wrong": 0,
                 "failed": 0,
@@ -374,25 +375,31 @@ class Summary:
                 "tokens_out": 0,
                 "dev": False,
             }
-        c = self.counts[r.arm]
-        c["usd"] = None if (c["usd"] is None or r.usd is None) else c["usd"] + r.usd
-        listed = r.usd if trace is None else list_usd(trace)
-        c["usd_list"] = None if (c["usd_list"] is None or listed is None) else c["usd_list"] + listed
+        usd = r.usd
+        if c["usd"] is not None:
+            c["usd"] = None if usd is None else c["usd"] + usd
+        if c["usd_list"] is not None:
+            listed = usd if trace is None else list_usd(trace)
+            c["usd_list"] = None if listed is None else c["usd_list"] + listed
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
-        if r.split == "dev":
-            c["dev"] = True
+        kind = r.failure_kind
         if r.reportable:
             c["runs"] += 1
-            if r.failure_kind == "wrong":
-                c["wrong"] += 1
-            elif r.failure_kind == "budget_stop":
-                c["budget_stop"] += 1
-            elif r.failure_kind is not None:
-                c["failed"] += 1
-                c["errors"] += r.failure_kind == "error"
+            if kind is not None:
+                if kind == "wrong":
+                    c["wrong"] += 1
+                elif kind == "budget_stop":
+                    c["budget_stop"] += 1
+                else:
+                    c["failed"] += 1
+                    c["errors"] += kind == "error"
+        if r.split == "dev":
+            c["dev"] = True
         if r.correct is not None and (r.reportable or r.split == "dev"):
-            acc = self.per_item.setdefault((r.arm, r.item, not r.reportable), [0, 0])
+            acc = self.per_item.get((r.arm, r.item, not r.reportable))
+            if acc is None:
+                acc = self.per_item[(r.arm, r.item, not r.reportable)] = [0, 0]
             acc[0] += bool(r.correct)
             acc[1] += 1
 
