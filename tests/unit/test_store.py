@@ -102,7 +102,10 @@ def test_rows_put_any_batch_size_keeps_every_row_and_trace_once(
     start = 0
     for n in sizes:
         batch = [(i, msgspec.structs.replace(row(i), outcome=f"v{start}")) for i in range(start, start + n)]
-        batch += [(i, msgspec.structs.replace(row(i), outcome="again")) for i in range(start, start + min(repeats, n))]
+        batch += [
+            (i, msgspec.structs.replace(row(i), outcome="again"))
+            for i in range(start, start + min(repeats, n))
+        ]
         traces = {r.ledger_id: [Step(ledger_id=r.ledger_id, key=r.outcome or "")] for _, r in batch}
         encoded = [msgspec.json.encode(r) for _, r in batch] if pre_encoded else None
         s.rows_put("b", batch, traces, encoded=encoded)
