@@ -200,6 +200,11 @@ class _Sink:
         return task
 
     async def _flush(self) -> None:
+        """Write the waiting rows, then queue them to the caller.
+
+        The next batch may be written while this one drains to a slow reader; the runner still
+        waits at :data:`MAX_PENDING`.
+        """
         async with self.lock:
             if self.failed is not None:  # the store failed: keep nothing, send nothing
                 self.unsaved += len(self.pending)
@@ -219,10 +224,12 @@ class _Sink:
                 logger.error("benchmark %s: %s", self.bench_id, exc)
                 raise self.error() from None
             self.written += len(batch)
-            await self._send(len(batch), frames)
+            self._queue(len(batch), frames)
+        if batch:
+            await self.proto.drain()
 
-    async def _send(self, n: int, frames: list[bytes]) -> None:
-        """Queue a committed batch's rows, a progress notification about every 1%, then drain."""
+    def _queue(self, n: int, frames: list[bytes]) -> None:
+        """Queue a committed batch's rows, with a progress notification about every 1%."""
         sent = 0
         while sent < n:
             step = min(n - sent, max(1, self.progress_every - (self.done - self.last_progress)))
@@ -232,8 +239,6 @@ class _Sink:
             self.done += step
             if self.done - self.last_progress >= self.progress_every:
                 self.progress()
-        if n:
-            await self.proto.drain()
 
     async def ticker(self) -> None:
         """Flush waiting rows, and the governor's use, every :data:`FLUSH_INTERVAL_S` seconds."""
