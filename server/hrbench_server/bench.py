@@ -39,6 +39,7 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import Awaitable
 from typing import Any
 
 import anyio
@@ -124,24 +125,29 @@ class _Sink:
             ),
         )
 
-    async def on_row(self, seq: int, row: Row, trace: list[Step]) -> None:
+    def on_row(self, seq: int, row: Row, trace: list[Step]) -> Awaitable[None] | None:
         """Take a scored row; a full batch is written in the background while the runner goes on.
 
-        The runner waits only when :data:`MAX_PENDING` rows are waiting behind a write still
-        under way (a slow disk or a slow reader), so memory stays bounded.
+        Returns ``None`` (nothing to wait for: no coroutine is made per row), or what the
+        runner must await: the write under way when :data:`MAX_PENDING` rows queue behind it
+        (a slow disk or a slow reader; memory stays bounded), or the store's error.
         """
         self.pending.append((seq, row))
         self.pending_traces[row.ledger_id] = trace
         if self.failed is not None:
-            await self.flush()  # raises the store's error
-        elif len(self.pending) >= STORE_BATCH:
+            return self.flush()  # raises the store's error
+        if len(self.pending) >= STORE_BATCH:
             writing = self.writing
             if writing is None or writing.done():
                 self.writing = self._start_flush()
             elif len(self.pending) >= MAX_PENDING:
-                await asyncio.shield(writing)  # its error is kept in self.failed
-                if self.failed is not None:
-                    await self.flush()
+                return self._behind(writing)
+        return None
+
+    async def _behind(self, writing: asyncio.Future[None]) -> None:
+        await asyncio.shield(writing)  # its error is kept in self.failed
+        if self.failed is not None:
+            await self.flush()
 
     def _write(
         self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
