@@ -11,7 +11,7 @@ import inspect
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,7 +37,7 @@ from hrbench.errors import (
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
-from hrbench.records import ROW_COLUMNS, Row, Score, Step, list_usd
+from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
 from hrbench.runtime import Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
@@ -47,6 +47,9 @@ __all__ = ["Bench", "benchmark", "benchmark_async", "benchmark_stream"]
 
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
+
+_PLAIN = frozenset({str, int, float, bool, type(None), dict, list, Result})
+"""Output types that are never awaitable: the runner skips ``inspect.isawaitable`` for them."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -372,10 +375,11 @@ class Summary:
                     tally[1] += 1
         self.items.add(r.item)
         self.clusters.add(r.cluster)
-        if r.arm not in self.counts:
+        c = self.counts.get(r.arm)
+        if c is None:
             if r.arm not in self.order:
                 self.order.append(r.arm)
-            self.counts[r.arm] = {
+            c = self.counts[r.arm] = {
                 "runs": 0,
                 "wrong": 0,
                 "failed": 0,
@@ -387,25 +391,31 @@ class Summary:
                 "tokens_out": 0,
                 "dev": False,
             }
-        c = self.counts[r.arm]
-        c["usd"] = None if (c["usd"] is None or r.usd is None) else c["usd"] + r.usd
-        listed = r.usd if trace is None else list_usd(trace)
-        c["usd_list"] = None if (c["usd_list"] is None or listed is None) else c["usd_list"] + listed
+        usd = r.usd
+        if c["usd"] is not None:
+            c["usd"] = None if usd is None else c["usd"] + usd
+        if c["usd_list"] is not None:
+            listed = usd if trace is None else list_usd(trace)
+            c["usd_list"] = None if listed is None else c["usd_list"] + listed
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
-        if r.split == "dev":
-            c["dev"] = True
+        kind = r.failure_kind
         if r.reportable:
             c["runs"] += 1
-            if r.failure_kind == "wrong":
-                c["wrong"] += 1
-            elif r.failure_kind == "budget_stop":
-                c["budget_stop"] += 1
-            elif r.failure_kind is not None:
-                c["failed"] += 1
-                c["errors"] += r.failure_kind == "error"
+            if kind is not None:
+                if kind == "wrong":
+                    c["wrong"] += 1
+                elif kind == "budget_stop":
+                    c["budget_stop"] += 1
+                else:
+                    c["failed"] += 1
+                    c["errors"] += kind == "error"
+        if r.split == "dev":
+            c["dev"] = True
         if r.correct is not None and (r.reportable or r.split == "dev"):
-            acc = self.per_item.setdefault((r.arm, r.item, not r.reportable), [0, 0])
+            acc = self.per_item.get((r.arm, r.item, not r.reportable))
+            if acc is None:
+                acc = self.per_item[(r.arm, r.item, not r.reportable)] = [0, 0]
             acc[0] += bool(r.correct)
             acc[1] += 1
 
@@ -965,7 +975,6 @@ async def benchmark_async(
     stops = _Stops()
     errors = _Errors()
     duplicates: list[DuplicateDrawError] = []
-    limiter = anyio.Semaphore(concurrency)
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
 
@@ -979,11 +988,11 @@ async def benchmark_async(
             running.add(row, values, trace)
         if on_row is not None:
             out = on_row(seq, row, trace)
-            if inspect.isawaitable(out):
+            if out is not None and inspect.isawaitable(out):
                 await out
 
     async def finish(ci: int, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> None:
-        if inspect.isawaitable(att.output):  # a sync arm that returned an awaitable
+        if type(att.output) not in _PLAIN and inspect.isawaitable(att.output):  # a sync arm's awaitable
             try:
                 att.output = await att.output
             except Exception as exc:
@@ -1036,25 +1045,34 @@ async def benchmark_async(
         finally:
             for _, _, item, arm in group:
                 rt.cells.pop((arm.name, item), None)
-            limiter.release()
 
-    # One slot per group of cells: a cell's runs are made in order, cells start in the seed's
-    # order, and at most `concurrency` tasks exist at once, so memory does not grow with the
-    # number of cells. A sync arm's consecutive cells are grouped (up to 8) when there are many
-    # more cells than slots: one worker-thread trip then serves several items, which saves the
-    # thread hand-offs that dominate an instantly answering arm.
+    # A sync arm's consecutive cells are grouped (up to 8) when there are many more cells than
+    # slots: one worker-thread trip then serves several items, which saves the thread hand-offs
+    # that dominate an instantly answering arm.
     size = max(1, min(8, len(cells) // (4 * concurrency)))
-    async with anyio.create_task_group() as tg:
+
+    def groups() -> Iterator[list[Cell]]:
         group: list[Cell] = []
-        for ci, (cluster, item, arm) in enumerate(cells if remote is None else ()):
+        for ci, (cluster, item, arm) in enumerate(cells):
             if group and (arm.is_async or group[0][3].is_async or len(group) >= size):
-                await limiter.acquire()
-                tg.start_soon(run_cells, group)
+                yield group
                 group = []
             group.append((ci, cluster, item, arm))
         if group:
-            await limiter.acquire()
-            tg.start_soon(run_cells, group)
+            yield group
+
+    async def worker(queue: Iterator[list[Cell]]) -> None:
+        for group in queue:  # shared by every worker: each takes the next group when it is free
+            await run_cells(group)
+
+    # `concurrency` workers take groups of cells from one queue in the seed's order: a cell's
+    # runs are made in order, cells start in the seed's order, and at most `concurrency` cells
+    # run at once; memory does not grow with the number of cells, and no task is made per cell.
+    if remote is None:
+        queue = groups()
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(concurrency, len(cells))):
+                tg.start_soon(worker, queue)
     if remote is not None:  # the cells go to another executor; their rows come back here, once each
 
         async def deliver(

@@ -94,6 +94,8 @@ class Runtime:
         """The provider's quota or billing refusal: every later request of the benchmark is refused."""
         wire = getattr(client, "wire", None)
         self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
+        self.replays = getattr(client, "provider", "") == "replay"
+        """A replay client answers from its recording: no cache in front of it."""
         if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
             self.cache = None
 
@@ -112,6 +114,8 @@ class Runtime:
 
     def _reservation(self, request: Request) -> tuple[float, int, str | None]:
         """The true worst case of a request: ``(usd, tokens, unpriced model or None)`` (SPEC 6)."""
+        if not self.capped:  # nothing is reserved without a cap (see _reserves)
+            return 0.0, 0, None
         also = {*getattr(self.client, "billed_as", ()), *self.billed_as[request.model]}
         if not self._reserves(request, also):
             return 0.0, 0, None
@@ -150,8 +154,8 @@ class Runtime:
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
         cell = self.cells[(ctx.arm, ctx.item_id)]
-        where = f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
         if result.source in ("cache", "recording"):
+            where = _where(ctx)
             earlier = cell.served.get(key)
             if earlier is not None and earlier != ctx.run:
                 return DuplicateDrawError(
@@ -172,6 +176,7 @@ class Runtime:
                 )
         rid = result.response_id
         if rid:
+            where = _where(ctx)
             earlier_run = cell.response_ids.get(rid)
             seen = self.arm_response_ids[ctx.arm].get(rid)
             if (earlier_run is not None and earlier_run != ctx.run) or (
@@ -305,7 +310,7 @@ class Runtime:
         start = time.perf_counter()
         result: Result | None = None
         charged: float | None = 0.0
-        cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
+        cache = None if self.replays else self.cache
         scope = self._shares(cache, inline)
         while scope is not None:  # a request identical to one in flight waits for its reply
             waiting = IN_FLIGHT.join(scope, key)
@@ -353,6 +358,10 @@ class Runtime:
         if dup is not None:
             raise dup
         return result
+
+
+def _where(ctx: Context) -> str:
+    return f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
 
 
 def drive(coro: Any) -> Any:

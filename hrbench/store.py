@@ -540,21 +540,25 @@ class Store:
         rows: Sequence[tuple[int, Row]],
         traces: dict[str, list[Step]] | None = None,
         ledger: tuple[int, float, int] | None = None,
+        encoded: Sequence[bytes] | None = None,
     ) -> None:
         """Write scored rows, their traces and the governor's use in one transaction.
 
         All or nothing: a batch that fails (a full disk) leaves neither its rows nor its ledger.
         ``rows`` are ``(order number, row)``; ``ledger`` is ``(calls, usd, tokens)`` as
-        :meth:`ledger_put` takes them.
+        :meth:`ledger_put` takes them; ``encoded``, when given, is each row's JSON (msgspec's
+        encoding of it), so a caller that sends the rows on does not encode them twice.
         """
-        batch = [[benchmark_id, seq, r.arm, r.item, r.run, _enc.encode(r).decode()] for seq, r in rows]
+        if encoded is None:
+            encoded = [_enc.encode(r) for _, r in rows]
+        batch = [
+            (benchmark_id, seq, r.arm, r.item, r.run, j.decode())
+            for (seq, r), j in zip(rows, encoded, strict=True)
+        ]
+        steps = [(benchmark_id, k, _enc.encode(v).decode()) for k, v in (traces or {}).items()]
         with self._tx() as conn:
-            conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
-            if traces:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
-                    [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
-                )
+            _insert_many(conn, "rows", 6, batch)
+            _insert_many(conn, "traces", 3, steps)
             if ledger is not None:
                 conn.execute(_LEDGER_SNAPSHOT, [benchmark_id, *ledger, time.time()])
 
@@ -959,6 +963,30 @@ class Store:
 
 _FULL, _CORRUPT, _NOTADB, _READONLY, _CANTOPEN, _PERM, _IOERR = 13, 11, 26, 8, 14, 3, 10
 """SQLite's primary result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``)."""
+
+
+_INSERT_CHUNK = 256
+"""The most rows one multi-row ``INSERT`` statement carries (6 columns: 1,536 parameters)."""
+
+
+def _insert_many(conn: sqlite3.Connection, table: str, ncols: int, values: Sequence[Sequence[Any]]) -> None:
+    """``INSERT OR REPLACE`` rows with one multi-row statement per chunk of up to :data:`_INSERT_CHUNK`.
+
+    Chunks are powers of two, so a few statements serve every batch size from SQLite's statement
+    cache. One statement per chunk instead of one per row saves per-row work, and the writer
+    thread gives up and takes back Python's GIL once per chunk instead of once per row (a
+    benchmark's event loop runs meanwhile; issue 15, point 6).
+    """
+    row = "(" + ",".join("?" * ncols) + ")"
+    start, n = 0, len(values)
+    while start < n:
+        size = min(_INSERT_CHUNK, 1 << ((n - start).bit_length() - 1))
+        chunk = values[start : start + size]
+        conn.execute(
+            f"INSERT OR REPLACE INTO {table} VALUES {','.join([row] * size)}",
+            [v for r in chunk for v in r],
+        )
+        start += size
 
 
 def _writable(path: str) -> bool:

@@ -92,7 +92,7 @@ class MockClient:
         start = time.perf_counter()
         try:
             out = self.fn(request.messages, params)
-            if inspect.isawaitable(out):
+            if type(out) is not str and inspect.isawaitable(out):
                 out = await out
         except Exception as exc:  # the arm's mock failed: an error reply, not a crash
             return Result(ok=False, error=f"{type(exc).__name__}: {exc}", model=request.model or self.model)

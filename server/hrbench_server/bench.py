@@ -2,18 +2,22 @@
 
 Each scored row is
 
-1. buffered and written to the store with its trace in one transaction per batch: when
-   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds;
+1. buffered and written to the store with its trace in one transaction per batch, in a worker
+   thread while the runner goes on: when :data:`STORE_BATCH` rows are waiting (a batch takes
+   every row waiting, so batches grow while a write is under way), and at least every
+   :data:`FLUSH_INTERVAL_S` seconds; the runner waits only when :data:`MAX_PENDING` rows queue
+   behind a write;
 2. once that transaction committed, sent to the caller as an ``hrbench/row`` notification
    tagged with the request id (unless ``stream`` is false), with an ``hrbench/progress``
-   notification about every 1% of rows: a row the caller saw is a row saved.
+   notification about every 1% of rows: a row the caller saw is a row saved. Each row is
+   encoded once, in the writer thread, for both the store and the wire (issue 15, point 6).
 
 A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
 its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
 not saved; nothing more is written or sent.
 
 The runner keeps no rows in memory (``keep_rows=False``); the summary is its running count.
-The writer is drained every :data:`DRAIN_EVERY` rows, so a client that reads slowly slows the
+The connection is drained after every batch sent, so a client that reads slowly slows the
 benchmark instead of growing the daemon's memory.
 
 The governor's ledger is kept per call (issue 13, :mod:`hrbench.ledger`): each reservation is
@@ -41,6 +45,7 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import Awaitable
 from typing import Any
 
 import anyio
@@ -56,9 +61,9 @@ from hrbench.ledger import Journal
 from hrbench.records import Row, Step
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
-from hrbench_server.rpc import HrbenchProtocol
+from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
-__all__ = ["DRAIN_EVERY", "FLUSH_INTERVAL_S", "STORE_BATCH", "run_benchmark"]
+__all__ = ["FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
 
 logger = logging.getLogger("hrbench_server")
 
@@ -68,10 +73,13 @@ STORE_BATCH = 256
 FLUSH_INTERVAL_S = 0.1
 """The longest a scored row waits before it is written (seconds)."""
 
-DRAIN_EVERY = 256
-"""Rows sent between two waits on the connection's write buffer."""
+MAX_PENDING = 4 * STORE_BATCH
+"""Rows waiting behind a write still under way before the runner waits for it."""
 
 _SPEC_VERSION = 1
+
+_encoder = msgspec.json.Encoder()
+"""The writer thread's encoder (rows and their notifications; one batch at a time per sink)."""
 
 
 class _Sink:
@@ -103,13 +111,13 @@ class _Sink:
         self.pending: list[tuple[int, Row]] = []
         self.pending_traces: dict[str, list[Step]] = {}
         self.lock = asyncio.Lock()
-        self.since_drain = 0
         self.progress_every = max(1, total // 100)
         self.last_progress = done
         self.written = 0
         self.failed: StoreError | None = None
         self.unsaved = 0
         self.ledger_written: tuple[int, float, int] | None = None
+        self.writing: asyncio.Future[None] | None = None  # the batch being written in the background
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -127,16 +135,51 @@ class _Sink:
             ),
         )
 
-    async def on_row(self, seq: int, row: Row, trace: list[Step]) -> None:
+    def on_row(self, seq: int, row: Row, trace: list[Step]) -> Awaitable[None] | None:
+        """Take a scored row; a full batch is written in the background while the runner goes on.
+
+        Returns ``None`` (nothing to wait for: no coroutine is made per row), or what the
+        runner must await: the write under way when :data:`MAX_PENDING` rows queue behind it
+        (a slow disk or a slow reader; memory stays bounded), or the store's error.
+        """
         self.pending.append((seq, row))
         self.pending_traces[row.ledger_id] = trace
-        if len(self.pending) >= STORE_BATCH or self.failed is not None:
+        if self.failed is not None:
+            return self.flush()  # raises the store's error
+        if len(self.pending) >= STORE_BATCH:
+            writing = self.writing
+            if writing is None or writing.done():
+                self.writing = self._start_flush()
+            elif len(self.pending) >= MAX_PENDING:
+                return self._behind(writing)
+        return None
+
+    async def _behind(self, writing: asyncio.Future[None]) -> None:
+        await asyncio.shield(writing)  # its error is kept in self.failed
+        if self.failed is not None:
             await self.flush()
 
     def _write(
         self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int] | None
-    ) -> None:
-        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use)  # one transaction
+    ) -> list[bytes]:
+        """Write a batch in one transaction (a worker thread); its rows' notifications, framed.
+
+        Each row is encoded once, for the store and the wire; the event loop only queues the
+        frames once the transaction committed.
+        """
+        encoded = [_encoder.encode(row) for _, row in batch]
+        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, encoded=encoded)
+        if not self.stream:
+            return []
+        return [
+            frame_notification(
+                _encoder,
+                "hrbench/row",
+                # protocol.Row's fields are records.Row's: the row's JSON goes in as it is
+                p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=msgspec.Raw(j)),  # type: ignore[arg-type]
+            )
+            for j in encoded
+        ]
 
     def _use(self) -> tuple[int, float, int] | None:
         """The governor's use to keep with the rows, in-flight reservations counted as spent.
@@ -168,11 +211,19 @@ class _Sink:
         Shielded: a caller cancelled mid-write (the ticker at the end of the run, a cancelled
         runner) does not lose the batch it took; the next flush waits for this one.
         """
+        await asyncio.shield(self._start_flush())
+
+    def _start_flush(self) -> asyncio.Future[None]:
         task = asyncio.ensure_future(self._flush())
         task.add_done_callback(_seen)
-        await asyncio.shield(task)
+        return task
 
     async def _flush(self) -> None:
+        """Write the waiting rows, then queue them to the caller.
+
+        The next batch may be written while this one drains to a slow reader; the runner still
+        waits at :data:`MAX_PENDING`.
+        """
         async with self.lock:
             if self.failed is not None:  # the store failed: keep nothing, send nothing
                 self.unsaved += len(self.pending)
@@ -184,7 +235,7 @@ class _Sink:
             batch, traces = self.pending, self.pending_traces  # (no rows: calls went out, the
             self.pending, self.pending_traces = [], {}  # ledger follows every tick)
             try:
-                await anyio.to_thread.run_sync(self._write, batch, traces, use)
+                frames = await anyio.to_thread.run_sync(self._write, batch, traces, use)
                 self.ledger_written = use
             except StoreError as exc:
                 self.failed = exc
@@ -192,23 +243,21 @@ class _Sink:
                 logger.error("benchmark %s: %s", self.bench_id, exc)
                 raise self.error() from None
             self.written += len(batch)
-            await self._send(batch)
+            self._queue(len(batch), frames)
+        if batch:
+            await self.proto.drain()
 
-    async def _send(self, batch: list[tuple[int, Row]]) -> None:
-        for _, row in batch:
-            self.done += 1
-            if self.stream:
-                # records.Row and protocol.Row have the same fields: msgspec encodes either.
-                self.proto.send_notification(
-                    "hrbench/row",
-                    p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
-                )
+    def _queue(self, n: int, frames: list[bytes]) -> None:
+        """Queue a committed batch's rows, with a progress notification about every 1%."""
+        sent = 0
+        while sent < n:
+            step = min(n - sent, max(1, self.progress_every - (self.done - self.last_progress)))
+            if frames:
+                self.proto.send_framed(frames[sent : sent + step])
+            sent += step
+            self.done += step
             if self.done - self.last_progress >= self.progress_every:
                 self.progress()
-            self.since_drain += 1
-            if self.since_drain >= DRAIN_EVERY:
-                self.since_drain = 0
-                await self.proto.drain()
 
     async def ticker(self) -> None:
         """Flush waiting rows, and the governor's use, every :data:`FLUSH_INTERVAL_S` seconds."""
