@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import start_daemon
+
 from hrbench_client import _paths
 from hrbench_client.client import Client
 
@@ -60,7 +62,6 @@ def rss_mb(pid: int) -> float:
 
 
 def start(home: Path, trace_out: Path | None) -> subprocess.Popen[bytes]:
-    log = open(home.parent / "daemon.log", "ab")  # noqa: SIM115 - the child keeps it
     args = ["--home", str(home), "daemon"]
     env = dict(os.environ)
     if trace_out is not None:
@@ -68,15 +69,7 @@ def start(home: Path, trace_out: Path | None) -> subprocess.Popen[bytes]:
         cmd = [PY, "-P", "-c", _TRACED, *args]
     else:
         cmd = [PY, "-P", "-m", "hrbench_server", *args]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            with Client.connect_unix(_paths.socket_path(home), 5) as c:
-                c.status()
-                return proc
-        time.sleep(0.05)
-    raise RuntimeError("the daemon did not start")
+    return start_daemon(cmd, home, home.parent / "daemon.log", env)
 
 
 def spec(worker: int, round_: int) -> dict[str, Any]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import sys
 import tempfile
@@ -28,6 +27,8 @@ import time
 import warnings
 from pathlib import Path
 from typing import Any
+
+from _common import data_dir
 
 import hrbench as hb
 from hrbench.reading import answer_scorer, qa_reference
@@ -65,7 +66,7 @@ def judge_fn(garbage: float) -> Any:
 
 def main() -> int:
     garbage = float(sys.argv[sys.argv.index("--garbage") + 1]) if "--garbage" in sys.argv else 0.05
-    data = Path(os.environ.get("HRBENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    data = data_dir()
     if not (data / "squad2-dev-llama32-3b").is_dir():
         print(f"no real data under {data} (set HRBENCH_DATA)", file=sys.stderr)
         return 2

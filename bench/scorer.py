@@ -13,11 +13,12 @@ Usage: .venv/bin/python bench/scorer.py [--repeat N]
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from _common import data_dir
 
 from hrbench.choice import choice_scorer
 from hrbench.numeric import numeric_scorer, read_numbers
@@ -80,7 +81,7 @@ def more_scorers(triples: list[tuple[Any, Any, Any]], repeat: int) -> dict[str, 
 
 def main() -> int:
     repeat = int(sys.argv[sys.argv.index("--repeat") + 1]) if "--repeat" in sys.argv else 10
-    data = Path(os.environ.get("HRBENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+    data = data_dir()
     if not (data / "squad2-dev-llama32-3b").is_dir():
         print(f"no real data under {data} (set HRBENCH_DATA)", file=sys.stderr)
         return 2

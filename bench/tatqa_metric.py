@@ -20,12 +20,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 import time
 import warnings
 from pathlib import Path
 from typing import Any
+
+from _common import data_dir
 
 import hrbench as hb
 from hrbench.reading import (
@@ -97,8 +98,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--official", type=Path, help="a folder holding the official TAT-QA scripts")
     args = parser.parse_args()
-    repo = Path(__file__).resolve().parent.parent
-    data = Path(os.environ.get("HRBENCH_DATA") or repo.parent / "shared" / "data")
+    data = data_dir()
     gold = data / "tatqa-dev-llm" / "tatqa_dataset_dev.json"
     ref = tatqa_reference(gold)
     print(f"TAT-QA dev: {len(ref)} questions; EM and F1 in percent; hrbench = scorer tatqa + metrics")

@@ -14,7 +14,7 @@ only wait, then ``reserve`` checks again (another request may have taken the roo
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -23,6 +23,9 @@ from hrbench.errors import BudgetRefused
 from hrbench.governor import Gate, Governor
 
 __all__ = ["POLL_S", "outlook", "reserve_first", "reserve_first_blocking"]
+
+BeforeAttempt = Callable[[], Awaitable[None] | None]
+"""What a client calls before each attempt; it awaits what that returns before sending."""
 
 POLL_S = 0.005
 """How often a waiting request looks again (seconds)."""
@@ -65,13 +68,14 @@ def outlook(governor: Any, usd: float, tokens: int) -> str:
     return "later" if fits_settled and in_flight else "now"
 
 
-async def reserve_first(gate: Gate) -> Callable[[], None]:
+async def reserve_first(gate: Gate) -> BeforeAttempt:
     """Reserve a request's first attempt, waiting while the requests in flight hold the room.
 
-    Returns the ``before_attempt`` callback to give the client: its first call is the
-    reservation made here, each later one (a retry) reserves again as :meth:`Gate.attempt`
-    does. The governor settles from worker threads too and has no awaitable signal yet, so
-    this looks again every :data:`POLL_S` seconds.
+    Returns the ``before_attempt`` callback to give the client: its first call gives the
+    reservation made here (with the ledger commit to await before sending, issue 13), each
+    later one (a retry) reserves again as :meth:`Gate.attempt` does. The governor settles from
+    worker threads too and gives no awaitable signal of a settlement, so this looks again every
+    :data:`POLL_S` seconds.
 
     Raises:
         BudgetRefused: when the worst case does not fit and waiting cannot make it fit.
@@ -81,33 +85,33 @@ async def reserve_first(gate: Gate) -> Callable[[], None]:
     return got
 
 
-def reserve_first_blocking(gate: Gate) -> Callable[[], None]:
+def reserve_first_blocking(gate: Gate) -> BeforeAttempt:
     """:func:`reserve_first` for a worker thread (a sync arm's inline call): sleeps the thread."""
     while (got := _try(gate)) is None:
         time.sleep(POLL_S)
     return got
 
 
-def _try(gate: Gate) -> Callable[[], None] | None:
+def _try(gate: Gate) -> BeforeAttempt | None:
     """The ``before_attempt`` callback once reserved; ``None``: wait and try again."""
     if outlook(gate.governor, gate.usd, gate.tokens) == "later":
         return None
     try:
-        gate.attempt()
+        pending = gate.attempt()
     except BudgetRefused:  # another request took the room first: wait again if that helps
         if outlook(gate.governor, gate.usd, gate.tokens) != "later":
             raise
         return None
-    return _later_attempts(gate)
+    return _later_attempts(gate, pending)
 
 
-def _later_attempts(gate: Gate) -> Callable[[], None]:
+def _later_attempts(gate: Gate, pending: Awaitable[None] | None) -> BeforeAttempt:
     first = [True]
 
-    def before_attempt() -> None:
-        if first[0]:  # reserved already
+    def before_attempt() -> Awaitable[None] | None:
+        if first[0]:  # reserved already: the client awaits its commit to the ledger (issue 13)
             first[0] = False
-            return
-        gate.attempt()
+            return pending
+        return gate.attempt()
 
     return before_attempt

@@ -11,7 +11,7 @@ import inspect
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,13 +29,15 @@ from hrbench.errors import (
     ConfigError,
     DuplicateDrawError,
     FewRunsWarning,
+    NoLabelsWarning,
     NotCachedWarning,
     ScorerError,
     failure_cause,
 )
 from hrbench.governor import Governor, default_governor
+from hrbench.ledger import unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
-from hrbench.records import ROW_COLUMNS, Row, Score, Step, list_usd
+from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
 from hrbench.runtime import ADVICE, Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
@@ -54,10 +56,21 @@ __all__ = [
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
 
+_PLAIN = frozenset({str, int, float, bool, type(None), dict, list, Result})
+"""Output types that are never awaitable: the runner skips ``inspect.isawaitable`` for them."""
+
 
 # --------------------------------------------------------------------------------------------
 # The result: Bench
 # --------------------------------------------------------------------------------------------
+FAILED_LEGEND = (
+    "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
+    "not_in_document); report()'s failures counts every labelled run that was not right."
+)
+"""The printout's line saying what its ``failed`` column counts (decided, newcomer's finding:
+report()'s ``failures`` column counts every not-right run, wrong and budget_stop included)."""
+
+
 class Bench:
     """A finished benchmark: one row per cluster x item x arm x run (seed 002's ``hr_bench``).
 
@@ -69,7 +82,9 @@ class Bench:
         runs, split, seed: as passed.
         scorer_name: the scorer's name.
         traces: ``{ledger_id: [Step, ...]}``, one trace per run.
-        governor: the governor's limits and use at the end.
+        governor: the governor's limits and use at the end (:meth:`Governor.snapshot`); its
+            ``unknown`` is the spend crashes of earlier runs left unknown (issue 13), which
+            the printout states as "unknown, at most X USD / N calls".
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
         stopped: how many runs the governor stopped (``budget_stop``), dev split included.
         status: ``"budget_stopped"`` when any run was stopped, else ``"done"``.
@@ -193,6 +208,7 @@ class Bench:
         lines.append(
             "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
         )
+        lines.append(FAILED_LEGEND)
         if listed:
             lines.append(
                 "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
@@ -206,6 +222,9 @@ class Bench:
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
                 f"{', '.join(metric_names)}, averaged the same way."
             )
+        crashed = unknown_sentence(self.governor.get("unknown") if isinstance(self.governor, dict) else None)
+        if crashed is not None:  # issue 13: what a crash left unknown, counted as spent
+            lines.append(f"  Governor: {crashed}; rows show what finished calls cost.")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -390,10 +409,11 @@ class Summary:
                     tally[1] += 1
         self.items.add(r.item)
         self.clusters.add(r.cluster)
-        if r.arm not in self.counts:
+        c = self.counts.get(r.arm)
+        if c is None:
             if r.arm not in self.order:
                 self.order.append(r.arm)
-            self.counts[r.arm] = {
+            c = self.counts[r.arm] = {
                 "runs": 0,
                 "wrong": 0,
                 "failed": 0,
@@ -405,25 +425,31 @@ class Summary:
                 "tokens_out": 0,
                 "dev": False,
             }
-        c = self.counts[r.arm]
-        c["usd"] = None if (c["usd"] is None or r.usd is None) else c["usd"] + r.usd
-        listed = r.usd if trace is None else list_usd(trace)
-        c["usd_list"] = None if (c["usd_list"] is None or listed is None) else c["usd_list"] + listed
+        usd = r.usd
+        if c["usd"] is not None:
+            c["usd"] = None if usd is None else c["usd"] + usd
+        if c["usd_list"] is not None:
+            listed = usd if trace is None else list_usd(trace)
+            c["usd_list"] = None if listed is None else c["usd_list"] + listed
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
-        if r.split == "dev":
-            c["dev"] = True
+        kind = r.failure_kind
         if r.reportable:
             c["runs"] += 1
-            if r.failure_kind == "wrong":
-                c["wrong"] += 1
-            elif r.failure_kind == "budget_stop":
-                c["budget_stop"] += 1
-            elif r.failure_kind is not None:
-                c["failed"] += 1
-                c["errors"] += r.failure_kind == "error"
+            if kind is not None:
+                if kind == "wrong":
+                    c["wrong"] += 1
+                elif kind == "budget_stop":
+                    c["budget_stop"] += 1
+                else:
+                    c["failed"] += 1
+                    c["errors"] += kind == "error"
+        if r.split == "dev":
+            c["dev"] = True
         if r.correct is not None and (r.reportable or r.split == "dev"):
-            acc = self.per_item.setdefault((r.arm, r.item, not r.reportable), [0, 0])
+            acc = self.per_item.get((r.arm, r.item, not r.reportable))
+            if acc is None:
+                acc = self.per_item[(r.arm, r.item, not r.reportable)] = [0, 0]
             acc[0] += bool(r.correct)
             acc[1] += 1
 
@@ -865,6 +891,40 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
 RowCallback = Callable[[int, Row, list[Step]], Awaitable[None] | None]
 
 
+def refuse_before_start(client: Any, governor: Governor, pricing: Pricing | None = None) -> None:
+    """Refuse a benchmark that could make no call, before anything runs or is stored.
+
+    The daemon calls this before it stores a new benchmark, so a refusal leaves no empty
+    benchmark behind (decided, newcomer's finding); :func:`benchmark_async` calls it too.
+
+    Args:
+        client: the benchmark's model client (``None``: no client).
+        governor: its governor.
+        pricing: the price table (default: the shipped one; reading it blocks on first use).
+
+    Raises:
+        ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
+            under an explicit USD cap, a model or ``billed_as`` model with no price
+            (``client.model``, case R04a).
+
+    Example:
+        >>> from hrbench.models.openai import OpenAIClient
+        >>> refuse_before_start(OpenAIClient("no-such-model", "http://127.0.0.1:9", None), Governor(max_usd=1.0))
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: client.model: unpriced_model: model 'no-such-model' has no price, ...
+    """
+    require_key = getattr(client, "require_key", None)
+    if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
+        require_key()
+    strict_usd = governor.max_usd is not None and not governor.from_defaults
+    if getattr(client, "bills", False) and strict_usd:  # case R04a: refused before the first call
+        pricing = default_pricing() if pricing is None else pricing
+        for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
+            if m and pricing.price(m) is None:
+                raise ConfigError("client.model", m, unpriced_message(m, governor.max_usd))
+
+
 async def benchmark_async(
     arms: Arm | Sequence[Arm],
     reference: Reference,
@@ -926,7 +986,10 @@ async def benchmark_async(
             by the function's ``name`` or ``__name__``), a mapping of names to numbers (e.g.
             :func:`hrbench.reading.tatqa_scores`: ``tatqa_em`` and ``tatqa_f1``), a
             :class:`~hrbench.records.Score` (its ``correct`` as 1 or 0) or ``None`` (no value).
-            A run that raised or was stopped is scored on the output ``None``. Each name's
+            A run that raised or was stopped is scored on the output ``None``. A metric with a
+            ``check_labels`` attribute gets the run items' labels (id -> label) before the
+            first run and may refuse them (``tatqa_scores`` refuses labels that are not
+            TAT-QA's: decided, issue). Each name's
             mean is taken over runs within an item, then over labelled reportable items, and
             shown in ``summary()["metrics"]`` and the printout. Each run's values are kept in its
             trace as a ``note`` step (source ``"metrics"``), so a resume counts them (issue
@@ -940,6 +1003,14 @@ async def benchmark_async(
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
+    run_items = {i: plan.payloads[i] for i in plan.item_ids}
+    for arm in plan.arms:  # a spec error is refused once here, not found in every run
+        if arm.check is not None:
+            arm.check(run_items, client)
+    for _, fn in plan.metrics:  # a metric that needs labels of one form says so up front
+        check_labels = getattr(fn, "check_labels", None)
+        if callable(check_labels):
+            check_labels({i: plan.labels[i] for i in plan.item_ids})
     remote = None
     if executor is not None and executor != "local":
         if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here
@@ -975,18 +1046,18 @@ async def benchmark_async(
             "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
             FewRunsWarning,
         )
+    if plan.item_ids and all(plan.unlabelled[i] for i in plan.item_ids):
+        warn_at_caller(
+            f"no item of reference {reference.hash[:12]} on split(s) {', '.join(plan.split)} has a label: "
+            "every run is NA and accuracy is NA (give each item a `label`)",
+            NoLabelsWarning,
+        )
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = Runtime(client, gov, cache, record, store, pricing)
     judge_rt = _judge_runtime(plan.scorer, rt)
-    require_key = getattr(client, "require_key", None)
-    if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
-        require_key()
-    if rt.bills and rt.strict_usd:  # case R04a: refused before the first call
-        for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
-            if m and pricing.price(m) is None:
-                raise ConfigError("client.model", m, unpriced_message(m, gov.max_usd))
+    refuse_before_start(client, gov, pricing)
     cells = plan.cells()
     total = len(cells) * runs
     rows: list[Row | None] = [None] * total if keep_rows else []
@@ -997,7 +1068,6 @@ async def benchmark_async(
     stops = _Stops()
     errors = _Errors()
     duplicates: list[DuplicateDrawError] = []
-    limiter = anyio.Semaphore(concurrency)
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
 
@@ -1015,11 +1085,11 @@ async def benchmark_async(
             running.add(row, values, trace)
         if on_row is not None:
             out = on_row(seq, row, trace)
-            if inspect.isawaitable(out):
+            if out is not None and inspect.isawaitable(out):
                 await out
 
     async def finish(ci: int, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> None:
-        if inspect.isawaitable(att.output):  # a sync arm that returned an awaitable
+        if type(att.output) not in _PLAIN and inspect.isawaitable(att.output):  # a sync arm's awaitable
             try:
                 att.output = await att.output
             except Exception as exc:
@@ -1072,25 +1142,34 @@ async def benchmark_async(
         finally:
             for _, _, item, arm in group:
                 rt.cells.pop((arm.name, item), None)
-            limiter.release()
 
-    # One slot per group of cells: a cell's runs are made in order, cells start in the seed's
-    # order, and at most `concurrency` tasks exist at once, so memory does not grow with the
-    # number of cells. A sync arm's consecutive cells are grouped (up to 8) when there are many
-    # more cells than slots: one worker-thread trip then serves several items, which saves the
-    # thread hand-offs that dominate an instantly answering arm.
+    # A sync arm's consecutive cells are grouped (up to 8) when there are many more cells than
+    # slots: one worker-thread trip then serves several items, which saves the thread hand-offs
+    # that dominate an instantly answering arm.
     size = max(1, min(8, len(cells) // (4 * concurrency)))
-    async with anyio.create_task_group() as tg:
+
+    def groups() -> Iterator[list[Cell]]:
         group: list[Cell] = []
-        for ci, (cluster, item, arm) in enumerate(cells if remote is None else ()):
+        for ci, (cluster, item, arm) in enumerate(cells):
             if group and (arm.is_async or group[0][3].is_async or len(group) >= size):
-                await limiter.acquire()
-                tg.start_soon(run_cells, group)
+                yield group
                 group = []
             group.append((ci, cluster, item, arm))
         if group:
-            await limiter.acquire()
-            tg.start_soon(run_cells, group)
+            yield group
+
+    async def worker(queue: Iterator[list[Cell]]) -> None:
+        for group in queue:  # shared by every worker: each takes the next group when it is free
+            await run_cells(group)
+
+    # `concurrency` workers take groups of cells from one queue in the seed's order: a cell's
+    # runs are made in order, cells start in the seed's order, and at most `concurrency` cells
+    # run at once; memory does not grow with the number of cells, and no task is made per cell.
+    if remote is None:
+        queue = groups()
+        async with anyio.create_task_group() as tg:
+            for _ in range(min(concurrency, len(cells))):
+                tg.start_soon(worker, queue)
     if remote is not None:  # the cells go to another executor; their rows come back here, once each
 
         async def deliver(
@@ -1335,6 +1414,7 @@ def benchmark(
     - A reply served from a cache or a recording costs the run ``usd = 0`` and no governor call;
       its trace step keeps the nominal cost (case H14a).
     - Fewer than 5 runs warns :class:`~hrbench.errors.FewRunsWarning`.
+    - No item with a label warns :class:`~hrbench.errors.NoLabelsWarning` (decided, seed silent).
     - The reference is locked when scoring starts.
     - ``ctx.rng`` is seeded from (seed, arm, item, run); the global random state is untouched.
 
@@ -1374,6 +1454,7 @@ def benchmark(
          arm accuracy runs wrong failed budget_stop usd
          ask 0.750    20   5     0      0           0.0000
           Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval.
+          failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, not_in_document); report()'s failures counts every labelled run that was not right.
     """
     return anyio.run(
         lambda: benchmark_async(arms, reference, runs, client, scorer, split, governor, seed, **kwargs)

@@ -80,6 +80,8 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
         "max_calls": caps.get("max_calls"),
         "usd": ledger.get("usd"),
         "calls": ledger.get("calls"),
+        "unknown_usd": ledger.get("unknown_usd"),
+        "unknown_calls": ledger.get("unknown_calls"),
     }
 
 
@@ -130,6 +132,8 @@ def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
         "max_usd": head["max_usd"],
         "calls": head["calls"],
         "max_calls": head["max_calls"],
+        "unknown_usd": head.get("unknown_usd"),
+        "unknown_calls": head.get("unknown_calls"),
         "stop_note": benchmark_status(head, head["rows"], running)["stop_note"],
     }
 

@@ -25,7 +25,8 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
-:class:`MetricErrorWarning` (a metric raised in evaluate()).
+:class:`MetricErrorWarning` (a metric raised in evaluate()), :class:`NoLabelsWarning` (no item
+of a benchmark has a label).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ __all__ = [
     "HrbenchError",
     "MetricErrorWarning",
     "ModelError",
+    "NoLabelsWarning",
     "NotCachedWarning",
     "NotFound",
     "ReferenceLocked",
@@ -305,6 +307,15 @@ class ArmErrorWarning(UserWarning):
 
     Those runs are recorded ``"error"`` and counted wrong (seed 002); the warning says so, so
     a broken arm (a typo in a template) does not pass silently for a bad one.
+    """
+
+
+class NoLabelsWarning(UserWarning):
+    """Warned when no item a benchmark runs on has a label.
+
+    Every run is then ``correct=None`` (seed 002: an item with no label is NA) and accuracy is
+    NA. Decided (seed silent; a newcomer's ``"labl"`` typo ended "done" with accuracy NA and no
+    word): legal (outputs may be collected to label later), but said.
     """
 
 

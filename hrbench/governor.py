@@ -4,16 +4,25 @@ Every request is checked before it is sent (seed 002). Under concurrency the gov
 *reserves* an upper-bound estimate of each request's cost at dispatch and *settles* it with the
 real cost after the reply (case H13a, decided): many requests in flight against one running
 total can never pass a cap, because each admission counts what is already reserved.
+
+Issue 13: a governor with a :class:`~hrbench.ledger.Journal` keeps every reservation and
+settlement in the benchmark's store as it happens (the reservation before the request is sent,
+the settlement right after the reply), so a benchmark resumed after a crash starts from what
+was spent and cannot pass ``max_calls`` or ``max_usd`` across the crash.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hrbench.errors import BudgetRefused, ConfigError
+
+if TYPE_CHECKING:
+    from hrbench.ledger import Journal
 
 __all__ = ["Gate", "Governor", "Reservation", "default_governor"]
 
@@ -48,6 +57,8 @@ class Reservation:
     usd: float
     tokens: int
     settled: bool = False
+    kept: int = 0
+    """Its number in the governor's :class:`~hrbench.ledger.Journal` (0: not kept)."""
 
 
 class Governor:
@@ -91,6 +102,13 @@ class Governor:
         self.from_defaults = False
         self.halted: str | None = None
         """Why the governor stopped admitting anything (a reply that cost more than reserved)."""
+        self.halted_limit = "reservation_exceeded"
+        """The ``limit`` of the refusals after a halt."""
+        self.unknown: dict[str, float | int] | None = None
+        """Spend that crashes of earlier runs left unknown (``calls``, ``usd``, ``tokens``: at
+        most that much; already counted in the use), or ``None`` (issue 13; see :meth:`restore`)."""
+        self.journal: Journal | None = None
+        """Where every reservation and settlement is kept as it happens, or ``None`` (issue 13)."""
         self._reserved_usd = 0.0
         self._reserved_tokens = 0
         self._lock = threading.Lock()
@@ -116,7 +134,46 @@ class Governor:
                 "tokens": self.tokens + self._reserved_tokens,
                 "refused": self.refused,
                 "halted": self.halted,
+                "unknown": None if self.unknown is None else dict(self.unknown),
             }
+
+    def restore(self, ledger: dict[str, Any] | None) -> None:
+        """Start from the use a stored ledger kept (a resumed benchmark).
+
+        Issue 13: a resumed benchmark starts from what was spent: settled use plus every
+        reservation left open by a crash at its reserved, worst-case amount. That open part is
+        spend the crash left *unknown, at most* so much; it is kept in :attr:`unknown` and
+        shown by :meth:`snapshot` and the benchmark's printout.
+
+        Args:
+            ledger: a ledger as :meth:`~hrbench.store.Store.ledger_resume` (or ``ledger_get``)
+                returns it; ``None`` changes nothing.
+
+        Example:
+            >>> gov = Governor(max_calls=10)
+            >>> gov.restore({"calls": 4, "usd": 0.3, "tokens": 90, "unknown_calls": 1,
+            ...              "unknown_usd": 0.25, "unknown_tokens": 50})
+            >>> gov.calls, gov.snapshot()["unknown"]
+            (4, {'calls': 1, 'usd': 0.25, 'tokens': 50})
+        """
+        if ledger is None:
+            return
+        with self._lock:
+            self.calls, self.usd, self.tokens = (
+                int(ledger["calls"]),
+                float(ledger["usd"]),
+                int(ledger["tokens"]),
+            )
+            n = int(ledger.get("unknown_calls") or 0)
+            self.unknown = (
+                None
+                if not n
+                else {
+                    "calls": n,
+                    "usd": float(ledger.get("unknown_usd") or 0.0),
+                    "tokens": int(ledger.get("unknown_tokens") or 0),
+                }
+            )
 
     def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
         """Admit one request, holding its estimated cost, or refuse it.
@@ -135,7 +192,7 @@ class Governor:
         with self._lock:
             limit = None
             if self.halted is not None:
-                limit = "reservation_exceeded"
+                limit = self.halted_limit
             elif self.max_calls is not None and self.calls + 1 > self.max_calls:
                 limit = "call_cap_reached"
             elif self.max_usd is not None and self.usd + self._reserved_usd + usd > self.max_usd + 1e-12:
@@ -151,7 +208,10 @@ class Governor:
             self.calls += 1
             self._reserved_usd += usd
             self._reserved_tokens += tokens
-            return Reservation(usd=usd, tokens=tokens)
+            r = Reservation(usd=usd, tokens=tokens)
+            if self.journal is not None:  # issue 13: numbered and queued for the next commit
+                r.kept = self.journal.open(usd, tokens)
+            return r
 
     def _why(self, limit: str, usd: float, tokens: int) -> str:
         """Why a request was refused, in the caps' units (issue 19: a stop short of a cap says why)."""
@@ -189,21 +249,29 @@ class Governor:
             self._reserved_tokens -= reservation.tokens
             self.usd += usd or 0.0
             self.tokens += tokens
+            if self.journal is not None and reservation.kept:
+                self.journal.settle(reservation.kept, usd or 0.0, tokens)
 
-    def halt(self, reason: str) -> None:
-        """Refuse every later request (``"reservation_exceeded"``), for ``reason``.
+    def halt(self, reason: str, limit: str = "reservation_exceeded") -> None:
+        """Refuse every later request (with ``limit``), for ``reason``.
 
         Issue 12, decided: a reply that reports more than was reserved for it (a provider that
         overran ``max_tokens``, a reply billed as a dearer model) breaks the bound the caps
-        rest on, so the benchmark stops at once rather than risk passing a cap.
+        rest on, so the benchmark stops at once rather than risk passing a cap. Issue 13: so
+        does a ledger that cannot be written (``"ledger_unwritable"``).
         """
         with self._lock:
             if self.halted is None:
                 self.halted = reason
+                self.halted_limit = limit
 
-    def gate(self, usd: float = 0.0, tokens: int = 0) -> Gate:
-        """A :class:`Gate` for one request with this upper-bound estimate."""
-        return Gate(self, usd, tokens)
+    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True) -> Gate:
+        """A :class:`Gate` for one request with this upper-bound estimate.
+
+        ``durable=False``: a request that contacts no provider and costs nothing (a mock with
+        no price) is not held until its reservation is committed (see :meth:`Gate.attempt`).
+        """
+        return Gate(self, usd, tokens, durable)
 
 
 class Gate:
@@ -214,24 +282,37 @@ class Gate:
     again. The caller settles the last attempt with the reply's cost by :meth:`settle`.
     """
 
-    def __init__(self, governor: Governor, usd: float, tokens: int) -> None:
+    def __init__(self, governor: Governor, usd: float, tokens: int, durable: bool = True) -> None:
         self.governor = governor
         self.usd = usd
         self.tokens = tokens
+        self.durable = durable
         self.attempts = 0
         self._open: Reservation | None = None
 
-    def attempt(self) -> None:
-        """Charge one attempt to the governor.
+    def attempt(self) -> Awaitable[None] | None:
+        """Charge one attempt to the governor; await what it returns before sending.
+
+        Issue 13: when the governor keeps a :class:`~hrbench.ledger.Journal`, the attempt may be
+        sent only once its reservation is committed to the store. On an event loop this returns
+        an awaitable that completes then (many reservations share one commit); in a worker
+        thread with no event loop (an inline client) it waits here. ``None``: send at once.
+        A gate made with ``durable=False`` does not wait (its reservation is still written, in
+        the next commit).
 
         Raises:
-            BudgetRefused: when the governor refuses it; the client must not send it.
+            BudgetRefused: when the governor refuses it (or the ledger cannot be written:
+                ``"ledger_unwritable"``); the client must not send it.
         """
         if self._open is not None:
             self.governor.settle(self._open, 0.0, 0)
             self._open = None
         self._open = self.governor.reserve(self.usd, self.tokens)
         self.attempts += 1
+        journal = getattr(self.governor, "journal", None)  # a Ray worker's proxy has none
+        if journal is None or not self.durable or not self._open.kept:
+            return None
+        return journal.durable(self._open.kept)
 
     def settle(self, usd: float | None, tokens: int) -> None:
         """Settle the last attempt with its real cost (USD) and tokens."""

@@ -16,7 +16,14 @@ from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import Score
 from hrbench.scorer import label_answers, screen
 
-__all__ = ["CORRECTNESS_TEMPLATE", "JUDGE_SUFFIX", "RUBRIC_TEMPLATE", "JudgeScorer", "judge_scorer"]
+__all__ = [
+    "CORRECTNESS_TEMPLATE",
+    "JUDGE_SUFFIX",
+    "OUTSIDE_A_BENCHMARK",
+    "RUBRIC_TEMPLATE",
+    "JudgeScorer",
+    "judge_scorer",
+]
 
 JUDGE_SUFFIX = "#judge"
 """Appended to an arm's name to key its judge's requests (cache, recordings), apart from the arm's."""
@@ -40,6 +47,15 @@ RUBRIC_TEMPLATE = (
     "Reply with the whole number only."
 )
 """The shipped ``"rubric"`` template: the judge replies a whole number from 0 to 10."""
+
+OUTSIDE_A_BENCHMARK = (
+    "a judge scorer calls a model, so it grades inside a benchmark, whose governor caps its calls "
+    "(decided, issue 18: `hrb score --scorer judge` is refused, not run unbudgeted). Grade outputs "
+    'made elsewhere with an `outputs` arm: `hrb bench FILE.toml` with `scorer = "judge"` and '
+    "`[scorer_settings.client]` (README: Model-graded scoring); in Python, "
+    "hb.benchmark(hb.outputs_arm(...), ref, scorer=hb.judge_scorer(client))"
+)
+"""Why a judge scorer refuses to grade one output on its own, and what to do instead."""
 
 _WORD = re.compile(r"(CORRECT|INCORRECT)", re.IGNORECASE)
 _NUMBER = re.compile(r"(\d{1,2})(?:\s*/\s*10)?")
@@ -127,9 +143,7 @@ class JudgeScorer:
         return {"name": self.name, "settings": self.settings}
 
     def __call__(self, item: Any, output: Any, label: Any) -> Score:
-        raise ConfigError(
-            "scorer", self.name, "a judge scorer grades inside a benchmark (it needs the run's governor)"
-        )
+        raise ConfigError("scorer", self.name, OUTSIDE_A_BENCHMARK)
 
     def prompt(self, item: Any, output: str, label: Any) -> str:
         """The judge's prompt for one output (the template filled)."""

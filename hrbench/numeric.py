@@ -22,7 +22,8 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   no binary floating-point error).
 - A reply with no number is ``parse_failure``; a label with no number raises
   :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
-  their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` is right when
+  their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` (read by ``answer_contains``'s rule,
+  :func:`~hrbench.reading._scorer.is_not_in_document_label`) is right when
   the reply says the document lacks the answer (:func:`hrbench.reading.is_not_found`).
 """
 
@@ -36,9 +37,9 @@ from typing import Any, Literal
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.reading import is_not_found
 from hrbench.reading._fold import _is_minus, fold_answer
-from hrbench.reading._scorer import stop_kind
+from hrbench.reading._scorer import is_not_in_document_label, stop_kind
 from hrbench.records import Score
-from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, screen
+from hrbench.scorer import Scorer, label_answers, screen
 
 __all__ = ["Quantity", "numeric_scorer", "read_numbers"]
 
@@ -195,7 +196,7 @@ def numeric_scorer(
         wants: list[Quantity] = []
         nid = False
         for a in answers:
-            if a.strip().rstrip(".").casefold() == NOT_IN_DOCUMENT.casefold():
+            if is_not_in_document_label(a):
                 nid = True
                 continue
             got = _label_numbers(a, accounting)

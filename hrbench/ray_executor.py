@@ -444,8 +444,8 @@ class _RemoteGovernor:
         self._ray.get(self.settling)
         self.settling.clear()
 
-    def gate(self, usd: float = 0.0, tokens: int = 0) -> Gate:
-        return Gate(self, usd, tokens)  # type: ignore[arg-type]
+    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True) -> Gate:
+        return Gate(self, usd, tokens, durable)  # type: ignore[arg-type]
 
     def snapshot(self) -> dict[str, Any]:
         return {**self.limits, **self._ray.get(self.actor.use.remote())}

@@ -14,9 +14,70 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
-__all__ = ["redact"]
+__all__ = ["is_secret_name", "note_key_env", "redact", "secret_values"]
+
+_CREDENTIAL = re.compile(
+    r"(?:KEY|TOKEN|SECRET|CREDENTIALS?|PASSWORD|PASSWD|PASSPHRASE)S?(?:_|$)|PASSWORD|PASSWD"
+)
+"""A part of a name that says it holds a credential: ``..._API_KEY``, ``GITHUB_TOKEN``, ``APIKEY``."""
+
+_NOT_CREDENTIAL = re.compile(
+    r"(?:_|^)(?:DIR|DIRS|PATH|PATHS|FILE|FILES|HOME|URL|SOCK|SOCKET|ENV|NAME)$|^TIKTOKEN_"
+)
+"""Names that hold where a credential is, or a setting, not a credential (``TIKTOKEN_CACHE_DIR``)."""
+
+_KEY_ENVS: set[str] = set()
+"""Variables that a client was told holds its key (``api_key_env``), whatever their names."""
+
+
+def note_key_env(name: str | None) -> None:
+    """Record that ``name`` holds an API key (a client's ``api_key_env``): its value is a secret.
+
+    Example:
+        >>> note_key_env("MY_LLM"); is_secret_name("MY_LLM")
+        True
+    """
+    if name:
+        _KEY_ENVS.add(name)
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether an environment variable named ``name`` holds a secret, to be masked in messages.
+
+    Decided (issue: ``TIKTOKEN_CACHE_DIR``, a folder, matched ``TOKEN`` and every path under it
+    was masked as ``***`` in error messages): a secret is a variable a client names as its key
+    (:func:`note_key_env`) or one whose name looks like a credential (``*_API_KEY``,
+    ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, ``*_CREDENTIALS``), but not one that names where
+    something is (``*_DIR``, ``*_PATH``, ``*_FILE``, ``*_HOME``, ``*_URL``, ``*_KEY_ENV``) nor
+    tiktoken's settings (``TIKTOKEN_*``).
+
+    Example:
+        >>> [is_secret_name(n) for n in ("OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "APIKEY")]
+        [True, True, True, True]
+        >>> [is_secret_name(n) for n in ("TIKTOKEN_CACHE_DIR", "SSH_KEY_PATH", "KEYBOARD", "HOME")]
+        [False, False, False, False]
+    """
+    if name in _KEY_ENVS:
+        return True
+    upper = name.upper()
+    return _CREDENTIAL.search(upper) is not None and _NOT_CREDENTIAL.search(upper) is None
+
+
+def secret_values(environ: Mapping[str, str]) -> list[str]:
+    """The values of the secret variables of ``environ`` (:func:`is_secret_name`), 8+ characters.
+
+    Shorter values are left: masking every ``"1"`` or ``"true"`` would garble messages, and a
+    real key is longer.
+
+    Example:
+        >>> secret_values({"X_API_KEY": "sk-0123456789", "TIKTOKEN_CACHE_DIR": "/tmp/state/tiktoken"})
+        ['sk-0123456789']
+    """
+    return [v for k, v in environ.items() if len(v) >= 8 and is_secret_name(k)]
+
 
 _KEYLIKE = re.compile(r"(?:sk|pk|rk)-[A-Za-z0-9_\-*]{6,}|(?i:bearer)\s+[A-Za-z0-9_\-.~+/=*]{6,}")
 """Tokens shaped like API keys (``sk-...``, ``sk-ant-...``, ``Bearer ...``), masked or not."""

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
+from decimal import Decimal
 from typing import Any
 
 import msgspec
 
 from hrbench.errors import ReferenceLocked, ReferenceValueError
 
-__all__ = ["SPLITS", "Reference"]
+__all__ = ["SPLITS", "Reference", "check_label"]
 
 SPLITS = ("train", "dev", "test")
 """The splits an item may be on. Rows on ``dev`` are not reportable (seed 002)."""
@@ -31,6 +32,45 @@ def _per_item(field: str, value: Any, ids: list[str], default: Any) -> dict[str,
     return dict(zip(ids, value, strict=True))
 
 
+def _plain(value: Any) -> bool:
+    """A string or a number (not a bool): one accepted answer."""
+    return isinstance(value, (str, int, float, Decimal)) and not isinstance(value, bool)
+
+
+def check_label(item_id: str, label: Any) -> None:
+    """Refuse a label no scorer can read.
+
+    A label is ``None`` (no label), a string, a number, a list of strings and numbers (seed 000:
+    matching any one is correct), or a mapping whose ``answers`` holds one of those beside the
+    gold's details (TAT-QA; :func:`hrbench.scorer.label_answers`). Decided (seed silent; issue:
+    ``{"a": 2}`` or ``true`` as a label was stored and its item silently scored NA): anything
+    else is refused, naming the item and the value. A bool is refused, not read as ``1``/``0``.
+
+    Raises:
+        ReferenceValueError: naming ``labels[<item id>]`` and the value.
+
+    Example:
+        >>> check_label("q1", {"answers": ["Paris"], "scale": ""})
+        >>> try:
+        ...     check_label("q2", {"k": 1})
+        ... except ValueError as exc:
+        ...     print(exc)
+        labels['q2']: expected a string, a number, a list of them, or a mapping with `answers` (got {'k': 1})
+    """
+    if label is None or _plain(label):
+        return
+    body = label.get("answers") if isinstance(label, Mapping) and "answers" in label else label
+    if _plain(body) or (isinstance(body, (list, tuple)) and body and all(_plain(x) for x in body)):
+        return
+    if body is None and body is not label:
+        return  # a mapping whose answers are null: no label, as label_answers reads it
+    raise ReferenceValueError(
+        f"labels[{item_id!r}]",
+        label,
+        "expected a string, a number, a list of them, or a mapping with `answers`",
+    )
+
+
 class Reference:
     """A labelled item set (the seed's ``hr_reference``).
 
@@ -39,13 +79,15 @@ class Reference:
             ``"1"`` .. ``"n"``). Payloads are any JSON-like value (a question string, a
             ``{"document", "question"}`` dict, ...).
         labels: one label per item (a sequence in item order, or a mapping id -> label), or
-            ``None`` for no labels. A label is a string, a number, a list of accepted answers, or
-            ``None`` (the item cannot be scored: its runs are recorded ``correct=None``).
+            ``None`` for no labels. A label is a string, a number, a list of accepted answers,
+            a mapping with ``answers`` (:func:`check_label`), or ``None`` (the item cannot be
+            scored: its runs are recorded ``correct=None``).
         cluster: one cluster per item, or one value for all; defaults to each item's own id.
         split: one split per item, or one for all: ``"train"``, ``"dev"`` or ``"test"``.
 
     Raises:
-        ReferenceValueError: wrong lengths, an unknown split, duplicate or empty ids, no items.
+        ReferenceValueError: wrong lengths, an unknown split, duplicate or empty ids, no items,
+            a label of another kind (:func:`check_label`).
 
     The reference is locked when a benchmark starts scoring it; changing it afterwards raises
     :class:`~hrbench.errors.ReferenceLocked`.
@@ -84,6 +126,8 @@ class Reference:
             labels_map = dict.fromkeys(ids, labels)
         else:
             labels_map = _per_item("labels", labels, ids, None)
+        for k, v in labels_map.items():
+            check_label(k, v)
         self._labels = {k: (list(v) if isinstance(v, tuple) else v) for k, v in labels_map.items()}
         clusters = _per_item("cluster", cluster, ids, None)
         self._clusters = {i: (i if c is None else str(c)) for i, c in clusters.items()}
@@ -191,6 +235,7 @@ class Reference:
         self._check_unlocked(f"set the label of {item_id!r}")
         if item_id not in self._items:
             raise ReferenceValueError("item_id", item_id, "no such item")
+        check_label(item_id, label)
         self._labels[item_id] = label
         self._hash = None
 
@@ -209,6 +254,7 @@ class Reference:
             raise ReferenceValueError("item_id", item_id, "duplicate item id")
         if split not in SPLITS:
             raise ReferenceValueError("split", split, f"unknown split; expected one of {SPLITS}")
+        check_label(item_id, label)
         self._ids.append(item_id)
         self._items[item_id] = payload
         self._labels[item_id] = label

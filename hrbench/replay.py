@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -156,7 +156,9 @@ class ReplayClient:
             return None
         return msgspec.structs.replace(_decode_result(raw), source="recording", draw_keyed=keyed)
 
-    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Answer from the recording; on a miss raise (strict) or ask the fallback and record.
 
         A recorded reply costs no call and no USD: ``before_attempt`` is called only when the

@@ -24,6 +24,7 @@ from hrbench._room import reserve_first, reserve_first_blocking
 from hrbench.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.errors import BudgetRefused, DuplicateDrawError
 from hrbench.governor import Governor
+from hrbench.ledger import contacts_provider
 from hrbench.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, output_limit
 from hrbench.records import Request, Result, Step
 from hrbench.store import Store
@@ -109,6 +110,9 @@ class Runtime:
         # max_usd refuses an unpriced model before the first call (case R04a)
         self.strict_usd = governor.max_usd is not None and not governor.from_defaults
         self.bills = bool(getattr(client, "bills", False))
+        self.sends = contacts_provider(client)
+        """Whether requests may reach a provider: they then wait for their reservation's commit
+        when the governor keeps a ledger (issue 13; :mod:`hrbench.ledger`)."""
         self.prices: dict[str, Any] = {}
         self.billed_as: dict[str, set[str]] = defaultdict(set)
         """Per requested model, the models replies were billed as (served-model switches seen)."""
@@ -118,6 +122,8 @@ class Runtime:
         """The provider's quota or billing refusal: every later request of the benchmark is refused."""
         wire = getattr(client, "wire", None)
         self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
+        self.replays = getattr(client, "provider", "") == "replay"
+        """A replay client answers from its recording: no cache in front of it."""
         if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
             self.cache = None
 
@@ -136,6 +142,8 @@ class Runtime:
 
     def _reservation(self, request: Request) -> tuple[float, int, str | None]:
         """The true worst case of a request: ``(usd, tokens, unpriced model or None)`` (SPEC 6)."""
+        if not self.capped:  # nothing is reserved without a cap (see _reserves)
+            return 0.0, 0, None
         also = {*getattr(self.client, "billed_as", ()), *self.billed_as[request.model]}
         if not self._reserves(request, also):
             return 0.0, 0, None
@@ -174,8 +182,8 @@ class Runtime:
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
         cell = self.cells[(ctx.arm, ctx.item_id)]
-        where = f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
         if result.source in ("cache", "recording"):
+            where = _where(ctx)
             earlier = cell.served.get(key)
             if earlier is not None and earlier != ctx.run:
                 return DuplicateDrawError(
@@ -196,6 +204,7 @@ class Runtime:
                 )
         rid = result.response_id
         if rid:
+            where = _where(ctx)
             earlier_run = cell.response_ids.get(rid)
             seen = self.arm_response_ids[ctx.arm].get(rid)
             if (earlier_run is not None and earlier_run != ctx.run) or (
@@ -250,7 +259,7 @@ class Runtime:
                 return msgspec.structs.replace(hit, source="cache"), 0.0
         charged: float | None = 0.0
         usd_est, tokens_est, unpriced = self._reservation(request)
-        gate = self.governor.gate(usd_est, tokens_est)
+        gate = self.governor.gate(usd_est, tokens_est, self.sends or usd_est > 0)
         try:
             if self.quota_refused is not None:  # the provider refused on quota: send no more
                 raise BudgetRefused(
@@ -332,7 +341,7 @@ class Runtime:
         start = time.perf_counter()
         result: Result | None = None
         charged: float | None = 0.0
-        cache = self.cache if getattr(self.client, "provider", "") != "replay" else None
+        cache = None if self.replays else self.cache
         scope = self._shares(cache, inline)
         while scope is not None:  # a request identical to one in flight waits for its reply
             waiting = IN_FLIGHT.join(scope, key)
@@ -380,6 +389,10 @@ class Runtime:
         if dup is not None:
             raise dup
         return result
+
+
+def _where(ctx: Context) -> str:
+    return f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
 
 
 def drive(coro: Any) -> Any:

@@ -49,6 +49,7 @@ __all__ = [
     "build_reference",
     "build_scorer",
     "check_code_allowed",
+    "check_prompt",
     "code_allowed",
     "format_prompt",
     "load_object",
@@ -182,6 +183,13 @@ class _Fields(dict[str, Any]):
         raise KeyError(key)
 
 
+def _fill(template: str, item: Any) -> str:
+    fields = _Fields(item=item)
+    if isinstance(item, Mapping):
+        fields.update({str(k): v for k, v in item.items()})
+    return template.format_map(fields)
+
+
 def format_prompt(template: str, item: Any) -> str:
     """Fill a prompt template with an item's payload.
 
@@ -196,11 +204,8 @@ def format_prompt(template: str, item: Any) -> str:
         >>> format_prompt("Q: {question}", {"question": "Why?"})
         'Q: Why?'
     """
-    fields = _Fields(item=item)
-    if isinstance(item, Mapping):
-        fields.update({str(k): v for k, v in item.items()})
     try:
-        return template.format_map(fields)
+        return _fill(template, item)
     except KeyError as exc:
         raise ConfigError("template", template, f"names {{{exc.args[0]}}}, which the item lacks") from None
     except (ValueError, IndexError) as exc:
@@ -230,7 +235,84 @@ def _prompt_arm(spec: Any) -> Arm:
         return await ctx.acall(messages, **kw)
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
-    return Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
+    arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
+    arm.check = lambda items, client: check_prompt(name, template, items, client)
+    return arm
+
+
+def _root_fields(template: str) -> list[str]:
+    """The top-level field names a template reads (``{a.b}`` and ``{a[0]}`` read ``a``)."""
+    import string
+
+    roots: list[str] = []
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name:
+            root = name.split(".", 1)[0].split("[", 1)[0]
+            if root not in roots:
+                roots.append(root)
+    return roots
+
+
+def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any) -> None:
+    """Refuse a prompt arm that would fail on every run (or on some items), before the first.
+
+    Decided (issue: a template naming a field the items lack, a malformed template and a
+    prompt arm with no ``[client]`` each gave exit 3 and one error row per run): the template
+    is filled with the first item (which finds a malformed template and a field it lacks), then
+    every item is checked for the fields the template names, and a benchmark without a client
+    is refused.
+
+    Args:
+        arm: the arm's name, said in the error.
+        template: the arm's template.
+        items: the items the benchmark will run, id -> payload, in order.
+        client: the benchmark's client (``None`` for none).
+
+    Raises:
+        ConfigError: naming ``arms.<name>.template`` and the template, with the field and the
+            items that lack it (the first few ids and how many), or ``arms.<name>.client``.
+
+    Example:
+        >>> check_prompt("ask", "Capital of {item}?", {"q1": "France"}, client=object())
+        >>> try:
+        ...     check_prompt("ask", "Capital of {country}?", {"q1": "France"}, client=object())
+        ... except ValueError as exc:
+        ...     print(str(exc).split(" (got")[0])
+        arms.ask.template: names {country}, which item 'q1' lacks (1 of 1 item(s) lack it: q1)
+    """
+    where = f"arms.{arm}.template"
+    if client is None:
+        raise ConfigError(
+            f"arms.{arm}.client",
+            None,
+            f"prompt arm {arm!r} calls a model: give the benchmark a client ([client])",
+        )
+    if not items:
+        return
+    first_id, first = next(iter(items.items()))
+    try:
+        roots = _root_fields(template)
+    except ValueError as exc:
+        raise ConfigError(where, template, f"malformed template ({exc})") from None
+    for root in roots:
+        lacking = [
+            i
+            for i, payload in items.items()
+            if root != "item" and not (isinstance(payload, Mapping) and root in payload)
+        ]
+        if lacking:
+            shown = ", ".join(lacking[:5]) + (", ..." if len(lacking) > 5 else "")
+            raise ConfigError(
+                where,
+                template,
+                f"names {{{root}}}, which item {lacking[0]!r} lacks ({len(lacking)} of {len(items)} item(s) lack it: {shown})",
+            )
+    try:
+        _fill(template, first)  # what parsing alone lets through: positional fields, bad specs
+    except (KeyError, ValueError, IndexError, AttributeError, TypeError) as exc:
+        raise ConfigError(
+            where, template, f"cannot be filled with item {first_id!r} ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _read_outputs(path: str) -> dict[str, Any]:
@@ -452,15 +534,41 @@ def _http_settings(spec: Any, extra: tuple[str, ...]) -> dict[str, Any]:
     return kw
 
 
+def _check_output_limits(spec: Any) -> None:
+    """Validate a remote client spec's ``max_tokens`` and ``billed_as`` (issue 12).
+
+    Raises:
+        ConfigError: ``max_tokens`` not a whole number of 1 or more, or ``billed_as`` not a
+            list of model names; the field is named ``client.max_tokens`` / ``client.billed_as``.
+
+    Example:
+        >>> _check_output_limits({"max_tokens": 0})
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: client.max_tokens: expected a whole number of tokens, 1 or more (got 0)
+    """
+    limit = _get(spec, "max_tokens")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise ConfigError("client.max_tokens", limit, "expected a whole number of tokens, 1 or more")
+    billed = _get(spec, "billed_as")
+    if billed is not None and (
+        isinstance(billed, str)
+        or not isinstance(billed, list | tuple)
+        or not all(isinstance(m, str) and m for m in billed)
+    ):
+        raise ConfigError("client.billed_as", billed, "expected a list of model names")
+
+
 def _remote_client(spec: Any, kind: str) -> Any:
     if kind == "openai":
         from hrbench.models.openai import OpenAIClient as cls
 
-        extra: tuple[str, ...] = ()
+        extra: tuple[str, ...] = ("max_tokens", "billed_as")
     else:
         from hrbench.models.anthropic import AnthropicClient as cls  # type: ignore[assignment]
 
-        extra = ("max_tokens", "anthropic_version")
+        extra = ("max_tokens", "anthropic_version", "billed_as")
+    _check_output_limits(spec)
     model = _get(spec, "model")
     base_url = _get(spec, "base_url") or cls.default_base_url
     api_key_env = _get(spec, "api_key_env", _MISSING)
@@ -546,7 +654,33 @@ def build_pricing(spec: Any) -> Any:
 # -- references, scorers, governors -------------------------------------------------------------
 
 
+_RECORD_FIELDS = ("id", "item", "label", "cluster", "split")
+"""The fields of a reference record (``format = "rows"``)."""
+
+
+def _unknown_field(where: str, name: str, known: Sequence[str]) -> ConfigError:
+    """An error naming an unknown field, with the closest known name when there is one."""
+    import difflib
+
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return ConfigError(where, name, f"unknown field; {hint}expected one of {', '.join(known)}")
+
+
 def _reference_rows(path: str, limit: int | None = None) -> Reference:
+    """A reference from a JSON lines (or JSON list) file of ``{"id", "item", "label", "cluster", "split"}``.
+
+    Decided (seed silent; a newcomer's ``"labl"`` was stored as no label, and its benchmark ended
+    "done" with accuracy NA): a record with a field outside these is refused, naming the field,
+    the line and the closest known name; two records with one id are refused, naming the id and
+    both lines (the second no longer replaces the first). A label that is not a string, a
+    number, a list of them or a mapping with ``answers`` is refused
+    (:func:`hrbench.reference.check_label`).
+
+    Raises:
+        ConfigError: an unreadable file, a line that is not JSON, a record without ``item``,
+            an unknown field, a duplicate id, or a bad label.
+    """
     p = Path(path).expanduser()
     try:
         text = p.read_text(encoding="utf-8")
@@ -554,21 +688,36 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
         raise ConfigError(
             "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
         ) from None
+    where = "record"
     try:
         if text.lstrip().startswith("["):
-            records = json.loads(text)
+            numbered = list(enumerate(json.loads(text), 1))
         else:
-            records = [json.loads(line) for line in text.splitlines() if line.strip()]
+            where = "line"
+            numbered = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     except json.JSONDecodeError as exc:
-        raise ConfigError("reference.path", path, f"not JSON or JSON lines: {exc.msg}") from None
+        raise ConfigError(
+            "reference.path", path, f"not JSON or JSON lines: {exc.msg} (line {exc.lineno})"
+        ) from None
     if limit is not None:
-        records = records[:limit]
+        numbered = numbered[:limit]
     items: dict[str, Any] = {}
+    seen: dict[str, int] = {}
     labels, clusters, splits = {}, {}, {}
-    for n, rec in enumerate(records, 1):
+    for n, rec in numbered:
         if not isinstance(rec, dict) or "item" not in rec:
-            raise ConfigError("reference.path", path, f'record {n}: expected {{"id", "item", "label", ...}}')
+            raise ConfigError("reference.path", path, f'{where} {n}: expected {{"id", "item", "label", ...}}')
+        for key in rec:
+            if key not in _RECORD_FIELDS:
+                raise _unknown_field(f"reference.path {p.name} {where} {n}", key, _RECORD_FIELDS)
         item_id = str(rec.get("id", n))
+        if item_id in seen:
+            raise ConfigError(
+                "reference.path",
+                path,
+                f"{where}s {seen[item_id]} and {n} have the same id {item_id!r}",
+            )
+        seen[item_id] = n
         items[item_id] = rec["item"]
         labels[item_id] = rec.get("label")
         if rec.get("cluster") is not None:

@@ -27,9 +27,11 @@ from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The store's schema version: 1 kept one name per reference content (a second name replaced
-the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``."""
+the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``; 3 keeps
+the governor's ledger per call (issue 13): open reservations in ``ledger_open``, and the spend
+left unknown by a crash in the ``unknown_*`` columns of ``ledger``."""
 T = TypeVar("T")
 
 _enc = msgspec.json.Encoder()
@@ -55,10 +57,14 @@ def _reply_columns(arm: str, request_hash: str, request: Request, result: Result
 
 
 def default_home() -> Path:
-    """The state directory: ``$HRBENCH_HOME``, else the user's state dir (platformdirs)."""
+    """The state directory: ``$HRBENCH_HOME``, else the user's state dir (platformdirs).
+
+    A relative ``$HRBENCH_HOME`` is made absolute against the current directory (decided, as
+    the clients do: a process that changes directory keeps the same store).
+    """
     env = os.environ.get("HRBENCH_HOME")
     if env:
-        return Path(env).expanduser()
+        return Path(os.path.abspath(Path(env).expanduser()))
     import platformdirs
 
     return Path(platformdirs.user_state_dir("hrbench"))
@@ -84,10 +90,28 @@ CREATE TABLE IF NOT EXISTS rows (
   benchmark_id TEXT, seq INTEGER, arm TEXT, item TEXT, run INTEGER, row TEXT,
   PRIMARY KEY (benchmark_id, arm, item, run));
 CREATE TABLE IF NOT EXISTS traces (benchmark_id TEXT, ledger_id TEXT, steps TEXT, PRIMARY KEY (benchmark_id, ledger_id));
-CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL);
+CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL,
+  unknown_calls INTEGER NOT NULL DEFAULT 0, unknown_usd REAL NOT NULL DEFAULT 0, unknown_tokens INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE IF NOT EXISTS ledger_open (
+  benchmark_id TEXT, session TEXT, seq INTEGER, usd REAL, tokens INTEGER, created REAL,
+  PRIMARY KEY (benchmark_id, session, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS leases (benchmark_id TEXT PRIMARY KEY, owner TEXT, pid INTEGER, acquired REAL);
 """
 
+
+_LEDGER_SNAPSHOT = (
+    "INSERT INTO ledger (benchmark_id, calls, usd, tokens, updated) VALUES (?,?,?,?,?) "
+    "ON CONFLICT(benchmark_id) DO UPDATE SET calls=excluded.calls, usd=excluded.usd, "
+    "tokens=excluded.tokens, updated=excluded.updated"
+)
+"""A ledger snapshot (``calls, usd, tokens`` as a whole): the unknown spend is kept as it was."""
+
+_LEDGER_SELECT = (
+    "SELECT l.calls, l.usd, l.tokens, l.unknown_calls, l.unknown_usd, l.unknown_tokens, "
+    "count(o.seq), coalesce(sum(o.usd), 0), coalesce(sum(o.tokens), 0) "
+    "FROM ledger l LEFT JOIN ledger_open o ON o.benchmark_id=l.benchmark_id"
+)
+"""A benchmark's ledger row with the sums of its open reservations (add ``WHERE``)."""
 
 _BUSY_S = 10.0
 """How long a statement waits for another connection's lock before it fails (seconds)."""
@@ -517,25 +541,27 @@ class Store:
         rows: Sequence[tuple[int, Row]],
         traces: dict[str, list[Step]] | None = None,
         ledger: tuple[int, float, int] | None = None,
+        encoded: Sequence[bytes] | None = None,
     ) -> None:
         """Write scored rows, their traces and the governor's use in one transaction.
 
         All or nothing: a batch that fails (a full disk) leaves neither its rows nor its ledger.
         ``rows`` are ``(order number, row)``; ``ledger`` is ``(calls, usd, tokens)`` as
-        :meth:`ledger_put` takes them.
+        :meth:`ledger_put` takes them; ``encoded``, when given, is each row's JSON (msgspec's
+        encoding of it), so a caller that sends the rows on does not encode them twice.
         """
-        batch = [[benchmark_id, seq, r.arm, r.item, r.run, _enc.encode(r).decode()] for seq, r in rows]
+        if encoded is None:
+            encoded = [_enc.encode(r) for _, r in rows]
+        batch = [
+            (benchmark_id, seq, r.arm, r.item, r.run, j.decode())
+            for (seq, r), j in zip(rows, encoded, strict=True)
+        ]
+        steps = [(benchmark_id, k, _enc.encode(v).decode()) for k, v in (traces or {}).items()]
         with self._tx() as conn:
-            conn.executemany("INSERT OR REPLACE INTO rows VALUES (?,?,?,?,?,?)", batch)
-            if traces:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO traces VALUES (?,?,?)",
-                    [[benchmark_id, k, _enc.encode(v).decode()] for k, v in traces.items()],
-                )
+            _insert_many(conn, "rows", 6, batch)
+            _insert_many(conn, "traces", 3, steps)
             if ledger is not None:
-                conn.execute(
-                    "INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)", [benchmark_id, *ledger, time.time()]
-                )
+                conn.execute(_LEDGER_SNAPSHOT, [benchmark_id, *ledger, time.time()])
 
     def rows_get(self, benchmark_id: str, offset: int = 0, limit: int | None = None) -> list[Row]:
         """A benchmark's stored rows, in the seed's order, a page at a time.
@@ -589,11 +615,102 @@ class Store:
         return out
 
     def ledger_put(self, benchmark_id: str, calls: int, usd: float, tokens: int) -> None:
-        """Keep a benchmark's governor use so a resumed benchmark is held to what is left."""
-        self._write(
-            "INSERT OR REPLACE INTO ledger VALUES (?,?,?,?,?)",
-            [benchmark_id, calls, usd, tokens, time.time()],
-        )
+        """Keep a benchmark's governor use as one snapshot (runs not kept per call: Ray's).
+
+        The spend a crash left unknown (``unknown_*``) is kept as it was.
+        """
+        self._write(_LEDGER_SNAPSHOT, [benchmark_id, calls, usd, tokens, time.time()])
+
+    def ledger_apply(
+        self,
+        benchmark_id: str,
+        session: str,
+        opened: Sequence[tuple[int, float, int]],
+        closed: Sequence[int],
+        settled: tuple[int, float, int],
+    ) -> None:
+        """Write one group commit of a benchmark's per-call ledger, in one transaction.
+
+        Issue 13: a reservation is in the file before its request is sent, its settlement
+        right after the reply. :class:`~hrbench.ledger.Journal` calls this from its writer
+        thread with every change queued while the previous commit ran.
+
+        Args:
+            benchmark_id: the benchmark.
+            session: the run that made the reservations (one per start or resume).
+            opened: reservations to keep open, ``(number, usd, tokens)``.
+            closed: numbers of open reservations (of ``session``) now settled.
+            settled: what the settlements of this commit add, ``(calls, usd, tokens)``
+                (including reservations opened and settled within the same commit, which are
+                never written as open).
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.ledger_apply("b", "s1", [(1, 0.5, 100), (2, 0.5, 100)], [], (0, 0.0, 0))
+            >>> s.ledger_apply("b", "s1", [], [1], (1, 0.01, 12))
+            >>> {k: s.ledger_get("b")[k] for k in ("calls", "usd", "open_calls", "open_usd")}
+            {'calls': 2, 'usd': 0.51, 'open_calls': 1, 'open_usd': 0.5}
+        """
+        now = time.time()
+        with self._tx(immediate=True) as conn:
+            if opened:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO ledger_open VALUES (?,?,?,?,?,?)",
+                    [[benchmark_id, session, n, u, t, now] for n, u, t in opened],
+                )
+            if closed:
+                conn.executemany(
+                    "DELETE FROM ledger_open WHERE benchmark_id=? AND session=? AND seq=?",
+                    [[benchmark_id, session, n] for n in closed],
+                )
+            conn.execute(
+                "INSERT INTO ledger (benchmark_id, calls, usd, tokens, updated) VALUES (?,?,?,?,?) "
+                "ON CONFLICT(benchmark_id) DO UPDATE SET calls=calls+excluded.calls, "
+                "usd=usd+excluded.usd, tokens=tokens+excluded.tokens, updated=excluded.updated",
+                [benchmark_id, *settled, now],
+            )
+
+    def ledger_resume(self, benchmark_id: str) -> dict[str, Any] | None:
+        """Start a benchmark again from what was spent: fold open reservations into the spend.
+
+        Issue 13: a reservation still open when a run stopped (a crash, a kill) may have been
+        paid or not; it is counted as spent at its reserved, worst-case amount and kept apart
+        as spend that is *unknown, at most* that much (``unknown_*``, summed over every such
+        stop). Call it once, holding the benchmark's lease, before the run's first request.
+
+        Returns:
+            :meth:`ledger_get` after the fold plus ``crashed_calls``, ``crashed_usd`` and
+            ``crashed_tokens`` (what this fold added); ``None`` when nothing was kept.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.ledger_apply("b", "s1", [(1, 0.25, 50)], [], (3, 0.03, 60))
+            >>> led = s.ledger_resume("b")
+            >>> led["calls"], led["usd"], led["unknown_calls"], led["unknown_usd"], led["open_calls"]
+            (4, 0.28, 1, 0.25, 0)
+        """
+        with self._tx(immediate=True) as conn:
+            n, usd, tokens = conn.execute(
+                "SELECT count(*), coalesce(sum(usd), 0), coalesce(sum(tokens), 0) FROM ledger_open "
+                "WHERE benchmark_id=?",
+                [benchmark_id],
+            ).fetchone()
+            if n:
+                conn.execute(
+                    "INSERT INTO ledger (benchmark_id, calls, usd, tokens, updated) VALUES (?,0,0,0,?) "
+                    "ON CONFLICT(benchmark_id) DO NOTHING",
+                    [benchmark_id, time.time()],
+                )
+                conn.execute(
+                    "UPDATE ledger SET calls=calls+?, usd=usd+?, tokens=tokens+?, unknown_calls=unknown_calls+?, "
+                    "unknown_usd=unknown_usd+?, unknown_tokens=unknown_tokens+?, updated=? WHERE benchmark_id=?",
+                    [n, usd, tokens, n, usd, tokens, time.time(), benchmark_id],
+                )
+                conn.execute("DELETE FROM ledger_open WHERE benchmark_id=?", [benchmark_id])
+        led = self.ledger_get(benchmark_id)
+        if led is not None:
+            led.update(crashed_calls=n, crashed_usd=usd, crashed_tokens=tokens)
+        return led
 
     def lease_acquire(self, benchmark_id: str, owner: str, pid: int | None = None) -> dict[str, Any] | None:
         """Take the one-at-a-time lease of a benchmark id; ``None`` when taken, else the holder.
@@ -637,20 +754,50 @@ class Store:
         self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
 
     def ledger_get(self, benchmark_id: str) -> dict[str, Any] | None:
-        """A benchmark's governor use: calls, usd, tokens; ``None`` if none kept."""
-        row = self._one("SELECT calls, usd, tokens FROM ledger WHERE benchmark_id=?", [benchmark_id])
-        return None if row is None else {"calls": row[0], "usd": row[1], "tokens": row[2]}
+        """A benchmark's governor use, everything that may have been paid counted as spent.
+
+        Returns:
+            ``None`` if nothing is kept; else ``calls``, ``usd``, ``tokens`` (settled, plus
+            open reservations at their reserved amount, plus the spend earlier stops left
+            unknown), ``open_calls``/``open_usd``/``open_tokens`` (reservations open now: in
+            flight, or left by a crash not yet resumed) and ``unknown_calls``/``unknown_usd``/
+            ``unknown_tokens`` (spend that earlier crashes left unknown: at most this much,
+            issue 13).
+
+        Example:
+            >>> Store(":memory:").ledger_get("none") is None
+            True
+        """
+        row = self._one(_LEDGER_SELECT + " WHERE l.benchmark_id=? GROUP BY l.benchmark_id", [benchmark_id])
+        if row is None:
+            return None
+        calls, usd, tokens, unknown_calls, unknown_usd, unknown_tokens, open_calls, open_usd, open_tokens = (
+            row
+        )
+        return {
+            "calls": calls + open_calls,
+            "usd": usd + open_usd,
+            "tokens": tokens + open_tokens,
+            "open_calls": open_calls,
+            "open_usd": open_usd,
+            "open_tokens": open_tokens,
+            "unknown_calls": unknown_calls,
+            "unknown_usd": unknown_usd,
+            "unknown_tokens": unknown_tokens,
+        }
 
     # -- housekeeping: listing, lookup, deletion ------------------------------------------
     def benchmark_headers(self) -> list[dict[str, Any]]:
-        """Every stored benchmark's header, newest first.
+        """Every stored benchmark's header, newest first (of equal creation times, the one stored last).
 
         Returns:
             Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
             ``status``, ``arms`` (names), ``rows`` (stored), ``total`` (expected rows),
             ``summary`` (the per-arm summary of a finished benchmark, else ``None``), ``runs``,
             ``reference_hash``, the governor caps in force ``max_usd`` and ``max_calls`` (the
-            limits the last run of it started with, defaults included; ``None``: no cap) and its use ``usd`` and ``calls`` (the ledger; ``None`` if none).
+            limits the last run of it started with, defaults included; ``None``: no cap), its use ``usd`` and ``calls`` (the ledger, open reservations
+            counted as spent; ``None`` if none) and of that the part a crash left unknown,
+            ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most").
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
@@ -659,8 +806,10 @@ class Store:
             "json_extract(b.spec, '$.params.runs'), b.reference_hash, "
             "coalesce(json_extract(b.spec, '$.limits.max_usd'), json_extract(b.spec, '$.params.governor.max_usd')), "
             "coalesce(json_extract(b.spec, '$.limits.max_calls'), json_extract(b.spec, '$.params.governor.max_calls')), "
-            "l.usd, l.calls "
-            "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.id"
+            "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
+            "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
+            "l.unknown_usd, l.unknown_calls "
+            "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
         return [
             {
@@ -678,15 +827,37 @@ class Store:
                 "max_calls": max_calls,
                 "usd": usd,
                 "calls": calls,
+                "unknown_usd": unknown_usd,
+                "unknown_calls": unknown_calls,
             }
-            for i, name, created, status, arms, total, summary, n, runs, ref_hash, max_usd, max_calls, usd, calls in got
+            for (
+                i,
+                name,
+                created,
+                status,
+                arms,
+                total,
+                summary,
+                n,
+                runs,
+                ref_hash,
+                max_usd,
+                max_calls,
+                usd,
+                calls,
+                unknown_usd,
+                unknown_calls,
+            ) in got
         ]
 
     def benchmark_resolve(self, ref: str) -> str | None:
         """The id a user means by ``ref``: an id, a unique id prefix (4+ characters) or a name.
 
         Decided (SPEC silent; issue 15): an exact id wins, then a prefix of exactly one id, then
-        the newest benchmark of that name.
+        the newest benchmark of that name. Decided (newcomer's finding: two of one name made in
+        the same second): the newest wins, never a refusal; "newest" is the later creation
+        time, and of equal times the one stored last, which :meth:`benchmark_headers` (so
+        ``hrb ls``) lists first. Give the id (or a prefix) for an older one.
 
         Returns:
             The id, or ``None`` when nothing matches.
@@ -715,7 +886,7 @@ class Store:
                 )
         row = self._one(
             "SELECT id FROM benchmarks WHERE json_extract(spec, '$.params.name')=? "
-            "ORDER BY created DESC, id LIMIT 1",
+            "ORDER BY created DESC, rowid DESC LIMIT 1",
             [ref],
         )
         return None if row is None else str(row[0])
@@ -737,6 +908,7 @@ class Store:
                     cur = conn.execute(f"DELETE FROM {table} WHERE {col}=?", [bid])
                     out[table] += cur.rowcount
                 conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
+                conn.execute("DELETE FROM ledger_open WHERE benchmark_id=?", [bid])
         return out
 
     def gc(
@@ -767,18 +939,18 @@ class Store:
             if r[0] not in kept
         ]
         out: dict[str, Any] = {**self.benchmark_delete(old), "cache": 0, "recordings": 0}
-        with self._lock:
+        with self._guard() as conn:  # the file checked and SQLite's errors typed, as every write
             if cache:
-                out["cache"] = self.db.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
+                out["cache"] = conn.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
             if recordings:
-                out["recordings"] = self.db.execute(
+                out["recordings"] = conn.execute(
                     "DELETE FROM recordings WHERE created < ?", [cutoff]
                 ).rowcount
             vacuumed = False
             if vacuum:
                 try:
-                    self.db.execute("VACUUM")
-                    self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    conn.execute("VACUUM")
+                    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                     vacuumed = True
                 except sqlite3.OperationalError:  # another connection is reading: try again later
                     vacuumed = False
@@ -793,6 +965,30 @@ class Store:
 
 _FULL, _CORRUPT, _NOTADB, _READONLY, _CANTOPEN, _PERM, _IOERR = 13, 11, 26, 8, 14, 3, 10
 """SQLite's primary result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``)."""
+
+
+_INSERT_CHUNK = 256
+"""The most rows one multi-row ``INSERT`` statement carries (6 columns: 1,536 parameters)."""
+
+
+def _insert_many(conn: sqlite3.Connection, table: str, ncols: int, values: Sequence[Sequence[Any]]) -> None:
+    """``INSERT OR REPLACE`` rows with one multi-row statement per chunk of up to :data:`_INSERT_CHUNK`.
+
+    Chunks are powers of two, so a few statements serve every batch size from SQLite's statement
+    cache. One statement per chunk instead of one per row saves per-row work, and the writer
+    thread gives up and takes back Python's GIL once per chunk instead of once per row (a
+    benchmark's event loop runs meanwhile; issue 15, point 6).
+    """
+    row = "(" + ",".join("?" * ncols) + ")"
+    start, n = 0, len(values)
+    while start < n:
+        size = min(_INSERT_CHUNK, 1 << ((n - start).bit_length() - 1))
+        chunk = values[start : start + size]
+        conn.execute(
+            f"INSERT OR REPLACE INTO {table} VALUES {','.join([row] * size)}",
+            [v for r in chunk for v in r],
+        )
+        start += size
 
 
 def _writable(path: str) -> bool:
@@ -897,5 +1093,17 @@ def _migrate_1_to_2(conn: sqlite3.Connection) -> None:
     conn.execute("UPDATE reference_sets SET name = NULL")
 
 
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}
+def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
+    """Schema 2 -> 3: the ledger keeps the spend a crash left unknown (``ledger_open`` is new).
+
+    A schema-2 ledger row was a snapshot with in-flight reservations counted as spent; it
+    stays the settled use, with nothing unknown (issue 13).
+    """
+    have = {r[1] for r in conn.execute("PRAGMA table_info(ledger)")}
+    for col, kind in (("unknown_calls", "INTEGER"), ("unknown_usd", "REAL"), ("unknown_tokens", "INTEGER")):
+        if col not in have:
+            conn.execute(f"ALTER TABLE ledger ADD COLUMN {col} {kind} NOT NULL DEFAULT 0")
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 """``version -> the step that brings a file at that version to the next``."""

@@ -4,55 +4,62 @@ A provider's reported usage is always preferred (provenance ``"reported"``). Whe
 without usage, its tokens are *counted* with the model's own tokenizer where hrbench ships it
 (tiktoken's ``o200k_base`` and ``cl100k_base``, for OpenAI models; provenance ``"counted"``), and
 otherwise *estimated* at four characters a token (provenance ``"estimated"``). The vocabularies
-ship with the package (``hrbench/data/tiktoken/``, sha256-checked by tiktoken), so counting needs
-no network.
+ship with the package (``hrbench/data/tiktoken/``, sha256-checked here) and are loaded without
+tiktoken's download cache, so counting needs no network and sets no environment variable.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import math
-import os
-import threading
 from functools import lru_cache
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from hrbench.records import Usage
 
 __all__ = ["count_messages", "count_tokens", "encoding_name", "prompt_bound", "usage_of"]
 
-_BLOB = "https://openaipublic.blob.core.windows.net/encodings/{}.tiktoken"
-_SHIPPED = ("cl100k_base", "o200k_base")
-_lock = threading.Lock()
-_seeded = False
-
-
-def _seed_cache() -> None:
-    """Write the shipped vocabularies where tiktoken looks for its cached downloads."""
-    global _seeded
-    with _lock:
-        if _seeded:
-            return
-        cache = os.environ.get("TIKTOKEN_CACHE_DIR")
-        if not cache:
-            from hrbench.store import default_home
-
-            cache = str(default_home() / "tiktoken")
-            os.environ["TIKTOKEN_CACHE_DIR"] = cache
-        Path(cache).mkdir(parents=True, exist_ok=True)
-        for name in _SHIPPED:
-            target = Path(cache) / hashlib.sha1(_BLOB.format(name).encode()).hexdigest()
-            if not target.exists():
-                data = gzip.decompress(
-                    resources.files("hrbench").joinpath(f"data/tiktoken/{name}.tiktoken.gz").read_bytes()
-                )
-                tmp = target.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_bytes(data)
-                os.replace(tmp, target)
-        _seeded = True
+_ENDOFTEXT, _ENDOFPROMPT = "<|endoftext|>", "<|endofprompt|>"
+_FIM_PREFIX, _FIM_MIDDLE, _FIM_SUFFIX = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>"
+_ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
+    # name: (sha256 of the vocabulary, split pattern, special tokens), as tiktoken_ext.openai_public
+    # defines them (tests/unit/test_tokens.py checks they still agree)
+    "cl100k_base": (
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s""",
+        {
+            _ENDOFTEXT: 100257,
+            _FIM_PREFIX: 100258,
+            _FIM_MIDDLE: 100259,
+            _FIM_SUFFIX: 100260,
+            _ENDOFPROMPT: 100276,
+        },
+    ),
+    "o200k_base": (
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+        "|".join(
+            [
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+                r"""\p{N}{1,3}""",
+                r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+                r"""\s*[\r\n]+""",
+                r"""\s+(?!\S)""",
+                r"""\s+""",
+            ]
+        ),
+        {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
+    ),
+}
+"""The shipped encodings. Decided (issue: hrbench set ``TIKTOKEN_CACHE_DIR`` in the process
+environment to point tiktoken's download cache at the shipped files; every path under the state
+folder was then masked as a secret in errors): the vocabularies are read from the package and
+the :class:`tiktoken.Encoding` is built here, so nothing is written to disk or to
+``os.environ`` and no download is ever attempted."""
+_SHIPPED = tuple(_ENCODINGS)
 
 
 def encoding_name(model: str | None) -> str | None:
@@ -78,10 +85,20 @@ def encoding_name(model: str | None) -> str | None:
 
 @lru_cache(maxsize=4)
 def _encoding(name: str) -> Any:
-    _seed_cache()
+    """The :class:`tiktoken.Encoding` ``name``, from the shipped vocabulary (checked by sha256)."""
     import tiktoken
 
-    return tiktoken.get_encoding(name)
+    sha256, pat_str, special = _ENCODINGS[name]
+    data = gzip.decompress(
+        resources.files("hrbench").joinpath(f"data/tiktoken/{name}.tiktoken.gz").read_bytes()
+    )
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise RuntimeError(f"the shipped tokenizer {name} does not match its sha256 (a damaged install)")
+    ranks = {
+        base64.b64decode(token): int(rank)
+        for token, rank in (line.split() for line in data.splitlines() if line)
+    }
+    return tiktoken.Encoding(name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special)
 
 
 def count_tokens(text: str, model: str | None) -> int | None:

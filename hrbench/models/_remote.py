@@ -45,7 +45,7 @@ import math
 import random
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -56,7 +56,7 @@ from hrbench.environ import env_value
 from hrbench.errors import BudgetRefused, HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
-from hrbench.redact import redact
+from hrbench.redact import note_key_env, redact
 from hrbench.tokens import usage_of
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
@@ -249,6 +249,7 @@ class HttpModelClient:
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.api_key_env = api_key_env
+        note_key_env(api_key_env)  # its value is masked in every message, whatever its name
         self.timeout_s = float(timeout_s)
         self.connect_timeout_s = float(connect_timeout_s)
         self.max_connections = int(max_connections)
@@ -392,13 +393,17 @@ class HttpModelClient:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Send ``request``, retrying what a retry can fix.
 
         Args:
             request: the request; an empty ``model`` means this client's model.
             before_attempt: called before every attempt is sent, retries included; it charges
-                the attempt to the governor and raises ``BudgetRefused`` to stop it.
+                the attempt to the governor and raises ``BudgetRefused`` to stop it. What it
+                returns, when not ``None``, is awaited before the attempt is sent (issue 13:
+                the reservation committed to the ledger).
 
         Returns:
             The reply with usage, model as served, response id and seconds (the wall time of
@@ -480,11 +485,13 @@ class HttpModelClient:
         ep: _http.Endpoint,
         http: Any,
         payload: bytes,
-        before_attempt: Callable[[], None] | None,
+        before_attempt: Callable[[], Awaitable[None] | None] | None,
     ) -> Result:
         async with ep.limiter.slot() as granted:
             if before_attempt is not None:
-                before_attempt()
+                pending = before_attempt()
+                if pending is not None:  # issue 13: the reservation is committed before the send
+                    await pending
             self.attempts += 1
             try:
                 with anyio.fail_after(self.timeout_s):

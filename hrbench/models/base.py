@@ -7,7 +7,7 @@ client itself keeps no cache.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
 from hrbench.records import Request, Result
@@ -29,13 +29,17 @@ class Client(Protocol):
     base_url: str
     model: str
 
-    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Answer one request.
 
         Args:
             request: the request, with ``model``, ``provider`` and ``base_url`` filled in.
             before_attempt: called before every attempt is sent (retries included); it charges
-                the attempt to the governor and raises ``BudgetRefused`` to stop it.
+                the attempt to the governor and raises ``BudgetRefused`` to stop it. What it
+                returns, when not ``None``, must be awaited before the attempt is sent: the
+                reservation is then committed to the benchmark's ledger (issue 13).
 
         Returns:
             The reply; a failed request is a ``Result`` with ``ok=False``, not an exception,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -74,21 +74,25 @@ class MockClient:
     def __repr__(self) -> str:
         return f"MockClient(model={self.model!r})"
 
-    async def send(self, request: Request, before_attempt: Callable[[], None] | None = None) -> Result:
+    async def send(
+        self, request: Request, before_attempt: Callable[[], Awaitable[None] | None] | None = None
+    ) -> Result:
         """Answer ``request`` by calling the function; an exception becomes ``ok=False``.
 
         Raises:
             BudgetRefused: from ``before_attempt`` when the governor refuses the request.
         """
         if before_attempt is not None:
-            before_attempt()
+            pending = before_attempt()
+            if pending is not None:  # issue 13: a priced mock waits for its reservation's commit
+                await pending
         self.calls += 1
         params = dict(request.params)
         params["draw_index"] = request.draw_index
         start = time.perf_counter()
         try:
             out = self.fn(request.messages, params)
-            if inspect.isawaitable(out):
+            if type(out) is not str and inspect.isawaitable(out):
                 out = await out
         except Exception as exc:  # the arm's mock failed: an error reply, not a crash
             return Result(ok=False, error=f"{type(exc).__name__}: {exc}", model=request.model or self.model)

@@ -13,7 +13,7 @@ import msgspec
 
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError
-from hrbench.reading._reference import read_rows
+from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scorer import plain_number
 
@@ -69,6 +69,16 @@ def _scaled(text: str | None, prediction: Any, scale: Any) -> dict[str, Any]:
     return {"text": text, "prediction": prediction, "scale": scale}
 
 
+def _absent_field(field: str, name: str, where: str, rows: list[dict[str, Any]]) -> ConfigError:
+    """An error for a field the rows lack, naming the fields they have (and the closest)."""
+    import difflib
+
+    have = sorted({str(k) for r in rows[:100] for k in r})
+    close = difflib.get_close_matches(name, have, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return ConfigError(field, name, f"{where} has no such field; {hint}its rows have {', '.join(have)}")
+
+
 def outputs_arm(
     name: str,
     outputs: Mapping[Any, Any] | str | os.PathLike[str],
@@ -113,7 +123,10 @@ def outputs_arm(
     scorer, so a missing line counts against the arm rather than vanishing.
 
     Raises:
-        ConfigError: a row without ``id_field``, a duplicate id, or an unreadable source.
+        ConfigError: a row without ``id_field``, a ``prediction_field`` that no row of the file
+            has (decided, issue: a wrong name made every run a parse failure and the benchmark
+            "done"; a row lacking it beside rows that have it is a null prediction), a
+            duplicate id, or an unreadable source. The error lists the rows' fields.
 
     Example:
         >>> arm = outputs_arm("baseline", {"q1": "Paris", "q2": None})
@@ -126,7 +139,7 @@ def outputs_arm(
         settings["source"] = path.name
         raw: Any = None
         if path.suffix == ".json":
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = read_json(path, "a JSON object of id -> prediction, or a list of rows", "arm.path")
         if isinstance(raw, Mapping) and "data" not in raw:
             table = {str(k): v for k, v in raw.items()}
             if "predictions" in table and isinstance(table["predictions"], Mapping):
@@ -134,9 +147,11 @@ def outputs_arm(
         else:
             table = {}
             rows = read_rows(raw if raw is not None else path)
+            if isinstance(prediction_field, str) and rows and not any(prediction_field in r for r in rows):
+                raise _absent_field("prediction_field", prediction_field, path.name, rows)
             for n, row in enumerate(rows, 1):
                 if id_field not in row:
-                    raise ConfigError("id_field", id_field, f"{path.name} row {n} has no such field")
+                    raise _absent_field("id_field", id_field, f"{path.name} row {n}", [row])
                 key = str(row[id_field])
                 if key in table:
                     raise ConfigError("outputs", key, f"{path.name} has two predictions for this item")
@@ -206,19 +221,30 @@ def tatqa_outputs(
         -12.6); an empty completion is ``None`` (a parse failure).
 
     Raises:
-        ConfigError: when ``field`` is neither of the two.
+        ConfigError: when ``field`` is neither of the two, or the file is not a TAT-QA run
+            (named with the line: a SQuAD run file given ``format = "tatqa"``).
     """
     if field not in ("pred_answer", "generated"):
         raise ConfigError("field", field, "expected 'pred_answer' or 'generated'")
     p = Path(path)
     out: dict[str, Any] = {}
+    expected = (
+        "a TAT-QA run: JSON lines of {question_id, generated, pred_answer, pred_scale}, or a .json object of "
+        "{question_id: [answer, scale]}"
+    )
     if p.suffix == ".json":
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(p, expected, "arm.path")
+        if not isinstance(data, Mapping) or not all(
+            isinstance(v, list) and len(v) == 2 for v in data.values()
+        ):
+            raise ConfigError("arm.path", str(p), f"expected {expected}")
         rows = [{"question_id": k, "pred_answer": v[0], "pred_scale": v[1]} for k, v in data.items()]
         field = "pred_answer"
     else:
         rows = read_rows(p)
-    for row in rows:
+    for n, row in enumerate(rows, 1):
+        if "question_id" not in row:
+            raise ConfigError("arm.path", f"{p}:{n}", f"row {n} has no `question_id`; expected {expected}")
         value = row.get(field)
         parts = value if isinstance(value, list) else [value]
         texts = [

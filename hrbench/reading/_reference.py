@@ -14,7 +14,7 @@ from hrbench.errors import ConfigError, ReferenceValueError
 from hrbench.reference import Reference
 from hrbench.scorer import NOT_IN_DOCUMENT, plain_number
 
-__all__ = ["document_id", "qa_reference", "read_rows", "tatqa_reference"]
+__all__ = ["document_id", "qa_reference", "read_json", "read_rows", "tatqa_reference"]
 
 _FIELDS = ("id", "document", "question", "answers", "is_impossible", "title", "split")
 _DEFAULTS: dict[str, tuple[str, ...]] = {
@@ -49,6 +49,41 @@ def document_id(document: str, title: str | None = None) -> str:
     return f"doc-{digest}"
 
 
+def read_json(path: str | os.PathLike[str], expected: str, field: str = "path") -> Any:
+    """The JSON document in a file, or an error naming the file, the line and the form expected.
+
+    Decided (issue: ``format = "tatqa"`` on a SQuAD ``.jsonl`` file ended in ``InternalError
+    (JSONDecodeError)``): a file that is not one JSON document is a :class:`ConfigError`.
+
+    Args:
+        path: the file.
+        expected: what the file should hold, said in the error (``"a TAT-QA .json file: a list
+            of {table, paragraphs, questions}"``).
+        field: the spec field named in the error.
+
+    Raises:
+        ConfigError: the file is not JSON (or holds JSON lines).
+        OSError: the file cannot be read.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "x.jsonl"
+        >>> _ = f.write_text('{"a": 1}' + chr(10) + '{"a": 2}' + chr(10))
+        >>> try:
+        ...     read_json(f, "a JSON list")
+        ... except ValueError as exc:
+        ...     print(str(exc).split(" (got")[0])
+        path: line 2 is not JSON (Extra data); expected a JSON list
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            field, str(path), f"line {exc.lineno} is not JSON ({exc.msg}); expected {expected}"
+        ) from None
+
+
 def read_rows(source: Any) -> list[dict[str, Any]]:
     """Rows (dicts) from a file or an in-memory table.
 
@@ -67,9 +102,9 @@ def read_rows(source: Any) -> list[dict[str, Any]]:
     """
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
-        text = path.read_text(encoding="utf-8")
         if path.suffix == ".json":
-            return read_rows(json.loads(text))
+            return read_rows(read_json(path, "a JSON list of rows or official SQuAD JSON", "source"))
+        text = path.read_text(encoding="utf-8")
         rows = []
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
@@ -328,11 +363,17 @@ def tatqa_reference(
         A :class:`~hrbench.reference.Reference`.
 
     Raises:
-        ConfigError: when the file is not a TAT-QA list of contexts.
+        ConfigError: when the file is not a TAT-QA list of contexts (named with the line that
+            is not JSON, e.g. a SQuAD ``.jsonl`` file: use ``format = "squad"`` for it).
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(data, list) or (data and "questions" not in data[0]):
-        raise ConfigError("path", str(path), "expected a TAT-QA list of {table, paragraphs, questions}")
+    expected = (
+        'a TAT-QA .json file (a list of {table, paragraphs, questions}); SQuAD-style rows are format "squad"'
+    )
+    data = read_json(path, expected)
+    if not isinstance(data, list) or (
+        data and (not isinstance(data[0], Mapping) or "questions" not in data[0])
+    ):
+        raise ConfigError("path", str(path), f"expected {expected}")
     wanted = None if ids is None else {str(i) for i in ids}
     items: dict[str, Any] = {}
     labels: dict[str, Any] = {}

@@ -67,16 +67,31 @@ def stop_kind(output: Any) -> str | None:
     return None
 
 
+def is_not_in_document_label(answer: str) -> bool:
+    """Whether an accepted answer is the ``NOT_IN_DOCUMENT`` label: one rule for every scorer.
+
+    The answer is folded as ``answer_contains`` folds labels (case, white space, the folds of
+    :func:`~hrbench.reading._fold.fold_answer`) and sentence punctuation and quotes around it
+    are dropped (cases R12a, R12c). ``answer_contains`` and the numeric scorer both use it
+    (decided: they once disagreed on a quoted or exclaimed label).
+
+    Example:
+        >>> [is_not_in_document_label(a) for a in ("NOT_IN_DOCUMENT", ' "not_in_document." ', "NOT_IN")]
+        [True, True, False]
+    """
+    return strip_around(fold_answer(answer)) == _NID
+
+
 @lru_cache(maxsize=1 << 14)
 def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
     """(does the label accept NOT_IN_DOCUMENT, the other accepted answers folded)."""
     nid = False
     folded: list[str] = []
     for a in answers:
-        f = strip_around(fold_answer(a))
-        if f == _NID:
+        if is_not_in_document_label(a):
             nid = True
             continue
+        f = strip_around(fold_answer(a))
         if f and f not in folded:
             folded.append(f)
     return nid, tuple(folded)

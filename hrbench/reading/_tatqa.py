@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from hrbench.errors import ConfigError
 from hrbench.metrics import Metric, _get, _missing
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found
@@ -453,6 +454,37 @@ def tatqa_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
     except TypeError:
         em = f1 = 0.0
     return {"tatqa_em": em, "tatqa_f1": f1}
+
+
+def _tatqa_labels(labels: Mapping[str, Any]) -> None:
+    """Refuse a benchmark whose labels lack the TAT-QA gold details the metric reads.
+
+    Decided (issue: ``metrics = ["tatqa"]`` on SQuAD labels ran with no word, scoring
+    ``"NOT_IN_DOCUMENT"`` as a TAT-QA span): in a benchmark, every labelled item must carry a
+    mapping label with ``answer`` (or ``answers``) and ``answer_type``, as
+    :func:`~hrbench.reading.tatqa_reference` builds it; items with no label are skipped.
+
+    Raises:
+        ConfigError: naming the first item whose label is not one, and its label.
+    """
+    for item_id, label in labels.items():
+        if label is None:
+            continue
+        if not (
+            isinstance(label, Mapping)
+            and "answer_type" in label
+            and ("answer" in label or "answers" in label)
+        ):
+            raise ConfigError(
+                "metrics",
+                "tatqa",
+                f"item {item_id!r} has the label {label!r:.60}: the TAT-QA metric needs labels from a TAT-QA "
+                'reference (format = "tatqa": a mapping with answer, scale, answer_type)',
+            )
+
+
+tatqa_scores.check_labels = _tatqa_labels  # type: ignore[attr-defined]
+"""Called by :func:`hrbench.benchmark` with the labels of the items it runs (before any run)."""
 
 
 # -- evaluate() metrics ------------------------------------------------------------------------

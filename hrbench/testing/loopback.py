@@ -27,7 +27,9 @@ Faults (:data:`FAULTS`) are scripted two ways:
   HTTP-date, see :class:`Fault`) and ``hang=S`` (seconds).
 
 The server records every request in :attr:`LoopbackServer.requests` (path, headers, body,
-arrival time), so tests can check what was sent and when. ``gather=N`` holds every reply until
+arrival time), so tests can check what was sent and when, and bills every reply it makes in
+:attr:`LoopbackServer.bills` (response id, tokens, and USD at ``price``, as a provider's bill;
+issue 13 checks row USD after a crash against it). ``gather=N`` holds every reply until
 ``N`` requests are in flight at once (then lets all through), so a test of a client's
 concurrency does not depend on how fast the machine sends them.
 """
@@ -66,7 +68,7 @@ except ImportError as exc:  # pragma: no cover - only without the dev extras
         f"hrbench.testing.loopback needs starlette and uvicorn (pip install 'hrbench[dev]'): {exc}"
     ) from exc
 
-__all__ = ["FAULTS", "Fault", "LoopbackServer", "ReceivedRequest"]
+__all__ = ["FAULTS", "Bill", "Fault", "LoopbackServer", "ReceivedRequest"]
 
 FAULTS = (
     "ok",
@@ -198,6 +200,26 @@ class ReceivedRequest:
     fault: str = "ok"
 
 
+@dataclass(frozen=True)
+class Bill:
+    """What the server billed for one reply it made, as a provider's bill lists it.
+
+    Attributes:
+        response_id: the reply's id (``chatcmpl-...`` or ``msg_...``).
+        model: the model billed.
+        tokens_in: prompt tokens billed (cached ones included).
+        tokens_out: completion tokens billed (reasoning included).
+        usd: ``tokens_in`` and ``tokens_out`` at the server's ``price`` (USD per million input
+            and output tokens); 0 without a price.
+    """
+
+    response_id: str
+    model: str
+    tokens_in: int
+    tokens_out: int
+    usd: float
+
+
 class _Drop(Exception):
     """Raised by the app to make uvicorn close the connection mid-reply."""
 
@@ -218,6 +240,8 @@ class _State:
     honour_max_tokens: bool = True
     prompt_tokens: str = "words"
     serve_model: str | None = None
+    price: tuple[float, float] | None = None
+    bills: list[Bill] = field(default_factory=list)
     gather: int = 0
     gather_timeout_s: float = 10.0
     gathered: asyncio.Event | None = None
@@ -556,6 +580,16 @@ class _Api:
             }
         if st.omit_usage:  # like servers that send no usage block
             payload.pop("usage", None)
+        pin, pout = st.price or (0.0, 0.0)
+        st.bills.append(  # one event loop serves every request: no lock needed
+            Bill(
+                response_id=payload["id"],
+                model=model,
+                tokens_in=prompt_tokens,
+                tokens_out=completion,
+                usd=prompt_tokens * pin / 1e6 + completion * pout / 1e6,
+            )
+        )
         return JSONResponse(payload)
 
 
@@ -573,6 +607,7 @@ _SETTINGS = frozenset(
         "honour_max_tokens",
         "prompt_tokens",
         "serve_model",
+        "price",
         "gather",
         "gather_timeout_s",
     }
@@ -648,6 +683,11 @@ class LoopbackServer:
         """The requests received so far, in arrival order."""
         return self._state.requests
 
+    @property
+    def bills(self) -> list[Bill]:
+        """What the server billed, one :class:`Bill` per reply made, in order."""
+        return self._state.bills
+
     def push(self, *faults: str | Fault) -> None:
         """Queue faults for the next requests, in order (``"ok"`` for a normal reply)."""
         with self._state.lock:
@@ -659,11 +699,12 @@ class LoopbackServer:
         return self._state.max_in_flight
 
     def reset(self) -> None:
-        """Forget queued faults, marker counts, recorded requests and ``max_in_flight``; re-arm ``gather``."""
+        """Forget queued faults, marker counts, recorded requests and bills, ``max_in_flight``; re-arm ``gather``."""
         with self._state.lock:
             self._state.queue.clear()
             self._state.seen.clear()
             self._state.requests.clear()
+            self._state.bills.clear()
             self._state.max_in_flight = self._state.in_flight
             self._state.gathered = None
 
@@ -680,7 +721,8 @@ class LoopbackServer:
                 server that overruns it), ``prompt_tokens`` (``"words"``, ``"bytes"`` or ``"tiktoken"``: how
                 prompt tokens are billed; bytes is the most any byte-level tokenizer bills;
                 ``"tiktoken"``: the model's own tokenizer where hrbench ships it, else bytes),
-                ``serve_model`` (report this model whatever was asked), ``gather`` (hold replies
+                ``serve_model`` (report this model whatever was asked), ``price`` (``(input,
+                output)`` USD per million tokens that :attr:`bills` charges), ``gather`` (hold replies
                 until this many requests are in flight at once; 0 for no holding; setting it
                 re-arms the latch) and ``gather_timeout_s`` (how long a held reply waits for
                 the others before the latch gives up and opens; seconds).

@@ -16,7 +16,13 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning, FewRunsWarning, MetricErrorWarning
+from hrbench.errors import (
+    ArmErrorWarning,
+    BudgetStoppedWarning,
+    FewRunsWarning,
+    MetricErrorWarning,
+    NoLabelsWarning,
+)
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -42,7 +48,7 @@ def _showwarning(
 
 def route_warnings() -> None:
     """Send library warnings to the running handler's result (else to the log), never to stdout."""
-    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning, ArmErrorWarning):
+    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning, ArmErrorWarning, NoLabelsWarning):
         warnings.simplefilter("always", cat)
     warnings.showwarning = _showwarning
 

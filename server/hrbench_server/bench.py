@@ -2,24 +2,34 @@
 
 Each scored row is
 
-1. buffered and written to the store with its trace in one transaction per batch: when
-   :data:`STORE_BATCH` rows are waiting, and at least every :data:`FLUSH_INTERVAL_S` seconds;
+1. buffered and written to the store with its trace in one transaction per batch, in a worker
+   thread while the runner goes on: when :data:`STORE_BATCH` rows are waiting (a batch takes
+   every row waiting, so batches grow while a write is under way), and at least every
+   :data:`FLUSH_INTERVAL_S` seconds; the runner waits only when :data:`MAX_PENDING` rows queue
+   behind a write;
 2. once that transaction committed, sent to the caller as an ``hrbench/row`` notification
    tagged with the request id (unless ``stream`` is false), with an ``hrbench/progress``
-   notification about every 1% of rows: a row the caller saw is a row saved.
+   notification about every 1% of rows: a row the caller saw is a row saved. Each row is
+   encoded once, in the writer thread, for both the store and the wire (issue 15, point 6).
 
 A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
 its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
 not saved; nothing more is written or sent.
 
 The runner keeps no rows in memory (``keep_rows=False``); the summary is its running count.
-The writer is drained every :data:`DRAIN_EVERY` rows, so a client that reads slowly slows the
+The connection is drained after every batch sent, so a client that reads slowly slows the
 benchmark instead of growing the daemon's memory.
+
+The governor's ledger is kept per call (issue 13, :mod:`hrbench.ledger`): each reservation is
+committed to the store before its request is sent and settled right after the reply, so a
+SIGKILL at any point leaves every call that may have been paid in the ledger. (A run on Ray
+keeps it as a snapshot with each batch of rows, as before.)
 
 Resume: ``{"resume": "<id>"}`` rebuilds the stored spec, checks that every arm still has the
 hash it had (an arm whose code or settings changed would mix two arms in one table), keeps
 the stored rows (the runner does not run them again), restores the governor's use from its
-ledger, and runs the rest. Calls that finished before the interruption are answered from the
+ledger (reservations left open by a crash counted as spent, and reported in the result's
+text as "unknown, at most X USD / N calls"), and runs the rest. Calls that finished before the interruption are answered from the
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
@@ -35,6 +45,7 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import Awaitable
 from typing import Any
 
 import anyio
@@ -42,17 +53,18 @@ import anyio.to_thread
 import msgspec
 
 from hrbench import specs
-from hrbench.benchmark import benchmark_async, trace_metrics
+from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.cache import Cache
 from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
 from hrbench.governor import Governor, default_governor
+from hrbench.ledger import Journal
 from hrbench.records import Row, Step
 from hrbench.runtime import ADVICE
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
-from hrbench_server.rpc import HrbenchProtocol
+from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
-__all__ = ["DRAIN_EVERY", "FLUSH_INTERVAL_S", "STORE_BATCH", "run_benchmark"]
+__all__ = ["FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
 
 logger = logging.getLogger("hrbench_server")
 
@@ -62,10 +74,13 @@ STORE_BATCH = 256
 FLUSH_INTERVAL_S = 0.1
 """The longest a scored row waits before it is written (seconds)."""
 
-DRAIN_EVERY = 256
-"""Rows sent between two waits on the connection's write buffer."""
+MAX_PENDING = 4 * STORE_BATCH
+"""Rows waiting behind a write still under way before the runner waits for it."""
 
 _SPEC_VERSION = 1
+
+_encoder = msgspec.json.Encoder()
+"""The writer thread's encoder (rows and their notifications; one batch at a time per sink)."""
 
 
 class _Sink:
@@ -88,19 +103,22 @@ class _Sink:
         done: int,
         stream: bool,
         governor: Any,
+        snapshots: bool = True,
     ) -> None:
         self.app, self.proto, self.msg_id, self.bench_id = app, proto, msg_id, bench_id
         self.total, self.done, self.stream, self.governor = total, done, stream, governor
+        self.snapshots = snapshots
+        """Whether the ledger is written with the rows (a Ray run; else it is kept per call)."""
         self.pending: list[tuple[int, Row]] = []
         self.pending_traces: dict[str, list[Step]] = {}
         self.lock = asyncio.Lock()
-        self.since_drain = 0
         self.progress_every = max(1, total // 100)
         self.last_progress = done
         self.written = 0
         self.failed: StoreError | None = None
         self.unsaved = 0
         self.ledger_written: tuple[int, float, int] | None = None
+        self.writing: asyncio.Future[None] | None = None  # the batch being written in the background
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -118,22 +136,60 @@ class _Sink:
             ),
         )
 
-    async def on_row(self, seq: int, row: Row, trace: list[Step]) -> None:
+    def on_row(self, seq: int, row: Row, trace: list[Step]) -> Awaitable[None] | None:
+        """Take a scored row; a full batch is written in the background while the runner goes on.
+
+        Returns ``None`` (nothing to wait for: no coroutine is made per row), or what the
+        runner must await: the write under way when :data:`MAX_PENDING` rows queue behind it
+        (a slow disk or a slow reader; memory stays bounded), or the store's error.
+        """
         self.pending.append((seq, row))
         self.pending_traces[row.ledger_id] = trace
-        if len(self.pending) >= STORE_BATCH or self.failed is not None:
+        if self.failed is not None:
+            return self.flush()  # raises the store's error
+        if len(self.pending) >= STORE_BATCH:
+            writing = self.writing
+            if writing is None or writing.done():
+                self.writing = self._start_flush()
+            elif len(self.pending) >= MAX_PENDING:
+                return self._behind(writing)
+        return None
+
+    async def _behind(self, writing: asyncio.Future[None]) -> None:
+        await asyncio.shield(writing)  # its error is kept in self.failed
+        if self.failed is not None:
             await self.flush()
 
     def _write(
-        self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int]
-    ) -> None:
-        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use)  # one transaction
+        self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int] | None
+    ) -> list[bytes]:
+        """Write a batch in one transaction (a worker thread); its rows' notifications, framed.
 
-    def _use(self) -> tuple[int, float, int]:
-        """The governor's use to keep, in-flight reservations counted as spent.
-
-        A resume after a crash must not assume the calls in flight were free.
+        Each row is encoded once, for the store and the wire; the event loop only queues the
+        frames once the transaction committed.
         """
+        encoded = [_encoder.encode(row) for _, row in batch]
+        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, encoded=encoded)
+        if not self.stream:
+            return []
+        return [
+            frame_notification(
+                _encoder,
+                "hrbench/row",
+                # protocol.Row's fields are records.Row's: the row's JSON goes in as it is
+                p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=msgspec.Raw(j)),  # type: ignore[arg-type]
+            )
+            for j in encoded
+        ]
+
+    def _use(self) -> tuple[int, float, int] | None:
+        """The governor's use to keep with the rows, in-flight reservations counted as spent.
+
+        A resume after a crash must not assume the calls in flight were free. ``None`` when
+        the governor keeps its ledger per call (:mod:`hrbench.ledger`).
+        """
+        if not self.snapshots:
+            return None
         snap = self.governor.snapshot()
         return (int(snap["calls"]), float(snap["usd"]), int(snap["tokens"]))
 
@@ -156,11 +212,19 @@ class _Sink:
         Shielded: a caller cancelled mid-write (the ticker at the end of the run, a cancelled
         runner) does not lose the batch it took; the next flush waits for this one.
         """
+        await asyncio.shield(self._start_flush())
+
+    def _start_flush(self) -> asyncio.Future[None]:
         task = asyncio.ensure_future(self._flush())
         task.add_done_callback(_seen)
-        await asyncio.shield(task)
+        return task
 
     async def _flush(self) -> None:
+        """Write the waiting rows, then queue them to the caller.
+
+        The next batch may be written while this one drains to a slow reader; the runner still
+        waits at :data:`MAX_PENDING`.
+        """
         async with self.lock:
             if self.failed is not None:  # the store failed: keep nothing, send nothing
                 self.unsaved += len(self.pending)
@@ -172,7 +236,7 @@ class _Sink:
             batch, traces = self.pending, self.pending_traces  # (no rows: calls went out, the
             self.pending, self.pending_traces = [], {}  # ledger follows every tick)
             try:
-                await anyio.to_thread.run_sync(self._write, batch, traces, use)
+                frames = await anyio.to_thread.run_sync(self._write, batch, traces, use)
                 self.ledger_written = use
             except StoreError as exc:
                 self.failed = exc
@@ -180,23 +244,21 @@ class _Sink:
                 logger.error("benchmark %s: %s", self.bench_id, exc)
                 raise self.error() from None
             self.written += len(batch)
-            await self._send(batch)
+            self._queue(len(batch), frames)
+        if batch:
+            await self.proto.drain()
 
-    async def _send(self, batch: list[tuple[int, Row]]) -> None:
-        for _, row in batch:
-            self.done += 1
-            if self.stream:
-                # records.Row and protocol.Row have the same fields: msgspec encodes either.
-                self.proto.send_notification(
-                    "hrbench/row",
-                    p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=row),  # type: ignore[arg-type,unused-ignore]
-                )
+    def _queue(self, n: int, frames: list[bytes]) -> None:
+        """Queue a committed batch's rows, with a progress notification about every 1%."""
+        sent = 0
+        while sent < n:
+            step = min(n - sent, max(1, self.progress_every - (self.done - self.last_progress)))
+            if frames:
+                self.proto.send_framed(frames[sent : sent + step])
+            sent += step
+            self.done += step
             if self.done - self.last_progress >= self.progress_every:
                 self.progress()
-            self.since_drain += 1
-            if self.since_drain >= DRAIN_EVERY:
-                self.since_drain = 0
-                await self.proto.drain()
 
     async def ticker(self) -> None:
         """Flush waiting rows, and the governor's use, every :data:`FLUSH_INTERVAL_S` seconds."""
@@ -250,8 +312,11 @@ def add_import_path(paths: list[str]) -> None:
             sys.path.append(path)
 
 
-def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
-    """Library objects from the spec (blocking: may read files, import modules, query SQLite)."""
+def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = None) -> dict[str, Any]:
+    """Library objects from the spec (blocking: may read files, import modules, query SQLite).
+
+    ``governor``: a resume's (:func:`resumed_governor`); else the spec's, or the defaults.
+    """
     if not params.arms:
         raise ConfigError("arms", [], "a benchmark needs at least one arm (or `resume` with a benchmark id)")
     if params.reference is None:
@@ -265,7 +330,10 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     pricing = specs.build_pricing(params.client)
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
     metrics = specs.build_metrics(params.metrics)
-    governor = specs.build_governor(params.governor) or default_governor()
+    if governor is None:
+        governor = specs.build_governor(params.governor) or default_governor()
+    # before the benchmark is stored: a refusal leaves nothing (priced by the spec's `price`)
+    refuse_before_start(client, governor, pricing)
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
     return {
@@ -363,7 +431,6 @@ async def _run(
 ) -> p.BenchmarkResult:
     store = app.store
     prior: list[Row] = []
-    ledger: dict[str, Any] | None = None
     stored: dict[str, Any] | None = None
     if args.resume is not None:
         rec = await anyio.to_thread.run_sync(store.benchmark_get, bench_id)
@@ -373,13 +440,12 @@ async def _run(
         params = msgspec.convert(stored["params"], p.BenchmarkParams)
         params = msgspec.structs.replace(params, stream=args.stream, concurrency=args.concurrency)
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
-        ledger = await anyio.to_thread.run_sync(store.ledger_get, bench_id)
     else:
         params = args
-    built = await anyio.to_thread.run_sync(_build, params, store)
+    limits = None if stored is None else resumed_governor(stored, args.governor)
+    built = await anyio.to_thread.run_sync(_build, params, store, limits)
     arms, reference, governor = built["arms"], built["reference"], built["governor"]
     if stored is not None:
-        governor = built["governor"] = resumed_governor(stored, args.governor)
         stored["limits"], stored["limits_from_defaults"] = governor.limits, governor.from_defaults
         was = {a["name"]: a["hash"] for a in stored.get("arms", [])}
         for a in arms:
@@ -409,16 +475,19 @@ async def _run(
             store.benchmark_put(bench_id, spec, reference.hash, "running")
 
         await anyio.to_thread.run_sync(create)
-    if ledger is not None:
-        governor.calls, governor.usd, governor.tokens = (
-            int(ledger["calls"]),
-            float(ledger["usd"]),
-            int(ledger["tokens"]),
-        )
+    # issue 13: start from what was spent, reservations a crash left open counted as spent
+    governor.restore(await anyio.to_thread.run_sync(store.ledger_resume, bench_id))
+    journal = None
+    if params.executor in (None, "local") or getattr(params.executor, "kind", None) == "local":
+        # (a Ray run reserves in an actor: its ledger is kept with its rows)
+        journal = Journal(store, bench_id)
+        journal.attach(governor)
     # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable)
     done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind != "budget_stop"}
     done_metrics = await anyio.to_thread.run_sync(_done_metrics, store, bench_id, params, done)
-    sink = _Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor)
+    sink = _Sink(
+        app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
+    )
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
@@ -468,6 +537,8 @@ async def _run(
         app.running.pop(bench_id, None)
         proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
+            if journal is not None:  # every settlement written; open reservations stay open
+                await anyio.to_thread.run_sync(journal.close)
             try:
                 await sink.flush()
                 summary = bench.summary() if bench is not None else None

@@ -7,30 +7,31 @@ raises the same typed exception again. msgspec validation errors become -32602 w
 field path. Anything else is -32603 with the exception's *type name only*: the traceback goes to
 the daemon's log, never to the client (no tracebacks, no file paths on the wire).
 
-As a last line of defence, every message sent is scrubbed of the values of environment
-variables whose names look like secrets (``*KEY*``, ``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``),
-in any echo of them (plain, base64, URL-encoded, spaced out: :func:`hrbench.redact.redact`).
+As a last line of defence, every message sent is scrubbed of the values of secret environment
+variables (a client's ``api_key_env``, or a credential-like name such as ``*_API_KEY``,
+``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, but not ``*_DIR``/``*_PATH``/``*_FILE`` or
+``TIKTOKEN_*``: :func:`hrbench.redact.is_secret_name`), in the daemon's environment and the
+caller's, in any echo of them (plain, base64, URL-encoded, spaced out:
+:func:`hrbench.redact.redact`).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 from typing import Any
 
 import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
+from hrbench.environ import caller_env
 from hrbench.errors import HrbenchError
-from hrbench.redact import redact
+from hrbench.redact import redact, secret_values
 from hrbench_client.protocol import ERROR_CODES, ErrorData
 
 __all__ = ["invalid_params", "scrub", "to_rpc_error"]
 
 logger = logging.getLogger("hrbench_server")
-
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 
 
 def scrub(text: str) -> str:
@@ -45,7 +46,10 @@ def scrub(text: str) -> str:
         'echo: ***'
         >>> del os.environ["HRB_DOCTEST_API_KEY"]
     """
-    values = [v for k, v in os.environ.items() if len(v) >= 8 and _SECRET_NAME.search(k)]
+    values = secret_values(os.environ)
+    env = caller_env.get()
+    if env:
+        values += secret_values(env)
     return redact(text, *values)
 
 

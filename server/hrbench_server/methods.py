@@ -112,6 +112,10 @@ def register(server: RpcServer, app: App) -> None:
         )
         if ":" in args.scorer:  # code: checked before the cache, which a trusted caller may have filled
             specs.check_code_allowed("scorer", args.scorer)
+        if args.scorer == "judge":  # before its settings are read: what is missing is a benchmark
+            from hrbench.judge import OUTSIDE_A_BENCHMARK
+
+            raise ConfigError("scorer", args.scorer, OUTSIDE_A_BENCHMARK)
         sc = app.scorers.get(key)
         if sc is None:
             sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
@@ -129,6 +133,7 @@ def register(server: RpcServer, app: App) -> None:
             args = msgspec.structs.replace(args, resume=found or args.resume)
         with use_caller_env(args.env):
             require_keys(args.client, "client")
+            require_keys(judge_client(args.scorer, args.scorer_settings), "scorer_settings.client")
             return await run_benchmark(app, proto, proto.msg_id, args)
 
     feature("benchmark")(_async(p.BenchmarkParams, benchmark))
@@ -459,6 +464,26 @@ _HOSTED = {
     "openai": ("OPENAI_API_KEY", "api.openai.com"),
     "anthropic": ("ANTHROPIC_API_KEY", "api.anthropic.com"),
 }
+
+
+def judge_client(scorer: Any, settings: Any) -> p.ClientSpec | None:
+    """The judge's client spec of a ``judge`` scorer's settings, to check its key like the arms'.
+
+    ``None`` for another scorer, or for settings that do not hold a valid client spec (building
+    the scorer then names what is wrong).
+
+    Example:
+        >>> judge_client("judge", {"client": {"kind": "mock", "reply": "CORRECT"}}).reply
+        'CORRECT'
+        >>> judge_client("exact", {}) is None
+        True
+    """
+    if scorer != "judge" or not isinstance(settings, dict):
+        return None
+    try:
+        return msgspec.convert(settings.get("client"), p.ClientSpec)  # type: ignore[arg-type]
+    except msgspec.ValidationError:
+        return None
 
 
 def require_keys(client: Any, field: str) -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "HrbenchProtocol",
     "RpcServer",
+    "frame_notification",
     "serve_stream",
 ]
 
@@ -98,6 +99,20 @@ _decode_cancel = msgspec.json.Decoder(dict[str, int | str]).decode
 _EMPTY = msgspec.Raw(b"{}")
 
 
+def frame_notification(encoder: msgspec.json.Encoder, method: str, params: Any) -> bytes:
+    r"""A notification encoded and framed (``Content-Length`` header) as ``send_notification`` sends it.
+
+    Pure: a worker thread may frame messages (with its own ``encoder``) for the event loop to
+    queue with :meth:`HrbenchProtocol.send_framed`.
+
+    Example:
+        >>> frame_notification(msgspec.json.Encoder(), "hrbench/x", {"a": 1})
+        b'Content-Length: 55\r\n\r\n{"jsonrpc":"2.0","method":"hrbench/x","params":{"a":1}}'
+    """
+    body = encoder.encode(_Out(jsonrpc="2.0", method=method, params=params))
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
 class HrbenchProtocol(JsonRPCProtocol):
     """pygls's JSON-RPC protocol with msgspec encoding and writer backpressure."""
 
@@ -136,6 +151,17 @@ class HrbenchProtocol(JsonRPCProtocol):
             return
         self._out.append(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         self._queued += len(body)
+        self._coalesce(now)
+
+    def send_framed(self, frames: list[bytes]) -> None:
+        """Queue messages already framed by :func:`frame_notification` (rows encoded off the loop)."""
+        if self.writer is None or self._closed or not frames:
+            return
+        self._out.extend(frames)
+        self._queued += sum(map(len, frames))
+        self._coalesce(False)
+
+    def _coalesce(self, now: bool) -> None:
         if now or self._queued >= COALESCE_BYTES:
             self.flush()
         elif not self._flush_scheduled:

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -423,3 +424,21 @@ def test_bench_and_eval_fail_under(tmp_path: Path, acc: str, rc: int) -> None:
     if rc == 1:
         assert "accuracy under --fail-under 0.9: ask 0.667, ask2 0.667" in proc.stderr
     hrb("eval", str(_eval_file(tmp_path)), "--fail-under", acc, check_rc=rc)  # 0.5 is not under 0.5
+
+
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_plot_and_html_files_get_the_callers_mode(tmp_path: Path, umask: int, mode: int) -> None:
+    # newcomer's finding: the daemon (umask 077) wrote --plot 0600 while --html was 0644
+    bench_id = _bench_id(_bench_file(tmp_path))
+    png, page = tmp_path / "r.png", tmp_path / "r.html"
+    for flag, path in (("--plot", png), ("--html", page)):
+        proc = subprocess.run(
+            [*HRB, "report", bench_id, flag, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            umask=umask,
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert stat.S_IMODE(path.stat().st_mode) == mode, (flag, oct(path.stat().st_mode))
+    assert stat.S_IMODE((Path(os.environ["HRBENCH_HOME"]) / "hrbench.sqlite3").stat().st_mode) == 0o600

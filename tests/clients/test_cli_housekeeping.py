@@ -128,3 +128,26 @@ def test_parse_age(age: str, seconds: float) -> None:
     from hrbench_client._commands import parse_age
 
     assert parse_age(age) == seconds
+
+
+def test_resume_and_ls_say_what_a_crash_left_unknown(tmp_path: Path) -> None:
+    # issue 13: a killed run leaves its in-flight reservations open in the ledger (written
+    # here as the killed daemon left them); the resume counts them as spent and says so
+    from hrbench.store import Store
+
+    home = tmp_path / "h"
+    try:
+        done = json.loads(
+            hrb("--home", str(home), "bench", str(EXAMPLES / "capitals.toml"), "--no-rows").stdout
+        )
+        Store(home / "hrbench.sqlite3").ledger_apply(
+            done["id"], "killed", [(1, 0.0125, 30), (2, 0.0125, 30)], [], (0, 0.0, 0)
+        )
+        again = json.loads(hrb("--home", str(home), "bench", "--resume", done["id"], "--no-rows").stdout)
+        assert "Governor: in flight at a crash: unknown, at most 0.0250 USD / 2 calls" in again["text"]
+        (listed,) = [json.loads(x) for x in hrb("--home", str(home), "ls").stdout.splitlines()]
+        assert (listed["unknown_calls"], listed["unknown_usd"]) == (2, 0.025)
+        table = hrb("--home", str(home), "ls", "--text").stdout
+        assert "in flight at a crash: unknown, at most 0.0250 USD / 2 calls (counted as spent)" in table
+    finally:
+        hrb("daemon", "stop", "--home", str(home), check_rc=None)

@@ -63,3 +63,23 @@ def test_a_toml_benchmark_scored_by_choice(tmp_path: Path) -> None:
         ("2", False, "B"),
     ]
     assert result["status"] == "done"
+
+
+def test_a_label_the_scorer_cannot_read_is_a_usage_error_exit_2() -> None:
+    # newcomer's finding: it was exit 3 (ScorerError), as for a run error
+    for label, scorer in (("Q", "choice"), ("(AB)", "choice"), ("no number here", "numeric")):
+        for argv in (  # the fast path (one OUTPUT) and the full path (JSON lines on stdin)
+            ("score", "--scorer", scorer, "--label", label, "(A)"),
+            ("score", "--scorer", scorer),
+        ):
+            stdin = json.dumps({"output": "(A)", "label": label}) + "\n" if len(argv) == 3 else None
+            err = hrb(*argv, input=stdin, check_rc=2).stderr
+            assert "ScorerError" in err and repr(label) in err, err
+
+
+def test_hrb_score_refuses_the_judge_naming_the_way_that_works() -> None:
+    # decided (issue 18): a judge calls a model, so it grades inside a benchmark (governor, cache)
+    client = json.dumps({"client": {"kind": "mock", "reply": "CORRECT"}})
+    for extra in ((), ("--settings", client)):
+        err = hrb("score", "--scorer", "judge", *extra, "--label", "Paris", "Paris", check_rc=2).stderr
+        assert "ConfigError: scorer" in err and "hrb bench" in err and "outputs" in err, err

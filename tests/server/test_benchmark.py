@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -82,7 +81,7 @@ def test_cancel_keeps_finished_rows_and_resume_finishes(daemon: Daemon, calls_fi
                     stream.cancel()
         bench_id = stream.id
         assert bench_id is not None
-        time.sleep(0.3)
+        # no sleep: the daemon answers a cancelled request once its run has ended and is stored
         stored = c.rows(bench_id)
         assert stored.benchmark.status == "cancelled"
         assert len(stored.rows) >= 10 and len(stored.rows) < 200
@@ -106,7 +105,6 @@ def test_closing_a_stream_early_cancels(daemon: Daemon) -> None:
                 break
         assert stream.id is not None
         assert c.score("a", label="a").correct  # the connection is usable again
-        time.sleep(0.2)
         assert c.rows(stream.id).benchmark.status == "cancelled"
 
 
@@ -160,13 +158,16 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
             stream = c.resume(bench_id)
             resumed_rows = list(stream)
             res = stream.result
-            assert res is not None and res.status == "done" and res.n_rows == total
-            assert res.n_resumed == len(before_rows)
+            # (flaky once under load, not reproduced since: 563 of 750 rows; the messages say
+            # which count fell short, and the daemon's log says why)
+            said = f"before={len(before_rows)} streamed={len(resumed_rows)} log={d2.read_log()[-3000:]}"
+            assert res is not None and (res.status, res.n_rows) == ("done", total), (res, said)
+            assert res.n_resumed == len(before_rows), (res.n_resumed, said)
             final = c.rows(bench_id).rows
     finally:
         d2.stop()
     # no row duplicated, every finished row kept as it was
-    assert len(final) == total == len(set(keys(final)))
+    assert len(final) == total == len(set(keys(final))), (len(final), len(set(keys(final))), said)
     assert not set(keys(resumed_rows)) & set(before_rows)
     con = sqlite3.connect(db)
     after = {

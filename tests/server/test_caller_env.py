@@ -18,6 +18,14 @@ def _client(srv: LoopbackServer, **kw: object) -> dict[str, object]:
     return {"kind": "openai", "model": "loopback-1", "base_url": srv.base_url, "max_attempts": 1, **kw}
 
 
+def _assert_key_kept_nowhere(d: Daemon, home: Path) -> None:
+    """The caller's key is in neither the daemon's log nor any file of its state folder."""
+    assert KEY not in d.read_log()
+    for f in home.rglob("*"):
+        if f.is_file():
+            assert KEY.encode() not in f.read_bytes(), f  # not in the stored spec, rows or traces
+
+
 def test_a_key_from_the_callers_shell_is_used_for_that_request_only(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -41,10 +49,7 @@ def test_a_key_from_the_callers_shell_is_used_for_that_request_only(
             assert len(srv.requests) == 2
         finally:
             d.stop()
-    assert KEY not in d.read_log()
-    for f in home.rglob("*"):
-        if f.is_file():
-            assert KEY.encode() not in f.read_bytes(), f  # not in the stored spec, rows or traces
+    _assert_key_kept_nowhere(d, home)
 
 
 def test_the_callers_value_wins_over_the_daemons(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -125,3 +130,33 @@ def test_the_env_a_request_carries_is_what_the_client_names(monkeypatch: pytest.
     assert "env" not in with_caller_env({"client": {"kind": "openai", "model": "m", "api_key_env": None}})
     assert "env" not in with_caller_env({"client": {"kind": "mock"}})
     assert json.dumps(with_caller_env({"arms": []})) == '{"arms": []}'
+
+
+def test_a_judge_clients_key_comes_from_the_callers_shell(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 15 point 3 for the scorer: the client sends the values of the variables a spec
+    # names, the judge's client in scorer_settings too; the daemon was started without them
+    monkeypatch.delenv("HRB_JUDGE_KEY", raising=False)
+    with LoopbackServer() as srv:
+        srv.set(reply_fn=lambda prompt, seed, call: "CORRECT")
+        d = Daemon(home).start()
+        try:
+            judged = spec(
+                n=2, runs=1, scorer="judge",
+                scorer_settings={"client": _client(srv, api_key_env="HRB_JUDGE_KEY")},
+            )  # fmt: skip
+            monkeypatch.setenv("HRB_JUDGE_KEY", KEY)
+            with d.client() as c:
+                rows = list(c.benchmark(judged))
+            assert [r.correct for r in rows] == [True, True]  # the judge's verdict
+            assert [r.headers.get("authorization") for r in srv.requests] == [f"Bearer {KEY}"] * 2
+            assert all("You are grading" in r.prompt for r in srv.requests)  # judge calls only
+            monkeypatch.delenv("HRB_JUDGE_KEY")  # set nowhere: refused before any call
+            with d.client() as c, pytest.raises(hc.ConfigError, match="HRB_JUDGE_KEY") as err:
+                list(c.benchmark({**judged, "name": "no-key"}))
+            assert err.value.field == "scorer_settings.client.api_key_env"
+            assert len(srv.requests) == 2
+        finally:
+            d.stop()
+    _assert_key_kept_nowhere(d, home)

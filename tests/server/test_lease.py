@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import hrbench_client as hc
+from hrbench.store import Store
 from tests.server._daemon import Daemon, spec
 from tests.server.test_benchmark import calls
 
@@ -81,11 +82,21 @@ def test_two_simultaneous_resumes_after_sigkill_pay_each_call_once(home: Path, c
     assert len(after) == len(set(after))  # no call paid twice by two runs
 
 
+def _ledger_calls(home: Path) -> int:
+    """The calls a daemon's ledger holds now (0 before its first write)."""
+    con = sqlite3.connect(home / "hrbench.sqlite3", timeout=30)
+    try:
+        row = con.execute("SELECT max(calls) FROM ledger").fetchone()
+    finally:
+        con.close()
+    return int(row[0] or 0)
+
+
 def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path, tmp_path: Path) -> None:
-    # Slow replies: when the daemon is killed no row has finished, yet calls were sent. The
-    # ledger follows the governor every flush tick, in-flight calls counted as spent, so the
-    # resumed run stays under the cap (before: no ledger row without a flushed row, so the
-    # governor restarted at 0 and the cap was passed).
+    # Slow replies: when the daemon is killed no row has finished, yet calls were sent. Each
+    # call's reservation is in the ledger before it is sent (issue 13), and counted as spent
+    # on resume, so the resumed run stays under the cap (before: no ledger row without a
+    # flushed row, so the governor restarted at 0 and the cap was passed).
     started = tmp_path / "started.jsonl"
     env = {"HRB_STARTED_FILE": str(started), "HRB_MOCK_DELAY_S": "1.5"}
     cap = 12
@@ -96,15 +107,20 @@ def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path
             deadline = time.monotonic() + 60
             while len(calls(started)) < 8 and time.monotonic() < deadline:
                 time.sleep(0.05)
-            time.sleep(0.5)  # several flush ticks, still before the first reply
+            # a flush tick wrote the ledger (waited for, not slept for: a loaded machine may
+            # run no tick in 0.5 s), still before the first reply
+            while _ledger_calls(home) < 8 and time.monotonic() < deadline:
+                time.sleep(0.02)
             d.kill()
             del stream
     finally:
         d.kill()
     con = sqlite3.connect(home / "hrbench.sqlite3")
     (bench_id,) = con.execute("SELECT id FROM benchmarks").fetchone()
-    (kept,) = con.execute("SELECT calls FROM ledger WHERE benchmark_id=?", [bench_id]).fetchone()
     con.close()
+    ledger = Store(home / "hrbench.sqlite3").ledger_get(bench_id)
+    assert ledger is not None
+    kept = ledger["calls"]
     sent_before = len(calls(started))
     assert sent_before >= 8 and kept >= 8  # in flight, no row finished: in the ledger all the same
     d2 = Daemon(home, env={**env, "HRB_MOCK_DELAY_S": "0"}).start()

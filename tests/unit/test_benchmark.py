@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import threading
 import warnings
@@ -11,6 +12,9 @@ import pytest
 
 import hrbench as hb
 from hrbench.records import ROW_COLUMNS
+
+# these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
+pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
 
 CAPITALS = {"France": "Paris", "Peru": "Lima", "Chad": "Ndjamena", "Fiji": "Suva"}
 
@@ -41,7 +45,9 @@ def test_seed002_example_print_and_head() -> None:
         " arm accuracy runs wrong failed budget_stop usd   \n"
         " ask 0.750    20   5     0      0           0.0000\n"
         "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, "
-        "with no interval."
+        "with no interval.\n"
+        "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
+        "not_in_document); report()'s failures counts every labelled run that was not right."
     )
     head = [(r.item, r.run, r.correct, r.failure_kind, r.draw_index) for r in bench.rows[:6]]
     assert head == [
@@ -398,6 +404,27 @@ def test_sync_arm_cells_grouped_per_thread_trip_keep_every_rule(concurrency: int
         cell = [m for m in made if m[:2] == key[:2]]
         assert [m[2] for m in cell] == sorted(m[2] for m in cell)
     assert bench.summary()[0]["accuracy"] == pytest.approx(0.8)
+
+
+@pytest.mark.parametrize("kinds", [("wrong",), ("error",), ("wrong", "error"), ("wrong", "error", "error")])
+def test_failed_and_failures_count_what_the_printout_says(kinds: tuple[str, ...]) -> None:
+    # newcomer's finding: print(bench)'s `failed` and report()'s `failures` differ; the
+    # printout now says what each counts, and the counts keep to it
+    items = {"ok": "right", **{f"{k}{i}": k for i, k in enumerate(kinds)}}
+
+    def arm(item: str, ctx: object) -> str:
+        if item == "error":
+            raise RuntimeError("boom")
+        return item
+
+    ref = hb.Reference(items, labels=dict.fromkeys(items, "right"), split="test")
+    with pytest.warns(hb.ArmErrorWarning) if "error" in kinds else contextlib.nullcontext():
+        bench = hb.benchmark(hb.Arm("a", arm), ref, runs=5)
+    (s,) = bench.summary()
+    n_wrong, n_error = 5 * kinds.count("wrong"), 5 * kinds.count("error")
+    assert (s["wrong"], s["failed"]) == (n_wrong, n_error)
+    assert hb.report(bench).arms[0].failures == n_wrong + n_error
+    assert "report()'s failures counts every labelled run that was not right" in str(bench)
 
 
 @pytest.mark.parametrize(("max_calls", "keep_rows"), [(0, True), (2, True), (7, False), (20, True)])

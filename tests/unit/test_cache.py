@@ -11,6 +11,9 @@ import pytest
 import hrbench as hb
 from tests.conftest import case
 
+# these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
+pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
+
 
 def sampling_client(counter: itertools.count | None = None) -> hb.MockClient:
     """A provider that returns a different reply on every call (case H12a)."""

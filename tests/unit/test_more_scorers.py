@@ -246,3 +246,33 @@ def test_built_by_name_with_settings() -> None:
 def test_pattern_by_name_without_a_pattern_names_the_setting() -> None:
     with pytest.raises(ConfigError, match=r"scorer_settings\.pattern.*needs a regex"):
         build_scorer("pattern")
+
+
+NID_SPELLINGS = [
+    "NOT_IN_DOCUMENT",
+    "not_in_document",
+    "  Not_In_Document  ",
+    "NOT_IN_DOCUMENT.",
+    "NOT_IN_DOCUMENT!",
+    '"NOT_IN_DOCUMENT"',
+    "\u201cNOT_IN_DOCUMENT.\u201d",
+]
+NOT_NID = ["NOT_IN_DOCUMENTS", "NOT_IN", "IN_DOCUMENT", "NOT_IN_DOCUMENT_X", "xNOT_IN_DOCUMENT"]
+
+
+def _reads_as_nid(scorer: hb.Scorer, label: str) -> bool:
+    """Whether ``scorer`` takes ``label`` as NOT_IN_DOCUMENT: a not-found reply is then right."""
+    try:
+        return scorer(None, "The document does not say.", label).correct is True
+    except ScorerError:  # the numeric scorer: a label with no number that is not the marker
+        return False
+
+
+@pytest.mark.parametrize("label", NID_SPELLINGS + NOT_NID)
+def test_numeric_and_answer_contains_read_the_not_in_document_label_alike(label: str) -> None:
+    # one rule (hrbench.reading._scorer.is_not_in_document_label); the numeric scorer once used
+    # strip().rstrip(".") and refused a quoted or exclaimed label that answer_contains accepted
+    contains, numeric = hb.answer_scorer(), hb.numeric_scorer()
+    want = label in NID_SPELLINGS
+    assert _reads_as_nid(contains, label) is want
+    assert _reads_as_nid(numeric, label) is want

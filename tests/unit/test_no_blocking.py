@@ -14,6 +14,9 @@ import pytest
 
 import hrbench as hb
 
+# these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
+pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
+
 blockbuster = pytest.importorskip("blockbuster")
 
 

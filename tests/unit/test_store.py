@@ -85,6 +85,40 @@ def test_traces_get_only_for_the_ledger_ids_asked(store: Store) -> None:
     assert len(store.traces_get("b", many)) == N
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.integers(0, 700), min_size=0, max_size=3),
+    st.integers(0, 40),
+    st.booleans(),
+)
+def test_rows_put_any_batch_size_keeps_every_row_and_trace_once(
+    sizes: list[int], repeats: int, pre_encoded: bool
+) -> None:
+    """Batches of any size (across the multi-row INSERT chunks of 256, 128, ... 1) store every
+    row and trace once; a row written again (a run re-run on resume, or twice in one batch)
+    keeps its last version (issue 15, point 6: rows go in multi-row statements)."""
+    s = Store(":memory:")
+    expected: dict[int, Row] = {}
+    start = 0
+    for n in sizes:
+        batch = [(i, msgspec.structs.replace(row(i), outcome=f"v{start}")) for i in range(start, start + n)]
+        batch += [
+            (i, msgspec.structs.replace(row(i), outcome="again"))
+            for i in range(start, start + min(repeats, n))
+        ]
+        traces = {r.ledger_id: [Step(ledger_id=r.ledger_id, key=r.outcome or "")] for _, r in batch}
+        encoded = [msgspec.json.encode(r) for _, r in batch] if pre_encoded else None
+        s.rows_put("b", batch, traces, encoded=encoded)
+        expected.update(dict(batch))
+        start += n
+    got = s.rows_get("b")
+    assert got == [expected[i] for i in sorted(expected)]
+    assert s.rows_count("b") == len(expected)
+    traces = s.traces_get("b")
+    assert len(traces) == len(expected)
+    assert all(traces[r.ledger_id][0].key == r.outcome for r in got)
+
+
 # -- reference names: a history of name -> content hash (issue 13, point 2) ---------------------
 
 REFS = [Reference({"q": "item"}, [label]) for label in ("A", "B", "C")]
@@ -167,7 +201,7 @@ def test_schema_1_file_migrates_its_names(tmp_path: Path) -> None:
     assert s.reference_get("x").hash == REFS[0].hash
     assert s.reference_history("x") == [{"hash": REFS[0].hash, "created": 1000.0}]
     assert {(r["name"], r["hash"]) for r in s.reference_list()} == {("x", REFS[0].hash), (None, REFS[1].hash)}
-    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "2"
+    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "3"
     s.reference_put(REFS[1], "x")
     s.close()
     assert Store(path).reference_get("x").hash == REFS[1].hash  # reopening does not migrate again

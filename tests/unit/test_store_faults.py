@@ -102,3 +102,20 @@ def test_sqlite_errors_that_need_no_user_action_stay_as_they_are() -> None:
     s = Store(":memory:")
     with pytest.raises(sqlite3.OperationalError):
         s._one("SELECT nope FROM nowhere")
+
+
+def test_gc_checks_the_file_and_types_its_errors_like_every_write(tmp_path: Path) -> None:
+    # gc's cache/recording deletes and VACUUM ran without the identity check and untyped
+    path = tmp_path / "s.sqlite3"
+    s = Store(path)
+    s.rows_put("b", [(0, row(0))])
+    s.db.execute("PRAGMA query_only=1")  # every write now fails in SQLite
+    with pytest.raises(StoreReadOnly) as err:
+        s.gc(0)
+    assert err.value.path == str(path)
+    s.db.execute("PRAGMA query_only=0")
+    other = Store(tmp_path / "other.sqlite3")
+    other.close()
+    os.replace(tmp_path / "other.sqlite3", path)
+    with pytest.raises(StoreGone, match="replaced by another file"):
+        s.gc(0)

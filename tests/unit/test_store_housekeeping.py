@@ -50,3 +50,17 @@ def test_delete_and_gc_keep_running_benchmarks(store: Store) -> None:
     assert out["benchmarks"] == 2 and out["vacuumed"] is True
     assert [h["id"] for h in store.benchmark_headers()] == ["ffff0000"]
     assert store.gc(3600)["benchmarks"] == 0
+
+
+@pytest.mark.parametrize("ids", [("0000aaaa", "ffffbbbb"), ("ffffbbbb", "0000aaaa"), ("m1", "m0", "m2")])
+def test_a_name_made_twice_at_one_instant_resolves_to_the_last_stored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: tuple[str, ...]
+) -> None:
+    # newcomer's finding: benchmarks of one name made in the same second; decided: newest wins,
+    # and of equal creation times the one stored last; hrb ls (benchmark_headers) lists it first
+    s = Store(tmp_path / "db.sqlite3")
+    monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0)  # one clock reading for all
+    for bid in ids:
+        s.benchmark_put(bid, {"params": {"name": "same"}, "arms": [], "total": 1}, "h")
+    assert s.benchmark_resolve("same") == ids[-1]
+    assert [h["id"] for h in s.benchmark_headers()] == list(reversed(ids))

@@ -58,3 +58,32 @@ def test_row_provenance_counted_when_a_request_was_counted() -> None:
     )
     assert bench.rows[0].usd_provenance == "counted"
     assert bench.rows[0].usd is not None and bench.rows[0].usd > 0
+
+
+def test_shipped_encodings_match_tiktokens_own_definitions(monkeypatch) -> None:
+    import pytest
+    import tiktoken_ext.openai_public as openai_public
+
+    from hrbench import tokens
+
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: {})  # no download
+    for name in ("cl100k_base", "o200k_base"):
+        ref = getattr(openai_public, name)()
+        sha256, pat_str, special = tokens._ENCODINGS[name]
+        assert (pat_str, special) == (ref["pat_str"], ref["special_tokens"]), name
+    with pytest.raises(KeyError):
+        tokens._encoding("p50k_base")  # only the shipped ones
+
+
+def test_counting_sets_no_environment_variable(tmp_path) -> None:
+    # decided (issue): TIKTOKEN_CACHE_DIR in the daemon's environment made paths look secret
+    code = (
+        "import os; from hrbench.tokens import count_tokens;"
+        "n = count_tokens('hello world', 'gpt-4o'), count_tokens('hello world', 'gpt-4');"
+        "print(n, sorted(k for k in os.environ if 'TIKTOKEN' in k))"
+    )
+    env = {"PATH": "", "HRBENCH_HOME": str(tmp_path), "HTTPS_PROXY": "http://127.0.0.1:9"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split(")")[1].strip() == "[]"
+    assert list(tmp_path.iterdir()) == []  # nothing written to the state folder

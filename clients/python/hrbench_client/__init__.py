@@ -1,7 +1,7 @@
 """hrbench_client: talk to the hrbench daemon (standard library and msgspec only).
 
->>> import hrbench_client as hc                                   # doctest: +SKIP
->>> with hc.connect() as hb:
+>>> import hrbench_client as hc
+>>> with hc.connect() as hb:  # starts a daemon in your state dir  # doctest: +SKIP
 ...     hb.score("  paris ", label="Paris").correct
 True
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -13,6 +14,7 @@ from hrbench_client.errors import (
     HrbenchError,
     InvalidParams,
     RequestCancelled,
+    ScorerError,
     TooFewRunsError,
 )
 
@@ -51,7 +53,8 @@ exit codes:
        mean score (`hrb eval`) under --fail-under; no daemon runs (`hrb daemon status`)
   2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
        ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
-       TooFewRunsError (a report of fewer than 5 runs: use --descriptive)
+       TooFewRunsError (a report of fewer than 5 runs: use --descriptive); under `hrb score`,
+       a ScorerError too (the scorer cannot read the label or output given)
   3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
        by arm and cause); a daemon or transport error: no daemon could be reached or started,
        NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
@@ -61,8 +64,20 @@ exit codes:
 """
 
 
-def exit_code(exc: BaseException) -> int:
-    """The exit code of an error the daemon reported: 2 for invalid input, else 3."""
+def exit_code(exc: BaseException, command: str | None = None) -> int:
+    """The exit code of an error the daemon reported: 2 for invalid input, else 3.
+
+    Decided (newcomer's finding, issue 15): under ``hrb score`` a ``ScorerError`` is about the
+    OUTPUT, label or scorer the caller gave (a label the choice scorer cannot read), so it is
+    invalid input, exit 2; inside a benchmark it stays a run error, exit 3.
+
+    Example:
+        >>> from hrbench_client.errors import ScorerError
+        >>> exit_code(ScorerError("label 'Q'"), "score"), exit_code(ScorerError("label 'Q'"))
+        (2, 3)
+    """
+    if command == "score" and isinstance(exc, ScorerError):
+        return EXIT_USAGE
     return EXIT_USAGE if isinstance(exc, USAGE_ERRORS) else EXIT_ERROR
 
 
@@ -648,6 +663,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise
     if plot is not None:
         rep.setdefault("plot", plot)
+        _as_callers_file(plot)
     fmt = "text" if args.text else args.format
     note = rep.get("stop_note")
     if fmt == "text":
@@ -691,6 +707,19 @@ def cmd_view(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _as_callers_file(path: str) -> None:
+    """Give a file the daemon wrote for the caller the mode the caller's own files get.
+
+    Decided (newcomer's finding): a ``--plot`` PNG is the user's output, like ``--html``, which
+    this process writes under the caller's umask (0644 under the usual 022); the daemon writes
+    with umask 077 because its state files are private (0600), so the plot came out 0600.
+    """
+    mask = os.umask(0)
+    os.umask(mask)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o666 & ~mask)
+
+
 def _write_html(args: argparse.Namespace) -> str:
     from pathlib import Path
 
@@ -725,6 +754,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
         print(
             f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<14}  {rows:>11}  {arms}"
         )
+        if b.unknown_calls:  # issue 13: spend in flight at a crash, counted as spent
+            print(
+                f"{'':<16}  in flight at a crash: unknown, at most {b.unknown_usd or 0.0:.4f} USD / "
+                f"{b.unknown_calls} calls (counted as spent)"
+            )
     return EXIT_OK
 
 
@@ -950,8 +984,10 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
     s = sub.add_parser("score", help="score outputs against labels")
     s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
-    s.add_argument("--label", action="append", help="an accepted answer (repeat for several)")
-    s.add_argument("--label-json", help="the label as JSON (a number, a list, null)")
+    # decided (seed silent): both at once is a usage error (exit 2), not one of them dropped
+    labels = s.add_mutually_exclusive_group()
+    labels.add_argument("--label", action="append", help="an accepted answer (repeat for several)")
+    labels.add_argument("--label-json", help="the label as JSON (a number, a list, null); not with --label")
     s.add_argument("--item", help="the item payload (JSON or text)")
     s.add_argument(
         "--scorer",
@@ -1177,7 +1213,7 @@ def run(argv: list[str]) -> int:
         return EXIT_INTERRUPTED
     except HrbenchError as exc:
         _err(f"{type(exc).__name__}: {exc}")
-        return exit_code(exc)
+        return exit_code(exc, args.cmd)
     except BrokenPipeError:  # `hrb rows ID | head`: the reader is gone; say nothing more
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -127,7 +127,7 @@ def try_score(argv: list[str]) -> int | None:
         from hrbench_client._commands import exit_code
 
         print(f"hrb: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return exit_code(exc)
+        return exit_code(exc, "score")
     except OSError as exc:
         print(f"hrb: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 3

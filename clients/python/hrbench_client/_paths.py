@@ -33,12 +33,22 @@ _MAX_SUN_PATH = 100  # sockaddr_un.sun_path is 104-108 bytes depending on the OS
 
 
 def home_str(override: str | os.PathLike[str] | None = None) -> str:
-    """The state directory as a string (see :func:`home`)."""
+    """The state directory as an absolute path string (see :func:`home`).
+
+    Decided (issue: a relative ``--home relhome`` or ``HRBENCH_HOME=relhome`` was passed as
+    is to the daemon, which runs in its state folder, so it made ``relhome/relhome/`` and the
+    client waited 20 s for a socket that was elsewhere): a relative path is resolved against
+    the current directory here, once, before any daemon is started or contacted.
+
+    Example:
+        >>> home_str("relhome") == os.path.join(os.getcwd(), "relhome")
+        True
+    """
     if override:
-        return os.path.expanduser(os.fspath(override))
+        return os.path.abspath(os.path.expanduser(os.fspath(override)))
     env = os.environ.get("HRBENCH_HOME")
     if env:
-        return os.path.expanduser(env)
+        return os.path.abspath(os.path.expanduser(env))
     if sys.platform == "darwin":
         return os.path.expanduser("~/Library/Application Support/hrbench")
     if sys.platform == "win32":  # pragma: no cover - Unix sockets are not offered there
@@ -55,7 +65,8 @@ def home(override: str | os.PathLike[str] | None = None) -> Path:
         override: a directory that wins over the environment (the ``--home`` flag).
 
     Returns:
-        ``override``, else ``$HRBENCH_HOME``, else the platform's user state directory.
+        ``override``, else ``$HRBENCH_HOME``, else the platform's user state directory; a
+        relative path is made absolute against the current directory (:func:`home_str`).
     """
     from pathlib import Path
 

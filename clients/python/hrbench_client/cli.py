@@ -34,7 +34,7 @@ Exit codes (also in ``hrb --help``)::
     1    an output scored wrong (``hrb score --check``); no daemon runs (``hrb daemon status``)
     2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
          ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
-         TooFewRunsError
+         TooFewRunsError; under ``hrb score``, a ScorerError too (a label it cannot read)
     3    a daemon, transport or run error (no daemon reachable, NotFound, ModelError, ...)
     130  interrupted (a benchmark is cancelled; its finished rows are kept and
          ``hrb bench --resume ID`` finishes it)

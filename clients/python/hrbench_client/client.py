@@ -1,7 +1,7 @@
 """A synchronous client of the hrbench daemon: standard library and msgspec only.
 
->>> from hrbench_client import connect                          # doctest: +SKIP
->>> with connect() as hb:                                         # starts a daemon if none runs
+>>> from hrbench_client import connect
+>>> with connect() as hb:  # starts a daemon if none runs  # doctest: +SKIP
 ...     print(hb.score("  paris ", label="Paris").correct)
 ...     stream = hb.benchmark({"arms": [...], "reference": "capitals", "client": {...}})
 ...     for row in stream:                                        # rows arrive as they are scored

@@ -281,13 +281,24 @@ class PriceSpec(_Spec):
     cached_input: Annotated[float, Meta(ge=0)] | None = None
 
 
+BilledAs = Annotated[
+    list[Name],
+    Meta(
+        description="Other models a reply may be billed as (a router, an alias of a dearer model): "
+        "the governor reserves at the dearest of them and `model`."
+    ),
+]
+
+
 class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     """An OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...).
 
     The daemon reads the key from its own environment variable ``api_key_env`` at each
-    attempt; ``null`` sends no key (local servers). ``price`` prices ``model`` (a local or
-    unlisted model) over the daemon's price table (the shipped one, or the file
-    ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price.
+    attempt; ``null`` sends no key (local servers). ``max_tokens`` is sent when a request sets
+    no output limit; ``billed_as`` names the dearer models a reply may be billed as (a router,
+    an alias): a USD cap reserves at the dearest of them and ``model``. ``price`` prices
+    ``model`` (a local or unlisted model) over the daemon's price table (the shipped one, or
+    the file ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price.
     """
 
     model: Name
@@ -297,6 +308,8 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     max_connections: Annotated[int, Meta(ge=1)] = 100
     max_attempts: Annotated[int, Meta(ge=1, le=50)] = 5
     max_total_s: Annotated[float, Meta(gt=0)] = 300.0
+    max_tokens: Annotated[int, Meta(ge=1)] | None = None
+    billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     price: PriceSpec | None = None
 
@@ -316,6 +329,7 @@ class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     max_total_s: Annotated[float, Meta(gt=0)] = 300.0
     max_tokens: Annotated[int, Meta(ge=1)] = 1024
     anthropic_version: str = "2023-06-01"
+    billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     price: PriceSpec | None = None
 
@@ -733,10 +747,12 @@ class BenchmarkListing(Struct, kw_only=True):
     ``refused``, or ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
-    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as last
-    stored (``None`` before the first batch of rows), ``max_usd`` and ``max_calls`` the caps in
+    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as stored
+    (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
+    before the first call), ``max_usd`` and ``max_calls`` the caps in
     force (the defaults when the spec has no governor; a resume's raised ones after it; ``None``:
-    no cap).
+    no cap). ``unknown_usd`` and ``unknown_calls``: the part of that use that was in flight when a
+    run of it crashed, so unknown, at most that much (issue 13; 0 or ``None`` when none).
     """
 
     id: str
@@ -756,6 +772,8 @@ class BenchmarkListing(Struct, kw_only=True):
     max_usd: float | None = None
     calls: int | None = None
     max_calls: int | None = None
+    unknown_usd: float | None = None
+    unknown_calls: int | None = None
     stop_note: str | None = None
 
 

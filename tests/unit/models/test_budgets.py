@@ -16,6 +16,9 @@ from hrbench.testing.loopback import LoopbackServer
 from tests.conftest import case
 from tests.unit.models.conftest import FAST
 
+# these benchmarks run on unlabelled items on purpose (budgets, not accuracy)
+pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
+
 CLIENTS = {"openai": hb.OpenAIClient, "anthropic": hb.AnthropicClient}
 ASK = hb.Arm("ask", lambda item, ctx: ctx.call(item).raw_text)
 

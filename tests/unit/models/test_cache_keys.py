@@ -13,6 +13,9 @@ from hrbench.testing.loopback import LoopbackServer
 from tests.conftest import case
 from tests.unit.models.conftest import FAST
 
+# these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
+pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
+
 GOV = hb.Governor(max_calls=10_000)
 
 
@@ -178,6 +181,6 @@ def test_unfingerprintable_mock_is_not_cached_and_says_so_once(state: Any) -> No
     assert len([w for w in got if issubclass(w.category, hb.NotCachedWarning)]) == 1
     assert cl.calls == 5 and cache.stats()["entries"] == 0
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.simplefilter("error", hb.NotCachedWarning)
         _bench(cl, cache)  # said once per client
     assert cl.calls == 10

@@ -224,7 +224,10 @@ class _NoScope:
 
 
 async def test_a_cache_without_a_scope_does_not_share(srv: LoopbackServer) -> None:
-    srv.set(latency_s=0.2)
+    # replies are held until all four requests are in flight: no reply can be cached (and
+    # answer a late request) before the last is sent, however slow this machine is; once a
+    # 0.2 s latency stood for that, a timing assumption a loaded machine could break
+    srv.set(gather=4)
     cache = _NoScope()
     await _together(
         2,

@@ -21,6 +21,9 @@ from hrbench.testing.loopback import LoopbackServer
 from tests.conftest import REPO, case
 from tests.unit.models.conftest import FAST, Counter, req, send
 
+# these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
+pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
+
 TZS = ["America/New_York", "Asia/Kolkata", "Pacific/Chatham", "Australia/Lord_Howe", "UTC", "Etc/GMT+12"]
 
 

@@ -1,0 +1,231 @@
+"""Issue 13, point 1: the governor's ledger kept per call (hrbench/ledger.py), on real files.
+
+A reservation is in the file before its request is sent, its settlement right after the reply;
+many requests in flight share a few commits; a ledger that cannot be written stops the sending;
+a resumed governor starts from what was spent and reports the crash's in-flight spend as
+"unknown, at most". The end-to-end check against a provider's bill after real SIGKILLs is
+tests/server/test_ledger_crash.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hrbench as hb
+from hrbench.errors import BudgetRefused
+from hrbench.governor import Governor
+from hrbench.ledger import Journal, kept_ledger, unknown_sentence
+from hrbench.records import Request, Result, Usage
+from hrbench.store import SCHEMA_VERSION, Store
+
+
+class _Peeking:
+    """A client that, when it would send, reads the ledger through another connection."""
+
+    provider, base_url, model, bills = "openai", "", "m", True
+
+    def __init__(self, path: Path, bench_id: str) -> None:
+        self.other = Store(path)
+        self.bench_id = bench_id
+        self.open_at_send: list[int] = []
+
+    async def send(self, request: Request, before_attempt: Any = None) -> Result:
+        pending = before_attempt()
+        if pending is not None:
+            await pending
+        led = await anyio.to_thread.run_sync(self.other.ledger_get, self.bench_id)
+        self.open_at_send.append(0 if led is None else led["open_calls"])
+        await asyncio.sleep(0.01)
+        return Result(text="Paris", usage=Usage(tokens_in=3, tokens_out=2, provenance="reported"), usd=0.001)
+
+
+def _bench(client: Any, gov: Governor, n: int, concurrency: int = 100) -> hb.Bench:
+    ref = hb.Reference({f"q{i}": f"Capital of France? ({i})" for i in range(n)}, labels="Paris")
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    return hb.benchmark(arm, ref, runs=1, client=client, governor=gov, concurrency=concurrency)
+
+
+def test_a_reservation_is_in_the_file_before_its_request_is_sent(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store, gov = Store(path), Governor(max_calls=500)
+    client = _Peeking(path, "b")
+    with kept_ledger(gov, store, "b"), pytest.warns(hb.FewRunsWarning):
+        _bench(client, gov, 100)
+    assert len(client.open_at_send) == 100 and min(client.open_at_send) >= 1
+    led = store.ledger_get("b")
+    assert led is not None
+    assert (led["calls"], led["open_calls"], led["tokens"]) == (100, 0, 500)
+    assert led["usd"] == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("n", [10, 100, 400])
+def test_requests_in_flight_share_a_few_commits(tmp_path: Path, n: int) -> None:
+    store, gov = Store(tmp_path / "s.sqlite3"), Governor()
+    sent: list[int] = []
+
+    async def one(i: int) -> None:
+        pending = gov.gate(0.01, 5).attempt()
+        assert pending is not None
+        await pending
+        sent.append(i)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            for i in range(n):
+                tg.start_soon(one, i)
+
+    with kept_ledger(gov, store, "b") as journal:
+        anyio.run(main)
+        commits = journal.commits
+    assert sorted(sent) == list(range(n))
+    assert commits <= max(3, n // 5)  # one writer coalesces what was queued while it committed
+    led = store.ledger_get("b")
+    assert led is not None and led["open_calls"] == n
+
+
+def test_a_settlement_is_written_right_after_the_reply_not_at_row_flush(tmp_path: Path) -> None:
+    store, gov = Store(tmp_path / "s.sqlite3"), Governor(max_usd=1.0)
+    with kept_ledger(gov, store, "b") as journal:
+        r = gov.reserve(0.4, 100)
+        assert journal.durable(r.kept) is None  # no event loop: waited here
+        gov.settle(r, 0.05, 30)
+        other = Store(tmp_path / "s.sqlite3")
+        for _ in range(1000):  # the writer commits within a moment; no row was ever flushed
+            led = other.ledger_get("b")
+            if led is not None and led["open_calls"] == 0:
+                break
+            anyio.run(anyio.sleep, 0.005)
+        assert led is not None and (led["calls"], led["open_calls"], led["tokens"]) == (1, 0, 30)
+        assert led["usd"] == pytest.approx(0.05)
+
+
+def test_a_ledger_that_cannot_be_written_sends_nothing_more(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store, gov = Store(path), Governor(max_calls=10)
+    with kept_ledger(gov, store, "b") as journal:
+        os.remove(path)  # the database deleted under the run: StoreGone at the next commit
+        r = gov.reserve(0.0, 0)
+        with pytest.raises(BudgetRefused, match="ledger_unwritable") as err:
+            journal.durable(r.kept)
+        assert err.value.limit == "ledger_unwritable"
+        with pytest.raises(BudgetRefused) as later:
+            gov.reserve(0.0, 0)
+        assert later.value.limit == "ledger_unwritable" and "deleted" in str(gov.halted)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.floats(0, 1), st.integers(0, 1000), st.one_of(st.none(), st.floats(0, 1))),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_resume_counts_open_reservations_as_spent_and_unknown(calls: list[tuple[float, int, Any]]) -> None:
+    # a run "crashes" with some reservations settled (real cost) and the rest open
+    store, gov = Store(":memory:"), Governor()
+    with kept_ledger(gov, store, "b"):
+        for usd, tokens, real in calls:
+            r = gov.reserve(usd, tokens)
+            if real is not None:
+                gov.settle(r, min(real, usd), tokens // 2)
+    settled = [(min(real, usd), tokens // 2) for usd, tokens, real in calls if real is not None]
+    left = [(usd, tokens) for usd, tokens, real in calls if real is None]
+    resumed = Governor(max_calls=1000)
+    with kept_ledger(resumed, store, "b"):
+        snap = resumed.snapshot()
+    assert resumed.calls == len(calls)
+    assert resumed.usd == pytest.approx(sum(u for u, _ in settled) + sum(u for u, _ in left))
+    assert resumed.tokens == sum(t for _, t in settled) + sum(t for _, t in left)
+    if left:
+        assert snap["unknown"] == {
+            "calls": len(left),
+            "usd": pytest.approx(sum(u for u, _ in left)),
+            "tokens": sum(t for _, t in left),
+        }
+    else:
+        assert snap["unknown"] is None
+    led = store.ledger_get("b")
+    assert led is not None and led["open_calls"] == 0 and led["unknown_calls"] == len(left)
+
+
+def test_a_second_crash_adds_to_the_unknown_spend_and_the_cap_holds(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    for _ in range(2):  # two runs, each left with 3 reservations open
+        gov = Governor(max_calls=8)
+        with kept_ledger(gov, store, "b"):
+            for _ in range(3):
+                gov.reserve(0.1, 10)
+    gov = Governor(max_calls=8)
+    with kept_ledger(gov, store, "b"):
+        assert gov.snapshot()["unknown"] == {"calls": 6, "usd": pytest.approx(0.6), "tokens": 60}
+        assert [gov.try_reserve() is not None for _ in range(3)] == [True, True, False]
+
+
+def test_a_resumed_library_benchmark_says_the_crash_spend_is_unknown(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    with kept_ledger(Governor(), store, "b") as journal:
+        journal._governor.reserve(0.25, 40)  # type: ignore[union-attr]  # sent, then the crash
+    gov = Governor(max_calls=100)
+    client = hb.MockClient(lambda messages, params: "Paris")
+    with kept_ledger(gov, store, "b"), pytest.warns(hb.FewRunsWarning):
+        bench = _bench(client, gov, 3, concurrency=2)
+    assert bench.governor["unknown"] == {"calls": 1, "usd": 0.25, "tokens": 40}
+    assert "Governor: in flight at a crash: unknown, at most 0.2500 USD / 1 calls" in str(bench)
+    assert bench.governor["calls"] == 4  # the crash's call counted, then 3 more
+    led = store.ledger_get("b")
+    assert led is not None and led["calls"] == 4  # a mock's calls are counted durably too
+
+
+def test_no_unknown_spend_no_sentence() -> None:
+    assert unknown_sentence(None) is None and unknown_sentence({"calls": 0, "usd": 0.0}) is None
+
+
+def test_a_schema_2_file_keeps_its_ledger_and_gains_the_unknown_columns(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    Store(path).close()
+    con = sqlite3.connect(path)  # make it a schema-2 file, as an older hrbench left it
+    con.executescript(
+        "DROP TABLE ledger; DROP TABLE ledger_open;"
+        "CREATE TABLE ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL);"
+        "INSERT INTO ledger VALUES ('b', 7, 0.5, 300, 1.0);"
+        "UPDATE meta SET value='2' WHERE key='schema_version';"
+    )
+    con.commit()
+    con.close()
+    store = Store(path)
+    assert store._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "3"
+    led = store.ledger_get("b")
+    assert led is not None and (led["calls"], led["usd"], led["tokens"], led["unknown_calls"]) == (
+        7,
+        0.5,
+        300,
+        0,
+    )
+    gov = Governor(max_calls=8)
+    with kept_ledger(gov, store, "b"):
+        assert gov.calls == 7 and gov.snapshot()["unknown"] is None
+        assert gov.try_reserve() is not None and gov.try_reserve() is None
+
+
+def test_a_journal_closes_with_everything_written(tmp_path: Path) -> None:
+    store, gov = Store(tmp_path / "s.sqlite3"), Governor()
+    journal = Journal(store, "b")
+    journal.attach(gov)
+    rs = [gov.reserve(0.01, 1) for _ in range(50)]
+    for r in rs[:20]:
+        gov.settle(r, 0.002, 1)
+    journal.close()
+    assert gov.journal is None
+    led = Store(tmp_path / "s.sqlite3").ledger_get("b")
+    assert led is not None and (led["calls"], led["open_calls"]) == (50, 30)
+    assert led["usd"] == pytest.approx(20 * 0.002 + 30 * 0.01)
