@@ -325,7 +325,9 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
     metrics = specs.build_metrics(params.metrics)
     governor = specs.build_governor(params.governor) or default_governor()
-    refuse_before_start(client, governor)  # before the benchmark is stored: a refusal leaves nothing
+    refuse_before_start(  # before the benchmark is stored: a refusal leaves nothing
+        client, governor, arms=arms, reference=reference, split=params.split, metrics=metrics
+    )
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
     return {
