@@ -891,8 +891,36 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
 RowCallback = Callable[[int, Row, list[Step]], Awaitable[None] | None]
 
 
-def refuse_before_start(client: Any, governor: Governor, pricing: Pricing | None = None) -> None:
-    """Refuse a benchmark that could make no call, before anything runs or is stored.
+def _refuse_spec(
+    arms: Sequence[Arm], reference: Reference, item_ids: Sequence[str], metrics: Any, client: Any
+) -> None:
+    """Refuse a spec error once, before the first run, rather than in every run.
+
+    Each arm's ``check`` sees the run items (a template naming a field the items lack, a
+    prompt arm with no client) and each metric's ``check_labels`` their labels.
+    """
+    items, labels = reference.items, reference.labels
+    run_items = {i: items[i] for i in item_ids}
+    for arm in arms:
+        if arm.check is not None:
+            arm.check(run_items, client)
+    for _, fn in metrics:  # a metric that needs labels of one form says so up front
+        check_labels = getattr(fn, "check_labels", None)
+        if callable(check_labels):
+            check_labels({i: labels[i] for i in item_ids})
+
+
+def refuse_before_start(
+    client: Any,
+    governor: Governor,
+    pricing: Pricing | None = None,
+    *,
+    arms: Sequence[Arm] | None = None,
+    reference: Reference | None = None,
+    split: str | Sequence[str] = "test",
+    metrics: Any = None,
+) -> None:
+    """Refuse a benchmark that could make no call or has a spec error, before anything runs or is stored.
 
     The daemon calls this before it stores a new benchmark, so a refusal leaves no empty
     benchmark behind (decided, newcomer's finding); :func:`benchmark_async` calls it too.
@@ -901,11 +929,16 @@ def refuse_before_start(client: Any, governor: Governor, pricing: Pricing | None
         client: the benchmark's model client (``None``: no client).
         governor: its governor.
         pricing: the price table (default: the shipped one; reading it blocks on first use).
+        arms: with ``reference``, the arms whose spec is checked against the run items
+            (templates, clients) as :func:`benchmark_async` checks them.
+        reference: the reference, for ``arms`` and ``metrics``.
+        split: the split(s) run, as for :func:`benchmark`.
+        metrics: the benchmark's metrics, whose label needs are checked.
 
     Raises:
         ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
             under an explicit USD cap, a model or ``billed_as`` model with no price
-            (``client.model``, case R04a).
+            (``client.model``, case R04a), or a spec error of an arm or a metric.
 
     Example:
         >>> from hrbench.models.openai import OpenAIClient
@@ -914,6 +947,10 @@ def refuse_before_start(client: Any, governor: Governor, pricing: Pricing | None
         ...
         hrbench.errors.ConfigError: client.model: unpriced_model: model 'no-such-model' has no price, ...
     """
+    if arms is not None and reference is not None:
+        splits = [split] if isinstance(split, str) else list(split)
+        ids = [i for i in reference.ids if reference.splits[i] in splits]
+        _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client)
     require_key = getattr(client, "require_key", None)
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
@@ -1003,14 +1040,7 @@ async def benchmark_async(
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
-    run_items = {i: plan.payloads[i] for i in plan.item_ids}
-    for arm in plan.arms:  # a spec error is refused once here, not found in every run
-        if arm.check is not None:
-            arm.check(run_items, client)
-    for _, fn in plan.metrics:  # a metric that needs labels of one form says so up front
-        check_labels = getattr(fn, "check_labels", None)
-        if callable(check_labels):
-            check_labels({i: plan.labels[i] for i in plan.item_ids})
+    _refuse_spec(plan.arms, plan.reference, plan.item_ids, plan.metrics, client)
     remote = None
     if executor is not None and executor != "local":
         if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here

@@ -332,8 +332,15 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
     metrics = specs.build_metrics(params.metrics)
     if governor is None:
         governor = specs.build_governor(params.governor) or default_governor()
-    # before the benchmark is stored: a refusal leaves nothing (priced by the spec's `price`)
-    refuse_before_start(client, governor, pricing)
+    refuse_before_start(  # before the benchmark is stored: a refusal leaves nothing
+        client,
+        governor,
+        pricing,  # the spec's `price` (issue 19)
+        arms=arms,
+        reference=reference,
+        split=params.split,
+        metrics=metrics,
+    )
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
     return {

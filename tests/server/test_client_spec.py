@@ -109,3 +109,29 @@ def test_a_refused_benchmark_leaves_nothing_stored(
             list(c.benchmark(spec(n=2, runs=1, client=remote, governor={"max_usd": 1.0}, name=name)))
         assert err.value.field == field
         assert {b.id for b in c.benchmarks()} == before and srv.requests == []
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (
+            {"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {country}?"}]},
+            "arms.ask.template",
+        ),
+        ({"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {item?"}]}, "arms.ask.template"),
+        ({"metrics": ["tatqa"]}, None),
+    ],
+    ids=["missing-field", "malformed", "tatqa-metric-on-plain-labels"],
+)
+def test_a_spec_error_found_before_the_first_run_leaves_nothing_stored(
+    shared_daemon: Daemon, change: dict[str, Any], field: str | None
+) -> None:
+    # inputc's up-front checks ran inside the library, after the daemon had stored the
+    # benchmark: `hrb ls` then showed a failed benchmark with 0 rows
+    with shared_daemon.client() as c:
+        before = {b.id for b in c.benchmarks()}
+        with pytest.raises(hc.ConfigError) as err:
+            list(c.benchmark(spec(n=2, runs=1, name=f"spec-error-{len(before)}", **change)))
+        if field is not None:
+            assert err.value.field == field
+        assert {b.id for b in c.benchmarks()} == before
