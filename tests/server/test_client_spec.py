@@ -114,7 +114,10 @@ def test_a_refused_benchmark_leaves_nothing_stored(
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {country}?"}]}, "arms.ask.template"),
+        (
+            {"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {country}?"}]},
+            "arms.ask.template",
+        ),
         ({"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {item?"}]}, "arms.ask.template"),
         ({"metrics": ["tatqa"]}, None),
     ],
