@@ -604,12 +604,18 @@ class ReferencePutParams(_Spec):
 
 
 class ReferenceInfo(Struct, kw_only=True):
-    """A stored reference: name, content hash, size."""
+    """A stored reference: name, content hash, size, when it was put (ISO 8601, UTC).
+
+    ``new`` (``reference/put`` only, else ``None``): ``True`` when this content was not stored
+    before, ``False`` when it was (only the name was added) (decided, newcomer: put said
+    ``created: null``).
+    """
 
     hash: str
     name: str | None = None
     n_items: int = 0
     created: str | None = None
+    new: bool | None = None
 
 
 class ReferenceGetParams(_Spec):
