@@ -312,9 +312,14 @@ class Store:
         )
 
     def cache_stats(self) -> dict[str, Any]:
-        """Entries, distinct requests, nominal USD kept in the cache, and recordings."""
-        n, reqs, usd = self._one(
-            "SELECT count(*), count(DISTINCT request_hash), coalesce(sum(usd),0) FROM cache"
+        """Entries, distinct requests, nominal USD and bytes kept in the cache, and recordings.
+
+        ``bytes`` is the UTF-8 size of the stored requests and results (what ``gc`` frees before
+        VACUUM), not the database file's size.
+        """
+        n, reqs, usd, size = self._one(
+            "SELECT count(*), count(DISTINCT request_hash), coalesce(sum(usd),0), "
+            "coalesce(sum(length(CAST(request AS BLOB)) + length(CAST(result AS BLOB))),0) FROM cache"
         )
         recs = self._all(
             "SELECT recording, arm, count(*) FROM recordings GROUP BY recording, arm ORDER BY 1, 2"
@@ -323,6 +328,7 @@ class Store:
             "entries": n,
             "requests": reqs,
             "usd_nominal": usd,
+            "bytes": size,
             "recordings": [{"recording": r, "arm": a, "entries": c} for r, a, c in recs],
             "path": self.path,
         }

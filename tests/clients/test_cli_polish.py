@@ -60,3 +60,15 @@ def test_binary_rows_refuse_a_terminal_but_not_a_pipe_or_file(bench_id: str, tmp
     piped = subprocess.run([*HRB, "rows", bench_id, "--format", "parquet"], capture_output=True, timeout=120)
     assert piped.returncode == 0 and piped.stdout[:4] == b"PAR1"
     assert json.loads(hrb("rows", bench_id, "--limit", "1").stdout)["arm"] == "ask"
+
+
+def test_cache_stats_prints_what_its_help_says(bench_id: str) -> None:
+    from hrbench_client._commands import CACHE_STATS
+
+    stats = lines(hrb("cache", "stats").stdout)[0]
+    named = [w.split()[0] for w in CACHE_STATS.replace(" and ", ", ").split(", ")]
+    assert sorted(stats) == sorted(named)
+    assert CACHE_STATS in " ".join(hrb("cache", "--help").stdout.split())
+    assert stats["entries"] == 30 and stats["bytes"] > 0  # 3 items x 2 arms x 5 runs, a draw each
+    hrb("gc", "--older-than", "0s")
+    assert lines(hrb("cache", "stats").stdout)[0]["bytes"] == 0

@@ -790,6 +790,10 @@ def cmd_gc(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
+"""What ``hrb cache stats`` prints (its help says it; a test holds them equal)."""
+
+
 def cmd_cache(args: argparse.Namespace) -> int:
     with _client(args) as hb:
         _out(hb.cache_stats())
@@ -1115,7 +1119,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     gc.set_defaults(fn=cmd_gc)
 
     c = sub.add_parser("cache", help="response cache")
-    c.add_argument("cache_cmd", choices=["stats"], help="stats: entries, hits and size of the response cache")
+    c.add_argument("cache_cmd", choices=["stats"], help=f"stats: {CACHE_STATS} of the response cache")
     c.set_defaults(fn=cmd_cache)
 
     rec = sub.add_parser("recording", help="import or export recordings")
