@@ -417,6 +417,12 @@ async def _run(
             "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
             "reference_hash": reference.hash,
             "total": built["total"],
+            "limits": {  # the caps in force, the defaults' too (decided, newcomer: ls said max_calls null)
+                "max_calls": governor.max_calls,
+                "max_usd": governor.max_usd,
+                "max_tokens": governor.max_tokens,
+                "default": governor.from_defaults,
+            },
         }
 
         def create() -> None:

@@ -72,3 +72,32 @@ def test_cache_stats_prints_what_its_help_says(bench_id: str) -> None:
     assert stats["entries"] == 30 and stats["bytes"] > 0  # 3 items x 2 arms x 5 runs, a draw each
     hrb("gc", "--older-than", "0s")
     assert lines(hrb("cache", "stats").stdout)[0]["bytes"] == 0
+
+
+@pytest.mark.parametrize(
+    ("extra", "want"),
+    [
+        ("", (400, 5.0, True)),  # seed 002: the default limits (400 calls, 5 USD)
+        ("[governor]\nmax_usd = 1.5\n", (None, 1.5, False)),
+        ("[governor]\nmax_calls = 70\n", (70, None, False)),
+    ],
+)
+def test_ls_shows_the_limits_in_force_marking_the_defaults(
+    tmp_path: Path, extra: str, want: tuple[int | None, float | None, bool]
+) -> None:
+    bench_id = _bench_id(_bench_file(tmp_path, extra=extra))
+    (listed,) = lines(hrb("ls").stdout)
+    assert listed["id"] == bench_id and listed["calls"] == 30
+    assert (listed["max_calls"], listed["max_usd"], listed["default_limits"]) == want
+    assert listed["usd"] == 0.0  # the mock's price is 0, as the report says
+
+
+@pytest.mark.parametrize("model", ["unpriced-model", "gpt-unknown-zz"])
+def test_ls_usd_is_na_like_the_report_for_a_model_with_no_price(tmp_path: Path, model: str) -> None:
+    spec = _bench_file(tmp_path, extra="[governor]\nmax_calls = 100\n")  # no USD cap: an unpriced model runs
+    spec.write_text(spec.read_text().replace('reply = "x"', f'reply = "x"\nmodel = "{model}"'))
+    bench_id = _bench_id(spec)
+    report = lines(hrb("report", bench_id).stdout)[0]
+    assert {a["usd"] for a in report["arms"]} == {None}  # seed 002: NA when the model has no price
+    (listed,) = lines(hrb("ls").stdout)
+    assert listed["usd"] is None and listed["calls"] == 30

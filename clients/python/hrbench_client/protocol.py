@@ -726,9 +726,12 @@ class BenchmarkListing(Struct, kw_only=True):
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
     spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as stored
     (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
-    before the first call), ``max_usd`` and ``max_calls`` its caps from the spec (``None``: no
-    cap). ``unknown_usd`` and ``unknown_calls``: the part of that use that was in flight when a
-    run of it crashed, so unknown, at most that much (issue 13; 0 or ``None`` when none).
+    before the first call; ``usd`` ``None`` too when a model had no price, as in the report,
+    seed 002), ``max_usd`` and ``max_calls`` the caps in force (``None``: no cap),
+    ``default_limits`` ``True`` when they are the defaults (no governor in the spec, seed 002:
+    400 calls; ``None`` for a benchmark stored before the limits were kept). ``unknown_usd`` and
+    ``unknown_calls``: the part of that use that was in flight when a run of it crashed, so
+    unknown, at most that much (issue 13; 0 or ``None`` when none).
     """
 
     id: str
@@ -750,6 +753,7 @@ class BenchmarkListing(Struct, kw_only=True):
     max_calls: int | None = None
     unknown_usd: float | None = None
     unknown_calls: int | None = None
+    default_limits: bool | None = None
 
 
 class BenchmarkListResult(Struct, kw_only=True):
