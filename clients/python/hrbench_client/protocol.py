@@ -724,7 +724,8 @@ class BenchmarkListing(Struct, kw_only=True):
     ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
-    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as stored
+    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` (requests sent, retries included;
+    an attempt that could not connect is none) are the governor's use as stored
     (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
     before the first call; ``usd`` ``None`` too when a model had no price, as in the report,
     seed 002), ``max_usd`` and ``max_calls`` the caps in force (``None``: no cap),
