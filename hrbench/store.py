@@ -499,9 +499,15 @@ class Store:
     def benchmark_put(
         self, benchmark_id: str, spec: dict[str, Any], reference_hash: str, status: str = "running"
     ) -> None:
-        """Create (or reopen, on resume) a benchmark record."""
+        """Create (or reopen, on resume) a benchmark record.
+
+        On resume only ``status`` changes, and the spec's ``limits`` when ``spec`` has them (the
+        governor caps of the resumed run).
+        """
         self._write(
-            "INSERT INTO benchmarks VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET status=excluded.status",
+            "INSERT INTO benchmarks VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET status=excluded.status, "
+            "spec=CASE WHEN json_extract(excluded.spec, '$.limits') IS NULL THEN spec "
+            "ELSE json_set(spec, '$.limits', json(json_extract(excluded.spec, '$.limits'))) END",
             [benchmark_id, time.time(), status, reference_hash, _enc.encode(spec).decode()],
         )
 

@@ -101,3 +101,18 @@ def test_ls_usd_is_na_like_the_report_for_a_model_with_no_price(tmp_path: Path, 
     assert {a["usd"] for a in report["arms"]} == {None}  # seed 002: NA when the model has no price
     (listed,) = lines(hrb("ls").stdout)
     assert listed["usd"] is None and listed["calls"] == 30
+
+
+def test_ls_shows_the_limits_of_a_resume(tmp_path: Path) -> None:
+    spec = _bench_file(tmp_path, extra="[governor]\nmax_calls = 10\n")
+    bench_id = lines(hrb("bench", str(spec), "--no-rows", check_rc=4).stdout)[-1]["id"]  # a budget stop
+    assert lines(hrb("ls").stdout)[0]["max_calls"] == 10
+    hrb("bench", "--resume", bench_id, "--max-calls", "40", "--no-rows")
+    (listed,) = lines(hrb("ls").stdout)
+    assert (listed["max_calls"], listed["default_limits"], listed["rows"], listed["calls"]) == (
+        40,
+        False,
+        30,
+        30,
+    )
+    assert listed["status"] == "done" and listed["max_usd"] is None
