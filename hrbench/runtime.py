@@ -240,7 +240,7 @@ class Runtime:
                 )
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
-            result = await self.client.send(request, gate.attempt)
+            result = await self.client.send(request, gate)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
             if exc.limit == "limit_refused" and self.quota_refused is None:
                 self.quota_refused = exc

@@ -310,6 +310,15 @@ def add_import_path(paths: list[str]) -> None:
             sys.path.append(path)
 
 
+def _limits(governor: Any) -> dict[str, Any]:
+    """The caps in force, kept with the benchmark so that ``hrb ls`` shows them.
+
+    The defaults' too (decided, newcomer: ls said ``max_calls`` null while 400 applied); a
+    resume with new limits replaces them.
+    """
+    return {**governor.limits, "default": governor.from_defaults}
+
+
 def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     """Library objects from the spec (blocking: may read files, import modules, query SQLite)."""
     if not params.arms:
@@ -417,6 +426,7 @@ async def _run(
             "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
             "reference_hash": reference.hash,
             "total": built["total"],
+            "limits": _limits(governor),
         }
 
         def create() -> None:
@@ -444,7 +454,9 @@ async def _run(
     bench = None
     try:
         if stored is not None:
-            await anyio.to_thread.run_sync(store.benchmark_put, bench_id, {}, reference.hash, "running")
+            await anyio.to_thread.run_sync(
+                store.benchmark_put, bench_id, {"limits": _limits(governor)}, reference.hash, "running"
+            )
         sink.progress()
         try:
             bench = await benchmark_async(
