@@ -5,6 +5,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DATA ?= ../shared/data
 HRBENCH_DATA ?= $(abspath $(DATA))
+# `make demo DATA=...` wins over an exported HRBENCH_DATA
+ifeq ($(origin DATA),command line)
+HRBENCH_DATA := $(abspath $(DATA))
+endif
 export HRBENCH_DATA
 
 .PHONY: help install test test-ray test-browser check lint format types bench demo schema clean

@@ -84,7 +84,10 @@ def bench(spec: Path) -> str:
 
 def main() -> int:
     if not DATA.is_dir():
-        sys.exit(f"demo: data folder {DATA} not found; set HRBENCH_DATA (see examples/README.md)")
+        sys.exit(
+            f"demo: data folder {DATA} not found: give `make demo DATA=/path/to/data`, or set "
+            "HRBENCH_DATA when running examples/demo.py itself (see examples/README.md)"
+        )
     OUT.mkdir(exist_ok=True)
     print(f"data:   {DATA}\nstate:  {HOME}")
     t0 = time.perf_counter()

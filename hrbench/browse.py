@@ -78,6 +78,7 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
         "reference_hash": rec.get("reference_hash"),
         "max_usd": caps.get("max_usd"),
         "max_calls": caps.get("max_calls"),
+        "default_limits": caps.get("default"),
         "usd": ledger.get("usd"),
         "calls": ledger.get("calls"),
         "unknown_usd": ledger.get("unknown_usd"),
@@ -128,12 +129,13 @@ def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
         "best_arm": best,
         "best_accuracy": None if best is None else known[best],
         "reference_hash": head["reference_hash"] or "",
-        "usd": head["usd"],
+        "usd": None if any(s.get("usd", 0.0) is None for s in head["summary"] or []) else head["usd"],
         "max_usd": head["max_usd"],
         "calls": head["calls"],
         "max_calls": head["max_calls"],
         "unknown_usd": head.get("unknown_usd"),
         "unknown_calls": head.get("unknown_calls"),
+        "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
         "stop_note": benchmark_status(head, head["rows"], running)["stop_note"],
     }
 

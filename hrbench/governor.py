@@ -67,7 +67,8 @@ class Governor:
     At most ``max_calls`` requests, ``max_usd`` USD and ``max_tokens`` tokens (``None`` for no
     limit).
     Each attempt sent to a provider counts as a call, retries included; replies served from a
-    cache or a recording cost no call and no USD (case H14a).
+    cache or a recording cost no call and no USD (case H14a); an attempt that could not connect
+    was not sent and is given back (:meth:`Gate.unsent`; decided, newcomer).
 
     Args:
         max_calls: the most requests sent, a whole number >= 0.
@@ -239,8 +240,13 @@ class Governor:
         except BudgetRefused:
             return None
 
-    def settle(self, reservation: Reservation, usd: float | None, tokens: int) -> None:
-        """Replace a reservation by what the request really cost (``usd=None``: unknown, 0)."""
+    def settle(self, reservation: Reservation, usd: float | None, tokens: int, *, sent: bool = True) -> None:
+        """Replace a reservation by what the request really cost (``usd=None``: unknown, 0).
+
+        ``sent=False`` gives back the call of an attempt that never left this machine (the
+        connection was refused). Decided (newcomer: ``calls`` 250 for a dead port that received
+        nothing): ``calls`` counts requests sent, so such an attempt is not one.
+        """
         with self._lock:
             if reservation.settled:
                 return
@@ -249,8 +255,10 @@ class Governor:
             self._reserved_tokens -= reservation.tokens
             self.usd += usd or 0.0
             self.tokens += tokens
+            if not sent:
+                self.calls -= 1
             if self.journal is not None and reservation.kept:
-                self.journal.settle(reservation.kept, usd or 0.0, tokens)
+                self.journal.settle(reservation.kept, usd or 0.0, tokens, calls=int(sent))
 
     def halt(self, reason: str, limit: str = "reservation_exceeded") -> None:
         """Refuse every later request (with ``limit``), for ``reason``.
@@ -313,6 +321,16 @@ class Gate:
         if journal is None or not self.durable or not self._open.kept:
             return None
         return journal.durable(self._open.kept)
+
+    __call__ = attempt
+    """A gate is the ``before_attempt`` callback of a client's ``send``."""
+
+    def unsent(self) -> None:
+        """The last attempt could not connect, so nothing was sent: its call is given back."""
+        if self._open is not None:
+            self.governor.settle(self._open, 0.0, 0, sent=False)
+            self._open = None
+            self.attempts -= 1
 
     def settle(self, usd: float | None, tokens: int) -> None:
         """Settle the last attempt with its real cost (USD) and tokens."""

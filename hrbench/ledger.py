@@ -169,12 +169,15 @@ class Journal:
                 self._cond.notify()
         return n
 
-    def settle(self, number: int, usd: float, tokens: int) -> None:
-        """Queue a reservation's settlement (real USD and tokens) for the next commit."""
+    def settle(self, number: int, usd: float, tokens: int, calls: int = 1) -> None:
+        """Queue a reservation's settlement (real USD and tokens) for the next commit.
+
+        ``calls=0``: the attempt could not connect and was not sent, so it is no call.
+        """
         with self._cond:
             if self._opened.pop(number, None) is None:  # already written as open: delete it
                 self._closed.append(number)
-            self._calls += 1
+            self._calls += calls
             self._usd += usd
             self._tokens += tokens
             if self._idle:

@@ -313,10 +313,10 @@ class _GovernorActor:
         self.open[number] = r
         return number
 
-    def settle(self, number: int, usd: float | None, tokens: int) -> None:
+    def settle(self, number: int, usd: float | None, tokens: int, sent: bool = True) -> None:
         r = self.open.pop(number, None)
         if r is not None:
-            self.gov.settle(r, usd, tokens)
+            self.gov.settle(r, usd, tokens, sent=sent)
 
     def halt(self, reason: str) -> None:
         self.gov.halt(reason)
@@ -433,11 +433,11 @@ class _RemoteGovernor:
         except BudgetRefused:
             return None
 
-    def settle(self, reservation: Reservation, usd: float | None, tokens: int) -> None:
+    def settle(self, reservation: Reservation, usd: float | None, tokens: int, *, sent: bool = True) -> None:
         if reservation.settled or not isinstance(reservation, _Ticket):
             return
         reservation.settled = True
-        self.settling.append(self.actor.settle.remote(reservation.number, usd, tokens))
+        self.settling.append(self.actor.settle.remote(reservation.number, usd, tokens, sent))
 
     def settled(self) -> None:
         """Wait until every settlement sent from here is in the actor's books."""

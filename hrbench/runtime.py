@@ -268,10 +268,10 @@ class Runtime:
                 )
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
-            before_attempt = gate.attempt
+            before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
             if usd_est or tokens_est:  # room held by requests in flight: wait for them (issue 19)
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
-            result = await self.client.send(request, before_attempt)
+            result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
             if exc.limit == "limit_refused" and self.quota_refused is None:
                 self.quota_refused = exc

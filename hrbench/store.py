@@ -312,9 +312,14 @@ class Store:
         )
 
     def cache_stats(self) -> dict[str, Any]:
-        """Entries, distinct requests, nominal USD kept in the cache, and recordings."""
-        n, reqs, usd = self._one(
-            "SELECT count(*), count(DISTINCT request_hash), coalesce(sum(usd),0) FROM cache"
+        """Entries, distinct requests, nominal USD and bytes kept in the cache, and recordings.
+
+        ``bytes`` is the UTF-8 size of the stored requests and results (what ``gc`` frees before
+        VACUUM), not the database file's size.
+        """
+        n, reqs, usd, size = self._one(
+            "SELECT count(*), count(DISTINCT request_hash), coalesce(sum(usd),0), "
+            "coalesce(sum(length(CAST(request AS BLOB)) + length(CAST(result AS BLOB))),0) FROM cache"
         )
         recs = self._all(
             "SELECT recording, arm, count(*) FROM recordings GROUP BY recording, arm ORDER BY 1, 2"
@@ -323,6 +328,7 @@ class Store:
             "entries": n,
             "requests": reqs,
             "usd_nominal": usd,
+            "bytes": size,
             "recordings": [{"recording": r, "arm": a, "entries": c} for r, a, c in recs],
             "path": self.path,
         }
@@ -493,10 +499,15 @@ class Store:
     def benchmark_put(
         self, benchmark_id: str, spec: dict[str, Any], reference_hash: str, status: str = "running"
     ) -> None:
-        """Create (or reopen, on resume) a benchmark record; a non-empty ``spec`` replaces the stored one."""
+        """Create (or reopen, on resume) a benchmark record.
+
+        On resume only ``status`` changes, and the spec's ``limits`` when ``spec`` has them (the
+        governor caps of the resumed run).
+        """
         self._write(
             "INSERT INTO benchmarks VALUES (?,?,?,?,?,NULL) ON CONFLICT(id) DO UPDATE SET status=excluded.status, "
-            "spec=CASE WHEN excluded.spec='{}' THEN benchmarks.spec ELSE excluded.spec END",
+            "spec=CASE WHEN json_extract(excluded.spec, '$.limits') IS NULL THEN spec "
+            "ELSE json_set(spec, '$.limits', json(json_extract(excluded.spec, '$.limits'))) END",
             [benchmark_id, time.time(), status, reference_hash, _enc.encode(spec).decode()],
         )
 
@@ -794,23 +805,24 @@ class Store:
             Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
             ``status``, ``arms`` (names), ``rows`` (stored), ``total`` (expected rows),
             ``summary`` (the per-arm summary of a finished benchmark, else ``None``), ``runs``,
-            ``reference_hash``, the governor caps in force ``max_usd`` and ``max_calls`` (the
-            limits the last run of it started with, defaults included; ``None``: no cap), its use ``usd`` and ``calls`` (the ledger, open reservations
-            counted as spent; ``None`` if none) and of that the part a crash left unknown,
-            ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most").
+            ``reference_hash``, the governor caps ``max_usd`` and ``max_calls`` in force (``None``:
+            no cap), ``default_limits`` (``True``: the defaults, no governor in the spec; ``None``
+            for a benchmark stored before limits were kept), its use ``usd`` and ``calls`` (the
+            ledger, open reservations counted as spent; ``None`` if none) and of that the part a
+            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most").
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
             "json_extract(b.spec, '$.arms'), json_extract(b.spec, '$.total'), b.summary, "
             "(SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id), "
             "json_extract(b.spec, '$.params.runs'), b.reference_hash, "
-            "coalesce(json_extract(b.spec, '$.limits.max_usd'), json_extract(b.spec, '$.params.governor.max_usd')), "
-            "coalesce(json_extract(b.spec, '$.limits.max_calls'), json_extract(b.spec, '$.params.governor.max_calls')), "
+            "coalesce(json_extract(b.spec, '$.limits'), json_extract(b.spec, '$.params.governor')), "
             "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.unknown_usd, l.unknown_calls "
             "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
+        caps = [msgspec.json.decode(g[10] or "{}") for g in got]
         return [
             {
                 "id": i,
@@ -823,8 +835,9 @@ class Store:
                 "summary": None if summary is None else msgspec.json.decode(summary),
                 "runs": runs,
                 "reference_hash": ref_hash,
-                "max_usd": max_usd,
-                "max_calls": max_calls,
+                "max_usd": cap.get("max_usd"),
+                "max_calls": cap.get("max_calls"),
+                "default_limits": cap.get("default"),
                 "usd": usd,
                 "calls": calls,
                 "unknown_usd": unknown_usd,
@@ -841,13 +854,12 @@ class Store:
                 n,
                 runs,
                 ref_hash,
-                max_usd,
-                max_calls,
+                _,
                 usd,
                 calls,
                 unknown_usd,
                 unknown_calls,
-            ) in got
+            ), cap in zip(got, caps, strict=True)
         ]
 
     def benchmark_resolve(self, ref: str) -> str | None:

@@ -24,8 +24,11 @@ id=$(hrb bench examples/capitals.toml | tail -n 1 | python3 -c 'import json,sys;
 hrb rows "$id" --limit 3
 hrb report "$id" --text
 # The daemon writes the PNG (needs matplotlib: pip install 'hrbench[plot]'); "plot" in the JSON is
-# its absolute path (a relative FILE is taken from the current directory).
-hrb report "$id" --plot report.png
+# its absolute path (a relative FILE is taken from the current directory). A temporary folder here,
+# so that running this script leaves no file behind.
+out=$(mktemp -d)
+hrb report "$id" --plot "$out/report.png"
+rm -r "$out"
 
 # References kept in the daemon's store, by name.
 hrb ref list

@@ -21,7 +21,8 @@
    truncated or unparsable body              jitter on top, bounded by ``max_attempts`` and
                                              ``max_total_s``; after the last attempt
                                              ``Result(ok=False, error=...)``
-   connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error
+   connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error;
+                                             no call counted (nothing was sent)
    any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once
    ========================================  ==============================================
 
@@ -501,6 +502,9 @@ class HttpModelClient:
                     f"{self.provider}: no reply within {self.timeout_s:g} s ({type(exc).__name__})"
                 ) from None
             except _http.ConnectError as exc:  # nothing listens there: retrying will not help
+                unsent = getattr(before_attempt, "unsent", None)  # a governor Gate: nothing was sent,
+                if unsent is not None:  # so no call is counted (decided, newcomer)
+                    unsent()
                 raise _FinalFailure(
                     f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
                     f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "

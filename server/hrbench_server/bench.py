@@ -312,6 +312,15 @@ def add_import_path(paths: list[str]) -> None:
             sys.path.append(path)
 
 
+def _limits(governor: Any) -> dict[str, Any]:
+    """The caps in force, kept with the benchmark so that ``hrb ls`` shows them.
+
+    The defaults' too (decided, newcomer: ls said ``max_calls`` null while 400 applied); a
+    resume with new limits replaces them.
+    """
+    return {**governor.limits, "default": governor.from_defaults}
+
+
 def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = None) -> dict[str, Any]:
     """Library objects from the spec (blocking: may read files, import modules, query SQLite).
 
@@ -365,7 +374,7 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
     rule (no refusal of an unpriced model).
 
     Args:
-        stored: the benchmark's stored spec (``limits``, ``limits_from_defaults``; a spec
+        stored: the benchmark's stored spec (``limits``, :func:`_limits`; a spec
             stored before them gives the spec's ``governor``, else the defaults).
         given: the resume's ``governor``; its ``None`` fields are not given.
 
@@ -373,7 +382,8 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
         A fresh :class:`~hrbench.governor.Governor` (its use is restored from the ledger).
     """
     if "limits" in stored:
-        limits, from_defaults = dict(stored["limits"]), bool(stored.get("limits_from_defaults"))
+        limits = dict(stored["limits"])
+        from_defaults = bool(limits.pop("default", False))
     else:
         old = specs.build_governor(stored["params"].get("governor")) or default_governor()
         limits, from_defaults = old.limits, old.from_defaults
@@ -453,7 +463,6 @@ async def _run(
     built = await anyio.to_thread.run_sync(_build, params, store, limits)
     arms, reference, governor = built["arms"], built["reference"], built["governor"]
     if stored is not None:
-        stored["limits"], stored["limits_from_defaults"] = governor.limits, governor.from_defaults
         was = {a["name"]: a["hash"] for a in stored.get("arms", [])}
         for a in arms:
             if was.get(a.name) != a.hash:
@@ -472,9 +481,7 @@ async def _run(
             "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
             "reference_hash": reference.hash,
             "total": built["total"],
-            # the limits in force (the defaults' too): a resume keeps them (issue 19)
-            "limits": governor.limits,
-            "limits_from_defaults": governor.from_defaults,
+            "limits": _limits(governor),  # the limits in force (the defaults' too): a resume keeps them
         }
 
         def create() -> None:
@@ -504,8 +511,10 @@ async def _run(
     status = "failed"
     bench = None
     try:
-        if stored is not None:  # with the limits now in force
-            await anyio.to_thread.run_sync(store.benchmark_put, bench_id, stored, reference.hash, "running")
+        if stored is not None:
+            await anyio.to_thread.run_sync(
+                store.benchmark_put, bench_id, {"limits": _limits(governor)}, reference.hash, "running"
+            )
         sink.progress()
         try:
             bench = await benchmark_async(

@@ -164,8 +164,11 @@ def register(server: RpcServer, app: App) -> None:
     async def reference_put(args: p.ReferencePutParams) -> p.ReferenceInfo:
         def put() -> p.ReferenceInfo:
             ref = specs.build_reference(args.reference, app.store)
+            new = app.store.reference_get(ref.hash) is None
             h = app.store.reference_put(ref, args.name)
-            return p.ReferenceInfo(hash=h, name=args.name, n_items=len(ref))
+            put = [r for r in app.store.reference_list() if r["hash"] == h and r["name"] == args.name]
+            created = _iso(put[-1]["created"]) if put else None
+            return p.ReferenceInfo(hash=h, name=args.name, n_items=len(ref), created=created, new=new)
 
         return await _to_thread(put)
 
@@ -245,6 +248,11 @@ def register(server: RpcServer, app: App) -> None:
             rec = app.store.benchmark_get(bid)
             if rec is None:
                 raise NotFound(f"no stored benchmark has the id {bid!r}", benchmark=bid)
+            arms = [a["name"] for a in (rec.get("spec") or {}).get("arms") or []]
+            if args.arm is not None and arms and args.arm not in arms:  # as report's compare_pair does
+                raise ConfigError(
+                    "arm", args.arm, f"is not an arm of this benchmark (arms: {', '.join(arms)})"
+                )
             if args.item is None and args.arm is None:
                 n = app.store.rows_count(bid)
                 rows = app.store.rows_get(bid, args.offset, args.limit)

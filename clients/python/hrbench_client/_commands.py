@@ -13,6 +13,7 @@ from hrbench_client.errors import (
     DaemonError,
     HrbenchError,
     InvalidParams,
+    NotFound,
     RequestCancelled,
     ScorerError,
     TooFewRunsError,
@@ -604,8 +605,8 @@ def cmd_rows(args: argparse.Namespace) -> int:
     from hrbench_client import export, protocol
 
     fmt = args.format
-    if fmt == "parquet" and args.output is None and sys.stdout.isatty():
-        _fail_usage("--format parquet writes binary: give --output FILE or redirect stdout")
+    if fmt in export.BINARY and args.output is None and sys.stdout.isatty():
+        _fail_usage(f"--format {fmt} is binary and stdout is a terminal: give -o FILE (or pipe stdout)")
     try:
         export.check_format(fmt)
     except ImportError as exc:
@@ -775,9 +776,22 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
+    """Resolve every id first and delete nothing when one is unknown (decided, newcomer: `rm bad nosuch`)."""
     with _client(args) as hb:
+        ids: dict[str, None] = {}
+        unknown = []
         for ref in args.ids:
-            _out(hb.delete(ref))
+            try:
+                ids[hb.rows(ref, limit=1).benchmark.id] = None
+            except NotFound:
+                unknown.append(ref)
+        if unknown:
+            _fail_usage(
+                f"no stored benchmark has the id, id prefix or name {', '.join(map(repr, unknown))} "
+                "(`hrb ls` lists them); nothing was deleted"
+            )
+        for bid in ids:
+            _out(hb.delete(bid))
     return EXIT_OK
 
 
@@ -808,6 +822,10 @@ def cmd_gc(args: argparse.Namespace) -> int:
     with _client(args) as hb:
         _out(hb.gc(age, cache=not args.keep_cache, recordings=args.recordings, vacuum=not args.no_vacuum))
     return EXIT_OK
+
+
+CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
+"""What ``hrb cache stats`` prints (its help says it; a test holds them equal)."""
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
@@ -1148,7 +1166,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     gc.set_defaults(fn=cmd_gc)
 
     c = sub.add_parser("cache", help="response cache")
-    c.add_argument("cache_cmd", choices=["stats"], help="stats: entries, hits and size of the response cache")
+    c.add_argument("cache_cmd", choices=["stats"], help=f"stats: {CACHE_STATS} of the response cache")
     c.set_defaults(fn=cmd_cache)
 
     rec = sub.add_parser("recording", help="import or export recordings")

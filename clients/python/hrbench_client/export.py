@@ -14,10 +14,13 @@ from typing import IO, Any
 
 import msgspec
 
-__all__ = ["FORMATS", "PYARROW_MISSING", "check_format", "write_rows"]
+__all__ = ["BINARY", "FORMATS", "PYARROW_MISSING", "check_format", "write_rows"]
 
 FORMATS = ("jsonl", "csv", "parquet")
 """The row formats, the first the default."""
+
+BINARY = frozenset({"parquet"})
+"""The formats that are not text: ``hrb rows`` refuses to write them to a terminal (decided, newcomer)."""
 
 PYARROW_MISSING = (
     "Parquet needs pyarrow, which is not installed: pip install 'hrbench[pandas]' "

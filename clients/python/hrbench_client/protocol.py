@@ -632,12 +632,18 @@ class ReferencePutParams(_Spec):
 
 
 class ReferenceInfo(Struct, kw_only=True):
-    """A stored reference: name, content hash, size."""
+    """A stored reference: name, content hash, size, when it was put (ISO 8601, UTC).
+
+    ``new`` (``reference/put`` only, else ``None``): ``True`` when this content was not stored
+    before, ``False`` when it was (only the name was added) (decided, newcomer: put said
+    ``created: null``).
+    """
 
     hash: str
     name: str | None = None
     n_items: int = 0
     created: str | None = None
+    new: bool | None = None
 
 
 class ReferenceGetParams(_Spec):
@@ -747,12 +753,15 @@ class BenchmarkListing(Struct, kw_only=True):
     ``refused``, or ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
-    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` are the governor's use as stored
+    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` (requests sent, retries included;
+    an attempt that could not connect is none) are the governor's use as stored
     (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
-    before the first call), ``max_usd`` and ``max_calls`` the caps in
-    force (the defaults when the spec has no governor; a resume's raised ones after it; ``None``:
-    no cap). ``unknown_usd`` and ``unknown_calls``: the part of that use that was in flight when a
-    run of it crashed, so unknown, at most that much (issue 13; 0 or ``None`` when none).
+    before the first call; ``usd`` ``None`` too when a model had no price, as in the report,
+    seed 002), ``max_usd`` and ``max_calls`` the caps in force (``None``: no cap),
+    ``default_limits`` ``True`` when they are the defaults (no governor in the spec, seed 002:
+    400 calls; ``None`` for a benchmark stored before the limits were kept). ``unknown_usd`` and
+    ``unknown_calls``: the part of that use that was in flight when a run of it crashed, so
+    unknown, at most that much (issue 13; 0 or ``None`` when none).
     """
 
     id: str
@@ -774,6 +783,7 @@ class BenchmarkListing(Struct, kw_only=True):
     max_calls: int | None = None
     unknown_usd: float | None = None
     unknown_calls: int | None = None
+    default_limits: bool | None = None
     stop_note: str | None = None
 
 

@@ -1,0 +1,84 @@
+"""The README's judge snippet runs as written, the shell examples leave no file, the demo names DATA."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hrbench.testing.loopback import LoopbackServer
+
+REPO = Path(__file__).resolve().parents[2]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def _judge_block() -> str:
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", README, re.S) if "judge_scorer" in b]
+    return block
+
+
+def _reply(prompt: str, seed: Any, call: int) -> str:
+    if "CORRECT or INCORRECT" in prompt:
+        return "CORRECT"  # a lenient judge: it accepts "Ndjamena"
+    return {"France": "Paris", "Chad": "Ndjamena"}[prompt.split("Capital of ")[1].split("?")[0]]
+
+
+def test_the_readme_judge_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Self-contained but for the model: the test points its client at a loopback server."""
+    monkeypatch.setenv("HRBENCH_HOME", str(tmp_path / "home"))
+    block = re.sub(r"^  ", "", _judge_block(), flags=re.M)
+    assert "import hrbench as hb" in block  # it defines what it uses
+    with LoopbackServer(reply_fn=_reply) as srv:
+        code = block.replace(
+            'hb.OpenAIClient("gpt-4o-mini")',
+            f'hb.OpenAIClient("gpt-4o-mini", base_url={srv.base_url!r}, api_key_env=None)',
+        )
+        assert code != block
+        scope: dict[str, Any] = {}
+        exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+    assert scope["agree"] == 0.5  # France agrees; Chad: the judge says correct, exact says wrong
+    assert [r.correct for r in scope["by_label"].rows].count(True) == 5
+
+
+def test_the_shell_examples_leave_no_file_behind(tmp_path: Path) -> None:
+    (tmp_path / "examples").symlink_to(REPO / "examples")
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "HRBENCH_HOME": str(tmp_path / "home"),
+        "TMPDIR": str(tmp_path / "tmp"),
+    }
+    (tmp_path / "tmp").mkdir()
+    proc = subprocess.run(
+        ["bash", str(REPO / "clients" / "shell" / "examples.sh")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert '"plot"' in proc.stdout and "report.png" in proc.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["examples", "home", "tmp"]
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+@pytest.mark.parametrize("bad", ["/nonexistent/hrbench-data", "relative/missing"])
+def test_make_demo_with_a_bad_data_folder_names_data_and_the_path(tmp_path: Path, bad: str) -> None:
+    env = {**os.environ, "HRBENCH_DATA": str(tmp_path / "exported")}  # DATA= must win over it
+    proc = subprocess.run(
+        ["make", "-s", "demo", f"DATA={bad}", f"PY={sys.executable}", "STAMP="],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    want = os.path.normpath(os.path.join(REPO, bad))
+    assert proc.returncode != 0 and f"data folder {want} not found" in proc.stderr, proc.stderr
+    assert "DATA=" in proc.stderr and "HRBENCH_DATA" in proc.stderr
