@@ -106,12 +106,24 @@ def _try(gate: Gate) -> BeforeAttempt | None:
 
 
 def _later_attempts(gate: Gate, pending: Awaitable[None] | None) -> BeforeAttempt:
-    first = [True]
+    return _Attempts(gate, pending)
 
-    def before_attempt() -> Awaitable[None] | None:
-        if first[0]:  # reserved already: the client awaits its commit to the ledger (issue 13)
-            first[0] = False
-            return pending
-        return gate.attempt()
 
-    return before_attempt
+class _Attempts:
+    """A client's ``before_attempt`` whose first attempt is already reserved.
+
+    Like the :class:`~hrbench.governor.Gate` it wraps, it has ``unsent()``: a client that
+    could not connect gives the attempt's call back.
+    """
+
+    def __init__(self, gate: Gate, pending: Awaitable[None] | None) -> None:
+        self.gate, self.pending, self.first = gate, pending, True
+
+    def __call__(self) -> Awaitable[None] | None:
+        if self.first:  # reserved already: the client awaits its commit to the ledger (issue 13)
+            self.first = False
+            return self.pending
+        return self.gate.attempt()
+
+    def unsent(self) -> None:
+        self.gate.unsent()

@@ -77,3 +77,15 @@ def test_the_messages_of_each_cap_say_why() -> None:
     gov.calls = 2
     with pytest.raises(hb.BudgetRefused, match="all 2 calls are used"):
         gov.reserve()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_reserved_request_that_cannot_connect_gives_its_call_back(kind: str) -> None:
+    """The waiting path hands the client a callback that still gives back unsent calls."""
+    client = hb.OpenAIClient("loopback-1", base_url="http://127.0.0.1:9/v1", api_key_env=None, max_attempts=1)
+    ref = hb.Reference({"q1": "a"}, labels=["x"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bench = hb.benchmark(_arm(kind), ref, runs=5, client=client, governor=hb.Governor(max_tokens=10**6))
+    assert {r.failure_kind for r in bench.rows} == {"error"}
+    assert bench.governor["calls"] == 0 and bench.governor["tokens"] == 0
