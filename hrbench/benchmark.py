@@ -39,11 +39,19 @@ from hrbench.ledger import unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
 from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
-from hrbench.runtime import Runtime, unpriced_message
+from hrbench.runtime import ADVICE, Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
 from hrbench.store import Store
 
-__all__ = ["Bench", "benchmark", "benchmark_async", "benchmark_stream"]
+__all__ = [
+    "METRICS_SOURCE",
+    "Bench",
+    "benchmark",
+    "benchmark_async",
+    "benchmark_stream",
+    "stop_note",
+    "trace_metrics",
+]
 
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
@@ -78,6 +86,12 @@ class Bench:
             ``unknown`` is the spend crashes of earlier runs left unknown (issue 13), which
             the printout states as "unknown, at most X USD / N calls".
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
+        stopped: how many runs the governor stopped (``budget_stop``), dev split included.
+        status: ``"budget_stopped"`` when any run was stopped, else ``"done"``.
+
+    Decided (issue 19; seed 002 keeps stopped runs counted wrong): a benchmark a budget
+    stopped is never shown as plainly done. Its ``status`` is ``"budget_stopped"``, and its
+    printout ends with :meth:`stop_note`.
 
     A benchmark run with ``keep_rows=False`` (rows streamed to ``on_row`` or a store) holds no
     rows or traces; its summary and printout come from a running count.
@@ -98,8 +112,10 @@ class Bench:
         governor: dict[str, Any],
         duplicates: list[DuplicateDrawError] | None = None,
         summary: Summary | None = None,
+        stopped: int = 0,
     ) -> None:
         self.id = id
+        self.stopped = stopped
         self._summary = summary
         self.rows = rows
         self.arms = arms
@@ -198,6 +214,9 @@ class Bench:
                 "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
                 "every reply at what it cost when first paid."
             )
+        note = self.stop_note()
+        if note is not None:
+            lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
         if metric_names:
             lines.append(
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
@@ -210,6 +229,21 @@ class Bench:
 
     def __repr__(self) -> str:
         return f"<Bench {self.id} {len(self.rows)} rows>"
+
+    @property
+    def status(self) -> str:
+        """``"budget_stopped"`` when the governor stopped any run, else ``"done"`` (issue 19)."""
+        return "budget_stopped" if self.stopped else "done"
+
+    def stop_note(self) -> str | None:
+        """What a budget stop did to the table, or ``None`` when no run was stopped.
+
+        Example:
+            >>> stop_note(240, 250)
+            '240 of 250 runs were stopped by the budget and count as wrong (seed 002)'
+        """
+        n = self._summary.n if self._summary is not None else len(self.rows)
+        return stop_note(self.stopped, n)
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """The rows as dicts with the seed's columns."""
@@ -471,6 +505,59 @@ class Summary:
                 }
             )
         return out
+
+
+def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
+    """The sentence that says a budget stopped ``stopped`` of ``runs`` runs (issue 19).
+
+    Seed 002 counts a stopped run wrong; this says so wherever the benchmark is shown, so that
+    an accuracy a budget lowered is never read as the arm's. ``resume`` is appended as the way
+    to finish the runs.
+
+    Args:
+        stopped: runs stopped by the governor.
+        runs: runs in the benchmark.
+        resume: how to run the rest (a command), or ``None``.
+
+    Returns:
+        The sentence, or ``None`` when ``stopped`` is 0.
+
+    Example:
+        >>> stop_note(240, 250, "`hrb bench --resume b1 --max-calls N`")
+        '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-calls N`'
+        >>> stop_note(0, 250) is None
+        True
+    """
+    if not stopped:
+        return None
+    note = f"{stopped} of {runs} runs were stopped by the budget and count as wrong (seed 002)"
+    return note if resume is None else f"{note}; resume with {resume}"
+
+
+METRICS_SOURCE = "metrics"
+"""The ``source`` of the trace step that keeps a run's benchmark metric values."""
+
+
+def _enc_json(values: Mapping[str, float]) -> str:
+    return msgspec.json.encode(dict(values)).decode()
+
+
+def trace_metrics(trace: Iterable[Step]) -> dict[str, float] | None:
+    """A run's benchmark metric values, as its trace keeps them; ``None`` when it keeps none.
+
+    Issue 19: a resumed benchmark's metrics are computed over every run, the runs made before
+    the interruption included, from these values (their outputs are not kept).
+
+    Example:
+        >>> trace_metrics([Step(ledger_id="r", kind="note", source="metrics", text='{"squad_em": 1.0}')])
+        {'squad_em': 1.0}
+        >>> trace_metrics([Step(ledger_id="r")]) is None
+        True
+    """
+    for s in trace:
+        if s.kind == "note" and s.source == METRICS_SOURCE and s.text is not None:
+            return {str(k): float(v) for k, v in msgspec.json.decode(s.text).items()}
+    return None
 
 
 def summarise(
@@ -897,6 +984,7 @@ async def benchmark_async(
     keep_rows: bool = True,
     executor: Any = None,
     metrics: Sequence[BenchMetric] | None = None,
+    done_metrics: Mapping[str, Mapping[str, float]] | None = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -919,6 +1007,9 @@ async def benchmark_async(
             row's place in the seed's order); may be async.
         done: rows already finished, keyed by ``(arm, item, run)``: they are kept and not run
             again (resuming an interrupted benchmark).
+        done_metrics: the metric values of ``done`` rows by ledger id, as each run's trace
+            keeps them (:func:`trace_metrics`); a done row without them makes its arm's
+            metrics ``None``.
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -937,8 +1028,10 @@ async def benchmark_async(
             first run and may refuse them (``tatqa_scores`` refuses labels that are not
             TAT-QA's: decided, issue). Each name's
             mean is taken over runs within an item, then over labelled reportable items, and
-            shown in ``summary()["metrics"]`` and the printout; it is ``None`` (NA) for an arm
-            with resumed rows, whose outputs were not kept. A metric that raises is recorded
+            shown in ``summary()["metrics"]`` and the printout. Each run's values are kept in its
+            trace as a ``note`` step (source ``"metrics"``), so a resume counts them (issue
+            19); an arm with a resumed row whose trace holds none has ``None`` (NA). A metric
+            that raises is recorded
             in the run's trace and gives no value for that run; rows are not changed.
         executor: where the cells run: ``None`` or ``"local"`` (here), or a Ray cluster
             (``"ray"``, ``{"kind": "ray", "address": ...}``, a
@@ -1009,6 +1102,10 @@ async def benchmark_async(
     done = done or {}
 
     async def emit(seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
+        if values is not None:  # kept with the run, for a resume (issue 19)
+            trace.append(
+                Step(ledger_id=row.ledger_id, kind="note", source=METRICS_SOURCE, text=_enc_json(values))
+            )
         stops.add(seq, row, trace)
         errors.add(seq, row, trace)
         if keep_rows:
@@ -1045,8 +1142,8 @@ async def benchmark_async(
                 continue
             if keep_rows:
                 rows[ci * runs + run - 1] = prior
-            if running is not None:
-                running.add(prior)  # no metric values: a resumed arm's metrics are NA
+            if running is not None:  # its trace's metric values (none: the arm's metrics are NA)
+                running.add(prior, (done_metrics or {}).get(prior.ledger_id) if with_metrics else None)
         return todo
 
     Cell = tuple[int, str, str, Arm]
@@ -1129,6 +1226,7 @@ async def benchmark_async(
         governor=gov.snapshot(),
         duplicates=duplicates,
         summary=running,
+        stopped=stops.n + sum(1 for r in done.values() if r.failure_kind == "budget_stop"),
     )
     stops.warn(gov)
     errors.warn()
@@ -1220,6 +1318,7 @@ class _Stops:
     first: tuple[int, Row] | None = None
     limits: set[str] = field(default_factory=set)
     unpriced: str | None = None
+    why: str | None = None  # the first stopped run's refusal, in the caps' units (issue 19)
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
@@ -1230,6 +1329,8 @@ class _Stops:
         self.counted += row.reportable and row.correct is not None
         if self.first is None or seq < self.first[0]:
             self.first = (seq, row)
+            refused = next((s.error for s in trace if s.source == "refused" and s.error), None)
+            self.why = refused.rsplit(")); ", 1)[1] if refused and ")); " in refused else self.why
         self.limits.update(n for s in trace if s.source == "refused" for n in _limit_of(s.error))
         for s in trace:
             if s.source == "refused" and s.error and "unpriced_model" in s.error:
@@ -1243,13 +1344,39 @@ class _Stops:
             f"{self.n} run(s) stopped by the governor ({', '.join(sorted(self.limits or {'limit_refused'}))}); "
             f"{self.counted} of them count against an arm; first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
         )
+        if self.why is not None:
+            msg += f"; it was refused because {self.why}"
         if gov.halted is not None:
             msg += f"; stopped at once because {gov.halted}"
         if self.unpriced is not None:
             msg += f"; {self.unpriced}"
         if gov.from_defaults:
-            msg += f"; limits from the defaults: {gov.limits} (pass a governor sized for the benchmark)"
+            msg += "; " + defaults_note(gov)
         warn_at_caller(msg, BudgetStoppedWarning)
+
+
+def defaults_note(gov: Governor) -> str:
+    """What a stop under the default limits says: the limits, where they come from, what to do.
+
+    Issue 19: the default budget (``hrbench.options``: 400 calls, $5, no token cap; the
+    ``HRBENCH_MAX_*`` variables) is named with its source, and its USD cap is said not to be
+    enforced on a model with no price (decided, issue 12). The advice fits
+    :data:`hrbench.runtime.ADVICE`.
+
+    Example:
+        >>> defaults_note(Governor(max_calls=400, max_usd=5.0))[:60]
+        'limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS'
+    """
+    limits = ", ".join(f"{k}={v}" for k, v in gov.limits.items())
+    how = (
+        "set [governor] max_calls/max_usd/max_tokens in the spec, or --max-calls/--max-usd/--max-tokens"
+        if ADVICE.get() == "spec"
+        else "pass governor=hrbench.Governor(...) sized for the benchmark"
+    )
+    return (
+        f"limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS/HRBENCH_MAX_USD/HRBENCH_MAX_TOKENS): "
+        f"{limits}; the default max_usd is not enforced on a model with no price; {how}"
+    )
 
 
 def _limit_of(error: str | None) -> list[str]:

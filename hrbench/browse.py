@@ -16,7 +16,9 @@ Rules decided here (issue 16; the seeds are silent):
   adjusted over every pair, as ``report()`` gives them), turned so that ``diff = arm - against``;
 - "arms disagree" on an item when the arms that ran it do not all have the same mean
   correctness over runs there;
-- a benchmark stored as ``running`` that no task of this daemon runs is ``interrupted``.
+- a benchmark stored as ``running`` that no task of this daemon runs is ``interrupted``;
+- a benchmark a budget stopped has status ``budget_stopped`` and a ``stop_note`` saying how
+  many runs count as wrong and how to resume (issue 19).
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ __all__ = [
     "benchmark_compare",
     "benchmark_list",
     "benchmark_matrix",
+    "benchmark_status",
     "benchmark_view",
+    "budget_note",
 ]
 
 
@@ -59,7 +63,7 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
     """One benchmark's header, shaped as :meth:`Store.benchmark_headers` gives each."""
     spec = rec.get("spec") or {}
     params = spec.get("params") or {}
-    caps = spec.get("limits") or params.get("governor") or {}
+    caps = spec.get("limits") or params.get("governor") or {}  # the limits in force (issue 19)
     ledger = store.ledger_get(rec["id"]) or {}
     return {
         "id": rec["id"],
@@ -82,12 +86,32 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
     }
 
 
+def benchmark_status(rec: dict[str, Any], rows: int, running: Collection[str] = ()) -> dict[str, Any]:
+    """A stored benchmark's status as shown, and its budget banner (issue 19).
+
+    Args:
+        rec: its record (:meth:`Store.benchmark_get`): ``id``, ``status``, ``summary``.
+        rows: its stored rows.
+        running: as for :func:`benchmark_list`.
+
+    Returns:
+        ``{"status": ..., "stop_note": ...}``: ``interrupted`` for a ``running`` record no task
+        runs; ``stop_note`` as :func:`budget_note` gives it.
+
+    Example:
+        >>> benchmark_status({"id": "b1", "status": "running", "summary": None}, 3)
+        {'status': 'interrupted', 'stop_note': None}
+    """
+    status = rec.get("status") or "interrupted"
+    if status == "running" and rec.get("id") not in running:
+        status = "interrupted"
+    return {"status": status, "stop_note": budget_note(str(rec.get("id")), rec.get("summary"), rows)}
+
+
 def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
     """A ``BenchmarkListing`` dict from a header (:meth:`Store.benchmark_headers`)."""
     arms, runs, total = head["arms"], head["runs"], head["total"]
-    status = head["status"]
-    if status == "running" and head["id"] not in running:
-        status = "interrupted"
+    status = benchmark_status(head, head["rows"], running)["status"]
     accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
     known = {a: v for a, v in accuracy.items() if v is not None}
     best = max(known, key=lambda a: known[a]) if known else None
@@ -112,7 +136,30 @@ def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
         "unknown_usd": head.get("unknown_usd"),
         "unknown_calls": head.get("unknown_calls"),
         "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
+        "stop_note": benchmark_status(head, head["rows"], running)["stop_note"],
     }
+
+
+def budget_note(benchmark_id: str, summary: list[dict[str, Any]] | None, rows: int) -> str | None:
+    """The banner of a benchmark a budget stopped, from its stored summary (issue 19).
+
+    Args:
+        benchmark_id: the benchmark's id (for the resume command).
+        summary: its stored per-arm summary (``budget_stop`` per arm), ``None`` while it runs.
+        rows: its stored rows.
+
+    Returns:
+        :func:`hrbench.benchmark.stop_note` with the ``hrb`` command that resumes it, or
+        ``None`` when no run was stopped.
+
+    Example:
+        >>> budget_note("b1", [{"arm": "a", "budget_stop": 240}], 250)
+        '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-calls N`'
+    """
+    from hrbench.benchmark import stop_note
+
+    stopped = sum(int(s.get("budget_stop") or 0) for s in summary or [])
+    return stop_note(stopped, rows, f"`hrb bench --resume {benchmark_id} --max-calls N`")
 
 
 def benchmark_list(
@@ -131,8 +178,9 @@ def benchmark_list(
     Returns:
         One ``BenchmarkListing`` dict per benchmark: id, name, created (ISO 8601, UTC), status,
         arms, rows, total, accuracy per arm, n_items, runs, best_arm and best_accuracy (from the
-        stored summary; ``None`` until the benchmark ends), reference_hash, and the governor's
-        use (usd, calls) and caps (max_usd, max_calls).
+        stored summary; ``None`` until the benchmark ends), reference_hash, the governor's
+        use (usd, calls) and caps in force (max_usd, max_calls), and ``stop_note``
+        (:func:`budget_note`; status ``budget_stopped``).
 
     Example:
         >>> s = Store(":memory:")

@@ -204,7 +204,7 @@ class Governor:
                 limit = "token_cap_reached"
             if limit is not None:
                 self.refused += 1
-                why = f": {self.halted}" if self.halted is not None else ""
+                why = f": {self.halted}" if self.halted is not None else f"; {self._why(limit, usd, tokens)}"
                 raise BudgetRefused(f"the governor refused a request: {limit} ({self!r}){why}", limit=limit)
             self.calls += 1
             self._reserved_usd += usd
@@ -213,6 +213,25 @@ class Governor:
             if self.journal is not None:  # issue 13: numbered and queued for the next commit
                 r.kept = self.journal.open(usd, tokens)
             return r
+
+    def _why(self, limit: str, usd: float, tokens: int) -> str:
+        """Why a request was refused, in the caps' units (issue 19: a stop short of a cap says why)."""
+        if limit == "call_cap_reached":
+            return f"all {self.max_calls} calls are used"
+        if limit == "cost_cap_reached":
+            cap, used, held, need, unit = self.max_usd or 0.0, self.usd, self._reserved_usd, usd, "$"
+            fmt = "{:.4f}"
+        else:
+            cap, used, held, need, unit = self.max_tokens or 0, self.tokens, self._reserved_tokens, tokens, ""
+            fmt = "{:,.0f}"
+        left = max(0.0, cap - used - held)
+        what = f"{unit}{fmt.format(need)}" + (" tokens" if not unit else "")
+        return (
+            f"the next request's worst case ({what}) is more than the {unit}{fmt.format(left)} left "
+            f"({unit}{fmt.format(used)} spent, {unit}{fmt.format(held)} reserved by requests in flight, "
+            f"cap {unit}{fmt.format(cap)}); the worst case is its prompt bound plus the output limit it "
+            "sends, so a benchmark stops short of a cap by up to one request's worst case"
+        )
 
     def try_reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation | None:
         """Like :meth:`reserve`, but ``None`` instead of raising."""

@@ -9,6 +9,7 @@ runner imports both, so the dependency goes one way.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -19,6 +20,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
+from hrbench._room import reserve_first, reserve_first_blocking
 from hrbench.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.errors import BudgetRefused, DuplicateDrawError
 from hrbench.governor import Governor
@@ -37,12 +39,38 @@ HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
 """Providers whose requests carry an output limit under a USD or token cap."""
 
 
+ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar("hrbench_advice", default="python")
+"""Whom hrbench's advice is for: ``"python"`` (a library caller) or ``"spec"`` (a TOML spec or
+``hrb`` flags, through the daemon, which sets it for its benchmarks). Issue 19: advice names
+what the caller can change."""
+
+
 def unpriced_message(model: str, max_usd: float | None) -> str:
-    """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a)."""
-    return (
-        f"unpriced_model: model {model!r} has no price, so the USD cap (max_usd={max_usd}) cannot be "
-        f"enforced; give it one with pricing=hrbench.Pricing(overrides={{{model!r}: {{'input': USD_PER_M, "
-        "'output': USD_PER_M}}) (or a HRBENCH_PRICES table file), or run with Governor(max_usd=None)"
+    """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a).
+
+    Decided (issue 12, kept in issue 19): only an explicit USD cap refuses an unpriced model;
+    the default cap (``hrbench.options.max_usd``) is not enforced on it. The advice fits
+    :data:`ADVICE`: Python for the library, the spec's fields and ``hrb`` flags for the daemon.
+
+    Example:
+        >>> "pricing=hrbench.Pricing(overrides=" in unpriced_message("m", 1.0)
+        True
+    """
+    head = (
+        f"unpriced_model: model {model!r} has no price, so the explicit USD cap (max_usd={max_usd}) "
+        "cannot be enforced; "
+    )
+    if ADVICE.get() == "spec":
+        return head + (
+            "give it a price in the spec's [client] table: price = {input = USD_PER_M, output = "
+            "USD_PER_M} (USD per million tokens), or a price table file named by HRBENCH_PRICES in the "
+            "daemon's environment (see the README), or run without a USD cap: leave max_usd out of "
+            "[governor] and --max-usd off (the default cap is not enforced on a model with no price)"
+        )
+    return head + (
+        f"give it one with pricing=hrbench.Pricing(overrides={{{model!r}: {{'input': USD_PER_M, "
+        "'output': USD_PER_M}}) (USD per million tokens), or a price table file named by the "
+        "HRBENCH_PRICES environment variable, or run with Governor(max_usd=None)"
     )
 
 
@@ -240,7 +268,10 @@ class Runtime:
                 )
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
-            result = await self.client.send(request, gate)  # gate.unsent() when it cannot connect
+            before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
+            if usd_est or tokens_est:  # room held by requests in flight: wait for them (issue 19)
+                before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
+            result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
             if exc.limit == "limit_refused" and self.quota_refused is None:
                 self.quota_refused = exc

@@ -626,6 +626,31 @@ def build_client(spec: Any, store: Any = None) -> Any:
     raise ConfigError("client.kind", kind, "unknown client kind; expected openai, anthropic, replay or mock")
 
 
+def build_pricing(spec: Any) -> Any:
+    """The price table a client spec's ``price`` adds its model to, or ``None`` without one.
+
+    Issue 19: a TOML or wire spec prices a local or unlisted model in its ``[client]`` table
+    (``price = {input = 0.1, output = 0.2}``, USD per million tokens) over the shipped table
+    (or the file ``HRBENCH_PRICES`` names).
+
+    Raises:
+        ConfigError: a price that is not numbers.
+
+    Example:
+        >>> build_pricing({"kind": "openai", "model": "m", "price": {"input": 1.0, "output": 2.0}}).price("m").output
+        2.0
+        >>> build_pricing({"kind": "mock"}) is None
+        True
+    """
+    price = None if spec is None else _get(spec, "price")
+    if price is None:
+        return None
+    from hrbench.pricing import Pricing
+
+    entry = {k: v for k in ("input", "cached_input", "output") if (v := _get(price, k)) is not None}
+    return Pricing(overrides={_get(spec, "model"): entry})
+
+
 # -- references, scorers, governors -------------------------------------------------------------
 
 

@@ -95,6 +95,8 @@ def render(rep: Report) -> str:
     lines.append(
         "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at first cost."
     )
+    if _stopped_note(rep):
+        lines.append(f"  {_stopped_note(rep)}")
     if any(a.usd_unpriced for a in rep.arms):
         lines.append(
             "  NA: runs with no price ("
@@ -195,8 +197,21 @@ def render_markdown(rep: Report) -> str:
         lines += _md_table(ch, crows)
     if any(a.few_clusters for a in rep.arms):
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
+    if _stopped_note(rep):
+        lines += ["", f"_{_stopped_note(rep)}_"]
     lines += ["", f"<sub>{_md_cell(rep.note)}</sub>"]
     return "\n".join(lines) + "\n"
+
+
+def _stopped_note(rep: Report) -> str | None:
+    """Issue 19: a run the budget stopped made no call (cost 0) and pulls usd/run down; say so."""
+    stopped = sum(a.budget_stop for a in rep.arms)
+    if not stopped:
+        return None
+    return (
+        f"usd/run averages every run, the {stopped} run(s) the budget stopped included (they cost 0): "
+        "it understates what a whole run costs."
+    )
 
 
 def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:

@@ -33,8 +33,8 @@ text as "unknown, at most X USD / N calls"), and runs the rest. Calls that finis
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
-EM and F1) are computed on each run's output as it is scored and kept in the summary only: an
-arm with resumed rows, whose outputs were not kept, reports them as ``None``.
+EM and F1) are computed on each run's output as it is scored and kept in the run's trace; a
+resume reads them back, so its summary's metrics cover every run (issue 19).
 """
 
 from __future__ import annotations
@@ -53,12 +53,13 @@ import anyio.to_thread
 import msgspec
 
 from hrbench import specs
-from hrbench.benchmark import benchmark_async, refuse_before_start
+from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.cache import Cache
 from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
-from hrbench.governor import default_governor
+from hrbench.governor import Governor, default_governor
 from hrbench.ledger import Journal
 from hrbench.records import Row, Step
+from hrbench.runtime import ADVICE
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
@@ -282,13 +283,14 @@ def _check_resume_only(args: p.BenchmarkParams) -> None:
         concurrency=args.concurrency,
         env=args.env,
         governor=args.governor,
+        detach=args.detach,
     )
     if args != bare:
         given = [f for f in args.__struct_fields__ if getattr(args, f) != getattr(bare, f)]
         raise ConfigError(
             given[0],
             getattr(args, given[0]),
-            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency, env, governor)",
+            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency, env, governor, detach)",
         )
 
 
@@ -319,8 +321,11 @@ def _limits(governor: Any) -> dict[str, Any]:
     return {**governor.limits, "default": governor.from_defaults}
 
 
-def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
-    """Library objects from the spec (blocking: may read files, import modules, query SQLite)."""
+def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = None) -> dict[str, Any]:
+    """Library objects from the spec (blocking: may read files, import modules, query SQLite).
+
+    ``governor``: a resume's (:func:`resumed_governor`); else the spec's, or the defaults.
+    """
     if not params.arms:
         raise ConfigError("arms", [], "a benchmark needs at least one arm (or `resume` with a benchmark id)")
     if params.reference is None:
@@ -331,11 +336,19 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
     arms = [specs.build_arm(a) for a in params.arms]
     reference = specs.build_reference(params.reference, store)
     client = None if params.client is None else specs.build_client(params.client, store)
+    pricing = specs.build_pricing(params.client)
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
     metrics = specs.build_metrics(params.metrics)
-    governor = specs.build_governor(params.governor) or default_governor()
+    if governor is None:
+        governor = specs.build_governor(params.governor) or default_governor()
     refuse_before_start(  # before the benchmark is stored: a refusal leaves nothing
-        client, governor, arms=arms, reference=reference, split=params.split, metrics=metrics
+        client,
+        governor,
+        pricing,  # the spec's `price` (issue 19)
+        arms=arms,
+        reference=reference,
+        split=params.split,
+        metrics=metrics,
     )
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
@@ -345,9 +358,51 @@ def _build(params: p.BenchmarkParams, store: Any) -> dict[str, Any]:
         "client": client,
         "scorer": scorer,
         "metrics": metrics,
+        "pricing": pricing,
         "governor": governor,
         "total": n_items * len(arms) * params.runs,
     }
+
+
+def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> Any:
+    """The governor a resume runs under: the limits in force before, with those given replaced.
+
+    Issue 19, decided: a resume keeps every limit it does not set (the defaults' included: a
+    benchmark started under the default $5 cap keeps it, and so keeps sending the output limit
+    a cap requires, so that its requests are the ones the first part sent); a limit given
+    (``--max-calls N``) replaces that one only. A limit still from the defaults keeps their
+    rule (no refusal of an unpriced model).
+
+    Args:
+        stored: the benchmark's stored spec (``limits``, :func:`_limits`; a spec
+            stored before them gives the spec's ``governor``, else the defaults).
+        given: the resume's ``governor``; its ``None`` fields are not given.
+
+    Returns:
+        A fresh :class:`~hrbench.governor.Governor` (its use is restored from the ledger).
+    """
+    if "limits" in stored:
+        limits = dict(stored["limits"])
+        from_defaults = bool(limits.pop("default", False))
+    else:
+        old = specs.build_governor(stored["params"].get("governor")) or default_governor()
+        limits, from_defaults = old.limits, old.from_defaults
+    changed = (
+        {} if given is None else {k: v for k, v in msgspec.structs.asdict(given).items() if v is not None}
+    )
+    gov = Governor(**{**limits, **changed})
+    gov.from_defaults = from_defaults and "max_usd" not in changed
+    return gov
+
+
+def _done_metrics(
+    store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row]
+) -> dict[str, dict[str, float]]:
+    """The metric values the traces of resumed rows keep (issue 19: a resume keeps the metrics)."""
+    if not params.metrics or not done:
+        return {}
+    traces = store.traces_get(bench_id, [r.ledger_id for r in done.values()])
+    return {lid: v for lid, trace in traces.items() if (v := trace_metrics(trace)) is not None}
 
 
 async def run_benchmark(
@@ -360,6 +415,7 @@ async def run_benchmark(
     the same file, gets :class:`~hrbench.errors.BenchmarkRunning` naming the running one.
     """
     store = app.store
+    ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (issue 19)
     if args.resume is not None:
         _check_resume_only(args)
         bench_id = args.resume
@@ -373,7 +429,7 @@ async def run_benchmark(
         )
         raise BenchmarkRunning(
             f"benchmark {bench_id} is running now (process {holder['pid']}, since {since}); wait "
-            f"for it to finish or cancel that run, then resume it",
+            f"for it to finish or cancel that run (`hrb cancel {bench_id}` on its daemon), then resume it",
             benchmark=bench_id,
             pid=holder["pid"],
         )
@@ -400,12 +456,11 @@ async def _run(
         stored = rec["spec"]
         params = msgspec.convert(stored["params"], p.BenchmarkParams)
         params = msgspec.structs.replace(params, stream=args.stream, concurrency=args.concurrency)
-        if args.governor is not None:  # new limits for the rest (issue 12: after a budget stop)
-            params = msgspec.structs.replace(params, governor=args.governor)
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
     else:
         params = args
-    built = await anyio.to_thread.run_sync(_build, params, store)
+    limits = None if stored is None else resumed_governor(stored, args.governor)
+    built = await anyio.to_thread.run_sync(_build, params, store, limits)
     arms, reference, governor = built["arms"], built["reference"], built["governor"]
     if stored is not None:
         was = {a["name"]: a["hash"] for a in stored.get("arms", [])}
@@ -418,7 +473,7 @@ async def _run(
             raise ConfigError("resume", bench_id, "the reference changed since the benchmark started")
     else:
         spec_params = msgspec.structs.replace(  # the caller's env is never stored
-            params, reference=reference.hash, resume=None, stream=True, env={}
+            params, reference=reference.hash, resume=None, stream=True, env={}, detach=False
         )
         spec = {
             "version": _SPEC_VERSION,
@@ -426,7 +481,7 @@ async def _run(
             "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
             "reference_hash": reference.hash,
             "total": built["total"],
-            "limits": _limits(governor),
+            "limits": _limits(governor),  # the limits in force (the defaults' too): a resume keeps them
         }
 
         def create() -> None:
@@ -443,12 +498,15 @@ async def _run(
         journal.attach(governor)
     # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable)
     done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind != "budget_stop"}
+    done_metrics = await anyio.to_thread.run_sync(_done_metrics, store, bench_id, params, done)
     sink = _Sink(
         app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
     )
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
+    if not args.detach:  # cancelled when the submitting connection closes (issue 19)
+        proto.owned.add(task)
     ticker = asyncio.create_task(sink.ticker())
     status = "failed"
     bench = None
@@ -478,8 +536,10 @@ async def _run(
                 keep_rows=False,  # rows stream to the store: memory does not grow with rows
                 executor=params.executor,
                 metrics=built["metrics"],
+                done_metrics=done_metrics,
+                pricing=built["pricing"],
             )
-            status = "done"
+            status = bench.status  # "budget_stopped" when the governor stopped runs (issue 19)
         except DuplicateDrawError as exc:
             bench = exc.bench
             status = "refused"
@@ -491,6 +551,7 @@ async def _run(
     finally:
         ticker.cancel()
         app.running.pop(bench_id, None)
+        proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
             if journal is not None:  # every settlement written; open reservations stay open
                 await anyio.to_thread.run_sync(journal.close)

@@ -144,6 +144,11 @@ def register(server: RpcServer, app: App) -> None:
         from hrbench.evaluate import evaluate_spec_async
 
         add_import_path(args.python_path)
+        price = getattr(args.client, "price", None)
+        if price is not None:  # a field accepted must not be ignored
+            raise ConfigError(
+                "client.price", msgspec.to_builtins(price), "evaluate does not price calls; leave it out"
+            )
         spec = msgspec.to_builtins(msgspec.structs.replace(args, python_path=[], env={}))
         spec.pop("python_path", None)
         spec.pop("env", None)
@@ -289,12 +294,17 @@ def register(server: RpcServer, app: App) -> None:
 
         def build() -> dict[str, Any]:
             bench_id = _resolve(app, args.id)
+            rec = app.store.benchmark_get(bench_id) or {}
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
             try:
-                return report_payload(rows, traces=traces, **settings)
+                out = report_payload(rows, traces=traces, **settings)
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
+            # issue 19: a report says when its benchmark is not a finished, whole one
+            head = browse.benchmark_status(rec, len(rows), running())
+            out["status"], out["stop_note"] = head["status"], head["stop_note"]
+            return out
 
         return p.ReportResult(report=await _to_thread(build))
 
@@ -302,11 +312,38 @@ def register(server: RpcServer, app: App) -> None:
         def delete() -> p.BenchmarkDeleteResult:
             bid = _resolve(app, args.id)
             if bid in app.running:
-                raise ConfigError("id", args.id, "this benchmark is running; cancel it first")
+                raise ConfigError(
+                    "id", args.id, f"this benchmark is running; cancel it first: hrb cancel {bid}"
+                )
             n = app.store.benchmark_delete([bid])
             return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"])
 
         return await _to_thread(delete)
+
+    async def benchmark_cancel(args: p.BenchmarkCancelParams) -> p.BenchmarkCancelResult:
+        """Cancel a running benchmark (issue 19): its saved rows stay, ``--resume`` finishes it.
+
+        Waits until the run stored its end (status ``cancelled``), so a resume right after
+        does not find it running.
+        """
+        bid = await _to_thread(_resolve, app, args.id)
+        task = app.running.get(bid)
+        if task is None:
+            was = await _to_thread(browse.benchmark_list, app.store, bid, running())
+            status = next((b["status"] for b in was if b["id"] == bid), None)
+            raise ConfigError(
+                "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
+            )
+        task.cancel()
+        await asyncio.wait({task}, timeout=30)
+
+        def ended() -> p.BenchmarkCancelResult:
+            rec = app.store.benchmark_get(bid) or {}
+            return p.BenchmarkCancelResult(
+                id=bid, status=str(rec.get("status")), rows=app.store.rows_count(bid)
+            )
+
+        return await _to_thread(ended)
 
     async def gc(args: p.GcParams) -> p.GcResult:
         out = await _to_thread(
@@ -322,6 +359,7 @@ def register(server: RpcServer, app: App) -> None:
         return p.GcResult(**out)
 
     feature("benchmark/delete")(_async(p.BenchmarkDeleteParams, benchmark_delete))
+    feature("benchmark/cancel")(_async(p.BenchmarkCancelParams, benchmark_cancel))
     feature("gc")(_async(p.GcParams, gc))
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))

@@ -127,6 +127,7 @@ class HrbenchProtocol(JsonRPCProtocol):
         self.lsp_session = False  # `initialize` was received
         self.shutdown_requested = False  # LSP `shutdown` was received: only `exit` is accepted now
         self.exit_requested = False  # LSP `exit` was received: the connection ends
+        self.owned: set[asyncio.Task[Any]] = set()  # benchmarks cancelled when this connection ends
 
     @property
     def closed(self) -> bool:
@@ -496,7 +497,12 @@ async def serve_stream(
     except (ConnectionError, OSError):
         pass
     finally:
-        # In-flight work keeps running (a benchmark's rows go on to the store).
+        # Decided (issue 19): a benchmark whose submitting connection closed is cancelled (it
+        # stays resumable, its saved rows kept) unless it was submitted with `detach`; other
+        # in-flight work finishes. Over stdio the end of input is not the end of the caller.
+        if not keep_open:
+            for task in list(proto.owned):
+                task.cancel()
         if on_close is not None:
             await on_close()
         if not keep_open:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import random
 import threading
+import warnings
 
 import anyio
 import pytest
@@ -342,7 +343,7 @@ def test_to_arrow_and_to_jsonl(tmp_path) -> None:
 def test_options_are_the_default_limits(monkeypatch) -> None:
     assert (hb.options.max_calls, hb.options.max_tokens) == (400, None)
     monkeypatch.setattr(hb.options, "max_calls", 2)
-    with pytest.warns(hb.BudgetStoppedWarning, match="'max_calls': 2"):
+    with pytest.warns(hb.BudgetStoppedWarning, match="max_calls=2"):
         bench = hb.benchmark(ask_arm(), seed_reference(), runs=5, client=capitals_client())
     assert sum(r.failure_kind == "budget_stop" for r in bench.rows) == 18
 
@@ -424,3 +425,24 @@ def test_failed_and_failures_count_what_the_printout_says(kinds: tuple[str, ...]
     assert (s["wrong"], s["failed"]) == (n_wrong, n_error)
     assert hb.report(bench).arms[0].failures == n_wrong + n_error
     assert "report()'s failures counts every labelled run that was not right" in str(bench)
+
+
+@pytest.mark.parametrize(("max_calls", "keep_rows"), [(0, True), (2, True), (7, False), (20, True)])
+def test_a_budget_stopped_bench_says_so(max_calls: int, keep_rows: bool) -> None:
+    """Issue 19: stopped runs count wrong (seed 002), and the Bench never reads as plainly done."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.BudgetStoppedWarning)
+        bench = hb.benchmark(
+            ask_arm(),
+            seed_reference(),
+            runs=5,
+            client=capitals_client(),
+            governor=hb.Governor(max_calls=max_calls),
+            keep_rows=keep_rows,
+        )
+    stopped = max(0, 20 - max_calls)
+    assert bench.stopped == stopped
+    assert bench.status == ("budget_stopped" if stopped else "done")
+    note = f"{stopped} of 20 runs were stopped by the budget and count as wrong (seed 002)"
+    assert bench.stop_note() == (note if stopped else None)
+    assert (note in str(bench)) == bool(stopped)

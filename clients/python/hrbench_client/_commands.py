@@ -437,11 +437,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.file:
             _fail_usage("give a FILE or --resume ID, not both")
         governor = p.GovernorSpec(**limits) if limits else None
-        spec: Any = p.BenchmarkParams(resume=args.resume, stream=not args.no_rows, governor=governor)
+        spec: Any = p.BenchmarkParams(
+            resume=args.resume, stream=not args.no_rows, governor=governor, detach=args.detach
+        )
     elif args.file:
         spec = bench_params(args.file)
         if args.no_rows:
             spec = _msgspec().structs.replace(spec, stream=False)
+        if args.detach:
+            spec = _msgspec().structs.replace(spec, detach=True)
         if limits:
             spec = _msgspec().structs.replace(spec, governor=p.GovernorSpec(**limits))
     else:
@@ -463,6 +467,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
             progress.end()
             _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED
+        except DaemonError as exc:  # the daemon died (a kill, a crash): say which benchmark, and how on
+            progress.end()
+            if not stream.id:
+                raise
+            _err(
+                f"the daemon stopped while benchmark {stream.id} ran ({exc.message}); its saved rows are "
+                f"kept (`hrb rows {stream.id}`). Resume it with: hrb bench --resume {stream.id}"
+            )
+            return EXIT_ERROR
         progress.end()
         assert stream.result is not None
         _out(stream.result)
@@ -653,13 +666,20 @@ def cmd_report(args: argparse.Namespace) -> int:
         rep.setdefault("plot", plot)
         _as_callers_file(plot)
     fmt = "text" if args.text else args.format
+    note = rep.get("stop_note")
     if fmt == "text":
         text = rep.get("text", "")
+        if rep.get("status") not in (None, "done"):
+            print(f"Status: {rep['status']}")
         print(text)
+        if note:
+            print(f"Budget stopped: {note}")
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
         sys.stdout.write(rep.get("markdown", ""))
+        if note:
+            sys.stdout.write(f"\n> **Budget stopped** ({rep.get('status')}): {note}\n")
     elif args.compare and rep.get("comparisons"):
         _out(rep["comparisons"][0])  # JSON: just the paired difference asked for
     else:
@@ -728,15 +748,29 @@ def cmd_ls(args: argparse.Namespace) -> int:
         for b in found:
             _out(b)
         return EXIT_OK
-    print(f"{'id':<16}  {'name':<20}  {'created':<25}  {'status':<9}  {'rows':>11}  arms (accuracy)")
+    print(f"{'id':<16}  {'name':<20}  {'created':<25}  {'status':<14}  {'rows':>11}  arms (accuracy)")
     for b in found:
         rows = f"{b.rows}/{b.total}" if b.total is not None else str(b.rows)
         arms = ", ".join(f"{a} ({b.accuracy[a]:.3f})" if b.accuracy.get(a) is not None else a for a in b.arms)
-        print(f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<9}  {rows:>11}  {arms}")
+        print(
+            f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<14}  {rows:>11}  {arms}"
+        )
         if b.unknown_calls:  # issue 13: spend in flight at a crash, counted as spent
             print(
                 f"{'':<16}  in flight at a crash: unknown, at most {b.unknown_usd or 0.0:.4f} USD / "
                 f"{b.unknown_calls} calls (counted as spent)"
+            )
+    return EXIT_OK
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    """Cancel running benchmarks from any shell (issue 19): one JSON line each, then how to resume."""
+    with _client(args) as hb:
+        for ref in args.ids:
+            done = hb.cancel_benchmark(ref)
+            _out(done)
+            _err(
+                f"cancelled {done.id} with {done.rows} row(s) kept; resume with: hrb bench --resume {done.id}"
             )
     return EXIT_OK
 
@@ -991,6 +1025,12 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     b.add_argument(
         "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when an arm's accuracy is under ACC"
     )
+    b.add_argument(
+        "--detach",
+        action="store_true",
+        help="keep the benchmark running when this command ends or is killed (by default the daemon "
+        "cancels it then; `hrb cancel ID` stops a detached one)",
+    )
     b.add_argument("--max-calls", type=int, help="the governor's call cap (also with --resume)")
     b.add_argument("--max-usd", type=float, help="the governor's spend cap in USD (also with --resume)")
     b.add_argument("--max-tokens", type=int, help="the governor's token cap (also with --resume)")
@@ -1095,6 +1135,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     ls.add_argument("--limit", type=int, help="show at most this many (default: all)")
     ls.add_argument("--text", action="store_true", help="print a table instead of JSON lines")
     ls.set_defaults(fn=cmd_ls)
+
+    cancel = sub.add_parser(
+        "cancel",
+        help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
+    )
+    cancel.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    cancel.set_defaults(fn=cmd_cancel)
 
     rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")
     rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)

@@ -10,7 +10,8 @@ Commands::
 
     hrb score [--scorer exact] [--label L]... [--check] OUTPUT   one output; or JSON lines on stdin
                                                    (--check needs a label: exit 2 without one)
-    hrb bench FILE.toml | --resume ID                              rows as JSON lines, then the result
+    hrb bench FILE.toml | --resume ID [--detach]                   rows as JSON lines, then the result
+    hrb cancel BENCH_ID...                                          cancel running benchmarks (resumable)
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
     hrb ls [--text]                                                 stored benchmarks, newest first

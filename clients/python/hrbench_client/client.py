@@ -499,6 +499,10 @@ class Client:
         params = {"limit": limit, "search": search}
         return self.call("benchmark/list", params, p.BenchmarkListResult).benchmarks
 
+    def cancel_benchmark(self, ref: str) -> p.BenchmarkCancelResult:
+        """Cancel a running benchmark (id, id prefix or name), from any connection; it stays resumable."""
+        return self.call("benchmark/cancel", p.BenchmarkCancelParams(id=ref), p.BenchmarkCancelResult)
+
     def delete(self, ref: str) -> p.BenchmarkDeleteResult:
         """Delete a stored benchmark (id, unique id prefix or name) with its rows and traces."""
         return self.call("benchmark/delete", {"id": ref}, p.BenchmarkDeleteResult)

@@ -38,6 +38,8 @@ __all__ = [
     "ArmView",
     "AuthParams",
     "AuthResult",
+    "BenchmarkCancelParams",
+    "BenchmarkCancelResult",
     "BenchmarkCellParams",
     "BenchmarkCellResult",
     "BenchmarkCompareParams",
@@ -78,6 +80,7 @@ __all__ = [
     "MockClientSpec",
     "OpenAIClientSpec",
     "OutputsArmSpec",
+    "PriceSpec",
     "ProgressNotification",
     "PromptArmSpec",
     "RayExecutorSpec",
@@ -270,6 +273,14 @@ class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
 ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
 
 
+class PriceSpec(_Spec):
+    """A model's price in USD per million tokens (``cached_input`` defaults to ``input``)."""
+
+    input: Annotated[float, Meta(ge=0)]
+    output: Annotated[float, Meta(ge=0)]
+    cached_input: Annotated[float, Meta(ge=0)] | None = None
+
+
 BilledAs = Annotated[
     list[Name],
     Meta(
@@ -285,7 +296,9 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     The daemon reads the key from its own environment variable ``api_key_env`` at each
     attempt; ``null`` sends no key (local servers). ``max_tokens`` is sent when a request sets
     no output limit; ``billed_as`` names the dearer models a reply may be billed as (a router,
-    an alias): a USD cap reserves at the dearest of them and ``model``.
+    an alias): a USD cap reserves at the dearest of them and ``model``. ``price`` prices
+    ``model`` (a local or unlisted model) over the daemon's price table (the shipped one, or
+    the file ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price.
     """
 
     model: Name
@@ -298,10 +311,14 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     max_tokens: Annotated[int, Meta(ge=1)] | None = None
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    price: PriceSpec | None = None
 
 
 class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
-    """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it."""
+    """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it.
+
+    ``price`` as for :class:`OpenAIClientSpec`.
+    """
 
     model: Name
     base_url: str = "https://api.anthropic.com/v1"
@@ -314,6 +331,7 @@ class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     anthropic_version: str = "2023-06-01"
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
+    price: PriceSpec | None = None
 
 
 class MockClientSpec(_Spec, tag="mock", tag_field="kind"):
@@ -410,7 +428,12 @@ class BenchmarkParams(_Spec):
     benchmark, send ``{"resume": "<benchmark id>"}`` (other fields may be left out; when given
     they must match the stored spec): finished rows are kept and not run again, finished calls
     are answered from the cache. Runs the governor stopped are run again, and ``governor`` may
-    be given with ``resume`` to raise the limits for the rest (a budget stop is resumable).
+    be given with ``resume`` to raise the limits for the rest (a budget stop is resumable):
+    a limit it gives replaces that one, every other limit in force before (the defaults'
+    included, when the spec had no ``governor``) is kept, so the resumed requests are the ones
+    the first part sent (issue 19). A benchmark is cancelled (resumable, its rows kept) when the
+    connection that submitted it closes, unless ``detach`` is true: it then runs to its end
+    whoever listens (``benchmark/cancel`` stops it; issue 19).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
     v2.0 EM and F1; or ``package.module:function``). ``executor`` says where the cells run:
@@ -432,6 +455,7 @@ class BenchmarkParams(_Spec):
     concurrency: Annotated[int, Meta(ge=1, le=4096)] = 16
     resume: str | None = None
     stream: bool = True
+    detach: bool = False
     name: str | None = None
     python_path: list[str] = field(default_factory=list)
     env: CallerEnv = field(default_factory=dict)
@@ -476,7 +500,11 @@ class ArmSummary(Struct, kw_only=True):
 
 
 class BenchmarkResult(Struct, kw_only=True):
-    """Result of ``benchmark``: the id (for ``benchmark/rows``, ``report``, resume) and summary."""
+    """Result of ``benchmark``: the id (for ``benchmark/rows``, ``report``, resume) and summary.
+
+    ``status`` is ``done``, or ``budget_stopped`` when the governor stopped runs (each counted
+    wrong, seed 002; ``text`` says how many).
+    """
 
     id: str
     summary: list[ArmSummary]
@@ -720,8 +748,9 @@ class BenchmarkListParams(_Spec):
 class BenchmarkListing(Struct, kw_only=True):
     """One stored benchmark as ``hrb ls`` and ``hrb view`` show it.
 
-    ``status`` is ``running``, ``done``, ``cancelled``, ``failed``, ``refused``, or
-    ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
+    ``status`` is ``running``, ``done``, ``budget_stopped`` (the governor stopped runs, which
+    count as wrong: ``stop_note`` says how many and how to resume), ``cancelled``, ``failed``,
+    ``refused``, or ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
     spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` (requests sent, retries included;
@@ -755,6 +784,7 @@ class BenchmarkListing(Struct, kw_only=True):
     unknown_usd: float | None = None
     unknown_calls: int | None = None
     default_limits: bool | None = None
+    stop_note: str | None = None
 
 
 class BenchmarkListResult(Struct, kw_only=True):
@@ -775,6 +805,20 @@ class BenchmarkDeleteResult(Struct, kw_only=True):
     id: str
     rows: int
     traces: int
+
+
+class BenchmarkCancelParams(_Spec):
+    """Params of ``benchmark/cancel``: a running benchmark (id, unique id prefix or name)."""
+
+    id: str
+
+
+class BenchmarkCancelResult(Struct, kw_only=True):
+    """What ``benchmark/cancel`` did: the benchmark is ``cancelled`` (resumable) and its rows so far kept."""
+
+    id: str
+    status: str
+    rows: int
 
 
 class GcParams(_Spec):
@@ -1121,6 +1165,7 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
     "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
     "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
+    "benchmark/cancel": (BenchmarkCancelParams, BenchmarkCancelResult),
     "gc": (GcParams, GcResult),
     "report": (ReportParams, ReportResult),
     "benchmark/view": (BenchmarkViewParams, BenchmarkViewResult),
