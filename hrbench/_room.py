@@ -1,9 +1,9 @@
-"""Waiting for room under a cap before refusing a request (issue 19).
+"""Waiting for room under a cap before refusing a request (newcomer finding).
 
 The governor reserves each request's worst case (SPEC section 6), which is far above what a
 reply usually costs. With many requests in flight, their reservations can fill a cap that
 their settled cost will leave mostly free: refusing a request then would stop a benchmark far
-short of its cap. Decided (issue 19): a request whose worst case does not fit *now*, but would
+short of its cap. Decided (newcomer finding): a request whose worst case does not fit *now*, but would
 fit once the requests in flight settle, waits for them; it is refused only when, with nothing
 in flight, its worst case still does not fit (or waiting cannot help: the call cap, a halt).
 

@@ -89,7 +89,7 @@ class Bench:
         stopped: how many runs the governor stopped (``budget_stop``), dev split included.
         status: ``"budget_stopped"`` when any run was stopped, else ``"done"``.
 
-    Decided (issue 19; seed 002 keeps stopped runs counted wrong): a benchmark a budget
+    Decided (newcomer finding; seed 002 keeps stopped runs counted wrong): a benchmark a budget
     stopped is never shown as plainly done. Its ``status`` is ``"budget_stopped"``, and its
     printout ends with :meth:`stop_note`.
 
@@ -232,7 +232,7 @@ class Bench:
 
     @property
     def status(self) -> str:
-        """``"budget_stopped"`` when the governor stopped any run, else ``"done"`` (issue 19)."""
+        """``"budget_stopped"`` when the governor stopped any run, else ``"done"`` (newcomer finding)."""
         return "budget_stopped" if self.stopped else "done"
 
     def stop_note(self) -> str | None:
@@ -508,7 +508,7 @@ class Summary:
 
 
 def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
-    """The sentence that says a budget stopped ``stopped`` of ``runs`` runs (issue 19).
+    """The sentence that says a budget stopped ``stopped`` of ``runs`` runs (newcomer finding).
 
     Seed 002 counts a stopped run wrong; this says so wherever the benchmark is shown, so that
     an accuracy a budget lowered is never read as the arm's. ``resume`` is appended as the way
@@ -545,7 +545,7 @@ def _enc_json(values: Mapping[str, float]) -> str:
 def trace_metrics(trace: Iterable[Step]) -> dict[str, float] | None:
     """A run's benchmark metric values, as its trace keeps them; ``None`` when it keeps none.
 
-    Issue 19: a resumed benchmark's metrics are computed over every run, the runs made before
+    newcomer finding: a resumed benchmark's metrics are computed over every run, the runs made before
     the interruption included, from these values (their outputs are not kept).
 
     Example:
@@ -1102,7 +1102,7 @@ async def benchmark_async(
     done = done or {}
 
     async def emit(seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
-        if values is not None:  # kept with the run, for a resume (issue 19)
+        if values is not None:  # kept with the run, for a resume (newcomer finding)
             trace.append(
                 Step(ledger_id=row.ledger_id, kind="note", source=METRICS_SOURCE, text=_enc_json(values))
             )
@@ -1318,7 +1318,7 @@ class _Stops:
     first: tuple[int, Row] | None = None
     limits: set[str] = field(default_factory=set)
     unpriced: str | None = None
-    why: str | None = None  # the first stopped run's refusal, in the caps' units (issue 19)
+    why: str | None = None  # the first stopped run's refusal, in the caps' units (newcomer finding)
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
@@ -1358,7 +1358,7 @@ class _Stops:
 def defaults_note(gov: Governor) -> str:
     """What a stop under the default limits says: the limits, where they come from, what to do.
 
-    Issue 19: the default budget (``hrbench.options``: 400 calls, $5, no token cap; the
+    newcomer finding: the default budget (``hrbench.options``: 400 calls, $5, no token cap; the
     ``HRBENCH_MAX_*`` variables) is named with its source, and its USD cap is said not to be
     enforced on a model with no price (decided, issue 12). The advice fits
     :data:`hrbench.runtime.ADVICE`.

@@ -18,7 +18,7 @@ Rules decided here (issue 16; the seeds are silent):
   correctness over runs there;
 - a benchmark stored as ``running`` that no task of this daemon runs is ``interrupted``;
 - a benchmark a budget stopped has status ``budget_stopped`` and a ``stop_note`` saying how
-  many runs count as wrong and how to resume (issue 19).
+  many runs count as wrong and how to resume (newcomer finding).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
     """One benchmark's header, shaped as :meth:`Store.benchmark_headers` gives each."""
     spec = rec.get("spec") or {}
     params = spec.get("params") or {}
-    caps = spec.get("limits") or params.get("governor") or {}  # the limits in force (issue 19)
+    caps = spec.get("limits") or params.get("governor") or {}  # the limits in force (newcomer finding)
     ledger = store.ledger_get(rec["id"]) or {}
     return {
         "id": rec["id"],
@@ -87,7 +87,7 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
 
 
 def benchmark_status(rec: dict[str, Any], rows: int, running: Collection[str] = ()) -> dict[str, Any]:
-    """A stored benchmark's status as shown, and its budget banner (issue 19).
+    """A stored benchmark's status as shown, and its budget banner (newcomer finding).
 
     Args:
         rec: its record (:meth:`Store.benchmark_get`): ``id``, ``status``, ``summary``.
@@ -141,7 +141,7 @@ def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
 
 
 def budget_note(benchmark_id: str, summary: list[dict[str, Any]] | None, rows: int) -> str | None:
-    """The banner of a benchmark a budget stopped, from its stored summary (issue 19).
+    """The banner of a benchmark a budget stopped, from its stored summary (newcomer finding).
 
     Args:
         benchmark_id: the benchmark's id (for the resume command).

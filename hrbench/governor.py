@@ -215,7 +215,7 @@ class Governor:
             return r
 
     def _why(self, limit: str, usd: float, tokens: int) -> str:
-        """Why a request was refused, in the caps' units (issue 19: a stop short of a cap says why)."""
+        """Why a request was refused, in the caps' units (newcomer finding: a stop short of a cap says why)."""
         if limit == "call_cap_reached":
             return f"all {self.max_calls} calls are used"
         if limit == "cost_cap_reached":

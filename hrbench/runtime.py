@@ -41,14 +41,14 @@ HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
 
 ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar("hrbench_advice", default="python")
 """Whom hrbench's advice is for: ``"python"`` (a library caller) or ``"spec"`` (a TOML spec or
-``hrb`` flags, through the daemon, which sets it for its benchmarks). Issue 19: advice names
+``hrb`` flags, through the daemon, which sets it for its benchmarks). newcomer finding: advice names
 what the caller can change."""
 
 
 def unpriced_message(model: str, max_usd: float | None) -> str:
     """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a).
 
-    Decided (issue 12, kept in issue 19): only an explicit USD cap refuses an unpriced model;
+    Decided (issue 12, kept in newcomer finding): only an explicit USD cap refuses an unpriced model;
     the default cap (``hrbench.options.max_usd``) is not enforced on it. The advice fits
     :data:`ADVICE`: Python for the library, the spec's fields and ``hrb`` flags for the daemon.
 
@@ -269,7 +269,7 @@ class Runtime:
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
-            if usd_est or tokens_est:  # room held by requests in flight: wait for them (issue 19)
+            if usd_est or tokens_est:  # room held by requests in flight: wait for them (newcomer finding)
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
             result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:

@@ -629,7 +629,7 @@ def build_client(spec: Any, store: Any = None) -> Any:
 def build_pricing(spec: Any) -> Any:
     """The price table a client spec's ``price`` adds its model to, or ``None`` without one.
 
-    Issue 19: a TOML or wire spec prices a local or unlisted model in its ``[client]`` table
+    newcomer finding: a TOML or wire spec prices a local or unlisted model in its ``[client]`` table
     (``price = {input = 0.1, output = 0.2}``, USD per million tokens) over the shipped table
     (or the file ``HRBENCH_PRICES`` names).
 

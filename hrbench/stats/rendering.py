@@ -204,7 +204,7 @@ def render_markdown(rep: Report) -> str:
 
 
 def _stopped_note(rep: Report) -> str | None:
-    """Issue 19: a run the budget stopped made no call (cost 0) and pulls usd/run down; say so."""
+    """A note that a run the budget stopped made no call (cost 0) and pulls usd/run down (newcomer finding)."""
     stopped = sum(a.budget_stop for a in rep.arms)
     if not stopped:
         return None

@@ -34,7 +34,7 @@ draw-keyed cache (when ``cache`` is on, the default), so they are not paid again
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
 EM and F1) are computed on each run's output as it is scored and kept in the run's trace; a
-resume reads them back, so its summary's metrics cover every run (issue 19).
+resume reads them back, so its summary's metrics cover every run (newcomer finding).
 """
 
 from __future__ import annotations
@@ -344,7 +344,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
     refuse_before_start(  # before the benchmark is stored: a refusal leaves nothing
         client,
         governor,
-        pricing,  # the spec's `price` (issue 19)
+        pricing,  # the spec's `price` (newcomer finding)
         arms=arms,
         reference=reference,
         split=params.split,
@@ -367,7 +367,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
 def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> Any:
     """The governor a resume runs under: the limits in force before, with those given replaced.
 
-    Issue 19, decided: a resume keeps every limit it does not set (the defaults' included: a
+    Decided (newcomer finding): a resume keeps every limit it does not set (the defaults' included: a
     benchmark started under the default $5 cap keeps it, and so keeps sending the output limit
     a cap requires, so that its requests are the ones the first part sent); a limit given
     (``--max-calls N``) replaces that one only. A limit still from the defaults keeps their
@@ -398,7 +398,7 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
 def _done_metrics(
     store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row]
 ) -> dict[str, dict[str, float]]:
-    """The metric values the traces of resumed rows keep (issue 19: a resume keeps the metrics)."""
+    """The metric values the traces of resumed rows keep (newcomer finding: a resume keeps the metrics)."""
     if not params.metrics or not done:
         return {}
     traces = store.traces_get(bench_id, [r.ledger_id for r in done.values()])
@@ -415,7 +415,7 @@ async def run_benchmark(
     the same file, gets :class:`~hrbench.errors.BenchmarkRunning` naming the running one.
     """
     store = app.store
-    ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (issue 19)
+    ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (newcomer finding)
     if args.resume is not None:
         _check_resume_only(args)
         bench_id = args.resume
@@ -505,7 +505,7 @@ async def _run(
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
-    if not args.detach:  # cancelled when the submitting connection closes (issue 19)
+    if not args.detach:  # cancelled when the submitting connection closes (newcomer finding)
         proto.owned.add(task)
     ticker = asyncio.create_task(sink.ticker())
     status = "failed"
@@ -539,7 +539,7 @@ async def _run(
                 done_metrics=done_metrics,
                 pricing=built["pricing"],
             )
-            status = bench.status  # "budget_stopped" when the governor stopped runs (issue 19)
+            status = bench.status  # "budget_stopped" when the governor stopped runs (newcomer finding)
         except DuplicateDrawError as exc:
             bench = exc.bench
             status = "refused"

@@ -301,7 +301,7 @@ def register(server: RpcServer, app: App) -> None:
                 out = report_payload(rows, traces=traces, **settings)
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
-            # issue 19: a report says when its benchmark is not a finished, whole one
+            # newcomer finding: a report says when its benchmark is not a finished, whole one
             head = browse.benchmark_status(rec, len(rows), running())
             out["status"], out["stop_note"] = head["status"], head["stop_note"]
             return out
@@ -321,7 +321,7 @@ def register(server: RpcServer, app: App) -> None:
         return await _to_thread(delete)
 
     async def benchmark_cancel(args: p.BenchmarkCancelParams) -> p.BenchmarkCancelResult:
-        """Cancel a running benchmark (issue 19): its saved rows stay, ``--resume`` finishes it.
+        """Cancel a running benchmark (newcomer finding): its saved rows stay, ``--resume`` finishes it.
 
         Waits until the run stored its end (status ``cancelled``), so a resume right after
         does not find it running.

@@ -497,7 +497,7 @@ async def serve_stream(
     except (ConnectionError, OSError):
         pass
     finally:
-        # Decided (issue 19): a benchmark whose submitting connection closed is cancelled (it
+        # Decided (newcomer finding): a benchmark whose submitting connection closed is cancelled (it
         # stays resumable, its saved rows kept) unless it was submitted with `detach`; other
         # in-flight work finishes. Over stdio the end of input is not the end of the caller.
         if not keep_open:

@@ -1,4 +1,4 @@
-"""Crash and cancel, with real daemon and ``hrb`` subprocesses (issue 19, item 6).
+"""Crash and cancel, with real daemon and ``hrb`` subprocesses (newcomer finding, item 6).
 
 - SIGKILL of the daemon mid-benchmark: ``hrb bench`` names the benchmark and the resume command.
 - SIGKILL of ``hrb bench``: the daemon cancels the benchmark (resumable), unless it was

@@ -84,7 +84,7 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(
                 final = c.resume(bench_id)
                 finished = list(final)
                 assert final.result is not None
-                # issue 19: runs the caps stopped (in-flight spend counted at its worst case) show
+                # newcomer finding: runs the caps stopped (in-flight spend counted at its worst case) show
                 stopped = any(r.failure_kind == "budget_stop" for r in finished)
                 assert final.result.status == ("budget_stopped" if stopped else "done")
                 (listed,) = [b for b in c.benchmarks() if b.id == bench_id]  # what `hrb ls` prints

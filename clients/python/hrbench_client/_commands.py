@@ -764,7 +764,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    """Cancel running benchmarks from any shell (issue 19): one JSON line each, then how to resume."""
+    """Cancel running benchmarks from any shell (newcomer finding): one JSON line each, then how to resume."""
     with _client(args) as hb:
         for ref in args.ids:
             done = hb.cancel_benchmark(ref)

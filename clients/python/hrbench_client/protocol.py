@@ -431,9 +431,9 @@ class BenchmarkParams(_Spec):
     be given with ``resume`` to raise the limits for the rest (a budget stop is resumable):
     a limit it gives replaces that one, every other limit in force before (the defaults'
     included, when the spec had no ``governor``) is kept, so the resumed requests are the ones
-    the first part sent (issue 19). A benchmark is cancelled (resumable, its rows kept) when the
+    the first part sent (newcomer finding). A benchmark is cancelled (resumable, its rows kept) when the
     connection that submitted it closes, unless ``detach`` is true: it then runs to its end
-    whoever listens (``benchmark/cancel`` stops it; issue 19).
+    whoever listens (``benchmark/cancel`` stops it; newcomer finding).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
     v2.0 EM and F1; or ``package.module:function``). ``executor`` says where the cells run:
