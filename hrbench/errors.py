@@ -31,6 +31,7 @@ of a benchmark has a label).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 __all__ = [
@@ -87,9 +88,11 @@ class ConfigError(HrbenchError, ValueError):
     code = -32001
 
     def __init__(self, field: str, value: Any, why: str) -> None:
-        shown = repr(value)
-        if len(shown) > 80:
-            shown = shown[:77] + "..."
+        shown = repr(str(value) if isinstance(value, os.PathLike) else value)
+        # a file path is shown whole (a cut path names no file); other values are cut at 80
+        limit = 400 if isinstance(value, (str, os.PathLike)) else 80
+        if len(shown) > limit:
+            shown = shown[: limit - 3] + "..."
         super().__init__(f"{field}: {why} (got {shown})", field=field)
         self.field = field
 

@@ -288,7 +288,9 @@ def test_the_html_report_opens_offline(
 def test_the_list_shows_live_progress(page: Any, view: View, shared_daemon: Daemon) -> None:
     spec = mock_spec("live-progress")
     spec["arms"] = [{"kind": "prompt", "name": "ask", "template": "{item}?"}]
-    spec["client"] = {"kind": "mock", "reply": "yes", "delay_s": 0.4}  # 55 rows: about 22 s
+    # 55 rows at 0.9 s: about 50 s, so a slow, loaded machine still sees it running (at 0.4 s it
+    # could finish before the page had measured a rate); closing the stream cancels it
+    spec["client"] = {"kind": "mock", "reply": "yes", "delay_s": 0.9}
     spec["concurrency"] = 1
     spec["governor"] = {"max_usd": 3.0}
     spec["stream"] = False  # no row notifications pile up unread while the page is checked
