@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import difflib
 import functools
 import json
 import os
@@ -262,6 +263,14 @@ def register(server: RpcServer, app: App) -> None:
                     for r in app.store.rows_get(bid)
                     if args.item in (None, r.item) and args.arm in (None, r.arm)
                 ]
+                if args.item is not None and not rows and rec.get("reference_hash"):
+                    ids = app.store.reference_get(rec["reference_hash"]).ids
+                    if args.item not in ids:  # printed nothing, exit 0 (newcomer finding)
+                        near = difflib.get_close_matches(args.item, ids, n=3)
+                        hint = f"; did you mean {', '.join(near)}?" if near else ""
+                        raise ConfigError(
+                            "item", args.item, f"is not an item of this benchmark's reference{hint}"
+                        )
                 n = len(rows)
                 rows = rows[args.offset : None if args.limit is None else args.offset + args.limit]
             traces = None

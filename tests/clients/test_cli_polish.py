@@ -25,6 +25,13 @@ def test_rows_of_an_unknown_arm_exit_2_naming_it_and_the_arms(bench_id: str, arm
     assert len(lines(hrb("rows", bench_id, "--arm", "ask2").stdout)) == 15
 
 
+@pytest.mark.parametrize("item", ["nosuch", "Q1", "q1 "])
+def test_rows_of_an_unknown_item_exit_2_naming_it(bench_id: str, item: str) -> None:
+    err = hrb("rows", bench_id, "--item", item, check_rc=2).stderr  # printed nothing, exit 0
+    assert "ConfigError" in err and repr(item) in err and "not an item" in err
+    assert len(lines(hrb("rows", bench_id, "--item", "1").stdout)) == 10  # two arms x 5 runs (ids 1-3)
+
+
 @pytest.mark.parametrize("order", [("good", "nosuch"), ("nosuch", "good"), ("good", "nosuch", "other")])
 def test_rm_deletes_nothing_when_one_id_is_unknown(bench_id: str, order: tuple[str, ...]) -> None:
     ids = [bench_id if x == "good" else x for x in order]

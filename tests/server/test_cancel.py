@@ -131,6 +131,14 @@ def test_a_detached_benchmark_runs_on_shows_running_and_hrb_cancel_stops_it(
         assert _hrb(home, "report", bench_id, "--descriptive", "--text").stdout.startswith("Status: running")
         refused = _hrb(home, "rm", bench_id, rc=2)
         assert f"hrb cancel {bench_id}" in refused.stderr
+        # `rm finished running` deleted the finished one, then failed (newcomer): now nothing goes
+        (tmp_path / "quick").mkdir()
+        quick = json.loads(
+            _hrb(home, "bench", str(_spec(tmp_path / "quick", 0.0)), "--no-rows").stdout.splitlines()[-1]
+        )
+        both = _hrb(home, "rm", quick["id"], bench_id, rc=2)
+        assert f"running now: {bench_id}" in both.stderr and "nothing was deleted" in both.stderr
+        assert _status(home, quick["id"]) == "done"
         cancelled = _hrb(home, "cancel", bench_id[:6])
         said = json.loads(cancelled.stdout)
         assert said["id"] == bench_id and said["status"] == "cancelled" and 0 < said["rows"] < 200

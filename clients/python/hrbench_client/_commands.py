@@ -790,6 +790,12 @@ def cmd_rm(args: argparse.Namespace) -> int:
                 f"no stored benchmark has the id, id prefix or name {', '.join(map(repr, unknown))} "
                 "(`hrb ls` lists them); nothing was deleted"
             )
+        running = [b.id for b in hb.benchmarks() if b.id in ids and b.status == "running"]
+        if running:  # checked before any delete too: `rm done running` deleted `done`, then failed
+            _fail_usage(
+                f"running now: {', '.join(running)}; cancel first (hrb cancel {' '.join(running)}); "
+                "nothing was deleted"
+            )
         for bid in ids:
             _out(hb.delete(bid))
     return EXIT_OK
