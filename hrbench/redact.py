@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 
-__all__ = ["is_secret_name", "note_key_env", "redact", "secret_values"]
+__all__ = ["is_secret_name", "note_key_env", "redact", "scrub_reply", "secret_values"]
 
 _CREDENTIAL = re.compile(
     r"(?:KEY|TOKEN|SECRET|CREDENTIALS?|PASSWORD|PASSWD|PASSPHRASE)S?(?:_|$)|PASSWORD|PASSWD"
@@ -174,6 +174,34 @@ def redact(text: str, *secrets: str | None) -> str:
         if any(p in text for p in pieces):
             text = _mask_runs(text, secret, window)
     return _KEYLIKE.sub("***", text)
+
+
+def scrub_reply(text: str, secret: str | None) -> str:
+    """Remove the key in use from a model's reply, as written or encoded; leave the rest as it is.
+
+    A provider or a model may echo the caller's key in a reply that succeeded ("your key is
+    sk-..."); that text would reach the cache, recordings, traces and rows (newcomer finding:
+    README and SPEC section 4 say keys never reach SQLite or traces). Unlike :func:`redact`,
+    key-shaped tokens that are not this key are kept: they may be the answer.
+
+    Args:
+        text: the reply's text.
+        secret: the key in use (``None`` or shorter than 4 characters: nothing to remove).
+
+    Returns:
+        ``text`` with the key and its base64, hex, URL-encoded, escaped and spaced-out forms
+        replaced by ``***``.
+
+    Example:
+        >>> scrub_reply("your key is hrb_0123456789abcdefg; a token sk-example stays", "hrb_0123456789abcdefg")
+        'your key is ***; a token sk-example stays'
+    """
+    if not secret or len(secret) < 4:
+        return text
+    text = text.replace(secret, "***")
+    if len(secret) >= _ENCODED_MIN:
+        text = _pattern(secret).sub("***", text)
+    return text
 
 
 def _mask_runs(text: str, secret: str, window: int) -> str:

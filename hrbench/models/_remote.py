@@ -57,7 +57,7 @@ from hrbench.environ import env_value
 from hrbench.errors import BudgetRefused, HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
-from hrbench.redact import note_key_env, redact
+from hrbench.redact import note_key_env, redact, scrub_reply
 from hrbench.tokens import usage_of
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
@@ -463,6 +463,9 @@ class HttpModelClient:
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
             return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
         assert result is not None  # stamina runs at least one attempt
+        key = self._key()
+        if key and result.raw_text:  # a reply echoing the key never reaches the store
+            result.text = scrub_reply(result.raw_text, key)
         result.seconds = time.perf_counter() - start
         if result.model is None:
             result.model = model
