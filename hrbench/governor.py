@@ -276,8 +276,9 @@ class Governor:
     def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True) -> Gate:
         """A :class:`Gate` for one request with this upper-bound estimate.
 
-        ``durable=False``: a request that contacts no provider and costs nothing (a mock with
-        no price) is not held until its reservation is committed (see :meth:`Gate.attempt`).
+        ``durable=False``: a request that contacts no provider, costs nothing (a mock with no
+        price) and runs under no call cap is not held until its reservation is committed (see
+        :meth:`Gate.attempt`).
         """
         return Gate(self, usd, tokens, durable)
 

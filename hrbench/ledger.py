@@ -20,10 +20,10 @@ commit (a fast reply) is never written as open: only its settlement is.
 
 What need not wait (decided, issue 13): a cache or recording hit never reserves (it contacts no
 provider and costs nothing). A mock client with no price contacts no provider and costs
-nothing either: its reservation is written in the next commit, but its call does not wait for
-it (the gate's ``durable=False``; :func:`contacts_provider`). Its call is still counted
-durably, within :data:`LAZY_S`, so ``max_calls`` holds after a crash up to the calls of that
-moment, which nobody paid for. Settlements nobody waits on are gathered the same way: until
+nothing either: unless a call cap is in force, its reservation is written in the next commit
+but its call does not wait for it (the gate's ``durable=False``; :func:`contacts_provider`).
+Under ``max_calls`` it waits like any other call: a SIGKILL inside the lazy window let a resumed
+benchmark pass the cap (seen on a loaded CI machine). Settlements nobody waits on are gathered the same way: until
 written, a settled call is counted at its reservation (never less than it cost).
 
 A run on a Ray cluster (issue 17) reserves in an actor, not here: its ledger is kept as a

@@ -259,7 +259,10 @@ class Runtime:
                 return msgspec.structs.replace(hit, source="cache"), 0.0
         charged: float | None = 0.0
         usd_est, tokens_est, unpriced = self._reservation(request)
-        gate = self.governor.gate(usd_est, tokens_est, self.sends or usd_est > 0)
+        # durable before the call: a request that may be billed, or any call under a call cap
+        # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
+        durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
+        gate = self.governor.gate(usd_est, tokens_est, durable)
         try:
             if self.quota_refused is not None:  # the provider refused on quota: send no more
                 raise BudgetRefused(
