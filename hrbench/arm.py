@@ -7,7 +7,7 @@ import contextvars
 import hashlib
 import inspect
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -59,10 +59,12 @@ class Arm:
     Attributes:
         hash: sha256 hex over the function's code, constants, closure, defaults, the version
             and the settings: it changes when the arm's behaviour may change.
-        check: ``None``, or ``check(items, client)``, which :func:`hrbench.benchmark` calls
-            with the items it will run (id -> payload, in order) and its client before the
-            first run, so that a spec error is refused once, not found in every run (a prompt
-            arm's template; :func:`hrbench.specs.build_arm`). It raises
+        check: ``None``, or ``check(items, client, known)``, which :func:`hrbench.benchmark`
+            calls with the items it will run (id -> payload, in order), its client and every
+            item id of the reference before the first run, so that a spec error is refused
+            once, not found in every run (a prompt arm's template,
+            :func:`hrbench.specs.build_arm`; an outputs arm's ids,
+            :func:`hrbench.reading.check_outputs`). It raises
             :class:`~hrbench.errors.ConfigError`. Not part of the hash.
 
     Raises:
@@ -91,7 +93,7 @@ class Arm:
         self.version = str(version)
         self.derived_from = derived_from
         self.settings = dict(settings or {})
-        self.check: Callable[[dict[str, Any], Any], None] | None = None
+        self.check: Callable[[dict[str, Any], Any, Collection[str]], None] | None = None
         call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         body = msgspec.json.encode(

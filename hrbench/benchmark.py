@@ -896,14 +896,14 @@ def _refuse_spec(
 ) -> None:
     """Refuse a spec error once, before the first run, rather than in every run.
 
-    Each arm's ``check`` sees the run items (a template naming a field the items lack, a
-    prompt arm with no client) and each metric's ``check_labels`` their labels.
+    Each arm's ``check`` sees the run items and the reference's ids (a template naming a field
+    the items lack, a prompt arm with no client, an outputs arm's ids that match no item) and each metric's ``check_labels`` their labels.
     """
     items, labels = reference.items, reference.labels
     run_items = {i: items[i] for i in item_ids}
     for arm in arms:
         if arm.check is not None:
-            arm.check(run_items, client)
+            arm.check(run_items, client, items.keys())
     for _, fn in metrics:  # a metric that needs labels of one form says so up front
         check_labels = getattr(fn, "check_labels", None)
         if callable(check_labels):

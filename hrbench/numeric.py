@@ -10,6 +10,13 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   is a range, not a minus: seed 001), its decimal part, a ``%`` or the word ``percent`` after it,
   and a scale word after it (``thousand``, ``million``, ``billion``, ``trillion``, ``bn``, or a
   ``k`` written against the number: ``"$12k"``). Number words are not read (case R15a).
+- Scientific notation (decided, seed silent; newcomer finding: ``"1e6"`` was read as 6 against
+  the label 1000000): a number is read with its exponent, as its value: ``1e6``, ``1E6``,
+  ``1e+06``, ``2.5e-3``, and the written forms ``1.2×10^3``, ``1.2 x 10^3``, ``1.2*10**3``.
+  An ``e`` exponent followed by a letter or digit is not one (``"3e4f"`` reads 3, then 4: a
+  hash, not a number); an exponent has at most three digits (floats reach ``1e308``), so
+  ``"1e9999"`` is not read as a value beyond any label's. Only this scorer reads it: ``exact`` keeps seed 000's rule that the
+  label 100000 does not accept ``"1e+05"``.
 - Which number: the last one in the reply (``which="last"``, the default: a reply that works
   its way to an answer states it last), or any of them (``which="any"``).
 - Accounting brackets: ``"(1,234)"`` is 1234 unless ``accounting=True``, which reads it as
@@ -43,7 +50,11 @@ from hrbench.scorer import Scorer, label_answers, screen
 
 __all__ = ["Quantity", "numeric_scorer", "read_numbers"]
 
-_NUMBER = re.compile(r"(?<![0-9.])(-)?([0-9]+(?:\.[0-9]+)?)(?![0-9])")
+_NUMBER = re.compile(
+    r"(?<![0-9.])(-)?([0-9]+(?:\.[0-9]+)?)"
+    r"(?:[eE]([+-]?[0-9]{1,3})(?![0-9A-Za-z_])|\s?[\u00d7xX*]\s?10(?:\^|\*\*)([+-]?[0-9]{1,3})(?![0-9]))?"
+    r"(?![0-9])"
+)
 _AFTER = re.compile(
     r"(\))?\s?(%|percent\b|per cent\b)?\s?(thousand\b|million\b|billion\b|trillion\b|bn\b|k\b)?(\))?"
 )
@@ -114,8 +125,11 @@ def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
     hay = fold_answer(text)
     out: list[Quantity] = []
     for m in _NUMBER.finditer(hay):
-        sign, digits = m.groups()
+        sign, digits, e_exp, times_exp = m.groups()
         value = Decimal(digits)
+        exponent = e_exp or times_exp
+        if exponent is not None:
+            value = value.scaleb(int(exponent))
         if sign and _is_minus(hay, m.start(1)):
             value = -value
         after = _AFTER.match(hay, m.end())

@@ -236,7 +236,7 @@ def _prompt_arm(spec: Any) -> Arm:
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
     arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
-    arm.check = lambda items, client: check_prompt(name, template, items, client)
+    arm.check = lambda items, client, known: check_prompt(name, template, items, client)
     return arm
 
 
@@ -324,13 +324,16 @@ def _read_outputs(path: str) -> dict[str, Any]:
     stripped = text.lstrip()
     if stripped.startswith("{") and not p.suffix == ".jsonl":
         try:
-            data = json.loads(text)
+            from hrbench.reading._outputs import duplicate_keys
+
+            data = json.loads(text, object_pairs_hook=duplicate_keys)
         except json.JSONDecodeError as exc:
             raise ConfigError("path", path, f"not JSON: {exc.msg} at line {exc.lineno}") from None
         if not isinstance(data, dict):
             raise ConfigError("path", path, "expected an object of item id -> output")
         return {str(k): v for k, v in data.items()}
     out: dict[str, Any] = {}
+    seen: dict[tuple[str, Any], int] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -341,6 +344,12 @@ def _read_outputs(path: str) -> dict[str, Any]:
         if not isinstance(rec, dict) or "item" not in rec:
             raise ConfigError("path", path, f'line {n}: expected {{"item", "output", "run"?}}')
         item, run = str(rec["item"]), rec.get("run")
+        if (item, run) in seen:  # decided, newcomer finding: the last line was kept silently
+            runs_said = "" if run is None else f" run {run}"
+            raise ConfigError(
+                "path", path, f"item {item!r}{runs_said} has two outputs: lines {seen[item, run]} and {n}"
+            )
+        seen[item, run] = n
         if run is None:
             out[item] = rec.get("output")
         else:
@@ -389,7 +398,10 @@ def _outputs_arm(spec: Any) -> Arm:
             return out[ctx.run - 1] if ctx.run <= len(out) else None
         return out
 
-    return Arm(name, outputs_arm, settings={"kind": "outputs", "outputs": table})
+    from hrbench.reading._outputs import with_check
+
+    arm = Arm(name, outputs_arm, settings={"kind": "outputs", "outputs": table})
+    return with_check(arm, list(table), every_id=outputs is not None)  # written in the spec: each id an item
 
 
 def _import_arm(spec: Any) -> Arm:

@@ -10,7 +10,8 @@ An item is ``{"document", "question"}``; a label is the accepted answers or
   :func:`tatqa_exact_match` and :func:`tatqa_f1` (``evaluate()`` metrics), :func:`tatqa_em_f1`;
 - benchmark metrics (graded scores beside the scorer's accuracy): :func:`tatqa_scores` and
   :func:`squad_scores`;
-- :func:`outputs_arm` (existing predictions; :func:`tatqa_outputs` reads TAT-QA run files);
+- :func:`outputs_arm` (existing predictions; :func:`tatqa_outputs` reads TAT-QA run files;
+  :func:`check_outputs` refuses predictions for no item);
 - reading recipes :func:`direct`, :func:`chunked`, :func:`retrieve`;
 - :func:`example_document` and :func:`example_questions` for docs and tests.
 """
@@ -18,7 +19,7 @@ An item is ``{"document", "question"}``; a label is the accepted answers or
 from hrbench.reading._example import example_document, example_questions
 from hrbench.reading._fold import contains_answer, fold_answer
 from hrbench.reading._not_found import is_not_found
-from hrbench.reading._outputs import outputs_arm, tatqa_outputs
+from hrbench.reading._outputs import check_outputs, outputs_arm, tatqa_outputs
 from hrbench.reading._recipes import INSTRUCTIONS, RECIPES, chunk_document, chunked, direct, retrieve
 from hrbench.reading._reference import document_id, qa_reference, read_rows, tatqa_reference
 from hrbench.reading._scorer import LIMIT_NOTES, REFUSAL_REASONS, answer_scorer, stop_kind
@@ -42,6 +43,7 @@ __all__ = [
     "RECIPES",
     "REFUSAL_REASONS",
     "answer_scorer",
+    "check_outputs",
     "chunk_document",
     "chunked",
     "contains_answer",

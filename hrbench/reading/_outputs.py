@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,106 @@ from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scorer import plain_number
 
-__all__ = ["outputs_arm", "tatqa_outputs"]
+__all__ = ["check_outputs", "outputs_arm", "tatqa_outputs"]
+
+
+def check_outputs(
+    arm: str,
+    ids: Collection[str],
+    items: Mapping[str, Any],
+    known: Collection[str],
+    *,
+    every_id: bool = False,
+) -> None:
+    """Refuse an outputs arm whose predictions cannot be the benchmark's, before the first run.
+
+    Decided (seed silent), newcomer finding: ``outputs = { Q1 = "Paris" }`` against the item
+    ``q1`` scored 0 with exit 0 and no warning. An arm is refused when
+
+    - no item the benchmark runs has a prediction (a typo in every id, another data set,
+      another id field, another split);
+    - a prediction's id is an item's id but for case or surrounding spaces (``"Q1"`` for
+      ``"q1"``) and that item has no prediction of its own: it would be a silent
+      ``parse_failure``;
+    - with ``every_id`` (predictions written in the spec, one by one), any id matches no item.
+
+    Other ids that match no item are allowed for files and mappings: a run file covers a
+    whole data set while the reference may take a sample of it (the bundled TAT-QA runs against
+    ``limit = 30``). Some run items without a prediction stay allowed: each is a
+    ``parse_failure`` (see :func:`outputs_arm`).
+
+    Args:
+        arm: the arm's name, said in the error.
+        ids: the ids the arm holds predictions for.
+        items: the items the benchmark will run, id -> payload.
+        known: every item id of the reference (all splits).
+        every_id: refuse any id that matches no item.
+
+    Raises:
+        ConfigError: naming ``arms.<name>.outputs``, with the first few unknown ids, each with
+            the closest item id (case folded), and how many.
+
+    Example:
+        >>> check_outputs("base", ["q1", "zz"], {"q1": "France"}, known=["q1", "q2"])
+        >>> try:
+        ...     check_outputs("base", ["Q1"], {"q1": "France"}, known=["q1", "q2"])
+        ... except ValueError as exc:
+        ...     print(str(exc).split(" (got")[0])
+        arms.base.outputs: holds no prediction for any of the 1 item(s) run; 1 of 1 prediction id(s) match no item of the reference: 'Q1' (closest item: 'q1')
+    """
+    import difflib
+
+    id_set, known_set = set(ids), set(known)
+    folded: dict[str, str] = {}
+    for k in known:
+        folded.setdefault(k.strip().casefold(), k)
+    unknown = [i for i in ids if i not in known_set]
+    if items and not id_set.intersection(items):
+        why = f"holds no prediction for any of the {len(items)} item(s) run"
+    else:
+        misspelt = [i for i in unknown if folded.get(i.strip().casefold(), i) not in id_set]
+        if misspelt:
+            unknown, why = misspelt, "spells item ids otherwise; each of those items has no prediction"
+        elif unknown and every_id:
+            why = "names ids that match no item"
+        else:
+            return
+    hints = []
+    for u in unknown[:3]:
+        close = difflib.get_close_matches(u.strip().casefold(), list(folded), n=1)
+        hints.append(f"{u!r} (closest item: {folded[close[0]]!r})" if close else repr(u))
+    more = f", and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+    listed = (
+        f"; {len(unknown)} of {len(id_set)} prediction id(s) match no item of the reference: "
+        if unknown
+        else ""
+    )
+    raise ConfigError(
+        f"arms.{arm}.outputs",
+        unknown[:3] or sorted(id_set)[:3],
+        f"{why}{listed}{', '.join(hints)}{more}",
+    )
+
+
+def duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's ``object_pairs_hook`` refusing a key written twice (``json.loads`` keeps the last).
+
+    Raises:
+        ConfigError: naming the key.
+    """
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise ConfigError("outputs", k, "the JSON object has two predictions for this item")
+        out[k] = v
+    return out
+
+
+def with_check(arm: Arm, ids: Collection[str], every_id: bool = False) -> Arm:
+    """The arm, with :func:`check_outputs` as its :attr:`~hrbench.arm.Arm.check`."""
+    name = arm.name
+    arm.check = lambda items, client, known: check_outputs(name, ids, items, known, every_id=every_id)
+    return arm
 
 
 def _as_output(value: Any) -> Any:
@@ -118,7 +217,9 @@ def outputs_arm(
     million"``), which ``answer_contains`` reads, and the stored prediction as it is with its
     scale (``""`` when the field is empty or missing), which the official TAT-QA metric reads
     (:func:`~hrbench.reading.tatqa_scorer`).
-    Decided: an item without a prediction gets ``{"text": None, "failure_kind":
+    Decided (newcomer finding): before the first run the benchmark refuses predictions whose
+    ids match no item of the reference, or that hold none for the items run
+    (:func:`check_outputs`). An item without a prediction gets ``{"text": None, "failure_kind":
     "parse_failure", "error": "no prediction for item ..."}``, a ``parse_failure`` under every
     scorer, so a missing line counts against the arm rather than vanishing.
 
@@ -126,7 +227,8 @@ def outputs_arm(
         ConfigError: a row without ``id_field``, a ``prediction_field`` that no row of the file
             has (decided, issue: a wrong name made every run a parse failure and the benchmark
             "done"; a row lacking it beside rows that have it is a null prediction), a
-            duplicate id, or an unreadable source. The error lists the rows' fields.
+            duplicate id (naming it and both lines: the last one was kept silently, newcomer
+            finding), or an unreadable source. The error lists the rows' fields.
 
     Example:
         >>> arm = outputs_arm("baseline", {"q1": "Paris", "q2": None})
@@ -140,6 +242,8 @@ def outputs_arm(
         raw: Any = None
         if path.suffix == ".json":
             raw = read_json(path, "a JSON object of id -> prediction, or a list of rows", "arm.path")
+            if isinstance(raw, Mapping):  # json.loads keeps the last of two keys: refuse them
+                json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=duplicate_keys)
         if isinstance(raw, Mapping) and "data" not in raw:
             table = {str(k): v for k, v in raw.items()}
             if "predictions" in table and isinstance(table["predictions"], Mapping):
@@ -147,6 +251,13 @@ def outputs_arm(
         else:
             table = {}
             rows = read_rows(raw if raw is not None else path)
+            where = "row"
+            place = list(range(1, len(rows) + 1))
+            if raw is None:  # JSON lines: say the file's line numbers (blank lines are skipped)
+                where = "line"
+                lines = path.read_text(encoding="utf-8").splitlines()
+                place = [n for n, line in enumerate(lines, 1) if line.strip()]
+            first_at: dict[str, int] = {}
             if isinstance(prediction_field, str) and rows and not any(prediction_field in r for r in rows):
                 raise _absent_field("prediction_field", prediction_field, path.name, rows)
             for n, row in enumerate(rows, 1):
@@ -154,7 +265,13 @@ def outputs_arm(
                     raise _absent_field("id_field", id_field, f"{path.name} row {n}", [row])
                 key = str(row[id_field])
                 if key in table:
-                    raise ConfigError("outputs", key, f"{path.name} has two predictions for this item")
+                    raise ConfigError(
+                        "outputs",
+                        key,
+                        f"{path.name} has two predictions for this item: {where}s "
+                        f"{place[first_at[key] - 1]} and {place[n - 1]}",
+                    )
+                first_at[key] = n
                 if callable(prediction_field):
                     table[key] = prediction_field(row)
                 else:
@@ -179,7 +296,7 @@ def outputs_arm(
     settings["n"] = len(table)
     settings["sha256"] = _digest(table)
     fn = _Outputs(table, {"kind": "outputs", **settings})
-    return Arm(name, fn, version=version, settings=settings)
+    return with_check(Arm(name, fn, version=version, settings=settings), list(table))
 
 
 def _tidy_float(x: float, decimals: int | None) -> str:

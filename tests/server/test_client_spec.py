@@ -5,6 +5,10 @@ A real daemon and a real loopback server that serves a dearer model than the one
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -120,8 +124,20 @@ def test_a_refused_benchmark_leaves_nothing_stored(
         ),
         ({"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {item?"}]}, "arms.ask.template"),
         ({"metrics": ["tatqa"]}, None),
+        # newcomer finding: outputs for ids of no item scored 0, exit 0, no warning
+        ({"arms": [{"kind": "outputs", "name": "base", "outputs": {"Q0": "x"}}]}, "arms.base.outputs"),
+        (
+            {"arms": [{"kind": "outputs", "name": "base", "outputs": {"q0": "x", "q9": "y"}}]},
+            "arms.base.outputs",
+        ),
     ],
-    ids=["missing-field", "malformed", "tatqa-metric-on-plain-labels"],
+    ids=[
+        "missing-field",
+        "malformed",
+        "tatqa-metric-on-plain-labels",
+        "outputs-of-no-item",
+        "outputs-one-unknown",
+    ],
 )
 def test_a_spec_error_found_before_the_first_run_leaves_nothing_stored(
     shared_daemon: Daemon, change: dict[str, Any], field: str | None
@@ -134,4 +150,49 @@ def test_a_spec_error_found_before_the_first_run_leaves_nothing_stored(
             list(c.benchmark(spec(n=2, runs=1, name=f"spec-error-{len(before)}", **change)))
         if field is not None:
             assert err.value.field == field
+        assert {b.id for b in c.benchmarks()} == before
+
+
+@pytest.mark.parametrize(
+    ("arm", "said"),
+    [
+        ('outputs = { Q1 = "Paris" }', "'Q1' (closest item: 'q1')"),
+        ('path = "{dup}"', "item 'q1' has two outputs: lines 1 and 3"),
+    ],
+    ids=["ids-of-no-item", "duplicate-line"],
+)
+def test_hrb_bench_refuses_a_bad_outputs_arm_with_exit_2_and_stores_nothing(
+    shared_daemon: Daemon, tmp_path: Path, arm: str, said: str
+) -> None:
+    # newcomer finding: `outputs = { Q1 = "Paris" }` against the item q1 scored 0 with exit 0
+    dup = tmp_path / "preds.jsonl"
+    dup.write_text(
+        '{"item": "q1", "output": "Paris"}\n{"item": "q2", "output": "Lima"}\n{"item": "q1", "output": "x"}\n'
+    )
+    toml = tmp_path / "bench.toml"
+    toml.write_text(
+        textwrap.dedent(f"""
+        name = "outputs-refused-{tmp_path.name}"
+        runs = 3
+        [reference]
+        items = {{ q1 = "France", q2 = "Peru" }}
+        labels = ["Paris", "Lima"]
+        [[arms]]
+        kind = "outputs"
+        name = "base"
+        {arm.replace("{dup}", str(dup))}
+        """)
+    )
+    with shared_daemon.client() as c:
+        before = {b.id for b in c.benchmarks()}
+    proc = subprocess.run(
+        [sys.executable, "-m", "hrbench_client.cli", "--no-autostart", "bench", str(toml)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=shared_daemon.env,
+    )
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert said in proc.stderr and proc.stdout == ""
+    with shared_daemon.client() as c:
         assert {b.id for b in c.benchmarks()} == before

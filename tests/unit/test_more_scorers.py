@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 
 import pytest
 from hypothesis import given
@@ -93,6 +94,66 @@ def test_property_numeric_reads_any_grouping_and_sign(n: int, sep: str) -> None:
     assert NUM(None, f"So the total is {grouped} units.", n).correct is True
     if n:
         assert NUM(None, f"So the total is {grouped} units.", -n).correct is False
+
+
+# decided (seed silent), newcomer finding: "1e6" was read as 6 against the label 1000000
+@pytest.mark.parametrize(
+    ("output", "label", "outcome"),
+    [
+        ("1e6", 1000000, "1000000"),
+        ("1E6", 1000000, "1000000"),
+        ("1e+06", 1000000, "1000000"),
+        ("1e-3", 0.001, "0.001"),
+        ("5e-1", 0.5, "0.5"),
+        ("2.5e-3", 0.0025, "0.0025"),
+        ("-2.5E+3", -2500, "-2500"),
+        ("\u22122.5e\u22123", -0.0025, "-0.0025"),  # minus signs of every form
+        ("The answer is 6.02e23.", "602000000000000000000000", "602000000000000000000000"),
+        ("1.2\u00d710^3", 1200, "1200"),
+        ("1.2 x 10^3", 1200, "1200"),
+        ("1.2 * 10**-3", 0.0012, "0.0012"),
+        ("1e5 units", "100000", "100000"),
+        ("1e6", "1 million", "1000000"),  # scale on the label's side only
+        ("2.5e1%", 0.25, "25%"),
+    ],
+)
+def test_numeric_reads_scientific_notation_as_its_value(output: str, label: object, outcome: str) -> None:
+    r = NUM(None, output, label)
+    assert (r.correct, r.outcome) == (True, outcome)
+
+
+@pytest.mark.parametrize(
+    ("output", "numbers"),
+    [
+        ("3e4f", ["3", "4"]),  # an e followed by a letter: a hash, not an exponent
+        ("1e9999", ["1", "9999"]),  # beyond any float: not an exponent
+        ("the e-mail from 2021e", ["2021"]),
+        ("x10^3", ["10", "3"]),  # no number before the sign
+        ("3 eggs", ["3"]),
+    ],
+)
+def test_numeric_reads_no_exponent_where_none_is_written(output: str, numbers: list[str]) -> None:
+    assert [repr(q)[9:-1] for q in read_numbers(output)] == numbers
+
+
+def test_exact_still_refuses_scientific_notation_for_a_plain_label() -> None:
+    # seed 000: the label 100000 accepts "100000" (not "1e+05"); only `numeric` reads exponents
+    assert hb.exact_scorer()(None, "1e+05", 100000).correct is False
+    assert NUM(None, "1e+05", 100000).correct is True
+
+
+@given(
+    # normal floats: a subnormal's repr keeps fewer digits than %e shows ("5e-324" is 4.94066e-324)
+    st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: x == 0 or abs(x) >= sys.float_info.min),
+    st.sampled_from(["%e", "%g", "%E", "%.3e", "repr"]),
+)
+def test_property_numeric_reads_floats_in_every_python_format(x: float, form: str) -> None:
+    text = repr(x) if form == "repr" else form % x
+    # %e and %g keep 6 significant digits (%.3e keeps 4): a relative error of at most 5e-6
+    # (5e-4); repr is the label's own digits, so it must match exactly
+    tol = 0.0 if form == "repr" else (1e-3 if form == "%.3e" else 1e-5)
+    r = hb.numeric_scorer(rel_tol=tol)(None, f"So it is {text}.", x)
+    assert r.correct is True, (text, r)
 
 
 def test_numeric_which_any() -> None:
