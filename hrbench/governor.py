@@ -106,8 +106,9 @@ class Governor:
         self.halted_limit = "reservation_exceeded"
         """The ``limit`` of the refusals after a halt."""
         self.unknown: dict[str, float | int] | None = None
-        """Spend that crashes of earlier runs left unknown (``calls``, ``usd``, ``tokens``: at
-        most that much; already counted in the use), or ``None`` (issue 13; see :meth:`restore`)."""
+        """Spend that crashes and cancels left unknown (``calls``, ``usd``, ``tokens``: at most
+        that much; already counted in the use; ``cancelled_calls`` and ``cancelled_usd``: the
+        part cancels left), or ``None`` (issue 13; see :meth:`restore`, :meth:`count_cancelled`)."""
         self.journal: Journal | None = None
         """Where every reservation and settlement is kept as it happens, or ``None`` (issue 13)."""
         self._reserved_usd = 0.0
@@ -175,6 +176,37 @@ class Governor:
                     "tokens": int(ledger.get("unknown_tokens") or 0),
                 }
             )
+            if self.unknown is not None and ledger.get("cancelled_calls"):  # the part cancels left
+                self.unknown["cancelled_calls"] = int(ledger["cancelled_calls"])
+                self.unknown["cancelled_usd"] = float(ledger.get("cancelled_usd") or 0.0)
+
+    def count_cancelled(self, calls: int, usd: float, tokens: int) -> None:
+        """Count reservations cancelled in flight as spent, unknown at most their amount.
+
+        Called by :meth:`~hrbench.ledger.Journal.close` once the store folded them (decided,
+        newcomer finding): their calls are counted already; their reserved USD and tokens
+        become spend, and :attr:`unknown` says how much of it was cancelled in flight.
+
+        Example:
+            >>> gov = Governor()
+            >>> r = gov.reserve(0.25, 40)
+            >>> gov.count_cancelled(1, 0.25, 40)
+            >>> gov.calls, gov.usd, gov.snapshot()["usd"], gov.unknown["cancelled_calls"]
+            (1, 0.25, 0.25, 1)
+        """
+        with self._lock:
+            self._reserved_usd = max(0.0, self._reserved_usd - usd)
+            self._reserved_tokens = max(0, self._reserved_tokens - tokens)
+            self.usd += usd
+            self.tokens += tokens
+            was = self.unknown or {}
+            self.unknown = {
+                "calls": int(was.get("calls", 0)) + calls,
+                "usd": float(was.get("usd", 0.0)) + usd,
+                "tokens": int(was.get("tokens", 0)) + tokens,
+                "cancelled_calls": int(was.get("cancelled_calls", 0)) + calls,
+                "cancelled_usd": float(was.get("cancelled_usd", 0.0)) + usd,
+            }
 
     def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
         """Admit one request, holding its estimated cost, or refuse it.

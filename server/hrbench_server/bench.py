@@ -553,8 +553,11 @@ async def _run(
         app.running.pop(bench_id, None)
         proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
-            if journal is not None:  # every settlement written; open reservations stay open
-                await anyio.to_thread.run_sync(journal.close)
+            if journal is not None:  # every settlement written; what was in flight is folded now,
+                try:  # once, as cancelled in flight (newcomer finding: not "at a crash", not twice)
+                    await anyio.to_thread.run_sync(journal.close)
+                except StoreError as exc:  # they stay open: the next resume folds them
+                    logger.error("benchmark %s: ledger not closed: %s", bench_id, exc)
             try:
                 await sink.flush()
                 summary = bench.summary() if bench is not None else None
