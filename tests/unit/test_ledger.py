@@ -341,3 +341,42 @@ def test_a_cancel_says_cancelled_in_flight_at_once_and_a_resume_does_not_count_i
             assert again.calls == 8 and again.usd == pytest.approx(0.71)
     led = store.ledger_get("b")
     assert led is not None and (led["calls"], led["unknown_calls"], led["cancelled_calls"]) == (8, 7, 7)
+
+
+class _Stuck:
+    """A client whose requests never end: it waits ``before`` (a slot) or sends and hangs ``after``."""
+
+    provider, base_url, model, bills = "openai", "", "m", True
+
+    def __init__(self, sends: bool) -> None:
+        self.sends, self.sent = sends, 0
+
+    async def send(self, request: Request, before_attempt: Any = None) -> Result:
+        if self.sends:
+            pending = before_attempt()
+            if pending is not None:
+                await pending
+            self.sent += 1
+        await asyncio.sleep(3600)  # cancelled here: in flight (sent) or waiting for a slot (not)
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("sends", [False, True], ids=["waiting-not-sent", "sent"])
+def test_a_cancelled_request_counts_a_call_only_if_it_may_have_been_sent(tmp_path: Path, sends: bool) -> None:
+    store, gov = Store(tmp_path / "s.sqlite3"), Governor(max_usd=10.0)
+    client = _Stuck(sends)
+    ref = hb.Reference({f"q{i}": f"item {i}" for i in range(6)}, labels="x")
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item, max_tokens=8).text)
+    prices = hb.Pricing(overrides={"m": {"input": 1.0, "output": 1.0}})  # reserved: a worst case > 0
+
+    async def main() -> None:
+        with anyio.move_on_after(0.5):
+            await hb.benchmark_async(arm, ref, 1, client, governor=gov, concurrency=3, pricing=prices)
+
+    with kept_ledger(gov, store, "b"), pytest.warns(hb.FewRunsWarning):
+        anyio.run(main)
+    led = store.ledger_get("b")
+    assert led is not None and led["open_calls"] == 0
+    assert led["calls"] == gov.calls == client.sent == (3 if sends else 0)
+    assert led["cancelled_calls"] == client.sent  # sent, no reply: unknown, at most its reservation
+    assert (led["usd"] > 0) == sends
