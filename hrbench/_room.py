@@ -97,7 +97,7 @@ def _try(gate: Gate) -> BeforeAttempt | None:
     if outlook(gate.governor, gate.usd, gate.tokens) == "later":
         return None
     try:
-        pending = gate.attempt()
+        pending = gate.hold()  # handed over when the client asks for its first attempt
     except BudgetRefused:  # another request took the room first: wait again if that helps
         if outlook(gate.governor, gate.usd, gate.tokens) != "later":
             raise
@@ -122,7 +122,7 @@ class _Attempts:
     def __call__(self) -> Awaitable[None] | None:
         if self.first:  # reserved already: the client awaits its commit to the ledger (issue 13)
             self.first = False
-            return self.pending
+            return self.gate.hand_over(self.pending)
         return self.gate.attempt()
 
     def unsent(self) -> None:

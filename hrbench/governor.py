@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +25,19 @@ if TYPE_CHECKING:
     from hrbench.ledger import Journal
 
 __all__ = ["Gate", "Governor", "Reservation", "default_governor"]
+
+
+class _Cleared:
+    """An attempt's commit to await; once done, the client may send it (see :meth:`Gate.abandon`)."""
+
+    __slots__ = ("gate", "pending")
+
+    def __init__(self, gate: Gate, pending: Awaitable[None]) -> None:
+        self.gate, self.pending = gate, pending
+
+    def __await__(self) -> Generator[Any, None, None]:
+        yield from self.pending.__await__()
+        self.gate._cleared = True
 
 
 def default_governor() -> Governor:
@@ -106,8 +119,9 @@ class Governor:
         self.halted_limit = "reservation_exceeded"
         """The ``limit`` of the refusals after a halt."""
         self.unknown: dict[str, float | int] | None = None
-        """Spend that crashes of earlier runs left unknown (``calls``, ``usd``, ``tokens``: at
-        most that much; already counted in the use), or ``None`` (issue 13; see :meth:`restore`)."""
+        """Spend that crashes and cancels left unknown (``calls``, ``usd``, ``tokens``: at most
+        that much; already counted in the use; ``cancelled_calls`` and ``cancelled_usd``: the
+        part cancels left), or ``None`` (issue 13; see :meth:`restore`, :meth:`count_cancelled`)."""
         self.journal: Journal | None = None
         """Where every reservation and settlement is kept as it happens, or ``None`` (issue 13)."""
         self._reserved_usd = 0.0
@@ -175,6 +189,37 @@ class Governor:
                     "tokens": int(ledger.get("unknown_tokens") or 0),
                 }
             )
+            if self.unknown is not None and ledger.get("cancelled_calls"):  # the part cancels left
+                self.unknown["cancelled_calls"] = int(ledger["cancelled_calls"])
+                self.unknown["cancelled_usd"] = float(ledger.get("cancelled_usd") or 0.0)
+
+    def count_cancelled(self, calls: int, usd: float, tokens: int) -> None:
+        """Count reservations cancelled in flight as spent, unknown at most their amount.
+
+        Called by :meth:`~hrbench.ledger.Journal.close` once the store folded them (decided,
+        newcomer finding): their calls are counted already; their reserved USD and tokens
+        become spend, and :attr:`unknown` says how much of it was cancelled in flight.
+
+        Example:
+            >>> gov = Governor()
+            >>> r = gov.reserve(0.25, 40)
+            >>> gov.count_cancelled(1, 0.25, 40)
+            >>> gov.calls, gov.usd, gov.snapshot()["usd"], gov.unknown["cancelled_calls"]
+            (1, 0.25, 0.25, 1)
+        """
+        with self._lock:
+            self._reserved_usd = max(0.0, self._reserved_usd - usd)
+            self._reserved_tokens = max(0, self._reserved_tokens - tokens)
+            self.usd += usd
+            self.tokens += tokens
+            was = self.unknown or {}
+            self.unknown = {
+                "calls": int(was.get("calls", 0)) + calls,
+                "usd": float(was.get("usd", 0.0)) + usd,
+                "tokens": int(was.get("tokens", 0)) + tokens,
+                "cancelled_calls": int(was.get("cancelled_calls", 0)) + calls,
+                "cancelled_usd": float(was.get("cancelled_usd", 0.0)) + usd,
+            }
 
     def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
         """Admit one request, holding its estimated cost, or refuse it.
@@ -298,6 +343,7 @@ class Gate:
         self.durable = durable
         self.attempts = 0
         self._open: Reservation | None = None
+        self._cleared = False  # the client may have sent the open attempt
 
     def attempt(self) -> Awaitable[None] | None:
         """Charge one attempt to the governor; await what it returns before sending.
@@ -313,15 +359,43 @@ class Gate:
             BudgetRefused: when the governor refuses it (or the ledger cannot be written:
                 ``"ledger_unwritable"``); the client must not send it.
         """
+        return self.hand_over(self.hold())
+
+    def hold(self) -> Awaitable[None] | None:
+        """Reserve the next attempt, not yet handed to the client (see :meth:`hand_over`).
+
+        What :meth:`attempt` does first; a caller that reserves before the client asks for it
+        (:func:`hrbench._room.reserve_first`) hands it over when the client does.
+        """
         if self._open is not None:
             self.governor.settle(self._open, 0.0, 0)
             self._open = None
+        self._cleared = False
         self._open = self.governor.reserve(self.usd, self.tokens)
         self.attempts += 1
         journal = getattr(self.governor, "journal", None)  # a Ray worker's proxy has none
         if journal is None or not self.durable or not self._open.kept:
             return None
         return journal.durable(self._open.kept)
+
+    def hand_over(self, pending: Awaitable[None] | None) -> Awaitable[None] | None:
+        """Give the client the held attempt: it may send it once ``pending`` (returned wrapped) is done."""
+        if pending is None:
+            self._cleared = True
+            return None
+        return _Cleared(self, pending)
+
+    def abandon(self) -> None:
+        """The request was cancelled (or its client failed): give back an attempt never sent.
+
+        Decided (newcomer finding: calls counted beyond the requests a server received): an
+        attempt the client was not yet cleared to send (its reservation awaiting its commit,
+        or held while the request waited for room) was not sent, so it is no call. One the
+        client may have sent stays open: it may have been billed, and is counted at most its
+        reservation (:meth:`~hrbench.ledger.Journal.close`).
+        """
+        if self._open is not None and not self._cleared:
+            self.unsent()
 
     __call__ = attempt
     """A gate is the ``before_attempt`` callback of a client's ``send``."""

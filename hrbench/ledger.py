@@ -73,18 +73,32 @@ def contacts_provider(client: Any) -> bool:
 
 
 def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
-    """The sentence that reports the spend a crash left unknown, or ``None`` when there is none.
+    """The sentence that reports the spend crashes and cancels left unknown, or ``None`` when none.
+
+    ``unknown`` is the governor's :attr:`~hrbench.Governor.unknown`: ``calls``, ``usd`` and
+    ``tokens`` in all, and of those the part that cancels left, ``cancelled_calls`` and
+    ``cancelled_usd`` (decided, newcomer finding: a request cancelled in flight is not a crash's).
 
     Example:
         >>> unknown_sentence({"calls": 3, "usd": 0.0421, "tokens": 900})
         'in flight at a crash: unknown, at most 0.0421 USD / 3 calls (counted as spent)'
+        >>> unknown_sentence({"calls": 3, "usd": 0.0421, "cancelled_calls": 3, "cancelled_usd": 0.0421})
+        'cancelled in flight: unknown, at most 0.0421 USD / 3 calls (counted as spent)'
     """
     if not unknown or not unknown.get("calls"):
         return None
-    return (
-        f"in flight at a crash: unknown, at most {float(unknown.get('usd') or 0.0):.4f} USD / "
-        f"{int(unknown['calls'])} calls (counted as spent)"
-    )
+    calls, usd = int(unknown["calls"]), float(unknown.get("usd") or 0.0)
+    cancelled_calls = int(unknown.get("cancelled_calls") or 0)
+    cancelled_usd = float(unknown.get("cancelled_usd") or 0.0)
+    parts = [
+        f"{what}: unknown, at most {u:.4f} USD / {n} calls"
+        for what, n, u in (
+            ("in flight at a crash", calls - cancelled_calls, usd - cancelled_usd),
+            ("cancelled in flight", cancelled_calls, cancelled_usd),
+        )
+        if n
+    ]
+    return "; ".join(parts) + " (counted as spent)"
 
 
 class _Pending:
@@ -288,19 +302,31 @@ class Journal:
             except RuntimeError:  # that loop is closed: nobody waits any more
                 pass
 
-    def close(self) -> None:
+    def close(self, cancelled: bool = True) -> None:
         """Write what is queued, stop the writer and detach from the governor (blocking).
 
-        Reservations never settled (a request cancelled or killed mid-flight) stay open in the
-        store: a later resume counts them as spent, unknown at most their amount.
+        Reservations never settled (requests cancelled in flight) are counted as spent,
+        *unknown, at most* their amount, once: with ``cancelled=True`` (a clean stop) they are
+        folded at once as cancelled in flight (:meth:`~hrbench.store.Store.ledger_cancelled`),
+        and the governor's :attr:`~hrbench.Governor.unknown` says so. Otherwise (or when the
+        ledger could not be written) they stay open in the store, and the next resume folds
+        them as in flight at a crash.
+
+        Raises:
+            StoreError: the fold could not be written (they stay open; a resume folds them).
         """
         with self._cond:
             self._stopping = True
             self._cond.notify()
         if self._thread is not None:
             self._thread.join()
-        if self._governor is not None and self._governor.journal is self:
-            self._governor.journal = None
+        governor = self._governor
+        if governor is not None and governor.journal is self:
+            governor.journal = None
+        if cancelled and self.failed is None:
+            n, usd, tokens = self.store.ledger_cancelled(self.benchmark_id, self.session)
+            if n and governor is not None:
+                governor.count_cancelled(n, usd, tokens)
 
 
 def _resolve(futures: list[asyncio.Future[None]]) -> None:
@@ -324,16 +350,19 @@ def kept_ledger(governor: Governor, store: Store, benchmark_id: str) -> Iterator
         benchmark_id: the benchmark.
 
     Yields:
-        The attached :class:`Journal`; it is closed (everything written) on exit.
+        The attached :class:`Journal`; it is closed (everything written, reservations never
+        settled folded as cancelled in flight) on exit.
 
     Example:
         >>> s, gov = Store(":memory:"), Governor(max_calls=3)
         >>> with kept_ledger(gov, s, "b"):
-        ...     r = gov.reserve(0.2, 10)     # killed before the reply: never settled
+        ...     r = gov.reserve(0.2, 10)     # cancelled before the reply: never settled
+        >>> print(gov.calls, unknown_sentence(gov.snapshot()["unknown"]))
+        1 cancelled in flight: unknown, at most 0.2000 USD / 1 calls (counted as spent)
         >>> gov2 = Governor(max_calls=3)
         >>> with kept_ledger(gov2, s, "b"):
-        ...     print(gov2.calls, unknown_sentence(gov2.snapshot()["unknown"]))
-        1 in flight at a crash: unknown, at most 0.2000 USD / 1 calls (counted as spent)
+        ...     print(gov2.calls, gov2.usd)
+        1 0.2
     """
     governor.restore(store.ledger_resume(benchmark_id))
     journal = Journal(store, benchmark_id)

@@ -293,6 +293,9 @@ class Runtime:
                 )
             )
             raise
+        except BaseException:  # cancelled: an attempt never sent is no call (newcomer finding)
+            gate.abandon()
+            raise
         if result.source == "live":
             if result.usd is None:
                 result = msgspec.structs.replace(

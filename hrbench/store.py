@@ -27,7 +27,7 @@ from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """The store's schema version: 1 kept one name per reference content (a second name replaced
 the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``; 3 keeps
 the governor's ledger per call (issue 13): open reservations in ``ledger_open``, and the spend
@@ -91,7 +91,8 @@ CREATE TABLE IF NOT EXISTS rows (
   PRIMARY KEY (benchmark_id, arm, item, run));
 CREATE TABLE IF NOT EXISTS traces (benchmark_id TEXT, ledger_id TEXT, steps TEXT, PRIMARY KEY (benchmark_id, ledger_id));
 CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL,
-  unknown_calls INTEGER NOT NULL DEFAULT 0, unknown_usd REAL NOT NULL DEFAULT 0, unknown_tokens INTEGER NOT NULL DEFAULT 0);
+  unknown_calls INTEGER NOT NULL DEFAULT 0, unknown_usd REAL NOT NULL DEFAULT 0, unknown_tokens INTEGER NOT NULL DEFAULT 0,
+  cancelled_calls INTEGER NOT NULL DEFAULT 0, cancelled_usd REAL NOT NULL DEFAULT 0, cancelled_tokens INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS ledger_open (
   benchmark_id TEXT, session TEXT, seq INTEGER, usd REAL, tokens INTEGER, created REAL,
   PRIMARY KEY (benchmark_id, session, seq)) WITHOUT ROWID;
@@ -108,7 +109,7 @@ _LEDGER_SNAPSHOT = (
 
 _LEDGER_SELECT = (
     "SELECT l.calls, l.usd, l.tokens, l.unknown_calls, l.unknown_usd, l.unknown_tokens, "
-    "count(o.seq), coalesce(sum(o.usd), 0), coalesce(sum(o.tokens), 0) "
+    "l.cancelled_calls, l.cancelled_usd, l.cancelled_tokens, count(o.seq), coalesce(sum(o.usd), 0), coalesce(sum(o.tokens), 0) "
     "FROM ledger l LEFT JOIN ledger_open o ON o.benchmark_id=l.benchmark_id"
 )
 """A benchmark's ledger row with the sums of its open reservations (add ``WHERE``)."""
@@ -688,6 +689,8 @@ class Store:
         paid or not; it is counted as spent at its reserved, worst-case amount and kept apart
         as spend that is *unknown, at most* that much (``unknown_*``, summed over every such
         stop). Call it once, holding the benchmark's lease, before the run's first request.
+        Each reservation is folded once: it leaves ``ledger_open`` in the same transaction
+        (newcomer finding, cancel and resume: nothing may be counted twice).
 
         Returns:
             :meth:`ledger_get` after the fold plus ``crashed_calls``, ``crashed_usd`` and
@@ -701,27 +704,36 @@ class Store:
             (4, 0.28, 1, 0.25, 0)
         """
         with self._tx(immediate=True) as conn:
-            n, usd, tokens = conn.execute(
-                "SELECT count(*), coalesce(sum(usd), 0), coalesce(sum(tokens), 0) FROM ledger_open "
-                "WHERE benchmark_id=?",
-                [benchmark_id],
-            ).fetchone()
-            if n:
-                conn.execute(
-                    "INSERT INTO ledger (benchmark_id, calls, usd, tokens, updated) VALUES (?,0,0,0,?) "
-                    "ON CONFLICT(benchmark_id) DO NOTHING",
-                    [benchmark_id, time.time()],
-                )
-                conn.execute(
-                    "UPDATE ledger SET calls=calls+?, usd=usd+?, tokens=tokens+?, unknown_calls=unknown_calls+?, "
-                    "unknown_usd=unknown_usd+?, unknown_tokens=unknown_tokens+?, updated=? WHERE benchmark_id=?",
-                    [n, usd, tokens, n, usd, tokens, time.time(), benchmark_id],
-                )
-                conn.execute("DELETE FROM ledger_open WHERE benchmark_id=?", [benchmark_id])
+            n, usd, tokens = _fold_open(conn, benchmark_id, None)
         led = self.ledger_get(benchmark_id)
         if led is not None:
             led.update(crashed_calls=n, crashed_usd=usd, crashed_tokens=tokens)
         return led
+
+    def ledger_cancelled(self, benchmark_id: str, session: str) -> tuple[int, float, int]:
+        """Fold the reservations a run left open at a clean stop (a cancel) into the spend.
+
+        Decided (newcomer finding: a cancel then a resume read as a crash): a request cancelled
+        in flight whose reply never arrived may still have been billed, so it stays counted at
+        its reservation, as spend *unknown, at most* that much, but as *cancelled in flight*
+        (``cancelled_*``, a part of ``unknown_*``), and at once: the listing shows it right
+        after the cancel, not only after a resume. Only ``session``'s reservations are folded,
+        each once (they leave ``ledger_open`` in the same transaction).
+
+        Returns:
+            What this fold added: ``(calls, usd, tokens)``.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.ledger_apply("b", "s1", [(1, 0.25, 50), (2, 0.25, 50)], [1], (1, 0.01, 9))
+            >>> s.ledger_cancelled("b", "s1")
+            (1, 0.25, 50)
+            >>> led = s.ledger_get("b")
+            >>> led["calls"], led["open_calls"], led["unknown_calls"], led["cancelled_calls"]
+            (2, 0, 1, 1)
+        """
+        with self._tx(immediate=True) as conn:
+            return _fold_open(conn, benchmark_id, session)
 
     def lease_acquire(self, benchmark_id: str, owner: str, pid: int | None = None) -> dict[str, Any] | None:
         """Take the one-at-a-time lease of a benchmark id; ``None`` when taken, else the holder.
@@ -772,8 +784,9 @@ class Store:
             open reservations at their reserved amount, plus the spend earlier stops left
             unknown), ``open_calls``/``open_usd``/``open_tokens`` (reservations open now: in
             flight, or left by a crash not yet resumed) and ``unknown_calls``/``unknown_usd``/
-            ``unknown_tokens`` (spend that earlier crashes left unknown: at most this much,
-            issue 13).
+            ``unknown_tokens`` (spend that earlier crashes and cancels left unknown: at most this
+            much, issue 13) with ``cancelled_calls``/``cancelled_usd``/``cancelled_tokens``, the
+            part of it that cancels left (in flight at a clean stop; newcomer finding).
 
         Example:
             >>> Store(":memory:").ledger_get("none") is None
@@ -782,9 +795,8 @@ class Store:
         row = self._one(_LEDGER_SELECT + " WHERE l.benchmark_id=? GROUP BY l.benchmark_id", [benchmark_id])
         if row is None:
             return None
-        calls, usd, tokens, unknown_calls, unknown_usd, unknown_tokens, open_calls, open_usd, open_tokens = (
-            row
-        )
+        (calls, usd, tokens, unknown_calls, unknown_usd, unknown_tokens) = row[:6]
+        cancelled_calls, cancelled_usd, cancelled_tokens, open_calls, open_usd, open_tokens = row[6:]
         return {
             "calls": calls + open_calls,
             "usd": usd + open_usd,
@@ -795,6 +807,9 @@ class Store:
             "unknown_calls": unknown_calls,
             "unknown_usd": unknown_usd,
             "unknown_tokens": unknown_tokens,
+            "cancelled_calls": cancelled_calls,
+            "cancelled_usd": cancelled_usd,
+            "cancelled_tokens": cancelled_tokens,
         }
 
     # -- housekeeping: listing, lookup, deletion ------------------------------------------
@@ -1117,5 +1132,57 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE ledger ADD COLUMN {col} {kind} NOT NULL DEFAULT 0")
 
 
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
+    """Schema 3 -> 4: the ledger keeps apart the unknown spend that cancels left (newcomer finding).
+
+    What a schema-3 file counts as unknown stays so, all of it as left by crashes.
+    """
+    have = {r[1] for r in conn.execute("PRAGMA table_info(ledger)")}
+    for col, kind in (
+        ("cancelled_calls", "INTEGER"),
+        ("cancelled_usd", "REAL"),
+        ("cancelled_tokens", "INTEGER"),
+    ):
+        if col not in have:
+            conn.execute(f"ALTER TABLE ledger ADD COLUMN {col} {kind} NOT NULL DEFAULT 0")
+
+
+def _fold_open(conn: sqlite3.Connection, benchmark_id: str, session: str | None) -> tuple[int, float, int]:
+    """Move open reservations (``session``'s, or all) into the spend as unknown; what moved.
+
+    Counted as spent at their reserved amount and as ``unknown_*``; a session's (a clean stop)
+    also as ``cancelled_*``. They leave ``ledger_open`` in the caller's transaction, so each
+    is counted once.
+    """
+    where, args = "benchmark_id=?", [benchmark_id]
+    if session is not None:
+        where, args = where + " AND session=?", [*args, session]
+    n, usd, tokens = conn.execute(
+        f"SELECT count(*), coalesce(sum(usd), 0), coalesce(sum(tokens), 0) FROM ledger_open WHERE {where}",
+        args,
+    ).fetchone()
+    if not n:
+        return 0, 0.0, 0
+    now = time.time()
+    conn.execute(
+        "INSERT INTO ledger (benchmark_id, calls, usd, tokens, updated) VALUES (?,0,0,0,?) "
+        "ON CONFLICT(benchmark_id) DO NOTHING",
+        [benchmark_id, now],
+    )
+    c = int(session is not None)
+    conn.execute(
+        "UPDATE ledger SET calls=calls+?, usd=usd+?, tokens=tokens+?, unknown_calls=unknown_calls+?, "
+        "unknown_usd=unknown_usd+?, unknown_tokens=unknown_tokens+?, cancelled_calls=cancelled_calls+?, "
+        "cancelled_usd=cancelled_usd+?, cancelled_tokens=cancelled_tokens+?, updated=? WHERE benchmark_id=?",
+        [n, usd, tokens, n, usd, tokens, c * n, c * usd, c * tokens, now, benchmark_id],
+    )
+    conn.execute(f"DELETE FROM ledger_open WHERE {where}", args)
+    return int(n), float(usd), int(tokens)
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _migrate_1_to_2,
+    2: _migrate_2_to_3,
+    3: _migrate_3_to_4,
+}
 """``version -> the step that brings a file at that version to the next``."""

@@ -29,7 +29,8 @@ Resume: ``{"resume": "<id>"}`` rebuilds the stored spec, checks that every arm s
 hash it had (an arm whose code or settings changed would mix two arms in one table), keeps
 the stored rows (the runner does not run them again), restores the governor's use from its
 ledger (reservations left open by a crash counted as spent, and reported in the result's
-text as "unknown, at most X USD / N calls"), and runs the rest. Calls that finished before the interruption are answered from the
+text as "unknown, at most X USD / N calls"; those a cancel left in flight were counted so at
+the cancel, as "cancelled in flight", once), and runs the rest. Calls that finished before the interruption are answered from the
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
@@ -553,8 +554,11 @@ async def _run(
         app.running.pop(bench_id, None)
         proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
-            if journal is not None:  # every settlement written; open reservations stay open
-                await anyio.to_thread.run_sync(journal.close)
+            if journal is not None:  # every settlement written; what was in flight is folded now,
+                try:  # once, as cancelled in flight (newcomer finding: not "at a crash", not twice)
+                    await anyio.to_thread.run_sync(journal.close)
+                except StoreError as exc:  # they stay open: the next resume folds them
+                    logger.error("benchmark %s: ledger not closed: %s", bench_id, exc)
             try:
                 await sink.flush()
                 summary = bench.summary() if bench is not None else None

@@ -201,7 +201,7 @@ def test_schema_1_file_migrates_its_names(tmp_path: Path) -> None:
     assert s.reference_get("x").hash == REFS[0].hash
     assert s.reference_history("x") == [{"hash": REFS[0].hash, "created": 1000.0}]
     assert {(r["name"], r["hash"]) for r in s.reference_list()} == {("x", REFS[0].hash), (None, REFS[1].hash)}
-    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "3"
+    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "4"
     s.reference_put(REFS[1], "x")
     s.close()
     assert Store(path).reference_get("x").hash == REFS[1].hash  # reopening does not migrate again

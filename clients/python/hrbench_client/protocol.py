@@ -760,8 +760,9 @@ class BenchmarkListing(Struct, kw_only=True):
     seed 002), ``max_usd`` and ``max_calls`` the caps in force (``None``: no cap),
     ``default_limits`` ``True`` when they are the defaults (no governor in the spec, seed 002:
     400 calls; ``None`` for a benchmark stored before the limits were kept). ``unknown_usd`` and
-    ``unknown_calls``: the part of that use that was in flight when a run of it crashed, so
-    unknown, at most that much (issue 13; 0 or ``None`` when none).
+    ``unknown_calls``: the part of that use that was in flight when a run of it crashed or was
+    cancelled (counted at the cancel), so unknown, at most that much (issue 13, newcomer
+    finding; 0 or ``None`` when none).
     """
 
     id: str
