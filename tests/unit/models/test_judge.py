@@ -171,7 +171,8 @@ def test_rubric_pass_mark_and_user_template(srv: LoopbackServer) -> None:
     bench = _bench(srv, _judge(srv, kind="rubric", template=template, pass_mark=7))
     got = _by_item(bench)
     assert got["q1"] == (True, "8", None) and got["q2"] == (False, "6", "wrong")
-    assert srv.requests[0].body["messages"][0]["content"].startswith("Q France; gold Paris; graded ")
+    asked = [r.body["messages"][0]["content"] for r in srv.requests]  # in any order: they run at once
+    assert any(a.startswith("Q France; gold Paris; graded ") for a in asked), asked
 
 
 @pytest.mark.parametrize(
