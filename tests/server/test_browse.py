@@ -248,7 +248,10 @@ def test_bad_reads_are_named_and_the_daemon_lives(benches: tuple[Daemon, str, st
             c.matrix(first, offset=-1)
         with pytest.raises(hc.InvalidParams, match="colour"):
             c.call("benchmark/matrix", {"id": first, "colour": "red"})
-        other = run(c, {**mock_spec("other-ref"), "reference": {"items": ["x"], "labels": ["y"]}})
+        arms = [{"kind": "outputs", "name": a["name"], "outputs": {"1": "y"}} for a in mock_spec()["arms"]]
+        other = run(
+            c, {**mock_spec("other-ref"), "reference": {"items": ["x"], "labels": ["y"]}, "arms": arms}
+        )
         with pytest.raises(hc.ConfigError, match="does not share the reference"):
             c.compare_benchmarks(first, other)
         assert c.status().pid == d.proc.pid  # type: ignore[union-attr]
