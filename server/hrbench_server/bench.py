@@ -388,7 +388,9 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
         old = specs.build_governor(stored["params"].get("governor")) or default_governor()
         limits, from_defaults = old.limits, old.from_defaults
     changed = (
-        {} if given is None else {k: v for k, v in msgspec.structs.asdict(given).items() if v is not None}
+        {}
+        if given is None
+        else {k: v for k, v in msgspec.structs.asdict(given).items() if v is not None and k != "defaults"}
     )
     gov = Governor(**{**limits, **changed})
     gov.from_defaults = from_defaults and "max_usd" not in changed

@@ -446,8 +446,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             spec = _msgspec().structs.replace(spec, stream=False)
         if args.detach:
             spec = _msgspec().structs.replace(spec, detach=True)
-        if limits:
-            spec = _msgspec().structs.replace(spec, governor=p.GovernorSpec(**limits))
+        if limits:  # one flag replaces one limit; the others in force stay (newcomer finding)
+            kept = p.GovernorSpec(defaults=True) if spec.governor is None else spec.governor
+            spec = _msgspec().structs.replace(spec, governor=_msgspec().structs.replace(kept, **limits))
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
     progress = _Progress("bench")
