@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.clients.test_cli import _bench_file, _stop_daemon, hrb, lines  # noqa: F401
+from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
 
 
 @pytest.mark.parametrize(
@@ -32,3 +35,26 @@ def test_a_limit_flag_on_a_fresh_run_replaces_only_that_limit(
     assert (listed["max_calls"], listed["max_usd"], listed["default_limits"]) == want
     if want[0] == 7:  # the spec's call cap still stops it
         assert proc.returncode == 4 and listed["calls"] == 7
+
+
+@pytest.mark.parametrize("detach", [False, True])
+def test_a_closed_output_pipe_exits_141_with_the_resume_hint(tmp_path: Path, detach: bool) -> None:
+    spec = _bench_file(tmp_path, runs=40, extra="concurrency = 1")
+    spec.write_text(spec.read_text().replace('reply = "x"', 'reply = "x"\ndelay_s = 0.05'))
+    proc = subprocess.Popen(
+        [*HRB, "bench", str(spec), *(["--detach"] if detach else [])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    assert json.loads(proc.stdout.readline())  # `| head -1`: one row read, then the reader is gone
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=120) == 141, err
+    (bench_id,) = re.findall(r"hrb bench --resume (\w+)", err)
+    assert ("runs on detached" if detach else "was cancelled") in err
+    if not detach:
+        (listed,) = lines(hrb("ls").stdout)
+        assert listed["id"] == bench_id and listed["status"] in ("cancelled", "interrupted")

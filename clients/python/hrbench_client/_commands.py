@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_PIPE = 141
+"""``hrb bench``'s output closed while it ran (128 + SIGPIPE, as a shell reports it; newcomer finding)."""
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
 # ReferenceValueError, SignatureError), -32602 invalid params, and a report asked of too few runs.
@@ -62,6 +64,8 @@ exit codes:
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
   130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
+  141  `hrb bench`'s output closed while it ran (`| head`): the benchmark is cancelled (unless
+       --detach), stderr prints the command that resumes it
 """
 
 
@@ -93,6 +97,14 @@ def _msgspec() -> Any:
 
 def _out(obj: Any) -> None:
     sys.stdout.buffer.write(_msgspec().json.encode(obj) + b"\n")
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device once its reader is gone (no second error at exit)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError:
+        pass
 
 
 def _err(msg: str) -> None:
@@ -458,6 +470,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         try:
             for row in stream:
                 _out(row)
+                sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
+        except BrokenPipeError:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
+            progress.end()
+            _quiet_stdout()
+            stream.close()
+            if stream.id:
+                _err(
+                    f"the output closed, so benchmark {stream.id} "
+                    + ("runs on detached" if args.detach else "was cancelled; finished rows are kept")
+                    + f". Resume with: hrb bench --resume {stream.id}"
+                )
+            return EXIT_PIPE
         except KeyboardInterrupt:
             progress.end()
             stream.close()
@@ -1240,10 +1264,7 @@ def run(argv: list[str]) -> int:
         _err(f"{type(exc).__name__}: {exc}")
         return exit_code(exc, args.cmd)
     except BrokenPipeError:  # `hrb rows ID | head`: the reader is gone; say nothing more
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except OSError:
-            pass
+        _quiet_stdout()
         return EXIT_OK
     except OSError as exc:
         _err(f"{type(exc).__name__}: {exc}")
