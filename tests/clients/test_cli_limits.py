@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from hrbench.testing.loopback import LoopbackServer
 from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
 
 
@@ -58,3 +59,55 @@ def test_a_closed_output_pipe_exits_141_with_the_resume_hint(tmp_path: Path, det
     if not detach:
         (listed,) = lines(hrb("ls").stdout)
         assert listed["id"] == bench_id and listed["status"] in ("cancelled", "interrupted")
+
+
+def _priced_spec(tmp_path: Path, srv: LoopbackServer, extra: str) -> Path:
+    spec = _bench_file(tmp_path, extra=f"concurrency = 1\n{extra}")
+    client = (
+        f'kind = "openai"\nmodel = "loopback-1"\nbase_url = "{srv.base_url}"\nmax_tokens = 10\n'
+        "price = {input = 100.0, output = 100.0}"
+    )
+    spec.write_text(spec.read_text().replace('kind = "mock"\nreply = "x"', client))
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("governor", "flag"),
+    [
+        ("max_usd = 0.01", "--max-usd USD"),
+        ("max_usd = 0.0043", "--max-usd USD"),
+        ("max_calls = 4", "--max-calls N"),
+        ("max_tokens = 60", "--max-tokens N"),
+        ("max_calls = 400\nmax_usd = 0.007", "--max-usd USD"),
+    ],
+)
+def test_a_budget_stop_names_the_flag_of_the_cap_that_stopped_it(
+    tmp_path: Path, governor: str, flag: str
+) -> None:
+    with LoopbackServer() as srv:
+        proc = hrb(
+            "bench", str(_priced_spec(tmp_path, srv, f"[governor]\n{governor}")), "--no-rows", check_rc=4
+        )
+    resume = next(line for line in proc.stderr.splitlines() if "resume with higher limits" in line)
+    assert resume.endswith(f"--resume {lines(proc.stdout)[-1]['id']} {flag}"), proc.stderr
+    assert "$-" not in proc.stderr
+    for need, left in re.findall(r"worst case \(\$([\d.]+)\) is more than the \$([\d.]+) left", proc.stderr):
+        assert float(need) > float(left) and need != left  # shown with digits enough to differ
+    (listed,) = lines(hrb("ls").stdout)
+    assert listed["stop_note"].endswith(f"--resume {listed['id']} {flag}`")
+
+
+@pytest.mark.parametrize(("given", "spent_key"), [("--max-calls", "calls"), ("--max-usd", "usd")])
+def test_a_resume_limit_below_what_was_spent_is_refused(tmp_path: Path, given: str, spent_key: str) -> None:
+    with LoopbackServer() as srv:
+        spec = _priced_spec(tmp_path, srv, "[governor]\nmax_calls = 6")
+        bench_id = lines(hrb("bench", str(spec), "--no-rows", check_rc=4).stdout)[-1]["id"]
+        (before,) = lines(hrb("ls").stdout)
+        low = before[spent_key] / 2 if spent_key == "usd" else before[spent_key] - 1
+        err = hrb("bench", "--resume", bench_id, given, f"{low:g}", "--no-rows", check_rc=2).stderr
+        assert (
+            f"governor.{given[2:].replace('-', '_')}" in err and f"{low:g}" in err and "already spent" in err
+        )
+        (after,) = lines(hrb("ls").stdout)
+        assert (after["max_calls"], after["max_usd"], after["calls"]) == (6, before["max_usd"], 6)
+        hrb("bench", "--resume", bench_id, given, str(before[spent_key] * 10), "--no-rows", check_rc=None)

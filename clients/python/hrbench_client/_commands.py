@@ -511,10 +511,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench_exit(stream.result, args.fail_under)
 
 
+_CAP_FLAGS = (
+    ("call_cap_reached", "--max-calls N"),
+    ("cost_cap_reached", "--max-usd USD"),
+    ("token_cap_reached", "--max-tokens N"),
+)
+"""The governor's refusal of each cap, and the flag that raises it (newcomer finding)."""
+
+
 def bench_exit(result: Any, fail_under: float | None = None) -> int:
     """The exit code of a finished benchmark, with a plain summary on stderr (SPEC section 6).
 
-    4 when the governor stopped runs (with the command that resumes it), else 3 when runs
+    4 when the governor stopped runs (with the command that resumes it, naming the flag of
+    the cap that stopped them: a cost stop ``--max-usd``), else 3 when runs
     ended in errors (how many, by arm and cause), else 1 when an arm's accuracy is under
     ``fail_under``, else 0: every run was scored.
     """
@@ -531,10 +540,9 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         )
         for w in said:
             _err(w)
-        _err(
-            f"resume with higher limits: hrb bench --resume {result.id} --max-calls N "
-            "(or --max-usd USD, --max-tokens N)"
-        )
+        caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]  # the caps that stopped it
+        how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
+        _err(f"resume with higher limits: hrb bench --resume {result.id} {how}")
         return EXIT_BUDGET
     if errors:
         _err(f"{errors} run(s) ended in errors and were scored 'error'")
