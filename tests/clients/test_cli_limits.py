@@ -111,3 +111,44 @@ def test_a_resume_limit_below_what_was_spent_is_refused(tmp_path: Path, given: s
         (after,) = lines(hrb("ls").stdout)
         assert (after["max_calls"], after["max_usd"], after["calls"]) == (6, before["max_usd"], 6)
         hrb("bench", "--resume", bench_id, given, str(before[spent_key] * 10), "--no-rows", check_rc=None)
+
+
+@pytest.mark.parametrize(
+    ("client", "governor", "warned"),
+    [
+        ("openai", "[governor]\n", True),  # an empty table: no limit at all on a billing model
+        ("openai", "", False),  # the defaults
+        ("openai", "[governor]\nmax_calls = 100\n", False),
+        ("openai", "[governor]\nmax_usd = 1.0\n", False),
+        ("replay", "[governor]\n", True),  # a replay that falls back to a billing model
+        ("mock", "[governor]\n", False),
+    ],
+)
+def test_hrb_bench_warns_when_a_billing_model_runs_with_no_limit(
+    tmp_path: Path, client: str, governor: str, warned: bool
+) -> None:
+    with LoopbackServer() as srv:
+        spec = (
+            _bench_file(tmp_path, extra=governor)
+            if client == "mock"
+            else _priced_spec(tmp_path, srv, governor)
+        )
+        if client == "replay":
+            text = spec.read_text().replace(
+                "[client]\n",
+                '[client]\nkind = "replay"\nrecording = "r1"\nstrict = false\n[client.fallback]\n',
+            )
+            spec.write_text(text)
+        proc = hrb("bench", str(spec), "--no-rows", check_rc=None)
+    assert proc.returncode in (0, 4), proc.stderr
+    assert ("runs with no limit at all" in proc.stderr) == warned, proc.stderr
+
+
+def test_no_example_spec_ships_an_empty_governor() -> None:
+    import tomllib
+
+    examples = sorted((Path(__file__).parents[2] / "examples").glob("*.toml"))
+    assert len(examples) >= 4
+    for path in examples:
+        governor = tomllib.loads(path.read_text()).get("governor")
+        assert governor is None or any(v is not None for v in governor.values()), path

@@ -461,6 +461,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if limits:  # one flag replaces one limit; the others in force stay (newcomer finding)
             kept = p.GovernorSpec(defaults=True) if spec.governor is None else spec.governor
             spec = _msgspec().structs.replace(spec, governor=_msgspec().structs.replace(kept, **limits))
+        if (why := uncapped(spec)) is not None:
+            _err(f"warning: {why}")
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
     progress = _Progress("bench")
@@ -509,6 +511,43 @@ def cmd_bench(args: argparse.Namespace) -> int:
             for w in stream.result.warnings:
                 print(f"warning: {w}", file=sys.stderr)
     return bench_exit(stream.result, args.fail_under)
+
+
+def uncapped(spec: Any) -> str | None:
+    """Why a benchmark spec runs a billing model with no limit at all, or ``None`` (newcomer finding).
+
+    Decided (newcomer finding: the real-data example specs shipped an empty ``[governor]``, so a
+    copy pointed at a paid model had no cap): an empty ``[governor]`` still means no limits, but
+    ``hrb bench`` warns when such a spec's client bills (``openai``, ``anthropic``, or a
+    ``replay`` falling back to one) and an arm calls it (not ``outputs`` only).
+
+    Example:
+        >>> from hrbench_client import protocol as p
+        >>> arms = [p.PromptArmSpec(name="a", template="{item}")]
+        >>> uncapped(p.BenchmarkParams(arms=arms, client=p.OpenAIClientSpec(model="m"), governor=p.GovernorSpec()))[:30]
+        'openai model m runs with no li'
+        >>> uncapped(p.BenchmarkParams(arms=arms, client=p.OpenAIClientSpec(model="m"))) is None
+        True
+    """
+
+    def kind(x: Any) -> Any:  # a tagged Struct keeps its tag on the class
+        return None if x is None else x.__struct_config__.tag
+
+    gov, client = spec.governor, spec.client
+    if (
+        gov is None
+        or gov.defaults
+        or any(x is not None for x in (gov.max_calls, gov.max_usd, gov.max_tokens))
+    ):
+        return None
+    billing = client.fallback if kind(client) == "replay" else client
+    if kind(billing) not in ("openai", "anthropic") or all(kind(a) == "outputs" for a in spec.arms):
+        return None
+    return (
+        f"{kind(billing)} model {billing.model} runs with no limit at all (an empty [governor] means "
+        "no cap); set [governor] max_calls/max_usd/max_tokens, or --max-usd USD, or remove the "
+        "table for the defaults (400 calls, $5)"
+    )
 
 
 _CAP_FLAGS = (
