@@ -79,6 +79,8 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
         "max_usd": caps.get("max_usd"),
         "max_calls": caps.get("max_calls"),
         "default_limits": caps.get("default"),
+        "max_tokens": caps.get("max_tokens"),
+        "tokens": ledger.get("tokens"),
         "usd": ledger.get("usd"),
         "calls": ledger.get("calls"),
         "unknown_usd": ledger.get("unknown_usd"),
@@ -86,13 +88,17 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
     }
 
 
-def benchmark_status(rec: dict[str, Any], rows: int, running: Collection[str] = ()) -> dict[str, Any]:
+def benchmark_status(
+    rec: dict[str, Any], rows: int, running: Collection[str] = (), used: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A stored benchmark's status as shown, and its budget banner (newcomer finding).
 
     Args:
         rec: its record (:meth:`Store.benchmark_get`): ``id``, ``status``, ``summary``.
         rows: its stored rows.
         running: as for :func:`benchmark_list`.
+        used: its ledger (``calls``, ``usd``, ``tokens``; a header has them), to name the cap
+            that stopped it.
 
     Returns:
         ``{"status": ..., "stop_note": ...}``: ``interrupted`` for a ``running`` record no task
@@ -105,7 +111,10 @@ def benchmark_status(rec: dict[str, Any], rows: int, running: Collection[str] = 
     status = rec.get("status") or "interrupted"
     if status == "running" and rec.get("id") not in running:
         status = "interrupted"
-    return {"status": status, "stop_note": budget_note(str(rec.get("id")), rec.get("summary"), rows)}
+    spec = rec.get("spec") or {}
+    caps = spec.get("limits") or (spec.get("params") or {}).get("governor") or rec  # a header has them
+    note = budget_note(str(rec.get("id")), rec.get("summary"), rows, caps, used)
+    return {"status": status, "stop_note": note}
 
 
 def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
@@ -136,30 +145,76 @@ def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
         "unknown_usd": head.get("unknown_usd"),
         "unknown_calls": head.get("unknown_calls"),
         "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
-        "stop_note": benchmark_status(head, head["rows"], running)["stop_note"],
+        "stop_note": benchmark_status(head, head["rows"], running, head)["stop_note"],
     }
 
 
-def budget_note(benchmark_id: str, summary: list[dict[str, Any]] | None, rows: int) -> str | None:
+_FLAGS = {
+    "max_calls": ("calls", "--max-calls N"),
+    "max_usd": ("usd", "--max-usd USD"),
+    "max_tokens": ("tokens", "--max-tokens N"),
+}
+
+
+def resume_flag(caps: dict[str, Any] | None, used: dict[str, Any] | None) -> str:
+    """The ``hrb bench --resume`` flag of the cap that stopped a benchmark (newcomer finding).
+
+    Decided (newcomer finding: a cost stop said ``--max-calls N``): the cap nearest to full
+    (use over limit; a call cap reached is full) is the one that stopped it; with no cap
+    known, every flag is named.
+
+    Args:
+        caps: the limits in force (``max_calls``, ``max_usd``, ``max_tokens``; ``None``: no cap).
+        used: the ledger's use (``calls``, ``usd``, ``tokens``).
+
+    Example:
+        >>> resume_flag({"max_calls": 400, "max_usd": 0.01}, {"calls": 20, "usd": 0.0095})
+        '--max-usd USD'
+        >>> resume_flag({"max_calls": 10, "max_usd": 5.0}, {"calls": 10, "usd": 0.5})
+        '--max-calls N'
+        >>> resume_flag(None, None)
+        '--max-calls N (or --max-usd USD, --max-tokens N)'
+    """
+    caps, used = caps or {}, used or {}
+    full = {
+        flag: 1.0 if caps[cap] <= 0 else float(used.get(key) or 0) / caps[cap]
+        for cap, (key, flag) in _FLAGS.items()
+        if caps.get(cap) is not None
+    }
+    if not full:
+        return "--max-calls N (or --max-usd USD, --max-tokens N)"
+    return max(full, key=lambda f: full[f])
+
+
+def budget_note(
+    benchmark_id: str,
+    summary: list[dict[str, Any]] | None,
+    rows: int,
+    caps: dict[str, Any] | None = None,
+    used: dict[str, Any] | None = None,
+) -> str | None:
     """The banner of a benchmark a budget stopped, from its stored summary (newcomer finding).
 
     Args:
         benchmark_id: the benchmark's id (for the resume command).
         summary: its stored per-arm summary (``budget_stop`` per arm), ``None`` while it runs.
         rows: its stored rows.
+        caps: the limits in force, ``used`` the ledger's use: they name the flag to raise
+            (:func:`resume_flag`).
+        used: see ``caps``.
 
     Returns:
         :func:`hrbench.benchmark.stop_note` with the ``hrb`` command that resumes it, or
         ``None`` when no run was stopped.
 
     Example:
-        >>> budget_note("b1", [{"arm": "a", "budget_stop": 240}], 250)
-        '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-calls N`'
+        >>> budget_note("b1", [{"arm": "a", "budget_stop": 240}], 250, {"max_usd": 1.0}, {"usd": 0.99})
+        '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-usd USD`'
     """
     from hrbench.benchmark import stop_note
 
     stopped = sum(int(s.get("budget_stop") or 0) for s in summary or [])
-    return stop_note(stopped, rows, f"`hrb bench --resume {benchmark_id} --max-calls N`")
+    return stop_note(stopped, rows, f"`hrb bench --resume {benchmark_id} {resume_flag(caps, used)}`")
 
 
 def benchmark_list(

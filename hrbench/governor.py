@@ -24,7 +24,7 @@ from hrbench.errors import BudgetRefused, ConfigError
 if TYPE_CHECKING:
     from hrbench.ledger import Journal
 
-__all__ = ["Gate", "Governor", "Reservation", "default_governor"]
+__all__ = ["Gate", "Governor", "Reservation", "default_governor", "usd_digits"]
 
 
 class _Cleared:
@@ -61,6 +61,22 @@ def default_governor() -> Governor:
     gov = Governor(**limits)
     gov.from_defaults = True
     return gov
+
+
+def usd_digits(*amounts: float) -> int:
+    """Decimals enough (4 to 10) for USD amounts that differ to print differently (newcomer finding).
+
+    A refusal said "$0.0006 is more than the $0.0006 left": at 4 decimals the two differed
+    by less than the last digit shown.
+
+    Example:
+        >>> usd_digits(0.00061, 0.00058), usd_digits(0.000612, 0.000608), usd_digits(1.5, 0.2)
+        (5, 6, 4)
+    """
+    for digits in range(4, 11):
+        if len({f"{max(0.0, a):.{digits}f}" for a in amounts}) == len(set(amounts)):
+            return digits
+    return 10
 
 
 @dataclass
@@ -265,16 +281,26 @@ class Governor:
             return f"all {self.max_calls} calls are used"
         if limit == "cost_cap_reached":
             cap, used, held, need, unit = self.max_usd or 0.0, self.usd, self._reserved_usd, usd, "$"
-            fmt = "{:.4f}"
+            fmt = "{:." + str(usd_digits(need, max(0.0, cap - used - held))) + "f}"
         else:
             cap, used, held, need, unit = self.max_tokens or 0, self.tokens, self._reserved_tokens, tokens, ""
             fmt = "{:,.0f}"
         left = max(0.0, cap - used - held)
-        what = f"{unit}{fmt.format(need)}" + (" tokens" if not unit else "")
+
+        def show(x: float) -> str:
+            return unit + fmt.format(max(0.0, x) + 0.0)  # no "-0.0000": a float's dust below 0 is 0
+
+        what = show(need) + (" tokens" if not unit else "")
+        shown_left = show(left)
+        room = (  # nothing left as shown: say so, not "more than the $0.0000 left"
+            "does not fit: no room is left"
+            if not shown_left.strip("$0.,")
+            else f"is more than the {shown_left} left"
+        )
         return (
-            f"the next request's worst case ({what}) is more than the {unit}{fmt.format(left)} left "
-            f"({unit}{fmt.format(used)} spent, {unit}{fmt.format(held)} reserved by requests in flight, "
-            f"cap {unit}{fmt.format(cap)}); the worst case is its prompt bound plus the output limit it "
+            f"the next request's worst case ({what}) {room} "
+            f"({show(used)} spent, {show(held)} reserved by requests in flight, "
+            f"cap {show(cap)}); the worst case is its prompt bound plus the output limit it "
             "sends, so a benchmark stops short of a cap by up to one request's worst case"
         )
 

@@ -36,7 +36,7 @@ import anyio
 
 from hrbench.arm import Arm
 from hrbench.errors import CodeRefused, ConfigError
-from hrbench.governor import Governor
+from hrbench.governor import Governor, default_governor
 from hrbench.models.mock import MockClient
 from hrbench.reference import Reference
 from hrbench.scorer import Scorer, exact_scorer, scorer
@@ -976,12 +976,22 @@ def build_metrics(names: Sequence[str]) -> list[Callable[[Any, Any, Any], Any]]:
 def build_governor(spec: Any) -> Governor | None:
     """The :class:`~hrbench.governor.Governor` a spec describes, or ``None`` for no spec.
 
+    A limit left ``None`` is no cap, unless ``defaults`` is true: it is then the default's
+    (:func:`~hrbench.governor.default_governor`), and the governor keeps the defaults' rule
+    while ``max_usd`` is not given (decided, newcomer finding: ``hrb bench FILE --max-calls N``
+    on a spec with no ``[governor]`` replaces one limit, as ``--resume`` does).
+
     Example:
-        >>> build_governor({"max_calls": 10}).max_calls
-        10
+        >>> build_governor({"max_calls": 10}).max_usd is None
+        True
+        >>> build_governor({"max_calls": 10, "defaults": True}).max_usd
+        5.0
     """
     if spec is None:
         return None
-    return Governor(
-        max_calls=_get(spec, "max_calls"), max_usd=_get(spec, "max_usd"), max_tokens=_get(spec, "max_tokens")
-    )
+    given = {k: v for k in ("max_calls", "max_usd", "max_tokens") if (v := _get(spec, k)) is not None}
+    if not _get(spec, "defaults", False):
+        return Governor(**given)
+    gov = Governor(**{**default_governor().limits, **given})
+    gov.from_defaults = "max_usd" not in given
+    return gov

@@ -852,6 +852,7 @@ class Store:
                 "reference_hash": ref_hash,
                 "max_usd": cap.get("max_usd"),
                 "max_calls": cap.get("max_calls"),
+                "max_tokens": cap.get("max_tokens"),
                 "default_limits": cap.get("default"),
                 "usd": usd,
                 "calls": calls,

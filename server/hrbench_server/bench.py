@@ -389,11 +389,48 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
         old = specs.build_governor(stored["params"].get("governor")) or default_governor()
         limits, from_defaults = old.limits, old.from_defaults
     changed = (
-        {} if given is None else {k: v for k, v in msgspec.structs.asdict(given).items() if v is not None}
+        {}
+        if given is None
+        else {k: v for k, v in msgspec.structs.asdict(given).items() if v is not None and k != "defaults"}
     )
     gov = Governor(**{**limits, **changed})
     gov.from_defaults = from_defaults and "max_usd" not in changed
     return gov
+
+
+def refuse_below_spent(given: p.GovernorSpec, ledger: dict[str, Any] | None, bench_id: str) -> None:
+    """Refuse a resume limit below what the benchmark already spent (newcomer finding).
+
+    Decided (newcomer finding: ``--resume ID --max-calls 5`` after 371 calls said "all 5 calls
+    are used" and stored ``max_calls`` 5 under ``calls`` 371): such a limit is a mistake, not a
+    stop; it is refused before anything is stored.
+
+    Args:
+        given: the resume's ``governor`` (its ``None`` fields are not given).
+        ledger: the benchmark's ledger (``calls``, ``usd``, ``tokens``), ``None`` if none.
+        bench_id: the benchmark's id, for the message.
+
+    Raises:
+        ConfigError: naming the limit, the value given and the amount spent.
+
+    Example:
+        >>> refuse_below_spent(p.GovernorSpec(max_calls=5), {"calls": 371}, "b1")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: governor.max_calls: a resume limit below what benchmark b1 already spent (371 calls); give more (--max-calls) (got 5)
+    """
+    for key, spent_key, unit, flag in (
+        ("max_calls", "calls", " calls", "--max-calls"),
+        ("max_usd", "usd", " USD", "--max-usd"),
+        ("max_tokens", "tokens", " tokens", "--max-tokens"),
+    ):
+        value, spent = getattr(given, key), (ledger or {}).get(spent_key) or 0
+        if value is not None and value < spent - 1e-12:
+            raise ConfigError(
+                f"governor.{key}",
+                value,
+                f"a resume limit below what benchmark {bench_id} already spent ({spent:g}{unit}); give more ({flag})",
+            )
 
 
 def _done_metrics(
@@ -460,6 +497,10 @@ async def _run(
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
     else:
         params = args
+    if stored is not None and args.governor is not None:
+        refuse_below_spent(
+            args.governor, await anyio.to_thread.run_sync(store.ledger_get, bench_id), bench_id
+        )
     limits = None if stored is None else resumed_governor(stored, args.governor)
     built = await anyio.to_thread.run_sync(_build, params, store, limits)
     arms, reference, governor = built["arms"], built["reference"], built["governor"]

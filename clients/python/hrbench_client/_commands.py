@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
+EXIT_PIPE = 141
+"""``hrb bench``'s output closed while it ran (128 + SIGPIPE, as a shell reports it; newcomer finding)."""
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
 # ReferenceValueError, SignatureError), -32602 invalid params, and a report asked of too few runs.
@@ -62,6 +64,8 @@ exit codes:
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
   130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
+  141  `hrb bench`'s output closed while it ran (`| head`): the benchmark is cancelled (unless
+       --detach), stderr prints the command that resumes it
 """
 
 
@@ -93,6 +97,14 @@ def _msgspec() -> Any:
 
 def _out(obj: Any) -> None:
     sys.stdout.buffer.write(_msgspec().json.encode(obj) + b"\n")
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at the null device once its reader is gone (no second error at exit)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except OSError:
+        pass
 
 
 def _err(msg: str) -> None:
@@ -446,8 +458,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             spec = _msgspec().structs.replace(spec, stream=False)
         if args.detach:
             spec = _msgspec().structs.replace(spec, detach=True)
-        if limits:
-            spec = _msgspec().structs.replace(spec, governor=p.GovernorSpec(**limits))
+        if limits:  # one flag replaces one limit; the others in force stay (newcomer finding)
+            kept = p.GovernorSpec(defaults=True) if spec.governor is None else spec.governor
+            spec = _msgspec().structs.replace(spec, governor=_msgspec().structs.replace(kept, **limits))
+        if (why := uncapped(spec)) is not None:
+            _err(f"warning: {why}")
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
     progress = _Progress("bench")
@@ -457,6 +472,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         try:
             for row in stream:
                 _out(row)
+                sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
+        except BrokenPipeError:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
+            progress.end()
+            _quiet_stdout()
+            stream.close()
+            if stream.id:
+                _err(
+                    f"the output closed, so benchmark {stream.id} "
+                    + ("runs on detached" if args.detach else "was cancelled; finished rows are kept")
+                    + f". Resume with: hrb bench --resume {stream.id}"
+                )
+            return EXIT_PIPE
         except KeyboardInterrupt:
             progress.end()
             stream.close()
@@ -486,10 +513,56 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return bench_exit(stream.result, args.fail_under)
 
 
+def uncapped(spec: Any) -> str | None:
+    """Why a benchmark spec runs a billing model with no limit at all, or ``None`` (newcomer finding).
+
+    Decided (newcomer finding: the real-data example specs shipped an empty ``[governor]``, so a
+    copy pointed at a paid model had no cap): an empty ``[governor]`` still means no limits, but
+    ``hrb bench`` warns when such a spec's client bills (``openai``, ``anthropic``, or a
+    ``replay`` falling back to one) and an arm calls it (not ``outputs`` only).
+
+    Example:
+        >>> from hrbench_client import protocol as p
+        >>> arms = [p.PromptArmSpec(name="a", template="{item}")]
+        >>> uncapped(p.BenchmarkParams(arms=arms, client=p.OpenAIClientSpec(model="m"), governor=p.GovernorSpec()))[:30]
+        'openai model m runs with no li'
+        >>> uncapped(p.BenchmarkParams(arms=arms, client=p.OpenAIClientSpec(model="m"))) is None
+        True
+    """
+
+    def kind(x: Any) -> Any:  # a tagged Struct keeps its tag on the class
+        return None if x is None else x.__struct_config__.tag
+
+    gov, client = spec.governor, spec.client
+    if (
+        gov is None
+        or gov.defaults
+        or any(x is not None for x in (gov.max_calls, gov.max_usd, gov.max_tokens))
+    ):
+        return None
+    billing = client.fallback if kind(client) == "replay" else client
+    if kind(billing) not in ("openai", "anthropic") or all(kind(a) == "outputs" for a in spec.arms):
+        return None
+    return (
+        f"{kind(billing)} model {billing.model} runs with no limit at all (an empty [governor] means "
+        "no cap); set [governor] max_calls/max_usd/max_tokens, or --max-usd USD, or remove the "
+        "table for the defaults (400 calls, $5)"
+    )
+
+
+_CAP_FLAGS = (
+    ("call_cap_reached", "--max-calls N"),
+    ("cost_cap_reached", "--max-usd USD"),
+    ("token_cap_reached", "--max-tokens N"),
+)
+"""The governor's refusal of each cap, and the flag that raises it (newcomer finding)."""
+
+
 def bench_exit(result: Any, fail_under: float | None = None) -> int:
     """The exit code of a finished benchmark, with a plain summary on stderr (SPEC section 6).
 
-    4 when the governor stopped runs (with the command that resumes it), else 3 when runs
+    4 when the governor stopped runs (with the command that resumes it, naming the flag of
+    the cap that stopped them: a cost stop ``--max-usd``), else 3 when runs
     ended in errors (how many, by arm and cause), else 1 when an arm's accuracy is under
     ``fail_under``, else 0: every run was scored.
     """
@@ -506,10 +579,9 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         )
         for w in said:
             _err(w)
-        _err(
-            f"resume with higher limits: hrb bench --resume {result.id} --max-calls N "
-            "(or --max-usd USD, --max-tokens N)"
-        )
+        caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]  # the caps that stopped it
+        how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
+        _err(f"resume with higher limits: hrb bench --resume {result.id} {how}")
         return EXIT_BUDGET
     if errors:
         _err(f"{errors} run(s) ended in errors and were scored 'error'")
@@ -1239,10 +1311,7 @@ def run(argv: list[str]) -> int:
         _err(f"{type(exc).__name__}: {exc}")
         return exit_code(exc, args.cmd)
     except BrokenPipeError:  # `hrb rows ID | head`: the reader is gone; say nothing more
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except OSError:
-            pass
+        _quiet_stdout()
         return EXIT_OK
     except OSError as exc:
         _err(f"{type(exc).__name__}: {exc}")

@@ -38,6 +38,8 @@ Exit codes (also in ``hrb --help``)::
     3    a daemon, transport or run error (no daemon reachable, NotFound, ModelError, ...)
     130  interrupted (a benchmark is cancelled; its finished rows are kept and
          ``hrb bench --resume ID`` finishes it)
+    141  ``hrb bench``'s output closed while it ran (``| head``): cancelled as at 130, unless
+         ``--detach``; stderr prints the command that resumes it
 
 A benchmark file is TOML with the fields of ``BenchmarkParams`` (``schema/benchmark.params.
 schema.json``); relative paths in it (``reference.path``, an outputs arm's ``path``) are taken

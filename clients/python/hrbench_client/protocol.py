@@ -393,11 +393,18 @@ class ReferenceSpec(_Spec):
 
 
 class GovernorSpec(_Spec):
-    """The benchmark's budget; ``None`` means no cap on that quantity."""
+    """The benchmark's budget; ``None`` means no cap on that quantity.
+
+    ``defaults`` true: a limit left ``None`` is the default's (the daemon's
+    ``default_governor``), not no cap; ``hrb bench FILE --max-usd X`` on a spec without a
+    ``[governor]`` sends it, so one flag replaces one limit and the default others stay
+    (newcomer finding). An empty governor without it still means no limits at all.
+    """
 
     max_calls: Annotated[int, Meta(ge=0)] | None = None
     max_usd: Annotated[float, Meta(ge=0)] | None = None
     max_tokens: Annotated[int, Meta(ge=0)] | None = None
+    defaults: bool = False
 
 
 class RayExecutorSpec(_Spec, tag="ray", tag_field="kind"):
