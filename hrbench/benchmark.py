@@ -696,6 +696,12 @@ class _Plan:
         return [(c, i, a) for c, ids in order.items() for i in ids for a in self.arms]
 
 
+def _run_ids(reference: Reference, splits: Sequence[str]) -> list[str]:
+    """The ids of the reference's items on ``splits``, in the reference's order."""
+    ref_splits = reference.splits
+    return [i for i in reference.ids if ref_splits[i] in splits]
+
+
 def _plan(
     arms: Any, reference: Any, runs: Any, scorer: Any, split: Any, seed: Any, bench_id: str | None
 ) -> _Plan:
@@ -710,8 +716,7 @@ def _plan(
             raise ConfigError("split", s, f"unknown split; expected some of {SPLITS}")
     if isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError("seed", seed, "expected a whole number")
-    ref_splits = reference.splits
-    item_ids = [i for i in reference.ids if ref_splits[i] in splits]
+    item_ids = _run_ids(reference, splits)
     if not item_ids:
         raise ConfigError("split", split, "no item of the reference is on this split")
     return _Plan(
@@ -948,8 +953,7 @@ def refuse_before_start(
         hrbench.errors.ConfigError: client.model: unpriced_model: model 'no-such-model' has no price, ...
     """
     if arms is not None and reference is not None:
-        splits = [split] if isinstance(split, str) else list(split)
-        ids = [i for i in reference.ids if reference.splits[i] in splits]
+        ids = _run_ids(reference, [split] if isinstance(split, str) else list(split))
         _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client)
     require_key = getattr(client, "require_key", None)
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call

@@ -31,7 +31,9 @@ of a benchmark has a label).
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
@@ -80,6 +82,19 @@ class HrbenchError(Exception):
 
     def __str__(self) -> str:
         return self.message
+
+
+def did_you_mean(name: str, known: Sequence[str], n: int = 1) -> str:
+    """A hint naming the closest of ``known`` to ``name`` (``""`` when none is close), for messages.
+
+    Example:
+        >>> did_you_mean("labl", ["id", "item", "label"])
+        "did you mean 'label'? "
+        >>> did_you_mean("zzz", ["id"])
+        ''
+    """
+    close = difflib.get_close_matches(name, list(known), n=n)
+    return f"did you mean {', '.join(map(repr, close))}? " if close else ""
 
 
 class ConfigError(HrbenchError, ValueError):

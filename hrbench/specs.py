@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 
 from hrbench.arm import Arm
-from hrbench.errors import CodeRefused, ConfigError
+from hrbench.errors import CodeRefused, ConfigError, did_you_mean
 from hrbench.governor import Governor, default_governor
 from hrbench.models.mock import MockClient
 from hrbench.reference import Reference
@@ -672,11 +672,9 @@ _RECORD_FIELDS = ("id", "item", "label", "cluster", "split")
 
 def _unknown_field(where: str, name: str, known: Sequence[str]) -> ConfigError:
     """An error naming an unknown field, with the closest known name when there is one."""
-    import difflib
-
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
-    return ConfigError(where, name, f"unknown field; {hint}expected one of {', '.join(known)}")
+    return ConfigError(
+        where, name, f"unknown field; {did_you_mean(name, known)}expected one of {', '.join(known)}"
+    )
 
 
 def _reference_rows(path: str, limit: int | None = None) -> Reference:

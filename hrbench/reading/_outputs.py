@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 
 from hrbench.arm import Arm, Context
-from hrbench.errors import ConfigError
+from hrbench.errors import ConfigError, did_you_mean
 from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scorer import plain_number
@@ -170,11 +170,8 @@ def _scaled(text: str | None, prediction: Any, scale: Any) -> dict[str, Any]:
 
 def _absent_field(field: str, name: str, where: str, rows: list[dict[str, Any]]) -> ConfigError:
     """An error for a field the rows lack, naming the fields they have (and the closest)."""
-    import difflib
-
     have = sorted({str(k) for r in rows[:100] for k in r})
-    close = difflib.get_close_matches(name, have, n=1)
-    hint = f"did you mean {close[0]!r}? " if close else ""
+    hint = did_you_mean(name, have)
     return ConfigError(field, name, f"{where} has no such field; {hint}its rows have {', '.join(have)}")
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import difflib
 import functools
 import json
 import os
@@ -24,7 +23,7 @@ import msgspec
 
 from hrbench import browse, specs
 from hrbench.environ import env_value, use_caller_env
-from hrbench.errors import ConfigError, NotFound
+from hrbench.errors import ConfigError, NotFound, did_you_mean
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
@@ -266,10 +265,11 @@ def register(server: RpcServer, app: App) -> None:
                 if args.item is not None and not rows and rec.get("reference_hash"):
                     ids = app.store.reference_get(rec["reference_hash"]).ids
                     if args.item not in ids:  # printed nothing, exit 0 (newcomer finding)
-                        near = difflib.get_close_matches(args.item, ids, n=3)
-                        hint = f"; did you mean {', '.join(near)}?" if near else ""
+                        hint = did_you_mean(args.item, ids, n=3)
                         raise ConfigError(
-                            "item", args.item, f"is not an item of this benchmark's reference{hint}"
+                            "item",
+                            args.item,
+                            f"is not an item of this benchmark's reference; {hint}".rstrip("; "),
                         )
                 n = len(rows)
                 rows = rows[args.offset : None if args.limit is None else args.offset + args.limit]
