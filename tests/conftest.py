@@ -74,5 +74,7 @@ def _private_home(
 def data() -> Path:
     d = data_dir()
     if not d.is_dir():  # the shared data is part of the contract: never skipped
-        pytest.fail(f"real data folder {d} not found (set HRBENCH_DATA to the shared data folder)", pytrace=False)
+        pytest.fail(
+            f"real data folder {d} not found (set HRBENCH_DATA to the shared data folder)", pytrace=False
+        )
     return d

@@ -58,4 +58,6 @@ def test_importorskip_only_optional_extras() -> None:
 
 def test_skip_only_for_machine_limits() -> None:
     bad = [f"{path}:{line}" for path, line, _ in _calls("skip") if path not in MACHINE_SKIPS]
-    assert not bad, "pytest.skip outside the machine checks (shared data is never skipped):\n" + "\n".join(bad)
+    assert not bad, "pytest.skip outside the machine checks (shared data is never skipped):\n" + "\n".join(
+        bad
+    )

@@ -228,6 +228,7 @@ def test_missing_reference_values_are_unanswerable() -> None:
     assert metric(Prediction(a=""), Example(a=pd.NA)) == 1.0
     assert metric(Prediction(a=pd.NA), Example(a=[])) == 1.0
     import numpy as np
+
     assert metric(Prediction(a="x"), Example(a=np.array(["X", "y"]))) == 1.0
 
 

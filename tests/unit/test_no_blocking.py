@@ -19,7 +19,6 @@ import hrbench as hb
 pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
 
 
-
 def test_cache_recording_and_replay_never_block_the_loop(tmp_path) -> None:
     store = hb.Store(tmp_path / "s.db")
     counter = itertools.count(1)
