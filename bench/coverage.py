@@ -11,8 +11,8 @@ compare() call (proportion_interval, difference_interval). Printed per design:
   the naive unpaired interval;
 - FPR: rejections at alpha 0.05 when the arms are equally good (target 0.035-0.065), naive too,
   and "bound": the most any deterministic test valid under an arm x cluster effect could reject
-  on the same null benchmarks (hrbench.testing.designs.fpr_bound: with k clusters holding any
-  disagreement, floor(0.05 * 2**k) / 2**k);
+  on the same null benchmarks (hrbench.testing.designs.fpr_bound: with k clusters in which
+  the arms' data differ at all, floor(0.05 * 2**k) / 2**k);
 - power: rejections when they differ by `diff`, against what power() promises for the design
   (noncentral t on clusters - 1 df, components from pilots of the design; target within
   0.03) and what the normal approximation (the old power()) promised.
@@ -27,8 +27,8 @@ power()'s reference distribution, which is what this checks.
 
 At accuracy 0.97 on 10 clusters of 3 items the test is cautious (FPR about 0.02): in 63% of
 the null benchmarks at most 4 clusters hold any disagreement, and no deterministic test valid
-under an arm x cluster effect can reject there (given the clusters' absolute differences, each
-of the 2**k sign patterns is equally likely, and 0.05 * 16 < 1). The "bound" column is that
+under an arm x cluster effect can reject there (swapping the arms inside any of those clusters
+gives data just as likely under such a null, and 0.05 * 2**4 < 1). The "bound" column is that
 ceiling, computed on the same null benchmarks: the FPR cannot reach 0.035 there without a
 randomised p-value (which can call two arms that never disagree different) or assuming arms
 never differ cluster by cluster.
