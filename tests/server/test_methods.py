@@ -120,8 +120,7 @@ def test_report_plot_is_written_by_the_daemon(shared_daemon: Daemon, tmp_path: P
 
 def test_reading_recipe_on_a_squad_reference(shared_daemon: Daemon, data: Path) -> None:
     squad = data / "squad2-dev-500" / "squad2_dev_500.jsonl"
-    if not squad.exists():
-        pytest.skip("no SQuAD sample")
+    assert squad.exists(), f"shared data missing: {squad} (set HRBENCH_DATA to the shared data folder)"
     with shared_daemon.client() as c:
         stream = c.benchmark(
             {

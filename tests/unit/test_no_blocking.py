@@ -10,14 +10,13 @@ from __future__ import annotations
 import itertools
 
 import anyio
+import blockbuster
 import pytest
 
 import hrbench as hb
 
 # these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
 pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
-
-blockbuster = pytest.importorskip("blockbuster")
 
 
 def test_cache_recording_and_replay_never_block_the_loop(tmp_path) -> None:

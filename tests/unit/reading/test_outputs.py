@@ -119,8 +119,7 @@ def test_through_the_runner() -> None:
 def test_real_squad_runs_through_the_runner(data: Path) -> None:
     base = data / "squad2-dev-llama32-3b"
     runs = {f.stem: f for f in sorted((base / "runs").glob("*.jsonl"))}
-    if "baseline_raw_50" not in runs:
-        pytest.skip("bundled SQuAD runs missing")
+    assert "baseline_raw_50" in runs, f"shared data missing: SQuAD runs under {base} (set HRBENCH_DATA)"
     shared = [json.loads(x)["qid"] for x in runs["baseline_raw_50"].read_text().splitlines()]
     reference = qa_reference(base / "questions.jsonl", ids=shared)
     arms = [
@@ -135,8 +134,7 @@ def test_real_squad_runs_through_the_runner(data: Path) -> None:
 
 def test_real_tatqa_outputs(data: Path) -> None:
     pot = data / "tatqa-dev-llm" / "runs" / "codex_code-davinci-002_pot.jsonl"
-    if not pot.exists():
-        pytest.skip("bundled TAT-QA runs missing")
+    assert pot.exists(), f"shared data missing: {pot} (set HRBENCH_DATA)"
     out = tatqa_outputs(pot)
     assert out["4960801d-277d-4f79-8eca-c4d0200fa9d6"] == "1496.5 million"
     assert out["eb787966-fa02-401f-bfaf-ccabf3828b23"] == "-12.6 million"
