@@ -33,6 +33,7 @@ from hrbench.errors import (
     NotCachedWarning,
     ScorerError,
     failure_cause,
+    refusal_limits,
 )
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import unknown_sentence
@@ -1335,7 +1336,7 @@ class _Stops:
             self.first = (seq, row)
             refused = next((s.error for s in trace if s.source == "refused" and s.error), None)
             self.why = refused.rsplit(")); ", 1)[1] if refused and ")); " in refused else self.why
-        self.limits.update(n for s in trace if s.source == "refused" for n in _limit_of(s.error))
+        self.limits.update(n for s in trace if s.source == "refused" for n in refusal_limits(s.error))
         for s in trace:
             if s.source == "refused" and s.error and "unpriced_model" in s.error:
                 self.unpriced = self.unpriced or s.error
@@ -1381,23 +1382,6 @@ def defaults_note(gov: Governor) -> str:
         f"limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS/HRBENCH_MAX_USD/HRBENCH_MAX_TOKENS): "
         f"{limits}; the default max_usd is not enforced on a model with no price; {how}"
     )
-
-
-def _limit_of(error: str | None) -> list[str]:
-    if not error:
-        return []
-    return [
-        n
-        for n in (
-            "call_cap_reached",
-            "cost_cap_reached",
-            "token_cap_reached",
-            "limit_refused",
-            "reservation_exceeded",
-            "unpriced_model",
-        )
-        if n in error
-    ]
 
 
 def benchmark(

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 __all__ = [
+    "REFUSAL_LIMITS",
     "ArmErrorWarning",
     "BenchmarkRunning",
     "BudgetRefused",
@@ -63,6 +64,7 @@ __all__ = [
     "StoreReadOnly",
     "TooFewRunsError",
     "failure_cause",
+    "refusal_limits",
 ]
 
 
@@ -152,6 +154,32 @@ class BudgetRefused(HrbenchError):
     def __init__(self, message: str, limit: str, **context: Any) -> None:
         super().__init__(message, limit=limit, **context)
         self.limit = limit
+
+
+REFUSAL_LIMITS = (
+    "call_cap_reached",
+    "cost_cap_reached",
+    "token_cap_reached",
+    "limit_refused",
+    "reservation_exceeded",
+    "unpriced_model",
+)
+"""Every ``limit`` a :class:`BudgetRefused` names."""
+
+
+def refusal_limits(error: str | None) -> list[str]:
+    """The :data:`REFUSAL_LIMITS` a refusal's message names (a trace step's ``error``).
+
+    What stopped a run is kept in its trace as the refusal's message; the stop note of a
+    stored benchmark reads the caps that stopped it from there (newcomer finding).
+
+    Example:
+        >>> refusal_limits("the governor refused a request: token_cap_reached (Governor(...))")
+        ['token_cap_reached']
+        >>> refusal_limits(None)
+        []
+    """
+    return [n for n in REFUSAL_LIMITS if error and n in error]
 
 
 class DuplicateDrawError(HrbenchError):

@@ -22,7 +22,15 @@ import anyio
 import msgspec
 
 from hrbench._sqlite import sqlite_utils
-from hrbench.errors import ConfigError, StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
+from hrbench.errors import (
+    ConfigError,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreGone,
+    StoreReadOnly,
+    refusal_limits,
+)
 from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
@@ -611,6 +619,29 @@ class Store:
     def rows_count(self, benchmark_id: str) -> int:
         """How many rows a benchmark has stored."""
         return int(self._one("SELECT count(*) FROM rows WHERE benchmark_id=?", [benchmark_id])[0])
+
+    def stop_limits(self, benchmark_id: str) -> list[str]:
+        """What refused the requests of a benchmark's stored runs: the caps that stopped it, sorted.
+
+        Decided (newcomer finding: ``hrb ls`` advised ``--max-calls N`` for a token-cap stop
+        while the report said ``--max-tokens N``): the resume flag of a stop note is read from
+        the refusals kept in the stopped runs' traces (:func:`hrbench.errors.refusal_limits`),
+        the same wherever the note is shown, not guessed from how full each cap is.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.rows_put("b", [], {"b/a/x/1": [Step(ledger_id="b/a/x/1", source="refused",
+            ...     error="the governor refused a request: token_cap_reached (...)")]})
+            >>> s.stop_limits("b"), s.stop_limits("other")
+            (['token_cap_reached'], [])
+        """
+        names: set[str] = set()
+        sql = "SELECT steps FROM traces WHERE benchmark_id=? AND instr(steps, '\"refused\"') > 0"
+        for (steps,) in self._all(sql, [benchmark_id]):
+            for step in _dec_steps.decode(steps):
+                if step.source == "refused":
+                    names.update(refusal_limits(step.error))
+        return sorted(names)
 
     def traces_get(self, benchmark_id: str, ledger_ids: Iterable[str] | None = None) -> dict[str, list[Step]]:
         """A benchmark's stored traces by ledger id; only those of ``ledger_ids`` when given."""

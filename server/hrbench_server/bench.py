@@ -53,7 +53,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench import specs
+from hrbench import browse, specs
 from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.cache import Cache
 from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
@@ -443,6 +443,14 @@ def _done_metrics(
     return {lid: v for lid, trace in traces.items() if (v := trace_metrics(trace)) is not None}
 
 
+def _stop_note(store: Any, bench_id: str) -> str | None:
+    """A finished benchmark's stop note, as ``hrb ls`` and ``hrb report`` show it (newcomer finding)."""
+    rec = store.benchmark_get(bench_id) or {}
+    return browse.benchmark_status(
+        rec, store.rows_count(bench_id), (), store.ledger_get(bench_id), browse.stop_limits(store, rec)
+    )["stop_note"]
+
+
 async def run_benchmark(
     app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
 ) -> p.BenchmarkResult:
@@ -612,6 +620,9 @@ async def _run(
         raise sink.error()
     if sink.last_progress != sink.done:
         sink.progress()
+    stop_note = None
+    if bench is not None and bench.stopped:  # the note hrb ls, the report and the view show, by the same function
+        stop_note = await anyio.to_thread.run_sync(_stop_note, store, bench_id)
     return p.BenchmarkResult(
         id=bench_id,
         summary=msgspec.convert(bench.summary(), list[p.ArmSummary]),
@@ -627,4 +638,5 @@ async def _run(
         ],
         text=str(bench),
         warnings=list(warning_collector.get() or []),
+        stop_note=stop_note,
     )

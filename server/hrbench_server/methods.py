@@ -311,7 +311,9 @@ def register(server: RpcServer, app: App) -> None:
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one
-            head = browse.benchmark_status(rec, len(rows), running(), app.store.ledger_get(bench_id))
+            head = browse.benchmark_status(
+                rec, len(rows), running(), app.store.ledger_get(bench_id), browse.stop_limits(app.store, rec)
+            )
             out["status"], out["stop_note"] = head["status"], head["stop_note"]
             return out
 

@@ -579,9 +579,13 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         )
         for w in said:
             _err(w)
-        caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]  # the caps that stopped it
-        how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
-        _err(f"resume with higher limits: hrb bench --resume {result.id} {how}")
+        note = getattr(result, "stop_note", None)
+        if note:  # the daemon's note, the one hrb ls, the report and the view show (newcomer finding)
+            _err(f"budget stopped: {note}")
+        else:  # a daemon that sends no note: the caps its refusals name
+            caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]
+            how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
+            _err(f"resume with higher limits: hrb bench --resume {result.id} {how}")
         return EXIT_BUDGET
     if errors:
         _err(f"{errors} run(s) ended in errors and were scored 'error'")

@@ -510,7 +510,8 @@ class BenchmarkResult(Struct, kw_only=True):
     """Result of ``benchmark``: the id (for ``benchmark/rows``, ``report``, resume) and summary.
 
     ``status`` is ``done``, or ``budget_stopped`` when the governor stopped runs (each counted
-    wrong, seed 002; ``text`` says how many).
+    wrong, seed 002; ``text`` says how many, and ``stop_note`` how many and how to resume, the
+    note ``hrb ls``, the report and the view show: newcomer finding).
     """
 
     id: str
@@ -522,6 +523,7 @@ class BenchmarkResult(Struct, kw_only=True):
     arms: list[ArmInfo] = field(default_factory=list)
     text: str = ""
     warnings: list[str] = field(default_factory=list)
+    stop_note: str | None = None
 
 
 class RowNotification(Struct, kw_only=True):
