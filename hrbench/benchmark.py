@@ -40,7 +40,7 @@ from hrbench.ledger import unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
 from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
-from hrbench.runtime import ADVICE, Runtime, unpriced_message
+from hrbench.runtime import ADVICE, Drain, Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
 from hrbench.store import Store
 
@@ -990,6 +990,7 @@ async def benchmark_async(
     executor: Any = None,
     metrics: Sequence[BenchMetric] | None = None,
     done_metrics: Mapping[str, Mapping[str, float]] | None = None,
+    drain: Drain | None = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -1015,6 +1016,8 @@ async def benchmark_async(
         done_metrics: the metric values of ``done`` rows by ledger id, as each run's trace
             keeps them (:func:`trace_metrics`); a done row without them makes its arm's
             metrics ``None``.
+        drain: a :class:`~hrbench.runtime.Drain` that a clean cancel begins before cancelling
+            the benchmark (newcomer finding): the requests sent finish and their runs are saved.
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -1091,7 +1094,10 @@ async def benchmark_async(
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = Runtime(client, gov, cache, record, store, pricing)
+    rt.drain = drain
     judge_rt = _judge_runtime(plan.scorer, rt)
+    if judge_rt is not None:
+        judge_rt.drain = drain
     refuse_before_start(client, gov, pricing)
     cells = plan.cells()
     total = len(cells) * runs
@@ -1136,6 +1142,8 @@ async def benchmark_async(
         if att.dup is not None:
             duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
         await emit(ci * runs + run - 1, row, att.ctx.trace, values)
+        if drain is not None:  # its row is out: a clean cancel need not wait for it
+            drain.finished(row.ledger_id)
 
     def pending(ci: int, item: str, arm: Arm) -> list[int]:
         """The runs of a cell still to make; finished ones (resume) are counted as they are."""

@@ -30,6 +30,7 @@ from collections.abc import Collection
 from typing import Any
 
 from hrbench.errors import ConfigError, NotFound
+from hrbench.ledger import unknown_of, unknown_sentence
 from hrbench.records import Row
 from hrbench.store import Store
 
@@ -150,6 +151,7 @@ def _summary(head: dict[str, Any], running: Collection[str], store: Store) -> di
         "max_calls": head["max_calls"],
         "unknown_usd": head.get("unknown_usd"),
         "unknown_calls": head.get("unknown_calls"),
+        "unknown_note": unknown_sentence(unknown_of(head)),
         "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
         "stop_note": benchmark_status(head, head["rows"], running, head, stopped_by)["stop_note"],
     }

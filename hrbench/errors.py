@@ -22,6 +22,7 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
         ├── StoreCorrupt              the file is not a readable SQLite database
         └── StoreReadOnly             the file or its folder cannot be written
     BenchmarkRunning                  a benchmark id that is running now was asked to run again
+    BenchmarkCancelled                `hrb cancel` cancelled the benchmark while it ran (resumable)
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
@@ -39,6 +40,7 @@ from typing import Any
 __all__ = [
     "REFUSAL_LIMITS",
     "ArmErrorWarning",
+    "BenchmarkCancelled",
     "BenchmarkRunning",
     "BudgetRefused",
     "BudgetStoppedWarning",
@@ -334,6 +336,19 @@ class BenchmarkRunning(HrbenchError):
     """
 
     code = -32026
+
+
+class BenchmarkCancelled(HrbenchError):
+    """Raised to the caller of a benchmark that ``hrb cancel`` (``benchmark/cancel``) cancelled.
+
+    Decided (newcomer finding: ``hrb cancel ID`` from another shell made the streaming
+    ``hrb bench`` exit 130, the Ctrl-C code, saying only "cancelled"): the message says it was
+    cancelled by ``hrb cancel``, names the benchmark, the runs saved and the command that
+    resumes it. ``context``: ``benchmark``, ``done``, ``total``. ``hrb bench`` exits 3, as when
+    the daemon is stopped under it: the benchmark was ended from outside, not by a budget.
+    """
+
+    code = -32028
 
 
 class FewRunsWarning(UserWarning):

@@ -855,7 +855,8 @@ class Store:
             no cap), ``default_limits`` (``True``: the defaults, no governor in the spec; ``None``
             for a benchmark stored before limits were kept), its use ``usd`` and ``calls`` (the
             ledger, open reservations counted as spent; ``None`` if none) and of that the part a
-            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most").
+            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most"),
+            and of that the part cancels left, ``cancelled_usd`` and ``cancelled_calls``.
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
@@ -865,7 +866,7 @@ class Store:
             "coalesce(json_extract(b.spec, '$.limits'), json_extract(b.spec, '$.params.governor')), "
             "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
-            "l.unknown_usd, l.unknown_calls "
+            "l.unknown_usd, l.unknown_calls, l.cancelled_usd, l.cancelled_calls "
             "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
         caps = [msgspec.json.decode(g[10] or "{}") for g in got]
@@ -889,6 +890,8 @@ class Store:
                 "calls": calls,
                 "unknown_usd": unknown_usd,
                 "unknown_calls": unknown_calls,
+                "cancelled_usd": cancelled_usd,
+                "cancelled_calls": cancelled_calls,
             }
             for (
                 i,
@@ -906,6 +909,8 @@ class Store:
                 calls,
                 unknown_usd,
                 unknown_calls,
+                cancelled_usd,
+                cancelled_calls,
             ), cap in zip(got, caps, strict=True)
         ]
 

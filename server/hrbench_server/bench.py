@@ -56,11 +56,18 @@ import msgspec
 from hrbench import browse, specs
 from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.cache import Cache
-from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
+from hrbench.errors import (
+    BenchmarkCancelled,
+    BenchmarkRunning,
+    ConfigError,
+    DuplicateDrawError,
+    NotFound,
+    StoreError,
+)
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import Journal
 from hrbench.records import Row, Step
-from hrbench.runtime import ADVICE
+from hrbench.runtime import ADVICE, Drain
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
@@ -555,6 +562,8 @@ async def _run(
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
+    drain = app.drains[bench_id] = Drain()  # a clean cancel lets the requests sent finish first
+    cancelled_by: str | None = None
     if not args.detach:  # cancelled when the submitting connection closes (newcomer finding)
         proto.owned.add(task)
     ticker = asyncio.create_task(sink.ticker())
@@ -588,6 +597,7 @@ async def _run(
                 metrics=built["metrics"],
                 done_metrics=done_metrics,
                 pricing=built["pricing"],
+                drain=drain,
             )
             status = bench.status  # "budget_stopped" when the governor stopped runs (newcomer finding)
         except DuplicateDrawError as exc:
@@ -597,10 +607,13 @@ async def _run(
             raise
     except asyncio.CancelledError:
         status = "cancelled"
-        raise
+        cancelled_by = app.cancelled_by.pop(bench_id, None)
+        if cancelled_by is None:  # the submitting connection closed, or the daemon stops
+            raise
     finally:
         ticker.cancel()
         app.running.pop(bench_id, None)
+        app.drains.pop(bench_id, None)
         proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
             if journal is not None:  # every settlement written; what was in flight is folded now,
@@ -618,10 +631,20 @@ async def _run(
                 logger.info("benchmark %s %s after %d saved rows", bench_id, status, sink.done)
     if sink.failed is not None:
         raise sink.error()
+    if cancelled_by is not None or bench is None:  # newcomer finding: who cancelled it, how to go on
+        raise BenchmarkCancelled(
+            f"benchmark {bench_id} was cancelled by {cancelled_by}; {sink.done} of {built['total']} "
+            f"runs are done and saved (`hrb rows {bench_id}`). Resume it with: hrb bench --resume {bench_id}",
+            benchmark=bench_id,
+            done=sink.done,
+            total=built["total"],
+        )
     if sink.last_progress != sink.done:
         sink.progress()
     stop_note = None
-    if bench is not None and bench.stopped:  # the note hrb ls, the report and the view show, by the same function
+    if (
+        bench is not None and bench.stopped
+    ):  # the note hrb ls, the report and the view show, by the same function
         stop_note = await anyio.to_thread.run_sync(_stop_note, store, bench_id)
     return p.BenchmarkResult(
         id=bench_id,

@@ -24,6 +24,8 @@ import msgspec
 from hrbench import browse, specs
 from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound, did_you_mean
+from hrbench.ledger import unknown_of, unknown_sentence
+from hrbench.runtime import cancel_grace_s
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
@@ -345,13 +347,28 @@ def register(server: RpcServer, app: App) -> None:
             raise ConfigError(
                 "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
             )
-        task.cancel()
+        # decided (newcomer finding): the requests already sent finish first, within the grace,
+        # and are settled at their real cost with their runs saved (hrbench.runtime.Drain)
+        in_flight = 0
+        drain = app.drains.get(bid)
+        if drain is not None:
+            drain.begin()
+            await drain.wait(cancel_grace_s() if args.grace_s is None else args.grace_s)
+            in_flight = drain.live
+        if not task.done():
+            app.cancelled_by.setdefault(bid, "`hrb cancel`")
+            task.cancel()
         await asyncio.wait({task}, timeout=30)
 
         def ended() -> p.BenchmarkCancelResult:
             rec = app.store.benchmark_get(bid) or {}
+            ledger = app.store.ledger_get(bid) or {}
             return p.BenchmarkCancelResult(
-                id=bid, status=str(rec.get("status")), rows=app.store.rows_count(bid)
+                id=bid,
+                status=str(rec.get("status")),
+                rows=app.store.rows_count(bid),
+                in_flight=in_flight,
+                unknown_note=unknown_sentence(unknown_of(ledger)),
             )
 
         return await _to_thread(ended)

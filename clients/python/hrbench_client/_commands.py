@@ -9,6 +9,7 @@ import sys
 
 from hrbench_client import _paths
 from hrbench_client.errors import (
+    BenchmarkCancelled,
     ConfigError,
     DaemonError,
     HrbenchError,
@@ -59,7 +60,9 @@ exit codes:
        TooFewRunsError (a report of fewer than 5 runs: use --descriptive); under `hrb score`,
        a ScorerError too (the scorer cannot read the label or output given)
   3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
-       by arm and cause); a daemon or transport error: no daemon could be reached or started,
+       by arm and cause); `hrb cancel ID` cancelled the benchmark under `hrb bench` (stderr
+       names it, the runs saved and the resume command); a daemon or transport error: no
+       daemon could be reached or started,
        NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
@@ -494,6 +497,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
             progress.end()
             _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED
+        except BenchmarkCancelled as exc:  # `hrb cancel ID` from another shell (newcomer finding)
+            progress.end()
+            _err(exc.message)
+            return EXIT_ERROR
         except DaemonError as exc:  # the daemon died (a kill, a crash): say which benchmark, and how on
             progress.end()
             if not stream.id:
@@ -831,11 +838,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         print(
             f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<14}  {rows:>11}  {arms}"
         )
-        if b.unknown_calls:  # issue 13: spend in flight at a crash, counted as spent
-            print(
-                f"{'':<16}  in flight at a crash: unknown, at most {b.unknown_usd or 0.0:.4f} USD / "
-                f"{b.unknown_calls} calls (counted as spent)"
-            )
+        if b.unknown_note:  # issue 13: spend a crash or a cancel left unknown, counted as spent
+            print(f"{'':<16}  {b.unknown_note}")
     return EXIT_OK
 
 
@@ -843,10 +847,11 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     """Cancel running benchmarks from any shell (newcomer finding): one JSON line each, then how to resume."""
     with _client(args) as hb:
         for ref in args.ids:
-            done = hb.cancel_benchmark(ref)
+            done = hb.cancel_benchmark(ref, grace_s=args.grace)
             _out(done)
+            left = f"; {done.unknown_note}" if done.unknown_note else ""
             _err(
-                f"cancelled {done.id} with {done.rows} row(s) kept; resume with: hrb bench --resume {done.id}"
+                f"cancelled {done.id} with {done.rows} row(s) kept{left}; resume with: hrb bench --resume {done.id}"
             )
     return EXIT_OK
 
@@ -1223,6 +1228,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
     )
     cancel.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    cancel.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="how long the requests already sent may take to finish (their replies are kept and "
+        "paid once; default: the daemon's HRBENCH_CANCEL_GRACE_S, else 10)",
+    )
     cancel.set_defaults(fn=cmd_cancel)
 
     rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")

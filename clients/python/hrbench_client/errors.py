@@ -19,6 +19,7 @@ method, bad params, cancelled) have their own classes under :class:`RpcError`::
     ├── StoreError                           the daemon's database cannot be used (file, fix)
     │   └── StoreGone, StoreFull, StoreCorrupt, StoreReadOnly
     ├── BenchmarkRunning                     a second run (resume) of a benchmark running now
+    ├── BenchmarkCancelled                   `hrb cancel` cancelled the benchmark while it ran
     ├── DaemonError (ConnectionError)        no daemon, or the connection broke
     └── RpcError
         ├── ParseError, InvalidRequest, MethodNotFound, InternalError, Unauthorized
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "BenchmarkCancelled",
     "BenchmarkRunning",
     "BudgetRefused",
     "CodeRefused",
@@ -217,6 +219,16 @@ class BenchmarkRunning(HrbenchError):
     code = -32026
 
 
+class BenchmarkCancelled(HrbenchError):
+    """Raised when ``hrb cancel`` (``benchmark/cancel``) cancelled the benchmark while it ran.
+
+    The message names the benchmark, the runs saved and the resume command; ``context`` has
+    ``benchmark``, ``done`` and ``total``. The benchmark is resumable.
+    """
+
+    code = -32028
+
+
 class DaemonError(HrbenchError, ConnectionError):
     """Raised when no daemon answers, or the connection to it broke."""
 
@@ -291,6 +303,7 @@ _BY_NAME: dict[str, type[HrbenchError]] = {
         StoreCorrupt,
         StoreReadOnly,
         BenchmarkRunning,
+        BenchmarkCancelled,
         ParseError,
         InvalidRequest,
         MethodNotFound,
