@@ -313,10 +313,13 @@ def register(server: RpcServer, app: App) -> None:
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one
+            ledger = app.store.ledger_get(bench_id)
             head = browse.benchmark_status(
-                rec, len(rows), running(), app.store.ledger_get(bench_id), browse.stop_limits(app.store, rec)
+                rec, len(rows), running(), ledger, browse.stop_limits(app.store, rec)
             )
             out["status"], out["stop_note"] = head["status"], head["stop_note"]
+            # what a crash or a cancel left unknown, in the sentence hrb ls shows (newcomer finding)
+            out["unknown_note"] = unknown_sentence(unknown_of(ledger))
             return out
 
         return p.ReportResult(report=await _to_thread(build))

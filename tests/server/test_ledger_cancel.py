@@ -195,14 +195,15 @@ def test_hrb_cancel_counts_what_outlasts_the_grace_as_cancelled_in_flight_never_
         assert done.unknown_note is not None and done.unknown_note.startswith(note)
         assert listed.unknown_note == done.unknown_note
         assert "cancelled by `hrb cancel`" in exc.message
-        text = subprocess.run(
-            [sys.executable, "-m", "hrbench_client.cli", "ls", "--text"],
-            env={**os.environ, "HRBENCH_HOME": str(home)},
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        assert note in text and "at a crash" not in text
+        for command in (["ls", "--text"], ["report", bench_id, "--descriptive", "--text"]):
+            text = subprocess.run(
+                [sys.executable, "-m", "hrbench_client.cli", *command],
+                env={**os.environ, "HRBENCH_HOME": str(home)},
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            assert note in text and "at a crash" not in text, text
         with d.client() as c:
             final = c.benchmark({"resume": bench_id, "concurrency": CONCURRENCY})
             list(final)

@@ -757,6 +757,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(text)
         if note:
             print(f"Budget stopped: {note}")
+        if rep.get("unknown_note"):
+            print(f"Governor: {rep['unknown_note']}")
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
