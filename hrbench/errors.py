@@ -253,11 +253,14 @@ def failure_cause(error: str, status: int | None = None) -> str:
         'openai: HTTP 401'
         >>> failure_cause("openai: cannot connect to http://127.0.0.1:9/v1 (ConnectError: refused)")
         'openai: cannot connect to http://127.0.0.1:9/v1'
+        >>> failure_cause("openai: quota exhausted (HTTP 429): insufficient_quota: ...", 429)
+        'openai: quota exhausted'
     """
     import re
 
     m = re.match(
-        r"(\w+: (?:HTTP \d+|cannot connect to \S+|no reply within [\d.]+ s|malformed reply|transport error))",
+        r"(\w+: (?:HTTP \d+|quota exhausted|cannot connect to \S+|no reply within [\d.]+ s|malformed reply"
+        r"|transport error))",
         error,
     )
     if m:

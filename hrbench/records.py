@@ -115,6 +115,9 @@ class _ResultFields(msgspec.Struct, kw_only=True):
         note: a limit note (``"limit_refused"``) when a provider refused on quota.
         status: the HTTP status of a failed request's last attempt, when it had one.
         key_env: the environment variable the client reads its API key from, on a 401/403.
+        halts: why no later request should be sent, on a failure that every one would share:
+            ``"quota"`` (the provider's quota or credit is exhausted) or ``"auth"`` (the key
+            was refused) for the client, ``"model"`` (403/404) for the model (newcomer finding).
     """
 
     text: str | None = None
@@ -132,6 +135,7 @@ class _ResultFields(msgspec.Struct, kw_only=True):
     note: str | None = None
     status: int | None = None
     key_env: str | None = None
+    halts: str | None = None
 
 
 _TEXT = _ResultFields.__dict__["text"]

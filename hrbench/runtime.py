@@ -234,8 +234,9 @@ class Runtime:
         """Per requested model, the models replies were billed as (served-model switches seen)."""
         self.check_draws = True
         """Whether a reply that repeats an earlier run's draw is a DuplicateDrawError (not for a judge)."""
-        self.quota_refused: BudgetRefused | None = None
-        """The provider's quota or billing refusal: every later request of the benchmark is refused."""
+        self.halted_by: dict[str | None, Result] = {}
+        """Failures every later request would share (``Result.halts``), by model (``None``: the
+        client's): no such request is sent, it fails at once with that cause (newcomer finding)."""
         wire = getattr(client, "wire", None)
         self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
         self.replays = getattr(client, "provider", "") == "replay"
@@ -379,12 +380,17 @@ class Runtime:
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
         gate = self.governor.gate(usd_est, tokens_est, durable)
+        halt = self.halted_by.get(None) or self.halted_by.get(request.model)
+        if halt is not None:  # the provider refused the quota or the key: send no more (newcomer finding)
+            gate.abandon()
+            return msgspec.structs.replace(
+                halt,
+                error=f"{halt.error} (not sent: an earlier request of this benchmark got this answer)",
+                model=request.model or halt.model,
+                source="halted",
+                seconds=0.0,
+            ), 0.0
         try:
-            if self.quota_refused is not None:  # the provider refused on quota: send no more
-                raise BudgetRefused(
-                    f"limit_refused: not sent, the provider refused an earlier request: {self.quota_refused}",
-                    limit="limit_refused",
-                )
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
@@ -394,8 +400,6 @@ class Runtime:
                 before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id)
             result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
-            if exc.limit == "limit_refused" and self.quota_refused is None:
-                self.quota_refused = exc
             gate.settle(0.0, 0)
             ctx.notes.append(exc.limit)
             ctx.trace.append(
@@ -414,6 +418,8 @@ class Runtime:
         except BaseException:  # cancelled: an attempt never sent is no call (newcomer finding)
             gate.abandon()
             raise
+        if result.halts is not None and result.source == "live":
+            self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
         if result.source == "live":
             if result.usd is None:
                 result = msgspec.structs.replace(

@@ -13,9 +13,10 @@
    reply                                     outcome
    ========================================  ==============================================
    2xx with a well-formed body               the ``Result``
-   402; 429 or 400/403 whose body says the   raise ``BudgetRefused(limit="limit_refused")``,
-   quota or credit is exhausted              no retry; the runner sends no other request of
-                                             the benchmark to this client (issue 12)
+   402; 429 or 400/403 whose body says the   ``Result(ok=False, halts="quota")`` at once, no
+   quota or credit is exhausted              retry: the provider's error, not a budget stop
+                                             (newcomer finding); the runner sends no other
+                                             request of the benchmark to this client
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
    transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
    truncated or unparsable body              jitter on top, bounded by ``max_attempts`` and
@@ -23,7 +24,9 @@
                                              ``Result(ok=False, error=...)``
    connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error;
                                              no call counted (nothing was sent)
-   any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once
+   any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once; after a 401 the
+                                             runner sends no other request to this client,
+                                             after a 403/404 none for that model
    ========================================  ==============================================
 
 Retries log through stamina's ``stamina`` logger, which is silent unless the application
@@ -54,7 +57,7 @@ import msgspec
 import stamina
 
 from hrbench.environ import env_value
-from hrbench.errors import BudgetRefused, HrbenchError
+from hrbench.errors import HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
 from hrbench.redact import note_key_env, redact, scrub_reply
@@ -171,12 +174,17 @@ class _RetryableFailure(Exception):
 
 
 class _FinalFailure(Exception):
-    """Raised inside an attempt when it failed in a way another attempt would not fix."""
+    """Raised inside an attempt when it failed in a way another attempt would not fix.
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    ``halts``: ``"quota"`` or ``"auth"`` when no other request of the client would fare
+    better, ``"model"`` when none for the same model would (see ``Result.halts``).
+    """
+
+    def __init__(self, message: str, status: int | None = None, halts: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.halts = halts
 
 
 class HttpModelClient:
@@ -409,11 +417,11 @@ class HttpModelClient:
         Returns:
             The reply with usage, model as served, response id and seconds (the wall time of
             the whole request, retries included); ``usd`` is left ``None`` for the pricing
-            module. A failure is ``Result(ok=False, error=...)``.
+            module. A failure is ``Result(ok=False, error=...)``; a quota or billing refusal
+            (HTTP 402, or a 429 saying so) is one with ``halts="quota"``.
 
         Raises:
-            BudgetRefused: from ``before_attempt``, or with ``limit="limit_refused"`` when the
-                provider refuses on quota or billing (HTTP 402, or a 429 saying so).
+            BudgetRefused: from ``before_attempt``.
         """
         model = request.model or self.model
         start = time.perf_counter()
@@ -457,8 +465,10 @@ class HttpModelClient:
             plural = "s" if attempts != 1 else ""
             return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status)
         except _FinalFailure as exc:
-            return self._failed(exc.message, model, start, exc.status)
-        except HrbenchError:  # BudgetRefused from the governor or the provider's quota
+            failed = self._failed(exc.message, model, start, exc.status)
+            failed.halts = exc.halts
+            return failed
+        except HrbenchError:  # BudgetRefused from the governor
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
             return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
@@ -539,11 +549,14 @@ class HttpModelClient:
         text = response.text
         detail = self._redact(_error_detail(text))[:_SNIPPET]  # redacted whole, then cut
         if status == 402 or (status in (400, 403, 429) and _QUOTA.search(text)):
-            raise BudgetRefused(
-                f"limit_refused: {self.provider} refused the request on quota or billing (HTTP {status}): {detail}",
-                limit="limit_refused",
-                provider=self.provider,
+            # decided (newcomer finding: reported as an hrbench budget stop whose advice, higher
+            # --max-* limits, cannot help): the provider's error, with its message and advice
+            raise _FinalFailure(
+                f"{self.provider}: quota exhausted (HTTP {status}): {detail}; the provider refuses "
+                "requests until credit is added or the quota raised with it (an hrbench limit, "
+                "--max-calls or --max-usd, does not help); then run these runs again",
                 status=status,
+                halts="quota",
             )
         if status in RETRYABLE_STATUS or status >= 500:
             raise _RetryableFailure(
@@ -558,7 +571,10 @@ class HttpModelClient:
                 detail += f" (environment variable {self.api_key_env} is not set)"
             else:
                 detail += f" (the API key is read from the environment variable {self.api_key_env})"
-        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status)
+        # a key refused (401) fails every request of the client, a model refused (403, 404) every
+        # one for that model: the runner sends no other (newcomer finding: N identical errors)
+        halts = {401: "auth", 403: "model", 404: "model"}.get(status)
+        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status, halts=halts)
 
 
 def _error_detail(text: str) -> str:

@@ -170,3 +170,33 @@ def test_no_example_spec_ships_an_empty_governor() -> None:
     for path in examples:
         governor = tomllib.loads(path.read_text()).get("governor")
         assert governor is None or any(v is not None for v in governor.values()), path
+
+
+@pytest.mark.parametrize(
+    ("fault", "cause"),
+    [
+        ("quota429", "openai: quota exhausted (HTTP 429)"),
+        ("quota", "openai: quota exhausted (HTTP 402)"),
+        ("unauthorized", "openai: HTTP 401"),
+    ],
+)
+def test_a_provider_quota_or_key_refusal_is_an_error_exit_3_never_a_budget_stop(
+    tmp_path: Path, fault: str, cause: str
+) -> None:
+    """Newcomer finding: a 429 insufficient_quota exited 4, budget_stopped, "resume with higher limits"."""
+    with LoopbackServer() as srv:
+        srv.push(*[fault] * 100)
+        spec = _priced_spec(tmp_path, srv, "[governor]\nmax_calls = 1000\nmax_usd = 5.0")
+        proc = hrb("bench", str(spec), "--no-rows", check_rc=3)
+        sent = len(srv.requests)
+    result = lines(proc.stdout)[-1]
+    assert sent == 1  # concurrency 1: the first refusal, then nothing more is sent
+    assert result["status"] in ("done", "errors")  # branch runs: "errors" (never budget_stopped)
+    assert "budget" not in (result.get("stop_note") or "")
+    assert f"15 x {cause.split(' (')[0]}" in proc.stderr, proc.stderr  # per arm, one cause: the provider's
+    assert cause in proc.stderr and "budget stop" not in proc.stderr
+    assert "resume with higher limits" not in proc.stderr
+    if fault.startswith("quota"):
+        assert "until credit is added or the quota raised" in proc.stderr
+    (listed,) = lines(hrb("ls").stdout)
+    assert listed["status"] in ("done", "errors") and listed["calls"] == 1

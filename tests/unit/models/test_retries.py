@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -168,15 +169,21 @@ def test_limiter_recovers_over_http(srv: LoopbackServer) -> None:
     assert low <= 2.0 and after == 16.0
 
 
-@pytest.mark.parametrize("fault", ["quota", "quota429"])
+@pytest.mark.parametrize("fault", ["quota", "quota429", "unauthorized"])
 @pytest.mark.parametrize("concurrency", [1, 4])
-def test_quota_refusal_stops_every_other_cell_at_once(
+def test_a_quota_or_key_refusal_fails_every_other_cell_at_once_as_the_providers_error(
     srv: LoopbackServer, fault: str, concurrency: int
 ) -> None:
-    srv.push(fault)
+    """Newcomer finding: a quota refusal was a budget stop (exit 4, "resume with higher limits").
+
+    Decided: it is the provider's error, every run an ``error`` with its message as the cause,
+    and no other request is sent (nor after a refused key: one clear cause, not N requests).
+    """
+    srv.push(*[fault] * 10)
     ref = hb.Reference({f"q{i}": f"q{i}" for i in range(10)}, labels=None)
     arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
-    with pytest.warns(hb.BudgetStoppedWarning, match="limit_refused"):
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
         bench = hb.benchmark(
             arm,
             ref,
@@ -187,8 +194,13 @@ def test_quota_refusal_stops_every_other_cell_at_once(
         )
     sent = len(srv.requests)
     assert sent <= concurrency  # only the requests already in flight when the refusal came
-    stopped = [r for r in bench.rows if r.failure_kind == "budget_stop"]
-    assert len(stopped) == 50 - (sent - 1)
+    assert {r.failure_kind for r in bench.rows} == {"error"} and len(bench.rows) == 50
+    assert bench.status == "done" and not any(issubclass(w.category, hb.BudgetStoppedWarning) for w in got)
+    (said,) = [str(w.message) for w in got if issubclass(w.category, hb.ArmErrorWarning)]
+    cause = "openai: quota exhausted" if fault.startswith("quota") else "openai: HTTP 401"
+    assert f"50 x {cause}" in said, said  # one cause for all, the provider's
+    halted = [s for t in bench.traces.values() for s in t if s.source == "halted"]
+    assert len(halted) == 50 - sent and all("not sent" in (s.error or "") for s in halted)
 
 
 def _free_port() -> int:
