@@ -496,6 +496,20 @@ class Runtime:
         if self.check_draws:
             dup = self._duplicate(ctx, key, result)
             self._remember(ctx, key, result)
+        for failed in result.retried if result.source == "live" and result.retried else ():
+            # every attempt is in the run's trace (newcomer finding: retries only in the log)
+            ctx.trace.append(
+                Step(
+                    ledger_id=ctx.ledger_id,
+                    kind="attempt",
+                    key=key,
+                    model=request.model,
+                    source="unsent" if "(no call counted)" in failed else "live",
+                    draw_index=request.draw_index,
+                    usd=0.0,
+                    error=failed,
+                )
+            )
         ctx.trace.append(
             Step(
                 ledger_id=ctx.ledger_id,

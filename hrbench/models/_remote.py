@@ -433,6 +433,7 @@ class HttpModelClient:
         http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
         attempts = 0
         result: Result | None = None
+        retried: list[str] = []  # the attempts that failed and were retried, for the run's trace
 
         def should_retry(exc: Exception) -> bool | float:
             if not isinstance(exc, _RetryableFailure):
@@ -442,12 +443,15 @@ class HttpModelClient:
             elapsed = time.perf_counter() - start
             wait = exc.retry_after_s
             if wait is None:
-                return elapsed < self.max_total_s
-            if wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
+                again: bool | float = elapsed < self.max_total_s
+            elif wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
                 exc.message += f"; Retry-After {wait:g} s is past the retry budget"
-                return False
-            # Retry-After is a floor; full jitter on top spreads a herd told the same wait (R02a)
-            return wait + _JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
+                again = False
+            else:  # Retry-After is a floor; full jitter on top spreads a herd told the same wait (R02a)
+                again = wait + _JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
+            if again:
+                retried.append(self._redact(exc.message))
+            return again
 
         try:
             async for attempt in stamina.retry_context(
@@ -463,16 +467,21 @@ class HttpModelClient:
                     result = await self._attempt(ep, http, payload, before_attempt)
         except _RetryableFailure as exc:
             plural = "s" if attempts != 1 else ""
-            return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status)
+            failed = self._failed(
+                f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
+            )
+            failed.retried = retried or None
+            return failed
         except _FinalFailure as exc:
             failed = self._failed(exc.message, model, start, exc.status)
-            failed.halts = exc.halts
+            failed.halts, failed.retried = exc.halts, retried or None
             return failed
         except HrbenchError:  # BudgetRefused from the governor
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
             return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
         assert result is not None  # stamina runs at least one attempt
+        result.retried = retried or None
         key = self._key()
         if key and result.raw_text:  # a reply echoing the key never reaches the store
             result.text = scrub_reply(result.raw_text, key)
@@ -507,26 +516,33 @@ class HttpModelClient:
                 if pending is not None:  # issue 13: the reservation is committed before the send
                     await pending
             self.attempts += 1
+            sent = _Written()
             try:
                 with anyio.fail_after(self.timeout_s):
-                    response = await http.post(self.url, content=payload, headers=self._headers())
-            except (TimeoutError, _http.TimeoutError_) as exc:
-                raise _RetryableFailure(
-                    f"{self.provider}: no reply within {self.timeout_s:g} s ({type(exc).__name__})"
-                ) from None
+                    response = await http.post(
+                        self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
+                    )
             except _http.ConnectError as exc:  # nothing listens there: retrying will not help
-                unsent = getattr(before_attempt, "unsent", None)  # a governor Gate: nothing was sent,
-                if unsent is not None:  # so no call is counted (decided, newcomer)
-                    unsent()
+                _give_back(before_attempt)  # nothing was sent: no call is counted (decided, newcomer)
                 raise _FinalFailure(
                     f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
                     f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "
                     "is base_url right?"
                 ) from None
-            except _http.TransportError as exc:
-                raise _RetryableFailure(
-                    f"{self.provider}: transport error: {type(exc).__name__}: {self._redact(str(exc))}"
-                ) from None
+            except (TimeoutError, _http.TimeoutError_, _http.TransportError) as exc:
+                # decided (newcomer finding: calls 30 for 26 requests served): an attempt whose
+                # request was not written whole (no connection, or it broke while writing) never
+                # reached the server, so its call is given back; one written whole may have been
+                # read and billed, so it stays a call whatever the failure after
+                what = (
+                    f"no reply within {self.timeout_s:g} s ({type(exc).__name__})"
+                    if isinstance(exc, (TimeoutError, _http.TimeoutError_))
+                    else f"transport error: {type(exc).__name__}: {self._redact(str(exc))}"
+                )
+                if not sent.whole:
+                    _give_back(before_attempt)
+                    what += "; the request was not sent (no call counted)"
+                raise _RetryableFailure(f"{self.provider}: {what}") from None
             status = response.status_code
             if status == 429 and not _QUOTA.search(response.text):
                 ep.limiter.on_rate_limited(granted)
@@ -575,6 +591,32 @@ class HttpModelClient:
         # one for that model: the runner sends no other (newcomer finding: N identical errors)
         halts = {401: "auth", 403: "model", 404: "model"}.get(status)
         raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status, halts=halts)
+
+
+class _Written:
+    """The HTTP library's trace hook of one attempt: whether its request was written whole.
+
+    httpcore reports each phase (``connection.connect_tcp``, ``http11.send_request_headers``,
+    ``http11.send_request_body``, ``http2.send_request_body`` ...) as ``.started`` then
+    ``.complete`` or ``.failed``; a write error is otherwise swallowed (it goes on to read a
+    reply), so this is the only sign that a request never left whole.
+    """
+
+    __slots__ = ("whole",)
+
+    def __init__(self) -> None:
+        self.whole = False
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith("send_request_body.complete"):
+            self.whole = True
+
+
+def _give_back(before_attempt: Any) -> None:
+    """Give the governor back the call of an attempt that was not sent (a Gate's ``unsent``)."""
+    unsent = getattr(before_attempt, "unsent", None)
+    if unsent is not None:
+        unsent()
 
 
 def _error_detail(text: str) -> str:

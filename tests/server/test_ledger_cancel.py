@@ -212,3 +212,33 @@ def test_hrb_cancel_counts_what_outlasts_the_grace_as_cancelled_in_flight_never_
     finally:
         srv.__exit__(None, None, None)
         d.stop()
+
+
+def test_retries_are_in_the_runs_trace_and_not_in_the_daemon_log(home: Path) -> None:
+    """Newcomer finding: bare 'WARNING stamina: stamina.retry_scheduled' lines in daemon.log, no trace."""
+    d = Daemon(home).start()
+    try:
+        with LoopbackServer() as srv:
+            srv.push("500", "500")
+            client = {
+                "kind": "openai",
+                "model": "loopback-1",
+                "base_url": srv.base_url,
+                "api_key_env": None,
+                "max_attempts": 3,
+            }
+            with d.client() as c:
+                stream = c.benchmark(spec(n=1, runs=1, client=client, governor={"max_calls": 10}))
+                (row,) = list(stream)
+                got = c.rows(row.ledger_id.split("/", 1)[0], traces=True)
+            received = len(srv.requests)
+    finally:
+        d.stop()
+    assert received == 3 and row.failure_kind in (None, "wrong")  # the third attempt answered
+    steps = (got.traces or {})[row.ledger_id]
+    attempts = [s for s in steps if s.kind == "attempt"]
+    assert [s.source for s in attempts] == ["live", "live"] and all(
+        "HTTP 500" in (s.error or "") for s in attempts
+    )
+    assert "stamina" not in d.read_log()
+    assert _ledger(home, row.ledger_id.split("/", 1)[0])["calls"] == 3  # each attempt sent is a call

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+import contextlib
 import os
 import socket
 import subprocess
@@ -251,3 +252,85 @@ def test_retry_logging_is_silent_unless_configured(mode: str) -> None:
         assert out.stderr == ""
     else:
         assert out.stderr.count("LOG stamina") == 2  # one line per retry, when the user asks
+
+
+class _FullBacklog:
+    """A listening socket whose accept queue is full and never served: a connect gets no answer.
+
+    Linux drops a SYN while the accept queue is full, so each attempt ends in a connect timeout
+    without any byte of the request leaving the client.
+    """
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(0)
+        self.port = self.sock.getsockname()[1]
+        self.fillers = []
+        for _ in range(2):  # fill the accept queue (a backlog of 0 holds one)
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", self.port))
+            self.fillers.append(filler)
+        time.sleep(0.1)
+
+    def close(self) -> None:
+        for filler in self.fillers:
+            filler.close()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_attempt_that_could_not_connect_in_time_is_no_call_and_every_attempt_is_in_the_trace(
+    kind: str,
+) -> None:
+    """Newcomer finding: calls counted transport retries that never reached the server.
+
+    Decided: an attempt whose request was not written whole (here: the connection never opened,
+    a connect timeout, which is retried) is no call; every attempt is a step of the run's trace.
+    """
+    srv = _FullBacklog()
+    try:
+        cls = hb.OpenAIClient if kind == "openai" else hb.AnthropicClient
+        client = cls(
+            "loopback-1",
+            base_url=f"http://127.0.0.1:{srv.port}/v1",
+            api_key_env=None,
+            **{**FAST, "connect_timeout_s": 0.2},
+        )
+        gov = hb.Governor(max_calls=10)
+        ref = hb.Reference({"q": "x"}, labels={"q": "x"})
+        arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            bench = hb.benchmark(arm, ref, runs=1, client=client, governor=gov)
+    finally:
+        srv.close()
+    (row,) = bench.rows
+    trace = bench.traces[row.ledger_id]
+    assert gov.calls == 0, trace  # nothing was sent: no call
+    attempts = [s for s in trace if s.kind == "attempt"]
+    assert len(attempts) == FAST["max_attempts"] - 1
+    assert all(s.source == "unsent" and "not sent (no call counted)" in (s.error or "") for s in attempts)
+    assert "ConnectTimeout" in (attempts[0].error or "")
+    assert row.failure_kind == "error"
+
+
+@pytest.mark.parametrize("fault", ["500", "drop"])
+def test_attempts_written_whole_stay_calls_and_are_each_in_the_trace(srv: LoopbackServer, fault: str) -> None:
+    """A failure after the request was written (a 500, a reply cut short) may have been billed: a call."""
+    srv.push(fault, fault)
+    gov = hb.Governor(max_calls=10)
+    ref = hb.Reference({"q": "x"}, labels={"q": "answer"})
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        bench = hb.benchmark(arm, ref, runs=1, client=_client("openai", srv), governor=gov)
+    (row,) = bench.rows
+    trace = bench.traces[row.ledger_id]
+    attempts = [s for s in trace if s.kind == "attempt"]
+    requests = [s for s in trace if s.kind == "request"]
+    assert len(srv.requests) == 3 and gov.calls == 3  # two failed, the third answered
+    assert len(attempts) == 2 and all(s.source == "live" and s.error for s in attempts)
+    assert len(requests) == 1 and requests[0].error is None
