@@ -66,7 +66,7 @@ exit codes:
        NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
-  130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
+  130  interrupted by Ctrl-C (the benchmark is cancelled; `hrb bench --resume ID` finishes it)
   141  `hrb bench`'s output closed while it ran (`| head`): the benchmark is cancelled (unless
        --detach), stderr prints the command that resumes it
 """
