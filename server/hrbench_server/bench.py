@@ -614,6 +614,7 @@ async def _run(
         ticker.cancel()
         app.running.pop(bench_id, None)
         app.drains.pop(bench_id, None)
+        app.cancelled_by.pop(bench_id, None)  # a cancel that came as it finished names nobody later
         proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
             if journal is not None:  # every settlement written; what was in flight is folded now,
