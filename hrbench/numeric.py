@@ -24,9 +24,22 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
 - Percent and scale on one side only are read both ways: the reply ``"25%"`` matches the
   labels 25 and 0.25; ``"1.5 million"`` matches 1.5 and 1500000 (TAT-QA-style references keep
   the scale apart from the number). With the same mark on both sides the values are compared.
-- Tolerance: ``abs(reply - label) <= max(abs_tol, rel_tol * abs(label))``; with both 0 (the
-  default) the decimal values must be equal (``"29.00"`` equals 29, ``"0.30"`` equals 0.3:
-  no binary floating-point error).
+- Tolerance: ``abs(reply - label) <= max(abs_tol, rel_tol * abs(label))``. With both 0 (the
+  default) the values are compared as decimals (``"29.00"`` equals 29, ``"0.30"`` equals 0.3),
+  equal up to binary floating-point noise (decided, seed silent; newcomer finding:
+  ``"0.30000000000000004"``, what Python prints for ``0.1 + 0.2``, was wrong against the label
+  0.3, and program-of-thought models print such floats): two numbers of the same sign are
+  equal when they differ by less than one unit in the 15th significant digit of the smaller
+  in magnitude. Source: C's ``DBL_DIG`` = 15 (C11 5.2.4.2.2; IEEE 754 binary64): every decimal of
+  15 significant digits survives a round trip through a float64, so two such decimals that
+  differ are different doubles and stay unequal (``45.2`` is not ``45.25``; numbers differing
+  in the 10th, or the 15th, significant digit are unequal), while a float64 printed with 16 or
+  17 digits (``repr``) is within half a unit of the 15th digit of the decimal it stands for,
+  with room for a few more units in the last place of arithmetic error
+  (``100 * (1.1 - 1)`` prints ``10.000000000000009``, equal to 10). Zero equals only zero: noise
+  around 0 (``0.1 + 0.2 - 0.3`` is ``5.55e-17``) has no scale to be judged against; give
+  ``abs_tol`` for it. The rule applies with any tolerance, and only to this scorer: ``exact``
+  and ``answer_contains`` keep their seeds' textual rules (seed 001: a number is matched whole).
 - A reply with no number is ``parse_failure``; a label with no number raises
   :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
   their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` (read by ``answer_contains``'s rule,
@@ -48,7 +61,7 @@ from hrbench.reading._scorer import is_not_in_document_label, stop_kind
 from hrbench.records import Score
 from hrbench.scorer import Scorer, label_answers, screen
 
-__all__ = ["Quantity", "numeric_scorer", "read_numbers"]
+__all__ = ["DBL_DIG", "Quantity", "float_noise_equal", "numeric_scorer", "read_numbers"]
 
 _NUMBER = re.compile(
     r"(?<![0-9.])(-)?([0-9]+(?:\.[0-9]+)?)"
@@ -146,9 +159,44 @@ def _label_numbers(label: str, accounting: bool) -> tuple[Quantity, ...]:
     return tuple(read_numbers(label, accounting))
 
 
+DBL_DIG = 15
+"""Significant decimal digits a float64 keeps through a round trip (C11 5.2.4.2.2, ``DBL_DIG``)."""
+
+
+def float_noise_equal(a: Decimal, b: Decimal) -> bool:
+    """Whether two numbers are equal up to binary floating-point noise (module docstring).
+
+    True when they are equal, or of the same sign and closer than one unit in the 15th
+    significant digit (:data:`DBL_DIG`) of the smaller in magnitude. Decided (seed silent),
+    source: C's ``DBL_DIG``; two different decimals of at most 15 significant digits are never
+    equal by this rule.
+
+    Args:
+        a: one number.
+        b: the other.
+
+    Returns:
+        Whether they are the same number up to float64 noise.
+
+    Example:
+        >>> float_noise_equal(Decimal("0.30000000000000004"), Decimal("0.3"))
+        True
+        >>> float_noise_equal(Decimal("45.2"), Decimal("45.25")), float_noise_equal(Decimal("5.55e-17"), Decimal(0))
+        (False, False)
+    """
+    if a == b:
+        return True
+    if not a or not b or (a < 0) != (b < 0):
+        return False
+    small = min(abs(a), abs(b))
+    return abs(a - b) < Decimal(1).scaleb(small.adjusted() - (DBL_DIG - 1))
+
+
 def _equal(a: Decimal, b: Decimal, abs_tol: float, rel_tol: float) -> bool:
+    if float_noise_equal(a, b):
+        return True
     if abs_tol == 0 and rel_tol == 0:
-        return a == b
+        return False
     return abs(a - b) <= max(Decimal(repr(abs_tol)), Decimal(repr(rel_tol)) * abs(b))
 
 
@@ -169,7 +217,8 @@ def numeric_scorer(
     The rules, each decided where the seeds are silent, are in this module's docstring.
 
     Args:
-        abs_tol: absolute tolerance, in the label's units (``0.01`` for cents).
+        abs_tol: absolute tolerance, in the label's units (``0.01`` for cents); with
+            ``rel_tol`` 0 too, values equal up to float64 noise (:func:`float_noise_equal`).
         rel_tol: relative tolerance, a fraction of the label (``0.01`` is 1%).
         which: ``"last"`` compares the reply's last number; ``"any"`` accepts any of them.
         accounting: read a number in brackets as negative.
@@ -188,6 +237,8 @@ def numeric_scorer(
         Score(correct=True, outcome='45.3', failure_kind=None)
         >>> numeric_scorer()(None, "It grew 25%.", 0.25).correct, numeric_scorer()(None, "Large.", 3).failure_kind
         (True, 'parse_failure')
+        >>> numeric_scorer()(None, "0.30000000000000004", 0.3).correct, numeric_scorer()(None, "45.25", 45.2).correct
+        (True, False)
     """
     for field, tol in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
         if not isinstance(tol, (int, float)) or isinstance(tol, bool) or tol < 0:
