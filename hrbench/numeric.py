@@ -38,8 +38,11 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   with room for a few more units in the last place of arithmetic error
   (``100 * (1.1 - 1)`` prints ``10.000000000000009``, equal to 10). Zero equals only zero: noise
   around 0 (``0.1 + 0.2 - 0.3`` is ``5.55e-17``) has no scale to be judged against; give
-  ``abs_tol`` for it. The rule applies with any tolerance, and only to this scorer: ``exact``
-  and ``answer_contains`` keep their seeds' textual rules (seed 001: a number is matched whole).
+  ``abs_tol`` for it. The rule applies with any tolerance (:func:`hrbench._float.float_noise_equal`).
+  Numbers that differ only after their 15th significant digit are equal by it: a 16-digit
+  identifier is not a quantity, score it with ``exact``. ``answer_contains`` applies the same
+  rule only to a reply's number written with a decimal point and more than 15 significant
+  digits (a printed float); ``exact`` stays literal (seed 000).
 - A reply with no number is ``parse_failure``; a label with no number raises
   :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
   their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` (read by ``answer_contains``'s rule,
@@ -54,6 +57,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Literal
 
+from hrbench._float import DBL_DIG, float_noise_equal
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.reading import is_not_found
 from hrbench.reading._fold import _is_minus, fold_answer
@@ -157,39 +161,6 @@ def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
 @lru_cache(maxsize=1 << 14)
 def _label_numbers(label: str, accounting: bool) -> tuple[Quantity, ...]:
     return tuple(read_numbers(label, accounting))
-
-
-DBL_DIG = 15
-"""Significant decimal digits a float64 keeps through a round trip (C11 5.2.4.2.2, ``DBL_DIG``)."""
-
-
-def float_noise_equal(a: Decimal, b: Decimal) -> bool:
-    """Whether two numbers are equal up to binary floating-point noise (module docstring).
-
-    True when they are equal, or of the same sign and closer than one unit in the 15th
-    significant digit (:data:`DBL_DIG`) of the smaller in magnitude. Decided (seed silent),
-    source: C's ``DBL_DIG``; two different decimals of at most 15 significant digits are never
-    equal by this rule.
-
-    Args:
-        a: one number.
-        b: the other.
-
-    Returns:
-        Whether they are the same number up to float64 noise.
-
-    Example:
-        >>> float_noise_equal(Decimal("0.30000000000000004"), Decimal("0.3"))
-        True
-        >>> float_noise_equal(Decimal("45.2"), Decimal("45.25")), float_noise_equal(Decimal("5.55e-17"), Decimal(0))
-        (False, False)
-    """
-    if a == b:
-        return True
-    if not a or not b or (a < 0) != (b < 0):
-        return False
-    small = min(abs(a), abs(b))
-    return abs(a - b) < Decimal(1).scaleb(small.adjusted() - (DBL_DIG - 1))
 
 
 def _equal(a: Decimal, b: Decimal, abs_tol: float, rel_tol: float) -> bool:
