@@ -23,7 +23,9 @@ EXACT = hb.exact_scorer()
 
 
 @given(st.floats(1e-6, 1e12), st.sampled_from([math.inf, 0.0]), st.booleans())
-def test_answer_contains_finds_a_label_printed_with_float_noise(x: float, toward: float, negative: bool) -> None:
+def test_answer_contains_finds_a_label_printed_with_float_noise(
+    x: float, toward: float, negative: bool
+) -> None:
     x = -x if negative else x
     label = plain_number(float(format(x, ".12g")))  # 12 significant digits, in plain digits
     noisy = math.nextafter(float(label), toward if not negative else -toward)
