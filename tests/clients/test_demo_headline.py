@@ -38,7 +38,7 @@ TATQA_RUN = {
 N_TATQA = 1668
 
 
-def _run_spec(name: str, data: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, hb.Benchmark]:
+def _run_spec(name: str, data: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[object, hb.Bench]:
     monkeypatch.setenv("HRBENCH_DATA", str(data))
     params = bench_params(str(EXAMPLES / name))
     with pytest.warns(hb.FewRunsWarning):  # one prediction per question, as in the demo
@@ -52,7 +52,7 @@ def _run_spec(name: str, data: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[o
     return params, bench
 
 
-def _check_headlines(bench: hb.Benchmark, official: Mapping[str, float]) -> None:
+def _check_headlines(bench: hb.Bench, official: Mapping[str, float]) -> None:
     """Every arm's accuracy and every paired difference equal the official metric's."""
     summary = {s["arm"]: s for s in bench.summary()}
     assert set(summary) == set(official)
@@ -62,8 +62,9 @@ def _check_headlines(bench: hb.Benchmark, official: Mapping[str, float]) -> None
     assert len(rep.comparisons) == len(official) * (len(official) - 1) // 2
     for c in rep.comparisons:
         want = official[c.arm_a] - official[c.arm_b]
+        assert c.diff is not None and c.ci_low is not None and c.ci_high is not None
         assert c.diff == pytest.approx(want, abs=1e-12), (c.arm_a, c.arm_b)
-        assert c.ci_low is not None and c.ci_high is not None and c.ci_low <= c.diff <= c.ci_high
+        assert c.ci_low <= c.diff <= c.ci_high
         if c.ci_low > 0 or c.ci_high < 0:  # a difference the report calls clear points the official way
             assert (c.diff > 0) == (want > 0), (c.arm_a, c.arm_b)
 
