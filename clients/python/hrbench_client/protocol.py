@@ -443,7 +443,8 @@ class BenchmarkParams(_Spec):
     whoever listens (``benchmark/cancel`` stops it; newcomer finding).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
-    v2.0 EM and F1; or ``package.module:function``). ``executor`` says where the cells run:
+    v2.0 EM and F1; ``answer_contains``: seed 001's scorer as a side column; or
+    ``package.module:function``). ``executor`` says where the cells run:
     ``"local"`` (the daemon's process) or a Ray cluster (``"ray"`` or a :class:`RayExecutorSpec`).
     """
 
