@@ -564,12 +564,21 @@ def _key_names(spec: Any) -> set[str]:
     return names
 
 
-def with_caller_env(spec: Any) -> Any:
-    """``spec`` plus ``env``: this process's values of the key variables the spec names (SPEC §4).
+LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_TOKENS")
+"""The default-limit variables a client sends from its own environment (``hrbench.options``)."""
 
-    The daemon uses them for this request only, before its own environment, and never stores
-    or logs them; so ``OPENAI_API_KEY=... hrb bench`` works against a daemon started without
-    it. Variables not set here are not sent; an ``env`` already in the spec is kept as given.
+
+def with_caller_env(spec: Any) -> Any:
+    """``spec`` plus ``env``: this process's values of the variables the request depends on (SPEC §4).
+
+    Those are the key variables the spec's clients name, and the default limits
+    :data:`LIMIT_VARIABLES` (``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD``,
+    ``HRBENCH_MAX_TOKENS``). The daemon uses them for this request only, before its own
+    environment, and never stores or logs them; so ``OPENAI_API_KEY=... hrb bench`` works
+    against a daemon started without it, and ``HRBENCH_MAX_CALLS=50 hrb bench`` gives the
+    limits the spec and the flags do not set (decided, newcomer finding: the daemon read only
+    its own environment, at start, and ignored the shell's silently). Variables not set here
+    are not sent; an ``env`` already in the spec is kept as given.
 
     Example:
         >>> os.environ["HRB_DOC_KEY"] = "k"
@@ -581,7 +590,7 @@ def with_caller_env(spec: Any) -> Any:
     plain = msgspec.to_builtins(spec) if struct else spec
     if not isinstance(plain, dict) or plain.get("env"):
         return spec
-    env = {n: os.environ[n] for n in sorted(_key_names(plain)) if os.environ.get(n)}
+    env = {n: os.environ[n] for n in sorted(_key_names(plain) | set(LIMIT_VARIABLES)) if os.environ.get(n)}
     if not env:
         return spec
     return msgspec.structs.replace(spec, env=env) if struct else {**plain, "env": env}
