@@ -84,7 +84,7 @@ def test_partial_failures_show_errors_and_retry_errors_runs_them_again(home: Pat
                 kept = c.benchmark({"resume": bid})  # without retry_errors: the errors stay
                 list(kept)
                 sent_before_retry = len(srv.requests)
-                again = c.benchmark({"resume": bid, "retry_errors": True})
+                again = c.resume(bid, retry_errors=True)
                 rerun = list(again)
                 after = {b.id: b for b in c.benchmarks()}[bid]
                 stored = c.rows(bid).rows
@@ -197,3 +197,41 @@ def test_default_limits_come_from_the_callers_shell(
         d.stop()
     assert (listing.max_calls, listing.max_usd, listing.max_tokens, listing.default_limits) == want
     assert listing.calls == min(10, want[0])
+
+
+def test_a_daemon_stopped_by_a_signal_tells_the_benchmarks_caller(home: Path) -> None:
+    """newcomer finding: a stopped daemon's running benchmark ended as a bare "cancelled"."""
+    import signal
+
+    from hrbench_client.errors import DaemonStopped
+
+    d = Daemon(home).start()
+    try:
+        with d.client() as c:
+            stream = c.benchmark(
+                spec(n=8, runs=5, concurrency=1, client={"kind": "mock", "reply": "x", "delay_s": 0.05})
+            )
+            with pytest.raises(DaemonStopped) as err:
+                for i, _ in enumerate(stream):
+                    if i == 0:
+                        assert d.proc is not None
+                        d.proc.send_signal(signal.SIGTERM)
+        assert d.proc is not None and d.proc.wait(timeout=30) == 0
+    finally:
+        d.kill()
+    ctx = err.value.context
+    bid, done = ctx["benchmark"], ctx["done"]
+    assert ctx["total"] == 40 and 1 <= done < 40
+    assert str(err.value) == (
+        f"the daemon was stopped by the signal SIGTERM while benchmark {bid} ran: {done} of 40 runs are "
+        f"done and saved. Resume it with: hrb bench --resume {bid}"
+    )
+    d2 = Daemon(home).start()
+    try:
+        with d2.client() as c:
+            assert c.benchmarks()[0].status == "interrupted"
+            again = c.resume(bid)
+            assert len(list(again)) == 40 - done
+            assert again.result is not None and again.result.n_resumed == done
+    finally:
+        d2.stop()

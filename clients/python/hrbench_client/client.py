@@ -422,10 +422,26 @@ class Client:
         return BenchmarkStream(self, self.send_request("benchmark", with_caller_env(spec)), on_progress)
 
     def resume(
-        self, benchmark_id: str, on_progress: Callable[[int, int], None] | None = None
+        self,
+        benchmark_id: str,
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        retry_errors: bool = False,
+        concurrency: int | None = None,
     ) -> BenchmarkStream:
-        """Resume an interrupted benchmark: finished rows are kept, the rest run."""
-        return self.benchmark({"resume": benchmark_id}, on_progress)
+        """Resume an interrupted benchmark: finished rows are kept, the rest run.
+
+        Args:
+            benchmark_id: its id, a unique id prefix or its name.
+            on_progress: as for :meth:`benchmark`.
+            retry_errors: run again the runs that ended in errors too (their rows replaced;
+                what they spent stays spent).
+            concurrency: how many (arm, item) pairs run at once; ``None`` keeps the benchmark's.
+        """
+        spec: dict[str, Any] = {"resume": benchmark_id, "retry_errors": retry_errors}
+        if concurrency is not None:
+            spec["concurrency"] = concurrency
+        return self.benchmark(spec, on_progress)
 
     def evaluate(self, spec: p.EvaluateParams | dict[str, Any]) -> dict[str, Any]:
         """Run ``evaluate()`` (seed 003) from a spec (module, data, metric, client, epochs, ...).
