@@ -182,3 +182,30 @@ def test_a_bad_hrbench_max_value_from_the_shell_is_named(tmp_path: Path) -> None
     _hrb_env("daemon", "start", env={})
     err = _hrb_env("bench", str(_bench_file(tmp_path)), env={"HRBENCH_MAX_CALLS": "many"}, check_rc=2).stderr
     assert "HRBENCH_MAX_CALLS" in err and "'many'" in err
+
+
+@pytest.mark.parametrize(("flags", "most"), [((), 1), (("--concurrency", "4"), 4)])
+def test_hrb_bench_resume_keeps_the_specs_concurrency(
+    tmp_path: Path, flags: tuple[str, ...], most: int
+) -> None:
+    """newcomer finding: `hrb bench --resume ID` ran 16 at once where the spec said 1."""
+    with LoopbackServer(latency_s=0.05) as srv:
+        spec = _openai_spec(tmp_path, srv.base_url, "[governor]\nmax_calls = 2\n")  # concurrency = 1
+        bid = lines(hrb("bench", str(spec), "--no-rows", check_rc=4).stdout)[-1]["id"]
+        srv.reset()
+        hrb("bench", "--resume", bid, "--max-calls", "100", "--no-rows", *flags)
+        assert 1 <= srv.max_in_flight <= most
+
+
+def test_hrb_bench_concurrency_flag(tmp_path: Path) -> None:
+    from hrbench.store import Store
+    from hrbench_client import _paths
+
+    bid = lines(hrb("bench", str(_bench_file(tmp_path)), "--no-rows", "--concurrency", "3").stdout)[-1]["id"]
+    store = Store(_paths.home() / "hrbench.sqlite3")
+    stored = store.benchmark_get(bid)
+    store.close()
+    assert stored is not None and stored["spec"]["params"]["concurrency"] == 3
+    assert (
+        "--concurrency" in hrb("bench", str(_bench_file(tmp_path)), "--concurrency", "0", check_rc=2).stderr
+    )

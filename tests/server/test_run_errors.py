@@ -158,7 +158,9 @@ def test_a_fresh_benchmark_without_concurrency_runs_16_at_once_and_keeps_it(home
         d.stop()
     from hrbench.store import Store
 
-    stored = Store(home / "hrbench.sqlite3").benchmark_get(stream.result.id)
+    store = Store(home / "hrbench.sqlite3")
+    stored = store.benchmark_get(stream.result.id)
+    store.close()
     assert stored is not None and stored["spec"]["params"]["concurrency"] == 16
 
 

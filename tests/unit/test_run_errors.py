@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 import hrbench as hb
 from hrbench.benchmark import error_note
 from hrbench.browse import benchmark_status, budget_note
-from hrbench.store import Store
 from hrbench_client import protocol as p
 from hrbench_client._commands import limits_text, shell_limits_note
 
@@ -121,7 +120,6 @@ def test_error_note(causes: dict[str, int], runs: int, want: str | None) -> None
 
 
 def test_a_stored_benchmark_with_errors_is_shown_errors_even_if_stored_done() -> None:
-    s = Store(":memory:")
     old = [{"arm": "a", "errors": 3}]  # stored before causes were kept
     got = benchmark_status({"id": "b1", "status": "done", "summary": old}, 10)
     assert got == {
@@ -136,7 +134,6 @@ def test_a_stored_benchmark_with_errors_is_shown_errors_even_if_stored_done() ->
         "4 of 10 runs were stopped by the budget and count as wrong (seed 002); 1 of 10 runs ended in errors "
         "and count as wrong (seed 002); commonest cause: x (1 run); resume with `hrb bench --resume b1 --max-calls N --retry-errors`"
     )
-    s.close()
 
 
 @pytest.mark.parametrize(
