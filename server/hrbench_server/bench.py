@@ -31,7 +31,15 @@ the stored rows (the runner does not run them again), restores the governor's us
 ledger (reservations left open by a crash counted as spent, and reported in the result's
 text as "unknown, at most X USD / N calls"; those a cancel left in flight were counted so at
 the cancel, as "cancelled in flight", once), and runs the rest. Calls that finished before the interruption are answered from the
-draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
+draw-keyed cache (when ``cache`` is on, the default), so they are not paid again. Runs the
+governor stopped are run again; runs that ended in errors only with ``retry_errors`` (their
+rows replaced, their spend kept). A resume runs at the benchmark's stored ``concurrency``
+unless it gives one (newcomer findings).
+
+A benchmark whose runs ended in errors, all or some, ends with the status ``errors``
+(:attr:`hrbench.Bench.status`). One running when the daemon is stopped (``shutdown``, SIGTERM)
+is stored ``interrupted`` and its caller gets :class:`~hrbench.errors.DaemonStopped`, which
+names how the daemon was stopped, the runs saved and the resume command (newcomer finding).
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
 EM and F1) are computed on each run's output as it is scored and kept in the run's trace; a
