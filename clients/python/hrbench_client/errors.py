@@ -20,6 +20,7 @@ method, bad params, cancelled) have their own classes under :class:`RpcError`::
     │   └── StoreGone, StoreFull, StoreCorrupt, StoreReadOnly
     ├── BenchmarkRunning                     a second run (resume) of a benchmark running now
     ├── BenchmarkCancelled                   `hrb cancel` cancelled the benchmark while it ran
+    ├── DaemonStopped                        the daemon was stopped while the benchmark ran
     ├── DaemonError (ConnectionError)        no daemon, or the connection broke
     └── RpcError
         ├── ParseError, InvalidRequest, MethodNotFound, InternalError, Unauthorized
@@ -40,6 +41,7 @@ __all__ = [
     "CodeRefused",
     "ConfigError",
     "DaemonError",
+    "DaemonStopped",
     "DuplicateDrawError",
     "HrbenchError",
     "InternalError",
@@ -229,6 +231,16 @@ class BenchmarkCancelled(HrbenchError):
     code = -32028
 
 
+class DaemonStopped(HrbenchError):
+    """Raised when the daemon was stopped (``hrb daemon stop``, a signal) while the benchmark ran.
+
+    The message names the benchmark, the runs done and the resume command; ``context`` has
+    ``benchmark``, ``done`` and ``total``. The benchmark is resumable.
+    """
+
+    code = -32027
+
+
 class DaemonError(HrbenchError, ConnectionError):
     """Raised when no daemon answers, or the connection to it broke."""
 
@@ -304,6 +316,7 @@ _BY_NAME: dict[str, type[HrbenchError]] = {
         StoreReadOnly,
         BenchmarkRunning,
         BenchmarkCancelled,
+        DaemonStopped,
         ParseError,
         InvalidRequest,
         MethodNotFound,
