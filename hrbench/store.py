@@ -22,7 +22,15 @@ import anyio
 import msgspec
 
 from hrbench._sqlite import sqlite_utils
-from hrbench.errors import ConfigError, StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
+from hrbench.errors import (
+    ConfigError,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreGone,
+    StoreReadOnly,
+    did_you_mean,
+)
 from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
@@ -918,6 +926,27 @@ class Store:
             [ref],
         )
         return None if row is None else str(row[0])
+
+    def benchmark_close_to(self, ref: str, n: int = 3) -> str:
+        """A hint naming the stored benchmarks closest to ``ref``, an id, id prefix or name none matches.
+
+        Names are compared whole and ids by their first ``len(ref)`` characters (a mistyped
+        prefix is close to the id it meant); an id is said whole. ``""`` when none is close.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.benchmark_put("3f2a77c0d1e2f3a4", {"params": {"name": "capitals"}}, "h", "done")
+            >>> s.benchmark_close_to("capitels"), s.benchmark_close_to("3f2b")
+            ("did you mean 'capitals'? ", "did you mean '3f2a77c0d1e2f3a4'? ")
+        """
+        got = self._all(
+            "SELECT id, json_extract(spec, '$.params.name') FROM benchmarks ORDER BY created DESC, rowid DESC"
+        )
+        shown: dict[str, str] = {}
+        for bid, _ in got:
+            shown.setdefault(str(bid)[: max(len(ref), 4)], str(bid))
+        names = [str(name) for _, name in got if name]
+        return did_you_mean(ref, list(dict.fromkeys([*names, *shown])), n=n, shown=shown)
 
     def benchmark_delete(self, benchmark_ids: Sequence[str]) -> dict[str, int]:
         """Delete benchmarks with their rows, traces and governor ledgers, in one transaction.

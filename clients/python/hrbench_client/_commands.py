@@ -45,22 +45,25 @@ EXIT_PIPE = 141
 """``hrb bench``'s output closed while it ran (128 + SIGPIPE, as a shell reports it; newcomer finding)."""
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
-# ReferenceValueError, SignatureError), -32602 invalid params, and a report asked of too few runs.
+# ReferenceValueError, SignatureError), -32602 invalid params, a report asked of too few runs, and
+# NotFound: an id, name or id prefix that names nothing stored (decided, newcomer finding: it was
+# exit 3 for rows/report/cancel/view and 2 for rm; SPEC section 6, "2 on bad input").
 # Everything else the daemon reports (and a daemon that cannot be reached) is exit 3.
-USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooFewRunsError)
+USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooFewRunsError, NotFound)
 
 EXIT_CODES_HELP = """\
 exit codes:
   0    ok: every run was scored (right or wrong)
   1    an output scored wrong (`hrb score --check`); an arm's accuracy (`hrb bench`) or the
        mean score (`hrb eval`) under --fail-under; no daemon runs (`hrb daemon status`)
-  2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
-       ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
+  2    usage or invalid input: bad arguments, an invalid spec or JSON line, an unknown or
+       ambiguous benchmark id, id prefix or name (NotFound, with the closest ones), and the
+       daemon's ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
        TooFewRunsError (a report of fewer than 5 runs: use --descriptive); under `hrb score`,
        a ScorerError too (the scorer cannot read the label or output given)
   3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
        by arm and cause); a daemon or transport error: no daemon could be reached or started,
-       NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
+       ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
   130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
@@ -848,20 +851,24 @@ def cmd_cancel(args: argparse.Namespace) -> int:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    """Resolve every id first and delete nothing when one is unknown (decided, newcomer: `rm bad nosuch`)."""
+    """Resolve every id first and delete nothing when one is unknown (decided, newcomer: `rm bad nosuch`).
+
+    Each unknown or ambiguous id is said as every command says it (``hrb: NotFound: id: ...``),
+    then that nothing was deleted; exit 2.
+    """
     with _client(args) as hb:
         ids: dict[str, None] = {}
-        unknown = []
+        refused: list[HrbenchError] = []
         for ref in args.ids:
             try:
                 ids[hb.rows(ref, limit=1).benchmark.id] = None
-            except NotFound:
-                unknown.append(ref)
-        if unknown:
-            _fail_usage(
-                f"no stored benchmark has the id, id prefix or name {', '.join(map(repr, unknown))} "
-                "(`hrb ls` lists them); nothing was deleted"
-            )
+            except (NotFound, ConfigError) as exc:
+                refused.append(exc)
+        if refused:
+            for exc in refused:
+                _err(f"{type(exc).__name__}: {exc}")
+            _err("nothing was deleted")
+            return EXIT_USAGE
         running = [b.id for b in hb.benchmarks() if b.id in ids and b.status == "running"]
         if running:  # checked before any delete too: `rm done running` deleted `done`, then failed
             _fail_usage(

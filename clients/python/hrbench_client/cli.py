@@ -32,10 +32,11 @@ Exit codes (also in ``hrb --help``)::
 
     0    ok
     1    an output scored wrong (``hrb score --check``); no daemon runs (``hrb daemon status``)
-    2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
+    2    usage or invalid input: bad arguments, an invalid spec or JSON line, an unknown or
+         ambiguous id, id prefix or name (NotFound, naming the closest), and the daemon's
          ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
          TooFewRunsError; under ``hrb score``, a ScorerError too (a label it cannot read)
-    3    a daemon, transport or run error (no daemon reachable, NotFound, ModelError, ...)
+    3    a daemon, transport or run error (no daemon reachable, ModelError, ...)
     130  interrupted (a benchmark is cancelled; its finished rows are kept and
          ``hrb bench --resume ID`` finishes it)
     141  ``hrb bench``'s output closed while it ran (``| head``): cancelled as at 130, unless
