@@ -8,6 +8,7 @@ import os
 import sys
 
 from hrbench_client import _paths
+from hrbench_client.cli import EXIT_PIPE, closed_output, output_closed
 from hrbench_client.errors import (
     ConfigError,
     DaemonError,
@@ -41,8 +42,6 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
-EXIT_PIPE = 141
-"""``hrb bench``'s output closed while it ran (128 + SIGPIPE, as a shell reports it; newcomer finding)."""
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
 # ReferenceValueError, SignatureError), -32602 invalid params, a report asked of too few runs, and
@@ -67,8 +66,9 @@ exit codes:
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
   130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
-  141  `hrb bench`'s output closed while it ran (`| head`): the benchmark is cancelled (unless
-       --detach), stderr prints the command that resumes it
+  141  the output closed before the command finished (`| head`), under every command and
+       format: nothing more is printed; `hrb bench`'s benchmark is cancelled (unless --detach)
+       and stderr prints the command that resumes it
 """
 
 
@@ -100,14 +100,6 @@ def _msgspec() -> Any:
 
 def _out(obj: Any) -> None:
     sys.stdout.buffer.write(_msgspec().json.encode(obj) + b"\n")
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at the null device once its reader is gone (no second error at exit)."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except OSError:
-        pass
 
 
 def _err(msg: str) -> None:
@@ -476,9 +468,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             for row in stream:
                 _out(row)
                 sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
-        except BrokenPipeError:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
+        except OSError as exc:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
+            if not closed_output(exc):
+                raise
             progress.end()
-            _quiet_stdout()
+            output_closed()
             stream.close()
             if stream.id:
                 _err(
@@ -698,17 +692,17 @@ def cmd_rows(args: argparse.Namespace) -> int:
         else asdict(r)
         for r in res.rows
     )
+    if args.output is None:  # a closed reader (`| head`) ends in cli.main: exit 141, quietly
+        sys.stdout.flush()
+        export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
+        sys.stdout.buffer.flush()
+        return EXIT_OK
     try:
-        if args.output is not None:
-            with open(os.path.expanduser(args.output), "wb") as f:
-                n = export.write_rows(rows, protocol.Row, f, fmt)
-            _err(f"wrote {n} row(s) to {args.output}")
-        else:
-            sys.stdout.flush()
-            export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
-            sys.stdout.buffer.flush()
+        with open(os.path.expanduser(args.output), "wb") as f:
+            n = export.write_rows(rows, protocol.Row, f, fmt)
     except OSError as exc:
         _fail_usage(f"--output {args.output}: {exc.strerror or exc}")
+    _err(f"wrote {n} row(s) to {args.output}")
     return EXIT_OK
 
 
@@ -1054,11 +1048,28 @@ def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
     )
 
 
-def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
-    """A parser class whose instances (every subcommand's) also take the global options."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """``argparse.ArgumentParser`` whose help, usage and version reach a closed output's error.
+
+    argparse drops an ``OSError`` from writing its messages, so ``hrb --help | head -1`` exited 0
+    having printed nothing; this one lets it reach :func:`hrbench_client.cli.main`, which exits
+    141 quietly as for every other output (newcomer finding).
+    """
     import argparse
 
-    class SubParser(argparse.ArgumentParser):
+    class Parser(argparse.ArgumentParser):
+        def _print_message(self, message: str, file: Any = None) -> None:
+            if message:
+                (file or sys.stderr).write(message)
+                (file or sys.stderr).flush()
+
+    return Parser
+
+
+def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
+    """A parser class whose instances (every subcommand's) also take the global options."""
+
+    class SubParser(_parser_class()):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["parents"] = [*kwargs.get("parents", []), common]
             super().__init__(*args, **kwargs)
@@ -1069,7 +1080,7 @@ def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="hrb",
         description="hrbench from the shell: JSON lines on stdout (see `hrb COMMAND --help`).",
         epilog=EXIT_CODES_HELP,
@@ -1305,7 +1316,9 @@ def run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     fn: Callable[[argparse.Namespace], int] = args.fn
     try:
-        return fn(args)
+        rc = fn(args)
+        sys.stdout.flush()  # what print() buffered: a closed reader is seen here
+        return rc
     except _Usage as exc:
         _err(str(exc))
         return EXIT_USAGE
@@ -1317,9 +1330,8 @@ def run(argv: list[str]) -> int:
     except HrbenchError as exc:
         _err(f"{type(exc).__name__}: {exc}")
         return exit_code(exc, args.cmd)
-    except BrokenPipeError:  # `hrb rows ID | head`: the reader is gone; say nothing more
-        _quiet_stdout()
-        return EXIT_OK
     except OSError as exc:
+        if closed_output(exc):  # `hrb ls | head -1`: the reader is gone; say nothing more
+            return output_closed()
         _err(f"{type(exc).__name__}: {exc}")
         return EXIT_ERROR

@@ -39,8 +39,9 @@ Exit codes (also in ``hrb --help``)::
     3    a daemon, transport or run error (no daemon reachable, ModelError, ...)
     130  interrupted (a benchmark is cancelled; its finished rows are kept and
          ``hrb bench --resume ID`` finishes it)
-    141  ``hrb bench``'s output closed while it ran (``| head``): cancelled as at 130, unless
-         ``--detach``; stderr prints the command that resumes it
+    141  the output closed before the command finished (``| head``), under every command and
+         output format: nothing more is printed. ``hrb bench``'s benchmark is then cancelled as
+         at 130, unless ``--detach``; stderr prints the command that resumes it
 
 A benchmark file is TOML with the fields of ``BenchmarkParams`` (``schema/benchmark.params.
 schema.json``); relative paths in it (``reference.path``, an outputs arm's ``path``) are taken
@@ -52,7 +53,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main"]
+__all__ = ["EXIT_PIPE", "closed_output", "main", "output_closed"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,15 +64,75 @@ def main(argv: list[str] | None = None) -> int:
     (:mod:`hrbench_client._commands`).
     """
     argv = sys.argv[1:] if argv is None else argv
-    if "score" in argv:
-        from hrbench_client._fast import try_score
+    try:
+        rc = None
+        if "score" in argv:
+            from hrbench_client._fast import try_score
 
-        rc = try_score(argv)
-        if rc is not None:
-            return rc
-    from hrbench_client._commands import run
+            rc = try_score(argv)
+        if rc is None:
+            from hrbench_client._commands import run
 
-    return run(argv)
+            rc = run(argv)
+        sys.stdout.flush()  # what print() buffered: a closed reader is seen here, not at exit
+        return rc
+    except OSError as exc:
+        if not closed_output(exc):
+            raise
+        return output_closed()
+    except SystemExit:  # argparse's --help, --version and usage errors print, then exit
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            if not closed_output(exc):
+                raise
+            return output_closed()
+        raise
+
+
+def closed_output(exc: BaseException) -> bool:
+    """Whether ``exc`` says standard output's reader is gone (``| head``): EPIPE, from any writer.
+
+    ``BrokenPipeError`` from Python's own writes; pyarrow's Parquet writer raises a plain
+    ``OSError`` whose message says "Broken pipe" (newcomer finding: ``hrb rows ID --format
+    parquet | head`` printed it).
+
+    Example:
+        >>> closed_output(BrokenPipeError(32, "Broken pipe")), closed_output(OSError("Broken pipe"))
+        (True, True)
+        >>> closed_output(PermissionError(13, "Permission denied"))
+        False
+    """
+    import errno
+
+    return (
+        isinstance(exc, BrokenPipeError)
+        or getattr(exc, "errno", None) == errno.EPIPE
+        or (isinstance(exc, OSError) and "broken pipe" in str(exc).lower())
+    )
+
+
+def output_closed() -> int:
+    """Exit quietly once standard output's reader is gone: 141, as a shell reports SIGPIPE.
+
+    Decided (newcomer finding): every command and every output format ends the same way when
+    its output closes early (``hrb rows ID --format parquet | head``, ``hrb ls | head -1``):
+    nothing more is written, no error is printed, the exit code is 141 (128 + SIGPIPE, what
+    ``set -o pipefail`` scripts see from ``cat`` or ``grep``). Standard output is pointed at the
+    null device so that nothing fails again at exit. ``hrb bench`` says on stderr how to resume
+    (or follow, with ``--detach``) the benchmark, as it is not finished.
+    """
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_PIPE
+
+
+EXIT_PIPE = 141
+"""The exit code when standard output closed early (128 + SIGPIPE)."""
 
 
 if __name__ == "__main__":
