@@ -10,11 +10,13 @@ closed before the command writes, or after it has read the first bytes (as ``hea
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,7 +58,7 @@ def _spec(folder: Path, items: int, runs: int, record: str | None = None) -> Pat
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str, Path]]:
-    """A daemon with a benchmark of 2,000 rows (far more than a pipe's buffer in every format)."""
+    """A daemon with a benchmark of 2,000 rows (over 4 KB, the smallest pipe buffer, in every format)."""
     base = tmp_path_factory.mktemp("pipe")
     home = base / "home"
     d = Daemon(home).start()
@@ -83,6 +85,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
 def _closed_early(home: Path, argv: list[str], read_first: int = 0) -> tuple[int, str]:
     """Run ``hrb argv`` into a pipe whose reader reads ``read_first`` bytes, then closes."""
     r, w = os.pipe()
+    fcntl.fcntl(w, fcntl.F_SETPIPE_SZ, 4096)  # the smallest pipe: every format's rows overflow it
     proc = subprocess.Popen([*HRB, *argv], stdout=w, stderr=subprocess.PIPE, env=_env(home))
     os.close(w)
     with os.fdopen(r, "rb") as reader:
@@ -100,9 +103,15 @@ FORMATS = ["jsonl", "csv", "parquet"]
 def test_rows_into_a_closed_pipe_exit_141_quietly_in_every_format(
     stored: tuple[Path, str, Path], fmt: str, read_first: int
 ) -> None:
-    home, bench_id, _ = stored
+    home, bench_id, base = stored
     for traces in ([], ["--traces"]):
-        rc, err = _closed_early(home, ["rows", bench_id, "--format", fmt, *traces], read_first)
+        whole = base / f"whole-{fmt}-{read_first}-{len(traces)}"
+        argv = ["rows", bench_id, "--format", fmt, *traces]
+        subprocess.run(
+            [*HRB, *argv, "-o", str(whole)], env=_env(home), timeout=120, check=True, capture_output=True
+        )
+        assert whole.stat().st_size > 2 * 4096  # more than the pipe holds: a write must fail
+        rc, err = _closed_early(home, argv, read_first)
         assert (rc, err) == (141, ""), err
 
 
@@ -162,3 +171,24 @@ def test_a_streaming_bench_into_a_closed_pipe_exits_141_with_the_resume_command(
     assert rc == 141
     (line,) = err.splitlines()  # one line: what happened and how to go on; no "Broken pipe"
     assert "was cancelled; finished rows are kept. Resume with: hrb bench --resume " in line
+
+
+def test_bench_detach_into_a_closed_pipe_exits_141_and_the_benchmark_runs_on(
+    stored: tuple[Path, str, Path],
+) -> None:
+    home, _, base = stored
+    rc, err = _closed_early(home, ["bench", str(_spec(base, 7, 3)), "--detach"])
+    assert rc == 141
+    (line,) = err.splitlines()
+    bench_id = line.split("benchmark ")[1].split()[0]
+    assert (
+        line
+        == f"hrb: the output closed; benchmark {bench_id} runs on (detached): `hrb rows {bench_id}`, `hrb ls`"
+    )
+    deadline = time.monotonic() + 60
+    listed: dict[str, object] = {}
+    while listed.get("status") != "done" and time.monotonic() < deadline:
+        got = subprocess.run([*HRB, "ls"], capture_output=True, text=True, env=_env(home), timeout=60)
+        listed = next(b for b in map(json.loads, got.stdout.splitlines()) if b["id"] == bench_id)
+        time.sleep(0.05)
+    assert (listed["status"], listed["rows"]) == ("done", 21)

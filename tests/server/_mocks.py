@@ -45,3 +45,11 @@ def broken_factory(**settings: Any) -> Any:
 def same(item: Any, output: Any, label: Any) -> dict[str, Any]:
     """A scorer by import path: the output equals the label."""
     return {"correct": output == label, "outcome": None, "failure_kind": None}
+
+
+async def gated(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """Answer 'x' once the file HRB_GATE_FILE exists (a test opens the gate when it is ready)."""
+    gate = os.environ["HRB_GATE_FILE"]
+    while not os.path.exists(gate):  # noqa: ASYNC110, ASYNC240 - another process makes the file
+        await asyncio.sleep(0.01)
+    return "x"

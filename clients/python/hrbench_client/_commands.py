@@ -460,6 +460,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _err(f"warning: {why}")
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
+    if args.detach:
+        return _submit_detached(args, spec)
     progress = _Progress("bench")
     with _client(args) as hb:
         stream = hb.benchmark(spec, on_progress=progress)
@@ -468,19 +470,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
             for row in stream:
                 _out(row)
                 sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
-        except OSError as exc:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
-            if not closed_output(exc):
-                raise
-            progress.end()
-            output_closed()
-            stream.close()
-            if stream.id:
-                _err(
-                    f"the output closed, so benchmark {stream.id} "
-                    + ("runs on detached" if args.detach else "was cancelled; finished rows are kept")
-                    + f". Resume with: hrb bench --resume {stream.id}"
-                )
-            return EXIT_PIPE
         except KeyboardInterrupt:
             progress.end()
             stream.close()
@@ -500,6 +489,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 f"kept (`hrb rows {stream.id}`). Resume it with: hrb bench --resume {stream.id}"
             )
             return EXIT_ERROR
+        except OSError as exc:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
+            if not closed_output(exc):
+                raise
+            progress.end()
+            output_closed()
+            stream.close()
+            if stream.id:
+                _err(
+                    f"the output closed, so benchmark {stream.id} was cancelled; finished rows are kept. "
+                    f"Resume with: hrb bench --resume {stream.id}"
+                )
+            return EXIT_PIPE
         progress.end()
         assert stream.result is not None
         _out(stream.result)
@@ -508,6 +509,46 @@ def cmd_bench(args: argparse.Namespace) -> int:
             for w in stream.result.warnings:
                 print(f"warning: {w}", file=sys.stderr)
     return bench_exit(stream.result, args.fail_under)
+
+
+def _submit_detached(args: argparse.Namespace, spec: Any) -> int:
+    """``hrb bench --detach``: submit, say the id and how to follow it, exit 0 while it runs.
+
+    Decided (newcomer finding: ``--detach`` still streamed every row and waited for the end): a
+    detached benchmark survives its submitter, so ``hrb bench --detach`` waits only until the
+    daemon has checked and stored it, then prints one JSON line (``id``, ``status``
+    ``"running"``, ``detached``, rows ``done`` and ``total``, and the commands that follow it)
+    and exits 0; the daemon runs it to its end. A spec the daemon refuses exits 2 as without
+    ``--detach``. ``--fail-under`` needs the result, so it is refused with ``--detach``.
+    """
+    if args.fail_under is not None:
+        _fail_usage("--fail-under needs the benchmark's result: not with --detach (see `hrb report ID`)")
+    spec = _msgspec().structs.replace(spec, stream=False, detach=True)
+    with _client(args) as hb:
+        stream = hb.benchmark(spec)
+        bid = stream.started()
+    follow = {
+        "status": "hrb ls",
+        "rows": f"hrb rows {bid}",
+        "report": f"hrb report {bid}",
+        "cancel": f"hrb cancel {bid}",
+    }
+    line = {"id": bid, "status": "running", "detached": True, "done": stream.done, "total": stream.total}
+    try:
+        _out({**line, "follow": follow})
+        sys.stdout.flush()
+    except OSError as exc:
+        if not closed_output(exc):
+            raise
+        output_closed()
+        _err(f"the output closed; benchmark {bid} runs on (detached): `hrb rows {bid}`, `hrb ls`")
+        return EXIT_PIPE
+    _err(
+        f"benchmark {bid} runs on in the daemon (detached, {stream.done}/{stream.total} rows done). "
+        f"Follow it: `hrb ls` (status, rows), `hrb rows {bid}` (rows saved so far), "
+        f"`hrb report {bid}` (once done); stop it: `hrb cancel {bid}` (resumable)"
+    )
+    return EXIT_OK
 
 
 def uncapped(spec: Any) -> str | None:
@@ -1124,8 +1165,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     b.add_argument(
         "--detach",
         action="store_true",
-        help="keep the benchmark running when this command ends or is killed (by default the daemon "
-        "cancels it then; `hrb cancel ID` stops a detached one)",
+        help="submit the benchmark, print its id and the commands that follow it (hrb ls, hrb rows ID, "
+        "hrb report ID) and exit 0 at once; the daemon runs it to its end (without --detach it "
+        "cancels a benchmark whose command ends or is killed; `hrb cancel ID` stops a detached one)",
     )
     b.add_argument("--max-calls", type=int, help="the governor's call cap (also with --resume)")
     b.add_argument("--max-usd", type=float, help="the governor's spend cap in USD (also with --resume)")

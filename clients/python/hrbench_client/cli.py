@@ -10,7 +10,8 @@ Commands::
 
     hrb score [--scorer exact] [--label L]... [--check] OUTPUT   one output; or JSON lines on stdin
                                                    (--check needs a label: exit 2 without one)
-    hrb bench FILE.toml | --resume ID [--detach]                   rows as JSON lines, then the result
+    hrb bench FILE.toml | --resume ID                               rows as JSON lines, then the result
+    hrb bench FILE.toml | --resume ID --detach                      submit, print the id, exit 0 (it runs on)
     hrb cancel BENCH_ID...                                          cancel running benchmarks (resumable)
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
@@ -41,7 +42,7 @@ Exit codes (also in ``hrb --help``)::
          ``hrb bench --resume ID`` finishes it)
     141  the output closed before the command finished (``| head``), under every command and
          output format: nothing more is printed. ``hrb bench``'s benchmark is then cancelled as
-         at 130, unless ``--detach``; stderr prints the command that resumes it
+         at 130 (stderr prints the command that resumes it); a ``--detach`` one runs on
 
 A benchmark file is TOML with the fields of ``BenchmarkParams`` (``schema/benchmark.params.
 schema.json``); relative paths in it (``reference.path``, an outputs arm's ``path``) are taken
@@ -100,11 +101,16 @@ def closed_output(exc: BaseException) -> bool:
     Example:
         >>> closed_output(BrokenPipeError(32, "Broken pipe")), closed_output(OSError("Broken pipe"))
         (True, True)
-        >>> closed_output(PermissionError(13, "Permission denied"))
-        False
+        >>> from hrbench_client.errors import DaemonError
+        >>> closed_output(PermissionError(13, "Permission denied")), closed_output(DaemonError("broken pipe"))
+        (False, False)
     """
     import errno
 
+    from hrbench_client.errors import HrbenchError
+
+    if isinstance(exc, HrbenchError):  # the daemon's connection (a DaemonError), never stdout
+        return False
     return (
         isinstance(exc, BrokenPipeError)
         or getattr(exc, "errno", None) == errno.EPIPE
