@@ -98,7 +98,7 @@ def _abs(path: str, field: str) -> str:
 
 def register(server: RpcServer, app: App) -> None:
     """Register every method of :data:`hrbench_client.protocol.METHODS` on ``server``."""
-    from hrbench_server.bench import add_import_path, run_benchmark
+    from hrbench_server.bench import add_import_path, check_resume_only, run_benchmark
 
     proto = server.protocol
     feature = server.feature
@@ -128,7 +128,8 @@ def register(server: RpcServer, app: App) -> None:
 
     # -- benchmark ------------------------------------------------------------------------------
     async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
-        if args.resume is not None:  # an id prefix or a name too
+        if args.resume is not None:  # an id prefix or a name too; a spec beside it is refused first
+            check_resume_only(args)
             found = await _to_thread(_resolve, app, args.resume, "resume")
             args = msgspec.structs.replace(args, resume=found)
         with use_caller_env(args.env):

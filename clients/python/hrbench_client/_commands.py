@@ -900,8 +900,8 @@ def cmd_rm(args: argparse.Namespace) -> int:
             except (NotFound, ConfigError) as exc:
                 refused.append(exc)
         if refused:
-            for exc in refused:
-                _err(f"{type(exc).__name__}: {exc}")
+            for error in refused:
+                _err(f"{type(error).__name__}: {error}")
             _err("nothing was deleted")
             return EXIT_USAGE
         running = [b.id for b in hb.benchmarks() if b.id in ids and b.status == "running"]
