@@ -103,6 +103,12 @@ class Daemon:
         return text
 
 
+def zombie(pid: int) -> bool:
+    """Whether ``pid`` has died but is not reaped yet (``kill(pid, 0)`` still succeeds on it; Linux)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
 def spec(**kw: Any) -> dict[str, Any]:
     """A small benchmark spec: one prompt arm on `n` items with a mock from `_mocks`."""
     n = kw.pop("n", 4)

@@ -16,7 +16,7 @@ import pytest
 
 import hrbench_client as hc
 from hrbench.store import Store
-from tests.server._daemon import Daemon, spec
+from tests.server._daemon import Daemon, spec, zombie
 from tests.server.test_benchmark import calls
 
 
@@ -136,12 +136,6 @@ def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path
     assert len(calls(started)) <= cap  # every call sent, before and after the crash
 
 
-def _zombie(pid: int) -> bool:
-    """Whether ``pid`` has died but is not reaped yet (``kill(pid, 0)`` still succeeds on it)."""
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-
-
 def test_a_resume_right_after_a_sigkill_is_accepted_the_first_time(home: Path, calls_file: Path) -> None:
     # newcomer finding: refused for about a second ("is running now (process <the dead one>)")
     # while the killed daemon was not yet reaped; the lease is a lock that dies with its holder
@@ -156,7 +150,7 @@ def test_a_resume_right_after_a_sigkill_is_accepted_the_first_time(home: Path, c
                     break
             bench_id = stream.id
             os.kill(d.proc.pid, signal.SIGKILL)  # and not reaped: its pid still answers kill(pid, 0)
-            while not _zombie(d.proc.pid):
+            while not zombie(d.proc.pid):
                 time.sleep(0.005)
         assert bench_id is not None
         d2 = Daemon(home, env=env).start()

@@ -243,18 +243,14 @@ def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None
     assert b.lease_acquire("bench", "run-b") is None
 
 
-def _zombie(pid: int) -> bool:
-    """Whether ``pid`` has died but is not reaped yet (``kill(pid, 0)`` still succeeds on it)."""
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-
-
 def test_a_lease_of_a_killed_process_is_taken_over_at_once_before_it_is_reaped(tmp_path: Path) -> None:
     # newcomer finding: a resume right after a SIGKILL was refused until the dead holder was
     # reaped (its pid still "alive" to kill(pid, 0)); the lock dies with the process
     import signal
     import subprocess
     import sys
+
+    from tests.server._daemon import zombie
 
     db = tmp_path / "s.sqlite3"
     holder = subprocess.Popen(
@@ -277,7 +273,7 @@ def test_a_lease_of_a_killed_process_is_taken_over_at_once_before_it_is_reaped(t
             "acquired": pytest.approx(time.time(), abs=60),
         }
         holder.send_signal(signal.SIGKILL)
-        while not _zombie(holder.pid):  # dead, not reaped: its pid answers kill(pid, 0)
+        while not zombie(holder.pid):  # dead, not reaped: its pid answers kill(pid, 0)
             time.sleep(0.005)
         os.kill(holder.pid, 0)
         assert s.lease_acquire("bench", "new-run") is None  # the first try, at once
