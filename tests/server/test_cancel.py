@@ -80,6 +80,11 @@ def _status(home: Path, bench_id: str) -> str:
     return str(next(b for b in listed if b["id"] == bench_id)["status"])
 
 
+def _rows(home: Path, bench_id: str) -> int:
+    listed = [json.loads(line) for line in _hrb(home, "ls").stdout.splitlines() if line.strip()]
+    return int(next(b for b in listed if b["id"] == bench_id)["rows"])
+
+
 def _wait_status(home: Path, bench_id: str, want: str, timeout_s: float = 30.0) -> str:
     deadline = time.monotonic() + timeout_s
     got = _status(home, bench_id)
@@ -186,9 +191,11 @@ def test_hrb_bench_detach_refuses_what_it_cannot_honour_with_exit_2(
 def test_a_detached_benchmark_runs_on_shows_running_and_hrb_cancel_stops_it(
     home: Path, tmp_path: Path
 ) -> None:
-    d = Daemon(home).start()
+    # 10 calls answer, the others wait for the gate: it runs until cancelled, however slow the machine
+    gate = tmp_path / "gate"
+    d = Daemon(home, env={"HRB_GATE_FILE": str(gate), "HRB_GATE_FREE_CALLS": "10"}).start()
     try:
-        bench_id, _ = _detach(home, str(_spec(tmp_path)))
+        bench_id, _ = _detach(home, str(_gated_spec(tmp_path)))
         assert _status(home, bench_id) == "running"
         report = json.loads(_hrb(home, "report", bench_id, "--descriptive").stdout)
         assert report["status"] == "running"
@@ -203,13 +210,17 @@ def test_a_detached_benchmark_runs_on_shows_running_and_hrb_cancel_stops_it(
         both = _hrb(home, "rm", quick["id"], bench_id, rc=2)
         assert f"running now: {bench_id}" in both.stderr and "nothing was deleted" in both.stderr
         assert _status(home, quick["id"]) == "done"
+        deadline = time.monotonic() + 60
+        while _rows(home, bench_id) < 10 and time.monotonic() < deadline:  # the 10 answered are saved
+            time.sleep(0.05)
         cancelled = _hrb(home, "cancel", bench_id[:6])
         said = json.loads(cancelled.stdout)
-        assert said["id"] == bench_id and said["status"] == "cancelled" and 0 < said["rows"] < 200
+        assert said["id"] == bench_id and said["status"] == "cancelled" and said["rows"] == 10
         assert f"resume with: hrb bench --resume {bench_id}" in cancelled.stderr
         assert _status(home, bench_id) == "cancelled"
         again = _hrb(home, "cancel", bench_id, rc=2)
         assert "is not running" in again.stderr
+        gate.touch()
         done = json.loads(_hrb(home, "bench", "--resume", bench_id, "--no-rows").stdout.splitlines()[-1])
     finally:
         d.stop()
