@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import hashlib
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -22,7 +25,15 @@ import anyio
 import msgspec
 
 from hrbench._sqlite import sqlite_utils
-from hrbench.errors import ConfigError, StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
+from hrbench.errors import (
+    ConfigError,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreGone,
+    StoreReadOnly,
+    did_you_mean,
+)
 from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
@@ -204,6 +215,7 @@ class Store:
         self.path = str(path)
         self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
+        self._leases: dict[str, tuple[str, int]] = {}  # benchmark id -> (owner, locked fd)
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -222,8 +234,12 @@ class Store:
         return f"Store({self.path!r})"
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (leases still held through this store go with it)."""
         with self._lock:
+            for _, fd in self._leases.values():
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._leases.clear()
             self.db.conn.close()
 
     async def arun(self, fn: Callable[..., T], *args: Any) -> T:
@@ -735,23 +751,29 @@ class Store:
         with self._tx(immediate=True) as conn:
             return _fold_open(conn, benchmark_id, session)
 
-    def lease_acquire(self, benchmark_id: str, owner: str, pid: int | None = None) -> dict[str, Any] | None:
+    def lease_acquire(self, benchmark_id: str, owner: str) -> dict[str, Any] | None:
         """Take the one-at-a-time lease of a benchmark id; ``None`` when taken, else the holder.
 
         Decided, issue 13 (two simultaneous resumes both ran and paid twice): a benchmark id
-        runs at most once at a time. The lease is a row in this file, taken in one
-        ``BEGIN IMMEDIATE`` transaction, so of two concurrent takers exactly one wins. A lease
-        whose process is gone (a killed daemon; same machine: same state folder) is stale and
-        taken over.
+        runs at most once at a time. The lease is an exclusive ``flock`` on a lock file of the
+        id, in the folder ``<database>.locks`` beside the database, held open for the run: of
+        concurrent takers (threads, daemons, processes on the same file) exactly one gets it,
+        and the operating system lets it go the moment its holder dies, however it dies.
+        Decided (newcomer finding: a resume right after a daemon's SIGKILL was refused for
+        about a second, "held by" the dead process, because a lease row in SQLite with a pid
+        check outlived it until the process was reaped): a dead holder's lease is taken over
+        at once, and a reused pid can never keep a lease alive. The ``leases`` table only says
+        who holds it (owner, pid, since when), for the refusal's message. A private
+        ``":memory:"`` store (one process) keeps the lease in that table alone.
 
         Args:
             benchmark_id: the benchmark.
             owner: who takes it (unique per run, e.g. ``"<pid>:<random>"``).
-            pid: the owner's process id (default: this process).
 
         Returns:
-            ``None`` when the lease is now ``owner``'s; else the live holder's ``owner``,
-            ``pid`` and ``acquired`` (Unix seconds).
+            ``None`` when the lease is now ``owner``'s; else the holder's ``owner``, ``pid`` and
+            ``acquired`` (Unix seconds; all three ``None`` for a holder that has not written
+            them yet).
 
         Example:
             >>> s = Store(":memory:")
@@ -760,21 +782,62 @@ class Store:
             >>> s.lease_release("b", "run-1"); s.lease_acquire("b", "run-2") is None
             True
         """
-        pid = os.getpid() if pid is None else pid
-        with self._tx(immediate=True) as conn:
-            row = conn.execute(
-                "SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id]
-            ).fetchone()
-            if row is not None and _alive(row[1]):
+        if self.path == ":memory:":
+            row = self._one("SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id])
+            if row is not None:
                 return {"owner": row[0], "pid": row[1], "acquired": row[2]}
-            conn.execute(
-                "INSERT OR REPLACE INTO leases VALUES (?,?,?,?)", [benchmark_id, owner, pid, time.time()]
+            self._write(
+                "INSERT INTO leases VALUES (?,?,?,?)", [benchmark_id, owner, os.getpid(), time.time()]
             )
+            return None
+        path = self._lock_path(benchmark_id)
+        fd = _lock(path)
+        if fd is None:
+            return self._holder(benchmark_id)
+        try:
+            self._write(
+                "INSERT OR REPLACE INTO leases VALUES (?,?,?,?)",
+                [benchmark_id, owner, os.getpid(), time.time()],
+            )
+        except BaseException:
+            os.close(fd)
+            raise
+        with self._lock:
+            self._leases[benchmark_id] = (owner, fd)
         return None
 
+    def _lock_path(self, benchmark_id: str) -> str:
+        folder = f"{self.path}.locks"
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        safe = benchmark_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", benchmark_id) else None
+        name = safe or hashlib.sha256(benchmark_id.encode()).hexdigest()[:32]
+        return os.path.join(folder, name)
+
+    def _holder(self, benchmark_id: str) -> dict[str, Any]:
+        """The live holder's row; one that took the lock an instant ago may not have written it yet."""
+        for _ in range(50):
+            row = self._one("SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id])
+            if row is not None:
+                return {"owner": row[0], "pid": row[1], "acquired": row[2]}
+            time.sleep(0.01)
+        return {"owner": None, "pid": None, "acquired": None}
+
     def lease_release(self, benchmark_id: str, owner: str) -> None:
-        """Give back a lease taken by ``owner`` (another owner's lease is left alone)."""
-        self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
+        """Give back a lease taken by ``owner`` through this store (another owner's is left alone)."""
+        if self.path == ":memory:":
+            self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
+            return
+        with self._lock:
+            held = self._leases.get(benchmark_id)
+            if held is None or held[0] != owner:
+                return
+            del self._leases[benchmark_id]
+        try:
+            self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
+        finally:
+            with contextlib.suppress(OSError):  # unlinked while held: a waiter re-checks the path
+                os.unlink(self._lock_path(benchmark_id))
+            os.close(held[1])
 
     def ledger_get(self, benchmark_id: str) -> dict[str, Any] | None:
         """A benchmark's governor use, everything that may have been paid counted as spent.
@@ -922,6 +985,27 @@ class Store:
             [ref],
         )
         return None if row is None else str(row[0])
+
+    def benchmark_close_to(self, ref: str, n: int = 3) -> str:
+        """A hint naming the stored benchmarks closest to ``ref``, an id, id prefix or name none matches.
+
+        Names are compared whole and ids by their first ``len(ref)`` characters (a mistyped
+        prefix is close to the id it meant); an id is said whole. ``""`` when none is close.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.benchmark_put("3f2a77c0d1e2f3a4", {"params": {"name": "capitals"}}, "h", "done")
+            >>> s.benchmark_close_to("capitels"), s.benchmark_close_to("3f2b")
+            ("did you mean 'capitals'? ", "did you mean '3f2a77c0d1e2f3a4'? ")
+        """
+        got = self._all(
+            "SELECT id, json_extract(spec, '$.params.name') FROM benchmarks ORDER BY created DESC, rowid DESC"
+        )
+        shown: dict[str, str] = {}
+        for bid, _ in got:
+            shown.setdefault(str(bid)[: max(len(ref), 4)], str(bid))
+        names = [str(name) for _, name in got if name]
+        return did_you_mean(ref, list(dict.fromkeys([*names, *shown])), n=n, shown=shown)
 
     def benchmark_delete(self, benchmark_ids: Sequence[str]) -> dict[str, int]:
         """Delete benchmarks with their rows, traces and governor ledgers, in one transaction.
@@ -1085,17 +1169,30 @@ def _store_error(exc: BaseException, path: str) -> BaseException:
     return exc
 
 
-def _alive(pid: int | None) -> bool:
-    """Whether process ``pid`` exists on this machine (a lease's holder)."""
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _lock(path: str) -> int | None:
+    """An exclusive ``flock`` on the file ``path`` (made 0600), or ``None`` when another holds it.
+
+    The file descriptor returned holds the lock until it is closed, or its process dies. A lock
+    file its holder unlinked (a release) while this took it is not the lease's any more: then
+    the path is opened again.
+    """
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
 
 
 def _private_files(path: str) -> None:

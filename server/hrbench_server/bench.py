@@ -80,7 +80,14 @@ from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
-__all__ = ["DEFAULT_CONCURRENCY", "FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "FLUSH_INTERVAL_S",
+    "MAX_PENDING",
+    "STORE_BATCH",
+    "check_resume_only",
+    "run_benchmark",
+]
 
 logger = logging.getLogger("hrbench_server")
 
@@ -296,7 +303,11 @@ def _seen(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-def _check_resume_only(args: p.BenchmarkParams) -> None:
+def check_resume_only(args: p.BenchmarkParams) -> None:
+    """Refuse spec fields beside ``resume`` (the stored spec runs), naming the first one given.
+
+    Without ``resume``, refuse ``retry_errors`` (only a resume runs failed runs again).
+    """
     if args.resume is None:
         if args.retry_errors:
             raise ConfigError(
@@ -492,7 +503,7 @@ async def run_benchmark(
     """
     store = app.store
     ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (newcomer finding)
-    _check_resume_only(args)
+    check_resume_only(args)
     if args.resume is not None:
         bench_id = args.resume
     else:
@@ -500,11 +511,16 @@ async def run_benchmark(
     owner = f"{os.getpid()}:{msg_id}:{uuid.uuid4().hex[:8]}"
     holder = await anyio.to_thread.run_sync(store.lease_acquire, bench_id, owner)
     if holder is not None:
-        since = datetime.datetime.fromtimestamp(holder["acquired"], tz=datetime.UTC).isoformat(
-            timespec="seconds"
+        since = (
+            "just now"
+            if holder["acquired"] is None
+            else "since "
+            + datetime.datetime.fromtimestamp(holder["acquired"], tz=datetime.UTC).isoformat(
+                timespec="seconds"
+            )
         )
         raise BenchmarkRunning(
-            f"benchmark {bench_id} is running now (process {holder['pid']}, since {since}); wait "
+            f"benchmark {bench_id} is running now (process {holder['pid'] or 'unknown'}, {since}); wait "
             f"for it to finish or cancel that run (`hrb cancel {bench_id}` on its daemon), then resume it",
             benchmark=bench_id,
             pid=holder["pid"],

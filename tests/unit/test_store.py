@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from pathlib import Path
 
 import msgspec
@@ -242,18 +243,54 @@ def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None
     assert b.lease_acquire("bench", "run-b") is None
 
 
-def test_a_lease_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+def test_a_lease_of_a_killed_process_is_taken_over_at_once_before_it_is_reaped(tmp_path: Path) -> None:
+    # newcomer finding: a resume right after a SIGKILL was refused until the dead holder was
+    # reaped (its pid still "alive" to kill(pid, 0)); the lock dies with the process
+    import signal
     import subprocess
     import sys
 
-    gone = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    from tests.server._daemon import zombie
+
+    db = tmp_path / "s.sqlite3"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from hrbench.store import Store; "
+            f"assert Store({str(db)!r}).lease_acquire('bench', 'killed-daemon') is None; "
+            "print('held', flush=True); time.sleep(600)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    dead_pid = int(gone.stdout)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        s = Store(db)
+        assert s.lease_acquire("bench", "new-run") == {
+            "owner": "killed-daemon",
+            "pid": holder.pid,
+            "acquired": pytest.approx(time.time(), abs=60),
+        }
+        holder.send_signal(signal.SIGKILL)
+        while not zombie(holder.pid):  # dead, not reaped: its pid answers kill(pid, 0)
+            time.sleep(0.005)
+        os.kill(holder.pid, 0)
+        assert s.lease_acquire("bench", "new-run") is None  # the first try, at once
+        assert s.lease_acquire("bench", "third")["owner"] == "new-run"
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+
+
+def test_a_lease_row_left_behind_with_a_live_pid_does_not_hold_the_lease(tmp_path: Path) -> None:
+    # a crashed holder's row names a pid a live process has now (pid reuse): only the lock counts
     s = Store(tmp_path / "s.sqlite3")
-    assert s.lease_acquire("bench", "killed-daemon", pid=dead_pid) is None
-    assert s.lease_acquire("bench", "new-run") is None  # the holder is gone: stale
-    assert s.lease_acquire("bench", "third")["owner"] == "new-run"
+    s.db.conn.execute("INSERT INTO leases VALUES ('bench', 'crashed-run', ?, 0)", [os.getpid()])
+    assert s.lease_acquire("bench", "new-run") is None
+    assert s.lease_acquire("bench", "other")["owner"] == "new-run"
 
 
 def test_of_many_concurrent_takers_exactly_one_wins(tmp_path: Path) -> None:
