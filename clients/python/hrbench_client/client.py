@@ -74,7 +74,7 @@ class _Notification(msgspec.Struct):
 
 
 _decode_envelope = msgspec.json.Decoder(_Envelope).decode
-_decode_row = msgspec.json.Decoder(p.RowNotification).decode
+_decode_rows = msgspec.json.Decoder(p.RowsNotification).decode
 _decode_progress = msgspec.json.Decoder(p.ProgressNotification).decode
 _encode = msgspec.json.Encoder().encode
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
@@ -167,12 +167,12 @@ class BenchmarkStream:
         while not self._finished:
             env = client._recv()
             method = env.method
-            if method == "hrbench/row":
-                note = _decode_row(env.params)  # type: ignore[arg-type]
+            if method == "hrbench/rows":  # a committed batch (protocol 2), decoded at once
+                note = _decode_rows(env.params)  # type: ignore[arg-type]
                 if note.request_id != self.request_id:
                     continue
                 self.id = note.benchmark
-                yield note.row
+                yield from note.rows
             elif method == "hrbench/progress":
                 prog = _decode_progress(env.params)  # type: ignore[arg-type]
                 if prog.request_id != self.request_id:
