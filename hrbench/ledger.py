@@ -148,7 +148,8 @@ class Journal:
         self.commits = 0
         self.failed: StoreError | None = None
         self._numbers = itertools.count(1)
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()  # taken directly on the hot path (open, settle): no Python frame
+        self._cond = threading.Condition(self._lock)
         self._opened: dict[int, tuple[float, int]] = {}  # queued, not yet written
         self._closed: list[int] = []  # written as open, settled since
         self._calls, self._usd, self._tokens = 0, 0.0, 0  # settled since the last commit
@@ -176,7 +177,7 @@ class Journal:
 
     def open(self, usd: float, tokens: int) -> int:
         """Queue a new reservation for the next commit; its number."""
-        with self._cond:
+        with self._lock:
             n = self._issued = next(self._numbers)
             self._opened[n] = (usd, tokens)
             if self._idle:
@@ -188,7 +189,7 @@ class Journal:
 
         ``calls=0``: the attempt could not connect and was not sent, so it is no call.
         """
-        with self._cond:
+        with self._lock:
             if self._opened.pop(number, None) is None:  # already written as open: delete it
                 self._closed.append(number)
             self._calls += calls
