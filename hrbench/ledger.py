@@ -181,7 +181,7 @@ class Journal:
             n = self._issued = next(self._numbers)
             self._opened[n] = (usd, tokens)
             if self._idle:
-                self._cond.notify()
+                self._wake()
         return n
 
     def settle(self, number: int, usd: float, tokens: int, calls: int = 1) -> None:
@@ -196,7 +196,16 @@ class Journal:
             self._usd += usd
             self._tokens += tokens
             if self._idle:
-                self._cond.notify()
+                self._wake()
+
+    def _wake(self) -> None:
+        """Wake the idle writer (the lock held), once: until it runs, later changes need not.
+
+        Without clearing ``_idle`` here, every reservation made before the writer got the GIL
+        back notified again (most of a stream of instant calls; issue 15, point 6).
+        """
+        self._idle = False
+        self._cond.notify()
 
     def durable(self, number: int) -> _Pending | None:
         """Wait until reservation ``number`` is committed.
@@ -223,6 +232,7 @@ class Journal:
                 waiter = threading.Event() if loop is None else loop.create_future()
                 self._waiters.append((number, loop, waiter))
                 if self._idle or self._lazy:  # a request waits to be sent: commit now
+                    self._idle = False
                     self._cond.notify()
         if waiter is not None:
             if loop is not None:
