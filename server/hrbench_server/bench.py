@@ -111,6 +111,8 @@ class _Sink:
         self.total, self.done, self.stream, self.governor = total, done, stream, governor
         self.snapshots = snapshots
         """Whether the ledger is written with the rows (a Ray run; else it is kept per call)."""
+        self.rerun: set[tuple[str, str, int]] = set()
+        """``(arm, item, run)`` of stored rows this run makes again (budget stops, on resume)."""
         self.pending: list[tuple[int, Row]] = []
         self.pending_traces: dict[str, list[Step]] = {}
         self.lock = asyncio.Lock()
@@ -171,23 +173,29 @@ class _Sink:
     ) -> list[bytes]:
         """Write a batch in one transaction (a worker thread); its ``hrbench/rows`` notifications, framed.
 
-        Each row is encoded once, for the store and the wire: a notification's ``rows`` is the
-        rows' JSON joined, one per ``steps`` entry (how many rows each carries, cut where a
-        progress notification falls). The event loop only queues the frames once the
-        transaction committed.
+        The rows are encoded once, for the store and the wire: one JSON array per ``steps``
+        entry (how many rows each notification carries, cut where a progress notification
+        falls), which the store keeps joined as the batch's rows. The event loop only queues
+        the frames once the transaction committed.
         """
-        encoded = [_encoder.encode(row) for _, row in batch]
-        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, encoded=encoded)
+        chunks, start = [], 0
+        for n in steps:
+            chunks.append(_encoder.encode([row for _, row in batch[start : start + n]]))
+            start += n
+        rerun = self.rerun
+        fresh = len(batch) - (sum((r.arm, r.item, r.run) in rerun for _, r in batch) if rerun else 0)
+        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, chunks=chunks, fresh=fresh)
         if not self.stream:
             return []
-        frames, start = [], 0
-        for n in steps:
-            rows = msgspec.Raw(b"[%s]" % b",".join(encoded[start : start + n]))
-            start += n
-            # protocol.Row's fields are records.Row's: the rows' JSON goes in as it is
-            note = p.RowsNotification(request_id=self.msg_id, benchmark=self.bench_id, rows=rows)  # type: ignore[arg-type]
-            frames.append(frame_notification(_encoder, "hrbench/rows", note))
-        return frames
+        return [
+            frame_notification(
+                _encoder,
+                "hrbench/rows",
+                # protocol.Row's fields are records.Row's: the rows' JSON goes in as it is
+                p.RowsNotification(request_id=self.msg_id, benchmark=self.bench_id, rows=msgspec.Raw(c)),  # type: ignore[arg-type]
+            )
+            for c in chunks
+        ]
 
     def _use(self) -> tuple[int, float, int] | None:
         """The governor's use to keep with the rows, in-flight reservations counted as spent.
@@ -561,6 +569,7 @@ async def _run(
     sink = _Sink(
         app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
     )
+    sink.rerun = {(r.arm, r.item, r.run) for r in prior} - set(done)  # their new rows replace them
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
