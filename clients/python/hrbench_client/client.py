@@ -74,7 +74,7 @@ class _Notification(msgspec.Struct):
 
 
 _decode_envelope = msgspec.json.Decoder(_Envelope).decode
-_decode_row = msgspec.json.Decoder(p.RowNotification).decode
+_decode_rows = msgspec.json.Decoder(p.RowsNotification).decode
 _decode_progress = msgspec.json.Decoder(p.ProgressNotification).decode
 _encode = msgspec.json.Encoder().encode
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
@@ -164,20 +164,20 @@ class BenchmarkStream:
 
     def __iter__(self) -> Iterator[p.Row]:
         while not self._finished:
-            row = self._read()
-            if row is not None:
-                yield row
+            rows = self._read()
+            if rows:
+                yield from rows
 
-    def _read(self) -> p.Row | None:
-        """Read one message: this request's row is returned; progress and the result are kept."""
+    def _read(self) -> list[p.Row] | None:
+        """Read one message: this request's batch of rows is returned; progress and the result are kept."""
         env = self._client._recv()
         method = env.method
-        if method == "hrbench/row":
-            note = _decode_row(env.params)  # type: ignore[arg-type]
+        if method == "hrbench/rows":  # a committed batch (protocol 2), decoded at once
+            note = _decode_rows(env.params)  # type: ignore[arg-type]
             if note.request_id != self.request_id:
                 return None
             self.id = note.benchmark
-            return note.row
+            return note.rows
         if method == "hrbench/progress":
             prog = _decode_progress(env.params)  # type: ignore[arg-type]
             if prog.request_id == self.request_id:
