@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -90,17 +90,26 @@ class HrbenchError(Exception):
         return self.message
 
 
-def did_you_mean(name: str, known: Sequence[str], n: int = 1) -> str:
+def did_you_mean(name: str, known: Sequence[str], n: int = 1, shown: Mapping[str, str] | None = None) -> str:
     """A hint naming the closest of ``known`` to ``name`` (``""`` when none is close), for messages.
+
+    Args:
+        name: what was given.
+        known: the names it could have been.
+        n: at most this many are named, the closest first.
+        shown: how a known name is said, when not as itself (an id prefix said as its whole id).
 
     Example:
         >>> did_you_mean("labl", ["id", "item", "label"])
         "did you mean 'label'? "
         >>> did_you_mean("zzz", ["id"])
         ''
+        >>> did_you_mean("3f2b", ["3f2a", "9c10"], shown={"3f2a": "3f2a77c0d1e2f3a4"})
+        "did you mean '3f2a77c0d1e2f3a4'? "
     """
     close = difflib.get_close_matches(name, list(known), n=n)
-    return f"did you mean {', '.join(map(repr, close))}? " if close else ""
+    said = list(dict.fromkeys((shown or {}).get(c, c) for c in close))
+    return f"did you mean {', '.join(map(repr, said))}? " if said else ""
 
 
 class ConfigError(HrbenchError, ValueError):

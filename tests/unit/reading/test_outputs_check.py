@@ -104,7 +104,7 @@ def test_a_wider_predictions_file_scores_the_items_it_shares() -> None:
                 '{"item": "q1", "output": "Lyon"}',
             ],
             {},
-            "item 'q1' has two outputs: lines 1 and 4",
+            "lines 1 and 4 have the same item 'q1' with different outputs",
         ),
         (
             [
@@ -113,7 +113,7 @@ def test_a_wider_predictions_file_scores_the_items_it_shares() -> None:
                 '{"item": "q1", "run": 1, "output": "Lyon"}',
             ],
             {},
-            "item 'q1' run 1 has two outputs: lines 1 and 3",
+            "lines 1 and 3 have the same item 'q1' run 1 with different outputs",
         ),
     ],
 )
