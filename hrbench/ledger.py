@@ -45,7 +45,7 @@ from hrbench.errors import BudgetRefused, StoreError
 from hrbench.governor import Governor
 from hrbench.store import Store
 
-__all__ = ["LAZY_S", "Journal", "contacts_provider", "kept_ledger", "unknown_sentence"]
+__all__ = ["LAZY_S", "Journal", "contacts_provider", "kept_ledger", "unknown_of", "unknown_sentence"]
 
 LAZY_S = 0.01
 """How long the writer gathers changes nobody waits on before it commits them (seconds)."""
@@ -99,6 +99,27 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
         if n
     ]
     return "; ".join(parts) + " (counted as spent)"
+
+
+def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored ledger's unknown spend, shaped as :attr:`~hrbench.Governor.unknown` (for :func:`unknown_sentence`).
+
+    ``ledger`` is :meth:`~hrbench.store.Store.ledger_get`'s dict or a benchmark header (its
+    ``unknown_*`` and ``cancelled_*`` keys).
+
+    Example:
+        >>> unknown_sentence(unknown_of({"unknown_calls": 4, "unknown_usd": 0.0079,
+        ...                              "cancelled_calls": 4, "cancelled_usd": 0.0079}))
+        'cancelled in flight: unknown, at most 0.0079 USD / 4 calls (counted as spent)'
+    """
+    if not ledger or not ledger.get("unknown_calls"):
+        return None
+    return {
+        "calls": int(ledger["unknown_calls"]),
+        "usd": float(ledger.get("unknown_usd") or 0.0),
+        "cancelled_calls": int(ledger.get("cancelled_calls") or 0),
+        "cancelled_usd": float(ledger.get("cancelled_usd") or 0.0),
+    }
 
 
 class _Pending:

@@ -33,6 +33,7 @@ from hrbench.errors import (
     StoreGone,
     StoreReadOnly,
     did_you_mean,
+    refusal_limits,
 )
 from hrbench.records import Request, Result, Row, Step
 
@@ -697,6 +698,32 @@ class Store:
         sql = f"SELECT {_ROWS_OF_B} FROM (SELECT ? AS id) b"
         return int(self._one(sql, [benchmark_id])[0])
 
+    def stop_limits(self, benchmark_id: str) -> list[str]:
+        """What refused the requests of a benchmark's stored runs: the caps that stopped it, sorted.
+
+        Decided (newcomer finding: ``hrb ls`` advised ``--max-calls N`` for a token-cap stop
+        while the report said ``--max-tokens N``): the resume flag of a stop note is read from
+        the refusals kept in the stopped runs' traces (:func:`hrbench.errors.refusal_limits`),
+        the same wherever the note is shown, not guessed from how full each cap is.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.rows_put("b", [], {"b/a/x/1": [Step(ledger_id="b/a/x/1", source="refused",
+            ...     error="the governor refused a request: token_cap_reached (...)")]})
+            >>> s.stop_limits("b"), s.stop_limits("other")
+            (['token_cap_reached'], [])
+        """
+        names: set[str] = set()
+        with self._guard() as conn:
+            raws = _trace_raws(conn, benchmark_id, None)
+        for raw in raws.values():
+            if b'"refused"' not in (raw.encode() if isinstance(raw, str) else bytes(raw)):
+                continue  # decode only the traces of refused runs
+            for step in _dec_steps.decode(raw):
+                if step.source == "refused":
+                    names.update(refusal_limits(step.error))
+        return sorted(names)
+
     def traces_get(self, benchmark_id: str, ledger_ids: Iterable[str] | None = None) -> dict[str, list[Step]]:
         """A benchmark's stored traces by ledger id; only those of ``ledger_ids`` when given."""
         wanted = None if ledger_ids is None else set(ledger_ids)
@@ -953,7 +980,8 @@ class Store:
             the spec; ``None`` for a benchmark stored before limits were kept), its use ``usd``,
             ``calls`` and ``tokens`` (the
             ledger, open reservations counted as spent; ``None`` if none) and of that the part a
-            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most").
+            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most"),
+            and of that the part cancels left, ``cancelled_usd`` and ``cancelled_calls``.
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
@@ -963,7 +991,7 @@ class Store:
             "coalesce(json_extract(b.spec, '$.limits'), json_extract(b.spec, '$.params.governor')), "
             "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
-            "l.unknown_usd, l.unknown_calls, "
+            "l.unknown_usd, l.unknown_calls, l.cancelled_usd, l.cancelled_calls, "
             "l.tokens + (SELECT coalesce(sum(o.tokens), 0) FROM ledger_open o WHERE o.benchmark_id=b.id) "
             "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
@@ -988,6 +1016,8 @@ class Store:
                 "calls": calls,
                 "unknown_usd": unknown_usd,
                 "unknown_calls": unknown_calls,
+                "cancelled_usd": cancelled_usd,
+                "cancelled_calls": cancelled_calls,
                 "tokens": tokens,
             }
             for (
@@ -1006,6 +1036,8 @@ class Store:
                 calls,
                 unknown_usd,
                 unknown_calls,
+                cancelled_usd,
+                cancelled_calls,
                 tokens,
             ), cap in zip(got, caps, strict=True)
         ]

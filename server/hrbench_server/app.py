@@ -23,6 +23,7 @@ from hrbench.errors import (
     MetricErrorWarning,
     NoLabelsWarning,
 )
+from hrbench.runtime import Drain
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -69,6 +70,10 @@ class App:
         self.started = time.monotonic()
         self.connections = 0
         self.running: dict[str, asyncio.Task[Any]] = {}
+        self.drains: dict[str, Drain] = {}
+        """Each running benchmark's drain: a clean cancel lets its sent requests finish first."""
+        self.cancelled_by: dict[str, str] = {}
+        """Benchmarks being cancelled by ``benchmark/cancel``, and by what (for their caller)."""
         self.stop_event = asyncio.Event()
         self.stopping: str | None = None
         """Why the daemon is stopping (:meth:`stop`); ``None`` while it serves."""

@@ -62,10 +62,11 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench import specs
+from hrbench import browse, specs
 from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.cache import Cache
 from hrbench.errors import (
+    BenchmarkCancelled,
     BenchmarkRunning,
     ConfigError,
     DaemonStopped,
@@ -76,7 +77,7 @@ from hrbench.errors import (
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import Journal
 from hrbench.records import Row, Step
-from hrbench.runtime import ADVICE
+from hrbench.runtime import ADVICE, Drain
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
@@ -517,6 +518,14 @@ def _done_traces(
     return metrics, errors
 
 
+def _stop_note(store: Any, bench_id: str) -> str | None:
+    """A finished benchmark's stop note, as ``hrb ls`` and ``hrb report`` show it (newcomer finding)."""
+    rec = store.benchmark_get(bench_id) or {}
+    return browse.benchmark_status(
+        rec, store.rows_count(bench_id), (), store.ledger_get(bench_id), browse.stop_limits(store, rec)
+    )["stop_note"]
+
+
 async def run_benchmark(
     app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
 ) -> p.BenchmarkResult:
@@ -634,6 +643,8 @@ async def _run(
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
+    drain = app.drains[bench_id] = Drain()  # a clean cancel lets the requests sent finish first
+    cancelled_by: str | None = None
     if not args.detach:  # cancelled when the submitting connection closes (newcomer finding)
         proto.owned.add(task)
     ticker = asyncio.create_task(sink.ticker())
@@ -669,6 +680,7 @@ async def _run(
                 done_metrics=done_metrics,
                 done_traces=done_traces,
                 pricing=built["pricing"],
+                drain=drain,
             )
             # "budget_stopped" when the governor stopped runs, "errors" when runs ended in
             # errors (newcomer findings)
@@ -679,14 +691,20 @@ async def _run(
             exc.context["benchmark"] = bench_id
             raise
     except asyncio.CancelledError:
-        if app.stopping is None:  # `hrb cancel`, or the submitting connection closed
+        cancelled_by = app.cancelled_by.pop(bench_id, None)
+        if app.stopping is None and cancelled_by is None:  # the submitting connection closed
             status = "cancelled"
             raise
-        status = "interrupted"  # the daemon is stopping: as when it dies, resumable
-        stopped_by = app.stopping
+        if app.stopping is None:  # `hrb cancel`: its caller is told who cancelled it (newcomer finding)
+            status = "cancelled"
+        else:
+            status = "interrupted"  # the daemon is stopping: as when it dies, resumable
+            stopped_by = app.stopping
     finally:
         ticker.cancel()
         app.running.pop(bench_id, None)
+        app.drains.pop(bench_id, None)
+        app.cancelled_by.pop(bench_id, None)  # a cancel that came as it finished names nobody later
         proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
             if journal is not None:  # every settlement written; what was in flight is folded now,
@@ -712,9 +730,20 @@ async def _run(
             done=sink.done,
             total=built["total"],
         )
+    if cancelled_by is not None:  # newcomer finding: who cancelled it, how to go on
+        raise BenchmarkCancelled(
+            f"benchmark {bench_id} was cancelled by {cancelled_by}; {sink.done} of {built['total']} "
+            f"runs are done and saved (`hrb rows {bench_id}`). Resume it with: hrb bench --resume {bench_id}",
+            benchmark=bench_id,
+            done=sink.done,
+            total=built["total"],
+        )
     assert bench is not None  # it ran to its end (a cancel or an error raised above)
     if sink.last_progress != sink.done:
         sink.progress()
+    stop_note = None
+    if status != "done":  # the note hrb ls, the report and the view show, by the same function
+        stop_note = await anyio.to_thread.run_sync(_stop_note, store, bench_id)
     return p.BenchmarkResult(
         id=bench_id,
         summary=msgspec.convert(bench.summary(), list[p.ArmSummary]),
@@ -730,4 +759,5 @@ async def _run(
         ],
         text=str(bench),
         warnings=list(warning_collector.get() or []),
+        stop_note=stop_note,
     )

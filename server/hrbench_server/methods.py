@@ -24,6 +24,8 @@ import msgspec
 from hrbench import browse, specs
 from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound, did_you_mean
+from hrbench.ledger import unknown_of, unknown_sentence
+from hrbench.runtime import cancel_grace_s
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
@@ -321,8 +323,13 @@ def register(server: RpcServer, app: App) -> None:
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one
-            head = browse.benchmark_status(rec, len(rows), running(), app.store.ledger_get(bench_id))
+            ledger = app.store.ledger_get(bench_id)
+            head = browse.benchmark_status(
+                rec, len(rows), running(), ledger, browse.stop_limits(app.store, rec)
+            )
             out["status"], out["stop_note"] = head["status"], head["stop_note"]
+            # what a crash or a cancel left unknown, in the sentence hrb ls shows (newcomer finding)
+            out["unknown_note"] = unknown_sentence(unknown_of(ledger))
             return out
 
         return p.ReportResult(report=await _to_thread(build))
@@ -353,13 +360,28 @@ def register(server: RpcServer, app: App) -> None:
             raise ConfigError(
                 "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
             )
-        task.cancel()
+        # decided (newcomer finding): the requests already sent finish first, within the grace,
+        # and are settled at their real cost with their runs saved (hrbench.runtime.Drain)
+        in_flight = 0
+        drain = app.drains.get(bid)
+        if drain is not None:
+            drain.begin()
+            await drain.wait(cancel_grace_s() if args.grace_s is None else args.grace_s)
+            in_flight = drain.live
+        if not task.done():
+            app.cancelled_by.setdefault(bid, "`hrb cancel`")
+            task.cancel()
         await asyncio.wait({task}, timeout=30)
 
         def ended() -> p.BenchmarkCancelResult:
             rec = app.store.benchmark_get(bid) or {}
+            ledger = app.store.ledger_get(bid) or {}
             return p.BenchmarkCancelResult(
-                id=bid, status=str(rec.get("status")), rows=app.store.rows_count(bid)
+                id=bid,
+                status=str(rec.get("status")),
+                rows=app.store.rows_count(bid),
+                in_flight=in_flight,
+                unknown_note=unknown_sentence(unknown_of(ledger)),
             )
 
         return await _to_thread(ended)

@@ -225,3 +225,23 @@ def test_a_detached_benchmark_runs_on_shows_running_and_hrb_cancel_stops_it(
     finally:
         d.stop()
     assert done["status"] == "done" and done["n_rows"] == 200
+
+
+@pytest.mark.parametrize("grace", [None, "0"])
+def test_hrb_cancel_from_another_shell_ends_the_streaming_hrb_bench_with_exit_3_and_says_so(
+    home: Path, tmp_path: Path, grace: str | None
+) -> None:
+    """Newcomer finding: it exited 130, the Ctrl-C code, saying only "cancelled"."""
+    d = Daemon(home).start()
+    try:
+        proc, bench_id = _start_bench(home, _spec(tmp_path, delay_s=0.05))
+        cancelled = _hrb(home, "cancel", bench_id, *(["--grace", grace] if grace else []))
+        out, err = proc.communicate(timeout=60)
+        said = json.loads(cancelled.stdout)
+    finally:
+        d.stop()
+    assert proc.returncode == 3, err
+    assert f"benchmark {bench_id} was cancelled by `hrb cancel`; {said['rows']} of 200 runs" in err
+    assert f"Resume it with: hrb bench --resume {bench_id}" in err
+    assert "Traceback" not in err
+    assert said["status"] == "cancelled" and 0 < said["rows"] < 200

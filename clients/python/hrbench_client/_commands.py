@@ -10,6 +10,7 @@ import sys
 from hrbench_client import _paths
 from hrbench_client.cli import EXIT_PIPE, closed_output, output_closed
 from hrbench_client.errors import (
+    BenchmarkCancelled,
     ConfigError,
     DaemonError,
     DaemonStopped,
@@ -63,12 +64,13 @@ exit codes:
        a ScorerError too (the scorer cannot read the label or output given)
   3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
        by arm and cause; `hrb bench --resume ID --retry-errors` runs them again); the daemon
-       died or was stopped (`hrb daemon stop`) while `hrb bench` ran (stderr prints the resume
-       command); a daemon or transport error: no daemon could be reached or started,
+       died or was stopped (`hrb daemon stop`) while `hrb bench` ran, or `hrb cancel ID` cancelled
+       the benchmark under `hrb bench` (stderr names it, the runs saved and the resume command);
+       a daemon or transport error: no daemon could be reached or started,
        ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
-  130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
+  130  interrupted by Ctrl-C (the benchmark is cancelled; `hrb bench --resume ID` finishes it)
   141  the output closed before the command finished (`| head`), under every command and
        format: nothing more is printed; `hrb bench`'s benchmark is cancelled (unless --detach)
        and stderr prints the command that resumes it
@@ -507,7 +509,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             progress.end()
             _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED
-        except DaemonStopped as exc:  # `hrb daemon stop` meanwhile: the id, runs done, the resume command
+        except (BenchmarkCancelled, DaemonStopped) as exc:  # `hrb cancel ID` from another shell,
+            # or `hrb daemon stop` meanwhile: the id, the runs saved, the resume command (newcomer findings)
             progress.end()
             _err(exc.message)
             return EXIT_ERROR
@@ -709,9 +712,13 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         )
         for w in said:
             _err(w)
-        caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]  # the caps that stopped it
-        how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
-        _err(f"resume with higher limits: hrb bench --resume {result.id} {how}{retry}")
+        note = getattr(result, "stop_note", None)
+        if note:  # the daemon's note, the one hrb ls, the report and the view show (newcomer finding)
+            _err(f"budget stopped: {note}")
+        else:  # a daemon that sends no note: the caps its refusals name
+            caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]
+            how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
+            _err(f"resume with higher limits: hrb bench --resume {result.id} {how}{retry}")
         return EXIT_BUDGET
     if errors or result.status == "errors":
         _err(f"{errors} run(s) ended in errors and were scored 'error'")
@@ -878,6 +885,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(text)
         if note:
             print(f"{label}: {note}")
+        if rep.get("unknown_note"):
+            print(f"Governor: {rep['unknown_note']}")
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
@@ -959,11 +968,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         print(
             f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<14}  {rows:>11}  {arms}"
         )
-        if b.unknown_calls:  # issue 13: spend in flight at a crash, counted as spent
-            print(
-                f"{'':<16}  in flight at a crash: unknown, at most {b.unknown_usd or 0.0:.4f} USD / "
-                f"{b.unknown_calls} calls (counted as spent)"
-            )
+        if b.unknown_note:  # issue 13: spend a crash or a cancel left unknown, counted as spent
+            print(f"{'':<16}  {b.unknown_note}")
         if (limits := limits_text(b)) is not None:
             print(f"{'':<16}  {limits}")
         if b.stop_note:  # a budget stop or runs that ended in errors (newcomer findings)
@@ -1006,10 +1012,11 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     """Cancel running benchmarks from any shell (newcomer finding): one JSON line each, then how to resume."""
     with _client(args) as hb:
         for ref in args.ids:
-            done = hb.cancel_benchmark(ref)
+            done = hb.cancel_benchmark(ref, grace_s=args.grace)
             _out(done)
+            left = f"; {done.unknown_note}" if done.unknown_note else ""
             _err(
-                f"cancelled {done.id} with {done.rows} row(s) kept; resume with: hrb bench --resume {done.id}"
+                f"cancelled {done.id} with {done.rows} row(s) kept{left}; resume with: hrb bench --resume {done.id}"
             )
     return EXIT_OK
 
@@ -1421,6 +1428,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
     )
     cancel.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    cancel.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="how long the requests already sent may take to finish (their replies are kept and "
+        "paid once; default: the daemon's HRBENCH_CANCEL_GRACE_S, else 10)",
+    )
     cancel.set_defaults(fn=cmd_cancel)
 
     rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")

@@ -536,9 +536,15 @@ class Client:
         params = {"limit": limit, "search": search}
         return self.call("benchmark/list", params, p.BenchmarkListResult).benchmarks
 
-    def cancel_benchmark(self, ref: str) -> p.BenchmarkCancelResult:
-        """Cancel a running benchmark (id, id prefix or name), from any connection; it stays resumable."""
-        return self.call("benchmark/cancel", p.BenchmarkCancelParams(id=ref), p.BenchmarkCancelResult)
+    def cancel_benchmark(self, ref: str, grace_s: float | None = None) -> p.BenchmarkCancelResult:
+        """Cancel a running benchmark (id, id prefix or name), from any connection; it stays resumable.
+
+        The requests it has sent may finish first, for up to ``grace_s`` seconds (``None``: the
+        daemon's default, see :class:`~hrbench_client.protocol.BenchmarkCancelParams`).
+        """
+        return self.call(
+            "benchmark/cancel", p.BenchmarkCancelParams(id=ref, grace_s=grace_s), p.BenchmarkCancelResult
+        )
 
     def delete(self, ref: str) -> p.BenchmarkDeleteResult:
         """Delete a stored benchmark (id, unique id prefix or name) with its rows and traces."""
