@@ -30,7 +30,9 @@ def test_socket_and_state_dir_are_private(daemon: Daemon) -> None:
     with daemon.client() as c:
         c.cache_stats()  # opens the database
         list(c.benchmark(spec(n=1)))  # writes to it
-        stream = c.benchmark(spec(n=40))
+        # replies take 0.5 s: still running after its first batch of rows (batches stream once
+        # committed, so an instant mock could be done by then and its lock file gone)
+        stream = c.benchmark(spec(n=40, client={"kind": "mock", "reply": "x", "delay_s": 0.5}))
         next(iter(stream))  # running: its lease's lock file exists (in hrbench.sqlite3.locks, 0700)
         for f in daemon.home.glob("hrbench.sqlite3*"):
             private = 0o700 if f.is_dir() else 0o600
