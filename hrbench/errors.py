@@ -31,9 +31,10 @@ of a benchmark has a label).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 __all__ = [
@@ -63,6 +64,7 @@ __all__ = [
     "StoreReadOnly",
     "TooFewRunsError",
     "failure_cause",
+    "field_under",
 ]
 
 
@@ -110,6 +112,56 @@ class ConfigError(HrbenchError, ValueError):
             shown = shown[: limit - 3] + "..."
         super().__init__(f"{field}: {why} (got {shown})", field=field)
         self.field = field
+
+
+_HEADS = ("arm.", "arms.", "reference.", "client.")
+
+
+@contextlib.contextmanager
+def field_under(prefix: str) -> Iterator[None]:
+    """Name every spec error raised inside by its full dotted path under ``prefix``.
+
+    Decided (newcomer finding: a missing import module said ``path: cannot import ...``, a
+    ``format = "tatqa"`` reference on a SQuAD file said ``path:``): a builder names the field
+    it knows (``path``, ``arm.path``, ``reference.path``); the caller that knows where the spec
+    sits (``arms[0]``, ``reference``) puts it in front, replacing a generic head (``arm.``,
+    ``arms.<name>.``, ``reference.``, ``client.``). A field already under ``prefix`` is kept.
+
+    Args:
+        prefix: the spec's place, e.g. ``"arms[1]"`` or ``"reference"``.
+
+    Raises:
+        ConfigError: the error raised inside, its ``field`` and message rewritten.
+
+    Example:
+        >>> try:
+        ...     with field_under("arms[0]"):
+        ...         raise ConfigError("arm.path", "m:f", "cannot import module 'm'")
+        ... except ConfigError as exc:
+        ...     print(exc)
+        arms[0].path: cannot import module 'm' (got 'm:f')
+    """
+    try:
+        yield
+    except ConfigError as exc:
+        old = exc.field
+        if old == prefix or old.startswith((f"{prefix}.", f"{prefix}[", f"{prefix} ")):
+            raise
+        rest = old
+        if rest.startswith("arms."):  # arms.<name>.field: the arm's name stands where its index goes
+            rest = rest.split(".", 2)[2] if rest.count(".") >= 2 else ""
+        else:
+            for head in _HEADS:
+                if rest.startswith(head) and (head != "client." or prefix == "client"):
+                    rest = rest[len(head) :]
+                    break
+        new = f"{prefix}.{rest}" if rest else prefix
+        if exc.message.startswith(old):
+            exc.message = new + exc.message[len(old) :]
+            exc.args = (exc.message,)
+        exc.field = new
+        exc.context["field"] = new
+        raise
 
 
 class ReferenceValueError(ConfigError):

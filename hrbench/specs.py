@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 
 from hrbench.arm import Arm
-from hrbench.errors import CodeRefused, ConfigError, did_you_mean
+from hrbench.errors import CodeRefused, ConfigError, did_you_mean, field_under
 from hrbench.governor import Governor, default_governor
 from hrbench.models.mock import MockClient
 from hrbench.reference import Reference
@@ -51,6 +51,7 @@ __all__ = [
     "check_code_allowed",
     "check_prompt",
     "code_allowed",
+    "field_under",
     "format_prompt",
     "load_object",
 ]
@@ -236,7 +237,7 @@ def _prompt_arm(spec: Any) -> Arm:
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
     arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
-    arm.check = lambda items, client, known: check_prompt(name, template, items, client)
+    arm.check = lambda items, client, known, runs=1: check_prompt(name, template, items, client)
     return arm
 
 
@@ -316,6 +317,8 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
 
 
 def _read_outputs(path: str) -> dict[str, Any]:
+    from hrbench.reading._outputs import NO_OUTPUT
+
     p = Path(path).expanduser()
     try:
         text = p.read_text(encoding="utf-8")
@@ -332,15 +335,11 @@ def _read_outputs(path: str) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ConfigError("path", path, "expected an object of item id -> output")
         return {str(k): v for k, v in data.items()}
+    from hrbench.reading._reference import json_lines
+
     out: dict[str, Any] = {}
     seen: dict[tuple[str, Any], int] = {}
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError("path", path, f"line {n} is not JSON: {exc.msg}") from None
+    for n, rec in json_lines(text, path, "path", objects=False):
         if not isinstance(rec, dict) or "item" not in rec:
             raise ConfigError("path", path, f'line {n}: expected {{"item", "output", "run"?}}')
         item, run = str(rec["item"]), rec.get("run")
@@ -357,12 +356,14 @@ def _read_outputs(path: str) -> dict[str, Any]:
             if not isinstance(runs, list):
                 raise ConfigError("path", path, f"line {n}: item {item!r} has outputs with and without `run`")
             while len(runs) < int(run):
-                runs.append(None)
+                runs.append(NO_OUTPUT)  # a run the file leaves out: refused by check_outputs
             runs[int(run) - 1] = rec.get("output")
     return out
 
 
 def _outputs_arm(spec: Any) -> Arm:
+    from hrbench.reading._outputs import NO_OUTPUT, with_check
+
     name, outputs, path = _get(spec, "name"), _get(spec, "outputs"), _get(spec, "path")
     if (outputs is None) == (path is None):
         raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
@@ -376,7 +377,8 @@ def _outputs_arm(spec: Any) -> Arm:
 
         try:
             if fmt == "tatqa":
-                return reading_outputs_arm(name, tatqa_outputs(path, scaled=True))
+                table = tatqa_outputs(path, scaled=True)
+                return with_check(reading_outputs_arm(name, table), list(table), source=path)
             return reading_outputs_arm(
                 name,
                 path,
@@ -393,15 +395,18 @@ def _outputs_arm(spec: Any) -> Arm:
     table: dict[str, Any] = dict(outputs) if outputs is not None else _read_outputs(path)
 
     async def outputs_arm(item: Any, ctx: Any) -> Any:
-        out = table.get(ctx.item_id)
+        if ctx.item_id not in table:  # refused before the first run (check_outputs)
+            raise LookupError(f"no output for item {ctx.item_id!r}")
+        out = table[ctx.item_id]
         if isinstance(out, list):
-            return out[ctx.run - 1] if ctx.run <= len(out) else None
+            if ctx.run > len(out) or out[ctx.run - 1] is NO_OUTPUT:
+                raise LookupError(f"no output for item {ctx.item_id!r} run {ctx.run}")
+            return out[ctx.run - 1]
         return out
 
-    from hrbench.reading._outputs import with_check
-
+    per_run = {k: v for k, v in table.items() if isinstance(v, list)}
     arm = Arm(name, outputs_arm, settings={"kind": "outputs", "outputs": table})
-    return with_check(arm, list(table), every_id=outputs is not None)  # written in the spec: each id an item
+    return with_check(arm, list(table), per_run=per_run, source=path)
 
 
 def _import_arm(spec: Any) -> Arm:
@@ -699,16 +704,18 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
         ) from None
     where = "record"
-    try:
-        if text.lstrip().startswith("["):
+    if text.lstrip().startswith("["):
+        try:
             numbered = list(enumerate(json.loads(text), 1))
-        else:
-            where = "line"
-            numbered = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            "reference.path", path, f"not JSON or JSON lines: {exc.msg} (line {exc.lineno})"
-        ) from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                "reference.path", path, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            ) from None
+    else:
+        from hrbench.reading._reference import json_lines
+
+        where = "line"
+        numbered = json_lines(text, path, "reference.path", objects=False)
     if limit is not None:
         numbered = numbered[:limit]
     items: dict[str, Any] = {}
@@ -771,12 +778,16 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     keep = _wanted_ids(spec)
     limit = _get(spec, "limit")
     if path is not None:
-        # with ids, `limit` keeps the first of the selected items, not of the file
-        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", limit if keep is None else None)
-    if keep is None:
+        # the whole file: its ids are the ones an outputs arm may name (Reference.source_ids)
+        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", None)
+    if keep is None and limit is None:
         return ref
-    selected = _select(ref, keep)
-    return selected if limit is None else _select(selected, selected.ids[:limit])
+    # with ids, `limit` keeps the first of the selected items, not of the file
+    selected = ref if keep is None else _select(ref, keep)
+    if limit is not None:
+        selected = _select(selected, selected.ids[:limit])
+    selected.source_ids = frozenset(ref.ids)
+    return selected
 
 
 def _reference_file(path: str, fmt: str, limit: int | None) -> Reference:
@@ -805,7 +816,7 @@ def _wanted_ids(spec: Any) -> list[str] | None:
         from hrbench.reading._reference import read_rows
 
         try:
-            rows = read_rows(Path(ids_from).expanduser())
+            rows = read_rows(Path(ids_from).expanduser(), "reference.ids_from")
         except OSError as exc:
             raise ConfigError(
                 "reference.ids_from", ids_from, f"cannot read it ({type(exc).__name__})"

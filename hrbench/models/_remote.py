@@ -18,9 +18,10 @@
                                              the benchmark to this client (issue 12)
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
    transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
-   truncated or unparsable body              jitter on top, bounded by ``max_attempts`` and
-                                             ``max_total_s``; after the last attempt
-                                             ``Result(ok=False, error=...)``
+   truncated or unparsable body, 2xx whose   jitter on top, bounded by ``max_attempts`` and
+   reply was cut at the output limit         ``max_total_s``; after the last attempt
+   (``finish_reason`` ``length``) or has     ``Result(ok=False, error=...)`` (an ``error``
+   no text (:func:`_unusable`)               run with its cause; billed tokens kept)
    connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error;
                                              no call counted (nothing was sent)
    any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once
@@ -163,11 +164,20 @@ def http_date(text: str) -> float | None:
 class _RetryableFailure(Exception):
     """Raised inside an attempt when it failed in a way worth another attempt."""
 
-    def __init__(self, message: str, retry_after_s: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after_s: float | None = None,
+        status: int | None = None,
+        usage: Usage | None = None,
+        model: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after_s = retry_after_s
         self.status = status
+        self.usage = usage  # a reply that was billed but is unusable (cut at the output limit)
+        self.model = model
 
 
 class _FinalFailure(Exception):
@@ -425,10 +435,14 @@ class HttpModelClient:
         http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
         attempts = 0
         result: Result | None = None
+        billed: list[tuple[Usage, str | None]] = []  # unusable replies the provider billed
 
         def should_retry(exc: Exception) -> bool | float:
             if not isinstance(exc, _RetryableFailure):
                 return False
+            if exc.usage is not None:
+                billed.append((exc.usage, exc.model))
+                exc.usage = None
             if attempts >= self.max_attempts:
                 return False
             elapsed = time.perf_counter() - start
@@ -454,8 +468,20 @@ class HttpModelClient:
                     attempts += 1
                     result = await self._attempt(ep, http, payload, before_attempt)
         except _RetryableFailure as exc:
+            if exc.usage is not None:
+                billed.append((exc.usage, exc.model))
             plural = "s" if attempts != 1 else ""
-            return self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status)
+            failed = self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status)
+            if billed:  # the replies were billed: the run's tokens (and so its USD) say so
+                failed.usage = Usage(
+                    tokens_in=sum(u.tokens_in for u, _ in billed),
+                    tokens_out=sum(u.tokens_out for u, _ in billed),
+                    tokens_reasoning=sum(u.tokens_reasoning for u, _ in billed),
+                    tokens_cached=sum(u.tokens_cached for u, _ in billed),
+                    provenance=billed[-1][0].provenance,
+                )
+                failed.model = billed[-1][1] or model
+            return failed
         except _FinalFailure as exc:
             return self._failed(exc.message, model, start, exc.status)
         except HrbenchError:  # BudgetRefused from the governor or the provider's quota
@@ -535,6 +561,11 @@ class HttpModelClient:
                     f"{str(exc)[:_SNIPPET]}"
                 ) from None
             ep.limiter.on_success()
+            unusable = _unusable(result)
+            if unusable:  # decided, newcomer finding: never scored as if it were an answer
+                raise _RetryableFailure(
+                    f"{self.provider}: {unusable}", status=status, usage=result.usage, model=result.model
+                )
             return result
         text = response.text
         detail = self._redact(_error_detail(text))[:_SNIPPET]  # redacted whole, then cut
@@ -559,6 +590,33 @@ class HttpModelClient:
             else:
                 detail += f" (the API key is read from the environment variable {self.api_key_env})"
         raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status)
+
+
+def _unusable(result: Result) -> str | None:
+    """Why a well-formed 2xx reply cannot be scored as an answer, or ``None``.
+
+    Decided (newcomer finding; README "retry truncated replies", SPEC §6 "a failed model call
+    surfaces"): a reply cut at the output limit (``finish_reason`` ``"length"``, Anthropic's
+    ``max_tokens``) was scored ``wrong``; a reply with no text (``content: null``) that is
+    neither a refusal nor a tool call was a ``parse_failure``. Both are the provider's reply
+    failing, not the model's answer: they are retried as a malformed reply is, then the run is
+    an ``error`` with this cause (the tokens billed for them are kept on the run).
+
+    Example:
+        >>> _unusable(Result(text="Par", finish_reason="length"))
+        "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
+        >>> _unusable(Result(text=None, finish_reason="stop"))
+        'reply has no text (content null, finish_reason stop)'
+        >>> _unusable(Result(text="Paris", finish_reason="stop")) is None
+        True
+    """
+    if result.refused:
+        return None
+    if result.finish_reason == "length":
+        return "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
+    if result.text is None and result.finish_reason != "tool_calls":
+        return f"reply has no text (content null, finish_reason {result.finish_reason})"
+    return None
 
 
 def _error_detail(text: str) -> str:

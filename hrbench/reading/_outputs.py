@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,16 @@ from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scorer import plain_number
 
-__all__ = ["check_outputs", "outputs_arm", "tatqa_outputs"]
+__all__ = ["NO_OUTPUT", "check_outputs", "outputs_arm", "tatqa_outputs"]
+
+
+NO_OUTPUT: Any = type("NoOutput", (), {"__repr__": lambda self: "<no output>"})()
+"""A run of an item that an outputs file leaves out (``run`` 1 and 3 given, not 2)."""
+
+
+def _some(ids: Sequence[str], n: int = 3) -> str:
+    shown = ", ".join(map(repr, ids[:n]))
+    return shown + (f", and {len(ids) - n} more" if len(ids) > n else "")
 
 
 def check_outputs(
@@ -26,76 +35,92 @@ def check_outputs(
     items: Mapping[str, Any],
     known: Collection[str],
     *,
-    every_id: bool = False,
+    runs: int = 1,
+    per_run: Mapping[str, Sequence[Any]] | None = None,
+    source: str | None = None,
 ) -> None:
-    """Refuse an outputs arm whose predictions cannot be the benchmark's, before the first run.
+    """Refuse an outputs arm that does not give every run of the benchmark an output, before the first run.
 
-    Decided (seed silent), newcomer finding: ``outputs = { Q1 = "Paris" }`` against the item
-    ``q1`` scored 0 with exit 0 and no warning. An arm is refused when
+    Decided (newcomer findings: ``outputs = { Q1 = "Paris" }`` against the item ``q1`` scored 0
+    with exit 0; an outputs file of another sample left 49 of 50 items as silent
+    ``parse_failure`` runs, exit 0; 2 outputs for 5 runs gave 3 silent failures). Inline
+    outputs, a mapping and a file follow one rule; the arm is refused (exit 2 in ``hrb``) when
 
-    - no item the benchmark runs has a prediction (a typo in every id, another data set,
-      another id field, another split);
-    - a prediction's id is an item's id but for case or surrounding spaces (``"Q1"`` for
-      ``"q1"``) and that item has no prediction of its own: it would be a silent
-      ``parse_failure``;
-    - with ``every_id`` (predictions written in the spec, one by one), any id matches no item.
-
-    Other ids that match no item are allowed for files and mappings: a run file covers a
-    whole data set while the reference may take a sample of it (the bundled TAT-QA runs against
-    ``limit = 30``). Some run items without a prediction stay allowed: each is a
-    ``parse_failure`` (see :func:`outputs_arm`).
+    - an output's id is no item of the reference: of its source, when the reference keeps
+      some of a file's items (``ids``, ``ids_from``, ``limit``: :attr:`Reference.source_ids`),
+      so a run file covering the whole data set is scored on a sample of it;
+    - an item the benchmark runs has no output (there was nothing to parse: it is not a
+      ``parse_failure``); to score the items a partial file has, keep them with
+      ``reference.ids_from`` = that file;
+    - with outputs per run (``per_run``), an item holds fewer outputs than ``runs``, or leaves
+      a run out.
 
     Args:
         arm: the arm's name, said in the error.
-        ids: the ids the arm holds predictions for.
+        ids: the ids the arm holds outputs for.
         items: the items the benchmark will run, id -> payload.
-        known: every item id of the reference (all splits).
-        every_id: refuse any id that matches no item.
+        known: the ids an output may name (the reference's, or its source's).
+        runs: the benchmark's runs per item.
+        per_run: item id -> its outputs, one per run (:data:`NO_OUTPUT` for a run left out),
+            for the items that have a list of them.
+        source: the file the outputs come from (``None``: written inline or a mapping); the
+            error then names the field ``path`` and the file, else ``outputs``.
 
     Raises:
-        ConfigError: naming ``arms.<name>.outputs``, with the first few unknown ids, each with
-            the closest item id (case folded), and how many.
+        ConfigError: naming ``path`` or ``outputs`` (the benchmark puts ``arms[i].`` in front),
+            the arm, the file, how many ids or items are at fault and the first few (an unknown
+            id with the closest item id, case folded).
 
     Example:
-        >>> check_outputs("base", ["q1", "zz"], {"q1": "France"}, known=["q1", "q2"])
+        >>> check_outputs("base", ["q1", "q2"], {"q1": "France"}, known=["q1", "q2"])
         >>> try:
         ...     check_outputs("base", ["Q1"], {"q1": "France"}, known=["q1", "q2"])
         ... except ValueError as exc:
         ...     print(str(exc).split(" (got")[0])
-        arms.base.outputs: holds no prediction for any of the 1 item(s) run; 1 of 1 prediction id(s) match no item of the reference: 'Q1' (closest item: 'q1')
+        outputs: arm 'base': 1 of 1 item(s) run have no output: 'q1'; 1 of 1 output id(s) match no item of the reference: 'Q1' (closest item: 'q1')
     """
     import difflib
 
-    id_set, known_set = set(ids), set(known)
-    folded: dict[str, str] = {}
-    for k in known:
-        folded.setdefault(k.strip().casefold(), k)
-    unknown = [i for i in ids if i not in known_set]
-    if items and not id_set.intersection(items):
-        why = f"holds no prediction for any of the {len(items)} item(s) run"
-    else:
-        misspelt = [i for i in unknown if folded.get(i.strip().casefold(), i) not in id_set]
-        if misspelt:
-            unknown, why = misspelt, "spells item ids otherwise; each of those items has no prediction"
-        elif unknown and every_id:
-            why = "names ids that match no item"
-        else:
-            return
-    hints = []
-    for u in unknown[:3]:
-        close = difflib.get_close_matches(u.strip().casefold(), list(folded), n=1)
-        hints.append(f"{u!r} (closest item: {folded[close[0]]!r})" if close else repr(u))
-    more = f", and {len(unknown) - 3} more" if len(unknown) > 3 else ""
-    listed = (
-        f"; {len(unknown)} of {len(id_set)} prediction id(s) match no item of the reference: "
-        if unknown
-        else ""
-    )
-    raise ConfigError(
-        f"arms.{arm}.outputs",
-        unknown[:3] or sorted(id_set)[:3],
-        f"{why}{listed}{', '.join(hints)}{more}",
-    )
+    id_list = list(dict.fromkeys(ids))
+    id_set, known_set = set(id_list), set(known)
+    faults: list[str] = []
+    lacking = [i for i in items if i not in id_set]
+    if lacking:
+        hint = f" (to score only the items it has: reference.ids_from = {source!r})" if source else ""
+        faults.append(f"{len(lacking)} of {len(items)} item(s) run have no output: {_some(lacking)}{hint}")
+    short: list[str] = []
+    for i, outs in (per_run or {}).items():
+        if i not in items:
+            continue
+        missed = [r for r in range(1, runs + 1) if r > len(outs) or outs[r - 1] is NO_OUTPUT]
+        if missed:
+            short.append(f"{i!r} (runs {', '.join(map(str, missed[:5]))}{', ...' if len(missed) > 5 else ''})")
+    if short:
+        faults.append(
+            f"{len(short)} item(s) have fewer outputs than the {runs} run(s): {', '.join(short[:3])}"
+            + (f", and {len(short) - 3} more" if len(short) > 3 else "")
+        )
+    unknown = [i for i in id_list if i not in known_set]
+    if unknown:
+        folded: dict[str, str] = {}
+        for k in known:
+            folded.setdefault(k.strip().casefold(), k)
+        hints = []
+        for u in unknown[:3]:
+            close = difflib.get_close_matches(u.strip().casefold(), list(folded), n=1)
+            hints.append(f"{u!r} (closest item: {folded[close[0]]!r})" if close else repr(u))
+        more = f", and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        faults.append(
+            f"{len(unknown)} of {len(id_list)} output id(s) match no item of the reference: "
+            f"{', '.join(hints)}{more}"
+        )
+    if not faults:
+        return
+    where = f"arm {arm!r}" + (f", {Path(source).name}" if source else "")
+    if source is not None:
+        raise ConfigError("path", source, f"{where}: {'; '.join(faults)}")
+    shown = (unknown or lacking or [s.split(" ")[0].strip("'") for s in short])[:3]
+    raise ConfigError("outputs", shown, f"{where}: {'; '.join(faults)}")
 
 
 def duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -112,10 +137,18 @@ def duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def with_check(arm: Arm, ids: Collection[str], every_id: bool = False) -> Arm:
+def with_check(
+    arm: Arm,
+    ids: Collection[str],
+    *,
+    per_run: Mapping[str, Sequence[Any]] | None = None,
+    source: str | None = None,
+) -> Arm:
     """The arm, with :func:`check_outputs` as its :attr:`~hrbench.arm.Arm.check`."""
     name = arm.name
-    arm.check = lambda items, client, known: check_outputs(name, ids, items, known, every_id=every_id)
+    arm.check = lambda items, client, known, runs=1: check_outputs(
+        name, ids, items, known, runs=runs, per_run=per_run, source=source
+    )
     return arm
 
 
@@ -152,12 +185,8 @@ class _Outputs:
     async def __call__(self, item: Any, ctx: Context) -> Any:
         try:
             return self.outputs[ctx.item_id]
-        except KeyError:
-            return {
-                "text": None,
-                "failure_kind": "parse_failure",
-                "error": f"no prediction for item {ctx.item_id!r}",
-            }
+        except KeyError:  # refused before the first run (check_outputs); an error run if it is not
+            raise LookupError(f"no output for item {ctx.item_id!r}") from None
 
 
 def _scaled(text: str | None, prediction: Any, scale: Any) -> dict[str, Any]:
@@ -214,11 +243,9 @@ def outputs_arm(
     million"``), which ``answer_contains`` reads, and the stored prediction as it is with its
     scale (``""`` when the field is empty or missing), which the official TAT-QA metric reads
     (:func:`~hrbench.reading.tatqa_scorer`).
-    Decided (newcomer finding): before the first run the benchmark refuses predictions whose
-    ids match no item of the reference, or that hold none for the items run
-    (:func:`check_outputs`). An item without a prediction gets ``{"text": None, "failure_kind":
-    "parse_failure", "error": "no prediction for item ..."}``, a ``parse_failure`` under every
-    scorer, so a missing line counts against the arm rather than vanishing.
+    Decided (newcomer findings): before the first run the benchmark refuses predictions whose
+    ids match no item of the reference, or that leave an item run without a prediction
+    (:func:`check_outputs`); a prediction that is ``null`` is a ``parse_failure``.
 
     Raises:
         ConfigError: a row without ``id_field``, a ``prediction_field`` that no row of the file
@@ -238,7 +265,7 @@ def outputs_arm(
         settings["source"] = path.name
         raw: Any = None
         if path.suffix == ".json":
-            raw = read_json(path, "a JSON object of id -> prediction, or a list of rows", "arm.path")
+            raw = read_json(path, "a JSON object of id -> prediction, or a list of rows", "path")
             if isinstance(raw, Mapping):  # json.loads keeps the last of two keys: refuse them
                 json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=duplicate_keys)
         if isinstance(raw, Mapping) and "data" not in raw:
@@ -247,12 +274,12 @@ def outputs_arm(
                 table = {str(k): v for k, v in table["predictions"].items()}
         else:
             table = {}
-            rows = read_rows(raw if raw is not None else path)
+            rows = read_rows(raw if raw is not None else path, "path")
             where = "row"
             place = list(range(1, len(rows) + 1))
             if raw is None:  # JSON lines: say the file's line numbers (blank lines are skipped)
                 where = "line"
-                lines = path.read_text(encoding="utf-8").splitlines()
+                lines = path.read_text(encoding="utf-8").split("\n")
                 place = [n for n, line in enumerate(lines, 1) if line.strip()]
             first_at: dict[str, int] = {}
             if isinstance(prediction_field, str) and rows and not any(prediction_field in r for r in rows):
@@ -293,7 +320,8 @@ def outputs_arm(
     settings["n"] = len(table)
     settings["sha256"] = _digest(table)
     fn = _Outputs(table, {"kind": "outputs", **settings})
-    return with_check(Arm(name, fn, version=version, settings=settings), list(table))
+    source = str(outputs) if isinstance(outputs, (str, os.PathLike)) else None
+    return with_check(Arm(name, fn, version=version, settings=settings), list(table), source=source)
 
 
 def _tidy_float(x: float, decimals: int | None) -> str:
@@ -355,7 +383,7 @@ def tatqa_outputs(
         rows = [{"question_id": k, "pred_answer": v[0], "pred_scale": v[1]} for k, v in data.items()]
         field = "pred_answer"
     else:
-        rows = read_rows(p)
+        rows = read_rows(p, "arm.path")
     for n, row in enumerate(rows, 1):
         if "question_id" not in row:
             raise ConfigError("arm.path", f"{p}:{n}", f"row {n} has no `question_id`; expected {expected}")
