@@ -370,6 +370,7 @@ def _outputs_arm(spec: Any) -> Arm:
     fmt = _get(spec, "format", "outputs") or "outputs"
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
     scale_field = _get(spec, "scale_field")
+    missing = _get(spec, "missing", "refuse") or "refuse"
     if path is not None and (fmt == "tatqa" or id_field or prediction_field or scale_field):
         # predictions made elsewhere, one per item: the reading module's loaders
         from hrbench.reading import outputs_arm as reading_outputs_arm
@@ -378,13 +379,14 @@ def _outputs_arm(spec: Any) -> Arm:
         try:
             if fmt == "tatqa":
                 table = tatqa_outputs(path, scaled=True)
-                return with_check(reading_outputs_arm(name, table), list(table), source=path)
+                return with_check(reading_outputs_arm(name, table), list(table), source=path, missing=missing)
             return reading_outputs_arm(
                 name,
                 path,
                 id_field=id_field or "id",
                 prediction_field=prediction_field or "prediction",
                 scale_field=scale_field,
+                missing=missing,
             )
         except OSError as exc:
             raise ConfigError(
@@ -406,7 +408,7 @@ def _outputs_arm(spec: Any) -> Arm:
 
     per_run = {k: v for k, v in table.items() if isinstance(v, list)}
     arm = Arm(name, outputs_arm, settings={"kind": "outputs", "outputs": table})
-    return with_check(arm, list(table), per_run=per_run, source=path)
+    return with_check(arm, list(table), per_run=per_run, source=path, missing=missing)
 
 
 def _import_arm(spec: Any) -> Arm:

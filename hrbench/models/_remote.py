@@ -471,7 +471,9 @@ class HttpModelClient:
             if exc.usage is not None:
                 billed.append((exc.usage, exc.model))
             plural = "s" if attempts != 1 else ""
-            failed = self._failed(f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status)
+            failed = self._failed(
+                f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
+            )
             if billed:  # the replies were billed: the run's tokens (and so its USD) say so
                 failed.usage = Usage(
                     tokens_in=sum(u.tokens_in for u, _ in billed),

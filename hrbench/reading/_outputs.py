@@ -38,6 +38,7 @@ def check_outputs(
     runs: int = 1,
     per_run: Mapping[str, Sequence[Any]] | None = None,
     source: str | None = None,
+    missing: str = "refuse",
 ) -> None:
     """Refuse an outputs arm that does not give every run of the benchmark an output, before the first run.
 
@@ -51,7 +52,11 @@ def check_outputs(
       so a run file covering the whole data set is scored on a sample of it;
     - an item the benchmark runs has no output (there was nothing to parse: it is not a
       ``parse_failure``); to score the items a partial file has, keep them with
-      ``reference.ids_from`` = that file;
+      ``reference.ids_from`` = that file. Where a partial file is legitimate (the official
+      TAT-QA runs leave out 1 of the 1,668 dev questions, which the official metric scores 0),
+      ``missing="error"`` lets it through: each run of such an item is an ``error`` run whose
+      cause is ``no output for item ...``, counted by cause in the end-of-benchmark warning
+      (on stderr in ``hrb``, exit 3), never a ``parse_failure``;
     - with outputs per run (``per_run``), an item holds fewer outputs than ``runs``, or leaves
       a run out.
 
@@ -65,6 +70,8 @@ def check_outputs(
             for the items that have a list of them.
         source: the file the outputs come from (``None``: written inline or a mapping); the
             error then names the field ``path`` and the file, else ``outputs``.
+        missing: ``"refuse"`` (default) or ``"error"``: items run without an output are then
+            allowed, each run an ``error``.
 
     Raises:
         ConfigError: naming ``path`` or ``outputs`` (the benchmark puts ``arms[i].`` in front),
@@ -84,7 +91,9 @@ def check_outputs(
     id_list = list(dict.fromkeys(ids))
     id_set, known_set = set(id_list), set(known)
     faults: list[str] = []
-    lacking = [i for i in items if i not in id_set]
+    if missing not in ("refuse", "error"):
+        raise ConfigError("missing", missing, "expected 'refuse' or 'error'")
+    lacking = [i for i in items if i not in id_set] if missing == "refuse" else []
     if lacking:
         hint = f" (to score only the items it has: reference.ids_from = {source!r})" if source else ""
         faults.append(f"{len(lacking)} of {len(items)} item(s) run have no output: {_some(lacking)}{hint}")
@@ -94,7 +103,9 @@ def check_outputs(
             continue
         missed = [r for r in range(1, runs + 1) if r > len(outs) or outs[r - 1] is NO_OUTPUT]
         if missed:
-            short.append(f"{i!r} (runs {', '.join(map(str, missed[:5]))}{', ...' if len(missed) > 5 else ''})")
+            short.append(
+                f"{i!r} (runs {', '.join(map(str, missed[:5]))}{', ...' if len(missed) > 5 else ''})"
+            )
     if short:
         faults.append(
             f"{len(short)} item(s) have fewer outputs than the {runs} run(s): {', '.join(short[:3])}"
@@ -143,11 +154,14 @@ def with_check(
     *,
     per_run: Mapping[str, Sequence[Any]] | None = None,
     source: str | None = None,
+    missing: str = "refuse",
 ) -> Arm:
     """The arm, with :func:`check_outputs` as its :attr:`~hrbench.arm.Arm.check`."""
     name = arm.name
+    if missing not in ("refuse", "error"):
+        raise ConfigError("missing", missing, "expected 'refuse' or 'error'")
     arm.check = lambda items, client, known, runs=1: check_outputs(
-        name, ids, items, known, runs=runs, per_run=per_run, source=source
+        name, ids, items, known, runs=runs, per_run=per_run, source=source, missing=missing
     )
     return arm
 
@@ -212,6 +226,7 @@ def outputs_arm(
     *,
     scale_field: str | None = None,
     version: str = "1",
+    missing: str = "refuse",
 ) -> Arm:
     """An arm that answers from predictions made elsewhere (no model calls).
 
@@ -230,6 +245,9 @@ def outputs_arm(
         scale_field: the rows' field with the prediction's scale word (``"pred_scale"`` in the
             TAT-QA runs), for file rows; see below.
         version: the arm's version.
+        missing: ``"refuse"`` (default): a benchmark refuses the arm when an item it runs has
+            no prediction; ``"error"``: such an item's runs are ``error`` runs (a legitimately
+            partial file; :func:`check_outputs`).
 
     Returns:
         An :class:`~hrbench.arm.Arm` whose ``settings`` record the source, the fields, the
@@ -321,7 +339,8 @@ def outputs_arm(
     settings["sha256"] = _digest(table)
     fn = _Outputs(table, {"kind": "outputs", **settings})
     source = str(outputs) if isinstance(outputs, (str, os.PathLike)) else None
-    return with_check(Arm(name, fn, version=version, settings=settings), list(table), source=source)
+    arm = Arm(name, fn, version=version, settings=settings)
+    return with_check(arm, list(table), source=source, missing=missing)
 
 
 def _tidy_float(x: float, decimals: int | None) -> str:

@@ -84,8 +84,10 @@ def read_json(path: str | os.PathLike[str], expected: str, field: str = "path") 
         ) from None
 
 
-def json_lines(text: str, path: str | os.PathLike[str], field: str, objects: bool = True) -> list[tuple[int, Any]]:
-    """The values of a JSON lines text with their real line numbers (blank lines skipped).
+def json_lines(
+    text: str, path: str | os.PathLike[str], field: str, objects: bool = True
+) -> list[tuple[int, Any]]:
+    r"""The values of a JSON lines text with their real line numbers (blank lines skipped).
 
     Decided (newcomer finding: a truncated line 2 was reported as "Expecting ',' delimiter (line
     1)", the line within the line): every JSON lines reader goes through here, so an error
