@@ -275,11 +275,14 @@ def failure_cause(error: str, status: int | None = None) -> str:
         'openai: HTTP 401'
         >>> failure_cause("openai: cannot connect to http://127.0.0.1:9/v1 (ConnectError: refused)")
         'openai: cannot connect to http://127.0.0.1:9/v1'
+        >>> failure_cause("openai: reply cut at the output limit (finish_reason 'length'): raise max_tokens")
+        'openai: reply cut at the output limit'
     """
     import re
 
     m = re.match(
-        r"(\w+: (?:HTTP \d+|cannot connect to \S+|no reply within [\d.]+ s|malformed reply|transport error))",
+        r"(\w+: (?:HTTP \d+|cannot connect to \S+|no reply within [\d.]+ s|malformed reply|transport error"
+        r"|reply cut at the output limit|reply has no text))",
         error,
     )
     if m:

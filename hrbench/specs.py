@@ -50,6 +50,7 @@ __all__ = [
     "build_scorer",
     "check_code_allowed",
     "check_prompt",
+    "check_recording",
     "code_allowed",
     "field_under",
     "format_prompt",
@@ -601,15 +602,54 @@ def _remote_client(spec: Any, kind: str) -> Any:
         ) from None
 
 
+def check_recording(name: str, recordings: Sequence[str]) -> None:
+    """Refuse a replay of a recording that does not exist, before the first run.
+
+    Decided (newcomer finding: a misspelt ``recording = "squad-rec-2"`` gave 40 ``ReplayMiss``
+    error runs and exit 3): a replay client with no ``fallback`` can answer nothing from a
+    recording the store does not hold, so the benchmark is refused (exit 2 in ``hrb``), naming
+    the recording and the closest names the store has. With a ``fallback`` a new name is
+    allowed: the live replies are recorded under it.
+
+    Args:
+        name: the spec's ``client.recording``.
+        recordings: the names the store holds.
+
+    Raises:
+        ConfigError: naming ``client.recording``, the value, the closest names and how many
+            recordings there are.
+
+    Example:
+        >>> check_recording("squad-rec", ["squad-rec"])
+        >>> try:
+        ...     check_recording("squad-rec-2", ["squad-rec", "tatqa-rec"])
+        ... except ValueError as exc:
+        ...     print(str(exc).split(" (got")[0])
+        client.recording: no recording has this name; did you mean 'squad-rec'? the store has 2: 'squad-rec', 'tatqa-rec' (record one with `record = NAME`, or give a `fallback`)
+    """
+    if name in recordings:
+        return
+    hint = did_you_mean(str(name), list(recordings), n=3)
+    shown = ", ".join(map(repr, recordings[:5])) + (", ..." if len(recordings) > 5 else "")
+    held = f"the store has {len(recordings)}: {shown}" if recordings else "the store has no recording"
+    raise ConfigError(
+        "client.recording",
+        name,
+        f"no recording has this name; {hint}{held} (record one with `record = NAME`, or give a `fallback`)",
+    )
+
+
 def _replay_client(spec: Any, store: Any) -> Any:
     from hrbench.replay import ReplayClient
 
     if store is None:
         raise ConfigError("client", "replay", "a replay client needs a store")
-    fallback = _get(spec, "fallback")
+    fallback, recording = _get(spec, "fallback"), _get(spec, "recording")
+    if fallback is None:
+        check_recording(recording, store.recordings())
     return ReplayClient(
         store,
-        recording=_get(spec, "recording"),
+        recording=recording,
         strict=bool(_get(spec, "strict", True)),
         fallback=None if fallback is None else build_client(fallback, store),
         model=_get(spec, "model"),

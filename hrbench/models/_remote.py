@@ -18,10 +18,11 @@
                                              the benchmark to this client (issue 12)
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
    transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
-   truncated or unparsable body, 2xx whose   jitter on top, bounded by ``max_attempts`` and
-   reply was cut at the output limit         ``max_total_s``; after the last attempt
-   (``finish_reason`` ``length``) or has     ``Result(ok=False, error=...)`` (an ``error``
-   no text (:func:`_unusable`)               run with its cause; billed tokens kept)
+   truncated or unparsable body, 2xx with    jitter on top, bounded by ``max_attempts`` and
+   no text (:func:`_unusable`)               ``max_total_s``; after the last attempt
+                                             ``Result(ok=False, error=...)``
+   2xx cut at the output limit               ``Result(ok=False)`` at once, its usage kept:
+   (``finish_reason`` ``length``)            an ``error`` run "reply cut at the output limit"
    connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error;
                                              no call counted (nothing was sent)
    any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once
@@ -183,10 +184,14 @@ class _RetryableFailure(Exception):
 class _FinalFailure(Exception):
     """Raised inside an attempt when it failed in a way another attempt would not fix."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, usage: Usage | None = None, model: str | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
+        self.usage = usage  # a billed reply that cannot be used (cut at the output limit)
+        self.model = model
 
 
 class HttpModelClient:
@@ -435,14 +440,10 @@ class HttpModelClient:
         http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
         attempts = 0
         result: Result | None = None
-        billed: list[tuple[Usage, str | None]] = []  # unusable replies the provider billed
 
         def should_retry(exc: Exception) -> bool | float:
             if not isinstance(exc, _RetryableFailure):
                 return False
-            if exc.usage is not None:
-                billed.append((exc.usage, exc.model))
-                exc.usage = None
             if attempts >= self.max_attempts:
                 return False
             elapsed = time.perf_counter() - start
@@ -468,24 +469,13 @@ class HttpModelClient:
                     attempts += 1
                     result = await self._attempt(ep, http, payload, before_attempt)
         except _RetryableFailure as exc:
-            if exc.usage is not None:
-                billed.append((exc.usage, exc.model))
             plural = "s" if attempts != 1 else ""
             failed = self._failed(
                 f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
             )
-            if billed:  # the replies were billed: the run's tokens (and so its USD) say so
-                failed.usage = Usage(
-                    tokens_in=sum(u.tokens_in for u, _ in billed),
-                    tokens_out=sum(u.tokens_out for u, _ in billed),
-                    tokens_reasoning=sum(u.tokens_reasoning for u, _ in billed),
-                    tokens_cached=sum(u.tokens_cached for u, _ in billed),
-                    provenance=billed[-1][0].provenance,
-                )
-                failed.model = billed[-1][1] or model
-            return failed
+            return _billed(failed, exc.usage, exc.model)
         except _FinalFailure as exc:
-            return self._failed(exc.message, model, start, exc.status)
+            return _billed(self._failed(exc.message, model, start, exc.status), exc.usage, exc.model)
         except HrbenchError:  # BudgetRefused from the governor or the provider's quota
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
@@ -565,9 +555,10 @@ class HttpModelClient:
             ep.limiter.on_success()
             unusable = _unusable(result)
             if unusable:  # decided, newcomer finding: never scored as if it were an answer
-                raise _RetryableFailure(
-                    f"{self.provider}: {unusable}", status=status, usage=result.usage, model=result.model
-                )
+                why = f"{self.provider}: {unusable}"
+                if result.finish_reason == "length":  # the same limit would be billed and cut again
+                    raise _FinalFailure(why, status, result.usage, result.model)
+                raise _RetryableFailure(why, None, status, result.usage, result.model)
             return result
         text = response.text
         detail = self._redact(_error_detail(text))[:_SNIPPET]  # redacted whole, then cut
@@ -594,15 +585,30 @@ class HttpModelClient:
         raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status)
 
 
+def _billed(failed: Result, usage: Usage | None, model: str | None) -> Result:
+    """A failed result that keeps the usage of the billed reply that failed it (its last attempt).
+
+    Earlier attempts are settled at no cost, as every failed attempt is
+    (:class:`~hrbench.governor.Gate`).
+    """
+    if usage is not None:
+        failed.usage = usage
+        failed.model = model or failed.model
+    return failed
+
+
 def _unusable(result: Result) -> str | None:
     """Why a well-formed 2xx reply cannot be scored as an answer, or ``None``.
 
-    Decided (newcomer finding; README "retry truncated replies", SPEC §6 "a failed model call
-    surfaces"): a reply cut at the output limit (``finish_reason`` ``"length"``, Anthropic's
-    ``max_tokens``) was scored ``wrong``; a reply with no text (``content: null``) that is
-    neither a refusal nor a tool call was a ``parse_failure``. Both are the provider's reply
-    failing, not the model's answer: they are retried as a malformed reply is, then the run is
-    an ``error`` with this cause (the tokens billed for them are kept on the run).
+    Decided (newcomer finding; SPEC §6 "a failed model call surfaces"): a reply cut at the
+    output limit (``finish_reason`` ``"length"``, Anthropic's ``max_tokens``) was scored
+    ``wrong``, with no word; a reply with no text (``content: null``) that is neither a refusal
+    nor a tool call was a ``parse_failure``. Both are the provider's reply failing, not the
+    model's answer, and the run is an ``error`` with this cause, its billed tokens kept. A reply
+    with no text is retried as a garbled body is (a provider fault). A cut reply is not: a
+    retry with the same output limit is billed again and cut again, and the governor settles
+    a failed attempt at no cost, so retries would spend past what it counts; the cause says
+    to raise ``max_tokens``. (README's "retry truncated replies" means bodies cut in transfer.)
 
     Example:
         >>> _unusable(Result(text="Par", finish_reason="length"))

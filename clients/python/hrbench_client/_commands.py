@@ -267,6 +267,58 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+class _Waiting:
+    """A plain line on stderr when no row came for ``every`` seconds (newcomer finding).
+
+    Decided: a benchmark whose endpoint never answers left ``hrb bench`` silent for minutes
+    (the progress bar is drawn on a terminal only). A thread prints, a terminal or not, at
+    most one line per ``every`` seconds while no row arrives: ``hrb: waiting: no row for 10 s
+    (3 of 40 runs done; benchmark ID)``. A terminal's progress bar is redrawn after it.
+    """
+
+    def __init__(self, progress: _Progress, every: float = 10.0) -> None:
+        import threading
+        import time
+
+        self.progress = progress
+        self.every = every
+        self.last = time.monotonic()
+        self.stop = threading.Event()
+        self.done: tuple[int, int] | None = None
+        self.thread = threading.Thread(target=self._run, name="hrb-waiting", daemon=True)
+
+    def __enter__(self) -> _Waiting:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=1.0)
+
+    def row(self) -> None:
+        """A row arrived."""
+        import time
+
+        self.last = time.monotonic()
+
+    def _run(self) -> None:
+        import time
+
+        while not self.stop.wait(1.0):
+            quiet = time.monotonic() - self.last
+            if quiet < self.every:
+                continue
+            note = getattr(self.progress.stream, "progress", None)
+            done = "" if note is None else f"{note.done} of {note.total} runs done; "
+            bench_id = getattr(self.progress.stream, "id", None)
+            where = f"benchmark {bench_id}" if bench_id else "the benchmark"
+            line = f"hrb: waiting: no row for {quiet:.0f} s ({done}{where} is running; Ctrl-C cancels it)"
+            if self.progress.on:
+                sys.stderr.write("\r\x1b[K")
+            print(line, file=sys.stderr, flush=True)
+            self.last = time.monotonic()  # at most one line per `every` seconds
+
+
 # -- score -----------------------------------------------------------------------------------------
 
 
@@ -485,9 +537,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         stream = hb.benchmark(spec, on_progress=progress)
         progress.stream = stream
         try:
-            for row in stream:
-                _out(row)
-                sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
+            with _Waiting(progress) as waiting:
+                for row in stream:
+                    waiting.row()
+                    _out(row)
+                    sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
         except BrokenPipeError:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
             progress.end()
             _quiet_stdout()
@@ -754,7 +808,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         try:
             rep = hb.report(args.id, **settings)
         except TooFewRunsError as exc:
-            if "use --descriptive" not in exc.message:
+            if "--descriptive" not in exc.message:  # the library's message already says it
                 exc.message = f"{exc.message.rstrip()} In hrb: use --descriptive."
             raise
     if plot is not None:
