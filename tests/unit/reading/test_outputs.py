@@ -11,7 +11,7 @@ import pytest
 import hrbench as hb
 from hrbench.arm import Context
 from hrbench.errors import ConfigError
-from hrbench.reading import answer_scorer, outputs_arm, qa_reference, tatqa_outputs, tatqa_reference
+from hrbench.reading import answer_scorer, outputs_arm, qa_reference, tatqa_outputs
 
 DOC = "Sheffield produced 12,400 units; Leeds produced 8,050."
 
