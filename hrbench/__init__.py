@@ -27,6 +27,7 @@ from hrbench.errors import (
     ScorerError,
     SignatureError,
     TooFewRunsError,
+    UsageEstimatedWarning,
 )
 from hrbench.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
 from hrbench.governor import Governor
@@ -121,6 +122,7 @@ __all__ = [
     "Step",
     "Store",
     "TooFewRunsError",
+    "UsageEstimatedWarning",
     "Trace",
     "Usage",
     "answer_scorer",

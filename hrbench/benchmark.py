@@ -32,6 +32,7 @@ from hrbench.errors import (
     NoLabelsWarning,
     NotCachedWarning,
     ScorerError,
+    UsageEstimatedWarning,
     failure_cause,
     field_under,
 )
@@ -1114,6 +1115,7 @@ async def benchmark_async(
     running = Summary([a.name for a in plan.arms], with_metrics) if (not keep_rows or with_metrics) else None
     stops = _Stops()
     errors = _Errors()
+    unreported = _Unreported()
     duplicates: list[DuplicateDrawError] = []
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
@@ -1125,6 +1127,7 @@ async def benchmark_async(
             )
         stops.add(seq, row, trace)
         errors.add(seq, row, trace)
+        unreported.add(row)
         if keep_rows:
             rows[seq] = row
             traces[row.ledger_id] = trace
@@ -1247,6 +1250,7 @@ async def benchmark_async(
     )
     stops.warn(gov)
     errors.warn()
+    unreported.warn()
     if duplicates and raise_duplicates:
         first = min(duplicates, key=lambda e: (e.arm or "", e.item or "", e.run or 0))
         arms_hit = sorted({e.arm for e in duplicates if e.arm})
@@ -1261,6 +1265,31 @@ async def benchmark_async(
         err.bench = bench
         raise err
     return bench
+
+
+@dataclass
+class _Unreported:
+    """Runs whose live replies came without a usage block (:class:`UsageEstimatedWarning`)."""
+
+    per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [counted, estimated]
+
+    def add(self, row: Row) -> None:
+        if row.usd_provenance in ("counted", "estimated"):
+            counts = self.per_arm.setdefault(row.arm, [0, 0])
+            counts[row.usd_provenance == "estimated"] += 1
+
+    def warn(self) -> None:
+        if not self.per_arm:
+            return
+        parts = [
+            f"arm {arm!r}: {c + e} run(s)" + (f" ({e} estimated at 4 characters a token)" if e else "")
+            for arm, (c, e) in self.per_arm.items()
+        ]
+        warn_at_caller(
+            "replies came without a usage block, so tokens and USD are counted by hrbench, not "
+            f"reported by the provider (rows' usd_provenance): {'; '.join(parts)}",
+            UsageEstimatedWarning,
+        )
 
 
 @dataclass

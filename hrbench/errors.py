@@ -26,7 +26,8 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
 :class:`MetricErrorWarning` (a metric raised in evaluate()), :class:`NoLabelsWarning` (no item
-of a benchmark has a label).
+of a benchmark has a label), :class:`UsageEstimatedWarning` (replies with no usage block),
+:class:`NotCachedWarning` (replies that cannot be cached).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ __all__ = [
     "StoreGone",
     "StoreReadOnly",
     "TooFewRunsError",
+    "UsageEstimatedWarning",
     "failure_cause",
     "field_under",
 ]
@@ -389,6 +391,16 @@ class NoLabelsWarning(UserWarning):
     Every run is then ``correct=None`` (seed 002: an item with no label is NA) and accuracy is
     NA. Decided (seed silent; a newcomer's ``"labl"`` typo ended "done" with accuracy NA and no
     word): legal (outputs may be collected to label later), but said.
+    """
+
+
+class UsageEstimatedWarning(UserWarning):
+    """Warned when live replies came without a usage block, so their tokens and USD are not the provider's.
+
+    Decided (newcomer finding: an endpoint that sends no ``usage`` gave rows whose tokens and
+    USD looked reported, with no word): the tokens are counted with the model's tokenizer
+    (``usd_provenance`` ``"counted"``) or estimated at 4 characters a token (``"estimated"``);
+    the benchmark says how many runs per arm.
     """
 
 

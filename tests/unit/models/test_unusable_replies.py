@@ -7,6 +7,8 @@ section 6: "a failed model call surfaces". Real loopback servers, both providers
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import hrbench as hb
@@ -73,3 +75,23 @@ def test_a_tool_call_or_a_refusal_with_no_text_is_not_an_unusable_reply() -> Non
     assert _unusable(hb.Result(text="", finish_reason="stop")) is None  # an empty answer is an answer
     assert _unusable(hb.Result(text="Par", finish_reason="length")) is not None
     assert _unusable(hb.Result(text=None, finish_reason="stop")) is not None
+
+
+@pytest.mark.parametrize(("model", "provenance"), [("gpt-4o", "counted"), ("my-llama", "estimated")])
+def test_replies_without_usage_are_said_to_be_counted_not_reported(
+    srv: LoopbackServer, model: str, provenance: str
+) -> None:
+    """errserver's `nousage`: rows looked reported, no word (newcomer finding)."""
+    srv.set(omit_usage=True, reply_fn=lambda prompt, seed, call: "Paris")
+    client = hb.OpenAIClient(model, base_url=srv.base_url, api_key_env=None, **FAST)
+    with pytest.warns(hb.UsageEstimatedWarning) as got:
+        bench = hb.benchmark(_ask("{item}"), REF, runs=5, client=client, governor=GOV)
+    assert {r.usd_provenance for r in bench.rows} == {provenance}
+    (text,) = [str(w.message) for w in got if issubclass(w.category, hb.UsageEstimatedWarning)]
+    assert "arm 'ask': 10 run(s)" in text and ("estimated at 4 characters" in text) == (
+        provenance == "estimated"
+    )
+    srv.set(omit_usage=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", hb.UsageEstimatedWarning)  # reported usage: no warning
+        hb.benchmark(_ask("{item} again"), REF, runs=5, client=client, governor=GOV)
