@@ -379,8 +379,8 @@ def _outputs_arm(spec: Any) -> Arm:
 
         try:
             if fmt == "tatqa":
-                table = tatqa_outputs(path, scaled=True)
-                return with_check(reading_outputs_arm(name, table), list(table), source=path, missing=missing)
+                run = tatqa_outputs(path, scaled=True)
+                return with_check(reading_outputs_arm(name, run), list(run), source=path, missing=missing)
             return reading_outputs_arm(
                 name,
                 path,
