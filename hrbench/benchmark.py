@@ -1115,7 +1115,7 @@ async def benchmark_async(
     running = Summary([a.name for a in plan.arms], with_metrics) if (not keep_rows or with_metrics) else None
     stops = _Stops()
     errors = _Errors()
-    unreported = _Unreported()
+    unreported = _Unreported(bool(getattr(client, "bills", False)))  # a mock's replies carry no usage
     duplicates: list[DuplicateDrawError] = []
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
@@ -1271,10 +1271,11 @@ async def benchmark_async(
 class _Unreported:
     """Runs whose live replies came without a usage block (:class:`UsageEstimatedWarning`)."""
 
+    bills: bool = True  # the client is a provider that bills (an HTTP API): its replies should say
     per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [counted, estimated]
 
     def add(self, row: Row) -> None:
-        if row.usd_provenance in ("counted", "estimated"):
+        if self.bills and row.usd_provenance in ("counted", "estimated"):
             counts = self.per_arm.setdefault(row.arm, [0, 0])
             counts[row.usd_provenance == "estimated"] += 1
 

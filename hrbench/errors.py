@@ -116,7 +116,7 @@ class ConfigError(HrbenchError, ValueError):
         self.field = field
 
 
-_HEADS = ("arm.", "arms.", "reference.", "client.")
+_HEADS = ("arm.", "reference.", "client.")
 
 
 @contextlib.contextmanager
@@ -127,7 +127,7 @@ def field_under(prefix: str) -> Iterator[None]:
     ``format = "tatqa"`` reference on a SQuAD file said ``path:``): a builder names the field
     it knows (``path``, ``arm.path``, ``reference.path``); the caller that knows where the spec
     sits (``arms[0]``, ``reference``) puts it in front, replacing a generic head (``arm.``,
-    ``arms.<name>.``, ``reference.``, ``client.``). A field already under ``prefix`` is kept.
+    ``reference.``, ``client.``). A field already under ``prefix`` is kept.
 
     Args:
         prefix: the spec's place, e.g. ``"arms[1]"`` or ``"reference"``.
@@ -150,13 +150,10 @@ def field_under(prefix: str) -> Iterator[None]:
         if old == prefix or old.startswith((f"{prefix}.", f"{prefix}[", f"{prefix} ")):
             raise
         rest = old
-        if rest.startswith("arms."):  # arms.<name>.field: the arm's name stands where its index goes
-            rest = rest.split(".", 2)[2] if rest.count(".") >= 2 else ""
-        else:
-            for head in _HEADS:
-                if rest.startswith(head) and (head != "client." or prefix == "client"):
-                    rest = rest[len(head) :]
-                    break
+        for head in _HEADS:
+            if rest.startswith(head) and (head != "client." or prefix == "client"):
+                rest = rest[len(head) :]
+                break
         new = f"{prefix}.{rest}" if rest else prefix
         if exc.message.startswith(old):
             exc.message = new + exc.message[len(old) :]

@@ -271,8 +271,9 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
         client: the benchmark's client (``None`` for none).
 
     Raises:
-        ConfigError: naming ``arms.<name>.template`` and the template, with the field and the
-            items that lack it (the first few ids and how many), or ``arms.<name>.client``.
+        ConfigError: naming ``template`` and the template (the benchmark puts ``arms[i].`` in
+            front), with the field and the items that lack it (the first few ids and how many),
+            or ``client``.
 
     Example:
         >>> check_prompt("ask", "Capital of {item}?", {"q1": "France"}, client=object())
@@ -280,12 +281,12 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
         ...     check_prompt("ask", "Capital of {country}?", {"q1": "France"}, client=object())
         ... except ValueError as exc:
         ...     print(str(exc).split(" (got")[0])
-        arms.ask.template: names {country}, which item 'q1' lacks (1 of 1 item(s) lack it: q1)
+        template: names {country}, which item 'q1' lacks (1 of 1 item(s) lack it: q1)
     """
-    where = f"arms.{arm}.template"
+    where = "template"
     if client is None:
         raise ConfigError(
-            f"arms.{arm}.client",
+            "client",
             None,
             f"prompt arm {arm!r} calls a model: give the benchmark a client ([client])",
         )

@@ -340,7 +340,8 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
             arms.append(specs.build_arm(a))
     with specs.field_under("reference"):
         reference = specs.build_reference(params.reference, store)
-    client = None if params.client is None else specs.build_client(params.client, store)
+    with specs.field_under("client"):
+        client = None if params.client is None else specs.build_client(params.client, store)
     pricing = specs.build_pricing(params.client)
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
     metrics = specs.build_metrics(params.metrics)

@@ -233,7 +233,15 @@ def test_remote_clients_hold_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_replay_client_needs_a_store() -> None:
     with pytest.raises(ConfigError):
         build_client({"kind": "replay", "recording": "r"})
-    assert build_client({"kind": "replay", "recording": "r", "model": "m"}, Store(":memory:")).model == "m"
+    with pytest.raises(ConfigError, match="client.recording: no recording has this name"):
+        build_client({"kind": "replay", "recording": "r", "model": "m"}, Store(":memory:"))
+    fallback = {"kind": "mock", "echo": True}  # a new recording, filled from the fallback
+    assert (
+        build_client(
+            {"kind": "replay", "recording": "r", "model": "m", "fallback": fallback}, Store(":memory:")
+        ).model
+        == "m"
+    )
 
 
 def test_references(tmp_path: Path) -> None:
