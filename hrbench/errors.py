@@ -276,12 +276,14 @@ def failure_cause(error: str, status: int | None = None) -> str:
         'openai: cannot connect to http://127.0.0.1:9/v1'
         >>> failure_cause("openai: reply cut at the output limit (finish_reason 'length'): raise max_tokens")
         'openai: reply cut at the output limit'
+        >>> failure_cause("LookupError: no output for item 'q3'")
+        'LookupError: no output'
     """
     import re
 
     m = re.match(
         r"(\w+: (?:HTTP \d+|cannot connect to \S+|no reply within [\d.]+ s|malformed reply|transport error"
-        r"|reply cut at the output limit|reply has no text))",
+        r"|reply cut at the output limit|reply has no text|no output))",
         error,
     )
     if m:
