@@ -10,10 +10,13 @@ folder's SOURCE.md gives origin and licence; examples/README.md says how TAT-QA 
    (direct, chain of thought, program of thought), clustered by table. The runs answered 1,667;
    the missing answer counts as a parse failure for every arm rather than vanishing.
 
-All are scored with ``answer_contains`` (seed 001); beside its accuracy each summary shows the
-official metrics of the data set, named in the spec's ``metrics``: SQuAD v2.0 EM and F1
-(``squad_em``, ``squad_f1``) and the official TAT-QA EM and F1 (``tatqa_em``, ``tatqa_f1``: scale,
-rounding, percent, multi-span bags), so the runs can be read against their published figures.
+Each is scored by the official metric of its data set, which decides every row and so the
+accuracy, the intervals and the paired differences: the SQuAD v2.0 exact match (``scorer =
+"squad"``) and the official TAT-QA exact match (``scorer = "tatqa"``: scale, rounding to 2
+decimals, percent, multi-span bags). Beside the accuracy each summary shows the official F1
+(``squad_f1``, ``tatqa_f1``) and ``answer_contains`` (seed 001), which has no rounding tolerance
+and accepts verbose replies: it ranks some arms the other way round (examples/README.md), which is
+why it is a side column and not the headline.
 A daemon is started for the demo in its own
 state folder (``out/demo-home``, or ``$HRBENCH_DEMO_HOME``); ``hrb bench`` streams every scored
 row back as a JSON line; ``hrb report`` computes the report from the rows the daemon stored.

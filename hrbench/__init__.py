@@ -59,6 +59,7 @@ from hrbench.reading import (
     is_not_found,
     outputs_arm,
     qa_reference,
+    squad_scorer,
     tatqa_reference,
     tatqa_scorer,
 )
@@ -157,6 +158,7 @@ __all__ = [
     "run_dataset_async",
     "scorer",
     "signature",
+    "squad_scorer",
     "tatqa_reference",
     "tatqa_scorer",
     "trace_cost",

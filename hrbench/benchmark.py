@@ -51,6 +51,7 @@ __all__ = [
     "benchmark",
     "benchmark_async",
     "benchmark_stream",
+    "error_note",
     "stop_note",
     "trace_metrics",
 ]
@@ -89,11 +90,17 @@ class Bench:
             the printout states as "unknown, at most X USD / N calls".
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
         stopped: how many runs the governor stopped (``budget_stop``), dev split included.
-        status: ``"budget_stopped"`` when any run was stopped, else ``"done"``.
+        errors: how many runs ended in an error (``failure_kind == "error"``: a failed model
+            call, an arm or scorer that raised), dev split included.
+        status: ``"budget_stopped"`` when any run was stopped, else ``"errors"`` when any run
+            ended in an error, else ``"done"``.
 
     Decided (newcomer finding; seed 002 keeps stopped runs counted wrong): a benchmark a budget
     stopped is never shown as plainly done. Its ``status`` is ``"budget_stopped"``, and its
-    printout ends with :meth:`stop_note`.
+    printout ends with :meth:`stop_note`. Decided likewise (newcomer finding: a benchmark whose
+    every run failed on a dead port showed ``done``): a benchmark with runs that ended in
+    errors, all or some, has the status ``"errors"`` (a budget stop wins when both), and its
+    printout says how many and the commonest cause (:meth:`error_note`).
 
     A benchmark run with ``keep_rows=False`` (rows streamed to ``on_row`` or a store) holds no
     rows or traces; its summary and printout come from a running count.
@@ -155,7 +162,9 @@ class Bench:
         (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
         ``usd_list`` sums the same rows at list price, each reply at what it cost when first
         paid (:func:`~hrbench.records.list_usd`; issue 18), so arms compare by cost whatever
-        the cache served. ``metrics`` holds the mean of each benchmark
+        the cache served. ``error_causes`` counts every run that ended in an error (dev split
+        included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; newcomer finding: the
+        status and banner name the commonest). ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
         without metrics.
         """
@@ -219,6 +228,9 @@ class Bench:
         note = self.stop_note()
         if note is not None:
             lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
+        failed = self.error_note()
+        if failed is not None:
+            lines.append(f"  Runs failed: {failed}.")
         if metric_names:
             lines.append(
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
@@ -233,9 +245,45 @@ class Bench:
         return f"<Bench {self.id} {len(self.rows)} rows>"
 
     @property
+    def errors(self) -> int:
+        """How many runs ended in an error, dev split included (the summary's ``error_causes``)."""
+        return sum(sum(s.get("error_causes", {}).values()) for s in self.summary())
+
+    @property
     def status(self) -> str:
-        """``"budget_stopped"`` when the governor stopped any run, else ``"done"`` (newcomer finding)."""
-        return "budget_stopped" if self.stopped else "done"
+        """``"budget_stopped"``, ``"errors"`` or ``"done"`` (newcomer findings; see the class).
+
+        Example:
+            >>> import warnings
+            >>> from hrbench import Arm, Reference
+            >>> def broken(item, ctx):
+            ...     raise RuntimeError("no model")
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     b = benchmark(Arm("a", broken), Reference({"q1": "x"}, labels=["x"]), runs=5)
+            >>> b.status, b.errors
+            ('errors', 5)
+            >>> b.error_note()
+            '5 of 5 runs ended in errors and count as wrong (seed 002); commonest cause: RuntimeError (5 runs)'
+        """
+        if self.stopped:
+            return "budget_stopped"
+        return "errors" if self.errors else "done"
+
+    def error_note(self, resume: str | None = None) -> str | None:
+        """What runs that ended in errors did to the table, or ``None`` when none did.
+
+        Args:
+            resume: how to run them again (a command), or ``None``.
+
+        Example: see :attr:`status`.
+        """
+        causes: dict[str, int] = {}
+        for s in self.summary():
+            for cause, k in s.get("error_causes", {}).items():
+                causes[cause] = causes.get(cause, 0) + k
+        n = self._summary.n if self._summary is not None else len(self.rows)
+        return error_note(causes, n, resume)
 
     def stop_note(self) -> str | None:
         """What a budget stop did to the table, or ``None`` when no run was stopped.
@@ -395,7 +443,8 @@ class Summary:
         """Count one row, with its metric values when the benchmark has metrics.
 
         ``trace`` gives the row's list price (:func:`~hrbench.records.list_usd`); without it
-        (a resumed row) the list price is taken as what the row paid.
+        (a resumed row) the list price is taken as what the row paid. It also gives the cause
+        of a run that ended in an error (``"unknown"`` without it).
         """
         self.n += 1
         if self.metrics and r.reportable and r.correct is not None:
@@ -426,6 +475,7 @@ class Summary:
                 "tokens_in": 0,
                 "tokens_out": 0,
                 "dev": False,
+                "error_causes": {},
             }
         usd = r.usd
         if c["usd"] is not None:
@@ -436,6 +486,9 @@ class Summary:
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
         kind = r.failure_kind
+        if kind == "error":  # every run that ended in an error, dev split included, by cause
+            cause = _error_of(list(trace))[1] if trace else "unknown"
+            c["error_causes"][cause] = c["error_causes"].get(cause, 0) + 1
         if r.reportable:
             c["runs"] += 1
             if kind is not None:
@@ -477,6 +530,7 @@ class Summary:
                 "tokens_in": 0,
                 "tokens_out": 0,
                 "dev": False,
+                "error_causes": {},
             }
             rep, dev_means = means.get((name, False)), means.get((name, True))
             out.append(
@@ -498,6 +552,7 @@ class Summary:
                             "tokens_out",
                         )
                     },
+                    "error_causes": dict(c["error_causes"]),
                     "metrics": {
                         m: None
                         if name in self.unmeasured or not metric_means.get((name, m))
@@ -534,6 +589,42 @@ def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
         return None
     note = f"{stopped} of {runs} runs were stopped by the budget and count as wrong (seed 002)"
     return note if resume is None else f"{note}; resume with {resume}"
+
+
+def error_note(causes: Mapping[str, int], runs: int, resume: str | None = None) -> str | None:
+    """The sentence that says how many of ``runs`` runs ended in errors, and the commonest cause.
+
+    Decided (newcomer finding: every run failed on a dead port and the benchmark showed
+    ``done``): wherever a benchmark with such runs is shown, it says how many there are (seed
+    002 counts them wrong) and the cause most of them had, so that a broken endpoint is never
+    read as a bad arm. ``resume`` is appended as the way to run them again.
+
+    Args:
+        causes: runs that ended in errors, by cause (:meth:`Bench.summary`'s ``error_causes``
+            summed over arms).
+        runs: runs in the benchmark.
+        resume: how to run them again (a command), or ``None``.
+
+    Returns:
+        The sentence, or ``None`` when no run ended in an error. Of causes tied for the
+        commonest, the first met is named.
+
+    Example:
+        >>> error_note({"openai: cannot connect to http://127.0.0.1:9/v1": 19, "RuntimeError": 1}, 20,
+        ...            "`hrb bench --resume b1 --retry-errors`")
+        '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to http://127.0.0.1:9/v1 (19 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
+        >>> error_note({}, 20) is None
+        True
+    """
+    n = sum(causes.values())
+    if not n:
+        return None
+    cause, k = max(causes.items(), key=lambda kv: kv[1])
+    note = (
+        f"{n} of {runs} runs ended in errors and count as wrong (seed 002); "
+        f"commonest cause: {cause} ({k} run{'s' if k != 1 else ''})"
+    )
+    return note if resume is None else f"{note}; fix it, then run them again with {resume}"
 
 
 METRICS_SOURCE = "metrics"
@@ -1003,6 +1094,8 @@ async def benchmark_async(
     executor: Any = None,
     metrics: Sequence[BenchMetric] | None = None,
     done_metrics: Mapping[str, Mapping[str, float]] | None = None,
+    done_traces: Mapping[str, Sequence[Step]] | None = None,
+    retry_errors: bool = False,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -1028,6 +1121,14 @@ async def benchmark_async(
         done_metrics: the metric values of ``done`` rows by ledger id, as each run's trace
             keeps them (:func:`trace_metrics`); a done row without them makes its arm's
             metrics ``None``.
+        done_traces: the traces of ``done`` rows by ledger id (those that ended in an error
+            suffice): the summary names their causes (``error_causes``; ``"unknown"``
+            without them).
+        retry_errors: run again the ``done`` runs that ended in an error (``failure_kind ==
+            "error"``) instead of keeping them; their new rows replace the old ones (newcomer
+            finding: a resume ran only budget-stopped runs again, so a benchmark whose runs
+            failed on a dead endpoint could not be finished once it was fixed). What the
+            failed attempts spent stays spent: the governor starts from its ledger as given.
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -1157,13 +1258,17 @@ async def benchmark_async(
         todo = []
         for run in range(1, runs + 1):
             prior = done.get((arm.name, item, run))
-            if prior is None:
+            if prior is None or (retry_errors and prior.failure_kind == "error"):
                 todo.append(run)
                 continue
+            # an error's trace names its cause; other kept rows keep their list price as paid
+            kept = (done_traces or {}).get(prior.ledger_id) if prior.failure_kind == "error" else None
             if keep_rows:
                 rows[ci * runs + run - 1] = prior
+                if kept is not None:
+                    traces[prior.ledger_id] = list(kept)
             if running is not None:  # its trace's metric values (none: the arm's metrics are NA)
-                running.add(prior, (done_metrics or {}).get(prior.ledger_id) if with_metrics else None)
+                running.add(prior, (done_metrics or {}).get(prior.ledger_id) if with_metrics else None, kept)
         return todo
 
     Cell = tuple[int, str, str, Arm]
@@ -1505,7 +1610,9 @@ def benchmark(
         governor: the :class:`~hrbench.Governor` the whole benchmark is held to.
         seed: the seed of the arms' private random streams.
         **kwargs: ``cache``, ``record``, ``store``, ``concurrency``, ``pricing``,
-            ``benchmark_id``, ``on_row``, ``done``, ``raise_duplicates``, ``keep_rows``,
+            ``benchmark_id``, ``on_row``, ``done`` (rows kept from an interrupted run: a resume),
+            ``done_metrics``, ``done_traces``, ``retry_errors`` (run the ``done`` runs that
+            ended in errors again), ``raise_duplicates``, ``keep_rows``,
             ``metrics`` (graded scores shown beside the accuracy), ``executor`` (``"local"``, or
             a Ray cluster: issue 17): see :func:`benchmark_async`.
 

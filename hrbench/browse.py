@@ -18,7 +18,12 @@ Rules decided here (issue 16; the seeds are silent):
   correctness over runs there;
 - a benchmark stored as ``running`` that no task of this daemon runs is ``interrupted``;
 - a benchmark a budget stopped has status ``budget_stopped`` and a ``stop_note`` saying how
-  many runs count as wrong and how to resume (newcomer finding).
+  many runs count as wrong and how to resume (newcomer finding);
+- a benchmark with runs that ended in errors (all or some) has status ``errors`` (a budget stop
+  wins when both) and a ``stop_note`` saying how many, the commonest cause, and that
+  ``hrb bench --resume ID --retry-errors`` runs them again (newcomer finding: every run failed
+  on a dead port and the benchmark showed ``done``); one stored ``done`` by an older version
+  with such runs is shown ``errors`` too.
 """
 
 from __future__ import annotations
@@ -102,15 +107,20 @@ def benchmark_status(
 
     Returns:
         ``{"status": ..., "stop_note": ...}``: ``interrupted`` for a ``running`` record no task
-        runs; ``stop_note`` as :func:`budget_note` gives it.
+        runs, ``errors`` for a ``done`` one whose summary counts runs that ended in errors;
+        ``stop_note`` as :func:`budget_note` gives it.
 
     Example:
         >>> benchmark_status({"id": "b1", "status": "running", "summary": None}, 3)
         {'status': 'interrupted', 'stop_note': None}
+        >>> benchmark_status({"id": "b1", "status": "done", "summary": [{"errors": 2, "error_causes": {"RuntimeError": 2}}]}, 5)["status"]
+        'errors'
     """
     status = rec.get("status") or "interrupted"
     if status == "running" and rec.get("id") not in running:
         status = "interrupted"
+    if status == "done" and sum(_error_causes(rec.get("summary")).values()):
+        status = "errors"
     spec = rec.get("spec") or {}
     caps = spec.get("limits") or (spec.get("params") or {}).get("governor") or rec  # a header has them
     note = budget_note(str(rec.get("id")), rec.get("summary"), rows, caps, used)
@@ -144,6 +154,8 @@ def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
         "max_calls": head["max_calls"],
         "unknown_usd": head.get("unknown_usd"),
         "unknown_calls": head.get("unknown_calls"),
+        "max_tokens": head.get("max_tokens"),
+        "tokens": head.get("tokens"),
         "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
         "stop_note": benchmark_status(head, head["rows"], running, head)["stop_note"],
     }
@@ -186,6 +198,21 @@ def resume_flag(caps: dict[str, Any] | None, used: dict[str, Any] | None) -> str
     return max(full, key=lambda f: full[f])
 
 
+def _error_causes(summary: list[dict[str, Any]] | None) -> dict[str, int]:
+    """Runs that ended in errors by cause, over the arms of a stored summary.
+
+    A summary stored before causes were kept gives its ``errors`` count as cause ``"unknown"``.
+    """
+    causes: dict[str, int] = {}
+    for s in summary or []:
+        by_cause = s.get("error_causes")
+        if by_cause is None:
+            by_cause = {"unknown": int(s.get("errors") or 0)} if s.get("errors") else {}
+        for cause, k in by_cause.items():
+            causes[cause] = causes.get(cause, 0) + int(k)
+    return causes
+
+
 def budget_note(
     benchmark_id: str,
     summary: list[dict[str, Any]] | None,
@@ -193,28 +220,39 @@ def budget_note(
     caps: dict[str, Any] | None = None,
     used: dict[str, Any] | None = None,
 ) -> str | None:
-    """The banner of a benchmark a budget stopped, from its stored summary (newcomer finding).
+    """The banner of a benchmark a budget stopped or whose runs ended in errors (newcomer findings).
 
     Args:
         benchmark_id: the benchmark's id (for the resume command).
-        summary: its stored per-arm summary (``budget_stop`` per arm), ``None`` while it runs.
+        summary: its stored per-arm summary (``budget_stop`` and ``error_causes`` per arm),
+            ``None`` while it runs.
         rows: its stored rows.
         caps: the limits in force, ``used`` the ledger's use: they name the flag to raise
             (:func:`resume_flag`).
         used: see ``caps``.
 
     Returns:
-        :func:`hrbench.benchmark.stop_note` with the ``hrb`` command that resumes it, or
-        ``None`` when no run was stopped.
+        :func:`hrbench.benchmark.stop_note` and :func:`hrbench.benchmark.error_note`, each when
+        it applies, joined, with the one ``hrb`` command that resumes it: the flag of the cap
+        that stopped it, and ``--retry-errors`` when runs ended in errors; ``None`` when no run
+        was stopped or ended in an error.
 
     Example:
         >>> budget_note("b1", [{"arm": "a", "budget_stop": 240}], 250, {"max_usd": 1.0}, {"usd": 0.99})
         '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-usd USD`'
+        >>> budget_note("b1", [{"arm": "a", "errors": 20, "error_causes": {"openai: HTTP 401": 20}}], 20)
+        '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: HTTP 401 (20 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
     """
-    from hrbench.benchmark import stop_note
+    from hrbench.benchmark import error_note, stop_note
 
     stopped = sum(int(s.get("budget_stop") or 0) for s in summary or [])
-    return stop_note(stopped, rows, f"`hrb bench --resume {benchmark_id} {resume_flag(caps, used)}`")
+    causes = _error_causes(summary)
+    if not stopped:
+        return error_note(causes, rows, f"`hrb bench --resume {benchmark_id} --retry-errors`")
+    flags = resume_flag(caps, used) + (" --retry-errors" if causes else "")
+    failed = error_note(causes, rows)
+    note = stop_note(stopped, rows) if failed is None else f"{stop_note(stopped, rows)}; {failed}"
+    return f"{note}; resume with `hrb bench --resume {benchmark_id} {flags}`"
 
 
 def benchmark_list(

@@ -22,6 +22,7 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
         ├── StoreCorrupt              the file is not a readable SQLite database
         └── StoreReadOnly             the file or its folder cannot be written
     BenchmarkRunning                  a benchmark id that is running now was asked to run again
+    DaemonStopped                     the daemon was stopped while the benchmark ran (resumable)
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
@@ -41,6 +42,7 @@ from typing import Any
 __all__ = [
     "ArmErrorWarning",
     "BenchmarkRunning",
+    "DaemonStopped",
     "BudgetRefused",
     "BudgetStoppedWarning",
     "CodeRefused",
@@ -362,6 +364,20 @@ class BenchmarkRunning(HrbenchError):
     """
 
     code = -32026
+
+
+class DaemonStopped(HrbenchError):
+    """Raised to the caller of a benchmark that ran when its daemon was stopped.
+
+    Decided (newcomer finding: ``hrb daemon stop`` during ``hrb bench`` said only
+    "cancelled"): the message says the daemon was stopped and how (``hrb daemon stop``, a
+    signal), the benchmark's id, how many of its runs are done and saved, and the command that
+    resumes it; the benchmark is stored ``interrupted`` (as when a daemon dies) and resumable.
+    ``context``: ``benchmark``, ``done``, ``total``. ``hrb`` exits 3, as for a daemon that died
+    mid-run: it is not a budget stop.
+    """
+
+    code = -32027
 
 
 class FewRunsWarning(UserWarning):

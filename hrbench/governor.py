@@ -13,7 +13,6 @@ was spent and cannot pass ``max_calls`` or ``max_usd`` across the crash.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Awaitable, Generator
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from hrbench.errors import BudgetRefused, ConfigError
 if TYPE_CHECKING:
     from hrbench.ledger import Journal
 
-__all__ = ["Gate", "Governor", "Reservation", "default_governor", "usd_digits"]
+__all__ = ["DEFAULT_LIMIT_VARIABLES", "Gate", "Governor", "Reservation", "default_governor", "usd_digits"]
 
 
 class _Cleared:
@@ -40,19 +39,34 @@ class _Cleared:
         self.gate._cleared = True
 
 
+DEFAULT_LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_TOKENS")
+"""The environment variables that override :data:`hrbench.options`' default limits."""
+
+
 def default_governor() -> Governor:
     """A governor with the limits of :data:`hrbench.options` (environment overrides applied).
 
-    Read when a benchmark starts (seed 002: the limits of ``gr_options()``, 400 calls).
+    Read when a benchmark starts (seed 002: the limits of ``gr_options()``, 400 calls). The
+    overrides are :data:`DEFAULT_LIMIT_VARIABLES`, read with
+    :func:`~hrbench.environ.env_value`: the caller's environment first (the daemon's
+    request; decided, newcomer finding: ``HRBENCH_MAX_CALLS=50 hrb bench`` was ignored by a
+    daemon started before, so ``hrb`` sends them), then this process's.
 
     Raises:
         ConfigError: an environment override that is not a number.
+
+    Example:
+        >>> from hrbench.environ import use_caller_env
+        >>> with use_caller_env({"HRBENCH_MAX_CALLS": "50"}):
+        ...     default_governor().max_calls
+        50
     """
+    from hrbench.environ import env_value
     from hrbench.options import options
 
     limits: dict[str, Any] = options.as_dict()
     for key, cast in (("max_calls", int), ("max_usd", float), ("max_tokens", int)):
-        env = os.environ.get("HRBENCH_" + key.upper())
+        env = env_value("HRBENCH_" + key.upper())
         if env:
             try:
                 limits[key] = cast(env)

@@ -24,9 +24,25 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
 - Percent and scale on one side only are read both ways: the reply ``"25%"`` matches the
   labels 25 and 0.25; ``"1.5 million"`` matches 1.5 and 1500000 (TAT-QA-style references keep
   the scale apart from the number). With the same mark on both sides the values are compared.
-- Tolerance: ``abs(reply - label) <= max(abs_tol, rel_tol * abs(label))``; with both 0 (the
-  default) the decimal values must be equal (``"29.00"`` equals 29, ``"0.30"`` equals 0.3:
-  no binary floating-point error).
+- Tolerance: ``abs(reply - label) <= max(abs_tol, rel_tol * abs(label))``. With both 0 (the
+  default) the values are compared as decimals (``"29.00"`` equals 29, ``"0.30"`` equals 0.3),
+  equal up to binary floating-point noise (decided, seed silent; newcomer finding:
+  ``"0.30000000000000004"``, what Python prints for ``0.1 + 0.2``, was wrong against the label
+  0.3, and program-of-thought models print such floats): two numbers of the same sign are
+  equal when they differ by less than one unit in the 15th significant digit of the smaller
+  in magnitude. Source: C's ``DBL_DIG`` = 15 (C11 5.2.4.2.2; IEEE 754 binary64): every decimal of
+  15 significant digits survives a round trip through a float64, so two such decimals that
+  differ are different doubles and stay unequal (``45.2`` is not ``45.25``; numbers differing
+  in the 10th, or the 15th, significant digit are unequal), while a float64 printed with 16 or
+  17 digits (``repr``) is within half a unit of the 15th digit of the decimal it stands for,
+  with room for a few more units in the last place of arithmetic error
+  (``100 * (1.1 - 1)`` prints ``10.000000000000009``, equal to 10). Zero equals only zero: noise
+  around 0 (``0.1 + 0.2 - 0.3`` is ``5.55e-17``) has no scale to be judged against; give
+  ``abs_tol`` for it. The rule applies with any tolerance (:func:`hrbench._float.float_noise_equal`).
+  Numbers that differ only after their 15th significant digit are equal by it: a 16-digit
+  identifier is not a quantity, score it with ``exact``. ``answer_contains`` applies the same
+  rule only to a reply's number written with a decimal point and more than 15 significant
+  digits (a printed float); ``exact`` stays literal (seed 000).
 - A reply with no number is ``parse_failure``; a label with no number raises
   :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
   their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` (read by ``answer_contains``'s rule,
@@ -41,6 +57,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Literal
 
+from hrbench._float import DBL_DIG, float_noise_equal
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.reading import is_not_found
 from hrbench.reading._fold import _is_minus, fold_answer
@@ -48,7 +65,7 @@ from hrbench.reading._scorer import is_not_in_document_label, stop_kind
 from hrbench.records import Score
 from hrbench.scorer import Scorer, label_answers, screen
 
-__all__ = ["Quantity", "numeric_scorer", "read_numbers"]
+__all__ = ["DBL_DIG", "Quantity", "float_noise_equal", "numeric_scorer", "read_numbers"]
 
 _NUMBER = re.compile(
     r"(?<![0-9.])(-)?([0-9]+(?:\.[0-9]+)?)"
@@ -147,8 +164,10 @@ def _label_numbers(label: str, accounting: bool) -> tuple[Quantity, ...]:
 
 
 def _equal(a: Decimal, b: Decimal, abs_tol: float, rel_tol: float) -> bool:
+    if float_noise_equal(a, b):
+        return True
     if abs_tol == 0 and rel_tol == 0:
-        return a == b
+        return False
     return abs(a - b) <= max(Decimal(repr(abs_tol)), Decimal(repr(rel_tol)) * abs(b))
 
 
@@ -169,7 +188,8 @@ def numeric_scorer(
     The rules, each decided where the seeds are silent, are in this module's docstring.
 
     Args:
-        abs_tol: absolute tolerance, in the label's units (``0.01`` for cents).
+        abs_tol: absolute tolerance, in the label's units (``0.01`` for cents); with
+            ``rel_tol`` 0 too, values equal up to float64 noise (:func:`float_noise_equal`).
         rel_tol: relative tolerance, a fraction of the label (``0.01`` is 1%).
         which: ``"last"`` compares the reply's last number; ``"any"`` accepts any of them.
         accounting: read a number in brackets as negative.
@@ -188,6 +208,8 @@ def numeric_scorer(
         Score(correct=True, outcome='45.3', failure_kind=None)
         >>> numeric_scorer()(None, "It grew 25%.", 0.25).correct, numeric_scorer()(None, "Large.", 3).failure_kind
         (True, 'parse_failure')
+        >>> numeric_scorer()(None, "0.30000000000000004", 0.3).correct, numeric_scorer()(None, "45.25", 45.2).correct
+        (True, False)
     """
     for field, tol in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
         if not isinstance(tol, (int, float)) or isinstance(tol, bool) or tol < 0:

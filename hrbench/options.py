@@ -4,7 +4,10 @@ They are sized for one run of a reader (400 calls), as in the R original; a benc
 on 300 items for 5 runs needs thousands of calls, so pass a :class:`~hrbench.Governor` sized for
 it. Change them for the process with ``hrbench.options.max_calls = 1000``, or with the
 environment variables ``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD`` and ``HRBENCH_MAX_TOKENS``
-(which win when set).
+(which win when set). Through the daemon, the variables of the shell that submits the benchmark
+count first (``hrb`` and ``hrbench_client`` send them with the request; decided, newcomer
+finding), then the daemon's own; a spec's ``[governor]`` and the ``--max-*`` flags win over
+both (:func:`hrbench.governor.default_governor`).
 
 Example:
     >>> import hrbench as hb

@@ -15,6 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import msgspec
 
+from hrbench._float import DBL_DIG
 from hrbench._text import caseless, fold_minus
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import FAILURE_KINDS, REFUSAL_REASONS, Answer, Result, Score
@@ -102,6 +103,11 @@ def label_answers(label: Any) -> list[str] | None:
     A label may be one string, one number (written in plain digits), or a list of them
     (seed 000: matching any one is correct). ``None`` and NaN mean no label.
 
+    Decided (seed silent; newcomer finding: the label ``0.1 + 0.2`` did not accept ``"0.3"``): a
+    float label carrying float64 noise is also written to 15 significant digits (C's
+    ``DBL_DIG``, :mod:`hrbench._float`): ``0.30000000000000004`` accepts ``"0.3"`` as well as
+    its ``repr``. Both are plain digits, so seed 000's "100000, not 1e+05" still holds.
+
     Decided: a label may also be a mapping whose ``answers`` holds the accepted answers (any of
     the forms above) beside details of the gold answer that a scorer needs, such as TAT-QA's
     raw answer, scale and answer type (:func:`hrbench.reading.tatqa_reference`). Such details
@@ -113,6 +119,8 @@ def label_answers(label: Any) -> list[str] | None:
         ['Paris', '100000']
         >>> label_answers({"answers": [-12.6], "scale": "million"})
         ['-12.6']
+        >>> label_answers(0.1 + 0.2)
+        ['0.30000000000000004', '0.3']
     """
     if label is None:
         return None
@@ -127,6 +135,10 @@ def label_answers(label: Any) -> list[str] | None:
         return out
     if isinstance(label, Mapping):
         return label_answers(label.get("answers"))
+    if isinstance(label, float) and math.isfinite(label):
+        written = plain_number(label)
+        short = plain_number(Decimal(format(label, f".{DBL_DIG}g")))
+        return [written] if short == written else [written, short]
     if isinstance(label, (int, float, Decimal)):
         return [plain_number(label)]
     return [str(label)]

@@ -901,6 +901,7 @@ _MORE_SCORERS = {
     "choice": ("hrbench.choice", "choice_scorer"),
     "pattern": ("hrbench.pattern", "pattern_scorer"),
     "tatqa": ("hrbench.reading", "tatqa_scorer"),
+    "squad": ("hrbench.reading", "squad_scorer"),
 }
 
 
@@ -914,6 +915,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
             (:func:`hrbench.choice.choice_scorer`), ``pattern``
             (:func:`hrbench.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
+            ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
             ``judge`` (:func:`hrbench.judge.judge_scorer`; ``settings["client"]`` is the judge's
             client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``: a Scorer, a factory (called with ``settings``), or a
             function ``fn(item, output, label)`` wrapped with :func:`~hrbench.scorer.scorer`.
@@ -970,7 +972,8 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
         raise ConfigError(
             "scorer",
             name,
-            "unknown scorer; expected exact, answer_contains, numeric, choice, pattern, tatqa, judge or "
+            "unknown scorer; expected exact, answer_contains, numeric, choice, pattern, tatqa, squad, judge "
+            "or "
             "package.module:function",
         )
     try:
@@ -982,7 +985,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
     return out  # type: ignore[no-any-return]
 
 
-_METRICS = {"tatqa": "tatqa_scores", "squad": "squad_scores"}
+_METRICS = {"tatqa": "tatqa_scores", "squad": "squad_scores", "answer_contains": "answer_contains_scores"}
 
 
 def build_metrics(names: Sequence[str]) -> list[Callable[[Any, Any, Any], Any]]:
@@ -991,7 +994,9 @@ def build_metrics(names: Sequence[str]) -> list[Callable[[Any, Any, Any], Any]]:
     Args:
         names: ``tatqa`` (the official TAT-QA EM and F1, :func:`hrbench.reading.tatqa_scores`:
             columns ``tatqa_em``, ``tatqa_f1``), ``squad`` (SQuAD v2.0 EM and F1,
-            :func:`hrbench.reading.squad_scores`: ``squad_em``, ``squad_f1``), or
+            :func:`hrbench.reading.squad_scores`: ``squad_em``, ``squad_f1``), ``answer_contains``
+            (seed 001's scorer as a side column, :func:`hrbench.reading.answer_contains_scores`:
+            ``answer_contains``), or
             ``package.module:function``: ``fn(item, output, label)`` returning a number or a
             mapping of names to numbers.
 

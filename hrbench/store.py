@@ -820,9 +820,10 @@ class Store:
             Dicts with ``id``, ``name`` (the spec's, or ``None``), ``created`` (epoch seconds),
             ``status``, ``arms`` (names), ``rows`` (stored), ``total`` (expected rows),
             ``summary`` (the per-arm summary of a finished benchmark, else ``None``), ``runs``,
-            ``reference_hash``, the governor caps ``max_usd`` and ``max_calls`` in force (``None``:
-            no cap), ``default_limits`` (``True``: the defaults, no governor in the spec; ``None``
-            for a benchmark stored before limits were kept), its use ``usd`` and ``calls`` (the
+            ``reference_hash``, the governor caps ``max_usd``, ``max_calls`` and ``max_tokens`` in
+            force (``None``: no cap), ``default_limits`` (``True``: the defaults, no governor in
+            the spec; ``None`` for a benchmark stored before limits were kept), its use ``usd``,
+            ``calls`` and ``tokens`` (the
             ledger, open reservations counted as spent; ``None`` if none) and of that the part a
             crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most").
         """
@@ -834,7 +835,8 @@ class Store:
             "coalesce(json_extract(b.spec, '$.limits'), json_extract(b.spec, '$.params.governor')), "
             "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
-            "l.unknown_usd, l.unknown_calls "
+            "l.unknown_usd, l.unknown_calls, "
+            "l.tokens + (SELECT coalesce(sum(o.tokens), 0) FROM ledger_open o WHERE o.benchmark_id=b.id) "
             "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
         caps = [msgspec.json.decode(g[10] or "{}") for g in got]
@@ -858,6 +860,7 @@ class Store:
                 "calls": calls,
                 "unknown_usd": unknown_usd,
                 "unknown_calls": unknown_calls,
+                "tokens": tokens,
             }
             for (
                 i,
@@ -875,6 +878,7 @@ class Store:
                 calls,
                 unknown_usd,
                 unknown_calls,
+                tokens,
             ), cap in zip(got, caps, strict=True)
         ]
 

@@ -8,8 +8,9 @@ An item is ``{"document", "question"}``; a label is the accepted answers or
 - :func:`qa_reference` (SQuAD-style files and rows) and :func:`tatqa_reference` (TAT-QA);
 - the official TAT-QA metric: :func:`tatqa_scorer` (EM as a benchmark scorer),
   :func:`tatqa_exact_match` and :func:`tatqa_f1` (``evaluate()`` metrics), :func:`tatqa_em_f1`;
-- benchmark metrics (graded scores beside the scorer's accuracy): :func:`tatqa_scores` and
-  :func:`squad_scores`;
+- the official SQuAD v2.0 exact match as a benchmark scorer: :func:`squad_scorer`;
+- benchmark metrics (graded scores beside the scorer's accuracy): :func:`tatqa_scores`,
+  :func:`squad_scores` and :func:`answer_contains_scores`;
 - :func:`outputs_arm` (existing predictions; :func:`tatqa_outputs` reads TAT-QA run files;
   :func:`check_outputs` refuses predictions for no item);
 - reading recipes :func:`direct`, :func:`chunked`, :func:`retrieve`;
@@ -23,7 +24,7 @@ from hrbench.reading._outputs import check_outputs, outputs_arm, tatqa_outputs
 from hrbench.reading._recipes import INSTRUCTIONS, RECIPES, chunk_document, chunked, direct, retrieve
 from hrbench.reading._reference import document_id, qa_reference, read_rows, tatqa_reference
 from hrbench.reading._scorer import LIMIT_NOTES, REFUSAL_REASONS, answer_scorer, stop_kind
-from hrbench.reading._squad import squad_scores
+from hrbench.reading._squad import answer_contains_scores, squad_scorer, squad_scores
 from hrbench.reading._tatqa import (
     tatqa_answer_string,
     tatqa_em_f1,
@@ -42,6 +43,7 @@ __all__ = [
     "NOT_IN_DOCUMENT",
     "RECIPES",
     "REFUSAL_REASONS",
+    "answer_contains_scores",
     "answer_scorer",
     "check_outputs",
     "chunk_document",
@@ -57,6 +59,7 @@ __all__ = [
     "qa_reference",
     "read_rows",
     "retrieve",
+    "squad_scorer",
     "squad_scores",
     "stop_kind",
     "tatqa_answer_string",

@@ -64,6 +64,12 @@ Numbers (seed 001):
   after a letter joins a word ("covid-19" contains 19, not -19);
 * units, currency and "%" written against a number do not hide it ("45.2m", "5mg", "$8,000.",
   "20%", "\u00a3304m", "\u20ac5", "\u00a55"; H02e, H05d).
+* float64 noise (decided, seed silent; newcomer finding): a number of the answer written
+  with a decimal point and more than 15 significant digits -- a float as a program prints it,
+  ``"0.30000000000000004"`` for ``0.1 + 0.2`` -- contains an accepted answer that is a bare
+  number equal to it up to float64 noise (:func:`contains_float_noise`; the rule and its source,
+  C's ``DBL_DIG``, in :mod:`hrbench._float`). A number of 15 significant digits or fewer is
+  matched as written, so "45.2" is still not in "45.25" nor "0.3" in "0.31".
 
 Seed 001 says "contains" and pins numbers; the word rule above is decided, and text with
 neither a letter nor a digit at an end (``"(A)"``, ``"$5"``) is matched by plain containment at
@@ -74,11 +80,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from decimal import Decimal
 from functools import lru_cache
 
+from hrbench._float import DBL_DIG, float_noise_equal, significant_digits
 from hrbench._text import caseless, fold_minus
 
-__all__ = ["contains_answer", "fold_answer", "strip_around"]
+__all__ = ["contains_answer", "contains_float_noise", "fold_answer", "strip_around"]
 
 _SEP = "\ue000"  # a private-use marker for a possible thousands separator; NFKC leaves it alone
 
@@ -300,3 +308,49 @@ def contains_answer(hay: str, needle: str) -> bool:
             elif tail_word and _word_char(c):
                 continue
         return True
+
+
+_BARE_NUMBER = re.compile(r"(-?[0-9]+(?:\.[0-9]+)?)((?: ?%| percent| per cent)?)")
+_LONG_RUN = re.compile(r"[0-9.]{17}")  # a number with a point and 16+ digits has 17+ such characters
+_PRINTED_FLOAT = re.compile(r"(?<![0-9.])(-?)([0-9]+\.[0-9]+)(?![0-9]|\.[0-9])")
+
+
+def contains_float_noise(hay: str, needle: str) -> bool:
+    """Whether ``hay`` holds a printed float equal to the bare number ``needle`` up to noise.
+
+    Only numbers of ``hay`` written with a decimal point and more than 15 significant digits
+    are read (module docstring); each is matched whole, with its minus sign as
+    :func:`contains_answer` reads it (a hyphen between two numbers is a range).
+
+    Args:
+        hay: the folded answer text.
+        needle: one folded accepted answer; only a bare number (``"0.3"``, ``"-12"``), or one
+            with a percent mark (``"0.3%"``, ``"0.3 percent"``: the answer's number must carry
+            the same mark), is sought.
+
+    Returns:
+        ``True`` when such a number equals ``needle`` by :func:`hrbench._float.float_noise_equal`.
+
+    Example:
+        >>> contains_float_noise("the ratio is 0.30000000000000004.", "0.3")
+        True
+        >>> contains_float_noise("0.31", "0.3"), contains_float_noise("1234567890123457", "1234567890123456")
+        (False, False)
+    """
+    bare = _BARE_NUMBER.fullmatch(needle)
+    if bare is None or _LONG_RUN.search(hay) is None:
+        return False
+    want, mark = Decimal(bare.group(1)), bare.group(2)
+    for m in _PRINTED_FLOAT.finditer(hay):
+        digits = m.group(2)
+        if significant_digits(digits) <= DBL_DIG:
+            continue
+        value = Decimal(digits)
+        if m.group(1) and _is_minus(hay, m.start(1)):
+            value = -value
+        end = m.end() + len(mark)
+        if mark and (hay[m.end() : end] != mark or (end < len(hay) and _word_char(hay[end]))):
+            continue
+        if float_noise_equal(value, want):
+            return True
+    return False

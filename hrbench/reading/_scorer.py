@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
-from hrbench.reading._fold import contains_answer, fold_answer, strip_around
+from hrbench.reading._fold import contains_answer, contains_float_noise, fold_answer, strip_around
 from hrbench.reading._not_found import _folded_not_found
 from hrbench.records import REFUSAL_REASONS, Answer, Result, Score
 from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
@@ -82,9 +83,18 @@ def is_not_in_document_label(answer: str) -> bool:
     return strip_around(fold_answer(answer)) == _NID
 
 
+_PERCENT_LABEL = re.compile(r"(.*[0-9])\s?(?:%|percent|per cent)")
+_PERCENT_FORMS = ("%", " %", " percent", " per cent")
+
+
 @lru_cache(maxsize=1 << 14)
 def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
-    """(does the label accept NOT_IN_DOCUMENT, the other accepted answers folded)."""
+    """(does the label accept NOT_IN_DOCUMENT, the other accepted answers folded).
+
+    Decided (seed silent; newcomer finding: the label ``"25%"`` did not accept ``"25 percent"``):
+    an accepted answer that ends in a number with a percent mark (``%``, ``percent``,
+    ``per cent``, with or without a space) accepts each of those four forms.
+    """
     nid = False
     folded: list[str] = []
     for a in answers:
@@ -92,8 +102,11 @@ def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
             nid = True
             continue
         f = strip_around(fold_answer(a))
-        if f and f not in folded:
-            folded.append(f)
+        m = _PERCENT_LABEL.fullmatch(f)
+        forms = [m.group(1) + p for p in _PERCENT_FORMS] if m else [f]
+        for g in forms:
+            if g and g not in folded:
+                folded.append(g)
     return nid, tuple(folded)
 
 
@@ -112,7 +125,7 @@ def _answer_contains(item: Any, output: Any, label: Any) -> Score:
     nid, needles = _needles(tuple(answers))
     not_found: bool | None = None
     for needle in needles:
-        if contains_answer(outcome, needle):
+        if contains_answer(outcome, needle) or contains_float_noise(outcome, needle):
             not_found = _folded_not_found(outcome)
             if not not_found:
                 return Score(correct=True, outcome=outcome, failure_kind=None)
@@ -169,6 +182,15 @@ def answer_scorer() -> Scorer:
       (R15a-c: ``"four"`` is not 4), nor percentages or fractions into decimals (R16e, R16f).
     - A hyphen between two numbers is a range, not a minus (seed 001: "12-15" contains 15;
       H04d, H04e), with spaces round it as well (decided, H04f: "2 - 12" contains 12, not -12).
+    - Float64 noise (decided, seed silent; newcomer finding): a number of the answer written
+      with a decimal point and more than 15 significant digits (a float as a program prints it,
+      ``"0.30000000000000004"``) contains a bare numeric label it equals up to float64 noise
+      (C's ``DBL_DIG``: :mod:`hrbench._float`); a float label carrying noise (``0.1 + 0.2``)
+      also accepts its 15-digit form (:func:`~hrbench.scorer.label_answers`). Numbers of 15
+      significant digits or fewer are matched as written; rounding is not noise
+      (``"-22.2222222222%"`` does not contain -22.22).
+    - A label ending in a number with a percent mark accepts ``%``, `` %``, ``percent`` and
+      ``per cent`` (decided, seed silent: ``"25%"`` accepts "25 percent").
 
     On an item labelled ``NOT_IN_DOCUMENT`` the answer is right when :func:`is_not_found` says
     it reports that the document does not hold the answer (H11a); an invented answer there is

@@ -69,6 +69,8 @@ class App:
         self.connections = 0
         self.running: dict[str, asyncio.Task[Any]] = {}
         self.stop_event = asyncio.Event()
+        self.stopping: str | None = None
+        """Why the daemon is stopping (:meth:`stop`); ``None`` while it serves."""
         self._store: Store | None = None
         self.scorers: dict[str, Any] = {}
         self.background: set[asyncio.Task[Any]] = set()  # daemon-wide tasks (the idle watch)
@@ -83,8 +85,16 @@ class App:
             os.chmod(self.db_path, 0o600)
         return self._store
 
-    def stop(self) -> None:
-        """Ask the daemon to stop (after the current replies are written)."""
+    def stop(self, reason: str = "the daemon is stopping") -> None:
+        """Ask the daemon to stop (after the current replies are written).
+
+        Args:
+            reason: how it was stopped (``hrb daemon stop``, a signal, idle), for the callers
+                of the benchmarks it cancels (:class:`~hrbench.errors.DaemonStopped`); the
+                first reason given is kept.
+        """
+        if self.stopping is None:
+            self.stopping = reason
         self.stop_event.set()
 
     async def aclose(self) -> None:

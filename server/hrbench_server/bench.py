@@ -31,7 +31,15 @@ the stored rows (the runner does not run them again), restores the governor's us
 ledger (reservations left open by a crash counted as spent, and reported in the result's
 text as "unknown, at most X USD / N calls"; those a cancel left in flight were counted so at
 the cancel, as "cancelled in flight", once), and runs the rest. Calls that finished before the interruption are answered from the
-draw-keyed cache (when ``cache`` is on, the default), so they are not paid again.
+draw-keyed cache (when ``cache`` is on, the default), so they are not paid again. Runs the
+governor stopped are run again; runs that ended in errors only with ``retry_errors`` (their
+rows replaced, their spend kept). A resume runs at the benchmark's stored ``concurrency``
+unless it gives one (newcomer findings).
+
+A benchmark whose runs ended in errors, all or some, ends with the status ``errors``
+(:attr:`hrbench.Bench.status`). One running when the daemon is stopped (``shutdown``, SIGTERM)
+is stored ``interrupted`` and its caller gets :class:`~hrbench.errors.DaemonStopped`, which
+names how the daemon was stopped, the runs saved and the resume command (newcomer finding).
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
 EM and F1) are computed on each run's output as it is scored and kept in the run's trace; a
@@ -56,7 +64,14 @@ import msgspec
 from hrbench import specs
 from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.cache import Cache
-from hrbench.errors import BenchmarkRunning, ConfigError, DuplicateDrawError, NotFound, StoreError
+from hrbench.errors import (
+    BenchmarkRunning,
+    ConfigError,
+    DaemonStopped,
+    DuplicateDrawError,
+    NotFound,
+    StoreError,
+)
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import Journal
 from hrbench.records import Row, Step
@@ -65,7 +80,7 @@ from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
-__all__ = ["FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
+__all__ = ["DEFAULT_CONCURRENCY", "FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
 
 logger = logging.getLogger("hrbench_server")
 
@@ -77,6 +92,10 @@ FLUSH_INTERVAL_S = 0.1
 
 MAX_PENDING = 4 * STORE_BATCH
 """Rows waiting behind a write still under way before the runner waits for it."""
+
+DEFAULT_CONCURRENCY = 16
+"""How many (arm, item) pairs run at once when a new benchmark's request gives no ``concurrency``
+(it is stored with the spec, and a resume keeps it unless the resume gives one)."""
 
 _SPEC_VERSION = 1
 
@@ -278,6 +297,12 @@ def _seen(task: asyncio.Future[Any]) -> None:
 
 
 def _check_resume_only(args: p.BenchmarkParams) -> None:
+    if args.resume is None:
+        if args.retry_errors:
+            raise ConfigError(
+                "retry_errors", True, "runs that ended in errors are run again by a resume: give `resume` too"
+            )
+        return
     bare = p.BenchmarkParams(
         resume=args.resume,
         stream=args.stream,
@@ -285,13 +310,15 @@ def _check_resume_only(args: p.BenchmarkParams) -> None:
         env=args.env,
         governor=args.governor,
         detach=args.detach,
+        retry_errors=args.retry_errors,
     )
     if args != bare:
         given = [f for f in args.__struct_fields__ if getattr(args, f) != getattr(bare, f)]
         raise ConfigError(
             given[0],
             getattr(args, given[0]),
-            "`resume` runs the stored spec; leave the other fields out (except stream, concurrency, env, governor, detach)",
+            "`resume` runs the stored spec; leave the other fields out "
+            "(except stream, concurrency, env, governor, detach, retry_errors)",
         )
 
 
@@ -439,14 +466,25 @@ def refuse_below_spent(given: p.GovernorSpec, ledger: dict[str, Any] | None, ben
             )
 
 
-def _done_metrics(
+def _done_traces(
     store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row]
-) -> dict[str, dict[str, float]]:
-    """The metric values the traces of resumed rows keep (newcomer finding: a resume keeps the metrics)."""
-    if not params.metrics or not done:
-        return {}
-    traces = store.traces_get(bench_id, [r.ledger_id for r in done.values()])
-    return {lid: v for lid, trace in traces.items() if (v := trace_metrics(trace)) is not None}
+) -> tuple[dict[str, dict[str, float]], dict[str, list[Step]]]:
+    """What the traces of resumed rows keep: metric values, and the traces of errors.
+
+    newcomer findings: a resume keeps the metrics; the runs it keeps that ended in errors keep
+    their causes (the ``errors`` status names the commonest).
+    """
+    want = [r.ledger_id for r in done.values() if params.metrics or r.failure_kind == "error"]
+    if not want:
+        return {}, {}
+    traces = store.traces_get(bench_id, want)
+    metrics = (
+        {lid: v for lid, trace in traces.items() if (v := trace_metrics(trace)) is not None}
+        if params.metrics
+        else {}
+    )
+    errors = {r.ledger_id: traces.get(r.ledger_id, []) for r in done.values() if r.failure_kind == "error"}
+    return metrics, errors
 
 
 async def run_benchmark(
@@ -460,8 +498,8 @@ async def run_benchmark(
     """
     store = app.store
     ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (newcomer finding)
+    _check_resume_only(args)
     if args.resume is not None:
-        _check_resume_only(args)
         bench_id = args.resume
     else:
         bench_id = uuid.uuid4().hex[:16]
@@ -499,10 +537,14 @@ async def _run(
             raise NotFound(f"no stored benchmark has the id {bench_id!r}", benchmark=bench_id)
         stored = rec["spec"]
         params = msgspec.convert(stored["params"], p.BenchmarkParams)
-        params = msgspec.structs.replace(params, stream=args.stream, concurrency=args.concurrency)
+        # the benchmark's own concurrency unless the resume gives one (newcomer finding)
+        concurrency = params.concurrency if args.concurrency is None else args.concurrency
+        params = msgspec.structs.replace(params, stream=args.stream, concurrency=concurrency)
         prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
     else:
         params = args
+    if params.concurrency is None:
+        params = msgspec.structs.replace(params, concurrency=DEFAULT_CONCURRENCY)
     if stored is not None and args.governor is not None:
         refuse_below_spent(
             args.governor, await anyio.to_thread.run_sync(store.ledger_get, bench_id), bench_id
@@ -544,9 +586,12 @@ async def _run(
         # (a Ray run reserves in an actor: its ledger is kept with its rows)
         journal = Journal(store, bench_id)
         journal.attach(governor)
-    # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable)
-    done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind != "budget_stop"}
-    done_metrics = await anyio.to_thread.run_sync(_done_metrics, store, bench_id, params, done)
+    # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable);
+    # one that ended in an error too, when asked (`--retry-errors`, newcomer finding): its new
+    # row replaces the old one, and what its failed attempt spent stays in the ledger
+    again = {"budget_stop", "error"} if args.retry_errors else {"budget_stop"}
+    done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind not in again}
+    done_metrics, done_traces = await anyio.to_thread.run_sync(_done_traces, store, bench_id, params, done)
     sink = _Sink(
         app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
     )
@@ -558,6 +603,7 @@ async def _run(
     ticker = asyncio.create_task(sink.ticker())
     status = "failed"
     bench = None
+    stopped_by: str | None = None
     try:
         if stored is not None:
             await anyio.to_thread.run_sync(
@@ -577,7 +623,7 @@ async def _run(
                 cache=Cache(store) if params.cache else None,
                 record=params.record,
                 store=store,
-                concurrency=params.concurrency,
+                concurrency=params.concurrency or DEFAULT_CONCURRENCY,
                 benchmark_id=bench_id,
                 on_row=sink.on_row,
                 done=done,
@@ -585,17 +631,23 @@ async def _run(
                 executor=params.executor,
                 metrics=built["metrics"],
                 done_metrics=done_metrics,
+                done_traces=done_traces,
                 pricing=built["pricing"],
             )
-            status = bench.status  # "budget_stopped" when the governor stopped runs (newcomer finding)
+            # "budget_stopped" when the governor stopped runs, "errors" when runs ended in
+            # errors (newcomer findings)
+            status = bench.status
         except DuplicateDrawError as exc:
             bench = exc.bench
             status = "refused"
             exc.context["benchmark"] = bench_id
             raise
     except asyncio.CancelledError:
-        status = "cancelled"
-        raise
+        if app.stopping is None:  # `hrb cancel`, or the submitting connection closed
+            status = "cancelled"
+            raise
+        status = "interrupted"  # the daemon is stopping: as when it dies, resumable
+        stopped_by = app.stopping
     finally:
         ticker.cancel()
         app.running.pop(bench_id, None)
@@ -616,6 +668,15 @@ async def _run(
                 logger.info("benchmark %s %s after %d saved rows", bench_id, status, sink.done)
     if sink.failed is not None:
         raise sink.error()
+    if stopped_by is not None:
+        raise DaemonStopped(
+            f"the daemon was stopped by {stopped_by} while benchmark {bench_id} ran: {sink.done} of "
+            f"{built['total']} runs are done and saved. Resume it with: hrb bench --resume {bench_id}",
+            benchmark=bench_id,
+            done=sink.done,
+            total=built["total"],
+        )
+    assert bench is not None  # it ran to its end (a cancel or an error raised above)
     if sink.last_progress != sink.done:
         sink.progress()
     return p.BenchmarkResult(

@@ -248,7 +248,7 @@ async def _exit_when_idle(app: App, idle_s: float) -> None:
             last_busy = now
         elif now - last_busy >= idle_s:
             logger.info("idle for %.0f s with no client: stopping", now - last_busy)
-            app.stop()
+            app.stop("its idle timeout")
             return
 
 
@@ -381,7 +381,7 @@ def serve_daemon(
             app.background.add(asyncio.create_task(_exit_when_idle(app, idle_exit_s)))
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(sig, app.stop)
+            loop.add_signal_handler(sig, app.stop, f"the signal {sig.name}")
         logger.info(
             "hrbench daemon %d serving %s%s",
             os.getpid(),

@@ -442,7 +442,9 @@ def register(server: RpcServer, app: App) -> None:
         if proto.lsp_session:  # LSP: answer null, then wait for `exit` (see hrbench_server.rpc)
             proto.shutdown_requested = True
             return None
-        asyncio.get_running_loop().call_soon(app.stop)
+        # the benchmarks it cancels tell their callers why (newcomer finding)
+        why = "a shutdown request" + ("" if app.transport == "stdio" else " (`hrb daemon stop`)")
+        asyncio.get_running_loop().call_soon(app.stop, why)
         return p.ShutdownResult(ok=True)
 
     def initialize(args: p.InitializeParams) -> p.InitializeResult:

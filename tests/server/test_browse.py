@@ -275,7 +275,9 @@ def test_squad_runs_view_is_descriptive_only(shared_daemon: Daemon, data: Path) 
     assert view.benchmark.n_items == 50 and 0 < m.n_items < 50
     # the spec's metrics (SQuAD v2.0 EM and F1) come from the stored summary
     assert [a.metrics for a in view.arms] == [s.metrics for s in stream.result.summary]
-    assert all(len(a.metrics) == 2 and all(v is not None for v in a.metrics.values()) for a in view.arms)
+    assert all(
+        len(a.metrics) == 3 and all(v is not None for v in a.metrics.values()) for a in view.arms
+    )  # squad_em, squad_f1, answer_contains
 
 
 def test_a_running_benchmark_shows_progress_and_spend_against_its_cap(shared_daemon: Daemon) -> None:

@@ -309,3 +309,56 @@ def test_the_list_shows_live_progress(page: Any, view: View, shared_daemon: Daem
             page.screenshot(path=str(OUT / "view-live.png"))
         finally:
             stream.close()
+
+
+@pytest.mark.parametrize(
+    ("governor", "client", "banner", "label"),
+    [
+        # every run fails: the model server's port is dead (newcomer finding)
+        ({}, "dead", "#runs-failed", "Runs failed: "),
+        ({"max_calls": 3}, "mock", "#budget-stopped", "Budget stopped: "),
+    ],
+)
+def test_the_page_shows_why_a_benchmark_is_not_done(
+    page: Any,
+    shared_daemon: Daemon,
+    tmp_path: Path,
+    governor: dict[str, Any],
+    client: str,
+    banner: str,
+    label: str,
+) -> None:
+    from hrbench.testing.loopback import LoopbackServer
+
+    with LoopbackServer() as srv:
+        dead = srv.base_url
+    spec = {
+        "name": f"not-done-{client}",
+        "runs": 5,
+        "reference": {"items": {"q1": "France", "q2": "Peru"}, "labels": ["Paris", "Lima"]},
+        "arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {item}?"}],
+        "client": (
+            {"kind": "openai", "model": "m", "base_url": dead, "api_key_env": None, "max_attempts": 1}
+            if client == "dead"
+            else {"kind": "mock", "reply": "Paris"}
+        ),
+        "governor": governor,
+    }
+    with shared_daemon.client() as c:
+        stream = c.benchmark(spec)
+        list(stream)
+        assert stream.result is not None and stream.result.status in ("errors", "budget_stopped")
+        listing = {b.id: b for b in c.benchmarks()}[stream.result.id]
+    assert listing.stop_note
+    out = tmp_path / "page.html"
+    subprocess.run(
+        [sys.executable, "-m", "hrbench_client.cli", "--home", str(shared_daemon.home), "--no-autostart"]
+        + ["report", stream.result.id, "--html", str(out)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    page.goto(out.as_uri())
+    _ready(page)
+    assert page.text_content(banner) == label + listing.stop_note
+    assert page.text_content('[data-k="status"]') == listing.status

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         CodeRefused,
         ConfigError,
         DaemonError,
+        DaemonStopped,
         DuplicateDrawError,
         HrbenchError,
         InvalidParams,
@@ -50,7 +51,8 @@ if TYPE_CHECKING:
 _HOMES = {
     "hrbench_client.client": ("BenchmarkStream", "Client", "connect", "daemon_status", "start_daemon", "stop_daemon"),
     "hrbench_client.errors": (
-        "BenchmarkRunning", "BudgetRefused", "CodeRefused", "ConfigError", "DaemonError", "DuplicateDrawError", "HrbenchError",
+        "BenchmarkRunning", "BudgetRefused", "CodeRefused", "ConfigError", "DaemonError", "DaemonStopped", "DuplicateDrawError",
+        "HrbenchError",
         "InvalidParams", "MethodNotFound", "ModelError", "NotFound", "ReplayMiss", "RequestCancelled",
         "ScorerError", "StoreCorrupt", "StoreError", "StoreFull", "StoreGone", "StoreReadOnly",
         "TooFewRunsError",
@@ -82,6 +84,7 @@ __all__ = [
     "CodeRefused",
     "ConfigError",
     "DaemonError",
+    "DaemonStopped",
     "DuplicateDrawError",
     "HrbenchError",
     "InvalidParams",

@@ -12,6 +12,7 @@ from hrbench_client import _paths
 from hrbench_client.errors import (
     ConfigError,
     DaemonError,
+    DaemonStopped,
     HrbenchError,
     InvalidParams,
     NotFound,
@@ -60,7 +61,9 @@ exit codes:
        TooFewRunsError (a report of fewer than 5 runs: use --descriptive); under `hrb score`,
        a ScorerError too (the scorer cannot read the label or output given)
   3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
-       by arm and cause); a daemon or transport error: no daemon could be reached or started,
+       by arm and cause; `hrb bench --resume ID --retry-errors` runs them again); the daemon
+       died or was stopped (`hrb daemon stop`) while `hrb bench` ran (stderr prints the resume
+       command); a daemon or transport error: no daemon could be reached or started,
        NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
@@ -156,6 +159,19 @@ def explain(exc: Exception) -> str:
 
 def _fail_usage(msg: str) -> NoReturn:
     raise _Usage(msg)
+
+
+def _positive(text: str) -> int:
+    """A whole number >= 1 (``--concurrency``)."""
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return n
 
 
 def _fraction(text: str) -> float:
@@ -517,14 +533,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _fail_usage("give a FILE or --resume ID, not both")
         governor = p.GovernorSpec(**limits) if limits else None
         spec: Any = p.BenchmarkParams(
-            resume=args.resume, stream=not args.no_rows, governor=governor, detach=args.detach
+            resume=args.resume,
+            stream=not args.no_rows,
+            governor=governor,
+            detach=args.detach,
+            retry_errors=args.retry_errors,
+            concurrency=args.concurrency,  # None: the benchmark's own (newcomer finding)
         )
+    elif args.retry_errors:
+        _fail_usage("--retry-errors runs the runs that ended in errors again: give --resume ID")
     elif args.file:
         spec = bench_params(args.file)
         if args.no_rows:
             spec = _msgspec().structs.replace(spec, stream=False)
         if args.detach:
             spec = _msgspec().structs.replace(spec, detach=True)
+        if args.concurrency is not None:
+            spec = _msgspec().structs.replace(spec, concurrency=args.concurrency)
         if limits:  # one flag replaces one limit; the others in force stay (newcomer finding)
             kept = p.GovernorSpec(defaults=True) if spec.governor is None else spec.governor
             spec = _msgspec().structs.replace(spec, governor=_msgspec().structs.replace(kept, **limits))
@@ -532,6 +557,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _err(f"warning: {why}")
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
+    if (said := shell_limits_note(spec)) is not None:
+        _err(f"note: {said}")
     progress = _Progress("bench")
     with _client(args) as hb:
         stream = hb.benchmark(spec, on_progress=progress)
@@ -563,6 +590,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
             progress.end()
             _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED
+        except DaemonStopped as exc:  # `hrb daemon stop` meanwhile: the id, runs done, the resume command
+            progress.end()
+            _err(exc.message)
+            return EXIT_ERROR
         except DaemonError as exc:  # the daemon died (a kill, a crash): say which benchmark, and how on
             progress.end()
             if not stream.id:
@@ -578,6 +609,64 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if sys.stderr.isatty():
             print(stream.result.text, file=sys.stderr)
     return bench_exit(stream.result, args.fail_under)
+
+
+def shell_limits_note(spec: Any, environ: Any = None) -> str | None:
+    """What becomes of the ``HRBENCH_MAX_*`` variables set in this shell, or ``None`` when none is.
+
+    Decided (newcomer finding: ``HRBENCH_MAX_CALLS=50 hrb bench`` ran under the 400 calls of a
+    daemon started before, and nothing said so): ``hrb`` sends them with the request
+    (:func:`hrbench_client.client.with_caller_env`) and the daemon takes them as the default
+    limits, for the limits the spec and the flags do not set; this says which apply and which
+    do not (a spec's ``[governor]`` sets every limit itself; a flag replaces its variable; a
+    resume keeps the limits in force), so they are never ignored silently.
+
+    Args:
+        spec: the request (:class:`~hrbench_client.protocol.BenchmarkParams`).
+        environ: the environment to read (``os.environ`` by default).
+
+    Example:
+        >>> from hrbench_client import protocol as p
+        >>> shell_limits_note(p.BenchmarkParams(), {"HRBENCH_MAX_CALLS": "50"})
+        'HRBENCH_MAX_CALLS=50 from this shell is a default limit of this benchmark (the spec has no [governor])'
+        >>> shell_limits_note(p.BenchmarkParams(governor=p.GovernorSpec(max_usd=1.0)), {"HRBENCH_MAX_CALLS": "50"})
+        "HRBENCH_MAX_CALLS=50 from this shell is not used: the spec's [governor] sets the limits (one it leaves out has no cap)"
+        >>> shell_limits_note(p.BenchmarkParams(), {}) is None
+        True
+    """
+    from hrbench_client.client import LIMIT_VARIABLES
+
+    env = os.environ if environ is None else environ
+    given = [(n, env[n]) for n in LIMIT_VARIABLES if env.get(n)]
+    if not given:
+        return None
+    shown = ", ".join(f"{n}={v}" for n, v in given)
+    gov = spec.governor
+    if spec.resume is not None:
+        return (
+            f"{shown} from this shell is not used: a resume keeps the limits in force (`hrb ls` shows "
+            "them); give --max-calls/--max-usd/--max-tokens to change one"
+        )
+    if gov is not None and not gov.defaults:
+        return f"{shown} from this shell is not used: the spec's [governor] sets the limits (one it leaves out has no cap)"
+    flagged = {
+        f"HRBENCH_{k.upper()}"
+        for k in ("max_calls", "max_usd", "max_tokens")
+        if gov and getattr(gov, k) is not None
+    }
+    used = [f"{n}={v}" for n, v in given if n not in flagged]
+    replaced = [n for n, _ in given if n in flagged]
+    parts = []
+    if used:
+        parts.append(
+            f"{', '.join(used)} from this shell {'is a default limit' if len(used) == 1 else 'are default limits'} "
+            "of this benchmark (the spec has no [governor])"
+        )
+    if replaced:
+        parts.append(
+            f"{', '.join(replaced)} from this shell {'is' if len(replaced) == 1 else 'are'} replaced by the flag given"
+        )
+    return "; ".join(parts)
 
 
 def uncapped(spec: Any) -> str | None:
@@ -629,9 +718,11 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
     """The exit code of a finished benchmark, with a plain summary on stderr (SPEC section 6).
 
     4 when the governor stopped runs (with the command that resumes it, naming the flag of
-    the cap that stopped them: a cost stop ``--max-usd``), else 3 when runs
-    ended in errors (how many, by arm and cause), else 1 when an arm's accuracy is under
-    ``fail_under``, else 0: every run was scored.
+    the cap that stopped them: a cost stop ``--max-usd``; ``--retry-errors`` too when runs
+    ended in errors), else 3 when runs ended in errors, all or some (how many, by arm and
+    cause, and ``hrb bench --resume ID --retry-errors`` to run them again once the cause is
+    fixed; newcomer finding), else 1 when an arm's accuracy is under ``fail_under``, else 0:
+    every run was scored.
 
     Decided (newcomer finding: ``NoLabelsWarning`` and ``FewRunsWarning`` lived only in the
     JSON result line, stderr empty, exit 0): every warning the benchmark raised is printed on
@@ -639,11 +730,13 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
     that ended in errors or were stopped by the budget are printed with that summary instead.
     """
     stopped = sum(s.budget_stop for s in result.summary)
-    errors = sum(s.errors for s in result.summary)
+    errors = sum(sum(s.error_causes.values()) or s.errors for s in result.summary)
+    retry = " --retry-errors" if errors else ""
     warned = list(dict.fromkeys(result.warnings))
     said = [w.split(": ", 1)[1] for w in warned if w.startswith(("ArmErrorWarning", "BudgetStoppedWarning"))]
+    summarised = stopped or errors or result.status == "errors"
     for w in warned:
-        if not (w.startswith(("ArmErrorWarning", "BudgetStoppedWarning")) and (stopped or errors)):
+        if not (w.startswith(("ArmErrorWarning", "BudgetStoppedWarning")) and summarised):
             _err(f"warning: {w}")
     if stopped:
         _err(
@@ -653,12 +746,13 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
             _err(w)
         caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]  # the caps that stopped it
         how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
-        _err(f"resume with higher limits: hrb bench --resume {result.id} {how}")
+        _err(f"resume with higher limits: hrb bench --resume {result.id} {how}{retry}")
         return EXIT_BUDGET
-    if errors:
+    if errors or result.status == "errors":
         _err(f"{errors} run(s) ended in errors and were scored 'error'")
         for w in said:
             _err(w)
+        _err(f"once the cause is fixed, run them again with: hrb bench --resume {result.id} --retry-errors")
         return EXIT_ERROR
     if fail_under is not None:
         low = [s for s in result.summary if s.accuracy is not None and s.accuracy < fail_under]
@@ -816,19 +910,20 @@ def cmd_report(args: argparse.Namespace) -> int:
         _as_callers_file(plot)
     fmt = "text" if args.text else args.format
     note = rep.get("stop_note")
+    label = STATUS_LABELS.get(rep.get("status") or "", "Note")
     if fmt == "text":
         text = rep.get("text", "")
         if rep.get("status") not in (None, "done"):
             print(f"Status: {rep['status']}")
         print(text)
         if note:
-            print(f"Budget stopped: {note}")
+            print(f"{label}: {note}")
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
         sys.stdout.write(rep.get("markdown", ""))
         if note:
-            sys.stdout.write(f"\n> **Budget stopped** ({rep.get('status')}): {note}\n")
+            sys.stdout.write(f"\n> **{label}** ({rep.get('status')}): {note}\n")
     elif args.compare and rep.get("comparisons"):
         _out(rep["comparisons"][0])  # JSON: just the paired difference asked for
     else:
@@ -909,7 +1004,42 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 f"{'':<16}  in flight at a crash: unknown, at most {b.unknown_usd or 0.0:.4f} USD / "
                 f"{b.unknown_calls} calls (counted as spent)"
             )
+        if (limits := limits_text(b)) is not None:
+            print(f"{'':<16}  {limits}")
+        if b.stop_note:  # a budget stop or runs that ended in errors (newcomer findings)
+            print(f"{'':<16}  {STATUS_LABELS.get(b.status, 'Note')}: {b.stop_note}")
     return EXIT_OK
+
+
+STATUS_LABELS = {"budget_stopped": "Budget stopped", "errors": "Runs failed"}
+"""The label of a benchmark's ``stop_note`` by its status, in ``hrb ls --text`` and ``hrb report``."""
+
+
+def limits_text(b: Any) -> str | None:
+    """The limits in force of a listed benchmark, each with its use, the defaults marked.
+
+    Decided (newcomer finding: ``max_tokens`` was never shown): the three caps are shown
+    alike; ``None`` for a benchmark stored before the limits were kept.
+
+    Example:
+        >>> from hrbench_client import protocol as p
+        >>> b = p.BenchmarkListing(id="b1", status="done", arms=["a"], rows=5, calls=5, max_calls=400,
+        ...                        max_usd=5.0, usd=0.0, default_limits=True)
+        >>> limits_text(b)
+        'limits (the defaults): calls 5 of 400, usd 0.0000 of 5, tokens - of no cap'
+    """
+    if b.default_limits is None and b.max_calls is None and b.max_usd is None and b.max_tokens is None:
+        return None
+
+    def one(name: str, used: Any, cap: Any, usd: bool = False) -> str:
+        shown = "-" if used is None else (f"{used:.4f}" if usd else str(used))
+        return f"{name} {shown} of {'no cap' if cap is None else f'{cap:g}'}"
+
+    head = "limits (the defaults)" if b.default_limits else "limits"
+    return (
+        f"{head}: {one('calls', b.calls, b.max_calls)}, {one('usd', b.usd, b.max_usd, True)}, "
+        f"{one('tokens', b.tokens, b.max_tokens)}"
+    )
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
@@ -1185,6 +1315,19 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="keep the benchmark running when this command ends or is killed (by default the daemon "
         "cancels it then; `hrb cancel ID` stops a detached one)",
+    )
+    b.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: run again the runs that ended in errors (a failed model call, an arm "
+        "that raised), replacing their rows; what they spent stays spent",
+    )
+    b.add_argument(
+        "--concurrency",
+        type=_positive,
+        metavar="N",
+        help="how many (arm, item) pairs run at once (default: the spec's, else 16; a resume keeps "
+        "the benchmark's own unless given)",
     )
     b.add_argument("--max-calls", type=int, help="the governor's call cap (also with --resume)")
     b.add_argument("--max-usd", type=float, help="the governor's spend cap in USD (also with --resume)")

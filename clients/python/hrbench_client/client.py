@@ -422,10 +422,26 @@ class Client:
         return BenchmarkStream(self, self.send_request("benchmark", with_caller_env(spec)), on_progress)
 
     def resume(
-        self, benchmark_id: str, on_progress: Callable[[int, int], None] | None = None
+        self,
+        benchmark_id: str,
+        on_progress: Callable[[int, int], None] | None = None,
+        *,
+        retry_errors: bool = False,
+        concurrency: int | None = None,
     ) -> BenchmarkStream:
-        """Resume an interrupted benchmark: finished rows are kept, the rest run."""
-        return self.benchmark({"resume": benchmark_id}, on_progress)
+        """Resume an interrupted benchmark: finished rows are kept, the rest run.
+
+        Args:
+            benchmark_id: its id, a unique id prefix or its name.
+            on_progress: as for :meth:`benchmark`.
+            retry_errors: run again the runs that ended in errors too (their rows replaced;
+                what they spent stays spent).
+            concurrency: how many (arm, item) pairs run at once; ``None`` keeps the benchmark's.
+        """
+        spec: dict[str, Any] = {"resume": benchmark_id, "retry_errors": retry_errors}
+        if concurrency is not None:
+            spec["concurrency"] = concurrency
+        return self.benchmark(spec, on_progress)
 
     def evaluate(self, spec: p.EvaluateParams | dict[str, Any]) -> dict[str, Any]:
         """Run ``evaluate()`` (seed 003) from a spec (module, data, metric, client, epochs, ...).
@@ -564,12 +580,21 @@ def _key_names(spec: Any) -> set[str]:
     return names
 
 
-def with_caller_env(spec: Any) -> Any:
-    """``spec`` plus ``env``: this process's values of the key variables the spec names (SPEC §4).
+LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_TOKENS")
+"""The default-limit variables a client sends from its own environment (``hrbench.options``)."""
 
-    The daemon uses them for this request only, before its own environment, and never stores
-    or logs them; so ``OPENAI_API_KEY=... hrb bench`` works against a daemon started without
-    it. Variables not set here are not sent; an ``env`` already in the spec is kept as given.
+
+def with_caller_env(spec: Any) -> Any:
+    """``spec`` plus ``env``: this process's values of the variables the request depends on (SPEC §4).
+
+    Those are the key variables the spec's clients name, and the default limits
+    :data:`LIMIT_VARIABLES` (``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD``,
+    ``HRBENCH_MAX_TOKENS``). The daemon uses them for this request only, before its own
+    environment, and never stores or logs them; so ``OPENAI_API_KEY=... hrb bench`` works
+    against a daemon started without it, and ``HRBENCH_MAX_CALLS=50 hrb bench`` gives the
+    limits the spec and the flags do not set (decided, newcomer finding: the daemon read only
+    its own environment, at start, and ignored the shell's silently). Variables not set here
+    are not sent; an ``env`` already in the spec is kept as given.
 
     Example:
         >>> os.environ["HRB_DOC_KEY"] = "k"
@@ -581,7 +606,7 @@ def with_caller_env(spec: Any) -> Any:
     plain = msgspec.to_builtins(spec) if struct else spec
     if not isinstance(plain, dict) or plain.get("env"):
         return spec
-    env = {n: os.environ[n] for n in sorted(_key_names(plain)) if os.environ.get(n)}
+    env = {n: os.environ[n] for n in sorted(_key_names(plain) | set(LIMIT_VARIABLES)) if os.environ.get(n)}
     if not env:
         return spec
     return msgspec.structs.replace(spec, env=env) if struct else {**plain, "env": env}

@@ -19,6 +19,7 @@ method, bad params, cancelled) have their own classes under :class:`RpcError`::
     ├── StoreError                           the daemon's database cannot be used (file, fix)
     │   └── StoreGone, StoreFull, StoreCorrupt, StoreReadOnly
     ├── BenchmarkRunning                     a second run (resume) of a benchmark running now
+    ├── DaemonStopped                        the daemon was stopped while the benchmark ran
     ├── DaemonError (ConnectionError)        no daemon, or the connection broke
     └── RpcError
         ├── ParseError, InvalidRequest, MethodNotFound, InternalError, Unauthorized
@@ -38,6 +39,7 @@ __all__ = [
     "CodeRefused",
     "ConfigError",
     "DaemonError",
+    "DaemonStopped",
     "DuplicateDrawError",
     "HrbenchError",
     "InternalError",
@@ -217,6 +219,16 @@ class BenchmarkRunning(HrbenchError):
     code = -32026
 
 
+class DaemonStopped(HrbenchError):
+    """Raised when the daemon was stopped (``hrb daemon stop``, a signal) while the benchmark ran.
+
+    The message names the benchmark, the runs done and the resume command; ``context`` has
+    ``benchmark``, ``done`` and ``total``. The benchmark is resumable.
+    """
+
+    code = -32027
+
+
 class DaemonError(HrbenchError, ConnectionError):
     """Raised when no daemon answers, or the connection to it broke."""
 
@@ -291,6 +303,7 @@ _BY_NAME: dict[str, type[HrbenchError]] = {
         StoreCorrupt,
         StoreReadOnly,
         BenchmarkRunning,
+        DaemonStopped,
         ParseError,
         InvalidRequest,
         MethodNotFound,

@@ -444,12 +444,18 @@ class BenchmarkParams(_Spec):
     be given with ``resume`` to raise the limits for the rest (a budget stop is resumable):
     a limit it gives replaces that one, every other limit in force before (the defaults'
     included, when the spec had no ``governor``) is kept, so the resumed requests are the ones
-    the first part sent (newcomer finding). A benchmark is cancelled (resumable, its rows kept) when the
+    the first part sent (newcomer finding). Runs that ended in an error are kept as they are,
+    unless ``retry_errors`` is true (with ``resume`` only): they are run again and their new
+    rows replace the old ones; what the failed attempts spent stays spent (newcomer finding).
+    ``concurrency`` is how many (arm, item) pairs run at once: 16 when not given; a resume
+    keeps the benchmark's own unless it is given (newcomer finding: a resume took the caller's
+    default 16 instead of the spec's 8). A benchmark is cancelled (resumable, its rows kept) when the
     connection that submitted it closes, unless ``detach`` is true: it then runs to its end
     whoever listens (``benchmark/cancel`` stops it; newcomer finding).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
-    v2.0 EM and F1; or ``package.module:function``). ``executor`` says where the cells run:
+    v2.0 EM and F1; ``answer_contains``: seed 001's scorer as a side column; or
+    ``package.module:function``). ``executor`` says where the cells run:
     ``"local"`` (the daemon's process) or a Ray cluster (``"ray"`` or a :class:`RayExecutorSpec`).
     """
 
@@ -465,8 +471,9 @@ class BenchmarkParams(_Spec):
     governor: GovernorSpec | None = None
     cache: bool = True
     record: Name | None = None
-    concurrency: Annotated[int, Meta(ge=1, le=4096)] = 16
+    concurrency: Annotated[int, Meta(ge=1, le=4096)] | None = None
     resume: str | None = None
+    retry_errors: bool = False
     stream: bool = True
     detach: bool = False
     name: str | None = None
@@ -494,7 +501,8 @@ class ArmSummary(Struct, kw_only=True):
     failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
     no price): what was paid, 0 for cache and recording hits; ``usd_list`` the same at list price,
     each reply at what it cost when first paid (issue 18). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
-    as ``accuracy``; ``None`` for an arm with resumed rows.
+    as ``accuracy``; ``None`` for an arm with resumed rows. ``error_causes``: the runs that
+    ended in an error (dev split included) by cause, e.g. ``{"openai: HTTP 401": 20}``.
     """
 
     arm: str
@@ -510,13 +518,15 @@ class ArmSummary(Struct, kw_only=True):
     tokens_in: int = 0
     tokens_out: int = 0
     metrics: dict[str, float | None] = field(default_factory=dict)
+    error_causes: dict[str, int] = field(default_factory=dict)
 
 
 class BenchmarkResult(Struct, kw_only=True):
     """Result of ``benchmark``: the id (for ``benchmark/rows``, ``report``, resume) and summary.
 
-    ``status`` is ``done``, or ``budget_stopped`` when the governor stopped runs (each counted
-    wrong, seed 002; ``text`` says how many).
+    ``status`` is ``done``, ``budget_stopped`` when the governor stopped runs (each counted
+    wrong, seed 002; ``text`` says how many), or ``errors`` when runs ended in errors, all or
+    some (counted wrong too; ``text`` says how many and the commonest cause; newcomer finding).
     """
 
     id: str
@@ -762,17 +772,22 @@ class BenchmarkListing(Struct, kw_only=True):
     """One stored benchmark as ``hrb ls`` and ``hrb view`` show it.
 
     ``status`` is ``running``, ``done``, ``budget_stopped`` (the governor stopped runs, which
-    count as wrong: ``stop_note`` says how many and how to resume), ``cancelled``, ``failed``,
-    ``refused``, or ``interrupted`` (stored as running but no task of the daemon runs it). ``rows`` are stored,
+    count as wrong: ``stop_note`` says how many and how to resume), ``errors`` (runs ended in
+    errors, all or some, counted wrong: ``stop_note`` says how many, the commonest cause, and
+    that ``hrb bench --resume ID --retry-errors`` runs them again), ``cancelled``, ``failed``,
+    ``refused``, or ``interrupted`` (stored as running but no task of the daemon runs it, or
+    the daemon was stopped while it ran). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
     spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` (requests sent, retries included;
     an attempt that could not connect is none) are the governor's use as stored
     (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
     before the first call; ``usd`` ``None`` too when a model had no price, as in the report,
-    seed 002), ``max_usd`` and ``max_calls`` the caps in force (``None``: no cap),
-    ``default_limits`` ``True`` when they are the defaults (no governor in the spec, seed 002:
-    400 calls; ``None`` for a benchmark stored before the limits were kept). ``unknown_usd`` and
+    seed 002), ``tokens`` the tokens counted against the token cap likewise, ``max_usd``,
+    ``max_calls`` and ``max_tokens`` the caps in force (``None``: no cap; newcomer finding:
+    ``max_tokens`` was never shown), ``default_limits`` ``True`` when they are the defaults
+    (no governor in the spec, seed 002: 400 calls, $5, no token cap unless
+    ``HRBENCH_MAX_TOKENS`` sets one; ``None`` for a benchmark stored before the limits were kept). ``unknown_usd`` and
     ``unknown_calls``: the part of that use that was in flight when a run of it crashed or was
     cancelled (counted at the cancel), so unknown, at most that much (issue 13, newcomer
     finding; 0 or ``None`` when none).
@@ -795,6 +810,8 @@ class BenchmarkListing(Struct, kw_only=True):
     max_usd: float | None = None
     calls: int | None = None
     max_calls: int | None = None
+    tokens: int | None = None
+    max_tokens: int | None = None
     unknown_usd: float | None = None
     unknown_calls: int | None = None
     default_limits: bool | None = None
@@ -1226,6 +1243,7 @@ ERROR_CODES: dict[str, int] = {
     "StoreCorrupt": -32024,
     "StoreReadOnly": -32025,
     "BenchmarkRunning": -32026,
+    "DaemonStopped": -32027,
 }
 """Stable JSON-RPC error codes by error name (library codes match ``hrbench.errors``)."""
 

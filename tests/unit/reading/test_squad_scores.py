@@ -63,3 +63,56 @@ def test_squad_scores_on_a_real_run_match_the_official_formulas(data: Path) -> N
     assert s["metrics"]["squad_em"] == pytest.approx(sum(ems) / 1000, abs=1e-12)
     assert s["metrics"]["squad_f1"] == pytest.approx(sum(f1s) / 1000, abs=1e-12)
     assert 0.3 < s["metrics"]["squad_em"] < s["metrics"]["squad_f1"] < 0.9
+
+
+# -- squad_scorer: the official EM deciding each row (newcomer finding: the demo's SQuAD headline
+# -- came from answer_contains, not the official metric) ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("output", "label", "correct", "kind"),
+    [
+        ("The Normans.", ["Normans", "Norman people"], True, None),
+        ("Normans in France", ["Normans"], False, "wrong"),  # answer_contains would accept it
+        ("NO ANSWER", NOT_IN_DOCUMENT, True, None),
+        ("The text does not say.", NOT_IN_DOCUMENT, True, None),
+        ("NO ANSWER", ["Rollo"], False, "not_in_document"),
+        ("Rollo", NOT_IN_DOCUMENT, False, "wrong"),
+        ("12,400", [12400], True, None),  # the official script drops punctuation
+        (None, ["Rollo"], False, "parse_failure"),
+        ("  ", NOT_IN_DOCUMENT, False, "parse_failure"),
+        ({"ok": False, "text": "NO ANSWER"}, NOT_IN_DOCUMENT, False, "error"),
+        ({"text": "Rollo", "failure_kind": "refusal"}, ["Rollo"], False, "refusal"),
+        ({"text": "Rol", "notes": ["cost_cap_reached"]}, ["Rollo"], False, "budget_stop"),
+        ("Rollo", None, None, None),
+    ],
+)
+def test_squad_scorer_follows_the_seed_contract(output: Any, label: Any, correct: Any, kind: Any) -> None:
+    got = hb.squad_scorer()(None, output, label)
+    assert (got.correct, got.failure_kind) == (correct, kind)
+    if label is not None:  # right exactly when the metric's EM is 1
+        assert got.correct == (squad_scores(None, output, label)["squad_em"] == 1.0)
+
+
+def test_squad_scorer_is_the_official_em_on_a_real_run(data: Path) -> None:
+    base = data / "squad2-dev-llama32-3b"
+    questions = {q["qid"]: q for q in map(json.loads, (base / "questions.jsonl").read_text().splitlines())}
+    run = base / "runs" / "pipeline_v1_1000.jsonl"
+    preds = {r["qid"]: r["prediction"] for r in map(json.loads, run.read_text().splitlines())}
+    ref = qa_reference(base / "questions.jsonl")
+    s = hb.squad_scorer()
+    for qid, q in questions.items():
+        pred = preds[qid]
+        exact, _ = official_scores(q["answers"], "" if is_not_found(pred) else pred)
+        assert s(ref.items[qid], pred, ref.labels[qid]).correct == bool(exact), qid
+
+
+def test_answer_contains_is_a_metric_beside_the_official_scorer() -> None:
+    from hrbench.reading import answer_contains_scores
+    from hrbench.specs import build_metrics, build_scorer
+
+    assert build_scorer("squad").name == "squad"
+    (m,) = build_metrics(["answer_contains"])
+    assert m is answer_contains_scores
+    assert m(None, "Normans in France", ["Normans"]) == {"answer_contains": 1.0}
+    assert m(None, "Normans", "NOT_IN_DOCUMENT") == {"answer_contains": 0.0}

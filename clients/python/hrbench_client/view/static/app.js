@@ -328,7 +328,9 @@ function renderBenchmark(v, m, others, onAgainst) {
     h("h1", { id: "title" }, b.name || b.id),
     h("p", { class: "muted" }, `${b.id} · created ${(b.created || "").replace("T", " ")} · `, statusBadge(b),
       ` · ${b.arms.length} arm(s) × ${b.n_items ?? "?"} item(s) × ${b.runs ?? "?"} run(s) · reference ${b.reference_hash.slice(0, 12)}`),
-    b.stop_note ? h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note) : null,
+    !b.stop_note ? null : b.status === "errors"
+      ? h("div", { class: "banner", id: "runs-failed" }, h("b", {}, "Runs failed: "), b.stop_note)
+      : h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note),
     v.descriptive ? h("div", { class: "banner", id: "descriptive" }, h("b", {}, "Descriptive only: "), v.note.replace(/^Descriptive: /, "")) : h("p", { class: "muted" }, v.note),
     h("h2", {}, "Arms"), armTable(v),
     h("h2", {}, "Paired differences against ", against, descriptiveMark(v.descriptive)),
