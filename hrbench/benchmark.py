@@ -35,13 +35,14 @@ from hrbench.errors import (
     UsageEstimatedWarning,
     failure_cause,
     field_under,
+    refusal_limits,
 )
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
 from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd
 from hrbench.reference import SPLITS, Reference
-from hrbench.runtime import ADVICE, Runtime, unpriced_message
+from hrbench.runtime import ADVICE, Drain, Runtime, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
 from hrbench.store import Store
 
@@ -1096,6 +1097,7 @@ async def benchmark_async(
     done_metrics: Mapping[str, Mapping[str, float]] | None = None,
     done_traces: Mapping[str, Sequence[Step]] | None = None,
     retry_errors: bool = False,
+    drain: Drain | None = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -1129,6 +1131,8 @@ async def benchmark_async(
             finding: a resume ran only budget-stopped runs again, so a benchmark whose runs
             failed on a dead endpoint could not be finished once it was fixed). What the
             failed attempts spent stays spent: the governor starts from its ledger as given.
+        drain: a :class:`~hrbench.runtime.Drain` that a clean cancel begins before cancelling
+            the benchmark (newcomer finding): the requests sent finish and their runs are saved.
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -1205,7 +1209,10 @@ async def benchmark_async(
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
     rt = Runtime(client, gov, cache, record, store, pricing)
+    rt.drain = drain
     judge_rt = _judge_runtime(plan.scorer, rt)
+    if judge_rt is not None:
+        judge_rt.drain = drain
     refuse_before_start(client, gov, pricing)
     cells = plan.cells()
     total = len(cells) * runs
@@ -1252,6 +1259,8 @@ async def benchmark_async(
         if att.dup is not None:
             duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
         await emit(ci * runs + run - 1, row, att.ctx.trace, values)
+        if drain is not None:  # its row is out: a clean cancel need not wait for it
+            drain.finished(row.ledger_id)
 
     def pending(ci: int, item: str, arm: Arm) -> list[int]:
         """The runs of a cell still to make; finished ones (resume) are counted as they are."""
@@ -1483,7 +1492,7 @@ class _Stops:
             self.first = (seq, row)
             refused = next((s.error for s in trace if s.source == "refused" and s.error), None)
             self.why = refused.rsplit(")); ", 1)[1] if refused and ")); " in refused else self.why
-        self.limits.update(n for s in trace if s.source == "refused" for n in _limit_of(s.error))
+        self.limits.update(n for s in trace if s.source == "refused" for n in refusal_limits(s.error))
         for s in trace:
             if s.source == "refused" and s.error and "unpriced_model" in s.error:
                 self.unpriced = self.unpriced or s.error
@@ -1529,23 +1538,6 @@ def defaults_note(gov: Governor) -> str:
         f"limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS/HRBENCH_MAX_USD/HRBENCH_MAX_TOKENS): "
         f"{limits}; the default max_usd is not enforced on a model with no price; {how}"
     )
-
-
-def _limit_of(error: str | None) -> list[str]:
-    if not error:
-        return []
-    return [
-        n
-        for n in (
-            "call_cap_reached",
-            "cost_cap_reached",
-            "token_cap_reached",
-            "limit_refused",
-            "reservation_exceeded",
-            "unpriced_model",
-        )
-        if n in error
-    ]
 
 
 def benchmark(

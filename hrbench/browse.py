@@ -35,6 +35,7 @@ from collections.abc import Collection
 from typing import Any
 
 from hrbench.errors import ConfigError, NotFound
+from hrbench.ledger import unknown_of, unknown_sentence
 from hrbench.records import Row
 from hrbench.store import Store
 
@@ -94,7 +95,11 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
 
 
 def benchmark_status(
-    rec: dict[str, Any], rows: int, running: Collection[str] = (), used: dict[str, Any] | None = None
+    rec: dict[str, Any],
+    rows: int,
+    running: Collection[str] = (),
+    used: dict[str, Any] | None = None,
+    stopped_by: Collection[str] = (),
 ) -> dict[str, Any]:
     """A stored benchmark's status as shown, and its budget banner (newcomer finding).
 
@@ -103,7 +108,8 @@ def benchmark_status(
         rows: its stored rows.
         running: as for :func:`benchmark_list`.
         used: its ledger (``calls``, ``usd``, ``tokens``; a header has them), to name the cap
-            that stopped it.
+            that stopped it when ``stopped_by`` does not.
+        stopped_by: the refusals that stopped its runs (:meth:`Store.stop_limits`).
 
     Returns:
         ``{"status": ..., "stop_note": ...}``: ``interrupted`` for a ``running`` record no task
@@ -123,12 +129,13 @@ def benchmark_status(
         status = "errors"
     spec = rec.get("spec") or {}
     caps = spec.get("limits") or (spec.get("params") or {}).get("governor") or rec  # a header has them
-    note = budget_note(str(rec.get("id")), rec.get("summary"), rows, caps, used)
+    note = budget_note(str(rec.get("id")), rec.get("summary"), rows, caps, used, stopped_by)
     return {"status": status, "stop_note": note}
 
 
-def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
+def _summary(head: dict[str, Any], running: Collection[str], store: Store) -> dict[str, Any]:
     """A ``BenchmarkListing`` dict from a header (:meth:`Store.benchmark_headers`)."""
+    stopped_by = stop_limits(store, head)
     arms, runs, total = head["arms"], head["runs"], head["total"]
     status = benchmark_status(head, head["rows"], running)["status"]
     accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
@@ -154,10 +161,11 @@ def _summary(head: dict[str, Any], running: Collection[str]) -> dict[str, Any]:
         "max_calls": head["max_calls"],
         "unknown_usd": head.get("unknown_usd"),
         "unknown_calls": head.get("unknown_calls"),
+        "unknown_note": unknown_sentence(unknown_of(head)),
         "max_tokens": head.get("max_tokens"),
         "tokens": head.get("tokens"),
         "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
-        "stop_note": benchmark_status(head, head["rows"], running, head)["stop_note"],
+        "stop_note": benchmark_status(head, head["rows"], running, head, stopped_by)["stop_note"],
     }
 
 
@@ -168,16 +176,37 @@ _FLAGS = {
 }
 
 
-def resume_flag(caps: dict[str, Any] | None, used: dict[str, Any] | None) -> str:
+_STOP_FLAGS = {
+    "call_cap_reached": "--max-calls N",
+    "cost_cap_reached": "--max-usd USD",
+    "token_cap_reached": "--max-tokens N",
+}
+"""The governor's refusal of each cap, and the ``hrb bench`` flag that raises it."""
+
+
+def stop_limits(store: Store, rec: dict[str, Any]) -> list[str]:
+    """The refusals that stopped a stored benchmark's runs (none read when its summary counts no stop)."""
+    if not any(int(s.get("budget_stop") or 0) for s in rec.get("summary") or []):
+        return []
+    return store.stop_limits(str(rec["id"]))
+
+
+def resume_flag(
+    caps: dict[str, Any] | None, used: dict[str, Any] | None, stopped_by: Collection[str] = ()
+) -> str:
     """The ``hrb bench --resume`` flag of the cap that stopped a benchmark (newcomer finding).
 
-    Decided (newcomer finding: a cost stop said ``--max-calls N``): the cap nearest to full
-    (use over limit; a call cap reached is full) is the one that stopped it; with no cap
-    known, every flag is named.
+    Decided (newcomer findings: a cost stop said ``--max-calls N``; after a token-cap stop
+    ``hrb ls`` said ``--max-calls N`` while the report said ``--max-tokens N``): the caps whose
+    refusals stopped its runs (``stopped_by``, kept in their traces: :meth:`Store.stop_limits`)
+    name the flags, so every surface that shows the note says the same. Only when no cap
+    refusal is known (a store from before, a provider's refusal) is the cap nearest to full
+    (use over limit; a call cap reached is full) taken; with no cap known, every flag is named.
 
     Args:
         caps: the limits in force (``max_calls``, ``max_usd``, ``max_tokens``; ``None``: no cap).
         used: the ledger's use (``calls``, ``usd``, ``tokens``).
+        stopped_by: the refusals' limits (``"token_cap_reached"``, ...).
 
     Example:
         >>> resume_flag({"max_calls": 400, "max_usd": 0.01}, {"calls": 20, "usd": 0.0095})
@@ -186,7 +215,12 @@ def resume_flag(caps: dict[str, Any] | None, used: dict[str, Any] | None) -> str
         '--max-calls N'
         >>> resume_flag(None, None)
         '--max-calls N (or --max-usd USD, --max-tokens N)'
+        >>> resume_flag({"max_calls": 1000, "max_tokens": 5000}, {"calls": 990}, ["token_cap_reached"])
+        '--max-tokens N'
     """
+    named = [flag for limit, flag in _STOP_FLAGS.items() if limit in stopped_by]
+    if named:
+        return " ".join(named)
     caps, used = caps or {}, used or {}
     full = {
         flag: 1.0 if caps[cap] <= 0 else float(used.get(key) or 0) / caps[cap]
@@ -219,6 +253,7 @@ def budget_note(
     rows: int,
     caps: dict[str, Any] | None = None,
     used: dict[str, Any] | None = None,
+    stopped_by: Collection[str] = (),
 ) -> str | None:
     """The banner of a benchmark a budget stopped or whose runs ended in errors (newcomer findings).
 
@@ -228,8 +263,9 @@ def budget_note(
             ``None`` while it runs.
         rows: its stored rows.
         caps: the limits in force, ``used`` the ledger's use: they name the flag to raise
-            (:func:`resume_flag`).
+            (:func:`resume_flag`) when ``stopped_by`` does not.
         used: see ``caps``.
+        stopped_by: the refusals that stopped its runs (:meth:`Store.stop_limits`).
 
     Returns:
         :func:`hrbench.benchmark.stop_note` and :func:`hrbench.benchmark.error_note`, each when
@@ -249,7 +285,7 @@ def budget_note(
     causes = _error_causes(summary)
     if not stopped:
         return error_note(causes, rows, f"`hrb bench --resume {benchmark_id} --retry-errors`")
-    flags = resume_flag(caps, used) + (" --retry-errors" if causes else "")
+    flags = resume_flag(caps, used, stopped_by) + (" --retry-errors" if causes else "")
     failed = error_note(causes, rows)
     note = stop_note(stopped, rows) if failed is None else f"{stop_note(stopped, rows)}; {failed}"
     return f"{note}; resume with `hrb bench --resume {benchmark_id} {flags}`"
@@ -289,7 +325,7 @@ def benchmark_list(
     for head in store.benchmark_headers():
         if needle and needle not in f"{head['name'] or ''}\n{head['id']}".casefold():
             continue
-        out.append(_summary(head, running))
+        out.append(_summary(head, running, store))
         if limit is not None and len(out) >= limit:
             break
     return out
@@ -382,7 +418,7 @@ def benchmark_view(
 
     rec = _record(store, benchmark_id)
     rows = store.rows_get(benchmark_id)
-    head = _summary(_head(store, rec, len(rows)), running)
+    head = _summary(_head(store, rec, len(rows)), running, store)
     out: dict[str, Any] = {
         "benchmark": head,
         "arms": [],
@@ -622,7 +658,7 @@ def benchmark_cell(store: Store, benchmark_id: str, item: str, arm: str) -> dict
     if ref is not None and item in ref.items:
         payload, label = ref.payload(item), ref.labels.get(item)
     return {
-        "benchmark": _summary(_head(store, rec, len(rows)), ()),
+        "benchmark": _summary(_head(store, rec, len(rows)), (), store),
         "item": item,
         "arm": arm,
         "cluster": mine[0].cluster,
@@ -713,8 +749,8 @@ def benchmark_compare(
     for d, adj in zip(diffs, _holm([d["p_value"] for d in diffs]), strict=True):
         d["p_holm"] = adj if len(diffs) > 1 else None
     return {
-        "a": _summary(_head(store, rec_a, len(rows_a)), running),
-        "b": _summary(_head(store, rec_b, len(rows_b)), running),
+        "a": _summary(_head(store, rec_a, len(rows_a)), running, store),
+        "b": _summary(_head(store, rec_b, len(rows_b)), running, store),
         "reference_hash": rec_a.get("reference_hash") or "",
         "differences": diffs,
         "only_a": [n for n in arms_a if n not in arms_b],

@@ -22,6 +22,7 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
         ├── StoreCorrupt              the file is not a readable SQLite database
         └── StoreReadOnly             the file or its folder cannot be written
     BenchmarkRunning                  a benchmark id that is running now was asked to run again
+    BenchmarkCancelled                `hrb cancel` cancelled the benchmark while it ran (resumable)
     DaemonStopped                     the daemon was stopped while the benchmark ran (resumable)
 
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
@@ -36,11 +37,13 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "REFUSAL_LIMITS",
     "ArmErrorWarning",
+    "BenchmarkCancelled",
     "BenchmarkRunning",
     "DaemonStopped",
     "BudgetRefused",
@@ -69,6 +72,7 @@ __all__ = [
     "UsageEstimatedWarning",
     "failure_cause",
     "field_under",
+    "refusal_limits",
 ]
 
 
@@ -90,17 +94,26 @@ class HrbenchError(Exception):
         return self.message
 
 
-def did_you_mean(name: str, known: Sequence[str], n: int = 1) -> str:
+def did_you_mean(name: str, known: Sequence[str], n: int = 1, shown: Mapping[str, str] | None = None) -> str:
     """A hint naming the closest of ``known`` to ``name`` (``""`` when none is close), for messages.
+
+    Args:
+        name: what was given.
+        known: the names it could have been.
+        n: at most this many are named, the closest first.
+        shown: how a known name is said, when not as itself (an id prefix said as its whole id).
 
     Example:
         >>> did_you_mean("labl", ["id", "item", "label"])
         "did you mean 'label'? "
         >>> did_you_mean("zzz", ["id"])
         ''
+        >>> did_you_mean("3f2b", ["3f2a", "9c10"], shown={"3f2a": "3f2a77c0d1e2f3a4"})
+        "did you mean '3f2a77c0d1e2f3a4'? "
     """
     close = difflib.get_close_matches(name, list(known), n=n)
-    return f"did you mean {', '.join(map(repr, close))}? " if close else ""
+    said = list(dict.fromkeys((shown or {}).get(c, c) for c in close))
+    return f"did you mean {', '.join(map(repr, said))}? " if said else ""
 
 
 class ConfigError(HrbenchError, ValueError):
@@ -207,6 +220,32 @@ class BudgetRefused(HrbenchError):
         self.limit = limit
 
 
+REFUSAL_LIMITS = (
+    "call_cap_reached",
+    "cost_cap_reached",
+    "token_cap_reached",
+    "limit_refused",
+    "reservation_exceeded",
+    "unpriced_model",
+)
+"""Every ``limit`` a :class:`BudgetRefused` names."""
+
+
+def refusal_limits(error: str | None) -> list[str]:
+    """The :data:`REFUSAL_LIMITS` a refusal's message names (a trace step's ``error``).
+
+    What stopped a run is kept in its trace as the refusal's message; the stop note of a
+    stored benchmark reads the caps that stopped it from there (newcomer finding).
+
+    Example:
+        >>> refusal_limits("the governor refused a request: token_cap_reached (Governor(...))")
+        ['token_cap_reached']
+        >>> refusal_limits(None)
+        []
+    """
+    return [n for n in REFUSAL_LIMITS if error and n in error]
+
+
 class DuplicateDrawError(HrbenchError):
     """Raised when an arm's runs are not distinct draws (seed 002: ``hr_duplicate_draw``).
 
@@ -276,6 +315,8 @@ def failure_cause(error: str, status: int | None = None) -> str:
         'openai: HTTP 401'
         >>> failure_cause("openai: cannot connect to http://127.0.0.1:9/v1 (ConnectError: refused)")
         'openai: cannot connect to http://127.0.0.1:9/v1'
+        >>> failure_cause("openai: quota exhausted (HTTP 429): insufficient_quota: ...", 429)
+        'openai: quota exhausted'
         >>> failure_cause("openai: reply cut at the output limit (finish_reason 'length'): raise max_tokens")
         'openai: reply cut at the output limit'
         >>> failure_cause("LookupError: no output for item 'q3'")
@@ -284,8 +325,8 @@ def failure_cause(error: str, status: int | None = None) -> str:
     import re
 
     m = re.match(
-        r"(\w+: (?:HTTP \d+|cannot connect to \S+|no reply within [\d.]+ s|malformed reply|transport error"
-        r"|reply cut at the output limit|reply has no text|no output))",
+        r"(\w+: (?:HTTP \d+|quota exhausted|cannot connect to \S+|no reply within [\d.]+ s|malformed reply"
+        r"|transport error|reply cut at the output limit|reply has no text|no output))",
         error,
     )
     if m:
@@ -364,6 +405,19 @@ class BenchmarkRunning(HrbenchError):
     """
 
     code = -32026
+
+
+class BenchmarkCancelled(HrbenchError):
+    """Raised to the caller of a benchmark that ``hrb cancel`` (``benchmark/cancel``) cancelled.
+
+    Decided (newcomer finding: ``hrb cancel ID`` from another shell made the streaming
+    ``hrb bench`` exit 130, the Ctrl-C code, saying only "cancelled"): the message says it was
+    cancelled by ``hrb cancel``, names the benchmark, the runs saved and the command that
+    resumes it. ``context``: ``benchmark``, ``done``, ``total``. ``hrb bench`` exits 3, as when
+    the daemon is stopped under it: the benchmark was ended from outside, not by a budget.
+    """
+
+    code = -32028
 
 
 class DaemonStopped(HrbenchError):

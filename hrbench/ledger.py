@@ -45,7 +45,7 @@ from hrbench.errors import BudgetRefused, StoreError
 from hrbench.governor import Governor
 from hrbench.store import Store
 
-__all__ = ["LAZY_S", "Journal", "contacts_provider", "kept_ledger", "unknown_sentence"]
+__all__ = ["LAZY_S", "Journal", "contacts_provider", "kept_ledger", "unknown_of", "unknown_sentence"]
 
 LAZY_S = 0.01
 """How long the writer gathers changes nobody waits on before it commits them (seconds)."""
@@ -101,6 +101,27 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
     return "; ".join(parts) + " (counted as spent)"
 
 
+def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A stored ledger's unknown spend, shaped as :attr:`~hrbench.Governor.unknown` (for :func:`unknown_sentence`).
+
+    ``ledger`` is :meth:`~hrbench.store.Store.ledger_get`'s dict or a benchmark header (its
+    ``unknown_*`` and ``cancelled_*`` keys).
+
+    Example:
+        >>> unknown_sentence(unknown_of({"unknown_calls": 4, "unknown_usd": 0.0079,
+        ...                              "cancelled_calls": 4, "cancelled_usd": 0.0079}))
+        'cancelled in flight: unknown, at most 0.0079 USD / 4 calls (counted as spent)'
+    """
+    if not ledger or not ledger.get("unknown_calls"):
+        return None
+    return {
+        "calls": int(ledger["unknown_calls"]),
+        "usd": float(ledger.get("unknown_usd") or 0.0),
+        "cancelled_calls": int(ledger.get("cancelled_calls") or 0),
+        "cancelled_usd": float(ledger.get("cancelled_usd") or 0.0),
+    }
+
+
 class _Pending:
     """What a client awaits before sending: its reservation's commit.
 
@@ -148,7 +169,8 @@ class Journal:
         self.commits = 0
         self.failed: StoreError | None = None
         self._numbers = itertools.count(1)
-        self._cond = threading.Condition()
+        self._lock = threading.Lock()  # taken directly on the hot path (open, settle): no Python frame
+        self._cond = threading.Condition(self._lock)
         self._opened: dict[int, tuple[float, int]] = {}  # queued, not yet written
         self._closed: list[int] = []  # written as open, settled since
         self._calls, self._usd, self._tokens = 0, 0.0, 0  # settled since the last commit
@@ -176,11 +198,11 @@ class Journal:
 
     def open(self, usd: float, tokens: int) -> int:
         """Queue a new reservation for the next commit; its number."""
-        with self._cond:
+        with self._lock:
             n = self._issued = next(self._numbers)
             self._opened[n] = (usd, tokens)
             if self._idle:
-                self._cond.notify()
+                self._wake()
         return n
 
     def settle(self, number: int, usd: float, tokens: int, calls: int = 1) -> None:
@@ -188,14 +210,23 @@ class Journal:
 
         ``calls=0``: the attempt could not connect and was not sent, so it is no call.
         """
-        with self._cond:
+        with self._lock:
             if self._opened.pop(number, None) is None:  # already written as open: delete it
                 self._closed.append(number)
             self._calls += calls
             self._usd += usd
             self._tokens += tokens
             if self._idle:
-                self._cond.notify()
+                self._wake()
+
+    def _wake(self) -> None:
+        """Wake the idle writer (the lock held), once: until it runs, later changes need not.
+
+        Without clearing ``_idle`` here, every reservation made before the writer got the GIL
+        back notified again (most of a stream of instant calls; issue 15, point 6).
+        """
+        self._idle = False
+        self._cond.notify()
 
     def durable(self, number: int) -> _Pending | None:
         """Wait until reservation ``number`` is committed.
@@ -222,6 +253,7 @@ class Journal:
                 waiter = threading.Event() if loop is None else loop.create_future()
                 self._waiters.append((number, loop, waiter))
                 if self._idle or self._lazy:  # a request waits to be sent: commit now
+                    self._idle = False
                     self._cond.notify()
         if waiter is not None:
             if loop is not None:

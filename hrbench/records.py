@@ -115,6 +115,11 @@ class _ResultFields(msgspec.Struct, kw_only=True):
         note: a limit note (``"limit_refused"``) when a provider refused on quota.
         status: the HTTP status of a failed request's last attempt, when it had one.
         key_env: the environment variable the client reads its API key from, on a 401/403.
+        halts: why no later request should be sent, on a failure that every one would share:
+            ``"quota"`` (the provider's quota or credit is exhausted) or ``"auth"`` (the key
+            was refused) for the client, ``"model"`` (403/404) for the model (newcomer finding).
+        retried: why each attempt before the last failed (one that was not sent says so), in
+            order, or ``None``: the run's trace keeps one ``attempt`` step each.
     """
 
     text: str | None = None
@@ -132,6 +137,8 @@ class _ResultFields(msgspec.Struct, kw_only=True):
     note: str | None = None
     status: int | None = None
     key_env: str | None = None
+    halts: str | None = None
+    retried: list[str] | None = None
 
 
 _TEXT = _ResultFields.__dict__["text"]
@@ -177,7 +184,9 @@ class Step(msgspec.Struct, kw_only=True):
 
     Attributes:
         ledger_id: the run's id (``benchmark/arm/item/run``).
-        kind: ``"request"`` or ``"error"`` or ``"note"``.
+        kind: ``"request"``, ``"attempt"`` (an attempt of the next request that failed and
+            was retried: its ``error`` says why, and when it was not sent), ``"error"`` or
+            ``"note"``.
         key: the request's cache key (sha256 hex, draw index included).
         model: the model asked for.
         source: ``"live"``, ``"cache"``, ``"recording"``, or ``"refused"`` (never sent).

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,14 +23,22 @@ import msgspec
 
 from hrbench._room import reserve_first, reserve_first_blocking
 from hrbench.cache import IN_FLIGHT, Cache, cache_key, request_hash
-from hrbench.errors import BudgetRefused, DuplicateDrawError
-from hrbench.governor import Governor
+from hrbench.errors import BudgetRefused, ConfigError, DuplicateDrawError
+from hrbench.governor import Gate, Governor
 from hrbench.ledger import contacts_provider
 from hrbench.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, output_limit
 from hrbench.records import Request, Result, Step
 from hrbench.store import Store
 
-__all__ = ["HTTP_PROVIDERS", "Runtime", "drive", "unpriced_message"]
+__all__ = [
+    "DEFAULT_GRACE_S",
+    "HTTP_PROVIDERS",
+    "Drain",
+    "Runtime",
+    "cancel_grace_s",
+    "drive",
+    "unpriced_message",
+]
 
 Context = Any
 """The run context (:class:`hrbench.arm.Context`); not imported, so that arm.py may import this."""
@@ -77,6 +86,111 @@ def unpriced_message(model: str, max_usd: float | None) -> str:
 # --------------------------------------------------------------------------------------------
 # The runtime shared by every run of one benchmark: client, cache, governor, recorder, checks.
 # --------------------------------------------------------------------------------------------
+DEFAULT_GRACE_S = 10.0
+"""How long a clean cancel waits for the requests already sent (seconds; see :class:`Drain`)."""
+
+
+def cancel_grace_s() -> float:
+    """The grace of a clean cancel: ``HRBENCH_CANCEL_GRACE_S`` (seconds) when set, else :data:`DEFAULT_GRACE_S`.
+
+    Raises:
+        ConfigError: the variable is not a number >= 0.
+
+    Example:
+        >>> import os; os.environ.pop("HRBENCH_CANCEL_GRACE_S", None) and None
+        >>> cancel_grace_s()
+        10.0
+    """
+    raw = os.environ.get("HRBENCH_CANCEL_GRACE_S")
+    if not raw:
+        return DEFAULT_GRACE_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise ConfigError("HRBENCH_CANCEL_GRACE_S", raw, "expected a number of seconds >= 0")
+    return value
+
+
+class Drain:
+    """A clean cancel's wait for the requests already sent (decided, newcomer finding).
+
+    ``hrb cancel`` used to cancel a benchmark at once: replies already on their way were lost,
+    their calls counted at their worst case as "cancelled in flight", and a resume paid for
+    them again. Decided: a clean cancel first begins a drain (:meth:`begin`). From then on no attempt
+    is sent (one held for a request not yet handed to its client is given back, as never
+    sent; a retry is not made): such a request waits there until the benchmark is cancelled.
+    A run whose request was already sent goes on: its reply is settled at its real cost,
+    cached when the benchmark caches, scored and saved as a row, so a resume does not send it
+    again. :meth:`wait` returns when no such run is left, or after the grace; the caller then
+    cancels the benchmark, and only what is still in flight then is counted "cancelled in
+    flight: unknown, at most" its reservation (:meth:`hrbench.ledger.Journal.close`). A run
+    of several requests whose later request was not sent is run again, whole, by a resume.
+
+    One drain serves every runtime of a benchmark (the arms' and a judge's). Requests a sync
+    client answers inline (in a worker thread) are not held: they finish at once.
+
+    Example:
+        >>> drain = Drain()
+        >>> drain.sent("b/a/x/1"); drain.live
+        1
+        >>> drain.begin(); drain.finished("b/a/x/1"); drain.live, drain.started
+        (0, True)
+    """
+
+    def __init__(self) -> None:
+        self.started = False
+        self._live: set[str] = set()
+
+    @property
+    def live(self) -> int:
+        """Runs with a request sent that have not finished (nor stopped at the drain)."""
+        return len(self._live)
+
+    def begin(self) -> None:
+        """Send nothing more; the runs already sending go on."""
+        self.started = True
+
+    def sent(self, run: str) -> None:
+        """Run ``run`` (its ledger id) handed a request to its client."""
+        self._live.add(run)
+
+    def finished(self, run: str) -> None:
+        """Run ``run`` ended (its row is out), or stopped at the drain."""
+        self._live.discard(run)
+
+    async def wait(self, grace_s: float) -> bool:
+        """Wait until no run sends any more, at most ``grace_s`` seconds; ``True`` if none does."""
+        deadline = time.monotonic() + max(0.0, grace_s)
+        while self._live and time.monotonic() < deadline:  # noqa: ASYNC110 - runs end on other tasks
+            await anyio.sleep(0.02)
+        return not self._live
+
+
+class _Draining:
+    """A client's ``before_attempt`` that sends nothing once the benchmark's :class:`Drain` began."""
+
+    def __init__(self, inner: Any, gate: Gate, drain: Drain, run: str) -> None:
+        self.inner, self.gate, self.drain, self.run = inner, gate, drain, run
+
+    def __call__(self) -> Awaitable[None] | None:
+        if not self.drain.started:
+            pending = self.inner()
+            self.drain.sent(self.run)
+            return pending
+        # not sent: a reservation held for it is given back; a failed attempt before it stays a call
+        if getattr(self.inner, "first", False):
+            self.gate.unsent()
+        else:
+            self.gate.settle(0.0, 0)
+        self.drain.finished(self.run)
+        return anyio.sleep_forever()  # until the benchmark is cancelled
+
+    def unsent(self) -> None:
+        self.inner.unsent()
+
+
 @dataclass
 class _Cell:
     """Draw history of one arm on one item: what earlier runs were served."""
@@ -102,6 +216,8 @@ class Runtime:
         self.store = store
         self.pricing = pricing
         self.cells: dict[tuple[str, str], _Cell] = defaultdict(_Cell)
+        self.drain: Drain | None = None
+        """A clean cancel's drain (:class:`Drain`), shared by the benchmark's runtimes, or ``None``."""
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.inline = getattr(client, "inline", False) is True
         self.capped = governor.max_usd is not None or governor.max_tokens is not None
@@ -118,8 +234,9 @@ class Runtime:
         """Per requested model, the models replies were billed as (served-model switches seen)."""
         self.check_draws = True
         """Whether a reply that repeats an earlier run's draw is a DuplicateDrawError (not for a judge)."""
-        self.quota_refused: BudgetRefused | None = None
-        """The provider's quota or billing refusal: every later request of the benchmark is refused."""
+        self.halted_by: dict[str | None, Result] = {}
+        """Failures every later request would share (``Result.halts``), by model (``None``: the
+        client's): no such request is sent, it fails at once with that cause (newcomer finding)."""
         wire = getattr(client, "wire", None)
         self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
         self.replays = getattr(client, "provider", "") == "replay"
@@ -263,21 +380,26 @@ class Runtime:
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
         gate = self.governor.gate(usd_est, tokens_est, durable)
+        halt = self.halted_by.get(None) or self.halted_by.get(request.model)
+        if halt is not None:  # the provider refused the quota or the key: send no more (newcomer finding)
+            gate.abandon()
+            return msgspec.structs.replace(
+                halt,
+                error=f"{halt.error} (not sent: an earlier request of this benchmark got this answer)",
+                model=request.model or halt.model,
+                source="halted",
+                seconds=0.0,
+            ), 0.0
         try:
-            if self.quota_refused is not None:  # the provider refused on quota: send no more
-                raise BudgetRefused(
-                    f"limit_refused: not sent, the provider refused an earlier request: {self.quota_refused}",
-                    limit="limit_refused",
-                )
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
             if usd_est or tokens_est:  # room held by requests in flight: wait for them (newcomer finding)
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
+            if self.drain is not None and not inline:  # a clean cancel sends nothing new (Drain)
+                before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id)
             result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
-            if exc.limit == "limit_refused" and self.quota_refused is None:
-                self.quota_refused = exc
             gate.settle(0.0, 0)
             ctx.notes.append(exc.limit)
             ctx.trace.append(
@@ -296,6 +418,8 @@ class Runtime:
         except BaseException:  # cancelled: an attempt never sent is no call (newcomer finding)
             gate.abandon()
             raise
+        if result.halts is not None and result.source == "live":
+            self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
         if result.source == "live":
             if result.usd is None:
                 result = msgspec.structs.replace(
@@ -372,6 +496,20 @@ class Runtime:
         if self.check_draws:
             dup = self._duplicate(ctx, key, result)
             self._remember(ctx, key, result)
+        for failed in result.retried if result.source == "live" and result.retried else ():
+            # every attempt is in the run's trace (newcomer finding: retries only in the log)
+            ctx.trace.append(
+                Step(
+                    ledger_id=ctx.ledger_id,
+                    kind="attempt",
+                    key=key,
+                    model=request.model,
+                    source="unsent" if "(no call counted)" in failed else "live",
+                    draw_index=request.draw_index,
+                    usd=0.0,
+                    error=failed,
+                )
+            )
         ctx.trace.append(
             Step(
                 ledger_id=ctx.ledger_id,

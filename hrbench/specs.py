@@ -34,6 +34,7 @@ from typing import Any
 
 import anyio
 
+from hrbench._unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm
 from hrbench.errors import CodeRefused, ConfigError, did_you_mean, field_under
 from hrbench.governor import Governor, default_governor
@@ -329,9 +330,7 @@ def _read_outputs(path: str) -> dict[str, Any]:
     stripped = text.lstrip()
     if stripped.startswith("{") and not p.suffix == ".jsonl":
         try:
-            from hrbench.reading._outputs import duplicate_keys
-
-            data = json.loads(text, object_pairs_hook=duplicate_keys)
+            data = json.loads(text, object_pairs_hook=refuse_repeated_keys("path", path, "outputs"))
         except json.JSONDecodeError as exc:
             raise ConfigError("path", path, f"not JSON: {exc.msg} at line {exc.lineno}") from None
         if not isinstance(data, dict):
@@ -340,17 +339,14 @@ def _read_outputs(path: str) -> dict[str, Any]:
     from hrbench.reading._reference import json_lines
 
     out: dict[str, Any] = {}
-    seen: dict[tuple[str, Any], int] = {}
+    seen = OnePerId("path", path, ("item", "run"), "outputs")
     for n, rec in json_lines(text, path, "path", objects=False):
         if not isinstance(rec, dict) or "item" not in rec:
             raise ConfigError("path", path, f'line {n}: expected {{"item", "output", "run"?}}')
         item, run = str(rec["item"]), rec.get("run")
-        if (item, run) in seen:  # decided, newcomer finding: the last line was kept silently
-            runs_said = "" if run is None else f" run {run}"
-            raise ConfigError(
-                "path", path, f"item {item!r}{runs_said} has two outputs: lines {seen[item, run]} and {n}"
-            )
-        seen[item, run] = n
+        # decided, newcomer finding: the last line was kept silently (hrbench._unique)
+        if not seen.first((item, run) if run is not None else (item,), rec.get("output"), n):
+            continue
         if run is None:
             out[item] = rec.get("output")
         else:
@@ -730,8 +726,9 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
 
     Decided (seed silent; a newcomer's ``"labl"`` was stored as no label, and its benchmark ended
     "done" with accuracy NA): a record with a field outside these is refused, naming the field,
-    the line and the closest known name; two records with one id are refused, naming the id and
-    both lines (the second no longer replaces the first). A label that is not a string, a
+    the line and the closest known name; two different records with one id are refused, naming
+    the id and both lines (the second no longer replaces the first; a record repeated
+    identically is read once, :mod:`hrbench._unique`). A label that is not a string, a
     number, a list of them or a mapping with ``answers`` is refused
     (:func:`hrbench.reference.check_label`).
 
@@ -762,7 +759,7 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     if limit is not None:
         numbered = numbered[:limit]
     items: dict[str, Any] = {}
-    seen: dict[str, int] = {}
+    seen = OnePerId("reference.path", path, "id", "records", where)
     labels, clusters, splits = {}, {}, {}
     for n, rec in numbered:
         if not isinstance(rec, dict) or "item" not in rec:
@@ -771,13 +768,8 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             if key not in _RECORD_FIELDS:
                 raise _unknown_field(f"reference.path {p.name} {where} {n}", key, _RECORD_FIELDS)
         item_id = str(rec.get("id", n))
-        if item_id in seen:
-            raise ConfigError(
-                "reference.path",
-                path,
-                f"{where}s {seen[item_id]} and {n} have the same id {item_id!r}",
-            )
-        seen[item_id] = n
+        if not seen.first(item_id, {k: v for k, v in rec.items() if k != "id"}, n):
+            continue
         items[item_id] = rec["item"]
         labels[item_id] = rec.get("label")
         if rec.get("cluster") is not None:

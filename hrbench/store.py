@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
+import hashlib
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -22,22 +25,47 @@ import anyio
 import msgspec
 
 from hrbench._sqlite import sqlite_utils
-from hrbench.errors import ConfigError, StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
+from hrbench.errors import (
+    ConfigError,
+    StoreCorrupt,
+    StoreError,
+    StoreFull,
+    StoreGone,
+    StoreReadOnly,
+    did_you_mean,
+    refusal_limits,
+)
 from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """The store's schema version: 1 kept one name per reference content (a second name replaced
 the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``; 3 keeps
 the governor's ledger per call (issue 13): open reservations in ``ledger_open``, and the spend
-left unknown by a crash in the ``unknown_*`` columns of ``ledger``."""
+left unknown by a crash in the ``unknown_*`` columns of ``ledger``; 4 adds the ``cancelled_*``
+columns; 5 keeps scored rows and their traces a batch per SQLite row (``row_batches``, issue 15):
+rows written before stay in ``rows`` and ``traces`` and are read with the batches."""
 T = TypeVar("T")
 
 _enc = msgspec.json.Encoder()
 _dec_result = msgspec.json.Decoder(Result)
 _dec_row = msgspec.json.Decoder(Row)
 _dec_steps = msgspec.json.Decoder(list[Step])
+_dec_rows = msgspec.json.Decoder(list[Row])
+_dec_seqs = msgspec.json.Decoder(list[int])
+_dec_trace_map = msgspec.json.Decoder(dict[str, msgspec.Raw])
+
+
+class _Key(msgspec.Struct):
+    """A stored row's key (its other fields are skipped when decoding)."""
+
+    arm: str
+    item: str
+    run: int
+
+
+_dec_keys = msgspec.json.Decoder(list[_Key])
 
 
 def _reply_columns(arm: str, request_hash: str, request: Request, result: Result) -> list[Any]:
@@ -90,6 +118,10 @@ CREATE TABLE IF NOT EXISTS rows (
   benchmark_id TEXT, seq INTEGER, arm TEXT, item TEXT, run INTEGER, row TEXT,
   PRIMARY KEY (benchmark_id, arm, item, run));
 CREATE TABLE IF NOT EXISTS traces (benchmark_id TEXT, ledger_id TEXT, steps TEXT, PRIMARY KEY (benchmark_id, ledger_id));
+CREATE TABLE IF NOT EXISTS row_batches (
+  id INTEGER PRIMARY KEY, benchmark_id TEXT NOT NULL, n INTEGER NOT NULL, fresh INTEGER NOT NULL,
+  seqs BLOB NOT NULL, rows BLOB NOT NULL, traces BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS row_batches_benchmark ON row_batches(benchmark_id, id);
 CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL,
   unknown_calls INTEGER NOT NULL DEFAULT 0, unknown_usd REAL NOT NULL DEFAULT 0, unknown_tokens INTEGER NOT NULL DEFAULT 0,
   cancelled_calls INTEGER NOT NULL DEFAULT 0, cancelled_usd REAL NOT NULL DEFAULT 0, cancelled_tokens INTEGER NOT NULL DEFAULT 0);
@@ -113,6 +145,21 @@ _LEDGER_SELECT = (
     "FROM ledger l LEFT JOIN ledger_open o ON o.benchmark_id=l.benchmark_id"
 )
 """A benchmark's ledger row with the sums of its open reservations (add ``WHERE``)."""
+
+_WAL_PAGES = 10_000
+"""Pages (4 KiB each) the write-ahead log grows to before a commit copies it into the file.
+
+SQLite's default, 1,000, checkpoints every ~4 MB: while rows stream (about 1.2 KB a row with its
+trace and indexes) that is every ~3,000 rows, and the index pages each batch touches are copied
+again every time. 10,000 (~40 MB of log) cut the writer's CPU from 8.6-8.9 to 7.1-8.2 us a row
+over 51,200 rows (issue 15, point 6); ``hrb gc`` still truncates the log (``wal_checkpoint``).
+"""
+
+_ROWS_OF_B = (
+    "((SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id) + "
+    "(SELECT coalesce(sum(x.fresh), 0) FROM row_batches x WHERE x.benchmark_id=b.id))"
+)
+"""The number of rows of benchmark ``b`` (a SQL expression): those of schema 4 and the batches'."""
 
 _BUSY_S = 10.0
 """How long a statement waits for another connection's lock before it fails (seconds)."""
@@ -143,6 +190,7 @@ def _open(conn: sqlite3.Connection, path: str) -> None:
             if path != ":memory:" and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_PAGES}")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for statement in _SCHEMA.split(";"):
@@ -204,6 +252,7 @@ class Store:
         self.path = str(path)
         self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
+        self._leases: dict[str, tuple[str, int]] = {}  # benchmark id -> (owner, locked fd)
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -222,8 +271,12 @@ class Store:
         return f"Store({self.path!r})"
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (leases still held through this store go with it)."""
         with self._lock:
+            for _, fd in self._leases.values():
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._leases.clear()
             self.db.conn.close()
 
     async def arun(self, fn: Callable[..., T], *args: Any) -> T:
@@ -540,7 +593,7 @@ class Store:
     def benchmark_list(self) -> list[dict[str, Any]]:
         """Benchmarks held: id, created, status, reference_hash, rows."""
         rows = self._all(
-            "SELECT b.id, b.created, b.status, b.reference_hash, (SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id) "
+            "SELECT b.id, b.created, b.status, b.reference_hash, " + _ROWS_OF_B + " "
             "FROM benchmarks b ORDER BY b.created"
         )
         return [
@@ -553,33 +606,58 @@ class Store:
         rows: Sequence[tuple[int, Row]],
         traces: dict[str, list[Step]] | None = None,
         ledger: tuple[int, float, int] | None = None,
-        encoded: Sequence[bytes] | None = None,
+        *,
+        chunks: Sequence[bytes] | None = None,
+        fresh: int | None = None,
     ) -> None:
         """Write scored rows, their traces and the governor's use in one transaction.
 
         All or nothing: a batch that fails (a full disk) leaves neither its rows nor its ledger.
         ``rows`` are ``(order number, row)``; ``ledger`` is ``(calls, usd, tokens)`` as
-        :meth:`ledger_put` takes them; ``encoded``, when given, is each row's JSON (msgspec's
-        encoding of it), so a caller that sends the rows on does not encode them twice.
+        :meth:`ledger_put` takes them. A row whose ``(arm, item, run)`` is stored already
+        replaces it (a run the budget stopped, run again on resume).
+
+        Decided (issue 15, point 6): the batch is one SQLite row (``row_batches``): its rows'
+        JSON as one array, their order numbers, their traces as one object. A row per row and
+        per trace cost four B-tree inserts and ~6 us of CPU per row, while the daemon streams
+        thousands a second; readers (:meth:`rows_get`, :meth:`traces_get`, :meth:`rows_count`)
+        put the batches back together.
+
+        Args:
+            benchmark_id: the benchmark.
+            rows: ``(order number, row)`` pairs.
+            traces: ``{ledger_id: steps}``.
+            ledger: the governor's use to keep with the rows (a Ray run's), or ``None``.
+            chunks: the rows' JSON as msgspec encodes ``list[Row]``: arrays that, one after the
+                other, hold ``rows`` in order (a caller that sends them on, as the daemon's
+                ``hrbench/rows`` notifications, does not encode them twice); ``None`` to encode here.
+            fresh: how many of ``rows`` have a key not stored yet (the daemon knows which runs
+                it runs again); ``None`` to find out here (reads the benchmark's keys).
         """
-        if encoded is None:
-            encoded = [_enc.encode(r) for _, r in rows]
-        batch = [
-            (benchmark_id, seq, r.arm, r.item, r.run, j.decode())
-            for (seq, r), j in zip(rows, encoded, strict=True)
-        ]
-        steps = [(benchmark_id, k, _enc.encode(v).decode()) for k, v in (traces or {}).items()]
-        with self._tx() as conn:
-            _insert_many(conn, "rows", 6, batch)
-            _insert_many(conn, "traces", 3, steps)
+        if not chunks:
+            chunks = [_enc.encode([r for _, r in rows])]
+        body = (
+            chunks[0] if len(chunks) == 1 else b"[" + b",".join(c[1:-1] for c in chunks if len(c) > 2) + b"]"
+        )
+        seqs = _enc.encode([seq for seq, _ in rows])
+        steps = _enc.encode(traces or {})
+        with self._tx(immediate=fresh is None) as conn:
+            if rows or traces:
+                if fresh is None:
+                    stored = _stored_keys(conn, benchmark_id)
+                    fresh = len({(r.arm, r.item, r.run) for _, r in rows} - stored)
+                conn.execute(
+                    "INSERT INTO row_batches (benchmark_id, n, fresh, seqs, rows, traces) VALUES (?,?,?,?,?,?)",
+                    [benchmark_id, len(rows), fresh, seqs, body, steps],
+                )
             if ledger is not None:
                 conn.execute(_LEDGER_SNAPSHOT, [benchmark_id, *ledger, time.time()])
 
     def rows_get(self, benchmark_id: str, offset: int = 0, limit: int | None = None) -> list[Row]:
         """A benchmark's stored rows, in the seed's order, a page at a time.
 
-        The page is cut in SQL (``ORDER BY seq LIMIT ? OFFSET ?``), so only its rows are read
-        and decoded.
+        Only the batches holding the page's rows are decoded (when no row was replaced; else
+        every row, to keep the last of each key).
 
         Args:
             benchmark_id: the benchmark.
@@ -604,27 +682,57 @@ class Store:
             raise ConfigError("offset", offset, "must be 0 or more")
         if limit is not None and limit < 0:
             raise ConfigError("limit", limit, "must be 0 or more (or None for all)")
-        sql = "SELECT row FROM rows WHERE benchmark_id=? ORDER BY seq LIMIT ? OFFSET ?"
-        page = self._all(sql, [benchmark_id, -1 if limit is None else limit, offset])
-        return [_dec_row.decode(r[0]) for r in page]
+        with self._guard() as conn:
+            old = conn.execute("SELECT seq, row FROM rows WHERE benchmark_id=?", [benchmark_id]).fetchall()
+            batches = conn.execute(
+                "SELECT seqs, rows, n, fresh FROM row_batches WHERE benchmark_id=? ORDER BY id",
+                [benchmark_id],
+            ).fetchall()
+        try:
+            return _page(old, batches, offset, None if limit is None else offset + limit)
+        except msgspec.DecodeError as exc:
+            raise _store_error(exc, self.path) from None
 
     def rows_count(self, benchmark_id: str) -> int:
-        """How many rows a benchmark has stored."""
-        return int(self._one("SELECT count(*) FROM rows WHERE benchmark_id=?", [benchmark_id])[0])
+        """How many rows a benchmark has stored (a row written again counts once)."""
+        sql = f"SELECT {_ROWS_OF_B} FROM (SELECT ? AS id) b"
+        return int(self._one(sql, [benchmark_id])[0])
+
+    def stop_limits(self, benchmark_id: str) -> list[str]:
+        """What refused the requests of a benchmark's stored runs: the caps that stopped it, sorted.
+
+        Decided (newcomer finding: ``hrb ls`` advised ``--max-calls N`` for a token-cap stop
+        while the report said ``--max-tokens N``): the resume flag of a stop note is read from
+        the refusals kept in the stopped runs' traces (:func:`hrbench.errors.refusal_limits`),
+        the same wherever the note is shown, not guessed from how full each cap is.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.rows_put("b", [], {"b/a/x/1": [Step(ledger_id="b/a/x/1", source="refused",
+            ...     error="the governor refused a request: token_cap_reached (...)")]})
+            >>> s.stop_limits("b"), s.stop_limits("other")
+            (['token_cap_reached'], [])
+        """
+        names: set[str] = set()
+        with self._guard() as conn:
+            raws = _trace_raws(conn, benchmark_id, None)
+        for raw in raws.values():
+            if b'"refused"' not in (raw.encode() if isinstance(raw, str) else bytes(raw)):
+                continue  # decode only the traces of refused runs
+            for step in _dec_steps.decode(raw):
+                if step.source == "refused":
+                    names.update(refusal_limits(step.error))
+        return sorted(names)
 
     def traces_get(self, benchmark_id: str, ledger_ids: Iterable[str] | None = None) -> dict[str, list[Step]]:
         """A benchmark's stored traces by ledger id; only those of ``ledger_ids`` when given."""
-        sql = "SELECT ledger_id, steps FROM traces WHERE benchmark_id=?"
-        if ledger_ids is None:
-            return {k: _dec_steps.decode(v) for k, v in self._all(sql, [benchmark_id])}
-        wanted = list(dict.fromkeys(ledger_ids))
-        out: dict[str, list[Step]] = {}
-        for i in range(0, len(wanted), 500):  # well under SQLite's limit on bound parameters
-            chunk = wanted[i : i + 500]
-            marks = ",".join("?" * len(chunk))
-            for k, v in self._all(f"{sql} AND ledger_id IN ({marks})", [benchmark_id, *chunk]):
-                out[k] = _dec_steps.decode(v)
-        return out
+        wanted = None if ledger_ids is None else set(ledger_ids)
+        with self._guard() as conn:
+            try:
+                raws = _trace_raws(conn, benchmark_id, wanted)
+                return {k: _dec_steps.decode(v) for k, v in raws.items()}
+            except msgspec.DecodeError as exc:
+                raise _store_error(exc, self.path) from None
 
     def ledger_put(self, benchmark_id: str, calls: int, usd: float, tokens: int) -> None:
         """Keep a benchmark's governor use as one snapshot (runs not kept per call: Ray's).
@@ -735,23 +843,29 @@ class Store:
         with self._tx(immediate=True) as conn:
             return _fold_open(conn, benchmark_id, session)
 
-    def lease_acquire(self, benchmark_id: str, owner: str, pid: int | None = None) -> dict[str, Any] | None:
+    def lease_acquire(self, benchmark_id: str, owner: str) -> dict[str, Any] | None:
         """Take the one-at-a-time lease of a benchmark id; ``None`` when taken, else the holder.
 
         Decided, issue 13 (two simultaneous resumes both ran and paid twice): a benchmark id
-        runs at most once at a time. The lease is a row in this file, taken in one
-        ``BEGIN IMMEDIATE`` transaction, so of two concurrent takers exactly one wins. A lease
-        whose process is gone (a killed daemon; same machine: same state folder) is stale and
-        taken over.
+        runs at most once at a time. The lease is an exclusive ``flock`` on a lock file of the
+        id, in the folder ``<database>.locks`` beside the database, held open for the run: of
+        concurrent takers (threads, daemons, processes on the same file) exactly one gets it,
+        and the operating system lets it go the moment its holder dies, however it dies.
+        Decided (newcomer finding: a resume right after a daemon's SIGKILL was refused for
+        about a second, "held by" the dead process, because a lease row in SQLite with a pid
+        check outlived it until the process was reaped): a dead holder's lease is taken over
+        at once, and a reused pid can never keep a lease alive. The ``leases`` table only says
+        who holds it (owner, pid, since when), for the refusal's message. A private
+        ``":memory:"`` store (one process) keeps the lease in that table alone.
 
         Args:
             benchmark_id: the benchmark.
             owner: who takes it (unique per run, e.g. ``"<pid>:<random>"``).
-            pid: the owner's process id (default: this process).
 
         Returns:
-            ``None`` when the lease is now ``owner``'s; else the live holder's ``owner``,
-            ``pid`` and ``acquired`` (Unix seconds).
+            ``None`` when the lease is now ``owner``'s; else the holder's ``owner``, ``pid`` and
+            ``acquired`` (Unix seconds; all three ``None`` for a holder that has not written
+            them yet).
 
         Example:
             >>> s = Store(":memory:")
@@ -760,21 +874,62 @@ class Store:
             >>> s.lease_release("b", "run-1"); s.lease_acquire("b", "run-2") is None
             True
         """
-        pid = os.getpid() if pid is None else pid
-        with self._tx(immediate=True) as conn:
-            row = conn.execute(
-                "SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id]
-            ).fetchone()
-            if row is not None and _alive(row[1]):
+        if self.path == ":memory:":
+            row = self._one("SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id])
+            if row is not None:
                 return {"owner": row[0], "pid": row[1], "acquired": row[2]}
-            conn.execute(
-                "INSERT OR REPLACE INTO leases VALUES (?,?,?,?)", [benchmark_id, owner, pid, time.time()]
+            self._write(
+                "INSERT INTO leases VALUES (?,?,?,?)", [benchmark_id, owner, os.getpid(), time.time()]
             )
+            return None
+        path = self._lock_path(benchmark_id)
+        fd = _lock(path)
+        if fd is None:
+            return self._holder(benchmark_id)
+        try:
+            self._write(
+                "INSERT OR REPLACE INTO leases VALUES (?,?,?,?)",
+                [benchmark_id, owner, os.getpid(), time.time()],
+            )
+        except BaseException:
+            os.close(fd)
+            raise
+        with self._lock:
+            self._leases[benchmark_id] = (owner, fd)
         return None
 
+    def _lock_path(self, benchmark_id: str) -> str:
+        folder = f"{self.path}.locks"
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        safe = benchmark_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", benchmark_id) else None
+        name = safe or hashlib.sha256(benchmark_id.encode()).hexdigest()[:32]
+        return os.path.join(folder, name)
+
+    def _holder(self, benchmark_id: str) -> dict[str, Any]:
+        """The live holder's row; one that took the lock an instant ago may not have written it yet."""
+        for _ in range(50):
+            row = self._one("SELECT owner, pid, acquired FROM leases WHERE benchmark_id=?", [benchmark_id])
+            if row is not None:
+                return {"owner": row[0], "pid": row[1], "acquired": row[2]}
+            time.sleep(0.01)
+        return {"owner": None, "pid": None, "acquired": None}
+
     def lease_release(self, benchmark_id: str, owner: str) -> None:
-        """Give back a lease taken by ``owner`` (another owner's lease is left alone)."""
-        self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
+        """Give back a lease taken by ``owner`` through this store (another owner's is left alone)."""
+        if self.path == ":memory:":
+            self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
+            return
+        with self._lock:
+            held = self._leases.get(benchmark_id)
+            if held is None or held[0] != owner:
+                return
+            del self._leases[benchmark_id]
+        try:
+            self._write("DELETE FROM leases WHERE benchmark_id=? AND owner=?", [benchmark_id, owner])
+        finally:
+            with contextlib.suppress(OSError):  # unlinked while held: a waiter re-checks the path
+                os.unlink(self._lock_path(benchmark_id))
+            os.close(held[1])
 
     def ledger_get(self, benchmark_id: str) -> dict[str, Any] | None:
         """A benchmark's governor use, everything that may have been paid counted as spent.
@@ -825,17 +980,18 @@ class Store:
             the spec; ``None`` for a benchmark stored before limits were kept), its use ``usd``,
             ``calls`` and ``tokens`` (the
             ledger, open reservations counted as spent; ``None`` if none) and of that the part a
-            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most").
+            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most"),
+            and of that the part cancels left, ``cancelled_usd`` and ``cancelled_calls``.
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
             "json_extract(b.spec, '$.arms'), json_extract(b.spec, '$.total'), b.summary, "
-            "(SELECT count(*) FROM rows r WHERE r.benchmark_id=b.id), "
+            f"{_ROWS_OF_B}, "
             "json_extract(b.spec, '$.params.runs'), b.reference_hash, "
             "coalesce(json_extract(b.spec, '$.limits'), json_extract(b.spec, '$.params.governor')), "
             "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
-            "l.unknown_usd, l.unknown_calls, "
+            "l.unknown_usd, l.unknown_calls, l.cancelled_usd, l.cancelled_calls, "
             "l.tokens + (SELECT coalesce(sum(o.tokens), 0) FROM ledger_open o WHERE o.benchmark_id=b.id) "
             "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
@@ -860,6 +1016,8 @@ class Store:
                 "calls": calls,
                 "unknown_usd": unknown_usd,
                 "unknown_calls": unknown_calls,
+                "cancelled_usd": cancelled_usd,
+                "cancelled_calls": cancelled_calls,
                 "tokens": tokens,
             }
             for (
@@ -878,6 +1036,8 @@ class Store:
                 calls,
                 unknown_usd,
                 unknown_calls,
+                cancelled_usd,
+                cancelled_calls,
                 tokens,
             ), cap in zip(got, caps, strict=True)
         ]
@@ -923,6 +1083,27 @@ class Store:
         )
         return None if row is None else str(row[0])
 
+    def benchmark_close_to(self, ref: str, n: int = 3) -> str:
+        """A hint naming the stored benchmarks closest to ``ref``, an id, id prefix or name none matches.
+
+        Names are compared whole and ids by their first ``len(ref)`` characters (a mistyped
+        prefix is close to the id it meant); an id is said whole. ``""`` when none is close.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.benchmark_put("3f2a77c0d1e2f3a4", {"params": {"name": "capitals"}}, "h", "done")
+            >>> s.benchmark_close_to("capitels"), s.benchmark_close_to("3f2b")
+            ("did you mean 'capitals'? ", "did you mean '3f2a77c0d1e2f3a4'? ")
+        """
+        got = self._all(
+            "SELECT id, json_extract(spec, '$.params.name') FROM benchmarks ORDER BY created DESC, rowid DESC"
+        )
+        shown: dict[str, str] = {}
+        for bid, _ in got:
+            shown.setdefault(str(bid)[: max(len(ref), 4)], str(bid))
+        names = [str(name) for _, name in got if name]
+        return did_you_mean(ref, list(dict.fromkeys([*names, *shown])), n=n, shown=shown)
+
     def benchmark_delete(self, benchmark_ids: Sequence[str]) -> dict[str, int]:
         """Delete benchmarks with their rows, traces and governor ledgers, in one transaction.
 
@@ -932,13 +1113,19 @@ class Store:
         out = {"benchmarks": 0, "rows": 0, "traces": 0}
         with self._tx() as conn:
             for bid in benchmark_ids:
+                out["rows"] += conn.execute(f"SELECT {_ROWS_OF_B} FROM (SELECT ? AS id) b", [bid]).fetchone()[
+                    0
+                ]
+                out["traces"] += len(_trace_raws(conn, bid, None))
                 for table, col in (
                     ("rows", "benchmark_id"),
                     ("traces", "benchmark_id"),
+                    ("row_batches", "benchmark_id"),
                     ("benchmarks", "id"),
                 ):
                     cur = conn.execute(f"DELETE FROM {table} WHERE {col}=?", [bid])
-                    out[table] += cur.rowcount
+                    if table == "benchmarks":
+                        out[table] += cur.rowcount
                 conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
                 conn.execute("DELETE FROM ledger_open WHERE benchmark_id=?", [bid])
         return out
@@ -999,30 +1186,6 @@ _FULL, _CORRUPT, _NOTADB, _READONLY, _CANTOPEN, _PERM, _IOERR = 13, 11, 26, 8, 1
 """SQLite's primary result codes (``sqlite3.Error.sqlite_errorcode & 0xFF``)."""
 
 
-_INSERT_CHUNK = 256
-"""The most rows one multi-row ``INSERT`` statement carries (6 columns: 1,536 parameters)."""
-
-
-def _insert_many(conn: sqlite3.Connection, table: str, ncols: int, values: Sequence[Sequence[Any]]) -> None:
-    """``INSERT OR REPLACE`` rows with one multi-row statement per chunk of up to :data:`_INSERT_CHUNK`.
-
-    Chunks are powers of two, so a few statements serve every batch size from SQLite's statement
-    cache. One statement per chunk instead of one per row saves per-row work, and the writer
-    thread gives up and takes back Python's GIL once per chunk instead of once per row (a
-    benchmark's event loop runs meanwhile; issue 15, point 6).
-    """
-    row = "(" + ",".join("?" * ncols) + ")"
-    start, n = 0, len(values)
-    while start < n:
-        size = min(_INSERT_CHUNK, 1 << ((n - start).bit_length() - 1))
-        chunk = values[start : start + size]
-        conn.execute(
-            f"INSERT OR REPLACE INTO {table} VALUES {','.join([row] * size)}",
-            [v for r in chunk for v in r],
-        )
-        start += size
-
-
 def _writable(path: str) -> bool:
     folder = os.path.dirname(os.path.abspath(path))
     return os.access(folder, os.W_OK) and (not os.path.exists(path) or os.access(path, os.W_OK))
@@ -1053,6 +1216,8 @@ def _store_error(exc: BaseException, path: str) -> BaseException:
     if isinstance(exc, sqlite3.Error):
         code = (getattr(exc, "sqlite_errorcode", 0) or 0) & 0xFF
         detail = f"SQLite {getattr(exc, 'sqlite_errorname', 'error')}: {exc}"
+    elif isinstance(exc, msgspec.DecodeError):  # a stored batch that does not decode: a scribbled page
+        code, detail = _CORRUPT, f"a stored row or trace does not decode: {exc}"
     elif isinstance(exc, OSError):
         code = {errno.ENOSPC: _FULL, errno.EDQUOT: _FULL, errno.EROFS: _READONLY, errno.EACCES: _PERM}.get(
             exc.errno or 0, 0
@@ -1085,17 +1250,30 @@ def _store_error(exc: BaseException, path: str) -> BaseException:
     return exc
 
 
-def _alive(pid: int | None) -> bool:
-    """Whether process ``pid`` exists on this machine (a lease's holder)."""
-    if pid is None:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _lock(path: str) -> int | None:
+    """An exclusive ``flock`` on the file ``path`` (made 0600), or ``None`` when another holds it.
+
+    The file descriptor returned holds the lock until it is closed, or its process dies. A lock
+    file its holder unlinked (a release) while this took it is not the lease's any more: then
+    the path is opened again.
+    """
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.stat(path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)
 
 
 def _private_files(path: str) -> None:
@@ -1185,9 +1363,85 @@ def _fold_open(conn: sqlite3.Connection, benchmark_id: str, session: str | None)
     return int(n), float(usd), int(tokens)
 
 
+def _page(old: list[Any], batches: list[Any], offset: int, stop: int | None) -> list[Row]:
+    """Rows ``offset:stop`` in order of the rows of schema 4 (``(seq, row)``) and the batches.
+
+    Only the batches holding the page's rows are decoded when no key was written twice; else
+    every row is, and the last written of each key counts (what ``INSERT OR REPLACE`` did).
+    """
+    if any(n != fresh for _, _, n, fresh in batches):  # a key written again: the last one counts
+        latest: dict[tuple[str, str, int], tuple[int, int, Row]] = {}
+        order = 0
+        for seq, text in old:
+            r = _dec_row.decode(text)
+            latest[(r.arm, r.item, r.run)] = (seq, order, r)
+            order += 1
+        for seqs, body, _, _ in batches:
+            for seq, r in zip(_dec_seqs.decode(seqs), _dec_rows.decode(body), strict=True):
+                latest[(r.arm, r.item, r.run)] = (seq, order, r)
+                order += 1
+        return [r for _, _, r in sorted(latest.values(), key=lambda e: (e[0], e[1]))[offset:stop]]
+    entries = [(seq, -1, i) for i, (seq, _) in enumerate(old)]
+    for b, (seqs, _, _, _) in enumerate(batches):
+        entries.extend((seq, b, i) for i, seq in enumerate(_dec_seqs.decode(seqs)))
+    entries.sort()
+    decoded: dict[int, list[Row]] = {}
+    page = []
+    for _, b, i in entries[offset:stop]:
+        if b < 0:
+            page.append(_dec_row.decode(old[i][1]))
+            continue
+        got = decoded.get(b)
+        if got is None:
+            got = decoded[b] = _dec_rows.decode(batches[b][1])
+        page.append(got[i])
+    return page
+
+
+def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
+    """Schema 5 writes rows a batch per SQLite row (``row_batches``, made by the schema).
+
+    Rows and traces written before stay where they are: :meth:`Store.rows_get` and the other
+    readers read ``rows`` and ``traces`` with the batches, so old benchmarks stay readable and
+    resumable (a run stopped by the budget, run again, replaces its old row).
+    """
+
+
+def _stored_keys(conn: sqlite3.Connection, benchmark_id: str) -> set[tuple[str, str, int]]:
+    """The ``(arm, item, run)`` of every row a benchmark has stored."""
+    keys = {
+        (a, i, r)
+        for a, i, r in conn.execute("SELECT arm, item, run FROM rows WHERE benchmark_id=?", [benchmark_id])
+    }
+    for (body,) in conn.execute("SELECT rows FROM row_batches WHERE benchmark_id=?", [benchmark_id]):
+        keys.update((k.arm, k.item, k.run) for k in _dec_keys.decode(body))
+    return keys
+
+
+def _trace_raws(conn: sqlite3.Connection, benchmark_id: str, wanted: set[str] | None) -> dict[str, Any]:
+    """A benchmark's traces as JSON (str from schema 4, ``msgspec.Raw`` from batches), the last written of each id."""
+    out: dict[str, Any] = {}
+    sql = "SELECT ledger_id, steps FROM traces WHERE benchmark_id=?"
+    if wanted is None:
+        out.update(conn.execute(sql, [benchmark_id]).fetchall())
+    else:
+        ids = sorted(wanted)
+        for i in range(0, len(ids), 500):  # well under SQLite's limit on bound parameters
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            out.update(conn.execute(f"{sql} AND ledger_id IN ({marks})", [benchmark_id, *chunk]).fetchall())
+    for (blob,) in conn.execute(
+        "SELECT traces FROM row_batches WHERE benchmark_id=? ORDER BY id", [benchmark_id]
+    ):
+        got = _dec_trace_map.decode(blob)
+        out.update(got if wanted is None else {k: v for k, v in got.items() if k in wanted})
+    return out
+
+
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
+    4: _migrate_4_to_5,
 }
 """``version -> the step that brings a file at that version to the next``."""

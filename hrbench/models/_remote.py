@@ -13,9 +13,10 @@
    reply                                     outcome
    ========================================  ==============================================
    2xx with a well-formed body               the ``Result``
-   402; 429 or 400/403 whose body says the   raise ``BudgetRefused(limit="limit_refused")``,
-   quota or credit is exhausted              no retry; the runner sends no other request of
-                                             the benchmark to this client (issue 12)
+   402; 429 or 400/403 whose body says the   ``Result(ok=False, halts="quota")`` at once, no
+   quota or credit is exhausted              retry: the provider's error, not a budget stop
+                                             (newcomer finding); the runner sends no other
+                                             request of the benchmark to this client
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
    transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
    truncated or unparsable body, 2xx with    jitter on top, bounded by ``max_attempts`` and
@@ -25,7 +26,9 @@
    (``finish_reason`` ``length``)            an ``error`` run "reply cut at the output limit"
    connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error;
                                              no call counted (nothing was sent)
-   any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once
+   any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once; after a 401 the
+                                             runner sends no other request to this client,
+                                             after a 403/404 none for that model
    ========================================  ==============================================
 
 Retries log through stamina's ``stamina`` logger, which is silent unless the application
@@ -56,7 +59,7 @@ import msgspec
 import stamina
 
 from hrbench.environ import env_value
-from hrbench.errors import BudgetRefused, HrbenchError
+from hrbench.errors import HrbenchError
 from hrbench.models import _http
 from hrbench.records import Request, Result, Usage
 from hrbench.redact import note_key_env, redact, scrub_reply
@@ -182,15 +185,26 @@ class _RetryableFailure(Exception):
 
 
 class _FinalFailure(Exception):
-    """Raised inside an attempt when it failed in a way another attempt would not fix."""
+    """Raised inside an attempt when it failed in a way another attempt would not fix.
+
+    ``halts``: ``"quota"`` or ``"auth"`` when no other request of the client would fare
+    better, ``"model"`` when none for the same model would (see ``Result.halts``). ``usage``
+    and ``model``: a billed reply that cannot be used (cut at the output limit).
+    """
 
     def __init__(
-        self, message: str, status: int | None = None, usage: Usage | None = None, model: str | None = None
+        self,
+        message: str,
+        status: int | None = None,
+        halts: str | None = None,
+        usage: Usage | None = None,
+        model: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
-        self.usage = usage  # a billed reply that cannot be used (cut at the output limit)
+        self.halts = halts
+        self.usage = usage
         self.model = model
 
 
@@ -424,11 +438,11 @@ class HttpModelClient:
         Returns:
             The reply with usage, model as served, response id and seconds (the wall time of
             the whole request, retries included); ``usd`` is left ``None`` for the pricing
-            module. A failure is ``Result(ok=False, error=...)``.
+            module. A failure is ``Result(ok=False, error=...)``; a quota or billing refusal
+            (HTTP 402, or a 429 saying so) is one with ``halts="quota"``.
 
         Raises:
-            BudgetRefused: from ``before_attempt``, or with ``limit="limit_refused"`` when the
-                provider refuses on quota or billing (HTTP 402, or a 429 saying so).
+            BudgetRefused: from ``before_attempt``.
         """
         model = request.model or self.model
         start = time.perf_counter()
@@ -440,6 +454,7 @@ class HttpModelClient:
         http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
         attempts = 0
         result: Result | None = None
+        retried: list[str] = []  # the attempts that failed and were retried, for the run's trace
 
         def should_retry(exc: Exception) -> bool | float:
             if not isinstance(exc, _RetryableFailure):
@@ -449,12 +464,15 @@ class HttpModelClient:
             elapsed = time.perf_counter() - start
             wait = exc.retry_after_s
             if wait is None:
-                return elapsed < self.max_total_s
-            if wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
+                again: bool | float = elapsed < self.max_total_s
+            elif wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
                 exc.message += f"; Retry-After {wait:g} s is past the retry budget"
-                return False
-            # Retry-After is a floor; full jitter on top spreads a herd told the same wait (R02a)
-            return wait + _JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
+                again = False
+            else:  # Retry-After is a floor; full jitter on top spreads a herd told the same wait (R02a)
+                again = wait + _JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
+            if again:
+                retried.append(self._redact(exc.message))
+            return again
 
         try:
             async for attempt in stamina.retry_context(
@@ -473,14 +491,18 @@ class HttpModelClient:
             failed = self._failed(
                 f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
             )
+            failed.retried = retried or None
             return _billed(failed, exc.usage, exc.model)
         except _FinalFailure as exc:
-            return _billed(self._failed(exc.message, model, start, exc.status), exc.usage, exc.model)
-        except HrbenchError:  # BudgetRefused from the governor or the provider's quota
+            failed = self._failed(exc.message, model, start, exc.status)
+            failed.halts, failed.retried = exc.halts, retried or None
+            return _billed(failed, exc.usage, exc.model)
+        except HrbenchError:  # BudgetRefused from the governor
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
             return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
         assert result is not None  # stamina runs at least one attempt
+        result.retried = retried or None
         key = self._key()
         if key and result.raw_text:  # a reply echoing the key never reaches the store
             result.text = scrub_reply(result.raw_text, key)
@@ -515,26 +537,33 @@ class HttpModelClient:
                 if pending is not None:  # issue 13: the reservation is committed before the send
                     await pending
             self.attempts += 1
+            sent = _Written()
             try:
                 with anyio.fail_after(self.timeout_s):
-                    response = await http.post(self.url, content=payload, headers=self._headers())
-            except (TimeoutError, _http.TimeoutError_) as exc:
-                raise _RetryableFailure(
-                    f"{self.provider}: no reply within {self.timeout_s:g} s ({type(exc).__name__})"
-                ) from None
+                    response = await http.post(
+                        self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
+                    )
             except _http.ConnectError as exc:  # nothing listens there: retrying will not help
-                unsent = getattr(before_attempt, "unsent", None)  # a governor Gate: nothing was sent,
-                if unsent is not None:  # so no call is counted (decided, newcomer)
-                    unsent()
+                _give_back(before_attempt)  # nothing was sent: no call is counted (decided, newcomer)
                 raise _FinalFailure(
                     f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
                     f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "
                     "is base_url right?"
                 ) from None
-            except _http.TransportError as exc:
-                raise _RetryableFailure(
-                    f"{self.provider}: transport error: {type(exc).__name__}: {self._redact(str(exc))}"
-                ) from None
+            except (TimeoutError, _http.TimeoutError_, _http.TransportError) as exc:
+                # decided (newcomer finding: calls 30 for 26 requests served): an attempt whose
+                # request was not written whole (no connection, or it broke while writing) never
+                # reached the server, so its call is given back; one written whole may have been
+                # read and billed, so it stays a call whatever the failure after
+                what = (
+                    f"no reply within {self.timeout_s:g} s ({type(exc).__name__})"
+                    if isinstance(exc, (TimeoutError, _http.TimeoutError_))
+                    else f"transport error: {type(exc).__name__}: {self._redact(str(exc))}"
+                )
+                if not sent.whole:
+                    _give_back(before_attempt)
+                    what += "; the request was not sent (no call counted)"
+                raise _RetryableFailure(f"{self.provider}: {what}") from None
             status = response.status_code
             if status == 429 and not _QUOTA.search(response.text):
                 ep.limiter.on_rate_limited(granted)
@@ -557,17 +586,20 @@ class HttpModelClient:
             if unusable:  # decided, newcomer finding: never scored as if it were an answer
                 why = f"{self.provider}: {unusable}"
                 if result.finish_reason == "length":  # the same limit would be billed and cut again
-                    raise _FinalFailure(why, status, result.usage, result.model)
-                raise _RetryableFailure(why, None, status, result.usage, result.model)
+                    raise _FinalFailure(why, status, usage=result.usage, model=result.model)
+                raise _RetryableFailure(why, None, status, usage=result.usage, model=result.model)
             return result
         text = response.text
         detail = self._redact(_error_detail(text))[:_SNIPPET]  # redacted whole, then cut
         if status == 402 or (status in (400, 403, 429) and _QUOTA.search(text)):
-            raise BudgetRefused(
-                f"limit_refused: {self.provider} refused the request on quota or billing (HTTP {status}): {detail}",
-                limit="limit_refused",
-                provider=self.provider,
+            # decided (newcomer finding: reported as an hrbench budget stop whose advice, higher
+            # --max-* limits, cannot help): the provider's error, with its message and advice
+            raise _FinalFailure(
+                f"{self.provider}: quota exhausted (HTTP {status}): {detail}; the provider refuses "
+                "requests until credit is added or the quota raised with it (an hrbench limit, "
+                "--max-calls or --max-usd, does not help); then run these runs again",
                 status=status,
+                halts="quota",
             )
         if status in RETRYABLE_STATUS or status >= 500:
             raise _RetryableFailure(
@@ -582,7 +614,36 @@ class HttpModelClient:
                 detail += f" (environment variable {self.api_key_env} is not set)"
             else:
                 detail += f" (the API key is read from the environment variable {self.api_key_env})"
-        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status)
+        # a key refused (401) fails every request of the client, a model refused (403, 404) every
+        # one for that model: the runner sends no other (newcomer finding: N identical errors)
+        halts = {401: "auth", 403: "model", 404: "model"}.get(status)
+        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status, halts=halts)
+
+
+class _Written:
+    """The HTTP library's trace hook of one attempt: whether its request was written whole.
+
+    httpcore reports each phase (``connection.connect_tcp``, ``http11.send_request_headers``,
+    ``http11.send_request_body``, ``http2.send_request_body`` ...) as ``.started`` then
+    ``.complete`` or ``.failed``; a write error is otherwise swallowed (it goes on to read a
+    reply), so this is the only sign that a request never left whole.
+    """
+
+    __slots__ = ("whole",)
+
+    def __init__(self) -> None:
+        self.whole = False
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith("send_request_body.complete"):
+            self.whole = True
+
+
+def _give_back(before_attempt: Any) -> None:
+    """Give the governor back the call of an attempt that was not sent (a Gate's ``unsent``)."""
+    unsent = getattr(before_attempt, "unsent", None)
+    if unsent is not None:
+        unsent()
 
 
 def _billed(failed: Result, usage: Usage | None, model: str | None) -> Result:

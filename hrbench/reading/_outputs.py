@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError, did_you_mean
 from hrbench.reading._reference import read_json, read_rows
@@ -134,18 +135,15 @@ def check_outputs(
     raise ConfigError("outputs", shown, f"{where}: {'; '.join(faults)}")
 
 
-def duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object's ``object_pairs_hook`` refusing a key written twice (``json.loads`` keeps the last).
+def _repeated(path: Path) -> Any:
+    """The ``object_pairs_hook`` of a JSON object of predictions (:func:`refuse_repeated_keys`)."""
+    return refuse_repeated_keys("arm.path", path, "predictions")
 
-    Raises:
-        ConfigError: naming the key.
-    """
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ConfigError("outputs", k, "the JSON object has two predictions for this item")
-        out[k] = v
-    return out
+
+def _line_numbers(path: Path) -> list[int]:
+    """The line number of each record of a JSON lines file (blank lines hold none)."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [n for n, line in enumerate(lines, 1) if line.strip()]
 
 
 def with_check(
@@ -268,9 +266,10 @@ def outputs_arm(
     Raises:
         ConfigError: a row without ``id_field``, a ``prediction_field`` that no row of the file
             has (decided, issue: a wrong name made every run a parse failure and the benchmark
-            "done"; a row lacking it beside rows that have it is a null prediction), a
-            duplicate id (naming it and both lines: the last one was kept silently, newcomer
-            finding), or an unreadable source. The error lists the rows' fields.
+            "done"; a row lacking it beside rows that have it is a null prediction), two rows
+            (or keys of a JSON object) of one id with different predictions (naming the id
+            field, the id and both lines: the last one was kept silently, newcomer finding; an
+            identical repeat is read once, :mod:`hrbench._unique`), or an unreadable source. The error lists the rows' fields.
 
     Example:
         >>> arm = outputs_arm("baseline", {"q1": "Paris", "q2": None})
@@ -283,9 +282,9 @@ def outputs_arm(
         settings["source"] = path.name
         raw: Any = None
         if path.suffix == ".json":
-            raw = read_json(path, "a JSON object of id -> prediction, or a list of rows", "path")
-            if isinstance(raw, Mapping):  # json.loads keeps the last of two keys: refuse them
-                json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=duplicate_keys)
+            raw = read_json(path, "a JSON object of id -> prediction, or a list of rows", "arm.path")
+            if isinstance(raw, Mapping):  # json.loads keeps the last of two keys: refuse differing ones
+                raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_repeated(path))
         if isinstance(raw, Mapping) and "data" not in raw:
             table = {str(k): v for k, v in raw.items()}
             if "predictions" in table and isinstance(table["predictions"], Mapping):
@@ -293,35 +292,24 @@ def outputs_arm(
         else:
             table = {}
             rows = read_rows(raw if raw is not None else path, "path")
-            where = "row"
+            where = "record"
             place = list(range(1, len(rows) + 1))
             if raw is None:  # JSON lines: say the file's line numbers (blank lines are skipped)
                 where = "line"
-                lines = path.read_text(encoding="utf-8").split("\n")
-                place = [n for n, line in enumerate(lines, 1) if line.strip()]
-            first_at: dict[str, int] = {}
+                place = _line_numbers(path)
+            seen = OnePerId("outputs", path, id_field, "predictions", where)
             if isinstance(prediction_field, str) and rows and not any(prediction_field in r for r in rows):
                 raise _absent_field("prediction_field", prediction_field, path.name, rows)
             for n, row in enumerate(rows, 1):
                 if id_field not in row:
                     raise _absent_field("id_field", id_field, f"{path.name} row {n}", [row])
                 key = str(row[id_field])
-                if key in table:
-                    raise ConfigError(
-                        "outputs",
-                        key,
-                        f"{path.name} has two predictions for this item: {where}s "
-                        f"{place[first_at[key] - 1]} and {place[n - 1]}",
-                    )
-                first_at[key] = n
-                if callable(prediction_field):
-                    table[key] = prediction_field(row)
-                else:
-                    table[key] = row.get(prediction_field)
+                value = prediction_field(row) if callable(prediction_field) else row.get(prediction_field)
                 if scale_field is not None:
-                    raw = table[key]
-                    text = _as_output(raw)
-                    table[key] = _scaled(text if isinstance(text, str) else None, raw, row.get(scale_field))
+                    text = _as_output(value)
+                    value = _scaled(text if isinstance(text, str) else None, value, row.get(scale_field))
+                if seen.first(key, value, place[n - 1]):
+                    table[key] = value
             settings["prediction_field"] = (
                 prediction_field
                 if isinstance(prediction_field, str)
@@ -382,8 +370,19 @@ def tatqa_outputs(
         -12.6); an empty completion is ``None`` (a parse failure).
 
     Raises:
-        ConfigError: when ``field`` is neither of the two, or the file is not a TAT-QA run
-            (named with the line: a SQuAD run file given ``format = "tatqa"``).
+        ConfigError: when ``field`` is neither of the two, the file is not a TAT-QA run
+            (named with the line: a SQuAD run file given ``format = "tatqa"``), or two rows (two
+            keys of a ``.json`` object) have one ``question_id`` with different predictions,
+            named with both lines (entries). Decided (newcomer finding: the last one was kept
+            silently): a row repeated identically is read once (:mod:`hrbench._unique`).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> f = pathlib.Path(tempfile.mkdtemp()) / "run.jsonl"
+        >>> row = '{"question_id": "q1", "pred_answer": [1496.5], "pred_scale": "million"}'
+        >>> _ = f.write_text(row + chr(10) + row + chr(10))
+        >>> tatqa_outputs(f)
+        {'q1': '1496.5 million'}
     """
     if field not in ("pred_answer", "generated"):
         raise ConfigError("field", field, "expected 'pred_answer' or 'generated'")
@@ -393,16 +392,21 @@ def tatqa_outputs(
         "a TAT-QA run: JSON lines of {question_id, generated, pred_answer, pred_scale}, or a .json object of "
         "{question_id: [answer, scale]}"
     )
+    seen = OnePerId("arm.path", p, "question_id", "predictions")
     if p.suffix == ".json":
         data = read_json(p, expected, "arm.path")
         if not isinstance(data, Mapping) or not all(
             isinstance(v, list) and len(v) == 2 for v in data.values()
         ):
             raise ConfigError("arm.path", str(p), f"expected {expected}")
+        # json.loads kept the last of two equal keys: read again, refusing differing ones
+        data = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_repeated(p))
         rows = [{"question_id": k, "pred_answer": v[0], "pred_scale": v[1]} for k, v in data.items()]
         field = "pred_answer"
+        places = list(range(1, len(rows) + 1))
     else:
         rows = read_rows(p, "arm.path")
+        places = _line_numbers(p)
     for n, row in enumerate(rows, 1):
         if "question_id" not in row:
             raise ConfigError("arm.path", f"{p}:{n}", f"row {n} has no `question_id`; expected {expected}")
@@ -415,5 +419,6 @@ def tatqa_outputs(
         ]
         text = "; ".join(t for t in texts if t.strip())
         scaled_out = _scaled(text or None, value, row.get("pred_scale") if field == "pred_answer" else "")
-        out[str(row["question_id"])] = scaled_out if scaled else scaled_out["text"]
+        if seen.first(str(row["question_id"]), scaled_out, places[n - 1]):
+            out[str(row["question_id"])] = scaled_out if scaled else scaled_out["text"]
     return out

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hrbench._unique import OnePerId
 from hrbench.errors import ConfigError, ReferenceValueError
 from hrbench.reference import Reference
 from hrbench.scorer import NOT_IN_DOCUMENT, plain_number
@@ -172,6 +173,11 @@ def read_rows(source: Any, field: str = "source") -> list[dict[str, Any]]:
     raise ConfigError("source", source, "expected a path, rows, a SQuAD dict or a data frame")
 
 
+def _said(source: Any) -> str:
+    """A source as said in an error: its path, else what kind of rows it is."""
+    return str(source) if isinstance(source, (str, os.PathLike)) else f"<{type(source).__name__} of rows>"
+
+
 def _squad_nested(articles: list[Any]) -> list[dict[str, Any]]:
     rows = []
     for art in articles:
@@ -253,7 +259,9 @@ def qa_reference(
     Raises:
         ConfigError: an unknown ``columns`` key, a row without a document or question, or a
             row marked answerable (``is_impossible`` false) with no answer.
-        ReferenceValueError: duplicate item ids or an unknown split.
+        ReferenceValueError: two different rows with one item id (naming the id and both
+            rows; decided, newcomer finding: a row repeated identically is read once,
+            :mod:`hrbench._unique`), or an unknown split.
 
     Example:
         >>> from hrbench.reading import example_document, example_questions
@@ -273,13 +281,14 @@ def qa_reference(
     labels: dict[str, Any] = {}
     clusters: dict[str, Any] = {}
     splits: dict[str, Any] = {}
+    seen = OnePerId("source", _said(source), "id", "questions", "row", ReferenceValueError)
     for n, row in enumerate(rows, 1):
         id_col = _pick(row, "id", columns)
         item_id = str(row[id_col]) if id_col and row.get(id_col) is not None else str(n)
         if wanted is not None and item_id not in wanted:
             continue
-        if item_id in items:
-            raise ReferenceValueError("id", item_id, "duplicate item id")
+        if not seen.first(item_id, row, n):  # an identical repeat is read once
+            continue
         doc_col, q_col = _pick(row, "document", columns), _pick(row, "question", columns)
         document = row.get(doc_col) if doc_col else None
         question = row.get(q_col) if q_col else None
@@ -401,6 +410,10 @@ def tatqa_reference(
     Raises:
         ConfigError: when the file is not a TAT-QA list of contexts (named with the line that
             is not JSON, e.g. a SQuAD ``.jsonl`` file: use ``format = "squad"`` for it).
+        ReferenceValueError: two different questions with one ``uid`` (naming the uid and the
+            places of both in the file, questions counted from 1 over every context). Decided
+            (newcomer finding: the last one was kept silently): the same question on the same
+            table written twice is read once (:mod:`hrbench._unique`).
     """
     expected = (
         'a TAT-QA .json file (a list of {table, paragraphs, questions}); SQuAD-style rows are format "squad"'
@@ -414,6 +427,8 @@ def tatqa_reference(
     items: dict[str, Any] = {}
     labels: dict[str, Any] = {}
     clusters: dict[str, str] = {}
+    seen = OnePerId("path", path, "uid", "questions", "question", ReferenceValueError)
+    place = 0
     for ctx in data:
         table = ctx.get("table") or {}
         paragraphs = sorted(ctx.get("paragraphs") or [], key=lambda p: p.get("order", 0))
@@ -421,9 +436,13 @@ def tatqa_reference(
         text = "\n".join(str(p.get("text", "")) for p in paragraphs)
         document = f"{document}\n\n{text}" if document else text
         for q in sorted(ctx.get("questions") or [], key=lambda q: q.get("order", 0)):
+            place += 1  # the question's place in the file, counted over every context
             qid = str(q["uid"])
             if wanted is not None and qid not in wanted:
                 continue
+            same = ({k: v for k, v in q.items() if k != "order"}, document, table.get("uid"))
+            if not seen.first(qid, same, place):
+                continue  # the same question on the same table, written twice (its order aside)
             answer = q.get("answer")
             if isinstance(answer, list):
                 label: Any = [a for span in answer for a in _span_answers(str(span))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import zlib
 from typing import Any, NamedTuple
@@ -146,36 +147,130 @@ class _Bound(NamedTuple):
     df_max: int  # clusters - 1: the df at which any data's lower limit is highest
     trials: float | None  # total runs behind the scores (None: unknown, no cap, equal tails)
 
-    def quantiles(self, alpha: float) -> tuple[float, float, float]:
-        """(two-sided quantile, one-sided quantile, ceiling) at level ``1 - alpha``."""
-        two = _t_isf(alpha / 2, self.df)
-        if self.trials is None:
-            return two, two, 1.0
-        ceiling = self.trials / (self.trials + _t_isf(alpha / 2, self.df_max) ** 2)
-        return two, max(_t_isf(alpha, self.df), 0.0), ceiling
+    def quantiles(self, alpha: float | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(two-sided, one-sided) t quantiles on ``df`` at level ``1 - alpha`` (arrays of alpha too)."""
+        a = np.asarray(alpha, dtype=float)
+        if a is _ALPHAS:
+            return _grid_quantiles(self.df)
+        return _t_isf_v(a / 2, self.df), np.maximum(_t_isf_v(a, self.df), 0.0)
 
 
-def _bounded_wilson(p: float, n_eff: float, q: tuple[float, float, float], b: _Bound) -> tuple[float, float]:
+_ALPHAS = np.unique(
+    np.concatenate(
+        [
+            np.logspace(-12, 0, 1201),
+            1.0 - np.array([0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.975, 0.98, 0.99, 0.995, 0.999]),
+        ]
+    )
+)
+"""The levels (as ``alpha = 1 - level``, ascending, 1e-12 to 1) over which paired intervals nest.
+
+A paired interval at ``alpha`` is the hull of the MOVER intervals at ``alpha`` and at every
+grid ``alpha`` above it (every lower level): :func:`_nested`. The grid holds the usual levels
+exactly (0.8, 0.9, 0.95, 0.99, ...); between its points (steps of 2.3% in ``alpha``) the
+nesting holds up to the raw limits' change within one step.
+"""
+
+
+@functools.lru_cache(maxsize=256)
+def _grid_quantiles(df: int) -> tuple[np.ndarray, np.ndarray]:
+    return _t_isf_v(_ALPHAS / 2, df), np.maximum(_t_isf_v(_ALPHAS, df), 0.0)
+
+
+def _t_isf_v(alpha: np.ndarray, df: int) -> np.ndarray:
+    """:func:`_t_isf` over an array of ``alpha``."""
+    from scipy.special import stdtrit
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        q = -stdtrit(df, alpha)
+    ok = (alpha >= 0.5) | ((q >= 0.0) & (q < 1e100))
+    return np.where(ok, q, 1e100)
+
+
+def _wilson_v(p: float, n_eff: float, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_wilson` over an array of quantiles ``z``."""
+    zz = z * z / n_eff
+    centre = (p + zz / 2) / (1 + zz)
+    half = z / (1 + zz) * np.sqrt(max(p * (1 - p), 0.0) / n_eff + zz / (4 * n_eff))
+    return np.maximum(0.0, np.minimum(centre - half, p)), np.minimum(1.0, np.maximum(centre + half, p))
+
+
+def _switches(p: float, n_eff: float, b: _Bound) -> tuple[float, float]:
+    """The values beyond which the test of a true rate is one-sided: (below ``p``, above ``p``).
+
+    A true rate ``p0`` above ``p`` can be missed only from below when no data could give a
+    lower limit above it at the level used: Wilson's lower limit for ``trials`` of ``trials``
+    on ``df_max`` df (the ceiling) is at most ``p0`` exactly when ``alpha <= alpha_c(p0) = 2 *
+    sf_t(sqrt(trials (1 - p0) / p0), df_max)``; there the equal-tailed test of ``p0`` (p-value
+    ``P2``, Wilson's score statistic on ``df`` df) gives way to the one-sided one (``P1 = P2 /
+    2``). Decided level by level, that accepts ``p0`` at some levels and rejects it at a higher
+    one when ``P1 < alpha_c <= P2``, and intervals at different levels do not nest (issue 14, a
+    newcomer's finding: a 95% interval inside a 90% one). So each ``p0`` gets one p-value at
+    every level: ``P1`` when ``P1 < alpha_c(p0)`` (its one-sided test already rejects at levels
+    where no data could reach past ``p0``), else ``P2``. It falls as ``p0`` moves away from
+    ``p``, so its superlevel sets are intervals and nest; wherever the level-by-level rule
+    nests it is that rule, and it keeps its coverage (bench/coverage.py: 0.955 at 10 clusters
+    of 3 items at accuracy 0.97; the hull of the gap, always ``P2``, covered 0.971). The switch
+    above ``p`` is the root of ``P1(p0) = alpha_c(p0)`` in ``(p, 1)`` (one root: ``P1`` falls
+    and ``alpha_c`` rises); the one below mirrors it (``alpha_c`` from ``sqrt(trials p0 / (1 -
+    p0))``).
+
+    Returns:
+        ``(low_switch, high_switch)``: ``0.0`` / ``1.0`` when there is no one-sided region.
+    """
+    if b.trials is None:
+        return 0.0, 1.0
+    from scipy.optimize import brentq
+    from scipy.special import stdtr
+
+    n, t = n_eff, float(b.trials)
+
+    def sf(x: float, df: int) -> float:
+        return float(stdtr(df, -x))
+
+    def up(p0: float) -> float:  # P1(p0) - alpha_c(p0)
+        return sf((p0 - p) / math.sqrt(p0 * (1 - p0) / n), b.df) - 2 * sf(
+            math.sqrt(t * (1 - p0) / p0), b.df_max
+        )
+
+    def down(p0: float) -> float:
+        return sf((p - p0) / math.sqrt(p0 * (1 - p0) / n), b.df) - 2 * sf(
+            math.sqrt(t * p0 / (1 - p0)), b.df_max
+        )
+
+    eps = 1e-15
+    high = 1.0
+    if p < 1.0 and up(1.0 - eps) < 0.0 < up(max(p, eps) + eps):
+        high = float(brentq(up, max(p, eps) + eps, 1.0 - eps, xtol=1e-14, rtol=1e-14))
+    low = 0.0
+    if p > 0.0 and down(eps) < 0.0 < down(min(p, 1.0 - eps) - eps):
+        low = float(brentq(down, eps, min(p, 1.0 - eps) - eps, xtol=1e-14, rtol=1e-14))
+    return low, high
+
+
+def _bounded_wilson(p: float, n_eff: float, alpha: float, b: _Bound) -> tuple[float, float]:
     """Wilson's interval on ``n_eff`` at level ``1 - alpha``, within what the data can show.
 
     With ``trials`` runs in all, data holding at most the information of ``trials``
     independent runs (a design effect of at least 1, as Korn & Graubard 1998 take it) cannot
-    give a lower limit above the ``ceiling = trials / (trials + t**2)``: Wilson's lower limit for
-    all of ``trials`` right, ``t`` on ``df_max`` (the most df any data of the design get). A
-    true accuracy above the ceiling can therefore only be missed from below: the test of ``p0`` that the interval inverts has no upper rejection region there, and
-    Neyman's construction spends all of ``alpha`` on the lower one (an exact-level test need not
-    have equal tails: Blaker 2000, "Confidence curves and improved exact confidence intervals
-    for discrete distributions", Can. J. Stat. 28:783-798; the one-sided bound at the boundary:
-    Louis 1981, "Confidence intervals for a binomial parameter after observing no successes",
-    Am. Stat. 35:154). So the upper limit is the one-sided ``1 - alpha`` one when that lies above
-    the ceiling, and is otherwise the equal-tailed one held at the ceiling; the lower limit
-    mirrors it near 0. Issue 14: with 10 clusters of 3 items, 5 runs each at accuracy 0.97
-    (ceiling 0.967), the equal-tailed interval could miss only from below and covered 0.975.
+    give a lower limit above Wilson's for all of ``trials`` right (``t`` on ``df_max``, the most
+    df any data of the design get). A true accuracy above that ceiling can therefore only be
+    missed from below: the test that the interval inverts has no upper rejection region there,
+    and Neyman's construction spends all of ``alpha`` on the lower one (an exact-level test need
+    not have equal tails: Blaker 2000, "Confidence curves and improved exact confidence
+    intervals for discrete distributions", Can. J. Stat. 28:783-798; the one-sided bound at the
+    boundary: Louis 1981, "Confidence intervals for a binomial parameter after observing no
+    successes", Am. Stat. 35:154). Each true value is tested one-sided or equal-tailed the same
+    way at every level (:func:`_switches`), so intervals at higher levels contain those at
+    lower ones. The upper limit is the one-sided ``1 - alpha`` one when that lies above the
+    switch, and is otherwise the equal-tailed one held at the switch; the lower limit mirrors
+    it near 0. Issue 14: with 10 clusters of 3 items, 5 runs each at accuracy 0.97, the
+    equal-tailed interval could miss only from below and covered 0.975.
 
     Args:
         p: the estimate in [0, 1].
         n_eff: its effective sample size.
-        q: ``b.quantiles(alpha)``: the two-sided and one-sided t quantiles and the ceiling.
+        alpha: one minus the level.
         b: the df and the runs behind ``p``; ``trials`` ``None`` gives the equal-tailed interval.
 
     Returns:
@@ -183,19 +278,60 @@ def _bounded_wilson(p: float, n_eff: float, q: tuple[float, float, float], b: _B
 
     Example:
         >>> b = _Bound(df=9, df_max=9, trials=150)
-        >>> [round(x, 3) for x in _bounded_wilson(0.9, 20.0, b.quantiles(0.05), b)]  # one-sided above .967
+        >>> [round(x, 3) for x in _bounded_wilson(0.9, 20.0, 0.05, b)]  # one-sided above the switch
         [0.66, 0.97]
-        >>> [round(x, 3) for x in _bounded_wilson(0.9, 20.0, b.quantiles(0.05), b._replace(trials=None))]
+        >>> [round(x, 3) for x in _bounded_wilson(0.9, 20.0, 0.05, b._replace(trials=None))]
         [0.66, 0.977]
     """
-    two, one, ceiling = q  # from b.quantiles(alpha)
+    lo, hi = _bounded_wilson_v(p, n_eff, np.array([alpha]), b)
+    return float(lo[0]), float(hi[0])
+
+
+def _bounded_wilson_v(
+    p: float, n_eff: float, alphas: np.ndarray, b: _Bound, switches: tuple[float, float] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_bounded_wilson` over an array of ``alpha`` (``switches``: :func:`_switches`, if known)."""
+    two, one = b.quantiles(alphas)
+    lo2, hi2 = _wilson_v(p, n_eff, two)
     if b.trials is None:
-        return _wilson(p, n_eff, two)
-    lo2, hi2 = _wilson(p, n_eff, two)
-    lo1, hi1 = _wilson(p, n_eff, one)
-    hi = hi1 if hi1 > ceiling else min(hi2, max(ceiling, p))
-    lo = lo1 if lo1 < 1.0 - ceiling else max(lo2, min(1.0 - ceiling, p))
+        return lo2, hi2
+    s_lo, s_hi = _switches(p, n_eff, b) if switches is None else switches
+    lo1, hi1 = _wilson_v(p, n_eff, one)
+    hi = np.where(hi1 > s_hi, hi1, np.minimum(hi2, s_hi))
+    lo = np.where(lo1 < s_lo, lo1, np.maximum(lo2, s_lo))
     return lo, hi
+
+
+def _nested(
+    alpha: float, raw: Any, grid: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[float, float, tuple[np.ndarray, np.ndarray]]:
+    """The interval at ``alpha``: the hull of ``raw(alpha)`` and of ``raw`` at every grid alpha above.
+
+    Issue 14 (a newcomer's finding): the MOVER combination of two positively correlated rates
+    whose Wilson margins grow at different rates can narrow as the level rises (2 clusters: a
+    95% interval [0.010, 0.533] beside a 90% one [-0.020, 0.341] and a p-value of 0.048). An
+    interval at a level must contain the intervals at lower levels, so that intervals nest and
+    the p-value (:meth:`_Discordance.crossing`) agrees with them: the hull over lower levels
+    is the smallest such family containing the raw one (wider only where the raw one did not
+    nest).
+
+    Args:
+        alpha: one minus the level.
+        raw: ``raw(alphas) -> (low, high)`` arrays, the raw limits.
+        grid: ``raw(_ALPHAS)`` if already computed.
+
+    Returns:
+        ``(low, high, grid)``.
+    """
+    if grid is None:
+        grid = raw(_ALPHAS)
+    lo, hi = raw(np.array([alpha]))
+    low, high = float(lo[0]), float(hi[0])
+    above = int(np.searchsorted(_ALPHAS, alpha, side="right"))
+    if above < _ALPHAS.size:
+        low = min(low, float(grid[0][above:].min()))
+        high = max(high, float(grid[1][above:].max()))
+    return low, high, grid
 
 
 def _t_isf(alpha: float, df: int) -> float:
@@ -265,7 +401,7 @@ def proportion_interval(
     n_eff = _effective_n(p, se * se, y.size)
     df = design_df(y, g, n_g)
     bound = _Bound(df, n_g - 1, trials)
-    lo, hi = _bounded_wilson(p, n_eff, bound.quantiles(1.0 - level), bound)
+    lo, hi = _bounded_wilson(p, n_eff, 1.0 - level, bound)
     return Interval(p, se, lo, hi, n_eff, df=df)
 
 
@@ -294,11 +430,16 @@ def difference_interval(
     data could show a smaller rate (issue 14: at accuracy 0.97 on 150 runs the arms rarely
     disagree, and the equal-tailed interval rejected equal arms 1.6% of the time at alpha 0.05).
 
-    The p-value inverts the interval: the ``alpha`` at which it first touches 0, its quantiles
-    on Student's t with :func:`design_df` degrees of freedom of the differences (so away from the
-    boundary it is the clustered t test, and :func:`~hrbench.stats.power` plans with the same
-    reference distribution). It is 1 when the arms agree on average and never 0 from finite
-    data (floored at the smallest positive double).
+    Intervals at higher levels contain those at lower ones (issue 14, a newcomer's finding:
+    with 2 clusters a 95% interval lay inside no 90% one): each rate's limits nest by
+    construction (:func:`_switches`), and the MOVER combination is the hull over lower levels
+    (:func:`_nested`; exact at the usual levels, which are on its grid). The p-value inverts
+    the interval: the largest ``alpha`` at which it holds 0, its quantiles on Student's t with
+    :func:`design_df` degrees of freedom of the differences (so away from the boundary it is
+    the clustered t test, and :func:`~hrbench.stats.power` plans with the same reference
+    distribution); the interval at a level excludes 0 exactly when ``p < 1 - level``. It is 1
+    when the arms agree on average and never 0 from finite data (floored at the smallest
+    positive double).
 
     Args:
         ya: per-item mean scores of arm ``a`` in [0, 1], shape (n,).
@@ -351,35 +492,53 @@ class _Discordance:
         self.nb = self.b * (1 - self.b) / vb if (vb > 0 and 0 < self.b < 1) else pooled
         cov = _cluster_cov(a, b, g, n_g)
         self.r = min(1.0, max(-1.0, cov / math.sqrt(va * vb))) if va > 0 and vb > 0 else 0.0
+        self._grid: tuple[np.ndarray, np.ndarray] | None = None
+        self.switch_a, self.switch_b = _switches(self.a, self.na, bound), _switches(self.b, self.nb, bound)
+
+    def raw(self, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The MOVER limits at each level ``1 - alphas``, before nesting (:func:`_nested`)."""
+        a, b, r = self.a, self.b, self.r
+        la, ua = _bounded_wilson_v(a, self.na, alphas, self.bound, self.switch_a)
+        lb, ub = _bounded_wilson_v(b, self.nb, alphas, self.bound, self.switch_b)
+        low = (a - b) - np.sqrt(np.maximum((a - la) ** 2 + (ub - b) ** 2 - 2 * r * (a - la) * (ub - b), 0.0))
+        high = (a - b) + np.sqrt(np.maximum((ua - a) ** 2 + (b - lb) ** 2 - 2 * r * (ua - a) * (b - lb), 0.0))
+        return np.maximum(-1.0, low), np.minimum(1.0, high)
 
     def limits(self, alpha: float) -> tuple[float, float]:
-        """The MOVER interval at level ``1 - alpha``."""
-        a, b, r = self.a, self.b, self.r
-        q = self.bound.quantiles(alpha)
-        la, ua = _bounded_wilson(a, self.na, q, self.bound)
-        lb, ub = _bounded_wilson(b, self.nb, q, self.bound)
-        low = (a - b) - math.sqrt(max((a - la) ** 2 + (ub - b) ** 2 - 2 * r * (a - la) * (ub - b), 0.0))
-        high = (a - b) + math.sqrt(max((ua - a) ** 2 + (b - lb) ** 2 - 2 * r * (ua - a) * (b - lb), 0.0))
-        return max(-1.0, low), min(1.0, high)
+        """The MOVER interval at level ``1 - alpha``, nested over levels (:func:`_nested`)."""
+        low, high, self._grid = _nested(alpha, self.raw, self._grid)
+        return low, high
 
     def crossing(self, positive: bool) -> float:
-        """The ``alpha`` at which the interval's near end reaches 0 (bisection on its log)."""
+        """The largest ``alpha`` at which the raw interval holds 0: where the nested one first excludes it.
 
-        def clear(log_alpha: float) -> bool:  # the interval at level 1 - alpha excludes 0
-            lo, hi = self.limits(math.exp(log_alpha))
-            return lo > 0 if positive else hi < 0
+        The grid finds the last level whose raw interval holds 0; bisection on ``log(alpha)``
+        refines it within the next grid step. Below the grid (1e-12) the limits are monotone
+        and bisection goes down to the smallest positive double.
+        """
 
-        lo, hi = _LOG_TINY, 0.0  # clear(hi) unless p is 1; not clear(lo) unless p is below TINY
-        if not clear(hi):
+        def holds(alphas: np.ndarray) -> np.ndarray:  # the raw interval at 1 - alpha holds 0
+            lo, hi = self.raw(alphas)
+            return ~(lo > 0) if positive else ~(hi < 0)
+
+        if self._grid is None:
+            self._grid = self.raw(_ALPHAS)
+        lo_g, hi_g = self._grid
+        held = ~(lo_g > 0) if positive else ~(hi_g < 0)
+        if held[-1]:  # even the point estimate: p is 1
             return 1.0
-        if clear(lo):
-            return _TINY
-        while hi - lo > 1e-10 * max(1.0, -lo):
-            mid = (lo + hi) / 2
-            if clear(mid):
-                hi = mid
-            else:
-                lo = mid
+        if held.any():
+            k = int(np.flatnonzero(held)[-1])
+            lo, hi = math.log(_ALPHAS[k]), math.log(_ALPHAS[k + 1])
+        else:
+            lo, hi = _LOG_TINY, math.log(_ALPHAS[0])
+            if not holds(np.array([_TINY]))[0]:
+                return _TINY
+        while hi - lo > 1e-10 * max(1.0, -lo):  # 128 points a round: 3 rounds within a grid step
+            pts = np.linspace(lo, hi, 130)[1:-1]
+            held_at = holds(np.exp(pts))
+            k = int(np.flatnonzero(held_at)[-1]) if held_at.any() else -1
+            lo, hi = (pts[k] if k >= 0 else lo), (pts[k + 1] if k + 1 < pts.size else hi)
         return math.exp(hi)
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench import errors
+from hrbench.runtime import Drain
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -68,6 +69,10 @@ class App:
         self.started = time.monotonic()
         self.connections = 0
         self.running: dict[str, asyncio.Task[Any]] = {}
+        self.drains: dict[str, Drain] = {}
+        """Each running benchmark's drain: a clean cancel lets its sent requests finish first."""
+        self.cancelled_by: dict[str, str] = {}
+        """Benchmarks being cancelled by ``benchmark/cancel``, and by what (for their caller)."""
         self.stop_event = asyncio.Event()
         self.stopping: str | None = None
         """Why the daemon is stopping (:meth:`stop`); ``None`` while it serves."""

@@ -7,10 +7,11 @@ Each scored row is
    every row waiting, so batches grow while a write is under way), and at least every
    :data:`FLUSH_INTERVAL_S` seconds; the runner waits only when :data:`MAX_PENDING` rows queue
    behind a write;
-2. once that transaction committed, sent to the caller as an ``hrbench/row`` notification
-   tagged with the request id (unless ``stream`` is false), with an ``hrbench/progress``
-   notification about every 1% of rows: a row the caller saw is a row saved. Each row is
-   encoded once, in the writer thread, for both the store and the wire (issue 15, point 6).
+2. once that transaction committed, sent to the caller in ``hrbench/rows`` notifications (a
+   batch each) tagged with the request id (unless ``stream`` is false), with an
+   ``hrbench/progress`` notification about every 1% of rows: a row the caller saw is a row
+   saved. Each row is encoded once, in the writer thread, for both the store and the wire, and
+   a notification's rows are those encodings joined (issue 15, point 6).
 
 A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
 its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
@@ -61,10 +62,11 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench import specs
+from hrbench import browse, specs
 from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.cache import Cache
 from hrbench.errors import (
+    BenchmarkCancelled,
     BenchmarkRunning,
     ConfigError,
     DaemonStopped,
@@ -75,12 +77,19 @@ from hrbench.errors import (
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import Journal
 from hrbench.records import Row, Step
-from hrbench.runtime import ADVICE
+from hrbench.runtime import ADVICE, Drain
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
-__all__ = ["DEFAULT_CONCURRENCY", "FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "run_benchmark"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "FLUSH_INTERVAL_S",
+    "MAX_PENDING",
+    "STORE_BATCH",
+    "check_resume_only",
+    "run_benchmark",
+]
 
 logger = logging.getLogger("hrbench_server")
 
@@ -129,6 +138,8 @@ class _Sink:
         self.total, self.done, self.stream, self.governor = total, done, stream, governor
         self.snapshots = snapshots
         """Whether the ledger is written with the rows (a Ray run; else it is kept per call)."""
+        self.rerun: set[tuple[str, str, int]] = set()
+        """``(arm, item, run)`` of stored rows this run makes again (budget stops, on resume)."""
         self.pending: list[tuple[int, Row]] = []
         self.pending_traces: dict[str, list[Step]] = {}
         self.lock = asyncio.Lock()
@@ -181,25 +192,36 @@ class _Sink:
             await self.flush()
 
     def _write(
-        self, batch: list[tuple[int, Row]], traces: dict[str, list[Step]], use: tuple[int, float, int] | None
+        self,
+        batch: list[tuple[int, Row]],
+        traces: dict[str, list[Step]],
+        use: tuple[int, float, int] | None,
+        steps: list[int],
     ) -> list[bytes]:
-        """Write a batch in one transaction (a worker thread); its rows' notifications, framed.
+        """Write a batch in one transaction (a worker thread); its ``hrbench/rows`` notifications, framed.
 
-        Each row is encoded once, for the store and the wire; the event loop only queues the
-        frames once the transaction committed.
+        The rows are encoded once, for the store and the wire: one JSON array per ``steps``
+        entry (how many rows each notification carries, cut where a progress notification
+        falls), which the store keeps joined as the batch's rows. The event loop only queues
+        the frames once the transaction committed.
         """
-        encoded = [_encoder.encode(row) for _, row in batch]
-        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, encoded=encoded)
+        chunks, start = [], 0
+        for n in steps:
+            chunks.append(_encoder.encode([row for _, row in batch[start : start + n]]))
+            start += n
+        rerun = self.rerun
+        fresh = len(batch) - (sum((r.arm, r.item, r.run) in rerun for _, r in batch) if rerun else 0)
+        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, chunks=chunks, fresh=fresh)
         if not self.stream:
             return []
         return [
             frame_notification(
                 _encoder,
-                "hrbench/row",
-                # protocol.Row's fields are records.Row's: the row's JSON goes in as it is
-                p.RowNotification(request_id=self.msg_id, benchmark=self.bench_id, row=msgspec.Raw(j)),  # type: ignore[arg-type]
+                "hrbench/rows",
+                # protocol.Row's fields are records.Row's: the rows' JSON goes in as it is
+                p.RowsNotification(request_id=self.msg_id, benchmark=self.bench_id, rows=msgspec.Raw(c)),  # type: ignore[arg-type]
             )
-            for j in encoded
+            for c in chunks
         ]
 
     def _use(self) -> tuple[int, float, int] | None:
@@ -256,7 +278,8 @@ class _Sink:
             batch, traces = self.pending, self.pending_traces  # (no rows: calls went out, the
             self.pending, self.pending_traces = [], {}  # ledger follows every tick)
             try:
-                frames = await anyio.to_thread.run_sync(self._write, batch, traces, use)
+                steps = self._steps(len(batch))
+                frames = await anyio.to_thread.run_sync(self._write, batch, traces, use, steps)
                 self.ledger_written = use
             except StoreError as exc:
                 self.failed = exc
@@ -264,18 +287,28 @@ class _Sink:
                 logger.error("benchmark %s: %s", self.bench_id, exc)
                 raise self.error() from None
             self.written += len(batch)
-            self._queue(len(batch), frames)
+            self._queue(steps, frames)
         if batch:
             await self.proto.drain()
 
-    def _queue(self, n: int, frames: list[bytes]) -> None:
-        """Queue a committed batch's rows, with a progress notification about every 1%."""
-        sent = 0
-        while sent < n:
-            step = min(n - sent, max(1, self.progress_every - (self.done - self.last_progress)))
+    def _steps(self, n: int) -> list[int]:
+        """How many of ``n`` rows each notification carries: cut where a progress one falls (about every 1%)."""
+        steps: list[int] = []
+        done, last = self.done, self.last_progress
+        while n > 0:
+            step = min(n, max(1, self.progress_every - (done - last)))
+            steps.append(step)
+            n -= step
+            done += step
+            if done - last >= self.progress_every:
+                last = done
+        return steps
+
+    def _queue(self, steps: list[int], frames: list[bytes]) -> None:
+        """Queue a committed batch's ``hrbench/rows`` notifications, each followed by progress when due."""
+        for i, step in enumerate(steps):
             if frames:
-                self.proto.send_framed(frames[sent : sent + step])
-            sent += step
+                self.proto.send_framed(frames[i : i + 1])
             self.done += step
             if self.done - self.last_progress >= self.progress_every:
                 self.progress()
@@ -296,7 +329,11 @@ def _seen(task: asyncio.Future[Any]) -> None:
         task.exception()
 
 
-def _check_resume_only(args: p.BenchmarkParams) -> None:
+def check_resume_only(args: p.BenchmarkParams) -> None:
+    """Refuse spec fields beside ``resume`` (the stored spec runs), naming the first one given.
+
+    Without ``resume``, refuse ``retry_errors`` (only a resume runs failed runs again).
+    """
     if args.resume is None:
         if args.retry_errors:
             raise ConfigError(
@@ -487,6 +524,14 @@ def _done_traces(
     return metrics, errors
 
 
+def _stop_note(store: Any, bench_id: str) -> str | None:
+    """A finished benchmark's stop note, as ``hrb ls`` and ``hrb report`` show it (newcomer finding)."""
+    rec = store.benchmark_get(bench_id) or {}
+    return browse.benchmark_status(
+        rec, store.rows_count(bench_id), (), store.ledger_get(bench_id), browse.stop_limits(store, rec)
+    )["stop_note"]
+
+
 async def run_benchmark(
     app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
 ) -> p.BenchmarkResult:
@@ -498,7 +543,7 @@ async def run_benchmark(
     """
     store = app.store
     ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (newcomer finding)
-    _check_resume_only(args)
+    check_resume_only(args)
     if args.resume is not None:
         bench_id = args.resume
     else:
@@ -506,11 +551,16 @@ async def run_benchmark(
     owner = f"{os.getpid()}:{msg_id}:{uuid.uuid4().hex[:8]}"
     holder = await anyio.to_thread.run_sync(store.lease_acquire, bench_id, owner)
     if holder is not None:
-        since = datetime.datetime.fromtimestamp(holder["acquired"], tz=datetime.UTC).isoformat(
-            timespec="seconds"
+        since = (
+            "just now"
+            if holder["acquired"] is None
+            else "since "
+            + datetime.datetime.fromtimestamp(holder["acquired"], tz=datetime.UTC).isoformat(
+                timespec="seconds"
+            )
         )
         raise BenchmarkRunning(
-            f"benchmark {bench_id} is running now (process {holder['pid']}, since {since}); wait "
+            f"benchmark {bench_id} is running now (process {holder['pid'] or 'unknown'}, {since}); wait "
             f"for it to finish or cancel that run (`hrb cancel {bench_id}` on its daemon), then resume it",
             benchmark=bench_id,
             pid=holder["pid"],
@@ -595,9 +645,12 @@ async def _run(
     sink = _Sink(
         app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
     )
+    sink.rerun = {(r.arm, r.item, r.run) for r in prior} - set(done)  # their new rows replace them
     task = asyncio.current_task()
     assert task is not None
     app.running[bench_id] = task
+    drain = app.drains[bench_id] = Drain()  # a clean cancel lets the requests sent finish first
+    cancelled_by: str | None = None
     if not args.detach:  # cancelled when the submitting connection closes (newcomer finding)
         proto.owned.add(task)
     ticker = asyncio.create_task(sink.ticker())
@@ -633,6 +686,7 @@ async def _run(
                 done_metrics=done_metrics,
                 done_traces=done_traces,
                 pricing=built["pricing"],
+                drain=drain,
             )
             # "budget_stopped" when the governor stopped runs, "errors" when runs ended in
             # errors (newcomer findings)
@@ -643,14 +697,20 @@ async def _run(
             exc.context["benchmark"] = bench_id
             raise
     except asyncio.CancelledError:
-        if app.stopping is None:  # `hrb cancel`, or the submitting connection closed
+        cancelled_by = app.cancelled_by.pop(bench_id, None)
+        if app.stopping is None and cancelled_by is None:  # the submitting connection closed
             status = "cancelled"
             raise
-        status = "interrupted"  # the daemon is stopping: as when it dies, resumable
-        stopped_by = app.stopping
+        if app.stopping is None:  # `hrb cancel`: its caller is told who cancelled it (newcomer finding)
+            status = "cancelled"
+        else:
+            status = "interrupted"  # the daemon is stopping: as when it dies, resumable
+            stopped_by = app.stopping
     finally:
         ticker.cancel()
         app.running.pop(bench_id, None)
+        app.drains.pop(bench_id, None)
+        app.cancelled_by.pop(bench_id, None)  # a cancel that came as it finished names nobody later
         proto.owned.discard(task)
         with anyio.CancelScope(shield=True):
             if journal is not None:  # every settlement written; what was in flight is folded now,
@@ -676,9 +736,20 @@ async def _run(
             done=sink.done,
             total=built["total"],
         )
+    if cancelled_by is not None:  # newcomer finding: who cancelled it, how to go on
+        raise BenchmarkCancelled(
+            f"benchmark {bench_id} was cancelled by {cancelled_by}; {sink.done} of {built['total']} "
+            f"runs are done and saved (`hrb rows {bench_id}`). Resume it with: hrb bench --resume {bench_id}",
+            benchmark=bench_id,
+            done=sink.done,
+            total=built["total"],
+        )
     assert bench is not None  # it ran to its end (a cancel or an error raised above)
     if sink.last_progress != sink.done:
         sink.progress()
+    stop_note = None
+    if status != "done":  # the note hrb ls, the report and the view show, by the same function
+        stop_note = await anyio.to_thread.run_sync(_stop_note, store, bench_id)
     return p.BenchmarkResult(
         id=bench_id,
         summary=msgspec.convert(bench.summary(), list[p.ArmSummary]),
@@ -694,4 +765,5 @@ async def _run(
         ],
         text=str(bench),
         warnings=list(warning_collector.get() or []),
+        stop_note=stop_note,
     )

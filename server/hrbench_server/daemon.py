@@ -51,6 +51,10 @@ def _setup_logging() -> None:
     logging.getLogger("pygls.protocol").setLevel(logging.CRITICAL)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    # decided (newcomer finding: bare "WARNING stamina: stamina.retry_scheduled" lines in
+    # daemon.log, though the README says retries log nothing): each attempt is in its run's
+    # trace, which says why it failed; the daemon's log leaves stamina's lines out
+    logging.getLogger("stamina").propagate = False
     route_warnings()
 
 

@@ -23,7 +23,9 @@ import msgspec
 from hrbench import browse, specs
 from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound, did_you_mean
+from hrbench.ledger import unknown_of, unknown_sentence
 from hrbench.reading._reference import json_lines
+from hrbench.runtime import cancel_grace_s
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
@@ -98,7 +100,7 @@ def _abs(path: str, field: str) -> str:
 
 def register(server: RpcServer, app: App) -> None:
     """Register every method of :data:`hrbench_client.protocol.METHODS` on ``server``."""
-    from hrbench_server.bench import add_import_path, run_benchmark
+    from hrbench_server.bench import add_import_path, check_resume_only, run_benchmark
 
     proto = server.protocol
     feature = server.feature
@@ -128,9 +130,10 @@ def register(server: RpcServer, app: App) -> None:
 
     # -- benchmark ------------------------------------------------------------------------------
     async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
-        if args.resume is not None:  # an id prefix or a name too; an unknown one: run_benchmark says so
-            found = await _to_thread(app.store.benchmark_resolve, args.resume)
-            args = msgspec.structs.replace(args, resume=found or args.resume)
+        if args.resume is not None:  # an id prefix or a name too; a spec beside it is refused first
+            check_resume_only(args)
+            found = await _to_thread(_resolve, app, args.resume, "resume")
+            args = msgspec.structs.replace(args, resume=found)
         with use_caller_env(args.env):
             require_keys(args.client, "client")
             require_keys(judge_client(args.scorer, args.scorer_settings), "scorer_settings.client")
@@ -176,7 +179,12 @@ def register(server: RpcServer, app: App) -> None:
     async def reference_get(args: p.ReferenceGetParams) -> p.ReferenceSpec:
         ref = await _to_thread(app.store.reference_get, args.ref)
         if ref is None:
-            raise NotFound(f"no stored reference has the name or hash {args.ref!r}", ref=args.ref)
+            names = [r["name"] for r in await _to_thread(app.store.reference_list) if r["name"]]
+            raise NotFound(
+                f"ref: no stored reference has this name or hash (8+ characters of it); "
+                f"{did_you_mean(args.ref, names, n=3)}`hrb ref list` lists them (got {args.ref!r})",
+                ref=args.ref,
+            )
         d = ref.to_dict()
         return p.ReferenceSpec(items=d["items"], labels=d["labels"], cluster=d["cluster"], split=d["split"])
 
@@ -218,7 +226,11 @@ def register(server: RpcServer, app: App) -> None:
         def dump() -> int:
             entries = app.store.recording_export(args.name)
             if not entries and args.name not in app.store.recordings():
-                raise NotFound(f"no recording is named {args.name!r}", recording=args.name)
+                hint = did_you_mean(args.name, app.store.recordings(), n=3)
+                raise NotFound(
+                    f"name: no recording has this name; {hint}".rstrip("; ") + f" (got {args.name!r})",
+                    recording=args.name,
+                )
             enc = msgspec.json.Encoder()
             with open(path, "wb") as f:
                 for e in entries:
@@ -306,8 +318,13 @@ def register(server: RpcServer, app: App) -> None:
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one
-            head = browse.benchmark_status(rec, len(rows), running(), app.store.ledger_get(bench_id))
+            ledger = app.store.ledger_get(bench_id)
+            head = browse.benchmark_status(
+                rec, len(rows), running(), ledger, browse.stop_limits(app.store, rec)
+            )
             out["status"], out["stop_note"] = head["status"], head["stop_note"]
+            # what a crash or a cancel left unknown, in the sentence hrb ls shows (newcomer finding)
+            out["unknown_note"] = unknown_sentence(unknown_of(ledger))
             return out
 
         return p.ReportResult(report=await _to_thread(build))
@@ -338,13 +355,28 @@ def register(server: RpcServer, app: App) -> None:
             raise ConfigError(
                 "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
             )
-        task.cancel()
+        # decided (newcomer finding): the requests already sent finish first, within the grace,
+        # and are settled at their real cost with their runs saved (hrbench.runtime.Drain)
+        in_flight = 0
+        drain = app.drains.get(bid)
+        if drain is not None:
+            drain.begin()
+            await drain.wait(cancel_grace_s() if args.grace_s is None else args.grace_s)
+            in_flight = drain.live
+        if not task.done():
+            app.cancelled_by.setdefault(bid, "`hrb cancel`")
+            task.cancel()
         await asyncio.wait({task}, timeout=30)
 
         def ended() -> p.BenchmarkCancelResult:
             rec = app.store.benchmark_get(bid) or {}
+            ledger = app.store.ledger_get(bid) or {}
             return p.BenchmarkCancelResult(
-                id=bid, status=str(rec.get("status")), rows=app.store.rows_count(bid)
+                id=bid,
+                status=str(rec.get("status")),
+                rows=app.store.rows_count(bid),
+                in_flight=in_flight,
+                unknown_note=unknown_sentence(unknown_of(ledger)),
             )
 
         return await _to_thread(ended)
@@ -531,8 +563,14 @@ def require_keys(client: Any, field: str) -> None:
         )
 
 
-def _resolve(app: App, ref: str) -> str:
+def _resolve(app: App, ref: str, field: str = "id") -> str:
     """The benchmark id ``ref`` names: an id, a unique id prefix or a name (``Store.benchmark_resolve``).
+
+    Decided (newcomer finding: an unknown id was exit 3 for rows/report/cancel/view but 2 for
+    rm): every method taking a benchmark id refuses an unknown or ambiguous one here, in one
+    shape, ``<field>: <why>; ... (got '<ref>')``, the unknown one naming the closest stored ids
+    and names (:meth:`~hrbench.store.Store.benchmark_close_to`). Both are the caller's input:
+    ``hrb`` exits 2.
 
     Raises:
         NotFound: nothing matches.
@@ -540,9 +578,12 @@ def _resolve(app: App, ref: str) -> str:
     """
     bid = app.store.benchmark_resolve(ref)
     if bid is None:
+        hint = app.store.benchmark_close_to(ref)
         raise NotFound(
-            f"no stored benchmark has the id, id prefix (4+ characters) or name {ref!r} (`hrb ls` lists them)",
+            f"{field}: no stored benchmark has this id, id prefix (4+ characters) or name; {hint}"
+            f"`hrb ls` lists them (got {ref!r})",
             benchmark=ref,
+            field=field,
         )
     return bid
 

@@ -112,7 +112,7 @@ def test_bench_file_rows_report_and_resume_flags(tmp_path: Path) -> None:
     assert "accuracy" in hrb("report", result["id"], "--text").stdout
     again = lines(hrb("bench", "--resume", result["id"], "--no-rows").stdout)
     assert again == [{**result, "n_resumed": 30, "warnings": again[0]["warnings"]}]
-    hrb("report", "0123456789abcdef", check_rc=3)
+    hrb("report", "0123456789abcdef", check_rc=2)  # an unknown id is bad input (newcomer finding)
 
 
 def test_invalid_bench_files_are_usage_errors(tmp_path: Path) -> None:
@@ -168,7 +168,7 @@ def test_references(tmp_path: Path) -> None:
     assert put["n_items"] == 2 and put["name"] == "capitals"
     assert lines(hrb("ref", "list").stdout)[0]["hash"] == put["hash"]
     assert lines(hrb("ref", "get", "capitals").stdout)[0]["labels"] == {"a": "Paris", "b": "Lima"}
-    hrb("ref", "get", "nothing-here", check_rc=3)
+    hrb("ref", "get", "nothing-here", check_rc=2)
 
 
 def test_daemon_lifecycle_and_tcp_refusal() -> None:
@@ -314,8 +314,8 @@ def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path) -> None:
     for pre in ([], ["--check"]):
         hrb("score", *pre, "--settings", '{"bogus": 1}', "--label", "a", "a", check_rc=2)
         hrb("score", *pre, "--scorer", "foo.bar:baz", "--label", "a", "a", check_rc=2)
-    # not the caller's input: exit 3
-    assert "NotFound" in hrb("report", "0123456789abcdef", check_rc=3).stderr
+    # an id that names nothing stored is the caller's input too (newcomer finding: it was exit 3)
+    assert "NotFound" in hrb("report", "0123456789abcdef", check_rc=2).stderr
 
 
 def test_report_of_too_few_runs_hints_at_descriptive(tmp_path: Path) -> None:

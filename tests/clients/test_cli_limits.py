@@ -38,12 +38,11 @@ def test_a_limit_flag_on_a_fresh_run_replaces_only_that_limit(
         assert proc.returncode == 4 and listed["calls"] == 7
 
 
-@pytest.mark.parametrize("detach", [False, True])
-def test_a_closed_output_pipe_exits_141_with_the_resume_hint(tmp_path: Path, detach: bool) -> None:
+def test_a_closed_output_pipe_exits_141_with_the_resume_hint(tmp_path: Path) -> None:
     spec = _bench_file(tmp_path, runs=40, extra="concurrency = 1")
     spec.write_text(spec.read_text().replace('reply = "x"', 'reply = "x"\ndelay_s = 0.05'))
     proc = subprocess.Popen(
-        [*HRB, "bench", str(spec), *(["--detach"] if detach else [])],
+        [*HRB, "bench", str(spec)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -55,10 +54,9 @@ def test_a_closed_output_pipe_exits_141_with_the_resume_hint(tmp_path: Path, det
     proc.stderr.close()
     assert proc.wait(timeout=120) == 141, err
     (bench_id,) = re.findall(r"hrb bench --resume (\w+)", err)
-    assert ("runs on detached" if detach else "was cancelled") in err
-    if not detach:
-        (listed,) = lines(hrb("ls").stdout)
-        assert listed["id"] == bench_id and listed["status"] in ("cancelled", "interrupted")
+    assert "was cancelled" in err
+    (listed,) = lines(hrb("ls").stdout)
+    assert listed["id"] == bench_id and listed["status"] in ("cancelled", "interrupted")
 
 
 def _priced_spec(tmp_path: Path, srv: LoopbackServer, extra: str) -> Path:
@@ -79,22 +77,40 @@ def _priced_spec(tmp_path: Path, srv: LoopbackServer, extra: str) -> Path:
         ("max_calls = 4", "--max-calls N"),
         ("max_tokens = 60", "--max-tokens N"),
         ("max_calls = 400\nmax_usd = 0.007", "--max-usd USD"),
+        # newcomer finding: a token stop with a call cap said --max-calls N in hrb ls only
+        ("max_calls = 1000\nmax_tokens = 60", "--max-tokens N"),
+        ("max_calls = 13\nmax_usd = 5.0\nmax_tokens = 100000", "--max-calls N"),
+        ("max_calls = 1000\nmax_usd = 0.01\nmax_tokens = 100000", "--max-usd USD"),
+        ("max_calls = 1000\nmax_usd = 5.0\nmax_tokens = 100", "--max-tokens N"),
     ],
 )
 def test_a_budget_stop_names_the_flag_of_the_cap_that_stopped_it(
     tmp_path: Path, governor: str, flag: str
 ) -> None:
+    """Every surface shows one stop note, written by one function (newcomer finding)."""
     with LoopbackServer() as srv:
         proc = hrb(
             "bench", str(_priced_spec(tmp_path, srv, f"[governor]\n{governor}")), "--no-rows", check_rc=4
         )
-    resume = next(line for line in proc.stderr.splitlines() if "resume with higher limits" in line)
-    assert resume.endswith(f"--resume {lines(proc.stdout)[-1]['id']} {flag}"), proc.stderr
-    assert "$-" not in proc.stderr
-    for need, left in re.findall(r"worst case \(\$([\d.]+)\) is more than the \$([\d.]+) left", proc.stderr):
-        assert float(need) > float(left) and need != left  # shown with digits enough to differ
-    (listed,) = lines(hrb("ls").stdout)
-    assert listed["stop_note"].endswith(f"--resume {listed['id']} {flag}`")
+        result = lines(proc.stdout)[-1]
+        note = result["stop_note"]
+        assert note.endswith(f"--resume {result['id']} {flag}`"), note
+        assert f"hrb: budget stopped: {note}" in proc.stderr.splitlines()
+        assert "$-" not in proc.stderr
+        for need, left in re.findall(
+            r"worst case \(\$([\d.]+)\) is more than the \$([\d.]+) left", proc.stderr
+        ):
+            assert float(need) > float(left) and need != left  # shown with digits enough to differ
+        (listed,) = lines(hrb("ls").stdout)
+        assert listed["stop_note"] == note
+        assert lines(hrb("report", result["id"], "--descriptive").stdout)[0]["stop_note"] == note
+        assert f"Budget stopped: {note}" in hrb("report", result["id"], "--descriptive", "--text").stdout
+        page = tmp_path / "page.html"
+        hrb("report", result["id"], "--descriptive", "--html", str(page))
+        assert json.dumps(note)[1:-1] in page.read_text()  # the view's banner, from the same data
+        # following the advice finishes it: the flag named raises the cap that stopped it
+        more = {"--max-calls N": "100000", "--max-usd USD": "1000", "--max-tokens N": "100000000"}[flag]
+        hrb("bench", "--resume", result["id"], flag.split()[0], more, "--no-rows", check_rc=0)
 
 
 @pytest.mark.parametrize(("given", "spent_key"), [("--max-calls", "calls"), ("--max-usd", "usd")])
@@ -152,3 +168,34 @@ def test_no_example_spec_ships_an_empty_governor() -> None:
     for path in examples:
         governor = tomllib.loads(path.read_text()).get("governor")
         assert governor is None or any(v is not None for v in governor.values()), path
+
+
+@pytest.mark.parametrize(
+    ("fault", "cause"),
+    [
+        ("quota429", "openai: quota exhausted (HTTP 429)"),
+        ("quota", "openai: quota exhausted (HTTP 402)"),
+        ("unauthorized", "openai: HTTP 401"),
+    ],
+)
+def test_a_provider_quota_or_key_refusal_is_an_error_exit_3_never_a_budget_stop(
+    tmp_path: Path, fault: str, cause: str
+) -> None:
+    """Newcomer finding: a 429 insufficient_quota exited 4, budget_stopped, "resume with higher limits"."""
+    with LoopbackServer() as srv:
+        srv.push(*[fault] * 100)
+        spec = _priced_spec(tmp_path, srv, "[governor]\nmax_calls = 1000\nmax_usd = 5.0")
+        proc = hrb("bench", str(spec), "--no-rows", check_rc=3)
+        sent = len(srv.requests)
+    result = lines(proc.stdout)[-1]
+    assert sent == 1  # concurrency 1: the first refusal, then nothing more is sent
+    assert result["status"] == "errors"  # never budget_stopped
+    assert "budget" not in (result.get("stop_note") or "")
+    assert f"15 x {cause.split(' (')[0]}" in proc.stderr, proc.stderr  # per arm, one cause: the provider's
+    assert cause in proc.stderr and "budget stop" not in proc.stderr
+    assert "resume with higher limits" not in proc.stderr
+    if fault.startswith("quota"):
+        assert "until credit is added or the quota raised" in proc.stderr
+    (listed,) = lines(hrb("ls").stdout)
+    assert listed["status"] == "errors" and listed["calls"] == 1
+    assert "quota exhausted" in listed["stop_note"] or "HTTP 401" in listed["stop_note"]

@@ -12,7 +12,7 @@ from hrbench_client._commands import EXIT_ERROR, EXIT_USAGE, exit_code, explain
 
 @pytest.mark.parametrize(
     "cls",
-    [e.ConfigError, e.ReferenceValueError, e.SignatureError, e.InvalidParams, e.TooFewRunsError],
+    [e.ConfigError, e.ReferenceValueError, e.SignatureError, e.InvalidParams, e.TooFewRunsError, e.NotFound],
 )
 def test_invalid_input_is_exit_2(cls: type[e.HrbenchError]) -> None:
     assert exit_code(cls("x")) == EXIT_USAGE
@@ -24,7 +24,6 @@ def test_invalid_input_is_exit_2(cls: type[e.HrbenchError]) -> None:
     [
         e.HrbenchError,
         e.DaemonError,
-        e.NotFound,
         e.ModelError,
         e.BudgetRefused,
         e.ReplayMiss,

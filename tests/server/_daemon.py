@@ -103,6 +103,18 @@ class Daemon:
         return text
 
 
+def zombie(pid: int) -> bool:
+    """Whether process ``pid`` has died, every thread of it, but is not reaped yet (Linux).
+
+    ``kill(pid, 0)`` still succeeds on it. The main thread shows ``Z`` as soon as it has
+    exited, while the process's other threads (a daemon's workers, numpy's) may still be
+    exiting and holding its files: the process is dead once the main thread is its only task.
+    """
+    with open(f"/proc/{pid}/stat") as f:
+        state = f.read().rsplit(")", 1)[1].split()[0]
+    return state == "Z" and os.listdir(f"/proc/{pid}/task") == [str(pid)]
+
+
 def spec(**kw: Any) -> dict[str, Any]:
     """A small benchmark spec: one prompt arm on `n` items with a mock from `_mocks`."""
     n = kw.pop("n", 4)

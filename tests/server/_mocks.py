@@ -45,3 +45,20 @@ def broken_factory(**settings: Any) -> Any:
 def same(item: Any, output: Any, label: Any) -> dict[str, Any]:
     """A scorer by import path: the output equals the label."""
     return {"correct": output == label, "outcome": None, "failure_kind": None}
+
+
+_GATED_CALLS = [0]
+
+
+async def gated(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+    """Answer 'x' once the file HRB_GATE_FILE exists (a test opens the gate when it is ready).
+
+    The first HRB_GATE_FREE_CALLS calls (default 0) answer at once.
+    """
+    _GATED_CALLS[0] += 1
+    if _GATED_CALLS[0] <= int(os.environ.get("HRB_GATE_FREE_CALLS", "0")):
+        return "x"
+    gate = os.environ["HRB_GATE_FILE"]
+    while not os.path.exists(gate):  # noqa: ASYNC110, ASYNC240 - another process makes the file
+        await asyncio.sleep(0.01)
+    return "x"

@@ -7,9 +7,11 @@ import json
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import hrbench_client as hc
+from hrbench.store import Store
 from hrbench_client import protocol as p
 from tests.server._daemon import Daemon, spec
 
@@ -18,6 +20,15 @@ def calls(path: Path) -> list[tuple[str, int]]:
     if not path.exists():
         return []
     return [tuple(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]  # type: ignore[misc]
+
+
+def stored_rows(db: Path, bench_id: str) -> dict[tuple[str, str, int], bytes]:
+    """A benchmark's rows as the store keeps them (read as any later process reads them), by key."""
+    store = Store(db)
+    try:
+        return {(r.arm, r.item, r.run): msgspec.json.encode(r) for r in store.rows_get(bench_id)}
+    finally:
+        store.close()
 
 
 def keys(rows: list[p.Row]) -> list[tuple[str, str, int]]:
@@ -135,13 +146,8 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
         d.kill()
     assert bench_id is not None
     db = home / "hrbench.sqlite3"
+    before_rows = stored_rows(db, bench_id)
     con = sqlite3.connect(db)
-    before_rows = {
-        (a, i, r): row
-        for a, i, r, row in con.execute(
-            "SELECT arm, item, run, row FROM rows WHERE benchmark_id=?", [bench_id]
-        )
-    }
     cached = {
         (json.loads(req)["messages"][-1]["content"], json.loads(req)["draw_index"])
         for (req,) in con.execute("SELECT request FROM cache")
@@ -169,14 +175,7 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
     # no row duplicated, every finished row kept as it was
     assert len(final) == total == len(set(keys(final))), (len(final), len(set(keys(final))), said)
     assert not set(keys(resumed_rows)) & set(before_rows)
-    con = sqlite3.connect(db)
-    after = {
-        (a, i, r): row
-        for a, i, r, row in con.execute(
-            "SELECT arm, item, run, row FROM rows WHERE benchmark_id=?", [bench_id]
-        )
-    }
-    con.close()
+    after = stored_rows(db, bench_id)
     assert all(after[k] == v for k, v in before_rows.items())
     # no finished (cached) call paid again; every call at most twice (an in-flight one re-sent)
     paid_after = calls(calls_file)[len(paid_before) :]

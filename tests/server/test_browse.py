@@ -283,7 +283,9 @@ def test_squad_runs_view_is_descriptive_only(shared_daemon: Daemon, data: Path) 
 def test_a_running_benchmark_shows_progress_and_spend_against_its_cap(shared_daemon: Daemon) -> None:
     spec = mock_spec("slow-one")
     spec["arms"] = [{"kind": "prompt", "name": "ask", "template": "{item}?"}]
-    spec["client"] = {"kind": "mock", "reply": "yes", "delay_s": 0.05}
+    # 0.2 s a call: still running after 12 rows and a first `view` (which loads the report's
+    # modules, 2-3 s on a loaded machine; at 0.05 s a call the 55 rows were done by then)
+    spec["client"] = {"kind": "mock", "reply": "yes", "delay_s": 0.2}
     spec["concurrency"] = 1
     spec["governor"] = {"max_usd": 5.0, "max_calls": 1000}
     spec["cache"] = False

@@ -157,7 +157,7 @@ def test_a_spec_error_found_before_the_first_run_leaves_nothing_stored(
     ("arm", "said"),
     [
         ('outputs = { Q1 = "Paris" }', "'Q1' (closest item: 'q1')"),
-        ('path = "{dup}"', "item 'q1' has two outputs: lines 1 and 3"),
+        ('path = "{dup}"', "lines 1 and 3 have the same item 'q1' with different outputs"),
     ],
     ids=["ids-of-no-item", "duplicate-line"],
 )

@@ -5,6 +5,8 @@ Real daemon subprocesses, killed with SIGKILL; the mock logs every call it answe
 
 from __future__ import annotations
 
+import os
+import signal
 import sqlite3
 import threading
 import time
@@ -14,7 +16,7 @@ import pytest
 
 import hrbench_client as hc
 from hrbench.store import Store
-from tests.server._daemon import Daemon, spec
+from tests.server._daemon import Daemon, spec, zombie
 from tests.server.test_benchmark import calls
 
 
@@ -132,3 +134,39 @@ def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path
     finally:
         d2.stop()
     assert len(calls(started)) <= cap  # every call sent, before and after the crash
+
+
+def test_a_resume_right_after_a_sigkill_is_accepted_the_first_time(home: Path, calls_file: Path) -> None:
+    # newcomer finding: refused for about a second ("is running now (process <the dead one>)")
+    # while the killed daemon was not yet reaped; the lease is a lock that dies with its holder
+    env = {"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.01"}
+    d = Daemon(home, env=env).start()
+    assert d.proc is not None
+    try:
+        with d.client() as c:
+            stream = c.benchmark(spec(n=60, runs=5, concurrency=4))
+            for i, _ in enumerate(stream):
+                if i == 20:
+                    break
+            bench_id = stream.id
+            os.kill(d.proc.pid, signal.SIGKILL)  # and not reaped: its pid still answers kill(pid, 0)
+            while not zombie(d.proc.pid):
+                time.sleep(0.005)
+        assert bench_id is not None
+        d2 = Daemon(home, env=env).start()
+        try:
+            os.kill(d.proc.pid, 0)  # the dead holder is still a process, as far as a pid check can tell
+            with d2.client() as c:
+                resumed = c.resume(bench_id)  # the first try
+                rows = list(resumed)
+                stored = c.rows(bench_id).rows
+        finally:
+            d2.stop()
+    finally:
+        d.kill()
+    assert resumed.result is not None and resumed.result.status == "done"
+    assert (
+        len(stored) == 300
+        and 0 < resumed.result.n_resumed < 300
+        and len(rows) == 300 - resumed.result.n_resumed
+    )

@@ -26,7 +26,7 @@ async def _start(home: Path) -> tuple[LanguageClient, list[Any], list[Any]]:
     client = LanguageClient("hrbench-tests", "1.0")
     rows: list[Any] = []
     progress: list[Any] = []
-    client.feature("hrbench/row")(lambda ls, params: rows.append(params))
+    client.feature("hrbench/rows")(lambda ls, params: rows.extend(params.rows))
     client.feature("hrbench/progress")(lambda ls, params: progress.append(params))
     await client.start_io(sys.executable, *SERVE, str(home), "serve", "--stdio")
     return client, rows, progress
@@ -64,7 +64,7 @@ def test_pygls_client_start_score_benchmark_stop(tmp_path: Path) -> None:
     assert caps["notifications"] == sorted(p.NOTIFICATIONS) and caps["protocolVersion"] == p.PROTOCOL_VERSION
     assert (scored.correct, scored.outcome) == (True, "paris")
     assert result.status == "done" and result.n_rows == 6
-    assert len(rows) == 6 and {r.row.arm for r in rows} == {"ask"} and all(r.row.correct for r in rows)
+    assert len(rows) == 6 and {r.arm for r in rows} == {"ask"} and all(r.correct for r in rows)
     assert progress and progress[-1].done == 6
     assert code == 0
 

@@ -30,8 +30,15 @@ def test_socket_and_state_dir_are_private(daemon: Daemon) -> None:
     with daemon.client() as c:
         c.cache_stats()  # opens the database
         list(c.benchmark(spec(n=1)))  # writes to it
+        stream = c.benchmark(spec(n=40))
+        next(iter(stream))  # running: its lease's lock file exists (in hrbench.sqlite3.locks, 0700)
         for f in daemon.home.glob("hrbench.sqlite3*"):
-            assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, f
+            private = 0o700 if f.is_dir() else 0o600
+            assert stat.S_IMODE(os.stat(f).st_mode) == private, f
+            for inner in f.iterdir() if f.is_dir() else ():
+                assert stat.S_IMODE(os.stat(inner).st_mode) == 0o600, inner
+        assert len(list((daemon.home / "hrbench.sqlite3.locks").iterdir())) == 1
+        stream.close()
 
 
 def test_one_daemon_per_state_dir(daemon: Daemon) -> None:

@@ -50,7 +50,7 @@ def test_an_unknown_field_far_from_any_name_lists_the_known_ones(tmp_path: Path)
 def test_two_records_with_one_id_are_refused_naming_the_id_and_both_lines(
     tmp_path: Path, first: int, second: int
 ) -> None:
-    records = [{"id": f"u{n}", "item": "x", "label": "y"} for n in range(1, 5)]
+    records = [{"id": f"u{n}", "item": f"x{n}", "label": "y"} for n in range(1, 5)]
     records[second - 1]["id"] = records[first - 1]["id"]
     path = _write(tmp_path, records)
     with pytest.raises(ConfigError) as info:

@@ -74,10 +74,10 @@ def wilson_t(
     """Wilson's score interval for p out of n trials, with the t quantile on df (textbook form).
 
     Given ``trials`` (the runs behind p) and ``df_max`` (clusters - 1), the interval is read off
-    a grid of candidate p0 (steps of 1e-6) by Neyman's construction: no data can give a lower
-    limit above ``ceiling`` (Wilson's for trials of trials, t on df_max), so a p0 above it is
-    accepted on the one-sided 1 - alpha limit and one below on the equal-tailed one; mirrored
-    at 0.
+    a grid of candidate p0 (steps of 1e-6) by Neyman's construction, each p0 given one p-value
+    at every level: the one-sided score test's ``P1`` on df when it is below ``alpha_c(p0)``,
+    the level up to which no data could give a limit beyond p0 (Wilson's for trials of trials,
+    t on df_max), else the equal-tailed ``P2 = 2 P1``; mirrored at 0.
     """
 
     def wilson(z: float) -> tuple[float, float]:
@@ -90,14 +90,17 @@ def wilson_t(
     lo2, hi2 = wilson(sps.t.ppf(0.5 + level / 2, df))
     if trials is None:
         return lo2, hi2
-    lo1, hi1 = wilson(sps.t.ppf(level, df))
-    z_max = sps.t.ppf(0.5 + level / 2, df_max)
-    ceiling = 1 / (1 + z_max**2 / trials)  # Wilson's lower limit when all trials are right
-    p0 = np.linspace(0.0, 1.0, 1_000_001)
-    accept_hi = np.where(p0 > ceiling, p0 <= hi1, p0 <= hi2) | (p0 <= p)
-    accept_lo = np.where(p0 < 1 - ceiling, p0 >= lo1, p0 >= lo2) | (p0 >= p)
-    ok = p0[accept_hi & accept_lo]
-    return float(ok.min()), float(ok.max())
+    alpha = 1 - level
+    p0 = np.linspace(0.0, 1.0, 1_000_001)[1:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p2 = 2 * sps.t.sf(np.abs(p - p0) / np.sqrt(p0 * (1 - p0) / n), df)
+        above = 2 * sps.t.sf(np.sqrt(trials * (1 - p0) / p0), df_max)  # alpha_c for p0 above p
+        below = 2 * sps.t.sf(np.sqrt(trials * p0 / (1 - p0)), df_max)
+    pv = np.where(p2 / 2 < np.where(p0 > p, above, below), p2 / 2, p2)
+    ok = p0[(pv >= alpha) | (p0 == p)]
+    lo = 0.0 if p0[0] in ok and pv[0] >= alpha else float(ok.min())
+    hi = 1.0 if p0[-1] in ok and pv[-1] >= alpha else float(ok.max())
+    return lo, hi
 
 
 def cr2_by_hand(y: np.ndarray, clusters: list[str]) -> float:
@@ -1103,3 +1106,52 @@ def test_printed_and_reported_counts_agree_or_say_why():
     assert float(printed[1]) == pytest.approx(a.accuracy)
     text = " ".join(str(report(bench)).split())
     assert "print(bench) also counts the runs on items with no label (ask: 10)" in text
+
+
+# -- intervals nest across levels and agree with the p-value (issue 14, a newcomer's finding) ------
+
+NEWCOMER_A = {0: "00000", 1: "00000", 2: "00000", 3: "00000", 4: "10000", 5: "11000", 6: "11111", 7: "00000"}
+NEWCOMER_B = {0: "00000", 1: "00000", 2: "11110", 3: "00000", 4: "00000", 5: "00000", 6: "00000", 7: "11100"}
+LEVELS = [0.5, 0.8, 0.9, 0.95, 0.99, 0.999]
+
+
+def _assert_nested_and_consistent(ya, yb, g, n_g, trials):
+    arms = [proportion_interval(ya, g, n_g, lv, trials) for lv in LEVELS]
+    pairs = [difference_interval(ya, yb, g, n_g, lv, trials) for lv in LEVELS]
+    for lower, higher in zip(arms, arms[1:], strict=False):
+        assert higher.low <= lower.low and higher.high >= lower.high, (lower, higher)
+    for lower, higher in zip(pairs, pairs[1:], strict=False):
+        assert higher.low <= lower.low and higher.high >= lower.high, (lower, higher)
+    for lv, iv in zip(LEVELS, pairs, strict=True):
+        excludes = iv.low > 0 or iv.high < 0
+        assert (iv.p_value < 1 - lv) == excludes or abs(iv.p_value - (1 - lv)) < 1e-6, (lv, iv)
+
+
+def test_the_newcomers_two_cluster_comparison_nests_and_agrees_with_its_p_value():
+    """8 items in 2 clusters, 5 runs: the 95% interval [0.010, 0.533] lay inside no 90% one
+    ([-0.020, 0.341]) and p was 0.048 beside a 90% interval holding 0. Two clusters give a
+    correlation of the two directions' disagreement of exactly 1, where the MOVER limits
+    narrowed as the level rose."""
+    ya = np.array([NEWCOMER_A[i].count("1") / 5 for i in range(8)])
+    yb = np.array([NEWCOMER_B[i].count("1") / 5 for i in range(8)])
+    g = np.array([0, 1] * 4)
+    _assert_nested_and_consistent(ya, yb, g, 2, 40.0)
+    p = difference_interval(ya, yb, g, 2, 0.95, 40.0).p_value
+    assert p > 0.5  # a difference of 0.025 on 2 clusters is no evidence at all
+
+
+@given(
+    data=st.lists(
+        st.tuples(st.integers(0, 5), st.integers(0, 5), st.integers(0, 7)), min_size=3, max_size=40
+    ),
+    runs=st.sampled_from([1, 2, 5]),
+)
+@settings(max_examples=300, deadline=None)
+def test_intervals_nest_across_levels_and_agree_with_the_p_value(data, runs):
+    ya = np.array([min(a, runs) / runs for a, _, _ in data])
+    yb = np.array([min(b, runs) / runs for _, b, _ in data])
+    _, g = np.unique([c for _, _, c in data], return_inverse=True)
+    n_g = int(g.max()) + 1
+    if n_g < 2:
+        return
+    _assert_nested_and_consistent(ya, yb, g, n_g, float(len(data) * runs))

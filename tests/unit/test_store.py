@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from pathlib import Path
 
 import msgspec
@@ -94,9 +95,9 @@ def test_traces_get_only_for_the_ledger_ids_asked(store: Store) -> None:
 def test_rows_put_any_batch_size_keeps_every_row_and_trace_once(
     sizes: list[int], repeats: int, pre_encoded: bool
 ) -> None:
-    """Batches of any size (across the multi-row INSERT chunks of 256, 128, ... 1) store every
-    row and trace once; a row written again (a run re-run on resume, or twice in one batch)
-    keeps its last version (issue 15, point 6: rows go in multi-row statements)."""
+    """Batches of any size store every row and trace once; a row written again (a run re-run
+    on resume, or twice in one batch) keeps its last version (issue 15, point 6: a batch is one
+    SQLite row, given as the wire's JSON chunks when ``pre_encoded``)."""
     s = Store(":memory:")
     expected: dict[int, Row] = {}
     start = 0
@@ -107,13 +108,16 @@ def test_rows_put_any_batch_size_keeps_every_row_and_trace_once(
             for i in range(start, start + min(repeats, n))
         ]
         traces = {r.ledger_id: [Step(ledger_id=r.ledger_id, key=r.outcome or "")] for _, r in batch}
-        encoded = [msgspec.json.encode(r) for _, r in batch] if pre_encoded else None
-        s.rows_put("b", batch, traces, encoded=encoded)
+        half = len(batch) // 2  # two chunks, as the daemon cuts a batch at a progress notification
+        chunks = [msgspec.json.encode([r for _, r in part]) for part in (batch[:half], batch[half:])]
+        s.rows_put("b", batch, traces, chunks=chunks if pre_encoded else None)
         expected.update(dict(batch))
         start += n
     got = s.rows_get("b")
     assert got == [expected[i] for i in sorted(expected)]
     assert s.rows_count("b") == len(expected)
+    for offset, limit in ((0, 1), (1, 3), (len(expected) // 2, None), (len(expected), 5)):  # pages
+        assert s.rows_get("b", offset, limit) == got[offset : None if limit is None else offset + limit]
     traces = s.traces_get("b")
     assert len(traces) == len(expected)
     assert all(traces[r.ledger_id][0].key == r.outcome for r in got)
@@ -201,7 +205,7 @@ def test_schema_1_file_migrates_its_names(tmp_path: Path) -> None:
     assert s.reference_get("x").hash == REFS[0].hash
     assert s.reference_history("x") == [{"hash": REFS[0].hash, "created": 1000.0}]
     assert {(r["name"], r["hash"]) for r in s.reference_list()} == {("x", REFS[0].hash), (None, REFS[1].hash)}
-    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "4"
+    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "5"
     s.reference_put(REFS[1], "x")
     s.close()
     assert Store(path).reference_get("x").hash == REFS[1].hash  # reopening does not migrate again
@@ -242,18 +246,54 @@ def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None
     assert b.lease_acquire("bench", "run-b") is None
 
 
-def test_a_lease_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+def test_a_lease_of_a_killed_process_is_taken_over_at_once_before_it_is_reaped(tmp_path: Path) -> None:
+    # newcomer finding: a resume right after a SIGKILL was refused until the dead holder was
+    # reaped (its pid still "alive" to kill(pid, 0)); the lock dies with the process
+    import signal
     import subprocess
     import sys
 
-    gone = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    from tests.server._daemon import zombie
+
+    db = tmp_path / "s.sqlite3"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from hrbench.store import Store; "
+            f"assert Store({str(db)!r}).lease_acquire('bench', 'killed-daemon') is None; "
+            "print('held', flush=True); time.sleep(600)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
-    dead_pid = int(gone.stdout)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        s = Store(db)
+        assert s.lease_acquire("bench", "new-run") == {
+            "owner": "killed-daemon",
+            "pid": holder.pid,
+            "acquired": pytest.approx(time.time(), abs=60),
+        }
+        holder.send_signal(signal.SIGKILL)
+        while not zombie(holder.pid):  # dead, not reaped: its pid answers kill(pid, 0)
+            time.sleep(0.005)
+        os.kill(holder.pid, 0)
+        assert s.lease_acquire("bench", "new-run") is None  # the first try, at once
+        assert s.lease_acquire("bench", "third")["owner"] == "new-run"
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()
+
+
+def test_a_lease_row_left_behind_with_a_live_pid_does_not_hold_the_lease(tmp_path: Path) -> None:
+    # a crashed holder's row names a pid a live process has now (pid reuse): only the lock counts
     s = Store(tmp_path / "s.sqlite3")
-    assert s.lease_acquire("bench", "killed-daemon", pid=dead_pid) is None
-    assert s.lease_acquire("bench", "new-run") is None  # the holder is gone: stale
-    assert s.lease_acquire("bench", "third")["owner"] == "new-run"
+    s.db.conn.execute("INSERT INTO leases VALUES ('bench', 'crashed-run', ?, 0)", [os.getpid()])
+    assert s.lease_acquire("bench", "new-run") is None
+    assert s.lease_acquire("bench", "other")["owner"] == "new-run"
 
 
 def test_of_many_concurrent_takers_exactly_one_wins(tmp_path: Path) -> None:
@@ -275,3 +315,51 @@ def test_of_many_concurrent_takers_exactly_one_wins(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert len(won) == 1
+
+
+def test_a_schema_4_file_keeps_its_rows_and_traces_readable_and_resumable(tmp_path: Path) -> None:
+    """Store schema 5 (issue 15, point 6) keeps rows a batch per SQLite row; rows a schema-4 file
+    holds one per row stay where they are and are read with the batches: pages, counts, traces,
+    listings, a re-run (a budget stop run again on resume) replacing its old row, and deletion."""
+    path = tmp_path / "old.sqlite3"
+    Store(path).close()
+    con = sqlite3.connect(path)  # make it a schema-4 file holding rows, as hrbench 4 left it
+    con.executescript(
+        "DROP TABLE row_batches; UPDATE meta SET value='4' WHERE key='schema_version';"
+        "INSERT INTO benchmarks VALUES ('b', 1.0, 'budget_stopped', 'h', '{}', NULL);"
+    )
+    old = [msgspec.structs.replace(row(i), failure_kind="budget_stop" if i == 2 else None) for i in range(4)]
+    for i, r in enumerate(old):
+        con.execute(
+            "INSERT INTO rows VALUES (?,?,?,?,?,?)",
+            ["b", i, r.arm, r.item, r.run, msgspec.json.encode(r).decode()],
+        )
+        con.execute(
+            "INSERT INTO traces VALUES (?,?,?)",
+            ["b", r.ledger_id, msgspec.json.encode([Step(ledger_id=r.ledger_id, key=f"old{i}")]).decode()],
+        )
+    con.commit()
+    con.close()
+    s = Store(path)
+    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == "5"
+    assert s.rows_get("b") == old and s.rows_count("b") == 4
+    assert s.rows_get("b", 1, 2) == old[1:3]
+    assert s.traces_get("b", [old[1].ledger_id])[old[1].ledger_id][0].key == "old1"
+    again = msgspec.structs.replace(old[2], failure_kind=None, outcome="rerun")
+    new = msgspec.structs.replace(row(4), outcome="new")
+    s.rows_put(
+        "b",
+        [(2, again), (4, new)],
+        {r.ledger_id: [Step(ledger_id=r.ledger_id, key="new")] for r in (again, new)},
+        fresh=1,  # as the daemon says: one of the two keys is new
+    )
+    assert s.rows_get("b") == [*old[:2], again, old[3], new]
+    assert s.rows_count("b") == 5 and s.benchmark_list()[0]["rows"] == 5
+    traces = s.traces_get("b")
+    assert (
+        len(traces) == 5
+        and traces[again.ledger_id][0].key == "new"
+        and traces[old[0].ledger_id][0].key == "old0"
+    )
+    assert s.benchmark_delete(["b"]) == {"benchmarks": 1, "rows": 5, "traces": 5}
+    assert s.rows_get("b") == [] and s.rows_count("b") == 0 and s.traces_get("b") == {}

@@ -53,8 +53,9 @@ def test_a_replaced_database_is_refused(tmp_path: Path) -> None:
 def test_a_corrupt_database_says_so_and_what_to_do(tmp_path: Path, where: str) -> None:
     path = tmp_path / "s.sqlite3"
     s = Store(path)
-    s.rows_put("b", [(i, row(i)) for i in range(300)])
-    s.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for i in range(300):  # a batch per row, as a slow stream commits them: 300 rows of row_batches
+        s.rows_put("b", [(i, row(i))], fresh=1)  # (one 300-row batch is one SQLite row: scribbling
+    s.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # its one index page may go unnoticed by SQLite)
     s.close()
     data = bytearray(path.read_bytes())
     if where == "header":

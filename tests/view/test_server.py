@@ -119,7 +119,7 @@ def test_view_opens_a_benchmark_by_name_or_id(shared_daemon: Daemon, mock_ids: t
         finally:
             v.stop()
     res = _hrb(shared_daemon.home, "view", "no-such-benchmark", "--no-browser")
-    assert res.returncode == 3 and "no-such-benchmark" in res.stderr  # NotFound, as for every command
+    assert res.returncode == 2 and "no-such-benchmark" in res.stderr  # NotFound, as for every command
 
 
 def test_report_html_is_one_self_contained_file(

@@ -9,7 +9,9 @@ import re
 import sys
 
 from hrbench_client import _paths
+from hrbench_client.cli import EXIT_PIPE, closed_output, output_closed
 from hrbench_client.errors import (
+    BenchmarkCancelled,
     ConfigError,
     DaemonError,
     DaemonStopped,
@@ -43,33 +45,36 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_WRONG, EXIT_USAGE, EXIT_ERROR, EXIT_BUDGET, EXIT_INTERRUPTED = 0, 1, 2, 3, 4, 130
-EXIT_PIPE = 141
-"""``hrb bench``'s output closed while it ran (128 + SIGPIPE, as a shell reports it; newcomer finding)."""
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
-# ReferenceValueError, SignatureError), -32602 invalid params, and a report asked of too few runs.
+# ReferenceValueError, SignatureError), -32602 invalid params, a report asked of too few runs, and
+# NotFound: an id, name or id prefix that names nothing stored (decided, newcomer finding: it was
+# exit 3 for rows/report/cancel/view and 2 for rm; SPEC section 6, "2 on bad input").
 # Everything else the daemon reports (and a daemon that cannot be reached) is exit 3.
-USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooFewRunsError)
+USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooFewRunsError, NotFound)
 
 EXIT_CODES_HELP = """\
 exit codes:
   0    ok: every run was scored (right or wrong)
   1    an output scored wrong (`hrb score --check`); an arm's accuracy (`hrb bench`) or the
        mean score (`hrb eval`) under --fail-under; no daemon runs (`hrb daemon status`)
-  2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
-       ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
+  2    usage or invalid input: bad arguments, an invalid spec or JSON line, an unknown or
+       ambiguous benchmark id, id prefix or name (NotFound, with the closest ones), and the
+       daemon's ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
        TooFewRunsError (a report of fewer than 5 runs: use --descriptive); under `hrb score`,
        a ScorerError too (the scorer cannot read the label or output given)
   3    runs ended in errors (a failed model call, an arm that raised: stderr says how many,
        by arm and cause; `hrb bench --resume ID --retry-errors` runs them again); the daemon
-       died or was stopped (`hrb daemon stop`) while `hrb bench` ran (stderr prints the resume
-       command); a daemon or transport error: no daemon could be reached or started,
-       NotFound, ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
+       died or was stopped (`hrb daemon stop`) while `hrb bench` ran, or `hrb cancel ID` cancelled
+       the benchmark under `hrb bench` (stderr names it, the runs saved and the resume command);
+       a daemon or transport error: no daemon could be reached or started,
+       ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the
        command that resumes it with higher limits
-  130  interrupted (a benchmark is cancelled; `hrb bench --resume ID` finishes it)
-  141  `hrb bench`'s output closed while it ran (`| head`): the benchmark is cancelled (unless
-       --detach), stderr prints the command that resumes it
+  130  interrupted by Ctrl-C (the benchmark is cancelled; `hrb bench --resume ID` finishes it)
+  141  the output closed before the command finished (`| head`), under every command and
+       format: nothing more is printed; `hrb bench`'s benchmark is cancelled (unless --detach)
+       and stderr prints the command that resumes it
 """
 
 
@@ -101,14 +106,6 @@ def _msgspec() -> Any:
 
 def _out(obj: Any) -> None:
     sys.stdout.buffer.write(_msgspec().json.encode(obj) + b"\n")
-
-
-def _quiet_stdout() -> None:
-    """Point stdout at the null device once its reader is gone (no second error at exit)."""
-    try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except OSError:
-        pass
 
 
 def _err(msg: str) -> None:
@@ -559,6 +556,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
     if (said := shell_limits_note(spec)) is not None:
         _err(f"note: {said}")
+    if args.detach:
+        return _submit_detached(args, spec)
     progress = _Progress("bench")
     with _client(args) as hb:
         stream = hb.benchmark(spec, on_progress=progress)
@@ -569,17 +568,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     waiting.row()
                     _out(row)
                     sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
-        except BrokenPipeError:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
-            progress.end()
-            _quiet_stdout()
-            stream.close()
-            if stream.id:
-                _err(
-                    f"the output closed, so benchmark {stream.id} "
-                    + ("runs on detached" if args.detach else "was cancelled; finished rows are kept")
-                    + f". Resume with: hrb bench --resume {stream.id}"
-                )
-            return EXIT_PIPE
         except KeyboardInterrupt:
             progress.end()
             stream.close()
@@ -590,7 +578,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
             progress.end()
             _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED
-        except DaemonStopped as exc:  # `hrb daemon stop` meanwhile: the id, runs done, the resume command
+        except (BenchmarkCancelled, DaemonStopped) as exc:  # `hrb cancel ID` from another shell,
+            # or `hrb daemon stop` meanwhile: the id, the runs saved, the resume command (newcomer findings)
             progress.end()
             _err(exc.message)
             return EXIT_ERROR
@@ -603,6 +592,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 f"kept (`hrb rows {stream.id}`). Resume it with: hrb bench --resume {stream.id}"
             )
             return EXIT_ERROR
+        except OSError as exc:  # `hrb bench spec | head -1`: the submitter goes, so the daemon cancels
+            if not closed_output(exc):
+                raise
+            progress.end()
+            output_closed()
+            stream.close()
+            if stream.id:
+                _err(
+                    f"the output closed, so benchmark {stream.id} was cancelled; finished rows are kept. "
+                    f"Resume with: hrb bench --resume {stream.id}"
+                )
+            return EXIT_PIPE
         progress.end()
         assert stream.result is not None
         _out(stream.result)
@@ -667,6 +668,46 @@ def shell_limits_note(spec: Any, environ: Any = None) -> str | None:
             f"{', '.join(replaced)} from this shell {'is' if len(replaced) == 1 else 'are'} replaced by the flag given"
         )
     return "; ".join(parts)
+
+
+def _submit_detached(args: argparse.Namespace, spec: Any) -> int:
+    """``hrb bench --detach``: submit, say the id and how to follow it, exit 0 while it runs.
+
+    Decided (newcomer finding: ``--detach`` still streamed every row and waited for the end): a
+    detached benchmark survives its submitter, so ``hrb bench --detach`` waits only until the
+    daemon has checked and stored it, then prints one JSON line (``id``, ``status``
+    ``"running"``, ``detached``, rows ``done`` and ``total``, and the commands that follow it)
+    and exits 0; the daemon runs it to its end. A spec the daemon refuses exits 2 as without
+    ``--detach``. ``--fail-under`` needs the result, so it is refused with ``--detach``.
+    """
+    if args.fail_under is not None:
+        _fail_usage("--fail-under needs the benchmark's result: not with --detach (see `hrb report ID`)")
+    spec = _msgspec().structs.replace(spec, stream=False, detach=True)
+    with _client(args) as hb:
+        stream = hb.benchmark(spec)
+        bid = stream.started()
+    follow = {
+        "status": "hrb ls",
+        "rows": f"hrb rows {bid}",
+        "report": f"hrb report {bid}",
+        "cancel": f"hrb cancel {bid}",
+    }
+    line = {"id": bid, "status": "running", "detached": True, "done": stream.done, "total": stream.total}
+    try:
+        _out({**line, "follow": follow})
+        sys.stdout.flush()
+    except OSError as exc:
+        if not closed_output(exc):
+            raise
+        output_closed()
+        _err(f"the output closed; benchmark {bid} runs on (detached): `hrb rows {bid}`, `hrb ls`")
+        return EXIT_PIPE
+    _err(
+        f"benchmark {bid} runs on in the daemon (detached, {stream.done}/{stream.total} rows done). "
+        f"Follow it: `hrb ls` (status, rows), `hrb rows {bid}` (rows saved so far), "
+        f"`hrb report {bid}` (once done); stop it: `hrb cancel {bid}` (resumable)"
+    )
+    return EXIT_OK
 
 
 def uncapped(spec: Any) -> str | None:
@@ -744,9 +785,13 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         )
         for w in said:
             _err(w)
-        caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]  # the caps that stopped it
-        how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
-        _err(f"resume with higher limits: hrb bench --resume {result.id} {how}{retry}")
+        note = getattr(result, "stop_note", None)
+        if note:  # the daemon's note, the one hrb ls, the report and the view show (newcomer finding)
+            _err(f"budget stopped: {note}")
+        else:  # a daemon that sends no note: the caps its refusals name
+            caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]
+            how = " ".join(caps) if caps else "--max-calls N (or --max-usd USD, --max-tokens N)"
+            _err(f"resume with higher limits: hrb bench --resume {result.id} {how}{retry}")
         return EXIT_BUDGET
     if errors or result.status == "errors":
         _err(f"{errors} run(s) ended in errors and were scored 'error'")
@@ -866,17 +911,17 @@ def cmd_rows(args: argparse.Namespace) -> int:
         else asdict(r)
         for r in res.rows
     )
+    if args.output is None:  # a closed reader (`| head`) ends in cli.main: exit 141, quietly
+        sys.stdout.flush()
+        export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
+        sys.stdout.buffer.flush()
+        return EXIT_OK
     try:
-        if args.output is not None:
-            with open(os.path.expanduser(args.output), "wb") as f:
-                n = export.write_rows(rows, protocol.Row, f, fmt)
-            _err(f"wrote {n} row(s) to {args.output}")
-        else:
-            sys.stdout.flush()
-            export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
-            sys.stdout.buffer.flush()
+        with open(os.path.expanduser(args.output), "wb") as f:
+            n = export.write_rows(rows, protocol.Row, f, fmt)
     except OSError as exc:
         _fail_usage(f"--output {args.output}: {exc.strerror or exc}")
+    _err(f"wrote {n} row(s) to {args.output}")
     return EXIT_OK
 
 
@@ -918,6 +963,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(text)
         if note:
             print(f"{label}: {note}")
+        if rep.get("unknown_note"):
+            print(f"Governor: {rep['unknown_note']}")
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
@@ -999,11 +1046,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         print(
             f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<14}  {rows:>11}  {arms}"
         )
-        if b.unknown_calls:  # issue 13: spend in flight at a crash, counted as spent
-            print(
-                f"{'':<16}  in flight at a crash: unknown, at most {b.unknown_usd or 0.0:.4f} USD / "
-                f"{b.unknown_calls} calls (counted as spent)"
-            )
+        if b.unknown_note:  # issue 13: spend a crash or a cancel left unknown, counted as spent
+            print(f"{'':<16}  {b.unknown_note}")
         if (limits := limits_text(b)) is not None:
             print(f"{'':<16}  {limits}")
         if b.stop_note:  # a budget stop or runs that ended in errors (newcomer findings)
@@ -1046,29 +1090,34 @@ def cmd_cancel(args: argparse.Namespace) -> int:
     """Cancel running benchmarks from any shell (newcomer finding): one JSON line each, then how to resume."""
     with _client(args) as hb:
         for ref in args.ids:
-            done = hb.cancel_benchmark(ref)
+            done = hb.cancel_benchmark(ref, grace_s=args.grace)
             _out(done)
+            left = f"; {done.unknown_note}" if done.unknown_note else ""
             _err(
-                f"cancelled {done.id} with {done.rows} row(s) kept; resume with: hrb bench --resume {done.id}"
+                f"cancelled {done.id} with {done.rows} row(s) kept{left}; resume with: hrb bench --resume {done.id}"
             )
     return EXIT_OK
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    """Resolve every id first and delete nothing when one is unknown (decided, newcomer: `rm bad nosuch`)."""
+    """Resolve every id first and delete nothing when one is unknown (decided, newcomer: `rm bad nosuch`).
+
+    Each unknown or ambiguous id is said as every command says it (``hrb: NotFound: id: ...``),
+    then that nothing was deleted; exit 2.
+    """
     with _client(args) as hb:
         ids: dict[str, None] = {}
-        unknown = []
+        refused: list[HrbenchError] = []
         for ref in args.ids:
             try:
                 ids[hb.rows(ref, limit=1).benchmark.id] = None
-            except NotFound:
-                unknown.append(ref)
-        if unknown:
-            _fail_usage(
-                f"no stored benchmark has the id, id prefix or name {', '.join(map(repr, unknown))} "
-                "(`hrb ls` lists them); nothing was deleted"
-            )
+            except (NotFound, ConfigError) as exc:
+                refused.append(exc)
+        if refused:
+            for error in refused:
+                _err(f"{type(error).__name__}: {error}")
+            _err("nothing was deleted")
+            return EXIT_USAGE
         running = [b.id for b in hb.benchmarks() if b.id in ids and b.status == "running"]
         if running:  # checked before any delete too: `rm done running` deleted `done`, then failed
             _fail_usage(
@@ -1254,11 +1303,28 @@ def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
     )
 
 
-def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
-    """A parser class whose instances (every subcommand's) also take the global options."""
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """``argparse.ArgumentParser`` whose help, usage and version reach a closed output's error.
+
+    argparse drops an ``OSError`` from writing its messages, so ``hrb --help | head -1`` exited 0
+    having printed nothing; this one lets it reach :func:`hrbench_client.cli.main`, which exits
+    141 quietly as for every other output (newcomer finding).
+    """
     import argparse
 
-    class SubParser(argparse.ArgumentParser):
+    class Parser(argparse.ArgumentParser):
+        def _print_message(self, message: str, file: Any = None) -> None:
+            if message:
+                (file or sys.stderr).write(message)
+                (file or sys.stderr).flush()
+
+    return Parser
+
+
+def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
+    """A parser class whose instances (every subcommand's) also take the global options."""
+
+    class SubParser(_parser_class()):  # type: ignore[misc]
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             kwargs["parents"] = [*kwargs.get("parents", []), common]
             super().__init__(*args, **kwargs)
@@ -1269,7 +1335,7 @@ def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
     import argparse
 
-    parser = argparse.ArgumentParser(
+    parser = _parser_class()(
         prog="hrb",
         description="hrbench from the shell: JSON lines on stdout (see `hrb COMMAND --help`).",
         epilog=EXIT_CODES_HELP,
@@ -1313,8 +1379,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     b.add_argument(
         "--detach",
         action="store_true",
-        help="keep the benchmark running when this command ends or is killed (by default the daemon "
-        "cancels it then; `hrb cancel ID` stops a detached one)",
+        help="submit the benchmark, print its id and the commands that follow it (hrb ls, hrb rows ID, "
+        "hrb report ID) and exit 0 at once; the daemon runs it to its end (without --detach it "
+        "cancels a benchmark whose command ends or is killed; `hrb cancel ID` stops a detached one)",
     )
     b.add_argument(
         "--retry-errors",
@@ -1439,6 +1506,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
     )
     cancel.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    cancel.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="how long the requests already sent may take to finish (their replies are kept and "
+        "paid once; default: the daemon's HRBENCH_CANCEL_GRACE_S, else 10)",
+    )
     cancel.set_defaults(fn=cmd_cancel)
 
     rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")
@@ -1518,7 +1592,9 @@ def run(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     fn: Callable[[argparse.Namespace], int] = args.fn
     try:
-        return fn(args)
+        rc = fn(args)
+        sys.stdout.flush()  # what print() buffered: a closed reader is seen here
+        return rc
     except _Usage as exc:
         _err(str(exc))
         return EXIT_USAGE
@@ -1530,9 +1606,8 @@ def run(argv: list[str]) -> int:
     except HrbenchError as exc:
         _err(f"{type(exc).__name__}: {exc}")
         return exit_code(exc, args.cmd)
-    except BrokenPipeError:  # `hrb rows ID | head`: the reader is gone; say nothing more
-        _quiet_stdout()
-        return EXIT_OK
     except OSError as exc:
+        if closed_output(exc):  # `hrb ls | head -1`: the reader is gone; say nothing more
+            return output_closed()
         _err(f"{type(exc).__name__}: {exc}")
         return EXIT_ERROR

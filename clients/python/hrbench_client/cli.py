@@ -10,7 +10,8 @@ Commands::
 
     hrb score [--scorer exact] [--label L]... [--check] OUTPUT   one output; or JSON lines on stdin
                                                    (--check needs a label: exit 2 without one)
-    hrb bench FILE.toml | --resume ID [--detach]                   rows as JSON lines, then the result
+    hrb bench FILE.toml | --resume ID                               rows as JSON lines, then the result
+    hrb bench FILE.toml | --resume ID --detach                      submit, print the id, exit 0 (it runs on)
     hrb cancel BENCH_ID...                                          cancel running benchmarks (resumable)
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
@@ -32,14 +33,16 @@ Exit codes (also in ``hrb --help``)::
 
     0    ok
     1    an output scored wrong (``hrb score --check``); no daemon runs (``hrb daemon status``)
-    2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
+    2    usage or invalid input: bad arguments, an invalid spec or JSON line, an unknown or
+         ambiguous id, id prefix or name (NotFound, naming the closest), and the daemon's
          ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
          TooFewRunsError; under ``hrb score``, a ScorerError too (a label it cannot read)
-    3    a daemon, transport or run error (no daemon reachable, NotFound, ModelError, ...)
+    3    a daemon, transport or run error (no daemon reachable, ModelError, ...)
     130  interrupted (a benchmark is cancelled; its finished rows are kept and
          ``hrb bench --resume ID`` finishes it)
-    141  ``hrb bench``'s output closed while it ran (``| head``): cancelled as at 130, unless
-         ``--detach``; stderr prints the command that resumes it
+    141  the output closed before the command finished (``| head``), under every command and
+         output format: nothing more is printed. ``hrb bench``'s benchmark is then cancelled as
+         at 130 (stderr prints the command that resumes it); a ``--detach`` one runs on
 
 A benchmark file is TOML with the fields of ``BenchmarkParams`` (``schema/benchmark.params.
 schema.json``); relative paths in it (``reference.path``, an outputs arm's ``path``) are taken
@@ -51,7 +54,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main"]
+__all__ = ["EXIT_PIPE", "closed_output", "main", "output_closed"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,15 +65,80 @@ def main(argv: list[str] | None = None) -> int:
     (:mod:`hrbench_client._commands`).
     """
     argv = sys.argv[1:] if argv is None else argv
-    if "score" in argv:
-        from hrbench_client._fast import try_score
+    try:
+        rc = None
+        if "score" in argv:
+            from hrbench_client._fast import try_score
 
-        rc = try_score(argv)
-        if rc is not None:
-            return rc
-    from hrbench_client._commands import run
+            rc = try_score(argv)
+        if rc is None:
+            from hrbench_client._commands import run
 
-    return run(argv)
+            rc = run(argv)
+        sys.stdout.flush()  # what print() buffered: a closed reader is seen here, not at exit
+        return rc
+    except OSError as exc:
+        if not closed_output(exc):
+            raise
+        return output_closed()
+    except SystemExit:  # argparse's --help, --version and usage errors print, then exit
+        try:
+            sys.stdout.flush()
+        except OSError as exc:
+            if not closed_output(exc):
+                raise
+            return output_closed()
+        raise
+
+
+def closed_output(exc: BaseException) -> bool:
+    """Whether ``exc`` says standard output's reader is gone (``| head``): EPIPE, from any writer.
+
+    ``BrokenPipeError`` from Python's own writes; pyarrow's Parquet writer raises a plain
+    ``OSError`` whose message says "Broken pipe" (newcomer finding: ``hrb rows ID --format
+    parquet | head`` printed it).
+
+    Example:
+        >>> closed_output(BrokenPipeError(32, "Broken pipe")), closed_output(OSError("Broken pipe"))
+        (True, True)
+        >>> from hrbench_client.errors import DaemonError
+        >>> closed_output(PermissionError(13, "Permission denied")), closed_output(DaemonError("broken pipe"))
+        (False, False)
+    """
+    import errno
+
+    from hrbench_client.errors import HrbenchError
+
+    if isinstance(exc, HrbenchError):  # the daemon's connection (a DaemonError), never stdout
+        return False
+    return (
+        isinstance(exc, BrokenPipeError)
+        or getattr(exc, "errno", None) == errno.EPIPE
+        or (isinstance(exc, OSError) and "broken pipe" in str(exc).lower())
+    )
+
+
+def output_closed() -> int:
+    """Exit quietly once standard output's reader is gone: 141, as a shell reports SIGPIPE.
+
+    Decided (newcomer finding): every command and every output format ends the same way when
+    its output closes early (``hrb rows ID --format parquet | head``, ``hrb ls | head -1``):
+    nothing more is written, no error is printed, the exit code is 141 (128 + SIGPIPE, what
+    ``set -o pipefail`` scripts see from ``cat`` or ``grep``). Standard output is pointed at the
+    null device so that nothing fails again at exit. ``hrb bench`` says on stderr how to resume
+    (or follow, with ``--detach``) the benchmark, as it is not finished.
+    """
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return EXIT_PIPE
+
+
+EXIT_PIPE = 141
+"""The exit code when standard output closed early (128 + SIGPIPE)."""
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ class _Notification(msgspec.Struct):
 
 
 _decode_envelope = msgspec.json.Decoder(_Envelope).decode
-_decode_row = msgspec.json.Decoder(p.RowNotification).decode
+_decode_rows = msgspec.json.Decoder(p.RowsNotification).decode
 _decode_progress = msgspec.json.Decoder(p.ProgressNotification).decode
 _encode = msgspec.json.Encoder().encode
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
@@ -163,30 +163,51 @@ class BenchmarkStream:
         self._cancelled = False
 
     def __iter__(self) -> Iterator[p.Row]:
-        client = self._client
         while not self._finished:
-            env = client._recv()
-            method = env.method
-            if method == "hrbench/row":
-                note = _decode_row(env.params)  # type: ignore[arg-type]
-                if note.request_id != self.request_id:
-                    continue
-                self.id = note.benchmark
-                yield note.row
-            elif method == "hrbench/progress":
-                prog = _decode_progress(env.params)  # type: ignore[arg-type]
-                if prog.request_id != self.request_id:
-                    continue
+            rows = self._read()
+            if rows:
+                yield from rows
+
+    def _read(self) -> list[p.Row] | None:
+        """Read one message: this request's batch of rows is returned; progress and the result are kept."""
+        env = self._client._recv()
+        method = env.method
+        if method == "hrbench/rows":  # a committed batch (protocol 2), decoded at once
+            note = _decode_rows(env.params)  # type: ignore[arg-type]
+            if note.request_id != self.request_id:
+                return None
+            self.id = note.benchmark
+            return note.rows
+        if method == "hrbench/progress":
+            prog = _decode_progress(env.params)  # type: ignore[arg-type]
+            if prog.request_id == self.request_id:
                 self.id, self.done, self.total = prog.benchmark, prog.done, prog.total
                 self.progress = prog
                 if self.on_progress is not None:
                     self.on_progress(prog.done, prog.total)
-            elif env.id == self.request_id:
-                self._finished = True
-                if env.error is not msgspec.UNSET:
-                    _raise_for(env.error)
-                self.result = _decode(env.result, p.BenchmarkResult)
-                self.id = self.result.id
+        elif env.id == self.request_id:
+            self._finished = True
+            if env.error is not msgspec.UNSET:
+                _raise_for(env.error)
+            self.result = _decode(env.result, p.BenchmarkResult)
+            self.id = self.result.id
+        return None
+
+    def started(self) -> str:
+        """Wait until the daemon has stored the benchmark and started it; returns its id.
+
+        The daemon checks the spec (and takes the id's lease) before it stores a benchmark, so
+        a refusal raises here (``ConfigError``, ``BenchmarkRunning``, ...). Rows read meanwhile
+        are dropped: submit with ``stream=False`` when only the id is wanted. A benchmark sent
+        with ``detach=True`` runs on after this client closes (``hrb bench --detach``).
+
+        Raises:
+            HrbenchError: the daemon refused the benchmark.
+        """
+        while self.id is None and not self._finished:
+            self._read()
+        assert self.id is not None
+        return self.id
 
     def rows(self) -> list[p.Row]:
         """Every row, once the benchmark has finished (a convenience over iterating)."""
@@ -515,9 +536,15 @@ class Client:
         params = {"limit": limit, "search": search}
         return self.call("benchmark/list", params, p.BenchmarkListResult).benchmarks
 
-    def cancel_benchmark(self, ref: str) -> p.BenchmarkCancelResult:
-        """Cancel a running benchmark (id, id prefix or name), from any connection; it stays resumable."""
-        return self.call("benchmark/cancel", p.BenchmarkCancelParams(id=ref), p.BenchmarkCancelResult)
+    def cancel_benchmark(self, ref: str, grace_s: float | None = None) -> p.BenchmarkCancelResult:
+        """Cancel a running benchmark (id, id prefix or name), from any connection; it stays resumable.
+
+        The requests it has sent may finish first, for up to ``grace_s`` seconds (``None``: the
+        daemon's default, see :class:`~hrbench_client.protocol.BenchmarkCancelParams`).
+        """
+        return self.call(
+            "benchmark/cancel", p.BenchmarkCancelParams(id=ref, grace_s=grace_s), p.BenchmarkCancelResult
+        )
 
     def delete(self, ref: str) -> p.BenchmarkDeleteResult:
         """Delete a stored benchmark (id, unique id prefix or name) with its rows and traces."""

@@ -19,6 +19,7 @@ method, bad params, cancelled) have their own classes under :class:`RpcError`::
     ├── StoreError                           the daemon's database cannot be used (file, fix)
     │   └── StoreGone, StoreFull, StoreCorrupt, StoreReadOnly
     ├── BenchmarkRunning                     a second run (resume) of a benchmark running now
+    ├── BenchmarkCancelled                   `hrb cancel` cancelled the benchmark while it ran
     ├── DaemonStopped                        the daemon was stopped while the benchmark ran
     ├── DaemonError (ConnectionError)        no daemon, or the connection broke
     └── RpcError
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "BenchmarkCancelled",
     "BenchmarkRunning",
     "BudgetRefused",
     "CodeRefused",
@@ -219,6 +221,16 @@ class BenchmarkRunning(HrbenchError):
     code = -32026
 
 
+class BenchmarkCancelled(HrbenchError):
+    """Raised when ``hrb cancel`` (``benchmark/cancel``) cancelled the benchmark while it ran.
+
+    The message names the benchmark, the runs saved and the resume command; ``context`` has
+    ``benchmark``, ``done`` and ``total``. The benchmark is resumable.
+    """
+
+    code = -32028
+
+
 class DaemonStopped(HrbenchError):
     """Raised when the daemon was stopped (``hrb daemon stop``, a signal) while the benchmark ran.
 
@@ -303,6 +315,7 @@ _BY_NAME: dict[str, type[HrbenchError]] = {
         StoreCorrupt,
         StoreReadOnly,
         BenchmarkRunning,
+        BenchmarkCancelled,
         DaemonStopped,
         ParseError,
         InvalidRequest,

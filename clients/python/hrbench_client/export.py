@@ -7,7 +7,6 @@ asked for, so importing this module (and the client) never loads pyarrow or pand
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
@@ -30,6 +29,16 @@ PYARROW_MISSING = (
 
 _ARROW = {msgspec.inspect.StrType: "string", msgspec.inspect.IntType: "int64",
           msgspec.inspect.FloatType: "float64", msgspec.inspect.BoolType: "bool_"}  # fmt: skip
+
+
+class _Utf8:
+    """A text ``write`` onto a binary file, for :mod:`csv` (which writes ``str``)."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(text.encode("utf-8"))
 
 
 def _cell(v: Any) -> Any:
@@ -96,6 +105,7 @@ def write_rows(
         ImportError: Parquet without pyarrow installed (:data:`PYARROW_MISSING`).
 
     Example:
+        >>> import io
         >>> buf = io.BytesIO()
         >>> write_rows([{"item": "q1", "correct": True, "usd": None}], ["item", "correct", "usd"], buf, "csv")
         1
@@ -119,11 +129,10 @@ def write_rows(
         for r in data:
             out.write(enc.encode(r) + b"\n")
     elif fmt == "csv":
-        text = io.TextIOWrapper(out, encoding="utf-8", newline="", write_through=True)
-        w = csv.writer(text, lineterminator="\n")
+        # not a TextIOWrapper: one that fails (a closed pipe) would close `out` when collected
+        w = csv.writer(_Utf8(out), lineterminator="\n")
         w.writerow(names)
         w.writerows([_cell(r.get(c)) for c in names] for r in data)
-        text.detach()
     else:
         pa, pq = _pyarrow()
         fields = [

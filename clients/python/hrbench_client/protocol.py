@@ -99,7 +99,7 @@ __all__ = [
     "ReportParams",
     "ReportResult",
     "Row",
-    "RowNotification",
+    "RowsNotification",
     "ScoreParams",
     "ScoreResult",
     "ServerCapabilities",
@@ -114,8 +114,9 @@ __all__ = [
     "schemas",
 ]
 
-PROTOCOL_VERSION = 1
-"""Bumped when a method's params or result change incompatibly."""
+PROTOCOL_VERSION = 2
+"""Bumped when a method's params or result (or a notification) change incompatibly: 2 streams rows
+as ``hrbench/rows`` batches instead of one ``hrbench/row`` notification per row (issue 15)."""
 
 ImportPath = Annotated[
     str,
@@ -527,6 +528,8 @@ class BenchmarkResult(Struct, kw_only=True):
     ``status`` is ``done``, ``budget_stopped`` when the governor stopped runs (each counted
     wrong, seed 002; ``text`` says how many), or ``errors`` when runs ended in errors, all or
     some (counted wrong too; ``text`` says how many and the commonest cause; newcomer finding).
+    ``stop_note`` says how many and how to resume: the note ``hrb ls``, the report and the view
+    show (newcomer finding).
     """
 
     id: str
@@ -538,14 +541,23 @@ class BenchmarkResult(Struct, kw_only=True):
     arms: list[ArmInfo] = field(default_factory=list)
     text: str = ""
     warnings: list[str] = field(default_factory=list)
+    stop_note: str | None = None
 
 
-class RowNotification(Struct, kw_only=True):
-    """``hrbench/row``: one scored row of the benchmark started by request ``request_id``."""
+class RowsNotification(Struct, kw_only=True):
+    """``hrbench/rows``: scored rows of the benchmark started by request ``request_id``, in order.
+
+    One notification per batch the daemon committed to its store (a row the caller sees is a
+    row saved), cut where an ``hrbench/progress`` notification falls between them; the batches'
+    rows, in the order they come, are the benchmark's rows in the order they were scored.
+    Decided (issue 15, point 6): a batch per notification, not a row, so that streaming costs
+    the daemon and the client one message per batch (protocol 2; protocol 1 sent ``hrbench/row``
+    with one ``row`` each).
+    """
 
     request_id: int | str | None
     benchmark: str
-    row: Row
+    rows: list[Row]
 
 
 class ProgressNotification(Struct, kw_only=True):
@@ -790,7 +802,8 @@ class BenchmarkListing(Struct, kw_only=True):
     ``HRBENCH_MAX_TOKENS`` sets one; ``None`` for a benchmark stored before the limits were kept). ``unknown_usd`` and
     ``unknown_calls``: the part of that use that was in flight when a run of it crashed or was
     cancelled (counted at the cancel), so unknown, at most that much (issue 13, newcomer
-    finding; 0 or ``None`` when none).
+    finding; 0 or ``None`` when none); ``unknown_note`` says it in words, telling what a cancel
+    left ("cancelled in flight") from what a crash left ("in flight at a crash").
     """
 
     id: str
@@ -814,6 +827,7 @@ class BenchmarkListing(Struct, kw_only=True):
     max_tokens: int | None = None
     unknown_usd: float | None = None
     unknown_calls: int | None = None
+    unknown_note: str | None = None
     default_limits: bool | None = None
     stop_note: str | None = None
 
@@ -839,17 +853,31 @@ class BenchmarkDeleteResult(Struct, kw_only=True):
 
 
 class BenchmarkCancelParams(_Spec):
-    """Params of ``benchmark/cancel``: a running benchmark (id, unique id prefix or name)."""
+    """Params of ``benchmark/cancel``: a running benchmark (id, unique id prefix or name).
+
+    ``grace_s``: how long the requests already sent may take to finish before the benchmark
+    is cancelled (seconds; ``None``: the daemon's ``HRBENCH_CANCEL_GRACE_S``, else 10). Their
+    replies are settled at their real cost and their runs saved; what is still in flight
+    after it is counted "cancelled in flight: unknown, at most" its reservation.
+    """
 
     id: str
+    grace_s: Annotated[float, Meta(ge=0, le=3600)] | None = None
 
 
 class BenchmarkCancelResult(Struct, kw_only=True):
-    """What ``benchmark/cancel`` did: the benchmark is ``cancelled`` (resumable) and its rows so far kept."""
+    """What ``benchmark/cancel`` did: the benchmark is ``cancelled`` (resumable) and its rows so far kept.
+
+    ``in_flight``: runs whose request was still unanswered after the grace (their calls are
+    counted "cancelled in flight: unknown, at most"); ``unknown_note``: the benchmark's spend
+    left unknown, in the sentence ``hrb ls`` shows (``None`` when none).
+    """
 
     id: str
     status: str
     rows: int
+    in_flight: int = 0
+    unknown_note: str | None = None
 
 
 class GcParams(_Spec):
@@ -1211,7 +1239,7 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
 """Every request method: ``name -> (params Struct, result Struct)``."""
 
 NOTIFICATIONS: dict[str, type[Struct]] = {
-    "hrbench/row": RowNotification,
+    "hrbench/rows": RowsNotification,
     "hrbench/progress": ProgressNotification,
 }
 """Every server-to-client notification: ``name -> params Struct``."""
@@ -1243,6 +1271,7 @@ ERROR_CODES: dict[str, int] = {
     "StoreCorrupt": -32024,
     "StoreReadOnly": -32025,
     "BenchmarkRunning": -32026,
+    "BenchmarkCancelled": -32028,
     "DaemonStopped": -32027,
 }
 """Stable JSON-RPC error codes by error name (library codes match ``hrbench.errors``)."""

@@ -256,13 +256,27 @@ def test_client_error_not_retried(srv: LoopbackServer, kind: str) -> None:
 
 
 @both
-@pytest.mark.parametrize("fault", ["quota", "quota429"])
-def test_quota_refusal_raises_limit_refused(srv: LoopbackServer, kind: str, fault: str) -> None:
+@pytest.mark.parametrize(("fault", "status"), [("quota", 402), ("quota429", 429)])
+def test_quota_refusal_is_the_providers_error_not_a_budget_stop(
+    srv: LoopbackServer, kind: str, fault: str, status: int
+) -> None:
+    """Newcomer finding: it raised BudgetRefused(limit_refused), read as an hrbench budget stop."""
     count = Counter()
-    with pytest.raises(BudgetRefused) as info:
-        send(make(kind, srv), f"[[fault:{fault}]] x", count)
-    assert info.value.limit == "limit_refused"
+    r = send(make(kind, srv), f"[[fault:{fault}]] x", count)
+    assert not r.ok and r.halts == "quota" and r.status == status
+    assert (r.error or "").startswith(f"{kind}: quota exhausted (HTTP {status}): ")
+    assert "exceeded your current quota" in (r.error or "") and "does not help" in (r.error or "")
     assert len(srv.requests) == 1 and count.n == 1  # no retry
+
+
+@both
+@pytest.mark.parametrize(("fault", "halts"), [("unauthorized", "auth"), ("500", None), ("429", None)])
+def test_a_refused_key_halts_the_client_a_server_error_does_not(
+    srv: LoopbackServer, kind: str, fault: str, halts: str | None
+) -> None:
+    srv.push(*[fault] * 10)
+    r = send(make(kind, srv, max_attempts=2), "x")
+    assert not r.ok and r.halts == halts
 
 
 @both
@@ -358,9 +372,8 @@ def test_key_never_leaks(
         assert SECRET not in text
         for piece in _windows(SECRET):
             assert piece not in text, (piece, text[:300])
-    with pytest.raises(BudgetRefused) as info:
-        send(cl, "[[fault:quota]] x")
-    assert SECRET not in str(info.value) and SECRET not in repr(info.value.context)
+    quota = send(cl, "[[fault:quota]] x")
+    assert not quota.ok and SECRET not in (quota.error or "")
 
 
 def test_key_rotation_and_missing_key(srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:

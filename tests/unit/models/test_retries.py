@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import calendar
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from typing import Any
 
@@ -168,15 +170,21 @@ def test_limiter_recovers_over_http(srv: LoopbackServer) -> None:
     assert low <= 2.0 and after == 16.0
 
 
-@pytest.mark.parametrize("fault", ["quota", "quota429"])
+@pytest.mark.parametrize("fault", ["quota", "quota429", "unauthorized"])
 @pytest.mark.parametrize("concurrency", [1, 4])
-def test_quota_refusal_stops_every_other_cell_at_once(
+def test_a_quota_or_key_refusal_fails_every_other_cell_at_once_as_the_providers_error(
     srv: LoopbackServer, fault: str, concurrency: int
 ) -> None:
-    srv.push(fault)
+    """Newcomer finding: a quota refusal was a budget stop (exit 4, "resume with higher limits").
+
+    Decided: it is the provider's error, every run an ``error`` with its message as the cause,
+    and no other request is sent (nor after a refused key: one clear cause, not N requests).
+    """
+    srv.push(*[fault] * 10)
     ref = hb.Reference({f"q{i}": f"q{i}" for i in range(10)}, labels=None)
     arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
-    with pytest.warns(hb.BudgetStoppedWarning, match="limit_refused"):
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
         bench = hb.benchmark(
             arm,
             ref,
@@ -187,8 +195,13 @@ def test_quota_refusal_stops_every_other_cell_at_once(
         )
     sent = len(srv.requests)
     assert sent <= concurrency  # only the requests already in flight when the refusal came
-    stopped = [r for r in bench.rows if r.failure_kind == "budget_stop"]
-    assert len(stopped) == 50 - (sent - 1)
+    assert {r.failure_kind for r in bench.rows} == {"error"} and len(bench.rows) == 50
+    assert bench.status == "errors" and not any(issubclass(w.category, hb.BudgetStoppedWarning) for w in got)
+    (said,) = [str(w.message) for w in got if issubclass(w.category, hb.ArmErrorWarning)]
+    cause = "openai: quota exhausted" if fault.startswith("quota") else "openai: HTTP 401"
+    assert f"50 x {cause}" in said, said  # one cause for all, the provider's
+    halted = [s for t in bench.traces.values() for s in t if s.source == "halted"]
+    assert len(halted) == 50 - sent and all("not sent" in (s.error or "") for s in halted)
 
 
 def _free_port() -> int:
@@ -239,3 +252,85 @@ def test_retry_logging_is_silent_unless_configured(mode: str) -> None:
         assert out.stderr == ""
     else:
         assert out.stderr.count("LOG stamina") == 2  # one line per retry, when the user asks
+
+
+class _FullBacklog:
+    """A listening socket whose accept queue is full and never served: a connect gets no answer.
+
+    Linux drops a SYN while the accept queue is full, so each attempt ends in a connect timeout
+    without any byte of the request leaving the client.
+    """
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(0)
+        self.port = self.sock.getsockname()[1]
+        self.fillers = []
+        for _ in range(2):  # fill the accept queue (a backlog of 0 holds one)
+            filler = socket.socket()
+            filler.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                filler.connect(("127.0.0.1", self.port))
+            self.fillers.append(filler)
+        time.sleep(0.1)
+
+    def close(self) -> None:
+        for filler in self.fillers:
+            filler.close()
+        self.sock.close()
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_an_attempt_that_could_not_connect_in_time_is_no_call_and_every_attempt_is_in_the_trace(
+    kind: str,
+) -> None:
+    """Newcomer finding: calls counted transport retries that never reached the server.
+
+    Decided: an attempt whose request was not written whole (here: the connection never opened,
+    a connect timeout, which is retried) is no call; every attempt is a step of the run's trace.
+    """
+    srv = _FullBacklog()
+    try:
+        cls = hb.OpenAIClient if kind == "openai" else hb.AnthropicClient
+        client = cls(
+            "loopback-1",
+            base_url=f"http://127.0.0.1:{srv.port}/v1",
+            api_key_env=None,
+            **{**FAST, "connect_timeout_s": 0.2},
+        )
+        gov = hb.Governor(max_calls=10)
+        ref = hb.Reference({"q": "x"}, labels={"q": "x"})
+        arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+        with warnings.catch_warnings(record=True):
+            warnings.simplefilter("always")
+            bench = hb.benchmark(arm, ref, runs=1, client=client, governor=gov)
+    finally:
+        srv.close()
+    (row,) = bench.rows
+    trace = bench.traces[row.ledger_id]
+    assert gov.calls == 0, trace  # nothing was sent: no call
+    attempts = [s for s in trace if s.kind == "attempt"]
+    assert len(attempts) == FAST["max_attempts"] - 1
+    assert all(s.source == "unsent" and "not sent (no call counted)" in (s.error or "") for s in attempts)
+    assert "ConnectTimeout" in (attempts[0].error or "")
+    assert row.failure_kind == "error"
+
+
+@pytest.mark.parametrize("fault", ["500", "drop"])
+def test_attempts_written_whole_stay_calls_and_are_each_in_the_trace(srv: LoopbackServer, fault: str) -> None:
+    """A failure after the request was written (a 500, a reply cut short) may have been billed: a call."""
+    srv.push(fault, fault)
+    gov = hb.Governor(max_calls=10)
+    ref = hb.Reference({"q": "x"}, labels={"q": "answer"})
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        bench = hb.benchmark(arm, ref, runs=1, client=_client("openai", srv), governor=gov)
+    (row,) = bench.rows
+    trace = bench.traces[row.ledger_id]
+    attempts = [s for s in trace if s.kind == "attempt"]
+    requests = [s for s in trace if s.kind == "request"]
+    assert len(srv.requests) == 3 and gov.calls == 3  # two failed, the third answered
+    assert len(attempts) == 2 and all(s.source == "live" and s.error for s in attempts)
+    assert len(requests) == 1 and requests[0].error is None

@@ -90,7 +90,7 @@ def test_jsonl_and_json_files(tmp_path: Path) -> None:
 def test_file_errors(tmp_path: Path) -> None:
     dup = tmp_path / "dup.jsonl"
     dup.write_text('{"id": "a", "prediction": "1"}\n{"id": "a", "prediction": "2"}\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="two predictions"):
+    with pytest.raises(ConfigError, match="lines 1 and 2 have the same id 'a' with different predictions"):
         outputs_arm("d", dup)
     with pytest.raises(ConfigError, match="no such field"):
         outputs_arm("d", dup, id_field="qid")

@@ -193,7 +193,7 @@ def test_a_legitimately_partial_file_gives_error_runs_with_their_cause(missing: 
                 '{"item": "q1", "output": "Lyon"}',
             ],
             {},
-            "item 'q1' has two outputs: lines 1 and 4",
+            "lines 1 and 4 have the same item 'q1' with different outputs",
         ),
         (
             [
@@ -202,7 +202,7 @@ def test_a_legitimately_partial_file_gives_error_runs_with_their_cause(missing: 
                 '{"item": "q1", "run": 1, "output": "Lyon"}',
             ],
             {},
-            "item 'q1' run 1 has two outputs: lines 1 and 3",
+            "lines 1 and 3 have the same item 'q1' run 1 with different outputs",
         ),
     ],
 )

@@ -182,7 +182,7 @@ def test_example_document_reference() -> None:
             {},
             ConfigError,
         ),
-        ([*rows(), rows()[0]], {}, ReferenceValueError),
+        ([*rows(), {**rows()[0], "question": "another"}], {}, ReferenceValueError),
         (rows(), {"split": "validation"}, ReferenceValueError),
         ([], {}, ConfigError),
         (42, {}, ConfigError),

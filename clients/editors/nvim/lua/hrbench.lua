@@ -7,7 +7,8 @@
 --   hrbench.stop(id)                               -- LSP shutdown + exit; the server exits 0
 --
 -- Or `require("hrbench").setup()` for the commands :HrbenchScore LABEL OUTPUT..., :HrbenchStatus
--- and :HrbenchStop. Rows of a benchmark arrive as `hrbench/row` notifications (opts.on_row).
+-- and :HrbenchStop. Rows of a benchmark arrive in `hrbench/rows` notifications, a batch each;
+-- opts.on_row is called once per row with { request_id, benchmark, row }.
 local M = {}
 
 local function client(id)
@@ -20,7 +21,8 @@ end
 
 --- Start the server; returns the LSP client id.
 --- opts.cmd: the command (default { "hrb", "serve", "--stdio" });
---- opts.on_row / opts.on_progress: called with each row / progress notification's params;
+--- opts.on_row: called with { request_id, benchmark, row } for each row of an `hrbench/rows` batch;
+--- opts.on_progress: called with each progress notification's params;
 --- opts.on_exit: called with (code, signal) when the server process ends.
 function M.start(opts)
   opts = opts or {}
@@ -29,8 +31,12 @@ function M.start(opts)
     cmd = opts.cmd or { "hrb", "serve", "--stdio" },
     root_dir = opts.root_dir or vim.loop.cwd(),
     handlers = {
-      ["hrbench/row"] = function(_, params)
-        if opts.on_row then opts.on_row(params) end
+      ["hrbench/rows"] = function(_, params)
+        if opts.on_row then
+          for _, row in ipairs(params.rows) do
+            opts.on_row({ request_id = params.request_id, benchmark = params.benchmark, row = row })
+          end
+        end
       end,
       ["hrbench/progress"] = function(_, params)
         if opts.on_progress then opts.on_progress(params) end

@@ -388,7 +388,7 @@ function payloadBlock(x) {
 function stepBlock(s) {
   const usage = s.usage ? `tokens ${s.usage.tokens_in} in / ${s.usage.tokens_out} out (${s.usage.provenance || "?"})` : "no usage";
   return h("div", { class: "step", "data-source": s.source },
-    h("div", { class: "muted" }, `${s.kind} · source ${s.source}${s.source !== "live" ? " (hit)" : ""} · model ${s.model || "-"} · finish ${s.finish_reason || "-"} · ${usage} · ${s.usd === null ? "USD unknown (no price)" : fmtUsd(s.usd)} · ${fmt(s.seconds, 2)} s`),
+    h("div", { class: "muted" }, `${s.kind} · source ${s.source}${s.source === "cache" || s.source === "recording" ? " (hit)" : ""} · model ${s.model || "-"} · finish ${s.finish_reason || "-"} · ${usage} · ${s.usd === null ? "USD unknown (no price)" : fmtUsd(s.usd)} · ${fmt(s.seconds, 2)} s`),
     (s.messages || []).map((msg) => h("div", {}, h("span", { class: "role" }, `${msg.role}: `),
       h("pre", {}, typeof msg.content === "string" ? msg.content : JSON.stringify(msg.content, null, 2)))),
     s.text !== null && s.text !== undefined ? h("div", {}, h("span", { class: "role" }, "reply: "), h("pre", { class: "reply" }, s.text)) : null,
