@@ -70,7 +70,10 @@ def bench(spec: Path) -> str:
             kinds[obj["arm"]][obj["failure_kind"] or "right"] += 1
         else:  # the last line: the result
             result = obj
-    if proc.wait() != 0 or not result:
+    # the official TAT-QA runs leave out 1 of the 1,668 questions: with `missing = "error"` that
+    # question is an error run of each arm, so `hrb bench` exits 3 (runs ended in errors)
+    expected = {0, 3} if spec.name == "tatqa.toml" else {0}
+    if proc.wait() not in expected or not result:
         sys.exit(f"demo: `hrb bench {spec}` failed (exit {proc.returncode})")
     seconds = time.perf_counter() - t
     print(f"benchmark {result['id']}: {n:,} rows streamed by `hrb bench` in {seconds:.2f} s")

@@ -27,6 +27,7 @@ from hrbench.errors import (
     ScorerError,
     SignatureError,
     TooFewRunsError,
+    UsageEstimatedWarning,
 )
 from hrbench.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
 from hrbench.governor import Governor
@@ -124,6 +125,7 @@ __all__ = [
     "TooFewRunsError",
     "Trace",
     "Usage",
+    "UsageEstimatedWarning",
     "answer_scorer",
     "benchmark",
     "benchmark_async",

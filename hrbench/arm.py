@@ -59,9 +59,10 @@ class Arm:
     Attributes:
         hash: sha256 hex over the function's code, constants, closure, defaults, the version
             and the settings: it changes when the arm's behaviour may change.
-        check: ``None``, or ``check(items, client, known)``, which :func:`hrbench.benchmark`
-            calls with the items it will run (id -> payload, in order), its client and every
-            item id of the reference before the first run, so that a spec error is refused
+        check: ``None``, or ``check(items, client, known, runs)``, which :func:`hrbench.benchmark`
+            calls with the items it will run (id -> payload, in order), its client, the item
+            ids an output may name (the reference's, or its source's) and the runs per item
+            before the first run, so that a spec error is refused
             once, not found in every run (a prompt arm's template,
             :func:`hrbench.specs.build_arm`; an outputs arm's ids,
             :func:`hrbench.reading.check_outputs`). It raises
@@ -93,7 +94,7 @@ class Arm:
         self.version = str(version)
         self.derived_from = derived_from
         self.settings = dict(settings or {})
-        self.check: Callable[[dict[str, Any], Any, Collection[str]], None] | None = None
+        self.check: Callable[[dict[str, Any], Any, Collection[str], int], None] | None = None
         call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         body = msgspec.json.encode(

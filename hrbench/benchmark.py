@@ -32,7 +32,9 @@ from hrbench.errors import (
     NoLabelsWarning,
     NotCachedWarning,
     ScorerError,
+    UsageEstimatedWarning,
     failure_cause,
+    field_under,
     refusal_limits,
 )
 from hrbench.governor import Governor, default_governor
@@ -989,18 +991,28 @@ RowCallback = Callable[[int, Row, list[Step]], Awaitable[None] | None]
 
 
 def _refuse_spec(
-    arms: Sequence[Arm], reference: Reference, item_ids: Sequence[str], metrics: Any, client: Any
+    arms: Sequence[Arm],
+    reference: Reference,
+    item_ids: Sequence[str],
+    metrics: Any,
+    client: Any,
+    runs: int = 1,
 ) -> None:
     """Refuse a spec error once, before the first run, rather than in every run.
 
-    Each arm's ``check`` sees the run items and the reference's ids (a template naming a field
-    the items lack, a prompt arm with no client, an outputs arm's ids that match no item) and each metric's ``check_labels`` their labels.
+    Each arm's ``check`` sees the run items, the ids an output may name (the reference's, or
+    its source's: :attr:`~hrbench.reference.Reference.source_ids`) and the runs (a template
+    naming a field the items lack, a prompt arm with no client, an outputs arm that leaves a
+    run without an output) and each metric's ``check_labels`` their labels. An arm's error
+    names its place, ``arms[i].field`` (decided, newcomer finding).
     """
     items, labels = reference.items, reference.labels
     run_items = {i: items[i] for i in item_ids}
-    for arm in arms:
+    known = reference.source_ids or items.keys()
+    for n, arm in enumerate(arms):
         if arm.check is not None:
-            arm.check(run_items, client, items.keys())
+            with field_under(f"arms[{n}]"):
+                arm.check(run_items, client, known, runs)
     for _, fn in metrics:  # a metric that needs labels of one form says so up front
         check_labels = getattr(fn, "check_labels", None)
         if callable(check_labels):
@@ -1016,6 +1028,7 @@ def refuse_before_start(
     reference: Reference | None = None,
     split: str | Sequence[str] = "test",
     metrics: Any = None,
+    runs: int = 1,
 ) -> None:
     """Refuse a benchmark that could make no call or has a spec error, before anything runs or is stored.
 
@@ -1031,6 +1044,7 @@ def refuse_before_start(
         reference: the reference, for ``arms`` and ``metrics``.
         split: the split(s) run, as for :func:`benchmark`.
         metrics: the benchmark's metrics, whose label needs are checked.
+        runs: the runs per item (an outputs arm must have an output for each).
 
     Raises:
         ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
@@ -1046,7 +1060,7 @@ def refuse_before_start(
     """
     if arms is not None and reference is not None:
         ids = _run_ids(reference, [split] if isinstance(split, str) else list(split))
-        _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client)
+        _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client, runs)
     require_key = getattr(client, "require_key", None)
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
@@ -1149,7 +1163,7 @@ async def benchmark_async(
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
-    _refuse_spec(plan.arms, plan.reference, plan.item_ids, plan.metrics, client)
+    _refuse_spec(plan.arms, plan.reference, plan.item_ids, plan.metrics, client, plan.runs)
     remote = None
     if executor is not None and executor != "local":
         if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here
@@ -1209,6 +1223,7 @@ async def benchmark_async(
     running = Summary([a.name for a in plan.arms], with_metrics) if (not keep_rows or with_metrics) else None
     stops = _Stops()
     errors = _Errors()
+    unreported = _Unreported(bool(getattr(client, "bills", False)))  # a mock's replies carry no usage
     duplicates: list[DuplicateDrawError] = []
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
@@ -1220,6 +1235,7 @@ async def benchmark_async(
             )
         stops.add(seq, row, trace)
         errors.add(seq, row, trace)
+        unreported.add(row)
         if keep_rows:
             rows[seq] = row
             traces[row.ledger_id] = trace
@@ -1348,6 +1364,7 @@ async def benchmark_async(
     )
     stops.warn(gov)
     errors.warn()
+    unreported.warn()
     if duplicates and raise_duplicates:
         first = min(duplicates, key=lambda e: (e.arm or "", e.item or "", e.run or 0))
         arms_hit = sorted({e.arm for e in duplicates if e.arm})
@@ -1362,6 +1379,32 @@ async def benchmark_async(
         err.bench = bench
         raise err
     return bench
+
+
+@dataclass
+class _Unreported:
+    """Runs whose live replies came without a usage block (:class:`UsageEstimatedWarning`)."""
+
+    bills: bool = True  # the client is a provider that bills (an HTTP API): its replies should say
+    per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [counted, estimated]
+
+    def add(self, row: Row) -> None:
+        if self.bills and row.usd_provenance in ("counted", "estimated"):
+            counts = self.per_arm.setdefault(row.arm, [0, 0])
+            counts[row.usd_provenance == "estimated"] += 1
+
+    def warn(self) -> None:
+        if not self.per_arm:
+            return
+        parts = [
+            f"arm {arm!r}: {c + e} run(s)" + (f" ({e} estimated at 4 characters a token)" if e else "")
+            for arm, (c, e) in self.per_arm.items()
+        ]
+        warn_at_caller(
+            "replies came without a usage block, so tokens and USD are counted by hrbench, not "
+            f"reported by the provider (rows' usd_provenance): {'; '.join(parts)}",
+            UsageEstimatedWarning,
+        )
 
 
 @dataclass

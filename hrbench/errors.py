@@ -28,14 +28,16 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
 Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarning` (some
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
 :class:`MetricErrorWarning` (a metric raised in evaluate()), :class:`NoLabelsWarning` (no item
-of a benchmark has a label).
+of a benchmark has a label), :class:`UsageEstimatedWarning` (replies with no usage block),
+:class:`NotCachedWarning` (replies that cannot be cached).
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -67,7 +69,9 @@ __all__ = [
     "StoreGone",
     "StoreReadOnly",
     "TooFewRunsError",
+    "UsageEstimatedWarning",
     "failure_cause",
+    "field_under",
     "refusal_limits",
 ]
 
@@ -125,6 +129,53 @@ class ConfigError(HrbenchError, ValueError):
             shown = shown[: limit - 3] + "..."
         super().__init__(f"{field}: {why} (got {shown})", field=field)
         self.field = field
+
+
+_HEADS = ("arm.", "reference.", "client.")
+
+
+@contextlib.contextmanager
+def field_under(prefix: str) -> Iterator[None]:
+    """Name every spec error raised inside by its full dotted path under ``prefix``.
+
+    Decided (newcomer finding: a missing import module said ``path: cannot import ...``, a
+    ``format = "tatqa"`` reference on a SQuAD file said ``path:``): a builder names the field
+    it knows (``path``, ``arm.path``, ``reference.path``); the caller that knows where the spec
+    sits (``arms[0]``, ``reference``) puts it in front, replacing a generic head (``arm.``,
+    ``reference.``, ``client.``). A field already under ``prefix`` is kept.
+
+    Args:
+        prefix: the spec's place, e.g. ``"arms[1]"`` or ``"reference"``.
+
+    Raises:
+        ConfigError: the error raised inside, its ``field`` and message rewritten.
+
+    Example:
+        >>> try:
+        ...     with field_under("arms[0]"):
+        ...         raise ConfigError("arm.path", "m:f", "cannot import module 'm'")
+        ... except ConfigError as exc:
+        ...     print(exc)
+        arms[0].path: cannot import module 'm' (got 'm:f')
+    """
+    try:
+        yield
+    except ConfigError as exc:
+        old = exc.field
+        if old == prefix or old.startswith((f"{prefix}.", f"{prefix}[", f"{prefix} ")):
+            raise
+        rest = old
+        for head in _HEADS:
+            if rest.startswith(head) and (head != "client." or prefix == "client"):
+                rest = rest[len(head) :]
+                break
+        new = f"{prefix}.{rest}" if rest else prefix
+        if exc.message.startswith(old):
+            exc.message = new + exc.message[len(old) :]
+            exc.args = (exc.message,)
+        exc.field = new
+        exc.context["field"] = new
+        raise
 
 
 class ReferenceValueError(ConfigError):
@@ -266,12 +317,16 @@ def failure_cause(error: str, status: int | None = None) -> str:
         'openai: cannot connect to http://127.0.0.1:9/v1'
         >>> failure_cause("openai: quota exhausted (HTTP 429): insufficient_quota: ...", 429)
         'openai: quota exhausted'
+        >>> failure_cause("openai: reply cut at the output limit (finish_reason 'length'): raise max_tokens")
+        'openai: reply cut at the output limit'
+        >>> failure_cause("LookupError: no output for item 'q3'")
+        'LookupError: no output'
     """
     import re
 
     m = re.match(
         r"(\w+: (?:HTTP \d+|quota exhausted|cannot connect to \S+|no reply within [\d.]+ s|malformed reply"
-        r"|transport error))",
+        r"|transport error|reply cut at the output limit|reply has no text|no output))",
         error,
     )
     if m:
@@ -405,6 +460,16 @@ class NoLabelsWarning(UserWarning):
     Every run is then ``correct=None`` (seed 002: an item with no label is NA) and accuracy is
     NA. Decided (seed silent; a newcomer's ``"labl"`` typo ended "done" with accuracy NA and no
     word): legal (outputs may be collected to label later), but said.
+    """
+
+
+class UsageEstimatedWarning(UserWarning):
+    """Warned when live replies came without a usage block, so their tokens and USD are not the provider's.
+
+    Decided (newcomer finding: an endpoint that sends no ``usage`` gave rows whose tokens and
+    USD looked reported, with no word): the tokens are counted with the model's tokenizer
+    (``usd_provenance`` ``"counted"``) or estimated at 4 characters a token (``"estimated"``);
+    the benchmark says how many runs per arm.
     """
 
 

@@ -89,6 +89,13 @@ class Reference:
         ReferenceValueError: wrong lengths, an unknown split, duplicate or empty ids, no items,
             a label of another kind (:func:`check_label`).
 
+    Attributes:
+        source_ids: ``None``, or every item id of the source this reference was selected from
+            (a spec's ``ids``, ``ids_from`` or ``limit``, :func:`hrbench.specs.build_reference`):
+            an outputs arm may hold predictions for those ids, not for others (decided,
+            newcomer finding: a run file covering the whole data set is scored on a sample).
+            Not part of the hash.
+
     The reference is locked when a benchmark starts scoring it; changing it afterwards raises
     :class:`~hrbench.errors.ReferenceLocked`.
 
@@ -140,6 +147,7 @@ class Reference:
         self._splits = splits
         self._locked = False
         self._hash: str | None = None
+        self.source_ids: frozenset[str] | None = None
 
     # -- reading -----------------------------------------------------------------------
     @property

@@ -36,7 +36,7 @@ import anyio
 
 from hrbench._unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm
-from hrbench.errors import CodeRefused, ConfigError, did_you_mean
+from hrbench.errors import CodeRefused, ConfigError, did_you_mean, field_under
 from hrbench.governor import Governor, default_governor
 from hrbench.models.mock import MockClient
 from hrbench.reference import Reference
@@ -51,7 +51,9 @@ __all__ = [
     "build_scorer",
     "check_code_allowed",
     "check_prompt",
+    "check_recording",
     "code_allowed",
+    "field_under",
     "format_prompt",
     "load_object",
 ]
@@ -237,7 +239,7 @@ def _prompt_arm(spec: Any) -> Arm:
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
     arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
-    arm.check = lambda items, client, known: check_prompt(name, template, items, client)
+    arm.check = lambda items, client, known, runs=1: check_prompt(name, template, items, client)
     return arm
 
 
@@ -270,8 +272,9 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
         client: the benchmark's client (``None`` for none).
 
     Raises:
-        ConfigError: naming ``arms.<name>.template`` and the template, with the field and the
-            items that lack it (the first few ids and how many), or ``arms.<name>.client``.
+        ConfigError: naming ``template`` and the template (the benchmark puts ``arms[i].`` in
+            front), with the field and the items that lack it (the first few ids and how many),
+            or ``client``.
 
     Example:
         >>> check_prompt("ask", "Capital of {item}?", {"q1": "France"}, client=object())
@@ -279,12 +282,12 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
         ...     check_prompt("ask", "Capital of {country}?", {"q1": "France"}, client=object())
         ... except ValueError as exc:
         ...     print(str(exc).split(" (got")[0])
-        arms.ask.template: names {country}, which item 'q1' lacks (1 of 1 item(s) lack it: q1)
+        template: names {country}, which item 'q1' lacks (1 of 1 item(s) lack it: q1)
     """
-    where = f"arms.{arm}.template"
+    where = "template"
     if client is None:
         raise ConfigError(
-            f"arms.{arm}.client",
+            "client",
             None,
             f"prompt arm {arm!r} calls a model: give the benchmark a client ([client])",
         )
@@ -317,6 +320,8 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
 
 
 def _read_outputs(path: str) -> dict[str, Any]:
+    from hrbench.reading._outputs import NO_OUTPUT
+
     p = Path(path).expanduser()
     try:
         text = p.read_text(encoding="utf-8")
@@ -331,15 +336,11 @@ def _read_outputs(path: str) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise ConfigError("path", path, "expected an object of item id -> output")
         return {str(k): v for k, v in data.items()}
+    from hrbench.reading._reference import json_lines
+
     out: dict[str, Any] = {}
     seen = OnePerId("path", path, ("item", "run"), "outputs")
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError("path", path, f"line {n} is not JSON: {exc.msg}") from None
+    for n, rec in json_lines(text, path, "path", objects=False):
         if not isinstance(rec, dict) or "item" not in rec:
             raise ConfigError("path", path, f'line {n}: expected {{"item", "output", "run"?}}')
         item, run = str(rec["item"]), rec.get("run")
@@ -353,18 +354,21 @@ def _read_outputs(path: str) -> dict[str, Any]:
             if not isinstance(runs, list):
                 raise ConfigError("path", path, f"line {n}: item {item!r} has outputs with and without `run`")
             while len(runs) < int(run):
-                runs.append(None)
+                runs.append(NO_OUTPUT)  # a run the file leaves out: refused by check_outputs
             runs[int(run) - 1] = rec.get("output")
     return out
 
 
 def _outputs_arm(spec: Any) -> Arm:
+    from hrbench.reading._outputs import NO_OUTPUT, with_check
+
     name, outputs, path = _get(spec, "name"), _get(spec, "outputs"), _get(spec, "path")
     if (outputs is None) == (path is None):
         raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
     fmt = _get(spec, "format", "outputs") or "outputs"
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
     scale_field = _get(spec, "scale_field")
+    missing = _get(spec, "missing", "refuse") or "refuse"
     if path is not None and (fmt == "tatqa" or id_field or prediction_field or scale_field):
         # predictions made elsewhere, one per item: the reading module's loaders
         from hrbench.reading import outputs_arm as reading_outputs_arm
@@ -372,13 +376,15 @@ def _outputs_arm(spec: Any) -> Arm:
 
         try:
             if fmt == "tatqa":
-                return reading_outputs_arm(name, tatqa_outputs(path, scaled=True))
+                run = tatqa_outputs(path, scaled=True)
+                return with_check(reading_outputs_arm(name, run), list(run), source=path, missing=missing)
             return reading_outputs_arm(
                 name,
                 path,
                 id_field=id_field or "id",
                 prediction_field=prediction_field or "prediction",
                 scale_field=scale_field,
+                missing=missing,
             )
         except OSError as exc:
             raise ConfigError(
@@ -389,15 +395,18 @@ def _outputs_arm(spec: Any) -> Arm:
     table: dict[str, Any] = dict(outputs) if outputs is not None else _read_outputs(path)
 
     async def outputs_arm(item: Any, ctx: Any) -> Any:
-        out = table.get(ctx.item_id)
+        if ctx.item_id not in table:  # refused before the first run (check_outputs)
+            raise LookupError(f"no output for item {ctx.item_id!r}")
+        out = table[ctx.item_id]
         if isinstance(out, list):
-            return out[ctx.run - 1] if ctx.run <= len(out) else None
+            if ctx.run > len(out) or out[ctx.run - 1] is NO_OUTPUT:
+                raise LookupError(f"no output for item {ctx.item_id!r} run {ctx.run}")
+            return out[ctx.run - 1]
         return out
 
-    from hrbench.reading._outputs import with_check
-
+    per_run = {k: v for k, v in table.items() if isinstance(v, list)}
     arm = Arm(name, outputs_arm, settings={"kind": "outputs", "outputs": table})
-    return with_check(arm, list(table), every_id=outputs is not None)  # written in the spec: each id an item
+    return with_check(arm, list(table), per_run=per_run, source=path, missing=missing)
 
 
 def _import_arm(spec: Any) -> Arm:
@@ -590,15 +599,54 @@ def _remote_client(spec: Any, kind: str) -> Any:
         ) from None
 
 
+def check_recording(name: str, recordings: Sequence[str]) -> None:
+    """Refuse a replay of a recording that does not exist, before the first run.
+
+    Decided (newcomer finding: a misspelt ``recording = "squad-rec-2"`` gave 40 ``ReplayMiss``
+    error runs and exit 3): a replay client with no ``fallback`` can answer nothing from a
+    recording the store does not hold, so the benchmark is refused (exit 2 in ``hrb``), naming
+    the recording and the closest names the store has. With a ``fallback`` a new name is
+    allowed: the live replies are recorded under it.
+
+    Args:
+        name: the spec's ``client.recording``.
+        recordings: the names the store holds.
+
+    Raises:
+        ConfigError: naming ``client.recording``, the value, the closest names and how many
+            recordings there are.
+
+    Example:
+        >>> check_recording("squad-rec", ["squad-rec"])
+        >>> try:
+        ...     check_recording("squad-rec-2", ["squad-rec", "tatqa-rec"])
+        ... except ValueError as exc:
+        ...     print(str(exc).split(" (got")[0])
+        client.recording: no recording has this name; did you mean 'squad-rec'? the store has 2: 'squad-rec', 'tatqa-rec' (record one with `record = NAME`, or give a `fallback`)
+    """
+    if name in recordings:
+        return
+    hint = did_you_mean(str(name), list(recordings), n=3)
+    shown = ", ".join(map(repr, recordings[:5])) + (", ..." if len(recordings) > 5 else "")
+    held = f"the store has {len(recordings)}: {shown}" if recordings else "the store has no recording"
+    raise ConfigError(
+        "client.recording",
+        name,
+        f"no recording has this name; {hint}{held} (record one with `record = NAME`, or give a `fallback`)",
+    )
+
+
 def _replay_client(spec: Any, store: Any) -> Any:
     from hrbench.replay import ReplayClient
 
     if store is None:
         raise ConfigError("client", "replay", "a replay client needs a store")
-    fallback = _get(spec, "fallback")
+    fallback, recording = _get(spec, "fallback"), _get(spec, "recording")
+    if fallback is None:
+        check_recording(recording, store.recordings())
     return ReplayClient(
         store,
-        recording=_get(spec, "recording"),
+        recording=recording,
         strict=bool(_get(spec, "strict", True)),
         fallback=None if fallback is None else build_client(fallback, store),
         model=_get(spec, "model"),
@@ -696,16 +744,18 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
         ) from None
     where = "record"
-    try:
-        if text.lstrip().startswith("["):
+    if text.lstrip().startswith("["):
+        try:
             numbered = list(enumerate(json.loads(text), 1))
-        else:
-            where = "line"
-            numbered = [(n, json.loads(line)) for n, line in enumerate(text.splitlines(), 1) if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            "reference.path", path, f"not JSON or JSON lines: {exc.msg} (line {exc.lineno})"
-        ) from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                "reference.path", path, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            ) from None
+    else:
+        from hrbench.reading._reference import json_lines
+
+        where = "line"
+        numbered = json_lines(text, path, "reference.path", objects=False)
     if limit is not None:
         numbered = numbered[:limit]
     items: dict[str, Any] = {}
@@ -763,12 +813,16 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     keep = _wanted_ids(spec)
     limit = _get(spec, "limit")
     if path is not None:
-        # with ids, `limit` keeps the first of the selected items, not of the file
-        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", limit if keep is None else None)
-    if keep is None:
+        # the whole file: its ids are the ones an outputs arm may name (Reference.source_ids)
+        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", None)
+    if keep is None and limit is None:
         return ref
-    selected = _select(ref, keep)
-    return selected if limit is None else _select(selected, selected.ids[:limit])
+    # with ids, `limit` keeps the first of the selected items, not of the file
+    selected = ref if keep is None else _select(ref, keep)
+    if limit is not None:
+        selected = _select(selected, selected.ids[:limit])
+    selected.source_ids = frozenset(ref.ids)
+    return selected
 
 
 def _reference_file(path: str, fmt: str, limit: int | None) -> Reference:
@@ -797,7 +851,7 @@ def _wanted_ids(spec: Any) -> list[str] | None:
         from hrbench.reading._reference import read_rows
 
         try:
-            rows = read_rows(Path(ids_from).expanduser())
+            rows = read_rows(Path(ids_from).expanduser(), "reference.ids_from")
         except OSError as exc:
             raise ConfigError(
                 "reference.ids_from", ids_from, f"cannot read it ({type(exc).__name__})"

@@ -19,9 +19,11 @@
                                              request of the benchmark to this client
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
    transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
-   truncated or unparsable body              jitter on top, bounded by ``max_attempts`` and
-                                             ``max_total_s``; after the last attempt
+   truncated or unparsable body, 2xx with    jitter on top, bounded by ``max_attempts`` and
+   no text (:func:`_unusable`)               ``max_total_s``; after the last attempt
                                              ``Result(ok=False, error=...)``
+   2xx cut at the output limit               ``Result(ok=False)`` at once, its usage kept:
+   (``finish_reason`` ``length``)            an ``error`` run "reply cut at the output limit"
    connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error;
                                              no call counted (nothing was sent)
    any other status (400, 401, 404, ...)     ``Result(ok=False)`` at once; after a 401 the
@@ -166,25 +168,44 @@ def http_date(text: str) -> float | None:
 class _RetryableFailure(Exception):
     """Raised inside an attempt when it failed in a way worth another attempt."""
 
-    def __init__(self, message: str, retry_after_s: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        retry_after_s: float | None = None,
+        status: int | None = None,
+        usage: Usage | None = None,
+        model: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.retry_after_s = retry_after_s
         self.status = status
+        self.usage = usage  # a reply that was billed but is unusable (cut at the output limit)
+        self.model = model
 
 
 class _FinalFailure(Exception):
     """Raised inside an attempt when it failed in a way another attempt would not fix.
 
     ``halts``: ``"quota"`` or ``"auth"`` when no other request of the client would fare
-    better, ``"model"`` when none for the same model would (see ``Result.halts``).
+    better, ``"model"`` when none for the same model would (see ``Result.halts``). ``usage``
+    and ``model``: a billed reply that cannot be used (cut at the output limit).
     """
 
-    def __init__(self, message: str, status: int | None = None, halts: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int | None = None,
+        halts: str | None = None,
+        usage: Usage | None = None,
+        model: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.halts = halts
+        self.usage = usage
+        self.model = model
 
 
 class HttpModelClient:
@@ -471,11 +492,11 @@ class HttpModelClient:
                 f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
             )
             failed.retried = retried or None
-            return failed
+            return _billed(failed, exc.usage, exc.model)
         except _FinalFailure as exc:
             failed = self._failed(exc.message, model, start, exc.status)
             failed.halts, failed.retried = exc.halts, retried or None
-            return failed
+            return _billed(failed, exc.usage, exc.model)
         except HrbenchError:  # BudgetRefused from the governor
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
@@ -561,6 +582,12 @@ class HttpModelClient:
                     f"{str(exc)[:_SNIPPET]}"
                 ) from None
             ep.limiter.on_success()
+            unusable = _unusable(result)
+            if unusable:  # decided, newcomer finding: never scored as if it were an answer
+                why = f"{self.provider}: {unusable}"
+                if result.finish_reason == "length":  # the same limit would be billed and cut again
+                    raise _FinalFailure(why, status, usage=result.usage, model=result.model)
+                raise _RetryableFailure(why, None, status, usage=result.usage, model=result.model)
             return result
         text = response.text
         detail = self._redact(_error_detail(text))[:_SNIPPET]  # redacted whole, then cut
@@ -617,6 +644,48 @@ def _give_back(before_attempt: Any) -> None:
     unsent = getattr(before_attempt, "unsent", None)
     if unsent is not None:
         unsent()
+
+
+def _billed(failed: Result, usage: Usage | None, model: str | None) -> Result:
+    """A failed result that keeps the usage of the billed reply that failed it (its last attempt).
+
+    Earlier attempts are settled at no cost, as every failed attempt is
+    (:class:`~hrbench.governor.Gate`).
+    """
+    if usage is not None:
+        failed.usage = usage
+        failed.model = model or failed.model
+    return failed
+
+
+def _unusable(result: Result) -> str | None:
+    """Why a well-formed 2xx reply cannot be scored as an answer, or ``None``.
+
+    Decided (newcomer finding; SPEC §6 "a failed model call surfaces"): a reply cut at the
+    output limit (``finish_reason`` ``"length"``, Anthropic's ``max_tokens``) was scored
+    ``wrong``, with no word; a reply with no text (``content: null``) that is neither a refusal
+    nor a tool call was a ``parse_failure``. Both are the provider's reply failing, not the
+    model's answer, and the run is an ``error`` with this cause, its billed tokens kept. A reply
+    with no text is retried as a garbled body is (a provider fault). A cut reply is not: a
+    retry with the same output limit is billed again and cut again, and the governor settles
+    a failed attempt at no cost, so retries would spend past what it counts; the cause says
+    to raise ``max_tokens``. (README's "retry truncated replies" means bodies cut in transfer.)
+
+    Example:
+        >>> _unusable(Result(text="Par", finish_reason="length"))
+        "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
+        >>> _unusable(Result(text=None, finish_reason="stop"))
+        'reply has no text (content null, finish_reason stop)'
+        >>> _unusable(Result(text="Paris", finish_reason="stop")) is None
+        True
+    """
+    if result.refused:
+        return None
+    if result.finish_reason == "length":
+        return "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
+    if result.text is None and result.finish_reason != "tool_calls":
+        return f"reply has no text (content null, finish_reason {result.finish_reason})"
+    return None
 
 
 def _error_detail(text: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,16 @@ from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scorer import plain_number
 
-__all__ = ["check_outputs", "outputs_arm", "tatqa_outputs"]
+__all__ = ["NO_OUTPUT", "check_outputs", "outputs_arm", "tatqa_outputs"]
+
+
+NO_OUTPUT: Any = type("NoOutput", (), {"__repr__": lambda self: "<no output>"})()
+"""A run of an item that an outputs file leaves out (``run`` 1 and 3 given, not 2)."""
+
+
+def _some(ids: Sequence[str], n: int = 3) -> str:
+    shown = ", ".join(map(repr, ids[:n]))
+    return shown + (f", and {len(ids) - n} more" if len(ids) > n else "")
 
 
 def check_outputs(
@@ -27,76 +36,103 @@ def check_outputs(
     items: Mapping[str, Any],
     known: Collection[str],
     *,
-    every_id: bool = False,
+    runs: int = 1,
+    per_run: Mapping[str, Sequence[Any]] | None = None,
+    source: str | None = None,
+    missing: str = "refuse",
 ) -> None:
-    """Refuse an outputs arm whose predictions cannot be the benchmark's, before the first run.
+    """Refuse an outputs arm that does not give every run of the benchmark an output, before the first run.
 
-    Decided (seed silent), newcomer finding: ``outputs = { Q1 = "Paris" }`` against the item
-    ``q1`` scored 0 with exit 0 and no warning. An arm is refused when
+    Decided (newcomer findings: ``outputs = { Q1 = "Paris" }`` against the item ``q1`` scored 0
+    with exit 0; an outputs file of another sample left 49 of 50 items as silent
+    ``parse_failure`` runs, exit 0; 2 outputs for 5 runs gave 3 silent failures). Inline
+    outputs, a mapping and a file follow one rule; the arm is refused (exit 2 in ``hrb``) when
 
-    - no item the benchmark runs has a prediction (a typo in every id, another data set,
-      another id field, another split);
-    - a prediction's id is an item's id but for case or surrounding spaces (``"Q1"`` for
-      ``"q1"``) and that item has no prediction of its own: it would be a silent
-      ``parse_failure``;
-    - with ``every_id`` (predictions written in the spec, one by one), any id matches no item.
-
-    Other ids that match no item are allowed for files and mappings: a run file covers a
-    whole data set while the reference may take a sample of it (the bundled TAT-QA runs against
-    ``limit = 30``). Some run items without a prediction stay allowed: each is a
-    ``parse_failure`` (see :func:`outputs_arm`).
+    - an output's id is no item of the reference: of its source, when the reference keeps
+      some of a file's items (``ids``, ``ids_from``, ``limit``: :attr:`Reference.source_ids`),
+      so a run file covering the whole data set is scored on a sample of it;
+    - an item the benchmark runs has no output (there was nothing to parse: it is not a
+      ``parse_failure``); to score the items a partial file has, keep them with
+      ``reference.ids_from`` = that file. Where a partial file is legitimate (the official
+      TAT-QA runs leave out 1 of the 1,668 dev questions, which the official metric scores 0),
+      ``missing="error"`` lets it through: each run of such an item is an ``error`` run whose
+      cause is ``no output for item ...``, counted by cause in the end-of-benchmark warning
+      (on stderr in ``hrb``, exit 3), never a ``parse_failure``;
+    - with outputs per run (``per_run``), an item holds fewer outputs than ``runs``, or leaves
+      a run out.
 
     Args:
         arm: the arm's name, said in the error.
-        ids: the ids the arm holds predictions for.
+        ids: the ids the arm holds outputs for.
         items: the items the benchmark will run, id -> payload.
-        known: every item id of the reference (all splits).
-        every_id: refuse any id that matches no item.
+        known: the ids an output may name (the reference's, or its source's).
+        runs: the benchmark's runs per item.
+        per_run: item id -> its outputs, one per run (:data:`NO_OUTPUT` for a run left out),
+            for the items that have a list of them.
+        source: the file the outputs come from (``None``: written inline or a mapping); the
+            error then names the field ``path`` and the file, else ``outputs``.
+        missing: ``"refuse"`` (default) or ``"error"``: items run without an output are then
+            allowed, each run an ``error``.
 
     Raises:
-        ConfigError: naming ``arms.<name>.outputs``, with the first few unknown ids, each with
-            the closest item id (case folded), and how many.
+        ConfigError: naming ``path`` or ``outputs`` (the benchmark puts ``arms[i].`` in front),
+            the arm, the file, how many ids or items are at fault and the first few (an unknown
+            id with the closest item id, case folded).
 
     Example:
-        >>> check_outputs("base", ["q1", "zz"], {"q1": "France"}, known=["q1", "q2"])
+        >>> check_outputs("base", ["q1", "q2"], {"q1": "France"}, known=["q1", "q2"])
         >>> try:
         ...     check_outputs("base", ["Q1"], {"q1": "France"}, known=["q1", "q2"])
         ... except ValueError as exc:
         ...     print(str(exc).split(" (got")[0])
-        arms.base.outputs: holds no prediction for any of the 1 item(s) run; 1 of 1 prediction id(s) match no item of the reference: 'Q1' (closest item: 'q1')
+        outputs: arm 'base': 1 of 1 item(s) run have no output: 'q1'; 1 of 1 output id(s) match no item of the reference: 'Q1' (closest item: 'q1')
     """
     import difflib
 
-    id_set, known_set = set(ids), set(known)
-    folded: dict[str, str] = {}
-    for k in known:
-        folded.setdefault(k.strip().casefold(), k)
-    unknown = [i for i in ids if i not in known_set]
-    if items and not id_set.intersection(items):
-        why = f"holds no prediction for any of the {len(items)} item(s) run"
-    else:
-        misspelt = [i for i in unknown if folded.get(i.strip().casefold(), i) not in id_set]
-        if misspelt:
-            unknown, why = misspelt, "spells item ids otherwise; each of those items has no prediction"
-        elif unknown and every_id:
-            why = "names ids that match no item"
-        else:
-            return
-    hints = []
-    for u in unknown[:3]:
-        close = difflib.get_close_matches(u.strip().casefold(), list(folded), n=1)
-        hints.append(f"{u!r} (closest item: {folded[close[0]]!r})" if close else repr(u))
-    more = f", and {len(unknown) - 3} more" if len(unknown) > 3 else ""
-    listed = (
-        f"; {len(unknown)} of {len(id_set)} prediction id(s) match no item of the reference: "
-        if unknown
-        else ""
-    )
-    raise ConfigError(
-        f"arms.{arm}.outputs",
-        unknown[:3] or sorted(id_set)[:3],
-        f"{why}{listed}{', '.join(hints)}{more}",
-    )
+    id_list = list(dict.fromkeys(ids))
+    id_set, known_set = set(id_list), set(known)
+    faults: list[str] = []
+    if missing not in ("refuse", "error"):
+        raise ConfigError("missing", missing, "expected 'refuse' or 'error'")
+    lacking = [i for i in items if i not in id_set] if missing == "refuse" else []
+    if lacking:
+        hint = f" (to score only the items it has: reference.ids_from = {source!r})" if source else ""
+        faults.append(f"{len(lacking)} of {len(items)} item(s) run have no output: {_some(lacking)}{hint}")
+    short: list[str] = []
+    for i, outs in (per_run or {}).items():
+        if i not in items:
+            continue
+        missed = [r for r in range(1, runs + 1) if r > len(outs) or outs[r - 1] is NO_OUTPUT]
+        if missed:
+            short.append(
+                f"{i!r} (runs {', '.join(map(str, missed[:5]))}{', ...' if len(missed) > 5 else ''})"
+            )
+    if short:
+        faults.append(
+            f"{len(short)} item(s) have fewer outputs than the {runs} run(s): {', '.join(short[:3])}"
+            + (f", and {len(short) - 3} more" if len(short) > 3 else "")
+        )
+    unknown = [i for i in id_list if i not in known_set]
+    if unknown:
+        folded: dict[str, str] = {}
+        for k in known:
+            folded.setdefault(k.strip().casefold(), k)
+        hints = []
+        for u in unknown[:3]:
+            close = difflib.get_close_matches(u.strip().casefold(), list(folded), n=1)
+            hints.append(f"{u!r} (closest item: {folded[close[0]]!r})" if close else repr(u))
+        more = f", and {len(unknown) - 3} more" if len(unknown) > 3 else ""
+        faults.append(
+            f"{len(unknown)} of {len(id_list)} output id(s) match no item of the reference: "
+            f"{', '.join(hints)}{more}"
+        )
+    if not faults:
+        return
+    where = f"arm {arm!r}" + (f", {Path(source).name}" if source else "")
+    if source is not None:
+        raise ConfigError("path", source, f"{where}: {'; '.join(faults)}")
+    shown = (unknown or lacking or [s.split(" ")[0].strip("'") for s in short])[:3]
+    raise ConfigError("outputs", shown, f"{where}: {'; '.join(faults)}")
 
 
 def _repeated(path: Path) -> Any:
@@ -110,10 +146,21 @@ def _line_numbers(path: Path) -> list[int]:
     return [n for n, line in enumerate(lines, 1) if line.strip()]
 
 
-def with_check(arm: Arm, ids: Collection[str], every_id: bool = False) -> Arm:
+def with_check(
+    arm: Arm,
+    ids: Collection[str],
+    *,
+    per_run: Mapping[str, Sequence[Any]] | None = None,
+    source: str | None = None,
+    missing: str = "refuse",
+) -> Arm:
     """The arm, with :func:`check_outputs` as its :attr:`~hrbench.arm.Arm.check`."""
     name = arm.name
-    arm.check = lambda items, client, known: check_outputs(name, ids, items, known, every_id=every_id)
+    if missing not in ("refuse", "error"):
+        raise ConfigError("missing", missing, "expected 'refuse' or 'error'")
+    arm.check = lambda items, client, known, runs=1: check_outputs(
+        name, ids, items, known, runs=runs, per_run=per_run, source=source, missing=missing
+    )
     return arm
 
 
@@ -150,12 +197,8 @@ class _Outputs:
     async def __call__(self, item: Any, ctx: Context) -> Any:
         try:
             return self.outputs[ctx.item_id]
-        except KeyError:
-            return {
-                "text": None,
-                "failure_kind": "parse_failure",
-                "error": f"no prediction for item {ctx.item_id!r}",
-            }
+        except KeyError:  # refused before the first run (check_outputs); an error run if it is not
+            raise LookupError(f"no output for item {ctx.item_id!r}") from None
 
 
 def _scaled(text: str | None, prediction: Any, scale: Any) -> dict[str, Any]:
@@ -181,6 +224,7 @@ def outputs_arm(
     *,
     scale_field: str | None = None,
     version: str = "1",
+    missing: str = "refuse",
 ) -> Arm:
     """An arm that answers from predictions made elsewhere (no model calls).
 
@@ -199,6 +243,9 @@ def outputs_arm(
         scale_field: the rows' field with the prediction's scale word (``"pred_scale"`` in the
             TAT-QA runs), for file rows; see below.
         version: the arm's version.
+        missing: ``"refuse"`` (default): a benchmark refuses the arm when an item it runs has
+            no prediction; ``"error"``: such an item's runs are ``error`` runs (a legitimately
+            partial file; :func:`check_outputs`).
 
     Returns:
         An :class:`~hrbench.arm.Arm` whose ``settings`` record the source, the fields, the
@@ -212,11 +259,9 @@ def outputs_arm(
     million"``), which ``answer_contains`` reads, and the stored prediction as it is with its
     scale (``""`` when the field is empty or missing), which the official TAT-QA metric reads
     (:func:`~hrbench.reading.tatqa_scorer`).
-    Decided (newcomer finding): before the first run the benchmark refuses predictions whose
-    ids match no item of the reference, or that hold none for the items run
-    (:func:`check_outputs`). An item without a prediction gets ``{"text": None, "failure_kind":
-    "parse_failure", "error": "no prediction for item ..."}``, a ``parse_failure`` under every
-    scorer, so a missing line counts against the arm rather than vanishing.
+    Decided (newcomer findings): before the first run the benchmark refuses predictions whose
+    ids match no item of the reference, or that leave an item run without a prediction
+    (:func:`check_outputs`); a prediction that is ``null`` is a ``parse_failure``.
 
     Raises:
         ConfigError: a row without ``id_field``, a ``prediction_field`` that no row of the file
@@ -246,7 +291,7 @@ def outputs_arm(
                 table = {str(k): v for k, v in table["predictions"].items()}
         else:
             table = {}
-            rows = read_rows(raw if raw is not None else path)
+            rows = read_rows(raw if raw is not None else path, "path")
             where = "record"
             place = list(range(1, len(rows) + 1))
             if raw is None:  # JSON lines: say the file's line numbers (blank lines are skipped)
@@ -281,7 +326,9 @@ def outputs_arm(
     settings["n"] = len(table)
     settings["sha256"] = _digest(table)
     fn = _Outputs(table, {"kind": "outputs", **settings})
-    return with_check(Arm(name, fn, version=version, settings=settings), list(table))
+    source = str(outputs) if isinstance(outputs, (str, os.PathLike)) else None
+    arm = Arm(name, fn, version=version, settings=settings)
+    return with_check(arm, list(table), source=source, missing=missing)
 
 
 def _tidy_float(x: float, decimals: int | None) -> str:
@@ -358,7 +405,7 @@ def tatqa_outputs(
         field = "pred_answer"
         places = list(range(1, len(rows) + 1))
     else:
-        rows = read_rows(p)
+        rows = read_rows(p, "arm.path")
         places = _line_numbers(p)
     for n, row in enumerate(rows, 1):
         if "question_id" not in row:

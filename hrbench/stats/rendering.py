@@ -108,8 +108,8 @@ def render(rep: Report) -> str:
         lines.append(
             "  failures by kind: "
             + "; ".join(
-                f"{a.arm}: " + ", ".join(f"{k} {getattr(a, k)}" for k in kinds if getattr(a, k))
-                for a in rep.arms
+                f"{a.arm}: " + (", ".join(f"{k} {getattr(a, k)}" for k in kinds if getattr(a, k)) or "none")
+                for a in rep.arms  # an arm with no failure says so (newcomer finding: "careful: ")
             )
         )
     if any(a.unlabelled_runs for a in rep.arms):

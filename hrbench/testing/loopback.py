@@ -85,6 +85,7 @@ FAULTS = (
     "refusal",
     "unauthorized",
     "echo_key",
+    "null_content",
 )
 """The fault kinds:
 
@@ -98,6 +99,8 @@ FAULTS = (
 - ``content_filter``: the reply is filtered (OpenAI ``finish_reason="content_filter"``,
   Anthropic ``stop_reason="refusal"``), with no text;
 - ``refusal``: the model refuses (OpenAI ``message.refusal``; Anthropic ``stop_reason="refusal"``);
+- ``null_content``: HTTP 200, ``finish_reason="stop"``, no text (OpenAI ``content: null``,
+  Anthropic no text block), billed as usual;
 - ``unauthorized``: HTTP 401; ``echo_key``: HTTP 401 whose message quotes the key received,
   in the encoding ``enc`` (:data:`ECHO_ENCODINGS`; to test that clients scrub it).
 """
@@ -519,8 +522,8 @@ class _Api:
         reasoning = st.reasoning_tokens
         model = st.serve_model or str(body.get("model") or st.model)
         rid = uuid.uuid4().hex[:24]
-        if kind in ("content_filter", "refusal"):
-            reply_text: str | None = None if kind == "content_filter" else "I can't help with that."
+        if kind in ("content_filter", "refusal", "null_content"):
+            reply_text: str | None = "I can't help with that." if kind == "refusal" else None
         else:
             reply_text = text
         n = body.get("n") if self.flavour == "openai" else 1

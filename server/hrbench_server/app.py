@@ -16,13 +16,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from hrbench.errors import (
-    ArmErrorWarning,
-    BudgetStoppedWarning,
-    FewRunsWarning,
-    MetricErrorWarning,
-    NoLabelsWarning,
-)
+from hrbench import errors
 from hrbench.runtime import Drain
 from hrbench.store import Store
 
@@ -48,9 +42,14 @@ def _showwarning(
 
 
 def route_warnings() -> None:
-    """Send library warnings to the running handler's result (else to the log), never to stdout."""
-    for cat in (FewRunsWarning, BudgetStoppedWarning, MetricErrorWarning, ArmErrorWarning, NoLabelsWarning):
-        warnings.simplefilter("always", cat)
+    """Send library warnings to the running handler's result (else to the log), never to stdout.
+
+    Every warning class of :mod:`hrbench.errors` is shown always, not once per place: each
+    benchmark's result carries its own (and ``hrb`` prints them on stderr; newcomer finding).
+    """
+    for cat in vars(errors).values():
+        if isinstance(cat, type) and issubclass(cat, Warning):
+            warnings.simplefilter("always", cat)
     warnings.showwarning = _showwarning
 
 

@@ -398,9 +398,14 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
             "reference", None, "a benchmark needs a reference (inline, or a stored name or hash)"
         )
     add_import_path(params.python_path)
-    arms = [specs.build_arm(a) for a in params.arms]
-    reference = specs.build_reference(params.reference, store)
-    client = None if params.client is None else specs.build_client(params.client, store)
+    arms = []
+    for i, a in enumerate(params.arms):
+        with specs.field_under(f"arms[{i}]"):  # errors name the full dotted path (newcomer finding)
+            arms.append(specs.build_arm(a))
+    with specs.field_under("reference"):
+        reference = specs.build_reference(params.reference, store)
+    with specs.field_under("client"):
+        client = None if params.client is None else specs.build_client(params.client, store)
     pricing = specs.build_pricing(params.client)
     scorer = specs.build_scorer(params.scorer, params.scorer_settings)
     metrics = specs.build_metrics(params.metrics)
@@ -414,6 +419,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
         reference=reference,
         split=params.split,
         metrics=metrics,
+        runs=params.runs,
     )
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)

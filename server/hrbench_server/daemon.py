@@ -162,6 +162,35 @@ async def _stdio_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader,
     return reader, writer
 
 
+def environment_problem() -> str | None:
+    """Why the environment the daemon was started in would refuse every benchmark, or ``None``.
+
+    Decided (newcomer finding: ``HRBENCH_MAX_CALLS=abc hrb daemon start`` came up, then every
+    ``hrb bench`` exited 2 until a restart with a good value): the environment overrides a
+    daemon reads (``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD``, ``HRBENCH_MAX_TOKENS``, the price
+    table ``HRBENCH_PRICES``) are checked once at start; a bad one stops the start with exit 2,
+    naming the variable and its value (``hrb`` prints it and exits 2). A running daemon's
+    environment does not change, so it cannot be made unusable later.
+
+    Returns:
+        The message (``"HRBENCH_MAX_CALLS: expected a number (got 'abc')"``), or ``None``.
+    """
+    from hrbench.errors import ConfigError
+    from hrbench.governor import default_governor
+    from hrbench.pricing import Pricing
+
+    try:
+        default_governor()
+    except ConfigError as exc:
+        return str(exc)
+    try:
+        Pricing()  # HRBENCH_PRICES, read whole
+    except ConfigError as exc:
+        named = exc.field == "HRBENCH_PRICES"
+        return str(exc) if named else f"HRBENCH_PRICES={os.environ.get('HRBENCH_PRICES')}: {exc}"
+    return None
+
+
 def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
     """Serve one client on stdin/stdout until stdin closes, ``shutdown`` or LSP ``exit``.
 
@@ -169,6 +198,9 @@ def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
         The exit code: 0, or 1 when an LSP client sent ``exit`` without ``shutdown`` first
         (the LSP base protocol's rule).
     """
+    if (why := environment_problem()) is not None:
+        print(f"hrbench: {why}", file=sys.stderr)
+        return 2
     out_fd = os.dup(1)
     os.dup2(2, 1)  # anything else written to fd 1 goes to stderr
     sys.stdout = sys.stderr
@@ -271,12 +303,16 @@ def serve_daemon(
 
     Returns:
         The exit code: 0 stopped cleanly (idle timeout included), 2 bad arguments (a
-        non-loopback ``--tcp``), 3 another daemon holds this state directory, 4 the state or
+        non-loopback ``--tcp``) or a bad environment override (:func:`environment_problem`), 3 another daemon holds this state directory, 4 the state or
         socket directory is not safely ours (:func:`hrbench_client._paths.check_socket_dir`;
         the message says what to do), 5 the state folder cannot be written (read-only, full;
         the message says what to do).
     """
     _setup_logging()
+    if (why := environment_problem()) is not None:
+        logger.error("%s", why)
+        print(f"hrbench daemon: {why}", file=sys.stderr)
+        return 2
     tcp_addr = None
     if tcp:
         try:

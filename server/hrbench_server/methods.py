@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import datetime
 import functools
-import json
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -25,6 +24,7 @@ from hrbench import browse, specs
 from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound, did_you_mean
 from hrbench.ledger import unknown_of, unknown_sentence
+from hrbench.reading._reference import json_lines
 from hrbench.runtime import cancel_grace_s
 from hrbench_client import protocol as p
 from hrbench_server import __version__
@@ -166,7 +166,8 @@ def register(server: RpcServer, app: App) -> None:
     # -- references -----------------------------------------------------------------------------
     async def reference_put(args: p.ReferencePutParams) -> p.ReferenceInfo:
         def put() -> p.ReferenceInfo:
-            ref = specs.build_reference(args.reference, app.store)
+            with specs.field_under("reference"):
+                ref = specs.build_reference(args.reference, app.store)
             new = app.store.reference_get(ref.hash) is None
             h = app.store.reference_put(ref, args.name)
             put = [r for r in app.store.reference_list() if r["hash"] == h and r["name"] == args.name]
@@ -211,13 +212,7 @@ def register(server: RpcServer, app: App) -> None:
                 raise ConfigError(
                     "path", args.path, f"cannot read the recording ({type(exc).__name__})"
                 ) from None
-            entries = []
-            for n, line in enumerate(text.splitlines(), 1):
-                if line.strip():
-                    try:
-                        entries.append(json.loads(line))
-                    except json.JSONDecodeError as exc:
-                        raise ConfigError("path", args.path, f"line {n} is not JSON: {exc.msg}") from None
+            entries = [e for _, e in json_lines(text, args.path, "path", objects=False)]
             try:
                 return app.store.recording_import(name, entries)
             except (KeyError, TypeError, msgspec.ValidationError) as exc:

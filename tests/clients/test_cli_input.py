@@ -82,9 +82,9 @@ def test_prompt_spec_errors_exit_2_before_any_run(tmp_path: Path) -> None:
     body += '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "{template}"\n'
     client = '[client]\nkind = "mock"\nreply = "Paris"'
     cases = [
-        ("Capital of {country}?", client, ["arms.ask.template", "{country}", "q1, q2"]),
-        ("Capital of {item?", client, ["arms.ask.template", "malformed", "'Capital of {item?'"]),
-        ("Capital of {item}?", "", ["arms.ask.client", "prompt arm 'ask'"]),
+        ("Capital of {country}?", client, ["arms[0].template", "{country}", "q1, q2"]),
+        ("Capital of {item?", client, ["arms[0].template", "malformed", "'Capital of {item?'"]),
+        ("Capital of {item}?", "", ["arms[0].client", "prompt arm 'ask'"]),
     ]
     for n, (template, cl, needles) in enumerate(cases):
         spec = tmp_path / f"p{n}.toml"

@@ -120,15 +120,15 @@ def test_a_refused_benchmark_leaves_nothing_stored(
     [
         (
             {"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {country}?"}]},
-            "arms.ask.template",
+            "arms[0].template",
         ),
-        ({"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {item?"}]}, "arms.ask.template"),
+        ({"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {item?"}]}, "arms[0].template"),
         ({"metrics": ["tatqa"]}, None),
         # newcomer finding: outputs for ids of no item scored 0, exit 0, no warning
-        ({"arms": [{"kind": "outputs", "name": "base", "outputs": {"Q0": "x"}}]}, "arms.base.outputs"),
+        ({"arms": [{"kind": "outputs", "name": "base", "outputs": {"Q0": "x"}}]}, "arms[0].outputs"),
         (
             {"arms": [{"kind": "outputs", "name": "base", "outputs": {"q0": "x", "q9": "y"}}]},
-            "arms.base.outputs",
+            "arms[0].outputs",
         ),
     ],
     ids=[

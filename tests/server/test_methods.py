@@ -91,7 +91,11 @@ def test_report_of_stored_benchmark(shared_daemon: Daemon) -> None:
                 n=4,
                 arms=[
                     {"kind": "prompt", "name": "a", "template": "{item}"},
-                    {"kind": "outputs", "name": "b", "outputs": {"q0": "answer item0", "q1": "no"}},
+                    {
+                        "kind": "outputs",
+                        "name": "b",
+                        "outputs": {"q0": "answer item0", "q1": "no", "q2": "x", "q3": "y"},
+                    },
                 ],
             )
         )

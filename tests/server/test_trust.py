@@ -251,7 +251,7 @@ CODE_SPECS = {
 
 
 FIELDS = {
-    "import-arm": "path",
+    "import-arm": "arms[0].path",
     "mock-function": "client.function",
     "scorer": "scorer",
     "python_path": "python_path",

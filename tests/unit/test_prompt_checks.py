@@ -38,7 +38,7 @@ def test_a_field_no_item_has_is_refused_before_any_run(field: str, items: dict[s
         _run(template, items)
     assert CALLS == []  # refused before the first run of any arm
     msg = str(info.value)
-    assert msg.startswith("arms.ask.template:") and f"{{{field}}}" in msg and "item 'q1'" in msg
+    assert msg.startswith("arms[0].template:") and f"{{{field}}}" in msg and "item 'q1'" in msg
     assert "2 of 2 item(s) lack it: q1, q2" in msg and repr(template) in msg
 
 
@@ -70,12 +70,12 @@ def test_a_malformed_template_is_refused_before_any_run(template: str, why: str)
     with pytest.raises(ConfigError) as info:
         _run(template, {"q1": "France", "q2": "Peru"}, name="arm two")
     msg = str(info.value)
-    assert msg.startswith("arms.arm two.template:") and why in msg and repr(template)[:60] in msg
+    assert msg.startswith("arms[0].template:") and why in msg and repr(template)[:60] in msg
 
 
 @pytest.mark.parametrize("template", ["Capital of {item}?", "{question} ({item[question]})", "{item.real}"])
 def test_a_prompt_arm_without_a_client_is_refused(template: str) -> None:
-    with pytest.raises(ConfigError, match=r"^arms\.ask\.client: prompt arm 'ask' calls a model"):
+    with pytest.raises(ConfigError, match=r"^arms\[0\]\.client: prompt arm 'ask' calls a model"):
         _run(template, {"q1": {"question": "x"}}, client=None)
 
 

@@ -85,11 +85,13 @@ def test_prompt_arm_hash_follows_the_template() -> None:
 
 def test_outputs_arm_inline_per_run_and_from_files(tmp_path: Path) -> None:
     ref = {"items": {"q1": "a", "q2": "b"}, "labels": ["A", "B"]}
-    bench = run({"kind": "outputs", "name": "o", "outputs": {"q1": "A", "q2": ["B", "x"]}}, ref, runs=3)
+    bench = run({"kind": "outputs", "name": "o", "outputs": {"q1": "A", "q2": ["B", "x", None]}}, ref, runs=3)
     assert [(r.item, r.run, r.correct, r.failure_kind) for r in bench.rows] == [
         ("q1", 1, True, None), ("q1", 2, True, None), ("q1", 3, True, None),
         ("q2", 1, True, None), ("q2", 2, False, "wrong"), ("q2", 3, False, "parse_failure"),
     ]  # fmt: skip
+    with pytest.raises(ConfigError, match="fewer outputs than the 3 run"):  # 2 outputs for 3 runs
+        run({"kind": "outputs", "name": "o", "outputs": {"q1": "A", "q2": ["B", "x"]}}, ref, runs=3)
     jsonl = tmp_path / "o.jsonl"
     jsonl.write_text('{"item": "q1", "output": "A", "run": 1}\n{"item": "q2", "output": "B"}\n')
     assert [r.correct for r in run({"kind": "outputs", "name": "o", "path": str(jsonl)}, ref).rows] == [
@@ -231,7 +233,15 @@ def test_remote_clients_hold_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_replay_client_needs_a_store() -> None:
     with pytest.raises(ConfigError):
         build_client({"kind": "replay", "recording": "r"})
-    assert build_client({"kind": "replay", "recording": "r", "model": "m"}, Store(":memory:")).model == "m"
+    with pytest.raises(ConfigError, match="client.recording: no recording has this name"):
+        build_client({"kind": "replay", "recording": "r", "model": "m"}, Store(":memory:"))
+    fallback = {"kind": "mock", "echo": True}  # a new recording, filled from the fallback
+    assert (
+        build_client(
+            {"kind": "replay", "recording": "r", "model": "m", "fallback": fallback}, Store(":memory:")
+        ).model
+        == "m"
+    )
 
 
 def test_references(tmp_path: Path) -> None:
@@ -272,9 +282,18 @@ def test_outputs_arm_spec_reads_predictions_made_elsewhere(tmp_path: Path) -> No
     ref = build_reference(
         {"items": {"q1": "France", "q2": "Peru", "q3": "Chad"}, "labels": ["Paris", "Lima", "x"]}
     )
+    with pytest.raises(
+        ConfigError,
+        match=r"arms\[0\]\.path: arm 'file', preds.jsonl: 1 of 3 item\(s\) run have no output: 'q3'",
+    ):
+        benchmark(arm, ref, runs=1)
     with pytest.warns(Warning):
-        bench = benchmark(arm, ref, runs=1)
-    assert [r.failure_kind for r in bench.rows] == [None, "wrong", "parse_failure"]
+        bench = benchmark(
+            arm,
+            build_reference({"items": {"q1": "France", "q2": "Peru"}, "labels": ["Paris", "Lima"]}),
+            runs=1,
+        )
+    assert [r.failure_kind for r in bench.rows] == [None, "wrong"]
 
 
 def test_tatqa_specs_read_the_real_files(data: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 
 from hrbench_client import _paths
@@ -279,6 +280,58 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+class _Waiting:
+    """A plain line on stderr when no row came for ``every`` seconds (newcomer finding).
+
+    Decided: a benchmark whose endpoint never answers left ``hrb bench`` silent for minutes
+    (the progress bar is drawn on a terminal only). A thread prints, a terminal or not, at
+    most one line per ``every`` seconds while no row arrives: ``hrb: waiting: no row for 10 s
+    (3 of 40 runs done; benchmark ID)``. A terminal's progress bar is redrawn after it.
+    """
+
+    def __init__(self, progress: _Progress, every: float = 10.0) -> None:
+        import threading
+        import time
+
+        self.progress = progress
+        self.every = every
+        self.last = time.monotonic()
+        self.stop = threading.Event()
+        self.done: tuple[int, int] | None = None
+        self.thread = threading.Thread(target=self._run, name="hrb-waiting", daemon=True)
+
+    def __enter__(self) -> _Waiting:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(timeout=1.0)
+
+    def row(self) -> None:
+        """A row arrived."""
+        import time
+
+        self.last = time.monotonic()
+
+    def _run(self) -> None:
+        import time
+
+        while not self.stop.wait(1.0):
+            quiet = time.monotonic() - self.last
+            if quiet < self.every:
+                continue
+            note = getattr(self.progress.stream, "progress", None)
+            done = "" if note is None else f"{note.done} of {note.total} runs done; "
+            bench_id = getattr(self.progress.stream, "id", None)
+            where = f"benchmark {bench_id}" if bench_id else "the benchmark"
+            line = f"hrb: waiting: no row for {quiet:.0f} s ({done}{where} is running; Ctrl-C cancels it)"
+            if self.progress.on:
+                sys.stderr.write("\r\x1b[K")
+            print(line, file=sys.stderr, flush=True)
+            self.last = time.monotonic()  # at most one line per `every` seconds
+
+
 # -- score -----------------------------------------------------------------------------------------
 
 
@@ -408,17 +461,31 @@ def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
     return data, file.resolve().parent
 
 
+_HEAD_VAR = re.compile(r"^\$(?:\{(\w+)\}|(\w+))")
+"""An environment variable at the head of a path: ``${HRBENCH_DATA}/...`` or ``$HRBENCH_DATA/...``."""
+
+
 def _resolve(base: Path, value: Any) -> Any:
     """A path of a spec file, made absolute.
 
-    Environment variables are expanded (``${HRBENCH_DATA}/...``), then ``~``; a relative path is
-    taken from the spec file's folder.
+    Environment variables are expanded (``${HRBENCH_DATA}/...``), then ``~``; a relative path
+    written in the spec is taken from the spec file's folder, but a relative path that a
+    variable at the head of the path holds is taken from the shell's working directory, as
+    the shell would (decided, newcomer finding: ``cd hrbench && HRBENCH_DATA=../shared/data hrb
+    bench examples/squad2-shared-50.toml``, the command in that spec's own header, looked in
+    ``examples/../shared/data``). The client resolves both before it sends the spec, so the
+    daemon's working directory never matters.
 
     Raises:
         InvalidParams: a variable the environment does not set (named, so the user can set it).
     """
     if not isinstance(value, str) or not value:
         return value
+    head = _HEAD_VAR.match(value)
+    if head is not None and os.environ.get(head.group(1) or head.group(2)):
+        # decided (newcomer finding): a variable's relative path is the shell's, not the spec's
+        here = os.path.abspath(os.path.expanduser(os.environ[head.group(1) or head.group(2)]))
+        value = here + value[head.end() :]
     expanded = os.path.expandvars(value)
     if "$" in expanded:
         name = expanded[expanded.index("$") :].split("/")[0]
@@ -496,9 +563,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         stream = hb.benchmark(spec, on_progress=progress)
         progress.stream = stream
         try:
-            for row in stream:
-                _out(row)
-                sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
+            with _Waiting(progress) as waiting:
+                for row in stream:
+                    waiting.row()
+                    _out(row)
+                    sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
         except KeyboardInterrupt:
             progress.end()
             stream.close()
@@ -540,8 +609,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
         _out(stream.result)
         if sys.stderr.isatty():
             print(stream.result.text, file=sys.stderr)
-            for w in stream.result.warnings:
-                print(f"warning: {w}", file=sys.stderr)
     return bench_exit(stream.result, args.fail_under)
 
 
@@ -697,15 +764,21 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
     cause, and ``hrb bench --resume ID --retry-errors`` to run them again once the cause is
     fixed; newcomer finding), else 1 when an arm's accuracy is under ``fail_under``, else 0:
     every run was scored.
+
+    Decided (newcomer finding: ``NoLabelsWarning`` and ``FewRunsWarning`` lived only in the
+    JSON result line, stderr empty, exit 0): every warning the benchmark raised is printed on
+    stderr once, a terminal or not, as ``hrb: warning: Class: message``; the warnings of runs
+    that ended in errors or were stopped by the budget are printed with that summary instead.
     """
     stopped = sum(s.budget_stop for s in result.summary)
     errors = sum(sum(s.error_causes.values()) or s.errors for s in result.summary)
     retry = " --retry-errors" if errors else ""
-    said = [
-        w.split(": ", 1)[1]
-        for w in result.warnings
-        if w.startswith(("ArmErrorWarning", "BudgetStoppedWarning"))
-    ]
+    warned = list(dict.fromkeys(result.warnings))
+    said = [w.split(": ", 1)[1] for w in warned if w.startswith(("ArmErrorWarning", "BudgetStoppedWarning"))]
+    summarised = stopped or errors or result.status == "errors"
+    for w in warned:
+        if not (w.startswith(("ArmErrorWarning", "BudgetStoppedWarning")) and summarised):
+            _err(f"warning: {w}")
     if stopped:
         _err(
             f"budget stop: {stopped} run(s) were stopped by the governor and not run; the rows scored are kept"
@@ -755,14 +828,19 @@ def eval_params(path: str) -> Any:
             text = file.read_text(encoding="utf-8")
         except OSError as exc:
             _fail_usage(f"cannot read data {file}: {exc.strerror}")
-        try:
-            data["data"] = (
-                json.loads(text)
-                if text.lstrip().startswith("[")
-                else [json.loads(line) for line in text.splitlines() if line.strip()]
-            )
-        except json.JSONDecodeError as exc:
-            _fail_usage(f"data {file} is not JSON or JSON lines: {exc}")
+        if text.lstrip().startswith("["):
+            try:
+                data["data"] = json.loads(text)
+            except json.JSONDecodeError as exc:
+                _fail_usage(f"data {file} is not JSON: {exc}")
+        else:  # each line on its own: the error names the file's line (newcomer finding)
+            data["data"] = []
+            for n, line in enumerate(text.split("\n"), 1):
+                if line.strip():
+                    try:
+                        data["data"].append(json.loads(line))
+                    except json.JSONDecodeError as exc:
+                        _fail_usage(f"data {file} line {n} is not JSON ({exc.msg} at column {exc.colno})")
     data["python_path"] = [str(base), *[_resolve(base, x) for x in data.get("python_path", [])]]
     try:
         return _msgspec().convert(data, p.EvaluateParams)
@@ -869,7 +947,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         try:
             rep = hb.report(args.id, **settings)
         except TooFewRunsError as exc:
-            if "use --descriptive" not in exc.message:
+            if "--descriptive" not in exc.message:  # the library's message already says it
                 exc.message = f"{exc.message.rstrip()} In hrb: use --descriptive."
             raise
     if plot is not None:

@@ -32,7 +32,7 @@ import msgspec
 
 from hrbench_client import _paths
 from hrbench_client import protocol as p
-from hrbench_client.errors import DaemonError, HrbenchError, RequestCancelled, from_error
+from hrbench_client.errors import DaemonError, HrbenchError, InvalidParams, RequestCancelled, from_error
 
 if TYPE_CHECKING:
     import subprocess
@@ -719,6 +719,8 @@ def start_daemon(
         rc = proc.poll()
         if rc is not None:
             _STARTED.pop(proc.pid, None)
+            if rc == 2:  # a bad argument or environment value: the log's last line names it
+                raise InvalidParams(f"the daemon refused to start{_last_line(log)}")
             if rc != 3:  # 3: another daemon won the race; wait for it
                 raise DaemonError(f"the daemon exited with code {rc}{_last_line(log)}; see {log}")
         time.sleep(0.02)

@@ -248,6 +248,11 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     scale word (each output then also carries the stored prediction and its scale, which the
     ``tatqa`` scorer reads), or with ``format = "tatqa"`` as a TAT-QA run file
     (``hrbench.reading.tatqa_outputs``, prediction and ``pred_scale`` kept).
+
+    Every run must have an output: an id that matches no item of the reference, an item run
+    without one, or fewer outputs than runs is refused before the first run (exit 2), unless
+    ``missing = "error"`` (a legitimately partial file): each run of an item without an
+    output is then an ``error`` run, counted on stderr (``hrbench.reading.check_outputs``).
     """
 
     name: Name
@@ -257,6 +262,7 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     prediction_field: str | None = None
     scale_field: str | None = None
     format: Literal["outputs", "tatqa"] = "outputs"
+    missing: Literal["refuse", "error"] = "refuse"
 
 
 class ImportArmSpec(_Spec, tag="import", tag_field="kind"):

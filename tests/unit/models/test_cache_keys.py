@@ -32,12 +32,14 @@ def _bench(client: Any, cache: hb.Cache, runs: int = 5) -> hb.Bench:
 
 def test_case_R03a_client_max_tokens_is_in_the_key(srv: LoopbackServer) -> None:
     c = case("R03a")
-    srv.set(reply_words=10)  # the provider truncates the reply to max_tokens words
+    # a reply of 3 words fits max_tokens=3 (a reply cut at the limit is an error, never cached)
+    srv.set(reply_words=3)
     cache = hb.Cache()
     short = hb.AnthropicClient("claude-x", base_url=srv.base_url, api_key_env=None, max_tokens=3, **FAST)
     first = _bench(short, cache)
     assert all(len(r.outcome.split()) == 3 for r in first.rows)
     srv.reset()
+    srv.set(reply_words=10)  # had max_tokens been left out of the key, the 3-word replies would be served
     full = hb.AnthropicClient("claude-x", base_url=srv.base_url, api_key_env=None, max_tokens=1000, **FAST)
     second = _bench(full, cache)
     assert len(srv.requests) == c["label"]["run_2_provider_calls"] == 5
@@ -106,7 +108,7 @@ def test_an_explicit_limit_wins_over_the_client_default_in_the_key() -> None:
 
 def test_openai_client_default_max_tokens_is_sent(srv: LoopbackServer) -> None:
     cl = hb.OpenAIClient("m", base_url=srv.base_url, api_key_env=None, max_tokens=4, **FAST)
-    srv.set(reply_words=10)
+    srv.set(reply_words=4)
     _bench(cl, hb.Cache(), runs=5)
     assert [r.body["max_tokens"] for r in srv.requests] == [4] * 5
 

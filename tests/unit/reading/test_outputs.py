@@ -11,7 +11,7 @@ import pytest
 import hrbench as hb
 from hrbench.arm import Context
 from hrbench.errors import ConfigError
-from hrbench.reading import answer_scorer, outputs_arm, qa_reference, tatqa_outputs, tatqa_reference
+from hrbench.reading import answer_scorer, outputs_arm, qa_reference, tatqa_outputs
 
 DOC = "Sheffield produced 12,400 units; Leeds produced 8,050."
 
@@ -44,10 +44,10 @@ def test_mapping_and_missing_prediction() -> None:
     assert arm.is_async and arm.settings["n"] == 2 and arm.settings["source"] == "mapping"
     assert call(arm, "a") == "12,400 units"
     assert call(arm, "b") == "8050"  # a number in plain digits
-    missing = call(arm, "zz")
-    assert missing == {"text": None, "failure_kind": "parse_failure", "error": "no prediction for item 'zz'"}
-    assert answer_scorer()(None, missing, "x").failure_kind == "parse_failure"
-    assert hb.exact_scorer()(None, missing, "x").failure_kind == "parse_failure"
+    # an item without a prediction is refused before the first run (check_outputs); called
+    # anyway, the arm raises (an error run), never a quiet parse_failure (newcomer finding)
+    with pytest.raises(LookupError, match="no output for item 'zz'"):
+        call(arm, "zz")
 
 
 def test_values_become_outputs() -> None:
@@ -101,11 +101,17 @@ def test_file_errors(tmp_path: Path) -> None:
 def test_through_the_runner() -> None:
     arm = outputs_arm("stored", {"a": "It made 12,400.", "c": "The passage does not say."})
     other = outputs_arm("other", {"a": "12,40", "b": "8\u00a0050", "c": "Bob"})
-    bench = hb.benchmark([arm, other], ref(), runs=5, scorer=answer_scorer())
+    with pytest.raises(
+        ConfigError, match=r"arms\[0\]\.outputs: arm 'stored': 1 of 3 item\(s\) run have no output: 'b'"
+    ):
+        hb.benchmark([arm, other], ref(), runs=5, scorer=answer_scorer())
+    arm = outputs_arm("stored", {"a": "It made 12,400.", "c": "The passage does not say."}, missing="error")
+    with pytest.warns(hb.ArmErrorWarning, match="no output for item 'b'"):
+        bench = hb.benchmark([arm, other], ref(), runs=5, scorer=answer_scorer())
     assert len(bench.rows) == 3 * 2 * 5
     kinds = {(r.arm, r.item): (r.correct, r.failure_kind) for r in bench.rows}
     assert kinds[("stored", "a")] == (True, None)
-    assert kinds[("stored", "b")] == (False, "parse_failure")  # no prediction
+    assert kinds[("stored", "b")] == (False, "error")  # no prediction: an error run, never a parse failure
     assert kinds[("stored", "c")] == (True, None)
     assert kinds[("other", "a")] == (False, "wrong")
     assert kinds[("other", "b")] == (True, None)
@@ -146,6 +152,10 @@ def test_real_tatqa_outputs(data: Path) -> None:
     assert sample["4960801d-277d-4f79-8eca-c4d0200fa9d6"] == "$1,496.5 million"
     with pytest.raises(ConfigError):
         tatqa_outputs(pot, field="nope")
-    reference = tatqa_reference(data / "tatqa-dev-llm" / "tatqa_dataset_dev.json", limit=40)
+    from hrbench.specs import build_reference  # a sample of the data set the run file covers
+
+    reference = build_reference(
+        {"path": str(data / "tatqa-dev-llm" / "tatqa_dataset_dev.json"), "format": "tatqa", "limit": 40}
+    )
     bench = hb.benchmark(outputs_arm("pot", out), reference, runs=5, scorer=answer_scorer())
     assert 0.3 < bench.summary()[0]["accuracy"] < 1.0

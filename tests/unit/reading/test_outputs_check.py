@@ -3,6 +3,7 @@ exit 0, no warning; a duplicate line in a predictions file was kept silently).""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -25,62 +26,150 @@ def _run(arm: hb.Arm, reference: dict[str, Any] = REF) -> hb.Benchmark:
 @pytest.mark.parametrize(
     ("outputs", "shown"),
     [
-        ({"Q1": "Paris"}, "'Q1' (closest item: 'q1')"),  # the newcomer's case
-        ({"Q1": "Paris", "Q2": "Lima", "Q3": "x", "Q4": "y"}, "and 1 more"),
-        ({"q1 ": "Paris", "q2": "Lima"}, "'q1 ' (closest item: 'q1')"),  # spaces around an id
-        ({"q1": "Paris", "q9": "Lima"}, "'q9'"),  # one id of the spec's own table is no item
+        ({"Q1": "Paris", "q2": "Lima", "q3": "x"}, "'Q1' (closest item: 'q1')"),  # the newcomer's case
+        ({"q1": "P", "q2": "L", "q3": "N", "Q1": "x", "Q2": "y", "Q3": "z", "Q4": "w"}, "and 1 more"),
+        ({"q1 ": "Paris", "q1": "P", "q2": "Lima", "q3": "x"}, "'q1 ' (closest item: 'q1')"),
+        ({"q1": "Paris", "q2": "Lima", "q3": "x", "q9": "Lima"}, "'q9'"),
         ({"a": "Paris"}, "'a'"),
     ],
 )
-def test_an_inline_outputs_arm_with_ids_of_no_item_is_refused_before_the_first_run(
-    outputs: dict[str, str], shown: str
+def test_an_outputs_arm_with_ids_of_no_item_is_refused_before_the_first_run(
+    outputs: dict[str, str], shown: str, tmp_path: Path
 ) -> None:
+    """Inline, as a mapping and as a file: one rule (newcomer finding), the field and the file named."""
     arm = build_arm({"kind": "outputs", "name": "base", "outputs": outputs})
     with pytest.raises(ConfigError) as err:
         _run(arm)
-    assert err.value.field == "arms.base.outputs" and shown in str(err.value)
+    assert err.value.field == "arms[0].outputs" and shown in str(err.value)
+    assert "output id(s) match no item of the reference" in str(err.value)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text("".join(json.dumps({"id": k, "prediction": v}) + "\n" for k, v in outputs.items()))
+    spec = {"kind": "outputs", "name": "base", "path": str(preds), "id_field": "id"}
+    with pytest.raises(ConfigError) as err:
+        _run(build_arm(spec))
+    assert err.value.field == "arms[0].path" and shown in str(err.value)
+    assert "arm 'base', preds.jsonl:" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        _run(outputs_arm("base", outputs))
+    assert err.value.field == "arms[0].outputs" and shown in str(err.value)
 
 
 @pytest.mark.parametrize(
-    ("ids", "every_id", "refused"),
+    ("ids", "per_run", "refused"),
     [
-        (["q1", "q2", "q3"], False, None),
-        (["q1"], False, None),  # items without a prediction: parse failures, as before
-        (["q1", "zz", "other-set-9"], False, None),  # a run file wider than the reference sample
-        (["Q1", "Q2"], False, "holds no prediction for any"),
-        (["q1", "Q2"], False, "spells item ids otherwise"),  # q2 would be a silent failure
-        (["q2", "Q2"], False, None),  # q2 has its own prediction: Q2 is another row of the file
-        (["q1", "zz"], True, "names ids that match no item"),
-        (["x"], False, "holds no prediction for any"),
-        (["q4"], False, "holds no prediction for any"),  # another split's items only
+        (["q1", "q2", "q3"], None, None),
+        (["q1", "q2", "q3", "q4"], None, None),  # another split's item: an item of the reference
+        (["q1"], None, "2 of 3 item(s) run have no output: 'q2', 'q3'"),
+        (["q1", "q2", "q3", "zz"], None, "1 of 4 output id(s) match no item of the reference: 'zz'"),
+        (["Q1", "Q2"], None, "3 of 3 item(s) run have no output"),
+        (["q1", "Q2", "q3"], None, "'Q2' (closest item: 'q2')"),
+        (["q4"], None, "3 of 3 item(s) run have no output"),  # another split's items only
+        (
+            ["q1", "q2", "q3"],
+            {"q1": ["a", "b"]},
+            "1 item(s) have fewer outputs than the 3 run(s): 'q1' (runs 3)",
+        ),
+        (["q1", "q2", "q3"], {"q1": ["a", "NO", "c"]}, "'q1' (runs 2)"),
+        (["q1", "q2", "q3"], {"q1": ["a", "b", "c", "d"]}, None),  # more outputs than runs: the first ones
     ],
 )
-def test_check_outputs_rule_family(ids: list[str], every_id: bool, refused: str | None) -> None:
+def test_check_outputs_rule_family(
+    ids: list[str], per_run: dict[str, list[str]] | None, refused: str | None
+) -> None:
+    from hrbench.reading._outputs import NO_OUTPUT
+
     run = {"q1": "France", "q2": "Peru", "q3": "Chad"}
     known = [*run, "q4"]
+    lists = (
+        None
+        if per_run is None
+        else {k: [NO_OUTPUT if x == "NO" else x for x in v] for k, v in per_run.items()}
+    )
     if refused is None:
-        check_outputs("a", ids, run, known, every_id=every_id)
+        check_outputs("a", ids, run, known, runs=3, per_run=lists)
         return
-    with pytest.raises(ConfigError, match=refused) as err:
-        check_outputs("a", ids, run, known, every_id=every_id)
-    assert err.value.field == "arms.a.outputs"
+    with pytest.raises(ConfigError) as err:
+        check_outputs("a", ids, run, known, runs=3, per_run=lists)
+    assert err.value.field == "outputs" and refused in str(err.value), str(err.value)
+    with pytest.raises(ConfigError) as err:
+        check_outputs("a", ids, run, known, runs=3, per_run=lists, source="/x/p.jsonl")
+    assert err.value.field == "path" and "arm 'a', p.jsonl: " in str(err.value)
 
 
-def test_a_library_mapping_of_another_data_set_is_refused(tmp_path: Path) -> None:
-    arm = outputs_arm("base", {"x1": "Paris", "x2": "Lima"})
-    with pytest.raises(ConfigError, match=r"arms\.base\.outputs: holds no prediction for any of the 3"):
-        _run(arm)
+@pytest.mark.parametrize("runs", [1, 2, 5])
+@pytest.mark.parametrize("given", [0, 1, 2, 4])
+def test_fewer_outputs_than_runs_is_refused_inline_and_from_a_file(
+    runs: int, given: int, tmp_path: Path
+) -> None:
+    """bad/outslen.toml: 2 outputs for 5 runs gave 3 silent parse failures, exit 0."""
+    outputs = {"q1": ["Paris"] * given, "q2": "Lima", "q3": "N'Djamena"}
+    preds = tmp_path / "o.jsonl"
+    preds.write_text(
+        "".join(json.dumps({"item": "q1", "run": r, "output": "Paris"}) + "\n" for r in range(1, given + 1))
+        + '{"item": "q2", "output": "Lima"}\n{"item": "q3", "output": "N\'Djamena"}\n'
+    )
+    for spec, field in (({"outputs": outputs}, "arms[0].outputs"), ({"path": str(preds)}, "arms[0].path")):
+        arm = build_arm({"kind": "outputs", "name": "o", **spec})
+        if given >= runs:
+            with pytest.warns(Warning) if runs < 5 else contextlib.nullcontext():
+                bench = hb.benchmark(arm, build_reference(REF), runs=runs)
+            assert all(r.correct for r in bench.rows)
+            continue
+        with pytest.raises(ConfigError) as err:
+            hb.benchmark(arm, build_reference(REF), runs=runs)
+        said = (
+            "1 of 3 item(s) run have no output: 'q1'"  # a file with no line for q1
+            if given == 0 and field.endswith("path")
+            else f"fewer outputs than the {runs} run(s): 'q1'"
+        )
+        assert err.value.field == field and said in str(err.value)
+
+
+def test_a_run_left_out_of_an_outputs_file_is_refused(tmp_path: Path) -> None:
+    preds = tmp_path / "o.jsonl"
+    preds.write_text(
+        '{"item": "q1", "run": 1, "output": "Paris"}\n{"item": "q1", "run": 3, "output": "Paris"}\n'
+        '{"item": "q2", "output": "Lima"}\n{"item": "q3", "output": "x"}\n'
+    )
+    with pytest.raises(ConfigError, match=r"'q1' \(runs 2\)"):
+        hb.benchmark(
+            build_arm({"kind": "outputs", "name": "o", "path": str(preds)}), build_reference(REF), runs=3
+        )
+
+
+def test_a_wider_predictions_file_is_scored_on_a_sample_of_its_source(tmp_path: Path) -> None:
+    """A run file over the whole data set, the reference a selection of it (ids, ids_from, limit)."""
+    source = tmp_path / "ref.jsonl"
+    source.write_text(
+        "".join(json.dumps({"id": f"q{i}", "item": f"c{i}", "label": f"x{i}"}) + "\n" for i in range(1, 7))
+    )
+    outputs = {f"q{i}": f"x{i}" for i in range(1, 7)}
+    for select in ({"ids": ["q2", "q4"]}, {"limit": 2}):
+        ref = build_reference({"path": str(source), **select})
+        assert len(ref) == 2 and ref.source_ids == frozenset(outputs)
+        bench = hb.benchmark(outputs_arm("wide", outputs), ref, runs=5)
+        assert all(r.correct for r in bench.rows)
+    with pytest.raises(ConfigError, match="1 of 7 output id"):  # still: an id of no item of the source
+        hb.benchmark(
+            outputs_arm("wide", {**outputs, "q7": "x"}), build_reference({"path": str(source), "limit": 2})
+        )
+
+
+@pytest.mark.parametrize("missing", ["refuse", "error"])
+def test_a_legitimately_partial_file_gives_error_runs_with_their_cause(missing: str, tmp_path: Path) -> None:
     preds = tmp_path / "p.jsonl"
-    preds.write_text('{"id": "Q1", "prediction": "Paris"}\n{"id": "q2", "prediction": "Lima"}\n')
-    with pytest.raises(ConfigError, match="'Q1' \\(closest item: 'q1'\\)"):
-        _run(build_arm({"kind": "outputs", "name": "f", "path": str(preds), "id_field": "id"}))
-
-
-def test_a_wider_predictions_file_scores_the_items_it_shares() -> None:
-    arm = outputs_arm("base", {"q1": "Paris", "q2": "Lima", "elsewhere": "x"})
-    with pytest.warns(Warning):  # few runs
-        bench = hb.benchmark(arm, build_reference(REF), runs=1)
-    assert [r.failure_kind for r in bench.rows] == [None, None, "parse_failure"]
+    preds.write_text('{"id": "q1", "prediction": "Paris"}\n{"id": "q2", "prediction": "Lima"}\n')
+    arm = build_arm(
+        {"kind": "outputs", "name": "f", "path": str(preds), "id_field": "id", "missing": missing}
+    )
+    if missing == "refuse":
+        with pytest.raises(ConfigError, match=r"1 of 3 item\(s\) run have no output: 'q3' \(to score only"):
+            _run(arm)
+        return
+    with pytest.warns((hb.ArmErrorWarning, hb.FewRunsWarning)) as said:
+        bench = _run(arm)
+    assert any("no output for item 'q3'" in str(w.message) for w in said)
+    assert [r.failure_kind for r in bench.rows] == [None] * 3 + [None] * 3 + ["error"] * 3
 
 
 @pytest.mark.parametrize(

@@ -197,7 +197,7 @@ def test_errors(data: object, kwargs: dict, error: type) -> None:
 def test_bad_jsonl_line(tmp_path: Path) -> None:
     p = tmp_path / "x.jsonl"
     p.write_text('{"id": 1}\nnot json\n', encoding="utf-8")
-    with pytest.raises(ConfigError, match="x.jsonl:2"):
+    with pytest.raises(ConfigError, match="x.jsonl line 2 is not JSON"):
         read_rows(p)
 
 

@@ -406,9 +406,18 @@ def test_hrbench_reproduces_the_official_figures_on_every_run(
     data: Path, dev: hb.Reference, run: str
 ) -> None:
     """The whole dev set through the runner: scorer tatqa (EM) and metrics (EM, F1); 1,668 rows."""
-    arm = outputs_arm(run, tatqa_outputs(_run_file(data, run), scaled=True))
-    with pytest.warns(hb.FewRunsWarning):  # one prediction per question
+    outputs = tatqa_outputs(_run_file(data, run), scaled=True)
+    absent = sorted(set(dev.ids) - set(outputs))  # the LLM runs leave out one question
+    assert len(absent) == (0 if run == "tatqa_repo_sample_prediction" else 1)
+    if absent:
+        with pytest.raises(hb.ConfigError, match=f"1 of 1668 item\\(s\\) run have no output: '{absent[0]}'"):
+            hb.benchmark(outputs_arm(run, outputs), dev, runs=1)  # refused unless the arm allows it
+    arm = outputs_arm(run, outputs, missing="error")
+    with pytest.warns((hb.FewRunsWarning, hb.ArmErrorWarning)) as said:  # one prediction per question
         bench = hb.benchmark(arm, dev, runs=1, scorer=tatqa_scorer(), metrics=[tatqa_scores])
+    for item in absent:  # an error run with its cause, never a parse_failure
+        assert any(f"no output for item '{item}'" in str(w.message) for w in said)
+        assert [r.failure_kind for r in bench.rows if r.item == item] == ["error"]
     (summary,) = bench.summary()
     em_hits, f1_sum = OFFICIAL_TOTALS[run]
     assert summary["runs"] == 1668
