@@ -115,8 +115,8 @@ def test_rows_into_a_closed_pipe_exit_141_quietly_in_every_format(
         assert (rc, err) == (141, ""), err
 
 
-def _commands(bench_id: str, base: Path) -> dict[str, list[str]]:
-    small = _spec(base, 3, 5)
+def _commands(bench_id: str, base: Path, small: str) -> dict[str, list[str]]:
+    """Every command that writes to stdout; ``small`` is a spec file to bench, ``base`` a folder."""
     return {
         "score (fast path)": ["score", "--label", "a", "a"],
         "score --check": ["score", "--check", "--scorer", "answer_contains", "--label", "a", "a"],
@@ -144,7 +144,7 @@ def _commands(bench_id: str, base: Path) -> dict[str, list[str]]:
     }
 
 
-COMMANDS = list(_commands("X", Path()))
+COMMANDS = list(_commands("X", Path("BASE"), "SPEC"))  # the names only: no file is written at import
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -159,7 +159,7 @@ def test_every_command_into_a_closed_pipe_exits_141_quietly(
         store.reference_put(Reference({"q1": "x"}, labels=["y"]), "pipe-ref")
     finally:
         store.close()
-    rc, err = _closed_early(home, _commands(bench_id, base)[command])
+    rc, err = _closed_early(home, _commands(bench_id, base, str(_spec(base, 3, 5)))[command])
     assert (rc, err) == (141, ""), err
 
 
