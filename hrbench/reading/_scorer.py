@@ -110,14 +110,31 @@ def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
     return nid, tuple(folded)
 
 
-def _answer_contains(item: Any, output: Any, label: Any) -> Score:
+def screen_folded(output: Any) -> Score | str:
+    """:func:`hrbench.scorer.screen` for the reading scorers: a failed output's outcome is folded.
+
+    Returns:
+        A wrong :class:`Score` for an output that is not an answer (its failure kind, or
+        ``"parse_failure"`` when it has no text), its outcome the folded text; else the text.
+
+    Example:
+        >>> screen_folded({"text": " Paris ", "failure_kind": "refusal"}).outcome, screen_folded(" B ")
+        ('paris', ' B ')
+    """
     kind = output_failure(output)
     text = output_text(output)
-    outcome = None if text is None else fold_answer(text)
     if kind is not None:
-        return Score(correct=False, outcome=outcome, failure_kind=kind)
-    if outcome is None:
+        return Score(correct=False, outcome=None if text is None else fold_answer(text), failure_kind=kind)
+    if text is None:
         return Score(correct=False, outcome=None, failure_kind="parse_failure")
+    return text
+
+
+def _answer_contains(item: Any, output: Any, label: Any) -> Score:
+    text = screen_folded(output)
+    if isinstance(text, Score):
+        return text
+    outcome = fold_answer(text)
     stop = stop_kind(output)
     answers = label_answers(label)
     if answers is None:

@@ -7,7 +7,7 @@ from typing import Any
 from hrbench.metrics import normalize_answer, squad_exact, squad_f1
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found, is_not_found
-from hrbench.reading._scorer import _answer_contains, stop_kind
+from hrbench.reading._scorer import _answer_contains, screen_folded, stop_kind
 from hrbench.records import Score
 from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, output_failure, output_text
 
@@ -60,12 +60,9 @@ def squad_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
 
 
 def _squad(item: Any, output: Any, label: Any) -> Score:
-    kind = output_failure(output)
-    text = output_text(output)
-    if kind is not None:
-        return Score(correct=False, outcome=None if text is None else fold_answer(text), failure_kind=kind)
-    if text is None:
-        return Score(correct=False, outcome=None, failure_kind="parse_failure")
+    text = screen_folded(output)
+    if isinstance(text, Score):
+        return text
     abstains = _folded_not_found(fold_answer(text))
     prediction = "" if abstains else text
     outcome = normalize_answer(prediction)

@@ -37,7 +37,7 @@ from hrbench.errors import ConfigError
 from hrbench.metrics import Metric, _get, _missing
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found
-from hrbench.reading._scorer import stop_kind
+from hrbench.reading._scorer import screen_folded, stop_kind
 from hrbench.records import Score
 from hrbench.scorer import Scorer, output_failure, output_text
 
@@ -358,12 +358,9 @@ def _prediction_of(output: Any, text: str) -> tuple[Any, str]:
 
 
 def _tatqa(item: Any, output: Any, label: Any) -> Score:
-    kind = output_failure(output)
-    text = output_text(output)
-    if kind is not None:
-        return Score(correct=False, outcome=None if text is None else fold_answer(text), failure_kind=kind)
-    if text is None:
-        return Score(correct=False, outcome=None, failure_kind="parse_failure")
+    text = screen_folded(output)
+    if isinstance(text, Score):
+        return text
     answer, scale, answer_type = _gold_of(label)
     prediction, pred_scale = _prediction_of(output, text)
     try:
