@@ -98,8 +98,11 @@ def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path,
     # each cancelled call counted once: the ledger's cancelled part is the two cancels' sum
     assert led["cancelled_calls"] == led["unknown_calls"] == sum(n for n, _ in cancelled)
     assert led["cancelled_usd"] == pytest.approx(sum(u for _, u in cancelled))
-    # calls counted are requests the server received (none counted that was not sent)
-    assert led["calls"] <= received
+    # calls counted are requests sent: every received request was counted, and every call not
+    # cancelled in flight was received. A call cancelled in flight was written whole (it stays a
+    # call, decided) but its connection closed with the cancel, so the server may not have read
+    # it: one CI run counted 32 calls for 31 received.
+    assert led["calls"] - led["cancelled_calls"] <= received <= led["calls"]
     settled_usd = led["usd"] - led["unknown_usd"]
     assert settled_usd - 1e-9 <= billed <= led["usd"] + 1e-9  # the bill lies between settled and at most
     text = final.result.text
