@@ -639,16 +639,65 @@ class Store:
         body = (
             chunks[0] if len(chunks) == 1 else b"[" + b",".join(c[1:-1] for c in chunks if len(c) > 2) + b"]"
         )
-        seqs = _enc.encode([seq for seq, _ in rows])
-        steps = _enc.encode(traces or {})
+        self.row_batch_put(
+            benchmark_id,
+            [seq for seq, _ in rows],
+            body,
+            _enc.encode(traces or {}),
+            ledger=ledger,
+            fresh=fresh,
+            keys=[(r.arm, r.item, r.run) for _, r in rows] if fresh is None else None,
+        )
+
+    def row_batch_put(
+        self,
+        benchmark_id: str,
+        seqs: Sequence[int],
+        rows_json: bytes,
+        traces_json: bytes = b"{}",
+        ledger: tuple[int, float, int] | None = None,
+        *,
+        fresh: int | None = None,
+        keys: Sequence[tuple[str, str, int]] | None = None,
+    ) -> None:
+        """Write a batch of rows already encoded, their traces and the governor's use, in one transaction.
+
+        What :meth:`rows_put` does once it has encoded its rows; the daemon encodes each row and
+        trace as it is scored, so a batch is written without holding a Python object per row
+        (issue 15, point 6: rows kept for a batch as objects cost the event loop ~3 us a row
+        in garbage collection and cache misses).
+
+        Args:
+            benchmark_id: the benchmark.
+            seqs: the rows' order numbers, in the order of ``rows_json``.
+            rows_json: the rows as one JSON array (msgspec's encoding of ``list[Row]``).
+            traces_json: ``{ledger_id: steps}`` as one JSON object.
+            ledger: the governor's use to keep with the rows (a Ray run's), or ``None``.
+            fresh: how many rows have a key not stored yet; ``None`` to find out from ``keys``.
+            keys: the rows' ``(arm, item, run)``, needed when ``fresh`` is ``None``.
+
+        Raises:
+            ConfigError: when neither ``fresh`` nor ``keys`` is given for a non-empty batch.
+            StoreError: the write failed (nothing of the batch is kept).
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> row = Row(cluster="c", item="q", arm="a", run=1, split="test", correct=True,
+            ...           outcome=None, failure_kind=None)
+            >>> s.row_batch_put("b", [0], b"[" + msgspec.json.encode(row) + b"]", fresh=1)
+            >>> s.rows_get("b")[0].item, s.rows_count("b")
+            ('q', 1)
+        """
+        if seqs and fresh is None and keys is None:
+            raise ConfigError("fresh", None, "give `fresh` or the rows' `keys` to count the new rows")
         with self._tx(immediate=fresh is None) as conn:
-            if rows or traces:
+            if seqs or traces_json != b"{}":
                 if fresh is None:
-                    stored = _stored_keys(conn, benchmark_id)
-                    fresh = len({(r.arm, r.item, r.run) for _, r in rows} - stored)
+                    assert keys is not None
+                    fresh = len(set(keys) - _stored_keys(conn, benchmark_id))
                 conn.execute(
                     "INSERT INTO row_batches (benchmark_id, n, fresh, seqs, rows, traces) VALUES (?,?,?,?,?,?)",
-                    [benchmark_id, len(rows), fresh, seqs, body, steps],
+                    [benchmark_id, len(seqs), fresh, _enc.encode(list(seqs)), rows_json, traces_json],
                 )
             if ledger is not None:
                 conn.execute(_LEDGER_SNAPSHOT, [benchmark_id, *ledger, time.time()])

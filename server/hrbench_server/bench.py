@@ -2,16 +2,22 @@
 
 Each scored row is
 
-1. buffered and written to the store with its trace in one transaction per batch, in a worker
-   thread while the runner goes on: when :data:`STORE_BATCH` rows are waiting (a batch takes
-   every row waiting, so batches grow while a write is under way), and at least every
-   :data:`FLUSH_INTERVAL_S` seconds; the runner waits only when :data:`MAX_PENDING` rows queue
-   behind a write;
+1. buffered and written to the store with its trace in one transaction per batch, in the
+   benchmark's writer thread while the runner goes on: when :data:`STORE_BATCH` rows are waiting
+   and no write is under way (a batch takes every row waiting, so batches grow while a write is
+   under way), and at least every :data:`FLUSH_INTERVAL_S` seconds; the runner waits only when
+   :data:`MAX_PENDING` rows queue behind a write. A batch is handed to the writer thread by the
+   row that fills it, not by a task: a runner whose calls never suspend (an instant mock, a warm
+   cache) gives the event loop no turn for thousands of rows, so a write left to a task began
+   only when the runner stopped at :data:`MAX_PENDING`, and the loop then sat idle through it
+   (issue 15, point 6: ~6 us a row);
 2. once that transaction committed, sent to the caller in ``hrbench/rows`` notifications (a
    batch each) tagged with the request id (unless ``stream`` is false), with an
    ``hrbench/progress`` notification about every 1% of rows: a row the caller saw is a row
-   saved. Each row is encoded once, in the writer thread, for both the store and the wire, and
-   a notification's rows are those encodings joined (issue 15, point 6).
+   saved. Each row and its trace are encoded once, as the row arrives, for both the store and
+   the wire: a notification's rows and a batch's stored rows are those encodings joined. A row
+   kept as Python objects until its batch was written cost the event loop ~3 us in garbage
+   collection and cache misses, more than encoding it (issue 15, point 6).
 
 A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
 its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
@@ -50,6 +56,7 @@ resume reads them back, so its summary's metrics cover every run (newcomer findi
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime
 import logging
 import os
@@ -99,8 +106,12 @@ STORE_BATCH = 256
 FLUSH_INTERVAL_S = 0.1
 """The longest a scored row waits before it is written (seconds)."""
 
-MAX_PENDING = 4 * STORE_BATCH
-"""Rows waiting behind a write still under way before the runner waits for it."""
+MAX_PENDING = 16 * STORE_BATCH
+"""Rows waiting behind a write still under way before the runner waits for it.
+
+A write can take tens of milliseconds when the runner holds the GIL (the writer thread waits up
+to the interpreter's switch interval, 5 ms, each time it needs it back from SQLite): rows are
+kept encoded, ~1 KB each with their trace, so this bounds a benchmark's queue to a few MB."""
 
 DEFAULT_CONCURRENCY = 16
 """How many (arm, item) pairs run at once when a new benchmark's request gives no ``concurrency``
@@ -109,7 +120,10 @@ DEFAULT_CONCURRENCY = 16
 _SPEC_VERSION = 1
 
 _encoder = msgspec.json.Encoder()
-"""The writer thread's encoder (rows and their notifications; one batch at a time per sink)."""
+"""The writer thread's encoder (notifications; one batch at a time per sink)."""
+
+_row_encoder = msgspec.json.Encoder()
+"""The event loop's encoder: each row and its trace, as the runner hands them over."""
 
 
 class _Sink:
@@ -140,16 +154,25 @@ class _Sink:
         """Whether the ledger is written with the rows (a Ray run; else it is kept per call)."""
         self.rerun: set[tuple[str, str, int]] = set()
         """``(arm, item, run)`` of stored rows this run makes again (budget stops, on resume)."""
-        self.pending: list[tuple[int, Row]] = []
-        self.pending_traces: dict[str, list[Step]] = {}
+        self.pending: list[bytes] = []
+        """The waiting rows, each encoded as JSON."""
+        self.pending_seqs: list[int] = []
+        self.pending_traces: list[bytes] = []
+        """Their traces, each as ``"ledger_id":[steps]`` (a member of a JSON object)."""
+        self.pending_rerun = 0  # how many waiting rows replace a stored one (see rerun)
         self.lock = asyncio.Lock()
         self.progress_every = max(1, total // 100)
         self.last_progress = done
         self.written = 0
         self.failed: StoreError | None = None
         self.unsaved = 0
-        self.ledger_written: tuple[int, float, int] | None = None
-        self.writing: asyncio.Future[None] | None = None  # the batch being written in the background
+        self.ledger_written: tuple[int, float, int] | None = None  # the last use submitted
+        self.writing: asyncio.Future[None] | None = None  # the last batch submitted, until it landed
+        self._job: concurrent.futures.Future[list[bytes]] | None = None  # its write
+        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hrbench-rows")
+        """One thread: batches commit in the order they were taken."""
+        self._cut = (done, done)  # (done, last_progress) once every batch submitted has landed
+        self._failure_logged = False
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -174,16 +197,21 @@ class _Sink:
         runner must await: the write under way when :data:`MAX_PENDING` rows queue behind it
         (a slow disk or a slow reader; memory stays bounded), or the store's error.
         """
-        self.pending.append((seq, row))
-        self.pending_traces[row.ledger_id] = trace
+        enc = _row_encoder.encode
+        self.pending.append(enc(row))
+        self.pending_seqs.append(seq)
+        self.pending_traces.append(b"%s:%s" % (enc(row.ledger_id), enc(trace)))
+        if self.rerun and (row.arm, row.item, row.run) in self.rerun:
+            self.pending_rerun += 1
         if self.failed is not None:
             return self.flush()  # raises the store's error
         if len(self.pending) >= STORE_BATCH:
-            writing = self.writing
-            if writing is None or writing.done():
+            job = self._job
+            if job is None or job.done():  # (its rows may not have landed: the next batch follows it)
                 self.writing = self._start_flush()
             elif len(self.pending) >= MAX_PENDING:
-                return self._behind(writing)
+                assert self.writing is not None
+                return self._behind(self.writing)
         return None
 
     async def _behind(self, writing: asyncio.Future[None]) -> None:
@@ -193,25 +221,37 @@ class _Sink:
 
     def _write(
         self,
-        batch: list[tuple[int, Row]],
-        traces: dict[str, list[Step]],
+        batch: list[bytes],
+        seqs: list[int],
+        traces: list[bytes],
+        fresh: int,
         use: tuple[int, float, int] | None,
         steps: list[int],
     ) -> list[bytes]:
         """Write a batch in one transaction (a worker thread); its ``hrbench/rows`` notifications, framed.
 
-        The rows are encoded once, for the store and the wire: one JSON array per ``steps``
-        entry (how many rows each notification carries, cut where a progress notification
-        falls), which the store keeps joined as the batch's rows. The event loop only queues
-        the frames once the transaction committed.
+        ``batch`` holds the rows' JSON (encoded once, for the store and the wire): one array
+        per ``steps`` entry (how many rows each notification carries, cut where a progress
+        notification falls), which the store keeps joined as the batch's rows. The event loop
+        only queues the frames once the transaction committed.
+
+        A batch after one that failed writes nothing (it may have been handed over before the
+        failure was seen): no row is written or sent after the store failed.
         """
+        if self.failed is not None:
+            raise self.failed
         chunks, start = [], 0
         for n in steps:
-            chunks.append(_encoder.encode([row for _, row in batch[start : start + n]]))
+            chunks.append(b"[%s]" % b",".join(batch[start : start + n]))
             start += n
-        rerun = self.rerun
-        fresh = len(batch) - (sum((r.arm, r.item, r.run) in rerun for _, r in batch) if rerun else 0)
-        self.app.store.rows_put(self.bench_id, batch, traces, ledger=use, chunks=chunks, fresh=fresh)
+        body = chunks[0] if len(chunks) == 1 else b"[%s]" % b",".join(batch)
+        try:
+            self.app.store.row_batch_put(
+                self.bench_id, seqs, body, b"{%s}" % b",".join(traces), ledger=use, fresh=fresh
+            )
+        except StoreError as exc:
+            self.failed = exc
+            raise
         if not self.stream:
             return []
         return [
@@ -251,50 +291,71 @@ class _Sink:
     async def flush(self) -> None:
         """Write the waiting rows in one transaction, then send them (and progress).
 
+        Returns once every batch taken before it landed (written and queued to the caller).
         Shielded: a caller cancelled mid-write (the ticker at the end of the run, a cancelled
         runner) does not lose the batch it took; the next flush waits for this one.
         """
         await asyncio.shield(self._start_flush())
 
     def _start_flush(self) -> asyncio.Future[None]:
-        task = asyncio.ensure_future(self._flush())
+        """Hand the waiting rows to the writer thread now; a future done once they landed.
+
+        Raises (through the future) the store's error once it failed: the waiting rows are
+        then counted unsaved and dropped.
+        """
+        job, n, steps, use = None, 0, [], self.ledger_written
+        if self.failed is not None:  # the store failed: keep nothing, send nothing
+            self.unsaved += len(self.pending)
+            self._take()
+        else:
+            use = self._use()
+            if self.pending or use != self.ledger_written:  # (no rows: calls went out, the
+                batch, seqs, traces, rerun = self._take()  # ledger follows every tick)
+                n, steps = len(batch), self._steps(len(batch))
+                job = self._job = self._writer.submit(self._write, batch, seqs, traces, n - rerun, use, steps)
+                self.ledger_written = use
+        task = asyncio.ensure_future(self._land(job, n, steps))
         task.add_done_callback(_seen)
         return task
 
-    async def _flush(self) -> None:
-        """Write the waiting rows, then queue them to the caller.
+    async def _land(
+        self, job: concurrent.futures.Future[list[bytes]] | None, n: int, steps: list[int]
+    ) -> None:
+        """Once a batch committed, queue its rows to the caller (batches land in the order taken).
 
         The next batch may be written while this one drains to a slow reader; the runner still
         waits at :data:`MAX_PENDING`.
         """
-        async with self.lock:
-            if self.failed is not None:  # the store failed: keep nothing, send nothing
-                self.unsaved += len(self.pending)
-                self.pending, self.pending_traces = [], {}
-                raise self.error()
-            use = self._use()
-            if not self.pending and use == self.ledger_written:
-                return
-            batch, traces = self.pending, self.pending_traces  # (no rows: calls went out, the
-            self.pending, self.pending_traces = [], {}  # ledger follows every tick)
+        async with self.lock:  # FIFO: the tasks take it in the order the batches were handed over
             try:
-                steps = self._steps(len(batch))
-                frames = await anyio.to_thread.run_sync(self._write, batch, traces, use, steps)
-                self.ledger_written = use
-            except StoreError as exc:
-                self.failed = exc
-                self.unsaved += len(batch)
-                logger.error("benchmark %s: %s", self.bench_id, exc)
+                frames = [] if job is None else await asyncio.wrap_future(job)
+            except StoreError:
+                self.unsaved += n
+                if not self._failure_logged:
+                    self._failure_logged = True
+                    logger.error("benchmark %s: %s", self.bench_id, self.failed)
                 raise self.error() from None
-            self.written += len(batch)
+            if job is None and self.failed is not None:
+                raise self.error()
+            self.written += n
             self._queue(steps, frames)
-        if batch:
+        if n:
             await self.proto.drain()
+
+    def close(self) -> None:
+        """Let the writer thread go once its last batch is written (after the last :meth:`flush`)."""
+        self._writer.shutdown(wait=False)
+
+    def _take(self) -> tuple[list[bytes], list[int], list[bytes], int]:
+        """The waiting rows, their order numbers, their traces and how many replace stored rows; none wait after."""
+        taken = self.pending, self.pending_seqs, self.pending_traces, self.pending_rerun
+        self.pending, self.pending_seqs, self.pending_traces, self.pending_rerun = [], [], [], 0
+        return taken
 
     def _steps(self, n: int) -> list[int]:
         """How many of ``n`` rows each notification carries: cut where a progress one falls (about every 1%)."""
         steps: list[int] = []
-        done, last = self.done, self.last_progress
+        done, last = self._cut
         while n > 0:
             step = min(n, max(1, self.progress_every - (done - last)))
             steps.append(step)
@@ -302,6 +363,7 @@ class _Sink:
             done += step
             if done - last >= self.progress_every:
                 last = done
+        self._cut = (done, last)
         return steps
 
     def _queue(self, steps: list[int], frames: list[bytes]) -> None:
@@ -719,7 +781,10 @@ async def _run(
                 except StoreError as exc:  # they stay open: the next resume folds them
                     logger.error("benchmark %s: ledger not closed: %s", bench_id, exc)
             try:
-                await sink.flush()
+                try:
+                    await sink.flush()
+                finally:
+                    sink.close()
                 summary = bench.summary() if bench is not None else None
                 await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
             except StoreError as exc:  # raised below, unless an error is already on its way

@@ -61,13 +61,22 @@ __all__ = [
 logger = logging.getLogger("hrbench_server")
 
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest request body accepted (bytes); larger ones are read, dropped and answered -32600."""
 
 COALESCE_S = 0.002
 """The longest a notification waits in the send queue (seconds): rows are sent in fewer writes."""
 
 COALESCE_BYTES = 64 * 1024
 """Queued notification bytes that are written at once, without waiting."""
-"""The largest request body accepted (bytes); larger ones are read, dropped and answered -32600."""
+
+WRITE_BUFFER_BYTES = 4 * 1024 * 1024
+"""Bytes a connection may hold unsent before a streaming benchmark waits for its reader.
+
+asyncio's default (64 KiB) is less than one batch of rows (~1,000 rows of ~330 bytes), so every
+batch waited for the client to read it, and the runner with it, whenever the client was not
+scheduled at that moment (issue 15, point 6). A slow reader still slows the benchmark rather
+than grow the daemon's memory: by at most this much per connection.
+"""
 
 
 class _Envelope(msgspec.Struct, omit_defaults=True):
@@ -465,6 +474,9 @@ async def serve_stream(
     """
     proto = server.protocol
     proto.set_writer(writer)
+    transport = getattr(writer, "transport", None)
+    if transport is not None and hasattr(transport, "set_write_buffer_limits"):
+        transport.set_write_buffer_limits(high=WRITE_BUFFER_BYTES)
     authed = token is None
     frames = FrameReader(reader, max_bytes, stall_s=stall_s)
     try:

@@ -212,3 +212,36 @@ def test_concurrent_benchmarks_stream_every_saved_row(home: Path) -> None:
         d.stop()
     assert len(results) == 48
     assert set(results.values()) == {(24, 24, 24)}, results
+
+
+def test_the_row_that_fills_a_batch_hands_it_to_the_writer(home: Path) -> None:
+    # Issue 15, point 6: an instant mock's runner gives the event loop no turn for thousands of
+    # rows, so a write left to a task began only when the runner stopped at MAX_PENDING, and
+    # the loop sat idle through it. The row that fills a batch now hands it to the writer
+    # thread itself: the first batch holds exactly STORE_BATCH rows, and later ones (taken
+    # while a write is under way) never reach MAX_PENDING before they are handed over.
+    from hrbench_server.bench import MAX_PENDING, STORE_BATCH
+
+    n_items, runs = 1000, 4
+    d = Daemon(home).start()
+    try:
+        with d.client() as c:
+            stream = c.benchmark({**spec(n=n_items, runs=runs, concurrency=16), "cache": False})
+            rows = list(stream)
+            bench_id = stream.id or ""
+    finally:
+        d.stop()
+    assert len(rows) == n_items * runs
+    assert len(set(keys(rows))) == n_items * runs
+    con = sqlite3.connect(home / "hrbench.sqlite3")
+    try:
+        sizes = [
+            n
+            for (n,) in con.execute("SELECT n FROM row_batches WHERE benchmark_id=? ORDER BY id", [bench_id])
+        ]
+    finally:
+        con.close()
+    assert sum(sizes) == n_items * runs
+    assert sizes[0] == STORE_BATCH, sizes
+    assert max(sizes) < MAX_PENDING, sizes
+    assert set(stored_rows(home / "hrbench.sqlite3", bench_id)) == set(keys(rows))
