@@ -159,41 +159,67 @@ def bench_spec(items: int, runs: int, stream: bool = True) -> dict[str, Any]:
     }
 
 
-def in_process_rows_per_s(items: int, runs: int) -> float:
+def in_process_rows_per_s(items: int, runs: int, duties: bool = False) -> float:
+    """Rows/s of the benchmark run by ``benchmark_async`` in this process, rows dropped as they come.
+
+    ``duties``: with the per-row work the daemon must do besides running (decided rules, not
+    transport): each call's reservation kept in a ledger (issue 13, :func:`hrbench.ledger.kept_ledger`
+    on a store in a temporary folder), the cancel grace's drain (:class:`hrbench.runtime.Drain`),
+    and each row and its trace encoded as JSON. What is left between this and the daemon is
+    the daemon's own cost: threads, SQLite, the socket.
+    """
     import anyio
 
     from hrbench.benchmark import benchmark_async
     from hrbench.governor import Governor
+    from hrbench.ledger import kept_ledger
+    from hrbench.runtime import Drain
     from hrbench.specs import build_arm, build_client, build_reference
+    from hrbench.store import Store
 
     spec = bench_spec(items, runs)
     arm, ref = build_arm(spec["arms"][0]), build_reference(spec["reference"])
     client = build_client(spec["client"])
+    governor = Governor()
     n = 0
+    encode = msgspec.json.Encoder().encode
 
     def on_row(seq: int, row: Any, trace: Any) -> None:
         nonlocal n
         n += 1
 
-    start = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        anyio.run(
-            lambda: benchmark_async(
-                arm,
-                ref,
-                runs,
-                client,
-                None,
-                "test",
-                Governor(),
-                1,
-                on_row=on_row,
-                keep_rows=False,
-                concurrency=16,
+    def on_row_encoded(seq: int, row: Any, trace: Any) -> None:
+        nonlocal n
+        n += 1
+        encode(row)
+        encode(trace)
+
+    with tempfile.TemporaryDirectory(prefix="hrb-duties-") as folder, contextlib.ExitStack() as stack:
+        if duties:
+            store = Store(Path(folder) / "duties.sqlite3")
+            stack.callback(store.close)
+            stack.enter_context(kept_ledger(governor, store, "duties"))
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            anyio.run(
+                lambda: benchmark_async(
+                    arm,
+                    ref,
+                    runs,
+                    client,
+                    None,
+                    "test",
+                    governor,
+                    1,
+                    on_row=on_row_encoded if duties else on_row,
+                    keep_rows=False,
+                    concurrency=16,
+                    drain=Drain() if duties else None,
+                )
             )
-        )
-    return n / (time.perf_counter() - start)
+        wall = time.perf_counter() - start
+    return n / wall
 
 
 def bare_rows_per_s(items: int, runs: int) -> float:
@@ -328,7 +354,7 @@ def main() -> None:
 
         # 2. rows/s streamed vs in-process
         total = rows_items * rows_runs
-        daemon_rps = inproc_rps = bare_rps = 0.0
+        daemon_rps = inproc_rps = bare_rps = duties_rps = 0.0
         daemon_cpu = inproc_cpu = float("inf")
         split: dict[str, float] = {}
         for _ in range(3):  # interleaved, best kept: load from elsewhere hits every variant
@@ -340,6 +366,7 @@ def main() -> None:
             cpu0 = time.process_time()
             inproc_rps = max(inproc_rps, in_process_rows_per_s(rows_items, rows_runs))
             inproc_cpu = min(inproc_cpu, time.process_time() - cpu0)
+            duties_rps = max(duties_rps, in_process_rows_per_s(rows_items, rows_runs, duties=True))
             bare_rps = max(bare_rps, bare_rows_per_s(rows_items, rows_runs))
         print(
             f"rows streamed      {total} rows: {daemon_rps:,.0f} rows/s through the daemon; "
@@ -354,6 +381,13 @@ def main() -> None:
             f"  daemon CPU split event loop (runner, queueing) {split['loop'] / total * 1e6:.1f} us/row; "
             f"writer and other threads (SQLite, encoding) {split['others'] / total * 1e6:.1f} us/row "
             "(these overlap only when a core is free)"
+        )
+        print(
+            f"  where it goes    in-process with the daemon's per-row duties (a ledger per call, the "
+            f"cancel drain, rows and traces encoded) {duties_rps:,.0f} rows/s, "
+            f"{duties_rps / inproc_rps:.2f}x in-process: the duties cost "
+            f"{(1 / duties_rps - 1 / inproc_rps) * 1e6:.1f} us/row, the daemon's threads, SQLite and "
+            f"socket {(1 / daemon_rps - 1 / duties_rps) * 1e6:.1f} us/row"
         )
         print(
             f"runner overhead    in-process {inproc_rps:,.0f} rows/s; bare loop (mock + scorer) "

@@ -8,6 +8,7 @@ response cache, recordings and governor ledgers are shared by every client.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import logging
 import os
@@ -80,6 +81,9 @@ class App:
         self.scorers: dict[str, Any] = {}
         self.background: set[asyncio.Task[Any]] = set()  # daemon-wide tasks (the idle watch)
         self.idle_exit_s: float | None = None
+        self.row_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hrbench-rows")
+        """The thread that writes benchmarks' rows: one, so a benchmark's batches commit in the
+        order they were taken (:mod:`hrbench_server.bench`)."""
 
     @property
     def store(self) -> Store:
@@ -111,6 +115,8 @@ class App:
             t.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=10)
+        # the batches handed over are written before the store closes (in a thread: a write may be slow)
+        await asyncio.get_running_loop().run_in_executor(None, self.row_writer.shutdown)
         if self._store is not None:
             self._store.close()
             self._store = None

@@ -3,9 +3,10 @@
 Each scored row is
 
 1. buffered and written to the store with its trace in one transaction per batch, in the
-   benchmark's writer thread while the runner goes on: when :data:`STORE_BATCH` rows are waiting
+   daemon's writer thread while the runner goes on: when :data:`STORE_BATCH` rows are waiting
    and no write is under way (a batch takes every row waiting, so batches grow while a write is
-   under way), and at least every :data:`FLUSH_INTERVAL_S` seconds; the runner waits only when
+   under way), and at least every :data:`FLUSH_INTERVAL_S` seconds (one writer thread,
+   :attr:`App.row_writer <hrbench_server.app.App.row_writer>`, serves every benchmark); the runner waits only when
    :data:`MAX_PENDING` rows queue behind a write. A batch is handed to the writer thread by the
    row that fills it, not by a task: a runner whose calls never suspend (an instant mock, a warm
    cache) gives the event loop no turn for thousands of rows, so a write left to a task began
@@ -168,9 +169,7 @@ class _Sink:
         self.unsaved = 0
         self.ledger_written: tuple[int, float, int] | None = None  # the last use submitted
         self.writing: asyncio.Future[None] | None = None  # the last batch submitted, until it landed
-        self._job: concurrent.futures.Future[list[bytes]] | None = None  # its write
-        self._writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hrbench-rows")
-        """One thread: batches commit in the order they were taken."""
+        self._job: concurrent.futures.Future[list[bytes]] | None = None  # its write (app.row_writer)
         self._cut = (done, done)  # (done, last_progress) once every batch submitted has landed
         self._failure_logged = False
 
@@ -312,7 +311,9 @@ class _Sink:
             if self.pending or use != self.ledger_written:  # (no rows: calls went out, the
                 batch, seqs, traces, rerun = self._take()  # ledger follows every tick)
                 n, steps = len(batch), self._steps(len(batch))
-                job = self._job = self._writer.submit(self._write, batch, seqs, traces, n - rerun, use, steps)
+                job = self._job = self.app.row_writer.submit(
+                    self._write, batch, seqs, traces, n - rerun, use, steps
+                )
                 self.ledger_written = use
         task = asyncio.ensure_future(self._land(job, n, steps))
         task.add_done_callback(_seen)
@@ -341,10 +342,6 @@ class _Sink:
             self._queue(steps, frames)
         if n:
             await self.proto.drain()
-
-    def close(self) -> None:
-        """Let the writer thread go once its last batch is written (after the last :meth:`flush`)."""
-        self._writer.shutdown(wait=False)
 
     def _take(self) -> tuple[list[bytes], list[int], list[bytes], int]:
         """The waiting rows, their order numbers, their traces and how many replace stored rows; none wait after."""
@@ -781,10 +778,7 @@ async def _run(
                 except StoreError as exc:  # they stay open: the next resume folds them
                     logger.error("benchmark %s: ledger not closed: %s", bench_id, exc)
             try:
-                try:
-                    await sink.flush()
-                finally:
-                    sink.close()
+                await sink.flush()
                 summary = bench.summary() if bench is not None else None
                 await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
             except StoreError as exc:  # raised below, unless an error is already on its way
