@@ -225,40 +225,87 @@ def screen(output: Any) -> Score | str:
     return text
 
 
-def _as_score(value: Any) -> Score:
+_SCORE_FORMS = (
+    "a Score, a dict of correct/outcome/failure_kind, a (correct, outcome, failure_kind) tuple, or a bool"
+)
+
+
+def _shown(value: Any) -> str:
+    """A short ``repr`` of what a scorer returned, for an error message."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _as_score(value: Any, name: str) -> Score:
+    """Read what a scorer's function returned as a :class:`Score`, or refuse it.
+
+    Raises:
+        ScorerError: naming the scorer and the value, for anything but the forms of
+            :meth:`Scorer.__call__` (``None`` -- a missing ``return`` -- included).
+    """
     if isinstance(value, Score):
-        return value
-    if isinstance(value, Mapping):
+        s = value
+    elif isinstance(value, Mapping):
         try:
-            return msgspec.convert(dict(value), Score)
+            s = msgspec.convert(dict(value), Score)
         except msgspec.ValidationError as exc:
-            raise ScorerError(f"scorer returned a malformed score: {exc}") from None
-    if isinstance(value, tuple) and len(value) == 3:
-        return Score(correct=value[0], outcome=value[1], failure_kind=value[2])
-    if isinstance(value, bool) or value is None:
-        return Score(correct=value)
-    raise ScorerError(f"scorer returned {type(value).__name__}; expected a Score or a dict of one")
+            raise ScorerError(f"scorer {name!r} returned a malformed score {_shown(value)}: {exc}") from None
+    elif isinstance(value, tuple) and len(value) == 3:
+        s = Score(correct=value[0], outcome=value[1], failure_kind=value[2])
+    elif isinstance(value, bool):
+        s = Score(correct=value)
+    else:
+        why = " (a missing `return`?)" if value is None else ""
+        raise ScorerError(f"scorer {name!r} returned {_shown(value)}{why}; expected {_SCORE_FORMS}")
+    if s.correct is not None and not isinstance(s.correct, bool):
+        raise ScorerError(
+            f"scorer {name!r} returned correct={_shown(s.correct)}; expected True, False or None"
+        )
+    if s.outcome is not None and not isinstance(s.outcome, str):
+        raise ScorerError(f"scorer {name!r} returned outcome={_shown(s.outcome)}; expected a string or None")
+    return s
 
 
 class Scorer:
     """A named scorer (seed 000's ``hr_scorer``).
 
-    Calling it applies the contract of seed 000 to what the function returns:
+    Calling it applies the contract of seed 000 to what the function returns. The function
+    returns a :class:`Score`, a dict of its fields (``correct``, ``outcome``,
+    ``failure_kind``), a ``(correct, outcome, failure_kind)`` tuple, or a bare ``bool`` (the
+    verdict, no outcome). Then:
 
+    - anything else -- ``None`` (a function that forgot its ``return``), a string such as
+      ``"false"``, a number, a ``correct`` that is not ``True``/``False``/``None``, an outcome
+      that is not a string -- raises :class:`ScorerError` naming the scorer and the value
+      (decided, newcomer finding: ``None`` was read as ``correct=None`` and every run became a
+      silent NA with accuracy NA, status done, exit 0);
+    - ``correct=None`` with no ``failure_kind`` on an item that has a label raises
+      :class:`ScorerError` too: seed 000 keeps NA for "the item cannot be scored (it has no
+      label)", so on a labelled item it is no verdict;
     - a wrong output whose ``failure_kind`` is ``None`` is recorded as ``"wrong"``;
     - an output with a ``failure_kind`` is counted wrong, so ``correct=None`` beside one is
       recorded as ``False``, and ``True`` beside one raises :class:`ScorerError`;
     - an item with no label (``label is None``) is recorded ``correct=None`` with its
       ``failure_kind`` kept.
 
+    Inside a benchmark, a :class:`ScorerError` (as any exception the scorer raises) makes that
+    run an ``"error"`` row whose trace names the scorer and the cause, so the benchmark ends
+    with status ``errors`` (``hrb bench`` exits 3) and is never scored in silence.
+
     Args:
-        fn: ``fn(item, output, label)`` returning a :class:`Score`, a dict of its fields, or a
-            ``(correct, outcome, failure_kind)`` tuple.
+        fn: ``fn(item, output, label)`` returning one of the forms above.
         name: the scorer's name, recorded with the benchmark.
 
     Raises:
         ConfigError: when ``name`` is not a non-empty string or ``fn`` is not callable.
         ScorerError: (on call) when the function breaks the contract.
+
+    Example:
+        >>> forgot = Scorer(lambda item, output, label: None, "forgot")
+        >>> forgot(None, "Paris", "Paris")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ScorerError: scorer 'forgot' returned None (a missing `return`?); expected a Score, a dict of correct/outcome/failure_kind, a (correct, outcome, failure_kind) tuple, or a bool
     """
 
     def __init__(
@@ -281,7 +328,7 @@ class Scorer:
         return {"name": self.name, "settings": self.settings}
 
     def __call__(self, item: Any, output: Any, label: Any) -> Score:
-        s = _as_score(self.fn(item, output, label))
+        s = _as_score(self.fn(item, output, label), self.name)
         kind = s.failure_kind
         if kind is not None and kind not in FAILURE_KINDS:
             raise ScorerError(f"scorer {self.name!r} returned unknown failure_kind {kind!r}")
@@ -294,7 +341,10 @@ class Scorer:
         if s.correct is False:
             return Score(correct=False, outcome=s.outcome, failure_kind="wrong")
         if s.correct is None:
-            return Score(correct=None, outcome=s.outcome, failure_kind=None)
+            raise ScorerError(
+                f"scorer {self.name!r} returned correct=None with no failure_kind on an item with a "
+                "label; NA is for an item with no label (seed 000)"
+            )
         return Score(correct=True, outcome=s.outcome, failure_kind=None)
 
 
