@@ -969,6 +969,10 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
     else:
         try:
             score = plan.scorer(payload, att.output, label)
+            if not isinstance(score, Score):  # a ScorerLike of one's own, not wrapped by Scorer
+                raise ScorerError(
+                    f"scorer {plan.scorer.name!r} returned {type(score).__name__}; expected a Score"
+                )
         except Exception as exc:  # a scorer that crashes or breaks its contract: an error run
             ctx.step_error(_scorer_cause(plan.scorer.name, exc))
             score = Score(correct=None if na else False, outcome=None, failure_kind="error")

@@ -6,6 +6,7 @@ function and enforces the contract of seed 000 on what it returns (see :meth:`Sc
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import unicodedata
@@ -24,6 +25,7 @@ __all__ = [
     "NOT_IN_DOCUMENT",
     "Scorer",
     "ScorerLike",
+    "check_signature",
     "exact_scorer",
     "fold",
     "label_answers",
@@ -266,6 +268,73 @@ def _as_score(value: Any, name: str) -> Score:
     return s
 
 
+_ROLES = {
+    **dict.fromkeys(("item", "question", "payload", "sample", "example", "prompt", "input"), 0),
+    **dict.fromkeys(("output", "prediction", "pred", "response", "completion", "reply", "generated"), 1),
+    **dict.fromkeys(("label", "labels", "target", "gold", "expected", "truth", "ground_truth"), 2),
+}
+"""Parameter names that say which of the three arguments a scorer's function expects there."""
+
+_ROLE_NAMES = ("item", "output", "label")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def check_signature(fn: Callable[..., Any], name: str) -> None:
+    """Refuse a scorer function that cannot be meant for ``fn(item, output, label)``.
+
+    hrbench calls a scorer's function with three positional arguments, in the order of seed
+    000: ``fn(item, output, label)`` -- the item's payload, what the arm returned, the item's
+    label. Decided (newcomer finding: ``def s(output, label, item=None)`` was called with the
+    item as ``output`` and scored every run wrong, in silence):
+
+    - a function that cannot take three positional arguments is refused;
+    - a function whose first three parameters have names that say another order (``output``,
+      ``prediction``, ``response``... first; ``label``, ``target``, ``gold``, ``expected``...
+      not third; ``item``, ``question``, ``input``... not first) is refused, naming the order
+      hrbench uses. It is refused rather than called by name: the names are a guess at the
+      author's meaning, a refusal costs one edit, and a scorer called one way in a benchmark
+      and another way elsewhere would score differently in silence.
+
+    Names that say nothing (``a, b, c``; ``*args``) and callables without a readable
+    signature are accepted as they are.
+
+    Raises:
+        ConfigError: naming the field ``scorer``, the function's signature and the order.
+
+    Example:
+        >>> check_signature(lambda item, output, label: True, "ok")
+        >>> def s(output, label, item=None): return output == label
+        >>> check_signature(s, "s")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: scorer: scorer 's' takes (output, label, item=None), but hrbench calls fn(item, output, label) with three positional arguments: 'output' is passed the item, 'label' is passed the output, 'item' is passed the label; reorder the parameters (got 's')
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or C callable with no signature to read
+        return
+    shown = str(sig)
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        raise ConfigError(
+            "scorer",
+            name,
+            f"scorer {name!r} takes {shown}, but hrbench calls fn(item, output, label) with three "
+            "positional arguments",
+        ) from None
+    params = [p.name for p in sig.parameters.values() if p.kind in _POSITIONAL][:3]
+    misplaced = [(i, p) for i, p in enumerate(params) if _ROLES.get(p.lower().strip("_"), i) != i]
+    if misplaced:
+        passed = ", ".join(f"{p!r} is passed the {_ROLE_NAMES[i]}" for i, p in enumerate(params))
+        raise ConfigError(
+            "scorer",
+            name,
+            f"scorer {name!r} takes {shown}, but hrbench calls fn(item, output, label) with three "
+            f"positional arguments: {passed}; reorder the parameters",
+        )
+
+
 class Scorer:
     """A named scorer (seed 000's ``hr_scorer``).
 
@@ -315,6 +384,7 @@ class Scorer:
             raise ConfigError("name", name, "a scorer needs a non-empty name")
         if not callable(fn):
             raise ConfigError("fn", fn, "a scorer needs a callable fn(item, output, label)")
+        check_signature(fn, name)
         self.fn = fn
         self.name = name
         self.settings = dict(settings or {})

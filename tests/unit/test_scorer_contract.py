@@ -112,3 +112,139 @@ def test_na_stays_allowed_on_an_item_with_no_label(value) -> None:
             s(None, "x", None)
     else:
         assert s(None, "x", None).correct is None
+
+
+# -- finding 3: the call signature fn(item, output, label) ------------------------------------
+
+
+def _misordered_1(output, label, item=None):
+    return output == label
+
+
+def _misordered_2(prediction, target, question):
+    return prediction == target
+
+
+def _misordered_3(item, label, output):
+    return output == label
+
+
+def _misordered_4(gold, output, item):
+    return output == gold
+
+
+def _misordered_5(output, label):
+    return output == label
+
+
+def _misordered_6(response, *rest):
+    return True
+
+
+def _too_few(output):
+    return True
+
+
+def _kw_only(*, item, output, label):
+    return output == label
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_misordered_1, _misordered_2, _misordered_3, _misordered_4, _misordered_6],
+    ids=lambda f: f.__name__,
+)
+def test_parameter_names_in_another_order_are_refused_naming_the_order(fn) -> None:
+    for make in (lambda: hb.scorer(fn, "mine"), lambda: hb.benchmark(_arm(), _ref(), runs=5, scorer=fn)):
+        with pytest.raises(hb.ConfigError, match=r"calls fn\(item, output, label\)") as err:
+            make()
+        assert "reorder the parameters" in str(err.value) and str(err.value).startswith("scorer: ")
+
+
+@pytest.mark.parametrize("fn", [_misordered_5, _too_few, _kw_only], ids=lambda f: f.__name__)
+def test_a_function_that_cannot_take_three_positional_arguments_is_refused(fn) -> None:
+    with pytest.raises(hb.ConfigError, match=r"three positional arguments"):
+        hb.scorer(fn, "mine")
+
+
+def _positional(a, b, c):
+    return b == c
+
+
+def _star(*args):
+    return args[1] == args[2]
+
+
+def _seed_names(item, output, label, extra=None):
+    return output == label
+
+
+def _aliases(question, prediction, gold):
+    return prediction == gold
+
+
+def _underscored(_item, output, label):
+    return output == label
+
+
+class _Callable:
+    def __call__(self, item, output, label):
+        return output == label
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_positional, _star, _seed_names, _aliases, _underscored, _Callable(), lambda i, o, lab: o == lab, min],
+    ids=lambda f: getattr(f, "__name__", type(f).__name__),
+)
+def test_names_in_the_seed_order_or_saying_nothing_are_accepted(fn) -> None:
+    s = hb.scorer(fn, "mine")
+    if fn is not min:  # a builtin with no signature to read is taken as it is
+        assert s("France", "Paris", "Paris").correct is True
+        assert s("France", "Lima", "Paris").failure_kind == "wrong"
+
+
+def test_newcomer_flaky_scorer_from_a_module_is_refused_when_loaded(tmp_path, monkeypatch) -> None:
+    from hrbench.specs import build_scorer
+
+    (tmp_path / "nc3_scorers.py").write_text(
+        "def flaky(output, label, item=None):\n"
+        "    if 'Peru' in str(item) or output == 'Lima':\n"
+        "        raise ValueError('cannot parse')\n"
+        "    return output.strip().lower() == str(label).lower()\n"
+        "def right(item, output, label):\n"
+        "    if output == 'Lima':\n"
+        "        raise ValueError('cannot parse')\n"
+        "    return output.strip().lower() == str(label).lower()\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(hb.ConfigError, match=r"scorer 'flaky' takes \(output, label, item=None\)"):
+        build_scorer("nc3_scorers:flaky")
+    # the same scorer written in the seed's order: the raising run is an error, never wrong
+    bench = _bench(build_scorer("nc3_scorers:right"))
+    assert {(r.item, r.correct, r.failure_kind) for r in bench.rows} == {
+        ("q1", True, None),
+        ("q2", False, "error"),
+    }
+    cause = [
+        s.error for r in bench.rows if r.item == "q2" for s in bench.traces[r.ledger_id] if s.kind == "error"
+    ]
+    assert len(cause) == 5 and all("scorer 'right' raised ValueError: cannot parse" in c for c in cause), (
+        cause
+    )
+
+
+class _OwnScorer:
+    name = "own"
+
+    def __init__(self, value):
+        self.value = value
+
+    def __call__(self, item, output, label):
+        return self.value
+
+
+@pytest.mark.parametrize("value", [None, True, {"correct": True}])
+def test_a_scorer_object_of_ones_own_that_returns_no_score_is_an_error_run(value) -> None:
+    bench = _bench(_OwnScorer(value))
+    assert {r.failure_kind for r in bench.rows} == {"error"} and bench.status == "errors"
