@@ -317,6 +317,27 @@ def test_pattern_last_or_first_match() -> None:
     assert hb.pattern_scorer(r"Answer: (\d+)", then="numeric", which="first")(None, text, 3).correct is True
 
 
+@pytest.mark.parametrize(
+    ("reply", "last", "first"),
+    [
+        ("3.0 apples", "0", "3"),  # newcomer3 finding 24: the documented non-overlapping matches
+        ("3.25 apples", "25", "3"),
+        ("1,204 units", "204", "1"),
+        ("-7 degrees", "7", "7"),
+        ("about 12 or 13", "13", "12"),
+    ],
+)
+def test_pattern_last_is_the_last_non_overlapping_match_as_documented(
+    reply: str, last: str, first: str
+) -> None:
+    assert [m.group(1) for m in re.finditer(r"(\d+)", reply)][-1] == last  # what the docs describe
+    assert hb.pattern_scorer(r"(\d+)")(None, reply, last).outcome == last
+    assert hb.pattern_scorer(r"(\d+)", which="first")(None, reply, first).outcome == first
+    # the pattern the docs advise for a decimal number takes it whole
+    whole = hb.pattern_scorer(r"(-?\d+(?:\.\d+)?)", then="numeric", which="first")
+    assert whole(None, reply, float(re.search(r"-?\d+(?:\.\d+)?", reply).group())).correct is True
+
+
 def test_pattern_then_scorers_and_settings() -> None:
     s = hb.pattern_scorer(r"<answer>(.*?)</answer>", then="answer_contains")
     assert verdict(s, "<answer>It was 1,204 people.</answer>", 1204) == (True, None)
