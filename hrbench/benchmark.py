@@ -930,19 +930,30 @@ async def _judge(plan: _Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: 
     token = current_run.set(RunInfo(jctx.arm, item, run))
     try:
         att.score = await plan.scorer.ascore(plan.payloads[item], att.output, plan.labels[item], jctx)  # type: ignore[attr-defined]
-    except ScorerError:
-        raise
     except BudgetRefused as exc:  # a cap stops judging as it stops arms
         att.forced = "budget_stop"
         if exc.limit not in ctx.notes:
             ctx.notes.append(exc.limit)
     except Exception as exc:
-        ctx.step_error(f"scorer {plan.scorer.name!r} raised {type(exc).__name__}: {exc}")
+        ctx.step_error(_scorer_cause(plan.scorer.name, exc))
         att.score = Score(
             correct=None if plan.unlabelled[item] else False, outcome=None, failure_kind="error"
         )
     finally:
         current_run.reset(token)
+
+
+def _scorer_cause(name: str, exc: Exception) -> str:
+    """The cause of a run whose scorer failed, as its trace and the run's end show it.
+
+    Decided (newcomer finding: a scorer that returned ``None`` gave a silent NA): a scorer that
+    raises, or breaks seed 000's contract (a :class:`~hrbench.errors.ScorerError`: ``None`` or
+    another value that is not a score), makes that run an ``"error"`` row with this cause; the
+    benchmark goes on, ends with status ``errors`` and ``hrb bench`` exits 3.
+    """
+    if isinstance(exc, ScorerError):
+        return f"{exc} (ScorerError)" if repr(name) in str(exc) else f"scorer {name!r}: {exc} (ScorerError)"
+    return f"scorer {name!r} raised {type(exc).__name__}: {exc}"
 
 
 def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> Row:
@@ -958,10 +969,12 @@ def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attem
     else:
         try:
             score = plan.scorer(payload, att.output, label)
-        except ScorerError:
-            raise
-        except Exception as exc:  # a scorer that crashes on one output: that run is an error
-            ctx.step_error(f"scorer {plan.scorer.name!r} raised {type(exc).__name__}: {exc}")
+            if not isinstance(score, Score):  # a ScorerLike of one's own, not wrapped by Scorer
+                raise ScorerError(
+                    f"scorer {plan.scorer.name!r} returned {type(score).__name__}; expected a Score"
+                )
+        except Exception as exc:  # a scorer that crashes or breaks its contract: an error run
+            ctx.step_error(_scorer_cause(plan.scorer.name, exc))
             score = Score(correct=None if na else False, outcome=None, failure_kind="error")
     tin, tout, treas, tcache, usd, prov = _row_usage(ctx.trace)
     split = plan.splits[item]
@@ -1575,6 +1588,9 @@ def benchmark(
       says, per arm, how many runs ended in errors, by cause (``openai: HTTP 401``,
       ``RuntimeError``, ...), and the first message (decided, issue 12: a 401 or a typo in
       an arm must not pass silently for a bad arm).
+    - So has a run whose scorer raised or returned something that is not a score (``None``
+      from a function that forgot its ``return``: :class:`~hrbench.scorer.Scorer`), its cause
+      naming the scorer and the value (decided, newcomer finding: it was a silent NA).
     - Every run on an item with no label has ``correct=None`` whatever its failure kind.
     - Rows on the ``dev`` split are ``reportable=False``.
     - An arm whose runs are not distinct draws is refused with
@@ -1614,7 +1630,6 @@ def benchmark(
     Raises:
         ConfigError: a bad argument (named with its value).
         DuplicateDrawError: an arm's runs were not distinct draws.
-        ScorerError: the scorer broke its contract.
 
     Example:
         >>> import warnings

@@ -7,13 +7,21 @@ multiple-choice filters accept, made strict):
 1. Cued: a letter after the word ``answer`` (``"Answer: B"``, ``"The correct answer is (B)"``,
    ``"**Final answer: B**"``, ``"answer would be B"``); if there is none, a letter after
    ``option`` or ``choice`` (``"Option B"``). When a reply has cued letters, only those of the
-   first kind found count: ``"Option A is wrong; the answer is B"`` picks B.
+   first kind found count, and letters named otherwise are not read: ``"Option A is wrong; the
+   answer is B"`` and ``"The answer is B, not A"`` pick B. A cued letter followed by more
+   capital letters joined by ``or``, ``and``, ``,``, ``/``, ``&`` or ``+`` (``"The answer is A
+   or B"``, ``"Answer: (A), (C)"``, ``"answer: A/B"``, ``"the answer is A or maybe B"``) cues
+   them all (decided, newcomer finding: ``"The answer is A or B"`` picked A, a hedge scored
+   right); ``", not B"`` is no such join.
 2. Otherwise marked letters: the whole reply is a letter, alone or dressed (``"B"``, ``"(B)"``,
    ``"**B**"``, ``"[B]"``, ``"B."``); a line that starts with a letter and ``)``, ``.`` or ``:``
    (``"B) 1918"``, ``"B. Paris"``); a letter in brackets or bold anywhere (``"(B)"``, ``"**B**"``).
-3. The reply picks a choice when exactly one distinct letter is found; none, or two different
-   letters (``"A or C"``, ``"(A) ... (C)"``), is ``parse_failure``: a reply that names two
-   letters is refused, never counted right because one of them is the label.
+3. The reply picks a choice when exactly one distinct letter is found by the first rule that
+   finds any; none, or two different letters (``"Answer: A or C"``, ``"(A) ... (C)"``, ``"Answer:
+   A. Actually, the answer is C."``), is ``parse_failure``: a reply that picks two letters is
+   refused, never counted right because one of them is the label. A letter the rules do not
+   read (an undressed capital in prose beside a cued one, as B in ``"The answer is A, not B."``)
+   is not a second pick.
 
 Only capital letters count, except a reply that is a single letter alone or dressed
 (``"b"``, ``"(b)"``): in prose ``"a"`` is an article and ``"I"`` a pronoun, so lower-case letters
@@ -54,7 +62,11 @@ def _patterns(letters: str) -> tuple[re.Pattern[str], ...]:
     option = _cue(r"option|choice", cls)
     line = re.compile(rf"(?m)^[\s*_#>-]*[(\[]?({cls})[)\].:](?=\s|$)")
     marked = re.compile(rf"(?:\(({cls})\)|\[({cls})\]|\*\*({cls})\*\*)")
-    return alone, answer, option, line, marked
+    more = re.compile(
+        rf"[)\]*_`]*\s*(?:,|/|&|\+|(?i:\bor\b|\band\b))\s*(?:(?i:maybe|perhaps|possibly|either)\s+)?"
+        rf"[*_(\[]*(?!I\s+[a-z])({cls})(?![A-Za-z0-9])"  # "and I think": a pronoun
+    )
+    return alone, answer, option, line, marked, more
 
 
 def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
@@ -73,13 +85,19 @@ def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
         >>> sorted(read_choice("Either (A) or (C)."))
         ['A', 'C']
     """
-    alone, answer, option, line, marked = _patterns(letters)
+    alone, answer, option, line, marked, more = _patterns(letters)
     t = unicodedata.normalize("NFKC", text).strip()
     m = alone.match(t)
     if m:
         return {m.group(1).upper()}
     for cue in (answer, option):
-        found = set(cue.findall(t))
+        found = set()
+        for m in cue.finditer(t):
+            found.add(m.group(1))
+            end = m.end()
+            while (n := more.match(t, end)) is not None:  # "answer: A or B": both are cued
+                found.add(n.group(1))
+                end = n.end()
         if found:
             return found
     found = set(line.findall(t))

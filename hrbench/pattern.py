@@ -1,4 +1,4 @@
-"""The ``pattern`` scorer: take the answer out of a reply with a regex, then score the match.
+r"""The ``pattern`` scorer: take the answer out of a reply with a regex, then score the match.
 
 As inspect_ai's ``pattern()`` and promptfoo's ``regex``, with the match handed to another
 scorer. Decided rules (seed silent):
@@ -6,7 +6,12 @@ scorer. Decided rules (seed silent):
 - The answer is the named group ``answer`` when the pattern has one, else its first group,
   else the whole match.
 - Which match: the last one (``which="last"``, the default: a reply that reasons first states
-  its final answer last, and "Answer: 3 ... Answer: 4" answers 4), or the first.
+  its final answer last, and "Answer: 3 ... Answer: 4" answers 4), or the first. Matches are
+  the non-overlapping ones :func:`re.finditer` finds, left to right, so the last is the last
+  piece of text the pattern fits, not the last number or word a reader sees: ``(\d+)`` on
+  ``"3.0 apples"`` matches ``"3"`` and then ``"0"``, and the answer is ``"0"``. Make the
+  pattern fit the whole answer (``(-?\d+(?:\.\d+)?)`` for a decimal number, or anchor it:
+  ``ANSWER:\s*(.+)``), or take the first match.
 - No match (or an empty group) is ``parse_failure``: the reply is not in the expected form.
 - The match is scored by ``then`` (``"exact"``, ``"answer_contains"``, ``"numeric"``,
   ``"choice"`` or any scorer), with the reply's failure kinds kept: a refused, failed or stopped
@@ -41,7 +46,9 @@ def pattern_scorer(
             holding the answer (else the whole match is the answer).
         then: the scorer applied to the match: a built-in name (``"exact"``,
             ``"answer_contains"``, ``"numeric"``, ``"choice"``) or a scorer.
-        which: ``"last"`` (default) or ``"first"`` match.
+        which: ``"last"`` (default) or ``"first"`` of the non-overlapping matches, left to
+            right (:func:`re.finditer`): ``(\d+)`` on ``"3.0 apples"`` finds ``"3"`` and
+            ``"0"``, so the last is ``"0"`` (see the module docstring).
         ignore_case: match the pattern without regard to case.
         then_settings: settings of a built-in ``then`` scorer (``{"rel_tol": 0.01}``).
 
@@ -58,6 +65,10 @@ def pattern_scorer(
         Score(correct=True, outcome='24 apples', failure_kind=None)
         >>> s(None, "24 apples", 24).failure_kind
         'parse_failure'
+        >>> pattern_scorer(r"(\d+)")(None, "3.0 apples", 3).outcome  # the last match is "0"
+        '0'
+        >>> pattern_scorer(r"(-?\d+(?:\.\d+)?)", then="numeric")(None, "3.0 apples", 3).correct
+        True
     """
     from hrbench.specs import build_scorer
 

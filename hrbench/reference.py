@@ -37,7 +37,7 @@ def _plain(value: Any) -> bool:
     return isinstance(value, (str, int, float, Decimal)) and not isinstance(value, bool)
 
 
-def check_label(item_id: str, label: Any) -> None:
+def check_label(item_id: str, label: Any, field: str | None = None) -> None:
     """Refuse a label no scorer can read.
 
     A label is ``None`` (no label), a string, a number, a list of strings and numbers (seed 000:
@@ -46,8 +46,22 @@ def check_label(item_id: str, label: Any) -> None:
     ``{"a": 2}`` or ``true`` as a label was stored and its item silently scored NA): anything
     else is refused, naming the item and the value. A bool is refused, not read as ``1``/``0``.
 
+    Decided (seed 000 keeps NA for "no label"; newcomer finding: the label ``""`` was taken,
+    and every scorer but ``numeric`` scored each run on it wrong in silence): a label whose
+    accepted answers are all empty or only white space (``""``, ``" "``, ``["", " "]``,
+    ``{"answers": ""}``) is refused, for every scorer alike. It is not read as "no label": that
+    would guess what the author meant (no label? an unanswerable item, whose label is
+    ``NOT_IN_DOCUMENT``?), and a guess is silent. A blank answer beside others (a TAT-QA gold
+    span list holding ``""``, as the real dev set does) is kept: no scorer can match it (a blank
+    reply is a ``parse_failure``; ``answer_contains`` skips it), and the others still decide.
+
+    Args:
+        item_id: the item's id, named in the error as ``labels[<item id>]``.
+        label: the label.
+        field: the field to name instead (``"label"`` for one output scored on its own).
+
     Raises:
-        ReferenceValueError: naming ``labels[<item id>]`` and the value.
+        ReferenceValueError: naming ``labels[<item id>]`` (or ``field``) and the value.
 
     Example:
         >>> check_label("q1", {"answers": ["Paris"], "scale": ""})
@@ -56,16 +70,30 @@ def check_label(item_id: str, label: Any) -> None:
         ... except ValueError as exc:
         ...     print(exc)
         labels['q2']: expected a string, a number, a list of them, or a mapping with `answers` (got {'k': 1})
+        >>> check_label("q3", ["", " "])
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ReferenceValueError: labels['q3']: the label is only white space: ...
     """
-    if label is None or _plain(label):
+    if label is None:
         return
     body = label.get("answers") if isinstance(label, Mapping) and "answers" in label else label
     if _plain(body) or (isinstance(body, (list, tuple)) and body and all(_plain(x) for x in body)):
+        answers = body if isinstance(body, (list, tuple)) else [body]
+        if all(isinstance(a, str) and not a.strip() for a in answers):
+            raise ReferenceValueError(
+                field or f"labels[{item_id!r}]",
+                label,
+                f"the label is {'empty' if not any(answers) else 'only white space'}: no output can "
+                "match it (an empty reply is a parse_failure), so every run would be wrong; give an "
+                "item with no label no label (None / null, or leave it out of a `labels` table) and "
+                "an unanswerable item the label NOT_IN_DOCUMENT",
+            )
         return
     if body is None and body is not label:
         return  # a mapping whose answers are null: no label, as label_answers reads it
     raise ReferenceValueError(
-        f"labels[{item_id!r}]",
+        field or f"labels[{item_id!r}]",
         label,
         "expected a string, a number, a list of them, or a mapping with `answers`",
     )

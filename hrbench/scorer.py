@@ -6,6 +6,7 @@ function and enforces the contract of seed 000 on what it returns (see :meth:`Sc
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 import unicodedata
@@ -24,6 +25,7 @@ __all__ = [
     "NOT_IN_DOCUMENT",
     "Scorer",
     "ScorerLike",
+    "check_signature",
     "exact_scorer",
     "fold",
     "label_answers",
@@ -225,40 +227,154 @@ def screen(output: Any) -> Score | str:
     return text
 
 
-def _as_score(value: Any) -> Score:
+_SCORE_FORMS = (
+    "a Score, a dict of correct/outcome/failure_kind, a (correct, outcome, failure_kind) tuple, or a bool"
+)
+
+
+def _shown(value: Any) -> str:
+    """A short ``repr`` of what a scorer returned, for an error message."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _as_score(value: Any, name: str) -> Score:
+    """Read what a scorer's function returned as a :class:`Score`, or refuse it.
+
+    Raises:
+        ScorerError: naming the scorer and the value, for anything but the forms of
+            :meth:`Scorer.__call__` (``None`` -- a missing ``return`` -- included).
+    """
     if isinstance(value, Score):
-        return value
-    if isinstance(value, Mapping):
+        s = value
+    elif isinstance(value, Mapping):
         try:
-            return msgspec.convert(dict(value), Score)
+            s = msgspec.convert(dict(value), Score)
         except msgspec.ValidationError as exc:
-            raise ScorerError(f"scorer returned a malformed score: {exc}") from None
-    if isinstance(value, tuple) and len(value) == 3:
-        return Score(correct=value[0], outcome=value[1], failure_kind=value[2])
-    if isinstance(value, bool) or value is None:
-        return Score(correct=value)
-    raise ScorerError(f"scorer returned {type(value).__name__}; expected a Score or a dict of one")
+            raise ScorerError(f"scorer {name!r} returned a malformed score {_shown(value)}: {exc}") from None
+    elif isinstance(value, tuple) and len(value) == 3:
+        s = Score(correct=value[0], outcome=value[1], failure_kind=value[2])
+    elif isinstance(value, bool):
+        s = Score(correct=value)
+    else:
+        why = " (a missing `return`?)" if value is None else ""
+        raise ScorerError(f"scorer {name!r} returned {_shown(value)}{why}; expected {_SCORE_FORMS}")
+    if s.correct is not None and not isinstance(s.correct, bool):
+        raise ScorerError(
+            f"scorer {name!r} returned correct={_shown(s.correct)}; expected True, False or None"
+        )
+    if s.outcome is not None and not isinstance(s.outcome, str):
+        raise ScorerError(f"scorer {name!r} returned outcome={_shown(s.outcome)}; expected a string or None")
+    return s
+
+
+_ROLES = {
+    **dict.fromkeys(("item", "question", "payload", "sample", "example", "prompt", "input"), 0),
+    **dict.fromkeys(("output", "prediction", "pred", "response", "completion", "reply", "generated"), 1),
+    **dict.fromkeys(("label", "labels", "target", "gold", "expected", "truth", "ground_truth"), 2),
+}
+"""Parameter names that say which of the three arguments a scorer's function expects there."""
+
+_ROLE_NAMES = ("item", "output", "label")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def check_signature(fn: Callable[..., Any], name: str) -> None:
+    """Refuse a scorer function that cannot be meant for ``fn(item, output, label)``.
+
+    hrbench calls a scorer's function with three positional arguments, in the order of seed
+    000: ``fn(item, output, label)`` -- the item's payload, what the arm returned, the item's
+    label. Decided (newcomer finding: ``def s(output, label, item=None)`` was called with the
+    item as ``output`` and scored every run wrong, in silence):
+
+    - a function that cannot take three positional arguments is refused;
+    - a function whose first three parameters have names that say another order (``output``,
+      ``prediction``, ``response``... first; ``label``, ``target``, ``gold``, ``expected``...
+      not third; ``item``, ``question``, ``input``... not first) is refused, naming the order
+      hrbench uses. It is refused rather than called by name: the names are a guess at the
+      author's meaning, a refusal costs one edit, and a scorer called one way in a benchmark
+      and another way elsewhere would score differently in silence.
+
+    Names that say nothing (``a, b, c``; ``*args``) and callables without a readable
+    signature are accepted as they are.
+
+    Raises:
+        ConfigError: naming the field ``scorer``, the function's signature and the order.
+
+    Example:
+        >>> check_signature(lambda item, output, label: True, "ok")
+        >>> def s(output, label, item=None): return output == label
+        >>> check_signature(s, "s")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: scorer: scorer 's' takes (output, label, item=None), but hrbench calls fn(item, output, label) with three positional arguments: 'output' is passed the item, 'label' is passed the output, 'item' is passed the label; reorder the parameters (got 's')
+    """
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):  # a builtin or C callable with no signature to read
+        return
+    shown = str(sig)
+    try:
+        sig.bind(None, None, None)
+    except TypeError:
+        raise ConfigError(
+            "scorer",
+            name,
+            f"scorer {name!r} takes {shown}, but hrbench calls fn(item, output, label) with three "
+            "positional arguments",
+        ) from None
+    params = [p.name for p in sig.parameters.values() if p.kind in _POSITIONAL][:3]
+    misplaced = [(i, p) for i, p in enumerate(params) if _ROLES.get(p.lower().strip("_"), i) != i]
+    if misplaced:
+        passed = ", ".join(f"{p!r} is passed the {_ROLE_NAMES[i]}" for i, p in enumerate(params))
+        raise ConfigError(
+            "scorer",
+            name,
+            f"scorer {name!r} takes {shown}, but hrbench calls fn(item, output, label) with three "
+            f"positional arguments: {passed}; reorder the parameters",
+        )
 
 
 class Scorer:
     """A named scorer (seed 000's ``hr_scorer``).
 
-    Calling it applies the contract of seed 000 to what the function returns:
+    Calling it applies the contract of seed 000 to what the function returns. The function
+    returns a :class:`Score`, a dict of its fields (``correct``, ``outcome``,
+    ``failure_kind``), a ``(correct, outcome, failure_kind)`` tuple, or a bare ``bool`` (the
+    verdict, no outcome). Then:
 
+    - anything else -- ``None`` (a function that forgot its ``return``), a string such as
+      ``"false"``, a number, a ``correct`` that is not ``True``/``False``/``None``, an outcome
+      that is not a string -- raises :class:`ScorerError` naming the scorer and the value
+      (decided, newcomer finding: ``None`` was read as ``correct=None`` and every run became a
+      silent NA with accuracy NA, status done, exit 0);
+    - ``correct=None`` with no ``failure_kind`` on an item that has a label raises
+      :class:`ScorerError` too: seed 000 keeps NA for "the item cannot be scored (it has no
+      label)", so on a labelled item it is no verdict;
     - a wrong output whose ``failure_kind`` is ``None`` is recorded as ``"wrong"``;
     - an output with a ``failure_kind`` is counted wrong, so ``correct=None`` beside one is
       recorded as ``False``, and ``True`` beside one raises :class:`ScorerError`;
     - an item with no label (``label is None``) is recorded ``correct=None`` with its
       ``failure_kind`` kept.
 
+    Inside a benchmark, a :class:`ScorerError` (as any exception the scorer raises) makes that
+    run an ``"error"`` row whose trace names the scorer and the cause, so the benchmark ends
+    with status ``errors`` (``hrb bench`` exits 3) and is never scored in silence.
+
     Args:
-        fn: ``fn(item, output, label)`` returning a :class:`Score`, a dict of its fields, or a
-            ``(correct, outcome, failure_kind)`` tuple.
+        fn: ``fn(item, output, label)`` returning one of the forms above.
         name: the scorer's name, recorded with the benchmark.
 
     Raises:
         ConfigError: when ``name`` is not a non-empty string or ``fn`` is not callable.
         ScorerError: (on call) when the function breaks the contract.
+
+    Example:
+        >>> forgot = Scorer(lambda item, output, label: None, "forgot")
+        >>> forgot(None, "Paris", "Paris")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ScorerError: scorer 'forgot' returned None (a missing `return`?); expected a Score, a dict of correct/outcome/failure_kind, a (correct, outcome, failure_kind) tuple, or a bool
     """
 
     def __init__(
@@ -268,6 +384,7 @@ class Scorer:
             raise ConfigError("name", name, "a scorer needs a non-empty name")
         if not callable(fn):
             raise ConfigError("fn", fn, "a scorer needs a callable fn(item, output, label)")
+        check_signature(fn, name)
         self.fn = fn
         self.name = name
         self.settings = dict(settings or {})
@@ -281,7 +398,7 @@ class Scorer:
         return {"name": self.name, "settings": self.settings}
 
     def __call__(self, item: Any, output: Any, label: Any) -> Score:
-        s = _as_score(self.fn(item, output, label))
+        s = _as_score(self.fn(item, output, label), self.name)
         kind = s.failure_kind
         if kind is not None and kind not in FAILURE_KINDS:
             raise ScorerError(f"scorer {self.name!r} returned unknown failure_kind {kind!r}")
@@ -294,7 +411,10 @@ class Scorer:
         if s.correct is False:
             return Score(correct=False, outcome=s.outcome, failure_kind="wrong")
         if s.correct is None:
-            return Score(correct=None, outcome=s.outcome, failure_kind=None)
+            raise ScorerError(
+                f"scorer {self.name!r} returned correct=None with no failure_kind on an item with a "
+                "label; NA is for an item with no label (seed 000)"
+            )
         return Score(correct=True, outcome=s.outcome, failure_kind=None)
 
 

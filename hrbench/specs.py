@@ -909,9 +909,21 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
             ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
             ``judge`` (:func:`hrbench.judge.judge_scorer`; ``settings["client"]`` is the judge's
-            client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``: a Scorer, a factory (called with ``settings``), or a
-            function ``fn(item, output, label)`` wrapped with :func:`~hrbench.scorer.scorer`.
+            client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``:
+            a Scorer, a factory (called with ``settings``), or a function wrapped with
+            :func:`~hrbench.scorer.scorer`.
         settings: keyword arguments of the factory.
+
+    A scorer function is called ``fn(item, output, label)``, three positional arguments in
+    that order (seed 000): the item's payload as the reference holds it, what the arm returned
+    (a string, or an :class:`~hrbench.records.Answer` / dict with ``text``), and the item's
+    label (``None`` for an item with no label). It returns a
+    :class:`~hrbench.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
+    ``(correct, outcome, failure_kind)`` tuple, or a bool. A function whose parameter names say
+    another order (``def s(output, label, item=None)``) or that cannot take three arguments is
+    refused when it is loaded (:func:`~hrbench.scorer.check_signature`); one that returns
+    anything else (``None``: a missing ``return``) or raises makes that run an ``error`` row
+    naming the scorer (:class:`~hrbench.scorer.Scorer`), never a silent NA or ``wrong``.
 
     Raises:
         ConfigError: an unknown name or settings the factory rejects.

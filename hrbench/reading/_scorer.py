@@ -227,6 +227,16 @@ def answer_scorer() -> Scorer:
     (cases H10d and H13e, where the seed's order hides the refusal or the stop; the trace
     still records it).
 
+    What it does not catch (seed 001 makes containment the rule, so this is kept, not
+    changed; newcomer finding): a reply that mentions an accepted answer is right whatever it
+    says about it. A hedge listing candidates (``"It could be Paris, Lima, N'Djamena or
+    Suva."`` is right for each of the four labels), a negation (``"It is not Paris."``) and a
+    reply holding both ``"yes"`` and ``"no"`` are right when the label is among their words;
+    the scorer sees one item's label, not the others'. Where an arm could hedge or negate,
+    score with :func:`~hrbench.scorer.exact_scorer`, :func:`hrbench.reading.squad_scorer`
+    (official EM), :func:`hrbench.reading.tatqa_scorer`, :func:`hrbench.choice.choice_scorer`
+    or :func:`hrbench.judge.judge_scorer`, with ``answer_contains`` as a side metric.
+
     A stopped or refused run that still found an accepted answer is right (H13c). A not-found
     answer from a stopped or refused run is that stop, on an unanswerable item as well: a
     reader that ran out of budget did not look. An item with no label is scored

@@ -51,7 +51,11 @@ Model Evaluations" (arXiv 2411.00640):
   ``accuracy_per_usd = accuracy / usd_per_run`` (correct answers per USD spent per run), with a
   delta-method interval (``z_i = (y_i - R c_i) / mean(c)`` given the clustered standard error
   of their mean) or, under ``method="bootstrap"``, the percentile interval of the resampled
-  ratio.
+  ratio. Never a point (SPEC section 6): when every item's accuracy is the same multiple of
+  its cost (each right run costs the same, a budget-stopped run costs 0 and is wrong), both
+  give zero width, and the interval shown is the accuracy's over the ``usd_per_run``'s, each
+  at ``1 - (1 - level) / 2`` (Bonferroni), or none, with the reason in
+  ``accuracy_per_usd_note``, when that cost interval reaches 0 (no upper bound).
 
 Fewer than 5 runs in any arm x item cell, or unequal runs across cells, raises
 :class:`~hrbench.errors.TooFewRunsError` unless ``descriptive=True`` (seed 002; the cells are

@@ -46,7 +46,12 @@ class ArmReport(msgspec.Struct, kw_only=True):
         accuracy_per_usd: ``accuracy / usd_per_run`` (correct answers per USD); ``None`` when
             a run has no price or the arm cost nothing.
         accuracy_per_usd_low, accuracy_per_usd_high: its interval (delta method or bootstrap;
-            the low end clipped at 0).
+            the low end clipped at 0). Never a point: where that interval has zero width (every
+            item's accuracy the same multiple of its cost), the accuracy interval over the
+            ``usd_per_run`` interval instead, or ``None`` with the reason in
+            ``accuracy_per_usd_note`` (:func:`hrbench.stats.report`).
+        accuracy_per_usd_note: why the ``accuracy_per_usd`` interval is not the delta-method
+            (or bootstrap) one, or is absent; ``None`` when it is.
         failures: labelled reportable runs that were wrong, whatever the kind.
         parse_failure, refusal, not_in_document, wrong, budget_stop, error: those runs by
             ``failure_kind``.
@@ -85,6 +90,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     unlabelled_runs: int
     dev_accuracy: float | None
     usd_list: float | None = None
+    accuracy_per_usd_note: str | None = None
 
 
 class Comparison(msgspec.Struct, kw_only=True):

@@ -95,6 +95,7 @@ def render(rep: Report) -> str:
     lines.append(
         "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at first cost."
     )
+    lines += [f"  acc/usd of {a.arm}: {a.accuracy_per_usd_note}" for a in rep.arms if a.accuracy_per_usd_note]
     if _stopped_note(rep):
         lines.append(f"  {_stopped_note(rep)}")
     if any(a.usd_unpriced for a in rep.arms):

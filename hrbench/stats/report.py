@@ -94,6 +94,8 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
             z = (it.y - ratio * it.cost) / cost  # delta-method linearisation of acc / cost
             r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), df, level, _POSITIVE)
             out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
+            if _no_width(r_lo, r_hi):
+                out.update(_ratio_box(it, g, n_g, df, level, cost))
     else:
         parts = np.column_stack([it.y, np.ones_like(it.y), np.nan_to_num(it.cost)])
         tot = _boot_totals(parts, g, n_g, _rng(seed, name), n_boot)
@@ -103,11 +105,56 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
         if cost is not None:
             _, c_lo, c_hi = _boot_summary(tot[:, 2] / tot[:, 1], level, _POSITIVE)
             out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
-        if ratio is not None:
+        if ratio is not None and cost is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 _, r_lo, r_hi = _boot_summary(tot[:, 0] / tot[:, 2], level, _POSITIVE)
             out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
+            if _no_width(r_lo, r_hi):  # every resample alike: no width to show
+                out.update(_ratio_box(it, g, n_g, df, level, cost))
     return ArmReport(**out)
+
+
+def _no_width(lo: float | None, hi: float | None) -> bool:
+    """An interval that is a point, up to float rounding (1e-9 of its size), or not a number."""
+    if lo is None or hi is None:
+        return False
+    return not hi - lo > 1e-9 * max(abs(lo), abs(hi))
+
+
+def _ratio_box(it: Any, g: np.ndarray, n_g: int, df: int, level: float, cost: float) -> dict[str, Any]:
+    """The ``accuracy_per_usd`` interval where the delta method's (or bootstrap's) has no width.
+
+    Decided (SPEC section 6: an interval has zero width only when nothing was sampled;
+    newcomer finding: ``71428.6 [71428.6, 71428.6]`` beside accuracy [0.150, 0.998]): when every
+    item's accuracy is the same multiple of its cost (each right run costs the same and a run
+    the budget stopped costs 0 and is wrong, say), the linearised ratio has no spread at all and
+    the delta method (and every bootstrap resample) gives a point. The ratio's uncertainty is
+    then that of its two parts: the interval shown is the accuracy's Wilson interval over the
+    ``usd_per_run`` clustered t interval, each at level ``1 - (1 - level) / 2``, so that both
+    hold together with probability at least ``level`` (Bonferroni) and so does
+    ``[acc_low / usd_high, acc_high / usd_low]``. When that ``usd_per_run`` interval reaches 0
+    the ratio has no upper bound: no interval is given, and the note says why.
+    """
+    half = 1.0 - (1.0 - level) / 2.0
+    acc = proportion_interval(it.y, g, n_g, half, float(it.k.sum()))
+    a_lo, a_hi = acc.low, acc.high
+    c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), df, half, _POSITIVE)
+    same = (
+        "every item's accuracy is the same multiple of its cost, so the delta method's interval has no width"
+    )
+    if a_lo is None or a_hi is None or c_lo is None or c_hi is None or c_lo <= 0:
+        return dict(
+            accuracy_per_usd_low=None,
+            accuracy_per_usd_high=None,
+            accuracy_per_usd_note=f"no interval: {same}, and at {half:.1%} the usd/run interval reaches 0, "
+            "so accuracy per USD has no upper bound",
+        )
+    return dict(
+        accuracy_per_usd_low=a_lo / c_hi,
+        accuracy_per_usd_high=a_hi / c_lo,
+        accuracy_per_usd_note=f"{same}; shown instead: the accuracy interval over the usd/run interval, "
+        f"each at {half:.1%} (Bonferroni: together at least {level:.0%})",
+    )
 
 
 def _list_prices(bench: Any, traces: Any) -> dict[str, float | None]:

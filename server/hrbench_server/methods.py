@@ -25,6 +25,7 @@ from hrbench.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound, did_you_mean
 from hrbench.ledger import unknown_of, unknown_sentence
 from hrbench.reading._reference import json_lines
+from hrbench.reference import check_label
 from hrbench.runtime import cancel_grace_s
 from hrbench_client import protocol as p
 from hrbench_server import __version__
@@ -121,6 +122,7 @@ def register(server: RpcServer, app: App) -> None:
         sc = app.scorers.get(key)
         if sc is None:
             sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
+        check_label("", args.label, field="label")  # as a reference's labels are (an empty one too)
         s = sc(args.item, args.output, args.label)
         return p.ScoreResult(
             correct=s.correct, outcome=s.outcome, failure_kind=s.failure_kind, scorer=sc.name

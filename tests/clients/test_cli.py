@@ -442,3 +442,25 @@ def test_plot_and_html_files_get_the_callers_mode(tmp_path: Path, umask: int, mo
         assert proc.returncode == 0, proc.stderr
         assert stat.S_IMODE(path.stat().st_mode) == mode, (flag, oct(path.stat().st_mode))
     assert stat.S_IMODE((Path(os.environ["HRBENCH_HOME"]) / "hrbench.sqlite3").stat().st_mode) == 0o600
+
+
+def test_fail_under_fails_when_nothing_was_measured(tmp_path: Path) -> None:
+    # newcomer3 finding 5: --fail-under passed (exit 0) on accuracy NA; a gate that measured
+    # nothing fails (exit 1), for an unlabelled reference and for one whose items are all on dev
+    arm = (
+        '[client]\nkind = "mock"\nreply = "x"\n[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "{item}"\n'
+    )
+    specs = {
+        "nolabels": 'runs = 5\n[reference]\nitems = ["a", "b"]\n',
+        "dev": 'runs = 5\nsplit = "dev"\n[reference]\nitems = ["a", "b"]\nlabels = ["x", "x"]\nsplit = "dev"\n',
+    }
+    for name, head in specs.items():
+        spec = tmp_path / f"{name}.toml"
+        spec.write_text(head + arm)
+        err = hrb("bench", str(spec), "--no-rows", "--fail-under", "0.9", check_rc=1).stderr
+        assert "accuracy is NA, nothing was measured, so --fail-under 0.9 fails: ask" in err, err
+        hrb("bench", str(spec), "--no-rows", check_rc=0)  # without the gate: scored, exit 0
+    empty = tmp_path / "empty.toml"
+    empty.write_text(_eval_file(tmp_path).read_text().replace('data = "data.jsonl"', "data = []"))
+    err = hrb("eval", str(empty), "--fail-under", "0.5", check_rc=1).stderr
+    assert "mean score is NA, nothing was scored, so --fail-under 0.5 fails" in err, err

@@ -77,6 +77,13 @@ def test_a_label_the_scorer_cannot_read_is_a_usage_error_exit_2() -> None:
             assert "ScorerError" in err and repr(label) in err, err
 
 
+def test_an_empty_label_is_refused_exit_2_for_every_scorer() -> None:
+    # newcomer3 finding 6: `hrb score --label "" ""` was a parse_failure (numeric alone refused)
+    for scorer in ("exact", "answer_contains", "choice", "numeric"):
+        err = hrb("score", "--scorer", scorer, "--label", " ", "Paris", check_rc=2).stderr
+        assert "ReferenceValueError: label: the label is only white space" in err, err
+
+
 def test_hrb_score_refuses_the_judge_naming_the_way_that_works() -> None:
     # decided (issue 18): a judge calls a model, so it grades inside a benchmark (governor, cache)
     client = json.dumps({"client": {"kind": "mock", "reply": "CORRECT"}})

@@ -241,6 +241,46 @@ def test_choice_refuses_two_letters_or_none(output: str) -> None:
     assert verdict(CHOICE, output, "A")[1] == "parse_failure"
 
 
+# newcomer3 finding 17: README said "a reply naming two letters is refused", but a cued letter
+# followed by a second one ("The answer is A or B") picked the first: a hedge scored right
+HEDGES = [
+    "The answer is {a} or {b}.",
+    "Answer: {a} or {b}",
+    "The answer is ({a}) or ({b})",
+    "Answer: {a}, {b}",
+    "answer: {a}/{b}",
+    "Answer: {a} and {b}",
+    "Answer: **{a}** or **{b}**",
+    "The answer is {a} or maybe {b}",
+    "Final answer: {a} & {b}",
+    "Option {a} or {b}",
+]
+NOT_A_SECOND_PICK = [
+    "The answer is {a}, not {b}.",  # the newcomer's line: B is named, not picked
+    "The answer is {a}. Option {b} is wrong.",
+    "Answer: {a} and I am sure of it.",  # 'I' is a pronoun
+    "Answer: {a} and a short note.",  # 'a' is an article
+    "Answer: {a}\n{b}) is a distractor",
+]
+
+
+@pytest.mark.parametrize("form", HEDGES)
+@pytest.mark.parametrize(("a", "b"), [("A", "B"), ("B", "A"), ("C", "D"), ("D", "B")])
+def test_choice_refuses_a_cued_letter_joined_to_another(form: str, a: str, b: str) -> None:
+    text = form.format(a=a, b=b)
+    assert read_choice(text, "ABCD") == {a, b}, text
+    for label in (a, b):  # right for neither of the two letters it hedges between
+        assert verdict(CHOICE, text, label) == (False, "parse_failure"), text
+
+
+@pytest.mark.parametrize("form", NOT_A_SECOND_PICK)
+@pytest.mark.parametrize(("a", "b"), [("A", "B"), ("B", "A"), ("C", "D")])
+def test_choice_a_letter_named_but_not_picked_is_not_read(form: str, a: str, b: str) -> None:
+    text = form.format(a=a, b=b)
+    assert verdict(CHOICE, text, a) == (True, None), text
+    assert verdict(CHOICE, text, b) == (False, "wrong"), text
+
+
 def test_choice_label_forms_and_errors() -> None:
     assert verdict(CHOICE, "B", ["B", "C"]) == (True, None)
     assert verdict(CHOICE, "(b)", "(B)") == (True, None)
@@ -275,6 +315,27 @@ def test_pattern_last_or_first_match() -> None:
     text = "Answer: 3\nwait, recount\nAnswer: 4"
     assert hb.pattern_scorer(r"Answer: (\d+)", then="numeric")(None, text, 4).correct is True
     assert hb.pattern_scorer(r"Answer: (\d+)", then="numeric", which="first")(None, text, 3).correct is True
+
+
+@pytest.mark.parametrize(
+    ("reply", "last", "first"),
+    [
+        ("3.0 apples", "0", "3"),  # newcomer3 finding 24: the documented non-overlapping matches
+        ("3.25 apples", "25", "3"),
+        ("1,204 units", "204", "1"),
+        ("-7 degrees", "7", "7"),
+        ("about 12 or 13", "13", "12"),
+    ],
+)
+def test_pattern_last_is_the_last_non_overlapping_match_as_documented(
+    reply: str, last: str, first: str
+) -> None:
+    assert [m.group(1) for m in re.finditer(r"(\d+)", reply)][-1] == last  # what the docs describe
+    assert hb.pattern_scorer(r"(\d+)")(None, reply, last).outcome == last
+    assert hb.pattern_scorer(r"(\d+)", which="first")(None, reply, first).outcome == first
+    # the pattern the docs advise for a decimal number takes it whole
+    whole = hb.pattern_scorer(r"(-?\d+(?:\.\d+)?)", then="numeric", which="first")
+    assert whole(None, reply, float(re.search(r"-?\d+(?:\.\d+)?", reply).group())).correct is True
 
 
 def test_pattern_then_scorers_and_settings() -> None:

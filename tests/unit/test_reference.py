@@ -98,3 +98,52 @@ def test_round_trip_dict() -> None:
     ref = hb.Reference({"a": {"document": "d", "question": "q"}}, labels=[["x", 1]], cluster="c", split="dev")
     again = hb.Reference.from_dict(ref.to_dict())
     assert again.hash == ref.hash
+
+
+# newcomer3 finding 6: an empty label was taken and every run on it scored wrong in silence
+# (numeric alone refused it); now a label whose accepted answers are all blank is refused up front
+BLANKS = ["", " ", "\t\n", "\u00a0", "\u2009\u3000"]
+BLANK_LABELS = [
+    *BLANKS,
+    *([b] for b in BLANKS),
+    ["", " ", "\u00a0"],
+    *({"answers": [b], "scale": ""} for b in BLANKS),
+    *({"answers": b} for b in BLANKS),
+]
+
+
+@pytest.mark.parametrize("label", BLANK_LABELS, ids=repr)
+def test_a_blank_label_is_refused_naming_item_and_field(label) -> None:
+    with pytest.raises(
+        hb.ReferenceValueError, match=r"labels\['q3'\]: the label is (empty|only white space)"
+    ) as err:
+        hb.Reference({"q1": "France", "q2": "Peru", "q3": "Chad"}, labels=["Paris", "Lima", label])
+    assert "NOT_IN_DOCUMENT" in str(err.value) and repr(label)[:20] in str(err.value)
+    ref = hb.Reference({"q1": "France"}, labels=["Paris"])
+    with pytest.raises(hb.ReferenceValueError, match=r"labels\['q1'\]"):
+        ref.set_label("q1", label)
+    with pytest.raises(hb.ReferenceValueError, match=r"labels\['q9'\]"):
+        ref.add("q9", "Fiji", label=label)
+
+
+@pytest.mark.parametrize("blank", BLANKS, ids=repr)
+def test_a_blank_answer_beside_others_is_kept_and_never_matches(blank) -> None:
+    # the real TAT-QA dev set holds multi-span golds with an empty span; the others decide
+    ref = hb.Reference({"q1": "x"}, labels=[["Defined benefit schemes", blank]])
+    label = ref.labels["q1"]
+    for scorer in (hb.exact_scorer(), hb.answer_scorer()):
+        assert scorer(None, "Defined benefit schemes", label).correct is True
+        assert scorer(None, blank, label).failure_kind == "parse_failure"
+        assert scorer(None, "something else", label).failure_kind == "wrong"
+
+
+def test_the_ways_to_say_no_label_still_work() -> None:
+    # the newcomer's partlabels.toml, written as the message advises: a `labels` table
+    from hrbench.specs import build_reference
+
+    spec = {"items": {"q1": "France", "q2": "Peru", "q3": "Chad"}, "labels": {"q1": "Paris", "q2": "Lima"}}
+    ref = build_reference(spec)
+    assert ref.labels == {"q1": "Paris", "q2": "Lima", "q3": None}
+    with pytest.raises(hb.ReferenceValueError, match=r"labels\['q3'\]: the label is empty"):
+        build_reference({**spec, "labels": ["Paris", "Lima", ""]})
+    assert hb.Reference({"q1": "x"}, labels=[0]).labels == {"q1": 0}  # a zero is a label, not blank

@@ -1155,3 +1155,63 @@ def test_intervals_nest_across_levels_and_agree_with_the_p_value(data, runs):
     if n_g < 2:
         return
     _assert_nested_and_consistent(ya, yb, g, n_g, float(len(data) * runs))
+
+
+def _ratio_rows(n_items: int, n_clusters: int, runs: int, unit: float, stopped: dict[int, int]) -> list[Row]:
+    """Every run right at ``unit`` USD, except ``stopped[i]`` runs of item i: budget_stop, $0, wrong."""
+    rows = []
+    for i in range(n_items):
+        for r in range(1, runs + 1):
+            stop = r > runs - stopped.get(i, 0)
+            rows.append(
+                Row(
+                    cluster=f"c{i % n_clusters}",
+                    item=f"q{i}",
+                    arm="ask",
+                    run=r,
+                    split="test",
+                    correct=not stop,
+                    outcome=None,
+                    failure_kind="budget_stop" if stop else None,
+                    usd=0.0 if stop else unit,
+                )
+            )
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("n_items", "n_clusters", "stopped", "method"),
+    [
+        (4, 2, {3: 2}, "cluster"),  # newcomer3's kill.toml: 4 items, 2 clusters, 2 runs stopped
+        (4, 2, {}, "cluster"),
+        (12, 4, {}, "cluster"),
+        (40, 20, {0: 1, 7: 3}, "cluster"),
+        (40, 20, {}, "bootstrap"),
+        (40, 20, {0: 1, 7: 3}, "bootstrap"),
+    ],
+)
+def test_accuracy_per_usd_is_never_a_point_shown_as_an_interval(n_items, n_clusters, stopped, method) -> None:
+    # SPEC section 6: zero width only when nothing was sampled; here every item's accuracy is
+    # the same multiple of its cost, so the delta method (and every resample) gives a point
+    rows = _ratio_rows(n_items, n_clusters, 5, 1.4e-5, stopped)
+    a = report(rows, method=method, n_boot=200).arm("ask")
+    assert a.accuracy_per_usd == pytest.approx(a.accuracy / a.usd_per_run)
+    assert a.accuracy_per_usd_note is not None
+    text = str(report(rows, method=method, n_boot=200))
+    assert f"acc/usd of ask: {a.accuracy_per_usd_note}" in text
+    if a.accuracy_per_usd_low is None:  # the usd/run interval reaches 0: no upper bound
+        assert a.accuracy_per_usd_high is None and "no upper bound" in a.accuracy_per_usd_note
+        assert n_clusters == 2
+    else:  # the Bonferroni box of the accuracy and usd/run intervals, each at 97.5%
+        # positive width; the upper end is the estimate itself only where accuracy is 1 and
+        # every run cost the same (as the accuracy's own interval ends at 1)
+        assert a.accuracy_per_usd_low < a.accuracy_per_usd <= a.accuracy_per_usd_high
+        wider = report(rows, level=0.975, method="cluster").arm("ask")
+        assert a.accuracy_per_usd_low == pytest.approx(wider.ci_low / wider.usd_per_run_high)
+        assert a.accuracy_per_usd_high == pytest.approx(wider.ci_high / wider.usd_per_run_low)
+        assert a.accuracy_per_usd_low <= wider.ci_low / a.usd_per_run  # at least the accuracy's spread
+
+
+def test_accuracy_per_usd_keeps_the_delta_method_where_it_has_width() -> None:
+    a = report(correlated_arms()).arm("a")
+    assert a.accuracy_per_usd_note is None and a.accuracy_per_usd_low < a.accuracy_per_usd_high

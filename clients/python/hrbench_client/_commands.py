@@ -57,7 +57,8 @@ EXIT_CODES_HELP = """\
 exit codes:
   0    ok: every run was scored (right or wrong)
   1    an output scored wrong (`hrb score --check`); an arm's accuracy (`hrb bench`) or the
-       mean score (`hrb eval`) under --fail-under; no daemon runs (`hrb daemon status`)
+       mean score (`hrb eval`) under --fail-under, or NA there (nothing was measured); no
+       daemon runs (`hrb daemon status`)
   2    usage or invalid input: bad arguments, an invalid spec or JSON line, an unknown or
        ambiguous benchmark id, id prefix or name (NotFound, with the closest ones), and the
        daemon's ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
@@ -762,8 +763,8 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
     the cap that stopped them: a cost stop ``--max-usd``; ``--retry-errors`` too when runs
     ended in errors), else 3 when runs ended in errors, all or some (how many, by arm and
     cause, and ``hrb bench --resume ID --retry-errors`` to run them again once the cause is
-    fixed; newcomer finding), else 1 when an arm's accuracy is under ``fail_under``, else 0:
-    every run was scored.
+    fixed; newcomer finding), else 1 when an arm's accuracy is under ``fail_under`` or is NA
+    (nothing measured: :func:`_gate`), else 0: every run was scored.
 
     Decided (newcomer finding: ``NoLabelsWarning`` and ``FewRunsWarning`` lived only in the
     JSON result line, stderr empty, exit 0): every warning the benchmark raised is printed on
@@ -800,12 +801,33 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         _err(f"once the cause is fixed, run them again with: hrb bench --resume {result.id} --retry-errors")
         return EXIT_ERROR
     if fail_under is not None:
-        low = [s for s in result.summary if s.accuracy is not None and s.accuracy < fail_under]
-        if low:
-            shown = ", ".join(f"{s.arm} {s.accuracy:.3f}" for s in low)
-            _err(f"accuracy under --fail-under {fail_under:g}: {shown}")
-            return EXIT_WRONG
+        return _gate(result.summary, fail_under)
     return EXIT_OK
+
+
+def _measured(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x  # NaN != NaN
+
+
+def _gate(summary: list[Any], fail_under: float) -> int:
+    """``--fail-under``: 1 when an arm's accuracy is under the bar OR was not measured.
+
+    Decided (newcomer finding: ``--fail-under 0.9`` passed, exit 0, on a benchmark whose
+    items had no label, accuracy NA): a gate that measured nothing fails, naming the arms whose
+    accuracy is NA (no labelled, reportable run: every item unlabelled, or only on ``dev``).
+    """
+    na = [s.arm for s in summary if not _measured(s.accuracy)]
+    low = [s for s in summary if _measured(s.accuracy) and s.accuracy < fail_under]
+    if low:
+        shown = ", ".join(f"{s.arm} {s.accuracy:.3f}" for s in low)
+        _err(f"accuracy under --fail-under {fail_under:g}: {shown}")
+    if na or not summary:
+        shown = ", ".join(na) or "no arm"
+        _err(
+            f"accuracy is NA, nothing was measured, so --fail-under {fail_under:g} fails: {shown} "
+            "(no labelled run on a reportable split: label the items, or run them off the dev split)"
+        )
+    return EXIT_WRONG if low or na or not summary else EXIT_OK
 
 
 def eval_params(path: str) -> Any:
@@ -860,7 +882,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
         _err(f"{n_errors} run(s) ended in errors" + (f"; first: {errors[0]}" if errors else ""))
         return EXIT_ERROR
     mean = fields.get("mean_score")
-    if args.fail_under is not None and isinstance(mean, (int, float)) and mean < args.fail_under:
+    if args.fail_under is None:
+        return EXIT_OK
+    if not _measured(mean):  # decided, as for `hrb bench`: a gate that measured nothing fails
+        _err(f"mean score is NA, nothing was scored, so --fail-under {args.fail_under:g} fails")
+        return EXIT_WRONG
+    if mean < args.fail_under:
         _err(f"mean score {mean:.3f} is under --fail-under {args.fail_under:g}")
         return EXIT_WRONG
     return EXIT_OK
@@ -1374,7 +1401,10 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark: " + _ID_HELP)
     b.add_argument("--no-rows", action="store_true", help="print only the result, not each row")
     b.add_argument(
-        "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when an arm's accuracy is under ACC"
+        "--fail-under",
+        type=_fraction,
+        metavar="ACC",
+        help="exit 1 when an arm's accuracy is under ACC, or is NA (nothing was measured)",
     )
     b.add_argument(
         "--detach",
@@ -1404,7 +1434,10 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     e = sub.add_parser("eval", help="evaluate() a module from a TOML spec")
     e.add_argument("file", help="the evaluate() spec (TOML; see examples/sentiment.toml)")
     e.add_argument(
-        "--fail-under", type=_fraction, metavar="ACC", help="exit 1 when the mean score is under ACC"
+        "--fail-under",
+        type=_fraction,
+        metavar="ACC",
+        help="exit 1 when the mean score is under ACC, or is NA (nothing was scored)",
     )
     e.set_defaults(fn=cmd_eval)
 
