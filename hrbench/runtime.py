@@ -13,7 +13,7 @@ import contextvars
 import os
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -335,6 +335,32 @@ class Runtime:
                     key=rid,
                 )
         return None
+
+    def kept(self, arm: str, item: str, run: int, trace: Iterable[Step], cell: bool = True) -> None:
+        """Seed the distinct-draw check with a kept run's draws (a resume; newcomer finding).
+
+        Seed 002 refuses a run that repeats an earlier run's draw; across a resume the earlier
+        runs are the kept ones. Their requests' keys (``cell``: only needed while their item
+        runs) and their replies' provider response ids are remembered as if they had just run,
+        so a run made again (``--retry-errors``, or a run a crash or a stop left undone) whose
+        reply repeats one of theirs is refused again, whether the cache or the provider served it.
+
+        Example:
+            >>> from hrbench.governor import Governor
+            >>> rt = Runtime(None, Governor(), None, None, None, None)
+            >>> rt.kept("a", "q1", 1, [Step(ledger_id="b/1", key="k1", response_id="id-1")])
+            >>> rt.arm_response_ids["a"]["id-1"], rt.cells[("a", "q1")].served["k1"]
+            (('q1', 1), 1)
+        """
+        for step in trace:
+            if step.kind != "request" or step.source not in ("live", "cache", "recording"):
+                continue
+            if cell and step.key:
+                self.cells[(arm, item)].served.setdefault(step.key, run)
+            if step.response_id:
+                if cell:
+                    self.cells[(arm, item)].response_ids.setdefault(step.response_id, run)
+                self.arm_response_ids[arm].setdefault(step.response_id, (item, run))
 
     def _remember(self, ctx: Context, key: str, result: Result) -> None:
         cell = self.cells[(ctx.arm, ctx.item_id)]

@@ -57,6 +57,19 @@ _dec_seqs = msgspec.json.Decoder(list[int])
 _dec_trace_map = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
+class _Draw(msgspec.Struct, kw_only=True):
+    """What the distinct-draw check reads of a step (the rest of it is skipped when decoding)."""
+
+    ledger_id: str = ""
+    kind: str = "request"
+    key: str | None = None
+    source: str = "live"
+    response_id: str | None = None
+
+
+_dec_draws = msgspec.json.Decoder(list[_Draw])
+
+
 class _Key(msgspec.Struct):
     """A stored row's key (its other fields are skipped when decoding)."""
 
@@ -780,6 +793,32 @@ class Store:
             try:
                 raws = _trace_raws(conn, benchmark_id, wanted)
                 return {k: _dec_steps.decode(v) for k, v in raws.items()}
+            except msgspec.DecodeError as exc:
+                raise _store_error(exc, self.path) from None
+
+    def trace_draws(self, benchmark_id: str, ledger_ids: Iterable[str]) -> dict[str, list[Step]]:
+        """The draws in the traces of ``ledger_ids``: each request step's key, source and response id.
+
+        A resume seeds the distinct-draw check with the kept runs' draws (seed 002, newcomer
+        finding); only these fields are decoded, so it holds little per run. Steps that are not
+        requests are left out.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.trace_draws("b", ["b/a/q1/1"])
+            {}
+        """
+        with self._guard() as conn:
+            try:
+                raws = _trace_raws(conn, benchmark_id, set(ledger_ids))
+                return {
+                    lid: [
+                        Step(ledger_id=d.ledger_id, key=d.key, source=d.source, response_id=d.response_id)
+                        for d in _dec_draws.decode(raw)
+                        if d.kind == "request" and (d.key or d.response_id)
+                    ]
+                    for lid, raw in raws.items()
+                }
             except msgspec.DecodeError as exc:
                 raise _store_error(exc, self.path) from None
 

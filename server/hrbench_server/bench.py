@@ -563,23 +563,28 @@ def refuse_below_spent(given: p.GovernorSpec, ledger: dict[str, Any] | None, ben
 
 
 def _done_traces(
-    store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row]
+    store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row], total: int
 ) -> tuple[dict[str, dict[str, float]], dict[str, list[Step]]]:
-    """What the traces of resumed rows keep: metric values, and the traces of errors.
+    """What the traces of resumed rows keep: metric values, the traces of errors, and draws.
 
     newcomer findings: a resume keeps the metrics; the runs it keeps that ended in errors keep
-    their causes (the ``errors`` status names the commonest).
+    their causes (the ``errors`` status names the commonest); and when runs are made again, the
+    other kept runs' draws (request keys, provider response ids: :meth:`Store.trace_draws`)
+    seed the distinct-draw check (seed 002), so ``--retry-errors`` cannot accept a run whose
+    reply repeats a kept run's.
     """
     want = [r.ledger_id for r in done.values() if params.metrics or r.failure_kind == "error"]
-    if not want:
-        return {}, {}
-    traces = store.traces_get(bench_id, want)
+    traces = store.traces_get(bench_id, want) if want else {}
     metrics = (
         {lid: v for lid, trace in traces.items() if (v := trace_metrics(trace)) is not None}
         if params.metrics
         else {}
     )
     errors = {r.ledger_id: traces.get(r.ledger_id, []) for r in done.values() if r.failure_kind == "error"}
+    if len(done) < total:  # runs are made again: every kept run's draws (an error's full trace has them)
+        others = [r.ledger_id for r in done.values() if r.ledger_id not in errors]
+        draws = store.trace_draws(bench_id, others) if others else {}
+        errors.update({lid: draws.get(lid, []) for lid in others})
     return metrics, errors
 
 
@@ -700,7 +705,9 @@ async def _run(
     # row replaces the old one, and what its failed attempt spent stays in the ledger
     again = {"budget_stop", "error"} if args.retry_errors else {"budget_stop"}
     done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind not in again}
-    done_metrics, done_traces = await anyio.to_thread.run_sync(_done_traces, store, bench_id, params, done)
+    done_metrics, done_traces = await anyio.to_thread.run_sync(
+        _done_traces, store, bench_id, params, done, built["total"]
+    )
     sink = _Sink(
         app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
     )
