@@ -1056,6 +1056,61 @@ def _refuse_spec(
             check_labels({i: labels[i] for i in item_ids})
 
 
+def same_items(items: Mapping[str, Any], item_ids: Iterable[str]) -> list[list[str]]:
+    """Groups of item ids whose payloads are identical, each in the reference's order.
+
+    Two payloads are the same when their canonical JSON is (mapping keys sorted); a payload
+    JSON cannot hold is compared by its ``repr``.
+
+    Example:
+        >>> same_items({"q1": "France", "q2": "Peru", "q3": "France"}, ["q1", "q2", "q3"])
+        [['q1', 'q3']]
+        >>> same_items({"a": {"x": 1, "y": 2}, "b": {"y": 2, "x": 1}}, ["a", "b"])
+        [['a', 'b']]
+    """
+    seen: dict[bytes, list[str]] = {}
+    for i in item_ids:
+        try:
+            canon = _canon_json.encode(items[i])
+        except (TypeError, ValueError, msgspec.EncodeError):
+            canon = repr(items[i]).encode()
+        seen.setdefault(canon, []).append(i)
+    return [ids for ids in seen.values() if len(ids) > 1]
+
+
+_canon_json = msgspec.json.Encoder(order="sorted")
+
+
+def _refuse_same_items(items: Mapping[str, Any], item_ids: Sequence[str], client: Any, cached: bool) -> None:
+    """Refuse items with identical payloads under a cache or a replay (newcomer finding 8).
+
+    Decided (seeds silent on equal payloads; seed 002 refuses runs that are not distinct
+    draws): two items with the same payload send the same requests, so under a draw-keyed
+    cache or a replay the later item is served the first one's draws, and the benchmark used to
+    be refused as duplicate draws only after the calls were made, blaming the arm. With a
+    client and a cache or replay this is now a :class:`~hrbench.errors.ConfigError` on
+    ``reference.items`` before any call, naming the ids. Without a cache or replay each item
+    gets its own draws, so nothing is refused (a reference may hold one input twice, as
+    many test sets do); arms that call no model (``client is None``) are not concerned.
+    """
+    if client is None or not cached:
+        return
+    groups = same_items(items, item_ids)
+    if not groups:
+        return
+    shown = "; ".join(" = ".join(repr(i) for i in g) for g in groups[:5])
+    if len(groups) > 5:
+        shown += f"; and {len(groups) - 5} more group(s)"
+    raise ConfigError(
+        "reference.items",
+        shown,
+        "items with the same payload send the same requests, so under the cache (or a replay) the "
+        "later ones are served the first one's draws and refused as duplicate draws (seed 002) after "
+        "their calls; give each item its own payload (drop the repeats), or run without a cache "
+        "(`cache = false` in a spec, cache=None in Python)",
+    )
+
+
 def refuse_before_start(
     client: Any,
     governor: Governor,
@@ -1066,6 +1121,7 @@ def refuse_before_start(
     split: str | Sequence[str] = "test",
     metrics: Any = None,
     runs: int = 1,
+    cached: bool = False,
 ) -> None:
     """Refuse a benchmark that could make no call or has a spec error, before anything runs or is stored.
 
@@ -1082,6 +1138,8 @@ def refuse_before_start(
         split: the split(s) run, as for :func:`benchmark`.
         metrics: the benchmark's metrics, whose label needs are checked.
         runs: the runs per item (an outputs arm must have an output for each).
+        cached: the benchmark reads a cache: items with the same payload are refused
+            (:func:`_refuse_same_items`, newcomer finding 8).
 
     Raises:
         ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
@@ -1098,6 +1156,8 @@ def refuse_before_start(
     if arms is not None and reference is not None:
         ids = _run_ids(reference, [split] if isinstance(split, str) else list(split))
         _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client, runs)
+        replays = getattr(client, "provider", "") == "replay"
+        _refuse_same_items(reference.items, ids, client, cached or replays)
     require_key = getattr(client, "require_key", None)
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
@@ -1233,6 +1293,9 @@ async def benchmark_async(
             "so its replies are not cached: every request calls it",
             NotCachedWarning,
         )
+    replays = getattr(client, "provider", "") == "replay"
+    cached = replays or (cache is not None and cache.read and getattr(client, "cacheable", True) is not False)
+    _refuse_same_items(reference.items, plan.item_ids, client, cached)
     if runs < MIN_RUNS:
         warn_at_caller(
             f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "

@@ -479,6 +479,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
         split=params.split,
         metrics=metrics,
         runs=params.runs,
+        cached=params.cache,
     )
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)

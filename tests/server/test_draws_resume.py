@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from hrbench.testing.loopback import LoopbackServer
-from hrbench_client.errors import DuplicateDrawError
+from hrbench_client.errors import ConfigError, DuplicateDrawError
 from tests.server._daemon import Daemon, spec
 
 pytestmark = pytest.mark.timeout(180)
@@ -41,3 +41,16 @@ def test_retry_errors_never_launders_a_duplicate_draw(shared_daemon: Daemon) -> 
     assert listing.stop_note is not None
     assert "8 of them were not distinct draws" in listing.stop_note
     assert "--retry-errors`" not in listing.stop_note.replace("`--retry-errors` serves", "")
+
+
+def test_items_with_the_same_payload_are_refused_before_any_call(shared_daemon: Daemon) -> None:
+    """newcomer finding 8: refused up front naming the items, not a DuplicateDrawError after the calls."""
+    with LoopbackServer() as srv:
+        client: dict[str, Any] = {"kind": "openai", "model": "loopback-1", "base_url": srv.base_url}
+        items = {"q1": "France", "q2": "Peru", "q3": "France"}
+        with shared_daemon.client() as c:
+            with pytest.raises(ConfigError, match="items with the same payload") as err:
+                list(c.benchmark(spec(client=client, reference={"items": items}, name="dupitems")))
+            assert err.value.field == "reference.items" and "'q1' = 'q3'" in str(err.value)
+            assert not [b for b in c.benchmarks() if b.name == "dupitems"]  # nothing stored
+        assert srv.requests == []

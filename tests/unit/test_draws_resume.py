@@ -101,3 +101,36 @@ def test_kept_runs_without_traces_are_said_not_checked() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         hb.benchmark(ASK, ref, runs=5, client=_fresh_ids("b"), done=dict(done), done_traces=first.traces)
+
+
+# -- newcomer finding 8: items with the same payload ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("items", "groups"),
+    [
+        ({"q1": "France", "q2": "Peru", "q3": "France"}, "'q1' = 'q3'"),
+        ({"a": {"x": 1, "y": "t"}, "b": {"y": "t", "x": 1}, "c": {"x": 2}}, "'a' = 'b'"),
+        ({"a": "x", "b": "x", "c": "y", "d": "y", "e": "x"}, "'a' = 'b' = 'e'; 'c' = 'd'"),
+    ],
+)
+def test_items_with_the_same_payload_are_refused_under_a_cache_before_any_call(
+    items: dict[str, Any], groups: str
+) -> None:
+    """Under a cache the later item would get the first one's draws: refused up front, naming the ids."""
+    client = _fresh_ids()
+    ref = hb.Reference(items, labels=["Paris"] * len(items))
+    with pytest.raises(hb.ConfigError, match="reference.items: items with the same payload") as err:
+        hb.benchmark(ASK, ref, runs=5, client=client, cache=hb.Cache())
+    assert groups in str(err.value)
+    assert client.calls == 0
+
+
+def test_items_with_the_same_payload_run_without_a_cache_and_without_a_client() -> None:
+    """Without a cache each copy gets its own draws: nothing to refuse."""
+    ref = hb.Reference({"q1": "France", "q2": "Peru", "q3": "France"}, labels=["Paris", "Lima", "Paris"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bench = hb.benchmark(ASK, ref, runs=5, client=_fresh_ids())
+        assert bench.status == "done"
+        hb.benchmark(hb.Arm("fixed", lambda item, ctx: "Paris"), ref, runs=5, cache=hb.Cache())
