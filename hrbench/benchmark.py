@@ -1208,7 +1208,11 @@ async def benchmark_async(
         scorer: a scorer; ``exact_scorer()`` by default.
         split: the split or splits to run on.
         governor: the :class:`~hrbench.Governor`; the defaults when ``None``.
-        seed: the seed of the arms' private random streams.
+        seed: the seed of the arms' private random streams (``ctx.rng``, seed 002). Not sent
+            to the model and not part of the cache key (newcomer finding 11): a reply is
+            selected by its request and draw index, so an arm that does not use ``ctx.rng``
+            gets the same replies under any seed; a provider seed is a request param
+            (``ctx.call(..., seed=n)``), which is in the key.
         cache: a :class:`~hrbench.Cache` (draw-keyed), or ``None``.
         record: the name of a recording to record every live reply into (needs ``store``).
         concurrency: how many (arm, item) pairs run at once.

@@ -12,6 +12,7 @@ import hashlib
 import warnings
 from typing import Any
 
+import msgspec
 import pytest
 
 import hrbench as hb
@@ -134,3 +135,51 @@ def test_items_with_the_same_payload_run_without_a_cache_and_without_a_client() 
         bench = hb.benchmark(ASK, ref, runs=5, client=_fresh_ids())
         assert bench.status == "done"
         hb.benchmark(hb.Arm("fixed", lambda item, ctx: "Paris"), ref, runs=5, cache=hb.Cache())
+
+
+# -- newcomer finding 11: what seed and version select (decided: neither is in the cache key) ----
+
+
+def test_seed_selects_ctx_rng_not_the_cached_replies_and_a_params_seed_does(tmp_path: Any) -> None:
+    """seed 002: `seed` starts ctx.rng; the draw is selected by request and draw index (SPEC 6)."""
+    store = hb.Store(tmp_path / "s.db")
+    ref = _ref(2)
+    client = _fresh_ids()  # one responder: its fingerprint is in the key
+
+    def calls(arm: hb.Arm, seed: int) -> int:
+        before = client.calls
+        hb.benchmark(arm, ref, runs=5, client=client, cache=hb.Cache(store), seed=seed)
+        return client.calls - before
+
+    assert calls(ASK, 1) == 10
+    assert calls(ASK, 2) == 0  # the same requests and draw indexes: the cached replies, whatever the seed
+    sampler = hb.Arm("pick", lambda item, ctx: ctx.call(f"{item} {ctx.rng.randrange(10**9)}").text)
+    assert [calls(sampler, 1), calls(sampler, 2), calls(sampler, 1)] == [10, 10, 0]  # ctx.rng follows seed
+    with_param = hb.Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}?", seed=7).text)
+    assert calls(with_param, 1) == 10  # a provider seed is sent, so it is in the key
+
+
+def test_an_arm_version_bump_changes_its_hash_not_its_cache_key(tmp_path: Any) -> None:
+    store = hb.Store(tmp_path / "s.db")
+    client = _fresh_ids()
+    v1, v2 = hb.Arm("ask", ASK.fn, version="1"), hb.Arm("ask", ASK.fn, version="2")
+    assert v1.hash != v2.hash
+    hb.benchmark(v1, _ref(2), runs=5, client=client, cache=hb.Cache(store))
+    hb.benchmark(v2, _ref(2), runs=5, client=client, cache=hb.Cache(store))
+    assert client.calls == 10  # the second is served the first one's replies
+
+
+def test_seed_and_version_are_documented_in_the_schema_and_readme() -> None:
+    """newcomer finding 11: the README never explained seed."""
+    from pathlib import Path
+
+    from hrbench_client import protocol as p
+
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    assert "seeds only `ctx.rng`" in readme and "not in the cache key" in readme
+    schema = msgspec.json.schema(p.BenchmarkParams)
+    seed = schema["$defs"]["BenchmarkParams"]["properties"]["seed"]["description"]
+    assert "not part of the cache key" in seed
+    version = schema["$defs"]["PromptArmSpec"]["properties"]["version"]["description"]
+    assert "not of the cache key" in version

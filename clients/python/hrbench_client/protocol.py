@@ -225,7 +225,17 @@ class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
     system: str | None = None
     model: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    version: str = "1"
+    version: Annotated[
+        str,
+        Meta(
+            description=(
+                "The arm's version: recorded with the benchmark and part of the arm's hash (a resume "
+                "refuses a changed arm), not of the cache key, which is the request as sent, the arm's "
+                "name and the draw index (SPEC section 6): a version bump that sends the same request is "
+                "served the cached replies; change the request, or run with `cache = false`, for fresh ones"
+            )
+        ),
+    ] = "1"
 
 
 class ReadingArmSpec(_Spec, tag="reading", tag_field="kind"):
@@ -468,7 +478,19 @@ class BenchmarkParams(_Spec):
     metrics: list[str] = field(default_factory=list)
     runs: Annotated[int, Meta(ge=1, le=10_000)] = 5
     split: str | list[str] = "test"
-    seed: int = 1
+    seed: Annotated[
+        int,
+        Meta(
+            description=(
+                "The seed of the arms' private random stream `ctx.rng` (seed 002), derived per (seed, arm, "
+                "item, run): only an arm that uses `ctx.rng` (an import arm) changes with it. It is not sent "
+                "to the model and not part of the cache key: a run's reply is selected by its request and "
+                "draw index (the run number), so a prompt arm gets the same cached replies under any seed. "
+                "To send a provider seed, put `seed` in the arm's `params` (it is then in the key); for "
+                "fresh replies, `cache = false` or `hrb cache clear`"
+            )
+        ),
+    ] = 1
     governor: GovernorSpec | None = None
     cache: bool = True
     record: Name | None = None
