@@ -369,7 +369,16 @@ class MockClientSpec(_Spec, tag="mock", tag_field="kind"):
 
 
 class ReplayClientSpec(_Spec, tag="replay", tag_field="kind"):
-    """Answers from a stored recording; ``strict`` raises ``ReplayMiss`` on a missing reply."""
+    """Answers from a stored recording, each arm with the replies it got.
+
+    A reply matches on the arm, the request as sent (provider, endpoint, model, messages, body
+    fields, reply-changing headers: as the live cache keys it) and the draw index. The
+    endpoint is the recording's own unless ``base_url`` (or the fallback's) is given: a replay
+    pointed at a server the recording was not made against is refused (no fallback) or misses.
+    ``strict = true`` (the default) raises ``ReplayMiss`` on a missing reply, never calling the
+    fallback; ``strict = false`` asks ``fallback`` on a miss and records what it fetches, and
+    is refused without a fallback.
+    """
 
     recording: Name
     strict: bool = True
