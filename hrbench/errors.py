@@ -30,7 +30,8 @@ runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm rai
 :class:`MetricErrorWarning` (a metric raised in evaluate()), :class:`NoLabelsWarning` (no item
 of a benchmark has a label), :class:`UsageEstimatedWarning` (replies with no usage block),
 :class:`NotCachedWarning` (replies that cannot be cached), :class:`DrawsUncheckedWarning` (a resume
-whose kept runs came without their traces).
+whose kept runs came without their traces), :class:`ReferenceReboundWarning` (a named reference
+that resolves to other content than the previous benchmark of the same name used).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ __all__ = [
     "NotCachedWarning",
     "NotFound",
     "ReferenceLocked",
+    "ReferenceReboundWarning",
     "ReferenceValueError",
     "ReplayMiss",
     "ScorerError",
@@ -492,4 +494,13 @@ class DrawsUncheckedWarning(UserWarning):
     (newcomer finding: ``--retry-errors`` accepted one more duplicate per retry). A kept run
     whose trace is not given cannot be checked against; decided (loud, never silent): the
     resume goes on and says how many kept runs were not checked.
+    """
+
+
+class ReferenceReboundWarning(UserWarning):
+    """Warned when a benchmark's named reference resolves to other content than the last benchmark of its name used.
+
+    Decided (newcomer finding 18: ``hrb ref put caps`` rebound the name to new labels, and the
+    rerun of a spec with ``reference = "caps"`` scored 1.000 -> 0.500 with no notice): the
+    daemon says which content hash it used and which the previous benchmark used.
     """

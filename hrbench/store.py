@@ -1164,10 +1164,19 @@ class Store:
                 raise ConfigError(
                     "id", ref, f"the prefix matches several benchmarks ({shown}); give more of it"
                 )
+        return self.benchmark_named(ref)
+
+    def benchmark_named(self, name: str) -> str | None:
+        """The id of the newest benchmark named ``name`` (see :meth:`benchmark_resolve`), or ``None``.
+
+        Example:
+            >>> Store(":memory:").benchmark_named("capitals") is None
+            True
+        """
         row = self._one(
             "SELECT id FROM benchmarks WHERE json_extract(spec, '$.params.name')=? "
             "ORDER BY created DESC, rowid DESC LIMIT 1",
-            [ref],
+            [name],
         )
         return None if row is None else str(row[0])
 

@@ -63,6 +63,7 @@ import logging
 import os
 import sys
 import uuid
+import warnings
 from collections.abc import Awaitable
 from typing import Any
 
@@ -80,6 +81,7 @@ from hrbench.errors import (
     DaemonStopped,
     DuplicateDrawError,
     NotFound,
+    ReferenceReboundWarning,
     StoreError,
 )
 from hrbench.governor import Governor, default_governor
@@ -589,6 +591,29 @@ def _done_traces(
     return metrics, errors
 
 
+def _rebound(store: Any, params: p.BenchmarkParams, ref_hash: str) -> str | None:
+    """What to say when a named reference resolves to other content than the last benchmark of this name used.
+
+    Newcomer finding 18 (decided: said, not refused; a name is a history of puts, issue 13).
+    ``None`` for an inline reference, a benchmark with no name or no earlier one, or the same
+    content.
+    """
+    if not isinstance(params.reference, str) or not params.name:
+        return None
+    earlier = store.benchmark_named(params.name)
+    rec = store.benchmark_get(earlier) if earlier is not None else None
+    if rec is None:
+        return None
+    was = rec.get("reference_hash")
+    if not was or was == ref_hash:
+        return None
+    return (
+        f"reference {params.reference!r} resolves to {ref_hash[:12]} now, but the previous benchmark "
+        f"named {params.name!r} ({earlier}) used {str(was)[:12]}: the name was rebound (`hrb ref put`), "
+        "so the two are scored against different items or labels"
+    )
+
+
 def _stop_note(store: Any, bench_id: str) -> str | None:
     """A finished benchmark's stop note, as ``hrb ls`` and ``hrb report`` show it (newcomer finding)."""
     rec = store.benchmark_get(bench_id) or {}
@@ -689,11 +714,15 @@ async def _run(
             "limits": _limits(governor),  # the limits in force (the defaults' too): a resume keeps them
         }
 
-        def create() -> None:
+        def create() -> str | None:
+            rebound = _rebound(store, params, reference.hash)
             store.reference_put(reference, None)
             store.benchmark_put(bench_id, spec, reference.hash, "running")
+            return rebound
 
-        await anyio.to_thread.run_sync(create)
+        rebound = await anyio.to_thread.run_sync(create)
+        if rebound is not None:
+            warnings.warn(rebound, ReferenceReboundWarning, stacklevel=1)
     # issue 13: start from what was spent, reservations a crash left open counted as spent
     governor.restore(await anyio.to_thread.run_sync(store.ledger_resume, bench_id))
     journal = None

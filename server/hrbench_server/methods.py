@@ -171,10 +171,19 @@ def register(server: RpcServer, app: App) -> None:
             with specs.field_under("reference"):
                 ref = specs.build_reference(args.reference, app.store)
             new = app.store.reference_get(ref.hash) is None
+            before = app.store.reference_history(args.name) if args.name else []
             h = app.store.reference_put(ref, args.name)
             put = [r for r in app.store.reference_list() if r["hash"] == h and r["name"] == args.name]
             created = _iso(put[-1]["created"]) if put else None
-            return p.ReferenceInfo(hash=h, name=args.name, n_items=len(ref), created=created, new=new)
+            was = before[-1]["hash"] if before else None  # a rebound name is said (newcomer finding 18)
+            return p.ReferenceInfo(
+                hash=h,
+                name=args.name,
+                n_items=len(ref),
+                created=created,
+                new=new,
+                replaced=was if was != h else None,
+            )
 
         return await _to_thread(put)
 

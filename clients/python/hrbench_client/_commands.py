@@ -907,7 +907,14 @@ def cmd_ref(args: argparse.Namespace) -> int:
                     ref["path"] = _resolve(base, ref["path"])
             else:
                 ref = {"path": path, "format": args.format}
-            _out(hb.references.put(ref, args.name))
+            info = hb.references.put(ref, args.name)
+            _out(info)
+            if info.replaced:  # newcomer finding 18: rebinding a name was silent
+                _err(
+                    f"reference {args.name!r} now points at {info.hash[:12]} (was {info.replaced[:12]}): "
+                    "benchmarks naming it from now on use the new content; earlier ones keep theirs "
+                    f"(`hrb ref get {info.replaced[:12]}`)"
+                )
         elif args.ref_cmd == "get":
             _out(hb.references.get(args.name))
         else:

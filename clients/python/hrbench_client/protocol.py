@@ -702,7 +702,9 @@ class ReferenceInfo(Struct, kw_only=True):
 
     ``new`` (``reference/put`` only, else ``None``): ``True`` when this content was not stored
     before, ``False`` when it was (only the name was added) (decided, newcomer: put said
-    ``created: null``).
+    ``created: null``). ``replaced`` (``reference/put`` only): the content hash the name
+    pointed at before this put, when it was another one (newcomer finding 18: a put rebinding a
+    name was silent); ``hrb ref put`` says ``old -> new`` on stderr.
     """
 
     hash: str
@@ -710,6 +712,7 @@ class ReferenceInfo(Struct, kw_only=True):
     n_items: int = 0
     created: str | None = None
     new: bool | None = None
+    replaced: str | None = None
 
 
 class ReferenceGetParams(_Spec):

@@ -1,0 +1,73 @@
+"""`hrb` on references, the cache and odd outputs (newcomer findings 18, 20, 23).
+
+One daemon for the module (its own home), started by the first command.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.clients.test_cli import hrb, lines
+
+pytestmark = pytest.mark.timeout(240)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    h = tmp_path_factory.mktemp("cli-draws") / "home"
+    try:
+        yield h
+    finally:
+        hrb("daemon", "stop", "--home", str(h), check_rc=None)
+
+
+def _in(home: Path, *args: str, check_rc: int | None = 0) -> tuple[str, str]:
+    proc = hrb(*args, "--home", str(home), check_rc=check_rc)
+    return proc.stdout, proc.stderr
+
+
+def _ref(path: Path, labels: tuple[str, str]) -> Path:
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "item": c, "label": lab}) + "\n"
+            for i, c, lab in zip(("q1", "q2"), ("France", "Peru"), labels, strict=True)
+        )
+    )
+    return path
+
+
+def test_ref_put_says_when_it_rebinds_a_name_and_a_bench_says_which_content_it_used(
+    home: Path, tmp_path: Path
+) -> None:
+    """newcomer finding 18: `hrb ref put caps` silently rebound the name; the rerun scored other labels."""
+    a, b = _ref(tmp_path / "a.jsonl", ("Paris", "Lima")), _ref(tmp_path / "b.jsonl", ("Paris", "Cusco"))
+    out, err = _in(home, "ref", "put", "caps", str(a))
+    first = json.loads(out)
+    assert first["replaced"] is None and "now points at" not in err
+    out, err = _in(home, "ref", "put", "caps", str(a))  # the same content again: nothing to say
+    assert json.loads(out)["replaced"] is None and err == ""
+    spec = tmp_path / "rb.toml"
+    spec.write_text(
+        'runs = 5\nreference = "caps"\n[[arms]]\nkind = "outputs"\nname = "fixed"\n'
+        'outputs = { q1 = "Paris", q2 = "Lima" }\n[governor]\n'
+    )
+    out, err = _in(home, "bench", str(spec))
+    assert lines(out)[-1]["summary"][0]["accuracy"] == 1.0 and "ReferenceRebound" not in err
+    out, err = _in(home, "ref", "put", "caps", str(b))
+    second = json.loads(out)
+    assert second["replaced"] == first["hash"]
+    assert f"reference 'caps' now points at {second['hash'][:12]} (was {first['hash'][:12]})" in err
+    out, err = _in(home, "bench", str(spec))
+    result = lines(out)[-1]
+    assert result["reference_hash"] == second["hash"] and result["summary"][0]["accuracy"] == 0.5
+    assert (
+        f"hrb: warning: ReferenceReboundWarning: reference 'caps' resolves to {second['hash'][:12]} now, "
+        f"but the previous benchmark named 'rb'"
+    ) in err
+    assert f"used {first['hash'][:12]}" in err
+    out, err = _in(home, "bench", str(spec))  # the same content as the last one: nothing to say
+    assert "ReferenceRebound" not in err
