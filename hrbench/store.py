@@ -400,11 +400,38 @@ class Store:
             "path": self.path,
         }
 
-    def cache_clear(self) -> int:
-        """Delete every cache entry; returns how many there were."""
-        n = self._one("SELECT count(*) FROM cache")[0]
-        self._write("DELETE FROM cache")
-        return int(n)
+    def cache_clear(
+        self, *, model: str | None = None, arm: str | None = None, older_than_s: float | None = None
+    ) -> int:
+        """Delete cache entries: every one, or those of ``model`` / ``arm`` / created over ``older_than_s`` ago.
+
+        The filters combine (all must hold). Recordings are never touched. Newcomer finding 20:
+        fresh draws needed ``cache = false`` or ``hrb gc``, which deletes benchmarks too.
+
+        Returns:
+            How many entries were deleted.
+
+        Example:
+            >>> from hrbench.records import Request, Result
+            >>> s = Store(":memory:")
+            >>> for m in ("a", "b"):
+            ...     s.cache_put(m, "arm", "h", Request(messages=[], model=m), Result(text="x"))
+            >>> s.cache_clear(model="a"), s.cache_clear()
+            (1, 1)
+        """
+        where: list[str] = ["1=1"]
+        args: list[Any] = []
+        if model is not None:
+            where.append("model=?")
+            args.append(model)
+        if arm is not None:
+            where.append("arm=?")
+            args.append(arm)
+        if older_than_s is not None:
+            where.append("created < ?")
+            args.append(time.time() - older_than_s)
+        with self._guard() as conn:  # the file checked and SQLite's errors typed, as every write
+            return int(conn.execute(f"DELETE FROM cache WHERE {' AND '.join(where)}", args).rowcount)
 
     # -- recordings ------------------------------------------------------------------------
     def recording_get(

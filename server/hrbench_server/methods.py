@@ -392,6 +392,12 @@ def register(server: RpcServer, app: App) -> None:
 
         return await _to_thread(ended)
 
+    async def cache_clear(args: p.CacheClearParams) -> p.CacheClearResult:
+        clear = functools.partial(
+            app.store.cache_clear, model=args.model, arm=args.arm, older_than_s=args.older_than_s
+        )
+        return p.CacheClearResult(deleted=await _to_thread(clear))
+
     async def gc(args: p.GcParams) -> p.GcResult:
         out = await _to_thread(
             functools.partial(
@@ -409,6 +415,7 @@ def register(server: RpcServer, app: App) -> None:
     feature("benchmark/cancel")(_async(p.BenchmarkCancelParams, benchmark_cancel))
     feature("gc")(_async(p.GcParams, gc))
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
+    feature("cache/clear")(_async(p.CacheClearParams, cache_clear))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))
     feature("report")(_async(p.ReportParams, report))
 

@@ -71,3 +71,36 @@ def test_ref_put_says_when_it_rebinds_a_name_and_a_bench_says_which_content_it_u
     assert f"used {first['hash'][:12]}" in err
     out, err = _in(home, "bench", str(spec))  # the same content as the last one: nothing to say
     assert "ReferenceRebound" not in err
+
+
+def _cached_bench(home: Path, tmp_path: Path, name: str, reply: str) -> dict:
+    """A mock-client prompt benchmark over two items; its replies are cached."""
+    spec = tmp_path / f"{name}.toml"
+    spec.write_text(
+        f'runs = 5\nname = "{name}"\n[reference]\nitems = {{ q1 = "{name}-a", q2 = "{name}-b" }}\n'
+        f'labels = ["{reply}", "{reply}"]\n[client]\nkind = "mock"\nreply = "{reply}"\nmodel = "{name}-model"\n'
+        f'[[arms]]\nkind = "prompt"\nname = "ask-{name}"\ntemplate = "say {{item}}"\n[governor]\n'
+    )
+    return lines(_in(home, "bench", str(spec))[0])[-1]
+
+
+def test_cache_clear_deletes_all_or_by_model_arm_and_age(home: Path, tmp_path: Path) -> None:
+    """newcomer finding 20: fresh draws needed `cache = false` or `hrb gc` (which deletes benchmarks)."""
+    _in(home, "cache", "clear")
+    _cached_bench(home, tmp_path, "one", "x")
+    _cached_bench(home, tmp_path, "two", "y")
+    stats = json.loads(_in(home, "cache", "stats")[0])
+    assert stats["entries"] == 20
+    assert json.loads(_in(home, "cache", "clear", "--older-than", "1d")[0]) == {"deleted": 0}
+    assert json.loads(_in(home, "cache", "clear", "--model", "one-model")[0]) == {"deleted": 10}
+    assert json.loads(_in(home, "cache", "clear", "--arm", "ask-one")[0]) == {"deleted": 0}
+    assert json.loads(_in(home, "cache", "clear", "--arm", "ask-two", "--model", "one-model")[0]) == {
+        "deleted": 0
+    }
+    assert json.loads(_in(home, "cache", "clear")[0]) == {"deleted": 10}
+    assert json.loads(_in(home, "cache", "stats")[0])["entries"] == 0
+    assert any(b["name"] == "one" for b in lines(_in(home, "ls")[0]))  # benchmarks are kept
+    _, err = _in(home, "cache", "stats", "--model", "m", check_rc=2)
+    assert "choose what `hrb cache clear` deletes" in err
+    _, err = _in(home, "cache", "clear", "--older-than", "soon", check_rc=2)
+    assert "--older-than: expected an age" in err

@@ -1197,8 +1197,17 @@ CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    with _client(args) as hb:
-        _out(hb.cache_stats())
+    filters = {"model": args.model, "arm": args.arm, "older_than_s": None}
+    if args.older_than is not None:
+        filters["older_than_s"] = parse_age(args.older_than)
+    if args.cache_cmd == "stats":
+        if any(v is not None for v in filters.values()):
+            _fail_usage("--model, --arm and --older-than choose what `hrb cache clear` deletes")
+        with _client(args) as hb:
+            _out(hb.cache_stats())
+        return EXIT_OK
+    with _client(args) as hb:  # clear (newcomer finding 20)
+        _out({"deleted": hb.cache_clear(**filters)})
     return EXIT_OK
 
 
@@ -1577,8 +1586,23 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     gc.add_argument("--no-vacuum", action="store_true", help="skip VACUUM (the file keeps its size)")
     gc.set_defaults(fn=cmd_gc)
 
-    c = sub.add_parser("cache", help="response cache")
-    c.add_argument("cache_cmd", choices=["stats"], help=f"stats: {CACHE_STATS} of the response cache")
+    c = sub.add_parser(
+        "cache",
+        help="response cache: stats, or clear it for fresh draws",
+        description="stats prints the response cache's statistics; clear deletes its entries (all, or "
+        "those matching every filter given), so the next benchmark sends fresh requests for them. "
+        "Recordings and benchmarks are kept (hrb gc deletes old benchmarks).",
+    )
+    c.add_argument(
+        "cache_cmd",
+        choices=["stats", "clear"],
+        help=f"stats: {CACHE_STATS} of the response cache; clear: delete entries, printing how many",
+    )
+    c.add_argument("--model", help="clear: only the entries of this model (as asked for)")
+    c.add_argument("--arm", help="clear: only the entries of this arm")
+    c.add_argument(
+        "--older-than", metavar="AGE", help="clear: only entries older than AGE (30d, 12h, 90m, 45s, 2w)"
+    )
     c.set_defaults(fn=cmd_cache)
 
     rec = sub.add_parser("recording", help="import or export recordings")

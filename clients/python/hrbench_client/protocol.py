@@ -770,6 +770,26 @@ class CacheStatsResult(Struct, kw_only=True):
     stats: dict[str, Any]
 
 
+class CacheClearParams(_Spec):
+    """Params of ``cache/clear``: delete response-cache entries (newcomer finding 20).
+
+    With no filter every entry goes; ``model`` (the model asked for), ``arm`` (the arm's name)
+    and ``older_than_s`` (created more than that many seconds ago) keep only the matching ones
+    for deletion, all of them holding. Recordings and benchmarks are never touched (``gc`` is
+    for those). The next benchmark then sends fresh requests for what was deleted.
+    """
+
+    model: str | None = None
+    arm: str | None = None
+    older_than_s: Annotated[float, Meta(ge=0)] | None = None
+
+
+class CacheClearResult(Struct, kw_only=True):
+    """How many response-cache entries were deleted."""
+
+    deleted: int
+
+
 class BenchmarkRowsParams(_Spec):
     """Params of ``benchmark/rows``: stored rows of an earlier benchmark, a page at a time.
 
@@ -1255,6 +1275,7 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "recording/import": (RecordingImportParams, RecordingImportResult),
     "recording/export": (RecordingExportParams, RecordingExportResult),
     "cache/stats": (CacheStatsParams, CacheStatsResult),
+    "cache/clear": (CacheClearParams, CacheClearResult),
     "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
     "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
     "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
