@@ -104,3 +104,22 @@ def test_cache_clear_deletes_all_or_by_model_arm_and_age(home: Path, tmp_path: P
     assert "choose what `hrb cache clear` deletes" in err
     _, err = _in(home, "cache", "clear", "--older-than", "soon", check_rc=2)
     assert "--older-than: expected an age" in err
+
+
+@pytest.mark.parametrize("every", [10.0, 3.0])
+def test_the_waiting_line_shows_the_time_since_the_last_row(every: float) -> None:
+    """newcomer finding 21: the line said `no row for 10 s` every time, never the elapsed time."""
+    from hrbench_client._commands import _Progress, _Waiting
+
+    w = _Waiting(_Progress("bench"), every=every)
+    w.row(now=100.0)
+    said = [(t, w.line_at(100.0 + t)) for t in [x / 2 for x in range(0, int(every * 8) + 1)]]
+    printed = [(t, line) for t, line in said if line is not None]
+    assert [t for t, _ in printed] == [every * k for k in range(1, 5)]  # one line per `every` seconds
+    assert [line.split(" s (")[0] for _, line in printed] == [
+        f"hrb: waiting: no row for {every * k:.0f}" for k in range(1, 5)
+    ]
+    w.row(now=100.0 + every * 4.5)  # a row came: the count starts again
+    assert w.line_at(100.0 + every * 5) is None
+    line = w.line_at(100.0 + every * 5.5)
+    assert line is not None and line.startswith(f"hrb: waiting: no row for {every:.0f} s")

@@ -287,7 +287,9 @@ class _Waiting:
     Decided: a benchmark whose endpoint never answers left ``hrb bench`` silent for minutes
     (the progress bar is drawn on a terminal only). A thread prints, a terminal or not, at
     most one line per ``every`` seconds while no row arrives: ``hrb: waiting: no row for 10 s
-    (3 of 40 runs done; benchmark ID)``. A terminal's progress bar is redrawn after it.
+    (3 of 40 runs done; benchmark ID)``, then ``... for 20 s``, ``... for 30 s``: the time since
+    the last row, not since the last line (newcomer finding 21: it said 10 s every time). A
+    terminal's progress bar is redrawn after it.
     """
 
     def __init__(self, progress: _Progress, every: float = 10.0) -> None:
@@ -296,7 +298,7 @@ class _Waiting:
 
         self.progress = progress
         self.every = every
-        self.last = time.monotonic()
+        self.last_row = self.said = time.monotonic()
         self.stop = threading.Event()
         self.done: tuple[int, int] | None = None
         self.thread = threading.Thread(target=self._run, name="hrb-waiting", daemon=True)
@@ -309,28 +311,41 @@ class _Waiting:
         self.stop.set()
         self.thread.join(timeout=1.0)
 
-    def row(self) -> None:
-        """A row arrived."""
+    def row(self, now: float | None = None) -> None:
+        """A row arrived (at ``now``, :func:`time.monotonic` seconds; now by default)."""
         import time
 
-        self.last = time.monotonic()
+        self.last_row = self.said = time.monotonic() if now is None else now
+
+    def line_at(self, now: float) -> str | None:
+        """The line to print at ``now`` (monotonic seconds), or ``None``; a line printed is remembered.
+
+        Example:
+            >>> w = _Waiting(_Progress("bench"))
+            >>> w.row(now=0.0)
+            >>> [w.line_at(t) is not None for t in (9.0, 10.0, 15.0, 20.0)]
+            [False, True, False, True]
+        """
+        quiet = now - self.last_row
+        if quiet < self.every or now - self.said < self.every:
+            return None
+        self.said = now  # at most one line per `every` seconds
+        note = getattr(self.progress.stream, "progress", None)
+        done = "" if note is None else f"{note.done} of {note.total} runs done; "
+        bench_id = getattr(self.progress.stream, "id", None)
+        where = f"benchmark {bench_id}" if bench_id else "the benchmark"
+        return f"hrb: waiting: no row for {quiet:.0f} s ({done}{where} is running; Ctrl-C cancels it)"
 
     def _run(self) -> None:
         import time
 
-        while not self.stop.wait(1.0):
-            quiet = time.monotonic() - self.last
-            if quiet < self.every:
+        while not self.stop.wait(min(1.0, self.every / 4)):
+            line = self.line_at(time.monotonic())
+            if line is None:
                 continue
-            note = getattr(self.progress.stream, "progress", None)
-            done = "" if note is None else f"{note.done} of {note.total} runs done; "
-            bench_id = getattr(self.progress.stream, "id", None)
-            where = f"benchmark {bench_id}" if bench_id else "the benchmark"
-            line = f"hrb: waiting: no row for {quiet:.0f} s ({done}{where} is running; Ctrl-C cancels it)"
             if self.progress.on:
                 sys.stderr.write("\r\x1b[K")
             print(line, file=sys.stderr, flush=True)
-            self.last = time.monotonic()  # at most one line per `every` seconds
 
 
 # -- score -----------------------------------------------------------------------------------------
