@@ -123,3 +123,25 @@ def test_the_waiting_line_shows_the_time_since_the_last_row(every: float) -> Non
     assert w.line_at(100.0 + every * 5) is None
     line = w.line_at(100.0 + every * 5.5)
     assert line is not None and line.startswith(f"hrb: waiting: no row for {every:.0f} s")
+
+
+@pytest.mark.parametrize("value", ["-22.22%", "-5", "-1,234.5", "-.5", "-0.5%", "-1e-3", "-3_000"])
+def test_score_takes_a_negative_number_or_percent_without_dashes(value: str) -> None:
+    """newcomer finding 23: `hrb score -22.22%` needed `--` before the output."""
+    from hrbench_client._commands import _parser
+
+    args = _parser().parse_args(["score", value, "--label", value])
+    assert (args.output, args.label) == (value, [value])
+    args = _parser().parse_args(["score", "--label", value, value, "--check"])
+    assert (args.output, args.label, args.check) == (value, [value], True)
+
+
+@pytest.mark.parametrize("value", ["-abc", "-x1"])
+def test_an_output_starting_with_dash_that_is_no_number_is_told_to_use_double_dash(value: str) -> None:
+    proc = hrb("score", value, "--no-autostart", check_rc=2)
+    assert "goes after `--`: hrb score -- -x" in proc.stderr
+
+
+def test_score_a_negative_percent_end_to_end(home: Path) -> None:
+    out, _ = _in(home, "score", "--scorer", "numeric", "--label", "-22.22%", "-22.22%", "--check")
+    assert json.loads(out)["correct"] is True

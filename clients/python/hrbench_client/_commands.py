@@ -1371,12 +1371,34 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     import argparse
 
     class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # newcomer finding 23: `hrb score -22.22%` needed `--`; a negative number or
+            # percent (digit groups, a decimal point, an exponent) is a value, never an option
+            self._negative_number_matcher = NEGATIVE_NUMBER
+
         def _print_message(self, message: str, file: Any = None) -> None:
             if message:
                 (file or sys.stderr).write(message)
                 (file or sys.stderr).flush()
 
+        def error(self, message: str) -> NoReturn:
+            if "unrecognized arguments: -" in message or "expected one argument" in message:
+                message += (
+                    " (a value that starts with '-' and is not a number goes after `--`: hrb score -- -x)"
+                )
+            super().error(message)
+
     return Parser
+
+
+NEGATIVE_NUMBER = re.compile(r"^-(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?$")
+"""What ``hrb`` reads as a value, not an option, when it starts with ``-`` (newcomer finding 23).
+
+Example:
+    >>> [bool(NEGATIVE_NUMBER.match(t)) for t in ("-22.22%", "-5", "-1,234.5", "-.5", "-1e-3", "-x", "--label")]
+    [True, True, True, True, True, False, False]
+"""
 
 
 def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
