@@ -168,11 +168,30 @@ class Drain:
         return not self._live
 
 
+class _Lead:
+    """The in-flight key a call leads (:class:`~hrbench.cache.InFlight`), landed once.
+
+    Newcomer finding 25: a leader held at a clean cancel's drain (it sends nothing more, and
+    waits there until its benchmark is cancelled, up to the grace) kept its key, so a request
+    of another benchmark waiting on it stalled for the grace before sending its own. A held
+    leader now lands the key at once with no reply to share: a waiter takes over. The call's
+    own landing afterwards is then a no-op (it must not end the new leader's flight).
+    """
+
+    def __init__(self, scope: str, key: str) -> None:
+        self.scope, self.key, self.landed = scope, key, False
+
+    def land(self, result: Result | None) -> None:
+        if not self.landed:
+            self.landed = True
+            IN_FLIGHT.land(self.scope, self.key, result)
+
+
 class _Draining:
     """A client's ``before_attempt`` that sends nothing once the benchmark's :class:`Drain` began."""
 
-    def __init__(self, inner: Any, gate: Gate, drain: Drain, run: str) -> None:
-        self.inner, self.gate, self.drain, self.run = inner, gate, drain, run
+    def __init__(self, inner: Any, gate: Gate, drain: Drain, run: str, lead: _Lead | None = None) -> None:
+        self.inner, self.gate, self.drain, self.run, self.lead = inner, gate, drain, run, lead
 
     def __call__(self) -> Awaitable[None] | None:
         if not self.drain.started:
@@ -185,6 +204,8 @@ class _Draining:
         else:
             self.gate.settle(0.0, 0)
         self.drain.finished(self.run)
+        if self.lead is not None:  # a request of another benchmark waiting on this one sends its own now
+            self.lead.land(None)
         return anyio.sleep_forever()  # until the benchmark is cancelled
 
     def unsent(self) -> None:
@@ -393,7 +414,7 @@ class Runtime:
         return scope
 
     async def _obtain(
-        self, ctx: Context, request: Request, key: str, cache: Cache | None, inline: bool
+        self, ctx: Context, request: Request, key: str, cache: Cache | None, inline: bool, lead: _Lead | None
     ) -> tuple[Result, float | None]:
         """The reply to a request, from the cache or sent under the governor: ``(result, usd charged)``."""
         if cache is not None and cache.read:
@@ -423,7 +444,7 @@ class Runtime:
             if usd_est or tokens_est:  # room held by requests in flight: wait for them (newcomer finding)
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
             if self.drain is not None and not inline:  # a clean cancel sends nothing new (Drain)
-                before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id)
+                before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id, lead)
             result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
             gate.settle(0.0, 0)
@@ -511,13 +532,14 @@ class Runtime:
                 scope = None  # served: nothing to land
         if result is None:
             shared: Result | None = None
+            lead = None if scope is None else _Lead(scope, key)
             try:
-                result, charged = await self._obtain(ctx, request, key, cache, inline)
+                result, charged = await self._obtain(ctx, request, key, cache, inline, lead)
                 if result.source in ("cache", "live") and Cache.keeps(result):
                     shared = result
             finally:
-                if scope is not None:
-                    IN_FLIGHT.land(scope, key, shared)
+                if lead is not None:
+                    lead.land(shared)
         dup = None
         if self.check_draws:
             dup = self._duplicate(ctx, key, result)
