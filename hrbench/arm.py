@@ -52,7 +52,10 @@ class Arm:
         fn: ``fn(item, ctx)``, sync or ``async def``; returns the output the scorer reads (a
             string, a :class:`~hrbench.records.Result`, an :class:`~hrbench.records.Answer`,
             or a dict with ``text``/``answer``).
-        version: the arm's version, recorded with the benchmark.
+        version: the arm's version, recorded with the benchmark and part of its hash (a
+            resume refuses a changed arm). Not part of the cache key (SPEC section 6: the
+            request as sent, the arm's name, the draw index; decided, newcomer finding 11): a
+            version bump whose requests are the same is served the cached replies.
         derived_from: the name of the arm this one was derived from, if any.
         settings: settings that change the arm's behaviour; part of its hash.
 

@@ -27,6 +27,7 @@ from hrbench.errors import (
     BudgetRefused,
     BudgetStoppedWarning,
     ConfigError,
+    DrawsUncheckedWarning,
     DuplicateDrawError,
     FewRunsWarning,
     NoLabelsWarning,
@@ -616,6 +617,11 @@ def error_note(causes: Mapping[str, int], runs: int, resume: str | None = None) 
         '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to http://127.0.0.1:9/v1 (19 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
         >>> error_note({}, 20) is None
         True
+        >>> "`--retry-errors` serves them the same replies" in error_note({"duplicate_draw": 4}, 5, "R")
+        True
+
+    Runs refused as duplicate draws (cause ``duplicate_draw``) are counted, but ``resume`` is not
+    advised for them (newcomer finding 1): :data:`DUPLICATE_ADVICE` says what helps instead.
     """
     n = sum(causes.values())
     if not n:
@@ -625,7 +631,25 @@ def error_note(causes: Mapping[str, int], runs: int, resume: str | None = None) 
         f"{n} of {runs} runs ended in errors and count as wrong (seed 002); "
         f"commonest cause: {cause} ({k} run{'s' if k != 1 else ''})"
     )
-    return note if resume is None else f"{note}; fix it, then run them again with {resume}"
+    dup = causes.get(DUPLICATE_CAUSE, 0)
+    if dup:  # newcomer finding 1: --retry-errors cannot make them distinct draws
+        note = f"{note}; {dup} of them {'were' if dup != 1 else 'was'} not distinct draws: {DUPLICATE_ADVICE}"
+    if resume is None or dup == n:
+        return note
+    return f"{note}; fix {'the other causes' if dup else 'it'}, then run them again with {resume}"
+
+
+DUPLICATE_CAUSE = "duplicate_draw"
+"""The cause of a run refused because its reply repeated an earlier run's draw (seed 002)."""
+
+DUPLICATE_ADVICE = (
+    "a resume or `--retry-errors` serves them the same replies and refuses them again; what helps is a "
+    "provider that gives distinct draws (not one that repeats a response id: a caching proxy, a fixed "
+    "seed) and arms whose every request carries the run's draw index, then the benchmark run anew "
+    "with the cache off (`cache = false` in the spec, `cache=None` in Python; or `hrb cache clear`)"
+)
+"""What to do about duplicate draws (newcomer finding 1: the refusal note advised ``--retry-errors``,
+which accepted one more duplicate per retry)."""
 
 
 METRICS_SOURCE = "metrics"
@@ -1032,6 +1056,61 @@ def _refuse_spec(
             check_labels({i: labels[i] for i in item_ids})
 
 
+def same_items(items: Mapping[str, Any], item_ids: Iterable[str]) -> list[list[str]]:
+    """Groups of item ids whose payloads are identical, each in the reference's order.
+
+    Two payloads are the same when their canonical JSON is (mapping keys sorted); a payload
+    JSON cannot hold is compared by its ``repr``.
+
+    Example:
+        >>> same_items({"q1": "France", "q2": "Peru", "q3": "France"}, ["q1", "q2", "q3"])
+        [['q1', 'q3']]
+        >>> same_items({"a": {"x": 1, "y": 2}, "b": {"y": 2, "x": 1}}, ["a", "b"])
+        [['a', 'b']]
+    """
+    seen: dict[bytes, list[str]] = {}
+    for i in item_ids:
+        try:
+            canon = _canon_json.encode(items[i])
+        except (TypeError, ValueError, msgspec.EncodeError):
+            canon = repr(items[i]).encode()
+        seen.setdefault(canon, []).append(i)
+    return [ids for ids in seen.values() if len(ids) > 1]
+
+
+_canon_json = msgspec.json.Encoder(order="sorted")
+
+
+def _refuse_same_items(items: Mapping[str, Any], item_ids: Sequence[str], client: Any, cached: bool) -> None:
+    """Refuse items with identical payloads under a cache or a replay (newcomer finding 8).
+
+    Decided (seeds silent on equal payloads; seed 002 refuses runs that are not distinct
+    draws): two items with the same payload send the same requests, so under a draw-keyed
+    cache or a replay the later item is served the first one's draws, and the benchmark used to
+    be refused as duplicate draws only after the calls were made, blaming the arm. With a
+    client and a cache or replay this is now a :class:`~hrbench.errors.ConfigError` on
+    ``reference.items`` before any call, naming the ids. Without a cache or replay each item
+    gets its own draws, so nothing is refused (a reference may hold one input twice, as
+    many test sets do); arms that call no model (``client is None``) are not concerned.
+    """
+    if client is None or not cached:
+        return
+    groups = same_items(items, item_ids)
+    if not groups:
+        return
+    shown = "; ".join(" = ".join(repr(i) for i in g) for g in groups[:5])
+    if len(groups) > 5:
+        shown += f"; and {len(groups) - 5} more group(s)"
+    raise ConfigError(
+        "reference.items",
+        shown,
+        "items with the same payload send the same requests, so under the cache (or a replay) the "
+        "later ones are served the first one's draws and refused as duplicate draws (seed 002) after "
+        "their calls; give each item its own payload (drop the repeats), or run without a cache "
+        "(`cache = false` in a spec, cache=None in Python)",
+    )
+
+
 def refuse_before_start(
     client: Any,
     governor: Governor,
@@ -1042,6 +1121,7 @@ def refuse_before_start(
     split: str | Sequence[str] = "test",
     metrics: Any = None,
     runs: int = 1,
+    cached: bool = False,
 ) -> None:
     """Refuse a benchmark that could make no call or has a spec error, before anything runs or is stored.
 
@@ -1058,6 +1138,8 @@ def refuse_before_start(
         split: the split(s) run, as for :func:`benchmark`.
         metrics: the benchmark's metrics, whose label needs are checked.
         runs: the runs per item (an outputs arm must have an output for each).
+        cached: the benchmark reads a cache: items with the same payload are refused
+            (:func:`_refuse_same_items`, newcomer finding 8).
 
     Raises:
         ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
@@ -1074,6 +1156,8 @@ def refuse_before_start(
     if arms is not None and reference is not None:
         ids = _run_ids(reference, [split] if isinstance(split, str) else list(split))
         _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client, runs)
+        replays = getattr(client, "provider", "") == "replay"
+        _refuse_same_items(reference.items, ids, client, cached or replays)
     require_key = getattr(client, "require_key", None)
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
@@ -1124,7 +1208,11 @@ async def benchmark_async(
         scorer: a scorer; ``exact_scorer()`` by default.
         split: the split or splits to run on.
         governor: the :class:`~hrbench.Governor`; the defaults when ``None``.
-        seed: the seed of the arms' private random streams.
+        seed: the seed of the arms' private random streams (``ctx.rng``, seed 002). Not sent
+            to the model and not part of the cache key (newcomer finding 11): a reply is
+            selected by its request and draw index, so an arm that does not use ``ctx.rng``
+            gets the same replies under any seed; a provider seed is a request param
+            (``ctx.call(..., seed=n)``), which is in the key.
         cache: a :class:`~hrbench.Cache` (draw-keyed), or ``None``.
         record: the name of a recording to record every live reply into (needs ``store``).
         concurrency: how many (arm, item) pairs run at once.
@@ -1136,9 +1224,12 @@ async def benchmark_async(
         done_metrics: the metric values of ``done`` rows by ledger id, as each run's trace
             keeps them (:func:`trace_metrics`); a done row without them makes its arm's
             metrics ``None``.
-        done_traces: the traces of ``done`` rows by ledger id (those that ended in an error
-            suffice): the summary names their causes (``error_causes``; ``"unknown"``
-            without them).
+        done_traces: the traces of ``done`` rows by ledger id: the summary names the causes
+            of those that ended in an error (``error_causes``; ``"unknown"`` without them),
+            and the runs made again are checked against every kept run's draws (request keys,
+            provider response ids; seed 002, newcomer finding): a run whose reply repeats a
+            kept run's is refused again as a duplicate draw. A kept run without its trace
+            cannot be checked against (:class:`~hrbench.errors.DrawsUncheckedWarning`).
         retry_errors: run again the ``done`` runs that ended in an error (``failure_kind ==
             "error"``) instead of keeping them; their new rows replace the old ones (newcomer
             finding: a resume ran only budget-stopped runs again, so a benchmark whose runs
@@ -1206,6 +1297,9 @@ async def benchmark_async(
             "so its replies are not cached: every request calls it",
             NotCachedWarning,
         )
+    replays = getattr(client, "provider", "") == "replay"
+    cached = replays or (cache is not None and cache.read and getattr(client, "cacheable", True) is not False)
+    _refuse_same_items(reference.items, plan.item_ids, client, cached)
     if runs < MIN_RUNS:
         warn_at_caller(
             f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "
@@ -1240,6 +1334,7 @@ async def benchmark_async(
     duplicates: list[DuplicateDrawError] = []
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     done = done or {}
+    _seed_kept_draws(rt, done, done_traces, retry_errors, total, client is not None)
 
     async def emit(seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
         if values is not None:  # kept with the run, for a resume (newcomer finding)
@@ -1278,11 +1373,13 @@ async def benchmark_async(
     def pending(ci: int, item: str, arm: Arm) -> list[int]:
         """The runs of a cell still to make; finished ones (resume) are counted as they are."""
         todo = []
+        kept_here = []
         for run in range(1, runs + 1):
             prior = done.get((arm.name, item, run))
             if prior is None or (retry_errors and prior.failure_kind == "error"):
                 todo.append(run)
                 continue
+            kept_here.append(prior)
             # an error's trace names its cause; other kept rows keep their list price as paid
             kept = (done_traces or {}).get(prior.ledger_id) if prior.failure_kind == "error" else None
             if keep_rows:
@@ -1291,6 +1388,10 @@ async def benchmark_async(
                     traces[prior.ledger_id] = list(kept)
             if running is not None:  # its trace's metric values (none: the arm's metrics are NA)
                 running.add(prior, (done_metrics or {}).get(prior.ledger_id) if with_metrics else None, kept)
+        if todo and done_traces:  # the runs made again are checked against the kept runs' draws
+            for prior in kept_here:
+                if (trace := done_traces.get(prior.ledger_id)) is not None:
+                    rt.kept(arm.name, item, prior.run, trace)
         return todo
 
     Cell = tuple[int, str, str, Arm]
@@ -1383,7 +1484,7 @@ async def benchmark_async(
         arms_hit = sorted({e.arm for e in duplicates if e.arm})
         err = DuplicateDrawError(
             f"arm(s) {', '.join(map(repr, arms_hit))} refused: {len(duplicates)} run(s) were not distinct draws; "
-            f"first: {first.message}",
+            f"first: {first.message}; {DUPLICATE_ADVICE}",
             arm=first.arm,
             item=first.item,
             run=first.run,
@@ -1392,6 +1493,44 @@ async def benchmark_async(
         err.bench = bench
         raise err
     return bench
+
+
+def _seed_kept_draws(
+    rt: Runtime,
+    done: Mapping[tuple[str, str, int], Row],
+    done_traces: Mapping[str, Sequence[Step]] | None,
+    retry_errors: bool,
+    total: int,
+    calls: bool,
+) -> None:
+    """Seed the distinct-draw check with the kept runs' response ids before a resume runs (seed 002).
+
+    Newcomer finding: ``--retry-errors`` after a benchmark refused as not distinct draws
+    accepted one more duplicate per retry, from the cache, because a resumed runtime had
+    forgotten the kept runs' draws. Every kept run's provider response ids are remembered for
+    its arm (a reply repeating one, on any item, is refused again); its request keys are
+    remembered when its item runs (``pending``). Kept runs with no trace in ``done_traces``
+    cannot be checked against: :class:`~hrbench.errors.DrawsUncheckedWarning` says how many
+    (decided: loud, never silent), when a run is to be made and the arms have a client.
+    """
+    kept = [r for r in done.values() if not (retry_errors and r.failure_kind == "error")]
+    if not kept or len(kept) >= total:
+        return  # nothing kept, or nothing to run again
+    traces = done_traces or {}
+    missing = 0
+    for row in kept:
+        trace = traces.get(row.ledger_id)
+        if trace is None:
+            missing += 1
+        else:
+            rt.kept(row.arm, row.item, row.run, trace, cell=False)
+    if missing and calls:
+        warn_at_caller(
+            f"{missing} of {len(kept)} kept run(s) came without their traces (done_traces): a run made again "
+            "whose reply repeats one of their draws cannot be refused as a duplicate draw (seed 002); "
+            "pass done_traces= the first run's traces (Bench.traces, or the store's)",
+            DrawsUncheckedWarning,
+        )
 
 
 @dataclass
@@ -1434,7 +1573,7 @@ class _Errors:
         if row.failure_kind != "error":
             return
         message, cause = _error_of(trace)
-        if message.startswith("duplicate_draw"):
+        if message.startswith(DUPLICATE_CAUSE):
             return  # reported by the DuplicateDrawError the benchmark raises
         counts[0] += 1
         by_cause = self.causes.setdefault(row.arm, {})

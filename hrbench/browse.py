@@ -279,13 +279,14 @@ def budget_note(
         >>> budget_note("b1", [{"arm": "a", "errors": 20, "error_causes": {"openai: HTTP 401": 20}}], 20)
         '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: HTTP 401 (20 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
     """
-    from hrbench.benchmark import error_note, stop_note
+    from hrbench.benchmark import DUPLICATE_CAUSE, error_note, stop_note
 
     stopped = sum(int(s.get("budget_stop") or 0) for s in summary or [])
     causes = _error_causes(summary)
     if not stopped:
         return error_note(causes, rows, f"`hrb bench --resume {benchmark_id} --retry-errors`")
-    flags = resume_flag(caps, used, stopped_by) + (" --retry-errors" if causes else "")
+    retry = any(k for c, k in causes.items() if c != DUPLICATE_CAUSE)  # not for duplicate draws
+    flags = resume_flag(caps, used, stopped_by) + (" --retry-errors" if retry else "")
     failed = error_note(causes, rows)
     note = stop_note(stopped, rows) if failed is None else f"{stop_note(stopped, rows)}; {failed}"
     return f"{note}; resume with `hrb bench --resume {benchmark_id} {flags}`"

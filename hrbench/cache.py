@@ -161,7 +161,10 @@ class InFlight:
 
     Decided (issue 15): a failed, refused or filtered reply is not cached, so it is not shared
     either: the waiters of a lead that failed (or raised, or was refused by its own governor,
-    or was cancelled) send their own request, one of them leading again. A waiter thus never
+    or was cancelled) send their own request, one of them leading again, at once. A lead held
+    at its benchmark's clean-cancel drain (:class:`hrbench.runtime.Drain`: it will send nothing)
+    lands its key as it stops there, not when the grace ends (newcomer finding 25: waiters of
+    other benchmarks stalled for the grace, 10 s). A waiter thus never
     gets a failure it did not see happen, and its own retry policy and governor apply.
 
     The map is process-wide (:data:`IN_FLIGHT`) and thread-safe: benchmarks running at once in

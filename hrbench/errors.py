@@ -29,7 +29,9 @@ Warnings: :class:`FewRunsWarning` (fewer than 5 runs), :class:`BudgetStoppedWarn
 runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm raised),
 :class:`MetricErrorWarning` (a metric raised in evaluate()), :class:`NoLabelsWarning` (no item
 of a benchmark has a label), :class:`UsageEstimatedWarning` (replies with no usage block),
-:class:`NotCachedWarning` (replies that cannot be cached).
+:class:`NotCachedWarning` (replies that cannot be cached), :class:`DrawsUncheckedWarning` (a resume
+whose kept runs came without their traces), :class:`ReferenceReboundWarning` (a named reference
+that resolves to other content than the previous benchmark of the same name used).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "BudgetStoppedWarning",
     "CodeRefused",
     "ConfigError",
+    "DrawsUncheckedWarning",
     "DuplicateDrawError",
     "FewRunsWarning",
     "HrbenchError",
@@ -59,6 +62,7 @@ __all__ = [
     "NotCachedWarning",
     "NotFound",
     "ReferenceLocked",
+    "ReferenceReboundWarning",
     "ReferenceValueError",
     "ReplayMiss",
     "ScorerError",
@@ -478,4 +482,25 @@ class NotCachedWarning(UserWarning):
 
     A mock whose function cannot be fingerprinted: the benchmark then sends every request
     (SPEC section 6).
+    """
+
+
+class DrawsUncheckedWarning(UserWarning):
+    """Warned when a resume runs runs again but kept runs came without their traces.
+
+    Seed 002: an arm whose runs are not distinct draws is refused. Across a resume the check
+    is seeded with the request keys and provider response ids in the kept runs' traces
+    (``done_traces``), so a run made again that repeats a kept run's draw is refused again
+    (newcomer finding: ``--retry-errors`` accepted one more duplicate per retry). A kept run
+    whose trace is not given cannot be checked against; decided (loud, never silent): the
+    resume goes on and says how many kept runs were not checked.
+    """
+
+
+class ReferenceReboundWarning(UserWarning):
+    """Warned when a benchmark's named reference resolves to other content than the last benchmark of its name used.
+
+    Decided (newcomer finding 18: ``hrb ref put caps`` rebound the name to new labels, and the
+    rerun of a spec with ``reference = "caps"`` scored 1.000 -> 0.500 with no notice): the
+    daemon says which content hash it used and which the previous benchmark used.
     """

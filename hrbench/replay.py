@@ -11,7 +11,7 @@ import msgspec
 
 from hrbench.arm import current_run
 from hrbench.cache import request_hash
-from hrbench.errors import ReplayMiss
+from hrbench.errors import ConfigError, ReplayMiss
 from hrbench.records import Request, Result
 from hrbench.store import Store
 
@@ -29,11 +29,20 @@ class ReplayClient:
     serves a request that has one only as a flagged reply (``draw_keyed=False``), which the
     runner refuses as a duplicate draw on every run after the first.
 
+    The match rule (decided, newcomer finding 12): a request is answered by the reply the
+    same arm got for the same request as sent (provider, endpoint, model, messages, every body
+    field, reply-changing headers: :func:`~hrbench.cache.request_hash`, as the live cache keys
+    it) and the same draw index. The endpoint is the recording's own unless ``base_url`` (or
+    the fallback's) says otherwise: a replay pointed at another server misses, and with no
+    fallback it is refused at once.
+
     Args:
         store: the store holding the recording.
         recording: the recording's name.
-        strict: on a miss, raise :class:`~hrbench.errors.ReplayMiss` naming the arm, item, run and
-            key; never a silent live call.
+        strict: ``True``: on a miss, raise :class:`~hrbench.errors.ReplayMiss` naming the arm,
+            item, run and key (the run is an ``error``); never a live call, even with a
+            ``fallback`` (which then only gives the identity the requests carry). ``False``:
+            ask ``fallback`` on a miss and record what it fetches; it needs a fallback.
         fallback: a live client to ask on a miss when ``strict`` is ``False``; what it fetches
             is recorded.
         model: the model reported; the recorded request's model is matched, so pass the model
@@ -51,6 +60,8 @@ class ReplayClient:
     daemon does. Sending never blocks the event loop.
 
     Raises:
+        ConfigError: ``strict=False`` with no ``fallback`` (it would behave as strict), or a
+            ``base_url`` the recording holds no request for (no fallback).
         ReplayMiss: (on send) a strict miss.
 
     Example:
@@ -70,6 +81,14 @@ class ReplayClient:
         provider: str | None = None,
         base_url: str | None = None,
     ) -> None:
+        if not strict and fallback is None:
+            raise ConfigError(
+                "strict",
+                strict,
+                "strict = false asks the fallback on a miss, and this replay has no fallback, so every "
+                "miss would raise ReplayMiss as with strict = true; give a `fallback` client, or leave "
+                "`strict` out",
+            )
         self.store = store
         self.recording = recording
         self.strict = strict
@@ -83,6 +102,8 @@ class ReplayClient:
             else getattr(fallback, "base_url", None) or identity.get("base_url", "")
         )
         self._wire: dict[str, Any] | None = identity.get("wire")
+        if fallback is None and base_url is not None and identity:
+            self._wire = self._at(base_url, identity)
         self.hits = 0
         self.misses = 0
         self._loaded: dict[str, dict[tuple[str, int | None], bytes]] = {}
@@ -114,6 +135,41 @@ class ReplayClient:
         """
         wire = getattr(self.fallback, "wire", None)
         return wire(request) if callable(wire) else self._wire
+
+    def _at(self, base_url: str, identity: dict[str, Any]) -> dict[str, Any] | None:
+        """The recorded wire with its endpoint moved to ``base_url`` (the endpoint is in the key).
+
+        Decided (newcomer finding 12): a replay given a ``base_url`` is keyed on it, as the
+        live cache is, so a recording made against one server never answers a spec pointing at
+        another. A base URL the recording holds no request for is refused at once.
+
+        Raises:
+            ConfigError: ``base_url`` is none the recording was made against.
+        """
+        held = self.base_urls()
+        want = base_url.rstrip("/")
+        if want not in held:
+            raise ConfigError(
+                "base_url",
+                base_url,
+                f"recording {self.recording!r} was made against {', '.join(sorted(held)) or 'no base URL'}; a "
+                "replay is keyed on the endpoint as the cache is, so it holds no reply for this one (leave "
+                "`base_url` out to replay it as recorded)",
+            )
+        wire = identity.get("wire")
+        recorded = str(identity.get("base_url") or "").rstrip("/")
+        endpoint = str((wire or {}).get("endpoint") or "")
+        if wire is None or not endpoint.startswith(recorded):
+            return wire
+        return {**wire, "endpoint": want + endpoint[len(recorded) :]}
+
+    def base_urls(self) -> set[str]:
+        """The base URLs (trailing ``/`` dropped) of the requests held in the recording (blocking)."""
+        rows = self.store._all(
+            "SELECT DISTINCT json_extract(request, '$.base_url') FROM recordings WHERE recording=?",
+            [self.recording],
+        )
+        return {str(r[0] or "").rstrip("/") for r in rows}
 
     def _identity_from_recording(self) -> dict[str, Any]:
         rows = self.store._all("SELECT request FROM recordings WHERE recording=? LIMIT 1", [self.recording])

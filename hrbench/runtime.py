@@ -13,7 +13,7 @@ import contextvars
 import os
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,11 +168,30 @@ class Drain:
         return not self._live
 
 
+class _Lead:
+    """The in-flight key a call leads (:class:`~hrbench.cache.InFlight`), landed once.
+
+    Newcomer finding 25: a leader held at a clean cancel's drain (it sends nothing more, and
+    waits there until its benchmark is cancelled, up to the grace) kept its key, so a request
+    of another benchmark waiting on it stalled for the grace before sending its own. A held
+    leader now lands the key at once with no reply to share: a waiter takes over. The call's
+    own landing afterwards is then a no-op (it must not end the new leader's flight).
+    """
+
+    def __init__(self, scope: str, key: str) -> None:
+        self.scope, self.key, self.landed = scope, key, False
+
+    def land(self, result: Result | None) -> None:
+        if not self.landed:
+            self.landed = True
+            IN_FLIGHT.land(self.scope, self.key, result)
+
+
 class _Draining:
     """A client's ``before_attempt`` that sends nothing once the benchmark's :class:`Drain` began."""
 
-    def __init__(self, inner: Any, gate: Gate, drain: Drain, run: str) -> None:
-        self.inner, self.gate, self.drain, self.run = inner, gate, drain, run
+    def __init__(self, inner: Any, gate: Gate, drain: Drain, run: str, lead: _Lead | None = None) -> None:
+        self.inner, self.gate, self.drain, self.run, self.lead = inner, gate, drain, run, lead
 
     def __call__(self) -> Awaitable[None] | None:
         if not self.drain.started:
@@ -185,6 +204,8 @@ class _Draining:
         else:
             self.gate.settle(0.0, 0)
         self.drain.finished(self.run)
+        if self.lead is not None:  # a request of another benchmark waiting on this one sends its own now
+            self.lead.land(None)
         return anyio.sleep_forever()  # until the benchmark is cancelled
 
     def unsent(self) -> None:
@@ -336,6 +357,32 @@ class Runtime:
                 )
         return None
 
+    def kept(self, arm: str, item: str, run: int, trace: Iterable[Step], cell: bool = True) -> None:
+        """Seed the distinct-draw check with a kept run's draws (a resume; newcomer finding).
+
+        Seed 002 refuses a run that repeats an earlier run's draw; across a resume the earlier
+        runs are the kept ones. Their requests' keys (``cell``: only needed while their item
+        runs) and their replies' provider response ids are remembered as if they had just run,
+        so a run made again (``--retry-errors``, or a run a crash or a stop left undone) whose
+        reply repeats one of theirs is refused again, whether the cache or the provider served it.
+
+        Example:
+            >>> from hrbench.governor import Governor
+            >>> rt = Runtime(None, Governor(), None, None, None, None)
+            >>> rt.kept("a", "q1", 1, [Step(ledger_id="b/1", key="k1", response_id="id-1")])
+            >>> rt.arm_response_ids["a"]["id-1"], rt.cells[("a", "q1")].served["k1"]
+            (('q1', 1), 1)
+        """
+        for step in trace:
+            if step.kind != "request" or step.source not in ("live", "cache", "recording"):
+                continue
+            if cell and step.key:
+                self.cells[(arm, item)].served.setdefault(step.key, run)
+            if step.response_id:
+                if cell:
+                    self.cells[(arm, item)].response_ids.setdefault(step.response_id, run)
+                self.arm_response_ids[arm].setdefault(step.response_id, (item, run))
+
     def _remember(self, ctx: Context, key: str, result: Result) -> None:
         cell = self.cells[(ctx.arm, ctx.item_id)]
         cell.served.setdefault(key, ctx.run)
@@ -367,7 +414,7 @@ class Runtime:
         return scope
 
     async def _obtain(
-        self, ctx: Context, request: Request, key: str, cache: Cache | None, inline: bool
+        self, ctx: Context, request: Request, key: str, cache: Cache | None, inline: bool, lead: _Lead | None
     ) -> tuple[Result, float | None]:
         """The reply to a request, from the cache or sent under the governor: ``(result, usd charged)``."""
         if cache is not None and cache.read:
@@ -397,7 +444,7 @@ class Runtime:
             if usd_est or tokens_est:  # room held by requests in flight: wait for them (newcomer finding)
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
             if self.drain is not None and not inline:  # a clean cancel sends nothing new (Drain)
-                before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id)
+                before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id, lead)
             result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
             gate.settle(0.0, 0)
@@ -485,13 +532,14 @@ class Runtime:
                 scope = None  # served: nothing to land
         if result is None:
             shared: Result | None = None
+            lead = None if scope is None else _Lead(scope, key)
             try:
-                result, charged = await self._obtain(ctx, request, key, cache, inline)
+                result, charged = await self._obtain(ctx, request, key, cache, inline, lead)
                 if result.source in ("cache", "live") and Cache.keeps(result):
                     shared = result
             finally:
-                if scope is not None:
-                    IN_FLIGHT.land(scope, key, shared)
+                if lead is not None:
+                    lead.land(shared)
         dup = None
         if self.check_draws:
             dup = self._duplicate(ctx, key, result)

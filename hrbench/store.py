@@ -57,6 +57,19 @@ _dec_seqs = msgspec.json.Decoder(list[int])
 _dec_trace_map = msgspec.json.Decoder(dict[str, msgspec.Raw])
 
 
+class _Draw(msgspec.Struct, kw_only=True):
+    """What the distinct-draw check reads of a step (the rest of it is skipped when decoding)."""
+
+    ledger_id: str = ""
+    kind: str = "request"
+    key: str | None = None
+    source: str = "live"
+    response_id: str | None = None
+
+
+_dec_draws = msgspec.json.Decoder(list[_Draw])
+
+
 class _Key(msgspec.Struct):
     """A stored row's key (its other fields are skipped when decoding)."""
 
@@ -387,11 +400,38 @@ class Store:
             "path": self.path,
         }
 
-    def cache_clear(self) -> int:
-        """Delete every cache entry; returns how many there were."""
-        n = self._one("SELECT count(*) FROM cache")[0]
-        self._write("DELETE FROM cache")
-        return int(n)
+    def cache_clear(
+        self, *, model: str | None = None, arm: str | None = None, older_than_s: float | None = None
+    ) -> int:
+        """Delete cache entries: every one, or those of ``model`` / ``arm`` / created over ``older_than_s`` ago.
+
+        The filters combine (all must hold). Recordings are never touched. Newcomer finding 20:
+        fresh draws needed ``cache = false`` or ``hrb gc``, which deletes benchmarks too.
+
+        Returns:
+            How many entries were deleted.
+
+        Example:
+            >>> from hrbench.records import Request, Result
+            >>> s = Store(":memory:")
+            >>> for m in ("a", "b"):
+            ...     s.cache_put(m, "arm", "h", Request(messages=[], model=m), Result(text="x"))
+            >>> s.cache_clear(model="a"), s.cache_clear()
+            (1, 1)
+        """
+        where: list[str] = ["1=1"]
+        args: list[Any] = []
+        if model is not None:
+            where.append("model=?")
+            args.append(model)
+        if arm is not None:
+            where.append("arm=?")
+            args.append(arm)
+        if older_than_s is not None:
+            where.append("created < ?")
+            args.append(time.time() - older_than_s)
+        with self._guard() as conn:  # the file checked and SQLite's errors typed, as every write
+            return int(conn.execute(f"DELETE FROM cache WHERE {' AND '.join(where)}", args).rowcount)
 
     # -- recordings ------------------------------------------------------------------------
     def recording_get(
@@ -783,6 +823,32 @@ class Store:
             except msgspec.DecodeError as exc:
                 raise _store_error(exc, self.path) from None
 
+    def trace_draws(self, benchmark_id: str, ledger_ids: Iterable[str]) -> dict[str, list[Step]]:
+        """The draws in the traces of ``ledger_ids``: each request step's key, source and response id.
+
+        A resume seeds the distinct-draw check with the kept runs' draws (seed 002, newcomer
+        finding); only these fields are decoded, so it holds little per run. Steps that are not
+        requests are left out.
+
+        Example:
+            >>> s = Store(":memory:")
+            >>> s.trace_draws("b", ["b/a/q1/1"])
+            {}
+        """
+        with self._guard() as conn:
+            try:
+                raws = _trace_raws(conn, benchmark_id, set(ledger_ids))
+                return {
+                    lid: [
+                        Step(ledger_id=d.ledger_id, key=d.key, source=d.source, response_id=d.response_id)
+                        for d in _dec_draws.decode(raw)
+                        if d.kind == "request" and (d.key or d.response_id)
+                    ]
+                    for lid, raw in raws.items()
+                }
+            except msgspec.DecodeError as exc:
+                raise _store_error(exc, self.path) from None
+
     def ledger_put(self, benchmark_id: str, calls: int, usd: float, tokens: int) -> None:
         """Keep a benchmark's governor use as one snapshot (runs not kept per call: Ray's).
 
@@ -1125,10 +1191,19 @@ class Store:
                 raise ConfigError(
                     "id", ref, f"the prefix matches several benchmarks ({shown}); give more of it"
                 )
+        return self.benchmark_named(ref)
+
+    def benchmark_named(self, name: str) -> str | None:
+        """The id of the newest benchmark named ``name`` (see :meth:`benchmark_resolve`), or ``None``.
+
+        Example:
+            >>> Store(":memory:").benchmark_named("capitals") is None
+            True
+        """
         row = self._one(
             "SELECT id FROM benchmarks WHERE json_extract(spec, '$.params.name')=? "
             "ORDER BY created DESC, rowid DESC LIMIT 1",
-            [ref],
+            [name],
         )
         return None if row is None else str(row[0])
 

@@ -244,6 +244,7 @@ class _State:
     prompt_tokens: str = "words"
     serve_model: str | None = None
     price: tuple[float, float] | None = None
+    same_ids: bool = False
     bills: list[Bill] = field(default_factory=list)
     gather: int = 0
     gather_timeout_s: float = 10.0
@@ -521,7 +522,8 @@ class _Api:
         cached = int(prompt_tokens * st.cached_fraction)
         reasoning = st.reasoning_tokens
         model = st.serve_model or str(body.get("model") or st.model)
-        rid = uuid.uuid4().hex[:24]
+        # a provider that gives one response id per prompt (not distinct draws), or a fresh one
+        rid = hashlib.sha256(prompt.encode()).hexdigest()[:24] if st.same_ids else uuid.uuid4().hex[:24]
         if kind in ("content_filter", "refusal", "null_content"):
             reply_text: str | None = "I can't help with that." if kind == "refusal" else None
         else:
@@ -611,6 +613,7 @@ _SETTINGS = frozenset(
         "prompt_tokens",
         "serve_model",
         "price",
+        "same_ids",
         "gather",
         "gather_timeout_s",
     }
@@ -725,7 +728,9 @@ class LoopbackServer:
                 prompt tokens are billed; bytes is the most any byte-level tokenizer bills;
                 ``"tiktoken"``: the model's own tokenizer where hrbench ships it, else bytes),
                 ``serve_model`` (report this model whatever was asked), ``price`` (``(input,
-                output)`` USD per million tokens that :attr:`bills` charges), ``gather`` (hold replies
+                output)`` USD per million tokens that :attr:`bills` charges), ``same_ids`` (every reply to one
+                prompt carries the same response id, as a provider that does not give distinct
+                draws), ``gather`` (hold replies
                 until this many requests are in flight at once; 0 for no holding; setting it
                 re-arms the latch) and ``gather_timeout_s`` (how long a held reply waits for
                 the others before the latch gives up and opens; seconds).

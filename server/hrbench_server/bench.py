@@ -63,6 +63,7 @@ import logging
 import os
 import sys
 import uuid
+import warnings
 from collections.abc import Awaitable
 from typing import Any
 
@@ -80,6 +81,7 @@ from hrbench.errors import (
     DaemonStopped,
     DuplicateDrawError,
     NotFound,
+    ReferenceReboundWarning,
     StoreError,
 )
 from hrbench.governor import Governor, default_governor
@@ -479,6 +481,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
         split=params.split,
         metrics=metrics,
         runs=params.runs,
+        cached=params.cache,
     )
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)
@@ -563,24 +566,52 @@ def refuse_below_spent(given: p.GovernorSpec, ledger: dict[str, Any] | None, ben
 
 
 def _done_traces(
-    store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row]
+    store: Any, bench_id: str, params: p.BenchmarkParams, done: dict[Any, Row], total: int
 ) -> tuple[dict[str, dict[str, float]], dict[str, list[Step]]]:
-    """What the traces of resumed rows keep: metric values, and the traces of errors.
+    """What the traces of resumed rows keep: metric values, the traces of errors, and draws.
 
     newcomer findings: a resume keeps the metrics; the runs it keeps that ended in errors keep
-    their causes (the ``errors`` status names the commonest).
+    their causes (the ``errors`` status names the commonest); and when runs are made again, the
+    other kept runs' draws (request keys, provider response ids: :meth:`Store.trace_draws`)
+    seed the distinct-draw check (seed 002), so ``--retry-errors`` cannot accept a run whose
+    reply repeats a kept run's.
     """
     want = [r.ledger_id for r in done.values() if params.metrics or r.failure_kind == "error"]
-    if not want:
-        return {}, {}
-    traces = store.traces_get(bench_id, want)
+    traces = store.traces_get(bench_id, want) if want else {}
     metrics = (
         {lid: v for lid, trace in traces.items() if (v := trace_metrics(trace)) is not None}
         if params.metrics
         else {}
     )
     errors = {r.ledger_id: traces.get(r.ledger_id, []) for r in done.values() if r.failure_kind == "error"}
+    if len(done) < total:  # runs are made again: every kept run's draws (an error's full trace has them)
+        others = [r.ledger_id for r in done.values() if r.ledger_id not in errors]
+        draws = store.trace_draws(bench_id, others) if others else {}
+        errors.update({lid: draws.get(lid, []) for lid in others})
     return metrics, errors
+
+
+def _rebound(store: Any, params: p.BenchmarkParams, ref_hash: str) -> str | None:
+    """What to say when a named reference resolves to other content than the last benchmark of this name used.
+
+    Newcomer finding 18 (decided: said, not refused; a name is a history of puts, issue 13).
+    ``None`` for an inline reference, a benchmark with no name or no earlier one, or the same
+    content.
+    """
+    if not isinstance(params.reference, str) or not params.name:
+        return None
+    earlier = store.benchmark_named(params.name)
+    rec = store.benchmark_get(earlier) if earlier is not None else None
+    if rec is None:
+        return None
+    was = rec.get("reference_hash")
+    if not was or was == ref_hash:
+        return None
+    return (
+        f"reference {params.reference!r} resolves to {ref_hash[:12]} now, but the previous benchmark "
+        f"named {params.name!r} ({earlier}) used {str(was)[:12]}: the name was rebound (`hrb ref put`), "
+        "so the two are scored against different items or labels"
+    )
 
 
 def _stop_note(store: Any, bench_id: str) -> str | None:
@@ -683,11 +714,15 @@ async def _run(
             "limits": _limits(governor),  # the limits in force (the defaults' too): a resume keeps them
         }
 
-        def create() -> None:
+        def create() -> str | None:
+            rebound = _rebound(store, params, reference.hash)
             store.reference_put(reference, None)
             store.benchmark_put(bench_id, spec, reference.hash, "running")
+            return rebound
 
-        await anyio.to_thread.run_sync(create)
+        rebound = await anyio.to_thread.run_sync(create)
+        if rebound is not None:
+            warnings.warn(rebound, ReferenceReboundWarning, stacklevel=1)
     # issue 13: start from what was spent, reservations a crash left open counted as spent
     governor.restore(await anyio.to_thread.run_sync(store.ledger_resume, bench_id))
     journal = None
@@ -700,7 +735,9 @@ async def _run(
     # row replaces the old one, and what its failed attempt spent stays in the ledger
     again = {"budget_stop", "error"} if args.retry_errors else {"budget_stop"}
     done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind not in again}
-    done_metrics, done_traces = await anyio.to_thread.run_sync(_done_traces, store, bench_id, params, done)
+    done_metrics, done_traces = await anyio.to_thread.run_sync(
+        _done_traces, store, bench_id, params, done, built["total"]
+    )
     sink = _Sink(
         app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, journal is None
     )

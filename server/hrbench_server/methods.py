@@ -171,10 +171,19 @@ def register(server: RpcServer, app: App) -> None:
             with specs.field_under("reference"):
                 ref = specs.build_reference(args.reference, app.store)
             new = app.store.reference_get(ref.hash) is None
+            before = app.store.reference_history(args.name) if args.name else []
             h = app.store.reference_put(ref, args.name)
             put = [r for r in app.store.reference_list() if r["hash"] == h and r["name"] == args.name]
             created = _iso(put[-1]["created"]) if put else None
-            return p.ReferenceInfo(hash=h, name=args.name, n_items=len(ref), created=created, new=new)
+            was = before[-1]["hash"] if before else None  # a rebound name is said (newcomer finding 18)
+            return p.ReferenceInfo(
+                hash=h,
+                name=args.name,
+                n_items=len(ref),
+                created=created,
+                new=new,
+                replaced=was if was != h else None,
+            )
 
         return await _to_thread(put)
 
@@ -383,6 +392,12 @@ def register(server: RpcServer, app: App) -> None:
 
         return await _to_thread(ended)
 
+    async def cache_clear(args: p.CacheClearParams) -> p.CacheClearResult:
+        clear = functools.partial(
+            app.store.cache_clear, model=args.model, arm=args.arm, older_than_s=args.older_than_s
+        )
+        return p.CacheClearResult(deleted=await _to_thread(clear))
+
     async def gc(args: p.GcParams) -> p.GcResult:
         out = await _to_thread(
             functools.partial(
@@ -400,6 +415,7 @@ def register(server: RpcServer, app: App) -> None:
     feature("benchmark/cancel")(_async(p.BenchmarkCancelParams, benchmark_cancel))
     feature("gc")(_async(p.GcParams, gc))
     feature("cache/stats")(_async(p.CacheStatsParams, cache_stats))
+    feature("cache/clear")(_async(p.CacheClearParams, cache_clear))
     feature("benchmark/rows")(_async(p.BenchmarkRowsParams, benchmark_rows))
     feature("report")(_async(p.ReportParams, report))
 

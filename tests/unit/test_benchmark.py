@@ -310,7 +310,9 @@ def test_on_row_and_resume_with_done_rows() -> None:
     assert sorted(seen) == list(range(10))
     done = {(r.arm, r.item, r.run): r for r in first.rows[:7]}
     calls.clear()
-    again = hb.benchmark(arm, ref, runs=5, client=client, done=done, benchmark_id=first.id)
+    again = hb.benchmark(
+        arm, ref, runs=5, client=client, done=done, done_traces=first.traces, benchmark_id=first.id
+    )
     assert len(calls) == 3
     assert [(r.item, r.run) for r in again.rows] == [(r.item, r.run) for r in first.rows]
 
@@ -393,7 +395,14 @@ def test_sync_arm_cells_grouped_per_thread_trip_keep_every_rule(concurrency: int
         done[(r.arm, r.item, r.run)] = r
     made.clear()
     bench = hb.benchmark(
-        arms, ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor(), done=done
+        arms,
+        ref,
+        runs=5,
+        client=client,
+        concurrency=concurrency,
+        governor=hb.Governor(),
+        done=done,
+        done_traces=first.traces,
     )
     want = [(i, a, r) for i in ref.ids for a in ("a", "b") for r in range(1, 6)]
     assert [(r.item, r.arm, r.run) for r in bench.rows] == want

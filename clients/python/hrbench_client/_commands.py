@@ -287,7 +287,9 @@ class _Waiting:
     Decided: a benchmark whose endpoint never answers left ``hrb bench`` silent for minutes
     (the progress bar is drawn on a terminal only). A thread prints, a terminal or not, at
     most one line per ``every`` seconds while no row arrives: ``hrb: waiting: no row for 10 s
-    (3 of 40 runs done; benchmark ID)``. A terminal's progress bar is redrawn after it.
+    (3 of 40 runs done; benchmark ID)``, then ``... for 20 s``, ``... for 30 s``: the time since
+    the last row, not since the last line (newcomer finding 21: it said 10 s every time). A
+    terminal's progress bar is redrawn after it.
     """
 
     def __init__(self, progress: _Progress, every: float = 10.0) -> None:
@@ -296,7 +298,7 @@ class _Waiting:
 
         self.progress = progress
         self.every = every
-        self.last = time.monotonic()
+        self.last_row = self.said = time.monotonic()
         self.stop = threading.Event()
         self.done: tuple[int, int] | None = None
         self.thread = threading.Thread(target=self._run, name="hrb-waiting", daemon=True)
@@ -309,28 +311,41 @@ class _Waiting:
         self.stop.set()
         self.thread.join(timeout=1.0)
 
-    def row(self) -> None:
-        """A row arrived."""
+    def row(self, now: float | None = None) -> None:
+        """A row arrived (at ``now``, :func:`time.monotonic` seconds; now by default)."""
         import time
 
-        self.last = time.monotonic()
+        self.last_row = self.said = time.monotonic() if now is None else now
+
+    def line_at(self, now: float) -> str | None:
+        """The line to print at ``now`` (monotonic seconds), or ``None``; a line printed is remembered.
+
+        Example:
+            >>> w = _Waiting(_Progress("bench"))
+            >>> w.row(now=0.0)
+            >>> [w.line_at(t) is not None for t in (9.0, 10.0, 15.0, 20.0)]
+            [False, True, False, True]
+        """
+        quiet = now - self.last_row
+        if quiet < self.every or now - self.said < self.every:
+            return None
+        self.said = now  # at most one line per `every` seconds
+        note = getattr(self.progress.stream, "progress", None)
+        done = "" if note is None else f"{note.done} of {note.total} runs done; "
+        bench_id = getattr(self.progress.stream, "id", None)
+        where = f"benchmark {bench_id}" if bench_id else "the benchmark"
+        return f"hrb: waiting: no row for {quiet:.0f} s ({done}{where} is running; Ctrl-C cancels it)"
 
     def _run(self) -> None:
         import time
 
-        while not self.stop.wait(1.0):
-            quiet = time.monotonic() - self.last
-            if quiet < self.every:
+        while not self.stop.wait(min(1.0, self.every / 4)):
+            line = self.line_at(time.monotonic())
+            if line is None:
                 continue
-            note = getattr(self.progress.stream, "progress", None)
-            done = "" if note is None else f"{note.done} of {note.total} runs done; "
-            bench_id = getattr(self.progress.stream, "id", None)
-            where = f"benchmark {bench_id}" if bench_id else "the benchmark"
-            line = f"hrb: waiting: no row for {quiet:.0f} s ({done}{where} is running; Ctrl-C cancels it)"
             if self.progress.on:
                 sys.stderr.write("\r\x1b[K")
             print(line, file=sys.stderr, flush=True)
-            self.last = time.monotonic()  # at most one line per `every` seconds
 
 
 # -- score -----------------------------------------------------------------------------------------
@@ -907,7 +922,14 @@ def cmd_ref(args: argparse.Namespace) -> int:
                     ref["path"] = _resolve(base, ref["path"])
             else:
                 ref = {"path": path, "format": args.format}
-            _out(hb.references.put(ref, args.name))
+            info = hb.references.put(ref, args.name)
+            _out(info)
+            if info.replaced:  # newcomer finding 18: rebinding a name was silent
+                _err(
+                    f"reference {args.name!r} now points at {info.hash[:12]} (was {info.replaced[:12]}): "
+                    "benchmarks naming it from now on use the new content; earlier ones keep theirs "
+                    f"(`hrb ref get {info.replaced[:12]}`)"
+                )
         elif args.ref_cmd == "get":
             _out(hb.references.get(args.name))
         else:
@@ -1190,8 +1212,17 @@ CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    with _client(args) as hb:
-        _out(hb.cache_stats())
+    filters = {"model": args.model, "arm": args.arm, "older_than_s": None}
+    if args.older_than is not None:
+        filters["older_than_s"] = parse_age(args.older_than)
+    if args.cache_cmd == "stats":
+        if any(v is not None for v in filters.values()):
+            _fail_usage("--model, --arm and --older-than choose what `hrb cache clear` deletes")
+        with _client(args) as hb:
+            _out(hb.cache_stats())
+        return EXIT_OK
+    with _client(args) as hb:  # clear (newcomer finding 20)
+        _out({"deleted": hb.cache_clear(**filters)})
     return EXIT_OK
 
 
@@ -1340,12 +1371,34 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     import argparse
 
     class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # newcomer finding 23: `hrb score -22.22%` needed `--`; a negative number or
+            # percent (digit groups, a decimal point, an exponent) is a value, never an option
+            self._negative_number_matcher = NEGATIVE_NUMBER
+
         def _print_message(self, message: str, file: Any = None) -> None:
             if message:
                 (file or sys.stderr).write(message)
                 (file or sys.stderr).flush()
 
+        def error(self, message: str) -> NoReturn:
+            if "unrecognized arguments: -" in message or "expected one argument" in message:
+                message += (
+                    " (a value that starts with '-' and is not a number goes after `--`: hrb score -- -x)"
+                )
+            super().error(message)
+
     return Parser
+
+
+NEGATIVE_NUMBER = re.compile(r"^-(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?$")
+"""What ``hrb`` reads as a value, not an option, when it starts with ``-`` (newcomer finding 23).
+
+Example:
+    >>> [bool(NEGATIVE_NUMBER.match(t)) for t in ("-22.22%", "-5", "-1,234.5", "-.5", "-1e-3", "-x", "--label")]
+    [True, True, True, True, True, False, False]
+"""
 
 
 def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
@@ -1570,8 +1623,23 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     gc.add_argument("--no-vacuum", action="store_true", help="skip VACUUM (the file keeps its size)")
     gc.set_defaults(fn=cmd_gc)
 
-    c = sub.add_parser("cache", help="response cache")
-    c.add_argument("cache_cmd", choices=["stats"], help=f"stats: {CACHE_STATS} of the response cache")
+    c = sub.add_parser(
+        "cache",
+        help="response cache: stats, or clear it for fresh draws",
+        description="stats prints the response cache's statistics; clear deletes its entries (all, or "
+        "those matching every filter given), so the next benchmark sends fresh requests for them. "
+        "Recordings and benchmarks are kept (hrb gc deletes old benchmarks).",
+    )
+    c.add_argument(
+        "cache_cmd",
+        choices=["stats", "clear"],
+        help=f"stats: {CACHE_STATS} of the response cache; clear: delete entries, printing how many",
+    )
+    c.add_argument("--model", help="clear: only the entries of this model (as asked for)")
+    c.add_argument("--arm", help="clear: only the entries of this arm")
+    c.add_argument(
+        "--older-than", metavar="AGE", help="clear: only entries older than AGE (30d, 12h, 90m, 45s, 2w)"
+    )
     c.set_defaults(fn=cmd_cache)
 
     rec = sub.add_parser("recording", help="import or export recordings")

@@ -515,6 +515,13 @@ class Client:
         """Response-cache statistics."""
         return self.call("cache/stats", {}, p.CacheStatsResult).stats
 
+    def cache_clear(
+        self, *, model: str | None = None, arm: str | None = None, older_than_s: float | None = None
+    ) -> int:
+        """Delete response-cache entries (all, or those of a model / arm / older than); returns how many."""
+        params = p.CacheClearParams(model=model, arm=arm, older_than_s=older_than_s)
+        return self.call("cache/clear", params, p.CacheClearResult).deleted
+
     def recording_import(
         self, path: str | os.PathLike[str], name: str | None = None
     ) -> p.RecordingImportResult:

@@ -225,7 +225,17 @@ class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
     system: str | None = None
     model: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
-    version: str = "1"
+    version: Annotated[
+        str,
+        Meta(
+            description=(
+                "The arm's version: recorded with the benchmark and part of the arm's hash (a resume "
+                "refuses a changed arm), not of the cache key, which is the request as sent, the arm's "
+                "name and the draw index (SPEC section 6): a version bump that sends the same request is "
+                "served the cached replies; change the request, or run with `cache = false`, for fresh ones"
+            )
+        ),
+    ] = "1"
 
 
 class ReadingArmSpec(_Spec, tag="reading", tag_field="kind"):
@@ -359,7 +369,16 @@ class MockClientSpec(_Spec, tag="mock", tag_field="kind"):
 
 
 class ReplayClientSpec(_Spec, tag="replay", tag_field="kind"):
-    """Answers from a stored recording; ``strict`` raises ``ReplayMiss`` on a missing reply."""
+    """Answers from a stored recording, each arm with the replies it got.
+
+    A reply matches on the arm, the request as sent (provider, endpoint, model, messages, body
+    fields, reply-changing headers: as the live cache keys it) and the draw index. The
+    endpoint is the recording's own unless ``base_url`` (or the fallback's) is given: a replay
+    pointed at a server the recording was not made against is refused (no fallback) or misses.
+    ``strict = true`` (the default) raises ``ReplayMiss`` on a missing reply, never calling the
+    fallback; ``strict = false`` asks ``fallback`` on a miss and records what it fetches, and
+    is refused without a fallback.
+    """
 
     recording: Name
     strict: bool = True
@@ -468,7 +487,19 @@ class BenchmarkParams(_Spec):
     metrics: list[str] = field(default_factory=list)
     runs: Annotated[int, Meta(ge=1, le=10_000)] = 5
     split: str | list[str] = "test"
-    seed: int = 1
+    seed: Annotated[
+        int,
+        Meta(
+            description=(
+                "The seed of the arms' private random stream `ctx.rng` (seed 002), derived per (seed, arm, "
+                "item, run): only an arm that uses `ctx.rng` (an import arm) changes with it. It is not sent "
+                "to the model and not part of the cache key: a run's reply is selected by its request and "
+                "draw index (the run number), so a prompt arm gets the same cached replies under any seed. "
+                "To send a provider seed, put `seed` in the arm's `params` (it is then in the key); for "
+                "fresh replies, `cache = false` or `hrb cache clear`"
+            )
+        ),
+    ] = 1
     governor: GovernorSpec | None = None
     cache: bool = True
     record: Name | None = None
@@ -671,7 +702,9 @@ class ReferenceInfo(Struct, kw_only=True):
 
     ``new`` (``reference/put`` only, else ``None``): ``True`` when this content was not stored
     before, ``False`` when it was (only the name was added) (decided, newcomer: put said
-    ``created: null``).
+    ``created: null``). ``replaced`` (``reference/put`` only): the content hash the name
+    pointed at before this put, when it was another one (newcomer finding 18: a put rebinding a
+    name was silent); ``hrb ref put`` says ``old -> new`` on stderr.
     """
 
     hash: str
@@ -679,6 +712,7 @@ class ReferenceInfo(Struct, kw_only=True):
     n_items: int = 0
     created: str | None = None
     new: bool | None = None
+    replaced: str | None = None
 
 
 class ReferenceGetParams(_Spec):
@@ -734,6 +768,26 @@ class CacheStatsResult(Struct, kw_only=True):
     """Response-cache statistics as the store reports them."""
 
     stats: dict[str, Any]
+
+
+class CacheClearParams(_Spec):
+    """Params of ``cache/clear``: delete response-cache entries (newcomer finding 20).
+
+    With no filter every entry goes; ``model`` (the model asked for), ``arm`` (the arm's name)
+    and ``older_than_s`` (created more than that many seconds ago) keep only the matching ones
+    for deletion, all of them holding. Recordings and benchmarks are never touched (``gc`` is
+    for those). The next benchmark then sends fresh requests for what was deleted.
+    """
+
+    model: str | None = None
+    arm: str | None = None
+    older_than_s: Annotated[float, Meta(ge=0)] | None = None
+
+
+class CacheClearResult(Struct, kw_only=True):
+    """How many response-cache entries were deleted."""
+
+    deleted: int
 
 
 class BenchmarkRowsParams(_Spec):
@@ -1221,6 +1275,7 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "recording/import": (RecordingImportParams, RecordingImportResult),
     "recording/export": (RecordingExportParams, RecordingExportResult),
     "cache/stats": (CacheStatsParams, CacheStatsResult),
+    "cache/clear": (CacheClearParams, CacheClearResult),
     "benchmark/rows": (BenchmarkRowsParams, BenchmarkRowsResult),
     "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
     "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
