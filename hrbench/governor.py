@@ -14,7 +14,7 @@ was spent and cannot pass ``max_calls`` or ``max_usd`` across the crash.
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -149,9 +149,11 @@ class Governor:
         self.halted_limit = "reservation_exceeded"
         """The ``limit`` of the refusals after a halt."""
         self.unknown: dict[str, float | int] | None = None
-        """Spend that crashes and cancels left unknown (``calls``, ``usd``, ``tokens``: at most
-        that much; already counted in the use; ``cancelled_calls`` and ``cancelled_usd``: the
-        part cancels left), or ``None`` (issue 13; see :meth:`restore`, :meth:`count_cancelled`)."""
+        """Spend that crashes, cancels and lost replies left unknown (``calls``, ``usd``,
+        ``tokens``: at most that much; already counted in the use; ``cancelled_calls`` and
+        ``cancelled_usd``: the part cancels left; ``lost_calls`` and ``lost_usd``: the part
+        replies lost after the request was written left), or ``None`` (issue 13; see
+        :meth:`restore`, :meth:`count_cancelled`, :meth:`settle`)."""
         self.journal: Journal | None = None
         """Where every reservation and settlement is kept as it happens, or ``None`` (issue 13)."""
         self._reserved_usd = 0.0
@@ -219,9 +221,10 @@ class Governor:
                     "tokens": int(ledger.get("unknown_tokens") or 0),
                 }
             )
-            if self.unknown is not None and ledger.get("cancelled_calls"):  # the part cancels left
-                self.unknown["cancelled_calls"] = int(ledger["cancelled_calls"])
-                self.unknown["cancelled_usd"] = float(ledger.get("cancelled_usd") or 0.0)
+            for part in ("cancelled", "lost"):  # the parts cancels and lost replies left
+                if self.unknown is not None and ledger.get(f"{part}_calls"):
+                    self.unknown[f"{part}_calls"] = int(ledger[f"{part}_calls"])
+                    self.unknown[f"{part}_usd"] = float(ledger.get(f"{part}_usd") or 0.0)
 
     def count_cancelled(self, calls: int, usd: float, tokens: int) -> None:
         """Count reservations cancelled in flight as spent, unknown at most their amount.
@@ -242,14 +245,7 @@ class Governor:
             self._reserved_tokens = max(0, self._reserved_tokens - tokens)
             self.usd += usd
             self.tokens += tokens
-            was = self.unknown or {}
-            self.unknown = {
-                "calls": int(was.get("calls", 0)) + calls,
-                "usd": float(was.get("usd", 0.0)) + usd,
-                "tokens": int(was.get("tokens", 0)) + tokens,
-                "cancelled_calls": int(was.get("cancelled_calls", 0)) + calls,
-                "cancelled_usd": float(was.get("cancelled_usd", 0.0)) + usd,
-            }
+            self._add_unknown("cancelled", calls, usd, tokens)
 
     def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
         """Admit one request, holding its estimated cost, or refuse it.
@@ -325,12 +321,32 @@ class Governor:
         except BudgetRefused:
             return None
 
-    def settle(self, reservation: Reservation, usd: float | None, tokens: int, *, sent: bool = True) -> None:
+    def settle(
+        self,
+        reservation: Reservation,
+        usd: float | None,
+        tokens: int,
+        *,
+        sent: bool = True,
+        lost: bool = False,
+    ) -> None:
         """Replace a reservation by what the request really cost (``usd=None``: unknown, 0).
 
         ``sent=False`` gives back the call of an attempt that never left this machine (the
         connection was refused). Decided (newcomer: ``calls`` 250 for a dead port that received
         nothing): ``calls`` counts requests sent, so such an attempt is not one.
+
+        ``lost=True``: the attempt was written whole but its reply was lost (a timeout after
+        the write, a connection reset, a garbled HTTP 200 body). It may have been billed, so
+        it is settled at its reservation whatever ``usd`` and ``tokens`` say, and counted as
+        spend *unknown, at most* that much (``lost_calls``, ``lost_usd`` in :attr:`unknown`;
+        decided, newcomer finding 4: such replies were booked at $0, 40 calls past a $0.001 cap).
+
+        Example:
+            >>> gov = Governor(max_usd=1.0)
+            >>> gov.settle(gov.reserve(0.25, 40), 0.0, 0, lost=True)
+            >>> gov.usd, gov.tokens, gov.unknown["lost_calls"], gov.unknown["lost_usd"]
+            (0.25, 40, 1, 0.25)
         """
         with self._lock:
             if reservation.settled:
@@ -338,12 +354,27 @@ class Governor:
             reservation.settled = True
             self._reserved_usd -= reservation.usd
             self._reserved_tokens -= reservation.tokens
+            if lost:
+                usd, tokens = reservation.usd, reservation.tokens
+                self._add_unknown("lost", 1, usd, tokens)
             self.usd += usd or 0.0
             self.tokens += tokens
             if not sent:
                 self.calls -= 1
             if self.journal is not None and reservation.kept:
-                self.journal.settle(reservation.kept, usd or 0.0, tokens, calls=int(sent))
+                self.journal.settle(reservation.kept, usd or 0.0, tokens, calls=int(sent), lost=lost)
+
+    def _add_unknown(self, part: str, calls: int, usd: float, tokens: int) -> None:
+        """Count spend left unknown by ``part`` (``"cancelled"`` or ``"lost"``) in :attr:`unknown` (lock held)."""
+        was = self.unknown or {}
+        self.unknown = {
+            **was,
+            "calls": int(was.get("calls", 0)) + calls,
+            "usd": float(was.get("usd", 0.0)) + usd,
+            "tokens": int(was.get("tokens", 0)) + tokens,
+            f"{part}_calls": int(was.get(f"{part}_calls", 0)) + calls,
+            f"{part}_usd": float(was.get(f"{part}_usd", 0.0)) + usd,
+        }
 
     def halt(self, reason: str, limit: str = "reservation_exceeded") -> None:
         """Refuse every later request (with ``limit``), for ``reason``.
@@ -373,7 +404,8 @@ class Gate:
 
     A client calls :meth:`attempt` before sending each attempt: the first reserves the estimate,
     each retry first settles the failed attempt at no cost (the call stays counted) and reserves
-    again. The caller settles the last attempt with the reply's cost by :meth:`settle`.
+    again; an attempt written whole whose reply was lost is settled at its reservation first
+    (:meth:`lost`). The caller settles the last attempt with the reply's cost by :meth:`settle`.
     """
 
     def __init__(self, governor: Governor, usd: float, tokens: int, durable: bool = True) -> None:
@@ -384,6 +416,8 @@ class Gate:
         self.attempts = 0
         self._open: Reservation | None = None
         self._cleared = False  # the client may have sent the open attempt
+        self.cost: Callable[[Any, str | None], float | None] | None = None
+        """What a reported usage of a model costs in USD (``None``: unknown); set by the runtime."""
 
     def attempt(self) -> Awaitable[None] | None:
         """Charge one attempt to the governor; await what it returns before sending.
@@ -446,6 +480,28 @@ class Gate:
             self.governor.settle(self._open, 0.0, 0, sent=False)
             self._open = None
             self.attempts -= 1
+
+    def lost(self, usage: Any = None, model: str | None = None) -> None:
+        """The last attempt was written whole but its reply is lost or unusable: book it now.
+
+        Decided (newcomer finding 4; README: "one written whole stays a call whatever failed
+        after (it may have been billed)"): a timeout after the write, a reset, a garbled HTTP
+        200 body is settled at its reservation, as spend *unknown, at most* that much
+        (:meth:`Governor.settle` with ``lost=True``), so neither the request nor its retries
+        can pass a cap. A reply whose usage the provider reported (a 200 with no text, retried)
+        is settled at what that usage costs by :attr:`cost` when it is known, else the same
+        way. A retry then reserves afresh (:meth:`hold`).
+        """
+        if self._open is None:
+            return
+        cost = None
+        if usage is not None and getattr(usage, "provenance", None) == "reported" and self.cost is not None:
+            cost = self.cost(usage, model)
+        if cost is not None:
+            self.governor.settle(self._open, cost, usage.total)
+        else:
+            self.governor.settle(self._open, None, 0, lost=True)
+        self._open = None
 
     def settle(self, usd: float | None, tokens: int) -> None:
         """Settle the last attempt with its real cost (USD) and tokens."""

@@ -77,24 +77,31 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
 
     ``unknown`` is the governor's :attr:`~hrbench.Governor.unknown`: ``calls``, ``usd`` and
     ``tokens`` in all, and of those the part that cancels left, ``cancelled_calls`` and
-    ``cancelled_usd`` (decided, newcomer finding: a request cancelled in flight is not a crash's).
+    ``cancelled_usd`` (decided, newcomer finding: a request cancelled in flight is not a crash's),
+    and the part replies lost after their request was written left, ``lost_calls`` and
+    ``lost_usd`` (a timeout, a reset, a garbled 200 body; newcomer finding 4).
 
     Example:
         >>> unknown_sentence({"calls": 3, "usd": 0.0421, "tokens": 900})
         'in flight at a crash: unknown, at most 0.0421 USD / 3 calls (counted as spent)'
         >>> unknown_sentence({"calls": 3, "usd": 0.0421, "cancelled_calls": 3, "cancelled_usd": 0.0421})
         'cancelled in flight: unknown, at most 0.0421 USD / 3 calls (counted as spent)'
+        >>> unknown_sentence({"calls": 2, "usd": 0.002, "lost_calls": 2, "lost_usd": 0.002})
+        'reply lost after sending: unknown, at most 0.0020 USD / 2 calls (counted as spent)'
     """
     if not unknown or not unknown.get("calls"):
         return None
     calls, usd = int(unknown["calls"]), float(unknown.get("usd") or 0.0)
     cancelled_calls = int(unknown.get("cancelled_calls") or 0)
     cancelled_usd = float(unknown.get("cancelled_usd") or 0.0)
+    lost_calls = int(unknown.get("lost_calls") or 0)
+    lost_usd = float(unknown.get("lost_usd") or 0.0)
     parts = [
         f"{what}: unknown, at most {u:.4f} USD / {n} calls"
         for what, n, u in (
-            ("in flight at a crash", calls - cancelled_calls, usd - cancelled_usd),
+            ("in flight at a crash", calls - cancelled_calls - lost_calls, usd - cancelled_usd - lost_usd),
             ("cancelled in flight", cancelled_calls, cancelled_usd),
+            ("reply lost after sending", lost_calls, lost_usd),
         )
         if n
     ]
@@ -105,7 +112,7 @@ def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
     """A stored ledger's unknown spend, shaped as :attr:`~hrbench.Governor.unknown` (for :func:`unknown_sentence`).
 
     ``ledger`` is :meth:`~hrbench.store.Store.ledger_get`'s dict or a benchmark header (its
-    ``unknown_*`` and ``cancelled_*`` keys).
+    ``unknown_*``, ``cancelled_*`` and ``lost_*`` keys).
 
     Example:
         >>> unknown_sentence(unknown_of({"unknown_calls": 4, "unknown_usd": 0.0079,
@@ -119,6 +126,8 @@ def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
         "usd": float(ledger.get("unknown_usd") or 0.0),
         "cancelled_calls": int(ledger.get("cancelled_calls") or 0),
         "cancelled_usd": float(ledger.get("cancelled_usd") or 0.0),
+        "lost_calls": int(ledger.get("lost_calls") or 0),
+        "lost_usd": float(ledger.get("lost_usd") or 0.0),
     }
 
 
@@ -174,6 +183,7 @@ class Journal:
         self._opened: dict[int, tuple[float, int]] = {}  # queued, not yet written
         self._closed: list[int] = []  # written as open, settled since
         self._calls, self._usd, self._tokens = 0, 0.0, 0  # settled since the last commit
+        self._lost: tuple[int, float, int] = (0, 0.0, 0)  # of those, replies lost after the write
         self._through = 0  # every number up to this one is committed
         self._issued = 0  # the last number given out
         self._waiters: list[tuple[int, Any, Any]] = []  # (number, loop or None, future or Event)
@@ -205,10 +215,12 @@ class Journal:
                 self._wake()
         return n
 
-    def settle(self, number: int, usd: float, tokens: int, calls: int = 1) -> None:
+    def settle(self, number: int, usd: float, tokens: int, calls: int = 1, lost: bool = False) -> None:
         """Queue a reservation's settlement (real USD and tokens) for the next commit.
 
         ``calls=0``: the attempt could not connect and was not sent, so it is no call.
+        ``lost=True``: its reply was lost after it was written (kept as ``lost_*``, a part of
+        the unknown spend; newcomer finding 4).
         """
         with self._lock:
             if self._opened.pop(number, None) is None:  # already written as open: delete it
@@ -216,6 +228,8 @@ class Journal:
             self._calls += calls
             self._usd += usd
             self._tokens += tokens
+            if lost:
+                self._lost = (self._lost[0] + calls, self._lost[1] + usd, self._lost[2] + tokens)
             if self._idle:
                 self._wake()
 
@@ -293,12 +307,13 @@ class Journal:
                     self._lazy = False
                 opened = [(n, u, t) for n, (u, t) in self._opened.items()]
                 last = self._issued  # every number given out so far is in this commit or an earlier one
-                closed, settled = self._closed, (self._calls, self._usd, self._tokens)
+                closed, settled, lost = self._closed, (self._calls, self._usd, self._tokens), self._lost
                 self._opened, self._closed = {}, []
                 self._calls, self._usd, self._tokens = 0, 0.0, 0
+                self._lost = (0, 0.0, 0)
             try:
                 if self.failed is None:
-                    self.store.ledger_apply(self.benchmark_id, self.session, opened, closed, settled)
+                    self.store.ledger_apply(self.benchmark_id, self.session, opened, closed, settled, lost)
                     self.commits += 1
             except StoreError as exc:
                 self.failed = exc

@@ -211,6 +211,9 @@ class _Draining:
     def unsent(self) -> None:
         self.inner.unsent()
 
+    def lost(self, usage: Any = None, model: str | None = None) -> None:
+        self.gate.lost(usage, model)
+
 
 @dataclass
 class _Cell:
@@ -427,6 +430,7 @@ class Runtime:
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
         gate = self.governor.gate(usd_est, tokens_est, durable)
+        gate.cost = lambda usage, model: self.pricing.cost(usage, model or request.model)
         halt = self.halted_by.get(None) or self.halted_by.get(request.model)
         if halt is not None:  # the provider refused the quota or the key: send no more (newcomer finding)
             gate.abandon()
