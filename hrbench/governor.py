@@ -23,7 +23,16 @@ from hrbench.errors import BudgetRefused, ConfigError
 if TYPE_CHECKING:
     from hrbench.ledger import Journal
 
-__all__ = ["DEFAULT_LIMIT_VARIABLES", "Gate", "Governor", "Reservation", "default_governor", "usd_digits"]
+__all__ = [
+    "DEFAULT_LIMIT_VARIABLES",
+    "LIMITS",
+    "Gate",
+    "Governor",
+    "Reservation",
+    "check_limit",
+    "default_governor",
+    "usd_digits",
+]
 
 
 class _Cleared:
@@ -43,6 +52,65 @@ DEFAULT_LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_
 """The environment variables that override :data:`hrbench.options`' default limits."""
 
 
+LIMITS = {"max_calls": int, "max_usd": float, "max_tokens": int}
+"""The governor's limits and their kinds: calls and tokens are whole numbers, USD any number."""
+
+
+def check_limit(field: str, value: Any, kind: type = float) -> int | float | None:
+    """A budget limit, checked: a finite number >= 0 (whole for calls and tokens), or ``None``.
+
+    The one validator every way a limit comes in shares (newcomer finding 7: ``nan`` passed
+    ``value < 0`` and ran with no USD cap, ``inf`` likewise): :class:`Governor`, the
+    environment overrides (:func:`default_governor`, the daemon at start and the variables a
+    request brings from the caller's shell), :data:`hrbench.options` and a spec's
+    ``[governor]``. README: "A value that is not a number is refused (exit 2)"; NaN and
+    infinity are not numbers a cap can hold to (decided: no cap is ``None``, never ``inf``).
+
+    Args:
+        field: the name shown in the error (``"max_usd"``, ``"HRBENCH_MAX_USD"``).
+        value: a number, a string from the environment (``"0.5"``), or ``None``.
+        kind: ``int`` (calls, tokens: a whole number) or ``float`` (USD).
+
+    Returns:
+        The limit as ``kind``, or ``None`` for ``None``.
+
+    Raises:
+        ConfigError: naming ``field`` and ``value``: not a number, NaN, infinite, negative, or
+            not whole for an ``int`` limit.
+
+    Example:
+        >>> check_limit("HRBENCH_MAX_USD", "0.5"), check_limit("max_calls", 50, int)
+        (0.5, 50)
+        >>> check_limit("HRBENCH_MAX_USD", "nan")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: HRBENCH_MAX_USD: expected a finite number >= 0, not NaN or infinity (got 'nan')
+    """
+    import math
+
+    if value is None:
+        return None
+    number: float
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise ConfigError(field, value, "expected a number") from None
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(field, value, "a limit must be a number >= 0 or None")
+    else:
+        number = value
+    if not math.isfinite(number):
+        raise ConfigError(field, value, "expected a finite number >= 0, not NaN or infinity")
+    if number < 0:
+        raise ConfigError(field, value, "a limit must be a number >= 0 or None")
+    if kind is int:
+        if number != int(number):
+            raise ConfigError(field, value, "expected a whole number")
+        return int(number)
+    return float(number) if isinstance(value, str) else value
+
+
 def default_governor() -> Governor:
     """A governor with the limits of :data:`hrbench.options` (environment overrides applied).
 
@@ -53,7 +121,8 @@ def default_governor() -> Governor:
     daemon started before, so ``hrb`` sends them), then this process's.
 
     Raises:
-        ConfigError: an environment override that is not a number.
+        ConfigError: an environment override that is not a finite number >= 0
+            (:func:`check_limit`: ``nan``, ``inf`` and ``-1`` are refused, newcomer finding 7).
 
     Example:
         >>> from hrbench.environ import use_caller_env
@@ -65,13 +134,10 @@ def default_governor() -> Governor:
     from hrbench.options import options
 
     limits: dict[str, Any] = options.as_dict()
-    for key, cast in (("max_calls", int), ("max_usd", float), ("max_tokens", int)):
+    for key, kind in LIMITS.items():
         env = env_value("HRBENCH_" + key.upper())
         if env:
-            try:
-                limits[key] = cast(env)
-            except ValueError:
-                raise ConfigError("HRBENCH_" + key.upper(), env, "expected a number") from None
+            limits[key] = check_limit("HRBENCH_" + key.upper(), env, kind)
     gov = Governor(**limits)
     gov.from_defaults = True
     return gov
@@ -119,7 +185,7 @@ class Governor:
         max_tokens: the most tokens, input plus output.
 
     Raises:
-        ConfigError: a negative or non-numeric limit.
+        ConfigError: a negative, infinite, NaN or non-numeric limit (:func:`check_limit`).
 
     Example:
         >>> gov = Governor(max_usd=5.0)
@@ -132,10 +198,9 @@ class Governor:
         self, max_calls: int | None = None, max_usd: float | None = None, max_tokens: int | None = None
     ) -> None:
         for name, value in (("max_calls", max_calls), ("max_usd", max_usd), ("max_tokens", max_tokens)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
-            ):
+            if isinstance(value, str):  # a string is the environment's, read by default_governor
                 raise ConfigError(name, value, "a limit must be a number >= 0 or None")
+            check_limit(name, value)
         self.max_calls = max_calls
         self.max_usd = max_usd
         self.max_tokens = max_tokens

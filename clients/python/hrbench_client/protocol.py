@@ -418,6 +418,13 @@ class ReferenceSpec(_Spec):
     id_field: str = "id"
 
 
+MAX_FINITE = 1.7976931348623157e308
+"""The largest finite float: an upper bound that refuses ``inf`` (NaN fails ``ge=0`` already).
+
+Newcomer finding 7: a TOML ``max_usd = inf`` passed ``ge=0`` and was sent as JSON ``null``
+(JSON has no infinity), so it ran with no USD cap; it is refused here, naming the field."""
+
+
 class GovernorSpec(_Spec):
     """The benchmark's budget; ``None`` means no cap on that quantity.
 
@@ -428,7 +435,7 @@ class GovernorSpec(_Spec):
     """
 
     max_calls: Annotated[int, Meta(ge=0)] | None = None
-    max_usd: Annotated[float, Meta(ge=0)] | None = None
+    max_usd: Annotated[float, Meta(ge=0, le=MAX_FINITE)] | None = None
     max_tokens: Annotated[int, Meta(ge=0)] | None = None
     defaults: bool = False
 

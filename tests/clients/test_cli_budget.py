@@ -1,0 +1,89 @@
+"""Budget faults of the third newcomer through `hrb` and a real daemon (findings 7 and 15).
+
+NaN, infinite and negative limits are refused with exit 2 naming the field and the value:
+``--max-*`` flags, ``HRBENCH_MAX_*`` at ``hrb daemon start`` and from the caller's shell;
+so is a price table (``HRBENCH_PRICES``) with a negative or NaN price.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hrbench_client import _paths
+
+HRB = [sys.executable, "-m", "hrbench_client.cli"]
+
+SPEC = (
+    'runs = 2\n[reference]\nitems = {q1 = "France", q2 = "Peru"}\nlabels = {q1 = "Paris", q2 = "Lima"}\n'
+    '[[arms]]\nkind = "outputs"\nname = "o"\noutputs = {q1 = "Paris", q2 = "Lima"}\n'
+)
+
+
+def hrb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("HRBENCH_MAX_", "HRBENCH_PRICES"))}
+    return subprocess.run(
+        [*HRB, *args], capture_output=True, text=True, timeout=180, env={**clean, **(env or {})}
+    )
+
+
+@pytest.fixture(autouse=True)
+def _stop_daemon() -> Iterator[None]:
+    yield
+    hrb("daemon", "stop")
+    with contextlib.suppress(OSError, ValueError, KeyError):
+        os.kill(json.loads(_paths.pid_path(_paths.home()).read_text())["pid"], signal.SIGKILL)
+
+
+@pytest.mark.parametrize("flag", ["--max-usd", "--max-calls", "--max-tokens"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "-1"])
+def test_a_limit_flag_that_is_not_a_finite_number_is_refused(tmp_path: Path, flag: str, value: str) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    proc = hrb("bench", str(spec), f"{flag}={value}")
+    assert proc.returncode == 2, proc.stderr
+    assert flag in proc.stderr and repr(value) in proc.stderr and "not NaN or infinity" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("HRBENCH_MAX_USD", "nan"),
+        ("HRBENCH_MAX_USD", "inf"),
+        ("HRBENCH_MAX_USD", "-1"),
+        ("HRBENCH_MAX_CALLS", "nan"),
+        ("HRBENCH_MAX_TOKENS", "inf"),
+    ],
+)
+def test_a_limit_variable_that_is_not_a_finite_number_is_refused_at_start_and_from_the_shell(
+    tmp_path: Path, name: str, value: str
+) -> None:
+    said = f"{name}: "
+    proc = hrb("daemon", "start", env={name: value})
+    assert proc.returncode == 2, proc.stderr
+    assert said in proc.stderr and repr(value) in proc.stderr, proc.stderr
+    assert hrb("daemon", "status").returncode == 1  # nothing left running
+    assert hrb("daemon", "start").returncode == 0
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC)
+    sent = hrb("bench", str(spec), env={name: value})  # the shell's value, sent with the request
+    assert sent.returncode == 2, sent.stderr
+    assert said in sent.stderr and repr(value) in sent.stderr, sent.stderr
+    assert hrb("ls").stdout.strip() == ""  # nothing ran
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1.0"])
+def test_a_spec_limit_that_is_not_a_finite_number_is_refused(tmp_path: Path, value: str) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(SPEC + f"[governor]\nmax_usd = {value}\n")
+    proc = hrb("bench", str(spec))
+    assert proc.returncode == 2, proc.stderr
+    assert "governor.max_usd" in proc.stderr, proc.stderr
