@@ -168,6 +168,8 @@ class Reservation:
     settled: bool = False
     kept: int = 0
     """Its number in the governor's :class:`~hrbench.ledger.Journal` (0: not kept)."""
+    usd_known: bool = True
+    """Whether ``usd`` bounds the request's cost (``False``: no price, or no output limit)."""
 
 
 class Governor:
@@ -290,8 +292,11 @@ class Governor:
                 if self.unknown is not None and ledger.get(f"{part}_calls"):
                     self.unknown[f"{part}_calls"] = int(ledger[f"{part}_calls"])
                     self.unknown[f"{part}_usd"] = float(ledger.get(f"{part}_usd") or 0.0)
+            for key in ("unpriced_calls", "cancelled_unpriced", "lost_unpriced"):  # no USD bound
+                if self.unknown is not None and ledger.get(key):
+                    self.unknown[key] = int(ledger[key])
 
-    def count_cancelled(self, calls: int, usd: float, tokens: int) -> None:
+    def count_cancelled(self, calls: int, usd: float, tokens: int, unpriced: int = 0) -> None:
         """Count reservations cancelled in flight as spent, unknown at most their amount.
 
         Called by :meth:`~hrbench.ledger.Journal.close` once the store folded them (decided,
@@ -310,14 +315,17 @@ class Governor:
             self._reserved_tokens = max(0, self._reserved_tokens - tokens)
             self.usd += usd
             self.tokens += tokens
-            self._add_unknown("cancelled", calls, usd, tokens)
+            self._add_unknown("cancelled", calls, usd, tokens, unpriced)
 
-    def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
+    def reserve(self, usd: float = 0.0, tokens: int = 0, *, usd_known: bool = True) -> Reservation:
         """Admit one request, holding its estimated cost, or refuse it.
 
         Args:
             usd: an upper-bound estimate of the request's cost, in USD.
             tokens: an upper-bound estimate of its tokens.
+            usd_known: ``False`` when ``usd`` bounds nothing (a request to a model with no
+                price, or one sent with no output limit and no cap): should its reply never
+                come, its USD is reported unknown, not "at most 0" (newcomer finding 13).
 
         Returns:
             A :class:`Reservation` to :meth:`settle` when the reply is in.
@@ -345,9 +353,9 @@ class Governor:
             self.calls += 1
             self._reserved_usd += usd
             self._reserved_tokens += tokens
-            r = Reservation(usd=usd, tokens=tokens)
+            r = Reservation(usd=usd, tokens=tokens, usd_known=usd_known)
             if self.journal is not None:  # issue 13: numbered and queued for the next commit
-                r.kept = self.journal.open(usd, tokens)
+                r.kept = self.journal.open(usd if usd_known else None, tokens)
             return r
 
     def _why(self, limit: str, usd: float, tokens: int) -> str:
@@ -421,16 +429,26 @@ class Governor:
             self._reserved_tokens -= reservation.tokens
             if lost:
                 usd, tokens = reservation.usd, reservation.tokens
-                self._add_unknown("lost", 1, usd, tokens)
+                self._add_unknown("lost", 1, usd, tokens, int(not reservation.usd_known))
             self.usd += usd or 0.0
             self.tokens += tokens
             if not sent:
                 self.calls -= 1
             if self.journal is not None and reservation.kept:
-                self.journal.settle(reservation.kept, usd or 0.0, tokens, calls=int(sent), lost=lost)
+                self.journal.settle(
+                    reservation.kept,
+                    usd or 0.0,
+                    tokens,
+                    calls=int(sent),
+                    lost=lost,
+                    unpriced=int(lost and not reservation.usd_known),
+                )
 
-    def _add_unknown(self, part: str, calls: int, usd: float, tokens: int) -> None:
-        """Count spend left unknown by ``part`` (``"cancelled"`` or ``"lost"``) in :attr:`unknown` (lock held)."""
+    def _add_unknown(self, part: str, calls: int, usd: float, tokens: int, unpriced: int = 0) -> None:
+        """Count spend left unknown by ``part`` (``"cancelled"`` or ``"lost"``) in :attr:`unknown` (lock held).
+
+        ``unpriced``: how many of those ``calls`` have no USD bound (newcomer finding 13).
+        """
         was = self.unknown or {}
         self.unknown = {
             **was,
@@ -440,6 +458,9 @@ class Governor:
             f"{part}_calls": int(was.get(f"{part}_calls", 0)) + calls,
             f"{part}_usd": float(was.get(f"{part}_usd", 0.0)) + usd,
         }
+        if unpriced:
+            self.unknown["unpriced_calls"] = int(was.get("unpriced_calls", 0)) + unpriced
+            self.unknown[f"{part}_unpriced"] = int(was.get(f"{part}_unpriced", 0)) + unpriced
 
     def halt(self, reason: str, limit: str = "reservation_exceeded") -> None:
         """Refuse every later request (with ``limit``), for ``reason``.
@@ -454,14 +475,16 @@ class Governor:
                 self.halted = reason
                 self.halted_limit = limit
 
-    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True) -> Gate:
+    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True, usd_known: bool = True) -> Gate:
         """A :class:`Gate` for one request with this upper-bound estimate.
 
         ``durable=False``: a request that contacts no provider, costs nothing (a mock with no
         price) and runs under no call cap is not held until its reservation is committed (see
         :meth:`Gate.attempt`).
         """
-        return Gate(self, usd, tokens, durable)
+        gate = Gate(self, usd, tokens, durable)
+        gate.usd_known = usd_known
+        return gate
 
 
 class Gate:
@@ -481,6 +504,8 @@ class Gate:
         self.attempts = 0
         self._open: Reservation | None = None
         self._cleared = False  # the client may have sent the open attempt
+        self.usd_known = True
+        """Whether ``usd`` bounds the request's cost (see :meth:`Governor.reserve`)."""
         self.cost: Callable[[Any, str | None], float | None] | None = None
         """What a reported usage of a model costs in USD (``None``: unknown); set by the runtime."""
 
@@ -510,7 +535,11 @@ class Gate:
             self.governor.settle(self._open, 0.0, 0)
             self._open = None
         self._cleared = False
-        self._open = self.governor.reserve(self.usd, self.tokens)
+        self._open = (
+            self.governor.reserve(self.usd, self.tokens)
+            if self.usd_known
+            else self.governor.reserve(self.usd, self.tokens, usd_known=False)
+        )
         self.attempts += 1
         journal = getattr(self.governor, "journal", None)  # a Ray worker's proxy has none
         if journal is None or not self.durable or not self._open.kept:

@@ -112,3 +112,26 @@ def test_lost_spend_is_kept_in_the_ledger_and_restored() -> None:
         assert unknown_sentence(again.unknown) == (
             "reply lost after sending: unknown, at most 0.2500 USD / 1 calls (counted as spent)"
         )
+
+
+@pytest.mark.parametrize(("model", "bounded"), [("gpt-4o-mini", True), ("my-local-llama", False)])
+def test_with_no_usd_cap_a_lost_reply_is_still_bounded_when_priced(
+    srv: LoopbackServer, model: str, bounded: bool
+) -> None:
+    """Newcomer finding 13: with no USD cap, a priced request still reserves its worst case."""
+    srv.set(reply_words=300, price=_price("openai"))
+    gov = hb.Governor(max_calls=1000)
+    client = hb.OpenAIClient(model, base_url=srv.base_url, api_key_env=None, **{**FAST, "timeout_s": 0.5})
+    ref = hb.Reference({f"i{k}": f"[[fault:garbled]] q {k}" for k in range(3)}, labels=None)
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item, max_tokens=300).raw_text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        hb.benchmark(arm, ref, runs=1, client=client, governor=gov, concurrency=3)
+    lost = gov.unknown or {}
+    assert lost.get("lost_calls") == len(srv.requests) == 9  # three attempts each
+    if bounded:
+        assert gov.usd >= sum(b.usd for b in srv.bills) > 0 and not lost.get("unpriced_calls")
+        assert "reply lost after sending: unknown, at most" in (unknown_sentence(lost) or "")
+    else:
+        assert lost.get("lost_unpriced") == 9
+        assert "reply lost after sending: unknown USD" in (unknown_sentence(lost) or "")
