@@ -87,3 +87,30 @@ def test_a_spec_limit_that_is_not_a_finite_number_is_refused(tmp_path: Path, val
     proc = hrb("bench", str(spec))
     assert proc.returncode == 2, proc.stderr
     assert "governor.max_usd" in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize(("price", "shown"), [("-0.0004", "-0.0004"), ("NaN", "nan"), ("Infinity", "inf")])
+def test_a_price_table_with_a_negative_or_nan_price_is_refused_at_daemon_start(
+    tmp_path: Path, price: str, shown: str
+) -> None:
+    table = tmp_path / "negprices.json"
+    table.write_text('{"models": {"gpt-4o-mini": {"input": 0.15, "output": ' + price + "}}}")
+    proc = hrb("daemon", "start", env={"HRBENCH_PRICES": str(table)})
+    assert proc.returncode == 2, proc.stderr
+    assert f"HRBENCH_PRICES={table}: prices.gpt-4o-mini.output:" in proc.stderr, proc.stderr
+    assert f"(got {shown})" in proc.stderr, proc.stderr
+    assert hrb("daemon", "status").returncode == 1  # nothing left running
+
+
+@pytest.mark.parametrize("value", ["-0.5", "nan", "inf"])
+def test_a_spec_price_that_is_not_a_finite_number_is_refused(tmp_path: Path, value: str) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        SPEC.replace(
+            "[[arms]]",
+            f'[client]\nkind = "openai"\nmodel = "m"\nprice = {{input = {value}, output = 1.0}}\n[[arms]]',
+        )
+    )
+    proc = hrb("bench", str(spec))
+    assert proc.returncode == 2, proc.stderr
+    assert "client.price.input" in proc.stderr, proc.stderr

@@ -290,12 +290,20 @@ class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
 ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
 
 
+MAX_FINITE = 1.7976931348623157e308
+"""The largest finite float: an upper bound that refuses ``inf`` (NaN fails ``ge=0`` already).
+
+Newcomer finding 7: a TOML ``max_usd = inf`` passed ``ge=0`` and was sent as JSON ``null``
+(JSON has no infinity), so it ran with no USD cap; it is refused here, naming the field. So is
+an infinite price (finding 15)."""
+
+
 class PriceSpec(_Spec):
     """A model's price in USD per million tokens (``cached_input`` defaults to ``input``)."""
 
-    input: Annotated[float, Meta(ge=0)]
-    output: Annotated[float, Meta(ge=0)]
-    cached_input: Annotated[float, Meta(ge=0)] | None = None
+    input: Annotated[float, Meta(ge=0, le=MAX_FINITE)]
+    output: Annotated[float, Meta(ge=0, le=MAX_FINITE)]
+    cached_input: Annotated[float, Meta(ge=0, le=MAX_FINITE)] | None = None
 
 
 BilledAs = Annotated[
@@ -416,13 +424,6 @@ class ReferenceSpec(_Spec):
     ids: list[ItemId] | None = None
     ids_from: str | None = None
     id_field: str = "id"
-
-
-MAX_FINITE = 1.7976931348623157e308
-"""The largest finite float: an upper bound that refuses ``inf`` (NaN fails ``ge=0`` already).
-
-Newcomer finding 7: a TOML ``max_usd = inf`` passed ``ge=0`` and was sent as JSON ``null``
-(JSON has no infinity), so it ran with no USD cap; it is refused here, naming the field."""
 
 
 class GovernorSpec(_Spec):
