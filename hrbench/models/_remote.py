@@ -516,7 +516,7 @@ class HttpModelClient:
         if result.model is None:
             result.model = model
         if result.usage.provenance is None:  # no usage block: count with the model's tokenizer
-            result.usage = usage_of(request.messages, result.text, result.model)
+            result.usage = _estimated_usage(request, result)
         return result
 
     def _failed(self, error: str, model: str, start: float, status: int | None = None) -> Result:
@@ -673,6 +673,22 @@ def _lost(before_attempt: Any, usage: Usage | None = None, model: str | None = N
     lost = getattr(before_attempt, "lost", None)
     if lost is not None:
         lost(usage, model)
+
+
+def _estimated_usage(request: Request, result: Result) -> Usage:
+    """The usage of a reply without a usage block: counted, else bounded from above (finding 14).
+
+    With ``n`` choices only the first is kept: each of the others is counted at the output
+    limit sent (at the first one's size when none was sent).
+    """
+    from hrbench.pricing import output_limit
+
+    limit = output_limit(request)
+    usage = usage_of(request.messages, result.text, result.model, limit, request.tools)
+    n = request.params.get("n") if request.provider != "anthropic" else 1
+    if isinstance(n, int) and not isinstance(n, bool) and n > 1 and usage.provenance == "estimated":
+        usage.tokens_out += (n - 1) * (usage.tokens_out if limit is None else limit)
+    return usage
 
 
 def _billed(failed: Result, usage: Usage | None, model: str | None) -> Result:
