@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import os
 import time
 from collections import defaultdict
@@ -71,8 +72,9 @@ def unpriced_message(model: str, max_usd: float | None) -> str:
     )
     if ADVICE.get() == "spec":
         return head + (
-            "give it a price in the spec's [client] table: price = {input = USD_PER_M, output = "
-            "USD_PER_M} (USD per million tokens), or a price table file named by HRBENCH_PRICES in the "
+            f"give it a price in the spec's [client] table: prices = {{{json.dumps(model)} = {{input = USD_PER_M, "
+            "output = USD_PER_M}} (USD per million tokens; for the client's own model, price = {input = "
+            "USD_PER_M, output = USD_PER_M} does too), or a price table file named by HRBENCH_PRICES in the "
             "daemon's environment (see the README), or run without a USD cap: leave max_usd out of "
             "[governor] and --max-usd off (the default cap is not enforced on a model with no price)"
         )

@@ -114,3 +114,39 @@ def test_a_spec_price_that_is_not_a_finite_number_is_refused(tmp_path: Path, val
     proc = hrb("bench", str(spec))
     assert proc.returncode == 2, proc.stderr
     assert "client.price.input" in proc.stderr, proc.stderr
+
+
+def test_a_billed_as_model_with_no_price_is_priced_from_the_spec_as_the_error_advises(tmp_path: Path) -> None:
+    """Newcomer finding 19 (unkroute2.toml): the advice named ``price``, which prices only the client's model."""
+    import re
+
+    from hrbench.testing.loopback import LoopbackServer
+
+    with LoopbackServer() as srv:
+        srv.set(serve_model="mystery-model-v9", reply_words=3)  # every reply billed as the routed model
+        client = (
+            f'[client]\nkind = "openai"\nmodel = "unkroute-honest2"\nbase_url = "{srv.base_url}"\n'
+            'api_key_env = "MY_KEY"\nmax_tokens = 50\nbilled_as = ["mystery-model-v9"]\n'
+            "price = {input = 0.01, output = 0.01}\n"
+        )
+        body = SPEC.replace(
+            '[[arms]]\nkind = "outputs"\nname = "o"\noutputs = {q1 = "Paris", q2 = "Lima"}\n', ""
+        )
+        arms = '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "Capital of {item}?"\n'
+        spec = tmp_path / "unkroute2.toml"
+        spec.write_text(body + client + arms + "[governor]\nmax_usd = 1.0\n")
+        refused = hrb("bench", str(spec), env={"MY_KEY": "k"})
+        assert refused.returncode == 2, refused.stderr
+        assert "'mystery-model-v9' has no price" in refused.stderr
+        (advice,) = re.findall(r'prices = \{"mystery-model-v9" = \{[^}]*\}\}', refused.stderr)
+        assert srv.requests == []  # refused before the first call
+        spec.write_text(
+            body + client + advice.replace("USD_PER_M", "2.0") + "\n" + arms + "[governor]\nmax_usd = 1.0\n"
+        )
+        done = hrb("bench", str(spec), env={"MY_KEY": "k"})
+        assert done.returncode == 0, done.stderr
+        assert "reservation_exceeded" not in done.stderr
+        (listed,) = [json.loads(line) for line in hrb("ls").stdout.splitlines() if line.strip()]
+        assert listed["calls"] == len(srv.requests) == 4 and listed["status"] == "done"
+        billed = sum(2.0 * (b.tokens_in + b.tokens_out) / 1e6 for b in srv.bills)  # at the spec's price
+        assert listed["usd"] == pytest.approx(billed)

@@ -306,6 +306,15 @@ class PriceSpec(_Spec):
     cached_input: Annotated[float, Meta(ge=0, le=MAX_FINITE)] | None = None
 
 
+Prices = Annotated[
+    dict[Name, PriceSpec],
+    Meta(
+        description="Prices of other models, by name (a `billed_as` model, a model an arm asks for), "
+        "in USD per million tokens, over the daemon's price table."
+    ),
+]
+
+
 BilledAs = Annotated[
     list[Name],
     Meta(
@@ -324,6 +333,8 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     an alias): a USD cap reserves at the dearest of them and ``model``. ``price`` prices
     ``model`` (a local or unlisted model) over the daemon's price table (the shipped one, or
     the file ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price.
+    ``prices`` prices other models the same way, by name: a ``billed_as`` model, a model an
+    arm asks for (newcomer finding 19: only ``HRBENCH_PRICES`` and a daemon restart could).
     """
 
     model: Name
@@ -337,12 +348,13 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     price: PriceSpec | None = None
+    prices: Prices = field(default_factory=dict)
 
 
 class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it.
 
-    ``price`` as for :class:`OpenAIClientSpec`.
+    ``price`` and ``prices`` as for :class:`OpenAIClientSpec`.
     """
 
     model: Name
@@ -357,6 +369,7 @@ class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     price: PriceSpec | None = None
+    prices: Prices = field(default_factory=dict)
 
 
 class MockClientSpec(_Spec, tag="mock", tag_field="kind"):
