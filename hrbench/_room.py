@@ -113,7 +113,8 @@ class _Attempts:
     """A client's ``before_attempt`` whose first attempt is already reserved.
 
     Like the :class:`~hrbench.governor.Gate` it wraps, it has ``unsent()``: a client that
-    could not connect gives the attempt's call back.
+    could not connect gives the attempt's call back; and ``lost()``: one whose reply was lost
+    after the request was written books it at its reservation.
     """
 
     def __init__(self, gate: Gate, pending: Awaitable[None] | None) -> None:
@@ -127,3 +128,6 @@ class _Attempts:
 
     def unsent(self) -> None:
         self.gate.unsent()
+
+    def lost(self, usage: Any = None, model: str | None = None) -> None:
+        self.gate.lost(usage, model)

@@ -1549,7 +1549,8 @@ class _Unreported:
         if not self.per_arm:
             return
         parts = [
-            f"arm {arm!r}: {c + e} run(s)" + (f" ({e} estimated at 4 characters a token)" if e else "")
+            f"arm {arm!r}: {c + e} run(s)"
+            + (f" ({e} estimated from above: one token per UTF-8 byte)" if e else "")
             for arm, (c, e) in self.per_arm.items()
         ]
         warn_at_caller(

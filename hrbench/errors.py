@@ -472,7 +472,7 @@ class UsageEstimatedWarning(UserWarning):
 
     Decided (newcomer finding: an endpoint that sends no ``usage`` gave rows whose tokens and
     USD looked reported, with no word): the tokens are counted with the model's tokenizer
-    (``usd_provenance`` ``"counted"``) or estimated at 4 characters a token (``"estimated"``);
+    (``usd_provenance`` ``"counted"``) or estimated from above at one token per UTF-8 byte (``"estimated"``; newcomer finding 14);
     the benchmark says how many runs per arm.
     """
 

@@ -14,7 +14,7 @@ was spent and cannot pass ``max_calls`` or ``max_usd`` across the crash.
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,16 @@ from hrbench.errors import BudgetRefused, ConfigError
 if TYPE_CHECKING:
     from hrbench.ledger import Journal
 
-__all__ = ["DEFAULT_LIMIT_VARIABLES", "Gate", "Governor", "Reservation", "default_governor", "usd_digits"]
+__all__ = [
+    "DEFAULT_LIMIT_VARIABLES",
+    "LIMITS",
+    "Gate",
+    "Governor",
+    "Reservation",
+    "check_limit",
+    "default_governor",
+    "usd_digits",
+]
 
 
 class _Cleared:
@@ -43,6 +52,65 @@ DEFAULT_LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_
 """The environment variables that override :data:`hrbench.options`' default limits."""
 
 
+LIMITS = {"max_calls": int, "max_usd": float, "max_tokens": int}
+"""The governor's limits and their kinds: calls and tokens are whole numbers, USD any number."""
+
+
+def check_limit(field: str, value: Any, kind: type = float) -> int | float | None:
+    """A budget limit, checked: a finite number >= 0 (whole for calls and tokens), or ``None``.
+
+    The one validator every way a limit comes in shares (newcomer finding 7: ``nan`` passed
+    ``value < 0`` and ran with no USD cap, ``inf`` likewise): :class:`Governor`, the
+    environment overrides (:func:`default_governor`, the daemon at start and the variables a
+    request brings from the caller's shell), :data:`hrbench.options` and a spec's
+    ``[governor]``. README: "A value that is not a number is refused (exit 2)"; NaN and
+    infinity are not numbers a cap can hold to (decided: no cap is ``None``, never ``inf``).
+
+    Args:
+        field: the name shown in the error (``"max_usd"``, ``"HRBENCH_MAX_USD"``).
+        value: a number, a string from the environment (``"0.5"``), or ``None``.
+        kind: ``int`` (calls, tokens: a whole number) or ``float`` (USD).
+
+    Returns:
+        The limit as ``kind``, or ``None`` for ``None``.
+
+    Raises:
+        ConfigError: naming ``field`` and ``value``: not a number, NaN, infinite, negative, or
+            not whole for an ``int`` limit.
+
+    Example:
+        >>> check_limit("HRBENCH_MAX_USD", "0.5"), check_limit("max_calls", 50, int)
+        (0.5, 50)
+        >>> check_limit("HRBENCH_MAX_USD", "nan")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: HRBENCH_MAX_USD: expected a finite number >= 0, not NaN or infinity (got 'nan')
+    """
+    import math
+
+    if value is None:
+        return None
+    number: float
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise ConfigError(field, value, "expected a number") from None
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(field, value, "a limit must be a number >= 0 or None")
+    else:
+        number = value
+    if not math.isfinite(number):
+        raise ConfigError(field, value, "expected a finite number >= 0, not NaN or infinity")
+    if number < 0:
+        raise ConfigError(field, value, "a limit must be a number >= 0 or None")
+    if kind is int:
+        if number != int(number):
+            raise ConfigError(field, value, "expected a whole number")
+        return int(number)
+    return float(number) if isinstance(value, str) else value
+
+
 def default_governor() -> Governor:
     """A governor with the limits of :data:`hrbench.options` (environment overrides applied).
 
@@ -53,7 +121,8 @@ def default_governor() -> Governor:
     daemon started before, so ``hrb`` sends them), then this process's.
 
     Raises:
-        ConfigError: an environment override that is not a number.
+        ConfigError: an environment override that is not a finite number >= 0
+            (:func:`check_limit`: ``nan``, ``inf`` and ``-1`` are refused, newcomer finding 7).
 
     Example:
         >>> from hrbench.environ import use_caller_env
@@ -65,13 +134,10 @@ def default_governor() -> Governor:
     from hrbench.options import options
 
     limits: dict[str, Any] = options.as_dict()
-    for key, cast in (("max_calls", int), ("max_usd", float), ("max_tokens", int)):
+    for key, kind in LIMITS.items():
         env = env_value("HRBENCH_" + key.upper())
         if env:
-            try:
-                limits[key] = cast(env)
-            except ValueError:
-                raise ConfigError("HRBENCH_" + key.upper(), env, "expected a number") from None
+            limits[key] = check_limit("HRBENCH_" + key.upper(), env, kind)
     gov = Governor(**limits)
     gov.from_defaults = True
     return gov
@@ -102,6 +168,8 @@ class Reservation:
     settled: bool = False
     kept: int = 0
     """Its number in the governor's :class:`~hrbench.ledger.Journal` (0: not kept)."""
+    usd_known: bool = True
+    """Whether ``usd`` bounds the request's cost (``False``: no price, or no output limit)."""
 
 
 class Governor:
@@ -119,7 +187,7 @@ class Governor:
         max_tokens: the most tokens, input plus output.
 
     Raises:
-        ConfigError: a negative or non-numeric limit.
+        ConfigError: a negative, infinite, NaN or non-numeric limit (:func:`check_limit`).
 
     Example:
         >>> gov = Governor(max_usd=5.0)
@@ -132,10 +200,9 @@ class Governor:
         self, max_calls: int | None = None, max_usd: float | None = None, max_tokens: int | None = None
     ) -> None:
         for name, value in (("max_calls", max_calls), ("max_usd", max_usd), ("max_tokens", max_tokens)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0
-            ):
+            if isinstance(value, str):  # a string is the environment's, read by default_governor
                 raise ConfigError(name, value, "a limit must be a number >= 0 or None")
+            check_limit(name, value)
         self.max_calls = max_calls
         self.max_usd = max_usd
         self.max_tokens = max_tokens
@@ -149,9 +216,11 @@ class Governor:
         self.halted_limit = "reservation_exceeded"
         """The ``limit`` of the refusals after a halt."""
         self.unknown: dict[str, float | int] | None = None
-        """Spend that crashes and cancels left unknown (``calls``, ``usd``, ``tokens``: at most
-        that much; already counted in the use; ``cancelled_calls`` and ``cancelled_usd``: the
-        part cancels left), or ``None`` (issue 13; see :meth:`restore`, :meth:`count_cancelled`)."""
+        """Spend that crashes, cancels and lost replies left unknown (``calls``, ``usd``,
+        ``tokens``: at most that much; already counted in the use; ``cancelled_calls`` and
+        ``cancelled_usd``: the part cancels left; ``lost_calls`` and ``lost_usd``: the part
+        replies lost after the request was written left), or ``None`` (issue 13; see
+        :meth:`restore`, :meth:`count_cancelled`, :meth:`settle`)."""
         self.journal: Journal | None = None
         """Where every reservation and settlement is kept as it happens, or ``None`` (issue 13)."""
         self._reserved_usd = 0.0
@@ -219,11 +288,15 @@ class Governor:
                     "tokens": int(ledger.get("unknown_tokens") or 0),
                 }
             )
-            if self.unknown is not None and ledger.get("cancelled_calls"):  # the part cancels left
-                self.unknown["cancelled_calls"] = int(ledger["cancelled_calls"])
-                self.unknown["cancelled_usd"] = float(ledger.get("cancelled_usd") or 0.0)
+            for part in ("cancelled", "lost"):  # the parts cancels and lost replies left
+                if self.unknown is not None and ledger.get(f"{part}_calls"):
+                    self.unknown[f"{part}_calls"] = int(ledger[f"{part}_calls"])
+                    self.unknown[f"{part}_usd"] = float(ledger.get(f"{part}_usd") or 0.0)
+            for key in ("unpriced_calls", "cancelled_unpriced", "lost_unpriced"):  # no USD bound
+                if self.unknown is not None and ledger.get(key):
+                    self.unknown[key] = int(ledger[key])
 
-    def count_cancelled(self, calls: int, usd: float, tokens: int) -> None:
+    def count_cancelled(self, calls: int, usd: float, tokens: int, unpriced: int = 0) -> None:
         """Count reservations cancelled in flight as spent, unknown at most their amount.
 
         Called by :meth:`~hrbench.ledger.Journal.close` once the store folded them (decided,
@@ -242,21 +315,17 @@ class Governor:
             self._reserved_tokens = max(0, self._reserved_tokens - tokens)
             self.usd += usd
             self.tokens += tokens
-            was = self.unknown or {}
-            self.unknown = {
-                "calls": int(was.get("calls", 0)) + calls,
-                "usd": float(was.get("usd", 0.0)) + usd,
-                "tokens": int(was.get("tokens", 0)) + tokens,
-                "cancelled_calls": int(was.get("cancelled_calls", 0)) + calls,
-                "cancelled_usd": float(was.get("cancelled_usd", 0.0)) + usd,
-            }
+            self._add_unknown("cancelled", calls, usd, tokens, unpriced)
 
-    def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
+    def reserve(self, usd: float = 0.0, tokens: int = 0, *, usd_known: bool = True) -> Reservation:
         """Admit one request, holding its estimated cost, or refuse it.
 
         Args:
             usd: an upper-bound estimate of the request's cost, in USD.
             tokens: an upper-bound estimate of its tokens.
+            usd_known: ``False`` when ``usd`` bounds nothing (a request to a model with no
+                price, or one sent with no output limit and no cap): should its reply never
+                come, its USD is reported unknown, not "at most 0" (newcomer finding 13).
 
         Returns:
             A :class:`Reservation` to :meth:`settle` when the reply is in.
@@ -284,9 +353,9 @@ class Governor:
             self.calls += 1
             self._reserved_usd += usd
             self._reserved_tokens += tokens
-            r = Reservation(usd=usd, tokens=tokens)
+            r = Reservation(usd=usd, tokens=tokens, usd_known=usd_known)
             if self.journal is not None:  # issue 13: numbered and queued for the next commit
-                r.kept = self.journal.open(usd, tokens)
+                r.kept = self.journal.open(usd if usd_known else None, tokens)
             return r
 
     def _why(self, limit: str, usd: float, tokens: int) -> str:
@@ -325,12 +394,32 @@ class Governor:
         except BudgetRefused:
             return None
 
-    def settle(self, reservation: Reservation, usd: float | None, tokens: int, *, sent: bool = True) -> None:
+    def settle(
+        self,
+        reservation: Reservation,
+        usd: float | None,
+        tokens: int,
+        *,
+        sent: bool = True,
+        lost: bool = False,
+    ) -> None:
         """Replace a reservation by what the request really cost (``usd=None``: unknown, 0).
 
         ``sent=False`` gives back the call of an attempt that never left this machine (the
         connection was refused). Decided (newcomer: ``calls`` 250 for a dead port that received
         nothing): ``calls`` counts requests sent, so such an attempt is not one.
+
+        ``lost=True``: the attempt was written whole but its reply was lost (a timeout after
+        the write, a connection reset, a garbled HTTP 200 body). It may have been billed, so
+        it is settled at its reservation whatever ``usd`` and ``tokens`` say, and counted as
+        spend *unknown, at most* that much (``lost_calls``, ``lost_usd`` in :attr:`unknown`;
+        decided, newcomer finding 4: such replies were booked at $0, 40 calls past a $0.001 cap).
+
+        Example:
+            >>> gov = Governor(max_usd=1.0)
+            >>> gov.settle(gov.reserve(0.25, 40), 0.0, 0, lost=True)
+            >>> gov.usd, gov.tokens, gov.unknown["lost_calls"], gov.unknown["lost_usd"]
+            (0.25, 40, 1, 0.25)
         """
         with self._lock:
             if reservation.settled:
@@ -338,12 +427,40 @@ class Governor:
             reservation.settled = True
             self._reserved_usd -= reservation.usd
             self._reserved_tokens -= reservation.tokens
+            if lost:
+                usd, tokens = reservation.usd, reservation.tokens
+                self._add_unknown("lost", 1, usd, tokens, int(not reservation.usd_known))
             self.usd += usd or 0.0
             self.tokens += tokens
             if not sent:
                 self.calls -= 1
             if self.journal is not None and reservation.kept:
-                self.journal.settle(reservation.kept, usd or 0.0, tokens, calls=int(sent))
+                self.journal.settle(
+                    reservation.kept,
+                    usd or 0.0,
+                    tokens,
+                    calls=int(sent),
+                    lost=lost,
+                    unpriced=int(lost and not reservation.usd_known),
+                )
+
+    def _add_unknown(self, part: str, calls: int, usd: float, tokens: int, unpriced: int = 0) -> None:
+        """Count spend left unknown by ``part`` (``"cancelled"`` or ``"lost"``) in :attr:`unknown` (lock held).
+
+        ``unpriced``: how many of those ``calls`` have no USD bound (newcomer finding 13).
+        """
+        was = self.unknown or {}
+        self.unknown = {
+            **was,
+            "calls": int(was.get("calls", 0)) + calls,
+            "usd": float(was.get("usd", 0.0)) + usd,
+            "tokens": int(was.get("tokens", 0)) + tokens,
+            f"{part}_calls": int(was.get(f"{part}_calls", 0)) + calls,
+            f"{part}_usd": float(was.get(f"{part}_usd", 0.0)) + usd,
+        }
+        if unpriced:
+            self.unknown["unpriced_calls"] = int(was.get("unpriced_calls", 0)) + unpriced
+            self.unknown[f"{part}_unpriced"] = int(was.get(f"{part}_unpriced", 0)) + unpriced
 
     def halt(self, reason: str, limit: str = "reservation_exceeded") -> None:
         """Refuse every later request (with ``limit``), for ``reason``.
@@ -358,14 +475,16 @@ class Governor:
                 self.halted = reason
                 self.halted_limit = limit
 
-    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True) -> Gate:
+    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True, usd_known: bool = True) -> Gate:
         """A :class:`Gate` for one request with this upper-bound estimate.
 
         ``durable=False``: a request that contacts no provider, costs nothing (a mock with no
         price) and runs under no call cap is not held until its reservation is committed (see
         :meth:`Gate.attempt`).
         """
-        return Gate(self, usd, tokens, durable)
+        gate = Gate(self, usd, tokens, durable)
+        gate.usd_known = usd_known
+        return gate
 
 
 class Gate:
@@ -373,7 +492,8 @@ class Gate:
 
     A client calls :meth:`attempt` before sending each attempt: the first reserves the estimate,
     each retry first settles the failed attempt at no cost (the call stays counted) and reserves
-    again. The caller settles the last attempt with the reply's cost by :meth:`settle`.
+    again; an attempt written whole whose reply was lost is settled at its reservation first
+    (:meth:`lost`). The caller settles the last attempt with the reply's cost by :meth:`settle`.
     """
 
     def __init__(self, governor: Governor, usd: float, tokens: int, durable: bool = True) -> None:
@@ -384,6 +504,10 @@ class Gate:
         self.attempts = 0
         self._open: Reservation | None = None
         self._cleared = False  # the client may have sent the open attempt
+        self.usd_known = True
+        """Whether ``usd`` bounds the request's cost (see :meth:`Governor.reserve`)."""
+        self.cost: Callable[[Any, str | None], float | None] | None = None
+        """What a reported usage of a model costs in USD (``None``: unknown); set by the runtime."""
 
     def attempt(self) -> Awaitable[None] | None:
         """Charge one attempt to the governor; await what it returns before sending.
@@ -411,7 +535,11 @@ class Gate:
             self.governor.settle(self._open, 0.0, 0)
             self._open = None
         self._cleared = False
-        self._open = self.governor.reserve(self.usd, self.tokens)
+        self._open = (
+            self.governor.reserve(self.usd, self.tokens)
+            if self.usd_known
+            else self.governor.reserve(self.usd, self.tokens, usd_known=False)
+        )
         self.attempts += 1
         journal = getattr(self.governor, "journal", None)  # a Ray worker's proxy has none
         if journal is None or not self.durable or not self._open.kept:
@@ -446,6 +574,28 @@ class Gate:
             self.governor.settle(self._open, 0.0, 0, sent=False)
             self._open = None
             self.attempts -= 1
+
+    def lost(self, usage: Any = None, model: str | None = None) -> None:
+        """The last attempt was written whole but its reply is lost or unusable: book it now.
+
+        Decided (newcomer finding 4; README: "one written whole stays a call whatever failed
+        after (it may have been billed)"): a timeout after the write, a reset, a garbled HTTP
+        200 body is settled at its reservation, as spend *unknown, at most* that much
+        (:meth:`Governor.settle` with ``lost=True``), so neither the request nor its retries
+        can pass a cap. A reply whose usage the provider reported (a 200 with no text, retried)
+        is settled at what that usage costs by :attr:`cost` when it is known, else the same
+        way. A retry then reserves afresh (:meth:`hold`).
+        """
+        if self._open is None:
+            return
+        cost = None
+        if usage is not None and getattr(usage, "provenance", None) == "reported" and self.cost is not None:
+            cost = self.cost(usage, model)
+        if cost is not None:
+            self.governor.settle(self._open, cost, usage.total)
+        else:
+            self.governor.settle(self._open, None, 0, lost=True)
+        self._open = None
 
     def settle(self, usd: float | None, tokens: int) -> None:
         """Settle the last attempt with its real cost (USD) and tokens."""

@@ -77,35 +77,67 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
 
     ``unknown`` is the governor's :attr:`~hrbench.Governor.unknown`: ``calls``, ``usd`` and
     ``tokens`` in all, and of those the part that cancels left, ``cancelled_calls`` and
-    ``cancelled_usd`` (decided, newcomer finding: a request cancelled in flight is not a crash's).
+    ``cancelled_usd`` (decided, newcomer finding: a request cancelled in flight is not a crash's),
+    and the part replies lost after their request was written left, ``lost_calls`` and
+    ``lost_usd`` (a timeout, a reset, a garbled 200 body; newcomer finding 4).
 
     Example:
         >>> unknown_sentence({"calls": 3, "usd": 0.0421, "tokens": 900})
         'in flight at a crash: unknown, at most 0.0421 USD / 3 calls (counted as spent)'
         >>> unknown_sentence({"calls": 3, "usd": 0.0421, "cancelled_calls": 3, "cancelled_usd": 0.0421})
         'cancelled in flight: unknown, at most 0.0421 USD / 3 calls (counted as spent)'
+        >>> unknown_sentence({"calls": 2, "usd": 0.002, "lost_calls": 2, "lost_usd": 0.002})
+        'reply lost after sending: unknown, at most 0.0020 USD / 2 calls (counted as spent)'
+        >>> unknown_sentence({"calls": 4, "usd": 0.0, "unpriced_calls": 4})
+        'in flight at a crash: unknown USD (no price or no output limit to bound it) / 4 calls (counted as spent)'
     """
     if not unknown or not unknown.get("calls"):
         return None
     calls, usd = int(unknown["calls"]), float(unknown.get("usd") or 0.0)
     cancelled_calls = int(unknown.get("cancelled_calls") or 0)
     cancelled_usd = float(unknown.get("cancelled_usd") or 0.0)
+    lost_calls = int(unknown.get("lost_calls") or 0)
+    lost_usd = float(unknown.get("lost_usd") or 0.0)
+    unpriced = int(unknown.get("unpriced_calls") or 0)
+    cancelled_unpriced = int(unknown.get("cancelled_unpriced") or 0)
+    lost_unpriced = int(unknown.get("lost_unpriced") or 0)
     parts = [
-        f"{what}: unknown, at most {u:.4f} USD / {n} calls"
-        for what, n, u in (
-            ("in flight at a crash", calls - cancelled_calls, usd - cancelled_usd),
-            ("cancelled in flight", cancelled_calls, cancelled_usd),
+        _unknown_part(what, n, u, k)
+        for what, n, u, k in (
+            (
+                "in flight at a crash",
+                calls - cancelled_calls - lost_calls,
+                usd - cancelled_usd - lost_usd,
+                unpriced - cancelled_unpriced - lost_unpriced,
+            ),
+            ("cancelled in flight", cancelled_calls, cancelled_usd, cancelled_unpriced),
+            ("reply lost after sending", lost_calls, lost_usd, lost_unpriced),
         )
         if n
     ]
     return "; ".join(parts) + " (counted as spent)"
 
 
+def _unknown_part(what: str, calls: int, usd: float, unpriced: int) -> str:
+    """One part of :func:`unknown_sentence`; ``unpriced`` of its ``calls`` have no USD bound.
+
+    Decided (newcomer finding 13: "at most 0.0000 USD / 4 calls" for calls that could cost
+    money): a call with no price, or sent with no output limit, has no USD bound, and the
+    sentence says its USD is unknown rather than print a bound it does not have.
+    """
+    if not unpriced:
+        return f"{what}: unknown, at most {usd:.4f} USD / {calls} calls"
+    why = "no price or no output limit to bound it"
+    if unpriced >= calls:
+        return f"{what}: unknown USD ({why}) / {calls} calls"
+    return f"{what}: unknown, at most {usd:.4f} USD for {calls - unpriced} and unknown USD for {unpriced} ({why}) / {calls} calls"
+
+
 def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
     """A stored ledger's unknown spend, shaped as :attr:`~hrbench.Governor.unknown` (for :func:`unknown_sentence`).
 
     ``ledger`` is :meth:`~hrbench.store.Store.ledger_get`'s dict or a benchmark header (its
-    ``unknown_*`` and ``cancelled_*`` keys).
+    ``unknown_*``, ``cancelled_*`` and ``lost_*`` keys).
 
     Example:
         >>> unknown_sentence(unknown_of({"unknown_calls": 4, "unknown_usd": 0.0079,
@@ -119,6 +151,11 @@ def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
         "usd": float(ledger.get("unknown_usd") or 0.0),
         "cancelled_calls": int(ledger.get("cancelled_calls") or 0),
         "cancelled_usd": float(ledger.get("cancelled_usd") or 0.0),
+        "lost_calls": int(ledger.get("lost_calls") or 0),
+        "lost_usd": float(ledger.get("lost_usd") or 0.0),
+        "unpriced_calls": int(ledger.get("unpriced_calls") or 0),
+        "cancelled_unpriced": int(ledger.get("cancelled_unpriced") or 0),
+        "lost_unpriced": int(ledger.get("lost_unpriced") or 0),
     }
 
 
@@ -171,9 +208,10 @@ class Journal:
         self._numbers = itertools.count(1)
         self._lock = threading.Lock()  # taken directly on the hot path (open, settle): no Python frame
         self._cond = threading.Condition(self._lock)
-        self._opened: dict[int, tuple[float, int]] = {}  # queued, not yet written
+        self._opened: dict[int, tuple[float | None, int]] = {}  # queued, not yet written
         self._closed: list[int] = []  # written as open, settled since
         self._calls, self._usd, self._tokens = 0, 0.0, 0  # settled since the last commit
+        self._lost: tuple[int, float, int, int] = (0, 0.0, 0, 0)  # of those, lost after the write
         self._through = 0  # every number up to this one is committed
         self._issued = 0  # the last number given out
         self._waiters: list[tuple[int, Any, Any]] = []  # (number, loop or None, future or Event)
@@ -196,8 +234,8 @@ class Journal:
         )
         self._thread.start()
 
-    def open(self, usd: float, tokens: int) -> int:
-        """Queue a new reservation for the next commit; its number."""
+    def open(self, usd: float | None, tokens: int) -> int:
+        """Queue a new reservation for the next commit; its number (``usd=None``: no USD bound)."""
         with self._lock:
             n = self._issued = next(self._numbers)
             self._opened[n] = (usd, tokens)
@@ -205,10 +243,14 @@ class Journal:
                 self._wake()
         return n
 
-    def settle(self, number: int, usd: float, tokens: int, calls: int = 1) -> None:
+    def settle(
+        self, number: int, usd: float, tokens: int, calls: int = 1, lost: bool = False, unpriced: int = 0
+    ) -> None:
         """Queue a reservation's settlement (real USD and tokens) for the next commit.
 
         ``calls=0``: the attempt could not connect and was not sent, so it is no call.
+        ``lost=True``: its reply was lost after it was written (kept as ``lost_*``, a part of
+        the unknown spend; newcomer finding 4); ``unpriced=1``: its USD had no bound (finding 13).
         """
         with self._lock:
             if self._opened.pop(number, None) is None:  # already written as open: delete it
@@ -216,6 +258,9 @@ class Journal:
             self._calls += calls
             self._usd += usd
             self._tokens += tokens
+            if lost:
+                c, u, t, k = self._lost
+                self._lost = (c + calls, u + usd, t + tokens, k + unpriced)
             if self._idle:
                 self._wake()
 
@@ -293,12 +338,13 @@ class Journal:
                     self._lazy = False
                 opened = [(n, u, t) for n, (u, t) in self._opened.items()]
                 last = self._issued  # every number given out so far is in this commit or an earlier one
-                closed, settled = self._closed, (self._calls, self._usd, self._tokens)
+                closed, settled, lost = self._closed, (self._calls, self._usd, self._tokens), self._lost
                 self._opened, self._closed = {}, []
                 self._calls, self._usd, self._tokens = 0, 0.0, 0
+                self._lost = (0, 0.0, 0, 0)
             try:
                 if self.failed is None:
-                    self.store.ledger_apply(self.benchmark_id, self.session, opened, closed, settled)
+                    self.store.ledger_apply(self.benchmark_id, self.session, opened, closed, settled, lost)
                     self.commits += 1
             except StoreError as exc:
                 self.failed = exc
@@ -356,9 +402,9 @@ class Journal:
         if governor is not None and governor.journal is self:
             governor.journal = None
         if cancelled and self.failed is None:
-            n, usd, tokens = self.store.ledger_cancelled(self.benchmark_id, self.session)
+            n, usd, tokens, unpriced = self.store.ledger_cancelled(self.benchmark_id, self.session)
             if n and governor is not None:
-                governor.count_cancelled(n, usd, tokens)
+                governor.count_cancelled(n, usd, tokens, unpriced)
 
 
 def _resolve(futures: list[asyncio.Future[None]]) -> None:

@@ -37,6 +37,21 @@ class Options:
     max_usd: float | None = 5.0
     max_tokens: int | None = None
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Refuse a limit that is not a finite number >= 0 at once (newcomer finding 7).
+
+        ``hb.options.max_usd = float("nan")`` was accepted and ran with no USD cap; the check
+        is :func:`hrbench.governor.check_limit`, the one every limit shares.
+
+        Raises:
+            ConfigError: naming ``hrbench.options.<name>`` and the value.
+        """
+        from hrbench.governor import LIMITS, check_limit
+
+        if name in LIMITS:
+            value = check_limit(f"hrbench.options.{name}", value, LIMITS[name])
+        super().__setattr__(name, value)
+
     def as_dict(self) -> dict[str, Any]:
         """The options as a dict."""
         return asdict(self)

@@ -8,6 +8,7 @@ overridden whole by ``HRBENCH_PRICES=path.json`` or per model by ``Pricing(overr
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -44,6 +45,11 @@ class Pricing:
             the shipped file when ``None``.
         overrides: ``{model: {"input", "cached_input", "output"}}`` on top of the table.
 
+    Raises:
+        ConfigError: a table that cannot be read, or a price that is not a finite number
+            >= 0 (a negative or NaN price in ``HRBENCH_PRICES`` or an override), naming
+            ``prices.<model>.<part>`` and the value (newcomer finding 15).
+
     Example:
         >>> p = Pricing(overrides={"m": {"input": 1.0, "cached_input": 0.5, "output": 2.0}})
         >>> p.cost(Usage(tokens_in=2000, tokens_cached=1500, tokens_out=50), "m")
@@ -77,6 +83,15 @@ class Pricing:
                 raise ConfigError(
                     f"prices.{name}", p, "expected input, cached_input and output USD per million"
                 ) from None
+            for part in ("input", "cached_input", "output"):
+                if not _usable_price(getattr(self.prices[name], part)):
+                    # newcomer finding 15: HRBENCH_PRICES with -0.0004 reserved "$-0.000400" and
+                    # a reply then "passed" it; a spec's price was refused, the table's was not
+                    raise ConfigError(
+                        f"prices.{name}.{part}",
+                        p.get(part, p.get("input")),
+                        "expected a finite number of USD per million tokens >= 0",
+                    )
 
     def price(self, model: str | None) -> Price | None:
         """The price of ``model``, or ``None`` when it has none."""
@@ -143,6 +158,16 @@ class Pricing:
         known = [p for p in prices if p is not None]
         usd = n * (prompt * max(p.input for p in known) + out * max(p.output for p in known)) / 1e6
         return usd, tokens
+
+
+def _usable_price(usd: float) -> bool:
+    """Whether a price is a finite number >= 0 (NaN and infinity are not; decided, finding 15).
+
+    Example:
+        >>> [_usable_price(x) for x in (0.0, 2.5, -0.1, float("nan"), float("inf"))]
+        [True, True, False, False, False]
+    """
+    return math.isfinite(usd) and usd >= 0
 
 
 def output_limit(request: Request) -> int | None:

@@ -421,7 +421,7 @@ class _RemoteGovernor:
         """Stop the whole cluster's admissions at once (issue 12: a reply dearer than reserved)."""
         self._ray.get(self.actor.halt.remote(reason))
 
-    def reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation:
+    def reserve(self, usd: float = 0.0, tokens: int = 0, *, usd_known: bool = True) -> Reservation:
         out = self._ray.get(self.actor.reserve.remote(usd, tokens))
         if isinstance(out, (tuple, list)):
             raise BudgetRefused(out[1], limit=out[0])
@@ -433,10 +433,20 @@ class _RemoteGovernor:
         except BudgetRefused:
             return None
 
-    def settle(self, reservation: Reservation, usd: float | None, tokens: int, *, sent: bool = True) -> None:
+    def settle(
+        self,
+        reservation: Reservation,
+        usd: float | None,
+        tokens: int,
+        *,
+        sent: bool = True,
+        lost: bool = False,
+    ) -> None:
         if reservation.settled or not isinstance(reservation, _Ticket):
             return
         reservation.settled = True
+        if lost:  # a reply lost after the write: booked at its worst case (newcomer finding 4)
+            usd, tokens = reservation.usd, reservation.tokens
         self.settling.append(self.actor.settle.remote(reservation.number, usd, tokens, sent))
 
     def settled(self) -> None:
@@ -444,8 +454,10 @@ class _RemoteGovernor:
         self._ray.get(self.settling)
         self.settling.clear()
 
-    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True) -> Gate:
-        return Gate(self, usd, tokens, durable)  # type: ignore[arg-type]
+    def gate(self, usd: float = 0.0, tokens: int = 0, durable: bool = True, usd_known: bool = True) -> Gate:
+        gate = Gate(self, usd, tokens, durable)  # type: ignore[arg-type]
+        gate.usd_known = usd_known
+        return gate
 
     def snapshot(self) -> dict[str, Any]:
         return {**self.limits, **self._ray.get(self.actor.use.remote())}

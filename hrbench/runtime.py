@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import os
 import time
 from collections import defaultdict
@@ -71,8 +72,9 @@ def unpriced_message(model: str, max_usd: float | None) -> str:
     )
     if ADVICE.get() == "spec":
         return head + (
-            "give it a price in the spec's [client] table: price = {input = USD_PER_M, output = "
-            "USD_PER_M} (USD per million tokens), or a price table file named by HRBENCH_PRICES in the "
+            f"give it a price in the spec's [client] table: prices = {{{json.dumps(model)} = {{input = USD_PER_M, "
+            "output = USD_PER_M}} (USD per million tokens; for the client's own model, price = {input = "
+            "USD_PER_M, output = USD_PER_M} does too), or a price table file named by HRBENCH_PRICES in the "
             "daemon's environment (see the README), or run without a USD cap: leave max_usd out of "
             "[governor] and --max-usd off (the default cap is not enforced on a model with no price)"
         )
@@ -211,6 +213,9 @@ class _Draining:
     def unsent(self) -> None:
         self.inner.unsent()
 
+    def lost(self, usage: Any = None, model: str | None = None) -> None:
+        self.gate.lost(usage, model)
+
 
 @dataclass
 class _Cell:
@@ -278,20 +283,32 @@ class Runtime:
             return True
         return all(self._price(m) is not None for m in (request.model, *also))  # a priced mock
 
-    def _reservation(self, request: Request) -> tuple[float, int, str | None]:
-        """The true worst case of a request: ``(usd, tokens, unpriced model or None)`` (SPEC 6)."""
-        if not self.capped:  # nothing is reserved without a cap (see _reserves)
-            return 0.0, 0, None
+    def _reservation(self, request: Request) -> tuple[float, int, str | None, bool]:
+        """The true worst case of a request: ``(usd, tokens, unpriced model or None, usd known)`` (SPEC 6).
+
+        Decided (newcomer finding 13: after a crash with no USD cap, "at most 0.0000 USD / 4
+        calls" for calls that could cost money): a request that may be billed is reserved at
+        its worst case even without a cap, when its price is known, so that the spend a crash,
+        a cancel or a lost reply leaves unknown is reported with a true bound. With no price,
+        or sent with no output limit (no cap makes one), nothing bounds its USD: ``usd known``
+        is ``False`` and the report says its USD is unknown.
+        """
         also = {*getattr(self.client, "billed_as", ()), *self.billed_as[request.model]}
+        if not self.capped:
+            if not self.bills and not all(self._price(m) is not None for m in (request.model, *also)):
+                return 0.0, 0, None, True  # a mock with no price costs nothing
+            usd, tokens = self.pricing.reservation(request, also)
+            known = usd is not None and output_limit(request) is not None
+            return (usd if usd is not None and known else 0.0), tokens, None, known
         if not self._reserves(request, also):
-            return 0.0, 0, None
+            return 0.0, 0, None, not self.bills
         usd, tokens = self.pricing.reservation(request, also)
         if usd is None:
             if self.bills and self.strict_usd:
                 missing = next(m for m in (request.model, *sorted(also)) if self._price(m) is None)
-                return 0.0, tokens, missing
-            usd = 0.0
-        return usd, tokens, None
+                return 0.0, tokens, missing, False
+            return 0.0, tokens, None, not self.bills
+        return usd, tokens, None, True
 
     def _check_reserved(self, request: Request, result: Result, usd: float, tokens: int) -> None:
         """Stop the benchmark at once when a reply reports more than was reserved (issue 12)."""
@@ -422,11 +439,12 @@ class Runtime:
             if hit is not None:
                 return msgspec.structs.replace(hit, source="cache"), 0.0
         charged: float | None = 0.0
-        usd_est, tokens_est, unpriced = self._reservation(request)
+        usd_est, tokens_est, unpriced, usd_known = self._reservation(request)
         # durable before the call: a request that may be billed, or any call under a call cap
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
-        gate = self.governor.gate(usd_est, tokens_est, durable)
+        gate = self.governor.gate(usd_est, tokens_est, durable, usd_known)
+        gate.cost = lambda usage, model: self.pricing.cost(usage, model or request.model)
         halt = self.halted_by.get(None) or self.halted_by.get(request.model)
         if halt is not None:  # the provider refused the quota or the key: send no more (newcomer finding)
             gate.abandon()

@@ -683,28 +683,42 @@ def build_client(spec: Any, store: Any = None) -> Any:
 
 
 def build_pricing(spec: Any) -> Any:
-    """The price table a client spec's ``price`` adds its model to, or ``None`` without one.
+    """The price table a client spec's ``price`` and ``prices`` add to, or ``None`` without them.
 
     newcomer finding: a TOML or wire spec prices a local or unlisted model in its ``[client]`` table
     (``price = {input = 0.1, output = 0.2}``, USD per million tokens) over the shipped table
-    (or the file ``HRBENCH_PRICES`` names).
+    (or the file ``HRBENCH_PRICES`` names). Newcomer finding 19: ``prices`` prices other models
+    by name, such as a ``billed_as`` model with no price (``prices = {"mystery-v9" = {input =
+    1.0, output = 2.0}}``); ``price`` wins for the client's own model.
 
     Raises:
-        ConfigError: a price that is not numbers.
+        ConfigError: a price that is not numbers, or negative, NaN or infinite (naming
+            ``prices.<model>.<part>``).
 
     Example:
         >>> build_pricing({"kind": "openai", "model": "m", "price": {"input": 1.0, "output": 2.0}}).price("m").output
         2.0
+        >>> build_pricing({"kind": "openai", "model": "m", "prices": {"dear": {"input": 5.0, "output": 9.0}}}).price("dear").output
+        9.0
         >>> build_pricing({"kind": "mock"}) is None
         True
     """
-    price = None if spec is None else _get(spec, "price")
-    if price is None:
+    if spec is None:
         return None
+    price, prices = _get(spec, "price"), _get(spec, "prices") or {}
+    if price is None and not prices:
+        return None
+    if not isinstance(prices, Mapping):
+        raise ConfigError("client.prices", prices, "expected a table of model names to prices")
     from hrbench.pricing import Pricing
 
-    entry = {k: v for k in ("input", "cached_input", "output") if (v := _get(price, k)) is not None}
-    return Pricing(overrides={_get(spec, "model"): entry})
+    def entry(p: Any) -> dict[str, Any]:
+        return {k: v for k in ("input", "cached_input", "output") if (v := _get(p, k)) is not None}
+
+    overrides = {str(name): entry(p) for name, p in prices.items()}
+    if price is not None:
+        overrides[_get(spec, "model")] = entry(price)
+    return Pricing(overrides=overrides)
 
 
 # -- references, scorers, governors -------------------------------------------------------------

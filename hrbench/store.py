@@ -39,13 +39,16 @@ from hrbench.records import Request, Result, Row, Step
 
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 """The store's schema version: 1 kept one name per reference content (a second name replaced
 the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``; 3 keeps
 the governor's ledger per call (issue 13): open reservations in ``ledger_open``, and the spend
 left unknown by a crash in the ``unknown_*`` columns of ``ledger``; 4 adds the ``cancelled_*``
 columns; 5 keeps scored rows and their traces a batch per SQLite row (``row_batches``, issue 15):
-rows written before stay in ``rows`` and ``traces`` and are read with the batches."""
+rows written before stay in ``rows`` and ``traces`` and are read with the batches; 6 adds the
+``lost_*`` columns of ``ledger`` (replies lost after their request was written, newcomer finding 4)
+and the ``*unpriced*`` ones (unknown spend with no USD bound: no price or no output limit;
+``ledger_open.usd`` is then NULL; newcomer finding 13)."""
 T = TypeVar("T")
 
 _enc = msgspec.json.Encoder()
@@ -137,7 +140,10 @@ CREATE TABLE IF NOT EXISTS row_batches (
 CREATE INDEX IF NOT EXISTS row_batches_benchmark ON row_batches(benchmark_id, id);
 CREATE TABLE IF NOT EXISTS ledger (benchmark_id TEXT PRIMARY KEY, calls INTEGER, usd REAL, tokens INTEGER, updated REAL,
   unknown_calls INTEGER NOT NULL DEFAULT 0, unknown_usd REAL NOT NULL DEFAULT 0, unknown_tokens INTEGER NOT NULL DEFAULT 0,
-  cancelled_calls INTEGER NOT NULL DEFAULT 0, cancelled_usd REAL NOT NULL DEFAULT 0, cancelled_tokens INTEGER NOT NULL DEFAULT 0);
+  cancelled_calls INTEGER NOT NULL DEFAULT 0, cancelled_usd REAL NOT NULL DEFAULT 0, cancelled_tokens INTEGER NOT NULL DEFAULT 0,
+  lost_calls INTEGER NOT NULL DEFAULT 0, lost_usd REAL NOT NULL DEFAULT 0, lost_tokens INTEGER NOT NULL DEFAULT 0,
+  unpriced_calls INTEGER NOT NULL DEFAULT 0, cancelled_unpriced INTEGER NOT NULL DEFAULT 0,
+  lost_unpriced INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS ledger_open (
   benchmark_id TEXT, session TEXT, seq INTEGER, usd REAL, tokens INTEGER, created REAL,
   PRIMARY KEY (benchmark_id, session, seq)) WITHOUT ROWID;
@@ -154,7 +160,8 @@ _LEDGER_SNAPSHOT = (
 
 _LEDGER_SELECT = (
     "SELECT l.calls, l.usd, l.tokens, l.unknown_calls, l.unknown_usd, l.unknown_tokens, "
-    "l.cancelled_calls, l.cancelled_usd, l.cancelled_tokens, count(o.seq), coalesce(sum(o.usd), 0), coalesce(sum(o.tokens), 0) "
+    "l.cancelled_calls, l.cancelled_usd, l.cancelled_tokens, count(o.seq), coalesce(sum(o.usd), 0), coalesce(sum(o.tokens), 0), "
+    "l.lost_calls, l.lost_usd, l.lost_tokens, l.unpriced_calls, l.cancelled_unpriced, l.lost_unpriced "
     "FROM ledger l LEFT JOIN ledger_open o ON o.benchmark_id=l.benchmark_id"
 )
 """A benchmark's ledger row with the sums of its open reservations (add ``WHERE``)."""
@@ -860,9 +867,10 @@ class Store:
         self,
         benchmark_id: str,
         session: str,
-        opened: Sequence[tuple[int, float, int]],
+        opened: Sequence[tuple[int, float | None, int]],
         closed: Sequence[int],
         settled: tuple[int, float, int],
+        lost: tuple[int, float, int, int] = (0, 0, 0, 0),
     ) -> None:
         """Write one group commit of a benchmark's per-call ledger, in one transaction.
 
@@ -873,11 +881,16 @@ class Store:
         Args:
             benchmark_id: the benchmark.
             session: the run that made the reservations (one per start or resume).
-            opened: reservations to keep open, ``(number, usd, tokens)``.
+            opened: reservations to keep open, ``(number, usd, tokens)`` (``usd`` ``None``: no
+                USD bound, kept NULL).
             closed: numbers of open reservations (of ``session``) now settled.
             settled: what the settlements of this commit add, ``(calls, usd, tokens)``
                 (including reservations opened and settled within the same commit, which are
                 never written as open).
+            lost: of ``settled``, what replies lost after their request was written add, at
+                their reservations, ``(calls, usd, tokens, unpriced)``: kept as unknown spend
+                (``unknown_*`` and ``lost_*``; newcomer finding 4; ``unpriced``: of those calls,
+                the ones with no USD bound, finding 13).
 
         Example:
             >>> s = Store(":memory:")
@@ -904,6 +917,14 @@ class Store:
                 "usd=usd+excluded.usd, tokens=tokens+excluded.tokens, updated=excluded.updated",
                 [benchmark_id, *settled, now],
             )
+            if lost[0]:
+                conn.execute(
+                    "UPDATE ledger SET unknown_calls=unknown_calls+?, unknown_usd=unknown_usd+?, "
+                    "unknown_tokens=unknown_tokens+?, lost_calls=lost_calls+?, lost_usd=lost_usd+?, "
+                    "lost_tokens=lost_tokens+?, unpriced_calls=unpriced_calls+?, "
+                    "lost_unpriced=lost_unpriced+? WHERE benchmark_id=?",
+                    [*lost[:3], *lost[:3], lost[3], lost[3], benchmark_id],
+                )
 
     def ledger_resume(self, benchmark_id: str) -> dict[str, Any] | None:
         """Start a benchmark again from what was spent: fold open reservations into the spend.
@@ -927,13 +948,13 @@ class Store:
             (4, 0.28, 1, 0.25, 0)
         """
         with self._tx(immediate=True) as conn:
-            n, usd, tokens = _fold_open(conn, benchmark_id, None)
+            n, usd, tokens, _ = _fold_open(conn, benchmark_id, None)
         led = self.ledger_get(benchmark_id)
         if led is not None:
             led.update(crashed_calls=n, crashed_usd=usd, crashed_tokens=tokens)
         return led
 
-    def ledger_cancelled(self, benchmark_id: str, session: str) -> tuple[int, float, int]:
+    def ledger_cancelled(self, benchmark_id: str, session: str) -> tuple[int, float, int, int]:
         """Fold the reservations a run left open at a clean stop (a cancel) into the spend.
 
         Decided (newcomer finding: a cancel then a resume read as a crash): a request cancelled
@@ -944,13 +965,14 @@ class Store:
         each once (they leave ``ledger_open`` in the same transaction).
 
         Returns:
-            What this fold added: ``(calls, usd, tokens)``.
+            What this fold added: ``(calls, usd, tokens, unpriced)`` (``unpriced``: of those
+            calls, the ones with no USD bound, newcomer finding 13).
 
         Example:
             >>> s = Store(":memory:")
             >>> s.ledger_apply("b", "s1", [(1, 0.25, 50), (2, 0.25, 50)], [1], (1, 0.01, 9))
             >>> s.ledger_cancelled("b", "s1")
-            (1, 0.25, 50)
+            (1, 0.25, 50, 0)
             >>> led = s.ledger_get("b")
             >>> led["calls"], led["open_calls"], led["unknown_calls"], led["cancelled_calls"]
             (2, 0, 1, 1)
@@ -1056,7 +1078,11 @@ class Store:
             flight, or left by a crash not yet resumed) and ``unknown_calls``/``unknown_usd``/
             ``unknown_tokens`` (spend that earlier crashes and cancels left unknown: at most this
             much, issue 13) with ``cancelled_calls``/``cancelled_usd``/``cancelled_tokens``, the
-            part of it that cancels left (in flight at a clean stop; newcomer finding).
+            part of it that cancels left (in flight at a clean stop; newcomer finding), and
+            ``lost_calls``/``lost_usd``/``lost_tokens``, the part replies lost after their
+            request was written left (newcomer finding 4); ``unpriced_calls`` (of which
+            ``cancelled_unpriced``, ``lost_unpriced``): unknown calls with no USD bound (their
+            USD is unknown, not 0; newcomer finding 13).
 
         Example:
             >>> Store(":memory:").ledger_get("none") is None
@@ -1066,7 +1092,8 @@ class Store:
         if row is None:
             return None
         (calls, usd, tokens, unknown_calls, unknown_usd, unknown_tokens) = row[:6]
-        cancelled_calls, cancelled_usd, cancelled_tokens, open_calls, open_usd, open_tokens = row[6:]
+        cancelled_calls, cancelled_usd, cancelled_tokens, open_calls, open_usd, open_tokens = row[6:12]
+        lost_calls, lost_usd, lost_tokens, unpriced_calls, cancelled_unpriced, lost_unpriced = row[12:]
         return {
             "calls": calls + open_calls,
             "usd": usd + open_usd,
@@ -1080,6 +1107,12 @@ class Store:
             "cancelled_calls": cancelled_calls,
             "cancelled_usd": cancelled_usd,
             "cancelled_tokens": cancelled_tokens,
+            "lost_calls": lost_calls,
+            "lost_usd": lost_usd,
+            "lost_tokens": lost_tokens,
+            "unpriced_calls": unpriced_calls,
+            "cancelled_unpriced": cancelled_unpriced,
+            "lost_unpriced": lost_unpriced,
         }
 
     # -- housekeeping: listing, lookup, deletion ------------------------------------------
@@ -1096,7 +1129,9 @@ class Store:
             ``calls`` and ``tokens`` (the
             ledger, open reservations counted as spent; ``None`` if none) and of that the part a
             crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most"),
-            and of that the part cancels left, ``cancelled_usd`` and ``cancelled_calls``.
+            and of that the part cancels left, ``cancelled_usd`` and ``cancelled_calls``, and
+            the part replies lost after their request was written left, ``lost_usd`` and
+            ``lost_calls`` (newcomer finding 4).
         """
         got = self._all(
             "SELECT b.id, json_extract(b.spec, '$.params.name'), b.created, b.status, "
@@ -1107,7 +1142,8 @@ class Store:
             "l.usd + (SELECT coalesce(sum(o.usd), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
             "l.unknown_usd, l.unknown_calls, l.cancelled_usd, l.cancelled_calls, "
-            "l.tokens + (SELECT coalesce(sum(o.tokens), 0) FROM ledger_open o WHERE o.benchmark_id=b.id) "
+            "l.tokens + (SELECT coalesce(sum(o.tokens), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
+            "l.lost_usd, l.lost_calls, l.unpriced_calls, l.cancelled_unpriced, l.lost_unpriced "
             "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
         )
         caps = [msgspec.json.decode(g[10] or "{}") for g in got]
@@ -1133,6 +1169,11 @@ class Store:
                 "unknown_calls": unknown_calls,
                 "cancelled_usd": cancelled_usd,
                 "cancelled_calls": cancelled_calls,
+                "lost_usd": lost_usd,
+                "lost_calls": lost_calls,
+                "unpriced_calls": unpriced_calls,
+                "cancelled_unpriced": cancelled_unpriced,
+                "lost_unpriced": lost_unpriced,
                 "tokens": tokens,
             }
             for (
@@ -1154,6 +1195,11 @@ class Store:
                 cancelled_usd,
                 cancelled_calls,
                 tokens,
+                lost_usd,
+                lost_calls,
+                unpriced_calls,
+                cancelled_unpriced,
+                lost_unpriced,
             ), cap in zip(got, caps, strict=True)
         ]
 
@@ -1454,22 +1500,45 @@ def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
             conn.execute(f"ALTER TABLE ledger ADD COLUMN {col} {kind} NOT NULL DEFAULT 0")
 
 
-def _fold_open(conn: sqlite3.Connection, benchmark_id: str, session: str | None) -> tuple[int, float, int]:
+def _migrate_5_to_6(conn: sqlite3.Connection) -> None:
+    """Schema 5 -> 6: lost replies' unknown spend and unknown calls with no USD bound are kept.
+
+    Newcomer findings 4 (``lost_*``) and 13 (``*unpriced*``); the new columns start at 0.
+    """
+    have = {r[1] for r in conn.execute("PRAGMA table_info(ledger)")}
+    for col, kind in (
+        ("lost_calls", "INTEGER"),
+        ("lost_usd", "REAL"),
+        ("lost_tokens", "INTEGER"),
+        ("unpriced_calls", "INTEGER"),
+        ("cancelled_unpriced", "INTEGER"),
+        ("lost_unpriced", "INTEGER"),
+    ):
+        if col not in have:
+            conn.execute(f"ALTER TABLE ledger ADD COLUMN {col} {kind} NOT NULL DEFAULT 0")
+
+
+def _fold_open(
+    conn: sqlite3.Connection, benchmark_id: str, session: str | None
+) -> tuple[int, float, int, int]:
     """Move open reservations (``session``'s, or all) into the spend as unknown; what moved.
 
     Counted as spent at their reserved amount and as ``unknown_*``; a session's (a clean stop)
-    also as ``cancelled_*``. They leave ``ledger_open`` in the caller's transaction, so each
-    is counted once.
+    also as ``cancelled_*``. A reservation with no USD bound (``usd`` NULL) adds 0 USD and is
+    counted in ``unpriced_calls`` (and ``cancelled_unpriced``): its USD is unknown, not 0
+    (newcomer finding 13). They leave ``ledger_open`` in the caller's transaction, so each is
+    counted once. Returns ``(calls, usd, tokens, unpriced)``.
     """
     where, args = "benchmark_id=?", [benchmark_id]
     if session is not None:
         where, args = where + " AND session=?", [*args, session]
-    n, usd, tokens = conn.execute(
-        f"SELECT count(*), coalesce(sum(usd), 0), coalesce(sum(tokens), 0) FROM ledger_open WHERE {where}",
+    n, usd, tokens, unpriced = conn.execute(
+        "SELECT count(*), coalesce(sum(usd), 0), coalesce(sum(tokens), 0), "
+        f"coalesce(sum(usd IS NULL), 0) FROM ledger_open WHERE {where}",
         args,
     ).fetchone()
     if not n:
-        return 0, 0.0, 0
+        return 0, 0.0, 0, 0
     now = time.time()
     conn.execute(
         "INSERT INTO ledger (benchmark_id, calls, usd, tokens, updated) VALUES (?,0,0,0,?) "
@@ -1480,11 +1549,26 @@ def _fold_open(conn: sqlite3.Connection, benchmark_id: str, session: str | None)
     conn.execute(
         "UPDATE ledger SET calls=calls+?, usd=usd+?, tokens=tokens+?, unknown_calls=unknown_calls+?, "
         "unknown_usd=unknown_usd+?, unknown_tokens=unknown_tokens+?, cancelled_calls=cancelled_calls+?, "
-        "cancelled_usd=cancelled_usd+?, cancelled_tokens=cancelled_tokens+?, updated=? WHERE benchmark_id=?",
-        [n, usd, tokens, n, usd, tokens, c * n, c * usd, c * tokens, now, benchmark_id],
+        "cancelled_usd=cancelled_usd+?, cancelled_tokens=cancelled_tokens+?, unpriced_calls=unpriced_calls+?, "
+        "cancelled_unpriced=cancelled_unpriced+?, updated=? WHERE benchmark_id=?",
+        [
+            n,
+            usd,
+            tokens,
+            n,
+            usd,
+            tokens,
+            c * n,
+            c * usd,
+            c * tokens,
+            unpriced,
+            c * unpriced,
+            now,
+            benchmark_id,
+        ],
     )
     conn.execute(f"DELETE FROM ledger_open WHERE {where}", args)
-    return int(n), float(usd), int(tokens)
+    return int(n), float(usd), int(tokens), int(unpriced)
 
 
 def _page(old: list[Any], batches: list[Any], offset: int, stop: int | None) -> list[Row]:
@@ -1567,5 +1651,6 @@ _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
     4: _migrate_4_to_5,
+    5: _migrate_5_to_6,
 }
 """``version -> the step that brings a file at that version to the next``."""

@@ -3,7 +3,8 @@
 A provider's reported usage is always preferred (provenance ``"reported"``). When a reply comes
 without usage, its tokens are *counted* with the model's own tokenizer where hrbench ships it
 (tiktoken's ``o200k_base`` and ``cl100k_base``, for OpenAI models; provenance ``"counted"``), and
-otherwise *estimated* at four characters a token (provenance ``"estimated"``). The vocabularies
+otherwise *estimated* from above, one token per UTF-8 byte (provenance ``"estimated"``; the bound
+:func:`prompt_bound` and the README state: budgets must never under-count). The vocabularies
 ship with the package (``hrbench/data/tiktoken/``, sha256-checked here) and are loaded without
 tiktoken's download cache, so counting needs no network and sets no environment variable.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
-import math
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -133,25 +133,47 @@ def count_messages(messages: list[dict[str, Any]], model: str | None) -> int | N
     return total
 
 
-def usage_of(messages: list[dict[str, Any]], text: str | None, model: str | None) -> Usage:
-    """Usage for a reply that came without one.
+def usage_of(
+    messages: list[dict[str, Any]],
+    text: str | None,
+    model: str | None,
+    max_out: int | None = None,
+    tools: list[dict[str, Any]] | None = None,
+) -> Usage:
+    """Usage for a reply that came without one, never below what the provider can have billed.
 
     Counted with the model's tokenizer when hrbench ships it (provenance ``"counted"``), else
-    estimated at 4 characters a token (``"estimated"``).
+    estimated from above (``"estimated"``): the prompt at :func:`prompt_bound` (one token per
+    UTF-8 byte, plus the chat format's overhead), the reply at one token per UTF-8 byte, at most
+    the output limit sent (a provider bills no more output than that). Decided (newcomer
+    finding 14: 4 characters a token booked a 207-character CJK reply as 52 tokens; byte-level
+    tokenizers can bill up to 3-4 a character): the governor, the ledger and the USD charged
+    must never under-count, so the estimate is the README's worst-case rule, the same bound the
+    reservation uses, and never exceeds it.
+
+    Args:
+        messages: the request's chat messages.
+        text: the reply's text.
+        model: the model that answered.
+        max_out: the output limit the request carried (tokens), or ``None``.
+        tools: the tool definitions sent.
 
     Example:
         >>> usage_of([{"role": "user", "content": "hi"}], "hello world", "gpt-4o").provenance
         'counted'
         >>> usage_of([{"role": "user", "content": "hi"}], "hello world", "llama3")
-        Usage(tokens_in=1, tokens_out=3, tokens_reasoning=0, tokens_cached=0, provenance='estimated')
+        Usage(tokens_in=17, tokens_out=11, tokens_reasoning=0, tokens_cached=0, provenance='estimated')
+        >>> usage_of([{"role": "user", "content": "hi"}], "漢字" * 100, "llama3", max_out=64).tokens_out
+        64
     """
     n_in = count_messages(messages, model)
     if n_in is not None:
         return Usage(tokens_in=n_in, tokens_out=count_tokens(text or "", model) or 0, provenance="counted")
-    chars_in = sum(len(str(m.get("content", ""))) for m in messages)
-    return Usage(
-        tokens_in=math.ceil(chars_in / 4), tokens_out=math.ceil(len(text or "") / 4), provenance="estimated"
-    )
+    tokens_in, _ = prompt_bound(messages, None, tools)
+    tokens_out = len((text or "").encode("utf-8"))
+    if max_out is not None:
+        tokens_out = min(tokens_out, max_out)
+    return Usage(tokens_in=tokens_in, tokens_out=tokens_out, provenance="estimated")
 
 
 MESSAGE_OVERHEAD_TOKENS = 8

@@ -74,6 +74,12 @@ logging.getLogger("stamina").addHandler(logging.NullHandler())
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 """Statuses retried besides every other 5xx: timeouts, conflicts, rate limits, overload."""
 
+LOST_STATUS = frozenset({502, 504, 520, 524})
+"""A gateway's word that the upstream's reply was lost or garbled (bad gateway, gateway timeout,
+Cloudflare's unknown error and timeout): the provider behind it may have generated and billed it,
+so the attempt is booked at its worst case as unknown spend (decided, conservative: newcomer
+finding 4). Other error statuses are the provider's own refusal, which it does not bill."""
+
 _QUOTA = re.compile(
     r"insufficient_quota|billing_error|billing_hard_limit|credit balance is too low"
     r"|exceeded your current quota|check your plan and billing|quota_exhausted|payment required",
@@ -510,7 +516,7 @@ class HttpModelClient:
         if result.model is None:
             result.model = model
         if result.usage.provenance is None:  # no usage block: count with the model's tokenizer
-            result.usage = usage_of(request.messages, result.text, result.model)
+            result.usage = _estimated_usage(request, result)
         return result
 
     def _failed(self, error: str, model: str, start: float, status: int | None = None) -> Result:
@@ -563,11 +569,21 @@ class HttpModelClient:
                 if not sent.whole:
                     _give_back(before_attempt)
                     what += "; the request was not sent (no call counted)"
+                else:  # it may have been billed: booked at its worst case (newcomer finding 4)
+                    _lost(before_attempt)
+                    what += "; the request was sent whole (counted at its worst case)"
                 raise _RetryableFailure(f"{self.provider}: {what}") from None
             status = response.status_code
             if status == 429 and not _QUOTA.search(response.text):
                 ep.limiter.on_rate_limited(granted)
-        return self._classify(ep, response)
+        try:
+            return self._classify(ep, response)
+        except (_RetryableFailure, _FinalFailure) as exc:
+            if exc.usage is not None or status in LOST_STATUS or (200 <= status < 300):
+                # a 2xx that cannot be used (garbled, no text, cut) or a gateway's lost reply:
+                # billed, or it may have been; booked before any retry (newcomer finding 4)
+                _lost(before_attempt, exc.usage, exc.model)
+            raise
 
     def _classify(self, ep: _http.Endpoint, response: _http.HttpResponse) -> Result:
         status = response.status_code
@@ -644,6 +660,35 @@ def _give_back(before_attempt: Any) -> None:
     unsent = getattr(before_attempt, "unsent", None)
     if unsent is not None:
         unsent()
+
+
+def _lost(before_attempt: Any, usage: Usage | None = None, model: str | None = None) -> None:
+    """Book an attempt written whole whose reply was lost or unusable (a Gate's ``lost``).
+
+    Decided (newcomer finding 4; README "one written whole stays a call whatever failed
+    after (it may have been billed)"): at the reply's reported cost when it has a usage block,
+    else at its reservation, as spend *unknown, at most* that much, at once: a retry reserves
+    afresh, so neither the request nor its retries can pass a cap.
+    """
+    lost = getattr(before_attempt, "lost", None)
+    if lost is not None:
+        lost(usage, model)
+
+
+def _estimated_usage(request: Request, result: Result) -> Usage:
+    """The usage of a reply without a usage block: counted, else bounded from above (finding 14).
+
+    With ``n`` choices only the first is kept: each of the others is counted at the output
+    limit sent (at the first one's size when none was sent).
+    """
+    from hrbench.pricing import output_limit
+
+    limit = output_limit(request)
+    usage = usage_of(request.messages, result.text, result.model, limit, request.tools)
+    n = request.params.get("n") if request.provider != "anthropic" else 1
+    if isinstance(n, int) and not isinstance(n, bool) and n > 1 and usage.provenance == "estimated":
+        usage.tokens_out += (n - 1) * (usage.tokens_out if limit is None else limit)
+    return usage
 
 
 def _billed(failed: Result, usage: Usage | None, model: str | None) -> Result:

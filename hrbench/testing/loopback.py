@@ -86,14 +86,23 @@ FAULTS = (
     "unauthorized",
     "echo_key",
     "null_content",
+    "late",
+    "garbled",
+    "504",
 )
 """The fault kinds:
 
 - ``ok``: a normal reply;
 - ``429``: rate limited, with ``Retry-After`` (``retry_after`` seconds, default 1);
 - ``500``, ``503``, ``529``: server errors (503 and 529 carry ``Retry-After`` when given);
+- ``504``: a gateway's timeout (the upstream's reply lost; nothing billed here);
 - ``hang``: no reply for ``hang`` seconds (default 30), past any sane client timeout;
 - ``malformed``: HTTP 200 whose body is truncated JSON;
+- ``late``: the whole reply is generated and billed (in :attr:`LoopbackServer.bills`), then
+  held for ``hang`` seconds (default 30) before it is sent: past the client's timeout, a reply
+  the provider billed and the client never read;
+- ``garbled``: the whole reply is generated and billed, and HTTP 200 sends the first half of
+  its JSON body (unparseable);
 - ``drop``: the connection closes in the middle of the reply;
 - ``quota``: HTTP 402, quota exhausted; ``quota429``: HTTP 429 with ``insufficient_quota``;
 - ``content_filter``: the reply is filtered (OpenAI ``finish_reason="content_filter"``,
@@ -329,7 +338,7 @@ class _Api:
         prompt = _prompt_of(body)
         seed = body.get("seed") if isinstance(body, dict) else None
         fault = self._fault(prompt, seed)
-        counted = fault.kind != "hang"  # a hang outlives its client; it is not load
+        counted = fault.kind not in ("hang", "late")  # it outlives its client; it is not load
         if counted:
             st.in_flight += 1  # one event loop serves every request: no lock needed
             st.max_in_flight = max(st.max_in_flight, st.in_flight)
@@ -458,20 +467,24 @@ class _Api:
                 "Rate limit reached; please retry",
                 {"retry-after": _retry_after(1.0 if ra is None else ra, fault.date)},
             )
-        if kind in ("500", "503", "529"):
+        if kind in ("500", "503", "529", "504"):
             headers = {"retry-after": _retry_after(ra, fault.date)} if ra is not None else None
-            kinds = {"500": "api_error", "503": "overloaded_error", "529": "overloaded_error"}
+            kinds = {
+                "500": "api_error",
+                "503": "overloaded_error",
+                "529": "overloaded_error",
+                "504": "timeout",
+            }
             return self._error(int(kind), kinds[kind], f"server error {kind}", headers)
-        if kind == "hang":  # until hang_s passes, the client disconnects, or the server stops
-            waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(_disconnected(receive))]
-            if self.state.stopping is not None:
-                waits.append(asyncio.ensure_future(self.state.stopping.wait()))
-            try:
-                await asyncio.wait(waits, timeout=fault.hang_s, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                for w in waits:
-                    w.cancel()
+        if kind == "hang":
+            await self._hang(fault, receive)
             return self._error(504, "timeout", "hung")
+        if kind in ("late", "garbled"):  # the whole reply is generated and billed, then lost
+            made = self._reply("ok", body, prompt, seed)
+            if kind == "garbled":
+                return Response(bytes(made.body)[: len(made.body) // 2], media_type="application/json")
+            await self._hang(fault, receive)
+            return made
         if kind == "malformed":
             return Response(
                 b'{"id": "chatcmpl-broken", "choices": [{"message": {"content": "Par',
@@ -498,6 +511,17 @@ class _Api:
             key = self._key_of(request) or ""
             return self._error(401, "authentication_error", _echo(key, fault.encoding))
         return self._reply(kind, body, prompt, seed)
+
+    async def _hang(self, fault: Fault, receive: Receive) -> None:
+        """Wait until ``hang_s`` passes, the client disconnects, or the server stops."""
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(_disconnected(receive))]
+        if self.state.stopping is not None:
+            waits.append(asyncio.ensure_future(self.state.stopping.wait()))
+        try:
+            await asyncio.wait(waits, timeout=fault.hang_s, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
 
     def _reply(self, kind: str, body: dict[str, Any], prompt: str, seed: Any) -> Response:
         st = self.state

@@ -217,7 +217,7 @@ def test_a_schema_2_file_keeps_its_ledger_and_gains_the_unknown_columns(tmp_path
     con.commit()
     con.close()
     store = Store(path)
-    assert store._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "5"
+    assert store._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "6"
     led = store.ledger_get("b")
     assert led is not None and (led["calls"], led["usd"], led["tokens"], led["unknown_calls"]) == (
         7,
@@ -225,6 +225,7 @@ def test_a_schema_2_file_keeps_its_ledger_and_gains_the_unknown_columns(tmp_path
         300,
         0,
     )
+    assert (led["lost_calls"], led["lost_usd"]) == (0, 0.0)  # schema 6's columns, added empty
     gov = Governor(max_calls=8)
     with kept_ledger(gov, store, "b"):
         assert gov.calls == 7 and gov.snapshot()["unknown"] is None

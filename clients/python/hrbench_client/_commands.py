@@ -172,6 +172,35 @@ def _positive(text: str) -> int:
     return n
 
 
+def _limit(kind: type) -> Any:
+    """The ``--max-*`` flags' type: a finite number >= 0, whole for calls and tokens.
+
+    The same rule as the library's ``hrbench.governor.check_limit`` (this client imports no
+    hrbench): newcomer finding 7, ``--max-usd nan`` and ``--max-usd inf`` passed ``float`` and
+    were sent as JSON ``null``, so the $5 default applied silently. Refused with exit 2.
+
+    Example:
+        >>> _limit(float)("0.5"), _limit(int)("40")
+        (0.5, 40)
+    """
+    import argparse
+    import math
+
+    what = "a whole number >= 0" if kind is int else "a finite number >= 0 (USD)"
+
+    def parse(text: str) -> int | float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (kind is int and value != int(value)):
+            raise argparse.ArgumentTypeError(f"expected {what}, not NaN or infinity; got {text!r}")
+        return int(value) if kind is int else value
+
+    parse.__name__ = "limit"  # argparse names the type in its message
+    return parse
+
+
 def _fraction(text: str) -> float:
     """A number from 0 to 1 (``--fail-under``)."""
     import argparse
@@ -1479,9 +1508,11 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         help="how many (arm, item) pairs run at once (default: the spec's, else 16; a resume keeps "
         "the benchmark's own unless given)",
     )
-    b.add_argument("--max-calls", type=int, help="the governor's call cap (also with --resume)")
-    b.add_argument("--max-usd", type=float, help="the governor's spend cap in USD (also with --resume)")
-    b.add_argument("--max-tokens", type=int, help="the governor's token cap (also with --resume)")
+    b.add_argument("--max-calls", type=_limit(int), help="the governor's call cap (also with --resume)")
+    b.add_argument(
+        "--max-usd", type=_limit(float), help="the governor's spend cap in USD (also with --resume)"
+    )
+    b.add_argument("--max-tokens", type=_limit(int), help="the governor's token cap (also with --resume)")
     b.set_defaults(fn=cmd_bench)
 
     e = sub.add_parser("eval", help="evaluate() a module from a TOML spec")

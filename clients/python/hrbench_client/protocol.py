@@ -290,12 +290,29 @@ class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
 ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
 
 
+MAX_FINITE = 1.7976931348623157e308
+"""The largest finite float: an upper bound that refuses ``inf`` (NaN fails ``ge=0`` already).
+
+Newcomer finding 7: a TOML ``max_usd = inf`` passed ``ge=0`` and was sent as JSON ``null``
+(JSON has no infinity), so it ran with no USD cap; it is refused here, naming the field. So is
+an infinite price (finding 15)."""
+
+
 class PriceSpec(_Spec):
     """A model's price in USD per million tokens (``cached_input`` defaults to ``input``)."""
 
-    input: Annotated[float, Meta(ge=0)]
-    output: Annotated[float, Meta(ge=0)]
-    cached_input: Annotated[float, Meta(ge=0)] | None = None
+    input: Annotated[float, Meta(ge=0, le=MAX_FINITE)]
+    output: Annotated[float, Meta(ge=0, le=MAX_FINITE)]
+    cached_input: Annotated[float, Meta(ge=0, le=MAX_FINITE)] | None = None
+
+
+Prices = Annotated[
+    dict[Name, PriceSpec],
+    Meta(
+        description="Prices of other models, by name (a `billed_as` model, a model an arm asks for), "
+        "in USD per million tokens, over the daemon's price table."
+    ),
+]
 
 
 BilledAs = Annotated[
@@ -316,6 +333,8 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     an alias): a USD cap reserves at the dearest of them and ``model``. ``price`` prices
     ``model`` (a local or unlisted model) over the daemon's price table (the shipped one, or
     the file ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price.
+    ``prices`` prices other models the same way, by name: a ``billed_as`` model, a model an
+    arm asks for (newcomer finding 19: only ``HRBENCH_PRICES`` and a daemon restart could).
     """
 
     model: Name
@@ -329,12 +348,13 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     price: PriceSpec | None = None
+    prices: Prices = field(default_factory=dict)
 
 
 class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it.
 
-    ``price`` as for :class:`OpenAIClientSpec`.
+    ``price`` and ``prices`` as for :class:`OpenAIClientSpec`.
     """
 
     model: Name
@@ -349,6 +369,7 @@ class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
     price: PriceSpec | None = None
+    prices: Prices = field(default_factory=dict)
 
 
 class MockClientSpec(_Spec, tag="mock", tag_field="kind"):
@@ -428,7 +449,7 @@ class GovernorSpec(_Spec):
     """
 
     max_calls: Annotated[int, Meta(ge=0)] | None = None
-    max_usd: Annotated[float, Meta(ge=0)] | None = None
+    max_usd: Annotated[float, Meta(ge=0, le=MAX_FINITE)] | None = None
     max_tokens: Annotated[int, Meta(ge=0)] | None = None
     defaults: bool = False
 

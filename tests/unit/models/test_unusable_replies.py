@@ -88,7 +88,7 @@ def test_replies_without_usage_are_said_to_be_counted_not_reported(
         bench = hb.benchmark(_ask("{item}"), REF, runs=5, client=client, governor=GOV)
     assert {r.usd_provenance for r in bench.rows} == {provenance}
     (text,) = [str(w.message) for w in got if issubclass(w.category, hb.UsageEstimatedWarning)]
-    assert "arm 'ask': 10 run(s)" in text and ("estimated at 4 characters" in text) == (
+    assert "arm 'ask': 10 run(s)" in text and ("one token per UTF-8 byte" in text) == (
         provenance == "estimated"
     )
     srv.set(omit_usage=False)
