@@ -342,14 +342,20 @@ def _t_isf(alpha: float, df: int) -> float:
     return q if (alpha >= 0.5 or 0.0 <= q < 1e100) else 1e100
 
 
-def _effective_n(p: float, var: float, n: int) -> float:
+def _effective_n(p: float, var: float, n: int, cap: float | None = None) -> float:
     """Kish's effective sample size ``p (1 - p) / var``; ``n`` when it cannot be estimated.
 
     At ``p`` 0 or 1 (or zero variance) there is no design effect to estimate, and the units
     (items) are the most the data can hold: ``n`` whatever the runs per item, since the runs of
     an item may agree every time (Korn & Graubard 1998 set ``n* = n`` there).
+
+    ``cap``: the most it may be. With no run count to bound it (``trials`` unknown), the items:
+    Korn & Graubard's truncation of a design effect below 1. Cluster means that agree by chance
+    leave a clustered variance of 0 up to rounding (1e-34), and Kish's size became 1e33: an
+    interval of one point (found by the hypothesis test of the interval properties).
     """
-    return p * (1 - p) / var if (var > 0 and 0 < p < 1) else float(n)
+    n_eff = p * (1 - p) / var if (var > 0 and 0 < p < 1) else float(n)
+    return n_eff if cap is None else min(n_eff, cap)
 
 
 def proportion_interval(
@@ -366,7 +372,7 @@ def proportion_interval(
 
     * ``p`` is the mean of ``y`` and ``var`` its CR2 clustered variance (:func:`_cluster_cov`);
     * ``n_eff = p (1 - p) / var`` (Kish), or the number of items when ``p`` is 0 or 1 or the
-      variance is 0 (:func:`_effective_n`);
+      variance is 0, and at most the items when ``trials`` is unknown (:func:`_effective_n`);
     * the interval is Wilson's for ``p`` out of ``n_eff`` with ``z`` the ``t`` quantile on
       :func:`design_df` degrees of freedom (``clusters - 1`` with equal clusters, Bell-McCaffrey's
       with unequal ones);
@@ -398,7 +404,7 @@ def proportion_interval(
     se = _cluster_se(y, g, n_g)
     if se is None:
         return Interval(p, None, None, None)
-    n_eff = _effective_n(p, se * se, y.size)
+    n_eff = _effective_n(p, se * se, y.size, float(y.size) if trials is None else None)
     df = design_df(y, g, n_g)
     bound = _Bound(df, n_g - 1, trials)
     lo, hi = _bounded_wilson(p, n_eff, 1.0 - level, bound)
@@ -487,9 +493,10 @@ class _Discordance:
         both = a + b  # |d|: disagreement in either direction
         vc = _cluster_cov(both, both, g, n_g)
         # a direction with no disagreement borrows the effective size of disagreement overall
-        pooled = _effective_n(float(both.mean()), vc, a.size)
-        self.na = self.a * (1 - self.a) / va if (va > 0 and 0 < self.a < 1) else pooled
-        self.nb = self.b * (1 - self.b) / vb if (vb > 0 and 0 < self.b < 1) else pooled
+        cap = float(a.size) if bound.trials is None else None  # (see _effective_n)
+        pooled = _effective_n(float(both.mean()), vc, a.size, cap)
+        self.na = _effective_n(self.a, va, a.size, cap) if (va > 0 and 0 < self.a < 1) else pooled
+        self.nb = _effective_n(self.b, vb, a.size, cap) if (vb > 0 and 0 < self.b < 1) else pooled
         cov = _cluster_cov(a, b, g, n_g)
         self.r = min(1.0, max(-1.0, cov / math.sqrt(va * vb))) if va > 0 and vb > 0 else 0.0
         self._grid: tuple[np.ndarray, np.ndarray] | None = None

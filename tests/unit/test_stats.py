@@ -765,7 +765,7 @@ def test_unequal_clusters_get_fewer_df_and_keep_their_coverage():
     """
     design = Design("15 clusters of 2-40", tuple(int(x) for x in np.linspace(2, 40, 15).round()), 5, 0.9)
     bm = _arm_coverage(design, 600, 20261130, trials=design.n_items * 5)
-    g_minus_1 = _arm_coverage(design, 600, 20261130, df=14)
+    g_minus_1 = _arm_coverage(design, 600, 20261130, df=14, trials=design.n_items * 5)  # the same n_eff
     print("Bell-McCaffrey df", bm, "14 df", g_minus_1)
     assert 0.935 <= bm <= 0.965
     assert bm >= g_minus_1 + 0.005
@@ -985,6 +985,28 @@ def test_intervals_contain_the_estimate_stay_in_range_and_p_is_never_zero(y, yb,
     assert -1.0 <= dv.low <= dv.est <= dv.high <= 1.0 and dv.high > dv.low
     assert 0.0 < dv.p_value <= 1.0
     assert (dv.p_value < 1 - level) == (dv.low > 0 or dv.high < 0) or abs(dv.p_value - (1 - level)) < 1e-6
+
+
+@pytest.mark.parametrize(
+    ("y", "clusters", "level"),
+    [
+        ([0.4, 1.0, 0.2, 0.0, 1.0, 0.6], 2, 0.8),  # both cluster means 0.5333
+        ([0.2, 0.4, 0.4, 0.0, 0.8, 1.0, 0.2, 0.4, 0.0, 0.2, 0.8], 2, 0.8),  # both 0.4
+        ([1, 0, 1, 1, 1, 0, 0, 0, 1, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 0, 0], 3, 0.8),  # all 0.5714
+        ([0.2, 0.8, 0.6, 0.4], 2, 0.95),
+    ],
+)
+def test_cluster_means_that_agree_by_chance_still_give_an_interval(y, clusters, level):
+    # The clustered variance is 0 up to rounding when every cluster has the same mean, and
+    # Kish's effective size p(1-p)/var was ~1e33: an interval of one point at 0.5333 (the
+    # hypothesis test above found it after a merge). With no run count, the items bound it.
+    ya = np.array(y, dtype=float)
+    g = np.arange(ya.size) % clusters
+    iv = proportion_interval(ya, g, clusters, level)
+    assert iv.n_eff <= ya.size
+    assert iv.low < iv.est < iv.high
+    dv = difference_interval(ya, ya[::-1].copy(), g, clusters, level)
+    assert dv.low < dv.est < dv.high
 
 
 @pytest.mark.parametrize("clusters", [2, 5, 30, 300])
