@@ -360,7 +360,7 @@ def _read_outputs(path: str) -> dict[str, Any]:
 
 
 def _outputs_arm(spec: Any) -> Arm:
-    from hrbench.reading._outputs import NO_OUTPUT, with_check
+    from hrbench.reading._outputs import NO_OUTPUT, missing_output, with_check
 
     name, outputs, path = _get(spec, "name"), _get(spec, "outputs"), _get(spec, "path")
     if (outputs is None) == (path is None):
@@ -395,12 +395,12 @@ def _outputs_arm(spec: Any) -> Arm:
     table: dict[str, Any] = dict(outputs) if outputs is not None else _read_outputs(path)
 
     async def outputs_arm(item: Any, ctx: Any) -> Any:
-        if ctx.item_id not in table:  # refused before the first run (check_outputs)
-            raise LookupError(f"no output for item {ctx.item_id!r}")
+        if ctx.item_id not in table:  # refused before the first run (check_outputs), or missing = "error"
+            raise missing_output(ctx.arm, ctx.item_id, source=path)
         out = table[ctx.item_id]
         if isinstance(out, list):
             if ctx.run > len(out) or out[ctx.run - 1] is NO_OUTPUT:
-                raise LookupError(f"no output for item {ctx.item_id!r} run {ctx.run}")
+                raise missing_output(ctx.arm, ctx.item_id, ctx.run, source=path)
             return out[ctx.run - 1]
         return out
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.benchmark import error_note
+from hrbench.benchmark import error_causes, error_note
 from hrbench.browse import benchmark_status, budget_note
 from hrbench_client import protocol as p
 from hrbench_client._commands import limits_text, shell_limits_note
@@ -46,7 +46,7 @@ def test_any_run_that_ended_in_an_error_makes_the_status_errors(n: int, data: An
     if broken:
         note = (
             f"{5 * len(broken)} of {5 * n} runs ended in errors and count as wrong (seed 002); "
-            f"commonest cause: RuntimeError ({5 * len(broken)} runs)"
+            f"commonest cause: RuntimeError ({5 * len(broken)} runs, arm 'a')"
         )
         assert bench.error_note() == note
         assert f"Runs failed: {note}." in str(bench)
@@ -119,20 +119,52 @@ def test_error_note(causes: dict[str, int], runs: int, want: str | None) -> None
     assert error_note(causes, runs) == want
 
 
+@pytest.mark.parametrize(
+    ("summary", "named"),
+    [
+        ([{"arm": "a", "error_causes": {"x": 2}}], "(2 runs, arm 'a')"),
+        (
+            [{"arm": "a", "error_causes": {"x": 1}}, {"arm": "b", "error_causes": {"x": 1, "y": 1}}],
+            "(2 runs, arms 'a', 'b')",
+        ),
+        (
+            [{"arm": "a", "error_causes": {"y": 1}}, {"arm": "b", "error_causes": {"x": 2}}],
+            "(2 runs, arm 'b')",
+        ),
+        (
+            [{"arm": f"a{i}", "error_causes": {"x": 1}} for i in range(7)],
+            "(7 runs, arms 'a0', 'a1', 'a2', 'a3', 'a4' and 2 more)",
+        ),
+        ([{"arm": "a", "errors": 3}], "(3 runs, arm 'a')"),  # stored before causes were kept: "unknown"
+    ],
+)
+def test_the_note_names_the_arms_whose_runs_had_the_commonest_cause(
+    summary: list[dict[str, Any]], named: str
+) -> None:
+    """Decided (the TAT-QA demo's missing answer): the commonest cause comes with the arms that had it."""
+    causes, arms = error_causes(summary)
+    note = error_note(causes, 10, arms=arms)
+    assert note is not None and note.endswith(named)
+    assert (
+        budget_note("b1", summary, 10)
+        == f"{note}; fix it, then run them again with `hrb bench --resume b1 --retry-errors`"
+    )
+
+
 def test_a_stored_benchmark_with_errors_is_shown_errors_even_if_stored_done() -> None:
     old = [{"arm": "a", "errors": 3}]  # stored before causes were kept
     got = benchmark_status({"id": "b1", "status": "done", "summary": old}, 10)
     assert got == {
         "status": "errors",
         "stop_note": "3 of 10 runs ended in errors and count as wrong (seed 002); commonest cause: unknown "
-        "(3 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`",
+        "(3 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`",
     }
     both = budget_note(
         "b1", [{"arm": "a", "budget_stop": 4, "error_causes": {"x": 1}}], 10, {"max_calls": 5}, {"calls": 5}
     )
     assert both == (
         "4 of 10 runs were stopped by the budget and count as wrong (seed 002); 1 of 10 runs ended in errors "
-        "and count as wrong (seed 002); commonest cause: x (1 run); resume with `hrb bench --resume b1 --max-calls N --retry-errors`"
+        "and count as wrong (seed 002); commonest cause: x (1 run, arm 'a'); resume with `hrb bench --resume b1 --max-calls N --retry-errors`"
     )
 
 
