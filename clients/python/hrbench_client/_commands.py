@@ -615,7 +615,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
         except KeyboardInterrupt:
             progress.end()
-            stream.close()
+            # decided: as `hrb cancel` does, the daemon lets the requests already sent finish
+            # (its grace), saving their rows; a second Ctrl-C leaves at once, the daemon goes on
+            _err(
+                "cancelling: the requests already sent finish first (the daemon's "
+                "HRBENCH_CANCEL_GRACE_S, else 10 s); Ctrl-C again to leave now"
+            )
+            with contextlib.suppress(KeyboardInterrupt):
+                stream.close()
             if stream.id:
                 _err(f"cancelled; finished rows are kept. Resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED

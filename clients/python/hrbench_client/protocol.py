@@ -1191,7 +1191,12 @@ class StatusParams(_Spec):
 
 
 class StatusResult(Struct, kw_only=True):
-    """The daemon's state."""
+    """The daemon's state.
+
+    ``cancel_grace_s``: how long a cancel, Ctrl-C in ``hrb bench``, a closed connection or the
+    daemon's stop lets the requests already sent finish (``HRBENCH_CANCEL_GRACE_S`` of the
+    daemon, else 10 s); ``hrb daemon stop`` waits that long more when benchmarks run.
+    """
 
     protocol_version: int
     version: str
@@ -1202,6 +1207,7 @@ class StatusResult(Struct, kw_only=True):
     home: str
     transport: str
     idle_exit_s: float | None = None
+    cancel_grace_s: float | None = None
 
 
 class ShutdownParams(_Spec):
