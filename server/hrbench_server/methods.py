@@ -349,7 +349,7 @@ def register(server: RpcServer, app: App) -> None:
                     "id", args.id, f"this benchmark is running; cancel it first: hrb cancel {bid}"
                 )
             n = app.store.benchmark_delete([bid])
-            return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"])
+            return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"], locks=n["locks"])
 
         return await _to_thread(delete)
 

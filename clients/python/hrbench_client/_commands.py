@@ -1639,16 +1639,17 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     cancel.set_defaults(fn=cmd_cancel)
 
-    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")
+    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows, traces and lock files")
     rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
     rm.set_defaults(fn=cmd_rm)
 
     gc = sub.add_parser(
         "gc",
         help="delete old benchmarks and cache entries, then shrink the database",
-        description="Delete benchmarks (rows, traces, ledgers) and response-cache entries created before "
-        "the given age, then VACUUM the database. Running benchmarks are kept; recordings are kept "
-        "unless --recordings.",
+        description="Delete benchmarks (rows, traces, ledgers, lock files) and response-cache entries "
+        "created before the given age, then VACUUM the database. Running benchmarks are kept, and so is "
+        "a lock file a live process holds; the lock files of benchmarks no longer stored go too; "
+        "recordings are kept unless --recordings.",
     )
     gc.add_argument(
         "--older-than",

@@ -920,11 +920,12 @@ class BenchmarkDeleteParams(_Spec):
 
 
 class BenchmarkDeleteResult(Struct, kw_only=True):
-    """What ``benchmark/delete`` removed."""
+    """What ``benchmark/delete`` removed (``locks``: its lock file, 0 or 1)."""
 
     id: str
     rows: int
     traces: int
+    locks: int = 0
 
 
 class BenchmarkCancelParams(_Spec):
@@ -969,11 +970,16 @@ class GcParams(_Spec):
 
 
 class GcResult(Struct, kw_only=True):
-    """Counts deleted and the database's size (bytes, with its WAL) before and after."""
+    """Counts deleted and the database's size (bytes, with its WAL) before and after.
+
+    ``locks``: benchmark lock files removed (of the benchmarks deleted, and of benchmarks no
+    longer stored), never one a live holder holds.
+    """
 
     benchmarks: int
     rows: int
     traces: int
+    locks: int = 0
     cache: int
     recordings: int
     bytes_before: int
