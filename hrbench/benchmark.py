@@ -107,7 +107,16 @@ class Bench:
 
     A benchmark run with ``keep_rows=False`` (rows streamed to ``on_row`` or a store) holds no
     rows or traces; its summary and printout come from a running count.
+
+    Decided (as ``hrb`` prints ``hrb bench --resume ID --retry-errors``): the printout of a
+    benchmark with runs that ended in errors says how to run only those again: :attr:`retry`,
+    by default the library's ``benchmark(..., done=bench.as_done(), retry_errors=True)``
+    (:meth:`as_done`), which keeps every other run and replaces the failed ones' rows.
     """
+
+    retry: str | None = "`hrbench.benchmark(..., done=bench.as_done(), retry_errors=True)`"
+    """How the printout says to run only the runs that ended in errors again; ``None``: not said.
+    The daemon sets its own command (``hrb bench --resume ID --retry-errors``)."""
 
     def __init__(
         self,
@@ -231,7 +240,7 @@ class Bench:
         note = self.stop_note()
         if note is not None:
             lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
-        failed = self.error_note()
+        failed = self.error_note(self._retry())
         if failed is not None:
             lines.append(f"  Runs failed: {failed}.")
         if metric_names:
@@ -284,6 +293,36 @@ class Bench:
         causes, arms = error_causes(self.summary())
         n = self._summary.n if self._summary is not None else len(self.rows)
         return error_note(causes, n, resume, arms=arms)
+
+    def _retry(self) -> str | None:
+        """:attr:`retry`; with no rows kept (``keep_rows=False``), the rows kept elsewhere are named."""
+        if self.retry is None or self.rows or "bench.as_done()" not in self.retry:
+            return self.retry
+        return self.retry.replace(
+            "bench.as_done()", "{(arm, item, run): row} of the rows on_row or the store kept"
+        )
+
+    def as_done(self) -> dict[tuple[str, str, int], Row]:
+        """The rows as :func:`benchmark`'s ``done`` takes them: keyed by ``(arm, item, run)``.
+
+        With ``retry_errors=True`` a run again of the same arms and reference keeps every run
+        but those that ended in errors, which it runs again (the printout says so).
+
+        Example:
+            >>> import warnings
+            >>> from hrbench import Arm, Reference
+            >>> ref = Reference({"q1": "x", "q2": "y"}, labels=["x", "y"])
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     b = benchmark(Arm("a", lambda item, ctx: item if item == "x" else 1 / 0), ref, runs=1)
+            ...     print(str(b).splitlines()[-1])
+            ...     again = benchmark(Arm("a", lambda item, ctx: item), ref, runs=1,
+            ...                       done=b.as_done(), retry_errors=True)
+              Runs failed: 1 of 2 runs ended in errors and count as wrong (seed 002); commonest cause: ZeroDivisionError (1 run, arm 'a'); fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), retry_errors=True)`.
+            >>> sorted(b.as_done()), again.status
+            ([('a', 'q1', 1), ('a', 'q2', 1)], 'done')
+        """
+        return {(r.arm, r.item, r.run): r for r in self.rows}
 
     def stop_note(self) -> str | None:
         """What a budget stop did to the table, or ``None`` when no run was stopped.

@@ -843,6 +843,7 @@ async def _run(
     assert bench is not None  # it ran to its end (a cancel or an error raised above)
     if sink.last_progress != sink.done:
         sink.progress()
+    bench.retry = f"`hrb bench --resume {bench_id} --retry-errors`"  # the printout's advice, for hrb
     stop_note = None
     if status != "done":  # the note hrb ls, the report and the view show, by the same function
         stop_note = await anyio.to_thread.run_sync(_stop_note, store, bench_id)

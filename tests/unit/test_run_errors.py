@@ -49,7 +49,7 @@ def test_any_run_that_ended_in_an_error_makes_the_status_errors(n: int, data: An
             f"commonest cause: RuntimeError ({5 * len(broken)} runs, arm 'a')"
         )
         assert bench.error_note() == note
-        assert f"Runs failed: {note}." in str(bench)
+        assert f"Runs failed: {note}; fix it, then run them again with `hrbench.benchmark(" in str(bench)
         assert bench.summary()[0]["error_causes"] == {"RuntimeError": 5 * len(broken)}
     else:
         assert bench.error_note() is None and "Runs failed" not in str(bench)
@@ -208,3 +208,32 @@ def test_limits_text_marks_the_defaults_and_shows_every_cap() -> None:
     )
     assert limits_text(b) == "limits: calls - of no cap, usd - of no cap, tokens 120 of 900"
     assert limits_text(p.BenchmarkListing(id="b", status="done", arms=[], rows=0)) is None
+
+
+@pytest.mark.parametrize("keep_rows", [True, False])
+@pytest.mark.parametrize("broken", [{"item0"}, {"item0", "item2"}, {"item0", "item1", "item2"}])
+def test_the_printout_says_how_to_run_only_the_failed_runs_again_and_that_way_works(
+    keep_rows: bool, broken: set[str]
+) -> None:
+    """As `hrb` prints `hrb bench --resume ID --retry-errors`, the library's printout names its way."""
+    ref = _ref(3)
+    first = _run(_flaky(broken), ref, keep_rows=keep_rows)
+    text = str(first)
+    if keep_rows:
+        advice = "fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), retry_errors=True)`."
+        assert f"Runs failed: {first.error_note()}; {advice}" in text
+        calls: list[str] = []
+        again = _run(
+            hb.Arm("a", lambda item, ctx: calls.append(item) or item),
+            ref,
+            done=first.as_done(),
+            retry_errors=True,
+        )
+        assert sorted(calls) == sorted(i for i in broken for _ in range(5))  # only the failed runs
+        assert again.status == "done" and "Runs failed" not in str(again)
+    else:  # no rows kept: bench.as_done() would be empty, so the rows kept elsewhere are named
+        assert (
+            "done={(arm, item, run): row} of the rows on_row or the store kept, retry_errors=True)`." in text
+        )
+        assert first.as_done() == {}
+    assert "run them again" not in str(_run(_flaky(set()), ref, keep_rows=keep_rows))  # none failed

@@ -268,7 +268,7 @@ def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
         "(6 runs, arms 'f', 'g')"
     )
     assert bench.status == "errors" and bench.error_note() == note
-    assert f"Runs failed: {note}." in str(bench)
+    assert f"Runs failed: {note}; fix it, then run them again with `hrbench.benchmark(" in str(bench)
     (warned,) = [str(w.message) for w in said if w.category is hb.ArmErrorWarning]
     assert f"arm 'f': 3 of 9 run(s) raised or failed (3 x {cause})" in warned
     file = "" if how in ("mapping", "inline") else " (f.jsonl)"
