@@ -9,6 +9,7 @@ import re
 import sys
 
 from hrbench_client import _paths
+from hrbench_client._scorers import SCORERS
 from hrbench_client.cli import EXIT_PIPE, closed_output, output_closed
 from hrbench_client.errors import (
     BenchmarkCancelled,
@@ -1243,6 +1244,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+SCORER_HELP = (
+    "a scorer name: "
+    + "; ".join(f"{name} ({what})" for name, what in SCORERS.items())
+    + "; or package.module:function (default exact, settings with --settings)"
+)
+"""``hrb score --scorer``'s help: every scorer of the registry (``hrbench.specs.SCORERS``, through
+the generated :mod:`hrbench_client._scorers`), never a list written by hand."""
+
 CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
 """What ``hrb cache stats`` prints (its help says it; a test holds them equal)."""
 
@@ -1477,7 +1486,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     s.add_argument(
         "--scorer",
         default="exact",
-        help="exact (default), answer_contains, numeric, choice, pattern (with --settings '{\"pattern\": ...}'), or package.module:function",
+        help=SCORER_HELP,
     )
     s.add_argument("--settings", help="the scorer's settings as a JSON object")
     s.add_argument("--check", action="store_true", help="exit 1 when an output is scored wrong")
