@@ -108,15 +108,23 @@ def _cancel_while_sending(
         assert time.monotonic() < deadline, d.read_log()[-2000:]
         time.sleep(0.002)
     sent_at_cancel = len(srv.requests)
+    stopper = None
     if how == "ctrl-c":
         bench.send_signal(signal.SIGINT)
     elif how == "connection closed":
         bench.send_signal(signal.SIGKILL)
     else:
-        _hrb(home, "daemon", "stop")
+        stopper = subprocess.Popen(
+            [*HRB, "daemon", "stop"], stdout=subprocess.PIPE, text=True, env=_env(home)
+        )
     _, err = bench.communicate(timeout=90)
-    if how == "daemon stop":  # it stops once its benchmark is stored: a new daemon reads the store
-        assert d.proc is not None and d.proc.wait(timeout=30) == 0
+    if stopper is not None:  # it stops once its benchmark is stored: a new daemon reads the store
+        assert (
+            d.proc is not None and d.proc.wait(timeout=60) == 0
+        )  # reaped here: `hrb daemon stop` sees it gone
+        assert stopper.wait(timeout=60) == 0 and stopper.stdout is not None
+        assert json.loads(stopper.stdout.read()) == {"stopped": True}
+        stopper.stdout.close()
         d = Daemon(home, env=env).start()
     deadline = time.monotonic() + 60
     while _status(home, bench_id) == "running":  # a killed `hrb bench` is not waited for
@@ -169,7 +177,7 @@ def test_what_outlasts_the_grace_is_cancelled_in_flight_never_a_crash(
     home: Path, tmp_path: Path, how: str
 ) -> None:
     """With `HRBENCH_CANCEL_GRACE_S=0` the requests on their way are counted at once, as `hrb cancel --grace 0`."""
-    d, srv, bench_id, _, _, _ = _cancel_while_sending(home, tmp_path, how, "0", latency_s=2.0)
+    d, srv, bench_id, _, _, _ = _cancel_while_sending(home, tmp_path, how, "0", latency_s=1.0)
     try:
         led = _ledger(home, bench_id)
         assert 1 <= led["cancelled_calls"] <= CONCURRENCY
