@@ -69,7 +69,7 @@ class App:
         self.db_path = db_path or home / "hrbench.sqlite3"
         self.started = time.monotonic()
         self.connections = 0
-        self.running: dict[str, asyncio.Task[Any]] = {}
+        self.running: dict[str, asyncio.Task[Any]] = {}  # until each one's end is stored
         self.drains: dict[str, Drain] = {}
         """Each running benchmark's drain: a clean cancel lets its sent requests finish first."""
         self.cancelled_by: dict[str, str] = {}
@@ -131,12 +131,13 @@ class App:
         task = self.running.get(bench_id)
         if task is None:
             return 0
-        in_flight = 0
         drain = self.drains.get(bench_id)
-        if drain is not None:
-            drain.begin()
-            await drain.wait(cancel_grace_s() if grace_s is None else grace_s)
-            in_flight = drain.live
+        if drain is None:  # it is finishing (its end being stored): nothing is left to cancel
+            await asyncio.wait({task}, timeout=30)
+            return 0
+        drain.begin()
+        await drain.wait(cancel_grace_s() if grace_s is None else grace_s)
+        in_flight = drain.live
         if not task.done() and not task.cancelling():  # another cancel may have ended its grace first
             if by is not None:
                 self.cancelled_by.setdefault(bench_id, by)
