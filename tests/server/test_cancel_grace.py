@@ -20,6 +20,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -92,6 +93,8 @@ def _cancel_while_sending(
     prices.write_text(json.dumps({"models": {"loopback-1": {"input": PRICE[0], "output": PRICE[1]}}}))
     env = {"HRBENCH_PRICES": str(prices)} | ({"HRBENCH_CANCEL_GRACE_S": grace} if grace is not None else {})
     d = Daemon(home, env=env).start()
+    with d.client() as c:  # `hrb daemon stop` waits that much more while benchmarks run
+        assert c.status().cancel_grace_s == (10.0 if grace is None else float(grace))
     srv = LoopbackServer(latency_s=latency_s).__enter__()
     srv.set(reply_words=4, price=PRICE)
     bench = subprocess.Popen(
@@ -108,35 +111,30 @@ def _cancel_while_sending(
         assert time.monotonic() < deadline, d.read_log()[-2000:]
         time.sleep(0.002)
     sent_at_cancel = len(srv.requests)
-    stopper = None
     if how == "ctrl-c":
         bench.send_signal(signal.SIGINT)
     elif how == "connection closed":
         bench.send_signal(signal.SIGKILL)
-    else:
-        stopper = subprocess.Popen(
-            [*HRB, "daemon", "stop"], stdout=subprocess.PIPE, text=True, env=_env(home)
-        )
+    else:  # what `hrb daemon stop` sends, from here so that the stop's moment is known
+        with d.client() as c:
+            c.shutdown()
     _, err = bench.communicate(timeout=90)
-    if stopper is not None:  # it stops once its benchmark is stored: a new daemon reads the store
-        assert (
-            d.proc is not None and d.proc.wait(timeout=60) == 0
-        )  # reaped here: `hrb daemon stop` sees it gone
-        assert stopper.wait(timeout=60) == 0 and stopper.stdout is not None
-        assert json.loads(stopper.stdout.read()) == {"stopped": True}
-        stopper.stdout.close()
+    if how == "daemon stop":  # it stops once its benchmark is stored: a new daemon reads the store
+        assert d.proc is not None and d.proc.wait(timeout=60) == 0
         d = Daemon(home, env=env).start()
     deadline = time.monotonic() + 60
-    while _status(home, bench_id) == "running":  # a killed `hrb bench` is not waited for
+    while _listed(d, bench_id).status == "running":  # a killed `hrb bench` is not waited for
         assert time.monotonic() < deadline
         time.sleep(0.05)
     return d, srv, bench_id, sent_at_cancel, bench, err
 
 
-def _status(home: Path, bench_id: str) -> str:
-    (listed,) = [json.loads(line) for line in _hrb(home, "ls").stdout.splitlines()]
-    assert listed["id"] == bench_id
-    return str(listed["status"])
+def _listed(d: Daemon, bench_id: str) -> Any:
+    """The benchmark as `hrb ls` lists it."""
+    with d.client() as c:
+        (listed,) = c.benchmarks()
+    assert listed.id == bench_id
+    return listed
 
 
 @pytest.mark.parametrize("how", HOW)
@@ -145,7 +143,7 @@ def test_every_cancel_lets_the_requests_sent_finish_and_a_resume_pays_for_none_a
 ) -> None:
     """Within the grace (the default 10 s) the replies on their way are settled and saved as rows."""
     d, srv, bench_id, sent_at_cancel, bench, err = _cancel_while_sending(
-        home, tmp_path, how, None, latency_s=0.5
+        home, tmp_path, how, None, latency_s=1.0
     )
     try:
         received = len(srv.requests)
@@ -160,11 +158,14 @@ def test_every_cancel_lets_the_requests_sent_finish_and_a_resume_pays_for_none_a
         assert led["rows"] == received  # every request sent is a saved run
         assert led["unknown_calls"] == 0 and led["open_calls"] == 0 and led["calls"] == received
         assert led["usd"] == pytest.approx(sum(b.usd for b in srv.bills))  # real cost, not worst case
-        (listed,) = [json.loads(line) for line in _hrb(home, "ls").stdout.splitlines()]
+        listed = _listed(d, bench_id)
         want = "interrupted" if how == "daemon stop" else "cancelled"
-        assert (listed["status"], listed["unknown_note"]) == (want, None)
-        done = json.loads(_hrb(home, "bench", "--resume", bench_id, "--no-rows").stdout.splitlines()[-1])
-        assert done["status"] == "done" and done["n_resumed"] == received
+        assert (listed.status, listed.unknown_note) == (want, None)
+        with d.client() as c:
+            resumed = c.benchmark({"resume": bench_id, "stream": False})
+            list(resumed)
+        assert resumed.result is not None
+        assert resumed.result.status == "done" and resumed.result.n_resumed == received
         assert len(srv.requests) == ITEMS  # the resume sent only what was never sent
         assert len({r.prompt for r in srv.requests}) == ITEMS  # each item once, across the cancel
     finally:
