@@ -110,11 +110,14 @@ class Bench:
 
     Decided (as ``hrb`` prints ``hrb bench --resume ID --retry-errors``): the printout of a
     benchmark with runs that ended in errors says how to run only those again: :attr:`retry`,
-    by default the library's ``benchmark(..., done=bench.as_done(), retry_errors=True)``
-    (:meth:`as_done`), which keeps every other run and replaces the failed ones' rows.
+    by default the library's ``benchmark(..., done=bench.as_done(), done_traces=bench.traces,
+    retry_errors=True)`` (:meth:`as_done`), which keeps every other run and replaces the failed
+    ones' rows (the kept runs' traces let the runs made again be checked for distinct draws).
     """
 
-    retry: str | None = "`hrbench.benchmark(..., done=bench.as_done(), retry_errors=True)`"
+    retry: str | None = (
+        "`hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`"
+    )
     """How the printout says to run only the runs that ended in errors again; ``None``: not said.
     The daemon sets its own command (``hrb bench --resume ID --retry-errors``)."""
 
@@ -298,9 +301,9 @@ class Bench:
         """:attr:`retry`; with no rows kept (``keep_rows=False``), the rows kept elsewhere are named."""
         if self.retry is None or self.rows or "bench.as_done()" not in self.retry:
             return self.retry
-        return self.retry.replace(
-            "bench.as_done()", "{(arm, item, run): row} of the rows on_row or the store kept"
-        )
+        kept = self.retry.replace("bench.as_done()", "{(arm, item, run): row}")
+        kept = kept.replace("bench.traces", "{ledger_id: trace}")
+        return f"{kept} with the rows and traces on_row or the store kept"
 
     def as_done(self) -> dict[tuple[str, str, int], Row]:
         """The rows as :func:`benchmark`'s ``done`` takes them: keyed by ``(arm, item, run)``.
@@ -317,8 +320,8 @@ class Bench:
             ...     b = benchmark(Arm("a", lambda item, ctx: item if item == "x" else 1 / 0), ref, runs=1)
             ...     print(str(b).splitlines()[-1])
             ...     again = benchmark(Arm("a", lambda item, ctx: item), ref, runs=1,
-            ...                       done=b.as_done(), retry_errors=True)
-              Runs failed: 1 of 2 runs ended in errors and count as wrong (seed 002); commonest cause: ZeroDivisionError (1 run, arm 'a'); fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), retry_errors=True)`.
+            ...                       done=b.as_done(), done_traces=b.traces, retry_errors=True)
+              Runs failed: 1 of 2 runs ended in errors and count as wrong (seed 002); commonest cause: ZeroDivisionError (1 run, arm 'a'); fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`.
             >>> sorted(b.as_done()), again.status
             ([('a', 'q1', 1), ('a', 'q2', 1)], 'done')
         """

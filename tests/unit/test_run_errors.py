@@ -215,25 +215,52 @@ def test_limits_text_marks_the_defaults_and_shows_every_cap() -> None:
 def test_the_printout_says_how_to_run_only_the_failed_runs_again_and_that_way_works(
     keep_rows: bool, broken: set[str]
 ) -> None:
-    """As `hrb` prints `hrb bench --resume ID --retry-errors`, the library's printout names its way."""
+    """As `hrb` prints `hrb bench --resume ID --retry-errors`, the library's printout names its way.
+
+    The way it names runs only the failed runs again, and with the kept runs' traces the runs made
+    again are checked for distinct draws (no DrawsUncheckedWarning, which is an error here).
+    """
     ref = _ref(3)
-    first = _run(_flaky(broken), ref, keep_rows=keep_rows)
+    client = hb.MockClient(lambda messages, params: messages[0]["content"])
+
+    def ask(fail: set[str]) -> hb.Arm:
+        def fn(item: str, ctx: Any) -> str:
+            if item in fail:
+                raise RuntimeError(f"cannot reach the model for {item}")
+            return str(ctx.call(item).text)
+
+        return hb.Arm("a", fn)
+
+    first = _run(ask(broken), ref, keep_rows=keep_rows, client=client)
     text = str(first)
     if keep_rows:
-        advice = "fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), retry_errors=True)`."
-        assert f"Runs failed: {first.error_note()}; {advice}" in text
-        calls: list[str] = []
-        again = _run(
-            hb.Arm("a", lambda item, ctx: calls.append(item) or item),
-            ref,
-            done=first.as_done(),
-            retry_errors=True,
+        advice = (
+            "fix it, then run them again with "
+            "`hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`."
         )
-        assert sorted(calls) == sorted(i for i in broken for _ in range(5))  # only the failed runs
+        assert f"Runs failed: {first.error_note()}; {advice}" in text
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", hb.DrawsUncheckedWarning)
+            warnings.simplefilter("ignore", hb.FewRunsWarning)
+            again = hb.benchmark(
+                ask(set()),
+                ref,
+                runs=5,
+                client=client,
+                done=first.as_done(),
+                done_traces=first.traces,
+                retry_errors=True,
+            )
+        made_again = [r for r in again.rows if r.ledger_id not in first.traces]
+        ids = sorted(f"q{b.removeprefix('item')}" for b in broken for _ in range(5))  # payload itemN is qN
+        assert sorted(r.item for r in made_again) == ids  # only the failed runs were made again
         assert again.status == "done" and "Runs failed" not in str(again)
     else:  # no rows kept: bench.as_done() would be empty, so the rows kept elsewhere are named
         assert (
-            "done={(arm, item, run): row} of the rows on_row or the store kept, retry_errors=True)`." in text
+            "`hrbench.benchmark(..., done={(arm, item, run): row}, done_traces={ledger_id: trace}, "
+            "retry_errors=True)` with the rows and traces on_row or the store kept." in text
         )
         assert first.as_done() == {}
-    assert "run them again" not in str(_run(_flaky(set()), ref, keep_rows=keep_rows))  # none failed
+    assert "run them again" not in str(
+        _run(ask(set()), ref, keep_rows=keep_rows, client=client)
+    )  # none failed
