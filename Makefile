@@ -83,6 +83,7 @@ bench: $(STAMP) $(PEERS) $(RAY_STAMP)
 
 schema: $(STAMP)
 	$(PY) -m hrbench_client.protocol schema
+	$(PY) -c "from hrbench.specs import client_scorers_module as m; open('clients/python/hrbench_client/_scorers.py', 'w').write(m())"
 
 demo: $(STAMP)
 	$(PY) examples/demo.py

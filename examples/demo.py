@@ -8,7 +8,8 @@ folder's SOURCE.md gives origin and licence; examples/README.md says how TAT-QA 
 2. ``squad2-1000.toml``: the two pipelines that answered all 1,000 questions (489 unanswerable).
 3. ``tatqa.toml``: TAT-QA dev, 1,668 questions over financial tables and text, GPT-3 and Codex
    (direct, chain of thought, program of thought), clustered by table. The runs answered 1,667;
-   the missing answer counts as a parse failure for every arm rather than vanishing.
+   the missing answer is an error run of every arm (cause: ``no output for item ...``), counted
+   wrong rather than vanishing.
 
 Each is scored by the official metric of its data set, which decides every row and so the
 accuracy, the intervals and the paired differences: the SQuAD v2.0 exact match (``scorer =

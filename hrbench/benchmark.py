@@ -23,6 +23,7 @@ from hrbench._warn import warn_at_caller
 from hrbench.arm import Arm, Context, RunInfo, current_run
 from hrbench.cache import Cache
 from hrbench.errors import (
+    NO_OUTPUT,
     ArmErrorWarning,
     BudgetRefused,
     BudgetStoppedWarning,
@@ -106,7 +107,19 @@ class Bench:
 
     A benchmark run with ``keep_rows=False`` (rows streamed to ``on_row`` or a store) holds no
     rows or traces; its summary and printout come from a running count.
+
+    Decided (as ``hrb`` prints ``hrb bench --resume ID --retry-errors``): the printout of a
+    benchmark with runs that ended in errors says how to run only those again: :attr:`retry`,
+    by default the library's ``benchmark(..., done=bench.as_done(), done_traces=bench.traces,
+    retry_errors=True)`` (:meth:`as_done`), which keeps every other run and replaces the failed
+    ones' rows (the kept runs' traces let the runs made again be checked for distinct draws).
     """
+
+    retry: str | None = (
+        "`hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`"
+    )
+    """How the printout says to run only the runs that ended in errors again; ``None``: not said.
+    The daemon sets its own command (``hrb bench --resume ID --retry-errors``)."""
 
     def __init__(
         self,
@@ -230,7 +243,7 @@ class Bench:
         note = self.stop_note()
         if note is not None:
             lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
-        failed = self.error_note()
+        failed = self.error_note(self._retry())
         if failed is not None:
             lines.append(f"  Runs failed: {failed}.")
         if metric_names:
@@ -266,7 +279,7 @@ class Bench:
             >>> b.status, b.errors
             ('errors', 5)
             >>> b.error_note()
-            '5 of 5 runs ended in errors and count as wrong (seed 002); commonest cause: RuntimeError (5 runs)'
+            "5 of 5 runs ended in errors and count as wrong (seed 002); commonest cause: RuntimeError (5 runs, arm 'a')"
         """
         if self.stopped:
             return "budget_stopped"
@@ -280,12 +293,39 @@ class Bench:
 
         Example: see :attr:`status`.
         """
-        causes: dict[str, int] = {}
-        for s in self.summary():
-            for cause, k in s.get("error_causes", {}).items():
-                causes[cause] = causes.get(cause, 0) + k
+        causes, arms = error_causes(self.summary())
         n = self._summary.n if self._summary is not None else len(self.rows)
-        return error_note(causes, n, resume)
+        return error_note(causes, n, resume, arms=arms)
+
+    def _retry(self) -> str | None:
+        """:attr:`retry`; with no rows kept (``keep_rows=False``), the rows kept elsewhere are named."""
+        if self.retry is None or self.rows or "bench.as_done()" not in self.retry:
+            return self.retry
+        kept = self.retry.replace("bench.as_done()", "{(arm, item, run): row}")
+        kept = kept.replace("bench.traces", "{ledger_id: trace}")
+        return f"{kept} with the rows and traces on_row or the store kept"
+
+    def as_done(self) -> dict[tuple[str, str, int], Row]:
+        """The rows as :func:`benchmark`'s ``done`` takes them: keyed by ``(arm, item, run)``.
+
+        With ``retry_errors=True`` a run again of the same arms and reference keeps every run
+        but those that ended in errors, which it runs again (the printout says so).
+
+        Example:
+            >>> import warnings
+            >>> from hrbench import Arm, Reference
+            >>> ref = Reference({"q1": "x", "q2": "y"}, labels=["x", "y"])
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     b = benchmark(Arm("a", lambda item, ctx: item if item == "x" else 1 / 0), ref, runs=1)
+            ...     print(str(b).splitlines()[-1])
+            ...     again = benchmark(Arm("a", lambda item, ctx: item), ref, runs=1,
+            ...                       done=b.as_done(), done_traces=b.traces, retry_errors=True)
+              Runs failed: 1 of 2 runs ended in errors and count as wrong (seed 002); commonest cause: ZeroDivisionError (1 run, arm 'a'); fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`.
+            >>> sorted(b.as_done()), again.status
+            ([('a', 'q1', 1), ('a', 'q2', 1)], 'done')
+        """
+        return {(r.arm, r.item, r.run): r for r in self.rows}
 
     def stop_note(self) -> str | None:
         """What a budget stop did to the table, or ``None`` when no run was stopped.
@@ -593,19 +633,61 @@ def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
     return note if resume is None else f"{note}; resume with {resume}"
 
 
-def error_note(causes: Mapping[str, int], runs: int, resume: str | None = None) -> str | None:
+def error_causes(summary: Iterable[Mapping[str, Any]] | None) -> tuple[dict[str, int], dict[str, list[str]]]:
+    """Runs that ended in errors by cause over the arms of a summary, and the arms of each cause.
+
+    A summary stored before causes were kept gives its ``errors`` count as cause ``"unknown"``.
+
+    Args:
+        summary: per-arm dicts (:meth:`Bench.summary`, or one stored with a benchmark) with
+            ``arm`` and ``error_causes`` (or only ``errors``); ``None`` while it runs.
+
+    Returns:
+        ``(causes, arms)``: cause -> runs, summed over arms; cause -> the arms that had it, in
+        the summary's order.
+
+    Example:
+        >>> error_causes([{"arm": "a", "error_causes": {"x": 2}}, {"arm": "b", "error_causes": {"x": 1}}])
+        ({'x': 3}, {'x': ['a', 'b']})
+        >>> error_causes([{"arm": "a", "errors": 3}])
+        ({'unknown': 3}, {'unknown': ['a']})
+    """
+    causes: dict[str, int] = {}
+    arms: dict[str, list[str]] = {}
+    for s in summary or []:
+        by_cause = s.get("error_causes")
+        if by_cause is None:
+            by_cause = {"unknown": int(s.get("errors") or 0)} if s.get("errors") else {}
+        for cause, k in by_cause.items():
+            causes[cause] = causes.get(cause, 0) + int(k)
+            if k and s.get("arm") is not None:
+                arms.setdefault(cause, []).append(str(s["arm"]))
+    return causes, arms
+
+
+def error_note(
+    causes: Mapping[str, int],
+    runs: int,
+    resume: str | None = None,
+    *,
+    arms: Mapping[str, Sequence[str]] | None = None,
+) -> str | None:
     """The sentence that says how many of ``runs`` runs ended in errors, and the commonest cause.
 
     Decided (newcomer finding: every run failed on a dead port and the benchmark showed
     ``done``): wherever a benchmark with such runs is shown, it says how many there are (seed
     002 counts them wrong) and the cause most of them had, so that a broken endpoint is never
-    read as a bad arm. ``resume`` is appended as the way to run them again.
+    read as a bad arm. ``resume`` is appended as the way to run them again. Decided (the
+    TAT-QA demo's missing answer read "LookupError (5 runs)"): the arms whose runs had the
+    commonest cause are named with it, up to 5, so a cause such as ``no output for item 'q3'``
+    says where the output is missing.
 
     Args:
         causes: runs that ended in errors, by cause (:meth:`Bench.summary`'s ``error_causes``
-            summed over arms).
+            summed over arms: :func:`error_causes`).
         runs: runs in the benchmark.
         resume: how to run them again (a command), or ``None``.
+        arms: cause -> the arms that had it (:func:`error_causes`), or ``None`` to name none.
 
     Returns:
         The sentence, or ``None`` when no run ended in an error. Of causes tied for the
@@ -615,6 +697,8 @@ def error_note(causes: Mapping[str, int], runs: int, resume: str | None = None) 
         >>> error_note({"openai: cannot connect to http://127.0.0.1:9/v1": 19, "RuntimeError": 1}, 20,
         ...            "`hrb bench --resume b1 --retry-errors`")
         '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to http://127.0.0.1:9/v1 (19 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
+        >>> error_note({"no output for item 'q3'": 2}, 8, arms={"no output for item 'q3'": ["a", "b"]})
+        "2 of 8 runs ended in errors and count as wrong (seed 002); commonest cause: no output for item 'q3' (2 runs, arms 'a', 'b')"
         >>> error_note({}, 20) is None
         True
         >>> "`--retry-errors` serves them the same replies" in error_note({"duplicate_draw": 4}, 5, "R")
@@ -627,9 +711,15 @@ def error_note(causes: Mapping[str, int], runs: int, resume: str | None = None) 
     if not n:
         return None
     cause, k = max(causes.items(), key=lambda kv: kv[1])
+    where = list((arms or {}).get(cause, ()))
+    if where:
+        shown = ", ".join(map(repr, where[:5])) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+        where_text = f", arm{'s' if len(where) != 1 else ''} {shown}"
+    else:
+        where_text = ""
     note = (
         f"{n} of {runs} runs ended in errors and count as wrong (seed 002); "
-        f"commonest cause: {cause} ({k} run{'s' if k != 1 else ''})"
+        f"commonest cause: {cause} ({k} run{'s' if k != 1 else ''}{where_text})"
     )
     dup = causes.get(DUPLICATE_CAUSE, 0)
     if dup:  # newcomer finding 1: --retry-errors cannot make them distinct draws
@@ -1615,6 +1705,8 @@ def _error_of(trace: list[Step]) -> tuple[str, str]:
         if arm_step.startswith(_MODEL_ERROR_PREFIX):  # the arm read the text of a failed reply
             inner = arm_step[len(_MODEL_ERROR_PREFIX) :]
             return inner, failure_cause(inner)
+        if NO_OUTPUT.match(arm_step):  # an outputs arm's file lacks the item (missing = "error")
+            return arm_step, failure_cause(arm_step)
         head = arm_step.split(": ", 1)[0]
         return arm_step, head[:80]
     failed = next((s.error for s in reversed(trace) if s.kind == "request" and s.error), None)

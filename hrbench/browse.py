@@ -122,10 +122,12 @@ def benchmark_status(
         >>> benchmark_status({"id": "b1", "status": "done", "summary": [{"errors": 2, "error_causes": {"RuntimeError": 2}}]}, 5)["status"]
         'errors'
     """
+    from hrbench.benchmark import error_causes
+
     status = rec.get("status") or "interrupted"
     if status == "running" and rec.get("id") not in running:
         status = "interrupted"
-    if status == "done" and sum(_error_causes(rec.get("summary")).values()):
+    if status == "done" and sum(error_causes(rec.get("summary"))[0].values()):
         status = "errors"
     spec = rec.get("spec") or {}
     caps = spec.get("limits") or (spec.get("params") or {}).get("governor") or rec  # a header has them
@@ -232,21 +234,6 @@ def resume_flag(
     return max(full, key=lambda f: full[f])
 
 
-def _error_causes(summary: list[dict[str, Any]] | None) -> dict[str, int]:
-    """Runs that ended in errors by cause, over the arms of a stored summary.
-
-    A summary stored before causes were kept gives its ``errors`` count as cause ``"unknown"``.
-    """
-    causes: dict[str, int] = {}
-    for s in summary or []:
-        by_cause = s.get("error_causes")
-        if by_cause is None:
-            by_cause = {"unknown": int(s.get("errors") or 0)} if s.get("errors") else {}
-        for cause, k in by_cause.items():
-            causes[cause] = causes.get(cause, 0) + int(k)
-    return causes
-
-
 def budget_note(
     benchmark_id: str,
     summary: list[dict[str, Any]] | None,
@@ -277,17 +264,17 @@ def budget_note(
         >>> budget_note("b1", [{"arm": "a", "budget_stop": 240}], 250, {"max_usd": 1.0}, {"usd": 0.99})
         '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-usd USD`'
         >>> budget_note("b1", [{"arm": "a", "errors": 20, "error_causes": {"openai: HTTP 401": 20}}], 20)
-        '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: HTTP 401 (20 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
+        "20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: HTTP 401 (20 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`"
     """
-    from hrbench.benchmark import DUPLICATE_CAUSE, error_note, stop_note
+    from hrbench.benchmark import DUPLICATE_CAUSE, error_causes, error_note, stop_note
 
     stopped = sum(int(s.get("budget_stop") or 0) for s in summary or [])
-    causes = _error_causes(summary)
+    causes, arms = error_causes(summary)
     if not stopped:
-        return error_note(causes, rows, f"`hrb bench --resume {benchmark_id} --retry-errors`")
+        return error_note(causes, rows, f"`hrb bench --resume {benchmark_id} --retry-errors`", arms=arms)
     retry = any(k for c, k in causes.items() if c != DUPLICATE_CAUSE)  # not for duplicate draws
     flags = resume_flag(caps, used, stopped_by) + (" --retry-errors" if retry else "")
-    failed = error_note(causes, rows)
+    failed = error_note(causes, rows, arms=arms)
     note = stop_note(stopped, rows) if failed is None else f"{stop_note(stopped, rows)}; {failed}"
     return f"{note}; resume with `hrb bench --resume {benchmark_id} {flags}`"
 

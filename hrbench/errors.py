@@ -39,10 +39,12 @@ from __future__ import annotations
 import contextlib
 import difflib
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "NO_OUTPUT",
     "REFUSAL_LIMITS",
     "ArmErrorWarning",
     "BenchmarkCancelled",
@@ -311,6 +313,11 @@ class ModelError(HrbenchError):
         return err
 
 
+NO_OUTPUT = re.compile(r"LookupError: (no output for item (?:'[^']*'|\"[^\"]*\"))")
+"""An outputs arm's error for an item its outputs leave out (``missing = "error"``), as a trace
+keeps it; group 1 is the run's cause (:func:`failure_cause`)."""
+
+
 def failure_cause(error: str, status: int | None = None) -> str:
     """A short label of a failed call's message, to group failed runs by cause.
 
@@ -323,14 +330,17 @@ def failure_cause(error: str, status: int | None = None) -> str:
         'openai: quota exhausted'
         >>> failure_cause("openai: reply cut at the output limit (finish_reason 'length'): raise max_tokens")
         'openai: reply cut at the output limit'
-        >>> failure_cause("LookupError: no output for item 'q3'")
-        'LookupError: no output'
+        >>> failure_cause("LookupError: no output for item 'q3': the outputs of arm 'a' leave it out")
+        "no output for item 'q3'"
     """
     import re
 
+    missing = NO_OUTPUT.match(error)
+    if missing is not None:  # decided (TAT-QA demo): the cause names the item, not "LookupError"
+        return missing.group(1)
     m = re.match(
         r"(\w+: (?:HTTP \d+|quota exhausted|cannot connect to \S+|no reply within [\d.]+ s|malformed reply"
-        r"|transport error|reply cut at the output limit|reply has no text|no output))",
+        r"|transport error|reply cut at the output limit|reply has no text))",
         error,
     )
     if m:

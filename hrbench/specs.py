@@ -40,9 +40,10 @@ from hrbench.errors import CodeRefused, ConfigError, did_you_mean, field_under
 from hrbench.governor import Governor, default_governor
 from hrbench.models.mock import MockClient
 from hrbench.reference import Reference
-from hrbench.scorer import Scorer, exact_scorer, scorer
+from hrbench.scorer import Scorer, scorer
 
 __all__ = [
+    "SCORERS",
     "build_arm",
     "build_client",
     "build_governor",
@@ -50,6 +51,7 @@ __all__ = [
     "build_reference",
     "build_scorer",
     "check_code_allowed",
+    "client_scorers_module",
     "check_prompt",
     "check_recording",
     "code_allowed",
@@ -360,7 +362,7 @@ def _read_outputs(path: str) -> dict[str, Any]:
 
 
 def _outputs_arm(spec: Any) -> Arm:
-    from hrbench.reading._outputs import NO_OUTPUT, with_check
+    from hrbench.reading._outputs import NO_OUTPUT, missing_output, with_check
 
     name, outputs, path = _get(spec, "name"), _get(spec, "outputs"), _get(spec, "path")
     if (outputs is None) == (path is None):
@@ -395,12 +397,12 @@ def _outputs_arm(spec: Any) -> Arm:
     table: dict[str, Any] = dict(outputs) if outputs is not None else _read_outputs(path)
 
     async def outputs_arm(item: Any, ctx: Any) -> Any:
-        if ctx.item_id not in table:  # refused before the first run (check_outputs)
-            raise LookupError(f"no output for item {ctx.item_id!r}")
+        if ctx.item_id not in table:  # refused before the first run (check_outputs), or missing = "error"
+            raise missing_output(ctx.arm, ctx.item_id, source=path)
         out = table[ctx.item_id]
         if isinstance(out, list):
             if ctx.run > len(out) or out[ctx.run - 1] is NO_OUTPUT:
-                raise LookupError(f"no output for item {ctx.item_id!r} run {ctx.run}")
+                raise missing_output(ctx.arm, ctx.item_id, ctx.run, source=path)
             return out[ctx.run - 1]
         return out
 
@@ -902,21 +904,67 @@ def _select(ref: Reference, ids: list[str]) -> Reference:
     )
 
 
-_MORE_SCORERS = {
-    "numeric": ("hrbench.numeric", "numeric_scorer"),
-    "choice": ("hrbench.choice", "choice_scorer"),
-    "pattern": ("hrbench.pattern", "pattern_scorer"),
-    "tatqa": ("hrbench.reading", "tatqa_scorer"),
-    "squad": ("hrbench.reading", "squad_scorer"),
+SCORERS: dict[str, tuple[str, str, str]] = {
+    "exact": ("hrbench.scorer", "exact_scorer", "seed 000's exact match after folding case and white space"),
+    "exact_normalised": ("hrbench.scorer", "exact_scorer", "the same as exact"),
+    "answer_contains": ("hrbench.reading", "answer_scorer", "seed 001's number-aware reading scorer"),
+    "answer": ("hrbench.reading", "answer_scorer", "the same as answer_contains"),
+    "numeric": (
+        "hrbench.numeric",
+        "numeric_scorer",
+        "the reply's number equals the label's, within a tolerance",
+    ),
+    "choice": ("hrbench.choice", "choice_scorer", "the one letter a reply picks equals the label's"),
+    "pattern": (
+        "hrbench.pattern",
+        "pattern_scorer",
+        'what a regex captures, scored by exact, settings {"pattern": ...}',
+    ),
+    "tatqa": ("hrbench.reading", "tatqa_scorer", "the official TAT-QA exact match"),
+    "squad": ("hrbench.reading", "squad_scorer", "the official SQuAD v2.0 exact match"),
+    "judge": (
+        "hrbench.judge",
+        "judge_scorer",
+        'an LLM judge, in a benchmark only, settings {"client": {...}}',
+    ),
 }
+"""Every scorer a name builds (:func:`build_scorer`): name -> (module, factory, what it does).
+
+The one registry of scorer names: ``hrb score --help`` lists it (through the generated
+``hrbench_client/_scorers.py``, since the client imports nothing from the core:
+:func:`client_scorers_module`), and an unknown name's error names it.
+"""
+
+
+def client_scorers_module() -> str:
+    """The text of ``hrbench_client/_scorers.py``: :data:`SCORERS`' names and help, for ``hrb``.
+
+    ``make schema`` writes it; a test fails when it differs from this (it is generated, never
+    hand-edited).
+    """
+    lines = [
+        '"""The scorer names ``hrb score --help`` lists: generated from ``hrbench.specs.SCORERS``.',
+        "",
+        "Never hand-edited: ``make schema`` writes it, and a test fails when it is stale.",
+        '"""',
+        "",
+        "# fmt: off",
+        "SCORERS: dict[str, str] = {",
+        *(f"    {name!r}: {entry[2]!r}," for name, entry in SCORERS.items()),
+        "}",
+        "# fmt: on",
+        '"""Scorer name -> what it does, in the registry\'s order."""',
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None) -> Scorer:
     """A scorer by name.
 
     Args:
-        name: ``exact`` (:func:`~hrbench.scorer.exact_scorer`, folding by default),
-            ``exact_normalised``, ``answer_contains`` (:func:`hrbench.reading.answer_scorer`),
+        name: a name of :data:`SCORERS`: ``exact`` (:func:`~hrbench.scorer.exact_scorer`,
+            folding by default), ``exact_normalised``, ``answer_contains`` (:func:`hrbench.reading.answer_scorer`),
             ``numeric`` (:func:`hrbench.numeric.numeric_scorer`), ``choice``
             (:func:`hrbench.choice.choice_scorer`), ``pattern``
             (:func:`hrbench.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
@@ -948,36 +996,23 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
     """
     kw = dict(settings or {})
     factory: Callable[..., Any]
-    if name in ("exact", "exact_normalised"):
-        factory = exact_scorer
-    elif name in ("answer_contains", "answer"):
-        from hrbench import reading
-
-        factory = getattr(reading, "answer_scorer", None)  # type: ignore[assignment]
-        if factory is None:
-            raise ConfigError("scorer", name, "the answer_contains scorer is not available yet")
-    elif name in _MORE_SCORERS:
-        import importlib
-
+    if name in SCORERS:
         if name == "pattern" and "pattern" not in kw:
             raise ConfigError(
                 "scorer_settings.pattern",
                 None,
                 'the pattern scorer needs a regex: {"pattern": "ANSWER: (.+)"}',
             )
-        module, attr = _MORE_SCORERS[name]
+        if name == "judge":
+            if not isinstance(kw.get("client"), Mapping):
+                raise ConfigError(
+                    "scorer_settings.client",
+                    kw.get("client"),
+                    "the judge scorer needs its client's spec (a table)",
+                )
+            kw["client"] = build_client(kw["client"])
+        module, attr, _ = SCORERS[name]
         factory = getattr(importlib.import_module(module), attr)
-    elif name == "judge":
-        from hrbench.judge import judge_scorer
-
-        if not isinstance(kw.get("client"), Mapping):
-            raise ConfigError(
-                "scorer_settings.client",
-                kw.get("client"),
-                "the judge scorer needs its client's spec (a table)",
-            )
-        kw["client"] = build_client(kw["client"])
-        factory = judge_scorer
     elif ":" in name:
         obj = load_object(name, "scorer")
         if isinstance(obj, Scorer) or (hasattr(obj, "name") and callable(obj) and not kw):
@@ -988,11 +1023,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
             return scorer(obj, name=name.rpartition(":")[2])
     else:
         raise ConfigError(
-            "scorer",
-            name,
-            "unknown scorer; expected exact, answer_contains, numeric, choice, pattern, tatqa, squad, judge "
-            "or "
-            "package.module:function",
+            "scorer", name, f"unknown scorer; expected {', '.join(SCORERS)} or package.module:function"
         )
     try:
         out = factory(**kw)

@@ -1038,9 +1038,7 @@ class Store:
     def _lock_path(self, benchmark_id: str) -> str:
         folder = f"{self.path}.locks"
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        safe = benchmark_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", benchmark_id) else None
-        name = safe or hashlib.sha256(benchmark_id.encode()).hexdigest()[:32]
-        return os.path.join(folder, name)
+        return os.path.join(folder, _lock_name(benchmark_id))
 
     def _holder(self, benchmark_id: str) -> dict[str, Any]:
         """The live holder's row; one that took the lock an instant ago may not have written it yet."""
@@ -1277,8 +1275,13 @@ class Store:
     def benchmark_delete(self, benchmark_ids: Sequence[str]) -> dict[str, int]:
         """Delete benchmarks with their rows, traces and governor ledgers, in one transaction.
 
+        Decided (their lease files stayed behind, one per benchmark a killed process ran): the
+        lock file of each deleted benchmark (:meth:`lease_acquire`) goes too, with its
+        ``leases`` row, unless a live holder holds it (:func:`_unlink_free`).
+
         Returns:
-            How many ``benchmarks``, ``rows`` and ``traces`` were deleted.
+            How many ``benchmarks``, ``rows`` and ``traces`` were deleted, and ``locks``: lock
+            files removed.
         """
         out = {"benchmarks": 0, "rows": 0, "traces": 0}
         with self._tx() as conn:
@@ -1298,7 +1301,30 @@ class Store:
                         out[table] += cur.rowcount
                 conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
                 conn.execute("DELETE FROM ledger_open WHERE benchmark_id=?", [bid])
+        out["locks"] = self._drop_locks(benchmark_ids)
         return out
+
+    def _drop_locks(self, benchmark_ids: Iterable[str]) -> int:
+        """Remove the lock files (and ``leases`` rows) of benchmark ids no live holder holds."""
+        if self.path == ":memory:":
+            return 0
+        folder = f"{self.path}.locks"
+        freed = [bid for bid in benchmark_ids if _unlink_free(os.path.join(folder, _lock_name(bid)))]
+        if freed:
+            self._many("DELETE FROM leases WHERE benchmark_id=?", [[bid] for bid in freed])
+        return len(freed)
+
+    def _drop_orphan_locks(self) -> int:
+        """Remove lock files of no stored benchmark (deleted before they were pruned) that no one holds."""
+        if self.path == ":memory:":
+            return 0
+        folder = f"{self.path}.locks"
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            return 0
+        stored = {_lock_name(str(r[0])) for r in self._all("SELECT id FROM benchmarks")}
+        return sum(_unlink_free(os.path.join(folder, n)) for n in names if n not in stored)
 
     def gc(
         self,
@@ -1311,12 +1337,14 @@ class Store:
     ) -> dict[str, Any]:
         """Delete what is older than ``older_than_s`` seconds, then give the space back.
 
-        Benchmarks created before the cutoff go with their rows, traces and ledgers (except the
-        ids in ``keep``: running ones); with ``cache``, cache entries created before it; with
-        ``recordings``, recorded replies too (off by default: a recording is kept on purpose).
+        Benchmarks created before the cutoff go with their rows, traces, ledgers and lock files
+        (except the ids in ``keep``: running ones; a lock file a live holder holds is never
+        removed); with ``cache``, cache entries created before it; with ``recordings``, recorded
+        replies too (off by default: a recording is kept on purpose). Lock files of benchmarks
+        no longer stored (deleted before lock files were pruned) go too, unless held.
 
         Returns:
-            Counts deleted (``benchmarks``, ``rows``, ``traces``, ``cache``, ``recordings``),
+            Counts deleted (``benchmarks``, ``rows``, ``traces``, ``locks``, ``cache``, ``recordings``),
             ``bytes_before`` and ``bytes_after`` (database plus WAL), and ``vacuumed``.
         """
         cutoff = time.time() - older_than_s
@@ -1328,6 +1356,7 @@ class Store:
             if r[0] not in kept
         ]
         out: dict[str, Any] = {**self.benchmark_delete(old), "cache": 0, "recordings": 0}
+        out["locks"] += self._drop_orphan_locks()
         with self._guard() as conn:  # the file checked and SQLite's errors typed, as every write
             if cache:
                 out["cache"] = conn.execute("DELETE FROM cache WHERE created < ?", [cutoff]).rowcount
@@ -1418,6 +1447,43 @@ def _store_error(exc: BaseException, path: str) -> BaseException:
             path,
         )
     return exc
+
+
+def _lock_name(benchmark_id: str) -> str:
+    """The name of a benchmark's lock file: the id, or a digest of an id unfit for a file name.
+
+    Example:
+        >>> _lock_name("3f2a9c"), _lock_name("../x")
+        ('3f2a9c', 'd6b96a97d147daaae49eb87a5ca7bfbc')
+    """
+    safe = benchmark_id if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", benchmark_id) else None
+    return safe or hashlib.sha256(benchmark_id.encode()).hexdigest()[:32]
+
+
+def _unlink_free(path: str) -> bool:
+    """Remove the lock file ``path`` when no one holds it; ``True`` when it was removed.
+
+    It is locked first (never created), so one a live holder holds, in this process too, stays;
+    a taker that opened it meanwhile finds it unlinked and opens the path again (:func:`_lock`).
+    """
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except (FileNotFoundError, IsADirectoryError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return False
+    try:
+        if os.stat(path).st_ino != os.fstat(fd).st_ino:
+            return False  # replaced by a new holder's file: not this one's to remove
+        os.unlink(path)
+        return True
+    except FileNotFoundError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _lock(path: str) -> int | None:

@@ -18,7 +18,7 @@ from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scorer import plain_number
 
-__all__ = ["NO_OUTPUT", "check_outputs", "outputs_arm", "tatqa_outputs"]
+__all__ = ["NO_OUTPUT", "check_outputs", "missing_output", "outputs_arm", "tatqa_outputs"]
 
 
 NO_OUTPUT: Any = type("NoOutput", (), {"__repr__": lambda self: "<no output>"})()
@@ -135,6 +135,31 @@ def check_outputs(
     raise ConfigError("outputs", shown, f"{where}: {'; '.join(faults)}")
 
 
+def missing_output(arm: str, item: str, run: int | None = None, source: str | None = None) -> LookupError:
+    """The error of a run whose item the outputs leave out (``missing="error"``, :func:`check_outputs`).
+
+    Decided (the TAT-QA demo's missing answer was shown as "LookupError (5 runs)"): the message
+    starts ``LookupError``'s ``no output for item 'ID'``, which :data:`hrbench.errors.NO_OUTPUT`
+    reads as the run's cause wherever causes are shown, and names the arm (and the file).
+
+    Args:
+        arm: the arm's name.
+        item: the item's id.
+        run: the run left out, for outputs per run; ``None`` when the item has none at all.
+        source: the outputs file, or ``None`` (inline or a mapping).
+
+    Returns:
+        The error to raise.
+
+    Example:
+        >>> missing_output("base", "q3", source="runs/base.jsonl")
+        LookupError("no output for item 'q3': the outputs of arm 'base' (base.jsonl) leave it out")
+    """
+    what = f"no output for item {item!r}" + (f" run {run}" if run is not None else "")
+    where = f" ({Path(source).name})" if source else ""
+    return LookupError(f"{what}: the outputs of arm {arm!r}{where} leave it out")
+
+
 def _repeated(path: Path) -> Any:
     """The ``object_pairs_hook`` of a JSON object of predictions (:func:`refuse_repeated_keys`)."""
     return refuse_repeated_keys("arm.path", path, "predictions")
@@ -198,7 +223,10 @@ class _Outputs:
         try:
             return self.outputs[ctx.item_id]
         except KeyError:  # refused before the first run (check_outputs); an error run if it is not
-            raise LookupError(f"no output for item {ctx.item_id!r}") from None
+            source = self.spec.get("source")
+            raise missing_output(
+                ctx.arm, ctx.item_id, source=None if source == "mapping" else source
+            ) from None
 
 
 def _scaled(text: str | None, prediction: Any, scale: Any) -> dict[str, Any]:

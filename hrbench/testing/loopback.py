@@ -724,6 +724,11 @@ class LoopbackServer:
             self._state.queue.extend(Fault.of(f) for f in faults)
 
     @property
+    def in_flight(self) -> int:
+        """The requests the server is answering now (a hang not counted)."""
+        return self._state.in_flight
+
+    @property
     def max_in_flight(self) -> int:
         """The most requests the server has handled at once since the last :meth:`reset`."""
         return self._state.max_in_flight

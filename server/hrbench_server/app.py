@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench import errors
-from hrbench.runtime import Drain
+from hrbench.runtime import Drain, cancel_grace_s
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -69,7 +69,7 @@ class App:
         self.db_path = db_path or home / "hrbench.sqlite3"
         self.started = time.monotonic()
         self.connections = 0
-        self.running: dict[str, asyncio.Task[Any]] = {}
+        self.running: dict[str, asyncio.Task[Any]] = {}  # until each one's end is stored
         self.drains: dict[str, Drain] = {}
         """Each running benchmark's drain: a clean cancel lets its sent requests finish first."""
         self.cancelled_by: dict[str, str] = {}
@@ -80,6 +80,7 @@ class App:
         self._store: Store | None = None
         self.scorers: dict[str, Any] = {}
         self.background: set[asyncio.Task[Any]] = set()  # daemon-wide tasks (the idle watch)
+        self.cancels: set[asyncio.Future[Any]] = set()  # clean cancels under way (cancel_soon)
         self.idle_exit_s: float | None = None
         self.row_writer = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hrbench-rows")
         """The thread that writes benchmarks' rows: one, so a benchmark's batches commit in the
@@ -106,15 +107,69 @@ class App:
             self.stopping = reason
         self.stop_event.set()
 
+    async def cancel(self, bench_id: str, grace_s: float | None = None, by: str | None = None) -> int:
+        """Cancel a running benchmark cleanly: what was sent finishes first, within the grace.
+
+        Decided (newcomer finding; :class:`hrbench.runtime.Drain`): nothing new is sent, the
+        runs whose requests were sent go on for up to ``grace_s`` seconds, their replies
+        settled at their real cost and their rows saved; then the benchmark's task is
+        cancelled, and only what is still in flight is counted "cancelled in flight". Every
+        way a benchmark is cancelled takes this path: ``hrb cancel`` (``benchmark/cancel``),
+        Ctrl-C in ``hrb bench`` (its ``$/cancelRequest``), its connection closing, and the
+        daemon stopping (``hrb daemon stop``, a signal, the idle timeout).
+
+        Args:
+            bench_id: a running benchmark's id (one not running is left alone).
+            grace_s: seconds the requests already sent may take; ``None``: the daemon's
+                :func:`~hrbench.runtime.cancel_grace_s` (``HRBENCH_CANCEL_GRACE_S``, else 10 s).
+            by: who cancelled it, for its caller (:class:`~hrbench.errors.BenchmarkCancelled`);
+                ``None`` when its caller asked (Ctrl-C, a closed connection) or the daemon stops.
+
+        Returns:
+            The runs whose request was still unanswered after the grace.
+        """
+        task = self.running.get(bench_id)
+        if task is None:
+            return 0
+        drain = self.drains.get(bench_id)
+        if drain is None:  # it is finishing (its end being stored): nothing is left to cancel
+            await asyncio.wait({task}, timeout=30)
+            return 0
+        drain.begin()
+        await drain.wait(cancel_grace_s() if grace_s is None else grace_s)
+        in_flight = drain.live
+        if not task.done() and not task.cancelling():  # another cancel may have ended its grace first
+            if by is not None:
+                self.cancelled_by.setdefault(bench_id, by)
+            task.cancel()
+        await asyncio.wait({task}, timeout=30)
+        return in_flight
+
+    def cancel_soon(self, task: asyncio.Future[Any]) -> bool:
+        """Cancel the benchmark ``task`` runs by :meth:`cancel`, in the background.
+
+        Used where a request's task would be cancelled at once (``$/cancelRequest``, its
+        connection closing: :mod:`hrbench_server.rpc`).
+
+        Returns:
+            ``False`` when ``task`` runs no benchmark (the caller cancels it as usual).
+        """
+        bench_id = next((b for b, t in self.running.items() if t is task), None)
+        if bench_id is None:
+            return False
+        job = asyncio.ensure_future(self.cancel(bench_id))
+        self.cancels.add(job)
+        job.add_done_callback(self.cancels.discard)
+        return True
+
     async def aclose(self) -> None:
-        """Cancel running benchmarks (they stay resumable) and close the store."""
+        """Cancel running benchmarks by :meth:`cancel` (they stay resumable) and close the store."""
         for t in self.background:
             t.cancel()
-        tasks = list(self.running.values())
-        for t in tasks:
-            t.cancel()
-        if tasks:
-            await asyncio.wait(tasks, timeout=10)
+        if self.running:
+            await asyncio.gather(*(self.cancel(bench_id) for bench_id in list(self.running)))
+        if self.cancels:
+            await asyncio.wait(set(self.cancels), timeout=30)
         # the batches handed over are written before the store closes (in a thread: a write may be slow)
         await asyncio.get_running_loop().run_in_executor(None, self.row_writer.shutdown)
         if self._store is not None:

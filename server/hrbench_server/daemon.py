@@ -168,7 +168,8 @@ def environment_problem() -> str | None:
     Decided (newcomer finding: ``HRBENCH_MAX_CALLS=abc hrb daemon start`` came up, then every
     ``hrb bench`` exited 2 until a restart with a good value): the environment overrides a
     daemon reads (``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD``, ``HRBENCH_MAX_TOKENS``, the price
-    table ``HRBENCH_PRICES``) are checked once at start; a bad one stops the start with exit 2,
+    table ``HRBENCH_PRICES``, the cancel grace ``HRBENCH_CANCEL_GRACE_S``, which every cancel
+    and the daemon's own stop read) are checked once at start; a bad one stops the start with exit 2,
     naming the variable and its value (``hrb`` prints it and exits 2). A running daemon's
     environment does not change, so it cannot be made unusable later.
 
@@ -178,9 +179,11 @@ def environment_problem() -> str | None:
     from hrbench.errors import ConfigError
     from hrbench.governor import default_governor
     from hrbench.pricing import Pricing
+    from hrbench.runtime import cancel_grace_s
 
     try:
         default_governor()
+        cancel_grace_s()
     except ConfigError as exc:
         return str(exc)
     try:

@@ -104,6 +104,7 @@ def register(server: RpcServer, app: App) -> None:
     from hrbench_server.bench import add_import_path, check_resume_only, run_benchmark
 
     proto = server.protocol
+    proto.graceful_cancel = app.cancel_soon  # Ctrl-C and a closed connection cancel as `hrb cancel` does
     feature = server.feature
 
     # -- score: sync (runs inline on the loop; a scorer is microseconds) ----------------------
@@ -348,7 +349,7 @@ def register(server: RpcServer, app: App) -> None:
                     "id", args.id, f"this benchmark is running; cancel it first: hrb cancel {bid}"
                 )
             n = app.store.benchmark_delete([bid])
-            return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"])
+            return p.BenchmarkDeleteResult(id=bid, rows=n["rows"], traces=n["traces"], locks=n["locks"])
 
         return await _to_thread(delete)
 
@@ -367,17 +368,8 @@ def register(server: RpcServer, app: App) -> None:
                 "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
             )
         # decided (newcomer finding): the requests already sent finish first, within the grace,
-        # and are settled at their real cost with their runs saved (hrbench.runtime.Drain)
-        in_flight = 0
-        drain = app.drains.get(bid)
-        if drain is not None:
-            drain.begin()
-            await drain.wait(cancel_grace_s() if args.grace_s is None else args.grace_s)
-            in_flight = drain.live
-        if not task.done():
-            app.cancelled_by.setdefault(bid, "`hrb cancel`")
-            task.cancel()
-        await asyncio.wait({task}, timeout=30)
+        # and are settled at their real cost with their runs saved (App.cancel)
+        in_flight = await app.cancel(bid, args.grace_s, by="`hrb cancel`")
 
         def ended() -> p.BenchmarkCancelResult:
             rec = app.store.benchmark_get(bid) or {}
@@ -486,6 +478,7 @@ def register(server: RpcServer, app: App) -> None:
             home=str(app.home),
             transport=app.transport,
             idle_exit_s=app.idle_exit_s,
+            cancel_grace_s=cancel_grace_s(),
         )
 
     def shutdown(args: p.ShutdownParams) -> p.ShutdownResult | None:

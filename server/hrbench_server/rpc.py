@@ -137,6 +137,26 @@ class HrbenchProtocol(JsonRPCProtocol):
         self.shutdown_requested = False  # LSP `shutdown` was received: only `exit` is accepted now
         self.exit_requested = False  # LSP `exit` was received: the connection ends
         self.owned: set[asyncio.Task[Any]] = set()  # benchmarks cancelled when this connection ends
+        self.graceful_cancel: Callable[[asyncio.Future[Any]], bool] | None = None
+        """Cancels a request's task cleanly in the background, ``False`` when it does not take it
+        (``App.cancel_soon``: a benchmark's sent requests finish within the grace first)."""
+
+    def cancel_task(self, task: asyncio.Future[Any]) -> None:
+        """Cancel a request's task: by :attr:`graceful_cancel` when it takes it, else at once."""
+        if self.graceful_cancel is None or not self.graceful_cancel(task):
+            task.cancel()
+
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """``$/cancelRequest``: a running benchmark is cancelled cleanly (Ctrl-C in ``hrb bench``).
+
+        Decided: as ``hrb cancel`` does, its sent requests finish within the grace first; the
+        request is then answered ``RequestCancelled`` as pygls answers any cancelled request.
+        """
+        future = self._request_futures.get(msg_id)
+        if isinstance(future, asyncio.Future) and self.graceful_cancel is not None:
+            if self.graceful_cancel(future):
+                return
+        super()._handle_cancel_notification(msg_id)
 
     @property
     def closed(self) -> bool:
@@ -512,9 +532,9 @@ async def serve_stream(
         # Decided (newcomer finding): a benchmark whose submitting connection closed is cancelled (it
         # stays resumable, its saved rows kept) unless it was submitted with `detach`; other
         # in-flight work finishes. Over stdio the end of input is not the end of the caller.
-        if not keep_open:
+        if not keep_open:  # as `hrb cancel` does: the requests sent finish within the grace first
             for task in list(proto.owned):
-                task.cancel()
+                proto.cancel_task(task)
         if on_close is not None:
             await on_close()
         if not keep_open:

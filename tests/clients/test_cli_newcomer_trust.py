@@ -248,6 +248,17 @@ def test_a_squad_file_read_as_tatqa_names_reference_path(data: Path, tmp_path: P
         ("HRBENCH_MAX_USD", "five", "HRBENCH_MAX_USD: expected a number (got 'five')"),
         ("HRBENCH_PRICES", "{tmp}/nope.json", "HRBENCH_PRICES: cannot read the price table"),
         ("HRBENCH_PRICES", "{tmp}/bad.json", "HRBENCH_PRICES={tmp}/bad.json: prices.m: expected input"),
+        # every cancel and the daemon's stop read it (a bad one would leave a Ctrl-C undone)
+        (
+            "HRBENCH_CANCEL_GRACE_S",
+            "soon",
+            "HRBENCH_CANCEL_GRACE_S: expected a number of seconds >= 0 (got 'soon')",
+        ),
+        (
+            "HRBENCH_CANCEL_GRACE_S",
+            "-1",
+            "HRBENCH_CANCEL_GRACE_S: expected a number of seconds >= 0 (got '-1')",
+        ),
     ],
 )
 def test_a_bad_environment_value_is_refused_at_daemon_start(

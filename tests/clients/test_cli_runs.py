@@ -44,7 +44,7 @@ def test_hrb_bench_exits_3_when_every_run_failed_and_ls_says_errors(tmp_path: Pa
     (listed,) = lines(hrb("ls").stdout)
     assert listed["status"] == "errors"
     assert listed["stop_note"].startswith(
-        f"30 of 30 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to {dead} (30 runs)"
+        f"30 of 30 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to {dead} (30 runs, arms 'ask', 'ask2')"
     )
     table = hrb("ls", "--text").stdout
     assert f"Runs failed: {listed['stop_note']}" in table
@@ -209,3 +209,34 @@ def test_hrb_bench_concurrency_flag(tmp_path: Path) -> None:
     assert (
         "--concurrency" in hrb("bench", str(_bench_file(tmp_path)), "--concurrency", "0", check_rc=2).stderr
     )
+
+
+def test_a_missing_output_is_named_as_the_cause_in_bench_ls_and_report(tmp_path: Path) -> None:
+    """The TAT-QA demo (`missing = "error"`) printed "commonest cause: LookupError (5 runs)"; the
+    cause names the item the outputs leave out and the arms lack it, on every surface."""
+    preds = tmp_path / "p.jsonl"
+    preds.write_text('{"item": "a", "output": "x"}\n{"item": "b", "output": "y"}\n')
+    arms = "".join(
+        f'[[arms]]\nkind = "outputs"\nname = "{name}"\npath = "{preds}"\nmissing = "error"\n'
+        for name in ("f", "g")
+    )
+    spec = tmp_path / "partial.toml"
+    spec.write_text(
+        f'runs = 5\n[reference]\nitems = {{ a = "A", b = "B", c = "C" }}\nlabels = ["x", "y", "x"]\n{arms}'
+    )
+    proc = hrb("bench", str(spec), "--no-rows", check_rc=3)
+    bid = lines(proc.stdout)[-1]["id"]
+    cause = "no output for item 'c'"
+    assert (
+        f"5 x {cause}); first: item 'c', run 1: LookupError: {cause}: the outputs of arm 'f' (p.jsonl)"
+        in proc.stderr
+    )
+    note = (
+        f"10 of 30 runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
+        f"(10 runs, arms 'f', 'g'); fix it, then run them again with `hrb bench --resume {bid} --retry-errors`"
+    )
+    (listed,) = lines(hrb("ls").stdout)
+    assert (listed["status"], listed["stop_note"]) == ("errors", note)
+    assert f"Runs failed: {note}" in hrb("ls", "--text").stdout
+    assert json.loads(hrb("report", bid, "--descriptive").stdout)["stop_note"] == note
+    assert f"Runs failed: {note}" in hrb("report", bid, "--text", "--descriptive").stdout

@@ -90,3 +90,59 @@ def test_hrb_score_refuses_the_judge_naming_the_way_that_works() -> None:
     for extra in ((), ("--settings", client)):
         err = hrb("score", "--scorer", "judge", *extra, "--label", "Paris", "Paris", check_rc=2).stderr
         assert "ConfigError: scorer" in err and "hrb bench" in err and "outputs" in err, err
+
+
+def _scorer_help() -> list[tuple[str, str]]:
+    """`hrb score --help`'s --scorer text, as (name, what) pairs in the order listed."""
+    import os
+    import re
+    import subprocess
+
+    from tests.clients.test_cli import HRB
+
+    out = subprocess.run(
+        [*HRB, "score", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "100"},  # wrapped as on a terminal: the parse joins the lines
+    ).stdout
+    text = " ".join(out.split("\n  --scorer SCORER", 1)[1].split("\n  --settings SETTINGS", 1)[0].split())
+    assert text.startswith("a scorer name: "), text
+    *listed, last = text.removeprefix("a scorer name: ").split("; ")
+    assert last.startswith("or package.module:function"), last
+    pairs = [re.fullmatch(r"(\S+) \((.*)\)", item) for item in listed]
+    assert all(pairs), listed
+    return [(m.group(1), m.group(2)) for m in pairs if m]
+
+
+def test_hrb_score_help_lists_every_scorer_of_the_registry() -> None:
+    """Newcomer finding: the help listed 5 scorers by hand; `squad` and `tatqa` were missing."""
+    from hrbench.specs import SCORERS
+
+    # (argparse breaks lines at hyphens: "TAT-QA" may come back as "TAT- QA")
+    shown = [(name, what.replace("- ", "-")) for name, what in _scorer_help()]
+    assert shown == [(name, what) for name, (_, _, what) in SCORERS.items()]
+    assert {"squad", "tatqa"} <= dict(shown).keys()
+
+
+def test_the_clients_scorer_names_are_generated_from_the_registry() -> None:
+    """`hrbench_client` imports nothing from the core, so `make schema` writes the names it shows."""
+    from hrbench.specs import client_scorers_module
+    from hrbench_client import _scorers
+
+    assert Path(_scorers.__file__).read_text() == client_scorers_module(), "stale: run `make schema`"
+
+
+def test_every_scorer_of_the_registry_builds() -> None:
+    from hrbench.specs import SCORERS, build_scorer
+
+    settings: dict[str, dict[str, object]] = {
+        "pattern": {"pattern": "ANSWER: (.+)"},
+        "judge": {"client": {"kind": "mock", "reply": "yes"}},
+    }
+    for name, (module, attr, _) in SCORERS.items():
+        built = build_scorer(name, settings.get(name))
+        assert callable(built) and built.name, name
+        assert attr in vars(__import__(module, fromlist=[attr])), name

@@ -246,3 +246,31 @@ def test_hrb_cancel_from_another_shell_ends_the_streaming_hrb_bench_with_exit_3_
     assert f"Resume it with: hrb bench --resume {bench_id}" in err
     assert "Traceback" not in err
     assert said["status"] == "cancelled" and 0 < said["rows"] < 200
+
+
+def test_rm_and_gc_remove_the_lock_files_a_killed_daemon_left(home: Path, tmp_path: Path) -> None:
+    """Each benchmark a killed daemon ran left its lease's lock file; `hrb rm` and `hrb gc` prune them."""
+    locks = Path(f"{home / 'hrbench.sqlite3'}.locks")
+    ids = []
+    for _ in range(2):
+        d = Daemon(home).start()
+        try:
+            proc, bench_id = _start_bench(home, _spec(tmp_path))
+            d.kill()  # mid-run: nothing released the lease
+            proc.communicate(timeout=60)
+        finally:
+            d.kill()
+        ids.append(bench_id)
+    assert sorted(os.listdir(locks)) == sorted(ids)
+    d = Daemon(home).start()
+    try:
+        removed = json.loads(_hrb(home, "rm", ids[0]).stdout.splitlines()[0])
+        assert removed["locks"] == 1 and os.listdir(locks) == [ids[1]]
+        held, _ = _start_bench(home, _spec(tmp_path, delay_s=1.0))  # runs: its lock file is held
+        (running,) = [b for b in os.listdir(locks) if b != ids[1]]
+        gc = json.loads(_hrb(home, "gc", "--older-than", "0").stdout)
+        assert (gc["benchmarks"], gc["locks"]) == (1, 1) and os.listdir(locks) == [running]
+        held.kill()
+        held.communicate(timeout=60)
+    finally:
+        d.stop()

@@ -48,7 +48,9 @@ def _ledger(home: Path, bench_id: str) -> dict[str, float]:
 def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path, tmp_path: Path) -> None:
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"models": {"loopback-1": {"input": PRICE[0], "output": PRICE[1]}}}))
-    d = Daemon(home, env={"HRBENCH_PRICES": str(prices)}).start()
+    # a grace of 0: the replies on their way are not waited for (Ctrl-C follows `hrb cancel`'s
+    # grace, tests/server/test_cancel_grace.py), so each cancel leaves calls in flight to count
+    d = Daemon(home, env={"HRBENCH_PRICES": str(prices), "HRBENCH_CANCEL_GRACE_S": "0"}).start()
     cancelled: list[tuple[int, float]] = []  # what each cancel left in flight, as the ledger says
     bench_id: str | None = None
     try:

@@ -33,7 +33,7 @@ def _client(base_url: str) -> dict[str, Any]:
 def _note(n: int, total: int, cause: str, k: int, bid: str) -> str:
     return (
         f"{n} of {total} runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
-        f"({k} run{'s' if k != 1 else ''}); fix it, then run them again with `hrb bench --resume {bid} --retry-errors`"
+        f"({k} run{'s' if k != 1 else ''}, arm 'ask'); fix it, then run them again with `hrb bench --resume {bid} --retry-errors`"
     )
 
 
@@ -58,7 +58,8 @@ def test_a_benchmark_whose_every_run_failed_on_a_dead_port_is_shown_errors(home:
     note = _note(10, 10, cause, 10, bid)
     assert stream.result.status == "errors"
     assert [s.error_causes for s in stream.result.summary] == [{cause: 10}]
-    assert "Runs failed: 10 of 10 runs ended in errors" in stream.result.text
+    # the printout advises hrb's way to run the failed runs again, not the library's
+    assert f"Runs failed: {note}." in stream.result.text and "hrbench.benchmark(" not in stream.result.text
     assert (listing.status, listing.stop_note) == ("errors", note)
     assert (rep["status"], rep["stop_note"]) == ("errors", note)
     assert note in page and 'id: "runs-failed"' in page  # the page script draws the banner

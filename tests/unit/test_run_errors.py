@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.benchmark import error_note
+from hrbench.benchmark import error_causes, error_note
 from hrbench.browse import benchmark_status, budget_note
 from hrbench_client import protocol as p
 from hrbench_client._commands import limits_text, shell_limits_note
@@ -46,10 +46,10 @@ def test_any_run_that_ended_in_an_error_makes_the_status_errors(n: int, data: An
     if broken:
         note = (
             f"{5 * len(broken)} of {5 * n} runs ended in errors and count as wrong (seed 002); "
-            f"commonest cause: RuntimeError ({5 * len(broken)} runs)"
+            f"commonest cause: RuntimeError ({5 * len(broken)} runs, arm 'a')"
         )
         assert bench.error_note() == note
-        assert f"Runs failed: {note}." in str(bench)
+        assert f"Runs failed: {note}; fix it, then run them again with `hrbench.benchmark(" in str(bench)
         assert bench.summary()[0]["error_causes"] == {"RuntimeError": 5 * len(broken)}
     else:
         assert bench.error_note() is None and "Runs failed" not in str(bench)
@@ -119,20 +119,52 @@ def test_error_note(causes: dict[str, int], runs: int, want: str | None) -> None
     assert error_note(causes, runs) == want
 
 
+@pytest.mark.parametrize(
+    ("summary", "named"),
+    [
+        ([{"arm": "a", "error_causes": {"x": 2}}], "(2 runs, arm 'a')"),
+        (
+            [{"arm": "a", "error_causes": {"x": 1}}, {"arm": "b", "error_causes": {"x": 1, "y": 1}}],
+            "(2 runs, arms 'a', 'b')",
+        ),
+        (
+            [{"arm": "a", "error_causes": {"y": 1}}, {"arm": "b", "error_causes": {"x": 2}}],
+            "(2 runs, arm 'b')",
+        ),
+        (
+            [{"arm": f"a{i}", "error_causes": {"x": 1}} for i in range(7)],
+            "(7 runs, arms 'a0', 'a1', 'a2', 'a3', 'a4' and 2 more)",
+        ),
+        ([{"arm": "a", "errors": 3}], "(3 runs, arm 'a')"),  # stored before causes were kept: "unknown"
+    ],
+)
+def test_the_note_names_the_arms_whose_runs_had_the_commonest_cause(
+    summary: list[dict[str, Any]], named: str
+) -> None:
+    """Decided (the TAT-QA demo's missing answer): the commonest cause comes with the arms that had it."""
+    causes, arms = error_causes(summary)
+    note = error_note(causes, 10, arms=arms)
+    assert note is not None and note.endswith(named)
+    assert (
+        budget_note("b1", summary, 10)
+        == f"{note}; fix it, then run them again with `hrb bench --resume b1 --retry-errors`"
+    )
+
+
 def test_a_stored_benchmark_with_errors_is_shown_errors_even_if_stored_done() -> None:
     old = [{"arm": "a", "errors": 3}]  # stored before causes were kept
     got = benchmark_status({"id": "b1", "status": "done", "summary": old}, 10)
     assert got == {
         "status": "errors",
         "stop_note": "3 of 10 runs ended in errors and count as wrong (seed 002); commonest cause: unknown "
-        "(3 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`",
+        "(3 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`",
     }
     both = budget_note(
         "b1", [{"arm": "a", "budget_stop": 4, "error_causes": {"x": 1}}], 10, {"max_calls": 5}, {"calls": 5}
     )
     assert both == (
         "4 of 10 runs were stopped by the budget and count as wrong (seed 002); 1 of 10 runs ended in errors "
-        "and count as wrong (seed 002); commonest cause: x (1 run); resume with `hrb bench --resume b1 --max-calls N --retry-errors`"
+        "and count as wrong (seed 002); commonest cause: x (1 run, arm 'a'); resume with `hrb bench --resume b1 --max-calls N --retry-errors`"
     )
 
 
@@ -176,3 +208,59 @@ def test_limits_text_marks_the_defaults_and_shows_every_cap() -> None:
     )
     assert limits_text(b) == "limits: calls - of no cap, usd - of no cap, tokens 120 of 900"
     assert limits_text(p.BenchmarkListing(id="b", status="done", arms=[], rows=0)) is None
+
+
+@pytest.mark.parametrize("keep_rows", [True, False])
+@pytest.mark.parametrize("broken", [{"item0"}, {"item0", "item2"}, {"item0", "item1", "item2"}])
+def test_the_printout_says_how_to_run_only_the_failed_runs_again_and_that_way_works(
+    keep_rows: bool, broken: set[str]
+) -> None:
+    """As `hrb` prints `hrb bench --resume ID --retry-errors`, the library's printout names its way.
+
+    The way it names runs only the failed runs again, and with the kept runs' traces the runs made
+    again are checked for distinct draws (no DrawsUncheckedWarning, which is an error here).
+    """
+    ref = _ref(3)
+    client = hb.MockClient(lambda messages, params: messages[0]["content"])
+
+    def ask(fail: set[str]) -> hb.Arm:
+        def fn(item: str, ctx: Any) -> str:
+            if item in fail:
+                raise RuntimeError(f"cannot reach the model for {item}")
+            return str(ctx.call(item).text)
+
+        return hb.Arm("a", fn)
+
+    first = _run(ask(broken), ref, keep_rows=keep_rows, client=client)
+    text = str(first)
+    if keep_rows:
+        advice = (
+            "fix it, then run them again with "
+            "`hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`."
+        )
+        assert f"Runs failed: {first.error_note()}; {advice}" in text
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", hb.DrawsUncheckedWarning)
+            warnings.simplefilter("ignore", hb.FewRunsWarning)
+            again = hb.benchmark(
+                ask(set()),
+                ref,
+                runs=5,
+                client=client,
+                done=first.as_done(),
+                done_traces=first.traces,
+                retry_errors=True,
+            )
+        made_again = [r for r in again.rows if r.ledger_id not in first.traces]
+        ids = sorted(f"q{b.removeprefix('item')}" for b in broken for _ in range(5))  # payload itemN is qN
+        assert sorted(r.item for r in made_again) == ids  # only the failed runs were made again
+        assert again.status == "done" and "Runs failed" not in str(again)
+    else:  # no rows kept: bench.as_done() would be empty, so the rows kept elsewhere are named
+        assert (
+            "`hrbench.benchmark(..., done={(arm, item, run): row}, done_traces={ledger_id: trace}, "
+            "retry_errors=True)` with the rows and traces on_row or the store kept." in text
+        )
+        assert first.as_done() == {}
+    assert "run them again" not in str(
+        _run(ask(set()), ref, keep_rows=keep_rows, client=client)
+    )  # none failed

@@ -361,5 +361,5 @@ def test_a_schema_4_file_keeps_its_rows_and_traces_readable_and_resumable(tmp_pa
         and traces[again.ledger_id][0].key == "new"
         and traces[old[0].ledger_id][0].key == "old0"
     )
-    assert s.benchmark_delete(["b"]) == {"benchmarks": 1, "rows": 5, "traces": 5}
+    assert s.benchmark_delete(["b"]) == {"benchmarks": 1, "rows": 5, "traces": 5, "locks": 0}
     assert s.rows_get("b") == [] and s.rows_count("b") == 0 and s.traces_get("b") == {}

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 import pytest
 
 from hrbench.errors import ConfigError
-from hrbench.store import Store
+from hrbench.store import Store, _lock_name
 
 
 @pytest.fixture
@@ -64,3 +65,65 @@ def test_a_name_made_twice_at_one_instant_resolves_to_the_last_stored(
         s.benchmark_put(bid, {"params": {"name": "same"}, "arms": [], "total": 1}, "h")
     assert s.benchmark_resolve("same") == ids[-1]
     assert [h["id"] for h in s.benchmark_headers()] == list(reversed(ids))
+
+
+# -- lock files (the flock leases of Store.lease_acquire) go with their benchmarks ------------------
+
+
+def _crashed_holder(db: Path, *ids: str) -> None:
+    """A process takes the lease of each id and dies without releasing it: its lock files stay."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os; from hrbench.store import Store; s = Store(os.environ['DB']); "
+        f"assert all(s.lease_acquire(b, 'crashed') is None for b in {list(ids)!r}); os._exit(0)"
+    )
+    subprocess.run([sys.executable, "-c", code], env={**os.environ, "DB": str(db)}, check=True, timeout=60)
+
+
+def _locks(db: Path) -> set[str]:
+    folder = Path(f"{db}.locks")
+    return set(os.listdir(folder)) if folder.exists() else set()
+
+
+@pytest.mark.parametrize("bid", ["abcd1234", "a_c%0000"])  # a plain id, and one named by its digest
+def test_rm_removes_the_lock_file_a_crashed_holder_left_and_its_lease_row(tmp_path: Path, bid: str) -> None:
+    db = tmp_path / "db.sqlite3"
+    s = Store(db)
+    s.benchmark_put(bid, {"params": {}, "arms": [], "total": 1}, "h")
+    _crashed_holder(db, bid)
+    assert _locks(db) == {_lock_name(bid)}
+    assert s.benchmark_delete([bid]) == {"benchmarks": 1, "rows": 0, "traces": 0, "locks": 1}
+    assert _locks(db) == set()
+    assert s._one("SELECT count(*) FROM leases")[0] == 0
+    assert s.lease_acquire(bid, "again") is None  # a new run of that id takes it as ever
+
+
+def test_a_lock_file_a_live_holder_holds_is_never_removed(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    s, other = Store(db), Store(db)
+    for bid in ("held0001", "free0001"):
+        s.benchmark_put(bid, {"params": {}, "arms": [], "total": 1}, "h")
+    _crashed_holder(db, "free0001")
+    assert other.lease_acquire("held0001", "live-run") is None  # held through another connection
+    assert s.benchmark_delete(["held0001", "free0001"])["locks"] == 1
+    assert _locks(db) == {"held0001"}
+    assert s.lease_acquire("held0001", "rival")["owner"] == "live-run"  # still held, row and all
+    assert s.gc(0)["locks"] == 0 and _locks(db) == {"held0001"}  # an orphan now, but held
+    other.lease_release("held0001", "live-run")
+    assert _locks(db) == set()
+
+
+def test_gc_removes_the_lock_files_of_old_and_of_already_deleted_benchmarks(tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite3"
+    s = Store(db)
+    for bid in ("old00001", "old00002", "kept0001", "gone0001"):
+        s.benchmark_put(bid, {"params": {}, "arms": [], "total": 1}, "h")
+    s._write("DELETE FROM benchmarks WHERE id='gone0001'")  # deleted before lock files were pruned
+    _crashed_holder(db, "old00001", "old00002", "kept0001", "gone0001", "a bench id/with ../ in it")
+    assert len(_locks(db)) == 5
+    out = s.gc(0, keep=["kept0001"])  # kept0001 runs: its benchmark and lock file stay
+    assert (out["benchmarks"], out["locks"]) == (2, 4)
+    assert _locks(db) == {"kept0001"}
+    assert s.gc(3600)["locks"] == 0

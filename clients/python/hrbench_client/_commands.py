@@ -9,6 +9,7 @@ import re
 import sys
 
 from hrbench_client import _paths
+from hrbench_client._scorers import SCORERS
 from hrbench_client.cli import EXIT_PIPE, closed_output, output_closed
 from hrbench_client.errors import (
     BenchmarkCancelled,
@@ -615,7 +616,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
                     sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
         except KeyboardInterrupt:
             progress.end()
-            stream.close()
+            # decided: as `hrb cancel` does, the daemon lets the requests already sent finish
+            # (its grace), saving their rows; a second Ctrl-C leaves at once, the daemon goes on
+            _err(
+                "cancelling: the requests already sent finish first (the daemon's "
+                "HRBENCH_CANCEL_GRACE_S, else 10 s); Ctrl-C again to leave now"
+            )
+            with contextlib.suppress(KeyboardInterrupt):
+                stream.close()
             if stream.id:
                 _err(f"cancelled; finished rows are kept. Resume with: hrb bench --resume {stream.id}")
             return EXIT_INTERRUPTED
@@ -1236,6 +1244,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+SCORER_HELP = (
+    "a scorer name: "
+    + "; ".join(f"{name} ({what})" for name, what in SCORERS.items())
+    + "; or package.module:function (default exact, settings with --settings)"
+)
+"""``hrb score --scorer``'s help: every scorer of the registry (``hrbench.specs.SCORERS``, through
+the generated :mod:`hrbench_client._scorers`), never a list written by hand."""
+
 CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
 """What ``hrb cache stats`` prints (its help says it; a test holds them equal)."""
 
@@ -1470,7 +1486,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     s.add_argument(
         "--scorer",
         default="exact",
-        help="exact (default), answer_contains, numeric, choice, pattern (with --settings '{\"pattern\": ...}'), or package.module:function",
+        help=SCORER_HELP,
     )
     s.add_argument("--settings", help="the scorer's settings as a JSON object")
     s.add_argument("--check", action="store_true", help="exit 1 when an output is scored wrong")
@@ -1632,16 +1648,17 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     cancel.set_defaults(fn=cmd_cancel)
 
-    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows and traces")
+    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows, traces and lock files")
     rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
     rm.set_defaults(fn=cmd_rm)
 
     gc = sub.add_parser(
         "gc",
         help="delete old benchmarks and cache entries, then shrink the database",
-        description="Delete benchmarks (rows, traces, ledgers) and response-cache entries created before "
-        "the given age, then VACUUM the database. Running benchmarks are kept; recordings are kept "
-        "unless --recordings.",
+        description="Delete benchmarks (rows, traces, ledgers, lock files) and response-cache entries "
+        "created before the given age, then VACUUM the database. Running benchmarks are kept, and so is "
+        "a lock file a live process holds; the lock files of benchmarks no longer stored go too; "
+        "recordings are kept unless --recordings.",
     )
     gc.add_argument(
         "--older-than",

@@ -777,7 +777,9 @@ def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float 
     """Stop the daemon of ``home``; returns ``False`` when none was running.
 
     Returns once the daemon's process has exited (its socket and lock are then free for a new
-    daemon); after ``timeout_s`` it sends SIGTERM and waits up to 5 s more.
+    daemon); after ``timeout_s`` it sends SIGTERM and waits up to 5 s more. A daemon that runs
+    benchmarks stops each as ``hrb cancel`` does (the requests already sent finish first,
+    within its cancel grace), so ``timeout_s`` then counts from the end of that grace.
     """
     import json
     import signal
@@ -785,10 +787,14 @@ def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float 
     state = _paths.home(home)
     client = _try_unix(state, 5.0)
     pid = None
+    grace_s = 0.0
     if client is not None:
         with client:
             with contextlib.suppress(HrbenchError, OSError):
-                pid = client.status().pid
+                status = client.status()
+                pid = status.pid
+                if status.running:
+                    grace_s = status.cancel_grace_s or 0.0
                 client.shutdown()
     else:
         try:
@@ -802,7 +808,7 @@ def stop_daemon(home: str | os.PathLike[str] | None = None, *, timeout_s: float 
             return not _pid_alive(pid)
         return not _paths.socket_path(state).exists() and not _paths.pid_path(state).exists()
 
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + grace_s + timeout_s
     while time.monotonic() < deadline:
         if gone():
             return True

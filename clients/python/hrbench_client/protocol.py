@@ -920,11 +920,12 @@ class BenchmarkDeleteParams(_Spec):
 
 
 class BenchmarkDeleteResult(Struct, kw_only=True):
-    """What ``benchmark/delete`` removed."""
+    """What ``benchmark/delete`` removed (``locks``: its lock file, 0 or 1)."""
 
     id: str
     rows: int
     traces: int
+    locks: int = 0
 
 
 class BenchmarkCancelParams(_Spec):
@@ -969,11 +970,16 @@ class GcParams(_Spec):
 
 
 class GcResult(Struct, kw_only=True):
-    """Counts deleted and the database's size (bytes, with its WAL) before and after."""
+    """Counts deleted and the database's size (bytes, with its WAL) before and after.
+
+    ``locks``: benchmark lock files removed (of the benchmarks deleted, and of benchmarks no
+    longer stored), never one a live holder holds.
+    """
 
     benchmarks: int
     rows: int
     traces: int
+    locks: int = 0
     cache: int
     recordings: int
     bytes_before: int
@@ -1191,7 +1197,12 @@ class StatusParams(_Spec):
 
 
 class StatusResult(Struct, kw_only=True):
-    """The daemon's state."""
+    """The daemon's state.
+
+    ``cancel_grace_s``: how long a cancel, Ctrl-C in ``hrb bench``, a closed connection or the
+    daemon's stop lets the requests already sent finish (``HRBENCH_CANCEL_GRACE_S`` of the
+    daemon, else 10 s); ``hrb daemon stop`` waits that long more when benchmarks run.
+    """
 
     protocol_version: int
     version: str
@@ -1202,6 +1213,7 @@ class StatusResult(Struct, kw_only=True):
     home: str
     transport: str
     idle_exit_s: float | None = None
+    cancel_grace_s: float | None = None
 
 
 class ShutdownParams(_Spec):

@@ -227,3 +227,50 @@ def test_a_key_written_twice_in_a_json_object_of_outputs_is_refused(
     assert json.loads(path.read_text()) == {"q1": "Lyon", "q2": "Lima"}  # what json keeps silently
     with pytest.raises(ConfigError, match="'q1'"):
         build_arm({"kind": "outputs", "name": "f", "path": str(path), **spec})
+
+
+def _partial_arms(how: str, tmp_path: Path) -> list[hb.Arm]:
+    """Two arms whose outputs leave out the item ``q3``, given ``how`` (missing = "error")."""
+    arms = []
+    for name, answers in (("f", {"q1": "Paris", "q2": "Lima"}), ("g", {"q1": "Lyon", "q2": "Lima"})):
+        if how == "mapping":
+            arms.append(outputs_arm(name, answers, missing="error"))
+            continue
+        spec: dict[str, Any] = {"kind": "outputs", "name": name, "missing": "error"}
+        if how == "inline":
+            spec["outputs"] = answers
+        else:
+            path = tmp_path / f"{name}.jsonl"
+            if how == "predictions file":
+                text = "".join(json.dumps({"id": k, "prediction": v}) + "\n" for k, v in answers.items())
+                spec["id_field"] = "id"
+            else:  # the spec's own {"item", "output"} lines
+                text = "".join(json.dumps({"item": k, "output": v}) + "\n" for k, v in answers.items())
+            path.write_text(text)
+            spec["path"] = str(path)
+        arms.append(build_arm(spec))
+    return arms
+
+
+@pytest.mark.parametrize("how", ["mapping", "inline", "predictions file", "outputs file"])
+def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
+    how: str, tmp_path: Path
+) -> None:
+    """Decided (the TAT-QA demo printed "commonest cause: LookupError (5 runs)"): the cause of a run
+    whose item the outputs leave out is ``no output for item 'ID'``, in the summary, the note and
+    the printout, with the arms that lack it; the first message names the arm (and the file)."""
+    with pytest.warns((hb.ArmErrorWarning, hb.FewRunsWarning)) as said:
+        bench = hb.benchmark(_partial_arms(how, tmp_path), build_reference(REF), runs=3)
+    cause = "no output for item 'q3'"
+    assert [s["error_causes"] for s in bench.summary()] == [{cause: 3}, {cause: 3}]
+    note = (
+        f"6 of 18 runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
+        "(6 runs, arms 'f', 'g')"
+    )
+    assert bench.status == "errors" and bench.error_note() == note
+    assert f"Runs failed: {note}; fix it, then run them again with `hrbench.benchmark(" in str(bench)
+    (warned,) = [str(w.message) for w in said if w.category is hb.ArmErrorWarning]
+    assert f"arm 'f': 3 of 9 run(s) raised or failed (3 x {cause})" in warned
+    file = "" if how in ("mapping", "inline") else " (f.jsonl)"
+    assert f"{cause}: the outputs of arm 'f'{file} leave it out" in warned
+    assert "LookupError (" not in note and "x LookupError" not in warned

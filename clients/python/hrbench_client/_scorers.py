@@ -1,0 +1,20 @@
+"""The scorer names ``hrb score --help`` lists: generated from ``hrbench.specs.SCORERS``.
+
+Never hand-edited: ``make schema`` writes it, and a test fails when it is stale.
+"""
+
+# fmt: off
+SCORERS: dict[str, str] = {
+    'exact': "seed 000's exact match after folding case and white space",
+    'exact_normalised': 'the same as exact',
+    'answer_contains': "seed 001's number-aware reading scorer",
+    'answer': 'the same as answer_contains',
+    'numeric': "the reply's number equals the label's, within a tolerance",
+    'choice': "the one letter a reply picks equals the label's",
+    'pattern': 'what a regex captures, scored by exact, settings {"pattern": ...}',
+    'tatqa': 'the official TAT-QA exact match',
+    'squad': 'the official SQuAD v2.0 exact match',
+    'judge': 'an LLM judge, in a benchmark only, settings {"client": {...}}',
+}
+# fmt: on
+"""Scorer name -> what it does, in the registry's order."""
