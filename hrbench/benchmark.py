@@ -697,15 +697,20 @@ def error_note(
         >>> error_note({"openai: cannot connect to http://127.0.0.1:9/v1": 19, "RuntimeError": 1}, 20,
         ...            "`hrb bench --resume b1 --retry-errors`")
         '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to http://127.0.0.1:9/v1 (19 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
-        >>> error_note({"no output for item 'q3'": 2}, 8, arms={"no output for item 'q3'": ["a", "b"]})
-        "2 of 8 runs ended in errors and count as wrong (seed 002); commonest cause: no output for item 'q3' (2 runs, arms 'a', 'b')"
+        >>> note = error_note({"no output for item 'q3'": 2}, 8, "R", arms={"no output for item 'q3'": ["a", "b"]})
+        >>> note.split("; ")[1]
+        "commonest cause: no output for item 'q3' (2 runs, arms 'a', 'b')"
+        >>> "reads the same outputs and fails the same way" in note, "run them again with R" in note
+        (True, False)
         >>> error_note({}, 20) is None
         True
         >>> "`--retry-errors` serves them the same replies" in error_note({"duplicate_draw": 4}, 5, "R")
         True
 
     Runs refused as duplicate draws (cause ``duplicate_draw``) are counted, but ``resume`` is not
-    advised for them (newcomer finding 1): :data:`DUPLICATE_ADVICE` says what helps instead.
+    advised for them (newcomer finding 1): :data:`DUPLICATE_ADVICE` says what helps instead. Nor
+    for runs whose item the arm's outputs leave out (newcomer finding 16):
+    :data:`MISSING_OUTPUT_ADVICE`.
     """
     n = sum(causes.values())
     if not n:
@@ -724,10 +729,24 @@ def error_note(
     dup = causes.get(DUPLICATE_CAUSE, 0)
     if dup:  # newcomer finding 1: --retry-errors cannot make them distinct draws
         note = f"{note}; {dup} of them {'were' if dup != 1 else 'was'} not distinct draws: {DUPLICATE_ADVICE}"
-    if resume is None or dup == n:
+    missing = sum(k for c, k in causes.items() if c.startswith(MISSING_OUTPUT_CAUSE))
+    if missing:  # newcomer finding 16: a retry reads the same outputs and fails the same way
+        note = f"{note}; {missing} of them had no output to score: {MISSING_OUTPUT_ADVICE}"
+    if resume is None or dup + missing == n:
         return note
-    return f"{note}; fix {'the other causes' if dup else 'it'}, then run them again with {resume}"
+    return f"{note}; fix {'the other causes' if dup or missing else 'it'}, then run them again with {resume}"
 
+
+MISSING_OUTPUT_CAUSE = "no output for item "
+"""How the cause of a run whose arm's outputs leave its item out begins (:data:`hrbench.errors.NO_OUTPUT`)."""
+
+MISSING_OUTPUT_ADVICE = (
+    "a resume or `--retry-errors` reads the same outputs and fails the same way; add the missing "
+    "outputs to the arm's outputs (file or mapping) and run the benchmark anew, or leave those items "
+    "out of the reference"
+)
+"""What to do about missing outputs (newcomer finding 16: the TAT-QA demo advised ``--retry-errors``,
+which cannot supply an answer the outputs file lacks)."""
 
 DUPLICATE_CAUSE = "duplicate_draw"
 """The cause of a run refused because its reply repeated an earlier run's draw (seed 002)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hrbench.benchmark import MISSING_OUTPUT_ADVICE
 from hrbench.testing.loopback import LoopbackServer
 from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
 
@@ -233,8 +234,8 @@ def test_a_missing_output_is_named_as_the_cause_in_bench_ls_and_report(tmp_path:
     )
     note = (
         f"10 of 30 runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
-        f"(10 runs, arms 'f', 'g'); fix it, then run them again with `hrb bench --resume {bid} --retry-errors`"
-    )
+        f"(10 runs, arms 'f', 'g'); 10 of them had no output to score: {MISSING_OUTPUT_ADVICE}"
+    )  # (newcomer finding 16: no --retry-errors, which reads the same outputs)
     (listed,) = lines(hrb("ls").stdout)
     assert (listed["status"], listed["stop_note"]) == ("errors", note)
     assert f"Runs failed: {note}" in hrb("ls", "--text").stdout

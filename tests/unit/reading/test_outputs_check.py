@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import hrbench as hb
+from hrbench.benchmark import MISSING_OUTPUT_ADVICE, error_note
 from hrbench.errors import ConfigError
 from hrbench.reading import check_outputs, outputs_arm
 from hrbench.specs import build_arm, build_reference
@@ -265,12 +266,41 @@ def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
     assert [s["error_causes"] for s in bench.summary()] == [{cause: 3}, {cause: 3}]
     note = (
         f"6 of 18 runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
-        "(6 runs, arms 'f', 'g')"
+        f"(6 runs, arms 'f', 'g'); 6 of them had no output to score: {MISSING_OUTPUT_ADVICE}"
     )
     assert bench.status == "errors" and bench.error_note() == note
-    assert f"Runs failed: {note}; fix it, then run them again with `hrbench.benchmark(" in str(bench)
+    # newcomer finding 16: a retry reads the same outputs, so it is not advised
+    assert f"Runs failed: {note}" in str(bench) and "run them again" not in str(bench)
     (warned,) = [str(w.message) for w in said if w.category is hb.ArmErrorWarning]
     assert f"arm 'f': 3 of 9 run(s) raised or failed (3 x {cause})" in warned
     file = "" if how in ("mapping", "inline") else " (f.jsonl)"
     assert f"{cause}: the outputs of arm 'f'{file} leave it out" in warned
     assert "LookupError (" not in note and "x LookupError" not in warned
+
+
+@pytest.mark.parametrize(
+    ("causes", "advised"),
+    [
+        ({"no output for item 'q3'": 2}, None),
+        ({"no output for item 'q3'": 2, "no output for item 'q4'": 1}, None),
+        ({"no output for item 'q3'": 2, "duplicate_draw": 1}, None),
+        (
+            {"no output for item 'q3'": 2, "RuntimeError": 1},
+            "fix the other causes, then run them again with R",
+        ),
+        ({"RuntimeError": 1}, "fix it, then run them again with R"),
+    ],
+)
+def test_a_retry_is_advised_only_for_causes_a_retry_can_fix(
+    causes: dict[str, int], advised: str | None
+) -> None:
+    """Newcomer finding 16: the TAT-QA demo ends ``errors`` for a question its outputs lack and
+    advised ``--retry-errors``, which reads the same outputs and fails the same way."""
+    note = error_note(causes, 10, "R")
+    assert note is not None
+    if advised is None:
+        assert "run them again" not in note
+    else:
+        assert note.endswith(advised)
+    missing = sum(k for c, k in causes.items() if c.startswith("no output for item"))
+    assert (f"{missing} of them had no output to score: {MISSING_OUTPUT_ADVICE}" in note) is bool(missing)
