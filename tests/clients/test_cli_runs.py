@@ -80,6 +80,7 @@ def test_retry_errors_without_resume_is_a_usage_error(tmp_path: Path) -> None:
     assert "--retry-errors" in err and "--resume ID" in err
 
 
+@pytest.mark.slow  # a daemon stopped mid-benchmark: `make test-slow`
 def test_hrb_daemon_stop_mid_benchmark_says_so_with_the_resume_command(tmp_path: Path) -> None:
     """newcomer finding: `hrb daemon stop` during `hrb bench` said only "cancelled"."""
     spec = _bench_file(tmp_path, runs=40, extra="concurrency = 1")

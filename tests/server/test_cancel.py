@@ -22,7 +22,8 @@ import pytest
 
 from tests.server._daemon import Daemon
 
-pytestmark = pytest.mark.timeout(120)
+# a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 HRB = [sys.executable, "-m", "hrbench_client.cli", "--no-autostart"]
 

@@ -28,7 +28,8 @@ from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.server._daemon import Daemon
 
-pytestmark = pytest.mark.timeout(120)
+# a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 HRB = [sys.executable, "-m", "hrbench_client.cli", "--no-autostart"]
 PRICE = (2000.0, 4000.0)  # USD per million input and output tokens

@@ -9,10 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hrbench.store import Store
 from hrbench_client import _paths
 from hrbench_client.client import _pid_alive, connect, daemon_status
 from tests.server._daemon import Daemon, spec
+
+# a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
+pytestmark = pytest.mark.slow
 
 
 def _wait_exit(d: Daemon, timeout_s: float = 30.0) -> int:

@@ -19,6 +19,9 @@ from hrbench.store import Store
 from tests.server._daemon import Daemon, spec, zombie
 from tests.server.test_benchmark import calls
 
+# a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
+pytestmark = pytest.mark.slow
+
 
 def test_a_second_run_of_a_running_benchmark_is_refused_naming_it(home: Path, calls_file: Path) -> None:
     d = Daemon(home, env={"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.01"}).start()

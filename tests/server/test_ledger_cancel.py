@@ -29,7 +29,8 @@ from hrbench.testing.loopback import LoopbackServer
 from hrbench_client.errors import BenchmarkCancelled
 from tests.server._daemon import Daemon, spec
 
-pytestmark = pytest.mark.timeout(120)
+# a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
+pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 PRICE = (2000.0, 4000.0)  # USD per million input and output tokens
 CONCURRENCY = 4

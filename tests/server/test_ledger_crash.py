@@ -28,6 +28,9 @@ from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.server._daemon import Daemon, spec
 
+# a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
+pytestmark = pytest.mark.slow
+
 PRICE = (2000.0, 4000.0)  # USD per million input and output tokens: 0.002 and 0.004 a token
 MAX_CALLS = 40
 MAX_USD = 2.0

@@ -20,6 +20,9 @@ from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.server._daemon import Daemon, spec
 
+# a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
+pytestmark = pytest.mark.slow
+
 PRICE = (2000.0, 4000.0)  # USD per million input and output tokens
 
 

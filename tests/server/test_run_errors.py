@@ -202,6 +202,7 @@ def test_default_limits_come_from_the_callers_shell(
     assert listing.calls == min(10, want[0])
 
 
+@pytest.mark.slow  # a daemon stopped by a signal: `make test-slow`
 def test_a_daemon_stopped_by_a_signal_tells_the_benchmarks_caller(home: Path) -> None:
     """newcomer finding: a stopped daemon's running benchmark ended as a bare "cancelled"."""
     import signal

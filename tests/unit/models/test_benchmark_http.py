@@ -93,6 +93,7 @@ def fault_bench(request: pytest.FixtureRequest, _server: LoopbackServer) -> dict
     }
 
 
+@pytest.mark.slow  # every fault of a loopback server, through a whole benchmark: `make test-slow`
 def test_benchmark_completes_under_every_fault(fault_bench: dict[str, Any]) -> None:
     rows, traces = fault_bench["rows"], fault_bench["traces"]
     gov, requests = fault_bench["gov"], fault_bench["requests"]
@@ -130,6 +131,7 @@ def test_benchmark_completes_under_every_fault(fault_bench: dict[str, Any]) -> N
     assert all(r.tokens_in > 0 and r.tokens_out > 0 for r in ok_rows)
 
 
+@pytest.mark.slow  # (the same benchmark as the test above)
 def test_benchmark_refusals_are_refusal(fault_bench: dict[str, Any]) -> None:
     rows = fault_bench["rows"]
     got = {(r.item, r.failure_kind) for r in rows if r.item in ("filter", "refusal")}
