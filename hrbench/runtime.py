@@ -295,8 +295,14 @@ class Runtime:
         """
         also = {*getattr(self.client, "billed_as", ()), *self.billed_as[request.model]}
         if not self.capped:
-            if not self.bills and not all(self._price(m) is not None for m in (request.model, *also)):
-                return 0.0, 0, None, True  # a mock with no price costs nothing
+            if not self.bills:
+                prices = [self._price(m) for m in (request.model, *also)]
+                if any(pr is None for pr in prices) or not any(
+                    pr.input or pr.cached_input or pr.output for pr in prices
+                ):
+                    # a mock with no price, or priced at 0 (the built-in "mock"), costs nothing: no
+                    # bound to compute (prompt_bound cost ~8 us a request at 30k requests/s)
+                    return 0.0, 0, None, True
             usd, tokens = self.pricing.reservation(request, also)
             known = usd is not None and output_limit(request) is not None
             return (usd if usd is not None and known else 0.0), tokens, None, known
@@ -459,7 +465,9 @@ class Runtime:
             if unpriced is not None:
                 raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
-            if usd_est or tokens_est:  # room held by requests in flight: wait for them (newcomer finding)
+            if (usd_est or tokens_est) and self.capped:  # room held by requests in flight: wait for
+                # them (newcomer finding); with no USD or token cap there is no room to wait for (the
+                # worst case is reserved only to bound what a crash may leave unknown: finding 13)
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
             if self.drain is not None and not inline:  # a clean cancel sends nothing new (Drain)
                 before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id, lead)
