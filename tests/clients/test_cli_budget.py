@@ -7,18 +7,15 @@ so is a price table (``HRBENCH_PRICES``) with a negative or NaN price.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from hrbench_client import _paths
+from tests.clients.test_cli import _stop_daemon  # noqa: F401 - the autouse fixture that stops each test's daemon
 
 HRB = [sys.executable, "-m", "hrbench_client.cli"]
 
@@ -33,14 +30,6 @@ def hrb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     return subprocess.run(
         [*HRB, *args], capture_output=True, text=True, timeout=180, env={**clean, **(env or {})}
     )
-
-
-@pytest.fixture(autouse=True)
-def _stop_daemon() -> Iterator[None]:
-    yield
-    hrb("daemon", "stop")
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        os.kill(json.loads(_paths.pid_path(_paths.home()).read_text())["pid"], signal.SIGKILL)
 
 
 @pytest.mark.parametrize("flag", ["--max-usd", "--max-calls", "--max-tokens"])
