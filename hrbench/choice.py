@@ -1,35 +1,58 @@
-"""The ``choice`` scorer: the multiple-choice letter a reply picks, against the label's letter.
+r"""The ``choice`` scorer: the multiple-choice letter a reply picks, against the label's letter.
 
 Models write a choice in many ways; this scorer reads the common ones and refuses to guess
 (decided, seed silent; the forms inspect_ai's ``choice()`` and lm-evaluation-harness's
-multiple-choice filters accept, made strict):
+multiple-choice filters accept, made strict). The rules are tried in this order, and the first
+that finds a letter decides:
 
-1. Cued: a letter after the word ``answer`` (``"Answer: B"``, ``"The correct answer is (B)"``,
-   ``"**Final answer: B**"``, ``"answer would be B"``); if there is none, a letter after
-   ``option`` or ``choice`` (``"Option B"``). When a reply has cued letters, only those of the
-   first kind found count, and letters named otherwise are not read: ``"Option A is wrong; the
-   answer is B"`` and ``"The answer is B, not A"`` pick B. A cued letter followed by more
-   capital letters joined by ``or``, ``and``, ``,``, ``/``, ``&`` or ``+`` (``"The answer is A
-   or B"``, ``"Answer: (A), (C)"``, ``"answer: A/B"``, ``"the answer is A or maybe B"``) cues
-   them all (decided, newcomer finding: ``"The answer is A or B"`` picked A, a hedge scored
-   right); ``", not B"`` is no such join.
-2. Otherwise marked letters: the whole reply is a letter, alone or dressed (``"B"``, ``"(B)"``,
-   ``"**B**"``, ``"[B]"``, ``"B."``); a line that starts with a letter and ``)``, ``.`` or ``:``
-   (``"B) 1918"``, ``"B. Paris"``); a letter in brackets or bold anywhere (``"(B)"``, ``"**B**"``).
-3. The reply picks a choice when exactly one distinct letter is found by the first rule that
-   finds any; none, or two different letters (``"Answer: A or C"``, ``"(A) ... (C)"``, ``"Answer:
-   A. Actually, the answer is C."``), is ``parse_failure``: a reply that picks two letters is
-   refused, never counted right because one of them is the label. A letter the rules do not
-   read (an undressed capital in prose beside a cued one, as B in ``"The answer is A, not B."``)
-   is not a second pick.
+1. The whole reply is one letter, alone or dressed: ``"B"``, ``"b"``, ``"(B)"``, ``"**B**"``,
+   ``"[B]"``, ``"B."``, ``"$B$"``, ``"\boxed{B}"``, ``"$\boxed{\text{C}}$"``,
+   ``"<answer>B</answer>"``, ``"`B`"``, ``"'B'"``.
+2. Final marks: a letter after the word ``answer`` or ``answers`` (``"Answer: B"``, ``"ANSWERS: B"``, ``"The correct answer is
+   (B)"``, ``"**Final answer: B**"``, ``"**Answer**: B"``, ``"answer would be B"``), a letter
+   in ``\boxed{...}`` (with ``\text{}``, ``\textbf{}``, ``\mathrm{}``, ``\mathbf{}``,
+   ``\texttt{}`` or ``\textit{}`` inside) and a letter in ``<answer>...</answer>`` tags
+   anywhere in the reply. A cued letter may wear dress (decided, seed silent; models echo the
+   prompt's ``ANSWER: $LETTER``): ``$`` (``"Answer: $B"``, ``"Answer: $B$"``), brackets, bold or
+   italics, quotes or backticks (``'Answer: "C"'``), and a box (``"the answer is \boxed{D}"``).
+   After a cue, a lower-case letter counts when it is in brackets (``"The answer is (d)"``);
+   a bare one does not (``"ANSWER: b"`` is refused: in prose ``"a"`` is an article and ``"I"``
+   a pronoun). Final marks are read before any letter marked elsewhere, and letters named
+   otherwise are not read: ``"I first considered (A), but it fails. Answer: $B"`` and
+   ``"Option (A) is tempting, but the answer is \boxed{D}"`` pick B and D. A cued letter
+   followed by more capital letters joined by ``or``, ``and``, ``,``, ``/``, ``&`` or ``+``
+   (``"The answer is A or B"``, ``"Answer: (A), (C)"``, ``"answer: A/B"``, ``"the answer is A
+   or maybe B"``) cues them all (decided, newcomer finding: ``"The answer is A or B"`` picked
+   A, a hedge scored right); ``", not B"`` is no such join.
+3. A cue with no readable letter: when the reply says ``answer is`` or ``answer:`` and rules 1
+   and 2 read no letter (``"The answer is unclear, but (A) fits"``, ``"Answer: $\mathbf{}$"``,
+   ``"The answer is E"`` with options A-D), the reply is refused: a cue the dress hides never
+   hands the choice to a letter marked elsewhere (decided, seed silent).
+4. A letter after ``option`` or ``choice`` (``"Option B"``).
+5. Otherwise marked letters: a line that starts with a letter and ``)``, ``.`` or ``:``
+   (``"B) 1918"``, ``"B. Paris"``); a letter in brackets or bold anywhere (``"(B)"``,
+   ``"**B**"``).
+
+The reply picks a choice when exactly one distinct letter is found by the first rule that finds
+any; none, or two different letters (``"Answer: A or C"``, ``"(A) ... (C)"``, ``"Answer: A.
+Actually, the answer is C."``, ``"ANSWER: A ... ANSWER: B"``, ``"Answer: A ... \boxed{B}"``), is
+``parse_failure``: a reply that picks two letters is refused, never counted right because one of
+them is the label (to take the last of several ``ANSWER:`` lines, use
+``pattern_scorer(r"ANSWER:\s*([A-J])", then="choice")``). A letter the rules do not read (an
+undressed capital in prose beside a cued one, as B in ``"The answer is A, not B."``) is not a
+second pick.
+
+Refused forms, each kept on purpose: two different final letters (above); a bare lower-case
+letter after a cue (``"ANSWER: b"``); a cue in another language (``"Antwort: C"``,
+``"R\u00e9ponse : C"``: the cue is the English word ``answer``); a letter not among
+``letters``.
 
 Only capital letters count, except a reply that is a single letter alone or dressed
-(``"b"``, ``"(b)"``): in prose ``"a"`` is an article and ``"I"`` a pronoun, so lower-case letters
-and an undressed ``I`` in a sentence are never read as choices. Letters must be among
-``letters`` (default ``"ABCDEFGHIJ"``, ten options as in MMLU-Pro). The label is a letter, or a
-list of accepted letters; an empty label is a :class:`~hrbench.errors.ScorerError`.
-Full-width letters fold by NFKC. Refusals, failed calls and limit stops keep their failure kinds
-as in the exact scorer.
+(``"b"``, ``"(b)"``), a lower-case letter in brackets after a cue, and a letter in a box or
+``<answer>`` tags. Letters must be among ``letters`` (default ``"ABCDEFGHIJ"``, ten options as
+in MMLU-Pro). The label is a letter, or a list of accepted letters; an empty label is a
+:class:`~hrbench.errors.ScorerError`. Full-width letters fold by NFKC. Refusals, failed calls
+and limit stops keep their failure kinds as in the exact scorer.
 """
 
 from __future__ import annotations
@@ -45,32 +68,56 @@ from hrbench.scorer import Scorer, label_answers, screen
 
 __all__ = ["choice_scorer", "read_choice"]
 
-_DRESS = r"[\s*_`\"'()\[\]{}.:,!]*"
+_COMMANDS = r"\\(?:boxed|text|textbf|textit|texttt|mathrm|mathbf|emph)\b\s*"
+_CHARS = r"[\s*_`\"'()\[\]{}.:,!$]*+"
+_DRESS = rf"(?:[\s*_`\"'()\[\]{{}}.:,!$]|{_COMMANDS}|</?answer>)*+"
+_OPEN = rf"(?:[\s*_`\"'(\[{{$]|{_COMMANDS}|<answer>)*+"
+"""Dress before a cued letter: space, bold, quotes, backticks, brackets, ``$``, a box, a tag."""
+_CLOSE = r"[)\]}*_`\"'$]*"
 
 
-def _cue(words: str, cls: str) -> re.Pattern[str]:
+def _cue(words: str, cls: str, lower: str) -> re.Pattern[str]:
     return re.compile(
-        rf"(?i:\b(?:{words})(?:\s+(?:is|would\s+be|will\s+be))?\s*[:=]?\s*[*_(\[\s]*)({cls})(?![A-Za-z0-9])"
+        rf"(?i:\b(?:{words})[*_]*+(?:\s+(?:is|would\s+be|will\s+be))?[*_]*+\s*+[:=]?)"
+        rf"(?:{_OPEN}({cls})|[\s*_`\"'$]*+[(\[]({lower})[)\]])(?![A-Za-z0-9])"
     )
 
 
 @lru_cache(maxsize=64)
 def _patterns(letters: str) -> tuple[re.Pattern[str], ...]:
     cls = f"[{re.escape(letters)}]"
+    lower = f"[{re.escape(letters.lower())}]"
+    both = f"[{re.escape(letters + letters.lower())}]"
     alone = re.compile(rf"^{_DRESS}({cls}){_DRESS}$", re.IGNORECASE)
-    answer = _cue(r"answer", cls)
-    option = _cue(r"option|choice", cls)
+    answer = _cue(r"answers?", cls, lower)
+    boxed = re.compile(
+        rf"\\boxed\s*\{{\s*(?:\\(?:text|textbf|textit|texttt|mathrm|mathbf)\s*\{{\s*)?[(\[]?({both})[)\]]?\.?\s*\}}?\s*\}}"
+    )
+    tagged = re.compile(rf"<answer>{_CHARS}({both}){_CHARS}</answer>", re.IGNORECASE)
+    unread = re.compile(r"(?i:\banswers?[*_]*(?:\s+(?:is|would\s+be|will\s+be)\b|\s*[:=]))")
+    option = _cue(r"option|choice", cls, lower)
     line = re.compile(rf"(?m)^[\s*_#>-]*[(\[]?({cls})[)\].:](?=\s|$)")
     marked = re.compile(rf"(?:\(({cls})\)|\[({cls})\]|\*\*({cls})\*\*)")
     more = re.compile(
-        rf"[)\]*_`]*\s*(?:,|/|&|\+|(?i:\bor\b|\band\b))\s*(?:(?i:maybe|perhaps|possibly|either)\s+)?"
-        rf"[*_(\[]*(?!I\s+[a-z])({cls})(?![A-Za-z0-9])"  # "and I think": a pronoun
+        rf"{_CLOSE}\s*(?:,|/|&|\+|(?i:\bor\b|\band\b))\s*(?:(?i:maybe|perhaps|possibly|either)\s+)?"
+        rf"[*_(\[`\"'$]*(?!I\s+[a-z])({cls})(?![A-Za-z0-9])"  # "and I think": a pronoun
     )
-    return alone, answer, option, line, marked, more
+    return alone, answer, boxed, tagged, unread, option, line, marked, more
+
+
+def _cued(cue: re.Pattern[str], more: re.Pattern[str], t: str) -> set[str]:
+    found = set()
+    for m in cue.finditer(t):
+        found.add((m.group(1) or m.group(2)).upper())
+        end = m.end()
+        while (n := more.match(t, end)) is not None:  # "answer: A or B": both are cued
+            found.add(n.group(1))
+            end = n.end()
+    return found
 
 
 def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
-    """The distinct letters a reply picks, by the forms of this module's docstring.
+    r"""The distinct letters a reply picks, by the rules of this module's docstring.
 
     Args:
         text: the reply.
@@ -82,24 +129,26 @@ def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
     Example:
         >>> read_choice("Answer: (B)"), read_choice("b"), read_choice("I think A or C.")
         ({'B'}, {'B'}, set())
-        >>> sorted(read_choice("Either (A) or (C)."))
-        ['A', 'C']
+        >>> sorted(read_choice("Either (A) or (C).")), read_choice("I first considered (A).\nAnswer: $B")
+        (['A', 'C'], {'B'})
+        >>> read_choice("The answer is unclear, but (A) fits")
+        set()
     """
-    alone, answer, option, line, marked, more = _patterns(letters)
+    alone, answer, boxed, tagged, unread, option, line, marked, more = _patterns(letters)
     t = unicodedata.normalize("NFKC", text).strip()
     m = alone.match(t)
     if m:
         return {m.group(1).upper()}
-    for cue in (answer, option):
-        found = set()
-        for m in cue.finditer(t):
-            found.add(m.group(1))
-            end = m.end()
-            while (n := more.match(t, end)) is not None:  # "answer: A or B": both are cued
-                found.add(n.group(1))
-                end = n.end()
-        if found:
-            return found
+    found = _cued(answer, more, t)
+    found.update(x.upper() for x in boxed.findall(t))
+    found.update(x.upper() for x in tagged.findall(t))
+    if found:
+        return found
+    if unread.search(t):
+        return set()
+    found = _cued(option, more, t)
+    if found:
+        return found
     found = set(line.findall(t))
     for groups in marked.findall(t):
         found.update(g for g in groups if g)

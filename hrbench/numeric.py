@@ -1,4 +1,4 @@
-"""The ``numeric`` scorer: the number a reply gives, against the label's, within a tolerance.
+r"""The ``numeric`` scorer: the number a reply gives, against the label's, within a tolerance.
 
 Where ``answer_contains`` (seed 001) asks whether the label's number is written in the reply,
 ``numeric`` reads the reply's answer as a number and compares values, as inspect_ai's
@@ -12,11 +12,29 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   ``k`` written against the number: ``"$12k"``). Number words are not read (case R15a).
 - Scientific notation (decided, seed silent; newcomer finding: ``"1e6"`` was read as 6 against
   the label 1000000): a number is read with its exponent, as its value: ``1e6``, ``1E6``,
-  ``1e+06``, ``2.5e-3``, and the written forms ``1.2×10^3``, ``1.2 x 10^3``, ``1.2*10**3``.
+  ``1e+06``, ``2.5e-3``, and the written forms ``1.2×10^3``, ``1.2 x 10^3``, ``1.2*10**3``,
+  ``3 × 10⁸`` (a superscript power), ``1.2 · 10^3`` and LaTeX's ``1.5 \times 10^{3}`` and
+  ``1.5 \cdot 10^3``.
   An ``e`` exponent followed by a letter or digit is not one (``"3e4f"`` reads 3, then 4: a
   hash, not a number); an exponent has at most three digits (floats reach ``1e308``), so
   ``"1e9999"`` is not read as a value beyond any label's. Only this scorer reads it: ``exact`` keeps seed 000's rule that the
   label 100000 does not accept ``"1e+05"``.
+- Powers and units (decided, seed silent; shared case S01): a superscript run right after a
+  digit is that number's exponent, as is ``^n`` or ``^{n}`` (``"10⁸"`` and ``"10^8"`` are
+  100000000, ``"5²"`` is 25), never a digit glued to the number (NFKC alone reads ``"10⁸"`` as
+  108); a subscript run after a digit is an index, not read. Superscript and subscript digits
+  after anything else are not numbers of their own: ``"12 m²"`` holds the one number 12, and
+  the ``2`` of ``"x^2"`` or ``"x^{2}"`` is not read either.
+- Fractions (decided, seed silent; shared cases S02, S03): a fraction is read as one value, a
+  divided by b, or not at all, never as its denominator: ``3/4`` (and ``3 / 4``), a vulgar
+  fraction ``½``, ``¾``, ``⅓`` (its whole part before it: ``2½`` is 2.5), a fraction of
+  superscript and subscript digits ``³⁄₁₆``, and LaTeX's ``\frac{a}{b}``, ``\dfrac``,
+  ``\tfrac`` and ``\frac12``, with a minus sign before or inside. A fraction whose parts are
+  not plain numbers (``\frac{\sqrt{3}}{2}``), one over zero, and a chain of slashes such as a
+  date (``12/25/2024``) give no number at all.
+- LaTeX marks (decided, seed silent; shared case S04): ``\%`` is a percent sign, ``\$`` a
+  currency sign, and ``,\!`` between digit groups a thousands separator as ``{,}`` and ``\,``
+  are (``\$15,\!000`` is 15000; :mod:`hrbench.reading._fold`).
 - Which number: the last one in the reply (``which="last"``, the default: a reply that works
   its way to an answer states it last), or any of them (``which="any"``).
 - Accounting brackets: ``"(1,234)"`` is 1234 unless ``accounting=True``, which reads it as
@@ -43,7 +61,7 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   identifier is not a quantity, score it with ``exact``. ``answer_contains`` applies the same
   rule only to a reply's number written with a decimal point and more than 15 significant
   digits (a printed float); ``exact`` stays literal (seed 000).
-- A reply with no number is ``parse_failure``; a label with no number raises
+- A reply with no number is ``parse_failure``; a label that does not hold exactly one number raises
   :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
   their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` (read by ``answer_contains``'s rule,
   :func:`~hrbench.reading._scorer.is_not_in_document_label`) is right when
@@ -53,11 +71,12 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Any, Literal
 
 from hrbench._float import DBL_DIG, float_noise_equal
+from hrbench._text import FRACTION_SLASH, JOIN, fold_numerals
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.reading import is_not_found
 from hrbench.reading._fold import _is_minus, fold_answer
@@ -67,13 +86,31 @@ from hrbench.scorer import Scorer, label_answers, screen
 
 __all__ = ["DBL_DIG", "Quantity", "float_noise_equal", "numeric_scorer", "read_numbers"]
 
+_N = r"[0-9]+(?:\.[0-9]+)?"
+_ARG = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # one brace group (one level of braces inside)
+_SCI = (
+    r"[eE](?P<e>[+-]?[0-9]{1,3})(?![0-9A-Za-z_])"
+    r"|\s?(?:[\u00d7xX*\u00b7\u22c5]|\\times|\\cdot)\s?10\s?(?:\^|\*\*)\s?(?P<xbrace>\{)?(?P<x>[+-]?[0-9]{1,3})"
+    r"(?(xbrace)\})(?![0-9])"
+)
 _NUMBER = re.compile(
-    r"(?<![0-9.])(-)?([0-9]+(?:\.[0-9]+)?)"
-    r"(?:[eE]([+-]?[0-9]{1,3})(?![0-9A-Za-z_])|\s?[\u00d7xX*]\s?10(?:\^|\*\*)([+-]?[0-9]{1,3})(?![0-9]))?"
-    r"(?![0-9])"
+    # 1-2: \frac{a}{b}, \dfrac, \tfrac (and LaTeX's \frac12): a / b, or nothing when a or b is not a number
+    rf"(?P<lsign>-)?\s?\\[dt]?frac\s*(?:{_ARG}|([0-9]))\s*(?:{_ARG}|([0-9]))"
+    # a mixed number of a vulgar fraction: 2 1/2 (hrbench._text.JOIN between)
+    rf"|(?<![0-9.])(?P<msign>-)?(?P<whole>[0-9]+){JOIN}(?P<mn>[0-9]+){FRACTION_SLASH}(?P<md>[0-9]+)"
+    # a fraction: a vulgar one (1 U+2044 2), a/b; a chain a/b/c (a date) is no number
+    rf"|(?<![0-9./])(?P<chain>(?:{_N}/){{2,}}{_N})(?![0-9])"
+    rf"|(?<![0-9./])(?P<fsign>-)?(?P<fn>{_N})(?:{FRACTION_SLASH}|\s?/\s?)(?P<fd>{_N})(?![0-9.]|/[0-9])"
+    # a number, with its exponent (1e6, 1.2 x 10^3, 1.5 \times 10^{3}) or power (10^8, 5^2)
+    rf"|(?<![0-9.^])(?P<sign>-)?(?P<digits>{_N})"
+    rf"(?:{_SCI}"
+    rf"|\^\s?(?P<pbrace>\{{)?(?P<power>[+-]?[0-9]{{1,3}})(?(pbrace)\}}))?"
+    r"(?:_[0-9]+)?(?![0-9])"
+    # an exponent of a letter (x^2, x^{2}): no number of its own
+    r"|\^\s?\{?[+-]?[0-9]+\}?"
 )
 _AFTER = re.compile(
-    r"(\))?\s?(%|percent\b|per cent\b)?\s?(thousand\b|million\b|billion\b|trillion\b|bn\b|k\b)?(\))?"
+    r"(\))?\s?(%|\\%|percent\b|per cent\b)?\s?(thousand\b|million\b|billion\b|trillion\b|bn\b|k\b)?(\))?"
 )
 _OPEN = re.compile(r"\(\s?[$\u20ac\u00a3\u00a5\u20b9]?\s?$")
 _SCALE = {
@@ -139,15 +176,16 @@ def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
         >>> read_numbers("Net loss (1,234)"), read_numbers("Net loss (1,234)", accounting=True)
         ([Quantity(1234)], [Quantity(-1234)])
     """
-    hay = fold_answer(text)
+    hay = fold_answer(fold_numerals(text, units=True))
     out: list[Quantity] = []
     for m in _NUMBER.finditer(hay):
-        sign, digits, e_exp, times_exp = m.groups()
-        value = Decimal(digits)
-        exponent = e_exp or times_exp
-        if exponent is not None:
-            value = value.scaleb(int(exponent))
-        if sign and _is_minus(hay, m.start(1)):
+        try:
+            value, sign_at = _value(m)
+        except (InvalidOperation, ArithmeticError):  # 1/0, 0^-1: no value
+            continue
+        if value is None:
+            continue
+        if sign_at is not None and _is_minus(hay, sign_at):
             value = -value
         after = _AFTER.match(hay, m.end())
         closed1, pct, word, closed2 = after.groups() if after else (None, None, None, None)
@@ -156,6 +194,43 @@ def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
         scale = _SCALE.get(word) if word else None
         out.append(Quantity(value, percent=pct is not None, scale=scale))
     return out
+
+
+_PLAIN = re.compile(r"\s*(-?)\s*([0-9]+(?:\.[0-9]+)?)\s*")
+
+
+def _arg(text: str | None, digit: str | None) -> Decimal | None:
+    r"""A ``\frac`` argument's value, when it is a plain number."""
+    if digit is not None:
+        return Decimal(digit)
+    m = _PLAIN.fullmatch(text or "")
+    if m is None:
+        return None
+    return -Decimal(m.group(2)) if m.group(1) else Decimal(m.group(2))
+
+
+def _value(m: re.Match[str]) -> tuple[Decimal | None, int | None]:
+    """The value of one match of ``_NUMBER`` and where its minus sign is (``None``: none)."""
+    g = m.group
+    if g("digits") is not None:
+        value = Decimal(g("digits"))
+        exponent = g("e") or g("x")
+        if exponent is not None:
+            value = value.scaleb(int(exponent))
+        elif g("power") is not None:
+            value = value ** int(g("power"))
+        return value, m.start("sign") if g("sign") else None
+    if g("fn") is not None:
+        return Decimal(g("fn")) / Decimal(g("fd")), m.start("fsign") if g("fsign") else None
+    if g("whole") is not None:
+        value = Decimal(g("whole")) + Decimal(g("mn")) / Decimal(g("md"))
+        return value, m.start("msign") if g("msign") else None
+    if g("chain") is not None or g(0).lstrip().startswith("^"):
+        return None, None
+    a, b = _arg(m.group(2), m.group(3)), _arg(m.group(4), m.group(5))
+    if a is None or b is None:
+        return None, None
+    return a / b, m.start("lsign") if g("lsign") else None
 
 
 @lru_cache(maxsize=1 << 14)
@@ -200,7 +275,7 @@ def numeric_scorer(
 
     Raises:
         ConfigError: a negative tolerance or an unknown ``which``.
-        ScorerError: (on call) a label that holds no number.
+        ScorerError: (on call) a label that holds no number, or more than one.
 
     Example:
         >>> s = numeric_scorer(rel_tol=0.01)

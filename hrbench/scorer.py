@@ -17,7 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 import msgspec
 
 from hrbench._float import DBL_DIG
-from hrbench._text import caseless, fold_minus
+from hrbench._text import JOIN, caseless, fold_minus, fold_numerals
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import FAILURE_KINDS, REFUSAL_REASONS, Answer, Result, Score
 
@@ -55,7 +55,9 @@ class ScorerLike(Protocol):
 def fold(text: str) -> str:
     r"""Fold text for comparison (seed 000 ``normalise = TRUE``, plus decided cases).
 
-    Steps, in order: NFKC (case H08a: full-width digits are ASCII digits; case H08e: a decomposed
+    Steps, in order: superscript and subscript digits after a digit kept apart as ``^n`` and
+    ``_n`` (decided, seed silent: ``"5\u00b2"`` is not ``"52"``; a vulgar fraction after a digit
+    is kept apart by a space: :func:`hrbench._text.fold_numerals`), NFKC (case H08a: full-width digits are ASCII digits; case H08e: a decomposed
     accent equals the precomposed one), curly quotes to ASCII quotes (case H08c: NFKC leaves
     them), the minus sign U+2212 and a dash before a digit to ``-`` (decided, case R09a:
     ``"\u22125"`` equals the label -5; :func:`hrbench._text.fold_minus`), caseless matching in
@@ -75,6 +77,7 @@ def fold(text: str) -> str:
         'strasse nord'
     """
     if not text.isascii():
+        text = fold_numerals(text).replace(JOIN, " ")
         text = fold_minus(unicodedata.normalize("NFKC", text).translate(_QUOTES))
     return _SPACE.sub(" ", caseless(text)).strip()
 

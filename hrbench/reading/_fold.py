@@ -6,8 +6,14 @@ of ``../shared/cases/`` that pin them:
 
 Folding (:func:`fold_answer`), in this order:
 
-0. LaTeX digit grouping (decided, R13a): ``{,}`` between two digits is a comma and ``\,``
-   between two digits a thin space, so ``"1{,}204"`` and ``"1\,204"`` are 1204.
+0. LaTeX digit grouping (decided, R13a): ``{,}`` and ``,\!`` (a comma, then LaTeX's negative
+   thin space) between two digits are a comma and ``\,`` between two digits a thin space, so
+   ``"1{,}204"``, ``"1,\!204"`` and ``"1\,204"`` are 1204.
+   Then numerals NFKC would glue are kept apart (decided, seed silent;
+   :func:`hrbench._text.fold_numerals`): a superscript or subscript digit right after a digit
+   is an exponent ``^n`` or an index ``_n`` (``"5\u00b2"`` is ``5^2``, never 52), and a vulgar
+   fraction (``"\u00bd"``, ``"2\u00bd"``) is one number, ``1\u20442`` with its whole part
+   joined by a private mark, never a 1 and a 2.
 1. The no-break space U+00A0, the thin space U+2009, the narrow no-break space U+202F and the
    figure space U+2007 (decided, R13c) are marked as possible thousands separators (H01b);
    curly quotes U+2018/U+2019/U+201C/U+201D become ASCII quotes (H08c); the minus sign U+2212
@@ -51,6 +57,11 @@ by plain containment on the sides where they meet (``"\u5317\u4eac"`` is in
 
 Numbers (seed 001):
 
+* a fraction written with the fraction slash (a vulgar fraction ``"\u00bd"`` folds to
+  ``1\u20442``) and a number with an exponent (``5^2``, from ``"5\u00b2"`` or written so) are
+  each one number: neither the 1 nor the 2 of ``"\u00bd"`` is in it, nor 5 or 2 in ``"5\u00b2"``
+  (decided, seed silent). An ASCII slash is not such a mark: ``"3/4"`` contains 3 and 4
+  (case R16f), as a range contains its ends;
 * it is not found inside a larger number: "11" is not in "711" (H02a), "5" not in "25"
   (H02b), "10" not in "100" (H03d), "45.2" not in "145.2" or "45.25", "3.14" not in "314"
   (H03b);
@@ -84,7 +95,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from hrbench._float import DBL_DIG, float_noise_equal, significant_digits
-from hrbench._text import caseless, fold_minus
+from hrbench._text import FRACTION_SLASH, JOIN, caseless, fold_minus, fold_numerals
 
 __all__ = ["contains_answer", "contains_float_noise", "fold_answer", "strip_around"]
 
@@ -116,11 +127,11 @@ def _ascii_digit(m: re.Match[str]) -> str:
     return str(unicodedata.decimal(m.group()))
 
 
-_LATEX_GROUP = re.compile(r"(?<=[0-9])(\{,\}|\\,)(?=[0-9])")
+_LATEX_GROUP = re.compile(r"(?<=[0-9])(\{,\}|,\\!|\\,)(?=[0-9])")
 
 
 def _latex_group(m: re.Match[str]) -> str:
-    return "," if m.group(1) == "{,}" else _SEP
+    return _SEP if m.group(1) == "\\," else ","
 
 
 _THOUSANDS = re.compile(r"(?<![0-9.])([0-9]{1,3})([,\ue000])([0-9]{3}(?:\2[0-9]{3})*)(?![0-9]|\2[0-9])")
@@ -163,10 +174,10 @@ def fold_answer(text: str) -> str:
 
 
 def _fold(text: str) -> str:
-    if "\\," in text or "{,}" in text:
+    if "\\," in text or "{,}" in text or ",\\!" in text:
         text = _LATEX_GROUP.sub(_latex_group, text)
     if not text.isascii():
-        text = unicodedata.normalize("NFKC", text.translate(_PRE))
+        text = unicodedata.normalize("NFKC", fold_numerals(text).translate(_PRE))
         if not text.isascii():
             text = fold_minus(_OTHER_DIGIT.sub(_ascii_digit, text))
     text = caseless(text)
@@ -187,6 +198,10 @@ _fold_cached = lru_cache(maxsize=1 << 16)(_fold)
 
 
 _DIGIT = frozenset("0123456789")
+_JOINERS = frozenset((FRACTION_SLASH, JOIN))
+"""Marks that join two numbers into one (a fraction, a mixed number)."""
+_POWER = frozenset("^_")
+"""An exponent (``5^2``) or an index (``10_2``) after a number: one number with it."""
 _UNIT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz%\u00b0")
 
 
@@ -291,7 +306,9 @@ def contains_answer(hay: str, needle: str) -> bool:
         start = i + 1
         if head_digit and i > 0:
             p = hay[i - 1]
-            if p in _DIGIT or p == "." or (p == "-" and _is_minus(hay, i - 1)):
+            if p in _DIGIT or p == "." or (p == "-" and _is_minus(hay, i - 1)) or p in _JOINERS:
+                continue
+            if p in _POWER and i > 1 and hay[i - 2] in _DIGIT:
                 continue
         if head_minus and not _is_minus(hay, i):
             continue
@@ -303,7 +320,9 @@ def contains_answer(hay: str, needle: str) -> bool:
             if tail_digit:
                 if c in _DIGIT:
                     continue
-                if c == "." and j + 1 < size and hay[j + 1] in _DIGIT:
+                if (c == "." or c in _JOINERS) and j + 1 < size and hay[j + 1] in _DIGIT:
+                    continue
+                if c in _POWER and hay[j + 1 : j + 3].lstrip("+-{")[:1] in _DIGIT:
                     continue
             elif tail_word and _word_char(c):
                 continue

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import hrbench as hb
 from hrbench.choice import read_choice
-from hrbench.errors import ConfigError, ScorerError
+from hrbench.errors import ArmErrorWarning, ConfigError, ScorerError
 from hrbench.numeric import read_numbers
 from hrbench.specs import build_scorer
 
@@ -131,7 +131,7 @@ def test_numeric_reads_scientific_notation_as_its_value(output: str, label: obje
         ("3e4f", ["3", "4"]),  # an e followed by a letter: a hash, not an exponent
         ("1e9999", ["1", "9999"]),  # beyond any float: not an exponent
         ("the e-mail from 2021e", ["2021"]),
-        ("x10^3", ["10", "3"]),  # no number before the sign
+        ("x10^3", ["1000"]),  # no number before the sign: a power, 10^3, read as its value
         ("3 eggs", ["3"]),
     ],
 )
@@ -401,3 +401,152 @@ def test_numeric_and_answer_contains_read_the_not_in_document_label_alike(label:
     want = label in NID_SPELLINGS
     assert _reads_as_nid(contains, label) is want
     assert _reads_as_nid(numeric, label) is want
+
+
+# -- choice: a cued letter in dress, final marks first (shared cases S05-S08) --------------------
+DRESSED = [
+    "{x}",
+    "${x}",
+    "${x}$",
+    "({x})",
+    "[{x}]",
+    "**{x}**",
+    "*{x}*",
+    "_{x}_",
+    '"{x}"',
+    "'{x}'",
+    "`{x}`",
+    "\\boxed{{{x}}}",
+    "$\\boxed{{{x}}}$",
+    "\\boxed{{\\text{{{x}}}}}",
+    "\\boxed{{\\textbf{{{x}}}}}",
+    "\\boxed{{\\mathrm{{{x}}}}}",
+    "<answer>{x}</answer>",
+    "**({x})**",
+]
+CUES = [
+    "Answer: ",
+    "ANSWER: ",
+    "The answer is ",
+    "Final answer: ",
+    "**Answer:** ",
+    "**Answer**: ",
+    "answer = ",
+]
+ELSEWHERE = [
+    "I first considered ({y}), but it fails.",
+    "Option ({y}) is tempting.",
+    "**{y}** looked right.",
+    "{y}) no",
+]
+
+
+@given(
+    st.sampled_from("ABCD"),
+    st.sampled_from("ABCD"),
+    st.sampled_from(DRESSED),
+    st.sampled_from(CUES),
+    st.sampled_from(ELSEWHERE),
+)
+def test_property_a_dressed_cued_letter_is_read_before_letters_marked_elsewhere(
+    x: str, y: str, dress: str, cue: str, elsewhere: str
+) -> None:
+    text = elsewhere.format(y=y) + "\n" + cue + dress.format(x=x)
+    assert read_choice(text, "ABCD") == {x}, text
+    assert verdict(CHOICE, text, x) == (True, None), text
+    if x != y:  # the rejected option is never counted right
+        assert verdict(CHOICE, text, y) == (False, "wrong"), text
+
+
+@given(st.sampled_from("ABCD"), st.sampled_from(DRESSED))
+def test_property_a_reply_that_is_a_dressed_letter_is_read(x: str, dress: str) -> None:
+    assert read_choice(dress.format(x=x), "ABCD") == {x}
+
+
+@given(
+    st.sampled_from("ABCD"),
+    st.sampled_from(["\\boxed{{{x}}}", "<answer>{x}</answer>", "\\boxed{{\\text{{{x}}}}}"]),
+)
+def test_property_a_box_or_answer_tag_anywhere_is_a_final_mark(x: str, mark: str) -> None:
+    for y in "ABCD":
+        text = f"Option ({y}) is tempting, but thus {mark.format(x=x)}."
+        assert read_choice(text, "ABCD") == {x}, text
+
+
+@pytest.mark.parametrize("cue", ["The answer is ", "Answer: ", "the correct answer is "])
+@pytest.mark.parametrize("dress", ["({x})", "[{x}]", "**({x})**"])
+def test_a_lower_case_letter_in_brackets_after_a_cue_counts(cue: str, dress: str) -> None:
+    for x in "abcd":
+        assert read_choice(cue + dress.format(x=x) + ".", "ABCD") == {x.upper()}
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "ANSWER: b",  # a bare lower-case letter after a cue: refused
+        "The answer is unclear, but (A) fits.",  # a cue with no readable letter never falls back
+        "Answer: $\\mathbf{}$. I liked (B).",
+        "The answer is E, so (A).",  # E is not an option of ABCD
+        "Answer: A\n\\boxed{B}",  # two final marks
+        "<answer>A</answer> ... ANSWER: C",
+        "Antwort: C",  # the cue is the English word
+        "R\u00e9ponse : C",
+        "The answer is a good one, (B) maybe.",  # the article 'a'
+    ],
+)
+def test_choice_documented_refusals(output: str) -> None:
+    assert verdict(CHOICE, output, "A")[1] == "parse_failure", read_choice(output, "ABCD")
+    assert verdict(CHOICE, output, "B")[1] == "parse_failure"
+    assert verdict(CHOICE, output, "C")[1] == "parse_failure"
+
+
+# -- pattern: the group that took part, and a time limit (shared cases S11, S12) ----------------
+ALTERNATIVES = [r"ANSWER: (\d+)", r"\\boxed\{(\d+)\}", r"<answer>(\d+)</answer>", r"Final: \*\*(\d+)\*\*"]
+WRITTEN = ["ANSWER: {n}", "\\boxed{{{n}}}", "<answer>{n}</answer>", "Final: **{n}**"]
+
+
+@given(
+    st.permutations(range(4)),
+    st.integers(min_value=0, max_value=4),
+    st.integers(min_value=0, max_value=10**6),
+)
+def test_property_the_answer_is_the_first_group_that_took_part(order: list[int], k: int, n: int) -> None:
+    k = min(k, 3)
+    pattern = "|".join(ALTERNATIVES[i] for i in order)
+    s = hb.pattern_scorer(pattern, then="numeric")
+    reply = "Some working first.\n" + WRITTEN[order[k]].format(n=n)
+    assert verdict(s, reply, n) == (True, None), (pattern, reply)
+    assert verdict(s, "no answer here", n) == (False, "parse_failure")
+
+
+def test_pattern_nested_and_optional_groups() -> None:
+    assert hb.pattern_scorer(r"(ANSWER: (\d+))|x(y)?")(None, "ANSWER: 7", "ANSWER: 7").correct is True
+    assert verdict(hb.pattern_scorer(r"ANSWER:\s*(\d+)?", then="numeric"), "ANSWER: ", 1) == (
+        False,
+        "parse_failure",
+    )
+    assert verdict(hb.pattern_scorer(r"ANSWER:\s*(\d*)"), "ANSWER: ", 1) == (False, "parse_failure")
+
+
+def test_a_pattern_past_its_time_limit_is_an_error_naming_the_pattern_and_the_limit() -> None:
+    s = hb.pattern_scorer(r"(a|a)+$", timeout=0.05)
+    with pytest.raises(ScorerError, match=r"'\(a\|a\)\+\$' took longer than its time limit of 0\.05 s"):
+        s(None, "a" * 40 + "b", "a")
+    assert s.spec["settings"]["timeout"] == 0.05
+    assert "timeout" not in hb.pattern_scorer(r"x").spec["settings"]  # the default keeps old specs' keys
+    arm = hb.Arm("backtracks", lambda item, ctx: "a" * 40 + "b" if item == "q1" else "a")
+    ref = hb.Reference({"slow": "q1", "fast": "q2"}, labels=["a", "a"])
+    with pytest.warns(ArmErrorWarning, match=r"time limit of 0\.05 s"):
+        bench = hb.benchmark(arm, ref, runs=5, scorer=s)
+    rows = {r.item: r for r in bench.rows}
+    assert (rows["slow"].correct, rows["slow"].failure_kind) == (False, "error")
+    assert (rows["fast"].correct, rows["fast"].failure_kind) == (True, None)
+    assert "scorer 'pattern'" in bench.error_note()
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf"), "1", True])
+def test_pattern_timeout_must_be_seconds_above_zero(bad: object) -> None:
+    with pytest.raises(ConfigError, match="timeout"):
+        hb.pattern_scorer(r"x", timeout=bad)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="timeout"):
+        build_scorer("pattern", {"pattern": "x", "timeout": bad})

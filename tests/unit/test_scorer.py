@@ -66,6 +66,8 @@ EXACT_CASE_IDS = [
     "R11a",
     "R11b",
     "R12d",
+    "S01d",
+    "S01h",
 ]
 
 

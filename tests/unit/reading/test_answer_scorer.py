@@ -108,6 +108,11 @@ ANSWER_CONTAINS_CASE_IDS = [
     "R16e",
     "R16f",
     "I07s",
+    "S01e",
+    "S01g",
+    "S02d",
+    "S03f",
+    "S04d",
 ]
 
 
