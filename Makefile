@@ -15,7 +15,7 @@ export HRBENCH_DATA
 
 help:
 	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
-	@echo "make test   - the test suite (fault simulations apart)"
+	@echo "make test   - the test suite (fault simulations apart); HRBENCH_TEST_SLOW=3 triples its time limits"
 	@echo "make test-slow - the fault simulations (daemons killed, cancelled, stopped, left idle)"
 	@echo "make test-ray - the Ray executor's tests on a local Ray cluster (installs the ray extra)"
 	@echo "make test-browser - hrb view in a real headless Chromium (installs chromium, playwright)"

@@ -4,6 +4,10 @@ Prints, each with its baseline and ratio:
 
 1. ``score`` round trip p50/p99 on a warm daemon vs a raw JSON-RPC echo server on a Unix socket
    (same framing, same client), target <= 2x;
+1b. a plain ``score``'s round trip on one connection while another connection's pattern
+   backtracks (``(a|a)+$`` on 40 a's and a b, to its 1 s time limit) vs the same score on the idle
+   daemon (issue 24, case S12a: within 50 ms; inline on the event loop it would wait for the
+   match, ~1 s);
 2. rows/s of a 100,000-row benchmark (a prompt arm answered by an instant mock) streamed to a
    Python client through the daemon vs the same benchmark in-process, target >= 0.9x (issue
    15); and the in-process runner vs a bare loop over the same rows (the mock's reply and the
@@ -138,6 +142,48 @@ def idle_rss(tmp: Path) -> None:
         f"idle daemon RSS    fresh {fresh:6.1f} MB (target <= 80), after a benchmark and a report "
         f"{after:6.1f} MB (target <= 150); bare pygls interpreter {base_mb:.1f} MB; ratio fresh/bare "
         f"{fresh / base_mb:.2f}x"
+    )
+
+
+def score_beside_backtracking(home: Path) -> None:
+    """1b. A plain score on connection B while connection A's pattern backtracks, vs B idle."""
+    plain = {"output": "Paris", "label": "Paris", "scorer": "exact"}
+    limit_s = 1.0
+    heavy = {
+        "output": "a" * 40 + "b",
+        "label": "a",
+        "scorer": "pattern",
+        "settings": {"pattern": "(a|a)+$", "timeout": limit_s},
+    }
+
+    def timed(c: Client) -> float:
+        t0 = time.perf_counter()
+        c.call("score", plain)
+        return time.perf_counter() - t0
+
+    sock = _paths.socket_path(home)
+    with Client.connect_unix(sock) as a, Client.connect_unix(sock) as b:
+        for _ in range(300):
+            timed(b)
+        idle = [timed(b) for _ in range(2000)]
+        rid = a.send_request("score", heavy)
+        t0 = time.perf_counter()
+        time.sleep(0.05)  # A's match has begun
+        during = []
+        while time.perf_counter() - t0 < 0.8 * limit_s:  # B's scores, all inside A's time limit
+            during.append(timed(b))
+        try:
+            a.wait(rid)
+            ended = "answered"
+        except Exception as exc:  # the time limit: a ScorerError naming the pattern and the limit
+            ended = f"{type(exc).__name__}"
+        a_s = time.perf_counter() - t0
+    i50, i99, d50, d99 = pct(idle, 0.5), pct(idle, 0.99), pct(during, 0.5), pct(during, 0.99)
+    print(
+        f"score beside ReDoS other connection p50 {d50 * 1e6:7.0f} us p99 {d99 * 1e6:7.0f} us "
+        f"(max {max(during) * 1e3:.1f} ms, {len(during)} scores) while A's pattern backtracked "
+        f"{a_s:.2f} s ({ended}); idle p50 {i50 * 1e6:5.0f} us p99 {i99 * 1e6:5.0f} us; ratio p50 "
+        f"{d50 / i50:.2f}x p99 {d99 / i99:.2f}x (target: within 50 ms; inline it would wait ~{limit_s:g} s)"
     )
 
 
@@ -351,6 +397,9 @@ def main() -> None:
             f"ratio p50 {s50 / e50:.2f}x p99 {s99 / e99:.2f}x (target <= 2x)"
         )
         print(f"  daemon `status` (a no-op through the same dispatch): p50 {pct(t_noop, 0.5) * 1e6:.0f} us")
+
+        # 1b. a plain score beside a backtracking pattern on another connection
+        score_beside_backtracking(home)
 
         # 2. rows/s streamed vs in-process
         total = rows_items * rows_runs

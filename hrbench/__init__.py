@@ -12,6 +12,7 @@ from hrbench.errors import (
     ArmErrorWarning,
     BudgetRefused,
     BudgetStoppedWarning,
+    CachedDrawsWarning,
     ConfigError,
     DrawsUncheckedWarning,
     DuplicateDrawError,
@@ -29,6 +30,7 @@ from hrbench.errors import (
     ScorerError,
     SignatureError,
     TooFewRunsError,
+    UnlabelledItemsWarning,
     UsageEstimatedWarning,
 )
 from hrbench.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
@@ -84,6 +86,7 @@ __all__ = [
     "BudgetRefused",
     "BudgetStoppedWarning",
     "Cache",
+    "CachedDrawsWarning",
     "Comparison",
     "ConfigError",
     "Context",
@@ -128,6 +131,7 @@ __all__ = [
     "Store",
     "TooFewRunsError",
     "Trace",
+    "UnlabelledItemsWarning",
     "Usage",
     "UsageEstimatedWarning",
     "answer_scorer",

@@ -27,6 +27,7 @@ from hrbench.errors import (
     ArmErrorWarning,
     BudgetRefused,
     BudgetStoppedWarning,
+    CachedDrawsWarning,
     ConfigError,
     DrawsUncheckedWarning,
     DuplicateDrawError,
@@ -34,6 +35,7 @@ from hrbench.errors import (
     NoLabelsWarning,
     NotCachedWarning,
     ScorerError,
+    UnlabelledItemsWarning,
     UsageEstimatedWarning,
     failure_cause,
     field_under,
@@ -42,9 +44,9 @@ from hrbench.errors import (
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
-from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd
+from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd, usd_text
 from hrbench.reference import SPLITS, Reference
-from hrbench.runtime import ADVICE, Drain, Runtime, unpriced_message
+from hrbench.runtime import ADVICE, Drain, Runtime, heavy_scorer_threads, off_loop, unpriced_message
 from hrbench.scorer import Scorer, ScorerLike, exact_scorer, label_answers
 from hrbench.store import Store
 
@@ -223,10 +225,10 @@ class Bench:
                 str(s["wrong"]),
                 str(s["failed"]),
                 str(s["budget_stop"]),
-                "NA" if s["usd"] is None else f"{s['usd']:.4f}",
+                usd_text(s["usd"]),
             ]
             if listed:
-                vals.append("NA" if s["usd_list"] is None else f"{s['usd_list']:.4f}")
+                vals.append(usd_text(s["usd_list"]))
             table.append(vals)
         widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
         lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
@@ -238,7 +240,7 @@ class Bench:
         if listed:
             lines.append(
                 "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
-                "every reply at what it cost when first paid."
+                "every reply at what it cost when first paid: compare arms by usd_list."
             )
         note = self.stop_note()
         if note is not None:
@@ -1089,26 +1091,30 @@ def _scorer_cause(name: str, exc: Exception) -> str:
     return f"scorer {name!r} raised {type(exc).__name__}: {exc}"
 
 
+def _scored(plan: _Plan, item: str, att: _Attempt) -> Score:
+    """What the scorer says of one run's output (in a worker thread when :func:`off_loop`)."""
+    try:
+        score = plan.scorer(plan.payloads[item], att.output, plan.labels[item])
+        if not isinstance(score, Score):  # a ScorerLike of one's own, not wrapped by Scorer
+            raise ScorerError(
+                f"scorer {plan.scorer.name!r} returned {type(score).__name__}; expected a Score"
+            )
+    except Exception as exc:  # a scorer that crashes or breaks its contract: an error run
+        att.ctx.step_error(_scorer_cause(plan.scorer.name, exc))
+        score = Score(correct=None if plan.unlabelled[item] else False, outcome=None, failure_kind="error")
+    return score
+
+
 def _score(plan: _Plan, cluster: str, item: str, arm: Arm, run: int, att: _Attempt) -> Row:
     """Score one run and make its row."""
     ctx = att.ctx
-    payload = plan.payloads[item]
-    label = plan.labels[item]
-    na = plan.unlabelled[item]
     if att.forced is not None:
+        na = plan.unlabelled[item]
         score = Score(correct=None if na else False, outcome=None, failure_kind=att.forced)
     elif att.score is not None:
         score = att.score
     else:
-        try:
-            score = plan.scorer(payload, att.output, label)
-            if not isinstance(score, Score):  # a ScorerLike of one's own, not wrapped by Scorer
-                raise ScorerError(
-                    f"scorer {plan.scorer.name!r} returned {type(score).__name__}; expected a Score"
-                )
-        except Exception as exc:  # a scorer that crashes or breaks its contract: an error run
-            ctx.step_error(_scorer_cause(plan.scorer.name, exc))
-            score = Score(correct=None if na else False, outcome=None, failure_kind="error")
+        score = _scored(plan, item, att)
     tin, tout, treas, tcache, usd, prov = _row_usage(ctx.trace)
     split = plan.splits[item]
     return Row(
@@ -1143,14 +1149,17 @@ def _refuse_spec(
     metrics: Any,
     client: Any,
     runs: int = 1,
+    scorer: Any = None,
 ) -> None:
     """Refuse a spec error once, before the first run, rather than in every run.
 
     Each arm's ``check`` sees the run items, the ids an output may name (the reference's, or
     its source's: :attr:`~hrbench.reference.Reference.source_ids`) and the runs (a template
     naming a field the items lack, a prompt arm with no client, an outputs arm that leaves a
-    run without an output) and each metric's ``check_labels`` their labels. An arm's error
-    names its place, ``arms[i].field`` (decided, newcomer finding).
+    run without an output), each metric's ``check_labels`` their labels, and a scorer's
+    ``check_items`` the run items (a judge template naming ``{document}`` that an item lacks:
+    :meth:`hrbench.judge.JudgeScorer.check_items`). An arm's error names its place,
+    ``arms[i].field`` (decided, newcomer finding); a scorer's, ``scorer_settings.field``.
     """
     items, labels = reference.items, reference.labels
     run_items = {i: items[i] for i in item_ids}
@@ -1163,6 +1172,10 @@ def _refuse_spec(
         check_labels = getattr(fn, "check_labels", None)
         if callable(check_labels):
             check_labels({i: labels[i] for i in item_ids})
+    check_items = getattr(scorer, "check_items", None)
+    if callable(check_items):  # a judge whose template names a field the items lack
+        with field_under("scorer_settings"):
+            check_items(run_items)
 
 
 def same_items(items: Mapping[str, Any], item_ids: Iterable[str]) -> list[list[str]]:
@@ -1231,6 +1244,7 @@ def refuse_before_start(
     metrics: Any = None,
     runs: int = 1,
     cached: bool = False,
+    scorer: Any = None,
 ) -> None:
     """Refuse a benchmark that could make no call or has a spec error, before anything runs or is stored.
 
@@ -1249,6 +1263,8 @@ def refuse_before_start(
         runs: the runs per item (an outputs arm must have an output for each).
         cached: the benchmark reads a cache: items with the same payload are refused
             (:func:`_refuse_same_items`, newcomer finding 8).
+        scorer: the benchmark's scorer, whose ``check_items`` (a judge's template fields) sees
+            the run items.
 
     Raises:
         ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
@@ -1264,7 +1280,7 @@ def refuse_before_start(
     """
     if arms is not None and reference is not None:
         ids = _run_ids(reference, [split] if isinstance(split, str) else list(split))
-        _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client, runs)
+        _refuse_spec(_check_arms(arms), reference, ids, _check_metrics(metrics), client, runs, scorer)
         replays = getattr(client, "provider", "") == "replay"
         _refuse_same_items(reference.items, ids, client, cached or replays)
     require_key = getattr(client, "require_key", None)
@@ -1376,7 +1392,7 @@ async def benchmark_async(
     """
     plan = _plan(arms, reference, runs, scorer, split, seed, benchmark_id)
     plan.metrics = _check_metrics(metrics)
-    _refuse_spec(plan.arms, plan.reference, plan.item_ids, plan.metrics, client, plan.runs)
+    _refuse_spec(plan.arms, plan.reference, plan.item_ids, plan.metrics, client, plan.runs, plan.scorer)
     remote = None
     if executor is not None and executor != "local":
         if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here
@@ -1415,11 +1431,22 @@ async def benchmark_async(
             "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
             FewRunsWarning,
         )
-    if plan.item_ids and all(plan.unlabelled[i] for i in plan.item_ids):
+    unlabelled = [i for i in plan.item_ids if plan.unlabelled[i]]
+    omitted = [i for i in unlabelled if i in getattr(reference, "labels_omitted", ())]
+    if plan.item_ids and len(unlabelled) == len(plan.item_ids):
         warn_at_caller(
             f"no item of reference {reference.hash[:12]} on split(s) {', '.join(plan.split)} has a label: "
             "every run is NA and accuracy is NA (give each item a `label`)",
             NoLabelsWarning,
+        )
+    elif omitted:  # newcomer finding: a labels table that left an item out, with no count shown
+        more = f" and {len(omitted) - 5} more" if len(omitted) > 5 else ""
+        warn_at_caller(
+            f"{len(omitted)} of {len(plan.item_ids)} items on split(s) {', '.join(plan.split)} are left out "
+            f"of the `labels` table ({', '.join(map(repr, omitted[:5]))}{more}): they have no label, their "
+            f"runs are NA and accuracy averages the {len(plan.item_ids) - len(unlabelled)} labelled items "
+            "(give them a label, or a null label to say so, or leave them out of the reference)",
+            UnlabelledItemsWarning,
         )
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
@@ -1439,9 +1466,11 @@ async def benchmark_async(
     running = Summary([a.name for a in plan.arms], with_metrics) if (not keep_rows or with_metrics) else None
     stops = _Stops()
     errors = _Errors()
+    sources = _Sources()
     unreported = _Unreported(bool(getattr(client, "bills", False)))  # a mock's replies carry no usage
     duplicates: list[DuplicateDrawError] = []
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
+    score_limiter = anyio.CapacityLimiter(min(concurrency, heavy_scorer_threads()))  # see off_loop
     done = done or {}
     _seed_kept_draws(rt, done, done_traces, retry_errors, total, client is not None)
 
@@ -1452,6 +1481,7 @@ async def benchmark_async(
             )
         stops.add(seq, row, trace)
         errors.add(seq, row, trace)
+        sources.add(trace)
         unreported.add(row)
         if keep_rows:
             rows[seq] = row
@@ -1472,6 +1502,8 @@ async def benchmark_async(
         values = _metric_values(plan, item, att) if with_metrics else None
         if judge_rt is not None and att.forced is None:
             await _judge(plan, judge_rt, item, arm, run, att)
+        elif att.forced is None and off_loop(plan.scorer, att.output, plan.labels[item]):  # issue 24
+            att.score = await anyio.to_thread.run_sync(_scored, plan, item, att, limiter=score_limiter)
         row = _score(plan, cluster, item, arm, run, att)
         if att.dup is not None:
             duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
@@ -1588,6 +1620,7 @@ async def benchmark_async(
     stops.warn(gov)
     errors.warn()
     unreported.warn()
+    sources.warn(seed)
     if duplicates and raise_duplicates:
         first = min(duplicates, key=lambda e: (e.arm or "", e.item or "", e.run or 0))
         arms_hit = sorted({e.arm for e in duplicates if e.arm})
@@ -1735,6 +1768,37 @@ def _error_of(trace: list[Step]) -> tuple[str, str]:
 
 
 @dataclass
+class _Sources:
+    """Where the requests' replies came from: the cache, or anywhere else (a model, a recording)."""
+
+    cached: int = 0
+    other: int = 0
+
+    def add(self, trace: list[Step]) -> None:
+        for s in trace:
+            if s.kind == "request":
+                if s.source == "cache":
+                    self.cached += 1
+                else:
+                    self.other += 1
+
+    def warn(self, seed: int) -> None:
+        if seed == DEFAULT_SEED or not self.cached or self.other:
+            return
+        warn_at_caller(
+            f"all {self.cached} replies came from the cache: the seed ({seed}) starts the arms' own random "
+            "stream (ctx.rng) but does not choose the model's draws, which the cache keys by request and "
+            "draw index; for new draws run with the cache off (cache = false in a spec, cache=None in "
+            "Python) or clear it (hrb cache clear)",
+            CachedDrawsWarning,
+        )
+
+
+DEFAULT_SEED = 1
+"""The seed of a benchmark that names none."""
+
+
+@dataclass
 class _Stops:
     """Runs stopped by the governor, counted as rows are scored."""
 
@@ -1855,7 +1919,8 @@ def benchmark(
     - A reply served from a cache or a recording costs the run ``usd = 0`` and no governor call;
       its trace step keeps the nominal cost (case H14a).
     - Fewer than 5 runs warns :class:`~hrbench.errors.FewRunsWarning`.
-    - No item with a label warns :class:`~hrbench.errors.NoLabelsWarning` (decided, seed silent).
+    - No item with a label warns :class:`~hrbench.errors.NoLabelsWarning` (decided, seed silent);
+      some items without one warn :class:`~hrbench.errors.UnlabelledItemsWarning`, counting them.
     - The reference is locked when scoring starts.
     - ``ctx.rng`` is seeded from (seed, arm, item, run); the global random state is untouched.
 

@@ -353,6 +353,7 @@ def _difference(c: dict[str, Any]) -> dict[str, Any]:
                 "accuracy_b",
                 "level",
                 "descriptive",
+                "note",
             )
         },
     }
@@ -422,7 +423,7 @@ def benchmark_view(
     if not rows:
         return out
     traces = store.traces_get(benchmark_id)  # the list price per arm (issue 18)
-    rep = report(rows, level=level, method=method, descriptive=True, traces=traces)  # type: ignore[arg-type]
+    rep = report(rows, level=level, method=method, descriptive=True, traces=traces, warn=False)  # type: ignore[arg-type]
     names = [a.arm for a in rep.arms]
     if against is None:
         against = names[0]
@@ -459,6 +460,9 @@ def benchmark_view(
                         "usd_per_run",
                         "usd_per_run_low",
                         "usd_per_run_high",
+                        "accuracy_per_usd",
+                        "accuracy_per_usd_low",
+                        "accuracy_per_usd_high",
                         "dev_accuracy",
                     )
                 },
@@ -731,7 +735,7 @@ def benchmark_compare(
     both = [replace(r, arm=f"a:{r.arm}") for r in rows_a] + [replace(r, arm=f"b:{r.arm}") for r in rows_b]
     diffs = []
     for name in shared:
-        c = compare(both, f"b:{name}", f"a:{name}", level=level, method=method, descriptive=True)  # type: ignore[arg-type]
+        c = compare(both, f"b:{name}", f"a:{name}", level=level, method=method, descriptive=True, warn=False)  # type: ignore[arg-type]
         d = _difference({k: getattr(c, k) for k in c.__struct_fields__} | {"arm_a": name, "arm_b": name})
         diffs.append(d)
     for d, adj in zip(diffs, _holm([d["p_value"] for d in diffs]), strict=True):

@@ -141,7 +141,7 @@ _HEADS = ("arm.", "reference.", "client.")
 
 
 @contextlib.contextmanager
-def field_under(prefix: str) -> Iterator[None]:
+def field_under(prefix: str, head: str | None = None) -> Iterator[None]:
     """Name every spec error raised inside by its full dotted path under ``prefix``.
 
     Decided (newcomer finding: a missing import module said ``path: cannot import ...``, a
@@ -152,6 +152,9 @@ def field_under(prefix: str) -> Iterator[None]:
 
     Args:
         prefix: the spec's place, e.g. ``"arms[1]"`` or ``"reference"``.
+        head: the head the builder inside names its fields by, replaced by ``prefix``
+            (``field_under("client.fallback", head="client")``: a replay's fallback client,
+            whose builder says ``client.base_url``); by default the generic heads above.
 
     Raises:
         ConfigError: the error raised inside, its ``field`` and message rewritten.
@@ -171,9 +174,11 @@ def field_under(prefix: str) -> Iterator[None]:
         if old == prefix or old.startswith((f"{prefix}.", f"{prefix}[", f"{prefix} ")):
             raise
         rest = old
-        for head in _HEADS:
-            if rest.startswith(head) and (head != "client." or prefix == "client"):
-                rest = rest[len(head) :]
+        if head is not None and (old == head or old.startswith(f"{head}.")):
+            rest = old[len(head) + 1 :]
+        for generic in _HEADS if head is None else ():
+            if rest.startswith(generic) and (generic != "client." or prefix == "client"):
+                rest = rest[len(generic) :]
                 break
         new = f"{prefix}.{rest}" if rest else prefix
         if exc.message.startswith(old):
@@ -477,6 +482,16 @@ class NoLabelsWarning(UserWarning):
     """
 
 
+class UnlabelledItemsWarning(UserWarning):
+    """Warned when some, not all, of the items a benchmark runs on have no label.
+
+    Their runs are ``correct=None`` (seed 002: an item with no label is NA) and accuracy
+    averages the labelled items only. Decided (seed silent; newcomer finding: a ``labels``
+    table that left an item out made it unlabelled with no count shown): legal, but counted,
+    with the first ids named.
+    """
+
+
 class UsageEstimatedWarning(UserWarning):
     """Warned when live replies came without a usage block, so their tokens and USD are not the provider's.
 
@@ -492,6 +507,17 @@ class NotCachedWarning(UserWarning):
 
     A mock whose function cannot be fingerprinted: the benchmark then sends every request
     (SPEC section 6).
+    """
+
+
+class CachedDrawsWarning(UserWarning):
+    """Warned when a benchmark with a seed of its own got every reply from the cache.
+
+    The seed starts the arms' own random stream (``ctx.rng``); it does not choose the model's
+    draws, which the cache keys by request and draw index (seed 002), so a changed seed
+    reruns from the cache entirely. Decided (seed silent; newcomer finding: changing ``seed``
+    reran from the cache with no note): legal (a rerun of the same seed is served so too),
+    but said, with how to get new draws.
     """
 
 

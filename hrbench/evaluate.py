@@ -61,6 +61,7 @@ from hrbench.modules import (
     _settings,
     rows_of,
 )
+from hrbench.records import usd_text
 
 __all__ = [
     "EmptyDataWarning",
@@ -207,7 +208,7 @@ class Evaluation:
             std = "NA" if self.score_std is None else _num(self.score_std)
             lines.append(f"Epochs: {self.epochs} (std of epoch means {std}; 95% CI {ci_text})")
         if self.total_cost is not None and self.total_cost > 0:
-            lines.append(f"Cost: ${self.total_cost:.4f}")
+            lines.append(f"Cost: ${usd_text(self.total_cost)}")
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:

@@ -149,4 +149,6 @@ def pattern_scorer(
         settings["timeout"] = timeout
     if then_settings:
         settings["then_settings"] = dict(then_settings)
-    return Scorer(fn, "pattern", settings)
+    out = Scorer(fn, "pattern", settings)
+    out.offload = True  # a pattern may backtrack up to its time limit: never on the event loop
+    return out

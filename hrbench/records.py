@@ -21,6 +21,7 @@ __all__ = [
     "Step",
     "Usage",
     "list_usd",
+    "usd_text",
 ]
 
 FAILURE_KINDS = ("parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error")
@@ -250,6 +251,29 @@ def list_usd(trace: Any) -> float | None:
             return None
         total += s.usd_nominal
     return total
+
+
+def usd_text(usd: float | None, na: str = "NA") -> str:
+    """A USD amount as printed: four decimals, or three significant digits below a cent.
+
+    Decided (a new user saw two cheap arms both print ``0.0000`` per run): four decimals hide
+    everything below $0.00005, so an amount under $0.01 is printed to three significant digits
+    instead (``0.00131``, ``3.7e-06``), which tells two cheap arms apart; 0 stays ``0.0000``,
+    as a benchmark's printout shows it for a model that costs nothing.
+
+    Args:
+        usd: the amount, or ``None`` (no price).
+        na: what ``None`` prints as.
+
+    Example:
+        >>> [usd_text(x) for x in (0.0, 1.5, 0.0123, 0.00131, 3.7e-06, 4.1e-06, None)]
+        ['0.0000', '1.5000', '0.0123', '0.00131', '3.7e-06', '4.1e-06', 'NA']
+    """
+    if usd is None or usd != usd:
+        return na
+    if usd == 0 or abs(usd) >= 0.01:
+        return f"{usd:.4f}"
+    return f"{usd:.3g}"
 
 
 class Answer(msgspec.Struct, kw_only=True):

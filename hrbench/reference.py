@@ -11,10 +11,75 @@ import msgspec
 
 from hrbench.errors import ReferenceLocked, ReferenceValueError
 
-__all__ = ["SPLITS", "Reference", "check_label"]
+__all__ = ["PER_ITEM", "SPLITS", "Reference", "check_keyed", "check_label"]
 
 SPLITS = ("train", "dev", "test")
 """The splits an item may be on. Rows on ``dev`` are not reportable (seed 002)."""
+
+
+PER_ITEM = ("labels", "cluster", "split")
+"""The fields of a reference spec that hold one value per item."""
+
+
+def check_keyed(items: Any, per_item: Mapping[str, Any], where: str = "") -> None:
+    """Refuse a list that would be paired by position with a mapping of items.
+
+    Decided (issue 25, finding 1: a spec sent from Neovim with ``items`` as a Lua table and
+    ``labels`` as a list had its labels paired in the table's hash order, France got Lima, and
+    accuracy fell from 0.640 to 0.160 in silence): where ``items`` arrives as a mapping whose
+    order is not the sender's (a JSON object: RFC 8259 leaves its keys unordered, and a Lua
+    table, a Go map or a jq pipeline sends them in any order), ``labels``, ``cluster`` and
+    ``split`` must be keyed by item id, or one value for all (cluster, split); a list among
+    them is refused, however few the items, naming the fields and showing the keyed form. A
+    list is still paired by position beside ``items`` given as a list: both keep their order.
+
+    The daemon applies it to every reference it is sent (``benchmark``, ``reference/put``)
+    and to a JSON reference file holding one ``{"items", "labels", ...}`` object. A Python
+    caller defines an order (a dict keeps its insertion order): :class:`Reference` pairs its
+    lists by position, and ``hrbench_client`` and ``hrb`` (a TOML file's order) send such
+    lists keyed by id.
+
+    Args:
+        items: the spec's ``items``.
+        per_item: ``labels``, ``cluster`` and ``split`` as given (the absent ones ``None``).
+        where: put before the field named (``"reference.path FILE: "`` for a file).
+
+    Raises:
+        ReferenceValueError: naming the first list, the others, and the keyed form.
+
+    Example:
+        >>> check_keyed(["France", "Peru"], {"labels": ["Paris", "Lima"]})
+        >>> check_keyed({"q1": "France"}, {"labels": {"q1": "Paris"}, "split": "test"})
+        >>> try:
+        ...     check_keyed({"q1": "France", "q2": "Peru"}, {"labels": ["Paris", "Lima"]})
+        ... except ValueError as exc:
+        ...     print(exc)
+        labels: a list is not paired by position with `items` given as a mapping (id -> payload): the keys of a JSON object have no order (RFC 8259; a Lua table, a Go map or jq writes them in any order), so an item could get another item's label; key it by item id, "labels": {"q1": <label of q1>, "q2": <label of q2>}, or give `items` as a list in the order of the list (got ['Paris', 'Lima'])
+    """
+    if not isinstance(items, Mapping):
+        return
+    listed = [name for name, value in per_item.items() if isinstance(value, (list, tuple))]
+    if not listed:
+        return
+    ids = [str(k) for k in list(items)[:2]]
+    more = ", ..." if len(items) > 2 else ""
+
+    def word(name: str) -> str:
+        return "label" if name == "labels" else name
+
+    def keyed(name: str) -> str:
+        return f'"{name}": {{' + ", ".join(f'"{i}": <{word(name)} of {i}>' for i in ids) + more + "}"
+
+    others = f" (nor may {', '.join(f'`{n}`' for n in listed[1:])})" if len(listed) > 1 else ""
+    raise ReferenceValueError(
+        f"{where}{listed[0]}",
+        per_item[listed[0]],
+        f"a list is not paired by position with `items` given as a mapping (id -> payload){others}: "
+        "the keys of a JSON object have no order (RFC 8259; a Lua table, a Go map or jq writes them "
+        f"in any order), so an item could get another item's {word(listed[0])}; key it by item id, "
+        + ", ".join(keyed(n) for n in listed)
+        + f", or give `items` as a list in the order of the list{'s' if len(listed) > 1 else ''}",
+    )
 
 
 def _per_item(field: str, value: Any, ids: list[str], default: Any) -> dict[str, Any]:
@@ -107,7 +172,9 @@ class Reference:
             ``"1"`` .. ``"n"``). Payloads are any JSON-like value (a question string, a
             ``{"document", "question"}`` dict, ...).
         labels: one label per item (a sequence in item order, or a mapping id -> label), or
-            ``None`` for no labels. A label is a string, a number, a list of accepted answers,
+            ``None`` for no labels. A sequence pairs with the order of ``items`` (a Python
+            mapping keeps its insertion order); a spec sent as JSON must key them by id
+            (:func:`check_keyed`). A label is a string, a number, a list of accepted answers,
             a mapping with ``answers`` (:func:`check_label`), or ``None`` (the item cannot be
             scored: its runs are recorded ``correct=None``).
         cluster: one cluster per item, or one value for all; defaults to each item's own id.
@@ -164,6 +231,12 @@ class Reference:
         for k, v in labels_map.items():
             check_label(k, v)
         self._labels = {k: (list(v) if isinstance(v, tuple) else v) for k, v in labels_map.items()}
+        self.labels_omitted: frozenset[str] = (
+            frozenset(i for i in ids if i not in {str(k) for k in labels})
+            if isinstance(labels, Mapping)
+            else frozenset()
+        )
+        """Ids a ``labels`` mapping left out (their label is ``None``; a benchmark counts them)."""
         clusters = _per_item("cluster", cluster, ids, None)
         self._clusters = {i: (i if c is None else str(c)) for i, c in clusters.items()}
         splits = _per_item("split", split, ids, "test")

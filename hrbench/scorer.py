@@ -380,6 +380,11 @@ class Scorer:
         hrbench.errors.ScorerError: scorer 'forgot' returned None (a missing `return`?); expected a Score, a dict of correct/outcome/failure_kind, a (correct, outcome, failure_kind) tuple, or a bool
     """
 
+    offload: bool = False
+    """Whether the scorer may take long on one reply (the pattern scorer: a pattern may backtrack up
+    to its time limit): a benchmark and the daemon then run it in a worker thread, never on the
+    event loop (:func:`hrbench.runtime.off_loop`). Set it on a scorer of your own that is slow."""
+
     def __init__(
         self, fn: Callable[[Any, Any, Any], Any], name: str, settings: dict[str, Any] | None = None
     ) -> None:

@@ -26,6 +26,7 @@ import contextvars
 import importlib
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -34,15 +35,19 @@ from typing import Any
 
 import anyio
 
+from hrbench import _forms
 from hrbench._unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm
 from hrbench.errors import CodeRefused, ConfigError, did_you_mean, field_under
 from hrbench.governor import Governor, default_governor
 from hrbench.models.mock import MockClient
-from hrbench.reference import Reference
+from hrbench.reference import PER_ITEM, Reference, check_keyed
 from hrbench.scorer import Scorer, scorer
 
 __all__ = [
+    "ARM_FIELDS",
+    "CLIENT_FIELDS",
+    "REFERENCE_FIELDS",
     "SCORERS",
     "build_arm",
     "build_client",
@@ -226,6 +231,8 @@ def _prompt_arm(spec: Any) -> Arm:
         raise ConfigError("template", template, "a prompt arm needs a template string")
     system = _get(spec, "system")
     model = _get(spec, "model")
+    if model is not None:  # "" was dropped silently: the client's model answered (newcomer finding)
+        _forms.check_name("arm.model", model, optional=True)
     params = dict(_get(spec, "params") or {})
     for reserved in ("draw_index", "messages"):
         if reserved in params:
@@ -368,6 +375,7 @@ def _outputs_arm(spec: Any) -> Arm:
     if (outputs is None) == (path is None):
         raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
     fmt = _get(spec, "format", "outputs") or "outputs"
+    _forms.check_one_of("arm.format", fmt, ("outputs", "tatqa"))
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
     scale_field = _get(spec, "scale_field")
     missing = _get(spec, "missing", "refuse") or "refuse"
@@ -438,6 +446,8 @@ def _import_arm(spec: Any) -> Arm:
 
 def _reading_arm(spec: Any) -> Arm:
     recipe, name, model = _get(spec, "recipe"), _get(spec, "name"), _get(spec, "model")
+    if isinstance(model, str):  # a recipe also takes a client spec or a client (hrbench.reading)
+        _forms.check_name("arm.model", model, optional=True)
     settings = dict(_get(spec, "settings") or {})
     if not isinstance(recipe, str) or not recipe.isidentifier() or recipe.startswith("_"):
         raise ConfigError("recipe", recipe, "expected a recipe name such as `direct`")
@@ -462,6 +472,28 @@ def _reading_arm(spec: Any) -> Arm:
         raise ConfigError("recipe", recipe, "the recipe factory did not return an Arm")
     return arm
 
+
+ARM_FIELDS: dict[str, tuple[str, ...]] = {
+    "prompt": ("kind", "name", "template", "system", "model", "params", "version"),
+    "reading": ("kind", "recipe", "name", "model", "settings"),
+    "outputs": ("kind", "name", "outputs", "path", "id_field", "prediction_field", "scale_field")
+    + ("format", "missing"),
+    "import": ("kind", "path", "name", "settings"),
+}
+"""The fields of each arm spec by kind, for a spec given as a mapping (the library, a judge's
+settings); on the wire the Structs of ``hrbench_client.protocol`` hold the same fields (a test
+compares them) and their decoder refuses any other."""
+
+_HTTP_FIELDS: tuple[str, ...] = ("kind", "model", "base_url", "api_key_env", "timeout_s", "max_connections")
+_HTTP_FIELDS += ("max_attempts", "max_total_s", "max_tokens", "billed_as", "settings", "price", "prices")
+
+CLIENT_FIELDS: dict[str, tuple[str, ...]] = {
+    "openai": _HTTP_FIELDS,
+    "anthropic": (*_HTTP_FIELDS, "anthropic_version"),
+    "mock": ("kind", "function", "reply", "replies", "default", "echo", "model", "delay_s"),
+    "replay": ("kind", "recording", "strict", "fallback", "model", "provider", "base_url"),
+}
+"""The fields of each client spec by kind, as :data:`ARM_FIELDS` for arms."""
 
 _ARMS: dict[str, Callable[[Any], Arm]] = {
     "prompt": _prompt_arm,
@@ -492,6 +524,7 @@ def build_arm(spec: Any) -> Arm:
     builder = _ARMS.get(kind)
     if builder is None:
         raise ConfigError("arm.kind", kind, f"unknown arm kind; expected one of {sorted(_ARMS)}")
+    _forms.check_fields("arm", spec, ARM_FIELDS[kind])
     return builder(spec)
 
 
@@ -505,8 +538,9 @@ def _last_content(messages: list[dict[str, Any]]) -> str:
 def _mock_client(spec: Any) -> MockClient:
     function, reply, replies = _get(spec, "function"), _get(spec, "reply"), _get(spec, "replies")
     echo, default = bool(_get(spec, "echo", False)), _get(spec, "default")
-    delay = float(_get(spec, "delay_s", 0.0) or 0.0)
-    model = _get(spec, "model", "mock") or "mock"
+    delay = _forms.check_number("client.delay_s", _get(spec, "delay_s", 0.0), low=0, unit=" seconds") or 0.0
+    model = _get(spec, "model")
+    model = "mock" if model is None else _forms.check_name("client.model", model, optional=True)
     chosen = sum(x is not None for x in (function, reply, replies)) + int(echo)
     if chosen != 1:
         raise ConfigError(
@@ -576,6 +610,8 @@ def _check_output_limits(spec: Any) -> None:
         or not all(isinstance(m, str) and m for m in billed)
     ):
         raise ConfigError("client.billed_as", billed, "expected a list of model names")
+    for i, name in enumerate(billed or ()):
+        _forms.refuse_variable(f"client.billed_as[{i}]", name)
 
 
 def _remote_client(spec: Any, kind: str) -> Any:
@@ -589,7 +625,12 @@ def _remote_client(spec: Any, kind: str) -> Any:
         extra = ("max_tokens", "anthropic_version", "billed_as")
     _check_output_limits(spec)
     model = _get(spec, "model")
-    base_url = _get(spec, "base_url") or cls.default_base_url
+    base_url = _get(spec, "base_url")  # None: the provider's; "" is refused, as any non-URL is
+    version = _get(spec, "anthropic_version")
+    if kind == "anthropic" and version is not None:
+        _forms.refuse_variable("client.anthropic_version", version)
+        if not isinstance(version, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", version):
+            raise ConfigError("client.anthropic_version", version, "expected a date such as 2023-06-01")
     api_key_env = _get(spec, "api_key_env", _MISSING)
     if api_key_env is _MISSING:
         api_key_env = "OPENAI_API_KEY" if kind == "openai" else "ANTHROPIC_API_KEY"
@@ -644,16 +685,27 @@ def _replay_client(spec: Any, store: Any) -> Any:
     if store is None:
         raise ConfigError("client", "replay", "a replay client needs a store")
     fallback, recording = _get(spec, "fallback"), _get(spec, "recording")
-    if fallback is None:
+    _forms.check_name("client.recording", recording, "a recording name")
+    for field in ("model", "provider"):
+        if (value := _get(spec, field)) is not None:
+            _forms.check_name(f"client.{field}", value, f"a {field} name", optional=True)
+    if (base_url := _get(spec, "base_url")) is not None:
+        _forms.check_url("client.base_url", base_url)
+    if fallback is not None:
+        with field_under("client.fallback", head="client"):
+            if _kind(fallback, "client") == "replay":
+                raise ConfigError("client.kind", "replay", "a fallback is a live client, not a replay")
+            fallback = build_client(fallback, store)
+    else:
         check_recording(recording, store.recordings())
     return ReplayClient(
         store,
         recording=recording,
         strict=bool(_get(spec, "strict", True)),
-        fallback=None if fallback is None else build_client(fallback, store),
+        fallback=fallback,
         model=_get(spec, "model"),
         provider=_get(spec, "provider"),
-        base_url=_get(spec, "base_url"),
+        base_url=base_url,
     )
 
 
@@ -674,14 +726,18 @@ def build_client(spec: Any, store: Any = None) -> Any:
         >>> build_client({"kind": "mock", "reply": "Paris"}).model
         'mock'
     """
-    kind = _kind(spec, "client")
-    if kind == "mock":
-        return _mock_client(spec)
-    if kind in ("openai", "anthropic"):
+    with field_under("client"):  # the client classes name their own fields: `base_url`
+        kind = _kind(spec, "client")
+        if kind not in CLIENT_FIELDS:
+            raise ConfigError(
+                "client.kind", kind, "unknown client kind; expected openai, anthropic, replay or mock"
+            )
+        _forms.check_fields("client", spec, CLIENT_FIELDS[kind])
+        if kind == "mock":
+            return _mock_client(spec)
+        if kind == "replay":
+            return _replay_client(spec, store)
         return _remote_client(spec, kind)
-    if kind == "replay":
-        return _replay_client(spec, store)
-    raise ConfigError("client.kind", kind, "unknown client kind; expected openai, anthropic, replay or mock")
 
 
 def build_pricing(spec: Any) -> Any:
@@ -737,8 +793,48 @@ def _unknown_field(where: str, name: str, known: Sequence[str]) -> ConfigError:
     )
 
 
+_AS_PRINTED = {"path": None, "format": "rows", "limit": None, "ids": None, "ids_from": None, "id_field": "id"}
+"""The other fields ``hrb ref get`` prints, at the values a reference file may hold them."""
+
+
+def _reference_object(obj: dict[str, Any], p: Path) -> Reference:
+    """A reference from a JSON file holding one ``{"items", "labels", "cluster", "split"}`` object.
+
+    Decided (issue 25): the form ``hrb ref get`` prints is a reference file too, read by the
+    wire's rule (:func:`hrbench.reference.check_keyed`): a JSON object's keys have no order,
+    so beside ``items`` given as a mapping, ``labels``, ``cluster`` and ``split`` are keyed by
+    item id (or one value for all), and a list is refused. The fields ``hrb ref get`` prints
+    beside them are read when they hold what it prints (``"path": null``, ...); any other
+    field is refused, with the closest name.
+    """
+    known = ("items", *PER_ITEM)
+    for key, value in obj.items():
+        if key in _AS_PRINTED and value != _AS_PRINTED[key]:
+            raise ConfigError(
+                f"reference.path {p.name}",
+                key,
+                f"a reference file holds {', '.join(known)}; give `{key}` in the spec, beside `path`",
+            )
+        if key not in known and key not in _AS_PRINTED:
+            raise _unknown_field(f"reference.path {p.name}", key, known)
+    check_keyed(obj["items"], {k: obj.get(k) for k in PER_ITEM}, where=f"reference.path {p.name}: ")
+    return Reference(obj["items"], obj.get("labels"), obj.get("cluster"), obj.get("split") or "test")
+
+
+def _one_json(text: str) -> Any:
+    """The one JSON value ``text`` holds; ``None`` when it is not one (JSON lines, malformed)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
 def _reference_rows(path: str, limit: int | None = None) -> Reference:
     """A reference from a JSON lines (or JSON list) file of ``{"id", "item", "label", "cluster", "split"}``.
+
+    Each record holds its own id and label, so no order is needed; a JSON file holding one
+    ``{"items", "labels", ...}`` object (as ``hrb ref get`` prints) is read by
+    :func:`_reference_object`, under the rule of the wire.
 
     Decided (seed silent; a newcomer's ``"labl"`` was stored as no label, and its benchmark ended
     "done" with accuracy NA): a record with a field outside these is refused, naming the field,
@@ -760,6 +856,10 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
         ) from None
     where = "record"
+    if text.lstrip().startswith("{") and isinstance(obj := _one_json(text), dict) and "items" in obj:
+        obj = json.loads(text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries"))
+        ref = _reference_object(obj, p)  # one {"items", "labels", ...} object, as `hrb ref get` prints
+        return ref if limit is None else _select(ref, ref.ids[:limit])
     if text.lstrip().startswith("["):
         try:
             numbered = list(enumerate(json.loads(text), 1))
@@ -794,6 +894,11 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     return Reference(items, labels=labels, cluster=clusters or None, split=splits)
 
 
+REFERENCE_FIELDS: tuple[str, ...] = ("items", "labels", "cluster", "split", "path", "format", "limit", "ids")
+REFERENCE_FIELDS += ("ids_from", "id_field")
+"""The fields of a reference spec, as :data:`ARM_FIELDS` for arms."""
+
+
 def build_reference(spec: Any, store: Any = None) -> Reference:
     """The :class:`~hrbench.reference.Reference` a spec describes.
 
@@ -816,6 +921,7 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
         if stored is None:
             raise ConfigError("reference", spec, "no stored reference has this name or hash")
         return stored
+    _forms.check_fields("reference", spec, REFERENCE_FIELDS)  # a "lables" was no labels (newcomer finding)
     items, path = _get(spec, "items"), _get(spec, "path")
     if (items is None) == (path is None):
         raise ConfigError("reference", None, "a reference needs exactly one of `items` or `path`")
@@ -827,7 +933,7 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
             split=_get(spec, "split", "test"),
         )
     keep = _wanted_ids(spec)
-    limit = _get(spec, "limit")
+    limit = _forms.check_number("reference.limit", _get(spec, "limit"), low=1, whole=True)
     if path is not None:
         # the whole file: its ids are the ones an outputs arm may name (Reference.source_ids)
         ref = _reference_file(path, _get(spec, "format", "rows") or "rows", None)
@@ -1010,7 +1116,8 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
                     kw.get("client"),
                     "the judge scorer needs its client's spec (a table)",
                 )
-            kw["client"] = build_client(kw["client"])
+            with field_under("scorer_settings.client", head="client"):
+                kw["client"] = build_client(kw["client"])
         module, attr, _ = SCORERS[name]
         factory = getattr(importlib.import_module(module), attr)
     elif ":" in name:
@@ -1095,6 +1202,7 @@ def build_governor(spec: Any) -> Governor | None:
     """
     if spec is None:
         return None
+    _forms.check_fields("governor", spec, ("max_calls", "max_usd", "max_tokens", "defaults"))
     given = {k: v for k in ("max_calls", "max_usd", "max_tokens") if (v := _get(spec, k)) is not None}
     if not _get(spec, "defaults", False):
         return Governor(**given)

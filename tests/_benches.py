@@ -66,3 +66,57 @@ def squad_spec(data: Path) -> Any:
         else:
             os.environ["HRBENCH_DATA"] = old
     return msgspec.structs.replace(params, stream=True)
+
+
+CAPITALS = {
+    "France": "Paris",
+    "Peru": "Lima",
+    "Chad": "N'Djamena",
+    "Fiji": "Suva",
+    "Laos": "Vientiane",
+    "Oman": "Muscat",
+}
+
+
+def priced_spec(name: str = "priced") -> dict[str, Any]:
+    """Two prompt arms on a mock priced as ``gpt-4o-mini``: a few millionths of a USD per run.
+
+    Run it twice on one daemon and the second benchmark is served wholly from the cache (it
+    pays 0): its list price is the first one's. ``ask`` sends the shorter prompt, so it is
+    the cheaper arm.
+    """
+    countries = list(CAPITALS)
+    return {
+        "name": name,
+        "runs": 5,
+        "reference": {
+            "items": {f"q{i}": c for i, c in enumerate(countries)},
+            "labels": {f"q{i}": CAPITALS[c] for i, c in enumerate(countries)},
+            "cluster": {f"q{i}": f"c{i // 2}" for i in range(len(countries))},
+        },
+        "client": {
+            "kind": "mock",
+            "replies": {
+                prompt.format(c): cap
+                for c, cap in CAPITALS.items()
+                for prompt in ("Capital of {}", "Please name the capital city of {}, in one word")
+            },
+            "default": "I am not sure which city is the capital of that country",
+            "model": "gpt-4o-mini",
+        },
+        "arms": [
+            {"kind": "prompt", "name": "ask", "template": "Capital of {item}"},
+            {
+                "kind": "prompt",
+                "name": "wordy",
+                "template": "Please name the capital city of {item}, in one word",
+            },
+        ],
+    }
+
+
+def cost_row(text: str, arm: str) -> list[str]:
+    """The words of an arm's row in a text report's cost table (``str(report)``, ``hrb report --text``)."""
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Variance components"))
+    return next(ln.split() for ln in lines[start + 2 :] if ln.split()[0] == arm)

@@ -13,17 +13,19 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests._slow import slow
+
 
 def _mount(target: Path, options: str) -> bool:
     target.mkdir(parents=True, exist_ok=True)
     out = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True, timeout=30
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)], capture_output=True, timeout=slow(30)
     )
     return out.returncode == 0
 
 
 def _umount(target: Path) -> None:
-    subprocess.run(["umount", "-l", str(target)], capture_output=True, timeout=30)
+    subprocess.run(["umount", "-l", str(target)], capture_output=True, timeout=slow(30))
 
 
 @contextlib.contextmanager
@@ -41,7 +43,9 @@ def tiny_fs(target: Path, size_kb: int) -> Iterator[bool]:
 def made_read_only(target: Path) -> Iterator[None]:
     """Make the mounted tmpfs at ``target`` read-only (else ``chmod`` its folder 0500)."""
     remounted = (
-        subprocess.run(["mount", "-o", "remount,ro", str(target)], capture_output=True, timeout=30).returncode
+        subprocess.run(
+            ["mount", "-o", "remount,ro", str(target)], capture_output=True, timeout=slow(30)
+        ).returncode
         == 0
     )
     if not remounted:
@@ -50,7 +54,7 @@ def made_read_only(target: Path) -> Iterator[None]:
         yield
     finally:
         if remounted:
-            subprocess.run(["mount", "-o", "remount,rw", str(target)], capture_output=True, timeout=30)
+            subprocess.run(["mount", "-o", "remount,rw", str(target)], capture_output=True, timeout=slow(30))
         else:
             os.chmod(target, 0o700)
 

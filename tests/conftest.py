@@ -1,4 +1,9 @@
-"""Shared test fixtures: the data folder, the shared cases, a private state directory."""
+"""Shared test fixtures: the data folder, the shared cases, a private state directory.
+
+Also the suite's process hygiene and time limits: :class:`tests._procs.ProcessGuard` stops every
+process a test started when the test ends and fails the run if one is left when the session
+ends; ``HRBENCH_TEST_SLOW`` scales the time limits (:mod:`tests._slow`).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +17,18 @@ from typing import Any
 
 import pytest
 
+from tests import _procs, _slow
+
 REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.hookimpl(trylast=True)  # after xdist's: whether this process is a controller that runs no test
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        _slow.factor()
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.pluginmanager.register(_procs.ProcessGuard(config), "hrbench-process-guard")
 
 
 def data_dir() -> Path:
@@ -60,14 +76,18 @@ def _private_home(
     """Every test gets its own HRBENCH_HOME, so no test touches the user's state.
 
     A daemon a test auto-started there (a client's ``connect()``, an ``hrb`` command) is killed
-    when the test ends, so the suite leaves no process behind.
+    when the test ends, so the suite leaves no process behind (any other process the test
+    started and left is killed by :class:`tests._procs.ProcessGuard`).
     """
     home = tmp_path_factory.mktemp("hrbench-home")
     monkeypatch.setenv("HRBENCH_HOME", str(home))
-    yield
-    pid_file = home / "daemon.pid"
-    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
-        os.kill(int(json.loads(pid_file.read_text())["pid"]), signal.SIGKILL)
+    try:
+        yield
+    finally:
+        pid = _procs.daemon_of(home)
+        if pid is not None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture

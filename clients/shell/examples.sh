@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # hrb from the shell: every command prints JSON lines on stdout (pipe them to jq).
 # Exit codes (also in `hrb --help`):
-#   0    ok
-#   1    an output scored wrong (`hrb score --check`); no daemon runs (`hrb daemon status`)
-#   2    usage or invalid input: bad arguments, an invalid spec or JSON line, and the daemon's
-#        ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
-#        TooFewRunsError (a report of fewer than 5 runs: use --descriptive)
-#   3    a daemon, transport or run error (no daemon reachable, NotFound, ModelError, ...)
-#   130  interrupted (the benchmark is cancelled; `hrb bench --resume ID` finishes it)
+#   0    ok: every run was scored (right or wrong)
+#   1    an output scored wrong (`hrb score --check`); an accuracy under --fail-under, or NA
+#        there (nothing was measured); no daemon runs (`hrb daemon status`)
+#   2    usage or invalid input: bad arguments, an invalid spec or JSON line, an unknown or
+#        ambiguous benchmark id, id prefix or name (NotFound), a report of fewer than 5 runs
+#        without --descriptive; under `hrb score`, a label or output the scorer cannot read
+#   3    runs ended in errors (stderr counts them by arm and cause), the daemon died or was
+#        stopped while `hrb bench` ran, `hrb cancel ID` from another shell, or a daemon or
+#        transport error (no daemon could be reached or started)
+#   4    a budget stopped the benchmark: stderr prints the command that resumes it
+#   130  interrupted by Ctrl-C (the benchmark is cancelled; `hrb bench --resume ID` finishes it)
+#   141  the output closed before the command finished (`| head`): nothing more is printed
 set -euo pipefail
 
 # Score one output (a daemon starts on first use; `hrb daemon stop` ends it).

@@ -272,16 +272,22 @@ class HttpModelClient:
         headers: dict[str, str] | None = None,
         billed_as: Sequence[str] = (),
     ) -> None:
-        from hrbench.errors import ConfigError
+        from hrbench._forms import check_env_name, check_name, check_number, check_url
 
-        if not model or not isinstance(model, str):
-            raise ConfigError("model", model, "expected a model name")
-        if timeout_s <= 0:
-            raise ConfigError("timeout_s", timeout_s, "expected a positive number of seconds")
-        if max_connections < 1:
-            raise ConfigError("max_connections", max_connections, "expected at least 1")
-        if max_attempts < 1:
-            raise ConfigError("max_attempts", max_attempts, "expected at least 1")
+        # every field with a form, before any request (newcomer finding: a base_url of "${VAR}"
+        # failed 200 runs after 5 attempts each); `hrbench.specs` names them under `client.`
+        check_name("model", model)
+        check_url("base_url", self.default_base_url if base_url is None else base_url)
+        check_env_name("api_key_env", api_key_env)
+        seconds = {"timeout_s": timeout_s, "connect_timeout_s": connect_timeout_s, "max_total_s": max_total_s}
+        for name, value in seconds.items():
+            check_number(name, value, low=0, above=True, unit=" seconds")
+        waits = {"max_retry_wait_s": max_retry_wait_s, "wait_initial_s": wait_initial_s}
+        waits.update(wait_max_s=wait_max_s, wait_jitter_s=wait_jitter_s)
+        for name, value in waits.items():
+            check_number(name, value, low=0, unit=" seconds")
+        check_number("max_connections", max_connections, low=1, whole=True)
+        check_number("max_attempts", max_attempts, low=1, whole=True)
         self.model = model
         self.base_url = (base_url or self.default_base_url).rstrip("/")
         self.api_key_env = api_key_env

@@ -18,12 +18,16 @@ Model Evaluations" (arXiv 2411.00640):
   Pagano 2015; Bell & McCaffrey 2002; :func:`~hrbench.stats.intervals.proportion_interval`,
   :func:`~hrbench.stats.intervals.design_df`): always within [0, 1], asymmetric near 0 and 1,
   and of positive width whenever anything was sampled (an arm right on every run gets
-  ``n_eff`` = its items, not the point [1, 1]). Above the highest lower limit any data of its
-  runs could give (and mirrored near 0), the upper limit is the one-sided one: the truth can
-  only be missed from below there (Neyman's construction; issue 14). Simulated by
-  ``bench/coverage.py`` over the designs of issue 14 it covers 94-96% (the naive iid interval
-  32-92%). An arm with fewer than 10 clusters is flagged (``few_clusters``, and a note in the
-  text): its interval is wide.
+  ``n_eff`` = its items, not the point [1, 1]; so does a clustered variance of 0 up to
+  rounding, as when two clusters' means agree by chance). Above the highest lower limit any
+  data of its runs could give (and mirrored near 0), the upper limit is the one-sided one: the
+  truth can only be missed from below there (Neyman's construction; issue 14). Simulated by
+  ``bench/coverage.py`` (2 to 60 clusters, with and without an arm x cluster effect) it covers
+  94-96% (the naive iid interval 34-92%). An arm with fewer than 10 clusters is flagged
+  (``few_clusters``, and a note in the text): its interval is wide. One cluster, one item, or
+  no scored run (every run ended in an error or a budget stop) gives no interval: ``note``
+  says why and :class:`NoIntervalWarning` warns; no labelled run warns
+  :class:`~hrbench.errors.NoLabelsWarning`.
 * ``method="bootstrap"`` resamples whole clusters with replacement (``n_boot`` times, seeded);
   the standard error is the bootstrap standard deviation and the interval the percentile one
   (Wilson's where every resample agrees, so it never collapses to a point). With few clusters
@@ -35,17 +39,28 @@ Model Evaluations" (arXiv 2411.00640):
   items both arms ran. The interval is MOVER over the two directions of disagreement, each a
   Wilson interval on its effective sample size (Zou & Donner 2008; Newcombe 1998;
   :func:`~hrbench.stats.intervals.difference_interval`): the clustered t interval away from the
-  boundary, asymmetric when the arms rarely disagree, never a point. The p-value inverts it on
-  t with the design's df (the t test away from the boundary; never 0 from finite data, 1 when
-  the arms agree on average). Near the ceiling with few clusters the test is cautious: at
-  accuracy 0.97 on 10 clusters of 3 items it rejects equal arms 1.7-2.6% of the time at
-  alpha 0.05 (few clusters ever disagree; a cluster sign-flip test with mid-p does no better). :func:`compare_all` adds Holm-adjusted p-values over all pairs.
-* **Power** (Miller §5): the power of that t test at ``n`` items is the noncentral t's with
-  ``G - 1`` df and noncentrality ``diff / sqrt(deff * (var_between + var_within / runs) / n)``;
-  :func:`power` solves for ``n``. In ``bench/coverage.py`` its promise is within 0.03 of
-  the simulated power at 5, 10, 20 and 50 clusters; under a strong cluster effect at 14
-  clusters it under-promises by about 0.03 (conservative: the noncentral t is slightly pessimistic
-  for heavy-tailed cluster totals, and the MOVER p-value slightly more powerful than the t test).
+  boundary, asymmetric when the arms rarely disagree, never a point; when no item scored
+  differently, never wider than the exact bound for no disagreement in its clusters. The
+  p-value inverts it on t with the design's df (the t test away from the boundary; never 0
+  from finite data, 1 when the arms agree on average). The test is model-based (it leans on
+  the t reference distribution of the clusters' spread), not a randomisation test, and is
+  held to a false-positive rate of at most 0.065 under two nulls: equal arms, and arms that
+  differ cluster by cluster with no average difference (an arm x cluster effect). Where it
+  cannot reach 0.035 (near the ceiling with few clusters: at accuracy 0.97 on 10 clusters of
+  3 items it rejects equal arms about 2% of the time, most such benchmarks holding
+  disagreement in 5 or fewer clusters), its power is at least the clustered t test's and the
+  exact cluster sign-flip test's on the same benchmarks. When 5 or fewer clusters hold any
+  disagreement, ``note`` says the p-value rests on the t model more than on the data alone:
+  the exact cluster sign-flip test, which assumes nothing about how clusters vary, cannot
+  reject at 0.05 there (its two-sided p is at least ``2 / 2**k`` with ``k`` such clusters). :func:`compare_all` adds Holm-adjusted
+  p-values over all pairs.
+* **Power** (Miller §5): the power of that t test at ``n`` items in ``G`` clusters is the
+  noncentral t's with ``G - 1`` df and noncentrality ``diff / sqrt((var_between + var_within
+  / runs) / n + var_cluster / G)``, ``var_cluster`` the variance between clusters of the arms'
+  mean difference (an arm x cluster effect); :func:`power` solves for ``n``, from components
+  stated or estimated from a pilot (a one-cluster pilot warns :class:`PilotClustersWarning`
+  and plans as if a cluster counted as one item). ``bench/coverage.py`` checks its promise
+  against simulated :func:`compare` on every design it lists, both ways.
 * **Cost**: ``usd`` is what the arm's reportable rows cost; ``usd_per_run`` is the mean over
   labelled items of the USD per run (the same averaging as accuracy), with a clustered interval;
   ``accuracy_per_usd = accuracy / usd_per_run`` (correct answers per USD spent per run), with a
@@ -85,7 +100,15 @@ Example:
 from hrbench.stats.comparisons import compare, compare_all
 from hrbench.stats.intervals import FEW_CLUSTERS
 from hrbench.stats.power import power
-from hrbench.stats.records import ArmReport, Comparison, PowerPlan, PowerPoint, Report
+from hrbench.stats.records import (
+    ArmReport,
+    Comparison,
+    NoIntervalWarning,
+    PilotClustersWarning,
+    PowerPlan,
+    PowerPoint,
+    Report,
+)
 from hrbench.stats.report import report, report_payload
 from hrbench.stats.table import MIN_RUNS
 
@@ -94,6 +117,8 @@ __all__ = [
     "MIN_RUNS",
     "ArmReport",
     "Comparison",
+    "NoIntervalWarning",
+    "PilotClustersWarning",
     "PowerPlan",
     "PowerPoint",
     "Report",

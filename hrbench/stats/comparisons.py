@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from hrbench.errors import ConfigError
+from hrbench._warn import warn_at_caller
+from hrbench.errors import ConfigError, NoLabelsWarning
+from hrbench.records import FAILURE_KINDS
 from hrbench.stats.intervals import (
     _DIFF,
     _TINY,
@@ -19,8 +21,9 @@ from hrbench.stats.intervals import (
     _rng,
     _sps,
     difference_interval,
+    zero_disagreement_bound,
 )
-from hrbench.stats.records import Comparison
+from hrbench.stats.records import Comparison, NoIntervalWarning
 from hrbench.stats.table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
 
 
@@ -59,15 +62,28 @@ def _paired(
         descriptive=descriptive,
     )
     if common.size == 0:
+        out["note"] = "no interval: no labelled item was run by both arms"
         return Comparison(**out)
     ya, yb = ia.y[pa], ib.y[pb]
     d = ya - yb
     g, n_g = _compact(t.item_cluster[common])
     diff = float(d.mean())
     out.update(
-        diff=diff, n_clusters=n_g, df=n_g - 1, accuracy_a=float(ya.mean()), accuracy_b=float(yb.mean())
+        diff=diff,
+        n_clusters=n_g,
+        df=n_g - 1,
+        accuracy_a=float(ya.mean()),
+        accuracy_b=float(yb.mean()),
+        n_clusters_disagree=int(np.count_nonzero(np.bincount(g, weights=np.abs(d) > 0, minlength=n_g))),
     )
-    if n_g < 2:
+    unscored = [t.arms[x] for x in (a, b) if not _scored(t, x)]
+    if unscored or n_g < 2:
+        why = (
+            no_scored_run_note(t, unscored[0])
+            if unscored
+            else one_cluster_note(int(common.size), "items both arms ran")
+        )
+        out.update(note=f"no interval: {why}", df=None if n_g < 2 else out["df"])
         return Comparison(**out)
     se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
     if se_a is not None and se_b is not None:
@@ -83,8 +99,64 @@ def _paired(
         if b_se > 0:  # every resample alike: keep the boundary-aware interval, which has width
             se, lo, hi = b_se, b_lo, b_hi
             p = max(_TINY, 2 * float(_sps().t.sf(abs(diff) / b_se, df))) if diff else 1.0
-    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p)
+    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p, note=_reading_note(out, level))
     return Comparison(**out)
+
+
+FEW_DISAGREE = 5
+"""Clusters holding a disagreement at or below which a comparison's note says its test rests on its model."""
+
+
+def _reading_note(c: dict[str, Any], level: float) -> str | None:
+    """How to read a comparison with an interval: no disagreement at all, or few clusters that disagree."""
+    k, n, g = c["n_clusters_disagree"], c["n_items"], c["n_clusters"]
+    if k == 0:
+        where = f"{n} items" + (f" in {g} clusters" if g < n else "")
+        return (
+            f"no item scored differently: the difference is 0 and the interval is not a measured spread but how "
+            f"large a difference {where} that all agreed still leave possible at {level:.0%} (never wider than "
+            f"+-{zero_disagreement_bound(g, level):.3f}, the exact bound for no disagreement in {g} clusters)"
+        )
+    if k <= FEW_DISAGREE:
+        return (
+            f"only {k} of {g} cluster(s) hold any item scored differently: the p-value rests on the t model of how "
+            "clusters vary more than on the data alone (with 5 or fewer, the exact sign-flip test, which assumes "
+            "nothing about how clusters vary, cannot reject at 0.05)"
+        )
+    return None
+
+
+def _scored(t: _Table, arm: int) -> bool:
+    """Whether any labelled reportable run of the arm reached its scorer (did not end in an error or a budget stop)."""
+    m = (t.arm == arm) & t.reportable & ~np.isnan(t.correct)
+    return bool(np.any(~np.isin(t.failure[m], _UNSCORED)))
+
+
+_UNSCORED = np.array([FAILURE_KINDS.index("error"), FAILURE_KINDS.index("budget_stop")])
+
+
+def no_scored_run_note(t: _Table, arm: str) -> str:
+    """Why an arm whose every labelled run ended in an error or a budget stop has no interval."""
+    m = (t.arm == t.arms.index(arm)) & t.reportable & ~np.isnan(t.correct)
+    kinds = {FAILURE_KINDS[int(k)] for k in np.unique(t.failure[m])}
+    how = {
+        frozenset({"error"}): "ended in an error",
+        frozenset({"budget_stop"}): "was stopped by the budget",
+    }.get(frozenset(kinds), "ended in an error or a budget stop")
+    return (
+        f"arm {arm!r} has no scored run: every one of its {int(m.sum())} run(s) {how}, so its accuracy of 0 "
+        "says nothing about its answers"
+    )
+
+
+def one_cluster_note(items: int, what: str = "items") -> str:
+    """Why one item, or one cluster, gives no interval."""
+    if items == 1:
+        return f"one item ({what}): an interval needs at least 2 items, in 2 or more clusters"
+    return (
+        f"all {items} {what} are in one cluster: an interval needs 2 or more clusters (how clusters vary cannot "
+        "be estimated from one)"
+    )
 
 
 def _holm(p: Sequence[float | None]) -> list[float | None]:
@@ -127,6 +199,8 @@ def compare(
     descriptive: bool = False,
     seed: int = 0,
     n_boot: int = 2000,
+    *,
+    warn: bool = True,
 ) -> Comparison:
     """The paired difference ``arm_a - arm_b`` on the items both arms ran.
 
@@ -150,9 +224,13 @@ def compare(
             the sampling of items only and the comparison is labelled ``descriptive``.
         seed: the bootstrap seed.
         n_boot: bootstrap resamples.
+        warn: warn :class:`~hrbench.stats.NoIntervalWarning` when there is no interval (one
+            cluster, one item, an arm with no scored run), and why; ``note`` says it too.
 
     Returns:
-        A :class:`Comparison` (``p_holm`` is ``None``: use :func:`compare_all` for many pairs).
+        A :class:`Comparison` (``p_holm`` is ``None``: use :func:`compare_all` for many pairs);
+        its ``note`` says how to read it when no item scored differently or 5 or fewer
+        clusters disagree.
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
@@ -174,7 +252,10 @@ def compare(
     if arm_a == arm_b:
         raise ConfigError("arm_b", arm_b, "compare needs two different arms (arm_a is the same arm)")
     a, b = _arm_code(t, arm_a, "arm_a"), _arm_code(t, arm_b, "arm_b")
-    return _paired(t, a, b, level, method, desc, seed, n_boot)
+    c = _paired(t, a, b, level, method, desc, seed, n_boot)
+    if warn:
+        warn_no_interval("compare", t, [], [c])
+    return c
 
 
 def compare_all(
@@ -216,4 +297,33 @@ def compare_all(
     _check(level, method, n_boot)
     t = _table(bench)
     desc = _too_few(t, descriptive, "compare_all")
-    return _all_pairs(t, level, method, desc, seed, n_boot)
+    comps = _all_pairs(t, level, method, desc, seed, n_boot)
+    warn_no_interval("compare_all", t, [], comps)
+    return comps
+
+
+def warn_no_interval(
+    what: str, t: _Table, arms: list[tuple[str, str | None]], comps: Sequence[Comparison]
+) -> None:
+    """Warn, once per reason, what has no interval and why; :class:`NoLabelsWarning` when no run is labelled.
+
+    Decided (an independent check found these silent): an arm or a comparison with no interval
+    says why in its ``note`` and in a :class:`~hrbench.stats.NoIntervalWarning`; a benchmark
+    none of whose reportable runs is on a labelled item warns
+    :class:`~hrbench.errors.NoLabelsWarning` instead (accuracy is NA for every arm).
+    """
+    if not np.any(t.reportable & ~np.isnan(t.correct)):
+        warn_at_caller(
+            f"{what}: no reportable run is on an item with a label, so every accuracy is NA and there is no "
+            "interval (give each item a `label`)",
+            NoLabelsWarning,
+        )
+        return
+    said: dict[str, list[str]] = {}
+    for name, note in arms:
+        said.setdefault(note or "no interval", []).append(name)
+    for c in comps:
+        if c.ci_low is None:
+            said.setdefault(c.note or "no interval", []).append(f"{c.arm_a} - {c.arm_b}")
+    for note, names in said.items():
+        warn_at_caller(f"{what}: {', '.join(names)}: {note}", NoIntervalWarning)

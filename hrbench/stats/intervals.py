@@ -218,7 +218,7 @@ def _switches(p: float, n_eff: float, b: _Bound) -> tuple[float, float]:
     Returns:
         ``(low_switch, high_switch)``: ``0.0`` / ``1.0`` when there is no one-sided region.
     """
-    if b.trials is None:
+    if b.trials is None or math.isinf(n_eff):
         return 0.0, 1.0
     from scipy.optimize import brentq
     from scipy.special import stdtr
@@ -342,19 +342,43 @@ def _t_isf(alpha: float, df: int) -> float:
     return q if (alpha >= 0.5 or 0.0 <= q < 1e100) else 1e100
 
 
-def _effective_n(p: float, var: float, n: int, cap: float | None = None) -> float:
-    """Kish's effective sample size ``p (1 - p) / var``; ``n`` when it cannot be estimated.
+_VAR_RTOL = 1e-9
+"""A clustered variance below this fraction of ``p (1 - p) / n`` is taken as 0 (:func:`_estimable`)."""
 
-    At ``p`` 0 or 1 (or zero variance) there is no design effect to estimate, and the units
-    (items) are the most the data can hold: ``n`` whatever the runs per item, since the runs of
-    an item may agree every time (Korn & Graubard 1998 set ``n* = n`` there).
 
-    ``cap``: the most it may be. With no run count to bound it (``trials`` unknown), the items:
-    Korn & Graubard's truncation of a design effect below 1. Cluster means that agree by chance
-    leave a clustered variance of 0 up to rounding (1e-34), and Kish's size became 1e33: an
-    interval of one point (found by the hypothesis test of the interval properties).
+def _estimable(p: float, var: float, n: int) -> bool:
+    """Whether a design effect can be estimated: ``p`` inside (0, 1) and a variance that is not 0.
+
+    "Not 0" is relative: below ``_VAR_RTOL`` times the independent variance ``p (1 - p) / n``
+    (a design effect under 1e-9) it is rounding left over when cluster totals cancel exactly
+    (equal cluster means leave ~1e-33, whose Kish size was ~1e30: an interval of one point and
+    a p-value of 1e-17 on two clusters).
     """
-    n_eff = p * (1 - p) / var if (var > 0 and 0 < p < 1) else float(n)
+    return 0.0 < p < 1.0 and var > _VAR_RTOL * p * (1.0 - p) / n
+
+
+def _effective_n(p: float, var: float, n: int, cap: float | None = None) -> float:
+    """Kish's effective sample size ``p (1 - p) / var``, at most ``cap``; ``n`` when it cannot be estimated.
+
+    At ``p`` 0 or 1, or with a clustered variance of 0 (relative to ``p (1 - p) / n``:
+    :func:`_estimable`), there is no design effect to estimate, and the units (items) are the
+    most the data can hold: ``n`` whatever the runs per item, since the runs of an item may
+    agree every time (Korn & Graubard 1998 set ``n* = n`` there). Cluster means that agree by
+    chance leave such a variance: 0 up to rounding (1e-34), and Kish's size was 1e33, an
+    interval of one point (found by the hypothesis test of the interval properties, and with
+    the runs given, by an independent simulation: 2.4-2.9% of the intervals on 2 clusters).
+
+    ``cap``: the most it may be: the items when the runs behind the scores are not known
+    (Korn & Graubard's truncation of a design effect below 1); none when they are. Decided,
+    against capping at the runs: with 2 or 3 clusters the clustered variance is often small by
+    chance (below ``p (1 - p) / runs`` in 30% of benchmarks of 3 clusters of 10 items), the t
+    quantile on 1 or 2 df already allows for that, and a floor at the runs made per-arm
+    coverage 0.994-0.999 there (without it 0.949-0.955; the t interval of the cluster means
+    0.945-0.949).
+    """
+    if not _estimable(p, var, n):
+        return float(n)
+    n_eff = p * (1 - p) / var
     return n_eff if cap is None else min(n_eff, cap)
 
 
@@ -372,13 +396,14 @@ def proportion_interval(
 
     * ``p`` is the mean of ``y`` and ``var`` its CR2 clustered variance (:func:`_cluster_cov`);
     * ``n_eff = p (1 - p) / var`` (Kish), or the number of items when ``p`` is 0 or 1 or the
-      variance is 0, and at most the items when ``trials`` is unknown (:func:`_effective_n`);
+      variance is 0 (relative to ``p (1 - p) / n``: equal cluster means leave 1e-33, not 0),
+      and at most the items when ``trials`` is unknown (:func:`_effective_n`);
     * the interval is Wilson's for ``p`` out of ``n_eff`` with ``z`` the ``t`` quantile on
       :func:`design_df` degrees of freedom (``clusters - 1`` with equal clusters, Bell-McCaffrey's
       with unequal ones);
-    * given ``trials`` (the runs behind ``y``), ``n_eff`` is at most ``trials`` and above the
-      highest lower limit any data could give, the upper limit is one-sided (near 0, the lower
-      one): :func:`_bounded_wilson`.
+    * given ``trials`` (the runs behind ``y``), above the highest lower limit data of that
+      many runs could give, the upper limit is one-sided (near 0, the lower one):
+      :func:`_bounded_wilson`.
 
     It lies within [0, 1], is asymmetric near 0 and 1 (where the sampling distribution is),
     and has positive width whenever anything was sampled: an arm right on every run of 5 items
@@ -389,7 +414,8 @@ def proportion_interval(
         g: per-item cluster codes in ``range(n_g)``, shape (n,).
         n_g: the number of clusters.
         level: the interval's level (0.95 for 95%).
-        trials: the number of runs behind ``y`` (``None``: unknown; no cap, equal tails).
+        trials: the number of runs behind ``y`` (``None``: unknown; ``n_eff`` at most the items,
+            equal tails).
 
     Returns:
         An :class:`Interval`; ``se``, ``low`` and ``high`` are ``None`` with fewer than 2
@@ -429,23 +455,39 @@ def difference_interval(
     takes the effective sample size of their disagreement in either direction (a design effect
     borrowed from the closest estimate), and when they never disagree at all, the number of
     items: the interval still has width (about the rule of three over the items), never a
-    point.
+    point. When no item scored differently at all, the interval is never wider than
+    :func:`zero_disagreement_bound`, the exact bound for no disagreement in ``G`` clusters.
 
-    Given ``trials`` (the run pairs behind the items), each rate's Wilson interval is
-    :func:`_bounded_wilson`'s: its effective size at most ``trials``, one-sided near 0 where no
-    data could show a smaller rate (issue 14: at accuracy 0.97 on 150 runs the arms rarely
-    disagree, and the equal-tailed interval rejected equal arms 1.6% of the time at alpha 0.05).
+    A direction whose cluster totals tie exactly (its clustered variance 0 up to rounding, its
+    rate inside (0, 1): common with 2 or 3 clusters and few disagreements) adds no spread of its
+    own, as in the clustered t test of the difference, while the other direction has some; when
+    both tie, both borrow the size of the disagreement in either direction, or the items. (Kish's
+    size on a variance of 1e-33 was 1e30: an interval of one point, p = 1e-17 on 2 clusters.)
+
+    Each direction's Wilson interval has equal tails at every level: MOVER reads a limit's
+    distance from its rate as that rate's spread at the level, which a one-sided limit near 0
+    understates (with the one-sided limits of :func:`_bounded_wilson`, 3 clusters of 10 items
+    gave 0.059 false positives, and more rejections than the clustered t test at 2 and 3
+    clusters, which :func:`~hrbench.stats.power` could not promise). Near the ceiling with few
+    clusters the test then rejects equal arms less than 5% of the time (10 clusters of 3 items
+    at accuracy 0.97: about 0.02, most such benchmarks holding disagreement in 5 or fewer
+    clusters), with power at least the clustered t test's and above the exact cluster sign-flip
+    test's (``bench/coverage.py``). Given ``trials``, Kish's effective sizes are not capped at
+    the items (runs that agree within items hold more than one run's worth each).
 
     Intervals at higher levels contain those at lower ones (issue 14, a newcomer's finding:
     with 2 clusters a 95% interval lay inside no 90% one): each rate's limits nest by
-    construction (:func:`_switches`), and the MOVER combination is the hull over lower levels
+    construction, and the MOVER combination is the hull over lower levels
     (:func:`_nested`; exact at the usual levels, which are on its grid). The p-value inverts
     the interval: the largest ``alpha`` at which it holds 0, its quantiles on Student's t with
     :func:`design_df` degrees of freedom of the differences (so away from the boundary it is
     the clustered t test, and :func:`~hrbench.stats.power` plans with the same reference
     distribution); the interval at a level excludes 0 exactly when ``p < 1 - level``. It is 1
     when the arms agree on average and never 0 from finite data (floored at the smallest
-    positive double).
+    positive double). It is model-based, not a randomisation test, and not bound by one's
+    ceiling: with ``k`` clusters holding any disagreement the exact two-sided sign-flip test's
+    p is at least ``2 / 2**k``, so with 5 or fewer it cannot reject at 0.05 while this test
+    can, leaning on the t model; :func:`~hrbench.stats.compare` says so in its ``note``.
 
     Args:
         ya: per-item mean scores of arm ``a`` in [0, 1], shape (n,).
@@ -453,7 +495,8 @@ def difference_interval(
         g: per-item cluster codes in ``range(n_g)``.
         n_g: the number of clusters.
         level: the interval's level.
-        trials: the run pairs behind the items (``None``: unknown; no cap, equal tails).
+        trials: the run pairs behind the items (``None``: unknown; the effective sizes are
+            then at most the items).
 
     Returns:
         An :class:`Interval` with ``p_value``; ``se`` is the CR2 standard error of the mean
@@ -473,10 +516,33 @@ def difference_interval(
     df = design_df(d, g, n_g)
     parts = _Discordance(np.maximum(d, 0.0), np.maximum(-d, 0.0), g, n_g, _Bound(df, n_g - 1, trials))
     lo, hi = parts.limits(1.0 - level)
+    if not np.any(d):  # no item scored differently: never wider than the exact bound
+        bound = zero_disagreement_bound(n_g, level)
+        return Interval(diff, se, max(lo, -bound), min(hi, bound), p_value=1.0, df=df)
     if diff == 0.0:
         return Interval(diff, se, lo, hi, p_value=1.0, df=df)
     p = parts.crossing(diff > 0)
     return Interval(diff, se, lo, hi, p_value=min(1.0, max(p, _TINY)), df=df)
+
+
+def zero_disagreement_bound(n_clusters: int, level: float) -> float:
+    """The exact ``level`` bound on a paired difference when no item scored differently in ``n_clusters`` clusters.
+
+    When the two arms agree on every item of every cluster, the true difference is at most the
+    share of clusters on which they could disagree at all (equal clusters; a disagreement of
+    at most 1 on each of their items). Seeing none in ``G`` clusters drawn independently, the
+    Clopper-Pearson (one-sided, exact) upper bound on that share is ``1 - (1 - level) ** (1 /
+    G)``, whatever the correlation of items within a cluster (items are not independent, so
+    the items do not count: 10 clusters give 0.259 at 95%; for one item per cluster it is
+    the usual ``1 - 0.05 ** (1 / n)``, about ``3 / n``). So ``[-bound, bound]`` covers the
+    difference at least at ``level``. :func:`difference_interval` never gives a
+    zero-disagreement interval wider than that.
+
+    Example:
+        >>> round(zero_disagreement_bound(9, 0.95), 3), round(zero_disagreement_bound(100, 0.95), 4)
+        (0.283, 0.0295)
+    """
+    return 1.0 - (1.0 - level) ** (1.0 / n_clusters)
 
 
 _TINY = float(np.finfo(float).tiny)
@@ -495,12 +561,24 @@ class _Discordance:
         # a direction with no disagreement borrows the effective size of disagreement overall
         cap = float(a.size) if bound.trials is None else None  # (see _effective_n)
         pooled = _effective_n(float(both.mean()), vc, a.size, cap)
-        self.na = _effective_n(self.a, va, a.size, cap) if (va > 0 and 0 < self.a < 1) else pooled
-        self.nb = _effective_n(self.b, vb, a.size, cap) if (vb > 0 and 0 < self.b < 1) else pooled
+        fit_a, fit_b = _estimable(self.a, va, a.size), _estimable(self.b, vb, a.size)
+        # a direction whose clusters tie exactly (clustered variance 0 with a rate inside (0, 1))
+        # adds what its clusters show, nothing, as the t test of the difference would, while
+        # the other direction has a spread of its own
+        tied_a, tied_b = 0.0 < self.a < 1.0 and not fit_a, 0.0 < self.b < 1.0 and not fit_b
+        self.na = (
+            _effective_n(self.a, va, a.size, cap) if fit_a else (math.inf if tied_a and fit_b else pooled)
+        )
+        self.nb = (
+            _effective_n(self.b, vb, a.size, cap) if fit_b else (math.inf if tied_b and fit_a else pooled)
+        )
         cov = _cluster_cov(a, b, g, n_g)
-        self.r = min(1.0, max(-1.0, cov / math.sqrt(va * vb))) if va > 0 and vb > 0 else 0.0
+        self.r = min(1.0, max(-1.0, cov / math.sqrt(va * vb))) if fit_a and fit_b else 0.0
         self._grid: tuple[np.ndarray, np.ndarray] | None = None
-        self.switch_a, self.switch_b = _switches(self.a, self.na, bound), _switches(self.b, self.nb, bound)
+        # equal tails in each direction: MOVER reads each limit's distance as its rate's spread at
+        # the level (a one-sided limit near 0 would understate it; it gave 0.059 false positives at
+        # 3 clusters of 10 items, and more power than the clustered t test at 2 and 3 clusters)
+        self.switch_a = self.switch_b = (0.0, 1.0)
 
     def raw(self, alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The MOVER limits at each level ``1 - alphas``, before nesting (:func:`_nested`)."""
@@ -519,14 +597,16 @@ class _Discordance:
     def crossing(self, positive: bool) -> float:
         """The largest ``alpha`` at which the raw interval holds 0: where the nested one first excludes it.
 
-        The grid finds the last level whose raw interval holds 0; bisection on ``log(alpha)``
-        refines it within the next grid step. Below the grid (1e-12) the limits are monotone
-        and bisection goes down to the smallest positive double.
+        The grid finds the last level whose raw interval holds 0; Brent's method on ``log(alpha)``
+        (:func:`scipy.optimize.brentq`) finds where the raw limit crosses 0 within the next grid
+        step. Below the grid (1e-12) the limits are monotone and the search goes down to the
+        smallest positive double.
         """
+        from scipy.optimize import brentq
 
-        def holds(alphas: np.ndarray) -> np.ndarray:  # the raw interval at 1 - alpha holds 0
-            lo, hi = self.raw(alphas)
-            return ~(lo > 0) if positive else ~(hi < 0)
+        def limit(log_alpha: float) -> float:  # > 0 where the raw interval at 1 - alpha excludes 0
+            lo, hi = self.raw(np.array([math.exp(log_alpha)]))
+            return float(lo[0]) if positive else -float(hi[0])
 
         if self._grid is None:
             self._grid = self.raw(_ALPHAS)
@@ -539,14 +619,14 @@ class _Discordance:
             lo, hi = math.log(_ALPHAS[k]), math.log(_ALPHAS[k + 1])
         else:
             lo, hi = _LOG_TINY, math.log(_ALPHAS[0])
-            if not holds(np.array([_TINY]))[0]:
+            if limit(lo) > 0:
                 return _TINY
-        while hi - lo > 1e-10 * max(1.0, -lo):  # 128 points a round: 3 rounds within a grid step
-            pts = np.linspace(lo, hi, 130)[1:-1]
-            held_at = holds(np.exp(pts))
-            k = int(np.flatnonzero(held_at)[-1]) if held_at.any() else -1
-            lo, hi = (pts[k] if k >= 0 else lo), (pts[k + 1] if k + 1 < pts.size else hi)
-        return math.exp(hi)
+        f_lo, f_hi = limit(lo), limit(hi)
+        if f_hi <= 0.0:  # pragma: no cover - the grid said it excludes 0 there
+            return math.exp(hi)
+        if f_lo >= 0.0:  # a limit that touches 0 and leaves it by rounding (-2e-16): held at lo
+            return math.exp(lo)
+        return math.exp(brentq(limit, lo, hi, xtol=1e-10 * max(1.0, -lo), rtol=1e-12))
 
 
 def _t_interval(

@@ -8,7 +8,34 @@ import msgspec
 
 from hrbench.errors import ConfigError
 
-__all__ = ["ArmReport", "Comparison", "PowerPlan", "PowerPoint", "Report"]
+__all__ = [
+    "ArmReport",
+    "Comparison",
+    "NoIntervalWarning",
+    "PilotClustersWarning",
+    "PowerPlan",
+    "PowerPoint",
+    "Report",
+]
+
+
+class NoIntervalWarning(UserWarning):
+    """Warned when an arm or a paired comparison gets no interval, and why.
+
+    Decided (an independent check of the intervals found these silent): an interval needs at
+    least 2 clusters and 2 items (one cluster holds no spread between clusters to estimate),
+    and a scored run (an arm whose every run ended in an error or a budget stop was never
+    scored: its accuracy of 0 says nothing about its answers). The record's ``note`` says the
+    same.
+    """
+
+
+class PilotClustersWarning(UserWarning):
+    """Warned when :func:`~hrbench.stats.power` plans from a pilot whose items are all in one cluster.
+
+    How clusters differ cannot be estimated from one cluster; the plan is then conservative
+    (a cluster counted as one item) unless ``var_cluster`` or ``design_effect`` is stated.
+    """
 
 
 class ArmReport(msgspec.Struct, kw_only=True):
@@ -41,10 +68,12 @@ class ArmReport(msgspec.Struct, kw_only=True):
             (:func:`~hrbench.records.list_usd`; issue 18): ``usd`` counts 0 for cache and
             recording hits, this does not. ``None`` when a reply has no price, or when the
             report was given no traces (a frame of rows).
-        usd_per_run: mean USD per run over the labelled items (as accuracy averages).
+        usd_per_run: mean USD per run over the labelled items (as accuracy averages), at list
+            price when the report has the traces (``usd_list``'s prices: a run a cache served
+            costs what it cost when first paid), else at what was paid.
         usd_per_run_low, usd_per_run_high: its interval (the low end clipped at 0).
         accuracy_per_usd: ``accuracy / usd_per_run`` (correct answers per USD); ``None`` when
-            a run has no price or the arm cost nothing.
+            a run has no price or the arm cost nothing (at the price ``usd_per_run`` uses).
         accuracy_per_usd_low, accuracy_per_usd_high: its interval (delta method or bootstrap;
             the low end clipped at 0). Never a point: where that interval has zero width (every
             item's accuracy the same multiple of its cost), the accuracy interval over the
@@ -57,6 +86,8 @@ class ArmReport(msgspec.Struct, kw_only=True):
             ``failure_kind``.
         unlabelled_runs: reportable runs on items with no label (not counted anywhere above).
         dev_accuracy: accuracy on the non-reportable (dev) rows, descriptive; ``None`` if none.
+        note: why the arm has no interval (one cluster, one item, no scored run; warned as
+            :class:`NoIntervalWarning` too); ``None`` when it has one.
     """
 
     arm: str
@@ -91,6 +122,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     dev_accuracy: float | None
     usd_list: float | None = None
     accuracy_per_usd_note: str | None = None
+    note: str | None = None
 
 
 class Comparison(msgspec.Struct, kw_only=True):
@@ -119,6 +151,12 @@ class Comparison(msgspec.Struct, kw_only=True):
         method: ``"cluster"`` or ``"bootstrap"``.
         descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
             ``descriptive=True``): the interval covers the sampling of items only.
+        n_clusters_disagree: clusters holding an item on which the two arms' scores differ.
+        note: how to read this comparison, or why it has no interval: no item scored
+            differently (the interval is then how large a difference the items leave
+            possible), or 5 or fewer clusters disagree (the p-value then rests on the t
+            model more than on the data), or one cluster, or an arm with no scored run;
+            ``None`` otherwise.
     """
 
     arm_a: str
@@ -138,6 +176,8 @@ class Comparison(msgspec.Struct, kw_only=True):
     level: float
     method: str
     descriptive: bool
+    n_clusters_disagree: int = 0
+    note: str | None = None
 
 
 class PowerPoint(msgspec.Struct, kw_only=True, frozen=True):
@@ -159,8 +199,12 @@ class PowerPlan(msgspec.Struct, kw_only=True):
         n_items: items needed at ``runs`` runs per item.
         var_within: run-to-run variance of a per-run score difference (``sigma_a**2 +
             sigma_b**2``).
-        var_between: variance across items of the true per-item difference (``omega**2``).
-        design_effect: variance inflation from clustering (1 when items are independent).
+        var_between: variance across the items of a cluster of the true per-item difference
+            (``omega**2``).
+        var_cluster: variance across clusters of their mean true difference (0 when the arms
+            differ by the same amount in every cluster, up to item noise).
+        design_effect: variance inflation from clustering at ``runs`` runs per item (1 when
+            items are independent).
         min_items: the floor as runs grow without bound: more runs cannot go below it.
         tradeoff: items (and total runs per arm) needed at other numbers of runs per item.
         source: ``"assumed"`` or ``"bench: A vs B"`` (where the variance components came from).
@@ -183,13 +227,14 @@ class PowerPlan(msgspec.Struct, kw_only=True):
     items_per_cluster: float = 1.0
     n_clusters: int = 2
     achieved: float = 0.0
+    var_cluster: float = 0.0
 
     def __str__(self) -> str:
         lines = [
             f"Power plan: detect a difference of {self.diff:.3f} at alpha {self.alpha:g} "
             f"(two-sided) with power {self.power:g}",
             f"  var_between {self.var_between:.4f}, var_within {self.var_within:.4f}, "
-            f"design effect {self.design_effect:.2f} ({self.source})",
+            f"var_cluster {self.var_cluster:.4f}, design effect {self.design_effect:.2f} ({self.source})",
             f"  needs {self.n_items} items ({self.n_clusters} clusters of {self.items_per_cluster:g}; t on "
             f"{self.n_clusters - 1} df: power {self.achieved:.3f}) at {self.runs} run(s) per item; never "
             f"fewer than {self.min_items} items however many runs",

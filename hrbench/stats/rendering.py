@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from hrbench.records import FAILURE_KINDS
+from hrbench.records import FAILURE_KINDS, usd_text
 from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats.table import MIN_RUNS
 
@@ -19,6 +19,11 @@ def _f(v: float | None, digits: int = 3) -> str:
 
 def _ci(lo: float | None, hi: float | None, digits: int = 3) -> str:
     return "-" if lo is None or hi is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _usd_ci(lo: float | None, hi: float | None) -> str:
+    """A USD interval, each end as :func:`~hrbench.records.usd_text` prints it."""
+    return "-" if lo is None or hi is None else f"[{usd_text(lo)}, {usd_text(hi)}]"
 
 
 def _p(v: float | None) -> str:
@@ -78,10 +83,10 @@ def render(rep: Report) -> str:
             a.arm,
             _f(a.var_within, 4),
             _f(a.var_between, 4),
-            "NA" if a.usd is None else f"{a.usd:.4f}",
-            _f(a.usd_list, 4),
-            _f(a.usd_per_run, 5),
-            _ci(a.usd_per_run_low, a.usd_per_run_high, 5),
+            usd_text(a.usd),
+            usd_text(a.usd_list, "-"),
+            usd_text(a.usd_per_run, "-"),
+            _usd_ci(a.usd_per_run_low, a.usd_per_run_high),
             _f(a.accuracy_per_usd, 1),
             _ci(a.accuracy_per_usd_low, a.accuracy_per_usd_high, 1),
         ]
@@ -93,8 +98,13 @@ def render(rep: Report) -> str:
     lines.append("Variance components (score units squared) and cost:")
     lines += _grid(cost_header, cost_rows)
     lines.append(
-        "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at first cost."
+        "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at what it "
+        "cost when first paid, and usd/run and acc/usd use that list price, so arms compare by cost "
+        "whatever the cache held."
     )
+    paid = [a.arm for a in rep.arms if a.usd_list is None and a.usd_per_run is not None]
+    if paid:  # rows with no traces (a frame): the list price is not known
+        lines.append(f"  usd/run of {', '.join(paid)}: at what was paid (no traces, so no list price).")
     lines += [f"  acc/usd of {a.arm}: {a.accuracy_per_usd_note}" for a in rep.arms if a.accuracy_per_usd_note]
     if _stopped_note(rep):
         lines.append(f"  {_stopped_note(rep)}")
@@ -137,6 +147,14 @@ def render(rep: Report) -> str:
             for c in rep.comparisons
         ]
         lines += _grid(ch, crow)
+        for c in rep.comparisons:
+            if c.note:
+                lines += textwrap.wrap(
+                    f"{c.arm_a} - {c.arm_b}: {c.note}.",
+                    width=100,
+                    initial_indent="  ",
+                    subsequent_indent="    ",
+                )
     lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
 
@@ -174,13 +192,15 @@ def render_markdown(rep: Report) -> str:
             str(a.n_items),
             str(a.n_runs),
             str(a.failures),
-            "NA" if a.usd is None else f"{a.usd:.4f}",
-            _f(a.usd_list, 4),
-            _f(a.usd_per_run, 5),
+            usd_text(a.usd),
+            usd_text(a.usd_list, "-"),
+            usd_text(a.usd_per_run, "-"),
         ]
         for a in rep.arms
     ]
     lines += _md_table(header, rows)
+    if any(a.usd_list is not None for a in rep.arms):
+        lines += ["", "_usd/run is at list price (usd list: each reply at what it cost when first paid)._"]
     if rep.comparisons:
         lines += ["", "Paired differences (arm_a - arm_b, on the items both ran):", ""]
         ch = ["pair", "diff", pct, "p", "p_holm", "items"]
@@ -196,6 +216,9 @@ def render_markdown(rep: Report) -> str:
             for c in rep.comparisons
         ]
         lines += _md_table(ch, crows)
+        notes = [f"- `{c.arm_a}` - `{c.arm_b}`: {_md_cell(c.note)}." for c in rep.comparisons if c.note]
+        if notes:
+            lines += ["", *notes]
     if any(a.few_clusters for a in rep.arms):
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
     if _stopped_note(rep):
@@ -248,7 +271,7 @@ def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
             )
             ax.annotate(a.arm, (x, acc), textcoords="offset points", xytext=(6, 6), fontsize=9)
         ax.margins(x=0.15, y=0.1)
-        ax.set_xlabel("USD per run")
+        ax.set_xlabel("USD per run, at list price")
         ax.set_ylabel("accuracy")
         left_out = [a.arm for a in shown if a.usd_per_run is None]
         if left_out:

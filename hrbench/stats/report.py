@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, list_usd
-from hrbench.stats.comparisons import _all_pairs, compare
+from hrbench.stats.comparisons import (
+    _all_pairs,
+    _scored,
+    compare,
+    no_scored_run_note,
+    one_cluster_note,
+    warn_no_interval,
+)
 from hrbench.stats.intervals import (
     _POSITIVE,
     _UNIT,
@@ -28,9 +36,16 @@ from hrbench.stats.records import ArmReport, Report
 from hrbench.stats.table import Method, _check, _descriptive_note, _items, _Table, _table, _too_few
 
 
-def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot: int) -> ArmReport:
+def _arm_report(
+    t: _Table, a: int, level: float, method: str, seed: int, n_boot: int, listed: np.ndarray | None = None
+) -> ArmReport:
+    """One arm's record.
+
+    ``listed`` is each row's list price (:func:`_list_prices`), which the cost per run and
+    accuracy per USD use; ``None`` uses what was paid.
+    """
     name = t.arms[a]
-    it = _items(t, a)
+    it = _items(t if listed is None else replace(t, usd=listed), a)  # cost at list price
     rep = (t.arm == a) & t.reportable
     lab = rep & ~np.isnan(t.correct)
     kinds = np.bincount(t.failure[lab & (t.failure >= 0)], minlength=len(FAILURE_KINDS) + 1)
@@ -55,6 +70,7 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
         var_between=var_between,
         usd=None if np.isnan(usd_rows).any() else float(usd_rows.sum()),
         usd_unpriced=int(np.isnan(usd_rows).sum()),
+        usd_list=None if listed is None or np.isnan(listed[rep]).any() else float(listed[rep].sum()),
         usd_per_run=None,
         usd_per_run_low=None,
         usd_per_run_high=None,
@@ -67,6 +83,7 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
         **fails,
     )
     if it.idx.size == 0:
+        out["note"] = "no interval: no labelled run (every run is on an item with no label)"
         return ArmReport(**out)
     g, n_g = _compact(it.cluster)
     acc = float(it.y.mean())
@@ -81,7 +98,9 @@ def _arm_report(t: _Table, a: int, level: float, method: str, seed: int, n_boot:
         usd_per_run=cost,
         accuracy_per_usd=ratio,
     )
-    if n_g < 2:
+    if n_g < 2 or not _scored(t, a):
+        why = one_cluster_note(int(it.idx.size)) if n_g < 2 else no_scored_run_note(t, name)
+        out.update(note=f"no interval: {why}", df=None if n_g < 2 else out["df"])
         return ArmReport(**out)
     iv = proportion_interval(it.y, g, n_g, level, float(it.k.sum()))
     df = n_g - 1 if iv.df is None else iv.df  # fewer than clusters - 1 when clusters are unequal
@@ -157,19 +176,18 @@ def _ratio_box(it: Any, g: np.ndarray, n_g: int, df: int, level: float, cost: fl
     )
 
 
-def _list_prices(bench: Any, traces: Any) -> dict[str, float | None]:
-    """Per arm, the reportable rows' list price (issue 18) from their traces by ledger id."""
-    out: dict[str, float | None] = {}
+def _list_prices(bench: Any, traces: Any) -> np.ndarray:
+    """Per row, in row order, its list price (issue 18) from its trace by ledger id (NaN: no price).
+
+    A row with no trace counts what it paid.
+    """
+    out = []
     for r in getattr(bench, "rows", bench):
         get: Any = r.get if isinstance(r, Mapping) else lambda c, r=r: getattr(r, c, None)
-        if get("reportable") is False:
-            continue
-        arm = str(get("arm"))
         trace = traces.get(get("ledger_id") or "")
         price = get("usd") if trace is None else list_usd(trace)
-        total = out.get(arm, 0.0)
-        out[arm] = None if total is None or price is None else total + price
-    return out
+        out.append(np.nan if price is None else float(price))
+    return np.asarray(out, dtype=float)
 
 
 def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
@@ -195,6 +213,15 @@ def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int)
     return note
 
 
+def _no_interval_note(arms: list[ArmReport]) -> str:
+    """The note's sentences on arms with no interval, one per reason (decided: said, not silent)."""
+    said: dict[str, list[str]] = {}
+    for a in arms:
+        if a.ci_low is None and a.note:
+            said.setdefault(a.note.removeprefix("no interval: "), []).append(repr(a.arm))
+    return "".join(f" No interval for {', '.join(names)}: {why}." for why, names in said.items())
+
+
 def report(
     bench: Any,
     level: float = 0.95,
@@ -205,6 +232,7 @@ def report(
     *,
     pairs: bool = True,
     traces: Mapping[str, Any] | None = None,
+    warn: bool = True,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
 
@@ -222,8 +250,14 @@ def report(
         seed: the bootstrap's seed (each arm draws from ``(seed, arm name)``).
         n_boot: bootstrap resamples.
         pairs: also compare every pair of arms (:func:`compare_all`).
-        traces: ``{ledger_id: [Step, ...]}`` for the list price (``ArmReport.usd_list``);
-            by default a benchmark's own ``traces``. A row with no trace counts what it paid.
+        traces: ``{ledger_id: [Step, ...]}`` for the list price (``ArmReport.usd_list``),
+            which ``usd_per_run`` and ``accuracy_per_usd`` use too, so arms compare by cost
+            whatever a cache or recording served; by default a benchmark's own ``traces``. A
+            row with no trace counts what it paid, and so does every row of a frame.
+        warn: warn :class:`~hrbench.stats.NoIntervalWarning` for each reason an arm or a pair
+            has no interval (one cluster, one item, no scored run) and
+            :class:`~hrbench.errors.NoLabelsWarning` when no run is on a labelled item; the
+            records' ``note`` and the report's say the same whatever ``warn`` is.
 
     Returns:
         A :class:`Report`.
@@ -250,13 +284,14 @@ def report(
     _check(level, method, n_boot)
     t = _table(bench)
     desc = _too_few(t, descriptive, "report")
-    arms = [_arm_report(t, a, level, method, seed, n_boot) for a in range(len(t.arms))]
     traces = traces if traces is not None else getattr(bench, "traces", None)
+    listed = None
     if traces is not None and not (hasattr(bench, "columns") or isinstance(bench, Mapping)):
         listed = _list_prices(bench, traces)
-        for a in arms:
-            a.usd_list = listed.get(a.arm, 0.0)
+    arms = [_arm_report(t, a, level, method, seed, n_boot, listed) for a in range(len(t.arms))]
     comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
+    if warn:
+        warn_no_interval("report", t, [(f"arm {a.arm!r}", a.note) for a in arms if a.ci_low is None], comps)
     return Report(
         arms=arms,
         comparisons=comps,
@@ -266,7 +301,7 @@ def report(
         runs=t.runs,
         n_boot=n_boot,
         seed=seed,
-        note=_note(t, desc, method, level, len(comps)),
+        note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
     )
 
 
@@ -298,6 +333,9 @@ def report_payload(
             relative one is taken from the daemon's working directory. The file is overwritten.
         traces: as for :func:`report` (the daemon passes the stored traces).
 
+    It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
+    builds it for a client that reads them).
+
     Returns:
         The :class:`Report`'s fields as builtins, plus ``text`` (``str(report)``), ``markdown``
         (:meth:`Report.to_markdown`, for ``hrb report --format markdown``) and, when
@@ -317,11 +355,29 @@ def report_payload(
         (True, 1.0, ['arms', 'comparisons', 'descriptive'])
     """
     rep = report(
-        bench_rows, level, method, descriptive, seed, n_boot, pairs=compare_pair is None, traces=traces
+        bench_rows,
+        level,
+        method,
+        descriptive,
+        seed,
+        n_boot,
+        pairs=compare_pair is None,
+        traces=traces,
+        warn=False,
     )
     if compare_pair is not None:
         rep.comparisons = [
-            compare(bench_rows, compare_pair[0], compare_pair[1], level, method, descriptive, seed, n_boot)
+            compare(
+                bench_rows,
+                compare_pair[0],
+                compare_pair[1],
+                level,
+                method,
+                descriptive,
+                seed,
+                n_boot,
+                warn=False,
+            )
         ]
     out = rep.to_dict()
     out["text"] = str(rep)

@@ -1,17 +1,20 @@
 """Simulated benchmark designs for checking interval coverage, test size and power (issue 14).
 
 A design is clusters of items, runs per item and two arms. Each arm's per-run correctness is
-Bernoulli with ``p = expit(mu_arm + u_cluster + v_item + w_arm_item)``: logit random effects for
-clusters and items that both arms share (so the arms are correlated, as arms on one reference
-are) and an arm x item effect of their own. ``mu_arm`` is solved so that the arm's true accuracy
-(the population mean of ``p`` over clusters and items, by Gauss-Hermite quadrature) is the
-design's. The simulation works on per-item mean scores (a binomial count over the runs), the
-level at which :mod:`hrbench.stats` computes, so thousands of benchmarks take seconds; checks
-call the same interval functions :func:`hrbench.stats.report` and
-:func:`hrbench.stats.compare` use.
+Bernoulli with ``p = expit(mu_arm + u_cluster + v_item + w_arm_item + c_arm_cluster)``: logit
+random effects for clusters and items that both arms share (so the arms are correlated, as arms
+on one reference are), an arm x item effect of their own and, when ``sd_arm_cluster`` is set,
+an arm x cluster effect (arms that differ cluster by cluster around their average
+difference). ``mu_arm`` is solved so that the arm's true accuracy (the population mean of ``p``
+over clusters and items, by Gauss-Hermite quadrature) is the design's. The simulation works on
+per-item mean scores (a binomial count over the runs), the level at which :mod:`hrbench.stats`
+computes, so thousands of benchmarks take seconds; checks call the same interval functions
+:func:`hrbench.stats.report` and :func:`hrbench.stats.compare` use, and set beside hrbench's
+test the clustered t test (:func:`clustered_t_p`) and the exact cluster sign-flip test
+(:func:`sign_flip_p`) on the same benchmarks. :func:`verdict` holds a result to the rules.
 
-Used by ``bench/coverage.py`` (the full table) and ``tests/unit/test_stats.py`` (a small
-deterministic version).
+Used by ``bench/coverage.py`` (the full table of :data:`DESIGNS`, each under two nulls) and
+``tests/unit/test_stats.py`` (a small deterministic version).
 
 Example:
     >>> d = Design("demo", sizes=(4,) * 6, runs=5, accuracy=0.7)
@@ -23,14 +26,29 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from hrbench.stats.intervals import difference_interval, proportion_interval
 
-__all__ = ["Design", "Simulated", "arm_rows", "check", "fpr_bound", "planned_power", "simulate"]
+__all__ = [
+    "ARM_X_CLUSTER_SD",
+    "Design",
+    "Simulated",
+    "arm_rows",
+    "check",
+    "clustered_t_p",
+    "disagreeing_clusters",
+    "DESIGNS",
+    "promised_power",
+    "rows_for",
+    "sign_flip_p",
+    "simulate",
+    "stated_components",
+    "verdict",
+]
 
 _GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(96)
 
@@ -63,6 +81,8 @@ class Design:
         accuracy: arm ``a``'s true accuracy.
         diff: arm ``a`` minus arm ``b`` for the coverage and power checks (0: no check).
         sd_cluster, sd_item, sd_arm_item: logit standard deviations of the random effects.
+        sd_arm_cluster: the logit standard deviation of an arm x cluster effect, each arm its
+            own: the arms then differ cluster by cluster around their average difference.
         descriptive: fewer than 5 runs (reported as descriptive).
     """
 
@@ -74,6 +94,7 @@ class Design:
     sd_cluster: float = 0.5
     sd_item: float = 1.5
     sd_arm_item: float = 0.5
+    sd_arm_cluster: float = 0.0
     descriptive: bool = False
 
     @property
@@ -87,7 +108,7 @@ class Design:
 
     @property
     def sd(self) -> float:
-        return math.sqrt(self.sd_cluster**2 + self.sd_item**2 + self.sd_arm_item**2)
+        return math.sqrt(self.sd_cluster**2 + self.sd_item**2 + self.sd_arm_item**2 + self.sd_arm_cluster**2)
 
 
 @dataclass
@@ -114,6 +135,8 @@ def _draw(
     for acc in (d.accuracy, acc_b):
         mu = _solve_mu(acc, d.sd)
         w = rng.normal(0.0, d.sd_arm_item, (n, d.n_items))
+        if d.sd_arm_cluster:
+            w += rng.normal(0.0, d.sd_arm_cluster, (n, len(d.sizes)))[:, d.cluster]
         if math.isinf(mu):
             out.append(np.full((n, d.n_items), k if mu > 0 else 0))
         else:
@@ -156,11 +179,10 @@ def arm_rows(d: Design, rng: np.random.Generator, copies: int = 1, runs: int | N
     correct = []
     for acc in (d.accuracy, d.accuracy - d.diff):
         mu = _solve_mu(acc, d.sd)
-        p = (
-            np.full(n, 1.0 if mu > 0 else 0.0)
-            if math.isinf(mu)
-            else expit(mu + shared + rng.normal(0.0, d.sd_arm_item, n))
-        )
+        own = rng.normal(0.0, d.sd_arm_item, n)
+        if d.sd_arm_cluster:
+            own = own + rng.normal(0.0, d.sd_arm_cluster, n_g)[cl]
+        p = np.full(n, 1.0 if mu > 0 else 0.0) if math.isinf(mu) else expit(mu + shared + own)
         correct.append((rng.random((n, k)) < p[:, None]).ravel())
     rows = 2 * n * k
     item = np.tile(np.repeat(np.arange(n), k), 2)
@@ -176,23 +198,152 @@ def arm_rows(d: Design, rng: np.random.Generator, copies: int = 1, runs: int | N
     }
 
 
-def check(d: Design, n: int, seed: int, level: float = 0.95, alpha: float = 0.05) -> dict[str, float]:
-    """Coverage, size and power of hrbench's intervals on ``n`` benchmarks of ``d``, with naive ones.
+ARM_X_CLUSTER_SD = 0.3
+"""The logit sd of the second null's arm x cluster effect: arms that differ cluster by cluster, not on average."""
 
-    The naive intervals treat every run as independent (Wald over all runs; the difference as
-    two independent proportions), as many harnesses do.
 
-    Returns:
-        ``arm_cover`` (arm ``a``'s interval covers its true accuracy), ``arm_width``,
-        ``arm_naive``, and when ``d.diff`` is set ``pair_cover``, ``pair_naive``, ``power``,
-        ``power_naive`` (rejections at ``alpha`` when the difference is real); ``fpr`` and
-        ``fpr_naive`` (rejections when the arms are equally good, arm ``b`` then drawn at
-        arm ``a``'s accuracy); ``fpr_bound``, the largest false-positive rate any
-        deterministic test could have on those null benchmarks while staying valid when arms
-        may differ cluster by cluster (see :func:`fpr_bound`).
+def disagreeing_clusters(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> int:
+    """How many clusters hold an item on which the two arms' scores differ (``d`` nonzero)."""
+    return int(np.count_nonzero(np.bincount(cluster, weights=np.abs(d) > 1e-12, minlength=n_clusters)))
+
+
+def sign_flip_p(counts: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
+    """The exact two-sided p-value of the cluster sign-flip test of a paired difference.
+
+    Under "the arms are exchangeable within each cluster" (equally good, or differing cluster by
+    cluster with no average difference) each cluster's total difference is as likely with
+    either sign; the p-value is the share of the ``2**G`` sign patterns whose total is at least
+    the observed one in absolute value. ``counts`` are integer per-item differences (correct
+    runs of ``a`` minus ``b``), so the totals are integers and the distribution over all sign
+    patterns is built exactly by convolution, one cluster at a time (``scipy.stats.permutation_test``
+    enumerates the ``2**G`` patterns, out of reach at 50 clusters). It is valid whatever the
+    distribution, and discrete: with ``G`` clusters it is at least ``2 / 2**G``, so with 5 or fewer
+    clusters it never rejects at 0.05.
+
+    Example:
+        >>> sign_flip_p(np.array([1, 1, 1, 1, 1, 1]), np.arange(6), 6)  # 2 of 64 patterns reach 6
+        0.03125
+    """
+    totals = np.bincount(cluster, weights=counts, minlength=n_clusters)
+    t = np.rint(np.abs(totals)).astype(np.int64)
+    observed = int(abs(round(float(totals.sum()))))
+    t = t[t > 0]
+    top = int(t.sum())
+    dist = np.zeros(2 * top + 1)
+    dist[top] = 1.0
+    for x in t.tolist():
+        new = np.zeros_like(dist)
+        new[x:] += dist[:-x]
+        new[:-x] += dist[x:]
+        dist = new * 0.5
+    values = np.abs(np.arange(-top, top + 1))
+    return float(min(1.0, dist[values >= observed].sum()))
+
+
+def clustered_t_p(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
+    """The two-sided p-value of the clustered t test: ``mean(d) / se`` (CR2) on the design's df.
+
+    The same standard error and degrees of freedom as hrbench's paired comparison
+    (:func:`~hrbench.stats.intervals.design_df`; with equal clusters it is the one-sample t
+    test on the cluster means). Where the clusters show no spread at all (their totals tie:
+    a standard error of 0 up to rounding, common with 2 clusters) the statistic is not defined
+    and the test does not reject: p is 1 (counting those as rejections, as ``diff / 0`` would,
+    gave it 0.05 false positives on 2 clusters of 20 items, half of them on ties).
     """
     from scipy import stats
 
+    from hrbench.stats.intervals import _cluster_se, _estimable, design_df
+
+    diff = float(d.mean())
+    se = _cluster_se(d, cluster, n_clusters)
+    if se is None or not _estimable(min(float(np.abs(d).mean()), 0.5), se * se, d.size):
+        return 1.0
+    return float(2.0 * stats.t.sf(abs(diff) / se, design_df(d, cluster, n_clusters)))
+
+
+def stated_components(d: Design, seed: int = 0, clusters: int = 4000, items: int = 200) -> dict[str, float]:
+    """The true variance components of ``d``'s paired difference, for :func:`hrbench.stats.power`.
+
+    Computed from the model itself (the per-item probabilities, no runs drawn): ``var_within``
+    is ``E[p_a (1 - p_a) + p_b (1 - p_b)]``, the run-to-run variance of a per-run difference;
+    ``var_cluster`` the variance over clusters of the cluster's expected difference
+    ``E[p_a - p_b | cluster]`` and ``var_between`` the variance of the items' true
+    differences within a cluster (``clusters`` clusters of ``items`` items each, Monte Carlo;
+    the finite-``items`` share removed from ``var_cluster``).
+    """
+    from scipy.special import expit
+
+    rng = np.random.default_rng(seed)
+    shape = (clusters, items)
+    shared = rng.normal(0.0, d.sd_cluster, (clusters, 1)) + rng.normal(0.0, d.sd_item, shape)
+    p = []
+    for acc in (d.accuracy, d.accuracy - d.diff):
+        mu = _solve_mu(acc, d.sd)
+        own = rng.normal(0.0, d.sd_arm_item, shape) + rng.normal(0.0, d.sd_arm_cluster, (clusters, 1))
+        p.append(np.full(shape, 1.0 if mu > 0 else 0.0) if math.isinf(mu) else expit(mu + shared + own))
+    diff = p[0] - p[1]
+    within = float(np.mean(p[0] * (1 - p[0]) + p[1] * (1 - p[1])))
+    between = float(np.mean(diff.var(axis=1, ddof=1)))
+    cluster = max(float(diff.mean(axis=1).var(ddof=1)) - between / items, 0.0)
+    return {"var_within": within, "var_between": between, "var_cluster": cluster}
+
+
+_CHECKS = (
+    "arm_cover",
+    "arm_width",
+    "arm_naive",
+    "arm_zero_width",
+    "pair_cover",
+    "pair_naive",
+    "power",
+    "power_t",
+    "power_sf",
+    "power_naive",
+    "fpr",
+    "fpr_t",
+    "fpr_sf",
+    "fpr_naive",
+    "few_disagree",
+    "pair_zero_width",
+)
+
+
+def check(
+    d: Design,
+    n: int,
+    seed: int,
+    level: float = 0.95,
+    alpha: float = 0.05,
+    sd_arm_cluster: float | None = None,
+    n_power: int | None = None,
+) -> dict[str, float]:
+    """Coverage, size and power of hrbench's intervals on ``n`` benchmarks of ``d``, beside other tests.
+
+    The benchmarks are drawn with the arm x cluster effect ``sd_arm_cluster`` (default: the
+    design's own): 0 for the null of two equally good arms, :data:`ARM_X_CLUSTER_SD` for the
+    null of arms that differ cluster by cluster with no average difference. On the same
+    benchmarks three tests are made: hrbench's (:func:`~hrbench.stats.intervals.difference_interval`),
+    the clustered t test (:func:`clustered_t_p`) and the exact cluster sign-flip test
+    (:func:`sign_flip_p`). The naive intervals treat every run as independent (Wald over all
+    runs; the difference as two independent proportions), as many harnesses do.
+
+    Returns:
+        ``arm_cover`` (arm ``a``'s interval covers its true accuracy), ``arm_width``,
+        ``arm_naive``, ``arm_zero_width`` (intervals of width under 1e-9: must be 0); when
+        ``d.diff`` is set ``pair_cover``, ``pair_naive``, ``power``, ``power_t``,
+        ``power_sf`` and ``power_naive`` (rejections at ``alpha`` when the difference is real);
+        and unless every run is right, ``fpr``, ``fpr_t``, ``fpr_sf``, ``fpr_naive``
+        (rejections when arm ``b`` is drawn at arm ``a``'s accuracy), ``few_disagree`` (the
+        share of those null benchmarks in which 5 or fewer clusters hold any disagreement),
+        ``pair_zero_width``; ``min_p``, the smallest p-value hrbench gave; ``n_power``, the
+        benchmarks behind the powers: ``n``, or ``n_power`` when that is more (the powers are
+        then from ``n_power - n`` more benchmarks of the alternative besides: only the tests
+        run on them, to bring the powers' Monte Carlo error down).
+    """
+    from scipy import stats
+
+    if sd_arm_cluster is not None:
+        d = replace(d, sd_arm_cluster=sd_arm_cluster)
     rng = np.random.default_rng(seed)
     g = d.cluster
     n_g = len(d.sizes)
@@ -200,102 +351,177 @@ def check(d: Design, n: int, seed: int, level: float = 0.95, alpha: float = 0.05
     total = d.n_items * d.runs
     alt = simulate(d, n, rng)
     null = simulate(d, n, rng, diff=0.0)
-    out: dict[str, list[float]] = {
-        k: []
-        for k in ("arm_cover", "arm_width", "arm_naive", "pair_cover", "pair_naive", "power", "power_naive")
-    }
-    out.update(fpr=[], fpr_naive=[], fpr_bound=[])
+    out: dict[str, list[float]] = {k: [] for k in _CHECKS}
+    min_p = 1.0
+    constant = d.accuracy >= 1.0 or d.accuracy <= 0.0  # every run alike: nothing to test
     for s in range(n):
         iv = proportion_interval(alt.ya[s], g, n_g, level, total)
         assert iv.low is not None and iv.high is not None
         out["arm_cover"].append(iv.low <= alt.truth_a <= iv.high)
         out["arm_width"].append(iv.high - iv.low)
+        out["arm_zero_width"].append(iv.high - iv.low < 1e-9)
         p = float(alt.ya[s].mean())
         half = z * math.sqrt(p * (1 - p) / total)
         out["arm_naive"].append(abs(p - alt.truth_a) <= half)
         for sim, key in ((alt, "pair"), (null, "fpr")):
-            if key == "pair" and not d.diff:
+            if (key == "pair" and not d.diff) or (key == "fpr" and constant):
                 continue
             dv = difference_interval(sim.ya[s], sim.yb[s], g, n_g, level, total)
             assert dv.low is not None and dv.high is not None and dv.p_value is not None
+            min_p = min(min_p, dv.p_value)
+            dd = sim.ya[s] - sim.yb[s]
+            counts = np.rint(dd * d.runs)
             pa, pb = float(sim.ya[s].mean()), float(sim.yb[s].mean())
             se_naive = math.sqrt((pa * (1 - pa) + pb * (1 - pb)) / total)
             truth = sim.truth_a - sim.truth_b
             naive_reject = abs(pa - pb) > z * se_naive if se_naive > 0 else pa != pb
+            rejects = (
+                dv.p_value < alpha,
+                clustered_t_p(dd, g, n_g) < alpha,
+                sign_flip_p(counts, g, n_g) < alpha,
+                naive_reject,
+            )
             if key == "pair":
                 out["pair_cover"].append(dv.low <= truth <= dv.high)
                 out["pair_naive"].append(abs(pa - pb - truth) <= z * se_naive)
-                out["power"].append(dv.p_value < alpha)
-                out["power_naive"].append(naive_reject)
+                for k, r in zip(("power", "power_t", "power_sf", "power_naive"), rejects, strict=True):
+                    out[k].append(r)
             else:
-                out["fpr"].append(dv.p_value < alpha)
-                out["fpr_naive"].append(naive_reject)
-                out["fpr_bound"].append(fpr_bound(sim.ya[s] - sim.yb[s], g, n_g, alpha))
-    return {k: float(np.mean(v)) for k, v in out.items() if v}
+                for k, r in zip(("fpr", "fpr_t", "fpr_sf", "fpr_naive"), rejects, strict=True):
+                    out[k].append(r)
+                out["few_disagree"].append(disagreeing_clusters(dd, g, n_g) <= 5)
+                out["pair_zero_width"].append(dv.high - dv.low < 1e-9)
+    extra = max(0, (n_power or 0) - n) if d.diff else 0
+    more = simulate(d, extra, rng) if extra else None
+    for s in range(extra):
+        assert more is not None
+        dv = difference_interval(more.ya[s], more.yb[s], g, n_g, level, total)
+        assert dv.p_value is not None
+        min_p = min(min_p, dv.p_value)
+        dd = more.ya[s] - more.yb[s]
+        out["power"].append(dv.p_value < alpha)
+        out["power_t"].append(clustered_t_p(dd, g, n_g) < alpha)
+        out["power_sf"].append(sign_flip_p(np.rint(dd * d.runs), g, n_g) < alpha)
+    res = {k: float(np.mean(v)) for k, v in out.items() if v}
+    res["min_p"] = min_p
+    res["n_power"] = float(n + extra) if d.diff else float(n)
+    return res
 
 
-def fpr_bound(d: np.ndarray, cluster: np.ndarray, n_clusters: int, alpha: float = 0.05) -> float:
-    """The most often any deterministic test at ``alpha`` can reject on these paired differences.
+COVERAGE_BAND = (0.935, 0.965)
+FPR_BAND = (0.035, 0.065)
 
-    A test of "the arms are equally good" that stays valid when one arm may be better on some
-    clusters and worse on others must hold its level under every distribution that is unchanged
-    when the two arms' labels are swapped inside any cluster (arms exchangeable cluster by
-    cluster). The uniform distribution over the ``2**k`` swaps of the observed data is one of
-    them, where ``k`` counts the clusters in which the arms' data differ at all (an item whose
-    per-arm counts of correct runs differ: counts are sufficient, runs being exchangeable). So
-    a deterministic test rejects on at most ``floor(alpha * 2**k)`` of the ``2**k`` points: its
-    chance of rejecting is at most ``floor(alpha * 2**k) / 2**k``, 0 with ``k <= 4`` at alpha
-    0.05, 1/32 with 5, 3/64 with 6 (the randomisation argument: Lehmann & Romano, *Testing
-    Statistical Hypotheses*, 3rd ed., ch. 15, randomization tests). Averaged over null
-    benchmarks this bounds the false-positive rate of every such test, hrbench's included
-    (issue 14: 10 clusters of 3 items at accuracy 0.97, where most benchmarks hold
-    disagreement in at most 4 clusters).
 
-    Args:
-        d: per-item paired differences of mean scores, shape (items,).
-        cluster: per-item cluster codes ``0 .. n_clusters - 1``, shape (items,).
-        n_clusters: how many clusters.
-        alpha: the test's level.
+def verdict(
+    r: dict[str, float], n: int, promised: dict[str, float] | None = None, slack: float = 0.0
+) -> list[str]:
+    """What fails in a :func:`check` result by the rules of ``bench/coverage.py``; ``[]`` when it passes.
 
-    Returns:
-        The bound for this benchmark, in [0, alpha].
+    * per-arm and paired coverage within :data:`COVERAGE_BAND` (93.5-96.5%);
+    * the false-positive rate at most 0.065, always; and at least 0.035, or where the test
+      cannot reach it (few clusters ever disagree), power at least that of both the clustered
+      t test and the exact cluster sign-flip test on the same benchmarks, minus two Monte
+      Carlo errors (``sqrt(p (1 - p) / n)`` of that power);
+    * no interval of zero width (for a design whose every run is right, only this: its
+      coverage is trivially 1);
+    * ``power()``'s promise (each value of ``promised``) within 0.03 of the simulated power.
 
-    Example:
-        >>> g = np.array([0, 0, 1, 2, 3])
-        >>> fpr_bound(np.array([0.2, -0.2, 0.4, 0.0, 0.2]), g, 4)  # 3 clusters differ: 0 of 8
-        0.0
-        >>> fpr_bound(np.ones(64), np.arange(64), 64)
-        0.05
+    ``slack`` widens every band by that much on each side (a small ``n`` in the unit tests).
     """
-    differs = np.bincount(cluster, weights=np.abs(d) > 1e-12, minlength=n_clusters) > 0
-    k = int(np.count_nonzero(differs))
-    if k >= 40:
-        return alpha
-    return math.floor(alpha * 2**k + 1e-9) / 2**k
+    bad: list[str] = []
+    lo, hi = COVERAGE_BAND
+    constant = "fpr" not in r and "pair_cover" not in r  # every run right: any interval reaching 1 covers
+    for k in ("arm_cover", "pair_cover"):
+        if k in r and not constant and not lo - slack <= r[k] <= hi + slack:
+            bad.append(f"{k} {r[k]:.3f} outside {lo - slack:.3f}-{hi + slack:.3f}")
+    if "fpr" in r:
+        if r["fpr"] > FPR_BAND[1] + slack:
+            bad.append(f"fpr {r['fpr']:.3f} above {FPR_BAND[1] + slack:.3f}")
+        if r["fpr"] < FPR_BAND[0] - slack:
+            if "power" not in r:
+                bad.append(f"fpr {r['fpr']:.3f} below {FPR_BAND[0] - slack:.3f} and no power to show")
+            else:
+                n_pow = r.get("n_power", n)
+                for k in ("power_t", "power_sf"):
+                    floor = r[k] - 2 * math.sqrt(r[k] * (1 - r[k]) / n_pow) - slack
+                    if r["power"] < floor:
+                        bad.append(
+                            f"fpr {r['fpr']:.3f} below the band and power {r['power']:.3f} under {k} less 2 MC errors ({floor:.3f})"
+                        )
+    for k in ("arm_zero_width", "pair_zero_width"):
+        if r.get(k):
+            bad.append(f"{k} {r[k]:.4f}: intervals of zero width")
+    for name, v in (promised or {}).items():
+        if "power" in r and abs(v - r["power"]) > 0.03 + slack:
+            bad.append(
+                f"power() {name} {v:.3f} vs simulated {r['power']:.3f}: off by more than {0.03 + slack:.3f}"
+            )
+    return bad
 
 
-def planned_power(d: Design, seed: int, alpha: float = 0.05, clusters: int = 400) -> dict[str, float]:
-    """The power :func:`hrbench.stats.power` promises for ``d`` and what the normal approximation did.
+def promised_power(
+    d: Design, seed: int, pilot: bool = False, alpha: float = 0.05, clusters: int = 2000
+) -> float:
+    """What :func:`hrbench.stats.power` promises at ``d``'s items, from components stated or from a pilot.
 
-    The variance components come from one pilot benchmark of the design's clusters repeated to
-    about ``clusters`` clusters (``power(bench=...)``, as a user would plan from a pilot), with
-    5 runs per item when the design has fewer.
-
-    Returns:
-        ``planned``: ``power(..., n_items=d.n_items).achieved`` (noncentral t on clusters - 1
-        df); ``normal``: the same components through the normal approximation.
+    Stated: the model's own components (:func:`stated_components`), ``var_cluster`` as it
+    weighs on this design's item-weighted mean (times ``G * sum(n_c**2) / n**2``: 1 for
+    clusters of equal size, more for unequal ones). From a pilot: ``power(bench=pilot)`` on one
+    benchmark of ``d``'s clusters repeated to about ``clusters``, with 5 runs per item at least
+    (as a user would plan from a pilot).
     """
-    from scipy import stats
-
     from hrbench.stats import power
 
-    rng = np.random.default_rng(seed)
-    copies = max(1, math.ceil(clusters / len(d.sizes)))
-    pilot = arm_rows(d, rng, copies=copies, runs=max(d.runs, 5))
     m = d.n_items / len(d.sizes)
-    plan = power(d.diff, alpha, bench=pilot, runs=d.runs, items_per_cluster=m, n_items=d.n_items)
-    sd = math.sqrt(plan.design_effect * (plan.var_between + plan.var_within / d.runs) / d.n_items)
-    z = float(stats.norm.ppf(1 - alpha / 2))
-    ncp = abs(d.diff) / sd
-    normal = float(stats.norm.sf(z - ncp) + stats.norm.cdf(-z - ncp))
-    return {"planned": plan.achieved, "normal": normal}
+    if pilot:
+        rng = np.random.default_rng(seed)
+        rows = arm_rows(d, rng, copies=max(1, clusters // len(d.sizes)), runs=max(d.runs, 5))
+        return power(d.diff, alpha, bench=rows, runs=d.runs, items_per_cluster=m, n_items=d.n_items).achieved
+    c = stated_components(d, seed)
+    sizes = np.asarray(d.sizes, dtype=float)
+    spread = len(sizes) * float(np.sum(sizes**2)) / float(sizes.sum()) ** 2
+    return power(
+        d.diff,
+        alpha,
+        var_within=c["var_within"],
+        var_between=c["var_between"],
+        var_cluster=c["var_cluster"] * spread,
+        runs=d.runs,
+        items_per_cluster=m,
+        n_items=d.n_items,
+    ).achieved
+
+
+UNEQUAL = tuple(int(x) for x in np.linspace(2, 40, 15).round())  # 15 clusters of 2-40 items
+
+DESIGNS = [
+    Design("50x10x5", (10,) * 50, 5, 0.7, diff=0.04),
+    Design("20x20x5 strong cluster", (20,) * 20, 5, 0.7, diff=0.05, sd_cluster=1.5),
+    Design("5x40x5", (40,) * 5, 5, 0.7, diff=0.06),
+    Design("10x10x5", (10,) * 10, 5, 0.7, diff=0.06),
+    Design("40x2x10", (2,) * 40, 10, 0.7, diff=0.08),
+    Design("15 cl of 2-40 @0.90", UNEQUAL, 5, 0.9, diff=0.04),
+    Design("25x8x1 descriptive", (8,) * 25, 1, 0.7, diff=0.1, descriptive=True),
+    Design("10x3x5 @0.97", (3,) * 10, 5, 0.97, diff=0.05),
+    Design("3x10x5", (10,) * 3, 5, 0.7, diff=0.15),
+    Design("2x20x5", (20,) * 2, 5, 0.7, diff=0.15),
+    Design("5x27x5 0.60 vs 0.45", (27,) * 5, 5, 0.6, diff=0.15, sd_arm_cluster=ARM_X_CLUSTER_SD),
+    Design("all correct, 5 items", (1,) * 5, 5, 1.0),
+    Design("all correct, 30 items", (3,) * 10, 5, 1.0),
+    Design("all correct, 300 items", (5,) * 60, 5, 1.0),
+]
+"""The designs ``bench/coverage.py`` checks (and, fewer benchmarks of some, the unit tests)."""
+
+
+def rows_for(d: Design) -> list[tuple[str, Design]]:
+    """The design under each null: ``"equal"`` (no arm x cluster effect) and ``"axc"`` (sd 0.3).
+
+    In the ``"axc"`` row the alternative has the same arm x cluster effect (the 5x27x5 design's
+    own). A design whose every run is right has one row, ``"-"``: there is nothing to test.
+    """
+    if d.accuracy >= 1.0:
+        return [("-", d)]
+    return [
+        ("equal", replace(d, sd_arm_cluster=0.0)),
+        ("axc", replace(d, sd_arm_cluster=d.sd_arm_cluster or ARM_X_CLUSTER_SD)),
+    ]

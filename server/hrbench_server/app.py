@@ -17,8 +17,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import anyio
+
 from hrbench import errors
-from hrbench.runtime import Drain, cancel_grace_s
+from hrbench.runtime import Drain, cancel_grace_s, heavy_scorer_threads
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -79,6 +81,8 @@ class App:
         """Why the daemon is stopping (:meth:`stop`); ``None`` while it serves."""
         self._store: Store | None = None
         self.scorers: dict[str, Any] = {}
+        self.heavy_scorers = anyio.CapacityLimiter(heavy_scorer_threads())
+        """The worker threads ``score`` requests' heavy scorers (``offload``: a pattern) share."""
         self.background: set[asyncio.Task[Any]] = set()  # daemon-wide tasks (the idle watch)
         self.cancels: set[asyncio.Future[Any]] = set()  # clean cancels under way (cancel_soon)
         self.idle_exit_s: float | None = None

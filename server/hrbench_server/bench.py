@@ -87,9 +87,11 @@ from hrbench.errors import (
 from hrbench.governor import Governor, default_governor
 from hrbench.ledger import Journal
 from hrbench.records import Row, Step
+from hrbench.reference import Reference, check_keyed
 from hrbench.runtime import ADVICE, Drain
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
+from hrbench_server.framing import wire_id
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
 __all__ = [
@@ -151,7 +153,8 @@ class _Sink:
         governor: Any,
         snapshots: bool = True,
     ) -> None:
-        self.app, self.proto, self.msg_id, self.bench_id = app, proto, msg_id, bench_id
+        self.app, self.proto, self.bench_id = app, proto, bench_id
+        self.msg_id = wire_id(msg_id)  # notifications carry the request's id as it was sent
         self.total, self.done, self.stream, self.governor = total, done, stream, governor
         self.snapshots = snapshots
         """Whether the ledger is written with the rows (a Ray run; else it is kept per call)."""
@@ -438,6 +441,27 @@ def add_import_path(paths: list[str]) -> None:
             sys.path.append(path)
 
 
+def wire_reference(spec: str | p.ReferenceSpec, store: Any) -> Reference:
+    """The reference a request sends (inline, or a stored name or hash), read by the wire's rule.
+
+    Decided (issue 25, finding 1): the wire never pairs a list with a mapping by position. A JSON
+    object's keys reach the daemon in whatever order the sender's map had (a Lua table's hash
+    order), so an inline spec whose ``items`` is a mapping must key ``labels``, ``cluster`` and
+    ``split`` by item id (:func:`hrbench.reference.check_keyed`); lists beside a list of items
+    still pair by position. ``hrbench_client`` and ``hrb`` send the keyed form for specs whose
+    order they know (a Python dict, a TOML file). Used by ``benchmark`` and ``reference/put``.
+
+    Raises:
+        ReferenceValueError: ``reference.labels`` (``.cluster``, ``.split``): a list beside a
+            mapping of items, with the keyed form.
+        ConfigError: a malformed spec, or no stored reference by that name.
+    """
+    with specs.field_under("reference"):
+        if isinstance(spec, p.ReferenceSpec):
+            check_keyed(spec.items, {"labels": spec.labels, "cluster": spec.cluster, "split": spec.split})
+        return specs.build_reference(spec, store)
+
+
 def _limits(governor: Any) -> dict[str, Any]:
     """The caps in force, kept with the benchmark so that ``hrb ls`` shows them.
 
@@ -463,8 +487,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
     for i, a in enumerate(params.arms):
         with specs.field_under(f"arms[{i}]"):  # errors name the full dotted path (newcomer finding)
             arms.append(specs.build_arm(a))
-    with specs.field_under("reference"):
-        reference = specs.build_reference(params.reference, store)
+    reference = wire_reference(params.reference, store)
     with specs.field_under("client"):
         client = None if params.client is None else specs.build_client(params.client, store)
     pricing = specs.build_pricing(params.client)
@@ -482,6 +505,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
         metrics=metrics,
         runs=params.runs,
         cached=params.cache,
+        scorer=scorer,
     )
     splits = [params.split] if isinstance(params.split, str) else list(params.split)
     n_items = sum(1 for s in reference.splits.values() if s in splits)

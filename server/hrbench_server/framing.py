@@ -35,11 +35,20 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
-__all__ = ["DEFAULT_MAX_HEADER_LINE", "DEFAULT_STALL_S", "Fault", "FrameReader", "find_id"]
+__all__ = [
+    "DEFAULT_MAX_HEADER_LINE",
+    "DEFAULT_STALL_S",
+    "Fault",
+    "FloatId",
+    "FrameReader",
+    "find_id",
+    "read_id",
+    "wire_id",
+]
 
 DEFAULT_MAX_HEADER_LINE = 8 * 1024
 """The longest header line accepted (bytes); a longer one is dropped and answered -32600."""
@@ -53,12 +62,53 @@ _HEADER_START = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}[ \t]*:")  # an RF
 _NAMES = (b"content-length", b"content-type")
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]*[ \t]*")
 _NEXT_HEADER = re.compile(rb"content-length[ \t]*:", re.IGNORECASE)
-_ID = re.compile(rb'"id"\s*:\s*(-?\d{1,18}(?![\d.eE])|"(?:[^"\\\r\n]|\\.){0,256}")')
+_ID = re.compile(
+    rb'"id"\s*:\s*(-?\d{1,18}(?:\.\d{1,18})?(?:[eE][+-]?\d{1,3})?(?![\d.eE])|"(?:[^"\\\r\n]|\\.){0,256}")'
+)
 _WS = b" \t\r\n"
 _json = json.JSONDecoder()
 
 FRAMING_HINT = "each message needs a `Content-Length: <bytes>` header and a blank line before its JSON body"
 """Said in every framing fault, so a user writing a client by hand learns the rule."""
+
+_decode_id = msgspec.json.Decoder(int | float | str | None).decode
+
+
+class FloatId(float):
+    """A request id that is a Number with a fraction or an exponent (``104.0``, ``104.5``, ``1e2``).
+
+    JSON-RPC 2.0 §4 allows it (and says it SHOULD NOT be used); the response carries it back.
+    It equals its value, so pygls keys the request by it and a ``$/cancelRequest`` naming the
+    same number finds it, and it is written back as the caller wrote it (``raw``), not as Python
+    would print the float: ``1e2`` stays ``1e2``, ``0.10000000000000000001`` keeps its digits.
+    """
+
+    __slots__ = ("raw",)
+    raw: bytes
+
+
+def read_id(raw: msgspec.Raw | bytes) -> int | str | FloatId | None:
+    """The id of a request as sent: a string, an integer, a :class:`FloatId`, or ``None`` (``null``).
+
+    Raises:
+        msgspec.ValidationError: it is not a string, a number or ``null`` (``true``, an object),
+            or a number no float holds (``1e999``).
+
+    Example:
+        >>> read_id(b"7"), read_id(b'"a-1"'), read_id(b"104.0") == 104, read_id(b"1e2").raw
+        (7, 'a-1', True, b'1e2')
+    """
+    value = _decode_id(raw)
+    if type(value) is not float:
+        return value
+    out = FloatId(value)
+    out.raw = bytes(raw).strip()
+    return out
+
+
+def wire_id(msg_id: Any) -> Any:
+    """An id as it goes back on the wire: a :class:`FloatId` as the caller wrote it."""
+    return msgspec.Raw(msg_id.raw) if type(msg_id) is FloatId else msg_id
 
 
 class Fault(NamedTuple):
@@ -72,10 +122,17 @@ class Fault(NamedTuple):
 
     code: int
     message: str
-    id: int | str | None
+    id: int | str | FloatId | None
 
 
-def find_id(body: bytes | bytearray) -> int | str | None:
+class _IdField(msgspec.Struct):
+    id: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
+
+
+_decode_id_field = msgspec.json.Decoder(_IdField).decode
+
+
+def find_id(body: bytes | bytearray) -> int | str | FloatId | None:
     """Best-effort request id of a body that may be cut, malformed or not JSON at all.
 
     Lets an error about an unreadable message reach the caller waiting for that id (JSON-RPC 2.0
@@ -85,30 +142,30 @@ def find_id(body: bytes | bytearray) -> int | str | None:
         body: the raw bytes.
 
     Returns:
-        The integer or string id, or ``None`` when none shows.
+        The string or number id (:func:`read_id`), or ``None`` when none shows.
 
     Example:
         >>> find_id(b'{"jsonrpc": "2.0", "id": 7, "method": "sco')
         7
         >>> find_id(b'{"id": "a-1", "params": {') , find_id(b"garbage")
         ('a-1', None)
+        >>> find_id(b'{"id": 104.5, "method": 3}').raw
+        b'104.5'
     """
+    raw: msgspec.Raw | msgspec.UnsetType | bytes
     try:
-        obj = msgspec.json.decode(body)
-    except (msgspec.DecodeError, RecursionError):
-        obj = None
-    if isinstance(obj, dict):
-        got = obj.get("id")
-        return got if isinstance(got, (int, str)) and not isinstance(got, bool) else None
-    m = _ID.search(body[:65536])
-    if m is None:
+        raw = _decode_id_field(body).id
+    except (msgspec.DecodeError, RecursionError):  # not an object, or cut: look for the id's text
+        m = _ID.search(body[:65536])
+        if m is None:
+            return None
+        raw = m.group(1)
+    if raw is msgspec.UNSET:
         return None
-    token = m.group(1)
     try:
-        out = msgspec.json.decode(token)
-    except msgspec.DecodeError:
+        return read_id(raw)
+    except msgspec.DecodeError:  # ValidationError included: `true`, an object, `1e999`
         return None
-    return out if isinstance(out, (int, str)) else None
 
 
 def _json_end(buf: bytearray | bytes, start: int) -> tuple[str, int]:
@@ -326,7 +383,7 @@ class FrameReader:
             return Fault(-32600, f"Invalid Request: {problem}; {FRAMING_HINT}", find_id(body))
         return body
 
-    async def _drop(self, length: int) -> int | str | None:
+    async def _drop(self, length: int) -> int | str | FloatId | None:
         """Read and drop ``length`` bytes as they stream in; the id the first bytes show."""
         buf = self._buf
         while len(buf) < min(length, 4096) and await self._more():
@@ -381,7 +438,7 @@ class FrameReader:
         return body
 
     @staticmethod
-    def _too_long(length: int, n: int, msg_id: int | str | None) -> Fault:
+    def _too_long(length: int, n: int, msg_id: int | str | FloatId | None) -> Fault:
         return Fault(
             -32600,
             f"Invalid Request: `Content-Length` is {length} but the message has {n} bytes; {FRAMING_HINT}",

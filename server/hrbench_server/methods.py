@@ -1,8 +1,8 @@
 """The JSON-RPC methods. Each handler is thin: decode its params Struct, call the library, encode.
 
 Handlers are registered on each connection's server by :func:`register`; they close over the
-daemon's shared :class:`~hrbench_server.app.App`. Blocking work (SQLite, statistics) runs in a
-worker thread so the event loop keeps serving other clients.
+daemon's shared :class:`~hrbench_server.app.App`. Blocking work (SQLite, statistics) and any
+scoring that may take long run in a worker thread so the event loop keeps serving other clients.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import functools
+import inspect
 import os
 import time
 from collections.abc import Awaitable, Callable
@@ -26,12 +27,12 @@ from hrbench.errors import ConfigError, NotFound, did_you_mean
 from hrbench.ledger import unknown_of, unknown_sentence
 from hrbench.reading._reference import json_lines
 from hrbench.reference import check_label
-from hrbench.runtime import cancel_grace_s
+from hrbench.runtime import cancel_grace_s, off_loop, offloaded
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
 from hrbench_server.errors import invalid_params, to_rpc_error
-from hrbench_server.rpc import RpcServer
+from hrbench_server.rpc import INLINE_OR_TASK, RpcServer
 
 __all__ = ["register"]
 
@@ -53,8 +54,8 @@ def decode(raw: Any, typ: type[S]) -> S:
             else msgspec.convert({} if raw is None else raw, typ)
         )
         return out
-    except msgspec.DecodeError as exc:  # ValidationError included
-        raise invalid_params(exc) from None
+    except msgspec.DecodeError as exc:  # ValidationError included; an unknown field gets the close name
+        raise invalid_params(ValueError(p.unknown_field_hint(str(exc), typ, raw))) from None
 
 
 def _sync(typ: type[S], fn: Callable[[S], Any]) -> Callable[[Any], Any]:
@@ -87,6 +88,32 @@ def _async(typ: type[S], fn: Callable[[S], Awaitable[Any]]) -> Callable[[Any], A
     return handler
 
 
+def _inline_or_task(typ: type[S], fn: Callable[[S], Any]) -> Callable[[Any], Any]:
+    """A handler whose ``fn`` returns its result, or an awaitable of it (work off the loop).
+
+    The result is answered at once, as a sync handler's; an awaitable runs as a task, as an
+    async handler's (:meth:`hrbench_server.rpc.HrbenchProtocol._execute_handler`).
+    """
+
+    async def later(pending: Awaitable[Any]) -> Any:
+        try:
+            return await pending
+        except Exception as exc:
+            raise to_rpc_error(exc) from None
+
+    @functools.wraps(fn)
+    def handler(params):  # type: ignore[no-untyped-def]
+        args = decode(params, typ)
+        try:
+            out = fn(args)
+        except Exception as exc:
+            raise to_rpc_error(exc) from None
+        return later(out) if inspect.isawaitable(out) else out
+
+    setattr(handler, INLINE_OR_TASK, True)
+    return handler
+
+
 def _to_thread(fn: Callable[..., T], *args: Any) -> Awaitable[T]:
     return anyio.to_thread.run_sync(functools.partial(fn, *args))
 
@@ -101,14 +128,14 @@ def _abs(path: str, field: str) -> str:
 
 def register(server: RpcServer, app: App) -> None:
     """Register every method of :data:`hrbench_client.protocol.METHODS` on ``server``."""
-    from hrbench_server.bench import add_import_path, check_resume_only, run_benchmark
+    from hrbench_server.bench import add_import_path, check_resume_only, run_benchmark, wire_reference
 
     proto = server.protocol
     proto.graceful_cancel = app.cancel_soon  # Ctrl-C and a closed connection cancel as `hrb cancel` does
     feature = server.feature
 
-    # -- score: sync (runs inline on the loop; a scorer is microseconds) ----------------------
-    def score(args: p.ScoreParams) -> p.ScoreResult:
+    # -- score: inline when it is quick; else in a worker thread (issue 24, case S12a) ---------
+    def score(args: p.ScoreParams) -> p.ScoreResult | Awaitable[p.ScoreResult]:
         key = (
             args.scorer
             if not args.settings
@@ -121,15 +148,36 @@ def register(server: RpcServer, app: App) -> None:
 
             raise ConfigError("scorer", args.scorer, OUTSIDE_A_BENCHMARK)
         sc = app.scorers.get(key)
+        if sc is None and ":" in args.scorer:  # code is imported off the loop
+            return off_loop_score(key, args, None)
         if sc is None:
             sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
         check_label("", args.label, field="label")  # as a reference's labels are (an empty one too)
-        s = sc(args.item, args.output, args.label)
+        # Decided (issue 24, case S12a): what may take long runs in a worker thread, so one
+        # client's scorer does not hold the daemon's other clients: a scorer that declares itself
+        # heavy (the pattern scorer, bounded by its time limit), code (an import path: its cost
+        # is unknown), a long reply or label (hrbench.runtime.off_loop). A built-in scorer on a
+        # short reply takes microseconds, less than the hop to a thread: it is answered at once.
+        if ":" in args.scorer or off_loop(sc, args.output, args.label):
+            return off_loop_score(key, args, sc)
+        return score_result(sc, sc(args.item, args.output, args.label))
+
+    async def off_loop_score(key: str, args: p.ScoreParams, sc: Any) -> p.ScoreResult:
+        if sc is None:  # its label is checked once it is built, as above
+            sc = app.scorers[key] = await _to_thread(specs.build_scorer, args.scorer, args.settings)
+            check_label("", args.label, field="label")
+        # heavy scorers share a limiter of their own: many at once queue among themselves, not
+        # before SQLite and the other scorers
+        limiter = app.heavy_scorers if offloaded(sc) else None
+        s = await anyio.to_thread.run_sync(sc, args.item, args.output, args.label, limiter=limiter)
+        return score_result(sc, s)
+
+    def score_result(sc: Any, s: Any) -> p.ScoreResult:
         return p.ScoreResult(
             correct=s.correct, outcome=s.outcome, failure_kind=s.failure_kind, scorer=sc.name
         )
 
-    feature("score")(_sync(p.ScoreParams, score))
+    feature("score")(_inline_or_task(p.ScoreParams, score))
 
     # -- benchmark ------------------------------------------------------------------------------
     async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
@@ -169,8 +217,7 @@ def register(server: RpcServer, app: App) -> None:
     # -- references -----------------------------------------------------------------------------
     async def reference_put(args: p.ReferencePutParams) -> p.ReferenceInfo:
         def put() -> p.ReferenceInfo:
-            with specs.field_under("reference"):
-                ref = specs.build_reference(args.reference, app.store)
+            ref = wire_reference(args.reference, app.store)  # keyed by id (issue 25)
             new = app.store.reference_get(ref.hash) is None
             before = app.store.reference_history(args.name) if args.name else []
             h = app.store.reference_put(ref, args.name)

@@ -11,8 +11,16 @@ What we change in stock pygls (``../shared/notes/stack.md`` §1) and why:
   logs these, and the client waits forever). Errors about a message carry its id whenever it
   can be read, even from a cut body, so the caller waiting for it is answered. TCP clients
   send their token first. Well-formed messages go to pygls's dispatch (``_handle_request``,
-  what ``handle_message`` calls for a request), so request ids, handlers, unknown methods
-  (-32601) and ``$/cancelRequest`` are pygls's.
+  what ``handle_message`` calls for a request), so handlers, unknown methods (-32601) and
+  ``$/cancelRequest``'s cancelling are pygls's.
+- **Request ids** (JSON-RPC 2.0 §4, case S13a): every request with an id gets exactly one
+  response carrying that id. ``$/cancelRequest`` sent as a request (with an id) is answered
+  ``null`` once the cancel is made (the cancelled request still gets its own answer), as are
+  ``initialized`` and ``exit`` sent as requests. A Number id with a fraction or an exponent
+  (``104.0``, ``104.5``, ``1e2``) is written back exactly as the caller wrote it
+  (:class:`~hrbench_server.framing.FloatId`; msgspec would print ``1e2`` as ``100.0``). An id
+  that is ``null``, ``true``, an object or a number no float holds (``1e999``) cannot be
+  echoed: -32600 with id ``null``.
 - **Batches** (JSON-RPC 2.0 §6, cases R07c, R07d): an array of requests gets one array of
   responses once all have answered; notifications in it get none; ``[]`` gets one -32600.
 - **The LSP base lifecycle** (any LSP client can attach): ``initialize`` answers the server's
@@ -33,9 +41,11 @@ What we change in stock pygls (``../shared/notes/stack.md`` §1) and why:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import hmac
+import inspect
 import logging
 import types
 from collections.abc import Awaitable, Callable
@@ -48,11 +58,12 @@ from pygls.protocol import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestM
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.server import JsonRPCServer
 
-from hrbench_server.framing import DEFAULT_STALL_S, Fault, FrameReader, find_id
+from hrbench_server.framing import DEFAULT_STALL_S, Fault, FloatId, FrameReader, find_id, read_id, wire_id
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "HrbenchProtocol",
+    "INLINE_OR_TASK",
     "RpcServer",
     "frame_notification",
     "serve_stream",
@@ -81,7 +92,7 @@ than grow the daemon's memory: by at most this much per connection.
 
 class _Envelope(msgspec.Struct, omit_defaults=True):
     jsonrpc: str | msgspec.UnsetType = msgspec.UNSET
-    id: int | str | None | msgspec.UnsetType = msgspec.UNSET
+    id: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET  # read_id: a Number is echoed as sent
     method: str | msgspec.UnsetType = msgspec.UNSET
     params: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
     result: msgspec.Raw | msgspec.UnsetType = msgspec.UNSET
@@ -90,7 +101,7 @@ class _Envelope(msgspec.Struct, omit_defaults=True):
 
 class _Out(msgspec.Struct, omit_defaults=True):
     jsonrpc: str
-    id: int | str | None | msgspec.UnsetType = msgspec.UNSET
+    id: int | str | msgspec.Raw | None | msgspec.UnsetType = msgspec.UNSET
     method: str | msgspec.UnsetType = msgspec.UNSET
     params: Any = msgspec.UNSET
     result: Any = msgspec.UNSET
@@ -104,8 +115,15 @@ class _Error(msgspec.Struct, omit_defaults=True):
 
 
 _decode_envelope = msgspec.json.Decoder(_Envelope).decode
-_decode_cancel = msgspec.json.Decoder(dict[str, int | str]).decode
+_decode_cancel = msgspec.json.Decoder(dict[str, int | float | str]).decode
 _EMPTY = msgspec.Raw(b"{}")
+
+
+def _enc_hook(obj: Any) -> Any:
+    """A :class:`FloatId` anywhere in a message (a notification naming its request) as it was sent."""
+    if type(obj) is FloatId:
+        return msgspec.Raw(obj.raw)
+    raise NotImplementedError(f"Encoding objects of type {type(obj).__name__} is unsupported")
 
 
 def frame_notification(encoder: msgspec.json.Encoder, method: str, params: Any) -> bytes:
@@ -122,12 +140,17 @@ def frame_notification(encoder: msgspec.json.Encoder, method: str, params: Any) 
     return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
 
 
+INLINE_OR_TASK = "hrbench_inline_or_task"
+"""The attribute that marks a handler returning either its result or an awaitable (see
+:meth:`HrbenchProtocol._execute_handler`)."""
+
+
 class HrbenchProtocol(JsonRPCProtocol):
     """pygls's JSON-RPC protocol with msgspec encoding and writer backpressure."""
 
     def __init__(self, server: Any, converter: cattrs.Converter) -> None:
         super().__init__(server, converter)
-        self._encoder = msgspec.json.Encoder()
+        self._encoder = msgspec.json.Encoder(enc_hook=_enc_hook)
         self._closed = False
         self._out: list[bytes] = []
         self._queued = 0  # bytes in _out
@@ -140,6 +163,45 @@ class HrbenchProtocol(JsonRPCProtocol):
         self.graceful_cancel: Callable[[asyncio.Future[Any]], bool] | None = None
         """Cancels a request's task cleanly in the background, ``False`` when it does not take it
         (``App.cancel_soon``: a benchmark's sent requests finish within the grace first)."""
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """Run a handler; one marked :data:`INLINE_OR_TASK` answers at once or becomes a task.
+
+        Such a handler (``score``) is called here, as pygls calls a plain function: when it
+        returns a result, the answer is written before the next message is read (no task, no
+        reordering behind later requests); when it returns an awaitable (work it moved off the
+        event loop), that runs as a task, registered as pygls registers a coroutine handler's,
+        so ``$/cancelRequest`` finds it.
+        """
+        if not getattr(handler, INLINE_OR_TASK, False):
+            super()._execute_handler(msg_id, handler, callback, args, kwargs)
+            return
+        done: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            out = handler(*(args or ()), **(kwargs or {}))
+        except Exception as exc:
+            done.add_done_callback(callback)
+            done.set_exception(exc)
+            return
+        if inspect.isawaitable(out):
+            task = asyncio.ensure_future(out)
+            self._request_futures[msg_id] = task  # type: ignore[assignment]
+            task.add_done_callback(callback)
+            task.add_done_callback(lambda _: self._forget(msg_id, task))  # a notification's too
+            return
+        done.add_done_callback(callback)
+        done.set_result(out)
+
+    def _forget(self, msg_id: Any, task: asyncio.Future[Any]) -> None:
+        if self._request_futures.get(msg_id) is task:
+            del self._request_futures[msg_id]
 
     def cancel_task(self, task: asyncio.Future[Any]) -> None:
         """Cancel a request's task: by :attr:`graceful_cancel` when it takes it, else at once."""
@@ -225,17 +287,17 @@ class HrbenchProtocol(JsonRPCProtocol):
             return
         now = True  # a response: written at once
         if isinstance(data, JsonRPCResponseMessage):
-            out = _Out(jsonrpc="2.0", id=data.id, result=data.result)
+            out = _Out(jsonrpc="2.0", id=wire_id(data.id), result=data.result)
         elif isinstance(data, ResponseErrorMessage):
             err = data.error
             error = (
                 _Error(-32603, "internal error") if err is None else _Error(err.code, err.message, err.data)
             )
-            out = _Out(jsonrpc="2.0", id=data.id, error=error)
+            out = _Out(jsonrpc="2.0", id=wire_id(data.id), error=error)
         elif isinstance(data, JsonRPCNotification):
             out, now = _Out(jsonrpc="2.0", method=data.method, params=data.params), False
         elif isinstance(data, JsonRPCRequestMessage):
-            out = _Out(jsonrpc="2.0", id=data.id, method=data.method, params=data.params)
+            out = _Out(jsonrpc="2.0", id=wire_id(data.id), method=data.method, params=data.params)
         else:  # pragma: no cover - pygls sends nothing else through here
             out = data
         try:
@@ -249,7 +311,7 @@ class HrbenchProtocol(JsonRPCProtocol):
             else:
                 return
         if now and self._batches and isinstance(out, _Out):
-            batch = self._batches.pop(out.id, None)
+            batch = self._batches.pop(getattr(data, "id", None), None)
             if batch is not None:
                 batch.answered(body)
                 return
@@ -264,12 +326,13 @@ class HrbenchProtocol(JsonRPCProtocol):
     ) -> None:
         """Send an error response (``msg_id`` may be ``None`` when the request had no readable id)."""
         self._reply(
-            self._encoder.encode(_Out(jsonrpc="2.0", id=msg_id, error=_Error(code, message, data))), batch
+            self._encoder.encode(_Out(jsonrpc="2.0", id=wire_id(msg_id), error=_Error(code, message, data))),
+            batch,
         )
 
     def send_result(self, msg_id: Any, result: Any, batch: _Batch | None = None) -> None:
         """Send a result response outside pygls's dispatch (the auth handshake, ``exit`` sent as a request)."""
-        self._reply(self._encoder.encode(_Out(jsonrpc="2.0", id=msg_id, result=result)), batch)
+        self._reply(self._encoder.encode(_Out(jsonrpc="2.0", id=wire_id(msg_id), result=result)), batch)
 
     def _reply(self, body: bytes, batch: _Batch | None) -> None:
         if batch is None:
@@ -333,7 +396,7 @@ class _Batch:
         self.waiting = 0
         self.is_open = True
 
-    def expect(self, msg_id: int | str) -> None:
+    def expect(self, msg_id: int | str | FloatId) -> None:
         self.proto._batches[msg_id] = self
         self.waiting += 1
 
@@ -393,7 +456,7 @@ _TOO_DEEP = "Invalid Request: JSON nested deeper than the daemon decodes (about 
 
 
 def _dispatch_one(proto: HrbenchProtocol, body: bytes, batch: _Batch | None) -> bool:
-    def fail(msg_id: int | str | None, code: int, message: str, name: str) -> None:
+    def fail(msg_id: int | str | FloatId | None, code: int, message: str, name: str) -> None:
         proto.send_error(msg_id, code, message, {"name": name}, batch=batch)
 
     try:
@@ -407,7 +470,14 @@ def _dispatch_one(proto: HrbenchProtocol, body: bytes, batch: _Batch | None) -> 
     except RecursionError:
         fail(find_id(body), -32600, _TOO_DEEP, "InvalidRequest")
         return True
-    msg_id = None if env.id is msgspec.UNSET else env.id
+    is_request = env.id is not msgspec.UNSET
+    msg_id = None
+    if is_request:
+        try:
+            msg_id = read_id(env.id)  # type: ignore[arg-type]
+        except msgspec.ValidationError as exc:  # `true`, an object, `1e999`: no id to answer with
+            fail(None, -32600, f"Invalid Request: {exc} - at `$.id`", "InvalidRequest")
+            return True
     if env.jsonrpc != "2.0":
         fail(msg_id, -32600, 'Invalid Request: `jsonrpc` must be "2.0"', "InvalidRequest")
         return True
@@ -417,9 +487,8 @@ def _dispatch_one(proto: HrbenchProtocol, body: bytes, batch: _Batch | None) -> 
             return True  # a response: the daemon sends no requests, so nothing waits for it
         fail(msg_id, -32600, "Invalid Request: missing `method`", "InvalidRequest")
         return True
-    is_request = env.id is not msgspec.UNSET
-    if env.id is None:
-        fail(None, -32600, "Invalid Request: `id` must be a string or an integer", "InvalidRequest")
+    if is_request and msg_id is None:
+        fail(None, -32600, "Invalid Request: `id` must be a string or a number, not null", "InvalidRequest")
         return True
     if proto.shutdown_requested and method != "exit":
         if is_request:
@@ -444,6 +513,8 @@ def _dispatch_one(proto: HrbenchProtocol, body: bytes, batch: _Batch | None) -> 
         proto.handle_message(
             JsonRPCNotification(method=method, jsonrpc="2.0", params=types.SimpleNamespace(id=target))
         )
+        if msg_id is not None:  # sent as a request (case S13a): answered, as every request is
+            proto.send_result(msg_id, None, batch=batch)
         return True
     if msg_id is None:
         proto.handle_message(JsonRPCNotification(method=method, jsonrpc="2.0", params=params))
@@ -455,7 +526,7 @@ def _dispatch_one(proto: HrbenchProtocol, body: bytes, batch: _Batch | None) -> 
         batch.expect(msg_id)
     # What JsonRPCProtocol.handle_message does for a request, without its runtime-Protocol
     # isinstance checks (a few microseconds a message): dispatch in a fresh context.
-    contextvars.copy_context().run(proto._handle_request, msg_id, method, params)
+    contextvars.copy_context().run(proto._handle_request, msg_id, method, params)  # type: ignore[arg-type]
     return True
 
 
@@ -549,7 +620,7 @@ async def serve_stream(
 def _authenticate(proto: HrbenchProtocol, body: bytes, token: str) -> bool:
     try:
         env = _decode_envelope(body)
-        msg_id = None if env.id is msgspec.UNSET else env.id
+        msg_id = None if env.id is msgspec.UNSET else read_id(env.id)
         given = msgspec.json.decode(env.params)["token"] if env.method == "auth" and env.params else None
     except (msgspec.DecodeError, KeyError, TypeError):
         msg_id, given = None, None

@@ -16,12 +16,13 @@ from pathlib import Path
 import pytest
 
 from hrbench_client import _paths
+from tests._slow import slow
 
 HRB = [sys.executable, "-m", "hrbench_client.cli"]
 
 
 def hrb(*args: str, input: str | None = None, check_rc: int | None = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*HRB, *args], input=input, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([*HRB, *args], input=input, capture_output=True, text=True, timeout=slow(120))
     if check_rc is not None:
         assert proc.returncode == check_rc, (proc.returncode, proc.stdout, proc.stderr)
     return proc
@@ -193,7 +194,7 @@ def test_serve_stdio() -> None:
         [*HRB, "serve", "--stdio"],
         input=b"Content-Length: %d\r\n\r\n%s" % (len(body), body),
         capture_output=True,
-        timeout=60,
+        timeout=slow(60),
     )
     assert proc.returncode == 0
     head, _, rest = proc.stdout.partition(b"\r\n\r\n")
@@ -254,7 +255,7 @@ def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
     assert proc.stdout is not None
     first = json.loads(proc.stdout.readline())
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=slow(60))
     assert proc.returncode == 130, err
     assert "hrb bench --resume" in err
     bench_id = err.rsplit("--resume", 1)[1].split()[0]
@@ -340,7 +341,7 @@ def test_report_plot_is_written_where_the_caller_is(tmp_path: Path) -> None:
         cwd=here,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=slow(120),
     )
     assert proc.returncode == 0, proc.stderr
     png = here / "out.png"
@@ -436,7 +437,7 @@ def test_plot_and_html_files_get_the_callers_mode(tmp_path: Path, umask: int, mo
             [*HRB, "report", bench_id, flag, str(path)],
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=slow(120),
             umask=umask,
         )
         assert proc.returncode == 0, proc.stderr

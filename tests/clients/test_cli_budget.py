@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._slow import slow
 from tests.clients.test_cli import _stop_daemon  # noqa: F401 - the autouse fixture that stops each test's daemon
 
 HRB = [sys.executable, "-m", "hrbench_client.cli"]
@@ -28,7 +29,7 @@ SPEC = (
 def hrb(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("HRBENCH_MAX_", "HRBENCH_PRICES"))}
     return subprocess.run(
-        [*HRB, *args], capture_output=True, text=True, timeout=180, env={**clean, **(env or {})}
+        [*HRB, *args], capture_output=True, text=True, timeout=slow(180), env={**clean, **(env or {})}
     )
 
 

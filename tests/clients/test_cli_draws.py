@@ -1,6 +1,7 @@
 """`hrb` on references, the cache and odd outputs (newcomer findings 18, 20, 23).
 
-One daemon for the module (its own home), started by the first command.
+One daemon for the module (its own home), started by the module's fixture: one a test's first
+command started would be the test's, stopped when that test ends (``tests/_procs.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ pytestmark = pytest.mark.timeout(240)
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     h = tmp_path_factory.mktemp("cli-draws") / "home"
     try:
+        hrb("daemon", "start", "--home", str(h))
         yield h
     finally:
         hrb("daemon", "stop", "--home", str(h), check_rc=None)

@@ -14,6 +14,7 @@ import pytest
 
 from hrbench_client import export
 from hrbench_client import protocol as p
+from tests._slow import slow
 from tests.clients.test_cli import HRB, _bench_file, _bench_id, _stop_daemon, hrb, lines  # noqa: F401
 
 
@@ -33,7 +34,9 @@ def test_rows_csv_and_parquet_match_the_jsonl_rows(bench_id: str, tmp_path: Path
     assert proc.stdout == "" and "wrote 30 row(s)" in proc.stderr
     table = pq.read_table(out)
     assert table.to_pylist() == want and str(table.schema.field("correct").type) == "bool"
-    piped = subprocess.run([*HRB, "rows", bench_id, "--format", "parquet"], capture_output=True, timeout=120)
+    piped = subprocess.run(
+        [*HRB, "rows", bench_id, "--format", "parquet"], capture_output=True, timeout=slow(120)
+    )
     assert piped.returncode == 0 and pq.read_table(io.BytesIO(piped.stdout)).to_pylist() == want
 
 
@@ -69,7 +72,7 @@ def test_parquet_without_pyarrow_names_the_extra(bench_id: str, tmp_path: Path) 
         "import sys; sys.modules['pyarrow'] = None; from hrbench_client.cli import main; "
         f"sys.argv = ['hrb', 'rows', {bench_id!r}, '--format', 'parquet', '-o', {str(tmp_path / 'x.pq')!r}]; sys.exit(main())"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=slow(120))
     assert proc.returncode == 2 and export.PYARROW_MISSING in proc.stderr, proc.stderr
     assert not (tmp_path / "x.pq").exists()
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from hrbench.store import Store
+from tests._slow import slow
 from tests.server._daemon import Daemon
 
 HRB = [sys.executable, "-m", "hrbench_client.cli", "--no-autostart"]
@@ -29,7 +30,7 @@ TWINS = ("abcd000000000001", "abcd000000000002")  # two stored ids sharing the p
 
 def _hrb(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "HRBENCH_HOME": str(home)}
-    return subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=120, env=env)
+    return subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=slow(120), env=env)
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
 
 
@@ -52,7 +53,7 @@ def test_a_closed_output_pipe_exits_141_with_the_resume_hint(tmp_path: Path) -> 
     proc.stdout.close()
     err = proc.stderr.read()
     proc.stderr.close()
-    assert proc.wait(timeout=120) == 141, err
+    assert proc.wait(timeout=slow(120)) == 141, err
     (bench_id,) = re.findall(r"hrb bench --resume (\w+)", err)
     assert "was cancelled" in err
     (listed,) = lines(hrb("ls").stdout)

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from hrbench_client import _paths
+from tests._slow import slow
 
 HRB = [sys.executable, "-m", "hrbench_client.cli"]
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,12 @@ def hrb(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*HRB, *args], capture_output=True, text=True, timeout=180, cwd=cwd, env={**os.environ, **(env or {})}
+        [*HRB, *args],
+        capture_output=True,
+        text=True,
+        timeout=slow(180),
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -288,7 +294,7 @@ def test_a_benchmark_with_no_row_for_a_while_prints_a_plain_waiting_line(
     progress = _Progress("bench")
     progress.on = False  # not a terminal: the line is printed all the same
     with _Waiting(progress, every=0.2) as waiting:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + slow(60)
         while "hrb: waiting: no row for" not in capsys.readouterr().err:  # noqa: ASYNC110
             assert time.monotonic() < deadline, "no waiting line within 60 s"
             time.sleep(0.05)

@@ -24,6 +24,7 @@ import pytest
 
 from hrbench import Reference
 from hrbench.store import Store
+from tests._slow import slow
 from tests.server._daemon import Daemon
 
 HRB = [sys.executable, "-m", "hrbench_client.cli", "--no-autostart"]
@@ -69,7 +70,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
             capture_output=True,
             text=True,
             env=_env(home),
-            timeout=300,
+            timeout=slow(300),
         )
         assert done.returncode == 0, done.stderr
         store = Store(home / "hrbench.sqlite3")  # a recording export to import
@@ -91,7 +92,7 @@ def _closed_early(home: Path, argv: list[str], read_first: int = 0) -> tuple[int
     with os.fdopen(r, "rb") as reader:
         got = reader.read(read_first) if read_first else b""
     assert len(got) == read_first  # the command did write before the reader went
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=slow(120))
     return proc.returncode, err.decode()
 
 
@@ -108,7 +109,11 @@ def test_rows_into_a_closed_pipe_exit_141_quietly_in_every_format(
         whole = base / f"whole-{fmt}-{read_first}-{len(traces)}"
         argv = ["rows", bench_id, "--format", fmt, *traces]
         subprocess.run(
-            [*HRB, *argv, "-o", str(whole)], env=_env(home), timeout=120, check=True, capture_output=True
+            [*HRB, *argv, "-o", str(whole)],
+            env=_env(home),
+            timeout=slow(120),
+            check=True,
+            capture_output=True,
         )
         assert whole.stat().st_size > 2 * 4096  # more than the pipe holds: a write must fail
         rc, err = _closed_early(home, argv, read_first)
@@ -185,10 +190,10 @@ def test_bench_detach_into_a_closed_pipe_exits_141_and_the_benchmark_runs_on(
         line
         == f"hrb: the output closed; benchmark {bench_id} runs on (detached): `hrb rows {bench_id}`, `hrb ls`"
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + slow(60)
     listed: dict[str, object] = {}
     while listed.get("status") != "done" and time.monotonic() < deadline:
-        got = subprocess.run([*HRB, "ls"], capture_output=True, text=True, env=_env(home), timeout=60)
+        got = subprocess.run([*HRB, "ls"], capture_output=True, text=True, env=_env(home), timeout=slow(60))
         listed = next(b for b in map(json.loads, got.stdout.splitlines()) if b["id"] == bench_id)
         time.sleep(0.05)
     assert (listed["status"], listed["rows"]) == ("done", 21)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._slow import slow
 from tests.clients.test_cli import HRB, _bench_file, _bench_id, _stop_daemon, hrb, lines  # noqa: F401
 
 
@@ -48,7 +49,11 @@ def _rows_on_a_terminal(bench_id: str, *args: str) -> tuple[int, str]:
     leader, follower = pty.openpty()
     try:
         proc = subprocess.run(
-            [*HRB, "rows", bench_id, *args], stdout=follower, stderr=subprocess.PIPE, text=True, timeout=120
+            [*HRB, "rows", bench_id, *args],
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=slow(120),
         )
     finally:
         os.close(follower)
@@ -64,7 +69,9 @@ def test_binary_rows_refuse_a_terminal_but_not_a_pipe_or_file(bench_id: str, tmp
     out = tmp_path / "r.parquet"
     assert _rows_on_a_terminal(bench_id, "--format", "parquet", "-o", str(out))[0] == 0
     assert out.read_bytes()[:4] == b"PAR1"
-    piped = subprocess.run([*HRB, "rows", bench_id, "--format", "parquet"], capture_output=True, timeout=120)
+    piped = subprocess.run(
+        [*HRB, "rows", bench_id, "--format", "parquet"], capture_output=True, timeout=slow(120)
+    )
     assert piped.returncode == 0 and piped.stdout[:4] == b"PAR1"
     assert json.loads(hrb("rows", bench_id, "--limit", "1").stdout)["arm"] == "ask"
 

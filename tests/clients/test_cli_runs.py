@@ -13,6 +13,7 @@ import pytest
 
 from hrbench.benchmark import MISSING_OUTPUT_ADVICE
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
 
 LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_TOKENS")
@@ -21,7 +22,7 @@ LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_TOKENS")
 def _hrb_env(*args: str, env: dict[str, str], check_rc: int | None = 0) -> subprocess.CompletedProcess[str]:
     """`hrb` run in a shell that has ``env`` on top of this one's (the limit variables cleared)."""
     full = {k: v for k, v in os.environ.items() if k not in LIMIT_VARIABLES} | env
-    proc = subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=120, env=full)
+    proc = subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=slow(120), env=full)
     if check_rc is not None:
         assert proc.returncode == check_rc, (proc.returncode, proc.stdout, proc.stderr)
     return proc
@@ -92,7 +93,7 @@ def test_hrb_daemon_stop_mid_benchmark_says_so_with_the_resume_command(tmp_path:
     assert proc.stdout is not None and proc.stderr is not None
     assert json.loads(proc.stdout.readline())  # it runs
     hrb("daemon", "stop")
-    out, err = proc.communicate(timeout=120)
+    out, err = proc.communicate(timeout=slow(120))
     assert proc.returncode == 3, err
     m = re.search(
         r"the daemon was stopped by a shutdown request \(`hrb daemon stop`\) while benchmark (\w+) ran: "
@@ -237,8 +238,18 @@ def test_a_missing_output_is_named_as_the_cause_in_bench_ls_and_report(tmp_path:
         f"10 of 30 runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
         f"(10 runs, arms 'f', 'g'); 10 of them had no output to score: {MISSING_OUTPUT_ADVICE}"
     )  # (newcomer finding 16: no --retry-errors, which reads the same outputs)
+    # the last line advises no retry either: every error run lacks an output
+    assert "hrb bench --resume" not in proc.stderr.strip().splitlines()[-1]
+    assert "would fail these runs the same way" in proc.stderr.strip().splitlines()[-1]
     (listed,) = lines(hrb("ls").stdout)
     assert (listed["status"], listed["stop_note"]) == ("errors", note)
     assert f"Runs failed: {note}" in hrb("ls", "--text").stdout
     assert json.loads(hrb("report", bid, "--descriptive").stdout)["stop_note"] == note
     assert f"Runs failed: {note}" in hrb("report", bid, "--text", "--descriptive").stdout
+
+
+def test_the_causes_hrb_advises_no_retry_for_are_the_librarys() -> None:
+    from hrbench.benchmark import DUPLICATE_CAUSE, MISSING_OUTPUT_CAUSE
+    from hrbench_client._commands import NOT_RETRIED_CAUSES
+
+    assert NOT_RETRIED_CAUSES == (DUPLICATE_CAUSE, MISSING_OUTPUT_CAUSE)

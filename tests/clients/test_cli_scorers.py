@@ -6,6 +6,7 @@ import json
 import textwrap
 from pathlib import Path
 
+from tests._slow import slow
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401  (the fixture stops the daemon)
 
 
@@ -105,7 +106,7 @@ def _scorer_help() -> list[tuple[str, str]]:
         capture_output=True,
         text=True,
         check=True,
-        timeout=60,
+        timeout=slow(60),
         env={**os.environ, "COLUMNS": "100"},  # wrapped as on a terminal: the parse joins the lines
     ).stdout
     text = " ".join(out.split("\n  --scorer SCORER", 1)[1].split("\n  --settings SETTINGS", 1)[0].split())

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -60,7 +61,7 @@ def test_the_shell_examples_leave_no_file_behind(tmp_path: Path) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=slow(300),
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert '"plot"' in proc.stdout and "report.png" in proc.stdout
@@ -77,8 +78,28 @@ def test_make_demo_with_a_bad_data_folder_names_data_and_the_path(tmp_path: Path
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=slow(120),
     )
     want = os.path.normpath(os.path.join(REPO, bad))
     assert proc.returncode != 0 and f"data folder {want} not found" in proc.stderr, proc.stderr
     assert "DATA=" in proc.stderr and "HRBENCH_DATA" in proc.stderr
+
+
+def test_the_shell_examples_list_the_exit_codes_of_hrb_help() -> None:
+    """The exit codes in ``clients/shell/examples.sh`` are those of ``hrb --help``, each once.
+
+    A newcomer found NotFound listed under 3 there (it is 2) and 4 and 141 missing.
+    """
+    from hrbench_client._commands import EXIT_CODES_HELP
+
+    text = (REPO / "clients" / "shell" / "examples.sh").read_text(encoding="utf-8")
+    block = text[text.index("# Exit codes") : text.index("set -euo pipefail")]
+    codes = re.findall(r"^#\s{3}(\d+)\s", block, re.M)
+    assert (
+        codes
+        == re.findall(r"^\s{2}(\d+)\s", EXIT_CODES_HELP, re.M)
+        == ["0", "1", "2", "3", "4", "130", "141"]
+    )
+    by_code = dict(re.findall(r"^#\s{3}(\d+)\s+(.*(?:\n#\s{6,}.*)*)", block, re.M))
+    assert "NotFound" in by_code["2"] and "NotFound" not in by_code["3"]
+    assert "budget" in by_code["4"] and "| head" in by_code["141"]

@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+from tests._slow import slow
+
 FORBIDDEN = {
     "httpx",
     "httpx2",
@@ -27,7 +29,9 @@ def test_client_and_cli_import_no_core_or_server_packages() -> None:
         "import sys, json, hrbench_client, hrbench_client.cli, hrbench_client.client, hrbench_client.protocol;"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=slow(60)
+    )
     loaded = set(json.loads(out.stdout))
     assert not loaded & FORBIDDEN, loaded & FORBIDDEN
     third_party = {m for m in loaded if m not in sys.stdlib_module_names and not m.startswith("_")}

@@ -10,6 +10,7 @@ import pytest
 
 from hrbench.store import default_home
 from hrbench_client import _paths
+from tests._slow import slow
 
 
 def test_default_home_matches_platformdirs_and_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,17 +70,19 @@ def test_a_relative_home_starts_one_daemon_where_the_caller_is(tmp_path: Path, h
             env=env,
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=slow(60),
         )
         assert proc.returncode == 0, proc.stderr
         assert json.loads(proc.stdout)["correct"] is True
-        listed = subprocess.run([*hrb, "ref", "list"], cwd=tmp_path, env=env, capture_output=True, timeout=60)
+        listed = subprocess.run(
+            [*hrb, "ref", "list"], cwd=tmp_path, env=env, capture_output=True, timeout=slow(60)
+        )
         assert listed.returncode == 0, listed.stderr
         assert (state / "daemon.pid").is_file() and (state / "hrbench.sqlite3").is_file()
         assert not (state / rel).exists()  # not nested in the daemon's own directory
         assert sorted(p.name for p in tmp_path.iterdir()) == [rel.split("/")[0]]  # nothing else left here
     finally:
-        subprocess.run([*hrb, "daemon", "stop"], cwd=tmp_path, env=env, capture_output=True, timeout=60)
+        subprocess.run([*hrb, "daemon", "stop"], cwd=tmp_path, env=env, capture_output=True, timeout=slow(60))
         for pid_file in tmp_path.rglob("daemon.pid"):
             try:
                 os.kill(json.loads(pid_file.read_text())["pid"], signal.SIGKILL)
@@ -101,15 +104,14 @@ def test_the_daemon_resolves_a_relative_home_against_its_own_directory(tmp_path:
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     state = tmp_path / "rel" / "state"
     try:
-        for _ in range(1500):
-            if (state / "daemon.pid").is_file():
-                break
+        deadline = time.monotonic() + slow(30)
+        while not (state / "daemon.pid").is_file() and time.monotonic() < deadline:
             assert proc.poll() is None
             time.sleep(0.02)
         info = json.loads((state / "daemon.pid").read_text())
         assert info["socket"] == str(_paths.socket_path(state)) and info["pid"] == proc.pid
-        with Client.connect_unix(_paths.socket_path(state), 10.0) as c:
+        with Client.connect_unix(_paths.socket_path(state), slow(10.0)) as c:
             assert c.status().pid == proc.pid
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        proc.wait(timeout=slow(30))

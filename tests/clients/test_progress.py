@@ -13,7 +13,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrbench_client._commands import progress_line
+from hrbench_client._commands import progress_line, usd_text
+from tests._slow import slow
 from tests.server._daemon import Daemon
 
 
@@ -45,10 +46,10 @@ def test_progress_line_family(
     if usd is None:
         assert "$" not in line
     else:
-        assert f"${usd:.4f}" in line
+        assert f"${usd_text(usd)}" in line
         assert (" of $" in line) == (max_usd is not None)
         if max_usd is not None:
-            assert line.endswith(f"${usd:.4f} of ${max_usd:.2f}")
+            assert line.endswith(f"${usd_text(usd)} of ${max_usd:.2f}")
 
 
 def test_hrb_bench_draws_rate_eta_and_spend_on_a_terminal(tmp_path: Path) -> None:
@@ -68,7 +69,7 @@ def test_hrb_bench_draws_rate_eta_and_spend_on_a_terminal(tmp_path: Path) -> Non
             + ["bench", "--no-rows", str(spec)],
             stdout=subprocess.PIPE,
             stderr=follower,
-            timeout=120,
+            timeout=slow(120),
         )
         os.close(follower)
         err = b""

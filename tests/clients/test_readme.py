@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._slow import slow
+
 REPO = Path(__file__).resolve().parents[2]
 BLOCKS = re.findall(r"```sh\n(.*?)```", (REPO / "README.md").read_text(encoding="utf-8"), re.S)
 # `make test` is this suite and `make demo` builds .venv and runs the demo on the full data: both
@@ -43,7 +45,7 @@ def test_readme_shell_block_runs(tmp_path: Path, block: str) -> None:
             env=env,
             capture_output=True,
             text=True,
-            timeout=180,
+            timeout=slow(180),
         )
     finally:
         subprocess.run(

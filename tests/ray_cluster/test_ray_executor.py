@@ -27,6 +27,7 @@ from hrbench.pricing import Pricing
 from hrbench.ray_executor import RayExecutor
 from hrbench.records import Result, Usage
 from hrbench.store import Store
+from tests._slow import slow
 from tests.server._daemon import Daemon
 
 # -- arms and models shipped to the workers (by module name: the driver's sys.path goes along) --
@@ -185,7 +186,7 @@ PRICE = {"input": 10.0, "cached_input": 5.0, "output": 40.0}  # USD per million 
 def _meet(directory: str) -> None:
     """Wait until two worker processes have come here (a file barrier; no clock involved)."""
     Path(directory, str(os.getpid())).touch()
-    deadline = time.monotonic() + 120  # a safety net only: a hang would fail the test, not pass it
+    deadline = time.monotonic() + slow(120)  # a safety net only: a hang would fail the test, not pass it
     while len(os.listdir(directory)) < 2:
         if time.monotonic() > deadline:
             raise RuntimeError("the second worker never came")
@@ -331,7 +332,7 @@ def test_a_ray_run_resumes_after_the_driver_is_killed(cluster: str, tmp_path: Pa
             bench_id = stream.id
             assert bench_id is not None and len(first) == 30
             assert {r.item for r in first} == {f"q{i}" for i in range(10)}
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + slow(120)
             while len(c2.rows(bench_id).rows) < 30:  # wait for the store, not for a clock
                 assert time.monotonic() < deadline, "the daemon never stored its rows"
                 time.sleep(0.05)

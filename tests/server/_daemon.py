@@ -13,6 +13,7 @@ from typing import Any
 
 from hrbench_client import _paths
 from hrbench_client.client import Client
+from tests._slow import slow
 
 HERE = Path(__file__).resolve().parent
 
@@ -57,32 +58,49 @@ class Daemon:
         return cmd
 
     def start(self, timeout_s: float = 30.0) -> Daemon:
+        """Start the daemon and wait until it answers, up to ``slow(timeout_s)``.
+
+        Raises:
+            RuntimeError: it exited, or did not answer in time: it is then killed (issue 25:
+                a start that timed out left the daemon running).
+        """
         self.home.parent.mkdir(parents=True, exist_ok=True)
         log = open(self.log, "ab")  # noqa: SIM115 - the child keeps it
         self.proc = subprocess.Popen(
             self.command(), stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=self.env
         )
         log.close()
+        try:
+            self._wait_ready(slow(timeout_s))
+        except BaseException:  # a timeout, pytest-timeout's interruption, Ctrl-C: never left running
+            self.kill()
+            raise
+        return self
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        assert self.proc is not None
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"daemon exited with {self.proc.returncode}: {self.log.read_text()}")
             with contextlib.suppress(OSError):
-                with Client.connect_unix(self.socket, 5.0) as c:
+                with Client.connect_unix(self.socket, slow(5.0)) as c:
                     c.status()
-                    return self
+                    return
             time.sleep(0.02)
-        raise RuntimeError(f"daemon did not start: {self.log.read_text()}")
+        raise RuntimeError(f"daemon did not start within {timeout_s:g} s: {self.log.read_text()}")
 
     def client(self, timeout_s: float | None = 60.0) -> Client:
-        return Client.connect_unix(self.socket, timeout_s)
+        """A client on the daemon's socket; ``timeout_s`` (each reply's wait) times ``slow``."""
+        return Client.connect_unix(self.socket, None if timeout_s is None else slow(timeout_s))
 
     def kill(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=slow(10))
 
     def stop(self) -> int | None:
+        """Shut the daemon down (SIGKILL after ``slow(15)`` s); its exit code."""
         if self.proc is None:
             return None
         if self.proc.poll() is None:
@@ -90,9 +108,11 @@ class Daemon:
                 with self.client(5.0) as c:
                     c.shutdown()
             try:
-                self.proc.wait(timeout=15)
+                self.proc.wait(timeout=slow(15))
             except subprocess.TimeoutExpired:
-                self.kill()
+                pass
+            finally:
+                self.kill()  # still up after 15 s, or the test's own timeout interrupted the wait
         return self.proc.returncode
 
     def read_log(self) -> str:

@@ -13,6 +13,7 @@ import pytest
 import hrbench_client as hc
 from hrbench.store import Store
 from hrbench_client import protocol as p
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 
@@ -207,7 +208,7 @@ def test_concurrent_benchmarks_stream_every_saved_row(home: Path) -> None:
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=300)
+            t.join(timeout=slow(300))
     finally:
         d.stop()
     assert len(results) == 48

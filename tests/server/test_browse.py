@@ -20,6 +20,7 @@ import hrbench_client as hc
 from hrbench.records import Row
 from hrbench.stats import compare, report
 from tests._benches import CLUSTERS, mock_spec, run
+from tests._slow import slow
 from tests.server._daemon import Daemon
 
 
@@ -202,7 +203,7 @@ def test_cell_has_every_run_with_trace_and_a_working_command(
         capture_output=True,
         text=True,
         check=True,
-        timeout=60,
+        timeout=slow(60),
     )
     printed = [msgspec.json.decode(line) for line in out.stdout.splitlines()]
     assert [(x["item"], x["arm"], x["run"]) for x in printed] == [("q2", "ask", r) for r in range(1, 6)]

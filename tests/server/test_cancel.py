@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._slow import slow
 from tests.server._daemon import Daemon
 
 # a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
@@ -58,7 +59,7 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _hrb(home: Path, *args: str, rc: int = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=60, env=_env(home))
+    proc = subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=slow(60), env=_env(home))
     assert proc.returncode == rc, (proc.returncode, proc.stdout, proc.stderr)
     return proc
 
@@ -87,7 +88,7 @@ def _rows(home: Path, bench_id: str) -> int:
 
 
 def _wait_status(home: Path, bench_id: str, want: str, timeout_s: float = 30.0) -> str:
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + slow(timeout_s)
     got = _status(home, bench_id)
     while got != want and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -100,7 +101,7 @@ def test_a_killed_daemon_names_the_benchmark_and_how_to_resume(home: Path, tmp_p
     try:
         proc, bench_id = _start_bench(home, _spec(tmp_path))
         d.kill()
-        _, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=slow(60))
     finally:
         d.kill()
     assert proc.returncode == 3, err
@@ -115,7 +116,7 @@ def test_a_killed_client_cancels_its_benchmark_which_resumes(home: Path, tmp_pat
         spec = _spec(tmp_path, delay_s=0.02)
         proc, bench_id = _start_bench(home, spec)
         proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=slow(30))
         assert _wait_status(home, bench_id, "cancelled") == "cancelled"
         done = json.loads(_hrb(home, "bench", "--resume", bench_id, "--no-rows").stdout.splitlines()[-1])
     finally:
@@ -212,7 +213,7 @@ def test_a_detached_benchmark_runs_on_shows_running_and_hrb_cancel_stops_it(
         both = _hrb(home, "rm", quick["id"], bench_id, rc=2)
         assert f"running now: {bench_id}" in both.stderr and "nothing was deleted" in both.stderr
         assert _status(home, quick["id"]) == "done"
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + slow(60)
         while _rows(home, bench_id) < 10 and time.monotonic() < deadline:  # the 10 answered are saved
             time.sleep(0.05)
         cancelled = _hrb(home, "cancel", bench_id[:6])
@@ -238,7 +239,7 @@ def test_hrb_cancel_from_another_shell_ends_the_streaming_hrb_bench_with_exit_3_
     try:
         proc, bench_id = _start_bench(home, _spec(tmp_path, delay_s=0.05))
         cancelled = _hrb(home, "cancel", bench_id, *(["--grace", grace] if grace else []))
-        out, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=slow(60))
         said = json.loads(cancelled.stdout)
     finally:
         d.stop()
@@ -258,7 +259,7 @@ def test_rm_and_gc_remove_the_lock_files_a_killed_daemon_left(home: Path, tmp_pa
         try:
             proc, bench_id = _start_bench(home, _spec(tmp_path))
             d.kill()  # mid-run: nothing released the lease
-            proc.communicate(timeout=60)
+            proc.communicate(timeout=slow(60))
         finally:
             d.kill()
         ids.append(bench_id)
@@ -272,6 +273,6 @@ def test_rm_and_gc_remove_the_lock_files_a_killed_daemon_left(home: Path, tmp_pa
         gc = json.loads(_hrb(home, "gc", "--older-than", "0").stdout)
         assert (gc["benchmarks"], gc["locks"]) == (1, 1) and os.listdir(locks) == [running]
         held.kill()
-        held.communicate(timeout=60)
+        held.communicate(timeout=slow(60))
     finally:
         d.stop()

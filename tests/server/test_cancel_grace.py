@@ -26,6 +26,7 @@ import pytest
 
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.server._daemon import Daemon
 
 # a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
@@ -43,7 +44,7 @@ def _env(home: Path) -> dict[str, str]:
 
 
 def _hrb(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=90, env=_env(home))
+    proc = subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=slow(90), env=_env(home))
     assert proc.returncode == 0, (proc.returncode, proc.stdout, proc.stderr)
     return proc
 
@@ -107,7 +108,7 @@ def _cancel_while_sending(
     )
     assert bench.stdout is not None
     bench_id = json.loads(bench.stdout.readline())["ledger_id"].split("/", 1)[0]  # a row: replies came
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + slow(60)
     while srv.in_flight < CONCURRENCY:  # every slot has a request on its way
         assert time.monotonic() < deadline, d.read_log()[-2000:]
         time.sleep(0.002)
@@ -119,11 +120,11 @@ def _cancel_while_sending(
     else:  # what `hrb daemon stop` sends, from here so that the stop's moment is known
         with d.client() as c:
             c.shutdown()
-    _, err = bench.communicate(timeout=90)
+    _, err = bench.communicate(timeout=slow(90))
     if how == "daemon stop":  # it stops once its benchmark is stored: a new daemon reads the store
-        assert d.proc is not None and d.proc.wait(timeout=60) == 0
+        assert d.proc is not None and d.proc.wait(timeout=slow(60)) == 0
         d = Daemon(home, env=env).start()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + slow(60)
     while _listed(d, bench_id).status == "running":  # a killed `hrb bench` is not waited for
         assert time.monotonic() < deadline
         time.sleep(0.05)

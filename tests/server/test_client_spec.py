@@ -15,6 +15,7 @@ import pytest
 
 import hrbench_client as hc
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 CAP = 0.05  # USD
@@ -189,7 +190,7 @@ def test_hrb_bench_refuses_a_bad_outputs_arm_with_exit_2_and_stores_nothing(
         [sys.executable, "-m", "hrbench_client.cli", "--no-autostart", "bench", str(toml)],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=slow(60),
         env=shared_daemon.env,
     )
     assert proc.returncode == 2, (proc.stdout, proc.stderr)

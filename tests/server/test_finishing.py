@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from hrbench_server.rpc import WRITE_BUFFER_BYTES
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 pytestmark = pytest.mark.timeout(120)
@@ -35,7 +36,7 @@ def test_a_finishing_benchmark_is_listed_running_until_its_end_is_stored(home: P
             big["reference"]["labels"] = {k: "answer " + v for k, v in big["reference"]["items"].items()}
             stream = c.benchmark(big)
             bench_id = stream.started()  # from here on, nothing is read from this connection
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + slow(60)
             while (b := next(b for b in other.benchmarks() if b.id == bench_id)).rows < ITEMS * RUNS:
                 assert time.monotonic() < deadline
                 time.sleep(0.01)

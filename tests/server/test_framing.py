@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._slow import slow
 from tests.server._daemon import Daemon
 from tests.server._wire import RawConn, frame, req, score
 
@@ -238,7 +239,7 @@ def test_faults_over_stdio_keep_the_server_alive(tmp_path: Path) -> None:
         [sys.executable, "-m", "hrbench_server", "--home", str(tmp_path / "h"), "serve", "--stdio"],
         input=stdin,
         capture_output=True,
-        timeout=60,
+        timeout=slow(60),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     replies = []
@@ -294,7 +295,7 @@ def _frames(draw: st.DrawFn) -> bytes:
 @given(frames=st.lists(_frames(), min_size=1, max_size=6))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_fuzz_random_frames_never_break_the_daemon(shared_daemon: Daemon, frames: list[bytes]) -> None:
-    with RawConn(shared_daemon.socket, timeout_s=30) as c:
+    with RawConn(shared_daemon.socket, timeout_s=slow(30)) as c:
         c.send(b"".join(frames))
         c.shut_write()  # end of input: the daemon answers what it can, then closes
         while (got := c.recv_frame()) is not None:

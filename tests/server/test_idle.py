@@ -14,6 +14,7 @@ import pytest
 from hrbench.store import Store
 from hrbench_client import _paths
 from hrbench_client.client import _pid_alive, connect, daemon_status
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 # a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.slow
 
 def _wait_exit(d: Daemon, timeout_s: float = 30.0) -> int:
     assert d.proc is not None
-    return d.proc.wait(timeout=timeout_s)
+    return d.proc.wait(timeout=slow(timeout_s))
 
 
 def test_idle_daemon_exits_only_after_its_last_client_left(home: Path) -> None:
@@ -67,7 +68,7 @@ def test_on_demand_daemons_get_the_idle_timeout_and_daemon_start_does_not(
     with connect(home) as c:  # starts one on demand
         assert c.status().idle_exit_s == 0.5
     pid = json.loads(_paths.pid_path(home).read_text())["pid"]
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + slow(30)
     while _pid_alive(pid) and time.monotonic() < deadline:  # (reaps the child it started)
         time.sleep(0.1)
     assert not _pid_alive(pid) and daemon_status(home) is None

@@ -16,6 +16,7 @@ import pytest
 
 import hrbench_client as hc
 from hrbench.store import Store
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec, zombie
 from tests.server.test_benchmark import calls
 
@@ -74,7 +75,7 @@ def test_two_simultaneous_resumes_after_sigkill_pay_each_call_once(home: Path, c
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=300)
+            t.join(timeout=slow(300))
         with d2.client() as c:
             stored = c.rows(bench_id).rows
     finally:
@@ -89,7 +90,7 @@ def test_two_simultaneous_resumes_after_sigkill_pay_each_call_once(home: Path, c
 
 def _ledger_calls(home: Path) -> int:
     """The calls a daemon's ledger holds now (0 before its first write)."""
-    con = sqlite3.connect(home / "hrbench.sqlite3", timeout=30)
+    con = sqlite3.connect(home / "hrbench.sqlite3", timeout=slow(30))
     try:
         row = con.execute("SELECT max(calls) FROM ledger").fetchone()
     finally:
@@ -109,7 +110,7 @@ def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path
     try:
         with d.client() as c:
             stream = c.benchmark(spec(n=40, runs=1, concurrency=8, governor={"max_calls": cap}))
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + slow(60)
             while len(calls(started)) < 8 and time.monotonic() < deadline:
                 time.sleep(0.05)
             # a flush tick wrote the ledger (waited for, not slept for: a loaded machine may

@@ -27,6 +27,7 @@ import pytest
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from hrbench_client.errors import BenchmarkCancelled
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 # a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
@@ -71,7 +72,7 @@ def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path,
                     params = first if bench_id is None else {"resume": bench_id, "concurrency": CONCURRENCY}
                     stream = c.benchmark(params)
                     before = len(srv.requests)
-                    deadline = time.monotonic() + 60
+                    deadline = time.monotonic() + slow(60)
                     while len(srv.requests) < before + CONCURRENCY + 2:  # a reply in, requests in flight
                         assert time.monotonic() < deadline, d.read_log()[-2000:]
                         time.sleep(0.002)
@@ -133,7 +134,7 @@ def _cancel_while_sending(home: Path, tmp_path: Path, grace_s: float, latency_s:
     )
     with d.client() as c, d.client() as other:
         stream = c.benchmark(params)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + slow(60)
         while len(srv.requests) < CONCURRENCY + 2:  # replies in, requests in flight
             assert time.monotonic() < deadline, d.read_log()[-2000:]
             time.sleep(0.002)

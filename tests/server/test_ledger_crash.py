@@ -26,6 +26,7 @@ import pytest
 
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 # a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
@@ -49,7 +50,7 @@ def _spec(srv: LoopbackServer) -> dict[str, Any]:
 
 
 def _wait_for_requests(srv: LoopbackServer, n: int, d: Daemon) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + slow(60)
     while len(srv.requests) < n:
         assert time.monotonic() < deadline, f"only {len(srv.requests)} requests: {d.read_log()[-2000:]}"
         time.sleep(0.002)

@@ -18,6 +18,7 @@ import pytest
 
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 # a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
@@ -52,7 +53,7 @@ def test_the_crash_note_without_a_usd_cap_bounds_what_could_be_billed(
         try:
             with d.client() as c:
                 stream = c.benchmark(_spec(srv))
-                deadline = time.monotonic() + 60
+                deadline = time.monotonic() + slow(60)
                 while len(srv.requests) < 4:
                     assert time.monotonic() < deadline, d.read_log()[-2000:]
                     time.sleep(0.002)

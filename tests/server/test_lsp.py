@@ -16,6 +16,7 @@ from pygls.exceptions import JsonRpcInvalidRequest
 from pygls.lsp.client import LanguageClient
 
 from hrbench_client import protocol as p
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 from tests.server._wire import RawConn, frame, req, score
 
@@ -56,7 +57,7 @@ def test_pygls_client_start_score_benchmark_stop(tmp_path: Path) -> None:
         assert client._server is not None
         return init, scored, result, rows, progress, client._server.returncode
 
-    init, scored, result, rows, progress, code = asyncio.run(asyncio.wait_for(main(), 60))
+    init, scored, result, rows, progress, code = asyncio.run(asyncio.wait_for(main(), slow(60)))
     assert init.server_info.name == "hrbench" and init.server_info.version
     caps = init.capabilities.experimental["hrbench"]
     assert {"benchmark", "score", "evaluate", "status"} <= set(caps["methods"])
@@ -87,7 +88,7 @@ def test_pygls_client_requests_after_shutdown_are_refused_and_exit_without_shutd
         assert client._server is not None and other._server is not None
         return client._server.returncode, other._server.returncode
 
-    assert asyncio.run(asyncio.wait_for(main(), 60)) == (0, 1)
+    assert asyncio.run(asyncio.wait_for(main(), slow(60))) == (0, 1)
 
 
 def test_lsp_session_on_the_socket_ends_its_connection_not_the_daemon(shared_daemon: Daemon) -> None:
@@ -113,4 +114,4 @@ def test_shutdown_with_null_params_without_initialize_stops_the_daemon(daemon: D
     with RawConn(daemon.socket) as c:
         c.send(frame(b'{"jsonrpc": "2.0", "id": 1, "method": "shutdown", "params": null}'))
         assert c.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}
-    assert daemon.proc is not None and daemon.proc.wait(timeout=15) == 0
+    assert daemon.proc is not None and daemon.proc.wait(timeout=slow(15)) == 0

@@ -15,6 +15,7 @@ import pytest
 
 from hrbench.testing.loopback import LoopbackServer
 from hrbench_client.view import benchmark_html
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 pytestmark = pytest.mark.timeout(180)
@@ -220,7 +221,7 @@ def test_a_daemon_stopped_by_a_signal_tells_the_benchmarks_caller(home: Path) ->
                     if i == 0:
                         assert d.proc is not None
                         d.proc.send_signal(signal.SIGTERM)
-        assert d.proc is not None and d.proc.wait(timeout=30) == 0
+        assert d.proc is not None and d.proc.wait(timeout=slow(30)) == 0
     finally:
         d.kill()
     ctx = err.value.context

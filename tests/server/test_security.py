@@ -15,6 +15,7 @@ import hrbench_client as hc
 from hrbench.testing.loopback import ECHO_ENCODINGS, LoopbackServer
 from hrbench_client import _paths
 from hrbench_client.client import Client
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 from tests.unit.test_redact import recoverable
 
@@ -44,7 +45,7 @@ def test_socket_and_state_dir_are_private(daemon: Daemon) -> None:
 
 
 def test_one_daemon_per_state_dir(daemon: Daemon) -> None:
-    second = subprocess.run(daemon.command(), capture_output=True, env=daemon.env, timeout=60)
+    second = subprocess.run(daemon.command(), capture_output=True, env=daemon.env, timeout=slow(60))
     assert second.returncode == 3 and b"another daemon" in second.stderr
     with daemon.client() as c:
         assert c.status().pid == daemon.proc.pid  # type: ignore[union-attr]
@@ -54,7 +55,7 @@ def test_one_daemon_per_state_dir(daemon: Daemon) -> None:
 def test_tcp_refuses_non_loopback(tmp_path: Path, addr: str) -> None:
     home = tmp_path / "home"
     cmd = [sys.executable, "-m", "hrbench_server", "--home", str(home), "daemon", "--tcp", addr]
-    proc = subprocess.run(cmd, capture_output=True, timeout=60)
+    proc = subprocess.run(cmd, capture_output=True, timeout=slow(60))
     assert proc.returncode == 2
     assert b"loopback" in proc.stderr
     assert not _paths.socket_path(home).exists()
@@ -69,19 +70,21 @@ def test_tcp_requires_the_token(home: Path) -> None:
         host, port = info["tcp"].rsplit(":", 1)
         assert host == "127.0.0.1"
         with pytest.raises(hc.HrbenchError) as err:
-            Client.connect_tcp(host, int(port), "wrong-token", timeout_s=10)
+            Client.connect_tcp(host, int(port), "wrong-token", timeout_s=slow(10))
         assert err.value.code == -32098
         import socket
 
-        with socket.create_connection((host, int(port)), timeout=10) as s:  # no auth first: refused, closed
+        with socket.create_connection(
+            (host, int(port)), timeout=slow(10)
+        ) as s:  # no auth first: refused, closed
             body = b'{"jsonrpc":"2.0","id":1,"method":"status"}'
             s.sendall(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
             data = s.recv(65536)
             assert b"-32098" in data and b'"result"' not in data
-        with Client.connect_tcp(host, int(port), token_file.read_text().strip(), timeout_s=10) as c:
+        with Client.connect_tcp(host, int(port), token_file.read_text().strip(), timeout_s=slow(10)) as c:
             assert c.status().transport == "unix+tcp"
             assert c.score("a", label="a").correct
-        with hc.connect(home, tcp=True, timeout_s=10) as c:
+        with hc.connect(home, tcp=True, timeout_s=slow(10)) as c:
             assert c.score("a", label="a").correct
     finally:
         d.stop()

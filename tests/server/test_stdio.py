@@ -10,6 +10,7 @@ import pytest
 
 import hrbench_client as hc
 from hrbench_client.client import Client
+from tests._slow import slow
 from tests.server._daemon import HERE, spec
 
 
@@ -39,7 +40,7 @@ def test_stdio_raw_stdout_is_only_framed_json(tmp_path: Path) -> None:
         [sys.executable, "-m", "hrbench_server", "--home", str(tmp_path / "h"), "serve", "--stdio"],
         input=stdin,
         capture_output=True,
-        timeout=60,
+        timeout=slow(60),
         check=True,
     )
     out = proc.stdout

@@ -14,6 +14,7 @@ import pytest
 
 import hrbench_client as hc
 from tests._fs import can_mount, made_read_only, tiny_fs
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 
@@ -102,7 +103,7 @@ def test_a_read_only_state_folder_at_start(tmp_path: Path) -> None:
             c.cache_stats()
         d.stop()
         with made_read_only(home):
-            out = subprocess.run(d.command(), capture_output=True, text=True, timeout=60, env=d.env)
+            out = subprocess.run(d.command(), capture_output=True, text=True, timeout=slow(60), env=d.env)
     assert out.returncode == 5, out.stderr
     assert f"cannot use the state folder {home}" in out.stderr and "Make it writable" in out.stderr
     assert "Traceback" not in out.stderr

@@ -22,6 +22,7 @@ import pytest
 import hrbench_client as hc
 from hrbench_client import _paths
 from hrbench_client.client import Client, start_daemon, stop_daemon
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 OTHER_UID = 54321
@@ -45,7 +46,7 @@ def long_home(base: Path) -> Path:
 
 def run_daemon(home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        Daemon(home).command(), capture_output=True, text=True, timeout=60, env={**os.environ}
+        Daemon(home).command(), capture_output=True, text=True, timeout=slow(60), env={**os.environ}
     )
 
 
@@ -175,7 +176,7 @@ def test_the_callers_directory_is_not_on_an_autostarted_daemons_path(
     monkeypatch.setenv("PYTHONPATH", "")  # an empty entry would mean the working directory
     pid = start_daemon(home)
     try:
-        with hc.connect(home, autostart=False, timeout_s=60) as c:
+        with hc.connect(home, autostart=False, timeout_s=slow(60)) as c:
             assert c.status().pid == pid
             rows = list(c.benchmark(spec(n=2, runs=1)))  # opens the store, imports _mocks from HERE
             assert len(rows) == 2 and all(r.correct for r in rows)
@@ -195,14 +196,14 @@ def test_a_daemon_started_without_dash_p_still_drops_the_working_directory(tmp_p
     cmd = [sys.executable, "-m", "hrbench_server", "--home", str(home), "daemon"]
     proc = subprocess.Popen(cmd, cwd=caller, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + slow(60)
         while not _paths.socket_path(home).exists() and time.monotonic() < deadline:
             assert proc.poll() is None
             time.sleep(0.05)
-        with hc.connect(home, autostart=False, timeout_s=60) as c:
+        with hc.connect(home, autostart=False, timeout_s=slow(60)) as c:
             assert c.cache_stats()["entries"] == 0  # the store (sqlite_utils) is in use
             c.shutdown()
-        proc.wait(timeout=30)
+        proc.wait(timeout=slow(30))
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -239,7 +240,9 @@ def test_python_path_goes_after_the_installed_packages(shared_daemon: Daemon, tm
 def tcp_client(home: Path) -> Client:
     info = json.loads(_paths.pid_path(home).read_text())
     host, port = info["tcp"].rsplit(":", 1)
-    return Client.connect_tcp(host, int(port), _paths.token_path(home).read_text().strip(), timeout_s=60)
+    return Client.connect_tcp(
+        host, int(port), _paths.token_path(home).read_text().strip(), timeout_s=slow(60)
+    )
 
 
 CODE_SPECS = {

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 import hrbench as hb
+from tests._slow import slow
 from tests.conftest import case
 
 # these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
@@ -330,7 +331,7 @@ def test_sigkill_mid_benchmark_store_opens_cleanly_and_keeps_finished_entries(tm
         if len(acked) >= 300:
             break
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.wait(timeout=slow(30))
     proc.stdout.close()
     store = hb.Store(db)
     assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -341,3 +342,29 @@ def test_sigkill_mid_benchmark_store_opens_cleanly_and_keeps_finished_entries(tm
     # every finished run's reply is kept
     finished = [(a[0], int(a[1])) for a in acked]
     assert finished and all(f in entries for f in finished)
+
+
+def test_a_new_seed_served_wholly_from_the_cache_says_so() -> None:
+    """Newcomer finding: changing ``seed`` reran entirely from the cache with no note."""
+    import warnings
+
+    import hrbench as hb
+    from hrbench.cache import Cache
+    from hrbench.store import Store
+
+    store = Store(":memory:")
+    ref = hb.Reference({"q1": "France", "q2": "Peru"}, labels=["Paris", "Lima"])
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}?").text)
+    client = hb.MockClient(lambda messages, params: "Paris")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hb.benchmark(arm, ref, runs=5, client=client, cache=Cache(store))  # pays: no note
+        hb.benchmark(arm, ref, runs=5, client=client, cache=Cache(store))  # the default seed: no note
+    with pytest.warns(hb.CachedDrawsWarning, match=r"all 10 replies came from the cache: the seed \(7\)"):
+        again = hb.benchmark(arm, ref, runs=5, client=client, cache=Cache(store), seed=7)
+    assert [r.correct for r in again.rows] == [True] * 5 + [False] * 5
+    with warnings.catch_warnings():  # a new request is a new draw: no note
+        warnings.simplefilter("error")
+        other = hb.Arm("ask", lambda item, ctx: ctx.call(f"What is the capital of {item}?").text)
+        hb.benchmark(other, ref, runs=5, client=client, cache=Cache(store), seed=8)
+    store.close()

@@ -152,7 +152,8 @@ def test_seed_selects_ctx_rng_not_the_cached_replies_and_a_params_seed_does(tmp_
         return client.calls - before
 
     assert calls(ASK, 1) == 10
-    assert calls(ASK, 2) == 0  # the same requests and draw indexes: the cached replies, whatever the seed
+    with pytest.warns(hb.CachedDrawsWarning, match=r"all 10 replies came from the cache: the seed \(2\)"):
+        assert calls(ASK, 2) == 0  # the same requests and draw indexes: the cached replies, whatever the seed
     sampler = hb.Arm("pick", lambda item, ctx: ctx.call(f"{item} {ctx.rng.randrange(10**9)}").text)
     assert [calls(sampler, 1), calls(sampler, 2), calls(sampler, 1)] == [10, 10, 0]  # ctx.rng follows seed
     with_param = hb.Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}?", seed=7).text)

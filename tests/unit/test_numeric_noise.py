@@ -18,6 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hrbench.numeric import float_noise_equal, numeric_scorer
+from tests._slow import slow
 
 NORMAL = st.floats(-1e300, 1e300).filter(lambda x: abs(x) >= sys.float_info.min)
 SCORER = numeric_scorer()
@@ -104,7 +105,7 @@ def test_hrb_score_reads_float_noise_as_equal() -> None:
         [str(hrb), "score", "--scorer", "numeric", "--label", "0.3", "0.30000000000000004", "--check"],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=slow(120),
     )
     assert done.returncode == 0, done.stderr
     assert '"correct":true' in done.stdout

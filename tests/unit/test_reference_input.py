@@ -151,3 +151,26 @@ def test_labels_only_on_a_split_not_run_still_warn() -> None:
     ref = hb.Reference(["a", "b"], labels=["y", None], split=["dev", "test"])
     with pytest.warns(hb.NoLabelsWarning, match="split"):
         hb.benchmark(_arm(), ref, runs=5, split="test")
+
+
+def test_a_labels_table_that_leaves_items_out_is_counted_and_named() -> None:
+    """Newcomer finding: a `labels` table that left an item out made it unlabelled in silence."""
+    arm = hb.Arm("fixed", lambda item, ctx: "Paris")
+    items = {f"q{n}": "France" for n in range(1, 9)}
+    ref = hb.Reference(items, labels={"q1": "Paris", "q2": "Paris"})
+    with pytest.warns(hb.UnlabelledItemsWarning) as caught:
+        bench = hb.benchmark(arm, ref, runs=5)
+    (w,) = caught
+    assert str(w.message).startswith(
+        "6 of 8 items on split(s) test are left out of the `labels` table "
+        "('q3', 'q4', 'q5', 'q6', 'q7' and 1 more): they have no label"
+    )
+    assert "accuracy averages the 2 labelled items" in str(w.message)
+    assert bench.summary()[0]["accuracy"] == 1.0
+    # a null label says "no label" on purpose: not counted
+    explicit = hb.Reference({"q1": "France", "q2": "Peru"}, labels={"q1": "Paris", "q2": None})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hb.benchmark(arm, explicit, runs=5)
+    assert hb.Reference(items, labels={"q1": "Paris"}).labels_omitted == frozenset(items) - {"q1"}
+    assert hb.Reference(items, labels=["Paris"] * 8).labels_omitted == frozenset()

@@ -10,6 +10,7 @@ import pytest
 
 from hrbench.errors import ConfigError
 from hrbench.store import Store, _lock_name
+from tests._slow import slow
 
 
 @pytest.fixture
@@ -79,7 +80,9 @@ def _crashed_holder(db: Path, *ids: str) -> None:
         "import os; from hrbench.store import Store; s = Store(os.environ['DB']); "
         f"assert all(s.lease_acquire(b, 'crashed') is None for b in {list(ids)!r}); os._exit(0)"
     )
-    subprocess.run([sys.executable, "-c", code], env={**os.environ, "DB": str(db)}, check=True, timeout=60)
+    subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, "DB": str(db)}, check=True, timeout=slow(60)
+    )
 
 
 def _locks(db: Path) -> set[str]:

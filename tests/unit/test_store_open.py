@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import hrbench as hb
+from tests._slow import slow
 from tests.conftest import case
 
 
@@ -16,7 +17,7 @@ def _opener(folder: str, rounds: int, barrier: Any, failures: Any) -> None:
     from hrbench.store import Store
 
     for r in range(rounds):
-        barrier.wait(timeout=60)  # every process opens round r's fresh file at the same moment
+        barrier.wait(timeout=slow(60))  # every process opens round r's fresh file at the same moment
         try:
             s = Store(Path(folder) / f"round{r}.db")
             s.cache_stats()
@@ -35,7 +36,7 @@ def test_case_R06a_processes_opening_a_fresh_store_at_once_never_fail(tmp_path: 
     for p in procs:
         p.start()
     for p in procs:
-        p.join(timeout=300)
+        p.join(timeout=slow(300))
     got = []
     while not failures.empty():
         got.append(failures.get())
@@ -53,7 +54,7 @@ def _writer(path: str, n: int, tag: int, barrier: Any, failures: Any) -> None:
     from hrbench.store import Store
 
     s = Store(path)
-    barrier.wait(timeout=60)
+    barrier.wait(timeout=slow(60))
     for i in range(n):
         req = Request(messages=[{"role": "user", "content": f"{tag}-{i}"}], draw_index=1)
         try:
@@ -75,13 +76,13 @@ def test_case_R06b_writers_and_a_long_transaction(tmp_path: Path) -> None:
     for p in procs:
         p.start()
     holder = sqlite3.connect(path, isolation_level=None)
-    barrier.wait(timeout=60)
+    barrier.wait(timeout=slow(60))
     holder.execute("BEGIN IMMEDIATE")  # another connection holds the write lock for 2 s
     time.sleep(2.0)
     holder.execute("COMMIT")
     holder.close()
     for p in procs:
-        p.join(timeout=300)
+        p.join(timeout=slow(300))
     got = []
     while not failures.empty():
         got.append(failures.get())

@@ -7,6 +7,7 @@ import sys
 
 import hrbench as hb
 from hrbench.tokens import count_messages, count_tokens, encoding_name, usage_of
+from tests._slow import slow
 
 
 def test_counts_offline_from_the_shipped_vocabularies(tmp_path) -> None:
@@ -23,7 +24,9 @@ def test_counts_offline_from_the_shipped_vocabularies(tmp_path) -> None:
         "HTTPS_PROXY": "http://127.0.0.1:9",
         "HTTP_PROXY": "http://127.0.0.1:9",
     }
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=slow(60)
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["10", "10"]
 
@@ -84,7 +87,9 @@ def test_counting_sets_no_environment_variable(tmp_path) -> None:
         "print(n, sorted(k for k in os.environ if 'TIKTOKEN' in k))"
     )
     env = {"PATH": "", "HRBENCH_HOME": str(tmp_path), "HTTPS_PROXY": "http://127.0.0.1:9"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=slow(60)
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split(")")[1].strip() == "[]"
     assert list(tmp_path.iterdir()) == []  # nothing written to the state folder

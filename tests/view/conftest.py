@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import urllib.request
@@ -12,6 +13,7 @@ import msgspec
 import pytest
 
 from tests._benches import mock_spec, run
+from tests._slow import slow
 from tests.server._daemon import Daemon
 from tests.server.conftest import shared_daemon
 
@@ -27,6 +29,13 @@ class View:
         self.proc = subprocess.Popen(
             [*cmd, "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
+        try:  # a view that never answered is stopped, not left serving (issue 25)
+            self._wait_url()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _wait_url(self) -> None:
         assert self.proc.stdout is not None
         self.url = self.proc.stdout.readline().strip()
         if not self.url:
@@ -41,26 +50,26 @@ class View:
     def wait(self) -> None:
         import time
 
-        for _ in range(500):
-            try:
-                with self.opener.open(self.url, timeout=10) as r:
+        deadline = time.monotonic() + slow(10)
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                with self.opener.open(self.url, timeout=slow(10)) as r:
                     if r.status == 200:
                         return
-            except OSError:
-                time.sleep(0.02)
+            time.sleep(0.02)
         raise RuntimeError("hrb view did not answer")
 
     def get(self, path: str) -> Any:
-        with self.opener.open(self.base + path, timeout=60) as r:
+        with self.opener.open(self.base + path, timeout=slow(60)) as r:
             return msgspec.json.decode(r.read())
 
     def stop(self) -> None:
         self.proc.terminate()
         try:
-            self.proc.wait(timeout=15)
+            self.proc.wait(timeout=slow(15))
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.wait(timeout=5)
+            self.proc.wait(timeout=slow(5))
         for f in (self.proc.stdout, self.proc.stderr):
             if f is not None:
                 f.close()

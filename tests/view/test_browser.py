@@ -27,6 +27,7 @@ from hrbench.records import Row
 from hrbench.stats import report
 from hrbench_client import protocol as p
 from tests._benches import mock_spec, run, squad_spec
+from tests._slow import slow
 from tests.conftest import data_dir
 from tests.server._daemon import Daemon
 from tests.view.conftest import View
@@ -245,6 +246,12 @@ def test_browse_a_squad_benchmark(
     )
     assert diffs == ["0.000"] * 5
     assert "Descriptive only" in page.text_content("main")
+    # each benchmark by name and id, and the direction in words (a newcomer read "mycaps - mycaps")
+    title = page.text_content("#title")
+    assert f"({squad['again'][:8]}) against" in title and title.endswith(f"({bench_id[:8]})")
+    direction = page.text_content("#direction")
+    assert "A positive difference means the arm scored higher in" in direction
+    assert direction.index(squad["again"][:8]) < direction.index(bench_id[:8])
     page.screenshot(path=str(OUT / "view-compare.png"), full_page=True)
 
 
@@ -257,7 +264,7 @@ def test_the_html_report_opens_offline(
         + ["report", squad["id"], "--html", str(out)],
         check=True,
         capture_output=True,
-        timeout=120,
+        timeout=slow(120),
     )
     asked: list[str] = []
 
@@ -302,7 +309,7 @@ def test_the_list_shows_live_progress(page: Any, view: View, shared_daemon: Daem
             _ready(page)
             page.wait_for_function(
                 "(document.querySelector('[data-k=progress]') || {}).textContent?.includes('rows/s')",
-                timeout=30_000,
+                timeout=slow(30_000),
             )
             text = page.text_content("[data-k=progress]")
             assert re.fullmatch(r"\d+/55 rows · [\d.]+ rows/s · ETA \d+s · \$0\.0000 of \$3\.00", text), text
@@ -356,7 +363,7 @@ def test_the_page_shows_why_a_benchmark_is_not_done(
         + ["report", stream.result.id, "--html", str(out)],
         check=True,
         capture_output=True,
-        timeout=120,
+        timeout=slow(120),
     )
     page.goto(out.as_uri())
     _ready(page)

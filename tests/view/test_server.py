@@ -16,6 +16,7 @@ import msgspec
 import pytest
 
 from hrbench_client.view import ASSETS
+from tests._slow import slow
 from tests.server._daemon import Daemon
 from tests.view.conftest import View
 
@@ -24,7 +25,7 @@ def test_the_token_is_needed_once_then_a_cookie_carries_it(view: View) -> None:
     plain = urllib.request.build_opener()
     for path in ("/", "/api/benchmarks", "/static/app.js", f"/?token={'x' * 32}"):
         with pytest.raises(urllib.error.HTTPError) as err:
-            plain.open(view.base + path, timeout=10)
+            plain.open(view.base + path, timeout=slow(10))
         err.value.close()
         assert err.value.code == 403
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{32}", view.url)
@@ -34,7 +35,7 @@ def test_the_token_is_needed_once_then_a_cookie_carries_it(view: View) -> None:
 def test_only_loopback_host_names_are_answered(view: View) -> None:
     req = urllib.request.Request(view.url, headers={"Host": "attacker.example"})
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=10)
+        urllib.request.urlopen(req, timeout=slow(10))
     err.value.close()
     assert err.value.code == 400
 
@@ -88,12 +89,12 @@ def test_bad_requests_get_a_named_error(
 
 
 def test_pages_and_assets_need_no_network(view: View) -> None:
-    with view.opener.open(view.base + "/b/x/cell?item=a&arm=b", timeout=10) as r:
+    with view.opener.open(view.base + "/b/x/cell?item=a&arm=b", timeout=slow(10)) as r:
         shell = r.read().decode()
     refs = re.findall(r'(?:src|href)="([^"]*)"', shell)
     assert refs and all(ref.startswith(("/static/", "data:")) for ref in refs), refs
     for name, media in ASSETS.items():
-        with view.opener.open(f"{view.base}/static/{name}", timeout=10) as r:
+        with view.opener.open(f"{view.base}/static/{name}", timeout=slow(10)) as r:
             body = r.read()
             assert r.headers["content-type"] == media and len(body) > 1000
         assert b"sourceMappingURL" not in body
@@ -106,7 +107,7 @@ def _hrb(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         [sys.executable, "-m", "hrbench_client.cli", "--home", str(home), "--no-autostart", *args],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=slow(120),
     )
 
 

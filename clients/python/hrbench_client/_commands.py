@@ -126,18 +126,24 @@ def _kinds(union: Any) -> str:
     )
 
 
-def explain(exc: Exception) -> str:
+def explain(exc: Exception, typ: Any = None, data: Any = None) -> str:
     """The message of a msgspec validation error, with the valid ``kind`` tags and a ``$`` path.
 
     ``Invalid value 'promt' - at `$.arms[0].kind``` gets ``(expected one of: prompt, reading,
     outputs, import)``, and likewise a client's ``kind``; a message about the top-level object
     (msgspec gives it no path, e.g. ``Object contains unknown field `rusn```) gets `` - at `$```.
+    Given the type decoded (and the data), an unknown field gets the closest field's name
+    (:func:`hrbench_client.protocol.unknown_field_hint`).
     """
     import re
 
     msg = str(exc)
     if " - at `" not in msg:
-        return f"{msg} - at `$`"
+        msg = f"{msg} - at `$`"
+    if typ is not None:
+        from hrbench_client.protocol import unknown_field_hint
+
+        msg = unknown_field_hint(msg, typ, data)
     m = re.fullmatch(
         r"Invalid value .* - at `\$(\.arms\[\d+\]|\.client|\.client\.fallback)\.kind`", msg, re.S
     )
@@ -232,6 +238,19 @@ def _duration(seconds: float) -> str:
     )
 
 
+def usd_text(usd: float) -> str:
+    """A USD amount as ``hrb`` prints it: four decimals, or three significant digits below a cent.
+
+    The library's rule (``hrbench.records.usd_text``; this client imports no hrbench): four
+    decimals would print every cheap spend as ``0.0000``.
+
+    Example:
+        >>> [usd_text(x) for x in (0.0, 0.1234, 0.00131, 3.7e-06)]
+        ['0.0000', '0.1234', '0.00131', '3.7e-06']
+    """
+    return f"{usd:.4f}" if usd == 0 or abs(usd) >= 0.01 else f"{usd:.3g}"
+
+
 def progress_line(
     label: str,
     done: int,
@@ -269,7 +288,7 @@ def progress_line(
         if done < total:
             parts.append(f"ETA {_duration((total - done) / rate)}")
     if usd is not None:
-        parts.append(f"${usd:.4f}" + ("" if max_usd is None else f" of ${max_usd:.2f}"))
+        parts.append(f"${usd_text(usd)}" + ("" if max_usd is None else f" of ${max_usd:.2f}"))
     return "  ".join(parts)
 
 
@@ -395,15 +414,23 @@ def _label(args: argparse.Namespace) -> Any:
 class _StdinInputs:
     """The ``score`` params of each JSON line on stdin, validated here so that errors name the line.
 
+    The flags are the defaults of the lines: ``--label``/``--label-json`` is the label of a
+    line that carries none (no ``"label"``, or ``null``: no label), ``--item`` the item of a
+    line without one, as ``--scorer`` and ``--settings`` are; what a line gives itself wins.
+    Decided (newcomer finding: ``echo '{"output":"paris"}' | hrb score --label Paris`` said
+    ``correct: null``, and with ``--check`` asked for the ``--label`` it was given).
+
     Iteration stops at the first bad line and keeps its error in :attr:`error`: the caller
     prints the verdicts of every line before it, then raises it. :attr:`lines` holds the stdin
     line number of each input yielded, to name the line of an error the daemon reports.
     """
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, label: Any = None, item: Any = None) -> None:
         self.scorer: str = args.scorer
         self.check: bool = args.check
         self.settings = _settings(args.settings)
+        self.label = label
+        self.item = item
         self.lines: list[int] = []
         self.error: _Usage | None = None
 
@@ -422,6 +449,10 @@ class _StdinInputs:
             if not isinstance(rec, dict):
                 self.error = _Usage(f'stdin line {n}: expected an object {{"output": ..., "label": ...}}')
                 return
+            if rec.get("label") is None and self.label is not None:
+                rec["label"] = self.label
+            if rec.get("item") is None and self.item is not None:
+                rec["item"] = self.item
             if self.check and rec.get("label") is None:
                 self.error = _Usage(f"stdin line {n}: {_CHECK_NEEDS_LABEL}")
                 return
@@ -431,7 +462,7 @@ class _StdinInputs:
             try:
                 params = msgspec.convert(rec, p.ScoreParams)
             except msgspec.ValidationError as exc:
-                self.error = _Usage(f"stdin line {n}: {explain(exc)}")
+                self.error = _Usage(f"stdin line {n}: {explain(exc, p.ScoreParams, rec)}")
                 return
             self.lines.append(n)
             yield params
@@ -464,7 +495,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             item = args.item
     if args.output is None and sys.stdin.isatty():
         _fail_usage("give an OUTPUT, or JSON lines on stdin")
-    label = _label(args) if args.output is not None else None
+    label = _label(args)  # on stdin, the label of the lines that carry none
     if args.check and args.output is not None and label is None:
         _fail_usage(_CHECK_NEEDS_LABEL)
     with _client(args) as hb:
@@ -472,7 +503,7 @@ def cmd_score(args: argparse.Namespace) -> int:
             r = hb.score(args.output, label, scorer=args.scorer, item=item, settings=_settings(args.settings))
             _out(r)
             return EXIT_WRONG if (args.check and r.correct is False) else EXIT_OK
-        inputs = _StdinInputs(args)
+        inputs = _StdinInputs(args, label, item)
         wrong = False
         done = 0
         try:
@@ -504,11 +535,48 @@ def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
         _fail_usage(f"cannot read {path}: {exc.strerror}")
     except tomllib.TOMLDecodeError as exc:
         _fail_usage(f"{path} is not valid TOML: {exc}")
+    try:
+        no_key_in_toml(data)
+    except InvalidParams as exc:
+        raise InvalidParams(f"{path}: {exc}") from None
     return data, file.resolve().parent
 
 
 _HEAD_VAR = re.compile(r"^\$(?:\{(\w+)\}|(\w+))")
 """An environment variable at the head of a path: ``${HRBENCH_DATA}/...`` or ``$HRBENCH_DATA/...``."""
+
+
+def no_key_in_toml(data: Any, where: str = "") -> Any:
+    """``api_key_env = false`` in a TOML spec sends no key, as ``null`` does on the wire.
+
+    TOML has no null, so a client for a local server that needs no key (vLLM, Ollama) writes
+    ``api_key_env = false`` (decided, newcomer finding: ``api_key_env = null`` cannot be
+    written in TOML). Every ``api_key_env`` of the spec is read so, at any depth (the client,
+    its fallback, a judge's client).
+
+    Raises:
+        InvalidParams: ``api_key_env = true``, naming the field.
+
+    Example:
+        >>> no_key_in_toml({"client": {"kind": "openai", "api_key_env": False}})
+        {'client': {'kind': 'openai', 'api_key_env': None}}
+    """
+    if isinstance(data, dict):
+        for key, value in data.items():
+            at = f"{where}.{key}" if where else key
+            if key == "api_key_env" and isinstance(value, bool):
+                if value:
+                    raise InvalidParams(
+                        f"{at}: true is not a variable name; give the name of the variable that holds "
+                        "the key, or false to send no key"
+                    )
+                data[key] = None
+            else:
+                no_key_in_toml(value, at)
+    elif isinstance(data, list):
+        for n, value in enumerate(data):
+            no_key_in_toml(value, f"{where}[{n}]")
+    return data
 
 
 def _resolve(base: Path, value: Any) -> Any:
@@ -562,7 +630,7 @@ def bench_params(path: str) -> Any:
     try:
         return _msgspec().convert(data, p.BenchmarkParams)
     except _msgspec().ValidationError as exc:
-        raise InvalidParams(f"{path}: {explain(exc)}") from None
+        raise InvalidParams(f"{path}: {explain(exc, p.BenchmarkParams, data)}") from None
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -808,6 +876,12 @@ _CAP_FLAGS = (
 """The governor's refusal of each cap, and the flag that raises it (newcomer finding)."""
 
 
+NOT_RETRIED_CAUSES = ("duplicate_draw", "no output for item ")
+"""Causes of error runs that a resume or ``--retry-errors`` fails the same way (the library's
+``DUPLICATE_CAUSE`` and ``MISSING_OUTPUT_CAUSE``: a run again draws the same replies, or reads
+the same outputs); for them ``hrb bench`` advises no retry."""
+
+
 def bench_exit(result: Any, fail_under: float | None = None) -> int:
     """The exit code of a finished benchmark, with a plain summary on stderr (SPEC section 6).
 
@@ -815,7 +889,8 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
     the cap that stopped them: a cost stop ``--max-usd``; ``--retry-errors`` too when runs
     ended in errors), else 3 when runs ended in errors, all or some (how many, by arm and
     cause, and ``hrb bench --resume ID --retry-errors`` to run them again once the cause is
-    fixed; newcomer finding), else 1 when an arm's accuracy is under ``fail_under`` or is NA
+    fixed; newcomer finding; no such advice when every such run had a cause a retry cannot fix:
+    :data:`NOT_RETRIED_CAUSES`), else 1 when an arm's accuracy is under ``fail_under`` or is NA
     (nothing measured: :func:`_gate`), else 0: every run was scored.
 
     Decided (newcomer finding: ``NoLabelsWarning`` and ``FewRunsWarning`` lived only in the
@@ -850,7 +925,18 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         _err(f"{errors} run(s) ended in errors and were scored 'error'")
         for w in said:
             _err(w)
-        _err(f"once the cause is fixed, run them again with: hrb bench --resume {result.id} --retry-errors")
+        unretried = sum(
+            k for s in result.summary for c, k in s.error_causes.items() if c.startswith(NOT_RETRIED_CAUSES)
+        )
+        if errors and unretried == errors:  # a retry reads the same outputs, or draws the same replies
+            _err(
+                "a resume or --retry-errors would fail these runs the same way "
+                "(the note above says what helps); fix the outputs or the arms and run the benchmark anew"
+            )
+        else:
+            _err(
+                f"once the cause is fixed, run them again with: hrb bench --resume {result.id} --retry-errors"
+            )
         return EXIT_ERROR
     if fail_under is not None:
         return _gate(result.summary, fail_under)
@@ -919,7 +1005,7 @@ def eval_params(path: str) -> Any:
     try:
         return _msgspec().convert(data, p.EvaluateParams)
     except _msgspec().ValidationError as exc:
-        raise InvalidParams(f"{path}: {explain(exc)}") from None
+        raise InvalidParams(f"{path}: {explain(exc, p.EvaluateParams, data)}") from None
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -1162,7 +1248,7 @@ def limits_text(b: Any) -> str | None:
         return None
 
     def one(name: str, used: Any, cap: Any, usd: bool = False) -> str:
-        shown = "-" if used is None else (f"{used:.4f}" if usd else str(used))
+        shown = "-" if used is None else (usd_text(used) if usd else str(used))
         return f"{name} {shown} of {'no cap' if cap is None else f'{cap:g}'}"
 
     head = "limits (the defaults)" if b.default_limits else "limits"
@@ -1480,9 +1566,16 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
     # decided (seed silent): both at once is a usage error (exit 2), not one of them dropped
     labels = s.add_mutually_exclusive_group()
-    labels.add_argument("--label", action="append", help="an accepted answer (repeat for several)")
-    labels.add_argument("--label-json", help="the label as JSON (a number, a list, null); not with --label")
-    s.add_argument("--item", help="the item payload (JSON or text)")
+    labels.add_argument(
+        "--label",
+        action="append",
+        help="an accepted answer (repeat for several); on stdin, the label of lines without one",
+    )
+    labels.add_argument(
+        "--label-json",
+        help="the label as JSON (a number, a list, null); not with --label; on stdin, as --label",
+    )
+    s.add_argument("--item", help="the item payload (JSON or text); on stdin, the item of lines without one")
     s.add_argument(
         "--scorer",
         default="exact",

@@ -32,7 +32,14 @@ import msgspec
 
 from hrbench_client import _paths
 from hrbench_client import protocol as p
-from hrbench_client.errors import DaemonError, HrbenchError, InvalidParams, RequestCancelled, from_error
+from hrbench_client.errors import (
+    DaemonError,
+    HrbenchError,
+    InvalidParams,
+    ReferenceValueError,
+    RequestCancelled,
+    from_error,
+)
 
 if TYPE_CHECKING:
     import subprocess
@@ -43,6 +50,7 @@ __all__ = [
     "connect",
     "autostart_idle_exit_s",
     "daemon_status",
+    "keyed_reference",
     "start_daemon",
     "stop_daemon",
     "with_caller_env",
@@ -235,6 +243,76 @@ class BenchmarkStream:
         self.close()
 
 
+_PER_ITEM = ("labels", "cluster", "split")
+
+
+def keyed_reference(spec: Any) -> Any:
+    """``spec`` with the lists beside a mapping of items keyed by item id, as the wire asks.
+
+    Decided (issue 25, finding 1): the daemon never pairs a list with a mapping by position (a
+    JSON object's keys arrive in the sender's map order, a Lua table's hash order), and refuses
+    it (:func:`hrbench.reference.check_keyed`). A Python caller does define the order: a dict
+    keeps its insertion order, and ``hrb`` reads a TOML file into dicts in the file's order. So
+    the client turns ``labels``, ``cluster`` and ``split`` given as lists beside ``items`` given
+    as a mapping into mappings by item id before sending, pairing them by position as
+    ``hrbench.Reference`` does; a spec that keys them already, gives one value for all, or gives
+    ``items`` as a list is sent as it is. The caller's spec is not changed.
+
+    Args:
+        spec: a benchmark spec (:class:`~hrbench_client.protocol.BenchmarkParams` or a dict) or a
+            reference spec (:class:`~hrbench_client.protocol.ReferenceSpec` or a dict).
+
+    Raises:
+        ReferenceValueError: a list whose length is not the number of items, named
+            ``reference.labels`` (``.cluster``, ``.split``).
+
+    Example:
+        >>> keyed_reference({"items": {"q1": "France", "q2": "Peru"}, "labels": ["Paris", "Lima"]})["labels"]
+        {'q1': 'Paris', 'q2': 'Lima'}
+        >>> keyed_reference({"reference": {"items": ["France"], "labels": ["Paris"]}})["reference"]["labels"]
+        ['Paris']
+    """
+    if isinstance(spec, p.BenchmarkParams) or (isinstance(spec, dict) and "reference" in spec):
+        ref = spec.reference if isinstance(spec, msgspec.Struct) else spec["reference"]
+        keyed = _keyed(ref)
+        if keyed is ref:
+            return spec
+        return (
+            msgspec.structs.replace(spec, reference=keyed)
+            if isinstance(spec, msgspec.Struct)
+            else {**spec, "reference": keyed}
+        )
+    return _keyed(spec)
+
+
+def _keyed(ref: Any) -> Any:
+    """One reference spec with its lists keyed by id (see :func:`keyed_reference`)."""
+    struct = isinstance(ref, p.ReferenceSpec)
+    if not (struct or isinstance(ref, dict)):
+        return ref  # a stored name or hash, or something the daemon will refuse by name
+    get = (lambda k: getattr(ref, k)) if struct else ref.get
+    items = get("items")
+    if not isinstance(items, dict):
+        return ref
+    ids = [str(k) for k in items]
+    changed: dict[str, Any] = {}
+    for name in _PER_ITEM:
+        value = get(name)
+        if not isinstance(value, (list, tuple)):
+            continue
+        if len(value) != len(ids):
+            raise ReferenceValueError(
+                f"reference.{name}: {len(value)} value{'s' * (len(value) != 1)} for {len(ids)} "
+                f"item{'s' * (len(ids) != 1)}; a list gives one value per item, in the order of "
+                "`items` (or key it by item id: {item id: value})",
+                data={"name": "ReferenceValueError", "field": f"reference.{name}"},
+            )
+        changed[name] = dict(zip(ids, value, strict=True))
+    if not changed:
+        return ref
+    return msgspec.structs.replace(ref, **changed) if struct else {**ref, **changed}
+
+
 class _References:
     """``client.references``: put, get and list stored references."""
 
@@ -243,6 +321,7 @@ class _References:
 
     def put(self, reference: p.ReferenceSpec | dict[str, Any], name: str | None = None) -> p.ReferenceInfo:
         """Store a reference (inline spec, or ``{"path": ...}`` on the daemon's disk) under ``name``."""
+        reference = keyed_reference(reference)  # lists beside a mapping of items, keyed (issue 25)
         return self._client.call("reference/put", {"reference": reference, "name": name}, p.ReferenceInfo)
 
     def get(self, ref: str) -> p.ReferenceSpec:
@@ -440,7 +519,8 @@ class Client:
                 reference, client, runs, ...), or ``{"resume": "<id>"}``.
             on_progress: called with ``(done, total)`` rows as progress arrives.
         """
-        return BenchmarkStream(self, self.send_request("benchmark", with_caller_env(spec)), on_progress)
+        body = with_caller_env(keyed_reference(spec))  # lists beside a mapping of items keyed (issue 25)
+        return BenchmarkStream(self, self.send_request("benchmark", body), on_progress)
 
     def resume(
         self,
@@ -686,7 +766,8 @@ def start_daemon(
             trust model).
 
     Raises:
-        DaemonError: the daemon did not come up within ``timeout_s`` (its log says why).
+        DaemonError: the daemon did not come up within ``timeout_s`` (its log says why); the
+            daemon this call started is then stopped, never left running.
     """
     import subprocess
 
@@ -731,7 +812,28 @@ def start_daemon(
             if rc != 3:  # 3: another daemon won the race; wait for it
                 raise DaemonError(f"the daemon exited with code {rc}{_last_line(log)}; see {log}")
         time.sleep(0.02)
-    raise DaemonError(f"no daemon answered within {timeout_s} s; see {log}")
+    stopped = _stop_unanswering(proc)
+    raise DaemonError(f"no daemon answered within {timeout_s} s; {stopped}; see {log}")
+
+
+def _stop_unanswering(proc: Any) -> str:
+    """Stop the daemon this call started when it never answered.
+
+    Decided (newcomer finding: a start that timed out left its daemon running; a busy
+    machine's test run left 65 of them). SIGTERM, then SIGKILL after 5 s; the process is reaped. Returns what happened, for the error.
+    """
+    import subprocess
+
+    _STARTED.pop(proc.pid, None)
+    if proc.poll() is not None:
+        return f"the daemon it started had exited (code {proc.returncode})"
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=5)
+    return f"the daemon it started (pid {proc.pid}) was stopped"
 
 
 def _last_line(log: Path) -> str:

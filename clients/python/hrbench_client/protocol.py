@@ -112,6 +112,7 @@ __all__ = [
     "Step",
     "Usage",
     "schemas",
+    "unknown_field_hint",
 ]
 
 PROTOCOL_VERSION = 2
@@ -327,8 +328,11 @@ BilledAs = Annotated[
 class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     """An OpenAI-compatible chat-completions endpoint (OpenAI, vLLM, Ollama, llama.cpp, ...).
 
-    The daemon reads the key from its own environment variable ``api_key_env`` at each
-    attempt; ``null`` sends no key (local servers). ``max_tokens`` is sent when a request sets
+    The key is read at each attempt from the environment variable ``api_key_env`` names: the
+    caller's value, when the client sends it with the request (``hrb`` and the Python client
+    send the variables the spec names from the caller's shell), else the daemon's own
+    environment. ``null`` (``false`` in a TOML file, which has no null) sends no key (local
+    servers). ``max_tokens`` is sent when a request sets
     no output limit; ``billed_as`` names the dearer models a reply may be billed as (a router,
     an alias): a USD cap reserves at the dearest of them and ``model``. ``price`` prices
     ``model`` (a local or unlisted model) over the daemon's price table (the shipped one, or
@@ -354,7 +358,7 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
 class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     """The Anthropic Messages API; ``max_tokens`` is sent when a request does not set it.
 
-    ``price`` and ``prices`` as for :class:`OpenAIClientSpec`.
+    ``api_key_env``, ``price`` and ``prices`` as for :class:`OpenAIClientSpec`.
     """
 
     model: Name
@@ -416,10 +420,17 @@ class ReferenceSpec(_Spec):
     """A labelled reference given inline, or read by the daemon from ``path``.
 
     Inline: ``items`` is a mapping id to payload (or a list: ids ``"1"``, ``"2"``, ...);
-    ``labels``, ``cluster`` and ``split`` are mappings by id, lists in item order, or (cluster
-    and split) one value for all. A label may be a list of accepted answers or ``null``.
+    ``labels``, ``cluster`` and ``split`` are mappings by id, or (cluster and split) one value
+    for all. Beside ``items`` given as a mapping, a list is refused: a JSON object's
+    keys have no order (RFC 8259; a Lua table, a Go map or jq sends them in any order), so
+    pairing by position could give an item another item's label; key it,
+    ``{"labels": {"q1": "Paris", "q2": "Lima"}}``. Lists pair by position only with ``items``
+    given as a list. ``hrbench_client`` and ``hrb`` (a Python dict, a TOML file: their order is
+    known) send lists beside a mapping keyed by id for you. A label may be a list of accepted
+    answers or ``null``.
     From a file: ``path`` with ``format`` ``"rows"`` (JSON lines or a JSON list of
-    ``{"id", "item", "label", "cluster", "split"}``), ``"squad"`` (SQuAD-style JSON/JSONL,
+    ``{"id", "item", "label", "cluster", "split"}``, or one ``{"items", "labels", ...}`` object
+    under the rule above, as ``hrb ref get`` prints it), ``"squad"`` (SQuAD-style JSON/JSONL,
     read by ``hrbench.reading.qa_reference``) or ``"tatqa"`` (a TAT-QA dataset file, read by
     ``hrbench.reading.tatqa_reference``); ``limit`` keeps the first items of a file. ``ids``
     keeps only the listed item ids; ``ids_from`` keeps only the ids found in a JSON lines file
@@ -1026,7 +1037,9 @@ class ArmView(Struct, kw_only=True):
     counts labelled reportable runs by failure kind (kinds with no run left out); ``usd`` in US
     dollars (``None`` when a run had no price, as in the report), ``usd_list`` the same at list
     price (each reply at what it cost when first paid: cache and recording hits included; issue
-    18), ``seconds`` wall-clock summed over the arm's rows, tokens summed over its rows.
+    18); ``usd_per_run`` (with its interval) and ``accuracy_per_usd`` are at that list price, so
+    arms compare by cost whatever the cache held. ``seconds`` wall-clock summed over the arm's
+    rows, tokens summed over its rows.
     ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
     e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
     """
@@ -1052,13 +1065,17 @@ class ArmView(Struct, kw_only=True):
     dev_accuracy: float | None = None
     metrics: dict[str, float | None] = field(default_factory=dict)
     usd_list: float | None = None
+    accuracy_per_usd: float | None = None
+    accuracy_per_usd_low: float | None = None
+    accuracy_per_usd_high: float | None = None
 
 
 class Difference(Struct, kw_only=True):
     """A paired difference ``diff = arm - against`` on the items both ran.
 
     ``p_holm`` is Holm-adjusted over the pairs compared together (``None`` for a single one);
-    ``descriptive``: fewer than 5 runs per item, the interval covers the sampling of items only.
+    ``descriptive``: fewer than 5 runs per item, the interval covers the sampling of items only;
+    ``note``: how to read it, or why there is no interval (``hrbench.stats.Comparison.note``).
     """
 
     arm: str
@@ -1075,6 +1092,7 @@ class Difference(Struct, kw_only=True):
     accuracy_b: float | None
     level: float
     descriptive: bool
+    note: str | None = None
 
 
 class BenchmarkViewResult(Struct, kw_only=True):
@@ -1363,6 +1381,84 @@ ERROR_CODES: dict[str, int] = {
     "DaemonStopped": -32027,
 }
 """Stable JSON-RPC error codes by error name (library codes match ``hrbench.errors``)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Errors of decoding
+
+
+def _walk(typ: Any) -> list[Any]:
+    """The types ``typ`` may be: ``Annotated`` and unions unwrapped."""
+    import typing
+
+    origin = typing.get_origin(typ)
+    if origin is Annotated:
+        return _walk(typing.get_args(typ)[0])
+    if origin is typing.Union or type(typ).__name__ == "UnionType":
+        return [t for arg in typing.get_args(typ) for t in _walk(arg)]
+    return [typ]
+
+
+def _fields_at(typ: Any, path: str, data: Any) -> list[str]:
+    """The field names of the Structs at a msgspec error path (``.client``, ``.arms[1]``)."""
+    import re
+    import typing
+
+    types, at = _walk(typ), data
+    for name, index in re.findall(r"\.(\w+)|\[([^\]]*)\]", path):
+        step: list[Any] = []
+        for t in types:
+            if name and isinstance(t, type) and issubclass(t, Struct):
+                step += [f.type for f in msgspec.structs.fields(t) if f.encode_name == name]
+            elif index and typing.get_origin(t) in (list, dict):
+                step.append(typing.get_args(t)[-1])
+        types = [t for s in step for t in _walk(s)]
+        if name:
+            at = at.get(name) if isinstance(at, dict) else None
+        else:
+            at = at[int(index)] if index.isdigit() and isinstance(at, list) and int(index) < len(at) else None
+    structs = [t for t in types if isinstance(t, type) and issubclass(t, Struct)]
+    kind = at.get("kind") if isinstance(at, dict) else None
+    tagged = [t for t in structs if kind is not None and t.__struct_config__.tag == kind]
+    names: list[str] = []
+    for t in tagged or structs:
+        tag_field = t.__struct_config__.tag_field
+        for n in ([tag_field] if tag_field else []) + [f.encode_name for f in msgspec.structs.fields(t)]:
+            if n not in names:
+                names.append(n)
+    return names
+
+
+def unknown_field_hint(message: str, typ: Any, data: Any = None) -> str:
+    """A msgspec error message, with the closest field name when it is about an unknown field.
+
+    Decided (newcomer finding: unchecked fields failed late): msgspec says ``Object contains
+    unknown field `base_ur` - at `$.client```; this adds ``(did you mean `base_url`?)`` from the
+    fields of the Struct there (of the ``kind`` the object gives, when ``data`` holds it).
+    ``hrb`` and the daemon both say it.
+
+    Args:
+        message: the error's message.
+        typ: the type that was decoded (``BenchmarkParams``).
+        data: what was decoded (a dict or JSON bytes), to tell a tagged union's member.
+
+    Example:
+        >>> unknown_field_hint("Object contains unknown field `rusn`", BenchmarkParams)
+        'Object contains unknown field `rusn` (did you mean `runs`?)'
+    """
+    import difflib
+    import re
+
+    m = re.fullmatch(r"Object contains unknown field `([^`]*)`(?: - at `\$(.*)`)?", message, re.S)
+    if m is None:
+        return message
+    if isinstance(data, (bytes, bytearray, memoryview, msgspec.Raw)):
+        try:
+            data = msgspec.json.decode(bytes(data))
+        except msgspec.DecodeError:
+            data = None
+    close = difflib.get_close_matches(m.group(1), _fields_at(typ, m.group(2) or "", data), n=1)
+    return f"{message} (did you mean `{close[0]}`?)" if close else message
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,9 +13,10 @@ pytest.importorskip("uvicorn")
 
 from hrbench.records import Request, Result  # noqa: E402
 from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from tests._slow import slow  # noqa: E402
 
 FAST: dict[str, Any] = {
-    "timeout_s": 2.0,
+    "timeout_s": slow(2.0),  # a reply's time limit (a test of the timeout itself sets its own)
     "max_attempts": 3,
     "wait_initial_s": 0.01,
     "wait_max_s": 0.05,

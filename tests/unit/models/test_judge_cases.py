@@ -10,6 +10,7 @@ CORRECT, INCORRECT and rubric grades) are parametrised below.
 from __future__ import annotations
 
 import itertools
+import re
 import warnings
 from typing import Any
 
@@ -18,7 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.errors import ScorerError
+from hrbench.errors import ConfigError, ScorerError
 from hrbench.judge import INVISIBLE, PLACEHOLDERS, parse_grade, render_item
 from tests.conftest import load_cases
 
@@ -348,23 +349,19 @@ def test_question_of_a_plain_item_is_the_item() -> None:
         ({"question": 3}, "{question} {output}", "the item's 'question' is not a string (it is int)"),
     ],
 )
-def test_a_field_the_item_lacks_is_an_error_row_and_the_judge_is_not_asked(
+def test_a_field_the_item_lacks_is_refused_before_the_first_run_and_the_judge_is_not_asked(
     item: Any, template: str, said: str
 ) -> None:
     asked: list[Any] = []
     arm = hb.Arm("fixed", lambda item, ctx: "x")
     ref = hb.Reference({"q1": item}, labels=["x"])
     scorer = hb.judge_scorer(hb.MockClient(lambda m, p: asked.append(m) or "CORRECT"), template=template)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        bench = hb.benchmark(arm, ref, runs=RUNS, scorer=scorer)
-    assert {(r.correct, r.failure_kind) for r in bench.rows} == {(False, "error")} and asked == []
-    causes = _errors(bench)
-    assert len(causes) == RUNS and all("item 'q1'" in c and said in c for c in causes), causes
-    with pytest.raises(
-        hb.ConfigError, match=r"template: names \{(document|question)\}, which item 'q1' lacks"
-    ):
-        scorer.check_items({"q1": item})
+    refusal = r"scorer_settings\.template: names \{(document|question)\}, which item 'q1' lacks"
+    with pytest.raises(hb.ConfigError, match=refusal) as refused:
+        hb.benchmark(arm, ref, runs=RUNS, scorer=scorer)
+    assert "(1 of 1 item(s) lack it: q1)" in str(refused.value) and asked == []
+    with pytest.raises(ScorerError, match=re.escape(said)):  # the row's cause, were it asked
+        scorer.prompt(item, "x", "x")
 
 
 @pytest.mark.parametrize(
@@ -403,3 +400,21 @@ def test_every_placeholder_is_accepted() -> None:
         judge.prompt(READING, "Normandy", ["Normandy"])
         == f"Where were the Normans? Where were the Normans? {DOC} Normandy Normandy"
     )
+
+
+def test_a_template_field_the_items_lack_is_refused_before_the_first_run() -> None:
+    """A judge template naming ``{document}`` on items with none: one refusal, no judge call."""
+    calls: list[str] = []
+
+    def reply(messages: list[dict[str, str]], params: dict[str, object]) -> str:
+        calls.append(messages[0]["content"])
+        return "CORRECT"
+
+    judge = hb.judge_scorer(hb.MockClient(reply), template="Doc: {document}\nAnswer: {output}\nRef: {label}")
+    arm = hb.Arm("fixed", lambda item, ctx: "Paris")
+    ref = hb.Reference({"q1": "France", "q2": "Peru"}, labels=["Paris", "Lima"])
+    with pytest.raises(
+        ConfigError, match=r"scorer_settings\.template: names \{document\}, which item 'q1' lacks"
+    ):
+        hb.benchmark(arm, ref, runs=5, scorer=judge)
+    assert calls == []

@@ -20,6 +20,7 @@ import hrbench as hb
 from hrbench.models import _http
 from hrbench.models._remote import http_date, parse_retry_after
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.conftest import REPO, case
 from tests.unit.models.conftest import FAST, Counter, req, send
 
@@ -244,7 +245,7 @@ def test_retry_logging_is_silent_unless_configured(mode: str) -> None:
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=slow(60),
         check=True,
     )
     assert out.stdout.strip() == "OK 3"

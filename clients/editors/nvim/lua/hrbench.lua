@@ -9,6 +9,13 @@
 -- Or `require("hrbench").setup()` for the commands :HrbenchScore LABEL OUTPUT..., :HrbenchStatus
 -- and :HrbenchStop. Rows of a benchmark arrive in `hrbench/rows` notifications, a batch each;
 -- opts.on_row is called once per row with { request_id, benchmark, row }.
+--
+-- A reference keys its labels (and a per-item cluster or split) by item id, as `items` is:
+--   reference = { items = { q1 = "France", q2 = "Peru" }, labels = { q1 = "Paris", q2 = "Lima" } }
+-- A Lua table keeps no key order, so `labels = { "Paris", "Lima" }` beside a table of items could
+-- not be paired by position: the daemon refuses it, showing the keyed form. hrbench.reference()
+-- builds the keyed form from a list of records { id, item, label, cluster, split }, which keeps
+-- its order.
 local M = {}
 
 local function client(id)
@@ -54,11 +61,19 @@ function M.wait_ready(id, timeout_ms)
   end, 10)
 end
 
+--- How long a request waits for its reply, in milliseconds, by method (`default` for the rest).
+--- A first `report` on a busy daemon computes its intervals and can take longer than a score;
+--- a benchmark or an evaluation runs until it ends. Change them here or per call (timeout_ms).
+M.timeouts = { default = 120000, score = 30000, status = 30000, benchmark = 3600000, evaluate = 3600000 }
+
 --- Call any hrbench method and wait for its result (raises the server's error message).
+--- timeout_ms: how long to wait (default M.timeouts[method], else M.timeouts.default).
 function M.request(id, method, params, timeout_ms)
-  local res, why = client(id).request_sync(method, params or vim.empty_dict(), timeout_ms or 10000)
+  timeout_ms = timeout_ms or M.timeouts[method] or M.timeouts.default
+  local res, why = client(id).request_sync(method, params or vim.empty_dict(), timeout_ms)
   if res == nil then
-    error("hrbench: " .. method .. " got no reply (" .. tostring(why) .. ")")
+    error("hrbench: " .. method .. " got no reply within " .. timeout_ms .. " ms (" .. tostring(why)
+      .. "; raise require('hrbench').timeouts." .. method .. " or pass timeout_ms)")
   end
   if res.err then
     error("hrbench: " .. method .. ": " .. tostring(res.err.message or vim.inspect(res.err)))
@@ -71,9 +86,33 @@ function M.score(id, output, label, scorer)
   return M.request(id, "score", { output = output, label = label, scorer = scorer or "exact" })
 end
 
+--- A reference spec keyed by item id, from a list of records { id =, item =, label =, cluster =,
+--- split = } (a record without `id` gets its position; a record without `label` has no label).
+--- Raises on a record without `item` and on two records with one id.
+function M.reference(records)
+  local ref = { items = {}, labels = {}, cluster = {}, split = {} }
+  local has = { labels = false, cluster = false, split = false }
+  for n, r in ipairs(records) do
+    local id = tostring(r.id ~= nil and r.id or n)
+    if r.item == nil then error("hrbench.reference: record " .. n .. " (id " .. id .. ") has no item") end
+    if ref.items[id] ~= nil then error("hrbench.reference: records with the same id " .. id) end
+    ref.items[id] = r.item
+    for field, value in pairs({ labels = r.label, cluster = r.cluster, split = r.split }) do
+      ref[field][id] = value
+      has[field] = true
+    end
+  end
+  if next(ref.items) == nil then error("hrbench.reference: no records") end
+  for field, used in pairs(has) do
+    if not used then ref[field] = nil end -- an empty table would be sent as a list, []
+  end
+  return ref
+end
+
 --- Run a benchmark spec (a table, as `hrb bench` reads from TOML); rows go to opts.on_row.
+--- Its reference keys labels, cluster and split by item id (see M.reference).
 function M.benchmark(id, spec, timeout_ms)
-  return M.request(id, "benchmark", spec, timeout_ms or 3600000)
+  return M.request(id, "benchmark", spec, timeout_ms)
 end
 
 --- LSP shutdown then exit; waits until the client is stopped (false on timeout).

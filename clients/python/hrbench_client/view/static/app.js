@@ -24,7 +24,16 @@ function h(tag, attrs, ...kids) {
 }
 
 const fmt = (v, d = 3) => (v === null || v === undefined ? "-" : Number(v).toFixed(d));
-const fmtUsd = (v) => (v === null || v === undefined ? "-" : "$" + Number(v).toFixed(4));
+// four decimals, or three significant digits below a cent (so two cheap arms read apart), as `hrb report` prints
+function usdText(v) {
+  const x = Number(v);
+  if (x === 0 || Math.abs(x) >= 0.01) return x.toFixed(4);
+  if (Math.abs(x) >= 1e-4) return String(Number(x.toPrecision(3)));
+  const [m, e] = x.toExponential(2).split("e");
+  return `${Number(m)}e${e[0]}${e.slice(1).padStart(2, "0")}`;
+}
+const fmtUsd = (v) => (v === null || v === undefined ? "-" : "$" + usdText(v));
+const usdCell = (v, k) => h("td", { class: "num", "data-k": k, "data-v": v === null || v === undefined ? "" : v }, fmtUsd(v));
 const fmtP = (v) => (v === null || v === undefined ? "-" : v < 0.001 ? "<0.001" : Number(v).toFixed(3));
 const interval = (lo, hi) => (lo === null || lo === undefined || hi === null || hi === undefined ? "-" : `[${fmt(lo)}, ${fmt(hi)}]`);
 const num = (v, k) => h("td", { class: "num", "data-k": k, "data-v": v === null || v === undefined ? "" : v }, k === "usd" ? fmtUsd(v) : fmt(v));
@@ -69,7 +78,7 @@ function duration(s) {
 
 function spend(b) {
   if (b.usd === null || b.usd === undefined) return b.max_usd ? `cap $${b.max_usd.toFixed(2)}` : "";
-  return `$${b.usd.toFixed(4)}` + (b.max_usd === null || b.max_usd === undefined ? "" : ` of $${b.max_usd.toFixed(2)}`);
+  return fmtUsd(b.usd) + (b.max_usd === null || b.max_usd === undefined ? "" : ` of $${b.max_usd.toFixed(2)}`);
 }
 
 function statusBadge(b) {
@@ -174,7 +183,8 @@ function costChart(canvasId, arms, descriptive) {
   const x = noCost
     ? { min: -0.5, max: pts.length - 0.5, afterBuildTicks: (ax) => { ax.ticks = pts.map((_, i) => ({ value: i })); },
         ticks: { callback: (v) => pts[v]?.label ?? "" }, title: { display: true, text: "arm (no cost recorded: $0 per run)" } }
-    : { min: 0, max: xmax, ticks: { callback: (v) => "$" + Number(v).toPrecision(2) }, title: { display: true, text: "USD per run" } };
+    : { min: 0, max: xmax, ticks: { callback: (v) => "$" + Number(v).toPrecision(2) },
+        title: { display: true, text: "USD per run, at list price (cache and recording hits at what they first cost)" } };
   return new Chart(el, {
     type: "scatter",
     data: { datasets: [{ data: pts, pointRadius: 6, pointBackgroundColor: "#2456c7" }] },
@@ -185,7 +195,7 @@ function costChart(canvasId, arms, descriptive) {
         y: { min: 0, max: 1, title: { display: true, text: "accuracy" + (descriptive ? ` (${DESCRIPTIVE})` : "") } },
       },
       plugins: { legend: { display: false }, whiskers: { labels: !noCost },
-        tooltip: { callbacks: { label: (c) => `${c.raw.label}: ${fmt(c.raw.y)} ${interval(c.raw.yMin, c.raw.yMax)} at ${fmtUsd(c.raw.usd)}/run` } } },
+        tooltip: { callbacks: { label: (c) => `${c.raw.label}: ${fmt(c.raw.y)} ${interval(c.raw.yMin, c.raw.yMax)} at ${fmtUsd(c.raw.usd)}/run (list price)` } } },
     },
     plugins: [whiskers],
   });
@@ -242,9 +252,11 @@ function armTable(v) {
       metrics.map((m) => h("th", { class: "num", title: "a benchmark metric's mean over items, with no interval" }, m)),
       h("th", { class: "num" }, "runs"), h("th", {}, "failures by kind"),
       h("th", { class: "num" }, "tokens in"), h("th", { class: "num" }, "tokens out"),
-      h("th", { class: "num", title: "what was paid: 0 for cache and recording hits" }, "USD"),
+      h("th", { class: "num", title: "what was paid: 0 for cache and recording hits" }, "USD paid"),
       h("th", { class: "num", title: "at list price: each reply at what it cost when first paid" }, "USD list"),
-      h("th", { class: "num" }, "USD / run"), h("th", { class: "num" }, "seconds"))),
+      h("th", { class: "num", title: "at list price, so arms compare by cost whatever the cache held" }, "USD / run"),
+      h("th", { class: "num", title: "accuracy per USD, at list price" }, "accuracy / USD"),
+      h("th", { class: "num" }, "seconds"))),
     h("tbody", {}, v.arms.map((a) => h("tr", { "data-arm": a.arm },
       h("td", {}, a.arm),
       num(a.accuracy, "accuracy"),
@@ -253,13 +265,13 @@ function armTable(v) {
       h("td", { class: "num", "data-k": "n_runs" }, a.n_runs),
       h("td", { "data-k": "failures" }, kinds.filter((k) => a.failures[k]).map((k) => `${k} ${a.failures[k]}`).join(" · ") || "-"),
       h("td", { class: "num" }, a.tokens_in), h("td", { class: "num" }, a.tokens_out),
-      num(a.usd, "usd"), h("td", { class: "num", "data-k": "usd_list" }, fmtUsd(a.usd_list)),
-      h("td", { class: "num" }, fmtUsd(a.usd_per_run)),
+      usdCell(a.usd, "usd"), usdCell(a.usd_list, "usd_list"), usdCell(a.usd_per_run, "usd_per_run"),
+      h("td", { class: "num", "data-k": "accuracy_per_usd" }, fmt(a.accuracy_per_usd, 1)),
       h("td", { class: "num" }, fmt(a.seconds, 2))))));
 }
 
 function diffTable(v) {
-  return h("table", { id: "differences" },
+  const table = h("table", { id: "differences" },
     h("thead", {}, h("tr", {},
       h("th", {}, "arm"), h("th", { class: "num" }, `− ${v.against}`),
       h("th", {}, `${Math.round(v.level * 100)}% interval`, descriptiveMark(v.descriptive)),
@@ -270,6 +282,10 @@ function diffTable(v) {
       h("td", { class: "num", "data-k": "p_value" }, fmtP(d.p_value)),
       h("td", { class: "num", "data-k": "p_holm" }, fmtP(d.p_holm)),
       h("td", { class: "num" }, d.n_items)))));
+  // how to read a row: no item scored differently (its interval is a bound, not a measured
+  // spread), 5 or fewer clusters disagree, or why it has no interval
+  const notes = v.differences.filter((d) => d.note).map((d) => h("p", { class: "muted", "data-note": d.arm }, `${d.arm}: ${d.note}.`));
+  return [table, ...notes];
 }
 
 function colour(mean) {
@@ -337,7 +353,7 @@ function renderBenchmark(v, m, others, onAgainst) {
     h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")), h("div", { class: "card" }, diffTable(v))),
     h("h2", {}, "Accuracy against cost", descriptiveMark(v.descriptive)),
     h("div", { class: "card" }, chartBox("cost"),
-      v.arms.every((a) => !a.usd) ? h("p", { class: "muted" }, "No arm recorded a cost (fixed outputs, models with no price, cache or recording hits): the arms are spread along x by name.") : null),
+      v.arms.every((a) => !a.usd_per_run) ? h("p", { class: "muted", id: "no-cost" }, "No arm has a cost (fixed outputs, or models with no price): the arms are spread along x by name.") : null),
     ...matrixSection("matrix-title", m, cellLink),
     compare,
     h("details", {}, h("summary", {}, "The report as text"), h("pre", { id: "report-text" }, v.text)));
@@ -422,12 +438,15 @@ async function cellPage(id) {
 async function comparePage() {
   const q = new URLSearchParams(location.search);
   const c = await api("/api/compare", { a: q.get("a"), b: q.get("b") });
-  const name = (x) => x.name || x.id;
-  page("compare", [h("a", { href: "/" }, "benchmarks"), ` / ${name(c.a)} vs ${name(c.b)}`],
-    h("h1", {}, `${name(c.b)} − ${name(c.a)}`),
-    h("p", { class: "muted" }, "Per arm in both, the paired difference on the items both ran (reference ",
-      c.reference_hash.slice(0, 12), "): positive means the arm scored higher in ",
-      h("a", { href: link(`/b/${c.b.id}`) }, name(c.b)), " than in ", h("a", { href: link(`/b/${c.a.id}`) }, name(c.a)), "."),
+  // each benchmark by name and id: two runs of one spec share a name ("mycaps - mycaps")
+  const name = (x) => (x.name ? `${x.name} (${x.id.slice(0, 8)})` : x.id);
+  const when = (x) => (x.created || "").replace("T", " ").slice(0, 16);
+  page("compare", [h("a", { href: "/" }, "benchmarks"), ` / ${name(c.b)} against ${name(c.a)}`],
+    h("h1", { id: "title" }, `${name(c.b)} against ${name(c.a)}`),
+    h("p", { id: "direction" }, "Per arm in both, on the items both ran (reference ", c.reference_hash.slice(0, 12),
+      "): its accuracy in ", h("a", { href: link(`/b/${c.b.id}`) }, name(c.b)), ` (created ${when(c.b)})`,
+      " minus its accuracy in ", h("a", { href: link(`/b/${c.a.id}`) }, name(c.a)), ` (created ${when(c.a)})`,
+      `. A positive difference means the arm scored higher in ${name(c.b)}; a negative one, higher in ${name(c.a)}.`),
     c.descriptive ? h("div", { class: "banner" }, h("b", {}, "Descriptive only. "), "Fewer than 5 runs per item: the intervals cover the sampling of items only.") : null,
     h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")),
       h("div", { class: "card" }, diffTable({ ...c, level: c.differences[0]?.level ?? 0.95, against: name(c.a) }))),
