@@ -82,6 +82,7 @@ def _session(tmp_path: Path, test_code: str, *args: str, env: dict[str, str] | N
     return f"rc={proc.returncode}\n{proc.stdout}{proc.stderr}"
 
 
+@pytest.mark.slow  # runs pytest sessions of its own (10-20 s each); make test-slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["one-process", "xdist"])
 def test_a_session_that_leaves_processes_kills_them_and_fails(tmp_path: Path, workers: list[str]) -> None:
     pids_file = tmp_path / "pids.txt"
@@ -99,6 +100,7 @@ def test_a_session_that_leaves_processes_kills_them_and_fails(tmp_path: Path, wo
     assert "outlived their test" in out and "test_leaves_a_detached_grandchild: pid" in out, out
 
 
+@pytest.mark.slow  # runs a pytest session of its own; make test-slow
 def test_the_time_limit_factor_scales_pytest_timeouts(tmp_path: Path) -> None:
     assert _session(tmp_path, SLOW_TEST, env={"HRBENCH_TEST_SLOW": "1"}).startswith("rc=1\n")
     out = _session(tmp_path, SLOW_TEST, env={"HRBENCH_TEST_SLOW": "3"})

@@ -144,6 +144,7 @@ def test_s14a_vscode_lifecycle_answers_requests_only(tmp_path: Path) -> None:
         assert s.wait() == 0
 
 
+@pytest.mark.slow  # four server processes (~6 s each); make test-slow
 @pytest.mark.parametrize("init", [NEOVIM_INIT, EGLOT_INIT], ids=["neovim", "eglot"])
 @pytest.mark.parametrize("shutdown_params", ["null", "absent"])
 def test_s14b_neovim_and_eglot_initialize_and_shutdown_forms(

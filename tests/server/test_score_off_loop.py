@@ -118,6 +118,7 @@ def test_S12a_the_cases_pattern_is_answered_and_b_is_not_delayed(daemon: Daemon)
     _check_b(idle, during, "S12a as written")
 
 
+@pytest.mark.slow  # 10-23 s of backtracking patterns; make test-slow
 def test_S12a_many_backtracking_requests_at_once_do_not_stall_other_connections(daemon: Daemon) -> None:
     """Heavy scorers queue on a limiter of their own: four at once leave B's plain scores alone."""
     conns = [RawConn(daemon.socket) for _ in range(4)]
@@ -137,6 +138,7 @@ def test_S12a_many_backtracking_requests_at_once_do_not_stall_other_connections(
             c.close()
 
 
+@pytest.mark.slow  # 10-23 s of backtracking patterns; make test-slow
 def test_S12a_a_benchmark_whose_pattern_backtracks_does_not_stall_other_connections(daemon: Daemon) -> None:
     """Inside a benchmark too; its rows are ``error`` rows whose cause names the pattern and the limit."""
     params = spec(

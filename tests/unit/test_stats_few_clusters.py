@@ -103,6 +103,7 @@ def test_a_constant_difference_on_three_clusters_is_not_certain():
     assert c.n_clusters_disagree == 3 and "only 3 of 3 cluster(s)" in c.note
 
 
+@pytest.mark.slow  # 2,000 simulated benchmarks (~14 s); make test-slow
 def test_no_zero_width_interval_and_no_tiny_p_in_2000_benchmarks_of_2_and_3_clusters():
     """1,000 benchmarks of 2 clusters of 20 items and 1,000 of 3 clusters of 10, 5 runs each.
 
