@@ -30,13 +30,13 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-# Ten pytest-xdist workers on two cores: most tests wait on real daemons, servers and
+# Eight pytest-xdist workers on two cores: most tests wait on real daemons, servers and
 # subprocesses (3 workers kept the idle machine 0.7 cores busy: 7:50 for 3,012 tests; with 6 the
 # tests themselves used about 1 core: 6:10-6:26 for 3,367; with 8, 5:14; 4,573 tests took 7:28
-# with 8 in a fresh clone; 24 GB of memory is ample for them). Fault simulations (daemons SIGKILLed, cancelled, stopped or left idle; tests marked
-# `slow`) run apart in `make test-slow`, which .ci/run runs too.
+# with 8 in a fresh clone, and 7:29 with 10; 24 GB of memory is ample for them). Fault
+# simulations (daemons SIGKILLed, cancelled, stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which .ci/run runs too.
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 10 -m "not browser and not slow"
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 -m "not browser and not slow"
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 -m "slow and not browser"

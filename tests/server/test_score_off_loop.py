@@ -18,6 +18,8 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from tests.server._daemon import Daemon, spec
 from tests.server._wire import RawConn, frame, req
 
