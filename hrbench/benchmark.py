@@ -1466,7 +1466,7 @@ async def benchmark_async(
     running = Summary([a.name for a in plan.arms], with_metrics) if (not keep_rows or with_metrics) else None
     stops = _Stops()
     errors = _Errors()
-    sources = _Sources()
+    sources = _Sources(active=seed != DEFAULT_SEED)
     unreported = _Unreported(bool(getattr(client, "bills", False)))  # a mock's replies carry no usage
     duplicates: list[DuplicateDrawError] = []
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
@@ -1769,12 +1769,19 @@ def _error_of(trace: list[Step]) -> tuple[str, str]:
 
 @dataclass
 class _Sources:
-    """Where the requests' replies came from: the cache, or anywhere else (a model, a recording)."""
+    """Where the requests' replies came from: the cache, or anywhere else (a model, a recording).
 
+    Counted only for a benchmark with a seed of its own (``active``), the one case :meth:`warn`
+    speaks of, and only until a reply not from the cache is seen: no work per row otherwise.
+    """
+
+    active: bool
     cached: int = 0
     other: int = 0
 
     def add(self, trace: list[Step]) -> None:
+        if not self.active or self.other:
+            return
         for s in trace:
             if s.kind == "request":
                 if s.source == "cache":
@@ -1783,7 +1790,7 @@ class _Sources:
                     self.other += 1
 
     def warn(self, seed: int) -> None:
-        if seed == DEFAULT_SEED or not self.cached or self.other:
+        if not self.active or not self.cached or self.other:
             return
         warn_at_caller(
             f"all {self.cached} replies came from the cache: the seed ({seed}) starts the arms' own random "

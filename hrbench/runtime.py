@@ -129,7 +129,7 @@ def off_loop(scorer: Any, output: Any, label: Any = None) -> bool:
         >>> off_loop(exact_scorer(), Result(ok=False, error="openai: HTTP 500"), "Paris")
         False
     """
-    if getattr(scorer, "offload", False) is True:
+    if offloaded(scorer):
         return True
     if type(output) is str:
         n = len(output)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -92,3 +93,13 @@ def test_hrb_bench_draws_rate_eta_and_spend_on_a_terminal(tmp_path: Path) -> Non
         for x in bars
     )
     assert re.fullmatch(r"bench \[#{30}\] 30/30 rows  [\d.]+ rows/s  \$0\.0000 of \$1\.50", bars[-1]), bars
+
+
+@pytest.mark.parametrize(
+    "usd", [0.0, 1e-09, 3.7e-06, 4.1e-06, 0.00131, 0.0099, 0.01, 0.1234, 12.5, 1234.56789]
+)
+def test_hrbs_usd_text_is_the_librarys(usd: float) -> None:
+    """The client keeps its own copy (it imports no hrbench); the two must print alike."""
+    from hrbench.records import usd_text as library
+
+    assert usd_text(usd) == library(usd)
