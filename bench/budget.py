@@ -6,10 +6,15 @@ tokenizer billing the prompt, or an unknown one billing every UTF-8 byte), a pro
 scripts (ASCII, accents, CJK, runes, emoji, mathematical letters), ``n`` choices, an output
 limit (the request's own, the Anthropic client's default, or none: the runner then sends one),
 reply lengths around that limit (the provider honours it), a served-model switch to a dearer
-model declared with ``billed_as``, and a USD or a token cap sized to bind.
+model declared with ``billed_as``, the same switch left undeclared (the endpoint bills a dearer
+model than the one asked for and nothing says so), and a USD or a token cap sized to bind.
 
 Prints the overshoots (spend or tokens past the cap; goal 0), the trials the governor had to halt
-(a reply past its reservation; 0 expected here, the provider honours the limit), and the median
+(a reply past its reservation or billed as an undeclared dearer model; only the undeclared
+switches are expected here, the provider honours the limit), for the undeclared switches the
+overshoots beyond one request (goal 0: until a reply shows the billed model one request at a
+time is in flight, and the first dearer reply stops the benchmark) and the most runs any of
+them answered (goal 1: one request was sent), and the median
 spend/cap ratio of the trials where the cap bound (goal >= 0.8: the bound is true without being
 needlessly loose). Bounded in time: about 10 minutes with the defaults on two busy cores.
 
@@ -67,12 +72,13 @@ def _trial(srv: LoopbackServer, rng: random.Random, pricing: hb.Pricing) -> dict
         if own_tokenizer
         else rng.choice(["claude-haiku-4-5", "local-x"] if kind == "anthropic" else ["local-x"])
     )
-    switch = model in DEARER and rng.random() < 0.2
+    switch = model in DEARER and rng.random() < 0.3
+    undeclared = switch and rng.random() < 0.5  # billed as the dearer model, not declared
     n = rng.randint(1, 3) if kind == "openai" else 1
     limit_kind = rng.choice(["request", "client", "none"])
     limit = rng.randint(16, 2000)
     settings: dict[str, Any] = {"api_key_env": None, "trust_env": False, "max_connections": IN_FLIGHT}
-    if switch:
+    if switch and not undeclared:
         settings["billed_as"] = [DEARER[model]]
     params: dict[str, Any] = {"n": n} if n > 1 else {}
     if limit_kind == "request":
@@ -117,10 +123,15 @@ def _trial(srv: LoopbackServer, rng: random.Random, pricing: hb.Pricing) -> dict
     cap = gov.max_tokens if token_cap else gov.max_usd
     spent = gov.tokens if token_cap else gov.usd
     assert cap is not None
+    one = max(((r.tokens_in + r.tokens_out) if token_cap else (r.usd or 0.0)) for r in bench.rows)
+    live = sum(1 for r in bench.rows if r.failure_kind != "budget_stop")
     return {
         "kind": kind,
         "model": model,
         "switch": switch,
+        "undeclared": undeclared,
+        "over_one": spent > cap * (1 + 1e-9) + one,
+        "sent": live,
         "n": n,
         "limit": limit_kind,
         "cap": "tokens" if token_cap else "usd",
@@ -145,26 +156,40 @@ def main() -> None:
             results.append(_trial(srv, rng, pricing))
             if (i + 1) % 50 == 0:
                 print(f"  {i + 1} trials, {time.perf_counter() - start:.0f} s", file=sys.stderr)
-    overs = [r for r in results if r["over"]]
-    bound = [r["ratio"] for r in results if r["bound"]]
+    hidden = [r for r in results if r["undeclared"]]
+    overs = [r for r in results if r["over"] and not (r["undeclared"] and r["cap"] == "usd")]
+    bound = [r["ratio"] for r in results if r["bound"] and not r["halted"]]
     print(f"trials: {len(results)} ({IN_FLIGHT} requests in flight, {ITEMS * RUNS} requests each)")
     print(
         "  clients: "
         + ", ".join(f"{k} {sum(r['kind'] == k for r in results)}" for k in ("openai", "anthropic"))
-        + f"; served-model switches {sum(r['switch'] for r in results)}; n > 1: {sum(r['n'] > 1 for r in results)}"
+        + f"; served-model switches {sum(r['switch'] for r in results)} ({len(hidden)} undeclared)"
+        + f"; n > 1: {sum(r['n'] > 1 for r in results)}"
         + f"; token caps {sum(r['cap'] == 'tokens' for r in results)}"
     )
     print(f"overshoots: {len(overs)} (goal 0)")
     for r in overs[:10]:
         print(f"  {r}")
-    print(f"halted (a reply past its reservation): {sum(r['halted'] for r in results)}")
+    print(f"halted (a reply past its reservation or billed dearer): {sum(r['halted'] for r in results)}")
+    if hidden:
+        beyond = [r for r in hidden if r["over_one"] and r["cap"] == "usd"]
+        usd_hidden = [r for r in hidden if r["cap"] == "usd"]
+        print(
+            f"undeclared dearer model: {len(usd_hidden)} USD-capped trials; overshoots beyond one request: "
+            f"{len(beyond)} (goal 0); passed the cap by that one request: "
+            f"{sum(r['over'] for r in usd_hidden)}; most runs answered: "
+            f"{max((r['sent'] for r in usd_hidden), default=0)} (goal 1); halted: "
+            f"{sum(r['halted'] for r in usd_hidden)} of {len(usd_hidden)}"
+        )
+        for r in beyond[:10]:
+            print(f"  {r}")
     if bound:
         print(
             f"median spend/cap where the cap bound: {statistics.median(bound):.3f} over {len(bound)} trials "
             f"(goal >= 0.8); min {min(bound):.3f}"
         )
     for cap in ("usd", "tokens"):
-        ratios = [r["ratio"] for r in results if r["bound"] and r["cap"] == cap]
+        ratios = [r["ratio"] for r in results if r["bound"] and not r["halted"] and r["cap"] == cap]
         if ratios:
             print(f"  {cap} caps: median {statistics.median(ratios):.3f} over {len(ratios)}")
     print(f"wall: {time.perf_counter() - start:.0f} s")

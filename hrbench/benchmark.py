@@ -42,7 +42,7 @@ from hrbench.errors import (
     refusal_limits,
 )
 from hrbench.governor import Governor, default_governor
-from hrbench.ledger import unknown_sentence
+from hrbench.ledger import carry_prepaid, prepaid, unknown_sentence
 from hrbench.pricing import Pricing, default_pricing
 from hrbench.records import ROW_COLUMNS, Result, Row, Score, Step, list_usd, usd_text
 from hrbench.reference import SPLITS, Reference
@@ -882,6 +882,8 @@ def _row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str
         if s.source == "live" and s.kind == "request":
             usd = None if (usd is None or s.usd is None) else usd + s.usd
             provs.append(None if s.usage is None else s.usage.provenance)
+        elif s.source == "live" and s.kind == "attempt":  # a retried attempt the provider billed
+            usd = None if (usd is None or s.usd is None) else usd + s.usd
     if not provs:
         prov: str | None = "none"
     elif any(p is None for p in provs):
@@ -1040,9 +1042,22 @@ def _judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
     """
     if not getattr(scorer, "needs_context", False):
         return None
-    judge = Runtime(scorer.client, rt.governor, rt.cache, rt.record, rt.store, rt.pricing)
+    judge = Runtime(
+        scorer.client, rt.governor, rt.cache, rt.record, rt.store, judge_pricing(scorer, rt.pricing)
+    )
     judge.check_draws = False
+    judge.role = "judge"
     return judge
+
+
+def judge_pricing(scorer: Any, pricing: Pricing) -> Pricing:
+    """The prices a judge's requests are priced at: the judge's own (its ``pricing``) over ``pricing``.
+
+    Decided: a judge is priced like any client; a spec's ``price`` and ``prices`` in
+    ``[scorer_settings.client]`` are honoured for its requests.
+    """
+    own = getattr(getattr(scorer, "pricing", None), "overrides", None)
+    return pricing.with_overrides(own) if own else pricing
 
 
 async def _judge(plan: _Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: _Attempt) -> None:
@@ -1289,9 +1304,17 @@ def refuse_before_start(
     strict_usd = governor.max_usd is not None and not governor.from_defaults
     if getattr(client, "bills", False) and strict_usd:  # case R04a: refused before the first call
         pricing = default_pricing() if pricing is None else pricing
-        for m in (getattr(client, "model", None), *getattr(client, "billed_as", ())):
-            if m and pricing.price(m) is None:
-                raise ConfigError("client.model", m, unpriced_message(m, governor.max_usd))
+        m = pricing.unpriced(getattr(client, "model", None), getattr(client, "billed_as", ()))
+        if m is not None:  # a router priced by its billed_as models passes (README)
+            raise ConfigError("client.model", m, unpriced_message(m, governor.max_usd))
+    judge = getattr(scorer, "client", None) if getattr(scorer, "needs_context", False) else None
+    if getattr(judge, "bills", False) and strict_usd:  # a judge too, before the arms' first call
+        priced = judge_pricing(scorer, default_pricing() if pricing is None else pricing)
+        m = priced.unpriced(getattr(judge, "model", None), getattr(judge, "billed_as", ()))
+        if m is not None:
+            raise ConfigError(
+                "scorer_settings.client.model", m, unpriced_message(m, governor.max_usd, who="judge")
+            )
 
 
 async def benchmark_async(
@@ -1456,7 +1479,7 @@ async def benchmark_async(
     judge_rt = _judge_runtime(plan.scorer, rt)
     if judge_rt is not None:
         judge_rt.drain = drain
-    refuse_before_start(client, gov, pricing)
+    refuse_before_start(client, gov, pricing, scorer=plan.scorer)
     cells = plan.cells()
     total = len(cells) * runs
     rows: list[Row | None] = [None] * total if keep_rows else []
@@ -1473,8 +1496,14 @@ async def benchmark_async(
     score_limiter = anyio.CapacityLimiter(min(concurrency, heavy_scorer_threads()))  # see off_loop
     done = done or {}
     _seed_kept_draws(rt, done, done_traces, retry_errors, total, client is not None)
+    paid_before: dict[str, list[Step]] = {}  # bills of runs made again (a resume): rows match the bill
+    if store is not None and benchmark_id is not None and getattr(gov, "journal", None) is not None:
+        kept_ids = [r.ledger_id for r in done.values() if not (retry_errors and r.failure_kind == "error")]
+        paid_before = await anyio.to_thread.run_sync(prepaid, store, plan.bench_id, kept_ids)
 
     async def emit(seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
+        if paid_before:
+            row = carry_prepaid(paid_before, row, trace)
         if values is not None:  # kept with the run, for a resume (newcomer finding)
             trace.append(
                 Step(ledger_id=row.ledger_id, kind="note", source=METRICS_SOURCE, text=_enc_json(values))

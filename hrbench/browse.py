@@ -30,14 +30,18 @@ from __future__ import annotations
 
 import datetime
 import shlex
-from collections import Counter
+import threading
+import weakref
+from collections import Counter, OrderedDict
 from collections.abc import Collection
 from typing import Any
 
+import msgspec
+
 from hrbench.errors import ConfigError, NotFound
 from hrbench.ledger import unknown_of, unknown_sentence
-from hrbench.records import Row
-from hrbench.store import Store
+from hrbench.records import Row, Step
+from hrbench.store import Store, _store_error
 
 __all__ = [
     "benchmark_cell",
@@ -273,10 +277,30 @@ def budget_note(
     if not stopped:
         return error_note(causes, rows, f"`hrb bench --resume {benchmark_id} --retry-errors`", arms=arms)
     retry = any(k for c, k in causes.items() if c != DUPLICATE_CAUSE)  # not for duplicate draws
-    flags = resume_flag(caps, used, stopped_by) + (" --retry-errors" if retry else "")
     failed = error_note(causes, rows, arms=arms)
     note = stop_note(stopped, rows) if failed is None else f"{stop_note(stopped, rows)}; {failed}"
+    helps = [_NO_FLAG_HELPS[limit] for limit in sorted(stopped_by) if limit in _NO_FLAG_HELPS]
+    if helps and not any(limit in _STOP_FLAGS for limit in stopped_by):  # no cap flag helps: say what does
+        return f"{note}; {helps[0]}"
+    flags = resume_flag(caps, used, stopped_by) + (" --retry-errors" if retry else "")
     return f"{note}; resume with `hrb bench --resume {benchmark_id} {flags}`"
+
+
+_NO_FLAG_HELPS = {
+    "reservation_exceeded": (
+        "a reply cost more than was reserved for it (billed as a dearer model than the client or the "
+        "judge declares, or past the output limit sent), so no higher limit helps: declare the model "
+        "the replies are billed as with billed_as = [...] in the [client] table (a judge's in "
+        "[scorer_settings.client]) and run the spec anew"
+    ),
+    "unpriced_model": (
+        "a model (the client's, a judge's or one a reply was billed as) has no price, so no higher "
+        "limit helps: give it one in a price table file named by HRBENCH_PRICES in the daemon's "
+        "environment and resume, or with price/prices in the [client] table (a judge's in "
+        "[scorer_settings.client]) and run the spec anew"
+    ),
+}
+"""What helps when the governor stopped a benchmark for a reason no cap flag changes."""
 
 
 def benchmark_list(
@@ -422,7 +446,7 @@ def benchmark_view(
     }
     if not rows:
         return out
-    traces = store.traces_get(benchmark_id)  # the list price per arm (issue 18)
+    traces = _price_traces(store, benchmark_id)  # the list price per arm (issue 18)
     rep = report(rows, level=level, method=method, descriptive=True, traces=traces, warn=False)  # type: ignore[arg-type]
     names = [a.arm for a in rep.arms]
     if against is None:
@@ -606,6 +630,227 @@ def reproduce_command(benchmark_id: str, item: str, arm: str) -> str:
     return shlex.join(["hrb", "rows", benchmark_id, "--traces", "--item", item, "--arm", arm])
 
 
+class _CellKey(msgspec.Struct):
+    """What the cell index reads of a stored row (its other fields are skipped when decoding)."""
+
+    arm: str
+    item: str
+
+
+class _RefParts(msgspec.Struct):
+    """What a cell reads of a stored reference: payloads and labels, each left undecoded."""
+
+    items: dict[str, msgspec.Raw]
+    labels: dict[str, msgspec.Raw] | None = None
+
+
+class _PriceStep(msgspec.Struct):
+    """What a run's list price reads of a trace step (:func:`hrbench.records.list_usd`), as in ``Step``."""
+
+    kind: str = "request"
+    source: str = "live"
+    usd_nominal: float | None = None
+
+
+_dec_cell_keys = msgspec.json.Decoder(list[_CellKey])
+_dec_price_steps = msgspec.json.Decoder(list[_PriceStep])
+_dec_rows = msgspec.json.Decoder(list[Row])
+_dec_row = msgspec.json.Decoder(Row)
+_dec_steps = msgspec.json.Decoder(list[Step])
+_dec_trace_map = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_dec_ref_parts = msgspec.json.Decoder(_RefParts)
+
+
+class _CellIndex:
+    """Which row batches of one benchmark hold the rows of each ``(arm, item)``.
+
+    Decided (a cell of a 100,000-row benchmark took 11-18 s in ``hrb view``): the rows are
+    stored a batch per SQLite row (:meth:`Store.row_batch_put`), so no SQL index reaches one
+    cell's rows; reading a cell decoded every row and every trace. The index is built from the
+    batches' keys the first time a benchmark's cell is read, extended with the batches written
+    since at every read (their ids only grow), and rebuilt when a batch it knew is gone; a
+    cell then reads and decodes only its own batches (a few milliseconds).
+    """
+
+    __slots__ = ("bare", "cells", "ids")
+
+    def __init__(self) -> None:
+        self.ids: list[int] = []
+        """The batch ids indexed, ascending."""
+        self.cells: dict[tuple[str, str], list[int]] = {}
+        """``(arm, item) -> ids`` of the batches holding its rows, ascending."""
+        self.bare: list[int] = []
+        """Ids of batches with traces and no rows (read for every cell)."""
+
+
+_CELL_INDEXES: weakref.WeakKeyDictionary[Store, OrderedDict[str, _CellIndex]] = weakref.WeakKeyDictionary()
+_REF_PARTS: weakref.WeakKeyDictionary[Store, OrderedDict[str, _RefParts]] = weakref.WeakKeyDictionary()
+_CACHE_LOCK = threading.Lock()
+_KEEP = 4
+"""Benchmarks (and references) whose cell index a store keeps, the least recently read dropped."""
+
+
+def _cached(table: weakref.WeakKeyDictionary[Store, OrderedDict[str, Any]], store: Store, key: str) -> Any:
+    with _CACHE_LOCK:
+        entries = table.get(store)
+        if entries is None or key not in entries:
+            return None
+        entries.move_to_end(key)
+        return entries[key]
+
+
+def _keep(
+    table: weakref.WeakKeyDictionary[Store, OrderedDict[str, Any]], store: Store, key: str, value: Any
+) -> None:
+    with _CACHE_LOCK:
+        entries = table.setdefault(store, OrderedDict())
+        entries[key] = value
+        entries.move_to_end(key)
+        while len(entries) > _KEEP:
+            entries.popitem(last=False)
+
+
+def _in_chunks(ids: list[int]) -> list[list[int]]:
+    return [ids[i : i + 500] for i in range(0, len(ids), 500)]  # well under SQLite's bound-parameter limit
+
+
+def _cell_index(store: Store, benchmark_id: str, ids: list[int]) -> _CellIndex:
+    """The cell index of a benchmark whose batches are ``ids`` (ascending), brought up to date."""
+    index = _cached(_CELL_INDEXES, store, benchmark_id)
+    if index is None or index.ids != ids[: len(index.ids)]:
+        index = _CellIndex()  # new, or a batch it knew is gone (deleted, collected): rebuilt
+    new = ids[len(index.ids) :]
+    if new:
+        grown = _CellIndex()
+        grown.ids, grown.bare = [*index.ids, *new], list(index.bare)
+        grown.cells = {k: list(v) for k, v in index.cells.items()}
+        for chunk in _in_chunks(new):
+            marks = ",".join("?" * len(chunk))
+            got = store._all(f"SELECT id, n, rows FROM row_batches WHERE id IN ({marks}) ORDER BY id", chunk)
+            for batch_id, n, body in got:
+                if not n:
+                    grown.bare.append(batch_id)
+                    continue
+                try:
+                    keys = _dec_cell_keys.decode(body)
+                except msgspec.DecodeError as exc:
+                    raise _store_error(exc, store.path) from None
+                for k in keys:
+                    held = grown.cells.setdefault((k.arm, k.item), [])
+                    if not held or held[-1] != batch_id:
+                        held.append(batch_id)
+        index = grown
+        _keep(_CELL_INDEXES, store, benchmark_id, index)
+    return index
+
+
+def _price_traces(store: Store, benchmark_id: str) -> dict[str, list[_PriceStep]]:
+    """Every trace of a benchmark as its list price reads it: kind, source and nominal USD of each step.
+
+    Decided (a benchmark's page of 100,000 rows took 3.5 s, and held the store for as long,
+    so every other page waited): the messages and replies are skipped, and the batches are
+    read a few at a time, each read its own short hold of the store, decoded outside it. The
+    last written trace of each run counts, as in :meth:`Store.traces_get`.
+    """
+    try:
+        raws: dict[str, Any] = dict(
+            store._all("SELECT ledger_id, steps FROM traces WHERE benchmark_id=?", [benchmark_id])
+        )
+        ids = [
+            i
+            for (i,) in store._all(
+                "SELECT id FROM row_batches WHERE benchmark_id=? ORDER BY id", [benchmark_id]
+            )
+        ]
+        for k in range(0, len(ids), 8):
+            some = ids[k : k + 8]
+            marks = ",".join("?" * len(some))
+            for (blob,) in store._all(
+                f"SELECT traces FROM row_batches WHERE id IN ({marks}) ORDER BY id", some
+            ):
+                raws.update(_dec_trace_map.decode(blob))
+        return {lid: _dec_price_steps.decode(raw) for lid, raw in raws.items()}
+    except msgspec.DecodeError as exc:
+        raise _store_error(exc, store.path) from None
+
+
+def _cell_runs(
+    store: Store, benchmark_id: str, item: str, arm: str
+) -> tuple[list[Row], dict[str, list[Step]]]:
+    """One cell's rows (by run; the last written of each run) and their traces, read through indexes.
+
+    The same rows and traces as :meth:`Store.rows_get` and :meth:`Store.traces_get` give for
+    the cell, from the rows and traces of schema 4 (by primary key) and the cell's batches.
+    """
+    try:
+        old = store._all(
+            "SELECT seq, row FROM rows WHERE benchmark_id=? AND arm=? AND item=?", [benchmark_id, arm, item]
+        )
+        ids = [
+            i
+            for (i,) in store._all(
+                "SELECT id FROM row_batches WHERE benchmark_id=? ORDER BY id", [benchmark_id]
+            )
+        ]
+        index = _cell_index(store, benchmark_id, ids)
+        wanted = sorted({*index.cells.get((arm, item), ()), *index.bare})
+        batches = []
+        for chunk in _in_chunks(wanted):
+            marks = ",".join("?" * len(chunk))
+            batches += store._all(
+                f"SELECT id, rows, traces FROM row_batches WHERE id IN ({marks}) ORDER BY id", chunk
+            )
+        latest: dict[int, Row] = {}
+        for _, text in sorted(old):
+            r = _dec_row.decode(text)
+            latest[r.run] = r
+        raw_traces: dict[str, Any] = {}
+        for _, body, _ in batches:  # ascending ids: the last written of each run wins
+            for r in _dec_rows.decode(body):
+                if r.arm == arm and r.item == item:
+                    latest[r.run] = r
+        mine = [latest[run] for run in sorted(latest)]
+        lids = {r.ledger_id for r in mine}
+        if lids:
+            listed = sorted(lids)
+            for i in range(0, len(listed), 500):
+                named = listed[i : i + 500]
+                marks = ",".join("?" * len(named))
+                raw_traces.update(
+                    store._all(
+                        f"SELECT ledger_id, steps FROM traces WHERE benchmark_id=? AND ledger_id IN ({marks})",
+                        [benchmark_id, *named],
+                    )
+                )
+            for _, _, traces in batches:
+                raw_traces.update((k, v) for k, v in _dec_trace_map.decode(traces).items() if k in lids)
+        return mine, {k: _dec_steps.decode(v) for k, v in raw_traces.items()}
+    except msgspec.DecodeError as exc:
+        raise _store_error(exc, store.path) from None
+
+
+def _item_parts(store: Store, reference_hash: str, item: str) -> tuple[Any, Any] | None:
+    """An item's ``(payload, label)`` in a stored reference; ``None`` when either is not stored.
+
+    Only the item's own values are decoded (the reference is kept undecoded, by hash: stored
+    references never change), not the whole :class:`~hrbench.reference.Reference`.
+    """
+    parts = _cached(_REF_PARTS, store, reference_hash)
+    if parts is None:
+        row = store._one("SELECT body FROM reference_sets WHERE hash=?", [reference_hash])
+        if row is None:
+            return None
+        try:
+            parts = _dec_ref_parts.decode(row[0])
+        except msgspec.DecodeError as exc:
+            raise _store_error(exc, store.path) from None
+        _keep(_REF_PARTS, store, reference_hash, parts)
+    if item not in parts.items:
+        return None
+    label = (parts.labels or {}).get(item)
+    return msgspec.json.decode(parts.items[item]), None if label is None else msgspec.json.decode(label)
+
+
 def benchmark_cell(store: Store, benchmark_id: str, item: str, arm: str) -> dict[str, Any]:
     """One cell: every run of ``arm`` on ``item`` with its trace, the item's payload and label.
 
@@ -635,8 +880,7 @@ def benchmark_cell(store: Store, benchmark_id: str, item: str, arm: str) -> dict
         (['x'], 'hrb rows b1 --traces --item q1 --arm a')
     """
     rec = _record(store, benchmark_id)
-    rows = store.rows_get(benchmark_id)
-    mine = sorted((r for r in rows if r.item == item and r.arm == arm), key=lambda r: r.run)
+    mine, traces = _cell_runs(store, benchmark_id, item, arm)
     if not mine:
         raise NotFound(
             f"arm {arm!r} has no run on item {item!r} in benchmark {benchmark_id}",
@@ -644,13 +888,10 @@ def benchmark_cell(store: Store, benchmark_id: str, item: str, arm: str) -> dict
             item=item,
             arm=arm,
         )
-    traces = store.traces_get(benchmark_id, [r.ledger_id for r in mine])
-    payload = label = None
-    ref = store.reference_get(rec["reference_hash"]) if rec.get("reference_hash") else None
-    if ref is not None and item in ref.items:
-        payload, label = ref.payload(item), ref.labels.get(item)
+    parts = _item_parts(store, rec["reference_hash"], item) if rec.get("reference_hash") else None
+    payload, label = parts if parts is not None else (None, None)
     return {
-        "benchmark": _summary(_head(store, rec, len(rows)), (), store),
+        "benchmark": _summary(_head(store, rec, store.rows_count(benchmark_id)), (), store),
         "item": item,
         "arm": arm,
         "cluster": mine[0].cluster,

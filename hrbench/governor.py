@@ -226,6 +226,10 @@ class Governor:
         self._reserved_usd = 0.0
         self._reserved_tokens = 0
         self._lock = threading.Lock()
+        self.bill_known: set[tuple[str, str]] = set()
+        """The ``(endpoint, requested model)`` pairs whose billed model a reply has confirmed
+        (see :meth:`first_bill`)."""
+        self._bill_probes: set[tuple[str, str]] = set()  # pairs with their one request in flight
 
     def __repr__(self) -> str:
         return (
@@ -461,6 +465,47 @@ class Governor:
         if unpriced:
             self.unknown["unpriced_calls"] = int(was.get("unpriced_calls", 0)) + unpriced
             self.unknown[f"{part}_unpriced"] = int(was.get(f"{part}_unpriced", 0)) + unpriced
+
+    def first_bill(self, key: tuple[str, str]) -> str:
+        """Slow start until the bill is known: may a request to ``key`` be sent now?
+
+        Decided (an endpoint billed ``gpt-4o`` for ``gpt-4o-mini`` with 100 requests in
+        flight before the first reply showed it, passing the USD cap 16-fold): under a USD cap,
+        until a reply has confirmed what an ``(endpoint, requested model)`` pair is billed as,
+        at most one request to it is in flight. A reply billed as an undeclared dearer model
+        then stops the benchmark before any further request, so the worst overshoot is that
+        one request's.
+
+        Args:
+            key: ``(endpoint, requested model)``.
+
+        Returns:
+            ``"known"``: a reply confirmed the billed model, send at once; ``"probe"``: this
+            request is the one in flight (call :meth:`bill_seen` once its reply is checked);
+            ``"wait"``: another request of the pair is in flight, ask again later.
+
+        Example:
+            >>> gov = Governor(max_usd=1.0)
+            >>> k = ("http://127.0.0.1:9/v1", "gpt-4o-mini")
+            >>> gov.first_bill(k), gov.first_bill(k)
+            ('probe', 'wait')
+            >>> gov.bill_seen(k, confirmed=True); gov.first_bill(k)
+            'known'
+        """
+        with self._lock:
+            if key in self.bill_known:
+                return "known"
+            if key in self._bill_probes:
+                return "wait"
+            self._bill_probes.add(key)
+            return "probe"
+
+    def bill_seen(self, key: tuple[str, str], confirmed: bool) -> None:
+        """The probe of ``key`` (:meth:`first_bill`) ended; ``confirmed``: its reply showed the billed model."""
+        with self._lock:
+            self._bill_probes.discard(key)
+            if confirmed:
+                self.bill_known.add(key)
 
     def halt(self, reason: str, limit: str = "reservation_exceeded") -> None:
         """Refuse every later request (with ``limit``), for ``reason``.

@@ -293,8 +293,12 @@ class JudgeScorer:
         pass_mark: int,
         params: dict[str, Any],
         name: str,
+        pricing: Any = None,
     ) -> None:
         self.client = client
+        self.pricing = pricing
+        """The judge's own prices (a :class:`~hrbench.pricing.Pricing` whose ``overrides`` go over
+        the benchmark's table for the judge's requests), or ``None``: the benchmark's alone."""
         self.kind = kind
         self.template = template
         self.fields = _check_template(template)
@@ -433,6 +437,7 @@ def judge_scorer(
     judge_runs: int = 1,
     pass_mark: int = 7,
     name: str | None = None,
+    pricing: Any = None,
     **params: Any,
 ) -> JudgeScorer:
     """A model-graded scorer: a judge model grades each output against the item and its label.
@@ -478,6 +483,10 @@ def judge_scorer(
         judge_runs: judge draws per output (a majority; a tie is not correct).
         pass_mark: the rubric grade from which an output is correct (decided: 7 of 10).
         name: the scorer's name; ``"judge_<kind>"`` by default.
+        pricing: the judge's own prices, a :class:`~hrbench.pricing.Pricing` whose
+            ``overrides`` are laid over the benchmark's price table for the judge's requests
+            (a spec's ``price`` and ``prices`` in ``[scorer_settings.client]`` give it); under
+            an explicit USD cap a judge model with no price is refused before the first call.
         **params: sampling parameters for the judge's requests (``temperature``, ``model``, ...).
 
     Returns:
@@ -508,4 +517,9 @@ def judge_scorer(
         raise ConfigError("judge_runs", judge_runs, "expected a whole number >= 1")
     if isinstance(pass_mark, bool) or not isinstance(pass_mark, int) or not 0 <= pass_mark <= 10:
         raise ConfigError("pass_mark", pass_mark, "expected a whole number from 0 to 10")
-    return JudgeScorer(client, kind, template, judge_runs, pass_mark, params, name or f"judge_{kind}")
+    overrides = getattr(pricing, "overrides", None)
+    if pricing is not None and not isinstance(overrides, Mapping):
+        raise ConfigError("pricing", pricing, "expected an hrbench.Pricing (its overrides price the judge)")
+    return JudgeScorer(
+        client, kind, template, judge_runs, pass_mark, params, name or f"judge_{kind}", pricing
+    )

@@ -26,8 +26,9 @@ Under ``max_calls`` it waits like any other call: a SIGKILL inside the lazy wind
 benchmark pass the cap (seen on a loaded CI machine). Settlements nobody waits on are gathered the same way: until
 written, a settled call is counted at its reservation (never less than it cost).
 
-A run on a Ray cluster (issue 17) reserves in an actor, not here: its ledger is kept as a
-snapshot with its rows, as before.
+A run on a Ray cluster (issue 17) reserves in an actor, and keeps this same ledger: each worker's
+reservation is committed by the driver before the request is sent, its settlement queued after
+the reply (:mod:`hrbench.ray_executor`).
 """
 
 from __future__ import annotations
@@ -37,15 +38,28 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import msgspec
+
 from hrbench.errors import BudgetRefused, StoreError
 from hrbench.governor import Governor
+from hrbench.records import Row, Step
 from hrbench.store import Store
 
-__all__ = ["LAZY_S", "Journal", "contacts_provider", "kept_ledger", "unknown_of", "unknown_sentence"]
+__all__ = [
+    "LAZY_S",
+    "PREPAID_NOTE",
+    "Journal",
+    "carry_prepaid",
+    "contacts_provider",
+    "kept_ledger",
+    "prepaid",
+    "unknown_of",
+    "unknown_sentence",
+]
 
 LAZY_S = 0.01
 """How long the writer gathers changes nobody waits on before it commits them (seconds)."""
@@ -159,6 +173,77 @@ def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
+PREPAID_NOTE = (
+    "paid before the benchmark was interrupted (a crash, a stop or a cancel) with no row kept for "
+    "this run; the run was made again and its row carries this bill too"
+)
+"""The ``error`` of a trace step that carries a bill paid for a run before it was made again."""
+
+
+def prepaid(store: Store, benchmark_id: str, kept: Iterable[str]) -> dict[str, list[Step]]:
+    """The bills a benchmark paid for runs that no kept row holds, by run id (blocking: SQLite).
+
+    Decided (rows must add up to the provider's bill after a crash; README "Budgets hold
+    across crashes"): every reply the provider billed is kept with its settlement
+    (:meth:`Journal.paid`). A run whose row was lost in a crash (or replaced on resume: a
+    budget stop, a retried error) and is made again carries what was already paid for it,
+    once, in its row (:func:`carry_prepaid`): a reply served from the cache on resume that was
+    paid before the crash costs the row that bill, not $0, and a reply paid before the crash
+    and sent again costs the row both bills, as the provider billed both. A call whose reply
+    was never read (in flight at a crash) is in no row: what it cost is unknown, at most its
+    reservation, and the governor's "in flight at a crash" says so.
+
+    Args:
+        store: the benchmark's store.
+        benchmark_id: the benchmark.
+        kept: the run ids (``Row.ledger_id``) of the rows the resume keeps as they are.
+
+    Returns:
+        Per run id to be made again, the steps of its bills.
+    """
+    kept = set(kept)
+    return {lid: steps for lid, steps in store.ledger_paid(benchmark_id).items() if lid not in kept}
+
+
+def carry_prepaid(prepaid: dict[str, list[Step]], row: Row, trace: list[Step]) -> Row:
+    """Add to a run's row and trace what was paid for it before it was made again (see :func:`prepaid`).
+
+    Each bill is taken once (it leaves ``prepaid``) and becomes an ``attempt`` step of the trace
+    (``source`` ``"live"``, its usage and USD, :data:`PREPAID_NOTE`); the row's tokens and
+    ``usd`` grow by as much (``usd`` stays ``None`` when it is).
+
+    Example:
+        >>> from hrbench.records import Usage
+        >>> paid = {"b/a/q/1": [Step(ledger_id="b/a/q/1", kind="attempt", usd=0.25,
+        ...                          usage=Usage(tokens_in=3, tokens_out=2))]}
+        >>> row = Row(cluster="q", item="q", arm="a", run=1, split="test", correct=True, outcome=None,
+        ...           failure_kind=None, usd=0.0, ledger_id="b/a/q/1")
+        >>> trace: list[Step] = []
+        >>> row = carry_prepaid(paid, row, trace)
+        >>> row.usd, row.tokens_in, trace[0].source, paid
+        (0.25, 3, 'live', {})
+    """
+    steps = prepaid.pop(row.ledger_id, None)
+    if not steps:
+        return row
+    usd = row.usd
+    tin, tout, treas, tcache = row.tokens_in, row.tokens_out, row.tokens_reasoning, row.tokens_cached
+    for step in steps:
+        carried = msgspec.structs.replace(
+            step, ledger_id=row.ledger_id, kind="attempt", source="live", error=PREPAID_NOTE
+        )
+        trace.append(carried)
+        usd = None if usd is None or step.usd is None else usd + step.usd
+        if step.usage is not None:
+            tin += step.usage.tokens_in
+            tout += step.usage.tokens_out
+            treas += step.usage.tokens_reasoning
+            tcache += step.usage.tokens_cached
+    return msgspec.structs.replace(
+        row, usd=usd, tokens_in=tin, tokens_out=tout, tokens_reasoning=treas, tokens_cached=tcache
+    )
+
+
 class _Pending:
     """What a client awaits before sending: its reservation's commit.
 
@@ -212,6 +297,7 @@ class Journal:
         self._closed: list[int] = []  # written as open, settled since
         self._calls, self._usd, self._tokens = 0, 0.0, 0  # settled since the last commit
         self._lost: tuple[int, float, int, int] = (0, 0.0, 0, 0)  # of those, lost after the write
+        self._paid: list[tuple[str, bytes]] = []  # billed replies, (run id, JSON step), since the last commit
         self._through = 0  # every number up to this one is committed
         self._issued = 0  # the last number given out
         self._waiters: list[tuple[int, Any, Any]] = []  # (number, loop or None, future or Event)
@@ -261,6 +347,18 @@ class Journal:
             if lost:
                 c, u, t, k = self._lost
                 self._lost = (c + calls, u + usd, t + tokens, k + unpriced)
+            if self._idle:
+                self._wake()
+
+    def paid(self, ledger_id: str, step: Step) -> None:
+        """Queue a billed reply of run ``ledger_id`` for the next commit (before its settlement).
+
+        Decided (rows must add up to the provider's bill after a crash): a run made again on
+        resume carries what was paid for it before the crash (:func:`prepaid`).
+        """
+        raw = msgspec.json.encode(step)
+        with self._lock:
+            self._paid.append((ledger_id, raw))
             if self._idle:
                 self._wake()
 
@@ -319,11 +417,11 @@ class Journal:
     def _write_loop(self) -> None:
         while True:
             with self._cond:
-                while not (self._opened or self._closed or self._calls) and not self._stopping:
+                while not (self._opened or self._closed or self._calls or self._paid) and not self._stopping:
                     self._idle = True  # the only time a change must wake the writer
                     self._cond.wait()
                     self._idle = False
-                if not (self._opened or self._closed or self._calls):
+                if not (self._opened or self._closed or self._calls or self._paid):
                     return  # stopping, everything written
                 # nobody waits on this commit (counts of calls that contact no provider,
                 # settlements): gather more for a moment instead of committing at once, so
@@ -339,12 +437,15 @@ class Journal:
                 opened = [(n, u, t) for n, (u, t) in self._opened.items()]
                 last = self._issued  # every number given out so far is in this commit or an earlier one
                 closed, settled, lost = self._closed, (self._calls, self._usd, self._tokens), self._lost
+                paid, self._paid = self._paid, []
                 self._opened, self._closed = {}, []
                 self._calls, self._usd, self._tokens = 0, 0.0, 0
                 self._lost = (0, 0.0, 0, 0)
             try:
                 if self.failed is None:
-                    self.store.ledger_apply(self.benchmark_id, self.session, opened, closed, settled, lost)
+                    self.store.ledger_apply(
+                        self.benchmark_id, self.session, opened, closed, settled, lost, paid
+                    )
                     self.commits += 1
             except StoreError as exc:
                 self.failed = exc

@@ -11,7 +11,11 @@ instead of the local task group; every other part of the runner is the local one
 - **One governor.** The benchmark's :class:`~hrbench.Governor` is wrapped in one Ray actor;
   every request on every worker reserves its worst-case estimate from it before it is sent and
   settles after the reply (case H13a's rule), so caps hold across the cluster. The driver's
-  governor is kept up to date with the actor's use as rows come in.
+  governor is kept up to date with the actor's use as rows come in. When the driver keeps the
+  governor's ledger per call (the daemon always does; :func:`hrbench.ledger.kept_ledger` from
+  Python), every reservation is committed to it by the driver before its request is sent, and
+  settled in it after the reply, as the local runner does: a driver killed mid-run leaves the
+  requests in flight open in the store, and the resume counts them as spent (issue 13).
 - **One store.** Cache lookups, cache writes and recordings go to the driver through a hub
   actor; the driver answers them from its :class:`~hrbench.Cache` and
   :class:`~hrbench.store.Store`. Keys and draw indices are the local ones, so a deterministic
@@ -169,6 +173,7 @@ class RayExecutor:
                 concurrency=per_task,
                 limits=dict(gov.limits),
                 from_defaults=gov.from_defaults,
+                ledger=getattr(gov, "journal", None) is not None,
             )
             await _drive(ray, remotes, self, rt, hub, gov_actor, shipped, work, size, in_flight, deliver)
             clean = True
@@ -399,16 +404,35 @@ class _Ticket(Reservation):
     number: int = 0
 
 
+class _LedgerProxy:
+    """The driver's :class:`~hrbench.ledger.Journal` as a worker sees it: billed replies go to it."""
+
+    def __init__(self, hub: Any, remote: _RemoteGovernor) -> None:
+        self.hub, self.remote = hub, remote
+
+    def paid(self, ledger_id: str, step: Any) -> None:
+        """Keep a billed reply of a run in the driver's ledger (see :meth:`~hrbench.ledger.Journal.paid`)."""
+        self.remote.settling.append(self.hub.tell.remote([("lpaid", ledger_id, step)]))
+
+
 class _RemoteGovernor:
     """The governor as a worker sees it: every reservation and settlement goes to the actor.
 
     ``reserve`` waits for the actor's answer (a request is never sent before it is admitted);
     ``settle`` does not (an unsettled reservation only holds more of the budget than was
     spent); a batch waits for its settlements with :meth:`settled` before it ends.
+
+    With ``hub`` (the driver keeps the ledger per call, as the local runner does: issue 13),
+    ``reserve`` also waits until the driver has committed the reservation to the store's
+    ledger, and every settlement and billed reply goes to that ledger too: a driver killed
+    mid-run leaves its in-flight reservations open in the store, and the resume counts them as
+    spent (decided: the same ledger as the local runner).
     """
 
-    def __init__(self, actor: Any, limits: dict[str, Any], from_defaults: bool) -> None:
+    def __init__(self, actor: Any, limits: dict[str, Any], from_defaults: bool, hub: Any = None) -> None:
         self.actor = actor
+        self.hub = hub
+        self.journal = None if hub is None else _LedgerProxy(hub, self)
         self.limits = limits
         self.max_calls, self.max_usd, self.max_tokens = (
             limits[k] for k in ("max_calls", "max_usd", "max_tokens")
@@ -425,7 +449,14 @@ class _RemoteGovernor:
         out = self._ray.get(self.actor.reserve.remote(usd, tokens))
         if isinstance(out, (tuple, list)):
             raise BudgetRefused(out[1], limit=out[0])
-        return _Ticket(usd=usd, tokens=tokens, number=out)
+        ticket = _Ticket(usd=usd, tokens=tokens, number=out, usd_known=usd_known)
+        if self.hub is not None:  # in the store before it is sent (issue 13), as locally
+            failed = self._ray.get(self.hub.ask.remote("ledger", out, usd if usd_known else None, tokens))
+            if failed is not None:  # the ledger cannot be written: not sent, and nothing more
+                self._ray.get(self.actor.settle.remote(out, 0.0, 0, False))
+                self.halt(failed)
+                raise BudgetRefused(failed, limit="ledger_unwritable")
+        return ticket
 
     def try_reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation | None:
         try:
@@ -448,6 +479,10 @@ class _RemoteGovernor:
         if lost:  # a reply lost after the write: booked at its worst case (newcomer finding 4)
             usd, tokens = reservation.usd, reservation.tokens
         self.settling.append(self.actor.settle.remote(reservation.number, usd, tokens, sent))
+        if self.hub is not None:
+            unpriced = int(lost and not reservation.usd_known)
+            event = ("lsettle", reservation.number, usd or 0.0, tokens, int(sent), lost, unpriced)
+            self.settling.append(self.hub.tell.remote([event]))
 
     def settled(self) -> None:
         """Wait until every settlement sent from here is in the actor's books."""
@@ -501,6 +536,8 @@ class _Shipped:
     concurrency: int
     limits: dict[str, Any]
     from_defaults: bool
+    ledger: bool = False
+    """Whether the driver keeps the governor's ledger per call (a :class:`~hrbench.ledger.Journal`)."""
 
 
 _LOADED: dict[str, Any] = {}
@@ -525,7 +562,7 @@ def _run_batch(
     left = set(ray.get(hub.todo.remote(wanted)))
     work = [(ci, c, i, a, [r for r in todo if ci * runs + r - 1 in left]) for ci, c, i, a, todo in work]
     work = [w for w in work if w[4]]
-    gov = _RemoteGovernor(gov_actor, shipped.limits, shipped.from_defaults)
+    gov = _RemoteGovernor(gov_actor, shipped.limits, shipped.from_defaults, hub if shipped.ledger else None)
     cache = None if shipped.cache is None else _CacheProxy(hub, *shipped.cache)
     store = None if shipped.record is None else _StoreProxy(hub)
     rt = Runtime(client, gov, cache, shipped.record, store, pricing)  # type: ignore[arg-type]
@@ -602,13 +639,14 @@ async def _drive(
     shipped_ref = ray.put(shipped)
     task = remotes["batch"].options(max_retries=ex.max_retries, retry_exceptions=False)
     seen: set[int] = set()
+    opened: dict[int, int] = {}  # the governor actor's reservation numbers -> the driver's ledger's
     finished = False
 
     async def serve() -> None:
         while True:
             last = finished
             events = await hub.take.remote(0.2)
-            await _handle(events, rt, hub, seen, deliver, gov_actor)
+            await _handle(events, rt, hub, seen, deliver, gov_actor, opened)
             if last and not events:
                 return
 
@@ -652,15 +690,39 @@ async def _handle(
     seen: set[int],
     deliver: Deliver,
     gov_actor: Any,
+    opened: dict[int, int] | None = None,
 ) -> None:
-    """Serve one take of the hub on the driver: store traffic first in order, then the rows."""
+    """Serve one take of the hub on the driver: store traffic first in order, then the rows.
+
+    The governor's ledger (issue 13, as the local runner keeps it): a worker's reservation is
+    written to the driver's :class:`~hrbench.ledger.Journal` and answered once committed (the
+    worker sends nothing before); settlements and billed replies are queued to it.
+    """
     answers: dict[int, Any] = {}
     rows = False
+    journal = getattr(rt.governor, "journal", None)
+    opened = {} if opened is None else opened
+    commits: list[tuple[int, int]] = []  # (ask, ledger number) answered once committed
     for e in events:
         kind = e[0]
-        if kind == "get":
+        if kind == "get" and e[2] == "ledger":
+            _, n, _, number, usd, tokens = e
+            if journal is None:
+                answers[n] = "the governor's ledger is not kept"
+                continue
+            opened[number] = journal.open(usd, tokens)
+            commits.append((n, opened[number]))
+        elif kind == "get":
             _, n, request, arm = e
             answers[n] = await anyio.to_thread.run_sync(rt.cache.get, request, arm) if rt.cache else None
+        elif kind == "lsettle":
+            _, number, usd, tokens, calls, lost, unpriced = e
+            kept = opened.pop(number, None)
+            if journal is not None and kept is not None:
+                journal.settle(kept, usd, tokens, calls=calls, lost=lost, unpriced=unpriced)
+        elif kind == "lpaid":
+            if journal is not None:
+                journal.paid(e[1], e[2])
         elif kind == "put":
             if rt.cache is not None:
                 await anyio.to_thread.run_sync(rt.cache.put, *e[1:])
@@ -669,6 +731,15 @@ async def _handle(
                 await anyio.to_thread.run_sync(rt.store.recording_put, *e[1:])
         elif kind == "row":
             rows = True
+    for n, number in commits:  # one group commit serves them all
+        assert journal is not None
+        try:
+            pending = journal.durable(number)
+            if pending is not None:
+                await pending
+            answers[n] = None
+        except BudgetRefused as exc:
+            answers[n] = str(exc)
     if answers:
         await hub.answer.remote(answers)
     if rows:

@@ -14,6 +14,7 @@ __all__ = [
     "FAILURE_KINDS",
     "REFUSAL_REASONS",
     "Answer",
+    "Billed",
     "Request",
     "Result",
     "Row",
@@ -45,6 +46,10 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=False):
         tokens_out: completion tokens, reasoning included (tokens).
         tokens_reasoning: reasoning tokens among ``tokens_out``.
         tokens_cached: provider prompt-cache hits among ``tokens_in``.
+        tokens_cache_write_5m: prompt tokens among ``tokens_in`` written to the provider's
+            prompt cache for 5 minutes (Anthropic bills them at 1.25x the input rate).
+        tokens_cache_write_1h: prompt tokens among ``tokens_in`` written to the provider's
+            prompt cache for 1 hour (Anthropic bills them at 2x the input rate).
         provenance: ``"reported"`` (by the provider), ``"counted"`` (with the model's
             tokenizer), ``"estimated"``, or ``None`` when unknown.
     """
@@ -54,6 +59,8 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=False):
     tokens_reasoning: int = 0
     tokens_cached: int = 0
     provenance: str | None = "reported"
+    tokens_cache_write_5m: int = 0
+    tokens_cache_write_1h: int = 0
 
     @property
     def total(self) -> int:
@@ -90,6 +97,18 @@ class Request(msgspec.Struct, kw_only=True):
     wire: dict[str, Any] | None = None
 
 
+class Billed(msgspec.Struct, kw_only=True):
+    """What the provider billed for a reply hrbench could not use (a retried attempt).
+
+    Attributes:
+        usage: the tokens the provider reported for it.
+        model: the model it was billed as, or ``None`` for the model asked for.
+    """
+
+    usage: Usage
+    model: str | None = None
+
+
 class _ResultFields(msgspec.Struct, kw_only=True):
     """A model reply (the seed's ``gr_result``).
 
@@ -121,6 +140,9 @@ class _ResultFields(msgspec.Struct, kw_only=True):
             was refused) for the client, ``"model"`` (403/404) for the model (newcomer finding).
         retried: why each attempt before the last failed (one that was not sent says so), in
             order, or ``None``: the run's trace keeps one ``attempt`` step each.
+        retried_billed: for each of ``retried``, the provider's bill for that attempt's reply
+            when it reported one (a reply with no text is billed, then retried), else
+            ``None``; the attempt's trace step carries its usage and USD, and so does the row.
     """
 
     text: str | None = None
@@ -140,6 +162,7 @@ class _ResultFields(msgspec.Struct, kw_only=True):
     key_env: str | None = None
     halts: str | None = None
     retried: list[str] | None = None
+    retried_billed: list[Billed | None] | None = None
 
 
 _TEXT = _ResultFields.__dict__["text"]
@@ -186,8 +209,9 @@ class Step(msgspec.Struct, kw_only=True):
     Attributes:
         ledger_id: the run's id (``benchmark/arm/item/run``).
         kind: ``"request"``, ``"attempt"`` (an attempt of the next request that failed and
-            was retried: its ``error`` says why, and when it was not sent), ``"error"`` or
-            ``"note"``.
+            was retried: its ``error`` says why, and when it was not sent; one whose reply the
+            provider billed carries that reply's ``usage`` and ``usd``, which the row counts),
+            ``"error"`` or ``"note"``.
         key: the request's cache key (sha256 hex, draw index included).
         model: the model asked for.
         source: ``"live"``, ``"cache"``, ``"recording"``, or ``"refused"`` (never sent).

@@ -22,13 +22,13 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench._room import reserve_first, reserve_first_blocking
+from hrbench._room import POLL_S, reserve_first, reserve_first_blocking
 from hrbench.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.errors import BudgetRefused, ConfigError, DuplicateDrawError
 from hrbench.governor import Gate, Governor
 from hrbench.ledger import contacts_provider
 from hrbench.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, output_limit
-from hrbench.records import Request, Result, Step
+from hrbench.records import Request, Result, Step, Usage
 from hrbench.scorer import output_text
 from hrbench.store import Store
 
@@ -60,8 +60,11 @@ ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar("hrbench_advice", d
 what the caller can change."""
 
 
-def unpriced_message(model: str, max_usd: float | None) -> str:
+def unpriced_message(model: str, max_usd: float | None, who: str = "client") -> str:
     """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a).
+
+    ``who``: ``"client"`` or ``"judge"`` (a judge scorer's model: the advice names the judge's
+    own client table and ``judge_scorer(..., pricing=...)``; a higher cap cannot help).
 
     Decided (issue 12, kept in newcomer finding): only an explicit USD cap refuses an unpriced model;
     the default cap (``hrbench.options.max_usd``) is not enforced on it. The advice fits
@@ -72,9 +75,23 @@ def unpriced_message(model: str, max_usd: float | None) -> str:
         True
     """
     head = (
-        f"unpriced_model: model {model!r} has no price, so the explicit USD cap (max_usd={max_usd}) "
-        "cannot be enforced; "
+        f"unpriced_model: {'the judge' + chr(39) + 's ' if who == 'judge' else ''}model {model!r} has no "
+        f"price, so the explicit USD cap (max_usd={max_usd}) cannot be enforced; "
     )
+    if who == "judge":
+        if ADVICE.get() == "spec":
+            return head + (
+                "give it a price in the spec's [scorer_settings.client] table: price = {input = USD_PER_M, "
+                f"output = USD_PER_M}} (USD per million tokens), or prices = {{{json.dumps(model)} = {{input = "
+                "USD_PER_M, output = USD_PER_M}}, or a price table file named by HRBENCH_PRICES in the "
+                "daemon's environment; a higher --max-usd cannot help"
+            )
+        return head + (
+            f"give the judge a price with judge_scorer(client, pricing=hrbench.Pricing(overrides={{{model!r}: "
+            "{'input': USD_PER_M, 'output': USD_PER_M}})) (USD per million tokens), or the benchmark's "
+            "pricing=..., or a price table file named by the HRBENCH_PRICES environment variable; a "
+            "higher max_usd cannot help"
+        )
     if ADVICE.get() == "spec":
         return head + (
             f"give it a price in the spec's [client] table: prices = {{{json.dumps(model)} = {{input = USD_PER_M, "
@@ -291,6 +308,37 @@ class _Draining:
         self.gate.lost(usage, model)
 
 
+class _Paying:
+    """A client's ``before_attempt`` that keeps every billed reply in the ledger (rows match the bill).
+
+    Decided (rows must add up to the provider's bill after a crash): an attempt whose reply
+    the provider billed but could not be used (no text, retried) is kept in the governor's
+    ledger, with its run, before it is settled, so a run made again after a crash carries it
+    (:meth:`Runtime.paid`). ``last``: whether the last attempt's bill was kept so.
+    """
+
+    def __init__(self, inner: Any, rt: Runtime, ctx: Context, key: str, request: Request) -> None:
+        self.inner, self.rt, self.ctx, self.key, self.request = inner, rt, ctx, key, request
+        self.last = False
+
+    def __call__(self) -> Awaitable[None] | None:
+        self.last = False
+        return self.inner()  # type: ignore[no-any-return]
+
+    def unsent(self) -> None:
+        unsent = getattr(self.inner, "unsent", None)
+        if unsent is not None:
+            unsent()
+
+    def lost(self, usage: Any = None, model: str | None = None) -> None:
+        if usage is not None and getattr(usage, "provenance", None) == "reported":
+            usd = self.rt.pricing.cost(usage, model or self.request.model)
+            self.last = self.rt.paid(self.ctx, self.key, self.request, usage, model, usd, None)
+        lost = getattr(self.inner, "lost", None)
+        if lost is not None:
+            lost(usage, model)
+
+
 @dataclass
 class _Cell:
     """Draw history of one arm on one item: what earlier runs were served."""
@@ -334,6 +382,8 @@ class Runtime:
         """Per requested model, the models replies were billed as (served-model switches seen)."""
         self.check_draws = True
         """Whether a reply that repeats an earlier run's draw is a DuplicateDrawError (not for a judge)."""
+        self.role = "client"
+        """Whose requests these are, as a stop names it: ``"client"``, or ``"judge"`` (a judge scorer's)."""
         self.halted_by: dict[str | None, Result] = {}
         """Failures every later request would share (``Result.halts``), by model (``None``: the
         client's): no such request is sent, it fails at once with that cause (newcomer finding)."""
@@ -343,6 +393,43 @@ class Runtime:
         """A replay client answers from its recording: no cache in front of it."""
         if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
             self.cache = None
+
+    def paid(
+        self,
+        ctx: Context,
+        key: str,
+        request: Request,
+        usage: Usage,
+        model: str | None,
+        usd: float | None,
+        response_id: str | None,
+    ) -> bool:
+        """Keep a billed reply of run ``ctx`` in the governor's ledger; whether it was kept.
+
+        Only when the governor keeps a ledger (:class:`~hrbench.ledger.Journal`) and the reply
+        cost something. A run made again after a crash carries it in its row
+        (:func:`hrbench.ledger.carry_prepaid`), so the rows add up to the provider's bill.
+        """
+        journal = getattr(self.governor, "journal", None)
+        keep = getattr(journal, "paid", None)
+        if keep is None or not usd:
+            return False
+        keep(
+            ctx.ledger_id,
+            Step(
+                ledger_id=ctx.ledger_id,
+                kind="attempt",
+                key=key,
+                model=model or request.model,
+                source="live",
+                draw_index=request.draw_index,
+                response_id=response_id,
+                usage=usage,
+                usd=usd,
+                usd_nominal=usd,
+            ),
+        )
+        return True
 
     def _price(self, model: str) -> Any:
         if model not in self.prices:
@@ -385,7 +472,7 @@ class Runtime:
         usd, tokens = self.pricing.reservation(request, also)
         if usd is None:
             if self.bills and self.strict_usd:
-                missing = next(m for m in (request.model, *sorted(also)) if self._price(m) is None)
+                missing = self.pricing.unpriced(request.model, sorted(also)) or request.model
                 return 0.0, tokens, missing, False
             return 0.0, tokens, None, not self.bills
         return usd, tokens, None, True
@@ -407,12 +494,109 @@ class Runtime:
             over.append(f"${result.usd:.6f} against ${usd:.6f} reserved")
         if self.governor.max_tokens is not None and result.usage.total > tokens:
             over.append(f"{result.usage.total} tokens against {tokens} reserved")
-        if over:
+        if self._undeclared_dearer(request, served):  # decided: stop at the first such reply
+            self.governor.halt(
+                f"a reply to a request for {request.model!r} was billed as {served!r}, a dearer model "
+                f"{'the judge' if self.role == 'judge' else 'the client'} does not declare, so its "
+                f"requests were reserved at the cheaper price ({self._declare(served)}); the benchmark "
+                f"was stopped before any further request; {self._passed(result, usd)}"
+            )
+        elif over:
             self.governor.halt(
                 f"a reply of {served!r} (asked for {request.model!r}) reported {' and '.join(over)}: the "
-                "provider passed the output limit sent, or billed a dearer model (declare it with the "
-                "client's billed_as=[...]); the benchmark was stopped so that no cap is passed"
+                f"provider passed the output limit sent, or billed a dearer model ({self._declare(served)}); "
+                f"the benchmark was stopped before any further request; {self._passed(result, usd)}"
             )
+
+    def _declare(self, served: str) -> str:
+        """How to declare ``served`` as a model replies may be billed as, for whoever runs this."""
+        table = "[scorer_settings.client]" if self.role == "judge" else "[client]"
+        if ADVICE.get() == "spec":
+            return f"declare it with billed_as = [{json.dumps(served)}] in the spec's {table} table"
+        whose = "the judge's client" if self.role == "judge" else "the client"
+        return f"declare it with {whose}'s billed_as=[{served!r}]"
+
+    def _passed(self, result: Result, reserved: float) -> str:
+        """Whether the reply that stops a benchmark passed the USD cap (said as it is, never hidden)."""
+        cap = self.governor.max_usd
+        if cap is None:
+            return "no USD cap applies"
+        if result.usd is None:
+            return (
+                f"its cost is unknown (the model has no price; counted at its ${reserved:.6f} reservation), "
+                f"so this one request may have passed the ${cap:g} USD cap"
+            )
+        spent = float(getattr(self.governor, "usd", 0.0)) + result.usd  # settled so far, and this reply
+        if spent > cap + 1e-12:
+            return f"this one request passed the USD cap: ${spent:.6f} spent against a cap of ${cap:g}"
+        return f"no cap was passed (${spent:.6f} spent against a cap of ${cap:g})"
+
+    def _undeclared_dearer(self, request: Request, served: str | None) -> bool:
+        """Whether a reply billed as ``served`` is billed dearer than every model declared for it.
+
+        Under a USD cap only, for a client that bills. Declared: the model asked for and the
+        client's ``billed_as``. A dated name of the same model (``gpt-4o-mini-2024-07-18``)
+        is priced as it, so it is not dearer; a model with no price is, when a declared one
+        has one (its cost cannot be bounded).
+        """
+        if not self.bills or self.governor.max_usd is None or not served or served == request.model:
+            return False
+        declared = {request.model, *getattr(self.client, "billed_as", ())}
+        if served in declared:
+            return False
+        known = [p for p in (self._price(m) for m in declared if m) if p is not None]
+        if not known:
+            return False  # nothing declared has a price: the cap was not enforced on it
+        p = self._price(served)
+        if p is None:
+            return True
+        return any(
+            getattr(p, part) > max(getattr(k, part) for k in known) + 1e-12
+            for part in ("input", "cached_input", "output")
+        )
+
+    def _bill_key(self, request: Request) -> tuple[str, str] | None:
+        """The ``(endpoint, requested model)`` whose slow start a request waits on, or ``None``."""
+        if not self.bills or self.governor.max_usd is None:
+            return None
+        if getattr(self.governor, "first_bill", None) is None:  # a Ray worker's proxy of the governor
+            return None
+        endpoint = getattr(self.client, "base_url", None) or getattr(self.client, "provider", "")
+        return (str(endpoint), request.model or "")
+
+    async def _first_bill(self, request: Request, inline: bool) -> tuple[str, str] | None:
+        """Slow start until the bill is known (:meth:`~hrbench.governor.Governor.first_bill`).
+
+        Returns the pair when this request is its probe (:meth:`_bill_seen` ends it), else
+        ``None``: the pair's billed model is known, no slow start applies, or the governor
+        halted while this request waited (its reservation is then refused).
+        """
+        key = self._bill_key(request)
+        if key is None:
+            return None
+        while (state := self.governor.first_bill(key)) == "wait":
+            if self.governor.halted is not None:
+                return None
+            if inline:
+                time.sleep(POLL_S)  # noqa: ASYNC251 - inline: a worker thread drives this, no event loop
+            else:
+                await anyio.sleep(POLL_S)  # settled from other tasks and threads: no event to await
+        return key if state == "probe" else None
+
+    def _bill_seen(self, probe: tuple[str, str] | None, request: Request, result: Result | None) -> None:
+        """End a probe: its reply confirmed the billed model when the provider answered and it is not dearer.
+
+        A reply with no ``model`` field is taken as billed as asked (nothing else can be known).
+        """
+        if probe is None:
+            return
+        confirmed = (
+            result is not None
+            and result.source == "live"
+            and (result.ok or getattr(result.usage, "provenance", None) == "reported")
+            and not self._undeclared_dearer(request, result.model or request.model)
+        )
+        self.governor.bill_seen(probe, confirmed)
 
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
@@ -535,9 +719,14 @@ class Runtime:
                 source="halted",
                 seconds=0.0,
             ), 0.0
+        paying: _Paying | None = None
+        probe: tuple[str, str] | None = None
         try:
             if unpriced is not None:
-                raise BudgetRefused(unpriced_message(unpriced, self.governor.max_usd), limit="unpriced_model")
+                raise BudgetRefused(
+                    unpriced_message(unpriced, self.governor.max_usd, self.role), limit="unpriced_model"
+                )
+            probe = await self._first_bill(request, inline)  # slow start until the bill is known
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
             if (usd_est or tokens_est) and self.capped:  # room held by requests in flight: wait for
                 # them (newcomer finding); with no USD or token cap there is no room to wait for (the
@@ -545,9 +734,12 @@ class Runtime:
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
             if self.drain is not None and not inline:  # a clean cancel sends nothing new (Drain)
                 before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id, lead)
+            if getattr(getattr(self.governor, "journal", None), "paid", None) is not None:
+                before_attempt = paying = _Paying(before_attempt, self, ctx, key, request)
             result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
             gate.settle(0.0, 0)
+            self._bill_seen(probe, request, None)
             ctx.notes.append(exc.limit)
             ctx.trace.append(
                 Step(
@@ -564,6 +756,7 @@ class Runtime:
             raise
         except BaseException:  # cancelled: an attempt never sent is no call (newcomer finding)
             gate.abandon()
+            self._bill_seen(probe, request, None)
             raise
         if result.halts is not None and result.source == "live":
             self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
@@ -574,8 +767,11 @@ class Runtime:
                 )
             charged = result.usd
             self._check_reserved(request, result, gate.usd, gate.tokens)
+            self._bill_seen(probe, request, result)  # after the check: a halt comes first
             # a reply billed as a model with no price is charged its reservation (fail safe)
             spent = result.usd if result.usd is not None or not self.bills else gate.usd
+            if paying is None or not paying.last:  # kept before it is settled (rows match the bill)
+                self.paid(ctx, key, request, result.usage, result.model, result.usd, result.response_id)
             gate.settle(spent, result.usage.total)
             if cache is not None and cache.write:
                 await self._blocking(inline, cache.put, request, result, ctx.arm)
@@ -591,6 +787,7 @@ class Runtime:
                 )
         else:
             gate.settle(0.0, 0)
+            self._bill_seen(probe, request, None)
         return result, charged
 
     async def call(self, ctx: Context, request: Request, inline: bool = False) -> Result:
@@ -644,17 +841,24 @@ class Runtime:
         if self.check_draws:
             dup = self._duplicate(ctx, key, result)
             self._remember(ctx, key, result)
-        for failed in result.retried if result.source == "live" and result.retried else ():
-            # every attempt is in the run's trace (newcomer finding: retries only in the log)
+        billed = result.retried_billed or ()
+        for i, failed in enumerate(result.retried if result.source == "live" and result.retried else ()):
+            # every attempt is in the run's trace (newcomer finding: retries only in the log); one
+            # the provider billed (a reply with no text) carries that bill, as the governor counts
+            # it, so the row's usd is what the provider billed (decided: rows match the bill)
+            bill = billed[i] if i < len(billed) else None
+            cost = None if bill is None else self.pricing.cost(bill.usage, bill.model or request.model)
             ctx.trace.append(
                 Step(
                     ledger_id=ctx.ledger_id,
                     kind="attempt",
                     key=key,
-                    model=request.model,
+                    model=request.model if bill is None else bill.model or request.model,
                     source="unsent" if "(no call counted)" in failed else "live",
                     draw_index=request.draw_index,
-                    usd=0.0,
+                    usage=None if bill is None else bill.usage,
+                    usd=0.0 if bill is None else cost,
+                    usd_nominal=cost,
                     error=failed,
                 )
             )

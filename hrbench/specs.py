@@ -679,11 +679,23 @@ def check_recording(name: str, recordings: Sequence[str]) -> None:
     )
 
 
-def _replay_client(spec: Any, store: Any) -> Any:
+def _replay_client(spec: Any, store: Any, role: str = "client") -> Any:
     from hrbench.replay import ReplayClient
 
-    if store is None:
-        raise ConfigError("client", "replay", "a replay client needs a store")
+    if store is None:  # decided: say what gives one, for a judge too
+        how = (
+            "run the benchmark with `hrb bench` (the daemon reads the recording from its store), or in "
+            'Python build the scorer with build_scorer("judge", settings, store=hrbench.Store(PATH)) or '
+            "judge_scorer(hrbench.ReplayClient(store, recording=NAME))"
+            if role == "judge"
+            else "run the spec with `hrb bench` (the daemon reads the recording from its store), or in "
+            "Python give one: build_client(spec, store=hrbench.Store(PATH))"
+        )
+        raise ConfigError(
+            "client",
+            "replay",
+            f"a replay {role} answers from a recording kept in a store, and none was given: {how}",
+        )
     fallback, recording = _get(spec, "fallback"), _get(spec, "recording")
     _forms.check_name("client.recording", recording, "a recording name")
     for field in ("model", "provider"):
@@ -709,12 +721,13 @@ def _replay_client(spec: Any, store: Any) -> Any:
     )
 
 
-def build_client(spec: Any, store: Any = None) -> Any:
+def build_client(spec: Any, store: Any = None, role: str = "client") -> Any:
     """The model client a spec describes.
 
     Args:
         spec: a spec with ``kind`` in ``openai``, ``anthropic``, ``replay``, ``mock``.
         store: the :class:`~hrbench.store.Store` a replay client reads.
+        role: whose client it is, as errors name it: ``"client"`` or ``"judge"``.
 
     Returns:
         A client (the ``Client`` role of :mod:`hrbench.models.base`).
@@ -736,7 +749,7 @@ def build_client(spec: Any, store: Any = None) -> Any:
         if kind == "mock":
             return _mock_client(spec)
         if kind == "replay":
-            return _replay_client(spec, store)
+            return _replay_client(spec, store, role)
         return _remote_client(spec, kind)
 
 
@@ -1065,7 +1078,7 @@ def client_scorers_module() -> str:
     return "\n".join(lines)
 
 
-def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None) -> Scorer:
+def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None, store: Any = None) -> Scorer:
     """A scorer by name.
 
     Args:
@@ -1081,6 +1094,8 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
             a Scorer, a factory (called with ``settings``), or a function wrapped with
             :func:`~hrbench.scorer.scorer`.
         settings: keyword arguments of the factory.
+        store: the :class:`~hrbench.store.Store` a judge's ``replay`` client reads its
+            recording from (the daemon gives its own).
 
     A scorer function is called ``fn(item, output, label)``, three positional arguments in
     that order (seed 000): the item's payload as the reference holds it, what the arm returned
@@ -1117,7 +1132,8 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None)
                     "the judge scorer needs its client's spec (a table)",
                 )
             with field_under("scorer_settings.client", head="client"):
-                kw["client"] = build_client(kw["client"])
+                kw["pricing"] = build_pricing(kw["client"])  # the judge's own price and prices
+                kw["client"] = build_client(kw["client"], store, role="judge")
         module, attr, _ = SCORERS[name]
         factory = getattr(importlib.import_module(module), attr)
     elif ":" in name:

@@ -148,6 +148,8 @@ CREATE TABLE IF NOT EXISTS ledger_open (
   benchmark_id TEXT, session TEXT, seq INTEGER, usd REAL, tokens INTEGER, created REAL,
   PRIMARY KEY (benchmark_id, session, seq)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS leases (benchmark_id TEXT PRIMARY KEY, owner TEXT, pid INTEGER, acquired REAL);
+CREATE TABLE IF NOT EXISTS ledger_paid (benchmark_id TEXT NOT NULL, ledger_id TEXT NOT NULL, step BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS ledger_paid_run ON ledger_paid(benchmark_id, ledger_id);
 """
 
 
@@ -871,6 +873,7 @@ class Store:
         closed: Sequence[int],
         settled: tuple[int, float, int],
         lost: tuple[int, float, int, int] = (0, 0, 0, 0),
+        paid: Sequence[tuple[str, bytes]] = (),
     ) -> None:
         """Write one group commit of a benchmark's per-call ledger, in one transaction.
 
@@ -891,6 +894,9 @@ class Store:
                 their reservations, ``(calls, usd, tokens, unpriced)``: kept as unknown spend
                 (``unknown_*`` and ``lost_*``; newcomer finding 4; ``unpriced``: of those calls,
                 the ones with no USD bound, finding 13).
+            paid: replies the provider billed, ``(ledger_id, step)`` (a JSON
+                :class:`~hrbench.records.Step`), kept so that a run made again after a crash
+                carries what was paid for it before (:meth:`ledger_paid`).
 
         Example:
             >>> s = Store(":memory:")
@@ -925,6 +931,46 @@ class Store:
                     "lost_unpriced=lost_unpriced+? WHERE benchmark_id=?",
                     [*lost[:3], *lost[:3], lost[3], lost[3], benchmark_id],
                 )
+            if paid:
+                conn.executemany(
+                    "INSERT INTO ledger_paid VALUES (?,?,?)",
+                    [[benchmark_id, lid, step] for lid, step in paid],
+                )
+
+    def ledger_paid(
+        self, benchmark_id: str, ledger_ids: Iterable[str] | None = None
+    ) -> dict[str, list[Step]]:
+        """What the provider billed for each run of a benchmark, as kept per reply by its ledger.
+
+        Decided (rows must add up to the provider's bill after a crash): every billed reply is
+        kept with its settlement, so a run made again (its row was lost in a crash, or replaced
+        on resume) carries what was already paid for it (see
+        :func:`hrbench.ledger.prepaid`).
+
+        Args:
+            benchmark_id: the benchmark.
+            ledger_ids: only these runs (``None``: every run).
+
+        Returns:
+            Per run id, its billed replies' steps (``kind`` ``"request"`` or ``"attempt"``,
+            ``source`` ``"live"``), in the order they were paid.
+
+        Example:
+            >>> from hrbench.records import Step
+            >>> s = Store(":memory:")
+            >>> step = msgspec.json.encode(Step(ledger_id="b/a/q1/1", key="k", usd=0.25))
+            >>> s.ledger_apply("b", "s1", [], [], (1, 0.25, 9), paid=[("b/a/q1/1", step)])
+            >>> [x.usd for x in s.ledger_paid("b")["b/a/q1/1"]]
+            [0.25]
+        """
+        wanted = None if ledger_ids is None else set(ledger_ids)
+        out: dict[str, list[Step]] = {}
+        for lid, raw in self._all(
+            "SELECT ledger_id, step FROM ledger_paid WHERE benchmark_id=? ORDER BY rowid", [benchmark_id]
+        ):
+            if wanted is None or lid in wanted:
+                out.setdefault(lid, []).append(msgspec.json.decode(raw, type=Step))
+        return out
 
     def ledger_resume(self, benchmark_id: str) -> dict[str, Any] | None:
         """Start a benchmark again from what was spent: fold open reservations into the spend.
@@ -1301,6 +1347,7 @@ class Store:
                         out[table] += cur.rowcount
                 conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
                 conn.execute("DELETE FROM ledger_open WHERE benchmark_id=?", [bid])
+                conn.execute("DELETE FROM ledger_paid WHERE benchmark_id=?", [bid])
         out["locks"] = self._drop_locks(benchmark_ids)
         return out
 

@@ -165,8 +165,9 @@ def usage_of(
     Example:
         >>> usage_of([{"role": "user", "content": "hi"}], "hello world", "gpt-4o").provenance
         'counted'
-        >>> usage_of([{"role": "user", "content": "hi"}], "hello world", "llama3")
-        Usage(tokens_in=17, tokens_out=11, tokens_reasoning=0, tokens_cached=0, provenance='estimated')
+        >>> u = usage_of([{"role": "user", "content": "hi"}], "hello world", "llama3")
+        >>> u.tokens_in, u.tokens_out, u.provenance
+        (17, 11, 'estimated')
         >>> usage_of([{"role": "user", "content": "hi"}], "漢字" * 100, "llama3", max_out=64).tokens_out
         64
     """

@@ -61,7 +61,7 @@ import stamina
 from hrbench.environ import env_value
 from hrbench.errors import HrbenchError
 from hrbench.models import _http
-from hrbench.records import Request, Result, Usage
+from hrbench.records import Billed, Request, Result, Usage
 from hrbench.redact import note_key_env, redact, scrub_reply
 from hrbench.tokens import usage_of
 
@@ -467,6 +467,7 @@ class HttpModelClient:
         attempts = 0
         result: Result | None = None
         retried: list[str] = []  # the attempts that failed and were retried, for the run's trace
+        billed: list[Billed | None] = []  # what the provider billed for each of them (reported usage)
 
         def should_retry(exc: Exception) -> bool | float:
             if not isinstance(exc, _RetryableFailure):
@@ -484,6 +485,7 @@ class HttpModelClient:
                 again = wait + _JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
             if again:
                 retried.append(self._redact(exc.message))
+                billed.append(_billed_attempt(exc))
             return again
 
         try:
@@ -503,18 +505,18 @@ class HttpModelClient:
             failed = self._failed(
                 f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
             )
-            failed.retried = retried or None
+            failed.retried, failed.retried_billed = retried or None, _bills(billed)
             return _billed(failed, exc.usage, exc.model)
         except _FinalFailure as exc:
             failed = self._failed(exc.message, model, start, exc.status)
-            failed.halts, failed.retried = exc.halts, retried or None
+            failed.halts, failed.retried, failed.retried_billed = exc.halts, retried or None, _bills(billed)
             return _billed(failed, exc.usage, exc.model)
         except HrbenchError:  # BudgetRefused from the governor
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
             return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
         assert result is not None  # stamina runs at least one attempt
-        result.retried = retried or None
+        result.retried, result.retried_billed = retried or None, _bills(billed)
         key = self._key()
         if key and result.raw_text:  # a reply echoing the key never reaches the store
             result.text = scrub_reply(result.raw_text, key)
@@ -697,11 +699,26 @@ def _estimated_usage(request: Request, result: Result) -> Usage:
     return usage
 
 
+def _billed_attempt(exc: _RetryableFailure) -> Billed | None:
+    """What the provider billed for a retried attempt: its reported usage, else ``None`` (unknown).
+
+    The governor books such an attempt at what that usage costs (:meth:`~hrbench.governor.Gate.lost`),
+    and the run's trace and row carry the same amount, so the rows add up to the provider's bill.
+    """
+    if exc.usage is None or exc.usage.provenance != "reported":
+        return None
+    return Billed(usage=exc.usage, model=exc.model)
+
+
+def _bills(billed: list[Billed | None]) -> list[Billed | None] | None:
+    """``Result.retried_billed``: ``None`` when no retried attempt was billed."""
+    return billed if any(b is not None for b in billed) else None
+
+
 def _billed(failed: Result, usage: Usage | None, model: str | None) -> Result:
     """A failed result that keeps the usage of the billed reply that failed it (its last attempt).
 
-    Earlier attempts are settled at no cost, as every failed attempt is
-    (:class:`~hrbench.governor.Gate`).
+    Earlier attempts the provider billed are in ``retried_billed`` (:func:`_billed_attempt`).
     """
     if usage is not None:
         failed.usage = usage

@@ -53,7 +53,9 @@ class AnthropicClient(HttpModelClient):
     Usage (convention of :class:`~hrbench.records.Usage`): ``tokens_in`` is
     ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic reports
     cache reads and writes apart from ``input_tokens``), ``tokens_cached`` is
-    ``cache_read_input_tokens``, ``tokens_out`` is ``output_tokens`` (thinking included).
+    ``cache_read_input_tokens``, the cache writes are ``tokens_cache_write_5m`` and
+    ``tokens_cache_write_1h`` (priced at their own rates), ``tokens_out`` is ``output_tokens``
+    (thinking included).
     Anthropic does not report thinking tokens apart, so ``tokens_reasoning`` is 0.
 
     Retries, limits and failure handling are described in :mod:`hrbench.models._remote`.
@@ -157,6 +159,12 @@ def anthropic_usage(usage: Any) -> Usage:
     Args:
         usage: the reply's ``usage`` object, or ``None``.
 
+    Cache writes: the newer ``cache_creation`` block splits them into
+    ``ephemeral_5m_input_tokens`` and ``ephemeral_1h_input_tokens``; without it,
+    ``cache_creation_input_tokens`` are 5-minute writes (the default lifetime). When both are
+    given, ``cache_creation_input_tokens`` is the total and any part the split leaves out counts
+    as 5-minute writes.
+
     Returns:
         The usage (provenance ``"reported"``), or zeros with provenance ``None`` when the reply
         has no usage block.
@@ -165,15 +173,28 @@ def anthropic_usage(usage: Any) -> Usage:
         >>> u = anthropic_usage({"input_tokens": 500, "cache_read_input_tokens": 1500, "output_tokens": 50})
         >>> (u.tokens_in, u.tokens_cached, u.tokens_out, u.total)
         (2000, 1500, 50, 2050)
+        >>> u = anthropic_usage({"input_tokens": 10, "cache_creation_input_tokens": 300, "output_tokens": 5,
+        ...     "cache_creation": {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 200}})
+        >>> (u.tokens_in, u.tokens_cache_write_5m, u.tokens_cache_write_1h)
+        (310, 100, 200)
     """
     if not isinstance(usage, dict):
         return Usage(provenance=None)
     read = as_int(usage.get("cache_read_input_tokens"))
     written = as_int(usage.get("cache_creation_input_tokens"))
+    split = usage.get("cache_creation")
+    w5 = w1 = 0
+    if isinstance(split, dict):
+        w5 = as_int(split.get("ephemeral_5m_input_tokens"))
+        w1 = as_int(split.get("ephemeral_1h_input_tokens"))
+    written = max(written, w5 + w1)
+    w5 = written - w1  # what the split leaves out is a 5-minute write
     return Usage(
         tokens_in=as_int(usage.get("input_tokens")) + read + written,
         tokens_out=as_int(usage.get("output_tokens")),
         tokens_reasoning=0,
         tokens_cached=read,
         provenance="reported",
+        tokens_cache_write_5m=w5,
+        tokens_cache_write_1h=w1,
     )

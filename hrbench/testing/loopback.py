@@ -222,7 +222,8 @@ class Bill:
         tokens_in: prompt tokens billed (cached ones included).
         tokens_out: completion tokens billed (reasoning included).
         usd: ``tokens_in`` and ``tokens_out`` at the server's ``price`` (USD per million input
-            and output tokens); 0 without a price.
+            and output tokens; with a price table, cache reads and writes at their own rates);
+            0 without a price.
     """
 
     response_id: str
@@ -252,11 +253,14 @@ class _State:
     honour_max_tokens: bool = True
     prompt_tokens: str = "words"
     serve_model: str | None = None
-    price: tuple[float, float] | None = None
+    price: tuple[float, float] | dict[str, float] | None = None
+    cache_write_1h_tokens: int = 0
     same_ids: bool = False
     bills: list[Bill] = field(default_factory=list)
     gather: int = 0
     gather_timeout_s: float = 10.0
+    gather_skip: int = 0
+    gather_skipped: int = 0
     gathered: asyncio.Event | None = None
     queue: deque[Fault] = field(default_factory=deque)
     seen: dict[tuple[str, str, Any], int] = field(default_factory=dict)
@@ -357,6 +361,9 @@ class _Api:
         ``gather_timeout_s``, so that its test fails on its assertion instead of hanging.
         """
         st = self.state
+        if st.gather_skipped < st.gather_skip:  # the first requests pass (a slow start's probe)
+            st.gather_skipped += 1
+            return
         if st.gathered is None:
             st.gathered = asyncio.Event()
         gathered = st.gathered
@@ -558,6 +565,7 @@ class _Api:
         finish = "length" if truncated else "stop"
         if self.flavour == "anthropic":
             written = min(st.cache_creation_tokens, prompt_tokens - cached)
+            hour = min(st.cache_write_1h_tokens, written)
             blocks: list[dict[str, Any]] = []
             if reasoning:
                 blocks.append({"type": "thinking", "thinking": "hmm " * reasoning, "signature": "sig"})
@@ -580,6 +588,11 @@ class _Api:
                     "output_tokens": completion,
                 },
             }
+            if st.cache_write_1h_tokens:  # the newer split of the writes by lifetime
+                payload["usage"]["cache_creation"] = {
+                    "ephemeral_5m_input_tokens": written - hour,
+                    "ephemeral_1h_input_tokens": hour,
+                }
         else:
             message: dict[str, Any] = {"role": "assistant", "content": reply_text, "refusal": None}
             if kind == "refusal":
@@ -609,14 +622,27 @@ class _Api:
             }
         if st.omit_usage:  # like servers that send no usage block
             payload.pop("usage", None)
-        pin, pout = st.price or (0.0, 0.0)
+        if isinstance(st.price, dict):  # a price table: cache reads and writes at their own rates
+            pr = st.price
+            w = (written - hour, hour) if self.flavour == "anthropic" else (0, 0)
+            plain = prompt_tokens - cached - w[0] - w[1]
+            usd = (
+                plain * pr["input"]
+                + cached * pr.get("cached_input", pr["input"])
+                + w[0] * pr.get("cache_write_5m", pr["input"])
+                + w[1] * pr.get("cache_write_1h", pr["input"])
+                + completion * pr["output"]
+            ) / 1e6
+        else:
+            pin, pout = st.price or (0.0, 0.0)
+            usd = prompt_tokens * pin / 1e6 + completion * pout / 1e6
         st.bills.append(  # one event loop serves every request: no lock needed
             Bill(
                 response_id=payload["id"],
                 model=model,
                 tokens_in=prompt_tokens,
                 tokens_out=completion,
-                usd=prompt_tokens * pin / 1e6 + completion * pout / 1e6,
+                usd=usd,
             )
         )
         return JSONResponse(payload)
@@ -637,9 +663,11 @@ _SETTINGS = frozenset(
         "prompt_tokens",
         "serve_model",
         "price",
+        "cache_write_1h_tokens",
         "same_ids",
         "gather",
         "gather_timeout_s",
+        "gather_skip",
     }
 )
 
@@ -742,6 +770,7 @@ class LoopbackServer:
             self._state.bills.clear()
             self._state.max_in_flight = self._state.in_flight
             self._state.gathered = None
+            self._state.gather_skipped = 0
 
     def set(self, **settings: Any) -> None:
         """Change settings of a running server.
@@ -757,12 +786,19 @@ class LoopbackServer:
                 prompt tokens are billed; bytes is the most any byte-level tokenizer bills;
                 ``"tiktoken"``: the model's own tokenizer where hrbench ships it, else bytes),
                 ``serve_model`` (report this model whatever was asked), ``price`` (``(input,
-                output)`` USD per million tokens that :attr:`bills` charges), ``same_ids`` (every reply to one
+                output)`` USD per million tokens that :attr:`bills` charges, every prompt token
+                at ``input``; or a table ``{"input", "output", "cached_input",
+                "cache_write_5m", "cache_write_1h"}`` that bills cache reads and writes at their
+                rates, each ``input`` when left out), ``cache_write_1h_tokens`` (Anthropic: of
+                the ``cache_creation_tokens``, this many are 1-hour writes, reported in the
+                ``cache_creation`` block), ``same_ids`` (every reply to one
                 prompt carries the same response id, as a provider that does not give distinct
                 draws), ``gather`` (hold replies
                 until this many requests are in flight at once; 0 for no holding; setting it
-                re-arms the latch) and ``gather_timeout_s`` (how long a held reply waits for
-                the others before the latch gives up and opens; seconds).
+                re-arms the latch), ``gather_timeout_s`` (how long a held reply waits for
+                the others before the latch gives up and opens; seconds) and ``gather_skip``
+                (the first this many requests are not held: a governor's slow start sends one
+                request alone until its reply shows the billed model).
 
         Raises:
             TypeError: for an unknown setting.
@@ -773,6 +809,7 @@ class LoopbackServer:
             setattr(self._state, name, value)
             if name == "gather":
                 self._state.gathered = None
+                self._state.gather_skipped = 0
 
     # -- lifecycle --------------------------------------------------------------------------
 

@@ -15,12 +15,21 @@ def _safe_import_path() -> None:
 
     ``python -m`` puts the working directory first on ``sys.path`` (the clients start the
     server with ``-P``, which does not); relative entries (``""``, from ``PYTHONPATH``) would
-    follow the working directory too. User code is imported only from a spec's explicit
-    ``python_path``.
+    follow the working directory too, and ``PYTHONPATH=.`` adds it again as an absolute path
+    ahead of the standard library, where a ``json.py`` or ``hrbench.py`` in it would shadow
+    ours. Every entry naming the working directory before the standard library is dropped;
+    the installed packages' entries (after it) stay. User code is imported only from a
+    spec's explicit ``python_path``.
     """
-    if not sys.flags.safe_path and sys.path and sys.path[0] == os.getcwd():
-        del sys.path[0]
-    sys.path[:] = [p for p in sys.path if p and os.path.isabs(p)]
+    cwd = os.path.realpath(os.getcwd())
+    stdlib = os.path.realpath(os.path.dirname(os.__file__))
+    real = [os.path.realpath(p) if p and os.path.isabs(p) else None for p in sys.path]
+    first_std = real.index(stdlib) if stdlib in real else len(real)
+    sys.path[:] = [
+        p
+        for i, (p, r) in enumerate(zip(sys.path, real, strict=True))
+        if r is not None and not (i < first_std and r == cwd)
+    ]
 
 
 _safe_import_path()

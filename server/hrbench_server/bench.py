@@ -491,7 +491,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
     with specs.field_under("client"):
         client = None if params.client is None else specs.build_client(params.client, store)
     pricing = specs.build_pricing(params.client)
-    scorer = specs.build_scorer(params.scorer, params.scorer_settings)
+    scorer = specs.build_scorer(params.scorer, params.scorer_settings, store)  # a replay judge reads it
     metrics = specs.build_metrics(params.metrics)
     if governor is None:
         governor = specs.build_governor(params.governor) or default_governor()
@@ -646,6 +646,31 @@ def _stop_note(store: Any, bench_id: str) -> str | None:
     )["stop_note"]
 
 
+def _not_finished(exc: StoreError, bench_id: str, done: int, total: int) -> StoreError:
+    """The store's error for a benchmark whose end (status, summary) could not be stored.
+
+    Its rows are saved; the store still has it running, so it is never reported done: a
+    resume, once the store can be written, stores its end without calling again what is saved.
+
+    Example:
+        >>> from hrbench.errors import StoreFull
+        >>> e = _not_finished(StoreFull("The disk is full. Free space.", "/s/db"), "b1", 6, 6)
+        >>> type(e).__name__, e.context["benchmark"], e.path
+        ('StoreFull', 'b1', '/s/db')
+        >>> print(e)
+        The disk is full. Free space. Benchmark b1: its end could not be stored, so it is not done; 6 of 6 runs are saved and kept. Once fixed, resume it with {"resume": "b1"} (`hrb bench --resume b1`), which stores its end without calling again what is saved
+    """
+    return type(exc)(
+        f"{exc.message} Benchmark {bench_id}: its end could not be stored, so it is not done; {done} "
+        f'of {total} runs are saved and kept. Once fixed, resume it with {{"resume": "{bench_id}"}} '
+        f"(`hrb bench --resume {bench_id}`), which stores its end without calling again what is saved",
+        exc.path,
+        benchmark=bench_id,
+        done=done,
+        total=total,
+    )
+
+
 async def run_benchmark(
     app: App, proto: HrbenchProtocol, msg_id: Any, args: p.BenchmarkParams
 ) -> p.BenchmarkResult:
@@ -749,11 +774,10 @@ async def _run(
             warnings.warn(rebound, ReferenceReboundWarning, stacklevel=1)
     # issue 13: start from what was spent, reservations a crash left open counted as spent
     governor.restore(await anyio.to_thread.run_sync(store.ledger_resume, bench_id))
-    journal = None
-    if params.executor in (None, "local") or getattr(params.executor, "kind", None) == "local":
-        # (a Ray run reserves in an actor: its ledger is kept with its rows)
-        journal = Journal(store, bench_id)
-        journal.attach(governor)
+    # kept per call on Ray too: the driver commits each worker's reservation before it is sent
+    journal: Journal | None = Journal(store, bench_id)
+    assert journal is not None
+    journal.attach(governor)
     # a run the governor stopped is run again on resume (issue 12: a budget stop is resumable);
     # one that ended in an error too, when asked (`--retry-errors`, newcomer finding): its new
     # row replaces the old one, and what its failed attempt spent stays in the ledger
@@ -777,6 +801,7 @@ async def _run(
     status = "failed"
     bench = None
     stopped_by: str | None = None
+    not_finished: StoreError | None = None  # the benchmark's end could not be stored
     try:
         if stored is not None:
             await anyio.to_thread.run_sync(
@@ -844,6 +869,7 @@ async def _run(
                     await anyio.to_thread.run_sync(store.benchmark_finish, bench_id, status, summary)
                 except StoreError as exc:  # raised below, unless an error is already on its way
                     logger.error("benchmark %s: not finished in the store: %s", bench_id, exc)
+                    not_finished = exc
                 if status != "done" or sink.failed is not None:
                     logger.info("benchmark %s %s after %d saved rows", bench_id, status, sink.done)
         finally:
@@ -852,6 +878,11 @@ async def _run(
             app.running.pop(bench_id, None)
     if sink.failed is not None:
         raise sink.error()
+    if not_finished is not None:
+        # decided: a benchmark whose end cannot be stored is never reported done (the store
+        # would still say running); its caller gets the store's own error and advice, and
+        # the saved rows stay (a resume finishes it once the store can be written)
+        raise _not_finished(not_finished, bench_id, sink.done, built["total"])
     if stopped_by is not None:
         raise DaemonStopped(
             f"the daemon was stopped by {stopped_by} while benchmark {bench_id} ran: {sink.done} of "

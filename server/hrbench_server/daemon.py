@@ -32,7 +32,7 @@ from typing import Any
 from hrbench import specs
 from hrbench_client import _paths
 from hrbench_server.app import App, route_warnings
-from hrbench_server.methods import register
+from hrbench_server.methods import over_tcp, register
 from hrbench_server.rpc import DEFAULT_MAX_MESSAGE_BYTES, RpcServer, serve_stream
 
 __all__ = ["parse_tcp", "read_token", "serve_daemon", "serve_stdio"]
@@ -358,6 +358,7 @@ def serve_daemon(
             app.connections += 1
             if token is not None:  # TCP: this connection's task (and what it starts) may not run code
                 specs.code_allowed.set(allow_code_over_tcp)
+                over_tcp.set(True)  # nor write files outside the state folder's exports folder
             try:
                 server = RpcServer()
                 register(server, app)

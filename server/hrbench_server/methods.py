@@ -8,18 +8,21 @@ scoring that may take long run in a worker thread so the event loop keeps servin
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import datetime
+import errno
 import functools
 import inspect
 import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import anyio
 import anyio.to_thread
 import msgspec
+from pygls.exceptions import JsonRpcInvalidRequest
 
 from hrbench import browse, specs
 from hrbench.environ import env_value, use_caller_env
@@ -34,7 +37,7 @@ from hrbench_server.app import App, warning_collector
 from hrbench_server.errors import invalid_params, to_rpc_error
 from hrbench_server.rpc import INLINE_OR_TASK, RpcServer
 
-__all__ = ["register"]
+__all__ = ["over_tcp", "register"]
 
 S = TypeVar("S", bound=msgspec.Struct)
 T = TypeVar("T")
@@ -116,6 +119,49 @@ def _inline_or_task(typ: type[S], fn: Callable[[S], Any]) -> Callable[[Any], Any
 
 def _to_thread(fn: Callable[..., T], *args: Any) -> Awaitable[T]:
     return anyio.to_thread.run_sync(functools.partial(fn, *args))
+
+
+over_tcp: contextvars.ContextVar[bool] = contextvars.ContextVar("hrbench_over_tcp", default=False)
+"""Whether this context serves a TCP connection (set by :func:`hrbench_server.daemon.serve_daemon`)."""
+
+EXPORTS = "exports"
+"""The folder of the state folder where a TCP client's file-writing methods may write."""
+
+
+def _open_for_writing(path: str, home: Path | None) -> BinaryIO:
+    """Open ``path`` to write (truncated, created 0600); under ``home``'s exports folder when given.
+
+    Decided (SPEC §4 refuses code over TCP): a TCP client holds the token but may not be the
+    daemon's user, so what it asks the daemon to write goes only into ``<home>/exports`` (made
+    0700): never over the store, the token or a file elsewhere, and never through a symbolic
+    link. The folder is checked by its real path; the file is opened with ``O_NOFOLLOW``.
+    Methods that write files take no path to get their data on the wire instead.
+
+    Raises:
+        ConfigError: over TCP, ``path`` outside the exports folder, naming the rule; or the
+            file cannot be written (its reason: a symbolic link, a read-only folder, ...).
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    if home is not None:
+        exports = Path(home) / EXPORTS
+        exports.mkdir(mode=0o700, exist_ok=True)
+        inside = os.path.realpath(os.path.dirname(path))
+        root = os.path.realpath(exports)
+        if os.path.commonpath([inside, root]) != root or os.path.basename(path) in ("", ".", ".."):
+            raise ConfigError(
+                "path",
+                path,
+                f"over TCP the daemon writes files only inside {exports} (a TCP client may not be the "
+                "daemon's user); give a path there, leave `path` out to get the data in the reply, "
+                "or use the Unix socket",
+            )
+        flags |= os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        why = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror or type(exc).__name__
+        raise ConfigError("path", path, f"cannot write the file: {why}") from None
+    return os.fdopen(fd, "wb")
 
 
 def _abs(path: str, field: str) -> str:
@@ -280,9 +326,10 @@ def register(server: RpcServer, app: App) -> None:
         return p.RecordingImportResult(name=name, n=await _to_thread(load))
 
     async def recording_export(args: p.RecordingExportParams) -> p.RecordingExportResult:
-        path = _abs(args.path, "path")
+        path = None if args.path is None else _abs(args.path, "path")
+        tcp = over_tcp.get()
 
-        def dump() -> int:
+        def dump() -> p.RecordingExportResult:
             entries = app.store.recording_export(args.name)
             if not entries and args.name not in app.store.recordings():
                 hint = did_you_mean(args.name, app.store.recordings(), n=3)
@@ -290,14 +337,15 @@ def register(server: RpcServer, app: App) -> None:
                     f"name: no recording has this name; {hint}".rstrip("; ") + f" (got {args.name!r})",
                     recording=args.name,
                 )
+            if path is None:  # the data on the wire: the caller writes it where it likes
+                return p.RecordingExportResult(name=args.name, n=len(entries), entries=entries)
             enc = msgspec.json.Encoder()
-            with open(path, "wb") as f:
+            with _open_for_writing(path, app.home if tcp else None) as f:
                 for e in entries:
                     f.write(enc.encode(e) + b"\n")
-            return len(entries)
+            return p.RecordingExportResult(name=args.name, n=len(entries), path=path)
 
-        n = await _to_thread(dump)
-        return p.RecordingExportResult(name=args.name, n=n, path=path)
+        return await _to_thread(dump)
 
     feature("recording/import")(_async(p.RecordingImportParams, recording_import))
     feature("recording/export")(_async(p.RecordingExportParams, recording_export))
@@ -538,6 +586,13 @@ def register(server: RpcServer, app: App) -> None:
         return p.ShutdownResult(ok=True)
 
     def initialize(args: p.InitializeParams) -> p.InitializeResult:
+        """LSP's ``initialize``: once per connection (LSP: a second one is an InvalidRequest)."""
+        if proto.lsp_session:
+            raise JsonRpcInvalidRequest(
+                "Invalid Request: `initialize` was already sent on this connection, and LSP allows it "
+                "once per session; go on with the session, or send `shutdown` and `exit` and connect again",
+                data=p.ErrorData(name="InvalidRequest", field="method"),
+            )
         proto.lsp_session = True
         return _INITIALIZE_RESULT
 

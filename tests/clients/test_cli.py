@@ -230,9 +230,11 @@ def test_score_fast_path_matches_the_full_path() -> None:
 
 
 def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
+    # The replies' delay is the window the Ctrl-C must land in (50 rows, two at a time): it
+    # scales with the time-limit factor, or at a load of 8 the benchmark ends before the signal.
     spec = tmp_path / "slow.toml"
     spec.write_text(
-        textwrap.dedent("""
+        textwrap.dedent(f"""
         runs = 5
         concurrency = 2
         [reference]
@@ -241,11 +243,11 @@ def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
         [client]
         kind = "mock"
         reply = "x"
-        delay_s = 0.05
+        delay_s = {0.1 * slow(1):g}
         [[arms]]
         kind = "prompt"
         name = "ask"
-        template = "{item}"
+        template = "{{item}}"
         [governor]
     """)
     )

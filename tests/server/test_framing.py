@@ -308,3 +308,22 @@ def test_fuzz_random_frames_never_break_the_daemon(shared_daemon: Daemon, frames
         other.send(frame(score(1)))
         assert other.recv()["result"]["correct"] is True
     assert shared_daemon.proc is not None and shared_daemon.proc.poll() is None
+
+
+def test_a_content_length_over_the_limit_is_answered_at_once(home: Path) -> None:
+    d = Daemon(home, max_message_mb=1).start()
+    try:
+        length = 3 << 20
+        body = score(8, output="x" * length)[:length]
+        with RawConn(d.socket, timeout_s=slow(10)) as c:
+            c.send(b"Content-Length: %d\r\n\r\n" % length + body[:500])  # the rest is not sent yet
+            err = c.recv()  # before: no answer until all 3 MB arrived
+            assert err["id"] == 8 and err["error"]["code"] == -32600
+            assert (
+                f"`Content-Length` {length} exceeds the largest body accepted, {1 << 20} bytes"
+                in (err["error"]["message"])
+            )
+            c.send(body[500:] + frame(GOOD))  # the body is dropped whole, then the connection serves
+            assert c.recv()["result"]["correct"] is True
+    finally:
+        d.stop()

@@ -115,3 +115,33 @@ def test_shutdown_with_null_params_without_initialize_stops_the_daemon(daemon: D
         c.send(frame(b'{"jsonrpc": "2.0", "id": 1, "method": "shutdown", "params": null}'))
         assert c.recv() == {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}
     assert daemon.proc is not None and daemon.proc.wait(timeout=slow(15)) == 0
+
+
+def test_a_second_initialize_is_an_invalid_request_and_the_session_goes_on(tmp_path: Path) -> None:
+    async def main() -> tuple[Any, Any, int | None]:
+        client, _, _ = await _start(tmp_path / "home")
+        await client.initialize_async(_initialize_params())
+        with pytest.raises(JsonRpcInvalidRequest, match="`initialize` was already sent") as err:
+            await client.initialize_async(_initialize_params())
+        scored = await client.protocol.send_request_async("score", {"output": "a", "label": "a"})
+        await client.shutdown_async(None)
+        client.exit(None)
+        await client.stop()
+        assert client._server is not None
+        return err.value, scored, client._server.returncode
+
+    refused, scored, code = asyncio.run(asyncio.wait_for(main(), slow(60)))
+    assert "once per session" in str(refused)
+    assert scored.correct is True and code == 0
+
+
+def test_a_second_initialize_on_the_socket_gets_32600_naming_the_rule(shared_daemon: Daemon) -> None:
+    init = {"processId": None, "rootUri": None, "capabilities": {}}
+    with RawConn(shared_daemon.socket) as c:
+        c.send(frame(req("initialize", init, 1)))
+        assert c.recv()["result"]["serverInfo"]["name"] == "hrbench"
+        c.send(frame(req("initialize", init, 2)))
+        again = c.recv()
+        assert again["id"] == 2 and again["error"]["code"] == -32600
+        assert again["error"]["data"]["name"] == "InvalidRequest"
+        assert "LSP allows it once per session" in again["error"]["message"]

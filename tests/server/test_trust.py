@@ -211,6 +211,37 @@ def test_a_daemon_started_without_dash_p_still_drops_the_working_directory(tmp_p
     assert not marker.exists()
 
 
+def test_a_daemon_started_with_pythonpath_dot_ignores_the_working_directorys_modules(tmp_path: Path) -> None:
+    # `PYTHONPATH=. python -m hrbench_server ...`: the cwd comes back as an absolute entry
+    # ahead of the standard library, where a json.py or hrbench.py would shadow ours
+    caller = tmp_path / "project"
+    caller.mkdir()
+    marker = tmp_path / "imported.txt"
+    for name in ("json", "hrbench", "sqlite_utils"):
+        (caller / f"{name}.py").write_text(
+            f"open({str(marker)!r}, 'a').write({name!r} + '\\n')\nraise ImportError('planted')\n"
+        )
+    home = tmp_path / "home"
+    env = {**os.environ, "PYTHONPATH": "."}
+    cmd = [sys.executable, "-m", "hrbench_server", "--home", str(home), "daemon"]
+    proc = subprocess.Popen(cmd, cwd=caller, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + slow(60)
+        while not _paths.socket_path(home).exists() and time.monotonic() < deadline:
+            assert proc.poll() is None, marker.read_text() if marker.exists() else proc.returncode
+            time.sleep(0.05)
+        with hc.connect(home, autostart=False, timeout_s=slow(60)) as c:
+            rows = list(c.benchmark(spec(n=2, runs=1)))  # the store, the runner: hrbench itself
+            assert len(rows) == 2 and all(r.correct for r in rows)
+            c.shutdown()
+        assert proc.wait(timeout=slow(30)) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not marker.exists(), marker.read_text()
+
+
 PROBE = """
 import os, sys, msgspec
 HERE = os.path.dirname(os.path.abspath(__file__))

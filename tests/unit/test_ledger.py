@@ -365,6 +365,7 @@ class _Stuck:
 @pytest.mark.parametrize("sends", [False, True], ids=["waiting-not-sent", "sent"])
 def test_a_cancelled_request_counts_a_call_only_if_it_may_have_been_sent(tmp_path: Path, sends: bool) -> None:
     store, gov = Store(tmp_path / "s.sqlite3"), Governor(max_usd=10.0)
+    gov.bill_seen(("openai", "m"), confirmed=True)  # the bill is known: no slow start, three in flight
     client = _Stuck(sends)
     ref = hb.Reference({f"q{i}": f"item {i}" for i in range(6)}, labels="x")
     arm = hb.Arm("ask", lambda item, ctx: ctx.call(item, max_tokens=8).text)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import subprocess
 import sys
 import urllib.request
@@ -23,12 +24,16 @@ __all__ = ["View", "mock_ids", "shared_daemon", "view"]
 class View:
     """A real ``hrb view --no-browser`` subprocess and a cookie-keeping HTTP opener."""
 
-    def __init__(self, home: Path, target: str | None = None) -> None:
+    def __init__(self, home: Path, target: str | None = None, browser: str | None = None) -> None:
+        """``browser``: a command ``hrb view`` opens the page with (``BROWSER``; a screen is faked)."""
         cmd = [sys.executable, "-m", "hrbench_client.cli", "--home", str(home), "--no-autostart", "view"]
         cmd += [target] if target else []
-        self.proc = subprocess.Popen(
-            [*cmd, "--no-browser"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
+        env = None
+        if browser is None:
+            cmd.append("--no-browser")
+        else:
+            env = {**os.environ, "BROWSER": browser, "DISPLAY": os.environ.get("DISPLAY") or ":0"}
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         try:  # a view that never answered is stopped, not left serving (issue 25)
             self._wait_url()
         except BaseException:

@@ -1712,12 +1712,13 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         "view",
         help="browse benchmarks in a local web page",
         description="serve a local web view of the stored benchmarks on 127.0.0.1 (a random port and "
-        "token; the URL is printed and opened in a browser when one is available). Needs the view "
+        "token; the URL is printed, and a browser, when one is available, is opened on a private page "
+        "that lets it in, so the token never shows in the process list). Needs the view "
         "extra: pip install 'hrbench[view]'.",
     )
     vw.add_argument("benchmark", nargs="?", help="open this benchmark (an id or a name) instead of the list")
     vw.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
-    vw.add_argument("--no-browser", action="store_true", help="print the URL only")
+    vw.add_argument("--no-browser", action="store_true", help="print the URL only (open no browser)")
     vw.set_defaults(fn=cmd_view)
 
     ls = sub.add_parser(

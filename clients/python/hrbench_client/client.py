@@ -346,6 +346,7 @@ class Client:
         self._ids = itertools.count(1)
         self._early: dict[int | str, _Envelope] = {}
         self.references = _References(self)
+        self.over_tcp = False  # connected to a TCP listener (connect_tcp)
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
@@ -366,6 +367,7 @@ class Client:
         sock = socket.create_connection((host, port), timeout=timeout_s)
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         client = cls._from_socket(sock)
+        client.over_tcp = True
         try:
             client.call("auth", {"token": token}, p.AuthResult)
         except BaseException:
@@ -609,10 +611,26 @@ class Client:
         params = {"path": os.path.abspath(os.fspath(path)), "name": name}
         return self.call("recording/import", params, p.RecordingImportResult)
 
-    def recording_export(self, name: str, path: str | os.PathLike[str]) -> p.RecordingExportResult:
-        """Export a recording to a JSON-lines file."""
-        params = {"name": name, "path": os.path.abspath(os.fspath(path))}
-        return self.call("recording/export", params, p.RecordingExportResult)
+    def recording_export(
+        self, name: str, path: str | os.PathLike[str] | None = None
+    ) -> p.RecordingExportResult:
+        """Export a recording to a JSON-lines file, or (``path`` ``None``) return its entries.
+
+        Over the Unix socket or stdio the daemon writes the file. Over TCP the daemon writes
+        files only inside its state folder, so this client asks for the entries and writes
+        the file itself.
+        """
+        if path is not None and not self.over_tcp:
+            params = {"name": name, "path": os.path.abspath(os.fspath(path))}
+            return self.call("recording/export", params, p.RecordingExportResult)
+        out = self.call("recording/export", {"name": name}, p.RecordingExportResult)
+        if path is None:
+            return out
+        target = os.path.abspath(os.fspath(path))
+        with open(target, "wb") as f:  # the bytes the daemon would have written
+            for e in out.entries or []:
+                f.write(msgspec.json.encode(e) + b"\n")
+        return p.RecordingExportResult(name=out.name, n=out.n, path=target)
 
     def benchmarks(self, limit: int | None = None, search: str | None = None) -> list[p.BenchmarkListing]:
         """Stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy, ...).
@@ -775,9 +793,12 @@ def start_daemon(
     existing = daemon_status(state)
     if existing is not None:
         return existing.pid
-    state.mkdir(parents=True, exist_ok=True, mode=0o700)
     log = _paths.log_path(state)
-    fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        state.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    except OSError as exc:  # read-only, full, not ours: advice, not a raw OSError (newcomer finding)
+        raise DaemonError(_unusable_home(state, exc)) from None
     cmd = [*_server_command(), "--home", str(state), "daemon"]
     if tcp:
         cmd += ["--tcp", tcp]
@@ -814,6 +835,21 @@ def start_daemon(
         time.sleep(0.02)
     stopped = _stop_unanswering(proc)
     raise DaemonError(f"no daemon answered within {timeout_s} s; {stopped}; see {log}")
+
+
+def _unusable_home(state: Path, exc: OSError) -> str:
+    """Why no daemon can start for the state folder ``state``, and what to do.
+
+    Example:
+        >>> print(_unusable_home(Path("/ro/hrbench"), OSError(30, "Read-only file system", "/ro/hrbench")))
+        no daemon runs for the state folder /ro/hrbench and none can start there: Read-only file system (/ro/hrbench); the daemon keeps its database, socket and log in it. Make it writable (and free space if the disk is full), or point HRBENCH_HOME (or --home) at another folder
+    """
+    why = exc.strerror or type(exc).__name__
+    return (
+        f"no daemon runs for the state folder {state} and none can start there: {why} "
+        f"({exc.filename or state}); the daemon keeps its database, socket and log in it. Make it "
+        "writable (and free space if the disk is full), or point HRBENCH_HOME (or --home) at another folder"
+    )
 
 
 def _stop_unanswering(proc: Any) -> str:

@@ -162,6 +162,8 @@ class Usage(Struct, kw_only=True):
     tokens_reasoning: int = 0
     tokens_cached: int = 0
     provenance: str | None = "reported"
+    tokens_cache_write_5m: int = 0
+    tokens_cache_write_1h: int = 0
 
 
 class Step(Struct, kw_only=True):
@@ -778,18 +780,24 @@ class RecordingImportResult(Struct, kw_only=True):
 
 
 class RecordingExportParams(_Spec):
-    """Params of ``recording/export``: write a recording to a JSON-lines file."""
+    """Params of ``recording/export``: write a recording to a JSON-lines file, or return it.
+
+    With ``path`` (absolute) the daemon writes the file. Over TCP it writes only inside the
+    ``exports`` folder of its state folder (a TCP client may not be the daemon's user); leave
+    ``path`` out to get the entries in the result and write them where you like.
+    """
 
     name: Name
-    path: str
+    path: str | None = None
 
 
 class RecordingExportResult(Struct, kw_only=True):
-    """How many recorded replies were exported."""
+    """How many recorded replies were exported, and where (or the entries, without a path)."""
 
     name: str
     n: int
-    path: str
+    path: str | None = None
+    entries: list[dict[str, Any]] | None = None
 
 
 class CacheStatsParams(_Spec):

@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "prompt_tokens": "words",
     "serve_model": None,
     "gather": 0,
+    "gather_skip": 0,
 }
 
 

@@ -145,7 +145,8 @@ def test_governor_spend_cap_never_passed_with_100_in_flight(_server: LoopbackSer
     reply = " ".join(["w"] * 40)
     # replies are held until 50 requests are in flight at once: how many the client really keeps
     # in flight, not how fast this machine sends them, decides the assertion on max_in_flight
-    srv.set(latency_s=0.05, reply_fn=lambda prompt, seed, call: reply, gather=50)
+    # (the first request goes alone, a slow start until its reply shows the billed model)
+    srv.set(latency_s=0.05, reply_fn=lambda prompt, seed, call: reply, gather=50, gather_skip=1)
     try:
         n_items = 200
         ref = Reference({f"q{i}": f"q{i}" for i in range(n_items)}, labels=reply, split="test")
@@ -176,7 +177,7 @@ def test_governor_spend_cap_never_passed_with_100_in_flight(_server: LoopbackSer
                 pricing=pricing,
             )
     finally:
-        srv.set(latency_s=0.0, reply_fn=None, gather=0)
+        srv.set(latency_s=0.0, reply_fn=None, gather=0, gather_skip=0)
 
     assert srv.max_in_flight >= 50  # really many in flight against one running total
     spent = sum(r.usd or 0.0 for r in bench.rows)

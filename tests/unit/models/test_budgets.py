@@ -180,3 +180,44 @@ def test_reservation_family() -> None:
     assert p.reservation(tools)[1] > tokens + 50
     image = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]
     assert p.reservation(hb.Request(messages=image, model="m", params={"max_tokens": 1}))[1] > 6000
+
+
+def test_an_undeclared_dearer_model_is_found_by_one_request_alone(srv: LoopbackServer) -> None:
+    """Slow start until the bill is known: 50 allowed in flight, yet the first reply goes alone."""
+    srv.set(reply_words=20, serve_model="gpt-4o", latency_s=0.05)  # asked for mini, billed as 4o
+    client = hb.OpenAIClient("gpt-4o-mini", base_url=srv.base_url, api_key_env=None, max_tokens=50, **FAST)
+    gov = hb.Governor(max_usd=0.05)
+    bench, said = _run(client, gov, 20, concurrency=50)
+    assert len(srv.requests) == 1 and srv.max_in_flight == 1  # no request sent beside or after it
+    assert [r.failure_kind for r in bench.rows].count("budget_stop") == 99
+    assert "billed as 'gpt-4o'" in (gov.halted or "") and "billed_as=['gpt-4o']" in (gov.halted or "")
+    assert "no cap was passed" in (gov.halted or "") and gov.usd <= 0.05
+    assert any("stopped at once" in w and "billed_as" in w for w in said)
+    assert not any("so that no cap is passed" in w for w in said)
+
+
+def test_an_undeclared_dearer_model_passes_the_cap_by_one_request_at_most_and_says_so(
+    srv: LoopbackServer,
+) -> None:
+    srv.set(reply_words=300, serve_model="gpt-4o", prompt_tokens="bytes")
+    client = hb.OpenAIClient("gpt-4o-mini", base_url=srv.base_url, api_key_env=None, max_tokens=400, **FAST)
+    cap = 0.0005  # a gpt-4o-mini worst case (about $0.00025) fits; one gpt-4o reply ($0.003) does not
+    gov = hb.Governor(max_usd=cap)
+    _run(client, gov, 20, concurrency=50)
+    assert len(srv.requests) == 1
+    one = srv.bills[0]
+    assert gov.usd == pytest.approx(
+        hb.Pricing().cost(hb.Usage(tokens_in=one.tokens_in, tokens_out=one.tokens_out), "gpt-4o")
+    )
+    assert gov.usd > cap and "this one request passed the USD cap" in (gov.halted or "")
+
+
+def test_a_confirmed_bill_lets_the_requests_in_flight_grow(srv: LoopbackServer) -> None:
+    # every reply is held until 8 are in flight at once, but the first (the probe) goes alone
+    srv.set(reply_words=5, gather=8, gather_skip=1)
+    client = hb.OpenAIClient("gpt-4o-mini", base_url=srv.base_url, api_key_env=None, max_tokens=20, **FAST)
+    gov = hb.Governor(max_usd=1.0)
+    bench, _ = _run(client, gov, 8, concurrency=8)
+    assert srv.max_in_flight == 8 and gov.halted is None
+    assert all(r.failure_kind is None for r in bench.rows)
+    assert gov.bill_known == {(srv.base_url, "gpt-4o-mini")}

@@ -108,9 +108,15 @@ def test_openai_usage_over_http(srv: LoopbackServer) -> None:
 def test_anthropic_usage_over_http(srv: LoopbackServer) -> None:
     srv.set(reasoning_tokens=7, cached_fraction=0.5, cache_creation_tokens=2)
     r = send(make("anthropic", srv), "[[reply:one_two]] b c d e f g h i j")
-    # input_tokens 3 + cache read 5 + cache write 2; thinking is inside output_tokens, not reported apart
+    # input_tokens 3 + cache read 5 + cache write 2 (5-minute, the default lifetime); thinking
+    # is inside output_tokens, not reported apart
     assert r.usage == Usage(
-        tokens_in=10, tokens_out=1 + 7, tokens_reasoning=0, tokens_cached=5, provenance="reported"
+        tokens_in=10,
+        tokens_out=1 + 7,
+        tokens_reasoning=0,
+        tokens_cached=5,
+        provenance="reported",
+        tokens_cache_write_5m=2,
     )
     assert r.text == "one_two"  # the thinking block is not part of the text
 

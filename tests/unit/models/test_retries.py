@@ -171,6 +171,56 @@ def test_limiter_recovers_over_http(srv: LoopbackServer) -> None:
     assert low <= 2.0 and after == 16.0
 
 
+def test_limiter_cut_heals_with_time_without_successes() -> None:
+    now = [100.0]
+    lim = _http.AdaptiveLimiter(16, recover_s=2.0, clock=lambda: now[0])
+    for _ in range(5):  # a storm: one halving per episode, down to one slot
+        lim.on_rate_limited(now[0])
+    assert lim.current() == 1.0
+    now[0] += 1.9
+    assert lim.current() == 1.0  # too soon
+    now[0] += 0.1
+    assert lim.current() == 9.0  # the cut of 15 halves to 7
+    lim.on_rate_limited(now[0] - 5.0)  # a 429 of the same episode: no halving, but healing waits again
+    now[0] += 1.9
+    assert lim.current() == 9.0
+    now[0] += 0.1
+    assert lim.current() == 13.0
+    now[0] += 60.0
+    assert lim.current() == 16.0
+
+
+def test_after_a_storm_a_timing_out_endpoint_is_not_held_to_one_request(srv: LoopbackServer) -> None:
+    """A 429 storm, then no reply succeeds: the limit heals with time, not only on successes."""
+    now = [0.0]
+    cl = _client("openai", srv, max_connections=8, max_attempts=1, timeout_s=slow(1.0))
+
+    async def main() -> tuple[float, list[Any]]:
+        ep = _http.endpoint("openai", srv.base_url, 8)
+        ep.limiter.clock = lambda: now[0]  # type: ignore[method-assign]
+        for _ in range(4):  # each request answered 429, none succeeds: 8 -> 4 -> 2 -> 1
+            srv.push("429:retry_after=0")
+            assert not (await cl.send(req("x"))).ok
+        low = ep.limiter.limit
+        now[0] += 10 * _http.RECOVER_S  # time passes with no 429
+        srv.reset()
+        srv.set(gather=8, gather_timeout_s=slow(1.0) * 3)  # replies held until 8 are in flight at once
+        results: list[Any] = [None] * 8
+
+        async def one(i: int) -> None:
+            results[i] = await cl.send(req(f"y{i}"))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(8):
+                tg.start_soon(one, i)
+        return low, results
+
+    low, results = anyio.run(main)
+    assert low == 1.0
+    assert srv.max_in_flight == 8  # all eight at once, not one at a time
+    assert all(r.ok for r in results)
+
+
 @pytest.mark.parametrize("fault", ["quota", "quota429", "unauthorized"])
 @pytest.mark.parametrize("concurrency", [1, 4])
 def test_a_quota_or_key_refusal_fails_every_other_cell_at_once_as_the_providers_error(

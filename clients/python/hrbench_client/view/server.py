@@ -1,12 +1,15 @@
 """The ``hrb view`` server: a Starlette app on 127.0.0.1, a random port and a random token.
 
 Every ``/api/...`` endpoint is one daemon call through :class:`hrbench_client.client.Client`
-(run in a worker thread; one connection, reopened if the daemon restarts). The HTML pages are
-one shell (:func:`hrbench_client.view.page_html`) that ``app.js`` fills from those endpoints.
+(run in a worker thread, on a connection of its own from a small pool, each reopened if the
+daemon restarts), so a cheap page never waits for a slow one. The HTML pages are one shell
+(:func:`hrbench_client.view.page_html`) that ``app.js`` fills from those endpoints.
 
-Access: the first request carries ``?token=...`` (the URL ``hrb view`` prints); the server then
-sets a same-site, HTTP-only cookie so links and fetches need not repeat it. Any other request
-gets 403. Only ``127.0.0.1``/``localhost`` Host headers are answered (no DNS rebinding).
+Access: the first request carries ``?token=...`` (the URL ``hrb view`` prints) or a one-time
+``?code=...`` (the private page the browser is started on: :func:`write_opener`); the server
+then sets a SameSite=Strict, HTTP-only cookie so links and fetches need not repeat it. Any
+other request gets 403. Only ``127.0.0.1``/``localhost`` Host headers are answered (no DNS
+rebinding). The token is made per server and dies with it.
 
 Needs the ``view`` extra (``pip install 'hrbench[view]'``: Starlette and uvicorn).
 """
@@ -14,12 +17,19 @@ Needs the ``view`` extra (``pip install 'hrbench[view]'``: Starlette and uvicorn
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
+import html
+import os
 import secrets
+import shutil
 import socket
 import sys
+import tempfile
 import threading
+import urllib.parse
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -35,36 +45,65 @@ from starlette.routing import Route
 from hrbench_client.errors import ConfigError, DaemonError, HrbenchError, InvalidParams, NotFound
 from hrbench_client.view import ASSETS, asset, page_html
 
-__all__ = ["make_app", "serve"]
+__all__ = ["KEEP_IDLE", "OneTimeCodes", "POOL_SIZE", "make_app", "serve", "write_opener"]
+
+
+POOL_SIZE = 16
+"""Daemon connections the view has open at most: requests beyond this many at once wait their turn.
+
+A browser sends at most 6 requests at once to one server; 16 serve a few tabs.
+"""
+
+KEEP_IDLE = 4
+"""Idle daemon connections kept for the next requests (the others are closed when they finish)."""
 
 
 class _Daemon:
-    """One client connection shared by the worker threads, reopened after a broken connection."""
+    """A small pool of client connections, one per request in progress, each reopened after it broke.
 
-    def __init__(self, connect: Callable[[], Any]) -> None:
+    Decided (a cheap page waited 6.8 s behind 8 others): a client answers one call at a time,
+    so the view's requests each take a connection of their own, up to :data:`POOL_SIZE` at
+    once (:data:`KEEP_IDLE` kept open between requests); the daemon answers them concurrently.
+    """
+
+    def __init__(self, connect: Callable[[], Any], size: int = POOL_SIZE) -> None:
         self.connect = connect
         self.lock = threading.Lock()
-        self.client: Any = None
+        self.slots = threading.BoundedSemaphore(size)
+        self.idle: list[Any] = []
+        self.closed = False
 
     def call(self, fn: Callable[[Any], Any]) -> Any:
-        with self.lock:
-            for attempt in (0, 1):
-                if self.client is None:
-                    self.client = self.connect()
-                try:
-                    return fn(self.client)
-                except DaemonError:
-                    self.client.close()
-                    self.client = None
-                    if attempt:
-                        raise
-            raise AssertionError("unreachable")
+        with self.slots:
+            with self.lock:
+                client = self.idle.pop() if self.idle else None
+            try:
+                for attempt in (0, 1):
+                    if client is None:
+                        client = self.connect()
+                    try:
+                        return fn(client)
+                    except DaemonError:
+                        client.close()
+                        client = None
+                        if attempt:
+                            raise
+                raise AssertionError("unreachable")
+            finally:
+                if client is not None:
+                    with self.lock:
+                        keep = not self.closed and len(self.idle) < KEEP_IDLE
+                        if keep:
+                            self.idle.append(client)
+                    if not keep:
+                        client.close()
 
     def close(self) -> None:
         with self.lock:
-            if self.client is not None:
-                self.client.close()
-                self.client = None
+            self.closed = True
+            idle, self.idle = self.idle, []
+        for client in idle:
+            client.close()
 
 
 def _status(exc: HrbenchError) -> int:
@@ -75,18 +114,81 @@ def _status(exc: HrbenchError) -> int:
     return 502 if isinstance(exc, DaemonError) else 500
 
 
+class OneTimeCodes:
+    """Codes that each let one request in, once: the browser's way in without the token in its command line.
+
+    Decided (another local user read the token from ``ps``: the browser was started with the
+    URL): ``hrb view`` starts the browser on a private local file (mode 0600 in a 0700 folder)
+    that sends it to ``?code=...``; the server answers that request with the access cookie and
+    forgets the code.
+    """
+
+    def __init__(self, on_spent: Callable[[], None] | None = None) -> None:
+        self.lock = threading.Lock()
+        self.codes: set[str] = set()
+        self.on_spent = on_spent
+
+    def new(self) -> str:
+        """A fresh code (URL-safe, 32 characters)."""
+        code = secrets.token_urlsafe(24)
+        with self.lock:
+            self.codes.add(code)
+        return code
+
+    def clear(self) -> None:
+        """Forget every code (none can be used after)."""
+        with self.lock:
+            self.codes.clear()
+        if self.on_spent is not None:
+            with contextlib.suppress(Exception):
+                self.on_spent()
+
+    def take(self, given: str) -> bool:
+        """Whether ``given`` is a live code; it is dead afterwards."""
+        with self.lock:
+            found = next((c for c in self.codes if hmac.compare_digest(c, given)), None)
+            if found is None:
+                return False
+            self.codes.discard(found)
+        if self.on_spent is not None:
+            with contextlib.suppress(Exception):
+                self.on_spent()
+        return True
+
+
+def _go_on(target: str) -> str:
+    """A page that sends the browser on to ``target`` on this server (a same-site navigation)."""
+    js = msgspec.json.encode(target).decode().replace("<", "\\u003c")
+    return (
+        '<!doctype html>\n<meta charset="utf-8">\n<title>hrb view</title>\n'
+        f'<p><a href="{html.escape(target)}">Open hrb view</a></p>\n'
+        f"<script>location.replace({js});</script>\n"
+    )
+
+
 class _Token(BaseHTTPMiddleware):
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: Any, token: str, codes: OneTimeCodes | None = None) -> None:
         super().__init__(app)
         self.token = token
-        self.cookie = "hrb_view_" + token[:8]
+        self.codes = codes
+        # distinct per server (cookies do not tell ports apart), and not a piece of the token
+        self.cookie = "hrb_view_" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+    def _let_in(self, response: Response) -> Response:
+        response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict")
+        return response
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        code = request.query_params.get("code")
+        if code is not None and self.codes is not None and self.codes.take(code):
+            rest = urllib.parse.urlencode(
+                [(k, v) for k, v in request.query_params.multi_items() if k != "code"]
+            )
+            target = "/" + request.url.path.lstrip("/") + (f"?{rest}" if rest else "")  # never "//host"
+            return self._let_in(HTMLResponse(_go_on(target), headers={"cache-control": "no-store"}))
         given = request.query_params.get("token")
         if given is not None and hmac.compare_digest(given, self.token):
-            response = await call_next(request)
-            response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict")
-            return response
+            return self._let_in(await call_next(request))
         if hmac.compare_digest(request.cookies.get(self.cookie, ""), self.token):
             return await call_next(request)
         return JSONResponse({"error": "open the URL hrb view printed (it carries the access token)"}, 403)
@@ -102,13 +204,21 @@ def _float(request: Request, name: str, default: float) -> float:
         raise ConfigError(f"{name}: not a number: {value!r}") from None
 
 
-def make_app(connect: Callable[[], Any], token: str) -> Starlette:
+def make_app(
+    connect: Callable[[], Any],
+    token: str,
+    codes: OneTimeCodes | None = None,
+    on_stop: Callable[[], None] | None = None,
+) -> Starlette:
     """The ASGI app of ``hrb view``.
 
     Args:
         connect: returns a connected :class:`~hrbench_client.client.Client` (called again if the
-            connection breaks).
+            connection breaks; up to :data:`POOL_SIZE` are open at once).
         token: the access token the first request must carry as ``?token=``.
+        codes: one-time codes a first request may carry as ``?code=`` instead (answered with
+            the cookie and a page that goes on to the same address without the code).
+        on_stop: called when the server stops (before a signal that stopped it ends the process).
 
     Returns:
         A Starlette app: pages ``/``, ``/b/{id}``, ``/b/{id}/cell?item=&arm=``,
@@ -192,30 +302,65 @@ def make_app(connect: Callable[[], Any], token: str) -> Starlette:
     ]
     middleware = [
         Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"]),
-        Middleware(_Token, token=token),
+        Middleware(_Token, token=token, codes=codes),
     ]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        yield
-        daemon.close()
+        try:
+            yield
+        finally:
+            daemon.close()
+            if on_stop is not None:
+                on_stop()
 
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan)
 
 
+def _has_screen() -> bool:
+    """Whether a graphical browser can open (on Linux, a console browser would take over the terminal)."""
+    return not sys.platform.startswith("linux") or bool(
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    )
+
+
 def _open_browser(url: str) -> bool:
     """Open ``url`` in a graphical browser when one is available; never raises."""
-    import os
     import webbrowser
 
-    if sys.platform.startswith("linux") and not (
-        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-    ):
-        return False  # no screen: a console browser would take over the terminal
+    if not _has_screen():
+        return False
     try:
         return webbrowser.open(url)
     except Exception:  # noqa: BLE001 - a browser that fails to start is not our error
         return False
+
+
+def write_opener(folder: str, url: str) -> str:
+    """Write the private page that sends a browser to ``url``; its path.
+
+    The browser is started on this file, never on ``url``: a process's command line is
+    readable by every local user (``ps``), a 0600 file in a 0700 folder only by its owner.
+
+    Args:
+        folder: a private folder (mode 0700) of this user.
+        url: where the page goes (it carries a one-time code).
+
+    Returns:
+        The file's path (mode 0600).
+    """
+    path = os.path.join(folder, "open.html")
+    quoted = html.escape(url)
+    text = (
+        '<!doctype html>\n<html>\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="refresh" content="1;url={quoted}">\n<title>hrb view</title>\n</head>\n<body>\n'
+        f'<p>Opening <a href="{quoted}">hrb view</a>...</p>\n'
+        f"<script>location.replace({msgspec.json.encode(url).decode()});</script>\n</body>\n</html>\n"
+    )
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
 
 
 def serve(
@@ -229,12 +374,17 @@ def serve(
 ) -> None:
     """Serve the view until interrupted; print its URL (with the token) first.
 
+    The token is made for this server and dies with it. The printed URL carries it (to this
+    terminal only); the browser is opened on a private local file (:func:`write_opener`) that
+    carries a one-time code instead, so neither appears in a command line (``ps``). The file
+    is deleted once the code is used, and its folder when the server stops.
+
     Args:
         connect: as for :func:`make_app`.
         path: the page the printed URL opens (``/`` or ``/b/ID``).
         host: the loopback address to listen on.
         port: the port; 0 for a free one.
-        open_browser: open the URL in a browser when one is available (never fails without).
+        open_browser: open the view in a browser when one is available (never fails without).
         out: where to print the URL (default stdout).
     """
     import uvicorn
@@ -243,10 +393,28 @@ def serve(
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    url = f"http://{host}:{sock.getsockname()[1]}{path}?token={token}"
-    app = make_app(connect, token)
+    base = f"http://{host}:{sock.getsockname()[1]}{path}"
+    folder = tempfile.mkdtemp(prefix="hrb-view-") if open_browser and _has_screen() else None  # mode 0700
+    opener = None if folder is None else os.path.join(folder, "open.html")
+
+    def spent() -> None:
+        if opener is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(opener)
+
+    def remove() -> None:  # the app's shutdown: uvicorn ends the process by the signal that stopped it
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    codes = OneTimeCodes(on_spent=spent)
+    app = make_app(connect, token, codes, on_stop=remove)
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
-    print(url, file=out or sys.stdout, flush=True)
-    if open_browser:
-        _open_browser(url)
-    server.run(sockets=[sock])
+    print(f"{base}?token={token}", file=out or sys.stdout, flush=True)
+    try:
+        if folder is not None:
+            page = write_opener(folder, f"{base}?code={codes.new()}")
+            if not _open_browser(Path(page).as_uri()):
+                codes.clear()  # no browser took it: no live code, no file
+        server.run(sockets=[sock])
+    finally:
+        remove()

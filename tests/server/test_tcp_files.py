@@ -1,0 +1,110 @@
+"""Over TCP the daemon writes files only inside its state folder's exports folder, or answers
+the data on the wire: a TCP client holding the token cannot overwrite the store, the token or
+any other file the daemon's user may write. A real daemon with a loopback TCP listener.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import hrbench_client as hc
+from hrbench_client import _paths
+from hrbench_client import protocol as p
+from hrbench_client.client import Client
+from tests._slow import slow
+from tests.server._daemon import Daemon, spec
+
+pytestmark = pytest.mark.timeout(180)
+
+# every method whose params name a file the daemon would write (the others' `path` fields are
+# read: recording/import, a reference's or an outputs arm's file)
+WRITES = {"recording/export": "path"}
+
+
+def tcp_client(home: Path) -> Client:
+    host, port = json.loads(_paths.pid_path(home).read_text())["tcp"].rsplit(":", 1)
+    return Client.connect_tcp(host, int(port), _paths.token_path(home).read_text().strip(), slow(60))
+
+
+@pytest.fixture
+def tcp_daemon(home: Path) -> Iterator[Daemon]:
+    d = Daemon(home, tcp="127.0.0.1:0").start()
+    try:
+        with d.client() as c:  # over the Unix socket: a recording of 4 replies
+            assert len(list(c.benchmark(spec(n=2, runs=2, record="rec", cache=False)))) == 4
+        yield d
+    finally:
+        d.stop()
+        d.kill()
+
+
+def test_the_file_writing_methods_are_the_ones_this_module_covers() -> None:
+    with_path = {m for m, (params, _) in p.METHODS.items() if "path" in params.__struct_fields__}
+    assert with_path == {"recording/import", "recording/export"}  # a new one must be sorted here
+    assert set(WRITES) <= with_path
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["outside", "the store", "the token", "dot-dot out of exports", "a link in exports", "exports itself"],
+)
+def test_export_over_tcp_outside_the_exports_folder_is_refused(
+    tcp_daemon: Daemon, tmp_path: Path, target: str
+) -> None:
+    home = tcp_daemon.home
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (home / "exports").mkdir(exist_ok=True)
+    (home / "exports" / "link.jsonl").unlink(missing_ok=True)
+    (home / "exports" / "link.jsonl").symlink_to(victim)
+    path = {
+        "outside": victim,
+        "the store": home / "hrbench.sqlite3",
+        "the token": _paths.token_path(home),
+        "dot-dot out of exports": home / "exports" / ".." / "hrbench.sqlite3",
+        "a link in exports": home / "exports" / "link.jsonl",
+        "exports itself": home / "exports",
+    }[target]
+    before = {f: f.read_bytes() for f in (victim, home / "hrbench.sqlite3", _paths.token_path(home))}
+    with tcp_client(home) as c:
+        with pytest.raises(hc.ConfigError) as err:
+            c.call("recording/export", {"name": "rec", "path": str(path)}, p.RecordingExportResult)
+        assert err.value.field == "path"
+        if target == "a link in exports":
+            assert "cannot write the file: it is a symbolic link" in str(err.value)
+        else:
+            assert f"over TCP the daemon writes files only inside {home / 'exports'}" in str(err.value)
+            assert "leave `path` out to get the data in the reply" in str(err.value)
+        assert c.status().pid == tcp_daemon.proc.pid  # type: ignore[union-attr]
+    assert {f: f.read_bytes() for f in before} == before
+    with tcp_daemon.client() as c:  # the store is whole
+        assert c.cache_stats()["entries"] >= 0 and "rec" in {
+            r["recording"] for r in c.cache_stats()["recordings"]
+        }
+
+
+def test_export_over_tcp_inside_exports_on_the_wire_and_by_the_client(
+    tcp_daemon: Daemon, tmp_path: Path
+) -> None:
+    home = tcp_daemon.home
+    with tcp_daemon.client() as c:  # the Unix socket writes where its user asks, as before
+        assert c.recording_export("rec", tmp_path / "by-socket.jsonl").n == 4
+    expected = (tmp_path / "by-socket.jsonl").read_bytes()
+    inside = home / "exports" / "rec.jsonl"
+    with tcp_client(home) as c:
+        out = c.call("recording/export", {"name": "rec", "path": str(inside)}, p.RecordingExportResult)
+        assert (out.n, out.path, out.entries) == (4, str(inside), None)
+        wire = c.recording_export("rec")  # no path: the entries in the reply
+        assert wire.n == 4 and wire.path is None and wire.entries is not None
+        assert [json.loads(line) for line in expected.splitlines()] == wire.entries
+        mine = c.recording_export("rec", tmp_path / "by-tcp.jsonl")  # the client writes it
+        assert (mine.n, mine.path) == (4, str(tmp_path / "by-tcp.jsonl"))
+    assert inside.read_bytes() == expected
+    assert (tmp_path / "by-tcp.jsonl").read_bytes() == expected
+    assert oct(os.stat(inside).st_mode & 0o777) == "0o600"
+    assert oct(os.stat(home / "exports").st_mode & 0o777) == "0o700"
