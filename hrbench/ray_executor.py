@@ -326,6 +326,15 @@ class _GovernorActor:
     def halt(self, reason: str) -> None:
         self.gov.halt(reason)
 
+    def first_bill(self, key: tuple[str, str]) -> str:
+        """The cluster's one slow start (:meth:`hrbench.Governor.first_bill`), or ``"halted"``."""
+        if self.gov.halted is not None:
+            return "halted"
+        return self.gov.first_bill((key[0], key[1]))
+
+    def bill_seen(self, key: tuple[str, str], confirmed: bool) -> None:
+        self.gov.bill_seen((key[0], key[1]), confirmed)
+
     def use(self) -> dict[str, Any]:
         g = self.gov
         return {
@@ -440,6 +449,8 @@ class _RemoteGovernor:
         self.from_defaults = from_defaults
         self.settling: list[Any] = []
         self._ray = _ray()
+        self._known: set[tuple[str, str]] = set()
+        self._halted: str | None = None
 
     def halt(self, reason: str) -> None:
         """Stop the whole cluster's admissions at once (issue 12: a reply dearer than reserved)."""
@@ -457,6 +468,35 @@ class _RemoteGovernor:
                 self.halt(failed)
                 raise BudgetRefused(failed, limit="ledger_unwritable")
         return ticket
+
+    poll_s = 0.1
+    """How often a request waiting on the slow start asks the actor again (seconds): each ask is a
+    round trip that holds the worker's event loop, so far less often than a local governor."""
+
+    @property
+    def halted(self) -> str | None:
+        """Set once the actor answered a slow-start ask with its halt (read locally, no round trip)."""
+        return self._halted
+
+    def first_bill(self, key: tuple[str, str]) -> str:
+        """Slow start until the bill is known, one for the whole cluster: the actor decides who probes.
+
+        A pair once known is remembered here, so later requests ask nothing.
+        """
+        if key in self._known:
+            return "known"
+        state = str(self._ray.get(self.actor.first_bill.remote(key)))
+        if state == "halted":
+            self._halted = "the benchmark was stopped"
+            return "wait"
+        if state == "known":
+            self._known.add(key)
+        return state
+
+    def bill_seen(self, key: tuple[str, str], confirmed: bool) -> None:
+        self._ray.get(self.actor.bill_seen.remote(key, confirmed))
+        if confirmed:
+            self._known.add(key)
 
     def try_reserve(self, usd: float = 0.0, tokens: int = 0) -> Reservation | None:
         try:

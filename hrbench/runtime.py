@@ -559,8 +559,6 @@ class Runtime:
         """The ``(endpoint, requested model)`` whose slow start a request waits on, or ``None``."""
         if not self.bills or self.governor.max_usd is None:
             return None
-        if getattr(self.governor, "first_bill", None) is None:  # a Ray worker's proxy of the governor
-            return None
         endpoint = getattr(self.client, "base_url", None) or getattr(self.client, "provider", "")
         return (str(endpoint), request.model or "")
 
@@ -574,13 +572,16 @@ class Runtime:
         key = self._bill_key(request)
         if key is None:
             return None
+        # settled from other tasks and threads: no event to await; a Ray worker's proxy asks its
+        # actor (a round trip), so it polls less often
+        poll_s = float(getattr(self.governor, "poll_s", POLL_S))
         while (state := self.governor.first_bill(key)) == "wait":
             if self.governor.halted is not None:
                 return None
             if inline:
-                time.sleep(POLL_S)  # noqa: ASYNC251 - inline: a worker thread drives this, no event loop
+                time.sleep(poll_s)  # noqa: ASYNC251 - inline: a worker thread drives this, no event loop
             else:
-                await anyio.sleep(POLL_S)  # settled from other tasks and threads: no event to await
+                await anyio.sleep(poll_s)
         return key if state == "probe" else None
 
     def _bill_seen(self, probe: tuple[str, str] | None, request: Request, result: Result | None) -> None:

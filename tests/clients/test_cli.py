@@ -229,21 +229,35 @@ def test_score_fast_path_matches_the_full_path() -> None:
     assert hrb("score", "--scorer", "foo.bar:baz", "--label", "a", "a", check_rc=2).stderr == slow_err
 
 
+GATED = """
+import asyncio, os
+
+
+async def answer(messages, params):
+    \"\"\"Item a's runs answer at once; every other waits until the gate file exists.\"\"\"
+    while messages[-1]["content"] != "a" and not os.path.exists({gate!r}):
+        await asyncio.sleep(0.02)
+    return "x"
+"""
+
+
 def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
-    # The replies' delay is the window the Ctrl-C must land in (50 rows, two at a time): it
-    # scales with the time-limit factor, or at a load of 8 the benchmark ends before the signal.
+    # The Ctrl-C must land while the benchmark runs, whatever the machine's load: every item
+    # but the first waits on a gate that opens only after hrb has exited.
+    gate = tmp_path / "open"
+    (tmp_path / "gated_model.py").write_text(GATED.format(gate=str(gate)))
     spec = tmp_path / "slow.toml"
     spec.write_text(
         textwrap.dedent(f"""
         runs = 5
         concurrency = 2
+        python_path = [{str(tmp_path)!r}]
         [reference]
         items = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"]
         labels = ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]
         [client]
         kind = "mock"
-        reply = "x"
-        delay_s = {0.1 * slow(1):g}
+        function = "gated_model:answer"
         [[arms]]
         kind = "prompt"
         name = "ask"
@@ -251,8 +265,9 @@ def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
         [governor]
     """)
     )
+    env = {**os.environ, "HRBENCH_CANCEL_GRACE_S": "0.2"}  # the gated requests in flight are not waited for
     proc = subprocess.Popen(
-        [*HRB, "bench", str(spec)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*HRB, "bench", str(spec)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     assert proc.stdout is not None
     first = json.loads(proc.stdout.readline())
@@ -262,6 +277,7 @@ def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
     assert "hrb bench --resume" in err
     bench_id = err.rsplit("--resume", 1)[1].split()[0]
     assert first["ledger_id"].startswith(bench_id)
+    gate.touch()
     done = lines(hrb("bench", "--resume", bench_id, "--no-rows").stdout)[0]
     assert done["status"] == "done" and done["n_rows"] == 50 and 1 <= done["n_resumed"] < 50
 

@@ -236,6 +236,44 @@ def test_the_cap_holds_across_workers_with_random_costs(cluster: str, tmp_path: 
     assert bench.governor["refused"] >= len(stopped)
 
 
+def ask_raw(item: Any, ctx: Any) -> str:
+    return ctx.call(str(item)).raw_text
+
+
+def test_an_undeclared_dearer_model_is_found_by_one_request_across_the_cluster(cluster: str) -> None:
+    """Slow start until the bill is known holds on Ray too: one probe for the whole cluster.
+
+    The endpoint bills gpt-4o for gpt-4o-mini; 32 requests could be in flight across the
+    workers, yet only the first is sent, and its reply stops the benchmark naming billed_as.
+    """
+    from hrbench.testing.loopback import LoopbackServer
+
+    with LoopbackServer() as srv:
+        srv.set(reply_words=20, serve_model="gpt-4o", latency_s=0.05)
+        client = hb.OpenAIClient(
+            "gpt-4o-mini",
+            base_url=srv.base_url,
+            api_key_env=None,
+            max_tokens=50,
+            timeout_s=slow(5.0),
+            trust_env=False,
+        )
+        gov = hb.Governor(max_usd=0.05)
+        with pytest.warns(hb.BudgetStoppedWarning):
+            bench = hb.benchmark(
+                hb.Arm("ask", ask_raw),
+                hb.Reference({f"i{k}": f"q {k}" for k in range(20)}, labels="x"),
+                runs=5,
+                client=client,
+                governor=gov,
+                concurrency=32,
+                executor=RayExecutor(worker_concurrency=16),
+            )
+        assert len(srv.requests) == 1 and srv.max_in_flight == 1
+        assert [r.failure_kind for r in bench.rows].count("budget_stop") == 99
+        assert "billed_as" in (gov.halted or "") and gov.usd <= 0.05
+
+
 # -- a worker killed mid-batch --------------------------------------------------------------------
 
 
