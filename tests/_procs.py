@@ -376,3 +376,14 @@ def _is_child_of(pid: int, parent: int) -> bool:
             return int(f.read().rsplit(b")", 1)[1].split()[1]) == parent
     except (OSError, IndexError, ValueError):
         return False
+
+
+def interruptible() -> None:
+    """A ``preexec_fn`` that gives the child SIGINT's default, as a terminal's shell does.
+
+    A suite started in the background of a non-interactive shell (``make test &``) inherits
+    SIGINT ignored, and a child whose SIGINT is ignored keeps it so: Python then never turns a
+    Ctrl-C into ``KeyboardInterrupt``, and a test that sends one would pass or fail by how the
+    suite was launched (it ran to the end with exit 0).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

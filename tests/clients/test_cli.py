@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from hrbench_client import _paths
+from tests._procs import interruptible
 from tests._slow import slow
 
 HRB = [sys.executable, "-m", "hrbench_client.cli"]
@@ -267,12 +268,22 @@ def test_ctrl_c_cancels_a_bench_and_resume_finishes_it(tmp_path: Path) -> None:
     )
     env = {**os.environ, "HRBENCH_CANCEL_GRACE_S": "0.2"}  # the gated requests in flight are not waited for
     proc = subprocess.Popen(
-        [*HRB, "bench", str(spec)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        [*HRB, "bench", str(spec)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=interruptible,  # a Ctrl-C reaches hrb however the suite was started
     )
-    assert proc.stdout is not None
-    first = json.loads(proc.stdout.readline())
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=slow(60))
+    try:
+        assert proc.stdout is not None
+        first = json.loads(proc.stdout.readline())
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=slow(60))
+    finally:  # stopped and its pipes closed on every path, a timeout included
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert "hrb bench --resume" in err
     bench_id = err.rsplit("--resume", 1)[1].split()[0]

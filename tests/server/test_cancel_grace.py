@@ -26,6 +26,7 @@ import pytest
 
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
+from tests._procs import interruptible
 from tests._slow import slow
 from tests.server._daemon import Daemon
 
@@ -105,6 +106,7 @@ def _cancel_while_sending(
         stderr=subprocess.PIPE,
         text=True,
         env=_env(home),
+        preexec_fn=interruptible,  # a Ctrl-C reaches hrb however the suite was started
     )
     assert bench.stdout is not None
     bench_id = json.loads(bench.stdout.readline())["ledger_id"].split("/", 1)[0]  # a row: replies came
