@@ -100,36 +100,45 @@ def _cancel_while_sending(
         assert c.status().cancel_grace_s == (10.0 if grace is None else float(grace))
     srv = LoopbackServer(latency_s=latency_s).__enter__()
     srv.set(reply_words=4, price=PRICE)
-    bench = subprocess.Popen(
-        [*HRB, "bench", str(_spec(tmp_path, srv.base_url))],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_env(home),
-        preexec_fn=interruptible,  # a Ctrl-C reaches hrb however the suite was started
-    )
-    assert bench.stdout is not None
-    bench_id = json.loads(bench.stdout.readline())["ledger_id"].split("/", 1)[0]  # a row: replies came
-    deadline = time.monotonic() + slow(60)
-    while srv.in_flight < CONCURRENCY:  # every slot has a request on its way
-        assert time.monotonic() < deadline, d.read_log()[-2000:]
-        time.sleep(0.002)
-    sent_at_cancel = len(srv.requests)
-    if how == "ctrl-c":
-        bench.send_signal(signal.SIGINT)
-    elif how == "connection closed":
-        bench.send_signal(signal.SIGKILL)
-    else:  # what `hrb daemon stop` sends, from here so that the stop's moment is known
-        with d.client() as c:
-            c.shutdown()
-    _, err = bench.communicate(timeout=slow(90))
-    if how == "daemon stop":  # it stops once its benchmark is stored: a new daemon reads the store
-        assert d.proc is not None and d.proc.wait(timeout=slow(60)) == 0
-        d = Daemon(home, env=env).start()
-    deadline = time.monotonic() + slow(60)
-    while _listed(d, bench_id).status == "running":  # a killed `hrb bench` is not waited for
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    bench: subprocess.Popen[str] | None = None
+    try:
+        bench = subprocess.Popen(
+            [*HRB, "bench", str(_spec(tmp_path, srv.base_url))],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_env(home),
+            preexec_fn=interruptible,  # a Ctrl-C reaches hrb however the suite was started
+        )
+        assert bench.stdout is not None
+        bench_id = json.loads(bench.stdout.readline())["ledger_id"].split("/", 1)[0]  # a row: replies came
+        deadline = time.monotonic() + slow(60)
+        while srv.in_flight < CONCURRENCY:  # every slot has a request on its way
+            assert time.monotonic() < deadline, d.read_log()[-2000:]
+            time.sleep(0.002)
+        sent_at_cancel = len(srv.requests)
+        if how == "ctrl-c":
+            bench.send_signal(signal.SIGINT)
+        elif how == "connection closed":
+            bench.send_signal(signal.SIGKILL)
+        else:  # what `hrb daemon stop` sends, from here so that the stop's moment is known
+            with d.client() as c:
+                c.shutdown()
+        _, err = bench.communicate(timeout=slow(90))
+        if how == "daemon stop":  # it stops once its benchmark is stored: a new daemon reads the store
+            assert d.proc is not None and d.proc.wait(timeout=slow(60)) == 0
+            d = Daemon(home, env=env).start()
+        deadline = time.monotonic() + slow(60)
+        while _listed(d, bench_id).status == "running":  # a killed `hrb bench` is not waited for
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    except BaseException:  # a failed wait (a timeout included) stops what it started
+        if bench is not None and bench.poll() is None:
+            bench.kill()
+            bench.communicate()
+        srv.__exit__(None, None, None)
+        d.kill()
+        raise
     return d, srv, bench_id, sent_at_cancel, bench, err
 
 
