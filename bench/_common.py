@@ -1,4 +1,4 @@
-"""What several bench scripts share: the real data folder, and a daemon started and waited for.
+"""What several bench scripts share: the real data folder, and a daemon started, waited for and stopped.
 
 Not a bench script itself (``make bench`` runs ``bench/[!_]*.py``); the scripts import it as
 ``_common`` (their own folder is first on ``sys.path`` when run as ``python bench/NAME.py``).
@@ -44,3 +44,14 @@ def start_daemon(
         time.sleep(0.05)
     proc.kill()
     raise RuntimeError(f"the daemon did not start within {timeout_s:g} s; see {log}")
+
+
+def stop_daemon(proc: subprocess.Popen[bytes], home: Path, timeout_s: float = 15.0) -> None:
+    """Ask the daemon on ``home`` to shut down; kill ``proc`` if it has not exited within ``timeout_s`` seconds."""
+    with contextlib.suppress(Exception):
+        with Client.connect_unix(_paths.socket_path(home), 5) as c:
+            c.shutdown()
+    try:
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()

@@ -88,16 +88,6 @@ def start_daemon(home: Path) -> subprocess.Popen[bytes]:
     return _common.start_daemon(cmd, home, home.parent / f"{home.name}.log")
 
 
-def stop(proc: subprocess.Popen[bytes], home: Path) -> None:
-    with contextlib.suppress(Exception):
-        with Client.connect_unix(_paths.socket_path(home), 5) as c:
-            c.shutdown()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-
-
 def peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -137,7 +127,7 @@ def idle_rss(tmp: Path) -> None:
         time.sleep(0.5)
         after = rss_mb(proc.pid)
     finally:
-        stop(proc, home)
+        _common.stop_daemon(proc, home)
     print(
         f"idle daemon RSS    fresh {fresh:6.1f} MB (target <= 80), after a benchmark and a report "
         f"{after:6.1f} MB (target <= 150); bare pygls interpreter {base_mb:.1f} MB; ratio fresh/bare "
@@ -464,7 +454,7 @@ def main() -> None:
         )
     finally:
         echo.kill()
-        stop(daemon, home)
+        _common.stop_daemon(daemon, home)
 
     # 2b. the HTTP path, both ways
     http_ratios()
@@ -482,7 +472,7 @@ def main() -> None:
             got, secs, _ = stream_rows(h, items, runs)
             peaks.append((got, peak_rss_mb(proc.pid), got / secs))
         finally:
-            stop(proc, h)
+            _common.stop_daemon(proc, h)
     for got, mb, rps in peaks:
         print(
             f"peak RSS           {got:>9,} rows: {mb:6.1f} MB (streamed at {rps:,.0f} rows/s) (target <= 300 MB)"

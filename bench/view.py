@@ -18,7 +18,6 @@ Usage: ``python bench/view.py``.
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import subprocess
 import sys
@@ -33,8 +32,6 @@ import _common
 
 import hrbench as hb
 from hrbench.records import Row, Step, Usage
-from hrbench_client import _paths
-from hrbench_client.client import Client
 
 PY = sys.executable
 ITEMS, ARMS, RUNS, BATCH = 10_000, ("short", "long"), 5, 2000
@@ -209,13 +206,7 @@ def main() -> None:
         finally:
             if view is not None:
                 view.stop()
-            with contextlib.suppress(Exception):
-                with Client.connect_unix(_paths.socket_path(home), 5) as c:
-                    c.shutdown()
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            _common.stop_daemon(proc, home)
 
 
 if __name__ == "__main__":

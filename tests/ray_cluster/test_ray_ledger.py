@@ -16,9 +16,8 @@ from typing import Any
 
 import pytest
 
-from hrbench.store import Store
 from tests._slow import slow
-from tests.server._daemon import Daemon
+from tests.server._daemon import Daemon, stored_ledger
 
 # a fault simulation (a real daemon SIGKILLed)
 pytestmark = pytest.mark.slow
@@ -56,16 +55,6 @@ def _spec(tmp_path: Path, cluster: str) -> dict[str, Any]:
     }
 
 
-def _ledger(home: Path, bench_id: str) -> dict[str, Any]:
-    store = Store(home / "hrbench.sqlite3")
-    try:
-        led = store.ledger_get(bench_id)
-    finally:
-        store.close()
-    assert led is not None
-    return led
-
-
 def test_a_killed_ray_driver_leaves_its_calls_in_flight_in_the_ledger_and_the_cap_holds(
     cluster: str, tmp_path: Path
 ) -> None:
@@ -84,15 +73,15 @@ def test_a_killed_ray_driver_leaves_its_calls_in_flight_in_the_ledger_and_the_ca
                 assert time.monotonic() < deadline, "the daemon never stored its rows"
                 time.sleep(0.05)
             deadline = time.monotonic() + slow(10)
-            while _ledger(home, bench_id)["open_calls"] < 2:  # the gated calls, reserved before sent
+            while stored_ledger(home, bench_id)["open_calls"] < 2:  # the gated calls, reserved before sent
                 assert time.monotonic() < deadline, (
-                    f"no call in flight is in the ledger: {_ledger(home, bench_id)}"
+                    f"no call in flight is in the ledger: {stored_ledger(home, bench_id)}"
                 )
                 time.sleep(0.05)
             daemon.kill()  # the driver dies: calls of items 10-19 are in flight on the workers
     finally:
         daemon.kill()
-    at_kill = _ledger(home, bench_id)
+    at_kill = stored_ledger(home, bench_id)
     # every call made so far was reserved in the store before it was sent; those in flight are open
     made_before = len(calls.read_text().splitlines())
     assert at_kill["open_calls"] >= 2 and at_kill["calls"] >= made_before >= 32
@@ -108,7 +97,7 @@ def test_a_killed_ray_driver_leaves_its_calls_in_flight_in_the_ledger_and_the_ca
     finally:
         daemon.stop()
         daemon.kill()
-    led = _ledger(home, bench_id)
+    led = stored_ledger(home, bench_id)
     made = len(calls.read_text().splitlines())
     # the calls in flight at the kill are counted as spent, and said so
     assert led["unknown_calls"] == at_kill["open_calls"] and led["open_calls"] == 0

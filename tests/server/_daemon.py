@@ -150,3 +150,20 @@ def spec(**kw: Any) -> dict[str, Any]:
     }
     out.update(kw)
     return out
+
+
+def stored_ledger(home: Path, bench_id: str) -> dict[str, Any]:
+    """Benchmark ``bench_id``'s governor ledger as the store in ``home`` holds it (asserted present).
+
+    Read with the library's own :class:`~hrbench.store.Store`, so it works while the daemon
+    runs, after it was killed, and with no daemon at all.
+    """
+    from hrbench.store import Store
+
+    store = Store(home / "hrbench.sqlite3")
+    try:
+        led = store.ledger_get(bench_id)
+    finally:
+        store.close()
+    assert led is not None, f"no ledger for benchmark {bench_id} in {home}"
+    return led

@@ -24,27 +24,16 @@ from typing import Any
 
 import pytest
 
-from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from hrbench_client.errors import BenchmarkCancelled
 from tests._slow import slow
-from tests.server._daemon import Daemon, spec
+from tests.server._daemon import Daemon, spec, stored_ledger
 
 # a fault simulation (real daemons killed, cancelled or left idle): `make test-slow`, run by .ci/run
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 PRICE = (2000.0, 4000.0)  # USD per million input and output tokens
 CONCURRENCY = 4
-
-
-def _ledger(home: Path, bench_id: str) -> dict[str, float]:
-    store = Store(home / "hrbench.sqlite3")
-    try:
-        led = store.ledger_get(bench_id)
-    finally:
-        store.close()
-    assert led is not None
-    return led
 
 
 def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path, tmp_path: Path) -> None:
@@ -79,7 +68,7 @@ def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path,
                     stream.close()  # $/cancelRequest, then read until the daemon answers
                     bench_id = bench_id or stream.id
                     assert bench_id is not None
-                    led = _ledger(home, bench_id)
+                    led = stored_ledger(home, bench_id)
                     (listed,) = [b for b in c.benchmarks() if b.id == bench_id]  # what `hrb ls` prints
                 assert led["open_calls"] == 0  # folded at the cancel, not left for the resume
                 now = int(led["cancelled_calls"]) - sum(n for n, _ in cancelled)
@@ -96,7 +85,7 @@ def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path,
     finally:
         d.stop()
     assert bench_id is not None
-    led = _ledger(home, bench_id)
+    led = stored_ledger(home, bench_id)
     assert len(rows) + final.result.n_resumed == 24
     assert led["open_calls"] == 0
     # each cancelled call counted once: the ledger's cancelled part is the two cancels' sum
@@ -143,7 +132,7 @@ def _cancel_while_sending(home: Path, tmp_path: Path, grace_s: float, latency_s:
         done = other.cancel_benchmark(running.id, grace_s=grace_s)
         with pytest.raises(BenchmarkCancelled) as raised:
             list(stream)
-        led = _ledger(home, running.id)
+        led = stored_ledger(home, running.id)
         (listed,) = [b for b in other.benchmarks() if b.id == running.id]
         rows = other.rows(running.id).rows
     return d, srv, running.id, sent_at_cancel, done, raised.value, led, listed, rows
@@ -180,7 +169,7 @@ def test_hrb_cancel_lets_the_requests_sent_finish_and_a_resume_pays_for_none_aga
         assert final.result is not None and final.result.status == "done"
         assert len(srv.requests) == 24  # the resume sent only what was never sent
         assert len({r.prompt for r in srv.requests}) == 24  # each item sent once, across the cancel
-        assert _ledger(home, bench_id)["usd"] == pytest.approx(sum(b.usd for b in srv.bills))
+        assert stored_ledger(home, bench_id)["usd"] == pytest.approx(sum(b.usd for b in srv.bills))
     finally:
         srv.__exit__(None, None, None)
         d.stop()
@@ -248,4 +237,4 @@ def test_retries_are_in_the_runs_trace_and_not_in_the_daemon_log(home: Path) -> 
         "HTTP 500" in (s.error or "") for s in attempts
     )
     assert "stamina" not in d.read_log()
-    assert _ledger(home, row.ledger_id.split("/", 1)[0])["calls"] == 3  # each attempt sent is a call
+    assert stored_ledger(home, row.ledger_id.split("/", 1)[0])["calls"] == 3  # each attempt sent is a call
