@@ -16,7 +16,7 @@ export HRBENCH_DATA
 help:
 	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
 	@echo "make test   - the test suite (fault simulations apart); HRBENCH_TEST_SLOW=3 triples its time limits"
-	@echo "make test-slow - the fault simulations (daemons killed, cancelled, stopped, left idle)"
+	@echo "make test-slow - the fault simulations (daemons killed, cancelled, stopped, left idle), Monte Carlo checks"
 	@echo "make test-ray - the Ray executor's tests on a local Ray cluster (installs the ray extra)"
 	@echo "make test-browser - hrb view in a real headless Chromium (installs chromium, playwright)"
 	@echo "make check  - format check, lint, types, tests"
@@ -33,8 +33,14 @@ install: $(STAMP)
 # Eight pytest-xdist workers on two cores: most tests wait on real daemons, servers and
 # subprocesses (3 workers kept the idle machine 0.7 cores busy: 7:50 for 3,012 tests; with 6 the
 # tests themselves used about 1 core: 6:10-6:26 for 3,367; with 8, 5:14; 4,573 tests took 7:28
-# with 8 in a fresh clone, and 7:29 with 10; 24 GB of memory is ample for them). Fault
-# simulations (daemons SIGKILLed, cancelled, stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which .ci/run runs too.
+# with 8 in a fresh clone, and 7:29 with 10; 24 GB of memory is ample for them; 4,632 took 7:50
+# idle, and 19:16 with the machine at a load of 12-13 from other runs). 4,632 now take 14:13 at a
+# load of 13-14 (0.74 of that; idle not measured again: 0.74 of 7:50 is 5:48): the teardowns stop
+# each `hrb`-started daemon with SIGTERM and wait for its exit, not for init to reap it
+# (tests._procs.stop_daemon: `hrb daemon stop` waited 1.5 s more each), and Monte Carlo
+# simulations and multi-process stress are `slow` too. Fault simulations (daemons SIGKILLed,
+# cancelled, stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which
+# .ci/run runs too.
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 -m "not browser and not slow"
 

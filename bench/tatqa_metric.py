@@ -77,7 +77,7 @@ def official_scores(folder: Path, gold_path: Path, path: Path) -> dict[str, tupl
 
 def rates(ref: hb.Reference, outputs: list[dict[str, Any]]) -> tuple[float, float]:
     """Cold scores per second of tatqa_scores and of answer_contains on the same outputs."""
-    from hrbench.reading import _tatqa
+    from hrbench.scoring import tatqa as _tatqa
 
     triples = [(ref.items[i], out.get(i), ref.labels[i]) for out in outputs for i in ref.ids]
     _tatqa._normalize.cache_clear()

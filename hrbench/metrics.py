@@ -54,16 +54,23 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import re
-import string
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import msgspec
 
 from hrbench.errors import ConfigError
-from hrbench.scorer import fold, plain_number
+from hrbench.scoring.squad import (
+    _gold,
+    _normaliser,
+    _text,
+    normalize_answer,
+    normalize_numbers,
+    references,
+    squad_exact,
+    squad_f1,
+)
+from hrbench.scoring.tatqa import tatqa_em_f1
 
 __all__ = [
     "Metric",
@@ -83,11 +90,9 @@ __all__ = [
     "with_trace",
 ]
 
-_PUNCT = str.maketrans("", "", string.punctuation)
 
 Normalisation = Literal["squad", "numbers"]
 """Names of the normalisations :func:`exact_match`, :func:`f1` and :func:`contains` offer."""
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
 
 class MetricResult(msgspec.Struct, frozen=True):
@@ -100,209 +105,6 @@ class MetricResult(msgspec.Struct, frozen=True):
 
     score: float | bool
     feedback: str | None = None
-
-
-# --------------------------------------------------------------------------- SQuAD v2.0
-
-
-def normalize_answer(s: str) -> str:
-    """Normalise an answer as the official SQuAD v2.0 script does.
-
-    Lower case, then remove ``string.punctuation`` characters, then replace the whole words
-    "a", "an", "the" by a space, then collapse white space.
-
-    Args:
-        s: the answer text.
-
-    Returns:
-        The normalised text.
-
-    Example:
-        >>> normalize_answer("The  Normans!")
-        'normans'
-        >>> normalize_answer("an apple, a day")
-        'apple day'
-    """
-    return " ".join(_ARTICLES.sub(" ", s.lower().translate(_PUNCT)).split())
-
-
-_NUM_THOUSANDS = re.compile(r"(?<![0-9.,])([0-9]{1,3})((?:,[0-9]{3})+)(?![0-9]|,[0-9])")
-_NUM_ZEROS = re.compile(r"(?<![0-9.])([0-9]+)\.([0-9]*?)0+(?![0-9]|\.[0-9])")
-_NUM_SIGN_CURRENCY = re.compile(r"(?<![0-9])-([$\u20ac\u00a3\u00a5])(?=[0-9.])")
-_NUM_KEEP = re.compile(r"(?<![0-9])-(?=[0-9.])|(?<=[0-9])\.(?=[0-9])")
-_NUM_BETWEEN = re.compile(f"(?<=[0-9])[{re.escape(string.punctuation)}]+(?=[0-9])")
-_KEPT = str.maketrans({"\ue001": "-", "\ue002": "."})
-_PUNCT_NUMBERS = str.maketrans("", "", string.punctuation)
-
-
-def normalize_numbers(s: str) -> str:
-    """Normalise an answer like SQuAD but keep numbers, signs and short answers intact.
-
-    For non-SQuAD data (decided, SPEC section 6; cases R09e, R09f, R10a, R11c show what SQuAD
-    normalisation does instead). Steps, in order:
-
-    1. :func:`hrbench.scorer.fold`: NFKC, curly quotes, minus forms to ``-``, caseless matching
-       in every script, white space collapsed.
-    2. Numbers: thousands commas dropped (``"1,234"`` is ``1234``; the list ``"3,5,7"`` is not
-       a grouped number), trailing zeros of a decimal dropped (``"29.00"`` is ``29``), a sign
-       before a currency sign moved after it (``"-$12"`` holds ``-12``).
-    3. Punctuation (``string.punctuation``) removed, except a minus sign before a number and a
-       decimal point between digits; punctuation between two digits becomes a space, so
-       ``"3.14"`` is not ``"314"``, ``"-154"`` is not ``"154"`` and ``"10-12"`` is ``"10 12"``.
-    4. The words "a", "an", "the" removed, as in SQuAD, unless nothing else is left: the
-       answer ``"A"`` stays ``"a"`` (and is not ``"an"``).
-    5. If nothing is left (an answer of punctuation only), the folded text of step 1 is the
-       answer, so ``") ] }"`` is not ``"} ] )"``.
-
-    Args:
-        s: the answer text.
-
-    Returns:
-        The normalised text; empty only for an empty or blank answer.
-
-    Example:
-        >>> normalize_numbers("The change was \u2212154."), normalize_numbers("About 3.14")
-        ('change was -154', 'about 3.14')
-        >>> normalize_numbers("A"), normalize_numbers("1,204.50 USD"), normalize_numbers(") ] }")
-        ('a', '1204.5 usd', ') ] }')
-    """
-    folded = fold(s)
-    t = folded
-    if "," in t:
-        t = _NUM_THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), t)
-    if "." in t:
-        t = _NUM_ZEROS.sub(lambda m: m.group(1) + ("." + m.group(2) if m.group(2) else ""), t)
-    if "-" in t:
-        t = _NUM_SIGN_CURRENCY.sub(r"\1-", t)
-    t = _NUM_KEEP.sub(lambda m: "\ue001" if m.group() == "-" else "\ue002", t)
-    t = _NUM_BETWEEN.sub(" ", t)
-    t = t.translate(_PUNCT_NUMBERS).translate(_KEPT)
-    words = t.split()
-    kept = [w for w in words if w not in ("a", "an", "the")]
-    return " ".join(kept or words) or folded
-
-
-def _normaliser(normalise: Any) -> Callable[[str], str] | None:
-    """The normalisation a metric's ``normalise`` setting names (``None``: compare as written)."""
-    if normalise is True or normalise == "squad":
-        return normalize_answer
-    if normalise == "numbers":
-        return normalize_numbers
-    if normalise is False:
-        return None
-    raise ConfigError("normalise", normalise, 'expected True or "squad" (SQuAD v2.0), "numbers", or False')
-
-
-def _missing(value: Any) -> bool:
-    """``None``, NaN, or pandas' ``NA``/``NaT``."""
-    if value is None:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
-    return type(value).__name__ in ("NAType", "NaTType")
-
-
-def _text(value: Any) -> str:
-    if _missing(value):
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return str(value)
-    if isinstance(value, (int, float)):
-        if isinstance(value, float) and math.isnan(value):
-            return ""
-        return plain_number(value)
-    if hasattr(value, "item") and not hasattr(value, "__len__"):  # a numpy scalar
-        return _text(value.item())
-    return str(value)
-
-
-def references(value: Any) -> list[str]:
-    """The reference answers in a data cell, as strings.
-
-    ``None``, NaN, pandas ``NA`` and an empty list give no reference (an unanswerable item); a
-    string gives one; a list, tuple or array gives one per element (missing elements dropped).
-
-    Args:
-        value: the cell.
-
-    Returns:
-        The reference answers, before normalisation.
-
-    Example:
-        >>> references(["Normans", "the Normans"]), references("Paris"), references(None)
-        (['Normans', 'the Normans'], ['Paris'], [])
-    """
-    if isinstance(value, str):
-        return [value]
-    if _missing(value):
-        return []
-    if hasattr(value, "tolist") and not isinstance(value, (int, float)):  # numpy / pandas / polars
-        value = value.tolist()
-    if isinstance(value, (list, tuple, set, frozenset)) or (
-        isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-    ):
-        return [_text(v) for v in value if not _missing(v)]
-    return [_text(value)]
-
-
-def _gold(refs: list[str], norm: Callable[[str], str] = normalize_answer) -> list[str]:
-    gold = [a for a in refs if norm(a)]
-    return gold or [""]
-
-
-def _f1_one(gold: str, pred: str, norm: Callable[[str], str] = normalize_answer) -> float:
-    gold_toks = norm(gold).split() if gold else []
-    pred_toks = norm(pred).split() if pred else []
-    if not gold_toks or not pred_toks:
-        return float(gold_toks == pred_toks)
-    num_same = sum((Counter(gold_toks) & Counter(pred_toks)).values())
-    if num_same == 0:
-        return 0.0
-    precision = num_same / len(pred_toks)
-    recall = num_same / len(gold_toks)
-    return (2 * precision * recall) / (precision + recall)
-
-
-def squad_exact(prediction: Any, refs: Any, norm: Callable[[str], str] = normalize_answer) -> float:
-    """SQuAD v2.0 exact match of one prediction: the best over the references.
-
-    Args:
-        prediction: the predicted answer (``None`` is the empty answer).
-        refs: one reference, a list of them, or ``None``/``[]`` for an unanswerable item.
-        norm: the normalisation (default the official SQuAD one; :func:`normalize_numbers`
-            keeps numbers, signs and one-letter answers).
-
-    Returns:
-        1.0 or 0.0.
-
-    Example:
-        >>> squad_exact("The Normans", ["Normans"]), squad_exact("", []), squad_exact("x", [])
-        (1.0, 1.0, 0.0)
-    """
-    pred = norm(_text(prediction))
-    gold = [g for g in map(norm, references(refs)) if g] or [""]
-    return 1.0 if pred in gold else 0.0
-
-
-def squad_f1(prediction: Any, refs: Any, norm: Callable[[str], str] = normalize_answer) -> float:
-    """SQuAD v2.0 token F1 of one prediction: the best over the references.
-
-    Args:
-        prediction: the predicted answer (``None`` is the empty answer).
-        refs: one reference, a list of them, or ``None``/``[]`` for an unanswerable item.
-        norm: the normalisation (default the official SQuAD one).
-
-    Returns:
-        The F1 score in [0, 1].
-
-    Example:
-        >>> round(squad_f1("Normans in France", "the Normans"), 4)
-        0.5
-    """
-    pred = _text(prediction)
-    return max(_f1_one(g, pred, norm) for g in _gold(references(refs), norm))
 
 
 # --------------------------------------------------------------------------- the Metric type
@@ -684,8 +486,6 @@ def as_metric(metric: Any) -> Metric:
     if isinstance(metric, Metric):
         return metric
     if isinstance(metric, str):
-        from hrbench.reading import tatqa_exact_match, tatqa_f1
-
         makers: dict[str, Callable[[], Metric]] = {
             "exact_match": exact_match,
             "f1": f1,
@@ -827,3 +627,107 @@ def _n_positional(fn: Callable[..., Any]) -> int | None:
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             n += 1
     return n
+
+
+# --------------------------------------------------------------------------- TAT-QA
+
+
+def _tatqa_metric(
+    name: str,
+    which: int,
+    field: str | None,
+    column: str | None,
+    scale_field: str | None,
+    scale_column: str,
+    type_column: str,
+) -> Metric:
+    out_field = field if field is not None else "answer"
+    col = column if column is not None else out_field
+
+    def fn(prediction: Any, expected: Any) -> float:
+        pred = _get(prediction, out_field, "the prediction")
+        p_scale = ""
+        if scale_field is not None:
+            try:
+                p_scale = str(_get(prediction, scale_field, "the prediction") or "")
+            except KeyError:
+                p_scale = ""
+        gold = _get(expected, col, "the data row")
+        scale = str(_opt(expected, scale_column) or "")
+        kind = str(_opt(expected, type_column) or "")
+        if not kind and isinstance(gold, (int, float)) and not isinstance(gold, bool):
+            kind = "arithmetic"
+        return tatqa_em_f1(pred, p_scale, gold, scale, kind)[which]
+
+    settings = {
+        "field": out_field,
+        "column": col,
+        "scale_field": scale_field,
+        "scale_column": scale_column,
+        "type_column": type_column,
+    }
+    return Metric(fn=fn, name=name, fields=(out_field,), columns=(col,), settings=settings)
+
+
+def _opt(row: Any, key: str) -> Any:
+    try:
+        return _get(row, key, "the data row")
+    except KeyError:
+        return None
+
+
+def tatqa_exact_match(
+    field: str | None = None,
+    column: str | None = None,
+    *,
+    scale_field: str | None = "scale",
+    scale_column: str = "scale",
+    type_column: str = "answer_type",
+) -> Metric:
+    """The official TAT-QA exact match as an :func:`~hrbench.evaluate.evaluate` metric.
+
+    Scores ``prediction[field]`` (a string, a number or a list of spans) with the prediction's
+    scale ``prediction[scale_field]`` against the row's ``column`` (the gold answer), with the
+    row's ``scale_column`` and ``type_column`` (:func:`tatqa_em_f1`). Decided: a missing scale
+    field or column is no scale; a row without an answer type is ``arithmetic`` when its answer
+    is a number, else spans.
+
+    Args:
+        field: the output field holding the answer (default ``"answer"``).
+        column: the data column with the gold answer (default: ``field``).
+        scale_field: the output field with the predicted scale, or ``None`` for none.
+        scale_column: the data column with the gold scale.
+        type_column: the data column with the answer type.
+
+    Returns:
+        A metric scoring 1.0 or 0.0.
+
+    Example:
+        >>> from hrbench.modules import Example, Prediction
+        >>> row = Example(answer=["$1,496.5"], scale="million", answer_type="span")
+        >>> tatqa_exact_match()(Prediction(answer="1496.5", scale="million"), row)
+        1.0
+    """
+    return _tatqa_metric("tatqa_exact_match", 0, field, column, scale_field, scale_column, type_column)
+
+
+def tatqa_f1(
+    field: str | None = None,
+    column: str | None = None,
+    *,
+    scale_field: str | None = "scale",
+    scale_column: str = "scale",
+    type_column: str = "answer_type",
+) -> Metric:
+    """The official TAT-QA F1 as an :func:`~hrbench.evaluate.evaluate` metric.
+
+    As :func:`tatqa_exact_match`, scoring the F1 of :func:`tatqa_em_f1` (the token-set F1 of
+    the answer strings, rounded to 2 decimals; EM for arithmetic and count questions).
+
+    Example:
+        >>> from hrbench.modules import Example, Prediction
+        >>> row = Example(answer=["2019", "2018"], scale="", answer_type="multi-span")
+        >>> tatqa_f1()(Prediction(answer=["2019"]), row)
+        0.67
+    """
+    return _tatqa_metric("tatqa_f1", 1, field, column, scale_field, scale_column, type_column)

@@ -222,6 +222,10 @@ class Pricing:
         if p is None:
             return None
         cached = min(usage.tokens_cached, usage.tokens_in)
+        if not (usage.tokens_cache_write_5m or usage.tokens_cache_write_1h):  # no cache writes: same sum
+            return (
+                (usage.tokens_in - cached) * p.input + cached * p.cached_input + usage.tokens_out * p.output
+            ) / 1e6
         w5 = min(usage.tokens_cache_write_5m, usage.tokens_in - cached)
         w1 = min(usage.tokens_cache_write_1h, usage.tokens_in - cached - w5)
         plain = usage.tokens_in - cached - w5 - w1

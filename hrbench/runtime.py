@@ -314,7 +314,9 @@ class _Paying:
     Decided (rows must add up to the provider's bill after a crash): an attempt whose reply
     the provider billed but could not be used (no text, retried) is kept in the governor's
     ledger, with its run, before it is settled, so a run made again after a crash carries it
-    (:meth:`Runtime.paid`). ``last``: whether the last attempt's bill was kept so.
+    (:meth:`Runtime.paid`). ``last``: whether the last attempt's bill was kept so. Only for a
+    client that reaches a provider (:attr:`Runtime.sends`): an in-process mock reports no lost
+    reply, and its last reply is kept by :meth:`Runtime.paid` as any is.
     """
 
     def __init__(self, inner: Any, rt: Runtime, ctx: Context, key: str, request: Request) -> None:
@@ -377,7 +379,10 @@ class Runtime:
         self.sends = contacts_provider(client)
         """Whether requests may reach a provider: they then wait for their reservation's commit
         when the governor keeps a ledger (issue 13; :mod:`hrbench.ledger`)."""
+        self.bills_known: set[tuple[str, str]] = set()
+        """The slow-start pairs (:meth:`_bill_key`) this runtime saw known: no governor call for them."""
         self.prices: dict[str, Any] = {}
+        self._free: dict[str, bool] = {}  # per model, whether its replies cost nothing (see _costs_nothing)
         self.billed_as: dict[str, set[str]] = defaultdict(set)
         """Per requested model, the models replies were billed as (served-model switches seen)."""
         self.check_draws = True
@@ -410,9 +415,10 @@ class Runtime:
         cost something. A run made again after a crash carries it in its row
         (:func:`hrbench.ledger.carry_prepaid`), so the rows add up to the provider's bill.
         """
-        journal = getattr(self.governor, "journal", None)
-        keep = getattr(journal, "paid", None)
-        if keep is None or not usd:
+        if not usd:  # most replies (a mock's, a free model's): no ledger lookup
+            return False
+        keep = getattr(getattr(self.governor, "journal", None), "paid", None)
+        if keep is None:
             return False
         keep(
             ctx.ledger_id,
@@ -436,6 +442,17 @@ class Runtime:
             self.prices[model] = self.pricing.price(model)
         return self.prices[model]
 
+    def _costs_nothing(self, models: list[str]) -> bool:
+        """Whether a reply billed as any of ``models`` costs nothing: one has no price, or all are free.
+
+        A mock with no price, or priced at 0 (the built-in "mock"), costs nothing: no bound to
+        compute (prompt_bound cost ~8 us a request at 30k requests/s).
+        """
+        prices = [self._price(m) for m in models]
+        return any(pr is None for pr in prices) or not any(
+            pr.input or pr.cached_input or pr.output for pr in prices
+        )
+
     def _reserves(self, request: Request, also: set[str]) -> bool:
         """Whether this request is reserved: under a cap, with a price, a token cap or a bill."""
         if not self.capped:
@@ -454,16 +471,18 @@ class Runtime:
         or sent with no output limit (no cap makes one), nothing bounds its USD: ``usd known``
         is ``False`` and the report says its USD is unknown.
         """
-        also = {*getattr(self.client, "billed_as", ()), *self.billed_as[request.model]}
+        declared = getattr(self.client, "billed_as", ())
+        seen = self.billed_as.get(request.model)
+        if not self.capped and not self.bills and not declared and not seen:
+            free = self._free.get(request.model)  # one verdict per model: its price never changes
+            if free is None:
+                free = self._free[request.model] = self._costs_nothing([request.model])
+            if free:
+                return 0.0, 0, None, True
+        also = {*declared, *(seen or ())}
         if not self.capped:
-            if not self.bills:
-                prices = [self._price(m) for m in (request.model, *also)]
-                if any(pr is None for pr in prices) or not any(
-                    pr.input or pr.cached_input or pr.output for pr in prices
-                ):
-                    # a mock with no price, or priced at 0 (the built-in "mock"), costs nothing: no
-                    # bound to compute (prompt_bound cost ~8 us a request at 30k requests/s)
-                    return 0.0, 0, None, True
+            if not self.bills and self._costs_nothing([request.model, *also]):
+                return 0.0, 0, None, True
             usd, tokens = self.pricing.reservation(request, also)
             known = usd is not None and output_limit(request) is not None
             return (usd if usd is not None and known else 0.0), tokens, None, known
@@ -567,10 +586,12 @@ class Runtime:
 
         Returns the pair when this request is its probe (:meth:`_bill_seen` ends it), else
         ``None``: the pair's billed model is known, no slow start applies, or the governor
-        halted while this request waited (its reservation is then refused).
+        halted while this request waited (its reservation is then refused). A pair once known
+        stays known (the governor never forgets one), so it is remembered here: later requests
+        to it ask the governor nothing.
         """
         key = self._bill_key(request)
-        if key is None:
+        if key is None or key in self.bills_known:
             return None
         # settled from other tasks and threads: no event to await; a Ray worker's proxy asks its
         # actor (a round trip), so it polls less often
@@ -582,6 +603,9 @@ class Runtime:
                 time.sleep(poll_s)  # noqa: ASYNC251 - inline: a worker thread drives this, no event loop
             else:
                 await anyio.sleep(poll_s)
+        if state == "known":
+            self.bills_known.add(key)
+            return None
         return key if state == "probe" else None
 
     def _bill_seen(self, probe: tuple[str, str] | None, request: Request, result: Result | None) -> None:
@@ -598,6 +622,8 @@ class Runtime:
             and not self._undeclared_dearer(request, result.model or request.model)
         )
         self.governor.bill_seen(probe, confirmed)
+        if confirmed:
+            self.bills_known.add(probe)
 
     def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
         """Seed 002: is this reply a repeat of an earlier run's draw?"""
@@ -709,8 +735,9 @@ class Runtime:
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
         gate = self.governor.gate(usd_est, tokens_est, durable, usd_known)
-        gate.cost = lambda usage, model: self.pricing.cost(usage, model or request.model)
-        halt = self.halted_by.get(None) or self.halted_by.get(request.model)
+        if self.sends:  # Gate.lost prices a reported usage; an in-process mock never reports one lost
+            gate.cost = lambda usage, model: self.pricing.cost(usage, model or request.model)
+        halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
         if halt is not None:  # the provider refused the quota or the key: send no more (newcomer finding)
             gate.abandon()
             return msgspec.structs.replace(
@@ -727,7 +754,8 @@ class Runtime:
                 raise BudgetRefused(
                     unpriced_message(unpriced, self.governor.max_usd, self.role), limit="unpriced_model"
                 )
-            probe = await self._first_bill(request, inline)  # slow start until the bill is known
+            if self.bills and self.governor.max_usd is not None:  # slow start until the bill is known
+                probe = await self._first_bill(request, inline)
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
             if (usd_est or tokens_est) and self.capped:  # room held by requests in flight: wait for
                 # them (newcomer finding); with no USD or token cap there is no room to wait for (the
@@ -735,7 +763,9 @@ class Runtime:
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
             if self.drain is not None and not inline:  # a clean cancel sends nothing new (Drain)
                 before_attempt = _Draining(before_attempt, gate, self.drain, ctx.ledger_id, lead)
-            if getattr(getattr(self.governor, "journal", None), "paid", None) is not None:
+            # only a client that reaches a provider reports a billed reply it could not use
+            # (Gate.lost with a usage): a mock's attempts need no keeping before they settle
+            if self.sends and getattr(getattr(self.governor, "journal", None), "paid", None) is not None:
                 before_attempt = paying = _Paying(before_attempt, self, ctx, key, request)
             result = await self.client.send(request, before_attempt)  # gate.unsent() when it cannot connect
         except BudgetRefused as exc:
@@ -768,10 +798,12 @@ class Runtime:
                 )
             charged = result.usd
             self._check_reserved(request, result, gate.usd, gate.tokens)
-            self._bill_seen(probe, request, result)  # after the check: a halt comes first
+            if probe is not None:
+                self._bill_seen(probe, request, result)  # after the check: a halt comes first
             # a reply billed as a model with no price is charged its reservation (fail safe)
             spent = result.usd if result.usd is not None or not self.bills else gate.usd
-            if paying is None or not paying.last:  # kept before it is settled (rows match the bill)
+            # kept before it is settled (rows match the bill); a reply that cost nothing keeps nothing
+            if result.usd and (paying is None or not paying.last):
                 self.paid(ctx, key, request, result.usage, result.model, result.usd, result.response_id)
             gate.settle(spent, result.usage.total)
             if cache is not None and cache.write:
@@ -788,7 +820,8 @@ class Runtime:
                 )
         else:
             gate.settle(0.0, 0)
-            self._bill_seen(probe, request, None)
+            if probe is not None:
+                self._bill_seen(probe, request, None)
         return result, charged
 
     async def call(self, ctx: Context, request: Request, inline: bool = False) -> Result:
@@ -842,8 +875,9 @@ class Runtime:
         if self.check_draws:
             dup = self._duplicate(ctx, key, result)
             self._remember(ctx, key, result)
-        billed = result.retried_billed or ()
-        for i, failed in enumerate(result.retried if result.source == "live" and result.retried else ()):
+        retried = result.retried if result.source == "live" else None
+        billed = (result.retried_billed or ()) if retried else ()
+        for i, failed in enumerate(retried or ()):
             # every attempt is in the run's trace (newcomer finding: retries only in the log); one
             # the provider billed (a reply with no text) carries that bill, as the governor counts
             # it, so the row's usd is what the provider billed (decided: rows match the bill)

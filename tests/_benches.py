@@ -54,7 +54,7 @@ def run(client: Client, spec: Any) -> str:
 
 def squad_spec(data: Path) -> Any:
     """``examples/squad2-shared-50.toml``: four Llama-3.2-3B pipelines' real answers, 50 questions."""
-    from hrbench_client._commands import bench_params
+    from hrbench_client.cli.bench import bench_params
 
     old = os.environ.get("HRBENCH_DATA")
     os.environ["HRBENCH_DATA"] = str(data)

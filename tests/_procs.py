@@ -176,6 +176,28 @@ def daemon_of(home: Path) -> int | None:
     return pid if any(os.path.normpath(home).endswith(os.path.normpath(g)) for g in given) else None
 
 
+def stop_daemon(home: Path, timeout_s: float = 15.0) -> None:
+    """Stop the daemon running on ``home``, if one runs: SIGTERM (a clean stop, as ``hrb daemon
+    stop`` asks), SIGKILL after ``slow(timeout_s)`` seconds; returns once it has exited.
+
+    ``hrb daemon stop`` returns only once the exited daemon is reaped, and a daemon ``hrb``
+    started detached is reaped by init, which in some containers does so over a second later:
+    a test's teardown waits for the exit only.
+    """
+    pid = daemon_of(home)
+    st = _stat(pid) if pid is not None else None
+    if pid is None or st is None:
+        return
+    with contextlib.suppress(OSError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + _slow.slow(timeout_s)
+    while _running(pid, st[1]) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if _running(pid, st[1]):
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+
+
 class ProcessGuard:
     """The plugin: marks, records and stops the tests' processes; fails a run that left one."""
 

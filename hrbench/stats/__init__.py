@@ -107,8 +107,8 @@ from hrbench.stats.records import (
     PilotClustersWarning,
     PowerPlan,
     PowerPoint,
-    Report,
 )
+from hrbench.stats.rendering import Report
 from hrbench.stats.report import report, report_payload
 from hrbench.stats.table import MIN_RUNS
 

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
 import msgspec
-
-from hrbench.errors import ConfigError
 
 __all__ = [
     "ArmReport",
@@ -15,7 +11,6 @@ __all__ = [
     "PilotClustersWarning",
     "PowerPlan",
     "PowerPoint",
-    "Report",
 ]
 
 
@@ -242,142 +237,3 @@ class PowerPlan(msgspec.Struct, kw_only=True):
         ]
         lines += [f"  {p.runs:>4}  {p.n_items:>5}  {p.total_runs:>18}" for p in self.tradeoff]
         return "\n".join(lines)
-
-
-class Report(msgspec.Struct, kw_only=True):
-    """An interval report on a benchmark: one :class:`ArmReport` per arm, paired comparisons.
-
-    ``str(report)`` is a table for a person, :meth:`to_pandas` a frame, :meth:`to_json` JSON
-    bytes (``msgspec.to_builtins(report)`` a dict) and :meth:`plot` a PNG of accuracy against
-    USD per run.
-
-    Attributes:
-        arms: one record per arm, in the benchmark's arm order.
-        comparisons: paired differences for every pair of arms (Holm-adjusted together).
-        level: the intervals' level (0.95 for 95%).
-        method: ``"cluster"`` (clustered Wilson interval) or ``"bootstrap"`` (cluster bootstrap).
-        descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
-            ``descriptive=True``): run-to-run spread is not measured and the intervals cover the
-            sampling of items (and clusters) only; ``note`` says so.
-        runs: runs per item in the benchmark.
-        n_boot: bootstrap resamples (``method="bootstrap"``).
-        seed: the bootstrap seed.
-        note: how to read the report (descriptive label, interval method, multiplicity).
-        version: the record's version.
-    """
-
-    arms: list[ArmReport]
-    comparisons: list[Comparison]
-    level: float
-    method: str
-    descriptive: bool
-    runs: int
-    n_boot: int
-    seed: int
-    note: str
-    version: int = 1
-
-    def arm(self, name: str) -> ArmReport:
-        """The record of the arm called ``name`` (``KeyError`` if there is none)."""
-        for a in self.arms:
-            if a.arm == name:
-                return a
-        raise KeyError(name)
-
-    def __str__(self) -> str:
-        from hrbench.stats.rendering import render
-
-        return render(self)
-
-    def to_markdown(self) -> str:
-        """The report as a GitHub-flavoured Markdown table, fit for a pull-request comment.
-
-        One row per arm (accuracy, its interval, items, runs, failures, USD and USD per run),
-        then one row per paired difference (difference, interval, p and Holm-adjusted p), then
-        the note. A descriptive report (fewer than 5 runs per item) opens with a quoted
-        "Descriptive only" line, as ``str(report)`` does (seed 002: fewer than 5 runs are
-        descriptive). Pipes in arm names are escaped.
-
-        Returns:
-            The Markdown text, ending with a newline.
-
-        Example:
-            >>> from hrbench.records import Row
-            >>> from hrbench.stats import report
-            >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=0, split="test",
-            ...             correct=(i % 3 != 0) or arm == "b", outcome=None, failure_kind=None)
-            ...         for i in range(6) for arm in ("a", "b")]
-            >>> md = report(rows, descriptive=True).to_markdown()
-            >>> print(md.splitlines()[2])
-            > **Descriptive only** (fewer than 5 runs): the intervals cover the sampling of items only.
-            >>> [ln.split(" | ")[:2] for ln in md.splitlines() if ln.startswith("| `")]
-            [['| `a`', '0.667'], ['| `b`', '1.000'], ['| `a` - `b`', '-0.333']]
-        """
-        from hrbench.stats.rendering import render_markdown
-
-        return render_markdown(self)
-
-    def to_json(self) -> bytes:
-        """The report as JSON bytes (``msgspec.json.encode``); ``null`` stands for ``None``."""
-        return msgspec.json.encode(self)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The report as builtins (``msgspec.to_builtins``), ready for any JSON encoder."""
-        out: dict[str, Any] = msgspec.to_builtins(self)
-        return out
-
-    def to_pandas(self, table: Literal["arms", "comparisons"] = "arms") -> Any:
-        """One row per arm (or per comparison) as a ``pandas.DataFrame``.
-
-        The frame has a ``descriptive`` column and ``attrs`` holding ``descriptive``, ``note``,
-        ``level`` and ``method``.
-
-        Args:
-            table: ``"arms"`` or ``"comparisons"``.
-
-        Returns:
-            A ``pandas.DataFrame``.
-
-        Raises:
-            ImportError: when pandas is not installed (``pip install 'hrbench[pandas]'``).
-        """
-        try:
-            import pandas as pd
-        except ImportError as e:  # pragma: no cover - pandas is a dev dependency
-            raise ImportError("Report.to_pandas() needs pandas: pip install 'hrbench[pandas]'") from e
-        if table == "arms":
-            records: list[Any] = self.arms
-            cols = list(ArmReport.__struct_fields__)
-        elif table == "comparisons":
-            records = self.comparisons
-            cols = list(Comparison.__struct_fields__)
-        else:
-            raise ConfigError("table", table, "must be 'arms' or 'comparisons'")
-        frame = pd.DataFrame([msgspec.to_builtins(r) for r in records], columns=cols)
-        frame["descriptive"] = self.descriptive
-        frame.attrs.update(descriptive=self.descriptive, note=self.note, level=self.level, method=self.method)
-        return frame
-
-    def plot(self, path: str | Any, *, title: str | None = None) -> Any:
-        """Write a PNG of accuracy against USD per run, one point per arm with interval bars.
-
-        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval; arms
-        with no price are left out and named under the plot. When no arm has a positive USD per
-        run (``outputs`` arms that score existing predictions cost nothing) the cost axis would
-        be degenerate, so the plot is instead a horizontal dot plot of accuracy per arm with its
-        interval, titled accordingly. The title names the level and method, and says when the
-        report is descriptive (intervals over items only).
-
-        Args:
-            path: where to write the PNG (a path or a binary file object).
-            title: the plot's title; a default names the level and method.
-
-        Returns:
-            ``path``.
-
-        Raises:
-            ImportError: when matplotlib is not installed (``pip install 'hrbench[plot]'``).
-        """
-        from hrbench.stats.rendering import plot
-
-        return plot(self, path, title=title)

@@ -32,7 +32,8 @@ from hrbench.stats.intervals import (
     _t_interval,
     proportion_interval,
 )
-from hrbench.stats.records import ArmReport, Report
+from hrbench.stats.records import ArmReport
+from hrbench.stats.rendering import Report
 from hrbench.stats.table import Method, _check, _descriptive_note, _items, _Table, _table, _too_few
 
 

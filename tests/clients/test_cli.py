@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from hrbench_client import _paths
-from tests._procs import interruptible
+from tests._procs import interruptible, stop_daemon
 from tests._slow import slow
 
 HRB = [sys.executable, "-m", "hrbench_client.cli"]
@@ -36,10 +35,7 @@ def lines(out: str) -> list[dict]:
 @pytest.fixture(autouse=True)
 def _stop_daemon() -> Iterator[None]:
     yield
-    home = _paths.home()
-    hrb("daemon", "stop", check_rc=None)
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        os.kill(json.loads(_paths.pid_path(home).read_text())["pid"], signal.SIGKILL)
+    stop_daemon(_paths.home())  # not `hrb daemon stop`: it waits for init to reap the daemon
 
 
 def test_help() -> None:
@@ -204,7 +200,7 @@ def test_serve_stdio() -> None:
 
 
 def test_score_fast_path_matches_the_full_path() -> None:
-    from hrbench_client import _fast
+    from hrbench_client.cli import _fast
 
     assert _fast._parse(["score", "--label", "a", "x"]) is not None
     for argv in (

@@ -111,7 +111,7 @@ def test_cache_clear_deletes_all_or_by_model_arm_and_age(home: Path, tmp_path: P
 @pytest.mark.parametrize("every", [10.0, 3.0])
 def test_the_waiting_line_shows_the_time_since_the_last_row(every: float) -> None:
     """newcomer finding 21: the line said `no row for 10 s` every time, never the elapsed time."""
-    from hrbench_client._commands import _Progress, _Waiting
+    from hrbench_client.cli.progress import _Progress, _Waiting
 
     w = _Waiting(_Progress("bench"), every=every)
     w.row(now=100.0)
@@ -130,7 +130,7 @@ def test_the_waiting_line_shows_the_time_since_the_last_row(every: float) -> Non
 @pytest.mark.parametrize("value", ["-22.22%", "-5", "-1,234.5", "-.5", "-0.5%", "-1e-3", "-3_000"])
 def test_score_takes_a_negative_number_or_percent_without_dashes(value: str) -> None:
     """newcomer finding 23: `hrb score -22.22%` needed `--` before the output."""
-    from hrbench_client._commands import _parser
+    from hrbench_client.cli.parser import _parser
 
     args = _parser().parse_args(["score", value, "--label", value])
     assert (args.output, args.label) == (value, [value])

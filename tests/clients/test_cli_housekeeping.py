@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from hrbench_client import protocol as p
-from hrbench_client._commands import _parser
+from hrbench_client.cli.parser import _parser
+from tests._procs import stop_daemon
 from tests.clients.test_cli import hrb
 
 
@@ -53,7 +54,7 @@ def test_global_options_before_or_after_the_subcommand(tmp_path: Path, args: tup
         status = json.loads(hrb("daemon", "status", "--home", str(home)).stdout)
         assert status["running"] is True and status["home"] == str(home)
     finally:
-        hrb("daemon", "stop", "--home", str(home), check_rc=None)
+        stop_daemon(home)  # not `hrb daemon stop`: it waits for init to reap the daemon
 
 
 def test_no_autostart_after_the_subcommand(tmp_path: Path) -> None:
@@ -125,7 +126,7 @@ def test_gc_refuses_a_malformed_age(age: str) -> None:
     ("age", "seconds"), [("45s", 45), ("90m", 5400), ("12h", 43200), ("2", 172800), ("1w", 604800)]
 )
 def test_parse_age(age: str, seconds: float) -> None:
-    from hrbench_client._commands import parse_age
+    from hrbench_client.cli._common import parse_age
 
     assert parse_age(age) == seconds
 
@@ -150,4 +151,4 @@ def test_resume_and_ls_say_what_a_crash_left_unknown(tmp_path: Path) -> None:
         table = hrb("--home", str(home), "ls", "--text").stdout
         assert "in flight at a crash: unknown, at most 0.0250 USD / 2 calls (counted as spent)" in table
     finally:
-        hrb("daemon", "stop", "--home", str(home), check_rc=None)
+        stop_daemon(home)  # not `hrb daemon stop`: it waits for init to reap the daemon

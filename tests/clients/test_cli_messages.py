@@ -7,7 +7,8 @@ import pytest
 
 from hrbench_client import errors as e
 from hrbench_client import protocol as p
-from hrbench_client._commands import EXIT_ERROR, EXIT_USAGE, exit_code, explain
+from hrbench_client.cli._common import explain
+from hrbench_client.cli.exit_codes import EXIT_ERROR, EXIT_USAGE, exit_code
 
 
 @pytest.mark.parametrize(

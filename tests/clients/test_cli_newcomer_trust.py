@@ -5,11 +5,9 @@ paths, bad environment values at daemon start."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from hrbench_client import _paths
+from tests._procs import stop_daemon
 from tests._slow import slow
 
 HRB = [sys.executable, "-m", "hrbench_client.cli"]
@@ -40,9 +39,7 @@ def hrb(
 @pytest.fixture(autouse=True)
 def _stop_daemon() -> Iterator[None]:
     yield
-    hrb("daemon", "stop")
-    with contextlib.suppress(OSError, ValueError, KeyError):
-        os.kill(json.loads(_paths.pid_path(_paths.home()).read_text())["pid"], signal.SIGKILL)
+    stop_daemon(_paths.home())  # not `hrb daemon stop`: it waits for init to reap the daemon
 
 
 def _spec(tmp_path: Path, body: str, name: str = "s.toml") -> Path:
@@ -289,7 +286,7 @@ def test_a_benchmark_with_no_row_for_a_while_prints_a_plain_waiting_line(
     """An endpoint that never answers left `hrb bench` silent for minutes (newcomer finding)."""
     import time
 
-    from hrbench_client._commands import _Progress, _Waiting
+    from hrbench_client.cli.progress import _Progress, _Waiting
 
     progress = _Progress("bench")
     progress.on = False  # not a terminal: the line is printed all the same

@@ -106,15 +106,16 @@ def test_rows_into_a_closed_pipe_exit_141_quietly_in_every_format(
 ) -> None:
     home, bench_id, base = stored
     for traces in ([], ["--traces"]):
-        whole = base / f"whole-{fmt}-{read_first}-{len(traces)}"
+        whole = base / f"whole-{fmt}-{len(traces)}"  # written once: both readers' cases check it
         argv = ["rows", bench_id, "--format", fmt, *traces]
-        subprocess.run(
-            [*HRB, *argv, "-o", str(whole)],
-            env=_env(home),
-            timeout=slow(120),
-            check=True,
-            capture_output=True,
-        )
+        if not whole.exists():
+            subprocess.run(
+                [*HRB, *argv, "-o", str(whole)],
+                env=_env(home),
+                timeout=slow(120),
+                check=True,
+                capture_output=True,
+            )
         assert whole.stat().st_size > 2 * 4096  # more than the pipe holds: a write must fail
         rc, err = _closed_early(home, argv, read_first)
         assert (rc, err) == (141, ""), err

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pty
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests._slow import slow
 from tests.clients.test_cli import HRB, _bench_file, _bench_id, _stop_daemon, hrb, lines  # noqa: F401
+from tests.server._daemon import Daemon
 
 
 @pytest.fixture
@@ -19,15 +22,57 @@ def bench_id(tmp_path: Path) -> str:
     return _bench_id(_bench_file(tmp_path))
 
 
+@contextlib.contextmanager
+def _home(home: Path) -> Iterator[None]:
+    """``hrb`` (and every subprocess) on state directory ``home`` inside the block."""
+    before = os.environ.get("HRBENCH_HOME")
+    os.environ["HRBENCH_HOME"] = str(home)
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["HRBENCH_HOME"]
+        else:
+            os.environ["HRBENCH_HOME"] = before
+
+
+@pytest.fixture(scope="module")
+def _shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """One daemon and one benchmark for the module's read-only tests (a daemon start and a
+    benchmark cost seconds on a loaded machine)."""
+    base = tmp_path_factory.mktemp("polish")
+    d = Daemon(base / "home").start()
+    try:
+        with _home(d.home):
+            yield d.home, _bench_id(_bench_file(base))
+    finally:
+        d.stop()
+        d.kill()
+
+
+@pytest.fixture
+def shared_bench_id(_shared: tuple[Path, str]) -> Iterator[str]:
+    """The module's benchmark, ``hrb`` on its daemon for this test (for tests that only read it).
+
+    Set and restored here, not by ``monkeypatch``: ``_stop_daemon``'s teardown, after this
+    one's, then stops the daemon of the test's private home, never the shared one.
+    """
+    home, bench_id = _shared
+    with _home(home):
+        yield bench_id
+
+
 @pytest.mark.parametrize("arm", ["nosuch", "ASK", "ask "])
-def test_rows_of_an_unknown_arm_exit_2_naming_it_and_the_arms(bench_id: str, arm: str) -> None:
+def test_rows_of_an_unknown_arm_exit_2_naming_it_and_the_arms(shared_bench_id: str, arm: str) -> None:
+    bench_id = shared_bench_id
     err = hrb("rows", bench_id, "--arm", arm, check_rc=2).stderr
     assert "ConfigError" in err and repr(arm) in err and "(arms: ask, ask2)" in err
     assert len(lines(hrb("rows", bench_id, "--arm", "ask2").stdout)) == 15
 
 
 @pytest.mark.parametrize("item", ["nosuch", "Q1", "q1 "])
-def test_rows_of_an_unknown_item_exit_2_naming_it(bench_id: str, item: str) -> None:
+def test_rows_of_an_unknown_item_exit_2_naming_it(shared_bench_id: str, item: str) -> None:
+    bench_id = shared_bench_id
     err = hrb("rows", bench_id, "--item", item, check_rc=2).stderr  # printed nothing, exit 0
     assert "ConfigError" in err and repr(item) in err and "not an item" in err
     assert len(lines(hrb("rows", bench_id, "--item", "1").stdout)) == 10  # two arms x 5 runs (ids 1-3)
@@ -61,7 +106,8 @@ def _rows_on_a_terminal(bench_id: str, *args: str) -> tuple[int, str]:
     return proc.returncode, proc.stderr
 
 
-def test_binary_rows_refuse_a_terminal_but_not_a_pipe_or_file(bench_id: str, tmp_path: Path) -> None:
+def test_binary_rows_refuse_a_terminal_but_not_a_pipe_or_file(shared_bench_id: str, tmp_path: Path) -> None:
+    bench_id = shared_bench_id
     rc, err = _rows_on_a_terminal(bench_id, "--format", "parquet")
     assert rc == 2 and "give -o FILE" in err and "parquet" in err
     for fmt in ("jsonl", "csv"):  # text formats print to a terminal
@@ -77,7 +123,7 @@ def test_binary_rows_refuse_a_terminal_but_not_a_pipe_or_file(bench_id: str, tmp
 
 
 def test_cache_stats_prints_what_its_help_says(bench_id: str) -> None:
-    from hrbench_client._commands import CACHE_STATS
+    from hrbench_client.cli.parser import CACHE_STATS
 
     stats = lines(hrb("cache", "stats").stdout)[0]
     named = [w.split()[0] for w in CACHE_STATS.replace(" and ", ", ").split(", ")]

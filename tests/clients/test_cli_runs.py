@@ -250,6 +250,6 @@ def test_a_missing_output_is_named_as_the_cause_in_bench_ls_and_report(tmp_path:
 
 def test_the_causes_hrb_advises_no_retry_for_are_the_librarys() -> None:
     from hrbench.benchmark import DUPLICATE_CAUSE, MISSING_OUTPUT_CAUSE
-    from hrbench_client._commands import NOT_RETRIED_CAUSES
+    from hrbench_client.cli.bench import NOT_RETRIED_CAUSES
 
     assert NOT_RETRIED_CAUSES == (DUPLICATE_CAUSE, MISSING_OUTPUT_CAUSE)

@@ -2,7 +2,7 @@
 
 Newcomer finding: ``echo '{"output":"paris"}' | hrb score --label Paris`` printed ``correct:
 null`` (exit 0), and with ``--check`` exited 2 asking for the ``--label`` it was given. Decided
-(:class:`hrbench_client._commands._StdinInputs`): the flags are the lines' defaults, as
+(:class:`hrbench_client.cli.score._StdinInputs`): the flags are the lines' defaults, as
 ``--scorer`` and ``--settings`` already were; a line's own ``label`` (or ``item``) wins, and a
 ``"label": null`` is no label, so it takes the default too.
 """
@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from hrbench_client._commands import _StdinInputs
+from hrbench_client.cli.score import _StdinInputs
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401  (the fixture stops the daemon)
 
 

@@ -23,7 +23,7 @@ import pytest
 import hrbench as hb
 from hrbench import specs
 from hrbench.reading import is_not_found
-from hrbench_client._commands import bench_params
+from hrbench_client.cli.bench import bench_params
 from tests.unit.reading.test_tatqa import OFFICIAL_TOTALS
 from tests.unit.test_metrics import official_scores
 

@@ -90,7 +90,7 @@ def test_the_shell_examples_list_the_exit_codes_of_hrb_help() -> None:
 
     A newcomer found NotFound listed under 3 there (it is 2) and 4 and 141 missing.
     """
-    from hrbench_client._commands import EXIT_CODES_HELP
+    from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 
     text = (REPO / "clients" / "shell" / "examples.sh").read_text(encoding="utf-8")
     block = text[text.index("# Exit codes") : text.index("set -euo pipefail")]

@@ -10,7 +10,7 @@ import pytest
 import hrbench
 from hrbench import specs
 from hrbench_client import protocol as p
-from hrbench_client._commands import bench_params
+from hrbench_client.cli.bench import bench_params
 from hrbench_client.client import Client
 from hrbench_client.errors import InvalidParams
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hrbench_client._commands import progress_line, usd_text
+from hrbench_client.cli.progress import progress_line, usd_text
 from tests._slow import slow
 from tests.server._daemon import Daemon
 

@@ -128,6 +128,7 @@ def test_resume_refuses_changed_fields_and_unknown_ids(shared_daemon: Daemon) ->
             list(c.benchmark({"resume": "x", "runs": 7}))
 
 
+@pytest.mark.slow  # a fault simulation (a real daemon SIGKILLed, then resumed): make test-slow
 def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None:
     env = {"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.004"}
     big = spec(n=150, concurrency=8)

@@ -317,6 +317,7 @@ hb.benchmark(arm, ref, runs=5, client=client, cache=hb.Cache(store), governor=hb
 """
 
 
+@pytest.mark.slow  # a fault simulation (a benchmarking process SIGKILLed): make test-slow
 def test_sigkill_mid_benchmark_store_opens_cleanly_and_keeps_finished_entries(tmp_path) -> None:
     import signal
     import subprocess

@@ -13,7 +13,8 @@ import hrbench as hb
 from hrbench.benchmark import error_causes, error_note
 from hrbench.browse import benchmark_status, budget_note
 from hrbench_client import protocol as p
-from hrbench_client._commands import limits_text, shell_limits_note
+from hrbench_client.cli.bench import shell_limits_note
+from hrbench_client.cli.housekeeping import limits_text
 
 
 def _ref(n: int) -> hb.Reference:

@@ -716,7 +716,15 @@ SMALL_TABLE = [
 SMALL_N = 200
 
 
-@pytest.mark.parametrize(("name", "null"), SMALL_TABLE, ids=[f"{n} ({x})" for n, x in SMALL_TABLE])
+@pytest.mark.parametrize(
+    ("name", "null"),
+    [
+        # Monte Carlo simulations (400 seeded benchmarks each, 5-25 s): `make test-slow`, run by
+        # .ci/run; the design where every run is right (nothing to simulate) stays in make test
+        pytest.param(n, x, id=f"{n} ({x})", marks=() if x == "-" else pytest.mark.slow)
+        for n, x in SMALL_TABLE
+    ],
+)
 def test_coverage_table_small_version(name, null):
     """A small, seeded version of bench/coverage.py's table, judged by the same rules.
 
@@ -760,6 +768,7 @@ def _arm_coverage(design, n, seed, **how):
     return float(np.mean(hits))
 
 
+@pytest.mark.slow  # 1,200 simulated benchmarks; make test-slow
 def test_coverage_near_the_ceiling_is_nominal_not_conservative():
     """Issue 14: 10 clusters of 3 items, 5 runs, accuracy 0.97 (600 seeded benchmarks, MC SE 0.009).
 
@@ -774,6 +783,7 @@ def test_coverage_near_the_ceiling_is_nominal_not_conservative():
     assert equal > bounded + 0.01
 
 
+@pytest.mark.slow  # 1,200 simulated benchmarks; make test-slow
 def test_unequal_clusters_get_fewer_df_and_keep_their_coverage():
     """Issue 14: 15 clusters of 2-40 items at accuracy 0.90 (600 seeded benchmarks).
 

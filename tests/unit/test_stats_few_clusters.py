@@ -324,6 +324,7 @@ def test_labels_all_missing_warn_no_labels():
 # -- power with an arm x cluster effect ----------------------------------------------------------
 
 
+@pytest.mark.slow  # 400 simulated benchmarks and a pilot of 1,000 clusters; make test-slow
 def test_power_with_an_arm_x_cluster_effect_matches_simulated_compare():
     """5 clusters of 27 items, 5 runs, accuracy 0.60 against 0.45, an arm x cluster effect.
 

@@ -246,6 +246,7 @@ def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None
     assert b.lease_acquire("bench", "run-b") is None
 
 
+@pytest.mark.slow  # a fault simulation (the lease holder SIGKILLed): make test-slow
 def test_a_lease_of_a_killed_process_is_taken_over_at_once_before_it_is_reaped(tmp_path: Path) -> None:
     # newcomer finding: a resume right after a SIGKILL was refused until the dead holder was
     # reaped (its pid still "alive" to kill(pid, 0)); the lock dies with the process

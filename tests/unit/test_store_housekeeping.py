@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from hrbench.errors import ConfigError
-from hrbench.store import Store, _lock_name
+from hrbench.store import Store
+from hrbench.store.leases import _lock_name
 from tests._slow import slow
 
 

@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import hrbench as hb
 from tests._slow import slow
 from tests.conftest import case
@@ -26,6 +28,7 @@ def _opener(folder: str, rounds: int, barrier: Any, failures: Any) -> None:
             failures.put(f"round {r}: {type(exc).__name__}: {exc}")
 
 
+@pytest.mark.slow  # multi-process stress (spawned processes opening one store at once): make test-slow
 def test_case_R06a_processes_opening_a_fresh_store_at_once_never_fail(tmp_path: Path) -> None:
     c = case("R06a")
     n, rounds = c["output"]["processes"], c["output"]["rounds"]
@@ -64,6 +67,7 @@ def _writer(path: str, n: int, tag: int, barrier: Any, failures: Any) -> None:
     s.close()
 
 
+@pytest.mark.slow  # multi-process stress (spawned writers against a held write lock): make test-slow
 def test_case_R06b_writers_and_a_long_transaction(tmp_path: Path) -> None:
     c = case("R06b")
     writers, puts = c["output"]["writers"], c["output"]["puts_each"]

@@ -54,34 +54,44 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["EXIT_PIPE", "closed_output", "main", "output_closed"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
+    from typing import Any
+
+    from hrbench_client.cli.exit_codes import EXIT_PIPE, closed_output, output_closed
+
+__all__ = ["EXIT_PIPE", "closed_output", "main", "output_closed", "run"]
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``hrb``; returns the exit code (see the module docstring).
 
     ``hrb score OUTPUT`` takes a fast path that imports only ``json`` and ``socket``
-    (:mod:`hrbench_client._fast`); everything else goes through ``argparse``
-    (:mod:`hrbench_client._commands`).
+    (:mod:`hrbench_client.cli._fast`); everything else goes through ``argparse``
+    (:func:`run`, :mod:`hrbench_client.cli.parser`).
     """
     argv = sys.argv[1:] if argv is None else argv
     try:
         rc = None
         if "score" in argv:
-            from hrbench_client._fast import try_score
+            from hrbench_client.cli._fast import try_score
 
             rc = try_score(argv)
         if rc is None:
-            from hrbench_client._commands import run
-
             rc = run(argv)
         sys.stdout.flush()  # what print() buffered: a closed reader is seen here, not at exit
         return rc
     except OSError as exc:
+        from hrbench_client.cli.exit_codes import closed_output, output_closed
+
         if not closed_output(exc):
             raise
         return output_closed()
     except SystemExit:  # argparse's --help, --version and usage errors print, then exit
+        from hrbench_client.cli.exit_codes import closed_output, output_closed
+
         try:
             sys.stdout.flush()
         except OSError as exc:
@@ -91,55 +101,92 @@ def main(argv: list[str] | None = None) -> int:
         raise
 
 
-def closed_output(exc: BaseException) -> bool:
-    """Whether ``exc`` says standard output's reader is gone (``| head``): EPIPE, from any writer.
-
-    ``BrokenPipeError`` from Python's own writes; pyarrow's Parquet writer raises a plain
-    ``OSError`` whose message says "Broken pipe" (newcomer finding: ``hrb rows ID --format
-    parquet | head`` printed it).
-
-    Example:
-        >>> closed_output(BrokenPipeError(32, "Broken pipe")), closed_output(OSError("Broken pipe"))
-        (True, True)
-        >>> from hrbench_client.errors import DaemonError
-        >>> closed_output(PermissionError(13, "Permission denied")), closed_output(DaemonError("broken pipe"))
-        (False, False)
-    """
-    import errno
-
-    from hrbench_client.errors import HrbenchError
-
-    if isinstance(exc, HrbenchError):  # the daemon's connection (a DaemonError), never stdout
-        return False
-    return (
-        isinstance(exc, BrokenPipeError)
-        or getattr(exc, "errno", None) == errno.EPIPE
-        or (isinstance(exc, OSError) and "broken pipe" in str(exc).lower())
+def run(argv: list[str]) -> int:
+    """Run ``hrb`` with ``argv`` on the full path (``argparse``); returns the exit code."""
+    from hrbench_client.cli._common import _err, _Usage
+    from hrbench_client.cli.exit_codes import (
+        EXIT_ERROR,
+        EXIT_INTERRUPTED,
+        EXIT_USAGE,
+        closed_output,
+        exit_code,
+        output_closed,
     )
+    from hrbench_client.cli.parser import _command, _parser
+    from hrbench_client.errors import HrbenchError, InvalidParams
 
-
-def output_closed() -> int:
-    """Exit quietly once standard output's reader is gone: 141, as a shell reports SIGPIPE.
-
-    Decided (newcomer finding): every command and every output format ends the same way when
-    its output closes early (``hrb rows ID --format parquet | head``, ``hrb ls | head -1``):
-    nothing more is written, no error is printed, the exit code is 141 (128 + SIGPIPE, what
-    ``set -o pipefail`` scripts see from ``cat`` or ``grep``). Standard output is pointed at the
-    null device so that nothing fails again at exit. ``hrb bench`` says on stderr how to resume
-    (or follow, with ``--detach``) the benchmark, as it is not finished.
-    """
-    import os
-
+    parser = _parser("score" if _command(argv) == "score" else None)
+    args = parser.parse_args(argv)
+    fn = _command_fn(args.cmd)
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-    return EXIT_PIPE
+        rc = fn(args)
+        sys.stdout.flush()  # what print() buffered: a closed reader is seen here
+        return rc
+    except _Usage as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    except InvalidParams as exc:
+        _err(f"invalid: {exc}")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except HrbenchError as exc:
+        _err(f"{type(exc).__name__}: {exc}")
+        return exit_code(exc, args.cmd)
+    except OSError as exc:
+        if closed_output(exc):  # `hrb ls | head -1`: the reader is gone; say nothing more
+            return output_closed()
+        _err(f"{type(exc).__name__}: {exc}")
+        return EXIT_ERROR
 
 
-EXIT_PIPE = 141
-"""The exit code when standard output closed early (128 + SIGPIPE)."""
+def _command_fn(name: str) -> Callable[[argparse.Namespace], int]:
+    """The function that runs ``hrb NAME``; its module is imported only now.
+
+    ``hrb --help`` builds every command's arguments (:mod:`hrbench_client.cli.parser`) but
+    imports no command's module; ``hrb score`` imports only :mod:`hrbench_client.cli.score`.
+    """
+    if name == "score":
+        from hrbench_client.cli import score
+
+        return score.cmd_score
+    if name in ("bench", "cancel"):
+        from hrbench_client.cli import bench
+
+        return bench.cmd_bench if name == "bench" else bench.cmd_cancel
+    if name == "eval":
+        from hrbench_client.cli import eval as evaluate
+
+        return evaluate.cmd_eval
+    if name == "ref":
+        from hrbench_client.cli import references
+
+        return references.cmd_ref
+    if name in ("rows", "report", "view"):
+        from hrbench_client.cli import report
+
+        return {"rows": report.cmd_rows, "report": report.cmd_report, "view": report.cmd_view}[name]
+    if name in ("ls", "rm", "gc"):
+        from hrbench_client.cli import housekeeping as h
+
+        return {"ls": h.cmd_ls, "rm": h.cmd_rm, "gc": h.cmd_gc}[name]
+    if name in ("cache", "recording"):
+        from hrbench_client.cli import cache
+
+        return cache.cmd_cache if name == "cache" else cache.cmd_recording
+    from hrbench_client.cli import daemon  # status, daemon, serve
+
+    return {"status": daemon.cmd_status, "daemon": daemon.cmd_daemon, "serve": daemon.cmd_serve}[name]
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def __getattr__(name: str) -> Any:
+    """``EXIT_PIPE``, ``closed_output`` and ``output_closed``, imported on first use.
+
+    They live in :mod:`hrbench_client.cli.exit_codes`; the fast path of ``hrb score`` does not
+    import it.
+    """
+    if name in ("EXIT_PIPE", "closed_output", "output_closed"):
+        from hrbench_client.cli import exit_codes
+
+        return getattr(exit_codes, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

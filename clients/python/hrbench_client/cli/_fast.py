@@ -124,7 +124,7 @@ def try_score(argv: list[str]) -> int | None:
     except (FileNotFoundError, ConnectionRefusedError):
         return None  # the full client starts a daemon
     except HrbenchError as exc:
-        from hrbench_client._commands import exit_code
+        from hrbench_client.cli.exit_codes import exit_code
 
         print(f"hrb: {type(exc).__name__}: {exc}", file=sys.stderr)
         return exit_code(exc, "score")

@@ -1,0 +1,131 @@
+"""What every ``hrb`` command shares: JSON lines out, messages on stderr, usage errors, the client.
+
+Start-up time matters for one-liners: `typing`, `argparse`, `pathlib` and msgspec are imported
+where they are used, and `hrb score OUTPUT` takes the fast path of :mod:`hrbench_client.cli._fast`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, NoReturn
+
+# msgspec is imported on first use: `hrb score OUTPUT` answers without it (see _fast.py).
+
+
+def _msgspec() -> Any:
+    import msgspec
+
+    return msgspec
+
+
+def _out(obj: Any) -> None:
+    sys.stdout.buffer.write(_msgspec().json.encode(obj) + b"\n")
+
+
+def _err(msg: str) -> None:
+    print(f"hrb: {msg}", file=sys.stderr)
+
+
+class _Usage(Exception):
+    pass
+
+
+def _kinds(union: Any) -> str:
+    import typing
+
+    return ", ".join(
+        t.__struct_config__.tag for t in typing.get_args(union) if hasattr(t, "__struct_config__")
+    )
+
+
+def explain(exc: Exception, typ: Any = None, data: Any = None) -> str:
+    """The message of a msgspec validation error, with the valid ``kind`` tags and a ``$`` path.
+
+    ``Invalid value 'promt' - at `$.arms[0].kind``` gets ``(expected one of: prompt, reading,
+    outputs, import)``, and likewise a client's ``kind``; a message about the top-level object
+    (msgspec gives it no path, e.g. ``Object contains unknown field `rusn```) gets `` - at `$```.
+    Given the type decoded (and the data), an unknown field gets the closest field's name
+    (:func:`hrbench_client.protocol.unknown_field_hint`).
+    """
+    import re
+
+    msg = str(exc)
+    if " - at `" not in msg:
+        msg = f"{msg} - at `$`"
+    if typ is not None:
+        from hrbench_client.protocol import unknown_field_hint
+
+        msg = unknown_field_hint(msg, typ, data)
+    m = re.fullmatch(
+        r"Invalid value .* - at `\$(\.arms\[\d+\]|\.client|\.client\.fallback)\.kind`", msg, re.S
+    )
+    if m is None:
+        return msg
+    import typing
+
+    from hrbench_client import protocol as p
+
+    if m.group(1) == ".client":
+        union = p.ClientSpec
+    elif m.group(1) == ".client.fallback":
+        union = typing.get_type_hints(p.ReplayClientSpec)["fallback"]  # a client but not replay
+    else:
+        union = p.ArmSpec
+    return f"{msg} (expected one of: {_kinds(union)})"
+
+
+def _fail_usage(msg: str) -> NoReturn:
+    raise _Usage(msg)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from hrbench_client.client import connect
+
+    return connect(args.home, autostart=not args.no_autostart)
+
+
+def usd_text(usd: float) -> str:
+    """A USD amount as ``hrb`` prints it: four decimals, or three significant digits below a cent.
+
+    The library's rule (``hrbench.records.usd_text``; this client imports no hrbench): four
+    decimals would print every cheap spend as ``0.0000``.
+
+    Example:
+        >>> [usd_text(x) for x in (0.0, 0.1234, 0.00131, 3.7e-06)]
+        ['0.0000', '0.1234', '0.00131', '3.7e-06']
+    """
+    return f"{usd:.4f}" if usd == 0 or abs(usd) >= 0.01 else f"{usd:.3g}"
+
+
+def _measured(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x  # NaN != NaN
+
+
+STATUS_LABELS = {"budget_stopped": "Budget stopped", "errors": "Runs failed"}
+"""The label of a benchmark's ``stop_note`` by its status, in ``hrb ls --text`` and ``hrb report``."""
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_age(text: str, option: str = "--older-than", bare: str = "d") -> float:
+    """Seconds in an age such as ``30d``, ``12h``, ``90m``, ``45s``, ``2w``; a bare number is in ``bare`` units.
+
+    Example:
+        >>> parse_age("12h"), parse_age("2"), parse_age("1.5m"), parse_age("90", bare="s")
+        (43200.0, 172800.0, 90.0, 90.0)
+    """
+    t = text.strip().lower()
+    unit = t[-1:] if t[-1:] in _UNITS else bare
+    number = t[:-1] if t[-1:] in _UNITS else t
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        _fail_usage(f"{option}: expected an age such as 30d, 12h, 90m or 45s (got {text!r})")
+    return value * _UNITS[unit]

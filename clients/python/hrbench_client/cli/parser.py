@@ -1,0 +1,478 @@
+"""``hrb``'s command line: the global options, each command group's arguments, their help."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from hrbench_client._scorers import SCORERS
+from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
+
+# `argparse` is imported where the parser is built: the fast path of `hrb score` needs none.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, NoReturn
+
+__all__ = ["CACHE_STATS", "NEGATIVE_NUMBER", "SCORER_HELP"]
+
+SCORER_HELP = (
+    "a scorer name: "
+    + "; ".join(f"{name} ({what})" for name, what in SCORERS.items())
+    + "; or package.module:function (default exact, settings with --settings)"
+)
+"""``hrb score --scorer``'s help: every scorer of the registry (``hrbench.specs.SCORERS``, through
+the generated :mod:`hrbench_client._scorers`), never a list written by hand."""
+
+CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
+"""What ``hrb cache stats`` prints (its help says it; a test holds them equal)."""
+
+
+_ID_HELP = "a benchmark's id, a unique prefix of it (4+ characters) or its name (the newest of that name); see `hrb ls`"
+
+
+def _positive(text: str) -> int:
+    """A whole number >= 1 (``--concurrency``)."""
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return n
+
+
+def _limit(kind: type) -> Any:
+    """The ``--max-*`` flags' type: a finite number >= 0, whole for calls and tokens.
+
+    The same rule as the library's ``hrbench.governor.check_limit`` (this client imports no
+    hrbench): newcomer finding 7, ``--max-usd nan`` and ``--max-usd inf`` passed ``float`` and
+    were sent as JSON ``null``, so the $5 default applied silently. Refused with exit 2.
+
+    Example:
+        >>> _limit(float)("0.5"), _limit(int)("40")
+        (0.5, 40)
+    """
+    import argparse
+    import math
+
+    what = "a whole number >= 0" if kind is int else "a finite number >= 0 (USD)"
+
+    def parse(text: str) -> int | float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 0 or (kind is int and value != int(value)):
+            raise argparse.ArgumentTypeError(f"expected {what}, not NaN or infinity; got {text!r}")
+        return int(value) if kind is int else value
+
+    parse.__name__ = "limit"  # argparse names the type in its message
+    return parse
+
+
+def _fraction(text: str) -> float:
+    """A number from 0 to 1 (``--fail-under``)."""
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
+def _command(argv: list[str]) -> str | None:
+    """The subcommand named in ``argv`` (skipping the global options), if any."""
+    args = iter(argv)
+    for a in args:
+        if a == "--home":
+            next(args, None)
+        elif not a.startswith("-"):
+            return a
+    return None
+
+
+def _version() -> str:
+    from hrbench_client import protocol as p
+
+    try:
+        from importlib.metadata import version
+
+        v = version("hrbench")
+    except Exception:  # not installed as a distribution (a source checkout on sys.path)
+        v = "unknown"
+    return f"hrb {v} (protocol {p.PROTOCOL_VERSION})"
+
+
+def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--home",
+        default=default,
+        help="state directory (default $HRBENCH_HOME, else the user state dir); before or after COMMAND",
+    )
+    parser.add_argument(
+        "--no-autostart",
+        action="store_true",
+        default=False if default is None else default,
+        help="fail instead of starting a daemon when none runs",
+    )
+
+
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """``argparse.ArgumentParser`` whose help, usage and version reach a closed output's error.
+
+    argparse drops an ``OSError`` from writing its messages, so ``hrb --help | head -1`` exited 0
+    having printed nothing; this one lets it reach :func:`hrbench_client.cli.main`, which exits
+    141 quietly as for every other output (newcomer finding).
+    """
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # newcomer finding 23: `hrb score -22.22%` needed `--`; a negative number or
+            # percent (digit groups, a decimal point, an exponent) is a value, never an option
+            self._negative_number_matcher = NEGATIVE_NUMBER
+
+        def _print_message(self, message: str, file: Any = None) -> None:
+            if message:
+                (file or sys.stderr).write(message)
+                (file or sys.stderr).flush()
+
+        def error(self, message: str) -> NoReturn:
+            if "unrecognized arguments: -" in message or "expected one argument" in message:
+                message += (
+                    " (a value that starts with '-' and is not a number goes after `--`: hrb score -- -x)"
+                )
+            super().error(message)
+
+    return Parser
+
+
+NEGATIVE_NUMBER = re.compile(r"^-(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?$")
+"""What ``hrb`` reads as a value, not an option, when it starts with ``-`` (newcomer finding 23).
+
+Example:
+    >>> [bool(NEGATIVE_NUMBER.match(t)) for t in ("-22.22%", "-5", "-1,234.5", "-.5", "-1e-3", "-x", "--label")]
+    [True, True, True, True, True, False, False]
+"""
+
+
+def _sub_parser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
+    """A parser class whose instances (every subcommand's) also take the global options."""
+
+    class SubParser(_parser_class()):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs["parents"] = [*kwargs.get("parents", []), common]
+            super().__init__(*args, **kwargs)
+
+    return SubParser
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """``hrb``'s parser; ``only="score"`` builds ``hrb score`` alone (start-up time)."""
+    import argparse
+
+    parser = _parser_class()(
+        prog="hrb",
+        description="hrbench from the shell: JSON lines on stdout (see `hrb COMMAND --help`).",
+        epilog=EXIT_CODES_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _global_options(parser, None)
+    parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
+    # The same options after the subcommand (`hrb score --home H ...`): SUPPRESS keeps a value
+    # given before the subcommand unless it is given again after it.
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+    sub = parser.add_subparsers(
+        dest="cmd", required=True, metavar="COMMAND", parser_class=_sub_parser(common)
+    )
+
+    _add_score(sub)
+    if only == "score":  # `hrb score ...`: the other commands are not built (start-up time)
+        return parser
+    _add_bench(sub)
+    _add_eval(sub)
+    _add_ref(sub)
+    _add_reading(sub)
+    _add_housekeeping(sub)
+    _add_cache(sub)
+    _add_daemon(sub)
+    return parser
+
+
+def _add_score(sub: Any) -> None:
+    """``hrb score``."""
+    s = sub.add_parser("score", help="score outputs against labels")
+    s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
+    # decided (seed silent): both at once is a usage error (exit 2), not one of them dropped
+    labels = s.add_mutually_exclusive_group()
+    labels.add_argument(
+        "--label",
+        action="append",
+        help="an accepted answer (repeat for several); on stdin, the label of lines without one",
+    )
+    labels.add_argument(
+        "--label-json",
+        help="the label as JSON (a number, a list, null); not with --label; on stdin, as --label",
+    )
+    s.add_argument("--item", help="the item payload (JSON or text); on stdin, the item of lines without one")
+    s.add_argument(
+        "--scorer",
+        default="exact",
+        help=SCORER_HELP,
+    )
+    s.add_argument("--settings", help="the scorer's settings as a JSON object")
+    s.add_argument("--check", action="store_true", help="exit 1 when an output is scored wrong")
+
+
+def _add_bench(sub: Any) -> None:
+    """``hrb bench``."""
+    b = sub.add_parser("bench", help="run a benchmark from a TOML file")
+    b.add_argument("file", nargs="?", help="the benchmark spec (TOML)")
+    b.add_argument("--resume", metavar="ID", help="resume an interrupted benchmark: " + _ID_HELP)
+    b.add_argument("--no-rows", action="store_true", help="print only the result, not each row")
+    b.add_argument(
+        "--fail-under",
+        type=_fraction,
+        metavar="ACC",
+        help="exit 1 when an arm's accuracy is under ACC, or is NA (nothing was measured)",
+    )
+    b.add_argument(
+        "--detach",
+        action="store_true",
+        help="submit the benchmark, print its id and the commands that follow it (hrb ls, hrb rows ID, "
+        "hrb report ID) and exit 0 at once; the daemon runs it to its end (without --detach it "
+        "cancels a benchmark whose command ends or is killed; `hrb cancel ID` stops a detached one)",
+    )
+    b.add_argument(
+        "--retry-errors",
+        action="store_true",
+        help="with --resume: run again the runs that ended in errors (a failed model call, an arm "
+        "that raised), replacing their rows; what they spent stays spent",
+    )
+    b.add_argument(
+        "--concurrency",
+        type=_positive,
+        metavar="N",
+        help="how many (arm, item) pairs run at once (default: the spec's, else 16; a resume keeps "
+        "the benchmark's own unless given)",
+    )
+    b.add_argument("--max-calls", type=_limit(int), help="the governor's call cap (also with --resume)")
+    b.add_argument(
+        "--max-usd", type=_limit(float), help="the governor's spend cap in USD (also with --resume)"
+    )
+    b.add_argument("--max-tokens", type=_limit(int), help="the governor's token cap (also with --resume)")
+
+
+def _add_eval(sub: Any) -> None:
+    """``hrb eval``."""
+    e = sub.add_parser("eval", help="evaluate() a module from a TOML spec")
+    e.add_argument("file", help="the evaluate() spec (TOML; see examples/sentiment.toml)")
+    e.add_argument(
+        "--fail-under",
+        type=_fraction,
+        metavar="ACC",
+        help="exit 1 when the mean score is under ACC, or is NA (nothing was scored)",
+    )
+
+
+def _add_ref(sub: Any) -> None:
+    """``hrb ref put|get|list``."""
+    r = sub.add_parser("ref", help="stored references")
+    rs = r.add_subparsers(dest="ref_cmd", required=True)
+    rp = rs.add_parser(
+        "put", help="store a reference file (JSON lines of {id, item, label, cluster, split}, or TOML)"
+    )
+    rp.add_argument("name", help="the name to store it under")
+    rp.add_argument("file", help="the reference file (JSON lines, SQuAD JSON or TOML)")
+    rp.add_argument(
+        "--format",
+        choices=["rows", "squad"],
+        default="rows",
+        help="rows (JSON lines; default) or squad (SQuAD JSON)",
+    )
+    rg = rs.add_parser("get", help="a stored reference by name or hash")
+    rg.add_argument("name", help="the reference's name, or its hash (8+ characters of it)")
+    rs.add_parser("list", help="stored references")
+
+
+def _add_reading(sub: Any) -> None:
+    """``hrb rows``, ``hrb report`` and ``hrb view``: reading a stored benchmark."""
+    w = sub.add_parser("rows", help="stored rows of a benchmark")
+    w.add_argument("id", help=_ID_HELP)
+    w.add_argument("--offset", type=int, default=0, help="skip this many rows first (default 0)")
+    w.add_argument("--limit", type=int, help="print at most this many rows (default: all)")
+    w.add_argument("--traces", action="store_true", help="include each row's trace")
+    w.add_argument("--item", help="only the rows of this item")
+    w.add_argument("--arm", help="only the rows of this arm")
+    w.add_argument(
+        "--format",
+        choices=["jsonl", "csv", "parquet"],
+        default="jsonl",
+        help="jsonl (default), csv (a header line; a trace as JSON) or parquet (needs pyarrow: the "
+        "pandas extra)",
+    )
+    w.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
+
+    rep = sub.add_parser("report", help="the statistical report of a benchmark")
+    rep.add_argument("id", help=_ID_HELP)
+    rep.add_argument(
+        "--descriptive",
+        action="store_true",
+        help="allow fewer than 5 runs: intervals cover the sampling of items only, and say so",
+    )
+    rep.add_argument(
+        "--level", type=float, help="confidence level of the intervals, between 0 and 1 (default 0.95)"
+    )
+    rep.add_argument(
+        "--method",
+        metavar="{cluster,bootstrap}",
+        help="interval method: cluster (default; cluster-robust standard errors) or bootstrap",
+    )
+    rep.add_argument(
+        "--compare", nargs=2, metavar=("ARM_A", "ARM_B"), help="the paired difference of two arms (A - B)"
+    )
+    rep.add_argument(
+        "--format",
+        choices=["text", "json", "markdown"],
+        default="json",
+        help="json (default), text (the table for a person) or markdown (a table for a pull-request comment)",
+    )
+    rep.add_argument("--text", action="store_true", help="the same as --format text")
+    rep.add_argument(
+        "--plot",
+        metavar="FILE.png",
+        help="also write a PNG plot of the report (accuracy against USD per run); a relative path "
+        "is taken from the current directory",
+    )
+    rep.add_argument(
+        "--html",
+        metavar="FILE.html",
+        help="write the benchmark's page (arm table, paired differences, cost, item x arm matrix) as one "
+        "self-contained HTML file; descriptive benchmarks are labelled, never refused",
+    )
+
+    vw = sub.add_parser(
+        "view",
+        help="browse benchmarks in a local web page",
+        description="serve a local web view of the stored benchmarks on 127.0.0.1 (a random port and "
+        "token; the URL is printed, and a browser, when one is available, is opened on a private page "
+        "that lets it in, so the token never shows in the process list). Needs the view "
+        "extra: pip install 'hrbench[view]'.",
+    )
+    vw.add_argument("benchmark", nargs="?", help="open this benchmark (an id or a name) instead of the list")
+    vw.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
+    vw.add_argument("--no-browser", action="store_true", help="print the URL only (open no browser)")
+
+
+def _add_housekeeping(sub: Any) -> None:
+    """``hrb ls``, ``hrb cancel``, ``hrb rm`` and ``hrb gc``."""
+    ls = sub.add_parser(
+        "ls", help="stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)"
+    )
+    ls.add_argument("--limit", type=int, help="show at most this many (default: all)")
+    ls.add_argument("--text", action="store_true", help="print a table instead of JSON lines")
+
+    cancel = sub.add_parser(
+        "cancel",
+        help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
+    )
+    cancel.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+    cancel.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="how long the requests already sent may take to finish (their replies are kept and "
+        "paid once; default: the daemon's HRBENCH_CANCEL_GRACE_S, else 10)",
+    )
+
+    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows, traces and lock files")
+    rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
+
+    gc = sub.add_parser(
+        "gc",
+        help="delete old benchmarks and cache entries, then shrink the database",
+        description="Delete benchmarks (rows, traces, ledgers, lock files) and response-cache entries "
+        "created before the given age, then VACUUM the database. Running benchmarks are kept, and so is "
+        "a lock file a live process holds; the lock files of benchmarks no longer stored go too; "
+        "recordings are kept unless --recordings.",
+    )
+    gc.add_argument(
+        "--older-than",
+        required=True,
+        metavar="AGE",
+        help="an age: 30d, 12h, 90m, 45s, 2w (a bare number is days)",
+    )
+    gc.add_argument("--keep-cache", action="store_true", help="keep response-cache entries")
+    gc.add_argument("--recordings", action="store_true", help="delete recorded replies older than AGE too")
+    gc.add_argument("--no-vacuum", action="store_true", help="skip VACUUM (the file keeps its size)")
+
+
+def _add_cache(sub: Any) -> None:
+    """``hrb cache stats|clear`` and ``hrb recording import|export``."""
+    c = sub.add_parser(
+        "cache",
+        help="response cache: stats, or clear it for fresh draws",
+        description="stats prints the response cache's statistics; clear deletes its entries (all, or "
+        "those matching every filter given), so the next benchmark sends fresh requests for them. "
+        "Recordings and benchmarks are kept (hrb gc deletes old benchmarks).",
+    )
+    c.add_argument(
+        "cache_cmd",
+        choices=["stats", "clear"],
+        help=f"stats: {CACHE_STATS} of the response cache; clear: delete entries, printing how many",
+    )
+    c.add_argument("--model", help="clear: only the entries of this model (as asked for)")
+    c.add_argument("--arm", help="clear: only the entries of this arm")
+    c.add_argument(
+        "--older-than", metavar="AGE", help="clear: only entries older than AGE (30d, 12h, 90m, 45s, 2w)"
+    )
+
+    rec = sub.add_parser("recording", help="import or export recordings")
+    recs = rec.add_subparsers(dest="rec_cmd", required=True)
+    ri = recs.add_parser("import", help="load a recording exported as JSON lines")
+    ri.add_argument("file", help="the JSON lines file (an absolute path is sent to the daemon)")
+    ri.add_argument("--name", help="the recording's name (default: the file name without extension)")
+    rx = recs.add_parser("export", help="write a recording as JSON lines")
+    rx.add_argument("name", help="the recording's name")
+    rx.add_argument("file", help="the file to write (the daemon writes it)")
+
+
+def _add_daemon(sub: Any) -> None:
+    """``hrb status``, ``hrb daemon start|stop|status`` and ``hrb serve``."""
+    sub.add_parser("status", help="the daemon's status")
+
+    d = sub.add_parser(
+        "daemon",
+        help="start, stop or query the shared daemon",
+        description="start, stop or query the shared daemon; `stop` returns once the daemon has exited, "
+        '`status` prints {"running": false} and exits 1 when none runs',
+    )
+    d.add_argument(
+        "daemon_cmd",
+        choices=["start", "stop", "status"],
+        help="start (a daemon that stays up), stop or status",
+    )
+    d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
+    d.add_argument(
+        "--allow-code-over-tcp",
+        action="store_true",
+        help="let TCP clients send import-path specs (module:function): code run as you",
+    )
+    d.add_argument(
+        "--idle-exit",
+        metavar="AGE",
+        help="with start: stop after this long without a client (90s, 10m, 1h); by default a daemon "
+        "started this way stays up, while one started on demand by another command stops after "
+        "$HRBENCH_IDLE_EXIT seconds (default 600; `never` keeps it)",
+    )
+
+    sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
+    sv.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout (the only mode)")

@@ -1,0 +1,40 @@
+"""``hrb ref``: store, read and list references."""
+
+from __future__ import annotations
+
+import os
+
+from hrbench_client.cli._common import _client, _err, _out
+from hrbench_client.cli.exit_codes import EXIT_OK
+from hrbench_client.cli.spec_files import _load_toml, _resolve
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+
+
+def cmd_ref(args: argparse.Namespace) -> int:
+    with _client(args) as hb:
+        if args.ref_cmd == "put":
+            path = os.path.abspath(args.file)
+            if path.endswith(".toml"):
+                data, base = _load_toml(path)
+                ref = data.get("reference", data)
+                if "path" in ref:
+                    ref["path"] = _resolve(base, ref["path"])
+            else:
+                ref = {"path": path, "format": args.format}
+            info = hb.references.put(ref, args.name)
+            _out(info)
+            if info.replaced:  # newcomer finding 18: rebinding a name was silent
+                _err(
+                    f"reference {args.name!r} now points at {info.hash[:12]} (was {info.replaced[:12]}): "
+                    "benchmarks naming it from now on use the new content; earlier ones keep theirs "
+                    f"(`hrb ref get {info.replaced[:12]}`)"
+                )
+        elif args.ref_cmd == "get":
+            _out(hb.references.get(args.name))
+        else:
+            for info in hb.references.list():
+                _out(info)
+    return EXIT_OK

@@ -1,0 +1,159 @@
+"""Reading a stored benchmark: ``hrb rows``, ``hrb report`` (text, markdown, a plot, a page) and ``hrb view``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from hrbench_client.cli._common import STATUS_LABELS, _client, _err, _fail_usage, _msgspec, _out
+from hrbench_client.cli.exit_codes import EXIT_OK
+from hrbench_client.errors import TooFewRunsError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
+
+
+def cmd_rows(args: argparse.Namespace) -> int:
+    from hrbench_client import export, protocol
+
+    fmt = args.format
+    if fmt in export.BINARY and args.output is None and sys.stdout.isatty():
+        _fail_usage(f"--format {fmt} is binary and stdout is a terminal: give -o FILE (or pipe stdout)")
+    try:
+        export.check_format(fmt)
+    except ImportError as exc:
+        _fail_usage(str(exc))
+    with _client(args) as hb:
+        res = hb.rows(
+            args.id, offset=args.offset, limit=args.limit, traces=args.traces, item=args.item, arm=args.arm
+        )
+    asdict = _msgspec().structs.asdict
+    traces = res.traces
+    rows = (
+        {**asdict(r), "trace": _msgspec().to_builtins(traces.get(r.ledger_id, []))}
+        if traces is not None
+        else asdict(r)
+        for r in res.rows
+    )
+    if args.output is None:  # a closed reader (`| head`) ends in cli.main: exit 141, quietly
+        sys.stdout.flush()
+        export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
+        sys.stdout.buffer.flush()
+        return EXIT_OK
+    try:
+        with open(os.path.expanduser(args.output), "wb") as f:
+            n = export.write_rows(rows, protocol.Row, f, fmt)
+    except OSError as exc:
+        _fail_usage(f"--output {args.output}: {exc.strerror or exc}")
+    _err(f"wrote {n} row(s) to {args.output}")
+    return EXIT_OK
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        written = _write_html(args)
+        if not (args.text or args.plot or args.compare or args.format != "json"):
+            _out({"html": written})
+            return EXIT_OK
+    settings: dict[str, Any] = {}
+    if args.descriptive:
+        settings["descriptive"] = True
+    if args.level is not None:
+        settings["level"] = args.level
+    if args.method is not None:
+        settings["method"] = args.method
+    if args.compare:
+        settings["compare_pair"] = list(args.compare)
+    plot = None
+    if args.plot is not None:
+        plot = settings["plot"] = os.path.abspath(os.path.expanduser(args.plot))  # the daemon writes it
+    with _client(args) as hb:
+        try:
+            rep = hb.report(args.id, **settings)
+        except TooFewRunsError as exc:
+            if "--descriptive" not in exc.message:  # the library's message already says it
+                exc.message = f"{exc.message.rstrip()} In hrb: use --descriptive."
+            raise
+    if plot is not None:
+        rep.setdefault("plot", plot)
+        _as_callers_file(plot)
+    fmt = "text" if args.text else args.format
+    note = rep.get("stop_note")
+    label = STATUS_LABELS.get(rep.get("status") or "", "Note")
+    if fmt == "text":
+        text = rep.get("text", "")
+        if rep.get("status") not in (None, "done"):
+            print(f"Status: {rep['status']}")
+        print(text)
+        if note:
+            print(f"{label}: {note}")
+        if rep.get("unknown_note"):
+            print(f"Governor: {rep['unknown_note']}")
+        if plot is not None and plot not in text:
+            print(f"Plot: {plot}")
+    elif fmt == "markdown":
+        sys.stdout.write(rep.get("markdown", ""))
+        if note:
+            sys.stdout.write(f"\n> **{label}** ({rep.get('status')}): {note}\n")
+    elif args.compare and rep.get("comparisons"):
+        _out(rep["comparisons"][0])  # JSON: just the paired difference asked for
+    else:
+        _out(rep)
+    return EXIT_OK
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    try:
+        from hrbench_client.view.server import serve
+    except ImportError as exc:
+        _fail_usage(f"hrb view needs the view extra: pip install 'hrbench[view]' ({exc})")
+    path = "/"
+    if args.benchmark is not None:
+        with _client(args) as hb:
+            path = f"/b/{hb.rows(args.benchmark, limit=1).benchmark.id}"  # an id, id prefix or name
+    home, autostart = args.home, not args.no_autostart
+
+    def connect() -> Any:
+        from hrbench_client.client import connect as connect_daemon
+
+        return connect_daemon(home, autostart=autostart)
+
+    print("hrb view: open this URL (Ctrl-C stops the server):", file=sys.stderr, flush=True)
+    serve(connect, path=path, port=args.port, open_browser=not args.no_browser)
+    return EXIT_OK
+
+
+def _as_callers_file(path: str) -> None:
+    """Give a file the daemon wrote for the caller the mode the caller's own files get.
+
+    Decided (newcomer's finding): a ``--plot`` PNG is the user's output, like ``--html``, which
+    this process writes under the caller's umask (0644 under the usual 022); the daemon writes
+    with umask 077 because its state files are private (0600), so the plot came out 0600.
+    """
+    mask = os.umask(0)
+    os.umask(mask)
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o666 & ~mask)
+
+
+def _write_html(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from hrbench_client.view import benchmark_html
+
+    settings: dict[str, Any] = {}
+    if args.level is not None:
+        settings["level"] = args.level
+    if args.method is not None:
+        settings["method"] = args.method
+    target = Path(os.path.expanduser(args.html)).resolve()
+    with _client(args) as hb:
+        text = benchmark_html(hb, args.id, **settings)
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        _fail_usage(f"--html: cannot write {args.html!r} ({exc.strerror or exc})")
+    return str(target)
