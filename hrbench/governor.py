@@ -16,12 +16,34 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from hrbench.errors import BudgetRefused, ConfigError
+from hrbench.options import LIMITS, check_limit, options
 
-if TYPE_CHECKING:
-    from hrbench.ledger import Journal
+
+class Journal(Protocol):
+    """What a governor asks of the journal that keeps its reservations in the store.
+
+    :class:`hrbench.ledger.Journal` is the one hrbench ships (it attaches itself with
+    :meth:`~hrbench.ledger.Journal.attach`); the governor knows it only by these three calls, so
+    the ledger depends on the governor and never the other way round.
+    """
+
+    def open(self, usd: float | None, tokens: int) -> int:
+        """Queue a new reservation for the next commit; its number."""
+        ...
+
+    def settle(
+        self, number: int, usd: float, tokens: int, calls: int = 1, lost: bool = False, unpriced: int = 0
+    ) -> None:
+        """Queue reservation ``number``'s settlement (real USD and tokens) for the next commit."""
+        ...
+
+    def durable(self, number: int) -> Awaitable[None] | None:
+        """What to await until reservation ``number`` is committed (``None``: it already is)."""
+        ...
+
 
 __all__ = [
     "DEFAULT_LIMIT_VARIABLES",
@@ -52,65 +74,6 @@ DEFAULT_LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_
 """The environment variables that override :data:`hrbench.options`' default limits."""
 
 
-LIMITS = {"max_calls": int, "max_usd": float, "max_tokens": int}
-"""The governor's limits and their kinds: calls and tokens are whole numbers, USD any number."""
-
-
-def check_limit(field: str, value: Any, kind: type = float) -> int | float | None:
-    """A budget limit, checked: a finite number >= 0 (whole for calls and tokens), or ``None``.
-
-    The one validator every way a limit comes in shares (newcomer finding 7: ``nan`` passed
-    ``value < 0`` and ran with no USD cap, ``inf`` likewise): :class:`Governor`, the
-    environment overrides (:func:`default_governor`, the daemon at start and the variables a
-    request brings from the caller's shell), :data:`hrbench.options` and a spec's
-    ``[governor]``. README: "A value that is not a number is refused (exit 2)"; NaN and
-    infinity are not numbers a cap can hold to (decided: no cap is ``None``, never ``inf``).
-
-    Args:
-        field: the name shown in the error (``"max_usd"``, ``"HRBENCH_MAX_USD"``).
-        value: a number, a string from the environment (``"0.5"``), or ``None``.
-        kind: ``int`` (calls, tokens: a whole number) or ``float`` (USD).
-
-    Returns:
-        The limit as ``kind``, or ``None`` for ``None``.
-
-    Raises:
-        ConfigError: naming ``field`` and ``value``: not a number, NaN, infinite, negative, or
-            not whole for an ``int`` limit.
-
-    Example:
-        >>> check_limit("HRBENCH_MAX_USD", "0.5"), check_limit("max_calls", 50, int)
-        (0.5, 50)
-        >>> check_limit("HRBENCH_MAX_USD", "nan")
-        Traceback (most recent call last):
-        ...
-        hrbench.errors.ConfigError: HRBENCH_MAX_USD: expected a finite number >= 0, not NaN or infinity (got 'nan')
-    """
-    import math
-
-    if value is None:
-        return None
-    number: float
-    if isinstance(value, str):
-        try:
-            number = float(value.strip())
-        except ValueError:
-            raise ConfigError(field, value, "expected a number") from None
-    elif isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(field, value, "a limit must be a number >= 0 or None")
-    else:
-        number = value
-    if not math.isfinite(number):
-        raise ConfigError(field, value, "expected a finite number >= 0, not NaN or infinity")
-    if number < 0:
-        raise ConfigError(field, value, "a limit must be a number >= 0 or None")
-    if kind is int:
-        if number != int(number):
-            raise ConfigError(field, value, "expected a whole number")
-        return int(number)
-    return float(number) if isinstance(value, str) else value
-
-
 def default_governor() -> Governor:
     """A governor with the limits of :data:`hrbench.options` (environment overrides applied).
 
@@ -131,7 +94,6 @@ def default_governor() -> Governor:
         50
     """
     from hrbench.environ import env_value
-    from hrbench.options import options
 
     limits: dict[str, Any] = options.as_dict()
     for key, kind in LIMITS.items():

@@ -74,7 +74,7 @@ from hrbench.governor import Gate, Reservation
 
 if TYPE_CHECKING:
     from hrbench.arm import Arm
-    from hrbench.benchmark import _Plan
+    from hrbench.invoke import Plan
     from hrbench.records import Row, Step
     from hrbench.runtime import Runtime
 
@@ -136,7 +136,7 @@ class RayExecutor:
             raise ConfigError("executor.max_retries", self.max_retries, "expected a whole number >= 0")
 
     async def run(
-        self, plan: _Plan, rt: Runtime, work: list[Work], concurrency: int, deliver: Deliver
+        self, plan: Plan, rt: Runtime, work: list[Work], concurrency: int, deliver: Deliver
     ) -> None:
         """Run ``work`` on the cluster; each new row is handed to ``deliver`` on the driver."""
         if not work:
@@ -612,9 +612,9 @@ def _run_batch(
 
 
 async def _batch(
-    plan: _Plan, rt: Runtime, hub: Any, work: list[tuple[int, str, str, int, list[int]]], concurrency: int
+    plan: Plan, rt: Runtime, hub: Any, work: list[tuple[int, str, str, int, list[int]]], concurrency: int
 ) -> None:
-    from hrbench.benchmark import _failed, _invoke_async, _invoke_sync, _metric_values, _score
+    from hrbench.invoke import failed, invoke_async, invoke_sync, metric_values, score_row
 
     limiter = anyio.Semaphore(concurrency)
     threads = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
@@ -634,10 +634,10 @@ async def _batch(
         arm = plan.arms[arm_index]
         async with limiter:
             if arm.is_async:
-                atts = [await _invoke_async(plan, rt, item, arm, run) for run in todo]
+                atts = [await invoke_async(plan, rt, item, arm, run) for run in todo]
             else:
                 atts = await anyio.to_thread.run_sync(
-                    lambda: [_invoke_sync(plan, rt, item, arm, run) for run in todo], limiter=threads
+                    lambda: [invoke_sync(plan, rt, item, arm, run) for run in todo], limiter=threads
                 )
             events: list[tuple[Any, ...]] = []
             for run, att in zip(todo, atts, strict=True):
@@ -645,9 +645,9 @@ async def _batch(
                     try:
                         att.output = await att.output
                     except Exception as exc:
-                        _failed(att, exc)
-                values = _metric_values(plan, item, att) if plan.metrics else None
-                row = _score(plan, cluster, item, arm, run, att)
+                        failed(att, exc)
+                values = metric_values(plan, item, att) if plan.metrics else None
+                row = score_row(plan, cluster, item, arm, run, att)
                 events.append(("row", ci * plan.runs + run - 1, ci, row, att.ctx.trace, att.dup, values))
             rt.cells.pop((arm.name, item), None)
         await send(events)
