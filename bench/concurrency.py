@@ -6,7 +6,7 @@ share the client's interpreter lock):
 - ``bare``: a bare AsyncClient loop, a semaphore and a pool of C, nothing else (the client
   comes from ``hrbench.models._http.make_async_client``, the one module that imports httpx2);
 - ``client``: ``OpenAIClient.send`` in the same loop (limiter, retries, parsing);
-- ``benchmark``: ``hrbench.benchmark`` with an ``OpenAIClient`` arm, a governor and the exact
+- ``benchmark``: ``hrbench.runner.benchmark`` with an ``OpenAIClient`` arm, a governor and the exact
   scorer (N = items x 5 runs).
 
 Prints each wall time, the ideal N*L/C, wall/ideal, and hrbench/bare (issue 4's target:
@@ -28,13 +28,13 @@ import anyio
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from hrbench.arm import Arm  # noqa: E402
-from hrbench.benchmark import benchmark_async  # noqa: E402
-from hrbench.governor import Governor  # noqa: E402
 from hrbench.models import _http  # noqa: E402
 from hrbench.models.openai import OpenAIClient  # noqa: E402
-from hrbench.records import Request  # noqa: E402
 from hrbench.reference import Reference  # noqa: E402
-from hrbench.scorer import exact_scorer  # noqa: E402
+from hrbench.results.records import Request  # noqa: E402
+from hrbench.runner.benchmark import benchmark_async  # noqa: E402
+from hrbench.runner.governor import Governor  # noqa: E402
+from hrbench.scoring.scorer import exact_scorer  # noqa: E402
 from hrbench.testing.loopback import LoopbackServer  # noqa: E402
 
 RUNS = 5

@@ -12,7 +12,7 @@ Prints, each with its baseline and ratio:
    Python client through the daemon vs the same benchmark in-process, target >= 0.9x (issue
    15); and the in-process runner vs a bare loop over the same rows (the mock's reply and the
    scorer, nothing else), target within 5x;
-2b. the HTTP path: 2,000 calls at 50 ms and concurrency 100 through ``hrbench.benchmark`` vs a
+2b. the HTTP path: 2,000 calls at 50 ms and concurrency 100 through ``hrbench.runner.benchmark`` vs a
    bare httpx2 loop (``bench/concurrency.py``'s), against a loopback server in this process and
    in another process, target <= 1.15x;
 3. ``hrb score`` one-liner wall time vs ``python -c pass``, target <= 4x;
@@ -199,17 +199,17 @@ def in_process_rows_per_s(items: int, runs: int, duties: bool = False) -> float:
     """Rows/s of the benchmark run by ``benchmark_async`` in this process, rows dropped as they come.
 
     ``duties``: with the per-row work the daemon must do besides running (decided rules, not
-    transport): each call's reservation kept in a ledger (issue 13, :func:`hrbench.ledger.kept_ledger`
-    on a store in a temporary folder), the cancel grace's drain (:class:`hrbench.runtime.Drain`),
+    transport): each call's reservation kept in a ledger (issue 13, :func:`hrbench.runner.ledger.kept_ledger`
+    on a store in a temporary folder), the cancel grace's drain (:class:`hrbench.runner.runtime.Drain`),
     and each row and its trace encoded as JSON. What is left between this and the daemon is
     the daemon's own cost: threads, SQLite, the socket.
     """
     import anyio
 
-    from hrbench.benchmark import benchmark_async
-    from hrbench.governor import Governor
-    from hrbench.ledger import kept_ledger
-    from hrbench.runtime import Drain
+    from hrbench.runner.benchmark import benchmark_async
+    from hrbench.runner.governor import Governor
+    from hrbench.runner.ledger import kept_ledger
+    from hrbench.runner.runtime import Drain
     from hrbench.specs import build_arm, build_client, build_reference
     from hrbench.store import Store
 
@@ -260,9 +260,9 @@ def in_process_rows_per_s(items: int, runs: int, duties: bool = False) -> float:
 
 def bare_rows_per_s(items: int, runs: int) -> float:
     """The floor: the mock's reply and the scorer for every row, in a plain loop, nothing else."""
-    from hrbench.records import Request
-    from hrbench.runtime import drive
-    from hrbench.scorer import exact_scorer
+    from hrbench.results.records import Request
+    from hrbench.runner.runtime import drive
+    from hrbench.scoring.scorer import exact_scorer
     from hrbench.specs import build_client, build_reference
 
     spec = bench_spec(items, runs)

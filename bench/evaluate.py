@@ -20,11 +20,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import hrbench.metrics as metrics
-from hrbench.evaluate import evaluate
-from hrbench.governor import Governor
+import hrbench.evaluation.metrics as metrics
+from hrbench.evaluation.evaluate import evaluate
+from hrbench.evaluation.modules import module, module_fn
 from hrbench.models.mock import MockClient
-from hrbench.modules import module, module_fn
+from hrbench.runner.governor import Governor
 
 
 def rule_fn(text: str) -> str:
@@ -55,10 +55,10 @@ def plain_loop(rows: list[dict[str, Any]]) -> float:
 
 
 def bench_benchmark(rows: list[dict[str, Any]], arm_fn: Callable[..., Any], client: Any = None) -> Any:
-    from hrbench import benchmark
     from hrbench.arm import Arm
     from hrbench.reference import Reference
-    from hrbench.scorer import exact_scorer
+    from hrbench.runner import runner as benchmark
+    from hrbench.scoring.scorer import exact_scorer
 
     ref = Reference(
         items={f"r{i}": r["text"] for i, r in enumerate(rows)},

@@ -3,7 +3,7 @@
 The same benchmark runs twice in one process, alternating, against one ledger-less baseline
 measured in the same run:
 
-- ``http``: ``hrbench.benchmark`` with an ``OpenAIClient`` to a loopback server (its own
+- ``http``: ``hrbench.runner.benchmark`` with an ``OpenAIClient`` to a loopback server (its own
   process) answering after L ms, C requests in flight: every reservation is committed to a
   SQLite file before its request is sent (``kept_ledger``), so C requests in flight wait on
   shared group commits;
@@ -29,8 +29,8 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import hrbench as hb  # noqa: E402
-from hrbench.ledger import kept_ledger  # noqa: E402
 from hrbench.models.openai import OpenAIClient  # noqa: E402
+from hrbench.runner.ledger import kept_ledger  # noqa: E402
 from hrbench.store import Store  # noqa: E402
 from hrbench.testing.loopback import LoopbackServer  # noqa: E402
 

@@ -5,7 +5,7 @@ Runs every case of ``tests/unit/oracle/inspect_scorer_cases.json`` (the inputs o
 through the hrbench scorer that does the same job, and prints how many were ported, how many give
 inspect's outcome, how many differ by a written hrbench rule, and the faults: cases where hrbench
 does not give what its own rules say (goal: 0). Each fault is listed with its input, what hrbench
-gives and what it should give. ``tests/unit/test_inspect_oracle.py`` asserts the same cases.
+gives and what it should give. ``tests/unit/scoring/test_inspect_oracle.py`` asserts the same cases.
 
 Usage: .venv/bin/python bench/oracle.py [--by-file]
 Exit status: 0 with no fault, 1 otherwise.

@@ -20,14 +20,14 @@ from typing import Any
 
 from _common import data_dir
 
-from hrbench.choice import choice_scorer
-from hrbench.numeric import numeric_scorer, read_numbers
-from hrbench.pattern import pattern_scorer
 from hrbench.reading import answer_scorer, qa_reference
 from hrbench.reading._fold import _fold_cached
 from hrbench.reading._not_found import _search_cached
 from hrbench.reading._scorer import _needles
-from hrbench.scorer import exact_scorer
+from hrbench.scoring.choice import choice_scorer
+from hrbench.scoring.numeric import numeric_scorer, read_numbers
+from hrbench.scoring.pattern import pattern_scorer
+from hrbench.scoring.scorer import exact_scorer
 
 TARGET = 100_000
 

@@ -3,11 +3,8 @@
 The everyday names live here; see the submodules for the rest.
 """
 
-from hrbench import metrics, reading
+from hrbench import reading
 from hrbench.arm import Arm, Context
-from hrbench.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
-from hrbench.cache import Cache, cache_key, request_hash
-from hrbench.choice import choice_scorer
 from hrbench.errors import (
     ArmErrorWarning,
     BudgetRefused,
@@ -33,13 +30,9 @@ from hrbench.errors import (
     UnlabelledItemsWarning,
     UsageEstimatedWarning,
 )
-from hrbench.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
-from hrbench.governor import Governor
-from hrbench.judge import judge_scorer
-from hrbench.models.anthropic import AnthropicClient
-from hrbench.models.mock import MockClient
-from hrbench.models.openai import OpenAIClient
-from hrbench.modules import (
+from hrbench.evaluation import metrics
+from hrbench.evaluation.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
+from hrbench.evaluation.modules import (
     Example,
     Prediction,
     RowResult,
@@ -53,10 +46,10 @@ from hrbench.modules import (
     run_dataset_async,
     signature,
 )
-from hrbench.numeric import numeric_scorer
-from hrbench.options import Options, options
-from hrbench.pattern import pattern_scorer
-from hrbench.pricing import Pricing, trace_cost
+from hrbench.models.anthropic import AnthropicClient
+from hrbench.models.mock import MockClient
+from hrbench.models.openai import OpenAIClient
+from hrbench.models.pricing import Pricing, trace_cost
 from hrbench.reading import (
     answer_scorer,
     example_document,
@@ -67,10 +60,19 @@ from hrbench.reading import (
     tatqa_reference,
     tatqa_scorer,
 )
-from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
 from hrbench.reference import Reference
-from hrbench.replay import ReplayClient
-from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
+from hrbench.results.records import Answer, Request, Result, Row, Score, Step, Usage
+from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
+from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
+from hrbench.runner.cache import Cache, cache_key, request_hash
+from hrbench.runner.governor import Governor
+from hrbench.runner.limits import Options, options
+from hrbench.runner.replay import ReplayClient
+from hrbench.scoring.choice import choice_scorer
+from hrbench.scoring.judge import judge_scorer
+from hrbench.scoring.numeric import numeric_scorer
+from hrbench.scoring.pattern import pattern_scorer
+from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
 from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
 from hrbench.store import Store
 

@@ -15,13 +15,13 @@ import anyio
 import anyio.from_thread
 import msgspec
 
-from hrbench._fingerprint import fingerprint
+from hrbench._util.fingerprint import fingerprint
 from hrbench.errors import ConfigError
 from hrbench.models.base import normalise_messages
-from hrbench.records import Request, Result, Step
+from hrbench.results.records import Request, Result, Step
 
 if TYPE_CHECKING:
-    from hrbench.runtime import Runtime
+    from hrbench.runner.runtime import Runtime
 
 __all__ = ["Arm", "Context", "RunInfo", "current_run"]
 
@@ -50,7 +50,7 @@ class Arm:
     Args:
         name: a non-empty name, unique within a benchmark.
         fn: ``fn(item, ctx)``, sync or ``async def``; returns the output the scorer reads (a
-            string, a :class:`~hrbench.records.Result`, an :class:`~hrbench.records.Answer`,
+            string, a :class:`~hrbench.results.records.Result`, an :class:`~hrbench.results.records.Answer`,
             or a dict with ``text``/``answer``).
         version: the arm's version, recorded with the benchmark and part of its hash (a
             resume refuses a changed arm). Not part of the cache key (SPEC section 6: the
@@ -62,7 +62,7 @@ class Arm:
     Attributes:
         hash: sha256 hex over the function's code, constants, closure, defaults, the version
             and the settings: it changes when the arm's behaviour may change.
-        check: ``None``, or ``check(items, client, known, runs)``, which :func:`hrbench.benchmark`
+        check: ``None``, or ``check(items, client, known, runs)``, which :func:`hrbench.runner.benchmark`
             calls with the items it will run (id -> payload, in order), its client, the item
             ids an output may name (the reference's, or its source's) and the runs per item
             before the first run, so that a spec error is refused
@@ -176,7 +176,7 @@ class Context:
                 (``temperature``, ``max_tokens``, ``seed``, ...) sent as they are.
 
         Returns:
-            The reply as a :class:`~hrbench.records.Result`. When the call failed for good
+            The reply as a :class:`~hrbench.results.records.Result`. When the call failed for good
             (after retries) its ``ok`` is false and reading its ``.text`` raises
             :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause
             (issue 12); ``raw_text`` reads it without raising.
@@ -193,7 +193,7 @@ class Context:
                 "ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm"
             )
         if self.runtime is not None and self.runtime.inline:
-            from hrbench.runtime import drive
+            from hrbench.runner.runtime import drive
 
             return drive(self._acall(prompt, params, inline=True))  # type: ignore[no-any-return]
         return anyio.from_thread.run(lambda: self.acall(prompt, **params))

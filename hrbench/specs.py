@@ -35,14 +35,14 @@ from typing import Any
 
 import anyio
 
-from hrbench import _forms
-from hrbench._unique import OnePerId, refuse_repeated_keys
+from hrbench._util import forms as _forms
+from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm
 from hrbench.errors import CodeRefused, ConfigError, did_you_mean, field_under
-from hrbench.governor import Governor, default_governor
 from hrbench.models.mock import MockClient
 from hrbench.reference import PER_ITEM, Reference, check_keyed
-from hrbench.scorer import Scorer, scorer
+from hrbench.runner.governor import Governor, default_governor
+from hrbench.scoring.scorer import Scorer, scorer
 
 __all__ = [
     "ARM_FIELDS",
@@ -680,7 +680,7 @@ def check_recording(name: str, recordings: Sequence[str]) -> None:
 
 
 def _replay_client(spec: Any, store: Any, role: str = "client") -> Any:
-    from hrbench.replay import ReplayClient
+    from hrbench.runner.replay import ReplayClient
 
     if store is None:  # decided: say what gives one, for a judge too
         how = (
@@ -781,7 +781,7 @@ def build_pricing(spec: Any) -> Any:
         return None
     if not isinstance(prices, Mapping):
         raise ConfigError("client.prices", prices, "expected a table of model names to prices")
-    from hrbench.pricing import Pricing
+    from hrbench.models.pricing import Pricing
 
     def entry(p: Any) -> dict[str, Any]:
         return {k: v for k in ("input", "cached_input", "output") if (v := _get(p, k)) is not None}
@@ -853,7 +853,7 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     "done" with accuracy NA): a record with a field outside these is refused, naming the field,
     the line and the closest known name; two different records with one id are refused, naming
     the id and both lines (the second no longer replaces the first; a record repeated
-    identically is read once, :mod:`hrbench._unique`). A label that is not a string, a
+    identically is read once, :mod:`hrbench._util.unique`). A label that is not a string, a
     number, a list of them or a mapping with ``answers`` is refused
     (:func:`hrbench.reference.check_label`).
 
@@ -1024,25 +1024,29 @@ def _select(ref: Reference, ids: list[str]) -> Reference:
 
 
 SCORERS: dict[str, tuple[str, str, str]] = {
-    "exact": ("hrbench.scorer", "exact_scorer", "seed 000's exact match after folding case and white space"),
-    "exact_normalised": ("hrbench.scorer", "exact_scorer", "the same as exact"),
+    "exact": (
+        "hrbench.scoring.scorer",
+        "exact_scorer",
+        "seed 000's exact match after folding case and white space",
+    ),
+    "exact_normalised": ("hrbench.scoring.scorer", "exact_scorer", "the same as exact"),
     "answer_contains": ("hrbench.reading", "answer_scorer", "seed 001's number-aware reading scorer"),
     "answer": ("hrbench.reading", "answer_scorer", "the same as answer_contains"),
     "numeric": (
-        "hrbench.numeric",
+        "hrbench.scoring.numeric",
         "numeric_scorer",
         "the reply's number equals the label's, within a tolerance",
     ),
-    "choice": ("hrbench.choice", "choice_scorer", "the one letter a reply picks equals the label's"),
+    "choice": ("hrbench.scoring.choice", "choice_scorer", "the one letter a reply picks equals the label's"),
     "pattern": (
-        "hrbench.pattern",
+        "hrbench.scoring.pattern",
         "pattern_scorer",
         'what a regex captures, scored by exact, settings {"pattern": ...}',
     ),
     "tatqa": ("hrbench.reading", "tatqa_scorer", "the official TAT-QA exact match"),
     "squad": ("hrbench.reading", "squad_scorer", "the official SQuAD v2.0 exact match"),
     "judge": (
-        "hrbench.judge",
+        "hrbench.scoring.judge",
         "judge_scorer",
         'an LLM judge, in a benchmark only, settings {"client": {...}}',
     ),
@@ -1082,31 +1086,31 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
     """A scorer by name.
 
     Args:
-        name: a name of :data:`SCORERS`: ``exact`` (:func:`~hrbench.scorer.exact_scorer`,
+        name: a name of :data:`SCORERS`: ``exact`` (:func:`~hrbench.scoring.scorer.exact_scorer`,
             folding by default), ``exact_normalised``, ``answer_contains`` (:func:`hrbench.reading.answer_scorer`),
-            ``numeric`` (:func:`hrbench.numeric.numeric_scorer`), ``choice``
-            (:func:`hrbench.choice.choice_scorer`), ``pattern``
-            (:func:`hrbench.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
+            ``numeric`` (:func:`hrbench.scoring.numeric.numeric_scorer`), ``choice``
+            (:func:`hrbench.scoring.choice.choice_scorer`), ``pattern``
+            (:func:`hrbench.scoring.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
             ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
-            ``judge`` (:func:`hrbench.judge.judge_scorer`; ``settings["client"]`` is the judge's
+            ``judge`` (:func:`hrbench.scoring.judge.judge_scorer`; ``settings["client"]`` is the judge's
             client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``:
             a Scorer, a factory (called with ``settings``), or a function wrapped with
-            :func:`~hrbench.scorer.scorer`.
+            :func:`~hrbench.scoring.scorer.scorer`.
         settings: keyword arguments of the factory.
         store: the :class:`~hrbench.store.Store` a judge's ``replay`` client reads its
             recording from (the daemon gives its own).
 
     A scorer function is called ``fn(item, output, label)``, three positional arguments in
     that order (seed 000): the item's payload as the reference holds it, what the arm returned
-    (a string, or an :class:`~hrbench.records.Answer` / dict with ``text``), and the item's
+    (a string, or an :class:`~hrbench.results.records.Answer` / dict with ``text``), and the item's
     label (``None`` for an item with no label). It returns a
-    :class:`~hrbench.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
+    :class:`~hrbench.results.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
     ``(correct, outcome, failure_kind)`` tuple, or a bool. A function whose parameter names say
     another order (``def s(output, label, item=None)``) or that cannot take three arguments is
-    refused when it is loaded (:func:`~hrbench.scorer.check_signature`); one that returns
+    refused when it is loaded (:func:`~hrbench.scoring.scorer.check_signature`); one that returns
     anything else (``None``: a missing ``return``) or raises makes that run an ``error`` row
-    naming the scorer (:class:`~hrbench.scorer.Scorer`), never a silent NA or ``wrong``.
+    naming the scorer (:class:`~hrbench.scoring.scorer.Scorer`), never a silent NA or ``wrong``.
 
     Raises:
         ConfigError: an unknown name or settings the factory rejects.
@@ -1203,10 +1207,10 @@ def build_metrics(names: Sequence[str]) -> list[Callable[[Any, Any, Any], Any]]:
 
 
 def build_governor(spec: Any) -> Governor | None:
-    """The :class:`~hrbench.governor.Governor` a spec describes, or ``None`` for no spec.
+    """The :class:`~hrbench.runner.governor.Governor` a spec describes, or ``None`` for no spec.
 
     A limit left ``None`` is no cap, unless ``defaults`` is true: it is then the default's
-    (:func:`~hrbench.governor.default_governor`), and the governor keeps the defaults' rule
+    (:func:`~hrbench.runner.governor.default_governor`), and the governor keeps the defaults' rule
     while ``max_usd`` is not given (decided, newcomer finding: ``hrb bench FILE --max-calls N``
     on a spec with no ``[governor]`` replaces one limit, as ``--resume`` does).
 

@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parent.parent
 # skips that depend on the machine, not on what we ship (root without CAP_SYS_ADMIN, no tmpfs)
 MACHINE_SKIPS = {
     "tests/server/test_store_faults.py",
-    "tests/unit/test_store_faults.py",
+    "tests/unit/store/test_store_faults.py",
     "tests/server/test_store_full_at_finish.py",
     "tests/clients/test_cli_state_folder.py",
 }

@@ -58,12 +58,12 @@ import anyio
 import msgspec
 import stamina
 
-from hrbench.environ import env_value
+from hrbench._util.environ import env_value
+from hrbench._util.redact import note_key_env, redact, scrub_reply
 from hrbench.errors import HrbenchError
 from hrbench.models import _http
-from hrbench.records import Billed, Request, Result, Usage
-from hrbench.redact import note_key_env, redact, scrub_reply
-from hrbench.tokens import usage_of
+from hrbench.models.tokens import usage_of
+from hrbench.results.records import Billed, Request, Result, Usage
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
 
@@ -272,7 +272,7 @@ class HttpModelClient:
         headers: dict[str, str] | None = None,
         billed_as: Sequence[str] = (),
     ) -> None:
-        from hrbench._forms import check_env_name, check_name, check_number, check_url
+        from hrbench._util.forms import check_env_name, check_name, check_number, check_url
 
         # every field with a form, before any request (newcomer finding: a base_url of "${VAR}"
         # failed 200 runs after 5 attempts each); `hrbench.specs` names them under `client.`
@@ -689,7 +689,7 @@ def _estimated_usage(request: Request, result: Result) -> Usage:
     With ``n`` choices only the first is kept: each of the others is counted at the output
     limit sent (at the first one's size when none was sent).
     """
-    from hrbench.pricing import output_limit
+    from hrbench.models.pricing import output_limit
 
     limit = output_limit(request)
     usage = usage_of(request.messages, result.text, result.model, limit, request.tools)
@@ -702,7 +702,7 @@ def _estimated_usage(request: Request, result: Result) -> Usage:
 def _billed_attempt(exc: _RetryableFailure) -> Billed | None:
     """What the provider billed for a retried attempt: its reported usage, else ``None`` (unknown).
 
-    The governor books such an attempt at what that usage costs (:meth:`~hrbench.governor.Gate.lost`),
+    The governor books such an attempt at what that usage costs (:meth:`~hrbench.runner.governor.Gate.lost`),
     and the run's trace and row carry the same amount, so the rows add up to the provider's bill.
     """
     if exc.usage is None or exc.usage.provenance != "reported":

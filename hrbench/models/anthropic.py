@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hrbench.models._remote import HttpModelClient, as_int
-from hrbench.records import Request, Result, Usage
+from hrbench.results.records import Request, Result, Usage
 
 __all__ = ["AnthropicClient", "anthropic_usage"]
 
@@ -50,7 +50,7 @@ class AnthropicClient(HttpModelClient):
     ``end_turn`` and ``stop_sequence`` as ``"stop"``, ``max_tokens`` as ``"length"``, and
     ``refusal`` as ``"refusal"`` with ``refused=True``.
 
-    Usage (convention of :class:`~hrbench.records.Usage`): ``tokens_in`` is
+    Usage (convention of :class:`~hrbench.results.records.Usage`): ``tokens_in`` is
     ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic reports
     cache reads and writes apart from ``input_tokens``), ``tokens_cached`` is
     ``cache_read_input_tokens``, the cache writes are ``tokens_cache_write_5m`` and
@@ -154,7 +154,7 @@ class AnthropicClient(HttpModelClient):
 
 
 def anthropic_usage(usage: Any) -> Usage:
-    """Read an Anthropic usage block into :class:`~hrbench.records.Usage`.
+    """Read an Anthropic usage block into :class:`~hrbench.results.records.Usage`.
 
     Args:
         usage: the reply's ``usage`` object, or ``None``.

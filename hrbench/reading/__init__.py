@@ -17,7 +17,7 @@ An item is ``{"document", "question"}``; a label is the accepted answers or
 - :func:`example_document` and :func:`example_questions` for docs and tests.
 """
 
-from hrbench.metrics import tatqa_exact_match, tatqa_f1
+from hrbench.evaluation.metrics import tatqa_exact_match, tatqa_f1
 from hrbench.reading._example import example_document, example_questions
 from hrbench.reading._fold import contains_answer, fold_answer
 from hrbench.reading._not_found import is_not_found
@@ -27,7 +27,7 @@ from hrbench.reading._reference import document_id, qa_reference, read_rows, tat
 from hrbench.reading._scorer import LIMIT_NOTES, REFUSAL_REASONS, answer_scorer, stop_kind
 from hrbench.reading._squad import answer_contains_scores, squad_scorer, squad_scores
 from hrbench.reading._tatqa import tatqa_scorer, tatqa_scores
-from hrbench.scorer import NOT_IN_DOCUMENT
+from hrbench.scoring.scorer import NOT_IN_DOCUMENT
 from hrbench.scoring.tatqa import tatqa_answer_string, tatqa_em_f1, tatqa_normalize, tatqa_number
 
 __all__ = [

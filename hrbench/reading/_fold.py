@@ -10,7 +10,7 @@ Folding (:func:`fold_answer`), in this order:
    thin space) between two digits are a comma and ``\,`` between two digits a thin space, so
    ``"1{,}204"``, ``"1,\!204"`` and ``"1\,204"`` are 1204.
    Then numerals NFKC would glue are kept apart (decided, seed silent;
-   :func:`hrbench._text.fold_numerals`): a superscript or subscript digit right after a digit
+   :func:`hrbench._util.text.fold_numerals`): a superscript or subscript digit right after a digit
    is an exponent ``^n`` or an index ``_n`` (``"5\u00b2"`` is ``5^2``, never 52), and a vulgar
    fraction (``"\u00bd"``, ``"2\u00bd"``) is one number, ``1\u20442`` with its whole part
    joined by a private mark, never a 1 and a 2.
@@ -22,8 +22,8 @@ Folding (:func:`fold_answer`), in this order:
 2. NFKC (H08a, H08e): compatibility forms such as full-width digits ``"\uff11\uff12"`` become
    ASCII and accents are composed. Decided beyond NFKC: a decimal digit of any other script
    (Arabic-Indic, Devanagari, ...) becomes its ASCII digit too, and any other dash written
-   before a digit is a minus sign (R09a; :func:`hrbench._text.fold_minus`).
-3. Caseless matching in every script (:func:`hrbench._text.caseless`; H07a: ``"STRASSE"``
+   before a digit is a minus sign (R09a; :func:`hrbench._util.text.fold_minus`).
+3. Caseless matching in every script (:func:`hrbench._util.text.caseless`; H07a: ``"STRASSE"``
    equals ``"Stra\u00dfe"``; I07s: ``"\u0130zmir"`` equals ``"izmir"``); no locale-specific
    (Turkic) folding (H07c).
 4. Thousands separators -- a comma or one of the four spaces above -- are dropped only
@@ -79,7 +79,7 @@ Numbers (seed 001):
   with a decimal point and more than 15 significant digits -- a float as a program prints it,
   ``"0.30000000000000004"`` for ``0.1 + 0.2`` -- contains an accepted answer that is a bare
   number equal to it up to float64 noise (:func:`contains_float_noise`; the rule and its source,
-  C's ``DBL_DIG``, in :mod:`hrbench._float`). A number of 15 significant digits or fewer is
+  C's ``DBL_DIG``, in :mod:`hrbench._util.floats`). A number of 15 significant digits or fewer is
   matched as written, so "45.2" is still not in "45.25" nor "0.3" in "0.31".
 
 Seed 001 says "contains" and pins numbers; the word rule above is decided, and text with
@@ -94,8 +94,8 @@ import unicodedata
 from decimal import Decimal
 from functools import lru_cache
 
-from hrbench._float import DBL_DIG, float_noise_equal, significant_digits
-from hrbench._text import FRACTION_SLASH, JOIN, caseless, fold_minus, fold_numerals
+from hrbench._util.floats import DBL_DIG, float_noise_equal, significant_digits
+from hrbench._util.text import FRACTION_SLASH, JOIN, caseless, fold_minus, fold_numerals
 
 __all__ = ["contains_answer", "contains_float_noise", "fold_answer", "strip_around"]
 
@@ -348,7 +348,7 @@ def contains_float_noise(hay: str, needle: str) -> bool:
             the same mark), is sought.
 
     Returns:
-        ``True`` when such a number equals ``needle`` by :func:`hrbench._float.float_noise_equal`.
+        ``True`` when such a number equals ``needle`` by :func:`hrbench._util.floats.float_noise_equal`.
 
     Example:
         >>> contains_float_noise("the ratio is 0.30000000000000004.", "0.3")

@@ -11,12 +11,12 @@ from typing import Any
 
 import msgspec
 
-from hrbench._unique import OnePerId, refuse_repeated_keys
+from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError, did_you_mean
 from hrbench.reading._reference import read_json, read_rows
-from hrbench.records import Answer, Result
-from hrbench.scorer import plain_number
+from hrbench.results.records import Answer, Result
+from hrbench.scoring.scorer import plain_number
 
 __all__ = ["NO_OUTPUT", "check_outputs", "missing_output", "outputs_arm", "tatqa_outputs"]
 
@@ -280,7 +280,7 @@ def outputs_arm(
         number of predictions and a sha256 of them (so another file is another arm hash).
 
     Stored values become outputs as follows: a string, ``None``, a dict, an
-    :class:`~hrbench.records.Answer` or a :class:`~hrbench.records.Result` as it is; a number
+    :class:`~hrbench.results.records.Answer` or a :class:`~hrbench.results.records.Result` as it is; a number
     in plain digits (``100000.0`` -> ``"100000"``); a list as its parts joined by ``"; "``.
     With ``scale_field`` (issue 11), each row's output is ``{"text", "prediction", "scale"}``:
     the text as above followed by the scale word (``"%"`` for ``percent``; ``"1496.5
@@ -297,7 +297,7 @@ def outputs_arm(
             "done"; a row lacking it beside rows that have it is a null prediction), two rows
             (or keys of a JSON object) of one id with different predictions (naming the id
             field, the id and both lines: the last one was kept silently, newcomer finding; an
-            identical repeat is read once, :mod:`hrbench._unique`), or an unreadable source. The error lists the rows' fields.
+            identical repeat is read once, :mod:`hrbench._util.unique`), or an unreadable source. The error lists the rows' fields.
 
     Example:
         >>> arm = outputs_arm("baseline", {"q1": "Paris", "q2": None})
@@ -402,7 +402,7 @@ def tatqa_outputs(
             (named with the line: a SQuAD run file given ``format = "tatqa"``), or two rows (two
             keys of a ``.json`` object) have one ``question_id`` with different predictions,
             named with both lines (entries). Decided (newcomer finding: the last one was kept
-            silently): a row repeated identically is read once (:mod:`hrbench._unique`).
+            silently): a row repeated identically is read once (:mod:`hrbench._util.unique`).
 
     Example:
         >>> import pathlib, tempfile

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from hrbench._unique import OnePerId
+from hrbench._util.unique import OnePerId
 from hrbench.errors import ConfigError, ReferenceValueError
 from hrbench.reference import Reference
-from hrbench.scorer import NOT_IN_DOCUMENT, plain_number
+from hrbench.scoring.scorer import NOT_IN_DOCUMENT, plain_number
 
 __all__ = ["document_id", "json_lines", "qa_reference", "read_json", "read_rows", "tatqa_reference"]
 
@@ -261,7 +261,7 @@ def qa_reference(
             row marked answerable (``is_impossible`` false) with no answer.
         ReferenceValueError: two different rows with one item id (naming the id and both
             rows; decided, newcomer finding: a row repeated identically is read once,
-            :mod:`hrbench._unique`), or an unknown split.
+            :mod:`hrbench._util.unique`), or an unknown split.
 
     Example:
         >>> from hrbench.reading import example_document, example_questions
@@ -376,7 +376,7 @@ def tatqa_reference(
     clustered by the table's ``uid`` (questions on one table are not independent).
 
     Labels are mappings (decided: the gold's details live in the label, which arms never see,
-    not in the item, which a prompt may show; :func:`~hrbench.scorer.label_answers`):
+    not in the item, which a prompt may show; :func:`~hrbench.scoring.scorer.label_answers`):
     ``{"answers", "answer", "scale", "answer_type"}``. ``answers`` are the accepted answers the
     text scorers read (``answer_contains``, ``exact``); ``answer`` (the gold answer exactly as
     the file gives it: a list of spans, or a number), ``scale`` and ``answer_type`` are what the
@@ -413,7 +413,7 @@ def tatqa_reference(
         ReferenceValueError: two different questions with one ``uid`` (naming the uid and the
             places of both in the file, questions counted from 1 over every context). Decided
             (newcomer finding: the last one was kept silently): the same question on the same
-            table written twice is read once (:mod:`hrbench._unique`).
+            table written twice is read once (:mod:`hrbench._util.unique`).
     """
     expected = (
         'a TAT-QA .json file (a list of {table, paragraphs, questions}); SQuAD-style rows are format "squad"'

@@ -8,8 +8,8 @@ from typing import Any
 
 from hrbench.reading._fold import contains_answer, contains_float_noise, fold_answer, strip_around
 from hrbench.reading._not_found import _folded_not_found
-from hrbench.records import REFUSAL_REASONS, Answer, Result, Score
-from hrbench.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
+from hrbench.results.records import REFUSAL_REASONS, Answer, Result, Score
+from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
 
 __all__ = ["LIMIT_NOTES", "REFUSAL_REASONS", "answer_scorer", "stop_kind"]
 
@@ -24,9 +24,9 @@ def stop_kind(output: Any) -> str | None:
 
     ``"budget_stop"`` when the output is partial and notes a limit (``cost_cap_reached``,
     ``call_cap_reached``, ``token_cap_reached``, ``limit_refused``): an
-    :class:`~hrbench.records.Answer` with ``partial=True``; a dict with such a note in ``notes``
+    :class:`~hrbench.results.records.Answer` with ``partial=True``; a dict with such a note in ``notes``
     and ``partial`` not ``False`` (decided: a dict that notes a limit is taken as partial unless
-    it says otherwise, as in case H13c); a :class:`~hrbench.records.Result` whose ``note`` is a
+    it says otherwise, as in case H13c); a :class:`~hrbench.results.records.Result` whose ``note`` is a
     limit. Otherwise ``"refusal"`` when a step of the trace (``Answer.trace``, or a dict's
     ``steps``/``trace``) finished with reason ``refusal`` or ``content_filter``, or the output
     itself is a refused result (``refused=True`` or such a finish reason). Apology or refusal
@@ -111,7 +111,7 @@ def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
 
 
 def screen_folded(output: Any) -> Score | str:
-    """:func:`hrbench.scorer.screen` for the reading scorers: a failed output's outcome is folded.
+    """:func:`hrbench.scoring.scorer.screen` for the reading scorers: a failed output's outcome is folded.
 
     Returns:
         A wrong :class:`Score` for an output that is not an answer (its failure kind, or
@@ -202,8 +202,8 @@ def answer_scorer() -> Scorer:
     - Float64 noise (decided, seed silent; newcomer finding): a number of the answer written
       with a decimal point and more than 15 significant digits (a float as a program prints it,
       ``"0.30000000000000004"``) contains a bare numeric label it equals up to float64 noise
-      (C's ``DBL_DIG``: :mod:`hrbench._float`); a float label carrying noise (``0.1 + 0.2``)
-      also accepts its 15-digit form (:func:`~hrbench.scorer.label_answers`). Numbers of 15
+      (C's ``DBL_DIG``: :mod:`hrbench._util.floats`); a float label carrying noise (``0.1 + 0.2``)
+      also accepts its 15-digit form (:func:`~hrbench.scoring.scorer.label_answers`). Numbers of 15
       significant digits or fewer are matched as written; rounding is not noise
       (``"-22.2222222222%"`` does not contain -22.22).
     - A label ending in a number with a percent mark accepts ``%``, `` %``, ``percent`` and
@@ -233,9 +233,9 @@ def answer_scorer() -> Scorer:
     Suva."`` is right for each of the four labels), a negation (``"It is not Paris."``) and a
     reply holding both ``"yes"`` and ``"no"`` are right when the label is among their words;
     the scorer sees one item's label, not the others'. Where an arm could hedge or negate,
-    score with :func:`~hrbench.scorer.exact_scorer`, :func:`hrbench.reading.squad_scorer`
-    (official EM), :func:`hrbench.reading.tatqa_scorer`, :func:`hrbench.choice.choice_scorer`
-    or :func:`hrbench.judge.judge_scorer`, with ``answer_contains`` as a side metric.
+    score with :func:`~hrbench.scoring.scorer.exact_scorer`, :func:`hrbench.reading.squad_scorer`
+    (official EM), :func:`hrbench.reading.tatqa_scorer`, :func:`hrbench.scoring.choice.choice_scorer`
+    or :func:`hrbench.scoring.judge.judge_scorer`, with ``answer_contains`` as a side metric.
 
     A stopped or refused run that still found an accepted answer is right (H13c). A not-found
     answer from a stopped or refused run is that stop, on an unanswerable item as well: a
@@ -244,11 +244,11 @@ def answer_scorer() -> Scorer:
 
     Outputs may be a string; a dict (``answer``/``text``, ``notes``, ``partial``,
     ``steps``/``trace`` of ``{finish_reason}``, ``refused``, ``failure_kind``, ``ok``,
-    ``error``); an :class:`~hrbench.records.Answer`; or a :class:`~hrbench.records.Result`.
+    ``error``); an :class:`~hrbench.results.records.Answer`; or a :class:`~hrbench.results.records.Result`.
     The outcome is the answer's folded text.
 
     Returns:
-        A :class:`~hrbench.scorer.Scorer` named ``"answer_contains"``.
+        A :class:`~hrbench.scoring.scorer.Scorer` named ``"answer_contains"``.
 
     Example:
         >>> from hrbench.reading import example_document

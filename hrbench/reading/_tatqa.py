@@ -2,8 +2,8 @@
 
 The official metric itself (:func:`~hrbench.scoring.tatqa.tatqa_em_f1` and its number reading
 and normalisation) is in :mod:`hrbench.scoring.tatqa`; ``evaluate()``'s TAT-QA metrics
-(:func:`~hrbench.metrics.tatqa_exact_match`, :func:`~hrbench.metrics.tatqa_f1`) in
-:mod:`hrbench.metrics`.
+(:func:`~hrbench.evaluation.metrics.tatqa_exact_match`, :func:`~hrbench.evaluation.metrics.tatqa_f1`) in
+:mod:`hrbench.evaluation.metrics`.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from hrbench.errors import ConfigError
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found
 from hrbench.reading._scorer import screen_folded, stop_kind
-from hrbench.records import Score
-from hrbench.scorer import Scorer, output_failure, output_text
+from hrbench.results.records import Score
+from hrbench.scoring.scorer import Scorer, output_failure, output_text
 from hrbench.scoring.tatqa import (
     tatqa_answer_string,
     tatqa_em_f1,
@@ -92,7 +92,7 @@ def tatqa_scorer() -> Scorer:
     the prediction's normalised answer string (``"1496500000.0"``).
 
     Returns:
-        A :class:`~hrbench.scorer.Scorer` named ``"tatqa"``.
+        A :class:`~hrbench.scoring.scorer.Scorer` named ``"tatqa"``.
 
     Example:
         >>> s = tatqa_scorer()
@@ -169,4 +169,4 @@ def _tatqa_labels(labels: Mapping[str, Any]) -> None:
 
 
 tatqa_scores.check_labels = _tatqa_labels  # type: ignore[attr-defined]
-"""Called by :func:`hrbench.benchmark` with the labels of the items it runs (before any run)."""
+"""Called by :func:`hrbench.runner.benchmark` with the labels of the items it runs (before any run)."""

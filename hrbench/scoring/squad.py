@@ -1,10 +1,10 @@
 """The official SQuAD v2.0 exact match and F1 (``evaluate-v2.0.py``), re-implemented.
 
-The rules (see :mod:`hrbench.metrics` for what they do to numbers, signs and one-letter
+The rules (see :mod:`hrbench.evaluation.metrics` for what they do to numbers, signs and one-letter
 answers): lower case, ASCII punctuation removed, the words "a", "an", "the" removed, white
 space collapsed; reference answers that normalise to nothing are dropped, and an item left with
 none is unanswerable (its only reference is ``""``); F1 is over the bag of whitespace tokens;
-an item's score is the best over its references. Both :mod:`hrbench.metrics` (``evaluate()``'s
+an item's score is the best over its references. Both :mod:`hrbench.evaluation.metrics` (``evaluate()``'s
 metrics) and :mod:`hrbench.reading` (the ``squad`` scorer) score with these functions.
 
 Example:
@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.scorer import fold, plain_number
+from hrbench.scoring.scorer import fold, plain_number
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 
@@ -65,7 +65,7 @@ def normalize_numbers(s: str) -> str:
     For non-SQuAD data (decided, SPEC section 6; cases R09e, R09f, R10a, R11c show what SQuAD
     normalisation does instead). Steps, in order:
 
-    1. :func:`hrbench.scorer.fold`: NFKC, curly quotes, minus forms to ``-``, caseless matching
+    1. :func:`hrbench.scoring.scorer.fold`: NFKC, curly quotes, minus forms to ``-``, caseless matching
        in every script, white space collapsed.
     2. Numbers: thousands commas dropped (``"1,234"`` is ``1234``; the list ``"3,5,7"`` is not
        a grouped number), trailing zeros of a decimal dropped (``"29.00"`` is ``29``), a sign

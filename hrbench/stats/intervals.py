@@ -482,7 +482,7 @@ def difference_interval(
     the interval: the largest ``alpha`` at which it holds 0, its quantiles on Student's t with
     :func:`design_df` degrees of freedom of the differences (so away from the boundary it is
     the clustered t test, and :func:`~hrbench.stats.power` plans with the same reference
-    distribution); the interval at a level excludes 0 exactly when ``p < 1 - level``. It is 1
+    distribution, or with 10 or fewer clusters simulates this test itself); the interval at a level excludes 0 exactly when ``p < 1 - level``. It is 1
     when the arms agree on average and never 0 from finite data (floored at the smallest
     positive double). It is model-based, not a randomisation test, and not bound by one's
     ceiling: with ``k`` clusters holding any disagreement the exact two-sided sign-flip test's

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hrbench._sqlite import sqlite_utils
+from hrbench._util.sqlite import sqlite_utils
 from hrbench.errors import ConfigError, StoreGone
 from hrbench.store._errors import _store_error
 from hrbench.store._schema import _MIGRATIONS, _SCHEMA, SCHEMA_VERSION

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.records import Step
+from hrbench.results.records import Step
 from hrbench.store._open import _Base
 
 _LEDGER_SNAPSHOT = (
@@ -51,7 +51,7 @@ class _Ledger(_Base):
         """Write one group commit of a benchmark's per-call ledger, in one transaction.
 
         Issue 13: a reservation is in the file before its request is sent, its settlement
-        right after the reply. :class:`~hrbench.ledger.Journal` calls this from its writer
+        right after the reply. :class:`~hrbench.runner.ledger.Journal` calls this from its writer
         thread with every change queued while the previous commit ran.
 
         Args:
@@ -68,7 +68,7 @@ class _Ledger(_Base):
                 (``unknown_*`` and ``lost_*``; newcomer finding 4; ``unpriced``: of those calls,
                 the ones with no USD bound, finding 13).
             paid: replies the provider billed, ``(ledger_id, step)`` (a JSON
-                :class:`~hrbench.records.Step`), kept so that a run made again after a crash
+                :class:`~hrbench.results.records.Step`), kept so that a run made again after a crash
                 carries what was paid for it before (:meth:`ledger_paid`).
 
         Example:
@@ -119,7 +119,7 @@ class _Ledger(_Base):
         Decided (rows must add up to the provider's bill after a crash): every billed reply is
         kept with its settlement, so a run made again (its row was lost in a crash, or replaced
         on resume) carries what was already paid for it (see
-        :func:`hrbench.ledger.prepaid`).
+        :func:`hrbench.runner.ledger.prepaid`).
 
         Args:
             benchmark_id: the benchmark.
@@ -131,7 +131,7 @@ class _Ledger(_Base):
 
         Example:
             >>> from hrbench.store import Store
-            >>> from hrbench.records import Step
+            >>> from hrbench.results.records import Step
             >>> s = Store(":memory:")
             >>> step = msgspec.json.encode(Step(ledger_id="b/a/q1/1", key="k", usd=0.25))
             >>> s.ledger_apply("b", "s1", [], [], (1, 0.25, 9), paid=[("b/a/q1/1", step)])

@@ -14,7 +14,7 @@ test the clustered t test (:func:`clustered_t_p`) and the exact cluster sign-fli
 (:func:`sign_flip_p`) on the same benchmarks. :func:`verdict` holds a result to the rules.
 
 Used by ``bench/coverage.py`` (the full table of :data:`DESIGNS`, each under two nulls) and
-``tests/unit/test_stats.py`` (a small deterministic version).
+``tests/unit/stats/test_stats.py`` (a small deterministic version).
 
 Example:
     >>> d = Design("demo", sizes=(4,) * 6, runs=5, accuracy=0.7)
@@ -464,7 +464,8 @@ def promised_power(
 ) -> float:
     """What :func:`hrbench.stats.power` promises at ``d``'s items, from components stated or from a pilot.
 
-    Stated: the model's own components (:func:`stated_components`), ``var_cluster`` as it
+    Stated: the model's own components (:func:`stated_components`) and the arms' mean
+    accuracy (with 10 or fewer clusters power() then simulates compare()'s test), ``var_cluster`` as it
     weighs on this design's item-weighted mean (times ``G * sum(n_c**2) / n**2``: 1 for
     clusters of equal size, more for unequal ones). From a pilot: ``power(bench=pilot)`` on one
     benchmark of ``d``'s clusters repeated to about ``clusters``, with 5 runs per item at least
@@ -489,6 +490,7 @@ def promised_power(
         runs=d.runs,
         items_per_cluster=m,
         n_items=d.n_items,
+        accuracy=d.accuracy - d.diff / 2,
     ).achieved
 
 

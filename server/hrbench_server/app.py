@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from hrbench import errors
-from hrbench.runtime import Drain, cancel_grace_s, heavy_scorer_threads
+from hrbench.runner.runtime import Drain, cancel_grace_s, heavy_scorer_threads
 from hrbench.store import Store
 
 __all__ = ["App", "warning_collector"]
@@ -114,7 +114,7 @@ class App:
     async def cancel(self, bench_id: str, grace_s: float | None = None, by: str | None = None) -> int:
         """Cancel a running benchmark cleanly: what was sent finishes first, within the grace.
 
-        Decided (newcomer finding; :class:`hrbench.runtime.Drain`): nothing new is sent, the
+        Decided (newcomer finding; :class:`hrbench.runner.runtime.Drain`): nothing new is sent, the
         runs whose requests were sent go on for up to ``grace_s`` seconds, their replies
         settled at their real cost and their rows saved; then the benchmark's task is
         cancelled, and only what is still in flight is counted "cancelled in flight". Every
@@ -125,7 +125,7 @@ class App:
         Args:
             bench_id: a running benchmark's id (one not running is left alone).
             grace_s: seconds the requests already sent may take; ``None``: the daemon's
-                :func:`~hrbench.runtime.cancel_grace_s` (``HRBENCH_CANCEL_GRACE_S``, else 10 s).
+                :func:`~hrbench.runner.runtime.cancel_grace_s` (``HRBENCH_CANCEL_GRACE_S``, else 10 s).
             by: who cancelled it, for its caller (:class:`~hrbench.errors.BenchmarkCancelled`);
                 ``None`` when its caller asked (Ctrl-C, a closed connection) or the daemon stops.
 

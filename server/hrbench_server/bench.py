@@ -28,7 +28,7 @@ The runner keeps no rows in memory (``keep_rows=False``); the summary is its run
 The connection is drained after every batch sent, so a client that reads slowly slows the
 benchmark instead of growing the daemon's memory.
 
-The governor's ledger is kept per call (issue 13, :mod:`hrbench.ledger`): each reservation is
+The governor's ledger is kept per call (issue 13, :mod:`hrbench.runner.ledger`): each reservation is
 committed to the store before its request is sent and settled right after the reply, so a
 SIGKILL at any point leaves every call that may have been paid in the ledger. (A run on Ray
 keeps it as a snapshot with each batch of rows, as before.)
@@ -71,9 +71,7 @@ import anyio
 import anyio.to_thread
 import msgspec
 
-from hrbench import browse, specs
-from hrbench.benchmark import benchmark_async, refuse_before_start, trace_metrics
-from hrbench.cache import Cache
+from hrbench import specs
 from hrbench.errors import (
     BenchmarkCancelled,
     BenchmarkRunning,
@@ -84,11 +82,14 @@ from hrbench.errors import (
     ReferenceReboundWarning,
     StoreError,
 )
-from hrbench.governor import Governor, default_governor
-from hrbench.ledger import Journal
-from hrbench.records import Row, Step
 from hrbench.reference import Reference, check_keyed
-from hrbench.runtime import ADVICE, Drain
+from hrbench.results import browse
+from hrbench.results.records import Row, Step
+from hrbench.runner.benchmark import benchmark_async, refuse_before_start, trace_metrics
+from hrbench.runner.cache import Cache
+from hrbench.runner.governor import Governor, default_governor
+from hrbench.runner.ledger import Journal
+from hrbench.runner.runtime import ADVICE, Drain
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.framing import wire_id
@@ -272,7 +273,7 @@ class _Sink:
         """The governor's use to keep with the rows, in-flight reservations counted as spent.
 
         A resume after a crash must not assume the calls in flight were free. ``None`` when
-        the governor keeps its ledger per call (:mod:`hrbench.ledger`).
+        the governor keeps its ledger per call (:mod:`hrbench.runner.ledger`).
         """
         if not self.snapshots:
             return None
@@ -536,7 +537,7 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
         given: the resume's ``governor``; its ``None`` fields are not given.
 
     Returns:
-        A fresh :class:`~hrbench.governor.Governor` (its use is restored from the ledger).
+        A fresh :class:`~hrbench.runner.governor.Governor` (its use is restored from the ledger).
     """
     if "limits" in stored:
         limits = dict(stored["limits"])

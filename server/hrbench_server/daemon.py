@@ -177,9 +177,9 @@ def environment_problem() -> str | None:
         The message (``"HRBENCH_MAX_CALLS: expected a number (got 'abc')"``), or ``None``.
     """
     from hrbench.errors import ConfigError
-    from hrbench.governor import default_governor
-    from hrbench.pricing import Pricing
-    from hrbench.runtime import cancel_grace_s
+    from hrbench.models.pricing import Pricing
+    from hrbench.runner.governor import default_governor
+    from hrbench.runner.runtime import cancel_grace_s
 
     try:
         default_governor()

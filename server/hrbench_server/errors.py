@@ -10,9 +10,9 @@ the daemon's log, never to the client (no tracebacks, no file paths on the wire)
 As a last line of defence, every message sent is scrubbed of the values of secret environment
 variables (a client's ``api_key_env``, or a credential-like name such as ``*_API_KEY``,
 ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, but not ``*_DIR``/``*_PATH``/``*_FILE`` or
-``TIKTOKEN_*``: :func:`hrbench.redact.is_secret_name`), in the daemon's environment and the
+``TIKTOKEN_*``: :func:`hrbench._util.redact.is_secret_name`), in the daemon's environment and the
 caller's, in any echo of them (plain, base64, URL-encoded, spaced out:
-:func:`hrbench.redact.redact`).
+:func:`hrbench._util.redact.redact`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 import msgspec
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 
-from hrbench.environ import caller_env
+from hrbench._util.environ import caller_env
+from hrbench._util.redact import redact, secret_values
 from hrbench.errors import HrbenchError
-from hrbench.redact import redact, secret_values
 from hrbench_client.protocol import ERROR_CODES, ErrorData
 
 __all__ = ["invalid_params", "scrub", "to_rpc_error"]
@@ -37,7 +37,7 @@ logger = logging.getLogger("hrbench_server")
 def scrub(text: str) -> str:
     """Remove the value of every secret-looking environment variable from ``text``, in any echo.
 
-    Plain, base64, URL-encoded, escaped or spaced out (:func:`hrbench.redact.redact`), and
+    Plain, base64, URL-encoded, escaped or spaced out (:func:`hrbench._util.redact.redact`), and
     anything shaped like a key.
 
     Example:

@@ -24,13 +24,14 @@ import anyio.to_thread
 import msgspec
 from pygls.exceptions import JsonRpcInvalidRequest
 
-from hrbench import browse, specs
-from hrbench.environ import env_value, use_caller_env
+from hrbench import specs
+from hrbench._util.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError, NotFound, did_you_mean
-from hrbench.ledger import unknown_of, unknown_sentence
 from hrbench.reading._reference import json_lines
 from hrbench.reference import check_label
-from hrbench.runtime import cancel_grace_s, off_loop, offloaded
+from hrbench.results import browse
+from hrbench.runner.ledger import unknown_of, unknown_sentence
+from hrbench.runner.runtime import cancel_grace_s, off_loop, offloaded
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
@@ -190,7 +191,7 @@ def register(server: RpcServer, app: App) -> None:
         if ":" in args.scorer:  # code: checked before the cache, which a trusted caller may have filled
             specs.check_code_allowed("scorer", args.scorer)
         if args.scorer == "judge":  # before its settings are read: what is missing is a benchmark
-            from hrbench.judge import OUTSIDE_A_BENCHMARK
+            from hrbench.scoring.judge import OUTSIDE_A_BENCHMARK
 
             raise ConfigError("scorer", args.scorer, OUTSIDE_A_BENCHMARK)
         sc = app.scorers.get(key)
@@ -202,7 +203,7 @@ def register(server: RpcServer, app: App) -> None:
         # Decided (issue 24, case S12a): what may take long runs in a worker thread, so one
         # client's scorer does not hold the daemon's other clients: a scorer that declares itself
         # heavy (the pattern scorer, bounded by its time limit), code (an import path: its cost
-        # is unknown), a long reply or label (hrbench.runtime.off_loop). A built-in scorer on a
+        # is unknown), a long reply or label (hrbench.runner.runtime.off_loop). A built-in scorer on a
         # short reply takes microseconds, less than the hop to a thread: it is answered at once.
         if ":" in args.scorer or off_loop(sc, args.output, args.label):
             return off_loop_score(key, args, sc)
@@ -240,8 +241,8 @@ def register(server: RpcServer, app: App) -> None:
 
     # -- evaluate -------------------------------------------------------------------------------
     async def evaluate(args: p.EvaluateParams) -> p.EvaluateResult:
-        from hrbench.cache import Cache
-        from hrbench.evaluate import evaluate_spec_async
+        from hrbench.evaluation.evaluate import evaluate_spec_async
+        from hrbench.runner.cache import Cache
 
         add_import_path(args.python_path)
         price = getattr(args.client, "price", None)

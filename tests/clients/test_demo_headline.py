@@ -9,7 +9,7 @@ difference of its report must equal the official metric's:
 - TAT-QA: the totals printed by the official ``tatqa_eval.py`` (``OFFICIAL_TOTALS`` of
   ``tests/unit/reading/test_tatqa.py``, computed by the official script, see its docstring);
 - SQuAD 2.0: each question scored by a transcription of the official ``evaluate-v2.0.py``
-  (``official_scores`` of ``tests/unit/test_metrics.py``), an abstention as the empty answer.
+  (``official_scores`` of ``tests/unit/evaluation/test_metrics.py``), an abstention as the empty answer.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ import hrbench as hb
 from hrbench import specs
 from hrbench.reading import is_not_found
 from hrbench_client.cli.bench import bench_params
+from tests.unit.evaluation.test_metrics import official_scores
 from tests.unit.reading.test_tatqa import OFFICIAL_TOTALS
-from tests.unit.test_metrics import official_scores
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 TATQA_RUN = {

@@ -23,9 +23,9 @@ import pytest
 import hrbench as hb
 import hrbench_client as hc
 from hrbench import specs
-from hrbench.pricing import Pricing
-from hrbench.ray_executor import RayExecutor
-from hrbench.records import Result, Usage
+from hrbench.models.pricing import Pricing
+from hrbench.results.records import Result, Usage
+from hrbench.runner.ray import RayExecutor
 from hrbench.store import Store
 from tests._slow import slow
 from tests.server._daemon import Daemon

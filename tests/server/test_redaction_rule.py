@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import hrbench_client as hc
-from hrbench.redact import is_secret_name, secret_values
+from hrbench._util.redact import is_secret_name, secret_values
 from hrbench.testing.loopback import LoopbackServer
 from tests.server._daemon import Daemon, spec
 

@@ -197,7 +197,7 @@ def test_S12a_a_quick_score_is_answered_at_once_in_order(daemon: Daemon) -> None
 
 def test_S12a_a_long_reply_is_scored_off_the_loop_with_the_library_verdict(daemon: Daemon) -> None:
     """Over INLINE_CHARS characters the scorer runs in a worker thread: same verdict as in-process."""
-    from hrbench.runtime import INLINE_CHARS
+    from hrbench.runner.runtime import INLINE_CHARS
     from hrbench.specs import build_scorer
 
     reply = "Let me think. " * (INLINE_CHARS // 14 + 1) + "The answer is 42."

@@ -17,7 +17,7 @@ from hrbench_client import _paths
 from hrbench_client.client import Client
 from tests._slow import slow
 from tests.server._daemon import Daemon, spec
-from tests.unit.test_redact import recoverable
+from tests.unit._util.test_redact import recoverable
 
 FAKE_KEY = "sk-hrbench-test-0123456789abcdefSECRET"
 

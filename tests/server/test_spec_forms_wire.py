@@ -2,7 +2,7 @@
 
 Newcomer finding: a ``base_url`` of ``"${VAR}"`` was accepted and every run then failed late.
 A spec sent by any client (here the Python client, with a plain dict, as a Lua table or jq
-would send it) gets the checks of :mod:`hrbench._forms` through :mod:`hrbench.specs`, and an
+would send it) gets the checks of :mod:`hrbench._util.forms` through :mod:`hrbench.specs`, and an
 unknown field gets the close name (:func:`hrbench_client.protocol.unknown_field_hint`).
 """
 

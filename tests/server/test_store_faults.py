@@ -111,7 +111,7 @@ def test_a_read_only_state_folder_at_start(tmp_path: Path) -> None:
 
 def test_a_full_disk_stops_the_benchmark_and_every_streamed_row_is_saved(tmp_path: Path) -> None:
     if not can_mount(tmp_path):
-        pytest.skip("no tmpfs here: tests/unit/test_store_faults.py simulates SQLITE_FULL instead")
+        pytest.skip("no tmpfs here: tests/unit/store/test_store_faults.py simulates SQLITE_FULL instead")
     home = tmp_path / "full"
     with tiny_fs(home, 8192):
         d = Daemon(home).start()

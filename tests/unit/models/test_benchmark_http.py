@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from hrbench.arm import Arm
-from hrbench.benchmark import benchmark
 from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning
-from hrbench.governor import Governor
 from hrbench.models.anthropic import AnthropicClient
 from hrbench.models.openai import OpenAIClient
-from hrbench.pricing import Pricing
+from hrbench.models.pricing import Pricing
 from hrbench.reference import Reference
+from hrbench.runner.benchmark import benchmark
+from hrbench.runner.governor import Governor
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import FAST
 

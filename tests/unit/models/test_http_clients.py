@@ -10,12 +10,12 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import BudgetRefused, ConfigError
-from hrbench.governor import Governor
 from hrbench.models import _http
 from hrbench.models.anthropic import AnthropicClient, anthropic_usage
 from hrbench.models.openai import OpenAIClient, openai_usage
-from hrbench.records import Usage
-from hrbench.scorer import exact_scorer
+from hrbench.results.records import Usage
+from hrbench.runner.governor import Governor
+from hrbench.scoring.scorer import exact_scorer
 from hrbench.testing.loopback import Fault, LoopbackServer
 from tests.conftest import case
 from tests.unit.models.conftest import FAST, Counter, req, send
@@ -75,7 +75,7 @@ def test_anthropic_body_and_headers(srv: LoopbackServer, monkeypatch: pytest.Mon
     monkeypatch.setenv("HRB_TEST_ANTHROPIC", "k-anthropic-123")
     cl = AnthropicClient("claude-x", base_url=srv.base_url, api_key_env="HRB_TEST_ANTHROPIC", **FAST)
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
-    from hrbench.records import Request
+    from hrbench.results.records import Request
 
     r = anyio.run(cl.send, Request(messages=messages, params={"seed": 1, "stop": "\n", "temperature": 0}))
     assert r.ok and r.model == "claude-x"
@@ -594,7 +594,7 @@ def test_case_H14b_over_http(srv: LoopbackServer) -> None:
 
 
 def test_case_H14d_over_http(srv: LoopbackServer) -> None:
-    from hrbench.pricing import Pricing
+    from hrbench.models.pricing import Pricing
 
     srv.set(cached_fraction=0.75, reply_fn=lambda p, s, n: " ".join(["x"] * 50))
     r = send(make("openai", srv), " ".join(["w"] * 2000))

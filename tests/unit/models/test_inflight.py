@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 
 from hrbench.arm import Arm
-from hrbench.benchmark import Bench, benchmark_async
-from hrbench.cache import IN_FLIGHT, Cache, InFlight
 from hrbench.errors import ArmErrorWarning
-from hrbench.governor import Governor
 from hrbench.models.openai import OpenAIClient
-from hrbench.pricing import Pricing
-from hrbench.records import Result
+from hrbench.models.pricing import Pricing
 from hrbench.reference import Reference
+from hrbench.results.records import Result
+from hrbench.runner.benchmark import Bench, benchmark_async
+from hrbench.runner.cache import IN_FLIGHT, Cache, InFlight
+from hrbench.runner.governor import Governor
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import FAST

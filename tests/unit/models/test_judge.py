@@ -11,7 +11,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ScorerError
-from hrbench.judge import JUDGE_SUFFIX, parse_grade
+from hrbench.scoring.judge import JUDGE_SUFFIX, parse_grade
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import FAST
 

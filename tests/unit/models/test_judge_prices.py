@@ -55,7 +55,7 @@ def test_an_unpriced_judge_under_a_usd_cap_is_refused_before_the_first_call(srv:
 
 
 def test_an_unpriced_judge_refusal_gives_spec_advice_under_the_daemon(srv: LoopbackServer) -> None:
-    from hrbench.runtime import ADVICE
+    from hrbench.runner.runtime import ADVICE
 
     judge = build_scorer("judge", {"client": _judge_spec(srv)})
     token = ADVICE.set("spec")
@@ -123,7 +123,7 @@ def test_a_replay_judge_in_a_spec_reads_the_store_it_is_given(tmp_path: Any) -> 
     [("unpriced_model", "HRBENCH_PRICES"), ("reservation_exceeded", "billed_as = [...]")],
 )
 def test_a_stop_no_higher_limit_can_help_says_what_does(limit: str, said: str) -> None:
-    from hrbench.browse import budget_note
+    from hrbench.results.browse import budget_note
 
     note = budget_note("b1", [{"arm": "a", "budget_stop": 9}], 10, {"max_usd": 1.0}, {"usd": 0.2}, [limit])
     assert note is not None and "--max-usd" not in note and "no higher limit helps" in note

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from hrbench.arm import Arm
-from hrbench.benchmark import benchmark
-from hrbench.cache import Cache
-from hrbench.governor import Governor
 from hrbench.models.openai import OpenAIClient
 from hrbench.reading import answer_scorer
 from hrbench.reference import Reference
+from hrbench.runner.benchmark import benchmark
+from hrbench.runner.cache import Cache
+from hrbench.runner.governor import Governor
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import FAST

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.ledger import PREPAID_NOTE, kept_ledger
-from hrbench.pricing import Pricing
+from hrbench.models.pricing import Pricing
+from hrbench.runner.ledger import PREPAID_NOTE, kept_ledger
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import FAST

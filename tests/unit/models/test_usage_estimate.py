@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.records import Request
+from hrbench.models.tokens import prompt_bound, usage_of
+from hrbench.results.records import Request
 from hrbench.testing.loopback import LoopbackServer
-from hrbench.tokens import prompt_bound, usage_of
 from tests.unit.models.conftest import FAST
 
 CJK = "漢字かな交じり文です。" * 18 + "日本語の文です。改"  # 207 characters, 3 bytes each

@@ -5,7 +5,7 @@ The cases (``inspect_scorer_cases.json`` beside this module) are the inputs of i
 outcome, the hrbench scorer that does the same job and the outcome hrbench must give by its rules
 (``expected``), and a verdict: ``"same"`` as inspect, or ``"differs by rule"`` with the hrbench rule
 that decides it (a file and words of its docstring). A fault is a case whose hrbench result today
-is not ``expected``: a wrong answer no rule justifies. ``tests/unit/test_inspect_oracle.py`` asserts
+is not ``expected``: a wrong answer no rule justifies. ``tests/unit/scoring/test_inspect_oracle.py`` asserts
 every case; ``bench/oracle.py`` prints the tally.
 """
 
@@ -66,9 +66,9 @@ def run(case: Mapping[str, Any]) -> tuple[str | float, str | None]:
     ``"error"`` when the scorer raises :class:`~hrbench.errors.ScorerError`, or the metric's
     number for ``exact_match`` / ``f1``.
     """
-    from hrbench import metrics
     from hrbench.errors import ScorerError
-    from hrbench.modules import Example, Prediction
+    from hrbench.evaluation import metrics
+    from hrbench.evaluation.modules import Example, Prediction
     from hrbench.specs import build_scorer
 
     how = case["hrbench"]

@@ -141,7 +141,7 @@ def test_latex_separators_only_between_digits() -> None:
     assert not right("3{,}5{,}7", 357)  # a list, not a grouped number (H01f)
 
 
-# -- minus forms (R09a family; the exact side is in tests/unit/test_text.py) -------------------
+# -- minus forms (R09a family; the exact side is in tests/unit/_util/test_text.py) -------------------
 @pytest.mark.parametrize(
     "minus", ["\u2212", "\u2013", "\u2014", "\u2012", "\uff0d", "\ufe63", "\u207b"], ids=ascii
 )

@@ -1,7 +1,7 @@
 """Numbers written with float noise or a percent mark, in the built-in scorers (newcomer finding).
 
 answer_contains: a printed float (decimal point, more than 15 significant digits) equal to a bare
-numeric label up to float64 noise is found (hrbench/_float.py: C's DBL_DIG); a label with a percent
+numeric label up to float64 noise is found (hrbench/_util/floats.py: C's DBL_DIG); a label with a percent
 mark accepts ``%``, `` %``, ``percent`` and ``per cent``. exact: a float label carrying noise also
 accepts its 15-digit form. Seed 001's whole-number rule and seed 000's "100000, not 1e+05" hold.
 """
@@ -15,8 +15,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench._float import significant_digits
-from hrbench.scorer import plain_number
+from hrbench._util.floats import significant_digits
+from hrbench.scoring.scorer import plain_number
 
 AC = hb.answer_scorer()
 EXACT = hb.exact_scorer()

@@ -1,7 +1,7 @@
 """Every loader of outputs or references: one record per id, never "the last one wins".
 
 Newcomer finding: ``tatqa_outputs`` kept the last of two rows with one ``question_id``
-silently. Decided (:mod:`hrbench._unique`): two records of one id that differ are refused,
+silently. Decided (:mod:`hrbench._util.unique`): two records of one id that differ are refused,
 naming the id field, the id and both places; an identical repeat is read once. Each loader is
 one row of the table below, and the same assertions run on all of them.
 """

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.benchmark import MISSING_OUTPUT_ADVICE, error_note
 from hrbench.errors import ConfigError
 from hrbench.reading import check_outputs, outputs_arm
+from hrbench.runner.benchmark import MISSING_OUTPUT_ADVICE, error_note
 from hrbench.specs import build_arm, build_reference
 
 ITEMS = {"q1": "France", "q2": "Peru", "q3": "Chad"}

@@ -171,8 +171,8 @@ def call_chunked(model: Any, governor: hb.Governor, question: str) -> hb.Answer:
     import anyio
 
     from hrbench.arm import Context
-    from hrbench.pricing import Pricing
-    from hrbench.runtime import Runtime
+    from hrbench.models.pricing import Pricing
+    from hrbench.runner.runtime import Runtime
 
     arm = chunked(**SMALL)
     rt = Runtime(hb.MockClient(model), governor, None, None, None, Pricing())

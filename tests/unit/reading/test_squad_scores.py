@@ -10,7 +10,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.reading import NOT_IN_DOCUMENT, is_not_found, outputs_arm, qa_reference, squad_scores
-from tests.unit.test_metrics import official_scores
+from tests.unit.evaluation.test_metrics import official_scores
 
 
 @pytest.mark.parametrize(

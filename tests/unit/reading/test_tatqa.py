@@ -22,7 +22,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.modules import Example, Prediction
+from hrbench.evaluation.modules import Example, Prediction
 from hrbench.reading import (
     answer_scorer,
     outputs_arm,
@@ -37,7 +37,7 @@ from hrbench.reading import (
     tatqa_scorer,
     tatqa_scores,
 )
-from hrbench.records import Answer
+from hrbench.results.records import Answer
 
 # -- scale words ---------------------------------------------------------------------------------
 
@@ -489,7 +489,7 @@ def test_tatqa_reference_carries_answer_scale_and_type_in_the_label(dev: hb.Refe
 
 
 def test_an_evaluate_spec_names_the_tatqa_metrics() -> None:
-    from hrbench.evaluate import build_from_spec
+    from hrbench.evaluation.evaluate import build_from_spec
 
     spec = {"module": {"signature": "q -> out", "fn": "json:dumps"}, "data": [{"q": "a"}]}
     _, metric, _ = build_from_spec({**spec, "metric": {"name": "tatqa_f1", "field": "out", "column": "gold"}})

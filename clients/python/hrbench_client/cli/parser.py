@@ -47,7 +47,7 @@ def _positive(text: str) -> int:
 def _limit(kind: type) -> Any:
     """The ``--max-*`` flags' type: a finite number >= 0, whole for calls and tokens.
 
-    The same rule as the library's ``hrbench.governor.check_limit`` (this client imports no
+    The same rule as the library's ``hrbench.runner.governor.check_limit`` (this client imports no
     hrbench): newcomer finding 7, ``--max-usd nan`` and ``--max-usd inf`` passed ``float`` and
     were sent as JSON ``null``, so the $5 default applied silently. Refused with exit 2.
 

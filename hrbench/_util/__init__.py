@@ -1,0 +1,1 @@
+"""Small private helpers the stages share: warnings, fingerprints, redaction, the environment, SQLite, text."""

@@ -1,0 +1,389 @@
+"""Prices per model and the cost of a reply, in USD.
+
+The price table is a data file shipped with hrbench (``hrbench/data/prices.json``: USD per
+million input, cached-input and output tokens, with the date it was checked). It can be
+overridden whole by ``HRBENCH_PRICES=path.json`` or per model by ``Pricing(overrides=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from hrbench.errors import ConfigError
+from hrbench.results.records import Request, Step, Usage
+
+__all__ = [
+    "CACHE_WRITE_1H",
+    "CACHE_WRITE_5M",
+    "DEFAULT_MAX_OUTPUT_TOKENS",
+    "Price",
+    "Pricing",
+    "default_pricing",
+    "output_limit",
+    "trace_cost",
+]
+
+DEFAULT_MAX_OUTPUT_TOKENS = 1024
+"""The output limit sent with a request made under a USD or token cap that sets none (tokens)."""
+
+
+CACHE_WRITE_5M = 1.25
+"""A 5-minute prompt-cache write's price, in multiples of the input rate (Anthropic's)."""
+
+CACHE_WRITE_1H = 2.0
+"""A 1-hour prompt-cache write's price, in multiples of the input rate (Anthropic's)."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens of one model.
+
+    ``cache_write_5m`` and ``cache_write_1h``: prompt tokens written to the provider's prompt
+    cache for 5 minutes or 1 hour (Anthropic reports them apart); ``None`` means
+    :data:`CACHE_WRITE_5M` and :data:`CACHE_WRITE_1H` times ``input`` (1.25x and 2x, as
+    Anthropic bills them). Cache reads are ``cached_input``.
+
+    Example:
+        >>> p = Price(input=3.0, cached_input=0.3, output=15.0)
+        >>> p.write_5m, p.write_1h
+        (3.75, 6.0)
+    """
+
+    input: float
+    cached_input: float
+    output: float
+    cache_write_5m: float | None = None
+    cache_write_1h: float | None = None
+
+    @property
+    def write_5m(self) -> float:
+        """USD per million prompt tokens written to the prompt cache for 5 minutes."""
+        return self.input * CACHE_WRITE_5M if self.cache_write_5m is None else self.cache_write_5m
+
+    @property
+    def write_1h(self) -> float:
+        """USD per million prompt tokens written to the prompt cache for 1 hour."""
+        return self.input * CACHE_WRITE_1H if self.cache_write_1h is None else self.cache_write_1h
+
+
+class Pricing:
+    """A price table.
+
+    A model is looked up by its exact name, then by the longest known prefix followed by ``-``
+    (so a dated ``gpt-4o-2024-08-06`` is priced as ``gpt-4o``), then with a provider prefix
+    such as ``openai/`` removed. A model with no price costs ``None`` (the seed's NA).
+
+    Args:
+        table: ``{"models": {name: {"input", "cached_input", "output"}}, "checked": date}``;
+            the shipped file when ``None``.
+        overrides: ``{model: {"input", "cached_input", "output"}}`` on top of the table.
+            A model may also give ``cache_write_5m`` and ``cache_write_1h`` (USD per million
+            prompt tokens written to the prompt cache; 1.25x and 2x ``input`` by default).
+
+    Raises:
+        ConfigError: a table that cannot be read, or a price that is not a finite number
+            >= 0 (a negative or NaN price in ``HRBENCH_PRICES`` or an override), naming
+            ``prices.<model>.<part>`` and the value (newcomer finding 15).
+
+    Example:
+        >>> p = Pricing(overrides={"m": {"input": 1.0, "cached_input": 0.5, "output": 2.0}})
+        >>> p.cost(Usage(tokens_in=2000, tokens_cached=1500, tokens_out=50), "m")
+        0.00135
+    """
+
+    def __init__(
+        self,
+        table: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Mapping[str, float]] | None = None,
+    ) -> None:
+        if table is None:
+            path = os.environ.get("HRBENCH_PRICES")
+            if path:
+                try:
+                    with open(path, encoding="utf-8") as f:
+                        table = json.load(f)
+                except (OSError, ValueError) as exc:
+                    raise ConfigError("HRBENCH_PRICES", path, f"cannot read the price table: {exc}") from None
+            else:
+                table = json.loads(resources.files("hrbench").joinpath("data/prices.json").read_text("utf-8"))
+        assert table is not None
+        self.checked = table.get("checked")
+        self.overrides: dict[str, Mapping[str, float]] = dict(overrides or {})
+        """The per-model prices given on top of the table (:meth:`with_overrides` layers them)."""
+        self.prices: dict[str, Price] = {}
+        for name, p in {**table.get("models", {}), **(overrides or {})}.items():
+            try:
+                writes = [
+                    None if p.get(k) is None else float(p[k]) for k in ("cache_write_5m", "cache_write_1h")
+                ]
+                self.prices[name] = Price(
+                    float(p["input"]), float(p.get("cached_input", p["input"])), float(p["output"]), *writes
+                )
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise ConfigError(
+                    f"prices.{name}", p, "expected input, cached_input and output USD per million"
+                ) from None
+            for part in ("input", "cached_input", "output", "cache_write_5m", "cache_write_1h"):
+                if getattr(self.prices[name], part) is None:
+                    continue
+                if not _usable_price(getattr(self.prices[name], part)):
+                    # newcomer finding 15: HRBENCH_PRICES with -0.0004 reserved "$-0.000400" and
+                    # a reply then "passed" it; a spec's price was refused, the table's was not
+                    raise ConfigError(
+                        f"prices.{name}.{part}",
+                        p.get(part, p.get("input")),
+                        "expected a finite number of USD per million tokens >= 0",
+                    )
+
+    def with_overrides(self, overrides: Mapping[str, Mapping[str, float]]) -> Pricing:
+        """This table with ``overrides`` on top: a judge's own prices over the benchmark's.
+
+        Raises:
+            ConfigError: a price that is not numbers, or negative, NaN or infinite.
+
+        Example:
+            >>> base = Pricing(table={"models": {"a": {"input": 1.0, "output": 2.0}}})
+            >>> both = base.with_overrides({"j": {"input": 3.0, "output": 4.0}})
+            >>> both.price("a").output, both.price("j").output, base.price("j")
+            (2.0, 4.0, None)
+        """
+        if not overrides:
+            return self
+        layered = Pricing(table={"models": {}, "checked": self.checked}, overrides=overrides)
+        layered.prices = {**self.prices, **layered.prices}
+        layered.overrides = {**self.overrides, **layered.overrides}
+        return layered
+
+    def billed_models(self, model: str | None, billed_as: Iterable[str] = ()) -> list[str | None]:
+        """The models a reply to ``model`` may be billed as, for its worst case.
+
+        ``model`` and every ``billed_as`` model; a ``model`` with no price but with
+        ``billed_as`` models is left out (decided: a router such as ``openrouter/auto`` has no
+        price of its own, its replies are billed as the models it routes to, which
+        ``billed_as`` names).
+
+        Example:
+            >>> p = Pricing(table={"models": {"gpt-4o": {"input": 2.5, "output": 10.0}}})
+            >>> p.billed_models("openrouter/auto", ["gpt-4o"]), p.billed_models("gpt-4o", ["x"])
+            (['gpt-4o'], ['gpt-4o', 'x'])
+        """
+        also: list[str | None] = [m for m in dict.fromkeys(billed_as) if m and m != model]
+        if self.price(model) is not None or not also:
+            return [model, *also]
+        return also
+
+    def unpriced(self, model: str | None, billed_as: Iterable[str] = ()) -> str | None:
+        """The first model a reply to ``model`` may be billed as that has no price, or ``None``.
+
+        Example:
+            >>> p = Pricing(table={"models": {"gpt-4o": {"input": 2.5, "output": 10.0}}})
+            >>> p.unpriced("openrouter/auto", ["gpt-4o"]), p.unpriced("openrouter/auto")
+            (None, 'openrouter/auto')
+        """
+        for m in self.billed_models(model, billed_as):
+            if self.price(m) is None:
+                return str(m)
+        return None
+
+    def price(self, model: str | None) -> Price | None:
+        """The price of ``model``, or ``None`` when it has none."""
+        if not model:
+            return None
+        for name in (model, model.split("/", 1)[-1]):
+            if name in self.prices:
+                return self.prices[name]
+            best = max((k for k in self.prices if name.startswith(k + "-")), key=len, default=None)
+            if best is not None:
+                return self.prices[best]
+        return None
+
+    def cost(self, usage: Usage, model: str | None) -> float | None:
+        """What a reply cost in USD, or ``None`` when the model has no price.
+
+        Cached input tokens (cache reads) are billed at the cached-input rate, prompt tokens
+        written to the prompt cache at the cache-write rates (5 minutes: 1.25x input, 1 hour:
+        2x input, unless the table says otherwise) and the rest of the input at the input rate;
+        output tokens (reasoning included, counted once) at the output rate (cases H14b, H14d).
+
+        Example:
+            >>> p = Pricing(overrides={"c": {"input": 3.0, "cached_input": 0.3, "output": 15.0}})
+            >>> u = Usage(tokens_in=4000, tokens_cached=1000, tokens_cache_write_5m=1000,
+            ...           tokens_cache_write_1h=1000, tokens_out=100)
+            >>> round(p.cost(u, "c") * 1e6, 6)   # 1000*3 + 1000*0.3 + 1000*3.75 + 1000*6 + 100*15
+            14550.0
+        """
+        p = self.price(model)
+        if p is None:
+            return None
+        cached = min(usage.tokens_cached, usage.tokens_in)
+        if not (usage.tokens_cache_write_5m or usage.tokens_cache_write_1h):  # no cache writes: same sum
+            return (
+                (usage.tokens_in - cached) * p.input + cached * p.cached_input + usage.tokens_out * p.output
+            ) / 1e6
+        w5 = min(usage.tokens_cache_write_5m, usage.tokens_in - cached)
+        w1 = min(usage.tokens_cache_write_1h, usage.tokens_in - cached - w5)
+        plain = usage.tokens_in - cached - w5 - w1
+        return (
+            plain * p.input
+            + cached * p.cached_input
+            + w5 * p.write_5m
+            + w1 * p.write_1h
+            + usage.tokens_out * p.output
+        ) / 1e6
+
+    def reservation(self, request: Request, billed_as: Iterable[str] = ()) -> tuple[float | None, int]:
+        """The true worst case of a request, in USD and tokens, for the governor (SPEC section 6).
+
+        Prompt tokens are bounded from above (:func:`hrbench.models.tokens.prompt_bound`: the
+        model's tokenizer where hrbench ships it, else one token per UTF-8 byte), plus the
+        output limit the request carries (:func:`output_limit`; the runner always sends one
+        under a USD or token cap, else :data:`DEFAULT_MAX_OUTPUT_TOKENS` is assumed), the whole
+        times ``n`` (each choice bills its output, and a provider may bill the prompt per
+        choice). USD prices input and output at the dearest of the requested model and every
+        model in ``billed_as`` (the models the reply can be billed as), component by component.
+
+        Args:
+            request: the request as sent (``wire`` filled, so the client's defaults count).
+            billed_as: other models the reply may be billed as (a router, an alias).
+
+        Returns:
+            ``(usd, tokens)``; ``usd`` is ``None`` when one of those models has no price.
+
+        Example:
+            >>> p = Pricing(overrides={"m": {"input": 1.0, "output": 2.0}})
+            >>> r = Request(messages=[{"role": "user", "content": "hi"}], model="m", params={"max_tokens": 10, "n": 2})
+            >>> p.reservation(r)
+            (7.4e-05, 54)
+        """
+        from hrbench.models.tokens import prompt_bound
+
+        out = output_limit(request)
+        out = DEFAULT_MAX_OUTPUT_TOKENS if out is None else out
+        n = request.params.get("n") if request.provider != "anthropic" else 1
+        n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
+        prompt, _ = prompt_bound(request.messages, request.model, request.tools)
+        tokens = n * (prompt + out)
+        if self.unpriced(request.model, billed_as) is not None:
+            return None, tokens
+        prices = [self.price(m) for m in self.billed_models(request.model, billed_as)]
+        known = [p for p in prices if p is not None]
+        rate = max(_prompt_rate(p, request) for p in known)
+        usd = n * (prompt * rate + out * max(p.output for p in known)) / 1e6
+        return usd, tokens
+
+
+def _prompt_rate(price: Price, request: Request) -> float:
+    """The dearest rate a request's prompt tokens can be billed at (USD per million).
+
+    A request that marks part of its prompt for the provider's prompt cache (``cache_control``,
+    Anthropic's) may be billed for writing it, at up to the 1-hour write rate (2x input); any
+    other prompt at most the input rate.
+
+    Example:
+        >>> p = Price(input=1.0, cached_input=0.1, output=5.0)
+        >>> r = Request(messages=[{"role": "user", "content": [{"type": "text", "text": "x",
+        ...     "cache_control": {"type": "ephemeral"}}]}])
+        >>> _prompt_rate(p, r), _prompt_rate(p, Request(messages=[{"role": "user", "content": "x"}]))
+        (2.0, 1.0)
+    """
+    if _marks_cache(request):
+        return max(price.input, price.write_5m, price.write_1h)
+    return price.input
+
+
+def _marks_cache(request: Request) -> bool:
+    """Whether a request asks the provider to write its prompt cache (a ``cache_control`` anywhere).
+
+    OpenAI caches prompts by itself and bills no writes; a mock bills nothing.
+    """
+    import msgspec
+
+    if request.provider in ("openai", "mock"):
+        return False
+    for part in (request.messages, request.tools, request.params.get("system")):
+        if part and b'"cache_control"' in msgspec.json.encode(part):
+            return True
+    return False
+
+
+def _usable_price(usd: float) -> bool:
+    """Whether a price is a finite number >= 0 (NaN and infinity are not; decided, finding 15).
+
+    Example:
+        >>> [_usable_price(x) for x in (0.0, 2.5, -0.1, float("nan"), float("inf"))]
+        [True, True, False, False, False]
+    """
+    return math.isfinite(usd) and usd >= 0
+
+
+def output_limit(request: Request) -> int | None:
+    """The output limit a request carries as sent: its own, else the client's default; or ``None``.
+
+    Example:
+        >>> output_limit(Request(messages=[], params={"max_completion_tokens": 5}))
+        5
+        >>> output_limit(Request(messages=[], wire={"defaults": {"max_tokens": 1024}}))
+        1024
+    """
+    for params in (request.params, (request.wire or {}).get("defaults") or {}):
+        for key in ("max_tokens", "max_completion_tokens"):
+            v = params.get(key)
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                return v
+    return None
+
+
+_DEFAULT: Pricing | None = None
+
+
+def default_pricing() -> Pricing:
+    """The shipped price table (or ``HRBENCH_PRICES``), loaded once."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = Pricing()
+    return _DEFAULT
+
+
+def trace_cost(trace: Iterable[Step], pricing: Pricing | None = None) -> float | None:
+    """What a trace cost in USD (the seed's ``gr_trace_cost``).
+
+    Every request step is priced at its own model: a step served from a cache or a recording
+    costs 0; a live step costs its recorded ``usd``, or, when it has none, its usage priced by
+    ``pricing`` (the shipped table by default). A retried attempt whose reply the provider
+    billed (its step carries usage) counts the same way. ``None`` when a live step's model has
+    no price.
+
+    Args:
+        trace: the steps of a run (``bench.traces[ledger_id]``) or of a whole benchmark
+            (``bench.trace``).
+        pricing: the price table for steps that carry no cost.
+
+    Returns:
+        The cost in USD, or ``None``.
+
+    Example:
+        >>> from hrbench.results.records import Step, Usage
+        >>> steps = [Step(ledger_id="r", source="live", usd=0.002),
+        ...          Step(ledger_id="r", source="cache", usd=0.0, usd_nominal=0.002)]
+        >>> trace_cost(steps)
+        0.002
+    """
+    total = 0.0
+    for s in trace:
+        if s.kind not in ("request", "attempt") or s.source != "live":
+            continue
+        if s.kind == "attempt" and s.usage is None:  # a failed attempt nobody billed (or not known)
+            continue
+        usd = s.usd
+        if usd is None and s.usage is not None:
+            usd = (pricing or default_pricing()).cost(s.usage, s.model)
+        if usd is None:
+            return None
+        total += usd
+    return total

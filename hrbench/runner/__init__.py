@@ -1,0 +1,11 @@
+"""Running a benchmark: where it is planned, where each arm is invoked, scored and held to a budget.
+
+- :mod:`~hrbench.runner.benchmark`: :func:`~hrbench.benchmark` and its async and streaming forms: the
+  checks and refusals before the first run, the cells, the loop over them, the summary;
+- :mod:`~hrbench.runner.invoke`: one run's steps (invoke the arm, judge, score, make the row);
+- :mod:`~hrbench.runner.runtime`: what an arm's requests go through (cache, governor, recorder,
+  pricing, the draw check); :mod:`~hrbench.runner.cache`, :mod:`~hrbench.runner.replay`;
+- :mod:`~hrbench.runner.governor` (the budget), :mod:`~hrbench.runner.ledger` (the budget kept in the
+  store across kills), :mod:`~hrbench.runner.limits` (the default limits), :mod:`~hrbench.runner.room`;
+- :mod:`~hrbench.runner.ray`: the same runs on a Ray cluster.
+"""

@@ -1,0 +1,315 @@
+"""The runner's steps for one run: invoke an arm, judge and score its output, make its row.
+
+A benchmark's :class:`Plan` (its arms, reference, runs, scorer and metrics) is made by
+:mod:`hrbench.runner.benchmark`, which then runs every cell; each run goes through these steps in order:
+:func:`invoke_sync` or :func:`invoke_async` (the arm once, its failure recorded by
+:func:`failed`), :func:`judge` (a scorer that needs a context), :func:`metric_values` and
+:func:`score_row` (the row, with :func:`row_usage` summing its trace). The Ray executor
+(:mod:`hrbench.runner.ray`) runs the same steps on its workers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from hrbench.arm import Arm, Context, RunInfo, current_run
+from hrbench.errors import BudgetRefused, DuplicateDrawError, ScorerError
+from hrbench.models.pricing import Pricing
+from hrbench.reference import Reference
+from hrbench.results.records import Row, Score, Step
+from hrbench.runner.runtime import Runtime
+from hrbench.scoring.scorer import ScorerLike, label_answers
+
+__all__ = [
+    "Attempt",
+    "BenchMetric",
+    "Plan",
+    "failed",
+    "invoke_async",
+    "invoke_sync",
+    "judge",
+    "judge_pricing",
+    "judge_runtime",
+    "metric_values",
+    "row_usage",
+    "score_row",
+    "scored",
+]
+
+BenchMetric = Callable[[Any, Any, Any], Any]
+"""A benchmark metric: ``metric(item, output, label)`` -> a number, a Score or a dict of them."""
+
+
+def metric_values(plan: Plan, item: str, att: Attempt) -> dict[str, float]:
+    """A run's benchmark metric values; a forced run (an error, a stop) is scored on ``None``.
+
+    A metric that raises is recorded in the run's trace and gives no value for the run.
+    """
+    values: dict[str, float] = {}
+    payload, label = plan.payloads[item], plan.labels[item]
+    output = None if att.forced is not None else att.output
+    for name, fn in plan.metrics:
+        try:
+            got = fn(payload, output, label)
+            pairs = got.items() if isinstance(got, Mapping) else [(name, got)]
+            for key, v in pairs:
+                if isinstance(v, Score):
+                    v = None if v.correct is None else float(v.correct)
+                if v is not None:
+                    values[str(key)] = float(v)
+        except Exception as exc:
+            att.ctx.step_error(f"metric {name!r} raised {type(exc).__name__}: {exc}")
+    return values
+
+
+def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str | None]:
+    tin = tout = treas = tcache = 0
+    usd: float | None = 0.0
+    provs: list[str | None] = []
+    for s in steps:
+        if s.usage is not None:
+            tin += s.usage.tokens_in
+            tout += s.usage.tokens_out
+            treas += s.usage.tokens_reasoning
+            tcache += s.usage.tokens_cached
+        if s.source == "live" and s.kind == "request":
+            usd = None if (usd is None or s.usd is None) else usd + s.usd
+            provs.append(None if s.usage is None else s.usage.provenance)
+        elif s.source == "live" and s.kind == "attempt":  # a retried attempt the provider billed
+            usd = None if (usd is None or s.usd is None) else usd + s.usd
+    if not provs:
+        prov: str | None = "none"
+    elif any(p is None for p in provs):
+        prov = None
+    elif all(p == "reported" for p in provs):
+        prov = "reported"
+    elif any(p == "counted" for p in provs) and all(p in ("reported", "counted") for p in provs):
+        prov = "counted"
+    else:
+        prov = "estimated"
+    return tin, tout, treas, tcache, usd, prov
+
+
+@dataclass
+class Plan:
+    arms: list[Arm]
+    reference: Reference
+    item_ids: list[str]
+    runs: int
+    split: list[str]
+    seed: int
+    scorer: ScorerLike
+    bench_id: str
+    metrics: list[tuple[str, BenchMetric]] = field(default_factory=list)
+    payloads: dict[str, Any] = field(default_factory=dict)
+    labels: dict[str, Any] = field(default_factory=dict)
+    splits: dict[str, str] = field(default_factory=dict)
+    unlabelled: dict[str, bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.payloads = self.reference.items
+        self.labels = self.reference.labels
+        self.splits = self.reference.splits
+        self.unlabelled = {i: label_answers(lab) is None for i, lab in self.labels.items()}
+
+    def cells(self) -> list[tuple[str, str, Arm]]:
+        clusters = self.reference.clusters
+        order: dict[str, list[str]] = {}
+        for i in self.item_ids:
+            order.setdefault(clusters[i], []).append(i)
+        return [(c, i, a) for c, ids in order.items() for i in ids for a in self.arms]
+
+
+@dataclass
+class Attempt:
+    """One run of an arm on an item, before scoring."""
+
+    ctx: Context
+    output: Any = None
+    forced: str | None = None
+    dup: str | None = None
+    seconds: float = 0.0
+    score: Score | None = None  # given by a scorer that needs a context (a judge), before score_row
+
+
+def _new_attempt(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
+    ctx = Context(
+        arm=arm.name,
+        item_id=item,
+        run=run,
+        draw_index=run,
+        seed=plan.seed,
+        client=rt.client,
+        ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}",
+        runtime=rt,
+    )
+    return Attempt(ctx)
+
+
+def failed(att: Attempt, exc: Exception) -> None:
+    """Record why a run raised: a refused request is ``budget_stop``, anything else ``error``."""
+    ctx = att.ctx
+    if isinstance(exc, BudgetRefused):
+        att.forced = "budget_stop"
+        if exc.limit not in ctx.notes:
+            ctx.notes.append(exc.limit)
+    elif isinstance(exc, DuplicateDrawError):
+        att.forced, att.dup = "error", str(exc)
+        ctx.step_error(f"duplicate_draw: {exc}")
+    else:  # an arm that raises has its run recorded as "error" (seed 002)
+        att.forced = "error"
+        ctx.step_error(f"{type(exc).__name__}: {exc}")
+
+
+def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
+    """Run a sync arm once, in the calling (worker) thread."""
+    att = _new_attempt(plan, rt, item, arm, run)
+    token = current_run.set(RunInfo(arm.name, item, run))
+    start = time.perf_counter()
+    try:
+        att.output = arm.fn(plan.payloads[item], att.ctx)
+    except Exception as exc:
+        failed(att, exc)
+    finally:
+        current_run.reset(token)
+    att.seconds = time.perf_counter() - start
+    return att
+
+
+async def invoke_async(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
+    """Run an async arm once, on the event loop."""
+    att = _new_attempt(plan, rt, item, arm, run)
+    token = current_run.set(RunInfo(arm.name, item, run))
+    start = time.perf_counter()
+    try:
+        att.output = await arm.fn(plan.payloads[item], att.ctx)
+    except Exception as exc:
+        failed(att, exc)
+    finally:
+        current_run.reset(token)
+    att.seconds = time.perf_counter() - start
+    return att
+
+
+def judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
+    """The runtime of a scorer that needs a run context (a judge): its own client, the rest shared.
+
+    The judge's requests go through the benchmark's governor (reserved and capped like an
+    arm's), cache, recorder and pricing (issue 18). Draws are not checked for repeats: two runs
+    with the same output rightly share the judge's draws of that output.
+    """
+    if not getattr(scorer, "needs_context", False):
+        return None
+    judge = Runtime(
+        scorer.client, rt.governor, rt.cache, rt.record, rt.store, judge_pricing(scorer, rt.pricing)
+    )
+    judge.check_draws = False
+    judge.role = "judge"
+    return judge
+
+
+def judge_pricing(scorer: Any, pricing: Pricing) -> Pricing:
+    """The prices a judge's requests are priced at: the judge's own (its ``pricing``) over ``pricing``.
+
+    Decided: a judge is priced like any client; a spec's ``price`` and ``prices`` in
+    ``[scorer_settings.client]`` are honoured for its requests.
+    """
+    own = getattr(getattr(scorer, "pricing", None), "overrides", None)
+    return pricing.with_overrides(own) if own else pricing
+
+
+async def judge(plan: Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: Attempt) -> None:
+    """Score one run with a scorer that needs a context; its steps join the run's trace."""
+    from hrbench.scoring.judge import JUDGE_SUFFIX
+
+    ctx = att.ctx
+    jctx = Context(
+        arm=arm.name + JUDGE_SUFFIX,
+        item_id=item,
+        run=run,
+        draw_index=1,
+        seed=plan.seed,
+        client=jrt.client,
+        ledger_id=ctx.ledger_id,
+        runtime=jrt,
+        trace=ctx.trace,
+        notes=ctx.notes,
+    )
+    token = current_run.set(RunInfo(jctx.arm, item, run))
+    try:
+        att.score = await plan.scorer.ascore(plan.payloads[item], att.output, plan.labels[item], jctx)  # type: ignore[attr-defined]
+    except BudgetRefused as exc:  # a cap stops judging as it stops arms
+        att.forced = "budget_stop"
+        if exc.limit not in ctx.notes:
+            ctx.notes.append(exc.limit)
+    except Exception as exc:
+        ctx.step_error(_scorer_cause(plan.scorer.name, exc))
+        att.score = Score(
+            correct=None if plan.unlabelled[item] else False, outcome=None, failure_kind="error"
+        )
+    finally:
+        current_run.reset(token)
+
+
+def _scorer_cause(name: str, exc: Exception) -> str:
+    """The cause of a run whose scorer failed, as its trace and the run's end show it.
+
+    Decided (newcomer finding: a scorer that returned ``None`` gave a silent NA): a scorer that
+    raises, or breaks seed 000's contract (a :class:`~hrbench.errors.ScorerError`: ``None`` or
+    another value that is not a score), makes that run an ``"error"`` row with this cause; the
+    benchmark goes on, ends with status ``errors`` and ``hrb bench`` exits 3.
+    """
+    if isinstance(exc, ScorerError):
+        return f"{exc} (ScorerError)" if repr(name) in str(exc) else f"scorer {name!r}: {exc} (ScorerError)"
+    return f"scorer {name!r} raised {type(exc).__name__}: {exc}"
+
+
+def scored(plan: Plan, item: str, att: Attempt) -> Score:
+    """What the scorer says of one run's output (in a worker thread when :func:`off_loop`)."""
+    try:
+        score = plan.scorer(plan.payloads[item], att.output, plan.labels[item])
+        if not isinstance(score, Score):  # a ScorerLike of one's own, not wrapped by Scorer
+            raise ScorerError(
+                f"scorer {plan.scorer.name!r} returned {type(score).__name__}; expected a Score"
+            )
+    except Exception as exc:  # a scorer that crashes or breaks its contract: an error run
+        att.ctx.step_error(_scorer_cause(plan.scorer.name, exc))
+        score = Score(correct=None if plan.unlabelled[item] else False, outcome=None, failure_kind="error")
+    return score
+
+
+def score_row(plan: Plan, cluster: str, item: str, arm: Arm, run: int, att: Attempt) -> Row:
+    """Score one run and make its row."""
+    ctx = att.ctx
+    if att.forced is not None:
+        na = plan.unlabelled[item]
+        score = Score(correct=None if na else False, outcome=None, failure_kind=att.forced)
+    elif att.score is not None:
+        score = att.score
+    else:
+        score = scored(plan, item, att)
+    tin, tout, treas, tcache, usd, prov = row_usage(ctx.trace)
+    split = plan.splits[item]
+    return Row(
+        cluster=cluster,
+        item=item,
+        arm=arm.name,
+        run=run,
+        split=split,
+        correct=score.correct,
+        outcome=score.outcome,
+        failure_kind=score.failure_kind,
+        tokens_in=tin,
+        tokens_out=tout,
+        tokens_reasoning=treas,
+        tokens_cached=tcache,
+        usd=usd,
+        usd_provenance=prov,
+        seconds=att.seconds,
+        draw_index=run,
+        ledger_id=ctx.ledger_id,
+        reportable=split != "dev",
+    )

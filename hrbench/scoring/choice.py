@@ -1,0 +1,210 @@
+r"""The ``choice`` scorer: the multiple-choice letter a reply picks, against the label's letter.
+
+Models write a choice in many ways; this scorer reads the common ones and refuses to guess
+(decided, seed silent; the forms inspect_ai's ``choice()`` and lm-evaluation-harness's
+multiple-choice filters accept, made strict). The rules are tried in this order, and the first
+that finds a letter decides:
+
+1. The whole reply is one letter, alone or dressed: ``"B"``, ``"b"``, ``"(B)"``, ``"**B**"``,
+   ``"[B]"``, ``"B."``, ``"$B$"``, ``"\boxed{B}"``, ``"$\boxed{\text{C}}$"``,
+   ``"<answer>B</answer>"``, ``"`B`"``, ``"'B'"``.
+2. Final marks: a letter after the word ``answer`` or ``answers`` (``"Answer: B"``, ``"ANSWERS: B"``, ``"The correct answer is
+   (B)"``, ``"**Final answer: B**"``, ``"**Answer**: B"``, ``"answer would be B"``), a letter
+   in ``\boxed{...}`` (with ``\text{}``, ``\textbf{}``, ``\mathrm{}``, ``\mathbf{}``,
+   ``\texttt{}`` or ``\textit{}`` inside) and a letter in ``<answer>...</answer>`` tags
+   anywhere in the reply. A cued letter may wear dress (decided, seed silent; models echo the
+   prompt's ``ANSWER: $LETTER``): ``$`` (``"Answer: $B"``, ``"Answer: $B$"``), brackets, bold or
+   italics, quotes or backticks (``'Answer: "C"'``), and a box (``"the answer is \boxed{D}"``).
+   After a cue, a lower-case letter counts when it is in brackets (``"The answer is (d)"``);
+   a bare one does not (``"ANSWER: b"`` is refused: in prose ``"a"`` is an article and ``"I"``
+   a pronoun). Final marks are read before any letter marked elsewhere, and letters named
+   otherwise are not read: ``"I first considered (A), but it fails. Answer: $B"`` and
+   ``"Option (A) is tempting, but the answer is \boxed{D}"`` pick B and D. A cued letter
+   followed by more capital letters joined by ``or``, ``and``, ``,``, ``/``, ``&`` or ``+``
+   (``"The answer is A or B"``, ``"Answer: (A), (C)"``, ``"answer: A/B"``, ``"the answer is A
+   or maybe B"``) cues them all (decided, newcomer finding: ``"The answer is A or B"`` picked
+   A, a hedge scored right); ``", not B"`` is no such join.
+3. A cue with no readable letter: when the reply says ``answer is`` or ``answer:`` and rules 1
+   and 2 read no letter (``"The answer is unclear, but (A) fits"``, ``"Answer: $\mathbf{}$"``,
+   ``"The answer is E"`` with options A-D), the reply is refused: a cue the dress hides never
+   hands the choice to a letter marked elsewhere (decided, seed silent).
+4. A letter after ``option`` or ``choice`` (``"Option B"``).
+5. Otherwise marked letters: a line that starts with a letter and ``)``, ``.`` or ``:``
+   (``"B) 1918"``, ``"B. Paris"``); a letter in brackets or bold anywhere (``"(B)"``,
+   ``"**B**"``).
+
+The reply picks a choice when exactly one distinct letter is found by the first rule that finds
+any; none, or two different letters (``"Answer: A or C"``, ``"(A) ... (C)"``, ``"Answer: A.
+Actually, the answer is C."``, ``"ANSWER: A ... ANSWER: B"``, ``"Answer: A ... \boxed{B}"``), is
+``parse_failure``: a reply that picks two letters is refused, never counted right because one of
+them is the label (to take the last of several ``ANSWER:`` lines, use
+``pattern_scorer(r"ANSWER:\s*([A-J])", then="choice")``). A letter the rules do not read (an
+undressed capital in prose beside a cued one, as B in ``"The answer is A, not B."``) is not a
+second pick.
+
+Refused forms, each kept on purpose: two different final letters (above); a bare lower-case
+letter after a cue (``"ANSWER: b"``); a cue in another language (``"Antwort: C"``,
+``"R\u00e9ponse : C"``: the cue is the English word ``answer``); a letter not among
+``letters``.
+
+Only capital letters count, except a reply that is a single letter alone or dressed
+(``"b"``, ``"(b)"``), a lower-case letter in brackets after a cue, and a letter in a box or
+``<answer>`` tags. Letters must be among ``letters`` (default ``"ABCDEFGHIJ"``, ten options as
+in MMLU-Pro). The label is a letter, or a list of accepted letters; an empty label is a
+:class:`~hrbench.errors.ScorerError`. Full-width letters fold by NFKC. Refusals, failed calls
+and limit stops keep their failure kinds as in the exact scorer.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+from hrbench.errors import ConfigError, ScorerError
+from hrbench.results.records import Score
+from hrbench.scoring.scorer import Scorer, label_answers, screen
+
+__all__ = ["choice_scorer", "read_choice"]
+
+_COMMANDS = r"\\(?:boxed|text|textbf|textit|texttt|mathrm|mathbf|emph)\b\s*"
+_CHARS = r"[\s*_`\"'()\[\]{}.:,!$]*+"
+_DRESS = rf"(?:[\s*_`\"'()\[\]{{}}.:,!$]|{_COMMANDS}|</?answer>)*+"
+_OPEN = rf"(?:[\s*_`\"'(\[{{$]|{_COMMANDS}|<answer>)*+"
+"""Dress before a cued letter: space, bold, quotes, backticks, brackets, ``$``, a box, a tag."""
+_CLOSE = r"[)\]}*_`\"'$]*"
+
+
+def _cue(words: str, cls: str, lower: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?i:\b(?:{words})[*_]*+(?:\s+(?:is|would\s+be|will\s+be))?[*_]*+\s*+[:=]?)"
+        rf"(?:{_OPEN}({cls})|[\s*_`\"'$]*+[(\[]({lower})[)\]])(?![A-Za-z0-9])"
+    )
+
+
+@lru_cache(maxsize=64)
+def _patterns(letters: str) -> tuple[re.Pattern[str], ...]:
+    cls = f"[{re.escape(letters)}]"
+    lower = f"[{re.escape(letters.lower())}]"
+    both = f"[{re.escape(letters + letters.lower())}]"
+    alone = re.compile(rf"^{_DRESS}({cls}){_DRESS}$", re.IGNORECASE)
+    answer = _cue(r"answers?", cls, lower)
+    boxed = re.compile(
+        rf"\\boxed\s*\{{\s*(?:\\(?:text|textbf|textit|texttt|mathrm|mathbf)\s*\{{\s*)?[(\[]?({both})[)\]]?\.?\s*\}}?\s*\}}"
+    )
+    tagged = re.compile(rf"<answer>{_CHARS}({both}){_CHARS}</answer>", re.IGNORECASE)
+    unread = re.compile(r"(?i:\banswers?[*_]*(?:\s+(?:is|would\s+be|will\s+be)\b|\s*[:=]))")
+    option = _cue(r"option|choice", cls, lower)
+    line = re.compile(rf"(?m)^[\s*_#>-]*[(\[]?({cls})[)\].:](?=\s|$)")
+    marked = re.compile(rf"(?:\(({cls})\)|\[({cls})\]|\*\*({cls})\*\*)")
+    more = re.compile(
+        rf"{_CLOSE}\s*(?:,|/|&|\+|(?i:\bor\b|\band\b))\s*(?:(?i:maybe|perhaps|possibly|either)\s+)?"
+        rf"[*_(\[`\"'$]*(?!I\s+[a-z])({cls})(?![A-Za-z0-9])"  # "and I think": a pronoun
+    )
+    return alone, answer, boxed, tagged, unread, option, line, marked, more
+
+
+def _cued(cue: re.Pattern[str], more: re.Pattern[str], t: str) -> set[str]:
+    found = set()
+    for m in cue.finditer(t):
+        found.add((m.group(1) or m.group(2)).upper())
+        end = m.end()
+        while (n := more.match(t, end)) is not None:  # "answer: A or B": both are cued
+            found.add(n.group(1))
+            end = n.end()
+    return found
+
+
+def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
+    r"""The distinct letters a reply picks, by the rules of this module's docstring.
+
+    Args:
+        text: the reply.
+        letters: the option letters, in capitals.
+
+    Returns:
+        The set of letters found (one for a clear choice; empty or several otherwise).
+
+    Example:
+        >>> read_choice("Answer: (B)"), read_choice("b"), read_choice("I think A or C.")
+        ({'B'}, {'B'}, set())
+        >>> sorted(read_choice("Either (A) or (C).")), read_choice("I first considered (A).\nAnswer: $B")
+        (['A', 'C'], {'B'})
+        >>> read_choice("The answer is unclear, but (A) fits")
+        set()
+    """
+    alone, answer, boxed, tagged, unread, option, line, marked, more = _patterns(letters)
+    t = unicodedata.normalize("NFKC", text).strip()
+    m = alone.match(t)
+    if m:
+        return {m.group(1).upper()}
+    found = _cued(answer, more, t)
+    found.update(x.upper() for x in boxed.findall(t))
+    found.update(x.upper() for x in tagged.findall(t))
+    if found:
+        return found
+    if unread.search(t):
+        return set()
+    found = _cued(option, more, t)
+    if found:
+        return found
+    found = set(line.findall(t))
+    for groups in marked.findall(t):
+        found.update(g for g in groups if g)
+    return found
+
+
+def choice_scorer(letters: str = "ABCDEFGHIJ") -> Scorer:
+    """The ``choice`` scorer: the one letter a reply picks equals the label's letter.
+
+    The forms read and the refusal of two letters are in this module's docstring.
+
+    Args:
+        letters: the option letters (capitals, each once), default ``"ABCDEFGHIJ"``.
+
+    Returns:
+        A :class:`~hrbench.scoring.scorer.Scorer` named ``"choice"``; ``outcome`` is the letter picked,
+        or the letters found joined by ``","`` when there are several.
+
+    Raises:
+        ConfigError: ``letters`` that are not distinct capital letters.
+        ScorerError: (on call) a label that is not one of ``letters``.
+
+    Example:
+        >>> s = choice_scorer("ABCD")
+        >>> s(None, "**Answer: B) 1918**", "B")
+        Score(correct=True, outcome='B', failure_kind=None)
+        >>> s(None, "It is (A) or maybe (B).", "A").failure_kind
+        'parse_failure'
+    """
+    if (
+        not isinstance(letters, str)
+        or not letters
+        or len(set(letters)) != len(letters)
+        or not all("A" <= c <= "Z" for c in letters)
+    ):
+        raise ConfigError("letters", letters, "expected distinct capital letters A-Z, e.g. 'ABCD'")
+
+    def fn(item: Any, output: Any, label: Any) -> Score:
+        text = screen(output)
+        if isinstance(text, Score):
+            return text
+        found = read_choice(text, letters)
+        outcome = ",".join(sorted(found)) or None
+        answers = label_answers(label)
+        if answers is None:
+            return Score(correct=None, outcome=outcome, failure_kind=None)
+        want = set()
+        for a in answers:
+            x = a.strip().strip("()[]*. ").upper()
+            if len(x) != 1 or x not in letters:
+                raise ScorerError(f"choice scorer: label {a!r} is not one of the letters {letters!r}")
+            want.add(x)
+        if len(found) != 1:
+            return Score(correct=False, outcome=outcome, failure_kind="parse_failure")
+        if found <= want:
+            return Score(correct=True, outcome=outcome, failure_kind=None)
+        return Score(correct=False, outcome=outcome, failure_kind="wrong")
+
+    return Scorer(fn, "choice", {"letters": letters})

@@ -1,0 +1,29 @@
+"""The run context and the runner meet through one direction only (issue 12)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[3] / "hrbench"
+
+
+def _imports(module: str) -> set[str]:
+    tree = ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8"))
+    out = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    out |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return {m for m in out if m.startswith("hrbench")}
+
+
+@pytest.mark.parametrize(
+    ("module", "never"),
+    [
+        ("arm", "hrbench.runner.benchmark"),
+        ("runner/runtime", "hrbench.arm"),
+        ("runner/runtime", "hrbench.runner.benchmark"),
+    ],
+)
+def test_no_import_cycle_between_arm_runtime_and_runner(module: str, never: str) -> None:
+    assert never not in _imports(module)  # at run time or for type checking alike
