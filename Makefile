@@ -35,17 +35,18 @@ install: $(STAMP)
 # tests themselves used about 1 core: 6:10-6:26 for 3,367; with 8, 5:14; 4,573 tests took 7:28
 # with 8 in a fresh clone, and 7:29 with 10; 24 GB of memory is ample for them; 4,632 took 7:50
 # idle, and 19:16 with the machine at a load of 12-13 from other runs). 4,632 now take 14:13 at a
-# load of 13-14 (0.74 of that; idle not measured again: 0.74 of 7:50 is 5:48): the teardowns stop
-# each `hrb`-started daemon with SIGTERM and wait for its exit, not for init to reap it
-# (tests._procs.stop_daemon: `hrb daemon stop` waited 1.5 s more each), and Monte Carlo
-# simulations and multi-process stress are `slow` too. Fault simulations (daemons SIGKILLed,
-# cancelled, stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which
-# .ci/run runs too.
+# load of 13-14: the teardowns stop each `hrb`-started daemon with SIGTERM and wait for its exit,
+# not for init to reap it (tests._procs.stop_daemon: `hrb daemon stop` waited 1.5 s more each),
+# and Monte Carlo simulations and multi-process stress are `slow` too. In a fresh clone on the
+# idle machine 4,640 tests took 6:53 with xdist's default distribution and 6:26 with
+# `--dist worksteal` (an idle worker takes queued tests from a busy one: the long daemon tests
+# no longer end the run on one worker). Fault simulations (daemons SIGKILLed, cancelled,
+# stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which .ci/run runs too.
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 -m "not browser and not slow"
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 --dist worksteal -m "not browser and not slow"
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 -m "slow and not browser"
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 --dist worksteal -m "slow and not browser"
 
 # Ray (~240 MB) is an extra, not part of dev: its tests run apart, on a local 2-CPU cluster.
 RAY_STAMP := $(VENV)/.ray-installed

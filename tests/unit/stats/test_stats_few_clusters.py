@@ -476,6 +476,7 @@ def test_power_with_few_clusters_is_compare_s_power_not_the_noncentral_t_s(desig
     assert power(design.diff, accuracy=design.accuracy - design.diff / 2, **kwargs) == plan  # seeded
 
 
+@pytest.mark.slow  # simulates compare() on thousands of benchmarks (~10 s); make test-slow
 def test_power_simulates_only_with_few_clusters_and_a_known_accuracy():
     base = dict(var_within=0.3, var_between=0.02, var_cluster=0.001, runs=5, items_per_cluster=10)
     many = power(0.05, accuracy=0.7, **base)
