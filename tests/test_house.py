@@ -15,6 +15,7 @@ reshaped, and an entry that is back within the limit must leave it.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -65,6 +66,7 @@ STILL_OVER: dict[str, int] = {
 }
 
 
+@functools.cache
 def _modules() -> dict[str, Path]:
     """Every module of the three packages by dotted name (a package by its ``__init__.py``)."""
     found: dict[str, Path] = {}
@@ -199,6 +201,7 @@ def _functions(tree: ast.AST, prefix: str = "") -> Iterator[tuple[str, int]]:
             yield from _functions(node, prefix)
 
 
+@functools.cache
 def _sizes() -> dict[str, int]:
     """Every module over the module limit and every function over the function limit, by size."""
     over: dict[str, int] = {}

@@ -382,7 +382,7 @@ class Runtime:
         self.bills_known: set[tuple[str, str]] = set()
         """The slow-start pairs (:meth:`_bill_key`) this runtime saw known: no governor call for them."""
         self.prices: dict[str, Any] = {}
-        self._free: dict[str, bool] = {}  # per model, whether its replies cost nothing (see _costs_nothing)
+        self._free: dict[str, bool] = {}  # per model, whether its replies cost nothing (_costs_nothing)
         self.billed_as: dict[str, set[str]] = defaultdict(set)
         """Per requested model, the models replies were billed as (served-model switches seen)."""
         self.check_draws = True
@@ -442,12 +442,21 @@ class Runtime:
             self.prices[model] = self.pricing.price(model)
         return self.prices[model]
 
-    def _costs_nothing(self, models: list[str]) -> bool:
-        """Whether a reply billed as any of ``models`` costs nothing: one has no price, or all are free.
+    def _costs_nothing(self, model: str, declared: Any = (), seen: Any = None) -> bool:
+        """Whether a reply to ``model`` (or billed as one ``declared`` or ``seen``) costs nothing.
 
-        A mock with no price, or priced at 0 (the built-in "mock"), costs nothing: no bound to
-        compute (prompt_bound cost ~8 us a request at 30k requests/s).
+        True when one of them has no price, or all are free (a mock, the built-in "mock"): no
+        bound to compute (prompt_bound cost ~8 us a request at 30k requests/s). With nothing
+        declared or seen, the verdict is kept per model (its price never changes).
         """
+        if declared or seen:
+            return self._all_free([model, *declared, *(seen or ())])
+        free = self._free.get(model)
+        if free is None:
+            free = self._free[model] = self._all_free([model])
+        return free
+
+    def _all_free(self, models: list[str]) -> bool:
         prices = [self._price(m) for m in models]
         return any(pr is None for pr in prices) or not any(
             pr.input or pr.cached_input or pr.output for pr in prices
@@ -473,16 +482,10 @@ class Runtime:
         """
         declared = getattr(self.client, "billed_as", ())
         seen = self.billed_as.get(request.model)
-        if not self.capped and not self.bills and not declared and not seen:
-            free = self._free.get(request.model)  # one verdict per model: its price never changes
-            if free is None:
-                free = self._free[request.model] = self._costs_nothing([request.model])
-            if free:
-                return 0.0, 0, None, True
+        if not self.capped and not self.bills and self._costs_nothing(request.model, declared, seen):
+            return 0.0, 0, None, True
         also = {*declared, *(seen or ())}
         if not self.capped:
-            if not self.bills and self._costs_nothing([request.model, *also]):
-                return 0.0, 0, None, True
             usd, tokens = self.pricing.reservation(request, also)
             known = usd is not None and output_limit(request) is not None
             return (usd if usd is not None and known else 0.0), tokens, None, known
@@ -581,18 +584,15 @@ class Runtime:
         endpoint = getattr(self.client, "base_url", None) or getattr(self.client, "provider", "")
         return (str(endpoint), request.model or "")
 
-    async def _first_bill(self, request: Request, inline: bool) -> tuple[str, str] | None:
+    async def _first_bill(self, key: tuple[str, str], inline: bool) -> tuple[str, str] | None:
         """Slow start until the bill is known (:meth:`~hrbench.runner.governor.Governor.first_bill`).
 
-        Returns the pair when this request is its probe (:meth:`_bill_seen` ends it), else
-        ``None``: the pair's billed model is known, no slow start applies, or the governor
-        halted while this request waited (its reservation is then refused). A pair once known
-        stays known (the governor never forgets one), so it is remembered here: later requests
-        to it ask the governor nothing.
+        ``key`` is the request's :meth:`_bill_key`. Returns it when this request is its probe
+        (:meth:`_bill_seen` ends it), else ``None``: the pair's billed model is known, or the
+        governor halted while this request waited (its reservation is then refused). A pair
+        once known stays known (the governor never forgets one), so it is remembered in
+        :attr:`bills_known`: later requests to it ask the governor nothing (the caller checks).
         """
-        key = self._bill_key(request)
-        if key is None or key in self.bills_known:
-            return None
         # settled from other tasks and threads: no event to await; a Ray worker's proxy asks its
         # actor (a round trip), so it polls less often
         poll_s = float(getattr(self.governor, "poll_s", POLL_S))
@@ -754,8 +754,8 @@ class Runtime:
                 raise BudgetRefused(
                     unpriced_message(unpriced, self.governor.max_usd, self.role), limit="unpriced_model"
                 )
-            if self.bills and self.governor.max_usd is not None:  # slow start until the bill is known
-                probe = await self._first_bill(request, inline)
+            if (pair := self._bill_key(request)) is not None and pair not in self.bills_known:  # slow start
+                probe = await self._first_bill(pair, inline)
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
             if (usd_est or tokens_est) and self.capped:  # room held by requests in flight: wait for
                 # them (newcomer finding); with no USD or token cap there is no room to wait for (the
