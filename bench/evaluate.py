@@ -55,9 +55,9 @@ def plain_loop(rows: list[dict[str, Any]]) -> float:
 
 
 def bench_benchmark(rows: list[dict[str, Any]], arm_fn: Callable[..., Any], client: Any = None) -> Any:
+    from hrbench import benchmark
     from hrbench.arm import Arm
     from hrbench.reference import Reference
-    from hrbench.runner import runner as benchmark
     from hrbench.scoring.scorer import exact_scorer
 
     ref = Reference(
