@@ -11,7 +11,7 @@ HRBENCH_DATA := $(abspath $(DATA))
 endif
 export HRBENCH_DATA
 
-.PHONY: help install test test-slow test-ray test-browser check lint format types bench demo schema clean
+.PHONY: help install test test-slow test-ray test-browser test-interop check lint format types bench demo schema docs docs-serve clean
 
 help:
 	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
@@ -19,8 +19,10 @@ help:
 	@echo "make test-slow - the fault simulations (daemons killed, cancelled, stopped, left idle), Monte Carlo checks"
 	@echo "make test-ray - the Ray executor's tests on a local Ray cluster (installs the ray extra)"
 	@echo "make test-browser - hrb view in a real headless Chromium (installs chromium, playwright)"
+	@echo "make test-interop - exports and imports against the real Inspect (installs inspect-ai in .venv-interop)"
 	@echo "make check  - format check, lint, types, tests"
 	@echo "make bench  - every script in bench/"
+	@echo "make docs   - build the docs site into site/ (warnings are errors); make docs-serve serves it"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,10 +45,10 @@ install: $(STAMP)
 # no longer end the run on one worker). Fault simulations (daemons SIGKILLed, cancelled,
 # stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which .ci/run runs too.
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 --dist worksteal -m "not browser and not slow"
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "not browser and not slow"
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster -n 8 --dist worksteal -m "slow and not browser"
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "slow and not browser"
 
 # Ray (~240 MB) is an extra, not part of dev: its tests run apart, on a local 2-CPU cluster.
 RAY_STAMP := $(VENV)/.ray-installed
@@ -72,6 +74,20 @@ $(CHROMIUM):
 
 test-browser: $(BROWSER_STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/view
+
+# Interop with the real tools (inspect-ai, ~100 MB, is not a dependency of hrbench): a venv of
+# its own with hrbench and inspect-ai, and the tests of tests/interop, which use no network
+# (Inspect runs its mockllm model; tiktoken's encoding comes from the one hrbench ships).
+INTEROP := .venv-interop
+INTEROP_STAMP := $(INTEROP)/.installed
+$(INTEROP_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(INTEROP)
+	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip
+	$(INTEROP)/bin/python -m pip install --quiet -e '.[dev]' 'inspect-ai>=0.3.100'
+	touch $(INTEROP_STAMP)
+
+test-interop: $(INTEROP_STAMP)
+	$(INTEROP)/bin/python -m pytest -q -p no:cacheprovider tests/interop
 
 format: $(STAMP)
 	$(PY) -m ruff format hrbench server clients tests bench examples
@@ -101,5 +117,18 @@ schema: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
+# The docs site (MkDocs + Material + mkdocstrings): the `docs` extra, built with warnings as
+# errors; the reference pages are generated from the code at build time (docs/_gen/hooks.py).
+DOCS_STAMP := $(VENV)/.installed-docs
+$(DOCS_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+docs-serve: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve
+
 clean:
-	rm -rf $(VENV) .venv-peers .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-peers $(INTEROP) .pytest_cache .mypy_cache .ruff_cache site

@@ -74,6 +74,9 @@ from hrbench.scoring.numeric import numeric_scorer
 from hrbench.scoring.pattern import pattern_scorer
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
 from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
+from hrbench.stats.agreement import judge_agreement
+from hrbench.stats.gate import GateResult, gate
+from hrbench.stats.sequential import StopWhenSure
 from hrbench.store import Store
 
 __version__ = "0.1.0"
@@ -99,6 +102,7 @@ __all__ = [
     "Evaluation",
     "Example",
     "FewRunsWarning",
+    "GateResult",
     "Governor",
     "HrbenchError",
     "MetricErrorWarning",
@@ -130,6 +134,7 @@ __all__ = [
     "Signature",
     "SignatureError",
     "Step",
+    "StopWhenSure",
     "Store",
     "TooFewRunsError",
     "Trace",
@@ -148,7 +153,9 @@ __all__ = [
     "evaluate_async",
     "exact_scorer",
     "example_document",
+    "gate",
     "is_not_found",
+    "judge_agreement",
     "judge_scorer",
     "metrics",
     "module",

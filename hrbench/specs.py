@@ -40,6 +40,7 @@ from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm
 from hrbench.errors import CodeRefused, ConfigError, did_you_mean, field_under
 from hrbench.models.mock import MockClient
+from hrbench.reading._imported import FILE_FORMATS, imported_spec_arm, imported_spec_reference
 from hrbench.reference import PER_ITEM, Reference, check_keyed
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.scoring.scorer import Scorer, scorer
@@ -328,46 +329,6 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
         ) from None
 
 
-def _read_outputs(path: str) -> dict[str, Any]:
-    from hrbench.reading._outputs import NO_OUTPUT
-
-    p = Path(path).expanduser()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError("path", path, f"cannot read outputs ({type(exc).__name__})") from None
-    stripped = text.lstrip()
-    if stripped.startswith("{") and not p.suffix == ".jsonl":
-        try:
-            data = json.loads(text, object_pairs_hook=refuse_repeated_keys("path", path, "outputs"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError("path", path, f"not JSON: {exc.msg} at line {exc.lineno}") from None
-        if not isinstance(data, dict):
-            raise ConfigError("path", path, "expected an object of item id -> output")
-        return {str(k): v for k, v in data.items()}
-    from hrbench.reading._reference import json_lines
-
-    out: dict[str, Any] = {}
-    seen = OnePerId("path", path, ("item", "run"), "outputs")
-    for n, rec in json_lines(text, path, "path", objects=False):
-        if not isinstance(rec, dict) or "item" not in rec:
-            raise ConfigError("path", path, f'line {n}: expected {{"item", "output", "run"?}}')
-        item, run = str(rec["item"]), rec.get("run")
-        # decided, newcomer finding: the last line was kept silently (hrbench._unique)
-        if not seen.first((item, run) if run is not None else (item,), rec.get("output"), n):
-            continue
-        if run is None:
-            out[item] = rec.get("output")
-        else:
-            runs = out.setdefault(item, [])
-            if not isinstance(runs, list):
-                raise ConfigError("path", path, f"line {n}: item {item!r} has outputs with and without `run`")
-            while len(runs) < int(run):
-                runs.append(NO_OUTPUT)  # a run the file leaves out: refused by check_outputs
-            runs[int(run) - 1] = rec.get("output")
-    return out
-
-
 def _outputs_arm(spec: Any) -> Arm:
     from hrbench.reading._outputs import NO_OUTPUT, missing_output, with_check
 
@@ -375,8 +336,10 @@ def _outputs_arm(spec: Any) -> Arm:
     if (outputs is None) == (path is None):
         raise ConfigError("outputs", outputs, "an outputs arm needs exactly one of `outputs` or `path`")
     fmt = _get(spec, "format", "outputs") or "outputs"
-    _forms.check_one_of("arm.format", fmt, ("outputs", "tatqa"))
+    _forms.check_one_of("arm.format", fmt, ("outputs", "tatqa", *FILE_FORMATS))
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
+    if fmt in FILE_FORMATS:  # another tool's results (hrbench.reading._imported)
+        return imported_spec_arm(spec, fmt, _get)
     scale_field = _get(spec, "scale_field")
     missing = _get(spec, "missing", "refuse") or "refuse"
     if path is not None and (fmt == "tatqa" or id_field or prediction_field or scale_field):
@@ -402,7 +365,9 @@ def _outputs_arm(spec: Any) -> Arm:
             ) from None
     if fmt == "tatqa":
         raise ConfigError("arm.format", fmt, "`tatqa` reads a run file: give `path`")
-    table: dict[str, Any] = dict(outputs) if outputs is not None else _read_outputs(path)
+    from hrbench.reading._outputs_file import read_outputs
+
+    table: dict[str, Any] = dict(outputs) if outputs is not None else read_outputs(path)
 
     async def outputs_arm(item: Any, ctx: Any) -> Any:
         if ctx.item_id not in table:  # refused before the first run (check_outputs), or missing = "error"
@@ -477,7 +442,7 @@ ARM_FIELDS: dict[str, tuple[str, ...]] = {
     "prompt": ("kind", "name", "template", "system", "model", "params", "version"),
     "reading": ("kind", "recipe", "name", "model", "settings"),
     "outputs": ("kind", "name", "outputs", "path", "id_field", "prediction_field", "scale_field")
-    + ("format", "missing"),
+    + ("format", "missing", "source_arm"),
     "import": ("kind", "path", "name", "settings"),
 }
 """The fields of each arm spec by kind, for a spec given as a mapping (the library, a judge's
@@ -961,8 +926,12 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
 
 
 def _reference_file(path: str, fmt: str, limit: int | None) -> Reference:
+    if fmt in FILE_FORMATS:  # another tool's results (hrbench.reading._imported)
+        return imported_spec_reference(path, fmt)
     if fmt not in ("rows", "squad", "tatqa"):
-        raise ConfigError("reference.format", fmt, "expected `rows`, `squad` or `tatqa`")
+        raise ConfigError(
+            "reference.format", fmt, f"expected `rows`, `squad`, `tatqa` or one of {FILE_FORMATS}"
+        )
     if fmt == "rows":
         return _reference_rows(path, limit)
     from hrbench.reading import qa_reference, tatqa_reference
@@ -1027,10 +996,14 @@ SCORERS: dict[str, tuple[str, str, str]] = {
     "exact": (
         "hrbench.scoring.scorer",
         "exact_scorer",
-        "seed 000's exact match after folding case and white space",
+        "exact match after folding case and white space",
     ),
     "exact_normalised": ("hrbench.scoring.scorer", "exact_scorer", "the same as exact"),
-    "answer_contains": ("hrbench.reading", "answer_scorer", "seed 001's number-aware reading scorer"),
+    "answer_contains": (
+        "hrbench.reading",
+        "answer_scorer",
+        "the number-aware reading scorer: right when the reply contains an accepted answer",
+    ),
     "answer": ("hrbench.reading", "answer_scorer", "the same as answer_contains"),
     "numeric": (
         "hrbench.scoring.numeric",

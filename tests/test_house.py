@@ -36,31 +36,19 @@ MAX_FUNCTION_LINES = 80
 STILL_OVER: dict[str, int] = {
     "clients/python/hrbench_client/client.py": 1039,
     "clients/python/hrbench_client/view/server.py::make_app": 93,
-    "hrbench/evaluation/evaluate.py": 779,
-    "hrbench/evaluation/evaluate.py::_evaluate": 162,
-    "hrbench/evaluation/metrics.py": 733,
-    "hrbench/evaluation/modules.py": 1345,
-    "hrbench/models/_remote.py": 791,
-    "hrbench/results/browse.py": 992,
+    "hrbench/results/browse.py": 986,
     "hrbench/results/browse.py::benchmark_view": 88,
-    "hrbench/runner/benchmark.py": 1785,
-    "hrbench/runner/benchmark.py::benchmark_async": 278,
-    "hrbench/runner/governor.py": 611,
-    "hrbench/runner/ray.py": 793,
-    "hrbench/runner/runtime.py": 940,
-    "hrbench/runner/runtime.py::Runtime._obtain": 101,
-    "hrbench/runner/runtime.py::Runtime.call": 83,
-    "hrbench/specs.py": 1231,
+    "hrbench/runner/benchmark.py": 1674,
+    "hrbench/runner/benchmark.py::benchmark_async": 263,
+    "hrbench/specs.py": 1204,
     "hrbench/stats/intervals.py": 690,
     "hrbench/stats/power.py::power": 171,
     "hrbench/stats/rendering.py::render": 111,
     "hrbench/stats/report.py::_arm_report": 90,
-    "hrbench/testing/loopback.py": 974,
-    "hrbench/testing/loopback.py::_Api._reply": 116,
-    "server/hrbench_server/bench.py": 926,
-    "server/hrbench_server/bench.py::_run": 209,
+    "server/hrbench_server/bench.py": 890,
+    "server/hrbench_server/bench.py::_run": 208,
     "server/hrbench_server/daemon.py::serve_daemon": 108,
-    "server/hrbench_server/methods.py": 708,
+    "server/hrbench_server/methods.py": 704,
     "server/hrbench_server/methods.py::register": 430,
     "server/hrbench_server/rpc.py": 636,
 }
@@ -253,6 +241,7 @@ PUBLIC: dict[str, list[str]] = {
         "Evaluation",
         "Example",
         "FewRunsWarning",
+        "GateResult",
         "Governor",
         "HrbenchError",
         "MetricErrorWarning",
@@ -284,6 +273,7 @@ PUBLIC: dict[str, list[str]] = {
         "Signature",
         "SignatureError",
         "Step",
+        "StopWhenSure",
         "Store",
         "TooFewRunsError",
         "Trace",
@@ -302,7 +292,9 @@ PUBLIC: dict[str, list[str]] = {
         "evaluate_async",
         "exact_scorer",
         "example_document",
+        "gate",
         "is_not_found",
+        "judge_agreement",
         "judge_scorer",
         "metrics",
         "module",
@@ -444,7 +436,7 @@ def test_the_import_paths_the_docs_show_keep_working(path: str) -> None:
 
 
 def test_the_readme_walk_through_names_every_stage_package_and_nothing_that_is_not_there() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "development.md").read_text(encoding="utf-8")  # the README's Layout, moved
     block = text[text.index("The library's folders are the stages") :].split("```")[1]
     named = {ln.split()[0] for ln in block.splitlines() if ln.startswith("hrbench/")}
     missing = sorted(p for p in named if not (ROOT / p).exists())

@@ -20,7 +20,7 @@
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
    transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
    truncated or unparsable body, 2xx with    jitter on top, bounded by ``max_attempts`` and
-   no text (:func:`_unusable`)               ``max_total_s``; after the last attempt
+   no text (:func:`unusable_reply`)               ``max_total_s``; after the last attempt
                                              ``Result(ok=False, error=...)``
    2xx cut at the output limit               ``Result(ok=False)`` at once, its usage kept:
    (``finish_reason`` ``length``)            an ``error`` run "reply cut at the output limit"
@@ -44,11 +44,7 @@ in a request header; error messages are scrubbed of it and of anything shaped li
 
 from __future__ import annotations
 
-import calendar
-import email.utils
 import logging
-import math
-import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -62,156 +58,38 @@ from hrbench._util.environ import env_value
 from hrbench._util.redact import note_key_env, redact, scrub_reply
 from hrbench.errors import HrbenchError
 from hrbench.models import _http
-from hrbench.models.tokens import usage_of
+from hrbench.models._replies import (
+    SNIPPET,
+    Written,
+    billed_attempt,
+    book_lost,
+    error_detail,
+    estimated_usage,
+    give_back,
+    keep_billed,
+    retried_bills,
+    unusable_reply,
+)
+from hrbench.models._retries import (
+    JITTER,
+    LOST_STATUS,
+    QUOTA,
+    RETRYABLE_STATUS,
+    FinalFailure,
+    RetryableFailure,
+    http_date,
+    parse_retry_after,
+)
 from hrbench.results.records import Billed, Request, Result, Usage
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
 
+
 logging.getLogger("stamina").addHandler(logging.NullHandler())
-# stamina logs each retry at WARNING; with no handler anywhere, Python would print every line
-# to stderr. Retries are silent unless the user configures logging (issue 12).
 
-RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
-"""Statuses retried besides every other 5xx: timeouts, conflicts, rate limits, overload."""
-
-LOST_STATUS = frozenset({502, 504, 520, 524})
-"""A gateway's word that the upstream's reply was lost or garbled (bad gateway, gateway timeout,
-Cloudflare's unknown error and timeout): the provider behind it may have generated and billed it,
-so the attempt is booked at its worst case as unknown spend (decided, conservative: newcomer
-finding 4). Other error statuses are the provider's own refusal, which it does not bill."""
-
-_QUOTA = re.compile(
-    r"insufficient_quota|billing_error|billing_hard_limit|credit balance is too low"
-    r"|exceeded your current quota|check your plan and billing|quota_exhausted|payment required",
-    re.IGNORECASE,
-)
-"""What a quota or billing refusal says (OpenAI ``insufficient_quota``, Anthropic's credit)."""
 
 _CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie|session|password|signature", re.IGNORECASE)
 """Header names that may carry a credential: never part of a cache key."""
-
-_JITTER = random.Random()
-"""The retry jitter's own stream: the caller's global random state is never touched."""
-
-_SNIPPET = 300
-"""Characters of a server's error message kept in ``Result.error``."""
-
-
-def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
-    """Read how long a server asks to wait before the next attempt.
-
-    An HTTP-date is read by RFC 9110 (section 5.6.7): IMF-fixdate, the obsolete RFC 850 form
-    and asctime are accepted, and every HTTP-date is GMT, so a date with no zone or with
-    ``-0000`` is UTC whatever the machine's time zone (cases R01a, R01d; decided).
-
-    Args:
-        headers: the reply's headers (a case-insensitive mapping).
-        now: the current POSIX time in seconds, for an HTTP-date value (default: now).
-
-    Returns:
-        Seconds to wait (``retry-after-ms`` first, then ``Retry-After`` as seconds or an
-        HTTP date; a date in the past is 0), or ``None`` when the reply says nothing usable.
-
-    Example:
-        >>> parse_retry_after({"retry-after": "2"})
-        2.0
-        >>> parse_retry_after({"retry-after-ms": "250", "retry-after": "1"})
-        0.25
-        >>> now = 1445412480.0  # Wed, 21 Oct 2015 07:28:00 GMT
-        >>> parse_retry_after({"retry-after": "Wed Oct 21 07:28:30 2015"}, now=now)
-        30.0
-        >>> parse_retry_after({"retry-after": "Wednesday, 21-Oct-15 07:28:30 GMT"}, now=now)
-        30.0
-    """
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms is not None:
-        try:
-            ms = float(raw_ms)
-        except ValueError:
-            ms = math.nan
-        if math.isfinite(ms) and ms >= 0:
-            return ms / 1000.0
-    raw = headers.get("retry-after")
-    if raw is None:
-        return None
-    try:
-        seconds = float(raw)
-    except ValueError:
-        when = http_date(raw)
-        if when is None:
-            return None
-        return max(0.0, when - (time.time() if now is None else now))
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
-
-
-def http_date(text: str) -> float | None:
-    """The POSIX time of an RFC 9110 HTTP-date, read as GMT when it names no zone; ``None`` if unreadable.
-
-    Example:
-        >>> http_date("Wed, 21 Oct 2015 07:28:30 GMT") == http_date("Wed Oct 21 07:28:30 2015") == 1445412510
-        True
-        >>> http_date("Wed, 21 Oct 2015 09:28:30 +0200")
-        1445412510
-        >>> http_date("soon") is None
-        True
-    """
-    try:
-        parts = email.utils.parsedate_tz(text.strip())
-    except (TypeError, ValueError, IndexError):
-        return None
-    if parts is None:
-        return None
-    year = parts[0]
-    if year < 100:  # RFC 850's two-digit year: RFC 9110 says within 50 years of now
-        year += 2000 if year + 2000 <= time.gmtime().tm_year + 50 else 1900
-    try:
-        stamp = calendar.timegm((year, *parts[1:6], 0, 0, 0))
-    except (OverflowError, ValueError):
-        return None
-    return stamp - (parts[9] or 0)
-
-
-class _RetryableFailure(Exception):
-    """Raised inside an attempt when it failed in a way worth another attempt."""
-
-    def __init__(
-        self,
-        message: str,
-        retry_after_s: float | None = None,
-        status: int | None = None,
-        usage: Usage | None = None,
-        model: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retry_after_s = retry_after_s
-        self.status = status
-        self.usage = usage  # a reply that was billed but is unusable (cut at the output limit)
-        self.model = model
-
-
-class _FinalFailure(Exception):
-    """Raised inside an attempt when it failed in a way another attempt would not fix.
-
-    ``halts``: ``"quota"`` or ``"auth"`` when no other request of the client would fare
-    better, ``"model"`` when none for the same model would (see ``Result.halts``). ``usage``
-    and ``model``: a billed reply that cannot be used (cut at the output limit).
-    """
-
-    def __init__(
-        self,
-        message: str,
-        status: int | None = None,
-        halts: str | None = None,
-        usage: Usage | None = None,
-        model: str | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.halts = halts
-        self.usage = usage
-        self.model = model
 
 
 class HttpModelClient:
@@ -470,7 +348,7 @@ class HttpModelClient:
         billed: list[Billed | None] = []  # what the provider billed for each of them (reported usage)
 
         def should_retry(exc: Exception) -> bool | float:
-            if not isinstance(exc, _RetryableFailure):
+            if not isinstance(exc, RetryableFailure):
                 return False
             if attempts >= self.max_attempts:
                 return False
@@ -482,10 +360,10 @@ class HttpModelClient:
                 exc.message += f"; Retry-After {wait:g} s is past the retry budget"
                 again = False
             else:  # Retry-After is a floor; full jitter on top spreads a herd told the same wait (R02a)
-                again = wait + _JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
+                again = wait + JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
             if again:
                 retried.append(self._redact(exc.message))
-                billed.append(_billed_attempt(exc))
+                billed.append(billed_attempt(exc))
             return again
 
         try:
@@ -500,23 +378,27 @@ class HttpModelClient:
                 with attempt:
                     attempts += 1
                     result = await self._attempt(ep, http, payload, before_attempt)
-        except _RetryableFailure as exc:
+        except RetryableFailure as exc:
             plural = "s" if attempts != 1 else ""
             failed = self._failed(
                 f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
             )
-            failed.retried, failed.retried_billed = retried or None, _bills(billed)
-            return _billed(failed, exc.usage, exc.model)
-        except _FinalFailure as exc:
+            failed.retried, failed.retried_billed = retried or None, retried_bills(billed)
+            return keep_billed(failed, exc.usage, exc.model)
+        except FinalFailure as exc:
             failed = self._failed(exc.message, model, start, exc.status)
-            failed.halts, failed.retried, failed.retried_billed = exc.halts, retried or None, _bills(billed)
-            return _billed(failed, exc.usage, exc.model)
+            failed.halts, failed.retried, failed.retried_billed = (
+                exc.halts,
+                retried or None,
+                retried_bills(billed),
+            )
+            return keep_billed(failed, exc.usage, exc.model)
         except HrbenchError:  # BudgetRefused from the governor
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
             return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
         assert result is not None  # stamina runs at least one attempt
-        result.retried, result.retried_billed = retried or None, _bills(billed)
+        result.retried, result.retried_billed = retried or None, retried_bills(billed)
         key = self._key()
         if key and result.raw_text:  # a reply echoing the key never reaches the store
             result.text = scrub_reply(result.raw_text, key)
@@ -524,7 +406,7 @@ class HttpModelClient:
         if result.model is None:
             result.model = model
         if result.usage.provenance is None:  # no usage block: count with the model's tokenizer
-            result.usage = _estimated_usage(request, result)
+            result.usage = estimated_usage(request, result)
         return result
 
     def _failed(self, error: str, model: str, start: float, status: int | None = None) -> Result:
@@ -551,15 +433,15 @@ class HttpModelClient:
                 if pending is not None:  # issue 13: the reservation is committed before the send
                     await pending
             self.attempts += 1
-            sent = _Written()
+            sent = Written()
             try:
                 with anyio.fail_after(self.timeout_s):
                     response = await http.post(
                         self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
                     )
             except _http.ConnectError as exc:  # nothing listens there: retrying will not help
-                _give_back(before_attempt)  # nothing was sent: no call is counted (decided, newcomer)
-                raise _FinalFailure(
+                give_back(before_attempt)  # nothing was sent: no call is counted (decided, newcomer)
+                raise FinalFailure(
                     f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
                     f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "
                     "is base_url right?"
@@ -575,22 +457,22 @@ class HttpModelClient:
                     else f"transport error: {type(exc).__name__}: {self._redact(str(exc))}"
                 )
                 if not sent.whole:
-                    _give_back(before_attempt)
+                    give_back(before_attempt)
                     what += "; the request was not sent (no call counted)"
                 else:  # it may have been billed: booked at its worst case (newcomer finding 4)
-                    _lost(before_attempt)
+                    book_lost(before_attempt)
                     what += "; the request was sent whole (counted at its worst case)"
-                raise _RetryableFailure(f"{self.provider}: {what}") from None
+                raise RetryableFailure(f"{self.provider}: {what}") from None
             status = response.status_code
-            if status == 429 and not _QUOTA.search(response.text):
+            if status == 429 and not QUOTA.search(response.text):
                 ep.limiter.on_rate_limited(granted)
         try:
             return self._classify(ep, response)
-        except (_RetryableFailure, _FinalFailure) as exc:
+        except (RetryableFailure, FinalFailure) as exc:
             if exc.usage is not None or status in LOST_STATUS or (200 <= status < 300):
                 # a 2xx that cannot be used (garbled, no text, cut) or a gateway's lost reply:
                 # billed, or it may have been; booked before any retry (newcomer finding 4)
-                _lost(before_attempt, exc.usage, exc.model)
+                book_lost(before_attempt, exc.usage, exc.model)
             raise
 
     def _classify(self, ep: _http.Endpoint, response: _http.HttpResponse) -> Result:
@@ -601,24 +483,24 @@ class HttpModelClient:
                 result = self.parse_reply(body)
             except (msgspec.DecodeError, ValueError, KeyError, TypeError, IndexError, AttributeError) as exc:
                 # a truncated or garbled body is a transfer fault as often as a server's: retried
-                raise _RetryableFailure(
+                raise RetryableFailure(
                     f"{self.provider}: malformed reply (HTTP {status}): {type(exc).__name__}: "
-                    f"{str(exc)[:_SNIPPET]}"
+                    f"{str(exc)[:SNIPPET]}"
                 ) from None
             ep.limiter.on_success()
-            unusable = _unusable(result)
+            unusable = unusable_reply(result)
             if unusable:  # decided, newcomer finding: never scored as if it were an answer
                 why = f"{self.provider}: {unusable}"
                 if result.finish_reason == "length":  # the same limit would be billed and cut again
-                    raise _FinalFailure(why, status, usage=result.usage, model=result.model)
-                raise _RetryableFailure(why, None, status, usage=result.usage, model=result.model)
+                    raise FinalFailure(why, status, usage=result.usage, model=result.model)
+                raise RetryableFailure(why, None, status, usage=result.usage, model=result.model)
             return result
         text = response.text
-        detail = self._redact(_error_detail(text))[:_SNIPPET]  # redacted whole, then cut
-        if status == 402 or (status in (400, 403, 429) and _QUOTA.search(text)):
+        detail = self._redact(error_detail(text))[:SNIPPET]  # redacted whole, then cut
+        if status == 402 or (status in (400, 403, 429) and QUOTA.search(text)):
             # decided (newcomer finding: reported as an hrbench budget stop whose advice, higher
             # --max-* limits, cannot help): the provider's error, with its message and advice
-            raise _FinalFailure(
+            raise FinalFailure(
                 f"{self.provider}: quota exhausted (HTTP {status}): {detail}; the provider refuses "
                 "requests until credit is added or the quota raised with it (an hrbench limit, "
                 "--max-calls or --max-usd, does not help); then run these runs again",
@@ -626,7 +508,7 @@ class HttpModelClient:
                 halts="quota",
             )
         if status in RETRYABLE_STATUS or status >= 500:
-            raise _RetryableFailure(
+            raise RetryableFailure(
                 f"{self.provider}: HTTP {status}: {detail}",
                 retry_after_s=parse_retry_after(response.headers),
                 status=status,
@@ -641,151 +523,4 @@ class HttpModelClient:
         # a key refused (401) fails every request of the client, a model refused (403, 404) every
         # one for that model: the runner sends no other (newcomer finding: N identical errors)
         halts = {401: "auth", 403: "model", 404: "model"}.get(status)
-        raise _FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status, halts=halts)
-
-
-class _Written:
-    """The HTTP library's trace hook of one attempt: whether its request was written whole.
-
-    httpcore reports each phase (``connection.connect_tcp``, ``http11.send_request_headers``,
-    ``http11.send_request_body``, ``http2.send_request_body`` ...) as ``.started`` then
-    ``.complete`` or ``.failed``; a write error is otherwise swallowed (it goes on to read a
-    reply), so this is the only sign that a request never left whole.
-    """
-
-    __slots__ = ("whole",)
-
-    def __init__(self) -> None:
-        self.whole = False
-
-    async def __call__(self, name: str, info: dict[str, Any]) -> None:
-        if name.endswith("send_request_body.complete"):
-            self.whole = True
-
-
-def _give_back(before_attempt: Any) -> None:
-    """Give the governor back the call of an attempt that was not sent (a Gate's ``unsent``)."""
-    unsent = getattr(before_attempt, "unsent", None)
-    if unsent is not None:
-        unsent()
-
-
-def _lost(before_attempt: Any, usage: Usage | None = None, model: str | None = None) -> None:
-    """Book an attempt written whole whose reply was lost or unusable (a Gate's ``lost``).
-
-    Decided (newcomer finding 4; README "one written whole stays a call whatever failed
-    after (it may have been billed)"): at the reply's reported cost when it has a usage block,
-    else at its reservation, as spend *unknown, at most* that much, at once: a retry reserves
-    afresh, so neither the request nor its retries can pass a cap.
-    """
-    lost = getattr(before_attempt, "lost", None)
-    if lost is not None:
-        lost(usage, model)
-
-
-def _estimated_usage(request: Request, result: Result) -> Usage:
-    """The usage of a reply without a usage block: counted, else bounded from above (finding 14).
-
-    With ``n`` choices only the first is kept: each of the others is counted at the output
-    limit sent (at the first one's size when none was sent).
-    """
-    from hrbench.models.pricing import output_limit
-
-    limit = output_limit(request)
-    usage = usage_of(request.messages, result.text, result.model, limit, request.tools)
-    n = request.params.get("n") if request.provider != "anthropic" else 1
-    if isinstance(n, int) and not isinstance(n, bool) and n > 1 and usage.provenance == "estimated":
-        usage.tokens_out += (n - 1) * (usage.tokens_out if limit is None else limit)
-    return usage
-
-
-def _billed_attempt(exc: _RetryableFailure) -> Billed | None:
-    """What the provider billed for a retried attempt: its reported usage, else ``None`` (unknown).
-
-    The governor books such an attempt at what that usage costs (:meth:`~hrbench.runner.governor.Gate.lost`),
-    and the run's trace and row carry the same amount, so the rows add up to the provider's bill.
-    """
-    if exc.usage is None or exc.usage.provenance != "reported":
-        return None
-    return Billed(usage=exc.usage, model=exc.model)
-
-
-def _bills(billed: list[Billed | None]) -> list[Billed | None] | None:
-    """``Result.retried_billed``: ``None`` when no retried attempt was billed."""
-    return billed if any(b is not None for b in billed) else None
-
-
-def _billed(failed: Result, usage: Usage | None, model: str | None) -> Result:
-    """A failed result that keeps the usage of the billed reply that failed it (its last attempt).
-
-    Earlier attempts the provider billed are in ``retried_billed`` (:func:`_billed_attempt`).
-    """
-    if usage is not None:
-        failed.usage = usage
-        failed.model = model or failed.model
-    return failed
-
-
-def _unusable(result: Result) -> str | None:
-    """Why a well-formed 2xx reply cannot be scored as an answer, or ``None``.
-
-    Decided (newcomer finding; SPEC §6 "a failed model call surfaces"): a reply cut at the
-    output limit (``finish_reason`` ``"length"``, Anthropic's ``max_tokens``) was scored
-    ``wrong``, with no word; a reply with no text (``content: null``) that is neither a refusal
-    nor a tool call was a ``parse_failure``. Both are the provider's reply failing, not the
-    model's answer, and the run is an ``error`` with this cause, its billed tokens kept. A reply
-    with no text is retried as a garbled body is (a provider fault). A cut reply is not: a
-    retry with the same output limit is billed again and cut again, and the governor settles
-    a failed attempt at no cost, so retries would spend past what it counts; the cause says
-    to raise ``max_tokens``. (README's "retry truncated replies" means bodies cut in transfer.)
-
-    Example:
-        >>> _unusable(Result(text="Par", finish_reason="length"))
-        "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
-        >>> _unusable(Result(text=None, finish_reason="stop"))
-        'reply has no text (content null, finish_reason stop)'
-        >>> _unusable(Result(text="Paris", finish_reason="stop")) is None
-        True
-    """
-    if result.refused:
-        return None
-    if result.finish_reason == "length":
-        return "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
-    if result.text is None and result.finish_reason != "tool_calls":
-        return f"reply has no text (content null, finish_reason {result.finish_reason})"
-    return None
-
-
-def _error_detail(text: str) -> str:
-    """The message of an error reply: ``error.message`` of a JSON body, else the body.
-
-    Not cut here: the caller redacts the whole message first, so a key that straddles the cut
-    is never left in part.
-    """
-    try:
-        body = msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        return text.strip()[: _SNIPPET * 8]
-    if isinstance(body, dict):
-        err = body.get("error")
-        if isinstance(err, dict):
-            message = err.get("message")
-            kind = err.get("type") or err.get("code")
-            if isinstance(message, str):
-                return f"{kind}: {message}" if isinstance(kind, str) else message
-        if isinstance(err, str):
-            return err
-        if isinstance(body.get("message"), str):
-            return str(body["message"])
-    return text.strip()[: _SNIPPET * 8]
-
-
-def as_int(value: Any) -> int:
-    """A token count from a usage block: ints and int-valued floats; anything else is 0."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return max(0, value)
-    if isinstance(value, float) and math.isfinite(value):
-        return max(0, int(value))
-    return 0
+        raise FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status, halts=halts)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrbench.models._remote import HttpModelClient, as_int
+from hrbench.models._remote import HttpModelClient
+from hrbench.models._replies import as_int
 from hrbench.results.records import Request, Result, Usage
 
 __all__ = ["OpenAIClient", "openai_usage"]

@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.models.price_package import PriceInfo, package_price
 from hrbench.results.records import Request, Step, Usage
 
 __all__ = [
@@ -102,8 +103,15 @@ class Pricing:
         table: Mapping[str, Any] | None = None,
         overrides: Mapping[str, Mapping[str, float]] | None = None,
     ) -> None:
+        self.package = table is None and not os.environ.get("HRBENCH_PRICES")
+        """Whether prices come from genai-prices first (:mod:`hrbench.models.price_package`), the
+        table after it: the default table, not one given or named by ``HRBENCH_PRICES``."""
+        self.source = "hrbench's shipped table (hrbench/data/prices.json)"
+        self._from_package: dict[str, Price | None] = {}
+        self._priced: dict[str, Price | None] = {}  # price() per model: prefix lookups scan the table
         if table is None:
             path = os.environ.get("HRBENCH_PRICES")
+            self.source = f"HRBENCH_PRICES ({path})" if path else self.source
             if path:
                 try:
                     with open(path, encoding="utf-8") as f:
@@ -156,6 +164,7 @@ class Pricing:
         if not overrides:
             return self
         layered = Pricing(table={"models": {}, "checked": self.checked}, overrides=overrides)
+        layered.package, layered.source = self.package, self.source
         layered.prices = {**self.prices, **layered.prices}
         layered.overrides = {**self.overrides, **layered.overrides}
         return layered
@@ -192,16 +201,63 @@ class Pricing:
         return None
 
     def price(self, model: str | None) -> Price | None:
-        """The price of ``model``, or ``None`` when it has none."""
+        """The price of ``model``, or ``None`` when it has none (looked up once per model)."""
         if not model:
             return None
+        try:
+            return self._priced[model]
+        except KeyError:
+            found = self._priced[model] = self._lookup(model)
+            return found
+
+    def _lookup(self, model: str) -> Price | None:
+        """:meth:`price` uncached: overrides, then the package (default table only), then the table."""
+        if self.package and self._listed(model, self.overrides) is None:
+            if model not in self._from_package:
+                self._from_package[model] = _package_price(model)
+            if (found := self._from_package[model]) is not None:
+                return found
+        name = self._listed(model, self.prices)
+        return None if name is None else self.prices[name]
+
+    @staticmethod
+    def _listed(model: str, names: Mapping[str, Any]) -> str | None:
+        """The name ``model`` is listed under in ``names``: itself, else its longest prefix before a ``-``."""
         for name in (model, model.split("/", 1)[-1]):
-            if name in self.prices:
-                return self.prices[name]
-            best = max((k for k in self.prices if name.startswith(k + "-")), key=len, default=None)
+            if name in names:
+                return name
+            best = max((k for k in names if name.startswith(k + "-")), key=len, default=None)
             if best is not None:
-                return self.prices[best]
+                return best
         return None
+
+    def describe(self, model: str) -> PriceInfo | None:
+        """``model``'s price with its source and date (what ``hrb prices MODEL`` shows), or ``None``.
+
+        Example:
+            >>> info = Pricing(overrides={"m": {"input": 1.0, "output": 2.0}}).describe("m")
+            >>> info.input, info.output, info.source
+            (1.0, 2.0, 'an override (the spec or Pricing(overrides=...))')
+        """
+        p = self.price(model)
+        if p is None:
+            return None
+        listed = self._listed(model, self.prices)
+        if self.package and self._listed(model, self.overrides) is None and self._from_package.get(model):
+            return _package_info(model)
+        overridden = listed is not None and listed in self.overrides
+        return PriceInfo(
+            model=model,
+            input=p.input,
+            cached_input=p.cached_input,
+            output=p.output,
+            cache_write_5m=p.write_5m,
+            cache_write_1h=p.write_1h,
+            priced_as=listed or model,
+            provider=None,
+            source="an override (the spec or Pricing(overrides=...))" if overridden else self.source,
+            date=None if overridden else self.checked,
+        )
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         """What a reply cost in USD, or ``None`` when the model has no price.
@@ -337,6 +393,23 @@ def output_limit(request: Request) -> int | None:
             if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
                 return v
     return None
+
+
+def _package_info(model: str) -> PriceInfo | None:
+    """genai-prices' price of ``model`` (or of the name after its ``provider/`` prefix)."""
+    for name in dict.fromkeys((model, model.split("/", 1)[-1])):
+        provider = model.split("/", 1)[0] if name != model else None
+        info = package_price(name, provider) or (package_price(name) if provider else None)
+        if info is not None:
+            return info
+    return None
+
+
+def _package_price(model: str) -> Price | None:
+    info = _package_info(model)
+    if info is None:
+        return None
+    return Price(info.input, info.cached_input, info.output, info.cache_write_5m, info.cache_write_1h)
 
 
 _DEFAULT: Pricing | None = None

@@ -28,7 +28,6 @@ Rules decided here (issue 16; the seeds are silent):
 
 from __future__ import annotations
 
-import datetime
 import shlex
 import threading
 import weakref
@@ -38,6 +37,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import ConfigError, NotFound
 from hrbench.results.records import Row, Step
 from hrbench.runner.ledger import unknown_of, unknown_sentence
@@ -52,12 +52,6 @@ __all__ = [
     "benchmark_view",
     "budget_note",
 ]
-
-
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).isoformat(timespec="seconds")
 
 
 def _record(store: Store, benchmark_id: str, field: str = "id") -> dict[str, Any]:
@@ -266,9 +260,9 @@ def budget_note(
 
     Example:
         >>> budget_note("b1", [{"arm": "a", "budget_stop": 240}], 250, {"max_usd": 1.0}, {"usd": 0.99})
-        '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-usd USD`'
+        '240 of 250 runs were stopped by the budget and count as wrong; resume with `hrb bench --resume b1 --max-usd USD`'
         >>> budget_note("b1", [{"arm": "a", "errors": 20, "error_causes": {"openai: HTTP 401": 20}}], 20)
-        "20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: HTTP 401 (20 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`"
+        "20 of 20 runs ended in errors and count as wrong; commonest cause: openai: HTTP 401 (20 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`"
     """
     from hrbench.runner.benchmark import DUPLICATE_CAUSE, error_causes, error_note, stop_note
 
@@ -447,7 +441,7 @@ def benchmark_view(
     if not rows:
         return out
     traces = _price_traces(store, benchmark_id)  # the list price per arm (issue 18)
-    rep = report(rows, level=level, method=method, descriptive=True, traces=traces, warn=False)  # type: ignore[arg-type]
+    rep = report(rows, level, method, True, traces=traces, warn=False, stop=rec["spec"].get("stop"))  # type: ignore[arg-type]
     names = [a.arm for a in rep.arms]
     if against is None:
         against = names[0]

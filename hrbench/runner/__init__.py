@@ -5,7 +5,8 @@
 - :mod:`~hrbench.runner.invoke`: one run's steps (invoke the arm, judge, score, make the row);
 - :mod:`~hrbench.runner.runtime`: what an arm's requests go through (cache, governor, recorder,
   pricing, the draw check); :mod:`~hrbench.runner.cache`, :mod:`~hrbench.runner.replay`;
-- :mod:`~hrbench.runner.governor` (the budget), :mod:`~hrbench.runner.ledger` (the budget kept in the
+- :mod:`~hrbench.runner.governor` (the budget; :mod:`~hrbench.runner.reservation`: a request's hold
+  on it, the steps every governor shares), :mod:`~hrbench.runner.ledger` (the budget kept in the
   store across kills), :mod:`~hrbench.runner.limits` (the default limits), :mod:`~hrbench.runner.room`;
 - :mod:`~hrbench.runner.ray`: the same runs on a Ray cluster.
 """

@@ -23,8 +23,6 @@ from hrbench.arm import Arm
 from hrbench.errors import (
     NO_OUTPUT,
     ArmErrorWarning,
-    BudgetStoppedWarning,
-    CachedDrawsWarning,
     ConfigError,
     DrawsUncheckedWarning,
     DuplicateDrawError,
@@ -32,14 +30,13 @@ from hrbench.errors import (
     NoLabelsWarning,
     NotCachedWarning,
     UnlabelledItemsWarning,
-    UsageEstimatedWarning,
     failure_cause,
     field_under,
-    refusal_limits,
 )
 from hrbench.models.pricing import Pricing, default_pricing
 from hrbench.reference import SPLITS, Reference
 from hrbench.results.records import ROW_COLUMNS, Result, Row, Step, list_usd, usd_text
+from hrbench.runner import stopping
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.invoke import (
@@ -57,20 +54,15 @@ from hrbench.runner.invoke import (
     scored,
 )
 from hrbench.runner.ledger import carry_prepaid, prepaid, unknown_sentence
-from hrbench.runner.runtime import ADVICE, Drain, Runtime, heavy_scorer_threads, off_loop, unpriced_message
+from hrbench.runner.runtime import Drain, Runtime, heavy_scorer_threads, off_loop, unpriced_message
+from hrbench.runner.stopping import StopRecord, kept
+from hrbench.runner.tallies import DEFAULT_SEED, Sources, Stops, Unreported
 from hrbench.scoring.scorer import Scorer, ScorerLike, exact_scorer
+from hrbench.stats.stopped import stop_lines, stop_section
 from hrbench.store import Store
 
-__all__ = [
-    "METRICS_SOURCE",
-    "Bench",
-    "benchmark",
-    "benchmark_async",
-    "benchmark_stream",
-    "error_note",
-    "stop_note",
-    "trace_metrics",
-]
+__all__ = ["METRICS_SOURCE", "Bench", "benchmark", "benchmark_async", "benchmark_stream", "error_note"]
+__all__ += ["stop_note", "trace_metrics"]
 
 MIN_RUNS = 5
 """Fewer runs than this warn (seed 002: ``hr_few_runs``)."""
@@ -106,6 +98,9 @@ class Bench:
             the printout states as "unknown, at most X USD / N calls".
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
         stopped: how many runs the governor stopped (``budget_stop``), dev split included.
+        stop: how a benchmark run with a stop rule (``stop=hb.StopWhenSure(...)``) ended, a
+            :class:`~hrbench.runner.stopping.StopRecord` (reason, clusters run and of how many,
+            e-values, the order's seed); ``None`` without a rule. (``stopped`` keeps its meaning.)
         errors: how many runs ended in an error (``failure_kind == "error"``: a failed model
             call, an arm or scorer that raised), dev split included.
         status: ``"budget_stopped"`` when any run was stopped, else ``"errors"`` when any run
@@ -150,9 +145,11 @@ class Bench:
         duplicates: list[DuplicateDrawError] | None = None,
         summary: Summary | None = None,
         stopped: int = 0,
+        stop: StopRecord | None = None,
     ) -> None:
         self.id = id
         self.stopped = stopped
+        self.stop = stop
         self._summary = summary
         self.rows = rows
         self.arms = arms
@@ -264,6 +261,8 @@ class Bench:
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "
                 f"{', '.join(metric_names)}, averaged the same way."
             )
+        if self.stop is not None:  # stopped when sure: how, after how many clusters, the e-values
+            lines += stop_lines(stop_section(self.stop.to_dict()))
         crashed = unknown_sentence(self.governor.get("unknown") if isinstance(self.governor, dict) else None)
         if crashed is not None:  # issue 13: what a crash left unknown, counted as spent
             lines.append(f"  Governor: {crashed}; rows show what finished calls cost.")
@@ -292,7 +291,7 @@ class Bench:
             >>> b.status, b.errors
             ('errors', 5)
             >>> b.error_note()
-            "5 of 5 runs ended in errors and count as wrong (seed 002); commonest cause: RuntimeError (5 runs, arm 'a')"
+            "5 of 5 runs ended in errors and count as wrong; commonest cause: RuntimeError (5 runs, arm 'a')"
         """
         if self.stopped:
             return "budget_stopped"
@@ -334,7 +333,7 @@ class Bench:
             ...     print(str(b).splitlines()[-1])
             ...     again = benchmark(Arm("a", lambda item, ctx: item), ref, runs=1,
             ...                       done=b.as_done(), done_traces=b.traces, retry_errors=True)
-              Runs failed: 1 of 2 runs ended in errors and count as wrong (seed 002); commonest cause: ZeroDivisionError (1 run, arm 'a'); fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`.
+              Runs failed: 1 of 2 runs ended in errors and count as wrong; commonest cause: ZeroDivisionError (1 run, arm 'a'); fix it, then run them again with `hrbench.benchmark(..., done=bench.as_done(), done_traces=bench.traces, retry_errors=True)`.
             >>> sorted(b.as_done()), again.status
             ([('a', 'q1', 1), ('a', 'q2', 1)], 'done')
         """
@@ -345,7 +344,7 @@ class Bench:
 
         Example:
             >>> stop_note(240, 250)
-            '240 of 250 runs were stopped by the budget and count as wrong (seed 002)'
+            '240 of 250 runs were stopped by the budget and count as wrong'
         """
         n = self._summary.n if self._summary is not None else len(self.rows)
         return stop_note(self.stopped, n)
@@ -448,6 +447,12 @@ class Bench:
             fields.append(pa.field(f.name, kinds[type(kind)]))
         pq.write_table(pa.Table.from_pylist(self.to_dicts(), schema=pa.schema(fields)), path)
         return len(self.rows)
+
+    def to_inspect(self, path: str | Any, name: str | None = None) -> list[Any]:
+        """Write one Inspect eval log per arm into folder ``path``; see :func:`~hrbench.results.inspect_log.bench_to_inspect`."""
+        from hrbench.results.inspect_log import bench_to_inspect
+
+        return bench_to_inspect(self, path, name)
 
     def to_polars(self) -> Any:
         """The rows as a polars DataFrame (needs the ``polars`` extra)."""
@@ -636,13 +641,13 @@ def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
 
     Example:
         >>> stop_note(240, 250, "`hrb bench --resume b1 --max-calls N`")
-        '240 of 250 runs were stopped by the budget and count as wrong (seed 002); resume with `hrb bench --resume b1 --max-calls N`'
+        '240 of 250 runs were stopped by the budget and count as wrong; resume with `hrb bench --resume b1 --max-calls N`'
         >>> stop_note(0, 250) is None
         True
     """
     if not stopped:
         return None
-    note = f"{stopped} of {runs} runs were stopped by the budget and count as wrong (seed 002)"
+    note = f"{stopped} of {runs} runs were stopped by the budget and count as wrong"
     return note if resume is None else f"{note}; resume with {resume}"
 
 
@@ -709,7 +714,7 @@ def error_note(
     Example:
         >>> error_note({"openai: cannot connect to http://127.0.0.1:9/v1": 19, "RuntimeError": 1}, 20,
         ...            "`hrb bench --resume b1 --retry-errors`")
-        '20 of 20 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to http://127.0.0.1:9/v1 (19 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
+        '20 of 20 runs ended in errors and count as wrong; commonest cause: openai: cannot connect to http://127.0.0.1:9/v1 (19 runs); fix it, then run them again with `hrb bench --resume b1 --retry-errors`'
         >>> note = error_note({"no output for item 'q3'": 2}, 8, "R", arms={"no output for item 'q3'": ["a", "b"]})
         >>> note.split("; ")[1]
         "commonest cause: no output for item 'q3' (2 runs, arms 'a', 'b')"
@@ -736,7 +741,7 @@ def error_note(
     else:
         where_text = ""
     note = (
-        f"{n} of {runs} runs ended in errors and count as wrong (seed 002); "
+        f"{n} of {runs} runs ended in errors and count as wrong; "
         f"commonest cause: {cause} ({k} run{'s' if k != 1 else ''}{where_text})"
     )
     dup = causes.get(DUPLICATE_CAUSE, 0)
@@ -980,7 +985,7 @@ def _refuse_same_items(items: Mapping[str, Any], item_ids: Sequence[str], client
         "reference.items",
         shown,
         "items with the same payload send the same requests, so under the cache (or a replay) the "
-        "later ones are served the first one's draws and refused as duplicate draws (seed 002) after "
+        "later ones are served the first one's draws and refused as duplicate draws after "
         "their calls; give each item its own payload (drop the repeats), or run without a cache "
         "(`cache = false` in a spec, cache=None in Python)",
     )
@@ -1055,6 +1060,33 @@ def refuse_before_start(
             )
 
 
+def _warn_plan(plan: Plan, reference: Reference, runs: int) -> None:
+    """Warn, before the first run, of too few runs and of items with no label."""
+    if runs < MIN_RUNS:
+        warn_at_caller(
+            f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "
+            "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
+            FewRunsWarning,
+        )
+    unlabelled = [i for i in plan.item_ids if plan.unlabelled[i]]
+    omitted = [i for i in unlabelled if i in getattr(reference, "labels_omitted", ())]
+    if plan.item_ids and len(unlabelled) == len(plan.item_ids):
+        warn_at_caller(
+            f"no item of reference {reference.hash[:12]} on split(s) {', '.join(plan.split)} has a label: "
+            "every run is NA and accuracy is NA (give each item a `label`)",
+            NoLabelsWarning,
+        )
+    elif omitted:  # newcomer finding: a labels table that left an item out, with no count shown
+        more = f" and {len(omitted) - 5} more" if len(omitted) > 5 else ""
+        warn_at_caller(
+            f"{len(omitted)} of {len(plan.item_ids)} items on split(s) {', '.join(plan.split)} are left out "
+            f"of the `labels` table ({', '.join(map(repr, omitted[:5]))}{more}): they have no label, their "
+            f"runs are NA and accuracy averages the {len(plan.item_ids) - len(unlabelled)} labelled items "
+            "(give them a label, or a null label to say so, or leave them out of the reference)",
+            UnlabelledItemsWarning,
+        )
+
+
 async def benchmark_async(
     arms: Arm | Sequence[Arm],
     reference: Reference,
@@ -1081,6 +1113,7 @@ async def benchmark_async(
     done_traces: Mapping[str, Sequence[Step]] | None = None,
     retry_errors: bool = False,
     drain: Drain | None = None,
+    stop: Any = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -1123,6 +1156,11 @@ async def benchmark_async(
             failed attempts spent stays spent: the governor starts from its ledger as given.
         drain: a :class:`~hrbench.runner.runtime.Drain` that a clean cancel begins before cancelling
             the benchmark (newcomer finding): the requests sent finish and their runs are saved.
+        stop: a :class:`~hrbench.StopWhenSure` rule: the clusters run in its seeded order and the
+            benchmark stops as soon as its sequential test is sure (:mod:`hrbench.runner.stopping`);
+            its record is :attr:`Bench.stop`. To go on after a stop, a budget stop or a cancel,
+            pass ``done=bench.as_done()`` and ``stop=bench.stop.resume()``: the same order and
+            e-process continue. Not with another ``executor``.
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -1186,29 +1224,7 @@ async def benchmark_async(
     replays = getattr(client, "provider", "") == "replay"
     cached = replays or (cache is not None and cache.read and getattr(client, "cacheable", True) is not False)
     _refuse_same_items(reference.items, plan.item_ids, client, cached)
-    if runs < MIN_RUNS:
-        warn_at_caller(
-            f"{runs} run(s) per item: with fewer than {MIN_RUNS}, run-to-run spread cannot be told from the "
-            "differences between arms; interval reports will refuse this benchmark unless it is labelled descriptive",
-            FewRunsWarning,
-        )
-    unlabelled = [i for i in plan.item_ids if plan.unlabelled[i]]
-    omitted = [i for i in unlabelled if i in getattr(reference, "labels_omitted", ())]
-    if plan.item_ids and len(unlabelled) == len(plan.item_ids):
-        warn_at_caller(
-            f"no item of reference {reference.hash[:12]} on split(s) {', '.join(plan.split)} has a label: "
-            "every run is NA and accuracy is NA (give each item a `label`)",
-            NoLabelsWarning,
-        )
-    elif omitted:  # newcomer finding: a labels table that left an item out, with no count shown
-        more = f" and {len(omitted) - 5} more" if len(omitted) > 5 else ""
-        warn_at_caller(
-            f"{len(omitted)} of {len(plan.item_ids)} items on split(s) {', '.join(plan.split)} are left out "
-            f"of the `labels` table ({', '.join(map(repr, omitted[:5]))}{more}): they have no label, their "
-            f"runs are NA and accuracy averages the {len(plan.item_ids) - len(unlabelled)} labelled items "
-            "(give them a label, or a null label to say so, or leave them out of the reference)",
-            UnlabelledItemsWarning,
-        )
+    _warn_plan(plan, reference, runs)
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
@@ -1225,14 +1241,15 @@ async def benchmark_async(
     with_metrics = bool(plan.metrics)
     # the running count is the summary when rows are not kept, or when only it sees metric values
     running = Summary([a.name for a in plan.arms], with_metrics) if (not keep_rows or with_metrics) else None
-    stops = _Stops()
+    stops = Stops()
     errors = _Errors()
-    sources = _Sources(active=seed != DEFAULT_SEED)
-    unreported = _Unreported(bool(getattr(client, "bills", False)))  # a mock's replies carry no usage
+    sources = Sources(active=seed != DEFAULT_SEED)
+    unreported = Unreported(bool(getattr(client, "bills", False)))  # a mock's replies carry no usage
     duplicates: list[DuplicateDrawError] = []
     thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
     score_limiter = anyio.CapacityLimiter(min(concurrency, heavy_scorer_threads()))  # see off_loop
-    done = done or {}
+    done = kept(done)  # a row a stop left out of its test (not reportable on a reportable split) runs again
+    gate = stopping.gate(stop, plan, runs, done, rt, judge_rt, store, concurrency, remote)
     _seed_kept_draws(rt, done, done_traces, retry_errors, total, client is not None)
     paid_before: dict[str, list[Step]] = {}  # bills of runs made again (a resume): rows match the bill
     if store is not None and benchmark_id is not None and getattr(gov, "journal", None) is not None:
@@ -1240,6 +1257,8 @@ async def benchmark_async(
         paid_before = await anyio.to_thread.run_sync(prepaid, store, plan.bench_id, kept_ids)
 
     async def emit(seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
+        if gate is not None and gate.hold(seq, row, trace, values):
+            return  # given on when its cluster is committed (or at the end, not reportable)
         if paid_before:
             row = carry_prepaid(paid_before, row, trace)
         if values is not None:  # kept with the run, for a resume (newcomer finding)
@@ -1351,7 +1370,9 @@ async def benchmark_async(
     # `concurrency` workers take groups of cells from one queue in the seed's order: a cell's
     # runs are made in order, cells start in the seed's order, and at most `concurrency` cells
     # run at once; memory does not grow with the number of cells, and no task is made per cell.
-    if remote is None:
+    if gate is not None:
+        await gate.run(run_cells, concurrency, emit)
+    elif remote is None:
         queue = groups()
         async with anyio.create_task_group() as tg:
             for _ in range(min(concurrency, len(cells))):
@@ -1383,6 +1404,7 @@ async def benchmark_async(
         duplicates=duplicates,
         summary=running,
         stopped=stops.n + sum(1 for r in done.values() if r.failure_kind == "budget_stop"),
+        stop=None if gate is None else gate.record,
     )
     stops.warn(gov)
     errors.warn()
@@ -1436,36 +1458,9 @@ def _seed_kept_draws(
     if missing and calls:
         warn_at_caller(
             f"{missing} of {len(kept)} kept run(s) came without their traces (done_traces): a run made again "
-            "whose reply repeats one of their draws cannot be refused as a duplicate draw (seed 002); "
+            "whose reply repeats one of their draws cannot be refused as a duplicate draw; "
             "pass done_traces= the first run's traces (Bench.traces, or the store's)",
             DrawsUncheckedWarning,
-        )
-
-
-@dataclass
-class _Unreported:
-    """Runs whose live replies came without a usage block (:class:`UsageEstimatedWarning`)."""
-
-    bills: bool = True  # the client is a provider that bills (an HTTP API): its replies should say
-    per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [counted, estimated]
-
-    def add(self, row: Row) -> None:
-        if self.bills and row.usd_provenance in ("counted", "estimated"):
-            counts = self.per_arm.setdefault(row.arm, [0, 0])
-            counts[row.usd_provenance == "estimated"] += 1
-
-    def warn(self) -> None:
-        if not self.per_arm:
-            return
-        parts = [
-            f"arm {arm!r}: {c + e} run(s)"
-            + (f" ({e} estimated from above: one token per UTF-8 byte)" if e else "")
-            for arm, (c, e) in self.per_arm.items()
-        ]
-        warn_at_caller(
-            "replies came without a usage block, so tokens and USD are counted by hrbench, not "
-            f"reported by the provider (rows' usd_provenance): {'; '.join(parts)}",
-            UsageEstimatedWarning,
         )
 
 
@@ -1532,114 +1527,6 @@ def _error_of(trace: list[Step]) -> tuple[str, str]:
     if failed is not None:  # the arm returned a failed reply as its output
         return failed, failure_cause(failed)
     return "the scorer called the output an error", "error output"
-
-
-@dataclass
-class _Sources:
-    """Where the requests' replies came from: the cache, or anywhere else (a model, a recording).
-
-    Counted only for a benchmark with a seed of its own (``active``), the one case :meth:`warn`
-    speaks of, and only until a reply not from the cache is seen: no work per row otherwise.
-    """
-
-    active: bool
-    cached: int = 0
-    other: int = 0
-
-    def add(self, trace: list[Step]) -> None:
-        if not self.active or self.other:
-            return
-        for s in trace:
-            if s.kind == "request":
-                if s.source == "cache":
-                    self.cached += 1
-                else:
-                    self.other += 1
-
-    def warn(self, seed: int) -> None:
-        if not self.active or not self.cached or self.other:
-            return
-        warn_at_caller(
-            f"all {self.cached} replies came from the cache: the seed ({seed}) starts the arms' own random "
-            "stream (ctx.rng) but does not choose the model's draws, which the cache keys by request and "
-            "draw index; for new draws run with the cache off (cache = false in a spec, cache=None in "
-            "Python) or clear it (hrb cache clear)",
-            CachedDrawsWarning,
-        )
-
-
-DEFAULT_SEED = 1
-"""The seed of a benchmark that names none."""
-
-
-@dataclass
-class _Stops:
-    """Runs stopped by the governor, counted as rows are scored."""
-
-    n: int = 0
-    counted: int = 0
-    first: tuple[int, Row] | None = None
-    limits: set[str] = field(default_factory=set)
-    unpriced: str | None = None
-    why: str | None = None  # the first stopped run's refusal, in the caps' units (newcomer finding)
-
-    def add(self, seq: int, row: Row, trace: list[Step]) -> None:
-        # a run is stopped when it ended as budget_stop, or when a request of it was refused and
-        # its arm caught the refusal (a reading recipe's partial answer)
-        if row.failure_kind != "budget_stop" and not any(s.source == "refused" for s in trace):
-            return
-        self.n += 1
-        self.counted += row.reportable and row.correct is not None
-        if self.first is None or seq < self.first[0]:
-            self.first = (seq, row)
-            refused = next((s.error for s in trace if s.source == "refused" and s.error), None)
-            self.why = refused.rsplit(")); ", 1)[1] if refused and ")); " in refused else self.why
-        self.limits.update(n for s in trace if s.source == "refused" for n in refusal_limits(s.error))
-        for s in trace:
-            if s.source == "refused" and s.error and "unpriced_model" in s.error:
-                self.unpriced = self.unpriced or s.error
-
-    def warn(self, gov: Governor) -> None:
-        if not self.n or self.first is None:
-            return
-        first = self.first[1]
-        msg = (
-            f"{self.n} run(s) stopped by the governor ({', '.join(sorted(self.limits or {'limit_refused'}))}); "
-            f"{self.counted} of them count against an arm; first: arm {first.arm!r}, item {first.item!r}, run {first.run}"
-        )
-        if self.why is not None:
-            msg += f"; it was refused because {self.why}"
-        if gov.halted is not None:
-            msg += f"; stopped at once because {gov.halted}"
-        if self.unpriced is not None:
-            msg += f"; {self.unpriced}"
-        if gov.from_defaults:
-            msg += "; " + defaults_note(gov)
-        warn_at_caller(msg, BudgetStoppedWarning)
-
-
-def defaults_note(gov: Governor) -> str:
-    """What a stop under the default limits says: the limits, where they come from, what to do.
-
-    newcomer finding: the default budget (``hrbench.runner.limits``: 400 calls, $5, no token cap; the
-    ``HRBENCH_MAX_*`` variables) is named with its source, and its USD cap is said not to be
-    enforced on a model with no price (decided, issue 12). The advice fits
-    :data:`hrbench.runner.runtime.ADVICE`.
-
-    Example:
-        >>> defaults_note(Governor(max_calls=400, max_usd=5.0))[:60]
-        'limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS'
-    """
-    limits = ", ".join(f"{k}={v}" for k, v in gov.limits.items())
-    how = (
-        "set [governor] max_calls/max_usd/max_tokens in the spec, or --max-calls/--max-usd/--max-tokens"
-        if ADVICE.get() == "spec"
-        else "pass governor=hrbench.Governor(...) sized for the benchmark"
-    )
-    return (
-        f"limits from the defaults (hrbench.options, HRBENCH_MAX_CALLS/HRBENCH_MAX_USD/HRBENCH_MAX_TOKENS): "
-        f"{limits}; the default max_usd is not enforced on a model with no price; {how}"
-    )
 
 
 def benchmark(
@@ -1712,7 +1599,9 @@ def benchmark(
             ``done_metrics``, ``done_traces``, ``retry_errors`` (run the ``done`` runs that
             ended in errors again), ``raise_duplicates``, ``keep_rows``,
             ``metrics`` (graded scores shown beside the accuracy), ``executor`` (``"local"``, or
-            a Ray cluster: issue 17): see :func:`benchmark_async`.
+            a Ray cluster: issue 17), ``stop`` (a :class:`~hrbench.StopWhenSure` rule: stop as
+            soon as the comparison is sure; :attr:`Bench.stop` says how it ended): see
+            :func:`benchmark_async`.
 
     Returns:
         A :class:`Bench`.

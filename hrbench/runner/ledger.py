@@ -45,7 +45,7 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import BudgetRefused, StoreError
-from hrbench.results.records import Row, Step
+from hrbench.results.records import Row, Step, usd_text
 from hrbench.runner.governor import Governor
 from hrbench.store import Store
 
@@ -101,7 +101,7 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
         >>> unknown_sentence({"calls": 3, "usd": 0.0421, "cancelled_calls": 3, "cancelled_usd": 0.0421})
         'cancelled in flight: unknown, at most 0.0421 USD / 3 calls (counted as spent)'
         >>> unknown_sentence({"calls": 2, "usd": 0.002, "lost_calls": 2, "lost_usd": 0.002})
-        'reply lost after sending: unknown, at most 0.0020 USD / 2 calls (counted as spent)'
+        'reply lost after sending: unknown, at most 0.002 USD / 2 calls (counted as spent)'
         >>> unknown_sentence({"calls": 4, "usd": 0.0, "unpriced_calls": 4})
         'in flight at a crash: unknown USD (no price or no output limit to bound it) / 4 calls (counted as spent)'
     """
@@ -137,14 +137,16 @@ def _unknown_part(what: str, calls: int, usd: float, unpriced: int) -> str:
 
     Decided (newcomer finding 13: "at most 0.0000 USD / 4 calls" for calls that could cost
     money): a call with no price, or sent with no output limit, has no USD bound, and the
-    sentence says its USD is unknown rather than print a bound it does not have.
+    sentence says its USD is unknown rather than print a bound it does not have. A bound below
+    a cent is printed to three significant digits (:func:`~hrbench.results.records.usd_text`):
+    four decimals printed "at most 0.0000 USD" for calls that could cost up to $0.00004.
     """
     if not unpriced:
-        return f"{what}: unknown, at most {usd:.4f} USD / {calls} calls"
+        return f"{what}: unknown, at most {usd_text(usd)} USD / {calls} calls"
     why = "no price or no output limit to bound it"
     if unpriced >= calls:
         return f"{what}: unknown USD ({why}) / {calls} calls"
-    return f"{what}: unknown, at most {usd:.4f} USD for {calls - unpriced} and unknown USD for {unpriced} ({why}) / {calls} calls"
+    return f"{what}: unknown, at most {usd_text(usd)} USD for {calls - unpriced} and unknown USD for {unpriced} ({why}) / {calls} calls"
 
 
 def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -58,6 +58,10 @@ def check_limit(field: str, value: Any, kind: type = float) -> int | float | Non
         Traceback (most recent call last):
         ...
         hrbench.errors.ConfigError: HRBENCH_MAX_USD: expected a finite number >= 0, not NaN or infinity (got 'nan')
+        >>> check_limit("HRBENCH_MAX_USD", "-3")
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: HRBENCH_MAX_USD: expected a number >= 0 (leave it unset for no limit) (got '-3')
     """
     import math
 
@@ -75,8 +79,9 @@ def check_limit(field: str, value: Any, kind: type = float) -> int | float | Non
         number = value
     if not math.isfinite(number):
         raise ConfigError(field, value, "expected a finite number >= 0, not NaN or infinity")
-    if number < 0:
-        raise ConfigError(field, value, "a limit must be a number >= 0 or None")
+    if number < 0:  # a string is a shell variable's or a flag's: "None" means nothing there
+        why = "expected a number >= 0 (leave it unset for no limit)" if isinstance(value, str) else None
+        raise ConfigError(field, value, why or "a limit must be a number >= 0 or None")
     if kind is int:
         if number != int(number):
             raise ConfigError(field, value, "expected a whole number")

@@ -58,9 +58,9 @@ RUBRIC_TEMPLATE = (
 
 OUTSIDE_A_BENCHMARK = (
     "a judge scorer calls a model, so it grades inside a benchmark, whose governor caps its calls "
-    "(decided, issue 18: `hrb score --scorer judge` is refused, not run unbudgeted). Grade outputs "
+    "(so `hrb score --scorer judge` is refused rather than run without a budget). Grade outputs "
     'made elsewhere with an `outputs` arm: `hrb bench FILE.toml` with `scorer = "judge"` and '
-    "`[scorer_settings.client]` (README: Model-graded scoring); in Python, "
+    "`[scorer_settings.client]` (docs: Scoring, model-graded scoring); in Python, "
     "hb.benchmark(hb.outputs_arm(...), ref, scorer=hb.judge_scorer(client))"
 )
 """Why a judge scorer refuses to grade one output on its own, and what to do instead."""

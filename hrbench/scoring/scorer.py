@@ -421,7 +421,7 @@ class Scorer:
         if s.correct is None:
             raise ScorerError(
                 f"scorer {self.name!r} returned correct=None with no failure_kind on an item with a "
-                "label; NA is for an item with no label (seed 000)"
+                "label; NA is for an item with no label"
             )
         return Score(correct=True, outcome=s.outcome, failure_kind=None)
 

@@ -15,8 +15,10 @@ import msgspec
 
 from hrbench.errors import ConfigError
 from hrbench.results.records import FAILURE_KINDS, usd_text
+from hrbench.stats.agreement import judge_text
 from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats.records import ArmReport, Comparison
+from hrbench.stats.stopped import stop_lines, stop_markdown
 from hrbench.stats.table import MIN_RUNS
 
 
@@ -40,6 +42,13 @@ class Report(msgspec.Struct, kw_only=True):
         seed: the bootstrap seed.
         note: how to read the report (descriptive label, interval method, multiplicity).
         version: the record's version.
+        stop: for a benchmark run with a stop rule, how it stopped and the sequential test's
+            numbers (:func:`hrbench.stats.stopped.stop_section`); its comparisons then show no
+            fixed-sample interval or p, and each arm's interval is marked conditional on the
+            clusters run. ``None`` otherwise.
+        judge: for a benchmark a judge scored, the judge's agreement with the exact scorer on
+            the same rows and its flips (:func:`hrbench.stats.agreement.judge_agreement`);
+            ``None`` otherwise.
     """
 
     arms: list[ArmReport]
@@ -52,6 +61,8 @@ class Report(msgspec.Struct, kw_only=True):
     seed: int
     note: str
     version: int = 1
+    stop: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
 
     def arm(self, name: str) -> ArmReport:
         """The record of the arm called ``name`` (``KeyError`` if there is none)."""
@@ -61,7 +72,11 @@ class Report(msgspec.Struct, kw_only=True):
         raise KeyError(name)
 
     def __str__(self) -> str:
-        return render(self)
+        text = render(self) + judge_text(self.judge)  # a judged benchmark's agreement section
+        if self.stop is None:
+            return text
+        head, _, rest = text.partition("\n")
+        return "\n".join([head, *stop_lines(self.stop), rest])
 
     def to_markdown(self) -> str:
         """The report as a GitHub-flavoured Markdown table, fit for a pull-request comment.
@@ -87,7 +102,11 @@ class Report(msgspec.Struct, kw_only=True):
             >>> [ln.split(" | ")[:2] for ln in md.splitlines() if ln.startswith("| `")]
             [['| `a`', '0.667'], ['| `b`', '1.000'], ['| `a` - `b`', '-0.333']]
         """
-        return render_markdown(self)
+        md = render_markdown(self) + judge_text(self.judge, markdown=True)
+        if self.stop is None:
+            return md
+        lines = md.split("\n")
+        return "\n".join([*lines[:2], *stop_markdown(self.stop), *lines[2:]])
 
     def to_json(self) -> bytes:
         """The report as JSON bytes (``msgspec.json.encode``); ``null`` stands for ``None``."""
@@ -252,7 +271,7 @@ def render(rep: Report) -> str:
         lines.append(
             "  NA: runs with no price ("
             + ", ".join(f"{a.arm}: {a.usd_unpriced}" for a in rep.arms if a.usd_unpriced)
-            + "); seed 002: usd is NA when a model has no price, and acc/usd is not given."
+            + "); usd is NA when a model has no price, and acc/usd is not given."
         )
     kinds = [k for k in FAILURE_KINDS if any(getattr(a, k) for a in rep.arms)]
     if kinds:

@@ -11,6 +11,7 @@ import numpy as np
 
 from hrbench.errors import ConfigError
 from hrbench.results.records import FAILURE_KINDS, list_usd
+from hrbench.stats.agreement import judge_section
 from hrbench.stats.comparisons import (
     _all_pairs,
     _scored,
@@ -34,6 +35,7 @@ from hrbench.stats.intervals import (
 )
 from hrbench.stats.records import ArmReport
 from hrbench.stats.rendering import Report
+from hrbench.stats.stopped import apply_stop, reported_rows
 from hrbench.stats.table import Method, _check, _descriptive_note, _items, _Table, _table, _too_few
 
 
@@ -234,6 +236,7 @@ def report(
     pairs: bool = True,
     traces: Mapping[str, Any] | None = None,
     warn: bool = True,
+    stop: Any = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
 
@@ -259,6 +262,10 @@ def report(
             has no interval (one cluster, one item, no scored run) and
             :class:`~hrbench.errors.NoLabelsWarning` when no run is on a labelled item; the
             records' ``note`` and the report's say the same whatever ``warn`` is.
+        stop: the stop record of a benchmark run with a stop rule (a dict, or
+            :attr:`hrbench.Bench.stop`, taken from ``bench`` by default): the report then says
+            how it stopped (:attr:`Report.stop`), shows no fixed-sample interval or p for its
+            comparisons, and marks the arms' intervals conditional on the clusters run.
 
     Returns:
         A :class:`Report`.
@@ -283,9 +290,11 @@ def report(
         Descriptive: fewer than 5 runs per item (1 here), so run-to-run spread is not measured
     """
     _check(level, method, n_boot)
+    traces = traces if traces is not None else getattr(bench, "traces", None)
+    stopped = _stop_of(bench, stop)
+    bench = reported_rows(bench) if stopped else bench  # a stop's cancelled clusters are left out
     t = _table(bench)
     desc = _too_few(t, descriptive, "report")
-    traces = traces if traces is not None else getattr(bench, "traces", None)
     listed = None
     if traces is not None and not (hasattr(bench, "columns") or isinstance(bench, Mapping)):
         listed = _list_prices(bench, traces)
@@ -293,7 +302,7 @@ def report(
     comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
     if warn:
         warn_no_interval("report", t, [(f"arm {a.arm!r}", a.note) for a in arms if a.ci_low is None], comps)
-    return Report(
+    rep = Report(
         arms=arms,
         comparisons=comps,
         level=float(level),
@@ -304,6 +313,16 @@ def report(
         seed=seed,
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
     )
+    rep.judge = judge_section(bench, level)  # a judged benchmark's agreement with exact
+    return apply_stop(rep, stopped)
+
+
+def _stop_of(bench: Any, stop: Any) -> Mapping[str, Any] | None:
+    """The stop record given, or the benchmark's own (``Bench.stop``); ``None`` without one."""
+    stop = stop if stop is not None else getattr(bench, "stop", None)
+    if stop is not None and not isinstance(stop, Mapping):
+        stop = stop.to_dict()
+    return stop
 
 
 def report_payload(
@@ -317,6 +336,7 @@ def report_payload(
     compare_pair: tuple[str, str] | None = None,
     plot: str | os.PathLike[str] | None = None,
     traces: Mapping[str, Any] | None = None,
+    stop: Any = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
@@ -333,6 +353,7 @@ def report_payload(
             ``hrb report --plot out.png``). Give an absolute path: through the daemon a
             relative one is taken from the daemon's working directory. The file is overwritten.
         traces: as for :func:`report` (the daemon passes the stored traces).
+        stop: as for :func:`report` (the daemon passes the stored stop record).
 
     It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
     builds it for a client that reads them).
@@ -355,6 +376,9 @@ def report_payload(
         >>> p["descriptive"], p["arms"][0]["accuracy"], sorted(p)[:3]
         (True, 1.0, ['arms', 'comparisons', 'descriptive'])
     """
+    traces = traces if traces is not None else getattr(bench_rows, "traces", None)
+    stopped = _stop_of(bench_rows, stop)
+    bench_rows = reported_rows(bench_rows) if stopped else bench_rows
     rep = report(
         bench_rows,
         level,
@@ -365,6 +389,7 @@ def report_payload(
         pairs=compare_pair is None,
         traces=traces,
         warn=False,
+        stop=stopped,
     )
     if compare_pair is not None:
         rep.comparisons = [
@@ -380,7 +405,7 @@ def report_payload(
                 warn=False,
             )
         ]
-    out = rep.to_dict()
+    out = apply_stop(rep, stopped).to_dict()
     out["text"] = str(rep)
     out["markdown"] = rep.to_markdown()
     if plot is not None:

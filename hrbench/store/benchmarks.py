@@ -55,6 +55,24 @@ class _Benchmarks(_Base):
             [status, _enc.encode(summary).decode(), benchmark_id],
         )
 
+    def benchmark_stop_put(self, benchmark_id: str, record: dict[str, Any]) -> None:
+        """Keep a stop rule's record with its benchmark (``spec.stop``: its order, test state and end).
+
+        A benchmark not stored (a library run given a store for its cache) is left alone.
+        """
+        self._write(
+            "UPDATE benchmarks SET spec=json_set(spec, '$.stop', json(?)) WHERE id=?",
+            [_enc.encode(record).decode(), benchmark_id],
+        )
+
+    def benchmark_stop_get(self, benchmark_id: str) -> dict[str, Any] | None:
+        """The stop record kept with a benchmark (:meth:`benchmark_stop_put`), or ``None``."""
+        row = self._one("SELECT json_extract(spec, '$.stop') FROM benchmarks WHERE id=?", [benchmark_id])
+        if row is None or row[0] is None:
+            return None
+        got: dict[str, Any] = msgspec.json.decode(row[0])
+        return got
+
     def benchmark_get(self, benchmark_id: str) -> dict[str, Any] | None:
         """A benchmark record: id, created, status, reference_hash, spec, summary."""
         row = self._one(

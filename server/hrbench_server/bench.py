@@ -7,7 +7,7 @@ Each scored row is
    and no write is under way (a batch takes every row waiting, so batches grow while a write is
    under way), and at least every :data:`FLUSH_INTERVAL_S` seconds (one writer thread,
    :attr:`App.row_writer <hrbench_server.app.App.row_writer>`, serves every benchmark); the runner waits only when
-   :data:`MAX_PENDING` rows queue behind a write. A batch is handed to the writer thread by the
+   :data:`MAX_PENDING` rows are not yet sent (waiting, being written, or written). A batch is handed to the writer thread by the
    row that fills it, not by a task: a runner whose calls never suspend (an instant mock, a warm
    cache) gives the event loop no turn for thousands of rows, so a write left to a task began
    only when the runner stopped at :data:`MAX_PENDING`, and the loop then sat idle through it
@@ -83,15 +83,19 @@ from hrbench.errors import (
     StoreError,
 )
 from hrbench.reference import Reference, check_keyed
-from hrbench.results import browse
 from hrbench.results.records import Row, Step
 from hrbench.runner.benchmark import benchmark_async, refuse_before_start, trace_metrics
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.ledger import Journal
 from hrbench.runner.runtime import ADVICE, Drain
+from hrbench.runner.stopping import kept
+from hrbench.stop_spec import build_stop
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
+from hrbench_server.bench_notes import not_finished_error as _not_finished
+from hrbench_server.bench_notes import rebound_note as _rebound
+from hrbench_server.bench_notes import stop_note as _stop_note
 from hrbench_server.framing import wire_id
 from hrbench_server.rpc import HrbenchProtocol, frame_notification
 
@@ -113,7 +117,8 @@ FLUSH_INTERVAL_S = 0.1
 """The longest a scored row waits before it is written (seconds)."""
 
 MAX_PENDING = 16 * STORE_BATCH
-"""Rows waiting behind a write still under way before the runner waits for it.
+"""Rows a benchmark may hold before the runner waits: waiting, being written, or written and not yet
+sent (a runner that never suspends gives no written batch a turn to be sent: they piled up).
 
 A write can take tens of milliseconds when the runner holds the GIL (the writer thread waits up
 to the interpreter's switch interval, 5 ms, each time it needs it back from SQLite): rows are
@@ -175,6 +180,8 @@ class _Sink:
         self.unsaved = 0
         self.ledger_written: tuple[int, float, int] | None = None  # the last use submitted
         self.writing: asyncio.Future[None] | None = None  # the last batch submitted, until it landed
+        self.landing: dict[asyncio.Future[None], int] = {}  # written or being written, not yet sent
+        self.unlanded = 0  # their rows: with the waiting rows, at most MAX_PENDING (see on_row)
         self._job: concurrent.futures.Future[list[bytes]] | None = None  # its write (app.row_writer)
         self._cut = (done, done)  # (done, last_progress) once every batch submitted has landed
         self._failure_logged = False
@@ -199,7 +206,7 @@ class _Sink:
         """Take a scored row; a full batch is written in the background while the runner goes on.
 
         Returns ``None`` (nothing to wait for: no coroutine is made per row), or what the
-        runner must await: the write under way when :data:`MAX_PENDING` rows queue behind it
+        runner must await: the oldest batch not yet sent when :data:`MAX_PENDING` rows are unsent
         (a slow disk or a slow reader; memory stays bounded), or the store's error.
         """
         enc = _row_encoder.encode
@@ -211,12 +218,13 @@ class _Sink:
         if self.failed is not None:
             return self.flush()  # raises the store's error
         if len(self.pending) >= STORE_BATCH:
+            if self.landing and len(self.pending) + self.unlanded >= MAX_PENDING:
+                # a runner that never suspends gives no batch a turn to land: its written rows
+                # would pile up as frames, as many as it makes before it suspends
+                return self._behind(next(iter(self.landing)))  # the oldest
             job = self._job
             if job is None or job.done():  # (its rows may not have landed: the next batch follows it)
                 self.writing = self._start_flush()
-            elif len(self.pending) >= MAX_PENDING:
-                assert self.writing is not None
-                return self._behind(self.writing)
         return None
 
     async def _behind(self, writing: asyncio.Future[None]) -> None:
@@ -323,6 +331,9 @@ class _Sink:
                 self.ledger_written = use
         task = asyncio.ensure_future(self._land(job, n, steps))
         task.add_done_callback(_seen)
+        if job is not None:  # its rows count against MAX_PENDING until they landed (or failed)
+            self.landing[task], self.unlanded = n, self.unlanded + n
+            task.add_done_callback(self._landed)
         return task
 
     async def _land(
@@ -331,7 +342,7 @@ class _Sink:
         """Once a batch committed, queue its rows to the caller (batches land in the order taken).
 
         The next batch may be written while this one drains to a slow reader; the runner still
-        waits at :data:`MAX_PENDING`.
+        waits at :data:`MAX_PENDING` rows, counting those written and not yet landed.
         """
         async with self.lock:  # FIFO: the tasks take it in the order the batches were handed over
             try:
@@ -348,6 +359,9 @@ class _Sink:
             self._queue(steps, frames)
         if n:
             await self.proto.drain()
+
+    def _landed(self, task: asyncio.Future[None]) -> None:
+        self.unlanded -= self.landing.pop(task)
 
     def _take(self) -> tuple[list[bytes], list[int], list[bytes], int]:
         """The waiting rows, their order numbers, their traces and how many replace stored rows; none wait after."""
@@ -519,6 +533,7 @@ def _build(params: p.BenchmarkParams, store: Any, governor: Governor | None = No
         "pricing": pricing,
         "governor": governor,
         "total": n_items * len(arms) * params.runs,
+        "stop": build_stop(params.stop, store, arms, reference, params.split),  # stop when sure
     }
 
 
@@ -614,62 +629,6 @@ def _done_traces(
         draws = store.trace_draws(bench_id, others) if others else {}
         errors.update({lid: draws.get(lid, []) for lid in others})
     return metrics, errors
-
-
-def _rebound(store: Any, params: p.BenchmarkParams, ref_hash: str) -> str | None:
-    """What to say when a named reference resolves to other content than the last benchmark of this name used.
-
-    Newcomer finding 18 (decided: said, not refused; a name is a history of puts, issue 13).
-    ``None`` for an inline reference, a benchmark with no name or no earlier one, or the same
-    content.
-    """
-    if not isinstance(params.reference, str) or not params.name:
-        return None
-    earlier = store.benchmark_named(params.name)
-    rec = store.benchmark_get(earlier) if earlier is not None else None
-    if rec is None:
-        return None
-    was = rec.get("reference_hash")
-    if not was or was == ref_hash:
-        return None
-    return (
-        f"reference {params.reference!r} resolves to {ref_hash[:12]} now, but the previous benchmark "
-        f"named {params.name!r} ({earlier}) used {str(was)[:12]}: the name was rebound (`hrb ref put`), "
-        "so the two are scored against different items or labels"
-    )
-
-
-def _stop_note(store: Any, bench_id: str) -> str | None:
-    """A finished benchmark's stop note, as ``hrb ls`` and ``hrb report`` show it (newcomer finding)."""
-    rec = store.benchmark_get(bench_id) or {}
-    return browse.benchmark_status(
-        rec, store.rows_count(bench_id), (), store.ledger_get(bench_id), browse.stop_limits(store, rec)
-    )["stop_note"]
-
-
-def _not_finished(exc: StoreError, bench_id: str, done: int, total: int) -> StoreError:
-    """The store's error for a benchmark whose end (status, summary) could not be stored.
-
-    Its rows are saved; the store still has it running, so it is never reported done: a
-    resume, once the store can be written, stores its end without calling again what is saved.
-
-    Example:
-        >>> from hrbench.errors import StoreFull
-        >>> e = _not_finished(StoreFull("The disk is full. Free space.", "/s/db"), "b1", 6, 6)
-        >>> type(e).__name__, e.context["benchmark"], e.path
-        ('StoreFull', 'b1', '/s/db')
-        >>> print(e)
-        The disk is full. Free space. Benchmark b1: its end could not be stored, so it is not done; 6 of 6 runs are saved and kept. Once fixed, resume it with {"resume": "b1"} (`hrb bench --resume b1`), which stores its end without calling again what is saved
-    """
-    return type(exc)(
-        f"{exc.message} Benchmark {bench_id}: its end could not be stored, so it is not done; {done} "
-        f'of {total} runs are saved and kept. Once fixed, resume it with {{"resume": "{bench_id}"}} '
-        f"(`hrb bench --resume {bench_id}`), which stores its end without calling again what is saved",
-        exc.path,
-        benchmark=bench_id,
-        done=done,
-        total=total,
-    )
 
 
 async def run_benchmark(
@@ -783,7 +742,7 @@ async def _run(
     # one that ended in an error too, when asked (`--retry-errors`, newcomer finding): its new
     # row replaces the old one, and what its failed attempt spent stays in the ledger
     again = {"budget_stop", "error"} if args.retry_errors else {"budget_stop"}
-    done = {(r.arm, r.item, r.run): r for r in prior if r.failure_kind not in again}
+    done = kept({(r.arm, r.item, r.run): r for r in prior if r.failure_kind not in again})
     done_metrics, done_traces = await anyio.to_thread.run_sync(
         _done_traces, store, bench_id, params, done, built["total"]
     )
@@ -833,10 +792,9 @@ async def _run(
                 done_traces=done_traces,
                 pricing=built["pricing"],
                 drain=drain,
+                stop=built["stop"],
             )
-            # "budget_stopped" when the governor stopped runs, "errors" when runs ended in
-            # errors (newcomer findings)
-            status = bench.status
+            status = bench.status  # "budget_stopped" when the governor stopped runs, "errors" when runs erred
         except DuplicateDrawError as exc:
             bench = exc.bench
             status = "refused"

@@ -137,27 +137,28 @@ class _BlockingWriter:
 
 
 async def _stdio_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader, Any]:
+    # One file object per descriptor, kept when the event loop refuses it: a refused one that
+    # was dropped closed its descriptor, so `hrb serve --stdio < requests > replies` read and
+    # wrote nothing (stdin and stdout files, not pipes).
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=1 << 20)
+    source = os.fdopen(in_fd, "rb", buffering=0)
     try:
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(in_fd, "rb", buffering=0)
-        )
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), source)
     except ValueError:  # a regular file: feed the reader from a thread
 
         def pump() -> None:
-            with os.fdopen(in_fd, "rb", buffering=0) as f:
-                while chunk := f.read(1 << 16):
+            with source:
+                while chunk := source.read(1 << 16):
                     loop.call_soon_threadsafe(reader.feed_data, chunk)
             loop.call_soon_threadsafe(reader.feed_eof)
 
         threading.Thread(target=pump, daemon=True).start()
+    sink = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
     try:
-        transport, proto = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(out_fd, "wb", buffering=0)
-        )
+        transport, proto = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, sink)
         writer: Any = asyncio.StreamWriter(transport, proto, None, loop)
-    except ValueError:
+    except ValueError:  # a regular file (or a terminal's pty is a pipe-like tty: accepted above)
         writer = _BlockingWriter(out_fd)
     return reader, writer
 

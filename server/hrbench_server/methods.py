@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import datetime
 import errno
 import functools
 import inspect
@@ -26,6 +25,7 @@ from pygls.exceptions import JsonRpcInvalidRequest
 
 from hrbench import specs
 from hrbench._util.environ import env_value, use_caller_env
+from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import ConfigError, NotFound, did_you_mean
 from hrbench.reading._reference import json_lines
 from hrbench.reference import check_label
@@ -35,7 +35,9 @@ from hrbench.runner.runtime import cancel_grace_s, off_loop, offloaded
 from hrbench_client import protocol as p
 from hrbench_server import __version__
 from hrbench_server.app import App, warning_collector
+from hrbench_server.checks import register_checks
 from hrbench_server.errors import invalid_params, to_rpc_error
+from hrbench_server.interop import register_export
 from hrbench_server.rpc import INLINE_OR_TASK, RpcServer
 
 __all__ = ["over_tcp", "register"]
@@ -213,8 +215,7 @@ def register(server: RpcServer, app: App) -> None:
         if sc is None:  # its label is checked once it is built, as above
             sc = app.scorers[key] = await _to_thread(specs.build_scorer, args.scorer, args.settings)
             check_label("", args.label, field="label")
-        # heavy scorers share a limiter of their own: many at once queue among themselves, not
-        # before SQLite and the other scorers
+        # heavy scorers share a limiter of their own: they queue among themselves, not before others
         limiter = app.heavy_scorers if offloaded(sc) else None
         s = await anyio.to_thread.run_sync(sc, args.item, args.output, args.label, limiter=limiter)
         return score_result(sc, s)
@@ -422,7 +423,7 @@ def register(server: RpcServer, app: App) -> None:
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
             try:
-                out = report_payload(rows, traces=traces, **settings)
+                out = report_payload(rows, traces=traces, stop=rec.get("spec", {}).get("stop"), **settings)
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one
@@ -561,6 +562,8 @@ def register(server: RpcServer, app: App) -> None:
             running=running(),
         ),
     )
+    register_checks(feature, app, _async)  # benchmark/gate and prices: hrbench_server.checks
+    register_export(feature, app, _async, _resolve, _open_for_writing, over_tcp)  # hrbench_server.interop
 
     # -- daemon ---------------------------------------------------------------------------------
     def status(args: p.StatusParams) -> p.StatusResult:
@@ -581,9 +584,8 @@ def register(server: RpcServer, app: App) -> None:
         if proto.lsp_session:  # LSP: answer null, then wait for `exit` (see hrbench_server.rpc)
             proto.shutdown_requested = True
             return None
-        # the benchmarks it cancels tell their callers why (newcomer finding)
         why = "a shutdown request" + ("" if app.transport == "stdio" else " (`hrb daemon stop`)")
-        asyncio.get_running_loop().call_soon(app.stop, why)
+        asyncio.get_running_loop().call_soon(app.stop, why)  # its cancelled benchmarks say why (newcomer)
         return p.ShutdownResult(ok=True)
 
     def initialize(args: p.InitializeParams) -> p.InitializeResult:
@@ -700,9 +702,3 @@ def _resolve(app: App, ref: str, field: str = "id") -> str:
             field=field,
         )
     return bid
-
-
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).isoformat(timespec="seconds")

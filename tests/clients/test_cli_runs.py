@@ -46,7 +46,7 @@ def test_hrb_bench_exits_3_when_every_run_failed_and_ls_says_errors(tmp_path: Pa
     (listed,) = lines(hrb("ls").stdout)
     assert listed["status"] == "errors"
     assert listed["stop_note"].startswith(
-        f"30 of 30 runs ended in errors and count as wrong (seed 002); commonest cause: openai: cannot connect to {dead} (30 runs, arms 'ask', 'ask2')"
+        f"30 of 30 runs ended in errors and count as wrong; commonest cause: openai: cannot connect to {dead} (30 runs, arms 'ask', 'ask2')"
     )
     table = hrb("ls", "--text").stdout
     assert f"Runs failed: {listed['stop_note']}" in table
@@ -235,7 +235,7 @@ def test_a_missing_output_is_named_as_the_cause_in_bench_ls_and_report(tmp_path:
         in proc.stderr
     )
     note = (
-        f"10 of 30 runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
+        f"10 of 30 runs ended in errors and count as wrong; commonest cause: {cause} "
         f"(10 runs, arms 'f', 'g'); 10 of them had no output to score: {MISSING_OUTPUT_ADVICE}"
     )  # (newcomer finding 16: no --retry-errors, which reads the same outputs)
     # the last line advises no retry either: every error run lacks an output

@@ -1,4 +1,4 @@
-"""The README's judge snippet runs as written, the shell examples leave no file, the demo names DATA."""
+"""The docs' judge snippet runs as written, the shell examples leave no file, the demo names DATA."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hrbench.testing.loopback import LoopbackServer
 from tests._slow import slow
 
 REPO = Path(__file__).resolve().parents[2]
-README = (REPO / "README.md").read_text(encoding="utf-8")
+README = (REPO / "docs" / "rules" / "scoring.md").read_text(encoding="utf-8")  # was the README's
 
 
 def _judge_block() -> str:
@@ -29,7 +29,7 @@ def _reply(prompt: str, seed: Any, call: int) -> str:
     return {"France": "Paris", "Chad": "Ndjamena"}[prompt.split("Capital of ")[1].split("?")[0]]
 
 
-def test_the_readme_judge_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_docs_judge_snippet_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Self-contained but for the model: the test points its client at a loopback server."""
     monkeypatch.setenv("HRBENCH_HOME", str(tmp_path / "home"))
     block = re.sub(r"^  ", "", _judge_block(), flags=re.M)
@@ -41,7 +41,7 @@ def test_the_readme_judge_snippet_runs_as_written(tmp_path: Path, monkeypatch: p
         )
         assert code != block
         scope: dict[str, Any] = {}
-        exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the README's own code
+        exec(compile(code, "docs/rules/scoring.md", "exec"), scope)  # noqa: S102 - the docs' own code
     assert scope["agree"] == 0.5  # France agrees; Chad: the judge says correct, exact says wrong
     assert [r.correct for r in scope["by_label"].rows].count(True) == 5
 

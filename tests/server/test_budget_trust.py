@@ -48,7 +48,7 @@ def test_a_budget_stopped_benchmark_is_never_shown_done(
     assert len(srv.requests) == max_calls
     assert sum(r.failure_kind == "budget_stop" for r in rows) == stopped
     note = (
-        f"{stopped} of {total} runs were stopped by the budget and count as wrong (seed 002); "
+        f"{stopped} of {total} runs were stopped by the budget and count as wrong; "
         f"resume with `hrb bench --resume {bid} --max-calls N`"
     )
     assert stream.result.status == "budget_stopped"

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from hrbench.results.records import usd_text
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests._procs import interruptible
@@ -197,7 +198,7 @@ def test_what_outlasts_the_grace_is_cancelled_in_flight_never_a_crash(
         assert 1 <= led["cancelled_calls"] <= CONCURRENCY
         assert led["unknown_calls"] == led["cancelled_calls"] and led["open_calls"] == 0
         text = _hrb(home, "ls", "--text").stdout
-        note = f"cancelled in flight: unknown, at most {led['cancelled_usd']:.4f} USD / {int(led['cancelled_calls'])} calls"
+        note = f"cancelled in flight: unknown, at most {usd_text(led['cancelled_usd'])} USD / {int(led['cancelled_calls'])} calls"
         assert note in text and "at a crash" not in text, text
     finally:
         srv.__exit__(None, None, None)

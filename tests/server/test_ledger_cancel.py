@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from hrbench.results.records import usd_text
 from hrbench.testing.loopback import LoopbackServer
 from hrbench_client.errors import BenchmarkCancelled
 from tests._slow import slow
@@ -100,7 +101,7 @@ def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path,
     assert settled_usd - 1e-9 <= billed <= led["usd"] + 1e-9  # the bill lies between settled and at most
     text = final.result.text
     n, usd = int(led["cancelled_calls"]), float(led["cancelled_usd"])
-    assert f"cancelled in flight: unknown, at most {usd:.4f} USD / {n} calls" in text, text
+    assert f"cancelled in flight: unknown, at most {usd_text(usd)} USD / {n} calls" in text, text
     assert "at a crash" not in text
 
 
@@ -185,9 +186,7 @@ def test_hrb_cancel_counts_what_outlasts_the_grace_as_cancelled_in_flight_never_
     try:
         assert 1 <= done.in_flight <= CONCURRENCY
         assert led["unknown_calls"] == led["cancelled_calls"] == done.in_flight
-        note = (
-            f"cancelled in flight: unknown, at most {led['cancelled_usd']:.4f} USD / {done.in_flight} calls"
-        )
+        note = f"cancelled in flight: unknown, at most {usd_text(led['cancelled_usd'])} USD / {done.in_flight} calls"
         assert done.unknown_note is not None and done.unknown_note.startswith(note)
         assert listed.unknown_note == done.unknown_note
         assert "cancelled by `hrb cancel`" in exc.message

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from hrbench.results.records import usd_text
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests._slow import slow
@@ -140,4 +141,6 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(
     )
     assert listed.calls == ledger["calls"] and listed.usd == pytest.approx(ledger["usd"])
     text = final.result.text
-    assert f"unknown, at most {ledger['unknown_usd']:.4f} USD / {ledger['unknown_calls']} calls" in text, text
+    assert (
+        f"unknown, at most {usd_text(ledger['unknown_usd'])} USD / {ledger['unknown_calls']} calls" in text
+    ), text

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from hrbench.results.records import usd_text
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests._slow import slow
@@ -82,7 +83,10 @@ def test_the_crash_note_without_a_usd_cap_bounds_what_could_be_billed(
     if priced:
         assert ledger["unknown_usd"] > 0 and ledger["unpriced_calls"] == 0
         assert ledger["usd"] >= sum(b.usd for b in bills) - 1e-9  # never under the provider's bill
-        assert f"in flight at a crash: unknown, at most {ledger['unknown_usd']:.4f} USD / {n} calls" in note
+        assert (
+            f"in flight at a crash: unknown, at most {usd_text(ledger['unknown_usd'])} USD / {n} calls"
+            in note
+        )
         assert "at most 0.0000 USD" not in note
     else:
         assert ledger["unpriced_calls"] == n

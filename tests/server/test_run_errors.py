@@ -33,7 +33,7 @@ def _client(base_url: str) -> dict[str, Any]:
 
 def _note(n: int, total: int, cause: str, k: int, bid: str) -> str:
     return (
-        f"{n} of {total} runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
+        f"{n} of {total} runs ended in errors and count as wrong; commonest cause: {cause} "
         f"({k} run{'s' if k != 1 else ''}, arm 'ask'); fix it, then run them again with `hrb bench --resume {bid} --retry-errors`"
     )
 

@@ -55,3 +55,37 @@ def test_stdio_raw_stdout_is_only_framed_json(tmp_path: Path) -> None:
         n += 1
     assert n >= 3  # progress, row, result, shutdown reply
     assert str(HERE)  # the arm module came from the tests folder via python_path
+
+
+def test_stdio_reads_requests_from_a_file_and_writes_replies_to_a_file(tmp_path: Path) -> None:
+    # `hrb serve --stdio < requests > replies`: stdin and stdout regular files, not pipes. The
+    # event loop refuses files as pipes; the refused file objects were dropped, which closed
+    # their descriptors, so nothing was read or written.
+    import json
+
+    bodies = [
+        b'{"jsonrpc":"2.0","id":1,"method":"status"}',
+        b'{"jsonrpc":"2.0","id":2,"method":"score","params":{"output":"  paris ","label":"Paris"}}',
+    ]
+    requests = tmp_path / "requests"
+    requests.write_bytes(b"".join(b"Content-Length: %d\r\n\r\n%s" % (len(b), b) for b in bodies))
+    replies = tmp_path / "replies"
+    with requests.open("rb") as stdin, replies.open("wb") as stdout:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hrbench_server", "--home", str(tmp_path / "h"), "serve", "--stdio"],
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            timeout=slow(60),
+        )
+    assert proc.returncode == 0, proc.stderr.decode()
+    assert b"Traceback" not in proc.stderr, proc.stderr.decode()
+    out, got = replies.read_bytes(), {}
+    while out:
+        head, _, rest = out.partition(b"\r\n\r\n")
+        length = int(head.split(b":")[1])
+        msg = json.loads(rest[:length])
+        got[msg["id"]] = msg["result"]
+        out = rest[length:]
+    assert got[1]["transport"] == "stdio"
+    assert got[2]["correct"] is True

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.timeout(180)
 
 # every method whose params name a file the daemon would write (the others' `path` fields are
 # read: recording/import, a reference's or an outputs arm's file)
-WRITES = {"recording/export": "path"}
+WRITES = {"recording/export": "path", "benchmark/export": "path"}
 
 
 def tcp_client(home: Path) -> Client:
@@ -45,7 +45,11 @@ def tcp_daemon(home: Path) -> Iterator[Daemon]:
 
 def test_the_file_writing_methods_are_the_ones_this_module_covers() -> None:
     with_path = {m for m, (params, _) in p.METHODS.items() if "path" in params.__struct_fields__}
-    assert with_path == {"recording/import", "recording/export"}  # a new one must be sorted here
+    assert with_path == {
+        "recording/import",
+        "recording/export",
+        "benchmark/export",
+    }  # a new one must be sorted here
     assert set(WRITES) <= with_path
 
 
@@ -108,3 +112,33 @@ def test_export_over_tcp_inside_exports_on_the_wire_and_by_the_client(
     assert (tmp_path / "by-tcp.jsonl").read_bytes() == expected
     assert oct(os.stat(inside).st_mode & 0o777) == "0o600"
     assert oct(os.stat(home / "exports").st_mode & 0o777) == "0o700"
+
+
+def test_benchmark_export_over_tcp_writes_inside_exports_only(tcp_daemon: Daemon, tmp_path: Path) -> None:
+    """`hrb export` over TCP: Inspect logs only into the exports folder, none elsewhere."""
+    home = tcp_daemon.home
+    with tcp_daemon.client() as c:
+        [bench] = c.benchmarks()
+    outside = tmp_path / "logs"
+    outside.mkdir()
+    with tcp_client(home) as c:
+        with pytest.raises(hc.ConfigError) as err:
+            c.call("benchmark/export", {"id": bench.id, "path": str(outside)}, p.BenchmarkExportResult)
+        assert err.value.field == "path" and "over TCP the daemon writes files only inside" in str(err.value)
+        with pytest.raises(hc.ConfigError):  # no folder is made outside either
+            c.call(
+                "benchmark/export", {"id": bench.id, "path": str(tmp_path / "new")}, p.BenchmarkExportResult
+            )
+        (home / "exports").mkdir(exist_ok=True)
+        out = c.call(
+            "benchmark/export", {"id": bench.id, "path": str(home / "exports")}, p.BenchmarkExportResult
+        )
+    assert not list(outside.iterdir()) and not (tmp_path / "new").exists()
+    [written] = [Path(x) for x in out.paths]
+    assert written.parent == home / "exports" and json.loads(written.read_text())["version"] == 2
+    assert oct(os.stat(written).st_mode & 0o777) == "0o600"
+    with tcp_daemon.client() as c:  # over the Unix socket, a folder is made where its user asks
+        mine = c.call(
+            "benchmark/export", {"id": bench.id, "path": str(tmp_path / "made")}, p.BenchmarkExportResult
+        )
+    assert [Path(x).parent for x in mine.paths] == [tmp_path / "made"]

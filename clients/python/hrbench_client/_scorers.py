@@ -5,9 +5,9 @@ Never hand-edited: ``make schema`` writes it, and a test fails when it is stale.
 
 # fmt: off
 SCORERS: dict[str, str] = {
-    'exact': "seed 000's exact match after folding case and white space",
+    'exact': 'exact match after folding case and white space',
     'exact_normalised': 'the same as exact',
-    'answer_contains': "seed 001's number-aware reading scorer",
+    'answer_contains': 'the number-aware reading scorer: right when the reply contains an accepted answer',
     'answer': 'the same as answer_contains',
     'numeric': "the reply's number equals the label's, within a tolerance",
     'choice': "the one letter a reply picks equals the label's",

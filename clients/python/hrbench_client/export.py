@@ -1,4 +1,4 @@
-"""Rows to files: JSON lines, CSV and Parquet (``hrb rows ID --format ...``, issue 18).
+"""Rows to files: JSON lines, CSV, Parquet and Inspect scores (``hrb rows ID --format ...``).
 
 The standard library writes JSON lines and CSV; Parquet needs pyarrow, imported only when
 asked for, so importing this module (and the client) never loads pyarrow or pandas.
@@ -13,10 +13,10 @@ from typing import IO, Any
 
 import msgspec
 
-__all__ = ["BINARY", "FORMATS", "PYARROW_MISSING", "check_format", "write_rows"]
+__all__ = ["BINARY", "FORMATS", "PYARROW_MISSING", "check_format", "inspect_score", "write_rows"]
 
-FORMATS = ("jsonl", "csv", "parquet")
-"""The row formats, the first the default."""
+FORMATS = ("jsonl", "csv", "parquet", "inspect-scores")
+"""The row formats, the first the default; ``inspect-scores``: JSON lines of Inspect's sample scores."""
 
 BINARY = frozenset({"parquet"})
 """The formats that are not text: ``hrb rows`` refuses to write them to a terminal (decided, newcomer)."""
@@ -54,6 +54,31 @@ def _arrow_type(pa: Any, t: msgspec.inspect.Type) -> Any:
         t = next(x for x in t.types if not isinstance(x, msgspec.inspect.NoneType))
     name = _ARROW.get(type(t))
     return getattr(pa, name)() if name else pa.string()
+
+
+def inspect_score(row: Mapping[str, Any], scorer: str = "exact") -> dict[str, Any]:
+    """A scored row as Inspect's ``EvalSampleScore`` (``sample_id``, ``value``, ...) plus its ``epoch``.
+
+    ``value`` is ``"C"`` (right) or ``"I"`` (wrong), ``answer`` what the scorer saw,
+    ``explanation`` the failure kind, ``epoch`` the draw index; ``metadata`` holds the arm,
+    cluster, split, run, draw index and USD (``hrb rows ID --format inspect-scores``).
+
+    Example:
+        >>> r = inspect_score({"item": "q1", "arm": "a", "run": 1, "draw_index": 1, "correct": False,
+        ...                    "outcome": "Lyon", "failure_kind": "wrong"})
+        >>> r["sample_id"], r["epoch"], r["value"], r["explanation"]
+        ('q1', 1, 'I', 'wrong')
+    """
+    draw = row.get("draw_index") or 0
+    return {
+        "sample_id": row["item"],
+        "epoch": draw if draw >= 1 else row.get("run", 1),
+        "scorer": scorer,
+        "value": "C" if row["correct"] else "I",
+        "answer": row.get("outcome"),
+        "explanation": row.get("failure_kind"),
+        "metadata": {k: row.get(k) for k in ("arm", "cluster", "split", "run", "draw_index", "usd")},
+    }
 
 
 def check_format(fmt: str) -> None:
@@ -95,10 +120,11 @@ def write_rows(
         out: a binary file (a file opened ``"wb"``, ``sys.stdout.buffer``).
         fmt: ``"jsonl"`` (one JSON object a line), ``"csv"`` (a header line; ``None`` is an
             empty cell, ``True``/``False`` as Python writes them, a trace as compact JSON) or
-            ``"parquet"`` (decided, issue 18: a trace is a JSON string column).
+            ``"parquet"`` (decided, issue 18: a trace is a JSON string column), or
+            ``"inspect-scores"`` (JSON lines of :func:`inspect_score`, unlabelled rows left out).
 
     Returns:
-        The number of rows written.
+        The number of rows (records) written.
 
     Raises:
         ValueError: ``fmt`` is not one of :data:`FORMATS`.
@@ -113,6 +139,8 @@ def write_rows(
         ['item,correct,usd', 'q1,True,']
     """
     check_format(fmt)
+    if fmt == "inspect-scores":  # Inspect's EvalSampleScore records, one per scored row
+        rows, columns, fmt = (inspect_score(r) for r in rows if r.get("correct") is not None), [], "jsonl"
     types: dict[str, msgspec.inspect.Type] = {}
     if isinstance(columns, type):
         info = msgspec.inspect.type_info(columns)

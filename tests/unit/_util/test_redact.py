@@ -12,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from hrbench._util.redact import redact
-from hrbench.testing.loopback import ECHO_ENCODINGS, _echo
+from hrbench.testing._loopback_faults import ECHO_ENCODINGS, echo
 
 KEYS = st.text(
     alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.", min_size=12, max_size=64
@@ -56,14 +56,14 @@ def recoverable(out: str, key: str) -> list[str]:
 @pytest.mark.parametrize("encoding", ECHO_ENCODINGS)
 def test_each_echo_of_the_key_is_scrubbed(encoding: str) -> None:
     key = "sk-proj-T3st/Key+0123456789=abcdefXYZ"
-    out = redact(AROUND.format(_echo(key, encoding)), key)
+    out = redact(AROUND.format(echo(key, encoding)), key)
     assert "***" in out and recoverable(out, key) == [], out
 
 
 @settings(max_examples=150, deadline=None)
 @given(KEYS, st.sampled_from(ECHO_ENCODINGS))
 def test_no_echo_of_any_key_survives(key: str, encoding: str) -> None:
-    out = redact(AROUND.format(_echo(key, encoding)), key)
+    out = redact(AROUND.format(echo(key, encoding)), key)
     assert recoverable(out, key) == [], out
 
 

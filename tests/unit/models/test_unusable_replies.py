@@ -68,13 +68,13 @@ def test_a_reply_with_no_text_that_a_retry_completes_is_scored(srv: LoopbackServ
 
 
 def test_a_tool_call_or_a_refusal_with_no_text_is_not_an_unusable_reply() -> None:
-    from hrbench.models._remote import _unusable
+    from hrbench.models._replies import unusable_reply
 
-    assert _unusable(hb.Result(text=None, finish_reason="tool_calls")) is None
-    assert _unusable(hb.Result(text=None, refused=True, finish_reason="content_filter")) is None
-    assert _unusable(hb.Result(text="", finish_reason="stop")) is None  # an empty answer is an answer
-    assert _unusable(hb.Result(text="Par", finish_reason="length")) is not None
-    assert _unusable(hb.Result(text=None, finish_reason="stop")) is not None
+    assert unusable_reply(hb.Result(text=None, finish_reason="tool_calls")) is None
+    assert unusable_reply(hb.Result(text=None, refused=True, finish_reason="content_filter")) is None
+    assert unusable_reply(hb.Result(text="", finish_reason="stop")) is None  # an empty answer is an answer
+    assert unusable_reply(hb.Result(text="Par", finish_reason="length")) is not None
+    assert unusable_reply(hb.Result(text=None, finish_reason="stop")) is not None
 
 
 @pytest.mark.parametrize(("model", "provenance"), [("gpt-4o", "counted"), ("my-llama", "estimated")])

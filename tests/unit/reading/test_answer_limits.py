@@ -37,7 +37,9 @@ def test_the_scorers_readme_points_to_do_not(reply: str, label: str) -> None:
 def test_readme_names_the_limits_and_the_other_scorers() -> None:
     from pathlib import Path
 
-    text = " ".join((Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8").split())
+    text = " ".join(
+        (Path(__file__).parents[3] / "docs" / "rules" / "scoring.md").read_text(encoding="utf-8").split()
+    )
     assert "What `answer_contains` does not catch" in text
     assert '"It could be Paris, Lima, N\'Djamena or Suva." is right for each of the four labels' in text
     assert '"It is not Paris."' in text and "`squad` (official EM)" in text and "`judge`" in text

@@ -265,7 +265,7 @@ def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
     cause = "no output for item 'q3'"
     assert [s["error_causes"] for s in bench.summary()] == [{cause: 3}, {cause: 3}]
     note = (
-        f"6 of 18 runs ended in errors and count as wrong (seed 002); commonest cause: {cause} "
+        f"6 of 18 runs ended in errors and count as wrong; commonest cause: {cause} "
         f"(6 runs, arms 'f', 'g'); 6 of them had no output to score: {MISSING_OUTPUT_ADVICE}"
     )
     assert bench.status == "errors" and bench.error_note() == note

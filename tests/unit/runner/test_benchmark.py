@@ -452,6 +452,6 @@ def test_a_budget_stopped_bench_says_so(max_calls: int, keep_rows: bool) -> None
     stopped = max(0, 20 - max_calls)
     assert bench.stopped == stopped
     assert bench.status == ("budget_stopped" if stopped else "done")
-    note = f"{stopped} of 20 runs were stopped by the budget and count as wrong (seed 002)"
+    note = f"{stopped} of 20 runs were stopped by the budget and count as wrong"
     assert bench.stop_note() == (note if stopped else None)
     assert (note in str(bench)) == bool(stopped)

@@ -177,7 +177,7 @@ def test_seed_and_version_are_documented_in_the_schema_and_readme() -> None:
     from hrbench_client import protocol as p
 
     root = Path(__file__).resolve().parents[3]
-    readme = (root / "README.md").read_text()
+    readme = (root / "docs" / "rules" / "draws.md").read_text()
     assert "seeds only `ctx.rng`" in readme and "not in the cache key" in readme
     schema = msgspec.json.schema(p.BenchmarkParams)
     seed = schema["$defs"]["BenchmarkParams"]["properties"]["seed"]["description"]

@@ -11,9 +11,14 @@ PKG = Path(__file__).resolve().parents[3] / "hrbench"
 
 
 def _imports(module: str) -> set[str]:
-    tree = ast.parse((PKG / f"{module}.py").read_text(encoding="utf-8"))
-    out = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    out |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    """What a module imports (a package: every module in it)."""
+    paths = sorted((PKG / module).rglob("*.py")) if (PKG / module).is_dir() else [PKG / f"{module}.py"]
+    assert paths, module
+    out: set[str] = set()
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        out |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        out |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     return {m for m in out if m.startswith("hrbench")}
 
 

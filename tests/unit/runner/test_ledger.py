@@ -382,3 +382,23 @@ def test_a_cancelled_request_counts_a_call_only_if_it_may_have_been_sent(tmp_pat
     assert led["calls"] == gov.calls == client.sent == (3 if sends else 0)
     assert led["cancelled_calls"] == client.sent  # sent, no reply: unknown, at most its reservation
     assert (led["usd"] > 0) == sends
+
+
+def test_a_bound_below_a_cent_is_printed_to_three_significant_digits_never_as_zero() -> None:
+    # four decimals printed "at most 0.0000 USD" for calls that could cost up to $0.00004 each
+    assert unknown_sentence({"calls": 4, "usd": 4 * 1.05e-05}) == (
+        "in flight at a crash: unknown, at most 4.2e-05 USD / 4 calls (counted as spent)"
+    )
+    assert unknown_sentence(
+        {
+            "calls": 3,
+            "usd": 0.0021,
+            "unpriced_calls": 1,
+            "lost_calls": 3,
+            "lost_usd": 0.0021,
+            "lost_unpriced": 1,
+        }
+    ) == (
+        "reply lost after sending: unknown, at most 0.0021 USD for 2 and unknown USD for 1"
+        " (no price or no output limit to bound it) / 3 calls (counted as spent)"
+    )

@@ -46,7 +46,7 @@ def test_any_run_that_ended_in_an_error_makes_the_status_errors(n: int, data: An
     assert bench.status == ("errors" if broken else "done")
     if broken:
         note = (
-            f"{5 * len(broken)} of {5 * n} runs ended in errors and count as wrong (seed 002); "
+            f"{5 * len(broken)} of {5 * n} runs ended in errors and count as wrong; "
             f"commonest cause: RuntimeError ({5 * len(broken)} runs, arm 'a')"
         )
         assert bench.error_note() == note
@@ -63,7 +63,7 @@ def test_a_budget_stop_wins_over_errors_and_both_are_said() -> None:
     text = str(bench)
     assert "Budget stopped: 6 of 15 runs" in text
     assert (
-        "Runs failed: 5 of 15 runs ended in errors and count as wrong (seed 002); commonest cause: ZeroDivisionError"
+        "Runs failed: 5 of 15 runs ended in errors and count as wrong; commonest cause: ZeroDivisionError"
         in text
     )
 
@@ -106,12 +106,12 @@ def test_kept_errors_keep_their_cause_from_done_traces() -> None:
         (
             {"a": 1},
             10,
-            "1 of 10 runs ended in errors and count as wrong (seed 002); commonest cause: a (1 run)",
+            "1 of 10 runs ended in errors and count as wrong; commonest cause: a (1 run)",
         ),
         (
             {"a": 2, "b": 3},
             5,
-            "5 of 5 runs ended in errors and count as wrong (seed 002); commonest cause: b (3 runs)",
+            "5 of 5 runs ended in errors and count as wrong; commonest cause: b (3 runs)",
         ),
         ({}, 5, None),
     ],
@@ -157,15 +157,15 @@ def test_a_stored_benchmark_with_errors_is_shown_errors_even_if_stored_done() ->
     got = benchmark_status({"id": "b1", "status": "done", "summary": old}, 10)
     assert got == {
         "status": "errors",
-        "stop_note": "3 of 10 runs ended in errors and count as wrong (seed 002); commonest cause: unknown "
+        "stop_note": "3 of 10 runs ended in errors and count as wrong; commonest cause: unknown "
         "(3 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`",
     }
     both = budget_note(
         "b1", [{"arm": "a", "budget_stop": 4, "error_causes": {"x": 1}}], 10, {"max_calls": 5}, {"calls": 5}
     )
     assert both == (
-        "4 of 10 runs were stopped by the budget and count as wrong (seed 002); 1 of 10 runs ended in errors "
-        "and count as wrong (seed 002); commonest cause: x (1 run, arm 'a'); resume with `hrb bench --resume b1 --max-calls N --retry-errors`"
+        "4 of 10 runs were stopped by the budget and count as wrong; 1 of 10 runs ended in errors "
+        "and count as wrong; commonest cause: x (1 run, arm 'a'); resume with `hrb bench --resume b1 --max-calls N --retry-errors`"
     )
 
 

@@ -21,6 +21,9 @@ Commands::
     hrb report BENCH_ID --html F.html                               the benchmark page, one file
     hrb view [BENCH_ID] [--no-browser]                              a local web view (hrbench[view])
     hrb rm BENCH_ID... | hrb gc --older-than 30d                    delete benchmarks; prune and VACUUM
+    hrb gate BENCH_ID --baseline BENCH_ID|FILE [--max-drop 0.02]     exit 1 only on a real regression
+    hrb prices MODEL... [--text]                                    prices, with their source and date
+    hrb export BENCH_ID --format inspect [-o DIR]                   Inspect eval logs, one per arm
 
 BENCH_ID is a benchmark's id (the ``id`` of ``hrb bench``'s last line, or ``hrb ls``), a unique
 prefix of it (4+ characters), or its name (the newest of that name; ``hrb bench FILE`` names a
@@ -166,6 +169,18 @@ def _command_fn(name: str) -> Callable[[argparse.Namespace], int]:
         from hrbench_client.cli import report
 
         return {"rows": report.cmd_rows, "report": report.cmd_report, "view": report.cmd_view}[name]
+    if name == "gate":
+        from hrbench_client.cli import gate
+
+        return gate.cmd_gate
+    if name == "prices":
+        from hrbench_client.cli import prices
+
+        return prices.cmd_prices
+    if name == "export":
+        from hrbench_client.cli import interop
+
+        return interop.cmd_export
     if name in ("ls", "rm", "gc"):
         from hrbench_client.cli import housekeeping as h
 

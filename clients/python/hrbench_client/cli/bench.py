@@ -19,6 +19,7 @@ from hrbench_client.cli.exit_codes import (
 )
 from hrbench_client.cli.progress import _Progress, _Waiting
 from hrbench_client.cli.spec_files import _load_toml, _resolve
+from hrbench_client.cli.stop_flags import apply_stop_flags
 from hrbench_client.errors import (
     BenchmarkCancelled,
     DaemonError,
@@ -118,7 +119,7 @@ def _bench_spec(args: argparse.Namespace) -> Any:
             _err(f"warning: {why}")
     else:
         _fail_usage("give a benchmark FILE.toml or --resume ID")
-    return spec
+    return apply_stop_flags(args, spec)
 
 
 def _follow(stream: Any, progress: _Progress) -> int | None:

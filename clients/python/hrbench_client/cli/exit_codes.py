@@ -47,7 +47,8 @@ exit codes:
   0    ok: every run was scored (right or wrong)
   1    an output scored wrong (`hrb score --check`); an arm's accuracy (`hrb bench`) or the
        mean score (`hrb eval`) under --fail-under, or NA there (nothing was measured); no
-       daemon runs (`hrb daemon status`)
+       daemon runs (`hrb daemon status`); `hrb gate`: the candidate is worse than the
+       baseline by more than --max-drop with the confidence asked
   2    usage or invalid input: bad arguments, an invalid spec or JSON line, an unknown or
        ambiguous benchmark id, id prefix or name (NotFound, with the closest ones), and the
        daemon's ConfigError, ReferenceValueError, SignatureError, InvalidParams (-32602) and
@@ -57,6 +58,7 @@ exit codes:
        by arm and cause; `hrb bench --resume ID --retry-errors` runs them again); the daemon
        died or was stopped (`hrb daemon stop`) while `hrb bench` ran, or `hrb cancel ID` cancelled
        the benchmark under `hrb bench` (stderr names it, the runs saved and the resume command);
+       `hrb gate` could not compare the two (no item in common, no interval: stderr says why);
        a daemon or transport error: no daemon could be reached or started,
        ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the

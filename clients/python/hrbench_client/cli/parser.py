@@ -7,6 +7,7 @@ import sys
 
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
+from hrbench_client.cli.stop_flags import add_stop_flags
 
 # `argparse` is imported where the parser is built: the fast path of `hrb score` needs none.
 TYPE_CHECKING = False
@@ -201,6 +202,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_eval(sub)
     _add_ref(sub)
     _add_reading(sub)
+    _add_gate(sub)
+    _add_prices(sub)
+    _add_export(sub)
     _add_housekeeping(sub)
     _add_cache(sub)
     _add_daemon(sub)
@@ -269,6 +273,7 @@ def _add_bench(sub: Any) -> None:
         "--max-usd", type=_limit(float), help="the governor's spend cap in USD (also with --resume)"
     )
     b.add_argument("--max-tokens", type=_limit(int), help="the governor's token cap (also with --resume)")
+    add_stop_flags(b)
 
 
 def _add_eval(sub: Any) -> None:
@@ -314,10 +319,10 @@ def _add_reading(sub: Any) -> None:
     w.add_argument("--arm", help="only the rows of this arm")
     w.add_argument(
         "--format",
-        choices=["jsonl", "csv", "parquet"],
+        choices=["jsonl", "csv", "parquet", "inspect-scores"],
         default="jsonl",
-        help="jsonl (default), csv (a header line; a trace as JSON) or parquet (needs pyarrow: the "
-        "pandas extra)",
+        help="jsonl (default), csv (a header line; a trace as JSON), parquet (needs pyarrow: the "
+        "pandas extra) or inspect-scores (JSON lines of Inspect sample scores: sample_id, epoch, value C/I)",
     )
     w.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of standard output")
 
@@ -370,6 +375,70 @@ def _add_reading(sub: Any) -> None:
     vw.add_argument("benchmark", nargs="?", help="open this benchmark (an id or a name) instead of the list")
     vw.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     vw.add_argument("--no-browser", action="store_true", help="print the URL only (open no browser)")
+
+
+def _add_export(sub: Any) -> None:
+    """``hrb export ID --format inspect``: a stored benchmark in another tool's format."""
+    x = sub.add_parser(
+        "export",
+        help="write a stored benchmark as Inspect eval logs (one per arm), for inspect view and its tools",
+    )
+    x.add_argument("id", help=_ID_HELP)
+    x.add_argument(
+        "--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs, JSON)"
+    )
+    x.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        default=".",
+        help="the folder to write into (default: the current one)",
+    )
+    x.add_argument("--name", help="the task name in the logs (default: the benchmark's name)")
+
+
+def _add_gate(sub: Any) -> None:
+    """``hrb gate CANDIDATE --baseline BASELINE``: the CI gate."""
+    g = sub.add_parser(
+        "gate",
+        help="fail a CI job only when a benchmark is worse than a baseline by more than a drop",
+        description="Compare CANDIDATE with BASELINE on the items both ran, paired. Exit 1 when the "
+        "candidate is worse by more than --max-drop with confidence 1 - --alpha, 0 when it is not, "
+        "3 when they cannot be compared (no item in common, no interval: stderr says why), 2 on bad "
+        "input. Prints one line: the difference, its interval and the decision.",
+    )
+    what = (
+        "a stored benchmark's id, id prefix (4+ characters) or name (the newest of that name), or a "
+        "rows file (`hrb rows ID --format jsonl|csv|parquet -o FILE`)"
+    )
+    g.add_argument("candidate", help="the benchmark under test: " + what)
+    g.add_argument("--baseline", required=True, help="the benchmark to hold CANDIDATE to: " + what)
+    g.add_argument("--arm", help="the arm to compare (in both; default: the only one)")
+    g.add_argument(
+        "--max-drop",
+        type=_fraction,
+        default=0.02,
+        help="the accuracy drop tolerated, a fraction (default 0.02)",
+    )
+    g.add_argument(
+        "--alpha", type=float, default=0.05, help="1 - the confidence a failure needs (default 0.05: 95%%)"
+    )
+    g.add_argument("--markdown", metavar="FILE", help="write a Markdown summary to FILE")
+    g.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    g.add_argument("--json", action="store_true", help="print the result as one JSON line instead")
+
+
+def _add_prices(sub: Any) -> None:
+    """``hrb prices MODEL...``: the daemon's prices, with source and date."""
+    pr = sub.add_parser(
+        "prices",
+        help="a model's price in the daemon's table (USD per million tokens), with its source and date",
+        description="Print each model's price: input, cache read, cache write (5 minutes, 1 hour) and "
+        "output, USD per million tokens, with the price's source (the genai-prices package and its "
+        "version, hrbench's shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price.",
+    )
+    pr.add_argument("models", nargs="+", metavar="MODEL", help="a model name, e.g. gpt-4o-mini")
+    pr.add_argument("--text", action="store_true", help="readable lines instead of JSON lines")
 
 
 def _add_housekeeping(sub: Any) -> None:

@@ -23,7 +23,9 @@ The Structs live in one module per method family, and every name is importable f
 (arms, clients, references, governor), :mod:`~hrbench_client.protocol.benchmark`,
 :mod:`~hrbench_client.protocol.scoring` (``score``, ``evaluate``),
 :mod:`~hrbench_client.protocol.stored` (references, recordings, cache, benchmarks, gc, report),
-:mod:`~hrbench_client.protocol.browse` (``hrb view``), :mod:`~hrbench_client.protocol.session`
+:mod:`~hrbench_client.protocol.browse` (``hrb view``), :mod:`~hrbench_client.protocol.interop`
+(``benchmark/export``: Inspect logs), :mod:`~hrbench_client.protocol.stopping`
+(the ``[stop]`` table), :mod:`~hrbench_client.protocol.session`
 (initialize, auth, status, shutdown), :mod:`~hrbench_client.protocol.methods` (the tables),
 :mod:`~hrbench_client.protocol.hints` and :mod:`~hrbench_client.protocol.schema`. The
 constrained types (``Name``, ``ImportPath``, ``EnvName``, ``CallerEnv``, ``ItemId``, ``Prices``,
@@ -62,8 +64,11 @@ from hrbench_client.protocol.browse import (
     MatrixItem,
 )
 from hrbench_client.protocol.browse import Level as Level
+from hrbench_client.protocol.gate import GateParams, GateResult
 from hrbench_client.protocol.hints import unknown_field_hint
+from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
 from hrbench_client.protocol.methods import ERROR_CODES, METHODS, NOTIFICATIONS, ErrorData
+from hrbench_client.protocol.prices import ModelPrice, PricesParams, PricesResult
 from hrbench_client.protocol.records import Row, Step, Usage
 from hrbench_client.protocol.schema import schemas
 from hrbench_client.protocol.scoring import (
@@ -107,6 +112,7 @@ from hrbench_client.protocol.specs import (
 )
 from hrbench_client.protocol.specs import BilledAs as BilledAs
 from hrbench_client.protocol.specs import Prices as Prices
+from hrbench_client.protocol.stopping import StopPlanSpec, StopSpec
 from hrbench_client.protocol.stored import (
     BenchmarkCancelParams,
     BenchmarkCancelResult,
@@ -157,6 +163,8 @@ __all__ = [
     "BenchmarkCompareResult",
     "BenchmarkDeleteParams",
     "BenchmarkDeleteResult",
+    "BenchmarkExportParams",
+    "BenchmarkExportResult",
     "BenchmarkInfo",
     "BenchmarkListParams",
     "BenchmarkListResult",
@@ -181,6 +189,8 @@ __all__ = [
     "EvalModuleSpec",
     "EvaluateParams",
     "EvaluateResult",
+    "GateParams",
+    "GateResult",
     "GcParams",
     "GcResult",
     "GovernorSpec",
@@ -191,9 +201,12 @@ __all__ = [
     "MatrixCell",
     "MatrixItem",
     "MockClientSpec",
+    "ModelPrice",
     "OpenAIClientSpec",
     "OutputsArmSpec",
     "PriceSpec",
+    "PricesParams",
+    "PricesResult",
     "ProgressNotification",
     "PromptArmSpec",
     "RayExecutorSpec",
@@ -223,6 +236,8 @@ __all__ = [
     "StatusParams",
     "StatusResult",
     "Step",
+    "StopPlanSpec",
+    "StopSpec",
     "Usage",
     "schemas",
     "unknown_field_hint",

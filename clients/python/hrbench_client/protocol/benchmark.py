@@ -9,6 +9,7 @@ from msgspec import Meta, Struct, field
 from hrbench_client.protocol._base import CallerEnv, Name, _Spec
 from hrbench_client.protocol.records import Row
 from hrbench_client.protocol.specs import ArmSpec, ClientSpec, GovernorSpec, RayExecutorSpec, ReferenceSpec
+from hrbench_client.protocol.stopping import StopSpec
 
 __all__ = [
     "ArmInfo",
@@ -45,6 +46,8 @@ class BenchmarkParams(_Spec):
     v2.0 EM and F1; ``answer_contains``: seed 001's scorer as a side column; or
     ``package.module:function``). ``executor`` says where the cells run:
     ``"local"`` (the daemon's process) or a Ray cluster (``"ray"`` or a :class:`RayExecutorSpec`).
+    ``stop`` (a :class:`StopSpec`, the spec's ``[stop]`` table) ends the benchmark as soon as its
+    comparison is sure: the clusters run in a seeded order and a sequential test looks after each.
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -59,7 +62,7 @@ class BenchmarkParams(_Spec):
         int,
         Meta(
             description=(
-                "The seed of the arms' private random stream `ctx.rng` (seed 002), derived per (seed, arm, "
+                "The seed of the arms' private random stream `ctx.rng`, derived per (seed, arm, "
                 "item, run): only an arm that uses `ctx.rng` (an import arm) changes with it. It is not sent "
                 "to the model and not part of the cache key: a run's reply is selected by its request and "
                 "draw index (the run number), so a prompt arm gets the same cached replies under any seed. "
@@ -80,6 +83,7 @@ class BenchmarkParams(_Spec):
     python_path: list[str] = field(default_factory=list)
     env: CallerEnv = field(default_factory=dict)
     executor: Literal["local", "ray"] | RayExecutorSpec = "local"
+    stop: StopSpec | None = None
 
 
 class ArmInfo(Struct, kw_only=True):

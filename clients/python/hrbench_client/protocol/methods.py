@@ -22,6 +22,9 @@ from hrbench_client.protocol.browse import (
     BenchmarkViewParams,
     BenchmarkViewResult,
 )
+from hrbench_client.protocol.gate import GateParams, GateResult
+from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
+from hrbench_client.protocol.prices import PricesParams, PricesResult
 from hrbench_client.protocol.scoring import EvaluateParams, EvaluateResult, ScoreParams, ScoreResult
 from hrbench_client.protocol.session import (
     AuthParams,
@@ -95,6 +98,9 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "benchmark/matrix": (BenchmarkMatrixParams, BenchmarkMatrixResult),
     "benchmark/cell": (BenchmarkCellParams, BenchmarkCellResult),
     "benchmark/compare": (BenchmarkCompareParams, BenchmarkCompareResult),
+    "benchmark/gate": (GateParams, GateResult),
+    "prices": (PricesParams, PricesResult),
+    "benchmark/export": (BenchmarkExportParams, BenchmarkExportResult),
     "status": (StatusParams, StatusResult),
     "shutdown": (ShutdownParams, ShutdownResult),
     "auth": (AuthParams, AuthResult),

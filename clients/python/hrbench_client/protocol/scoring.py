@@ -33,7 +33,7 @@ class ScoreParams(_Spec):
 
 
 class ScoreResult(Struct, kw_only=True):
-    """A scorer's verdict (seed 000)."""
+    """A scorer's verdict."""
 
     correct: bool | None
     outcome: str | None = None

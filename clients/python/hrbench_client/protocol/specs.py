@@ -47,7 +47,7 @@ class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
             description=(
                 "The arm's version: recorded with the benchmark and part of the arm's hash (a resume "
                 "refuses a changed arm), not of the cache key, which is the request as sent, the arm's "
-                "name and the draw index (SPEC section 6): a version bump that sends the same request is "
+                "name and the draw index (hrbench's rule): a version bump that sends the same request is "
                 "served the cached replies; change the request, or run with `cache = false`, for fresh ones"
             )
         ),
@@ -73,7 +73,11 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     list, or a SQuAD-style ``{id: prediction}`` object), with ``scale_field`` naming the rows'
     scale word (each output then also carries the stored prediction and its scale, which the
     ``tatqa`` scorer reads), or with ``format = "tatqa"`` as a TAT-QA run file
-    (``hrbench.reading.tatqa_outputs``, prediction and ``pred_scale`` kept).
+    (``hrbench.reading.tatqa_outputs``, prediction and ``pred_scale`` kept). Another tool's
+    results are read with ``format`` ``"inspect"`` (an Inspect eval log, ``.json`` or ``.eval``),
+    ``"lm-eval"`` (an lm-eval ``samples_*.jsonl``) or ``"promptfoo"`` (promptfoo's results JSON,
+    the item id from the test variable ``id_field``, default ``id``); ``source_arm`` picks one
+    of the file's arms when it holds several (lm-eval: a filter; promptfoo: ``PROVIDER | PROMPT``).
 
     Every run must have an output: an id that matches no item of the reference, an item run
     without one, or fewer outputs than runs is refused before the first run (exit 2), unless
@@ -87,8 +91,9 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     id_field: str | None = None
     prediction_field: str | None = None
     scale_field: str | None = None
-    format: Literal["outputs", "tatqa"] = "outputs"
+    format: Literal["outputs", "tatqa", "inspect", "lm-eval", "promptfoo"] = "outputs"
     missing: Literal["refuse", "error"] = "refuse"
+    source_arm: str | None = None
 
 
 class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
@@ -247,7 +252,9 @@ class ReferenceSpec(_Spec):
     ``{"id", "item", "label", "cluster", "split"}``, or one ``{"items", "labels", ...}`` object
     under the rule above, as ``hrb ref get`` prints it), ``"squad"`` (SQuAD-style JSON/JSONL,
     read by ``hrbench.reading.qa_reference``) or ``"tatqa"`` (a TAT-QA dataset file, read by
-    ``hrbench.reading.tatqa_reference``); ``limit`` keeps the first items of a file. ``ids``
+    ``hrbench.reading.tatqa_reference``), or another tool's results: ``"inspect"``, ``"lm-eval"``
+    or ``"promptfoo"`` (the items and targets of the file an outputs arm of that format reads);
+    ``limit`` keeps the first items of a file. ``ids``
     keeps only the listed item ids; ``ids_from`` keeps only the ids found in a JSON lines file
     (under ``id_field``), e.g. the questions a run of predictions answered, so arms are compared
     on the items they share.
@@ -258,7 +265,7 @@ class ReferenceSpec(_Spec):
     cluster: dict[ItemId, str] | list[str] | str | None = None
     split: dict[ItemId, str] | list[str] | str = "test"
     path: str | None = None
-    format: Literal["rows", "squad", "tatqa"] = "rows"
+    format: Literal["rows", "squad", "tatqa", "inspect", "lm-eval", "promptfoo"] = "rows"
     limit: Annotated[int, Meta(ge=1)] | None = None
     ids: list[ItemId] | None = None
     ids_from: str | None = None

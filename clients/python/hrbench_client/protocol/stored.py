@@ -131,7 +131,7 @@ class CacheStatsResult(Struct, kw_only=True):
 
 
 class CacheClearParams(_Spec):
-    """Params of ``cache/clear``: delete response-cache entries (newcomer finding 20).
+    """Params of ``cache/clear``: delete response-cache entries.
 
     With no filter every entry goes; ``model`` (the model asked for), ``arm`` (the arm's name)
     and ``older_than_s`` (created more than that many seconds ago) keep only the matching ones

@@ -328,6 +328,34 @@ function matrixSection(id, m, cellLink) {
   return [h("h2", { id }, "Items × arms: mean correctness over runs"), filters, table, more];
 }
 
+// a benchmark run with a stop rule: how it stopped, and the sequential test's own numbers (the
+// fixed-sample intervals and p of its differences are not valid, so the report leaves them out)
+function stopSection(v) {
+  const s = v.report && v.report.stop;
+  if (!s) return null;
+  const where = `after ${s.clusters} of ${s.of} clusters` + (s.row_share == null ? "" : ` (${Math.round(s.row_share * 100)}% of the full run's runs)`);
+  const head = s.reason === "decided" ? `Stopped when sure${s.winner ? `: ${s.winner} is better` : ""}, ${where}.`
+    : s.reason === "tolerance" ? `Stopped when sure: every difference is known within the tolerance, ${where}.`
+    : s.reason === "running" ? `Stopping when sure: ${s.clusters} of ${s.of} clusters committed so far.`
+    : `Not decided (${s.reason}), ${where}.`;
+  const e = (x) => (x == null ? "NA" : x < 1e6 ? Number(x.toPrecision(3)).toString() : x.toExponential(2));
+  return h("div", { class: "banner", id: "stopped-when-sure", "data-reason": s.reason, "data-clusters": s.clusters, "data-of": s.of },
+    h("b", {}, head),
+    h("table", { id: "stop-pairs" },
+      h("thead", {}, h("tr", {}, h("th", {}, "pair"), h("th", { class: "num" }, "diff"), h("th", {}, "confidence sequence"),
+        h("th", { class: "num" }, "e-value"), h("th", { class: "num" }, "anytime p"), h("th", {}, "decided"))),
+      h("tbody", {}, s.pairs.map((p) => h("tr", { "data-pair": `${p.a}-${p.b}` },
+        h("td", {}, `${p.a} − ${p.b}`), num(p.diff, "diff"),
+        h("td", { class: "nowrap", "data-k": "cs" }, interval(p.cs_low, p.cs_high)),
+        h("td", { class: "num", "data-k": "e_value" }, e(p.e_value)),
+        h("td", { class: "num", "data-k": "p_anytime" }, fmtP(p.p_anytime)),
+        h("td", {}, p.decided || "-"))))),
+    h("p", { class: "muted" }, `Sequential test ${s.method}, alpha ${s.alpha}, clusters in a seeded order (seed ${s.order_seed}); `
+      + `the confidence sequence and anytime p hold at every look. Estimand: ${s.estimand}. Per-arm intervals are conditional on the clusters run; `
+      + "the paired differences below show no fixed-sample interval or p (not valid after stopping)."
+      + (s.unreported_rows ? ` ${s.unreported_rows} run(s) of clusters cancelled at the stop are kept, not reportable (${usdText(s.unreported_usd)} USD, counted in the spend).` : "")));
+}
+
 function renderBenchmark(v, m, others, onAgainst) {
   const b = v.benchmark;
   const crumbs = STATIC ? `benchmark ${b.id}` : [h("a", { href: "/" }, "benchmarks"), ` / ${b.name || b.id}`];
@@ -347,6 +375,7 @@ function renderBenchmark(v, m, others, onAgainst) {
     !b.stop_note ? null : b.status === "errors"
       ? h("div", { class: "banner", id: "runs-failed" }, h("b", {}, "Runs failed: "), b.stop_note)
       : h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note),
+    stopSection(v),
     v.descriptive ? h("div", { class: "banner", id: "descriptive" }, h("b", {}, "Descriptive only: "), v.note.replace(/^Descriptive: /, "")) : h("p", { class: "muted" }, v.note),
     h("h2", {}, "Arms"), armTable(v),
     h("h2", {}, "Paired differences against ", against, descriptiveMark(v.descriptive)),

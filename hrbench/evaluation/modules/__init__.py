@@ -1,0 +1,65 @@
+"""Signatures and modules, the DSPy-style side of seed 003, and running them on rows.
+
+A :class:`Signature` names a module's inputs and typed outputs; a module fills the outputs,
+either with one model call (:func:`module`) or with a plain function (:func:`module_fn`).
+:func:`run` runs a module once; :func:`run_dataset` runs it on every row of a data set.
+
+Signature grammar (white space is free between tokens)::
+
+    signature := fields "->" fields
+    fields    := field ("," field)*
+    field     := NAME [":" type] [DESCRIPTION]
+    type      := "str" | "int" | "float" | "bool" | "list[" scalar "]"
+               | "enum(" STRING ("," STRING)* ")"
+    scalar    := "str" | "int" | "float" | "bool"
+    NAME      := a Python identifier that is not a keyword and does not start with "_"
+    STRING    := '...' or "..." (a backslash escapes the quote)
+    DESCRIPTION := STRING
+
+A field without a type is ``str``. Names must be unique across inputs and outputs. Examples:
+``"text -> sentiment: enum('positive', 'negative')"``,
+``'question: str "the question", context -> answer: str "a short span", confidence: float'``.
+Instructions are not part of the string: pass ``signature(..., instructions=...)`` or
+``module(..., instructions=...)``. A malformed signature raises
+:class:`~hrbench.errors.SignatureError` with the column and the fragment at fault.
+
+Example:
+    >>> sig = signature("text -> sentiment: enum('positive', 'negative')")
+    >>> [f.name for f in sig.inputs], sig.outputs[0].choices
+    (['text'], ('positive', 'negative'))
+    >>> rule = module_fn("text -> sentiment",
+    ...                  lambda text: "positive" if "love" in text.lower() else "negative")
+    >>> run(rule, text="I love it!")
+    Prediction(sentiment='positive')
+"""
+
+from __future__ import annotations
+
+from hrbench.evaluation.modules.base import Module
+from hrbench.evaluation.modules.dataset import run_dataset, run_dataset_async
+from hrbench.evaluation.modules.fn import FnModule, module_fn
+from hrbench.evaluation.modules.lm import LMModule, module
+from hrbench.evaluation.modules.lm import parse_outputs as parse_outputs
+from hrbench.evaluation.modules.records import Example, Prediction, RowResult, Trace
+from hrbench.evaluation.modules.running import rows_of, run, run_async
+from hrbench.evaluation.modules.signatures import Field, Signature, signature
+
+__all__ = [
+    "Example",
+    "Field",
+    "FnModule",
+    "LMModule",
+    "Module",
+    "Prediction",
+    "RowResult",
+    "Signature",
+    "Trace",
+    "module",
+    "module_fn",
+    "rows_of",
+    "run",
+    "run_async",
+    "run_dataset",
+    "run_dataset_async",
+    "signature",
+]

@@ -1,0 +1,166 @@
+"""How an HTTP model client books an attempt and reads a reply.
+
+A call written or given back, a lost reply, estimated and billed usage, an unusable 200, a server's
+error text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgspec
+
+from hrbench.models._retries import RetryableFailure
+from hrbench.models.tokens import usage_of
+from hrbench.results.records import Billed, Request, Result, Usage
+
+SNIPPET = 300
+"""Characters of a server's error message kept in ``Result.error``."""
+
+
+class Written:
+    """The HTTP library's trace hook of one attempt: whether its request was written whole.
+
+    httpcore reports each phase (``connection.connect_tcp``, ``http11.send_request_headers``,
+    ``http11.send_request_body``, ``http2.send_request_body`` ...) as ``.started`` then
+    ``.complete`` or ``.failed``; a write error is otherwise swallowed (it goes on to read a
+    reply), so this is the only sign that a request never left whole.
+    """
+
+    __slots__ = ("whole",)
+
+    def __init__(self) -> None:
+        self.whole = False
+
+    async def __call__(self, name: str, info: dict[str, Any]) -> None:
+        if name.endswith("send_request_body.complete"):
+            self.whole = True
+
+
+def give_back(before_attempt: Any) -> None:
+    """Give the governor back the call of an attempt that was not sent (a Gate's ``unsent``)."""
+    unsent = getattr(before_attempt, "unsent", None)
+    if unsent is not None:
+        unsent()
+
+
+def book_lost(before_attempt: Any, usage: Usage | None = None, model: str | None = None) -> None:
+    """Book an attempt written whole whose reply was lost or unusable (a Gate's ``lost``).
+
+    Decided (newcomer finding 4; README "one written whole stays a call whatever failed
+    after (it may have been billed)"): at the reply's reported cost when it has a usage block,
+    else at its reservation, as spend *unknown, at most* that much, at once: a retry reserves
+    afresh, so neither the request nor its retries can pass a cap.
+    """
+    lost = getattr(before_attempt, "lost", None)
+    if lost is not None:
+        lost(usage, model)
+
+
+def estimated_usage(request: Request, result: Result) -> Usage:
+    """The usage of a reply without a usage block: counted, else bounded from above (finding 14).
+
+    With ``n`` choices only the first is kept: each of the others is counted at the output
+    limit sent (at the first one's size when none was sent).
+    """
+    from hrbench.models.pricing import output_limit
+
+    limit = output_limit(request)
+    usage = usage_of(request.messages, result.text, result.model, limit, request.tools)
+    n = request.params.get("n") if request.provider != "anthropic" else 1
+    if isinstance(n, int) and not isinstance(n, bool) and n > 1 and usage.provenance == "estimated":
+        usage.tokens_out += (n - 1) * (usage.tokens_out if limit is None else limit)
+    return usage
+
+
+def billed_attempt(exc: RetryableFailure) -> Billed | None:
+    """What the provider billed for a retried attempt: its reported usage, else ``None`` (unknown).
+
+    The governor books such an attempt at what that usage costs (:meth:`~hrbench.runner.governor.Gate.lost`),
+    and the run's trace and row carry the same amount, so the rows add up to the provider's bill.
+    """
+    if exc.usage is None or exc.usage.provenance != "reported":
+        return None
+    return Billed(usage=exc.usage, model=exc.model)
+
+
+def retried_bills(billed: list[Billed | None]) -> list[Billed | None] | None:
+    """``Result.retried_billed``: ``None`` when no retried attempt was billed."""
+    return billed if any(b is not None for b in billed) else None
+
+
+def keep_billed(failed: Result, usage: Usage | None, model: str | None) -> Result:
+    """A failed result that keeps the usage of the billed reply that failed it (its last attempt).
+
+    Earlier attempts the provider billed are in ``retried_billed`` (:func:`billed_attempt`).
+    """
+    if usage is not None:
+        failed.usage = usage
+        failed.model = model or failed.model
+    return failed
+
+
+def unusable_reply(result: Result) -> str | None:
+    """Why a well-formed 2xx reply cannot be scored as an answer, or ``None``.
+
+    Decided (newcomer finding; SPEC §6 "a failed model call surfaces"): a reply cut at the
+    output limit (``finish_reason`` ``"length"``, Anthropic's ``max_tokens``) was scored
+    ``wrong``, with no word; a reply with no text (``content: null``) that is neither a refusal
+    nor a tool call was a ``parse_failure``. Both are the provider's reply failing, not the
+    model's answer, and the run is an ``error`` with this cause, its billed tokens kept. A reply
+    with no text is retried as a garbled body is (a provider fault). A cut reply is not: a
+    retry with the same output limit is billed again and cut again, and the governor settles
+    a failed attempt at no cost, so retries would spend past what it counts; the cause says
+    to raise ``max_tokens``. (README's "retry truncated replies" means bodies cut in transfer.)
+
+    Example:
+        >>> unusable_reply(Result(text="Par", finish_reason="length"))
+        "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
+        >>> unusable_reply(Result(text=None, finish_reason="stop"))
+        'reply has no text (content null, finish_reason stop)'
+        >>> unusable_reply(Result(text="Paris", finish_reason="stop")) is None
+        True
+    """
+    if result.refused:
+        return None
+    if result.finish_reason == "length":
+        return "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
+    if result.text is None and result.finish_reason != "tool_calls":
+        return f"reply has no text (content null, finish_reason {result.finish_reason})"
+    return None
+
+
+def error_detail(text: str) -> str:
+    """The message of an error reply: ``error.message`` of a JSON body, else the body.
+
+    Not cut here: the caller redacts the whole message first, so a key that straddles the cut
+    is never left in part.
+    """
+    try:
+        body = msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text.strip()[: SNIPPET * 8]
+    if isinstance(body, dict):
+        err = body.get("error")
+        if isinstance(err, dict):
+            message = err.get("message")
+            kind = err.get("type") or err.get("code")
+            if isinstance(message, str):
+                return f"{kind}: {message}" if isinstance(kind, str) else message
+        if isinstance(err, str):
+            return err
+        if isinstance(body.get("message"), str):
+            return str(body["message"])
+    return text.strip()[: SNIPPET * 8]
+
+
+def as_int(value: Any) -> int:
+    """A token count from a usage block: ints and int-valued floats; anything else is 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and math.isfinite(value):
+        return max(0, int(value))
+    return 0

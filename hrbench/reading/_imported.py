@@ -1,0 +1,204 @@
+"""Results of other eval tools as arms and references: Inspect logs, lm-eval samples, promptfoo results.
+
+Each reader (:mod:`._inspect`, :mod:`._lmeval`, :mod:`._promptfoo`) turns its tool's file into
+one :class:`Imported`: the items and labels it names, and per arm the outputs of each item's
+runs. :func:`imported_arm` makes one of those arms an outputs arm (the outputs rules apply: an
+id no item has, or an item or run the file lacks, is refused before the first run, or with
+``missing = "error"`` is an error run); :func:`imported_reference` makes the items and labels
+a :class:`~hrbench.Reference`. A run the tool recorded as failed is an error run here, with the
+tool's message as its cause.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from hrbench.arm import Arm, Context
+from hrbench.errors import ConfigError, did_you_mean
+from hrbench.reading._foreign import ErrorRun, Imported, ImportedRunError
+from hrbench.reference import Reference
+
+__all__ = [
+    "FILE_FORMATS",
+    "ErrorRun",
+    "Imported",
+    "ImportedRunError",
+    "imported_arm",
+    "imported_reference",
+    "imported_spec_arm",
+    "imported_spec_reference",
+    "read_imported",
+]
+
+FILE_FORMATS = ("inspect", "lm-eval", "promptfoo")
+"""The formats of other tools' results an outputs arm (and a reference) reads."""
+
+
+def read_imported(path: str | os.PathLike[str], fmt: str, id_field: str | None = None) -> Imported:
+    """Read another tool's results file.
+
+    Args:
+        path: the file.
+        fmt: ``"inspect"`` (an Inspect eval log, ``.json`` or ``.eval``), ``"lm-eval"`` (an
+            lm-eval ``samples_*.jsonl``) or ``"promptfoo"`` (promptfoo's results JSON).
+        id_field: promptfoo: the test variable holding the item id (default ``"id"``).
+
+    Raises:
+        ConfigError: an unknown format, a file of another format or version, or malformed.
+        OSError: the file cannot be read.
+    """
+    p = str(Path(path).expanduser())
+    if fmt == "inspect":
+        from hrbench.reading._inspect import read_inspect
+
+        return read_inspect(p)
+    if fmt == "lm-eval":
+        from hrbench.reading._lmeval import read_lmeval
+
+        return read_lmeval(p)
+    if fmt == "promptfoo":
+        from hrbench.reading._promptfoo import read_promptfoo
+
+        return read_promptfoo(p, id_field or "id")
+    raise ConfigError("format", fmt, f"expected one of {', '.join(FILE_FORMATS)}")
+
+
+def _one_arm(found: Imported, source_arm: str | None) -> str:
+    names = list(found.arms)
+    if source_arm is not None:
+        if source_arm not in found.arms:
+            hint = did_you_mean(source_arm, names)
+            raise ConfigError(
+                "source_arm", source_arm, f"{found.source} holds no such arm; {hint}it holds {names}"
+            )
+        return source_arm
+    if len(names) == 1:
+        return names[0]
+    if not names:
+        raise ConfigError("path", found.source, "holds no outputs")
+    raise ConfigError("source_arm", None, f"{found.source} holds {len(names)} arms, {names}: name one")
+
+
+def _raise_error(run: ErrorRun) -> Any:
+    raise ImportedRunError(run.message)
+
+
+def imported_arm(
+    name: str,
+    path: str | os.PathLike[str],
+    fmt: str,
+    *,
+    source_arm: str | None = None,
+    id_field: str | None = None,
+    missing: str = "refuse",
+) -> Arm:
+    """An outputs arm answering with one arm's outputs in another tool's results file.
+
+    Args:
+        name: the arm's name here.
+        path: the file (see :func:`read_imported` for the formats).
+        fmt: ``"inspect"``, ``"lm-eval"`` or ``"promptfoo"``.
+        source_arm: which of the file's arms (an Inspect log has one, named by its model; an
+            lm-eval file one per filter; promptfoo one per ``PROVIDER | PROMPT``); ``None``:
+            the only one.
+        id_field: promptfoo: the test variable holding the item id (default ``"id"``).
+        missing: ``"refuse"`` (default: an item or run the file lacks refuses the benchmark
+            before its first run) or ``"error"`` (each such run is an error run).
+
+    Raises:
+        ConfigError: as :func:`read_imported`; ``source_arm`` names no arm of the file, or is
+            needed and not given.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "samples_demo.jsonl"
+        >>> _ = p.write_text(json.dumps({"doc_id": 0, "doc": {}, "target": "4", "arguments": [],
+        ...     "resps": [["4"]], "filtered_resps": ["4"], "filter": "none", "metrics": ["exact_match"]}))
+        >>> arm = imported_arm("lm", p, "lm-eval")
+        >>> arm.name, arm.settings["format"]
+        ('lm', 'lm-eval')
+    """
+    from hrbench.reading._outputs import NO_OUTPUT, _as_output, missing_output, with_check
+
+    found = read_imported(path, fmt, id_field)
+    table = found.arms[_one_arm(found, source_arm)]
+    source = found.source
+
+    async def answer(item: Any, ctx: Context) -> Any:
+        runs = table.get(ctx.item_id)
+        if runs is None:  # refused before the first run (check_outputs), or missing = "error"
+            raise missing_output(ctx.arm, ctx.item_id, source=source)
+        if ctx.run > len(runs) or runs[ctx.run - 1] is NO_OUTPUT:
+            raise missing_output(ctx.arm, ctx.item_id, ctx.run, source=source)
+        out = runs[ctx.run - 1]
+        return _raise_error(out) if isinstance(out, ErrorRun) else _as_output(out)
+
+    shown = {
+        k: [None if v is NO_OUTPUT else msgspec.to_builtins(v) for v in runs] for k, runs in table.items()
+    }
+    settings = {"kind": "outputs", "format": fmt, "source_arm": source_arm, "outputs": shown}
+    arm = Arm(name, answer, settings=settings)
+    return with_check(arm, list(table), per_run=table, source=source, missing=missing)
+
+
+def imported_reference(path: str | os.PathLike[str], fmt: str, id_field: str | None = None) -> Reference:
+    """The items and labels of another tool's results file as a reference.
+
+    Items are what the tool asked (an Inspect sample's ``input``, an lm-eval ``doc``, a
+    promptfoo test's ``vars``); labels its targets (an Inspect ``target``, lm-eval ``target``,
+    promptfoo's ``expected`` variable or first ``equals`` assertion); clusters and splits where
+    the file names them (an Inspect sample's ``metadata.cluster`` and ``metadata.split``, as
+    :meth:`hrbench.Bench.to_inspect` writes them).
+
+    Raises:
+        ConfigError: as :func:`read_imported`.
+
+    Example:
+        >>> import json, tempfile, pathlib
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "samples_demo.jsonl"
+        >>> _ = p.write_text(json.dumps({"doc_id": 0, "doc": {"q": "2+2"}, "target": "4", "arguments": [],
+        ...     "resps": [["4"]], "filtered_resps": ["4"], "filter": "none", "metrics": ["exact_match"]}))
+        >>> ref = imported_reference(p, "lm-eval")
+        >>> ref.items, ref.labels
+        ({'0': {'q': '2+2'}}, {'0': '4'})
+    """
+    found = read_imported(path, fmt, id_field)
+    if not found.items:
+        raise ConfigError("reference.path", found.source, "holds no items")
+    splits = {k: found.splits.get(k, "test") for k in found.items}
+    return Reference(found.items, labels=found.labels, cluster=found.clusters or None, split=splits)
+
+
+def imported_spec_arm(spec: Any, fmt: str, get: Callable[..., Any]) -> Arm:
+    """The arm of an outputs arm spec whose ``format`` is another tool's (see :func:`imported_arm`).
+
+    Raises:
+        ConfigError: the spec gives ``outputs`` or no ``path``, or as :func:`imported_arm`.
+    """
+    path = get(spec, "path")
+    if path is None or get(spec, "outputs") is not None:
+        raise ConfigError("arm.format", fmt, f"`{fmt}` reads a results file: give `path` (and no `outputs`)")
+    try:
+        return imported_arm(
+            get(spec, "name"),
+            path,
+            fmt,
+            source_arm=get(spec, "source_arm"),
+            id_field=get(spec, "id_field"),
+            missing=get(spec, "missing", "refuse") or "refuse",
+        )
+    except OSError as exc:
+        raise ConfigError("arm.path", path, f"cannot read the results ({type(exc).__name__})") from None
+
+
+def imported_spec_reference(path: str, fmt: str) -> Reference:
+    """The reference of a reference spec whose ``format`` is another tool's (see :func:`imported_reference`)."""
+    try:
+        return imported_reference(path, fmt)
+    except OSError as exc:
+        raise ConfigError("reference.path", path, f"cannot read the results ({type(exc).__name__})") from None

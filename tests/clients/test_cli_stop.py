@@ -1,0 +1,143 @@
+"""`hrb bench --stop rank` on a loopback provider: a clear winner stops early, exits 0, and the report and view show it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
+from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
+from tests.view.conftest import View
+
+pytestmark = pytest.mark.timeout(240)
+
+N_CLUSTERS = 30
+PER = 2  # items per cluster
+
+
+@pytest.fixture(scope="module")
+def srv() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as server:
+        server.set(latency_s=0.01)
+        yield server
+
+
+def _spec(tmp_path: Path, srv: LoopbackServer, extra: str = "") -> Path:
+    ids = [f"q{i}" for i in range(N_CLUSTERS * PER)]
+    items = ", ".join(f'{i} = "[[reply:L{i}]] {i}"' for i in ids)
+    labels = ", ".join(f'{i} = "L{i}"' for i in ids)
+    clusters = ", ".join(f'{i} = "c{int(i[1:]) // PER:02d}"' for i in ids)
+    spec = tmp_path / "stop.toml"
+    spec.write_text(
+        f"runs = 5\nconcurrency = 16\n{extra}\n"
+        f"[reference]\nitems = {{{items}}}\nlabels = {{{labels}}}\ncluster = {{{clusters}}}\n"
+        f'[client]\nkind = "openai"\nmodel = "loopback-1"\nbase_url = "{srv.base_url}"\nmax_tokens = 10\n'
+        "price = {input = 1.0, output = 1.0}\n"
+        '[[arms]]\nkind = "prompt"\nname = "good"\ntemplate = "{item}"\n'
+        '[[arms]]\nkind = "prompt"\nname = "bad"\ntemplate = "[[reply:nope]] {item}"\n'
+    )
+    return spec
+
+
+def test_a_clear_winner_stops_early_exits_0_and_the_report_and_view_show_the_stop(
+    tmp_path: Path, srv: LoopbackServer
+) -> None:
+    proc = hrb(
+        "bench",
+        str(_spec(tmp_path, srv)),
+        "--no-rows",
+        "--stop",
+        "rank",
+        "--alpha",
+        "0.05",
+        "--stop-seed",
+        "3",
+    )
+    result = lines(proc.stdout)[-1]
+    full = N_CLUSTERS * PER * 2 * 5
+    assert result["status"] == "done" and 0 < result["n_rows"] < full
+    assert "Stopped when sure: good is better, after " in result["text"]
+    bench_id = result["id"]
+    rep = lines(hrb("report", bench_id).stdout)[-1]
+    stop = rep["stop"]
+    assert stop["reason"] == "decided" and stop["stopped_when_sure"] and stop["winner"] == "good"
+    assert 2 <= stop["clusters"] < N_CLUSTERS and stop["of"] == N_CLUSTERS and stop["order_seed"] == 3
+    assert stop["rows"] == result["n_rows"] and stop["full_rows"] == full
+    (pair,) = stop["pairs"]
+    assert (pair["a"], pair["b"], pair["decided"]) == ("good", "bad", "good") and pair["e_value"] >= 20
+    assert stop["estimand"] == "clusters like these"
+    # the fixed-sample interval and p are not shown; the arms' intervals are conditional
+    (comp,) = rep["comparisons"]
+    assert comp["p_value"] is None and comp["ci_low"] is None and "not valid" in comp["note"]
+    assert all("conditional on the clusters run" in a["note"] for a in rep["arms"])
+    assert all(a["n_items"] == stop["clusters"] * PER for a in rep["arms"])  # the committed clusters only
+    text = hrb("report", bench_id, "--text").stdout
+    assert f"after {stop['clusters']} of {N_CLUSTERS} clusters" in text and "anytime p" in text
+    md = hrb("report", bench_id, "--format", "markdown").stdout
+    assert "> **Stopped when sure: good is better" in md and "| confidence sequence |" in md
+    # rows of clusters cancelled at the stop are stored, not reportable
+    rows = lines(hrb("rows", bench_id).stdout)
+    hidden = [r for r in rows if not r["reportable"]]
+    assert len(hidden) == stop["unreported_rows"] and len(rows) == result["n_rows"]
+    # the view's JSON, over HTTP, carries the stop; its page's script shows it
+    view = View(Path(os.environ["HRBENCH_HOME"]))
+    try:
+        page = view.get(f"/api/benchmark/{bench_id}")
+        assert page["report"]["stop"]["clusters"] == stop["clusters"]
+        assert page["report"]["stop"]["pairs"][0]["e_value"] == pytest.approx(pair["e_value"])
+        assert all(d["p_value"] is None for d in page["differences"])
+        with view.opener.open(view.base + "/static/app.js", timeout=slow(30)) as r:
+            assert b'id: "stopped-when-sure"' in r.read()
+        with view.opener.open(view.base + f"/b/{bench_id}", timeout=slow(30)) as r:
+            assert r.status == 200
+    finally:
+        view.stop()
+
+
+@pytest.mark.parametrize(
+    ("extra", "flags", "said"),
+    [
+        ("[stop]\nalpah = 0.1\n", (), "alpah"),
+        ("[stop]\nalpha = 2\n", (), "alpha"),
+        (
+            '[stop]\npairs = [["good", "nobody"]]\n',
+            (),
+            "stop.pairs: names an arm that is not in the benchmark ('nobody')",
+        ),
+        ("", ("--alpha", "0.01"), "--alpha set the stop rule: give --stop GOAL too"),
+        (
+            "",
+            ("--stop", "rank", "--max-clusters", "1"),
+            "stop.max_clusters: must be at least min_clusters (2)",
+        ),
+    ],
+)
+def test_a_bad_stop_setting_is_a_clear_error_and_the_daemon_lives_on(
+    tmp_path: Path, srv: LoopbackServer, extra: str, flags: tuple[str, ...], said: str
+) -> None:
+    proc = hrb("bench", str(_spec(tmp_path, srv, extra)), "--no-rows", *flags, check_rc=None)
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert said in proc.stderr, proc.stderr
+    assert lines(hrb("ls").stdout) == []  # nothing was stored, and the daemon still answers
+
+
+def test_a_resume_keeps_its_stored_rule_so_stop_flags_are_refused_with_it() -> None:
+    proc = hrb("bench", "--resume", "abcd1234", "--stop", "rank", check_rc=2)
+    assert "a resume continues the stored [stop] rule: leave out --stop and its flags" in proc.stderr
+
+
+def test_the_stop_flags_are_in_the_help() -> None:
+    out = hrb("bench", "--help").stdout
+    for flag in (
+        "--stop GOAL",
+        "--alpha",
+        "--tolerance",
+        "--max-clusters N",
+        "--stop-method",
+        "--stop-seed N",
+    ):
+        assert flag in out

@@ -1,0 +1,183 @@
+"""Stop when sure in the runner: the seeded order, commits in order, the stop, its record, resume."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import hrbench as hb
+from hrbench.errors import ConfigError
+from hrbench.models.openai import OpenAIClient
+from hrbench.models.pricing import Pricing
+from hrbench.runner.replay import ReplayClient
+from hrbench.runner.stopping import StopRecord
+from hrbench.stats.sequential import StopWhenSure
+from hrbench.store import Store
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+N_CLUSTERS = 40
+PRICING = Pricing(overrides={"loopback-1": {"input": 1.0, "cached_input": 1.0, "output": 1.0}})
+
+
+def _reference(n_clusters: int = N_CLUSTERS, per: int = 2) -> hb.Reference:
+    ids = [f"q{i}" for i in range(n_clusters * per)]
+    return hb.Reference(
+        {i: i for i in ids},
+        labels={i: f"L{i}" for i in ids},
+        cluster={i: f"c{int(i[1:]) // per:02d}" for i in ids},
+    )
+
+
+async def _right(item: str, ctx: Any) -> Any:
+    return (await ctx.acall(f"[[reply:L{item}]] {item} #{ctx.draw_index}", seed=ctx.draw_index)).text
+
+
+async def _wrong(item: str, ctx: Any) -> Any:
+    return (await ctx.acall(f"[[reply:nope]] {item} #{ctx.draw_index}", seed=ctx.draw_index)).text
+
+
+ARMS = [hb.Arm("good", _right), hb.Arm("bad", _wrong)]
+
+
+@pytest.fixture(scope="module")
+def srv() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as server:
+        server.set(latency_s=0.02)  # replies take a while: clusters are in flight at the stop
+        yield server
+
+
+def _client(srv: LoopbackServer) -> OpenAIClient:
+    return OpenAIClient("loopback-1", base_url=srv.base_url, api_key_env=None, trust_env=False)
+
+
+def _run(client: Any, stop: Any, **kw: Any) -> hb.Bench:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return hb.benchmark(
+            ARMS, _reference(), runs=5, client=client, stop=stop, concurrency=24, pricing=PRICING, **kw
+        )
+
+
+def test_a_clear_winner_stops_early_with_the_cancelled_clusters_kept_unreportable_and_paid(
+    srv: LoopbackServer,
+) -> None:
+    bench = _run(_client(srv), StopWhenSure(seed=7))
+    rec = bench.stop
+    assert isinstance(rec, StopRecord)
+    assert rec.reason == "decided" and rec.winner == "good"
+    assert 2 <= rec.clusters < N_CLUSTERS and rec.of == N_CLUSTERS
+    full = N_CLUSTERS * 2 * 2 * 5
+    assert rec.full_rows == full and len(bench.rows) == rec.rows < full
+    # the committed clusters are the first of the order, whole: every item, arm and run
+    committed = set(rec.order[: rec.clusters])
+    shown = [r for r in bench.rows if r.reportable]
+    assert {r.cluster for r in shown} == committed and len(shown) == rec.clusters * 2 * 2 * 5
+    # the clusters in flight at the stop: their finished rows kept, not reportable, and paid
+    hidden = [r for r in bench.rows if not r.reportable]
+    assert hidden and len(hidden) == rec.unreported_rows
+    assert not {r.cluster for r in hidden} & committed
+    assert rec.unreported_usd == pytest.approx(sum(r.usd or 0.0 for r in hidden)) and rec.unreported_usd > 0
+    assert bench.governor["usd"] >= sum(r.usd or 0.0 for r in bench.rows) - 1e-9
+    pair = rec.pairs[0]
+    assert (pair["a"], pair["b"], pair["decided"]) == ("good", "bad", "good")
+    assert rec.e_values == {("good", "bad"): pair["e_value"]}
+    assert pair["e_value"] >= 1 / 0.05 and pair["p_anytime"] <= 0.05
+    assert rec.order == StopWhenSure(seed=7).order([f"c{i:02d}" for i in range(N_CLUSTERS)])
+    # the summary counts the reportable rows only: the committed clusters' runs
+    runs = {s["arm"]: s["runs"] for s in bench.summary()}
+    assert runs == {"good": rec.clusters * 2 * 5, "bad": rec.clusters * 2 * 5}
+
+
+def test_the_same_seed_with_a_replay_gives_the_same_order_stop_and_e_value(
+    srv: LoopbackServer, tmp_path: Any
+) -> None:
+    store = Store(str(tmp_path / "s.db"))
+    first = _run(_client(srv), StopWhenSure(seed=11), store=store, record="rec")
+    again = _run(ReplayClient(store, recording="rec"), StopWhenSure(seed=11))
+    other = _run(
+        ReplayClient(store, recording="rec", strict=False, fallback=_client(srv)), StopWhenSure(seed=12)
+    )
+    assert first.stop is not None and again.stop is not None and other.stop is not None
+    assert again.stop.order == first.stop.order and other.stop.order != first.stop.order
+    assert again.stop.clusters == first.stop.clusters
+    assert again.stop.pairs[0]["e_value"] == first.stop.pairs[0]["e_value"]
+    reported = sorted((r.arm, r.item, r.run, r.correct) for r in first.rows if r.reportable)
+    assert sorted((r.arm, r.item, r.run, r.correct) for r in again.rows if r.reportable) == reported
+
+
+def _half(item: str, ctx: Any) -> str:  # right on two items in three: a difference that takes a while
+    return f"L{item}" if int(item[1:]) % 3 else "nope"
+
+
+def _all(item: str, ctx: Any) -> str:
+    return f"L{item}"
+
+
+def test_a_resume_continues_the_same_order_and_e_process() -> None:
+    arms = [hb.Arm("all", _all), hb.Arm("half", _half)]
+    ref = _reference(30, 3)
+
+    def run(stop: Any, **kw: Any) -> hb.Bench:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return hb.benchmark(arms, ref, runs=5, stop=stop, **kw)
+
+    whole = run(StopWhenSure(seed=5))
+    part = run(StopWhenSure(seed=5, max_clusters=2))
+    assert part.stop is not None and whole.stop is not None
+    assert (part.stop.reason, part.stop.clusters) == ("max_clusters", 2)
+    assert whole.stop.clusters > 2  # the first part alone was not enough to decide
+    rest = run(part.stop.resume(StopWhenSure(seed=5)), done=part.as_done())
+    assert rest.stop is not None
+    assert rest.stop.order == part.stop.order == whole.stop.order
+    assert (rest.stop.reason, rest.stop.clusters) == (whole.stop.reason, whole.stop.clusters)
+    assert rest.stop.pairs[0]["e_value"] == pytest.approx(whole.stop.pairs[0]["e_value"])
+    assert rest.stop.summary["clusters"] == whole.stop.clusters
+    # the resumed benchmark holds the same reportable rows as the uninterrupted one
+    key = sorted((r.arm, r.item, r.run, r.correct) for r in whole.rows if r.reportable)
+    assert sorted((r.arm, r.item, r.run, r.correct) for r in rest.rows if r.reportable) == key
+    # a resume without a rule continues the stored one
+    again = run(part.stop.resume(), done=part.as_done())
+    assert again.stop is not None and again.stop.clusters == 2 and again.stop.reason == "max_clusters"
+
+
+def _some(item: str, ctx: Any) -> str:  # right on about 6 items in 10, unevenly over the clusters
+    return f"L{item}" if int(item[1:]) * 7919 % 10 < 6 else "nope"
+
+
+def test_an_arm_decided_worse_stops_being_run() -> None:
+    arms = [hb.Arm("all", _all), hb.Arm("half", _some), hb.Arm("none", lambda item, ctx: "nope")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bench = hb.benchmark(arms, _reference(30, 3), runs=5, stop=StopWhenSure(seed=1), concurrency=1)
+    assert bench.stop is not None
+    per_arm = {a.name: sum(r.arm == a.name for r in bench.rows) for a in arms}
+    assert per_arm["none"] < per_arm["all"]  # decided worse than both: no longer run
+    assert "none" not in bench.stop.active_arms
+
+
+def test_a_bad_stop_is_refused_before_any_run() -> None:
+    with pytest.raises(ConfigError, match="stop"):
+        hb.benchmark([hb.Arm("a", _all), hb.Arm("b", _half)], _reference(4, 2), runs=5, stop="rank")
+    with pytest.raises(ConfigError, match="pairs"):
+        hb.benchmark(
+            [hb.Arm("a", _all), hb.Arm("b", _half)],
+            _reference(4, 2),
+            runs=5,
+            stop=StopWhenSure(pairs=[("a", "c")]),
+        )
+
+
+def test_a_record_read_back_from_its_dict_is_the_same() -> None:
+    rec = StopRecord(reason="decided", clusters=3, of=9, order=["c1", "c0"], rule={"alpha": 0.05})
+    assert StopRecord.from_dict({**rec.to_dict(), "unknown": 1}) == rec
+    assert rec.share == pytest.approx(1 / 3)

@@ -1,0 +1,107 @@
+"""hb.gate(): the decision reads the one-sided bound of compare()'s paired interval; what it refuses."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+import hrbench as hb
+from hrbench.results.records import Row
+from hrbench.stats.gate import gate
+
+
+def rows(arm: str, wrong: Iterable[int], n: int = 40, runs: int = 5, first: int = 0) -> list[Row]:
+    bad = set(wrong)
+    return [
+        Row(cluster=f"c{i // 2}", item=f"q{i}", arm=arm, run=r, split="test", correct=i not in bad,
+            outcome=None, failure_kind=None if i not in bad else "wrong")
+        for i in range(first, first + n) for r in range(1, runs + 1)
+    ]  # fmt: skip
+
+
+def test_the_decision_is_the_one_sided_bound_of_compare_at_level_1_minus_2_alpha() -> None:
+    cand, base = rows("new", range(0, 40, 4)), rows("old", [1, 2])
+    g = hb.gate(cand, base, alpha=0.05, max_drop=0.02)
+    c = hb.compare(
+        [*cand, *base], "new", "old", level=0.90, descriptive=True, warn=False
+    )  # the same pairing, by hand
+    assert (g.diff, g.ci_low, g.ci_high) == (c.diff, c.ci_low, c.ci_high)
+    assert g.diff == pytest.approx(-0.2) and g.n_items == 40 and g.n_clusters == 20
+    assert g.decision == "fail" and g.exit_code == 1 and g.ci_high < -0.02
+    assert g.arm_candidate == "new" and g.arm_baseline == "old" and not g.descriptive
+    # a tolerance beyond the bound passes the same data
+    loose = hb.gate(cand, base, max_drop=-g.ci_high + 0.001)
+    assert loose.decision == "pass" and loose.exit_code == 0
+    assert hb.gate(cand, base, max_drop=-g.ci_high - 0.001).decision == "fail"
+
+
+def test_an_improvement_and_an_unchanged_candidate_pass() -> None:
+    base = rows("a", range(0, 40, 5))
+    assert gate(rows("a", []), base).decision == "pass"
+    same = gate(rows("a", range(0, 40, 5)), base)
+    assert same.decision == "pass" and same.diff == 0.0 and same.note is not None
+
+
+@pytest.mark.parametrize(
+    ("cand", "base", "arm", "why"),
+    [
+        (
+            rows("a", [], first=0, n=6),
+            rows("a", [], first=10, n=6),
+            None,
+            "no labelled item was run by both arms",
+        ),
+        (rows("a", []), rows("b", []) + rows("c", []), None, "several arms (candidate: a; baseline: b, c)"),
+        (rows("a", []), rows("a", []), "z", "arm 'z' is not in the candidate (its arms: a)"),
+        (rows("a", [], n=2), rows("a", [1], n=2), None, "one cluster"),
+    ],
+)
+def test_what_cannot_be_compared_says_why(
+    cand: list[Row], base: list[Row], arm: str | None, why: str
+) -> None:
+    g = gate(cand, base, arm=arm)
+    assert g.decision == "cannot" and g.exit_code == 3
+    assert g.reason.startswith("cannot compare: ") and why in g.reason
+
+
+def test_the_arm_is_picked_by_name_when_both_have_several() -> None:
+    cand = rows("a", range(0, 40, 2)) + rows("b", [])
+    base = rows("a", []) + rows("b", [])
+    assert gate(cand, base, arm="b").decision == "pass"
+    assert gate(cand, base, arm="a").decision == "fail"
+
+
+@pytest.mark.parametrize(("field", "kw"), [("max_drop", {"max_drop": -0.1}), ("alpha", {"alpha": 0.5})])
+def test_bad_settings_are_named(field: str, kw: dict[str, float]) -> None:
+    with pytest.raises(hb.ConfigError, match=f"^{field}: "):
+        gate(rows("a", []), rows("a", []), **kw)  # type: ignore[arg-type]
+
+
+def test_a_baseline_is_a_stored_id_or_name_or_a_rows_file(tmp_path: Path) -> None:
+    store = hb.Store(":memory:")
+    base = rows("ask", [1, 2])
+    store.benchmark_put("b-base", {"params": {"name": "nightly", "runs": 5}, "arms": [{"name": "ask"}]}, "h")
+    store.rows_put("b-base", list(enumerate(base)))
+    cand = rows("ask", range(0, 40, 4))
+    by_id, by_name = gate(cand, "b-base", store=store), gate(cand, "nightly", store=store)
+    jsonl, csv = tmp_path / "base.jsonl", tmp_path / "base.csv"
+    jsonl.write_text(
+        "".join(json.dumps({f: getattr(r, f) for f in Row.__struct_fields__}) + "\n" for r in base)
+    )
+    csv.write_text(
+        "cluster,item,arm,run,correct,failure_kind\n"
+        + "".join(f"{r.cluster},{r.item},{r.arm},{r.run},{r.correct},{r.failure_kind or ''}\n" for r in base)
+    )
+    by_file, by_csv = gate(cand, jsonl), gate(cand, str(csv))
+    assert {g.decision for g in (by_id, by_name, by_file, by_csv)} == {"fail"}
+    assert by_id.diff == by_name.diff == by_file.diff == by_csv.diff == pytest.approx(-0.2)
+    assert (by_id.baseline, by_name.baseline, by_file.baseline) == ("b-base", "b-base", str(jsonl))
+    with pytest.raises(hb.NotFound, match="^baseline: no file and no stored benchmark"):
+        gate(cand, "nothing", store=store)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"item": "q1"}\nnot json\n')
+    with pytest.raises(hb.ConfigError, match="line 1 is not a row|line 2 is not JSON"):
+        gate(cand, bad)
