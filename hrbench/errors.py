@@ -457,6 +457,15 @@ class FewRunsWarning(UserWarning):
     """Warned when a benchmark has fewer than 5 runs (seed 002: ``hr_few_runs``)."""
 
 
+class StopUndecidableWarning(UserWarning):
+    """Warned when a stop rule can run too few clusters for its test ever to decide a pair.
+
+    With one pair at ``alpha = 0.05`` the exact test needs at least 10 clusters and the
+    symmetric one 5 (:meth:`hrbench.stats.sequential.StopWhenSure.fewest_to_decide`): on a
+    smaller reference (or ``max_clusters``) every cluster runs and nothing is gained.
+    """
+
+
 class BudgetStoppedWarning(UserWarning):
     """Warned when the governor stopped some runs (seed 002: ``hr_budget_stopped``)."""
 

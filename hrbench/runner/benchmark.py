@@ -242,7 +242,7 @@ class Bench:
         lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
         lines += [" " + " ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)) for t in table]
         lines.append(
-            "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval."
+            "  accuracy: the mean over runs within each item, then over labelled items; intervals are in hb.report() and hrb report."
         )
         lines.append(FAILED_LEGEND)
         if listed:
@@ -1623,7 +1623,7 @@ def benchmark(
         <hr_bench> 1 arm(s) x 4 item(s) in 2 cluster(s) x 5 run(s); split test; scorer exact_normalised
          arm accuracy runs wrong failed budget_stop usd
          ask 0.750    20   5     0      0           0.0000
-          Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval.
+          accuracy: the mean over runs within each item, then over labelled items; intervals are in hb.report() and hrb report.
           failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, not_in_document); report()'s failures counts every labelled run that was not right.
     """
     return anyio.run(

@@ -255,6 +255,7 @@ class Gate:
         names = [a.name for a in plan.arms]
         clusters = list(self.by_cluster)
         rule.check(names, len(clusters))
+        _warn_undecidable(rule, names, len(clusters))
         self._sizes = {c: len({i for _, _, i, _ in cells}) for c, cells in self.by_cluster.items()}
         self._setup(resume)
         self.rt = rt
@@ -526,3 +527,24 @@ class Gate:
     def record(self) -> StopRecord | None:
         """The stop's record once :meth:`run` ended."""
         return self._record
+
+
+def _warn_undecidable(rule: Any, arms: list[str], n_clusters: int) -> None:
+    """Warn before the first cluster when the rule can never decide (too few clusters for its test)."""
+    import warnings
+
+    from hrbench.errors import StopUndecidableWarning
+
+    need = rule.fewest_to_decide(len(rule.resolve_pairs(arms)))
+    most = rule.limit(n_clusters)
+    if need is None or most >= need:
+        return
+    other = ' or method="symmetric" (it can decide after 5)' if rule.method == "exact" and most >= 5 else ""
+    warnings.warn(
+        f"stop when sure cannot decide here: it runs at most {most} cluster(s) and its {rule.method} "
+        f"test needs at least {need} to decide a pair at alpha {rule.alpha:g}; every cluster will "
+        "run and the report will show no fixed-sample interval or p: run without a stop rule"
+        f"{other}",
+        StopUndecidableWarning,
+        stacklevel=3,
+    )

@@ -72,6 +72,24 @@ class GateResult(msgspec.Struct, kw_only=True):
         self.exit_code = _EXIT[self.decision]
 
 
+def _stopped(x: Any, store: Any, field: str) -> str | None:
+    """Why ``x`` cannot be gated: it ran under a stop rule (its clusters were chosen by the data)."""
+    if isinstance(x, (str, os.PathLike)):
+        if Path(x).is_file() or store is None:
+            return None
+        bid = store.benchmark_resolve(str(x))
+        stop = None if bid is None else store.benchmark_stop_get(bid)
+    else:
+        stop = getattr(x, "stop", None)
+    if stop is None:
+        return None
+    return (
+        f"the {field} ran under a stop rule (stop when sure), so which clusters it ran depended on "
+        "its results and the fixed-sample interval the gate uses is not valid for it; gate "
+        "benchmarks run in full (without --stop or a [stop] table)"
+    )
+
+
 def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str]:
     """The rows of a benchmark given as a Bench, rows, a rows file, or a stored id or name."""
     if isinstance(x, (str, os.PathLike)):
@@ -159,8 +177,9 @@ def gate(
 
     Returns:
         A :class:`GateResult`; ``decision == "cannot"`` (with the reason) when the two share no
-        labelled item, the arm is missing, or no interval can be had (one cluster, an arm
-        whose every run failed).
+        labelled item, the arm is missing, no interval can be had (one cluster, an arm
+        whose every run failed), or either ran under a stop rule (:class:`~hrbench.StopWhenSure`:
+        the clusters it ran depended on its results, so no fixed-sample interval holds for it).
 
     Raises:
         ConfigError: ``max_drop`` not in [0, 1) or ``alpha`` not in (0, 0.5); a file that is
@@ -178,11 +197,18 @@ def gate(
     from hrbench.stats.comparisons import compare
 
     _check(max_drop, alpha)
+    if store is None and any(isinstance(x, str) and not Path(x).is_file() for x in (candidate, baseline)):
+        from hrbench.store import Store
+
+        store = Store()
     rows_c, name_c = _source(candidate, store, "candidate")
     rows_b, name_b = _source(baseline, store, "baseline")
     head: dict[str, Any] = dict(
         candidate=name_c, baseline=name_b, confidence=1 - alpha, max_drop=max_drop, alpha=alpha
     )
+    for x, field in ((candidate, "candidate"), (baseline, "baseline")):
+        if (why := _stopped(x, store, field)) is not None:
+            return GateResult(decision="cannot", reason=f"cannot compare: {why}", **head)
     picked = _pick(arm, _arms(rows_c), _arms(rows_b))
     if isinstance(picked, str):
         return GateResult(decision="cannot", reason=f"cannot compare: {picked}", **head)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError
+from hrbench.stats._power_sim import _fit_logit, _Logit, _simulated_power
+from hrbench.stats._power_sim import _rejects as _rejects  # the tests import it from here
 from hrbench.stats.intervals import FEW_CLUSTERS, _cluster_se, _compact, _components, _sps
 from hrbench.stats.records import PilotClustersWarning, PowerPlan, PowerPoint
 from hrbench.stats.table import MIN_RUNS, _arm_code, _items, _Table, _table
@@ -132,45 +135,78 @@ def power(
         >>> arms_differ.n_clusters, round(arms_differ.design_effect, 2)
         (21, 1.49)
     """
+    _check_asked(diff, alpha, power, design_effect, var_cluster)
+    ask = _Ask(var_within, var_between, var_cluster, runs, design_effect, items_per_cluster, accuracy)
+    if bench is not None:
+        _from_pilot(ask, bench, arm_a, arm_b)
+    return _planner(ask, diff, alpha, power, n_items, pilot=bench is not None).plan_for(n_items)
+
+
+def _check_asked(
+    diff: float, alpha: float, power: float, design_effect: float | None, var_cluster: float | None
+) -> None:
+    """The checks that need no pilot: a difference to detect, the levels, one way of stating clusters."""
     if not diff or not math.isfinite(diff):
         raise ConfigError("diff", diff, "must be a non-zero difference in accuracy, e.g. 0.03")
-    for field, v in (("alpha", alpha), ("power", power)):
+    for name, v in (("alpha", alpha), ("power", power)):
         if not 0 < v < 1:
-            raise ConfigError(field, v, "must be strictly between 0 and 1")
+            raise ConfigError(name, v, "must be strictly between 0 and 1")
     if design_effect is not None and var_cluster is not None:
         raise ConfigError(
             "design_effect", design_effect, "state design_effect or var_cluster, not both (they say the same)"
         )
-    source = "assumed"
-    if bench is not None:
-        t = _table(bench)
-        if arm_a is None:
-            arm_a = t.arms[0]
-        if arm_b is None and arm_a != t.arms[-1] and len(t.arms) > 1:
-            arm_b = next(a for a in t.arms if a != arm_a)
-        got = _bench_components(t, arm_a, arm_b)
-        source = f"bench: {arm_a} vs {arm_b}" if arm_b else f"bench: {arm_a} (x2, as two uncorrelated arms)"
-        var_within = got.within if var_within is None else var_within
-        var_between = got.between if var_between is None else var_between
-        if got.clusters < 2 and design_effect is None and var_cluster is None:
-            m_one = float(got.items) if items_per_cluster is None else float(items_per_cluster)
-            design_effect = m_one
-            source += ", one cluster: planned as if a cluster counted as one item"
-            warn_at_caller(
-                f"power: the pilot's {got.items} items are all in one cluster, so how clusters differ "
-                f"cannot be estimated; planned conservatively, as if the items of a cluster were copies of "
-                f"one another (design effect {m_one:g} = items per cluster). Pilot on several clusters, or "
-                "state var_cluster (or design_effect).",
-                PilotClustersWarning,
-            )
-        elif design_effect is None and var_cluster is None:
-            var_cluster = got.cluster
-        items_per_cluster = (
-            got.items / max(got.clusters, 1) if items_per_cluster is None else items_per_cluster
+
+
+@dataclass
+class _Ask:
+    """What a plan is asked for: the values stated, then what a pilot fills in (:func:`_from_pilot`)."""
+
+    var_within: float | None
+    var_between: float | None
+    var_cluster: float | None
+    runs: int | None
+    design_effect: float | None
+    items_per_cluster: float | None
+    accuracy: float | None
+    source: str = "assumed"
+
+
+def _from_pilot(ask: _Ask, bench: Any, arm_a: str | None, arm_b: str | None) -> None:
+    """Fill in what ``ask`` leaves unstated from the pilot ``bench`` (its arms ``arm_a`` and ``arm_b``)."""
+    t = _table(bench)
+    if arm_a is None:
+        arm_a = t.arms[0]
+    if arm_b is None and arm_a != t.arms[-1] and len(t.arms) > 1:
+        arm_b = next(a for a in t.arms if a != arm_a)
+    got = _bench_components(t, arm_a, arm_b)
+    ask.source = f"bench: {arm_a} vs {arm_b}" if arm_b else f"bench: {arm_a} (x2, as two uncorrelated arms)"
+    ask.var_within = got.within if ask.var_within is None else ask.var_within
+    ask.var_between = got.between if ask.var_between is None else ask.var_between
+    if got.clusters < 2 and ask.design_effect is None and ask.var_cluster is None:
+        m_one = float(got.items) if ask.items_per_cluster is None else float(ask.items_per_cluster)
+        ask.design_effect = m_one
+        ask.source += ", one cluster: planned as if a cluster counted as one item"
+        warn_at_caller(
+            f"power: the pilot's {got.items} items are all in one cluster, so how clusters differ "
+            f"cannot be estimated; planned conservatively, as if the items of a cluster were copies of "
+            f"one another (design effect {m_one:g} = items per cluster). Pilot on several clusters, or "
+            "state var_cluster (or design_effect).",
+            PilotClustersWarning,
         )
-        runs = t.runs if runs is None else runs
-        if accuracy is None:
-            accuracy = got.accuracy
+    elif ask.design_effect is None and ask.var_cluster is None:
+        ask.var_cluster = got.cluster
+    if ask.items_per_cluster is None:
+        ask.items_per_cluster = got.items / max(got.clusters, 1)
+    ask.runs = t.runs if ask.runs is None else ask.runs
+    if ask.accuracy is None:
+        ask.accuracy = got.accuracy
+
+
+def _planner(
+    ask: _Ask, diff: float, alpha: float, power: float, n_items: int | None, pilot: bool
+) -> _Planner:
+    """The planner for ``ask`` once its values are checked (``pilot``: they came from a benchmark)."""
+    var_within, var_between, var_cluster = ask.var_within, ask.var_between, ask.var_cluster
     if var_within is None or var_between is None:
         raise ConfigError(
             "var_within/var_between", (var_within, var_between), "state both, or pass bench= to estimate them"
@@ -181,63 +217,95 @@ def power(
             (var_within, var_between, var_cluster),
             "must not be negative",
         )
-    runs = MIN_RUNS if runs is None else int(runs)
+    runs = MIN_RUNS if ask.runs is None else int(ask.runs)
     if runs < 1:
         raise ConfigError("runs", runs, "must be at least 1")
-    m = 1.0 if items_per_cluster is None else float(items_per_cluster)
+    m = 1.0 if ask.items_per_cluster is None else float(ask.items_per_cluster)
     if not (math.isfinite(m) and m >= 1):
-        raise ConfigError("items_per_cluster", items_per_cluster, "must be a number, at least 1")
+        raise ConfigError("items_per_cluster", ask.items_per_cluster, "must be a number, at least 1")
     if n_items is not None and not (isinstance(n_items, int) and n_items >= 2):
         raise ConfigError("n_items", n_items, "must be a whole number, at least 2")
+    design_effect = ask.design_effect
     if design_effect is not None and not (math.isfinite(design_effect) and design_effect > 0):
         raise ConfigError("design_effect", design_effect, "must be a positive number")
-    vc = 0.0 if var_cluster is None else float(var_cluster)
     d = abs(float(diff))
+    accuracy = ask.accuracy
     if accuracy is not None and not (
         math.isfinite(accuracy) and 0 < accuracy - d / 2 and accuracy + d / 2 < 1
     ):
-        if bench is None:
+        if not pilot:
             raise ConfigError(
                 "accuracy", accuracy, f"must leave both arms (accuracy -+ {d / 2:g}) strictly between 0 and 1"
             )
         accuracy = None  # a pilot at the ceiling: the noncentral t plan
-    fitted: list[_Logit] = []
-    simulated: dict[int, float] = {}
+    vc = 0.0 if var_cluster is None else float(var_cluster)
+    return _Planner(
+        diff, d, alpha, power, runs, m, var_within, var_between, vc, design_effect, accuracy, ask.source
+    )
 
-    def simulate(n: int) -> float:
+
+@dataclass
+class _Planner:
+    """The power a plan promises at any number of items and runs, and the items it needs."""
+
+    diff: float  # as asked (for the error when it is too small to detect)
+    d: float  # its size
+    alpha: float
+    power: float
+    runs: int
+    m: float  # items per cluster
+    var_within: float
+    var_between: float
+    vc: float  # var_cluster
+    design_effect: float | None
+    accuracy: float | None  # the arms' mean accuracy: with few clusters the power is simulated
+    source: str
+    fitted: list[_Logit] = field(default_factory=list)
+    simulated: dict[int, float] = field(default_factory=dict)
+
+    def simulate(self, n: int) -> float:
         """compare()'s power at ``n`` items and ``runs`` runs, simulated (few clusters, arms known)."""
-        if n not in simulated:
-            if not fitted:
-                assert accuracy is not None
-                fitted.append(_fit_logit(accuracy + d / 2, accuracy - d / 2, var_within, var_between, vc))
-            g = clusters(n)
+        if n not in self.simulated:
+            if not self.fitted:
+                acc, d = self.accuracy, self.d
+                assert acc is not None
+                self.fitted.append(
+                    _fit_logit(acc + d / 2, acc - d / 2, self.var_within, self.var_between, self.vc)
+                )
+            g = self.clusters(n)
             sizes = np.full(g, n // g) + (np.arange(g) < n % g)
-            simulated[n] = _simulated_power(fitted[0], sizes, runs, alpha)
-        return simulated[n]
+            self.simulated[n] = _simulated_power(self.fitted[0], sizes, self.runs, self.alpha)
+        return self.simulated[n]
 
-    def plan(n: int) -> float:
+    def simulates(self, n: int) -> bool:
+        """Whether the power at ``n`` items is simulated: the arms' accuracy known, few clusters."""
+        return self.accuracy is not None and self.design_effect is None and self.clusters(n) <= FEW_CLUSTERS
+
+    def promised(self, n: int) -> float:
         """The power the plan promises at ``n`` items and ``runs`` runs."""
-        if accuracy is not None and design_effect is None and clusters(n) <= FEW_CLUSTERS and n >= 2:
-            return simulate(n)
-        return achieved(n, runs)
+        if self.simulates(n) and n >= 2:
+            return self.simulate(n)
+        return self.achieved(n, self.runs)
 
-    def clusters(n: int) -> int:
-        return max(2, math.ceil(n / m - 1e-9))
+    def clusters(self, n: int) -> int:
+        return max(2, math.ceil(n / self.m - 1e-9))
 
-    def variance(n: int, k: float) -> float:
-        items = var_between + var_within / k
-        if design_effect is not None:
-            return float(design_effect) * items / n
-        return items / n + vc / clusters(n)
+    def variance(self, n: int, k: float) -> float:
+        items = self.var_between + self.var_within / k
+        if self.design_effect is not None:
+            return float(self.design_effect) * items / n
+        return items / n + self.vc / self.clusters(n)
 
-    def achieved(n: int, k: float) -> float:
-        var = variance(n, k)
+    def achieved(self, n: int, k: float) -> float:
+        var = self.variance(n, k)
         if var <= 0:
             return 1.0
-        return _t_test_power(d / math.sqrt(var), clusters(n) - 1, alpha)
+        return _t_test_power(self.d / math.sqrt(var), self.clusters(n) - 1, self.alpha)
 
-    def need(k: float, at: Any = None, start: int = 2) -> int:
-        how = (lambda n: achieved(n, k)) if at is None else at
+    def need(self, k: float, at: Any = None, start: int = 2) -> int:
+        """The fewest items whose power (``at(n)``, by default the noncentral t's at ``k`` runs) reaches it."""
+        how = (lambda n: self.achieved(n, k)) if at is None else at
+        power = self.power
         lo, hi, grow = 1, 2, 2.0  # how(lo) < power <= how(hi) (lo = 1 is never tried)
         if start > 2:  # a bracket from a first guess, in steps of a third
             grow = 4 / 3
@@ -250,42 +318,50 @@ def power(
         while how(hi) < power:
             lo, hi = hi, int(hi * grow) + 1
             if hi > 2**40:
-                raise ConfigError("diff", diff, "needs more than 2**40 items: too small to detect")
+                raise ConfigError("diff", self.diff, "needs more than 2**40 items: too small to detect")
         while hi - lo > 1:
             mid = (lo + hi) // 2
             lo, hi = (lo, mid) if how(mid) >= power else (mid, hi)
         return hi
 
-    # the noncentral t's answer is the first guess of the simulated plan's (a few simulations, not a dozen)
-    n = need(runs, plan, need(runs)) if n_items is None else n_items
-    if accuracy is not None and design_effect is None and clusters(n) <= FEW_CLUSTERS:
-        source += f", power simulated for {clusters(n)} clusters (compare()'s own test, arms at {accuracy:g} -+ {d / 2:g})"
-    tradeoff = [
-        PowerPoint(runs=k, n_items=need(k), total_runs=k * need(k)) for k in sorted({*_TRADEOFF_RUNS, runs})
-    ]
-    per_items = var_between + var_within / runs
-    deff = (
-        float(design_effect)
-        if design_effect is not None
-        else (variance(n, runs) * n / per_items if per_items > 0 else 1.0)
-    )
-    return PowerPlan(
-        diff=d,
-        alpha=float(alpha),
-        power=float(power),
-        runs=runs,
-        n_items=n,
-        var_within=float(var_within),
-        var_between=float(var_between),
-        var_cluster=vc,
-        design_effect=deff,
-        min_items=need(math.inf),
-        tradeoff=tradeoff,
-        source=source,
-        items_per_cluster=m,
-        n_clusters=clusters(n),
-        achieved=plan(n),
-    )
+    def plan_for(self, n_items: int | None) -> PowerPlan:
+        """The plan: at ``n_items``, or at the fewest items that reach the power asked."""
+        runs = self.runs
+        # the noncentral t's answer is the first guess of the simulated plan's (a few simulations, not a dozen)
+        n = self.need(runs, self.promised, self.need(runs)) if n_items is None else n_items
+        source = self.source
+        if self.simulates(n):
+            source += (
+                f", power simulated for {self.clusters(n)} clusters (compare()'s own test, "
+                f"arms at {self.accuracy:g} -+ {self.d / 2:g})"
+            )
+        tradeoff = [
+            PowerPoint(runs=k, n_items=self.need(k), total_runs=k * self.need(k))
+            for k in sorted({*_TRADEOFF_RUNS, runs})
+        ]
+        per_items = self.var_between + self.var_within / runs
+        deff = (
+            float(self.design_effect)
+            if self.design_effect is not None
+            else (self.variance(n, runs) * n / per_items if per_items > 0 else 1.0)
+        )
+        return PowerPlan(
+            diff=self.d,
+            alpha=float(self.alpha),
+            power=float(self.power),
+            runs=runs,
+            n_items=n,
+            var_within=float(self.var_within),
+            var_between=float(self.var_between),
+            var_cluster=self.vc,
+            design_effect=deff,
+            min_items=self.need(math.inf),
+            tradeoff=tradeoff,
+            source=source,
+            items_per_cluster=self.m,
+            n_clusters=self.clusters(n),
+            achieved=self.promised(n),
+        )
 
 
 def _t_test_power(ncp: float, df: int, alpha: float) -> float:
@@ -353,200 +429,3 @@ def _split(v: np.ndarray, cluster: np.ndarray, noise: float) -> tuple[float, flo
     se = _cluster_se(v, g, n_g)
     clustered = 0.0 if se is None else se * se
     return max(msw - noise, 0.0), max(n_g * (clustered - msw / n), 0.0), n_g
-
-
-_SIM_BENCHMARKS = 4000
-"""Benchmarks behind a simulated power (its Monte Carlo error is then at most 0.008)."""
-
-_SIM_SEED = 20261201
-_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(48)
-_GH_W = _GH_W / math.sqrt(2 * math.pi)
-
-
-class _Logit(NamedTuple):
-    """Logit-normal arms: ``logit p = mu + s + o_cluster + o_item`` (``s`` shared, ``o`` each arm's own)."""
-
-    mu_a: float
-    mu_b: float
-    sd_shared: float
-    sd_own_cluster: float
-    sd_own_item: float
-
-
-def _expit(x: np.ndarray) -> np.ndarray:
-    from scipy.special import expit
-
-    return np.asarray(expit(x))
-
-
-def _moments(mu: float, sd: float) -> tuple[float, float]:
-    """``(E p, E p**2)`` for ``p = expit(mu + sd Z)``, ``Z`` standard normal (Gauss-Hermite)."""
-    p = _expit(mu + sd * _GH_X)
-    return float(np.sum(_GH_W * p)), float(np.sum(_GH_W * p * p))
-
-
-def _solve_mu(accuracy: float, sd: float) -> float:
-    from scipy.optimize import brentq
-
-    return float(brentq(lambda m: _moments(m, sd)[0] - accuracy, -60.0, 60.0, xtol=1e-12))
-
-
-def _fit_logit(
-    acc_a: float, acc_b: float, var_within: float, var_between: float, var_cluster: float
-) -> _Logit:
-    """The logit-normal arms whose accuracies, run-to-run variance and true-difference variance are these.
-
-    The marginal logit sd ``tau`` sets ``E[p (1 - p)]`` of each arm, so it is solved from
-    ``var_within`` (the sum over the arms); the arms' own part ``sd_own`` (``<= tau``) sets how
-    far their item probabilities differ, so it is solved from ``var_diff = var_between +
-    var_cluster``; ``share_cluster`` of its square is put on the clusters. Each is held at its
-    range's end when the components lie beyond what the model can give.
-    """
-    from scipy.optimize import brentq
-
-    def mus(tau: float) -> tuple[float, float]:
-        return _solve_mu(acc_a, tau), _solve_mu(acc_b, tau)
-
-    def within(tau: float) -> float:
-        ma, mb = mus(tau)
-        return sum(m1 - m2 for m1, m2 in (_moments(ma, tau), _moments(mb, tau)))
-
-    hi_tau = 12.0
-    if within(0.0) <= var_within:
-        tau = 0.0
-    elif within(hi_tau) >= var_within:
-        tau = hi_tau
-    else:
-        tau = float(brentq(lambda x: within(x) - var_within, 0.0, hi_tau, xtol=1e-6))
-    ma, mb = mus(tau)
-
-    def diff_var(own: float) -> float:
-        shared = math.sqrt(max(tau * tau - own * own, 0.0))
-        s = shared * _GH_X
-        ea = np.array([_moments(ma + x, own)[0] for x in s])  # E[p_a | s]
-        eb = np.array([_moments(mb + x, own)[0] for x in s])
-        ea2 = np.array([_moments(ma + x, own)[1] for x in s])
-        eb2 = np.array([_moments(mb + x, own)[1] for x in s])
-        second = float(np.sum(_GH_W * (ea2 + eb2 - 2 * ea * eb)))
-        return second - (acc_a - acc_b) ** 2
-
-    var_diff = var_between + var_cluster
-    if tau == 0.0 or diff_var(0.0) >= var_diff:
-        own = 0.0
-    elif diff_var(tau) <= var_diff:
-        own = tau
-    else:
-        own = float(brentq(lambda x: diff_var(x) - var_diff, 0.0, tau, xtol=1e-6))
-    shared = math.sqrt(max(tau * tau - own * own, 0.0))
-
-    def cluster_var(sc: float) -> float:  # the variance over clusters of E[p_a - p_b | cluster]
-        rest = math.sqrt(max(tau * tau - sc * sc, 0.0))
-        out = 0.0
-        for mu in (ma, mb):
-            f = np.array([_moments(mu + sc * x, rest)[0] for x in _GH_X])
-            out += float(np.sum(_GH_W * f * f)) - float(np.sum(_GH_W * f)) ** 2
-        return out
-
-    if own == 0.0 or var_cluster <= 0.0:
-        sc = 0.0
-    elif cluster_var(own) <= var_cluster:
-        sc = own
-    else:
-        sc = float(brentq(lambda x: cluster_var(x) - var_cluster, 0.0, own, xtol=1e-6))
-    return _Logit(ma, mb, shared, sc, math.sqrt(max(own * own - sc * sc, 0.0)))
-
-
-def _simulated_power(model: _Logit, sizes: np.ndarray, runs: int, alpha: float) -> float:
-    """The share of simulated benchmarks of ``model`` in ``sizes`` clusters whose paired test rejects."""
-    rng = np.random.default_rng(_SIM_SEED)
-    g = np.repeat(np.arange(sizes.size), sizes)
-    n, s = int(sizes.sum()), _SIM_BENCHMARKS
-    shared = rng.normal(0.0, model.sd_shared, (s, n))
-    counts = []
-    for mu in (model.mu_a, model.mu_b):
-        logit = mu + shared + rng.normal(0.0, model.sd_own_item, (s, n))
-        logit += rng.normal(0.0, model.sd_own_cluster, (s, sizes.size))[:, g]
-        counts.append(rng.binomial(runs, _expit(logit)))
-    d = (counts[0] - counts[1]) / runs
-    return float(np.mean(_rejects(d, g, int(sizes.size), alpha, float(n * runs))))
-
-
-def _rejects(d: np.ndarray, g: np.ndarray, n_g: int, alpha: float, trials: float) -> np.ndarray:
-    """Whether :func:`~hrbench.stats.intervals.difference_interval` rejects at ``alpha``, per row of ``d``.
-
-    The same test, vectorised over benchmarks (rows of per-item differences ``d``, shape (S, n),
-    the runs known: ``trials``): the MOVER limits of the two discordance rates' equal-tailed
-    Wilson intervals on their effective sizes, nested over the lower levels of the grid, and a
-    rejection where that interval excludes 0 (exactly where its p-value is below ``alpha``).
-    """
-    from hrbench.stats.intervals import _ALPHAS, _VAR_RTOL, _t_isf_v, design_df
-
-    s, n = d.shape
-    onehot = np.zeros((n, n_g))
-    onehot[np.arange(n), g] = 1.0
-    inflate = 1.0 / (1.0 - onehot.sum(axis=0) / n)
-    a, b = np.maximum(d, 0.0), np.maximum(-d, 0.0)
-    both = a + b
-    ta, tb, tc = ((x - x.mean(axis=1, keepdims=True)) @ onehot for x in (a, b, both))
-
-    def cov(u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return np.sum(u * v * inflate, axis=1) / (n * n)
-
-    va, vb, vc, cab = cov(ta, ta), cov(tb, tb), cov(tc, tc), cov(ta, tb)
-    pa, pb, pc = a.mean(axis=1), b.mean(axis=1), both.mean(axis=1)
-
-    def fit(p: np.ndarray, v: np.ndarray) -> np.ndarray:
-        return (p > 0) & (p < 1) & (v > _VAR_RTOL * p * (1 - p) / n)
-
-    def size(p: np.ndarray, v: np.ndarray, ok: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(ok, p * (1 - p) / np.where(ok, v, 1.0), float(n))
-
-    fa, fb = fit(pa, va), fit(pb, vb)
-    pooled = size(pc, vc, fit(pc, vc))
-    na = np.where(fa, size(pa, va, fa), np.where((pa > 0) & (pa < 1) & fb, np.inf, pooled))
-    nb = np.where(fb, size(pb, vb, fb), np.where((pb > 0) & (pb < 1) & fa, np.inf, pooled))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.where(fa & fb, np.clip(cab / np.sqrt(va * vb), -1.0, 1.0), 0.0)
-    sizes = np.bincount(g, minlength=n_g)
-    if sizes.min() == sizes.max():
-        df = np.full(s, max(n_g - 1, 1))
-    else:
-        df = np.array([design_df(row, g, n_g) for row in d])
-    above = int(np.searchsorted(_ALPHAS, alpha, side="right"))
-    alphas = np.concatenate([[alpha], _ALPHAS[above:]])
-    z = np.empty((s, alphas.size))
-    for k in np.unique(df):
-        z[df == k] = _t_isf_v(alphas / 2, int(k))
-
-    # the hull over lower levels only widens: a benchmark whose interval at alpha holds 0 keeps it
-    cand = _mover(pa, pb, na, nb, r, z[:, :1])
-    keep = np.flatnonzero(cand & (d.mean(axis=1) != 0.0))
-    out = np.zeros(s, dtype=bool)
-    if keep.size:
-        out[keep] = _mover(pa[keep], pb[keep], na[keep], nb[keep], r[keep], z[keep])
-    return out
-
-
-def _mover(
-    pa: np.ndarray, pb: np.ndarray, na: np.ndarray, nb: np.ndarray, r: np.ndarray, z: np.ndarray
-) -> np.ndarray:
-    """Whether the MOVER interval of ``pa - pb`` excludes 0 at every quantile of ``z`` (rows: benchmarks)."""
-
-    def wilson(p: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        p, m = p[:, None], m[:, None]
-        zz = z * z / m
-        centre = (p + zz / 2) / (1 + zz)
-        half = z / (1 + zz) * np.sqrt(np.maximum(p * (1 - p), 0.0) / m + zz / (4 * m))
-        return np.maximum(0.0, np.minimum(centre - half, p)), np.minimum(1.0, np.maximum(centre + half, p))
-
-    la, ua = wilson(pa, na)
-    lb, ub = wilson(pb, nb)
-    ea, eb, rr = pa[:, None], pb[:, None], r[:, None]
-    low = (ea - eb) - np.sqrt(
-        np.maximum((ea - la) ** 2 + (ub - eb) ** 2 - 2 * rr * (ea - la) * (ub - eb), 0.0)
-    )
-    high = (ea - eb) + np.sqrt(
-        np.maximum((ua - ea) ** 2 + (eb - lb) ** 2 - 2 * rr * (ua - ea) * (eb - lb), 0.0)
-    )
-    return (np.min(np.maximum(-1.0, low), axis=1) > 0) | (np.max(np.minimum(1.0, high), axis=1) < 0)

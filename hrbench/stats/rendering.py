@@ -206,6 +206,15 @@ def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def render(rep: Report) -> str:
+    """The text of ``rep``: its header, the arms, their cost, the paired differences and the notes."""
+    pct = f"{rep.level:.0%} CI"
+    lines = [_head(rep), *_arm_lines(rep, pct), *_cost_lines(rep, pct), *_comparison_lines(rep, pct)]
+    lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
+    return "\n".join(lines)
+
+
+def _head(rep: Report) -> str:
+    """The first line: arms, items, clusters and runs, the interval method, a descriptive label."""
     n_items = max((a.n_items for a in rep.arms), default=0)
     n_clusters = max((a.n_clusters for a in rep.arms), default=0)
     head = (
@@ -221,7 +230,11 @@ def render(rep: Report) -> str:
     if rep.descriptive:
         why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
         head += f"; DESCRIPTIVE ({why}: intervals over items only)"
-    pct = f"{rep.level:.0%} CI"
+    return head
+
+
+def _arm_lines(rep: Report, pct: str) -> list[str]:
+    """The table of the arms' accuracies and intervals (``pct``: the interval's column name)."""
     header = ["arm", "accuracy", "se", pct, "items", "clusters", "runs", "failures"]
     rows = [
         [
@@ -236,6 +249,14 @@ def render(rep: Report) -> str:
         ]
         for a in rep.arms
     ]
+    lines = _grid(header, rows)
+    if any(a.few_clusters for a in rep.arms):
+        lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
+    return lines
+
+
+def _cost_lines(rep: Report, pct: str) -> list[str]:
+    """The variance components and cost table, with its notes (list price, unpriced runs, failures)."""
     cost_header = ["arm", "var_within", "var_between", "usd", "usd_list", "usd/run", pct, "acc/usd", pct]
     cost_rows = [
         [
@@ -251,10 +272,7 @@ def render(rep: Report) -> str:
         ]
         for a in rep.arms
     ]
-    lines = [head, *_grid(header, rows)]
-    if any(a.few_clusters for a in rep.arms):
-        lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
-    lines.append("Variance components (score units squared) and cost:")
+    lines = ["Variance components (score units squared) and cost:"]
     lines += _grid(cost_header, cost_rows)
     lines.append(
         "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at what it "
@@ -273,6 +291,12 @@ def render(rep: Report) -> str:
             + ", ".join(f"{a.arm}: {a.usd_unpriced}" for a in rep.arms if a.usd_unpriced)
             + "); usd is NA when a model has no price, and acc/usd is not given."
         )
+    return lines + _count_notes(rep)
+
+
+def _count_notes(rep: Report) -> list[str]:
+    """The notes on the counts: failures by kind, and the runs on items with no label."""
+    lines = []
     kinds = [k for k in FAILURE_KINDS if any(getattr(a, k) for a in rep.arms)]
     if kinds:
         lines.append(
@@ -289,33 +313,38 @@ def render(rep: Report) -> str:
             + ", ".join(f"{a.arm}: {a.unlabelled_runs}" for a in rep.arms if a.unlabelled_runs)
             + ") in its items, runs, wrong and failed columns."
         )
-    if rep.comparisons:
-        lines.append("Paired differences (arm_a - arm_b, on the items both ran):")
-        ch = ["pair", "diff", "se", pct, "p", "p_holm", "items", "se_unpaired"]
-        crow = [
-            [
-                f"{c.arm_a} - {c.arm_b}",
-                _f(c.diff),
-                _f(c.se),
-                _ci(c.ci_low, c.ci_high),
-                _p(c.p_value),
-                _p(c.p_holm),
-                str(c.n_items),
-                _f(c.se_unpaired),
-            ]
-            for c in rep.comparisons
+    return lines
+
+
+def _comparison_lines(rep: Report, pct: str) -> list[str]:
+    """The table of paired differences and each pair's note; none without comparisons."""
+    if not rep.comparisons:
+        return []
+    lines = ["Paired differences (arm_a - arm_b, on the items both ran):"]
+    ch = ["pair", "diff", "se", pct, "p", "p_holm", "items", "se_unpaired"]
+    crow = [
+        [
+            f"{c.arm_a} - {c.arm_b}",
+            _f(c.diff),
+            _f(c.se),
+            _ci(c.ci_low, c.ci_high),
+            _p(c.p_value),
+            _p(c.p_holm),
+            str(c.n_items),
+            _f(c.se_unpaired),
         ]
-        lines += _grid(ch, crow)
-        for c in rep.comparisons:
-            if c.note:
-                lines += textwrap.wrap(
-                    f"{c.arm_a} - {c.arm_b}: {c.note}.",
-                    width=100,
-                    initial_indent="  ",
-                    subsequent_indent="    ",
-                )
-    lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
-    return "\n".join(lines)
+        for c in rep.comparisons
+    ]
+    lines += _grid(ch, crow)
+    for c in rep.comparisons:
+        if c.note:
+            lines += textwrap.wrap(
+                f"{c.arm_a} - {c.arm_b}: {c.note}.",
+                width=100,
+                initial_indent="  ",
+                subsequent_indent="    ",
+            )
+    return lines
 
 
 def _md_cell(text: str) -> str:

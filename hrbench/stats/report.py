@@ -36,7 +36,7 @@ from hrbench.stats.intervals import (
 from hrbench.stats.records import ArmReport
 from hrbench.stats.rendering import Report
 from hrbench.stats.stopped import apply_stop, reported_rows
-from hrbench.stats.table import Method, _check, _descriptive_note, _items, _Table, _table, _too_few
+from hrbench.stats.table import Method, _check, _descriptive_note, _Items, _items, _Table, _table, _too_few
 
 
 def _arm_report(
@@ -109,31 +109,57 @@ def _arm_report(
     df = n_g - 1 if iv.df is None else iv.df  # fewer than clusters - 1 when clusters are unequal
     out.update(se=iv.se, ci_low=iv.low, ci_high=iv.high, df=df)
     if method == "cluster":
-        if cost is not None:
-            c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), df, level, _POSITIVE)
-            out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
-        if ratio is not None and cost is not None:
-            z = (it.y - ratio * it.cost) / cost  # delta-method linearisation of acc / cost
-            r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), df, level, _POSITIVE)
-            out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
-            if _no_width(r_lo, r_hi):
-                out.update(_ratio_box(it, g, n_g, df, level, cost))
+        out.update(_cluster_costs(it, g, n_g, df, level, cost, ratio))
     else:
-        parts = np.column_stack([it.y, np.ones_like(it.y), np.nan_to_num(it.cost)])
-        tot = _boot_totals(parts, g, n_g, _rng(seed, name), n_boot)
-        se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _UNIT)
-        if se > 0:  # every resample alike: keep the boundary-aware interval, which has width
-            out.update(se=se, ci_low=lo, ci_high=hi)
-        if cost is not None:
-            _, c_lo, c_hi = _boot_summary(tot[:, 2] / tot[:, 1], level, _POSITIVE)
-            out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
-        if ratio is not None and cost is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                _, r_lo, r_hi = _boot_summary(tot[:, 0] / tot[:, 2], level, _POSITIVE)
-            out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
-            if _no_width(r_lo, r_hi):  # every resample alike: no width to show
-                out.update(_ratio_box(it, g, n_g, df, level, cost))
+        out.update(_boot_costs(it, g, n_g, df, level, cost, ratio, _rng(seed, name), n_boot))
     return ArmReport(**out)
+
+
+def _cluster_costs(
+    it: _Items, g: np.ndarray, n_g: int, df: int, level: float, cost: float | None, ratio: float | None
+) -> dict[str, Any]:
+    """The clustered t intervals of an arm's ``usd_per_run`` and (delta method) ``accuracy_per_usd``."""
+    out: dict[str, Any] = {}
+    if cost is not None:
+        c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), df, level, _POSITIVE)
+        out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
+    if ratio is not None and cost is not None:
+        z = (it.y - ratio * it.cost) / cost  # delta-method linearisation of acc / cost
+        r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), df, level, _POSITIVE)
+        out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
+        if _no_width(r_lo, r_hi):
+            out.update(_ratio_box(it, g, n_g, df, level, cost))
+    return out
+
+
+def _boot_costs(
+    it: _Items,
+    g: np.ndarray,
+    n_g: int,
+    df: int,
+    level: float,
+    cost: float | None,
+    ratio: float | None,
+    rng: np.random.Generator,
+    n_boot: int,
+) -> dict[str, Any]:
+    """The cluster bootstrap's intervals of an arm's accuracy (when resamples differ) and its costs."""
+    out: dict[str, Any] = {}
+    parts = np.column_stack([it.y, np.ones_like(it.y), np.nan_to_num(it.cost)])
+    tot = _boot_totals(parts, g, n_g, rng, n_boot)
+    se, lo, hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _UNIT)
+    if se > 0:  # every resample alike: keep the boundary-aware interval, which has width
+        out.update(se=se, ci_low=lo, ci_high=hi)
+    if cost is not None:
+        _, c_lo, c_hi = _boot_summary(tot[:, 2] / tot[:, 1], level, _POSITIVE)
+        out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
+    if ratio is not None and cost is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            _, r_lo, r_hi = _boot_summary(tot[:, 0] / tot[:, 2], level, _POSITIVE)
+        out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
+        if _no_width(r_lo, r_hi):  # every resample alike: no width to show
+            out.update(_ratio_box(it, g, n_g, df, level, cost))
+    return out
 
 
 def _no_width(lo: float | None, hi: float | None) -> bool:

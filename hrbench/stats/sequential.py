@@ -225,6 +225,29 @@ class StopWhenSure:
                 f"the reference has {n_clusters} cluster(s); stopping early needs at least min_clusters",
             )
 
+    def fewest_to_decide(self, n_pairs: int) -> int | None:
+        """The fewest clusters after which this rule's test can decide a pair at all.
+
+        However large the difference, the exact test's e-value after ``n`` clusters is at most
+        ``exp((n - 1) / 2) / sqrt(n)``, and the symmetric test's at most ``2 ** n`` (each
+        cluster's factor ``exp(x) / cosh(x)`` is below 2); a pair is decided at ``n_pairs /
+        alpha``. ``None`` where no such bound is used here (the asymptotic and strict methods,
+        and the goals that do not rank).
+
+        Example:
+            >>> StopWhenSure().fewest_to_decide(1), StopWhenSure(method="symmetric").fewest_to_decide(1)
+            (10, 5)
+        """
+        if self.goal not in ("rank", "rank_or_tolerance") or self.method not in ("exact", "symmetric"):
+            return None
+        c = math.log(max(n_pairs, 1) / self.alpha)
+        if self.method == "symmetric":
+            return max(1, math.ceil(c / math.log(2)))
+        n = 1
+        while (n - 1) / 2 - 0.5 * math.log(n) < c:
+            n += 1
+        return n
+
     def limit(self, n_clusters: int) -> int:
         """The most clusters this rule runs on a reference of ``n_clusters``."""
         if self.max_clusters is not None:

@@ -126,7 +126,7 @@ def _e(v: Any) -> str:
 def _headline(s: Mapping[str, Any]) -> str:
     reason = s["reason"]
     where = f"after {s['clusters']} of {s['of']} clusters"
-    share = "" if s["row_share"] is None else f" ({s['row_share']:.0%} of the full run's runs)"
+    share = "" if s["row_share"] is None else f" ({s['row_share']:.0%} of the full run's runs{_cut(s)})"
     if reason == "decided":
         won = f": {s['winner']} is better" if s.get("winner") else ""
         return f"Stopped when sure{won}, {where}{share}."
@@ -189,3 +189,9 @@ def stop_markdown(s: Mapping[str, Any]) -> list[str]:
         f"{s.get('order_seed')}); estimand: {s.get('estimand')}. Per-arm intervals are {CONDITIONAL}._"
     )
     return [*lines, ""]
+
+
+def _cut(s: Mapping[str, Any]) -> str:
+    """What the runs share counts beyond the clusters reported: the runs of cancelled clusters."""
+    n = s["unreported_rows"]
+    return f", {n} of them in clusters cancelled at the stop, paid and not reported" if n else ""

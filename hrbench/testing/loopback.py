@@ -106,6 +106,7 @@ class LoopbackServer:
         separate_process: run the server in a child process (no shared interpreter lock, for
             benchmarks); scripted queues, ``reply_fn`` and request records are then unavailable.
         record: keep every request in :attr:`requests`.
+        port: the port on 127.0.0.1 (0, the default: a free one).
 
     Attributes:
         base_url: ``"http://127.0.0.1:<port>/v1"`` once started.
@@ -125,6 +126,7 @@ class LoopbackServer:
         reply_fn: Callable[[str, Any, int], str] | None = None,
         separate_process: bool = False,
         record: bool = True,
+        port: int = 0,
     ) -> None:
         self._state = State(
             latency_s=float(latency_s),
@@ -138,6 +140,7 @@ class LoopbackServer:
             record=record and not separate_process,
         )
         self._subprocess = separate_process
+        self._port = int(port)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -254,7 +257,7 @@ class LoopbackServer:
         # 0 it does not, and Nagle plus delayed ACKs add ~40 ms to every reply)
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
+        sock.bind(("127.0.0.1", self._port))
         self.port = sock.getsockname()[1]
         config = uvicorn.Config(
             self.app(),
@@ -299,6 +302,7 @@ class LoopbackServer:
             f"--reasoning-tokens={st.reasoning_tokens}",
             f"--cached-fraction={st.cached_fraction}",
             f"--model={st.model}",
+            f"--port={self._port}",
         ]
         if st.vary:
             args.append("--vary")
@@ -361,10 +365,26 @@ def _package_root() -> str:
 
 
 def _main(argv: list[str] | None = None) -> None:
-    """Serve in this process until stdin closes; print ``PORT <n>`` once listening."""
-    import argparse
+    """Serve in this process until stdin closes (or, with ``--forever``, until interrupted).
 
-    parser = argparse.ArgumentParser(prog="python -m hrbench.testing.loopback")
+    Prints ``PORT <n>`` once listening. ``--port`` picks the port (default: a free one), so the
+    server can stand in for a local OpenAI-compatible server at a known address:
+    ``python -m hrbench.testing.loopback --port 8000 --forever &``.
+    """
+    import argparse
+    import signal
+
+    parser = argparse.ArgumentParser(
+        prog="python -m hrbench.testing.loopback",
+        description="A local OpenAI- and Anthropic-compatible test server on 127.0.0.1. It replies "
+        "with the text of a [[reply:TEXT]] marker in the prompt, else with reply-<hash of the prompt>.",
+    )
+    parser.add_argument("--port", type=int, default=0, help="the port to listen on (default: a free one)")
+    parser.add_argument(
+        "--forever",
+        action="store_true",
+        help="serve until interrupted (default: until standard input closes)",
+    )
     parser.add_argument("--latency-s", type=float, default=0.0)
     parser.add_argument("--reasoning-tokens", type=int, default=0)
     parser.add_argument("--cached-fraction", type=float, default=0.0)
@@ -378,10 +398,17 @@ def _main(argv: list[str] | None = None) -> None:
         cached_fraction=ns.cached_fraction,
         model=ns.model,
         record=False,
+        port=ns.port,
     )
+    if ns.forever:  # before PORT is printed: a stop may follow it at once
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     with srv:
         print(f"PORT {srv.port}", flush=True)
-        sys.stdin.read()  # until the parent closes our stdin (or dies)
+        if ns.forever:  # a shell's background job has no stdin to wait on
+            with contextlib.suppress(KeyboardInterrupt):
+                threading.Event().wait()
+        else:
+            sys.stdin.read()  # until the parent closes our stdin (or dies)
 
 
 if __name__ == "__main__":

@@ -90,7 +90,7 @@ from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.ledger import Journal
 from hrbench.runner.runtime import ADVICE, Drain
 from hrbench.runner.stopping import kept
-from hrbench.stop_spec import build_stop
+from hrbench.specs import build_stop
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
 from hrbench_server.bench_notes import not_finished_error as _not_finished

@@ -26,14 +26,16 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from hrbench import specs
 from hrbench_client import _paths
 from hrbench_server.app import App, route_warnings
+from hrbench_server.connection import serve_stream
 from hrbench_server.methods import over_tcp, register
-from hrbench_server.rpc import DEFAULT_MAX_MESSAGE_BYTES, RpcServer, serve_stream
+from hrbench_server.rpc import DEFAULT_MAX_MESSAGE_BYTES, RpcServer
 
 __all__ = ["parse_tcp", "read_token", "serve_daemon", "serve_stdio"]
 
@@ -313,6 +315,31 @@ def serve_daemon(
         the message says what to do).
     """
     _setup_logging()
+    opened = _open_daemon(home, tcp)
+    if isinstance(opened, int):
+        return opened
+    tcp_addr, sock, lock, token = opened
+    try:
+        asyncio.run(_run_daemon(home, sock, tcp_addr, token, max_bytes, idle_exit_s, allow_code_over_tcp))
+    finally:
+        for path in (sock, _paths.pid_path(home)):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+        lock.close()
+    return 0
+
+
+_Opened = tuple[tuple[str, int] | None, Path, Any, str | None]
+"""What :func:`_open_daemon` holds for serving: the TCP address, the socket path, the lock, the token."""
+
+
+def _open_daemon(home: Path, tcp: str | None) -> int | _Opened:
+    """Check the environment and ``--tcp``, make the socket folder, take the lock, read the token.
+
+    Returns:
+        The exit code :func:`serve_daemon` returns when the daemon cannot start (said on
+        stderr and in the log), else what serving needs (:data:`_Opened`).
+    """
     if (why := environment_problem()) is not None:
         logger.error("%s", why)
         print(f"hrbench daemon: {why}", file=sys.stderr)
@@ -343,72 +370,95 @@ def serve_daemon(
         token = read_token(home, create=True) if tcp_addr else None
     except OSError as exc:
         return _unusable(home, exc)
+    return tcp_addr, sock, lock, token
 
-    async def main() -> None:
-        app = App(home, "unix+tcp" if tcp_addr else "unix")
-        app.idle_exit_s = idle_exit_s
-        # Start-up objects (modules, ~100k of them) move to the permanent generation: a full
-        # collection then scans only what serving made, so it runs often enough that each
-        # connection's cyclic garbage (server, protocol, handlers) is freed soon (issue 13).
-        gc.collect()
-        gc.freeze()
 
-        async def on_conn(
-            reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
-        ) -> None:
-            app.connections += 1
-            if token is not None:  # TCP: this connection's task (and what it starts) may not run code
-                specs.code_allowed.set(allow_code_over_tcp)
-                over_tcp.set(True)  # nor write files outside the state folder's exports folder
-            try:
-                server = RpcServer()
-                register(server, app)
-                await serve_stream(server, reader, writer, max_bytes=max_bytes, token=token)
-            except asyncio.CancelledError:
-                pass  # the daemon is stopping; the connection task is the outermost
-            finally:
-                app.connections -= 1
+_OnConn = Callable[..., Awaitable[None]]
 
-        old = os.umask(0o177)
+
+def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> _OnConn:
+    """The accept callback: one pygls server per connection, its methods registered."""
+
+    async def on_conn(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
+    ) -> None:
+        app.connections += 1
+        if token is not None:  # TCP: this connection's task (and what it starts) may not run code
+            specs.code_allowed.set(allow_code_over_tcp)
+            over_tcp.set(True)  # nor write files outside the state folder's exports folder
         try:
-            unix = await asyncio.start_unix_server(on_conn, path=str(sock), limit=1 << 20)
+            server = RpcServer()
+            register(server, app)
+            await serve_stream(server, reader, writer, max_bytes=max_bytes, token=token)
+        except asyncio.CancelledError:
+            pass  # the daemon is stopping; the connection task is the outermost
         finally:
-            os.umask(old)
-        os.chmod(sock, 0o600)
-        servers: list[asyncio.base_events.Server] = [unix]
-        info: dict[str, Any] = {"pid": os.getpid(), "socket": str(sock), "started": time.time(), "tcp": None}
-        if tcp_addr:
-            srv = await asyncio.start_server(
-                functools.partial(on_conn, token=token), tcp_addr[0], tcp_addr[1], limit=1 << 20
-            )
-            servers.append(srv)
-            host, port = srv.sockets[0].getsockname()[:2]
-            info["tcp"] = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
-        info["idle_exit_s"] = idle_exit_s
-        _write_private(_paths.pid_path(home), json.dumps(info))
-        if idle_exit_s is not None:
-            app.background.add(asyncio.create_task(_exit_when_idle(app, idle_exit_s)))
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(sig, app.stop, f"the signal {sig.name}")
-        logger.info(
-            "hrbench daemon %d serving %s%s",
-            os.getpid(),
-            sock,
-            f" and tcp {info['tcp']}" if info["tcp"] else "",
-        )
-        await app.stop_event.wait()
-        for s in servers:
-            s.close()  # no new connections
-        await app.aclose()  # running benchmarks are cancelled (resumable) and answered
-        await asyncio.sleep(0.05)  # let the last replies go out
-        logger.info("hrbench daemon %d stopped", os.getpid())
+            app.connections -= 1
 
+    return on_conn
+
+
+async def _listen(
+    on_conn: _OnConn, sock: Path, tcp_addr: tuple[str, int] | None, token: str | None
+) -> tuple[list[asyncio.base_events.Server], dict[str, Any]]:
+    """Listen on the Unix socket (0600) and on the TCP address when given.
+
+    Returns:
+        The servers, and the pid file's content so far (``tcp`` is the address bound).
+    """
+    old = os.umask(0o177)
     try:
-        asyncio.run(main())
+        unix = await asyncio.start_unix_server(on_conn, path=str(sock), limit=1 << 20)
     finally:
-        for path in (sock, _paths.pid_path(home)):
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-        lock.close()
-    return 0
+        os.umask(old)
+    os.chmod(sock, 0o600)
+    servers: list[asyncio.base_events.Server] = [unix]
+    info: dict[str, Any] = {"pid": os.getpid(), "socket": str(sock), "started": time.time(), "tcp": None}
+    if tcp_addr:
+        srv = await asyncio.start_server(
+            functools.partial(on_conn, token=token), tcp_addr[0], tcp_addr[1], limit=1 << 20
+        )
+        servers.append(srv)
+        host, port = srv.sockets[0].getsockname()[:2]
+        info["tcp"] = f"{host}:{port}" if ":" not in host else f"[{host}]:{port}"
+    return servers, info
+
+
+async def _run_daemon(
+    home: Path,
+    sock: Path,
+    tcp_addr: tuple[str, int] | None,
+    token: str | None,
+    max_bytes: int,
+    idle_exit_s: float | None,
+    allow_code_over_tcp: bool,
+) -> None:
+    """Serve until the daemon is stopped (``shutdown``, a signal, the idle timeout), then close."""
+    app = App(home, "unix+tcp" if tcp_addr else "unix")
+    app.idle_exit_s = idle_exit_s
+    # Start-up objects (modules, ~100k of them) move to the permanent generation: a full
+    # collection then scans only what serving made, so it runs often enough that each
+    # connection's cyclic garbage (server, protocol, handlers) is freed soon (issue 13).
+    gc.collect()
+    gc.freeze()
+    on_conn = _connection_handler(app, max_bytes, allow_code_over_tcp)
+    servers, info = await _listen(on_conn, sock, tcp_addr, token)
+    info["idle_exit_s"] = idle_exit_s
+    _write_private(_paths.pid_path(home), json.dumps(info))
+    if idle_exit_s is not None:
+        app.background.add(asyncio.create_task(_exit_when_idle(app, idle_exit_s)))
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(sig, app.stop, f"the signal {sig.name}")
+    logger.info(
+        "hrbench daemon %d serving %s%s",
+        os.getpid(),
+        sock,
+        f" and tcp {info['tcp']}" if info["tcp"] else "",
+    )
+    await app.stop_event.wait()
+    for s in servers:
+        s.close()  # no new connections
+    await app.aclose()  # running benchmarks are cancelled (resumable) and answered
+    await asyncio.sleep(0.05)  # let the last replies go out
+    logger.info("hrbench daemon %d stopped", os.getpid())

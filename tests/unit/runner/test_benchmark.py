@@ -44,8 +44,8 @@ def test_seed002_example_print_and_head() -> None:
         "<hr_bench> 1 arm(s) x 4 item(s) in 2 cluster(s) x 5 run(s); split test; scorer exact_normalised\n"
         " arm accuracy runs wrong failed budget_stop usd   \n"
         " ask 0.750    20   5     0      0           0.0000\n"
-        "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, "
-        "with no interval.\n"
+        "  accuracy: the mean over runs within each item, then over labelled items; intervals are in "
+        "hb.report() and hrb report.\n"
         "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
         "not_in_document); report()'s failures counts every labelled run that was not right."
     )

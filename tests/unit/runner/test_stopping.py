@@ -95,6 +95,10 @@ def test_a_clear_winner_stops_early_with_the_cancelled_clusters_kept_unreportabl
     # the summary counts the reportable rows only: the committed clusters' runs
     runs = {s["arm"]: s["runs"] for s in bench.summary()}
     assert runs == {"good": rec.clusters * 2 * 5, "bad": rec.clusters * 2 * 5}
+    # the report's share of runs says it counts the cancelled clusters' paid runs too
+    assert f"{len(hidden)} of them in clusters cancelled at the stop, paid and not reported" in str(
+        hb.report(bench)
+    )
 
 
 def test_the_same_seed_with_a_replay_gives_the_same_order_stop_and_e_value(
@@ -181,3 +185,18 @@ def test_a_record_read_back_from_its_dict_is_the_same() -> None:
     rec = StopRecord(reason="decided", clusters=3, of=9, order=["c1", "c0"], rule={"alpha": 0.05})
     assert StopRecord.from_dict({**rec.to_dict(), "unknown": 1}) == rec
     assert rec.share == pytest.approx(1 / 3)
+
+
+def test_a_rule_that_cannot_decide_on_so_few_clusters_is_warned_before_it_runs() -> None:
+    from hrbench.errors import StopUndecidableWarning
+
+    arms = [hb.Arm("all", _all), hb.Arm("half", _half)]
+    with pytest.warns(
+        StopUndecidableWarning, match=r"at most 6 cluster\(s\) and its exact test needs at least 10"
+    ) as got:
+        bench = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1))
+    assert 'method="symmetric"' in str(got[0].message)
+    assert bench.stop is not None and bench.stop.reason == "max_clusters" and bench.stop.clusters == 6
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StopUndecidableWarning)  # 5 clusters are enough for symmetric
+        hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1, method="symmetric"))

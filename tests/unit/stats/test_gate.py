@@ -105,3 +105,32 @@ def test_a_baseline_is_a_stored_id_or_name_or_a_rows_file(tmp_path: Path) -> Non
     bad.write_text('{"item": "q1"}\nnot json\n')
     with pytest.raises(hb.ConfigError, match="line 1 is not a row|line 2 is not JSON"):
         gate(cand, bad)
+
+
+def test_a_benchmark_stopped_when_sure_is_not_gated_on_a_fixed_sample_interval(tmp_path: Path) -> None:
+    # which clusters a stopped benchmark ran depended on its results: the gate's interval does not hold
+    ids = [f"q{i}" for i in range(60)]
+    ref = hb.Reference(
+        {i: i for i in ids}, labels={i: f"L{i}" for i in ids}, cluster={i: f"c{int(i[1:]) // 3}" for i in ids}
+    )
+
+    def right(item: str, ctx: object) -> str:
+        return f"L{item}"
+
+    def some(item: str, ctx: object) -> str:
+        return f"L{item}" if int(item[1:]) % 3 else "nope"
+
+    arms = [hb.Arm("new", right), hb.Arm("old", some)]
+    stopped = hb.benchmark(arms, ref, runs=5, stop=hb.StopWhenSure(seed=1))
+    full = hb.benchmark(arms, ref, runs=5)
+    assert stopped.stop is not None
+    got = gate(stopped, full, arm="new")
+    assert (got.decision, got.exit_code) == ("cannot", 3)
+    assert "ran under a stop rule" in got.reason and got.reason.startswith("cannot compare: the candidate")
+    assert gate(full, stopped, arm="new").reason.startswith("cannot compare: the baseline")
+    assert gate(full, full, arm="new").decision == "pass"
+    store = hb.Store(tmp_path / "s.sqlite3")  # stored: the stop record kept with the benchmark
+    store.benchmark_put("stopped-1", {"name": "st"}, "x", status="done")
+    store.benchmark_stop_put("stopped-1", {"reason": "decided"})
+    store.rows_put("stopped-1", list(enumerate(stopped.rows)), fresh=len(stopped.rows))
+    assert gate("stopped-1", full, arm="new", store=store).decision == "cannot"

@@ -1,8 +1,8 @@
 """The ``hrb view`` server: a Starlette app on 127.0.0.1, a random port and a random token.
 
-Every ``/api/...`` endpoint is one daemon call through :class:`hrbench_client.client.Client`
-(run in a worker thread, on a connection of its own from a small pool, each reopened if the
-daemon restarts), so a cheap page never waits for a slow one. The HTML pages are one shell
+Every ``/api/...`` endpoint (:mod:`hrbench_client.view.api`) is one daemon call through
+:class:`hrbench_client.client.Client` (run in a worker thread, on a connection of its own from a
+small pool, each reopened if the daemon restarts), so a cheap page never waits for a slow one. The HTML pages are one shell
 (:func:`hrbench_client.view.page_html`) that ``app.js`` fills from those endpoints.
 
 Access: the first request carries ``?token=...`` (the URL ``hrb view`` prints) or a one-time
@@ -34,7 +34,6 @@ from typing import Any
 
 import msgspec
 from starlette.applications import Starlette
-from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -42,8 +41,9 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from hrbench_client.errors import ConfigError, DaemonError, HrbenchError, InvalidParams, NotFound
+from hrbench_client.errors import DaemonError
 from hrbench_client.view import ASSETS, asset, page_html
+from hrbench_client.view.api import ROUTES, endpoint
 
 __all__ = ["KEEP_IDLE", "OneTimeCodes", "POOL_SIZE", "make_app", "serve", "write_opener"]
 
@@ -104,14 +104,6 @@ class _Daemon:
             idle, self.idle = self.idle, []
         for client in idle:
             client.close()
-
-
-def _status(exc: HrbenchError) -> int:
-    if isinstance(exc, NotFound):
-        return 404
-    if isinstance(exc, (ConfigError, InvalidParams)):
-        return 400
-    return 502 if isinstance(exc, DaemonError) else 500
 
 
 class OneTimeCodes:
@@ -194,16 +186,6 @@ class _Token(BaseHTTPMiddleware):
         return JSONResponse({"error": "open the URL hrb view printed (it carries the access token)"}, 403)
 
 
-def _float(request: Request, name: str, default: float) -> float:
-    value = request.query_params.get(name)
-    if value is None or value == "":
-        return default
-    try:
-        return float(value)
-    except ValueError:
-        raise ConfigError(f"{name}: not a number: {value!r}") from None
-
-
 def make_app(
     connect: Callable[[], Any],
     token: str,
@@ -240,65 +222,13 @@ def make_app(
             return JSONResponse({"error": f"no asset {name!r}"}, 404)
         return Response(asset(name), media_type=ASSETS[name], headers={"cache-control": "max-age=3600"})
 
-    def endpoint(build: Callable[[Request], Callable[[Any], Any]]) -> Callable[[Request], Any]:
-        async def handler(request: Request) -> Response:
-            try:
-                call = build(request)
-                result = await run_in_threadpool(daemon.call, call)
-            except HrbenchError as exc:
-                return JSONResponse({"error": str(exc), "name": type(exc).__name__}, _status(exc))
-            return Response(msgspec.json.encode(result), media_type="application/json")
-
-        return handler
-
-    def q(request: Request, name: str) -> str | None:
-        return request.query_params.get(name) or None
-
-    def required(request: Request, name: str) -> str:
-        value = q(request, name)
-        if value is None:
-            raise ConfigError(f"{name}: missing (give ?{name}=...)")
-        return value
-
-    def settings(request: Request) -> dict[str, Any]:
-        out: dict[str, Any] = {"level": _float(request, "level", 0.95)}
-        if q(request, "method"):
-            out["method"] = q(request, "method")
-        return out
-
-    def benchmarks(r: Request) -> Callable[[Any], Any]:
-        search = q(r, "search")
-        return lambda c: {"benchmarks": c.benchmarks(search=search)}
-
-    def view(r: Request) -> Callable[[Any], Any]:
-        bid, against, kw = r.path_params["id"], q(r, "against"), settings(r)
-        return lambda c: c.view(bid, against, **kw)
-
-    def matrix(r: Request) -> Callable[[Any], Any]:
-        bid = r.path_params["id"]
-        filters: dict[str, Any] = {k: q(r, k) for k in ("cluster", "failure_kind", "split")}
-        filters["disagree"] = q(r, "disagree") in ("1", "true", "on")
-        return lambda c: c.matrix(bid, **filters)
-
-    def cell(r: Request) -> Callable[[Any], Any]:
-        bid, item, arm = r.path_params["id"], required(r, "item"), required(r, "arm")
-        return lambda c: c.cell(bid, item, arm)
-
-    def compare(r: Request) -> Callable[[Any], Any]:
-        a, b, kw = required(r, "a"), required(r, "b"), settings(r)
-        return lambda c: c.compare_benchmarks(a, b, **kw)
-
     routes = [
         Route("/", html),
         Route("/b/{id}", html),
         Route("/b/{id}/cell", html),
         Route("/compare", html),
         Route("/static/{name}", static),
-        Route("/api/benchmarks", endpoint(benchmarks)),
-        Route("/api/benchmark/{id}", endpoint(view)),
-        Route("/api/benchmark/{id}/matrix", endpoint(matrix)),
-        Route("/api/benchmark/{id}/cell", endpoint(cell)),
-        Route("/api/compare", endpoint(compare)),
+        *(Route(path, endpoint(daemon.call, build)) for path, build in ROUTES),
     ]
     middleware = [
         Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"]),

@@ -333,7 +333,7 @@ function matrixSection(id, m, cellLink) {
 function stopSection(v) {
   const s = v.report && v.report.stop;
   if (!s) return null;
-  const where = `after ${s.clusters} of ${s.of} clusters` + (s.row_share == null ? "" : ` (${Math.round(s.row_share * 100)}% of the full run's runs)`);
+  const where = `after ${s.clusters} of ${s.of} clusters` + (s.row_share == null ? "" : ` (${Math.round(s.row_share * 100)}% of the full run's runs` + (s.unreported_rows ? `, ${s.unreported_rows} of them in clusters cancelled at the stop, paid and not reported` : "") + ")");
   const head = s.reason === "decided" ? `Stopped when sure${s.winner ? `: ${s.winner} is better` : ""}, ${where}.`
     : s.reason === "tolerance" ? `Stopped when sure: every difference is known within the tolerance, ${where}.`
     : s.reason === "running" ? `Stopping when sure: ${s.clusters} of ${s.of} clusters committed so far.`

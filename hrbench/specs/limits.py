@@ -1,6 +1,6 @@
-"""The ``[stop]`` table of a spec becomes a :class:`~hrbench.StopWhenSure` rule.
+"""What ends a benchmark early, from its spec: the ``[governor]``'s caps and the ``[stop]`` rule.
 
-A spec (a TOML file's table, a plain dict, or the wire's ``StopSpec``) names the rule's
+The ``[stop]`` table becomes a :class:`~hrbench.StopWhenSure` rule. It names the rule's
 settings: ``goal``, ``pairs``, ``tolerance``, ``alpha``, ``max_clusters``, ``min_clusters``,
 ``method``, ``seed``, ``best_arm``, and a ``plan`` table whose ``diff`` (the difference worth
 finding) and variance settings, or ``pilot`` (a stored benchmark whose rows give them), are
@@ -14,8 +14,36 @@ from typing import Any
 
 from hrbench._util import forms as _forms
 from hrbench.errors import ConfigError, field_under
+from hrbench.runner.governor import Governor, default_governor
+from hrbench.specs.loader import _get
 
-__all__ = ["STOP_FIELDS", "build_stop"]
+__all__ = ["PLAN_FIELDS", "STOP_FIELDS", "build_governor", "build_stop"]
+
+
+def build_governor(spec: Any) -> Governor | None:
+    """The :class:`~hrbench.runner.governor.Governor` a spec describes, or ``None`` for no spec.
+
+    A limit left ``None`` is no cap, unless ``defaults`` is true: it is then the default's
+    (:func:`~hrbench.runner.governor.default_governor`), and the governor keeps the defaults' rule
+    while ``max_usd`` is not given (decided, newcomer finding: ``hrb bench FILE --max-calls N``
+    on a spec with no ``[governor]`` replaces one limit, as ``--resume`` does).
+
+    Example:
+        >>> build_governor({"max_calls": 10}).max_usd is None
+        True
+        >>> build_governor({"max_calls": 10, "defaults": True}).max_usd
+        5.0
+    """
+    if spec is None:
+        return None
+    _forms.check_fields("governor", spec, ("max_calls", "max_usd", "max_tokens", "defaults"))
+    given = {k: v for k in ("max_calls", "max_usd", "max_tokens") if (v := _get(spec, k)) is not None}
+    if not _get(spec, "defaults", False):
+        return Governor(**given)
+    gov = Governor(**{**default_governor().limits, **given})
+    gov.from_defaults = "max_usd" not in given
+    return gov
+
 
 STOP_FIELDS = (
     "goal",
@@ -45,10 +73,6 @@ PLAN_FIELDS = (
     "accuracy",
 )
 """The fields of a ``[stop.plan]`` table (:func:`hrbench.power`'s, ``pilot`` a stored benchmark)."""
-
-
-def _get(spec: Any, name: str) -> Any:
-    return spec.get(name) if isinstance(spec, Mapping) else getattr(spec, name, None)
 
 
 def _plan(spec: Any, store: Any) -> Any:

@@ -1,0 +1,301 @@
+"""The stored benchmarks listed, and each one's status and banner (``hrb ls``, the view's index).
+
+A benchmark's header (:meth:`Store.benchmark_headers`) becomes a ``BenchmarkListing``; a budget
+stop or runs that ended in errors become its ``stop_note``, with the one ``hrb`` command that
+resumes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from hrbench._util.timefmt import iso_seconds as _iso
+from hrbench.errors import NotFound
+from hrbench.runner.ledger import unknown_of, unknown_sentence
+from hrbench.store import Store
+
+__all__ = ["benchmark_list", "benchmark_status", "budget_note", "resume_flag", "stop_limits"]
+
+
+def _record(store: Store, benchmark_id: str, field: str = "id") -> dict[str, Any]:
+    rec = store.benchmark_get(benchmark_id)
+    if rec is None:
+        raise NotFound(
+            f"no stored benchmark has the id {benchmark_id!r}", benchmark=benchmark_id, field=field
+        )
+    return rec
+
+
+def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
+    """One benchmark's header, shaped as :meth:`Store.benchmark_headers` gives each."""
+    spec = rec.get("spec") or {}
+    params = spec.get("params") or {}
+    caps = spec.get("limits") or params.get("governor") or {}  # the limits in force (newcomer finding)
+    ledger = store.ledger_get(rec["id"]) or {}
+    return {
+        "id": rec["id"],
+        "name": params.get("name"),
+        "created": rec["created"],
+        "status": rec["status"],
+        "arms": [a["name"] for a in spec.get("arms", [])],
+        "rows": n_rows,
+        "total": spec.get("total"),
+        "summary": rec.get("summary"),
+        "runs": params.get("runs"),
+        "reference_hash": rec.get("reference_hash"),
+        "max_usd": caps.get("max_usd"),
+        "max_calls": caps.get("max_calls"),
+        "default_limits": caps.get("default"),
+        "max_tokens": caps.get("max_tokens"),
+        "tokens": ledger.get("tokens"),
+        "usd": ledger.get("usd"),
+        "calls": ledger.get("calls"),
+        "unknown_usd": ledger.get("unknown_usd"),
+        "unknown_calls": ledger.get("unknown_calls"),
+    }
+
+
+def benchmark_status(
+    rec: dict[str, Any],
+    rows: int,
+    running: Collection[str] = (),
+    used: dict[str, Any] | None = None,
+    stopped_by: Collection[str] = (),
+) -> dict[str, Any]:
+    """A stored benchmark's status as shown, and its budget banner (newcomer finding).
+
+    Args:
+        rec: its record (:meth:`Store.benchmark_get`): ``id``, ``status``, ``summary``.
+        rows: its stored rows.
+        running: as for :func:`benchmark_list`.
+        used: its ledger (``calls``, ``usd``, ``tokens``; a header has them), to name the cap
+            that stopped it when ``stopped_by`` does not.
+        stopped_by: the refusals that stopped its runs (:meth:`Store.stop_limits`).
+
+    Returns:
+        ``{"status": ..., "stop_note": ...}``: ``interrupted`` for a ``running`` record no task
+        runs, ``errors`` for a ``done`` one whose summary counts runs that ended in errors;
+        ``stop_note`` as :func:`budget_note` gives it.
+
+    Example:
+        >>> benchmark_status({"id": "b1", "status": "running", "summary": None}, 3)
+        {'status': 'interrupted', 'stop_note': None}
+        >>> benchmark_status({"id": "b1", "status": "done", "summary": [{"errors": 2, "error_causes": {"RuntimeError": 2}}]}, 5)["status"]
+        'errors'
+    """
+    from hrbench.runner.benchmark import error_causes
+
+    status = rec.get("status") or "interrupted"
+    if status == "running" and rec.get("id") not in running:
+        status = "interrupted"
+    if status == "done" and sum(error_causes(rec.get("summary"))[0].values()):
+        status = "errors"
+    spec = rec.get("spec") or {}
+    caps = spec.get("limits") or (spec.get("params") or {}).get("governor") or rec  # a header has them
+    note = budget_note(str(rec.get("id")), rec.get("summary"), rows, caps, used, stopped_by)
+    return {"status": status, "stop_note": note}
+
+
+def _summary(head: dict[str, Any], running: Collection[str], store: Store) -> dict[str, Any]:
+    """A ``BenchmarkListing`` dict from a header (:meth:`Store.benchmark_headers`)."""
+    stopped_by = stop_limits(store, head)
+    arms, runs, total = head["arms"], head["runs"], head["total"]
+    status = benchmark_status(head, head["rows"], running)["status"]
+    accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
+    known = {a: v for a, v in accuracy.items() if v is not None}
+    best = max(known, key=lambda a: known[a]) if known else None
+    return {
+        "id": head["id"],
+        "name": head["name"],
+        "created": _iso(head["created"]),
+        "status": status,
+        "arms": arms,
+        "rows": head["rows"],
+        "total": total,
+        "accuracy": accuracy,
+        "n_items": total // (len(arms) * runs) if total is not None and arms and runs else None,
+        "runs": runs,
+        "best_arm": best,
+        "best_accuracy": None if best is None else known[best],
+        "reference_hash": head["reference_hash"] or "",
+        "usd": None if any(s.get("usd", 0.0) is None for s in head["summary"] or []) else head["usd"],
+        "max_usd": head["max_usd"],
+        "calls": head["calls"],
+        "max_calls": head["max_calls"],
+        "unknown_usd": head.get("unknown_usd"),
+        "unknown_calls": head.get("unknown_calls"),
+        "unknown_note": unknown_sentence(unknown_of(head)),
+        "max_tokens": head.get("max_tokens"),
+        "tokens": head.get("tokens"),
+        "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
+        "stop_note": benchmark_status(head, head["rows"], running, head, stopped_by)["stop_note"],
+    }
+
+
+_FLAGS = {
+    "max_calls": ("calls", "--max-calls N"),
+    "max_usd": ("usd", "--max-usd USD"),
+    "max_tokens": ("tokens", "--max-tokens N"),
+}
+
+
+_STOP_FLAGS = {
+    "call_cap_reached": "--max-calls N",
+    "cost_cap_reached": "--max-usd USD",
+    "token_cap_reached": "--max-tokens N",
+}
+"""The governor's refusal of each cap, and the ``hrb bench`` flag that raises it."""
+
+
+def stop_limits(store: Store, rec: dict[str, Any]) -> list[str]:
+    """The refusals that stopped a stored benchmark's runs (none read when its summary counts no stop)."""
+    if not any(int(s.get("budget_stop") or 0) for s in rec.get("summary") or []):
+        return []
+    return store.stop_limits(str(rec["id"]))
+
+
+def resume_flag(
+    caps: dict[str, Any] | None, used: dict[str, Any] | None, stopped_by: Collection[str] = ()
+) -> str:
+    """The ``hrb bench --resume`` flag of the cap that stopped a benchmark (newcomer finding).
+
+    Decided (newcomer findings: a cost stop said ``--max-calls N``; after a token-cap stop
+    ``hrb ls`` said ``--max-calls N`` while the report said ``--max-tokens N``): the caps whose
+    refusals stopped its runs (``stopped_by``, kept in their traces: :meth:`Store.stop_limits`)
+    name the flags, so every surface that shows the note says the same. Only when no cap
+    refusal is known (a store from before, a provider's refusal) is the cap nearest to full
+    (use over limit; a call cap reached is full) taken; with no cap known, every flag is named.
+
+    Args:
+        caps: the limits in force (``max_calls``, ``max_usd``, ``max_tokens``; ``None``: no cap).
+        used: the ledger's use (``calls``, ``usd``, ``tokens``).
+        stopped_by: the refusals' limits (``"token_cap_reached"``, ...).
+
+    Example:
+        >>> resume_flag({"max_calls": 400, "max_usd": 0.01}, {"calls": 20, "usd": 0.0095})
+        '--max-usd USD'
+        >>> resume_flag({"max_calls": 10, "max_usd": 5.0}, {"calls": 10, "usd": 0.5})
+        '--max-calls N'
+        >>> resume_flag(None, None)
+        '--max-calls N (or --max-usd USD, --max-tokens N)'
+        >>> resume_flag({"max_calls": 1000, "max_tokens": 5000}, {"calls": 990}, ["token_cap_reached"])
+        '--max-tokens N'
+    """
+    named = [flag for limit, flag in _STOP_FLAGS.items() if limit in stopped_by]
+    if named:
+        return " ".join(named)
+    caps, used = caps or {}, used or {}
+    full = {
+        flag: 1.0 if caps[cap] <= 0 else float(used.get(key) or 0) / caps[cap]
+        for cap, (key, flag) in _FLAGS.items()
+        if caps.get(cap) is not None
+    }
+    if not full:
+        return "--max-calls N (or --max-usd USD, --max-tokens N)"
+    return max(full, key=lambda f: full[f])
+
+
+def budget_note(
+    benchmark_id: str,
+    summary: list[dict[str, Any]] | None,
+    rows: int,
+    caps: dict[str, Any] | None = None,
+    used: dict[str, Any] | None = None,
+    stopped_by: Collection[str] = (),
+) -> str | None:
+    """The banner of a benchmark a budget stopped or whose runs ended in errors (newcomer findings).
+
+    Args:
+        benchmark_id: the benchmark's id (for the resume command).
+        summary: its stored per-arm summary (``budget_stop`` and ``error_causes`` per arm),
+            ``None`` while it runs.
+        rows: its stored rows.
+        caps: the limits in force, ``used`` the ledger's use: they name the flag to raise
+            (:func:`resume_flag`) when ``stopped_by`` does not.
+        used: see ``caps``.
+        stopped_by: the refusals that stopped its runs (:meth:`Store.stop_limits`).
+
+    Returns:
+        :func:`hrbench.runner.benchmark.stop_note` and :func:`hrbench.runner.benchmark.error_note`, each when
+        it applies, joined, with the one ``hrb`` command that resumes it: the flag of the cap
+        that stopped it, and ``--retry-errors`` when runs ended in errors; ``None`` when no run
+        was stopped or ended in an error.
+
+    Example:
+        >>> budget_note("b1", [{"arm": "a", "budget_stop": 240}], 250, {"max_usd": 1.0}, {"usd": 0.99})
+        '240 of 250 runs were stopped by the budget and count as wrong; resume with `hrb bench --resume b1 --max-usd USD`'
+        >>> budget_note("b1", [{"arm": "a", "errors": 20, "error_causes": {"openai: HTTP 401": 20}}], 20)
+        "20 of 20 runs ended in errors and count as wrong; commonest cause: openai: HTTP 401 (20 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`"
+    """
+    from hrbench.runner.benchmark import DUPLICATE_CAUSE, error_causes, error_note, stop_note
+
+    stopped = sum(int(s.get("budget_stop") or 0) for s in summary or [])
+    causes, arms = error_causes(summary)
+    if not stopped:
+        return error_note(causes, rows, f"`hrb bench --resume {benchmark_id} --retry-errors`", arms=arms)
+    retry = any(k for c, k in causes.items() if c != DUPLICATE_CAUSE)  # not for duplicate draws
+    failed = error_note(causes, rows, arms=arms)
+    note = stop_note(stopped, rows) if failed is None else f"{stop_note(stopped, rows)}; {failed}"
+    helps = [_NO_FLAG_HELPS[limit] for limit in sorted(stopped_by) if limit in _NO_FLAG_HELPS]
+    if helps and not any(limit in _STOP_FLAGS for limit in stopped_by):  # no cap flag helps: say what does
+        return f"{note}; {helps[0]}"
+    flags = resume_flag(caps, used, stopped_by) + (" --retry-errors" if retry else "")
+    return f"{note}; resume with `hrb bench --resume {benchmark_id} {flags}`"
+
+
+_NO_FLAG_HELPS = {
+    "reservation_exceeded": (
+        "a reply cost more than was reserved for it (billed as a dearer model than the client or the "
+        "judge declares, or past the output limit sent), so no higher limit helps: declare the model "
+        "the replies are billed as with billed_as = [...] in the [client] table (a judge's in "
+        "[scorer_settings.client]) and run the spec anew"
+    ),
+    "unpriced_model": (
+        "a model (the client's, a judge's or one a reply was billed as) has no price, so no higher "
+        "limit helps: give it one in a price table file named by HRBENCH_PRICES in the daemon's "
+        "environment and resume, or with price/prices in the [client] table (a judge's in "
+        "[scorer_settings.client]) and run the spec anew"
+    ),
+}
+"""What helps when the governor stopped a benchmark for a reason no cap flag changes."""
+
+
+def benchmark_list(
+    store: Store, search: str | None = None, running: Collection[str] = (), limit: int | None = None
+) -> list[dict[str, Any]]:
+    """Stored benchmarks, newest first, optionally only those whose name or id contains ``search``.
+
+    Args:
+        store: the store to read.
+        search: a case-insensitive substring of the benchmark's name or id; ``None`` or ``""``
+            for all.
+        running: ids of the benchmarks this process runs now (a ``running`` record not among
+            them is reported ``interrupted``).
+        limit: the most benchmarks to return (the newest); ``None`` for all.
+
+    Returns:
+        One ``BenchmarkListing`` dict per benchmark: id, name, created (ISO 8601, UTC), status,
+        arms, rows, total, accuracy per arm, n_items, runs, best_arm and best_accuracy (from the
+        stored summary; ``None`` until the benchmark ends), reference_hash, the governor's
+        use (usd, calls) and caps in force (max_usd, max_calls), and ``stop_note``
+        (:func:`budget_note`; status ``budget_stopped``).
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> s.benchmark_put("b1", {"params": {"name": "capitals", "runs": 5},
+        ...                        "arms": [{"name": "ask"}], "total": 20}, "h")
+        >>> [(b["name"], b["status"], b["n_items"]) for b in benchmark_list(s, "CAP")]
+        [('capitals', 'interrupted', 4)]
+        >>> benchmark_list(s, "nope")
+        []
+    """
+    needle = (search or "").casefold()
+    out = []
+    for head in store.benchmark_headers():
+        if needle and needle not in f"{head['name'] or ''}\n{head['id']}".casefold():
+            continue
+        out.append(_summary(head, running, store))
+        if limit is not None and len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,201 @@
+"""Scorers and benchmark metrics built from names: the registry :data:`SCORERS` and import paths."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from hrbench.errors import ConfigError, field_under
+from hrbench.scoring.scorer import Scorer, scorer
+from hrbench.specs.clients import build_client, build_pricing
+from hrbench.specs.loader import load_object
+
+__all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module"]
+
+
+SCORERS: dict[str, tuple[str, str, str]] = {
+    "exact": (
+        "hrbench.scoring.scorer",
+        "exact_scorer",
+        "exact match after folding case and white space",
+    ),
+    "exact_normalised": ("hrbench.scoring.scorer", "exact_scorer", "the same as exact"),
+    "answer_contains": (
+        "hrbench.reading",
+        "answer_scorer",
+        "the number-aware reading scorer: right when the reply contains an accepted answer",
+    ),
+    "answer": ("hrbench.reading", "answer_scorer", "the same as answer_contains"),
+    "numeric": (
+        "hrbench.scoring.numeric",
+        "numeric_scorer",
+        "the reply's number equals the label's, within a tolerance",
+    ),
+    "choice": ("hrbench.scoring.choice", "choice_scorer", "the one letter a reply picks equals the label's"),
+    "pattern": (
+        "hrbench.scoring.pattern",
+        "pattern_scorer",
+        'what a regex captures, scored by exact, settings {"pattern": ...}',
+    ),
+    "tatqa": ("hrbench.reading", "tatqa_scorer", "the official TAT-QA exact match"),
+    "squad": ("hrbench.reading", "squad_scorer", "the official SQuAD v2.0 exact match"),
+    "judge": (
+        "hrbench.scoring.judge",
+        "judge_scorer",
+        'an LLM judge, in a benchmark only, settings {"client": {...}}',
+    ),
+}
+"""Every scorer a name builds (:func:`build_scorer`): name -> (module, factory, what it does).
+
+The one registry of scorer names: ``hrb score --help`` lists it (through the generated
+``hrbench_client/_scorers.py``, since the client imports nothing from the core:
+:func:`client_scorers_module`), and an unknown name's error names it.
+"""
+
+
+def client_scorers_module() -> str:
+    """The text of ``hrbench_client/_scorers.py``: :data:`SCORERS`' names and help, for ``hrb``.
+
+    ``make schema`` writes it; a test fails when it differs from this (it is generated, never
+    hand-edited).
+    """
+    lines = [
+        '"""The scorer names ``hrb score --help`` lists: generated from ``hrbench.specs.SCORERS``.',
+        "",
+        "Never hand-edited: ``make schema`` writes it, and a test fails when it is stale.",
+        '"""',
+        "",
+        "# fmt: off",
+        "SCORERS: dict[str, str] = {",
+        *(f"    {name!r}: {entry[2]!r}," for name, entry in SCORERS.items()),
+        "}",
+        "# fmt: on",
+        '"""Scorer name -> what it does, in the registry\'s order."""',
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None, store: Any = None) -> Scorer:
+    """A scorer by name.
+
+    Args:
+        name: a name of :data:`SCORERS`: ``exact`` (:func:`~hrbench.scoring.scorer.exact_scorer`,
+            folding by default), ``exact_normalised``, ``answer_contains`` (:func:`hrbench.reading.answer_scorer`),
+            ``numeric`` (:func:`hrbench.scoring.numeric.numeric_scorer`), ``choice``
+            (:func:`hrbench.scoring.choice.choice_scorer`), ``pattern``
+            (:func:`hrbench.scoring.pattern.pattern_scorer`, with ``{"pattern": ...}`` in ``settings``),
+            ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
+            ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
+            ``judge`` (:func:`hrbench.scoring.judge.judge_scorer`; ``settings["client"]`` is the judge's
+            client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``:
+            a Scorer, a factory (called with ``settings``), or a function wrapped with
+            :func:`~hrbench.scoring.scorer.scorer`.
+        settings: keyword arguments of the factory.
+        store: the :class:`~hrbench.store.Store` a judge's ``replay`` client reads its
+            recording from (the daemon gives its own).
+
+    A scorer function is called ``fn(item, output, label)``, three positional arguments in
+    that order (seed 000): the item's payload as the reference holds it, what the arm returned
+    (a string, or an :class:`~hrbench.results.records.Answer` / dict with ``text``), and the item's
+    label (``None`` for an item with no label). It returns a
+    :class:`~hrbench.results.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
+    ``(correct, outcome, failure_kind)`` tuple, or a bool. A function whose parameter names say
+    another order (``def s(output, label, item=None)``) or that cannot take three arguments is
+    refused when it is loaded (:func:`~hrbench.scoring.scorer.check_signature`); one that returns
+    anything else (``None``: a missing ``return``) or raises makes that run an ``error`` row
+    naming the scorer (:class:`~hrbench.scoring.scorer.Scorer`), never a silent NA or ``wrong``.
+
+    Raises:
+        ConfigError: an unknown name or settings the factory rejects.
+
+    Example:
+        >>> build_scorer("exact")(None, " paris ", "Paris").correct
+        True
+    """
+    kw = dict(settings or {})
+    factory: Callable[..., Any]
+    if name in SCORERS:
+        if name == "pattern" and "pattern" not in kw:
+            raise ConfigError(
+                "scorer_settings.pattern",
+                None,
+                'the pattern scorer needs a regex: {"pattern": "ANSWER: (.+)"}',
+            )
+        if name == "judge":
+            if not isinstance(kw.get("client"), Mapping):
+                raise ConfigError(
+                    "scorer_settings.client",
+                    kw.get("client"),
+                    "the judge scorer needs its client's spec (a table)",
+                )
+            with field_under("scorer_settings.client", head="client"):
+                kw["pricing"] = build_pricing(kw["client"])  # the judge's own price and prices
+                kw["client"] = build_client(kw["client"], store, role="judge")
+        module, attr, _ = SCORERS[name]
+        factory = getattr(importlib.import_module(module), attr)
+    elif ":" in name:
+        obj = load_object(name, "scorer")
+        if isinstance(obj, Scorer) or (hasattr(obj, "name") and callable(obj) and not kw):
+            return obj  # type: ignore[no-any-return]
+        if kw:
+            factory = obj
+        else:
+            return scorer(obj, name=name.rpartition(":")[2])
+    else:
+        raise ConfigError(
+            "scorer", name, f"unknown scorer; expected {', '.join(SCORERS)} or package.module:function"
+        )
+    try:
+        out = factory(**kw)
+    except TypeError as exc:
+        raise ConfigError("scorer_settings", kw, f"rejected by scorer {name!r} ({exc})") from None
+    if not callable(out):
+        raise ConfigError("scorer", name, "the factory did not return a scorer")
+    return out  # type: ignore[no-any-return]
+
+
+_METRICS = {"tatqa": "tatqa_scores", "squad": "squad_scores", "answer_contains": "answer_contains_scores"}
+
+
+def build_metrics(names: Sequence[str]) -> list[Callable[[Any, Any, Any], Any]]:
+    """Benchmark metrics by name: graded scores reported beside the scorer's accuracy.
+
+    Args:
+        names: ``tatqa`` (the official TAT-QA EM and F1, :func:`hrbench.reading.tatqa_scores`:
+            columns ``tatqa_em``, ``tatqa_f1``), ``squad`` (SQuAD v2.0 EM and F1,
+            :func:`hrbench.reading.squad_scores`: ``squad_em``, ``squad_f1``), ``answer_contains``
+            (seed 001's scorer as a side column, :func:`hrbench.reading.answer_contains_scores`:
+            ``answer_contains``), or
+            ``package.module:function``: ``fn(item, output, label)`` returning a number or a
+            mapping of names to numbers.
+
+    Returns:
+        The functions, for ``benchmark(metrics=...)``.
+
+    Raises:
+        ConfigError: an unknown name, or an import path that is not a function.
+
+    Example:
+        >>> [m.__name__ for m in build_metrics(["tatqa", "squad"])]
+        ['tatqa_scores', 'squad_scores']
+    """
+    out: list[Callable[[Any, Any, Any], Any]] = []
+    for i, name in enumerate(names):
+        if name in _METRICS:
+            from hrbench import reading
+
+            out.append(getattr(reading, _METRICS[name]))
+        elif isinstance(name, str) and ":" in name:
+            fn = load_object(name, f"metrics[{i}]")
+            if not callable(fn):
+                raise ConfigError(f"metrics[{i}]", name, "expected a function fn(item, output, label)")
+            out.append(fn)
+        else:
+            raise ConfigError(
+                f"metrics[{i}]",
+                name,
+                f"unknown metric; expected one of {sorted(_METRICS)} or package.module:function",
+            )
+    return out

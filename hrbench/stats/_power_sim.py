@@ -1,0 +1,210 @@
+"""The simulated power of compare()'s own test, for :func:`~hrbench.stats.power` with few clusters.
+
+Logit-normal arms are fitted to the variance components (:func:`_fit_logit`), benchmarks of the
+plan's clusters and runs are drawn from them (:func:`_simulated_power`), and each goes through
+:func:`~hrbench.stats.intervals.difference_interval`'s test, vectorised (:func:`_rejects`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+_SIM_BENCHMARKS = 4000
+"""Benchmarks behind a simulated power (its Monte Carlo error is then at most 0.008)."""
+
+_SIM_SEED = 20261201
+_GH_X, _GH_W = np.polynomial.hermite_e.hermegauss(48)
+_GH_W = _GH_W / math.sqrt(2 * math.pi)
+
+
+class _Logit(NamedTuple):
+    """Logit-normal arms: ``logit p = mu + s + o_cluster + o_item`` (``s`` shared, ``o`` each arm's own)."""
+
+    mu_a: float
+    mu_b: float
+    sd_shared: float
+    sd_own_cluster: float
+    sd_own_item: float
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    from scipy.special import expit
+
+    return np.asarray(expit(x))
+
+
+def _moments(mu: float, sd: float) -> tuple[float, float]:
+    """``(E p, E p**2)`` for ``p = expit(mu + sd Z)``, ``Z`` standard normal (Gauss-Hermite)."""
+    p = _expit(mu + sd * _GH_X)
+    return float(np.sum(_GH_W * p)), float(np.sum(_GH_W * p * p))
+
+
+def _solve_mu(accuracy: float, sd: float) -> float:
+    from scipy.optimize import brentq
+
+    return float(brentq(lambda m: _moments(m, sd)[0] - accuracy, -60.0, 60.0, xtol=1e-12))
+
+
+def _fit_logit(
+    acc_a: float, acc_b: float, var_within: float, var_between: float, var_cluster: float
+) -> _Logit:
+    """The logit-normal arms whose accuracies, run-to-run variance and true-difference variance are these.
+
+    The marginal logit sd ``tau`` sets ``E[p (1 - p)]`` of each arm, so it is solved from
+    ``var_within`` (the sum over the arms); the arms' own part ``sd_own`` (``<= tau``) sets how
+    far their item probabilities differ, so it is solved from ``var_diff = var_between +
+    var_cluster``; ``share_cluster`` of its square is put on the clusters. Each is held at its
+    range's end when the components lie beyond what the model can give.
+    """
+    from scipy.optimize import brentq
+
+    def mus(tau: float) -> tuple[float, float]:
+        return _solve_mu(acc_a, tau), _solve_mu(acc_b, tau)
+
+    def within(tau: float) -> float:
+        ma, mb = mus(tau)
+        return sum(m1 - m2 for m1, m2 in (_moments(ma, tau), _moments(mb, tau)))
+
+    hi_tau = 12.0
+    if within(0.0) <= var_within:
+        tau = 0.0
+    elif within(hi_tau) >= var_within:
+        tau = hi_tau
+    else:
+        tau = float(brentq(lambda x: within(x) - var_within, 0.0, hi_tau, xtol=1e-6))
+    ma, mb = mus(tau)
+
+    def diff_var(own: float) -> float:
+        shared = math.sqrt(max(tau * tau - own * own, 0.0))
+        s = shared * _GH_X
+        ea = np.array([_moments(ma + x, own)[0] for x in s])  # E[p_a | s]
+        eb = np.array([_moments(mb + x, own)[0] for x in s])
+        ea2 = np.array([_moments(ma + x, own)[1] for x in s])
+        eb2 = np.array([_moments(mb + x, own)[1] for x in s])
+        second = float(np.sum(_GH_W * (ea2 + eb2 - 2 * ea * eb)))
+        return second - (acc_a - acc_b) ** 2
+
+    var_diff = var_between + var_cluster
+    if tau == 0.0 or diff_var(0.0) >= var_diff:
+        own = 0.0
+    elif diff_var(tau) <= var_diff:
+        own = tau
+    else:
+        own = float(brentq(lambda x: diff_var(x) - var_diff, 0.0, tau, xtol=1e-6))
+    shared = math.sqrt(max(tau * tau - own * own, 0.0))
+
+    def cluster_var(sc: float) -> float:  # the variance over clusters of E[p_a - p_b | cluster]
+        rest = math.sqrt(max(tau * tau - sc * sc, 0.0))
+        out = 0.0
+        for mu in (ma, mb):
+            f = np.array([_moments(mu + sc * x, rest)[0] for x in _GH_X])
+            out += float(np.sum(_GH_W * f * f)) - float(np.sum(_GH_W * f)) ** 2
+        return out
+
+    if own == 0.0 or var_cluster <= 0.0:
+        sc = 0.0
+    elif cluster_var(own) <= var_cluster:
+        sc = own
+    else:
+        sc = float(brentq(lambda x: cluster_var(x) - var_cluster, 0.0, own, xtol=1e-6))
+    return _Logit(ma, mb, shared, sc, math.sqrt(max(own * own - sc * sc, 0.0)))
+
+
+def _simulated_power(model: _Logit, sizes: np.ndarray, runs: int, alpha: float) -> float:
+    """The share of simulated benchmarks of ``model`` in ``sizes`` clusters whose paired test rejects."""
+    rng = np.random.default_rng(_SIM_SEED)
+    g = np.repeat(np.arange(sizes.size), sizes)
+    n, s = int(sizes.sum()), _SIM_BENCHMARKS
+    shared = rng.normal(0.0, model.sd_shared, (s, n))
+    counts = []
+    for mu in (model.mu_a, model.mu_b):
+        logit = mu + shared + rng.normal(0.0, model.sd_own_item, (s, n))
+        logit += rng.normal(0.0, model.sd_own_cluster, (s, sizes.size))[:, g]
+        counts.append(rng.binomial(runs, _expit(logit)))
+    d = (counts[0] - counts[1]) / runs
+    return float(np.mean(_rejects(d, g, int(sizes.size), alpha, float(n * runs))))
+
+
+def _rejects(d: np.ndarray, g: np.ndarray, n_g: int, alpha: float, trials: float) -> np.ndarray:
+    """Whether :func:`~hrbench.stats.intervals.difference_interval` rejects at ``alpha``, per row of ``d``.
+
+    The same test, vectorised over benchmarks (rows of per-item differences ``d``, shape (S, n),
+    the runs known: ``trials``): the MOVER limits of the two discordance rates' equal-tailed
+    Wilson intervals on their effective sizes, nested over the lower levels of the grid, and a
+    rejection where that interval excludes 0 (exactly where its p-value is below ``alpha``).
+    """
+    from hrbench.stats._wilson import _ALPHAS, _t_isf_v
+    from hrbench.stats.intervals import _VAR_RTOL, design_df
+
+    s, n = d.shape
+    onehot = np.zeros((n, n_g))
+    onehot[np.arange(n), g] = 1.0
+    inflate = 1.0 / (1.0 - onehot.sum(axis=0) / n)
+    a, b = np.maximum(d, 0.0), np.maximum(-d, 0.0)
+    both = a + b
+    ta, tb, tc = ((x - x.mean(axis=1, keepdims=True)) @ onehot for x in (a, b, both))
+
+    def cov(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return np.sum(u * v * inflate, axis=1) / (n * n)
+
+    va, vb, vc, cab = cov(ta, ta), cov(tb, tb), cov(tc, tc), cov(ta, tb)
+    pa, pb, pc = a.mean(axis=1), b.mean(axis=1), both.mean(axis=1)
+
+    def fit(p: np.ndarray, v: np.ndarray) -> np.ndarray:
+        return (p > 0) & (p < 1) & (v > _VAR_RTOL * p * (1 - p) / n)
+
+    def size(p: np.ndarray, v: np.ndarray, ok: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(ok, p * (1 - p) / np.where(ok, v, 1.0), float(n))
+
+    fa, fb = fit(pa, va), fit(pb, vb)
+    pooled = size(pc, vc, fit(pc, vc))
+    na = np.where(fa, size(pa, va, fa), np.where((pa > 0) & (pa < 1) & fb, np.inf, pooled))
+    nb = np.where(fb, size(pb, vb, fb), np.where((pb > 0) & (pb < 1) & fa, np.inf, pooled))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(fa & fb, np.clip(cab / np.sqrt(va * vb), -1.0, 1.0), 0.0)
+    sizes = np.bincount(g, minlength=n_g)
+    if sizes.min() == sizes.max():
+        df = np.full(s, max(n_g - 1, 1))
+    else:
+        df = np.array([design_df(row, g, n_g) for row in d])
+    above = int(np.searchsorted(_ALPHAS, alpha, side="right"))
+    alphas = np.concatenate([[alpha], _ALPHAS[above:]])
+    z = np.empty((s, alphas.size))
+    for k in np.unique(df):
+        z[df == k] = _t_isf_v(alphas / 2, int(k))
+
+    # the hull over lower levels only widens: a benchmark whose interval at alpha holds 0 keeps it
+    cand = _mover(pa, pb, na, nb, r, z[:, :1])
+    keep = np.flatnonzero(cand & (d.mean(axis=1) != 0.0))
+    out = np.zeros(s, dtype=bool)
+    if keep.size:
+        out[keep] = _mover(pa[keep], pb[keep], na[keep], nb[keep], r[keep], z[keep])
+    return out
+
+
+def _mover(
+    pa: np.ndarray, pb: np.ndarray, na: np.ndarray, nb: np.ndarray, r: np.ndarray, z: np.ndarray
+) -> np.ndarray:
+    """Whether the MOVER interval of ``pa - pb`` excludes 0 at every quantile of ``z`` (rows: benchmarks)."""
+
+    def wilson(p: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p, m = p[:, None], m[:, None]
+        zz = z * z / m
+        centre = (p + zz / 2) / (1 + zz)
+        half = z / (1 + zz) * np.sqrt(np.maximum(p * (1 - p), 0.0) / m + zz / (4 * m))
+        return np.maximum(0.0, np.minimum(centre - half, p)), np.minimum(1.0, np.maximum(centre + half, p))
+
+    la, ua = wilson(pa, na)
+    lb, ub = wilson(pb, nb)
+    ea, eb, rr = pa[:, None], pb[:, None], r[:, None]
+    low = (ea - eb) - np.sqrt(
+        np.maximum((ea - la) ** 2 + (ub - eb) ** 2 - 2 * rr * (ea - la) * (ub - eb), 0.0)
+    )
+    high = (ea - eb) + np.sqrt(
+        np.maximum((ua - ea) ** 2 + (eb - lb) ** 2 - 2 * rr * (ua - ea) * (eb - lb), 0.0)
+    )
+    return (np.min(np.maximum(-1.0, low), axis=1) > 0) | (np.max(np.minimum(1.0, high), axis=1) < 0)

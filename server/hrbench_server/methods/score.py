@@ -1,0 +1,66 @@
+"""``score``: one reply scored by a named scorer, inline when it is quick, else in a worker thread."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio.to_thread
+import msgspec
+
+from hrbench import specs
+from hrbench.errors import ConfigError
+from hrbench.reference import check_label
+from hrbench.runner.runtime import off_loop, offloaded
+from hrbench_client import protocol as p
+from hrbench_server.app import App
+from hrbench_server.methods._handlers import inline_or_task, to_thread
+
+__all__ = ["register_score"]
+
+
+def register_score(feature: Callable[[str], Any], app: App) -> None:
+    """Register ``score``; built scorers are kept in ``app.scorers`` by name and settings."""
+
+    def score(args: p.ScoreParams) -> p.ScoreResult | Awaitable[p.ScoreResult]:
+        key = (
+            args.scorer
+            if not args.settings
+            else f"{args.scorer}|{msgspec.json.encode(args.settings, order='sorted')!r}"
+        )
+        if ":" in args.scorer:  # code: checked before the cache, which a trusted caller may have filled
+            specs.check_code_allowed("scorer", args.scorer)
+        if args.scorer == "judge":  # before its settings are read: what is missing is a benchmark
+            from hrbench.scoring.judge import OUTSIDE_A_BENCHMARK
+
+            raise ConfigError("scorer", args.scorer, OUTSIDE_A_BENCHMARK)
+        sc = app.scorers.get(key)
+        if sc is None and ":" in args.scorer:  # code is imported off the loop
+            return off_loop_score(key, args, None)
+        if sc is None:
+            sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
+        check_label("", args.label, field="label")  # as a reference's labels are (an empty one too)
+        # Decided (issue 24, case S12a): what may take long runs in a worker thread, so one
+        # client's scorer does not hold the daemon's other clients: a scorer that declares itself
+        # heavy (the pattern scorer, bounded by its time limit), code (an import path: its cost
+        # is unknown), a long reply or label (hrbench.runner.runtime.off_loop). A built-in scorer on a
+        # short reply takes microseconds, less than the hop to a thread: it is answered at once.
+        if ":" in args.scorer or off_loop(sc, args.output, args.label):
+            return off_loop_score(key, args, sc)
+        return score_result(sc, sc(args.item, args.output, args.label))
+
+    async def off_loop_score(key: str, args: p.ScoreParams, sc: Any) -> p.ScoreResult:
+        if sc is None:  # its label is checked once it is built, as above
+            sc = app.scorers[key] = await to_thread(specs.build_scorer, args.scorer, args.settings)
+            check_label("", args.label, field="label")
+        # heavy scorers share a limiter of their own: they queue among themselves, not before others
+        limiter = app.heavy_scorers if offloaded(sc) else None
+        s = await anyio.to_thread.run_sync(sc, args.item, args.output, args.label, limiter=limiter)
+        return score_result(sc, s)
+
+    def score_result(sc: Any, s: Any) -> p.ScoreResult:
+        return p.ScoreResult(
+            correct=s.correct, outcome=s.outcome, failure_kind=s.failure_kind, scorer=sc.name
+        )
+
+    feature("score")(inline_or_task(p.ScoreParams, score))
