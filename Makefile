@@ -11,7 +11,7 @@ HRBENCH_DATA := $(abspath $(DATA))
 endif
 export HRBENCH_DATA
 
-.PHONY: help install test test-slow test-ray test-browser test-interop check lint format types bench demo schema docs docs-serve clean
+.PHONY: help install test test-slow test-docs test-ray test-browser test-interop check lint format types bench demo schema docs docs-serve clean
 
 help:
 	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
@@ -23,6 +23,7 @@ help:
 	@echo "make check  - format check, lint, types, tests"
 	@echo "make bench  - every script in bench/"
 	@echo "make docs   - build the docs site into site/ (warnings are errors); make docs-serve serves it"
+	@echo "make test-docs - run every code block of the README and the docs pages as written"
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,10 +46,10 @@ install: $(STAMP)
 # no longer end the run on one worker). Fault simulations (daemons SIGKILLed, cancelled,
 # stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which .ci/run runs too.
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "not browser and not slow"
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "not browser and not slow and not pages"
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "slow and not browser"
+	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "slow and not browser and not pages"
 
 # Ray (~240 MB) is an extra, not part of dev: its tests run apart, on a local 2-CPU cluster.
 RAY_STAMP := $(VENV)/.ray-installed
@@ -99,7 +100,7 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(PY) -m mypy
 
-check: lint types test test-slow
+check: lint types test test-docs test-slow
 
 PEERS := .venv-peers/.installed
 $(PEERS):
@@ -126,6 +127,12 @@ $(DOCS_STAMP): $(STAMP)
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+
+# Every code block of the README and the docs pages, run as written against a daemon and a loopback
+# server (tests/docs, marked `pages`): several minutes of `hrb` processes, so apart from make test
+# (which still checks the links, the reference entries and the user-facing text); .ci/run runs it.
+test-docs: $(STAMP)
+	$(PY) -m pytest -q -p no:cacheprovider -n 8 --dist worksteal -m pages tests/docs
 
 docs-serve: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve

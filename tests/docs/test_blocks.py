@@ -10,7 +10,7 @@ import pytest
 from tests.docs import _blocks, _site
 
 # a page runs a few dozen `hrb` commands, each a process: minutes on a busy machine
-pytestmark = pytest.mark.timeout(480)
+pytestmark = [pytest.mark.timeout(480), pytest.mark.pages]
 
 INDEX = _blocks.DOCS / "index.md"
 GETTING_STARTED = _blocks.DOCS / "getting-started.md"

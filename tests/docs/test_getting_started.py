@@ -17,7 +17,7 @@ from tests import _procs
 from tests.docs import _blocks, _site
 
 # a page runs a few dozen `hrb` commands, each a process: minutes on a busy machine
-pytestmark = pytest.mark.timeout(480)
+pytestmark = [pytest.mark.timeout(480), pytest.mark.pages]
 
 PAGE = _blocks.DOCS / "getting-started.md"
 
