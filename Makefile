@@ -127,6 +127,7 @@ $(DOCS_STAMP): $(STAMP)
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet
+	$(PY) docs/_gen/check_site.py site
 
 # Every code block of the README and the docs pages, run as written against a daemon and a loopback
 # server (tests/docs, marked `pages`): several minutes of `hrb` processes, so apart from make test
