@@ -21,7 +21,10 @@ Targets (PASS/FAIL): false stops <= 0.05 (every method, cell and design); wrong-
 clusters, the truth each reference's own full-run difference): uniform coverage >= 0.95 and wrong
 sign <= 0.025. Exits 1 on a FAIL.
 
-Usage: .venv/bin/python bench/sequential.py [N] [--quick] [--only NAME] [--methods exact,asymptotic,strict]
+Usage: .venv/bin/python bench/sequential.py [N] [--quick] [--strict] [--only NAME] [--methods exact,asymptotic,strict]
+
+Ends with the targets missed, if any; with --strict it then exits 1 (make bench runs it without,
+so that the scripts after it still run, as bench/coverage.py does).
 """
 
 from __future__ import annotations
@@ -256,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\n{len(failures)} FAIL(s):")
         for f in failures:
             print(f"  FAIL {f}")
-        return 1
+        return 1 if "--strict" in argv else 0
     print("\nPASS: every target is met.")
     return 0
 

@@ -72,17 +72,8 @@ class GateResult(msgspec.Struct, kw_only=True):
         self.exit_code = _EXIT[self.decision]
 
 
-def _stopped(x: Any, store: Any, field: str) -> str | None:
-    """Why ``x`` cannot be gated: it ran under a stop rule (its clusters were chosen by the data)."""
-    if isinstance(x, (str, os.PathLike)):
-        if Path(x).is_file() or store is None:
-            return None
-        bid = store.benchmark_resolve(str(x))
-        stop = None if bid is None else store.benchmark_stop_get(bid)
-    else:
-        stop = getattr(x, "stop", None)
-    if stop is None:
-        return None
+def _stopped(field: str) -> str:
+    """Why a benchmark that ran under a stop rule cannot be gated (its clusters were chosen by the data)."""
     return (
         f"the {field} ran under a stop rule (stop when sure), so which clusters it ran depended on "
         "its results and the fixed-sample interval the gate uses is not valid for it; gate "
@@ -90,18 +81,19 @@ def _stopped(x: Any, store: Any, field: str) -> str | None:
     )
 
 
-def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str]:
-    """The rows of a benchmark given as a Bench, rows, a rows file, or a stored id or name."""
-    if isinstance(x, (str, os.PathLike)):
-        p = Path(x)
-        if p.is_file():
-            from hrbench.results.rowfile import read_rows
+def _stored(x: Any) -> bool:
+    """Whether ``x`` names a stored benchmark (an id, prefix or name), not a rows file or rows."""
+    return isinstance(x, (str, os.PathLike)) and not Path(x).is_file()
 
-            return read_rows(p), str(x)
-        if store is None:
-            from hrbench.store import Store
 
-            store = Store()
+def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str, Any]:
+    """The rows of a benchmark given as a Bench, rows, a rows file, or a stored id or name.
+
+    Returns:
+        ``(rows, name, stop)``: ``stop`` is its stop rule's record (``None``: it ran in full, or
+        a rows file, which keeps none).
+    """
+    if _stored(x):
         bid = store.benchmark_resolve(str(x))
         if bid is None:
             raise NotFound(
@@ -109,9 +101,13 @@ def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str]:
                 benchmark=str(x),
                 field=field,
             )
-        return store.rows_get(bid), bid
+        return store.rows_get(bid), bid, store.benchmark_stop_get(bid)
+    if isinstance(x, (str, os.PathLike)):
+        from hrbench.results.rowfile import read_rows
+
+        return read_rows(Path(x)), str(x), None
     rows = list(getattr(x, "rows", x))
-    return rows, str(getattr(x, "id", "rows"))
+    return rows, str(getattr(x, "id", "rows")), getattr(x, "stop", None)
 
 
 def _arms(rows: Sequence[Any]) -> list[str]:
@@ -197,18 +193,18 @@ def gate(
     from hrbench.stats.comparisons import compare
 
     _check(max_drop, alpha)
-    if store is None and any(isinstance(x, str) and not Path(x).is_file() for x in (candidate, baseline)):
+    if store is None and (_stored(candidate) or _stored(baseline)):  # one store for both
         from hrbench.store import Store
 
         store = Store()
-    rows_c, name_c = _source(candidate, store, "candidate")
-    rows_b, name_b = _source(baseline, store, "baseline")
+    rows_c, name_c, stop_c = _source(candidate, store, "candidate")
+    rows_b, name_b, stop_b = _source(baseline, store, "baseline")
     head: dict[str, Any] = dict(
         candidate=name_c, baseline=name_b, confidence=1 - alpha, max_drop=max_drop, alpha=alpha
     )
-    for x, field in ((candidate, "candidate"), (baseline, "baseline")):
-        if (why := _stopped(x, store, field)) is not None:
-            return GateResult(decision="cannot", reason=f"cannot compare: {why}", **head)
+    for stop, field in ((stop_c, "candidate"), (stop_b, "baseline")):
+        if stop is not None:
+            return GateResult(decision="cannot", reason=f"cannot compare: {_stopped(field)}", **head)
     picked = _pick(arm, _arms(rows_c), _arms(rows_b))
     if isinstance(picked, str):
         return GateResult(decision="cannot", reason=f"cannot compare: {picked}", **head)

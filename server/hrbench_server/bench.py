@@ -180,8 +180,9 @@ class _Sink:
         self.unsaved = 0
         self.ledger_written: tuple[int, float, int] | None = None  # the last use submitted
         self.writing: asyncio.Future[None] | None = None  # the last batch submitted, until it landed
-        self.landing: dict[asyncio.Future[None], int] = {}  # written or being written, not yet sent
-        self.unlanded = 0  # their rows: with the waiting rows, at most MAX_PENDING (see on_row)
+        self.landing: dict[asyncio.Future[None], int] = {}
+        """Batches written or being written, not yet sent, with their rows: with the waiting rows,
+        at most MAX_PENDING (see on_row); a few batches, so their sum is taken when needed."""
         self._job: concurrent.futures.Future[list[bytes]] | None = None  # its write (app.row_writer)
         self._cut = (done, done)  # (done, last_progress) once every batch submitted has landed
         self._failure_logged = False
@@ -218,7 +219,7 @@ class _Sink:
         if self.failed is not None:
             return self.flush()  # raises the store's error
         if len(self.pending) >= STORE_BATCH:
-            if self.landing and len(self.pending) + self.unlanded >= MAX_PENDING:
+            if self.landing and len(self.pending) + sum(self.landing.values()) >= MAX_PENDING:
                 # a runner that never suspends gives no batch a turn to land: its written rows
                 # would pile up as frames, as many as it makes before it suspends
                 return self._behind(next(iter(self.landing)))  # the oldest
@@ -332,7 +333,7 @@ class _Sink:
         task = asyncio.ensure_future(self._land(job, n, steps))
         task.add_done_callback(_seen)
         if job is not None:  # its rows count against MAX_PENDING until they landed (or failed)
-            self.landing[task], self.unlanded = n, self.unlanded + n
+            self.landing[task] = n
             task.add_done_callback(self._landed)
         return task
 
@@ -361,7 +362,7 @@ class _Sink:
             await self.proto.drain()
 
     def _landed(self, task: asyncio.Future[None]) -> None:
-        self.unlanded -= self.landing.pop(task)
+        del self.landing[task]
 
     def _take(self) -> tuple[list[bytes], list[int], list[bytes], int]:
         """The waiting rows, their order numbers, their traces and how many replace stored rows; none wait after."""
