@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from griffe_examples import _TOKEN  # noqa: E402
+from users_words import _TOKEN  # noqa: E402
 
 _FOUND = re.compile(r"\b" + _TOKEN)
 _TAG = re.compile(r"<[^>]+>")

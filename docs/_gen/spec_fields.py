@@ -158,11 +158,17 @@ FIELDS: dict[str, str | tuple[str, str]] = {
     "OutputsArmSpec.id_field": "In a file of predictions made elsewhere, the field holding the item id.",
     "OutputsArmSpec.prediction_field": "In a file of predictions made elsewhere, the field holding the prediction.",
     "OutputsArmSpec.scale_field": "The field holding a prediction's scale word (TAT-QA: thousand, million, percent).",
-    "OutputsArmSpec.format": "`outputs`, or `tatqa` for a TAT-QA run file.",
+    "OutputsArmSpec.format": (
+        "`outputs`, `tatqa` for a TAT-QA run file, or another tool's results: `inspect`, `lm-eval`, `promptfoo`."
+    ),
     "OutputsArmSpec.source_arm": (
         "Which of the file's arms to read when another tool's results hold several "
         "(lm-eval: a filter; promptfoo: `PROVIDER | PROMPT`).",
         'source_arm = "openai:gpt-4o-mini | prompt-1"',
+    ),
+    "OutputsArmSpec.id_var": (
+        'In promptfoo\'s results (`format = "promptfoo"`), the test variable holding the item id (`id` when not given).',
+        'id_var = "question_id"',
     ),
     "OutputsArmSpec.missing": (
         "`refuse`: an item without an output is refused before the first run; `error`: its runs are `error` runs.",
@@ -191,7 +197,8 @@ FIELDS: dict[str, str | tuple[str, str]] = {
     "ReferenceSpec.split": ("Each item's split, by id, or one for all.", 'split = "test"'),
     "ReferenceSpec.path": ("A reference file the daemon reads.", 'path = "dev-v2.0.json"'),
     "ReferenceSpec.format": (
-        "The file's format: `rows` (JSON lines of records), `squad` or `tatqa`.",
+        "The file's format: `rows` (JSON lines of records), `squad`, `tatqa`, "
+        "or another tool's results: `inspect`, `lm-eval`, `promptfoo`.",
         'format = "squad"',
     ),
     "ReferenceSpec.limit": ("Keep the first N items of the file.", "limit = 50"),
@@ -201,6 +208,10 @@ FIELDS: dict[str, str | tuple[str, str]] = {
         'ids_from = "predictions.jsonl"',
     ),
     "ReferenceSpec.id_field": "The id field of the records in `path` and `ids_from`.",
+    "ReferenceSpec.id_var": (
+        'In promptfoo\'s results (`format = "promptfoo"`), the test variable holding the item id (`id` when not given).',
+        'id_var = "question_id"',
+    ),
     # clients
     **{f"OpenAIClientSpec.{k}": v for k, v in _CLIENT.items()},
     "OpenAIClientSpec.base_url": (

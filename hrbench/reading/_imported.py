@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 
 from hrbench.arm import Arm, Context
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench.errors import ConfigError, did_you_mean, field_under
 from hrbench.reading._foreign import ErrorRun, Imported, ImportedRunError
 from hrbench.reference import Reference
 
@@ -39,20 +39,28 @@ FILE_FORMATS = ("inspect", "lm-eval", "promptfoo")
 """The formats of other tools' results an outputs arm (and a reference) reads."""
 
 
-def read_imported(path: str | os.PathLike[str], fmt: str, id_field: str | None = None) -> Imported:
+def read_imported(path: str | os.PathLike[str], fmt: str, id_var: str | None = None) -> Imported:
     """Read another tool's results file.
 
     Args:
         path: the file.
         fmt: ``"inspect"`` (an Inspect eval log, ``.json`` or ``.eval``), ``"lm-eval"`` (an
             lm-eval ``samples_*.jsonl``) or ``"promptfoo"`` (promptfoo's results JSON).
-        id_field: promptfoo: the test variable holding the item id (default ``"id"``).
+        id_var: promptfoo: the test variable holding the item id (default ``"id"``); refused
+            for the other formats, whose items carry their own ids.
 
     Raises:
-        ConfigError: an unknown format, a file of another format or version, or malformed.
+        ConfigError: an unknown format, a file of another format or version, or malformed;
+            ``id_var`` with a format other than promptfoo, or a promptfoo result without it.
         OSError: the file cannot be read.
     """
     p = str(Path(path).expanduser())
+    if id_var is not None and fmt != "promptfoo":
+        raise ConfigError(
+            "id_var",
+            id_var,
+            f"names a promptfoo test variable; the items of {fmt} results carry their own ids",
+        )
     if fmt == "inspect":
         from hrbench.reading._inspect import read_inspect
 
@@ -64,7 +72,7 @@ def read_imported(path: str | os.PathLike[str], fmt: str, id_field: str | None =
     if fmt == "promptfoo":
         from hrbench.reading._promptfoo import read_promptfoo
 
-        return read_promptfoo(p, id_field or "id")
+        return read_promptfoo(p, "id" if id_var is None else id_var)
     raise ConfigError("format", fmt, f"expected one of {', '.join(FILE_FORMATS)}")
 
 
@@ -94,7 +102,7 @@ def imported_arm(
     fmt: str,
     *,
     source_arm: str | None = None,
-    id_field: str | None = None,
+    id_var: str | None = None,
     missing: str = "refuse",
 ) -> Arm:
     """An outputs arm answering with one arm's outputs in another tool's results file.
@@ -106,7 +114,7 @@ def imported_arm(
         source_arm: which of the file's arms (an Inspect log has one, named by its model; an
             lm-eval file one per filter; promptfoo one per ``PROVIDER | PROMPT``); ``None``:
             the only one.
-        id_field: promptfoo: the test variable holding the item id (default ``"id"``).
+        id_var: promptfoo: the test variable holding the item id (default ``"id"``).
         missing: ``"refuse"`` (default: an item or run the file lacks refuses the benchmark
             before its first run) or ``"error"`` (each such run is an error run).
 
@@ -125,7 +133,7 @@ def imported_arm(
     """
     from hrbench.reading._outputs import NO_OUTPUT, _as_output, missing_output, with_check
 
-    found = read_imported(path, fmt, id_field)
+    found = read_imported(path, fmt, id_var)
     table = found.arms[_one_arm(found, source_arm)]
     source = found.source
 
@@ -146,8 +154,11 @@ def imported_arm(
     return with_check(arm, list(table), per_run=table, source=source, missing=missing)
 
 
-def imported_reference(path: str | os.PathLike[str], fmt: str, id_field: str | None = None) -> Reference:
+def imported_reference(path: str | os.PathLike[str], fmt: str, id_var: str | None = None) -> Reference:
     """The items and labels of another tool's results file as a reference.
+
+    ``id_var`` names the promptfoo test variable holding the item id (default ``"id"``), as
+    for :func:`imported_arm`, so that the reference and the arms of one file agree on ids.
 
     Items are what the tool asked (an Inspect sample's ``input``, an lm-eval ``doc``, a
     promptfoo test's ``vars``); labels its targets (an Inspect ``target``, lm-eval ``target``,
@@ -167,38 +178,66 @@ def imported_reference(path: str | os.PathLike[str], fmt: str, id_field: str | N
         >>> ref.items, ref.labels
         ({'0': {'q': '2+2'}}, {'0': '4'})
     """
-    found = read_imported(path, fmt, id_field)
+    found = read_imported(path, fmt, id_var)
     if not found.items:
         raise ConfigError("reference.path", found.source, "holds no items")
     splits = {k: found.splits.get(k, "test") for k in found.items}
     return Reference(found.items, labels=found.labels, cluster=found.clusters or None, split=splits)
 
 
+def _spec_id_var(spec: Any, fmt: str, get: Callable[..., Any]) -> str | None:
+    """An outputs arm's promptfoo id variable: ``id_var``, else ``id_field`` (read before ``id_var`` was)."""
+    id_var, id_field = get(spec, "id_var"), get(spec, "id_field") if fmt == "promptfoo" else None
+    if id_var is not None and id_field is not None and id_var != id_field:
+        raise ConfigError(
+            "arm.id_field", id_field, f"and id_var {id_var!r} name two id variables: give id_var alone"
+        )
+    return id_var if id_var is not None else id_field
+
+
 def imported_spec_arm(spec: Any, fmt: str, get: Callable[..., Any]) -> Arm:
     """The arm of an outputs arm spec whose ``format`` is another tool's (see :func:`imported_arm`).
 
+    Its ``id_var`` names the promptfoo test variable holding the item id (``id_field`` is read
+    the same way, as it was before ``id_var``).
+
     Raises:
-        ConfigError: the spec gives ``outputs`` or no ``path``, or as :func:`imported_arm`.
+        ConfigError: the spec gives ``outputs`` or no ``path``; ``id_var`` (or ``id_field``)
+            on a format other than promptfoo, or both naming different variables; or as
+            :func:`imported_arm`.
     """
     path = get(spec, "path")
     if path is None or get(spec, "outputs") is not None:
         raise ConfigError("arm.format", fmt, f"`{fmt}` reads a results file: give `path` (and no `outputs`)")
     try:
-        return imported_arm(
-            get(spec, "name"),
-            path,
-            fmt,
-            source_arm=get(spec, "source_arm"),
-            id_field=get(spec, "id_field"),
-            missing=get(spec, "missing", "refuse") or "refuse",
-        )
+        with field_under("arm"):  # `arm.id_var`, and the caller's `arms[i].id_var`
+            return imported_arm(
+                get(spec, "name"),
+                path,
+                fmt,
+                source_arm=get(spec, "source_arm"),
+                id_var=_spec_id_var(spec, fmt, get),
+                missing=get(spec, "missing", "refuse") or "refuse",
+            )
     except OSError as exc:
         raise ConfigError("arm.path", path, f"cannot read the results ({type(exc).__name__})") from None
+    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as promptfoo)
+        raise ConfigError("arm.path", path, f"is not {fmt} results: not UTF-8 text") from None
 
 
-def imported_spec_reference(path: str, fmt: str) -> Reference:
-    """The reference of a reference spec whose ``format`` is another tool's (see :func:`imported_reference`)."""
+def imported_spec_reference(path: str, fmt: str, id_var: str | None = None) -> Reference:
+    """The reference of a reference spec whose ``format`` is another tool's (see :func:`imported_reference`).
+
+    ``id_var``: the spec's ``id_var`` (promptfoo's test variable holding the item id).
+
+    Raises:
+        ConfigError: as :func:`imported_reference`, its fields under ``reference.``
+            (``reference.id_var``); a file that cannot be read, or is not text.
+    """
     try:
-        return imported_reference(path, fmt)
+        with field_under("reference"):
+            return imported_reference(path, fmt, id_var)
     except OSError as exc:
         raise ConfigError("reference.path", path, f"cannot read the results ({type(exc).__name__})") from None
+    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as promptfoo)
+        raise ConfigError("reference.path", path, f"is not {fmt} results: not UTF-8 text") from None

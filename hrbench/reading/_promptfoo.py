@@ -10,7 +10,10 @@ Fields read (everything else, promptfoo's own grading among it, is ignored):
 - per result: ``provider.label`` (else ``provider.id``) and ``prompt.label`` (else
   ``prompt.raw``): the arm is ``PROVIDER | PROMPT``, so a file holds one arm per provider x
   prompt (its ``source_arm``); ``vars`` (else ``testCase.vars``): the item, and its item id is
-  the variable ``id_field`` names (default ``id``); ``response.output``: the output;
+  the variable ``id_var`` names (default ``id``; a spec's ``id_var``, on an outputs arm or a
+  reference, e.g. ``id_var = "question_id"``), as text; a result without that variable (or
+  whose variable holds no id: empty, a list, a table) is refused, naming ``id_var``, the
+  result and the variables it has; ``response.output``: the output;
   ``testIdx``: the order of runs (``--repeat N`` repeats each test: the results of one arm with
   the same id and the same variables are its runs 1, 2, ...); ``failureReason`` 2 (an error,
   not a failed assertion) with ``error`` or ``response.error``: an error run with that cause;
@@ -61,12 +64,21 @@ def _output(result: dict[str, Any]) -> Any:
     return response.get("output")
 
 
-def read_promptfoo(path: str, id_field: str = "id") -> Imported:
+def read_promptfoo(path: str, id_var: str = "id") -> Imported:
     """Read promptfoo's results JSON; see the module's fields.
 
+    Args:
+        path: the results file (``promptfoo eval --output results.json``).
+        id_var: the test variable holding each item's id (``"id"`` by default; e.g.
+            ``"question_id"`` for tests whose ``vars`` carry ``question_id``).
+
+    Returns:
+        The :class:`~hrbench.reading._foreign.Imported` items, labels and arms of the file.
+
     Raises:
-        ConfigError: not promptfoo's results, a format version other than 3, a test without
-            the ``id_field`` variable, or two tests with one id and different variables.
+        ConfigError: not promptfoo's results, a format version other than 3, a result without
+            the ``id_var`` variable (the error names ``id_var``, its value, the result and
+            the variables it has), or two tests with one id and different variables.
         OSError: the file cannot be read.
 
     Example:
@@ -79,7 +91,16 @@ def read_promptfoo(path: str, id_field: str = "id") -> Imported:
         >>> found = read_promptfoo(str(p))
         >>> found.arms, found.labels
         ({'echo | plain': {'q1': ['Paris']}}, {'q1': 'Paris'})
+        >>> try:
+        ...     read_promptfoo(str(p), id_var="question_id")
+        ... except ConfigError as exc:
+        ...     print(exc.field, "|", str(exc).split(" of ")[0], "|", str(exc).split("; ")[1])
+        id_var | id_var: results.results[0] (test 0) | its vars: expected, id, q (got 'question_id')
     """
+    if not isinstance(id_var, str) or not id_var:
+        raise ConfigError(
+            "id_var", id_var, "expected the name of a test variable, e.g. 'id' or 'question_id'"
+        )
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
@@ -93,12 +114,20 @@ def read_promptfoo(path: str, id_field: str = "id") -> Imported:
     results = sorted(enumerate(body["results"]), key=lambda nr: (nr[1].get("testIdx", 0), nr[0]))
     for n, r in results:
         test_vars = r.get("vars") or (r.get("testCase") or {}).get("vars") or {}
-        if id_field not in test_vars:
+        where = f"results.results[{n}]" + (f" (test {r['testIdx']})" if "testIdx" in r else "")
+        if id_var not in test_vars:
             have = ", ".join(sorted(map(str, test_vars))) or "none"
             raise ConfigError(
-                "id_field", id_field, f"result {n} of {path} has no such variable; its vars: {have}"
+                "id_var", id_var, f"{where} of {path} has no variable {id_var!r}; its vars: {have}"
             )
-        item, arm = str(test_vars[id_field]), _arm_name(r)
+        value = test_vars[id_var]
+        if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
+            raise ConfigError(
+                "id_var",
+                id_var,
+                f"{where} of {path}: its variable holds {value!r}, not an id (a text or a number)",
+            )
+        item, arm = str(value), _arm_name(r)
         before = seen.setdefault((arm, item), test_vars)
         if before != test_vars:
             raise ConfigError(

@@ -1,9 +1,9 @@
 """The runner's steps for one run: invoke an arm, judge and score its output, make its row.
 
 A benchmark's :class:`Plan` (its arms, reference, runs, scorer and metrics) is made by
-:mod:`hrbench.runner.benchmark`, which then runs every cell; each run goes through these steps in order:
-:func:`invoke_sync` or :func:`invoke_async` (the arm once, its failure recorded by
-:func:`failed`), :func:`judge` (a scorer that needs a context), :func:`metric_values` and
+:mod:`hrbench.runner.plan`, and :mod:`hrbench.runner.loop` runs every cell; each run goes through
+these steps in order: :func:`invoke_sync` or :func:`invoke_async` (the arm once, its failure
+recorded by :func:`failed`), :func:`judge` (a scorer that needs a context), :func:`metric_values` and
 :func:`score_row` (the row, with :func:`row_usage` summing its trace). The Ray executor
 (:mod:`hrbench.runner.ray`) runs the same steps on its workers.
 """

@@ -230,7 +230,7 @@ def gate(
 class Gate:
     """Schedules a benchmark's clusters in the rule's order and commits them to its test in order.
 
-    Made by :func:`gate`; :func:`~hrbench.runner.benchmark.benchmark_async` calls :meth:`hold`
+    Made by :func:`gate`; the benchmark's :class:`~hrbench.runner.loop.Loop` calls :meth:`hold`
     with every row it scores, and :meth:`run` in place of its own workers.
     """
 
@@ -535,13 +535,15 @@ def _warn_undecidable(rule: Any, arms: list[str], n_clusters: int) -> None:
 
     from hrbench.errors import StopUndecidableWarning
 
-    need = rule.fewest_to_decide(len(rule.resolve_pairs(arms)))
+    n_pairs = len(rule.resolve_pairs(arms))
+    need = rule.fewest_to_decide(n_pairs, n_clusters)
     most = rule.limit(n_clusters)
     if need is None or most >= need:
         return
-    other = ' or method="symmetric" (it can decide after 5)' if rule.method == "exact" and most >= 5 else ""
+    method = rule.resolved_method(n_pairs, n_clusters)
+    other = ' or method="symmetric" (it can decide after 5)' if method == "exact" and most >= 5 else ""
     warnings.warn(
-        f"stop when sure cannot decide here: it runs at most {most} cluster(s) and its {rule.method} "
+        f"stop when sure cannot decide here: it runs at most {most} cluster(s) and its {method} "
         f"test needs at least {need} to decide a pair at alpha {rule.alpha:g}; every cluster will "
         "run and the report will show no fixed-sample interval or p: run without a stop rule"
         f"{other}",

@@ -1,8 +1,8 @@
 """What the runner counts as rows are scored, to warn once at the end of a benchmark.
 
 Moved out of :mod:`hrbench.runner.benchmark` (no change of behaviour): the runs a governor
-stopped (:class:`Stops`), where replies came from (:class:`Sources`), and replies that came
-without a usage block (:class:`Unreported`).
+stopped (:class:`Stops`), the runs that ended in errors (:class:`Errors`), where replies came
+from (:class:`Sources`), and replies that came without a usage block (:class:`Unreported`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hrbench._util.warn import warn_at_caller
-from hrbench.errors import BudgetStoppedWarning, CachedDrawsWarning, UsageEstimatedWarning, refusal_limits
+from hrbench.errors import (
+    ArmErrorWarning,
+    BudgetStoppedWarning,
+    CachedDrawsWarning,
+    UsageEstimatedWarning,
+    refusal_limits,
+)
 from hrbench.results.records import Row, Step
 from hrbench.runner.governor import Governor
+from hrbench.runner.notes import DUPLICATE_CAUSE, error_of
 from hrbench.runner.runtime import ADVICE
 
-__all__ = ["DEFAULT_SEED", "Sources", "Stops", "Unreported", "defaults_note"]
+__all__ = ["DEFAULT_SEED", "Errors", "Sources", "Stops", "Unreported", "defaults_note"]
 
 
 @dataclass
@@ -127,6 +134,51 @@ class Stops:
         if gov.from_defaults:
             msg += "; " + defaults_note(gov)
         warn_at_caller(msg, BudgetStoppedWarning)
+
+
+@dataclass
+class Errors:
+    """Runs that ended in errors, counted per arm and cause as rows are scored (issue 12)."""
+
+    per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [errors, runs]
+    causes: dict[str, dict[str, int]] = field(default_factory=dict)  # arm -> cause -> runs
+    first: dict[str, tuple[int, Row, str]] = field(default_factory=dict)
+
+    def add(self, seq: int, row: Row, trace: list[Step]) -> None:
+        counts = self.per_arm.setdefault(row.arm, [0, 0])
+        counts[1] += 1
+        if row.failure_kind != "error":
+            return
+        message, cause = error_of(trace)
+        if message.startswith(DUPLICATE_CAUSE):
+            return  # reported by the DuplicateDrawError the benchmark raises
+        counts[0] += 1
+        by_cause = self.causes.setdefault(row.arm, {})
+        by_cause[cause] = by_cause.get(cause, 0) + 1
+        if row.arm not in self.first or seq < self.first[row.arm][0]:
+            self.first[row.arm] = (seq, row, message)
+
+    def text(self) -> str | None:
+        """One line per arm with failed runs: how many, by cause, and the first message."""
+        parts = []
+        for arm, (n, total) in self.per_arm.items():
+            if n:
+                _, row, message = self.first[arm]
+                causes = ", ".join(
+                    f"{k} x {c}" for c, k in sorted(self.causes[arm].items(), key=lambda x: -x[1])
+                )
+                parts.append(
+                    f"arm {arm!r}: {n} of {total} run(s) raised or failed ({causes}); "
+                    f"first: item {row.item!r}, run {row.run}: {message}"
+                )
+        if not parts:
+            return None
+        return "runs ended in errors and are counted wrong as 'error': " + "; ".join(parts)
+
+    def warn(self) -> None:
+        text = self.text()
+        if text is not None:
+            warn_at_caller(text, ArmErrorWarning)
 
 
 def defaults_note(gov: Governor) -> str:

@@ -163,6 +163,12 @@ def _outputs_arm(spec: Any) -> Arm:
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
     if fmt in FILE_FORMATS:  # another tool's results (hrbench.reading._imported)
         return imported_spec_arm(spec, fmt, _get)
+    if _get(spec, "id_var") is not None:
+        raise ConfigError(
+            "arm.id_var",
+            _get(spec, "id_var"),
+            'names a promptfoo test variable: give format = "promptfoo" (a file of predictions names its id with id_field)',
+        )
     scale_field = _get(spec, "scale_field")
     missing = _get(spec, "missing", "refuse") or "refuse"
     if path is not None and (fmt == "tatqa" or id_field or prediction_field or scale_field):
@@ -265,7 +271,7 @@ ARM_FIELDS: dict[str, tuple[str, ...]] = {
     "prompt": ("kind", "name", "template", "system", "model", "params", "version"),
     "reading": ("kind", "recipe", "name", "model", "settings"),
     "outputs": ("kind", "name", "outputs", "path", "id_field", "prediction_field", "scale_field")
-    + ("format", "missing", "source_arm"),
+    + ("format", "missing", "source_arm", "id_var"),
     "import": ("kind", "path", "name", "settings"),
 }
 """The fields of each arm spec by kind, for a spec given as a mapping (the library, a judge's

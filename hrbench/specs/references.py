@@ -33,7 +33,15 @@ def _unknown_field(where: str, name: str, known: Sequence[str]) -> ConfigError:
     )
 
 
-_AS_PRINTED = {"path": None, "format": "rows", "limit": None, "ids": None, "ids_from": None, "id_field": "id"}
+_AS_PRINTED = {
+    "path": None,
+    "format": "rows",
+    "limit": None,
+    "ids": None,
+    "ids_from": None,
+    "id_field": "id",
+    "id_var": None,
+}
 """The other fields ``hrb ref get`` prints, at the values a reference file may hold them."""
 
 
@@ -135,7 +143,7 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
 
 
 REFERENCE_FIELDS: tuple[str, ...] = ("items", "labels", "cluster", "split", "path", "format", "limit", "ids")
-REFERENCE_FIELDS += ("ids_from", "id_field")
+REFERENCE_FIELDS += ("ids_from", "id_field", "id_var")
 """The fields of a reference spec, as :data:`ARM_FIELDS` for arms."""
 
 
@@ -145,12 +153,15 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     Args:
         spec: the name or hash of a stored reference (a string, looked up in ``store``), or a
             spec with ``items`` (+ ``labels``, ``cluster``, ``split``), or ``path`` (+ ``format``:
-            ``"rows"``, ``"squad"`` or ``"tatqa"``); either may keep only some items with
-            ``ids`` and/or ``ids_from`` (a JSON lines file) + ``id_field``.
+            ``"rows"``, ``"squad"``, ``"tatqa"``, or another tool's results: ``"inspect"``,
+            ``"lm-eval"``, ``"promptfoo"``, the last with ``id_var``, the test variable holding
+            the item id, ``"id"`` by default); either may keep only some items with ``ids``
+            and/or ``ids_from`` (a JSON lines file) + ``id_field``.
         store: the store holding named references.
 
     Raises:
-        ConfigError: a malformed spec, or no stored reference by that name.
+        ConfigError: a malformed spec, or no stored reference by that name; ``id_var`` on a
+            reference that is not a promptfoo results file.
 
     Example:
         >>> build_reference({"items": {"q1": "France"}, "labels": ["Paris"]}).labels
@@ -176,7 +187,11 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     limit = _forms.check_number("reference.limit", _get(spec, "limit"), low=1, whole=True)
     if path is not None:
         # the whole file: its ids are the ones an outputs arm may name (Reference.source_ids)
-        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", None)
+        ref = _reference_file(path, _get(spec, "format", "rows") or "rows", None, _get(spec, "id_var"))
+    elif _get(spec, "id_var") is not None:
+        raise ConfigError(
+            "reference.id_var", _get(spec, "id_var"), "reads a promptfoo results file: give `path`"
+        )
     if keep is None and limit is None:
         return ref
     # with ids, `limit` keeps the first of the selected items, not of the file
@@ -187,9 +202,20 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     return selected
 
 
-def _reference_file(path: str, fmt: str, limit: int | None) -> Reference:
+def _reference_file(path: str, fmt: str, limit: int | None, id_var: str | None = None) -> Reference:
+    try:
+        return _read_reference_file(path, fmt, limit, id_var)
+    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as rows)
+        raise ConfigError("reference.path", path, f"is not a {fmt} file: not UTF-8 text") from None
+
+
+def _read_reference_file(path: str, fmt: str, limit: int | None, id_var: str | None) -> Reference:
     if fmt in FILE_FORMATS:  # another tool's results (hrbench.reading._imported)
-        return imported_spec_reference(path, fmt)
+        return imported_spec_reference(path, fmt, id_var)
+    if id_var is not None:
+        raise ConfigError(
+            "reference.id_var", id_var, f"names a promptfoo test variable; this reference's format is {fmt!r}"
+        )
     if fmt not in ("rows", "squad", "tatqa"):
         raise ConfigError(
             "reference.format", fmt, f"expected `rows`, `squad`, `tatqa` or one of {FILE_FORMATS}"

@@ -12,6 +12,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hrbench.stats import _nesting
+
 _SIM_BENCHMARKS = 4000
 """Benchmarks behind a simulated power (its Monte Carlo error is then at most 0.008)."""
 
@@ -172,24 +174,27 @@ def _rejects(d: np.ndarray, g: np.ndarray, n_g: int, alpha: float, trials: float
     else:
         df = np.array([design_df(row, g, n_g) for row in d])
     above = int(np.searchsorted(_ALPHAS, alpha, side="right"))
-    alphas = np.concatenate([[alpha], _ALPHAS[above:]])
-    z = np.empty((s, alphas.size))
-    for k in np.unique(df):
-        z[df == k] = _t_isf_v(alphas / 2, int(k))
+    alphas = np.concatenate([[alpha], _ALPHAS])
+    levels, which = np.unique(df, return_inverse=True)
+    z = np.stack([_t_isf_v(alphas / 2, int(k)) for k in levels])  # (df values, levels): rows by `which`
 
-    # the hull over lower levels only widens: a benchmark whose interval at alpha holds 0 keeps it
-    cand = _mover(pa, pb, na, nb, r, z[:, :1])
-    keep = np.flatnonzero(cand & (d.mean(axis=1) != 0.0))
+    # the interval at alpha nested over every level (hrbench.stats._nesting), as compare() does
+    keep = np.flatnonzero(d.mean(axis=1) != 0.0)
     out = np.zeros(s, dtype=bool)
-    if keep.size:
-        out[keep] = _mover(pa[keep], pb[keep], na[keep], nb[keep], r[keep], z[keep])
+    for start in range(0, keep.size, _CHUNK):  # rows in blocks: every level's limits at once fit in cache
+        k = keep[start : start + _CHUNK]
+        low, high = _mover(pa[k], pb[k], na[k], nb[k], r[k], z[which[k]])
+        out[k] = _nesting.rejects(low, high, above)
     return out
+
+
+_CHUNK = 256
 
 
 def _mover(
     pa: np.ndarray, pb: np.ndarray, na: np.ndarray, nb: np.ndarray, r: np.ndarray, z: np.ndarray
-) -> np.ndarray:
-    """Whether the MOVER interval of ``pa - pb`` excludes 0 at every quantile of ``z`` (rows: benchmarks)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """The raw MOVER limits of ``pa - pb`` at every quantile of ``z`` (rows: benchmarks; columns: quantiles)."""
 
     def wilson(p: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         p, m = p[:, None], m[:, None]
@@ -207,4 +212,4 @@ def _mover(
     high = (ea - eb) + np.sqrt(
         np.maximum((ua - ea) ** 2 + (eb - lb) ** 2 - 2 * rr * (ua - ea) * (eb - lb), 0.0)
     )
-    return (np.min(np.maximum(-1.0, low), axis=1) > 0) | (np.max(np.minimum(1.0, high), axis=1) < 0)
+    return np.maximum(-1.0, low), np.minimum(1.0, high)

@@ -18,7 +18,9 @@ Methods (see :mod:`hrbench.stats.sequential` for the sources):
   dominates de la Pena's ``exp(lambda w D - lambda**2 w**2 D**2 / 2)`` bet by bet (``cosh x <=
   exp(x**2 / 2)``), over the normal prior's 80 Gauss-Hermite nodes (a discrete prior, so the
   mixture is itself exactly an e-process; within 1-2% of the continuous mixture); its confidence
-  sequence is the exact method's.
+  sequence inverts the same e-process at every candidate difference (it keeps each cluster's
+  ``w D`` and ``w`` for that: ``D - mu`` in place of ``D``), so a decided pair's sequence never
+  holds 0.
 * ``"asymptotic"``: the same normal-mixture boundary with ``V`` estimated around the running
   mean, with a small-sample allowance (an asymptotic confidence sequence).
 * ``"strict"``: a hedged betting confidence sequence for differences bounded in [-1, 1].
@@ -29,6 +31,7 @@ Methods (see :mod:`hrbench.stats.sequential` for the sources):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,8 +41,11 @@ Acc = dict[str, np.ndarray]
 GRID = np.linspace(-1.0, 1.0, 801)
 """Candidate differences for the betting methods (steps of 0.0025)."""
 
+RESOLVED = ("exact", "symmetric", "asymptotic", "strict", "wor")
+"""The methods a :class:`Params` runs (``"auto"`` chooses one of the first four beforehand)."""
+
 _HUGE = 1e6  # a log capital that rejects at any level (finite, so that a state stays JSON)
-_SMALL_SAMPLE = 3.0  # the asymptotic method's variance allowance: V times 1 + this / clusters
+_SMALL_SAMPLE = 2.0  # the asymptotic method's variance allowance: V times 1 + this / clusters that disagree
 _TRUNC = 0.5  # the largest share of capital a bet may put at risk (Waudby-Smith & Ramdas's c)
 
 
@@ -68,14 +74,20 @@ class Params:
 
 def new_acc(p: Params, shape: tuple[int, ...]) -> Acc:
     """Empty accumulators of ``shape`` for method ``p.method``."""
-    keys = ["t", "sw", "sw2", "s", "v", "q", "mean", "m2", "max_log_e"]
+    keys = ["t", "nz", "sw", "sw2", "s", "v", "q", "mean", "m2", "max_log_e"]
     acc = {k: np.zeros(shape) for k in keys}
     if p.method in ("strict", "wor"):
         acc["kp"] = np.zeros((*shape, GRID.size))
         acc["km"] = np.zeros((*shape, GRID.size))
     if p.method == "symmetric":
         acc["lk"] = np.zeros((*shape, _NODES.size))
+        for k in _HISTORY:
+            acc[k] = np.zeros((*shape, 0))
     return acc
+
+
+_HISTORY = ("hx", "hw")
+"""The symmetric method's per-cluster ``w D`` and ``w`` (last axis: the clusters committed)."""
 
 
 _NODES, _QW = np.polynomial.hermite.hermgauss(80)
@@ -106,7 +118,11 @@ def update(acc: Acc, p: Params, d: np.ndarray, w: np.ndarray) -> None:
     if p.method == "symmetric":  # log(exp(a) / cosh(a)) = log 2 - log(1 + exp(-2 a))
         a = _lambdas(p.rho) * (w * d)[..., None]
         acc["lk"] += np.where(on[..., None], math.log(2.0) - np.logaddexp(0.0, -2.0 * a), 0.0)
+        if {"hx", "hw"} <= acc.keys():
+            acc["hx"] = np.concatenate([acc["hx"], np.where(on, w * d, 0.0)[..., None]], axis=-1)
+            acc["hw"] = np.concatenate([acc["hw"], np.where(on, w, 0.0)[..., None]], axis=-1)
     t = acc["t"] + on
+    acc["nz"] = acc["nz"] + (on & (d != 0))
     delta = np.where(on, d - acc["mean"], 0.0)
     mean = acc["mean"] + np.where(on, delta / np.maximum(t, 1), 0.0)
     acc["m2"] += np.where(on, delta * (d - mean), 0.0)
@@ -160,16 +176,19 @@ def _v_at(acc: Acc, mu: np.ndarray) -> np.ndarray:
 def _v_hat(acc: Acc, p: Params) -> np.ndarray:
     """The asymptotic method's ``V``: around the running mean, with a small-sample allowance.
 
-    ``sum w**2 (D - mean)**2``, times ``t / (t - 1)`` (unbiased) and ``1 + 3 / t`` (vanishing as
-    the clusters grow), plus one cluster's worth of the planned variance: early on the spread of
-    a few clusters says little (tuned in ``bench/sequential.py``: without the allowance the
-    sequence covered 0.92 and stopped 6-8% of null benchmarks; with ``1 + 2 / t`` it covered
-    0.938 near the ceiling).
+    ``sum w**2 (D - mean)**2``, times ``t / (t - 1)`` (unbiased) and ``1 + 2 / k`` for the ``k``
+    clusters whose difference is not 0 (vanishing as they grow), plus one cluster's worth of
+    the planned variance: early on the spread of a few clusters says little, and near the
+    ceiling most clusters show no difference at all and say nothing of the spread (tuned in
+    ``bench/sequential.py``: without the allowance the sequence covered 0.92 and stopped 6-8%
+    of null benchmarks; with ``1 + 3 / t`` over all the clusters it covered 0.928 at 10
+    clusters of 3 items at accuracy 0.97, with ``1 + 2 / k`` 0.956, and spent 1.32-1.33 times
+    a fixed design's clusters on plans of 4-5 clusters, where ``1 + 3 / k`` spent 1.35-1.36).
     """
     t = acc["t"]
     mu = acc["s"] / np.maximum(acc["sw"], 1e-300)
     v = _v_at(acc, mu) * t / np.maximum(t - 1.0, 1.0)
-    return v * (1.0 + _SMALL_SAMPLE / np.maximum(t, 1.0)) + p.var0
+    return v * (1.0 + _SMALL_SAMPLE / np.maximum(acc["nz"], 1.0)) + p.var0
 
 
 _ZERO = int(np.argmin(np.abs(GRID)))
@@ -207,8 +226,10 @@ def cs(acc: Acc, p: Params) -> tuple[np.ndarray, np.ndarray]:
         mu = mean(acc)
         half = np.where(acc["sw"] > 0, half / np.maximum(acc["sw"], 1e-300), 2.0)
         return np.clip(mu - half, -1.0, 1.0), np.clip(mu + half, -1.0, 1.0)
-    if p.method in ("exact", "symmetric"):
+    if p.method == "exact" or (p.method == "symmetric" and not {"hx", "hw"} <= acc.keys()):
         return _exact_cs(acc, p)
+    if p.method == "symmetric":
+        return _inverted_cs(acc, p, _symmetric_over(acc, p))
     inside = _log_mean_exp(acc["kp"], acc["km"]) < c
     lo = np.where(inside, GRID, np.inf).min(axis=-1)
     hi = np.where(inside, GRID, -np.inf).max(axis=-1)
@@ -220,24 +241,52 @@ def cs(acc: Acc, p: Params) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _exact_cs(acc: Acc, p: Params) -> tuple[np.ndarray, np.ndarray]:
-    """Invert the exact e-process: the interval around the running mean where ``log E(mu)`` stays below the threshold.
-
-    On each side of the running mean (where ``S(mu) = 0``) the first candidate that reaches the
-    threshold, on a grid denser near the mean (64 steps to -1 or 1), then bisection (30 steps),
-    vectorised; a side that never reaches it ends at -1 or 1. Far from the data the self-normalised
-    e-value can fall back below the threshold (its ``log V`` term grows): those candidates, cut off
-    from the estimate by rejected ones, are left out.
-    """
-    c = p.log_threshold
-    mu0 = mean(acc)
+    """Invert the exact e-process: the interval around the running mean where ``log E(mu)`` stays below the threshold."""
 
     def over(mu: np.ndarray) -> np.ndarray:
         s = acc["s"][..., None] - mu * acc["sw"][..., None]
         v = np.maximum(
             acc["v"][..., None] - 2.0 * mu * acc["q"][..., None] + mu * mu * acc["sw2"][..., None], 0.0
         )
-        return log_e_mixture(s, v, p.rho) >= c
+        return log_e_mixture(s, v, p.rho) >= p.log_threshold
 
+    return _inverted_cs(acc, p, over)
+
+
+def _symmetric_over(acc: Acc, p: Params) -> Callable[[np.ndarray], np.ndarray]:
+    """Where the symmetric e-process at candidate differences ``mu`` (shape ``(..., k)``) reaches the threshold.
+
+    ``log E(mu) = log mean_j prod_c exp(l_j x_c) / cosh(l_j x_c)`` with ``x_c = w_c (D_c - mu)``
+    over the Gauss-Hermite bets ``l_j``: the clusters' kept ``w D`` and ``w``.
+    """
+    from scipy.special import logsumexp
+
+    lam = _lambdas(p.rho)
+    hx, hw = acc["hx"], acc["hw"]
+
+    def over(mu: np.ndarray) -> np.ndarray:
+        x = hx[..., None, :] - mu[..., :, None] * hw[..., None, :]  # (..., k, clusters)
+        on = hw[..., None, :] > 0
+        a = lam * x[..., None]  # (..., k, clusters, nodes)
+        f = np.where(on[..., None], math.log(2.0) - np.logaddexp(0.0, -2.0 * a), 0.0)
+        return logsumexp(f.sum(axis=-2) + _LOG_QW, axis=-1) >= p.log_threshold
+
+    return over
+
+
+def _inverted_cs(
+    acc: Acc, p: Params, over: Callable[[np.ndarray], np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The interval around the running mean where an e-process at ``mu`` stays below the threshold.
+
+    ``over(mu)`` says, for candidates ``mu`` of shape ``(..., k)``, where the e-process against
+    ``mu`` reaches the threshold. On each side of the running mean the first candidate that
+    reaches it, on a grid denser near the mean (64 steps to -1 or 1), then bisection (30 steps),
+    vectorised; a side that never reaches it ends at -1 or 1. Far from the data the
+    self-normalised e-value can fall back below the threshold (its ``log V`` term grows): those
+    candidates, cut off from the estimate by rejected ones, are left out.
+    """
+    mu0 = mean(acc)
     steps = (np.arange(1, 65) / 64.0) ** 2
     out = []
     for edge in (-1.0, 1.0):
@@ -271,8 +320,22 @@ def to_lists(acc: Acc) -> dict[str, list[float]]:
 def from_lists(obj: dict[str, list[float]], p: Params, shape: tuple[int, ...]) -> Acc:
     """The accumulator :func:`to_lists` wrote; ``KeyError``/``ValueError`` on a malformed one."""
     acc = new_acc(p, shape)
-    for k in acc:
+    for k in list(acc):
+        if k == "nz" and k not in obj:  # saved before the count was kept: every cluster counted
+            acc["nz"] = np.asarray(obj["t"], dtype=float).reshape(shape)
+            continue
+        if k in _HISTORY and k not in obj:  # saved before the symmetric sequence kept its clusters
+            acc.pop(k)  # (its sequence is then the exact method's)
+            continue
+        if k not in acc:
+            continue
         arr = np.asarray(obj[k], dtype=float)
+        if k in _HISTORY:
+            arr = arr.reshape((*shape, -1)) if arr.size else np.zeros((*shape, 0))
+            if arr.shape[:-1] != shape:
+                raise ValueError(f"{k}: shape {arr.shape}, expected {(*shape, 'clusters')}")
+            acc[k] = arr
+            continue
         if arr.shape != acc[k].shape:
             raise ValueError(f"{k}: shape {arr.shape}, expected {acc[k].shape}")
         acc[k] = arr

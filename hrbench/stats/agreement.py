@@ -20,6 +20,7 @@ from hrbench.results.records import Row
 
 __all__ = [
     "JudgeAgreement",
+    "JudgedRows",
     "judge_agreement",
     "judge_lines",
     "judge_markdown",
@@ -295,12 +296,49 @@ def judge_text(section: Mapping[str, Any] | None, markdown: bool = False) -> str
     return "\n".join(judge_markdown(section)) + "\n" if markdown else "\n" + "\n".join(judge_lines(section))
 
 
+class JudgedRows(msgspec.Struct, kw_only=True):
+    """A stored benchmark a judge scored, as its report's judge section reads it.
+
+    A :class:`~hrbench.Bench` carries its reference, traces and scorer's name; a benchmark
+    read back from a store is rows, traces and a spec, so the daemon's report and ``hrb view``
+    hand :func:`~hrbench.stats.report` this instead of bare rows
+    (:func:`hrbench.results.browse.judged_rows` builds it).
+
+    Attributes:
+        rows: the benchmark's rows (:class:`~hrbench.results.records.Row`).
+        traces: ``{ledger_id: [Step, ...]}``: each run's requests, the arm's reply (which the
+            exact scorer rescores) before the judge's.
+        reference: the benchmark's :class:`~hrbench.Reference` (payloads and labels).
+        pass_mark: the judge's pass mark (a rubric judge's grades at or above it are "right").
+        scorer_name: the judge's name.
+
+    Example:
+        >>> from hrbench import Reference
+        >>> from hrbench.results.records import Row, Step
+        >>> rows = [Row(cluster="c", item="q1", arm="a", run=1, split="test", correct=True,
+        ...             outcome="correct", failure_kind=None, ledger_id="b/a/q1/1")]
+        >>> traces = {"b/a/q1/1": [Step(ledger_id="b/a/q1/1", text="Lima"), Step(ledger_id="b/a/q1/1", text="CORRECT")]}
+        >>> j = JudgedRows(rows=rows, traces=traces, reference=Reference({"q1": "Peru"}, labels=["Paris"]))
+        >>> judge_section(j, 0.95)["confusion"]["judge_only"]
+        1
+    """
+
+    rows: list[Row]
+    traces: dict[str, Any]
+    reference: Any
+    pass_mark: int = 7
+    scorer_name: str = "judge"
+
+
 def judge_section(bench: Any, level: float) -> dict[str, Any] | None:
-    """The report's judge section of a benchmark a judge scored (rescored exactly), else ``None``."""
-    if (
-        not str(getattr(bench, "scorer_name", "")).startswith("judge")
-        or getattr(bench, "reference", None) is None
-    ):
+    """The report's judge section of a benchmark a judge scored (rescored exactly), else ``None``.
+
+    ``bench`` is a :class:`~hrbench.Bench` whose scorer's name starts with ``judge``, or a
+    :class:`JudgedRows`; anything else (bare rows, a frame) has no section, and neither has a
+    benchmark with no row to compare.
+    """
+    judged = isinstance(bench, JudgedRows) or str(getattr(bench, "scorer_name", "")).startswith("judge")
+    if not judged or getattr(bench, "reference", None) is None:
         return None
-    a = judge_agreement(bench, level=level)
+    a = judge_agreement(bench, level=level, pass_mark=getattr(bench, "pass_mark", 7))
     return msgspec.to_builtins(a) if a.n else None

@@ -269,7 +269,10 @@ def report(
     Args:
         bench: a benchmark (``.rows``, ``.arms``, ``.runs``), a list of
             :class:`~hrbench.results.records.Row` (or dicts with the same keys), or a frame or mapping
-            of the row columns (``bench.to_pandas()``).
+            of the row columns (``bench.to_pandas()``). A benchmark a judge scored
+            (:func:`hrbench.judge_scorer`; or a stored one as
+            :class:`~hrbench.stats.agreement.JudgedRows`) also gets the judge section
+            (:attr:`Report.judge`): its agreement with the exact scorer on the same rows.
         level: the intervals' level (0.95 for 95%).
         method: ``"cluster"`` for the clustered Wilson interval, ``"bootstrap"`` for a seeded
             cluster bootstrap (percentile interval).
@@ -318,6 +321,7 @@ def report(
     _check(level, method, n_boot)
     traces = traces if traces is not None else getattr(bench, "traces", None)
     stopped = _stop_of(bench, stop)
+    whole = bench  # the judge section reads every judged row, a stop's cancelled clusters too
     bench = reported_rows(bench) if stopped else bench  # a stop's cancelled clusters are left out
     t = _table(bench)
     desc = _too_few(t, descriptive, "report")
@@ -339,7 +343,7 @@ def report(
         seed=seed,
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
     )
-    rep.judge = judge_section(bench, level)  # a judged benchmark's agreement with exact
+    rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
     return apply_stop(rep, stopped)
 
 
@@ -367,7 +371,9 @@ def report_payload(
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
     Args:
-        bench_rows: a benchmark, its rows (:class:`~hrbench.results.records.Row` or dicts) or a frame.
+        bench_rows: a benchmark, its rows (:class:`~hrbench.results.records.Row` or dicts), a
+            frame, or a stored judged benchmark (:class:`~hrbench.stats.agreement.JudgedRows`,
+            whose report has the judge section).
         level: as for :func:`report`.
         method: as for :func:`report`.
         descriptive: as for :func:`report`.
@@ -404,9 +410,10 @@ def report_payload(
     """
     traces = traces if traces is not None else getattr(bench_rows, "traces", None)
     stopped = _stop_of(bench_rows, stop)
+    whole = bench_rows  # report() leaves out a stop's cancelled clusters itself
     bench_rows = reported_rows(bench_rows) if stopped else bench_rows
     rep = report(
-        bench_rows,
+        whole,
         level,
         method,
         descriptive,

@@ -24,7 +24,8 @@ _HEADERS = (
     "l.calls + (SELECT count(*) FROM ledger_open o WHERE o.benchmark_id=b.id), "
     "l.unknown_usd, l.unknown_calls, l.cancelled_usd, l.cancelled_calls, "
     "l.tokens + (SELECT coalesce(sum(o.tokens), 0) FROM ledger_open o WHERE o.benchmark_id=b.id), "
-    "l.lost_usd, l.lost_calls, l.unpriced_calls, l.cancelled_unpriced, l.lost_unpriced "
+    "l.lost_usd, l.lost_calls, l.unpriced_calls, l.cancelled_unpriced, l.lost_unpriced, "
+    "json_extract(b.spec, '$.stop.reason') "
     "FROM benchmarks b LEFT JOIN ledger l ON l.benchmark_id=b.id ORDER BY b.created DESC, b.rowid DESC"
 )
 """Every benchmark with its ledger (one row each, read by :func:`_header`), newest first."""
@@ -116,7 +117,8 @@ class _Benchmarks(_Base):
             crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most"),
             and of that the part cancels left, ``cancelled_usd`` and ``cancelled_calls``, and
             the part replies lost after their request was written left, ``lost_usd`` and
-            ``lost_calls`` (newcomer finding 4).
+            ``lost_calls`` (newcomer finding 4); ``stop_reason``, the reason of the stop record
+            of a benchmark a stop rule runs (``"running"`` until it ends; ``None`` without one).
         """
         return [_header(g) for g in self._all(_HEADERS)]
 
@@ -199,7 +201,7 @@ def _header(got: Sequence[Any]) -> dict[str, Any]:
     """A benchmark's header (see :meth:`_Benchmarks.benchmark_headers`) from its row of :data:`_HEADERS`."""
     (i, name, created, status, arms, total, summary, n, runs, ref_hash, limits) = got[:11]
     (usd, calls, unknown_usd, unknown_calls, cancelled_usd, cancelled_calls, tokens) = got[11:18]
-    (lost_usd, lost_calls, unpriced_calls, cancelled_unpriced, lost_unpriced) = got[18:]
+    (lost_usd, lost_calls, unpriced_calls, cancelled_unpriced, lost_unpriced, stop_reason) = got[18:]
     cap = msgspec.json.decode(limits or "{}")
     return {
         "id": i,
@@ -228,4 +230,5 @@ def _header(got: Sequence[Any]) -> dict[str, Any]:
         "cancelled_unpriced": cancelled_unpriced,
         "lost_unpriced": lost_unpriced,
         "tokens": tokens,
+        "stop_reason": stop_reason,
     }

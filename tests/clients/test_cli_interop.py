@@ -93,3 +93,84 @@ def test_hrb_bench_scores_an_inspect_log_and_lm_eval_samples(tmp_path: Path) -> 
     )
     err = hrb("bench", str(bad), "--no-rows", check_rc=2).stderr
     assert "holds 2 arms" in err and "strict-match" in err
+
+
+def test_hrb_ref_put_reads_other_tools_results_as_a_specs_reference_does(tmp_path: Path) -> None:
+    """`hrb ref put NAME FILE --format inspect|lm-eval|promptfoo`, through the daemon's reference/put."""
+    hashes = {}
+    for fmt, path, ids, label in (
+        ("inspect", DATA / "inspect_capitals.eval", ["q1", "q2", "3"], "Paris"),
+        ("lm-eval", DATA / "samples_arith_2026-12-02T05-00-00.jsonl", ["0", "1", "2"], "7"),
+        ("promptfoo", DATA / "promptfoo_capitals.json", ["q1", "q2"], "Paris"),
+    ):
+        info = lines(hrb("ref", "put", f"from-{fmt}", str(path), "--format", fmt).stdout)[0]
+        assert info["n_items"] == len(ids) and info["new"] is True, fmt
+        hashes[fmt] = info["hash"]
+        got = lines(hrb("ref", "get", f"from-{fmt}").stdout)[0]
+        assert sorted(got["items"]) == sorted(ids) and got["labels"][ids[0]] == label, fmt
+        # a spec's [reference] of the same file is the same content (the same hash)
+        spec = tmp_path / f"ref-{fmt}.toml"
+        spec.write_text(f'[reference]\npath = "{path}"\nformat = "{fmt}"\n')
+        assert lines(hrb("ref", "put", f"spec-{fmt}", str(spec)).stdout)[0]["hash"] == info["hash"], fmt
+    # what `hrb ref get` prints is a reference file again
+    printed = tmp_path / "printed.json"
+    printed.write_text(hrb("ref", "get", "from-promptfoo").stdout)
+    again = lines(hrb("ref", "put", "printed", str(printed)).stdout)[0]
+    assert again["hash"] == hashes["promptfoo"] and again["new"] is False
+    err = hrb(
+        "ref", "put", "x", str(DATA / "inspect_capitals.eval"), "--format", "promptfoo", check_rc=2
+    ).stderr
+    assert "reference.path: is not promptfoo results: not UTF-8 text" in err  # an .eval is a zip
+
+
+def _question_ids(tmp_path: Path, drop: int | None = None) -> Path:
+    """The promptfoo results with each test's id under `question_id` (result ``drop`` without one)."""
+    data = json.loads((DATA / "promptfoo_capitals.json").read_text())
+    for n, r in enumerate(data["results"]["results"]):
+        for where in (r["vars"], r["testCase"]["vars"]):
+            qid = where.pop("id")
+            if n != drop:
+                where["question_id"] = qid
+    path = tmp_path / f"promptfoo-{drop}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_promptfoo_ids_from_a_named_variable_through_the_daemon(tmp_path: Path) -> None:
+    results = _question_ids(tmp_path)
+    put = hrb("ref", "put", "pf-qid", str(results), "--format", "promptfoo", "--id-var", "question_id")
+    assert lines(put.stdout)[0]["n_items"] == 2
+    assert sorted(lines(hrb("ref", "get", "pf-qid").stdout)[0]["items"]) == ["q1", "q2"]
+    toml = tmp_path / "pf-ref.toml"  # a spec's [reference] with id_var: the same content
+    toml.write_text(f'[reference]\npath = "{results}"\nformat = "promptfoo"\nid_var = "question_id"\n')
+    assert lines(hrb("ref", "put", "pf-toml", str(toml)).stdout)[0]["hash"] == lines(put.stdout)[0]["hash"]
+    spec = tmp_path / "pf.toml"
+    spec.write_text(
+        textwrap.dedent(f"""
+        runs = 2
+        reference = "pf-qid"
+        [[arms]]
+        kind = "outputs"
+        name = "bad"
+        path = "{results}"
+        format = "promptfoo"
+        source_arm = "echo-bad | capital: {{{{country}}}}"
+        id_var = "question_id"
+    """)
+    )
+    rows = lines(hrb("bench", str(spec), check_rc=3).stdout)[:-1]  # 3: a run promptfoo recorded as failed
+    assert sorted((r["item"], r["run"], r["correct"], r["failure_kind"]) for r in rows) == [
+        ("q1", 1, True, None), ("q1", 2, False, "error"), ("q2", 1, False, "wrong"), ("q2", 2, True, None),
+    ]  # fmt: skip
+    # the default variable, `id`, is in no test: refused, naming the field and its value
+    err = hrb("ref", "put", "pf-id", str(results), "--format", "promptfoo", check_rc=2).stderr
+    assert "reference.id_var: results.results[0] (test 0) of " in err and "has no variable 'id'" in err
+    dropped = _question_ids(tmp_path, drop=3)
+    spec.write_text(spec.read_text().replace(str(results), str(dropped)))
+    err = hrb("bench", str(spec), check_rc=2).stderr
+    assert "arms[0].id_var: results.results[3] (test 1) of " in err and "its vars: country, expected" in err
+    log = str(DATA / "inspect_capitals.eval")
+    err = hrb("ref", "put", "x", log, "--format", "inspect", "--id-var", "q", check_rc=2).stderr
+    assert "reference.id_var: names a promptfoo test variable" in err
+    err = hrb("ref", "put", "x", str(spec), "--id-var", "q", check_rc=2).stderr
+    assert "--id-var is for a results file; in a TOML file give id_var in [reference]" in err

@@ -17,7 +17,7 @@ import msgspec
 from hrbench.results.records import Row
 from hrbench.runner.governor import Governor
 from hrbench_server.app import App
-from hrbench_server.bench import MAX_PENDING, STORE_BATCH, _Sink
+from hrbench_server.bench_sink import MAX_PENDING, STORE_BATCH, Sink
 from hrbench_server.rpc import RpcServer
 from tests._slow import slow
 
@@ -55,7 +55,7 @@ async def _run_without_turns(home: Path, n: int) -> tuple[list[int], int, list[s
     server = RpcServer()
     received = _Received()
     server.protocol.set_writer(received)  # type: ignore[arg-type]
-    sink = _Sink(app, server.protocol, 1, "b1", n, 0, True, Governor(), snapshots=False)
+    sink = Sink(app, server.protocol, 1, "b1", n, 0, True, Governor(), snapshots=False)
     held = []
     try:
         for seq in range(n):

@@ -52,7 +52,7 @@ def _spec(srv: LoopbackServer, name: str, **kw: Any) -> dict[str, Any]:
             {"kind": "prompt", "name": "all", "template": "{right}"},
             {"kind": "prompt", "name": "some", "template": "{some}"},
         ],
-        "stop": {"goal": "rank", "seed": 4},
+        "stop": {"goal": "rank", "seed": 4, "method": "exact"},
         **kw,
     }
 

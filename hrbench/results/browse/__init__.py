@@ -42,7 +42,7 @@ from hrbench.results.browse.listing import (
     stop_limits,
 )
 from hrbench.results.browse.matrix import benchmark_matrix
-from hrbench.results.browse.view import benchmark_compare, benchmark_view
+from hrbench.results.browse.view import benchmark_compare, benchmark_view, judged_rows
 
 __all__ = [
     "benchmark_cell",
@@ -52,6 +52,7 @@ __all__ = [
     "benchmark_status",
     "benchmark_view",
     "budget_note",
+    "judged_rows",
     "reproduce_command",
     "resume_flag",
     "stop_limits",

@@ -7,12 +7,14 @@ resumes it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import NotFound
+from hrbench.results.records import Row
 from hrbench.runner.ledger import unknown_of, unknown_sentence
+from hrbench.stats.stopped import reported_rows
 from hrbench.store import Store
 
 __all__ = ["benchmark_list", "benchmark_status", "budget_note", "resume_flag", "stop_limits"]
@@ -53,6 +55,7 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
         "calls": ledger.get("calls"),
         "unknown_usd": ledger.get("unknown_usd"),
         "unknown_calls": ledger.get("unknown_calls"),
+        "stop_reason": (spec.get("stop") or {}).get("reason"),
     }
 
 
@@ -97,10 +100,33 @@ def benchmark_status(
     return {"status": status, "stop_note": note}
 
 
-def _summary(head: dict[str, Any], running: Collection[str], store: Store) -> dict[str, Any]:
-    """A ``BenchmarkListing`` dict from a header (:meth:`Store.benchmark_headers`)."""
+def _items(store: Store, head: dict[str, Any], rows: Sequence[Row] | None) -> tuple[int | None, int | None]:
+    """A benchmark's ``n_items`` and ``n_items_of`` (see ``BenchmarkListing``).
+
+    Without a stop record: the items the spec runs (its expected rows over arms x runs), and
+    ``None``. With one (a stop rule ran it): the items its reported rows hold (the committed
+    clusters' and the dev split's, :func:`~hrbench.stats.stopped.reported_rows`: the report's
+    own filter, so the page counts what the report counts), of the items the spec runs.
+    """
+    arms, runs, total = head["arms"], head["runs"], head["total"]
+    full = total // (len(arms) * runs) if total is not None and arms and runs else None
+    if head.get("stop_reason") is None:
+        return full, None
+    shown = reported_rows(store.rows_get(head["id"]) if rows is None else rows)
+    return len({r.item for r in shown}), full
+
+
+def _summary(
+    head: dict[str, Any], running: Collection[str], store: Store, rows: Sequence[Row] | None = None
+) -> dict[str, Any]:
+    """A ``BenchmarkListing`` dict from a header (:meth:`Store.benchmark_headers`).
+
+    ``rows``: the benchmark's stored rows when the caller has read them (a benchmark a stop
+    rule ran has its reported items counted from them; they are read when not given).
+    """
     stopped_by = stop_limits(store, head)
     arms, runs, total = head["arms"], head["runs"], head["total"]
+    n_items, n_items_of = _items(store, head, rows)
     status = benchmark_status(head, head["rows"], running)["status"]
     accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
     known = {a: v for a, v in accuracy.items() if v is not None}
@@ -114,7 +140,8 @@ def _summary(head: dict[str, Any], running: Collection[str], store: Store) -> di
         "rows": head["rows"],
         "total": total,
         "accuracy": accuracy,
-        "n_items": total // (len(arms) * runs) if total is not None and arms and runs else None,
+        "n_items": n_items,
+        "n_items_of": n_items_of,
         "runs": runs,
         "best_arm": best,
         "best_accuracy": None if best is None else known[best],

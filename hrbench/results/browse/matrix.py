@@ -1,4 +1,9 @@
-"""The item x arm matrix of one benchmark: mean correctness over runs, filtered and paged."""
+"""The item x arm matrix of one benchmark: mean correctness over runs, filtered and paged.
+
+A benchmark a stop rule ran shows the rows its report counts
+(:func:`~hrbench.stats.stopped.reported_rows`): the items of clusters cancelled at the stop are
+left out, and counted, so the matrix, the arm table and the paired differences agree.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 from hrbench.errors import ConfigError
 from hrbench.results.browse.listing import _record
 from hrbench.results.records import Row
+from hrbench.stats.stopped import reported_rows
 from hrbench.store import Store
 
 __all__ = ["benchmark_matrix"]
@@ -44,6 +50,7 @@ def benchmark_matrix(
     disagree: bool = False,
     offset: int = 0,
     limit: int | None = None,
+    cancelled: bool = False,
 ) -> dict[str, Any]:
     """The item x arm matrix of mean correctness over runs, filtered.
 
@@ -57,13 +64,19 @@ def benchmark_matrix(
             runs is not the same for every arm that ran the item; unlabelled items never count).
         offset: matching items to skip (paging).
         limit: the most items to return; ``None`` for all.
+        cancelled: of a benchmark a stop rule ran, keep the items of the clusters cancelled
+            at the stop too (their finished runs are kept and paid, but not reported). By
+            default they are left out, as the report leaves them out.
 
     Returns:
         A ``BenchmarkMatrixResult`` dict: ``arms``; ``items`` (item, cluster, split, disagree,
-        and ``cells`` aligned with ``arms``: ``{"mean", "n", "failure_kinds"}`` or ``None`` when
-        the arm did not run the item; ``mean`` is ``None`` for an unlabelled item);
-        ``n_items`` matching the filters, ``n_items_total``, and the ``clusters``, ``splits``
-        and ``failure_kinds`` present (for the filter menus).
+        ``reported`` (``False`` only for an item of a cancelled cluster, kept by
+        ``cancelled``), and ``cells`` aligned with ``arms``: ``{"mean", "n", "failure_kinds"}``
+        or ``None`` when the arm did not run the item; ``mean`` is ``None`` for an unlabelled
+        item); ``n_items`` matching the filters, ``n_items_total`` (the items shown unfiltered),
+        ``n_items_cancelled`` (the items of clusters cancelled at a stop: left out unless
+        ``cancelled``; 0 without a stop rule), and the ``clusters``, ``splits`` and
+        ``failure_kinds`` present (for the filter menus).
 
     Raises:
         NotFound: no benchmark has that id.
@@ -79,13 +92,30 @@ def benchmark_matrix(
         >>> m = benchmark_matrix(s, "b1", disagree=True)
         >>> [i["item"] for i in m["items"]], m["n_items_total"], m["items"][0]["cells"][0]
         (['q2', 'q3'], 4, {'mean': 0.0, 'n': 2, 'failure_kinds': {'wrong': 2}})
+
+        A stop rule's record, and the last two items' rows not reportable (a cluster cancelled
+        at the stop): they are left out, and counted.
+
+        >>> import msgspec
+        >>> s.benchmark_put("b2", {}, "h")
+        >>> s.rows_put("b2", [(k, msgspec.structs.replace(r, reportable=r.item < "q2"))
+        ...                   for k, r in enumerate(rows)])
+        >>> s.benchmark_stop_put("b2", {"reason": "decided", "clusters": 1, "of": 2})
+        >>> m = benchmark_matrix(s, "b2")
+        >>> [i["item"] for i in m["items"]], m["n_items_total"], m["n_items_cancelled"]
+        (['q0', 'q1'], 2, 2)
+        >>> len(benchmark_matrix(s, "b2", cancelled=True)["items"])
+        4
     """
     if offset < 0:
         raise ConfigError("offset", offset, "must be 0 or more")
     if limit is not None and limit < 0:
         raise ConfigError("limit", limit, "must be 0 or more (or None for all)")
-    _record(store, benchmark_id)
-    arms, items, cells = _cells(store.rows_get(benchmark_id))
+    rec = _record(store, benchmark_id)
+    every = store.rows_get(benchmark_id)
+    shown = every if (rec.get("spec") or {}).get("stop") is None else reported_rows(every)
+    left_out = {r.item for r in every} - {r.item for r in shown}  # items of cancelled clusters
+    arms, items, cells = _cells(every if cancelled else shown)
     kinds: set[str] = set()
     matched = []
     for info in items.values():
@@ -103,7 +133,8 @@ def benchmark_matrix(
             item_kinds.update(c["kinds"])
             row_cells.append({"mean": mean, "n": c["n"], "failure_kinds": dict(sorted(c["kinds"].items()))})
         kinds |= item_kinds
-        entry = {**info, "disagree": len(means) > 1, "cells": row_cells}
+        reported = info["item"] not in left_out
+        entry = {**info, "reported": reported, "disagree": len(means) > 1, "cells": row_cells}
         if cluster is not None and info["cluster"] != cluster:
             continue
         if split is not None and info["split"] != split:
@@ -119,6 +150,7 @@ def benchmark_matrix(
         "items": page,
         "n_items": len(matched),
         "n_items_total": len(items),
+        "n_items_cancelled": len(left_out),
         "clusters": sorted({i["cluster"] for i in items.values()}),
         "splits": sorted({i["split"] for i in items.values()}),
         "failure_kinds": sorted(kinds),

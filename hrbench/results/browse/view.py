@@ -11,7 +11,51 @@ from hrbench.results.browse.listing import _head, _record, _summary
 from hrbench.results.records import Row
 from hrbench.store import Store
 
-__all__ = ["benchmark_compare", "benchmark_view"]
+__all__ = ["benchmark_compare", "benchmark_view", "judged_rows"]
+
+
+def judged_rows(store: Store, rec: dict[str, Any], rows: list[Row], traces: Any = None) -> Any:
+    """A stored benchmark's rows as its report reads them: a judged one's with what its judge section needs.
+
+    A benchmark whose spec scored with ``scorer = "judge"`` comes back as a
+    :class:`~hrbench.stats.agreement.JudgedRows` (its rows, its traces, its reference and the
+    judge's pass mark), so :func:`hrbench.stats.report` adds the judge's agreement with the
+    exact scorer; any other benchmark's rows come back as they are (nothing more is read).
+
+    Args:
+        store: the store holding the benchmark.
+        rec: its record (:meth:`Store.benchmark_get`).
+        rows: its rows.
+        traces: its traces with the replies' text (:meth:`Store.traces_get`); ``None``: read
+            here, and only for a judged benchmark.
+
+    Returns:
+        A :class:`~hrbench.stats.agreement.JudgedRows`, or ``rows``.
+
+    Example:
+        >>> s = Store(":memory:")
+        >>> rows = [Row(cluster="c", item="q1", arm="a", run=1, split="test", correct=True,
+        ...             outcome=None, failure_kind=None)]
+        >>> judged_rows(s, {"id": "b1", "spec": {"params": {"scorer": "exact"}}}, rows) is rows
+        True
+    """
+    from hrbench.stats.agreement import JudgedRows
+
+    params = (rec.get("spec") or {}).get("params") or {}
+    settings = params.get("scorer_settings") or {}
+    if params.get("scorer") != "judge" or not rec.get("reference_hash"):
+        return rows
+    reference = store.reference_get(rec["reference_hash"])
+    if reference is None:
+        return rows
+    mark = settings.get("pass_mark", 7)
+    return JudgedRows(
+        rows=rows,
+        traces=store.traces_get(rec["id"]) if traces is None else traces,
+        reference=reference,
+        pass_mark=mark if isinstance(mark, int) and not isinstance(mark, bool) else 7,
+        scorer_name=str(settings.get("name") or f"judge_{settings.get('kind') or 'correct'}"),
+    )
 
 
 def _flip(c: dict[str, Any]) -> dict[str, Any]:
@@ -169,7 +213,7 @@ def benchmark_view(
 
     rec = _record(store, benchmark_id)
     rows = store.rows_get(benchmark_id)
-    head = _summary(_head(store, rec, len(rows)), running, store)
+    head = _summary(_head(store, rec, len(rows)), running, store, rows)
     out: dict[str, Any] = {
         "benchmark": head,
         "arms": [],
@@ -185,7 +229,8 @@ def benchmark_view(
     if not rows:
         return out
     traces = _price_traces(store, benchmark_id)  # the list price per arm (issue 18)
-    rep = report(rows, level, method, True, traces=traces, warn=False, stop=rec["spec"].get("stop"))  # type: ignore[arg-type]
+    judged = judged_rows(store, rec, rows)  # a judge's benchmark: its agreement section too
+    rep = report(judged, level, method, True, traces=traces, warn=False, stop=rec["spec"].get("stop"))  # type: ignore[arg-type]
     names = [a.arm for a in rep.arms]
     if against is None:
         against = names[0]
@@ -280,8 +325,8 @@ def benchmark_compare(
     for d, adj in zip(diffs, _holm([d["p_value"] for d in diffs]), strict=True):
         d["p_holm"] = adj if len(diffs) > 1 else None
     return {
-        "a": _summary(_head(store, rec_a, len(rows_a)), running, store),
-        "b": _summary(_head(store, rec_b, len(rows_b)), running, store),
+        "a": _summary(_head(store, rec_a, len(rows_a)), running, store, rows_a),
+        "b": _summary(_head(store, rec_b, len(rows_b)), running, store, rows_b),
         "reference_hash": rec_a.get("reference_hash") or "",
         "differences": diffs,
         "only_a": [n for n in arms_a if n not in arms_b],

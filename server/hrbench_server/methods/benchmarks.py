@@ -21,7 +21,8 @@ __all__ = ["judge_client", "register_benchmarks", "require_keys"]
 
 def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, app: App) -> None:
     """Register ``benchmark``, ``evaluate`` and ``benchmark/cancel`` (:mod:`hrbench_server.bench` runs them)."""
-    from hrbench_server.bench import add_import_path, check_resume_only, run_benchmark
+    from hrbench_server.bench import run_benchmark
+    from hrbench_server.bench_spec import add_import_path, check_resume_only
 
     async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
         if args.resume is not None:  # an id prefix or a name too; a spec beside it is refused first

@@ -16,7 +16,7 @@ __all__ = ["register_references"]
 
 def register_references(feature: Callable[[str], Any], app: App) -> None:
     """Register the ``reference/*`` methods."""
-    from hrbench_server.bench import wire_reference
+    from hrbench_server.bench_spec import wire_reference
 
     async def reference_put(args: p.ReferencePutParams) -> p.ReferenceInfo:
         def put() -> p.ReferenceInfo:

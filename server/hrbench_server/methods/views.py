@@ -103,8 +103,9 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
             rec = app.store.benchmark_get(bench_id) or {}
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
+            judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
             try:
-                out = report_payload(rows, traces=traces, stop=rec.get("spec", {}).get("stop"), **settings)
+                out = report_payload(judged, traces=traces, stop=rec.get("spec", {}).get("stop"), **settings)
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one
@@ -156,6 +157,7 @@ def _register_browse(feature: Callable[[str], Any], app: App) -> None:
             disagree=a.disagree,
             offset=a.offset,
             limit=a.limit,
+            cancelled=a.cancelled,
         ),
     )
     _browse(

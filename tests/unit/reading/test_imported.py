@@ -189,9 +189,11 @@ def test_promptfoo_version_ids_and_vars_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"results.version 2; this reader knows results.version 3"):
         read_imported(tmp_path / "v2.json", "promptfoo")
     with pytest.raises(
-        ConfigError, match="id_field: result 0 of .* has no such variable; its vars: country, expected, id"
+        ConfigError,
+        match=r"^id_var: results.results\[0\] \(test 0\) of .* has no variable 'qid'; "
+        r"its vars: country, expected, id \(got 'qid'\)$",
     ):
-        read_imported(PROMPTFOO, "promptfoo", id_field="qid")
+        read_imported(PROMPTFOO, "promptfoo", id_var="qid")
     data = json.loads(PROMPTFOO.read_text())
     data["results"]["results"][4]["vars"] = {**data["results"]["results"][4]["vars"], "country": "Spain"}
     (tmp_path / "dup.json").write_text(json.dumps(data))
@@ -220,3 +222,92 @@ def test_spec_arms_and_references_read_the_formats() -> None:
         build_arm({"kind": "outputs", "name": "x", "path": "/nonexistent/log.json", "format": "inspect"})
     with pytest.raises(ConfigError, match="expected one of"):
         build_arm({"kind": "outputs", "name": "x", "path": str(JSON), "format": "inspectt"})
+
+
+def _renamed(tmp_path: Path, drop: int | None = None) -> Path:
+    """The promptfoo fixture with each test's id under `question_id`; result ``drop`` without it."""
+    data = json.loads(PROMPTFOO.read_text())
+    for n, r in enumerate(data["results"]["results"]):
+        for where in (r["vars"], r["testCase"]["vars"]):
+            qid = where.pop("id")
+            if n != drop:
+                where["question_id"] = qid
+    path = tmp_path / ("renamed.json" if drop is None else "dropped.json")
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_promptfoo_ids_come_from_the_variable_id_var_names(tmp_path: Path) -> None:
+    renamed = _renamed(tmp_path)
+    bad = "echo-bad | capital: {{country}}"
+    ref_spec = {"path": str(renamed), "format": "promptfoo", "id_var": "question_id"}
+    arm_spec = {"kind": "outputs", "name": "bad", "path": str(renamed), "format": "promptfoo"}
+    arm_spec |= {"source_arm": bad, "id_var": "question_id"}
+    assert msgspec.convert(ref_spec, p.ReferenceSpec).id_var == "question_id"  # the daemon's decoder
+    assert msgspec.convert(arm_spec, p.OutputsArmSpec).id_var == "question_id"
+    ref = build_reference(ref_spec)
+    assert ref.ids == ["q1", "q2"] and ref.labels == {"q1": "Paris", "q2": "Lima"}
+    got = _bench(build_arm(arm_spec), ref, runs=2)
+    # the same runs as the file whose variable is `id` (test_promptfoo_one_arm_per_provider_...)
+    assert [(r.item, r.run, r.correct, r.failure_kind) for r in got.rows] == [
+        ("q1", 1, True, None), ("q1", 2, False, "error"), ("q2", 1, False, "wrong"), ("q2", 2, True, None),
+    ]  # fmt: skip
+    # an arm's id_field is read as its id_var (as before id_var), unless the two differ
+    legacy = {**arm_spec, "id_field": "question_id"}
+    del legacy["id_var"]
+    assert build_arm(legacy).settings["outputs"] == build_arm(arm_spec).settings["outputs"]
+    with pytest.raises(ConfigError, match="^arm.id_field: and id_var 'question_id' name two id variables"):
+        build_arm({**arm_spec, "id_field": "id"})
+    # the default is `id`, which this file's tests lack: refused, naming the field and its value
+    with pytest.raises(
+        ConfigError, match=r"^reference.id_var: results.results\[0\] \(test 0\) .* no variable 'id'"
+    ):
+        build_reference({"path": str(renamed), "format": "promptfoo"})
+
+
+def test_a_result_without_the_id_var_variable_is_refused_naming_it(tmp_path: Path) -> None:
+    dropped = _renamed(tmp_path, drop=3)
+    with pytest.raises(ConfigError) as err:
+        build_reference({"path": str(dropped), "format": "promptfoo", "id_var": "question_id"})
+    assert err.value.field == "reference.id_var"
+    assert str(err.value) == (
+        f"reference.id_var: results.results[3] (test 1) of {dropped} has no variable 'question_id'; "
+        "its vars: country, expected (got 'question_id')"
+    )
+    arm = {
+        "kind": "outputs",
+        "name": "x",
+        "path": str(dropped),
+        "format": "promptfoo",
+        "id_var": "question_id",
+    }
+    with pytest.raises(ConfigError, match=r"^arm.id_var: results.results\[3\] \(test 1\)"):
+        build_arm({**arm, "source_arm": "echo-bad | capital: {{country}}"})
+    data = json.loads(dropped.read_text())
+    data["results"]["results"][3]["vars"]["question_id"] = ""
+    (tmp_path / "empty.json").write_text(json.dumps(data))
+    with pytest.raises(
+        ConfigError, match=r"^id_var: results.results\[3\] .*: its variable holds '', not an id"
+    ):
+        read_imported(tmp_path / "empty.json", "promptfoo", id_var="question_id")
+
+
+def test_id_var_is_refused_where_no_promptfoo_variable_is_read() -> None:
+    with pytest.raises(
+        ConfigError, match="^reference.id_var: names a promptfoo test variable; the items of inspect results"
+    ):
+        build_reference({"path": str(JSON), "format": "inspect", "id_var": "question_id"})
+    with pytest.raises(
+        ConfigError, match="^reference.id_var: names a promptfoo test variable; this reference's"
+    ):
+        build_reference({"path": str(LMEVAL), "format": "rows", "id_var": "question_id"})
+    with pytest.raises(ConfigError, match="^reference.id_var: reads a promptfoo results file: give `path`"):
+        build_reference({"items": {"q1": "a"}, "id_var": "question_id"})
+    with pytest.raises(
+        ConfigError, match='^arm.id_var: names a promptfoo test variable: give format = "promptfoo"'
+    ):
+        build_arm({"kind": "outputs", "name": "x", "outputs": {"q1": "a"}, "id_var": "question_id"})
+    with pytest.raises(
+        ConfigError, match="^arm.id_var: names a promptfoo test variable; the items of lm-eval results"
+    ):
+        build_arm({"kind": "outputs", "name": "x", "path": str(LMEVAL), "format": "lm-eval", "id_var": "q"})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -135,12 +136,12 @@ def test_a_resume_continues_the_same_order_and_e_process() -> None:
             warnings.simplefilter("ignore")
             return hb.benchmark(arms, ref, runs=5, stop=stop, **kw)
 
-    whole = run(StopWhenSure(seed=5))
-    part = run(StopWhenSure(seed=5, max_clusters=2))
+    whole = run(StopWhenSure(seed=5, method="exact"))
+    part = run(StopWhenSure(seed=5, method="exact", max_clusters=2))
     assert part.stop is not None and whole.stop is not None
     assert (part.stop.reason, part.stop.clusters) == ("max_clusters", 2)
     assert whole.stop.clusters > 2  # the first part alone was not enough to decide
-    rest = run(part.stop.resume(StopWhenSure(seed=5)), done=part.as_done())
+    rest = run(part.stop.resume(StopWhenSure(seed=5, method="exact")), done=part.as_done())
     assert rest.stop is not None
     assert rest.stop.order == part.stop.order == whole.stop.order
     assert (rest.stop.reason, rest.stop.clusters) == (whole.stop.reason, whole.stop.clusters)
@@ -194,9 +195,51 @@ def test_a_rule_that_cannot_decide_on_so_few_clusters_is_warned_before_it_runs()
     with pytest.warns(
         StopUndecidableWarning, match=r"at most 6 cluster\(s\) and its exact test needs at least 10"
     ) as got:
-        bench = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1))
+        bench = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1, method="exact"))
     assert 'method="symmetric"' in str(got[0].message)
     assert bench.stop is not None and bench.stop.reason == "max_clusters" and bench.stop.clusters == 6
     with warnings.catch_warnings():
         warnings.simplefilter("error", StopUndecidableWarning)  # 5 clusters are enough for symmetric
         hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1, method="symmetric"))
+        # the default chooses the asymptotic test on so few clusters: it can decide, and does
+        auto = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1))
+    assert auto.stop is not None and auto.stop.summary["method"] == "asymptotic"
+    assert auto.stop.reason == "decided" and auto.stop.winner == "all" and auto.stop.clusters < 6
+    # a symmetric test that the default would choose warns as the exact one does, when capped
+    with pytest.warns(StopUndecidableWarning, match=r"its symmetric test needs at least 5"):
+        hb.benchmark(
+            arms, _reference(40, 3), runs=5, stop=StopWhenSure(seed=1, method="symmetric", max_clusters=4)
+        )
+
+
+@pytest.mark.parametrize("keep_rows", [True, False])
+def test_the_printout_counts_the_items_and_clusters_reported_and_says_how_many_runs_were_cancelled(
+    srv: LoopbackServer, keep_rows: bool
+) -> None:
+    seen: list[hb.Row] = []
+    bench = _run(
+        _client(srv),
+        StopWhenSure(seed=7),
+        keep_rows=keep_rows,
+        on_row=lambda seq, row, trace: seen.append(row),
+    )
+    rows = bench.rows if keep_rows else seen
+    assert len(rows) == len(seen)  # the running count (keep_rows=False) saw every row kept ones did
+    rec = bench.stop
+    assert rec is not None and rec.reason == "decided" and rec.unreported_rows > 0
+    shown = [r for r in rows if r.reportable]
+    hidden = [r for r in rows if not r.reportable]
+    assert len(hidden) == rec.unreported_rows
+    head = str(bench).splitlines()[0]
+    got = re.fullmatch(
+        r"<hr_bench> 2 arm\(s\) x (\d+) item\(s\) in (\d+) cluster\(s\) x 5 run\(s\); split test; "
+        r"scorer exact_normalised; (\d+) more run\(s\) of clusters cancelled at the stop are kept, not reported",
+        head,
+    )
+    assert got is not None, head
+    n_items, n_clusters, n_cancelled = map(int, got.groups())
+    assert n_items == len({r.item for r in shown}) == rec.clusters * 2
+    assert n_clusters == len({r.cluster for r in shown}) == rec.clusters
+    assert n_cancelled == len(hidden)
+    # the table's runs are the reported items' runs: items x runs per arm
+    assert all(s["runs"] == n_items * 5 for s in bench.summary())

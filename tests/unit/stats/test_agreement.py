@@ -127,3 +127,38 @@ def test_against_another_benchmark_pairs_rows_and_leaves_out_what_cannot_be_comp
 def test_a_bad_level_is_named() -> None:
     with pytest.raises(hb.ConfigError, match="^level: "):
         judge_agreement([_row("q1", 1, True, "correct")], against=[], level=1.5)
+
+
+def test_a_stored_judged_benchmark_is_read_at_its_judges_pass_mark() -> None:
+    """The daemon's report and ``hrb view`` read a stored benchmark: rows, traces, reference, spec."""
+    from hrbench.results.browse import judged_rows
+    from hrbench.store import Store
+
+    grades = {"Paris": "899", "lima.": "999", "Lyon": "222", "Suva": "999", "Tokyo": "889", "Mombasa": "333"}
+
+    def rubric(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        graded = re.search(r"Answer to grade: (.*)", messages[-1]["content"])
+        assert graded is not None
+        return grades[graded.group(1)][params["draw_index"] - 1]
+
+    judge = hb.judge_scorer(hb.MockClient(rubric), kind="rubric", judge_runs=3, pass_mark=9)
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", hb.FewRunsWarning)
+        b = hb.benchmark(arm, hb.Reference(items=COUNTRIES, labels=LABELS), client=hb.MockClient(_arm_reply),
+                         scorer=judge, runs=1)  # fmt: skip
+    store = Store(":memory:")
+    settings = {"kind": "rubric", "judge_runs": 3, "pass_mark": 9, "client": {"kind": "mock"}}
+    store.benchmark_put(
+        "b1", {"params": {"scorer": "judge", "scorer_settings": settings}}, store.reference_put(b.reference)
+    )
+    store.rows_put("b1", list(enumerate(b.rows)), b.traces)
+    rec = store.benchmark_get("b1")
+    assert rec is not None
+    section = hb.report(judged_rows(store, rec, store.rows_get("b1")), descriptive=True, warn=False).judge
+    assert section is not None
+    # at pass mark 9, "8 9 9" (Paris) and "8 8 9" (Tokyo) flip; read at the default 7 neither would
+    assert (section["flipped"], section["n_multi"], section["judge_runs"]) == (2, 6, 3)
+    # right at 9: Paris, lima., Suva (the judge); exact: Paris, Suva, Tokyo
+    assert section["confusion"] == {"both_right": 2, "judge_only": 1, "reference_only": 1, "both_wrong": 2}
+    assert judged_rows(store, {**rec, "spec": {"params": {"scorer": "exact"}}}, b.rows) is b.rows

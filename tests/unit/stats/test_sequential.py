@@ -39,7 +39,7 @@ def _by_hand_rho(n_clusters: int, pairs: int = 1, alpha: float = 0.05) -> float:
 def test_log_e_is_the_normal_mixture_of_the_weighted_cluster_differences_by_hand():
     # clusters of 1 and 3 items (mean size 2: weights 0.5 and 1.5), then of 2 and 2 (weights 1)
     sizes = {"k1": 1, "k2": 3, "k3": 2, "k4": 2}
-    test = StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], sizes)
+    test = StopWhenSure(pairs=[("a", "b")], method="exact").start(["a", "b"], sizes)
     rho = _by_hand_rho(4)
     assert test.p.rho == pytest.approx(rho, rel=1e-12)
     commits = [
@@ -313,7 +313,8 @@ def test_the_symmetric_e_value_is_the_mixture_of_cosh_bets_and_at_least_the_exac
 
     sizes = dict.fromkeys(["k1", "k2", "k3", "k4"], 2)
     rule = StopWhenSure(method="symmetric", pairs=[("a", "b")])
-    test, exact = rule.start(["a", "b"], sizes), StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], sizes)
+    exact = StopWhenSure(pairs=[("a", "b")], method="exact").start(["a", "b"], sizes)
+    test = rule.start(["a", "b"], sizes)
     rho = _by_hand_rho(4)
     xs: list[float] = []
     for c, (ya, yb) in zip(
@@ -345,3 +346,88 @@ def test_the_symmetric_e_value_is_the_mixture_of_cosh_bets_and_at_least_the_exac
         assert got == pytest.approx(by_hand, rel=0.02)  # close to the continuous normal mixture
         assert got >= exact.summary()["pairs"][0]["e_value"]
     assert xs == pytest.approx([0.4, -0.1, 0.3])
+
+
+def _symmetric_log_e_by_hand(xs: list[float], rho: float, mu: float) -> float:
+    """log of the 80-node mixture of prod exp(l (x - mu)) / cosh(l (x - mu)), every weight 1."""
+    from scipy.special import logsumexp
+
+    nodes, weights = np.polynomial.hermite.hermgauss(80)
+    lam = math.sqrt(2 / rho) * nodes
+    terms = [sum(math.log(2.0) - float(np.logaddexp(0.0, -2 * b * (x - mu))) for x in xs) for b in lam]
+    return float(logsumexp(np.array(terms) + np.log(weights / math.sqrt(math.pi))))
+
+
+def test_the_symmetric_confidence_sequence_inverts_its_own_e_process_and_excludes_0_once_decided():
+    ids = [f"c{i}" for i in range(40)]
+    rule = StopWhenSure(method="symmetric", pairs=[("new", "base")], seed=2)
+    test = rule.start(["new", "base"], dict.fromkeys(ids, 10))
+    rng = np.random.default_rng(11)
+    xs: list[float] = []
+    for c in rule.order(ids):
+        means = _noisy(rng, c, {"new": 0.75, "base": 0.55})
+        test.commit(c, means)
+        xs.append(float(np.mean(list(means["new"].values())) - np.mean(list(means["base"].values()))))
+        if test.stopped:
+            break
+    pair = test.summary()["pairs"][0]
+    assert test.stopped == "decided" and pair["decided"] == "new"
+    assert 0 < pair["cs_low"] < pair["diff"] < pair["cs_high"]  # a decided pair's sequence excludes 0
+    c = test.p.log_threshold
+    # each end is where the e-process against that difference reaches the threshold, by hand
+    for end, inside in ((pair["cs_low"], pair["cs_low"] + 1e-3), (pair["cs_high"], pair["cs_high"] - 1e-3)):
+        assert _symmetric_log_e_by_hand(xs, test.p.rho, end) == pytest.approx(c, abs=1e-3)
+        assert _symmetric_log_e_by_hand(xs, test.p.rho, inside) < c
+    assert _symmetric_log_e_by_hand(xs, test.p.rho, 0.0) >= c
+    # the exact method's sequence on the same clusters is another one: this is not it
+    exact = StopWhenSure(method="exact", pairs=[("new", "base")], seed=2).start(
+        ["new", "base"], dict.fromkeys(ids, 10)
+    )
+    exact.acc = {k: v.copy() for k, v in test.acc.items() if k not in ("lk", "hx", "hw")}
+    from hrbench.stats import _sequential_math as sm
+
+    lo_exact, _ = sm.cs(exact.acc, exact.p)
+    assert abs(float(lo_exact[0]) - pair["cs_low"]) > 1e-3
+
+
+def test_the_default_chooses_the_symmetric_test_on_many_planned_clusters_and_the_asymptotic_on_few():
+    many = StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], {f"c{i}": 5 for i in range(40)})
+    few = StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], {f"c{i}": 5 for i in range(20)})
+    assert (many.p.method, few.p.method) == ("symmetric", "asymptotic")
+    assert many.summary()["method"] == "symmetric" and many.summary()["method_asked"] == "auto"
+    # with a plan, its clusters decide: 13 or more for one pair at 0.05 (2.5 times the 5 it needs)
+    plan = hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
+    rule = StopWhenSure(pairs=[("a", "b")], plan=plan)
+    assert plan.n_clusters >= 13 and rule.resolved_method(1, 1000) == "symmetric"
+    # three pairs at 0.05: the symmetric test needs 6 clusters, so 15 planned
+    assert StopWhenSure(max_clusters=28).resolved_method(3, 100) == "asymptotic"
+    assert StopWhenSure(max_clusters=30).resolved_method(3, 100) == "symmetric"
+    assert StopWhenSure(method="exact").resolved_method(1, 4) == "exact"
+    # the choice is stored with the state: a resume under another max_clusters keeps it
+    part = StopWhenSure(pairs=[("a", "b")], max_clusters=4).start(["a", "b"], {f"c{i}": 5 for i in range(40)})
+    assert part.p.method == "asymptotic"
+    state = json.loads(json.dumps(part.state()))
+    back = SequentialTest.from_state(StopWhenSure(pairs=[("a", "b")]), state)
+    assert back.p.method == "asymptotic"
+    with pytest.raises(ConfigError, match="state"):
+        SequentialTest.from_state(StopWhenSure(pairs=[("a", "b")]), {**state, "method": "magic"})
+
+
+def test_states_saved_before_the_symmetric_history_and_the_disagreement_count_still_resume():
+    ids = [f"c{i}" for i in range(30)]
+    rule = StopWhenSure(method="symmetric", pairs=[("a", "b")], seed=4)
+    test = rule.start(["a", "b"], dict.fromkeys(ids, 10))
+    rng = np.random.default_rng(5)
+    for c in rule.order(ids)[:8]:
+        test.commit(c, _noisy(rng, c, {"a": 0.7, "b": 0.6}))
+    state = json.loads(json.dumps(test.state()))
+    old = {**state, "acc": {k: v for k, v in state["acc"].items() if k not in ("hx", "hw", "nz")}}
+    old.pop("method")
+    back = SequentialTest.from_state(rule, old)
+    assert back.summary()["pairs"][0]["e_value"] == pytest.approx(test.summary()["pairs"][0]["e_value"])
+    assert back.acc["nz"].tolist() == back.acc["t"].tolist()  # every cluster counted, as before
+    lo, hi = back.summary()["pairs"][0]["cs_low"], back.summary()["pairs"][0]["cs_high"]
+    assert lo < back.summary()["pairs"][0]["diff"] < hi  # the exact method's sequence, as it was then
+    nxt = rule.order(ids)[8]
+    back.commit(nxt, _noisy(rng, nxt, {"a": 0.7, "b": 0.6}))  # and it continues
+    assert len(back.committed) == 9

@@ -491,3 +491,63 @@ def test_power_simulates_only_with_few_clusters_and_a_known_accuracy():
     d = Design("pilot", (10,) * 6, 5, 0.7, diff=0.15)
     plan = power(0.15, bench=arm_rows(d, np.random.default_rng(4)), n_items=30)
     assert plan.n_clusters == 3 and "power simulated for 3 clusters" in plan.source
+
+
+def test_a_paired_interval_that_does_not_nest_is_the_midpoint_of_its_hull_and_its_intersection():
+    """2 clusters: the raw MOVER limits need not nest as the level changes (the two directions'
+    correlation is +1 or -1 by construction). The hull over lower levels alone covered 0.969 of
+    2x20x5 benchmarks (over the band) and the intersection with higher levels 0.933; the
+    interval is their midpoint, which nests, and is the raw one wherever the raw ones nest."""
+    from hrbench.stats import _nesting
+    from hrbench.stats._wilson import _ALPHAS, _Bound
+    from hrbench.stats.intervals import _Discordance, design_df
+
+    d2 = Design("2x20x5", (20,) * 2, 5, 0.7, diff=0.15)
+    sim = simulate(d2, 400, np.random.default_rng(3))
+    g, total = d2.cluster, float(d2.n_items * d2.runs)
+    moved = 0
+    for s in range(400):
+        d = sim.ya[s] - sim.yb[s]
+        if not np.any(d):
+            continue
+        parts = _Discordance(
+            np.maximum(d, 0.0), np.maximum(-d, 0.0), g, 2, _Bound(design_df(d, g, 2), 1, total)
+        )
+        lo_g, hi_g = parts.raw(_ALPHAS)
+        k = int(np.searchsorted(_ALPHAS, 0.05, side="right"))
+        lo, hi = parts.raw(np.array([0.05]))
+        hull = (min(lo[0], lo_g[k:].min()), max(hi[0], hi_g[k:].max()))
+        inter = (max(lo[0], lo_g[:k].max()), min(hi[0], hi_g[:k].min()))
+        iv = difference_interval(sim.ya[s], sim.yb[s], g, 2, 0.95, total)
+        assert iv.low == pytest.approx((hull[0] + inter[0]) / 2, abs=1e-12)
+        assert iv.high == pytest.approx((hull[1] + inter[1]) / 2, abs=1e-12)
+        eps = 1e-12
+        assert (
+            hull[0] - eps
+            <= iv.low
+            <= inter[0] + eps
+            <= inter[1] + 2 * eps
+            <= iv.high + 3 * eps
+            <= hull[1] + 4 * eps
+        )
+        moved += hull != inter
+        # the p-value inverts the interval it gives
+        if iv.p_value < 1.0:
+            at_p = difference_interval(sim.ya[s], sim.yb[s], g, 2, 1 - iv.p_value * 1.001, total)
+            assert at_p.low > -1e-9 or at_p.high < 1e-9
+    assert moved > 20  # the raw intervals failed to nest on many of them: the rule is exercised
+    # where the raw intervals nest (many clusters) the interval is the raw one
+    d40 = Design("40x5x5", (5,) * 40, 5, 0.7, diff=0.05)
+    many = simulate(d40, 50, np.random.default_rng(4))
+    for s in range(50):
+        d = many.ya[s] - many.yb[s]
+        parts = _Discordance(
+            np.maximum(d, 0.0),
+            np.maximum(-d, 0.0),
+            d40.cluster,
+            40,
+            _Bound(design_df(d, d40.cluster, 40), 39, 1000.0),
+        )
+        lo, hi = parts.raw(np.array([0.05]))
+        low, high, _ = _nesting.nested(0.05, parts.raw)
+        assert (low, high) == pytest.approx((float(lo[0]), float(hi[0])), abs=1e-12)

@@ -293,15 +293,29 @@ def _add_ref(sub: Any) -> None:
     r = sub.add_parser("ref", help="stored references")
     rs = r.add_subparsers(dest="ref_cmd", required=True)
     rp = rs.add_parser(
-        "put", help="store a reference file (JSON lines of {id, item, label, cluster, split}, or TOML)"
+        "put",
+        help="store a reference file (JSON lines of {id, item, label, cluster, split}, another "
+        "tool's results, or TOML)",
     )
     rp.add_argument("name", help="the name to store it under")
-    rp.add_argument("file", help="the reference file (JSON lines, SQuAD JSON or TOML)")
+    rp.add_argument(
+        "file",
+        help="the reference file (JSON lines, SQuAD JSON, TAT-QA JSON, an Inspect log, lm-eval "
+        "samples, promptfoo results, or TOML)",
+    )
     rp.add_argument(
         "--format",
-        choices=["rows", "squad"],
+        choices=["rows", "squad", "tatqa", "inspect", "lm-eval", "promptfoo"],
         default="rows",
-        help="rows (JSON lines; default) or squad (SQuAD JSON)",
+        help="rows (JSON lines; default), squad (SQuAD JSON), tatqa (a TAT-QA dataset file), "
+        "inspect (an Inspect eval log, .json or .eval), lm-eval (an lm-eval samples_*.jsonl) or "
+        "promptfoo (promptfoo's results JSON): the items and labels of the file, as a spec's "
+        "[reference] format reads it",
+    )
+    rp.add_argument(
+        "--id-var",
+        metavar="VAR",
+        help="with --format promptfoo: the test variable holding each item's id (default id)",
     )
     rg = rs.add_parser("get", help="a stored reference by name or hash")
     rg.add_argument("name", help="the reference's name, or its hash (8+ characters of it)")

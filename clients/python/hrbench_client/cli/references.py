@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from hrbench_client.cli._common import _client, _err, _out
+from hrbench_client.cli._common import _client, _err, _fail_usage, _out
 from hrbench_client.cli.exit_codes import EXIT_OK
 from hrbench_client.cli.spec_files import _load_toml, _resolve
 
@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 
 def cmd_ref(args: argparse.Namespace) -> int:
+    if getattr(args, "id_var", None) is not None and args.file.endswith(".toml"):
+        _fail_usage("--id-var is for a results file; in a TOML file give id_var in [reference]")
     with _client(args) as hb:
         if args.ref_cmd == "put":
             path = os.path.abspath(args.file)
@@ -24,6 +26,8 @@ def cmd_ref(args: argparse.Namespace) -> int:
                     ref["path"] = _resolve(base, ref["path"])
             else:
                 ref = {"path": path, "format": args.format}
+                if args.id_var is not None:
+                    ref["id_var"] = args.id_var  # the daemon refuses it for a format but promptfoo
             info = hb.references.put(ref, args.name)
             _out(info)
             if info.replaced:  # newcomer finding 18: rebinding a name was silent

@@ -88,8 +88,8 @@ def add_stop_flags(b: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--stop-method",
-        choices=["exact", "symmetric", "asymptotic", "strict"],
-        help="the sequential test (default exact)",
+        choices=["auto", "exact", "symmetric", "asymptotic", "strict"],
+        help="the sequential test (default auto: symmetric when the plan needs 13 or more clusters, else asymptotic)",
     )
     g.add_argument(
         "--stop-seed", type=_whole(0), metavar="N", help="the seed of the clusters' order (default 0)"

@@ -299,7 +299,7 @@ class Client:
         return self.call("benchmark/view", params, p.BenchmarkViewResult)
 
     def matrix(self, benchmark_id: str, **filters: Any) -> p.BenchmarkMatrixResult:
-        """The item x arm matrix (``cluster``, ``failure_kind``, ``split``, ``disagree``, paging)."""
+        """The item x arm matrix, filtered and paged: the fields of ``BenchmarkMatrixParams``."""
         return self.call("benchmark/matrix", {"id": benchmark_id, **filters}, p.BenchmarkMatrixResult)
 
     def cell(self, benchmark_id: str, item: str, arm: str) -> p.BenchmarkCellResult:

@@ -131,7 +131,9 @@ class BenchmarkMatrixParams(_Spec):
     """Params of ``benchmark/matrix``: the item x arm matrix, filtered and paged.
 
     ``disagree`` keeps the items where the arms' mean correctness over runs differs;
-    ``failure_kind`` those where some run failed with that kind.
+    ``failure_kind`` those where some run failed with that kind. Of a benchmark that stopped
+    when sure, only the items its report counts are shown unless ``cancelled`` keeps the items
+    of the clusters cancelled at the stop too (their runs are kept and paid, not reported).
     """
 
     id: str
@@ -141,6 +143,7 @@ class BenchmarkMatrixParams(_Spec):
     disagree: bool = False
     offset: Annotated[int, Meta(ge=0)] = 0
     limit: Annotated[int, Meta(ge=0)] | None = None
+    cancelled: bool = False
 
 
 class MatrixCell(Struct, kw_only=True):
@@ -152,22 +155,33 @@ class MatrixCell(Struct, kw_only=True):
 
 
 class MatrixItem(Struct, kw_only=True):
-    """One item's line of the matrix; ``cells`` align with the result's ``arms`` (``None``: not run)."""
+    """One item's line of the matrix; ``cells`` align with the result's ``arms`` (``None``: not run).
+
+    ``reported`` is ``False`` only for an item of a cluster cancelled at a stop (shown when
+    asked for with ``cancelled``): its runs are not in the report.
+    """
 
     item: str
     cluster: str
     split: str
     disagree: bool
     cells: list[MatrixCell | None]
+    reported: bool = True
 
 
 class BenchmarkMatrixResult(Struct, kw_only=True):
-    """The matrix page, ``n_items`` matching of ``n_items_total``, and the filters' choices."""
+    """The matrix page, ``n_items`` matching of ``n_items_total``, and the filters' choices.
+
+    ``n_items_cancelled``: of a benchmark that stopped when sure, the items of the clusters
+    cancelled at the stop, left out (not in ``n_items_total``) unless asked for with
+    ``cancelled``; 0 otherwise.
+    """
 
     arms: list[str]
     items: list[MatrixItem]
     n_items: int
     n_items_total: int
+    n_items_cancelled: int = 0
     clusters: list[str]
     splits: list[str]
     failure_kinds: list[str]

@@ -76,7 +76,8 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     (``hrbench.reading.tatqa_outputs``, prediction and ``pred_scale`` kept). Another tool's
     results are read with ``format`` ``"inspect"`` (an Inspect eval log, ``.json`` or ``.eval``),
     ``"lm-eval"`` (an lm-eval ``samples_*.jsonl``) or ``"promptfoo"`` (promptfoo's results JSON,
-    the item id from the test variable ``id_field``, default ``id``); ``source_arm`` picks one
+    the item id from the test variable ``id_var`` names, default ``id``; ``id_field`` is read
+    the same way); ``source_arm`` picks one
     of the file's arms when it holds several (lm-eval: a filter; promptfoo: ``PROVIDER | PROMPT``).
 
     Every run must have an output: an id that matches no item of the reference, an item run
@@ -94,6 +95,7 @@ class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
     format: Literal["outputs", "tatqa", "inspect", "lm-eval", "promptfoo"] = "outputs"
     missing: Literal["refuse", "error"] = "refuse"
     source_arm: str | None = None
+    id_var: Annotated[str, Meta(min_length=1)] | None = None
 
 
 class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
@@ -253,7 +255,8 @@ class ReferenceSpec(_Spec):
     under the rule above, as ``hrb ref get`` prints it), ``"squad"`` (SQuAD-style JSON/JSONL,
     read by ``hrbench.reading.qa_reference``) or ``"tatqa"`` (a TAT-QA dataset file, read by
     ``hrbench.reading.tatqa_reference``), or another tool's results: ``"inspect"``, ``"lm-eval"``
-    or ``"promptfoo"`` (the items and targets of the file an outputs arm of that format reads);
+    or ``"promptfoo"`` (the items and targets of the file an outputs arm of that format reads;
+    promptfoo's item ids from the test variable ``id_var`` names, default ``id``);
     ``limit`` keeps the first items of a file. ``ids``
     keeps only the listed item ids; ``ids_from`` keeps only the ids found in a JSON lines file
     (under ``id_field``), e.g. the questions a run of predictions answered, so arms are compared
@@ -270,6 +273,7 @@ class ReferenceSpec(_Spec):
     ids: list[ItemId] | None = None
     ids_from: str | None = None
     id_field: str = "id"
+    id_var: Annotated[str, Meta(min_length=1)] | None = None
 
 
 class GovernorSpec(_Spec):

@@ -50,6 +50,6 @@ class StopSpec(_Spec):
     plan: StopPlanSpec | None = None
     max_clusters: Annotated[int, Meta(ge=1)] | None = None
     min_clusters: Annotated[int, Meta(ge=1)] = 2
-    method: Literal["exact", "symmetric", "asymptotic", "strict"] = "exact"
+    method: Literal["auto", "exact", "symmetric", "asymptotic", "strict"] = "auto"
     seed: int = 0
     best_arm: bool = False

@@ -205,7 +205,9 @@ class BenchmarkListing(Struct, kw_only=True):
     the daemon was stopped while it ran). ``rows`` are stored,
     ``total`` expected; ``accuracy`` per arm, ``best_arm``/``best_accuracy`` come from the stored
     summary (empty/``None`` until the benchmark ends). ``n_items`` and ``runs`` come from the
-    spec. ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` (requests sent, retries included;
+    spec, but for a benchmark run with a stop rule (stop when sure) ``n_items`` counts the items
+    reported (those of the clusters it committed, as its report counts them) and ``n_items_of``
+    the items a full run has (``None`` without a stop rule). ``created`` is ISO 8601 UTC. ``usd`` and ``calls`` (requests sent, retries included;
     an attempt that could not connect is none) are the governor's use as stored
     (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
     before the first call; ``usd`` ``None`` too when a model had no price, as in the report,
@@ -229,6 +231,7 @@ class BenchmarkListing(Struct, kw_only=True):
     total: int | None = None
     accuracy: dict[str, float | None] = field(default_factory=dict)
     n_items: int | None = None
+    n_items_of: int | None = None
     runs: int | None = None
     best_arm: str | None = None
     best_accuracy: float | None = None

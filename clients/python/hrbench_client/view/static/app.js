@@ -81,6 +81,10 @@ function spend(b) {
   return fmtUsd(b.usd) + (b.max_usd === null || b.max_usd === undefined ? "" : ` of $${b.max_usd.toFixed(2)}`);
 }
 
+// a benchmark's items: of one that stopped when sure, the items reported of those a full run has
+const itemsText = (b, none) => (b.n_items === null || b.n_items === undefined ? none
+  : b.n_items_of === null || b.n_items_of === undefined ? String(b.n_items) : `${b.n_items} of ${b.n_items_of}`);
+
 function statusBadge(b) {
   const badge = h("span", { class: `badge ${b.status}`, "data-k": "status" }, b.status);
   if (b.status !== "running" || !b.total) return badge;
@@ -223,7 +227,7 @@ async function listPage() {
       h("td", { class: "nowrap" }, (b.created || "").replace("T", " ").replace("+00:00", "Z")),
       h("td", {}, statusBadge(b)),
       h("td", {}, b.arms.join(", ")),
-      h("td", { class: "num" }, b.n_items ?? "-"),
+      h("td", { class: "num", "data-k": "n_items" }, itemsText(b, "-")),
       h("td", { class: "num" }, b.runs ?? "-"),
       h("td", { class: "num" }, b.rows),
       h("td", {}, b.best_arm ? `${b.best_arm} (${fmt(b.best_accuracy)})` : "-"))));
@@ -312,6 +316,7 @@ function matrixSection(id, m, cellLink) {
       (!f.failure_kind || it.cells.some((c) => c && c.failure_kinds[f.failure_kind])));
     document.getElementById("matrix-count").textContent = `${kept.length} of ${m.n_items_total} items`;
     document.getElementById("matrix-count").setAttribute("data-n", kept.length);
+    document.getElementById("matrix-count").setAttribute("data-total", m.n_items_total);
     table.replaceChildren(
       h("thead", {}, h("tr", {}, h("th", {}, "item"), h("th", {}, "cluster"), h("th", {}, "split"), m.arms.map((a) => h("th", {}, a)))),
       h("tbody", {}, kept.slice(0, LIMIT).map((it) => h("tr", { "data-item": it.item, "data-disagree": it.disagree },
@@ -325,7 +330,12 @@ function matrixSection(id, m, cellLink) {
   }
   filters.addEventListener("change", apply);
   setTimeout(apply, 0);
-  return [h("h2", { id }, "Items × arms: mean correctness over runs"), filters, table, more];
+  // a benchmark that stopped when sure: the items of the clusters cancelled at the stop are not reported
+  const cut = m.n_items_cancelled
+    ? h("p", { class: "muted", id: "matrix-cancelled", "data-n": m.n_items_cancelled },
+        `${m.n_items_cancelled} item(s) of clusters cancelled at the stop are left out: their runs are kept and paid, not reported.`)
+    : null;
+  return [h("h2", { id }, "Items × arms: mean correctness over runs"), filters, cut, table, more];
 }
 
 // a benchmark run with a stop rule: how it stopped, and the sequential test's own numbers (the
@@ -356,6 +366,16 @@ function stopSection(v) {
       + (s.unreported_rows ? ` ${s.unreported_rows} run(s) of clusters cancelled at the stop are kept, not reportable (${usdText(s.unreported_usd)} USD, counted in the spend).` : "")));
 }
 
+// a benchmark a judge scored: the judge's agreement with the exact scorer on the same rows, and its flips
+function judgeSection(v) {
+  const j = v.report && v.report.judge;
+  if (!j) return null;
+  const c = j.confusion, flips = j.n_multi ? `; ${j.flipped} of ${j.n_multi} rows judged ${j.judge_runs} times flipped between draws (${fmt(j.flip_rate)})` : "";
+  return h("div", { class: "banner", id: "judge-agreement", "data-agree": j.agree, "data-n": j.n },
+    h("b", {}, "Judge agreement: "), `agrees with ${j.reference} on ${j.agree} of ${j.n} rows, ${fmt(j.rate)}${j.ci_low == null ? "" : " " + interval(j.ci_low, j.ci_high)}; `
+      + `both right ${c.both_right}, judge only ${c.judge_only}, ${j.reference} only ${c.reference_only}, both wrong ${c.both_wrong}${flips}.`);
+}
+
 function renderBenchmark(v, m, others, onAgainst) {
   const b = v.benchmark;
   const crumbs = STATIC ? `benchmark ${b.id}` : [h("a", { href: "/" }, "benchmarks"), ` / ${b.name || b.id}`];
@@ -371,11 +391,15 @@ function renderBenchmark(v, m, others, onAgainst) {
   page(b.name || b.id, crumbs,
     h("h1", { id: "title" }, b.name || b.id),
     h("p", { class: "muted" }, `${b.id} · created ${(b.created || "").replace("T", " ")} · `, statusBadge(b),
-      ` · ${b.arms.length} arm(s) × ${b.n_items ?? "?"} item(s) × ${b.runs ?? "?"} run(s) · reference ${b.reference_hash.slice(0, 12)}`),
+      " · ", h("span", { id: "shape", "data-arms": b.arms.length, "data-items": b.n_items ?? "", "data-items-of": b.n_items_of ?? "",
+        title: b.n_items_of == null ? null : "the items reported (those of the clusters run to the stop), of the items a full run has" },
+        `${b.arms.length} arm(s) × ${itemsText(b, "?")} item(s) × ${b.runs ?? "?"} run(s)`),
+      ` · reference ${b.reference_hash.slice(0, 12)}`),
     !b.stop_note ? null : b.status === "errors"
       ? h("div", { class: "banner", id: "runs-failed" }, h("b", {}, "Runs failed: "), b.stop_note)
       : h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note),
     stopSection(v),
+    judgeSection(v),
     v.descriptive ? h("div", { class: "banner", id: "descriptive" }, h("b", {}, "Descriptive only: "), v.note.replace(/^Descriptive: /, "")) : h("p", { class: "muted" }, v.note),
     h("h2", {}, "Arms"), armTable(v),
     h("h2", {}, "Paired differences against ", against, descriptiveMark(v.descriptive)),

@@ -1,0 +1,320 @@
+"""Where the ``benchmark`` method's rows go: written to the store in batches, then streamed.
+
+:class:`Sink` takes each scored row from the runner (``on_row``), writes the rows to SQLite in
+batches in the daemon's writer thread, and only once a batch committed sends it to the caller
+(``hrbench/rows`` and ``hrbench/progress`` notifications): a row the caller saw is a row saved.
+The rules (batch sizes, when the runner waits, a failing store) are in :mod:`hrbench_server.bench`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+from collections.abc import Awaitable
+from typing import Any
+
+import msgspec
+
+from hrbench.errors import StoreError
+from hrbench.results.records import Row, Step
+from hrbench_client import protocol as p
+from hrbench_server.app import App
+from hrbench_server.framing import wire_id
+from hrbench_server.rpc import HrbenchProtocol, frame_notification
+
+__all__ = ["FLUSH_INTERVAL_S", "MAX_PENDING", "STORE_BATCH", "Sink"]
+
+logger = logging.getLogger("hrbench_server")
+
+STORE_BATCH = 256
+"""Rows written to SQLite per transaction (at most)."""
+
+FLUSH_INTERVAL_S = 0.1
+"""The longest a scored row waits before it is written (seconds)."""
+
+MAX_PENDING = 16 * STORE_BATCH
+"""Rows a benchmark may hold before the runner waits: waiting, being written, or written and not yet
+sent (a runner that never suspends gives no written batch a turn to be sent: they piled up).
+
+A write can take tens of milliseconds when the runner holds the GIL (the writer thread waits up
+to the interpreter's switch interval, 5 ms, each time it needs it back from SQLite): rows are
+kept encoded, ~1 KB each with their trace, so this bounds a benchmark's queue to a few MB."""
+
+_encoder = msgspec.json.Encoder()
+"""The writer thread's encoder (notifications; one batch at a time per sink)."""
+
+_row_encoder = msgspec.json.Encoder()
+"""The event loop's encoder: each row and its trace, as the runner hands them over."""
+
+
+class Sink:
+    """Receives rows from the runner, writes them to the store in batches, then streams them.
+
+    A row is sent to the caller only after the transaction holding it committed: a row the
+    client saw is a row saved (decided, issue 13: after a full disk, rows had reached the
+    client that were never saved). When the store fails (full, deleted, read-only), no later
+    row is written or sent; the benchmark ends with the store's typed error, which says how
+    many scored rows were not saved.
+    """
+
+    def __init__(
+        self,
+        app: App,
+        proto: HrbenchProtocol,
+        msg_id: Any,
+        bench_id: str,
+        total: int,
+        done: int,
+        stream: bool,
+        governor: Any,
+        snapshots: bool = True,
+    ) -> None:
+        self.app, self.proto, self.bench_id = app, proto, bench_id
+        self.msg_id = wire_id(msg_id)  # notifications carry the request's id as it was sent
+        self.total, self.done, self.stream, self.governor = total, done, stream, governor
+        self.snapshots = snapshots
+        """Whether the ledger is written with the rows (a Ray run; else it is kept per call)."""
+        self.rerun: set[tuple[str, str, int]] = set()
+        """``(arm, item, run)`` of stored rows this run makes again (budget stops, on resume)."""
+        self.pending: list[bytes] = []
+        """The waiting rows, each encoded as JSON."""
+        self.pending_seqs: list[int] = []
+        self.pending_traces: list[bytes] = []
+        """Their traces, each as ``"ledger_id":[steps]`` (a member of a JSON object)."""
+        self.pending_rerun = 0  # how many waiting rows replace a stored one (see rerun)
+        self.lock = asyncio.Lock()
+        self.progress_every = max(1, total // 100)
+        self.last_progress = done
+        self.written = 0
+        self.failed: StoreError | None = None
+        self.unsaved = 0
+        self.ledger_written: tuple[int, float, int] | None = None  # the last use submitted
+        self.writing: asyncio.Future[None] | None = None  # the last batch submitted, until it landed
+        self.landing: dict[asyncio.Future[None], int] = {}
+        """Batches written or being written, not yet sent, with their rows: with the waiting rows,
+        at most MAX_PENDING (see on_row); a few batches, so their sum is taken when needed."""
+        self._job: concurrent.futures.Future[list[bytes]] | None = None  # its write (app.row_writer)
+        self._cut = (done, done)  # (done, last_progress) once every batch submitted has landed
+        self._failure_logged = False
+
+    def progress(self) -> None:
+        self.last_progress = self.done
+        self.proto.send_notification(
+            "hrbench/progress",
+            p.ProgressNotification(
+                request_id=self.msg_id,
+                benchmark=self.bench_id,
+                done=self.done,
+                total=self.total,
+                usd=float(self.governor.usd),
+                max_usd=self.governor.max_usd,
+                calls=int(self.governor.calls),
+                max_calls=self.governor.max_calls,
+            ),
+        )
+
+    def on_row(self, seq: int, row: Row, trace: list[Step]) -> Awaitable[None] | None:
+        """Take a scored row; a full batch is written in the background while the runner goes on.
+
+        Returns ``None`` (nothing to wait for: no coroutine is made per row), or what the
+        runner must await: the oldest batch not yet sent when :data:`MAX_PENDING` rows are unsent
+        (a slow disk or a slow reader; memory stays bounded), or the store's error.
+        """
+        enc = _row_encoder.encode
+        self.pending.append(enc(row))
+        self.pending_seqs.append(seq)
+        self.pending_traces.append(b"%s:%s" % (enc(row.ledger_id), enc(trace)))
+        if self.rerun and (row.arm, row.item, row.run) in self.rerun:
+            self.pending_rerun += 1
+        if self.failed is not None:
+            return self.flush()  # raises the store's error
+        if len(self.pending) >= STORE_BATCH:
+            if self.landing and len(self.pending) + sum(self.landing.values()) >= MAX_PENDING:
+                # a runner that never suspends gives no batch a turn to land: its written rows
+                # would pile up as frames, as many as it makes before it suspends
+                return self._behind(next(iter(self.landing)))  # the oldest
+            job = self._job
+            if job is None or job.done():  # (its rows may not have landed: the next batch follows it)
+                self.writing = self._start_flush()
+        return None
+
+    async def _behind(self, writing: asyncio.Future[None]) -> None:
+        await asyncio.shield(writing)  # its error is kept in self.failed
+        if self.failed is not None:
+            await self.flush()
+
+    def _write(
+        self,
+        batch: list[bytes],
+        seqs: list[int],
+        traces: list[bytes],
+        fresh: int,
+        use: tuple[int, float, int] | None,
+        steps: list[int],
+    ) -> list[bytes]:
+        """Write a batch in one transaction (a worker thread); its ``hrbench/rows`` notifications, framed.
+
+        ``batch`` holds the rows' JSON (encoded once, for the store and the wire): one array
+        per ``steps`` entry (how many rows each notification carries, cut where a progress
+        notification falls), which the store keeps joined as the batch's rows. The event loop
+        only queues the frames once the transaction committed.
+
+        A batch after one that failed writes nothing (it may have been handed over before the
+        failure was seen): no row is written or sent after the store failed.
+        """
+        if self.failed is not None:
+            raise self.failed
+        chunks, start = [], 0
+        for n in steps:
+            chunks.append(b"[%s]" % b",".join(batch[start : start + n]))
+            start += n
+        body = chunks[0] if len(chunks) == 1 else b"[%s]" % b",".join(batch)
+        try:
+            self.app.store.row_batch_put(
+                self.bench_id, seqs, body, b"{%s}" % b",".join(traces), ledger=use, fresh=fresh
+            )
+        except StoreError as exc:
+            self.failed = exc
+            raise
+        if not self.stream:
+            return []
+        return [
+            frame_notification(
+                _encoder,
+                "hrbench/rows",
+                # protocol.Row's fields are records.Row's: the rows' JSON goes in as it is
+                p.RowsNotification(request_id=self.msg_id, benchmark=self.bench_id, rows=msgspec.Raw(c)),  # type: ignore[arg-type]
+            )
+            for c in chunks
+        ]
+
+    def _use(self) -> tuple[int, float, int] | None:
+        """The governor's use to keep with the rows, in-flight reservations counted as spent.
+
+        A resume after a crash must not assume the calls in flight were free. ``None`` when
+        the governor keeps its ledger per call (:mod:`hrbench.runner.ledger`).
+        """
+        if not self.snapshots:
+            return None
+        snap = self.governor.snapshot()
+        return (int(snap["calls"]), float(snap["usd"]), int(snap["tokens"]))
+
+    def error(self) -> StoreError:
+        """The store's error, saying what became of this benchmark's rows."""
+        assert self.failed is not None
+        exc = self.failed
+        return type(exc)(
+            f"{exc.message} Benchmark {self.bench_id}: {self.unsaved} scored rows were not saved "
+            f"(and not sent); {self.done} rows are saved and kept. Once fixed, resume it with "
+            f'{{"resume": "{self.bench_id}"}} (`hrb bench --resume {self.bench_id}`)',
+            exc.path,
+            benchmark=self.bench_id,
+            unsaved=self.unsaved,
+        )
+
+    async def flush(self) -> None:
+        """Write the waiting rows in one transaction, then send them (and progress).
+
+        Returns once every batch taken before it landed (written and queued to the caller).
+        Shielded: a caller cancelled mid-write (the ticker at the end of the run, a cancelled
+        runner) does not lose the batch it took; the next flush waits for this one.
+        """
+        await asyncio.shield(self._start_flush())
+
+    def _start_flush(self) -> asyncio.Future[None]:
+        """Hand the waiting rows to the writer thread now; a future done once they landed.
+
+        Raises (through the future) the store's error once it failed: the waiting rows are
+        then counted unsaved and dropped.
+        """
+        job, n, steps, use = None, 0, [], self.ledger_written
+        if self.failed is not None:  # the store failed: keep nothing, send nothing
+            self.unsaved += len(self.pending)
+            self._take()
+        else:
+            use = self._use()
+            if self.pending or use != self.ledger_written:  # (no rows: calls went out, the
+                batch, seqs, traces, rerun = self._take()  # ledger follows every tick)
+                n, steps = len(batch), self._steps(len(batch))
+                job = self._job = self.app.row_writer.submit(
+                    self._write, batch, seqs, traces, n - rerun, use, steps
+                )
+                self.ledger_written = use
+        task = asyncio.ensure_future(self._land(job, n, steps))
+        task.add_done_callback(_seen)
+        if job is not None:  # its rows count against MAX_PENDING until they landed (or failed)
+            self.landing[task] = n
+            task.add_done_callback(self._landed)
+        return task
+
+    async def _land(
+        self, job: concurrent.futures.Future[list[bytes]] | None, n: int, steps: list[int]
+    ) -> None:
+        """Once a batch committed, queue its rows to the caller (batches land in the order taken).
+
+        The next batch may be written while this one drains to a slow reader; the runner still
+        waits at :data:`MAX_PENDING` rows, counting those written and not yet landed.
+        """
+        async with self.lock:  # FIFO: the tasks take it in the order the batches were handed over
+            try:
+                frames = [] if job is None else await asyncio.wrap_future(job)
+            except StoreError:
+                self.unsaved += n
+                if not self._failure_logged:
+                    self._failure_logged = True
+                    logger.error("benchmark %s: %s", self.bench_id, self.failed)
+                raise self.error() from None
+            if job is None and self.failed is not None:
+                raise self.error()
+            self.written += n
+            self._queue(steps, frames)
+        if n:
+            await self.proto.drain()
+
+    def _landed(self, task: asyncio.Future[None]) -> None:
+        del self.landing[task]
+
+    def _take(self) -> tuple[list[bytes], list[int], list[bytes], int]:
+        """The waiting rows, their order numbers, their traces and how many replace stored rows; none wait after."""
+        taken = self.pending, self.pending_seqs, self.pending_traces, self.pending_rerun
+        self.pending, self.pending_seqs, self.pending_traces, self.pending_rerun = [], [], [], 0
+        return taken
+
+    def _steps(self, n: int) -> list[int]:
+        """How many of ``n`` rows each notification carries: cut where a progress one falls (about every 1%)."""
+        steps: list[int] = []
+        done, last = self._cut
+        while n > 0:
+            step = min(n, max(1, self.progress_every - (done - last)))
+            steps.append(step)
+            n -= step
+            done += step
+            if done - last >= self.progress_every:
+                last = done
+        self._cut = (done, last)
+        return steps
+
+    def _queue(self, steps: list[int], frames: list[bytes]) -> None:
+        """Queue a committed batch's ``hrbench/rows`` notifications, each followed by progress when due."""
+        for i, step in enumerate(steps):
+            if frames:
+                self.proto.send_framed(frames[i : i + 1])
+            self.done += step
+            if self.done - self.last_progress >= self.progress_every:
+                self.progress()
+
+    async def ticker(self) -> None:
+        """Flush waiting rows, and the governor's use, every :data:`FLUSH_INTERVAL_S` seconds."""
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL_S)
+            try:
+                await self.flush()
+            except StoreError:
+                return  # recorded in self.failed: the runner's next row (or the end) raises it
+
+
+def _seen(task: asyncio.Future[Any]) -> None:
+    """Mark a shielded flush's error as retrieved (its caller may be gone; ``failed`` keeps it)."""
+    if not task.cancelled():
+        task.exception()
