@@ -130,6 +130,32 @@ def screen_folded(output: Any) -> Score | str:
     return text
 
 
+def verdict(outcome: str | None, right: bool | None, stop: str | None, abstains: bool) -> Score:
+    """The reading scorers' common ending: a run's :class:`Score` once its answer has been checked.
+
+    Args:
+        outcome: what the run answered, normalised as the scorer reports it.
+        right: whether the answer matched the label (``None``: the item has no label).
+        stop: :func:`stop_kind` of the output (a run cut short by its length limit or a filter).
+        abstains: whether the reply says the document lacks the answer.
+
+    Returns:
+        Unlabelled: ``correct=None`` (the stop kept); right: correct; cut short: its stop; a
+        reply that abstains on an answerable question: ``"not_in_document"``; else ``"wrong"``.
+
+    Example:
+        >>> verdict("paris", False, None, False).failure_kind, verdict("", False, None, True).failure_kind
+        ('wrong', 'not_in_document')
+    """
+    if right is None:
+        return Score(correct=None, outcome=outcome, failure_kind=stop)
+    if right:
+        return Score(correct=True, outcome=outcome, failure_kind=None)
+    if stop is not None:
+        return Score(correct=False, outcome=outcome, failure_kind=stop)
+    return Score(correct=False, outcome=outcome, failure_kind="not_in_document" if abstains else "wrong")
+
+
 def _answer_contains(item: Any, output: Any, label: Any) -> Score:
     text = screen_folded(output)
     if isinstance(text, Score):

@@ -6,7 +6,7 @@ from typing import Any
 
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found, is_not_found
-from hrbench.reading._scorer import _answer_contains, screen_folded, stop_kind
+from hrbench.reading._scorer import _answer_contains, screen_folded, stop_kind, verdict
 from hrbench.results.records import Score
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, output_failure, output_text
 from hrbench.scoring.squad import normalize_answer, squad_exact, squad_f1
@@ -66,15 +66,9 @@ def _squad(item: Any, output: Any, label: Any) -> Score:
     abstains = _folded_not_found(fold_answer(text))
     prediction = "" if abstains else text
     outcome = normalize_answer(prediction)
-    stop = stop_kind(output)
     refs = _refs(label)
-    if refs is None:
-        return Score(correct=None, outcome=outcome, failure_kind=stop)
-    if squad_exact(prediction, refs) == 1.0:
-        return Score(correct=True, outcome=outcome, failure_kind=None)
-    if stop is not None:
-        return Score(correct=False, outcome=outcome, failure_kind=stop)
-    return Score(correct=False, outcome=outcome, failure_kind="not_in_document" if abstains else "wrong")
+    right = None if refs is None else squad_exact(prediction, refs) == 1.0
+    return verdict(outcome, right, stop_kind(output), abstains)
 
 
 def squad_scorer() -> Scorer:

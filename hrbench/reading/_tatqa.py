@@ -14,7 +14,7 @@ from typing import Any
 from hrbench.errors import ConfigError
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found
-from hrbench.reading._scorer import screen_folded, stop_kind
+from hrbench.reading._scorer import screen_folded, stop_kind, verdict
 from hrbench.results.records import Score
 from hrbench.scoring.scorer import Scorer, output_failure, output_text
 from hrbench.scoring.tatqa import (
@@ -58,16 +58,8 @@ def _tatqa(item: Any, output: Any, label: Any) -> Score:
         )
     except TypeError:  # spans the official script cannot sort: it fails, here the answer is wrong
         em, seen = 0.0, fold_answer(text)
-    stop = stop_kind(output)
-    if label is None:
-        return Score(correct=None, outcome=seen, failure_kind=stop)
-    if em == 1.0:
-        return Score(correct=True, outcome=seen, failure_kind=None)
-    if stop is not None:
-        return Score(correct=False, outcome=seen, failure_kind=stop)
-    if _folded_not_found(fold_answer(text)):
-        return Score(correct=False, outcome=seen, failure_kind="not_in_document")
-    return Score(correct=False, outcome=seen, failure_kind="wrong")
+    right = None if label is None else em == 1.0
+    return verdict(seen, right, stop_kind(output), right is False and _folded_not_found(fold_answer(text)))
 
 
 def tatqa_scorer() -> Scorer:

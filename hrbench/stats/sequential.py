@@ -83,8 +83,8 @@ Example:
     ...                     "base": {f"{c}-{j}": 0.5 for j in range(10)}})
     ...     if test.stopped:
     ...         break
-    >>> test.stopped, test.summary()["winner"], test.summary()["clusters"]
-    ('decided', 'new', 10)
+    >>> test.stopped, test.summary()["winner"], test.summary()["clusters"], test.summary()["method"]
+    ('decided', 'new', 7, 'symmetric')
 """
 
 from __future__ import annotations
