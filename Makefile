@@ -16,7 +16,7 @@ export HRBENCH_DATA
 help:
 	@echo "make demo   - a real benchmark on the real data of $(HRBENCH_DATA), through the daemon"
 	@echo "make test   - the test suite (fault simulations apart); HRBENCH_TEST_SLOW=3 triples its time limits"
-	@echo "make test-slow - the fault simulations (daemons killed, cancelled, stopped, left idle), Monte Carlo checks"
+	@echo "make test-slow - the fault simulations (daemons killed, cancelled, stopped, left idle), Monte Carlo checks, property tests in full"
 	@echo "make test-ray - the Ray executor's tests on a local Ray cluster (installs the ray extra)"
 	@echo "make test-browser - hrb view in a real headless Chromium (installs chromium, playwright)"
 	@echo "make test-interop - exports and imports against the real Inspect (installs inspect-ai in .venv-interop)"
@@ -45,11 +45,20 @@ install: $(STAMP)
 # `--dist worksteal` (an idle worker takes queued tests from a busy one: the long daemon tests
 # no longer end the run on one worker). Fault simulations (daemons SIGKILLed, cancelled,
 # stopped or left idle; tests marked `slow`) run apart in `make test-slow`, which .ci/run runs too.
+#
+# Bytecode caches: the tests start hundreds of daemons and thousands of `hrb` and Python processes,
+# and each xdist worker imports every test module. With PYTHONDONTWRITEBYTECODE=1 in the caller's
+# shell each of them compiled hrbench (and pytest re-did its assertion rewriting) anew: 0.4 s more
+# CPU per daemon start, 10 s more per worker's collection. The test targets write the caches to
+# .venv/pycache (PYTHONPYCACHEPREFIX), never beside the sources or into the tests' folders.
+# Property tests (hypothesis) draw a quarter of their examples in make test (at least 20);
+# make test-slow runs every one of them again with all their examples (tests/_examples.py).
+TEST_ENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 test: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "not browser and not slow and not pages"
+	$(TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "not browser and not slow and not pages"
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "slow and not browser and not pages"
+	$(TEST_ENV) HRBENCH_TEST_EXAMPLES=full $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "(slow or hypothesis) and not browser and not pages"
 
 # Ray (~240 MB) is an extra, not part of dev: its tests run apart, on a local 2-CPU cluster.
 RAY_STAMP := $(VENV)/.ray-installed
@@ -133,7 +142,7 @@ docs: $(DOCS_STAMP)
 # server (tests/docs, marked `pages`): several minutes of `hrb` processes, so apart from make test
 # (which still checks the links, the reference entries and the user-facing text); .ci/run runs it.
 test-docs: $(STAMP)
-	$(PY) -m pytest -q -p no:cacheprovider -n 8 --dist worksteal -m pages tests/docs
+	$(TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider -n 8 --dist worksteal -m pages tests/docs
 
 docs-serve: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve

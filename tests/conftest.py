@@ -2,7 +2,8 @@
 
 Also the suite's process hygiene and time limits: :class:`tests._procs.ProcessGuard` stops every
 process a test started when the test ends and fails the run if one is left when the session
-ends; ``HRBENCH_TEST_SLOW`` scales the time limits (:mod:`tests._slow`).
+ends; ``HRBENCH_TEST_SLOW`` scales the time limits (:mod:`tests._slow`), and
+``HRBENCH_TEST_EXAMPLES`` the property tests' examples (:mod:`tests._examples`).
 """
 
 from __future__ import annotations
@@ -16,16 +17,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
-from tests import _procs, _slow
+from tests import _examples, _procs, _slow
 
 REPO = Path(__file__).resolve().parent.parent
+
+# A quarter of the examples in make test, every one in make test-slow (tests/_examples.py); the
+# tests that write their own max_examples scale it with _examples.examples().
+settings.register_profile("quick", max_examples=_examples.quick(_examples.FULL_DEFAULT))
+settings.register_profile("full", max_examples=_examples.FULL_DEFAULT)
+settings.load_profile("full" if _examples.FULL else "quick")
 
 
 @pytest.hookimpl(trylast=True)  # after xdist's: whether this process is a controller that runs no test
 def pytest_configure(config: pytest.Config) -> None:
     try:
         _slow.factor()
+        _examples.full()
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(_procs.ProcessGuard(config), "hrbench-process-guard")

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests._examples import examples
 from tests._slow import slow
 from tests.server._daemon import Daemon
 from tests.server._wire import RawConn, frame, req, score
@@ -42,7 +43,9 @@ def test_R07a_content_length_counts_bytes(shared_daemon: Daemon, output: str) ->
 
 
 @given(text=st.text(min_size=1, max_size=40).filter(lambda s: s.strip()))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_R07a_family_any_text_round_trips_with_byte_lengths(shared_daemon: Daemon, text: str) -> None:
     with RawConn(shared_daemon.socket) as c:
         c.send(frame(score(1, output=text, label="x")) + frame(score(2)))
@@ -293,7 +296,9 @@ def _frames(draw: st.DrawFn) -> bytes:
 
 
 @given(frames=st.lists(_frames(), min_size=1, max_size=6))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_fuzz_random_frames_never_break_the_daemon(shared_daemon: Daemon, frames: list[bytes]) -> None:
     with RawConn(shared_daemon.socket, timeout_s=slow(30)) as c:
         c.send(b"".join(frames))

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrbench_server.framing import Fault, FrameReader
+from tests._examples import examples
 from tests.server._wire import frame, score
 
 
@@ -51,7 +52,7 @@ _bodies = st.lists(
 
 
 @given(bodies=_bodies, data=st.data(), content_type=st.booleans())
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_valid_frames_come_out_whole_however_they_are_cut(
     bodies: list[bytes], data: st.DataObject, content_type: bool
 ) -> None:
@@ -75,7 +76,7 @@ _faults = st.sampled_from(
 
 
 @given(fault=_faults, data=st.data())
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 def test_after_any_fault_the_next_valid_frame_still_comes_out(fault: bytes, data: st.DataObject) -> None:
     good = score(99)
     wire = fault + frame(good)

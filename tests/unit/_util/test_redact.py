@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from hrbench._util.redact import redact
 from hrbench.testing._loopback_faults import ECHO_ENCODINGS, echo
+from tests._examples import examples
 
 KEYS = st.text(
     alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.", min_size=12, max_size=64
@@ -60,14 +61,14 @@ def test_each_echo_of_the_key_is_scrubbed(encoding: str) -> None:
     assert "***" in out and recoverable(out, key) == [], out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(KEYS, st.sampled_from(ECHO_ENCODINGS))
 def test_no_echo_of_any_key_survives(key: str, encoding: str) -> None:
     out = redact(AROUND.format(echo(key, encoding)), key)
     assert recoverable(out, key) == [], out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(KEYS, st.binary(max_size=7), st.binary(max_size=7), st.booleans())
 def test_a_key_inside_a_longer_base64_blob_is_scrubbed_at_every_alignment(
     key: str, before: bytes, after: bytes, urlsafe: bool
@@ -78,7 +79,7 @@ def test_a_key_inside_a_longer_base64_blob_is_scrubbed_at_every_alignment(
     assert recoverable(out, key) == [], out
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(KEYS)
 def test_text_without_the_key_is_left_alone(key: str) -> None:
     text = "HTTP 401: the request was not authorised; retry later (request id 42)."

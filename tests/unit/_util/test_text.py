@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import unicodedata
 
@@ -46,12 +47,19 @@ def test_exact_minus_sign_equals_negative_label() -> None:
     assert ex(None, "\u22125", 5).correct is False
 
 
-CASED = [
-    chr(c)
-    for c in range(sys.maxunicode + 1)
-    if unicodedata.category(chr(c)) != "Cs"
-    and len({chr(c), chr(c).lower(), chr(c).upper(), chr(c).title()}) > 1
-]
+@functools.cache
+def cased() -> list[str]:
+    """Every code point whose case forms differ, found at first use rather than at collection.
+
+    The scan of all 1.1 million code points takes about a second, which every xdist worker
+    would otherwise pay while collecting this module.
+    """
+    return [
+        chr(c)
+        for c in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(c)) != "Cs"
+        and len({chr(c), chr(c).lower(), chr(c).upper(), chr(c).title()}) > 1
+    ]
 
 
 @pytest.mark.parametrize("f", FOLDS, ids=lambda f: f.__name__)
@@ -62,7 +70,7 @@ def test_every_cased_letter_folds_with_its_other_cases(f) -> None:
     from the i that ``I`` folds to.
     """
     apart = []
-    for c in CASED:
+    for c in cased():
         if c == "\u0131":
             continue
         forms = {c, c.lower(), c.upper(), c.title()}

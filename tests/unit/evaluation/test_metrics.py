@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from hrbench.errors import ConfigError
 from hrbench.evaluation import metrics as m
 from hrbench.evaluation.modules import Example, Prediction, Trace
+from tests._examples import examples
 
 # --------------------------------------------------------------------------------------------
 # The official SQuAD v2.0 script (evaluate-v2.0.py), transcribed as the oracle.
@@ -151,7 +152,7 @@ _pieces = st.sampled_from(
 _texts = st.lists(_pieces, max_size=12).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pred=_texts, refs=st.lists(_texts, max_size=3))
 def test_matches_official_script_on_random_text(pred: str, refs: list[str]) -> None:
     exact, f1 = official_scores(refs, pred)

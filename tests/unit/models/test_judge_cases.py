@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import hrbench as hb
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.scoring.judge import INVISIBLE, PLACEHOLDERS, parse_grade, render_item
+from tests._examples import examples
 from tests.conftest import load_cases
 
 JUDGE_CASES = {c["id"]: c for c in load_cases("judge")}
@@ -210,7 +211,7 @@ def test_nested_blocks_go_whole() -> None:
     assert parse_grade("correct", deep + "\nINCORRECT") == "incorrect"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     reasoning=st.text(st.characters(blacklist_characters="<>"), max_size=60),
     open_=st.sampled_from(OPENS),
@@ -226,7 +227,7 @@ def test_property_the_grade_after_any_reasoning_is_read_and_incorrect_never_read
     assert parse_grade("correct", reply) == grade.lower()
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     before=st.text(max_size=30),
     after=st.text(max_size=30),

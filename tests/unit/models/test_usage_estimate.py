@@ -19,6 +19,7 @@ import hrbench as hb
 from hrbench.models.tokens import prompt_bound, usage_of
 from hrbench.results.records import Request
 from hrbench.testing.loopback import LoopbackServer
+from tests._examples import examples
 from tests.unit.models.conftest import FAST
 
 CJK = "漢字かな交じり文です。" * 18 + "日本語の文です。改"  # 207 characters, 3 bytes each
@@ -64,7 +65,7 @@ def test_the_estimate_is_capped_at_the_output_limit_so_it_never_passes_the_reser
 TEXT = st.text(st.characters(codec="utf-8"), max_size=200)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(prompt=TEXT, reply=TEXT, limit=st.one_of(st.none(), st.integers(0, 4000)))
 def test_the_estimate_never_under_counts_a_byte_tokenizer_nor_passes_the_reservation(
     prompt: str, reply: str, limit: int | None

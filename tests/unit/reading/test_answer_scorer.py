@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from hrbench.reading import answer_scorer, contains_answer, example_document, fold_answer, stop_kind
 from hrbench.results.records import Answer, Result, Score, Step
+from tests._examples import examples
 from tests.conftest import load_cases
 
 CASES = load_cases("answer_contains")
@@ -511,7 +512,7 @@ def test_item_without_label() -> None:
     assert score(stopped, None) == Score(correct=None, outcome="x", failure_kind="budget_stop")
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(
     st.text(max_size=40),
     st.one_of(st.text(max_size=10), st.integers(), st.floats(allow_nan=False, allow_infinity=False)),

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hrbench.errors import ConfigError
 from hrbench.reading import outputs_arm, qa_reference, tatqa_outputs, tatqa_reference
 from hrbench.specs import build_arm, build_reference
+from tests._examples import examples
 
 DOC = "Sheffield produced 12,400 units."
 
@@ -237,7 +238,7 @@ _PROPERTY_LOADERS = [x for x in LOADERS if x.name in ("tatqa_outputs jsonl", "ou
 
 
 @pytest.mark.parametrize("loader", _PROPERTY_LOADERS, ids=[x.name for x in _PROPERTY_LOADERS])
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     records=st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["1", "2"])), min_size=1, max_size=6)
 )

@@ -38,6 +38,7 @@ from hrbench.reading import (
     tatqa_scores,
 )
 from hrbench.results.records import Answer
+from tests._examples import examples
 
 # -- scale words ---------------------------------------------------------------------------------
 
@@ -52,7 +53,7 @@ def test_a_number_with_its_scale_is_written_multiplied_out(scale: str, number: s
     assert tatqa_em_f1([number], scale, [number], scale, "span") == (1.0, 1.0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(cents=st.integers(-(10**6), 10**6))
 def test_the_same_amount_in_another_scale_is_equal(cents: int) -> None:
     """1496.5 million is 1496500 thousand: the official script compares amounts, not words.
@@ -101,7 +102,7 @@ def test_non_number_spans_get_the_scale_word_appended() -> None:
 # -- rounding to 2 decimals ----------------------------------------------------------------------
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(hundredths=st.integers(-(10**7), 10**7), noise=st.integers(-40, 40))
 def test_numbers_are_rounded_to_two_decimals_before_comparing(hundredths: int, noise: int) -> None:
     assume(not (hundredths == 0 and noise < 0))  # -0.0 is its own string: see the test below
@@ -151,7 +152,7 @@ def test_percent_handling() -> None:
     assert tatqa_number("12%") == 0.12 and tatqa_number("12 %") == 0.12
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(hundredths=st.integers(0, 10**6))
 def test_a_percent_sign_equals_the_percent_scale(hundredths: int) -> None:
     x = f"{hundredths / 100:g}"
@@ -162,7 +163,7 @@ def test_a_percent_sign_equals_the_percent_scale(hundredths: int) -> None:
 # -- negative numbers in brackets ----------------------------------------------------------------
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(hundredths=st.integers(1, 10**8), money=st.sampled_from(["", "$", "£", "€"]))
 def test_a_number_in_brackets_is_negative(hundredths: int, money: str) -> None:
     x = f"{hundredths / 100:.2f}"
@@ -213,7 +214,7 @@ def test_multi_span_partial_answers_score_the_token_set_f1() -> None:
     )[1] == pytest.approx(1.0)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "10", "20"]), min_size=1, max_size=5))
 def test_multi_span_f1_is_the_f1_of_token_sets(pred: list[str]) -> None:
     gold = ["alpha", "beta", "10"]

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
+from tests._examples import examples
 from tests.conftest import case
 
 
@@ -58,7 +59,7 @@ def test_case_H13a_through_the_runner_refused_runs_end_as_budget_stop() -> None:
     assert gov.usd <= c["label"]["final_spend_usd_at_most"]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     cap=st.floats(min_value=0.0, max_value=2.0),
     costs=st.lists(st.floats(min_value=0.0, max_value=0.5), min_size=1, max_size=60),

@@ -28,6 +28,7 @@ from hrbench.results.records import Request, Result, Usage
 from hrbench.runner.governor import Governor
 from hrbench.runner.ledger import Journal, kept_ledger, unknown_sentence
 from hrbench.store import SCHEMA_VERSION, Store
+from tests._examples import examples
 
 
 class _Peeking:
@@ -136,7 +137,7 @@ def test_a_ledger_that_cannot_be_written_sends_nothing_more(tmp_path: Path) -> N
         assert later.value.limit == "ledger_unwritable" and "deleted" in str(gov.halted)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.lists(
         st.tuples(st.floats(0, 1), st.integers(0, 1000), st.one_of(st.none(), st.floats(0, 1))),
@@ -258,7 +259,7 @@ _STEPS = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(_STEPS)
 def test_each_reservation_is_counted_once_across_cancels_crashes_and_resumes(
     steps: list[tuple[Any, ...]],

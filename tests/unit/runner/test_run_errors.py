@@ -15,6 +15,7 @@ from hrbench.runner.benchmark import error_causes, error_note
 from hrbench_client import protocol as p
 from hrbench_client.cli.bench import shell_limits_note
 from hrbench_client.cli.housekeeping import limits_text
+from tests._examples import examples
 
 
 def _ref(n: int) -> hb.Reference:
@@ -36,7 +37,7 @@ def _run(arm: hb.Arm, ref: hb.Reference, **kw: Any) -> hb.Bench:
         return hb.benchmark(arm, ref, runs=5, **kw)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(n=st.integers(1, 6), data=st.data(), keep_rows=st.booleans())
 def test_any_run_that_ended_in_an_error_makes_the_status_errors(n: int, data: Any, keep_rows: bool) -> None:
     """All or some runs failed: `errors`, with how many and the commonest cause; none: `done`."""

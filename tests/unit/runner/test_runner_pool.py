@@ -13,9 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
+from tests._examples import examples
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(
     n_items=st.integers(1, 30),
     n_arms=st.integers(1, 3),

@@ -28,6 +28,7 @@ from hrbench.stats import (
 )
 from hrbench.stats.intervals import design_df, difference_interval, proportion_interval
 from hrbench.testing.designs import Design, check, simulate
+from tests._examples import examples
 from tests.conftest import load_cases
 
 
@@ -1001,7 +1002,7 @@ def test_boundary_family_has_width_within_unit_interval(items, clusters, value):
     clusters=st.integers(2, 8),
     level=st.sampled_from([0.8, 0.9, 0.95, 0.99]),
 )
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 def test_intervals_contain_the_estimate_stay_in_range_and_p_is_never_zero(y, yb, clusters, level):
     ya = np.array(y)
     yb_ = np.array(yb[: ya.size])
@@ -1197,7 +1198,7 @@ def test_the_newcomers_two_cluster_comparison_nests_and_agrees_with_its_p_value(
     ),
     runs=st.sampled_from([1, 2, 5]),
 )
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_intervals_nest_across_levels_and_agree_with_the_p_value(data, runs):
     ya = np.array([min(a, runs) / runs for a, _, _ in data])
     yb = np.array([min(b, runs) / runs for _, b, _ in data])

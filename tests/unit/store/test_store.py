@@ -17,6 +17,7 @@ from hrbench.errors import ConfigError
 from hrbench.reference import Reference
 from hrbench.results.records import Row, Step
 from hrbench.store import SCHEMA_VERSION, Store
+from tests._examples import examples
 
 N = 12
 
@@ -86,7 +87,7 @@ def test_traces_get_only_for_the_ledger_ids_asked(store: Store) -> None:
     assert len(store.traces_get("b", many)) == N
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.lists(st.integers(0, 700), min_size=0, max_size=3),
     st.integers(0, 40),
@@ -146,7 +147,7 @@ def test_one_content_keeps_every_name() -> None:
     assert listed == {("first", REFS[0].hash), ("second", REFS[0].hash)}
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["x", "y", "z"]), st.sampled_from([0, 1, 2, None])), max_size=12))
 def test_get_is_the_last_put_under_each_name(puts: list[tuple[str, int | None]]) -> None:
     s = Store(":memory:")

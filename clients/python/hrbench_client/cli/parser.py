@@ -110,6 +110,25 @@ def _version() -> str:
     return f"hrb {v} (protocol {p.PROTOCOL_VERSION})"
 
 
+def _version_action() -> type[argparse.Action]:
+    """``--version``, looked up only when it is given.
+
+    Reading the installed version (``importlib.metadata``) takes about 50 ms, close to half of
+    a quick command's start-up; argparse's own ``version=`` made every ``hrb`` command pay it.
+    """
+    import argparse
+
+    class Version(argparse.Action):
+        def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+            parser._print_message(_version() + "\n", sys.stdout)
+            parser.exit()
+
+    return Version
+
+
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
     parser.add_argument(
         "--home",
@@ -186,7 +205,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _global_options(parser, None)
-    parser.add_argument("--version", action="version", version=_version(), help="print the version and exit")
+    parser.add_argument("--version", action=_version_action(), help="print the version and exit")
     # The same options after the subcommand (`hrb score --home H ...`): SUPPRESS keeps a value
     # given before the subcommand unless it is given again after it.
     common = argparse.ArgumentParser(add_help=False)
