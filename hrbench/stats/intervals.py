@@ -9,6 +9,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from hrbench.stats import _nesting
+from hrbench.stats._nesting import _TINY
 from hrbench.stats._wilson import _ALPHAS, _Bound, _bounded_wilson, _bounded_wilson_v
 from hrbench.stats.table import _Items
 
@@ -342,10 +343,6 @@ def zero_disagreement_bound(n_clusters: int, level: float) -> float:
         (0.283, 0.0295)
     """
     return 1.0 - (1.0 - level) ** (1.0 / n_clusters)
-
-
-_TINY = float(np.finfo(float).tiny)
-_LOG_TINY = math.log(_TINY)
 
 
 class _Discordance:

@@ -253,8 +253,7 @@ class StopWhenSure:
         """
         if self.method != "auto":
             return self.method
-        c = math.log(max(n_pairs, 1) / self.alpha)
-        need = max(1, math.ceil(c / math.log(2)))
+        need = self._symmetric_need(n_pairs)
         planned = float(self.plan.n_clusters) if self.plan is not None else self.limit(n_clusters) / 2
         return "symmetric" if planned >= _AUTO_MARGIN * need else "asymptotic"
 
@@ -278,13 +277,17 @@ class StopWhenSure:
             method = "symmetric" if n_clusters is None else self.resolved_method(n_pairs, n_clusters)
         if self.goal not in ("rank", "rank_or_tolerance") or method not in ("exact", "symmetric"):
             return None
-        c = math.log(max(n_pairs, 1) / self.alpha)
         if method == "symmetric":
-            return max(1, math.ceil(c / math.log(2)))
+            return self._symmetric_need(n_pairs)
+        c = math.log(max(n_pairs, 1) / self.alpha)
         n = 1
         while (n - 1) / 2 - 0.5 * math.log(n) < c:
             n += 1
         return n
+
+    def _symmetric_need(self, n_pairs: int) -> int:
+        """The fewest clusters after which the symmetric test can reach ``n_pairs / alpha`` (each adds below ``log 2``)."""
+        return max(1, math.ceil(math.log(max(n_pairs, 1) / self.alpha) / math.log(2)))
 
     def limit(self, n_clusters: int) -> int:
         """The most clusters this rule runs on a reference of ``n_clusters``."""

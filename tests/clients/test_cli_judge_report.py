@@ -16,25 +16,8 @@ from pathlib import Path
 from hrbench.testing.loopback import LoopbackServer
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 
-COUNTRIES = {"q1": "France", "q2": "Peru", "q3": "Chad", "q4": "Fiji", "q5": "Japan", "q6": "Kenya"}
-LABELS = {"q1": "Paris", "q2": "Lima", "q3": "N'Djamena", "q4": "Suva", "q5": "Tokyo", "q6": "Nairobi"}
-OUTPUTS = {
-    "France": "Paris",
-    "Peru": "lima.",
-    "Chad": "Lyon",
-    "Fiji": "Suva",
-    "Japan": "Tokyo",
-    "Kenya": "Mombasa",
-}
-# the judge's reply to each output, draw by draw; beside each, what the exact scorer says
-VERDICTS = {
-    "Paris": "CCC",  # exact right, judge right: both right
-    "lima.": "CCC",  # exact wrong (the point), judge right: judge only
-    "Lyon": "III",  # both wrong
-    "Suva": "CIC",  # both right; the draws flip
-    "Tokyo": "IIC",  # exact right, judge wrong: reference only; flips
-    "Mombasa": "CII",  # both wrong; flips
-}
+# the same six items, outputs and judge draws as the library's hand-counted tables
+from tests.unit.stats.test_agreement import COUNTRIES, LABELS, OUTPUTS, VERDICTS
 
 
 def _provider() -> LoopbackServer:
