@@ -1,83 +1,93 @@
 """hrbench: which of my arms is better, by how much, at what cost, and how sure can I be?
 
-The everyday names live here; see the submodules for the rest.
+The everyday names live here; see the submodules for the rest. Each is imported on its first
+use (:pep:`562`): ``import hrbench`` (or any submodule, which imports this package first) imports
+none of them, so a process that needs one corner of the library (the daemon at its start) does
+not pay for the rest (numpy, statistics, the model clients). Type checkers read the imports
+under ``TYPE_CHECKING`` below; :data:`_LAZY` says where each name is, for the interpreter.
 """
 
-from hrbench import reading
-from hrbench.arm import Arm, Context
-from hrbench.errors import (
-    ArmErrorWarning,
-    BudgetRefused,
-    BudgetStoppedWarning,
-    CachedDrawsWarning,
-    ConfigError,
-    DrawsUncheckedWarning,
-    DuplicateDrawError,
-    FewRunsWarning,
-    HrbenchError,
-    MetricErrorWarning,
-    ModelError,
-    NoLabelsWarning,
-    NotCachedWarning,
-    NotFound,
-    ReferenceLocked,
-    ReferenceReboundWarning,
-    ReferenceValueError,
-    ReplayMiss,
-    ScorerError,
-    SignatureError,
-    TooFewRunsError,
-    UnlabelledItemsWarning,
-    UsageEstimatedWarning,
-)
-from hrbench.evaluation import metrics
-from hrbench.evaluation.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
-from hrbench.evaluation.modules import (
-    Example,
-    Prediction,
-    RowResult,
-    Signature,
-    Trace,
-    module,
-    module_fn,
-    run,
-    run_async,
-    run_dataset,
-    run_dataset_async,
-    signature,
-)
-from hrbench.models.anthropic import AnthropicClient
-from hrbench.models.mock import MockClient
-from hrbench.models.openai import OpenAIClient
-from hrbench.models.pricing import Pricing, trace_cost
-from hrbench.reading import (
-    answer_scorer,
-    example_document,
-    is_not_found,
-    outputs_arm,
-    qa_reference,
-    squad_scorer,
-    tatqa_reference,
-    tatqa_scorer,
-)
-from hrbench.reference import Reference
-from hrbench.results.records import Answer, Request, Result, Row, Score, Step, Usage
-from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
-from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
-from hrbench.runner.cache import Cache, cache_key, request_hash
-from hrbench.runner.governor import Governor
-from hrbench.runner.limits import Options, options
-from hrbench.runner.replay import ReplayClient
-from hrbench.scoring.choice import choice_scorer
-from hrbench.scoring.judge import judge_scorer
-from hrbench.scoring.numeric import numeric_scorer
-from hrbench.scoring.pattern import pattern_scorer
-from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
-from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
-from hrbench.stats.agreement import judge_agreement
-from hrbench.stats.gate import GateResult, gate
-from hrbench.stats.sequential import StopWhenSure
-from hrbench.store import Store
+from __future__ import annotations
+
+import sys
+import typing
+
+if typing.TYPE_CHECKING:
+    from hrbench import reading
+    from hrbench.arm import Arm, Context
+    from hrbench.errors import (
+        ArmErrorWarning,
+        BudgetRefused,
+        BudgetStoppedWarning,
+        CachedDrawsWarning,
+        ConfigError,
+        DrawsUncheckedWarning,
+        DuplicateDrawError,
+        FewRunsWarning,
+        HrbenchError,
+        MetricErrorWarning,
+        ModelError,
+        NoLabelsWarning,
+        NotCachedWarning,
+        NotFound,
+        ReferenceLocked,
+        ReferenceReboundWarning,
+        ReferenceValueError,
+        ReplayMiss,
+        ScorerError,
+        SignatureError,
+        TooFewRunsError,
+        UnlabelledItemsWarning,
+        UsageEstimatedWarning,
+    )
+    from hrbench.evaluation import metrics
+    from hrbench.evaluation.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
+    from hrbench.evaluation.modules import (
+        Example,
+        Prediction,
+        RowResult,
+        Signature,
+        Trace,
+        module,
+        module_fn,
+        run,
+        run_async,
+        run_dataset,
+        run_dataset_async,
+        signature,
+    )
+    from hrbench.models.anthropic import AnthropicClient
+    from hrbench.models.mock import MockClient
+    from hrbench.models.openai import OpenAIClient
+    from hrbench.models.pricing import Pricing, trace_cost
+    from hrbench.reading import (
+        answer_scorer,
+        example_document,
+        is_not_found,
+        outputs_arm,
+        qa_reference,
+        squad_scorer,
+        tatqa_reference,
+        tatqa_scorer,
+    )
+    from hrbench.reference import Reference
+    from hrbench.results.records import Answer, Request, Result, Row, Score, Step, Usage
+    from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
+    from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
+    from hrbench.runner.cache import Cache, cache_key, request_hash
+    from hrbench.runner.governor import Governor
+    from hrbench.runner.limits import Options, options
+    from hrbench.runner.replay import ReplayClient
+    from hrbench.scoring.choice import choice_scorer
+    from hrbench.scoring.judge import judge_scorer
+    from hrbench.scoring.numeric import numeric_scorer
+    from hrbench.scoring.pattern import pattern_scorer
+    from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
+    from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
+    from hrbench.stats.agreement import judge_agreement
+    from hrbench.stats.gate import GateResult, gate
+    from hrbench.stats.sequential import StopWhenSure
+    from hrbench.store import Store
 
 __version__ = "0.1.0"
 
@@ -180,3 +190,140 @@ __all__ = [
     "tatqa_scorer",
     "trace_cost",
 ]
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "hrbench.arm": ("Arm", "Context"),
+    "hrbench.errors": (
+        "ArmErrorWarning",
+        "BudgetRefused",
+        "BudgetStoppedWarning",
+        "CachedDrawsWarning",
+        "ConfigError",
+        "DrawsUncheckedWarning",
+        "DuplicateDrawError",
+        "FewRunsWarning",
+        "HrbenchError",
+        "MetricErrorWarning",
+        "ModelError",
+        "NoLabelsWarning",
+        "NotCachedWarning",
+        "NotFound",
+        "ReferenceLocked",
+        "ReferenceReboundWarning",
+        "ReferenceValueError",
+        "ReplayMiss",
+        "ScorerError",
+        "SignatureError",
+        "TooFewRunsError",
+        "UnlabelledItemsWarning",
+        "UsageEstimatedWarning",
+    ),
+    "hrbench.evaluation.evaluate": (
+        "EmptyDataWarning",
+        "EvalError",
+        "Evaluation",
+        "evaluate",
+        "evaluate_async",
+    ),
+    "hrbench.evaluation.modules": (
+        "Example",
+        "Prediction",
+        "RowResult",
+        "Signature",
+        "Trace",
+        "module",
+        "module_fn",
+        "run",
+        "run_async",
+        "run_dataset",
+        "run_dataset_async",
+        "signature",
+    ),
+    "hrbench.models.anthropic": ("AnthropicClient",),
+    "hrbench.models.mock": ("MockClient",),
+    "hrbench.models.openai": ("OpenAIClient",),
+    "hrbench.models.pricing": ("Pricing", "trace_cost"),
+    "hrbench.reading": (
+        "answer_scorer",
+        "example_document",
+        "is_not_found",
+        "outputs_arm",
+        "qa_reference",
+        "squad_scorer",
+        "tatqa_reference",
+        "tatqa_scorer",
+    ),
+    "hrbench.reference": ("Reference",),
+    "hrbench.results.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "Usage"),
+    "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
+    "hrbench.runner.cache": ("Cache", "cache_key", "request_hash"),
+    "hrbench.runner.governor": ("Governor",),
+    "hrbench.runner.limits": ("Options", "options"),
+    "hrbench.runner.replay": ("ReplayClient",),
+    "hrbench.scoring.choice": ("choice_scorer",),
+    "hrbench.scoring.judge": ("judge_scorer",),
+    "hrbench.scoring.numeric": ("numeric_scorer",),
+    "hrbench.scoring.pattern": ("pattern_scorer",),
+    "hrbench.scoring.scorer": ("NOT_IN_DOCUMENT", "Scorer", "exact_scorer", "scorer"),
+    "hrbench.stats": (
+        "ArmReport",
+        "Comparison",
+        "PowerPlan",
+        "Report",
+        "compare",
+        "compare_all",
+        "power",
+        "report",
+    ),
+    "hrbench.stats.agreement": ("judge_agreement",),
+    "hrbench.stats.gate": ("GateResult", "gate"),
+    "hrbench.stats.sequential": ("StopWhenSure",),
+    "hrbench.store": ("Store",),
+}
+"""Where each name of :data:`__all__` is defined: module -> names (the imports above, for type checkers)."""
+
+_SUBMODULES: dict[str, str] = {
+    "reading": "hrbench.reading",
+    "metrics": "hrbench.evaluation.metrics",
+    "ledger": "hrbench.runner.ledger",
+}
+"""The submodules offered under another name or place: ``hrbench.metrics``, ``hrbench.ledger``."""
+
+_WHERE = {name: module for module, names in _LAZY.items() for name in names}
+
+
+def _module(path: str) -> typing.Any:
+    """The module ``path``, imported as an ``import`` statement does (``python -X importtime`` names it)."""
+    __import__(path)
+    return sys.modules[path]
+
+
+if not typing.TYPE_CHECKING:  # type checkers read the imports above; `hb.typo` stays an error for them
+
+    def __getattr__(name: str) -> typing.Any:
+        """Import a public name on first use (:pep:`562`), and keep it as an attribute.
+
+        A submodule not imported yet is imported too: ``import hrbench`` then
+        ``hrbench.stats.report(...)`` works, as ``import os`` then ``os.path`` does.
+
+        Raises:
+            AttributeError: no such name or submodule.
+        """
+        if name in _SUBMODULES:
+            value = _module(_SUBMODULES[name])
+        elif name in _WHERE:
+            value = getattr(_module(_WHERE[name]), name)
+        elif not name.startswith("__"):
+            try:
+                value = _module(f"{__name__}.{name}")
+            except ModuleNotFoundError as exc:
+                if exc.name != f"{__name__}.{name}":
+                    raise
+                raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        globals()[name] = value
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *__all__})

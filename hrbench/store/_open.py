@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 import anyio
 
-from hrbench._util.sqlite import sqlite_utils
 from hrbench.errors import ConfigError, StoreGone
 from hrbench.store._errors import _store_error
 from hrbench.store._schema import _MIGRATIONS, _SCHEMA, SCHEMA_VERSION
@@ -146,6 +145,10 @@ class _Base:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 _private_files(self.path)
+            # imported on the first open, not with the module: sqlite-utils brings numpy (a daemon
+            # imports the store at start and opens it at the first request that reads or writes it)
+            from hrbench._util.sqlite import sqlite_utils
+
             conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=_BUSY_S)
             self.db = sqlite_utils.Database(conn)
             with self._lock:

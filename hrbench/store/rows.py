@@ -113,8 +113,8 @@ class _Rows(_Base):
         self,
         benchmark_id: str,
         seqs: Sequence[int],
-        rows_json: bytes,
-        traces_json: bytes = b"{}",
+        rows_json: bytes | bytearray,
+        traces_json: bytes | bytearray = b"{}",
         ledger: tuple[int, float, int] | None = None,
         *,
         fresh: int | None = None,
@@ -130,7 +130,8 @@ class _Rows(_Base):
         Args:
             benchmark_id: the benchmark.
             seqs: the rows' order numbers, in the order of ``rows_json``.
-            rows_json: the rows as one JSON array (msgspec's encoding of ``list[Row]``).
+            rows_json: the rows as one JSON array (msgspec's encoding of ``list[Row]``), bytes or
+                a bytearray (kept as a BLOB either way).
             traces_json: ``{ledger_id: steps}`` as one JSON object.
             ledger: the governor's use to keep with the rows (a Ray run's), or ``None``.
             fresh: how many rows have a key not stored yet; ``None`` to find out from ``keys``.

@@ -15,10 +15,12 @@ Each scored row is
 2. once that transaction committed, sent to the caller in ``hrbench/rows`` notifications (a
    batch each) tagged with the request id (unless ``stream`` is false), with an
    ``hrbench/progress`` notification about every 1% of rows: a row the caller saw is a row
-   saved. Each row and its trace are encoded once, as the row arrives, for both the store and
-   the wire: a notification's rows and a batch's stored rows are those encodings joined. A row
-   kept as Python objects until its batch was written cost the event loop ~3 us in garbage
-   collection and cache misses, more than encoding it (issue 15, point 6).
+   saved. Each row and its trace are encoded once, as the row arrives, into the batch's buffer
+   (one for rows, one for traces), for both the store and the wire: a batch's stored rows are
+   that buffer, a notification's rows a slice of it. A row kept as Python objects until its
+   batch was written cost the event loop ~3 us in garbage collection and cache misses, more
+   than encoding it (issue 15, point 6); its encodings kept as bytes objects, each made on the
+   loop and freed in the writer thread, cost it ~1 us more than a buffer (issue 28).
 
 A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
 its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were

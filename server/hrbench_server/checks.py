@@ -6,7 +6,6 @@ answers from :meth:`hrbench.models.pricing.Pricing.describe`.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,27 +18,13 @@ from hrbench_server.app import App
 
 __all__ = ["register_checks"]
 
-_warming: list[threading.Thread] = []
-
-
-def _warm_prices() -> None:
-    """Load the price package's data (about a second, once) off the event loop."""
-    from hrbench.models.price_package import package_price
-
-    package_price("gpt-4o-mini", "openai")
-
 
 def register_checks(feature: Callable[[str], Any], app: App, wrap: Callable[..., Any]) -> None:
     """Register ``benchmark/gate`` and ``prices`` with ``feature``; ``wrap(Params, fn)`` makes a handler.
 
     A candidate or baseline given as an absolute path is read as a rows file; anything else is
     looked up as a stored benchmark's id, id prefix or name (:func:`hrbench.stats.gate.gate`).
-    The first call loads the price package's data in a thread, so that the first priced request
-    of a benchmark does not load it on the event loop.
     """
-    if not _warming:
-        _warming.append(threading.Thread(target=_warm_prices, name="hrbench-prices", daemon=True))
-        _warming[0].start()
 
     async def gate(args: p.GateParams) -> p.GateResult:
         from hrbench.stats.gate import gate

@@ -8,6 +8,11 @@
   (stock pygls TCP serves one). An exclusive lock on ``daemon.lock`` keeps one daemon per state
   directory. ``--tcp 127.0.0.1:PORT`` adds a loopback TCP listener whose clients must send the
   token of the 0600 file ``daemon.token`` first; a non-loopback address is refused.
+
+Importing this module is cheap: a bad ``--tcp`` is refused before the library is imported, a bad
+environment (:func:`environment_problem`) before pygls; pygls and the methods are imported once
+the daemon can start, and each method's heavy parts (the runner, statistics, numpy, the price
+package) on its first call (:mod:`hrbench_server.methods`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,6 @@ import asyncio
 import contextlib
 import fcntl
 import functools
-import gc
 import ipaddress
 import json
 import logging
@@ -28,14 +32,13 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hrbench import specs
 from hrbench_client import _paths
-from hrbench_server.app import App, route_warnings
-from hrbench_server.connection import serve_stream
-from hrbench_server.methods import over_tcp, register
-from hrbench_server.rpc import DEFAULT_MAX_MESSAGE_BYTES, RpcServer
+from hrbench_server.framing import DEFAULT_MAX_MESSAGE_BYTES
+
+if TYPE_CHECKING:
+    from hrbench_server.app import App
 
 __all__ = ["parse_tcp", "read_token", "serve_daemon", "serve_stdio"]
 
@@ -43,6 +46,7 @@ logger = logging.getLogger("hrbench_server")
 
 
 def _setup_logging() -> None:
+    """The daemon's log on stderr (pygls's and the HTTP clients' chatter left out), a private umask."""
     os.umask(0o077)  # every file the daemon writes (database, WAL, log, exports) is private
     logging.basicConfig(
         stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -57,6 +61,12 @@ def _setup_logging() -> None:
     # daemon.log, though the README says retries log nothing): each attempt is in its run's
     # trace, which says why it failed; the daemon's log leaves stamina's lines out
     logging.getLogger("stamina").propagate = False
+
+
+def _route_warnings() -> None:
+    """Library warnings to the running handler's result (:func:`hrbench_server.app.route_warnings`)."""
+    from hrbench_server.app import route_warnings
+
     route_warnings()
 
 
@@ -211,6 +221,11 @@ def serve_stdio(home: Path, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> int:
     os.dup2(2, 1)  # anything else written to fd 1 goes to stderr
     sys.stdout = sys.stderr
     _setup_logging()
+    _route_warnings()
+    from hrbench_server.app import App
+    from hrbench_server.connection import serve_stream
+    from hrbench_server.methods import register
+    from hrbench_server.rpc import RpcServer
 
     async def main() -> int:
         app = App(home, "stdio")
@@ -334,24 +349,25 @@ _Opened = tuple[tuple[str, int] | None, Path, Any, str | None]
 
 
 def _open_daemon(home: Path, tcp: str | None) -> int | _Opened:
-    """Check the environment and ``--tcp``, make the socket folder, take the lock, read the token.
+    """Check ``--tcp`` and the environment, make the socket folder, take the lock, read the token.
 
     Returns:
         The exit code :func:`serve_daemon` returns when the daemon cannot start (said on
         stderr and in the log), else what serving needs (:data:`_Opened`).
     """
-    if (why := environment_problem()) is not None:
-        logger.error("%s", why)
-        print(f"hrbench daemon: {why}", file=sys.stderr)
-        return 2
     tcp_addr = None
-    if tcp:
+    if tcp:  # first: it needs nothing imported
         try:
             tcp_addr = parse_tcp(tcp)
         except ValueError as exc:
             logger.error("%s", exc)
             print(f"hrbench daemon: {exc}", file=sys.stderr)
             return 2
+    _route_warnings()
+    if (why := environment_problem()) is not None:
+        logger.error("%s", why)
+        print(f"hrbench daemon: {why}", file=sys.stderr)
+        return 2
     try:
         sock = Path(_paths.check_socket_dir(home, create=True))
     except _paths.UnsafeDirectory as exc:
@@ -378,13 +394,18 @@ _OnConn = Callable[..., Awaitable[None]]
 
 def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> _OnConn:
     """The accept callback: one pygls server per connection, its methods registered."""
+    from hrbench_server.connection import serve_stream
+    from hrbench_server.methods import over_tcp, register
+    from hrbench_server.rpc import RpcServer
 
     async def on_conn(
         reader: asyncio.StreamReader, writer: asyncio.StreamWriter, token: str | None = None
     ) -> None:
         app.connections += 1
         if token is not None:  # TCP: this connection's task (and what it starts) may not run code
-            specs.code_allowed.set(allow_code_over_tcp)
+            from hrbench.specs.loader import code_allowed
+
+            code_allowed.set(allow_code_over_tcp)
             over_tcp.set(True)  # nor write files outside the state folder's exports folder
         try:
             server = RpcServer()
@@ -394,6 +415,8 @@ def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> 
             pass  # the daemon is stopping; the connection task is the outermost
         finally:
             app.connections -= 1
+            # the last client gone: tidy memory once this connection's objects are released
+            asyncio.get_running_loop().call_soon(app.settle)
 
     return on_conn
 
@@ -434,14 +457,12 @@ async def _run_daemon(
     allow_code_over_tcp: bool,
 ) -> None:
     """Serve until the daemon is stopped (``shutdown``, a signal, the idle timeout), then close."""
+    from hrbench_server.app import App
+
     app = App(home, "unix+tcp" if tcp_addr else "unix")
     app.idle_exit_s = idle_exit_s
-    # Start-up objects (modules, ~100k of them) move to the permanent generation: a full
-    # collection then scans only what serving made, so it runs often enough that each
-    # connection's cyclic garbage (server, protocol, handlers) is freed soon (issue 13).
-    gc.collect()
-    gc.freeze()
-    on_conn = _connection_handler(app, max_bytes, allow_code_over_tcp)
+    on_conn = _connection_handler(app, max_bytes, allow_code_over_tcp)  # imports pygls: before the freeze
+    app.freeze()  # start-up objects (modules, ~60k of them) to the permanent generation (issue 13)
     servers, info = await _listen(on_conn, sock, tcp_addr, token)
     info["idle_exit_s"] = idle_exit_s
     _write_private(_paths.pid_path(home), json.dumps(info))

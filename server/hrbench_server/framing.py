@@ -42,6 +42,7 @@ import msgspec
 
 __all__ = [
     "DEFAULT_MAX_HEADER_LINE",
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "DEFAULT_STALL_S",
     "Fault",
     "FloatId",
@@ -50,6 +51,9 @@ __all__ = [
     "read_id",
     "wire_id",
 ]
+
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+"""The largest request body accepted (bytes); larger ones are read, dropped and answered -32600."""
 
 DEFAULT_MAX_HEADER_LINE = 8 * 1024
 """The longest header line accepted (bytes); a longer one is dropped and answered -32600."""

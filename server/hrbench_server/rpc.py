@@ -55,7 +55,7 @@ from pygls.protocol import JsonRPCNotification, JsonRPCProtocol, JsonRPCRequestM
 from pygls.protocol.json_rpc import JsonRPCResponseMessage
 from pygls.server import JsonRPCServer
 
-from hrbench_server.framing import FloatId, wire_id
+from hrbench_server.framing import DEFAULT_MAX_MESSAGE_BYTES, FloatId, wire_id
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -66,9 +66,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("hrbench_server")
-
-DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-"""The largest request body accepted (bytes); larger ones are read, dropped and answered -32600."""
 
 COALESCE_S = 0.002
 """The longest a notification waits in the send queue (seconds): rows are sent in fewer writes."""

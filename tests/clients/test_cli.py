@@ -1,4 +1,5 @@
-"""The `hrb` command end to end (it autostarts a daemon on the test's private HRBENCH_HOME)."""
+"""The `hrb` command end to end (it autostarts a daemon on the test's private HRBENCH_HOME; a
+test that needs no daemon of its own uses the module's shared one: ``ON_SHARED``)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,13 @@ def lines(out: str) -> list[dict]:
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
+ON_SHARED = pytest.mark.usefixtures("shared_home")
+"""For a test that needs no daemon of its own: it does not start, stop or kill one, count the
+calls made or read the whole store (`hrb ls`, `hrb ref list`), so the module's shared daemon
+(conftest) answers it; a reply its benchmark gets from that daemon's cache is the mock's same
+reply, which changes nothing it checks."""
+
+
 @pytest.fixture(autouse=True)
 def _stop_daemon() -> Iterator[None]:
     yield
@@ -45,6 +53,7 @@ def test_help() -> None:
     assert "exit codes" in out
 
 
+@ON_SHARED
 def test_score_one_liner_and_exit_codes() -> None:
     got = lines(hrb("score", "--scorer", "exact", "--label", "Paris", "  paris ").stdout)
     assert got == [{"correct": True, "outcome": "paris", "failure_kind": None, "scorer": "exact_normalised"}]
@@ -67,6 +76,7 @@ def test_score_one_liner_and_exit_codes() -> None:
     hrb("frobnicate", check_rc=2)
 
 
+@ON_SHARED
 def test_bench_file_rows_report_and_resume_flags(tmp_path: Path) -> None:
     (tmp_path / "my_arms.py").write_text(
         textwrap.dedent("""
@@ -151,6 +161,7 @@ def _eval_file(tmp_path: Path) -> Path:
     return spec
 
 
+@ON_SHARED
 def test_eval_file(tmp_path: Path) -> None:
     spec = _eval_file(tmp_path)
     out = lines(hrb("eval", str(spec)).stdout)[0]
@@ -199,6 +210,7 @@ def test_serve_stdio() -> None:
     assert json.loads(rest)["result"]["correct"] is True
 
 
+@ON_SHARED
 def test_score_fast_path_matches_the_full_path() -> None:
     from hrbench_client.cli import _fast
 
@@ -317,7 +329,7 @@ def _bench_id(spec: Path) -> str:
     return str(lines(hrb("bench", str(spec), "--no-rows").stdout)[-1]["id"])
 
 
-def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path) -> None:
+def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path, shared_bench_id: str) -> None:
     epilog = hrb("--help").stdout
     for needle in ("ConfigError", "ReferenceValueError", "SignatureError", "TooFewRunsError", "130"):
         assert needle in epilog
@@ -327,7 +339,7 @@ def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path) -> None:
     few_labels = _bench_file(tmp_path, labels='["x"]')
     assert "ReferenceValueError" in hrb("bench", str(few_labels), check_rc=2).stderr
     # report settings
-    bench_id = _bench_id(_bench_file(tmp_path))
+    bench_id = shared_bench_id
     assert "method" in hrb("report", bench_id, "--method", "bogus", check_rc=2).stderr
     assert "level" in hrb("report", bench_id, "--level", "1.5", check_rc=2).stderr
     assert "nope" in hrb("report", bench_id, "--compare", "ask", "nope", check_rc=2).stderr
@@ -344,6 +356,7 @@ def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path) -> None:
     assert "NotFound" in hrb("report", "0123456789abcdef", check_rc=2).stderr
 
 
+@ON_SHARED
 def test_report_of_too_few_runs_hints_at_descriptive(tmp_path: Path) -> None:
     bench_id = _bench_id(_bench_file(tmp_path, runs=2))
     err = hrb("report", bench_id, check_rc=2).stderr
@@ -356,9 +369,9 @@ def test_report_help_lists_the_choices() -> None:
     assert "cluster" in out and "bootstrap" in out and "between 0 and 1" in out and "--plot" in out
 
 
-def test_report_plot_is_written_where_the_caller_is(tmp_path: Path) -> None:
+def test_report_plot_is_written_where_the_caller_is(tmp_path: Path, shared_bench_id: str) -> None:
     pytest.importorskip("matplotlib")
-    bench_id = _bench_id(_bench_file(tmp_path))
+    bench_id = shared_bench_id
     here = tmp_path / "here"
     here.mkdir()
     proc = subprocess.run(
@@ -377,6 +390,7 @@ def test_report_plot_is_written_where_the_caller_is(tmp_path: Path) -> None:
     assert "plot" in hrb("report", bench_id, "--plot", str(tmp_path / "no" / "x.png"), check_rc=2).stderr
 
 
+@ON_SHARED
 def test_score_stdin_prints_every_verdict_before_a_bad_line() -> None:
     good = [
         '{"output": "a", "label": "a"}',
@@ -398,6 +412,7 @@ def test_score_stdin_prints_every_verdict_before_a_bad_line() -> None:
         assert proc.stderr.count("\n") == 1, proc.stderr
 
 
+@ON_SHARED
 def test_seed003_example_spec_through_hrb_eval() -> None:
     example = Path(__file__).resolve().parents[2] / "examples" / "sentiment.toml"
     out = lines(hrb("eval", str(example)).stdout)[0]
@@ -422,6 +437,7 @@ def test_bench_budget_stop_exits_4_with_the_resume_command(tmp_path: Path) -> No
     assert done["n_resumed"] == 4 and sum(s["budget_stop"] for s in done["summary"]) == 0
 
 
+@ON_SHARED
 def test_bench_runs_ending_in_errors_exit_3_with_a_summary(tmp_path: Path) -> None:
     (tmp_path / "flaky_arms.py").write_text(
         "def flaky(item, ctx):\n    if ctx.run == 2:\n        raise KeyError('typo')\n    return 'x'\n"
@@ -443,6 +459,7 @@ def test_bench_runs_ending_in_errors_exit_3_with_a_summary(tmp_path: Path) -> No
     assert "arm 'flaky': 2 of 10 run(s) raised or failed (2 x KeyError)" in proc.stderr
 
 
+@ON_SHARED
 @pytest.mark.parametrize(("acc", "rc"), [("0.9", 1), ("0.5", 0), ("2", 2)])
 def test_bench_and_eval_fail_under(tmp_path: Path, acc: str, rc: int) -> None:
     spec = _bench_file(tmp_path)  # accuracy 2/3 for both arms
@@ -453,9 +470,11 @@ def test_bench_and_eval_fail_under(tmp_path: Path, acc: str, rc: int) -> None:
 
 
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
-def test_plot_and_html_files_get_the_callers_mode(tmp_path: Path, umask: int, mode: int) -> None:
+def test_plot_and_html_files_get_the_callers_mode(
+    tmp_path: Path, shared_bench_id: str, umask: int, mode: int
+) -> None:
     # newcomer's finding: the daemon (umask 077) wrote --plot 0600 while --html was 0644
-    bench_id = _bench_id(_bench_file(tmp_path))
+    bench_id = shared_bench_id
     png, page = tmp_path / "r.png", tmp_path / "r.html"
     for flag, path in (("--plot", png), ("--html", page)):
         proc = subprocess.run(
@@ -470,6 +489,7 @@ def test_plot_and_html_files_get_the_callers_mode(tmp_path: Path, umask: int, mo
     assert stat.S_IMODE((Path(os.environ["HRBENCH_HOME"]) / "hrbench.sqlite3").stat().st_mode) == 0o600
 
 
+@ON_SHARED
 def test_fail_under_fails_when_nothing_was_measured(tmp_path: Path) -> None:
     # newcomer3 finding 5: --fail-under passed (exit 0) on accuracy NA; a gate that measured
     # nothing fails (exit 1), for an unlabelled reference and for one whose items are all on dev

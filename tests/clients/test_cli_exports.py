@@ -19,8 +19,9 @@ from tests.clients.test_cli import HRB, _bench_file, _bench_id, _stop_daemon, hr
 
 
 @pytest.fixture
-def bench_id(tmp_path: Path) -> str:
-    return _bench_id(_bench_file(tmp_path))
+def bench_id(shared_bench_id: str) -> str:
+    """The module's one benchmark (conftest): these tests only read it."""
+    return shared_bench_id
 
 
 def test_rows_csv_and_parquet_match_the_jsonl_rows(bench_id: str, tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ def _squad_spec(
     return spec
 
 
+@pytest.mark.usefixtures("shared_home")  # refusals only: the module's daemon holds no run
 def test_real_data_spec_mismatches_exit_2_before_any_run(tmp_path: Path, data: Path) -> None:
     cases = {
         "ref_tatqa": ({"ref": 'format = "tatqa"'}, ["questions.jsonl", "line 2 is not JSON", "TAT-QA"]),
@@ -77,6 +78,7 @@ def test_real_data_spec_mismatches_exit_2_before_any_run(tmp_path: Path, data: P
         assert bench["status"] == "failed" and bench["rows"] == 0, bench
 
 
+@pytest.mark.usefixtures("shared_home")  # refusals only: the module's daemon holds no run
 def test_prompt_spec_errors_exit_2_before_any_run(tmp_path: Path) -> None:
     body = '[reference]\nitems = {{ q1 = "France", q2 = "Peru" }}\nlabels = ["Paris", "Lima"]\n{client}\n'
     body += '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "{template}"\n'

@@ -10,13 +10,15 @@ import json
 import textwrap
 from pathlib import Path
 
-from tests.clients.test_cli import _bench_file, _bench_id, _stop_daemon, hrb, lines  # noqa: F401
+import pytest
+
+from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 
 DATA = Path(__file__).resolve().parents[1] / "unit" / "reading" / "data"
 
 
-def test_hrb_export_writes_one_inspect_log_per_arm(tmp_path: Path) -> None:
-    bid = _bench_id(_bench_file(tmp_path))
+def test_hrb_export_writes_one_inspect_log_per_arm(tmp_path: Path, shared_bench_id: str) -> None:
+    bid = shared_bench_id  # the module's one benchmark (conftest), only read here
     rows = lines(hrb("rows", bid).stdout)
     out = tmp_path / "logs"
     proc = hrb("export", bid, "--format", "inspect", "-o", str(out), "--name", "letters")
@@ -45,8 +47,8 @@ def test_hrb_export_writes_one_inspect_log_per_arm(tmp_path: Path) -> None:
     assert "no stored benchmark" in hrb("export", "nosuchid", "-o", str(out), check_rc=2).stderr
 
 
-def test_hrb_rows_inspect_scores(tmp_path: Path) -> None:
-    bid = _bench_id(_bench_file(tmp_path))
+def test_hrb_rows_inspect_scores(shared_bench_id: str) -> None:
+    bid = shared_bench_id  # the module's one benchmark (conftest), only read here
     rows = lines(hrb("rows", bid, "--arm", "ask").stdout)
     recs = lines(hrb("rows", bid, "--arm", "ask", "--format", "inspect-scores").stdout)
     labelled = [r for r in rows if r["correct"] is not None]
@@ -59,6 +61,7 @@ def test_hrb_rows_inspect_scores(tmp_path: Path) -> None:
     )  # hrb rows knows the spec only
 
 
+@pytest.mark.usefixtures("shared_home")  # outputs arms call no model: no cache, nothing counted
 def test_hrb_bench_scores_an_inspect_log_and_lm_eval_samples(tmp_path: Path) -> None:
     spec = tmp_path / "imported.toml"
     spec.write_text(
@@ -136,6 +139,7 @@ def _question_ids(tmp_path: Path, drop: int | None = None) -> Path:
     return path
 
 
+@pytest.mark.usefixtures("shared_home")  # its reference names are its own; no model is called
 def test_promptfoo_ids_from_a_named_variable_through_the_daemon(tmp_path: Path) -> None:
     results = _question_ids(tmp_path)
     put = hrb("ref", "put", "pf-qid", str(results), "--format", "promptfoo", "--id-var", "question_id")

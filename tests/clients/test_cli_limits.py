@@ -130,6 +130,8 @@ def test_a_resume_limit_below_what_was_spent_is_refused(tmp_path: Path, given: s
         hrb("bench", "--resume", bench_id, given, str(before[spent_key] * 10), "--no-rows", check_rc=None)
 
 
+# the warning is the daemon's answer to the spec, whatever the store holds and the calls made
+@pytest.mark.usefixtures("shared_home")
 @pytest.mark.parametrize(
     ("client", "governor", "warned"),
     [

@@ -1,5 +1,6 @@
 """The second newcomer's faults, end to end through `hrb` and a real daemon (it autostarts one
-on the test's private HRBENCH_HOME): warnings on stderr, outputs files that do not cover the
+on the test's private HRBENCH_HOME; a refusal is answered by the module's shared daemon,
+``shared_home`` in conftest): warnings on stderr, outputs files that do not cover the
 reference, a misspelt recording, relative HRBENCH_DATA, JSON lines line numbers, full field
 paths, bad environment values at daemon start."""
 
@@ -85,6 +86,7 @@ def test_every_warning_of_a_benchmark_is_printed_on_stderr_once(
 # -- A: outputs that do not cover the reference, through the daemon -----------------------------
 
 
+@pytest.mark.usefixtures("shared_home")  # a refusal: the module's daemon answers it
 @pytest.mark.parametrize(
     ("arm", "field", "said"),
     [
@@ -129,6 +131,7 @@ def test_outputs_that_do_not_give_every_run_an_output_exit_2(
     assert proc.stdout == ""
 
 
+@pytest.mark.usefixtures("shared_home")  # a refusal: the module's daemon answers it
 def test_the_newcomers_outputs_file_of_another_sample_is_refused(data: Path, tmp_path: Path) -> None:
     """bad/outs3.toml: course_sample_50 against the baseline_raw_50 ids gave 49 silent parse failures."""
     runs = data / "squad2-dev-llama32-3b" / "runs"
@@ -147,6 +150,7 @@ def test_the_newcomers_outputs_file_of_another_sample_is_refused(data: Path, tmp
 # -- D: a misspelt recording ----------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("shared_home")  # the only recording the module's daemon has is this test's
 def test_a_replay_of_a_recording_that_does_not_exist_is_refused_with_the_closest_names(
     tmp_path: Path,
 ) -> None:
@@ -200,6 +204,7 @@ def test_the_command_in_the_shared_specs_header_runs_as_written(data: Path, tmp_
 # -- F, G: the file's real line and the full field path ------------------------------------------
 
 
+@pytest.mark.usefixtures("shared_home")  # a refusal: the module's daemon answers it
 @pytest.mark.parametrize("bad_line", [2, 3, 5])
 def test_a_bad_json_lines_reference_names_the_file_and_its_real_line(tmp_path: Path, bad_line: int) -> None:
     lines = [json.dumps({"id": f"q{i}", "item": "x", "label": "y"}) for i in range(1, 6)]
@@ -211,6 +216,7 @@ def test_a_bad_json_lines_reference_names_the_file_and_its_real_line(tmp_path: P
     assert f"reference.path: r.jsonl line {bad_line} is not JSON" in proc.stderr, proc.stderr
 
 
+@pytest.mark.usefixtures("shared_home")  # a refusal: the module's daemon answers it
 @pytest.mark.parametrize(
     ("arms", "field"),
     [
@@ -232,6 +238,7 @@ def test_spec_errors_name_the_full_dotted_path(tmp_path: Path, arms: str, field:
     assert proc.returncode == 2 and field in proc.stderr, proc.stderr
 
 
+@pytest.mark.usefixtures("shared_home")  # a refusal: the module's daemon answers it
 def test_a_squad_file_read_as_tatqa_names_reference_path(data: Path, tmp_path: Path) -> None:
     body = (
         f'[reference]\npath = "{data}/squad2-dev-llama32-3b/questions.jsonl"\nformat = "tatqa"\n'

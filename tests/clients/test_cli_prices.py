@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 
 
+@pytest.mark.usefixtures("shared_home")  # reads the daemon's price table only
 def test_hrb_prices_shows_the_price_its_source_and_date() -> None:
     proc = hrb("prices", "claude-sonnet-4-5", "mock")
     claude, mock = lines(proc.stdout)
@@ -21,6 +24,7 @@ def test_hrb_prices_shows_the_price_its_source_and_date() -> None:
     assert text.startswith("gpt-4o-mini: input 0.15, cache read 0.075, cache write 0.15 (5 min)")
 
 
+@pytest.mark.usefixtures("shared_home")  # reads the daemon's price table only
 def test_a_model_with_no_price_is_named_and_exit_2() -> None:
     proc = hrb("prices", "gpt-4o", "my-local-model", check_rc=2)
     assert [r["model"] for r in lines(proc.stdout)] == ["gpt-4o"]

@@ -24,6 +24,7 @@ def _stdin(*records: dict) -> str:
     return "".join(json.dumps(r) + "\n" for r in records)
 
 
+@pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_label_is_the_default_of_stdin_lines_and_check_works_with_it() -> None:
     got = lines(hrb("score", "--label", "Paris", input=_stdin({"output": "paris"})).stdout)
     assert got == [{"correct": True, "outcome": "paris", "failure_kind": None, "scorer": "exact_normalised"}]
@@ -41,6 +42,7 @@ def test_label_is_the_default_of_stdin_lines_and_check_works_with_it() -> None:
     assert [r["correct"] for r in lines(done.stdout)] == [True, False, True, False, True]
 
 
+@pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_several_labels_and_label_json_are_defaults_too() -> None:
     stdin = _stdin({"output": "lutetia"}, {"output": "rome"})
     got = lines(hrb("score", "--label", "Paris", "--label", "Lutetia", input=stdin).stdout)
@@ -49,6 +51,7 @@ def test_several_labels_and_label_json_are_defaults_too() -> None:
     assert [r["correct"] for r in got] == [True, False]
 
 
+@pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_check_without_any_label_still_names_the_line() -> None:
     stdin = _stdin({"output": "paris", "label": "Paris"}, {"output": "lyon"})
     done = hrb("score", "--check", input=stdin, check_rc=2)

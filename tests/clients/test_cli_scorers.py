@@ -6,10 +6,13 @@ import json
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tests._slow import slow
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401  (the fixture stops the daemon)
 
 
+@pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_hrb_score_with_the_new_scorers() -> None:
     got = lines(hrb("score", "--scorer", "choice", "--label", "B", "**Answer: (B)**").stdout)[0]
     assert got == {"correct": True, "outcome": "B", "failure_kind": None, "scorer": "choice"}
@@ -66,6 +69,7 @@ def test_a_toml_benchmark_scored_by_choice(tmp_path: Path) -> None:
     assert result["status"] == "done"
 
 
+@pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_a_label_the_scorer_cannot_read_is_a_usage_error_exit_2() -> None:
     # newcomer's finding: it was exit 3 (ScorerError), as for a run error
     for label, scorer in (("Q", "choice"), ("(AB)", "choice"), ("no number here", "numeric")):
@@ -78,6 +82,7 @@ def test_a_label_the_scorer_cannot_read_is_a_usage_error_exit_2() -> None:
             assert "ScorerError" in err and repr(label) in err, err
 
 
+@pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_an_empty_label_is_refused_exit_2_for_every_scorer() -> None:
     # newcomer3 finding 6: `hrb score --label "" ""` was a parse_failure (numeric alone refused)
     for scorer in ("exact", "answer_contains", "choice", "numeric"):
@@ -85,6 +90,7 @@ def test_an_empty_label_is_refused_exit_2_for_every_scorer() -> None:
         assert "ReferenceValueError: label: the label is only white space" in err, err
 
 
+@pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_hrb_score_refuses_the_judge_naming_the_way_that_works() -> None:
     # decided (issue 18): a judge calls a model, so it grades inside a benchmark (governor, cache)
     client = json.dumps({"client": {"kind": "mock", "reply": "CORRECT"}})

@@ -40,6 +40,7 @@ def _spec(tmp_path: Path, client: str) -> Path:
     return spec
 
 
+@pytest.mark.usefixtures("shared_home")  # refusals only: its store stays empty
 def test_a_variable_in_base_url_is_refused_before_any_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -53,6 +54,7 @@ def test_a_variable_in_base_url_is_refused_before_any_request(
     assert lines(hrb("ls").stdout) == []  # nothing stored: there is nothing to resume
 
 
+@pytest.mark.usefixtures("shared_home")  # refusals only: its store stays empty
 @pytest.mark.parametrize(
     ("client", "field", "said"),
     [

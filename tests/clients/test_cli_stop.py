@@ -98,6 +98,7 @@ def test_a_clear_winner_stops_early_exits_0_and_the_report_and_view_show_the_sto
         view.stop()
 
 
+@pytest.mark.usefixtures("shared_home")  # refusals only: its store stays empty
 @pytest.mark.parametrize(
     ("extra", "flags", "said"),
     [

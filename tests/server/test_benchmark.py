@@ -228,13 +228,25 @@ def test_the_row_that_fills_a_batch_hands_it_to_the_writer(home: Path) -> None:
     d = Daemon(home).start()
     try:
         with d.client() as c:
-            stream = c.benchmark({**spec(n=n_items, runs=runs, concurrency=16), "cache": False})
+            seen: list[int] = []
+            stream = c.benchmark(
+                {**spec(n=n_items, runs=runs, concurrency=16), "cache": False},
+                on_progress=lambda done, total: seen.append(done),
+            )
             rows = list(stream)
             bench_id = stream.id or ""
     finally:
         d.stop()
     assert len(rows) == n_items * runs
     assert len(set(keys(rows))) == n_items * runs
+    # a batch's rows go out in notifications cut where a progress notification falls (every
+    # 1%, 40 rows): progress counted every row, in steps of 40, and each streamed row is the
+    # stored one, byte for byte
+    assert seen[-1] == n_items * runs and seen == sorted(seen), seen
+    assert max(b - a for a, b in zip(seen, seen[1:], strict=False)) <= n_items * runs // 100, seen
+    assert {k: msgspec.json.encode(r) for k, r in zip(keys(rows), rows, strict=True)} == stored_rows(
+        home / "hrbench.sqlite3", bench_id
+    )
     con = sqlite3.connect(home / "hrbench.sqlite3")
     try:
         sizes = [

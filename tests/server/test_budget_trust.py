@@ -145,16 +145,11 @@ def test_a_resume_sends_the_same_requests_under_the_same_default_limits(home: Pa
     assert second.result.status == "done"
 
 
-def test_an_explicit_usd_cap_on_an_unpriced_model_gets_spec_advice(home: Path) -> None:
+def test_an_explicit_usd_cap_on_an_unpriced_model_gets_spec_advice(shared_daemon: Daemon) -> None:
     """newcomer finding: the daemon's refusal names the spec's price field and the flags, not Python."""
-    with LoopbackServer() as srv:
-        d = Daemon(home).start()
-        try:
-            with d.client() as c:
-                with pytest.raises(HrbenchError) as err:
-                    list(c.benchmark(spec(n=2, client=_client_spec(srv), governor={"max_usd": 1.0})))
-        finally:
-            d.stop()
+    with LoopbackServer() as srv, shared_daemon.client() as c:  # a refusal: the module's daemon
+        with pytest.raises(HrbenchError) as err:
+            list(c.benchmark(spec(n=2, client=_client_spec(srv), governor={"max_usd": 1.0})))
     message = str(err.value)
     assert "unpriced_model: model 'loopback-1' has no price" in message
     assert "price = {input = USD_PER_M, output = USD_PER_M}" in message and "--max-usd" in message

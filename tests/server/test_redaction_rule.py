@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -92,17 +93,36 @@ def test_a_path_error_after_a_tiktoken_benchmark_shows_the_full_path(
             d.stop()
 
 
-@pytest.mark.parametrize("key_env", ["OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "MY_LLM"])
-def test_a_real_key_in_an_error_is_still_masked(home: Path, key_env: str) -> None:
+KEYS = {
+    "OPENAI_API_KEY": "hrbk-1bd0074c9fd82ff86b8",
+    "GITHUB_TOKEN": "hrbk-d29e33c33d871a2c730",
+    "DB_PASSWORD": "hrbk-90a80c5dd31cb995ef8",
+    "MY_LLM": "hrbk-bf7c59ce8a16e2b9c95",
+}
+"""One key per variable, all in the module's one daemon's environment. No two share 8
+characters in a row (the masked window), so a test's key is masked as its own variable's
+value, never as a piece of another's."""
+
+
+@pytest.fixture(scope="module")
+def keyed_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One daemon with every key of :data:`KEYS` (its tokenizer loaded once, by the first test)."""
+    d = Daemon(tmp_path_factory.mktemp("redaction") / "home", env=KEYS).start()
+    try:
+        yield d
+    finally:
+        d.stop()
+        d.kill()
+
+
+@pytest.mark.parametrize("key_env", list(KEYS))
+def test_a_real_key_in_an_error_is_still_masked(keyed_daemon: Daemon, key_env: str) -> None:
+    key = KEYS[key_env]
     with LoopbackServer() as srv:
         srv.set(omit_usage=True)
-        d = Daemon(home, env={key_env: KEY}).start()
-        try:
-            with d.client() as c:
-                _tiktoken_bench(c, srv.base_url, key_env)  # MY_LLM: a secret because the spec names it
-                with pytest.raises(hc.ConfigError) as info:
-                    c.references.put({"path": f"/nonexistent/{KEY}/r.jsonl"}, "x")
-                assert KEY not in str(info.value) and KEY[:8] not in str(info.value)
-                assert "/nonexistent/***/r.jsonl" in str(info.value)
-        finally:
-            d.stop()
+        with keyed_daemon.client() as c:
+            _tiktoken_bench(c, srv.base_url, key_env)  # MY_LLM: a secret because the spec names it
+            with pytest.raises(hc.ConfigError) as info:
+                c.references.put({"path": f"/nonexistent/{key}/r.jsonl"}, "x")
+            assert key not in str(info.value) and key[:8] not in str(info.value)
+            assert "/nonexistent/***/r.jsonl" in str(info.value)

@@ -1,8 +1,9 @@
 """One client's slow scorer does not stall the daemon's other clients (issue 24 point 5; case S12a).
 
-A real daemon with its own HRBENCH_HOME (the ``daemon`` fixture, stopped on every path), raw
-frames on its Unix socket. Connection A sends a pattern that backtracks; 0.3 s later connection
-B sends plain ``exact`` scores. No wall-clock threshold: B must be answered while A's match
+A real daemon with its own HRBENCH_HOME (the ``daemon`` fixture, stopped on every path; the two
+tests that only check replies share the module's ``shared_daemon``), raw frames on its Unix
+socket. Connection A sends a pattern that backtracks; 0.3 s later connection B sends plain
+``exact`` scores. No wall-clock threshold: B must be answered while A's match
 still runs (A's answer not yet sent), and B's median latency is compared, as a ratio, with the
 same score on the idle daemon. Scored inline on the event loop, A would hold every connection
 until its time limit (about 1 s against an idle score of well under a millisecond: a ratio in
@@ -184,9 +185,9 @@ def test_S12a_a_benchmark_whose_pattern_backtracks_does_not_stall_other_connecti
         assert BACKTRACKS in cause and TIME_LIMIT.search(cause) and "(ScorerError)" in cause, cause
 
 
-def test_S12a_a_quick_score_is_answered_at_once_in_order(daemon: Daemon) -> None:
+def test_S12a_a_quick_score_is_answered_at_once_in_order(shared_daemon: Daemon) -> None:
     """A quick score is answered before the next message is read: replies keep the requests' order."""
-    with RawConn(daemon.socket) as c:
+    with RawConn(shared_daemon.socket) as c:
         c.send(
             frame(_score_body(1, "Paris", "Paris"))
             + frame(req("status", id=2))
@@ -195,13 +196,13 @@ def test_S12a_a_quick_score_is_answered_at_once_in_order(daemon: Daemon) -> None
         assert [c.recv_reply()["id"] for _ in range(3)] == [1, 2, 3]
 
 
-def test_S12a_a_long_reply_is_scored_off_the_loop_with_the_library_verdict(daemon: Daemon) -> None:
+def test_S12a_a_long_reply_is_scored_off_the_loop_with_the_library_verdict(shared_daemon: Daemon) -> None:
     """Over INLINE_CHARS characters the scorer runs in a worker thread: same verdict as in-process."""
     from hrbench.runner.runtime import INLINE_CHARS
     from hrbench.specs import build_scorer
 
     reply = "Let me think. " * (INLINE_CHARS // 14 + 1) + "The answer is 42."
-    with RawConn(daemon.socket) as c:
+    with RawConn(shared_daemon.socket) as c:
         for msg_id, scorer in enumerate(["exact", "answer_contains", "numeric"]):
             c.send(frame(_score_body(msg_id, reply, "42", scorer=scorer)))
             got = c.recv_reply()["result"]

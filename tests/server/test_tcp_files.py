@@ -5,6 +5,7 @@ any other file the daemon's user may write. A real daemon with a loopback TCP li
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -31,8 +32,9 @@ def tcp_client(home: Path) -> Client:
     return Client.connect_tcp(host, int(port), _paths.token_path(home).read_text().strip(), slow(60))
 
 
-@pytest.fixture
-def tcp_daemon(home: Path) -> Iterator[Daemon]:
+@contextlib.contextmanager
+def _recorded(home: Path) -> Iterator[Daemon]:
+    """A daemon with a TCP listener on ``home``, one benchmark stored and recorded in it."""
     d = Daemon(home, tcp="127.0.0.1:0").start()
     try:
         with d.client() as c:  # over the Unix socket: a recording of 4 replies
@@ -41,6 +43,21 @@ def tcp_daemon(home: Path) -> Iterator[Daemon]:
     finally:
         d.stop()
         d.kill()
+
+
+@pytest.fixture
+def tcp_daemon(home: Path) -> Iterator[Daemon]:
+    """A fresh one, for a test that checks what the daemon makes in its state folder."""
+    with _recorded(home) as d:
+        yield d
+
+
+@pytest.fixture(scope="module")
+def refusing_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
+    """One for the module's tests of refused writes and the benchmark export: none changes what
+    another reads (the export adds a file to the exports folder only)."""
+    with _recorded(tmp_path_factory.mktemp("tcp-files") / "home") as d:
+        yield d
 
 
 def test_the_file_writing_methods_are_the_ones_this_module_covers() -> None:
@@ -58,8 +75,9 @@ def test_the_file_writing_methods_are_the_ones_this_module_covers() -> None:
     ["outside", "the store", "the token", "dot-dot out of exports", "a link in exports", "exports itself"],
 )
 def test_export_over_tcp_outside_the_exports_folder_is_refused(
-    tcp_daemon: Daemon, tmp_path: Path, target: str
+    refusing_daemon: Daemon, tmp_path: Path, target: str
 ) -> None:
+    tcp_daemon = refusing_daemon
     home = tcp_daemon.home
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
@@ -114,8 +132,11 @@ def test_export_over_tcp_inside_exports_on_the_wire_and_by_the_client(
     assert oct(os.stat(home / "exports").st_mode & 0o777) == "0o700"
 
 
-def test_benchmark_export_over_tcp_writes_inside_exports_only(tcp_daemon: Daemon, tmp_path: Path) -> None:
+def test_benchmark_export_over_tcp_writes_inside_exports_only(
+    refusing_daemon: Daemon, tmp_path: Path
+) -> None:
     """`hrb export` over TCP: Inspect logs only into the exports folder, none elsewhere."""
+    tcp_daemon = refusing_daemon
     home = tcp_daemon.home
     with tcp_daemon.client() as c:
         [bench] = c.benchmarks()

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 
 from hrbench._util.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError
-from hrbench.results import browse
 from hrbench.runner.ledger import unknown_of, unknown_sentence
 from hrbench_client import protocol as p
 from hrbench_server.app import App
@@ -20,11 +19,16 @@ __all__ = ["judge_client", "register_benchmarks", "require_keys"]
 
 
 def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, app: App) -> None:
-    """Register ``benchmark``, ``evaluate`` and ``benchmark/cancel`` (:mod:`hrbench_server.bench` runs them)."""
-    from hrbench_server.bench import run_benchmark
-    from hrbench_server.bench_spec import add_import_path, check_resume_only
+    """Register ``benchmark``, ``evaluate`` and ``benchmark/cancel`` (:mod:`hrbench_server.bench` runs them).
+
+    What they run is imported on their first call, not here: a connection registers every method
+    (the runner, the store's readers and numpy are no part of a daemon's start).
+    """
 
     async def benchmark(args: p.BenchmarkParams) -> p.BenchmarkResult:
+        run_benchmark = await to_thread(_runner)
+        from hrbench_server.bench_spec import check_resume_only  # imported by the runner's modules
+
         if args.resume is not None:  # an id prefix or a name too; a spec beside it is refused first
             check_resume_only(args)
             found = await to_thread(resolve, app, args.resume, "resume")
@@ -37,7 +41,7 @@ def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, a
     feature("benchmark")(async_handler(p.BenchmarkParams, benchmark))
 
     async def evaluate(args: p.EvaluateParams) -> p.EvaluateResult:
-        from hrbench.evaluation.evaluate import evaluate_spec_async
+        evaluate_spec_async, add_import_path = await to_thread(_evaluator)
         from hrbench.runner.cache import Cache
 
         add_import_path(args.python_path)
@@ -66,7 +70,7 @@ def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, a
         bid = await to_thread(resolve, app, args.id)
         task = app.running.get(bid)
         if task is None:
-            was = await to_thread(browse.benchmark_list, app.store, bid, running(app))
+            was = await to_thread(_listed, app, bid)
             status = next((b["status"] for b in was if b["id"] == bid), None)
             raise ConfigError(
                 "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
@@ -89,6 +93,38 @@ def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, a
         return await to_thread(ended)
 
     feature("benchmark/cancel")(async_handler(p.BenchmarkCancelParams, benchmark_cancel))
+
+
+def _runner() -> Callable[..., Awaitable[p.BenchmarkResult]]:
+    """The daemon's benchmark runner, imported by the first benchmark in a worker thread.
+
+    The runner, the scorers and the statistics its stop rules use (numpy) take ~0.3 s of CPU to
+    import, and the price package's data (which prices every call, a mock's too) as long to
+    load: not at the daemon's start, and not on the event loop, where they would hold every
+    other client that long. Later benchmarks find both done.
+    """
+    import hrbench._util.sqlite  # noqa: F401 - what the store's first open imports: here, off the loop
+    from hrbench.models.price_package import package_price
+    from hrbench_server.bench import run_benchmark
+
+    package_price("gpt-4o-mini", "openai")  # loads the package's data once (cached)
+    return run_benchmark
+
+
+def _evaluator() -> tuple[Callable[..., Awaitable[Any]], Callable[[list[str]], None]]:
+    """``evaluate``'s runner and the spec's import path, imported as :func:`_runner` imports its own."""
+    import hrbench._util.sqlite  # noqa: F401 - what the store's first open imports: here, off the loop
+    from hrbench.evaluation.evaluate import evaluate_spec_async
+    from hrbench_server.bench_spec import add_import_path
+
+    return evaluate_spec_async, add_import_path
+
+
+def _listed(app: App, bid: str) -> list[dict[str, Any]]:
+    """Benchmark ``bid`` as ``benchmark/list`` shows it (its status), read in a worker thread."""
+    from hrbench.results import browse
+
+    return browse.benchmark_list(app.store, bid, running(app))
 
 
 _HOSTED = {

@@ -10,7 +10,6 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import ConfigError, NotFound, did_you_mean
-from hrbench.reading._reference import json_lines
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import (
@@ -32,6 +31,8 @@ def register_cache(feature: Callable[[str], Any], app: App) -> None:
         name = args.name or Path(path).stem
 
         def load() -> int:
+            from hrbench.reading._reference import json_lines  # hrbench.reading: its recipes and scorers
+
             try:
                 text = Path(path).read_text(encoding="utf-8")
             except OSError as exc:

@@ -16,10 +16,11 @@ __all__ = ["register_references"]
 
 def register_references(feature: Callable[[str], Any], app: App) -> None:
     """Register the ``reference/*`` methods."""
-    from hrbench_server.bench_spec import wire_reference
 
     async def reference_put(args: p.ReferencePutParams) -> p.ReferenceInfo:
         def put() -> p.ReferenceInfo:
+            from hrbench_server.bench_spec import wire_reference  # the specs: on the first put, here
+
             ref = wire_reference(args.reference, app.store)  # keyed by id (issue 25)
             new = app.store.reference_get(ref.hash) is None
             before = app.store.reference_history(args.name) if args.name else []

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio.to_thread
 import msgspec
 
-from hrbench import specs
 from hrbench.errors import ConfigError
 from hrbench.reference import check_label
 from hrbench.runner.runtime import off_loop, offloaded
@@ -23,6 +23,11 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
     """Register ``score``; built scorers are kept in ``app.scorers`` by name and settings."""
 
     def score(args: p.ScoreParams) -> p.ScoreResult | Awaitable[p.ScoreResult]:
+        # imported by the first score, not at the daemon's start; on the loop (~20 ms, once), so
+        # that a quick score (exact's module is imported at start) is answered before the next
+        # message is read
+        from hrbench import specs
+
         key = (
             args.scorer
             if not args.settings
@@ -35,7 +40,9 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
 
             raise ConfigError("scorer", args.scorer, OUTSIDE_A_BENCHMARK)
         sc = app.scorers.get(key)
-        if sc is None and ":" in args.scorer:  # code is imported off the loop
+        # code, or a built-in scorer whose module is not imported yet (regex, the reading scorers):
+        # imported off the loop
+        if sc is None and (":" in args.scorer or not _module_imported(specs.SCORERS, args.scorer)):
             return off_loop_score(key, args, None)
         if sc is None:
             sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
@@ -50,6 +57,8 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
         return score_result(sc, sc(args.item, args.output, args.label))
 
     async def off_loop_score(key: str, args: p.ScoreParams, sc: Any) -> p.ScoreResult:
+        from hrbench import specs  # imported by score() already
+
         if sc is None:  # its label is checked once it is built, as above
             sc = app.scorers[key] = await to_thread(specs.build_scorer, args.scorer, args.settings)
             check_label("", args.label, field="label")
@@ -64,3 +73,14 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
         )
 
     feature("score")(inline_or_task(p.ScoreParams, score))
+
+
+def _module_imported(scorers: dict[str, tuple[str, str, str]], name: str) -> bool:
+    """Whether the module of the built-in scorer ``name`` is imported (an unknown name: ``True``).
+
+    Example:
+        >>> _module_imported({"exact": ("sys", "f", "")}, "exact"), _module_imported({}, "nope")
+        (True, True)
+    """
+    entry = scorers.get(name)
+    return entry is None or entry[0] in sys.modules

@@ -6,13 +6,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any, TypeVar
 
 import msgspec
 
 from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import ConfigError, NotFound, did_you_mean
-from hrbench.results import browse
 from hrbench.runner.ledger import unknown_of, unknown_sentence
 from hrbench_client import protocol as p
 from hrbench_server.app import App
@@ -92,13 +92,15 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
     """``report``: a stored benchmark's report, with its status, stop and unknown-cost notes."""
 
     async def report(args: p.ReportParams) -> p.ReportResult:
-        from hrbench.stats import report_payload
-
         settings = dict(args.settings)
         if "compare_pair" in settings and settings["compare_pair"] is not None:
             settings["compare_pair"] = tuple(settings["compare_pair"])
 
         def build() -> dict[str, Any]:
+            # imported on the first report, in this worker thread: statistics and numpy (~0.3 s of CPU)
+            from hrbench.results import browse
+            from hrbench.stats import report_payload
+
             bench_id = resolve(app, args.id)
             rec = app.store.benchmark_get(bench_id) or {}
             rows = app.store.rows_get(bench_id)
@@ -126,9 +128,14 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
 def _register_browse(feature: Callable[[str], Any], app: App) -> None:
     """The views of stored benchmarks (``hrb view``): :mod:`hrbench.results.browse` builds, we convert."""
 
-    def _browse(typ: type[S], result: type[Any], build: Callable[[S], Any]) -> None:
+    def _browse(typ: type[S], result: type[Any], build: Callable[[ModuleType, S], Any]) -> None:
+        def view(args: S) -> Any:
+            from hrbench.results import browse  # on the first view, in this worker thread (it imports numpy)
+
+            return build(browse, args)
+
         async def handler(args: S) -> Any:
-            return msgspec.convert(await to_thread(build, args), result, from_attributes=True)
+            return msgspec.convert(await to_thread(view, args), result, from_attributes=True)
 
         method = next(m for m, (params, _) in p.METHODS.items() if params is typ)
         feature(method)(async_handler(typ, handler))
@@ -136,19 +143,19 @@ def _register_browse(feature: Callable[[str], Any], app: App) -> None:
     _browse(
         p.BenchmarkListParams,
         p.BenchmarkListResult,
-        lambda a: {"benchmarks": browse.benchmark_list(app.store, a.search, running(app), a.limit)},
+        lambda browse, a: {"benchmarks": browse.benchmark_list(app.store, a.search, running(app), a.limit)},
     )
     _browse(
         p.BenchmarkViewParams,
         p.BenchmarkViewResult,
-        lambda a: browse.benchmark_view(
+        lambda browse, a: browse.benchmark_view(
             app.store, resolve(app, a.id), a.against, level=a.level, method=a.method, running=running(app)
         ),
     )
     _browse(
         p.BenchmarkMatrixParams,
         p.BenchmarkMatrixResult,
-        lambda a: browse.benchmark_matrix(
+        lambda browse, a: browse.benchmark_matrix(
             app.store,
             resolve(app, a.id),
             cluster=a.cluster,
@@ -163,12 +170,12 @@ def _register_browse(feature: Callable[[str], Any], app: App) -> None:
     _browse(
         p.BenchmarkCellParams,
         p.BenchmarkCellResult,
-        lambda a: browse.benchmark_cell(app.store, resolve(app, a.id), a.item, a.arm),
+        lambda browse, a: browse.benchmark_cell(app.store, resolve(app, a.id), a.item, a.arm),
     )
     _browse(
         p.BenchmarkCompareParams,
         p.BenchmarkCompareResult,
-        lambda a: browse.benchmark_compare(
+        lambda browse, a: browse.benchmark_compare(
             app.store,
             resolve(app, a.a),
             resolve(app, a.b),

@@ -17,6 +17,7 @@ import hrbench as hb
 from hrbench.runner.ledger import kept_ledger, unknown_sentence
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
+from tests._slow import slow
 from tests.unit.models.conftest import FAST
 
 pytestmark = [pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning"), pytest.mark.timeout(90)]
@@ -35,8 +36,12 @@ def _price(kind: str) -> tuple[float, float]:
     return p.input, p.output
 
 
-def _bench(srv: LoopbackServer, kind: str, fault: str, gov: hb.Governor, n: int = 8) -> hb.Bench:
-    client = CLIENTS[kind](MODEL[kind], base_url=srv.base_url, api_key_env=None, **{**FAST, "timeout_s": 0.5})
+def _bench(
+    srv: LoopbackServer, kind: str, fault: str, gov: hb.Governor, n: int = 8, timeout_s: float = 0.5
+) -> hb.Bench:
+    client = CLIENTS[kind](
+        MODEL[kind], base_url=srv.base_url, api_key_env=None, **{**FAST, "timeout_s": timeout_s}
+    )
     ref = hb.Reference({f"i{k}": f"[[fault:{fault}]] q {k}" for k in range(n)}, labels=None)
     arm = hb.Arm("ask", lambda item, ctx: ctx.call(item, max_tokens=300).raw_text)
     with warnings.catch_warnings():
@@ -71,16 +76,27 @@ def test_a_token_cap_holds_too(srv: LoopbackServer, fault: str) -> None:
     assert len(srv.bills) >= 1 and billed <= gov.tokens <= 2_000
 
 
-@pytest.mark.parametrize("fault", ["late:hang=5:n=1", "garbled:n=1", "drop:n=1"])
-def test_a_retried_attempt_written_whole_is_booked_as_well(srv: LoopbackServer, fault: str) -> None:
+@pytest.mark.parametrize(
+    ("fault", "timeout_s"),
+    # only the injected fault loses a reply: a reply held 60 s is past a 5 s timeout, and a
+    # garbled or dropped reply fails at once, so no timeout of theirs can fire (a 0.5 s timeout
+    # also cut short some of the 300-word replies on a loaded machine: an extra attempt each)
+    [(f"late:hang={slow(60):g}:n=1", slow(5.0)), ("garbled:n=1", slow(60.0)), ("drop:n=1", slow(60.0))],
+    ids=["late:hang:n=1", "garbled:n=1", "drop:n=1"],
+)
+def test_a_retried_attempt_written_whole_is_booked_as_well(
+    srv: LoopbackServer, fault: str, timeout_s: float
+) -> None:
     """The first attempt's reply is lost, the retry is answered: both are spend."""
     srv.set(reply_words=300, price=_price("openai"))
     gov = hb.Governor(max_usd=1.0)
-    bench = _bench(srv, "openai", fault, gov, n=4)
+    bench = _bench(srv, "openai", fault, gov, n=4, timeout_s=timeout_s)
     assert {r.failure_kind for r in bench.rows} == {None}  # each run answered by its retry
-    assert len(srv.requests) == 4 * 5 + 4  # one lost attempt per prompt ("n=1"), then a retry each
+    faulted = [r for r in srv.requests if r.fault != "ok"]  # the attempts the server made fail
+    assert len(faulted) == 4 and {r.prompt for r in faulted} == {f"[[fault:{fault}]] q {k}" for k in range(4)}
+    assert len(srv.requests) == 4 * 5 + len(faulted)  # one lost attempt per prompt ("n=1"), then a retry each
     lost = gov.unknown or {}
-    assert lost.get("lost_calls") == 4 and gov.calls == 24
+    assert lost.get("lost_calls") == len(faulted) and gov.calls == len(srv.requests)
     answered = sum(r.usd or 0.0 for r in bench.rows)
     assert gov.usd == pytest.approx(answered + lost["lost_usd"])
     assert gov.usd >= sum(b.usd for b in srv.bills) - 1e-12
