@@ -290,9 +290,30 @@ def benchmark(
           accuracy: the mean over runs within each item, then over labelled items; intervals are in hb.report() and hrb report.
           failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, not_in_document); report()'s failures counts every labelled run that was not right.
     """
+    _check_keywords("benchmark", kwargs)
     return anyio.run(
         lambda: benchmark_async(arms, reference, runs, client, scorer, split, governor, seed, **kwargs)
     )
+
+
+def _check_keywords(caller: str, kwargs: Mapping[str, Any]) -> None:
+    """Refuse a keyword :func:`benchmark_async` does not take, naming ``caller`` (what the user called).
+
+    Raises:
+        TypeError: an unknown keyword, with the closest known one (a newcomer's ``clinet=`` was
+            reported as an argument of ``benchmark_async()``, a function they never called).
+    """
+    import difflib
+    import inspect
+
+    known = list(inspect.signature(benchmark_async).parameters)
+    for name in kwargs:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise TypeError(
+                f"{caller}() got an unexpected keyword argument {name!r}{hint}; it takes " + ", ".join(known)
+            )
 
 
 async def benchmark_stream(
@@ -310,6 +331,7 @@ async def benchmark_stream(
 
     Duplicate draws are not raised here; each such run's row carries ``failure_kind="error"``.
     """
+    _check_keywords("benchmark_stream", kwargs)
     send, receive = anyio.create_memory_object_stream[Row](max_buffer_size=1024)
 
     async def on_row(seq: int, row: Row, trace: list[Step]) -> None:
