@@ -64,13 +64,13 @@ from typing import Any
 import numpy as np
 
 from hrbench.stats import power
+from hrbench.stats._wilson import _t_sf
 from hrbench.stats.intervals import (
     _DIFF,
     _UNIT,
     _boot_summary,
     _boot_totals,
     _compact,
-    _sps,
     difference_interval,
     proportion_interval,
 )
@@ -263,7 +263,7 @@ def bootstrap_check(d: Design, n: int, seed: int, n_boot: int = 500, level: floa
             diff = float(dd.mean())
             if b_se > 0:
                 lo, hi = b_lo, b_hi
-                p = 2 * float(_sps().t.sf(abs(diff) / b_se, dv.df)) if diff else 1.0
+                p = 2 * _t_sf(abs(diff) / b_se, dv.df) if diff else 1.0
             else:
                 lo, hi, p = dv.low, dv.high, dv.p_value
             if key == "pair":

@@ -11,6 +11,7 @@ import numpy as np
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError, NoLabelsWarning
 from hrbench.results.records import FAILURE_KINDS
+from hrbench.stats._wilson import _t_sf
 from hrbench.stats.intervals import (
     _DIFF,
     _TINY,
@@ -97,9 +98,7 @@ def _paired(
         b_se, b_lo, b_hi = _boot_summary(tot[:, 0] / tot[:, 1], level, _DIFF)
         if b_se > 0:  # every resample alike: keep the boundary-aware interval, which has width
             se, lo, hi = b_se, b_lo, b_hi
-            from scipy.special import stdtr  # t's survival function, as scipy.stats.t.sf computes it
-
-            p = max(_TINY, 2 * float(stdtr(df, -abs(diff) / b_se))) if diff else 1.0
+            p = max(_TINY, 2 * _t_sf(abs(diff) / b_se, df)) if diff else 1.0
     out.update(se=se, ci_low=lo, ci_high=hi, p_value=p, note=_reading_note(out, level))
     return Comparison(**out)
 

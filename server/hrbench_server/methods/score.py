@@ -23,28 +23,31 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
     """Register ``score``; built scorers are kept in ``app.scorers`` by name and settings."""
 
     def score(args: p.ScoreParams) -> p.ScoreResult | Awaitable[p.ScoreResult]:
-        # imported by the first score, not at the daemon's start; on the loop (~20 ms, once), so
-        # that a quick score (exact's module is imported at start) is answered before the next
-        # message is read
-        from hrbench import specs
-
         key = (
             args.scorer
             if not args.settings
             else f"{args.scorer}|{msgspec.json.encode(args.settings, order='sorted')!r}"
         )
         if ":" in args.scorer:  # code: checked before the cache, which a trusted caller may have filled
-            specs.check_code_allowed("scorer", args.scorer)
+            from hrbench.specs import check_code_allowed
+
+            check_code_allowed("scorer", args.scorer)
         if args.scorer == "judge":  # before its settings are read: what is missing is a benchmark
             from hrbench.scoring.judge import OUTSIDE_A_BENCHMARK
 
             raise ConfigError("scorer", args.scorer, OUTSIDE_A_BENCHMARK)
         sc = app.scorers.get(key)
-        # code, or a built-in scorer whose module is not imported yet (regex, the reading scorers):
-        # imported off the loop
-        if sc is None and (":" in args.scorer or not _module_imported(specs.SCORERS, args.scorer)):
-            return off_loop_score(key, args, None)
         if sc is None:
+            # the specs: imported by the first score of a scorer not built yet, not at the daemon's
+            # start; on the loop (~20 ms, once), so that a quick score (exact's module is imported
+            # at start) is answered before the next message is read. A scorer built once is
+            # looked up, with nothing imported.
+            from hrbench import specs
+
+            # code, or a built-in scorer whose module is not imported yet (regex, the reading
+            # scorers): imported off the loop
+            if ":" in args.scorer or not _module_imported(specs.SCORERS, args.scorer):
+                return off_loop_score(key, args, None)
             sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
         check_label("", args.label, field="label")  # as a reference's labels are (an empty one too)
         # Decided (issue 24, case S12a): what may take long runs in a worker thread, so one
@@ -57,10 +60,10 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
         return score_result(sc, sc(args.item, args.output, args.label))
 
     async def off_loop_score(key: str, args: p.ScoreParams, sc: Any) -> p.ScoreResult:
-        from hrbench import specs  # imported by score() already
-
         if sc is None:  # its label is checked once it is built, as above
-            sc = app.scorers[key] = await to_thread(specs.build_scorer, args.scorer, args.settings)
+            from hrbench.specs import build_scorer  # imported by score() already
+
+            sc = app.scorers[key] = await to_thread(build_scorer, args.scorer, args.settings)
             check_label("", args.label, field="label")
         # heavy scorers share a limiter of their own: they queue among themselves, not before others
         limiter = app.heavy_scorers if offloaded(sc) else None
