@@ -64,12 +64,19 @@ def normalise_messages(prompt: str | list[dict[str, Any]] | dict[str, Any]) -> l
         >>> normalise_messages("Capital of France")
         [{'role': 'user', 'content': 'Capital of France'}]
     """
-    from hrbench.errors import ConfigError
-
-    if isinstance(prompt, str):
+    kind = type(prompt)  # exact types first: this runs once per request
+    if kind is str or isinstance(prompt, str):
         return [{"role": "user", "content": prompt}]
-    if isinstance(prompt, dict):
+    if kind is list or isinstance(prompt, list):
+        messages = []
+        for m in prompt:
+            if not (type(m) is dict or isinstance(m, dict)) or "role" not in m:
+                break
+            messages.append(dict(m))
+        else:
+            return messages
+    elif isinstance(prompt, dict):
         return [dict(prompt)]
-    if isinstance(prompt, list) and all(isinstance(m, dict) and "role" in m for m in prompt):
-        return [dict(m) for m in prompt]
+    from hrbench.errors import ConfigError  # imported only to raise: this runs once per request
+
     raise ConfigError("prompt", prompt, "expected a string, a message dict or a list of messages")

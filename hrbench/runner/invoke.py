@@ -66,31 +66,50 @@ def metric_values(plan: Plan, item: str, att: Attempt) -> dict[str, float]:
 
 
 def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str | None]:
+    """A run's tokens (in, out, reasoning, cached), USD paid and usage provenance, from its trace.
+
+    USD sums the live requests and the billed retried attempts (``None`` when one has no price).
+    The provenance is ``"none"`` with no live request, ``None`` when one has no usage,
+    ``"reported"`` when the provider reported every one, ``"counted"`` when the rest were
+    counted with the model's tokenizer, else ``"estimated"``.
+
+    Example:
+        >>> from hrbench.results.records import Usage
+        >>> row_usage([Step(ledger_id="r", source="live", usd=0.5, usage=Usage(tokens_in=3, tokens_out=2))])
+        (3, 2, 0, 0, 0.5, 'reported')
+    """
     tin = tout = treas = tcache = 0
     usd: float | None = 0.0
-    provs: list[str | None] = []
+    provs: set[str | None] = set()  # the provenances of the live requests' usage
     for s in steps:
-        if s.usage is not None:
-            tin += s.usage.tokens_in
-            tout += s.usage.tokens_out
-            treas += s.usage.tokens_reasoning
-            tcache += s.usage.tokens_cached
-        if s.source == "live" and s.kind == "request":
-            usd = None if (usd is None or s.usd is None) else usd + s.usd
-            provs.append(None if s.usage is None else s.usage.provenance)
-        elif s.source == "live" and s.kind == "attempt":  # a retried attempt the provider billed
-            usd = None if (usd is None or s.usd is None) else usd + s.usd
+        u = s.usage
+        if u is not None:
+            tin += u.tokens_in
+            tout += u.tokens_out
+            treas += u.tokens_reasoning
+            tcache += u.tokens_cached
+        if s.source == "live":
+            kind = s.kind
+            if kind == "request":
+                usd = None if (usd is None or s.usd is None) else usd + s.usd
+                provs.add(None if u is None else u.provenance)
+            elif kind == "attempt":  # a retried attempt the provider billed
+                usd = None if (usd is None or s.usd is None) else usd + s.usd
     if not provs:
         prov: str | None = "none"
-    elif any(p is None for p in provs):
+    elif None in provs:
         prov = None
-    elif all(p == "reported" for p in provs):
+    elif provs == _REPORTED:
         prov = "reported"
-    elif any(p == "counted" for p in provs) and all(p in ("reported", "counted") for p in provs):
+    elif "counted" in provs and provs <= _COUNTED:
         prov = "counted"
     else:
         prov = "estimated"
     return tin, tout, treas, tcache, usd, prov
+
+
+_REPORTED = {"reported"}
+_COUNTED = {"reported", "counted"}
 
 
 @dataclass
@@ -123,7 +142,7 @@ class Plan:
         return [(c, i, a) for c, ids in order.items() for i in ids for a in self.arms]
 
 
-@dataclass
+@dataclass(slots=True)
 class Attempt:
     """One run of an arm on an item, before scoring."""
 

@@ -171,9 +171,21 @@ class Loop:
 
     async def emit(self, seq: int, row: Row, trace: list[Step], values: dict[str, float] | None) -> None:
         """Give a scored row on: counted, kept (``keep_rows``), handed to ``on_row``; a gate may hold it."""
+        pending = self.given(seq, row, trace, values)
+        if pending is not None:
+            await pending
+
+    def given(
+        self, seq: int, row: Row, trace: list[Step], values: dict[str, float] | None
+    ) -> Awaitable[Any] | None:
+        """:meth:`emit` without its coroutine: what ``on_row`` returned to await, or ``None``.
+
+        :meth:`finish` calls it for every row (a coroutine a row less); the stop rule's gate and
+        another executor's rows go through :meth:`emit`.
+        """
         gate = self.gate
         if gate is not None and gate.hold(seq, row, trace, values):
-            return  # given on when its cluster is committed (or at the end, not reportable)
+            return None  # given on when its cluster is committed (or at the end, not reportable)
         if self.paid_before:
             row = carry_prepaid(self.paid_before, row, trace)
         if values is not None:  # kept with the run, for a resume (newcomer finding)
@@ -194,7 +206,8 @@ class Loop:
         if on_row is not None:
             out = on_row(seq, row, trace)
             if out is not None and inspect.isawaitable(out):
-                await out
+                return out
+        return None
 
     async def finish(self, ci: int, cluster: str, item: str, arm: Arm, run: int, att: Attempt) -> None:
         """Finish one run: await a sync arm's awaitable, judge or score its output, emit its row."""
@@ -213,7 +226,9 @@ class Loop:
         row = score_row(plan, cluster, item, arm, run, att)
         if att.dup is not None:
             self.duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
-        await self.emit(ci * self.runs + run - 1, row, att.ctx.trace, values)
+        pending = self.given(ci * self.runs + run - 1, row, att.ctx.trace, values)
+        if pending is not None:
+            await pending
         drain = self.drain
         if drain is not None:  # its row is out: a clean cancel need not wait for it
             drain.finished(row.ledger_id)

@@ -40,7 +40,7 @@ class Journal(Protocol):
         ...
 
 
-@dataclass
+@dataclass(slots=True)
 class Reservation:
     """An admitted request's share of the budget, held until it is settled."""
 
@@ -136,6 +136,8 @@ class Gate:
     again; an attempt written whole whose reply was lost is settled at its reservation first
     (:meth:`lost`). The caller settles the last attempt with the reply's cost by :meth:`settle`.
     """
+
+    __slots__ = ("_cleared", "_open", "attempts", "cost", "durable", "governor", "tokens", "usd", "usd_known")
 
     def __init__(self, governor: Admitting, usd: float, tokens: int, durable: bool = True) -> None:
         self.governor = governor

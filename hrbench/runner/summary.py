@@ -64,40 +64,42 @@ class Summary:
         of a run that ended in an error (``"unknown"`` without it).
         """
         self.n += 1
-        if self.metrics and r.reportable and r.correct is not None:
+        arm, item, correct, reportable = r.arm, r.item, r.correct, r.reportable
+        dev = r.split == "dev"
+        if self.metrics and reportable and correct is not None:
             if values is None:
-                self.unmeasured.add(r.arm)
+                self.unmeasured.add(arm)
             else:
-                per = self.metric_items.setdefault((r.arm, r.item), {})
+                per = self.metric_items.setdefault((arm, item), {})
                 for name, v in values.items():
                     if name not in self.metric_names:
                         self.metric_names.append(name)
                     tally = per.setdefault(name, [0.0, 0])
                     tally[0] += v
                     tally[1] += 1
-        if r.reportable or r.split == "dev":
-            self.items.add(r.item)
+        if reportable or dev:
+            self.items.add(item)
             self.clusters.add(r.cluster)
         else:  # a stop left its cluster out of the test (see hrbench.runner.stopping)
             self.cancelled += 1
-        c = self.counts.get(r.arm)
+        c = self.counts.get(arm)
         if c is None:
-            if r.arm not in self.order:
-                self.order.append(r.arm)
-            c = self.counts[r.arm] = _empty_counts()
+            if arm not in self.order:
+                self.order.append(arm)
+            c = self.counts[arm] = _empty_counts()
         usd = r.usd
-        if c["usd"] is not None:
-            c["usd"] = None if usd is None else c["usd"] + usd
-        if c["usd_list"] is not None:
+        if (total := c["usd"]) is not None:
+            c["usd"] = None if usd is None else total + usd
+        if (total := c["usd_list"]) is not None:
             listed = usd if trace is None else list_usd(trace)
-            c["usd_list"] = None if listed is None else c["usd_list"] + listed
+            c["usd_list"] = None if listed is None else total + listed
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
         kind = r.failure_kind
         if kind == "error":  # every run that ended in an error, dev split included, by cause
             cause = error_of(list(trace))[1] if trace else "unknown"
             c["error_causes"][cause] = c["error_causes"].get(cause, 0) + 1
-        if r.reportable:
+        if reportable:
             c["runs"] += 1
             if kind is not None:
                 if kind == "wrong":
@@ -107,13 +109,14 @@ class Summary:
                 else:
                     c["failed"] += 1
                     c["errors"] += kind == "error"
-        if r.split == "dev":
+        if dev:
             c["dev"] = True
-        if r.correct is not None and (r.reportable or r.split == "dev"):
-            acc = self.per_item.get((r.arm, r.item, not r.reportable))
+        if correct is not None and (reportable or dev):
+            key = (arm, item, not reportable)
+            acc = self.per_item.get(key)
             if acc is None:
-                acc = self.per_item[(r.arm, r.item, not r.reportable)] = [0, 0]
-            acc[0] += bool(r.correct)
+                acc = self.per_item[key] = [0, 0]
+            acc[0] += bool(correct)
             acc[1] += 1
 
     def result(self) -> list[dict[str, Any]]:

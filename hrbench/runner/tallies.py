@@ -104,8 +104,12 @@ class Stops:
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
         # its arm caught the refusal (a reading recipe's partial answer)
-        if row.failure_kind != "budget_stop" and not any(s.source == "refused" for s in trace):
-            return
+        if row.failure_kind != "budget_stop":
+            for s in trace:  # a plain loop: this runs for every row
+                if s.source == "refused":
+                    break
+            else:
+                return
         self.n += 1
         self.counted += row.reportable and row.correct is not None
         if self.first is None or seq < self.first[0]:

@@ -22,7 +22,7 @@ class _Fields(dict[str, Any]):
 
 def _fill(template: str, item: Any) -> str:
     fields = _Fields(item=item)
-    if isinstance(item, Mapping):
+    if type(item) is not str and isinstance(item, Mapping):  # a str item is common: no ABC check
         fields.update({str(k): v for k, v in item.items()})
     return template.format_map(fields)
 
@@ -65,10 +65,7 @@ def _prompt_arm(spec: Any) -> Arm:
     async def prompt_arm(item: Any, ctx: Any) -> Any:
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": format_prompt(template, item)})
-        kw = dict(params)
-        if model:
-            kw["model"] = model
-        return await ctx.acall(messages, **kw)
+        return await ctx.acall(messages, **({**params, "model": model} if model else params))
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
     arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)

@@ -301,10 +301,11 @@ class Runtime(Billing):
         """A live reply priced (USD), checked against its reservation, kept in the ledger and settled."""
         if result.halts is not None:
             self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
-        if result.usd is None:
-            result = msgspec.structs.replace(
-                result, usd=self.pricing.cost(result.usage, result.model or request.model)
-            )
+        if (
+            result.usd is None
+            and (usd := self.pricing.cost(result.usage, result.model or request.model)) is not None
+        ):  # a model with no price (a mock's) stays at None: no copy
+            result = msgspec.structs.replace(result, usd=usd)
         self._check_reserved(request, result, gate.usd, gate.tokens)
         if probe is not None:
             self._bill_seen(probe, request, result)  # after the check: a halt comes first
@@ -342,7 +343,7 @@ class Runtime(Billing):
         result: Result | None = None
         charged: float | None = 0.0
         cache = None if self.replays else self.cache
-        scope = self._shares(cache, inline)
+        scope = None if cache is None else self._shares(cache, inline)
         while scope is not None:  # a request identical to one in flight waits for its reply
             waiting = IN_FLIGHT.join(scope, key)
             if waiting is None:  # this call leads; it lands its reply below, whatever happens
@@ -358,8 +359,8 @@ class Runtime(Billing):
             lead = None if scope is None else Lead(scope, key)
             try:
                 result, charged = await self._obtain(ctx, request, key, cache, inline, lead)
-                if result.source in ("cache", "live") and Cache.keeps(result):
-                    shared = result
+                if lead is not None and result.source in ("cache", "live") and Cache.keeps(result):
+                    shared = result  # what the requests waiting on this one are served
             finally:
                 if lead is not None:
                     lead.land(shared)

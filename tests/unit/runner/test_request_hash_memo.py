@@ -1,0 +1,77 @@
+"""The request hash's memo of recent requests: the same hashes as computed afresh, and bounded.
+
+A cell's runs differ only in their draw index, which the request hash leaves out, so the
+hash of each run after the first is looked up (``hrbench.runner.cache._HASHED``). The keys
+must be those the store already holds: the memo may only save work, never change a key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+from hrbench.results.records import Request
+from hrbench.runner import cache as cache_mod
+from hrbench.runner.cache import cache_key, request_hash
+
+
+def _fresh(request: Request) -> str:
+    """The hash computed with an empty memo."""
+    cache_mod._HASHED.clear()
+    cache_mod._HASHED_BYTES[0] = 0
+    return request_hash(request)
+
+
+# Keys written by the store before the memo existed (computed by the tree before it): a
+# memo that changed a key would orphan every stored cache entry and recording.
+_STORED = (
+    "30c45715eb2e7d9b23406d51658de9c2d52a77979f1685e6f83915b181a22ace",
+    "a008c8a62415585a141f606cc91c0ef96dc5b0c192fd40b4f62cd6c2d2455a8d",
+)
+
+
+def _req(content: str, draw: int = 1, **kw: object) -> Request:
+    return Request(messages=[{"role": "user", "content": content}], draw_index=draw, **kw)  # type: ignore[arg-type]
+
+
+def test_keys_are_those_the_store_already_holds() -> None:
+    r = _req("q1", 2, params={"temperature": 0.5, "seed": 3}, model="m2")
+    for _ in range(2):  # afresh, then from the memo
+        assert (request_hash(r), cache_key(r, "A")) == _STORED
+
+
+def test_memo_gives_the_fresh_hash_for_every_request_and_repeat() -> None:
+    requests = [_req(f"q{i}", d) for i in range(50) for d in (1, 2, 3)]
+    requests += [_req("q1", 1, params={"temperature": 0.5}), _req("q1", 1, model="m2")]
+    fresh = [_fresh(r) for r in requests]
+    assert len(set(fresh)) == 52  # the draw index aside, every request hashes apart
+    for r, h in zip(requests * 2, fresh * 2, strict=True):  # the memo serves the repeats
+        assert request_hash(r) == h
+    assert request_hash(_req("q1", 1)) != request_hash(_req("q2", 1))
+    # the draw index stays out of the request hash and in the cache key
+    assert request_hash(_req("q1", 1)) == request_hash(_req("q1", 2))
+    assert cache_key(_req("q1", 1), "A") != cache_key(_req("q1", 2), "A")
+    expected = hashlib.sha256(f"{_fresh(_req('q1', 2))}|A|2".encode()).hexdigest()
+    assert cache_key(_req("q1", 2), "A") == expected
+
+
+def test_memo_is_emptied_past_its_byte_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_mod, "_HASHED_MAX_BYTES", 2_000)
+    cache_mod._HASHED.clear()
+    cache_mod._HASHED_BYTES[0] = 0
+    big = _req("y" * 5_000)
+    big_hash = _fresh(big)
+    fresh = [_fresh(_req(f"question {i} " + "x" * 40)) for i in range(200)]
+    cache_mod._HASHED.clear()
+    cache_mod._HASHED_BYTES[0] = 0
+    for i in range(200):
+        r = _req(f"question {i} " + "x" * 40)
+        assert request_hash(r) == fresh[i]
+        held = sum(len(k) for k in cache_mod._HASHED)
+        assert held == cache_mod._HASHED_BYTES[0]
+        assert held <= 2_000
+    assert len(cache_mod._HASHED) > 1
+    # one request past the bound is hashed right and held alone
+    assert request_hash(big) == big_hash
+    assert len(cache_mod._HASHED) == 1
