@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import sys
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -86,6 +87,29 @@ def _active(prices: Any, today: datetime.date) -> tuple[Any, str | None]:
         if cond.constraint is None or (start is not None and start <= today):
             chosen, since = cond.prices, (start.isoformat() if start is not None else since)
     return (chosen if chosen is not None else prices[0].prices), since
+
+
+def load_package() -> bool:
+    """Import genai-prices and load its bundled data, once; whether the package is installed.
+
+    The first lookup does it otherwise, wherever it runs: a runner calls this in a worker
+    thread before its first request (the import reads files, which would hold the event loop).
+
+    Example:
+        >>> load_package(), load_package()  # the second call finds it loaded
+        (True, True)
+    """
+    try:
+        from genai_prices.data_snapshot import get_snapshot
+    except ImportError:
+        return False
+    get_snapshot()
+    return True
+
+
+def package_loaded() -> bool:
+    """Whether genai-prices is already imported in this process (nothing left to read)."""
+    return "genai_prices.data_snapshot" in sys.modules
 
 
 @functools.lru_cache(maxsize=4096)

@@ -21,6 +21,7 @@ import anyio
 import anyio.to_thread
 
 from hrbench.arm import Arm
+from hrbench.models.price_package import load_package, package_loaded
 from hrbench.models.pricing import Pricing, default_pricing
 from hrbench.reference import Reference
 from hrbench.results.records import Row, Step
@@ -165,6 +166,8 @@ async def benchmark_async(
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
         pricing = await anyio.to_thread.run_sync(default_pricing)
+    if getattr(pricing, "package", False) and not package_loaded():  # and so does the price
+        await anyio.to_thread.run_sync(load_package)  # package's, at the first request's price
     rt = Runtime(client, gov, cache, record, store, pricing)
     rt.drain = drain
     judge_rt = judge_runtime(plan.scorer, rt)

@@ -141,6 +141,8 @@ class _Base:
         self._identity: tuple[int, int] | None = None
         self._lock = threading.RLock()
         self._leases: dict[str, tuple[str, int]] = {}  # benchmark id -> (owner, locked fd)
+        self._checkpointer: sqlite3.Connection | None = None  # wal_checkpoint's own connection
+        self._checkpointing = threading.Lock()
         try:
             if self.path != ":memory:":
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -170,6 +172,10 @@ class _Base:
                     os.close(fd)
             self._leases.clear()
             self.db.conn.close()
+        with self._checkpointing:
+            if self._checkpointer is not None:
+                self._checkpointer.close()
+                self._checkpointer = None
 
     async def arun(self, fn: Callable[..., T], *args: Any) -> T:
         """Run ``fn(*args)`` (a method of this store) in a worker thread."""

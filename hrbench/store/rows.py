@@ -20,6 +20,7 @@ from hrbench.store._open import _Base
 from hrbench.store.ledger import _LEDGER_SNAPSHOT
 
 _enc = msgspec.json.Encoder()
+_BATCH_INSERT = "INSERT INTO row_batches (benchmark_id, n, fresh, seqs, rows, traces) VALUES (?,?,?,?,?,?)"
 _dec_row = msgspec.json.Decoder(Row)
 _dec_steps = msgspec.json.Decoder(list[Step])
 _dec_rows = msgspec.json.Decoder(list[Row])
@@ -152,15 +153,22 @@ class _Rows(_Base):
         """
         if seqs and fresh is None and keys is None:
             raise ConfigError("fresh", None, "give `fresh` or the rows' `keys` to count the new rows")
+        batch: list[Any] | None = None
+        if seqs or traces_json != b"{}":
+            batch = [benchmark_id, len(seqs), fresh, _enc.encode(list(seqs)), rows_json, traces_json]
+        if ledger is None and fresh is not None:
+            # one statement is its own transaction (autocommit): a BEGIN and a COMMIT each gave
+            # the GIL back and waited for it while the runner held it (a switch interval, 5 ms)
+            with self._guard() as conn:
+                if batch is not None:
+                    conn.execute(_BATCH_INSERT, batch)
+            return
         with self._tx(immediate=fresh is None) as conn:
-            if seqs or traces_json != b"{}":
+            if batch is not None:
                 if fresh is None:
                     assert keys is not None
-                    fresh = len(set(keys) - _stored_keys(conn, benchmark_id))
-                conn.execute(
-                    "INSERT INTO row_batches (benchmark_id, n, fresh, seqs, rows, traces) VALUES (?,?,?,?,?,?)",
-                    [benchmark_id, len(seqs), fresh, _enc.encode(list(seqs)), rows_json, traces_json],
-                )
+                    batch[2] = len(set(keys) - _stored_keys(conn, benchmark_id))
+                conn.execute(_BATCH_INSERT, batch)
             if ledger is not None:
                 conn.execute(_LEDGER_SNAPSHOT, [benchmark_id, *ledger, time.time()])
 

@@ -188,6 +188,7 @@ class Sink:
         except StoreError as exc:
             self.failed = exc
             raise
+        self.app.rows_written(len(seqs))
         if not self.stream:
             return []
         if len(steps) == 1:
