@@ -122,7 +122,15 @@ def streamed(folder: Path) -> dict[str, dict[int, int]]:
 
     before = {int(f.name.split(".")[1]) for f in folder.glob("cg.*.*-*")}
     home = folder / "home"
-    cmd = [*_callgrind(str(folder / "cg")), sys.executable, "-m", "hrbench_server", "--home", str(home), "daemon"]
+    cmd = [
+        *_callgrind(str(folder / "cg")),
+        sys.executable,
+        "-m",
+        "hrbench_server",
+        "--home",
+        str(home),
+        "daemon",
+    ]
     proc = _common.start_daemon(cmd, home, folder / "daemon.log", timeout_s=300)
     try:
         for _ in range(2):
