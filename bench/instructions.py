@@ -27,25 +27,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import _common
+import daemon as d
 
 from hrbench_client import _paths
 from hrbench_client.client import Client
 
-HERE = Path(__file__).resolve().parent
 SMALL, LARGE = (1000, 1), (1000, 5)
 ROWS = LARGE[0] * LARGE[1] - SMALL[0] * SMALL[1]
 
 
-def _callgrind(out: str) -> list[str]:
+def _callgrind(prefix: Path) -> list[str]:
+    """valgrind's command line: count nothing until told, one file per dump and thread."""
     return [
         "valgrind",
         "--tool=callgrind",
         "--separate-threads=yes",
         "--instr-atstart=no",
-        f"--callgrind-out-file={out}.%p",
+        f"--callgrind-out-file={prefix}.%p",
     ]
 
 
@@ -53,10 +55,25 @@ def _control(pid: int, *args: str) -> None:
     subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
 
 
-def _totals(folder: Path, pid: int) -> dict[str, dict[int, int]]:
+def _counted(pid: int, name: str, run: Callable[[int, int], object]) -> None:
+    """Run ``run(items, runs)`` at both sizes with process ``pid``'s counting on, a dump after each.
+
+    Two small runs first, uncounted: imports and first-use costs stay out of the counts.
+    """
+    run(*SMALL)
+    run(*SMALL)
+    for size, (items, runs) in (("small", SMALL), ("large", LARGE)):
+        _control(pid, "-z")
+        _control(pid, "-i", "on")
+        run(items, runs)
+        _control(pid, "-d", f"{name}-{size}")
+        _control(pid, "-i", "off")
+
+
+def _totals(prefix: Path) -> dict[str, dict[int, int]]:
     """Each dump's instructions by thread number (1: the main thread), by the dump's name."""
     out: dict[str, dict[int, int]] = {}
-    for f in folder.glob(f"cg.{pid}.*-*"):
+    for f in prefix.parent.glob(f"{prefix.name}.*.*-*"):  # <prefix>.<pid>.<dump>-<thread>
         name, total, thread = "", 0, int(f.name.rsplit("-", 1)[1])
         for line in f.read_text(errors="replace").splitlines():
             if line.startswith("desc: Trigger: "):
@@ -75,80 +92,49 @@ def _measured(totals: dict[str, dict[int, int]], name: str) -> tuple[float, floa
     return every, main
 
 
-_IN_PROCESS = """
-import os, subprocess, sys
-sys.path.insert(0, {here!r})
-import daemon as d
-def measured(name, fn):
-    fn(*{small!r}); fn(*{small!r})  # imports and first-use costs out of the count
-    for size, (items, runs) in (("small", {small!r}), ("large", {large!r})):
-        subprocess.run(["callgrind_control", "-z", str(os.getpid())], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], check=True, stdout=subprocess.DEVNULL)
-        fn(items, runs)
-        subprocess.run(["callgrind_control", "-d", f"{{name}}-{{size}}", str(os.getpid())], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run(["callgrind_control", "-i", "off", str(os.getpid())], check=True, stdout=subprocess.DEVNULL)
-measured("runner", d.in_process_rows_per_s)
-measured("bare", d.bare_rows_per_s)
-measured("duties", lambda items, runs: d.in_process_rows_per_s(items, runs, duties=True))
-"""
-
-
 def in_process(folder: Path) -> dict[str, dict[int, int]]:
-    """The runner, the bare loop and the run with the daemon's duties, in one process under callgrind."""
-    code = _IN_PROCESS.format(here=str(HERE), small=SMALL, large=LARGE)
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    """The runner, the bare loop and the run with the daemon's duties, in one process under callgrind.
+
+    That process is this script again, with ``--in-process`` (see :func:`main`).
+    """
+    prefix = folder / "in-process"
     proc = subprocess.run(
-        [*_callgrind(str(folder / "cg")), sys.executable, "-c", code],
-        env=env,
+        [*_callgrind(prefix), sys.executable, __file__, "--in-process"],
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         check=False,
     )
     if proc.returncode != 0:
         raise RuntimeError(f"the in-process run under callgrind failed: {proc.stderr.decode()[-2000:]}")
-    return _totals(folder, _pid_of(folder, exclude=set()))
-
-
-def _pid_of(folder: Path, exclude: set[int]) -> int:
-    pids = {int(f.name.split(".")[1]) for f in folder.glob("cg.*.*-*")} - exclude
-    assert len(pids) == 1, pids
-    return pids.pop()
+    return _totals(prefix)
 
 
 def streamed(folder: Path) -> dict[str, dict[int, int]]:
     """The same benchmark streamed from a daemon running under callgrind (this process is its client)."""
-    sys.path.insert(0, str(HERE))
-    import daemon as d  # type: ignore[import-not-found]
-
-    before = {int(f.name.split(".")[1]) for f in folder.glob("cg.*.*-*")}
-    home = folder / "home"
-    cmd = [
-        *_callgrind(str(folder / "cg")),
-        sys.executable,
-        "-m",
-        "hrbench_server",
-        "--home",
-        str(home),
-        "daemon",
-    ]
+    prefix, home = folder / "daemon", folder / "home"
+    cmd = [*_callgrind(prefix), sys.executable, "-m", "hrbench_server", "--home", str(home), "daemon"]
     proc = _common.start_daemon(cmd, home, folder / "daemon.log", timeout_s=300)
+
+    def stream(items: int, runs: int) -> None:
+        with Client.connect_unix(_paths.socket_path(home)) as c:
+            got = sum(1 for _ in c.benchmark(d.bench_spec(items, runs)))
+        assert got == items * runs, (got, items, runs)
+
     try:
-        for _ in range(2):
-            d.stream_rows(home, *SMALL)
-        for size, (items, runs) in (("small", SMALL), ("large", LARGE)):
-            _control(proc.pid, "-z")
-            _control(proc.pid, "-i", "on")
-            with Client.connect_unix(_paths.socket_path(home)) as c:
-                got = sum(1 for _ in c.benchmark(d.bench_spec(items, runs)))
-            assert got == items * runs, (got, items, runs)
-            _control(proc.pid, "-d", f"daemon-{size}")
-            _control(proc.pid, "-i", "off")
+        _counted(proc.pid, "daemon", stream)
     finally:
         _common.stop_daemon(proc, home, timeout_s=120)
-    return _totals(folder, _pid_of(folder, exclude=before))
+    return _totals(prefix)
 
 
 def main() -> None:
+    if sys.argv[1:] == ["--in-process"]:  # the process in_process() runs under callgrind
+        pid = os.getpid()
+        _counted(pid, "runner", d.in_process_rows_per_s)
+        _counted(pid, "bare", d.bare_rows_per_s)
+        _counted(pid, "duties", lambda items, runs: d.in_process_rows_per_s(items, runs, duties=True))
+        return
     if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
         print("instructions       skipped: valgrind is not installed (Debian's valgrind package)")
         return
@@ -174,7 +160,9 @@ def main() -> None:
     )
     print(
         f"  counted by callgrind over {ROWS:,} rows ({secs:.0f} s): user-space instructions only; "
-        "cache misses, the kernel's work and threads running at once are in the rows/s figures"
+        "cache misses, the kernel's work and threads running at once are in the rows/s figures; "
+        "a thread that ends before its run's dump (a run's ledger writer) may be missing from "
+        "'every thread', so the event loops' ratio is the steadier one"
     )
 
 

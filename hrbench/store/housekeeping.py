@@ -127,9 +127,9 @@ class _Housekeeping(_Leases):
         if self.path == ":memory:":
             return (0, 0)
         with self._checkpointing:
+            self.check_identity()  # as every call: never into a file deleted or replaced
             try:
                 if self._checkpointer is None:
-                    self.check_identity()
                     self._checkpointer = sqlite3.connect(
                         self.path, check_same_thread=False, isolation_level=None, timeout=_BUSY_S
                     )
