@@ -6,7 +6,7 @@ import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hrbench.errors import ConfigError, field_under
+from hrbench.errors import ConfigError, did_you_mean, field_under
 from hrbench.scoring.scorer import Scorer, scorer
 from hrbench.specs.clients import build_client, build_pricing
 from hrbench.specs.loader import load_object
@@ -145,7 +145,10 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             return scorer(obj, name=name.rpartition(":")[2])
     else:
         raise ConfigError(
-            "scorer", name, f"unknown scorer; expected {', '.join(SCORERS)} or package.module:function"
+            "scorer",
+            name,
+            f"unknown scorer; {did_you_mean(name, list(SCORERS))}expected {', '.join(SCORERS)} "
+            "or package.module:function",
         )
     try:
         out = factory(**kw)

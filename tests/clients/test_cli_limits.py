@@ -11,7 +11,7 @@ import pytest
 
 from hrbench.testing.loopback import LoopbackServer
 from tests._slow import slow
-from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
+from tests.clients.test_cli import HRB, _bench_file, _bench_id, _stop_daemon, hrb, lines  # noqa: F401
 
 
 @pytest.mark.parametrize(
@@ -37,6 +37,19 @@ def test_a_limit_flag_on_a_fresh_run_replaces_only_that_limit(
     assert (listed["max_calls"], listed["max_usd"], listed["default_limits"]) == want
     if want[0] == 7:  # the spec's call cap still stops it
         assert proc.returncode == 4 and listed["calls"] == 7
+
+
+def test_a_benchmark_served_wholly_from_the_cache_lists_no_calls_not_an_unknown_use(tmp_path: Path) -> None:
+    # newcomer finding: its use was listed as "calls - of 400", read as unknown; it made none
+    spec = _bench_file(tmp_path)
+    first = _bench_id(spec)
+    again = _bench_id(spec)  # every reply from the cache the first run filled
+    listed = {b["id"]: b for b in lines(hrb("ls").stdout)}
+    assert listed[first]["calls"] == 30 and listed[first]["tokens"] > 0
+    assert (listed[again]["calls"], listed[again]["usd"], listed[again]["tokens"]) == (0, 0.0, 0)
+    text = hrb("ls", "--text").stdout
+    assert "limits (the defaults): calls 0 of 400, usd 0.0000 of 5, tokens 0 of no cap" in text
+    assert " - of " not in text
 
 
 def test_a_closed_output_pipe_exits_141_with_the_resume_hint(tmp_path: Path) -> None:

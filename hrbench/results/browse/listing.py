@@ -131,6 +131,11 @@ def _summary(
     accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
     known = {a: v for a, v in accuracy.items() if v is not None}
     best = max(known, key=lambda a: known[a]) if known else None
+    if head["calls"] is None and head.get("default_limits") is not None and head["status"] != "running":
+        # one that kept its limits keeps a ledger from its first reservation: a finished one with
+        # none made no call, every reply came from the cache or a recording (newcomer finding:
+        # its use was shown as "-", read as unknown)
+        head = {**head, "calls": 0, "usd": 0.0, "tokens": 0}
     return {
         "id": head["id"],
         "name": head["name"],
