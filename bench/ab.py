@@ -15,7 +15,7 @@ from that worktree with this tree's installed dependencies (the ``pyproject.toml
 should agree), and this tree's client streams from it (the wire must be the same).
 
 Usage: ``python bench/ab.py [REF] [--rounds N] [--items N]`` (``REF``: a commit, default ``HEAD~1``;
-``--items``: items of each benchmark, 5 runs each, default 4,000; about 15 s a round).
+``--items``: items of each benchmark, 5 runs each, default 4,000; about 10 s a round).
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def in_process(tree: Path, items: int) -> tuple[float, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "ref", nargs="?", default="HEAD~1", help="the commit to compare with (default HEAD~1)"
+        "ref", nargs="?", default=DEFAULT_REF, help=f"the commit to compare with (default {DEFAULT_REF})"
     )
     parser.add_argument("--rounds", type=int, default=6, help="rounds, each tree once a round (default 6)")
     parser.add_argument("--items", type=int, default=4000, help="items of each benchmark, 5 runs each")
@@ -131,7 +131,7 @@ def main() -> None:
                 d.stream_rows(home, 1000, RUNS)  # warm: its runner imported, its store opened
             for r in range(args.rounds):
                 for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
-                    proc, home = daemons[name]
+                    home = daemons[name][1]
                     got, wall, _ = d.stream_rows(home, args.items, RUNS)
                     assert got == args.items * RUNS, (got, args.items)
                     rows[name].append((got / wall, *in_process(trees[name], args.items)))

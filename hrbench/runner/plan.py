@@ -87,21 +87,15 @@ def check_scorer(scorer: Any) -> ScorerLike:
         return scorer  # type: ignore[no-any-return]
     if callable(scorer):
         return Scorer(scorer, getattr(scorer, "__name__", "scorer"))
-    if isinstance(
-        scorer, str
-    ):  # a spec's scorer name (newcomer finding: the hint pointed to scorer(fn, name))
+    own = "hb.scorer(fn, name) for a function of your own"
+    if isinstance(scorer, str):  # a spec's scorer name (newcomer finding: the hint pointed to scorer())
         raise ConfigError(
             "scorer",
             scorer,
             "a scorer's name is for a spec or hrb; in Python pass a scorer: hb.exact_scorer(), "
-            f"hrbench.specs.build_scorer({scorer!r}) for the scorer a spec names so, or "
-            "hb.scorer(fn, name) for a function of your own",
+            f"hrbench.specs.build_scorer({scorer!r}) for the scorer a spec names so, or {own}",
         )
-    raise ConfigError(
-        "scorer",
-        scorer,
-        "expected a scorer: hb.exact_scorer(), or hb.scorer(fn, name) for a function of your own",
-    )
+    raise ConfigError("scorer", scorer, f"expected a scorer: hb.exact_scorer(), or {own}")
 
 
 def check_metrics(metrics: Any) -> list[tuple[str, BenchMetric]]:
