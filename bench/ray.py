@@ -34,7 +34,7 @@ import ray  # noqa: E402
 import hrbench as hb  # noqa: E402
 from hrbench.models.openai import OpenAIClient  # noqa: E402
 from hrbench.models.pricing import Pricing  # noqa: E402
-from hrbench.results.records import Result, Usage  # noqa: E402
+from hrbench.records import Result, Usage  # noqa: E402
 from hrbench.runner.ray import RayExecutor  # noqa: E402
 from hrbench.testing.loopback import LoopbackServer  # noqa: E402
 

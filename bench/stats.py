@@ -21,7 +21,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.stats import report
 
 try:

@@ -31,7 +31,7 @@ from pathlib import Path
 import _common
 
 import hrbench as hb
-from hrbench.results.records import Row, Step, Usage
+from hrbench.records import Row, Step, Usage
 
 PY = sys.executable
 ITEMS, ARMS, RUNS, BATCH = 10_000, ("short", "long"), 5, 2000

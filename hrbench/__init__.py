@@ -70,8 +70,8 @@ if typing.TYPE_CHECKING:
         tatqa_reference,
         tatqa_scorer,
     )
+    from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
     from hrbench.reference import Reference
-    from hrbench.results.records import Answer, Request, Result, Row, Score, Step, Usage
     from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
     from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
     from hrbench.runner.cache import Cache, cache_key, request_hash
@@ -254,7 +254,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "tatqa_scorer",
     ),
     "hrbench.reference": ("Reference",),
-    "hrbench.results.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "Usage"),
+    "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "Usage"),
     "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
     "hrbench.runner.cache": ("Cache", "cache_key", "request_hash"),
     "hrbench.runner.governor": ("Governor",),

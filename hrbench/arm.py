@@ -18,7 +18,7 @@ import msgspec
 from hrbench._util.fingerprint import fingerprint
 from hrbench.errors import ConfigError
 from hrbench.models.base import normalise_messages
-from hrbench.results.records import Request, Result, Step
+from hrbench.records import Request, Result, Step
 
 if TYPE_CHECKING:
     from hrbench.runner.runtime import Runtime
@@ -50,7 +50,7 @@ class Arm:
     Args:
         name: a non-empty name, unique within a benchmark.
         fn: ``fn(item, ctx)``, sync or ``async def``; returns the output the scorer reads (a
-            string, a :class:`~hrbench.results.records.Result`, an :class:`~hrbench.results.records.Answer`,
+            string, a :class:`~hrbench.records.Result`, an :class:`~hrbench.records.Answer`,
             or a dict with ``text``/``answer``).
         version: the arm's version, recorded with the benchmark and part of its hash (a
             resume refuses a changed arm). Not part of the cache key (SPEC section 6: the
@@ -176,7 +176,7 @@ class Context:
                 (``temperature``, ``max_tokens``, ``seed``, ...) sent as they are.
 
         Returns:
-            The reply as a :class:`~hrbench.results.records.Result`. When the call failed for good
+            The reply as a :class:`~hrbench.records.Result`. When the call failed for good
             (after retries) its ``ok`` is false and reading its ``.text`` raises
             :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause
             (issue 12); ``raw_text`` reads it without raising.

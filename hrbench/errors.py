@@ -292,7 +292,7 @@ class ReplayMiss(HrbenchError, LookupError):
 class ModelError(HrbenchError):
     """Raised when a model call failed for good (after retries); never carries an API key.
 
-    Raised by reading ``.text`` of a failed :class:`~hrbench.results.records.Result` (issue 12): the
+    Raised by reading ``.text`` of a failed :class:`~hrbench.records.Result` (issue 12): the
     message holds the provider's message (its status in it), and on HTTP 401/403 the name of
     the environment variable the key is read from.
 

@@ -80,7 +80,7 @@ from hrbench.models._retries import (
     http_date,
     parse_retry_after,
 )
-from hrbench.results.records import Billed, Request, Result, Usage
+from hrbench.records import Billed, Request, Result, Usage
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
 

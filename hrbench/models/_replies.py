@@ -13,7 +13,7 @@ import msgspec
 
 from hrbench.models._retries import RetryableFailure
 from hrbench.models.tokens import usage_of
-from hrbench.results.records import Billed, Request, Result, Usage
+from hrbench.records import Billed, Request, Result, Usage
 
 SNIPPET = 300
 """Characters of a server's error message kept in ``Result.error``."""

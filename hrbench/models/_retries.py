@@ -14,7 +14,7 @@ import re
 import time
 from typing import Any
 
-from hrbench.results.records import Usage
+from hrbench.records import Usage
 
 # stamina logs each retry at WARNING; with no handler anywhere, Python would print every line
 # to stderr. Retries are silent unless the user configures logging (issue 12).

@@ -6,7 +6,7 @@ from typing import Any
 
 from hrbench.models._remote import HttpModelClient
 from hrbench.models._replies import as_int
-from hrbench.results.records import Request, Result, Usage
+from hrbench.records import Request, Result, Usage
 
 __all__ = ["AnthropicClient", "anthropic_usage"]
 
@@ -51,7 +51,7 @@ class AnthropicClient(HttpModelClient):
     ``end_turn`` and ``stop_sequence`` as ``"stop"``, ``max_tokens`` as ``"length"``, and
     ``refusal`` as ``"refusal"`` with ``refused=True``.
 
-    Usage (convention of :class:`~hrbench.results.records.Usage`): ``tokens_in`` is
+    Usage (convention of :class:`~hrbench.records.Usage`): ``tokens_in`` is
     ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic reports
     cache reads and writes apart from ``input_tokens``), ``tokens_cached`` is
     ``cache_read_input_tokens``, the cache writes are ``tokens_cache_write_5m`` and
@@ -155,7 +155,7 @@ class AnthropicClient(HttpModelClient):
 
 
 def anthropic_usage(usage: Any) -> Usage:
-    """Read an Anthropic usage block into :class:`~hrbench.results.records.Usage`.
+    """Read an Anthropic usage block into :class:`~hrbench.records.Usage`.
 
     Args:
         usage: the reply's ``usage`` object, or ``None``.

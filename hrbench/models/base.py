@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol, runtime_checkable
 
-from hrbench.results.records import Request, Result
+from hrbench.records import Request, Result
 
 __all__ = ["Client", "normalise_messages"]
 

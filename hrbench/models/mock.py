@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from hrbench._util.fingerprint import Unfingerprintable, fingerprint
-from hrbench.results.records import Request, Result, Usage
+from hrbench.records import Request, Result, Usage
 
 __all__ = ["MockClient"]
 
@@ -39,7 +39,7 @@ class MockClient:
 
     Example:
         >>> import anyio
-        >>> from hrbench.results.records import Request
+        >>> from hrbench.records import Request
         >>> cl = MockClient(lambda messages, params: "Paris")
         >>> anyio.run(cl.send, Request(messages=[{"role": "user", "content": "x"}])).text
         'Paris'

@@ -6,7 +6,7 @@ from typing import Any
 
 from hrbench.models._remote import HttpModelClient
 from hrbench.models._replies import as_int
-from hrbench.results.records import Request, Result, Usage
+from hrbench.records import Request, Result, Usage
 
 __all__ = ["OpenAIClient", "openai_usage"]
 
@@ -130,7 +130,7 @@ def _content_text(content: Any) -> str | None:
 
 
 def openai_usage(usage: Any) -> Usage:
-    """Read an OpenAI-style usage block into :class:`~hrbench.results.records.Usage`.
+    """Read an OpenAI-style usage block into :class:`~hrbench.records.Usage`.
 
     Cached tokens are read from ``prompt_tokens_details.cached_tokens`` (or a top-level
     ``cached_tokens`` / ``prompt_cache_hit_tokens``, as some compatible servers send), reasoning

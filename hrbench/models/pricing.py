@@ -17,7 +17,7 @@ from typing import Any
 
 from hrbench.errors import ConfigError
 from hrbench.models.price_package import PriceInfo, package_price
-from hrbench.results.records import Request, Step, Usage
+from hrbench.records import Request, Step, Usage
 
 __all__ = [
     "CACHE_WRITE_1H",
@@ -441,7 +441,7 @@ def trace_cost(trace: Iterable[Step], pricing: Pricing | None = None) -> float |
         The cost in USD, or ``None``.
 
     Example:
-        >>> from hrbench.results.records import Step, Usage
+        >>> from hrbench.records import Step, Usage
         >>> steps = [Step(ledger_id="r", source="live", usd=0.002),
         ...          Step(ledger_id="r", source="cache", usd=0.0, usd_nominal=0.002)]
         >>> trace_cost(steps)

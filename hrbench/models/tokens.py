@@ -18,7 +18,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from hrbench.results.records import Usage
+from hrbench.records import Usage
 
 __all__ = ["count_messages", "count_tokens", "encoding_name", "prompt_bound", "usage_of"]
 

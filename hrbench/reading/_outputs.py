@@ -15,7 +15,7 @@ from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError, did_you_mean
 from hrbench.reading._reference import read_json, read_rows
-from hrbench.results.records import Answer, Result
+from hrbench.records import Answer, Result
 from hrbench.scoring.scorer import plain_number
 
 __all__ = ["NO_OUTPUT", "check_outputs", "missing_output", "outputs_arm", "tatqa_outputs"]
@@ -280,7 +280,7 @@ def outputs_arm(
         number of predictions and a sha256 of them (so another file is another arm hash).
 
     Stored values become outputs as follows: a string, ``None``, a dict, an
-    :class:`~hrbench.results.records.Answer` or a :class:`~hrbench.results.records.Result` as it is; a number
+    :class:`~hrbench.records.Answer` or a :class:`~hrbench.records.Result` as it is; a number
     in plain digits (``100000.0`` -> ``"100000"``); a list as its parts joined by ``"; "``.
     With ``scale_field`` (issue 11), each row's output is ``{"text", "prediction", "scale"}``:
     the text as above followed by the scale word (``"%"`` for ``percent``; ``"1496.5

@@ -2,7 +2,7 @@
 
 Each factory returns an async :class:`~hrbench.arm.Arm` whose function sends its requests
 through ``ctx.acall`` (so the run's governor, cache, recorder and trace apply) and returns an
-:class:`~hrbench.results.records.Answer`. Every prompt asks the model to answer from the document only
+:class:`~hrbench.records.Answer`. Every prompt asks the model to answer from the document only
 and to reply ``NOT_IN_DOCUMENT`` when the document does not hold the answer.
 """
 
@@ -23,7 +23,7 @@ from hrbench.errors import BudgetRefused, ConfigError
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import is_not_found
 from hrbench.reading._scorer import REFUSAL_REASONS
-from hrbench.results.records import Answer, Result
+from hrbench.records import Answer, Result
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT
 
 __all__ = ["INSTRUCTIONS", "RECIPES", "chunk_document", "chunked", "direct", "retrieve"]
@@ -317,14 +317,14 @@ def direct(
 
     Returns:
         An async :class:`~hrbench.arm.Arm`. Its function returns an
-        :class:`~hrbench.results.records.Answer` (with the run's trace); when the governor refuses a
+        :class:`~hrbench.records.Answer` (with the run's trace); when the governor refuses a
         request it returns ``Answer(text=None, partial=True, notes=[limit])`` with the limit
         (``cost_cap_reached``, ``call_cap_reached``, ``token_cap_reached``,
         ``limit_refused``) and the trace, whose last step is the refused request. Having no
         text, that answer is a ``parse_failure`` under ``answer_contains`` (seed 001 puts
         parse_failure first; case H13e); the note and the trace keep the stop. Decided: a
         failed request (``ok=False``) ends the recipe and its
-        :class:`~hrbench.results.records.Result` is returned, which the scorers count as ``"error"``;
+        :class:`~hrbench.records.Result` is returned, which the scorers count as ``"error"``;
         a refused reply is returned as the answer, and its trace step (finish reason
         ``refusal``/``content_filter``) makes it a ``"refusal"``.
 
@@ -368,7 +368,7 @@ def chunked(
         **params: sampling parameters sent with every request.
 
     Returns:
-        An async :class:`~hrbench.arm.Arm` returning an :class:`~hrbench.results.records.Answer`. When
+        An async :class:`~hrbench.arm.Arm` returning an :class:`~hrbench.records.Answer`. When
         the governor refuses a request it returns ``Answer(partial=True, notes=[limit])`` whose
         text is the first answer found so far (``None`` if none), so a stopped run that had
         already found the answer is still right, one that found a wrong answer is a
@@ -420,7 +420,7 @@ def retrieve(
         **params: sampling parameters sent with every request.
 
     Returns:
-        An async :class:`~hrbench.arm.Arm` returning an :class:`~hrbench.results.records.Answer`, or a
+        An async :class:`~hrbench.arm.Arm` returning an :class:`~hrbench.records.Answer`, or a
         partial one with the limit's note when the governor refuses the request.
 
     Raises:

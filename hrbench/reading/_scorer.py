@@ -8,7 +8,7 @@ from typing import Any
 
 from hrbench.reading._fold import contains_answer, contains_float_noise, fold_answer, strip_around
 from hrbench.reading._not_found import _folded_not_found
-from hrbench.results.records import REFUSAL_REASONS, Answer, Result, Score
+from hrbench.records import REFUSAL_REASONS, Answer, Result, Score
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
 
 __all__ = ["LIMIT_NOTES", "REFUSAL_REASONS", "answer_scorer", "stop_kind"]
@@ -24,9 +24,9 @@ def stop_kind(output: Any) -> str | None:
 
     ``"budget_stop"`` when the output is partial and notes a limit (``cost_cap_reached``,
     ``call_cap_reached``, ``token_cap_reached``, ``limit_refused``): an
-    :class:`~hrbench.results.records.Answer` with ``partial=True``; a dict with such a note in ``notes``
+    :class:`~hrbench.records.Answer` with ``partial=True``; a dict with such a note in ``notes``
     and ``partial`` not ``False`` (decided: a dict that notes a limit is taken as partial unless
-    it says otherwise, as in case H13c); a :class:`~hrbench.results.records.Result` whose ``note`` is a
+    it says otherwise, as in case H13c); a :class:`~hrbench.records.Result` whose ``note`` is a
     limit. Otherwise ``"refusal"`` when a step of the trace (``Answer.trace``, or a dict's
     ``steps``/``trace``) finished with reason ``refusal`` or ``content_filter``, or the output
     itself is a refused result (``refused=True`` or such a finish reason). Apology or refusal
@@ -270,7 +270,7 @@ def answer_scorer() -> Scorer:
 
     Outputs may be a string; a dict (``answer``/``text``, ``notes``, ``partial``,
     ``steps``/``trace`` of ``{finish_reason}``, ``refused``, ``failure_kind``, ``ok``,
-    ``error``); an :class:`~hrbench.results.records.Answer`; or a :class:`~hrbench.results.records.Result`.
+    ``error``); an :class:`~hrbench.records.Answer`; or a :class:`~hrbench.records.Result`.
     The outcome is the answer's folded text.
 
     Returns:

@@ -7,7 +7,7 @@ from typing import Any
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found, is_not_found
 from hrbench.reading._scorer import _answer_contains, screen_folded, stop_kind, verdict
-from hrbench.results.records import Score
+from hrbench.records import Score
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, output_failure, output_text
 from hrbench.scoring.squad import normalize_answer, squad_exact, squad_f1
 

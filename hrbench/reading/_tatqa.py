@@ -15,7 +15,7 @@ from hrbench.errors import ConfigError
 from hrbench.reading._fold import fold_answer
 from hrbench.reading._not_found import _folded_not_found
 from hrbench.reading._scorer import screen_folded, stop_kind, verdict
-from hrbench.results.records import Score
+from hrbench.records import Score
 from hrbench.scoring.scorer import Scorer, output_failure, output_text
 from hrbench.scoring.tatqa import (
     tatqa_answer_string,

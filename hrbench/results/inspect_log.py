@@ -31,7 +31,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from hrbench.results.records import Row, Step, list_usd
+from hrbench.records import Row, Step, list_usd
 
 __all__ = ["INSPECT_LOG_VERSION", "bench_to_inspect", "inspect_logs", "write_inspect_logs"]
 
@@ -276,7 +276,7 @@ def inspect_logs(
     """The Inspect eval logs of a benchmark's rows, one per arm, as JSON bytes.
 
     Args:
-        rows: the benchmark's rows (:class:`~hrbench.results.records.Row`), any order.
+        rows: the benchmark's rows (:class:`~hrbench.records.Row`), any order.
         task: the task name (the benchmark's name).
         items: item id -> item (a sample's ``input``); ``None``: the item id stands for it.
         labels: item id -> label (a sample's ``target``; ``""`` when unlabelled).
@@ -294,7 +294,7 @@ def inspect_logs(
 
     Example:
         >>> import json
-        >>> from hrbench.results.records import Row
+        >>> from hrbench.records import Row
         >>> rows = [Row(cluster="q1", item="q1", arm="a", run=1, split="test", correct=True,
         ...             outcome="x", failure_kind=None, draw_index=1)]
         >>> log = json.loads(inspect_logs(rows, task="demo", labels={"q1": "x"})["a"])

@@ -2,7 +2,7 @@
 
 A benchmark exported this way can stand in for a stored one wherever rows are enough: the
 baseline of :func:`hrbench.gate` kept as a file in a repository, say. The columns are those of
-:class:`~hrbench.results.records.Row`; ``trace`` and unknown columns are ignored, a column that
+:class:`~hrbench.records.Row`; ``trace`` and unknown columns are ignored, a column that
 is missing takes the field's default (``cluster`` defaults to the item).
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import ConfigError
-from hrbench.results.records import ROW_COLUMNS, Row
+from hrbench.records import ROW_COLUMNS, Row
 
 __all__ = ["ROW_FILE_SUFFIXES", "read_rows"]
 

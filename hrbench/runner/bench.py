@@ -11,8 +11,8 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import DuplicateDrawError
+from hrbench.records import ROW_COLUMNS, Row, Step, usd_text
 from hrbench.reference import Reference
-from hrbench.results.records import ROW_COLUMNS, Row, Step, usd_text
 from hrbench.runner.ledger import unknown_sentence
 from hrbench.runner.notes import error_causes, error_note, stop_note
 from hrbench.runner.stopping import StopRecord
@@ -34,7 +34,7 @@ class Bench:
 
     Attributes:
         id: the benchmark's id.
-        rows: the rows (:class:`~hrbench.results.records.Row`), in cluster x item x arm x run order.
+        rows: the rows (:class:`~hrbench.records.Row`), in cluster x item x arm x run order.
         arms: one record per arm: name, version, hash, derived_from.
         reference: the :class:`~hrbench.Reference`; ``reference_hash`` its hash.
         runs, split, seed: as passed.
@@ -137,7 +137,7 @@ class Bench:
         ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
         (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
         ``usd_list`` sums the same rows at list price, each reply at what it cost when first
-        paid (:func:`~hrbench.results.records.list_usd`; issue 18), so arms compare by cost whatever
+        paid (:func:`~hrbench.records.list_usd`; issue 18), so arms compare by cost whatever
         the cache served. ``error_causes`` counts every run that ended in an error (dev split
         included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; newcomer finding: the
         status and banner name the commonest). ``metrics`` holds the mean of each benchmark

@@ -23,8 +23,8 @@ import anyio.to_thread
 from hrbench.arm import Arm
 from hrbench.models.price_package import load_package, package_loaded
 from hrbench.models.pricing import Pricing, default_pricing
+from hrbench.records import Row, Step
 from hrbench.reference import Reference
-from hrbench.results.records import Row, Step
 from hrbench.runner.bench import Bench
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor
@@ -141,7 +141,7 @@ async def benchmark_async(
             are means beside it). Each is ``fn(item, output, label)`` returning a number (named
             by the function's ``name`` or ``__name__``), a mapping of names to numbers (e.g.
             :func:`hrbench.reading.tatqa_scores`: ``tatqa_em`` and ``tatqa_f1``), a
-            :class:`~hrbench.results.records.Score` (its ``correct`` as 1 or 0) or ``None`` (no value).
+            :class:`~hrbench.records.Score` (its ``correct`` as 1 or 0) or ``None`` (no value).
             A run that raised or was stopped is scored on the output ``None``. A metric with a
             ``check_labels`` attribute gets the run items' labels (id -> label) before the
             first run and may refuse them (``tatqa_scores`` refuses labels that are not

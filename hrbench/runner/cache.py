@@ -5,7 +5,7 @@ canonical JSON of the request as sent (provider, endpoint, model, messages, ever
 after the client's defaults, tools, headers that change the reply, a mock's responder
 fingerprint), the arm's name and the draw index (seed 002; cases H12a-H12e, R03a). The API key
 is never part of it: clients read keys from the environment at request time and never put them
-in a :class:`~hrbench.results.records.Request`.
+in a :class:`~hrbench.records.Request`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.results.records import REFUSAL_REASONS, Request, Result
+from hrbench.records import REFUSAL_REASONS, Request, Result
 from hrbench.store import Store
 
 __all__ = ["IN_FLIGHT", "Cache", "InFlight", "cache_key", "request_hash"]

@@ -18,8 +18,8 @@ from typing import Any
 from hrbench.arm import Arm, Context, RunInfo, current_run
 from hrbench.errors import BudgetRefused, DuplicateDrawError, ScorerError
 from hrbench.models.pricing import Pricing
+from hrbench.records import Row, Score, Step
 from hrbench.reference import Reference
-from hrbench.results.records import Row, Score, Step
 from hrbench.runner.runtime import Runtime
 from hrbench.scoring.scorer import ScorerLike, label_answers
 
@@ -74,7 +74,7 @@ def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str 
     counted with the model's tokenizer, else ``"estimated"``.
 
     Example:
-        >>> from hrbench.results.records import Usage
+        >>> from hrbench.records import Usage
         >>> row_usage([Step(ledger_id="r", source="live", usd=0.5, usage=Usage(tokens_in=3, tokens_out=2))])
         (3, 2, 0, 0, 0.5, 'reported')
     """

@@ -45,7 +45,7 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import BudgetRefused, StoreError
-from hrbench.results.records import Row, Step, usd_text
+from hrbench.records import Row, Step, usd_text
 from hrbench.runner.governor import Governor
 from hrbench.store import Store
 
@@ -138,7 +138,7 @@ def _unknown_part(what: str, calls: int, usd: float, unpriced: int) -> str:
     Decided (newcomer finding 13: "at most 0.0000 USD / 4 calls" for calls that could cost
     money): a call with no price, or sent with no output limit, has no USD bound, and the
     sentence says its USD is unknown rather than print a bound it does not have. A bound below
-    a cent is printed to three significant digits (:func:`~hrbench.results.records.usd_text`):
+    a cent is printed to three significant digits (:func:`~hrbench.records.usd_text`):
     four decimals printed "at most 0.0000 USD" for calls that could cost up to $0.00004.
     """
     if not unpriced:
@@ -215,7 +215,7 @@ def carry_prepaid(prepaid: dict[str, list[Step]], row: Row, trace: list[Step]) -
     ``usd`` grow by as much (``usd`` stays ``None`` when it is).
 
     Example:
-        >>> from hrbench.results.records import Usage
+        >>> from hrbench.records import Usage
         >>> paid = {"b/a/q/1": [Step(ledger_id="b/a/q/1", kind="attempt", usd=0.25,
         ...                          usage=Usage(tokens_in=3, tokens_out=2))]}
         >>> row = Row(cluster="q", item="q", arm="a", run=1, split="test", correct=True, outcome=None,

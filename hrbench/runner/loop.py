@@ -25,7 +25,7 @@ import anyio.to_thread
 from hrbench._util.warn import warn_at_caller
 from hrbench.arm import Arm
 from hrbench.errors import DrawsUncheckedWarning, DuplicateDrawError
-from hrbench.results.records import Result, Row, Step
+from hrbench.records import Result, Row, Step
 from hrbench.runner import stopping
 from hrbench.runner.bench import Bench
 from hrbench.runner.invoke import (

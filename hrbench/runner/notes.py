@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from hrbench.errors import NO_OUTPUT, failure_cause
-from hrbench.results.records import Step
+from hrbench.records import Step
 
 __all__ = [
     "DUPLICATE_ADVICE",

@@ -11,7 +11,7 @@ import msgspec
 
 from hrbench.arm import current_run
 from hrbench.errors import ConfigError, ReplayMiss
-from hrbench.results.records import Request, Result
+from hrbench.records import Request, Result
 from hrbench.runner.cache import request_hash
 from hrbench.store import Store
 

@@ -38,7 +38,7 @@ import anyio.to_thread
 import msgspec
 
 from hrbench.errors import ConfigError
-from hrbench.results.records import Row, Step
+from hrbench.records import Row, Step
 from hrbench.runner.runtime import Drain, cancel_grace_s
 
 if TYPE_CHECKING:

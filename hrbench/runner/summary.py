@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.results.records import Row, Step, list_usd
+from hrbench.records import Row, Step, list_usd
 from hrbench.runner.notes import error_of
 
 __all__ = ["METRICS_SOURCE", "Summary", "metrics_json", "summarise", "trace_metrics"]
@@ -59,7 +59,7 @@ class Summary:
     ) -> None:
         """Count one row, with its metric values when the benchmark has metrics.
 
-        ``trace`` gives the row's list price (:func:`~hrbench.results.records.list_usd`); without it
+        ``trace`` gives the row's list price (:func:`~hrbench.records.list_usd`); without it
         (a resumed row) the list price is taken as what the row paid. It also gives the cause
         of a run that ended in an error (``"unknown"`` without it).
         """

@@ -17,7 +17,7 @@ from hrbench.errors import (
     UsageEstimatedWarning,
     refusal_limits,
 )
-from hrbench.results.records import Row, Step
+from hrbench.records import Row, Step
 from hrbench.runner.governor import Governor
 from hrbench.runner.notes import DUPLICATE_CAUSE, error_of
 from hrbench.runner.runtime import ADVICE

@@ -63,7 +63,7 @@ from functools import lru_cache
 from typing import Any
 
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.results.records import Score
+from hrbench.records import Score
 from hrbench.scoring.scorer import Scorer, label_answers, screen
 
 __all__ = ["choice_scorer", "read_choice"]

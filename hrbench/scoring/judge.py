@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.results.records import Score
+from hrbench.records import Score
 from hrbench.scoring.scorer import label_answers, screen
 
 __all__ = [

@@ -81,7 +81,7 @@ from hrbench.errors import ConfigError, ScorerError
 from hrbench.reading import is_not_found
 from hrbench.reading._fold import _is_minus, fold_answer
 from hrbench.reading._scorer import is_not_in_document_label, stop_kind
-from hrbench.results.records import Score
+from hrbench.records import Score
 from hrbench.scoring.scorer import Scorer, label_answers, screen
 
 __all__ = ["DBL_DIG", "Quantity", "float_noise_equal", "numeric_scorer", "read_numbers"]

@@ -38,7 +38,7 @@ from typing import Any, Literal
 import regex
 
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.results.records import Score
+from hrbench.records import Score
 from hrbench.scoring.scorer import Scorer, ScorerLike, screen
 
 __all__ = ["DEFAULT_TIMEOUT_S", "pattern_scorer"]

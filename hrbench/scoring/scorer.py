@@ -19,7 +19,7 @@ import msgspec
 from hrbench._util.floats import DBL_DIG
 from hrbench._util.text import JOIN, caseless, fold_minus, fold_numerals
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.results.records import FAILURE_KINDS, REFUSAL_REASONS, Answer, Result, Score
+from hrbench.records import FAILURE_KINDS, REFUSAL_REASONS, Answer, Result, Score
 
 __all__ = [
     "NOT_IN_DOCUMENT",
@@ -189,7 +189,7 @@ def output_failure(output: Any) -> str | None:
     In order: a ``failure_kind`` element from the seed's list (an arm can report a refusal or a
     parse failure itself); a reply the provider refused or filtered (``refused`` true, or
     ``finish_reason`` ``"refusal"`` / ``"content_filter"``) is ``"refusal"`` (decided: a refused
-    :class:`~hrbench.results.records.Result` carries its failure kind); a failed result (``ok`` false)
+    :class:`~hrbench.records.Result` carries its failure kind); a failed result (``ok`` false)
     is ``"error"``. ``None`` otherwise.
 
     Example:

@@ -98,9 +98,9 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
 
     A scorer function is called ``fn(item, output, label)``, three positional arguments in
     that order (seed 000): the item's payload as the reference holds it, what the arm returned
-    (a string, or an :class:`~hrbench.results.records.Answer` / dict with ``text``), and the item's
+    (a string, or an :class:`~hrbench.records.Answer` / dict with ``text``), and the item's
     label (``None`` for an item with no label). It returns a
-    :class:`~hrbench.results.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
+    :class:`~hrbench.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
     ``(correct, outcome, failure_kind)`` tuple, or a bool. A function whose parameter names say
     another order (``def s(output, label, item=None)``) or that cannot take three arguments is
     refused when it is loaded (:func:`~hrbench.scoring.scorer.check_signature`); one that returns

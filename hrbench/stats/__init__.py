@@ -88,7 +88,7 @@ note), its JSON and ``to_dict`` (``descriptive`` and ``note``) and its pandas fr
 the report is an ordinary interval report and is not labelled descriptive.
 
 Example:
-    >>> from hrbench.results.records import Row
+    >>> from hrbench.records import Row
     >>> rows = [Row(cluster=c, item=i, arm="ask", run=r, split="test",
     ...             correct=(i != "q3"), outcome=None, failure_kind=None if i != "q3" else "wrong")
     ...         for c, i in [("a", "q1"), ("a", "q2"), ("b", "q3"), ("b", "q4")] for r in range(1, 6)]

@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import ConfigError
-from hrbench.results.records import Row
+from hrbench.records import Row
 
 __all__ = [
     "JudgeAgreement",
@@ -164,7 +164,7 @@ def judge_agreement(
         ConfigError: a bad ``level``; no reference to rescore by.
 
     Example:
-        >>> from hrbench.results.records import Row
+        >>> from hrbench.records import Row
         >>> mk = lambda right, outcome: [Row(cluster=f"c{i}", item=f"q{i}", arm="a", run=1, split="test",
         ...     correct=ok, outcome=o, failure_kind=None) for i, (ok, o) in enumerate(zip(right, outcome))]
         >>> judged = mk([True, True, False, True], ["correct", "correct correct incorrect", "incorrect", "correct"])
@@ -305,7 +305,7 @@ class JudgedRows(msgspec.Struct, kw_only=True):
     (:func:`hrbench.results.browse.judged_rows` builds it).
 
     Attributes:
-        rows: the benchmark's rows (:class:`~hrbench.results.records.Row`).
+        rows: the benchmark's rows (:class:`~hrbench.records.Row`).
         traces: ``{ledger_id: [Step, ...]}``: each run's requests, the arm's reply (which the
             exact scorer rescores) before the judge's.
         reference: the benchmark's :class:`~hrbench.Reference` (payloads and labels).
@@ -314,7 +314,7 @@ class JudgedRows(msgspec.Struct, kw_only=True):
 
     Example:
         >>> from hrbench import Reference
-        >>> from hrbench.results.records import Row, Step
+        >>> from hrbench.records import Row, Step
         >>> rows = [Row(cluster="c", item="q1", arm="a", run=1, split="test", correct=True,
         ...             outcome="correct", failure_kind=None, ledger_id="b/a/q1/1")]
         >>> traces = {"b/a/q1/1": [Step(ledger_id="b/a/q1/1", text="Lima"), Step(ledger_id="b/a/q1/1", text="CORRECT")]}

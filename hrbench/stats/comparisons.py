@@ -10,7 +10,7 @@ import numpy as np
 
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError, NoLabelsWarning
-from hrbench.results.records import FAILURE_KINDS
+from hrbench.records import FAILURE_KINDS
 from hrbench.stats._wilson import _t_sf
 from hrbench.stats.intervals import (
     _DIFF,
@@ -238,7 +238,7 @@ def compare(
             ``--compare ask ask`` was accepted), or a bad ``level``/``method``.
 
     Example:
-        >>> from hrbench.results.records import Row
+        >>> from hrbench.records import Row
         >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=r, split="test",
         ...             correct=(i < 4) or (arm == "b" and i < 6), outcome=None, failure_kind=None)
         ...         for i in range(8) for arm in ("a", "b") for r in range(5)]
@@ -287,7 +287,7 @@ def compare_all(
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
 
     Example:
-        >>> from hrbench.results.records import Row
+        >>> from hrbench.records import Row
         >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=r, split="test",
         ...             correct=(i + r + len(arm)) % 2 == 0, outcome=None, failure_kind=None)
         ...         for i in range(6) for arm in ("a", "bb", "ccc") for r in range(5)]

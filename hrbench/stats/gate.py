@@ -17,7 +17,7 @@ from typing import Any, Literal
 import msgspec
 
 from hrbench.errors import ConfigError, NotFound
-from hrbench.results.records import Row
+from hrbench.records import Row
 
 __all__ = ["GateResult", "gate"]
 

@@ -60,7 +60,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
             (seed 002: usd is NA when a model has no price).
         usd_unpriced: reportable runs whose cost is unknown (``usd`` is ``None`` on the row).
         usd_list: the same rows at list price, each reply at what it cost when first paid
-            (:func:`~hrbench.results.records.list_usd`; issue 18): ``usd`` counts 0 for cache and
+            (:func:`~hrbench.records.list_usd`; issue 18): ``usd`` counts 0 for cache and
             recording hits, this does not. ``None`` when a reply has no price, or when the
             report was given no traces (a frame of rows).
         usd_per_run: mean USD per run over the labelled items (as accuracy averages), at list

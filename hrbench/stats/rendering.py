@@ -14,7 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from hrbench.errors import ConfigError
-from hrbench.results.records import FAILURE_KINDS, usd_text
+from hrbench.records import FAILURE_KINDS, usd_text
 from hrbench.stats.agreement import judge_text
 from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats.records import ArmReport, Comparison
@@ -91,7 +91,7 @@ class Report(msgspec.Struct, kw_only=True):
             The Markdown text, ending with a newline.
 
         Example:
-            >>> from hrbench.results.records import Row
+            >>> from hrbench.records import Row
             >>> from hrbench.stats import report
             >>> rows = [Row(cluster=f"c{i}", item=f"q{i}", arm=arm, run=0, split="test",
             ...             correct=(i % 3 != 0) or arm == "b", outcome=None, failure_kind=None)
@@ -181,7 +181,7 @@ def _ci(lo: float | None, hi: float | None, digits: int = 3) -> str:
 
 
 def _usd_ci(lo: float | None, hi: float | None) -> str:
-    """A USD interval, each end as :func:`~hrbench.results.records.usd_text` prints it."""
+    """A USD interval, each end as :func:`~hrbench.records.usd_text` prints it."""
     return "-" if lo is None or hi is None else f"[{usd_text(lo)}, {usd_text(hi)}]"
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from hrbench.errors import ConfigError
-from hrbench.results.records import FAILURE_KINDS, list_usd
+from hrbench.records import FAILURE_KINDS, list_usd
 from hrbench.stats.agreement import judge_section
 from hrbench.stats.comparisons import (
     _all_pairs,
@@ -268,7 +268,7 @@ def report(
 
     Args:
         bench: a benchmark (``.rows``, ``.arms``, ``.runs``), a list of
-            :class:`~hrbench.results.records.Row` (or dicts with the same keys), or a frame or mapping
+            :class:`~hrbench.records.Row` (or dicts with the same keys), or a frame or mapping
             of the row columns (``bench.to_pandas()``). A benchmark a judge scored
             (:func:`hrbench.judge_scorer`; or a stored one as
             :class:`~hrbench.stats.agreement.JudgedRows`) also gets the judge section
@@ -304,7 +304,7 @@ def report(
         ConfigError: a bad ``level``, ``method`` or ``n_boot``, or a benchmark with no rows.
 
     Example:
-        >>> from hrbench.results.records import Row
+        >>> from hrbench.records import Row
         >>> rows = [Row(cluster=f"c{i // 2}", item=f"q{i}", arm="ask", run=r, split="test",
         ...             correct=(i + r) % 3 != 0, outcome=None, failure_kind=None)
         ...         for i in range(6) for r in range(5)]
@@ -371,7 +371,7 @@ def report_payload(
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
     Args:
-        bench_rows: a benchmark, its rows (:class:`~hrbench.results.records.Row` or dicts), a
+        bench_rows: a benchmark, its rows (:class:`~hrbench.records.Row` or dicts), a
             frame, or a stored judged benchmark (:class:`~hrbench.stats.agreement.JudgedRows`,
             whose report has the judge section).
         level: as for :func:`report`.
@@ -401,7 +401,7 @@ def report_payload(
             cannot be written (no such directory, or matplotlib is not installed).
 
     Example:
-        >>> from hrbench.results.records import Row
+        >>> from hrbench.records import Row
         >>> rows = [Row(cluster="a", item=f"q{i}", arm="ask", run=1, split="test",
         ...             correct=True, outcome=None, failure_kind=None) for i in range(3)]
         >>> p = report_payload(rows, descriptive=True)

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import numpy as np
 
 from hrbench.errors import ConfigError, TooFewRunsError
-from hrbench.results.records import FAILURE_KINDS
+from hrbench.records import FAILURE_KINDS
 
 MIN_RUNS = 5
 """Runs per item below which an interval report is refused unless labelled descriptive (seed 002)."""

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.results.records import Request, Result
+from hrbench.records import Request, Result
 from hrbench.store._open import _Base
 
 _enc = msgspec.json.Encoder()
@@ -81,7 +81,7 @@ class _Cache(_Base):
 
         Example:
             >>> from hrbench.store import Store
-            >>> from hrbench.results.records import Request, Result
+            >>> from hrbench.records import Request, Result
             >>> s = Store(":memory:")
             >>> for m in ("a", "b"):
             ...     s.cache_put(m, "arm", "h", Request(messages=[], model=m), Result(text="x"))

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.results.records import Step
+from hrbench.records import Step
 from hrbench.store._open import _Base
 
 _LEDGER_SNAPSHOT = (
@@ -68,7 +68,7 @@ class _Ledger(_Base):
                 (``unknown_*`` and ``lost_*``; newcomer finding 4; ``unpriced``: of those calls,
                 the ones with no USD bound, finding 13).
             paid: replies the provider billed, ``(ledger_id, step)`` (a JSON
-                :class:`~hrbench.results.records.Step`), kept so that a run made again after a crash
+                :class:`~hrbench.records.Step`), kept so that a run made again after a crash
                 carries what was paid for it before (:meth:`ledger_paid`).
 
         Example:
@@ -131,7 +131,7 @@ class _Ledger(_Base):
 
         Example:
             >>> from hrbench.store import Store
-            >>> from hrbench.results.records import Step
+            >>> from hrbench.records import Step
             >>> s = Store(":memory:")
             >>> step = msgspec.json.encode(Step(ledger_id="b/a/q1/1", key="k", usd=0.25))
             >>> s.ledger_apply("b", "s1", [], [], (1, 0.25, 9), paid=[("b/a/q1/1", step)])

@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import ConfigError, refusal_limits
-from hrbench.results.records import Row, Step
+from hrbench.records import Row, Step
 from hrbench.store._errors import _store_error
 from hrbench.store._open import _Base
 from hrbench.store.ledger import _LEDGER_SNAPSHOT

@@ -79,7 +79,7 @@ from hrbench.errors import (
     ReferenceReboundWarning,
     StoreError,
 )
-from hrbench.results.records import Row, Step
+from hrbench.records import Row, Step
 from hrbench.runner.bench import Bench
 from hrbench.runner.benchmark import benchmark_async
 from hrbench.runner.cache import Cache

@@ -18,8 +18,8 @@ import msgspec
 from hrbench import specs
 from hrbench.arm import Arm
 from hrbench.errors import ConfigError, NotFound
+from hrbench.records import Row, Step
 from hrbench.reference import Reference
-from hrbench.results.records import Row, Step
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.stopping import kept
 from hrbench.runner.summary import trace_metrics

@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import StoreError
-from hrbench.results.records import Row, Step
+from hrbench.records import Row, Step
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.framing import wire_id

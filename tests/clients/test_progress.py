@@ -100,6 +100,6 @@ def test_hrb_bench_draws_rate_eta_and_spend_on_a_terminal(tmp_path: Path) -> Non
 )
 def test_hrbs_usd_text_is_the_librarys(usd: float) -> None:
     """The client keeps its own copy (it imports no hrbench); the two must print alike."""
-    from hrbench.results.records import usd_text as library
+    from hrbench.records import usd_text as library
 
     assert usd_text(usd) == library(usd)

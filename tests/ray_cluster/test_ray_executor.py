@@ -24,7 +24,7 @@ import hrbench as hb
 import hrbench_client as hc
 from hrbench import specs
 from hrbench.models.pricing import Pricing
-from hrbench.results.records import Result, Usage
+from hrbench.records import Result, Usage
 from hrbench.runner.ray import RayExecutor
 from hrbench.store import Store
 from tests._slow import slow

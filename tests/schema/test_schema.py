@@ -51,7 +51,7 @@ def _strip(obj: object) -> object:
 
 @pytest.mark.parametrize("name", ["Row", "Step", "Usage"])
 def test_wire_records_mirror_the_library(name: str) -> None:
-    from hrbench.results import records
+    from hrbench import records
 
     wire, lib = getattr(p, name), getattr(records, name)
     assert wire.__struct_fields__ == lib.__struct_fields__

@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 import hrbench_client as hc
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.stats import compare, report
 from tests._benches import CLUSTERS, mock_spec, run
 from tests._slow import slow

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.results.records import usd_text
+from hrbench.records import usd_text
 from hrbench.testing.loopback import LoopbackServer
 from hrbench_client.errors import BenchmarkCancelled
 from tests._slow import slow

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.runner.governor import Governor
 from hrbench_server.app import App
 from hrbench_server.bench_sink import MAX_PENDING, STORE_BATCH, Sink

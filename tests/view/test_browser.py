@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.stats import report
 from hrbench_client import protocol as p
 from tests._benches import mock_spec, run, squad_spec

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import hrbench as hb
-from hrbench.results.records import Row, Step
+from hrbench.records import Row, Step
 from tests.server._daemon import Daemon
 from tests.view.conftest import View
 

@@ -11,7 +11,7 @@ from typing import Any
 import msgspec
 
 from hrbench.evaluation.modules.records import Prediction, RowResult, Trace
-from hrbench.results.records import usd_text
+from hrbench.records import usd_text
 
 __all__ = ["EmptyDataWarning", "EvalError", "Evaluation"]
 

@@ -17,7 +17,7 @@ import msgspec
 from hrbench.errors import ConfigError
 from hrbench.evaluation.modules.base import Module, RunFailure
 from hrbench.evaluation.modules.signatures import Signature, signature
-from hrbench.results.records import REFUSAL_REASONS, Result
+from hrbench.records import REFUSAL_REASONS, Result
 
 __all__ = ["LMModule", "module"]
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.results.records import Step
+from hrbench.records import Step
 
 __all__ = ["Example", "Prediction", "RowResult", "Trace"]
 

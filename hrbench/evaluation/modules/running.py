@@ -21,7 +21,7 @@ from hrbench.evaluation.modules.base import Module, RunFailure, Settings, settin
 from hrbench.evaluation.modules.fn import FnModule
 from hrbench.evaluation.modules.records import Prediction, Trace
 from hrbench.evaluation.modules.signatures import Signature
-from hrbench.results.records import Step, Usage
+from hrbench.records import Step, Usage
 
 __all__ = ["rows_of", "run", "run_async"]
 

@@ -15,8 +15,8 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import NotFound
+from hrbench.records import Row, Step
 from hrbench.results.browse.listing import _head, _record, _summary
-from hrbench.results.records import Row, Step
 from hrbench.store import Store, _store_error
 
 __all__ = ["benchmark_cell", "reproduce_command"]
@@ -47,7 +47,7 @@ class _RefParts(msgspec.Struct):
 
 
 class _PriceStep(msgspec.Struct):
-    """What a run's list price reads of a trace step (:func:`hrbench.results.records.list_usd`), as in ``Step``."""
+    """What a run's list price reads of a trace step (:func:`hrbench.records.list_usd`), as in ``Step``."""
 
     kind: str = "request"
     source: str = "live"

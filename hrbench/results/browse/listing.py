@@ -12,7 +12,7 @@ from typing import Any
 
 from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import NotFound
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.runner.ledger import unknown_of, unknown_sentence
 from hrbench.stats.stopped import reported_rows
 from hrbench.store import Store

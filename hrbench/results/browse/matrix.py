@@ -11,8 +11,8 @@ from collections import Counter
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.records import Row
 from hrbench.results.browse.listing import _record
-from hrbench.results.records import Row
 from hrbench.stats.stopped import reported_rows
 from hrbench.store import Store
 

@@ -6,9 +6,9 @@ from collections.abc import Collection
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.records import Row
 from hrbench.results.browse.cells import _price_traces
 from hrbench.results.browse.listing import _head, _record, _summary
-from hrbench.results.records import Row
 from hrbench.store import Store
 
 __all__ = ["benchmark_compare", "benchmark_view", "judged_rows"]

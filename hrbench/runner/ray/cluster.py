@@ -9,7 +9,7 @@ from hrbench.errors import ConfigError
 
 if TYPE_CHECKING:
     from hrbench.arm import Arm
-    from hrbench.results.records import Row, Step
+    from hrbench.records import Row, Step
 
 
 ADDRESSES = ("auto", "local")

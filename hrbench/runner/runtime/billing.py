@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 
 from hrbench.models.pricing import Pricing, output_limit
-from hrbench.results.records import Request, Result, Step, Usage
+from hrbench.records import Request, Result, Step, Usage
 from hrbench.runner.governor import Governor
 from hrbench.runner.room import POLL_S
 from hrbench.runner.runtime.rules import ADVICE, Context

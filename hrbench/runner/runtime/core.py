@@ -18,7 +18,7 @@ import msgspec
 
 from hrbench.errors import BudgetRefused, DuplicateDrawError
 from hrbench.models.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing, output_limit
-from hrbench.results.records import Request, Result, Step
+from hrbench.records import Request, Result, Step
 from hrbench.runner.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.runner.governor import Gate, Governor
 from hrbench.runner.ledger import contacts_provider

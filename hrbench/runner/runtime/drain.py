@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 
 from hrbench.errors import ConfigError
-from hrbench.results.records import Result
+from hrbench.records import Result
 from hrbench.runner.cache import IN_FLIGHT
 from hrbench.runner.governor import Gate
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from hrbench.results.records import Result
+from hrbench.records import Result
 from hrbench.scoring.scorer import output_text
 
 __all__ = ["INLINE_CHARS", "heavy_scorer_threads", "off_loop", "offloaded"]

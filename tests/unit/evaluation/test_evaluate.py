@@ -25,7 +25,7 @@ from hrbench.evaluation.evaluate import (
 )
 from hrbench.evaluation.modules import Prediction, RowResult, Trace, module, module_fn
 from hrbench.models.mock import MockClient
-from hrbench.results.records import Result, Usage
+from hrbench.records import Result, Usage
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor
 from hrbench.store import Store

@@ -26,7 +26,7 @@ from hrbench.evaluation.modules import (
     signature,
 )
 from hrbench.models.mock import MockClient
-from hrbench.results.records import Result
+from hrbench.records import Result
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor
 from hrbench.store import Store

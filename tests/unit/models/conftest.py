@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from hrbench.results.records import Request, Result  # noqa: E402
+from hrbench.records import Request, Result  # noqa: E402
 from hrbench.testing.loopback import LoopbackServer  # noqa: E402
 from tests._slow import slow  # noqa: E402
 

@@ -13,7 +13,7 @@ from hrbench.errors import BudgetRefused, ConfigError
 from hrbench.models import _http
 from hrbench.models.anthropic import AnthropicClient, anthropic_usage
 from hrbench.models.openai import OpenAIClient, openai_usage
-from hrbench.results.records import Usage
+from hrbench.records import Usage
 from hrbench.runner.governor import Governor
 from hrbench.scoring.scorer import exact_scorer
 from hrbench.testing.loopback import Fault, LoopbackServer
@@ -75,7 +75,7 @@ def test_anthropic_body_and_headers(srv: LoopbackServer, monkeypatch: pytest.Mon
     monkeypatch.setenv("HRB_TEST_ANTHROPIC", "k-anthropic-123")
     cl = AnthropicClient("claude-x", base_url=srv.base_url, api_key_env="HRB_TEST_ANTHROPIC", **FAST)
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]
-    from hrbench.results.records import Request
+    from hrbench.records import Request
 
     r = anyio.run(cl.send, Request(messages=messages, params={"seed": 1, "stop": "\n", "temperature": 0}))
     assert r.ok and r.model == "claude-x"

@@ -18,8 +18,8 @@ from hrbench.arm import Arm
 from hrbench.errors import ArmErrorWarning
 from hrbench.models.openai import OpenAIClient
 from hrbench.models.pricing import Pricing
+from hrbench.records import Result
 from hrbench.reference import Reference
-from hrbench.results.records import Result
 from hrbench.runner.benchmark import Bench, benchmark_async
 from hrbench.runner.cache import IN_FLIGHT, Cache, InFlight
 from hrbench.runner.governor import Governor

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import hrbench as hb
-from hrbench.results.records import Row, usd_text
+from hrbench.records import Row, usd_text
 from hrbench.stats import report, report_payload
 from tests._benches import cost_row
 from tests.unit.runner.test_benchmark import CAPITALS, seed_reference

@@ -275,7 +275,7 @@ def test_connection_refused_gives_up_with_one_clear_error(kind: str) -> None:
 _RETRY_SCRIPT = """
 import logging, sys, anyio
 from hrbench import OpenAIClient
-from hrbench.results.records import Request
+from hrbench.records import Request
 from hrbench.testing.loopback import LoopbackServer
 if sys.argv[1] == "configured":
     logging.basicConfig(level=logging.WARNING, format="LOG %(name)s %(message)s")

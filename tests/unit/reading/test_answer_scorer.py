@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from hrbench.reading import answer_scorer, contains_answer, example_document, fold_answer, stop_kind
-from hrbench.results.records import Answer, Result, Score, Step
+from hrbench.records import Answer, Result, Score, Step
 from tests._examples import examples
 from tests.conftest import load_cases
 

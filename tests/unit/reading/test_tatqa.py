@@ -37,7 +37,7 @@ from hrbench.reading import (
     tatqa_scorer,
     tatqa_scores,
 )
-from hrbench.results.records import Answer
+from hrbench.records import Answer
 from tests._examples import examples
 
 # -- scale words ---------------------------------------------------------------------------------

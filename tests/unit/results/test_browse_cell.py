@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 
+from hrbench.records import Row, Step
 from hrbench.reference import Reference
 from hrbench.results.browse import benchmark_cell
-from hrbench.results.records import Row, Step
 from hrbench.store import Store
 
 

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hrbench as hb
-from hrbench.results.records import ROW_COLUMNS, Row
+from hrbench.records import ROW_COLUMNS, Row
 from hrbench.stats import report
 from tests.unit.runner.test_benchmark import ask_arm, capitals_client, seed_reference
 

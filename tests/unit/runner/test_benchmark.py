@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 import hrbench as hb
-from hrbench.results.records import ROW_COLUMNS
+from hrbench.records import ROW_COLUMNS
 
 # these benchmarks run on unlabelled items on purpose (cache, draws, retries, threads)
 pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")

@@ -8,7 +8,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.results.records import Score
+from hrbench.records import Score
 
 
 def reference() -> hb.Reference:

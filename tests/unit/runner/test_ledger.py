@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import hrbench as hb
 from hrbench.errors import BudgetRefused
-from hrbench.results.records import Request, Result, Usage
+from hrbench.records import Request, Result, Usage
 from hrbench.runner.governor import Governor
 from hrbench.runner.ledger import Journal, kept_ledger, unknown_sentence
 from hrbench.store import SCHEMA_VERSION, Store

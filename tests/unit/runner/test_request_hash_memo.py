@@ -11,7 +11,7 @@ import hashlib
 
 import pytest
 
-from hrbench.results.records import Request
+from hrbench.records import Request
 from hrbench.runner import cache as cache_mod
 from hrbench.runner.cache import cache_key, request_hash
 

@@ -14,7 +14,7 @@ import pytest
 from hrbench.arm import Arm
 from hrbench.errors import ConfigError
 from hrbench.models.mock import MockClient
-from hrbench.results.records import Request
+from hrbench.records import Request
 from hrbench.runner.benchmark import benchmark
 from hrbench.specs import (
     build_arm,

@@ -8,7 +8,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.specs import build_stop
 from hrbench.store import Store
 

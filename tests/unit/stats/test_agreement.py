@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.stats.agreement import judge_agreement
 
 COUNTRIES = {"q1": "France", "q2": "Peru", "q3": "Chad", "q4": "Fiji", "q5": "Japan", "q6": "Kenya"}

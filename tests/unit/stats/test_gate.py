@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import hrbench as hb
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.stats.gate import gate
 
 

@@ -15,7 +15,7 @@ from scipy import stats as sps
 
 import hrbench as hb
 from hrbench.errors import ConfigError, TooFewRunsError
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.stats import (
     ArmReport,
     Comparison,

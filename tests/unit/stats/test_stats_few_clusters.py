@@ -19,8 +19,8 @@ from scipy import stats as sps
 
 import hrbench as hb
 from hrbench.errors import ConfigError, NoLabelsWarning
+from hrbench.records import Row
 from hrbench.results.browse import benchmark_compare, benchmark_view
-from hrbench.results.records import Row
 from hrbench.stats import NoIntervalWarning, PilotClustersWarning, compare, power, report
 from hrbench.stats.intervals import difference_interval, proportion_interval, zero_disagreement_bound
 from hrbench.store import Store

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hrbench.errors import ConfigError
+from hrbench.records import Row, Step
 from hrbench.reference import Reference
-from hrbench.results.records import Row, Step
 from hrbench.store import SCHEMA_VERSION, Store
 from tests._examples import examples
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hrbench.errors import StoreCorrupt, StoreError, StoreFull, StoreGone, StoreReadOnly
-from hrbench.results.records import Row
+from hrbench.records import Row
 from hrbench.store import Store
 from tests._fs import made_read_only, tiny_fs
 

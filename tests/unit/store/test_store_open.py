@@ -53,7 +53,7 @@ def test_case_R06a_processes_opening_a_fresh_store_at_once_never_fail(tmp_path: 
 
 
 def _writer(path: str, n: int, tag: int, barrier: Any, failures: Any) -> None:
-    from hrbench.results.records import Request, Result
+    from hrbench.records import Request, Result
     from hrbench.store import Store
 
     s = Store(path)

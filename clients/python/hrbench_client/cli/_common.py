@@ -91,7 +91,7 @@ def _client(args: argparse.Namespace) -> Any:
 def usd_text(usd: float) -> str:
     """A USD amount as ``hrb`` prints it: four decimals, or three significant digits below a cent.
 
-    The library's rule (``hrbench.results.records.usd_text``; this client imports no hrbench): four
+    The library's rule (``hrbench.records.usd_text``; this client imports no hrbench): four
     decimals would print every cheap spend as ``0.0000``.
 
     Example:
