@@ -406,8 +406,8 @@ class Bench:
         return len(self.rows)
 
     def to_inspect(self, path: str | Any, name: str | None = None) -> list[Any]:
-        """Write one Inspect eval log per arm into folder ``path``; see :func:`~hrbench.results.inspect_log.bench_to_inspect`."""
-        from hrbench.results.inspect_log import bench_to_inspect
+        """Write one Inspect eval log per arm into folder ``path``; see :func:`~hrbench.interop.bench_to_inspect`."""
+        from hrbench.interop import bench_to_inspect
 
         return bench_to_inspect(self, path, name)
 

@@ -9,7 +9,7 @@ from typing import Any
 from hrbench._util import forms as _forms
 from hrbench.arm import Arm
 from hrbench.errors import ConfigError
-from hrbench.reading._imported import FILE_FORMATS, imported_spec_arm
+from hrbench.interop import FILE_FORMATS, imported_spec_arm
 from hrbench.specs.loader import _get, _kind, load_object
 
 __all__ = ["ARM_FIELDS", "build_arm", "check_prompt", "format_prompt"]
@@ -158,7 +158,7 @@ def _outputs_arm(spec: Any) -> Arm:
     fmt = _get(spec, "format", "outputs") or "outputs"
     _forms.check_one_of("arm.format", fmt, ("outputs", "tatqa", *FILE_FORMATS))
     id_field, prediction_field = _get(spec, "id_field"), _get(spec, "prediction_field")
-    if fmt in FILE_FORMATS:  # another tool's results (hrbench.reading._imported)
+    if fmt in FILE_FORMATS:  # another tool's results (hrbench.interop)
         return imported_spec_arm(spec, fmt, _get)
     if _get(spec, "id_var") is not None:
         raise ConfigError(

@@ -15,7 +15,7 @@ from typing import Any
 from hrbench._util import forms as _forms
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.errors import ConfigError, did_you_mean
-from hrbench.reading._imported import FILE_FORMATS, imported_spec_reference
+from hrbench.interop import FILE_FORMATS, imported_spec_reference
 from hrbench.reference import PER_ITEM, Reference, check_keyed
 from hrbench.specs.loader import _get
 
@@ -210,7 +210,7 @@ def _reference_file(path: str, fmt: str, limit: int | None, id_var: str | None =
 
 
 def _read_reference_file(path: str, fmt: str, limit: int | None, id_var: str | None) -> Reference:
-    if fmt in FILE_FORMATS:  # another tool's results (hrbench.reading._imported)
+    if fmt in FILE_FORMATS:  # another tool's results (hrbench.interop)
         return imported_spec_reference(path, fmt, id_var)
     if id_var is not None:
         raise ConfigError(

@@ -1,4 +1,4 @@
-"""``benchmark/export``: a stored benchmark as Inspect eval logs (:mod:`hrbench.results.inspect_log`)."""
+"""``benchmark/export``: a stored benchmark as Inspect eval logs (:mod:`hrbench.interop`)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def register_export(
     """
 
     async def export(args: p.BenchmarkExportParams) -> p.BenchmarkExportResult:
-        from hrbench.results.inspect_log import inspect_logs, write_inspect_logs
+        from hrbench.interop import inspect_logs, write_inspect_logs
 
         home = app.home if over_tcp.get() else None
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 
-DATA = Path(__file__).resolve().parents[1] / "unit" / "reading" / "data"
+DATA = Path(__file__).resolve().parents[1] / "unit" / "interop" / "data"
 
 
 def test_hrb_export_writes_one_inspect_log_per_arm(tmp_path: Path, shared_bench_id: str) -> None:

@@ -2,7 +2,7 @@
 
 Run as ``python -m tests.interop._inspect_task LOG_DIR FORMAT`` (``eval`` or ``json``) by
 ``tests/interop`` (with ``TIKTOKEN_CACHE_DIR`` holding the encoding hrbench ships, so Inspect's
-token counting downloads nothing). The logs in ``tests/unit/reading/data/`` were made by it.
+token counting downloads nothing). The logs in ``tests/unit/interop/data/`` were made by it.
 Prints the log's path.
 """
 

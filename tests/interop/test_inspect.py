@@ -16,7 +16,7 @@ import pytest
 from inspect_ai.log import EvalSampleScore, read_eval_log
 
 import hrbench as hb
-from hrbench.reading._imported import imported_arm, imported_reference
+from hrbench.interop._imported import imported_arm, imported_reference
 from hrbench.stats import report_payload
 from hrbench_client.export import inspect_score
 

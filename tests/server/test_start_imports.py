@@ -36,7 +36,7 @@ NOT_AT_START = (
     "hrbench.specs",
     "hrbench.stats",
     "hrbench.results.browse",
-    "hrbench.results.inspect_log",
+    "hrbench.interop._inspect_write",
     "hrbench.runner.benchmark",
     "hrbench.models.openai",
     "hrbench.models.anthropic",

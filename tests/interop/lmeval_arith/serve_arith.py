@@ -1,4 +1,4 @@
-"""The model behind ``tests/unit/reading/data/lmeval_real_samples_arith.jsonl``: a real lm-eval run.
+"""The model behind ``tests/unit/interop/data/lmeval_real_samples_arith.jsonl``: a real lm-eval run.
 
 lm-eval (with torch) is too heavy for ``make test-interop``, so its samples file was recorded
 once, offline, with lm-eval 0.4.13 on this task (``arith.yaml``: 3 questions, ``repeats: 2``, a

@@ -19,7 +19,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.reading._imported import imported_arm, imported_reference, read_imported
+from hrbench.interop._imported import imported_arm, imported_reference, read_imported
 from hrbench.specs import build_arm, build_reference
 from hrbench_client import protocol as p
 

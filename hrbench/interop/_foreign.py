@@ -1,6 +1,6 @@
 """What the readers of other tools' results share: :class:`Imported`, :class:`ErrorRun`, the version check.
 
-The readers (:mod:`._inspect`, :mod:`._lmeval`, :mod:`._promptfoo`) build an :class:`Imported`;
+The readers (:mod:`._inspect_read`, :mod:`._lmeval`, :mod:`._promptfoo`) build an :class:`Imported`;
 :mod:`._imported` turns it into an arm or a reference.
 """
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.reading._foreign import ErrorRun, Imported, check_version
+from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
 __all__ = ["PROMPTFOO_VERSIONS", "read_promptfoo"]
 
@@ -73,7 +73,7 @@ def read_promptfoo(path: str, id_var: str = "id") -> Imported:
             ``"question_id"`` for tests whose ``vars`` carry ``question_id``).
 
     Returns:
-        The :class:`~hrbench.reading._foreign.Imported` items, labels and arms of the file.
+        The :class:`~hrbench.interop._foreign.Imported` items, labels and arms of the file.
 
     Raises:
         ConfigError: not promptfoo's results, a format version other than 3, a result without

@@ -1,6 +1,6 @@
 """Results of other eval tools as arms and references: Inspect logs, lm-eval samples, promptfoo results.
 
-Each reader (:mod:`._inspect`, :mod:`._lmeval`, :mod:`._promptfoo`) turns its tool's file into
+Each reader (:mod:`._inspect_read`, :mod:`._lmeval`, :mod:`._promptfoo`) turns its tool's file into
 one :class:`Imported`: the items and labels it names, and per arm the outputs of each item's
 runs. :func:`imported_arm` makes one of those arms an outputs arm (the outputs rules apply: an
 id no item has, or an item or run the file lacks, is refused before the first run, or with
@@ -20,7 +20,7 @@ import msgspec
 
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError, did_you_mean, field_under
-from hrbench.reading._foreign import ErrorRun, Imported, ImportedRunError
+from hrbench.interop._foreign import ErrorRun, Imported, ImportedRunError
 from hrbench.reference import Reference
 
 __all__ = [
@@ -62,15 +62,15 @@ def read_imported(path: str | os.PathLike[str], fmt: str, id_var: str | None = N
             f"names a promptfoo test variable; the items of {fmt} results carry their own ids",
         )
     if fmt == "inspect":
-        from hrbench.reading._inspect import read_inspect
+        from hrbench.interop._inspect_read import read_inspect
 
         return read_inspect(p)
     if fmt == "lm-eval":
-        from hrbench.reading._lmeval import read_lmeval
+        from hrbench.interop._lmeval import read_lmeval
 
         return read_lmeval(p)
     if fmt == "promptfoo":
-        from hrbench.reading._promptfoo import read_promptfoo
+        from hrbench.interop._promptfoo import read_promptfoo
 
         return read_promptfoo(p, "id" if id_var is None else id_var)
     raise ConfigError("format", fmt, f"expected one of {', '.join(FILE_FORMATS)}")

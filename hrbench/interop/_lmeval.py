@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.reading._foreign import Imported
+from hrbench.interop._foreign import Imported
 
 __all__ = ["LMEVAL_FIELDS", "read_lmeval"]
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.reading._foreign import ErrorRun, Imported, check_version
+from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
 __all__ = ["INSPECT_VERSIONS", "read_inspect"]
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.reading._imported import imported_arm, imported_reference
+from hrbench.interop._imported import imported_arm, imported_reference
 from hrbench.stats import report_payload
 
 ITEMS = {"q1": "France", "q2": "Peru", "q3": "Chad", "q4": "Oman"}

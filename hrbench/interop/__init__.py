@@ -1,0 +1,79 @@
+"""Other eval tools' files, read and written together: Inspect logs, lm-eval samples, promptfoo results.
+
+- in: :func:`read_imported` reads a file of one of :data:`FILE_FORMATS` into an
+  :class:`Imported` (its items, labels and per arm the outputs of each run), which
+  :func:`imported_arm` makes an outputs arm and :func:`imported_reference` a reference;
+- out: :func:`bench_to_inspect` writes a benchmark as Inspect eval logs, one per arm
+  (:func:`inspect_logs` builds them from stored rows, :func:`write_inspect_logs` writes them).
+
+The guide is ``docs/guides/interop.md``. Names load on first use (PEP 562), so reading a spec
+that names no other tool's file imports none of the readers.
+"""
+
+from __future__ import annotations
+
+import importlib
+import typing
+
+if typing.TYPE_CHECKING:
+    from hrbench.interop._foreign import ErrorRun, Imported, ImportedRunError
+    from hrbench.interop._imported import (
+        FILE_FORMATS,
+        imported_arm,
+        imported_reference,
+        imported_spec_arm,
+        imported_spec_reference,
+        read_imported,
+    )
+    from hrbench.interop._inspect_read import read_inspect
+    from hrbench.interop._inspect_write import bench_to_inspect, inspect_logs, write_inspect_logs
+    from hrbench.interop._lmeval import read_lmeval
+    from hrbench.interop._promptfoo import read_promptfoo
+
+_WHERE = {
+    "hrbench.interop._foreign": ("ErrorRun", "Imported", "ImportedRunError"),
+    "hrbench.interop._imported": (
+        "FILE_FORMATS",
+        "imported_arm",
+        "imported_reference",
+        "imported_spec_arm",
+        "imported_spec_reference",
+        "read_imported",
+    ),
+    "hrbench.interop._inspect_read": ("read_inspect",),
+    "hrbench.interop._inspect_write": ("bench_to_inspect", "inspect_logs", "write_inspect_logs"),
+    "hrbench.interop._lmeval": ("read_lmeval",),
+    "hrbench.interop._promptfoo": ("read_promptfoo",),
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+
+__all__ = [
+    "ErrorRun",
+    "FILE_FORMATS",
+    "Imported",
+    "ImportedRunError",
+    "bench_to_inspect",
+    "imported_arm",
+    "imported_reference",
+    "imported_spec_arm",
+    "imported_spec_reference",
+    "inspect_logs",
+    "read_imported",
+    "read_inspect",
+    "read_lmeval",
+    "read_promptfoo",
+    "write_inspect_logs",
+]
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hrbench.interop' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
