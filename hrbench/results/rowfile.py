@@ -10,8 +10,8 @@ Whatever a file holds, reading it ends in the rows or in a :class:`~hrbench.erro
 naming the file and the place in it (``line 3``, ``record 7``): bytes that are not UTF-8, a
 line that is not JSON (or nested too deeply), CSV the ``csv`` module refuses, a file that is not
 Parquet, an empty file, a record that is not an object or not a row. No other error escapes
-(:func:`_foreign`), so a bad CI baseline is bad input (``hrb gate`` exit 2), never an internal
-error (shared cases H4-10; random bytes and a text file named ``.parquet`` included).
+(one boundary maps them), so a bad CI baseline is bad input (``hrb gate`` exit 2), never an internal
+error (shared case H4-10; random bytes and a text file named ``.parquet`` included).
 """
 
 from __future__ import annotations
