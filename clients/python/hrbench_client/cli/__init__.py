@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str]) -> int:
     """Run ``hrb`` with ``argv`` on the full path (``argparse``); returns the exit code."""
-    from hrbench_client.cli._common import _err, _Usage
+    from hrbench_client.cli._common import BadArguments, _err, _Usage
     from hrbench_client.cli.exit_codes import (
         EXIT_ERROR,
         EXIT_INTERRUPTED,
@@ -119,7 +119,14 @@ def run(argv: list[str]) -> int:
     from hrbench_client.errors import HrbenchError, InvalidParams
 
     parser = _parser("score" if _command(argv) == "score" else None)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except BadArguments as exc:
+        if _command(argv) == "gate":  # its reports are written on every exit, bad arguments too
+            from hrbench_client.cli.gate import report_bad_arguments
+
+            report_bad_arguments(argv, exc.message)
+        raise
     fn = _command_fn(args.cmd)
     try:
         rc = fn(args)

@@ -6,6 +6,7 @@ import re
 import sys
 
 from hrbench_client._scorers import SCORERS
+from hrbench_client.cli._common import BadArguments
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.stop_flags import add_stop_flags
 
@@ -169,7 +170,9 @@ def _parser_class() -> type[argparse.ArgumentParser]:
                 message += (
                     " (a value that starts with '-' and is not a number goes after `--`: hrb score -- -x)"
                 )
-            super().error(message)
+            self.print_usage(sys.stderr)  # as argparse's own error(), with the message kept
+            self._print_message(f"{self.prog}: error: {message}\n", sys.stderr)
+            raise BadArguments(message)
 
     return Parser
 
@@ -456,8 +459,17 @@ def _add_gate(sub: Any) -> None:
     g.add_argument(
         "--alpha", type=float, default=0.05, help="1 - the confidence a failure needs (default 0.05: 95%%)"
     )
-    g.add_argument("--markdown", metavar="FILE", help="write a Markdown summary to FILE")
-    g.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    g.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="write a Markdown summary to FILE (on every exit, 2 and 3 included)",
+    )
+    g.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="write JUnit XML to FILE on every exit: one test case, with a failure on exit 1 and an error "
+        "naming the bad input or the trouble on exit 2 or 3",
+    )
     g.add_argument("--json", action="store_true", help="print the result as one JSON line instead")
 
 
