@@ -90,7 +90,13 @@ def _pair(entry: Any) -> tuple[float, bool] | None:
     if not isinstance(entry, (list, tuple)) or len(entry) != 2:
         return None
     number = _number(entry[0])
-    flag = entry[1] if isinstance(entry[1], bool) else _FLAGS.get(entry[1]) if isinstance(entry[1], str) else None
+    flag = (
+        entry[1]
+        if isinstance(entry[1], bool)
+        else _FLAGS.get(entry[1])
+        if isinstance(entry[1], str)
+        else None
+    )
     return None if number is None or flag is None else (number, flag)
 
 
@@ -126,8 +132,12 @@ def _choices(rec: dict[str, Any], count: int) -> list[str] | None:
     args = rec.get("arguments")
     if not isinstance(args, dict):
         return None
-    texts = [a.get("arg_1") for a in list(args.values())[:count] if isinstance(a, dict)]
-    return texts if len(texts) == count and all(isinstance(t, str) for t in texts) else None
+    texts = [
+        a["arg_1"]
+        for a in list(args.values())[:count]
+        if isinstance(a, dict) and isinstance(a.get("arg_1"), str)
+    ]
+    return texts if len(texts) == count else None
 
 
 def _gold(target: Any, choices: list[str] | None, count: int, where: str, path: str) -> int | list[int]:
@@ -143,16 +153,19 @@ def _gold(target: Any, choices: list[str] | None, count: int, where: str, path: 
 
 
 def _one_gold(target: Any, choices: list[str] | None, count: int, where: str, path: str) -> int:
+    index: int
     if isinstance(target, int) and not isinstance(target, bool):
-        index: int | None = target
-    elif isinstance(target, str) and target.isdigit():
+        index = target
+    elif isinstance(target, str) and target.isascii() and target.isdigit():
         index = int(target)
     else:
         text = str(target)
         found = [i for i, c in enumerate(choices or []) if c == text]
         found = found or [i for i, c in enumerate(choices or []) if c.strip() == text.strip()]
         if not found:
-            shown = f"its choices {choices}" if choices is not None else "the line names no choices (`arguments`)"
+            shown = (
+                f"its choices {choices}" if choices is not None else "the line names no choices (`arguments`)"
+            )
             raise ConfigError(
                 "path", path, f"{where}: target {target!r} is neither a choice's index nor its text; {shown}"
             )
@@ -177,14 +190,18 @@ def _runs(rec: dict[str, Any], path: str, where: str) -> tuple[list[Any], Any]:
         )
     if kind == "generate_until":
         if len(resps) != 1:
-            raise ConfigError("path", path, f"{where}: `filtered_resps` holds several requests that are not choices")
+            raise ConfigError(
+                "path", path, f"{where}: `filtered_resps` holds several requests that are not choices"
+            )
         only = resps[0]
         return [_answer(a) for a in (only if isinstance(only, list) else [only])], rec["target"]
     pairs = [_pair(r) for r in resps]
     lls = [p[0] if p is not None else _number(r) for p, r in zip(pairs, resps, strict=True)]
     if any(x is None for x in lls):
         raise ConfigError(
-            "path", path, f"{where}: `filtered_resps` of a {kind} task holds {resps!r}, not [loglikelihood, is_greedy]"
+            "path",
+            path,
+            f"{where}: `filtered_resps` of a {kind} task holds {resps!r}, not [loglikelihood, is_greedy]",
         )
     if kind == "loglikelihood":
         assert pairs[0] is not None

@@ -31,7 +31,9 @@ def _lines(name: str) -> list[dict[str, Any]]:
 def _rows(path: Path, runs: int = 1) -> list[Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # few runs
-        return hb.benchmark(imported_arm("lm", path, "lm-eval"), imported_reference(path, "lm-eval"), runs=runs).rows
+        return hb.benchmark(
+            imported_arm("lm", path, "lm-eval"), imported_reference(path, "lm-eval"), runs=runs
+        ).rows
 
 
 def _write(tmp_path: Path, *lines: dict[str, Any]) -> Path:
@@ -45,7 +47,8 @@ def _choice_line(filtered: list[Any], target: Any, continuations: list[str] | No
     line |= {"filtered_resps": filtered, "resps": [[r] for r in filtered], "metrics": ["acc"]}
     if continuations is not None:
         line["arguments"] = {
-            f"gen_args_{i}": {"arg_0": "Question: ?\nAnswer:", "arg_1": c} for i, c in enumerate(continuations)
+            f"gen_args_{i}": {"arg_0": "Question: ?\nAnswer:", "arg_1": c}
+            for i, c in enumerate(continuations)
         }
     return line
 
@@ -56,7 +59,9 @@ def test_h4_04_the_likeliest_choice_is_the_largest_loglikelihood_as_a_number(
 ) -> None:
     """H4-04: ``'-1.5'`` sorts above ``'-0.25'`` as text; the likeliest choice is -0.25 (choice 1)."""
     c = case("H4-04")
-    line = _choice_line(c["output"]["filtered_resps"], c["output"]["target"], [" a", " b", " c"] if with_arguments else None)
+    line = _choice_line(
+        c["output"]["filtered_resps"], c["output"]["target"], [" a", " b", " c"] if with_arguments else None
+    )
     path = _write(tmp_path, line)
     assert read_imported(path, "lm-eval").arms == {"none": {"0": [c["label"]["output"]]}}
     [row] = _rows(path)
@@ -108,33 +113,48 @@ def test_a_loglikelihood_task_is_right_when_the_target_is_the_greedy_continuatio
     """lm-eval's ``acc`` of a one-request loglikelihood task is ``is_greedy``."""
     lines = _lines("hr_greedy")
     rows = _rows(DATA / "lmeval_samples_hr_greedy.jsonl")
-    assert [r.correct for r in rows] == [x["acc"] == 1 for x in lines] == [True, False, True, False, False, False]
+    assert (
+        [r.correct for r in rows]
+        == [x["acc"] == 1 for x in lines]
+        == [True, False, True, False, False, False]
+    )
     assert [(r.outcome, r.failure_kind) for r in rows[:2]] == [("paris", None), (None, "wrong")]
     assert imported_reference(DATA / "lmeval_samples_hr_greedy.jsonl", "lm-eval").labels["0"] == " Paris"
 
 
 def test_a_rolling_loglikelihood_task_is_refused_by_name() -> None:
-    with pytest.raises(ConfigError, match=r"line 1: a loglikelihood_rolling \(perplexity\) task: its results"):
+    with pytest.raises(
+        ConfigError, match=r"line 1: a loglikelihood_rolling \(perplexity\) task: its results"
+    ):
         read_imported(DATA / "lmeval_samples_hr_rolling.jsonl", "lm-eval")
 
 
 def test_a_target_that_names_no_choice_is_refused_naming_it(tmp_path: Path) -> None:
     pairs = [["-0.5", "False"], ["-0.25", "True"]]
-    with pytest.raises(ConfigError, match=r"target 'Rome' is neither a choice's index nor its text; its choices \[' Paris', ' Lima'\]"):
+    with pytest.raises(
+        ConfigError,
+        match=r"target 'Rome' is neither a choice's index nor its text; its choices \[' Paris', ' Lima'\]",
+    ):
         read_imported(_write(tmp_path, _choice_line(pairs, "Rome", [" Paris", " Lima"])), "lm-eval")
+    with pytest.raises(ConfigError, match=r"target '²' is neither a choice's index nor its text"):
+        read_imported(_write(tmp_path, _choice_line(pairs, "²", [" Paris", " Lima"])), "lm-eval")  # no index
     with pytest.raises(ConfigError, match=r"target '2' is no index of its 2 choices"):
         read_imported(_write(tmp_path, _choice_line(pairs, "2", [" Paris", " Lima"])), "lm-eval")
     with pytest.raises(ConfigError, match=r"target 'B' .* the line names no choices"):
         read_imported(_write(tmp_path, _choice_line(pairs, "B")), "lm-eval")
     with pytest.raises(ConfigError, match=r"holds \[\['-0.5', 'maybe'\], .*not \[loglikelihood, is_greedy\]"):
-        read_imported(_write(tmp_path, _choice_line([["-0.5", "maybe"], *pairs], "0", [" a", " b", " c"])), "lm-eval")
+        read_imported(
+            _write(tmp_path, _choice_line([["-0.5", "maybe"], *pairs], "0", [" a", " b", " c"])), "lm-eval"
+        )
 
 
 def test_several_gold_choices_and_mutual_information(tmp_path: Path) -> None:
     pairs = [["-0.5", "False"], ["-0.25", "True"], ["-3", "False"]]
-    assert read_imported(_write(tmp_path, _choice_line(pairs, "[0, 1]", [" a", " b", " c"])), "lm-eval").labels == {
-        "0": [0, 1]
-    }
-    line = _choice_line([*pairs, ["-9", "False"], ["-0.1", "True"], ["-1", "False"]], "1", [" a", " b", " c"] * 2)
+    assert read_imported(
+        _write(tmp_path, _choice_line(pairs, "[0, 1]", [" a", " b", " c"])), "lm-eval"
+    ).labels == {"0": [0, 1]}
+    line = _choice_line(
+        [*pairs, ["-9", "False"], ["-0.1", "True"], ["-1", "False"]], "1", [" a", " b", " c"] * 2
+    )
     line["metrics"] = ["acc", "acc_mutual_info"]  # the last three are the unconditional requests
     assert read_imported(_write(tmp_path, line), "lm-eval").arms == {"none": {"0": [1]}}
