@@ -89,15 +89,10 @@ def _pair(entry: Any) -> tuple[float, bool] | None:
     """A loglikelihood request's ``[loglikelihood, is_greedy]`` (numbers and flags or their text)."""
     if not isinstance(entry, (list, tuple)) or len(entry) != 2:
         return None
-    number = _number(entry[0])
-    flag = (
-        entry[1]
-        if isinstance(entry[1], bool)
-        else _FLAGS.get(entry[1])
-        if isinstance(entry[1], str)
-        else None
-    )
-    return None if number is None or flag is None else (number, flag)
+    number, flag = _number(entry[0]), entry[1]
+    if isinstance(flag, str):
+        flag = _FLAGS.get(flag)
+    return (number, flag) if number is not None and isinstance(flag, bool) else None
 
 
 def _output_type(rec: dict[str, Any], resps: list[Any]) -> str:

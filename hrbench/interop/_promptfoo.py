@@ -37,7 +37,7 @@ from typing import Any
 from hrbench.errors import ConfigError
 from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
-__all__ = ["PROMPTFOO_VERSIONS", "read_promptfoo"]
+__all__ = ["PROMPTFOO_VERSIONS", "read_promptfoo", "render_value"]
 
 PROMPTFOO_VERSIONS = (3,)
 """The promptfoo results format versions this reader knows (``results.version``)."""
@@ -46,7 +46,8 @@ _ERROR = 2
 """promptfoo's ``ResultFailureReason.ERROR`` (1 is a failed assertion)."""
 
 
-_PLACE = re.compile(r"\{\{(.*?)\}\}", re.DOTALL)
+_PLACE = re.compile(r"\{\{([^{}]*)\}\}")
+"""A ``{{ ... }}`` placeholder without braces inside (linear time on any text)."""
 _NAME = re.compile(r"\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*")
 
 
@@ -94,26 +95,27 @@ def render_value(template: Any, test_vars: dict[str, Any], where: str) -> Any:
         raise refuse("holds a nunjucks tag or comment this reader cannot render")
     parts, pos = [], 0
     for m in _PLACE.finditer(template):
+        place = m.group(0) if len(m.group(0)) <= 80 else m.group(0)[:77] + "..."
         name = _NAME.fullmatch(m.group(1))
         if name is None:
             raise refuse(
-                f"`{m.group(0)}` is not a variable name this reader can render (filters and expressions are not read)"
+                f"`{place}` is not a variable name this reader can render (filters and expressions are not read)"
             )
         value: Any = test_vars
         for key in name.group(1).split("."):
             if not isinstance(value, dict) or key not in value:
                 have = ", ".join(sorted(map(str, test_vars))) or "none"
-                raise refuse(f"`{m.group(0)}` names no variable of the test (its vars: {have})")
+                raise refuse(f"`{place}` names no variable of the test (its vars: {have})")
             value = value[key]
         text = _as_text(value)
         if text is None:
-            raise refuse(f"`{m.group(0)}` is a {type(value).__name__}, not a text or a number")
+            raise refuse(f"`{place}` is a {type(value).__name__}, not a text or a number")
         parts += [template[pos : m.start()], text]
         pos = m.end()
-    rest = template[pos:]
-    if "{{" in rest:
-        raise refuse("opens `{{` and does not close it")
-    return "".join(parts) + rest
+    parts.append(template[pos:])
+    if any("{{" in literal for literal in parts[::2]):
+        raise refuse("opens `{{` and does not close it (or holds braces inside)")
+    return "".join(parts)
 
 
 def _label(result: dict[str, Any], test_vars: dict[str, Any], where: str) -> Any:

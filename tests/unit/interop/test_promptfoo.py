@@ -20,6 +20,7 @@ import pytest
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.interop._imported import imported_arm, imported_reference, read_imported
+from hrbench.interop._promptfoo import render_value
 
 REAL = Path(__file__).parent / "data" / "promptfoo_templates.json"
 PYTHON, ECHO = "python | capital of {{country}}", "echo | capital of {{country}}"
@@ -120,6 +121,7 @@ def test_a_template_renders_as_nunjucks_writes_values(
             r"`\{\{ answers \}\}` is a list, not a text or a number",
         ),
         ("{{ answer", {}, r"opens `\{\{` and does not close it"),
+        ("{{ {a} }}", {}, r"opens `\{\{` and does not close it \(or holds braces inside\)"),
     ],
 )
 def test_a_template_that_cannot_be_rendered_is_refused_by_name(
@@ -133,3 +135,14 @@ def test_a_template_that_cannot_be_rendered_is_refused_by_name(
     assert err.value.field == "assert.value" and str(err.value).endswith(f"(got {value!r})")
     with pytest.raises(ConfigError, match=r"^reference\.assert\.value: "):
         hb.specs.build_reference({"path": str(path), "format": "promptfoo"})
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["{{ answer }}" + "{{" * 200_000, "{{ " + "x" * 500_000 + " | upper }}"],
+    ids=["unclosed", "long"],
+)
+def test_a_huge_hostile_template_is_refused_with_a_short_message(value: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        render_value(value, {"answer": "Paris"}, "results.results[0]")
+    assert len(str(err.value)) < 700
