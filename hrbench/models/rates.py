@@ -194,14 +194,15 @@ def read_entry(model: str, entry: Any) -> Price:
 
 def _entry(field_name: str, entry: Any, tiers: bool = True) -> Price:
     try:
-        writes = [
+        w5, w1 = (
             None if entry.get(k) is None else float(entry[k]) for k in ("cache_write_5m", "cache_write_1h")
-        ]
+        )
         base = Price(
             float(entry["input"]),
             float(entry.get("cached_input", entry["input"])),
             float(entry["output"]),
-            *writes,
+            w5,
+            w1,
         )
     except (KeyError, TypeError, ValueError, AttributeError):
         raise ConfigError(
@@ -229,7 +230,7 @@ def _entry(field_name: str, entry: Any, tiers: bool = True) -> Price:
                 "expected prompt tokens >= 0, each tier above the last",
             )
         read.append((above, _entry(f"{field_name}.tiers[{i}]", tier, tiers=False)))
-    return Price(base.input, base.cached_input, base.output, *writes, tiers=tuple(read))
+    return Price(base.input, base.cached_input, base.output, w5, w1, tiers=tuple(read))
 
 
 def refuse_zero(model: str, price: Price, references: Iterable[tuple[str, Price | None]], whose: str) -> None:
