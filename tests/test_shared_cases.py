@@ -23,7 +23,7 @@ def _named() -> set[str]:
     text = "\n".join(
         p.read_text(encoding="utf-8") for p in TESTS.rglob("*.py") if p.name != Path(__file__).name
     )
-    return set(re.findall(r"\b[A-Z][0-9]{2}[a-z]?\b", text))
+    return set(re.findall(r"\b[A-Z][0-9]{2}[a-z]?\b|\b[A-Z][0-9]-[0-9]{2}[a-z]?\b", text))  # R04a, H4-13
 
 
 def test_every_shared_case_is_named_by_a_test() -> None:

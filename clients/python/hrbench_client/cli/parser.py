@@ -479,8 +479,10 @@ def _add_prices(sub: Any) -> None:
         "prices",
         help="a model's price in the daemon's table (USD per million tokens), with its source and date",
         description="Print each model's price: input, cache read, cache write (5 minutes, 1 hour) and "
-        "output, USD per million tokens, with the price's source (the genai-prices package and its "
-        "version, hrbench's shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price.",
+        "output, USD per million tokens, with its long-context tiers (the rates of every token once a "
+        "prompt passes a size), the price's source (the genai-prices package and its version, hrbench's "
+        "shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price or its price is "
+        "refused (not a finite number >= 0, or 0 where a price list prices the model).",
     )
     pr.add_argument("models", nargs="+", metavar="MODEL", help="a model name, e.g. gpt-4o-mini")
     pr.add_argument("--text", action="store_true", help="readable lines instead of JSON lines")
