@@ -91,18 +91,25 @@ $(CHROMIUM):
 test-browser: $(BROWSER_STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/view
 
-# Interop with the real tools (inspect-ai, ~100 MB, is not a dependency of hrbench): a venv of
-# its own with hrbench and inspect-ai, and the tests of tests/interop, which use no network
-# (Inspect runs its mockllm model; tiktoken's encoding comes from the one hrbench ships).
+# Interop with the real tools, offline: a venv of its own (.venv-interop) holding hrbench and each
+# peer at a pinned version, one stamp per peer (a peer added later is one more stamp and one more
+# prerequisite of test-interop). The peers write their files with their own CLIs during the tests
+# (Inspect runs its mockllm model; tiktoken's encoding comes from the one hrbench ships), into
+# pytest's temporary folders: nothing they write lands in the repository.
 INTEROP := .venv-interop
 INTEROP_STAMP := $(INTEROP)/.installed
+INSPECT_STAMP := $(INTEROP)/.installed-inspect-ai-0.3.285
 $(INTEROP_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(INTEROP)
 	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip
-	$(INTEROP)/bin/python -m pip install --quiet -e '.[dev]' 'inspect-ai>=0.3.100'
+	$(INTEROP)/bin/python -m pip install --quiet -e '.[dev]'
 	touch $(INTEROP_STAMP)
 
-test-interop: $(INTEROP_STAMP)
+$(INSPECT_STAMP): $(INTEROP_STAMP)
+	$(INTEROP)/bin/python -m pip install --quiet 'inspect-ai==0.3.285'
+	touch $(INSPECT_STAMP)
+
+test-interop: $(INSPECT_STAMP)
 	$(INTEROP)/bin/python -m pytest -q -p no:cacheprovider tests/interop
 
 format: $(STAMP)
