@@ -18,7 +18,9 @@ What lands where:
   when it is a chat, else JSON text when it is not text), ``target`` = the label (``""``,
   Inspect's default, when unlabelled), ``output`` = the reply (the last request's text, else
   what the scorer saw), ``model_usage`` = the run's tokens (Inspect's ``input_tokens`` leave out
-  the cache reads, kept in ``input_tokens_cache_read``) and ``total_cost`` its USD.
+  the cache reads, kept in ``input_tokens_cache_read``) and ``total_cost`` its list price (what
+  its replies cost when first paid, :func:`hrbench.records.list_usd`; what was paid here is the
+  metadata's ``usd``).
 - ``scores[SCORER]``: ``value`` ``"C"`` (right) or ``"I"`` (wrong); ``answer`` = what the
   scorer saw; ``explanation`` = the failure kind; an unlabelled run has no score.
 - sample and score ``metadata``: ``cluster``, ``split``, ``run``, ``draw_index``, ``usd``,
@@ -308,7 +310,7 @@ def _sample(row: Row, model: str, item: Any, label: Any, trace: Sequence[Step], 
     completion = "" if reply is None else str(reply)
     usd_list = list_usd(trace) if trace else row.usd
     meta = _row_metadata(row, usd_list)
-    usage = _usage(row, row.usd)
+    usage = _usage(row, usd_list)  # Inspect's total_cost is what the usage costs: the list price
     said = _Message(role="assistant", content=completion, source="generate", model=model)
     score = None
     if row.correct is not None:
@@ -451,8 +453,8 @@ def _log(
             usage.input_tokens_cache_read = (usage.input_tokens_cache_read or 0) + u.input_tokens_cache_read
         if u.reasoning_tokens:
             usage.reasoning_tokens = (usage.reasoning_tokens or 0) + u.reasoning_tokens
-    usd = [r.usd for r in rows]
-    usage.total_cost = None if any(u is None for u in usd) else sum(u or 0.0 for u in usd)
+    costs = [s.output.usage.total_cost if s.output.usage else None for s in samples]
+    usage.total_cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
     comparisons = [
         c for c in (report or {}).get("comparisons", []) if arm in (c.get("arm_a"), c.get("arm_b"))
     ]

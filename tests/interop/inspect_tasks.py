@@ -16,8 +16,8 @@ The Inspect logs in ``tests/unit/interop/data/`` were made by these commands (in
 
 - ``capitals``: 3 samples; the model answers France and Chile right every time and Peru wrong
   on its first call (``Cusco``), right after.
-- ``retry``: as ``capitals``, but sample ``q1`` fails on its first attempt of epoch 1 and
-  succeeds when Inspect retries it (``--retry-on-error``): its ``error_retries`` holds the
+- ``retry``: as ``capitals`` on samples ``q1`` and ``q2``, but ``q1`` fails on its first attempt
+  of epoch 1 and succeeds when Inspect retries it (``--retry-on-error``): its ``error_retries`` holds the
   failure, its ``error`` is null (shared case H4-16).
 - ``early``: as ``capitals`` over 4 epochs, with an early stopping manager that skips the
   epochs left of a sample right in both of its first two epochs: samples ``3`` and ``q1`` have
@@ -80,8 +80,8 @@ def _fail_once() -> Any:
 
 @task
 def retry() -> Task:
-    """Three capitals; sample q1 fails at its first attempt of epoch 1 and succeeds on retry."""
-    return Task(dataset=SAMPLES, solver=[_fail_once(), generate()], scorer=exact(), model=_model(), name="retry")
+    """Two capitals; sample q1 fails at its first attempt of epoch 1 and succeeds on retry."""
+    return Task(dataset=SAMPLES[:2], solver=[_fail_once(), generate()], scorer=exact(), model=_model(), name="retry")
 
 
 class _RightTwice:
