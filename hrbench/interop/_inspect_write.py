@@ -212,9 +212,13 @@ def _input(item: Any, fallback: str) -> str | list[_Message]:
     """A sample's ``input``: a chat's messages as Inspect's, any other item as text."""
     if item is None:
         return fallback
-    if isinstance(item, list) and item and all(
-        isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
-        for m in item
+    if (
+        isinstance(item, list)
+        and item
+        and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in item
+        )
     ):
         return [_Message(role=m["role"], content=m["content"]) for m in item]
     return _text(item)
@@ -319,7 +323,9 @@ def _sample(row: Row, model: str, item: Any, label: Any, trace: Sequence[Step], 
     cause = next((s.error for s in reversed(trace) if s.error), None) or row.outcome or "error"
     error = _Error(message=cause) if row.failure_kind == "error" else None
     prompt = _input(item, row.item)
-    asked_first = prompt if isinstance(prompt, list) else [_Message(role="user", content=prompt, source="input")]
+    asked_first = (
+        prompt if isinstance(prompt, list) else [_Message(role="user", content=prompt, source="input")]
+    )
     return _Sample(
         id=sample_id(row.item),
         epoch=row.draw_index if row.draw_index >= 1 else row.run,

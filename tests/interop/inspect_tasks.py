@@ -81,7 +81,9 @@ def _fail_once() -> Any:
 @task
 def retry() -> Task:
     """Two capitals; sample q1 fails at its first attempt of epoch 1 and succeeds on retry."""
-    return Task(dataset=SAMPLES[:2], solver=[_fail_once(), generate()], scorer=exact(), model=_model(), name="retry")
+    return Task(
+        dataset=SAMPLES[:2], solver=[_fail_once(), generate()], scorer=exact(), model=_model(), name="retry"
+    )
 
 
 class _RightTwice:

@@ -181,7 +181,10 @@ def _capitals(runs: int = 2) -> Any:
         labels={"q1": "Paris", "2": "Lima", "q3": None, "q4": "Muscat"},
         cluster={"q1": "eu", "2": "am", "q3": "af", "q4": "as"},
     )
-    arms = [hb.Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}").text), hb.Arm("paris", lambda i, c: "Paris")]
+    arms = [
+        hb.Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}").text),
+        hb.Arm("paris", lambda i, c: "Paris"),
+    ]
     return _quiet(lambda: hb.benchmark(arms, ref, runs=runs, client=hb.MockClient(reply)))
 
 
@@ -214,12 +217,16 @@ def test_inspects_tools_list_the_exports_one_row_per_arm_and_sample(
         p.name for p in paths
     )
     evals = evals_df(str(tmp_path / "logs"), quiet=True)
-    assert sorted(evals["model"]) == ["mock", "paris"] and set(evals["task_name"]) == {"caps"}  # one row per arm
+    assert sorted(evals["model"]) == ["mock", "paris"] and set(evals["task_name"]) == {
+        "caps"
+    }  # one row per arm
     with warnings.catch_warnings():  # inspect-ai 0.3.285's own pandas call: drop_duplicates(inplace=True)
         warnings.filterwarnings("ignore", message="The inplace keyword in DataFrame.drop_duplicates")
         samples = samples_df(str(tmp_path / "logs"), quiet=True)  # one row per sample: per arm, item and run
     arm_of = {e: e.split("-", 1)[1] for e in evals["eval_id"]}
-    got = sorted(zip(samples["eval_id"].map(arm_of), samples["id"].astype(str), samples["epoch"], strict=True))
+    got = sorted(
+        zip(samples["eval_id"].map(arm_of), samples["id"].astype(str), samples["epoch"], strict=True)
+    )
     assert got == sorted((r.arm, r.item, r.draw_index) for r in b.rows) and len(got) == 16
 
 
@@ -237,7 +244,9 @@ def _get(url: str) -> Any:
 def test_the_inspect_view_server_lists_and_reads_the_exports(tmp_path: Path, tiktoken_cache: Path) -> None:
     """``inspect view`` lists logs at ``/api/log-files`` and reads their headers at ``/api/log-headers``."""
     b = _capitals()
-    paths = b.to_inspect(tmp_path / "logs", name="caps") + b.to_inspect(tmp_path / "logs", name="caps", log_format="eval")
+    paths = b.to_inspect(tmp_path / "logs", name="caps") + b.to_inspect(
+        tmp_path / "logs", name="caps", log_format="eval"
+    )
     port = _free_port()
     view = subprocess.Popen(
         [inspect_cli(), "view", "--log-dir", str(tmp_path / "logs"), "--host", "127.0.0.1", "--port", str(port)],
@@ -286,7 +295,9 @@ def test_hrbench_to_inspect_to_hrbench_with_inspects_reader(tmp_path: Path) -> N
                 assert {s.model_usage["mock"].input_tokens for s in log.samples if s.error is None} == {12}
             ref = imported_reference(path, "inspect")
             assert ref.labels["q3"] is None and ref.clusters == b.reference.clusters
-            again = _quiet(lambda p=path, r=ref, a=arm: hb.benchmark(imported_arm(a, p, "inspect"), r, runs=2))
+            again = _quiet(
+                lambda p=path, r=ref, a=arm: hb.benchmark(imported_arm(a, p, "inspect"), r, runs=2)
+            )
             mine = sorted(tuple(getattr(r, k) for k in keep) for r in b.rows if r.arm == arm)
             assert sorted(tuple(getattr(r, k) for k in keep) for r in again.rows) == mine
 
@@ -296,7 +307,11 @@ def test_H4_16_a_sample_retried_by_inspect_is_one_successful_run(run_inspect: Ca
     path = run_inspect("retry", "eval", 2, "--retry-on-error=1")
     theirs = {(str(s.id), s.epoch): s for s in read_eval_log(str(path)).samples or []}
     assert len(theirs[("q1", 1)].error_retries or []) == 1 and theirs[("q1", 1)].error is None
-    b = _quiet(lambda: hb.benchmark(imported_arm("mock", path, "inspect"), imported_reference(path, "inspect"), runs=2))
+    b = _quiet(
+        lambda: hb.benchmark(
+            imported_arm("mock", path, "inspect"), imported_reference(path, "inspect"), runs=2
+        )
+    )
     assert len(b.rows) == 4
     [row] = [r for r in b.rows if (r.item, r.run) == ("q1", 1)]
     assert (row.correct, row.failure_kind) == (True, None)
@@ -310,6 +325,10 @@ def test_H4_17_epochs_inspect_stopped_early_refuse_the_benchmark(run_inspect: Ca
     epochs = sorted((str(s.id), s.epoch) for s in read_eval_log(str(path)).samples or [])
     assert epochs == [("3", 1), ("3", 2), ("q1", 1), ("q1", 2), ("q2", 1), ("q2", 2), ("q2", 3), ("q2", 4)]
     with pytest.raises(ConfigError) as err:
-        _quiet(lambda: hb.benchmark(imported_arm("mock", path, "inspect"), imported_reference(path, "inspect"), runs=4))
+        _quiet(
+            lambda: hb.benchmark(
+                imported_arm("mock", path, "inspect"), imported_reference(path, "inspect"), runs=4
+            )
+        )
     said = str(err.value).replace("'", "")
     assert "3 (runs 3, 4)" in said and "q1 (runs 3, 4)" in said and "q2" not in said

@@ -21,7 +21,11 @@ from hrbench.interop import imported_arm, imported_reference
 from hrbench.stats.agreement import _rescored
 
 DATA = Path(__file__).parent / "data"
-CAPITALS, RETRY, EARLY = DATA / "inspect_capitals.json", DATA / "inspect_retry.eval", DATA / "inspect_early.eval"
+CAPITALS, RETRY, EARLY = (
+    DATA / "inspect_capitals.json",
+    DATA / "inspect_retry.eval",
+    DATA / "inspect_early.eval",
+)
 
 
 def _bench(arms: Any, ref: hb.Reference, runs: int, **kw: Any) -> Any:
@@ -52,7 +56,10 @@ def test_imported_runs_keep_the_tokens_the_log_records_not_paid_here() -> None:
         [step] = b.traces[r.ledger_id]
         assert (step.kind, step.source, step.model, step.usd) == ("request", "log", "mockllm/model", 0.0)
         assert step.text is not None and step.text.lower() == r.outcome
-        assert step.usage is not None and (step.usage.tokens_in, step.usage.tokens_out) == logged[(r.item, r.run)]
+        assert (
+            step.usage is not None
+            and (step.usage.tokens_in, step.usage.tokens_out) == logged[(r.item, r.run)]
+        )
 
 
 def test_the_cost_a_log_records_is_the_list_price_and_the_governor_counts_none(tmp_path: Path) -> None:
@@ -64,10 +71,14 @@ def test_the_cost_a_log_records_is_the_list_price_and_the_governor_counts_none(t
     priced = tmp_path / "priced.json"
     priced.write_text(json.dumps(data))
     gov = hb.Governor(max_usd=0.01)  # less than one logged run costs: nothing is paid here
-    b = _bench(imported_arm("mock", priced, "inspect"), imported_reference(priced, "inspect"), runs=2, governor=gov)
+    b = _bench(
+        imported_arm("mock", priced, "inspect"), imported_reference(priced, "inspect"), runs=2, governor=gov
+    )
     assert {r.failure_kind for r in b.rows} <= {None, "wrong"} and b.governor["usd"] == 0.0
     assert {(r.usd, r.usd_provenance, r.tokens_cached) for r in b.rows} == {(0.0, "log", 2)}
-    assert {(r.item, r.run): r.tokens_in for r in b.rows} == {k: i + 2 for k, (i, _) in _logged_tokens(CAPITALS).items()}
+    assert {(r.item, r.run): r.tokens_in for r in b.rows} == {
+        k: i + 2 for k, (i, _) in _logged_tokens(CAPITALS).items()
+    }
     [s] = b.summary()
     assert (s["usd"], s["usd_list"]) == (0.0, pytest.approx(1.5))
     rep = hb.report(b, descriptive=True)
@@ -87,7 +98,10 @@ def test_judge_agreement_rescores_an_imported_arms_outputs_from_their_traces() -
     b = _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2,
                scorer=hb.judge_scorer(hb.MockClient(grade)))  # fmt: skip
     assert [len(b.traces[r.ledger_id]) for r in b.rows] == [2] * 6  # the log's step, then the judge's
-    exact = {(r.item, r.run): r.correct for r in _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2).rows}
+    exact = {
+        (r.item, r.run): r.correct
+        for r in _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2).rows
+    }
     assert _rescored(b, hb.exact_scorer()) == {("mock", i, n): ok for (i, n), ok in exact.items()}
     agreement = hb.judge_agreement(b)
     assert (agreement.n, agreement.agree, agreement.confusion["judge_only"]) == (6, 5, 1)
@@ -96,8 +110,7 @@ def test_judge_agreement_rescores_an_imported_arms_outputs_from_their_traces() -
 def test_H4_16_a_sample_that_succeeded_on_retry_is_one_successful_run() -> None:
     """Shared case H4-16: Inspect's ``error_retries`` holds the failed attempt, ``error`` is null."""
     log = {
-        (s["id"], s["epoch"]): s
-        for s in (json.loads(m) for m in _members(RETRY) if m.startswith(b'{"id"'))
+        (s["id"], s["epoch"]): s for s in (json.loads(m) for m in _members(RETRY) if m.startswith(b'{"id"'))
     }
     assert len(log[("q1", 1)]["error_retries"]) == 1 and log[("q1", 1)].get("error") is None
     b = _bench(imported_arm("mock", RETRY, "inspect"), imported_reference(RETRY, "inspect"), runs=2)

@@ -68,9 +68,14 @@ def test_the_log_has_every_top_level_field_inspect_writes_in_its_order(tmp_path:
     """Inspect's header-only reader stops at ``samples`` and needs ``plan`` (shared case H4-02)."""
     theirs = list(json.loads(THEIRS_JSON.read_text()))
     ours = list(json.loads(_bench().to_inspect(tmp_path, name="caps")[0].read_text()))
-    assert ours == theirs  # version, status, eval, plan, results, stats, invalidated, tags, metadata, samples, reductions
+    assert (
+        ours == theirs
+    )  # version, status, eval, plan, results, stats, invalidated, tags, metadata, samples, reductions
     log = json.loads(_bench().to_inspect(tmp_path / "b", name="caps")[0].read_text())
-    assert log["plan"]["steps"][0]["solver"] == "hrbench" and log["plan"]["steps"][0]["params"]["arm"] == "good_v2"
+    assert (
+        log["plan"]["steps"][0]["solver"] == "hrbench"
+        and log["plan"]["steps"][0]["params"]["arm"] == "good_v2"
+    )
     [red] = log["reductions"]
     assert {r["sample_id"]: r["value"] for r in red["samples"]} == {"q1": 1.0, 3: 1.0}
 
@@ -82,7 +87,9 @@ def test_an_eval_log_is_the_zip_inspect_writes_and_imports_as_the_json_one(tmp_p
     assert as_eval.suffix == ".eval" and as_eval.stem.split("_", 1)[1] == as_json.stem.split("_", 1)[1]
     theirs = {re.sub(r"/.*", "/", n) for n in zipfile.ZipFile(THEIRS_EVAL).namelist()}
     ours = zipfile.ZipFile(as_eval)
-    assert {re.sub(r"/.*", "/", n) for n in ours.namelist()} == theirs  # header, journal, samples, summaries, reductions
+    assert {
+        re.sub(r"/.*", "/", n) for n in ours.namelist()
+    } == theirs  # header, journal, samples, summaries, reductions
     header = json.loads(ours.read("header.json"))
     assert list(header) == list(json.loads(THEIRS_JSON.read_text()))[:9] and "samples" not in header
     assert sorted(n for n in ours.namelist() if n.startswith("samples/")) == [
@@ -95,7 +102,11 @@ def test_an_eval_log_is_the_zip_inspect_writes_and_imports_as_the_json_one(tmp_p
                _quiet(lambda p=p: hb.benchmark(imported_arm("a", p, "inspect"), imported_reference(p, "inspect"), runs=2)).rows)
         for p in (as_json, as_eval)
     ]  # fmt: skip
-    assert runs[0] == runs[1] == sorted((r.item, r.run, r.correct, r.outcome) for r in b.rows if r.arm == "good_v2")
+    assert (
+        runs[0]
+        == runs[1]
+        == sorted((r.item, r.run, r.correct, r.outcome) for r in b.rows if r.arm == "good_v2")
+    )
     with pytest.raises(ValueError, match="log_format 'zip'"):
         b.to_inspect(tmp_path, log_format="zip")
 
@@ -127,15 +138,23 @@ def test_usage_is_written_in_inspects_convention() -> None:
 
 def test_a_mock_models_usage_goes_out_and_back(tmp_path: Path) -> None:
     def reply(messages: Any, params: Any) -> Result:
-        return Result(text="Paris", usage=Usage(tokens_in=12, tokens_out=3, tokens_cached=5, tokens_reasoning=1))
+        return Result(
+            text="Paris", usage=Usage(tokens_in=12, tokens_out=3, tokens_cached=5, tokens_reasoning=1)
+        )
 
     ref = hb.Reference({"q1": "France"}, labels=["Paris"])
     arm = hb.Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}?").text)
     b = _quiet(lambda: hb.benchmark(arm, ref, runs=2, client=hb.MockClient(reply)))
     [path] = b.to_inspect(tmp_path, log_format="eval")
-    again = _quiet(lambda: hb.benchmark(imported_arm("ask", path, "inspect"), imported_reference(path, "inspect"), runs=2))
+    again = _quiet(
+        lambda: hb.benchmark(
+            imported_arm("ask", path, "inspect"), imported_reference(path, "inspect"), runs=2
+        )
+    )
     keep = ("item", "run", "correct", "tokens_in", "tokens_out", "tokens_cached", "tokens_reasoning")
-    assert [[getattr(r, k) for k in keep] for r in again.rows] == [[getattr(r, k) for k in keep] for r in b.rows]
+    assert [[getattr(r, k) for k in keep] for r in again.rows] == [
+        [getattr(r, k) for k in keep] for r in b.rows
+    ]
     assert again.rows[0].tokens_in == 12 and again.rows[0].usd_provenance == "log"
 
 

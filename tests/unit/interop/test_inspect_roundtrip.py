@@ -45,7 +45,9 @@ def benchmarks(draw: Any) -> dict[str, Any]:
         "clusters": {k: draw(st.sampled_from(["eu", "am"])) for k in keys},
         "splits": {k: draw(st.sampled_from(["test", "dev"])) for k in keys},
         "runs": draw(st.integers(min_value=1, max_value=3)),
-        "replies": draw(st.lists(st.sampled_from(["Paris", "Lima", "4", "", "boom"]), min_size=12, max_size=12)),
+        "replies": draw(
+            st.lists(st.sampled_from(["Paris", "Lima", "4", "", "boom"]), min_size=12, max_size=12)
+        ),
         "tokens": draw(st.lists(st.integers(min_value=0, max_value=50), min_size=12, max_size=12)),
         "log_format": draw(st.sampled_from(["json", "eval"])),
     }
@@ -65,12 +67,16 @@ def _run(spec: dict[str, Any]) -> Any:
         text, tokens = spec["replies"][n], spec["tokens"][n]
         if text == "boom":
             raise RuntimeError("the model fell over")
-        used = Usage(tokens_in=tokens + 3, tokens_out=tokens, tokens_cached=tokens // 2, tokens_reasoning=tokens // 3)
+        used = Usage(
+            tokens_in=tokens + 3, tokens_out=tokens, tokens_cached=tokens // 2, tokens_reasoning=tokens // 3
+        )
         return Result(text=text, usage=used, usd=None if tokens == 7 else tokens / 1000)  # 7: no price
 
     ref = hb.Reference(spec["items"], labels=spec["labels"], cluster=spec["clusters"], split=spec["splits"])
     arm = hb.Arm("ask", lambda item, ctx: ctx.call(f"{ctx.item_id}|{item}").text)
-    return _quiet(lambda: hb.benchmark(arm, ref, runs=spec["runs"], client=hb.MockClient(reply), split=["test", "dev"]))
+    return _quiet(
+        lambda: hb.benchmark(arm, ref, runs=spec["runs"], client=hb.MockClient(reply), split=["test", "dev"])
+    )
 
 
 @settings(max_examples=examples(40), deadline=None)
@@ -81,7 +87,9 @@ def test_hrbench_to_inspect_to_hrbench_gives_the_same_rows(spec: dict[str, Any])
         [log] = first.to_inspect(folder, name="roundtrip", log_format=spec["log_format"])
         ref = imported_reference(log, "inspect")
         again = _quiet(
-            lambda: hb.benchmark(imported_arm("ask", log, "inspect"), ref, runs=spec["runs"], split=["test", "dev"])
+            lambda: hb.benchmark(
+                imported_arm("ask", log, "inspect"), ref, runs=spec["runs"], split=["test", "dev"]
+            )
         )
     assert ref.labels == spec["labels"]  # unlabelled items stay unlabelled
     assert dict(ref.items) == spec["items"]
@@ -89,4 +97,6 @@ def test_hrbench_to_inspect_to_hrbench_gives_the_same_rows(spec: dict[str, Any])
     assert sorted(tuple(getattr(r, k) for k in KEPT) for r in again.rows) == want
     assert {r.usd_provenance for r in again.rows} == {"log"} and {r.usd for r in again.rows} == {0.0}
     listed = {(r.item, r.run): list_usd(first.traces[r.ledger_id]) for r in first.rows}
-    assert {(r.item, r.run): list_usd(again.traces[r.ledger_id]) for r in again.rows} == listed  # the log's cost
+    assert {
+        (r.item, r.run): list_usd(again.traces[r.ledger_id]) for r in again.rows
+    } == listed  # the log's cost

@@ -112,7 +112,9 @@ def test_few_runs_give_descriptive_results_and_unlabelled_rows_no_score(tmp_path
     assert ref.labels == {"q1": "Paris", "q2": None}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        again = hb.benchmark(imported_arm("a", tmp_path / "again" / log_name(tmp_path / "again"), "inspect"), ref, runs=2)
+        again = hb.benchmark(
+            imported_arm("a", tmp_path / "again" / log_name(tmp_path / "again"), "inspect"), ref, runs=2
+        )
     assert [(r.item, r.run, r.correct, r.failure_kind) for r in again.rows] == [
         (r.item, r.run, r.correct, r.failure_kind) for r in b.rows
     ]

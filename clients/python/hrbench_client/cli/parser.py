@@ -417,9 +417,7 @@ def _add_export(sub: Any) -> None:
         help="write a stored benchmark as Inspect eval logs (one per arm), for inspect view and its tools",
     )
     x.add_argument("id", help=_ID_HELP)
-    x.add_argument(
-        "--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs)"
-    )
+    x.add_argument("--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs)")
     x.add_argument(
         "-o",
         "--output",
