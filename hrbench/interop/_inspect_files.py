@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import re
+import urllib.parse
 import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -31,13 +32,18 @@ __all__ = [
     "bench_to_inspect",
     "eval_archive",
     "log_file_name",
-    "scorer_name",
     "stored_to_inspect",
     "write_inspect_logs",
 ]
 
 LOG_FORMATS = ("json", "eval")
 """The Inspect log formats written: ``"json"`` (one JSON object) and ``"eval"`` (Inspect's zip)."""
+
+
+def _check_format(log_format: str) -> None:
+    """Refuse a log format Inspect does not have, naming it."""
+    if log_format not in LOG_FORMATS:
+        raise ValueError(f"log_format {log_format!r}: expected one of {', '.join(LOG_FORMATS)}")
 
 
 def _clean(part: str, limit: int = 80) -> str:
@@ -84,6 +90,22 @@ def _summary(sample: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _member(sample_id: str | int, epoch: int) -> str:
+    """A sample's member name, Inspect's ``samples/ID_epoch_N.json``.
+
+    An id that would leave ``samples/`` (``..``, a leading ``/``, a backslash) is
+    percent-encoded instead.
+
+    Example:
+        >>> _member("q1", 2), _member("../../etc/passwd", 1)
+        ('samples/q1_epoch_2.json', 'samples/..%2F..%2Fetc%2Fpasswd_epoch_1.json')
+    """
+    name = f"{sample_id}_epoch_{epoch}.json"
+    if "\\" in name or name.startswith("/") or ".." in name.split("/"):
+        name = f"{urllib.parse.quote(str(sample_id), safe='')}_epoch_{epoch}.json"
+    return f"samples/{name}"
+
+
 def eval_archive(log: bytes) -> bytes:
     """One log (the JSON :func:`~hrbench.interop.inspect_logs` makes) as an Inspect ``.eval`` zip.
 
@@ -106,7 +128,7 @@ def eval_archive(log: bytes) -> bytes:
         start = {"version": whole["version"], "eval": whole["eval"], "plan": whole["plan"]}
         zf.writestr("_journal/start.json", enc(start))
         for s in samples:
-            zf.writestr(f"samples/{s['id']}_epoch_{s['epoch']}.json", enc(s))
+            zf.writestr(_member(s["id"], s["epoch"]), enc(s))
         zf.writestr("summaries.json", enc([_summary(s) for s in samples]))
         if reductions is not None:
             zf.writestr("reductions.json", enc(reductions))
@@ -165,8 +187,7 @@ def write_inspect_logs(
         >>> [p.name for p in write_inspect_logs(tempfile.mkdtemp(), logs)]
         ['2026-12-07T05-18-02-00-00_demo_a_0d503bcbc8a412b723211b.json']
     """
-    if log_format not in LOG_FORMATS:
-        raise ValueError(f"log_format {log_format!r}: expected one of {', '.join(LOG_FORMATS)}")
+    _check_format(log_format)
     folder = Path(directory).expanduser()
     names = {}
     for arm, data in logs.items():
@@ -224,8 +245,7 @@ def bench_to_inspect(
     """
     from hrbench.interop._inspect_write import inspect_logs
 
-    if log_format not in LOG_FORMATS:
-        raise ValueError(f"log_format {log_format!r}: expected one of {', '.join(LOG_FORMATS)}")
+    _check_format(log_format)
     if not bench.rows:
         raise ValueError("this benchmark holds no rows (it was run with keep_rows=False): nothing to write")
     task = name or f"hrbench-{bench.id}"
@@ -243,29 +263,6 @@ def bench_to_inspect(
     return write_inspect_logs(path, logs, log_format=log_format)
 
 
-def scorer_name(spec: str, settings: Any = None) -> str:
-    """A stored benchmark's scorer as its rows' scores are keyed: the scorer's own name.
-
-    The spec names a scorer (``exact``), which builds one with its own name
-    (``exact_normalised``), as :meth:`hrbench.Bench.to_inspect` writes it. A scorer of one's
-    own code (``module:function``) is named by its spec, not imported; so is one that cannot be
-    built here (a judge without its client, an extra not installed).
-
-    Example:
-        >>> scorer_name("exact"), scorer_name("mypkg.scorers:strict")
-        ('exact_normalised', 'mypkg.scorers:strict')
-    """
-    from hrbench.errors import ConfigError
-    from hrbench.specs import build_scorer
-
-    if ":" in spec:
-        return spec
-    try:
-        return build_scorer(spec, settings or None).name
-    except (ConfigError, ImportError, TypeError):
-        return spec
-
-
 def stored_to_inspect(
     record: Mapping[str, Any],
     rows: list[Any],
@@ -274,6 +271,7 @@ def stored_to_inspect(
     reference: Any = None,
     traces: Mapping[str, Any] | None = None,
     name: str | None = None,
+    scorer: str | None = None,
     log_format: str = "json",
     make_folder: bool = True,
     open_file: Callable[[str], BinaryIO] | None = None,
@@ -288,6 +286,9 @@ def stored_to_inspect(
         reference: its :class:`~hrbench.Reference`, or ``None`` (item ids stand for the items).
         traces: its traces by ledger id.
         name: the task name; ``None``: the benchmark's name, else ``hrbench-<id>``.
+        scorer: the scorer's name, the key of each sample's score
+            (:func:`hrbench.specs.scorer_name` of the spec's ``scorer``); ``None``: the spec's
+            ``scorer`` as written (``exact`` by default).
         log_format: ``"json"`` or ``"eval"``.
         make_folder: make ``path`` when it is missing.
         open_file: as for :func:`write_inspect_logs`.
@@ -303,8 +304,7 @@ def stored_to_inspect(
 
     from hrbench.interop._inspect_write import inspect_logs
 
-    if log_format not in LOG_FORMATS:
-        raise ValueError(f"log_format {log_format!r}: expected one of {', '.join(LOG_FORMATS)}")
+    _check_format(log_format)
     params = (record.get("spec") or {}).get("params") or {}
     bid = str(record.get("id") or "")
     task = name or params.get("name") or f"hrbench-{bid}"
@@ -315,7 +315,7 @@ def stored_to_inspect(
         items=reference.items if reference is not None else None,
         labels=reference.labels if reference is not None else None,
         traces=traces,
-        scorer=scorer_name(params.get("scorer") or "exact", params.get("scorer_settings")),
+        scorer=scorer or params.get("scorer") or "exact",
         status=str(record.get("status")),
         created=None if ts is None else dt.datetime.fromtimestamp(ts, tz=dt.UTC).isoformat(),
         bench_id=bid,

@@ -27,6 +27,7 @@ early stopping) are runs the file lacks, which the outputs rules refuse (shared 
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zipfile
 import zlib
@@ -137,7 +138,7 @@ def _usage(sample: dict[str, Any], model: str) -> LogUsage | None:
         return None
     costs = [u.get("total_cost") for u in picked]
     usd = None
-    if all(isinstance(c, (int, float)) and not isinstance(c, bool) and c >= 0 for c in costs):
+    if all(isinstance(c, (int, float)) and not isinstance(c, bool) and 0 <= c < math.inf for c in costs):
         usd = float(sum(costs))
     return LogUsage(
         model=model if len(picked) == 1 and model in used else None,

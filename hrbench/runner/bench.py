@@ -205,16 +205,7 @@ class Bench:
         )
         lines.append(FAILED_LEGEND)
         if listed:
-            lines.append(
-                "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
-                "every reply at what it cost when first paid: compare arms by usd_list."
-            )
-        logged = [f"{s['arm']} ({s['usd_from_log']} runs)" for s in summ if s.get("usd_from_log")]
-        if logged:
-            lines.append(
-                f"  From the log, not paid here: the tokens and usd_list of {', '.join(logged)} are what "
-                "the other tool's log records (NA: it records no cost)."
-            )
+            lines += _list_price_notes(summ)
         note = self.stop_note()
         if note is not None:
             lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
@@ -440,6 +431,21 @@ class Bench:
             "scorer": self.scorer_name,
             "governor": self.governor,
         }
+
+
+def _list_price_notes(summ: list[dict[str, Any]]) -> list[str]:
+    """The printout's notes on ``usd_list``: what it is, and the arms whose runs it takes from a log."""
+    lines = [
+        "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
+        "every reply at what it cost when first paid: compare arms by usd_list."
+    ]
+    logged = [f"{s['arm']} ({s['usd_from_log']} runs)" for s in summ if s.get("usd_from_log")]
+    if logged:
+        lines.append(
+            f"  From the log, not paid here: the tokens and usd_list of {', '.join(logged)} are what "
+            "the other tool's log records (NA: it records no cost)."
+        )
+    return lines
 
 
 def _differ(paid: float | None, listed: float | None) -> bool:

@@ -223,9 +223,9 @@ def _list_prices(bench: Any, traces: Any) -> np.ndarray:
 def _from_log(bench: Any) -> dict[str, int]:
     """Per arm, its reportable rows whose usage is from another tool's log (``usd_provenance`` ``"log"``)."""
     out: dict[str, int] = {}
-    rows = getattr(bench, "rows", bench)
-    if hasattr(rows, "columns") or isinstance(rows, Mapping):
+    if hasattr(bench, "columns") or isinstance(bench, Mapping):  # a frame (polars has a `rows` method)
         return out
+    rows = getattr(bench, "rows", bench)
     for r in rows:
         get: Any = r.get if isinstance(r, Mapping) else lambda c, r=r: getattr(r, c, None)
         if get("usd_provenance") == "log" and get("reportable"):

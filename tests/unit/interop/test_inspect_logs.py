@@ -165,3 +165,33 @@ def test_write_refuses_an_unknown_format(tmp_path: Path) -> None:
         write_inspect_logs(tmp_path, logs, log_format="zip")
     [path] = write_inspect_logs(tmp_path, logs, log_format="eval")
     assert zipfile.ZipFile(io.BytesIO(path.read_bytes())).testzip() is None
+
+
+def test_hostile_ids_and_names_stay_inside_the_folder_and_the_zip(tmp_path: Path) -> None:
+    ref = hb.Reference(
+        {"../../etc/passwd": "France", "a/b": "Peru", "c\\d": "Chad"}, labels=["Paris", "Lima", "x"]
+    )
+    b = _quiet(lambda: hb.benchmark(hb.Arm("../arm", lambda item, ctx: "Paris"), ref, runs=1))
+    [path] = b.to_inspect(tmp_path / "logs", name="../../task", log_format="eval")
+    assert path.parent == tmp_path / "logs" and "/" not in path.name and ".._" not in path.name
+    members = zipfile.ZipFile(path).namelist()
+    assert all(m.startswith(("samples/", "_journal/")) or "/" not in m for m in members)
+    assert not any(".." in m.split("/") or "\\" in m for m in members)
+    assert "samples/a/b_epoch_1.json" in members  # as Inspect names it: a safe id keeps its name
+    again = imported_reference(path, "inspect")
+    assert again.items == ref.items
+
+
+def test_malformed_usage_in_a_log_counts_nothing_and_no_cost(tmp_path: Path) -> None:
+    data = json.loads(THEIRS_JSON.read_text())
+    bad: list[Any] = [{"mockllm/model": {"input_tokens": -5, "output_tokens": True, "total_cost": float("inf")}},
+                      {"mockllm/model": "lots"}, [], {"other": {"input_tokens": 7, "total_cost": -1}}]  # fmt: skip
+    for s, used in zip(data["samples"], bad * 2, strict=False):
+        s["model_usage"] = used
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data).replace("Infinity", "1e999"))
+    b = _quiet(
+        lambda: hb.benchmark(imported_arm("m", path, "inspect"), imported_reference(path, "inspect"), runs=2)
+    )
+    assert sorted(r.tokens_in for r in b.rows) == [0, 0, 0, 0, 0, 7] and {r.tokens_out for r in b.rows} == {0}
+    assert b.summary()[0]["usd_list"] is None
