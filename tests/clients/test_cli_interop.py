@@ -92,6 +92,14 @@ def test_hrb_bench_scores_an_inspect_log_and_lm_eval_samples(tmp_path: Path) -> 
     out = lines(hrb("bench", str(spec), "--no-rows").stdout)[-1]
     [arm] = out["summary"]
     assert arm["arm"] == "inspect-mock" and arm["runs"] == 6 and arm["wrong"] == 1
+    # the tokens the log records, not paid here: in the summary, the rows and the report
+    assert (arm["tokens_in"], arm["usd"], arm["usd_list"], arm["usd_from_log"]) == (24, 0.0, None, 6)
+    rows = lines(hrb("rows", out["id"]).stdout)
+    assert {(r["usd"], r["usd_provenance"]) for r in rows} == {(0.0, "log")} and sum(
+        r["tokens_in"] for r in rows
+    ) == 24
+    report = hrb("report", out["id"], "--descriptive", "--text").stdout
+    assert "From the log, not paid here: the usd_list of inspect-mock (6 runs)" in report
     bad = tmp_path / "bad.toml"
     bad.write_text(
         textwrap.dedent(f"""
