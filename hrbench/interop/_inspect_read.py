@@ -11,14 +11,23 @@ Fields read (everything else is ignored):
   other is refused by name;
 - ``eval.model``: the arm's name in the file (its ``source_arm``);
 - per sample: ``id`` (the item id, as text), ``epoch`` (the run), ``input`` (the item: its text,
-  or a chat's messages), ``target`` (the label), ``output.completion`` (the output; else the
-  text of ``output.choices[0].message.content``), ``error.message`` (a sample that failed: an
-  error run with that cause), ``metadata.cluster`` and ``metadata.split`` (when present).
+  or a chat's messages), ``target`` (the label; ``""`` or ``[]``, Inspect's default for a sample
+  with no target, is no label), ``output.completion`` (the output; else the text of
+  ``output.choices[0].message.content``), ``error.message`` (a sample that failed: an error run
+  with that cause), ``metadata.cluster`` and ``metadata.split`` (when present), ``model_usage``
+  (the run's tokens and ``total_cost``, of the log's model, else of every model the sample
+  used: :class:`~hrbench.interop._foreign.LogUsage`).
+
+A sample that failed and then succeeded on a retry (Inspect's ``--retry-on-error``: its
+``error_retries`` lists the failed attempts, its ``error`` is null) is one successful run; the
+attempts are neither runs nor errors (shared case H4-16). Epochs a log leaves out (Inspect's
+early stopping) are runs the file lacks, which the outputs rules refuse (shared case H4-17).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zipfile
 import zlib
@@ -26,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.interop._foreign import ErrorRun, Imported, check_version
+from hrbench.interop._foreign import ErrorRun, Imported, LogUsage, check_version
 
 __all__ = ["INSPECT_VERSIONS", "read_inspect"]
 
@@ -104,6 +113,48 @@ def _input(value: Any) -> Any:
     return value
 
 
+def _label(target: Any) -> Any:
+    """A sample's target as a label: Inspect's ``""`` (its default, no target) and ``[]`` are none."""
+    return None if target == "" or target == [] else target
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _usage(sample: dict[str, Any], model: str) -> LogUsage | None:
+    """The usage a sample's ``model_usage`` records: of ``model``, else summed over its models.
+
+    Inspect's ``input_tokens`` leave out the cache reads and writes (``ModelUsage``); hrbench's
+    ``tokens_in`` holds them, so they are added back. ``total_cost`` is ``None`` unless every
+    model's usage records one.
+    """
+    used = sample.get("model_usage")
+    if not isinstance(used, dict) or not used:
+        return None
+    picked = [used[model]] if isinstance(used.get(model), dict) else list(used.values())
+    picked = [u for u in picked if isinstance(u, dict)]
+    if not picked:
+        return None
+    costs = [u.get("total_cost") for u in picked]
+    usd = None
+    if all(isinstance(c, (int, float)) and not isinstance(c, bool) and 0 <= c < math.inf for c in costs):
+        usd = float(sum(costs))
+    return LogUsage(
+        model=model if len(picked) == 1 and model in used else None,
+        tokens_in=sum(
+            _count(u.get("input_tokens"))
+            + _count(u.get("input_tokens_cache_read"))
+            + _count(u.get("input_tokens_cache_write"))
+            for u in picked
+        ),
+        tokens_out=sum(_count(u.get("output_tokens")) for u in picked),
+        tokens_reasoning=sum(_count(u.get("reasoning_tokens")) for u in picked),
+        tokens_cached=sum(_count(u.get("input_tokens_cache_read")) for u in picked),
+        usd=usd,
+    )
+
+
 def read_inspect(path: str) -> Imported:
     """Read an Inspect eval log (``.json`` or ``.eval``); see the module's fields.
 
@@ -142,7 +193,7 @@ def read_inspect(path: str) -> Imported:
         if s.get("id") is None or not isinstance(s.get("epoch"), int) or s["epoch"] < 1:
             raise ConfigError("path", path, f"sample {n} has no `id` or no `epoch` of 1 or more")
         item = str(s["id"])
-        given, target = _input(s.get("input")), s.get("target")
+        given, target = _input(s.get("input")), _label(s.get("target"))
         if item in found.items and (found.items[item], found.labels[item]) != (given, target):
             raise ConfigError(
                 "path", path, f"sample {item!r} has another input or target at epoch {s['epoch']}"
@@ -155,5 +206,5 @@ def read_inspect(path: str) -> Imported:
             found.splits[item] = str(meta["split"])
         err = s.get("error")
         out = ErrorRun(str(err.get("message") or "error")) if isinstance(err, dict) else _output(s)
-        found.add_run(model, item, s["epoch"], out)
+        found.add_run(model, item, s["epoch"], out, _usage(s, model))
     return found

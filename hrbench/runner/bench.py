@@ -138,7 +138,9 @@ class Bench:
         (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
         ``usd_list`` sums the same rows at list price, each reply at what it cost when first
         paid (:func:`~hrbench.records.list_usd`; issue 18), so arms compare by cost whatever
-        the cache served. ``error_causes`` counts every run that ended in an error (dev split
+        the cache served. ``usd_from_log`` counts the runs whose tokens and list price come from
+        another tool's log (an imported arm: ``usd_provenance`` ``"log"``), not paid here; their
+        ``usd_list`` is ``None`` when the log records no cost. ``error_causes`` counts every run that ended in an error (dev split
         included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; newcomer finding: the
         status and banner name the commonest). ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
@@ -174,7 +176,7 @@ class Bench:
         )
         # decided, issue 18: the list price shows beside what was paid when they differ (a
         # cache or recording served a reply), so the seed-002 printout stays as it is otherwise
-        listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) for s in summ)
+        listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) or s.get("usd_from_log") for s in summ)
         if listed:
             cols.append("usd_list")
 
@@ -203,10 +205,7 @@ class Bench:
         )
         lines.append(FAILED_LEGEND)
         if listed:
-            lines.append(
-                "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
-                "every reply at what it cost when first paid: compare arms by usd_list."
-            )
+            lines += _list_price_notes(summ)
         note = self.stop_note()
         if note is not None:
             lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
@@ -405,11 +404,14 @@ class Bench:
         pq.write_table(pa.Table.from_pylist(self.to_dicts(), schema=pa.schema(fields)), path)
         return len(self.rows)
 
-    def to_inspect(self, path: str | Any, name: str | None = None) -> list[Any]:
-        """Write one Inspect eval log per arm into folder ``path``; see :func:`~hrbench.interop.bench_to_inspect`."""
+    def to_inspect(self, path: str | Any, name: str | None = None, log_format: str = "json") -> list[Any]:
+        """Write one Inspect eval log per arm into folder ``path``, ``.json`` or ``.eval`` (``log_format``).
+
+        See :func:`~hrbench.interop.bench_to_inspect`.
+        """
         from hrbench.interop import bench_to_inspect
 
-        return bench_to_inspect(self, path, name)
+        return bench_to_inspect(self, path, name, log_format)
 
     def to_polars(self) -> Any:
         """The rows as a polars DataFrame (needs the ``polars`` extra)."""
@@ -429,6 +431,21 @@ class Bench:
             "scorer": self.scorer_name,
             "governor": self.governor,
         }
+
+
+def _list_price_notes(summ: list[dict[str, Any]]) -> list[str]:
+    """The printout's notes on ``usd_list``: what it is, and the arms whose runs it takes from a log."""
+    lines = [
+        "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
+        "every reply at what it cost when first paid: compare arms by usd_list."
+    ]
+    logged = [f"{s['arm']} ({s['usd_from_log']} runs)" for s in summ if s.get("usd_from_log")]
+    if logged:
+        lines.append(
+            f"  From the log, not paid here: the tokens and usd_list of {', '.join(logged)} are what "
+            "the other tool's log records (NA: it records no cost)."
+        )
+    return lines
 
 
 def _differ(paid: float | None, listed: float | None) -> bool:

@@ -71,7 +71,9 @@ def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str 
     USD sums the live requests and the billed retried attempts (``None`` when one has no price).
     The provenance is ``"none"`` with no live request, ``None`` when one has no usage,
     ``"reported"`` when the provider reported every one, ``"counted"`` when the rest were
-    counted with the model's tokenizer, else ``"estimated"``.
+    counted with the model's tokenizer, else ``"estimated"``; with no live request and a step
+    of another tool's log (source ``"log"``: an imported run, whose tokens and cost the log
+    records and nothing was paid here), ``"log"``.
 
     Example:
         >>> from hrbench.records import Usage
@@ -81,6 +83,7 @@ def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str 
     tin = tout = treas = tcache = 0
     usd: float | None = 0.0
     provs: set[str | None] = set()  # the provenances of the live requests' usage
+    logged = False
     for s in steps:
         u = s.usage
         if u is not None:
@@ -95,8 +98,10 @@ def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str 
                 provs.add(None if u is None else u.provenance)
             elif kind == "attempt":  # a retried attempt the provider billed
                 usd = None if (usd is None or s.usd is None) else usd + s.usd
+        elif s.source == "log":
+            logged = True
     if not provs:
-        prov: str | None = "none"
+        prov: str | None = "log" if logged else "none"
     elif None in provs:
         prov = None
     elif provs == _REPORTED:

@@ -11,7 +11,7 @@ from hrbench.scoring.scorer import Scorer, scorer
 from hrbench.specs.clients import build_client, build_pricing
 from hrbench.specs.loader import load_object
 
-__all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module"]
+__all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module", "scorer_name"]
 
 
 SCORERS: dict[str, tuple[str, str, str]] = {
@@ -202,3 +202,23 @@ def build_metrics(names: Sequence[str]) -> list[Callable[[Any, Any, Any], Any]]:
                 f"unknown metric; expected one of {sorted(_METRICS)} or package.module:function",
             )
     return out
+
+
+def scorer_name(spec: str, settings: Any = None) -> str:
+    """A stored benchmark's scorer as its rows' scores are keyed: the scorer's own name.
+
+    The spec names a scorer (``exact``), which builds one with its own name
+    (``exact_normalised``), as :meth:`hrbench.Bench.to_inspect` writes it. A scorer of one's
+    own code (``module:function``) is named by its spec, not imported; so is one that cannot be
+    built here (a judge without its client, an extra not installed).
+
+    Example:
+        >>> scorer_name("exact"), scorer_name("mypkg.scorers:strict")
+        ('exact_normalised', 'mypkg.scorers:strict')
+    """
+    if ":" in spec:
+        return spec
+    try:
+        return build_scorer(spec, settings or None).name
+    except (ConfigError, ImportError, TypeError):
+        return spec

@@ -279,6 +279,12 @@ def _cost_lines(rep: Report, pct: str) -> list[str]:
         "cost when first paid, and usd/run and acc/usd use that list price, so arms compare by cost "
         "whatever the cache held."
     )
+    logged = [f"{a.arm} ({a.usd_from_log} runs)" for a in rep.arms if a.usd_from_log]
+    if logged:
+        lines.append(
+            f"  From the log, not paid here: the usd_list of {', '.join(logged)} is what the other "
+            "tool's log records (- : it records no cost); usd counts those runs 0."
+        )
     paid = [a.arm for a in rep.arms if a.usd_list is None and a.usd_per_run is not None]
     if paid:  # rows with no traces (a frame): the list price is not known
         lines.append(f"  usd/run of {', '.join(paid)}: at what was paid (no traces, so no list price).")

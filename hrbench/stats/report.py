@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from hrbench.errors import ConfigError
@@ -219,6 +220,19 @@ def _list_prices(bench: Any, traces: Any) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
+def _from_log(bench: Any) -> dict[str, int]:
+    """Per arm, its reportable rows whose usage is from another tool's log (``usd_provenance`` ``"log"``)."""
+    out: dict[str, int] = {}
+    if hasattr(bench, "columns") or isinstance(bench, Mapping):  # a frame (polars has a `rows` method)
+        return out
+    rows = getattr(bench, "rows", bench)
+    for r in rows:
+        get: Any = r.get if isinstance(r, Mapping) else lambda c, r=r: getattr(r, c, None)
+        if get("usd_provenance") == "log" and get("reportable"):
+            out[get("arm")] = out.get(get("arm"), 0) + 1
+    return out
+
+
 def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
     how = (
         "Wilson's interval on the effective sample size (CR2 clustered variance, t on clusters - 1 df, "
@@ -329,6 +343,8 @@ def report(
     if traces is not None and not (hasattr(bench, "columns") or isinstance(bench, Mapping)):
         listed = _list_prices(bench, traces)
     arms = [_arm_report(t, a, level, method, seed, n_boot, listed) for a in range(len(t.arms))]
+    logged = _from_log(bench)
+    arms = [msgspec.structs.replace(a, usd_from_log=logged[a.arm]) if a.arm in logged else a for a in arms]
     comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
     if warn:
         warn_no_interval("report", t, [(f"arm {a.arm!r}", a.note) for a in arms if a.ci_low is None], comps)

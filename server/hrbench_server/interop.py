@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import datetime
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -16,22 +15,6 @@ from hrbench_client import protocol as p
 from hrbench_server.app import App
 
 __all__ = ["register_export"]
-
-
-def _created(ts: float | None) -> str | None:
-    return None if ts is None else datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).isoformat()
-
-
-def _scorer_name(spec: str, settings: Any) -> str:
-    """The scorer's own name (``exact_normalised`` for ``exact``), as ``Bench.to_inspect`` writes it."""
-    from hrbench.specs import build_scorer
-
-    if ":" in spec:  # code: not imported only to be named
-        return spec
-    try:
-        return build_scorer(spec, settings or None).name
-    except (ConfigError, ImportError, TypeError):  # a judge without its client, an extra not installed
-        return spec
 
 
 def register_export(
@@ -52,7 +35,8 @@ def register_export(
     """
 
     async def export(args: p.BenchmarkExportParams) -> p.BenchmarkExportResult:
-        from hrbench.interop import inspect_logs, write_inspect_logs
+        from hrbench.interop import stored_to_inspect
+        from hrbench.specs import scorer_name
 
         home = app.home if over_tcp.get() else None
 
@@ -70,25 +54,17 @@ def register_export(
             rows = app.store.rows_get(bid)
             if not rows:
                 raise ConfigError("id", args.id, "this benchmark has no stored rows yet: nothing to export")
-            params = (rec.get("spec") or {}).get("params") or {}
             ref = app.store.reference_get(rec["reference_hash"]) if rec.get("reference_hash") else None
-            task = args.name or params.get("name") or f"hrbench-{bid}"
-            scorer = _scorer_name(params.get("scorer") or "exact", params.get("scorer_settings"))
-            logs = inspect_logs(
+            params = (rec.get("spec") or {}).get("params") or {}
+            paths = stored_to_inspect(
+                {**rec, "id": bid},
                 rows,
-                task=task,
-                items=ref.items if ref is not None else None,
-                labels=ref.labels if ref is not None else None,
-                traces=app.store.traces_get(bid),
-                scorer=scorer,
-                status=str(rec.get("status")),
-                created=_created(rec.get("created")),
-                bench_id=bid,
-            )
-            paths = write_inspect_logs(
                 os.path.expanduser(args.path),
-                logs,
-                task,
+                reference=ref,
+                traces=app.store.traces_get(bid),
+                name=args.name,
+                scorer=scorer_name(params.get("scorer") or "exact", params.get("scorer_settings")),
+                log_format=args.log_format,
                 make_folder=home is None,
                 open_file=lambda path: open_for_writing(path, home),
             )
