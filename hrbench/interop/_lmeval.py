@@ -21,11 +21,11 @@ fields of lm-eval 0.4's samples (``doc_id``, ``doc``, ``target``, ``filtered_res
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.interop._boundary import foreign_reader
+from hrbench.interop._bounded import json_lines
 from hrbench.interop._foreign import Imported
 
 __all__ = ["LMEVAL_FIELDS", "read_lmeval"]
@@ -53,6 +53,7 @@ def _runs(resps: Any, path: str, where: str) -> list[Any]:
     raise ConfigError("path", path, f"{where}: `filtered_resps` holds several requests that are not choices")
 
 
+@foreign_reader("lm-eval")
 def read_lmeval(path: str) -> Imported:
     """Read an lm-eval samples file (JSON lines); see the module's fields.
 
@@ -71,17 +72,8 @@ def read_lmeval(path: str) -> Imported:
         {'none': {'0': ['4', '5']}}
     """
     found = Imported(source=path, fmt="lm-eval", items={}, labels={}, arms={})
-    text = Path(path).read_text(encoding="utf-8")
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, rec in json_lines(path, "an lm-eval samples file"):
         where = f"line {n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                "path", path, f"{where}: not JSON ({exc.msg}): is it an lm-eval samples file?"
-            ) from None
         lacking = [f for f in LMEVAL_FIELDS if not isinstance(rec, dict) or f not in rec]
         if lacking:
             raise ConfigError(
