@@ -160,6 +160,15 @@ def test_a_limit_variable_that_is_not_a_number_is_refused_by_name(
         read_imported(JSON, "inspect")
 
 
+def test_a_bad_limit_variable_is_named_as_itself_under_a_spec(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spec's fields are named by their place (``arms[0].path``); an environment variable is not one."""
+    from hrbench.specs import build_arm
+
+    monkeypatch.setenv("HRBENCH_IMPORT_MAX_DEPTH", "deep")
+    with pytest.raises(ConfigError, match=r"^HRBENCH_IMPORT_MAX_DEPTH: expected a whole number of 1 or more"):
+        build_arm({"kind": "outputs", "name": "a", "path": str(JSON), "format": "inspect"})
+
+
 def test_limit_variables_take_units() -> None:
     from hrbench.interop._limits import LIMIT_VARIABLES, ImportLimits, import_limits
 
