@@ -29,12 +29,12 @@ Fields read (everything else, promptfoo's own grading among it, is ignored):
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.interop._boundary import foreign_reader
+from hrbench.interop._bounded import read_json
 from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
 __all__ = ["PROMPTFOO_VERSIONS", "read_promptfoo", "render_value"]
@@ -143,6 +143,7 @@ def _output(result: dict[str, Any]) -> Any:
     return response.get("output")
 
 
+@foreign_reader("promptfoo")
 def read_promptfoo(path: str, id_var: str = "id") -> Imported:
     """Read promptfoo's results JSON; see the module's fields.
 
@@ -180,10 +181,7 @@ def read_promptfoo(path: str, id_var: str = "id") -> Imported:
         raise ConfigError(
             "id_var", id_var, "expected the name of a test variable, e.g. 'id' or 'question_id'"
         )
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError("path", path, f"is not promptfoo's results (not JSON: {exc.msg})") from None
+    data = read_json(path, "promptfoo's results")
     body = data.get("results") if isinstance(data, dict) else None
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         raise ConfigError("path", path, "is not promptfoo's results (no `results.results` list)")
