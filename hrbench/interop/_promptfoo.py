@@ -68,6 +68,14 @@ def _as_text(value: Any) -> str | None:
     return None
 
 
+def _kind(value: Any) -> str:
+    """What a variable holds, in JSON's words (a reader's values may be tracking subclasses)."""
+    for kind, name in ((bool, "boolean"), (dict, "table"), (list, "list")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
 def render_value(template: Any, test_vars: dict[str, Any], where: str) -> Any:
     """An assertion's value with its ``{{ variable }}`` placeholders filled from the test's vars.
 
@@ -109,7 +117,7 @@ def render_value(template: Any, test_vars: dict[str, Any], where: str) -> Any:
             value = value[key]
         text = _as_text(value)
         if text is None:
-            raise refuse(f"`{place}` is a {type(value).__name__}, not a text or a number")
+            raise refuse(f"`{place}` is a {_kind(value)}, not a text or a number")
         parts += [template[pos : m.start()], text]
         pos = m.end()
     parts.append(template[pos:])
