@@ -31,6 +31,7 @@ from hrbench.runner.bench import Bench
 from hrbench.runner.invoke import (
     Attempt,
     Plan,
+    checked,
     failed,
     invoke_async,
     invoke_sync,
@@ -38,6 +39,7 @@ from hrbench.runner.invoke import (
     metric_values,
     score_row,
     scored,
+    scorer_input,
 )
 from hrbench.runner.ledger import carry_prepaid, prepaid
 from hrbench.runner.notes import DUPLICATE_ADVICE
@@ -217,11 +219,12 @@ class Loop:
                 att.output = await att.output
             except Exception as exc:
                 failed(att, exc)
+        checked(att, arm)  # a failed call reaches no scorer; a prompt arm's output is its text
         values = metric_values(plan, item, att) if self.with_metrics else None
         judge_rt = self.judge_rt
         if judge_rt is not None and att.forced is None:
             await judge(plan, judge_rt, item, arm, run, att)
-        elif att.forced is None and off_loop(plan.scorer, att.output, plan.labels[item]):  # issue 24
+        elif att.forced is None and off_loop(plan.scorer, scorer_input(plan.scorer, att), plan.labels[item]):
             att.score = await anyio.to_thread.run_sync(scored, plan, item, att, limiter=self.score_limiter)
         row = score_row(plan, cluster, item, arm, run, att)
         if att.dup is not None:

@@ -89,7 +89,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
             ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
             ``judge`` (:func:`hrbench.scoring.judge.judge_scorer`; ``settings["client"]`` is the judge's
-            client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``:
+            client spec, as a benchmark's ``[client]``), or ``package.module:attribute``:
             a Scorer, a factory (called with ``settings``), or a function wrapped with
             :func:`~hrbench.scoring.scorer.scorer`.
         settings: keyword arguments of the factory.
@@ -97,9 +97,12 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             recording from (the daemon gives its own).
 
     A scorer function is called ``fn(item, output, label)``, three positional arguments in
-    that order (seed 000): the item's payload as the reference holds it, what the arm returned
-    (a string, or an :class:`~hrbench.records.Answer` / dict with ``text``), and the item's
-    label (``None`` for an item with no label). It returns a
+    that order (seed 000): the item's payload as the reference holds it, the arm's output (a
+    prompt arm's reply text; what any other arm returned: a string, an
+    :class:`~hrbench.records.Answer`, a :class:`~hrbench.records.Result`, a dict with ``text``),
+    and the item's label (``None`` for an item with no label). A run whose model call failed
+    never reaches it: the runner makes that run an ``error``
+    (:func:`hrbench.runner.invoke.checked`). It returns a
     :class:`~hrbench.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
     ``(correct, outcome, failure_kind)`` tuple, or a bool. A function whose parameter names say
     another order (``def s(output, label, item=None)``) or that cannot take three arguments is
