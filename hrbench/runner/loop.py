@@ -41,7 +41,7 @@ from hrbench.runner.invoke import (
     scored,
     scorer_input,
 )
-from hrbench.runner.ledger import carry_prepaid, prepaid
+from hrbench.runner.ledger import carry_prepaid, prepaid, rescored_seconds
 from hrbench.runner.notes import DUPLICATE_ADVICE
 from hrbench.runner.runtime import Drain, Runtime, heavy_scorer_threads, off_loop
 from hrbench.runner.summary import METRICS_SOURCE, Summary, metrics_json
@@ -188,6 +188,8 @@ class Loop:
         gate = self.gate
         if gate is not None and gate.hold(seq, row, trace, values):
             return None  # given on when its cluster is committed (or at the end, not reportable)
+        if self.retry_errors:  # a retried run re-served its calls keeps its time
+            row = rescored_seconds(self.done.get((row.arm, row.item, row.run)), row, trace)
         if self.paid_before:
             row = carry_prepaid(self.paid_before, row, trace)
         if values is not None:  # kept with the run, for a resume (newcomer finding)
