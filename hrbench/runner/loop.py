@@ -41,8 +41,8 @@ from hrbench.runner.invoke import (
     scored,
     scorer_input,
 )
-from hrbench.runner.ledger import carry_prepaid, prepaid, rescored_seconds
 from hrbench.runner.notes import DUPLICATE_ADVICE
+from hrbench.runner.remade import carry_prepaid, prepaid, rescored_seconds
 from hrbench.runner.runtime import Drain, Runtime, heavy_scorer_threads, off_loop
 from hrbench.runner.summary import METRICS_SOURCE, Summary, metrics_json
 from hrbench.runner.tallies import DEFAULT_SEED, Errors, Sources, Stops, Unreported
@@ -161,7 +161,7 @@ class Loop:
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
 
-        Only with a store and a governor that keeps its ledger there (:func:`~hrbench.runner.ledger.prepaid`).
+        Only with a store and a governor that keeps its ledger there (:func:`~hrbench.runner.remade.prepaid`).
         """
         if store is not None and named and getattr(self.rt.governor, "journal", None) is not None:
             kept_ids = [

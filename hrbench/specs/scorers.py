@@ -11,7 +11,7 @@ from hrbench.scoring.scorer import Scorer, scorer
 from hrbench.specs.clients import build_client, build_pricing
 from hrbench.specs.loader import load_object
 
-__all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module"]
+__all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module", "stored_scorer"]
 
 
 SCORERS: dict[str, tuple[str, str, str]] = {
@@ -160,6 +160,38 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
     if not callable(out):
         raise ConfigError("scorer", name, "the factory did not return a scorer")
     return out  # type: ignore[no-any-return]
+
+
+def stored_scorer(spec: Mapping[str, Any]) -> str:
+    """The name of the scorer that scored a stored benchmark's rows, as its exports label them.
+
+    The name the scorer itself bears (``exact_normalised`` for ``scorer = "exact"``, a
+    function's name for ``"package.module:function"``, a Scorer object's own name), kept in the
+    stored spec under ``scorer`` when the benchmark was created. A spec stored without it is
+    named from its ``params``: a registry name builds its scorer (a judge without its client, or
+    an extra not installed, keeps the spec's name); an import path is not imported only to be
+    named: the function's name stands.
+
+    Args:
+        spec: a stored benchmark's spec (``{"scorer": ..., "params": {...}}``).
+
+    Example:
+        >>> stored_scorer({"params": {"scorer": "exact"}}), stored_scorer({"params": {"scorer": "m:own"}})
+        ('exact_normalised', 'own')
+        >>> stored_scorer({"scorer": "starts_right", "params": {"scorer": "m:STARTS"}})
+        'starts_right'
+    """
+    kept = spec.get("scorer")
+    if isinstance(kept, str) and kept:
+        return kept
+    params = spec.get("params") or {}
+    name = str(params.get("scorer") or "exact")
+    if ":" in name:
+        return name.rpartition(":")[2]
+    try:
+        return build_scorer(name, params.get("scorer_settings") or None).name
+    except (ConfigError, ImportError, TypeError):
+        return name
 
 
 _METRICS = {"tatqa": "tatqa_scores", "squad": "squad_scores", "answer_contains": "answer_contains_scores"}

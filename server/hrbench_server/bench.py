@@ -230,6 +230,7 @@ async def _create(store: Any, params: p.BenchmarkParams, built: dict[str, Any], 
         "params": msgspec.to_builtins(spec_params),
         "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
         "reference_hash": reference.hash,
+        "scorer": built["scorer"].name,  # the name its rows' exports give (hrbench.specs.stored_scorer)
         "total": built["total"],
         "limits": limits_of(governor),  # the limits in force (the defaults' too): a resume keeps them
     }

@@ -94,7 +94,7 @@ def retried_rows(prior: Sequence[Row], retry_errors: bool) -> dict[tuple[str, st
     """The stored rows of the runs ``--retry-errors`` makes again (those that ended in errors).
 
     They go to the runner beside the kept rows, with ``retry_errors``, so that the run made
-    again replaces its row knowing it (:func:`hrbench.runner.ledger.rescored_seconds`).
+    again replaces its row knowing it (:func:`hrbench.runner.remade.rescored_seconds`).
     """
     if not retry_errors:
         return {}

@@ -22,18 +22,6 @@ def _created(ts: float | None) -> str | None:
     return None if ts is None else datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).isoformat()
 
 
-def _scorer_name(spec: str, settings: Any) -> str:
-    """The scorer's own name (``exact_normalised`` for ``exact``), as ``Bench.to_inspect`` writes it."""
-    from hrbench.specs import build_scorer
-
-    if ":" in spec:  # code: not imported only to be named
-        return spec
-    try:
-        return build_scorer(spec, settings or None).name
-    except (ConfigError, ImportError, TypeError):  # a judge without its client, an extra not installed
-        return spec
-
-
 def register_export(
     feature: Callable[[str], Any],
     app: App,
@@ -53,6 +41,7 @@ def register_export(
 
     async def export(args: p.BenchmarkExportParams) -> p.BenchmarkExportResult:
         from hrbench.interop import inspect_logs, write_inspect_logs
+        from hrbench.specs import stored_scorer
 
         home = app.home if over_tcp.get() else None
 
@@ -73,7 +62,7 @@ def register_export(
             params = (rec.get("spec") or {}).get("params") or {}
             ref = app.store.reference_get(rec["reference_hash"]) if rec.get("reference_hash") else None
             task = args.name or params.get("name") or f"hrbench-{bid}"
-            scorer = _scorer_name(params.get("scorer") or "exact", params.get("scorer_settings"))
+            scorer = stored_scorer(rec.get("spec") or {})
             logs = inspect_logs(
                 rows,
                 task=task,

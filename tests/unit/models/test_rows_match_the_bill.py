@@ -18,7 +18,8 @@ import pytest
 
 import hrbench as hb
 from hrbench.models.pricing import Pricing
-from hrbench.runner.ledger import PREPAID_NOTE, kept_ledger
+from hrbench.runner.ledger import kept_ledger
+from hrbench.runner.remade import PREPAID_NOTE
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import FAST
