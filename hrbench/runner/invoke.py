@@ -26,6 +26,7 @@ from hrbench.runner.runtime import Runtime
 from hrbench.scoring.scorer import ScorerLike, label_answers
 
 __all__ = [
+    "ARM_REPORTED_ERROR",
     "Attempt",
     "BenchMetric",
     "Plan",
@@ -196,6 +197,13 @@ def failed(att: Attempt, exc: Exception) -> None:
 
 _NOT_CALLS = frozenset({str, int, float, bool, type(None)})
 
+ARM_REPORTED_ERROR = "the arm's output reports failure_kind 'error'"
+"""The cause a run's trace gives when the arm's output says it failed (``failure_kind="error"``)."""
+
+
+def _get(output: Any, name: str) -> Any:
+    return output.get(name) if isinstance(output, Mapping) else getattr(output, name, None)
+
 
 def _failed_call(output: Any) -> Any:
     """The failed model call an output is or carries, else ``None``.
@@ -250,9 +258,7 @@ def run_failure(output: Any) -> tuple[str, Exception | None] | None:
         if isinstance(call, Mapping):
             call = SimpleNamespace(**{k: call.get(k) for k in ("error", "status", "key_env")})
         return "error", ModelError.of(call)
-    kind = (
-        output.get("failure_kind") if isinstance(output, Mapping) else getattr(output, "failure_kind", None)
-    )
+    kind = _get(output, "failure_kind")
     if kind in ("error", "budget_stop"):
         return kind, None
     return None
@@ -277,6 +283,8 @@ def checked(att: Attempt, arm: Arm) -> None:
             failed(att, exc)
         else:
             att.forced = kind
+            if kind == "error":  # the run's end names the cause (the arm's own report)
+                att.ctx.step_error(f"{ARM_REPORTED_ERROR}: {_get(out, 'error') or 'no message'}")
     elif arm.output_is_reply and isinstance(out, Result):
         att.reply, att.output = out, out.raw_text
 

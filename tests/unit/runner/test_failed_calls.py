@@ -108,6 +108,8 @@ def test_a_run_the_arm_reports_stopped_or_failed_keeps_that_kind_whatever_the_sc
     kinds = {r.item: r.failure_kind for r in bench.rows}
     assert kinds == {"q1": "budget_stop", "q2": "error", "q3": None}
     assert seen.outputs == ["N'Djamena"] * 5
+    cause = "the arm's output reports failure_kind 'error'"
+    assert bench.summary()[0]["error_causes"] == {cause: 5}
 
 
 def test_a_python_arm_that_reads_the_text_of_a_failed_call_is_an_error_as_before() -> None:
