@@ -28,13 +28,14 @@ PREPAID_NOTE = (
 def prepaid(store: Store, benchmark_id: str, kept: Iterable[str]) -> dict[str, list[Step]]:
     """The bills a benchmark paid for runs that no kept row holds, by run id (blocking: SQLite).
 
-    Decided (rows must add up to the provider's bill after a crash; README "Budgets hold
-    across crashes"): every reply the provider billed is kept with its settlement
-    (:meth:`hrbench.runner.ledger.Journal.paid`). A run whose row was lost in a crash (or replaced on resume: a
-    budget stop, a retried error) and is made again carries what was already paid for it,
-    once, in its row (:func:`carry_prepaid`): a reply served from the cache on resume that was
-    paid before the crash costs the row that bill, not $0, and a reply paid before the crash
-    and sent again costs the row both bills, as the provider billed both. A call whose reply
+    Rows add up to the provider's bill after a crash (README "Budgets hold across crashes"):
+    every reply the provider billed is kept with its settlement
+    (:meth:`hrbench.runner.ledger.Journal.paid`). A run whose row was lost in a crash (or
+    replaced on resume: a budget stop, a retried error) and is made again carries what was
+    already paid for it, once, in its row (:func:`carry_prepaid`): a reply served from the
+    cache on resume that was paid before the crash costs the row that bill, not $0, its tokens
+    counted once; a reply paid before the crash and sent again costs the row both bills and both
+    calls' tokens, as the provider billed both. A call whose reply
     was never read (in flight at a crash) is in no row: what it cost is unknown, at most its
     reservation, and the governor's "in flight at a crash" says so.
 
