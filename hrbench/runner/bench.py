@@ -327,17 +327,23 @@ class Bench:
         return pa.Table.from_pylist(self.to_dicts())
 
     def to_jsonl(self, path: str | Any) -> int:
-        """Write the rows as JSON lines (the seed's columns); returns how many were written."""
-        data = msgspec.json.Encoder().encode_lines(self.rows)
+        """Write the rows as JSON lines (the seed's columns, then ``scorer``); returns how many were written.
+
+        ``scorer`` names the scorer that scored each row (:attr:`scorer_name`), as every file
+        export does: a file has no attributes to keep it in.
+        """
+        scorer = {"scorer": self.scorer_name}
+        data = msgspec.json.Encoder().encode_lines([{**d, **scorer} for d in self.to_dicts()])
         with open(path, "wb") as f:
             f.write(data)
         return len(self.rows)
 
     def to_csv(self, path: str | Any) -> int:
-        """Write the rows as CSV with the seed's columns; returns how many were written.
+        """Write the rows as CSV with the seed's columns and ``scorer``; returns how many were written.
 
-        Decided (seed silent), issue 18: a header line of the seed's columns in the seed's
-        order, ``None`` (NA) as an empty cell, booleans as ``True``/``False`` (what
+        A header line of the seed's columns in the seed's order, then ``scorer`` (the name of
+        the scorer that scored each row, :attr:`scorer_name`: a file keeps no attributes),
+        ``None`` (NA) as an empty cell, booleans as ``True``/``False`` (what
         ``pandas.read_csv`` reads back as booleans), UTF-8.
 
         Args:
@@ -363,15 +369,19 @@ class Bench:
 
         with open(path, "w", encoding="utf-8", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
-            w.writerow(ROW_COLUMNS)
-            w.writerows(["" if v is None else v for v in msgspec.structs.astuple(r)] for r in self.rows)
+            w.writerow((*ROW_COLUMNS, "scorer"))
+            w.writerows(
+                ["" if v is None else v for v in (*msgspec.structs.astuple(r), self.scorer_name)]
+                for r in self.rows
+            )
         return len(self.rows)
 
     def to_parquet(self, path: str | Any) -> int:
-        """Write the rows as Parquet with the seed's columns, typed; returns how many were written.
+        """Write the rows as Parquet with the seed's columns and ``scorer``, typed; returns how many were written.
 
         Strings, int64, float64 and booleans, every column nullable (``None`` is null), so an
-        all-NA column keeps its type.
+        all-NA column keeps its type; ``scorer`` (a string) names the scorer that scored each
+        row (:attr:`scorer_name`).
 
         Args:
             path: the file to write (overwritten), or a binary file object.
@@ -401,7 +411,9 @@ class Bench:
         for f in info.fields:
             kind: Any = next(t for t in getattr(f.type, "types", (f.type,)) if t != mi.NoneType())
             fields.append(pa.field(f.name, kinds[type(kind)]))
-        pq.write_table(pa.Table.from_pylist(self.to_dicts(), schema=pa.schema(fields)), path)
+        fields.append(pa.field("scorer", pa.string()))
+        rows = [{**d, "scorer": self.scorer_name} for d in self.to_dicts()]
+        pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(fields)), path)
         return len(self.rows)
 
     def to_inspect(self, path: str | Any, name: str | None = None, log_format: str = "json") -> list[Any]:

@@ -49,6 +49,8 @@ class Report(msgspec.Struct, kw_only=True):
         judge: for a benchmark a judge scored, the judge's agreement with the exact scorer on
             the same rows and its flips (:func:`hrbench.stats.agreement.judge_agreement`);
             ``None`` otherwise.
+        scorer: the name of the scorer that scored the rows (the text's and the Markdown's
+            first line name it), ``None`` when not known (a report of bare rows).
     """
 
     arms: list[ArmReport]
@@ -63,6 +65,7 @@ class Report(msgspec.Struct, kw_only=True):
     version: int = 1
     stop: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    scorer: str | None = None
 
     def arm(self, name: str) -> ArmReport:
         """The record of the arm called ``name`` (``KeyError`` if there is none)."""
@@ -227,6 +230,8 @@ def _head(rep: Report) -> str:
         else f"cluster bootstrap ({rep.n_boot} resamples)"
     )
     head += f"{rep.level:.0%} {how}"
+    if rep.scorer is not None:
+        head += f"; scorer {rep.scorer}"
     if rep.descriptive:
         why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
         head += f"; DESCRIPTIVE ({why}: intervals over items only)"
@@ -369,9 +374,10 @@ def render_markdown(rep: Report) -> str:
     pct = f"{rep.level:.0%} CI"
     how = "clustered Wilson" if rep.method == "cluster" else f"cluster bootstrap, {rep.n_boot} resamples"
     n_items = max((a.n_items for a in rep.arms), default=0)
+    scored = "" if rep.scorer is None else f"; scorer `{_md_cell(rep.scorer)}`"
     lines = [
         f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {rep.runs} run(s); "
-        f"{rep.level:.0%} intervals ({how})",
+        f"{rep.level:.0%} intervals ({how}){scored}",
         "",
     ]
     if rep.descriptive:

@@ -36,7 +36,7 @@ def register_export(
 
     async def export(args: p.BenchmarkExportParams) -> p.BenchmarkExportResult:
         from hrbench.interop import stored_to_inspect
-        from hrbench.specs import scorer_name
+        from hrbench.specs import stored_scorer
 
         home = app.home if over_tcp.get() else None
 
@@ -55,7 +55,6 @@ def register_export(
             if not rows:
                 raise ConfigError("id", args.id, "this benchmark has no stored rows yet: nothing to export")
             ref = app.store.reference_get(rec["reference_hash"]) if rec.get("reference_hash") else None
-            params = (rec.get("spec") or {}).get("params") or {}
             paths = stored_to_inspect(
                 {**rec, "id": bid},
                 rows,
@@ -63,7 +62,7 @@ def register_export(
                 reference=ref,
                 traces=app.store.traces_get(bid),
                 name=args.name,
-                scorer=scorer_name(params.get("scorer") or "exact", params.get("scorer_settings")),
+                scorer=stored_scorer(rec.get("spec") or {}),
                 log_format=args.log_format,
                 make_folder=home is None,
                 open_file=lambda path: open_for_writing(path, home),

@@ -32,10 +32,11 @@ def cmd_rows(args: argparse.Namespace) -> int:
         )
     asdict = _msgspec().structs.asdict
     traces = res.traces
+    scorer = {"scorer": res.benchmark.scorer}  # every format names the scorer of each row
     rows = (
-        {**asdict(r), "trace": _msgspec().to_builtins(traces.get(r.ledger_id, []))}
+        {**asdict(r), **scorer, "trace": _msgspec().to_builtins(traces.get(r.ledger_id, []))}
         if traces is not None
-        else asdict(r)
+        else {**asdict(r), **scorer}
         for r in res.rows
     )
     if args.output is None:  # a closed reader (`| head`) ends in cli.main: exit 141, quietly
