@@ -25,6 +25,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
+from hrbench._util.files import open_input, read_text
 from hrbench.errors import ConfigError
 from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
@@ -61,11 +62,13 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
 
 def _eval_zip(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The header and the samples of a ``.eval`` log."""
+    raw = open_input(path, "path")
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(raw)
     except zipfile.BadZipFile:
+        raw.close()
         raise ConfigError("path", path, "is not an Inspect .eval log (not a zip file)") from None
-    with zf:
+    with raw, zf:
         infos = {i.filename: i for i in zf.infolist()}
         head = infos.get("header.json") or infos.get("_journal/start.json")
         if head is None:
@@ -127,7 +130,7 @@ def read_inspect(path: str) -> Imported:
         header, samples = _eval_zip(path)
     else:
         try:
-            header = json.loads(Path(path).read_text(encoding="utf-8"))
+            header = json.loads(read_text(path, "path"))
         except json.JSONDecodeError as exc:
             raise ConfigError("path", path, f"is not an Inspect log (not JSON: {exc.msg})") from None
         if not isinstance(header, dict) or "eval" not in header:

@@ -21,13 +21,14 @@ part of it a benchmark fills, so writing needs no Inspect install. What lands wh
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import msgspec
 
@@ -413,23 +414,26 @@ def write_inspect_logs(
     task: str,
     *,
     make_folder: bool = True,
-    open_file: Callable[[str], BinaryIO] | None = None,
 ) -> list[Path]:
     """Write logs from :func:`inspect_logs` into ``directory`` as ``TASK_ARM.json`` files.
+
+    The files are written together, whole or not at all: each to a temporary file in the
+    folder, and only once every one is written are they renamed over their names
+    (:func:`hrbench._util.files.output_file`), so a full disk leaves no partial log. A caller
+    confined to the daemon's exchange folders (a TCP client) writes only inside ``exports/``.
 
     Args:
         directory: the folder; a file of the same name is overwritten.
         logs: ``{arm: log JSON bytes}``.
         task: the task name, the first part of each file name.
         make_folder: make ``directory`` when it is missing.
-        open_file: opens a path to write (binary); ``None``: :func:`open`. The daemon passes
-            its own, which keeps a TCP client's files inside its exports folder.
 
     Returns:
         The paths written, one per arm.
 
     Raises:
-        OSError: the folder or a file cannot be written.
+        ConfigError: the folder or a file cannot be written (naming it and why: a full disk,
+            a folder outside a confined caller's ``exports/``); nothing is left behind.
         ValueError: two arms' names make the same file name.
 
     Example:
@@ -437,23 +441,21 @@ def write_inspect_logs(
         >>> [p.name for p in write_inspect_logs(tempfile.mkdtemp(), {"a": b"{}"}, "demo")]
         ['demo_a.json']
     """
+    from hrbench._util import files
+
     folder = Path(directory).expanduser()
     names = {arm: _file_name(task, arm) for arm in logs}
     if len(set(names.values())) < len(names):
         raise ValueError(f"arms {sorted(names)} make the same file name; rename one")
     if make_folder:
-        folder.mkdir(parents=True, exist_ok=True)
+        files.make_folder(folder, "path")
     out = []
-    for arm, data in logs.items():
-        path = folder / names[arm]
-        with (open_file or _open_binary)(str(path)) as f:
-            f.write(data)
-        out.append(path)
+    with contextlib.ExitStack() as written:  # renamed on leaving, once every one is written
+        for arm, data in logs.items():
+            path = folder / names[arm]
+            written.enter_context(files.output_file(path, "path")).write(data)
+            out.append(path)
     return out
-
-
-def _open_binary(path: str) -> BinaryIO:
-    return open(path, "wb")
 
 
 def bench_to_inspect(bench: Any, path: str | Path, name: str | None = None) -> list[Path]:
@@ -472,7 +474,8 @@ def bench_to_inspect(bench: Any, path: str | Path, name: str | None = None) -> l
 
     Raises:
         ValueError: the benchmark holds no rows.
-        OSError: the folder or a file cannot be written.
+        ConfigError: the folder or a file cannot be written (naming it and why); nothing is
+            left behind.
 
     Example:
         >>> import json, tempfile, warnings

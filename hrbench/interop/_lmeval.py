@@ -22,9 +22,9 @@ fields of lm-eval 0.4's samples (``doc_id``, ``doc``, ``target``, ``filtered_res
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from hrbench._util.files import read_text
 from hrbench.errors import ConfigError
 from hrbench.interop._foreign import Imported
 
@@ -71,7 +71,7 @@ def read_lmeval(path: str) -> Imported:
         {'none': {'0': ['4', '5']}}
     """
     found = Imported(source=path, fmt="lm-eval", items={}, labels={}, arms={})
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(path, "path")
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue

@@ -24,9 +24,9 @@ Fields read (everything else, promptfoo's own grading among it, is ignored):
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
+from hrbench._util.files import read_text
 from hrbench.errors import ConfigError
 from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
@@ -102,7 +102,7 @@ def read_promptfoo(path: str, id_var: str = "id") -> Imported:
             "id_var", id_var, "expected the name of a test variable, e.g. 'id' or 'question_id'"
         )
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(read_text(path, "path"))
     except json.JSONDecodeError as exc:
         raise ConfigError("path", path, f"is not promptfoo's results (not JSON: {exc.msg})") from None
     body = data.get("results") if isinstance(data, dict) else None

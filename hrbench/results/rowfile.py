@@ -9,6 +9,7 @@ is missing takes the field's default (``cluster`` defaults to the item).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.files import open_input
 from hrbench.errors import ConfigError
 from hrbench.records import ROW_COLUMNS, Row
 
@@ -56,7 +58,8 @@ def read_rows(path: str | os.PathLike[str]) -> list[Row]:
 
     Raises:
         ConfigError: the file cannot be read, has another ending, holds no rows, or a line or
-            record that is not a row (naming the line).
+            record that is not a row (naming the line); for a caller confined to the daemon's
+            exchange folders (:mod:`hrbench._util.files`), a file outside them.
 
     Example:
         >>> import tempfile
@@ -80,12 +83,13 @@ def read_rows(path: str | os.PathLike[str]) -> list[Row]:
                 raise ConfigError(
                     "path", str(path), "is Parquet, which needs pyarrow: pip install 'hrbench[pandas]'"
                 ) from None
-            records = [(f"record {i + 1}", r) for i, r in enumerate(pq.read_table(p).to_pylist())]
+            with open_input(p) as raw:
+                records = [(f"record {i + 1}", r) for i, r in enumerate(pq.read_table(raw).to_pylist())]
         elif suffix == ".csv":
-            with p.open(newline="", encoding="utf-8") as f:
+            with io.TextIOWrapper(open_input(p), newline="", encoding="utf-8") as f:
                 records = [(f"line {i + 2}", dict(r)) for i, r in enumerate(csv.DictReader(f))]
         else:
-            with p.open(encoding="utf-8") as f:
+            with io.TextIOWrapper(open_input(p), encoding="utf-8") as f:
                 lines = [(i + 1, line) for i, line in enumerate(f) if line.strip()]
             records = []
             for n, line in lines:

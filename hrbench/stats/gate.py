@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from hrbench.errors import ConfigError, NotFound
+from hrbench.errors import ConfigError, NotFound, field_under
 from hrbench.records import Row
 
 __all__ = ["GateResult", "gate"]
@@ -105,7 +105,8 @@ def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str, Any]:
     if isinstance(x, (str, os.PathLike)):
         from hrbench.results.rowfile import read_rows
 
-        return read_rows(Path(x)), str(x), None
+        with field_under(field):  # `candidate.path: ...`: which of the two files
+            return read_rows(Path(x)), str(x), None
     rows = list(getattr(x, "rows", x))
     return rows, str(getattr(x, "id", "rows")), getattr(x, "stop", None)
 

@@ -444,7 +444,10 @@ def report_payload(
     if plot is not None:
         if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
             raise ConfigError("plot", plot, "must be the path of the PNG to write")
-        where = os.path.abspath(os.fspath(plot))
+        where = os.fspath(plot)
+        where = (
+            where if os.path.isabs(where) else os.path.abspath(where)
+        )  # `..` kept: a confined caller's is refused
         try:
             rep.plot(where)
         except ImportError as e:

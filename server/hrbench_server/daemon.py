@@ -410,8 +410,9 @@ _OnConn = Callable[..., Awaitable[None]]
 
 def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> _OnConn:
     """The accept callback: one pygls server per connection, its methods registered."""
+    from hrbench._util.files import Confinement, confinement
     from hrbench_server.connection import serve_stream
-    from hrbench_server.methods import over_tcp, register
+    from hrbench_server.methods import register
     from hrbench_server.rpc import RpcServer
 
     async def on_conn(
@@ -422,7 +423,7 @@ def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> 
             from hrbench.specs.loader import code_allowed
 
             code_allowed.set(allow_code_over_tcp)
-            over_tcp.set(True)  # nor write files outside the state folder's exports folder
+            confinement.set(Confinement(str(app.home)))  # nor open files outside its exchange folders
         try:
             server = RpcServer()
             register(server, app)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import contextvars
 import datetime
 import os
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio.to_thread
 
@@ -39,22 +37,18 @@ def register_export(
     app: App,
     wrap: Callable[..., Any],
     resolve: Callable[[App, str], str],
-    open_for_writing: Callable[[str, Path | None], BinaryIO],
-    over_tcp: contextvars.ContextVar[bool],
 ) -> None:
     """Register ``benchmark/export`` with ``feature``; ``wrap(Params, fn)`` makes the handler.
 
     ``resolve(app, ref)`` is the daemon's lookup of a benchmark id, prefix or name. The logs
-    are built from the stored rows, traces and reference, in a worker thread, and written by
-    ``open_for_writing(path, home)``: over TCP (``over_tcp``) only inside the state folder's
-    exports folder, as every file a TCP client asks the daemon to write (a folder there must
-    exist; none is made).
+    are built from the stored rows, traces and reference, in a worker thread, and written
+    whole or not at all by :func:`hrbench.interop.write_inspect_logs`: over TCP only inside the
+    state folder's ``exports`` folder, as every file a TCP client asks the daemon to write
+    (:mod:`hrbench._util.files`).
     """
 
     async def export(args: p.BenchmarkExportParams) -> p.BenchmarkExportResult:
         from hrbench.interop import inspect_logs, write_inspect_logs
-
-        home = app.home if over_tcp.get() else None
 
         def run() -> p.BenchmarkExportResult:
             if not os.path.isabs(os.path.expanduser(args.path)):
@@ -85,13 +79,7 @@ def register_export(
                 created=_created(rec.get("created")),
                 bench_id=bid,
             )
-            paths = write_inspect_logs(
-                os.path.expanduser(args.path),
-                logs,
-                task,
-                make_folder=home is None,
-                open_file=lambda path: open_for_writing(path, home),
-            )
+            paths = write_inspect_logs(os.path.expanduser(args.path), logs, task)
             return p.BenchmarkExportResult(id=bid, paths=[str(x) for x in paths])
 
         out: Awaitable[p.BenchmarkExportResult] = anyio.to_thread.run_sync(run)
