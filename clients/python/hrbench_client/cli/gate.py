@@ -116,11 +116,13 @@ def gate_junit(r: GateResult) -> bytes:
 
 
 def _write(path: str, data: bytes, option: str) -> None:
+    from hrbench_client.files import atomic_file, why_not_written
+
     try:
-        with open(os.path.expanduser(path), "wb") as f:
+        with atomic_file(os.path.expanduser(path)) as f:  # whole or not at all
             f.write(data)
     except OSError as exc:
-        _fail_usage(f"{option} {path}: {exc.strerror or exc}")
+        _fail_usage(f"{option} {path}: cannot write the file: {why_not_written(exc)}")
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
