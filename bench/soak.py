@@ -178,6 +178,19 @@ def top_growth(trace: Path, first: int, last: int, n: int = 15) -> list[str]:
     return out
 
 
+def heap_line(xml: Path) -> str:
+    """The C heap in a ``malloc_info`` dump: held by the system, free in it, in use (MB)."""
+    import re
+
+    text = xml.read_text()
+    tail = text[text.rfind("</heap>") :]
+    num = {k: int(v) for k, v in re.findall(r'<(?:total|system) type="(\w+)"[^>]*size="(\d+)"', tail)}
+    free = num.get("fast", 0) + num.get("rest", 0)
+    held = num.get("current", 0) + num.get("mmap", 0)
+    heaps = text.count("<heap nr=")
+    return f"{held / 2**20:.1f} MB held in {heaps} arenas + mmap, {free / 2**20:.1f} MB of it free, {(held - free) / 2**20:.1f} MB in use"
+
+
 def signal_dump(proc: subprocess.Popen[bytes], trace: Path, n: int) -> bool:
     """Ask the daemon for snapshot ``n`` and wait until it is written."""
     os.kill(proc.pid, signal.SIGUSR2)
@@ -264,6 +277,9 @@ def main() -> None:
     if trace is not None and dumped >= 2:
         print("tracemalloc, top growth middle -> end (innermost frame last):")
         print("\n".join(top_growth(trace, 1, dumped)))
+        for n, when in ((1, "middle"), (dumped, "end")):
+            if (trace / f"malloc-{n}.xml").exists():
+                print(f"C heap at the {when}: {heap_line(trace / f'malloc-{n}.xml')}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,9 @@ With the variable set to a folder, the daemon answers ``SIGUSR2``: the first sig
 writes, in a worker thread, ``DIR/snapshot-N.tracemalloc`` (:meth:`tracemalloc.Snapshot.dump`,
 to diff with :meth:`tracemalloc.Snapshot.compare_to`) and ``DIR/top-N.txt``: the traced total
 and the 25 source lines that grew most since the previous snapshot (since tracing began for the
-first). ``bench/soak.py --trace`` uses it. Without the variable nothing is installed.
+first), and, under glibc, ``DIR/malloc-N.xml``: ``malloc_info(3)``, the C heap's arenas with
+what they hold and what is free in them (to tell a leak from a heap that keeps its holes).
+``bench/soak.py --trace`` uses it. Without the variable nothing is installed.
 
 Example:
     ``HRBENCH_TRACEMALLOC=/tmp/trace hrb daemon start``, load it, then ``kill -USR2 PID`` twice.
@@ -62,6 +64,21 @@ class _Tracer:
                 lines += [str(s) for s in snap.statistics("lineno")[:TOP]]
             (self.folder / f"top-{self.n}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
             self.previous = snap
+            _malloc_info(self.folder / f"malloc-{self.n}.xml")
+
+
+def _malloc_info(path: Path) -> None:
+    """Glibc's ``malloc_info(0, file)`` into ``path``; nothing where the C library has none."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "malloc_info"):
+        return
+    libc.fopen.restype = ctypes.c_void_p
+    f = libc.fopen(os.fsencode(path), b"w")
+    if f:
+        libc.malloc_info(0, ctypes.c_void_p(f))
+        libc.fclose(ctypes.c_void_p(f))
 
 
 def install(loop: Any) -> bool:

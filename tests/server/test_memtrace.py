@@ -1,12 +1,13 @@
 """``HRBENCH_TRACEMALLOC=DIR``: a real daemon dumps what its Python allocations grew by on ``SIGUSR2``.
 
 The first signal starts :mod:`tracemalloc`; each later one writes a snapshot and the top lines
-(``top-N.txt``), the second and later against the one before (what ``bench/soak.py --trace``
-reads to find what grows). The daemon goes on answering throughout.
+(``top-N.txt``), the second and later against the one before, and glibc's ``malloc_info`` (what
+``bench/soak.py --trace`` reads to find what grows). The daemon goes on answering throughout.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import time
@@ -50,6 +51,9 @@ def test_sigusr2_dumps_the_daemons_allocations(home: Path, tmp_path: Path) -> No
         assert "grown since snapshot 1:" in second and len(second.splitlines()) > 2
         snap = tracemalloc.Snapshot.load(str(trace / "snapshot-2.tracemalloc"))
         assert snap.statistics("filename")
+        if hasattr(ctypes.CDLL(None), "malloc_info"):  # glibc: the C heap's arenas too
+            heap = (trace / "malloc-2.xml").read_text()
+            assert heap.startswith('<malloc version="1">') and '<system type="current"' in heap
     finally:
         d.stop()
         d.kill()
