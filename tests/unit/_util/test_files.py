@@ -30,20 +30,25 @@ signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails wi
 warnings.simplefilter("ignore")
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.interop import write_inspect_logs
+from hrbench.interop import inspect_logs, write_inspect_logs
 from hrbench.stats import report
 
 folder = sys.argv[1]
 ref = hb.Reference({f"q{i}": "x" * 200 + str(i) for i in range(300)}, labels="x" * 200)
 bench = hb.benchmark(hb.Arm("a", lambda item, ctx: item), ref, runs=5)
 rep = report(bench.rows)
+two = hb.benchmark([hb.Arm("a", lambda item, ctx: item), hb.Arm("b", lambda item, ctx: "no")], ref, runs=5)
+made = dict(task="t", created="2026-12-07T05:18:02+00:00", bench_id="b1")
+small = inspect_logs([r for r in two.rows if r.arm == "b" and r.item == "q0"], **made)
+big = inspect_logs([r for r in two.rows if r.arm == "a"], items=ref.items, **made)
+logs = {**small, **big}  # the small log is written first, then the big one meets the limit
 writers = {
     "rows.jsonl": lambda p: bench.to_jsonl(p),
     "rows.csv": lambda p: bench.to_csv(p),
     "rows.parquet": lambda p: bench.to_parquet(p),
     "plot.png": lambda p: rep.plot(p),
     "inspect": lambda p: bench.to_inspect(p, name="t"),
-    "logs": lambda p: write_inspect_logs(p, {"a": b"x" * 300_000, "b": b"y" * 10}, "t"),
+    "logs": lambda p: write_inspect_logs(p, logs),
 }
 limit = int(sys.argv[2])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
@@ -64,9 +69,9 @@ def test_the_library_writers_leave_the_old_file_whole_when_there_is_no_room(tmp_
     old = b"the old file\n"
     for name in ("rows.jsonl", "rows.csv", "rows.parquet", "plot.png"):
         (tmp_path / name).write_bytes(old)
-    for folder, log in (("inspect", "t_a.json"), ("logs", "t_a.json")):
+    for folder in ("inspect", "logs"):
         (tmp_path / folder).mkdir()
-        (tmp_path / folder / log).write_bytes(old)
+        (tmp_path / folder / "old.json").write_bytes(old)
     proc = subprocess.run(
         [sys.executable, "-c", LIMITED, str(tmp_path), str(16 * 1024)],
         capture_output=True,
@@ -83,10 +88,11 @@ def test_the_library_writers_leave_the_old_file_whole_when_there_is_no_room(tmp_
     for name in ("rows.jsonl", "rows.csv", "rows.parquet", "plot.png"):
         assert (tmp_path / name).read_bytes() == old
     # the logs are renamed together or not at all: the small one was not written alone
-    assert sorted(os.listdir(tmp_path / "logs")) == ["t_a.json"]
-    assert (tmp_path / "inspect" / "t_a.json").read_bytes() == old
+    for folder in ("inspect", "logs"):
+        assert os.listdir(tmp_path / folder) == ["old.json"]
+        assert (tmp_path / folder / "old.json").read_bytes() == old
     left = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
-    assert left == sorted(["plot.png", "rows.csv", "rows.jsonl", "rows.parquet", "t_a.json", "t_a.json"])
+    assert left == sorted(["plot.png", "rows.csv", "rows.jsonl", "rows.parquet", "old.json", "old.json"])
 
 
 def test_a_whole_file_replaces_the_old_one_and_keeps_its_mode(tmp_path: Path) -> None:
