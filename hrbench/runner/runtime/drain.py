@@ -50,11 +50,10 @@ def cancel_grace_s() -> float:
 
 
 class Drain:
-    """A clean cancel's wait for the requests already sent (decided, newcomer finding).
+    """A clean cancel's wait for the requests already sent.
 
-    ``hrb cancel`` used to cancel a benchmark at once: replies already on their way were lost,
-    their calls counted at their worst case as "cancelled in flight", and a resume paid for
-    them again. Decided: a clean cancel first begins a drain (:meth:`begin`). From then on no attempt
+    Rule: replies already on their way are not lost (a resume would pay for them again); a
+    clean cancel first begins a drain (:meth:`begin`). From then on no attempt
     is sent (one held for a request not yet handed to its client is given back, as never
     sent; a retry is not made): such a request waits there until the benchmark is cancelled.
     A run whose request was already sent goes on: its reply is settled at its real cost,
