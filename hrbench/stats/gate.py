@@ -27,7 +27,7 @@ _EXIT = {"pass": 0, "fail": 1, "cannot": 3}
 
 
 class GateResult(msgspec.Struct, kw_only=True):
-    """What :func:`gate` decided, and why.
+    """What :func:`gate` concluded, and why.
 
     Attributes:
         decision: ``"fail"`` (the candidate is worse than the baseline by more than
