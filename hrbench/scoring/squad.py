@@ -62,7 +62,7 @@ _PUNCT_NUMBERS = str.maketrans("", "", string.punctuation)
 def normalize_numbers(s: str) -> str:
     """Normalise an answer like SQuAD but keep numbers, signs and short answers intact.
 
-    For non-SQuAD data (decided, SPEC section 6; cases R09e, R09f, R10a, R11c show what SQuAD
+    For non-SQuAD data (SPEC section 6; cases R09e, R09f, R10a, R11c show what SQuAD
     normalisation does instead). Steps, in order:
 
     1. :func:`hrbench.scoring.scorer.fold`: NFKC, curly quotes, minus forms to ``-``, caseless matching
