@@ -322,7 +322,7 @@ def direct(
         (``cost_cap_reached``, ``call_cap_reached``, ``token_cap_reached``,
         ``limit_refused``) and the trace, whose last step is the refused request. Having no
         text, that answer is a ``parse_failure`` under ``answer_contains`` (seed 001 puts
-        parse_failure first; case H13e); the note and the trace keep the stop. Decided: a
+        parse_failure first; case H13e); the note and the trace keep the stop. A
         failed request (``ok=False``) ends the recipe and its
         :class:`~hrbench.records.Result` is returned, which the scorers count as ``"error"``;
         a refused reply is returned as the answer, and its trace step (finish reason

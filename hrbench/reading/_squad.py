@@ -30,7 +30,7 @@ def squad_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
     :func:`~hrbench.reading.qa_reference` builds it: ``NOT_IN_DOCUMENT`` is an unanswerable
     question (its only reference is the empty answer), otherwise the accepted answers.
 
-    Decided (the script reads a prediction file, where abstaining is the empty string): a reply
+    Rule (the script reads a prediction file, where abstaining is the empty string): a reply
     that reports the document lacks the answer (:func:`~hrbench.reading.is_not_found`, as
     ``answer_contains`` reads it: ``"NO ANSWER"``, ``"NOT_IN_DOCUMENT"``, "The text does not
     say.") is the empty answer; an output with no answer text or carrying a failure (a
@@ -77,7 +77,7 @@ def squad_scorer() -> Scorer:
     A run is right when its SQuAD v2.0 EM is 1, read as :func:`squad_scores` reads it (the
     official ``evaluate-v2.0.py`` normalisation: case, punctuation, articles and white space
     dropped; best over the accepted answers; the label ``NOT_IN_DOCUMENT`` is an unanswerable
-    question, whose only reference is the empty answer). Decided (the script reads a
+    question, whose only reference is the empty answer). Rule (the script reads a
     prediction file, where abstaining is the empty string): a reply saying the document lacks
     the answer (:func:`~hrbench.reading.is_not_found`: ``"NO ANSWER"``, "The text does not
     say.") is the empty answer, right only on an unanswerable question. The F1 is a graded
