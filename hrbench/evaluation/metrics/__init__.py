@@ -34,7 +34,7 @@ tables reproduce. For numbers, signs, multiple-choice letters or symbols pass
 ``normalise="numbers"`` (:func:`normalize_numbers`), score with ``answer_contains``
 (:func:`hrbench.reading.answer_scorer`), or with the TAT-QA metric for financial answers.
 
-Decided (the script is silent): a prediction of ``None`` is the empty answer ``""``; numbers are
+Rule (the script is silent): a prediction of ``None`` is the empty answer ``""``; numbers are
 written in plain digits before comparison (``3.0`` -> ``"3"``, see
 :func:`hrbench.scoring.scorer.plain_number`); other non-string values are compared as ``str(value)``.
 
