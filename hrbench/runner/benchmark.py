@@ -240,7 +240,7 @@ def benchmark(
       ``error.bench``): a request answered from a cache or a recording with the same request
       and draw index as a request of an earlier run; a reply whose provider response id was
       seen in an earlier run; a recording served without its own draw key. Each such run is
-      recorded ``"error"`` with ``duplicate_draw`` in its trace (case H12c, decided). A mock
+      recorded ``"error"`` with ``duplicate_draw`` in its trace (case H12c). A mock
       client keeps no cache, so without a cache an arm that leaves the draw index out is not
       refused.
     - A reply served from a cache or a recording costs the run ``usd = 0`` and no governor call;

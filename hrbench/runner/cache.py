@@ -33,7 +33,7 @@ _HASHED_MAX_BYTES = 4 << 20
 def request_hash(request: Request) -> str:
     """The sha256 hex of a request as sent on the wire, without its draw index.
 
-    The key is the request as sent (SPEC section 6, case R03a, decided): provider, endpoint,
+    The key is the request as sent (SPEC section 6, case R03a): provider, endpoint,
     model, messages, tools, every body field after the client's defaults (``request.wire``'s
     ``defaults`` under the request's own params: the Anthropic client's ``max_tokens`` is in it
     when the request sets none), the headers that change the reply (``anthropic-version``,
@@ -81,7 +81,7 @@ def request_hash(request: Request) -> str:
 def cache_key(request: Request, arm: str = "") -> str:
     """The cache key of a request: its :func:`request_hash`, the arm's name and its draw index.
 
-    The arm's name is part of the key (case H12e, decided): two arms that send the same request
+    The arm's name is part of the key (case H12e): two arms that send the same request
     never share draws, so an arm and its copy are compared on their own samples.
 
     Example:

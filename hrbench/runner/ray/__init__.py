@@ -35,7 +35,7 @@ functions defined in a module are imported there by name (the driver's ``sys.pat
 shipped along, which serves a cluster on one machine; a multi-machine cluster needs the code
 installed or a Ray ``runtime_env``); closures (prompt arms, reading recipes) travel by value.
 
-Not carried over (decided): a replay client (it reads recordings from the driver's store) is
+Not carried over: a replay client (it reads recordings from the driver's store) is
 refused; a provider response id repeated across two items of one arm is detected only when
 both ran in the same batch; the caller's environment of a daemon request (API keys,
 :mod:`hrbench._util.environ`) stays on the driver, and workers read keys from their own environment,
