@@ -58,7 +58,7 @@ _OPEN_TRIES_S = 30.0
 def _open(conn: sqlite3.Connection, path: str) -> None:
     """Set up a connection: busy timeout, WAL, the schema and its version row.
 
-    Safe when many processes open or migrate one fresh file at once (case R06a, decided): the
+    Safe when many processes open or migrate one fresh file at once (case R06a): the
     busy timeout is set before anything else; the WAL switch, which SQLite does not retry on a
     busy database, is retried; the schema is created in one ``BEGIN IMMEDIATE`` transaction
     (one writer at a time, each waiting its turn) and the version row is written with
