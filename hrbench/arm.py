@@ -30,7 +30,7 @@ class RunInfo(NamedTuple):
     """Which run is making a request: arm name, item id, run number (immutable).
 
     A named tuple: the runner makes one per run, and a tuple is made several times faster than
-    a frozen dataclass (issue 15, point 6).
+    a frozen dataclass.
     """
 
     arm: str
@@ -54,7 +54,7 @@ class Arm:
             or a dict with ``text``/``answer``).
         version: the arm's version, recorded with the benchmark and part of its hash (a
             resume refuses a changed arm). Not part of the cache key (SPEC section 6: the
-            request as sent, the arm's name, the draw index; decided, newcomer finding 11): a
+            request as sent, the arm's name, the draw index): a
             version bump whose requests are the same is served the cached replies.
         derived_from: the name of the arm this one was derived from, if any.
         settings: settings that change the arm's behaviour; part of its hash.
@@ -185,8 +185,8 @@ class Context:
         Returns:
             The reply as a :class:`~hrbench.records.Result`. When the call failed for good
             (after retries) its ``ok`` is false and reading its ``.text`` raises
-            :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause
-            (issue 12); ``raw_text`` reads it without raising.
+            :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause;
+            ``raw_text`` reads it without raising.
 
         Raises:
             BudgetRefused: when the governor refuses the request (the run then ends as
