@@ -407,9 +407,9 @@ def seed_kept_draws(
 ) -> None:
     """Seed the distinct-draw check with the kept runs' response ids before a resume runs (seed 002).
 
-    Newcomer finding: ``--retry-errors`` after a benchmark refused as not distinct draws
-    accepted one more duplicate per retry, from the cache, because a resumed runtime had
-    forgotten the kept runs' draws. Every kept run's provider response ids are remembered for
+    So that ``--retry-errors`` after a benchmark refused as not distinct draws never accepts
+    one more duplicate per retry, from the cache, a resumed runtime remembers the kept runs'
+    draws. Every kept run's provider response ids are remembered for
     its arm (a reply repeating one, on any item, is refused again); its request keys are
     remembered when its item runs (``pending``). Kept runs with no trace in ``done_traces``
     cannot be checked against: :class:`~hrbench.errors.DrawsUncheckedWarning` says how many

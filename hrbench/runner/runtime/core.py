@@ -396,7 +396,7 @@ class Runtime(Billing):
     def _trace_attempts(self, ctx: Context, key: str, request: Request, result: Result) -> None:
         """Every retried attempt of a live reply in the run's trace, with its bill when it had one.
 
-        Newcomer finding: retries were only in the log. One the provider billed (a reply with no
+        Retries are in the trace, not only in the log. One the provider billed (a reply with no
         text) carries that bill, as the governor counts it, so the row's usd is what the provider
         billed (rule: rows match the bill).
         """

@@ -106,10 +106,10 @@ class Drain:
 class Lead:
     """The in-flight key a call leads (:class:`~hrbench.runner.cache.InFlight`), landed once.
 
-    Newcomer finding 25: a leader held at a clean cancel's drain (it sends nothing more, and
-    waits there until its benchmark is cancelled, up to the grace) kept its key, so a request
-    of another benchmark waiting on it stalled for the grace before sending its own. A held
-    leader now lands the key at once with no reply to share: a waiter takes over. The call's
+    A leader held at a clean cancel's drain (it sends nothing more, and waits there until its
+    benchmark is cancelled, up to the grace) must not keep its key, or a request of another
+    benchmark waiting on it would stall for the grace before sending its own. A held leader
+    lands the key at once with no reply to share: a waiter takes over. The call's
     own landing afterwards is then a no-op (it must not end the new leader's flight).
     """
 
