@@ -59,7 +59,7 @@ def book_lost(before_attempt: Any, usage: Usage | None = None, model: str | None
 
 
 def estimated_usage(request: Request, result: Result) -> Usage:
-    """The usage of a reply without a usage block: counted, else bounded from above (finding 14).
+    """The usage of a reply without a usage block: counted, else bounded from above.
 
     With ``n`` choices only the first is kept: each of the others is counted at the output
     limit sent (at the first one's size when none was sent).
