@@ -99,7 +99,7 @@ def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
 def _migrate_5_to_6(conn: sqlite3.Connection) -> None:
     """Schema 5 -> 6: lost replies' unknown spend and unknown calls with no USD bound are kept.
 
-    Newcomer findings 4 (``lost_*``) and 13 (``*unpriced*``); the new columns start at 0.
+    The new columns (``lost_*``, ``*unpriced*``) start at 0.
     """
     have = {r[1] for r in conn.execute("PRAGMA table_info(ledger)")}
     for col, kind in (
