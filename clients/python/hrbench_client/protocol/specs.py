@@ -118,9 +118,9 @@ ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
 MAX_FINITE = 1.7976931348623157e308
 """The largest finite float: an upper bound that refuses ``inf`` (NaN fails ``ge=0`` already).
 
-Newcomer finding 7: a TOML ``max_usd = inf`` passed ``ge=0`` and was sent as JSON ``null``
-(JSON has no infinity), so it ran with no USD cap; it is refused here, naming the field. So is
-an infinite price (finding 15)."""
+A TOML ``max_usd = inf`` passes ``ge=0`` and would be sent as JSON ``null`` (JSON has no
+infinity), so it would run with no USD cap; it is refused here, naming the field. So is an
+infinite price."""
 
 
 Rate = Annotated[float, Meta(ge=0, le=MAX_FINITE, description="USD per million tokens")]
