@@ -3,7 +3,8 @@
 User-facing: the README, the docs (with the reference pages generated from the code), ``hrb``'s
 ``--help`` texts, the web view's page and script, and the messages of the code (every string
 that is not a docstring: exceptions, warnings, notes, help). Docstrings and comments are for
-the code's readers and may cite where a rule was decided.
+the code's readers and may cite a rule's public source (a seed rule, a shared case id); that
+they tell no history is ``tests/test_no_history.py``'s check.
 """
 
 from __future__ import annotations
