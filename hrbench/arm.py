@@ -7,9 +7,9 @@ import contextvars
 import hashlib
 import inspect
 import random
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 import anyio.from_thread
@@ -20,10 +20,46 @@ from hrbench.errors import ConfigError
 from hrbench.models.base import normalise_messages
 from hrbench.records import Request, Result, Step
 
-if TYPE_CHECKING:
-    from hrbench.runner.runtime import Runtime
+__all__ = ["Arm", "Context", "RunInfo", "Sender", "current_run", "drive"]
 
-__all__ = ["Arm", "Context", "RunInfo", "current_run"]
+
+class Sender(Protocol):
+    """What a run context needs of the runtime that sends its requests.
+
+    The runner's :class:`hrbench.runner.runtime.Runtime` is one; the context knows it by these
+    names alone, so this module imports nothing of the runner.
+    """
+
+    inline: bool
+    """Whether the client answers without suspending (a sync arm's call is driven in place)."""
+    wire: Callable[[Request], dict[str, Any] | None] | None
+    """The client's request as sent, for the cache key (``None``: keyed on the request)."""
+    governor: Any
+    """The benchmark's governor."""
+
+    def call(self, ctx: Context, request: Request, inline: bool = False) -> Awaitable[Result]:
+        """Send one request of a run (cache, governor, client, recorder, trace)."""
+        ...
+
+
+def drive(coro: Any) -> Any:
+    """Run a coroutine that never suspends to completion, without an event loop.
+
+    Raises:
+        RuntimeError: when the coroutine suspends (it is closed first).
+
+    Example:
+        >>> async def two():
+        ...     return 2
+        >>> drive(two())
+        2
+    """
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("an inline request suspended; its client must not set `inline = True`")
 
 
 class RunInfo(NamedTuple):
@@ -156,7 +192,7 @@ class Context:
     seed: int
     client: Any
     ledger_id: str
-    runtime: Runtime | None = None
+    runtime: Sender | None = None
     _rng: random.Random | None = None
     trace: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -200,8 +236,6 @@ class Context:
                 "ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm"
             )
         if self.runtime is not None and self.runtime.inline:
-            from hrbench.runner.runtime import drive
-
             return drive(self._acall(prompt, params, inline=True))  # type: ignore[no-any-return]
         return anyio.from_thread.run(lambda: self.acall(prompt, **params))
 

@@ -20,10 +20,10 @@ import anyio.to_thread
 
 from hrbench.arm import Arm, Context
 from hrbench.errors import BudgetRefused, ConfigError
-from hrbench.reading._fold import fold_answer
-from hrbench.reading._not_found import is_not_found
-from hrbench.reading._scorer import REFUSAL_REASONS
 from hrbench.records import Answer, Result
+from hrbench.scoring.answer import REFUSAL_REASONS
+from hrbench.scoring.fold import fold_answer
+from hrbench.scoring.not_found import is_not_found
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT
 
 __all__ = ["INSTRUCTIONS", "RECIPES", "chunk_document", "chunked", "direct", "retrieve"]

@@ -33,7 +33,7 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   date (``12/25/2024``) give no number at all.
 - LaTeX marks (shared case S04): ``\%`` is a percent sign, ``\$`` a
   currency sign, and ``,\!`` between digit groups a thousands separator as ``{,}`` and ``\,``
-  are (``\$15,\!000`` is 15000; :mod:`hrbench.reading._fold`).
+  are (``\$15,\!000`` is 15000; :mod:`hrbench.scoring.fold`).
 - Which number: the last one in the reply (``which="last"``, the default: a reply that works
   its way to an answer states it last), or any of them (``which="any"``).
 - Accounting brackets: ``"(1,234)"`` is 1234 unless ``accounting=True``, which reads it as
@@ -62,7 +62,7 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
 - A reply with no number is ``parse_failure``; a label that does not hold exactly one number raises
   :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
   their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` (read by ``answer_contains``'s rule,
-  :func:`~hrbench.reading._scorer.is_not_in_document_label`) is right when
+  :func:`~hrbench.scoring.answer.is_not_in_document_label`) is right when
   the reply says the document lacks the answer (:func:`hrbench.reading.is_not_found`).
 """
 
@@ -76,10 +76,10 @@ from typing import Any, Literal
 from hrbench._util.floats import DBL_DIG, float_noise_equal
 from hrbench._util.text import FRACTION_SLASH, JOIN, fold_numerals
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.reading import is_not_found
-from hrbench.reading._fold import _is_minus, fold_answer
-from hrbench.reading._scorer import is_not_in_document_label, stop_kind
 from hrbench.records import Score
+from hrbench.scoring.answer import is_not_in_document_label, stop_kind
+from hrbench.scoring.fold import _is_minus, fold_answer
+from hrbench.scoring.not_found import is_not_found
 from hrbench.scoring.scorer import Scorer, label_answers, screen
 
 __all__ = ["DBL_DIG", "Quantity", "float_noise_equal", "numeric_scorer", "read_numbers"]

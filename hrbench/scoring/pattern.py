@@ -39,6 +39,7 @@ import regex
 
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import Score
+from hrbench.scoring.names import plain_scorer
 from hrbench.scoring.scorer import Scorer, ScorerLike, screen
 
 __all__ = ["DEFAULT_TIMEOUT_S", "pattern_scorer"]
@@ -91,8 +92,6 @@ def pattern_scorer(
         >>> pattern_scorer(r"ANSWER: (\d+)|\\boxed\{(\d+)\}", then="numeric")(None, "\\boxed{42}", 42).outcome
         '42'
     """
-    from hrbench.specs import build_scorer
-
     if not isinstance(pattern, str) or not pattern:
         raise ConfigError("pattern", pattern, "expected a regular expression")
     try:
@@ -110,7 +109,7 @@ def pattern_scorer(
         or timeout <= 0
     ):
         raise ConfigError("timeout", timeout, "expected a number of seconds > 0")
-    inner = build_scorer(then, then_settings) if isinstance(then, str) else then
+    inner = plain_scorer(then, then_settings) if isinstance(then, str) else then
     if not callable(inner):
         raise ConfigError("then", then, "expected a scorer name or a scorer")
     named = "answer" in rx.groupindex

@@ -1,10 +1,10 @@
 """The official SQuAD v2.0 exact match and F1 (``evaluate-v2.0.py``), re-implemented.
 
-The rules (see :mod:`hrbench.evaluation.metrics` for what they do to numbers, signs and one-letter
+The rules (see :mod:`hrbench.metrics` for what they do to numbers, signs and one-letter
 answers): lower case, ASCII punctuation removed, the words "a", "an", "the" removed, white
 space collapsed; reference answers that normalise to nothing are dropped, and an item left with
 none is unanswerable (its only reference is ``""``); F1 is over the bag of whitespace tokens;
-an item's score is the best over its references. Both :mod:`hrbench.evaluation.metrics` (``evaluate()``'s
+an item's score is the best over its references. Both :mod:`hrbench.metrics` (``evaluate()``'s
 metrics) and :mod:`hrbench.reading` (the ``squad`` scorer) score with these functions.
 
 Example:

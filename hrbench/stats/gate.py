@@ -103,7 +103,7 @@ def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str, Any]:
             )
         return store.rows_get(bid), bid, store.benchmark_stop_get(bid)
     if isinstance(x, (str, os.PathLike)):
-        from hrbench.results.rowfile import read_rows
+        from hrbench.rowfile import read_rows
 
         return read_rows(Path(x), field), str(x), None
     rows = list(getattr(x, "rows", x))

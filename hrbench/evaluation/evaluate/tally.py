@@ -14,12 +14,12 @@ from typing import Any
 
 from hrbench.errors import BudgetStoppedWarning, ConfigError, MetricErrorWarning
 from hrbench.evaluation.evaluate.result import EvalError, Evaluation
-from hrbench.evaluation.metrics import Metric, as_metric, score_of
 from hrbench.evaluation.modules.base import Module
 from hrbench.evaluation.modules.dataset import check_concurrency
 from hrbench.evaluation.modules.fn import FnModule
 from hrbench.evaluation.modules.records import Example
 from hrbench.evaluation.modules.running import Outcome, check_inputs, rows_of
+from hrbench.metrics import Metric, as_metric, score_of
 
 _PLAIN = frozenset({bool, int, float, dict})
 

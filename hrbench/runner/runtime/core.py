@@ -28,7 +28,7 @@ from hrbench.runner.runtime.drain import Drain, Draining, Lead
 from hrbench.runner.runtime.rules import HTTP_PROVIDERS, Context, unpriced_message
 from hrbench.store import Store
 
-__all__ = ["Runtime", "drive"]
+__all__ = ["Runtime"]
 
 
 @dataclass
@@ -422,17 +422,3 @@ class Runtime(Billing):
 
 def _where(ctx: Context) -> str:
     return f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
-
-
-def drive(coro: Any) -> Any:
-    """Run a coroutine that never suspends to completion, without an event loop.
-
-    Raises:
-        RuntimeError: when the coroutine suspends (it is closed first).
-    """
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError("an inline request suspended; its client must not set `inline = True`")

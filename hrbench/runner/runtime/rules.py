@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import contextvars
 import json
-from typing import Any
+
+from hrbench.arm import Context as Context
 
 __all__ = ["HTTP_PROVIDERS", "unpriced_message"]
-
-
-Context = Any
-"""The run context (:class:`hrbench.arm.Context`); not imported, so that arm.py may import this."""
 
 
 HTTP_PROVIDERS = frozenset({"openai", "anthropic"})

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.evaluation.metrics.base import Metric, Normalisation, get_field
+from hrbench.metrics.base import Metric, Normalisation, get_field
 from hrbench.scoring.squad import (
     _gold,
     _normaliser,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrbench.evaluation.metrics.base import Metric, get_field
+from hrbench.metrics.base import Metric, get_field
 from hrbench.scoring.tatqa import tatqa_em_f1
 
 

@@ -6,9 +6,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from hrbench.reading._fold import contains_answer, contains_float_noise, fold_answer, strip_around
-from hrbench.reading._not_found import _folded_not_found
 from hrbench.records import REFUSAL_REASONS, Answer, Result, Score
+from hrbench.scoring.fold import contains_answer, contains_float_noise, fold_answer, strip_around
+from hrbench.scoring.not_found import _folded_not_found
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
 
 __all__ = ["LIMIT_NOTES", "REFUSAL_REASONS", "answer_scorer", "stop_kind"]
@@ -72,7 +72,7 @@ def is_not_in_document_label(answer: str) -> bool:
     """Whether an accepted answer is the ``NOT_IN_DOCUMENT`` label: one rule for every scorer.
 
     The answer is folded as ``answer_contains`` folds labels (case, white space, the folds of
-    :func:`~hrbench.reading._fold.fold_answer`) and sentence punctuation and quotes around it
+    :func:`~hrbench.scoring.fold.fold_answer`) and sentence punctuation and quotes around it
     are dropped (cases R12a, R12c). ``answer_contains`` and the numeric scorer both use it
     (one rule, so they agree on a quoted or exclaimed label).
 
@@ -188,7 +188,7 @@ def answer_scorer() -> Scorer:
 
     An answer is right when its text contains any of the item's accepted answers after both
     are folded the same way (seed 001: containment after folding). Folding and matching, in
-    full in :mod:`hrbench.reading._fold`:
+    full in :mod:`hrbench.scoring.fold`:
 
     - NFKC, then any script's decimal digits as ASCII digits (case H08a); curly quotes
       as ASCII (H08c); caseless matching in every script, also where lower-casing adds

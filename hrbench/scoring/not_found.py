@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from hrbench.reading._fold import fold_answer
+from hrbench.scoring.fold import fold_answer
 
 __all__ = ["is_not_found"]
 

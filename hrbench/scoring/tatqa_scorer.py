@@ -2,8 +2,8 @@
 
 The official metric itself (:func:`~hrbench.scoring.tatqa.tatqa_em_f1` and its number reading
 and normalisation) is in :mod:`hrbench.scoring.tatqa`; ``evaluate()``'s TAT-QA metrics
-(:func:`~hrbench.evaluation.metrics.tatqa_exact_match`, :func:`~hrbench.evaluation.metrics.tatqa_f1`) in
-:mod:`hrbench.evaluation.metrics`.
+(:func:`~hrbench.metrics.tatqa_exact_match`, :func:`~hrbench.metrics.tatqa_f1`) in
+:mod:`hrbench.metrics`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.reading._fold import fold_answer
-from hrbench.reading._not_found import _folded_not_found
-from hrbench.reading._scorer import screen_folded, stop_kind, verdict
 from hrbench.records import Score
+from hrbench.scoring.answer import screen_folded, stop_kind, verdict
+from hrbench.scoring.fold import fold_answer
+from hrbench.scoring.not_found import _folded_not_found
 from hrbench.scoring.scorer import Scorer, output_failure, output_text
 from hrbench.scoring.tatqa import (
     tatqa_answer_string,
