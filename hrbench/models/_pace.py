@@ -404,7 +404,9 @@ class Pace:
         with self._lock:
             self.in_flight = max(0, self.in_flight - 1)
             self.used = self.clock()
-        self._poke()
+            starting = not self.seen
+        if starting:  # the slow start bounds the requests in flight
+            self._poke()
 
     def unsent(self, ticket: Ticket) -> None:
         """The request of ``ticket`` was let through but not sent: its token is given back."""
