@@ -420,9 +420,7 @@ def _add_export(sub: Any) -> None:
         help="write a stored benchmark as Inspect eval logs (one per arm), for inspect view and its tools",
     )
     x.add_argument("id", help=_ID_HELP)
-    x.add_argument(
-        "--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs, JSON)"
-    )
+    x.add_argument("--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs)")
     x.add_argument(
         "-o",
         "--output",
@@ -431,6 +429,12 @@ def _add_export(sub: Any) -> None:
         help="the folder to write into (default: the current one)",
     )
     x.add_argument("--name", help="the task name in the logs (default: the benchmark's name)")
+    x.add_argument(
+        "--log-format",
+        choices=["json", "eval"],
+        default="json",
+        help="json (one JSON object per log, the default) or eval (Inspect's zip)",
+    )
 
 
 def _add_gate(sub: Any) -> None:
