@@ -76,7 +76,7 @@ def parse_reset(text: str, now: float | None = None) -> float | None:
         now: the current POSIX time in seconds, for a timestamp (default: now).
 
     Returns:
-        Seconds (a time in the past is 0), or ``None`` when unreadable.
+        Seconds (a time in the past is 0), or ``None`` when unreadable or past any float (``"9...9h"``).
 
     Example:
         >>> parse_reset("6m0s"), parse_reset("59ms"), parse_reset("2.5")
@@ -88,7 +88,8 @@ def parse_reset(text: str, now: float | None = None) -> float | None:
     """
     text = text.strip()
     if _DURATION.fullmatch(text):
-        return sum(float(n) * _UNIT_S[u][0] / _UNIT_S[u][1] for n, u in _DURATION_PART.findall(text))
+        total = sum(float(n) * _UNIT_S[u][0] / _UNIT_S[u][1] for n, u in _DURATION_PART.findall(text))
+        return total if math.isfinite(total) else None
     try:
         seconds = float(text)
     except ValueError:
