@@ -139,7 +139,7 @@ class LoopbackServer:
 
     Example:
         >>> import httpx2
-        >>> with LoopbackServer(rate_limit=(10.0, 2.0)) as srv:
+        >>> with LoopbackServer(rate_limit=(0.1, 2.0)) as srv:  # 2 at once, then one every 10 s
         ...     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
         ...     codes = [httpx2.post(srv.base_url + "/chat/completions", json=body).status_code for _ in range(3)]
         >>> codes, srv.rate_limited

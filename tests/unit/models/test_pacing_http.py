@@ -94,9 +94,9 @@ def test_a_provider_that_says_10_requests_a_second_gets_no_more(kind: str) -> No
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_a_stated_token_limit_is_kept(kind: str) -> None:
-    """2,000 tokens/s and ~110-token requests: about 18 requests/s, whatever the concurrency."""
-    with LoopbackServer(token_limit=(2000.0, 600.0), enforce_limits=False) as srv:
-        srv.set(reply_words=10)
+    """2,000 tokens/s and ~100-token requests: about 20 requests/s, whatever the concurrency."""
+    srv = LoopbackServer(token_limit=(2000.0, 600.0), enforce_limits=False, separate_process=True)
+    with srv:
         words = " ".join(f"w{i}" for i in range(100))
         ref = hb.Reference({f"q{i}": f"{words} q{i}" for i in range(12)}, labels=["x"] * 12)
         bench = hb.benchmark(
@@ -107,7 +107,7 @@ def test_a_stated_token_limit_is_kept(kind: str) -> None:
             governor=hb.Governor(max_calls=1000),
             concurrency=32,
         )
-        stats = srv.stats()
+    stats = srv.stats()
     assert failed(bench) == 0 and stats["requests"] == 60
     assert stats["over_limit"] <= 2, stats
 
@@ -170,6 +170,8 @@ def test_a_persistent_429_ends_when_its_time_is_up() -> None:
             cl.send, hb.Request(messages=[{"role": "user", "content": "[[fault:429:retry_after=0.05]] x"}])
         )
         sent = len(srv.requests)
-    assert not r.ok and "HTTP 429" in (r.error or "")
-    assert sent >= 2  # more attempts than max_attempts: a 429 is bounded by time
+    error = r.error or ""
+    assert not r.ok and "HTTP 429" in error, error
+    # ended by its time, not by max_attempts (1): a retry past max_total_s, or a turn of the pace past it
+    assert "is past the retry budget" in error or "past the time left of max_total_s" in error, error
     assert _pace.pace_for("openai", srv.base_url, None, "loopback-1").limited == sent
