@@ -160,8 +160,8 @@ class HttpModelClient:
     ) -> None:
         from hrbench._util.forms import check_env_name, check_name, check_number, check_url
 
-        # every field with a form, before any request (newcomer finding: a base_url of "${VAR}"
-        # failed 200 runs after 5 attempts each); `hrbench.specs` names them under `client.`
+        # every field with a form, before any request (a base_url of "${VAR}" never reaches
+        # 200 runs of 5 attempts each); `hrbench.specs` names them under `client.`
         check_name("model", model)
         check_url("base_url", self.default_base_url if base_url is None else base_url)
         check_env_name("api_key_env", api_key_env)
@@ -226,7 +226,7 @@ class HttpModelClient:
     def wire(self, request: Request) -> dict[str, Any]:
         """What this client adds to ``request`` on the wire, for its cache and recording key.
 
-        Case R03a (decided): the key is the request as sent, so it covers the endpoint, the
+        Case R03a: the key is the request as sent, so it covers the endpoint, the
         body fields the client fills in (:meth:`body_defaults`) and the extra headers that
         change the reply (``anthropic-version``, a beta flag), never a header whose name says
         it may carry a credential (``authorization``, ``x-api-key``, ``*token*``, ...).
@@ -272,7 +272,7 @@ class HttpModelClient:
     def require_key(self) -> None:
         """Refuse, before the first call, a client of a hosted API whose key is set nowhere.
 
-        Decided (issue 15, as the daemon does for specs): a client that talks to its provider's
+        Rule (as the daemon's for specs): a client that talks to its provider's
         hosted API (the host of ``default_base_url``) and names an ``api_key_env`` needs that
         variable set (in the caller's environment sent with a daemon request, or the process's);
         a local server (another ``base_url``) may run without a key. The benchmark runner calls
@@ -513,7 +513,7 @@ class HttpModelClient:
                     f"{str(exc)[:SNIPPET]}"
                 ) from None
             unusable = unusable_reply(result)
-            if unusable:  # decided, newcomer finding: never scored as if it were an answer
+            if unusable:  # never scored as if it were an answer
                 why = f"{self.provider}: {unusable}"
                 if result.finish_reason == "length":  # the same limit would be billed and cut again
                     raise FinalFailure(why, status, usage=result.usage, model=result.model)
@@ -522,8 +522,8 @@ class HttpModelClient:
         text = response.text
         detail = self._redact(error_detail(text))[:SNIPPET]  # redacted whole, then cut
         if status == 402 or (status in (400, 403, 429) and QUOTA.search(text)):
-            # decided (newcomer finding: reported as an hrbench budget stop whose advice, higher
-            # --max-* limits, cannot help): the provider's error, with its message and advice
+            # the provider's error, with its message and advice, not an hrbench budget stop
+            # (whose advice, higher --max-* limits, cannot help)
             raise FinalFailure(
                 f"{self.provider}: quota exhausted (HTTP {status}): {detail}; the provider refuses "
                 "requests until credit is added or the quota raised with it (an hrbench limit, "
@@ -537,7 +537,7 @@ class HttpModelClient:
                 retry_after_s=parse_retry_after(response.headers),
                 status=status,
             )
-        if status in (401, 403):  # name the key's variable, never the key (issue 12)
+        if status in (401, 403):  # name the key's variable, never the key
             if not self.api_key_env:
                 detail += " (this client sends no API key: api_key_env is None)"
             elif self._key() is None:
@@ -545,6 +545,6 @@ class HttpModelClient:
             else:
                 detail += f" (the API key is read from the environment variable {self.api_key_env})"
         # a key refused (401) fails every request of the client, a model refused (403, 404) every
-        # one for that model: the runner sends no other (newcomer finding: N identical errors)
+        # one for that model: the runner sends no other (not N identical errors)
         halts = {401: "auth", 403: "model", 404: "model"}.get(status)
         raise FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status, halts=halts)
