@@ -41,7 +41,9 @@ __all__ = [
     "check",
     "clustered_t_p",
     "disagreeing_clusters",
+    "lognormal_sizes",
     "DESIGNS",
+    "SKEW_SHARE",
     "promised_power",
     "rows_for",
     "sign_flip_p",
@@ -60,14 +62,42 @@ def _accuracy(mu: float, sd: float) -> float:
     return float(np.sum(_GH_W * expit(mu + sd * _GH_X)) / math.sqrt(2 * math.pi))
 
 
-def _solve_mu(accuracy: float, sd: float) -> float:
+def _solve_mu(accuracy: float, sd: float, skew: float = 0.0) -> float:
+    """The logit mean whose arm has ``accuracy``, over its random effects (and a skew's two shifts)."""
     if accuracy >= 1.0:
         return math.inf
     if accuracy <= 0.0:
         return -math.inf
     from scipy.optimize import brentq
 
-    return float(brentq(lambda m: _accuracy(m, sd) - accuracy, -40.0, 40.0, xtol=1e-12))
+    shifts = _skew_shifts(skew)
+
+    def acc(m: float) -> float:
+        return sum(w * _accuracy(m + x, sd) for x, w in shifts)
+
+    return float(brentq(lambda m: acc(m) - accuracy, -40.0, 40.0, xtol=1e-12))
+
+
+SKEW_SHARE = 0.1
+"""The share of clusters on which a skewed arm is much worse (:attr:`Design.skew`)."""
+
+
+def _skew_shifts(skew: float) -> list[tuple[float, float]]:
+    """``(logit shift, probability)`` of a skewed arm's clusters: ``+skew`` on 90%, ``-9 skew`` on 10%."""
+    if not skew:
+        return [(0.0, 1.0)]
+    return [(skew, 1.0 - SKEW_SHARE), (-skew * (1.0 - SKEW_SHARE) / SKEW_SHARE, SKEW_SHARE)]
+
+
+def lognormal_sizes(clusters: int, median: float, sigma: float, seed: int = 0) -> tuple[int, ...]:
+    """Cluster sizes drawn from a lognormal (``exp(N(log median, sigma))``, rounded, at least 1), seeded.
+
+    Example:
+        >>> lognormal_sizes(6, 8, 0.8)
+        (9, 3, 15, 17, 2, 2)
+    """
+    rng = np.random.default_rng(seed)
+    return tuple(max(1, round(float(x))) for x in np.exp(rng.normal(math.log(median), sigma, clusters)))
 
 
 @dataclass(frozen=True)
@@ -84,6 +114,14 @@ class Design:
         sd_arm_cluster: the logit standard deviation of an arm x cluster effect, each arm its
             own: the arms then differ cluster by cluster around their average difference.
         descriptive: fewer than 5 runs (reported as descriptive).
+        skew: arm ``a``'s skewed arm x cluster effect (logit units; 0: none): on each cluster,
+            drawn independently, it is better by ``skew`` with probability 0.9 and worse by
+            ``9 * skew`` with probability 0.1, its mean solved so that its accuracy stays
+            ``accuracy``: with ``diff`` 0 the arms are equal on average, one a little better
+            on most clusters and much worse on a few (a skewed null).
+        cluster_failure: the chance that arm ``a`` fails every run of every item of a cluster
+            (a whole cluster down at once); its true accuracy is then ``accuracy * (1 -
+            cluster_failure)``.
     """
 
     name: str
@@ -96,6 +134,8 @@ class Design:
     sd_arm_item: float = 0.5
     sd_arm_cluster: float = 0.0
     descriptive: bool = False
+    skew: float = 0.0
+    cluster_failure: float = 0.0
 
     @property
     def n_items(self) -> int:
@@ -132,16 +172,29 @@ def _draw(
     u = rng.normal(0.0, d.sd_cluster, (n, len(d.sizes)))[:, d.cluster]
     v = rng.normal(0.0, d.sd_item, (n, d.n_items))
     out = []
-    for acc in (d.accuracy, acc_b):
-        mu = _solve_mu(acc, d.sd)
+    for arm, acc in enumerate((d.accuracy, acc_b)):
+        skew = d.skew if arm == 0 else 0.0
+        mu = _solve_mu(acc, d.sd, skew)
         w = rng.normal(0.0, d.sd_arm_item, (n, d.n_items))
         if d.sd_arm_cluster:
             w += rng.normal(0.0, d.sd_arm_cluster, (n, len(d.sizes)))[:, d.cluster]
+        if skew:
+            w += _skew_draw(skew, rng, (n, len(d.sizes)))[:, d.cluster]
         if math.isinf(mu):
-            out.append(np.full((n, d.n_items), k if mu > 0 else 0))
+            counts = np.full((n, d.n_items), k if mu > 0 else 0)
         else:
-            out.append(rng.binomial(k, expit(mu + u + v + w)))
+            counts = rng.binomial(k, expit(mu + u + v + w))
+        if arm == 0 and d.cluster_failure:
+            down = rng.random((n, len(d.sizes))) < d.cluster_failure
+            counts = np.where(down[:, d.cluster], 0, counts)
+        out.append(counts)
     return out[0], out[1]
+
+
+def _skew_draw(skew: float, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """A skewed arm's logit shift per cluster (:data:`SKEW_SHARE` of them much worse), shape ``shape``."""
+    (good, _), (bad, _) = _skew_shifts(skew)
+    return np.where(rng.random(shape) < SKEW_SHARE, bad, good)
 
 
 def simulate(d: Design, n: int, rng: np.random.Generator, diff: float | None = None) -> Simulated:
@@ -158,7 +211,7 @@ def simulate(d: Design, n: int, rng: np.random.Generator, diff: float | None = N
     """
     delta = d.diff if diff is None else diff
     ca, cb = _draw(d, n, rng, d.accuracy - delta)
-    return Simulated(ca / d.runs, cb / d.runs, d.accuracy, d.accuracy - delta)
+    return Simulated(ca / d.runs, cb / d.runs, d.accuracy * (1.0 - d.cluster_failure), d.accuracy - delta)
 
 
 def arm_rows(d: Design, rng: np.random.Generator, copies: int = 1, runs: int | None = None) -> dict[str, Any]:
@@ -177,11 +230,14 @@ def arm_rows(d: Design, rng: np.random.Generator, copies: int = 1, runs: int | N
     n = cl.size
     shared = rng.normal(0.0, d.sd_cluster, n_g)[cl] + rng.normal(0.0, d.sd_item, n)
     correct = []
-    for acc in (d.accuracy, d.accuracy - d.diff):
-        mu = _solve_mu(acc, d.sd)
+    for arm, acc in enumerate((d.accuracy, d.accuracy - d.diff)):
+        skew = d.skew if arm == 0 else 0.0
+        mu = _solve_mu(acc, d.sd, skew)
         own = rng.normal(0.0, d.sd_arm_item, n)
         if d.sd_arm_cluster:
             own = own + rng.normal(0.0, d.sd_arm_cluster, n_g)[cl]
+        if skew:
+            own = own + _skew_draw(skew, rng, (n_g,))[cl]
         p = np.full(n, 1.0 if mu > 0 else 0.0) if math.isinf(mu) else expit(mu + shared + own)
         correct.append((rng.random((n, k)) < p[:, None]).ravel())
     rows = 2 * n * k
@@ -277,9 +333,12 @@ def stated_components(d: Design, seed: int = 0, clusters: int = 4000, items: int
     shape = (clusters, items)
     shared = rng.normal(0.0, d.sd_cluster, (clusters, 1)) + rng.normal(0.0, d.sd_item, shape)
     p = []
-    for acc in (d.accuracy, d.accuracy - d.diff):
-        mu = _solve_mu(acc, d.sd)
+    for arm, acc in enumerate((d.accuracy, d.accuracy - d.diff)):
+        skew = d.skew if arm == 0 else 0.0
+        mu = _solve_mu(acc, d.sd, skew)
         own = rng.normal(0.0, d.sd_arm_item, shape) + rng.normal(0.0, d.sd_arm_cluster, (clusters, 1))
+        if skew:
+            own = own + _skew_draw(skew, rng, (clusters, 1))
         p.append(np.full(shape, 1.0 if mu > 0 else 0.0) if math.isinf(mu) else expit(mu + shared + own))
     diff = p[0] - p[1]
     within = float(np.mean(p[0] * (1 - p[0]) + p[1] * (1 - p[1])))

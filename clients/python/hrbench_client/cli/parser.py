@@ -75,6 +75,10 @@ def _limit(kind: type) -> Any:
     return parse
 
 
+_METRICS = ("accuracy", "pass^k", "flip_rate")
+"""What ``hrb report --compare`` and ``hrb gate`` may compare (``hrbench.stats.consistency.METRICS``)."""
+
+
 def _fraction(text: str) -> float:
     """A number from 0 to 1 (``--fail-under``)."""
     import argparse
@@ -381,6 +385,19 @@ def _add_reading(sub: Any) -> None:
         "--compare", nargs=2, metavar=("ARM_A", "ARM_B"), help="the paired difference of two arms (A - B)"
     )
     rep.add_argument(
+        "--metric",
+        choices=_METRICS,
+        help="what --compare compares: accuracy (default), pass^k (k runs of an item all right) or "
+        "flip_rate (two runs of an item disagree)",
+    )
+    rep.add_argument(
+        "--pass-k",
+        type=int,
+        metavar="K",
+        help="the k of pass^k (default: the runs per item); the text shows pass^k and the flip rate "
+        "with 2 or more runs",
+    )
+    rep.add_argument(
         "--format",
         choices=["text", "json", "markdown"],
         default="json",
@@ -459,6 +476,14 @@ def _add_gate(sub: Any) -> None:
     g.add_argument(
         "--alpha", type=float, default=0.05, help="1 - the confidence a failure needs (default 0.05: 95%%)"
     )
+    g.add_argument(
+        "--metric",
+        choices=_METRICS,
+        default="accuracy",
+        help="what is gated: accuracy (default), pass^k (a drop in the chance that k runs of an item are "
+        "all right) or flip_rate (a rise in the chance that two runs of an item disagree)",
+    )
+    g.add_argument("--pass-k", type=int, metavar="K", help="the k of pass^k (default: the runs per item)")
     g.add_argument(
         "--markdown",
         metavar="FILE",
