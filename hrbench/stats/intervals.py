@@ -102,8 +102,20 @@ def design_df(y: np.ndarray, g: np.ndarray, n_g: int) -> int:
     sizes = np.bincount(g, minlength=n_g).astype(float)
     if n_g < 3 or n_g > _BM_MAX_CLUSTERS or sizes.min() == sizes.max():
         return max(n_g - 1, 1)
-    n = float(y.size)
-    rho = _icc(y, g, n_g)
+    return sized_df(sizes, _icc(y, g, n_g))
+
+
+def sized_df(sizes: np.ndarray, rho: float) -> int:
+    """:func:`design_df` for clusters of ``sizes`` items whose intra-cluster correlation is ``rho``.
+
+    Example:
+        >>> sized_df(np.array([10.0, 10.0, 10.0]), 0.1), sized_df(np.array([2.0, 2.0, 8.0, 40.0]), 0.05)
+        (2, 1)
+    """
+    n_g = int(sizes.size)
+    if n_g < 3 or n_g > _BM_MAX_CLUSTERS or sizes.min() == sizes.max():
+        return max(n_g - 1, 1)
+    n = float(sizes.sum())
     # the CR2 variance is sum_c w_c (q_c' y)**2, q_c = 1_c - (n_c / n) 1 (the cluster's residual total)
     w = 1.0 / ((1.0 - sizes / n) * n * n)
     q = np.diag(sizes) - np.outer(sizes, sizes) / n  # q[e, c] = 1_e' q_c

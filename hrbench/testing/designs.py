@@ -523,10 +523,9 @@ def promised_power(
 ) -> float:
     """What :func:`hrbench.stats.power` promises at ``d``'s items, from components stated or from a pilot.
 
-    Stated: the model's own components (:func:`stated_components`) and the arms' mean
-    accuracy (with 10 or fewer clusters power() then simulates compare()'s test), ``var_cluster`` as it
-    weighs on this design's item-weighted mean (times ``G * sum(n_c**2) / n**2``: 1 for
-    clusters of equal size, more for unequal ones). From a pilot: ``power(bench=pilot)`` on one
+    Stated: the model's own components (:func:`stated_components`), the arms' mean accuracy
+    and the design's cluster sizes (with 10 or fewer clusters, or unequal ones, power() then
+    simulates compare()'s test). From a pilot: ``power(bench=pilot)`` on one
     benchmark of ``d``'s clusters repeated to about ``clusters``, with 5 runs per item at least
     (as a user would plan from a pilot).
     """
@@ -538,18 +537,17 @@ def promised_power(
         rows = arm_rows(d, rng, copies=max(1, clusters // len(d.sizes)), runs=max(d.runs, 5))
         return power(d.diff, alpha, bench=rows, runs=d.runs, items_per_cluster=m, n_items=d.n_items).achieved
     c = stated_components(d, seed)
-    sizes = np.asarray(d.sizes, dtype=float)
-    spread = len(sizes) * float(np.sum(sizes**2)) / float(sizes.sum()) ** 2
     return power(
         d.diff,
         alpha,
         var_within=c["var_within"],
         var_between=c["var_between"],
-        var_cluster=c["var_cluster"] * spread,
+        var_cluster=c["var_cluster"],
         runs=d.runs,
         items_per_cluster=m,
         n_items=d.n_items,
         accuracy=d.accuracy - d.diff / 2,
+        cluster_sizes=d.sizes,
     ).achieved
 
 
