@@ -48,9 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = ["REASONS", "Gate", "Resume", "StopRecord", "gate", "kept", "rule_dict", "rule_from"]
 
-REASONS = ("decided", "tolerance", "max_clusters", "budget", "cancelled")
+REASONS = ("decided", "equivalent", "tolerance", "max_clusters", "budget", "cancelled")
 """Why a benchmark with a stop rule ended (the record stored as it starts says ``"running"``): ``"decided"`` (every pair of interest decided, or one
-arm best), ``"tolerance"`` (every difference known within the tolerance), ``"max_clusters"``
+arm best), ``"equivalent"`` (every pair decided or shown no different by more than the rule's
+margin, some of them that), ``"tolerance"`` (every difference known within the tolerance), ``"max_clusters"``
 (its most clusters, or every cluster, ran without either), ``"budget"`` (the governor stopped
 runs), ``"cancelled"`` (cancelled from outside)."""
 
@@ -220,7 +221,7 @@ def gate(
     if stop is None:
         return None
     rule, resume = _rule_of(stop)
-    if not (callable(getattr(rule, "order", None)) and callable(getattr(rule, "start", None))):
+    if not (callable(getattr(rule, "cluster_order", None)) and callable(getattr(rule, "start", None))):
         raise ConfigError("stop", stop, "expected an hrbench.StopWhenSure (or Bench.stop.resume())")
     if remote is not None:
         raise ConfigError("stop", rule, "a stop rule runs on the local executor only (leave out executor)")
@@ -256,6 +257,7 @@ class Gate:
         clusters = list(self.by_cluster)
         rule.check(names, len(clusters))
         _warn_undecidable(rule, names, len(clusters))
+        _warn_fit(rule, names, len(clusters))
         self._sizes = {c: len({i for _, _, i, _ in cells}) for c, cells in self.by_cluster.items()}
         self._setup(resume)
         self.rt = rt
@@ -298,11 +300,13 @@ class Gate:
                 state["stopped"] = None  # a resume under a higher max_clusters goes on
             self.test = SequentialTest.from_state(self.rule, state)
             stored = [c for c in resume.order if c in self.by_cluster]
-            self.order = stored if sorted(stored) == sorted(clusters) else list(self.rule.order(clusters))
+            self.order = (
+                stored if sorted(stored) == sorted(clusters) else list(self.rule.cluster_order(clusters, self._sizes))
+            )
             self.committed = min(resume.committed, len(self.order))
         else:
             self.test = self.rule.start(names, self._sizes)
-            self.order = list(self.rule.order(clusters))
+            self.order = list(self.rule.cluster_order(clusters, self._sizes))
             self.committed = 0
         self._where = {c: i for i, c in enumerate(self.order)}  # cluster -> its place in the order
 
@@ -527,6 +531,21 @@ class Gate:
     def record(self) -> StopRecord | None:
         """The stop's record once :meth:`run` ended."""
         return self._record
+
+
+def _warn_fit(rule: Any, arms: list[str], n_clusters: int) -> None:
+    """Warn before the first cluster when a fixed design would do better, or the test asked for may not hold."""
+    import warnings
+
+    from hrbench.errors import StopFewClustersWarning, StopMethodWarning
+
+    n_pairs = len(rule.resolve_pairs(arms))
+    few = rule.few_clusters_warning(n_pairs, n_clusters)
+    if few is not None:
+        warnings.warn(f"stop when sure: {few}", StopFewClustersWarning, stacklevel=3)
+    invalid = rule.validity_warning(n_pairs, n_clusters)
+    if invalid is not None:
+        warnings.warn(f"stop when sure: {invalid}", StopMethodWarning, stacklevel=3)
 
 
 def _warn_undecidable(rule: Any, arms: list[str], n_clusters: int) -> None:

@@ -21,7 +21,7 @@ Example:
     >>> y, k = np.array([1.0, 0.8, 0.0]), np.array([5.0, 5.0, 5.0])
     >>> item_values(y, k, "pass^k", 5).tolist(), item_values(y, k, "flip_rate", 5).tolist()
     ([1.0, 0.0, 0.0], [0.0, 0.4, 0.0])
-    >>> [round(v, 3) for v in item_values(y, k, "pass^k", 2)]
+    >>> [round(float(v), 3) for v in item_values(y, k, "pass^k", 2)]
     [1.0, 0.6, 0.0]
 """
 

@@ -19,6 +19,7 @@ import msgspec
 from hrbench.errors import ConfigError, NotFound
 from hrbench.records import Row
 from hrbench.stats.consistency import label
+from hrbench.stats.stopped import ran_through
 
 __all__ = ["GateResult", "gate"]
 
@@ -88,6 +89,10 @@ def _stopped(field: str) -> str:
         "its results and the fixed-sample interval the gate uses is not valid for it; gate "
         "benchmarks run in full (without --stop or a [stop] table)"
     )
+
+
+def _as_dict(stop: Any) -> dict[str, Any]:
+    return dict(stop) if isinstance(stop, dict) else stop.to_dict()
 
 
 def _stored(x: Any) -> bool:
@@ -194,8 +199,10 @@ def gate(
     Returns:
         A :class:`GateResult`; ``decision == "cannot"`` (with the reason) when the two share no
         labelled item, the arm is missing, no interval can be had (one cluster, an arm
-        whose every run failed), or either ran under a stop rule (:class:`~hrbench.StopWhenSure`:
-        the clusters it ran depended on its results, so no fixed-sample interval holds for it).
+        whose every run failed), or either stopped under a stop rule (:class:`~hrbench.StopWhenSure`:
+        the clusters it ran depended on its results, so no fixed-sample interval holds for it);
+        one that ran its rule's most clusters without deciding is gated as a fixed design of
+        that size (:func:`~hrbench.stats.stopped.ran_through`).
 
     Raises:
         ConfigError: ``max_drop`` not in [0, 1) or ``alpha`` not in (0, 0.5); a file that is
@@ -223,7 +230,7 @@ def gate(
         candidate=name_c, baseline=name_b, confidence=1 - alpha, max_drop=max_drop, alpha=alpha
     )
     for stop, field in ((stop_c, "candidate"), (stop_b, "baseline")):
-        if stop is not None:
+        if stop is not None and not ran_through(_as_dict(stop)):
             return GateResult(decision="cannot", reason=f"cannot compare: {_stopped(field)}", **head)
     picked = _pick(arm, _arms(rows_c), _arms(rows_b))
     if isinstance(picked, str):

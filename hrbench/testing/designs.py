@@ -94,7 +94,7 @@ def lognormal_sizes(clusters: int, median: float, sigma: float, seed: int = 0) -
 
     Example:
         >>> lognormal_sizes(6, 8, 0.8)
-        (9, 3, 15, 17, 2, 2)
+        (9, 7, 13, 9, 5, 11)
     """
     rng = np.random.default_rng(seed)
     return tuple(max(1, round(float(x))) for x in np.exp(rng.normal(math.log(median), sigma, clusters)))
