@@ -256,9 +256,9 @@ class Gate:
         names = [a.name for a in plan.arms]
         clusters = list(self.by_cluster)
         rule.check(names, len(clusters))
-        _warn_undecidable(rule, names, len(clusters))
-        _warn_fit(rule, names, len(clusters))
         self._sizes = {c: len({i for _, _, i, _ in cells}) for c, cells in self.by_cluster.items()}
+        _warn_undecidable(rule, names, list(self._sizes.values()))
+        _warn_fit(rule, names, list(self._sizes.values()))
         self._setup(resume)
         self.rt = rt
         if rt.drain is None:  # a stop lets the requests sent finish, as a clean cancel does
@@ -533,33 +533,34 @@ class Gate:
         return self._record
 
 
-def _warn_fit(rule: Any, arms: list[str], n_clusters: int) -> None:
+def _warn_fit(rule: Any, arms: list[str], sizes: list[int]) -> None:
     """Warn before the first cluster when a fixed design would do better, or the test asked for may not hold."""
     import warnings
 
     from hrbench.errors import StopFewClustersWarning, StopMethodWarning
 
     n_pairs = len(rule.resolve_pairs(arms))
-    few = rule.few_clusters_warning(n_pairs, n_clusters)
+    few = rule.few_clusters_warning(n_pairs, len(sizes), sizes)
     if few is not None:
         warnings.warn(f"stop when sure: {few}", StopFewClustersWarning, stacklevel=3)
-    invalid = rule.validity_warning(n_pairs, n_clusters)
+    invalid = rule.validity_warning(n_pairs, len(sizes), sizes)
     if invalid is not None:
         warnings.warn(f"stop when sure: {invalid}", StopMethodWarning, stacklevel=3)
 
 
-def _warn_undecidable(rule: Any, arms: list[str], n_clusters: int) -> None:
+def _warn_undecidable(rule: Any, arms: list[str], sizes: list[int]) -> None:
     """Warn before the first cluster when the rule can never decide (too few clusters for its test)."""
     import warnings
 
     from hrbench.errors import StopUndecidableWarning
 
     n_pairs = len(rule.resolve_pairs(arms))
-    need = rule.fewest_to_decide(n_pairs, n_clusters)
+    n_clusters = len(sizes)
+    need = rule.fewest_to_decide(n_pairs, n_clusters, sizes)
     most = rule.limit(n_clusters)
     if need is None or most >= need:
         return
-    method = rule.resolved_method(n_pairs, n_clusters)
+    method = rule.resolved_method(n_pairs, n_clusters, sizes)
     other = ' or method="symmetric" (it can decide after 5)' if method == "exact" and most >= 5 else ""
     warnings.warn(
         f"stop when sure cannot decide here: it runs at most {most} cluster(s) and its {method} "

@@ -9,7 +9,8 @@ cluster's size over the mean size and ``s_c`` the root mean square of its cluste
 differences in the history. A cluster drawn when the clusters ``R`` are left had the chance
 ``q = p_c / sum_R p`` of being drawn; it enters the e-process with the weight ``w_c / (|R| q)``
 (:func:`ipw`): the inverse of its probability, relative to a uniform draw from ``R`` (1 when
-every ``p`` is equal). Under arms that are equally good on every cluster each cluster's
+every ``p`` is equal), times one constant fixed before the first cluster (:func:`scale`: the
+test is tuned for the fewer clusters a right history needs). Under arms that are equally good on every cluster each cluster's
 difference is centred on 0 (symmetric) whatever the history said, and the weight is known
 before the cluster runs, so the e-process stays one (false stops at most ``alpha`` with a
 right or a wrong history); what the history buys is fewer clusters when it is right: the
@@ -28,20 +29,23 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FLOOR", "cluster_spread", "draw_probabilities", "ipw", "weighted_order"]
+__all__ = ["FLOOR", "cluster_spread", "draw_probabilities", "ipw", "scale", "weighted_order"]
 
 FLOOR = 0.2
 """The share of the drawing probability spread evenly over the clusters: each has at least ``FLOOR / G``."""
 
 
 def cluster_spread(history: Iterable[Any]) -> dict[str, float]:
-    """Per cluster, the root mean square of its mean paired difference in earlier benchmarks.
+    """Per cluster, how much pairs of arms disagreed on its items in earlier benchmarks.
+
+    The root mean square, over every pair of arms of every benchmark and over the cluster's
+    items, of the paired difference of item mean scores (items averaged over their runs; the
+    labelled, reportable rows): 0 for a cluster on which every arm always agreed.
 
     Args:
         history: earlier benchmarks of the same reference: each a :class:`~hrbench.Bench`, a
             list of rows (:class:`~hrbench.records.Row` or dicts) or a mapping of the row
-            columns. Every pair of arms of each counts; items are averaged over their runs
-            (labelled, reportable rows).
+            columns.
 
     Returns:
         ``{cluster: spread}`` (proportion units) for the clusters they ran; empty when none
@@ -50,9 +54,10 @@ def cluster_spread(history: Iterable[Any]) -> dict[str, float]:
     Example:
         >>> rows = [{"cluster": c, "item": f"{c}{i}", "arm": a, "run": 1, "correct": ok, "failure_kind": None,
         ...          "usd": None, "reportable": True}
-        ...         for c, i, a, ok in [("x", 1, "a", 1), ("x", 1, "b", 0), ("y", 1, "a", 1), ("y", 1, "b", 1)]]
-        >>> cluster_spread([rows])
-        {'x': 1.0, 'y': 0.0}
+        ...         for c, i, a, ok in [("x", 1, "a", 1), ("x", 1, "b", 0), ("x", 2, "a", 1), ("x", 2, "b", 1),
+        ...                             ("y", 1, "a", 1), ("y", 1, "b", 1)]]
+        >>> {c: round(v, 3) for c, v in cluster_spread([rows]).items()}
+        {'x': 0.707, 'y': 0.0}
     """
     from hrbench.stats.table import _items, _table
 
@@ -69,13 +74,28 @@ def cluster_spread(history: Iterable[Any]) -> dict[str, float]:
                     continue
                 d = per[i].y[pa] - per[j].y[pb]
                 cl = t.item_cluster[common]
-                tot = np.bincount(cl, weights=d, minlength=len(names))
+                sq = np.bincount(cl, weights=d * d, minlength=len(names))
                 n = np.bincount(cl, minlength=len(names))
                 for c in np.flatnonzero(n):
-                    name = names[int(c)]
-                    sums[name] = sums.get(name, 0.0) + float(tot[c] / n[c]) ** 2
-                    counts[name] = counts.get(name, 0) + 1
+                    sums[names[c]] = sums.get(names[c], 0.0) + float(sq[c])
+                    counts[names[c]] = counts.get(names[c], 0) + int(n[c])
     return {c: math.sqrt(sums[c] / counts[c]) for c in sorted(sums)}
+
+
+def _importance(
+    clusters: Sequence[str], sizes: Mapping[str, float], spread: Mapping[str, float] | None
+) -> np.ndarray | None:
+    """Per cluster ``sqrt(n_c) s_c``: how much its size-weighted difference is expected to vary.
+
+    A cluster's mean difference varies about as ``s_c / sqrt(n_c)`` (its items' spread over
+    their number), and it enters the test weighed by its size ``n_c``. A cluster the history did
+    not run takes the mean spread of those it did. ``None`` when no cluster varied at all.
+    """
+    known = [float(spread[c]) for c in clusters if spread and c in spread]
+    if not known or not any(v > 0 for v in known):
+        return None
+    fill = float(np.mean(known))
+    return np.array([math.sqrt(sizes[c]) * float(spread.get(c, fill)) for c in clusters])  # type: ignore[union-attr]
 
 
 def draw_probabilities(
@@ -83,17 +103,16 @@ def draw_probabilities(
 ) -> dict[str, float]:
     """Each cluster's drawing weight ``p_c`` (summing to 1): uniform without a spread to go by.
 
-    A cluster the history did not run takes the mean spread of those it did. When no cluster
-    varied at all (every spread 0), the draw is uniform.
+    ``(1 - FLOOR) * i_c / sum(i) + FLOOR / G`` with ``i_c = sqrt(n_c) s_c`` (:func:`_importance`):
+    probability proportional to how much the cluster's weighted difference varies, the optimum
+    of sampling with probability proportional to size (Hansen & Hurwitz 1943), mixed with the
+    uniform draw so that every cluster stays possible.
     """
     g = len(clusters)
-    known = [float(spread[c]) for c in clusters if spread and c in spread]
-    if not known or not any(v > 0 for v in known):
+    imp = _importance(clusters, sizes, spread)
+    if imp is None:
         return dict.fromkeys(clusters, 1.0 / g)
-    fill = float(np.mean(known))
-    mean_size = float(np.mean([sizes[c] for c in clusters]))
-    raw = np.array([sizes[c] / mean_size * float(spread.get(c, fill)) for c in clusters])  # type: ignore[union-attr]
-    p = (1.0 - FLOOR) * raw / raw.sum() + FLOOR / g
+    p = (1.0 - FLOOR) * imp / imp.sum() + FLOOR / g
     return {c: float(v) for c, v in zip(clusters, p / p.sum(), strict=True)}
 
 
@@ -120,3 +139,30 @@ def ipw(cluster: str, p: Mapping[str, float], left: Iterable[str]) -> float:
     """
     rest = list(left)
     return float(sum(p[c] for c in rest) / (len(rest) * p[cluster]))
+
+
+def scale(p: Mapping[str, float], sizes: Mapping[str, float], spread: Mapping[str, float] | None) -> float:
+    """The constant every inverse-probability weight is multiplied by: ``1 / r``.
+
+    ``r`` is the expected square of a first draw's weighted difference over a uniform draw's,
+    when each cluster's weighted difference varies as the history shows (``i_c``,
+    :func:`_importance`): ``sum(i**2 / (G p)) / sum(i**2)``, below 1 when the history is right,
+    so that about ``r`` times the plan's clusters decide. The test's mixture over bets is tuned
+    for its sum of squares at the plan's clusters; scaled by ``1 / r``, the weighted differences
+    reach that sum where they are expected to decide (the same as tuning it for ``r`` times the
+    clusters; ``bench/sequential.py``: 0.59 of a fixed design's clusters at the planned
+    difference on its uneven design, 0.65 with ``1 / sqrt(r)``). 1 without a spread to go by.
+    Fixed before the first cluster (it reads only the history), so the e-process stays one.
+
+    Example:
+        >>> p = {"a": 0.6, "b": 0.2, "c": 0.2}
+        >>> round(scale(p, dict.fromkeys("abc", 1.0), {"a": 0.3, "b": 0.0, "c": 0.0}), 3)
+        1.8
+    """
+    ids = list(p)
+    imp = _importance(ids, sizes, spread)
+    if imp is None:
+        return 1.0
+    pr = np.array([p[c] for c in ids])
+    r = float(np.sum(imp**2 / (len(ids) * pr)) / np.sum(imp**2))
+    return 1.0 / r if r > 0 else 1.0

@@ -15,6 +15,7 @@ import numpy as np
 
 from hrbench.errors import ConfigError
 from hrbench.stats import _sequential_math as sm
+from hrbench.stats._sequential_order import scale as _scale
 
 REASONS = ("decided", "equivalent", "tolerance", "max_clusters")
 _STATE_VERSION = 1
@@ -48,6 +49,7 @@ class SequentialTest:
         # order="informative": each cluster's drawing weight; it enters with the inverse of its chance
         self.p_draw = rule.draw_probabilities(list(sizes), sizes)
         self._uniform = len(set(self.p_draw.values())) <= 1
+        self.kappa = 1.0 if self._uniform else _scale(self.p_draw, sizes, rule.history)
         self.margin = rule.margin_for()
         self.p = rule.params(len(self.pairs), list(sizes.values()))
         self.max_clusters = rule.limit(len(sizes))
@@ -80,7 +82,7 @@ class SequentialTest:
         if cluster in self.committed:
             raise ConfigError("cluster", cluster, "was already committed")
         d, w = np.zeros(len(self.pairs)), np.zeros(len(self.pairs))
-        weight = self._w[cluster] * (1.0 if self._uniform else self._ipw(cluster))
+        weight = self._w[cluster] * (1.0 if self._uniform else self.kappa * self._ipw(cluster))
         for j, (a, b) in enumerate(self.pairs):
             if self._settled(j):
                 continue
@@ -295,6 +297,7 @@ class SequentialTest:
             "method": self.p.method,
             "acc": sm.to_lists(self.acc),
             "draw": None if self._uniform else dict(self.p_draw),
+            "kappa": self.kappa,
         }
 
     @classmethod
@@ -321,6 +324,7 @@ class SequentialTest:
                     raise ValueError("draw: one positive weight per cluster expected")
                 test.p_draw = {str(k): float(v) for k, v in draw.items()}
                 test._uniform = False
+                test.kappa = float(state.get("kappa", 1.0))
             elif state.get("version") == _STATE_VERSION and "draw" in state:
                 test.p_draw, test._uniform = dict.fromkeys(test.sizes, 1.0 / len(test.sizes)), True
             test.committed = [str(c) for c in state["committed"]]

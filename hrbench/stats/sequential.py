@@ -57,14 +57,24 @@ without replacement (Waudby-Smith & Ramdas 2020, "Confidence sequences for sampl
 replacement", NeurIPS) over the random order of this reference's clusters, for the difference a
 full run would give.
 
-``method="auto"`` (the default) runs ``"symmetric"`` when the plan needs at least 2.5 times the
-clusters that test needs to decide at all (13 or more for one pair at alpha 0.05; without a plan,
-when the rule may run twice that), else ``"asymptotic"`` (:meth:`StopWhenSure.resolved_method`):
-no test that is exact under symmetry alone can decide a pair at alpha 0.05 on 4 or 5 clusters (2
-to the power 5 is 32 sign patterns), where a fixed design's t test already leans on the clusters'
-spread; there the asymptotic sequence matched a fixed design's power with 1.2-1.34 times its
-clusters. The choice is fixed before the first cluster and stored with the benchmark, so a
-resume continues the same test.
+``method="auto"`` (the default) runs ``"asymptotic"`` when the plan needs fewer than 2.5 times
+the clusters the symmetric test needs to decide at all (under 13 for one pair at alpha 0.05;
+without a plan, when the rule may run fewer than twice that) and the clusters are of similar
+size, else ``"symmetric"`` (:meth:`StopWhenSure.resolved_method`): no test that is exact under
+symmetry alone can decide a pair at alpha 0.05 on 4 or 5 clusters (2 to the power 5 is 32 sign
+patterns), where a fixed design's t test already leans on the clusters' spread, and the
+asymptotic sequence leans on it the same way; on clusters of unequal size it does not hold its
+alpha (:meth:`StopWhenSure.validity_warning`). The choice is fixed before the first cluster and
+stored with the benchmark, so a resume continues the same test.
+
+Equal arms are not left to run to ``max_clusters``: with a plan, a pair whose confidence sequence
+lies within plus or minus ``margin`` (1.75 times the plan's difference) while the difference seen
+is within half the planned one is settled as no different (``"equivalent"``; a wrong such
+decision needs the sequence to miss the truth, so it is within ``alpha`` with the rest).
+
+The clusters run in a seeded uniform order, or with ``order="informative"`` drawn with known
+probabilities from how the paired difference varied on each in earlier benchmarks of the same
+reference, each weighted by the inverse of its probability (:mod:`hrbench.stats._sequential_order`).
 
 However large the difference, the exact test's ``E`` after ``n`` clusters is at most ``exp((n - 1) / 2) /
 sqrt(n)`` (Cauchy-Schwarz: ``S**2 <= n V``), so one pair at ``alpha = 0.05`` is decided after 10
@@ -110,8 +120,20 @@ ORDERS = ("uniform", "informative")
 _DEFAULT_SD = 0.1  # without a plan: cluster differences assumed to vary with this sd
 _HORIZON = 1.0  # the boundary is tightest at this multiple of the plan's clusters
 _MARGIN = 1.75  # the default margin: this many times the plan's difference
-_ASYMPTOTIC_MIN = 30  # planned clusters below which method="asymptotic" warns
+_AUTO_MARGIN = 2.5  # "auto": the asymptotic test (on similar sizes) when the plan has fewer than this many times the clusters the symmetric one needs
+_SIMILAR = 0.8  # clusters count as of similar size when Kish's effective number of them is at least this share
 _FEW_MARGIN = 2.5  # without a plan: a reference of fewer than this many times the clusters the test needs warns
+
+
+def _similar(sizes: Sequence[float] | None) -> bool:
+    """Whether clusters of ``sizes`` items are of similar size: Kish's effective number of them at least 0.8 of it.
+
+    ``None`` (sizes not known) counts as similar.
+    """
+    if sizes is None or len(sizes) == 0:
+        return True
+    arr = np.asarray(sizes, dtype=float)
+    return float(arr.sum() ** 2 / np.sum(arr**2)) >= _SIMILAR * arr.size
 
 
 @dataclass(frozen=True)
@@ -132,8 +154,8 @@ class StopWhenSure:
         max_clusters: clusters run at most; default twice the plan's clusters (all the
             reference's without a plan, and for ``"full_run"``), never more than the reference's.
         min_clusters: clusters committed before any stop.
-        method: ``"auto"`` (the default: ``"symmetric"`` when the plan has room for it,
-            else ``"asymptotic"``; :meth:`resolved_method`), ``"exact"``, ``"symmetric"``,
+        method: ``"auto"`` (the default: ``"asymptotic"`` on a small plan of clusters of similar
+            size, else ``"symmetric"``; :meth:`resolved_method`), ``"exact"``, ``"symmetric"``,
             ``"asymptotic"`` or ``"strict"`` (see the module's description).
         seed: seeds the order of the clusters.
         best_arm: stop as soon as one arm is decided better than every other.
@@ -276,55 +298,75 @@ class StopWhenSure:
                 f"the reference has {n_clusters} cluster(s); stopping early needs at least min_clusters",
             )
 
-    def resolved_method(self, n_pairs: int, n_clusters: int) -> str:
-        """The test ``method="auto"`` runs: ``"symmetric"``; any other method is itself.
+    def resolved_method(self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None) -> str:
+        """The test ``method="auto"`` runs on a reference of ``n_clusters`` (of ``sizes`` items): fixed before the first cluster.
 
-        ``"auto"`` picks only a test valid on every design it may meet: the symmetric test is
-        exact whenever equally good arms give cluster differences centred symmetrically on 0,
-        however few the clusters and however unequal their sizes. The asymptotic sequence
-        rests on many clusters (in ``bench/sequential.py`` it stopped equal arms 0.06-0.11 of
-        the time on plans of fewer than 30 clusters of lognormal sizes or a skewed null): it is
-        run only when asked for, and then :meth:`validity_warning` says when the plan is small
-        for it. On a reference with fewer clusters than the plan needs, the fixed design is
-        better than any stop rule (:meth:`few_clusters_warning`).
+        ``"auto"`` picks only a test valid on the design it meets. ``"asymptotic"`` when the
+        plan is small, fewer than 2.5 times the clusters the symmetric test needs to decide at
+        all (:meth:`fewest_to_decide`: 5 for one pair at alpha 0.05, so under 13 planned; without
+        a plan, half the clusters the rule may run), and the clusters are of similar size (Kish's
+        effective number of them at least 0.8 of their number, :func:`_similar`): there its
+        sequence, which leans on the clusters' spread as a fixed design's t test does, ran
+        0.94-1.25 times a fixed design's clusters with false stops at most 0.007 in
+        ``bench/sequential.py``, where the symmetric test cannot stop before 5 clusters and ran
+        1.8 times. Else ``"symmetric"``: exact whenever equally good arms give cluster
+        differences centred symmetrically on 0, however few or unequal the clusters (the
+        asymptotic sequence on lognormal cluster sizes stopped 0.07 of equal arms). Any other
+        method is itself, and :meth:`validity_warning` says when it is outside its validity.
 
         Example:
             >>> rule = StopWhenSure()
-            >>> rule.resolved_method(1, 60), rule.resolved_method(1, 20), StopWhenSure(method="exact").resolved_method(1, 4)
-            ('symmetric', 'symmetric', 'exact')
+            >>> rule.resolved_method(1, 60), rule.resolved_method(1, 20), rule.resolved_method(1, 20, [1] * 10 + [30] * 10)
+            ('symmetric', 'asymptotic', 'symmetric')
         """
-        return "symmetric" if self.method == "auto" else self.method
+        if self.method != "auto":
+            return self.method
+        small = self.planned_clusters(n_clusters) < _AUTO_MARGIN * self._symmetric_need(n_pairs)
+        return "asymptotic" if small and _similar(sizes) else "symmetric"
 
     def planned_clusters(self, n_clusters: int) -> float:
         """The clusters the test is tuned for: the plan's, or (without a plan) half of those it may run."""
         return float(self.plan.n_clusters) if self.plan is not None else self.limit(n_clusters) / 2
 
-    def validity_warning(self, n_pairs: int, n_clusters: int) -> str | None:
-        """Why the test asked for may not hold its ``alpha`` here, or ``None``.
+    def validity_warning(self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None) -> str | None:
+        """Why the test asked for may not hold its ``alpha`` on clusters of ``sizes`` items, or ``None``.
 
-        ``method="asymptotic"`` on fewer than 30 planned clusters (its confidence sequence is
-        valid as the clusters grow: with fewer, lognormal cluster sizes or a skewed null took
-        its false stops past ``alpha`` in ``bench/sequential.py``). ``"auto"`` never picks it.
+        ``method="asymptotic"`` on clusters of unequal size (Kish's effective number of them
+        under 0.8 of their number): its sequence leans on the spread of the clusters' weighted
+        differences, which a few large clusters make erratic (on 20 clusters of 1-60 items it
+        stopped 0.07-0.08 of equal arms in ``bench/sequential.py``). ``"auto"`` never picks it
+        there.
+
+        Example:
+            >>> print(StopWhenSure(method="asymptotic").validity_warning(1, 20, [1] * 10 + [30] * 10))
+            method="asymptotic" leans on clusters of similar size and these count as 10.7 of 20 (Kish's effective number): its false stops may exceed alpha 0.05; leave method="auto" (the symmetric test here, exact whatever the sizes)
         """
-        method = self.resolved_method(n_pairs, n_clusters)
-        planned = self.planned_clusters(n_clusters)
-        if method == "asymptotic" and self.goal != "full_run" and planned < _ASYMPTOTIC_MIN:
-            return (
-                f'method="asymptotic" rests on many clusters and this rule plans for {planned:g}, fewer than '
-                f"{_ASYMPTOTIC_MIN}: its false stops may exceed alpha {self.alpha:g} (cluster sizes that differ, "
-                'or gains and losses that do not mirror each other): leave method="auto" (the symmetric test)'
-            )
-        return None
+        method = self.resolved_method(n_pairs, n_clusters, sizes)
+        if method != "asymptotic" or self.goal == "full_run" or _similar(sizes):
+            return None
+        assert sizes is not None
+        arr = np.asarray(sizes, dtype=float)
+        eff = float(arr.sum() ** 2 / np.sum(arr**2))
+        return (
+            f'method="asymptotic" leans on clusters of similar size and these count as {eff:.1f} of {arr.size} '
+            f"(Kish's effective number): its false stops may exceed alpha {self.alpha:g}; leave "
+            'method="auto" (the symmetric test here, exact whatever the sizes)'
+        )
 
-    def few_clusters_warning(self, n_pairs: int, n_clusters: int) -> str | None:
+    def few_clusters_warning(
+        self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None
+    ) -> str | None:
         """Why a fixed design is better than this rule on a reference of ``n_clusters``, or ``None``.
 
         With a plan: the reference has fewer clusters than the plan's fixed design needs, so no
         stop rule can save clusters, and it decides less often than the fixed design's test on
         every cluster (on a 5-cluster reference a stop decided 0.19 of the time where compare()
         rejected 0.61). Without a plan: fewer than 2.5 times the clusters its test needs to
-        decide at all (13 for one pair at alpha 0.05). Ranking goals only (``"full_run"`` is
-        about this reference and runs it through).
+        decide at all (13 for one pair at alpha 0.05). And a small plan whose test is exact
+        under symmetry alone (clusters of unequal size, or the method asked): it cannot stop
+        before that many clusters, where the fixed design has already ended (it ran 1.8 times a
+        plan of 4 clusters). Ranking goals only (``"full_run"`` is about this reference and runs
+        it through).
 
         Example:
             >>> print(StopWhenSure().few_clusters_warning(1, 5))
@@ -333,22 +375,35 @@ class StopWhenSure:
         if self.goal == "full_run":
             return None
         need = self._symmetric_need(n_pairs)
+        enough = math.ceil(_FEW_MARGIN * need)
         if self.plan is not None:
             planned = int(self.plan.n_clusters)
-            if n_clusters >= planned:
-                return None
-            why = f"fewer than the {planned} its plan needs for power {getattr(self.plan, 'power', 0.8):g}"
-        else:
-            enough = math.ceil(_FEW_MARGIN * need)
-            if n_clusters >= enough:
-                return None
-            why = f"a stop rule needs about {enough} to stop early (its test can decide a pair after {need} at the earliest)"
+            if n_clusters < planned:
+                why = f"fewer than the {planned} its plan needs for power {getattr(self.plan, 'power', 0.8):g}"
+                return (
+                    f"the reference has {n_clusters} cluster(s) and {why}: on so few it decides less often than "
+                    "a fixed design run on every cluster; run without a stop rule and read the report's "
+                    "interval and p-value"
+                )
+            exact = self.resolved_method(n_pairs, n_clusters, sizes) in ("exact", "symmetric")
+            if planned < enough and exact and self.goal in ("rank", "rank_or_tolerance"):
+                return (
+                    f"its plan needs {planned} cluster(s) and its {self.resolved_method(n_pairs, n_clusters, sizes)} "
+                    f"test cannot decide a pair before {self.fewest_to_decide(n_pairs, n_clusters, sizes)}: a fixed "
+                    f"design of {planned} clusters ends sooner; run it without a stop rule"
+                )
+            return None
+        if n_clusters >= enough:
+            return None
+        why = f"a stop rule needs about {enough} to stop early (its test can decide a pair after {need} at the earliest)"
         return (
             f"the reference has {n_clusters} cluster(s) and {why}: on so few it decides less often than a fixed "
             "design run on every cluster; run without a stop rule and read the report's interval and p-value"
         )
 
-    def fewest_to_decide(self, n_pairs: int, n_clusters: int | None = None) -> int | None:
+    def fewest_to_decide(
+        self, n_pairs: int, n_clusters: int | None = None, sizes: Sequence[float] | None = None
+    ) -> int | None:
         """The fewest clusters after which this rule's test can decide a pair at all.
 
         However large the difference, the exact test's e-value after ``n`` clusters is at most
@@ -365,7 +420,7 @@ class StopWhenSure:
         """
         method = self.method
         if method == "auto":
-            method = "symmetric" if n_clusters is None else self.resolved_method(n_pairs, n_clusters)
+            method = "symmetric" if n_clusters is None else self.resolved_method(n_pairs, n_clusters, sizes)
         if self.goal not in ("rank", "rank_or_tolerance") or method not in ("exact", "symmetric"):
             return None
         if method == "symmetric":
@@ -460,7 +515,7 @@ class StopWhenSure:
             horizon = max(float(plan.n_clusters) * _HORIZON, 1.0)
         else:
             var_c, d2 = _DEFAULT_SD**2, 0.0
-        method = "wor" if self.goal == "full_run" else self.resolved_method(n_pairs, n_total)
+        method = "wor" if self.goal == "full_run" else self.resolved_method(n_pairs, n_total, sizes)
         return sm.Params(
             method=method,
             log_threshold=c,

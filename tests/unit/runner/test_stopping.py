@@ -202,9 +202,10 @@ def test_a_rule_that_cannot_decide_on_so_few_clusters_is_warned_before_it_runs()
         warnings.simplefilter("ignore", StopFewClustersWarning)
         warnings.simplefilter("error", StopUndecidableWarning)  # 5 clusters are enough for symmetric
         hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1, method="symmetric"))
-        # the default runs the symmetric test however few the clusters: it can decide after 5
+        # the default chooses the asymptotic test on so few clusters of one size: it can decide, and does
         auto = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1))
-    assert auto.stop is not None and auto.stop.summary["method"] == "symmetric"
+    assert auto.stop is not None and auto.stop.summary["method"] == "asymptotic"
+    assert auto.stop.reason == "decided" and auto.stop.winner == "all" and auto.stop.clusters < 6
     # a symmetric test warns as the exact one does, when capped
     with pytest.warns(StopUndecidableWarning, match=r"its symmetric test needs at least 5"):
         hb.benchmark(

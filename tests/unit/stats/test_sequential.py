@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -15,7 +14,6 @@ from hrbench.errors import ConfigError
 from hrbench.stats.sequential import SequentialTest, StopWhenSure
 from hrbench.testing.designs import Design
 
-REPO = Path(__file__).resolve().parents[3]
 
 
 def _cluster(c: str, means: dict[str, list[float]]) -> dict[str, dict[str, float]]:
@@ -262,17 +260,6 @@ def test_full_run_ends_on_the_reference_s_own_difference_and_its_sequence_holds_
     assert pair["decided"] == ("a" if truth > 0 else "b")
 
 
-def test_the_simulation_bench_runs_one_tiny_cell():
-    spec = importlib.util.spec_from_file_location("bench_sequential", REPO / "bench" / "sequential.py")
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    d = Design("tiny", (10,) * 10, 5, 0.7, diff=0.15)
-    lines, bad = bench.run_design(d, 20, 123, ("exact",))
-    assert len(lines) == 2 and lines[0].split()[1] == "exact" and "full_run" in lines[1]
-    assert all(isinstance(b, str) for b in bad)
-
-
 def test_best_arm_follows_a_chain_of_decisions_to_the_unbeaten_arm():
     rule = StopWhenSure(seed=2, best_arm=True, min_clusters=1)
     ids = [f"c{i}" for i in range(80)]
@@ -390,23 +377,29 @@ def test_the_symmetric_confidence_sequence_inverts_its_own_e_process_and_exclude
     assert abs(float(lo_exact[0]) - pair["cs_low"]) > 1e-3
 
 
-def test_the_default_runs_the_symmetric_test_and_an_asymptotic_one_asked_on_few_clusters_warns():
+def test_auto_picks_only_a_test_valid_on_the_design_and_an_asked_one_outside_its_validity_warns():
     many = StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], {f"c{i}": 5 for i in range(40)})
     few = StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], {f"c{i}": 5 for i in range(20)})
-    assert (many.p.method, few.p.method) == ("symmetric", "symmetric")
+    assert (many.p.method, few.p.method) == ("symmetric", "asymptotic")
     assert many.summary()["method"] == "symmetric" and many.summary()["method_asked"] == "auto"
+    # clusters of unequal size: the asymptotic sequence does not hold its alpha there, so auto
+    # keeps the symmetric test however small the plan, and asking for it warns
+    uneven = {f"c{i}": (1 if i % 2 else 30) for i in range(20)}
+    assert StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], uneven).p.method == "symmetric"
+    said = StopWhenSure(method="asymptotic").validity_warning(1, 20, list(uneven.values()))
+    assert said is not None and "count as 10.7 of 20" in said
+    assert StopWhenSure().validity_warning(1, 20, list(uneven.values())) is None  # auto: nothing to warn of
+    assert StopWhenSure(method="asymptotic").validity_warning(1, 20, [5] * 20) is None
+    # with a plan, its clusters decide: 13 or more for one pair at 0.05 (2.5 times the 5 it needs)
     plan = hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
-    # auto never picks a test outside its validity; one asked for outside it says so
-    assert StopWhenSure(plan=plan).validity_warning(1, 1000) is None
-    small = hb.power(0.2, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
-    assert small.n_clusters < 30
-    said = StopWhenSure(plan=small, method="asymptotic").validity_warning(1, 1000)
-    assert said is not None and f"plans for {small.n_clusters}, fewer than 30" in said
-    assert StopWhenSure(plan=small).validity_warning(1, 1000) is None
-    assert StopWhenSure(method="asymptotic", max_clusters=80).validity_warning(1, 100) is None
+    assert plan.n_clusters >= 13 and StopWhenSure(plan=plan).resolved_method(1, 1000) == "symmetric"
+    # three pairs at 0.05: the symmetric test needs 6 clusters, so 15 planned
+    assert StopWhenSure(max_clusters=28).resolved_method(3, 100) == "asymptotic"
+    assert StopWhenSure(max_clusters=30).resolved_method(3, 100) == "symmetric"
     assert StopWhenSure(method="exact").resolved_method(1, 4) == "exact"
-    # the choice is stored with the state: a resume keeps the method it started with
-    part = StopWhenSure(pairs=[("a", "b")], method="asymptotic").start(["a", "b"], {f"c{i}": 5 for i in range(40)})
+    # the choice is stored with the state: a resume under another max_clusters keeps it
+    part = StopWhenSure(pairs=[("a", "b")], max_clusters=4).start(["a", "b"], {f"c{i}": 5 for i in range(40)})
+    assert part.p.method == "asymptotic"
     state = json.loads(json.dumps(part.state()))
     back = SequentialTest.from_state(StopWhenSure(pairs=[("a", "b")]), state)
     assert back.p.method == "asymptotic"
