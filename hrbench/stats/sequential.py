@@ -311,8 +311,10 @@ class StopWhenSure:
         ``bench/sequential.py``, where the symmetric test cannot stop before 5 clusters and ran
         1.8 times. Else ``"symmetric"``: exact whenever equally good arms give cluster
         differences centred symmetrically on 0, however few or unequal the clusters (the
-        asymptotic sequence on lognormal cluster sizes stopped 0.07 of equal arms). Any other
-        method is itself, and :meth:`validity_warning` says when it is outside its validity.
+        asymptotic sequence on lognormal cluster sizes stopped 0.07 of equal arms), and always
+        with ``order="informative"`` and a history (its weights vary from cluster to cluster,
+        which the asymptotic sequence's spread does not allow for). Any other method is itself,
+        and :meth:`validity_warning` says when it is outside its validity.
 
         Example:
             >>> rule = StopWhenSure()
@@ -321,6 +323,8 @@ class StopWhenSure:
         """
         if self.method != "auto":
             return self.method
+        if self.order == "informative" and self.history:  # weights that vary step by step: exact tests only
+            return "symmetric"
         small = self.planned_clusters(n_clusters) < _AUTO_MARGIN * self._symmetric_need(n_pairs)
         return "asymptotic" if small and _similar(sizes) else "symmetric"
 
@@ -334,15 +338,24 @@ class StopWhenSure:
         ``method="asymptotic"`` on clusters of unequal size (Kish's effective number of them
         under 0.8 of their number): its sequence leans on the spread of the clusters' weighted
         differences, which a few large clusters make erratic (on 20 clusters of 1-60 items it
-        stopped 0.07-0.08 of equal arms in ``bench/sequential.py``). ``"auto"`` never picks it
-        there.
+        stopped 0.07-0.08 of equal arms in ``bench/sequential.py``); and with
+        ``order="informative"`` and a history, whose weights do the same. ``"auto"`` never picks
+        it there.
 
         Example:
             >>> print(StopWhenSure(method="asymptotic").validity_warning(1, 20, [1] * 10 + [30] * 10))
             method="asymptotic" leans on clusters of similar size and these count as 10.7 of 20 (Kish's effective number): its false stops may exceed alpha 0.05; leave method="auto" (the symmetric test here, exact whatever the sizes)
         """
         method = self.resolved_method(n_pairs, n_clusters, sizes)
-        if method != "asymptotic" or self.goal == "full_run" or _similar(sizes):
+        if method != "asymptotic" or self.goal == "full_run":
+            return None
+        if self.order == "informative" and self.history:
+            return (
+                'method="asymptotic" with order="informative": its sequence takes the clusters as alike, and the '
+                f"inverse-probability weights make them unlike: its false stops may exceed alpha {self.alpha:g}; "
+                'leave method="auto" (the symmetric test, exact under any weights)'
+            )
+        if _similar(sizes):
             return None
         assert sizes is not None
         arr = np.asarray(sizes, dtype=float)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from hrbench.stats.intervals import difference_interval, proportion_interval
+from hrbench.testing.oracles import clustered_t_p, disagreeing_clusters, sign_flip_p
 
 __all__ = [
     "ARM_X_CLUSTER_SD",
@@ -43,6 +44,7 @@ __all__ = [
     "disagreeing_clusters",
     "lognormal_sizes",
     "DESIGNS",
+    "SKEW",
     "SKEW_SHARE",
     "promised_power",
     "rows_for",
@@ -80,6 +82,9 @@ def _solve_mu(accuracy: float, sd: float, skew: float = 0.0) -> float:
 
 SKEW_SHARE = 0.1
 """The share of clusters on which a skewed arm is much worse (:attr:`Design.skew`)."""
+
+SKEW = 0.15
+"""The skewed null's logit advantage on 90% of clusters (its loss on 10%: 9 times it; :func:`rows_for`)."""
 
 
 def _skew_shifts(skew: float) -> list[tuple[float, float]]:
@@ -258,65 +263,6 @@ ARM_X_CLUSTER_SD = 0.3
 """The logit sd of the second null's arm x cluster effect: arms that differ cluster by cluster, not on average."""
 
 
-def disagreeing_clusters(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> int:
-    """How many clusters hold an item on which the two arms' scores differ (``d`` nonzero)."""
-    return int(np.count_nonzero(np.bincount(cluster, weights=np.abs(d) > 1e-12, minlength=n_clusters)))
-
-
-def sign_flip_p(counts: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
-    """The exact two-sided p-value of the cluster sign-flip test of a paired difference.
-
-    Under "the arms are exchangeable within each cluster" (equally good, or differing cluster by
-    cluster with no average difference) each cluster's total difference is as likely with
-    either sign; the p-value is the share of the ``2**G`` sign patterns whose total is at least
-    the observed one in absolute value. ``counts`` are integer per-item differences (correct
-    runs of ``a`` minus ``b``), so the totals are integers and the distribution over all sign
-    patterns is built exactly by convolution, one cluster at a time (``scipy.stats.permutation_test``
-    enumerates the ``2**G`` patterns, out of reach at 50 clusters). It is valid whatever the
-    distribution, and discrete: with ``G`` clusters it is at least ``2 / 2**G``, so with 5 or fewer
-    clusters it never rejects at 0.05.
-
-    Example:
-        >>> sign_flip_p(np.array([1, 1, 1, 1, 1, 1]), np.arange(6), 6)  # 2 of 64 patterns reach 6
-        0.03125
-    """
-    totals = np.bincount(cluster, weights=counts, minlength=n_clusters)
-    t = np.rint(np.abs(totals)).astype(np.int64)
-    observed = int(abs(round(float(totals.sum()))))
-    t = t[t > 0]
-    top = int(t.sum())
-    dist = np.zeros(2 * top + 1)
-    dist[top] = 1.0
-    for x in t.tolist():
-        new = np.zeros_like(dist)
-        new[x:] += dist[:-x]
-        new[:-x] += dist[x:]
-        dist = new * 0.5
-    values = np.abs(np.arange(-top, top + 1))
-    return float(min(1.0, dist[values >= observed].sum()))
-
-
-def clustered_t_p(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
-    """The two-sided p-value of the clustered t test: ``mean(d) / se`` (CR2) on the design's df.
-
-    The same standard error and degrees of freedom as hrbench's paired comparison
-    (:func:`~hrbench.stats.intervals.design_df`; with equal clusters it is the one-sample t
-    test on the cluster means). Where the clusters show no spread at all (their totals tie:
-    a standard error of 0 up to rounding, common with 2 clusters) the statistic is not defined
-    and the test does not reject: p is 1 (counting those as rejections, as ``diff / 0`` would,
-    gave it 0.05 false positives on 2 clusters of 20 items, half of them on ties).
-    """
-    from scipy import stats
-
-    from hrbench.stats.intervals import _cluster_se, _estimable, design_df
-
-    diff = float(d.mean())
-    se = _cluster_se(d, cluster, n_clusters)
-    if se is None or not _estimable(min(float(np.abs(d).mean()), 0.5), se * se, d.size):
-        return 1.0
-    return float(2.0 * stats.t.sf(abs(diff) / se, design_df(d, cluster, n_clusters)))
-
-
 def stated_components(d: Design, seed: int = 0, clusters: int = 4000, items: int = 200) -> dict[str, float]:
     """The true variance components of ``d``'s paired difference, for :func:`hrbench.stats.power`.
 
@@ -464,6 +410,8 @@ def check(
     res = {k: float(np.mean(v)) for k, v in out.items() if v}
     res["min_p"] = min_p
     res["n_power"] = float(n + extra) if d.diff else float(n)
+    if d.cluster_failure:  # all right but for whole clusters: discrete, judged from below only
+        res["cover_floor"] = 1.0
     return res
 
 
@@ -482,7 +430,8 @@ def verdict(
       t test and the exact cluster sign-flip test on the same benchmarks, minus two Monte
       Carlo errors (``sqrt(p (1 - p) / n)`` of that power);
     * no interval of zero width (for a design whose every run is right, only this: its
-      coverage is trivially 1);
+      coverage is trivially 1; one right on every run but for clusters that fail whole,
+      ``cluster_failure``, covers at least 0.935);
     * ``power()``'s promise (each value of ``promised``) within 0.03 of the simulated power.
 
     ``slack`` widens every band by that much on each side (a small ``n`` in the unit tests).
@@ -490,6 +439,8 @@ def verdict(
     bad: list[str] = []
     lo, hi = COVERAGE_BAND
     constant = "fpr" not in r and "pair_cover" not in r  # every run right: any interval reaching 1 covers
+    if r.get("cover_floor") and r["arm_cover"] < lo - slack:  # whole-cluster failures: at least 0.935
+        bad.append(f"arm_cover {r['arm_cover']:.3f} below {lo - slack:.3f}")
     for k in ("arm_cover", "pair_cover"):
         if k in r and not constant and not lo - slack <= r[k] <= hi + slack:
             bad.append(f"{k} {r[k]:.3f} outside {lo - slack:.3f}-{hi + slack:.3f}")
@@ -568,19 +519,25 @@ DESIGNS = [
     Design("all correct, 5 items", (1,) * 5, 5, 1.0),
     Design("all correct, 30 items", (3,) * 10, 5, 1.0),
     Design("all correct, 300 items", (5,) * 60, 5, 1.0),
+    Design("30 lognormal 1-40 @0.7", lognormal_sizes(30, 8, 0.8, 1), 5, 0.7, diff=0.05),
+    Design("10x20x5 whole clusters fail", (20,) * 10, 5, 1.0, cluster_failure=0.05),
 ]
 """The designs ``bench/coverage.py`` checks (and, fewer benchmarks of some, the unit tests)."""
 
 
 def rows_for(d: Design) -> list[tuple[str, Design]]:
-    """The design under each null: ``"equal"`` (no arm x cluster effect) and ``"axc"`` (sd 0.3).
+    """The design under each null: ``"equal"`` (no arm x cluster effect), ``"axc"`` (sd 0.3) and ``"skew"``.
 
     In the ``"axc"`` row the alternative has the same arm x cluster effect (the 5x27x5 design's
-    own). A design whose every run is right has one row, ``"-"``: there is nothing to test.
+    own); in the ``"skew"`` row arm ``a`` is better by :data:`SKEW` on the logit on 90% of
+    clusters and worse by 9 times it on 10%, its accuracy unchanged (gains and losses that do
+    not mirror each other), and so is its alternative. A design whose every run is right has one
+    row, ``"-"``: there is nothing to test.
     """
     if d.accuracy >= 1.0:
         return [("-", d)]
     return [
         ("equal", replace(d, sd_arm_cluster=0.0)),
         ("axc", replace(d, sd_arm_cluster=d.sd_arm_cluster or ARM_X_CLUSTER_SD)),
+        ("skew", replace(d, sd_arm_cluster=0.0, skew=SKEW)),
     ]

@@ -714,6 +714,9 @@ SMALL_TABLE = [
     ("2x20x5", "equal"),
     ("5x27x5 0.60 vs 0.45", "axc"),
     ("all correct, 5 items", "-"),
+    ("10x20x5 whole clusters fail", "-"),
+    ("30 lognormal 1-40 @0.7", "equal"),
+    ("50x10x5", "skew"),
 ]
 SMALL_N = 200
 
