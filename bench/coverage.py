@@ -144,7 +144,12 @@ def main() -> None:
         for j, (label, d) in enumerate(rows_for(design)):
             r, promised, bad = run_row(d, label, n, 1000 + 10 * i + j, quick)
             if label == "skew" and any(b.startswith("fpr") for b in bad):
-                bad = [f"{b} (no skewed cluster in {(1 - SKEW_SHARE) ** len(d.sizes):.2f})" if b.startswith("fpr") else b for b in bad]
+                bad = [
+                    f"{b} (no skewed cluster in {(1 - SKEW_SHARE) ** len(d.sizes):.2f})"
+                    if b.startswith("fpr")
+                    else b
+                    for b in bad
+                ]
             rows += 1
             na = "n/a" if d.accuracy >= 1.0 else "-"
             print(

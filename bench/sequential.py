@@ -44,7 +44,6 @@ so that the scripts after it still run, as bench/coverage.py does).
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -75,16 +74,25 @@ DESIGNS: list[tuple[str, Design]] = [
     ("equal clusters", Design("20x20x5 strong cluster", (20,) * 20, 5, 0.7, diff=0.05, sd_cluster=1.5)),
     ("equal clusters", Design("10x10x5", (10,) * 10, 5, 0.7, diff=0.06)),
     ("lognormal sizes", Design("40 lognormal 1-40 items", lognormal_sizes(40, 8, 0.8, 1), 5, 0.7, diff=0.05)),
-    ("lognormal sizes", Design("20 lognormal 1-60 items", lognormal_sizes(20, 10, 1.0, 3), 5, 0.8, diff=0.06)),
+    (
+        "lognormal sizes",
+        Design("20 lognormal 1-60 items", lognormal_sizes(20, 10, 1.0, 3), 5, 0.8, diff=0.06),
+    ),
     ("skewed null", Design("30x10x5 skewed", (10,) * 30, 5, 0.7, diff=0.05, skew=SKEW)),
     ("3-5 clusters", Design("4x30x5 few clusters", (30,) * 4, 5, 0.7, diff=0.15)),
     ("3-5 clusters", Design("5x40x5 few clusters", (40,) * 5, 5, 0.6, diff=0.12)),
     ("ties", Design("20x10x5 @0.95 near ceiling", (10,) * 20, 5, 0.95, diff=0.03)),
     ("ties", Design("30x5x5 @0.92 near ceiling", (5,) * 30, 5, 0.92, diff=0.04)),
 ]
-K_ARMS = [(3, Design("3 arms 20x10x5", (10,) * 20, 5, 0.7, diff=0.06)), (5, Design("5 arms 20x10x5", (10,) * 20, 5, 0.7, diff=0.06))]
+K_ARMS = [
+    (3, Design("3 arms 20x10x5", (10,) * 20, 5, 0.7, diff=0.06)),
+    (5, Design("5 arms 20x10x5", (10,) * 20, 5, 0.7, diff=0.06)),
+]
 UNEVEN = Design("uneven 70% easy 40x10x5", (10,) * 40, 5, 0.85, diff=0.04)
-EASY_SHARE, EASY_SHIFT = 0.7, 6.0  # the uneven design: this share of clusters shifted up (all but always right)
+EASY_SHARE, EASY_SHIFT = (
+    0.7,
+    6.0,
+)  # the uneven design: this share of clusters shifted up (all but always right)
 MULTIPLES = (0.5, 1.0, 2.0)
 METHODS = ("auto",)
 TARGETS = {
@@ -159,7 +167,9 @@ def _over(acc: sm.Acc, p: sm.Params) -> Any:
 
     def exact(mu: np.ndarray) -> np.ndarray:
         s = acc["s"][..., None] - mu * acc["sw"][..., None]
-        v = np.maximum(acc["v"][..., None] - 2.0 * mu * acc["q"][..., None] + mu * mu * acc["sw2"][..., None], 0.0)
+        v = np.maximum(
+            acc["v"][..., None] - 2.0 * mu * acc["q"][..., None] + mu * mu * acc["sw2"][..., None], 0.0
+        )
         return sm.log_e_mixture(s, v, p.rho) >= p.log_threshold
 
     return exact
@@ -229,7 +239,9 @@ def run_paths(
 # two arms
 
 
-def draw(d: Design, n: int, g: int, rng: np.random.Generator, diff: float) -> tuple[np.ndarray, np.ndarray, float]:
+def draw(
+    d: Design, n: int, g: int, rng: np.random.Generator, diff: float
+) -> tuple[np.ndarray, np.ndarray, float]:
     """``n`` benchmarks of ``g`` clusters of ``d``: cluster mean differences (n, g), item differences, truth."""
     sim = simulate(d, n, rng, diff=diff)
     items = sim.ya - sim.yb
@@ -246,7 +258,9 @@ def fixed_rejects(d: Design, items: np.ndarray, n_g: int, alpha: float = 0.05) -
     return rej * np.sign(part.mean(axis=1))
 
 
-def two_arm_design(kind: str, d: Design, n: int, seed: int, methods: tuple[str, ...]) -> tuple[list[str], list[str]]:
+def two_arm_design(
+    kind: str, d: Design, n: int, seed: int, methods: tuple[str, ...]
+) -> tuple[list[str], list[str]]:
     """Every configuration of a two-arm design: printed lines and failures."""
     rng = np.random.default_rng(seed)
     plan = plan_for(d, seed)
@@ -263,7 +277,9 @@ def two_arm_design(kind: str, d: Design, n: int, seed: int, methods: tuple[str, 
         rule = StopWhenSure(method=m, plan=plan, max_clusters=2 * g)
         p = rule.params(1, sizes)
         fs = {k: run_paths(data[k][0], w, p, rule, 4 * g) for k in ("eq", "axc", "skew")}
-        runs = {k: run_paths(data[k][0], w, p, rule, 2 * g, data[k][2] if m == "auto" else None) for k in data}
+        runs = {
+            k: run_paths(data[k][0], w, p, rule, 2 * g, data[k][2] if m == "auto" else None) for k in data
+        }
         line, miss = _judge(d, kind, m, g, fixed_power, fs, runs, p.method)
         lines.append(line)
         bad += miss
@@ -272,7 +288,14 @@ def two_arm_design(kind: str, d: Design, n: int, seed: int, methods: tuple[str, 
 
 
 def _judge(
-    d: Design, kind: str, m: str, g: int, fixed_power: float, fs: dict[str, Path], runs: dict[str, Path], chosen: str
+    d: Design,
+    kind: str,
+    m: str,
+    g: int,
+    fixed_power: float,
+    fs: dict[str, Path],
+    runs: dict[str, Path],
+    chosen: str,
 ) -> tuple[str, list[str]]:
     bad = []
     stops = {k: float(np.mean(np.isfinite(v.tau) & (np.abs(v.kind) == 1))) for k, v in fs.items()}
@@ -294,7 +317,11 @@ def _judge(
             (en["1.0x"], "en_1x", "EN at 1x"),
             (en["2.0x"], "en_2x", "EN at 2x"),
         ]
-        bad += [f"{d.name} {label}: {what} {v:.2f} > {TARGETS[key]}" for v, key, what in checks if v > TARGETS[key]]
+        bad += [
+            f"{d.name} {label}: {what} {v:.2f} > {TARGETS[key]}"
+            for v, key, what in checks
+            if v > TARGETS[key]
+        ]
         if correct < fixed_power - TARGETS["power_slack"]:
             bad.append(f"{d.name} {label}: P(ok) {correct:.3f} < the fixed design's {fixed_power:.3f} - 0.05")
         if cover < TARGETS["cover"]:
@@ -370,7 +397,11 @@ def k_arm_design(k: int, d: Design, n: int, seed: int) -> tuple[list[str], list[
             sm.update(acc, p, np.where(on, dd[:, :, t], 0.0), np.where(on, w[t], 0.0))
             hit = sm.sure(acc, p, t + 1, rule.min_clusters) & on
             kind[hit] = np.sign(sm.mean(acc))[hit]
-            eq = inside(acc, p, margin, on & ~hit) if margin is not None and t + 1 >= rule.min_clusters else hit & False
+            eq = (
+                inside(acc, p, margin, on & ~hit)
+                if margin is not None and t + 1 >= rule.min_clusters
+                else hit & False
+            )
             kind[eq] = 2
             settled |= hit | eq
             done = settled.all(axis=1) & np.isinf(tau)
@@ -387,7 +418,9 @@ def k_arm_design(k: int, d: Design, n: int, seed: int) -> tuple[list[str], list[
         rej = np.stack(
             [fixed_rejects(big, y[:, a] - y[:, b], g, 0.05 / len(pairs)) for a, b in pairs], axis=1
         )
-        fixed[f"{m}x"] = float((rej[:, lead] > 0).all(axis=1).mean()) if m else float((rej != 0).any(axis=1).mean())
+        fixed[f"{m}x"] = (
+            float((rej[:, lead] > 0).all(axis=1).mean()) if m else float((rej != 0).any(axis=1).mean())
+        )
     bad = []
     fs = out["fs"][0]
     if fs > TARGETS["false_stop"]:
@@ -432,7 +465,9 @@ def uneven_reference(d: Design, n: int, rng: np.random.Generator) -> tuple[np.nd
     return u[:, d.cluster], rng.normal(0.0, d.sd_item, (n, d.n_items))
 
 
-def uneven_pair(d: Design, ref: tuple[np.ndarray, np.ndarray], rng: np.random.Generator, diff: float) -> np.ndarray:
+def uneven_pair(
+    d: Design, ref: tuple[np.ndarray, np.ndarray], rng: np.random.Generator, diff: float
+) -> np.ndarray:
     """Two arms on the references ``ref``, arm a ahead by ``diff``: per-item differences of mean scores."""
     from scipy.special import expit
 
@@ -452,7 +487,10 @@ def uneven_plan(d: Design, seed: int) -> Any:
     rng = np.random.default_rng(seed)
     big = replace(d, sizes=(100,) * 2000)
     u, v = uneven_reference(big, 1, rng)
-    p = [expit(_uneven_mu(acc, d.sd) + u[0] + v[0] + rng.normal(0.0, d.sd_arm_item, v.shape[1])) for acc in (d.accuracy, d.accuracy - d.diff)]
+    p = [
+        expit(_uneven_mu(acc, d.sd) + u[0] + v[0] + rng.normal(0.0, d.sd_arm_item, v.shape[1]))
+        for acc in (d.accuracy, d.accuracy - d.diff)
+    ]
     diff = (p[0] - p[1]).reshape(2000, 100)
     within = float(np.mean(p[0] * (1 - p[0]) + p[1] * (1 - p[1])))
     between = float(np.mean(diff.var(axis=1, ddof=1)))
@@ -463,7 +501,9 @@ def uneven_plan(d: Design, seed: int) -> Any:
     )  # fmt: skip
 
 
-def informative_weights(spread: np.ndarray, sizes: np.ndarray, seeds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def informative_weights(
+    spread: np.ndarray, sizes: np.ndarray, seeds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Per benchmark: the informative order (cluster indices) and each step's weight (size x inverse probability)."""
     g = sizes.size
     ids = [f"c{i:04d}" for i in range(g)]
@@ -504,7 +544,9 @@ def informative_design(n: int, seed: int) -> tuple[list[str], list[str]]:
     data = {m: cluster_means(big, uneven_pair(big, ref, rng, m * d.diff)) for m in (0.0, *MULTIPLES)}
     for label, hist in (("informative", history), ("wrong history", wrong)):
         order, w = informative_weights(hist, sizes, seeds)
-        runs = {m: run_paths(np.take_along_axis(dd, order, axis=1), w, p, rule, 2 * g) for m, dd in data.items()}
+        runs = {
+            m: run_paths(np.take_along_axis(dd, order, axis=1), w, p, rule, 2 * g) for m, dd in data.items()
+        }
         null = run_paths(np.take_along_axis(data[0.0], order, axis=1), w, p, rule, 4 * g)
         lines.append(_informative_line(d.name, label, g, null, runs, bad))
     w0 = sizes / sizes.mean()
@@ -514,7 +556,9 @@ def informative_design(n: int, seed: int) -> tuple[list[str], list[str]]:
     return lines, bad
 
 
-def _informative_line(name: str, label: str, g: int, null: Path, runs: dict[float, Path], bad: list[str]) -> str:
+def _informative_line(
+    name: str, label: str, g: int, null: Path, runs: dict[float, Path], bad: list[str]
+) -> str:
     fs = float(np.mean(np.isfinite(null.tau) & (np.abs(null.kind) == 1)))
     en = {m: float(np.mean(np.minimum(v.tau, 2 * g))) / g for m, v in runs.items()}
     ok = float(np.mean(runs[1.0].kind == 1))
@@ -552,7 +596,10 @@ def main(argv: list[str] | None = None) -> int:
         (d.name, lambda d=d, kind=kind, i=i: two_arm_design(kind, d, n, 7000 + 13 * i, methods))
         for i, (kind, d) in enumerate(DESIGNS)
     ]
-    jobs += [(d.name, lambda k=k, d=d, i=i: k_arm_design(k, d, n, 8000 + 13 * i)) for i, (k, d) in enumerate(K_ARMS)]
+    jobs += [
+        (d.name, lambda k=k, d=d, i=i: k_arm_design(k, d, n, 8000 + 13 * i))
+        for i, (k, d) in enumerate(K_ARMS)
+    ]
     jobs.append((UNEVEN.name, lambda: informative_design(n, 9000)))
     for name, job in jobs:
         if only and only not in name:

@@ -301,7 +301,9 @@ class Gate:
             self.test = SequentialTest.from_state(self.rule, state)
             stored = [c for c in resume.order if c in self.by_cluster]
             self.order = (
-                stored if sorted(stored) == sorted(clusters) else list(self.rule.cluster_order(clusters, self._sizes))
+                stored
+                if sorted(stored) == sorted(clusters)
+                else list(self.rule.cluster_order(clusters, self._sizes))
             )
             self.committed = min(resume.committed, len(self.order))
         else:

@@ -69,7 +69,9 @@ def cluster_spread(history: Iterable[Any]) -> dict[str, float]:
         per = [_items(t, a) for a in range(len(t.arms))]
         for i in range(len(per)):
             for j in range(i + 1, len(per)):
-                common, pa, pb = np.intersect1d(per[i].idx, per[j].idx, assume_unique=True, return_indices=True)
+                common, pa, pb = np.intersect1d(
+                    per[i].idx, per[j].idx, assume_unique=True, return_indices=True
+                )
                 if common.size == 0:
                     continue
                 d = per[i].y[pa] - per[j].y[pb]

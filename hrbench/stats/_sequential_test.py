@@ -177,8 +177,11 @@ class SequentialTest:
 
     @property
     def stopped(self) -> str | None:
-        """``None`` while running; else why it stopped: ``"decided"``, ``"equivalent"`` (every pair decided or
-        within the margin, some within), ``"tolerance"`` or ``"max_clusters"``."""
+        """``None`` while running; else why it stopped.
+
+        ``"decided"``, ``"equivalent"`` (every pair decided or within the margin, some within),
+        ``"tolerance"`` or ``"max_clusters"``.
+        """
         return self._stopped
 
     def _losses(self) -> dict[str, tuple[int, int]]:
@@ -332,7 +335,12 @@ class SequentialTest:
             test.precise = [bool(x) for x in state["precise"]]
             test.within = [bool(x) for x in state.get("within") or [False] * n]
             test.frozen_cs = [None if x is None else (float(x[0]), float(x[1])) for x in state["frozen_cs"]]
-            if len(test.decided) != n or len(test.precise) != n or len(test.frozen_cs) != n or len(test.within) != n:
+            if (
+                len(test.decided) != n
+                or len(test.precise) != n
+                or len(test.frozen_cs) != n
+                or len(test.within) != n
+            ):
                 raise ValueError("one entry per pair expected")
             if any(c not in test.sizes for c in test.committed):
                 raise ValueError("a committed cluster is not in the reference")

@@ -240,7 +240,14 @@ def gate(
     both = [_as_row(r, "candidate") for r in rows_c if _arm(r) == a_c]
     both += [_as_row(r, "baseline") for r in rows_b if _arm(r) == a_b]
     c = compare(
-        both, "candidate", "baseline", level=1 - 2 * alpha, descriptive=True, warn=False, metric=metric, pass_k=pass_k
+        both,
+        "candidate",
+        "baseline",
+        level=1 - 2 * alpha,
+        descriptive=True,
+        warn=False,
+        metric=metric,
+        pass_k=pass_k,
     )
     head.update(metric=metric, pass_k_runs=c.pass_k_runs)
     head.update(

@@ -270,7 +270,19 @@ def _planner(
     vc = 0.0 if var_cluster is None else float(var_cluster)
     sizes = ask.sizes if ask.sizes is not None and ask.sizes.min() != ask.sizes.max() else None
     return _Planner(
-        diff, d, alpha, power, runs, m, var_within, var_between, vc, design_effect, accuracy, ask.source, sizes
+        diff,
+        d,
+        alpha,
+        power,
+        runs,
+        m,
+        var_within,
+        var_between,
+        vc,
+        design_effect,
+        accuracy,
+        ask.source,
+        sizes,
     )
 
 

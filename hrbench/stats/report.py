@@ -12,7 +12,6 @@ import numpy as np
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, list_usd
 from hrbench.stats.agreement import judge_section
-from hrbench.stats.consistency import arm_consistency, pass_k_runs
 from hrbench.stats.comparisons import (
     _all_pairs,
     _scored,
@@ -21,6 +20,7 @@ from hrbench.stats.comparisons import (
     one_cluster_note,
     warn_no_interval,
 )
+from hrbench.stats.consistency import arm_consistency, pass_k_runs
 from hrbench.stats.intervals import (
     _POSITIVE,
     _UNIT,

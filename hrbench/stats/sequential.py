@@ -121,8 +121,12 @@ _DEFAULT_SD = 0.1  # without a plan: cluster differences assumed to vary with th
 _HORIZON = 1.0  # the boundary is tightest at this multiple of the plan's clusters
 _MARGIN = 1.75  # the default margin: this many times the plan's difference
 _AUTO_MARGIN = 2.5  # "auto": the asymptotic test (on similar sizes) when the plan has fewer than this many times the clusters the symmetric one needs
-_SIMILAR = 0.8  # clusters count as of similar size when Kish's effective number of them is at least this share
-_FEW_MARGIN = 2.5  # without a plan: a reference of fewer than this many times the clusters the test needs warns
+_SIMILAR = (
+    0.8  # clusters count as of similar size when Kish's effective number of them is at least this share
+)
+_FEW_MARGIN = (
+    2.5  # without a plan: a reference of fewer than this many times the clusters the test needs warns
+)
 
 
 def _similar(sizes: Sequence[float] | None) -> bool:
@@ -238,7 +242,9 @@ class StopWhenSure:
         if not _is_int(self.seed):
             raise ConfigError("seed", self.seed, "must be a whole number")
         if self.margin is not None and not (
-            isinstance(self.margin, (int, float)) and not isinstance(self.margin, bool) and 0 <= self.margin < 1
+            isinstance(self.margin, (int, float))
+            and not isinstance(self.margin, bool)
+            and 0 <= self.margin < 1
         ):
             raise ConfigError("margin", self.margin, "must be a difference from 0 (never) up to 1, e.g. 0.05")
         if self.order not in ORDERS:
@@ -247,7 +253,9 @@ class StopWhenSure:
             bad = [
                 (k, v)
                 for k, v in self.history.items()
-                if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0)
+                if not (
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                )
             ]
             if bad:
                 raise ConfigError("history", dict(bad[:1]), "each spread must be a number, 0 or more")
@@ -332,7 +340,9 @@ class StopWhenSure:
         """The clusters the test is tuned for: the plan's, or (without a plan) half of those it may run."""
         return float(self.plan.n_clusters) if self.plan is not None else self.limit(n_clusters) / 2
 
-    def validity_warning(self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None) -> str | None:
+    def validity_warning(
+        self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None
+    ) -> str | None:
         """Why the test asked for may not hold its ``alpha`` on clusters of ``sizes`` items, or ``None``.
 
         ``method="asymptotic"`` on clusters of unequal size (Kish's effective number of them
@@ -392,7 +402,9 @@ class StopWhenSure:
         if self.plan is not None:
             planned = int(self.plan.n_clusters)
             if n_clusters < planned:
-                why = f"fewer than the {planned} its plan needs for power {getattr(self.plan, 'power', 0.8):g}"
+                why = (
+                    f"fewer than the {planned} its plan needs for power {getattr(self.plan, 'power', 0.8):g}"
+                )
                 return (
                     f"the reference has {n_clusters} cluster(s) and {why}: on so few it decides less often than "
                     "a fixed design run on every cluster; run without a stop rule and read the report's "
@@ -471,7 +483,9 @@ class StopWhenSure:
         perm = np.random.default_rng(int(self.seed)).permutation(len(ids))
         return [ids[i] for i in perm]
 
-    def draw_probabilities(self, clusters: Sequence[str], sizes: Mapping[str, int] | None = None) -> dict[str, float]:
+    def draw_probabilities(
+        self, clusters: Sequence[str], sizes: Mapping[str, int] | None = None
+    ) -> dict[str, float]:
         """Each cluster's drawing weight for ``order="informative"`` (all equal otherwise, or without history).
 
         Example:
@@ -528,7 +542,7 @@ class StopWhenSure:
             horizon = max(float(plan.n_clusters) * _HORIZON, 1.0)
         else:
             var_c, d2 = _DEFAULT_SD**2, 0.0
-        method = "wor" if self.goal == "full_run" else self.resolved_method(n_pairs, n_total, sizes)
+        method = "wor" if self.goal == "full_run" else self.resolved_method(n_pairs, n_total, sizes.tolist())
         return sm.Params(
             method=method,
             log_threshold=c,

@@ -203,7 +203,9 @@ def stop_lines(s: Mapping[str, Any]) -> list[str]:
         if s.get("order") == "informative"
         else "clusters in a seeded order"
     )
-    margin = "" if s.get("margin") is None else f" A pair is settled as no different within +-{_num(s['margin'])}."
+    margin = (
+        "" if s.get("margin") is None else f" A pair is settled as no different within +-{_num(s['margin'])}."
+    )
     lines.append(
         f"  Sequential test: {s.get('method')}, alpha {s.get('alpha')}, {how} "
         f"(seed {s.get('order_seed')}); the confidence sequence and anytime p hold at every look.{margin} "
@@ -236,7 +238,11 @@ def stop_markdown(s: Mapping[str, Any]) -> list[str]:
                 f"{p.get('decided') or ('within ' + _num(s.get('margin')) if p.get('within_margin') else '-')} |"
             )
         lines.append("")
-    tail = f"Fixed-sample differences: {RAN_THROUGH}." if s.get("fixed_valid") else f"Per-arm intervals are {CONDITIONAL}."
+    tail = (
+        f"Fixed-sample differences: {RAN_THROUGH}."
+        if s.get("fixed_valid")
+        else f"Per-arm intervals are {CONDITIONAL}."
+    )
     lines.append(
         f"_Sequential test {s.get('method')}, alpha {s.get('alpha')}, seeded cluster order (seed "
         f"{s.get('order_seed')}); estimand: {s.get('estimand')}. {tail}_"

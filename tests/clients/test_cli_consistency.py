@@ -33,8 +33,15 @@ def test_report_text_shows_pass_k_and_flip_rate_and_the_gate_gates_on_them(tmp_p
     steady = bench(tmp_path, "steady", set())
     shaky = bench(tmp_path, "shaky", {f"q{i}" for i in range(0, 40, 2)})
     text = hrb("report", shaky, "--text").stdout
-    assert "Repeat consistency (pass^5: 5 runs of an item all right; flip rate: two runs of an item disagree):" in text
-    row = next(ln.split() for ln in text.splitlines() if ln.startswith(" ask") and len(ln.split()) == 7 and "flip" not in ln)
+    assert (
+        "Repeat consistency (pass^5: 5 runs of an item all right; flip rate: two runs of an item disagree):"
+        in text
+    )
+    row = next(
+        ln.split()
+        for ln in text.splitlines()
+        if ln.startswith(" ask") and len(ln.split()) == 7 and "flip" not in ln
+    )
     pass_k, flip = float(row[1]), float(row[4] if row[4][0] != "[" else row[5])
     assert 0.4 < pass_k < 0.95 and 0.0 < flip < 0.5
     report = hrb("report", shaky).stdout
@@ -45,7 +52,18 @@ def test_report_text_shows_pass_k_and_flip_rate_and_the_gate_gates_on_them(tmp_p
     on_pass = hrb("gate", shaky, "--baseline", steady, "--max-drop", "0.2", "--metric", "pass^k", check_rc=1)
     assert on_pass.stdout.startswith("gate FAIL: candidate - baseline (pass^5) = ")
     assert "candidate is worse by more than 0.200 in pass^5" in on_pass.stdout
-    on_flip = hrb("gate", shaky, "--baseline", steady, "--max-drop", "0.05", "--metric", "flip_rate", "--json", check_rc=1)
+    on_flip = hrb(
+        "gate",
+        shaky,
+        "--baseline",
+        steady,
+        "--max-drop",
+        "0.05",
+        "--metric",
+        "flip_rate",
+        "--json",
+        check_rc=1,
+    )
     got = lines(on_flip.stdout)[-1]
     assert got["metric"] == "flip_rate" and got["decision"] == "fail" and got["ci_low"] > 0.05
     bad = hrb("gate", shaky, "--baseline", steady, "--metric", "pass^k", "--pass-k", "9", check_rc=2)

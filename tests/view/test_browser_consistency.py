@@ -44,4 +44,6 @@ def test_the_arm_table_shows_pass_k_and_the_flip_rate_as_the_report_has_them(
         assert pass_k == f"{a.pass_k:.3f}" and flip == f"{a.flip_rate:.3f}"
         assert pass_iv == f"[{a.pass_k_low:.3f}, {a.pass_k_high:.3f}]"
         assert flip_iv == f"[{a.flip_rate_low:.3f}, {a.flip_rate_high:.3f}]"
-    assert want["flaky"].flip_rate > 0 == want["steady"].flip_rate  # the flaky arm flips, the steady one never
+    assert (
+        want["flaky"].flip_rate > 0 == want["steady"].flip_rate
+    )  # the flaky arm flips, the steady one never

@@ -192,9 +192,12 @@ def test_a_rule_that_cannot_decide_on_so_few_clusters_is_warned_before_it_runs()
     from hrbench.errors import StopFewClustersWarning, StopUndecidableWarning
 
     arms = [hb.Arm("all", _all), hb.Arm("half", _half)]
-    with pytest.warns(
-        StopUndecidableWarning, match=r"at most 6 cluster\(s\) and its exact test needs at least 10"
-    ) as got, pytest.warns(StopFewClustersWarning):
+    with (
+        pytest.warns(
+            StopUndecidableWarning, match=r"at most 6 cluster\(s\) and its exact test needs at least 10"
+        ) as got,
+        pytest.warns(StopFewClustersWarning),
+    ):
         bench = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1, method="exact"))
     assert any('method="symmetric"' in str(w.message) for w in got if w.category is StopUndecidableWarning)
     assert bench.stop is not None and bench.stop.reason == "max_clusters" and bench.stop.clusters == 6
@@ -213,7 +216,9 @@ def test_a_rule_that_cannot_decide_on_so_few_clusters_is_warned_before_it_runs()
         )
 
 
-def test_a_stop_rule_on_fewer_clusters_than_its_plan_needs_recommends_the_fixed_design_and_reports_it() -> None:
+def test_a_stop_rule_on_fewer_clusters_than_its_plan_needs_recommends_the_fixed_design_and_reports_it() -> (
+    None
+):
     from hrbench.errors import StopFewClustersWarning
 
     arms = [hb.Arm("all", _all), hb.Arm("half", _half)]

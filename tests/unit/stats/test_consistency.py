@@ -60,10 +60,17 @@ def test_pass_k_and_the_flip_rate_are_the_per_item_estimates_averaged_with_the_a
 
 def test_the_report_text_shows_pass_k_and_the_flip_rate_with_two_or_more_runs_only():
     text = str(hb.report(_rows({"steady": STEADY, "shaky": SHAKY})))
-    assert "Repeat consistency (pass^5: 5 runs of an item all right; flip rate: two runs of an item disagree)" in text
-    line = next(ln for ln in text.splitlines() if ln.startswith(" shaky") and "[" in ln and "Repeat" not in ln)
+    assert (
+        "Repeat consistency (pass^5: 5 runs of an item all right; flip rate: two runs of an item disagree)"
+        in text
+    )
+    line = next(
+        ln for ln in text.splitlines() if ln.startswith(" shaky") and "[" in ln and "Repeat" not in ln
+    )
     assert line  # the accuracy table
-    assert any(ln.split()[:2] == ["shaky", f"{np.mean([c == 5 for c in SHAKY]):.3f}"] for ln in text.splitlines())
+    assert any(
+        ln.split()[:2] == ["shaky", f"{np.mean([c == 5 for c in SHAKY]):.3f}"] for ln in text.splitlines()
+    )
     one = hb.report(_rows({"shaky": SHAKY}, runs=1), descriptive=True)
     assert "Repeat consistency" not in str(one) and one.arm("shaky").flip_rate is None
     assert one.arm("shaky").pass_k_runs == 1

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +11,6 @@ import pytest
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.stats.sequential import SequentialTest, StopWhenSure
-from hrbench.testing.designs import Design
-
 
 
 def _cluster(c: str, means: dict[str, list[float]]) -> dict[str, dict[str, float]]:

@@ -21,8 +21,12 @@ REPO = Path(__file__).resolve().parents[3]
 PLAN = hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
 
 
-def _noisy(rng: np.random.Generator, c: str, acc: dict[str, float], items: int = 10) -> dict[str, dict[str, float]]:
-    return {a: {f"{c}-{j}": float(x) for j, x in enumerate(rng.binomial(5, p, items) / 5)} for a, p in acc.items()}
+def _noisy(
+    rng: np.random.Generator, c: str, acc: dict[str, float], items: int = 10
+) -> dict[str, dict[str, float]]:
+    return {
+        a: {f"{c}-{j}": float(x) for j, x in enumerate(rng.binomial(5, p, items) / 5)} for a, p in acc.items()
+    }
 
 
 def _run(rule: StopWhenSure, acc: dict[str, float], n: int = 200, seed: int = 0) -> SequentialTest:
@@ -77,7 +81,9 @@ def test_the_informative_order_draws_in_proportion_to_the_history_and_weights_by
     p = rule.draw_probabilities(ids)
     assert p["c0"] == pytest.approx(0.8 / 3 + 0.02) and p["c9"] == pytest.approx(0.02)  # the floor: 0.2 / 10
     assert sum(p.values()) == pytest.approx(1.0)
-    orders = [StopWhenSure(order="informative", history=history, seed=s).cluster_order(ids)[:3] for s in range(400)]
+    orders = [
+        StopWhenSure(order="informative", history=history, seed=s).cluster_order(ids)[:3] for s in range(400)
+    ]
     # successive draws in proportion to p: the three informative ones first with chance
     # 3p * 2p / (1 - p) * p / (1 - 2p) (p = 0.2867 each), under 0.001 for a uniform order
     pc = p["c0"]
@@ -85,7 +91,9 @@ def test_the_informative_order_draws_in_proportion_to_the_history_and_weights_by
     assert abs(np.mean([set(o) == {"c0", "c1", "c2"} for o in orders]) - first_three) < 0.08
     assert any("c9" in o for o in orders)  # and every cluster stays possible
     # no history (or one that never varied): the uniform order, as without the setting
-    assert StopWhenSure(order="informative", seed=5).cluster_order(ids) == StopWhenSure(seed=5).cluster_order(ids)
+    assert StopWhenSure(order="informative", seed=5).cluster_order(ids) == StopWhenSure(seed=5).cluster_order(
+        ids
+    )
     flat = StopWhenSure(order="informative", history=dict.fromkeys(ids, 0.0), seed=5)
     assert flat.cluster_order(ids) == StopWhenSure(seed=5).cluster_order(ids)
     # each committed cluster enters with its size weight x the scale x 1 / (|R| q), by hand
@@ -101,13 +109,17 @@ def test_the_informative_order_draws_in_proportion_to_the_history_and_weights_by
         left.remove(c)
     assert float(test.acc["s"][0]) == pytest.approx(s_expected)
     assert test.kappa > 1 and test.summary()["order"] == "informative"
-    back = SequentialTest.from_state(StopWhenSure(pairs=[("a", "b")], seed=5), json.loads(json.dumps(test.state())))
+    back = SequentialTest.from_state(
+        StopWhenSure(pairs=[("a", "b")], seed=5), json.loads(json.dumps(test.state()))
+    )
     assert back.p_draw == pytest.approx(test.p_draw) and back.kappa == test.kappa  # the same weights go on
 
 
 def test_the_history_is_read_from_earlier_benchmarks_rows():
     rows = [
-        Row(cluster=c, item=f"{c}{i}", arm=a, run=r, split="test", correct=ok, outcome=None, failure_kind=None)
+        Row(
+            cluster=c, item=f"{c}{i}", arm=a, run=r, split="test", correct=ok, outcome=None, failure_kind=None
+        )
         for c, agree in (("easy", True), ("hard", False))
         for i in range(2)
         for a in ("x", "y")
@@ -142,7 +154,9 @@ def test_a_stop_that_ran_through_its_clusters_keeps_the_fixed_interval_and_the_g
         stop = through
 
     bench = Stopped(rows)
-    assert gate(Stopped([r for r in rows if r.arm == "a"]), [r for r in rows if r.arm == "b"]).decision == "pass"
+    assert (
+        gate(Stopped([r for r in rows if r.arm == "a"]), [r for r in rows if r.arm == "b"]).decision == "pass"
+    )
     Stopped.stop = stopped
     assert gate(Stopped([r for r in rows if r.arm == "a"]), bench).decision == "cannot"
 
