@@ -91,20 +91,26 @@ $(CHROMIUM):
 test-browser: $(BROWSER_STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/view
 
-# Interop with the real tools, none of them a dependency of hrbench, each installed by a stamp of
-# its own: inspect-ai (~100 MB) in a venv of its own with hrbench; lm-eval 0.4.13 in the same
-# venv with its `api` extra only (its OpenAI-compatible model types; no torch); promptfoo 0.123.1
-# from npm in .interop-npm, with a Node.js 22 from the npm registry's node-linux-* package
-# (promptfoo 0.123.1 refuses a Node.js older than 22.22). The tests of tests/interop use no
-# network: Inspect runs its mockllm model, lm-eval and promptfoo a loopback model or their
-# echo and python providers, and the files the peers write go to temporary folders.
+# Interop with the real tools, offline, none of them a dependency of hrbench, each installed by a
+# stamp of its own: inspect-ai 0.3.285 in a venv of its own with hrbench; lm-eval 0.4.13 in the
+# same venv with its `api` extra only (its OpenAI-compatible model types; no torch); promptfoo
+# 0.123.1 from npm in .interop-npm, with a Node.js 22 from the npm registry's node-linux-* package
+# (promptfoo 0.123.1 refuses a Node.js older than 22.22). The peers write their files with their
+# own CLIs during the tests (Inspect runs its mockllm model, with tiktoken's encoding from the copy
+# hrbench ships; lm-eval and promptfoo a loopback model or their echo and python providers), into
+# pytest's temporary folders: nothing they write lands in the repository.
 INTEROP := .venv-interop
 INTEROP_STAMP := $(INTEROP)/.installed
+INSPECT_STAMP := $(INTEROP)/.installed-inspect-ai-0.3.285
 $(INTEROP_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(INTEROP)
 	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip
-	$(INTEROP)/bin/python -m pip install --quiet -e '.[dev]' 'inspect-ai>=0.3.100'
+	$(INTEROP)/bin/python -m pip install --quiet -e '.[dev]'
 	touch $(INTEROP_STAMP)
+
+$(INSPECT_STAMP): $(INTEROP_STAMP)
+	$(INTEROP)/bin/python -m pip install --quiet 'inspect-ai==0.3.285'
+	touch $(INSPECT_STAMP)
 
 LMEVAL_STAMP := $(INTEROP)/.installed-lmeval
 $(LMEVAL_STAMP): $(INTEROP_STAMP)
@@ -119,7 +125,7 @@ $(PROMPTFOO_STAMP):
 	npm install --prefix $(INTEROP_NPM) --no-audit --no-fund --loglevel=error promptfoo@0.123.1 $(NODE_PACKAGE)
 	touch $(PROMPTFOO_STAMP)
 
-test-interop: $(INTEROP_STAMP) $(LMEVAL_STAMP) $(PROMPTFOO_STAMP)
+test-interop: $(INSPECT_STAMP) $(LMEVAL_STAMP) $(PROMPTFOO_STAMP)
 	$(INTEROP)/bin/python -m pytest -q -p no:cacheprovider tests/interop
 
 format: $(STAMP)

@@ -28,6 +28,41 @@ from hrbench.stats.records import Comparison, NoIntervalWarning
 from hrbench.stats.table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
 
 
+def _blank(
+    t: _Table,
+    a: int,
+    b: int,
+    n_items: int,
+    level: float,
+    method: str,
+    descriptive: bool,
+    metric: str,
+    pass_k: int | None,
+) -> dict[str, Any]:
+    """A comparison's fields before any estimate: every number ``None``, ``n_items`` items in common."""
+    return dict(
+        arm_a=t.arms[a],
+        arm_b=t.arms[b],
+        diff=None,
+        se=None,
+        ci_low=None,
+        ci_high=None,
+        p_value=None,
+        p_holm=None,
+        df=None,
+        n_items=n_items,
+        n_clusters=0,
+        accuracy_a=None,
+        accuracy_b=None,
+        se_unpaired=None,
+        level=level,
+        method=method,
+        descriptive=descriptive,
+        metric=metric,
+        pass_k_runs=pass_k if metric == "pass^k" else None,
+    )
+
+
 def _paired(
     t: _Table,
     a: int,
@@ -45,27 +80,7 @@ def _paired(
     ia = cache[a] if a in cache else cache.setdefault(a, _items(t, a))
     ib = cache[b] if b in cache else cache.setdefault(b, _items(t, b))
     common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
-    out: dict[str, Any] = dict(
-        arm_a=t.arms[a],
-        arm_b=t.arms[b],
-        diff=None,
-        se=None,
-        ci_low=None,
-        ci_high=None,
-        p_value=None,
-        p_holm=None,
-        df=None,
-        n_items=int(common.size),
-        n_clusters=0,
-        accuracy_a=None,
-        accuracy_b=None,
-        se_unpaired=None,
-        level=level,
-        method=method,
-        descriptive=descriptive,
-        metric=metric,
-        pass_k_runs=pass_k if metric == "pass^k" else None,
-    )
+    out = _blank(t, a, b, int(common.size), level, method, descriptive, metric, pass_k)
     if common.size == 0:
         out["note"] = "no interval: no labelled item was run by both arms"
         return Comparison(**out)

@@ -92,6 +92,9 @@ class ArmReport(msgspec.Struct, kw_only=True):
         flip_rate_low, flip_rate_high: its clustered interval; ``None`` with one cluster.
         note: why the arm has no interval (one cluster, one item, no scored run; warned as
             :class:`NoIntervalWarning` too); ``None`` when it has one.
+        usd_from_log: reportable runs whose tokens and list price come from another tool's log
+            (an imported arm's rows, ``usd_provenance`` ``"log"``): not paid here, so ``usd``
+            counts them 0 and ``usd_list`` counts what the log records.
     """
 
     arm: str
@@ -134,6 +137,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     flip_rate_low: float | None = None
     flip_rate_high: float | None = None
     note: str | None = None
+    usd_from_log: int = 0
 
 
 class Comparison(msgspec.Struct, kw_only=True):

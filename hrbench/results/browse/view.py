@@ -125,6 +125,7 @@ _ARM_FIELDS = (
     "flip_rate",
     "flip_rate_low",
     "flip_rate_high",
+    "usd_from_log",
 )
 """What a page's arm table keeps of each arm of the report."""
 
@@ -150,7 +151,7 @@ def _arm_table(
     metrics = {s["arm"]: s.get("metrics") or {} for s in summary or []}
     return [
         {
-            **{k: a[k] for k in _ARM_FIELDS},
+            **{k: a.get(k, 0) if k == "usd_from_log" else a[k] for k in _ARM_FIELDS},
             "failures": {k: a[k] for k in _FAILURE_KINDS if a[k]},
             "metrics": metrics.get(a["arm"], {}),
             **extra[a["arm"]],

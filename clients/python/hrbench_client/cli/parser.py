@@ -8,6 +8,7 @@ import sys
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli._common import BadArguments
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
+from hrbench_client.cli.metric_flags import add_metric_flags
 from hrbench_client.cli.stop_flags import add_stop_flags
 
 # `argparse` is imported where the parser is built: the fast path of `hrb score` needs none.
@@ -50,8 +51,7 @@ def _limit(kind: type) -> Any:
     """The ``--max-*`` flags' type: a finite number >= 0, whole for calls and tokens.
 
     The same rule as the library's ``hrbench.runner.governor.check_limit`` (this client imports no
-    hrbench): newcomer finding 7, ``--max-usd nan`` and ``--max-usd inf`` passed ``float`` and
-    were sent as JSON ``null``, so the $5 default applied silently. Refused with exit 2.
+    hrbench); ``nan`` and ``inf`` are refused with exit 2 (sent as JSON ``null``, the $5 default would apply).
 
     Example:
         >>> _limit(float)("0.5"), _limit(int)("40")
@@ -73,10 +73,6 @@ def _limit(kind: type) -> Any:
 
     parse.__name__ = "limit"  # argparse names the type in its message
     return parse
-
-
-_METRICS = ("accuracy", "pass^k", "flip_rate")
-"""What ``hrb report --compare`` and ``hrb gate`` may compare (``hrbench.stats.consistency.METRICS``)."""
 
 
 def _fraction(text: str) -> float:
@@ -384,19 +380,7 @@ def _add_reading(sub: Any) -> None:
     rep.add_argument(
         "--compare", nargs=2, metavar=("ARM_A", "ARM_B"), help="the paired difference of two arms (A - B)"
     )
-    rep.add_argument(
-        "--metric",
-        choices=_METRICS,
-        help="what --compare compares: accuracy (default), pass^k (k runs of an item all right) or "
-        "flip_rate (two runs of an item disagree)",
-    )
-    rep.add_argument(
-        "--pass-k",
-        type=int,
-        metavar="K",
-        help="the k of pass^k (default: the runs per item); the text shows pass^k and the flip rate "
-        "with 2 or more runs",
-    )
+    add_metric_flags(rep, "report")
     rep.add_argument(
         "--format",
         choices=["text", "json", "markdown"],
@@ -437,9 +421,7 @@ def _add_export(sub: Any) -> None:
         help="write a stored benchmark as Inspect eval logs (one per arm), for inspect view and its tools",
     )
     x.add_argument("id", help=_ID_HELP)
-    x.add_argument(
-        "--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs, JSON)"
-    )
+    x.add_argument("--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs)")
     x.add_argument(
         "-o",
         "--output",
@@ -448,6 +430,12 @@ def _add_export(sub: Any) -> None:
         help="the folder to write into (default: the current one)",
     )
     x.add_argument("--name", help="the task name in the logs (default: the benchmark's name)")
+    x.add_argument(
+        "--log-format",
+        choices=["json", "eval"],
+        default="json",
+        help="json (one JSON object per log, the default) or eval (Inspect's zip)",
+    )
 
 
 def _add_gate(sub: Any) -> None:
@@ -476,14 +464,7 @@ def _add_gate(sub: Any) -> None:
     g.add_argument(
         "--alpha", type=float, default=0.05, help="1 - the confidence a failure needs (default 0.05: 95%%)"
     )
-    g.add_argument(
-        "--metric",
-        choices=_METRICS,
-        default="accuracy",
-        help="what is gated: accuracy (default), pass^k (a drop in the chance that k runs of an item are "
-        "all right) or flip_rate (a rise in the chance that two runs of an item disagree)",
-    )
-    g.add_argument("--pass-k", type=int, metavar="K", help="the k of pass^k (default: the runs per item)")
+    add_metric_flags(g, "gate")
     g.add_argument(
         "--markdown",
         metavar="FILE",
@@ -504,8 +485,10 @@ def _add_prices(sub: Any) -> None:
         "prices",
         help="a model's price in the daemon's table (USD per million tokens), with its source and date",
         description="Print each model's price: input, cache read, cache write (5 minutes, 1 hour) and "
-        "output, USD per million tokens, with the price's source (the genai-prices package and its "
-        "version, hrbench's shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price.",
+        "output, USD per million tokens, with its long-context tiers (the rates of every token once a "
+        "prompt passes a size), the price's source (the genai-prices package and its version, hrbench's "
+        "shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price or its price is "
+        "refused (not a finite number >= 0, or 0 where a price list prices the model).",
     )
     pr.add_argument("models", nargs="+", metavar="MODEL", help="a model name, e.g. gpt-4o-mini")
     pr.add_argument("--text", action="store_true", help="readable lines instead of JSON lines")
