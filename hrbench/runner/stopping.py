@@ -567,7 +567,7 @@ def _warn_undecidable(rule: Any, arms: list[str], sizes: list[int]) -> None:
     warnings.warn(
         f"stop when sure cannot decide here: it runs at most {most} cluster(s) and its {method} "
         f"test needs at least {need} to decide a pair at alpha {rule.alpha:g}; every cluster will "
-        "run and the report will show no fixed-sample interval or p: run without a stop rule"
+        "run (the report then shows the fixed-sample interval and p, labelled): run without a stop rule"
         f"{other}",
         StopUndecidableWarning,
         stacklevel=3,

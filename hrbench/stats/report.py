@@ -320,7 +320,9 @@ def report(
         stop: the stop record of a benchmark run with a stop rule (a dict, or
             :attr:`hrbench.Bench.stop`, taken from ``bench`` by default): the report then says
             how it stopped (:attr:`Report.stop`), shows no fixed-sample interval or p for its
-            comparisons, and marks the arms' intervals conditional on the clusters run.
+            comparisons, and marks the arms' intervals conditional on the clusters run (one that
+            ran its most clusters undecided keeps them, labelled:
+            :func:`~hrbench.stats.stopped.ran_through`).
         pass_k: the ``k`` of each arm's ``pass^k`` (the chance that ``k`` runs of an item are
             all right; default: the runs per item); each arm's flip rate comes with it
             (:mod:`hrbench.stats.consistency`), and the text shows both with 2 or more runs.
