@@ -9,9 +9,9 @@ sample size, t on the design's degrees of freedom), and paired differences the a
 * ``pass^k``: the chance that ``k`` runs of an item are all right (tau-bench's ``pass^k``, Yao
   et al. 2024, "tau-bench: a benchmark for tool-agent-user interaction", arXiv 2406.12045;
   asked of promptfoo as pass^N, https://github.com/promptfoo/promptfoo/issues/5847). An item
-  with ``c`` of ``n`` runs right gives ``C(c, k) / C(n, k)``, the unbiased estimate of ``p**k`` (``k`` of its runs
-  drawn without replacement all right); ``k`` is the runs per item by default (then: every run
-  right) and at most the fewest runs of any item.
+  with ``c`` of ``n`` runs right gives ``C(c, k) / C(n, k)``, the unbiased estimate of ``p**k``
+  (``k`` of its runs drawn without replacement all right); ``k`` is the runs per item by
+  default (then: every run right) and at most the fewest runs of any item.
 * flip rate: the chance that two runs of an item disagree, ``c (n - c) / C(n, 2)`` per item
   (the unbiased estimate of ``2 p (1 - p)``): 0 for an arm that answers every item the same way
   every time, whether right or wrong. Needs 2 runs per item.
