@@ -303,8 +303,24 @@ FIELDS: dict[str, str | tuple[str, str]] = {
         "max_clusters = 40",
     ),
     "StopSpec.min_clusters": "Clusters run before the first look.",
-    "StopSpec.method": "The sequential test: `exact` (the default), `symmetric`, `asymptotic` or `strict`.",
+    "StopSpec.method": (
+        "The sequential test: `auto` (the default: `symmetric`, or `asymptotic` for a small plan of "
+        "clusters of similar size), `exact`, `symmetric`, `asymptotic` or `strict`; one asked for outside "
+        "its validity warns.",
+        'method = "symmetric"',
+    ),
     "StopSpec.seed": "Seeds the random order the clusters run in.",
+    "StopSpec.margin": (
+        "A pair whose confidence sequence lies within plus or minus this difference, in accuracy, is "
+        "settled as no different (default: 1.75 times the plan's `diff`; 0: never).",
+        "margin = 0.05",
+    ),
+    "StopSpec.order": (
+        "`uniform` (the default) or `informative`: clusters drawn with known probabilities from how the "
+        "paired difference varied on each in earlier benchmarks of the same reference, each weighted by the "
+        "inverse of its probability (uniform without such benchmarks).",
+        'order = "informative"',
+    ),
     "StopSpec.best_arm": "Stop as soon as one arm is decided better than every other.",
     "StopPlanSpec.diff": ("The difference worth finding, in accuracy.", "diff = 0.05"),
     "StopPlanSpec.power": "The chance of finding `diff` when it is there.",

@@ -48,9 +48,10 @@ if TYPE_CHECKING:
 
 __all__ = ["REASONS", "Gate", "Resume", "StopRecord", "gate", "kept", "rule_dict", "rule_from"]
 
-REASONS = ("decided", "tolerance", "max_clusters", "budget", "cancelled")
-"""Why a benchmark with a stop rule ended (the record stored as it starts says ``"running"``): ``"decided"`` (every pair of interest settled, or one
-arm best), ``"tolerance"`` (every difference known within the tolerance), ``"max_clusters"``
+REASONS = ("decided", "equivalent", "tolerance", "max_clusters", "budget", "cancelled")
+"""Why a benchmark with a stop rule ended (the record stored as it starts says ``"running"``): ``"decided"`` (every pair of interest decided, or one
+arm best), ``"equivalent"`` (every pair decided or shown no different by more than the rule's
+margin, some of them that), ``"tolerance"`` (every difference known within the tolerance), ``"max_clusters"``
 (its most clusters, or every cluster, ran without either), ``"budget"`` (the governor stopped
 runs), ``"cancelled"`` (cancelled from outside)."""
 
@@ -220,7 +221,7 @@ def gate(
     if stop is None:
         return None
     rule, resume = _rule_of(stop)
-    if not (callable(getattr(rule, "order", None)) and callable(getattr(rule, "start", None))):
+    if not (callable(getattr(rule, "cluster_order", None)) and callable(getattr(rule, "start", None))):
         raise ConfigError("stop", stop, "expected an hrbench.StopWhenSure (or Bench.stop.resume())")
     if remote is not None:
         raise ConfigError("stop", rule, "a stop rule runs on the local executor only (leave out executor)")
@@ -255,8 +256,9 @@ class Gate:
         names = [a.name for a in plan.arms]
         clusters = list(self.by_cluster)
         rule.check(names, len(clusters))
-        _warn_undecidable(rule, names, len(clusters))
         self._sizes = {c: len({i for _, _, i, _ in cells}) for c, cells in self.by_cluster.items()}
+        _warn_undecidable(rule, names, list(self._sizes.values()))
+        _warn_fit(rule, names, list(self._sizes.values()))
         self._setup(resume)
         self.rt = rt
         if rt.drain is None:  # a stop lets the requests sent finish, as a clean cancel does
@@ -298,11 +300,15 @@ class Gate:
                 state["stopped"] = None  # a resume under a higher max_clusters goes on
             self.test = SequentialTest.from_state(self.rule, state)
             stored = [c for c in resume.order if c in self.by_cluster]
-            self.order = stored if sorted(stored) == sorted(clusters) else list(self.rule.order(clusters))
+            self.order = (
+                stored
+                if sorted(stored) == sorted(clusters)
+                else list(self.rule.cluster_order(clusters, self._sizes))
+            )
             self.committed = min(resume.committed, len(self.order))
         else:
             self.test = self.rule.start(names, self._sizes)
-            self.order = list(self.rule.order(clusters))
+            self.order = list(self.rule.cluster_order(clusters, self._sizes))
             self.committed = 0
         self._where = {c: i for i, c in enumerate(self.order)}  # cluster -> its place in the order
 
@@ -529,23 +535,39 @@ class Gate:
         return self._record
 
 
-def _warn_undecidable(rule: Any, arms: list[str], n_clusters: int) -> None:
+def _warn_fit(rule: Any, arms: list[str], sizes: list[int]) -> None:
+    """Warn before the first cluster when a fixed design would do better, or the test asked for may not hold."""
+    import warnings
+
+    from hrbench.errors import StopFewClustersWarning, StopMethodWarning
+
+    n_pairs = len(rule.resolve_pairs(arms))
+    few = rule.few_clusters_warning(n_pairs, len(sizes), sizes)
+    if few is not None:
+        warnings.warn(f"stop when sure: {few}", StopFewClustersWarning, stacklevel=3)
+    invalid = rule.validity_warning(n_pairs, len(sizes), sizes)
+    if invalid is not None:
+        warnings.warn(f"stop when sure: {invalid}", StopMethodWarning, stacklevel=3)
+
+
+def _warn_undecidable(rule: Any, arms: list[str], sizes: list[int]) -> None:
     """Warn before the first cluster when the rule can never decide (too few clusters for its test)."""
     import warnings
 
     from hrbench.errors import StopUndecidableWarning
 
     n_pairs = len(rule.resolve_pairs(arms))
-    need = rule.fewest_to_decide(n_pairs, n_clusters)
+    n_clusters = len(sizes)
+    need = rule.fewest_to_decide(n_pairs, n_clusters, sizes)
     most = rule.limit(n_clusters)
     if need is None or most >= need:
         return
-    method = rule.resolved_method(n_pairs, n_clusters)
+    method = rule.resolved_method(n_pairs, n_clusters, sizes)
     other = ' or method="symmetric" (it can decide after 5)' if method == "exact" and most >= 5 else ""
     warnings.warn(
         f"stop when sure cannot decide here: it runs at most {most} cluster(s) and its {method} "
         f"test needs at least {need} to decide a pair at alpha {rule.alpha:g}; every cluster will "
-        "run and the report will show no fixed-sample interval or p: run without a stop rule"
+        "run (the report then shows the fixed-sample interval and p, labelled): run without a stop rule"
         f"{other}",
         StopUndecidableWarning,
         stacklevel=3,

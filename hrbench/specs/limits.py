@@ -2,9 +2,11 @@
 
 The ``[stop]`` table becomes a :class:`~hrbench.StopWhenSure` rule. It names the rule's
 settings: ``goal``, ``pairs``, ``tolerance``, ``alpha``, ``max_clusters``, ``min_clusters``,
-``method``, ``seed``, ``best_arm``, and a ``plan`` table whose ``diff`` (the difference worth
-finding) and variance settings, or ``pilot`` (a stored benchmark whose rows give them), are
-what :func:`hrbench.power` takes. Errors name the field under ``stop``.
+``method``, ``seed``, ``best_arm``, ``margin``, ``order``, and a ``plan`` table whose ``diff``
+(the difference worth finding) and variance settings, or ``pilot`` (a stored benchmark whose
+rows give them), are what :func:`hrbench.power` takes. With ``order = "informative"`` the
+history is the store's earlier benchmarks of the same reference. Errors name the field under
+``stop``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from hrbench.errors import ConfigError
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.specs.loader import _get
 
-__all__ = ["PLAN_FIELDS", "STOP_FIELDS", "build_governor", "build_stop"]
+__all__ = ["PLAN_FIELDS", "STOP_FIELDS", "build_governor", "build_stop", "store_history"]
 
 
 def build_governor(spec: Any) -> Governor | None:
@@ -57,6 +59,8 @@ STOP_FIELDS = (
     "method",
     "seed",
     "best_arm",
+    "margin",
+    "order",
 )
 """The fields of a ``[stop]`` table."""
 
@@ -96,6 +100,19 @@ def _plan(spec: Any, store: Any) -> Any:
     diff = kw.pop("diff")
     with field_under("stop.plan", head="plan"):
         return power(diff, **kw)
+
+
+def store_history(store: Any, reference_hash: str, limit: int = 20) -> dict[str, float]:
+    """The spread of the paired difference per cluster in the store's benchmarks of this reference.
+
+    The newest ``limit`` stored benchmarks whose reference has this hash (reads SQLite:
+    blocking), through :func:`hrbench.stats.sequential.cluster_spread`; ``{}`` when there are none.
+    """
+    from hrbench.stats.sequential import cluster_spread
+
+    same = [b["id"] for b in store.benchmark_list() if b["reference_hash"] == reference_hash and b["rows"]]
+    benches = [store.rows_get(i) for i in same[-limit:]]
+    return cluster_spread([rows for rows in benches if rows])
 
 
 def build_stop(
@@ -145,6 +162,8 @@ def build_stop(
         kw["pairs"] = tuple((str(a), str(b)) for a, b in pairs)
     if "plan" in kw:
         kw["plan"] = _plan(kw["plan"], store)
+    if kw.get("order") == "informative" and store is not None and reference is not None:
+        kw["history"] = store_history(store, reference.hash)
     with field_under("stop", head="stop"):
         try:
             rule = StopWhenSure(**kw)

@@ -115,6 +115,25 @@ def _fit_logit(
     return _Logit(ma, mb, shared, sc, math.sqrt(max(own * own - sc * sc, 0.0)))
 
 
+def plan_sizes(n: int, g: int, pattern: np.ndarray | None) -> np.ndarray:
+    """The items of each of ``g`` clusters holding ``n`` items: as equal as can be, or shaped like ``pattern``.
+
+    With a ``pattern`` (the sizes of clusters like the plan's), the sizes at ``g`` evenly
+    spaced quantiles of it, scaled to ``n`` items in all, each at least 1.
+
+    Example:
+        >>> plan_sizes(10, 3, None).tolist(), plan_sizes(30, 3, np.array([1, 2, 9])).tolist()
+        ([4, 3, 3], [2, 5, 23])
+    """
+    if pattern is None:
+        return np.full(g, n // g) + (np.arange(g) < n % g)
+    ordered = np.sort(pattern).astype(float)
+    picked = ordered[((np.arange(g) + 0.5) / g * ordered.size).astype(int)]
+    sizes = np.maximum(1, np.rint(picked * n / picked.sum())).astype(np.int64)
+    sizes[np.argmax(sizes)] += n - int(sizes.sum())  # the rounding left over, on the largest
+    return np.maximum(sizes, 1)
+
+
 def _simulated_power(model: _Logit, sizes: np.ndarray, runs: int, alpha: float) -> float:
     """The share of simulated benchmarks of ``model`` in ``sizes`` clusters whose paired test rejects."""
     rng = np.random.default_rng(_SIM_SEED)

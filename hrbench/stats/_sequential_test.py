@@ -15,9 +15,11 @@ import numpy as np
 
 from hrbench.errors import ConfigError
 from hrbench.stats import _sequential_math as sm
+from hrbench.stats._sequential_order import scale as _scale
 
-REASONS = ("decided", "tolerance", "max_clusters")
+REASONS = ("decided", "equivalent", "tolerance", "max_clusters")
 _STATE_VERSION = 1
+_NEAR = 3.5  # a pair within the margin also has its difference within margin / _NEAR (half the plan's)
 
 
 def _is_int(x: Any) -> bool:
@@ -44,12 +46,18 @@ class SequentialTest:
         self.sizes = sizes
         mean_size = sum(sizes.values()) / len(sizes)
         self._w = {k: v / mean_size for k, v in sizes.items()}
+        # order="informative": each cluster's drawing weight; it enters with the inverse of its chance
+        self.p_draw = rule.draw_probabilities(list(sizes), sizes)
+        self._uniform = len(set(self.p_draw.values())) <= 1
+        self.kappa = 1.0 if self._uniform else _scale(self.p_draw, sizes, rule.history)
+        self.margin = rule.margin_for()
         self.p = rule.params(len(self.pairs), list(sizes.values()))
         self.max_clusters = rule.limit(len(sizes))
         self.acc = sm.new_acc(self.p, (len(self.pairs),))
         self.committed: list[str] = []
         self.decided: list[str | None] = [None] * len(self.pairs)
         self.precise = [False] * len(self.pairs)
+        self.within = [False] * len(self.pairs)  # settled: no difference larger than the margin
         self.frozen_cs: list[tuple[float, float] | None] = [None] * len(self.pairs)
         self._stopped: str | None = None
 
@@ -74,15 +82,23 @@ class SequentialTest:
         if cluster in self.committed:
             raise ConfigError("cluster", cluster, "was already committed")
         d, w = np.zeros(len(self.pairs)), np.zeros(len(self.pairs))
+        weight = self._w[cluster] * (1.0 if self._uniform else self.kappa * self._ipw(cluster))
         for j, (a, b) in enumerate(self.pairs):
             if self._settled(j):
                 continue
             got = _pair_difference(item_means, a, b, cluster)
             if got is not None:
-                d[j], w[j] = got, self._w[cluster]
+                d[j], w[j] = got, weight
         sm.update(self.acc, self.p, d, w)
         self.committed.append(cluster)
         self._settle()
+
+    def _ipw(self, cluster: str) -> float:
+        """The inverse-probability weight of ``cluster`` drawn from the clusters not yet committed."""
+        from hrbench.stats._sequential_order import ipw
+
+        done = set(self.committed)
+        return ipw(cluster, self.p_draw, [c for c in self.sizes if c not in done])
 
     def _settle(self) -> None:
         """Decide the pairs that reached the threshold and see whether to stop."""
@@ -106,7 +122,21 @@ class SequentialTest:
             if tol is not None and n >= self.rule.min_clusters and hi[j] - lo[j] <= 2 * tol + 1e-12:
                 self.precise[j] = True
                 self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
+            if self._inside(j, n, float(lo[j]), float(hi[j]), float(mu[j])):
+                self.within[j] = True
+                self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
         self._stopped = self._reason(n)
+
+    def _inside(self, j: int, n: int, lo: float, hi: float, mu: float) -> bool:
+        """Whether pair ``j`` is now settled as no different: its sequence within the margin, the difference near 0.
+
+        Its chance of being wrong is that of the confidence sequence ever missing the truth (a
+        true difference beyond the margin outside it): within ``alpha`` with every other decision.
+        """
+        m = self.margin
+        if m is None or self.decided[j] is not None or self.within[j] or n < self.rule.min_clusters:
+            return False
+        return -m < lo and hi < m and abs(mu) <= m / _NEAR
 
     def _settled(self, j: int) -> bool:
         """Whether pair ``j`` needs no more clusters: decided (rank goals) or precise (tolerance goals)."""
@@ -114,9 +144,9 @@ class SequentialTest:
         if goal == "tolerance":
             return self.precise[j]
         if goal == "rank_or_tolerance":
-            return self.decided[j] is not None or self.precise[j]
+            return self.decided[j] is not None or self.precise[j] or self.within[j]
         full_tol = goal == "full_run" and self.rule.tolerance is not None
-        return self.decided[j] is not None or (full_tol and self.precise[j])
+        return self.decided[j] is not None or (full_tol and self.precise[j]) or self.within[j]
 
     def _reason(self, n: int) -> str | None:
         goal = self.rule.goal
@@ -125,10 +155,16 @@ class SequentialTest:
             return "decided"
         if goal in ("rank", "full_run") and all(ranked):
             return "decided"
+        if goal == "rank" and all(r or w for r, w in zip(ranked, self.within, strict=True)):
+            return "equivalent"
         if goal == "tolerance" and all(self.precise):
             return "tolerance"
-        if goal == "rank_or_tolerance" and all(r or t for r, t in zip(ranked, self.precise, strict=True)):
-            return "decided" if all(ranked) else "tolerance"
+        if goal == "rank_or_tolerance" and all(
+            r or t or w for r, t, w in zip(ranked, self.precise, self.within, strict=True)
+        ):
+            if all(ranked):
+                return "decided"
+            return "tolerance" if any(self.precise) else "equivalent"
         if (
             goal == "full_run"
             and self.rule.tolerance is not None
@@ -141,7 +177,11 @@ class SequentialTest:
 
     @property
     def stopped(self) -> str | None:
-        """``None`` while running; else why it stopped: ``"decided"``, ``"tolerance"`` or ``"max_clusters"``."""
+        """``None`` while running; else why it stopped.
+
+        ``"decided"``, ``"equivalent"`` (every pair decided or within the margin, some within),
+        ``"tolerance"`` or ``"max_clusters"``.
+        """
         return self._stopped
 
     def _losses(self) -> dict[str, tuple[int, int]]:
@@ -198,12 +238,15 @@ class SequentialTest:
 
         Returns:
             ``clusters`` committed, ``of`` (the most it would run), ``reason`` (``stopped``),
-            ``winner``, ``method``, ``goal``, ``alpha``, ``seed``, ``estimand`` ("clusters like
-            these", or "about this reference only" for ``"full_run"``) and per pair ``a``,
-            ``b``, ``e_value`` (now), ``p_anytime`` (``min(1, 1 / max e_value so far)``),
-            ``diff`` (the weighted mean of ``a - b``, proportion units), ``cs_low``/``cs_high``
-            (its time-uniform confidence sequence, at the decision for a decided pair) and
-            ``decided`` (the better arm, or ``None``).
+            ``winner``, ``method``, ``goal``, ``alpha``, ``seed``, ``margin`` (within which a
+            pair is settled as no different, or ``None``), ``order`` (``"uniform"`` or
+            ``"informative"``), ``estimand`` ("clusters like these", or "about this reference
+            only" for ``"full_run"``) and per pair ``a``, ``b``, ``e_value`` (now),
+            ``p_anytime`` (``min(1, 1 / max e_value so far)``), ``diff`` (the weighted mean of
+            ``a - b``, proportion units), ``cs_low``/``cs_high`` (its time-uniform confidence
+            sequence, at the decision for a decided or settled pair), ``decided`` (the better
+            arm, or ``None``) and ``within_margin`` (settled: no difference larger than the
+            margin).
         """
         log_e = sm.log_e(self.acc, self.p)
         lo, hi = sm.cs(self.acc, self.p)
@@ -222,6 +265,7 @@ class SequentialTest:
                     "cs_low": low,
                     "cs_high": high,
                     "decided": self.decided[j],
+                    "within_margin": self.within[j],
                 }
             )
         return {
@@ -236,6 +280,8 @@ class SequentialTest:
             "goal": self.rule.goal,
             "alpha": self.rule.alpha,
             "seed": int(self.rule.seed),
+            "margin": self.margin,
+            "order": "informative" if not self._uniform else "uniform",
             "estimand": "about this reference only" if self.p.method == "wor" else "clusters like these",
         }
 
@@ -248,10 +294,13 @@ class SequentialTest:
             "committed": list(self.committed),
             "decided": list(self.decided),
             "precise": list(self.precise),
+            "within": list(self.within),
             "frozen_cs": [list(x) if x else None for x in self.frozen_cs],
             "stopped": self._stopped,
             "method": self.p.method,
             "acc": sm.to_lists(self.acc),
+            "draw": None if self._uniform else dict(self.p_draw),
+            "kappa": self.kappa,
         }
 
     @classmethod
@@ -272,11 +321,26 @@ class SequentialTest:
                     raise ValueError(f"unknown method {method!r}")
                 test.p = replace(test.p, method=method)
             test.acc = sm.from_lists(state["acc"], test.p, (n,))
+            draw = state.get("draw")  # the drawing weights the order was made with: the same weights go on
+            if draw is not None:
+                if sorted(draw) != sorted(test.sizes) or not all(float(v) > 0 for v in draw.values()):
+                    raise ValueError("draw: one positive weight per cluster expected")
+                test.p_draw = {str(k): float(v) for k, v in draw.items()}
+                test._uniform = False
+                test.kappa = float(state.get("kappa", 1.0))
+            elif state.get("version") == _STATE_VERSION and "draw" in state:
+                test.p_draw, test._uniform = dict.fromkeys(test.sizes, 1.0 / len(test.sizes)), True
             test.committed = [str(c) for c in state["committed"]]
             test.decided = [None if d is None else str(d) for d in state["decided"]]
             test.precise = [bool(x) for x in state["precise"]]
+            test.within = [bool(x) for x in state.get("within") or [False] * n]
             test.frozen_cs = [None if x is None else (float(x[0]), float(x[1])) for x in state["frozen_cs"]]
-            if len(test.decided) != n or len(test.precise) != n or len(test.frozen_cs) != n:
+            if (
+                len(test.decided) != n
+                or len(test.precise) != n
+                or len(test.frozen_cs) != n
+                or len(test.within) != n
+            ):
                 raise ValueError("one entry per pair expected")
             if any(c not in test.sizes for c in test.committed):
                 raise ValueError("a committed cluster is not in the reference")
@@ -284,7 +348,7 @@ class SequentialTest:
             if stopped is not None and stopped not in REASONS:
                 raise ValueError(f"unknown stop reason {stopped!r}")
             test._stopped = stopped
-        except (KeyError, TypeError, ValueError, IndexError) as e:
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
             if isinstance(e, ConfigError):
                 raise
             raise ConfigError("state", type(e).__name__, f"is not a saved sequential test ({e})") from None

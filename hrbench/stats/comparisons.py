@@ -12,6 +12,7 @@ from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError, NoLabelsWarning
 from hrbench.records import FAILURE_KINDS
 from hrbench.stats._wilson import _t_sf
+from hrbench.stats.consistency import METRICS, item_values, pass_k_runs
 from hrbench.stats.intervals import (
     _DIFF,
     _TINY,
@@ -27,6 +28,41 @@ from hrbench.stats.records import Comparison, NoIntervalWarning
 from hrbench.stats.table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
 
 
+def _blank(
+    t: _Table,
+    a: int,
+    b: int,
+    n_items: int,
+    level: float,
+    method: str,
+    descriptive: bool,
+    metric: str,
+    pass_k: int | None,
+) -> dict[str, Any]:
+    """A comparison's fields before any estimate: every number ``None``, ``n_items`` items in common."""
+    return dict(
+        arm_a=t.arms[a],
+        arm_b=t.arms[b],
+        diff=None,
+        se=None,
+        ci_low=None,
+        ci_high=None,
+        p_value=None,
+        p_holm=None,
+        df=None,
+        n_items=n_items,
+        n_clusters=0,
+        accuracy_a=None,
+        accuracy_b=None,
+        se_unpaired=None,
+        level=level,
+        method=method,
+        descriptive=descriptive,
+        metric=metric,
+        pass_k_runs=pass_k if metric == "pass^k" else None,
+    )
+
+
 def _paired(
     t: _Table,
     a: int,
@@ -37,34 +73,25 @@ def _paired(
     seed: int,
     n_boot: int,
     cache: dict[int, _Items] | None = None,
+    metric: str = "accuracy",
+    pass_k: int | None = None,
 ) -> Comparison:
     cache = {} if cache is None else cache
     ia = cache[a] if a in cache else cache.setdefault(a, _items(t, a))
     ib = cache[b] if b in cache else cache.setdefault(b, _items(t, b))
     common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
-    out: dict[str, Any] = dict(
-        arm_a=t.arms[a],
-        arm_b=t.arms[b],
-        diff=None,
-        se=None,
-        ci_low=None,
-        ci_high=None,
-        p_value=None,
-        p_holm=None,
-        df=None,
-        n_items=int(common.size),
-        n_clusters=0,
-        accuracy_a=None,
-        accuracy_b=None,
-        se_unpaired=None,
-        level=level,
-        method=method,
-        descriptive=descriptive,
-    )
+    out = _blank(t, a, b, int(common.size), level, method, descriptive, metric, pass_k)
     if common.size == 0:
         out["note"] = "no interval: no labelled item was run by both arms"
         return Comparison(**out)
-    ya, yb = ia.y[pa], ib.y[pb]
+    if metric == "pass^k":  # at most the fewest labelled runs of an item both ran
+        pass_k = min(int(pass_k or 1), int(min(ia.k[pa].min(), ib.k[pb].min())))
+        out["pass_k_runs"] = pass_k
+    ya = item_values(ia.y[pa], ia.k[pa], metric, pass_k)
+    yb = item_values(ib.y[pb], ib.k[pb], metric, pass_k)
+    if metric == "flip_rate" and (np.isnan(ya).any() or np.isnan(yb).any()):
+        out["note"] = "no interval: the flip rate needs at least 2 runs of every item"
+        return Comparison(**out)
     d = ya - yb
     g, n_g = _compact(t.item_cluster[common])
     diff = float(d.mean())
@@ -88,7 +115,8 @@ def _paired(
     se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
     if se_a is not None and se_b is not None:
         out["se_unpaired"] = math.hypot(se_a, se_b)
-    iv = difference_interval(ya, yb, g, n_g, level, float(np.minimum(ia.k[pa], ib.k[pb]).sum()))
+    runs = float(np.minimum(ia.k[pa], ib.k[pb]).sum()) if metric == "accuracy" else None  # 0/1 runs only
+    iv = difference_interval(ya, yb, g, n_g, level, runs)
     se, lo, hi, p = iv.se, iv.low, iv.high, iv.p_value
     df = n_g - 1 if iv.df is None else iv.df  # fewer than clusters - 1 when clusters are unequal
     out["df"] = df
@@ -201,6 +229,8 @@ def compare(
     n_boot: int = 2000,
     *,
     warn: bool = True,
+    metric: str = "accuracy",
+    pass_k: int | None = None,
 ) -> Comparison:
     """The paired difference ``arm_a - arm_b`` on the items both arms ran.
 
@@ -226,6 +256,10 @@ def compare(
         n_boot: bootstrap resamples.
         warn: warn :class:`~hrbench.stats.NoIntervalWarning` when there is no interval (one
             cluster, one item, an arm with no scored run), and why; ``note`` says it too.
+        metric: ``"accuracy"``, ``"pass^k"`` (the chance that ``pass_k`` runs of an item are
+            all right) or ``"flip_rate"`` (the chance that two runs of an item disagree): each
+            item's value (:mod:`hrbench.stats.consistency`), then the same paired interval.
+        pass_k: the ``k`` of ``pass^k`` (default: the runs per item).
 
     Returns:
         A :class:`Comparison` (``p_holm`` is ``None``: use :func:`compare_all` for many pairs);
@@ -234,8 +268,9 @@ def compare(
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: an unknown arm, the same arm twice (``--compare ask ask``), or a bad
-            ``level``/``method``.
+        ConfigError: an unknown arm, the same arm twice (``--compare ask ask``), a bad
+            ``level``/``method``/``metric``, or a ``pass_k`` that is not a whole number from 1 to
+            the runs per item.
 
     Example:
         >>> from hrbench.records import Row
@@ -252,7 +287,10 @@ def compare(
     if arm_a == arm_b:
         raise ConfigError("arm_b", arm_b, "compare needs two different arms (arm_a is the same arm)")
     a, b = _arm_code(t, arm_a, "arm_a"), _arm_code(t, arm_b, "arm_b")
-    c = _paired(t, a, b, level, method, desc, seed, n_boot)
+    if metric not in METRICS:
+        raise ConfigError("metric", metric, f"must be one of {', '.join(METRICS)}")
+    k = pass_k_runs(pass_k, t.runs) if metric == "pass^k" else None
+    c = _paired(t, a, b, level, method, desc, seed, n_boot, metric=metric, pass_k=k)
     if warn:
         warn_no_interval("compare", t, [], [c])
     return c

@@ -18,6 +18,8 @@ import msgspec
 
 from hrbench.errors import ConfigError, NotFound
 from hrbench.records import Row
+from hrbench.stats.consistency import label
+from hrbench.stats.stopped import ran_through
 
 __all__ = ["GateResult", "gate"]
 
@@ -46,6 +48,12 @@ class GateResult(msgspec.Struct, kw_only=True):
         descriptive: fewer than 5 runs per item: the interval covers the sampling of items only.
         note: how to read the interval (no disagreement, few clusters disagreeing), or ``None``.
         exit_code: 0 pass, 1 fail, 3 cannot (``hrb gate``'s exit code).
+        metric: what is gated: ``"accuracy"``, ``"pass^k"`` (the chance that ``pass_k_runs``
+            runs of an item are all right) or ``"flip_rate"`` (the chance that two runs of an
+            item disagree; there a rise is the drop: the gate fails when the candidate's flip
+            rate is higher by more than ``max_drop``). ``diff``, its interval and the
+            ``accuracy_*`` fields are then that metric's.
+        pass_k_runs: the ``k`` of ``pass^k``, or ``None``.
     """
 
     decision: Decision
@@ -67,6 +75,8 @@ class GateResult(msgspec.Struct, kw_only=True):
     descriptive: bool = False
     note: str | None = None
     exit_code: int = 0
+    metric: str = "accuracy"
+    pass_k_runs: int | None = None
 
     def __post_init__(self) -> None:
         self.exit_code = _EXIT[self.decision]
@@ -79,6 +89,10 @@ def _stopped(field: str) -> str:
         "its results and the fixed-sample interval the gate uses is not valid for it; gate "
         "benchmarks run in full (without --stop or a [stop] table)"
     )
+
+
+def _as_dict(stop: Any) -> dict[str, Any]:
+    return dict(stop) if isinstance(stop, dict) else stop.to_dict()
 
 
 def _stored(x: Any) -> bool:
@@ -134,7 +148,11 @@ def _pick(arm: str | None, cand: list[str], base: list[str]) -> tuple[str, str] 
     )
 
 
-def _check(max_drop: float, alpha: float) -> None:
+def _check(max_drop: float, alpha: float, metric: str) -> None:
+    from hrbench.stats.consistency import METRICS
+
+    if metric not in METRICS:
+        raise ConfigError("metric", metric, f"must be one of {', '.join(METRICS)}")
     if not (isinstance(max_drop, (int, float)) and math.isfinite(max_drop) and 0 <= max_drop < 1):
         raise ConfigError("max_drop", max_drop, "must be a number from 0 up to (not including) 1")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 0.5):
@@ -149,6 +167,8 @@ def gate(
     alpha: float = 0.05,
     *,
     store: Any = None,
+    metric: str = "accuracy",
+    pass_k: int | None = None,
 ) -> GateResult:
     """Whether ``candidate`` is worse than ``baseline`` by more than ``max_drop``, with confidence.
 
@@ -170,12 +190,19 @@ def gate(
         alpha: the chance of failing a candidate that is not worse by more than ``max_drop``.
         store: the :class:`~hrbench.store.Store` ids and names are looked up in (the default
             state directory's when ``None`` and one is needed).
+        metric: ``"accuracy"`` (the default), ``"pass^k"`` or ``"flip_rate"``
+            (:mod:`hrbench.stats.consistency`): gate a drop in ``pass^k`` (every one of ``k``
+            runs of an item right) or a rise in the flip rate instead, by the same paired
+            interval (``hrb gate --metric pass^k``).
+        pass_k: the ``k`` of ``pass^k`` (default: the fewest runs per item of the two).
 
     Returns:
         A :class:`GateResult`; ``decision == "cannot"`` (with the reason) when the two share no
         labelled item, the arm is missing, no interval can be had (one cluster, an arm
-        whose every run failed), or either ran under a stop rule (:class:`~hrbench.StopWhenSure`:
-        the clusters it ran depended on its results, so no fixed-sample interval holds for it).
+        whose every run failed), or either stopped under a stop rule (:class:`~hrbench.StopWhenSure`:
+        the clusters it ran depended on its results, so no fixed-sample interval holds for it);
+        one that ran its rule's most clusters without deciding is gated as a fixed design of
+        that size (:func:`~hrbench.stats.stopped.ran_through`).
 
     Raises:
         ConfigError: ``max_drop`` not in [0, 1) or ``alpha`` not in (0, 0.5); a file that is
@@ -192,7 +219,7 @@ def gate(
     """
     from hrbench.stats.comparisons import compare
 
-    _check(max_drop, alpha)
+    _check(max_drop, alpha, metric)
     if store is None and (_stored(candidate) or _stored(baseline)):  # one store for both
         from hrbench.store import Store
 
@@ -203,7 +230,7 @@ def gate(
         candidate=name_c, baseline=name_b, confidence=1 - alpha, max_drop=max_drop, alpha=alpha
     )
     for stop, field in ((stop_c, "candidate"), (stop_b, "baseline")):
-        if stop is not None:
+        if stop is not None and not ran_through(_as_dict(stop)):
             return GateResult(decision="cannot", reason=f"cannot compare: {_stopped(field)}", **head)
     picked = _pick(arm, _arms(rows_c), _arms(rows_b))
     if isinstance(picked, str):
@@ -212,7 +239,17 @@ def gate(
     head.update(arm_candidate=a_c, arm_baseline=a_b)
     both = [_as_row(r, "candidate") for r in rows_c if _arm(r) == a_c]
     both += [_as_row(r, "baseline") for r in rows_b if _arm(r) == a_b]
-    c = compare(both, "candidate", "baseline", level=1 - 2 * alpha, descriptive=True, warn=False)
+    c = compare(
+        both,
+        "candidate",
+        "baseline",
+        level=1 - 2 * alpha,
+        descriptive=True,
+        warn=False,
+        metric=metric,
+        pass_k=pass_k,
+    )
+    head.update(metric=metric, pass_k_runs=c.pass_k_runs)
     head.update(
         diff=c.diff,
         ci_low=c.ci_low,
@@ -227,11 +264,20 @@ def gate(
     if c.ci_high is None or c.diff is None:
         why = (c.note or "no interval").removeprefix("no interval: ")
         return GateResult(decision="cannot", reason=f"cannot compare: {why}", **head)
+    what = "" if metric == "accuracy" else f" in {label(metric, c.pass_k_runs)}"
+    if metric == "flip_rate":  # a rise in the flip rate is the drop
+        assert c.ci_low is not None
+        bound = f"its {1 - alpha:.0%} lower bound {c.ci_low:+.3f}"
+        if c.ci_low > max_drop:
+            reason = f"candidate is worse by more than {max_drop:.3f}{what}: {bound} is above {max_drop:+.3f}"
+            return GateResult(decision="fail", reason=reason, **head)
+        reason = f"no rise of more than {max_drop:.3f}{what} shown: {bound} is not above {max_drop:+.3f}"
+        return GateResult(decision="pass", reason=reason, **head)
     bound = f"its {1 - alpha:.0%} upper bound {c.ci_high:+.3f}"
     if c.ci_high < -max_drop:
-        reason = f"candidate is worse by more than {max_drop:.3f}: {bound} is below {-max_drop:+.3f}"
+        reason = f"candidate is worse by more than {max_drop:.3f}{what}: {bound} is below {-max_drop:+.3f}"
         return GateResult(decision="fail", reason=reason, **head)
-    reason = f"no drop of more than {max_drop:.3f} shown: {bound} is not below {-max_drop:+.3f}"
+    reason = f"no drop of more than {max_drop:.3f}{what} shown: {bound} is not below {-max_drop:+.3f}"
     return GateResult(decision="pass", reason=reason, **head)
 
 

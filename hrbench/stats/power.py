@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -10,9 +11,9 @@ import numpy as np
 
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError
-from hrbench.stats._power_sim import _fit_logit, _Logit, _simulated_power
+from hrbench.stats._power_sim import _fit_logit, _Logit, _simulated_power, plan_sizes
 from hrbench.stats._power_sim import _rejects as _rejects  # the tests import it from here
-from hrbench.stats.intervals import FEW_CLUSTERS, _cluster_se, _compact, _components, _sps
+from hrbench.stats.intervals import FEW_CLUSTERS, _cluster_se, _compact, _components, _sps, sized_df
 from hrbench.stats.records import PilotClustersWarning, PowerPlan, PowerPoint
 from hrbench.stats.table import MIN_RUNS, _arm_code, _items, _Table, _table
 
@@ -35,6 +36,7 @@ def power(
     items_per_cluster: float | None = None,
     n_items: int | None = None,
     accuracy: float | None = None,
+    cluster_sizes: Sequence[int] | None = None,
 ) -> PowerPlan:
     """Items needed to detect a difference ``diff`` between two arms in a paired comparison.
 
@@ -42,7 +44,8 @@ def power(
     difference is ``var_between + var_within / K``, and the clusters add ``var_cluster``, the
     variance between clusters of their mean true difference (an arm better on some clusters
     and worse on others: an arm x cluster effect), so the mean difference over ``n`` items in
-    ``G`` clusters has variance ``(var_between + var_within / K) / n + var_cluster / G``.
+    ``G`` clusters of ``n_c`` items has variance ``(var_between + var_within / K) / n +
+    var_cluster * sum(n_c**2) / n**2`` (``var_cluster / G`` for clusters of equal size).
     Stating a ``design_effect`` instead takes it as ``design_effect * (var_between +
     var_within / K) / n``. The test is the one :func:`~hrbench.stats.compare` makes (the same
     reference distribution): Student's t on ``G - 1`` degrees of freedom, with ``G =
@@ -53,8 +56,9 @@ def power(
     variance / diff**2`` promises (5 clusters: the normal approximation sized a design whose
     real power was 0.69 for a promised 0.90).
 
-    With few clusters (10 or fewer at the plan's items) and the arms' accuracy known (stated
-    as ``accuracy``, or from ``bench``), the power is instead that of compare()'s own test,
+    With few clusters (10 or fewer at the plan's items) or clusters of unequal size
+    (``cluster_sizes``, or a pilot's), and the arms' accuracy known (stated as ``accuracy``, or
+    from ``bench``), the power is instead that of compare()'s own test,
     simulated: near the ceiling or with 2-5 clusters the noncentral t is not its power
     (compare()'s Wilson/MOVER test rejected 0.331 of benchmarks of 3 clusters of 10 items
     where the noncentral t promised 0.363; at 10 clusters of 3 items at accuracy 0.97 the t
@@ -80,8 +84,8 @@ def power(
     arms) from their paired per-item differences (``var_within`` is the sum of the two arms'
     run-to-run variances, ``var_between`` the moment estimate of the true differences'
     variance between items of a cluster, ``var_cluster`` the pilot's clustered (CR2) variance
-    of the mean difference less its items' share, times its clusters, so that it carries the
-    spread of the pilot's cluster sizes; ``items_per_cluster`` the mean over its clusters);
+    of the mean difference less its items' share, over ``sum(n_c**2) / n**2`` of its clusters;
+    ``items_per_cluster`` the mean over its clusters and ``cluster_sizes`` its clusters' sizes);
     with a single arm, as if comparing two uncorrelated arms like it (twice its components: a
     conservative plan). Stated values override the benchmark's.
 
@@ -109,9 +113,15 @@ def power(
         n_items: evaluate the plan at this many items instead of solving for them: the plan's
             ``achieved`` is then the power those items give.
         accuracy: the two arms' mean accuracy (proportion; default: ``bench``'s, else
-            unknown): with 10 or fewer clusters the power is then simulated (above). Both arms,
-            ``accuracy -+ diff / 2``, must lie strictly between 0 and 1 (a pilot at the ceiling
-            falls back to the noncentral t).
+            unknown): with 10 or fewer clusters, or unequal ones, the power is then simulated
+            (above). Both arms, ``accuracy -+ diff / 2``, must lie strictly between 0 and 1 (a
+            pilot at the ceiling falls back to the noncentral t).
+        cluster_sizes: the items of the clusters the plan's look like (default: ``bench``'s;
+            else every cluster ``items_per_cluster`` items): a plan of ``G`` clusters takes
+            their sizes at ``G`` evenly spaced quantiles, scaled to its items. Unequal sizes
+            weigh ``var_cluster`` by ``sum(n_c**2) / n**2`` and, with ``accuracy``, simulate
+            compare()'s test on clusters of those sizes (with 15 clusters of 2-40 items the
+            noncentral t on equal clusters promised 0.654 where compare() reached 0.695).
 
     Returns:
         A :class:`PowerPlan` with ``n_items``, its clusters, the power it achieves and the
@@ -120,8 +130,8 @@ def power(
     Raises:
         ConfigError: ``diff`` is 0, ``alpha``/``power`` are not in (0, 1), the variance
             components are missing (no ``bench``) or negative, both ``design_effect`` and
-            ``var_cluster`` are stated, or ``items_per_cluster``, ``n_items`` or ``accuracy``
-            are out of range.
+            ``var_cluster`` are stated, or ``items_per_cluster``, ``n_items``, ``accuracy`` or
+            ``cluster_sizes`` are out of range.
 
     Example:
         >>> plan = power(0.05, var_within=0.2, var_between=0.04, runs=5)
@@ -137,9 +147,23 @@ def power(
     """
     _check_asked(diff, alpha, power, design_effect, var_cluster)
     ask = _Ask(var_within, var_between, var_cluster, runs, design_effect, items_per_cluster, accuracy)
+    ask.sizes = _check_sizes(cluster_sizes)
     if bench is not None:
         _from_pilot(ask, bench, arm_a, arm_b)
     return _planner(ask, diff, alpha, power, n_items, pilot=bench is not None).plan_for(n_items)
+
+
+def _check_sizes(sizes: Sequence[int] | None) -> np.ndarray | None:
+    """``cluster_sizes`` as an array of whole numbers of items, at least 1 each (at least 2 clusters)."""
+    if sizes is None:
+        return None
+    try:
+        arr = np.asarray(list(sizes), dtype=float)
+    except (TypeError, ValueError):
+        raise ConfigError("cluster_sizes", sizes, "must be a list of whole numbers of items") from None
+    if arr.ndim != 1 or arr.size < 2 or not np.all(np.isfinite(arr)) or np.any(arr < 1) or np.any(arr % 1):
+        raise ConfigError("cluster_sizes", sizes, "must list at least 2 clusters, each of 1 or more items")
+    return arr.astype(np.int64)
 
 
 def _check_asked(
@@ -169,6 +193,7 @@ class _Ask:
     items_per_cluster: float | None
     accuracy: float | None
     source: str = "assumed"
+    sizes: np.ndarray | None = None  # the sizes of the clusters the plan's look like
 
 
 def _from_pilot(ask: _Ask, bench: Any, arm_a: str | None, arm_b: str | None) -> None:
@@ -197,6 +222,8 @@ def _from_pilot(ask: _Ask, bench: Any, arm_a: str | None, arm_b: str | None) -> 
         ask.var_cluster = got.cluster
     if ask.items_per_cluster is None:
         ask.items_per_cluster = got.items / max(got.clusters, 1)
+    if ask.sizes is None and got.clusters >= 2:
+        ask.sizes = got.sizes
     ask.runs = t.runs if ask.runs is None else ask.runs
     if ask.accuracy is None:
         ask.accuracy = got.accuracy
@@ -221,6 +248,8 @@ def _planner(
     if runs < 1:
         raise ConfigError("runs", runs, "must be at least 1")
     m = 1.0 if ask.items_per_cluster is None else float(ask.items_per_cluster)
+    if ask.items_per_cluster is None and ask.sizes is not None:
+        m = float(ask.sizes.mean())
     if not (math.isfinite(m) and m >= 1):
         raise ConfigError("items_per_cluster", ask.items_per_cluster, "must be a number, at least 1")
     if n_items is not None and not (isinstance(n_items, int) and n_items >= 2):
@@ -239,8 +268,21 @@ def _planner(
             )
         accuracy = None  # a pilot at the ceiling: the noncentral t plan
     vc = 0.0 if var_cluster is None else float(var_cluster)
+    sizes = ask.sizes if ask.sizes is not None and ask.sizes.min() != ask.sizes.max() else None
     return _Planner(
-        diff, d, alpha, power, runs, m, var_within, var_between, vc, design_effect, accuracy, ask.source
+        diff,
+        d,
+        alpha,
+        power,
+        runs,
+        m,
+        var_within,
+        var_between,
+        vc,
+        design_effect,
+        accuracy,
+        ask.source,
+        sizes,
     )
 
 
@@ -260,6 +302,7 @@ class _Planner:
     design_effect: float | None
     accuracy: float | None  # the arms' mean accuracy: with few clusters the power is simulated
     source: str
+    pattern: np.ndarray | None = None  # unequal cluster sizes the plan's clusters look like
     fitted: list[_Logit] = field(default_factory=list)
     simulated: dict[int, float] = field(default_factory=dict)
 
@@ -272,14 +315,13 @@ class _Planner:
                 self.fitted.append(
                     _fit_logit(acc + d / 2, acc - d / 2, self.var_within, self.var_between, self.vc)
                 )
-            g = self.clusters(n)
-            sizes = np.full(g, n // g) + (np.arange(g) < n % g)
-            self.simulated[n] = _simulated_power(self.fitted[0], sizes, self.runs, self.alpha)
+            self.simulated[n] = _simulated_power(self.fitted[0], self.sizes(n), self.runs, self.alpha)
         return self.simulated[n]
 
     def simulates(self, n: int) -> bool:
         """Whether the power at ``n`` items is simulated: the arms' accuracy known, few clusters."""
-        return self.accuracy is not None and self.design_effect is None and self.clusters(n) <= FEW_CLUSTERS
+        few = self.clusters(n) <= FEW_CLUSTERS or self.pattern is not None
+        return self.accuracy is not None and self.design_effect is None and few
 
     def promised(self, n: int) -> float:
         """The power the plan promises at ``n`` items and ``runs`` runs."""
@@ -290,17 +332,32 @@ class _Planner:
     def clusters(self, n: int) -> int:
         return max(2, math.ceil(n / self.m - 1e-9))
 
+    def sizes(self, n: int) -> np.ndarray:
+        """The sizes of the plan's clusters at ``n`` items: as equal as the items allow, or like ``pattern``."""
+        return plan_sizes(n, self.clusters(n), self.pattern)
+
     def variance(self, n: int, k: float) -> float:
         items = self.var_between + self.var_within / k
         if self.design_effect is not None:
             return float(self.design_effect) * items / n
-        return items / n + self.vc / self.clusters(n)
+        if self.pattern is None:
+            return items / n + self.vc / self.clusters(n)
+        sizes = self.sizes(n).astype(float)
+        return items / n + self.vc * float(np.sum(sizes**2)) / float(sizes.sum()) ** 2
 
     def achieved(self, n: int, k: float) -> float:
         var = self.variance(n, k)
         if var <= 0:
             return 1.0
-        return _t_test_power(self.d / math.sqrt(var), self.clusters(n) - 1, self.alpha)
+        return _t_test_power(self.d / math.sqrt(var), self.df(n, k), self.alpha)
+
+    def df(self, n: int, k: float) -> int:
+        """compare()'s degrees of freedom at ``n`` items: ``G - 1``, Bell-McCaffrey's with unequal clusters."""
+        if self.pattern is None or self.design_effect is not None:
+            return self.clusters(n) - 1
+        items = self.var_between + self.var_within / k
+        rho = self.vc / (self.vc + items) if self.vc + items > 0 else 0.0
+        return sized_df(self.sizes(n).astype(float), rho)
 
     def need(self, k: float, at: Any = None, start: int = 2) -> int:
         """The fewest items whose power (``at(n)``, by default the noncentral t's at ``k`` runs) reaches it."""
@@ -380,6 +437,7 @@ class _Pilot(NamedTuple):
     items: int
     clusters: int
     accuracy: float  # the mean accuracy of the two arms (of the one arm) over the items
+    sizes: np.ndarray  # the items of each of its clusters
 
 
 def _bench_components(t: _Table, arm_a: str, arm_b: str | None) -> _Pilot:
@@ -394,7 +452,8 @@ def _bench_components(t: _Table, arm_a: str, arm_b: str | None) -> _Pilot:
         has = ia.k > 1
         noise = float(np.mean(ia.s2[has] / ia.k[has]))
         got = _split(ia.y, ia.cluster, noise)
-        return _Pilot(2 * w, 2 * got[0], 2 * got[1], int(ia.y.size), got[2], float(ia.y.mean()))
+        sizes = _sizes_of(ia.cluster)
+        return _Pilot(2 * w, 2 * got[0], 2 * got[1], int(ia.y.size), got[2], float(ia.y.mean()), sizes)
     ib = _items(t, _arm_code(t, arm_b, "arm_b"))
     common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
     ka, kb = ia.k[pa], ib.k[pb]
@@ -407,7 +466,12 @@ def _bench_components(t: _Table, arm_a: str, arm_b: str | None) -> _Pilot:
     noise = float(np.mean(sa / ka[has] + sb / kb[has]))
     between, cluster, n_g = _split(d, t.item_cluster[common], noise)
     accuracy = float((ia.y[pa].mean() + ib.y[pb].mean()) / 2)
-    return _Pilot(within, between, cluster, int(d.size), n_g, accuracy)
+    return _Pilot(within, between, cluster, int(d.size), n_g, accuracy, _sizes_of(t.item_cluster[common]))
+
+
+def _sizes_of(cluster: np.ndarray) -> np.ndarray:
+    """The items of each cluster of the per-item cluster codes ``cluster``."""
+    return np.bincount(_compact(cluster)[0])
 
 
 def _split(v: np.ndarray, cluster: np.ndarray, noise: float) -> tuple[float, float, int]:
@@ -415,9 +479,9 @@ def _split(v: np.ndarray, cluster: np.ndarray, noise: float) -> tuple[float, flo
 
     ``var_between`` is the within-cluster mean square less the run noise (one-way ANOVA; with one
     item per cluster, or one cluster, the whole spread of ``v`` less the noise); ``var_cluster``
-    is ``G`` times the CR2 clustered variance of ``mean(v)`` less the items' share
-    ``(var_between + noise) / n``: for clusters of equal size the ANOVA estimate, and with
-    unequal ones it carries their spread (what it weighs on an item-weighted mean), floored at 0.
+    is the CR2 clustered variance of ``mean(v)`` less the items' share ``(var_between + noise) /
+    n``, over ``sum(n_c**2) / n**2`` (what a cluster's own difference weighs on an item-weighted
+    mean; ``1 / G`` for clusters of equal size: the ANOVA estimate), floored at 0.
     """
     g, n_g = _compact(cluster)
     n = v.size
@@ -428,4 +492,5 @@ def _split(v: np.ndarray, cluster: np.ndarray, noise: float) -> tuple[float, flo
     msw = float(np.sum((v - means[g]) ** 2)) / (n - n_g)
     se = _cluster_se(v, g, n_g)
     clustered = 0.0 if se is None else se * se
-    return max(msw - noise, 0.0), max(n_g * (clustered - msw / n), 0.0), n_g
+    weight = float(np.sum(sizes**2)) / (n * n)
+    return max(msw - noise, 0.0), max((clustered - msw / n) / weight, 0.0), n_g

@@ -81,6 +81,15 @@ class ArmReport(msgspec.Struct, kw_only=True):
             ``failure_kind``.
         unlabelled_runs: reportable runs on items with no label (not counted anywhere above).
         dev_accuracy: accuracy on the non-reportable (dev) rows, descriptive; ``None`` if none.
+        pass_k: ``pass^k``, the chance that ``pass_k_runs`` runs of an item are all right, the
+            mean over labelled items of ``C(c, k) / C(n, k)`` for an item with ``c`` of ``n``
+            runs right (:mod:`hrbench.stats.consistency`); ``None`` with no labelled run.
+        pass_k_low, pass_k_high: its clustered interval (as the accuracy's); ``None`` with one
+            cluster.
+        pass_k_runs: the ``k`` of ``pass_k``: the runs per item unless asked (``pass_k=``).
+        flip_rate: the chance that two runs of an item disagree, the mean over labelled items of
+            ``c (n - c) / C(n, 2)``; ``None`` with fewer than 2 runs per item.
+        flip_rate_low, flip_rate_high: its clustered interval; ``None`` with one cluster.
         note: why the arm has no interval (one cluster, one item, no scored run; warned as
             :class:`NoIntervalWarning` too); ``None`` when it has one.
         usd_from_log: reportable runs whose tokens and list price come from another tool's log
@@ -120,6 +129,13 @@ class ArmReport(msgspec.Struct, kw_only=True):
     dev_accuracy: float | None
     usd_list: float | None = None
     accuracy_per_usd_note: str | None = None
+    pass_k: float | None = None
+    pass_k_low: float | None = None
+    pass_k_high: float | None = None
+    pass_k_runs: int | None = None
+    flip_rate: float | None = None
+    flip_rate_low: float | None = None
+    flip_rate_high: float | None = None
     note: str | None = None
     usd_from_log: int = 0
 
@@ -151,6 +167,11 @@ class Comparison(msgspec.Struct, kw_only=True):
         descriptive: ``True`` when the benchmark has fewer than 5 runs per item (allowed by
             ``descriptive=True``): the interval covers the sampling of items only.
         n_clusters_disagree: clusters holding an item on which the two arms' scores differ.
+        metric: what is compared: ``"accuracy"`` (the default), ``"pass^k"`` (``diff`` is then
+            the difference of ``pass^k`` at ``k = pass_k_runs``) or ``"flip_rate"``
+            (:mod:`hrbench.stats.consistency`); each item's value, then the same paired
+            interval and p-value.
+        pass_k_runs: the ``k`` of ``pass^k`` when ``metric`` is ``"pass^k"``.
         note: how to read this comparison, or why it has no interval: no item scored
             differently (the interval is then how large a difference the items leave
             possible), or 5 or fewer clusters disagree (the p-value then rests on the t
@@ -176,6 +197,8 @@ class Comparison(msgspec.Struct, kw_only=True):
     method: str
     descriptive: bool
     n_clusters_disagree: int = 0
+    metric: str = "accuracy"
+    pass_k_runs: int | None = None
     note: str | None = None
 
 

@@ -17,6 +17,7 @@ import msgspec
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, usd_text
 from hrbench.stats.agreement import judge_text
+from hrbench.stats.consistency import label
 from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats.records import ArmReport, Comparison
 from hrbench.stats.stopped import stop_lines, stop_markdown
@@ -216,7 +217,8 @@ def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
 def render(rep: Report) -> str:
     """The text of ``rep``: its header, the arms, their cost, the paired differences and the notes."""
     pct = f"{rep.level:.0%} CI"
-    lines = [_head(rep), *_arm_lines(rep, pct), *_cost_lines(rep, pct), *_comparison_lines(rep, pct)]
+    lines = [_head(rep), *_arm_lines(rep, pct), *_cost_lines(rep, pct), *_consistency_lines(rep, pct)]
+    lines += _comparison_lines(rep, pct)
     lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
 
@@ -310,6 +312,29 @@ def _cost_lines(rep: Report, pct: str) -> list[str]:
     return lines + _count_notes(rep)
 
 
+def _consistency_lines(rep: Report, pct: str) -> list[str]:
+    """Repeat consistency (``pass^k`` and the flip rate, with intervals) when items have 2 or more runs."""
+    shown = [a for a in rep.arms if a.pass_k is not None and a.runs >= 2]
+    if rep.runs < 2 or not shown:
+        return []
+    k = shown[0].pass_k_runs
+    head = f"pass^{k}"
+    lines = [
+        f"Repeat consistency ({head}: {k} runs of an item all right; flip rate: two runs of an item disagree):"
+    ]
+    rows = [
+        [
+            a.arm,
+            _f(a.pass_k),
+            _ci(a.pass_k_low, a.pass_k_high),
+            _f(a.flip_rate),
+            _ci(a.flip_rate_low, a.flip_rate_high),
+        ]
+        for a in shown
+    ]
+    return lines + _grid(["arm", head, pct, "flip rate", pct], rows)
+
+
 def _count_notes(rep: Report) -> list[str]:
     """The notes on the counts: failures by kind, and the runs on items with no label."""
     lines = []
@@ -336,7 +361,9 @@ def _comparison_lines(rep: Report, pct: str) -> list[str]:
     """The table of paired differences and each pair's note; none without comparisons."""
     if not rep.comparisons:
         return []
-    lines = ["Paired differences (arm_a - arm_b, on the items both ran):"]
+    what = {label(c.metric, c.pass_k_runs) for c in rep.comparisons} - {"accuracy"}
+    of = f" of {', '.join(sorted(what))}" if what else ""
+    lines = [f"Paired differences{of} (arm_a - arm_b, on the items both ran):"]
     ch = ["pair", "diff", "se", pct, "p", "p_holm", "items", "se_unpaired"]
     crow = [
         [

@@ -21,6 +21,7 @@ from hrbench.stats.comparisons import (
     one_cluster_note,
     warn_no_interval,
 )
+from hrbench.stats.consistency import arm_consistency, pass_k_runs
 from hrbench.stats.intervals import (
     _POSITIVE,
     _UNIT,
@@ -41,12 +42,19 @@ from hrbench.stats.table import Method, _check, _descriptive_note, _Items, _item
 
 
 def _arm_report(
-    t: _Table, a: int, level: float, method: str, seed: int, n_boot: int, listed: np.ndarray | None = None
+    t: _Table,
+    a: int,
+    level: float,
+    method: str,
+    seed: int,
+    n_boot: int,
+    listed: np.ndarray | None = None,
+    pass_k: int | None = None,
 ) -> ArmReport:
     """One arm's record.
 
     ``listed`` is each row's list price (:func:`_list_prices`), which the cost per run and
-    accuracy per USD use; ``None`` uses what was paid.
+    accuracy per USD use; ``None`` uses what was paid. ``pass_k``: the ``k`` of its ``pass^k``.
     """
     name = t.arms[a]
     it = _items(t if listed is None else replace(t, usd=listed), a)  # cost at list price
@@ -102,6 +110,8 @@ def _arm_report(
         usd_per_run=cost,
         accuracy_per_usd=ratio,
     )
+    if _scored(t, a):  # repeat consistency: pass^k and the flip rate (an unscored arm has none)
+        out.update(arm_consistency(it.y, it.k, g, n_g, level, pass_k))
     if n_g < 2 or not _scored(t, a):
         why = one_cluster_note(int(it.idx.size)) if n_g < 2 else no_scored_run_note(t, name)
         out.update(note=f"no interval: {why}", df=None if n_g < 2 else out["df"])
@@ -277,6 +287,7 @@ def report(
     traces: Mapping[str, Any] | None = None,
     warn: bool = True,
     stop: Any = None,
+    pass_k: int | None = None,
     scorer: str | None = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
@@ -309,7 +320,12 @@ def report(
         stop: the stop record of a benchmark run with a stop rule (a dict, or
             :attr:`hrbench.Bench.stop`, taken from ``bench`` by default): the report then says
             how it stopped (:attr:`Report.stop`), shows no fixed-sample interval or p for its
-            comparisons, and marks the arms' intervals conditional on the clusters run.
+            comparisons, and marks the arms' intervals conditional on the clusters run (one that
+            ran its most clusters undecided keeps them, labelled:
+            :func:`~hrbench.stats.stopped.ran_through`).
+        pass_k: the ``k`` of each arm's ``pass^k`` (the chance that ``k`` runs of an item are
+            all right; default: the runs per item); each arm's flip rate comes with it
+            (:mod:`hrbench.stats.consistency`), and the text shows both with 2 or more runs.
         scorer: the name of the scorer that scored the rows (:attr:`Report.scorer`); by default
             a benchmark's own (``scorer_name``), ``None`` for bare rows.
 
@@ -318,7 +334,8 @@ def report(
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: a bad ``level``, ``method`` or ``n_boot``, or a benchmark with no rows.
+        ConfigError: a bad ``level``, ``method``, ``n_boot`` or ``pass_k``, or a benchmark
+            with no rows.
 
     Example:
         >>> from hrbench.records import Row
@@ -345,7 +362,8 @@ def report(
     listed = None
     if traces is not None and not (hasattr(bench, "columns") or isinstance(bench, Mapping)):
         listed = _list_prices(bench, traces)
-    arms = [_arm_report(t, a, level, method, seed, n_boot, listed) for a in range(len(t.arms))]
+    k = pass_k_runs(pass_k, _fewest_runs(t))
+    arms = [_arm_report(t, a, level, method, seed, n_boot, listed, k) for a in range(len(t.arms))]
     logged = _from_log(bench)
     arms = [msgspec.structs.replace(a, usd_from_log=logged[a.arm]) if a.arm in logged else a for a in arms]
     comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
@@ -365,6 +383,12 @@ def report(
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
     return apply_stop(rep, stopped)
+
+
+def _fewest_runs(t: _Table) -> int:
+    """The fewest labelled reportable runs of any item of any arm (the most ``pass^k`` can look at)."""
+    counts = [int(it.k.min()) for it in (_items(t, a) for a in range(len(t.arms))) if it.k.size]
+    return min(counts, default=0)
 
 
 def _stop_of(bench: Any, stop: Any) -> Mapping[str, Any] | None:
@@ -387,6 +411,8 @@ def report_payload(
     plot: str | os.PathLike[str] | None = None,
     traces: Mapping[str, Any] | None = None,
     stop: Any = None,
+    pass_k: int | None = None,
+    metric: str = "accuracy",
     scorer: str | None = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
@@ -407,6 +433,9 @@ def report_payload(
             relative one is taken from the daemon's working directory. The file is overwritten.
         traces: as for :func:`report` (the daemon passes the stored traces).
         stop: as for :func:`report` (the daemon passes the stored stop record).
+        pass_k: as for :func:`report`.
+        metric: what ``compare_pair``'s comparison compares, as for :func:`compare`
+            (``hrb report --compare A B --metric pass^k``).
         scorer: as for :func:`report` (the daemon passes the stored benchmark's scorer).
 
     It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
@@ -445,6 +474,7 @@ def report_payload(
         traces=traces,
         warn=False,
         stop=stopped,
+        pass_k=pass_k,
         scorer=scorer,
     )
     if compare_pair is not None:
@@ -459,6 +489,8 @@ def report_payload(
                 seed,
                 n_boot,
                 warn=False,
+                metric=metric,
+                pass_k=pass_k,
             )
         ]
     out = apply_stop(rep, stopped).to_dict()

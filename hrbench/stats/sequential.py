@@ -57,14 +57,24 @@ without replacement (Waudby-Smith & Ramdas 2020, "Confidence sequences for sampl
 replacement", NeurIPS) over the random order of this reference's clusters, for the difference a
 full run would give.
 
-``method="auto"`` (the default) runs ``"symmetric"`` when the plan needs at least 2.5 times the
-clusters that test needs to decide at all (13 or more for one pair at alpha 0.05; without a plan,
-when the rule may run twice that), else ``"asymptotic"`` (:meth:`StopWhenSure.resolved_method`):
-no test that is exact under symmetry alone can decide a pair at alpha 0.05 on 4 or 5 clusters (2
-to the power 5 is 32 sign patterns), where a fixed design's t test already leans on the clusters'
-spread; there the asymptotic sequence matched a fixed design's power with 1.2-1.34 times its
-clusters. The choice is fixed before the first cluster and stored with the benchmark, so a
-resume continues the same test.
+``method="auto"`` (the default) runs ``"asymptotic"`` when the plan needs fewer than 2.5 times
+the clusters the symmetric test needs to decide at all (under 13 for one pair at alpha 0.05;
+without a plan, when the rule may run fewer than twice that) and the clusters are of similar
+size, else ``"symmetric"`` (:meth:`StopWhenSure.resolved_method`): no test that is exact under
+symmetry alone can decide a pair at alpha 0.05 on 4 or 5 clusters (2 to the power 5 is 32 sign
+patterns), where a fixed design's t test already leans on the clusters' spread, and the
+asymptotic sequence leans on it the same way; on clusters of unequal size it does not hold its
+alpha (:meth:`StopWhenSure.validity_warning`). The choice is fixed before the first cluster and
+stored with the benchmark, so a resume continues the same test.
+
+Equal arms are not left to run to ``max_clusters``: with a plan, a pair whose confidence sequence
+lies within plus or minus ``margin`` (1.75 times the plan's difference) while the difference seen
+is within half the planned one is settled as no different (``"equivalent"``; a wrong such
+decision needs the sequence to miss the truth, so it is within ``alpha`` with the rest).
+
+The clusters run in a seeded uniform order, or with ``order="informative"`` drawn with known
+probabilities from how the paired difference varied on each in earlier benchmarks of the same
+reference, each weighted by the inverse of its probability (:mod:`hrbench.stats._sequential_order`).
 
 However large the difference, the exact test's ``E`` after ``n`` clusters is at most ``exp((n - 1) / 2) /
 sqrt(n)`` (Cauchy-Schwarz: ``S**2 <= n V``), so one pair at ``alpha = 0.05`` is decided after 10
@@ -78,7 +88,7 @@ continues the same e-processes: e-values multiply, so optional continuation stay
 Example:
     >>> rule = StopWhenSure(pairs=[("new", "base")], seed=1)
     >>> test = rule.start(["new", "base"], {f"c{i}": 10 for i in range(40)})
-    >>> for c in rule.order([f"c{i}" for i in range(40)]):
+    >>> for c in rule.cluster_order([f"c{i}" for i in range(40)]):
     ...     test.commit(c, {"new": {f"{c}-{j}": 0.9 for j in range(10)},
     ...                     "base": {f"{c}-{j}": 0.5 for j in range(10)}})
     ...     if test.stopped:
@@ -99,15 +109,35 @@ import numpy as np
 
 from hrbench.errors import ConfigError
 from hrbench.stats import _sequential_math as sm
+from hrbench.stats._sequential_order import cluster_spread, draw_probabilities, weighted_order
 from hrbench.stats._sequential_test import REASONS, SequentialTest, _is_int
 
-__all__ = ["GOALS", "METHODS", "REASONS", "SequentialTest", "StopWhenSure"]
+__all__ = ["GOALS", "METHODS", "ORDERS", "REASONS", "SequentialTest", "StopWhenSure", "cluster_spread"]
 
 GOALS = ("rank", "tolerance", "rank_or_tolerance", "full_run")
 METHODS = ("auto", "exact", "symmetric", "asymptotic", "strict")
+ORDERS = ("uniform", "informative")
 _DEFAULT_SD = 0.1  # without a plan: cluster differences assumed to vary with this sd
 _HORIZON = 1.0  # the boundary is tightest at this multiple of the plan's clusters
-_AUTO_MARGIN = 2.5  # "auto": the symmetric test when the plan has this many times the clusters it needs
+_MARGIN = 1.75  # the default margin: this many times the plan's difference
+_AUTO_MARGIN = 2.5  # "auto": the asymptotic test (on similar sizes) when the plan has fewer than this many times the clusters the symmetric one needs
+_SIMILAR = (
+    0.8  # clusters count as of similar size when Kish's effective number of them is at least this share
+)
+_FEW_MARGIN = (
+    2.5  # without a plan: a reference of fewer than this many times the clusters the test needs warns
+)
+
+
+def _similar(sizes: Sequence[float] | None) -> bool:
+    """Whether clusters of ``sizes`` items are of similar size: Kish's effective number of them at least 0.8 of it.
+
+    ``None`` (sizes not known) counts as similar.
+    """
+    if sizes is None or len(sizes) == 0:
+        return True
+    arr = np.asarray(sizes, dtype=float)
+    return float(arr.sum() ** 2 / np.sum(arr**2)) >= _SIMILAR * arr.size
 
 
 @dataclass(frozen=True)
@@ -128,17 +158,31 @@ class StopWhenSure:
         max_clusters: clusters run at most; default twice the plan's clusters (all the
             reference's without a plan, and for ``"full_run"``), never more than the reference's.
         min_clusters: clusters committed before any stop.
-        method: ``"auto"`` (the default: ``"symmetric"`` when the plan has room for it,
-            else ``"asymptotic"``; :meth:`resolved_method`), ``"exact"``, ``"symmetric"``,
+        method: ``"auto"`` (the default: ``"asymptotic"`` on a small plan of clusters of similar
+            size, else ``"symmetric"``; :meth:`resolved_method`), ``"exact"``, ``"symmetric"``,
             ``"asymptotic"`` or ``"strict"`` (see the module's description).
         seed: seeds the order of the clusters.
         best_arm: stop as soon as one arm is decided better than every other.
+        margin: for the ranking goals, also settle a pair as soon as its confidence sequence
+            lies within ``-margin`` and ``+margin`` (no difference larger than ``margin``; its
+            chance of being wrong is within ``alpha`` with the rest) and the difference seen is
+            within ``margin / 3.5``; ``None`` (the default): 1.75 times the plan's difference
+            (the difference seen then within half the planned one), none without a plan; ``0``:
+            never. :meth:`margin_for`.
+        order: ``"uniform"`` (the default: a seeded random order) or ``"informative"``: the
+            clusters drawn with known probabilities from ``history``, each weighted by the
+            inverse of its probability in the e-process (:mod:`hrbench.stats._sequential_order`);
+            uniform when there is no history.
+        history: for ``order="informative"``: per cluster the spread of the paired difference
+            in earlier benchmarks of the same reference (``{cluster: spread}``), or those
+            benchmarks themselves (:class:`~hrbench.Bench`, lists of rows), which are read into
+            that mapping (:func:`cluster_spread`). The daemon reads its store's.
 
     Raises:
         ConfigError: a setting is out of range (the message names it).
 
     Example:
-        >>> StopWhenSure(goal="tolerance", tolerance=0.03).order(["a", "b", "c", "d"])
+        >>> StopWhenSure(goal="tolerance", tolerance=0.03).cluster_order(["a", "b", "c", "d"])
         ['c', 'a', 'b', 'd']
     """
 
@@ -152,8 +196,19 @@ class StopWhenSure:
     method: str = "auto"
     seed: int = 0
     best_arm: bool = False
+    margin: float | None = None
+    order: str = "uniform"
+    history: Any = None
 
     def __post_init__(self) -> None:
+        if self.history is not None and not isinstance(self.history, Mapping):
+            try:
+                spread = cluster_spread(list(self.history))
+            except (TypeError, AttributeError, KeyError):
+                raise ConfigError(
+                    "history", type(self.history).__name__, "must be earlier benchmarks or {cluster: spread}"
+                ) from None
+            object.__setattr__(self, "history", spread)
         if self.pairs is not None:
             try:
                 pairs = tuple((str(a), str(b)) for a, b in self.pairs)
@@ -186,6 +241,24 @@ class StopWhenSure:
             )
         if not _is_int(self.seed):
             raise ConfigError("seed", self.seed, "must be a whole number")
+        if self.margin is not None and not (
+            isinstance(self.margin, (int, float))
+            and not isinstance(self.margin, bool)
+            and 0 <= self.margin < 1
+        ):
+            raise ConfigError("margin", self.margin, "must be a difference from 0 (never) up to 1, e.g. 0.05")
+        if self.order not in ORDERS:
+            raise ConfigError("order", self.order, f"must be one of {', '.join(ORDERS)}")
+        if self.history is not None:
+            bad = [
+                (k, v)
+                for k, v in self.history.items()
+                if not (
+                    isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+                )
+            ]
+            if bad:
+                raise ConfigError("history", dict(bad[:1]), "each spread must be a number, 0 or more")
         if self.plan is not None:
             for f in ("diff", "var_within", "var_between", "runs", "items_per_cluster", "n_clusters"):
                 if not hasattr(self.plan, f):
@@ -233,31 +306,129 @@ class StopWhenSure:
                 f"the reference has {n_clusters} cluster(s); stopping early needs at least min_clusters",
             )
 
-    def resolved_method(self, n_pairs: int, n_clusters: int) -> str:
-        """The test ``method="auto"`` runs on a reference of ``n_clusters``: fixed before the first cluster.
+    def resolved_method(self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None) -> str:
+        """The test ``method="auto"`` runs on a reference of ``n_clusters`` (of ``sizes`` items): fixed before the first cluster.
 
-        ``"symmetric"`` (exact whatever the number of clusters) when the clusters the plan needs
-        (without a plan: half of those the rule may run) are at least 2.5 times the fewest
-        after which it can decide at all (:meth:`fewest_to_decide`: 5 for one pair at alpha
-        0.05, so 13 or more planned clusters); else ``"asymptotic"``, whose sequence rests on
-        the clusters' spread as a fixed design's t test does. Measured in
-        ``bench/sequential.py`` (2,000 benchmarks a cell): the symmetric test ran 1.06-1.25
-        times a fixed design's clusters at the planned difference on plans of 13 or more
-        clusters, and 1.4-1.8 times on plans of 4-12, where the asymptotic one ran 1.2-1.34
-        times with false stops at most 0.044 under both nulls. Any other method is itself.
+        ``"auto"`` picks only a test valid on the design it meets. ``"asymptotic"`` when the
+        plan is small, fewer than 2.5 times the clusters the symmetric test needs to decide at
+        all (:meth:`fewest_to_decide`: 5 for one pair at alpha 0.05, so under 13 planned; without
+        a plan, half the clusters the rule may run), and the clusters are of similar size (Kish's
+        effective number of them at least 0.8 of their number, :func:`_similar`): there its
+        sequence, which leans on the clusters' spread as a fixed design's t test does, ran
+        0.94-1.25 times a fixed design's clusters with false stops at most 0.007 in
+        ``bench/sequential.py``, where the symmetric test cannot stop before 5 clusters and ran
+        1.8 times. Else ``"symmetric"``: exact whenever equally good arms give cluster
+        differences centred symmetrically on 0, however few or unequal the clusters (the
+        asymptotic sequence on lognormal cluster sizes stopped 0.07 of equal arms), and always
+        with ``order="informative"`` and a history (its weights vary from cluster to cluster,
+        which the asymptotic sequence's spread does not allow for). Any other method is itself,
+        and :meth:`validity_warning` says when it is outside its validity.
 
         Example:
             >>> rule = StopWhenSure()
-            >>> rule.resolved_method(1, 60), rule.resolved_method(1, 20)
-            ('symmetric', 'asymptotic')
+            >>> rule.resolved_method(1, 60), rule.resolved_method(1, 20), rule.resolved_method(1, 20, [1] * 10 + [30] * 10)
+            ('symmetric', 'asymptotic', 'symmetric')
         """
         if self.method != "auto":
             return self.method
-        need = self._symmetric_need(n_pairs)
-        planned = float(self.plan.n_clusters) if self.plan is not None else self.limit(n_clusters) / 2
-        return "symmetric" if planned >= _AUTO_MARGIN * need else "asymptotic"
+        if self.order == "informative" and self.history:  # weights that vary step by step: exact tests only
+            return "symmetric"
+        small = self.planned_clusters(n_clusters) < _AUTO_MARGIN * self._symmetric_need(n_pairs)
+        return "asymptotic" if small and _similar(sizes) else "symmetric"
 
-    def fewest_to_decide(self, n_pairs: int, n_clusters: int | None = None) -> int | None:
+    def planned_clusters(self, n_clusters: int) -> float:
+        """The clusters the test is tuned for: the plan's, or (without a plan) half of those it may run."""
+        return float(self.plan.n_clusters) if self.plan is not None else self.limit(n_clusters) / 2
+
+    def validity_warning(
+        self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None
+    ) -> str | None:
+        """Why the test asked for may not hold its ``alpha`` on clusters of ``sizes`` items, or ``None``.
+
+        ``method="asymptotic"`` on clusters of unequal size (Kish's effective number of them
+        under 0.8 of their number): its sequence leans on the spread of the clusters' weighted
+        differences, which a few large clusters make erratic (on 20 clusters of 1-60 items it
+        stopped 0.07-0.08 of equal arms in ``bench/sequential.py``); and with
+        ``order="informative"`` and a history, whose weights do the same. ``"auto"`` never picks
+        it there.
+
+        Example:
+            >>> print(StopWhenSure(method="asymptotic").validity_warning(1, 20, [1] * 10 + [30] * 10))
+            method="asymptotic" leans on clusters of similar size and these count as 10.7 of 20 (Kish's effective number): its false stops may exceed alpha 0.05; leave method="auto" (the symmetric test here, exact whatever the sizes)
+        """
+        method = self.resolved_method(n_pairs, n_clusters, sizes)
+        if method != "asymptotic" or self.goal == "full_run":
+            return None
+        if self.order == "informative" and self.history:
+            return (
+                'method="asymptotic" with order="informative": its sequence takes the clusters as alike, and the '
+                f"inverse-probability weights make them unlike: its false stops may exceed alpha {self.alpha:g}; "
+                'leave method="auto" (the symmetric test, exact under any weights)'
+            )
+        if _similar(sizes):
+            return None
+        assert sizes is not None
+        arr = np.asarray(sizes, dtype=float)
+        eff = float(arr.sum() ** 2 / np.sum(arr**2))
+        return (
+            f'method="asymptotic" leans on clusters of similar size and these count as {eff:.1f} of {arr.size} '
+            f"(Kish's effective number): its false stops may exceed alpha {self.alpha:g}; leave "
+            'method="auto" (the symmetric test here, exact whatever the sizes)'
+        )
+
+    def few_clusters_warning(
+        self, n_pairs: int, n_clusters: int, sizes: Sequence[float] | None = None
+    ) -> str | None:
+        """Why a fixed design is better than this rule on a reference of ``n_clusters``, or ``None``.
+
+        With a plan: the reference has fewer clusters than the plan's fixed design needs, so no
+        stop rule can save clusters, and it decides less often than the fixed design's test on
+        every cluster (on a 5-cluster reference a stop decided 0.19 of the time where compare()
+        rejected 0.61). Without a plan: fewer than 2.5 times the clusters its test needs to
+        decide at all (13 for one pair at alpha 0.05). And a small plan whose test is exact
+        under symmetry alone (clusters of unequal size, or the method asked): it cannot stop
+        before that many clusters, where the fixed design has already ended (it ran 1.8 times a
+        plan of 4 clusters). Ranking goals only (``"full_run"`` is about this reference and runs
+        it through).
+
+        Example:
+            >>> print(StopWhenSure().few_clusters_warning(1, 5))
+            the reference has 5 cluster(s) and a stop rule needs about 13 to stop early (its test can decide a pair after 5 at the earliest): on so few it decides less often than a fixed design run on every cluster; run without a stop rule and read the report's interval and p-value
+        """
+        if self.goal == "full_run":
+            return None
+        need = self._symmetric_need(n_pairs)
+        enough = math.ceil(_FEW_MARGIN * need)
+        if self.plan is not None:
+            planned = int(self.plan.n_clusters)
+            if n_clusters < planned:
+                why = (
+                    f"fewer than the {planned} its plan needs for power {getattr(self.plan, 'power', 0.8):g}"
+                )
+                return (
+                    f"the reference has {n_clusters} cluster(s) and {why}: on so few it decides less often than "
+                    "a fixed design run on every cluster; run without a stop rule and read the report's "
+                    "interval and p-value"
+                )
+            exact = self.resolved_method(n_pairs, n_clusters, sizes) in ("exact", "symmetric")
+            if planned < enough and exact and self.goal in ("rank", "rank_or_tolerance"):
+                return (
+                    f"its plan needs {planned} cluster(s) and its {self.resolved_method(n_pairs, n_clusters, sizes)} "
+                    f"test cannot decide a pair before {self.fewest_to_decide(n_pairs, n_clusters, sizes)}: a fixed "
+                    f"design of {planned} clusters ends sooner; run it without a stop rule"
+                )
+            return None
+        if n_clusters >= enough:
+            return None
+        why = f"a stop rule needs about {enough} to stop early (its test can decide a pair after {need} at the earliest)"
+        return (
+            f"the reference has {n_clusters} cluster(s) and {why}: on so few it decides less often than a fixed "
+            "design run on every cluster; run without a stop rule and read the report's interval and p-value"
+        )
+
+    def fewest_to_decide(
+        self, n_pairs: int, n_clusters: int | None = None, sizes: Sequence[float] | None = None
+    ) -> int | None:
         """The fewest clusters after which this rule's test can decide a pair at all.
 
         However large the difference, the exact test's e-value after ``n`` clusters is at most
@@ -274,7 +445,7 @@ class StopWhenSure:
         """
         method = self.method
         if method == "auto":
-            method = "symmetric" if n_clusters is None else self.resolved_method(n_pairs, n_clusters)
+            method = "symmetric" if n_clusters is None else self.resolved_method(n_pairs, n_clusters, sizes)
         if self.goal not in ("rank", "rank_or_tolerance") or method not in ("exact", "symmetric"):
             return None
         if method == "symmetric":
@@ -297,14 +468,59 @@ class StopWhenSure:
             return max(min(2 * int(self.plan.n_clusters), n_clusters), min(self.min_clusters, n_clusters))
         return n_clusters
 
-    def order(self, clusters: Sequence[str]) -> list[str]:
+    def cluster_order(self, clusters: Sequence[str], sizes: Mapping[str, int] | None = None) -> list[str]:
         """The seeded random order to run the clusters in: the same for the same seed and clusters.
 
         The clusters are sorted first, so the order does not depend on how they were listed.
+        With ``order="informative"`` and a history, they are drawn one by one with the
+        probabilities of :meth:`draw_probabilities` (``sizes``: each cluster's items; 1 each
+        by default); else every order is as likely.
         """
         ids = sorted(str(c) for c in clusters)
+        p = self.draw_probabilities(ids, sizes)
+        if len(set(p.values())) > 1:
+            return weighted_order(ids, p, int(self.seed))
         perm = np.random.default_rng(int(self.seed)).permutation(len(ids))
         return [ids[i] for i in perm]
+
+    def draw_probabilities(
+        self, clusters: Sequence[str], sizes: Mapping[str, int] | None = None
+    ) -> dict[str, float]:
+        """Each cluster's drawing weight for ``order="informative"`` (all equal otherwise, or without history).
+
+        Example:
+            >>> rule = StopWhenSure(order="informative", history={"a": 0.3, "b": 0.0, "c": 0.1})
+            >>> {c: round(p, 3) for c, p in rule.draw_probabilities(["a", "b", "c"]).items()}
+            {'a': 0.667, 'b': 0.067, 'c': 0.267}
+        """
+        ids = [str(c) for c in clusters]
+        if self.order != "informative" or not self.history or not ids:
+            return dict.fromkeys(ids, 1.0 / max(len(ids), 1))
+        got = {c: float((sizes or {}).get(c, 1)) for c in ids}
+        return draw_probabilities(ids, got, self.history)
+
+    def margin_for(self) -> float | None:
+        """The margin within which a pair is settled as no different (``None``: never).
+
+        ``margin`` when it is given (0: never); else, for the ranking goals with a plan, 1.75
+        times the plan's difference. Measured in ``bench/sequential.py``: with equal arms the
+        default then ran 0.6-0.8 of a fixed design's clusters (it ran to ``max_clusters``,
+        twice them, without), at half the planned difference 0.8-1.2 times them (1.8 without),
+        at the planned difference 0.9-1.2 times, deciding the better arm about as often as the
+        fixed design's test.
+
+        Example:
+            >>> import types
+            >>> plan = types.SimpleNamespace(diff=0.04, var_within=0.4, var_between=0.02, runs=5,
+            ...                              items_per_cluster=10, n_clusters=20)
+            >>> StopWhenSure(plan=plan).margin_for(), StopWhenSure(plan=plan, margin=0).margin_for()
+            (0.07, None)
+        """
+        if self.margin is not None:
+            return float(self.margin) or None
+        if self.plan is None or self.goal not in ("rank", "rank_or_tolerance"):
+            return None
+        return _MARGIN * float(self.plan.diff)
 
     def params(self, n_pairs: int, cluster_sizes: Sequence[float] | np.ndarray) -> sm.Params:
         """The test's tuning, fixed before the first cluster (``rho``, thresholds, bet sizes)."""
@@ -326,7 +542,7 @@ class StopWhenSure:
             horizon = max(float(plan.n_clusters) * _HORIZON, 1.0)
         else:
             var_c, d2 = _DEFAULT_SD**2, 0.0
-        method = "wor" if self.goal == "full_run" else self.resolved_method(n_pairs, n_total)
+        method = "wor" if self.goal == "full_run" else self.resolved_method(n_pairs, n_total, sizes.tolist())
         return sm.Params(
             method=method,
             log_threshold=c,

@@ -18,7 +18,9 @@ from typing import Any
 __all__ = [
     "CONDITIONAL",
     "NOT_VALID",
+    "RAN_THROUGH",
     "apply_stop",
+    "ran_through",
     "reported_rows",
     "stop_lines",
     "stop_markdown",
@@ -34,7 +36,14 @@ NOT_VALID = (
 )
 """The note on each paired comparison of a stopped benchmark."""
 
-_SURE = ("decided", "tolerance")
+_SURE = ("decided", "equivalent", "tolerance")
+
+RAN_THROUGH = (
+    "the stop rule did not decide and ran its most clusters, a number fixed before it began: the fixed-sample "
+    "interval and p over them are shown (given that it did not stop earlier, a false positive stays within "
+    "alpha / (1 - alpha), 0.053 at 0.05)"
+)
+"""The note on each paired comparison of a benchmark that ran to its stop rule's most clusters."""
 
 
 def stop_section(record: Mapping[str, Any]) -> dict[str, Any]:
@@ -71,7 +80,26 @@ def stop_section(record: Mapping[str, Any]) -> dict[str, Any]:
         "estimand": summary.get("estimand") or "clusters like these",
         "pairs": [dict(p) for p in record.get("pairs") or []],
         "active_arms": list(record.get("active_arms") or []),
+        "margin": summary.get("margin"),
+        "order": summary.get("order") or "uniform",
+        "fixed_valid": ran_through(record),
     }
+
+
+def ran_through(record: Mapping[str, Any]) -> bool:
+    """Whether a stop rule ran its most clusters without deciding: a size fixed before it began.
+
+    Its fixed-sample interval and p-value over those clusters then hold (a fixed design of that
+    size; given that the rule did not stop earlier, a false positive is at most ``alpha / (1 -
+    alpha)``), so a report shows them, labelled (:data:`RAN_THROUGH`).
+
+    Example:
+        >>> ran_through({"reason": "max_clusters", "clusters": 5, "planned": 5}), ran_through({"reason": "decided"})
+        (True, False)
+    """
+    planned = record.get("planned")
+    clusters = int(record.get("clusters") or 0)
+    return record.get("reason") == "max_clusters" and planned is not None and clusters >= int(planned) > 0
 
 
 def reported_rows(bench: Any) -> Any:
@@ -105,6 +133,11 @@ def apply_stop(rep: Any, record: Mapping[str, Any] | None) -> Any:
     if not record:
         return rep
     rep.stop = stop_section(record)
+    if rep.stop["fixed_valid"]:  # a size fixed in advance: the fixed-sample numbers hold, labelled
+        for c in rep.comparisons:
+            if c.note is None or RAN_THROUGH not in c.note:
+                c.note = RAN_THROUGH if not c.note else f"{c.note}; {RAN_THROUGH}"
+        return rep
     for a in rep.arms:
         if a.note is None or CONDITIONAL not in a.note:
             a.note = CONDITIONAL if not a.note else f"{a.note}; {CONDITIONAL}"
@@ -132,17 +165,26 @@ def _headline(s: Mapping[str, Any]) -> str:
         return f"Stopped when sure{won}, {where}{share}."
     if reason == "tolerance":
         return f"Stopped when sure: every difference is known within the tolerance, {where}{share}."
+    if reason == "equivalent":
+        won = f"; {s['winner']} is better" if s.get("winner") else ""
+        return (
+            f"Stopped when sure: no difference larger than {_num(s.get('margin'))} where none was decided{won}, "
+            f"{where}{share}."
+        )
     if reason == "running":
         return f"Stopping when sure: still running, {s['clusters']} of {s['of']} clusters committed so far."
     if reason == "max_clusters":
-        return f"Not decided: stopped at its most clusters, {where}{share}."
+        fixed = "; the fixed-sample interval and p over them hold" if s.get("fixed_valid") else ""
+        return f"Not decided: stopped at its most clusters, {where}{share}{fixed}."
     if reason == "budget":
         return f"Not decided: the budget stopped it {where}{share}; a resume with a larger budget goes on."
     return f"Not decided: cancelled {where}{share}; a resume goes on with the same order and test."
 
 
-def _pair_line(p: Mapping[str, Any], alpha: Any) -> str:
+def _pair_line(p: Mapping[str, Any], margin: Any) -> str:
     dec = f"decided: {p['decided']} better" if p.get("decided") else "not decided"
+    if not p.get("decided") and p.get("within_margin"):
+        dec = f"settled: no difference larger than {_num(margin)}"
     return (
         f"{p['a']} - {p['b']}: diff {_num(p.get('diff'))}, confidence sequence "
         f"[{_num(p.get('cs_low'))}, {_num(p.get('cs_high'))}], e-value {_e(p.get('e_value'))}, "
@@ -154,10 +196,19 @@ def stop_lines(s: Mapping[str, Any]) -> list[str]:
     """The text lines a report (or a benchmark's printout) shows for its stop section."""
     lines = [f"  {_headline(s)}"]
     for p in s.get("pairs") or []:
-        lines.append(f"    {_pair_line(p, s.get('alpha'))}")
+        lines.append(f"    {_pair_line(p, s.get('margin'))}")
+    how = (
+        "clusters drawn with probabilities from earlier benchmarks of this reference, each weighted by the "
+        "inverse of its probability"
+        if s.get("order") == "informative"
+        else "clusters in a seeded order"
+    )
+    margin = (
+        "" if s.get("margin") is None else f" A pair is settled as no different within +-{_num(s['margin'])}."
+    )
     lines.append(
-        f"  Sequential test: {s.get('method')}, alpha {s.get('alpha')}, clusters in a seeded order "
-        f"(seed {s.get('order_seed')}); the confidence sequence and anytime p hold at every look. "
+        f"  Sequential test: {s.get('method')}, alpha {s.get('alpha')}, {how} "
+        f"(seed {s.get('order_seed')}); the confidence sequence and anytime p hold at every look.{margin} "
         f"Estimand: {s.get('estimand')}."
     )
     if s.get("unreported_rows"):
@@ -165,7 +216,10 @@ def stop_lines(s: Mapping[str, Any]) -> list[str]:
             f"  {s['unreported_rows']} run(s) of clusters cancelled at the stop are kept, not reportable; "
             f"they cost {s['unreported_usd']:.4f} USD (counted in the spend)."
         )
-    lines.append(f"  Per-arm intervals are {CONDITIONAL}; no fixed-sample p is valid here.")
+    if s.get("fixed_valid"):
+        lines.append(f"  The paired differences below are the fixed-sample ones: {RAN_THROUGH}.")
+    else:
+        lines.append(f"  Per-arm intervals are {CONDITIONAL}; no fixed-sample p is valid here.")
     return lines
 
 
@@ -181,12 +235,17 @@ def stop_markdown(s: Mapping[str, Any]) -> list[str]:
             lines.append(
                 f"| `{p['a']}` - `{p['b']}` | {_num(p.get('diff'))} | [{_num(p.get('cs_low'))}, "
                 f"{_num(p.get('cs_high'))}] | {_e(p.get('e_value'))} | {_num(p.get('p_anytime'), 4)} | "
-                f"{p.get('decided') or '-'} |"
+                f"{p.get('decided') or ('within ' + _num(s.get('margin')) if p.get('within_margin') else '-')} |"
             )
         lines.append("")
+    tail = (
+        f"Fixed-sample differences: {RAN_THROUGH}."
+        if s.get("fixed_valid")
+        else f"Per-arm intervals are {CONDITIONAL}."
+    )
     lines.append(
         f"_Sequential test {s.get('method')}, alpha {s.get('alpha')}, seeded cluster order (seed "
-        f"{s.get('order_seed')}); estimand: {s.get('estimand')}. Per-arm intervals are {CONDITIONAL}._"
+        f"{s.get('order_seed')}); estimand: {s.get('estimand')}. {tail}_"
     )
     return [*lines, ""]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -42,6 +42,7 @@ class _Table:
     max_runs: int  # the most
     fewest: str  # "arm 'a', item 'q3'": a cell with the fewest runs (for messages)
     most: str  # a cell with the most
+    clusters: list[Any] = field(default_factory=list)  # cluster code -> the cluster's id
 
 
 def _codes(values: Iterable[Any], table: dict[Any, int]) -> np.ndarray:
@@ -130,6 +131,7 @@ def _table(bench: Any) -> _Table:
         max_runs=int(per_cell[hi]),
         fewest=name(int(lo)),
         most=name(int(hi)),
+        clusters=list(cluster_codes),
     )
 
 

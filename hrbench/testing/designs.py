@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from hrbench.stats.intervals import difference_interval, proportion_interval
+from hrbench.testing.oracles import clustered_t_p, disagreeing_clusters, sign_flip_p
 
 __all__ = [
     "ARM_X_CLUSTER_SD",
@@ -41,7 +42,10 @@ __all__ = [
     "check",
     "clustered_t_p",
     "disagreeing_clusters",
+    "lognormal_sizes",
     "DESIGNS",
+    "SKEW",
+    "SKEW_SHARE",
     "promised_power",
     "rows_for",
     "sign_flip_p",
@@ -60,14 +64,45 @@ def _accuracy(mu: float, sd: float) -> float:
     return float(np.sum(_GH_W * expit(mu + sd * _GH_X)) / math.sqrt(2 * math.pi))
 
 
-def _solve_mu(accuracy: float, sd: float) -> float:
+def _solve_mu(accuracy: float, sd: float, skew: float = 0.0) -> float:
+    """The logit mean whose arm has ``accuracy``, over its random effects (and a skew's two shifts)."""
     if accuracy >= 1.0:
         return math.inf
     if accuracy <= 0.0:
         return -math.inf
     from scipy.optimize import brentq
 
-    return float(brentq(lambda m: _accuracy(m, sd) - accuracy, -40.0, 40.0, xtol=1e-12))
+    shifts = _skew_shifts(skew)
+
+    def acc(m: float) -> float:
+        return sum(w * _accuracy(m + x, sd) for x, w in shifts)
+
+    return float(brentq(lambda m: acc(m) - accuracy, -40.0, 40.0, xtol=1e-12))
+
+
+SKEW_SHARE = 0.1
+"""The share of clusters on which a skewed arm is much worse (:attr:`Design.skew`)."""
+
+SKEW = 0.15
+"""The skewed null's logit advantage on 90% of clusters (its loss on 10%: 9 times it; :func:`rows_for`)."""
+
+
+def _skew_shifts(skew: float) -> list[tuple[float, float]]:
+    """``(logit shift, probability)`` of a skewed arm's clusters: ``+skew`` on 90%, ``-9 skew`` on 10%."""
+    if not skew:
+        return [(0.0, 1.0)]
+    return [(skew, 1.0 - SKEW_SHARE), (-skew * (1.0 - SKEW_SHARE) / SKEW_SHARE, SKEW_SHARE)]
+
+
+def lognormal_sizes(clusters: int, median: float, sigma: float, seed: int = 0) -> tuple[int, ...]:
+    """Cluster sizes drawn from a lognormal (``exp(N(log median, sigma))``, rounded, at least 1), seeded.
+
+    Example:
+        >>> lognormal_sizes(6, 8, 0.8)
+        (9, 7, 13, 9, 5, 11)
+    """
+    rng = np.random.default_rng(seed)
+    return tuple(max(1, round(float(x))) for x in np.exp(rng.normal(math.log(median), sigma, clusters)))
 
 
 @dataclass(frozen=True)
@@ -84,6 +119,14 @@ class Design:
         sd_arm_cluster: the logit standard deviation of an arm x cluster effect, each arm its
             own: the arms then differ cluster by cluster around their average difference.
         descriptive: fewer than 5 runs (reported as descriptive).
+        skew: arm ``a``'s skewed arm x cluster effect (logit units; 0: none): on each cluster,
+            drawn independently, it is better by ``skew`` with probability 0.9 and worse by
+            ``9 * skew`` with probability 0.1, its mean solved so that its accuracy stays
+            ``accuracy``: with ``diff`` 0 the arms are equal on average, one a little better
+            on most clusters and much worse on a few (a skewed null).
+        cluster_failure: the chance that arm ``a`` fails every run of every item of a cluster
+            (a whole cluster down at once); its true accuracy is then ``accuracy * (1 -
+            cluster_failure)``.
     """
 
     name: str
@@ -96,6 +139,8 @@ class Design:
     sd_arm_item: float = 0.5
     sd_arm_cluster: float = 0.0
     descriptive: bool = False
+    skew: float = 0.0
+    cluster_failure: float = 0.0
 
     @property
     def n_items(self) -> int:
@@ -132,16 +177,29 @@ def _draw(
     u = rng.normal(0.0, d.sd_cluster, (n, len(d.sizes)))[:, d.cluster]
     v = rng.normal(0.0, d.sd_item, (n, d.n_items))
     out = []
-    for acc in (d.accuracy, acc_b):
-        mu = _solve_mu(acc, d.sd)
+    for arm, acc in enumerate((d.accuracy, acc_b)):
+        skew = d.skew if arm == 0 else 0.0
+        mu = _solve_mu(acc, d.sd, skew)
         w = rng.normal(0.0, d.sd_arm_item, (n, d.n_items))
         if d.sd_arm_cluster:
             w += rng.normal(0.0, d.sd_arm_cluster, (n, len(d.sizes)))[:, d.cluster]
+        if skew:
+            w += _skew_draw(skew, rng, (n, len(d.sizes)))[:, d.cluster]
         if math.isinf(mu):
-            out.append(np.full((n, d.n_items), k if mu > 0 else 0))
+            counts = np.full((n, d.n_items), k if mu > 0 else 0)
         else:
-            out.append(rng.binomial(k, expit(mu + u + v + w)))
+            counts = rng.binomial(k, expit(mu + u + v + w))
+        if arm == 0 and d.cluster_failure:
+            down = rng.random((n, len(d.sizes))) < d.cluster_failure
+            counts = np.where(down[:, d.cluster], 0, counts)
+        out.append(counts)
     return out[0], out[1]
+
+
+def _skew_draw(skew: float, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """A skewed arm's logit shift per cluster (:data:`SKEW_SHARE` of them much worse), shape ``shape``."""
+    (good, _), (bad, _) = _skew_shifts(skew)
+    return np.where(rng.random(shape) < SKEW_SHARE, bad, good)
 
 
 def simulate(d: Design, n: int, rng: np.random.Generator, diff: float | None = None) -> Simulated:
@@ -158,7 +216,7 @@ def simulate(d: Design, n: int, rng: np.random.Generator, diff: float | None = N
     """
     delta = d.diff if diff is None else diff
     ca, cb = _draw(d, n, rng, d.accuracy - delta)
-    return Simulated(ca / d.runs, cb / d.runs, d.accuracy, d.accuracy - delta)
+    return Simulated(ca / d.runs, cb / d.runs, d.accuracy * (1.0 - d.cluster_failure), d.accuracy - delta)
 
 
 def arm_rows(d: Design, rng: np.random.Generator, copies: int = 1, runs: int | None = None) -> dict[str, Any]:
@@ -177,11 +235,14 @@ def arm_rows(d: Design, rng: np.random.Generator, copies: int = 1, runs: int | N
     n = cl.size
     shared = rng.normal(0.0, d.sd_cluster, n_g)[cl] + rng.normal(0.0, d.sd_item, n)
     correct = []
-    for acc in (d.accuracy, d.accuracy - d.diff):
-        mu = _solve_mu(acc, d.sd)
+    for arm, acc in enumerate((d.accuracy, d.accuracy - d.diff)):
+        skew = d.skew if arm == 0 else 0.0
+        mu = _solve_mu(acc, d.sd, skew)
         own = rng.normal(0.0, d.sd_arm_item, n)
         if d.sd_arm_cluster:
             own = own + rng.normal(0.0, d.sd_arm_cluster, n_g)[cl]
+        if skew:
+            own = own + _skew_draw(skew, rng, (n_g,))[cl]
         p = np.full(n, 1.0 if mu > 0 else 0.0) if math.isinf(mu) else expit(mu + shared + own)
         correct.append((rng.random((n, k)) < p[:, None]).ravel())
     rows = 2 * n * k
@@ -202,65 +263,6 @@ ARM_X_CLUSTER_SD = 0.3
 """The logit sd of the second null's arm x cluster effect: arms that differ cluster by cluster, not on average."""
 
 
-def disagreeing_clusters(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> int:
-    """How many clusters hold an item on which the two arms' scores differ (``d`` nonzero)."""
-    return int(np.count_nonzero(np.bincount(cluster, weights=np.abs(d) > 1e-12, minlength=n_clusters)))
-
-
-def sign_flip_p(counts: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
-    """The exact two-sided p-value of the cluster sign-flip test of a paired difference.
-
-    Under "the arms are exchangeable within each cluster" (equally good, or differing cluster by
-    cluster with no average difference) each cluster's total difference is as likely with
-    either sign; the p-value is the share of the ``2**G`` sign patterns whose total is at least
-    the observed one in absolute value. ``counts`` are integer per-item differences (correct
-    runs of ``a`` minus ``b``), so the totals are integers and the distribution over all sign
-    patterns is built exactly by convolution, one cluster at a time (``scipy.stats.permutation_test``
-    enumerates the ``2**G`` patterns, out of reach at 50 clusters). It is valid whatever the
-    distribution, and discrete: with ``G`` clusters it is at least ``2 / 2**G``, so with 5 or fewer
-    clusters it never rejects at 0.05.
-
-    Example:
-        >>> sign_flip_p(np.array([1, 1, 1, 1, 1, 1]), np.arange(6), 6)  # 2 of 64 patterns reach 6
-        0.03125
-    """
-    totals = np.bincount(cluster, weights=counts, minlength=n_clusters)
-    t = np.rint(np.abs(totals)).astype(np.int64)
-    observed = int(abs(round(float(totals.sum()))))
-    t = t[t > 0]
-    top = int(t.sum())
-    dist = np.zeros(2 * top + 1)
-    dist[top] = 1.0
-    for x in t.tolist():
-        new = np.zeros_like(dist)
-        new[x:] += dist[:-x]
-        new[:-x] += dist[x:]
-        dist = new * 0.5
-    values = np.abs(np.arange(-top, top + 1))
-    return float(min(1.0, dist[values >= observed].sum()))
-
-
-def clustered_t_p(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
-    """The two-sided p-value of the clustered t test: ``mean(d) / se`` (CR2) on the design's df.
-
-    The same standard error and degrees of freedom as hrbench's paired comparison
-    (:func:`~hrbench.stats.intervals.design_df`; with equal clusters it is the one-sample t
-    test on the cluster means). Where the clusters show no spread at all (their totals tie:
-    a standard error of 0 up to rounding, common with 2 clusters) the statistic is not defined
-    and the test does not reject: p is 1 (counting those as rejections, as ``diff / 0`` would,
-    gave it 0.05 false positives on 2 clusters of 20 items, half of them on ties).
-    """
-    from scipy import stats
-
-    from hrbench.stats.intervals import _cluster_se, _estimable, design_df
-
-    diff = float(d.mean())
-    se = _cluster_se(d, cluster, n_clusters)
-    if se is None or not _estimable(min(float(np.abs(d).mean()), 0.5), se * se, d.size):
-        return 1.0
-    return float(2.0 * stats.t.sf(abs(diff) / se, design_df(d, cluster, n_clusters)))
-
-
 def stated_components(d: Design, seed: int = 0, clusters: int = 4000, items: int = 200) -> dict[str, float]:
     """The true variance components of ``d``'s paired difference, for :func:`hrbench.stats.power`.
 
@@ -277,9 +279,12 @@ def stated_components(d: Design, seed: int = 0, clusters: int = 4000, items: int
     shape = (clusters, items)
     shared = rng.normal(0.0, d.sd_cluster, (clusters, 1)) + rng.normal(0.0, d.sd_item, shape)
     p = []
-    for acc in (d.accuracy, d.accuracy - d.diff):
-        mu = _solve_mu(acc, d.sd)
+    for arm, acc in enumerate((d.accuracy, d.accuracy - d.diff)):
+        skew = d.skew if arm == 0 else 0.0
+        mu = _solve_mu(acc, d.sd, skew)
         own = rng.normal(0.0, d.sd_arm_item, shape) + rng.normal(0.0, d.sd_arm_cluster, (clusters, 1))
+        if skew:
+            own = own + _skew_draw(skew, rng, (clusters, 1))
         p.append(np.full(shape, 1.0 if mu > 0 else 0.0) if math.isinf(mu) else expit(mu + shared + own))
     diff = p[0] - p[1]
     within = float(np.mean(p[0] * (1 - p[0]) + p[1] * (1 - p[1])))
@@ -405,6 +410,8 @@ def check(
     res = {k: float(np.mean(v)) for k, v in out.items() if v}
     res["min_p"] = min_p
     res["n_power"] = float(n + extra) if d.diff else float(n)
+    if d.cluster_failure:  # all right but for whole clusters: discrete, judged from below only
+        res["cover_floor"] = 1.0
     return res
 
 
@@ -423,7 +430,8 @@ def verdict(
       t test and the exact cluster sign-flip test on the same benchmarks, minus two Monte
       Carlo errors (``sqrt(p (1 - p) / n)`` of that power);
     * no interval of zero width (for a design whose every run is right, only this: its
-      coverage is trivially 1);
+      coverage is trivially 1; one right on every run but for clusters that fail whole,
+      ``cluster_failure``, covers at least 0.935);
     * ``power()``'s promise (each value of ``promised``) within 0.03 of the simulated power.
 
     ``slack`` widens every band by that much on each side (a small ``n`` in the unit tests).
@@ -431,6 +439,8 @@ def verdict(
     bad: list[str] = []
     lo, hi = COVERAGE_BAND
     constant = "fpr" not in r and "pair_cover" not in r  # every run right: any interval reaching 1 covers
+    if r.get("cover_floor") and r["arm_cover"] < lo - slack:  # whole-cluster failures: at least 0.935
+        bad.append(f"arm_cover {r['arm_cover']:.3f} below {lo - slack:.3f}")
     for k in ("arm_cover", "pair_cover"):
         if k in r and not constant and not lo - slack <= r[k] <= hi + slack:
             bad.append(f"{k} {r[k]:.3f} outside {lo - slack:.3f}-{hi + slack:.3f}")
@@ -464,10 +474,9 @@ def promised_power(
 ) -> float:
     """What :func:`hrbench.stats.power` promises at ``d``'s items, from components stated or from a pilot.
 
-    Stated: the model's own components (:func:`stated_components`) and the arms' mean
-    accuracy (with 10 or fewer clusters power() then simulates compare()'s test), ``var_cluster`` as it
-    weighs on this design's item-weighted mean (times ``G * sum(n_c**2) / n**2``: 1 for
-    clusters of equal size, more for unequal ones). From a pilot: ``power(bench=pilot)`` on one
+    Stated: the model's own components (:func:`stated_components`), the arms' mean accuracy
+    and the design's cluster sizes (with 10 or fewer clusters, or unequal ones, power() then
+    simulates compare()'s test). From a pilot: ``power(bench=pilot)`` on one
     benchmark of ``d``'s clusters repeated to about ``clusters``, with 5 runs per item at least
     (as a user would plan from a pilot).
     """
@@ -479,18 +488,17 @@ def promised_power(
         rows = arm_rows(d, rng, copies=max(1, clusters // len(d.sizes)), runs=max(d.runs, 5))
         return power(d.diff, alpha, bench=rows, runs=d.runs, items_per_cluster=m, n_items=d.n_items).achieved
     c = stated_components(d, seed)
-    sizes = np.asarray(d.sizes, dtype=float)
-    spread = len(sizes) * float(np.sum(sizes**2)) / float(sizes.sum()) ** 2
     return power(
         d.diff,
         alpha,
         var_within=c["var_within"],
         var_between=c["var_between"],
-        var_cluster=c["var_cluster"] * spread,
+        var_cluster=c["var_cluster"],
         runs=d.runs,
         items_per_cluster=m,
         n_items=d.n_items,
         accuracy=d.accuracy - d.diff / 2,
+        cluster_sizes=d.sizes,
     ).achieved
 
 
@@ -511,19 +519,25 @@ DESIGNS = [
     Design("all correct, 5 items", (1,) * 5, 5, 1.0),
     Design("all correct, 30 items", (3,) * 10, 5, 1.0),
     Design("all correct, 300 items", (5,) * 60, 5, 1.0),
+    Design("30 lognormal 1-40 @0.7", lognormal_sizes(30, 8, 0.8, 1), 5, 0.7, diff=0.05),
+    Design("10x20x5 whole clusters fail", (20,) * 10, 5, 1.0, cluster_failure=0.05),
 ]
 """The designs ``bench/coverage.py`` checks (and, fewer benchmarks of some, the unit tests)."""
 
 
 def rows_for(d: Design) -> list[tuple[str, Design]]:
-    """The design under each null: ``"equal"`` (no arm x cluster effect) and ``"axc"`` (sd 0.3).
+    """The design under each null: ``"equal"`` (no arm x cluster effect), ``"axc"`` (sd 0.3) and ``"skew"``.
 
     In the ``"axc"`` row the alternative has the same arm x cluster effect (the 5x27x5 design's
-    own). A design whose every run is right has one row, ``"-"``: there is nothing to test.
+    own); in the ``"skew"`` row arm ``a`` is better by :data:`SKEW` on the logit on 90% of
+    clusters and worse by 9 times it on 10%, its accuracy unchanged (gains and losses that do
+    not mirror each other), and so is its alternative. A design whose every run is right has one
+    row, ``"-"``: there is nothing to test.
     """
     if d.accuracy >= 1.0:
         return [("-", d)]
     return [
         ("equal", replace(d, sd_arm_cluster=0.0)),
         ("axc", replace(d, sd_arm_cluster=d.sd_arm_cluster or ARM_X_CLUSTER_SD)),
+        ("skew", replace(d, sd_arm_cluster=0.0, skew=SKEW)),
     ]

@@ -40,6 +40,8 @@ def register_checks(feature: Callable[[str], Any], app: App, wrap: Callable[...,
                 max_drop=args.max_drop,
                 alpha=args.alpha,
                 store=app.store,
+                metric=args.metric,
+                pass_k=args.pass_k,
             )
             return msgspec.convert(msgspec.to_builtins(res), p.GateResult)
 

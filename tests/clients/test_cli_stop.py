@@ -26,8 +26,8 @@ def srv() -> Iterator[LoopbackServer]:
         yield server
 
 
-def _spec(tmp_path: Path, srv: LoopbackServer, extra: str = "") -> Path:
-    ids = [f"q{i}" for i in range(N_CLUSTERS * PER)]
+def _spec(tmp_path: Path, srv: LoopbackServer, extra: str = "", n_clusters: int = N_CLUSTERS) -> Path:
+    ids = [f"q{i}" for i in range(n_clusters * PER)]
     items = ", ".join(f'{i} = "[[reply:L{i}]] {i}"' for i in ids)
     labels = ", ".join(f'{i} = "L{i}"' for i in ids)
     clusters = ", ".join(f'{i} = "c{int(i[1:]) // PER:02d}"' for i in ids)
@@ -96,6 +96,74 @@ def test_a_clear_winner_stops_early_exits_0_and_the_report_and_view_show_the_sto
             assert r.status == 200
     finally:
         view.stop()
+
+
+def test_a_stop_rule_on_too_few_clusters_warns_on_stderr_and_its_report_keeps_the_fixed_p(
+    tmp_path: Path, srv: LoopbackServer
+) -> None:
+    spec = str(_spec(tmp_path, srv, n_clusters=4))
+    proc = hrb("bench", spec, "--no-rows", "--stop", "rank", "--stop-method", "symmetric")
+    said = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrb: warning: ")]
+    few = [ln for ln in said if "StopFewClustersWarning" in ln]
+    assert len(few) == 1 and "the reference has 4 cluster(s)" in few[0], proc.stderr
+    assert "run without a stop rule and read the report's interval and p-value" in few[0]
+    (never,) = [ln for ln in said if "StopUndecidableWarning" in ln]  # the symmetric test needs 5
+    assert "the report then shows the fixed-sample interval and p, labelled" in never
+    result = lines(proc.stdout)[-1]
+    assert result["status"] == "done" and result["n_rows"] == 4 * PER * 2 * 5  # every cluster ran
+    rep = lines(hrb("report", result["id"]).stdout)[-1]
+    assert rep["stop"]["reason"] == "max_clusters" and rep["stop"]["fixed_valid"] is True
+    (comp,) = rep["comparisons"]  # ran through: the fixed-sample interval and p, labelled
+    assert comp["p_value"] is not None and comp["ci_low"] > 0 and "ran its most clusters" in comp["note"]
+
+
+HARD = 8  # clusters c00-c07: arm B is wrong there, right elsewhere
+
+
+def _uneven(prompt: str, seed: object, call: int) -> str:
+    """Arm A ("A q<i>") always right; arm B ("B q<i>") wrong on the first HARD clusters."""
+    arm, item = prompt.split()[-2:]
+    n = int(item[1:])
+    return "nope" if arm == "B" and n // PER < HARD else f"L{n}"
+
+
+def _uneven_spec(tmp_path: Path, base_url: str) -> Path:
+    ids = [f"q{i}" for i in range(N_CLUSTERS * PER)]
+    items = ", ".join(f'{i} = "{i}"' for i in ids)
+    labels = ", ".join(f'{i} = "L{i[1:]}"' for i in ids)
+    clusters = ", ".join(f'{i} = "c{int(i[1:]) // PER:02d}"' for i in ids)
+    spec = tmp_path / "uneven.toml"
+    spec.write_text(
+        f"runs = 5\nconcurrency = 16\n[reference]\nitems = {{{items}}}\nlabels = {{{labels}}}\n"
+        f"cluster = {{{clusters}}}\n"
+        f'[client]\nkind = "openai"\nmodel = "loopback-1"\nbase_url = "{base_url}"\nmax_tokens = 10\n'
+        "[governor]\nmax_calls = 10000\n"
+        '[[arms]]\nkind = "prompt"\nname = "a"\ntemplate = "A {item}"\n'
+        '[[arms]]\nkind = "prompt"\nname = "b"\ntemplate = "B {item}"\n'
+    )
+    return spec
+
+
+def test_the_informative_order_reads_the_history_of_the_reference_from_the_store(tmp_path: Path) -> None:
+    with LoopbackServer(reply_fn=_uneven) as server:
+        spec = str(_uneven_spec(tmp_path, server.base_url))
+        flags = ("--no-rows", "--stop", "rank", "--stop-order", "informative", "--stop-seed", "4")
+        # no earlier benchmark of this reference: the uniform order, as without the setting
+        first = lines(hrb("bench", spec, *flags).stdout)[-1]
+        assert lines(hrb("report", first["id"]).stdout)[-1]["stop"]["order"] == "uniform"
+        hrb("bench", spec, "--no-rows")  # a full run: the history (arms differ on c00-c07 only)
+        again = lines(hrb("bench", spec, *flags).stdout)[-1]
+    stop = lines(hrb("report", again["id"]).stdout)[-1]["stop"]
+    assert stop["order"] == "informative" and stop["order_seed"] == 4
+    assert stop["reason"] == "decided" and stop["winner"] == "a" and stop["clusters"] < N_CLUSTERS
+    assert (
+        "clusters drawn with probabilities from earlier benchmarks"
+        in hrb("report", again["id"], "--text").stdout
+    )
+    # the informative clusters come first: over half of those run where a uniform order has 8 in 30
+    items = {r["item"] for r in lines(hrb("rows", again["id"]).stdout) if r["reportable"]}
+    ran = {int(i[1:]) // PER for i in items}
+    assert len(ran) == stop["clusters"] and len(ran & set(range(HARD))) > len(ran) / 2, sorted(ran)
 
 
 @pytest.mark.usefixtures("shared_home")  # refusals only: its store stays empty

@@ -118,6 +118,13 @@ _ARM_FIELDS = (
     "accuracy_per_usd_low",
     "accuracy_per_usd_high",
     "dev_accuracy",
+    "pass_k",
+    "pass_k_low",
+    "pass_k_high",
+    "pass_k_runs",
+    "flip_rate",
+    "flip_rate_low",
+    "flip_rate_high",
     "usd_from_log",
 )
 """What a page's arm table keeps of each arm of the report."""

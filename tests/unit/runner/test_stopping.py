@@ -92,7 +92,7 @@ def test_a_clear_winner_stops_early_with_the_cancelled_clusters_kept_unreportabl
     assert (pair["a"], pair["b"], pair["decided"]) == ("good", "bad", "good")
     assert rec.e_values == {("good", "bad"): pair["e_value"]}
     assert pair["e_value"] >= 1 / 0.05 and pair["p_anytime"] <= 0.05
-    assert rec.order == StopWhenSure(seed=7).order([f"c{i:02d}" for i in range(N_CLUSTERS)])
+    assert rec.order == StopWhenSure(seed=7).cluster_order([f"c{i:02d}" for i in range(N_CLUSTERS)])
     # the summary counts the reportable rows only: the committed clusters' runs
     runs = {s["arm"]: s["runs"] for s in bench.summary()}
     assert runs == {"good": rec.clusters * 2 * 5, "bad": rec.clusters * 2 * 5}
@@ -189,27 +189,59 @@ def test_a_record_read_back_from_its_dict_is_the_same() -> None:
 
 
 def test_a_rule_that_cannot_decide_on_so_few_clusters_is_warned_before_it_runs() -> None:
-    from hrbench.errors import StopUndecidableWarning
+    from hrbench.errors import StopFewClustersWarning, StopUndecidableWarning
 
     arms = [hb.Arm("all", _all), hb.Arm("half", _half)]
-    with pytest.warns(
-        StopUndecidableWarning, match=r"at most 6 cluster\(s\) and its exact test needs at least 10"
-    ) as got:
+    with (
+        pytest.warns(
+            StopUndecidableWarning, match=r"at most 6 cluster\(s\) and its exact test needs at least 10"
+        ) as got,
+        pytest.warns(StopFewClustersWarning),
+    ):
         bench = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1, method="exact"))
-    assert 'method="symmetric"' in str(got[0].message)
+    assert any('method="symmetric"' in str(w.message) for w in got if w.category is StopUndecidableWarning)
     assert bench.stop is not None and bench.stop.reason == "max_clusters" and bench.stop.clusters == 6
     with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StopFewClustersWarning)
         warnings.simplefilter("error", StopUndecidableWarning)  # 5 clusters are enough for symmetric
         hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1, method="symmetric"))
-        # the default chooses the asymptotic test on so few clusters: it can decide, and does
+        # the default chooses the asymptotic test on so few clusters of one size: it can decide, and does
         auto = hb.benchmark(arms, _reference(6, 3), runs=5, stop=StopWhenSure(seed=1))
     assert auto.stop is not None and auto.stop.summary["method"] == "asymptotic"
     assert auto.stop.reason == "decided" and auto.stop.winner == "all" and auto.stop.clusters < 6
-    # a symmetric test that the default would choose warns as the exact one does, when capped
+    # a symmetric test warns as the exact one does, when capped
     with pytest.warns(StopUndecidableWarning, match=r"its symmetric test needs at least 5"):
         hb.benchmark(
             arms, _reference(40, 3), runs=5, stop=StopWhenSure(seed=1, method="symmetric", max_clusters=4)
         )
+
+
+def test_a_stop_rule_on_fewer_clusters_than_its_plan_needs_recommends_the_fixed_design_and_reports_it() -> (
+    None
+):
+    from hrbench.errors import StopFewClustersWarning
+
+    arms = [hb.Arm("all", _all), hb.Arm("half", _half)]
+    plan = hb.power(0.1, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=3)
+    assert plan.n_clusters > 4
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        bench = hb.benchmark(arms, _reference(4, 3), runs=5, stop=StopWhenSure(seed=1, plan=plan))
+    few = [str(w.message) for w in got if w.category is StopFewClustersWarning]
+    assert len(few) == 1 and f"has 4 cluster(s) and fewer than the {plan.n_clusters} its plan needs" in few[0]
+    assert "run without a stop rule" in few[0]
+    assert bench.stop is not None and bench.stop.reason == "max_clusters" and bench.stop.clusters == 4
+    # it ran every cluster, a number fixed before it began: the fixed interval and p are shown, labelled
+    rep = hb.report(bench)
+    c = rep.comparisons[0]
+    assert c.p_value is not None and c.ci_low is not None and "ran its most clusters" in (c.note or "")
+    assert rep.stop is not None and rep.stop["fixed_valid"] is True
+    assert "the fixed-sample interval and p over them hold" in str(rep)
+    assert all("conditional on the clusters run" not in (a.note or "") for a in rep.arms)
+    # a reference with the clusters the plan needs runs without the warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StopFewClustersWarning)
+        hb.benchmark(arms, _reference(plan.n_clusters, 3), runs=5, stop=StopWhenSure(seed=1, plan=plan))
 
 
 @pytest.mark.parametrize("keep_rows", [True, False])

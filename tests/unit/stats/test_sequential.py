@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,9 +11,6 @@ import pytest
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.stats.sequential import SequentialTest, StopWhenSure
-from hrbench.testing.designs import Design
-
-REPO = Path(__file__).resolve().parents[3]
 
 
 def _cluster(c: str, means: dict[str, list[float]]) -> dict[str, dict[str, float]]:
@@ -68,7 +63,7 @@ def test_a_clear_winner_is_decided_early_with_a_confidence_sequence_that_holds_i
     ids = [f"c{i}" for i in range(60)]
     test = rule.start(["new", "base"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(0)
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         test.commit(c, _noisy(rng, c, {"new": 0.8, "base": 0.5}))
         if test.stopped:
             break
@@ -80,17 +75,17 @@ def test_a_clear_winner_is_decided_early_with_a_confidence_sequence_that_holds_i
     assert out["estimand"] == "clusters like these" and out["of"] == 60
     assert test.active_arms == ()
     with pytest.raises(ConfigError, match="already stopped"):
-        test.commit(rule.order(ids)[-1], {})
+        test.commit(rule.cluster_order(ids)[-1], {})
 
 
 def test_order_is_the_same_for_a_seed_whatever_the_listing_and_differs_across_seeds():
     ids = [f"cluster-{i}" for i in range(30)]
-    a = StopWhenSure(seed=7).order(ids)
-    assert a == StopWhenSure(seed=7).order(list(reversed(ids)))
+    a = StopWhenSure(seed=7).cluster_order(ids)
+    assert a == StopWhenSure(seed=7).cluster_order(list(reversed(ids)))
     assert sorted(a) == sorted(ids)
-    assert a != StopWhenSure(seed=8).order(ids)
+    assert a != StopWhenSure(seed=8).cluster_order(ids)
     assert a != sorted(ids)
-    assert StopWhenSure(seed=0).order(["x", "y", "z", "w"]) == StopWhenSure(seed=0).order(
+    assert StopWhenSure(seed=0).cluster_order(["x", "y", "z", "w"]) == StopWhenSure(seed=0).cluster_order(
         ["w", "z", "y", "x"]
     )
 
@@ -103,7 +98,7 @@ def test_an_arm_decided_worse_on_every_pair_stops_being_run_and_the_rest_go_on()
     rng = np.random.default_rng(5)
     acc = {"a": 0.75, "b": 0.6, "c": 0.05}
     dropped_at = None
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         test.commit(c, _noisy(rng, c, {arm: acc[arm] for arm in test.active_arms}))
         if dropped_at is None and test.active_arms == ("a", "b"):
             dropped_at = len(test.committed)
@@ -120,7 +115,7 @@ def test_best_arm_stops_once_one_arm_beats_every_other_though_the_others_are_und
     ids = [f"c{i}" for i in range(80)]
     test = rule.start(["a", "b", "c"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(9)
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         test.commit(c, _noisy(rng, c, {arm: {"a": 0.9, "b": 0.4, "c": 0.4}[arm] for arm in test.active_arms}))
         if test.stopped:
             break
@@ -136,7 +131,7 @@ def test_resuming_from_state_gives_the_e_values_of_an_uninterrupted_run(method):
     sizes = {c: 5 + (i % 3) for i, c in enumerate(ids)}
     rng = np.random.default_rng(11)
     data = {c: _noisy(rng, c, {"x": 0.62, "y": 0.55}, items=sizes[c]) for c in ids}
-    order = rule.order(ids)
+    order = rule.cluster_order(ids)
     whole = rule.start(["x", "y"], sizes)
     part = rule.start(["x", "y"], sizes)
     for c in order[:5]:
@@ -210,7 +205,7 @@ def test_the_tolerance_goal_stops_once_the_confidence_sequence_is_narrow_enough(
     ids = [f"c{i}" for i in range(200)]
     test = rule.start(["a", "b"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(2)
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         test.commit(c, _noisy(rng, c, {"a": 0.6, "b": 0.6}))
         if test.stopped:
             break
@@ -226,7 +221,7 @@ def test_max_clusters_stops_two_equal_arms_and_defaults_to_twice_the_plan():
     ids = [f"c{i}" for i in range(30)]
     test = rule.start(["a", "b"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(3)
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         test.commit(c, _noisy(rng, c, {"a": 0.5, "b": 0.5}))
         if test.stopped:
             break
@@ -247,7 +242,7 @@ def test_full_run_ends_on_the_reference_s_own_difference_and_its_sequence_holds_
     diffs = [data[c]["a"][i] - data[c]["b"][i] for c in ids for i in data[c]["a"]]
     truth = float(np.mean(diffs))  # the finite reference's item-weighted difference
     test = rule.start(["a", "b"], sizes)
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         test.commit(c, data[c])
         pair = test.summary()["pairs"][0]
         assert pair["cs_low"] - 1e-9 <= truth <= pair["cs_high"] + 1e-9
@@ -262,23 +257,12 @@ def test_full_run_ends_on_the_reference_s_own_difference_and_its_sequence_holds_
     assert pair["decided"] == ("a" if truth > 0 else "b")
 
 
-def test_the_simulation_bench_runs_one_tiny_cell():
-    spec = importlib.util.spec_from_file_location("bench_sequential", REPO / "bench" / "sequential.py")
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    d = Design("tiny", (10,) * 10, 5, 0.7, diff=0.15)
-    lines, bad = bench.run_design(d, 20, 123, ("exact",))
-    assert len(lines) == 2 and lines[0].split()[1] == "exact" and "full_run" in lines[1]
-    assert all(isinstance(b, str) for b in bad)
-
-
 def test_best_arm_follows_a_chain_of_decisions_to_the_unbeaten_arm():
     rule = StopWhenSure(seed=2, best_arm=True, min_clusters=1)
     ids = [f"c{i}" for i in range(80)]
     test = rule.start(["a", "b", "c"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(1)
-    order = iter(rule.order(ids))
+    order = iter(rule.cluster_order(ids))
     while test.summary()["pairs"][0]["decided"] is None:  # a vs b first: only they run
         c = next(order)
         test.commit(c, _noisy(rng, c, {"a": 0.7, "b": 0.2}))
@@ -296,7 +280,7 @@ def test_the_tolerance_goal_keeps_running_a_decided_pair_until_it_is_precise():
     test = rule.start(["a", "b"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(6)
     decided_at = None
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         test.commit(c, _noisy(rng, c, {"a": 0.8, "b": 0.4}))
         if decided_at is None and test.summary()["pairs"][0]["decided"] == "a":
             decided_at = len(test.committed)
@@ -364,7 +348,7 @@ def test_the_symmetric_confidence_sequence_inverts_its_own_e_process_and_exclude
     test = rule.start(["new", "base"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(11)
     xs: list[float] = []
-    for c in rule.order(ids):
+    for c in rule.cluster_order(ids):
         means = _noisy(rng, c, {"new": 0.75, "base": 0.55})
         test.commit(c, means)
         xs.append(float(np.mean(list(means["new"].values())) - np.mean(list(means["base"].values()))))
@@ -390,15 +374,22 @@ def test_the_symmetric_confidence_sequence_inverts_its_own_e_process_and_exclude
     assert abs(float(lo_exact[0]) - pair["cs_low"]) > 1e-3
 
 
-def test_the_default_chooses_the_symmetric_test_on_many_planned_clusters_and_the_asymptotic_on_few():
+def test_auto_picks_only_a_test_valid_on_the_design_and_an_asked_one_outside_its_validity_warns():
     many = StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], {f"c{i}": 5 for i in range(40)})
     few = StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], {f"c{i}": 5 for i in range(20)})
     assert (many.p.method, few.p.method) == ("symmetric", "asymptotic")
     assert many.summary()["method"] == "symmetric" and many.summary()["method_asked"] == "auto"
+    # clusters of unequal size: the asymptotic sequence does not hold its alpha there, so auto
+    # keeps the symmetric test however small the plan, and asking for it warns
+    uneven = {f"c{i}": (1 if i % 2 else 30) for i in range(20)}
+    assert StopWhenSure(pairs=[("a", "b")]).start(["a", "b"], uneven).p.method == "symmetric"
+    said = StopWhenSure(method="asymptotic").validity_warning(1, 20, list(uneven.values()))
+    assert said is not None and "count as 10.7 of 20" in said
+    assert StopWhenSure().validity_warning(1, 20, list(uneven.values())) is None  # auto: nothing to warn of
+    assert StopWhenSure(method="asymptotic").validity_warning(1, 20, [5] * 20) is None
     # with a plan, its clusters decide: 13 or more for one pair at 0.05 (2.5 times the 5 it needs)
     plan = hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
-    rule = StopWhenSure(pairs=[("a", "b")], plan=plan)
-    assert plan.n_clusters >= 13 and rule.resolved_method(1, 1000) == "symmetric"
+    assert plan.n_clusters >= 13 and StopWhenSure(plan=plan).resolved_method(1, 1000) == "symmetric"
     # three pairs at 0.05: the symmetric test needs 6 clusters, so 15 planned
     assert StopWhenSure(max_clusters=28).resolved_method(3, 100) == "asymptotic"
     assert StopWhenSure(max_clusters=30).resolved_method(3, 100) == "symmetric"
@@ -418,7 +409,7 @@ def test_states_saved_before_the_symmetric_history_and_the_disagreement_count_st
     rule = StopWhenSure(method="symmetric", pairs=[("a", "b")], seed=4)
     test = rule.start(["a", "b"], dict.fromkeys(ids, 10))
     rng = np.random.default_rng(5)
-    for c in rule.order(ids)[:8]:
+    for c in rule.cluster_order(ids)[:8]:
         test.commit(c, _noisy(rng, c, {"a": 0.7, "b": 0.6}))
     state = json.loads(json.dumps(test.state()))
     old = {**state, "acc": {k: v for k, v in state["acc"].items() if k not in ("hx", "hw", "nz")}}
@@ -428,6 +419,6 @@ def test_states_saved_before_the_symmetric_history_and_the_disagreement_count_st
     assert back.acc["nz"].tolist() == back.acc["t"].tolist()  # every cluster counted, as before
     lo, hi = back.summary()["pairs"][0]["cs_low"], back.summary()["pairs"][0]["cs_high"]
     assert lo < back.summary()["pairs"][0]["diff"] < hi  # the exact method's sequence, as it was then
-    nxt = rule.order(ids)[8]
+    nxt = rule.cluster_order(ids)[8]
     back.commit(nxt, _noisy(rng, nxt, {"a": 0.7, "b": 0.6}))  # and it continues
     assert len(back.committed) == 9

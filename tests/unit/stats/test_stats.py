@@ -714,6 +714,9 @@ SMALL_TABLE = [
     ("2x20x5", "equal"),
     ("5x27x5 0.60 vs 0.45", "axc"),
     ("all correct, 5 items", "-"),
+    ("10x20x5 whole clusters fail", "-"),
+    ("30 lognormal 1-40 @0.7", "equal"),
+    ("50x10x5", "skew"),
 ]
 SMALL_N = 200
 
@@ -964,8 +967,8 @@ def test_case_R08c_wrong_on_every_run_still_has_an_interval():
     assert a.accuracy == 0.0 and (a.n_items, a.n_clusters) == (30, 10)
     assert a.ci_high > case["label"]["ci_high_above"]
     assert a.ci_low == 0.0
-    z2 = sps.t.ppf(0.975, 9) ** 2
-    assert a.ci_high == pytest.approx(z2 / (30 + z2))
+    z2 = sps.t.ppf(0.975, 9) ** 2  # Wilson for 0 of 10 clusters (failures may come whole clusters at a time)
+    assert a.ci_high == pytest.approx(z2 / (10 + z2))
 
 
 def test_case_R08d_identical_arms():
@@ -991,7 +994,10 @@ def test_boundary_family_has_width_within_unit_interval(items, clusters, value):
     g = np.arange(items) % clusters
     iv = proportion_interval(np.full(items, value), g, clusters, 0.95)
     assert 0.0 <= iv.low <= value <= iv.high <= 1.0 and iv.high - iv.low > 0
-    assert iv.n_eff == items  # nothing to estimate a design effect from: the items
+    # no failure (no success) to estimate a design effect from: as if failures came whole clusters
+    # at a time, each cluster one unit (Kish's effective clusters; the items when each is its own)
+    sizes = np.bincount(g)
+    assert iv.n_eff == pytest.approx(items**2 / float(np.sum(sizes**2)))
     same = difference_interval(np.full(items, value), np.full(items, value), g, clusters, 0.95)
     assert same.p_value == 1.0 and same.low < 0 < same.high
 

@@ -140,9 +140,16 @@ def gate_line(r: GateResult) -> str:
     level = f"{1 - 2 * r.alpha:.0%}"
     iv = "no interval" if r.ci_low is None else f"{level} interval [{_num(r.ci_low)}, {_num(r.ci_high)}]"
     return (
-        f"gate {r.decision.upper()}: candidate - baseline = {_num(r.diff)}, {iv} on {r.n_items} items"
+        f"gate {r.decision.upper()}: candidate - baseline{_metric(r)} = {_num(r.diff)}, {iv} on {r.n_items} items"
         f"{_arms(r)}; {r.reason}"
     )
+
+
+def _metric(r: GateResult) -> str:
+    """`` (pass^5)`` or `` (flip rate)`` when the gate is not on accuracy, else nothing."""
+    if r.metric == "accuracy":
+        return ""
+    return f" ({'pass^' + str(r.pass_k_runs) if r.metric == 'pass^k' else r.metric.replace('_', ' ')})"
 
 
 def _table(rows: list[tuple[str, str]]) -> list[str]:
@@ -165,10 +172,12 @@ def gate_markdown(r: GateResult) -> str:
     rows = [
         ("candidate", f"{md_code(r.candidate)}{_arms(r, md_code)}"),
         ("baseline", md_code(r.baseline)),
-        ("accuracy (candidate / baseline)", f"{_num(r.accuracy_candidate, False)} / {_num(r.accuracy_baseline, False)}"),
+        (f"{_metric(r).strip(' ()') or 'accuracy'} (candidate / baseline)", f"{_num(r.accuracy_candidate, False)} / {_num(r.accuracy_baseline, False)}"),
         ("difference (candidate - baseline)", _num(r.diff)),
         (f"{1 - 2 * r.alpha:.0%} interval", "none" if r.ci_low is None else f"[{_num(r.ci_low)}, {_num(r.ci_high)}]"),
-        ("tolerated drop", f"{r.max_drop:.3f} (fails when the {r.confidence:.0%} upper bound is below {-r.max_drop:+.3f})"),
+        ("tolerated drop", f"{r.max_drop:.3f} (fails when the {r.confidence:.0%} upper bound is below {-r.max_drop:+.3f})")
+        if r.metric != "flip_rate"
+        else ("tolerated rise", f"{r.max_drop:.3f} (fails when the {r.confidence:.0%} lower bound is above {r.max_drop:+.3f})"),
         ("items both ran (clusters)", f"{r.n_items} ({r.n_clusters})"),
     ]  # fmt: skip
     lines = [f"## hrbench gate: {icon}", "", md_text(r.reason), "", *_table(rows)]
@@ -335,6 +344,8 @@ def _ask(args: argparse.Namespace) -> GateResult:
         arm=args.arm,
         max_drop=args.max_drop,
         alpha=args.alpha,
+        metric=args.metric,
+        pass_k=args.pass_k,
     )
     with _client(args) as hb:
         res: GateResult = hb.call("benchmark/gate", params, p.GateResult)

@@ -8,6 +8,7 @@ import sys
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli._common import BadArguments
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
+from hrbench_client.cli.metric_flags import add_metric_flags
 from hrbench_client.cli.stop_flags import add_stop_flags
 
 # `argparse` is imported where the parser is built: the fast path of `hrb score` needs none.
@@ -50,8 +51,7 @@ def _limit(kind: type) -> Any:
     """The ``--max-*`` flags' type: a finite number >= 0, whole for calls and tokens.
 
     The same rule as the library's ``hrbench.runner.governor.check_limit`` (this client imports no
-    hrbench): ``--max-usd nan`` and ``--max-usd inf`` pass ``float`` and would be sent as JSON
-    ``null``, so the $5 default would apply silently. Refused with exit 2.
+    hrbench); ``nan`` and ``inf`` are refused with exit 2 (sent as JSON ``null``, the $5 default would apply).
 
     Example:
         >>> _limit(float)("0.5"), _limit(int)("40")
@@ -380,6 +380,7 @@ def _add_reading(sub: Any) -> None:
     rep.add_argument(
         "--compare", nargs=2, metavar=("ARM_A", "ARM_B"), help="the paired difference of two arms (A - B)"
     )
+    add_metric_flags(rep, "report")
     rep.add_argument(
         "--format",
         choices=["text", "json", "markdown"],
@@ -463,6 +464,7 @@ def _add_gate(sub: Any) -> None:
     g.add_argument(
         "--alpha", type=float, default=0.05, help="1 - the confidence a failure needs (default 0.05: 95%%)"
     )
+    add_metric_flags(g, "gate")
     g.add_argument(
         "--markdown",
         metavar="FILE",

@@ -70,6 +70,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         settings["method"] = args.method
     if args.compare:
         settings["compare_pair"] = list(args.compare)
+    if args.metric is not None:
+        if not args.compare:
+            _fail_usage("--metric chooses what --compare compares: give --compare ARM_A ARM_B too")
+        settings["metric"] = args.metric
+    if args.pass_k is not None:
+        settings["pass_k"] = args.pass_k
     plot = None
     if args.plot is not None:
         plot = settings["plot"] = os.path.abspath(os.path.expanduser(args.plot))  # the daemon writes it

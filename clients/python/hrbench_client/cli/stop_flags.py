@@ -1,4 +1,4 @@
-"""``hrb bench``'s stop-when-sure flags: ``--stop GOAL``, ``--alpha``, ``--tolerance``, ``--max-clusters``, ...
+"""``hrb bench``'s stop-when-sure flags: ``--stop GOAL``, ``--alpha``, ``--tolerance``, ``--max-clusters``, ``--margin``, ...
 
 They set the spec's ``[stop]`` table (a flag replaces one field of a table the spec has), so
 ``hrb bench spec.toml --stop rank --alpha 0.05`` ends the benchmark as soon as its comparison
@@ -23,6 +23,8 @@ STOP_FLAGS = {
     "max_clusters": "max_clusters",
     "stop_method": "method",
     "stop_seed": "seed",
+    "stop_order": "order",
+    "margin": "margin",
 }
 """Each flag's ``dest`` and the ``[stop]`` field it sets."""
 
@@ -89,10 +91,24 @@ def add_stop_flags(b: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--stop-method",
         choices=["auto", "exact", "symmetric", "asymptotic", "strict"],
-        help="the sequential test (default auto: symmetric when the plan needs 13 or more clusters, else asymptotic)",
+        help="the sequential test (default auto: the symmetric test, exact for any number of clusters)",
     )
     g.add_argument(
         "--stop-seed", type=_whole(0), metavar="N", help="the seed of the clusters' order (default 0)"
+    )
+    g.add_argument(
+        "--stop-order",
+        choices=["uniform", "informative"],
+        help="the clusters' order: uniform (default) or informative (drawn with known probabilities from "
+        "how the difference varied on each in earlier benchmarks of the same reference, each weighted by "
+        "the inverse of its probability)",
+    )
+    g.add_argument(
+        "--margin",
+        type=float,
+        metavar="D",
+        help="settle a pair as no different once its confidence sequence lies within +-D (default 1.75 "
+        "times the plan's diff; 0: never)",
     )
 
 

@@ -56,6 +56,9 @@ class ArmView(Struct, kw_only=True):
     price come from another tool's log (an imported arm), not paid here.
     ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
     e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
+    ``pass_k`` (the chance that ``pass_k_runs`` runs of an item are all right) and ``flip_rate``
+    (that two runs of an item disagree), each with its clustered interval, as in the report;
+    ``None`` without a labelled run (the flip rate: with fewer than 2 runs per item).
     """
 
     arm: str
@@ -82,6 +85,13 @@ class ArmView(Struct, kw_only=True):
     accuracy_per_usd: float | None = None
     accuracy_per_usd_low: float | None = None
     accuracy_per_usd_high: float | None = None
+    pass_k: float | None = None
+    pass_k_low: float | None = None
+    pass_k_high: float | None = None
+    pass_k_runs: int | None = None
+    flip_rate: float | None = None
+    flip_rate_low: float | None = None
+    flip_rate_high: float | None = None
     usd_from_log: int = 0
 
 

@@ -26,6 +26,14 @@ class GateParams(_Spec):
     arm: Annotated[str | None, Meta(description="the arm to compare (in both); none: the only one")] = None
     max_drop: Annotated[float, Meta(ge=0, lt=1, description="the accuracy drop tolerated, a fraction")] = 0.02
     alpha: Annotated[float, Meta(gt=0, lt=0.5, description="1 - the confidence of a failure")] = 0.05
+    metric: Annotated[
+        Literal["accuracy", "pass^k", "flip_rate"],
+        Meta(
+            description="what is gated: accuracy, pass^k (k runs of an item all right) or flip_rate "
+            "(two runs of an item disagree; a rise fails)"
+        ),
+    ] = "accuracy"
+    pass_k: Annotated[int, Meta(ge=1, description="the k of pass^k (none: the runs per item)")] | None = None
 
 
 class GateResult(Struct, kw_only=True):
@@ -33,7 +41,9 @@ class GateResult(Struct, kw_only=True):
 
     ``diff`` is the candidate's accuracy minus the baseline's on the items both ran, ``ci_low``
     and ``ci_high`` its two-sided ``1 - 2 * alpha`` interval (``ci_high`` the one-sided
-    ``1 - alpha`` upper bound the decision reads: below ``-max_drop`` fails).
+    ``1 - alpha`` upper bound the decision reads: below ``-max_drop`` fails). With ``metric``
+    ``pass^k`` or ``flip_rate`` these are that metric's (``pass_k_runs`` the ``k``; for the flip
+    rate a rise fails: ``ci_low`` above ``max_drop``).
     """
 
     decision: Literal["pass", "fail", "cannot"]
@@ -55,3 +65,5 @@ class GateResult(Struct, kw_only=True):
     descriptive: bool = False
     note: str | None = None
     exit_code: int = 0
+    metric: str = "accuracy"
+    pass_k_runs: int | None = None

@@ -40,7 +40,12 @@ class StopSpec(_Spec):
     "rank"``), or known within ``tolerance``, or after ``max_clusters``. The result holds
     however often it looked: the e-value, an anytime p and a confidence sequence valid at every
     look. ``pairs``: the pairs of arms of interest (default every pair, ``alpha`` split over
-    them); ``best_arm``: stop once one arm beats every other.
+    them); ``best_arm``: stop once one arm beats every other. ``margin``: a pair whose
+    confidence sequence lies within plus or minus it is settled as no different (default 1.75
+    times the plan's ``diff``; 0: never). ``order = "informative"``: the clusters drawn with
+    known probabilities from how the paired difference varied on each in the daemon's earlier
+    benchmarks of the same reference, each weighted by the inverse of its probability (uniform
+    without such benchmarks).
     """
 
     goal: Literal["rank", "tolerance", "rank_or_tolerance", "full_run"] = "rank"
@@ -53,3 +58,5 @@ class StopSpec(_Spec):
     method: Literal["auto", "exact", "symmetric", "asymptotic", "strict"] = "auto"
     seed: int = 0
     best_arm: bool = False
+    margin: Annotated[float, Meta(ge=0, lt=1)] | None = None
+    order: Literal["uniform", "informative"] = "uniform"

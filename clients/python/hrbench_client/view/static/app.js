@@ -285,10 +285,19 @@ async function listPage() {
 function armTable(v) {
   const kinds = [...new Set(v.arms.flatMap((a) => Object.keys(a.failures)))];
   const metrics = [...new Set(v.arms.flatMap((a) => Object.keys(a.metrics || {})))];
+  // repeat consistency, shown with 2 or more runs per item: pass^k and the flip rate, with intervals
+  const repeat = v.arms.some((a) => a.flip_rate !== null && a.flip_rate !== undefined);
+  const k = (v.arms.find((a) => a.pass_k_runs) || {}).pass_k_runs;
+  const pct = `${Math.round(v.level * 100)}%`;
   return h("table", { id: "arms" },
     h("thead", {}, h("tr", {},
       h("th", {}, "arm"), h("th", { class: "num" }, "accuracy"),
-      h("th", {}, `${Math.round(v.level * 100)}% interval`, descriptiveMark(v.descriptive)),
+      h("th", {}, `${pct} interval`, descriptiveMark(v.descriptive)),
+      repeat ? [
+        h("th", { class: "num", title: `the chance that ${k} runs of an item are all right` }, `pass^${k}`),
+        h("th", {}, `${pct} interval`),
+        h("th", { class: "num", title: "the chance that two runs of an item disagree" }, "flip rate"),
+        h("th", {}, `${pct} interval`)] : [],
       metrics.map((m) => h("th", { class: "num", title: "a benchmark metric's mean over items, with no interval" }, m)),
       h("th", { class: "num" }, "runs"), h("th", {}, "failures by kind"),
       h("th", { class: "num" }, "tokens in"), h("th", { class: "num" }, "tokens out"),
@@ -301,6 +310,11 @@ function armTable(v) {
       h("td", {}, a.arm),
       num(a.accuracy, "accuracy"),
       h("td", { class: "nowrap", "data-k": "interval", "data-lo": a.ci_low ?? "", "data-hi": a.ci_high ?? "" }, interval(a.ci_low, a.ci_high)),
+      repeat ? [
+        num(a.pass_k, "pass_k"),
+        h("td", { class: "nowrap", "data-k": "pass_k_interval" }, interval(a.pass_k_low, a.pass_k_high)),
+        num(a.flip_rate, "flip_rate"),
+        h("td", { class: "nowrap", "data-k": "flip_rate_interval" }, interval(a.flip_rate_low, a.flip_rate_high))] : [],
       metrics.map((m) => num((a.metrics || {})[m] ?? null, `metric-${m}`)),
       h("td", { class: "num", "data-k": "n_runs" }, a.n_runs),
       h("td", { "data-k": "failures" }, kinds.filter((k) => a.failures[k]).map((k) => `${k} ${a.failures[k]}`).join(" · ") || "-"),

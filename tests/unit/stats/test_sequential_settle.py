@@ -1,0 +1,174 @@
+"""Stop when sure: the margin that settles equal arms, the informative order, and what a ran-through stop reports."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import hrbench as hb
+from hrbench.errors import ConfigError
+from hrbench.records import Row
+from hrbench.stats.gate import gate
+from hrbench.stats.sequential import SequentialTest, StopWhenSure, cluster_spread
+from hrbench.stats.stopped import apply_stop, ran_through
+
+REPO = Path(__file__).resolve().parents[3]
+PLAN = hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
+
+
+def _noisy(
+    rng: np.random.Generator, c: str, acc: dict[str, float], items: int = 10
+) -> dict[str, dict[str, float]]:
+    return {
+        a: {f"{c}-{j}": float(x) for j, x in enumerate(rng.binomial(5, p, items) / 5)} for a, p in acc.items()
+    }
+
+
+def _run(rule: StopWhenSure, acc: dict[str, float], n: int = 200, seed: int = 0) -> SequentialTest:
+    ids = [f"c{i:03d}" for i in range(n)]
+    test = rule.start(list(acc), dict.fromkeys(ids, 10))
+    rng = np.random.default_rng(seed)
+    for c in rule.cluster_order(ids):
+        test.commit(c, _noisy(rng, c, acc))
+        if test.stopped:
+            break
+    return test
+
+
+def test_equal_arms_are_settled_within_the_plan_s_margin_before_max_clusters():
+    rule = StopWhenSure(pairs=[("a", "b")], plan=PLAN, seed=1)
+    assert rule.margin_for() == pytest.approx(1.75 * PLAN.diff)
+    test = _run(rule, {"a": 0.6, "b": 0.6})
+    out = test.summary()
+    pair = out["pairs"][0]
+    assert out["reason"] == "equivalent" and out["clusters"] < 2 * PLAN.n_clusters == out["of"]
+    assert pair["within_margin"] and pair["decided"] is None and out["winner"] is None
+    m = out["margin"]
+    assert -m < pair["cs_low"] < pair["cs_high"] < m and abs(pair["diff"]) <= m / 3.5
+    # without the margin the same benchmarks run to max_clusters
+    off = _run(StopWhenSure(pairs=[("a", "b")], plan=PLAN, seed=1, margin=0), {"a": 0.6, "b": 0.6})
+    assert off.stopped == "max_clusters" and off.summary()["clusters"] == 2 * PLAN.n_clusters
+    # a real difference is decided, not settled as none
+    big = _run(StopWhenSure(pairs=[("a", "b")], plan=PLAN, seed=1), {"a": 0.75, "b": 0.6})
+    assert big.stopped == "decided" and big.summary()["pairs"][0]["within_margin"] is False
+    # no plan, no margin unless given; a given one is used as it is
+    assert StopWhenSure().margin_for() is None and StopWhenSure(margin=0.1).margin_for() == 0.1
+    with pytest.raises(ConfigError, match="^margin:"):
+        StopWhenSure(margin=1.5)
+
+
+def test_a_settled_pair_survives_a_resume_and_its_arms_stop_being_run():
+    rule = StopWhenSure(plan=PLAN, seed=2)  # every pair of three arms
+    test = _run(rule, {"a": 0.6, "b": 0.6, "c": 0.3}, seed=3)
+    out = test.summary()
+    assert out["reason"] == "equivalent" and [p["decided"] for p in out["pairs"]] == [None, "a", "b"]
+    assert [p["within_margin"] for p in out["pairs"]] == [True, False, False]
+    back = SequentialTest.from_state(rule, json.loads(json.dumps(test.state())))
+    assert back.within == test.within and back.stopped == "equivalent"
+    older = {k: v for k, v in test.state().items() if k not in ("within", "draw", "kappa")}
+    assert SequentialTest.from_state(rule, older).within == [False] * 3  # saved before the margin
+
+
+def test_the_informative_order_draws_in_proportion_to_the_history_and_weights_by_the_inverse():
+    ids = [f"c{i}" for i in range(10)]
+    history = {c: (0.4 if i < 3 else 0.0) for i, c in enumerate(ids)}  # three clusters ever disagreed
+    rule = StopWhenSure(pairs=[("a", "b")], order="informative", history=history, seed=5, method="exact")
+    p = rule.draw_probabilities(ids)
+    assert p["c0"] == pytest.approx(0.8 / 3 + 0.02) and p["c9"] == pytest.approx(0.02)  # the floor: 0.2 / 10
+    assert sum(p.values()) == pytest.approx(1.0)
+    orders = [
+        StopWhenSure(order="informative", history=history, seed=s).cluster_order(ids)[:3] for s in range(400)
+    ]
+    # successive draws in proportion to p: the three informative ones first with chance
+    # 3p * 2p / (1 - p) * p / (1 - 2p) (p = 0.2867 each), under 0.001 for a uniform order
+    pc = p["c0"]
+    first_three = 3 * pc * (2 * pc / (1 - pc)) * (pc / (1 - 2 * pc))
+    assert abs(np.mean([set(o) == {"c0", "c1", "c2"} for o in orders]) - first_three) < 0.08
+    assert any("c9" in o for o in orders)  # and every cluster stays possible
+    # no history (or one that never varied): the uniform order, as without the setting
+    assert StopWhenSure(order="informative", seed=5).cluster_order(ids) == StopWhenSure(seed=5).cluster_order(
+        ids
+    )
+    flat = StopWhenSure(order="informative", history=dict.fromkeys(ids, 0.0), seed=5)
+    assert flat.cluster_order(ids) == StopWhenSure(seed=5).cluster_order(ids)
+    # each committed cluster enters with its size weight x the scale x 1 / (|R| q), by hand
+    test = rule.start(["a", "b"], dict.fromkeys(ids, 10))
+    left = list(ids)
+    s_expected = 0.0
+    for k, c in enumerate(rule.cluster_order(ids)[:4]):
+        q = p[c] / sum(p[x] for x in left)
+        w = test.kappa / (len(left) * q)
+        d = 0.1 * (k + 1)
+        test.commit(c, {"a": {f"{c}-0": 0.5 + d}, "b": {f"{c}-0": 0.5}})
+        s_expected += w * d
+        left.remove(c)
+    assert float(test.acc["s"][0]) == pytest.approx(s_expected)
+    assert test.kappa > 1 and test.summary()["order"] == "informative"
+    back = SequentialTest.from_state(
+        StopWhenSure(pairs=[("a", "b")], seed=5), json.loads(json.dumps(test.state()))
+    )
+    assert back.p_draw == pytest.approx(test.p_draw) and back.kappa == test.kappa  # the same weights go on
+
+
+def test_the_history_is_read_from_earlier_benchmarks_rows():
+    rows = [
+        Row(
+            cluster=c, item=f"{c}{i}", arm=a, run=r, split="test", correct=ok, outcome=None, failure_kind=None
+        )
+        for c, agree in (("easy", True), ("hard", False))
+        for i in range(2)
+        for a in ("x", "y")
+        for r in range(5)
+        for ok in [(a == "x") or agree or r < 2]
+    ]
+    spread = cluster_spread([rows])
+    assert spread == {"easy": 0.0, "hard": pytest.approx(0.6)}
+    assert StopWhenSure(order="informative", history=[rows]).history == spread
+    with pytest.raises(ConfigError, match="^history:"):
+        StopWhenSure(order="informative", history={"a": -1.0})
+    with pytest.raises(ConfigError, match="^order:"):
+        StopWhenSure(order="sorted")
+
+
+def test_a_stop_that_ran_through_its_clusters_keeps_the_fixed_interval_and_the_gate_takes_it():
+    rows = [
+        Row(cluster=f"c{i}", item=f"q{i}", arm=a, run=r, split="test", correct=(a == "a") or i % 3 > 0,
+            outcome=None, failure_kind=None)
+        for i in range(12) for a in ("a", "b") for r in range(5)
+    ]  # fmt: skip
+    through = {"reason": "max_clusters", "clusters": 12, "of": 12, "planned": 12, "summary": {"alpha": 0.05}}
+    rep = apply_stop(hb.report(rows, stop=None), through)
+    c = rep.comparisons[0]
+    assert ran_through(through) and c.p_value is not None and "ran its most clusters" in c.note
+    assert "conditional on the clusters run" not in (rep.arms[0].note or "")
+    stopped = {**through, "reason": "decided", "clusters": 5}
+    rep2 = apply_stop(hb.report(rows), stopped)
+    assert rep2.comparisons[0].p_value is None and not ran_through(stopped)
+
+    class Stopped(list):  # a Bench-like: rows and a stop record
+        stop = through
+
+    bench = Stopped(rows)
+    assert (
+        gate(Stopped([r for r in rows if r.arm == "a"]), [r for r in rows if r.arm == "b"]).decision == "pass"
+    )
+    Stopped.stop = stopped
+    assert gate(Stopped([r for r in rows if r.arm == "a"]), bench).decision == "cannot"
+
+
+def test_the_bench_prints_every_configuration_of_a_tiny_design():
+    spec = importlib.util.spec_from_file_location("bench_sequential", REPO / "bench" / "sequential.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    d = bench.Design("tiny", (10,) * 10, 5, 0.7, diff=0.15)
+    lines, bad = bench.two_arm_design("equal clusters", d, 20, 123, ("auto",))
+    assert len(lines) == 2 and " auto:asym " in lines[0] and " fixed " in lines[1]
+    assert all(isinstance(b, str) for b in bad)
+    en = [float(x) for x in lines[0].split("|")[2].split()]  # EN at 0 (two nulls), 0.5x, 1x, 2x
+    assert len(en) == 5 and all(math.isfinite(x) and 0 < x <= 2 for x in en)
