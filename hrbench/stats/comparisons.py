@@ -23,6 +23,7 @@ from hrbench.stats.intervals import (
     difference_interval,
     zero_disagreement_bound,
 )
+from hrbench.stats.human import human_pair
 from hrbench.stats.records import Comparison, NoIntervalWarning
 from hrbench.stats.table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
 
@@ -201,6 +202,7 @@ def compare(
     n_boot: int = 2000,
     *,
     warn: bool = True,
+    grades: Any = None,
 ) -> Comparison:
     """The paired difference ``arm_a - arm_b`` on the items both arms ran.
 
@@ -226,6 +228,9 @@ def compare(
         n_boot: bootstrap resamples.
         warn: warn :class:`~hrbench.stats.NoIntervalWarning` when there is no interval (one
             cluster, one item, an arm with no scored run), and why; ``note`` says it too.
+        grades: human grades of some rows (by default the benchmark's own,
+            :func:`hrbench.human_grades`): the comparison then has ``human``, the difference as
+            humans would grade it by PPI++ (:mod:`hrbench.stats.ppi`).
 
     Returns:
         A :class:`Comparison` (``p_holm`` is ``None``: use :func:`compare_all` for many pairs);
@@ -255,6 +260,7 @@ def compare(
     c = _paired(t, a, b, level, method, desc, seed, n_boot)
     if warn:
         warn_no_interval("compare", t, [], [c])
+    c.human = human_pair(bench, grades, level, c)
     return c
 
 

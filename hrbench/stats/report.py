@@ -13,6 +13,7 @@ import numpy as np
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, list_usd
 from hrbench.stats.agreement import judge_section
+from hrbench.stats.human import human_section
 from hrbench.stats.comparisons import (
     _all_pairs,
     _scored,
@@ -277,6 +278,7 @@ def report(
     traces: Mapping[str, Any] | None = None,
     warn: bool = True,
     stop: Any = None,
+    grades: Any = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
 
@@ -309,6 +311,10 @@ def report(
             :attr:`hrbench.Bench.stop`, taken from ``bench`` by default): the report then says
             how it stopped (:attr:`Report.stop`), shows no fixed-sample interval or p for its
             comparisons, and marks the arms' intervals conditional on the clusters run.
+        grades: human grades of some rows (``item``, ``arm``, ``run``, ``correct``; by default
+            the benchmark's own, :func:`hrbench.human_grades`): the report then has the
+            human-graded section (:attr:`Report.human`), each arm's accuracy and each paired
+            difference by PPI++ (:mod:`hrbench.stats.ppi`).
 
     Returns:
         A :class:`Report`.
@@ -360,6 +366,7 @@ def report(
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
+    rep.human = human_section(bench, grades if grades is not None else getattr(whole, "grades", None), level, rep)
     return apply_stop(rep, stopped)
 
 
@@ -383,6 +390,7 @@ def report_payload(
     plot: str | os.PathLike[str] | None = None,
     traces: Mapping[str, Any] | None = None,
     stop: Any = None,
+    grades: Any = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
@@ -402,6 +410,7 @@ def report_payload(
             relative one is taken from the daemon's working directory. The file is overwritten.
         traces: as for :func:`report` (the daemon passes the stored traces).
         stop: as for :func:`report` (the daemon passes the stored stop record).
+        grades: as for :func:`report` (the daemon passes the stored human grades).
 
     It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
     builds it for a client that reads them).
@@ -439,6 +448,7 @@ def report_payload(
         traces=traces,
         warn=False,
         stop=stopped,
+        grades=grades,
     )
     if compare_pair is not None:
         rep.comparisons = [
@@ -452,6 +462,7 @@ def report_payload(
                 seed,
                 n_boot,
                 warn=False,
+                grades=grades if grades is not None else getattr(whole, "grades", None),
             )
         ]
     out = apply_stop(rep, stopped).to_dict()
