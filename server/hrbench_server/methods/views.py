@@ -106,8 +106,11 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
             judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
+            grades = app.store.grades_get(bench_id) or None  # human grades: the PPI++ section
             try:
-                out = report_payload(judged, traces=traces, stop=rec.get("spec", {}).get("stop"), **settings)
+                out = report_payload(
+                    judged, traces=traces, stop=rec.get("spec", {}).get("stop"), grades=grades, **settings
+                )
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one
