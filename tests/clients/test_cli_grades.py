@@ -159,3 +159,17 @@ def test_bad_grades_files_are_exit_2_naming_the_place(tmp_path: Path) -> None:
         assert said in proc.stderr, (name, proc.stderr)
     assert lines(hrb("grades", "list", bid).stdout) == []
     assert "k" in hrb("grades", "next", bid, "-k", "0", check_rc=2).stderr
+
+
+def test_a_spec_names_its_grades_file(tmp_path: Path) -> None:
+    with _provider() as srv:
+        spec = _spec(tmp_path / "with-grades.toml", srv.base_url)
+        (tmp_path / "g.csv").write_text(
+            "item,arm,run,correct\n" + "".join(f"q{i:02d},a,1,{RIGHT['a'][f'q{i:02d}']}\n" for i in range(0, 60, 4))
+        )
+        spec.write_text('grades = "g.csv"\n' + spec.read_text())  # relative to the spec
+        proc = hrb("bench", str(spec), "--no-rows")
+    bid = lines(proc.stdout)[-1]["id"]
+    assert f"grades: 15 kept from {tmp_path / 'g.csv'}" in proc.stderr
+    assert len(lines(hrb("grades", "list", bid).stdout)) == 15
+    assert lines(hrb("report", bid, "--descriptive").stdout)[0]["human"]["n_grades"] == 15

@@ -227,3 +227,20 @@ def test_human_grades_refuses_a_row_the_benchmark_does_not_have() -> None:
         human_grades(_rows(), [{"item": "q1", "arm": "a", "run": 9, "correct": True}])
     with pytest.raises(ConfigError, match="correct"):
         human_grades(_rows(), [{"item": "q1", "arm": "a", "run": 1}])
+
+
+def test_the_gate_reads_the_human_graded_interval() -> None:
+    from hrbench.stats.gate import gate
+
+    def rows(arm: str, judge_wrong_every: int) -> list[Row]:
+        return [Row(cluster=f"c{i // 2}", item=f"q{i}", arm=arm, run=r, split="test", correct=i % judge_wrong_every != 0,
+                    outcome="correct", failure_kind=None) for i in range(60) for r in range(1, 6)]
+
+    # the judge calls a fifth of the candidate's answers wrong; the humans find every answer right
+    cand, base = rows("new", 5), rows("old", 1000)
+    assert gate(cand, base, max_drop=0.02).decision == "fail"
+    graded = lambda arm: [{"item": f"q{i}", "arm": arm, "run": 1, "correct": True} for i in range(0, 60, 2)]  # noqa: E731
+    res = gate(human_grades(cand, graded("new")), human_grades(base, graded("old")), max_drop=0.02)
+    assert res.human is not None and res.human["n_graded"] == 60
+    assert res.decision == "pass" and "as humans grade it (PPI++ on 60 human grades)" in res.reason
+    assert (res.diff, res.ci_high) == (res.human["estimate"], res.human["ci_high"])

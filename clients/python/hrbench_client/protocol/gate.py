@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
@@ -33,7 +33,9 @@ class GateResult(Struct, kw_only=True):
 
     ``diff`` is the candidate's accuracy minus the baseline's on the items both ran, ``ci_low``
     and ``ci_high`` its two-sided ``1 - 2 * alpha`` interval (``ci_high`` the one-sided
-    ``1 - alpha`` upper bound the decision reads: below ``-max_drop`` fails).
+    ``1 - alpha`` upper bound the decision reads: below ``-max_drop`` fails). With human grades
+    of the compared arm's rows (``hrb grades put``), ``human`` is the difference as humans would
+    grade it by PPI++, and ``diff`` and its interval are that estimate's.
     """
 
     decision: Literal["pass", "fail", "cannot"]
@@ -55,3 +57,4 @@ class GateResult(Struct, kw_only=True):
     descriptive: bool = False
     note: str | None = None
     exit_code: int = 0
+    human: dict[str, Any] | None = None
