@@ -71,7 +71,9 @@ def draw(rng: np.random.Generator, alpha_b: float) -> dict[str, np.ndarray]:
         f = y ^ flip
         gi, mi, ri = np.meshgrid(np.arange(G), np.arange(M), np.arange(R), indexing="ij")
         cols["cluster"].append(np.char.add("c", gi.ravel().astype(str)))
-        cols["item"].append(np.char.add(np.char.add("q", gi.ravel().astype(str)), np.char.add("_", mi.ravel().astype(str))))
+        cols["item"].append(
+            np.char.add(np.char.add("q", gi.ravel().astype(str)), np.char.add("_", mi.ravel().astype(str)))
+        )
         cols["arm"].append(np.full(gi.size, "ab"[a]))
         cols["run"].append(ri.ravel() + 1)
         cols["correct"].append(f.ravel())
@@ -86,13 +88,22 @@ def draw(rng: np.random.Generator, alpha_b: float) -> dict[str, np.ndarray]:
 
 def grades_for(bench: dict[str, np.ndarray], n: int, how: str, rng: np.random.Generator) -> list[dict]:
     """n human grades: two rounds of next_grades, or a simple random sample of all rows."""
+
     def grade(idx: int, pi: float | None) -> dict:
-        return {"arm": str(bench["arm"][idx]), "item": str(bench["item"][idx]), "run": int(bench["run"][idx]),
-                "correct": bool(bench["truth"][idx]), "pi": pi}
+        return {
+            "arm": str(bench["arm"][idx]),
+            "item": str(bench["item"][idx]),
+            "run": int(bench["run"][idx]),
+            "correct": bool(bench["truth"][idx]),
+            "pi": pi,
+        }
 
     if how == "srs":
         return [grade(int(i), None) for i in rng.choice(bench["item"].size, n, replace=False)]
-    where = {(str(a), str(i), int(r)): j for j, (a, i, r) in enumerate(zip(bench["arm"], bench["item"], bench["run"]))}
+    where = {
+        (str(a), str(i), int(r)): j
+        for j, (a, i, r) in enumerate(zip(bench["arm"], bench["item"], bench["run"], strict=True))
+    }
     got: list[dict] = []
     for k in (n // 2, n - n // 2):
         for row in next_grades(bench, k, got, seed=int(rng.integers(1 << 30))):
@@ -129,14 +140,30 @@ def run(n_sims: int, how: str, rng: np.random.Generator, t_a: float, t_b_alt: fl
                 ratio.append(w / hw)
                 wider += w > hw + 1e-12
                 worth.append(d.worth)
-        rows.append(dict(n=n, how=how, cover_a=cov["a"] / n_sims, cover_b=cov["b"] / n_sims, cover_d=cov["d"] / n_sims,
-                         fp_ppi=fp["ppi"] / n_sims, fp_human=fp["human"] / n_sims, fp_judge=fp["judge"] / n_sims,
-                         width=float(np.mean(ratio)), wider=wider, worth=float(np.mean(worth)), missing=missing,
-                         seconds=time.perf_counter() - t0))
+        rows.append(
+            dict(
+                n=n,
+                how=how,
+                cover_a=cov["a"] / n_sims,
+                cover_b=cov["b"] / n_sims,
+                cover_d=cov["d"] / n_sims,
+                fp_ppi=fp["ppi"] / n_sims,
+                fp_human=fp["human"] / n_sims,
+                fp_judge=fp["judge"] / n_sims,
+                width=float(np.mean(ratio)),
+                wider=wider,
+                worth=float(np.mean(worth)),
+                missing=missing,
+                seconds=time.perf_counter() - t0,
+            )
+        )
         r = rows[-1]
-        print(f"{how:>5} {n:>4}  {r['cover_a']:.3f}  {r['cover_b']:.3f}  {r['cover_d']:.3f}   {r['fp_ppi']:.3f}  "
-              f"{r['fp_human']:.3f}  {r['fp_judge']:.3f}   {r['width']:.3f}  {r['wider']:>5}  {r['worth']:7.1f}  "
-              f"{r['missing']:>3}  {r['seconds']:6.1f}s", flush=True)
+        print(
+            f"{how:>5} {n:>4}  {r['cover_a']:.3f}  {r['cover_b']:.3f}  {r['cover_d']:.3f}   {r['fp_ppi']:.3f}  "
+            f"{r['fp_human']:.3f}  {r['fp_judge']:.3f}   {r['width']:.3f}  {r['wider']:>5}  {r['worth']:7.1f}  "
+            f"{r['missing']:>3}  {r['seconds']:6.1f}s",
+            flush=True,
+        )
     return rows
 
 
@@ -145,15 +172,22 @@ def main() -> int:
     n_sims = int(args[0]) if args else (200 if "--quick" in sys.argv else 1000)
     rng = np.random.default_rng(20261207)
     t_a, t_b = truth(ALPHA_A, rng), truth(ALPHA_A + DIFF_LOGIT, rng)
-    print(f"PPI++ with a judge and a few humans: {G} clusters x {M} items x {R} runs x 2 arms "
-          f"({2 * G * M * R} judge verdicts), {n_sims} benchmarks per row and hypothesis")
+    print(
+        f"PPI++ with a judge and a few humans: {G} clusters x {M} items x {R} runs x 2 arms "
+        f"({2 * G * M * R} judge verdicts), {n_sims} benchmarks per row and hypothesis"
+    )
     print(f"truth: arm a {t_a:.3f}, arm b {t_b:.3f} (alternative), {t_a:.3f} (null); seed 20261207")
     print("  how    n  cov a  cov b  cov d    FP ppi  human  judge   width  wider    worth  n/a  time")
     rows = run(n_sims, "next", rng, t_a, t_b) + run(n_sims, "srs", rng, t_a, t_b)
-    bad = [r for r in rows if min(r["cover_a"], r["cover_b"], r["cover_d"]) < 0.935 or r["fp_ppi"] > 0.065
-           or r["wider"] > 0]
-    print("goals: coverage >= 0.935, FP <= 0.065, never wider than human-only: "
-          + ("all met" if not bad else "MISSED in " + ", ".join(f"{r['how']} n={r['n']}" for r in bad)))
+    bad = [
+        r
+        for r in rows
+        if min(r["cover_a"], r["cover_b"], r["cover_d"]) < 0.935 or r["fp_ppi"] > 0.065 or r["wider"] > 0
+    ]
+    print(
+        "goals: coverage >= 0.935, FP <= 0.065, never wider than human-only: "
+        + ("all met" if not bad else "MISSED in " + ", ".join(f"{r['how']} n={r['n']}" for r in bad))
+    )
     return 1 if bad and "--strict" in sys.argv else 0
 
 

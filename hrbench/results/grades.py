@@ -90,14 +90,18 @@ def _verdict(value: Any, where: str, field: str) -> bool | None:
         return True
     if text in _FALSE:
         return False
-    raise ConfigError(field, str(value)[:80], f"{where}: `correct` must be true or false (or 1/0, right/wrong)")
+    raise ConfigError(
+        field, str(value)[:80], f"{where}: `correct` must be true or false (or 1/0, right/wrong)"
+    )
 
 
 def _grade(raw: Mapping[str, Any], where: str, field: str, grader: str | None) -> Grade | None:
     """One grade from a record of a file or a call; ``None`` when its ``correct`` is empty."""
     missing = [c for c in GRADE_COLUMNS if c not in raw]
     if missing:
-        raise ConfigError(field, where, f"{where} has no {', '.join(missing)} (a grade needs {', '.join(GRADE_COLUMNS)})")
+        raise ConfigError(
+            field, where, f"{where} has no {', '.join(missing)} (a grade needs {', '.join(GRADE_COLUMNS)})"
+        )
     correct = _verdict(raw["correct"], where, field)
     if correct is None:
         return None
@@ -117,12 +121,16 @@ def _grade(raw: Mapping[str, Any], where: str, field: str, grader: str | None) -
         except (TypeError, ValueError):
             pi = math.nan
         if not 0 < pi <= 1:
-            raise ConfigError(field, str(raw.get("pi"))[:80], f"{where}: `pi` must be a probability in (0, 1]")
+            raise ConfigError(
+                field, str(raw.get("pi"))[:80], f"{where}: `pi` must be a probability in (0, 1]"
+            )
     who = raw.get("grader") or grader or "human"
     for name in ("item", "arm"):
         if not isinstance(raw[name], (str, int)) or isinstance(raw[name], bool) or str(raw[name]) == "":
             raise ConfigError(field, str(raw[name])[:80], f"{where}: `{name}` must be a non-empty string")
-    return Grade(item=str(raw["item"]), arm=str(raw["arm"]), run=run, correct=correct, grader=str(who)[:200], pi=pi)
+    return Grade(
+        item=str(raw["item"]), arm=str(raw["arm"]), run=run, correct=correct, grader=str(who)[:200], pi=pi
+    )
 
 
 def _records(path: Path, shown: str, field: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
@@ -152,12 +160,16 @@ def _records(path: Path, shown: str, field: str) -> Iterator[tuple[str, Mapping[
                     raise ConfigError(field, shown, f"line {n} is not a JSON object (a grade)")
                 yield f"line {n}", rec
         except UnicodeDecodeError:
-            raise ConfigError(field, shown, "is not UTF-8 text (a grades file is CSV or JSON lines)") from None
+            raise ConfigError(
+                field, shown, "is not UTF-8 text (a grades file is CSV or JSON lines)"
+            ) from None
         except csv.Error as exc:
             raise ConfigError(field, shown, f"is not CSV the reader can read: {exc}") from None
 
 
-def read_grades(path: str | os.PathLike[str], *, grader: str | None = None, field: str = "grades") -> list[Grade]:
+def read_grades(
+    path: str | os.PathLike[str], *, grader: str | None = None, field: str = "grades"
+) -> list[Grade]:
     r"""The grades of a CSV or JSON-lines file (by its ending: ``.csv``, else JSON lines).
 
     Args:
@@ -205,7 +217,11 @@ def as_grades(grades: Any, *, grader: str | None = None, field: str = "grades") 
         grades = grades.to_dicts()
     out = []
     for i, g in enumerate(grades):
-        rec = g if isinstance(g, Mapping) else {c: getattr(g, c) for c in (*GRADE_COLUMNS, "grader", "pi") if hasattr(g, c)}
+        rec = (
+            g
+            if isinstance(g, Mapping)
+            else {c: getattr(g, c) for c in (*GRADE_COLUMNS, "grader", "pi") if hasattr(g, c)}
+        )
         got = _grade(rec, f"grade {i}", field, grader)
         if got is not None:
             out.append(got)
@@ -256,7 +272,9 @@ def human_grades(bench: Any, grades: Any, *, grader: str | None = None) -> Any:
     for g in new:
         if (g.arm, g.item, g.run) not in have:
             raise ConfigError(
-                "grades", f"{g.arm}/{g.item}/{g.run}", "grades a row the benchmark does not have (arm, item, run)"
+                "grades",
+                f"{g.arm}/{g.item}/{g.run}",
+                "grades a row the benchmark does not have (arm, item, run)",
             )
     kept = merge(getattr(bench, "grades", None) or [], new)
     if isinstance(bench, GradedRows) or not hasattr(bench, "rows"):

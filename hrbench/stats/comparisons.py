@@ -12,6 +12,7 @@ from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError, NoLabelsWarning
 from hrbench.records import FAILURE_KINDS
 from hrbench.stats._wilson import _t_sf
+from hrbench.stats.human import human_pair
 from hrbench.stats.intervals import (
     _DIFF,
     _TINY,
@@ -23,7 +24,6 @@ from hrbench.stats.intervals import (
     difference_interval,
     zero_disagreement_bound,
 )
-from hrbench.stats.human import human_pair
 from hrbench.stats.records import Comparison, NoIntervalWarning
 from hrbench.stats.table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
 

@@ -233,7 +233,9 @@ def gate(
     if human is not None:  # human grades: the decision reads the PPI++ interval
         head.update(human=human)
         if human["ci_high"] is not None:
-            c = msgspec.structs.replace(c, diff=human["estimate"], ci_low=human["ci_low"], ci_high=human["ci_high"])
+            c = msgspec.structs.replace(
+                c, diff=human["estimate"], ci_low=human["ci_low"], ci_high=human["ci_high"]
+            )
             head.update(diff=c.diff, ci_low=c.ci_low, ci_high=c.ci_high)
     if c.ci_high is None or c.diff is None:
         why = (c.note or "no interval").removeprefix("no interval: ")
@@ -248,7 +250,9 @@ def gate(
     return GateResult(decision="pass", reason=reason, **head)
 
 
-def _human(rows: list[Row], sides: list[tuple[Any, str, str]], store: Any, level: float) -> dict[str, Any] | None:
+def _human(
+    rows: list[Row], sides: list[tuple[Any, str, str]], store: Any, level: float
+) -> dict[str, Any] | None:
     """The PPI++ estimate of ``candidate - baseline`` from either side's human grades of its arm, or ``None``.
 
     A side's grades are a benchmark's own (:func:`hrbench.human_grades`) or, for a stored one,

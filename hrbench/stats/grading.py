@@ -24,12 +24,19 @@ from typing import Any
 import numpy as np
 
 from hrbench.errors import ConfigError
-from hrbench.stats.ppi import _column, _grades_table, _item_names
+from hrbench.stats._ppi_rows import column, grades_table, item_names
 
 __all__ = ["next_grades"]
 
 
-def _allocate(sizes: dict[Any, int], free: dict[Any, int], n: dict[Any, int], q: dict[Any, float], arm_rows: dict[Any, int], k: int) -> dict[Any, int]:
+def _allocate(
+    sizes: dict[Any, int],
+    free: dict[Any, int],
+    n: dict[Any, int],
+    q: dict[Any, float],
+    arm_rows: dict[Any, int],
+    k: int,
+) -> dict[Any, int]:
     """Grades per stratum, given out one at a time where the variance falls most."""
     take = dict.fromkeys(sizes, 0)
     for _ in range(k):
@@ -81,9 +88,9 @@ def next_grades(
 
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ConfigError("k", k, "must be a whole number of rows, at least 1")
-    table = _grades_table(getattr(bench, "grades", None) if grades is None else grades)
+    table = grades_table(getattr(bench, "grades", None) if grades is None else grades)
     t = _table(bench)
-    items = _item_names(bench, t)
+    items = item_names(bench, t)
     keep = np.flatnonzero(t.reportable & ~np.isnan(t.correct))
     order = keep[np.lexsort((t.run[keep], t.item[keep], t.item_cluster[t.item[keep]], t.arm[keep]))]
     strata: dict[tuple[int, int], list[int]] = {}
@@ -108,9 +115,10 @@ def next_grades(
         arm_rows[h[0]] = arm_rows.get(h[0], 0) + size
     take = _allocate(sizes, {h: len(v) for h, v in strata.items()}, n, q, arm_rows, k)
     rng = np.random.default_rng([seed, 0x9AD])
-    clusters = _column(bench, "cluster")
+    clusters = column(bench, "cluster")
     pos = {int(r): i for i, r in enumerate(order)}
-    out = []
+    out: list[dict[str, Any]] = []
+    where: list[int] = []  # each drawn row's place in cluster, item and run order
     for h, m in take.items():
         pool = strata[h]
         if not m:
@@ -127,10 +135,7 @@ def next_grades(
                     cluster=str(clusters[r]),
                     judge=bool(t.correct[r]),
                     pi=m / len(pool),
-                    _order=r,
                 )
             )
-    out.sort(key=lambda d: pos[d["_order"]])
-    for d in out:
-        del d["_order"]
-    return out
+            where.append(pos[r])
+    return [d for _, d in sorted(zip(where, out, strict=True), key=lambda x: x[0])]

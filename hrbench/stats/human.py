@@ -84,9 +84,19 @@ def human_lines(section: HumanSection | Mapping[str, Any]) -> list[str]:
     ]
     rows = _table(s)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEAD)]
-    lines.append("  " + "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(_HEAD, widths, strict=True))).rstrip())
+    lines.append(
+        "  "
+        + "  ".join(
+            h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(_HEAD, widths, strict=True))
+        ).rstrip()
+    )
     for r in rows:
-        lines.append("  " + "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+        lines.append(
+            "  "
+            + "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            ).rstrip()
+        )
     for e in [*s.arms, *s.pairs]:
         if e.note and not s.fallback:  # on fallback the section's note says it once
             name = e.arm_a if e.arm_b is None else f"{e.arm_a} - {e.arm_b}"
@@ -128,9 +138,9 @@ def human_pair(bench: Any, grades: Any, level: float, comparison: Any) -> dict[s
 
 def _rows_of(bench: Any, arms: tuple[str, str]) -> list[dict[str, Any]]:
     """The rows of two arms as dicts, ``arms[0]``'s first (so the pair is ``arms[0] - arms[1]``)."""
-    from hrbench.stats.ppi import _column
+    from hrbench.stats._ppi_rows import column
 
     cols = ("cluster", "item", "arm", "run", "correct", "failure_kind", "usd", "reportable")
-    values = {c: _column(bench, c) for c in cols}
+    values = {c: column(bench, c) for c in cols}
     out = [dict(zip(cols, v, strict=True)) for v in zip(*values.values(), strict=True) if v[2] in arms]
     return sorted(out, key=lambda r: r["arm"] != arms[0])

@@ -31,12 +31,14 @@ Small samples: the plain PPI++ interval under-covers with few grades (0.907 at 5
 simulation with a 90%-agreeing judge), because the rectifier's variance is estimated from the
 few grades and is often 0 when none of them disagrees with the judge. Here (i) each arm's grades
 are padded, for the variance only, with one pseudo-grade disagreeing each way at the arm's mean
-weight, in a cluster of its own (an Agresti-Coull-style floor: a rectifier with no disagreement
-seen still has the variance of one in each direction), (ii) the quantile is Student's t on the
-clusters that hold a grade, less 1, and (iii) the end points are clipped to [0, 1] ([-1, 1] for a
-difference). ``bench/ppi.py`` simulates clustered items, two arms and a judge whose errors are
-correlated within clusters and differ by arm: coverage and false positives at 30, 50, 100 and
-200 grades, and width against the human-only interval.
+weight, each in a cluster of its own (an Agresti-Coull-style floor: a rectifier with no
+disagreement seen still has the variance of one in each direction), (ii) the variance is
+multiplied by ``n / (n - p)`` for the ``p`` parameters fitted on an arm's ``n`` grades (HC1),
+(iii) the quantile is Student's t on the clusters that hold a grade, less 1, and (iv) the end
+points are clipped to [0, 1] ([-1, 1] for a difference). ``bench/ppi.py`` simulates clustered
+items, two arms and a judge whose errors are correlated within clusters and differ by arm:
+coverage and false positives at 30, 50, 100 and 200 grades, and width against the human-only
+interval.
 
 A judge that agrees poorly with the humans (Cohen's kappa below :data:`POOR_KAPPA` on the graded
 rows, "fair" at best on Landis & Koch's 1977 scale) is not used: the estimate falls back to the
@@ -54,6 +56,7 @@ import msgspec
 import numpy as np
 
 from hrbench.errors import ConfigError
+from hrbench.stats._ppi_rows import ArmRows, arm_parts, grades_table, item_names, paired_parts
 
 __all__ = [
     "POOR_KAPPA",
@@ -147,19 +150,7 @@ class HumanSection(msgspec.Struct, kw_only=True):
     note: str
 
 
-@dataclass
-class _Arm:
-    """One arm's rows as PPI reads them: per row its cluster, weight, verdict and (graded) grade."""
-
-    g: np.ndarray  # cluster code per row
-    w: np.ndarray  # accuracy weight per row (sums to 1)
-    f: np.ndarray  # judge verdict per row, 0 or 1
-    graded: np.ndarray  # bool per row
-    h: np.ndarray  # human grade per row (nan where not graded)
-    d: np.ndarray  # 1 / pi per row (nan where not graded)
-
-
-def _shares(arm: _Arm, n_g: int, slot: int) -> tuple[float, float, float, np.ndarray, np.ndarray]:
+def _shares(arm: ArmRows, n_g: int, slot: int) -> tuple[float, float, float, np.ndarray, np.ndarray]:
     """An arm's parts: judge accuracy, weighted human and judge means on the graded rows, and per cluster the shares.
 
     Returns:
@@ -238,7 +229,12 @@ class _Fit:
 
 
 def _fit(
-    arms: list[_Arm], signs: list[float], n_g: int, level: float, lam: list[float] | None, bounds: tuple[float, float]
+    arms: list[ArmRows],
+    signs: list[float],
+    n_g: int,
+    level: float,
+    lam: list[float] | None,
+    bounds: tuple[float, float],
 ) -> _Fit:
     """The PPI++ estimate of ``sum_k signs[k] * accuracy_k`` with its clustered, small-sample interval.
 
@@ -255,12 +251,28 @@ def _fit(
     graded = np.unique(np.concatenate([a.g[a.graded] for a in arms]))
     n_gr = int(graded.size)
     n_all = int(np.count_nonzero(np.bincount(np.concatenate([a.g for a in arms]), minlength=n_g)))
-    var = float(np.sum(e * e)) * n_all / max(n_all - 1, 1)
+    var = float(np.sum(e * e)) * n_all / max(n_all - 1, 1) * _fitted(arms)
     se = math.sqrt(max(var, 0.0))
     df = max(n_gr - 1, 1)
     half = _t_quantile(level, df) * se
     lo, hi = bounds
     return _Fit(float(est), se, max(lo, est - half), min(hi, est + half), df, lam)
+
+
+def _fitted(arms: list[ArmRows]) -> float:
+    """The variance's correction for the parameters fitted on each arm's grades: ``n / (n - p)``, the largest.
+
+    ``p`` counts a mean per stratum of the grades (1, or 2 when weighted by the judge's verdict)
+    and ``lam`` (counted whether tuned or 0, so the PPI++ and human-only intervals stay
+    comparable): the HC1 correction of a regression on ``n`` graded rows (MacKinnon & White
+    1985), taken from the arm with the fewest grades per parameter.
+    """
+    out = 1.0
+    for a in arms:
+        n = int(a.graded.sum())
+        p = len(np.unique(a.d[a.graded])) + 1
+        out = max(out, n / max(n - p, 1))
+    return out
 
 
 def _kappa(f: np.ndarray, h: np.ndarray) -> float | None:
@@ -274,29 +286,6 @@ def _kappa(f: np.ndarray, h: np.ndarray) -> float | None:
     pf, ph = float(fb.mean()), float(hb.mean())
     pe = pf * ph + (1 - pf) * (1 - ph)
     return None if pe >= 1 else (po - pe) / (1 - pe)
-
-
-def _grades_table(grades: Any) -> dict[tuple[str, str, int], tuple[float, float | None, list[str]]]:
-    """Grades by row key ``(arm, item, run)``: the mean grade, the drawing probability, the graders.
-
-    Raises:
-        ConfigError: a grade that is not a boolean (or 0/1), or a ``pi`` outside (0, 1].
-    """
-    out: dict[tuple[str, str, int], list[Any]] = {}
-    for i, g in enumerate(grades or ()):
-        get: Any = g.get if isinstance(g, Mapping) else lambda c, g=g: getattr(g, c, None)
-        key = (str(get("arm")), str(get("item")), int(get("run")))
-        c = get("correct")
-        if not isinstance(c, (bool, int, float)) or c not in (0, 1):
-            raise ConfigError("correct", c, f"a human grade must be true or false (1 or 0), at grade {i} {key}")
-        pi = get("pi")
-        if pi is not None and not (isinstance(pi, (int, float)) and 0 < pi <= 1):
-            raise ConfigError("pi", pi, f"a drawing probability must be in (0, 1], at grade {i} {key}")
-        got = out.setdefault(key, [[], None, []])
-        got[0].append(float(c))
-        got[1] = pi if pi is not None else got[1]
-        got[2].append(str(get("grader") or "human"))
-    return {k: (float(np.mean(v[0])), v[1], v[2]) for k, v in out.items()}
 
 
 def ppi_estimate(
@@ -339,20 +328,20 @@ def ppi_estimate(
     if not (isinstance(level, (int, float)) and 0 < level < 1):
         raise ConfigError("level", level, "must be a number between 0 and 1, e.g. 0.95")
     grades = getattr(bench, "grades", None) if grades is None else grades
-    table = _grades_table(grades)
+    table = grades_table(grades)
     if not table:
         return None
     t = _table(bench)
     keep = t.reportable & ~np.isnan(t.correct)
-    items = _item_names(bench, t)
-    arms_rows = _arm_parts(t, keep, items, table)
+    items = item_names(bench, t)
+    arms_rows = arm_parts(t, keep, items, table)
     matched = sum(int(a.graded.sum()) for a in arms_rows.values())
     n_g = int(t.item_cluster.max()) + 1 if t.item_cluster.size else 1
     f_all = np.concatenate([a.f[a.graded] for a in arms_rows.values()]) if arms_rows else np.zeros(0)
     h_all = np.concatenate([a.h[a.graded] for a in arms_rows.values()]) if arms_rows else np.zeros(0)
     kappa = _kappa(f_all, h_all)
     fallback = matched > 0 and (kappa is None or kappa < POOR_KAPPA)
-    rep = judge if judge is not None else _judge_only(bench, level, len(t.arms) > 1)
+    rep = judge if judge is not None else _judge_only(t, level)
     arms_out = [
         _estimate(
             [name],
@@ -369,7 +358,7 @@ def ppi_estimate(
     pairs_out = []
     for i, a in enumerate(t.arms):
         for b in t.arms[i + 1 :]:
-            pa, pb = _paired_parts(arms_rows.get(a), arms_rows.get(b), t, keep, items, (a, b), table)
+            pa, pb = paired_parts(arms_rows.get(a), arms_rows.get(b), t, keep, items, (a, b), table)
             pairs_out.append(
                 _estimate([a, b], [pa, pb], [1.0, -1.0], n_g, level, fallback, kappa, _judge_of(rep, a, b))
             )
@@ -388,102 +377,9 @@ def ppi_estimate(
     )
 
 
-def _column(bench: Any, name: str) -> list[Any]:
-    """One column of a benchmark's rows (a Bench, rows as Structs or dicts, or a frame), as a list."""
-    from hrbench.stats.table import _tolist
-
-    is_frame = hasattr(bench, "columns") or isinstance(bench, Mapping)
-    rows = bench if is_frame else getattr(bench, "rows", bench)
-    if is_frame:
-        return _tolist(rows[name])
-    return [r[name] if isinstance(r, Mapping) else getattr(r, name) for r in rows]
-
-
-def _item_names(bench: Any, t: Any) -> list[str]:
-    """Item names by code, in the table's order (the order of their first rows)."""
-    return [str(n) for n in dict.fromkeys(_column(bench, "item"))]
-
-
-def _arm_parts(
-    t: Any, keep: np.ndarray, items: list[str], table: Mapping[tuple[str, str, int], Any]
-) -> dict[str, _Arm]:
-    """Each arm's rows with a verdict: clusters, accuracy weights, verdicts, grades and ``1 / pi``."""
-    out: dict[str, _Arm] = {}
-    for code, name in enumerate(t.arms):
-        m = keep & (t.arm == code)
-        idx = np.flatnonzero(m)
-        if idx.size == 0:
-            continue
-        out[name] = _arm_of(t, idx, items, name, table)
-    return out
-
-
-def _arm_of(
-    t: Any, idx: np.ndarray, items: list[str], name: str, table: Mapping[tuple[str, str, int], Any]
-) -> _Arm:
-    item = t.item[idx]
-    per_item = np.bincount(item, minlength=t.n_items)
-    n_items = int(np.count_nonzero(per_item))
-    w = 1.0 / (n_items * per_item[item])
-    h = np.full(idx.size, np.nan)
-    pi = np.full(idx.size, np.nan)
-    for j, r in enumerate(idx):
-        got = table.get((name, items[int(t.item[r])], int(t.run[r])))
-        if got is not None:
-            h[j] = got[0]
-            pi[j] = np.nan if got[1] is None else got[1]
-    graded = ~np.isnan(h)
-    f = t.correct[idx].astype(float)
-    d = _design_weights(graded, f, bool(np.any(graded & ~np.isnan(pi))))
-    return _Arm(g=t.item_cluster[item].astype(np.intp), w=w, f=f, graded=graded, h=h, d=d)
-
-
-def _design_weights(graded: np.ndarray, f: np.ndarray, by_verdict: bool) -> np.ndarray:
-    """Each graded row's design weight (``nan`` elsewhere): 1, or ``N_v / n_v`` by the judge's verdict ``v``.
-
-    Grades drawn by :func:`hrbench.next_grades` (they carry ``pi``) are drawn uniformly within
-    each arm x verdict stratum, more often where the judge errs more; weighting each by its
-    stratum's rows over its grades keeps the estimate unbiased (stratified PPI). Grades given
-    otherwise are read as a simple random sample of the arm's rows (equal weights), and so are
-    all when a verdict's stratum has rows but no grade.
-    """
-    d = np.where(graded, 1.0, np.nan)
-    if not by_verdict:
-        return d
-    for v in (0.0, 1.0):
-        if np.any(f == v) and not np.any(graded & (f == v)):
-            return d
-    for v in (0.0, 1.0):
-        n_v = int(np.sum(graded & (f == v)))
-        if n_v:
-            d[graded & (f == v)] = np.sum(f == v) / n_v
-    return d
-
-
-def _paired_parts(
-    a: _Arm | None,
-    b: _Arm | None,
-    t: Any,
-    keep: np.ndarray,
-    items: list[str],
-    names: tuple[str, str],
-    table: Mapping[tuple[str, str, int], Any],
-) -> tuple[_Arm | None, _Arm | None]:
-    """Both arms' rows on the items both ran (a paired difference is on the common items)."""
-    if a is None or b is None:
-        return a, b
-    codes = [t.arms.index(n) for n in names]
-    common = np.intersect1d(t.item[keep & (t.arm == codes[0])], t.item[keep & (t.arm == codes[1])])
-    out: list[_Arm | None] = []
-    for name, code in zip(names, codes, strict=True):
-        idx = np.flatnonzero(keep & (t.arm == code) & np.isin(t.item, common))
-        out.append(None if idx.size == 0 else _arm_of(t, idx, items, name, table))
-    return out[0], out[1]
-
-
 def _estimate(
     names: list[str],
-    arms: list[_Arm | None],
+    arms: list[ArmRows | None],
     signs: list[float],
     n_g: int,
     level: float,
@@ -545,11 +441,36 @@ def _estimate(
     )
 
 
-def _judge_only(bench: Any, level: float, pairs: bool) -> Any:
-    """The report's judge-only records of ``bench`` (descriptive allowed: few runs still give an interval)."""
-    from hrbench.stats.report import report
+def _judge_only(t: Any, level: float) -> dict[str, list[dict[str, Any]]]:
+    """The judge-only estimates and intervals the report gives (the clustered Wilson ones), of every arm and pair."""
+    from hrbench.stats.intervals import _compact, difference_interval, proportion_interval
+    from hrbench.stats.table import _items
 
-    return report(bench, level, descriptive=True, pairs=pairs, warn=False)
+    arms, comps = [], []
+    its = [_items(t, a) for a in range(len(t.arms))]
+    for a, it in enumerate(its):
+        g, n_g = _compact(it.cluster)
+        iv = proportion_interval(it.y, g, n_g, level, float(it.k.sum())) if n_g > 1 else None
+        acc = float(it.y.mean()) if it.y.size else None
+        arms.append({"arm": t.arms[a], "accuracy": acc, "ci_low": iv and iv.low, "ci_high": iv and iv.high})
+    for a in range(len(t.arms)):
+        for b in range(a + 1, len(t.arms)):
+            common, pa, pb = np.intersect1d(its[a].idx, its[b].idx, assume_unique=True, return_indices=True)
+            g, n_g = _compact(t.item_cluster[common])
+            ya, yb = its[a].y[pa], its[b].y[pb]
+            k = float(np.minimum(its[a].k[pa], its[b].k[pb]).sum())
+            iv = difference_interval(ya, yb, g, n_g, level, k) if n_g > 1 else None
+            d = float((ya - yb).mean()) if common.size else None
+            comps.append(
+                {
+                    "arm_a": t.arms[a],
+                    "arm_b": t.arms[b],
+                    "diff": d,
+                    "ci_low": iv and iv.low,
+                    "ci_high": iv and iv.high,
+                }
+            )
+    return {"arms": arms, "comparisons": comps}
 
 
 def _judge_of(rep: Any, a: str, b: str | None) -> tuple[float | None, float | None, float | None]:
@@ -588,6 +509,6 @@ def _section_note(level: float, fallback: bool, kappa: float | None, n: int) -> 
     return (
         f"{head} {level:.0%} intervals: clustered by cluster (a paired difference totals both arms' shares in "
         "each cluster), Student's t on the clusters holding a grade less 1, with one pseudo-disagreement each way "
-        "per arm as a small-sample floor. judge: the judge-only interval; human: the graded rows alone; worth: "
+        "per arm as a small-sample floor and the HC1 correction for what is fitted on the grades. judge: the judge-only interval; human: the graded rows alone; worth: "
         "the human grades alone that would give the same variance."
     )

@@ -107,7 +107,11 @@ class Report(msgspec.Struct, kw_only=True):
             >>> [ln.split(" | ")[:2] for ln in md.splitlines() if ln.startswith("| `")]
             [['| `a`', '0.667'], ['| `b`', '1.000'], ['| `a` - `b`', '-0.333']]
         """
-        md = render_markdown(self) + judge_text(self.judge, markdown=True) + human_text(self.human, markdown=True)
+        md = (
+            render_markdown(self)
+            + judge_text(self.judge, markdown=True)
+            + human_text(self.human, markdown=True)
+        )
         if self.stop is None:
             return md
         lines = md.split("\n")

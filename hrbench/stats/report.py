@@ -13,7 +13,6 @@ import numpy as np
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, list_usd
 from hrbench.stats.agreement import judge_section
-from hrbench.stats.human import human_section
 from hrbench.stats.comparisons import (
     _all_pairs,
     _scored,
@@ -22,6 +21,7 @@ from hrbench.stats.comparisons import (
     one_cluster_note,
     warn_no_interval,
 )
+from hrbench.stats.human import human_section
 from hrbench.stats.intervals import (
     _POSITIVE,
     _UNIT,
@@ -366,7 +366,9 @@ def report(
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
-    rep.human = human_section(bench, grades if grades is not None else getattr(whole, "grades", None), level, rep)
+    rep.human = human_section(
+        bench, grades if grades is not None else getattr(whole, "grades", None), level, rep
+    )
     return apply_stop(rep, stopped)
 
 

@@ -75,7 +75,9 @@ class _Grades(_Base):
         for g in grades:
             if g.arm not in arms and arms:
                 raise ConfigError(
-                    "grades", f"{g.arm}/{g.item}/{g.run}", f"arm {g.arm!r} is not an arm of benchmark {benchmark_id}"
+                    "grades",
+                    f"{g.arm}/{g.item}/{g.run}",
+                    f"arm {g.arm!r} is not an arm of benchmark {benchmark_id}",
                 )
             if (g.arm, g.item, g.run) not in have:
                 raise ConfigError(
@@ -85,7 +87,18 @@ class _Grades(_Base):
                 )
         now = time.time()
         rows = [
-            (ref, arms.get(g.arm, f"name:{g.arm}"), g.item, g.run, g.grader, g.arm, int(g.correct), g.pi, benchmark_id, now)
+            (
+                ref,
+                arms.get(g.arm, f"name:{g.arm}"),
+                g.item,
+                g.run,
+                g.grader,
+                g.arm,
+                int(g.correct),
+                g.pi,
+                benchmark_id,
+                now,
+            )
             for g in grades
         ]
         with self._tx(immediate=True) as conn:
@@ -124,7 +137,8 @@ class _Grades(_Base):
             [ref, *by_key],
         )
         return [
-            Grade(item=i, arm=by_key[k], run=int(r), correct=bool(c), grader=g, pi=pi) for k, i, r, g, c, pi in got
+            Grade(item=i, arm=by_key[k], run=int(r), correct=bool(c), grader=g, pi=pi)
+            for k, i, r, g, c, pi in got
         ]
 
     def grades_count(self, benchmark_id: str) -> int:

@@ -59,7 +59,9 @@ def _provider(poor: bool = False) -> LoopbackServer:
 def _spec(path: Path, base_url: str) -> Path:
     client = f'kind = "openai"\nmodel = "loopback-1"\nbase_url = "{base_url}"\nmax_attempts = 1\n'
     table = lambda d: "{ " + ", ".join(f'{k} = "{v}"' for k, v in d.items()) + " }"  # noqa: E731
-    arms = "".join(f'[[arms]]\nkind = "prompt"\nname = "{a}"\ntemplate = "{a} {{item}}"\n' for a in ("a", "b"))
+    arms = "".join(
+        f'[[arms]]\nkind = "prompt"\nname = "{a}"\ntemplate = "{a} {{item}}"\n' for a in ("a", "b")
+    )
     path.write_text(
         textwrap.dedent(f"""\
         name = "{path.stem}"
@@ -120,14 +122,17 @@ def test_grades_next_put_report_and_a_rerun_from_the_cache(tmp_path: Path) -> No
         again = lines(hrb("bench", str(spec), "--no-rows").stdout)[-1]["id"]
         assert again != bid
         assert len(lines(hrb("grades", "list", again).stdout)) == 24
-        assert lines(hrb("report", again, "--descriptive").stdout)[0]["human"]["pairs"][0]["estimate"] == pair[
-            "estimate"
-        ]
+        assert (
+            lines(hrb("report", again, "--descriptive").stdout)[0]["human"]["pairs"][0]["estimate"]
+            == pair["estimate"]
+        )
 
 
 def test_a_judge_that_agrees_poorly_falls_back_to_the_human_only_interval(tmp_path: Path) -> None:
     with _provider(poor=True) as srv:
-        bid = lines(hrb("bench", str(_spec(tmp_path / "coin.toml", srv.base_url)), "--no-rows").stdout)[-1]["id"]
+        bid = lines(hrb("bench", str(_spec(tmp_path / "coin.toml", srv.base_url)), "--no-rows").stdout)[-1][
+            "id"
+        ]
     grades = [
         {"item": q, "arm": a, "run": 1, "correct": RIGHT[a][q]} for a in ("a", "b") for q in list(ITEMS)[::3]
     ]
@@ -136,7 +141,10 @@ def test_a_judge_that_agrees_poorly_falls_back_to_the_human_only_interval(tmp_pa
     hrb("grades", "put", bid, str(path))
     human = lines(hrb("report", bid, "--descriptive").stdout)[0]["human"]
     assert human["fallback"] and human["kappa"] < 0.4
-    assert all(e["method"] == "human-only" and e["lam"] == [0.0] * len(e["lam"]) for e in human["arms"] + human["pairs"])
+    assert all(
+        e["method"] == "human-only" and e["lam"] == [0.0] * len(e["lam"])
+        for e in human["arms"] + human["pairs"]
+    )
     assert all(e["ci_low"] == e["human_low"] for e in human["arms"] + human["pairs"])
     assert "agrees poorly with the 40 human grades" in hrb("report", bid, "--descriptive", "--text").stdout
 
@@ -165,7 +173,8 @@ def test_a_spec_names_its_grades_file(tmp_path: Path) -> None:
     with _provider() as srv:
         spec = _spec(tmp_path / "with-grades.toml", srv.base_url)
         (tmp_path / "g.csv").write_text(
-            "item,arm,run,correct\n" + "".join(f"q{i:02d},a,1,{RIGHT['a'][f'q{i:02d}']}\n" for i in range(0, 60, 4))
+            "item,arm,run,correct\n"
+            + "".join(f"q{i:02d},a,1,{RIGHT['a'][f'q{i:02d}']}\n" for i in range(0, 60, 4))
         )
         spec.write_text('grades = "g.csv"\n' + spec.read_text())  # relative to the spec
         proc = hrb("bench", str(spec), "--no-rows")

@@ -57,15 +57,25 @@ def test_put_next_get_and_the_report(shared_daemon: Daemon, judged: str, tmp_pat
         assert one.label == f"capital {one.item[1:]}" and one.payload == f"country {one.item[1:]}"
         assert one.output == ANSWERS[one.payload] and one.output_source == "reply"
         truth = {r.item: r.output.startswith("capital") for r in nxt.rows}
-        grades = [{"item": r.item, "arm": r.arm, "run": r.run, "correct": truth[r.item], "pi": r.pi} for r in nxt.rows[:8]]
+        grades = [
+            {"item": r.item, "arm": r.arm, "run": r.run, "correct": truth[r.item], "pi": r.pi}
+            for r in nxt.rows[:8]
+        ]
         put = c.grades_put(judged, grades, grader="ann")
         assert (put.stored, put.replaced, put.n_graded) == (8, 0, 8)
         f = tmp_path / "more.jsonl"
-        f.write_text("".join(json.dumps({"item": r.item, "arm": r.arm, "run": r.run, "correct": truth[r.item]}) + "\n" for r in nxt.rows[8:]))
+        f.write_text(
+            "".join(
+                json.dumps({"item": r.item, "arm": r.arm, "run": r.run, "correct": truth[r.item]}) + "\n"
+                for r in nxt.rows[8:]
+            )
+        )
         assert c.grades_put(judged, path=str(f)).n_graded == 12
         kept = c.grades_get(judged).grades
         assert len(kept) == 12 and {g.grader for g in kept} == {"ann", "human"}
-        assert not {(r.arm, r.item) for r in c.grades_next(judged, k=40).rows} & {(g.arm, g.item) for g in kept}
+        assert not {(r.arm, r.item) for r in c.grades_next(judged, k=40).rows} & {
+            (g.arm, g.item) for g in kept
+        }
         rep = c.report(judged, descriptive=True)
         rows = [msgspec.convert(msgspec.to_builtins(r), Row) for r in c.rows(judged).rows]
     lib = ppi_estimate(rows, [msgspec.to_builtins(g) for g in kept])
@@ -83,7 +93,11 @@ def test_bad_params_are_refused_by_name(shared_daemon: Daemon, judged: str, tmp_
         with pytest.raises(InvalidParams, match="k"):
             c.call("grades/next", {"id": judged, "k": 10_001}, dict)
         with pytest.raises(InvalidParams, match="correct"):
-            c.call("grades/put", {"id": judged, "grades": [{"item": "q1", "arm": "ask", "run": 1, "correct": "yes"}]}, dict)
+            c.call(
+                "grades/put",
+                {"id": judged, "grades": [{"item": "q1", "arm": "ask", "run": 1, "correct": "yes"}]},
+                dict,
+            )
         with pytest.raises(InvalidParams, match="pi"):
             c.grades_put(judged, [{"item": "q1", "arm": "ask", "run": 1, "correct": True, "pi": 2}])
         with pytest.raises(ConfigError, match="one of them"):

@@ -66,7 +66,11 @@ def test_grade_rows_by_keyboard(page: Any, grading_view: View, judged: str, shar
     seen = []
     for key in ("r", "w", "s"):
         out = page.locator("#grade-output")
-        row = (out.get_attribute("data-arm"), out.get_attribute("data-item"), int(out.get_attribute("data-run")))
+        row = (
+            out.get_attribute("data-arm"),
+            out.get_attribute("data-item"),
+            int(out.get_attribute("data-run")),
+        )
         item = page.text_content("#grade-item")
         assert ANSWERS[item.strip()] == out.text_content()  # the arm's output, as the judge graded it
         assert page.text_content("#grade-label") == f"capital {item.split()[-1]}"

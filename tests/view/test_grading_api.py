@@ -37,7 +37,9 @@ def grading_view(shared_daemon: Daemon) -> Iterator[View]:
         v.stop()
 
 
-def _post(v: View, path: str, body: bytes, ctype: str = "application/json", opener: Any = None) -> tuple[int, Any]:
+def _post(
+    v: View, path: str, body: bytes, ctype: str = "application/json", opener: Any = None
+) -> tuple[int, Any]:
     req = urllib.request.Request(v.base + path, data=body, method="POST", headers={"content-type": ctype})
     try:
         with (opener or v.opener).open(req, timeout=slow(60)) as r:
@@ -47,16 +49,25 @@ def _post(v: View, path: str, body: bytes, ctype: str = "application/json", open
             return exc.code, json.loads(exc.read() or b"null")
 
 
-def test_hostile_posts_are_refused_and_a_good_one_kept(grading_view: View, judged: str, shared_daemon: Daemon) -> None:
+def test_hostile_posts_are_refused_and_a_good_one_kept(
+    grading_view: View, judged: str, shared_daemon: Daemon
+) -> None:
     v, path = grading_view, f"/api/benchmark/{judged}/grades"
     nxt = v.get(f"/api/benchmark/{judged}/grades/next?k=3")
     assert len(nxt["rows"]) == 3 and nxt["rows"][0]["output"]
     row = nxt["rows"][0]
-    good = {"grades": [{"item": row["item"], "arm": row["arm"], "run": row["run"], "correct": False, "pi": row["pi"]}], "grader": "eve"}
+    good = {
+        "grades": [
+            {"item": row["item"], "arm": row["arm"], "run": row["run"], "correct": False, "pi": row["pi"]}
+        ],
+        "grader": "eve",
+    }
     assert _post(v, path, b"grades=1", "application/x-www-form-urlencoded")[0] == 415
     status, body = _post(v, path, b"{" + b" " * (5 << 20) + b"}")
     assert status == 413 and "larger than" in body["error"]
-    status, body = _post(v, path, b'{"grades": [{"item": "q1", "arm": "ask", "run": "one", "correct": true}]}')
+    status, body = _post(
+        v, path, b'{"grades": [{"item": "q1", "arm": "ask", "run": "one", "correct": true}]}'
+    )
     assert status == 400 and "run" in body["error"]
     status, body = _post(v, path, b'{"grades": [], "grader": "eve"}')
     assert status == 400 and "grades" in body["error"]

@@ -34,6 +34,7 @@ Rules decided here (issue 16; the seeds are silent):
 from __future__ import annotations
 
 from hrbench.results.browse.cells import benchmark_cell, reproduce_command
+from hrbench.results.browse.grading import grades_get, grades_next, grades_put, output_of
 from hrbench.results.browse.listing import (
     benchmark_list,
     benchmark_status,
@@ -41,7 +42,6 @@ from hrbench.results.browse.listing import (
     resume_flag,
     stop_limits,
 )
-from hrbench.results.browse.grading import grades_get, grades_next, grades_put, output_of
 from hrbench.results.browse.matrix import benchmark_matrix
 from hrbench.results.browse.view import benchmark_compare, benchmark_view, judged_rows
 

@@ -46,8 +46,9 @@ def output_of(row: Row, trace: list[Step]) -> tuple[str | None, str | None]:
     k = len(words) if judged else 0
     if k and len(asked) > k and asked[-k - 1].text is not None:
         return asked[-k - 1].text, "reply"
-    if k and len(asked) >= k and asked[-k].messages:
-        content = asked[-k].messages[-1].get("content")
+    shown = asked[-k].messages if k and len(asked) >= k else None
+    if shown:
+        content = shown[-1].get("content")
         return (content if isinstance(content, str) else str(content)), "judge prompt"
     if not judged and row.outcome is not None:
         return row.outcome, "outcome"
@@ -107,7 +108,9 @@ def grades_put(
         raise ConfigError("grades", None, "give the grades or the path of a grades file (one of them)")
     _record(store, benchmark_id)
     got: list[Grade] = (
-        read_grades(path, grader=grader, field="path") if path is not None else as_grades(grades, grader=grader)
+        read_grades(path, grader=grader, field="path")
+        if path is not None
+        else as_grades(grades, grader=grader)
     )
     done = store.grades_put(benchmark_id, got)
     return {"benchmark": benchmark_id, **done, "n_graded": store.grades_count(benchmark_id)}

@@ -232,7 +232,16 @@ def benchmark_view(
     traces = _price_traces(store, benchmark_id)  # the list price per arm (issue 18)
     judged = judged_rows(store, rec, rows)  # a judge's benchmark: its agreement section too
     grades = store.grades_get(benchmark_id) or None  # human grades: the report's PPI++ section
-    rep = report(judged, level, method, True, traces=traces, warn=False, stop=rec["spec"].get("stop"), grades=grades)  # type: ignore[arg-type]
+    rep = report(
+        judged,
+        level,
+        method,  # type: ignore[arg-type]
+        True,
+        traces=traces,
+        warn=False,
+        stop=rec["spec"].get("stop"),
+        grades=grades,
+    )
     names = [a.arm for a in rep.arms]
     if against is None:
         against = names[0]

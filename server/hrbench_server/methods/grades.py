@@ -26,7 +26,9 @@ def register_grades(feature: Callable[[str], Any], app: App) -> None:
         path = None
         if args.path is not None:
             if over_tcp.get():  # a TCP client may not be the daemon's user: no file of its choosing is read
-                raise ConfigError("path", args.path, "is not read over TCP: send the grades themselves (`grades`)")
+                raise ConfigError(
+                    "path", args.path, "is not read over TCP: send the grades themselves (`grades`)"
+                )
             path = absolute_path(args.path, "path")
 
         def run() -> dict[str, Any]:

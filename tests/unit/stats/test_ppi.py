@@ -51,13 +51,21 @@ def test_the_point_estimate_is_ppi_pythons_on_iid_rows(seed: int) -> None:
     est = ppi_estimate(bench, grades, judge={"arms": [], "comparisons": []}).arms[0]
     lam = est.lam[0]
     assert 0 < lam <= 1
-    theirs = ppi_mean_pointestimate(y[graded].astype(float), f[graded].astype(float), f.astype(float), lam=lam)
+    theirs = ppi_mean_pointestimate(
+        y[graded].astype(float), f[graded].astype(float), f.astype(float), lam=lam
+    )
     assert est.estimate == pytest.approx(float(np.squeeze(theirs)), abs=1e-12)
     # lam = 0 is the classical (human-only) estimate: the graded rows' mean, as ppi-python's lam=0
-    classical = ppi_mean_pointestimate(y[graded].astype(float), f[graded].astype(float), f.astype(float), lam=0)
-    assert est.human == pytest.approx(float(np.squeeze(classical)), abs=1e-12) == pytest.approx(y[graded].mean())
+    classical = ppi_mean_pointestimate(
+        y[graded].astype(float), f[graded].astype(float), f.astype(float), lam=0
+    )
+    assert (
+        est.human == pytest.approx(float(np.squeeze(classical)), abs=1e-12) == pytest.approx(y[graded].mean())
+    )
     # ppi-python's own tuned lam lands within a few hundredths of ours (they pool the judge's variance)
-    own = float(np.squeeze(ppi_mean_pointestimate(y[graded].astype(float), f[graded].astype(float), f.astype(float))))
+    own = float(
+        np.squeeze(ppi_mean_pointestimate(y[graded].astype(float), f[graded].astype(float), f.astype(float)))
+    )
     assert abs(own - est.estimate) < 0.02
 
 
@@ -74,14 +82,29 @@ def _clustered(seed: int, g: int = 20, m: int = 5, runs: int = 3, lenient_b: boo
                     y = rng.random() < p
                     base = -0.9 if (a == "b" and not y and lenient_b) else -2.4
                     flip = rng.random() < 1 / (1 + np.exp(-(base + eta[c])))
-                    for k, v in (("cluster", f"c{c}"), ("item", f"q{c}_{i}"), ("arm", a), ("run", r), ("f", y ^ flip), ("y", y)):
+                    for k, v in (
+                        ("cluster", f"c{c}"),
+                        ("item", f"q{c}_{i}"),
+                        ("arm", a),
+                        ("run", r),
+                        ("f", y ^ flip),
+                        ("y", y),
+                    ):
                         cols[k].append(v)
     bench = _cols(cols["cluster"], cols["item"], cols["arm"], cols["run"], cols["f"])
     return bench, np.asarray(cols["y"])
 
 
 def _graded(bench: dict, y: np.ndarray, idx) -> list[dict]:
-    return [{"item": str(bench["item"][i]), "arm": str(bench["arm"][i]), "run": int(bench["run"][i]), "correct": bool(y[i])} for i in idx]
+    return [
+        {
+            "item": str(bench["item"][i]),
+            "arm": str(bench["arm"][i]),
+            "run": int(bench["run"][i]),
+            "correct": bool(y[i]),
+        }
+        for i in idx
+    ]
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -106,7 +129,10 @@ def _truth(bench: dict, y: np.ndarray, arm: str) -> float:
 def test_stratified_draws_are_unbiased_and_would_not_be_without_their_weights() -> None:
     bench, y = _clustered(3, g=20, m=5, runs=2)
     truth = _truth(bench, y, "a") - _truth(bench, y, "b")
-    where = {(str(a), str(i), int(r)): j for j, (a, i, r) in enumerate(zip(bench["arm"], bench["item"], bench["run"]))}
+    where = {
+        (str(a), str(i), int(r)): j
+        for j, (a, i, r) in enumerate(zip(bench["arm"], bench["item"], bench["run"], strict=True))
+    }
     weighted, human, plain = [], [], []
     for seed in range(300):
         got = []
@@ -132,14 +158,18 @@ def test_next_grades_draws_ungraded_rows_by_stratum_with_their_probabilities() -
     assert len(first) == 20 and first == next_grades(bench, 20, seed=1)  # seeded
     keys = {(r["arm"], r["item"], r["run"]) for r in first}
     assert len(keys) == 20
-    rows_by = {(a, j): int(np.sum((bench["arm"] == a) & (bench["correct"] == j))) for a in ("a", "b") for j in (0, 1)}
+    rows_by = {
+        (a, j): int(np.sum((bench["arm"] == a) & (bench["correct"] == j))) for a in ("a", "b") for j in (0, 1)
+    }
     for r in first:  # pi = the stratum's draws over its rows not graded yet
         n = sum(1 for x in first if (x["arm"], x["judge"]) == (r["arm"], r["judge"]))
         assert r["pi"] == pytest.approx(n / rows_by[(r["arm"], int(r["judge"]))])
     assert {(r["arm"], r["judge"]) for r in first} == set(rows_by)  # every stratum served
     # spread over the clusters (systematic sampling in cluster order)
     assert len({r["cluster"] for r in first}) >= 8
-    graded = _graded(bench, y, [int(np.flatnonzero((bench["arm"] == a) & (bench["item"] == i))[0]) for a, i, _ in keys])
+    graded = _graded(
+        bench, y, [int(np.flatnonzero((bench["arm"] == a) & (bench["item"] == i))[0]) for a, i, _ in keys]
+    )
     second = next_grades(bench, 30, graded, seed=2)
     assert not keys & {(r["arm"], r["item"], r["run"]) for r in second}  # never a row graded already
     assert len(next_grades(bench, 10_000, seed=0)) == y.size  # no more than there are
@@ -184,16 +214,30 @@ def test_a_judge_that_agrees_poorly_falls_back_to_the_human_only_interval() -> N
 def _rows(seed: int = 0) -> list[Row]:
     rng = np.random.default_rng(seed)
     return [
-        Row(cluster=f"c{i // 3}", item=f"q{i}", arm=a, run=r, split="test", correct=bool(rng.random() < 0.75),
-            outcome="correct", failure_kind=None)
-        for i in range(45) for a in ("a", "b") for r in range(1, 6)
+        Row(
+            cluster=f"c{i // 3}",
+            item=f"q{i}",
+            arm=a,
+            run=r,
+            split="test",
+            correct=bool(rng.random() < 0.75),
+            outcome="correct",
+            failure_kind=None,
+        )
+        for i in range(45)
+        for a in ("a", "b")
+        for r in range(1, 6)
     ]
 
 
 def test_report_and_compare_give_the_human_graded_estimates() -> None:
     rows = _rows()
     truth = {(r.arm, r.item, r.run): r.correct if r.item[-1] != "7" else not r.correct for r in rows}
-    grades = [{"item": i, "arm": a, "run": 1, "correct": truth[(a, i, 1)]} for a in ("a", "b") for i in [f"q{k}" for k in range(0, 45, 2)]]
+    grades = [
+        {"item": i, "arm": a, "run": 1, "correct": truth[(a, i, 1)]}
+        for a in ("a", "b")
+        for i in [f"q{k}" for k in range(0, 45, 2)]
+    ]
     bench = human_grades(rows, grades)
     rep = report(bench)
     assert rep.human is not None and rep.human["n_grades"] == len(grades)
@@ -233,8 +277,20 @@ def test_the_gate_reads_the_human_graded_interval() -> None:
     from hrbench.stats.gate import gate
 
     def rows(arm: str, judge_wrong_every: int) -> list[Row]:
-        return [Row(cluster=f"c{i // 2}", item=f"q{i}", arm=arm, run=r, split="test", correct=i % judge_wrong_every != 0,
-                    outcome="correct", failure_kind=None) for i in range(60) for r in range(1, 6)]
+        return [
+            Row(
+                cluster=f"c{i // 2}",
+                item=f"q{i}",
+                arm=arm,
+                run=r,
+                split="test",
+                correct=i % judge_wrong_every != 0,
+                outcome="correct",
+                failure_kind=None,
+            )
+            for i in range(60)
+            for r in range(1, 6)
+        ]
 
     # the judge calls a fifth of the candidate's answers wrong; the humans find every answer right
     cand, base = rows("new", 5), rows("old", 1000)

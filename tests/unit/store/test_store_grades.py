@@ -21,8 +21,19 @@ from hrbench.store import Store
 def _bench(s: Store, bid: str, arm_hash: str = "h-a", runs: int = 2) -> None:
     s.benchmark_put(bid, {"arms": [{"name": "a", "hash": arm_hash}, {"name": "b", "hash": "h-b"}]}, "ref1")
     rows = [
-        Row(cluster="c", item=f"q{i}", arm=a, run=r, split="test", correct=True, outcome="correct", failure_kind=None)
-        for i in range(3) for a in ("a", "b") for r in range(1, runs + 1)
+        Row(
+            cluster="c",
+            item=f"q{i}",
+            arm=a,
+            run=r,
+            split="test",
+            correct=True,
+            outcome="correct",
+            failure_kind=None,
+        )
+        for i in range(3)
+        for a in ("a", "b")
+        for r in range(1, runs + 1)
     ]
     s.rows_put(bid, list(enumerate(rows)))
 
@@ -30,15 +41,26 @@ def _bench(s: Store, bid: str, arm_hash: str = "h-a", runs: int = 2) -> None:
 def test_grades_are_kept_by_row_key_and_found_by_a_rerun() -> None:
     s = Store(":memory:")
     _bench(s, "b1")
-    got = s.grades_put("b1", [Grade(item="q0", arm="a", run=1, correct=False, grader="ann", pi=0.25),
-                              Grade(item="q1", arm="b", run=2, correct=True)])
+    got = s.grades_put(
+        "b1",
+        [
+            Grade(item="q0", arm="a", run=1, correct=False, grader="ann", pi=0.25),
+            Grade(item="q1", arm="b", run=2, correct=True),
+        ],
+    )
     assert got == {"stored": 2, "replaced": 0}
-    assert s.grades_put("b1", [Grade(item="q0", arm="a", run=1, correct=True, grader="ann")]) == {"stored": 1, "replaced": 1}
+    assert s.grades_put("b1", [Grade(item="q0", arm="a", run=1, correct=True, grader="ann")]) == {
+        "stored": 1,
+        "replaced": 1,
+    }
     s.grades_put("b1", [Grade(item="q0", arm="a", run=1, correct=False, grader="bob")])  # a second grader
     _bench(s, "b2")  # the same spec run again: same reference, same arm hashes
     kept = [(g.arm, g.item, g.run, g.correct, g.grader, g.pi) for g in s.grades_get("b2")]
-    assert sorted(kept) == [("a", "q0", 1, False, "bob", None), ("a", "q0", 1, True, "ann", None),
-                            ("b", "q1", 2, True, "human", None)]
+    assert sorted(kept) == [
+        ("a", "q0", 1, False, "bob", None),
+        ("a", "q0", 1, True, "ann", None),
+        ("b", "q1", 2, True, "human", None),
+    ]
     _bench(s, "b3", arm_hash="h-a2")  # arm a changed: its outputs are not the graded ones
     assert [(g.arm, g.item) for g in s.grades_get("b3")] == [("b", "q1")]
 

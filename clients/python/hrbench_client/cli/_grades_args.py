@@ -19,7 +19,9 @@ def add_grades(sub: Any) -> None:
         help="keep human grades from a CSV or JSON-lines file (item, arm, run, correct; grader, pi optional)",
     )
     put.add_argument("id", help="the benchmark's id, id prefix or name")
-    put.add_argument("file", help="the grades file (.csv, or JSON lines); rows with an empty correct are skipped")
+    put.add_argument(
+        "file", help="the grades file (.csv, or JSON lines); rows with an empty correct are skipped"
+    )
     put.add_argument("--grader", help="the grader of the grades that name none (default: human)")
     nx = gs.add_parser(
         "next",

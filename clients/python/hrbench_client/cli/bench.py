@@ -73,7 +73,9 @@ def spec_grades(path: str) -> str | None:
     if grades is None:
         return None
     if not isinstance(grades, str) or not grades:
-        raise InvalidParams(f"{path}: grades: the path of a human grades file (CSV or JSON lines), got {grades!r}")
+        raise InvalidParams(
+            f"{path}: grades: the path of a human grades file (CSV or JSON lines), got {grades!r}"
+        )
     return str(_resolve(base, grades))
 
 
@@ -85,8 +87,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         _err(f"note: {said}")
     if args.detach:
         if grades is not None:
-            _err(f"note: the grades of {grades} are kept when the run ends in the foreground: when it ends, "
-                 f"run `hrb grades put ID {grades}`")
+            _err(
+                f"note: the grades of {grades} are kept when the run ends in the foreground: when it ends, "
+                f"run `hrb grades put ID {grades}`"
+            )
         return _submit_detached(args, spec)
     progress = _Progress("bench")
     with _client(args) as hb:

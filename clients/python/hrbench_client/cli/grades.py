@@ -42,7 +42,9 @@ def _write_next(rows: list[Any], out: Any, fmt: str) -> None:
     w = csv.writer(out, lineterminator="\n")
     w.writerow(COLUMNS)
     for r in rows:
-        w.writerow([r.arm, r.item, r.run, r.cluster, r.judge, repr(r.pi), _text(r.label), _text(r.output), ""])
+        w.writerow(
+            [r.arm, r.item, r.run, r.cluster, r.judge, repr(r.pi), _text(r.label), _text(r.output), ""]
+        )
 
 
 def cmd_grades(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import sys
 
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli._common import BadArguments
+from hrbench_client.cli._grades_args import add_grades
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.stop_flags import add_stop_flags
 
@@ -223,7 +224,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_bench(sub)
     _add_eval(sub)
     _add_ref(sub)
-    _add_grades(sub)
+    add_grades(sub)  # hrb grades put|next|list
     _add_reading(sub)
     _add_gate(sub)
     _add_prices(sub)
@@ -343,13 +344,6 @@ def _add_ref(sub: Any) -> None:
     rg = rs.add_parser("get", help="a stored reference by name or hash")
     rg.add_argument("name", help="the reference's name, or its hash (8+ characters of it)")
     rs.add_parser("list", help="stored references")
-
-
-def _add_grades(sub: Any) -> None:
-    """``hrb grades put|next|list`` (:mod:`hrbench_client.cli._grades_args`)."""
-    from hrbench_client.cli._grades_args import add_grades
-
-    add_grades(sub)
 
 
 def _add_reading(sub: Any) -> None:

@@ -316,10 +316,18 @@ class Client:
         return self.call("report", {"id": benchmark_id, "settings": settings}, p.ReportResult).report
 
     def grades_put(
-        self, benchmark_id: str, grades: list[Any] | None = None, *, path: str | None = None, grader: str | None = None
+        self,
+        benchmark_id: str,
+        grades: list[Any] | None = None,
+        *,
+        path: str | None = None,
+        grader: str | None = None,
     ) -> p.GradesPutResult:
-        """Keep human grades of a stored benchmark's rows: records (``item``, ``arm``, ``run``,
-        ``correct``; ``grader``, ``pi``) or the absolute ``path`` of a CSV or JSON-lines file."""
+        """Keep human grades of a stored benchmark's rows.
+
+        Give records (``item``, ``arm``, ``run``, ``correct``; ``grader``, ``pi``) or the absolute
+        ``path`` of a CSV or JSON-lines file the daemon reads.
+        """
         params = {"id": benchmark_id, "grades": grades, "path": path, "grader": grader}
         return self.call("grades/put", params, p.GradesPutResult)
 

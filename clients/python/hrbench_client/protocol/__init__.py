@@ -67,11 +67,11 @@ from hrbench_client.protocol.browse import (
 from hrbench_client.protocol.browse import Level as Level
 from hrbench_client.protocol.gate import GateParams, GateResult
 from hrbench_client.protocol.grades import (
-    GradeSpec,
     GradesGetParams,
     GradesGetResult,
     GradesNextParams,
     GradesNextResult,
+    GradeSpec,
     GradesPutParams,
     GradesPutResult,
     NextGrade,

@@ -30,9 +30,15 @@ class GradeSpec(_Spec):
     run: Annotated[int, Meta(ge=0, description="the row's run")]
     correct: bool
     grader: Annotated[str, Meta(min_length=1, max_length=200, description="who graded")] | None = None
-    pi: Annotated[
-        float, Meta(gt=0, le=1, description="the probability the row had of being drawn (grades/next writes it)")
-    ] | None = None
+    pi: (
+        Annotated[
+            float,
+            Meta(
+                gt=0, le=1, description="the probability the row had of being drawn (grades/next writes it)"
+            ),
+        ]
+        | None
+    ) = None
 
 
 class GradesPutParams(_Spec):
@@ -47,7 +53,10 @@ class GradesPutParams(_Spec):
     id: Annotated[str, Meta(description="a stored benchmark's id, unique id prefix or name")]
     grades: Annotated[list[GradeSpec], Meta(max_length=1_000_000)] | None = None
     path: Annotated[str, Meta(min_length=1, max_length=4096)] | None = None
-    grader: Annotated[str, Meta(min_length=1, max_length=200, description="the grader of grades naming none")] | None = None
+    grader: (
+        Annotated[str, Meta(min_length=1, max_length=200, description="the grader of grades naming none")]
+        | None
+    ) = None
 
 
 class GradesPutResult(Struct, kw_only=True):
