@@ -210,7 +210,7 @@ def compare(
     differences gets the clustered (CR2) standard error, the boundary-aware MOVER interval and a
     two-sided p-value on t with ``clusters - 1`` degrees of freedom (Bell-McCaffrey's, fewer, when
     clusters are unequal)
-    (:func:`~hrbench.stats.intervals.difference_interval`; issue 14: it is the clustered t
+    (:func:`~hrbench.stats.intervals.difference_interval`: it is the clustered t
     interval away from the boundary, has width even when the arms never disagree, and its
     p-value is never 0). Pairing removes the item difficulty both arms share, so the interval
     is far tighter than two separate intervals suggest (see ``se_unpaired``).
@@ -239,8 +239,8 @@ def compare(
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: an unknown arm, the same arm twice (decided, seed silent: a newcomer's
-            ``--compare ask ask`` was accepted), or a bad ``level``/``method``.
+        ConfigError: an unknown arm, the same arm twice (``--compare ask ask``: a comparison
+            needs two arms), or a bad ``level``/``method``.
 
     Example:
         >>> from hrbench.records import Row

@@ -141,7 +141,7 @@ class Comparison(msgspec.Struct, kw_only=True):
         p_holm: Holm-adjusted p-value over all the pairs compared together; ``None`` for a
             single comparison.
         df: ``n_clusters - 1`` with clusters of equal size, fewer with unequal ones
-            (Bell-McCaffrey, rounded down; issue 14).
+            (Bell-McCaffrey, rounded down).
         n_items: items both arms ran (labelled, reportable).
         n_clusters: clusters of those items.
         accuracy_a, accuracy_b: each arm's accuracy on those common items.

@@ -12,14 +12,13 @@ from collections.abc import Callable
 SCHEMA_VERSION = 7
 """The store's schema version: 1 kept one name per reference content (a second name replaced
 the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``; 3 keeps
-the governor's ledger per call (issue 13): open reservations in ``ledger_open``, and the spend
-left unknown by a crash in the ``unknown_*`` columns of ``ledger``; 4 adds the ``cancelled_*``
-columns; 5 keeps scored rows and their traces a batch per SQLite row (``row_batches``, issue 15):
-rows written before stay in ``rows`` and ``traces`` and are read with the batches; 6 adds the
-``lost_*`` columns of ``ledger`` (replies lost after their request was written, newcomer finding 4)
-and the ``*unpriced*`` ones (unknown spend with no USD bound: no price or no output limit;
-``ledger_open.usd`` is then NULL; newcomer finding 13); 7 keeps human grades of rows in ``grades``,
-by row key (reference hash, arm hash, item, run) and grader."""
+the governor's ledger per call: open reservations in ``ledger_open``, and the spend left unknown
+by a crash in the ``unknown_*`` columns of ``ledger``; 4 adds the ``cancelled_*`` columns; 5
+keeps scored rows and their traces a batch per SQLite row (``row_batches``): rows written before
+stay in ``rows`` and ``traces`` and are read with the batches; 6 adds the ``lost_*`` columns of
+``ledger`` (replies lost after their request was written) and the ``*unpriced*`` ones (unknown
+spend with no USD bound: no price or no output limit; ``ledger_open.usd`` is then NULL); 7 keeps
+human grades of rows in ``grades``, by row key (reference hash, arm hash, item, run) and grader."""
 
 
 _SCHEMA = """
