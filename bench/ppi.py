@@ -22,7 +22,7 @@ Printed per number of grades n (30, 50, 100, 200) and sampling:
 
 The truth is the super-population accuracy (items and clusters drawn afresh for each
 benchmark), what the report's intervals are for. Usage:
-    .venv/bin/python bench/ppi.py [N] [--quick] [--strict]
+    .venv/bin/python bench/ppi.py [N] [--quick] [--strict] [--how=next|--how=srs]
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ def main() -> int:
     )
     print(f"truth: arm a {t_a:.3f}, arm b {t_b:.3f} (alternative), {t_a:.3f} (null); seed 20261207")
     print("  how    n  cov a  cov b  cov d    FP ppi  human  judge   width  wider    worth  n/a  time")
-    rows = run(n_sims, "next", rng, t_a, t_b) + run(n_sims, "srs", rng, t_a, t_b)
+    hows = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--how=")] or ["next", "srs"]
+    rows = [r for how in hows for r in run(n_sims, how, rng, t_a, t_b)]
     bad = [
         r
         for r in rows

@@ -214,7 +214,7 @@ def _t_p(est: float, se: float, df: int) -> float:
     from scipy.special import stdtr
 
     if se <= 0:
-        return 1.0 if est == 0 else 0.0
+        return 1.0 if est == 0 else 1e-300  # never 0 from finite data
     return float(max(2 * stdtr(df, -abs(est) / se), 1e-300))
 
 
