@@ -85,12 +85,22 @@ class Imported(msgspec.Struct, kw_only=True):
     def add_run(
         self, arm: str, item: str, run: int | None, output: Any, usage: LogUsage | None = None
     ) -> None:
-        """Put ``output`` (and the ``usage`` recorded for it) as run ``run`` (1-based; ``None``: the next) of ``item`` on ``arm``."""
+        """Put ``output`` (and the ``usage`` recorded for it) as run ``run`` (1-based; ``None``: the next) of ``item`` on ``arm``.
+
+        The runs a file leaves out before ``run`` are held as ``NO_OUTPUT``; inside
+        :func:`~hrbench.interop._boundary.reading` each counts as a JSON value of the file, so a
+        run number of ``10**30`` is refused by ``max_values`` instead of filling memory.
+        """
+        from hrbench.interop._boundary import current
         from hrbench.reading._outputs import NO_OUTPUT
 
         runs = self.arms.setdefault(arm, {}).setdefault(item, [])
         if run is None:
             run = len(runs) + 1
+        reading = current()
+        if reading is not None and run > len(runs) + 1:
+            found = f"item {item!r} has run {run} (arm {arm!r}): more runs than the file may hold"
+            reading.charge_values(run - len(runs) - 1, "", found)
         while len(runs) < run:
             runs.append(NO_OUTPUT)
         if runs[run - 1] is not NO_OUTPUT:

@@ -27,6 +27,7 @@ import msgspec
 
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError, did_you_mean, field_under
+from hrbench.interop._boundary import naming
 from hrbench.interop._foreign import LOG_SOURCE, ErrorRun, Imported, ImportedRunError, LogUsage
 from hrbench.records import Step, Usage
 from hrbench.reference import Reference
@@ -58,7 +59,10 @@ def read_imported(path: str | os.PathLike[str], fmt: str, id_var: str | None = N
             for the other formats, whose items carry their own ids.
 
     Raises:
-        ConfigError: an unknown format, a file of another format or version, or malformed;
+        ConfigError: an unknown format, a file of another format or version, or malformed
+            (naming the place in it, ``samples[3].output``, and what was expected: one error
+            boundary, :mod:`hrbench.interop._boundary`); a file over an import limit
+            (``HRBENCH_IMPORT_MAX_BYTES`` and the others of :mod:`hrbench.interop._limits`);
             ``id_var`` with a format other than promptfoo, or a promptfoo result without it.
         OSError: the file cannot be read.
     """
@@ -223,7 +227,8 @@ def imported_reference(path: str | os.PathLike[str], fmt: str, id_var: str | Non
     if not found.items:
         raise ConfigError("reference.path", found.source, "holds no items")
     splits = {k: found.splits.get(k, "test") for k in found.items}
-    return Reference(found.items, labels=found.labels, cluster=found.clusters or None, split=splits)
+    with naming(found.source):  # a label or an id the reference refuses: in which file
+        return Reference(found.items, labels=found.labels, cluster=found.clusters or None, split=splits)
 
 
 def _spec_id_var(spec: Any, fmt: str, get: Callable[..., Any]) -> str | None:

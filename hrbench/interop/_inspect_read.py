@@ -26,15 +26,13 @@ early stopping) are runs the file lacks, which the outputs rules refuse (shared 
 
 from __future__ import annotations
 
-import json
 import math
-import struct
-import zipfile
-import zlib
 from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.interop._boundary import foreign_reader
+from hrbench.interop._bounded import ZipDocuments, lazy_documents, read_json
 from hrbench.interop._foreign import ErrorRun, Imported, LogUsage, check_version
 
 __all__ = ["INSPECT_VERSIONS", "read_inspect"]
@@ -42,47 +40,16 @@ __all__ = ["INSPECT_VERSIONS", "read_inspect"]
 INSPECT_VERSIONS = (2,)
 """The Inspect log format versions this reader knows (``EvalLog.version``)."""
 
-_ZSTD = 93
-"""The zip compression method number of zstd (APPNOTE 4.4.5)."""
 
-
-def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
-    """One member's bytes: stored and deflated by :mod:`zipfile`, zstd by ``zstandard``."""
-    if info.compress_type != _ZSTD:
-        return zf.read(info)
-    import zstandard
-
-    fp = zf.fp
-    assert fp is not None
-    fp.seek(info.header_offset)
-    head = fp.read(30)
-    if head[:4] != b"PK\x03\x04":
-        raise ConfigError("path", source, f"member {info.filename} has no local header: not a whole zip")
-    name_len, extra_len = struct.unpack("<HH", head[26:30])
-    fp.seek(info.header_offset + 30 + name_len + extra_len)
-    raw = fp.read(info.compress_size)
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    data: bytes = reader.read()
-    if zlib.crc32(data) != info.CRC:
-        raise ConfigError("path", source, f"member {info.filename} fails its checksum")
-    return data
-
-
-def _eval_zip(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and the samples of a ``.eval`` log."""
-    try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        raise ConfigError("path", path, "is not an Inspect .eval log (not a zip file)") from None
-    with zf:
-        infos = {i.filename: i for i in zf.infolist()}
-        head = infos.get("header.json") or infos.get("_journal/start.json")
-        if head is None:
-            raise ConfigError("path", path, "is not an Inspect .eval log (no header.json)")
-        header = json.loads(_member(zf, head, path))
-        names = sorted(n for n in infos if n.startswith("samples/") and n.endswith(".json"))
-        samples = [json.loads(_member(zf, infos[n], path)) for n in names]
-    return header, samples
+def _eval_zip(path: str) -> tuple[Any, Any]:
+    """The header and the samples of a ``.eval`` log, the samples read one at a time as they are looped over."""
+    archive = ZipDocuments(path, "an Inspect .eval log")
+    head = next((n for n in ("header.json", "_journal/start.json") if n in archive.members), None)
+    if head is None:
+        raise ConfigError("path", path, "is not an Inspect .eval log (no header.json)")
+    header = archive.document(head)
+    names = sorted(n for n in archive.members if n.startswith("samples/") and n.endswith(".json"))
+    return header, lazy_documents(archive, names)
 
 
 def _content_text(content: Any) -> str | None:
@@ -155,6 +122,7 @@ def _usage(sample: dict[str, Any], model: str) -> LogUsage | None:
     )
 
 
+@foreign_reader("inspect")
 def read_inspect(path: str) -> Imported:
     """Read an Inspect eval log (``.json`` or ``.eval``); see the module's fields.
 
@@ -177,10 +145,7 @@ def read_inspect(path: str) -> Imported:
     if Path(path).suffix == ".eval":
         header, samples = _eval_zip(path)
     else:
-        try:
-            header = json.loads(Path(path).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError("path", path, f"is not an Inspect log (not JSON: {exc.msg})") from None
+        header = read_json(path, "an Inspect log")
         if not isinstance(header, dict) or "eval" not in header:
             raise ConfigError("path", path, "is not an Inspect log (no `eval` field)")
         samples = header.get("samples") or []

@@ -50,10 +50,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.interop._boundary import foreign_reader
+from hrbench.interop._bounded import json_lines
 from hrbench.interop._foreign import Imported
 
 __all__ = ["LMEVAL_FIELDS", "NO_ANSWER", "read_lmeval"]
@@ -210,6 +211,7 @@ def _runs(rec: dict[str, Any], path: str, where: str) -> tuple[list[Any], Any]:
     return [scores.index(max(scores))], gold
 
 
+@foreign_reader("lm-eval")
 def read_lmeval(path: str) -> Imported:
     """Read an lm-eval samples file (JSON lines); see the module's fields.
 
@@ -228,17 +230,8 @@ def read_lmeval(path: str) -> Imported:
         {'none': {'0': ['4', '5']}}
     """
     found = Imported(source=path, fmt="lm-eval", items={}, labels={}, arms={})
-    text = Path(path).read_text(encoding="utf-8")
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, rec in json_lines(path, "an lm-eval samples file"):
         where = f"line {n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(
-                "path", path, f"{where}: not JSON ({exc.msg}): is it an lm-eval samples file?"
-            ) from None
         lacking = [f for f in LMEVAL_FIELDS if not isinstance(rec, dict) or f not in rec]
         if lacking:
             raise ConfigError(

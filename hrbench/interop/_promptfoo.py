@@ -29,12 +29,12 @@ Fields read (everything else, promptfoo's own grading among it, is ignored):
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.interop._boundary import foreign_reader
+from hrbench.interop._bounded import read_json
 from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
 __all__ = ["PROMPTFOO_VERSIONS", "read_promptfoo", "render_value"]
@@ -66,6 +66,14 @@ def _as_text(value: Any) -> str | None:
     if isinstance(value, float):
         return repr(value)
     return None
+
+
+def _kind(value: Any) -> str:
+    """What a variable holds, in JSON's words (a reader's values may be tracking subclasses)."""
+    for kind, name in ((bool, "boolean"), (dict, "table"), (list, "list")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
 
 
 def render_value(template: Any, test_vars: dict[str, Any], where: str) -> Any:
@@ -109,7 +117,7 @@ def render_value(template: Any, test_vars: dict[str, Any], where: str) -> Any:
             value = value[key]
         text = _as_text(value)
         if text is None:
-            raise refuse(f"`{place}` is a {type(value).__name__}, not a text or a number")
+            raise refuse(f"`{place}` is a {_kind(value)}, not a text or a number")
         parts += [template[pos : m.start()], text]
         pos = m.end()
     parts.append(template[pos:])
@@ -143,6 +151,7 @@ def _output(result: dict[str, Any]) -> Any:
     return response.get("output")
 
 
+@foreign_reader("promptfoo")
 def read_promptfoo(path: str, id_var: str = "id") -> Imported:
     """Read promptfoo's results JSON; see the module's fields.
 
@@ -180,10 +189,7 @@ def read_promptfoo(path: str, id_var: str = "id") -> Imported:
         raise ConfigError(
             "id_var", id_var, "expected the name of a test variable, e.g. 'id' or 'question_id'"
         )
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError("path", path, f"is not promptfoo's results (not JSON: {exc.msg})") from None
+    data = read_json(path, "promptfoo's results")
     body = data.get("results") if isinstance(data, dict) else None
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         raise ConfigError("path", path, "is not promptfoo's results (no `results.results` list)")

@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 from hrbench.errors import ConfigError
+from hrbench._util.files import open_input
 
 __all__ = ["GRADE_COLUMNS", "MAX_GRADES", "Grade", "GradedRows", "human_grades", "read_grades"]
 
@@ -134,9 +135,10 @@ def _grade(raw: Mapping[str, Any], where: str, field: str, grader: str | None) -
 
 
 def _records(path: Path, shown: str, field: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """``(where, record)`` of each line of a CSV or JSONL grades file."""
+    """``(where, record)`` of each line of a CSV or JSONL grades file (confined as
+    :mod:`hrbench._util.files` says: over TCP, only inside the exchange folders)."""
     try:
-        raw = path.open("rb")
+        raw = open_input(path, field)
     except OSError as exc:
         raise ConfigError(field, shown, f"cannot be read: {exc.strerror or exc}") from None
     with raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:

@@ -279,6 +279,7 @@ def report(
     warn: bool = True,
     stop: Any = None,
     grades: Any = None,
+    scorer: str | None = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
 
@@ -315,6 +316,8 @@ def report(
             the benchmark's own, :func:`hrbench.human_grades`): the report then has the
             human-graded section (:attr:`Report.human`), each arm's accuracy and each paired
             difference by PPI++ (:mod:`hrbench.stats.ppi`).
+        scorer: the name of the scorer that scored the rows (:attr:`Report.scorer`); by default
+            a benchmark's own (``scorer_name``), ``None`` for bare rows.
 
     Returns:
         A :class:`Report`.
@@ -364,6 +367,7 @@ def report(
         n_boot=n_boot,
         seed=seed,
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
+        scorer=scorer if scorer is not None else getattr(whole, "scorer_name", None),
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
     rep.human = human_section(
@@ -393,6 +397,7 @@ def report_payload(
     traces: Mapping[str, Any] | None = None,
     stop: Any = None,
     grades: Any = None,
+    scorer: str | None = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
@@ -413,6 +418,7 @@ def report_payload(
         traces: as for :func:`report` (the daemon passes the stored traces).
         stop: as for :func:`report` (the daemon passes the stored stop record).
         grades: as for :func:`report` (the daemon passes the stored human grades).
+        scorer: as for :func:`report` (the daemon passes the stored benchmark's scorer).
 
     It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
     builds it for a client that reads them).
@@ -451,6 +457,7 @@ def report_payload(
         warn=False,
         stop=stopped,
         grades=grades,
+        scorer=scorer,
     )
     if compare_pair is not None:
         rep.comparisons = [
@@ -473,7 +480,9 @@ def report_payload(
     if plot is not None:
         if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
             raise ConfigError("plot", plot, "must be the path of the PNG to write")
-        where = os.path.abspath(os.fspath(plot))
+        where = os.fspath(plot)  # kept as given: a confined caller's `..` is refused
+        if not os.path.isabs(where):
+            where = os.path.abspath(where)
         try:
             rep.plot(where)
         except ImportError as e:

@@ -3,7 +3,7 @@
 A real daemon subprocess; a benchmark scored by a mock judge. Bad params are refused by name
 (the daemon keeps serving): ``k`` out of range, neither or both of ``grades`` and ``path``, a
 relative path, an unknown benchmark, a grade of a row the benchmark lacks, a file that is not
-grades; over TCP no file of the client's choosing is read.
+grades; over TCP a grades file is read only inside the state folder's exchange folders.
 """
 
 from __future__ import annotations
@@ -115,13 +115,23 @@ def test_bad_params_are_refused_by_name(shared_daemon: Daemon, judged: str, tmp_
         assert c.status() is not None  # still serving
 
 
-def test_over_tcp_no_file_is_read(tmp_path: Path) -> None:
+def test_over_tcp_a_grades_file_is_read_only_in_the_exchange_folders(tmp_path: Path) -> None:
+    line = json.dumps({"item": "q1", "arm": "ask", "run": 1, "correct": True}) + "\n"
     with _recorded(tmp_path / "home") as d:
         with d.client() as c:
             bid = run(c, judged_spec("graded-over-tcp"))
-        f = tmp_path / "grades.jsonl"
-        f.write_text(json.dumps({"item": "q1", "arm": "ask", "run": 1, "correct": True}) + "\n")
+        outside = tmp_path / "grades.jsonl"
+        outside.write_text(line)
+        (d.home / "imports").mkdir(exist_ok=True)
+        inside = d.home / "imports" / "grades.jsonl"
+        inside.write_text(line.replace('"q1"', '"q2"'))
+        link = d.home / "imports" / "link.jsonl"
+        link.symlink_to(outside)
         with tcp_client(d.home) as c:
-            with pytest.raises(ConfigError, match="not read over TCP"):
-                c.grades_put(bid, path=str(f))
+            with pytest.raises(ConfigError, match="reads files only inside"):
+                c.grades_put(bid, path=str(outside))
+            with pytest.raises(ConfigError, match="symbolic link"):
+                c.grades_put(bid, path=str(link))
+            assert c.grades_put(bid, path=str(inside)).stored == 1
             assert c.grades_put(bid, [{"item": "q1", "arm": "ask", "run": 1, "correct": True}]).stored == 1
+            assert {g.item for g in c.grades_get(bid).grades} == {"q1", "q2"}

@@ -14,7 +14,7 @@ import msgspec
 from hrbench.errors import ConfigError
 from hrbench_client import protocol as p
 from hrbench_server.app import App
-from hrbench_server.methods._handlers import absolute_path, async_handler, over_tcp, resolve, to_thread
+from hrbench_server.methods._handlers import absolute_path, async_handler, resolve, to_thread
 
 __all__ = ["register_grades"]
 
@@ -24,11 +24,7 @@ def register_grades(feature: Callable[[str], Any], app: App) -> None:
 
     async def put(args: p.GradesPutParams) -> p.GradesPutResult:
         path = None
-        if args.path is not None:
-            if over_tcp.get():  # a TCP client may not be the daemon's user: no file of its choosing is read
-                raise ConfigError(
-                    "path", args.path, "is not read over TCP: send the grades themselves (`grades`)"
-                )
+        if args.path is not None:  # over TCP, read only inside the exchange folders (hrbench._util.files)
             path = absolute_path(args.path, "path")
 
         def run() -> dict[str, Any]:

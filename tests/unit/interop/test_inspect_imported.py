@@ -97,7 +97,9 @@ def test_judge_agreement_rescores_an_imported_arms_outputs_from_their_traces() -
     ref = imported_reference(CAPITALS, "inspect")
     b = _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2,
                scorer=hb.judge_scorer(hb.MockClient(grade)))  # fmt: skip
-    assert [len(b.traces[r.ledger_id]) for r in b.rows] == [2] * 6  # the log's step, then the judge's
+    assert [len(b.traces[r.ledger_id]) for r in b.rows] == [
+        3
+    ] * 6  # the log's step, the judge's request, its note of the text judged
     exact = {
         (r.item, r.run): r.correct
         for r in _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2).rows
@@ -109,9 +111,7 @@ def test_judge_agreement_rescores_an_imported_arms_outputs_from_their_traces() -
 
 def test_H4_16_a_sample_that_succeeded_on_retry_is_one_successful_run() -> None:
     """Shared case H4-16: Inspect's ``error_retries`` holds the failed attempt, ``error`` is null."""
-    log = {
-        (s["id"], s["epoch"]): s for s in (json.loads(m) for m in _members(RETRY) if m.startswith(b'{"id"'))
-    }
+    log = {(s["id"], s["epoch"]): s for s in _samples(RETRY)}
     assert len(log[("q1", 1)]["error_retries"]) == 1 and log[("q1", 1)].get("error") is None
     b = _bench(imported_arm("mock", RETRY, "inspect"), imported_reference(RETRY, "inspect"), runs=2)
     assert len(b.rows) == 4
@@ -120,14 +120,14 @@ def test_H4_16_a_sample_that_succeeded_on_retry_is_one_successful_run() -> None:
     assert not any(r.failure_kind == "error" for r in b.rows)
 
 
-def _members(path: Path) -> list[bytes]:
-    """The decompressed members of an Inspect ``.eval`` (zstd) log."""
-    import zipfile
+def _samples(path: Path) -> list[dict[str, Any]]:
+    """The sample documents of an Inspect ``.eval`` (zstd) log, read with the bounded zip reader."""
+    from hrbench.interop._boundary import reading
+    from hrbench.interop._bounded import ZipDocuments
 
-    from hrbench.interop._inspect_read import _member
-
-    with zipfile.ZipFile(path) as zf:
-        return [_member(zf, i, str(path)) for i in zf.infolist()]
+    with reading(str(path), "inspect"):
+        docs = ZipDocuments(str(path), "an Inspect .eval log")
+        return [json.loads(json.dumps(docs.document(n))) for n in docs.members if n.startswith("samples/")]
 
 
 def test_H4_17_early_stopped_epochs_refuse_the_benchmark_naming_them() -> None:
