@@ -201,8 +201,8 @@ def compare(
     seed: int = 0,
     n_boot: int = 2000,
     *,
-    warn: bool = True,
     grades: Any = None,
+    warn: bool = True,
 ) -> Comparison:
     """The paired difference ``arm_a - arm_b`` on the items both arms ran.
 
@@ -226,11 +226,11 @@ def compare(
             the sampling of items only and the comparison is labelled ``descriptive``.
         seed: the bootstrap seed.
         n_boot: bootstrap resamples.
-        warn: warn :class:`~hrbench.stats.NoIntervalWarning` when there is no interval (one
-            cluster, one item, an arm with no scored run), and why; ``note`` says it too.
         grades: human grades of some rows (by default the benchmark's own,
             :func:`hrbench.human_grades`): the comparison then has ``human``, the difference as
             humans would grade it by PPI++ (:mod:`hrbench.stats.ppi`).
+        warn: warn :class:`~hrbench.stats.NoIntervalWarning` when there is no interval (one
+            cluster, one item, an arm with no scored run), and why; ``note`` says it too.
 
     Returns:
         A :class:`Comparison` (``p_holm`` is ``None``: use :func:`compare_all` for many pairs);

@@ -43,12 +43,12 @@ class GateResult(msgspec.Struct, kw_only=True):
         max_drop, alpha: as given.
         n_items, n_clusters: the items both ran and their clusters.
         accuracy_candidate, accuracy_baseline: each arm's accuracy on those items.
-        descriptive: fewer than 5 runs per item: the interval covers the sampling of items only.
-        note: how to read the interval (no disagreement, few clusters disagreeing), or ``None``.
         human: when either benchmark has human grades of the compared arm's rows, the
             difference as humans would grade it, by PPI++ (a
             :class:`~hrbench.stats.ppi.GradedEstimate` as builtins, at level ``1 - 2 * alpha``):
             the decision then reads its interval; ``None`` otherwise.
+        descriptive: fewer than 5 runs per item: the interval covers the sampling of items only.
+        note: how to read the interval (no disagreement, few clusters disagreeing), or ``None``.
         exit_code: 0 pass, 1 fail, 3 cannot (``hrb gate``'s exit code).
     """
 
@@ -68,10 +68,10 @@ class GateResult(msgspec.Struct, kw_only=True):
     n_clusters: int = 0
     accuracy_candidate: float | None = None
     accuracy_baseline: float | None = None
+    human: dict[str, Any] | None = None
     descriptive: bool = False
     note: str | None = None
     exit_code: int = 0
-    human: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         self.exit_code = _EXIT[self.decision]

@@ -274,11 +274,11 @@ def report(
     seed: int = 0,
     n_boot: int = 2000,
     *,
+    grades: Any = None,
     pairs: bool = True,
     traces: Mapping[str, Any] | None = None,
     warn: bool = True,
     stop: Any = None,
-    grades: Any = None,
     scorer: str | None = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
@@ -299,6 +299,10 @@ def report(
             of items (and clusters) only. No effect with 5 or more runs.
         seed: the bootstrap's seed (each arm draws from ``(seed, arm name)``).
         n_boot: bootstrap resamples.
+        grades: human grades of some rows (``item``, ``arm``, ``run``, ``correct``; by default
+            the benchmark's own, :func:`hrbench.human_grades`): the report then has the
+            human-graded section (:attr:`Report.human`), each arm's accuracy and each paired
+            difference by PPI++ (:mod:`hrbench.stats.ppi`).
         pairs: also compare every pair of arms (:func:`compare_all`).
         traces: ``{ledger_id: [Step, ...]}`` for the list price (``ArmReport.usd_list``),
             which ``usd_per_run`` and ``accuracy_per_usd`` use too, so arms compare by cost
@@ -312,10 +316,6 @@ def report(
             :attr:`hrbench.Bench.stop`, taken from ``bench`` by default): the report then says
             how it stopped (:attr:`Report.stop`), shows no fixed-sample interval or p for its
             comparisons, and marks the arms' intervals conditional on the clusters run.
-        grades: human grades of some rows (``item``, ``arm``, ``run``, ``correct``; by default
-            the benchmark's own, :func:`hrbench.human_grades`): the report then has the
-            human-graded section (:attr:`Report.human`), each arm's accuracy and each paired
-            difference by PPI++ (:mod:`hrbench.stats.ppi`).
         scorer: the name of the scorer that scored the rows (:attr:`Report.scorer`); by default
             a benchmark's own (``scorer_name``), ``None`` for bare rows.
 
@@ -393,10 +393,10 @@ def report_payload(
     seed: int = 0,
     n_boot: int = 2000,
     compare_pair: tuple[str, str] | None = None,
+    grades: Any = None,
     plot: str | os.PathLike[str] | None = None,
     traces: Mapping[str, Any] | None = None,
     stop: Any = None,
-    grades: Any = None,
     scorer: str | None = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
@@ -412,12 +412,12 @@ def report_payload(
         n_boot: as for :func:`report`.
         compare_pair: ``(arm_a, arm_b)`` to put only that paired comparison in
             ``comparisons`` (``hrb report --compare A B``); by default all pairs.
+        grades: as for :func:`report` (the daemon passes the stored human grades).
         plot: a path to write the accuracy-vs-USD-per-run PNG to (:meth:`Report.plot`;
             ``hrb report --plot out.png``). Give an absolute path: through the daemon a
             relative one is taken from the daemon's working directory. The file is overwritten.
         traces: as for :func:`report` (the daemon passes the stored traces).
         stop: as for :func:`report` (the daemon passes the stored stop record).
-        grades: as for :func:`report` (the daemon passes the stored human grades).
         scorer: as for :func:`report` (the daemon passes the stored benchmark's scorer).
 
     It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
@@ -452,11 +452,11 @@ def report_payload(
         descriptive,
         seed,
         n_boot,
+        grades=grades,
         pairs=compare_pair is None,
         traces=traces,
         warn=False,
         stop=stopped,
-        grades=grades,
         scorer=scorer,
     )
     if compare_pair is not None:
@@ -470,8 +470,8 @@ def report_payload(
                 descriptive,
                 seed,
                 n_boot,
-                warn=False,
                 grades=grades if grades is not None else getattr(whole, "grades", None),
+                warn=False,
             )
         ]
     out = apply_stop(rep, stopped).to_dict()
