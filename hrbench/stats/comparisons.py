@@ -239,8 +239,8 @@ def compare(
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: an unknown arm, the same arm twice (``--compare ask ask``: a comparison
-            needs two arms), or a bad ``level``/``method``.
+        ConfigError: an unknown arm, the same arm twice (decided, seed silent: a newcomer's
+            ``--compare ask ask`` was accepted), or a bad ``level``/``method``.
 
     Example:
         >>> from hrbench.records import Row
