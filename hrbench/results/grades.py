@@ -28,8 +28,8 @@ from typing import Any
 
 import msgspec
 
-from hrbench.errors import ConfigError
 from hrbench._util.files import open_input
+from hrbench.errors import ConfigError
 
 __all__ = ["GRADE_COLUMNS", "MAX_GRADES", "Grade", "GradedRows", "human_grades", "read_grades"]
 
@@ -135,8 +135,11 @@ def _grade(raw: Mapping[str, Any], where: str, field: str, grader: str | None) -
 
 
 def _records(path: Path, shown: str, field: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """``(where, record)`` of each line of a CSV or JSONL grades file (confined as
-    :mod:`hrbench._util.files` says: over TCP, only inside the exchange folders)."""
+    """``(where, record)`` of each line of a CSV or JSONL grades file.
+
+    The file is opened as :mod:`hrbench._util.files` says (over TCP, only inside the exchange
+    folders).
+    """
     try:
         raw = open_input(path, field)
     except OSError as exc:

@@ -11,7 +11,6 @@ from typing import Any
 
 import msgspec
 
-from hrbench.errors import ConfigError
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import absolute_path, async_handler, resolve, to_thread
