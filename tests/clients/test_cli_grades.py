@@ -56,11 +56,11 @@ def _provider(poor: bool = False) -> LoopbackServer:
     return LoopbackServer(reply_fn=reply)
 
 
-def _spec(path: Path, base_url: str) -> Path:
+def _spec(path: Path, base_url: str, arms: tuple[str, ...] = ("a", "b")) -> Path:
     client = f'kind = "openai"\nmodel = "loopback-1"\nbase_url = "{base_url}"\nmax_attempts = 1\n'
     table = lambda d: "{ " + ", ".join(f'{k} = "{v}"' for k, v in d.items()) + " }"  # noqa: E731
-    arms = "".join(
-        f'[[arms]]\nkind = "prompt"\nname = "{a}"\ntemplate = "{a} {{item}}"\n' for a in ("a", "b")
+    arm_tables = "".join(
+        f'[[arms]]\nkind = "prompt"\nname = "{a}"\ntemplate = "{a} {{item}}"\n' for a in arms
     )
     path.write_text(
         textwrap.dedent(f"""\
@@ -74,7 +74,7 @@ def _spec(path: Path, base_url: str) -> Path:
         [client]
         """)
         + client
-        + arms
+        + arm_tables
         + "[scorer_settings]\n[scorer_settings.client]\n"
         + client
     )
@@ -115,7 +115,7 @@ def test_grades_next_put_report_and_a_rerun_from_the_cache(tmp_path: Path) -> No
         assert lib is not None
         for got, want in zip(human["pairs"] + human["arms"], lib.pairs + lib.arms, strict=True):
             assert got["estimate"] == want.estimate and got["ci_low"] == want.ci_low
-        # the judge alone sees arm b ahead; the humans see arm a ahead of b (truth: 0.667 vs 0.750 on all)
+        # the judge alone sees arm b far ahead; the humans by 0.083 (truth: a 0.667, b 0.750 on all)
         pair = human["pairs"][0]
         assert (pair["arm_a"], pair["arm_b"]) == ("a", "b")
         assert pair["judge"] < -0.1 and pair["ci_low"] < -0.083 < pair["ci_high"]
@@ -185,3 +185,29 @@ def test_a_spec_names_its_grades_file(tmp_path: Path) -> None:
     assert f"grades: 15 kept from {tmp_path / 'g.csv'}" in proc.stderr
     assert len(lines(hrb("grades", "list", bid).stdout)) == 15
     assert lines(hrb("report", bid, "--descriptive").stdout)[0]["human"]["n_grades"] == 15
+
+
+def test_the_gate_reads_the_stored_human_grades(tmp_path: Path) -> None:
+    with _provider() as srv:
+        ids = {
+            a: lines(
+                hrb("bench", str(_spec(tmp_path / f"only-{a}.toml", srv.base_url, (a,))), "--no-rows").stdout
+            )[-1]["id"]
+            for a in ("a", "b")
+        }
+    gate = ("gate", ids["a"], "--baseline", ids["b"], "--max-drop", "0.1", "--json")
+    judged = json.loads(hrb(*gate, check_rc=None).stdout)
+    assert judged["human"] is None and "humans" not in judged["reason"]
+    assert judged["diff"] < -0.15  # the judge, lenient with b: a is 0.18 behind
+    for a in ("a", "b"):  # a third of each arm's rows, drawn by `hrb grades next`, graded by hand
+        todo = lines(hrb("grades", "next", ids[a], "-k", "20", "--format", "jsonl").stdout)
+        path = tmp_path / f"grades-{a}.jsonl"
+        path.write_text("".join(json.dumps({**r, "correct": RIGHT[a][r["item"]]}) + "\n" for r in todo))
+        hrb("grades", "put", ids[a], str(path))
+    graded = json.loads(hrb(*gate, check_rc=None).stdout)
+    human = graded["human"]
+    assert human is not None and human["n_graded"] == 40 and human["method"] == "ppi++"
+    assert (graded["diff"], graded["ci_high"]) == (human["estimate"], human["ci_high"])
+    assert "as humans grade it (PPI++ on 40 human grades)" in graded["reason"]
+    truth = sum(RIGHT["a"].values()) / N - sum(RIGHT["b"].values()) / N  # -0.083
+    assert abs(graded["diff"] - truth) < abs(judged["diff"] - truth)
