@@ -35,6 +35,7 @@ class ArmRows:
     graded: np.ndarray  # bool per row
     h: np.ndarray  # human grade per row (nan where not graded)
     d: np.ndarray  # 1 / pi per row (nan where not graded)
+    stratified: bool = False  # d is N_v / n_v by the judge's verdict v (grades drawn by stratum)
 
 
 def grades_table(grades: Any) -> dict[tuple[str, str, int], tuple[float, float | None, list[str]]]:
@@ -108,12 +109,16 @@ def arm_of(
             pi[j] = np.nan if got[1] is None else got[1]
     graded = ~np.isnan(h)
     f = t.correct[idx].astype(float)
-    d = design_weights(graded, f, bool(np.any(graded & ~np.isnan(pi))))
-    return ArmRows(g=t.item_cluster[item].astype(np.intp), w=w, f=f, graded=graded, h=h, d=d)
+    d, stratified = design_weights(graded, f, bool(np.any(graded & ~np.isnan(pi))))
+    return ArmRows(
+        g=t.item_cluster[item].astype(np.intp), w=w, f=f, graded=graded, h=h, d=d, stratified=stratified
+    )
 
 
-def design_weights(graded: np.ndarray, f: np.ndarray, by_verdict: bool) -> np.ndarray:
+def design_weights(graded: np.ndarray, f: np.ndarray, by_verdict: bool) -> tuple[np.ndarray, bool]:
     """Each graded row's design weight (``nan`` elsewhere): 1, or ``N_v / n_v`` by the judge's verdict ``v``.
+
+    Returns ``(d, stratified)``: ``stratified`` when the weights are by verdict.
 
     Grades drawn by :func:`hrbench.next_grades` (they carry ``pi``) are drawn uniformly within
     each arm x verdict stratum, more often where the judge errs more; weighting each by its
@@ -123,15 +128,15 @@ def design_weights(graded: np.ndarray, f: np.ndarray, by_verdict: bool) -> np.nd
     """
     d = np.where(graded, 1.0, np.nan)
     if not by_verdict:
-        return d
+        return d, False
     for v in (0.0, 1.0):
         if np.any(f == v) and not np.any(graded & (f == v)):
-            return d
+            return d, False
     for v in (0.0, 1.0):
         n_v = int(np.sum(graded & (f == v)))
         if n_v:
             d[graded & (f == v)] = np.sum(f == v) / n_v
-    return d
+    return d, True
 
 
 def paired_parts(

@@ -25,7 +25,12 @@ before squaring, so the judge's errors that two arms share in a cluster cancel a
 differ by arm count (the **clustered paired difference**). ``lam`` (one per arm) is the value in
 [0, 1] that minimises that clustered variance (PPI++'s power tuning, with the clustered variance
 in place of the i.i.d. one), so the interval is never wider than the human-only one computed the
-same way (``lam = 0`` is a candidate).
+same way (``lam = 0`` is a candidate). Grades weighted by the judge's verdict (drawn by
+:func:`hrbench.next_grades`) make the estimate the post-stratified mean ``sum_v (N_v / N) H_v``
+whatever ``lam`` is (the judge's weighted mean on the graded rows is its mean over every row):
+its variance then takes the ``lam`` that estimate implies, ``H_1 - H_0`` (the human accuracy
+where the judge says right less where it says wrong), and is not tuned; when that is wider than
+the human-only interval, the human-only one is shown.
 
 Small samples: the plain PPI++ interval under-covers with few grades (0.907 at 50 grades in a
 simulation with a 90%-agreeing judge), because the rectifier's variance is estimated from the
@@ -83,7 +88,8 @@ class GradedEstimate(msgspec.Struct, kw_only=True):
         se: its clustered standard error.
         ci_low, ci_high: its interval at the section's level (within [0, 1], [-1, 1] for a difference).
         df: the t quantile's degrees of freedom (clusters holding a grade, less 1).
-        lam: the power-tuning weight of each arm's judge verdicts, in [0, 1] (0: not used).
+        lam: the power-tuning weight of each arm's judge verdicts, in [0, 1] (0: not used); for
+            an arm whose grades were drawn by stratum, the slope ``H_1 - H_0`` its variance takes.
         method: ``"ppi++"`` or ``"human-only"`` (the judge agrees poorly, or adds nothing).
         n_graded: graded rows used (of both arms for a difference).
         n_rows: rows with a judge verdict (of both arms for a difference).
@@ -204,6 +210,26 @@ def _best_lam(b: np.ndarray, cols: list[np.ndarray]) -> list[float]:
     return [float(v) for v in best]
 
 
+def _slope(arm: ArmRows) -> float:
+    """The human accuracy where the judge says right less where it says wrong (weighted graded rows; 0 without both).
+
+    With grades weighted by the judge's verdict (:func:`~hrbench.stats._ppi_rows.design_weights`)
+    the estimate is the post-stratified mean ``sum_v (N_v / N) H_v``, whatever ``lam``; its
+    error's share in a cluster is that of ``lam = H_1 - H_0`` (the graded rows' residuals within
+    their verdict, and the verdicts' shares over every row times the gap), so that is the
+    ``lam`` its variance takes, not one tuned to make the variance small.
+    """
+    L = arm.graded
+    wd, h, f = arm.w[L] * arm.d[L], arm.h[L], arm.f[L]
+    means = []
+    for v in (1.0, 0.0):
+        m = f == v
+        if not np.any(m):
+            return 0.0
+        means.append(float(np.sum(wd[m] * h[m]) / np.sum(wd[m])))
+    return means[0] - means[1]
+
+
 def _t_quantile(level: float, df: int) -> float:
     from scipy.special import stdtrit
 
@@ -244,8 +270,11 @@ def _fit(
     parts = [_shares(a, size, n_g + 2 * k) for k, a in enumerate(arms)]
     b = sum(s * p[3] for s, p in zip(signs, parts, strict=True))
     cols = [s * p[4] for s, p in zip(signs, parts, strict=True)]
-    if lam is None:
-        lam = _best_lam(np.asarray(b), cols)
+    if lam is None:  # an arm graded by stratum: its slope; the others tuned
+        fixed = [_slope(a) if a.stratified else None for a in arms]
+        base = np.asarray(b) + sum(v * c for v, c in zip(fixed, cols, strict=True) if v is not None)
+        free = _best_lam(base, [c for v, c in zip(fixed, cols, strict=True) if v is None])
+        lam = [v if v is not None else free.pop(0) for v in fixed]
     est = sum(s * (lv * p[0] + p[1] - lv * p[2]) for s, lv, p in zip(signs, lam, parts, strict=True))
     e = np.asarray(b) + sum(lv * c for lv, c in zip(lam, cols, strict=True))
     graded = np.unique(np.concatenate([a.g[a.graded] for a in arms]))
@@ -414,6 +443,8 @@ def _estimate(
     bounds = (-1.0, 1.0) if len(names) > 1 else (0.0, 1.0)
     human = _fit(real, signs, n_g, level, [0.0] * len(real), bounds)
     fit = human if fallback else _fit(real, signs, n_g, level, None, bounds)
+    if fit.se > human.se:  # a slope the variance must take made it wider: the judge adds nothing
+        fit = human
     method = "human-only" if fallback or not any(fit.lam) else "ppi++"
     note = None
     if fallback:

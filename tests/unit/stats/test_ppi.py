@@ -152,6 +152,32 @@ def test_stratified_draws_are_unbiased_and_would_not_be_without_their_weights() 
     assert abs(np.mean(plain) - truth) > 6 * np.std(plain) / np.sqrt(len(plain))
 
 
+def test_grades_drawn_by_stratum_give_the_post_stratified_mean_and_its_variance_its_slope() -> None:
+    # weighted by the judge's verdict, the estimate is sum_v (N_v / N) H_v whatever lam is, so the
+    # variance takes the lam that estimate implies (H_1 - H_0), not one tuned to shrink it
+    bench, y = _clustered(4, g=20, m=5, runs=1)
+    where = {
+        (str(i), int(r)): j
+        for j, (a, i, r) in enumerate(zip(bench["arm"], bench["item"], bench["run"]))
+        if a == "a"
+    }
+    got = [
+        {**_graded(bench, y, [where[(row["item"], row["run"])]])[0], "pi": row["pi"]}
+        for row in next_grades(bench, 40, seed=3)
+        if row["arm"] == "a"
+    ]
+    e = ppi_estimate(bench, got, judge={"arms": [], "comparisons": []}).arms[0]
+    f = bench["correct"][bench["arm"] == "a"]
+    judge_of = {(g["item"], g["run"]): bool(bench["correct"][where[(g["item"], g["run"])]]) for g in got}
+    h = {
+        v: np.mean([g["correct"] for g in got if judge_of[(g["item"], g["run"])] == v]) for v in (True, False)
+    }
+    assert e.estimate == pytest.approx(f.mean() * h[True] + (1 - f.mean()) * h[False], abs=1e-12)
+    assert e.estimate == pytest.approx(e.human, abs=1e-12)
+    assert e.method == "ppi++" and e.lam == [pytest.approx(h[True] - h[False], abs=1e-12)]
+    assert e.ci_high - e.ci_low <= e.human_high - e.human_low
+
+
 def test_next_grades_draws_ungraded_rows_by_stratum_with_their_probabilities() -> None:
     bench, y = _clustered(5, g=10, m=4, runs=1)
     first = next_grades(bench, 20, seed=1)
