@@ -158,7 +158,7 @@ def test_grades_drawn_by_stratum_give_the_post_stratified_mean_and_its_variance_
     bench, y = _clustered(4, g=20, m=5, runs=1)
     where = {
         (str(i), int(r)): j
-        for j, (a, i, r) in enumerate(zip(bench["arm"], bench["item"], bench["run"]))
+        for j, (a, i, r) in enumerate(zip(bench["arm"], bench["item"], bench["run"], strict=True))
         if a == "a"
     }
     got = [
