@@ -30,6 +30,7 @@ import msgspec
 
 from hrbench._util.files import open_input
 from hrbench.errors import ConfigError
+from hrbench.records import Grade
 
 __all__ = ["GRADE_COLUMNS", "MAX_GRADES", "Grade", "GradedRows", "human_grades", "read_grades"]
 
@@ -44,32 +45,12 @@ _TRUE = frozenset({"true", "1", "yes", "right", "y", "t"})
 _FALSE = frozenset({"false", "0", "no", "wrong", "n", "f"})
 
 
-class Grade(msgspec.Struct, frozen=True, kw_only=True):
-    """One human grade of one row: did a person judge the arm's output on the item right?
-
-    Attributes:
-        item, arm, run: the row graded (its key: a rerun of the same spec from the cache has
-            the same rows, so the grades stay theirs).
-        correct: the person's verdict.
-        grader: who graded (``"human"`` when not said).
-        pi: the probability the row had of being drawn, for a row :func:`hrbench.next_grades`
-            drew; ``None`` for a row chosen otherwise.
-    """
-
-    item: str
-    arm: str
-    run: int
-    correct: bool
-    grader: str = "human"
-    pi: float | None = None
-
-
 class GradedRows(msgspec.Struct, kw_only=True):
     """Rows with their human grades (what :func:`human_grades` returns for bare rows).
 
     Attributes:
         rows: the rows (:class:`~hrbench.records.Row`).
-        grades: the grades (:class:`Grade`).
+        grades: the grades (:class:`~hrbench.records.Grade`).
         scorer_name: the scorer's name (a judge's starts with ``judge``).
     """
 
@@ -252,7 +233,7 @@ def human_grades(bench: Any, grades: Any, *, grader: str | None = None) -> Any:
         grader: the grader of the grades that name none.
 
     Returns:
-        A copy of ``bench`` with ``grades`` (a list of :class:`Grade`); for bare rows a
+        A copy of ``bench`` with ``grades`` (a list of :class:`~hrbench.records.Grade`); for bare rows a
         :class:`GradedRows`. Its :func:`hrbench.report` and :func:`hrbench.compare` then give
         PPI++ estimates beside the judge-only and human-only ones.
 

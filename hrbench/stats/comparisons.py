@@ -239,8 +239,8 @@ def compare(
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: an unknown arm, the same arm twice (decided, seed silent: a newcomer's
-            ``--compare ask ask`` was accepted), or a bad ``level``/``method``.
+        ConfigError: an unknown arm, the same arm twice (``--compare ask ask``), or a bad
+            ``level``/``method``.
 
     Example:
         >>> from hrbench.records import Row
@@ -313,7 +313,7 @@ def warn_no_interval(
 ) -> None:
     """Warn, once per reason, what has no interval and why; :class:`NoLabelsWarning` when no run is labelled.
 
-    Decided (an independent check found these silent): an arm or a comparison with no interval
+    Rule (never silent): an arm or a comparison with no interval
     says why in its ``note`` and in a :class:`~hrbench.stats.NoIntervalWarning`; a benchmark
     none of whose reportable runs is on a labelled item warns
     :class:`~hrbench.errors.NoLabelsWarning` instead (accuracy is NA for every arm).

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from hrbench.errors import ConfigError, NotFound
+from hrbench.records import Grade
 from hrbench.store._open import _Base
 
 
@@ -45,7 +46,7 @@ class _Grades(_Base):
 
         Args:
             benchmark_id: the benchmark whose rows were graded.
-            grades: :class:`~hrbench.results.grades.Grade` records.
+            grades: :class:`~hrbench.records.Grade` records.
 
         Returns:
             ``{"stored": n, "replaced": m}``: grades written, and of those the ones that replaced
@@ -58,7 +59,7 @@ class _Grades(_Base):
         Example:
             >>> from hrbench.store import Store
             >>> from hrbench.records import Row
-            >>> from hrbench.results.grades import Grade
+            >>> from hrbench.records import Grade
             >>> s = Store(":memory:")
             >>> s.benchmark_put("b1", {"arms": [{"name": "a", "hash": "h1"}]}, "ref")
             >>> s.rows_put("b1", [(0, Row(cluster="c", item="q1", arm="a", run=1, split="test",
@@ -118,14 +119,12 @@ class _Grades(_Base):
         """The human grades of a stored benchmark's rows: any kept for the same reference, arms and rows.
 
         Returns:
-            :class:`~hrbench.results.grades.Grade` records, named by this benchmark's arms, in
+            :class:`~hrbench.records.Grade` records, named by this benchmark's arms, in
             arm, item, run and grader order.
 
         Raises:
             NotFound: no benchmark has that id.
         """
-        from hrbench.results.grades import Grade
-
         ref, arms = self._graded_arms(benchmark_id)
         if not arms:
             return []

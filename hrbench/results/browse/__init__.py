@@ -12,7 +12,7 @@ and banner), :mod:`~hrbench.results.browse.view` (a benchmark's page, two compar
 :mod:`~hrbench.results.browse.matrix` (items by arms) and :mod:`~hrbench.results.browse.cells`
 (one cell with its traces), :mod:`~hrbench.results.browse.grading` (human grading); every name is importable from ``hrbench.results.browse``.
 
-Rules kept here (the seeds are silent):
+Rules:
 
 - a benchmark is reported with ``descriptive=True`` always: with 5 or more runs per item that
   changes nothing, with fewer the report (and so every page) is labelled "descriptive only"
@@ -27,8 +27,8 @@ Rules kept here (the seeds are silent):
 - a benchmark with runs that ended in errors (all or some) has status ``errors`` (a budget stop
   wins when both) and a ``stop_note`` saying how many, the commonest cause, and that
   ``hrb bench --resume ID --retry-errors`` runs them again (a benchmark whose every run failed
-  is never shown ``done``); one stored ``done`` by an older version with such runs is shown
-  ``errors`` too.
+  on a dead port is never shown ``done``); one stored ``done`` by an older version
+  with such runs is shown ``errors`` too.
 """
 
 from __future__ import annotations

@@ -229,7 +229,7 @@ def benchmark_view(
     }
     if not rows:
         return out
-    traces = _price_traces(store, benchmark_id)  # the list price per arm (issue 18)
+    traces = _price_traces(store, benchmark_id)  # the list price per arm
     judged = judged_rows(store, rec, rows)  # a judge's benchmark: its agreement section too
     grades = store.grades_get(benchmark_id) or None  # human grades: the report's PPI++ section
     rep = report(

@@ -29,7 +29,7 @@ class GateParams(_Spec):
 
 
 class GateResult(Struct, kw_only=True):
-    """What the gate decided: ``fail`` (exit 1), ``pass`` (exit 0) or ``cannot`` (exit 3), and why.
+    """What the gate concluded: ``fail`` (exit 1), ``pass`` (exit 0) or ``cannot`` (exit 3), and why.
 
     With human grades of the compared arm's rows (``hrb grades put``), ``human`` is the
     difference as humans would grade it by PPI++, and ``diff`` and its interval are that
