@@ -71,6 +71,7 @@ if typing.TYPE_CHECKING:
     )
     from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
     from hrbench.reference import Reference
+    from hrbench.results.grades import Grade, human_grades
     from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
     from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
     from hrbench.runner.cache import Cache, cache_key, request_hash
@@ -85,6 +86,7 @@ if typing.TYPE_CHECKING:
     from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
     from hrbench.stats.agreement import judge_agreement
     from hrbench.stats.gate import GateResult, gate
+    from hrbench.stats.grading import next_grades
     from hrbench.stats.sequential import StopWhenSure
     from hrbench.store import Store
 
@@ -113,6 +115,7 @@ __all__ = [
     "FewRunsWarning",
     "GateResult",
     "Governor",
+    "Grade",
     "HrbenchError",
     "MetricErrorWarning",
     "MockClient",
@@ -163,12 +166,14 @@ __all__ = [
     "exact_scorer",
     "example_document",
     "gate",
+    "human_grades",
     "is_not_found",
     "judge_agreement",
     "judge_scorer",
     "metrics",
     "module",
     "module_fn",
+    "next_grades",
     "numeric_scorer",
     "options",
     "outputs_arm",
@@ -253,6 +258,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "tatqa_scorer",
     ),
     "hrbench.reference": ("Reference",),
+    "hrbench.results.grades": ("Grade", "human_grades"),
     "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "Usage"),
     "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
     "hrbench.runner.cache": ("Cache", "cache_key", "request_hash"),
@@ -276,6 +282,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
     "hrbench.stats.agreement": ("judge_agreement",),
     "hrbench.stats.gate": ("GateResult", "gate"),
+    "hrbench.stats.grading": ("next_grades",),
     "hrbench.stats.sequential": ("StopWhenSure",),
     "hrbench.store": ("Store",),
 }

@@ -17,6 +17,7 @@ __all__ = [
     "REFUSAL_REASONS",
     "Answer",
     "Billed",
+    "Grade",
     "Request",
     "Result",
     "Row",
@@ -378,3 +379,23 @@ class Row(msgspec.Struct, kw_only=True):
 
 ROW_COLUMNS: tuple[str, ...] = Row.__struct_fields__
 """The seed's columns, in the seed's order."""
+
+
+class Grade(msgspec.Struct, frozen=True, kw_only=True):
+    """One human grade of one row: did a person judge the arm's output on the item right?
+
+    Attributes:
+        item, arm, run: the row graded (its key: a rerun of the same spec from the cache has
+            the same rows, so the grades stay theirs).
+        correct: the person's verdict.
+        grader: who graded (``"human"`` when not said).
+        pi: the probability the row had of being drawn, for a row :func:`hrbench.next_grades`
+            drew; ``None`` for a row chosen otherwise.
+    """
+
+    item: str
+    arm: str
+    run: int
+    correct: bool
+    grader: str = "human"
+    pi: float | None = None

@@ -13,6 +13,7 @@ from hrbench.errors import ConfigError, NoLabelsWarning
 from hrbench.records import FAILURE_KINDS
 from hrbench.stats._wilson import _t_sf
 from hrbench.stats.consistency import METRICS, item_values, pass_k_runs
+from hrbench.stats.human import human_pair
 from hrbench.stats.intervals import (
     _DIFF,
     _TINY,
@@ -228,6 +229,7 @@ def compare(
     seed: int = 0,
     n_boot: int = 2000,
     *,
+    grades: Any = None,
     warn: bool = True,
     metric: str = "accuracy",
     pass_k: int | None = None,
@@ -254,6 +256,9 @@ def compare(
             the sampling of items only and the comparison is labelled ``descriptive``.
         seed: the bootstrap seed.
         n_boot: bootstrap resamples.
+        grades: human grades of some rows (by default the benchmark's own,
+            :func:`hrbench.human_grades`): the comparison then has ``human``, the difference as
+            humans would grade it by PPI++ (:mod:`hrbench.stats.ppi`).
         warn: warn :class:`~hrbench.stats.NoIntervalWarning` when there is no interval (one
             cluster, one item, an arm with no scored run), and why; ``note`` says it too.
         metric: ``"accuracy"``, ``"pass^k"`` (the chance that ``pass_k`` runs of an item are
@@ -293,6 +298,7 @@ def compare(
     c = _paired(t, a, b, level, method, desc, seed, n_boot, metric=metric, pass_k=k)
     if warn:
         warn_no_interval("compare", t, [], [c])
+    c.human = human_pair(bench, grades, level, c)
     return c
 
 

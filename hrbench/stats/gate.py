@@ -45,6 +45,10 @@ class GateResult(msgspec.Struct, kw_only=True):
         max_drop, alpha: as given.
         n_items, n_clusters: the items both ran and their clusters.
         accuracy_candidate, accuracy_baseline: each arm's accuracy on those items.
+        human: when either benchmark has human grades of the compared arm's rows, the
+            difference as humans would grade it, by PPI++ (a
+            :class:`~hrbench.stats.ppi.GradedEstimate` as builtins, at level ``1 - 2 * alpha``):
+            the decision then reads its interval; ``None`` otherwise.
         descriptive: fewer than 5 runs per item: the interval covers the sampling of items only.
         note: how to read the interval (no disagreement, few clusters disagreeing), or ``None``.
         exit_code: 0 pass, 1 fail, 3 cannot (``hrb gate``'s exit code).
@@ -72,6 +76,7 @@ class GateResult(msgspec.Struct, kw_only=True):
     n_clusters: int = 0
     accuracy_candidate: float | None = None
     accuracy_baseline: float | None = None
+    human: dict[str, Any] | None = None
     descriptive: bool = False
     note: str | None = None
     exit_code: int = 0
@@ -261,6 +266,14 @@ def gate(
         descriptive=c.descriptive,
         note=c.note,
     )
+    human = _human(both, [(candidate, a_c, "candidate"), (baseline, a_b, "baseline")], store, 1 - 2 * alpha)
+    if human is not None:  # human grades: the decision reads the PPI++ interval
+        head.update(human=human)
+        if human["ci_high"] is not None:
+            c = msgspec.structs.replace(
+                c, diff=human["estimate"], ci_low=human["ci_low"], ci_high=human["ci_high"]
+            )
+            head.update(diff=c.diff, ci_low=c.ci_low, ci_high=c.ci_high)
     if c.ci_high is None or c.diff is None:
         why = (c.note or "no interval").removeprefix("no interval: ")
         return GateResult(decision="cannot", reason=f"cannot compare: {why}", **head)
@@ -274,11 +287,40 @@ def gate(
         reason = f"no rise of more than {max_drop:.3f}{what} shown: {bound} is not above {max_drop:+.3f}"
         return GateResult(decision="pass", reason=reason, **head)
     bound = f"its {1 - alpha:.0%} upper bound {c.ci_high:+.3f}"
+    if human is not None and human["ci_high"] is not None:
+        bound = f"as humans grade it (PPI++ on {human['n_graded']} human grades), {bound}"
     if c.ci_high < -max_drop:
         reason = f"candidate is worse by more than {max_drop:.3f}{what}: {bound} is below {-max_drop:+.3f}"
         return GateResult(decision="fail", reason=reason, **head)
     reason = f"no drop of more than {max_drop:.3f}{what} shown: {bound} is not below {-max_drop:+.3f}"
     return GateResult(decision="pass", reason=reason, **head)
+
+
+def _human(
+    rows: list[Row], sides: list[tuple[Any, str, str]], store: Any, level: float
+) -> dict[str, Any] | None:
+    """The PPI++ estimate of ``candidate - baseline`` from either side's human grades of its arm, or ``None``.
+
+    A side's grades are a benchmark's own (:func:`hrbench.human_grades`) or, for a stored one,
+    the store's (:meth:`~hrbench.store.Store.grades_get`); a rows file has none.
+    """
+    from hrbench.stats.ppi import ppi_estimate
+
+    grades = []
+    for x, arm, name in sides:
+        if _stored(x):
+            got = store.grades_get(store.benchmark_resolve(str(x)))
+        else:
+            got = getattr(x, "grades", None) or []
+        grades += [{**msgspec.to_builtins(g), "arm": name} for g in got if _field(g, "arm") == arm]
+    if not grades:
+        return None
+    s = ppi_estimate(rows, grades, level, judge={"arms": [], "comparisons": []})
+    return None if s is None or not s.pairs else msgspec.to_builtins(s.pairs[0])
+
+
+def _field(g: Any, name: str) -> Any:
+    return g[name] if isinstance(g, dict) else getattr(g, name)
 
 
 def _arm(r: Any) -> str:

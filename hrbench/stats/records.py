@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 __all__ = [
@@ -177,6 +179,9 @@ class Comparison(msgspec.Struct, kw_only=True):
             possible), or 5 or fewer clusters disagree (the p-value then rests on the t
             model more than on the data), or one cluster, or an arm with no scored run;
             ``None`` otherwise.
+        human: for a benchmark with human grades, the difference as humans would grade it, by
+            PPI++ beside the judge-only and human-only intervals (a
+            :class:`~hrbench.stats.ppi.GradedEstimate` as builtins); ``None`` otherwise.
     """
 
     arm_a: str
@@ -200,6 +205,7 @@ class Comparison(msgspec.Struct, kw_only=True):
     metric: str = "accuracy"
     pass_k_runs: int | None = None
     note: str | None = None
+    human: dict[str, Any] | None = None
 
 
 class PowerPoint(msgspec.Struct, kw_only=True, frozen=True):

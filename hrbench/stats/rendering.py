@@ -18,6 +18,7 @@ from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, usd_text
 from hrbench.stats.agreement import judge_text
 from hrbench.stats.consistency import label
+from hrbench.stats.human import human_text
 from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats.records import ArmReport, Comparison
 from hrbench.stats.stopped import stop_lines, stop_markdown
@@ -51,6 +52,9 @@ class Report(msgspec.Struct, kw_only=True):
         judge: for a benchmark a judge scored, the judge's agreement with the exact scorer on
             the same rows and its flips (:func:`hrbench.stats.agreement.judge_agreement`);
             ``None`` otherwise.
+        human: for a benchmark with human grades, each arm's accuracy and each paired
+            difference as humans would grade them, by PPI++ (a
+            :class:`~hrbench.stats.ppi.HumanSection` as builtins); ``None`` otherwise.
         scorer: the name of the scorer that scored the rows (the text's and the Markdown's
             first line name it), ``None`` when not known (a report of bare rows).
     """
@@ -67,6 +71,7 @@ class Report(msgspec.Struct, kw_only=True):
     version: int = 1
     stop: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    human: dict[str, Any] | None = None
     scorer: str | None = None
 
     def arm(self, name: str) -> ArmReport:
@@ -77,7 +82,7 @@ class Report(msgspec.Struct, kw_only=True):
         raise KeyError(name)
 
     def __str__(self) -> str:
-        text = render(self) + judge_text(self.judge)  # a judged benchmark's agreement section
+        text = render(self) + judge_text(self.judge) + human_text(self.human)  # judged; human-graded
         if self.stop is None:
             return text
         head, _, rest = text.partition("\n")
@@ -107,7 +112,11 @@ class Report(msgspec.Struct, kw_only=True):
             >>> [ln.split(" | ")[:2] for ln in md.splitlines() if ln.startswith("| `")]
             [['| `a`', '0.667'], ['| `b`', '1.000'], ['| `a` - `b`', '-0.333']]
         """
-        md = render_markdown(self) + judge_text(self.judge, markdown=True)
+        md = (
+            render_markdown(self)
+            + judge_text(self.judge, markdown=True)
+            + human_text(self.human, markdown=True)
+        )
         if self.stop is None:
             return md
         lines = md.split("\n")

@@ -22,6 +22,7 @@ from hrbench.stats.comparisons import (
     warn_no_interval,
 )
 from hrbench.stats.consistency import arm_consistency, pass_k_runs
+from hrbench.stats.human import human_section
 from hrbench.stats.intervals import (
     _POSITIVE,
     _UNIT,
@@ -283,6 +284,7 @@ def report(
     seed: int = 0,
     n_boot: int = 2000,
     *,
+    grades: Any = None,
     pairs: bool = True,
     traces: Mapping[str, Any] | None = None,
     warn: bool = True,
@@ -308,6 +310,10 @@ def report(
             of items (and clusters) only. No effect with 5 or more runs.
         seed: the bootstrap's seed (each arm draws from ``(seed, arm name)``).
         n_boot: bootstrap resamples.
+        grades: human grades of some rows (``item``, ``arm``, ``run``, ``correct``; by default
+            the benchmark's own, :func:`hrbench.human_grades`): the report then has the
+            human-graded section (:attr:`Report.human`), each arm's accuracy and each paired
+            difference by PPI++ (:mod:`hrbench.stats.ppi`).
         pairs: also compare every pair of arms (:func:`compare_all`).
         traces: ``{ledger_id: [Step, ...]}`` for the list price (``ArmReport.usd_list``),
             which ``usd_per_run`` and ``accuracy_per_usd`` use too, so arms compare by cost
@@ -382,6 +388,9 @@ def report(
         scorer=scorer if scorer is not None else getattr(whole, "scorer_name", None),
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
+    rep.human = human_section(
+        bench, grades if grades is not None else getattr(whole, "grades", None), level, rep
+    )
     return apply_stop(rep, stopped)
 
 
@@ -408,6 +417,7 @@ def report_payload(
     seed: int = 0,
     n_boot: int = 2000,
     compare_pair: tuple[str, str] | None = None,
+    grades: Any = None,
     plot: str | os.PathLike[str] | None = None,
     traces: Mapping[str, Any] | None = None,
     stop: Any = None,
@@ -428,6 +438,7 @@ def report_payload(
         n_boot: as for :func:`report`.
         compare_pair: ``(arm_a, arm_b)`` to put only that paired comparison in
             ``comparisons`` (``hrb report --compare A B``); by default all pairs.
+        grades: as for :func:`report` (the daemon passes the stored human grades).
         plot: a path to write the accuracy-vs-USD-per-run PNG to (:meth:`Report.plot`;
             ``hrb report --plot out.png``). Give an absolute path: through the daemon a
             relative one is taken from the daemon's working directory. The file is overwritten.
@@ -470,6 +481,7 @@ def report_payload(
         descriptive,
         seed,
         n_boot,
+        grades=grades,
         pairs=compare_pair is None,
         traces=traces,
         warn=False,
@@ -488,6 +500,7 @@ def report_payload(
                 descriptive,
                 seed,
                 n_boot,
+                grades=grades if grades is not None else getattr(whole, "grades", None),
                 warn=False,
                 metric=metric,
                 pass_k=pass_k,

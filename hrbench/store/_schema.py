@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """The store's schema version: 1 kept one name per reference content (a second name replaced
 the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``; 3 keeps
 the governor's ledger per call: open reservations in ``ledger_open``, and the spend
@@ -18,7 +18,8 @@ columns; 5 keeps scored rows and their traces a batch per SQLite row (``row_batc
 rows written before stay in ``rows`` and ``traces`` and are read with the batches; 6 adds the
 ``lost_*`` columns of ``ledger`` (replies lost after their request was written)
 and the ``*unpriced*`` ones (unknown spend with no USD bound: no price or no output limit;
-``ledger_open.usd`` is then NULL)."""
+``ledger_open.usd`` is then NULL); 7 keeps human grades of rows in ``grades``, by row key
+(reference hash, arm hash, item, run) and grader."""
 
 
 _SCHEMA = """
@@ -57,6 +58,10 @@ CREATE TABLE IF NOT EXISTS ledger_open (
 CREATE TABLE IF NOT EXISTS leases (benchmark_id TEXT PRIMARY KEY, owner TEXT, pid INTEGER, acquired REAL);
 CREATE TABLE IF NOT EXISTS ledger_paid (benchmark_id TEXT NOT NULL, ledger_id TEXT NOT NULL, step BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS ledger_paid_run ON ledger_paid(benchmark_id, ledger_id);
+CREATE TABLE IF NOT EXISTS grades (
+  reference_hash TEXT NOT NULL, arm_hash TEXT NOT NULL, item TEXT NOT NULL, run INTEGER NOT NULL,
+  grader TEXT NOT NULL, arm TEXT NOT NULL, correct INTEGER NOT NULL, pi REAL, benchmark_id TEXT, created REAL,
+  PRIMARY KEY (reference_hash, arm_hash, item, run, grader)) WITHOUT ROWID;
 """
 
 
@@ -123,11 +128,16 @@ def _migrate_4_to_5(conn: sqlite3.Connection) -> None:
     """
 
 
+def _migrate_6_to_7(conn: sqlite3.Connection) -> None:
+    """Schema 7 keeps human grades in ``grades`` (made by the schema); nothing else changes."""
+
+
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     1: _migrate_1_to_2,
     2: _migrate_2_to_3,
     3: _migrate_3_to_4,
     4: _migrate_4_to_5,
     5: _migrate_5_to_6,
+    6: _migrate_6_to_7,
 }
 """``version -> the step that brings a file at that version to the next``."""

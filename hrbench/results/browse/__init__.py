@@ -10,7 +10,7 @@ the report's numbers.
 One module per view: :mod:`~hrbench.results.browse.listing` (the list, a benchmark's status
 and banner), :mod:`~hrbench.results.browse.view` (a benchmark's page, two compared),
 :mod:`~hrbench.results.browse.matrix` (items by arms) and :mod:`~hrbench.results.browse.cells`
-(one cell with its traces); every name is importable from ``hrbench.results.browse``.
+(one cell with its traces), :mod:`~hrbench.results.browse.grading` (human grading); every name is importable from ``hrbench.results.browse``.
 
 Rules:
 
@@ -34,6 +34,7 @@ Rules:
 from __future__ import annotations
 
 from hrbench.results.browse.cells import benchmark_cell, reproduce_command
+from hrbench.results.browse.grading import grades_get, grades_next, grades_put, output_of
 from hrbench.results.browse.listing import (
     benchmark_list,
     benchmark_status,
@@ -52,7 +53,11 @@ __all__ = [
     "benchmark_status",
     "benchmark_view",
     "budget_note",
+    "grades_get",
+    "grades_next",
+    "grades_put",
     "judged_rows",
+    "output_of",
     "reproduce_command",
     "resume_flag",
     "stop_limits",

@@ -238,7 +238,17 @@ def benchmark_view(
         return out
     traces = _price_traces(store, benchmark_id)  # the list price per arm
     judged = judged_rows(store, rec, rows)  # a judge's benchmark: its agreement section too
-    rep = report(judged, level, method, True, traces=traces, warn=False, stop=rec["spec"].get("stop"))  # type: ignore[arg-type]
+    grades = store.grades_get(benchmark_id) or None  # human grades: the report's PPI++ section
+    rep = report(
+        judged,
+        level,
+        method,  # type: ignore[arg-type]
+        True,
+        traces=traces,
+        warn=False,
+        stop=rec["spec"].get("stop"),
+        grades=grades,
+    )
     names = [a.arm for a in rep.arms]
     if against is None:
         against = names[0]

@@ -12,6 +12,7 @@ One module per family of methods, each registering its own handlers:
 - :mod:`~hrbench_server.methods.cache`: ``cache/stats|clear``, ``recording/import|export``.
 - :mod:`~hrbench_server.methods.views`: ``benchmark/rows``, ``report``, the ``hrb view`` views.
 - :mod:`~hrbench_server.methods.housekeeping`: ``benchmark/delete``, ``gc``.
+- :mod:`~hrbench_server.methods.grades`: ``grades/put|next|get`` (human grades).
 - :mod:`~hrbench_server.methods.lifecycle`: ``status``, ``shutdown``, ``auth``, ``initialize``.
 - :mod:`hrbench_server.checks` (``benchmark/gate``, ``prices``) and :mod:`hrbench_server.interop`
   (``benchmark/export``).
@@ -28,6 +29,7 @@ from hrbench_server.interop import register_export
 from hrbench_server.methods._handlers import async_handler, resolve
 from hrbench_server.methods.benchmarks import register_benchmarks
 from hrbench_server.methods.cache import register_cache
+from hrbench_server.methods.grades import register_grades
 from hrbench_server.methods.housekeeping import register_housekeeping
 from hrbench_server.methods.lifecycle import register_lifecycle
 from hrbench_server.methods.references import register_references
@@ -49,6 +51,7 @@ def register(server: RpcServer, app: App) -> None:
     register_cache(feature, app)
     register_housekeeping(feature, app)
     register_views(feature, app)
+    register_grades(feature, app)
     register_checks(feature, app, async_handler)  # benchmark/gate and prices
     register_export(feature, app, async_handler, resolve)  # benchmark/export
     register_lifecycle(feature, proto, app)

@@ -111,10 +111,16 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm
             judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
+            grades = app.store.grades_get(bench_id) or None  # human grades: the PPI++ section
             spec = rec.get("spec") or {}
             try:
                 out = report_payload(
-                    judged, traces=traces, stop=spec.get("stop"), scorer=specs.stored_scorer(spec), **settings
+                    judged,
+                    traces=traces,
+                    stop=spec.get("stop"),
+                    grades=grades,
+                    scorer=specs.stored_scorer(spec),
+                    **settings,
                 )
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None

@@ -218,7 +218,7 @@ def test_a_schema_2_file_keeps_its_ledger_and_gains_the_unknown_columns(tmp_path
     con.commit()
     con.close()
     store = Store(path)
-    assert store._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "6"
+    assert store._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "7"
     led = store.ledger_get("b")
     assert led is not None and (led["calls"], led["usd"], led["tokens"], led["unknown_calls"]) == (
         7,

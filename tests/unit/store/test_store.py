@@ -206,7 +206,7 @@ def test_schema_1_file_migrates_its_names(tmp_path: Path) -> None:
     assert s.reference_get("x").hash == REFS[0].hash
     assert s.reference_history("x") == [{"hash": REFS[0].hash, "created": 1000.0}]
     assert {(r["name"], r["hash"]) for r in s.reference_list()} == {("x", REFS[0].hash), (None, REFS[1].hash)}
-    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "6"
+    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == str(SCHEMA_VERSION) == "7"
     s.reference_put(REFS[1], "x")
     s.close()
     assert Store(path).reference_get("x").hash == REFS[1].hash  # reopening does not migrate again
@@ -343,7 +343,7 @@ def test_a_schema_4_file_keeps_its_rows_and_traces_readable_and_resumable(tmp_pa
     con.commit()
     con.close()
     s = Store(path)
-    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == "6"
+    assert s._one("SELECT value FROM meta WHERE key='schema_version'")[0] == "7"
     assert s.rows_get("b") == old and s.rows_count("b") == 4
     assert s.rows_get("b", 1, 2) == old[1:3]
     assert s.traces_get("b", [old[1].ledger_id])[old[1].ledger_id][0].key == "old1"

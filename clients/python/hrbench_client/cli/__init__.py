@@ -15,6 +15,7 @@ Commands::
     hrb cancel BENCH_ID...                                          cancel running benchmarks (resumable)
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
+    hrb grades put BENCH_ID FILE | next BENCH_ID [-k 20] [-o F.csv] | list BENCH_ID   human grades
     hrb ls [--text]                                                 stored benchmarks, newest first
     hrb rows BENCH_ID [--traces] [--item I] [--arm A]               stored rows of a benchmark
     hrb report BENCH_ID [--descriptive] [--text] [--plot F.png]     the statistical report
@@ -172,6 +173,10 @@ def _command_fn(name: str) -> Callable[[argparse.Namespace], int]:
         from hrbench_client.cli import references
 
         return references.cmd_ref
+    if name == "grades":
+        from hrbench_client.cli import grades
+
+        return grades.cmd_grades
     if name in ("rows", "report", "view"):
         from hrbench_client.cli import report
 

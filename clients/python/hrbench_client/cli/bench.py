@@ -54,6 +54,7 @@ def bench_params(path: str) -> Any:
         if isinstance(arm, dict) and arm.get("kind") == "outputs" and "path" in arm:
             arm["path"] = _resolve(base, arm["path"])
     data["python_path"] = [str(base), *[_resolve(base, x) for x in data.get("python_path", [])]]
+    data.pop("grades", None)  # human grades: put by `hrb bench` when the run ends (spec_grades)
     data.setdefault("name", os.path.splitext(os.path.basename(path))[0])  # `hrb report capitals` finds it
     try:
         return _msgspec().convert(data, p.BenchmarkParams)
@@ -61,12 +62,35 @@ def bench_params(path: str) -> Any:
         raise InvalidParams(f"{path}: {explain(exc, p.BenchmarkParams, data)}") from None
 
 
+def spec_grades(path: str) -> str | None:
+    """The absolute path of the human grades file a benchmark TOML names (``grades = "FILE"``), or ``None``.
+
+    Relative to the TOML file, as its other paths are; ``hrb bench`` keeps its grades
+    (``grades/put``) with the benchmark's rows when the run ends.
+    """
+    data, base = _load_toml(path)
+    grades = data.get("grades")
+    if grades is None:
+        return None
+    if not isinstance(grades, str) or not grades:
+        raise InvalidParams(
+            f"{path}: grades: the path of a human grades file (CSV or JSON lines), got {grades!r}"
+        )
+    return str(_resolve(base, grades))
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     """``hrb bench FILE | --resume ID``: rows as JSON lines as they come, then the result."""
     spec = _bench_spec(args)
+    grades = spec_grades(args.file) if args.file else None
     if (said := shell_limits_note(spec)) is not None:
         _err(f"note: {said}")
     if args.detach:
+        if grades is not None:
+            _err(
+                f"note: the grades of {grades} are kept when the run ends in the foreground: when it ends, "
+                f"run `hrb grades put ID {grades}`"
+            )
         return _submit_detached(args, spec)
     progress = _Progress("bench")
     with _client(args) as hb:
@@ -77,6 +101,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             return stopped
         progress.end()
         assert stream.result is not None
+        if grades is not None:  # the spec's human grades, kept with the rows just run
+            kept = hb.grades_put(stream.result.id, path=grades)
+            _err(f"grades: {kept.stored} kept from {grades} ({kept.n_graded} for this benchmark's rows)")
         _out(stream.result)
         if sys.stderr.isatty():
             print(stream.result.text, file=sys.stderr)

@@ -7,6 +7,7 @@ import sys
 
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli._common import BadArguments
+from hrbench_client.cli._grades_args import add_grades
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.metric_flags import add_metric_flags
 from hrbench_client.cli.stop_flags import add_stop_flags
@@ -223,6 +224,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_bench(sub)
     _add_eval(sub)
     _add_ref(sub)
+    add_grades(sub)  # hrb grades put|next|list
     _add_reading(sub)
     _add_gate(sub)
     _add_prices(sub)

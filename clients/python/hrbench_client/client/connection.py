@@ -315,6 +315,30 @@ class Client:
         """The statistical report of a stored benchmark (``level``, ``method``, ``descriptive``, ...)."""
         return self.call("report", {"id": benchmark_id, "settings": settings}, p.ReportResult).report
 
+    def grades_put(
+        self,
+        benchmark_id: str,
+        grades: list[Any] | None = None,
+        *,
+        path: str | None = None,
+        grader: str | None = None,
+    ) -> p.GradesPutResult:
+        """Keep human grades of a stored benchmark's rows.
+
+        Give records (``item``, ``arm``, ``run``, ``correct``; ``grader``, ``pi``) or the absolute
+        ``path`` of a CSV or JSON-lines file the daemon reads.
+        """
+        params = {"id": benchmark_id, "grades": grades, "path": path, "grader": grader}
+        return self.call("grades/put", params, p.GradesPutResult)
+
+    def grades_next(self, benchmark_id: str, k: int = 20, seed: int = 0) -> p.GradesNextResult:
+        """The ``k`` rows whose human grades would narrow the PPI++ intervals most, with item, label and output."""
+        return self.call("grades/next", {"id": benchmark_id, "k": k, "seed": seed}, p.GradesNextResult)
+
+    def grades_get(self, benchmark_id: str) -> p.GradesGetResult:
+        """The human grades kept for a stored benchmark's rows."""
+        return self.call("grades/get", {"id": benchmark_id}, p.GradesGetResult)
+
     def cache_stats(self) -> dict[str, Any]:
         """Response-cache statistics."""
         return self.call("cache/stats", {}, p.CacheStatsResult).stats

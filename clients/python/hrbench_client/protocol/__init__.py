@@ -23,7 +23,8 @@ The Structs live in one module per method family, and every name is importable f
 (arms, clients, references, governor), :mod:`~hrbench_client.protocol.benchmark`,
 :mod:`~hrbench_client.protocol.scoring` (``score``, ``evaluate``),
 :mod:`~hrbench_client.protocol.stored` (references, recordings, cache, benchmarks, gc, report),
-:mod:`~hrbench_client.protocol.browse` (``hrb view``), :mod:`~hrbench_client.protocol.interop`
+:mod:`~hrbench_client.protocol.browse` (``hrb view``), :mod:`~hrbench_client.protocol.grades`
+(human grades), :mod:`~hrbench_client.protocol.interop`
 (``benchmark/export``: Inspect logs), :mod:`~hrbench_client.protocol.stopping`
 (the ``[stop]`` table), :mod:`~hrbench_client.protocol.session`
 (initialize, auth, status, shutdown), :mod:`~hrbench_client.protocol.methods` (the tables),
@@ -65,6 +66,16 @@ from hrbench_client.protocol.browse import (
 )
 from hrbench_client.protocol.browse import Level as Level
 from hrbench_client.protocol.gate import GateParams, GateResult
+from hrbench_client.protocol.grades import (
+    GradesGetParams,
+    GradesGetResult,
+    GradesNextParams,
+    GradesNextResult,
+    GradeSpec,
+    GradesPutParams,
+    GradesPutResult,
+    NextGrade,
+)
 from hrbench_client.protocol.hints import unknown_field_hint
 from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
 from hrbench_client.protocol.methods import ERROR_CODES, METHODS, NOTIFICATIONS, ErrorData
@@ -196,6 +207,13 @@ __all__ = [
     "GcParams",
     "GcResult",
     "GovernorSpec",
+    "GradeSpec",
+    "GradesGetParams",
+    "GradesGetResult",
+    "GradesNextParams",
+    "GradesNextResult",
+    "GradesPutParams",
+    "GradesPutResult",
     "HrbenchCapabilities",
     "ImportArmSpec",
     "InitializeParams",
@@ -204,6 +222,7 @@ __all__ = [
     "MatrixItem",
     "MockClientSpec",
     "ModelPrice",
+    "NextGrade",
     "OpenAIClientSpec",
     "OutputsArmSpec",
     "PriceSpec",

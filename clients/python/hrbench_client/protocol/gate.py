@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from msgspec import Meta, Struct
 
@@ -39,6 +39,10 @@ class GateParams(_Spec):
 class GateResult(Struct, kw_only=True):
     """What the gate concluded: ``fail`` (exit 1), ``pass`` (exit 0) or ``cannot`` (exit 3), and why.
 
+    With human grades of the compared arm's rows (``hrb grades put``), ``human`` is the
+    difference as humans would grade it by PPI++, and ``diff`` and its interval are that
+    estimate's.
+
     ``diff`` is the candidate's accuracy minus the baseline's on the items both ran, ``ci_low``
     and ``ci_high`` its two-sided ``1 - 2 * alpha`` interval (``ci_high`` the one-sided
     ``1 - alpha`` upper bound the decision reads: below ``-max_drop`` fails). With ``metric``
@@ -62,6 +66,7 @@ class GateResult(Struct, kw_only=True):
     n_clusters: int = 0
     accuracy_candidate: float | None = None
     accuracy_baseline: float | None = None
+    human: dict[str, Any] | None = None
     descriptive: bool = False
     note: str | None = None
     exit_code: int = 0

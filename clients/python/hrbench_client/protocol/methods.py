@@ -23,6 +23,14 @@ from hrbench_client.protocol.browse import (
     BenchmarkViewResult,
 )
 from hrbench_client.protocol.gate import GateParams, GateResult
+from hrbench_client.protocol.grades import (
+    GradesGetParams,
+    GradesGetResult,
+    GradesNextParams,
+    GradesNextResult,
+    GradesPutParams,
+    GradesPutResult,
+)
 from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
 from hrbench_client.protocol.prices import PricesParams, PricesResult
 from hrbench_client.protocol.scoring import EvaluateParams, EvaluateResult, ScoreParams, ScoreResult
@@ -99,6 +107,9 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "benchmark/cell": (BenchmarkCellParams, BenchmarkCellResult),
     "benchmark/compare": (BenchmarkCompareParams, BenchmarkCompareResult),
     "benchmark/gate": (GateParams, GateResult),
+    "grades/put": (GradesPutParams, GradesPutResult),
+    "grades/next": (GradesNextParams, GradesNextResult),
+    "grades/get": (GradesGetParams, GradesGetResult),
     "prices": (PricesParams, PricesResult),
     "benchmark/export": (BenchmarkExportParams, BenchmarkExportResult),
     "status": (StatusParams, StatusResult),

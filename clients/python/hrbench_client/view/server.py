@@ -49,6 +49,7 @@ from starlette.routing import Route
 from hrbench_client.errors import DaemonError
 from hrbench_client.view import ASSETS, asset, page_html
 from hrbench_client.view.api import ROUTES, endpoint
+from hrbench_client.view.grading import grading_routes
 
 __all__ = ["KEEP_IDLE", "OneTimeCodes", "POOL_SIZE", "SESSION_HEADER", "make_app", "serve", "write_opener"]
 
@@ -249,7 +250,9 @@ def make_app(
         A Starlette app: pages ``/``, ``/b/{id}``, ``/b/{id}/cell?item=&arm=``,
         ``/compare?a=&b=``; JSON ``/api/benchmarks?search=``, ``/api/benchmark/{id}?against=``,
         ``/api/benchmark/{id}/matrix?cluster=&failure_kind=&split=&disagree=``,
-        ``/api/benchmark/{id}/cell?item=&arm=``, ``/api/compare?a=&b=``; assets ``/static/...``.
+        ``/api/benchmark/{id}/cell?item=&arm=``, ``/api/compare?a=&b=``; the grading page
+        ``/b/{id}/grade`` with ``/api/benchmark/{id}/grades/next?k=`` and ``POST
+        /api/benchmark/{id}/grades`` (:mod:`hrbench_client.view.grading`); assets ``/static/...``.
         An error is JSON ``{"error", "name"}`` with 404 (unknown benchmark, item or arm), 400
         (bad parameter) or 502 (daemon unreachable).
     """
@@ -270,8 +273,10 @@ def make_app(
         Route("/b/{id}", html),
         Route("/b/{id}/cell", html),
         Route("/compare", html),
+        Route("/b/{id}/grade", html),
         Route("/static/{name}", static),
         *(Route(path, endpoint(daemon.call, build)) for path, build in ROUTES),
+        *grading_routes(daemon.call),
     ]
     allowed = None if hosts is None else frozenset(hosts)
     session = secrets.token_urlsafe(32)  # what pages send; never the token, never a cookie

@@ -428,6 +428,23 @@ function judgeSection(v) {
       + `both right ${c.both_right}, judge only ${c.judge_only}, ${j.reference} only ${c.reference_only}, both wrong ${c.both_wrong}${flips}.`);
 }
 
+// a benchmark with human grades: each arm and pair as humans would grade it (PPI++), beside the judge-only and human-only intervals
+function humanSection(v) {
+  const s = v.report && v.report.human;
+  if (!s) return null;
+  const row = (e) => h("tr", { "data-target": e.arm_b === null ? e.arm_a : `${e.arm_a}-${e.arm_b}`, "data-method": e.method },
+    h("td", {}, e.arm_b === null ? e.arm_a : `${e.arm_a} − ${e.arm_b}`), num(e.estimate, "estimate"),
+    h("td", { class: "nowrap", "data-k": "interval" }, interval(e.ci_low, e.ci_high)), h("td", {}, e.method),
+    h("td", { class: "nowrap", "data-k": "judge" }, interval(e.judge_low, e.judge_high)),
+    h("td", { class: "nowrap", "data-k": "human" }, interval(e.human_low, e.human_high)),
+    h("td", { class: "num", "data-k": "n_graded" }, e.n_graded), h("td", { class: "num", "data-k": "worth" }, e.worth === null ? "-" : Math.round(e.worth)));
+  return h("div", { class: "card", id: "human-graded", "data-grades": s.n_grades, "data-fallback": s.fallback },
+    h("b", {}, `Human-graded (PPI++): ${s.n_grades} grade(s) by ${s.graders.join(", ") || "-"}; the judge agrees with them on ${s.agree} (kappa ${fmt(s.kappa)})`),
+    h("table", {}, h("thead", {}, h("tr", {}, ["arm / pair", "estimate", `${Math.round(s.level * 100)}% CI`, "method", "judge-only", "human-only", "grades", "worth"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, [...s.arms, ...s.pairs].map(row))),
+    h("p", { class: "muted" }, s.note));
+}
+
 function renderBenchmark(v, m, others, onAgainst) {
   const b = v.benchmark;
   const crumbs = STATIC ? `benchmark ${b.id}` : [h("a", { href: "/" }, "benchmarks"), ` / ${b.name || b.id}`];
@@ -452,6 +469,9 @@ function renderBenchmark(v, m, others, onAgainst) {
       : h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note),
     stopSection(v),
     judgeSection(v),
+    humanSection(v),
+    STATIC ? null : h("p", {}, h("a", { href: link(`/b/${b.id}/grade`), id: "grade-link" }, "Grade rows by hand"),
+      h("span", { class: "muted" }, " (the rows whose human grades would narrow the intervals most)")),
     v.descriptive ? h("div", { class: "banner", id: "descriptive" }, h("b", {}, "Descriptive only: "), v.note.replace(/^Descriptive: /, "")) : h("p", { class: "muted" }, v.note),
     h("h2", {}, "Arms"), armTable(v),
     h("h2", {}, "Paired differences against ", against, descriptiveMark(v.descriptive)),
@@ -538,6 +558,72 @@ async function cellPage(id) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// grading by hand: the rows to grade next, one at a time; r = right, w = wrong, s = skip
+
+async function gradePage(id) {
+  const K = Number(new URLSearchParams(location.search).get("k")) || 20;
+  const grader = h("input", { id: "grader", placeholder: "your name", value: localStorage.getItem("hrb-grader") || "" });
+  grader.addEventListener("change", () => localStorage.setItem("hrb-grader", grader.value.trim()));
+  const status = h("p", { class: "muted", id: "grade-status" });
+  const card = h("div", { class: "card", id: "grade-card" });
+  let rows = [], at = 0, done = 0, skipped = 0, busy = false;
+  page("grade", [h("a", { href: "/" }, "benchmarks"), " / ", h("a", { href: link(`/b/${id}`) }, id), " / grade"],
+    h("h1", {}, "Grade rows by hand"),
+    h("p", {}, "Is the arm's output right, given the item and its label? Keys: ", h("kbd", {}, "r"), " right, ",
+      h("kbd", {}, "w"), " wrong, ", h("kbd", {}, "s"), " skip. Each grade is kept at once, under your name."),
+    h("p", {}, "Grader: ", grader), status, card);
+  function show() {
+    status.textContent = `${done} graded, ${skipped} skipped, ${Math.max(rows.length - at, 0)} left of ${rows.length}`;
+    status.setAttribute("data-graded", done);
+    if (at >= rows.length) {
+      card.replaceChildren(h("p", { id: "grade-done" }, "Nothing left in this batch. "),
+        h("button", { id: "grade-more", onclick: () => load().catch(fail) }, "Draw more rows"));
+      return;
+    }
+    const r = rows[at];
+    card.replaceChildren(
+      h("div", { class: "muted" }, `arm ${r.arm} · item ${r.item} · run ${r.run} · cluster ${r.cluster}`),
+      h("dl", { class: "kv" }, h("dt", {}, "item"), h("dd", { id: "grade-item" }, payloadBlock(r.payload)),
+        h("dt", {}, "label"), h("dd", { id: "grade-label" }, r.label === null ? "(none)" : Array.isArray(r.label) ? r.label.join(" | ") : String(r.label)),
+        h("dt", {}, r.output_source === "judge prompt" ? "what the judge was shown" : "the arm's output"),
+        h("dd", {}, h("pre", { id: "grade-output", "data-arm": r.arm, "data-item": r.item, "data-run": r.run }, r.output ?? "(not kept)"))),
+      h("p", {}, h("button", { id: "grade-right", onclick: () => grade(true) }, "Right (r)"), " ",
+        h("button", { id: "grade-wrong", onclick: () => grade(false) }, "Wrong (w)"), " ",
+        h("button", { id: "grade-skip", onclick: () => grade(null) }, "Skip (s)")));
+  }
+  async function grade(correct) {
+    if (busy || at >= rows.length) return;
+    const r = rows[at];
+    if (correct !== null) {
+      if (!grader.value.trim()) { status.textContent = "Give your name first (it is kept with each grade)."; grader.focus(); return; }
+      busy = true;
+      try {
+        const res = await fetch(link(`/api/benchmark/${encodeURIComponent(id)}/grades`), {
+          method: "POST", credentials: "same-origin", headers: { "content-type": "application/json", accept: "application/json" },
+          body: JSON.stringify({ grades: [{ item: r.item, arm: r.arm, run: r.run, correct, pi: r.pi }], grader: grader.value.trim() }),
+        });
+        const body = await res.json();
+        if (!res.ok) throw new Error(body.error || res.statusText);
+        done += 1;
+      } finally { busy = false; }
+    } else skipped += 1;
+    at += 1;
+    show();
+  }
+  async function load() {
+    rows = (await api(`/api/benchmark/${encodeURIComponent(id)}/grades/next`, { k: K, seed: Date.now() % 1000003 })).rows;
+    at = 0;
+    show();
+  }
+  document.addEventListener("keydown", (e) => {
+    if (e.target === grader || e.ctrlKey || e.metaKey || e.altKey) return;
+    const k = e.key.toLowerCase();
+    if (k === "r") grade(true).catch(fail); else if (k === "w") grade(false).catch(fail); else if (k === "s") grade(null).catch(fail);
+  });
+  await load();
+}
+
+// ---------------------------------------------------------------------------------------------
 // two benchmarks
 
 async function comparePage() {
@@ -566,6 +652,7 @@ function route() {
   const path = location.pathname;
   let m;
   if ((m = path.match(/^\/b\/([^/]+)\/cell$/))) return cellPage(decodeURIComponent(m[1]));
+  if ((m = path.match(/^\/b\/([^/]+)\/grade$/))) return gradePage(decodeURIComponent(m[1]));
   if ((m = path.match(/^\/b\/([^/]+)$/))) return benchmarkPage(decodeURIComponent(m[1]));
   if (path === "/compare") return comparePage();
   return listPage();
