@@ -277,6 +277,16 @@ def gate(
     if c.ci_high is None or c.diff is None:
         why = (c.note or "no interval").removeprefix("no interval: ")
         return GateResult(decision="cannot", reason=f"cannot compare: {why}", **head)
+    return _decide(c, human, metric, max_drop, alpha, head)
+
+
+def _decide(
+    c: Any, human: dict[str, Any] | None, metric: str, max_drop: float, alpha: float, head: dict[str, Any]
+) -> GateResult:
+    """The gate's decision on the comparison ``c``: fail only when the bound shows a drop past ``max_drop``.
+
+    For ``flip_rate`` a rise is the drop: it fails when the lower bound is above ``max_drop``.
+    """
     what = "" if metric == "accuracy" else f" in {label(metric, c.pass_k_runs)}"
     if metric == "flip_rate":  # a rise in the flip rate is the drop
         assert c.ci_low is not None

@@ -6,6 +6,9 @@ import re
 import sys
 
 from hrbench_client._scorers import SCORERS
+from hrbench_client.cli._admin_args import CACHE_STATS as CACHE_STATS
+from hrbench_client.cli._admin_args import ID_HELP as _ID_HELP
+from hrbench_client.cli._admin_args import add_cache, add_daemon, add_housekeeping
 from hrbench_client.cli._common import BadArguments
 from hrbench_client.cli._grades_args import add_grades
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
@@ -27,12 +30,6 @@ SCORER_HELP = (
 )
 """``hrb score --scorer``'s help: every scorer of the registry (``hrbench.specs.SCORERS``, through
 the generated :mod:`hrbench_client._scorers`), never a list written by hand."""
-
-CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
-"""What ``hrb cache stats`` prints (its help says it; a test holds them equal)."""
-
-
-_ID_HELP = "a benchmark's id, a unique prefix of it (4+ characters) or its name (the newest of that name); see `hrb ls`"
 
 
 def _positive(text: str) -> int:
@@ -229,9 +226,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_gate(sub)
     _add_prices(sub)
     _add_export(sub)
-    _add_housekeeping(sub)
-    _add_cache(sub)
-    _add_daemon(sub)
+    add_housekeeping(sub)
+    add_cache(sub)
+    add_daemon(sub)
     return parser
 
 
@@ -494,109 +491,3 @@ def _add_prices(sub: Any) -> None:
     )
     pr.add_argument("models", nargs="+", metavar="MODEL", help="a model name, e.g. gpt-4o-mini")
     pr.add_argument("--text", action="store_true", help="readable lines instead of JSON lines")
-
-
-def _add_housekeeping(sub: Any) -> None:
-    """``hrb ls``, ``hrb cancel``, ``hrb rm`` and ``hrb gc``."""
-    ls = sub.add_parser(
-        "ls", help="stored benchmarks, newest first (id, name, created, status, arms, rows, accuracy)"
-    )
-    ls.add_argument("--limit", type=int, help="show at most this many (default: all)")
-    ls.add_argument("--text", action="store_true", help="print a table instead of JSON lines")
-
-    cancel = sub.add_parser(
-        "cancel",
-        help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
-    )
-    cancel.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
-    cancel.add_argument(
-        "--grace",
-        type=float,
-        metavar="SECONDS",
-        help="how long the requests already sent may take to finish (their replies are kept and "
-        "paid once; default: the daemon's HRBENCH_CANCEL_GRACE_S, else 10)",
-    )
-
-    rm = sub.add_parser("rm", help="delete stored benchmarks with their rows, traces and lock files")
-    rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
-
-    gc = sub.add_parser(
-        "gc",
-        help="delete old benchmarks and cache entries, then shrink the database",
-        description="Delete benchmarks (rows, traces, ledgers, lock files) and response-cache entries "
-        "created before the given age, then VACUUM the database. Running benchmarks are kept, and so is "
-        "a lock file a live process holds; the lock files of benchmarks no longer stored go too; "
-        "recordings are kept unless --recordings.",
-    )
-    gc.add_argument(
-        "--older-than",
-        required=True,
-        metavar="AGE",
-        help="an age: 30d, 12h, 90m, 45s, 2w (a bare number is days)",
-    )
-    gc.add_argument("--keep-cache", action="store_true", help="keep response-cache entries")
-    gc.add_argument("--recordings", action="store_true", help="delete recorded replies older than AGE too")
-    gc.add_argument("--no-vacuum", action="store_true", help="skip VACUUM (the file keeps its size)")
-
-
-def _add_cache(sub: Any) -> None:
-    """``hrb cache stats|clear`` and ``hrb recording import|export``."""
-    c = sub.add_parser(
-        "cache",
-        help="response cache: stats, or clear it for fresh draws",
-        description="stats prints the response cache's statistics; clear deletes its entries (all, or "
-        "those matching every filter given), so the next benchmark sends fresh requests for them. "
-        "Recordings and benchmarks are kept (hrb gc deletes old benchmarks).",
-    )
-    c.add_argument(
-        "cache_cmd",
-        choices=["stats", "clear"],
-        help=f"stats: {CACHE_STATS} of the response cache; clear: delete entries, printing how many",
-    )
-    c.add_argument("--model", help="clear: only the entries of this model (as asked for)")
-    c.add_argument("--arm", help="clear: only the entries of this arm")
-    c.add_argument(
-        "--older-than", metavar="AGE", help="clear: only entries older than AGE (30d, 12h, 90m, 45s, 2w)"
-    )
-
-    rec = sub.add_parser("recording", help="import or export recordings")
-    recs = rec.add_subparsers(dest="rec_cmd", required=True)
-    ri = recs.add_parser("import", help="load a recording exported as JSON lines")
-    ri.add_argument("file", help="the JSON lines file (an absolute path is sent to the daemon)")
-    ri.add_argument("--name", help="the recording's name (default: the file name without extension)")
-    rx = recs.add_parser("export", help="write a recording as JSON lines")
-    rx.add_argument("name", help="the recording's name")
-    rx.add_argument("file", help="the file to write (the daemon writes it)")
-
-
-def _add_daemon(sub: Any) -> None:
-    """``hrb status``, ``hrb daemon start|stop|status`` and ``hrb serve``."""
-    sub.add_parser("status", help="the daemon's status")
-
-    d = sub.add_parser(
-        "daemon",
-        help="start, stop or query the shared daemon",
-        description="start, stop or query the shared daemon; `stop` returns once the daemon has exited, "
-        '`status` prints {"running": false} and exits 1 when none runs',
-    )
-    d.add_argument(
-        "daemon_cmd",
-        choices=["start", "stop", "status"],
-        help="start (a daemon that stays up), stop or status",
-    )
-    d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
-    d.add_argument(
-        "--allow-code-over-tcp",
-        action="store_true",
-        help="let TCP clients send import-path specs (module:function): code run as you",
-    )
-    d.add_argument(
-        "--idle-exit",
-        metavar="AGE",
-        help="with start: stop after this long without a client (90s, 10m, 1h); by default a daemon "
-        "started this way stays up, while one started on demand by another command stops after "
-        "$HRBENCH_IDLE_EXIT seconds (default 600; `never` keeps it)",
-    )
-
-    sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
-    sv.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout (the only mode)")
