@@ -63,6 +63,7 @@ __all__ = [
     "NoLabelsWarning",
     "NotCachedWarning",
     "NotFound",
+    "ReasoningExhausted",
     "ReferenceLocked",
     "ReferenceReboundWarning",
     "ReferenceValueError",
@@ -226,8 +227,9 @@ class BudgetRefused(HrbenchError):
         limit: which limit refused it: ``"call_cap_reached"``, ``"cost_cap_reached"``,
             ``"token_cap_reached"``, ``"limit_refused"`` (a provider quota refusal),
             ``"reservation_exceeded"`` (an earlier reply cost more than was reserved for it: the
-            benchmark was stopped) or ``"unpriced_model"`` (a model with no price under a USD
-            cap).
+            benchmark was stopped), ``"unpriced_model"`` (a model with no price under a USD
+            cap), or ``"run_call_cap_reached"``, ``"run_cost_cap_reached"``,
+            ``"run_token_cap_reached"`` (the run's own cap, ``max_*_per_run``: that run stops).
     """
 
     code = -32006
@@ -244,8 +246,11 @@ REFUSAL_LIMITS = (
     "limit_refused",
     "reservation_exceeded",
     "unpriced_model",
+    "run_call_cap_reached",
+    "run_cost_cap_reached",
+    "run_token_cap_reached",
 )
-"""Every ``limit`` a :class:`BudgetRefused` names."""
+"""Every ``limit`` a :class:`BudgetRefused` names (``run_*``: a run's own cap, ``max_*_per_run``)."""
 
 
 def refusal_limits(error: str | None) -> list[str]:
@@ -257,10 +262,14 @@ def refusal_limits(error: str | None) -> list[str]:
     Example:
         >>> refusal_limits("the governor refused a request: token_cap_reached (Governor(...))")
         ['token_cap_reached']
+        >>> refusal_limits("the run's own cap refused a request: run_call_cap_reached (...)")
+        ['run_call_cap_reached']
         >>> refusal_limits(None)
         []
     """
-    return [n for n in REFUSAL_LIMITS if error and n in error]
+    if not error:
+        return []
+    return [n for n in REFUSAL_LIMITS if re.search(rf"(?<![\w]){n}(?![\w])", error)]
 
 
 class DuplicateDrawError(HrbenchError):
@@ -321,6 +330,40 @@ class ModelError(HrbenchError):
         key_env = getattr(result, "key_env", None)
         err = cls(f"the model call failed, so it has no text: {error}", status=status, key_env=key_env)
         err.status, err.key_env, err.cause = status, key_env, failure_cause(error, status)
+        return err
+
+
+class ReasoningExhausted(ModelError):
+    """Raised when a reply has no answer because the model spent its whole output limit reasoning.
+
+    OpenAI: ``finish_reason`` ``"length"`` with empty content and reasoning tokens; Anthropic:
+    ``stop_reason`` ``"max_tokens"`` with thinking blocks and no text (litellm-docs #559,
+    ollama #17561, llama.cpp #25961). Raised by reading ``.text`` of such a
+    :class:`~hrbench.records.Result`; the runner ends the run as ``reasoning_exhausted``, costed
+    and never scored as a wrong answer. A larger ``max_tokens`` or a lower reasoning effort
+    (``reasoning_effort``, ``thinking_budget``) leaves room for the answer.
+
+    Attributes:
+        tokens_reasoning: the reasoning tokens the reply reported (0 when not reported apart).
+        tokens_out: the output tokens it was billed.
+    """
+
+    code = -32029
+    tokens_reasoning: int = 0
+    tokens_out: int = 0
+
+    @classmethod
+    def of(cls, result: Any) -> ReasoningExhausted:
+        """The error of a reply whose reasoning used its whole output limit."""
+        usage = getattr(result, "usage", None)
+        tin = int(getattr(usage, "tokens_reasoning", 0) or 0)
+        tout = int(getattr(usage, "tokens_out", 0) or 0)
+        said = f"{tin} reasoning token(s) of {tout}" if tin else f"{tout} output token(s), all thinking"
+        err = cls(
+            f"reasoning_exhausted: the model spent its whole output limit reasoning ({said}) and gave no "
+            "answer; raise max_tokens or lower the reasoning effort (reasoning_effort, thinking_budget)"
+        )
+        err.tokens_reasoning, err.tokens_out, err.cause = tin, tout, "reasoning_exhausted"
         return err
 
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hrbench.arm import Arm, Context, RunInfo, current_run
-from hrbench.errors import BudgetRefused, DuplicateDrawError, ScorerError
+from hrbench.errors import BudgetRefused, DuplicateDrawError, ReasoningExhausted, ScorerError
 from hrbench.models.pricing import Pricing
-from hrbench.records import Row, Score, Step
+from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
 from hrbench.runner.runtime import Runtime
 from hrbench.scoring.scorer import ScorerLike, label_answers
@@ -27,6 +27,7 @@ __all__ = [
     "Attempt",
     "BenchMetric",
     "Plan",
+    "exhausted",
     "failed",
     "invoke_async",
     "invoke_sync",
@@ -169,23 +170,54 @@ def _new_attempt(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Atte
         client=rt.client,
         ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}",
         runtime=rt,
+        reasoning=arm.reasoning,
     )
     return Attempt(ctx)
 
 
 def failed(att: Attempt, exc: Exception) -> None:
-    """Record why a run raised: a refused request is ``budget_stop``, anything else ``error``."""
+    """Record why a run raised: ``budget_stop``, ``reasoning_exhausted`` or ``error``.
+
+    A refused request is ``budget_stop``; a reply that was all reasoning
+    (:class:`~hrbench.errors.ReasoningExhausted`) ``reasoning_exhausted``, its cause in a note
+    step; anything else ``error``.
+    """
     ctx = att.ctx
     if isinstance(exc, BudgetRefused):
         att.forced = "budget_stop"
         if exc.limit not in ctx.notes:
             ctx.notes.append(exc.limit)
+    elif isinstance(exc, ReasoningExhausted):
+        att.forced = "reasoning_exhausted"
+        ctx.trace.append(
+            Step(ledger_id=ctx.ledger_id, kind="note", source="reasoning_exhausted", text=str(exc))
+        )
     elif isinstance(exc, DuplicateDrawError):
         att.forced, att.dup = "error", str(exc)
         ctx.step_error(f"duplicate_draw: {exc}")
     else:  # an arm that raises has its run recorded as "error" (seed 002)
         att.forced = "error"
         ctx.step_error(f"{type(exc).__name__}: {exc}")
+
+
+def exhausted(att: Attempt) -> None:
+    """Raise :class:`~hrbench.errors.ReasoningExhausted` when an arm's output is a reply that was all reasoning.
+
+    A prompt arm answers with its reply; an arm may return one inside a dict or an object
+    (``text``/``answer``). Such a run is ``reasoning_exhausted`` (:func:`failed`), never scored.
+    """
+    out = att.output
+    if type(out) in (str, type(None)):
+        return
+    found = out if isinstance(out, Result) else None
+    if found is None:
+        for name in ("text", "answer"):
+            value = out.get(name) if isinstance(out, Mapping) else getattr(out, name, None)
+            if isinstance(value, Result):
+                found = value
+                break
+    if found is not None and found.ok and found.reasoning_exhausted:
+        raise ReasoningExhausted.of(found)
 
 
 def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
@@ -195,6 +227,7 @@ def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attem
     start = time.perf_counter()
     try:
         att.output = arm.fn(plan.payloads[item], att.ctx)
+        exhausted(att)
     except Exception as exc:
         failed(att, exc)
     finally:
@@ -210,6 +243,7 @@ async def invoke_async(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -
     start = time.perf_counter()
     try:
         att.output = await arm.fn(plan.payloads[item], att.ctx)
+        exhausted(att)
     except Exception as exc:
         failed(att, exc)
     finally:

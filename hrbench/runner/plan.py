@@ -28,6 +28,7 @@ from hrbench.errors import (
     field_under,
 )
 from hrbench.models.pricing import Pricing, default_pricing
+from hrbench.models.reasoning import reasoning_params
 from hrbench.reference import SPLITS, Reference
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor, default_governor
@@ -181,7 +182,9 @@ def refuse_spec(
     naming a field the items lack, a prompt arm with no client, an outputs arm that leaves a
     run without an output), each metric's ``check_labels`` their labels, and a scorer's
     ``check_items`` the run items (a judge template naming ``{document}`` that an item lacks:
-    :meth:`hrbench.scoring.judge.JudgeScorer.check_items`). An arm's error names its place,
+    :meth:`hrbench.scoring.judge.JudgeScorer.check_items`), and an arm's reasoning settings the
+    client's API (:func:`~hrbench.models.reasoning.reasoning_params`: a ``thinking_budget`` for
+    an OpenAI-compatible API is refused, not dropped). An arm's error names its place,
     ``arms[i].field`` (decided, newcomer finding); a scorer's, ``scorer_settings.field``.
     """
     items, labels = reference.items, reference.labels
@@ -191,6 +194,9 @@ def refuse_spec(
         if arm.check is not None:
             with field_under(f"arms[{n}]"):
                 arm.check(run_items, client, known, runs)
+        if arm.reasoning and client is not None:  # a setting the client's API has no field for
+            with field_under(f"arms[{n}]"):
+                reasoning_params(arm.reasoning, getattr(client, "provider", ""), {})
     for _, fn in metrics:  # a metric that needs labels of one form says so up front
         check_labels = getattr(fn, "check_labels", None)
         if callable(check_labels):
@@ -311,7 +317,9 @@ def refuse_before_start(
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
     refuse_bad_prices(client, scorer, pricing)
-    strict_usd = governor.max_usd is not None and not governor.from_defaults
+    strict_usd = (
+        governor.max_usd is not None and not governor.from_defaults
+    ) or "max_usd_per_run" in getattr(governor, "per_run", {})
     if getattr(client, "bills", False) and strict_usd:  # case R04a: refused before the first call
         pricing = default_pricing() if pricing is None else pricing
         m = pricing.unpriced(getattr(client, "model", None), getattr(client, "billed_as", ()))

@@ -29,7 +29,7 @@ recording in the store), ``mock`` (a function by import path, or canned replies)
 from __future__ import annotations
 
 from hrbench.errors import field_under
-from hrbench.specs.arms import ARM_FIELDS, build_arm, check_prompt, format_prompt
+from hrbench.specs.arms import ARM_FIELDS, build_arm, build_arms, check_prompt, format_prompt
 from hrbench.specs.clients import CLIENT_FIELDS, build_client, build_pricing, check_recording
 from hrbench.specs.limits import PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop
 from hrbench.specs.loader import check_code_allowed, code_allowed, load_object
@@ -44,6 +44,7 @@ __all__ = [
     "SCORERS",
     "STOP_FIELDS",
     "build_arm",
+    "build_arms",
     "build_client",
     "build_governor",
     "build_metrics",

@@ -45,6 +45,26 @@ SCORERS: dict[str, tuple[str, str, str]] = {
         "judge_scorer",
         'an LLM judge, in a benchmark only, settings {"client": {...}}',
     ),
+    "tool_sequence": (
+        "hrbench.scoring.trajectory",
+        "tool_sequence_scorer",
+        'the run\'s tool calls match, in a benchmark only, settings {"expected": [...], "mode": "exact"}',
+    ),
+    "tool_args": (
+        "hrbench.scoring.trajectory",
+        "tool_args_scorer",
+        'a tool was called with the expected arguments, in a benchmark only, settings {"tool": ..., "expected": {...}}',
+    ),
+    "step_count": (
+        "hrbench.scoring.trajectory",
+        "step_count_scorer",
+        'the run took at most max_steps turns, in a benchmark only, settings {"max_steps": N}',
+    ),
+    "trajectory_judge": (
+        "hrbench.scoring.trajectory",
+        "trajectory_judge",
+        'an LLM judge of the run\'s tool calls and answer, in a benchmark only, settings {"client": {...}}',
+    ),
 }
 """Every scorer a name builds (:func:`build_scorer`): name -> (module, factory, what it does).
 
@@ -89,7 +109,10 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
             ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
             ``judge`` (:func:`hrbench.scoring.judge.judge_scorer`; ``settings["client"]`` is the judge's
-            client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``:
+            client spec, as a benchmark's ``[client]``; issue 18), the trajectory scorers
+            ``tool_sequence``, ``tool_args``, ``step_count`` and ``trajectory_judge``
+            (:mod:`hrbench.scoring.trajectory`: they read the run's trace, so they score inside a
+            benchmark), or ``package.module:attribute``:
             a Scorer, a factory (called with ``settings``), or a function wrapped with
             :func:`~hrbench.scoring.scorer.scorer`.
         settings: keyword arguments of the factory.
@@ -123,7 +146,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
                 None,
                 'the pattern scorer needs a regex: {"pattern": "ANSWER: (.+)"}',
             )
-        if name == "judge":
+        if name in ("judge", "trajectory_judge"):
             if not isinstance(kw.get("client"), Mapping):
                 raise ConfigError(
                     "scorer_settings.client",

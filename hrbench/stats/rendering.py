@@ -16,6 +16,7 @@ import msgspec
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, usd_text
 from hrbench.stats.agreement import judge_text
+from hrbench.stats.frontier import FrontierStep, frontier_lines, frontier_markdown
 from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats.records import ArmReport, Comparison
 from hrbench.stats.stopped import stop_lines, stop_markdown
@@ -49,6 +50,9 @@ class Report(msgspec.Struct, kw_only=True):
         judge: for a benchmark a judge scored, the judge's agreement with the exact scorer on
             the same rows and its flips (:func:`hrbench.stats.agreement.judge_agreement`);
             ``None`` otherwise.
+        frontier: the steps along the cost-accuracy frontier, cheapest arm first, each with the
+            paired difference to the next dearer frontier arm (:func:`hrbench.stats.frontier.frontier`);
+            ``[]`` with fewer than two priced frontier arms.
     """
 
     arms: list[ArmReport]
@@ -63,6 +67,7 @@ class Report(msgspec.Struct, kw_only=True):
     version: int = 1
     stop: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    frontier: list[FrontierStep] = msgspec.field(default_factory=list)
 
     def arm(self, name: str) -> ArmReport:
         """The record of the arm called ``name`` (``KeyError`` if there is none)."""
@@ -152,8 +157,10 @@ class Report(msgspec.Struct, kw_only=True):
     def plot(self, path: str | Any, *, title: str | None = None) -> Any:
         """Write a PNG of accuracy against USD per run, one point per arm with interval bars.
 
-        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval; arms
-        with no price are left out and named under the plot. When no arm has a positive USD per
+        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval; a
+        dashed line joins the arms of the cost-accuracy frontier, each step labelled with its
+        paired difference and interval (:attr:`frontier`); arms with no price are left out and
+        named under the plot. When no arm has a positive USD per
         run (``outputs`` arms that score existing predictions cost nothing) the cost axis would
         be degenerate, so the plot is instead a horizontal dot plot of accuracy per arm with its
         interval, titled accordingly. The title names the level and method, and says when the
@@ -209,6 +216,7 @@ def render(rep: Report) -> str:
     """The text of ``rep``: its header, the arms, their cost, the paired differences and the notes."""
     pct = f"{rep.level:.0%} CI"
     lines = [_head(rep), *_arm_lines(rep, pct), *_cost_lines(rep, pct), *_comparison_lines(rep, pct)]
+    lines += frontier_lines(rep.frontier, pct)
     lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
 
@@ -413,6 +421,7 @@ def render_markdown(rep: Report) -> str:
         notes = [f"- `{c.arm_a}` - `{c.arm_b}`: {_md_cell(c.note)}." for c in rep.comparisons if c.note]
         if notes:
             lines += ["", *notes]
+    lines += frontier_markdown(rep.frontier, pct)
     if any(a.few_clusters for a in rep.arms):
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
     if _stopped_note(rep):
@@ -464,6 +473,13 @@ def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
                 capsize=4,
             )
             ax.annotate(a.arm, (x, acc), textcoords="offset points", xytext=(6, 6), fontsize=9)
+        on = {s.cheaper for s in rep.frontier} | {s.dearer for s in rep.frontier}
+        line = sorted((float(a.usd_per_run or 0.0), float(a.accuracy or 0.0)) for a in priced if a.arm in on)
+        if len(line) > 1:  # the frontier, each step's paired difference beside it
+            ax.plot([x for x, _ in line], [y for _, y in line], linestyle="--", color="0.5", linewidth=1)
+            for s, (x0, y0), (x1, y1) in zip(rep.frontier, line, line[1:], strict=False):
+                said = f"{s.diff:+.3f} {_ci(s.ci_low, s.ci_high)}" if s.diff is not None else "not compared"
+                ax.annotate(said, ((x0 + x1) / 2, (y0 + y1) / 2), fontsize=7, color="0.35", ha="center")
         ax.margins(x=0.15, y=0.1)
         ax.set_xlabel("USD per run, at list price")
         ax.set_ylabel("accuracy")

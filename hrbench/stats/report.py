@@ -21,6 +21,7 @@ from hrbench.stats.comparisons import (
     one_cluster_note,
     warn_no_interval,
 )
+from hrbench.stats.frontier import frontier
 from hrbench.stats.intervals import (
     _POSITIVE,
     _UNIT,
@@ -360,7 +361,9 @@ def report(
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
-    return apply_stop(rep, stopped)
+    rep = apply_stop(rep, stopped)
+    rep.frontier = frontier(rep.arms, rep.comparisons)  # each step with the comparison shown
+    return rep
 
 
 def _stop_of(bench: Any, stop: Any) -> Mapping[str, Any] | None:
@@ -454,6 +457,8 @@ def report_payload(
                 warn=False,
             )
         ]
+        rep = apply_stop(rep, stopped)
+        rep.frontier = frontier(rep.arms, rep.comparisons)  # the one pair's step, when it is one
     out = apply_stop(rep, stopped).to_dict()
     out["text"] = str(rep)
     out["markdown"] = rep.to_markdown()

@@ -23,6 +23,7 @@ from hrbench.runner.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.runner.governor import Gate, Governor
 from hrbench.runner.ledger import contacts_provider
 from hrbench.runner.room import reserve_first, reserve_first_blocking
+from hrbench.runner.runcaps import run_budget
 from hrbench.runner.runtime.billing import Billing, Paying
 from hrbench.runner.runtime.drain import Drain, Draining, Lead
 from hrbench.runner.runtime.rules import HTTP_PROVIDERS, Context, unpriced_message
@@ -60,11 +61,19 @@ class Runtime(Billing):
         """A clean cancel's drain (:class:`Drain`), shared by the benchmark's runtimes, or ``None``."""
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.inline = getattr(client, "inline", False) is True
-        self.capped = governor.max_usd is not None or governor.max_tokens is not None
+        per_run = getattr(governor, "per_run", None) or {}
+        self.capped = (
+            governor.max_usd is not None
+            or governor.max_tokens is not None
+            or "max_usd_per_run" in per_run
+            or "max_tokens_per_run" in per_run
+        )
         # decided: the defaults' USD cap (hrbench.options) is not one the caller set, so a model
         # with no price runs under it (the default call cap still bounds it); an explicit
         # max_usd refuses an unpriced model before the first call (case R04a)
-        self.strict_usd = governor.max_usd is not None and not governor.from_defaults
+        self.strict_usd = (
+            governor.max_usd is not None and not governor.from_defaults
+        ) or "max_usd_per_run" in per_run
         self.bills = bool(getattr(client, "bills", False))
         self.sends = contacts_provider(client)
         """Whether requests may reach a provider: they then wait for their reservation's commit
@@ -197,7 +206,7 @@ class Runtime(Billing):
         # durable before the call: a request that may be billed, or any call under a call cap
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
-        gate = self.governor.gate(usd_est, tokens_est, durable, usd_known)
+        gate = run_budget(ctx, self.governor).gate(usd_est, tokens_est, durable, usd_known)
         if self.sends:  # Gate.lost prices a reported usage; an in-process mock never reports one lost
             gate.cost = lambda usage, model: self.cost(usage, model or request.model)
         halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
@@ -385,6 +394,7 @@ class Runtime(Billing):
                 usd_nominal=result.usd,
                 seconds=time.perf_counter() - start,
                 error=result.error,
+                tool_calls=result.tool_calls,
             )
         )
         if result.note:
