@@ -82,7 +82,8 @@ def frontier(arms: Sequence[ArmReport], comparisons: Sequence[Comparison]) -> li
         [('low', 'high')]
     """
     priced = [a for a in arms if a.accuracy is not None and a.usd_per_run is not None]
-    priced.sort(key=lambda a: (a.usd_per_run, -(a.accuracy or 0.0)))
+    # equal costs (to 12 decimals: a mean over runs carries float dust) keep the more accurate first
+    priced.sort(key=lambda a: (round(float(a.usd_per_run or 0.0), 12), -(a.accuracy or 0.0)))
     on: list[ArmReport] = []
     for a in priced:
         if not on or (a.accuracy or 0.0) > (on[-1].accuracy or 0.0):
