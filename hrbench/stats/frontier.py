@@ -30,6 +30,10 @@ class FrontierStep(msgspec.Struct, kw_only=True):
         diff: the paired difference ``dearer - cheaper`` in accuracy, on the items both ran.
         ci_low, ci_high: its interval (``None`` when the comparison has none).
         p_value, p_holm: its p-value and Holm-adjusted p-value (``None`` when not given).
+        reads: ``"gain"`` (the interval is above 0 and so is the Holm-adjusted test at the
+            interval's level), ``"gain before Holm only"`` (the interval is above 0, the
+            Holm-adjusted p is not below ``1 - level``), ``"interval includes 0"``, their
+            ``"loss"`` twins, or ``"no interval"``.
         note: the comparison's note, or why the step has no comparison.
     """
 
@@ -41,6 +45,7 @@ class FrontierStep(msgspec.Struct, kw_only=True):
     ci_high: float | None = None
     p_value: float | None = None
     p_holm: float | None = None
+    reads: str = "no interval"
     note: str | None = None
 
 
@@ -110,10 +115,23 @@ def frontier(arms: Sequence[ArmReport], comparisons: Sequence[Comparison]) -> li
                 ci_high=c.ci_high,
                 p_value=c.p_value,
                 p_holm=c.p_holm,
+                reads=_reads(c),
                 note=c.note,
             )
         )
     return steps
+
+
+def _reads(c: Comparison) -> str:
+    """How a step's paired difference reads: a gain or loss its interval and Holm-adjusted test support."""
+    if c.ci_low is None or c.ci_high is None:
+        return "no interval"
+    if c.ci_low <= 0 <= c.ci_high:
+        return "interval includes 0"
+    way = "gain" if c.ci_low > 0 else "loss"
+    if c.p_holm is not None and c.p_holm >= 1 - c.level:
+        return f"{way} before Holm only"
+    return way
 
 
 def _f(v: float | None) -> str:
@@ -128,12 +146,6 @@ def _p(v: float | None) -> str:
     return "-" if v is None else ("<0.001" if v < 0.001 else f"{v:.3f}")
 
 
-def _verdict(s: FrontierStep) -> str:
-    if s.ci_low is None or s.ci_high is None:
-        return "no interval"
-    return "gain" if s.ci_low > 0 else ("loss" if s.ci_high < 0 else "interval includes 0")
-
-
 def frontier_lines(steps: Sequence[FrontierStep], pct: str) -> list[str]:
     """The report's text section on the frontier (none without a step)."""
     if not steps:
@@ -145,7 +157,7 @@ def frontier_lines(steps: Sequence[FrontierStep], pct: str) -> list[str]:
             _f(s.diff),
             _ci(s.ci_low, s.ci_high),
             _p(s.p_holm if s.p_holm is not None else s.p_value),
-            _verdict(s),
+            s.reads,
         ]
         for s in steps
     ]
@@ -180,6 +192,6 @@ def frontier_markdown(steps: Sequence[FrontierStep], pct: str) -> list[str]:
         step = f"`{s.cheaper}` -> `{s.dearer}`".replace("|", "\\|")
         lines.append(
             f"| {step} | +{usd_text(s.usd_per_run_added)} | {_f(s.diff)} | {_ci(s.ci_low, s.ci_high)} | "
-            f"{_p(s.p_holm if s.p_holm is not None else s.p_value)} | {_verdict(s)} |"
+            f"{_p(s.p_holm if s.p_holm is not None else s.p_value)} | {s.reads} |"
         )
     return lines

@@ -14,10 +14,10 @@ from hrbench.stats import frontier
 
 # per arm: (USD a run, the items it gets right); twelve items, one cluster each
 ARMS = {
-    "low": (0.001, set(range(6))),
-    "wasteful": (0.004, set(range(5))),  # dearer than low and less accurate: off the frontier
-    "high": (0.003, set(range(10))),
-    "max": (0.009, set(range(11))),
+    "low": (0.001, set(range(3))),
+    "wasteful": (0.004, set(range(2))),  # dearer than low and less accurate: off the frontier
+    "high": (0.003, set(range(11))),
+    "max": (0.009, set(range(12))),
 }
 
 
@@ -49,12 +49,13 @@ def test_the_frontier_steps_from_the_cheapest_arm_leaving_out_the_dominated_one(
     assert step.usd_per_run_added == pytest.approx(0.002)
     c = hb.compare(_rows(), "high", "low", warn=False)
     held = next(x for x in rep.comparisons if {x.arm_a, x.arm_b} == {"high", "low"})
-    assert step.diff == pytest.approx(c.diff) == pytest.approx(4 / 12)
+    assert step.diff == pytest.approx(c.diff) == pytest.approx(8 / 12)
     assert step.p_holm == held.p_holm  # the report's Holm-adjusted p for that pair
     sign = 1 if held.arm_a == "high" else -1
     assert (step.ci_low, step.ci_high) == pytest.approx(
         tuple(sorted((sign * held.ci_low, sign * held.ci_high)))  # type: ignore[operator]
     )
+    assert [s.reads for s in rep.frontier] == ["gain", "interval includes 0"]
     text = str(rep)
     assert "Cost-accuracy frontier" in text and "low -> high" in text and "high -> max" in text
     assert "wasteful ->" not in text and "-> wasteful" not in text
@@ -95,3 +96,11 @@ def test_the_plot_draws_the_frontier(tmp_path: Path) -> None:
         rep = hb.report(_rows())
     out = rep.plot(tmp_path / "p.png")
     assert Path(out).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_gain_the_holm_adjusted_test_does_not_support_says_so() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = hb.report(_rows())
+    held = [msgspec.structs.replace(c, p_holm=0.2) for c in rep.comparisons]
+    assert [s.reads for s in frontier(rep.arms, held)][0] == "gain before Holm only"

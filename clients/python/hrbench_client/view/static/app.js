@@ -177,8 +177,6 @@ function forest(canvasId, diffs, title) {
 // the cost-accuracy frontier: each step to the next dearer frontier arm, with its paired difference
 function frontierTable(steps, level) {
   if (!steps || !steps.length) return null;
-  const reads = (s) => (s.ci_low === null || s.ci_high === null) ? "no interval"
-    : s.ci_low > 0 ? "gain" : s.ci_high < 0 ? "loss" : "interval includes 0";
   return h("table", { id: "frontier" },
     h("thead", {}, h("tr", {},
       h("th", {}, "frontier step"), h("th", { class: "num" }, "+ USD / run"), h("th", { class: "num" }, "difference"),
@@ -187,7 +185,7 @@ function frontierTable(steps, level) {
       h("td", {}, `${s.cheaper} → ${s.dearer}`), usdCell(s.usd_per_run_added, "usd_added"), num(s.diff, "diff"),
       h("td", { class: "nowrap", "data-k": "interval", "data-lo": s.ci_low ?? "", "data-hi": s.ci_high ?? "" }, interval(s.ci_low, s.ci_high)),
       h("td", { class: "num", "data-k": "p_holm" }, fmtP(s.p_holm ?? s.p_value)),
-      h("td", { "data-k": "reads" }, reads(s))))));
+      h("td", { "data-k": "reads" }, s.reads)))));
 }
 
 function costChart(canvasId, arms, descriptive, steps) {
