@@ -14,9 +14,9 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
 __all__ = ["is_secret_name", "note_key_env", "redact", "scrub_reply", "scrub_value", "secret_values"]
 

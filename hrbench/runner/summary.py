@@ -111,7 +111,7 @@ class Summary:
                     c["wrong"] += 1
                 elif kind == "budget_stop":
                     c["budget_stop"] += 1
-                    c["run_capped"] += bool(trace) and run_cap_of(list(trace)) is not None
+                    c["run_capped"] += trace is not None and run_cap_of(list(trace)) is not None
                 else:
                     c["failed"] += 1
                     c["errors"] += kind == "error"

@@ -302,7 +302,7 @@ def render_trajectory(trace: Iterable[Step], output: Any) -> str:
         1. lookup({"city": "Paris"}) -> France
         Final answer: France
     """
-    lines = []
+    lines: list[str] = []
     for s in trace:
         if s.kind != "tool" or not s.tool_calls:
             continue

@@ -40,9 +40,16 @@ def test_a_per_run_cap_flag_stops_each_runs_nth_call_and_exits_0(tmp_path: Path)
     assert proc.returncode == 0, proc.stderr  # each run stopped; the benchmark was not budget stopped
     result = lines(proc.stdout)[-1]
     assert sent == 4 * 8 * 5  # every run's first turn; the tool's answer turn was refused
-    capped = {s["arm"]: (s["run_capped"], s["budget_stop"], s["reasoning_exhausted"]) for s in result["summary"]}
+    capped = {
+        s["arm"]: (s["run_capped"], s["budget_stop"], s["reasoning_exhausted"]) for s in result["summary"]
+    }
     # a hard item's high-effort run ends at its first turn (all reasoning): its cap is never reached
-    assert capped == {"think-low": (40, 40, 0), "think-high": (25, 25, 15), "lookup": (40, 40, 0), "search": (40, 40, 0)}
+    assert capped == {
+        "think-low": (40, 40, 0),
+        "think-high": (25, 25, 15),
+        "lookup": (40, 40, 0),
+        "search": (40, 40, 0),
+    }
     assert result["status"] == "done"
     assert "per-run cap" in proc.stderr and "max_calls_per_run=1" in proc.stderr
     listed = {b["id"]: b for b in lines(hrb("ls").stdout)}

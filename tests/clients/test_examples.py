@@ -75,7 +75,9 @@ def test_unset_variable_in_a_spec_path_is_named(tmp_path: Path, monkeypatch: pyt
     assert params.arms[0].path == str(tmp_path / "x.jsonl")
 
 
-def test_the_agents_example_compares_two_efforts_and_two_tool_prompts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_agents_example_compares_two_efforts_and_two_tool_prompts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """examples/agents.toml against the loopback it names: an effort that exhausts its reasoning, a search that errs."""
     from hrbench.testing.loopback import LoopbackServer
 

@@ -36,7 +36,11 @@ def _client(srv: LoopbackServer) -> dict[str, Any]:
 def _spec(arms: list[dict[str, Any]], client: dict[str, Any], **kw: Any) -> dict[str, Any]:
     return {
         "arms": arms,
-        "reference": {"items": CITIES, "labels": LABELS, "cluster": {"q1": "a", "q2": "a", "q3": "b", "q4": "b"}},
+        "reference": {
+            "items": CITIES,
+            "labels": LABELS,
+            "cluster": {"q1": "a", "q2": "a", "q3": "b", "q4": "b"},
+        },
         "client": client,
         "runs": 5,
         "governor": {"max_calls": 2000},
@@ -82,14 +86,19 @@ def test_a_swept_effort_that_exhausts_its_reasoning_is_counted_not_scored(shared
     assert rep["frontier"] == []  # the high effort is dearer and less accurate: no step along the frontier
 
 
-def test_a_tool_arm_named_by_import_path_is_scored_on_its_trajectory_and_replayed(shared_daemon: Daemon) -> None:
+def test_a_tool_arm_named_by_import_path_is_scored_on_its_trajectory_and_replayed(
+    shared_daemon: Daemon,
+) -> None:
     arm = {
         "kind": "prompt",
         "name": "agent",
         "template": TOOLS,
         "tools": {"search": "_agent_tools:search", "country_of": "_agent_tools:country_of"},
     }
-    scorer = {"scorer": "tool_sequence", "scorer_settings": {"expected": ["search", "country_of"], "mode": "exact"}}
+    scorer = {
+        "scorer": "tool_sequence",
+        "scorer_settings": {"expected": ["search", "country_of"], "mode": "exact"},
+    }
     with LoopbackServer() as srv, shared_daemon.client() as c:
         client = _client(srv)
         rows, res = _run(c, _spec([arm], client, name="agent-live", record="agent-rec", **scorer))
@@ -104,7 +113,9 @@ def test_a_tool_arm_named_by_import_path_is_scored_on_its_trajectory_and_replaye
     with shared_daemon.client() as c:
         again, res2 = _run(c, _spec([arm], replay, name="agent-replay", **scorer))
     cols = ("item", "run", "correct", "outcome", "failure_kind", "tokens_in", "tokens_out")
-    assert sorted([getattr(r, k) for k in cols] for r in again) == sorted([getattr(r, k) for k in cols] for r in rows)
+    assert sorted([getattr(r, k) for k in cols] for r in again) == sorted(
+        [getattr(r, k) for k in cols] for r in rows
+    )
     assert res2.status == "done"
 
 
@@ -131,7 +142,10 @@ def test_per_run_caps_stop_each_runs_nth_call_and_the_benchmark_goes_on(shared_d
 @pytest.mark.parametrize(
     ("arm", "where"),
     [
-        ({"kind": "prompt", "name": "a", "template": "x", "reasoning_effort": "turbo"}, "arms[0].reasoning_effort"),
+        (
+            {"kind": "prompt", "name": "a", "template": "x", "reasoning_effort": "turbo"},
+            "arms[0].reasoning_effort",
+        ),
         ({"kind": "prompt", "name": "a", "template": "x", "sweep": {"top_p": [1]}}, "arms[0].sweep"),
         ({"kind": "prompt", "name": "a", "template": "x", "tools": {"t": "_agent_tools:nope"}}, "tools.t"),
         ({"kind": "prompt", "name": "a", "template": "x", "thinking_budget": 2048}, "thinking_budget"),

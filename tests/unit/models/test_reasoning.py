@@ -94,7 +94,9 @@ def test_a_reply_that_is_all_reasoning_is_reasoning_exhausted_with_its_cost(
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_reasoning_under_the_limit_leaves_room_for_the_answer(srv: LoopbackServer, kind: str) -> None:
-    arm = hb.Arm("think", lambda item, ctx: ctx.call(f"[[reasoning:20]] [[reply:Paris]] {item}", max_tokens=64).text)
+    arm = hb.Arm(
+        "think", lambda item, ctx: ctx.call(f"[[reasoning:20]] [[reply:Paris]] {item}", max_tokens=64).text
+    )
     bench = hb.benchmark(arm, REF, runs=5, client=_client(kind, srv), pricing=_pricing())
     assert [r.failure_kind for r in bench.rows[:5]] == [None] * 5
     assert [r.tokens_out for r in bench.rows[:5]] == [21] * 5  # 20 reasoning + the one word
@@ -111,15 +113,25 @@ def test_a_reply_cut_with_text_and_no_reasoning_stays_an_error(srv: LoopbackServ
     assert {r.failure_kind for r in bench.rows} == {"error"}
 
 
-def test_an_exhausted_reply_is_cached_and_served_again_as_exhausted(srv: LoopbackServer, tmp_path: Any) -> None:
+def test_an_exhausted_reply_is_cached_and_served_again_as_exhausted(
+    srv: LoopbackServer, tmp_path: Any
+) -> None:
     store = hb.Store(tmp_path / "s.sqlite3")
     arm = hb.Arm("think", lambda item, ctx: ctx.call(f"[[reasoning:90]] {item}", max_tokens=50).text)
-    first = hb.benchmark(arm, REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store), pricing=_pricing())
+    first = hb.benchmark(
+        arm, REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store), pricing=_pricing()
+    )
     sent = len(srv.requests)
-    again = hb.benchmark(arm, REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store), pricing=_pricing())
+    again = hb.benchmark(
+        arm, REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store), pricing=_pricing()
+    )
     store.close()
     assert len(srv.requests) == sent  # every reply from the cache
-    assert [r.failure_kind for r in again.rows] == [r.failure_kind for r in first.rows] == ["reasoning_exhausted"] * 10
+    assert (
+        [r.failure_kind for r in again.rows]
+        == [r.failure_kind for r in first.rows]
+        == ["reasoning_exhausted"] * 10
+    )
     assert {r.usd for r in again.rows} == {0.0}  # paid nothing; at list price it costs what it did
     assert hb.report(again, warn=False).arms[0].usd_list == pytest.approx(sum(r.usd or 0 for r in first.rows))
 
@@ -138,7 +150,12 @@ def test_openai_exhaustion_is_read_from_finish_content_and_reasoning(body: dict,
     got = OpenAIClient("m", "http://127.0.0.1:9/v1", None).parse_reply(
         {
             "id": "x",
-            "choices": [{"message": {"role": "assistant", "content": body["content"]}, "finish_reason": body["finish"]}],
+            "choices": [
+                {
+                    "message": {"role": "assistant", "content": body["content"]},
+                    "finish_reason": body["finish"],
+                }
+            ],
             "usage": {
                 "prompt_tokens": 5,
                 "completion_tokens": 64,
@@ -162,7 +179,9 @@ def test_openai_exhaustion_is_read_from_finish_content_and_reasoning(body: dict,
         ([{"type": "thinking", "thinking": "hmm"}], "end_turn", False),
     ],
 )
-def test_anthropic_exhaustion_is_read_from_stop_reason_and_thinking(blocks: list, stop: str, exhausted: bool) -> None:
+def test_anthropic_exhaustion_is_read_from_stop_reason_and_thinking(
+    blocks: list, stop: str, exhausted: bool
+) -> None:
     got = AnthropicClient("m", "http://127.0.0.1:9/v1", None).parse_reply(
         {"id": "m", "content": blocks, "stop_reason": stop, "usage": {"input_tokens": 3, "output_tokens": 9}}
     )
@@ -176,7 +195,9 @@ def test_anthropic_exhaustion_is_read_from_stop_reason_and_thinking(blocks: list
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
 def test_an_arms_reasoning_setting_is_sent_in_the_providers_field(srv: LoopbackServer, kind: str) -> None:
     setting = {"reasoning_effort": "low"} if kind == "openai" else {"thinking_budget": 2048}
-    arm = hb.Arm("think", lambda item, ctx: ctx.call(f"[[reply:Paris]] {item}", max_tokens=4096).text, settings=setting)
+    arm = hb.Arm(
+        "think", lambda item, ctx: ctx.call(f"[[reply:Paris]] {item}", max_tokens=4096).text, settings=setting
+    )
     hb.benchmark(arm, REF, runs=5, client=_client(kind, srv))
     sent = [r.body for r in srv.requests]
     if kind == "openai":
@@ -185,10 +206,19 @@ def test_an_arms_reasoning_setting_is_sent_in_the_providers_field(srv: LoopbackS
         assert {str(b["thinking"]) for b in sent} == {str({"type": "enabled", "budget_tokens": 2048})}
 
 
-def test_a_sweep_makes_an_arm_per_effort_whose_replies_differ_in_cost_and_exhaustion(srv: LoopbackServer) -> None:
-    base = hb.Arm("solve", lambda item, ctx: ctx.call(f"[[reasoning:5:low=10:high=200]] [[reply:Paris]] {item}", max_tokens=100).text)
+def test_a_sweep_makes_an_arm_per_effort_whose_replies_differ_in_cost_and_exhaustion(
+    srv: LoopbackServer,
+) -> None:
+    base = hb.Arm(
+        "solve",
+        lambda item, ctx: (
+            ctx.call(f"[[reasoning:5:low=10:high=200]] [[reply:Paris]] {item}", max_tokens=100).text
+        ),
+    )
     arms = hb.sweep(base, reasoning_effort=["low", "high"])
-    assert [a.name for a in arms] == ["solve-low", "solve-high"] and {a.derived_from for a in arms} == {"solve"}
+    assert [a.name for a in arms] == ["solve-low", "solve-high"] and {a.derived_from for a in arms} == {
+        "solve"
+    }
     assert arms[0].hash != arms[1].hash
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -208,14 +238,18 @@ def test_a_sweep_makes_an_arm_per_effort_whose_replies_differ_in_cost_and_exhaus
         ({"thinking_budget": 512}, "anthropic", "thinking_budget"),  # below the API's 1024
     ],
 )
-def test_a_setting_the_api_has_no_field_for_is_refused_not_dropped(reasoning: dict, provider: str, field: str) -> None:
+def test_a_setting_the_api_has_no_field_for_is_refused_not_dropped(
+    reasoning: dict, provider: str, field: str
+) -> None:
     with pytest.raises(ConfigError, match=field):
         reasoning_params(reasoning, provider, {})
 
 
 def test_a_benchmark_refuses_such_a_setting_before_its_first_call(srv: LoopbackServer) -> None:
     arm = hb.Arm("think", lambda item, ctx: ctx.call("x").text, settings={"thinking_budget": 2048})
-    with pytest.raises(ConfigError, match=r"arms\[0\]\.thinking_budget: an OpenAI-compatible API takes no thinking budget"):
+    with pytest.raises(
+        ConfigError, match=r"arms\[0\]\.thinking_budget: an OpenAI-compatible API takes no thinking budget"
+    ):
         hb.benchmark(arm, REF, runs=5, client=_client("openai", srv))
     assert srv.requests == []
 

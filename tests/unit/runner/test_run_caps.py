@@ -67,7 +67,12 @@ def _run(
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         bench = hb.benchmark(
-            arm or hb.Arm("five", _five_calls), ref, runs=5, client=_client(srv), governor=gov, pricing=PRICING
+            arm or hb.Arm("five", _five_calls),
+            ref,
+            runs=5,
+            client=_client(srv),
+            governor=gov,
+            pricing=PRICING,
         )
     return bench, [str(w.message) for w in got if issubclass(w.category, hb.BudgetStoppedWarning)]
 
@@ -81,13 +86,17 @@ def test_a_per_run_call_cap_stops_the_nth_call_of_every_run(srv: LoopbackServer)
     for r in bench.rows:
         trace = bench.traces[r.ledger_id]
         assert [s.source for s in trace if s.kind == "request"] == ["live", "live", "live", "refused"]
-        assert "run_call_cap_reached" in (trace[-1].error or "") and "max_calls_per_run=3" in (trace[-1].error or "")
+        assert "run_call_cap_reached" in (trace[-1].error or "") and "max_calls_per_run=3" in (
+            trace[-1].error or ""
+        )
         assert r.usd == pytest.approx(sum(s.usd or 0 for s in trace))  # the partial trace is paid
     assert gov.calls == 60  # the refused 4th calls took nothing from the benchmark's budget
     assert bench.status == "done" and bench.stopped == 0  # the benchmark was not stopped
     assert [s["run_capped"] for s in bench.summary()] == [20]
     (text,) = said
-    assert text.startswith("20 run(s) reached their own per-run cap (run_call_cap_reached x 20; max_calls_per_run=3)")
+    assert text.startswith(
+        "20 run(s) reached their own per-run cap (run_call_cap_reached x 20; max_calls_per_run=3)"
+    )
 
 
 def test_runs_under_their_cap_are_not_stopped(srv: LoopbackServer) -> None:
@@ -144,7 +153,13 @@ def test_a_tool_loop_under_a_per_run_cap_keeps_its_partial_trajectory(srv: Loopb
     bench, _ = _run(srv, hb.Governor(max_calls_per_run=2), arm)
     for r in bench.rows:
         kinds = [(s.kind, s.source) for s in bench.traces[r.ledger_id]]
-        assert kinds == [("request", "live"), ("tool", "tool"), ("request", "live"), ("tool", "tool"), ("request", "refused")]
+        assert kinds == [
+            ("request", "live"),
+            ("tool", "tool"),
+            ("request", "live"),
+            ("tool", "tool"),
+            ("request", "refused"),
+        ]
         assert r.failure_kind == "budget_stop"
 
 

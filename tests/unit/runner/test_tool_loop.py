@@ -27,7 +27,9 @@ REF = hb.Reference(
 )
 CAPITALS = {"France": "Paris", "Peru": "Lima", "Fiji": "Suva", "Italy": "Rome"}
 COUNTRIES = {v: k for k, v in CAPITALS.items()}
-TWO_TOOLS = '[[tool:country_of:{{"city": "{item}"}}]] [[tool:capital_of:{{"country": "{country}"}}]] Which capital?'
+TWO_TOOLS = (
+    '[[tool:country_of:{{"city": "{item}"}}]] [[tool:capital_of:{{"country": "{country}"}}]] Which capital?'
+)
 
 
 def country_of(city: str) -> str:
@@ -90,7 +92,10 @@ def test_a_two_tool_trajectory_runs_its_tools_and_answers(srv: LoopbackServer, k
     # each provider's own form: the tools, the assistant's calls sent back, the tools' results
     first, second = srv.requests[0].body, srv.requests[1].body
     if kind == "openai":
-        assert first["tools"][0] == {"type": "function", "function": function_definition(country_of)["function"]}
+        assert first["tools"][0] == {
+            "type": "function",
+            "function": function_definition(country_of)["function"],
+        }
         assert second["messages"][1]["tool_calls"][0]["function"]["name"] == "country_of"
         assert second["messages"][2] == {
             "role": "tool",
@@ -110,26 +115,38 @@ def test_a_recorded_trajectory_replays_the_same_rows_with_the_provider_down(kind
     with LoopbackServer() as live:
         live.set(price=(1.0, 4.0))
         client = _client(kind, live)
-        first = hb.benchmark(hb.Arm("agent", agent), REF, runs=5, client=client, store=store, record="r1", pricing=PRICING)
+        first = hb.benchmark(
+            hb.Arm("agent", agent), REF, runs=5, client=client, store=store, record="r1", pricing=PRICING
+        )
         base_url = live.base_url
     # the provider is down now: a request that reached it would fail
     replay = hb.ReplayClient(store, recording="r1", model="loopback-1", provider=kind, base_url=base_url)
     again = hb.benchmark(hb.Arm("agent", agent), REF, runs=5, client=replay, pricing=PRICING)
     store.close()
     cols = ("cluster", "item", "arm", "run", "correct", "outcome", "failure_kind", "tokens_in", "tokens_out")
-    assert [[getattr(r, c) for c in cols] for r in again.rows] == [[getattr(r, c) for c in cols] for r in first.rows]
+    assert [[getattr(r, c) for c in cols] for r in again.rows] == [
+        [getattr(r, c) for c in cols] for r in first.rows
+    ]
     for a, b in zip(first.rows, again.rows, strict=True):
         got, had = again.traces[b.ledger_id], first.traces[a.ledger_id]
         assert [s.source for s in got if s.kind == "request"] == ["recording"] * 3
-        assert [(s.kind, s.key, s.tool_calls, s.text) for s in got] == [(s.kind, s.key, s.tool_calls, s.text) for s in had]
-    assert hb.report(again, warn=False).arms[0].usd_list == pytest.approx(hb.report(first, warn=False).arms[0].usd_list)
+        assert [(s.kind, s.key, s.tool_calls, s.text) for s in got] == [
+            (s.kind, s.key, s.tool_calls, s.text) for s in had
+        ]
+    assert hb.report(again, warn=False).arms[0].usd_list == pytest.approx(
+        hb.report(first, warn=False).arms[0].usd_list
+    )
 
 
 def test_the_cache_serves_every_turn_of_a_rerun(srv: LoopbackServer, tmp_path: Any) -> None:
     store = hb.Store(tmp_path / "s.sqlite3")
-    first = hb.benchmark(hb.Arm("agent", agent), REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store))
+    first = hb.benchmark(
+        hb.Arm("agent", agent), REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store)
+    )
     sent = len(srv.requests)
-    again = hb.benchmark(hb.Arm("agent", agent), REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store))
+    again = hb.benchmark(
+        hb.Arm("agent", agent), REF, runs=5, client=_client("openai", srv), cache=hb.Cache(store)
+    )
     store.close()
     assert len(srv.requests) == sent == 60
     assert [r.correct for r in again.rows] == [r.correct for r in first.rows]
@@ -139,7 +156,11 @@ def test_the_cache_serves_every_turn_of_a_rerun(srv: LoopbackServer, tmp_path: A
 def test_every_turn_is_governed(srv: LoopbackServer) -> None:
     with pytest.warns(hb.BudgetStoppedWarning):
         bench = hb.benchmark(
-            hb.Arm("agent", agent), REF, runs=5, client=_client("openai", srv), governor=hb.Governor(max_calls=4),
+            hb.Arm("agent", agent),
+            REF,
+            runs=5,
+            client=_client("openai", srv),
+            governor=hb.Governor(max_calls=4),
             concurrency=1,
         )
     assert len(srv.requests) == 4
@@ -188,7 +209,9 @@ def test_a_loop_that_reaches_max_steps_stops_with_no_answer(srv: LoopbackServer)
     loop = seen[0]
     assert loop.stopped == "max_steps" and loop.turns == 3 and loop.text is None and len(loop.calls) == 3
     assert bench.rows[0].failure_kind == "parse_failure"  # no answer to score
-    assert any(s.kind == "note" and "max_steps" in (s.text or "") for s in bench.traces[bench.rows[0].ledger_id])
+    assert any(
+        s.kind == "note" and "max_steps" in (s.text or "") for s in bench.traces[bench.rows[0].ledger_id]
+    )
 
 
 def test_the_async_loop_awaits_async_tools_and_runs_sync_ones_off_the_loop(srv: LoopbackServer) -> None:
@@ -206,7 +229,9 @@ def test_the_async_loop_awaits_async_tools_and_runs_sync_ones_off_the_loop(srv: 
 
     async def arm_fn(item: str, ctx: hb.Context) -> str | None:
         prompt = TWO_TOOLS.format(item=item, country=COUNTRIES[item])
-        loop = await hb.tool_loop_async(ctx, prompt, {"country_of": country_of_async, "capital_of": capital_sync})
+        loop = await hb.tool_loop_async(
+            ctx, prompt, {"country_of": country_of_async, "capital_of": capital_sync}
+        )
         return loop.text
 
     with warnings.catch_warnings():
@@ -258,5 +283,8 @@ def test_bad_tools_are_refused(tools: Any, match: str) -> None:
 
 def test_both_providers_forms_become_one() -> None:
     anthropic = {"name": "capital_of", "description": "d", "input_schema": {"type": "object"}}
-    openai = {"type": "function", "function": {"name": "capital_of", "description": "d", "parameters": {"type": "object"}}}
+    openai = {
+        "type": "function",
+        "function": {"name": "capital_of", "description": "d", "parameters": {"type": "object"}},
+    }
     assert tool_definitions([anthropic]) == tool_definitions([openai]) == [openai]

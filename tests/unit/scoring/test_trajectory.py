@@ -65,7 +65,12 @@ def srv() -> Iterator[LoopbackServer]:
 def _bench(srv: LoopbackServer, scorer: Any, arms: list[hb.Arm] | None = None) -> hb.Bench:
     client = hb.OpenAIClient("loopback-1", base_url=srv.base_url, api_key_env=None)
     return hb.benchmark(
-        arms or [DIRECT, DETOUR, GUESS], REF, runs=5, client=client, scorer=scorer, governor=hb.Governor(max_calls=5000)
+        arms or [DIRECT, DETOUR, GUESS],
+        REF,
+        runs=5,
+        client=client,
+        scorer=scorer,
+        governor=hb.Governor(max_calls=5000),
     )
 
 
@@ -92,7 +97,9 @@ def test_tool_sequence_scores_every_run(srv: LoopbackServer, mode: str, expected
 def test_in_order_and_subset_differ_on_order(srv: LoopbackServer) -> None:
     backwards = ["country_of", "search"]
     assert _accuracy(_bench(srv, hb.tool_sequence_scorer(backwards, "in_order"))) == {
-        "direct": 0.0, "detour": 0.0, "guess": 0.0
+        "direct": 0.0,
+        "detour": 0.0,
+        "guess": 0.0,
     }
     assert _accuracy(_bench(srv, hb.tool_sequence_scorer(backwards, "subset")))["direct"] == 1.0
 
@@ -106,11 +113,17 @@ def test_tool_args_matches_each_items_arguments_from_its_field(srv: LoopbackServ
 
     def fn(item: dict, ctx: hb.Context) -> str | None:
         city = item["city"] if item["city"] != "Rome" else "Milan"  # one item: the wrong argument
-        return hb.tool_loop(ctx, f'[[tool:country_of:{{"city": "{city}"}}]] {item["city"]}', {"country_of": lambda city: "x"}).text
+        return hb.tool_loop(
+            ctx, f'[[tool:country_of:{{"city": "{city}"}}]] {item["city"]}', {"country_of": lambda city: "x"}
+        ).text
 
     client = hb.OpenAIClient("loopback-1", base_url=srv.base_url, api_key_env=None)
     bench = hb.benchmark(
-        hb.Arm("a", fn), ref, runs=5, client=client, scorer=hb.tool_args_scorer("country_of", field="args"),
+        hb.Arm("a", fn),
+        ref,
+        runs=5,
+        client=client,
+        scorer=hb.tool_args_scorer("country_of", field="args"),
         governor=hb.Governor(max_calls=5000),
     )
     assert {r.item: r.correct for r in bench.rows} == {k: c != "Rome" for k, c in ITEMS.items()}
@@ -118,13 +131,20 @@ def test_tool_args_matches_each_items_arguments_from_its_field(srv: LoopbackServ
     assert rome.outcome == 'country_of({"city": "Milan"})'
 
 
-@pytest.mark.parametrize(("kwargs", "expected"), [({"max_steps": 3}, {"direct": 1.0, "detour": 0.0, "guess": 1.0}),
-                                                  ({"min_steps": 3, "max_steps": 3}, {"direct": 1.0, "detour": 0.0, "guess": 0.0}),
-                                                  ({"max_steps": 2, "count": "tool_calls"}, {"direct": 1.0, "detour": 0.0, "guess": 1.0})])
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"max_steps": 3}, {"direct": 1.0, "detour": 0.0, "guess": 1.0}),
+        ({"min_steps": 3, "max_steps": 3}, {"direct": 1.0, "detour": 0.0, "guess": 0.0}),
+        ({"max_steps": 2, "count": "tool_calls"}, {"direct": 1.0, "detour": 0.0, "guess": 1.0}),
+    ],
+)
 def test_step_count_scores_turns_or_tool_calls(srv: LoopbackServer, kwargs: dict, expected: dict) -> None:
     bench = _bench(srv, hb.step_count_scorer(**kwargs))
     assert _accuracy(bench) == expected
-    assert next(r for r in bench.rows if r.arm == "detour").outcome == ("4 turns" if "count" not in kwargs else "3 tool_calls")
+    assert next(r for r in bench.rows if r.arm == "detour").outcome == (
+        "4 turns" if "count" not in kwargs else "3 tool_calls"
+    )
 
 
 @pytest.mark.filterwarnings("ignore::hrbench.UsageEstimatedWarning")  # a mock judge reports no usage
@@ -138,8 +158,11 @@ def test_a_judge_reads_the_rendered_trajectory(srv: LoopbackServer) -> None:
 
     bench = _bench(srv, hb.trajectory_judge(hb.MockClient(judge_model)))
     assert _accuracy(bench) == {"direct": 1.0, "detour": 1.0, "guess": 0.0}
-    assert any('1. search({"query": "Paris"}) -> results for Paris\n2. country_of({"city": "Paris"}) -> France\n'
-               "Final answer: France" in p for p in seen)
+    assert any(
+        '1. search({"query": "Paris"}) -> results for Paris\n2. country_of({"city": "Paris"}) -> France\n'
+        "Final answer: France" in p
+        for p in seen
+    )
     row = next(r for r in bench.rows if r.arm == "guess")
     assert [s.kind for s in bench.traces[row.ledger_id]][-1] == "request"  # the judge's turn is traced
 

@@ -33,7 +33,9 @@ def _model(messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
 def _run(arms: list[hb.Arm]) -> hb.Bench:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return hb.benchmark(arms, hb.Reference({"q1": "Paris"}, labels=["France"]), runs=1, client=hb.MockClient(_model))
+        return hb.benchmark(
+            arms, hb.Reference({"q1": "Paris"}, labels=["France"]), runs=1, client=hb.MockClient(_model)
+        )
 
 
 @pytest.mark.parametrize("wire", [False, True])
@@ -57,7 +59,9 @@ def test_a_sweep_makes_one_arm_per_value_each_sending_its_setting(wire: bool) ->
 
 
 def test_a_prompt_arms_reasoning_fields_are_its_settings() -> None:
-    arm = specs.build_arm({"kind": "prompt", "name": "a", "template": "{item}", "reasoning_effort": "minimal"})
+    arm = specs.build_arm(
+        {"kind": "prompt", "name": "a", "template": "{item}", "reasoning_effort": "minimal"}
+    )
     assert arm.reasoning == {"reasoning_effort": "minimal"} and arm.settings["reasoning_effort"] == "minimal"
     other = specs.build_arm({"kind": "prompt", "name": "a", "template": "{item}", "reasoning_effort": "high"})
     assert other.hash != arm.hash
@@ -65,7 +69,12 @@ def test_a_prompt_arms_reasoning_fields_are_its_settings() -> None:
 
 def test_an_import_arm_takes_reasoning_settings_and_a_sweep() -> None:
     arms = specs.build_arms(
-        {"kind": "import", "path": f"{__name__}:lookup", "name": "look", "sweep": {"reasoning_effort": ["low"]}}
+        {
+            "kind": "import",
+            "path": f"{__name__}:lookup",
+            "name": "look",
+            "sweep": {"reasoning_effort": ["low"]},
+        }
     )
     assert [(a.name, a.reasoning) for a in arms] == [("look-low", {"reasoning_effort": "low"})]
 
@@ -73,14 +82,38 @@ def test_an_import_arm_takes_reasoning_settings_and_a_sweep() -> None:
 @pytest.mark.parametrize(
     ("spec", "match"),
     [
-        ({"kind": "outputs", "name": "o", "outputs": {"q1": "x"}, "sweep": {"reasoning_effort": ["low"]}}, "outputs arm"),
-        ({"kind": "prompt", "name": "a", "template": "x", "reasoning_effort": "low", "sweep": {"reasoning_effort": ["high"]}}, "sweep it or set it"),
-        ({"kind": "prompt", "name": "a", "template": "x", "sweep": {"temperature": [0, 1]}}, r"sweep\.temperature"),
+        (
+            {"kind": "outputs", "name": "o", "outputs": {"q1": "x"}, "sweep": {"reasoning_effort": ["low"]}},
+            "outputs arm",
+        ),
+        (
+            {
+                "kind": "prompt",
+                "name": "a",
+                "template": "x",
+                "reasoning_effort": "low",
+                "sweep": {"reasoning_effort": ["high"]},
+            },
+            "sweep it or set it",
+        ),
+        (
+            {"kind": "prompt", "name": "a", "template": "x", "sweep": {"temperature": [0, 1]}},
+            r"sweep\.temperature",
+        ),
         ({"kind": "prompt", "name": "a", "template": "x", "sweep": {}}, "sweep"),
         ({"kind": "prompt", "name": "a", "template": "x", "reasoning_effort": "turbo"}, "reasoning_effort"),
         ({"kind": "prompt", "name": "a", "template": "x", "tools": {"t": f"{__name__}:nope"}}, r"tools\.t"),
         ({"kind": "prompt", "name": "a", "template": "x", "tools": ["x"]}, "tools"),
-        ({"kind": "prompt", "name": "a", "template": "x", "tools": {"t": f"{__name__}:lookup"}, "max_steps": 0}, "max_steps"),
+        (
+            {
+                "kind": "prompt",
+                "name": "a",
+                "template": "x",
+                "tools": {"t": f"{__name__}:lookup"},
+                "max_steps": 0,
+            },
+            "max_steps",
+        ),
         ({"kind": "prompt", "name": "a", "template": "x", "params": {"tools": []}}, r"params\.tools"),
     ],
 )
@@ -91,17 +124,26 @@ def test_bad_reasoning_and_tool_fields_are_refused_naming_them(spec: dict, match
 
 def test_a_spec_with_a_sweep_is_refused_by_build_arm() -> None:
     with pytest.raises(ConfigError, match="build_arms"):
-        specs.build_arm({"kind": "prompt", "name": "a", "template": "x", "sweep": {"reasoning_effort": ["low"]}})
+        specs.build_arm(
+            {"kind": "prompt", "name": "a", "template": "x", "sweep": {"reasoning_effort": ["low"]}}
+        )
 
 
 def test_a_wire_sweep_of_an_unknown_setting_is_refused_by_the_schema() -> None:
     with pytest.raises(msgspec.ValidationError, match="temperature"):
-        msgspec.convert({"kind": "prompt", "name": "a", "template": "x", "sweep": {"temperature": [0]}}, p.PromptArmSpec)
+        msgspec.convert(
+            {"kind": "prompt", "name": "a", "template": "x", "sweep": {"temperature": [0]}}, p.PromptArmSpec
+        )
 
 
 def test_a_prompt_arm_with_tools_runs_a_tool_loop() -> None:
     arm = specs.build_arm(
-        {"kind": "prompt", "name": "agent", "template": "Where is {item}?", "tools": {"lookup": f"{__name__}:lookup"}}
+        {
+            "kind": "prompt",
+            "name": "agent",
+            "template": "Where is {item}?",
+            "tools": {"lookup": f"{__name__}:lookup"},
+        }
     )
     assert arm.settings["tools"] == {"lookup": f"{__name__}:lookup"} and arm.settings["max_steps"] == 8
     bench = _run([arm])
@@ -112,14 +154,24 @@ def test_a_prompt_arm_with_tools_runs_a_tool_loop() -> None:
 
 def test_a_prompt_arm_stopped_at_max_steps_has_no_answer() -> None:
     def always_calls(messages: list, params: dict) -> Any:
-        return hb.Result(tool_calls=[hb.ToolCall(id=f"c{len(messages)}", name="lookup", arguments={"city": "Paris"})])
+        return hb.Result(
+            tool_calls=[hb.ToolCall(id=f"c{len(messages)}", name="lookup", arguments={"city": "Paris"})]
+        )
 
     arm = specs.build_arm(
-        {"kind": "prompt", "name": "agent", "template": "{item}", "tools": {"lookup": f"{__name__}:lookup"}, "max_steps": 2}
+        {
+            "kind": "prompt",
+            "name": "agent",
+            "template": "{item}",
+            "tools": {"lookup": f"{__name__}:lookup"},
+            "max_steps": 2,
+        }
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        bench = hb.benchmark(arm, hb.Reference({"q1": "Paris"}, labels=["France"]), runs=1, client=hb.MockClient(always_calls))
+        bench = hb.benchmark(
+            arm, hb.Reference({"q1": "Paris"}, labels=["France"]), runs=1, client=hb.MockClient(always_calls)
+        )
     assert bench.rows[0].failure_kind == "parse_failure"
     assert sum(s.kind == "request" for s in bench.traces[bench.rows[0].ledger_id]) == 2
 

@@ -87,7 +87,10 @@ def test_ties_in_cost_keep_the_more_accurate_arm() -> None:
         warnings.simplefilter("ignore")
         rep = hb.report(_rows())
     arms = [a if a.arm != "wasteful" else msgspec.structs.replace(a, usd_per_run=0.001) for a in rep.arms]
-    assert [(s.cheaper, s.dearer) for s in frontier(arms, rep.comparisons)] == [("low", "high"), ("high", "max")]
+    assert [(s.cheaper, s.dearer) for s in frontier(arms, rep.comparisons)] == [
+        ("low", "high"),
+        ("high", "max"),
+    ]
 
 
 def test_the_plot_draws_the_frontier(tmp_path: Path) -> None:

@@ -24,7 +24,9 @@ def srv() -> Iterator[LoopbackServer]:
 def _post(srv: LoopbackServer, flavour: str, body: dict[str, Any]) -> dict[str, Any]:
     path = "/chat/completions" if flavour == "openai" else "/messages"
     req = urllib.request.Request(
-        srv.base_url + path, data=json.dumps({"model": "m", **body}).encode(), headers={"content-type": "application/json"}
+        srv.base_url + path,
+        data=json.dumps({"model": "m", **body}).encode(),
+        headers={"content-type": "application/json"},
     )
     with urllib.request.urlopen(req, timeout=10) as reply:
         return json.loads(reply.read())  # type: ignore[no-any-return]
@@ -72,14 +74,22 @@ def test_anthropic_reasoning_under_the_limit_thinks_then_answers(srv: LoopbackSe
         ({"reasoning_effort": "medium"}, 40),
     ],
 )
-def test_a_value_per_effort_is_picked_by_the_requests_setting(srv: LoopbackServer, setting: dict, spent: int) -> None:
-    got = _post(srv, "openai", {"messages": _user("[[reasoning:40:low=10:high=90]] x"), "max_tokens": 200, **setting})
+def test_a_value_per_effort_is_picked_by_the_requests_setting(
+    srv: LoopbackServer, setting: dict, spent: int
+) -> None:
+    got = _post(
+        srv, "openai", {"messages": _user("[[reasoning:40:low=10:high=90]] x"), "max_tokens": 200, **setting}
+    )
     assert got["usage"]["completion_tokens_details"]["reasoning_tokens"] == spent
 
 
 def test_anthropic_picks_by_its_thinking_budget(srv: LoopbackServer) -> None:
     thinking = {"type": "enabled", "budget_tokens": 2048}
-    got = _post(srv, "anthropic", {"messages": _user("[[reasoning:5:2048=70]] x"), "max_tokens": 4096, "thinking": thinking})
+    got = _post(
+        srv,
+        "anthropic",
+        {"messages": _user("[[reasoning:5:2048=70]] x"), "max_tokens": 4096, "thinking": thinking},
+    )
     assert got["usage"]["output_tokens"] == 71
 
 
@@ -93,9 +103,16 @@ def test_openai_tool_markers_script_one_call_a_turn_then_the_last_results_text(s
     turn2 = [*_user(prompt), msg, {"role": "tool", "tool_call_id": call["id"], "content": "France"}]
     second = _post(srv, "openai", {"messages": turn2})
     assert second["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == "convert"
-    turn3 = [*turn2, second["choices"][0]["message"], {"role": "tool", "tool_call_id": "c2", "content": "EUR 3"}]
+    turn3 = [
+        *turn2,
+        second["choices"][0]["message"],
+        {"role": "tool", "tool_call_id": "c2", "content": "EUR 3"},
+    ]
     third = _post(srv, "openai", {"messages": turn3})
-    assert third["choices"][0]["message"]["content"] == "EUR 3" and third["choices"][0]["finish_reason"] == "stop"
+    assert (
+        third["choices"][0]["message"]["content"] == "EUR 3"
+        and third["choices"][0]["finish_reason"] == "stop"
+    )
 
 
 def test_anthropic_tool_markers_are_tool_use_blocks(srv: LoopbackServer) -> None:
@@ -105,15 +122,31 @@ def test_anthropic_tool_markers_are_tool_use_blocks(srv: LoopbackServer) -> None
     thinking, use = first["content"]
     assert thinking["type"] == "thinking" and use["type"] == "tool_use"
     assert use["name"] == "lookup" and use["input"] == {"city": "Paris"}
-    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "France"}]}
-    second = _post(srv, "anthropic", {"messages": [*_user(prompt), {"role": "assistant", "content": first["content"]}, result], "max_tokens": 100})
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": "France"}],
+    }
+    second = _post(
+        srv,
+        "anthropic",
+        {
+            "messages": [*_user(prompt), {"role": "assistant", "content": first["content"]}, result],
+            "max_tokens": 100,
+        },
+    )
     assert second["stop_reason"] == "end_turn" and second["content"][-1] == {"type": "text", "text": "France"}
 
 
-def test_a_reply_marker_answers_after_the_tools_and_malformed_arguments_go_as_given(srv: LoopbackServer) -> None:
+def test_a_reply_marker_answers_after_the_tools_and_malformed_arguments_go_as_given(
+    srv: LoopbackServer,
+) -> None:
     first = _post(srv, "openai", {"messages": _user("[[tool:t:{oops}]] [[reply:Done]]")})
     assert first["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] == "{oops}"
-    msgs = [*_user("[[tool:t:{oops}]] [[reply:Done]]"), first["choices"][0]["message"], {"role": "tool", "tool_call_id": "c", "content": "r"}]
+    msgs = [
+        *_user("[[tool:t:{oops}]] [[reply:Done]]"),
+        first["choices"][0]["message"],
+        {"role": "tool", "tool_call_id": "c", "content": "r"},
+    ]
     assert _post(srv, "openai", {"messages": msgs})["choices"][0]["message"]["content"] == "Done"
 
 
