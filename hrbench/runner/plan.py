@@ -33,7 +33,7 @@ from hrbench.reference import SPLITS, Reference
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.invoke import BenchMetric, Plan, judge_pricing
-from hrbench.runner.runtime import unpriced_message
+from hrbench.runner.runtime import explicit_usd_cap, unpriced_message
 from hrbench.scoring.scorer import Scorer, ScorerLike, exact_scorer
 from hrbench.store import Store
 
@@ -317,22 +317,19 @@ def refuse_before_start(
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
     refuse_bad_prices(client, scorer, pricing)
-    strict_usd = (
-        governor.max_usd is not None and not governor.from_defaults
-    ) or "max_usd_per_run" in getattr(governor, "per_run", {})
-    if getattr(client, "bills", False) and strict_usd:  # case R04a: refused before the first call
+    explicit = explicit_usd_cap(governor)
+    if getattr(client, "bills", False) and explicit:  # case R04a: refused before the first call
         pricing = default_pricing() if pricing is None else pricing
         m = pricing.unpriced(getattr(client, "model", None), getattr(client, "billed_as", ()))
         if m is not None:  # a router priced by its billed_as models passes (README)
-            raise ConfigError("client.model", m, unpriced_message(m, governor.max_usd))
+            raise ConfigError("client.model", m, unpriced_message(m, explicit[1], cap=explicit[0]))
     judge = getattr(scorer, "client", None) if getattr(scorer, "needs_context", False) else None
-    if getattr(judge, "bills", False) and strict_usd:  # a judge too, before the arms' first call
+    if getattr(judge, "bills", False) and explicit:  # a judge too, before the arms' first call
         priced = judge_pricing(scorer, default_pricing() if pricing is None else pricing)
         m = priced.unpriced(getattr(judge, "model", None), getattr(judge, "billed_as", ()))
         if m is not None:
-            raise ConfigError(
-                "scorer_settings.client.model", m, unpriced_message(m, governor.max_usd, who="judge")
-            )
+            why = unpriced_message(m, explicit[1], who="judge", cap=explicit[0])
+            raise ConfigError("scorer_settings.client.model", m, why)
 
 
 def refuse_bad_prices(client: Any, scorer: Any, pricing: Pricing | None) -> None:

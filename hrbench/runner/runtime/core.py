@@ -26,7 +26,7 @@ from hrbench.runner.room import reserve_first, reserve_first_blocking
 from hrbench.runner.runcaps import run_budget
 from hrbench.runner.runtime.billing import Billing, Paying
 from hrbench.runner.runtime.drain import Drain, Draining, Lead
-from hrbench.runner.runtime.rules import HTTP_PROVIDERS, Context, unpriced_message
+from hrbench.runner.runtime.rules import HTTP_PROVIDERS, Context, explicit_usd_cap, unpriced_message
 from hrbench.store import Store
 
 __all__ = ["Runtime", "drive"]
@@ -68,12 +68,12 @@ class Runtime(Billing):
             or "max_usd_per_run" in per_run
             or "max_tokens_per_run" in per_run
         )
-        # decided: the defaults' USD cap (hrbench.options) is not one the caller set, so a model
-        # with no price runs under it (the default call cap still bounds it); an explicit
-        # max_usd refuses an unpriced model before the first call (case R04a)
-        self.strict_usd = (
-            governor.max_usd is not None and not governor.from_defaults
-        ) or "max_usd_per_run" in per_run
+        # the defaults' USD cap (hrbench.options) is not one the caller set, so a model with no
+        # price runs under it (the default call cap still bounds it); an explicit max_usd or
+        # max_usd_per_run refuses an unpriced model before the first call (case R04a)
+        self.usd_cap = explicit_usd_cap(governor)
+        """The caller's USD cap as ``(field, USD)`` (:func:`explicit_usd_cap`), or ``None``."""
+        self.strict_usd = self.usd_cap is not None
         self.bills = bool(getattr(client, "bills", False))
         self.sends = contacts_provider(client)
         """Whether requests may reach a provider: they then wait for their reservation's commit
@@ -215,10 +215,10 @@ class Runtime(Billing):
         paying: Paying | None = None
         probe: tuple[str, str] | None = None
         try:
-            if unpriced is not None:
-                raise BudgetRefused(
-                    unpriced_message(unpriced, self.governor.max_usd, self.role), limit="unpriced_model"
-                )
+            if unpriced is not None:  # only under a caller's USD cap (Billing._worst_case)
+                field, usd = self.usd_cap or ("max_usd", self.governor.max_usd)
+                why = unpriced_message(unpriced, usd, self.role, cap=field)
+                raise BudgetRefused(why, limit="unpriced_model")
             if (pair := self._bill_key(request)) is not None and pair not in self.bills_known:  # slow start
                 probe = await self._first_bill(pair, inline)
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)

@@ -192,3 +192,36 @@ def test_per_run_caps_are_kept_with_the_limits_and_rebuild_the_governor() -> Non
     assert gov.limits == {"max_calls": 10, "max_usd": None, "max_tokens": None, "max_usd_per_run": 0.5}
     assert hb.Governor(**gov.limits).per_run == {"max_usd_per_run": 0.5}
     assert hb.Governor().limits == {"max_calls": None, "max_usd": None, "max_tokens": None}
+
+
+def test_a_per_run_usd_cap_refuses_an_unpriced_model_before_the_first_call(srv: LoopbackServer) -> None:
+    """A USD cap cannot be held with no price: a per-run one as the benchmark's (case R04a)."""
+    arm, gov = hb.Arm("five", _five_calls), hb.Governor(max_usd_per_run=0.01)
+    with pytest.raises(ConfigError) as refused:
+        hb.benchmark(arm, REF, runs=5, client=_client(srv), governor=gov)
+    text = str(refused.value)
+    assert "unpriced_model: model 'loopback-1' has no price" in text
+    assert "(max_usd_per_run=0.01)" in text and "Governor(max_usd_per_run=None)" in text
+    assert srv.requests == []
+
+
+def test_a_per_run_usd_cap_under_the_default_cap_names_itself(srv: LoopbackServer) -> None:
+    """The defaults' max_usd is not the caller's: the per-run cap is the one an unpriced model fails."""
+    gov = hb.Governor(max_usd=5.0, max_usd_per_run=0.01)
+    gov.from_defaults = True
+    with pytest.raises(ConfigError, match=r"\(max_usd_per_run=0\.01\)"):
+        hb.benchmark(hb.Arm("five", _five_calls), REF, runs=5, client=_client(srv), governor=gov)
+    assert srv.requests == []
+
+
+def test_a_model_met_mid_run_with_no_price_is_refused_naming_the_per_run_cap(srv: LoopbackServer) -> None:
+    """A served model the client did not declare, with no price: refused at its request, run budget stopped."""
+
+    def other(item: str, ctx: hb.Context) -> str:
+        return ctx.call(f"[[reply:Paris]] {item}", model="loopback-2", max_tokens=8).text or ""
+
+    bench, _ = _run(srv, hb.Governor(max_usd_per_run=0.01), hb.Arm("other", other))
+    assert srv.requests == []
+    for r in bench.rows:
+        assert r.failure_kind == "budget_stop"
+        assert "(max_usd_per_run=0.01)" in (bench.traces[r.ledger_id][-1].error or "")
