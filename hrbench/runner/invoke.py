@@ -3,9 +3,10 @@
 A benchmark's :class:`Plan` (its arms, reference, runs, scorer and metrics) is made by
 :mod:`hrbench.runner.plan`, and :mod:`hrbench.runner.loop` runs every cell; each run goes through
 these steps in order: :func:`invoke_sync` or :func:`invoke_async` (the arm once, its failure
-recorded by :func:`failed`), :func:`judge` (a scorer that needs a context), :func:`metric_values` and
-:func:`score_row` (the row, with :func:`row_usage` summing its trace). The Ray executor
-(:mod:`hrbench.runner.ray`) runs the same steps on its workers.
+recorded by :func:`failed`), :func:`checked` (a failed model call is an error run that no scorer
+sees; a prompt arm's reply becomes its text), :func:`metric_values`, :func:`judge` (a scorer that
+needs a context) and :func:`score_row` (the row, with :func:`row_usage` summing its trace). The Ray
+executor (:mod:`hrbench.runner.ray`) runs the same steps on its workers.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from hrbench.arm import Arm, Context, RunInfo, current_run
-from hrbench.errors import BudgetRefused, DuplicateDrawError, ReasoningExhausted, ScorerError
+from hrbench.errors import BudgetRefused, DuplicateDrawError, ModelError, ReasoningExhausted, ScorerError
 from hrbench.models.pricing import Pricing
 from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
@@ -24,10 +26,11 @@ from hrbench.runner.runtime import Runtime
 from hrbench.scoring.scorer import ScorerLike, label_answers
 
 __all__ = [
+    "ARM_REPORTED_ERROR",
     "Attempt",
     "BenchMetric",
     "Plan",
-    "exhausted",
+    "checked",
     "failed",
     "invoke_async",
     "invoke_sync",
@@ -36,8 +39,10 @@ __all__ = [
     "judge_runtime",
     "metric_values",
     "row_usage",
+    "run_failure",
     "score_row",
     "scored",
+    "scorer_input",
 ]
 
 BenchMetric = Callable[[Any, Any, Any], Any]
@@ -150,7 +155,12 @@ class Plan:
 
 @dataclass(slots=True)
 class Attempt:
-    """One run of an arm on an item, before scoring."""
+    """One run of an arm on an item, before scoring.
+
+    ``output`` is the arm's output as a scorer of one's own, a metric and a judge receive it (a
+    prompt arm's reply text once :func:`checked`); ``reply`` the reply of a prompt arm, which
+    scorers that read replies receive instead (:attr:`~hrbench.scoring.scorer.Scorer.reads_reply`).
+    """
 
     ctx: Context
     output: Any = None
@@ -158,6 +168,7 @@ class Attempt:
     dup: str | None = None
     seconds: float = 0.0
     score: Score | None = None  # given by a scorer that needs a context (a judge), before score_row
+    reply: Result | None = None
 
 
 def _new_attempt(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
@@ -200,24 +211,111 @@ def failed(att: Attempt, exc: Exception) -> None:
         ctx.step_error(f"{type(exc).__name__}: {exc}")
 
 
-def exhausted(att: Attempt) -> None:
-    """Raise :class:`~hrbench.errors.ReasoningExhausted` when an arm's output is a reply that was all reasoning.
+_NOT_CALLS = frozenset({str, int, float, bool, type(None)})
 
-    A prompt arm answers with its reply; an arm may return one inside a dict or an object
-    (``text``/``answer``). Such a run is ``reasoning_exhausted`` (:func:`failed`), never scored.
+ARM_REPORTED_ERROR = "the arm's output reports failure_kind 'error'"
+"""The cause a run's trace gives when the arm's output says it failed (``failure_kind="error"``)."""
+
+
+def _get(output: Any, name: str) -> Any:
+    return output.get(name) if isinstance(output, Mapping) else getattr(output, name, None)
+
+
+def _failed_call(output: Any) -> Any:
+    """The failed model call an output is or carries, else ``None``.
+
+    A :class:`~hrbench.records.Result` with ``ok`` false or that was all reasoning
+    (``reasoning_exhausted``); a mapping or object with ``ok`` false (the seed's ``gr_result``
+    as a dict); an output whose ``answer`` or ``text`` is such a result.
+    """
+    if isinstance(output, Result):
+        return None if _answered(output) else output
+    if isinstance(output, Mapping):
+        if output.get("ok") is False:
+            return output
+        inner: tuple[Any, ...] = (output.get("answer"), output.get("text"))
+    else:
+        if getattr(output, "ok", None) is False:
+            return output
+        inner = (getattr(output, "answer", None), getattr(output, "text", None))
+    return next((x for x in inner if isinstance(x, Result) and not _answered(x)), None)
+
+
+def _answered(result: Result) -> bool:
+    """Whether a call gave a reply to score: it succeeded and did not spend its limit reasoning."""
+    return result.ok and not result.reasoning_exhausted
+
+
+def run_failure(output: Any) -> tuple[str, Exception | None] | None:
+    """Whether an arm's output is a failed run rather than a reply to score, and its failure kind.
+
+    Seed 000 counts a failed result (``ok`` false) as ``"error"`` and an output carrying its
+    own ``failure_kind`` as that kind; SPEC section 6: a failed model call surfaces as an
+    ``"error"`` with its cause. The runner applies this before any scorer sees the output, so
+    no scorer -- built-in, a function of one's own, a judge, one named in a spec -- ever
+    receives a failed call, and the row keeps the call's failure kind:
+
+    - a failed call (:func:`_failed_call`): ``("error", ModelError)``, the error naming the
+      call's message, as reading its ``.text`` would raise;
+    - a reply that spent its whole output limit reasoning and gave no answer:
+      ``("reasoning_exhausted", ReasoningExhausted)`` (costed, never scored as a wrong answer;
+      litellm-docs #559, ollama #17561);
+    - an output whose ``failure_kind`` is ``"error"``, ``"budget_stop"`` or
+      ``"reasoning_exhausted"`` (the arm reports its run failed, was stopped or ran out in
+      reasoning): that kind, with ``None``.
+
+    A refusal, a parse failure an arm reports, a partial answer a limit stopped (seed 001) and
+    every reply are scored as usual.
+
+    Returns:
+        ``(failure kind, the error to record or None)``, or ``None`` for an output to score.
+
+    Example:
+        >>> kind, err = run_failure(Result(ok=False, error="openai: HTTP 500: boom", status=500))
+        >>> kind, str(err)
+        ('error', 'the model call failed, so it has no text: openai: HTTP 500: boom')
+        >>> run_failure({"text": None, "failure_kind": "budget_stop"}), run_failure(Result(text="Paris"))
+        (('budget_stop', None), None)
+    """
+    if type(output) in _NOT_CALLS:
+        return None
+    call = _failed_call(output)
+    if isinstance(call, Result) and call.ok:  # ok, yet all reasoning (_answered)
+        return "reasoning_exhausted", ReasoningExhausted.of(call)
+    if call is not None:
+        if isinstance(call, Mapping):
+            call = SimpleNamespace(**{k: call.get(k) for k in ("error", "status", "key_env")})
+        return "error", ModelError.of(call)
+    kind = _get(output, "failure_kind")
+    if kind in ("error", "budget_stop", "reasoning_exhausted"):
+        return kind, None
+    return None
+
+
+def checked(att: Attempt, arm: Arm) -> None:
+    """Sort out a run's output once the arm returned, before any metric, judge or scorer reads it.
+
+    An output that is a failed run (:func:`run_failure`) makes the run that failure: a failed
+    call is an ``"error"`` whose cause is the call's message (:func:`failed`), so the benchmark
+    ends with status ``errors`` and ``hrb bench`` exits 3; a reply that was all reasoning is
+    ``"reasoning_exhausted"``, its cause in a note step. A prompt arm's reply
+    (:attr:`~hrbench.arm.Arm.output_is_reply`) becomes its text, the arm's output, and is kept
+    as :attr:`Attempt.reply` for the scorers that read replies.
     """
     out = att.output
-    if type(out) in (str, type(None)):
+    if att.forced is not None or type(out) in _NOT_CALLS:
         return
-    found = out if isinstance(out, Result) else None
-    if found is None:
-        for name in ("text", "answer"):
-            value = out.get(name) if isinstance(out, Mapping) else getattr(out, name, None)
-            if isinstance(value, Result):
-                found = value
-                break
-    if found is not None and found.ok and found.reasoning_exhausted:
-        raise ReasoningExhausted.of(found)
+    found = run_failure(out)
+    if found is not None:
+        kind, exc = found
+        if exc is not None:
+            failed(att, exc)
+        else:
+            att.forced = kind
+            if kind == "error":  # the run's end names the cause (the arm's own report)
+                att.ctx.step_error(f"{ARM_REPORTED_ERROR}: {_get(out, 'error') or 'no message'}")
+    elif arm.output_is_reply and isinstance(out, Result):
+        att.reply, att.output = out, out.raw_text
 
 
 def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
@@ -227,7 +325,6 @@ def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attem
     start = time.perf_counter()
     try:
         att.output = arm.fn(plan.payloads[item], att.ctx)
-        exhausted(att)
     except Exception as exc:
         failed(att, exc)
     finally:
@@ -243,7 +340,6 @@ async def invoke_async(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -
     start = time.perf_counter()
     try:
         att.output = await arm.fn(plan.payloads[item], att.ctx)
-        exhausted(att)
     except Exception as exc:
         failed(att, exc)
     finally:
@@ -298,7 +394,8 @@ async def judge(plan: Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: At
     )
     token = current_run.set(RunInfo(jctx.arm, item, run))
     try:
-        att.score = await plan.scorer.ascore(plan.payloads[item], att.output, plan.labels[item], jctx)  # type: ignore[attr-defined]
+        ascore = plan.scorer.ascore  # type: ignore[attr-defined]
+        att.score = await ascore(plan.payloads[item], scorer_input(plan.scorer, att), plan.labels[item], jctx)
     except BudgetRefused as exc:  # a cap stops judging as it stops arms
         att.forced = "budget_stop"
         if exc.limit not in ctx.notes:
@@ -325,10 +422,17 @@ def _scorer_cause(name: str, exc: Exception) -> str:
     return f"scorer {name!r} raised {type(exc).__name__}: {exc}"
 
 
+def scorer_input(scorer: Any, att: Attempt) -> Any:
+    """What a scorer receives of a run: the arm's output, or a prompt arm's reply for a scorer that reads replies."""
+    if att.reply is not None and getattr(scorer, "reads_reply", False):
+        return att.reply
+    return att.output
+
+
 def scored(plan: Plan, item: str, att: Attempt) -> Score:
     """What the scorer says of one run's output (in a worker thread when :func:`off_loop`)."""
     try:
-        score = plan.scorer(plan.payloads[item], att.output, plan.labels[item])
+        score = plan.scorer(plan.payloads[item], scorer_input(plan.scorer, att), plan.labels[item])
         if not isinstance(score, Score):  # a ScorerLike of one's own, not wrapped by Scorer
             raise ScorerError(
                 f"scorer {plan.scorer.name!r} returned {type(score).__name__}; expected a Score"

@@ -111,6 +111,7 @@ def _prompt_arm(spec: Any) -> Arm:
         settings.update(tools=paths, max_steps=max_steps)
     settings.update(_reasoning(spec))
     arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
+    arm.output_is_reply = True  # a scorer of one's own gets the reply's text (docs/rules/scoring.md)
     arm.check = lambda items, client, known, runs=1: check_prompt(name, template, items, client)
     return arm
 

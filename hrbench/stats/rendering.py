@@ -8,6 +8,7 @@ back.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from typing import Any, Literal
 
@@ -53,6 +54,8 @@ class Report(msgspec.Struct, kw_only=True):
         frontier: the steps along the cost-accuracy frontier, cheapest arm first, each with the
             paired difference to the next dearer frontier arm (:func:`hrbench.stats.frontier.frontier`);
             ``[]`` with fewer than two priced frontier arms.
+        scorer: the name of the scorer that scored the rows (the text's and the Markdown's
+            first line name it), ``None`` when not known (a report of bare rows).
     """
 
     arms: list[ArmReport]
@@ -68,6 +71,7 @@ class Report(msgspec.Struct, kw_only=True):
     stop: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
     frontier: list[FrontierStep] = msgspec.field(default_factory=list)
+    scorer: str | None = None
 
     def arm(self, name: str) -> ArmReport:
         """The record of the arm called ``name`` (``KeyError`` if there is none)."""
@@ -167,7 +171,8 @@ class Report(msgspec.Struct, kw_only=True):
         report is descriptive (intervals over items only).
 
         Args:
-            path: where to write the PNG (a path or a binary file object).
+            path: where to write the PNG (a path, written whole or not at all, or a binary
+                file object).
             title: the plot's title; a default names the level and method.
 
         Returns:
@@ -175,6 +180,9 @@ class Report(msgspec.Struct, kw_only=True):
 
         Raises:
             ImportError: when matplotlib is not installed (``pip install 'hrbench[plot]'``).
+            ConfigError: the file cannot be written (naming it and why: a full disk, a missing
+                folder; for a caller confined to the daemon's exchange folders, a path outside
+                ``exports/``); nothing is left behind.
         """
         return plot(self, path, title=title)
 
@@ -235,6 +243,8 @@ def _head(rep: Report) -> str:
         else f"cluster bootstrap ({rep.n_boot} resamples)"
     )
     head += f"{rep.level:.0%} {how}"
+    if rep.scorer is not None:
+        head += f"; scorer {rep.scorer}"
     if rep.descriptive:
         why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
         head += f"; DESCRIPTIVE ({why}: intervals over items only)"
@@ -377,9 +387,10 @@ def render_markdown(rep: Report) -> str:
     pct = f"{rep.level:.0%} CI"
     how = "clustered Wilson" if rep.method == "cluster" else f"cluster bootstrap, {rep.n_boot} resamples"
     n_items = max((a.n_items for a in rep.arms), default=0)
+    scored = "" if rep.scorer is None else f"; scorer `{_md_cell(rep.scorer)}`"
     lines = [
         f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {rep.runs} run(s); "
-        f"{rep.level:.0%} intervals ({how})",
+        f"{rep.level:.0%} intervals ({how}){scored}",
         "",
     ]
     if rep.descriptive:
@@ -510,5 +521,11 @@ def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
             title += f"\ndescriptive (fewer than {MIN_RUNS} runs): intervals over items only"
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, format="png")
+    if isinstance(path, (str, os.PathLike)):  # whole or not at all (a full disk leaves no partial PNG)
+        from hrbench._util.files import output_file
+
+        with output_file(path, "plot") as f:
+            fig.savefig(f, format="png")
+    else:
+        fig.savefig(path, format="png")
     return path

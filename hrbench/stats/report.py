@@ -278,6 +278,7 @@ def report(
     traces: Mapping[str, Any] | None = None,
     warn: bool = True,
     stop: Any = None,
+    scorer: str | None = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
 
@@ -310,6 +311,8 @@ def report(
             :attr:`hrbench.Bench.stop`, taken from ``bench`` by default): the report then says
             how it stopped (:attr:`Report.stop`), shows no fixed-sample interval or p for its
             comparisons, and marks the arms' intervals conditional on the clusters run.
+        scorer: the name of the scorer that scored the rows (:attr:`Report.scorer`); by default
+            a benchmark's own (``scorer_name``), ``None`` for bare rows.
 
     Returns:
         A :class:`Report`.
@@ -359,6 +362,7 @@ def report(
         n_boot=n_boot,
         seed=seed,
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
+        scorer=scorer if scorer is not None else getattr(whole, "scorer_name", None),
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
     rep = apply_stop(rep, stopped)
@@ -386,6 +390,7 @@ def report_payload(
     plot: str | os.PathLike[str] | None = None,
     traces: Mapping[str, Any] | None = None,
     stop: Any = None,
+    scorer: str | None = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
@@ -405,6 +410,7 @@ def report_payload(
             relative one is taken from the daemon's working directory. The file is overwritten.
         traces: as for :func:`report` (the daemon passes the stored traces).
         stop: as for :func:`report` (the daemon passes the stored stop record).
+        scorer: as for :func:`report` (the daemon passes the stored benchmark's scorer).
 
     It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
     builds it for a client that reads them).
@@ -442,6 +448,7 @@ def report_payload(
         traces=traces,
         warn=False,
         stop=stopped,
+        scorer=scorer,
     )
     if compare_pair is not None:
         rep.comparisons = [
@@ -465,7 +472,9 @@ def report_payload(
     if plot is not None:
         if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
             raise ConfigError("plot", plot, "must be the path of the PNG to write")
-        where = os.path.abspath(os.fspath(plot))
+        where = os.fspath(plot)  # kept as given: a confined caller's `..` is refused
+        if not os.path.isabs(where):
+            where = os.path.abspath(where)
         try:
             rep.plot(where)
         except ImportError as e:

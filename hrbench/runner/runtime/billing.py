@@ -94,7 +94,7 @@ class Billing:
 
         Only when the governor keeps a ledger (:class:`~hrbench.runner.ledger.Journal`) and the reply
         cost something. A run made again after a crash carries it in its row
-        (:func:`hrbench.runner.ledger.carry_prepaid`), so the rows add up to the provider's bill.
+        (:func:`hrbench.runner.remade.carry_prepaid`), so the rows add up to the provider's bill.
         """
         if not usd:  # most replies (a mock's, a free model's): no ledger lookup
             return False

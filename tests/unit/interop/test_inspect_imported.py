@@ -97,7 +97,9 @@ def test_judge_agreement_rescores_an_imported_arms_outputs_from_their_traces() -
     ref = imported_reference(CAPITALS, "inspect")
     b = _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2,
                scorer=hb.judge_scorer(hb.MockClient(grade)))  # fmt: skip
-    assert [len(b.traces[r.ledger_id]) for r in b.rows] == [2] * 6  # the log's step, then the judge's
+    assert [len(b.traces[r.ledger_id]) for r in b.rows] == [
+        3
+    ] * 6  # the log's step, the judge's request, its note of the text judged
     exact = {
         (r.item, r.run): r.correct
         for r in _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2).rows

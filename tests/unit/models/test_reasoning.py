@@ -19,6 +19,9 @@ from hrbench.errors import ConfigError, ReasoningExhausted
 from hrbench.models.anthropic import AnthropicClient
 from hrbench.models.openai import OpenAIClient
 from hrbench.models.reasoning import reasoning_params
+from hrbench.records import Result, Usage
+from hrbench.runner.invoke import run_failure
+from hrbench.specs import build_arm, build_scorer
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import DEFAULTS, FAST
 
@@ -90,6 +93,36 @@ def test_a_reply_that_is_all_reasoning_is_reasoning_exhausted_with_its_cost(
     rep = hb.report(bench, descriptive=True, warn=False)
     assert rep.arms[0].reasoning_exhausted == 4 and rep.arms[0].failures == 4
     assert "reasoning_exhausted 4" in str(rep)
+
+
+@pytest.mark.parametrize("form", ["prompt-arm", "dict-answer", "dict-text"])
+def test_an_exhausted_reply_reaches_no_scorer_of_any_kind(srv: LoopbackServer, form: str) -> None:
+    """Built-in, one's own, a judge, a trajectory scorer: none receives a reply that was all reasoning."""
+    prompt = "[[reasoning:500]] [[reply:Paris]] {item}"
+    if form == "prompt-arm":
+        arm = build_arm({"kind": "prompt", "name": "think", "template": prompt, "params": {"max_tokens": 32}})
+    else:
+        key = form.split("-")[1]
+        arm = hb.Arm("think", lambda item, ctx: {key: ctx.call(prompt.format(item=item), max_tokens=32)})
+    seen: list[Any] = []
+    judge = hb.MockClient(lambda messages, params: seen.append(messages) or "CORRECT")
+    scorers = [
+        hb.exact_scorer(),
+        hb.answer_scorer(),
+        hb.scorer(lambda item, output, label: seen.append(output) or True, "mine"),
+        hb.judge_scorer(judge),
+        build_scorer("step_count", {"max_steps": 9}),
+    ]
+    for sc in scorers:
+        srv.reset()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", hb.FewRunsWarning)
+            bench = hb.benchmark(arm, REF, runs=2, client=_client("openai", srv), scorer=sc, pricing=_pricing())
+        assert [r.failure_kind for r in bench.rows] == ["reasoning_exhausted"] * 4, sc.name
+        assert {r.correct for r in bench.rows} == {False} and bench.status == "done", sc.name
+        assert sorted(r.usd for r in bench.rows) == pytest.approx(sorted(b.usd for b in srv.bills)), sc.name
+        assert all(r.usd and r.usd > 0 for r in bench.rows), sc.name
+    assert seen == []
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
@@ -282,3 +315,16 @@ def test_a_bad_reasoning_setting_is_refused_when_the_arm_is_made(settings: dict,
 def test_a_bad_sweep_is_refused(axes: dict, match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         hb.sweep(hb.Arm("a", lambda item, ctx: ""), **axes)
+
+
+def test_run_failure_reads_an_exhausted_reply_in_each_form_and_an_arms_own_report() -> None:
+    usage = Usage(tokens_in=5, tokens_out=64, tokens_reasoning=64)
+    reply = Result(text="", finish_reason="length", usage=usage, reasoning_exhausted=True)
+    for output in (reply, {"answer": reply}, {"text": reply}):
+        kind, err = run_failure(output)  # type: ignore[misc]
+        assert kind == "reasoning_exhausted" and isinstance(err, ReasoningExhausted)
+        assert "64 reasoning token(s) of 64" in str(err)
+    assert run_failure({"text": None, "failure_kind": "reasoning_exhausted"}) == ("reasoning_exhausted", None)
+    failed = Result(ok=False, error="openai: HTTP 500: boom", reasoning_exhausted=True)
+    assert run_failure(failed)[0] == "error"  # type: ignore[index]  # a failed call stays an error
+    assert run_failure(Result(text="Paris", usage=usage)) is None
