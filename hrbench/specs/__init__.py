@@ -31,7 +31,7 @@ from __future__ import annotations
 from hrbench.errors import field_under
 from hrbench.specs.arms import ARM_FIELDS, build_arm, build_arms, check_prompt, format_prompt
 from hrbench.specs.clients import CLIENT_FIELDS, build_client, build_pricing, check_recording
-from hrbench.specs.limits import PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop
+from hrbench.specs.limits import GOVERNOR_LIMITS, PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop
 from hrbench.specs.loader import check_code_allowed, code_allowed, load_object
 from hrbench.specs.references import REFERENCE_FIELDS, build_reference
 from hrbench.specs.scorers import SCORERS, build_metrics, build_scorer, client_scorers_module, stored_scorer
@@ -39,6 +39,7 @@ from hrbench.specs.scorers import SCORERS, build_metrics, build_scorer, client_s
 __all__ = [
     "ARM_FIELDS",
     "CLIENT_FIELDS",
+    "GOVERNOR_LIMITS",
     "PLAN_FIELDS",
     "REFERENCE_FIELDS",
     "SCORERS",
