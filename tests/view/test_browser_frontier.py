@@ -32,7 +32,9 @@ def test_the_page_counts_exhausted_runs_and_shows_the_frontier(
     params = bench_params(str(EXAMPLES / "agents.toml"))
     with LoopbackServer() as srv, shared_daemon.client() as c:
         params = msgspec.structs.replace(
-            params, name="browser-agents", client=msgspec.structs.replace(params.client, base_url=srv.base_url)
+            params,
+            name="browser-agents",
+            client=msgspec.structs.replace(params.client, base_url=srv.base_url),
         )
         stream = c.benchmark(params)
         list(stream)

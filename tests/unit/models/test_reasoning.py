@@ -117,7 +117,9 @@ def test_an_exhausted_reply_reaches_no_scorer_of_any_kind(srv: LoopbackServer, f
         srv.reset()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", hb.FewRunsWarning)
-            bench = hb.benchmark(arm, REF, runs=2, client=_client("openai", srv), scorer=sc, pricing=_pricing())
+            bench = hb.benchmark(
+                arm, REF, runs=2, client=_client("openai", srv), scorer=sc, pricing=_pricing()
+            )
         assert [r.failure_kind for r in bench.rows] == ["reasoning_exhausted"] * 4, sc.name
         assert {r.correct for r in bench.rows} == {False} and bench.status == "done", sc.name
         assert sorted(r.usd for r in bench.rows) == pytest.approx(sorted(b.usd for b in srv.bills)), sc.name
