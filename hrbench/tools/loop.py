@@ -249,8 +249,8 @@ def tool_loop(
         ...     return hb.Result(tool_calls=[hb.ToolCall(id="c1", name="add", arguments={"a": 2, "b": 3})],
         ...                      finish_reason="tool_calls")
         >>> arm = hb.Arm("adder", lambda item, ctx: hb.tool_loop(ctx, item, {"add": add}).text)
-        >>> bench = hb.benchmark(arm, hb.Reference({"q1": "2+3?"}, labels=["The sum is 5"]), runs=1,
-        ...                      client=hb.MockClient(model), descriptive=True)
+        >>> bench = hb.benchmark(arm, hb.Reference({"q1": "2+3?"}, labels=["The sum is 5"]), runs=5,
+        ...                      client=hb.MockClient(model))
         >>> bench.rows[0].correct, [s.kind for s in bench.traces[bench.rows[0].ledger_id]]
         (True, ['request', 'tool', 'request'])
     """
