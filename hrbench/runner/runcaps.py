@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hrbench.errors import BudgetRefused, refusal_limits
+from hrbench._util.messages import refusal_limits
+from hrbench.errors import BudgetRefused
 from hrbench.records import Step
 from hrbench.runner.governor import Governor
 from hrbench.runner.reservation import Admitting, Reservation
@@ -62,7 +63,7 @@ class RunBudget(Admitting):
             max_tokens=caps.get("max_tokens_per_run"),
         )
         self.journal = getattr(governor, "journal", None)
-        """The benchmark's journal: a request waits for its reservation there (issue 13)."""
+        """The benchmark's journal: a request waits for its reservation there (:mod:`hrbench.runner.ledger`)."""
         self.room_of = governor
         """Whose room a request waits for when requests in flight hold it (:func:`hrbench.runner.room.outlook`)."""
 

@@ -10,11 +10,9 @@ import contextvars
 import json
 from typing import Any
 
+from hrbench.arm import Context as Context
+
 __all__ = ["HTTP_PROVIDERS", "explicit_usd_cap", "unpriced_message"]
-
-
-Context = Any
-"""The run context (:class:`hrbench.arm.Context`); not imported, so that arm.py may import this."""
 
 
 HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
@@ -23,8 +21,8 @@ HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
 
 ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar("hrbench_advice", default="python")
 """Whom hrbench's advice is for: ``"python"`` (a library caller) or ``"spec"`` (a TOML spec or
-``hrb`` flags, through the daemon, which sets it for its benchmarks). newcomer finding: advice names
-what the caller can change."""
+``hrb`` flags, through the daemon, which sets it for its benchmarks). Advice names what the caller
+can change."""
 
 
 def explicit_usd_cap(governor: Any) -> tuple[str, float] | None:
