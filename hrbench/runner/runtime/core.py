@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -26,8 +26,11 @@ from hrbench.runner.room import reserve_first, reserve_first_blocking
 from hrbench.runner.runcaps import run_budget
 from hrbench.runner.runtime.billing import Billing, Paying
 from hrbench.runner.runtime.drain import Drain, Draining, Lead
-from hrbench.runner.runtime.rules import HTTP_PROVIDERS, Context, explicit_usd_cap, unpriced_message
+from hrbench.runner.runtime.rules import HTTP_PROVIDERS, explicit_usd_cap, unpriced_message
 from hrbench.store import Store
+
+if TYPE_CHECKING:
+    from hrbench.arm import Context
 
 __all__ = ["Runtime"]
 
