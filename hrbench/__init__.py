@@ -14,7 +14,7 @@ import typing
 
 if typing.TYPE_CHECKING:
     from hrbench import metrics, reading
-    from hrbench.arm import Arm, Context
+    from hrbench.arm import Arm, Context, sweep
     from hrbench.errors import (
         ArmErrorWarning,
         BudgetRefused,
@@ -30,6 +30,7 @@ if typing.TYPE_CHECKING:
         NoLabelsWarning,
         NotCachedWarning,
         NotFound,
+        ReasoningExhausted,
         ReferenceLocked,
         ReferenceReboundWarning,
         ReferenceValueError,
@@ -69,7 +70,7 @@ if typing.TYPE_CHECKING:
         tatqa_reference,
         tatqa_scorer,
     )
-    from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
+    from hrbench.records import Answer, Request, Result, Row, Score, Step, ToolCall, Usage
     from hrbench.reference import Reference
     from hrbench.results.grades import Grade, human_grades
     from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
@@ -83,12 +84,19 @@ if typing.TYPE_CHECKING:
     from hrbench.scoring.numeric import numeric_scorer
     from hrbench.scoring.pattern import pattern_scorer
     from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
+    from hrbench.scoring.trajectory import (
+        step_count_scorer,
+        tool_args_scorer,
+        tool_sequence_scorer,
+        trajectory_judge,
+    )
     from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
     from hrbench.stats.agreement import judge_agreement
     from hrbench.stats.gate import GateResult, gate
     from hrbench.stats.grading import next_grades
     from hrbench.stats.sequential import StopWhenSure
     from hrbench.store import Store
+    from hrbench.tools import ToolLoop, tool_loop, tool_loop_async
 
 __version__ = "0.1.0"
 
@@ -129,6 +137,7 @@ __all__ = [
     "PowerPlan",
     "Prediction",
     "Pricing",
+    "ReasoningExhausted",
     "Reference",
     "ReferenceLocked",
     "ReferenceReboundWarning",
@@ -149,6 +158,8 @@ __all__ = [
     "StopWhenSure",
     "Store",
     "TooFewRunsError",
+    "ToolCall",
+    "ToolLoop",
     "Trace",
     "UnlabelledItemsWarning",
     "Usage",
@@ -190,13 +201,20 @@ __all__ = [
     "scorer",
     "signature",
     "squad_scorer",
+    "step_count_scorer",
+    "sweep",
     "tatqa_reference",
     "tatqa_scorer",
+    "tool_args_scorer",
+    "tool_loop",
+    "tool_loop_async",
+    "tool_sequence_scorer",
     "trace_cost",
+    "trajectory_judge",
 ]
 
 _LAZY: dict[str, tuple[str, ...]] = {
-    "hrbench.arm": ("Arm", "Context"),
+    "hrbench.arm": ("Arm", "Context", "sweep"),
     "hrbench.errors": (
         "ArmErrorWarning",
         "BudgetRefused",
@@ -212,6 +230,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "NoLabelsWarning",
         "NotCachedWarning",
         "NotFound",
+        "ReasoningExhausted",
         "ReferenceLocked",
         "ReferenceReboundWarning",
         "ReferenceValueError",
@@ -259,7 +278,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
     "hrbench.reference": ("Reference",),
     "hrbench.results.grades": ("Grade", "human_grades"),
-    "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "Usage"),
+    "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "ToolCall", "Usage"),
     "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
     "hrbench.runner.cache": ("Cache", "cache_key", "request_hash"),
     "hrbench.runner.governor": ("Governor",),
@@ -270,6 +289,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "hrbench.scoring.numeric": ("numeric_scorer",),
     "hrbench.scoring.pattern": ("pattern_scorer",),
     "hrbench.scoring.scorer": ("NOT_IN_DOCUMENT", "Scorer", "exact_scorer", "scorer"),
+    "hrbench.scoring.trajectory": (
+        "step_count_scorer",
+        "tool_args_scorer",
+        "tool_sequence_scorer",
+        "trajectory_judge",
+    ),
     "hrbench.stats": (
         "ArmReport",
         "Comparison",
@@ -285,6 +310,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "hrbench.stats.grading": ("next_grades",),
     "hrbench.stats.sequential": ("StopWhenSure",),
     "hrbench.store": ("Store",),
+    "hrbench.tools": ("ToolLoop", "tool_loop", "tool_loop_async"),
 }
 """Where each name of :data:`__all__` is defined: module -> names (the imports above, for type checkers)."""
 

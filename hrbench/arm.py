@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import hashlib
 import inspect
+import itertools
 import random
 from collections.abc import Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass, field
@@ -18,9 +19,11 @@ import msgspec
 from hrbench._util.fingerprint import fingerprint
 from hrbench.errors import ConfigError
 from hrbench.models.base import normalise_messages
+from hrbench.models.reasoning import REASONING_SETTINGS, check_reasoning, reasoning_params
 from hrbench.records import Request, Result, Step
+from hrbench.tools.definitions import tool_definitions
 
-__all__ = ["Arm", "Context", "RunInfo", "Sender", "current_run", "drive"]
+__all__ = ["Arm", "Context", "RunInfo", "Sender", "current_run", "drive", "sweep"]
 
 
 class Sender(Protocol):
@@ -93,7 +96,10 @@ class Arm:
             request as sent, the arm's name, the draw index): a
             version bump whose requests are the same is served the cached replies.
         derived_from: the name of the arm this one was derived from, if any.
-        settings: settings that change the arm's behaviour; part of its hash.
+        settings: settings that change the arm's behaviour; part of its hash. The reasoning
+            settings among them (``reasoning_effort``, ``thinking_budget``:
+            :mod:`hrbench.models.reasoning`) are sent with every request the arm's runs make
+            through ``ctx.call``; :func:`sweep` makes one arm per value.
 
     Attributes:
         hash: sha256 hex over the function's code, constants, closure, defaults, the version
@@ -114,7 +120,7 @@ class Arm:
             :class:`~hrbench.errors.ConfigError`. Not part of the hash.
 
     Raises:
-        ConfigError: an empty name or a non-callable ``fn``.
+        ConfigError: an empty name, a non-callable ``fn``, or a reasoning setting out of range.
 
     Example:
         >>> ask = Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}").text)
@@ -139,6 +145,9 @@ class Arm:
         self.version = str(version)
         self.derived_from = derived_from
         self.settings = dict(settings or {})
+        self.reasoning: dict[str, Any] | None = check_reasoning(self.settings) or None
+        """The arm's reasoning settings (``reasoning_effort``, ``thinking_budget``), sent with
+        every request of its runs (:mod:`hrbench.models.reasoning`), or ``None``."""
         self.check: Callable[[dict[str, Any], Any, Collection[str], int], None] | None = None
         self.output_is_reply = False
         call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
@@ -183,6 +192,12 @@ class Context:
         trace: the run's steps, in order.
         notes: limit notes gathered by the run (``"cost_cap_reached"``, ...).
         ledger_id: the run's id; every step carries it.
+        reasoning: the arm's reasoning settings (``reasoning_effort``, ``thinking_budget``:
+            :mod:`hrbench.models.reasoning`), sent with every request of the run in the
+            provider's fields, or ``None``.
+        budget: the run's own budget under per-run caps (``max_calls_per_run``,
+            ``max_usd_per_run``, ``max_tokens_per_run``), made by the runtime at the run's
+            first request, or ``None``.
     """
 
     arm: str
@@ -196,6 +211,8 @@ class Context:
     _rng: random.Random | None = None
     trace: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    reasoning: dict[str, Any] | None = None
+    budget: Any = None
 
     @property
     def rng(self) -> random.Random:
@@ -215,8 +232,12 @@ class Context:
         Args:
             prompt: a string (one user message) or chat messages.
             **params: ``model=...`` to override the client's model, ``draw_index=...`` to
-                override the run's draw index (``None`` leaves it out), and sampling parameters
-                (``temperature``, ``max_tokens``, ``seed``, ...) sent as they are.
+                override the run's draw index (``None`` leaves it out), ``tools=...`` the tools
+                the model may call (definitions in OpenAI's or Anthropic's form, or Python
+                functions: :func:`hrbench.tools.tool_definitions`; the reply's
+                ``tool_calls`` lists the calls it asks for), and sampling parameters
+                (``temperature``, ``max_tokens``, ``seed``, ...) sent as they are. The arm's
+                reasoning settings (:attr:`reasoning`) are added in the provider's fields.
 
         Returns:
             The reply as a :class:`~hrbench.records.Result`. When the call failed for good
@@ -261,9 +282,13 @@ class Context:
             )
         model = params.pop("model", None) or self.client.model
         draw = params.pop("draw_index", _DEFAULT)
+        tools = params.pop("tools", None)
+        if self.reasoning:
+            params = reasoning_params(self.reasoning, self.client.provider, params)
         request = Request(
             messages=normalise_messages(prompt),
             params=params,
+            tools=None if tools is None else tool_definitions(tools),
             model=model,
             provider=self.client.provider,
             base_url=self.client.base_url,
@@ -282,3 +307,53 @@ def make_rng(seed: int, arm: str, item: str, run: int) -> random.Random:
     """The private random stream of one run, from (seed, arm, item, run)."""
     digest = hashlib.sha256(f"{seed}|{arm}|{item}|{run}".encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def sweep(arm: Arm, **axes: Collection[Any]) -> list[Arm]:
+    """One arm per combination of reasoning settings: an effort or thinking-budget sweep.
+
+    Each arm made runs ``arm``'s function with the combination's settings added (sent with
+    every request: :mod:`hrbench.models.reasoning`), is named ``"{arm.name}-{value}"`` (a value
+    per axis, in the order given: ``"solve-low"``, ``"solve-low-2048"``) and records
+    ``derived_from=arm.name``. Its hash covers the settings, so a resume refuses a changed sweep.
+
+    Args:
+        arm: the arm to sweep.
+        **axes: ``reasoning_effort=[...]`` and/or ``thinking_budget=[...]``: the values of each.
+
+    Returns:
+        The arms, the first axis varying slowest.
+
+    Raises:
+        ConfigError: no axis, an axis that is not a reasoning setting, an empty or repeated
+            list of values, or a value out of range (:func:`~hrbench.models.reasoning.check_reasoning`).
+
+    Example:
+        >>> arms = sweep(Arm("solve", lambda item, ctx: ""), reasoning_effort=["low", "high"])
+        >>> [(a.name, a.reasoning, a.derived_from) for a in arms]
+        [('solve-low', {'reasoning_effort': 'low'}, 'solve'), ('solve-high', {'reasoning_effort': 'high'}, 'solve')]
+    """
+    if not axes:
+        raise ConfigError("sweep", axes, f"give the values of one of {', '.join(REASONING_SETTINGS)}")
+    values: list[list[Any]] = []
+    for key, vals in axes.items():
+        if key not in REASONING_SETTINGS:
+            raise ConfigError(f"sweep.{key}", vals, f"a sweep runs over {', '.join(REASONING_SETTINGS)}")
+        if isinstance(vals, (str, bytes)) or not isinstance(vals, Collection) or not vals:
+            raise ConfigError(f"sweep.{key}", vals, "expected a non-empty list of values")
+        listed = list(vals)
+        if len({repr(v) for v in listed}) != len(listed):
+            raise ConfigError(f"sweep.{key}", vals, "a value is given twice")
+        for v in listed:
+            check_reasoning({key: v}, where="sweep.")
+        values.append(listed)
+    out = []
+    for combo in itertools.product(*values):
+        extra = dict(zip(axes, combo, strict=True))
+        name = "-".join([arm.name, *(str(v) for v in combo)])
+        made = Arm(
+            name, arm.fn, version=arm.version, derived_from=arm.name, settings={**arm.settings, **extra}
+        )
+        made.check = arm.check
+        out.append(made)
+    return out

@@ -14,6 +14,7 @@ subclasses it too (a bad configuration is also a ``ValueError``)::
     ├── DuplicateDrawError            an arm's runs were not distinct draws
     ├── ReplayMiss (LookupError)      a strict replay had no recorded reply
     ├── ModelError                    a model client failed after its retries
+    │   └── ReasoningExhausted        a reply spent its whole output limit reasoning, no answer
     ├── TooFewRunsError (ValueError)  an interval report on fewer than 5 runs
     ├── NotFound (LookupError)        a stored benchmark, reference or recording does not exist
     └── StoreError                    the database cannot be used; names the file and the fix
@@ -60,6 +61,7 @@ __all__ = [
     "NoLabelsWarning",
     "NotCachedWarning",
     "NotFound",
+    "ReasoningExhausted",
     "ReferenceLocked",
     "ReferenceReboundWarning",
     "ReferenceValueError",
@@ -169,8 +171,9 @@ class BudgetRefused(HrbenchError):
         limit: which limit refused it: ``"call_cap_reached"``, ``"cost_cap_reached"``,
             ``"token_cap_reached"``, ``"limit_refused"`` (a provider quota refusal),
             ``"reservation_exceeded"`` (an earlier reply cost more than was reserved for it: the
-            benchmark was stopped) or ``"unpriced_model"`` (a model with no price under a USD
-            cap).
+            benchmark was stopped), ``"unpriced_model"`` (a model with no price under a USD
+            cap), or ``"run_call_cap_reached"``, ``"run_cost_cap_reached"``,
+            ``"run_token_cap_reached"`` (the run's own cap, ``max_*_per_run``: that run stops).
     """
 
     code = -32006
@@ -229,6 +232,47 @@ class ModelError(HrbenchError):
     status: int | None = None
     key_env: str | None = None
     cause: str = ""
+
+
+class ReasoningExhausted(ModelError):
+    """Raised when a reply has no answer because the model spent its whole output limit reasoning.
+
+    OpenAI: ``finish_reason`` ``"length"`` with empty content and reasoning tokens; Anthropic:
+    ``stop_reason`` ``"max_tokens"`` with thinking blocks and no text (litellm-docs #559,
+    ollama #17561, llama.cpp #25961). Raised by reading ``.text`` of such a
+    :class:`~hrbench.records.Result`; the runner ends the run as ``reasoning_exhausted``, costed
+    and never scored as a wrong answer. A larger ``max_tokens`` or a lower reasoning effort
+    (``reasoning_effort``, ``thinking_budget``) leaves room for the answer.
+
+    Attributes:
+        tokens_reasoning: the reasoning tokens the reply reported (0 when not reported apart).
+        tokens_out: the output tokens it was billed.
+    """
+
+    code = -32029
+    tokens_reasoning: int = 0
+    tokens_out: int = 0
+
+    @classmethod
+    def of(cls, result: Any) -> ReasoningExhausted:
+        """The error of a reply whose reasoning used its whole output limit.
+
+        Example:
+            >>> from hrbench.records import Result, Usage
+            >>> err = ReasoningExhausted.of(Result(usage=Usage(tokens_in=3, tokens_out=64, tokens_reasoning=64)))
+            >>> err.cause, err.tokens_out
+            ('reasoning_exhausted', 64)
+        """
+        usage = getattr(result, "usage", None)
+        tin = int(getattr(usage, "tokens_reasoning", 0) or 0)
+        tout = int(getattr(usage, "tokens_out", 0) or 0)
+        said = f"{tin} reasoning token(s) of {tout}" if tin else f"{tout} output token(s), all thinking"
+        err = cls(
+            f"reasoning_exhausted: the model spent its whole output limit reasoning ({said}) and gave no "
+            "answer; raise max_tokens or lower the reasoning effort (reasoning_effort, thinking_budget)"
+        )
+        err.tokens_reasoning, err.tokens_out, err.cause = tin, tout, "reasoning_exhausted"
+        return err
 
 
 # -- the store: the SQLite file and its disk ------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import msgspec
 
 from hrbench._util.messages import model_error
+from hrbench.errors import ReasoningExhausted
 
 __all__ = [
     "FAILURE_KINDS",
@@ -23,18 +24,36 @@ __all__ = [
     "Row",
     "Score",
     "Step",
+    "ToolCall",
     "Usage",
     "list_usd",
     "usd_text",
 ]
 
-FAILURE_KINDS = ("parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error")
-"""The failure kinds of seed 000, in no particular order."""
+FAILURE_KINDS = (
+    "parse_failure",
+    "refusal",
+    "not_in_document",
+    "wrong",
+    "budget_stop",
+    "error",
+    "reasoning_exhausted",
+)
+"""The failure kinds of seed 000, in no particular order, and ``reasoning_exhausted``.
+
+``reasoning_exhausted``: the model spent the whole output limit reasoning and returned no
+answer (OpenAI ``finish_reason: length`` with empty content and reasoning tokens; Anthropic
+``stop_reason: max_tokens`` with thinking and no text). Like ``error`` it counts against the
+arm's accuracy (seed 002 counts failed runs as not correct), and like ``error`` no scorer sees
+it: it is never ``wrong``. Its tokens and USD are the row's (litellm-docs #559, ollama #17561).
+"""
 
 REFUSAL_REASONS = frozenset({"refusal", "content_filter"})
 """Finish reasons that mean a provider refused or filtered a reply (seed 001)."""
 
-FailureKind = Literal["parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error"]
+FailureKind = Literal[
+    "parse_failure", "refusal", "not_in_document", "wrong", "budget_stop", "error", "reasoning_exhausted"
+]
 
 
 class Usage(msgspec.Struct, kw_only=True, omit_defaults=False):
@@ -113,6 +132,32 @@ class Billed(msgspec.Struct, kw_only=True):
     model: str | None = None
 
 
+class ToolCall(msgspec.Struct, kw_only=True):
+    """One tool call a model asked for, in one form whatever the provider.
+
+    OpenAI sends ``message.tool_calls[]`` (``{"id", "type": "function", "function": {"name",
+    "arguments": JSON text}}``); Anthropic sends ``tool_use`` content blocks (``{"id", "name",
+    "input": object}``). Both become this; the reply as the provider sent it stays in
+    :attr:`Result.message`.
+
+    Attributes:
+        id: the provider's id of the call, which the tool's result names.
+        name: the tool's name.
+        arguments: the arguments, decoded (``{}`` when they could not be).
+        error: why the arguments could not be decoded (OpenAI's JSON text malformed, or not an
+            object), else ``None``.
+
+    Example:
+        >>> ToolCall(id="call_1", name="lookup", arguments={"city": "Paris"}).arguments["city"]
+        'Paris'
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
+    error: str | None = None
+
+
 class _ResultFields(msgspec.Struct, kw_only=True):
     """A model reply (the seed's ``gr_result``).
 
@@ -147,6 +192,18 @@ class _ResultFields(msgspec.Struct, kw_only=True):
         retried_billed: for each of ``retried``, the provider's bill for that attempt's reply
             when it reported one (a reply with no text is billed, then retried), else
             ``None``; the attempt's trace step carries its usage and USD, and so does the row.
+        tool_calls: the tool calls the reply asks for (:class:`ToolCall`, in order), or
+            ``None`` when it asks for none.
+        message: the reply's assistant message as the provider sent it (OpenAI's
+            ``choices[0].message``; Anthropic's ``{"role": "assistant", "content": blocks}``,
+            thinking blocks included), to send back in the next turn of a conversation; ``None``
+            for a client that keeps none (a mock).
+        reasoning_exhausted: ``True`` when the model spent the whole output limit reasoning and
+            gave no answer: OpenAI ``finish_reason`` ``"length"`` with empty content and
+            reasoning tokens, Anthropic ``stop_reason`` ``"max_tokens"`` with thinking and no
+            text. Reading ``text`` then raises
+            :class:`~hrbench.errors.ReasoningExhausted` and the run is ``reasoning_exhausted``
+            (litellm-docs #559, ollama #17561, llama.cpp #25961).
     """
 
     text: str | None = None
@@ -167,6 +224,9 @@ class _ResultFields(msgspec.Struct, kw_only=True):
     halts: str | None = None
     retried: list[str] | None = None
     retried_billed: list[Billed | None] | None = None
+    tool_calls: list[ToolCall] | None = None
+    message: dict[str, Any] | None = None
+    reasoning_exhausted: bool = False
 
 
 _TEXT = _ResultFields.__dict__["text"]
@@ -182,6 +242,8 @@ class Result(_ResultFields, kw_only=True):
         Raises:
             ModelError: ``ok`` is false (the message carries the status, the provider's message
                 and, on 401/403, the key's environment variable name).
+            ReasoningExhausted: the model spent its whole output limit reasoning and gave no
+                answer (``reasoning_exhausted``); the run is then ``reasoning_exhausted``.
 
         Example:
             >>> Result(text="Paris").text
@@ -193,6 +255,8 @@ class Result(_ResultFields, kw_only=True):
         """
         if not self.ok:
             raise model_error(self)
+        if self.reasoning_exhausted:
+            raise ReasoningExhausted.of(self)
         return _TEXT.__get__(self, Result)  # type: ignore[no-any-return]
 
     @text.setter
@@ -213,7 +277,7 @@ class Step(msgspec.Struct, kw_only=True):
         kind: ``"request"``, ``"attempt"`` (an attempt of the next request that failed and
             was retried: its ``error`` says why, and when it was not sent; one whose reply the
             provider billed carries that reply's ``usage`` and ``usd``, which the row counts),
-            ``"error"`` or ``"note"``.
+            ``"tool"`` (a local tool's run), ``"error"`` or ``"note"``.
         key: the request's cache key (sha256 hex, draw index included).
         model: the model asked for.
         source: ``"live"``, ``"cache"``, ``"recording"``, or ``"refused"`` (never sent).
@@ -227,6 +291,9 @@ class Step(msgspec.Struct, kw_only=True):
         usd_nominal: what the reply cost when it was first fetched.
         seconds: wall-clock seconds.
         error: an error message, if the step failed.
+        tool_calls: on a request step, the tool calls its reply asked for; on a ``"tool"``
+            step (a local tool run by :func:`hrbench.tool_loop`, source ``"tool"``), the one
+            call it ran, its result in ``text`` (or why it failed in ``error``).
     """
 
     ledger_id: str
@@ -244,6 +311,7 @@ class Step(msgspec.Struct, kw_only=True):
     usd_nominal: float | None = None
     seconds: float = 0.0
     error: str | None = None
+    tool_calls: list[ToolCall] | None = None
 
 
 def list_usd(trace: Any) -> float | None:

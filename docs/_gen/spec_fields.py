@@ -141,11 +141,42 @@ FIELDS: dict[str, str | tuple[str, str]] = {
         "The arm's version, recorded with the benchmark: a resume refuses a changed arm. Not part of the cache key.",
         'version = "2"',
     ),
+    "PromptArmSpec.tools": (
+        "Tools the model may call, by import path (code): the arm runs a tool loop, each turn a request of the run.",
+        'tools = { capital = "mytools:capital" }',
+    ),
+    "PromptArmSpec.max_steps": ("The most model turns of the tool loop (8 by default).", "max_steps = 4"),
+    "PromptArmSpec.reasoning_effort": (
+        "OpenAI's `reasoning_effort`, sent with every request of the arm (refused for an Anthropic client).",
+        'reasoning_effort = "low"',
+    ),
+    "PromptArmSpec.thinking_budget": (
+        "Anthropic's thinking `budget_tokens`, sent with every request (at least 1024; refused for an OpenAI-compatible client).",
+        "thinking_budget = 2048",
+    ),
+    "PromptArmSpec.sweep": (
+        "One arm per value (per combination, with both), named `NAME-VALUE`: a sweep of the reasoning settings.",
+        'sweep = { reasoning_effort = ["low", "high"] }',
+    ),
+    "SweepSpec.reasoning_effort": ("The efforts to sweep.", 'reasoning_effort = ["low", "high"]'),
+    "SweepSpec.thinking_budget": ("The thinking budgets to sweep (tokens).", "thinking_budget = [1024, 8192]"),
     "ReadingArmSpec.kind": "`reading`.",
     "ReadingArmSpec.recipe": ("The reading recipe: `direct`, `chunked` or `retrieve`.", 'recipe = "chunked"'),
     "ReadingArmSpec.name": "The arm's name (the recipe's when not given).",
     "ReadingArmSpec.model": "A model other than the client's.",
     "ReadingArmSpec.settings": ("The recipe's settings.", "settings = { chunk_words = 300 }"),
+    "ReadingArmSpec.reasoning_effort": (
+        "OpenAI's `reasoning_effort`, sent with every request of the arm (refused for an Anthropic client).",
+        'reasoning_effort = "low"',
+    ),
+    "ReadingArmSpec.thinking_budget": (
+        "Anthropic's thinking `budget_tokens`, sent with every request (at least 1024; refused for an OpenAI-compatible client).",
+        "thinking_budget = 2048",
+    ),
+    "ReadingArmSpec.sweep": (
+        "One arm per value (per combination, with both), named `NAME-VALUE`: a sweep of the reasoning settings.",
+        'sweep = { reasoning_effort = ["low", "high"] }',
+    ),
     "OutputsArmSpec.kind": "`outputs`.",
     "OutputsArmSpec.name": "The arm's name.",
     "OutputsArmSpec.outputs": (
@@ -182,6 +213,18 @@ FIELDS: dict[str, str | tuple[str, str]] = {
     ),
     "ImportArmSpec.name": "The arm's name (the imported arm's when not given).",
     "ImportArmSpec.settings": "Keyword arguments: the attribute is called with them and must return an `Arm` or a function.",
+    "ImportArmSpec.reasoning_effort": (
+        "OpenAI's `reasoning_effort`, sent with every request of the arm (refused for an Anthropic client).",
+        'reasoning_effort = "low"',
+    ),
+    "ImportArmSpec.thinking_budget": (
+        "Anthropic's thinking `budget_tokens`, sent with every request (at least 1024; refused for an OpenAI-compatible client).",
+        "thinking_budget = 2048",
+    ),
+    "ImportArmSpec.sweep": (
+        "One arm per value (per combination, with both), named `NAME-VALUE`: a sweep of the reasoning settings.",
+        'sweep = { reasoning_effort = ["low", "high"] }',
+    ),
     # reference
     "ReferenceSpec.items": (
         "Inline items: id to payload (or a list: ids `1`, `2`, ...).",
@@ -273,6 +316,12 @@ FIELDS: dict[str, str | tuple[str, str]] = {
     ),
     "GovernorSpec.max_tokens": ("Most tokens, input and output.", "max_tokens = 1000000"),
     "GovernorSpec.defaults": "`true`: a limit left out is the default's, not no cap (what `hrb bench --max-usd` sends).",
+    "GovernorSpec.max_calls_per_run": (
+        "Most model calls one run sends; a run that would pass it ends `budget_stop`, the benchmark goes on.",
+        "max_calls_per_run = 8",
+    ),
+    "GovernorSpec.max_usd_per_run": ("Most USD one run spends, each request reserved at its worst case.", "max_usd_per_run = 0.05"),
+    "GovernorSpec.max_tokens_per_run": ("Most tokens one run spends, input and output.", "max_tokens_per_run = 20000"),
     "RayExecutorSpec.kind": "`ray`.",
     "RayExecutorSpec.address": (
         "`auto` (a running cluster), `local` (one started for the run), or `ray://host:port`.",

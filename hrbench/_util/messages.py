@@ -111,8 +111,11 @@ REFUSAL_LIMITS = (
     "limit_refused",
     "reservation_exceeded",
     "unpriced_model",
+    "run_call_cap_reached",
+    "run_cost_cap_reached",
+    "run_token_cap_reached",
 )
-"""Every ``limit`` a :class:`BudgetRefused` names."""
+"""Every ``limit`` a :class:`BudgetRefused` names (``run_*``: a run's own cap, ``max_*_per_run``)."""
 
 
 def refusal_limits(error: str | None) -> list[str]:
@@ -124,10 +127,14 @@ def refusal_limits(error: str | None) -> list[str]:
     Example:
         >>> refusal_limits("the governor refused a request: token_cap_reached (Governor(...))")
         ['token_cap_reached']
+        >>> refusal_limits("the run's own cap refused a request: run_call_cap_reached (...)")
+        ['run_call_cap_reached']
         >>> refusal_limits(None)
         []
     """
-    return [n for n in REFUSAL_LIMITS if error and n in error]
+    if not error:
+        return []
+    return [n for n in REFUSAL_LIMITS if re.search(rf"(?<!\w){n}(?!\w)", error)]
 
 
 NO_OUTPUT = re.compile(r"LookupError: (no output for item (?:'[^']*'|\"[^\"]*\"))")

@@ -16,8 +16,9 @@ import binascii
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 
-__all__ = ["is_secret_name", "note_key_env", "redact", "scrub_reply", "secret_values"]
+__all__ = ["is_secret_name", "note_key_env", "redact", "scrub_reply", "scrub_value", "secret_values"]
 
 _CREDENTIAL = re.compile(
     r"(?:KEY|TOKEN|SECRET|CREDENTIALS?|PASSWORD|PASSWD|PASSPHRASE)S?(?:_|$)|PASSWORD|PASSWD"
@@ -202,6 +203,24 @@ def scrub_reply(text: str, secret: str | None) -> str:
     if len(secret) >= _ENCODED_MIN:
         text = _pattern(secret).sub("***", text)
     return text
+
+
+def scrub_value(value: Any, secret: str | None) -> Any:
+    """:func:`scrub_reply` of every string inside a JSON value (a reply's message, a tool call's arguments).
+
+    Example:
+        >>> scrub_value({"content": [{"text": "key hrb_0123456789abcdefg"}], "n": 1}, "hrb_0123456789abcdefg")
+        {'content': [{'text': 'key ***'}], 'n': 1}
+    """
+    if not secret or len(secret) < 4:
+        return value
+    if isinstance(value, str):
+        return scrub_reply(value, secret)
+    if isinstance(value, dict):
+        return {scrub_reply(str(k), secret): scrub_value(v, secret) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_value(v, secret) for v in value]
+    return value
 
 
 def _mask_runs(text: str, secret: str, window: int) -> str:

@@ -61,7 +61,7 @@ import msgspec
 import stamina
 
 from hrbench._util.environ import env_value
-from hrbench._util.redact import note_key_env, redact, scrub_reply
+from hrbench._util.redact import note_key_env, redact, scrub_reply, scrub_value
 from hrbench.errors import HrbenchError
 from hrbench.models import _http, _pace
 from hrbench.models._replies import (
@@ -383,15 +383,28 @@ class HttpModelClient:
             )
         assert result is not None  # stamina runs at least one attempt
         tries.keep(result)
-        key = self._key()
-        if key and result.raw_text:  # a reply echoing the key never reaches the store
-            result.text = scrub_reply(result.raw_text, key)
+        self._scrub(result)
         result.seconds = time.perf_counter() - tries.start
         if result.model is None:
             result.model = model
         if result.usage.provenance is None:  # no usage block: count with the model's tokenizer
             result.usage = estimated_usage(request, result)
         return result
+
+    def _scrub(self, result: Result) -> None:
+        """Remove the key in use from a reply: its text, its message and its tool calls' arguments.
+
+        A reply echoing the key never reaches the cache, recordings, traces or rows (SPEC §5).
+        """
+        key = self._key()
+        if not key:
+            return
+        if result.raw_text:
+            result.text = scrub_reply(result.raw_text, key)
+        if result.message is not None:
+            result.message = scrub_value(result.message, key)
+        for call in result.tool_calls or ():
+            call.arguments = scrub_value(call.arguments, key)
 
     def _failed(self, error: str, model: str, start: float, status: int | None = None) -> Result:
         return Result(

@@ -66,7 +66,7 @@ def estimated_usage(request: Request, result: Result) -> Usage:
     from hrbench.models.pricing import output_limit
 
     limit = output_limit(request)
-    usage = usage_of(request.messages, result.text, result.model, limit, request.tools)
+    usage = usage_of(request.messages, result.raw_text, result.model, limit, request.tools)
     n = request.params.get("n") if request.provider != "anthropic" else 1
     if isinstance(n, int) and not isinstance(n, bool) and n > 1 and usage.provenance == "estimated":
         usage.tokens_out += (n - 1) * (usage.tokens_out if limit is None else limit)
@@ -105,12 +105,16 @@ def unusable_reply(result: Result) -> str | None:
         'reply has no text (content null, finish_reason stop)'
         >>> unusable_reply(Result(text="Paris", finish_reason="stop")) is None
         True
+
+    A reply that is all reasoning (``reasoning_exhausted``: cut at the limit with reasoning and
+    no text) is not unusable: it is kept, billed and cached, and its run is
+    ``reasoning_exhausted``, not an ``error``.
     """
-    if result.refused:
+    if result.refused or result.reasoning_exhausted:  # all reasoning: a run of its own kind, kept
         return None
     if result.finish_reason == "length":
         return "reply cut at the output limit (finish_reason 'length'): raise max_tokens"
-    if result.text is None and result.finish_reason != "tool_calls":
+    if result.text is None and not result.tool_calls and result.finish_reason != "tool_calls":
         return f"reply has no text (content null, finish_reason {result.finish_reason})"
     return None
 

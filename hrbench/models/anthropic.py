@@ -6,9 +6,10 @@ from typing import Any
 
 from hrbench.models._remote import HttpModelClient
 from hrbench.models._replies import as_int
-from hrbench.records import Request, Result, Usage
+from hrbench.models.openai import tool_arguments
+from hrbench.records import Request, Result, ToolCall, Usage
 
-__all__ = ["AnthropicClient", "anthropic_usage"]
+__all__ = ["AnthropicClient", "anthropic_tool", "anthropic_usage"]
 
 # Request params that are hrbench's, or OpenAI's with no Messages API meaning; never sent.
 _NOT_SENT = frozenset(
@@ -49,7 +50,11 @@ class AnthropicClient(HttpModelClient):
     OpenAI-only params are not sent. The text is the concatenation of the reply's ``text``
     blocks (``thinking`` blocks are left out). ``stop_reason`` is recorded in OpenAI terms:
     ``end_turn`` and ``stop_sequence`` as ``"stop"``, ``max_tokens`` as ``"length"``, and
-    ``refusal`` as ``"refusal"`` with ``refused=True``.
+    ``refusal`` as ``"refusal"`` with ``refused=True``. ``tool_use`` blocks are read into
+    ``Result.tool_calls`` and the content is kept whole in ``Result.message`` (thinking blocks
+    and their signatures included, as the next turn must send them back); tools given in
+    OpenAI's form are sent in the Messages form (:func:`anthropic_tool`). A reply stopped at
+    ``max_tokens`` with thinking and no text or tool call is ``reasoning_exhausted``.
 
     Usage (convention of :class:`~hrbench.records.Usage`): ``tokens_in`` is
     ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens`` (Anthropic reports
@@ -123,7 +128,7 @@ class AnthropicClient(HttpModelClient):
         if stop:
             body["stop_sequences"] = [stop] if isinstance(stop, str) else list(stop)
         if request.tools:
-            body["tools"] = request.tools
+            body["tools"] = [anthropic_tool(t) for t in request.tools]
         return body
 
     def auth_headers(self, key: str) -> dict[str, str]:
@@ -141,17 +146,50 @@ class AnthropicClient(HttpModelClient):
         content = body["content"]
         if not isinstance(content, list):
             raise ValueError("the reply's content is not a list of blocks")
-        texts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        blocks = [b for b in content if isinstance(b, dict)]
+        texts = [b["text"] for b in blocks if b.get("type") == "text"]
+        calls = [
+            ToolCall(id=str(b.get("id") or ""), name=str(b.get("name") or ""), arguments=args, error=error)
+            for b in blocks
+            if b.get("type") == "tool_use"
+            for args, error in [tool_arguments(b.get("input"))]
+        ]
+        thought = any(b.get("type") in ("thinking", "redacted_thinking") for b in blocks)
         stop = body.get("stop_reason")
         finish = _STOP_REASONS.get(stop, stop) if isinstance(stop, str) else None
+        text = "".join(texts) if texts else None
         return Result(
-            text="".join(texts) if texts else None,
+            text=text,
             refused=finish == "refusal",
             finish_reason=finish,
             usage=anthropic_usage(body.get("usage")),
             model=body.get("model"),
             response_id=body.get("id"),
+            tool_calls=calls or None,
+            message={"role": "assistant", "content": content},
+            reasoning_exhausted=finish == "length" and thought and not text and not calls,
         )
+
+
+def anthropic_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """A tool definition in the Messages API's form (``name``, ``description``, ``input_schema``).
+
+    A definition in OpenAI's form (``{"type": "function", "function": {"name", "description",
+    "parameters"}}``, the form :func:`hrbench.tool_loop` makes) is converted; one already in
+    Anthropic's form is sent as given.
+
+    Example:
+        >>> anthropic_tool({"type": "function", "function": {"name": "add", "parameters": {"type": "object"}}})
+        {'name': 'add', 'input_schema': {'type': 'object'}}
+    """
+    fn = tool.get("function") if isinstance(tool, dict) else None
+    if not isinstance(fn, dict):
+        return tool
+    out: dict[str, Any] = {"name": fn.get("name")}
+    if fn.get("description"):
+        out["description"] = fn["description"]
+    out["input_schema"] = fn.get("parameters") or {"type": "object", "properties": {}}
+    return out
 
 
 def anthropic_usage(usage: Any) -> Usage:

@@ -33,8 +33,8 @@ class MockClient:
     function returns its own.
 
     Args:
-        fn: ``fn(messages, params)``; ``params`` holds the sampling parameters and
-            ``draw_index``.
+        fn: ``fn(messages, params)``; ``params`` holds the sampling parameters,
+            ``draw_index`` and, when the request sends tools, ``tools`` (their definitions).
         model: the model name reported.
 
     Example:
@@ -89,6 +89,8 @@ class MockClient:
         self.calls += 1
         params = dict(request.params)
         params["draw_index"] = request.draw_index
+        if request.tools:  # the tool definitions sent (OpenAI's form), for a mock that calls tools
+            params["tools"] = request.tools
         start = time.perf_counter()
         try:
             out = self.fn(request.messages, params)

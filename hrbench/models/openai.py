@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from hrbench.models._remote import HttpModelClient
 from hrbench.models._replies import as_int
-from hrbench.records import Request, Result, Usage
+from hrbench.records import Request, Result, ToolCall, Usage
 
-__all__ = ["OpenAIClient", "openai_usage"]
+__all__ = ["OpenAIClient", "openai_tool_calls", "openai_usage", "tool_arguments"]
 
 # Request params that are hrbench's, not the API's; never sent.
 _NOT_SENT = frozenset({"draw_index", "model", "stream", "messages", "tools"})
@@ -25,6 +27,11 @@ class OpenAIClient(HttpModelClient):
     ``completion_tokens_details.reasoning_tokens``. A reply whose ``finish_reason`` is
     ``content_filter`` is refused with that reason; a reply with a ``refusal`` field is refused
     with ``finish_reason="refusal"`` and the refusal message as its text (case H10c).
+
+    Tool calls (``message.tool_calls``) are read into ``Result.tool_calls`` and the message is
+    kept whole in ``Result.message``; a reply cut at the output limit (``finish_reason``
+    ``"length"``) with empty content, no tool call and reasoning tokens is
+    ``reasoning_exhausted`` (the model reasoned until the limit and never answered).
 
     Args:
         model: the model asked for, e.g. ``"gpt-4o-mini"``.
@@ -99,6 +106,8 @@ class OpenAIClient(HttpModelClient):
             raise ValueError("the reply has no choices")
         choice = choices[0]
         message = choice.get("message") or {}
+        if not isinstance(message, dict):
+            raise ValueError(f"the choice's message is a {type(message).__name__}, not an object")
         text = _content_text(message.get("content"))
         finish = choice.get("finish_reason")
         refusal = message.get("refusal")
@@ -108,14 +117,70 @@ class OpenAIClient(HttpModelClient):
         elif isinstance(refusal, str) and refusal:
             refused, finish = True, "refusal"
             text = text or refusal
+        usage = openai_usage(body.get("usage"))
+        calls = openai_tool_calls(message.get("tool_calls"))
         return Result(
             text=text,
             refused=refused,
             finish_reason=finish,
-            usage=openai_usage(body.get("usage")),
+            usage=usage,
             model=body.get("model"),
             response_id=body.get("id"),
+            tool_calls=calls,
+            message=message,
+            reasoning_exhausted=(
+                finish == "length" and not text and not calls and not refused and usage.tokens_reasoning > 0
+            ),
         )
+
+
+def openai_tool_calls(calls: Any) -> list[ToolCall] | None:
+    """Read OpenAI's ``message.tool_calls`` into :class:`~hrbench.records.ToolCall` records.
+
+    Each call is ``{"id", "type": "function", "function": {"name", "arguments"}}`` with
+    ``arguments`` a JSON text; text that does not decode to an object gives ``{}`` and the
+    reason in ``error`` (the tool loop sends it back to the model as the tool's result).
+
+    Raises:
+        ValueError: ``tool_calls`` is not a list of such objects (a malformed reply).
+
+    Example:
+        >>> openai_tool_calls([{"id": "c1", "type": "function",
+        ...                     "function": {"name": "add", "arguments": '{"a": 1}'}}])
+        [ToolCall(id='c1', name='add', arguments={'a': 1}, error=None)]
+        >>> openai_tool_calls([{"id": "c2", "function": {"name": "add", "arguments": "{"}}])[0].error
+        'arguments are not JSON: {'
+    """
+    if calls is None or calls == []:
+        return None
+    if not isinstance(calls, list):
+        raise ValueError("tool_calls is not a list")
+    out = []
+    for c in calls:
+        fn = c.get("function") if isinstance(c, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            raise ValueError("a tool call has no function name")
+        raw = fn.get("arguments")
+        args, error = tool_arguments(raw)
+        out.append(ToolCall(id=str(c.get("id") or ""), name=fn["name"], arguments=args, error=error))
+    return out
+
+
+def tool_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
+    """A tool call's arguments as an object, from JSON text or an object; ``({}, why)`` when unreadable."""
+    if isinstance(raw, dict):
+        return raw, None
+    if raw is None or raw == "":
+        return {}, None
+    if not isinstance(raw, str):
+        return {}, f"arguments are a {type(raw).__name__}, not an object"
+    try:
+        value = msgspec.json.decode(raw)
+    except msgspec.DecodeError:
+        return {}, f"arguments are not JSON: {raw[:200]}"
+    if not isinstance(value, dict):
+        return {}, f"arguments are not an object: {raw[:200]}"
+    return value, None
 
 
 def _content_text(content: Any) -> str | None:

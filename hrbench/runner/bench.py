@@ -26,7 +26,7 @@ __all__ = ["FAILED_LEGEND", "Bench"]
 
 FAILED_LEGEND = (
     "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
-    "not_in_document); report()'s failures counts every labelled run that was not right."
+    "not_in_document, reasoning_exhausted); report()'s failures counts every labelled run that was not right."
 )
 """The printout's line saying what its ``failed`` column counts (``report()``'s ``failures``
 column, by contrast, counts every not-right run, wrong and budget_stop included)."""
@@ -128,7 +128,7 @@ class Bench:
         return [s for r in self.rows for s in self.traces.get(r.ledger_id, [])]
 
     def summary(self) -> list[dict[str, Any]]:
-        """Per arm: accuracy, dev_accuracy, runs, wrong, failed, errors, budget_stop, usd, tokens.
+        """Per arm: accuracy, dev_accuracy, runs, wrong, failed, errors, budget_stop, reasoning_exhausted, usd, tokens.
 
         ``accuracy`` is the mean over runs within each item, then over labelled items, on the
         reportable rows (seed 002); ``None`` when no item is labelled. ``dev_accuracy`` is the
@@ -136,7 +136,11 @@ class Bench:
         failure_kind is ``"wrong"``; ``failed`` those with another failure kind
         (``parse_failure``, ``refusal``, ``not_in_document``, ``error``) other than
         ``budget_stop``, which is counted apart; ``errors`` those of ``failed`` whose kind is
-        ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
+        ``"error"`` (a failed model call, an arm or scorer that raised), and
+        ``reasoning_exhausted`` those of ``failed`` whose model spent its whole output limit
+        reasoning and gave no answer (costed, never scored); ``run_capped`` those of
+        ``budget_stop`` that the run's own cap stopped (``max_*_per_run``; the benchmark went
+        on, so they do not make it ``budget_stopped``). ``usd`` sums every row
         (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
         ``usd_list`` sums the same rows at list price, each reply at what it cost when first
         paid (:func:`~hrbench.records.list_usd`), so arms compare by cost whatever
@@ -214,6 +218,12 @@ class Bench:
         failed = self.error_note(self._retry())
         if failed is not None:
             lines.append(f"  Runs failed: {failed}.")
+        thought = [f"{s['arm']!r} {s['reasoning_exhausted']}" for s in summ if s.get("reasoning_exhausted")]
+        if thought:
+            lines.append(
+                f"  Reasoning exhausted (in failed; costed, never scored): {', '.join(thought)} run(s) spent the whole "
+                "output limit reasoning and gave no answer; raise max_tokens or lower the reasoning effort."
+            )
         if metric_names:
             lines.append(
                 f"  Beside accuracy (scorer {self.scorer_name}): the benchmark metrics "

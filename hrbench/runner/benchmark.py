@@ -290,7 +290,7 @@ def benchmark(
          arm accuracy runs wrong failed budget_stop usd
          ask 0.750    20   5     0      0           0.0000
           accuracy: the mean over runs within each item, then over labelled items; intervals are in hb.report() and hrb report.
-          failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, not_in_document); report()'s failures counts every labelled run that was not right.
+          failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, not_in_document, reasoning_exhausted); report()'s failures counts every labelled run that was not right.
     """
     _check_keywords("benchmark", kwargs)
     return anyio.run(

@@ -96,6 +96,16 @@ class Governor(Admitting):
         max_calls: the most requests sent, a whole number >= 0.
         max_usd: the most spend, in USD.
         max_tokens: the most tokens, input plus output.
+        max_calls_per_run: the most requests one run (one arm on one item, one draw) sends.
+        max_usd_per_run: the most one run spends, in USD.
+        max_tokens_per_run: the most tokens one run spends, input plus output.
+
+    The per-run caps are reserved as the benchmark's are: each request's worst case is held
+    against the run's own budget before it is sent (:class:`~hrbench.runner.runcaps.RunBudget`),
+    so a run that would pass its cap is refused the request and ends ``budget_stop`` with its
+    partial trace (limits ``run_call_cap_reached``, ``run_cost_cap_reached``,
+    ``run_token_cap_reached``); the other runs go on. They cap the arm's requests; a judge's
+    are capped by the benchmark's caps.
 
     Raises:
         ConfigError: a negative, infinite, NaN or non-numeric limit (:func:`check_limit`).
@@ -108,15 +118,30 @@ class Governor(Admitting):
     """
 
     def __init__(
-        self, max_calls: int | None = None, max_usd: float | None = None, max_tokens: int | None = None
+        self,
+        max_calls: int | None = None,
+        max_usd: float | None = None,
+        max_tokens: int | None = None,
+        *,
+        max_calls_per_run: int | None = None,
+        max_usd_per_run: float | None = None,
+        max_tokens_per_run: int | None = None,
     ) -> None:
-        for name, value in (("max_calls", max_calls), ("max_usd", max_usd), ("max_tokens", max_tokens)):
+        per_run = {
+            "max_calls_per_run": max_calls_per_run,
+            "max_usd_per_run": max_usd_per_run,
+            "max_tokens_per_run": max_tokens_per_run,
+        }
+        caps = (("max_calls", max_calls), ("max_usd", max_usd), ("max_tokens", max_tokens), *per_run.items())
+        for name, value in caps:
             if isinstance(value, str):  # a string is the environment's, read by default_governor
                 raise ConfigError(name, value, "a limit must be a number >= 0 or None")
-            check_limit(name, value)
+            check_limit(name, value, float if "usd" in name or not name.endswith("_per_run") else int)
         self.max_calls = max_calls
         self.max_usd = max_usd
         self.max_tokens = max_tokens
+        self.per_run: dict[str, float | int] = {k: v for k, v in per_run.items() if v is not None}
+        """The per-run caps set (``max_calls_per_run``, ``max_usd_per_run``, ``max_tokens_per_run``)."""
         self.calls = 0
         self.usd = 0.0
         self.tokens = 0
@@ -143,15 +168,21 @@ class Governor(Admitting):
         self._bill_probes: set[tuple[str, str]] = set()  # pairs with their one request in flight
 
     def __repr__(self) -> str:
+        per_run = "".join(f", {k}={v}" for k, v in self.per_run.items())
         return (
-            f"Governor(max_calls={self.max_calls}, max_usd={self.max_usd}, max_tokens={self.max_tokens}; "
+            f"Governor(max_calls={self.max_calls}, max_usd={self.max_usd}, max_tokens={self.max_tokens}{per_run}; "
             f"used calls={self.calls}, usd={self.usd:.4f}, tokens={self.tokens})"
         )
 
     @property
     def limits(self) -> dict[str, float | int | None]:
-        """The three limits."""
-        return {"max_calls": self.max_calls, "max_usd": self.max_usd, "max_tokens": self.max_tokens}
+        """The three limits, and the per-run caps that are set (``Governor(**limits)`` rebuilds it)."""
+        return {
+            "max_calls": self.max_calls,
+            "max_usd": self.max_usd,
+            "max_tokens": self.max_tokens,
+            **self.per_run,
+        }
 
     def snapshot(self) -> dict[str, Any]:
         """Limits and use so far (settled plus reserved)."""

@@ -19,7 +19,7 @@ from typing import Any
 
 from hrbench._util.messages import model_error
 from hrbench.arm import Arm, Context, RunInfo, current_run
-from hrbench.errors import BudgetRefused, DuplicateDrawError, ScorerError
+from hrbench.errors import BudgetRefused, DuplicateDrawError, ReasoningExhausted, ScorerError
 from hrbench.models.pricing import Pricing
 from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
@@ -182,17 +182,28 @@ def _new_attempt(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Atte
         client=rt.client,
         ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}",
         runtime=rt,
+        reasoning=arm.reasoning,
     )
     return Attempt(ctx)
 
 
 def failed(att: Attempt, exc: Exception) -> None:
-    """Record why a run raised: a refused request is ``budget_stop``, anything else ``error``."""
+    """Record why a run raised: ``budget_stop``, ``reasoning_exhausted`` or ``error``.
+
+    A refused request is ``budget_stop``; a reply that was all reasoning
+    (:class:`~hrbench.errors.ReasoningExhausted`) ``reasoning_exhausted``, its cause in a note
+    step; anything else ``error``.
+    """
     ctx = att.ctx
     if isinstance(exc, BudgetRefused):
         att.forced = "budget_stop"
         if exc.limit not in ctx.notes:
             ctx.notes.append(exc.limit)
+    elif isinstance(exc, ReasoningExhausted):
+        att.forced = "reasoning_exhausted"
+        ctx.trace.append(
+            Step(ledger_id=ctx.ledger_id, kind="note", source="reasoning_exhausted", text=str(exc))
+        )
     elif isinstance(exc, DuplicateDrawError):
         att.forced, att.dup = "error", str(exc)
         ctx.step_error(f"duplicate_draw: {exc}")
@@ -214,11 +225,12 @@ def _get(output: Any, name: str) -> Any:
 def _failed_call(output: Any) -> Any:
     """The failed model call an output is or carries, else ``None``.
 
-    A :class:`~hrbench.records.Result` with ``ok`` false; a mapping or object with ``ok`` false
-    (the seed's ``gr_result`` as a dict); an output whose ``answer`` or ``text`` is such a result.
+    A :class:`~hrbench.records.Result` with ``ok`` false or that was all reasoning
+    (``reasoning_exhausted``); a mapping or object with ``ok`` false (the seed's ``gr_result``
+    as a dict); an output whose ``answer`` or ``text`` is such a result.
     """
     if isinstance(output, Result):
-        return None if output.ok else output
+        return None if _answered(output) else output
     if isinstance(output, Mapping):
         if output.get("ok") is False:
             return output
@@ -227,7 +239,12 @@ def _failed_call(output: Any) -> Any:
         if getattr(output, "ok", None) is False:
             return output
         inner = (getattr(output, "answer", None), getattr(output, "text", None))
-    return next((x for x in inner if isinstance(x, Result) and not x.ok), None)
+    return next((x for x in inner if isinstance(x, Result) and not _answered(x)), None)
+
+
+def _answered(result: Result) -> bool:
+    """Whether a call gave a reply to score: it succeeded and did not spend its limit reasoning."""
+    return result.ok and not result.reasoning_exhausted
 
 
 def run_failure(output: Any) -> tuple[str, Exception | None] | None:
@@ -241,8 +258,12 @@ def run_failure(output: Any) -> tuple[str, Exception | None] | None:
 
     - a failed call (:func:`_failed_call`): ``("error", ModelError)``, the error naming the
       call's message, as reading its ``.text`` would raise;
-    - an output whose ``failure_kind`` is ``"error"`` or ``"budget_stop"`` (the arm reports its
-      run failed or was stopped): that kind, with ``None``.
+    - a reply that spent its whole output limit reasoning and gave no answer:
+      ``("reasoning_exhausted", ReasoningExhausted)`` (costed, never scored as a wrong answer;
+      litellm-docs #559, ollama #17561);
+    - an output whose ``failure_kind`` is ``"error"``, ``"budget_stop"`` or
+      ``"reasoning_exhausted"`` (the arm reports its run failed, was stopped or ran out in
+      reasoning): that kind, with ``None``.
 
     A refusal, a parse failure an arm reports, a partial answer a limit stopped (seed 001) and
     every reply are scored as usual.
@@ -260,12 +281,14 @@ def run_failure(output: Any) -> tuple[str, Exception | None] | None:
     if type(output) in _NOT_CALLS:
         return None
     call = _failed_call(output)
+    if isinstance(call, Result) and call.ok:  # ok, yet all reasoning (_answered)
+        return "reasoning_exhausted", ReasoningExhausted.of(call)
     if call is not None:
         if isinstance(call, Mapping):
             call = SimpleNamespace(**{k: call.get(k) for k in ("error", "status", "key_env")})
         return "error", model_error(call)
     kind = _get(output, "failure_kind")
-    if kind in ("error", "budget_stop"):
+    if kind in ("error", "budget_stop", "reasoning_exhausted"):
         return kind, None
     return None
 
@@ -275,7 +298,8 @@ def checked(att: Attempt, arm: Arm) -> None:
 
     An output that is a failed run (:func:`run_failure`) makes the run that failure: a failed
     call is an ``"error"`` whose cause is the call's message (:func:`failed`), so the benchmark
-    ends with status ``errors`` and ``hrb bench`` exits 3. A prompt arm's reply
+    ends with status ``errors`` and ``hrb bench`` exits 3; a reply that was all reasoning is
+    ``"reasoning_exhausted"``, its cause in a note step. A prompt arm's reply
     (:attr:`~hrbench.arm.Arm.output_is_reply`) becomes its text, the arm's output, and is kept
     as :attr:`Attempt.reply` for the scorers that read replies.
     """

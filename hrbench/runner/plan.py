@@ -28,11 +28,12 @@ from hrbench.errors import (
     UnlabelledItemsWarning,
 )
 from hrbench.models.pricing import Pricing, default_pricing
+from hrbench.models.reasoning import reasoning_params
 from hrbench.reference import SPLITS, Reference
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.invoke import BenchMetric, Plan, judge_pricing
-from hrbench.runner.runtime import unpriced_message
+from hrbench.runner.runtime import explicit_usd_cap, unpriced_message
 from hrbench.scoring.scorer import Scorer, ScorerLike, exact_scorer
 from hrbench.store import Store
 
@@ -181,7 +182,9 @@ def refuse_spec(
     naming a field the items lack, a prompt arm with no client, an outputs arm that leaves a
     run without an output), each metric's ``check_labels`` their labels, and a scorer's
     ``check_items`` the run items (a judge template naming ``{document}`` that an item lacks:
-    :meth:`hrbench.scoring.judge.JudgeScorer.check_items`). An arm's error names its place,
+    :meth:`hrbench.scoring.judge.JudgeScorer.check_items`), and an arm's reasoning settings the
+    client's API (:func:`~hrbench.models.reasoning.reasoning_params`: a ``thinking_budget`` for
+    an OpenAI-compatible API is refused, not dropped). An arm's error names its place,
     ``arms[i].field``; a scorer's, ``scorer_settings.field``.
     """
     items, labels = reference.items, reference.labels
@@ -191,6 +194,9 @@ def refuse_spec(
         if arm.check is not None:
             with field_under(f"arms[{n}]"):
                 arm.check(run_items, client, known, runs)
+        if arm.reasoning and client is not None:  # a setting the client's API has no field for
+            with field_under(f"arms[{n}]"):
+                reasoning_params(arm.reasoning, getattr(client, "provider", ""), {})
     for _, fn in metrics:  # a metric that needs labels of one form says so up front
         check_labels = getattr(fn, "check_labels", None)
         if callable(check_labels):
@@ -311,20 +317,19 @@ def refuse_before_start(
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
     refuse_bad_prices(client, scorer, pricing)
-    strict_usd = governor.max_usd is not None and not governor.from_defaults
-    if getattr(client, "bills", False) and strict_usd:  # case R04a: refused before the first call
+    explicit = explicit_usd_cap(governor)
+    if getattr(client, "bills", False) and explicit:  # case R04a: refused before the first call
         pricing = default_pricing() if pricing is None else pricing
         m = pricing.unpriced(getattr(client, "model", None), getattr(client, "billed_as", ()))
         if m is not None:  # a router priced by its billed_as models passes (README)
-            raise ConfigError("client.model", m, unpriced_message(m, governor.max_usd))
+            raise ConfigError("client.model", m, unpriced_message(m, explicit[1], cap=explicit[0]))
     judge = getattr(scorer, "client", None) if getattr(scorer, "needs_context", False) else None
-    if getattr(judge, "bills", False) and strict_usd:  # a judge too, before the arms' first call
+    if getattr(judge, "bills", False) and explicit:  # a judge too, before the arms' first call
         priced = judge_pricing(scorer, default_pricing() if pricing is None else pricing)
         m = priced.unpriced(getattr(judge, "model", None), getattr(judge, "billed_as", ()))
         if m is not None:
-            raise ConfigError(
-                "scorer_settings.client.model", m, unpriced_message(m, governor.max_usd, who="judge")
-            )
+            why = unpriced_message(m, explicit[1], who="judge", cap=explicit[0])
+            raise ConfigError("scorer_settings.client.model", m, why)
 
 
 def refuse_bad_prices(client: Any, scorer: Any, pricing: Pricing | None) -> None:

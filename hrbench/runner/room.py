@@ -53,6 +53,8 @@ def outlook(governor: Any, usd: float, tokens: int) -> str:
         >>> outlook(gov, 0.0, 50)
         'now'
     """
+    if not isinstance(governor, Governor):  # a run's own budget waits on the benchmark's room
+        governor = getattr(governor, "room_of", None)
     if not isinstance(governor, Governor) or governor.halted is not None:
         return "now"
     snap = governor.snapshot()
@@ -98,9 +100,9 @@ def _try(gate: Gate) -> BeforeAttempt | None:
         return None
     try:
         pending = gate.hold()  # handed over when the client asks for its first attempt
-    except BudgetRefused:  # another request took the room first: wait again if that helps
-        if outlook(gate.governor, gate.usd, gate.tokens) != "later":
-            raise
+    except BudgetRefused as exc:  # another request took the room first: wait again if that helps
+        if exc.limit.startswith("run_") or outlook(gate.governor, gate.usd, gate.tokens) != "later":
+            raise  # a run's own cap: no other run's settlement frees room in it
         return None
     return _later_attempts(gate, pending)
 

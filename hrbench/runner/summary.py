@@ -15,6 +15,7 @@ import msgspec
 
 from hrbench.records import Row, Step, list_usd
 from hrbench.runner.notes import error_of
+from hrbench.runner.runcaps import run_cap_of
 
 __all__ = ["METRICS_SOURCE", "Summary", "metrics_json", "summarise", "trace_metrics"]
 
@@ -27,6 +28,8 @@ def _empty_counts() -> dict[str, Any]:
         "failed": 0,
         "errors": 0,
         "budget_stop": 0,
+        "reasoning_exhausted": 0,
+        "run_capped": 0,
         "usd": 0.0,
         "usd_list": 0.0,
         "tokens_in": 0,
@@ -108,9 +111,11 @@ class Summary:
                     c["wrong"] += 1
                 elif kind == "budget_stop":
                     c["budget_stop"] += 1
+                    c["run_capped"] += trace is not None and run_cap_of(list(trace)) is not None
                 else:
                     c["failed"] += 1
                     c["errors"] += kind == "error"
+                    c["reasoning_exhausted"] += kind == "reasoning_exhausted"
         if dev:
             c["dev"] = True
         if correct is not None and (reportable or dev):
@@ -147,6 +152,8 @@ class Summary:
                             "failed",
                             "errors",
                             "budget_stop",
+                            "reasoning_exhausted",
+                            "run_capped",
                             "usd",
                             "usd_list",
                             "tokens_in",

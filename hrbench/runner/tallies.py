@@ -15,6 +15,7 @@ from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning, CachedDrawsWar
 from hrbench.records import Row, Step
 from hrbench.runner.governor import Governor
 from hrbench.runner.notes import DUPLICATE_CAUSE, error_of
+from hrbench.runner.runcaps import run_cap_of
 from hrbench.runner.runtime import ADVICE
 
 __all__ = ["DEFAULT_SEED", "Errors", "Sources", "Stops", "Unreported", "defaults_note"]
@@ -95,6 +96,7 @@ class Stops:
     limits: set[str] = field(default_factory=set)
     unpriced: str | None = None
     why: str | None = None  # the first stopped run's refusal, in the caps' units
+    run_capped: dict[str, int] = field(default_factory=dict)  # per-run cap -> runs it stopped
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
@@ -105,6 +107,10 @@ class Stops:
                     break
             else:
                 return
+        own = run_cap_of(trace)
+        if own is not None:  # the run's own cap: that run stopped, the benchmark did not
+            self.run_capped[own] = self.run_capped.get(own, 0) + 1
+            return
         self.n += 1
         self.counted += row.reportable and row.correct is not None
         if self.first is None or seq < self.first[0]:
@@ -117,6 +123,14 @@ class Stops:
                 self.unpriced = self.unpriced or s.error
 
     def warn(self, gov: Governor) -> None:
+        if self.run_capped:
+            caps = ", ".join(f"{k} x {n}" for k, n in sorted(self.run_capped.items()))
+            warn_at_caller(
+                f"{sum(self.run_capped.values())} run(s) reached their own per-run cap ({caps}; "
+                f"{', '.join(f'{k}={v}' for k, v in getattr(gov, 'per_run', {}).items())}) and ended budget_stop with their "
+                "partial traces; they count against their arms, and the other runs went on",
+                BudgetStoppedWarning,
+            )
         if not self.n or self.first is None:
             return
         first = self.first[1]

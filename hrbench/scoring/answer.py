@@ -13,8 +13,19 @@ from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers,
 
 __all__ = ["LIMIT_NOTES", "REFUSAL_REASONS", "answer_scorer", "stop_kind"]
 
-LIMIT_NOTES = frozenset({"cost_cap_reached", "call_cap_reached", "token_cap_reached", "limit_refused"})
-"""Notes that say a limit stopped a run (seed 001 names the first, second and fourth)."""
+LIMIT_NOTES = frozenset(
+    {
+        "cost_cap_reached",
+        "call_cap_reached",
+        "token_cap_reached",
+        "limit_refused",
+        "run_cost_cap_reached",
+        "run_call_cap_reached",
+        "run_token_cap_reached",
+    }
+)
+"""Notes that say a limit stopped a run (seed 001 names the first, second and fourth; ``run_*``
+are a run's own caps, ``max_*_per_run``)."""
 
 _NID = NOT_IN_DOCUMENT.casefold()
 

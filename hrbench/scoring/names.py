@@ -16,7 +16,7 @@ from typing import Any
 from hrbench._util.messages import did_you_mean
 from hrbench.errors import ConfigError
 
-__all__ = ["SCORERS", "factory_of", "plain_scorer"]
+__all__ = ["NEEDS_A_CLIENT", "SCORERS", "factory_of", "plain_scorer"]
 
 SCORERS: dict[str, tuple[str, str, str]] = {
     "exact": (
@@ -49,6 +49,26 @@ SCORERS: dict[str, tuple[str, str, str]] = {
         "judge_scorer",
         'an LLM judge, in a benchmark only, settings {"client": {...}}',
     ),
+    "tool_sequence": (
+        "hrbench.scoring.trajectory",
+        "tool_sequence_scorer",
+        'the run\'s tool calls match, in a benchmark only, settings {"expected": [...], "mode": "exact"}',
+    ),
+    "tool_args": (
+        "hrbench.scoring.trajectory",
+        "tool_args_scorer",
+        'a tool was called with the expected arguments, in a benchmark only, settings {"tool": ..., "expected": {...}}',
+    ),
+    "step_count": (
+        "hrbench.scoring.trajectory",
+        "step_count_scorer",
+        'the run took at most max_steps turns, in a benchmark only, settings {"max_steps": N}',
+    ),
+    "trajectory_judge": (
+        "hrbench.scoring.trajectory",
+        "trajectory_judge",
+        'an LLM judge of the run\'s tool calls and answer, in a benchmark only, settings {"client": {...}}',
+    ),
 }
 """Every scorer a name builds: name -> (module, factory, what it does).
 
@@ -56,7 +76,7 @@ SCORERS: dict[str, tuple[str, str, str]] = {
 client imports nothing from the core), and an unknown name's error names it.
 """
 
-NEEDS_A_CLIENT = frozenset({"judge"})
+NEEDS_A_CLIENT = frozenset({"judge", "trajectory_judge"})
 """Names whose factory needs a model client: only :func:`hrbench.specs.build_scorer` builds them."""
 
 

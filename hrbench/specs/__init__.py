@@ -29,9 +29,9 @@ recording in the store), ``mock`` (a function by import path, or canned replies)
 from __future__ import annotations
 
 from hrbench._util.messages import field_under
-from hrbench.specs.arms import ARM_FIELDS, build_arm, check_prompt, format_prompt
+from hrbench.specs.arms import ARM_FIELDS, build_arm, build_arms, check_prompt, format_prompt
 from hrbench.specs.clients import CLIENT_FIELDS, build_client, build_pricing, check_recording
-from hrbench.specs.limits import PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop
+from hrbench.specs.limits import GOVERNOR_LIMITS, PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop
 from hrbench.specs.loader import check_code_allowed, code_allowed, load_object
 from hrbench.specs.references import REFERENCE_FIELDS, build_reference
 from hrbench.specs.scorers import SCORERS, build_metrics, build_scorer, client_scorers_module, stored_scorer
@@ -39,11 +39,13 @@ from hrbench.specs.scorers import SCORERS, build_metrics, build_scorer, client_s
 __all__ = [
     "ARM_FIELDS",
     "CLIENT_FIELDS",
+    "GOVERNOR_LIMITS",
     "PLAN_FIELDS",
     "REFERENCE_FIELDS",
     "SCORERS",
     "STOP_FIELDS",
     "build_arm",
+    "build_arms",
     "build_client",
     "build_governor",
     "build_metrics",

@@ -1,4 +1,10 @@
-"""Arms built from specs: ``prompt``, ``reading``, ``outputs`` and ``import`` (SPEC §4)."""
+"""Arms built from specs: ``prompt``, ``reading``, ``outputs`` and ``import`` (SPEC §4).
+
+A prompt arm may give ``tools`` (name -> ``package.module:function``, run by
+:func:`hrbench.tools.tool_loop_async` for at most ``max_steps`` turns); prompt, reading and import
+arms take the reasoning settings ``reasoning_effort`` and ``thinking_budget``
+(:mod:`hrbench.models.reasoning`), and ``sweep`` makes one arm per value (:func:`build_arms`).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from hrbench.errors import ConfigError
 from hrbench.interop import FILE_FORMATS, imported_spec_arm
 from hrbench.specs.loader import _get, _kind, load_object
 
-__all__ = ["ARM_FIELDS", "build_arm", "check_prompt", "format_prompt"]
+__all__ = ["ARM_FIELDS", "build_arm", "build_arms", "check_prompt", "format_prompt"]
 
 
 class _Fields(dict[str, Any]):
@@ -49,6 +55,30 @@ def format_prompt(template: str, item: Any) -> str:
         raise ConfigError("template", template, f"malformed template ({exc})") from None
 
 
+def _tools(spec: Any) -> tuple[dict[str, str], dict[str, Any], int]:
+    """A prompt arm's tools (name -> import path, and the functions loaded) and its ``max_steps``."""
+    paths = _get(spec, "tools") or {}
+    if not isinstance(paths, Mapping):
+        raise ConfigError(
+            "tools", paths, 'expected a table of tool names to import paths, {lookup = "pkg.mod:fn"}'
+        )
+    fns: dict[str, Any] = {}
+    for tool, path in paths.items():
+        fn = load_object(path, f"tools.{tool}")
+        if not callable(fn):
+            raise ConfigError(f"tools.{tool}", path, "expected a Python function")
+        fns[str(tool)] = fn
+    steps = _get(spec, "max_steps", 8)
+    steps = 8 if steps is None else steps
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ConfigError("max_steps", steps, "expected a whole number of turns >= 1")
+    if fns:
+        from hrbench.tools import tool_definitions
+
+        tool_definitions(fns)  # every name both providers accept, every signature readable
+    return dict(paths), fns, steps
+
+
 def _prompt_arm(spec: Any) -> Arm:
     name, template = _get(spec, "name"), _get(spec, "template")
     if not isinstance(template, str):
@@ -58,20 +88,55 @@ def _prompt_arm(spec: Any) -> Arm:
     if model is not None:  # "" is refused, never dropped silently for the client's model
         _forms.check_name("arm.model", model, optional=True)
     params = dict(_get(spec, "params") or {})
-    for reserved in ("draw_index", "messages"):
+    for reserved in ("draw_index", "messages", "tools"):
         if reserved in params:
             raise ConfigError(f"params.{reserved}", params[reserved], "is set by the runner, not by the spec")
+    paths, fns, max_steps = _tools(spec)
+    sent = {**params, "model": model} if model else params
 
     async def prompt_arm(item: Any, ctx: Any) -> Any:
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": format_prompt(template, item)})
-        return await ctx.acall(messages, **({**params, "model": model} if model else params))
+        if not fns:
+            return await ctx.acall(messages, **sent)
+        from hrbench.tools import tool_loop_async
+
+        loop = await tool_loop_async(ctx, messages, fns, max_steps, **sent)
+        if loop.stopped is not None:  # no answer within max_steps: nothing to score (parse_failure)
+            return {"text": None, "notes": [loop.stopped]}
+        return loop.result
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
+    if paths:
+        settings.update(tools=paths, max_steps=max_steps)
+    settings.update(_reasoning(spec))
     arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
     arm.output_is_reply = True  # a scorer of one's own gets the reply's text (docs/rules/scoring.md)
     arm.check = lambda items, client, known, runs=1: check_prompt(name, template, items, client)
     return arm
+
+
+def _reasoning(spec: Any) -> dict[str, Any]:
+    """A spec's reasoning settings (``reasoning_effort``, ``thinking_budget``), checked."""
+    from hrbench.models.reasoning import REASONING_SETTINGS, check_reasoning
+
+    return check_reasoning({k: _get(spec, k) for k in REASONING_SETTINGS})
+
+
+def _with_reasoning(arm: Arm, spec: Any) -> Arm:
+    """An import or reading arm with the spec's reasoning settings added to its own."""
+    extra = _reasoning(spec)
+    if not extra:
+        return arm
+    made = Arm(
+        arm.name,
+        arm.fn,
+        version=arm.version,
+        derived_from=arm.derived_from,
+        settings={**arm.settings, **extra},
+    )
+    made.check = arm.check
+    return made
 
 
 def _root_fields(template: str) -> list[str]:
@@ -265,12 +330,15 @@ def _reading_arm(spec: Any) -> Arm:
     return arm
 
 
+_REASONING_FIELDS = ("reasoning_effort", "thinking_budget", "sweep")
+
 ARM_FIELDS: dict[str, tuple[str, ...]] = {
-    "prompt": ("kind", "name", "template", "system", "model", "params", "version"),
-    "reading": ("kind", "recipe", "name", "model", "settings"),
+    "prompt": ("kind", "name", "template", "system", "model", "params", "version", "tools", "max_steps")
+    + _REASONING_FIELDS,
+    "reading": ("kind", "recipe", "name", "model", "settings", *_REASONING_FIELDS),
     "outputs": ("kind", "name", "outputs", "path", "id_field", "prediction_field", "scale_field")
     + ("format", "missing", "source_arm", "id_var"),
-    "import": ("kind", "path", "name", "settings"),
+    "import": ("kind", "path", "name", "settings", *_REASONING_FIELDS),
 }
 """The fields of each arm spec by kind, for a spec given as a mapping (the library, a judge's
 settings); on the wire the Structs of ``hrbench_client.protocol`` hold the same fields (a test
@@ -279,8 +347,8 @@ compares them) and their decoder refuses any other."""
 _ARMS: dict[str, Callable[[Any], Arm]] = {
     "prompt": _prompt_arm,
     "outputs": _outputs_arm,
-    "import": _import_arm,
-    "reading": _reading_arm,
+    "import": lambda spec: _with_reasoning(_import_arm(spec), spec),
+    "reading": lambda spec: _with_reasoning(_reading_arm(spec), spec),
 }
 
 
@@ -306,7 +374,52 @@ def build_arm(spec: Any) -> Arm:
     if builder is None:
         raise ConfigError("arm.kind", kind, f"unknown arm kind; expected one of {sorted(_ARMS)}")
     _forms.check_fields("arm", spec, ARM_FIELDS[kind])
+    if _get(spec, "sweep") is not None:
+        raise ConfigError(
+            "sweep", _get(spec, "sweep"), "a sweep makes several arms: build them with build_arms"
+        )
     return builder(spec)
+
+
+def build_arms(spec: Any) -> list[Arm]:
+    """The arms a spec describes: one, or one per combination of its ``sweep``'s values.
+
+    ``sweep = {reasoning_effort = ["low", "high"]}`` (and/or ``thinking_budget = [...]``) makes
+    one arm per value, named ``"{name}-{value}"`` (:func:`hrbench.arm.sweep`), each sending its
+    setting with every request; the spec's own ``reasoning_effort``/``thinking_budget`` may not
+    be swept too.
+
+    Raises:
+        ConfigError: as :func:`build_arm`; a sweep that is not a table of lists of reasoning
+            settings, or one on an ``outputs`` arm (it calls no model), naming ``sweep.FIELD``.
+
+    Example:
+        >>> [a.name for a in build_arms({"kind": "prompt", "name": "ask", "template": "{item}?",
+        ...                              "sweep": {"reasoning_effort": ["low", "high"]}})]
+        ['ask-low', 'ask-high']
+    """
+    from hrbench.arm import sweep
+
+    axes = _get(spec, "sweep")
+    if axes is None:
+        return [build_arm(spec)]
+    kind = _kind(spec, "arm")
+    if kind == "outputs":
+        raise ConfigError("sweep", axes, "an outputs arm calls no model: there is nothing to sweep")
+    if hasattr(axes, "__struct_fields__"):  # the wire's SweepSpec
+        axes = {k: v for k in axes.__struct_fields__ if (v := getattr(axes, k)) is not None}
+    if not isinstance(axes, Mapping) or not axes:
+        raise ConfigError(
+            "sweep", axes, 'expected a table of values, sweep = {reasoning_effort = ["low", "high"]}'
+        )
+    for key in axes:
+        if _get(spec, key) is not None:
+            raise ConfigError(
+                f"sweep.{key}", axes[key], f"the arm sets {key} too: sweep it or set it, not both"
+            )
+    base = {k: _get(spec, k) for k in ARM_FIELDS.get(kind, ()) if k != "sweep" and _get(spec, k) is not None}
+    base["kind"] = kind
+    return sweep(build_arm(base), **axes)
 
 
 # -- clients --------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from hrbench.errors import ConfigError
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.specs.loader import _get
 
-__all__ = ["PLAN_FIELDS", "STOP_FIELDS", "build_governor", "build_stop", "store_history"]
+__all__ = ["GOVERNOR_LIMITS", "PLAN_FIELDS", "STOP_FIELDS", "build_governor", "build_stop", "store_history"]
 
 
 def build_governor(spec: Any) -> Governor | None:
@@ -36,16 +36,30 @@ def build_governor(spec: Any) -> Governor | None:
         True
         >>> build_governor({"max_calls": 10, "defaults": True}).max_usd
         5.0
+        >>> build_governor({"max_calls_per_run": 3}).per_run
+        {'max_calls_per_run': 3}
     """
     if spec is None:
         return None
-    _forms.check_fields("governor", spec, ("max_calls", "max_usd", "max_tokens", "defaults"))
-    given = {k: v for k in ("max_calls", "max_usd", "max_tokens") if (v := _get(spec, k)) is not None}
-    if not _get(spec, "defaults", False):
-        return Governor(**given)
-    gov = Governor(**{**default_governor().limits, **given})
+    _forms.check_fields("governor", spec, (*GOVERNOR_LIMITS, "defaults"))
+    given = {k: v for k in GOVERNOR_LIMITS if (v := _get(spec, k)) is not None}
+    with field_under("governor", head="governor"):
+        if not _get(spec, "defaults", False):
+            return Governor(**given)
+        gov = Governor(**{**default_governor().limits, **given})
     gov.from_defaults = "max_usd" not in given
     return gov
+
+
+GOVERNOR_LIMITS = (
+    "max_calls",
+    "max_usd",
+    "max_tokens",
+    "max_calls_per_run",
+    "max_usd_per_run",
+    "max_tokens_per_run",
+)
+"""The caps of a ``[governor]`` table: the benchmark's, and each run's own (``*_per_run``)."""
 
 
 STOP_FIELDS = (

@@ -7,7 +7,7 @@ from typing import Any
 
 from hrbench._util.messages import field_under
 from hrbench.errors import ConfigError
-from hrbench.scoring.names import SCORERS, factory_of
+from hrbench.scoring.names import NEEDS_A_CLIENT, SCORERS, factory_of
 from hrbench.scoring.scorer import Scorer, scorer
 from hrbench.specs.clients import build_client, build_pricing
 from hrbench.specs.loader import load_object
@@ -50,7 +50,10 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
             ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
             ``judge`` (:func:`hrbench.scoring.judge.judge_scorer`; ``settings["client"]`` is the judge's
-            client spec, as a benchmark's ``[client]``), or ``package.module:attribute``:
+            client spec, as a benchmark's ``[client]``), the trajectory scorers
+            ``tool_sequence``, ``tool_args``, ``step_count`` and ``trajectory_judge``
+            (:mod:`hrbench.scoring.trajectory`: they read the run's trace, so they score inside a
+            benchmark), or ``package.module:attribute``:
             a Scorer, a factory (called with ``settings``), or a function wrapped with
             :func:`~hrbench.scoring.scorer.scorer`.
         settings: keyword arguments of the factory.
@@ -87,7 +90,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
                 None,
                 'the pattern scorer needs a regex: {"pattern": "ANSWER: (.+)"}',
             )
-        if name == "judge":
+        if name in NEEDS_A_CLIENT:
             if not isinstance(kw.get("client"), Mapping):
                 raise ConfigError(
                     "scorer_settings.client",

@@ -98,6 +98,7 @@ Example:
 """
 
 from hrbench.stats.comparisons import compare, compare_all
+from hrbench.stats.frontier import FrontierStep, frontier
 from hrbench.stats.intervals import FEW_CLUSTERS
 from hrbench.stats.power import power
 from hrbench.stats.records import (
@@ -117,6 +118,7 @@ __all__ = [
     "MIN_RUNS",
     "ArmReport",
     "Comparison",
+    "FrontierStep",
     "NoIntervalWarning",
     "PilotClustersWarning",
     "PowerPlan",
@@ -124,6 +126,7 @@ __all__ = [
     "Report",
     "compare",
     "compare_all",
+    "frontier",
     "power",
     "report",
     "report_payload",

@@ -30,7 +30,7 @@ __all__ = [
     "judged_text",
 ]
 
-_UNSCORED = frozenset({"error", "budget_stop"})
+_UNSCORED = frozenset({"error", "budget_stop", "reasoning_exhausted"})  # runs no scorer saw
 
 
 class JudgeAgreement(msgspec.Struct, kw_only=True):

@@ -79,8 +79,9 @@ class ArmReport(msgspec.Struct, kw_only=True):
         accuracy_per_usd_note: why the ``accuracy_per_usd`` interval is not the delta-method
             (or bootstrap) one, or is absent; ``None`` when it is.
         failures: labelled reportable runs that were wrong, whatever the kind.
-        parse_failure, refusal, not_in_document, wrong, budget_stop, error: those runs by
-            ``failure_kind``.
+        parse_failure, refusal, not_in_document, wrong, budget_stop, error, reasoning_exhausted:
+            those runs by ``failure_kind`` (``reasoning_exhausted``: the model spent its whole
+            output limit reasoning and gave no answer; costed, never scored).
         unlabelled_runs: reportable runs on items with no label (not counted anywhere above).
         dev_accuracy: accuracy on the non-reportable (dev) rows, descriptive; ``None`` if none.
         pass_k: ``pass^k``, the chance that ``pass_k_runs`` runs of an item are all right, the
@@ -140,6 +141,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     flip_rate_high: float | None = None
     note: str | None = None
     usd_from_log: int = 0
+    reasoning_exhausted: int = 0
 
 
 class Comparison(msgspec.Struct, kw_only=True):

@@ -18,6 +18,7 @@ from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, usd_text
 from hrbench.stats.agreement import judge_text
 from hrbench.stats.consistency import label
+from hrbench.stats.frontier import FrontierStep, frontier_lines, frontier_markdown
 from hrbench.stats.human import human_text
 from hrbench.stats.intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats.records import ArmReport, Comparison
@@ -55,6 +56,9 @@ class Report(msgspec.Struct, kw_only=True):
         human: for a benchmark with human grades, each arm's accuracy and each paired
             difference as humans would grade them, by PPI++ (a
             :class:`~hrbench.stats.ppi.HumanSection` as builtins); ``None`` otherwise.
+        frontier: the steps along the cost-accuracy frontier, cheapest arm first, each with the
+            paired difference to the next dearer frontier arm (:func:`hrbench.stats.frontier.frontier`);
+            ``[]`` with fewer than two priced frontier arms.
         scorer: the name of the scorer that scored the rows (the text's and the Markdown's
             first line name it), ``None`` when not known (a report of bare rows).
     """
@@ -72,6 +76,7 @@ class Report(msgspec.Struct, kw_only=True):
     stop: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
     human: dict[str, Any] | None = None
+    frontier: list[FrontierStep] = msgspec.field(default_factory=list)
     scorer: str | None = None
 
     def arm(self, name: str) -> ArmReport:
@@ -166,8 +171,10 @@ class Report(msgspec.Struct, kw_only=True):
     def plot(self, path: str | Any, *, title: str | None = None) -> Any:
         """Write a PNG of accuracy against USD per run, one point per arm with interval bars.
 
-        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval; arms
-        with no price are left out and named under the plot. When no arm has a positive USD per
+        Vertical bars are the accuracy interval, horizontal bars the USD-per-run interval; a
+        dashed line joins the arms of the cost-accuracy frontier, each step labelled with its
+        paired difference and interval (:attr:`frontier`); arms with no price are left out and
+        named under the plot. When no arm has a positive USD per
         run (``outputs`` arms that score existing predictions cost nothing) the cost axis would
         be degenerate, so the plot is instead a horizontal dot plot of accuracy per arm with its
         interval, titled accordingly. The title names the level and method, and says when the
@@ -228,6 +235,7 @@ def render(rep: Report) -> str:
     pct = f"{rep.level:.0%} CI"
     lines = [_head(rep), *_arm_lines(rep, pct), *_cost_lines(rep, pct), *_consistency_lines(rep, pct)]
     lines += _comparison_lines(rep, pct)
+    lines += frontier_lines(rep.frontier, pct)
     lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
 
@@ -460,6 +468,7 @@ def render_markdown(rep: Report) -> str:
         notes = [f"- `{c.arm_a}` - `{c.arm_b}`: {_md_cell(c.note)}." for c in rep.comparisons if c.note]
         if notes:
             lines += ["", *notes]
+    lines += frontier_markdown(rep.frontier, pct)
     if any(a.few_clusters for a in rep.arms):
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
     if _stopped_note(rep):
@@ -511,6 +520,13 @@ def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
                 capsize=4,
             )
             ax.annotate(a.arm, (x, acc), textcoords="offset points", xytext=(6, 6), fontsize=9)
+        on = {s.cheaper for s in rep.frontier} | {s.dearer for s in rep.frontier}
+        line = sorted((float(a.usd_per_run or 0.0), float(a.accuracy or 0.0)) for a in priced if a.arm in on)
+        if len(line) > 1:  # the frontier, each step's paired difference beside it
+            ax.plot([x for x, _ in line], [y for _, y in line], linestyle="--", color="0.5", linewidth=1)
+            for s, (x0, y0), (x1, y1) in zip(rep.frontier, line, line[1:], strict=False):
+                said = f"{s.diff:+.3f} {_ci(s.ci_low, s.ci_high)}" if s.diff is not None else "not compared"
+                ax.annotate(said, ((x0 + x1) / 2, (y0 + y1) / 2), fontsize=7, color="0.35", ha="center")
         ax.margins(x=0.15, y=0.1)
         ax.set_xlabel("USD per run, at list price")
         ax.set_ylabel("accuracy")

@@ -22,6 +22,7 @@ from hrbench.stats.comparisons import (
     warn_no_interval,
 )
 from hrbench.stats.consistency import arm_consistency, pass_k_runs
+from hrbench.stats.frontier import frontier
 from hrbench.stats.human import human_section
 from hrbench.stats.intervals import (
     _POSITIVE,
@@ -391,7 +392,9 @@ def report(
     rep.human = human_section(
         bench, grades if grades is not None else getattr(whole, "grades", None), level, rep
     )
-    return apply_stop(rep, stopped)
+    rep = apply_stop(rep, stopped)
+    rep.frontier = frontier(rep.arms, rep.comparisons)  # each step with the comparison shown
+    return rep
 
 
 def _fewest_runs(t: _Table) -> int:
@@ -506,6 +509,8 @@ def report_payload(
                 pass_k=pass_k,
             )
         ]
+        rep = apply_stop(rep, stopped)
+        rep.frontier = frontier(rep.arms, rep.comparisons)  # the one pair's step, when it is one
     out = apply_stop(rep, stopped).to_dict()
     out["text"] = str(rep)
     out["markdown"] = rep.to_markdown()

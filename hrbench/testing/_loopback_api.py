@@ -34,6 +34,7 @@ from hrbench.testing._loopback_faults import (
     echo,
 )
 from hrbench.testing._loopback_limits import latency
+from hrbench.testing._loopback_script import read_script, reshape
 
 
 def _prompt_of(body: Any) -> str:
@@ -322,10 +323,14 @@ class Api:
 
     def _reply(self, kind: str, body: dict[str, Any], prompt: str, seed: Any) -> Response:
         st = self.state
+        script = read_script(body)  # [[reasoning:N]] and [[tool:NAME:{...}]] markers
         text, truncated = self._text(body, prompt, seed)
+        if script.last_tool_result is not None and REPLY.search(prompt) is None and st.reply_fn is None:
+            text = script.last_tool_result  # the model answers with what its last tool returned
         prompt_tokens = max(1, _prompt_tokens(st.prompt_tokens, body, prompt))
         cached = int(prompt_tokens * st.cached_fraction)
-        reasoning = st.reasoning_tokens
+        reasoning = st.reasoning_tokens if script.reasoning is None else script.reasoning
+        text, truncated = _room(st.honour_max_tokens, body, text, truncated, reasoning)
         model = st.serve_model or str(body.get("model") or st.model)
         # a provider that gives one response id per prompt (not distinct draws), or a fresh one
         rid = hashlib.sha256(prompt.encode()).hexdigest()[:24] if st.same_ids else uuid.uuid4().hex[:24]
@@ -348,6 +353,11 @@ class Api:
         else:
             finish = "length" if truncated else "stop"
             payload = _openai_payload(kind, rid, model, reply_text, reasoning, n, tokens, finish)
+        if script.call is not None or script.reasoning:
+            shaped = reshape(payload, self.flavour, body, script, rid)
+            if shaped is not None:
+                completion = shaped * n
+                tokens = (prompt_tokens, cached, completion)
         if st.omit_usage:  # like servers that send no usage block
             payload.pop("usage", None)
         if st.limits is not None:
@@ -384,6 +394,17 @@ class Api:
             if len(words) > limit:  # the provider stops at max_tokens (a token is a word here)
                 return " ".join(words[:limit]), True
         return text, False
+
+
+def _room(honour: bool, body: dict[str, Any], text: str, truncated: bool, reasoning: int) -> tuple[str, bool]:
+    """The reply's text within what its reasoning left of ``max_tokens`` (a token is a word here)."""
+    limit = body.get("max_tokens") or body.get("max_completion_tokens")
+    if not honour or not reasoning or not isinstance(limit, int) or reasoning >= limit:
+        return text, truncated
+    words = text.split()
+    if len(words) > limit - reasoning:
+        return " ".join(words[: limit - reasoning]), True
+    return text, truncated
 
 
 def _anthropic_payload(

@@ -14,7 +14,10 @@ what it generates: usage counts the reply it sends (``n`` choices each billed), 
 request's ``max_tokens`` (in words) or ignores it as told, and it can report another model than
 the one asked for (``serve_model``). Replies are deterministic per ``(prompt, seed)`` (``vary=True`` makes every call differ, for draw
 tests); a ``[[reply:TEXT]]`` marker in the prompt makes the reply ``TEXT``, and ``reply_fn``
-computes it. Usage blocks are real: prompt tokens are the prompt's words, completion tokens
+computes it. A ``[[reasoning:N]]`` marker spends ``N`` reasoning tokens (all of ``max_tokens``
+when ``N`` reaches it: empty content, ``finish_reason: "length"``; Anthropic: a thinking block
+and ``stop_reason: "max_tokens"``), and ``[[tool:NAME:{"json": "args"}]]`` markers script one
+tool call per turn (:mod:`hrbench.testing._loopback_script`). Usage blocks are real: prompt tokens are the prompt's words, completion tokens
 the reply's words plus ``reasoning_tokens``, cached tokens ``cached_fraction`` of the prompt;
 every reply gets a fresh response id.
 

@@ -116,7 +116,7 @@ def build(params: p.BenchmarkParams, store: Any, governor: Governor | None = Non
     arms = []
     for i, a in enumerate(params.arms):
         with specs.field_under(f"arms[{i}]"):  # errors name the full dotted path
-            arms.append(specs.build_arm(a))
+            arms.extend(specs.build_arms(a))  # a sweep makes several
     reference = wire_reference(params.reference, store)
     with specs.field_under("client"):
         client = None if params.client is None else specs.build_client(params.client, store)

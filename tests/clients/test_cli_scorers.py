@@ -148,6 +148,10 @@ def test_every_scorer_of_the_registry_builds() -> None:
     settings: dict[str, dict[str, object]] = {
         "pattern": {"pattern": "ANSWER: (.+)"},
         "judge": {"client": {"kind": "mock", "reply": "yes"}},
+        "tool_sequence": {"expected": ["lookup"]},
+        "step_count": {"max_steps": 4},
+        "tool_args": {"tool": "lookup", "expected": {"city": "Paris"}},
+        "trajectory_judge": {"client": {"kind": "mock", "reply": "yes"}},
     }
     for name, (module, attr, _) in SCORERS.items():
         built = build_scorer(name, settings.get(name))

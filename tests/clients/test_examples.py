@@ -73,3 +73,50 @@ def test_unset_variable_in_a_spec_path_is_named(tmp_path: Path, monkeypatch: pyt
     params = bench_params(str(spec))
     assert params.reference.path == str(tmp_path / "q.jsonl")
     assert params.arms[0].path == str(tmp_path / "x.jsonl")
+
+
+def test_the_agents_example_compares_two_efforts_and_two_tool_prompts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/agents.toml against the loopback it names: an effort that exhausts its reasoning, a search that errs."""
+    from hrbench.testing.loopback import LoopbackServer
+
+    params = bench_params(str(EXAMPLES / "agents.toml"))
+    assert [a.name for a in params.arms] == ["think", "lookup", "search"]
+    with LoopbackServer() as srv:
+        client = msgspec.structs.replace(params.client, base_url=srv.base_url)
+        params = msgspec.structs.replace(params, client=client)
+        with Client.spawn_stdio(tmp_path / "home") as hb:
+            stream = hb.benchmark(params)
+            rows = list(stream)
+            result = stream.result
+            rep = hb.report(result.id) if result is not None else None
+        monkeypatch.syspath_prepend(str(EXAMPLES))  # the spec's tools, as the daemon imports them
+        library = hrbench.benchmark(
+            [arm for a in params.arms for arm in specs.build_arms(a)],
+            specs.build_reference(params.reference),
+            runs=params.runs,
+            client=specs.build_client(client),
+            governor=specs.build_governor(params.governor),
+            pricing=specs.build_pricing(client),
+        )
+    assert result is not None and result.status == "done" and rep is not None
+    summary = {s.arm: s for s in result.summary}
+    assert list(summary) == ["think-low", "think-high", "lookup", "search"]
+    wire = [msgspec.to_builtins(s) for s in result.summary]
+    money = ("usd", "usd_list")  # summed in the order runs finished: equal up to float rounding
+    assert [{k: v for k, v in s.items() if k not in money} for s in wire] == [
+        {k: v for k, v in s.items() if k not in money} for s in library.summary()
+    ]
+    for ours, theirs in zip(wire, library.summary(), strict=True):
+        assert [ours[k] for k in money] == pytest.approx([theirs[k] for k in money])
+    # the high effort runs out of its output limit on the three hard items, every run
+    assert summary["think-high"].reasoning_exhausted == 15 and summary["think-low"].reasoning_exhausted == 0
+    assert {r.failure_kind for r in rows if r.arm == "think-high" and r.item in ("q3", "q5", "q8")} == {
+        "reasoning_exhausted"
+    }
+    assert summary["think-high"].usd > summary["think-low"].usd > 0
+    # the lookup prompt is right on every item; the search answers with the largest city
+    assert summary["lookup"].accuracy == 1.0 and summary["search"].accuracy == 0.375
+    assert [(s["cheaper"], s["dearer"]) for s in rep["frontier"]] == [("search", "lookup")]
+    assert "Cost-accuracy frontier" in rep["text"] and "reasoning_exhausted 15" in rep["text"]

@@ -15,6 +15,10 @@ SCORERS: dict[str, str] = {
     'tatqa': 'the official TAT-QA exact match',
     'squad': 'the official SQuAD v2.0 exact match',
     'judge': 'an LLM judge, in a benchmark only, settings {"client": {...}}',
+    'tool_sequence': 'the run\'s tool calls match, in a benchmark only, settings {"expected": [...], "mode": "exact"}',
+    'tool_args': 'a tool was called with the expected arguments, in a benchmark only, settings {"tool": ..., "expected": {...}}',
+    'step_count': 'the run took at most max_steps turns, in a benchmark only, settings {"max_steps": N}',
+    'trajectory_judge': 'an LLM judge of the run\'s tool calls and answer, in a benchmark only, settings {"client": {...}}',
 }
 # fmt: on
 """Scorer name -> what it does, in the registry's order."""

@@ -13,6 +13,7 @@ method, bad params, cancelled) have their own classes under :class:`RpcError`::
     │   ├── SignatureError
     │   └── CodeRefused                     an import path (code) sent where code is not allowed
     ├── ReferenceLocked, ScorerError, BudgetRefused, DuplicateDrawError, ModelError
+    │   └── ReasoningExhausted               (of ModelError) a reply that is all reasoning
     ├── ReplayMiss (LookupError)
     ├── TooFewRunsError (ValueError)
     ├── NotFound (LookupError)               a stored benchmark/reference/recording is unknown
@@ -51,6 +52,7 @@ __all__ = [
     "ModelError",
     "NotFound",
     "ParseError",
+    "ReasoningExhausted",
     "ReferenceLocked",
     "ReferenceValueError",
     "ReplayMiss",
@@ -159,6 +161,12 @@ class ModelError(HrbenchError):
     """Raised when a model client failed for good."""
 
     code = -32009
+
+
+class ReasoningExhausted(ModelError):
+    """Raised when a reply has no answer: the model spent its whole output limit reasoning."""
+
+    code = -32029
 
 
 class TooFewRunsError(HrbenchError, ValueError):
@@ -306,6 +314,7 @@ _BY_NAME: dict[str, type[HrbenchError]] = {
         DuplicateDrawError,
         ReplayMiss,
         ModelError,
+        ReasoningExhausted,
         TooFewRunsError,
         NotFound,
         CodeRefused,

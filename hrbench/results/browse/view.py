@@ -129,7 +129,15 @@ _ARM_FIELDS = (
 )
 """What a page's arm table keeps of each arm of the report."""
 
-_FAILURE_KINDS = ("wrong", "not_in_document", "parse_failure", "refusal", "error", "budget_stop")
+_FAILURE_KINDS = (
+    "wrong",
+    "not_in_document",
+    "parse_failure",
+    "refusal",
+    "error",
+    "budget_stop",
+    "reasoning_exhausted",
+)
 
 
 def _arm_table(
@@ -152,7 +160,7 @@ def _arm_table(
     return [
         {
             **{k: a.get(k, 0) if k == "usd_from_log" else a[k] for k in _ARM_FIELDS},
-            "failures": {k: a[k] for k in _FAILURE_KINDS if a[k]},
+            "failures": {k: a.get(k, 0) for k in _FAILURE_KINDS if a.get(k, 0)},
             "metrics": metrics.get(a["arm"], {}),
             **extra[a["arm"]],
         }

@@ -61,6 +61,8 @@ class RemoteGovernor(Admitting):
         self.max_calls, self.max_usd, self.max_tokens = (
             limits[k] for k in ("max_calls", "max_usd", "max_tokens")
         )
+        self.per_run = {k: v for k, v in limits.items() if k.endswith("_per_run") and v is not None}
+        """The per-run caps: each run's own budget is held on its worker (:mod:`hrbench.runner.runcaps`)."""
         self.from_defaults = from_defaults
         self.settling: list[Any] = []
         self._ray = load_ray()

@@ -12,7 +12,7 @@ from hrbench.runner.runtime.core import Runtime
 from hrbench.runner.runtime.drain import DEFAULT_GRACE_S, Drain, cancel_grace_s
 from hrbench.runner.runtime.offload import INLINE_CHARS, heavy_scorer_threads, off_loop, offloaded
 from hrbench.runner.runtime.rules import ADVICE as ADVICE
-from hrbench.runner.runtime.rules import HTTP_PROVIDERS, unpriced_message
+from hrbench.runner.runtime.rules import HTTP_PROVIDERS, explicit_usd_cap, unpriced_message
 
 __all__ = [
     "DEFAULT_GRACE_S",
@@ -21,6 +21,7 @@ __all__ = [
     "Drain",
     "Runtime",
     "cancel_grace_s",
+    "explicit_usd_cap",
     "heavy_scorer_threads",
     "off_loop",
     "offloaded",

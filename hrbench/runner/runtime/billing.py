@@ -78,6 +78,11 @@ class Billing:
     strict_usd: bool
     role: str
 
+    @property
+    def per_run(self) -> dict[str, Any]:
+        """The benchmark's per-run caps (:class:`~hrbench.runner.runcaps.RunBudget`), ``{}`` for none."""
+        return getattr(self.governor, "per_run", None) or {}
+
     def paid(
         self,
         ctx: Context,
@@ -167,7 +172,7 @@ class Billing:
         """Whether this request is reserved: under a cap, with a price, a token cap or a bill."""
         if not self.capped:
             return False
-        if self.bills or self.governor.max_tokens is not None:
+        if self.bills or self.governor.max_tokens is not None or "max_tokens_per_run" in self.per_run:
             return True
         return all(self._price(m) is not None for m in (request.model, *also))  # a priced mock
 

@@ -23,9 +23,10 @@ from hrbench.runner.cache import IN_FLIGHT, Cache, cache_key, request_hash
 from hrbench.runner.governor import Gate, Governor
 from hrbench.runner.ledger import contacts_provider
 from hrbench.runner.room import reserve_first, reserve_first_blocking
+from hrbench.runner.runcaps import run_budget
 from hrbench.runner.runtime.billing import Billing, Paying
 from hrbench.runner.runtime.drain import Drain, Draining, Lead
-from hrbench.runner.runtime.rules import HTTP_PROVIDERS, unpriced_message
+from hrbench.runner.runtime.rules import HTTP_PROVIDERS, explicit_usd_cap, unpriced_message
 from hrbench.store import Store
 
 if TYPE_CHECKING:
@@ -63,11 +64,19 @@ class Runtime(Billing):
         """A clean cancel's drain (:class:`Drain`), shared by the benchmark's runtimes, or ``None``."""
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.inline = getattr(client, "inline", False) is True
-        self.capped = governor.max_usd is not None or governor.max_tokens is not None
-        # the defaults' USD cap (hrbench.options) is not one the caller set, so a model
-        # with no price runs under it (the default call cap still bounds it); an explicit
-        # max_usd refuses an unpriced model before the first call (case R04a)
-        self.strict_usd = governor.max_usd is not None and not governor.from_defaults
+        per_run = getattr(governor, "per_run", None) or {}
+        self.capped = (
+            governor.max_usd is not None
+            or governor.max_tokens is not None
+            or "max_usd_per_run" in per_run
+            or "max_tokens_per_run" in per_run
+        )
+        # the defaults' USD cap (hrbench.options) is not one the caller set, so a model with no
+        # price runs under it (the default call cap still bounds it); an explicit max_usd or
+        # max_usd_per_run refuses an unpriced model before the first call (case R04a)
+        self.usd_cap = explicit_usd_cap(governor)
+        """The caller's USD cap as ``(field, USD)`` (:func:`explicit_usd_cap`), or ``None``."""
+        self.strict_usd = self.usd_cap is not None
         self.bills = bool(getattr(client, "bills", False))
         self.sends = contacts_provider(client)
         """Whether requests may reach a provider: they then wait for their reservation's commit
@@ -200,7 +209,7 @@ class Runtime(Billing):
         # durable before the call: a request that may be billed, or any call under a call cap
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
-        gate = self.governor.gate(usd_est, tokens_est, durable, usd_known)
+        gate = run_budget(ctx, self.governor).gate(usd_est, tokens_est, durable, usd_known)
         if self.sends:  # Gate.lost prices a reported usage; an in-process mock never reports one lost
             gate.cost = lambda usage, model: self.cost(usage, model or request.model)
         halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
@@ -209,10 +218,10 @@ class Runtime(Billing):
         paying: Paying | None = None
         probe: tuple[str, str] | None = None
         try:
-            if unpriced is not None:
-                raise BudgetRefused(
-                    unpriced_message(unpriced, self.governor.max_usd, self.role), limit="unpriced_model"
-                )
+            if unpriced is not None:  # only under a caller's USD cap (Billing._worst_case)
+                field, usd = self.usd_cap or ("max_usd", self.governor.max_usd)
+                why = unpriced_message(unpriced, usd, self.role, cap=field)
+                raise BudgetRefused(why, limit="unpriced_model")
             if (pair := self._bill_key(request)) is not None and pair not in self.bills_known:  # slow start
                 probe = await self._first_bill(pair, inline)
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
@@ -388,6 +397,7 @@ class Runtime(Billing):
                 usd_nominal=result.usd,
                 seconds=time.perf_counter() - start,
                 error=result.error,
+                tool_calls=result.tool_calls,
             )
         )
         if result.note:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import contextvars
 import json
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the daemon imports these rules at start; the run context only when it runs
     from hrbench.arm import Context as Context
 
-__all__ = ["HTTP_PROVIDERS", "unpriced_message"]
+__all__ = ["HTTP_PROVIDERS", "explicit_usd_cap", "unpriced_message"]
 
 
 HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
@@ -26,14 +26,34 @@ ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar("hrbench_advice", d
 can change."""
 
 
-def unpriced_message(model: str, max_usd: float | None, who: str = "client") -> str:
+def explicit_usd_cap(governor: Any) -> tuple[str, float] | None:
+    """The USD cap the caller set, as ``(field, USD)``, or ``None`` when only the defaults' is set.
+
+    The benchmark's ``max_usd`` unless it came from the defaults (``hrbench.runner.limits.max_usd``
+    is not enforced on a model with no price), else each run's ``max_usd_per_run``. Either one
+    refuses a model with no price before the first call (case R04a).
+
+    Example:
+        >>> from hrbench.runner.governor import Governor
+        >>> explicit_usd_cap(Governor(max_usd_per_run=0.5))
+        ('max_usd_per_run', 0.5)
+    """
+    if governor.max_usd is not None and not getattr(governor, "from_defaults", False):
+        return "max_usd", governor.max_usd
+    per_run = getattr(governor, "per_run", None) or {}
+    usd = per_run.get("max_usd_per_run")
+    return None if usd is None else ("max_usd_per_run", usd)
+
+
+def unpriced_message(model: str, max_usd: float | None, who: str = "client", cap: str = "max_usd") -> str:
     """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a).
 
     ``who``: ``"client"`` or ``"judge"`` (a judge scorer's model: the advice names the judge's
-    own client table and ``judge_scorer(..., pricing=...)``; a higher cap cannot help).
+    own client table and ``judge_scorer(..., pricing=...)``; a higher cap cannot help). ``cap``:
+    the cap's field, ``"max_usd"`` or ``"max_usd_per_run"`` (:func:`explicit_usd_cap`).
 
-    Rule: only an explicit USD cap refuses an unpriced model;
-    the default cap (``hrbench.runner.limits.max_usd``) is not enforced on it. The advice fits
+    Only an explicit USD cap refuses an unpriced model; the default cap
+    (``hrbench.runner.limits.max_usd``) is not enforced on it. The advice fits
     :data:`ADVICE`: Python for the library, the spec's fields and ``hrb`` flags for the daemon.
 
     Example:
@@ -42,7 +62,7 @@ def unpriced_message(model: str, max_usd: float | None, who: str = "client") -> 
     """
     head = (
         f"unpriced_model: {'the judge' + chr(39) + 's ' if who == 'judge' else ''}model {model!r} has no "
-        f"price, so the explicit USD cap (max_usd={max_usd}) cannot be enforced; "
+        f"price, so the explicit USD cap ({cap}={max_usd}) cannot be enforced; "
     )
     if who == "judge":
         if ADVICE.get() == "spec":
@@ -63,11 +83,11 @@ def unpriced_message(model: str, max_usd: float | None, who: str = "client") -> 
             f"give it a price in the spec's [client] table: prices = {{{json.dumps(model)} = {{input = USD_PER_M, "
             "output = USD_PER_M}} (USD per million tokens; for the client's own model, price = {input = "
             "USD_PER_M, output = USD_PER_M} does too), or a price table file named by HRBENCH_PRICES in the "
-            "daemon's environment (see the README), or run without a USD cap: leave max_usd out of "
-            "[governor] and --max-usd off (the default cap is not enforced on a model with no price)"
+            f"daemon's environment (see the README), or run without a USD cap: leave {cap} out of "
+            f"[governor] and --{cap.replace('_', '-')} off (the default cap is not enforced on a model with no price)"
         )
     return head + (
         f"give it one with pricing=hrbench.Pricing(overrides={{{model!r}: {{'input': USD_PER_M, "
         "'output': USD_PER_M}}) (USD per million tokens), or a price table file named by the "
-        "HRBENCH_PRICES environment variable, or run with Governor(max_usd=None)"
+        f"HRBENCH_PRICES environment variable, or run with Governor({cap}=None)"
     )

@@ -145,7 +145,7 @@ def judge_client(scorer: Any, settings: Any) -> p.ClientSpec | None:
         >>> judge_client("exact", {}) is None
         True
     """
-    if scorer != "judge" or not isinstance(settings, dict):
+    if scorer not in ("judge", "trajectory_judge") or not isinstance(settings, dict):
         return None
     try:
         return msgspec.convert(settings.get("client"), p.ClientSpec)  # type: ignore[arg-type]

@@ -47,7 +47,7 @@ def test_seed002_example_print_and_head() -> None:
         "  accuracy: the mean over runs within each item, then over labelled items; intervals are in "
         "hb.report() and hrb report.\n"
         "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
-        "not_in_document); report()'s failures counts every labelled run that was not right."
+        "not_in_document, reasoning_exhausted); report()'s failures counts every labelled run that was not right."
     )
     head = [(r.item, r.run, r.correct, r.failure_kind, r.draw_index) for r in bench.rows[:6]]
     assert head == [

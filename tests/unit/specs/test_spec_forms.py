@@ -186,7 +186,10 @@ def test_the_mapping_field_lists_match_the_wire_structs() -> None:
         k: set(v) for k, v in _fields(p.ArmSpec).items()
     }
     assert set(specs.REFERENCE_FIELDS) == set(p.ReferenceSpec.__struct_fields__)
-    assert set(p.GovernorSpec.__struct_fields__) == {"max_calls", "max_usd", "max_tokens", "defaults"}
+    assert set(p.GovernorSpec.__struct_fields__) == {*specs.GOVERNOR_LIMITS, "defaults"}
+    assert set(specs.GOVERNOR_LIMITS) == {"max_calls", "max_usd", "max_tokens"} | {
+        f"{cap}_per_run" for cap in ("max_calls", "max_usd", "max_tokens")
+    }
 
 
 def test_the_wire_names_the_close_field_of_an_unknown_one() -> None:

@@ -114,9 +114,15 @@ def _bench_spec(args: argparse.Namespace) -> Any:
     """The request of ``hrb bench``: the FILE's spec or a resume, with the flags applied."""
     from hrbench_client import protocol as p
 
-    limits = {
-        k: getattr(args, k) for k in ("max_calls", "max_usd", "max_tokens") if getattr(args, k) is not None
-    }
+    caps = (
+        "max_calls",
+        "max_usd",
+        "max_tokens",
+        "max_calls_per_run",
+        "max_usd_per_run",
+        "max_tokens_per_run",
+    )
+    limits = {k: getattr(args, k) for k in caps if getattr(args, k, None) is not None}
     if args.resume:
         if args.file:
             _fail_usage("give a FILE or --resume ID, not both")
@@ -367,7 +373,7 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
     stderr once, a terminal or not, as ``hrb: warning: Class: message``; the warnings of runs
     that ended in errors or were stopped by the budget are printed with that summary instead.
     """
-    stopped = sum(s.budget_stop for s in result.summary)
+    stopped = sum(s.budget_stop - s.run_capped for s in result.summary)  # a run's own cap: that run only
     errors = sum(sum(s.error_causes.values()) or s.errors for s in result.summary)
     retry = " --retry-errors" if errors else ""
     warned = list(dict.fromkeys(result.warnings))

@@ -294,6 +294,8 @@ def _add_bench(sub: Any) -> None:
         "--max-usd", type=_limit(float), help="the governor's spend cap in USD (also with --resume)"
     )
     b.add_argument("--max-tokens", type=_limit(int), help="the governor's token cap (also with --resume)")
+    for cap, kind in (("calls", int), ("usd", float), ("tokens", int)):  # a run that would pass one stops
+        b.add_argument(f"--max-{cap}-per-run", type=_limit(kind), help=f"each run's own {cap} cap")
     add_stop_flags(b)
 
 

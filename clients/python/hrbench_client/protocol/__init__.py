@@ -80,7 +80,7 @@ from hrbench_client.protocol.hints import unknown_field_hint
 from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
 from hrbench_client.protocol.methods import ERROR_CODES, METHODS, NOTIFICATIONS, ErrorData
 from hrbench_client.protocol.prices import ModelPrice, PricesParams, PricesResult, PriceTier
-from hrbench_client.protocol.records import Row, Step, Usage
+from hrbench_client.protocol.records import Row, Step, ToolCall, Usage
 from hrbench_client.protocol.schema import schemas
 from hrbench_client.protocol.scoring import (
     EvalMetricSpec,
@@ -121,6 +121,7 @@ from hrbench_client.protocol.specs import (
     ReadingArmSpec,
     ReferenceSpec,
     ReplayClientSpec,
+    SweepSpec,
 )
 from hrbench_client.protocol.specs import BilledAs as BilledAs
 from hrbench_client.protocol.specs import FreePrice as FreePrice
@@ -157,10 +158,6 @@ from hrbench_client.protocol.stored import (
 )
 
 __all__ = [
-    "ERROR_CODES",
-    "METHODS",
-    "NOTIFICATIONS",
-    "PROTOCOL_VERSION",
     "AnthropicClientSpec",
     "ArmInfo",
     "ArmSpec",
@@ -197,6 +194,7 @@ __all__ = [
     "CellRun",
     "ClientSpec",
     "Difference",
+    "ERROR_CODES",
     "ErrorData",
     "EvalMetricSpec",
     "EvalModuleSpec",
@@ -218,13 +216,16 @@ __all__ = [
     "ImportArmSpec",
     "InitializeParams",
     "InitializeResult",
+    "METHODS",
     "MatrixCell",
     "MatrixItem",
     "MockClientSpec",
     "ModelPrice",
+    "NOTIFICATIONS",
     "NextGrade",
     "OpenAIClientSpec",
     "OutputsArmSpec",
+    "PROTOCOL_VERSION",
     "PriceSpec",
     "PriceTier",
     "PriceTierSpec",
@@ -261,6 +262,8 @@ __all__ = [
     "Step",
     "StopPlanSpec",
     "StopSpec",
+    "SweepSpec",
+    "ToolCall",
     "Usage",
     "schemas",
     "unknown_field_hint",

@@ -101,7 +101,10 @@ class ArmSummary(Struct, kw_only=True):
     reportable rows; ``None`` when no item is labelled. ``runs`` counts reportable rows,
     ``wrong`` those scored wrong, ``failed`` those with another failure kind except
     ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
-    failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
+    failed model call, an arm that raised) and ``reasoning_exhausted`` those of ``failed`` whose
+    model spent its whole output limit reasoning and gave no answer; ``run_capped`` those of
+    ``budget_stop`` that a run's own cap stopped (``max_*_per_run``: the benchmark went on).
+    ``usd`` sums every row (``None`` when a model had
     no price): what was paid, 0 for cache and recording hits; ``usd_list`` the same at list price,
     each reply at what it cost when first paid; ``usd_from_log`` the runs whose tokens and
     list price come from another tool's log (an imported arm), not paid here. ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
@@ -117,6 +120,8 @@ class ArmSummary(Struct, kw_only=True):
     failed: int = 0
     errors: int = 0
     budget_stop: int = 0
+    run_capped: int = 0
+    reasoning_exhausted: int = 0
     usd: float | None = 0.0
     usd_list: float | None = 0.0
     tokens_in: int = 0

@@ -154,5 +154,6 @@ ERROR_CODES: dict[str, int] = {
     "BenchmarkRunning": -32026,
     "BenchmarkCancelled": -32028,
     "DaemonStopped": -32027,
+    "ReasoningExhausted": -32029,
 }
 """Stable JSON-RPC error codes by error name (library codes match ``hrbench.errors``)."""

@@ -6,7 +6,7 @@ from typing import Any
 
 from msgspec import Struct
 
-__all__ = ["Row", "Step", "Usage"]
+__all__ = ["Row", "Step", "ToolCall", "Usage"]
 
 
 class Usage(Struct, kw_only=True):
@@ -21,8 +21,21 @@ class Usage(Struct, kw_only=True):
     tokens_cache_write_1h: int = 0
 
 
+class ToolCall(Struct, kw_only=True):
+    """A tool call a model asked for, one form for both providers (mirrors ``hrbench.records.ToolCall``)."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = {}
+    error: str | None = None
+
+
 class Step(Struct, kw_only=True):
-    """One step of a run's trace (mirrors ``hrbench.records.Step``)."""
+    """One step of a run's trace (mirrors ``hrbench.records.Step``).
+
+    ``kind`` ``"tool"`` is a local tool's run (``tool_calls`` the call, ``text`` its result);
+    a request step's ``tool_calls`` are the calls its reply asked for.
+    """
 
     ledger_id: str
     kind: str = "request"
@@ -39,6 +52,7 @@ class Step(Struct, kw_only=True):
     usd_nominal: float | None = None
     seconds: float = 0.0
     error: str | None = None
+    tool_calls: list[ToolCall] | None = None
 
 
 class Row(Struct, kw_only=True):

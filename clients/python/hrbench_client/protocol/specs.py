@@ -28,7 +28,32 @@ __all__ = [
     "ReadingArmSpec",
     "ReferenceSpec",
     "ReplayClientSpec",
+    "SweepSpec",
 ]
+
+
+ReasoningEffort = Annotated[
+    Literal["none", "minimal", "low", "medium", "high", "xhigh"],
+    Meta(description="OpenAI's reasoning_effort, sent with every request of the arm"),
+]
+
+ThinkingBudget = Annotated[
+    int,
+    Meta(
+        ge=1,
+        description="Anthropic's thinking budget_tokens (tokens; the API needs >= 1024 and < max_tokens)",
+    ),
+]
+
+
+class SweepSpec(_Spec):
+    """One arm per value (per combination, with both): ``{reasoning_effort = ["low", "high"]}``."""
+
+    reasoning_effort: Annotated[list[ReasoningEffort], Meta(min_length=1)] | None = None
+    thinking_budget: Annotated[list[ThinkingBudget], Meta(min_length=1)] | None = None
+
+
+Sweep = SweepSpec
 
 
 class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
@@ -36,6 +61,13 @@ class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
 
     The template is formatted with ``{item}`` (the item's payload) and, when the payload is a
     mapping, with each of its keys (``{question}``, ``{document}``). Write ``{{`` for a brace.
+
+    ``tools`` names Python functions the model may call (tool name -> ``package.module:function``:
+    code, refused over TCP as an import arm is); the arm then runs a tool loop of at most
+    ``max_steps`` model turns (``hrbench.tool_loop``), every turn draw-keyed, cached, governed
+    and traced. ``reasoning_effort`` (OpenAI) and ``thinking_budget`` (Anthropic's thinking
+    ``budget_tokens``) are sent with every request; ``sweep`` makes one arm per value of one or
+    both, named ``NAME-VALUE``.
     """
 
     name: Name
@@ -43,6 +75,11 @@ class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
     system: str | None = None
     model: str | None = None
     params: dict[str, Any] = field(default_factory=dict)
+    tools: dict[Annotated[str, Meta(pattern="^[A-Za-z0-9_-]{1,64}$")], ImportPath] | None = None
+    max_steps: Annotated[int, Meta(ge=1, le=1000)] = 8
+    reasoning_effort: ReasoningEffort | None = None
+    thinking_budget: ThinkingBudget | None = None
+    sweep: Sweep | None = None
     version: Annotated[
         str,
         Meta(
@@ -57,12 +94,18 @@ class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
 
 
 class ReadingArmSpec(_Spec, tag="reading", tag_field="kind"):
-    """A reading recipe (``direct``, ``chunked``, ``retrieve``) with its settings."""
+    """A reading recipe (``direct``, ``chunked``, ``retrieve``) with its settings.
+
+    ``reasoning_effort``, ``thinking_budget`` and ``sweep`` as for a prompt arm.
+    """
 
     recipe: Name
     name: Name | None = None
     model: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
+    reasoning_effort: ReasoningEffort | None = None
+    thinking_budget: ThinkingBudget | None = None
+    sweep: Sweep | None = None
 
 
 class OutputsArmSpec(_Spec, tag="outputs", tag_field="kind"):
@@ -104,12 +147,16 @@ class ImportArmSpec(_Spec, tag="import", tag_field="kind"):
     """An arm the daemon imports: an ``Arm``, a function ``fn(item, ctx)``, or a factory.
 
     When ``settings`` is given, the attribute is called with them as keyword arguments and must
-    return an ``Arm`` or a function.
+    return an ``Arm`` or a function. ``reasoning_effort``, ``thinking_budget`` and ``sweep`` as
+    for a prompt arm: they apply to every request the arm's runs make through ``ctx.call``.
     """
 
     path: ImportPath
     name: Name | None = None
     settings: dict[str, Any] | None = None
+    reasoning_effort: ReasoningEffort | None = None
+    thinking_budget: ThinkingBudget | None = None
+    sweep: Sweep | None = None
 
 
 ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
@@ -308,12 +355,22 @@ class GovernorSpec(_Spec):
     ``default_governor``), not no cap; ``hrb bench FILE --max-usd X`` on a spec without a
     ``[governor]`` sends it, so one flag replaces one limit and the default others stay
     An empty governor without it still means no limits at all.
+
+    ``max_calls_per_run``, ``max_usd_per_run`` and ``max_tokens_per_run`` cap each run (one arm
+    on one item, one draw) apart, reserved before each request as the benchmark's caps are: a
+    run that would pass one ends ``budget_stop`` with its partial trace (a multi-call arm, a
+    tool loop), and the other runs go on.
     """
 
     max_calls: Annotated[int, Meta(ge=0)] | None = None
     max_usd: Annotated[float, Meta(ge=0, le=MAX_FINITE)] | None = None
     max_tokens: Annotated[int, Meta(ge=0)] | None = None
     defaults: bool = False
+    max_calls_per_run: Annotated[int, Meta(ge=0, description="the most requests one run sends")] | None = None
+    max_usd_per_run: (
+        Annotated[float, Meta(ge=0, le=MAX_FINITE, description="the most one run spends, USD")] | None
+    ) = None
+    max_tokens_per_run: Annotated[int, Meta(ge=0, description="the most tokens one run spends")] | None = None
 
 
 class RayExecutorSpec(_Spec, tag="ray", tag_field="kind"):

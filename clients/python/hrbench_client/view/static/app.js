@@ -210,7 +210,21 @@ function forest(canvasId, diffs, title) {
   });
 }
 
-function costChart(canvasId, arms, descriptive) {
+// the cost-accuracy frontier: each step to the next dearer frontier arm, with its paired difference
+function frontierTable(steps, level) {
+  if (!steps || !steps.length) return null;
+  return h("table", { id: "frontier" },
+    h("thead", {}, h("tr", {},
+      h("th", {}, "frontier step"), h("th", { class: "num" }, "+ USD / run"), h("th", { class: "num" }, "difference"),
+      h("th", {}, `${Math.round(level * 100)}% interval`), h("th", { class: "num" }, "p (Holm)"), h("th", {}, "reads"))),
+    h("tbody", {}, steps.map((s) => h("tr", { "data-step": `${s.cheaper}>${s.dearer}` },
+      h("td", {}, `${s.cheaper} → ${s.dearer}`), usdCell(s.usd_per_run_added, "usd_added"), num(s.diff, "diff"),
+      h("td", { class: "nowrap", "data-k": "interval", "data-lo": s.ci_low ?? "", "data-hi": s.ci_high ?? "" }, interval(s.ci_low, s.ci_high)),
+      h("td", { class: "num", "data-k": "p_holm" }, fmtP(s.p_holm ?? s.p_value)),
+      h("td", { "data-k": "reads" }, s.reads)))));
+}
+
+function costChart(canvasId, arms, descriptive, steps) {
   const el = document.getElementById(canvasId);
   if (!el || !window.Chart) return;
   const shown = arms.filter((a) => a.accuracy !== null);
@@ -225,9 +239,13 @@ function costChart(canvasId, arms, descriptive) {
         ticks: { callback: (v) => pts[v]?.label ?? "" }, title: { display: true, text: "arm (no cost recorded: $0 per run)" } }
     : { min: 0, max: xmax, ticks: { callback: (v) => "$" + Number(v).toPrecision(2) },
         title: { display: true, text: "USD per run, at list price (cache and recording hits at what they first cost)" } };
+  const onFrontier = new Set((steps || []).flatMap((s) => [s.cheaper, s.dearer]));
+  const line = noCost ? [] : pts.filter((p) => onFrontier.has(p.label)).sort((a, b) => a.x - b.x).map((p) => ({ x: p.x, y: p.y, label: p.label }));
+  const datasets = [{ data: pts, pointRadius: 6, pointBackgroundColor: "#2456c7" }];
+  if (line.length > 1) datasets.push({ type: "line", data: line, label: "frontier", borderColor: "#8a8f99", borderDash: [5, 4], pointRadius: 0, fill: false });
   return new Chart(el, {
     type: "scatter",
-    data: { datasets: [{ data: pts, pointRadius: 6, pointBackgroundColor: "#2456c7" }] },
+    data: { datasets },
     options: {
       animation: false, maintainAspectRatio: false,
       scales: {
@@ -478,12 +496,13 @@ function renderBenchmark(v, m, others, onAgainst) {
     h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")), h("div", { class: "card" }, diffTable(v))),
     h("h2", {}, "Accuracy against cost", descriptiveMark(v.descriptive)),
     h("div", { class: "card" }, chartBox("cost"),
-      v.arms.every((a) => !a.usd_per_run) ? h("p", { class: "muted", id: "no-cost" }, "No arm has a cost (fixed outputs, or models with no price): the arms are spread along x by name.") : null),
+      v.arms.every((a) => !a.usd_per_run) ? h("p", { class: "muted", id: "no-cost" }, "No arm has a cost (fixed outputs, or models with no price): the arms are spread along x by name.") : null,
+      frontierTable(v.report?.frontier, v.level)),
     ...matrixSection("matrix-title", m, cellLink),
     compare,
     h("details", {}, h("summary", {}, "The report as text"), h("pre", { id: "report-text" }, v.text)));
   forest("forest", v.differences, `accuracy difference, arm − ${v.against}` + (v.descriptive ? ` (${DESCRIPTIVE})` : ""));
-  costChart("cost", v.arms, v.descriptive);
+  costChart("cost", v.arms, v.descriptive, v.report?.frontier);
 }
 
 async function benchmarkPage(id) {
