@@ -73,6 +73,7 @@ if typing.TYPE_CHECKING:
     from hrbench.records import Answer, Request, Result, Row, Score, Step, Usage
     from hrbench.reference import Reference
     from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
+    from hrbench.runner.batch.settings import Batch
     from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
     from hrbench.runner.cache import Cache, cache_key, request_hash
     from hrbench.runner.governor import Governor
@@ -97,6 +98,7 @@ __all__ = [
     "Arm",
     "ArmErrorWarning",
     "ArmReport",
+    "Batch",
     "Bench",
     "BudgetRefused",
     "BudgetStoppedWarning",
@@ -255,6 +257,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
     "hrbench.reference": ("Reference",),
     "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "Usage"),
+    "hrbench.runner.batch.settings": ("Batch",),
     "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
     "hrbench.runner.cache": ("Cache", "cache_key", "request_hash"),
     "hrbench.runner.governor": ("Governor",),

@@ -57,7 +57,20 @@ CREATE TABLE IF NOT EXISTS ledger_open (
 CREATE TABLE IF NOT EXISTS leases (benchmark_id TEXT PRIMARY KEY, owner TEXT, pid INTEGER, acquired REAL);
 CREATE TABLE IF NOT EXISTS ledger_paid (benchmark_id TEXT NOT NULL, ledger_id TEXT NOT NULL, step BLOB NOT NULL);
 CREATE INDEX IF NOT EXISTS ledger_paid_run ON ledger_paid(benchmark_id, ledger_id);
+CREATE TABLE IF NOT EXISTS batches (
+  tag TEXT PRIMARY KEY, benchmark_id TEXT NOT NULL, provider TEXT NOT NULL, base_url TEXT NOT NULL, key_env TEXT,
+  batch_id TEXT, state TEXT NOT NULL, lines INTEGER NOT NULL, done INTEGER NOT NULL DEFAULT 0,
+  failed INTEGER NOT NULL DEFAULT 0, usd_reserved REAL NOT NULL DEFAULT 0, usd_billed REAL NOT NULL DEFAULT 0,
+  created REAL, updated REAL, ended REAL);
+CREATE INDEX IF NOT EXISTS batches_benchmark ON batches(benchmark_id, created);
+CREATE TABLE IF NOT EXISTS batch_lines (
+  tag TEXT NOT NULL, custom_id TEXT NOT NULL, benchmark_id TEXT NOT NULL, state TEXT NOT NULL, result BLOB,
+  PRIMARY KEY (tag, custom_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS batch_lines_custom ON batch_lines(benchmark_id, custom_id);
 """
+"""The tables, created by every open (``IF NOT EXISTS``): a table added without a change to an
+older one (``batches`` and ``batch_lines``, the batch ledger of :mod:`hrbench.store.batches`)
+appears in an older file when it is opened, with no migration step and no version change."""
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:

@@ -1,0 +1,217 @@
+"""Batch mode against the loopback's batch APIs: bills, rounds, the cache, replay, caps, expiry, faults."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import hrbench as hb
+from hrbench.models.anthropic import AnthropicClient
+from hrbench.models.openai import OpenAIClient
+from hrbench.models.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing
+from hrbench.runner.cache import cache_key
+from hrbench.runner.replay import ReplayClient
+from hrbench.store import Store
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+from hrbench.testing.loopback import LoopbackServer, Script  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+PRICE = (1.0, 2.0)
+"""The loopback's list price (USD per million input and output tokens); batches bill half."""
+PRICING = Pricing(overrides={"loopback-1": {"input": PRICE[0], "cached_input": PRICE[0], "output": PRICE[1]}})
+FAST = hb.Batch(poll_s=0.005, gather_s=0.2)
+CLIENTS = {"openai": OpenAIClient, "anthropic": AnthropicClient}
+
+
+@pytest.fixture
+def srv() -> Iterator[LoopbackServer]:
+    with LoopbackServer() as server:
+        server.set(price=PRICE)
+        yield server
+
+
+def _client(srv: LoopbackServer, provider: str = "openai") -> Any:
+    return CLIENTS[provider]("loopback-1", base_url=srv.base_url, api_key_env=None, trust_env=False)
+
+
+def _reference(n: int = 8, per: int = 2) -> hb.Reference:
+    ids = [f"q{i}" for i in range(n)]
+    return hb.Reference(
+        {i: f"question {i}" for i in ids}, labels={i: f"L{i}" for i in ids}, cluster={i: f"c{int(i[1:]) // per}" for i in ids}
+    )
+
+
+def _one(item: str, ctx: Any) -> Any:
+    return ctx.call(f"{item} #{ctx.draw_index}").text
+
+
+async def _two(item: str, ctx: Any) -> Any:
+    first = await ctx.acall(f"{item} first")
+    return (await ctx.acall(f"{item} then {first.text}")).text
+
+
+ARMS = [hb.Arm("one", _one), hb.Arm("two", _two)]
+
+
+def _bench(client: Any, ref: hb.Reference | None = None, arms: Any = ARMS, **kw: Any) -> hb.Bench:
+    kw.setdefault("batch", FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return hb.benchmark(arms, ref or _reference(), runs=5, client=client, pricing=PRICING, **kw)
+
+
+def _billed(srv: LoopbackServer) -> float:
+    return sum(b.usd for b in srv.bills)
+
+
+def _rows_usd(bench: hb.Bench) -> float:
+    return sum(r.usd or 0.0 for r in bench.rows)
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_rows_usd_is_the_batch_bill_and_a_two_call_arm_takes_two_batches(srv: LoopbackServer, provider: str) -> None:
+    bench = _bench(_client(srv, provider), governor=hb.Governor(max_usd=1.0))
+    assert len(bench.rows) == 8 * 2 * 5 and all(r.failure_kind in (None, "wrong") for r in bench.rows)
+    assert len(srv.batches.created) == 2  # the first calls of both arms, then the second calls
+    assert len(srv.bills) == 8 * 5 * 3 and not [c for c, n in srv.batches.uploaded.items() if n > 1]
+    assert _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3)
+    full = sum(b.tokens_in * PRICE[0] + b.tokens_out * PRICE[1] for b in srv.bills) / 1e6
+    assert _billed(srv) == pytest.approx(full / 2)  # the batch rate: half the list price
+    assert bench.governor["usd"] == pytest.approx(_billed(srv), rel=1e-3)
+    assert not srv.requests or all("batches" in r.path or "files" in r.path for r in srv.requests)
+
+
+def test_a_line_custom_id_is_its_draw_keyed_request_key(srv: LoopbackServer) -> None:
+    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(2, 2))
+    keys = {s.key for steps in bench.traces.values() for s in steps if s.kind == "request"}
+    assert keys == set(srv.batches.uploaded) and len(keys) == 2 * 5  # one per item and draw
+    step = next(s for steps in bench.traces.values() for s in steps if s.kind == "request")
+    request = hb.Request(
+        messages=step.messages or [],
+        model="loopback-1",
+        provider="openai",
+        base_url=srv.base_url,
+        draw_index=step.draw_index,
+        params={"max_tokens": DEFAULT_MAX_OUTPUT_TOKENS},  # sent under the default USD cap
+    )
+    request.wire = _client(srv).wire(request)
+    assert step.key == cache_key(request, "one")
+
+
+def test_a_cache_hit_never_enters_a_batch(srv: LoopbackServer) -> None:
+    store = Store(":memory:")
+    first = _bench(_client(srv), cache=hb.Cache(store))
+    made = list(srv.batches.created)
+    again = _bench(_client(srv), cache=hb.Cache(store))
+    assert srv.batches.created == made and _rows_usd(again) == 0.0
+    assert [r.correct for r in again.rows] == [r.correct for r in first.rows]
+
+
+def test_a_replay_reproduces_a_batch_run_with_the_provider_down(srv: LoopbackServer) -> None:
+    store = Store(":memory:")
+    live = _bench(_client(srv), store=store, record="rec")
+    srv.stop()
+    replayed = _bench(ReplayClient(store, recording="rec"))
+    assert [(r.arm, r.item, r.run, r.correct) for r in replayed.rows] == [
+        (r.arm, r.item, r.run, r.correct) for r in live.rows
+    ]
+    def texts(bench: hb.Bench) -> dict[str, list[str | None]]:
+        return {lid.split("/", 1)[1]: [s.text for s in t if s.kind == "request"] for lid, t in bench.traces.items()}
+
+    assert texts(replayed) == texts(live) and len(texts(live)) == 80
+
+
+def test_a_usd_cap_holds_with_100_lines_a_batch(srv: LoopbackServer) -> None:
+    srv.set(reply_words=1000)  # every reply bills 1000 output tokens: the cap is reached
+    cap = 0.15  # room for about 145 lines' worst case at the batch rate; 200 lines would cost 0.2
+    batch = hb.Batch(poll_s=0.005, gather_s=0.2, max_lines=100)
+    bench = _bench(_client(srv), ref=_reference(40, 4), arms=[ARMS[0]], batch=batch, governor=hb.Governor(max_usd=cap))
+    assert len(bench.rows) == 200 and any(r.failure_kind == "budget_stop" for r in bench.rows)
+    assert max(srv.batches.sizes.values()) == 100
+    assert _billed(srv) <= cap and _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3)
+    assert bench.governor["usd"] <= cap + 1e-12
+
+
+def test_the_governor_reserves_at_the_batch_rate(srv: LoopbackServer) -> None:
+    client = _client(srv)
+    ref = _reference(4, 2)
+    probe = hb.Request(messages=[{"role": "user", "content": "question 0 #1"}], model="loopback-1", provider="openai", base_url=srv.base_url, params={"max_tokens": 1024})
+    worst_list, _ = PRICING.reservation(probe)
+    assert worst_list is not None
+    cap = 20 * worst_list * 0.75  # room for the 20 lines at the batch rate, 15 at the list price
+    bench = _bench(client, ref=ref, arms=[ARMS[0]], governor=hb.Governor(max_usd=cap))
+    assert not [r for r in bench.rows if r.failure_kind == "budget_stop"]
+    assert len(srv.batches.created) == 1  # every line reserved at once, at half the list price
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_expired_lines_are_resubmitted_and_billed_once(srv: LoopbackServer, provider: str) -> None:
+    srv.batches.script(Script(end="expired", processed=0.5))
+    bench = _bench(_client(srv, provider), arms=[ARMS[0]], ref=_reference(4, 2))
+    assert all(r.failure_kind in (None, "wrong") for r in bench.rows)
+    assert len(srv.batches.created) == 2 and max(srv.batches.uploaded.values()) == 2
+    assert len(srv.bills) == 20 and _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3)
+
+
+def test_expired_lines_sent_synchronously_are_billed_at_the_list_price(srv: LoopbackServer) -> None:
+    srv.batches.script(Script(end="expired", processed=0.5))
+    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(4, 2), batch=hb.Batch(poll_s=0.005, expired="sync"), governor=hb.Governor(max_usd=1.0))
+    sync = [r for r in srv.requests if r.path.endswith("/chat/completions")]
+    assert len(sync) == 10 and len(srv.batches.created) == 1
+    assert all(r.failure_kind in (None, "wrong") for r in bench.rows)
+    assert _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3)
+    assert bench.governor["usd"] == pytest.approx(_billed(srv), rel=1e-3)
+
+
+def test_expired_lines_fail_as_errors_that_release_their_reservation(srv: LoopbackServer) -> None:
+    srv.batches.script(Script(end="expired", processed=0.5))
+    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(4, 2), batch=hb.Batch(poll_s=0.005, expired="fail"), governor=hb.Governor(max_usd=1.0))
+    failed = [r for r in bench.rows if r.failure_kind == "error"]
+    assert len(failed) == 10 and all(r.usd == 0.0 for r in failed)
+    assert bench.summary()[0]["error_causes"] == {"openai: batch line expired": 10}
+    assert bench.governor["usd"] == pytest.approx(_billed(srv), rel=1e-3)
+
+
+def test_a_line_the_provider_refuses_is_an_error_row_that_costs_nothing(srv: LoopbackServer) -> None:
+    def arm(item: str, ctx: Any) -> Any:
+        marker = " [[batch:error]]" if item == "question q0" else ""
+        return ctx.call(f"{item}{marker}").text
+
+    bench = _bench(_client(srv), arms=[hb.Arm("a", arm)], ref=_reference(2, 2), governor=hb.Governor(max_usd=1.0))
+    bad = [r for r in bench.rows if r.item == "q0"]
+    assert {r.failure_kind for r in bad} == {"error"} and {r.usd for r in bad} == {0.0}
+    assert bench.governor["usd"] == pytest.approx(_billed(srv), rel=1e-3) and len(srv.bills) == 5
+
+
+def test_a_500_on_a_status_check_and_results_out_of_order_change_nothing(srv: LoopbackServer) -> None:
+    srv.batches.fail_status(500, 500)
+    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(4, 2))
+    assert all(r.failure_kind in (None, "wrong") for r in bench.rows)
+    texts = {(r.item, r.run): s.text for r in bench.rows for s in bench.traces[r.ledger_id] if s.kind == "request"}
+    assert all(t and t.startswith("reply-") for t in texts.values()) and len(set(texts.values())) == 20
+
+
+def test_a_batch_that_fails_validation_fails_its_runs_with_its_cause(srv: LoopbackServer) -> None:
+    srv.batches.script(Script(end="failed", error="the input file is not valid"))
+    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(2, 2), batch=hb.Batch(poll_s=0.005, expired="fail"))
+    assert {r.failure_kind for r in bench.rows} == {"error"} and _billed(srv) == 0.0
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_lost_upload_reply_is_found_again_not_uploaded_twice(srv: LoopbackServer, provider: str) -> None:
+    srv.batches.lose_create()
+    bench = _bench(_client(srv, provider), arms=[ARMS[0]], ref=_reference(2, 2))
+    assert len(srv.batches.created) == 1 and set(srv.batches.uploaded.values()) == {1}
+    assert all(r.failure_kind in (None, "wrong") for r in bench.rows)
+
+
+def test_batch_mode_is_refused_without_a_client_it_can_batch() -> None:
+    with pytest.raises(hb.ConfigError, match="batch"):
+        _bench(hb.MockClient(lambda m, p: "x"))
