@@ -379,6 +379,17 @@ class Gate:
             if self._left[self.order[index]] == 0:
                 await self._advance()
 
+    def startable(self) -> bool:
+        """Whether a cell waits for a worker, or a cluster may start now (a worker is about to take it).
+
+        Batch mode's collector sends a wave's lines once no run of it is still to start.
+        """
+        if self._queue:
+            return True
+        if self._halted() or self._started >= len(self.order):
+            return False
+        return not (self._started - self.committed >= self.window or self._wave_full())
+
     def _wave_full(self) -> bool:
         """Whether the next cluster belongs to a wave that may not start yet (the last not all committed)."""
         wave = self.wave

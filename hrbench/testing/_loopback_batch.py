@@ -56,12 +56,15 @@ class Script:
         end: ``"completed"``, ``"expired"``, ``"cancelled"`` or ``"failed"``.
         processed: the share of lines done when it ends ``expired`` or ``cancelled`` (first lines first).
         error: the message of a ``failed`` batch.
+        cancel_done: the share of lines done when it is cancelled; ``None``: the share of its
+            ``in_progress`` time gone by then.
     """
 
     steps: tuple[tuple[str, float], ...] = (("validating", 0.01), ("in_progress", 0.03), ("finalizing", 0.01))
     end: str = "completed"
     processed: float = 0.5
     error: str = "the input file is not valid"
+    cancel_done: float | None = None
 
 
 @dataclass
@@ -160,7 +163,8 @@ class Batches:
         if b.cancelled_at is not None:
             if now - b.cancelled_at < self.cancel_s:
                 return "cancelling"
-            return self._end(b, "cancelled", self._done_share(b, b.cancelled_at))
+            share = b.script.cancel_done
+            return self._end(b, "cancelled", self._done_share(b, b.cancelled_at) if share is None else share)
         elapsed = now - b.created
         for name, seconds in b.script.steps:
             if b.invalid is not None and name != "validating":

@@ -96,6 +96,8 @@ class Collector:
         self.batches: dict[str, BatchInfo] = {}
         self.submitted = 0
         """Batches uploaded by this run (its round trips)."""
+        self.starting: Callable[[], bool] = lambda: False
+        """Whether runs of the wave are still to start (a stop rule's gate has cells to hand out)."""
         self.on_change: Callable[[], None] | None = None
         """Called whenever a batch's state changes (progress shows them)."""
         self._kick = anyio.Event()
@@ -222,6 +224,9 @@ class Collector:
         return self.drain is not None and self.drain.started
 
     def _quiescent(self) -> bool:
+        """Whether every run of the wave waits on a line, and no run of it is still to start."""
+        if self.starting():
+            return False
         return bool(self.running) and all(self.blocked.get(r, 0) > 0 for r in self.running)
 
     async def _serve(self) -> None:
@@ -235,7 +240,8 @@ class Collector:
                 await kick.wait()
             if kick.is_set():
                 self._kick = anyio.Event()
-            await anyio.sleep(0)  # the runs woken with this one may queue their lines first
+            for _ in range(3):  # the runs woken with this one may queue their lines first
+                await anyio.sleep(0)
             if not self.pending:
                 continue
             lines = sum(len(v) for v in self.pending.values())

@@ -68,7 +68,8 @@ class Batching:
         gate = loop.gate
         if gate is not None:
             wave = self.settings.wave_for(len(gate.order), gate.rule)
-            gate.wave = wave
+            gate.wave, gate.window = wave, max(gate.window, wave)  # a whole wave in flight at once
+            self.collector.starting = gate.startable
             per = max((len(cells) for cells in gate.by_cluster.values()), default=1)
             await gate.run(lambda group: self.run_cells(loop, group), max(1, wave * per), loop.emit)
             return
@@ -83,22 +84,25 @@ class Batching:
     async def run_cells(self, loop: Any, group: list[Cell]) -> None:
         """Make every run still to make of ``group``'s cells at once, and finish each."""
         rt = loop.rt
+        todos: list[list[int]] = []
         try:
             todos = [loop.pending(ci, item, arm) for ci, _, item, arm in group]
             limiter = anyio.CapacityLimiter(max(1, sum(len(t) for t in todos)))  # a thread per sync run
             async with anyio.create_task_group() as tg:
                 for cell, todo in zip(group, todos, strict=True):
-                    for run in todo:
+                    for run in todo:  # counted by the collector from now: it waits for its line
+                        self.collector.started(RunInfo(cell[3].name, cell[2], run))
                         tg.start_soon(self._one, loop, cell, run, limiter)
         finally:
-            for _, _, item, arm in group:
+            for (_, _, item, arm), todo in zip(group, todos, strict=False):
                 rt.cells.pop((arm.name, item), None)
+                for run in todo:
+                    self.collector.ended(RunInfo(arm.name, item, run))
 
     async def _one(self, loop: Any, cell: Cell, run: int, limiter: anyio.CapacityLimiter) -> None:
         ci, cluster, item, arm = cell
         plan, rt, collector = loop.plan, loop.rt, self.collector
         who = RunInfo(arm.name, item, run)
-        collector.started(who)
         try:
             if arm.is_async:
                 att = await invoke_async(plan, rt, item, arm, run)

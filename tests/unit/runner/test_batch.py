@@ -215,3 +215,87 @@ def test_a_lost_upload_reply_is_found_again_not_uploaded_twice(srv: LoopbackServ
 def test_batch_mode_is_refused_without_a_client_it_can_batch() -> None:
     with pytest.raises(hb.ConfigError, match="batch"):
         _bench(hb.MockClient(lambda m, p: "x"))
+
+
+def _stop_reference(n: int = 40) -> hb.Reference:
+    ids = [f"q{i}" for i in range(n * 2)]
+    return hb.Reference({i: i for i in ids}, labels={i: f"L{i}" for i in ids}, cluster={i: f"c{int(i[1:]) // 2:02d}" for i in ids})
+
+
+async def _right(item: str, ctx: Any) -> Any:
+    return (await ctx.acall(f"[[reply:L{item}]] {item} #{ctx.draw_index}")).text
+
+
+async def _wrong(item: str, ctx: Any) -> Any:
+    return (await ctx.acall(f"[[reply:nope]] {item} #{ctx.draw_index}")).text
+
+
+STOP_ARMS = [hb.Arm("good", _right), hb.Arm("bad", _wrong)]
+
+
+@pytest.mark.parametrize("wave", [2, 4])
+def test_a_wave_run_uploads_nothing_after_its_decision(srv: LoopbackServer, wave: int) -> None:
+    batch = hb.Batch(wave=wave, poll_s=0.005)
+    bench = _bench(_client(srv), _stop_reference(), STOP_ARMS, stop=hb.StopWhenSure(seed=7), batch=batch)
+    rec = bench.stop
+    assert rec is not None and rec.reason == "decided" and rec.winner == "good" and rec.clusters < 40
+    waves = -(-rec.clusters // wave)  # the wave of the deciding cluster is the last one uploaded
+    assert len(srv.batches.created) == waves
+    assert sum(srv.batches.sizes.values()) == waves * wave * 2 * 2 * 5
+    assert rec.unreported_rows == (waves * wave - rec.clusters) * 2 * 2 * 5
+    assert _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3)
+
+
+def test_a_decision_cancels_the_batches_still_queued_and_counts_what_they_bill(srv: LoopbackServer) -> None:
+    per_cluster = 2 * 2 * 5
+    # a wave of 8 clusters in two batches: the first 6 clusters' lines answered at once, the last
+    # 2 clusters' held; the test decides on the 6th cluster, so the held batch is cancelled, a
+    # quarter of its lines done (and billed) by then
+    srv.batches.script(Script(), Script(steps=(("validating", 0.0), ("in_progress", 600.0)), cancel_done=0.25))
+    batch = hb.Batch(wave=8, poll_s=0.005, max_lines=6 * per_cluster)
+    bench = _bench(_client(srv), _stop_reference(), STOP_ARMS, stop=hb.StopWhenSure(seed=7), batch=batch)
+    rec = bench.stop
+    assert rec is not None and rec.reason == "decided" and rec.clusters == 6
+    first, held = srv.batches.created
+    assert srv.batches.state_of(held) == "cancelled" and srv.batches.sizes[held] == 2 * per_cluster
+    assert rec.unreported_rows == 2 * per_cluster and len(bench.rows) == 8 * per_cluster
+    late = [r for r in bench.rows if not r.reportable]
+    assert sum(1 for r in late if r.usd) == per_cluster // 2  # what the cancelled batch billed
+    assert _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3)
+    assert rec.unreported_usd == pytest.approx(sum(r.usd or 0.0 for r in late))
+
+
+def test_a_resume_reattaches_to_the_batch_left_live_and_uploads_nothing_again(srv: LoopbackServer, tmp_path: Any) -> None:
+    import anyio
+
+    from hrbench.runner.ledger import kept_ledger
+
+    store = Store(tmp_path / "hrbench.sqlite3")
+    srv.batches.script(Script(steps=(("validating", 0.01), ("in_progress", 1.0), ("finalizing", 0.01))))
+    rows: dict[tuple[str, str, int], hb.Row] = {}
+    kw: dict[str, Any] = {"client": _client(srv), "pricing": PRICING, "store": store, "benchmark_id": "b1", "batch": FAST}
+
+    async def first() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(
+                lambda: hb.benchmark_async(
+                    [ARMS[0]], _reference(4, 2), 5, governor=gov, on_row=lambda s, r, t: rows.update({(r.arm, r.item, r.run): r}), **kw
+                )
+            )
+            while not store.batch_list("b1") or store.batch_list("b1")[0]["state"] != "in_progress":
+                await anyio.sleep(0.01)
+            tg.cancel_scope.cancel()  # cancelled while its batch is in progress
+
+    gov = hb.Governor(max_usd=1.0)
+    with warnings.catch_warnings(), kept_ledger(gov, store, "b1"):
+        warnings.simplefilter("ignore")
+        anyio.run(first)
+    assert not rows and [b["state"] for b in store.batch_list("b1", live=True)] == ["in_progress"]
+    gov = hb.Governor(max_usd=1.0)
+    with warnings.catch_warnings(), kept_ledger(gov, store, "b1"):
+        warnings.simplefilter("ignore")
+        bench = hb.benchmark([ARMS[0]], _reference(4, 2), 5, governor=gov, **kw)
+    assert len(srv.batches.created) == 1 and set(srv.batches.uploaded.values()) == {1}
+    assert len(bench.rows) == 20 and all(r.failure_kind in (None, "wrong") for r in bench.rows)
+    assert _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3) and len(srv.bills) == 20
+    assert store.batch_list("b1", live=True) == []
