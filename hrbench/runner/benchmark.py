@@ -85,6 +85,7 @@ async def benchmark_async(
     drain: Drain | None = None,
     stop: Any = None,
     batch: Any = None,
+    on_batch: Any = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -138,6 +139,9 @@ async def benchmark_async(
             uploaded after). Every batch is kept in ``store`` before it is uploaded, so a resume
             after a crash reattaches to it (:mod:`hrbench.runner.batch`; the guide
             ``docs/guides/batch.md``). Not with another ``executor``.
+        on_batch: in batch mode, called as ``on_batch(batching)`` when the run starts and
+            whenever one of its batches changes state (:class:`~hrbench.runner.batch.Batching`:
+            its ``batches`` and ``cancel(tag)``).
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -202,7 +206,10 @@ async def benchmark_async(
     )
     if batch is not None and batch is not False and remote is not None:
         raise ConfigError("batch", batch, "batch mode runs on the local executor only (leave out executor)")
-    loop.batching = install(batch, loop, store, plan.bench_id)
+    loop.batching = batching = install(batch, loop, store, plan.bench_id)
+    if batching is not None and on_batch is not None:
+        batching.collector.on_change = lambda: on_batch(batching)
+        on_batch(batching)
     await loop.read_prepaid(store, benchmark_id is not None)
     if loop.batching is None:
         await loop.run(remote)

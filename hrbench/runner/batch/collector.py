@@ -107,6 +107,7 @@ class Collector:
         self._idle = anyio.Event()
         self._idle.set()
         self._taken: set[str] = set()
+        self._cancelled: set[str] = set()  # tags of batches cancelled on request: their lines fail
 
     # -- the run's side ------------------------------------------------------------------------------
     def started(self, run: Any) -> None:
@@ -352,8 +353,9 @@ class Collector:
         await self.ledger.results(info.tag, kept, billed, ended=True)
         info.state = end
         self._changed()
+        retry = info.tag not in self._cancelled
         for cid, state, result in kept:
-            self._resolve(cid, state, result)
+            self._resolve(cid, state, result, retry)
 
     def _priced(self, cid: str, result: Result) -> Result:
         """A line's reply at the batch rate (its bill); a reply with no usage block is counted."""
@@ -366,11 +368,15 @@ class Collector:
             return msgspec.structs.replace(result, model=model, usd=0.0)
         return msgspec.structs.replace(result, model=model, usd=self.pricing.cost(result.usage, model))
 
-    def _resolve(self, cid: str, state: str, result: Result) -> None:
+    def _resolve(self, cid: str, state: str, result: Result, retry: bool = True) -> None:
+        """Give a line's reply to the runs waiting on it; an expired one is handled by the policy.
+
+        ``retry=False``: a line of a batch cancelled on request fails as it came back.
+        """
         lines = self.waiting.pop(cid, [])
         self.attached.pop(cid, None)
         alive = [ln for ln in lines if not ln.future.done()]
-        if state in ("expired", "cancelled") and alive and not self._stopping():
+        if state in ("expired", "cancelled") and alive and retry and not self._stopping():
             policy = self.settings.expired
             if policy == "resubmit" and lines[0].tries <= RESUBMITS:
                 first = lines[0]
@@ -434,5 +440,9 @@ class Collector:
         info = self.batches.get(tag) or next((b for b in self.batches.values() if b.id == tag), None)
         if info is None or info.id is None:
             return False
-        await self.api.cancel(info.id)
+        self._cancelled.add(info.tag)  # its lines not answered fail, as asked: no resubmission
+        status = await self.api.cancel(info.id)
+        info.state = status.state
+        await self.ledger.update(info.tag, state=status.state, done=status.done, failed=status.failed)
+        self._changed()
         return True

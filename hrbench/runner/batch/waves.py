@@ -51,6 +51,10 @@ class Batching:
         """The batches of this run and those it followed, oldest first."""
         return sorted(self.collector.batches.values(), key=lambda b: b.created)
 
+    async def cancel(self, ref: str) -> bool:
+        """Cancel a batch of this benchmark at the provider, by tag or batch id; whether it is one of them."""
+        return await self.collector.cancel(ref)
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Batching]:
         """Follow the batches while the benchmark runs; at its end, those still ending."""
