@@ -208,6 +208,7 @@ PUBLIC: dict[str, list[str]] = {
         "Arm",
         "ArmErrorWarning",
         "ArmReport",
+        "Batch",
         "Bench",
         "BudgetRefused",
         "BudgetStoppedWarning",

@@ -227,7 +227,9 @@ class BatchApi:
         """
         http = await self.pool()
         try:
-            response = await http.request(method, self.url(path), headers=self.headers("files" not in kwargs), **kwargs)
+            response = await http.request(
+                method, self.url(path), headers=self.headers("files" not in kwargs), **kwargs
+            )
         except _http.ConnectError as exc:  # nothing was sent: not lost, refused
             raise BatchError(self._say(f"cannot connect to {self.base_url} ({type(exc).__name__})")) from None
         except (TimeoutError, _http.TimeoutError_, _http.TransportError) as exc:
@@ -265,13 +267,19 @@ class BatchApi:
     def _decoded(self, method: str, path: str, response: Any, lost_on_5xx: bool = False) -> Any:
         status = response.status_code
         if lost_on_5xx and status >= 500:
-            raise BatchLost(self._say(f"{method} {path}: HTTP {status}: {error_detail(response.text)[:SNIPPET]}"))
+            raise BatchLost(
+                self._say(f"{method} {path}: HTTP {status}: {error_detail(response.text)[:SNIPPET]}")
+            )
         if status >= 300:
-            raise BatchError(self._say(f"{method} {path}: HTTP {status}: {error_detail(response.text)[:SNIPPET]}"))
+            raise BatchError(
+                self._say(f"{method} {path}: HTTP {status}: {error_detail(response.text)[:SNIPPET]}")
+            )
         try:
             return msgspec.json.decode(response.content)
         except msgspec.DecodeError:
-            raise BatchError(self._say(f"{method} {path}: a reply that is not JSON (HTTP {status})")) from None
+            raise BatchError(
+                self._say(f"{method} {path}: a reply that is not JSON (HTTP {status})")
+            ) from None
 
     def _say(self, what: str) -> str:
         return self.client._redact(f"{self.provider} batch: {what}")

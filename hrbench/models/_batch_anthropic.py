@@ -43,7 +43,13 @@ class AnthropicBatchApi(BatchApi):
 
     def line(self, custom_id: str, body: dict[str, Any]) -> bytes:
         """One request of the batch: ``custom_id`` and the Messages ``params``."""
-        return b'{"custom_id":' + msgspec.json.encode(custom_id) + b',"params":' + msgspec.json.encode(body) + b"}"
+        return (
+            b'{"custom_id":'
+            + msgspec.json.encode(custom_id)
+            + b',"params":'
+            + msgspec.json.encode(body)
+            + b"}"
+        )
 
     async def submit(self, tag: str, lines: list[bytes]) -> BatchStatus:
         """``POST /messages/batches`` with every line (``tag`` is not sent: the API keeps none)."""
@@ -65,7 +71,11 @@ class AnthropicBatchApi(BatchApi):
             if not isinstance(data, list) or not data:
                 break
             statuses = [self._status(raw) for raw in data if isinstance(raw, dict)]
-            found += [s for s in statuses if s.total == lines and s.id not in taken and (s.created or 0) >= since - 60]
+            found += [
+                s
+                for s in statuses
+                if s.total == lines and s.id not in taken and (s.created or 0) >= since - 60
+            ]
             oldest = min((s.created or 0.0 for s in statuses), default=0.0)
             if not page.get("has_more") or oldest < since - 60:
                 break
@@ -111,7 +121,9 @@ class AnthropicBatchApi(BatchApi):
         if state == "canceling":
             state = "cancelling"
         elif state == "ended":
-            state = "cancelled" if raw.get("cancel_initiated_at") else "expired" if n["expired"] else "completed"
+            state = (
+                "cancelled" if raw.get("cancel_initiated_at") else "expired" if n["expired"] else "completed"
+            )
         return BatchStatus(
             id=raw["id"],
             state=state,

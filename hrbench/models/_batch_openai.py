@@ -29,7 +29,7 @@ _ERRORS = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
 
 
 class OpenAIBatchApi(BatchApi):
-    """The Batch API at an :class:`~hrbench.models.openai.OpenAIClient`'s ``base_url``.
+    r"""The Batch API at an :class:`~hrbench.models.openai.OpenAIClient`'s ``base_url``.
 
     Example:
         >>> from hrbench.models.openai import OpenAIClient
@@ -141,10 +141,10 @@ class OpenAIBatchApi(BatchApi):
         response = raw.get("response")
         if not isinstance(response, dict):
             return LineResult(cid, "failed", self.failed("batch line with no response", None))
-        code = as_int(response.get("status_code"))
-        if 200 <= code < 300:
+        status = as_int(response.get("status_code"))
+        if 200 <= status < 300:
             return LineResult(cid, "done", self.reply(response.get("body"), cid))
-        return LineResult(cid, "failed", self.refused(code, response.get("body")))
+        return LineResult(cid, "failed", self.refused(status, response.get("body")))
 
     def _status(self, raw: Any) -> BatchStatus:
         if not isinstance(raw, dict) or not isinstance(raw.get("id"), str):

@@ -21,11 +21,11 @@ import anyio
 import anyio.to_thread
 
 from hrbench.arm import Arm
+from hrbench.errors import ConfigError
 from hrbench.models.price_package import load_package, package_loaded
 from hrbench.models.pricing import Pricing, default_pricing
 from hrbench.records import Row, Step
 from hrbench.reference import Reference
-from hrbench.errors import ConfigError
 from hrbench.runner.batch import install
 from hrbench.runner.bench import Bench
 from hrbench.runner.cache import Cache

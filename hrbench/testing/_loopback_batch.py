@@ -215,8 +215,17 @@ class Batches:
         if LINE_ERROR in prompt:
             error = {"message": "the line was refused", "type": "invalid_request_error"}
             if b.flavour == "anthropic":
-                return {"ok": False, "custom_id": cid, "result": {"type": "errored", "error": {"type": "error", "error": error}}}
-            return {"ok": False, "custom_id": cid, "response": {"status_code": 400, "body": {"error": error}}, "error": None}
+                return {
+                    "ok": False,
+                    "custom_id": cid,
+                    "result": {"type": "errored", "error": {"type": "error", "error": error}},
+                }
+            return {
+                "ok": False,
+                "custom_id": cid,
+                "response": {"status_code": 400, "body": {"error": error}},
+                "error": None,
+            }
         m = MARKER.search(prompt)
         kind = m.group(1) if m is not None and m.group(1) in _REPLY_KINDS else "ok"
         bills = self.state.bills
@@ -224,20 +233,36 @@ class Batches:
         made = self.apis[b.flavour]._reply(kind, body, prompt, body.get("seed"))
         if len(bills) > n:  # billed at the batch rate
             bill = bills[-1]
-            bills[-1] = type(bill)(bill.response_id, bill.model, bill.tokens_in, bill.tokens_out, bill.usd * self.discount)
+            bills[-1] = type(bill)(
+                bill.response_id, bill.model, bill.tokens_in, bill.tokens_out, bill.usd * self.discount
+            )
         payload = json.loads(bytes(made.body))
         if b.flavour == "anthropic":
             return {"ok": True, "custom_id": cid, "result": {"type": "succeeded", "message": payload}}
         response = {"status_code": 200, "request_id": f"req_{uuid.uuid4().hex[:12]}", "body": payload}
-        return {"ok": True, "id": f"batch_req_{uuid.uuid4().hex[:12]}", "custom_id": cid, "response": response, "error": None}
+        return {
+            "ok": True,
+            "id": f"batch_req_{uuid.uuid4().hex[:12]}",
+            "custom_id": cid,
+            "response": response,
+            "error": None,
+        }
 
     def _not_done(self, b: _Batch, cid: str, code: str) -> dict[str, Any]:
         if b.flavour == "anthropic":
-            return {"custom_id": cid, "result": {"type": "expired" if code == "batch_expired" else "canceled"}}
+            return {
+                "custom_id": cid,
+                "result": {"type": "expired" if code == "batch_expired" else "canceled"},
+            }
         message = "This request could not be executed before the completion window expired."
         if code == "batch_cancelled":
             message = "This request was cancelled before it was executed."
-        return {"id": f"batch_req_{uuid.uuid4().hex[:12]}", "custom_id": cid, "response": None, "error": {"code": code, "message": message}}
+        return {
+            "id": f"batch_req_{uuid.uuid4().hex[:12]}",
+            "custom_id": cid,
+            "response": None,
+            "error": {"code": code, "message": message},
+        }
 
     # -- OpenAI ----------------------------------------------------------------------------------------
     async def _files_post(self, request: Request) -> Response:
@@ -250,12 +275,21 @@ class Batches:
         fid = f"file-{uuid.uuid4().hex[:20]}"
         with self._lock:
             self._files[fid] = (name or "batch.jsonl", data, time.time())
-        return JSONResponse({"id": fid, "object": "file", "bytes": len(data), "filename": name, "purpose": "batch"})
+        return JSONResponse(
+            {"id": fid, "object": "file", "bytes": len(data), "filename": name, "purpose": "batch"}
+        )
 
     async def _files_list(self, request: Request) -> Response:
         with self._lock:
             data = [
-                {"id": fid, "object": "file", "bytes": len(raw), "filename": name, "purpose": "batch", "created_at": int(at)}
+                {
+                    "id": fid,
+                    "object": "file",
+                    "bytes": len(raw),
+                    "filename": name,
+                    "purpose": "batch",
+                    "created_at": int(at),
+                }
                 for fid, (name, raw, at) in self._files.items()
             ]
         return JSONResponse({"object": "list", "data": data})
@@ -269,7 +303,10 @@ class Batches:
                 for kind, rows in (("out", b.output), ("err", b.errors)):
                     if fid == f"file-{kind}-{b.id}":
                         self.results_read[b.id] += 1
-                        return Response(b"".join(json.dumps(r).encode() + b"\n" for r in rows), media_type="application/jsonl")
+                        return Response(
+                            b"".join(json.dumps(r).encode() + b"\n" for r in rows),
+                            media_type="application/jsonl",
+                        )
         return _error("openai", 404, f"no file {fid}")
 
     async def _openai_create(self, request: Request) -> Response:
@@ -314,10 +351,14 @@ class Batches:
                 return _error("anthropic", 400, "the batch has not ended")
             self.results_read[bid] += 1
             rows = b.output + b.errors
-        return Response(b"".join(json.dumps(r).encode() + b"\n" for r in rows), media_type="application/x-jsonl")
+        return Response(
+            b"".join(json.dumps(r).encode() + b"\n" for r in rows), media_type="application/x-jsonl"
+        )
 
     # -- shared ------------------------------------------------------------------------------------------
-    def _make(self, flavour: str, lines: list[dict[str, Any]], invalid: str | None, meta: dict[str, Any]) -> _Batch:
+    def _make(
+        self, flavour: str, lines: list[dict[str, Any]], invalid: str | None, meta: dict[str, Any]
+    ) -> _Batch:
         prefix = "batch_" if flavour == "openai" else "msgbatch_"
         with self._lock:
             script = self.scripts.popleft() if self.scripts else self.default
@@ -370,8 +411,13 @@ class Batches:
                 mine = [b for b in reversed(list(self._batches.values())) if b.flavour == flavour]
                 data = [self._object(b, now) for b in mine]
             return JSONResponse(
-                {"object": "list", "data": data, "has_more": False, "first_id": data[0]["id"] if data else None,
-                 "last_id": data[-1]["id"] if data else None}
+                {
+                    "object": "list",
+                    "data": data,
+                    "has_more": False,
+                    "first_id": data[0]["id"] if data else None,
+                    "last_id": data[-1]["id"] if data else None,
+                }
             )
 
         return listed
@@ -384,7 +430,10 @@ class Batches:
                 b = self._batches.get(bid)
                 if b is None or b.flavour != flavour:
                     return _error(flavour, 404, f"no batch {bid}")
-                if self._state(b, now) not in ("completed", "expired", "cancelled", "failed") and b.cancelled_at is None:
+                if (
+                    self._state(b, now) not in ("completed", "expired", "cancelled", "failed")
+                    and b.cancelled_at is None
+                ):
                     b.cancelled_at = now
                 return JSONResponse(self._object(b, now))
 
@@ -413,14 +462,19 @@ class Batches:
                     "canceled": canceled,
                     "expired": expired,
                 },
-                "created_at": datetime.datetime.fromtimestamp(b.wall, datetime.UTC).isoformat().replace("+00:00", "Z"),
+                "created_at": datetime.datetime.fromtimestamp(b.wall, datetime.UTC)
+                .isoformat()
+                .replace("+00:00", "Z"),
                 "cancel_initiated_at": None if b.cancelled_at is None else "2026-01-01T00:00:00Z",
                 "ended_at": None if b.ended is None else "2026-01-01T00:00:00Z",
                 "results_url": None if b.ended is None else f"/v1/messages/batches/{b.id}/results",
             }
         errors = None
         if state == "failed":
-            errors = {"object": "list", "data": [{"code": "invalid_request", "message": b.invalid or b.script.error, "line": None}]}
+            errors = {
+                "object": "list",
+                "data": [{"code": "invalid_request", "message": b.invalid or b.script.error, "line": None}],
+            }
         return {
             "id": b.id,
             "object": "batch",
@@ -471,7 +525,9 @@ def _form(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]
 
     if not content_type.startswith("multipart/form-data"):
         return {}
-    message = BytesParser(policy=HTTP).parsebytes(b"content-type: " + content_type.encode() + b"\r\n\r\n" + body)
+    message = BytesParser(policy=HTTP).parsebytes(
+        b"content-type: " + content_type.encode() + b"\r\n\r\n" + body
+    )
     out: dict[str, tuple[str | None, bytes]] = {}
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
@@ -483,5 +539,9 @@ def _form(content_type: str, body: bytes) -> dict[str, tuple[str | None, bytes]]
 
 def _error(flavour: str, status: int, message: str) -> Response:
     if flavour == "anthropic":
-        return JSONResponse({"type": "error", "error": {"type": "api_error", "message": message}}, status_code=status)
-    return JSONResponse({"error": {"message": message, "type": "invalid_request_error", "code": None}}, status_code=status)
+        return JSONResponse(
+            {"type": "error", "error": {"type": "api_error", "message": message}}, status_code=status
+        )
+    return JSONResponse(
+        {"error": {"message": message, "type": "invalid_request_error", "code": None}}, status_code=status
+    )

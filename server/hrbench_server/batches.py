@@ -98,7 +98,9 @@ def register_batches(feature: Callable[[str], Any], app: App, async_handler: Any
     async def batch_cancel(args: p.BatchCancelParams) -> p.BatchCancelResult:
         kept = await to_thread(app.store.batch_get, args.id)
         if kept is None:
-            raise NotFound(f"no batch has the tag or provider id {args.id!r} (`hrb batches --all` lists them)")
+            raise NotFound(
+                f"no batch has the tag or provider id {args.id!r} (`hrb batches --all` lists them)"
+            )
         running = app.batching.get(kept["benchmark_id"])
         if kept["batch_id"] is not None and not (running is not None and await running.cancel(kept["tag"])):
             await _cancel_at_provider(app, kept)
@@ -120,4 +122,8 @@ async def _cancel_at_provider(app: App, kept: dict[str, Any]) -> None:
         status = await api.cancel(kept["batch_id"])
     finally:
         await api.aclose()
-    await to_thread(lambda: app.store.batch_update(kept["tag"], state=status.state, done=status.done, failed=status.failed))
+    await to_thread(
+        lambda: app.store.batch_update(
+            kept["tag"], state=status.state, done=status.done, failed=status.failed
+        )
+    )

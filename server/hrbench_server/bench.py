@@ -187,7 +187,9 @@ async def _run(
     sink = Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, False)
     sink.rerun = {(r.arm, r.item, r.run) for r in prior} - set(done)  # their new rows replace them
     # a benchmark in batch mode runs to its end whoever listens: its batches go on at the provider
-    run = _Running.start(app, proto, bench_id, built, sink, journal, detach=args.detach or params.batch is not None)
+    run = _Running.start(
+        app, proto, bench_id, built, sink, journal, detach=args.detach or params.batch is not None
+    )
     await run.execute(params, done, done_metrics, kept_traces, resumed=stored is not None)
     run.raise_unfinished()
     return await run.result(len(done))

@@ -45,7 +45,10 @@ def batch_spec(srv: LoopbackServer, provider: str = "openai", **batch: Any) -> d
     """A prompt arm on ``ITEMS`` items, ``RUNS`` runs, in batch mode against the loopback."""
     return {
         "arms": [{"kind": "prompt", "name": "ask", "template": "{item}"}],
-        "reference": {"items": {f"q{i}": f"item{i}" for i in range(ITEMS)}, "labels": {f"q{i}": "x" for i in range(ITEMS)}},
+        "reference": {
+            "items": {f"q{i}": f"item{i}" for i in range(ITEMS)},
+            "labels": {f"q{i}": "x" for i in range(ITEMS)},
+        },
         "client": {"kind": provider, "model": "loopback-1", "base_url": srv.base_url, "api_key_env": None},
         "runs": RUNS,
         "governor": {"max_usd": 1.0},
@@ -70,7 +73,9 @@ def _wait(what: Any, timeout_s: float = 60.0) -> Any:
     return got
 
 
-def test_rows_are_the_batch_bill_and_progress_and_the_listing_show_the_batch(daemon: Daemon, srv: LoopbackServer) -> None:
+def test_rows_are_the_batch_bill_and_progress_and_the_listing_show_the_batch(
+    daemon: Daemon, srv: LoopbackServer
+) -> None:
     srv.batches.script(default=Script(steps=(("validating", 0.1), ("in_progress", 0.3), ("finalizing", 0.1))))
     seen: list[str] = []
     with daemon.client() as c:
@@ -89,11 +94,18 @@ def test_rows_are_the_batch_bill_and_progress_and_the_listing_show_the_batch(dae
     assert sum(r.usd or 0.0 for r in rows) == pytest.approx(billed, rel=1e-3)
     assert {"validating", "in_progress", "completed"} <= set(seen)
     (batch,) = listed
-    assert (batch.state, batch.lines, batch.done, batch.live) == ("completed", ITEMS * RUNS, ITEMS * RUNS, False)
+    assert (batch.state, batch.lines, batch.done, batch.live) == (
+        "completed",
+        ITEMS * RUNS,
+        ITEMS * RUNS,
+        False,
+    )
     assert batch.usd_billed == pytest.approx(billed) and batch.id == srv.batches.created[0] and live == []
 
 
-def test_a_batch_benchmark_runs_on_when_its_client_disconnects(daemon: Daemon, srv: LoopbackServer, home: Path) -> None:
+def test_a_batch_benchmark_runs_on_when_its_client_disconnects(
+    daemon: Daemon, srv: LoopbackServer, home: Path
+) -> None:
     srv.batches.script(Script(steps=(("validating", 0.05), ("in_progress", 1.0), ("finalizing", 0.05))))
     with daemon.client() as c:
         stream = c.benchmark(batch_spec(srv))
@@ -104,7 +116,9 @@ def test_a_batch_benchmark_runs_on_when_its_client_disconnects(daemon: Daemon, s
     assert len(rows) == ITEMS * RUNS and set(srv.batches.uploaded.values()) == {1}
 
 
-def test_a_batch_cancelled_on_request_fails_its_lines_and_is_not_sent_again(daemon: Daemon, srv: LoopbackServer, home: Path) -> None:
+def test_a_batch_cancelled_on_request_fails_its_lines_and_is_not_sent_again(
+    daemon: Daemon, srv: LoopbackServer, home: Path
+) -> None:
     srv.batches.script(Script(steps=(("validating", 0.0), ("in_progress", 600.0)), cancel_done=0.5))
     with daemon.client() as c:
         stream = c.benchmark(batch_spec(srv))

@@ -128,10 +128,16 @@ def test_a_sigkill_at_each_batch_state_loses_no_row_and_pays_no_line_twice(
     lines = ITEMS * RUNS
     where = f"seed {SEED}, batches {made}"
     assert len(rows) == lines, where  # no row lost
-    assert set(uploaded.values()) == {1} and len(uploaded) == lines and len(made) == 1, where  # none uploaded twice
+    assert set(uploaded.values()) == {1} and len(uploaded) == lines and len(made) == 1, (
+        where
+    )  # none uploaded twice
     answered = lines // 2 if state == "expired" else lines
-    assert len(bills) == answered and len({b.response_id for b in bills}) == answered, where  # none billed twice
-    assert all(n == 1 for n in paid.values()) and len(paid) == answered, where  # none paid twice in the ledger
+    assert len(bills) == answered and len({b.response_id for b in bills}) == answered, (
+        where
+    )  # none billed twice
+    assert all(n == 1 for n in paid.values()) and len(paid) == answered, (
+        where
+    )  # none paid twice in the ledger
     assert sum(r.usd or 0.0 for r in rows) == pytest.approx(sum(b.usd for b in bills), rel=1e-3), where
     failed = [r for r in rows if r.failure_kind == "error"]
     assert len(failed) == lines - answered and live == [], where

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 
@@ -107,18 +108,35 @@ class Collector:
         self._idle = anyio.Event()
         self._idle.set()
         self._taken: set[str] = set()
+        self._unblocked = 0  # runs of the wave not waiting on a line
         self._cancelled: set[str] = set()  # tags of batches cancelled on request: their lines fail
 
     # -- the run's side ------------------------------------------------------------------------------
     def started(self, run: Any) -> None:
         """A run of the wave started (it counts for quiescence until :meth:`ended`)."""
-        self.running.add(run)
+        if run not in self.running:
+            self.running.add(run)
+            if not self.blocked.get(run):
+                self._unblocked += 1
 
     def ended(self, run: Any) -> None:
         """A run of the wave ended."""
-        self.running.discard(run)
-        self.blocked.pop(run, None)
-        self._kick.set()
+        if run in self.running:
+            self.running.discard(run)
+            if not self.blocked.get(run):
+                self._unblocked -= 1
+            self._kick.set()
+
+    def _block(self, run: Any, by: int) -> None:
+        """A run waits on one more line (``by=1``) or one fewer (``-1``); the runs not waiting are counted."""
+        was = self.blocked.get(run, 0)
+        now = was + by
+        if now:
+            self.blocked[run] = now
+        else:
+            self.blocked.pop(run, None)
+        if run in self.running and (was == 0) != (now == 0):
+            self._unblocked += -1 if now else 1
 
     async def request(self, request: Request, before: Any) -> Result:
         """The reply to one request of a run, through a batch (see the module docstring).
@@ -145,13 +163,15 @@ class Collector:
         gate = gate_of(before)
         model = request.model or self.inner.model
         body = self.inner.build_body(request, model)
-        line = Line(cid, request, body, before, loop.create_future(), info, usd=float(getattr(gate, "usd", 0.0)))
+        line = Line(
+            cid, request, body, before, loop.create_future(), info, usd=float(getattr(gate, "usd", 0.0))
+        )
         self.pending[cid] = [line]
         self._last_line = time.monotonic()
         return await self._wait(line)
 
     async def _wait(self, line: Line) -> Result:
-        self.blocked[line.run] += 1
+        self._block(line.run, 1)
         self._kick.set()
         try:
             return await line.future
@@ -164,8 +184,7 @@ class Collector:
                 give_back(line.before)
             raise
         finally:
-            if self.blocked.get(line.run):
-                self.blocked[line.run] -= 1
+            self._block(line.run, -1)
 
     # -- the collector's side -------------------------------------------------------------------------
     async def start(self, tg: Any) -> None:
@@ -185,12 +204,20 @@ class Collector:
         if batch_id is None:
             status = await self.api.find(tag, kept["lines"], float(kept["created"] or 0.0), self._taken)
             if status is None:  # it never reached the provider: its lines may be uploaded
-                await self.ledger.results(tag, [(c, "lost", Result(ok=False)) for c in cids], 0.0, True)
+                await self.ledger.results(tag, [(c, "lost", Result(ok=False)) for c in cids], 0.0)
                 return
             self._taken.add(status.id)
             await self.ledger.update(tag, batch_id=status.id, state=status.state)
             batch_id = status.id
-        info = BatchInfo(tag, kept["state"], kept["lines"], float(kept["created"] or time.time()), kept["usd_reserved"], self.api.provider, batch_id)
+        info = BatchInfo(
+            tag,
+            kept["state"],
+            kept["lines"],
+            float(kept["created"] or time.time()),
+            kept["usd_reserved"],
+            self.api.provider,
+            batch_id,
+        )
         info.cids = cids
         self.batches[tag] = info
         for cid in cids:
@@ -226,9 +253,7 @@ class Collector:
 
     def _quiescent(self) -> bool:
         """Whether every run of the wave waits on a line, and no run of it is still to start."""
-        if self.starting():
-            return False
-        return bool(self.running) and all(self.blocked.get(r, 0) > 0 for r in self.running)
+        return bool(self.running) and self._unblocked == 0 and not self.starting()
 
     async def _serve(self) -> None:
         while True:
@@ -242,12 +267,11 @@ class Collector:
             if kick.is_set():
                 self._kick = anyio.Event()
             for _ in range(3):  # the runs woken with this one may queue their lines first
-                await anyio.sleep(0)
+                await anyio.lowlevel.checkpoint()
             if not self.pending:
                 continue
-            lines = sum(len(v) for v in self.pending.values())
             gathered = time.monotonic() - self._last_line >= self.settings.gather_s
-            if self._quiescent() or gathered or lines >= self.max_lines:
+            if self._quiescent() or gathered or len(self.pending) >= self.max_lines:
                 await self._submit()
 
     async def _submit(self) -> None:
@@ -262,10 +286,18 @@ class Collector:
                         held.drain.finished(held.run)
             return
         items = list(queued.items())
+        made: list[tuple[BatchInfo, list[Line]]] = []
         for start in range(0, len(items), self.max_lines):
             chunk = items[start : start + self.max_lines]
             tag = uuid.uuid4().hex[:16]
-            info = BatchInfo(tag, "preparing", len(chunk), time.time(), sum(ls[0].usd for _, ls in chunk), self.api.provider)
+            info = BatchInfo(
+                tag,
+                "preparing",
+                len(chunk),
+                time.time(),
+                sum(ls[0].usd for _, ls in chunk),
+                self.api.provider,
+            )
             info.cids = [cid for cid, _ in chunk]
             for cid, lines in chunk:
                 self.waiting[cid] = lines
@@ -274,15 +306,27 @@ class Collector:
                     line.tries += 1
             self.batches[tag] = info
             self.submitted += 1
-            self._spawn(self._upload, info, [ls[0] for _, ls in chunk])
+            made.append((info, [ls[0] for _, ls in chunk]))
+        self._spawn(self._upload_all, made)
+
+    async def _upload_all(self, made: list[tuple[BatchInfo, list[Line]]]) -> None:
+        """Upload the batches of one submission one after another, in order; each is then followed."""
+        for info, lines in made:
+            try:
+                await self._upload(info, lines)
+            except Exception as exc:  # this batch's lines fail with the cause; the next ones go on
+                logger.error("batch collector: %s: %s", type(exc).__name__, exc)
+                self._fail_all(info, f"{self.api.provider} batch: {type(exc).__name__}: {exc}")
 
     async def _upload(self, info: BatchInfo, lines: list[Line]) -> None:
-        """Keep the batch, then upload it (a lost reply is looked up, not uploaded again), then follow it."""
+        """Keep the batch, then upload it (a lost reply is looked up, not uploaded again); then follow it."""
         await self.ledger.open(info.tag, info.cids, info.usd_reserved)
         self._changed()
         encode = self.api.line
         if len(lines) > 2000:  # a big batch is encoded off the event loop
-            payload = await anyio.to_thread.run_sync(lambda: [encode(ln.custom_id, ln.body or {}) for ln in lines])
+            payload = await anyio.to_thread.run_sync(
+                lambda: [encode(ln.custom_id, ln.body or {}) for ln in lines]
+            )
         else:
             payload = [encode(ln.custom_id, ln.body or {}) for ln in lines]
         since = time.time()
@@ -305,7 +349,7 @@ class Collector:
         info.id, info.state = status.id, status.state
         await self.ledger.update(info.tag, batch_id=status.id, state=status.state)
         self._changed()
-        await self._follow(info, status)
+        self._spawn(self._follow, info, status)
 
     async def _follow(self, info: BatchInfo, status: BatchStatus | None) -> None:
         """Poll a batch until it ends (cancelling it once the benchmark decided, or past ``max_wait_s``)."""
@@ -350,7 +394,7 @@ class Collector:
             result = self._priced(cid, got.result)
             billed += result.usd or 0.0
             kept.append((cid, got.state, result))
-        await self.ledger.results(info.tag, kept, billed, ended=True)
+        await self.ledger.results(info.tag, kept, billed)
         info.state = end
         self._changed()
         retry = info.tag not in self._cancelled
@@ -399,7 +443,9 @@ class Collector:
                 if i == 0:
                     settle_gone(line, result if state == "done" else None)
                 continue
-            line.future.set_result(result if line.first and i == 0 else msgspec.structs.replace(result, source="cache"))
+            line.future.set_result(
+                result if line.first and i == 0 else msgspec.structs.replace(result, source="cache")
+            )
 
     async def _sync(self, cid: str, lines: list[Line]) -> None:
         """An expired line sent through the synchronous API, reserved again at its list price."""
@@ -411,7 +457,9 @@ class Collector:
                     line.future.set_exception(exc)
         except Exception as exc:
             self.waiting[cid] = lines
-            self._resolve(cid, "failed", self.api.failed(f"sent synchronously: {type(exc).__name__}: {exc}", None))
+            self._resolve(
+                cid, "failed", self.api.failed(f"sent synchronously: {type(exc).__name__}: {exc}", None)
+            )
 
     async def _send_sync(self, cid: str, lines: list[Line]) -> None:
         first = lines[0]

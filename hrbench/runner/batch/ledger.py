@@ -14,14 +14,10 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-import msgspec
 
 from hrbench.records import Result
 
 __all__ = ["BatchLedger", "Resumed"]
-
-_dec = msgspec.json.Decoder(Result)
-_enc = msgspec.json.Encoder()
 
 
 @dataclass
@@ -53,7 +49,9 @@ class BatchLedger:
             key's environment variable (never the key).
     """
 
-    def __init__(self, store: Any, benchmark_id: str, provider: str, base_url: str, key_env: str | None) -> None:
+    def __init__(
+        self, store: Any, benchmark_id: str, provider: str, base_url: str, key_env: str | None
+    ) -> None:
         self.store, self.benchmark_id = store, benchmark_id
         self.provider, self.base_url, self.key_env = provider, base_url, key_env
 
@@ -76,13 +74,10 @@ class BatchLedger:
         if self.store is not None:
             await anyio.to_thread.run_sync(lambda: self.store.batch_update(tag, **fields))
 
-    async def results(self, tag: str, lines: list[tuple[str, str, Result]], usd_billed: float, ended: bool) -> None:
-        """Keep lines' results ``(custom_id, state, result)``; ``ended``: the batch's last."""
+    async def results(self, tag: str, lines: list[tuple[str, str, Result]], usd_billed: float) -> None:
+        """Keep an ended batch's results ``(custom_id, state, result)``: it is no longer live."""
         if self.store is not None:
-            rows = [(cid, state, _enc.encode(result)) for cid, state, result in lines]
-            await anyio.to_thread.run_sync(
-                lambda: self.store.batch_results(tag, rows, usd_billed, ended=ended)
-            )
+            await anyio.to_thread.run_sync(self.store.batch_results, tag, lines, usd_billed)
 
     async def load(self) -> Resumed:
         """What the benchmark's earlier runs left (nothing without a store)."""
@@ -97,11 +92,10 @@ class BatchLedger:
         if not batches:
             return out
         out.live = [b for b in batches if b["ended"] is None]
-        live_tags = {b["tag"] for b in out.live}
-        for cid, (tag, state, blob) in store.batch_line_states(bid).items():
-            if tag in live_tags:
+        for cid, (tag, state, result) in store.batch_line_states(bid).items():
+            if result is None:
                 out.uploaded[cid] = tag
-            elif blob is not None:
-                out.results[cid] = (state, _dec.decode(blob))
+            else:
+                out.results[cid] = (state, result)
         out.paid = {s.key for steps in store.ledger_paid(bid).values() for s in steps if s.key}
         return out

@@ -76,10 +76,13 @@ class Batch:
         for name, value, low, whole in checks:
             if value is None and name in ("wave", "max_lines"):
                 continue
-            ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-            if not ok or value < low or (whole and int(value) != value) or (name == "discount" and value > 1):
+            number = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+            high = 1.0 if name == "discount" else math.inf
+            if not (math.isfinite(number) and low <= number <= high) or (whole and int(number) != number):
                 what = "a whole number >= 1" if whole else "a finite number >= 0"
-                raise ConfigError(f"batch.{name}", value, f"expected {what}" + (", at most 1" if name == "discount" else ""))
+                raise ConfigError(
+                    f"batch.{name}", value, f"expected {what}" + (", at most 1" if name == "discount" else "")
+                )
         if self.expired not in EXPIRED:
             raise ConfigError("batch.expired", self.expired, f"expected one of {', '.join(EXPIRED)}")
 

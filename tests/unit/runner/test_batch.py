@@ -44,7 +44,9 @@ def _client(srv: LoopbackServer, provider: str = "openai") -> Any:
 def _reference(n: int = 8, per: int = 2) -> hb.Reference:
     ids = [f"q{i}" for i in range(n)]
     return hb.Reference(
-        {i: f"question {i}" for i in ids}, labels={i: f"L{i}" for i in ids}, cluster={i: f"c{int(i[1:]) // per}" for i in ids}
+        {i: f"question {i}" for i in ids},
+        labels={i: f"L{i}" for i in ids},
+        cluster={i: f"c{int(i[1:]) // per}" for i in ids},
     )
 
 
@@ -76,7 +78,9 @@ def _rows_usd(bench: hb.Bench) -> float:
 
 
 @pytest.mark.parametrize("provider", ["openai", "anthropic"])
-def test_rows_usd_is_the_batch_bill_and_a_two_call_arm_takes_two_batches(srv: LoopbackServer, provider: str) -> None:
+def test_rows_usd_is_the_batch_bill_and_a_two_call_arm_takes_two_batches(
+    srv: LoopbackServer, provider: str
+) -> None:
     bench = _bench(_client(srv, provider), governor=hb.Governor(max_usd=1.0))
     assert len(bench.rows) == 8 * 2 * 5 and all(r.failure_kind in (None, "wrong") for r in bench.rows)
     assert len(srv.batches.created) == 2  # the first calls of both arms, then the second calls
@@ -122,8 +126,12 @@ def test_a_replay_reproduces_a_batch_run_with_the_provider_down(srv: LoopbackSer
     assert [(r.arm, r.item, r.run, r.correct) for r in replayed.rows] == [
         (r.arm, r.item, r.run, r.correct) for r in live.rows
     ]
+
     def texts(bench: hb.Bench) -> dict[str, list[str | None]]:
-        return {lid.split("/", 1)[1]: [s.text for s in t if s.kind == "request"] for lid, t in bench.traces.items()}
+        return {
+            lid.split("/", 1)[1]: [s.text for s in t if s.kind == "request"]
+            for lid, t in bench.traces.items()
+        }
 
     assert texts(replayed) == texts(live) and len(texts(live)) == 80
 
@@ -132,7 +140,9 @@ def test_a_usd_cap_holds_with_100_lines_a_batch(srv: LoopbackServer) -> None:
     srv.set(reply_words=1000)  # every reply bills 1000 output tokens: the cap is reached
     cap = 0.15  # room for about 145 lines' worst case at the batch rate; 200 lines would cost 0.2
     batch = hb.Batch(poll_s=0.005, gather_s=0.2, max_lines=100)
-    bench = _bench(_client(srv), ref=_reference(40, 4), arms=[ARMS[0]], batch=batch, governor=hb.Governor(max_usd=cap))
+    bench = _bench(
+        _client(srv), ref=_reference(40, 4), arms=[ARMS[0]], batch=batch, governor=hb.Governor(max_usd=cap)
+    )
     assert len(bench.rows) == 200 and any(r.failure_kind == "budget_stop" for r in bench.rows)
     assert max(srv.batches.sizes.values()) == 100
     assert _billed(srv) <= cap and _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3)
@@ -142,7 +152,13 @@ def test_a_usd_cap_holds_with_100_lines_a_batch(srv: LoopbackServer) -> None:
 def test_the_governor_reserves_at_the_batch_rate(srv: LoopbackServer) -> None:
     client = _client(srv)
     ref = _reference(4, 2)
-    probe = hb.Request(messages=[{"role": "user", "content": "question 0 #1"}], model="loopback-1", provider="openai", base_url=srv.base_url, params={"max_tokens": 1024})
+    probe = hb.Request(
+        messages=[{"role": "user", "content": "question 0 #1"}],
+        model="loopback-1",
+        provider="openai",
+        base_url=srv.base_url,
+        params={"max_tokens": 1024},
+    )
     worst_list, _ = PRICING.reservation(probe)
     assert worst_list is not None
     cap = 20 * worst_list * 0.75  # room for the 20 lines at the batch rate, 15 at the list price
@@ -162,7 +178,13 @@ def test_expired_lines_are_resubmitted_and_billed_once(srv: LoopbackServer, prov
 
 def test_expired_lines_sent_synchronously_are_billed_at_the_list_price(srv: LoopbackServer) -> None:
     srv.batches.script(Script(end="expired", processed=0.5))
-    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(4, 2), batch=hb.Batch(poll_s=0.005, expired="sync"), governor=hb.Governor(max_usd=1.0))
+    bench = _bench(
+        _client(srv),
+        arms=[ARMS[0]],
+        ref=_reference(4, 2),
+        batch=hb.Batch(poll_s=0.005, expired="sync"),
+        governor=hb.Governor(max_usd=1.0),
+    )
     sync = [r for r in srv.requests if r.path.endswith("/chat/completions")]
     assert len(sync) == 10 and len(srv.batches.created) == 1
     assert all(r.failure_kind in (None, "wrong") for r in bench.rows)
@@ -172,7 +194,13 @@ def test_expired_lines_sent_synchronously_are_billed_at_the_list_price(srv: Loop
 
 def test_expired_lines_fail_as_errors_that_release_their_reservation(srv: LoopbackServer) -> None:
     srv.batches.script(Script(end="expired", processed=0.5))
-    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(4, 2), batch=hb.Batch(poll_s=0.005, expired="fail"), governor=hb.Governor(max_usd=1.0))
+    bench = _bench(
+        _client(srv),
+        arms=[ARMS[0]],
+        ref=_reference(4, 2),
+        batch=hb.Batch(poll_s=0.005, expired="fail"),
+        governor=hb.Governor(max_usd=1.0),
+    )
     failed = [r for r in bench.rows if r.failure_kind == "error"]
     assert len(failed) == 10 and all(r.usd == 0.0 for r in failed)
     assert bench.summary()[0]["error_causes"] == {"openai: batch line expired": 10}
@@ -184,7 +212,9 @@ def test_a_line_the_provider_refuses_is_an_error_row_that_costs_nothing(srv: Loo
         marker = " [[batch:error]]" if item == "question q0" else ""
         return ctx.call(f"{item}{marker}").text
 
-    bench = _bench(_client(srv), arms=[hb.Arm("a", arm)], ref=_reference(2, 2), governor=hb.Governor(max_usd=1.0))
+    bench = _bench(
+        _client(srv), arms=[hb.Arm("a", arm)], ref=_reference(2, 2), governor=hb.Governor(max_usd=1.0)
+    )
     bad = [r for r in bench.rows if r.item == "q0"]
     assert {r.failure_kind for r in bad} == {"error"} and {r.usd for r in bad} == {0.0}
     assert bench.governor["usd"] == pytest.approx(_billed(srv), rel=1e-3) and len(srv.bills) == 5
@@ -194,13 +224,17 @@ def test_a_500_on_a_status_check_and_results_out_of_order_change_nothing(srv: Lo
     srv.batches.fail_status(500, 500)
     bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(4, 2))
     assert all(r.failure_kind in (None, "wrong") for r in bench.rows)
-    texts = {(r.item, r.run): s.text for r in bench.rows for s in bench.traces[r.ledger_id] if s.kind == "request"}
+    texts = {
+        (r.item, r.run): s.text for r in bench.rows for s in bench.traces[r.ledger_id] if s.kind == "request"
+    }
     assert all(t and t.startswith("reply-") for t in texts.values()) and len(set(texts.values())) == 20
 
 
 def test_a_batch_that_fails_validation_fails_its_runs_with_its_cause(srv: LoopbackServer) -> None:
     srv.batches.script(Script(end="failed", error="the input file is not valid"))
-    bench = _bench(_client(srv), arms=[ARMS[0]], ref=_reference(2, 2), batch=hb.Batch(poll_s=0.005, expired="fail"))
+    bench = _bench(
+        _client(srv), arms=[ARMS[0]], ref=_reference(2, 2), batch=hb.Batch(poll_s=0.005, expired="fail")
+    )
     assert {r.failure_kind for r in bench.rows} == {"error"} and _billed(srv) == 0.0
 
 
@@ -219,7 +253,11 @@ def test_batch_mode_is_refused_without_a_client_it_can_batch() -> None:
 
 def _stop_reference(n: int = 40) -> hb.Reference:
     ids = [f"q{i}" for i in range(n * 2)]
-    return hb.Reference({i: i for i in ids}, labels={i: f"L{i}" for i in ids}, cluster={i: f"c{int(i[1:]) // 2:02d}" for i in ids})
+    return hb.Reference(
+        {i: i for i in ids},
+        labels={i: f"L{i}" for i in ids},
+        cluster={i: f"c{int(i[1:]) // 2:02d}" for i in ids},
+    )
 
 
 async def _right(item: str, ctx: Any) -> Any:
@@ -251,7 +289,9 @@ def test_a_decision_cancels_the_batches_still_queued_and_counts_what_they_bill(s
     # a wave of 8 clusters in two batches: the first 6 clusters' lines answered at once, the last
     # 2 clusters' held; the test decides on the 6th cluster, so the held batch is cancelled, a
     # quarter of its lines done (and billed) by then
-    srv.batches.script(Script(), Script(steps=(("validating", 0.0), ("in_progress", 600.0)), cancel_done=0.25))
+    srv.batches.script(
+        Script(), Script(steps=(("validating", 0.0), ("in_progress", 600.0)), cancel_done=0.25)
+    )
     batch = hb.Batch(wave=8, poll_s=0.005, max_lines=6 * per_cluster)
     bench = _bench(_client(srv), _stop_reference(), STOP_ARMS, stop=hb.StopWhenSure(seed=7), batch=batch)
     rec = bench.stop
@@ -265,7 +305,9 @@ def test_a_decision_cancels_the_batches_still_queued_and_counts_what_they_bill(s
     assert rec.unreported_usd == pytest.approx(sum(r.usd or 0.0 for r in late))
 
 
-def test_a_resume_reattaches_to_the_batch_left_live_and_uploads_nothing_again(srv: LoopbackServer, tmp_path: Any) -> None:
+def test_a_resume_reattaches_to_the_batch_left_live_and_uploads_nothing_again(
+    srv: LoopbackServer, tmp_path: Any
+) -> None:
     import anyio
 
     from hrbench.runner.ledger import kept_ledger
@@ -273,16 +315,27 @@ def test_a_resume_reattaches_to_the_batch_left_live_and_uploads_nothing_again(sr
     store = Store(tmp_path / "hrbench.sqlite3")
     srv.batches.script(Script(steps=(("validating", 0.01), ("in_progress", 1.0), ("finalizing", 0.01))))
     rows: dict[tuple[str, str, int], hb.Row] = {}
-    kw: dict[str, Any] = {"client": _client(srv), "pricing": PRICING, "store": store, "benchmark_id": "b1", "batch": FAST}
+    kw: dict[str, Any] = {
+        "client": _client(srv),
+        "pricing": PRICING,
+        "store": store,
+        "benchmark_id": "b1",
+        "batch": FAST,
+    }
 
     async def first() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(
                 lambda: hb.benchmark_async(
-                    [ARMS[0]], _reference(4, 2), 5, governor=gov, on_row=lambda s, r, t: rows.update({(r.arm, r.item, r.run): r}), **kw
+                    [ARMS[0]],
+                    _reference(4, 2),
+                    5,
+                    governor=gov,
+                    on_row=lambda s, r, t: rows.update({(r.arm, r.item, r.run): r}),
+                    **kw,
                 )
             )
-            while not store.batch_list("b1") or store.batch_list("b1")[0]["state"] != "in_progress":
+            while not store.batch_list("b1") or store.batch_list("b1")[0]["state"] != "in_progress":  # noqa: ASYNC110
                 await anyio.sleep(0.01)
             tg.cancel_scope.cancel()  # cancelled while its batch is in progress
 

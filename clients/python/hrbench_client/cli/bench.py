@@ -94,7 +94,9 @@ def _bench_spec(args: argparse.Namespace) -> Any:
         if args.file:
             _fail_usage("give a FILE or --resume ID, not both")
         if getattr(args, "batch", False):
-            _fail_usage("--batch is a new benchmark's: a resume runs as its benchmark ran (batch mode or not)")
+            _fail_usage(
+                "--batch is a new benchmark's: a resume runs as its benchmark ran (batch mode or not)"
+            )
         governor = p.GovernorSpec(**limits) if limits else None
         spec: Any = p.BenchmarkParams(
             resume=args.resume,
@@ -428,7 +430,9 @@ def cmd_cancel(args: argparse.Namespace) -> int:
             except NotFound:
                 batch = cancel_batch(hb, ref)
                 _out(batch)
-                _err(f"cancelled batch {batch.id or batch.tag} of benchmark {batch.benchmark} ({batch.state})")
+                _err(
+                    f"cancelled batch {batch.id or batch.tag} of benchmark {batch.benchmark} ({batch.state})"
+                )
                 continue
             _out(done)
             left = f"; {done.unknown_note}" if done.unknown_note else ""

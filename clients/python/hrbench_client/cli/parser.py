@@ -8,6 +8,7 @@ import sys
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli._common import BadArguments
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
+from hrbench_client.cli.batch_flags import add_batch_flag, add_batches_command
 from hrbench_client.cli.stop_flags import add_stop_flags
 
 # `argparse` is imported where the parser is built: the fast path of `hrb score` needs none.
@@ -295,13 +296,7 @@ def _add_bench(sub: Any) -> None:
         "--max-usd", type=_limit(float), help="the governor's spend cap in USD (also with --resume)"
     )
     b.add_argument("--max-tokens", type=_limit(int), help="the governor's token cap (also with --resume)")
-    b.add_argument(
-        "--batch",
-        action="store_true",
-        help="send the arms' model calls through the provider's batch API, at its batch rate (half "
-        "price at OpenAI and Anthropic), in waves of clusters; the spec's [batch] table sets how "
-        "(the defaults when it has none); it runs on whoever listens, `hrb batches` lists its batches",
-    )
+    add_batch_flag(b)
     add_stop_flags(b)
 
 
@@ -506,7 +501,10 @@ def _add_housekeeping(sub: Any) -> None:
         help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
     )
     cancel.add_argument(
-        "ids", nargs="+", metavar="ID", help=_ID_HELP + "; or a provider batch's id (batch_..., msgbatch_...) or tag"
+        "ids",
+        nargs="+",
+        metavar="ID",
+        help=_ID_HELP + "; or a provider batch's id (batch_..., msgbatch_...) or tag",
     )
     cancel.add_argument(
         "--grace",
@@ -516,17 +514,7 @@ def _add_housekeeping(sub: Any) -> None:
         "paid once; default: the daemon's HRBENCH_CANCEL_GRACE_S, else 10)",
     )
 
-    bt = sub.add_parser(
-        "batches",
-        help="the provider batches of benchmarks in batch mode: state, lines done/failed, age, USD reserved",
-        description="List the provider batches (OpenAI's Batch API, Anthropic's Message Batches) of "
-        "benchmarks run in batch mode: the live ones (their results not read yet), or every one with "
-        "--all. `hrb cancel BATCH_ID` cancels one (its tag, or the provider's batch id).",
-    )
-    bt.add_argument("benchmark", nargs="?", help="only this benchmark's: " + _ID_HELP)
-    bt.add_argument("--all", action="store_true", help="every batch, ended ones too")
-    bt.add_argument("--text", action="store_true", help="readable lines instead of JSON lines")
-
+    add_batches_command(sub, _ID_HELP)
     rm = sub.add_parser("rm", help="delete stored benchmarks with their rows, traces and lock files")
     rm.add_argument("ids", nargs="+", metavar="ID", help=_ID_HELP)
 

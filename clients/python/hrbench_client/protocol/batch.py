@@ -8,7 +8,14 @@ from msgspec import Meta, Struct, field
 
 from hrbench_client.protocol._base import _Spec
 
-__all__ = ["BatchCancelParams", "BatchCancelResult", "BatchListParams", "BatchListResult", "BatchSpec", "BatchState"]
+__all__ = [
+    "BatchCancelParams",
+    "BatchCancelResult",
+    "BatchListParams",
+    "BatchListResult",
+    "BatchSpec",
+    "BatchState",
+]
 
 
 class BatchSpec(_Spec):

@@ -6,7 +6,12 @@ from typing import Any
 
 from msgspec import Struct
 
-from hrbench_client.protocol.batch import BatchCancelParams, BatchCancelResult, BatchListParams, BatchListResult
+from hrbench_client.protocol.batch import (
+    BatchCancelParams,
+    BatchCancelResult,
+    BatchListParams,
+    BatchListResult,
+)
 from hrbench_client.protocol.benchmark import (
     BenchmarkParams,
     BenchmarkResult,
