@@ -33,7 +33,7 @@ def srv() -> Iterator[LoopbackServer]:
 def _batch_bench(home: Path, srv: LoopbackServer, tmp_path: Path) -> str:
     spec = tmp_path / "batch.toml"
     spec.write_text(
-        "runs = 5\n[reference]\nitems = { q1 = \"France\", q2 = \"Peru\" }\nlabels = { q1 = \"Paris\", q2 = \"Lima\" }\n"
+        'runs = 5\n[reference]\nitems = { q1 = "France", q2 = "Peru" }\nlabels = { q1 = "Paris", q2 = "Lima" }\n'
         f'[client]\nkind = "openai"\nmodel = "loopback-1"\nbase_url = "{srv.base_url}"\napi_key_env = false\n'
         "price = { input = 1.0, output = 2.0 }\n"
         '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "Capital of {item}?"\n[batch]\npoll_s = 0.05\n'
@@ -45,7 +45,9 @@ def _batch_bench(home: Path, srv: LoopbackServer, tmp_path: Path) -> str:
     return str(json.loads(proc.stdout.splitlines()[-1])["id"])
 
 
-def test_the_view_lists_a_batch_benchmarks_batches(shared_daemon: Daemon, srv: LoopbackServer, tmp_path: Path) -> None:
+def test_the_view_lists_a_batch_benchmarks_batches(
+    shared_daemon: Daemon, srv: LoopbackServer, tmp_path: Path
+) -> None:
     bench_id = _batch_bench(shared_daemon.home, srv, tmp_path)
     view = View(shared_daemon.home)
     try:
@@ -64,7 +66,10 @@ def test_the_view_lists_a_batch_benchmarks_batches(shared_daemon: Daemon, srv: L
 @pytest.mark.browser
 def test_the_page_shows_the_provider_batches(
     page: Any,  # noqa: F811
-    view: View, shared_daemon: Daemon, srv: LoopbackServer, tmp_path: Path
+    view: View,
+    shared_daemon: Daemon,
+    srv: LoopbackServer,
+    tmp_path: Path,
 ) -> None:
     bench_id = _batch_bench(shared_daemon.home, srv, tmp_path)
     page.goto(view.url)
@@ -79,4 +84,3 @@ def test_the_page_shows_the_provider_batches(
     assert row.locator("[data-k=lines]").text_content() == "10"
     assert row.locator("[data-k=done]").text_content() == "10"
     assert row.locator("[data-k=failed]").text_content() == "0"
-
