@@ -7,8 +7,8 @@ import sys
 
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli._common import BadArguments
-from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.batch_flags import add_batch_flag, add_batches_command
+from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.stop_flags import add_stop_flags
 
 # `argparse` is imported where the parser is built: the fast path of `hrb score` needs none.
