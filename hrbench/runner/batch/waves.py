@@ -6,8 +6,9 @@
 :meth:`Batching.run` runs its cells in place of the loop's workers:
 
 - without a stop rule, the clusters in the seed's order, ``wave`` at a time: every run of
-  every cell of the wave at once (a sync arm's in a worker thread of its own), so that their
-  requests go in one batch; the next wave once every run of this one is done;
+  every cell of the wave at once (a sync arm's in a worker thread of its own, at most
+  :data:`SYNC_THREADS`), so that their requests go in one batch; the next wave once every run of
+  this one is done;
 - with a stop rule, its gate (:mod:`hrbench.runner.stopping`) starts the clusters of a wave
   together and the next wave once every cluster of this one is committed to its test, so that
   nothing is uploaded once it decided.
@@ -38,6 +39,10 @@ from hrbench.runner.replay import ReplayClient
 __all__ = ["Batching", "install"]
 
 Cell = tuple[int, str, str, Arm]
+
+SYNC_THREADS = 512
+"""The most runs of a sync arm waiting on their lines at once, each in a worker thread of its own;
+a wave with more goes out in batches of about this many (an ``async def`` arm has no such bound)."""
 
 
 class Batching:
@@ -91,7 +96,7 @@ class Batching:
         todos: list[list[int]] = []
         try:
             todos = [loop.pending(ci, item, arm) for ci, _, item, arm in group]
-            limiter = anyio.CapacityLimiter(max(1, sum(len(t) for t in todos)))  # a thread per sync run
+            limiter = anyio.CapacityLimiter(max(1, min(SYNC_THREADS, sum(len(t) for t in todos))))
             async with anyio.create_task_group() as tg:
                 for cell, todo in zip(group, todos, strict=True):
                     for run in todo:  # counted by the collector from now: it waits for its line
