@@ -56,29 +56,40 @@ def _arrow_type(pa: Any, t: msgspec.inspect.Type) -> Any:
     return getattr(pa, name)() if name else pa.string()
 
 
-def inspect_score(row: Mapping[str, Any], scorer: str = "exact") -> dict[str, Any]:
+def inspect_score(row: Mapping[str, Any], scorer: str | None = None) -> dict[str, Any]:
     """A scored row as Inspect's ``EvalSampleScore`` (``sample_id``, ``value``, ...) plus its ``epoch``.
 
-    ``value`` is ``"C"`` (right) or ``"I"`` (wrong), ``answer`` what the scorer saw,
+    ``scorer`` is the name of the scorer that scored the row: ``scorer``, else the row's
+    ``scorer``. ``value`` is ``"C"`` (right) or ``"I"`` (wrong), ``answer`` what the scorer saw,
     ``explanation`` the failure kind, ``epoch`` the draw index; ``metadata`` holds the arm,
     cluster, split, run, draw index and USD (``hrb rows ID --format inspect-scores``).
 
+    Raises:
+        ValueError: no scorer is named, by ``scorer`` or by the row.
+
     Example:
         >>> r = inspect_score({"item": "q1", "arm": "a", "run": 1, "draw_index": 1, "correct": False,
-        ...                    "outcome": "Lyon", "failure_kind": "wrong"})
-        >>> r["sample_id"], r["epoch"], r["value"], r["explanation"]
-        ('q1', 1, 'I', 'wrong')
+        ...                    "outcome": "Lyon", "failure_kind": "wrong", "scorer": "answer_contains"})
+        >>> r["sample_id"], r["epoch"], r["scorer"], r["value"], r["explanation"]
+        ('q1', 1, 'answer_contains', 'I', 'wrong')
     """
+    name = scorer or row.get("scorer")
+    if not name:
+        raise ValueError(f"row {row.get('ledger_id') or row.get('item')!r}: no scorer names what scored it")
     draw = row.get("draw_index") or 0
     return {
         "sample_id": row["item"],
         "epoch": draw if draw >= 1 else row.get("run", 1),
-        "scorer": scorer,
+        "scorer": name,
         "value": "C" if row["correct"] else "I",
         "answer": row.get("outcome"),
         "explanation": row.get("failure_kind"),
         "metadata": {k: row.get(k) for k in ("arm", "cluster", "split", "run", "draw_index", "usd")},
     }
+
+
+_EXTRA = ("scorer", "trace")
+"""Keys of a row dict beyond its Struct's columns that :func:`write_rows` writes, last, in this order."""
 
 
 def check_format(fmt: str) -> None:
@@ -113,10 +124,12 @@ def write_rows(
 
     Args:
         rows: the rows as dicts, e.g. ``msgspec.structs.asdict(row)`` with an optional
-            ``"trace"`` (a list of steps as builtins).
+            ``"scorer"`` (the name of the scorer that scored it) and ``"trace"`` (a list of
+            steps as builtins).
         columns: the column names in order, or the row Struct whose fields name and type them
             (Parquet then gets a typed schema: strings, int64, float64, bool, all nullable).
-            A ``trace`` key beyond the columns becomes a last column.
+            A ``scorer`` and a ``trace`` key beyond the columns become the last columns, in
+            that order (strings).
         out: a binary file (a file opened ``"wb"``, ``sys.stdout.buffer``).
         fmt: ``"jsonl"`` (one JSON object a line), ``"csv"`` (a header line; ``None`` is an
             empty cell, ``True``/``False`` as Python writes them, a trace as compact JSON) or
@@ -150,8 +163,9 @@ def write_rows(
     else:
         names = list(columns)
     data = list(rows)
-    if any("trace" in r for r in data) and "trace" not in names:
-        names.append("trace")
+    for extra in _EXTRA:
+        if extra not in names and any(extra in r for r in data):
+            names.append(extra)
     if fmt == "jsonl":
         enc = msgspec.json.Encoder()
         for r in data:

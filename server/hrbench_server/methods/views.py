@@ -71,6 +71,8 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                     r.ledger_id: msgspec.convert(msgspec.to_builtins(kept.get(r.ledger_id, [])), list[p.Step])
                     for r in rows
                 }
+            from hrbench.specs import stored_scorer  # the registry, on the first rows read
+
             spec = rec.get("spec") or {}
             info = p.BenchmarkInfo(
                 id=bid,
@@ -79,6 +81,7 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 total=spec.get("total"),
                 created=_iso(rec["created"]),
                 name=(spec.get("params") or {}).get("name"),
+                scorer=stored_scorer(spec),
             )
             wire = msgspec.convert(msgspec.to_builtins(rows), list[p.Row])
             return p.BenchmarkRowsResult(benchmark=info, rows=wire, traces=traces)
@@ -98,6 +101,7 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
 
         def build() -> dict[str, Any]:
             # imported on the first report, in this worker thread: statistics and numpy (~0.3 s of CPU)
+            from hrbench import specs
             from hrbench.results import browse
             from hrbench.stats import report_payload
 
@@ -106,8 +110,11 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
             judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
+            spec = rec.get("spec") or {}
             try:
-                out = report_payload(judged, traces=traces, stop=rec.get("spec", {}).get("stop"), **settings)
+                out = report_payload(
+                    judged, traces=traces, stop=spec.get("stop"), scorer=specs.stored_scorer(spec), **settings
+                )
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one

@@ -26,7 +26,7 @@ Commands::
     hrb rm BENCH_ID... | hrb gc --older-than 30d                    delete benchmarks; prune and VACUUM
     hrb gate BENCH_ID --baseline BENCH_ID|FILE [--max-drop 0.02]     exit 1 only on a real regression
     hrb prices MODEL... [--text]                                    prices, with their source and date
-    hrb export BENCH_ID --format inspect [-o DIR]                   Inspect eval logs, one per arm
+    hrb export BENCH_ID --format inspect [-o DIR] [--log-format eval]  Inspect eval logs, one per arm
 
 BENCH_ID is a benchmark's id (the ``id`` of ``hrb bench``'s last line, or ``hrb ls``), a unique
 prefix of it (4+ characters), or its name (the newest of that name; ``hrb bench FILE`` names a

@@ -422,9 +422,7 @@ def _add_export(sub: Any) -> None:
         help="write a stored benchmark as Inspect eval logs (one per arm), for inspect view and its tools",
     )
     x.add_argument("id", help=_ID_HELP)
-    x.add_argument(
-        "--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs, JSON)"
-    )
+    x.add_argument("--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs)")
     x.add_argument(
         "-o",
         "--output",
@@ -433,6 +431,12 @@ def _add_export(sub: Any) -> None:
         help="the folder to write into (default: the current one)",
     )
     x.add_argument("--name", help="the task name in the logs (default: the benchmark's name)")
+    x.add_argument(
+        "--log-format",
+        choices=["json", "eval"],
+        default="json",
+        help="json (one JSON object per log, the default) or eval (Inspect's zip)",
+    )
 
 
 def _add_gate(sub: Any) -> None:
@@ -481,8 +485,10 @@ def _add_prices(sub: Any) -> None:
         "prices",
         help="a model's price in the daemon's table (USD per million tokens), with its source and date",
         description="Print each model's price: input, cache read, cache write (5 minutes, 1 hour) and "
-        "output, USD per million tokens, with the price's source (the genai-prices package and its "
-        "version, hrbench's shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price.",
+        "output, USD per million tokens, with its long-context tiers (the rates of every token once a "
+        "prompt passes a size), the price's source (the genai-prices package and its version, hrbench's "
+        "shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price or its price is "
+        "refused (not a finite number >= 0, or 0 where a price list prices the model).",
     )
     pr.add_argument("models", nargs="+", metavar="MODEL", help="a model name, e.g. gpt-4o-mini")
     pr.add_argument("--text", action="store_true", help="readable lines instead of JSON lines")
