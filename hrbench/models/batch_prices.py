@@ -7,9 +7,9 @@ standard API prices"), prompt-cache reads and writes included (Anthropic: "the b
 and prompt caching discounts stack"). :class:`BatchPricing` prices every model that way:
 
 1. a model the price package (genai-prices) lists with a batch variant is priced at that
-   variant (its cache and long-context tiers' base rates, as the package gives them);
+   variant (its cache rates and its long-context tiers, as the package gives them);
 2. any other model with a price, at :data:`BATCH_DISCOUNT` times its standard rates (every
-   part: input, cache reads and writes, output);
+   part: input, cache reads and writes, output, of every long-context tier);
 3. a model with no price has none (the governor refuses it under a USD cap, as always).
 
 A model given its own price (a spec's ``prices``, ``Pricing(overrides=...)``) gives its standard
@@ -21,9 +21,10 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
+from hrbench.models.price_package import package_rates, tier_starts
 from hrbench.models.pricing import Price, Pricing
 
-__all__ = ["BATCH_DISCOUNT", "BatchPricing", "package_batch_price"]
+__all__ = ["BATCH_DISCOUNT", "BatchPricing", "discounted", "package_batch_price"]
 
 BATCH_DISCOUNT = 0.5
 """A batch line's price as a share of the standard one, where the price package gives no batch
@@ -80,22 +81,37 @@ class BatchPricing(Pricing):
             listed = package_batch_price(model, self.provider)
             if listed is not None:
                 return listed
-        d = self.discount
-        return Price(
-            standard.input * d,
-            standard.cached_input * d,
-            standard.output * d,
-            standard.write_5m * d,
-            standard.write_1h * d,
-        )
+        return discounted(standard, self.discount)
 
     def with_overrides(self, overrides: Any) -> Pricing:
         """The batch prices over the standard table with ``overrides`` (standard rates) on top."""
         return BatchPricing(self.base.with_overrides(overrides), self.provider, self.discount)
 
 
+def discounted(price: Price, share: float) -> Price:
+    """``price`` with every rate, of every tier, times ``share``.
+
+    Example:
+        >>> p = discounted(Price(2.0, 1.0, 6.0, tiers=((200_000, Price(4.0, 2.0, 9.0)),)), 0.5)
+        >>> p.input, p.write_5m, p.tiers[0][0], p.tiers[0][1].output
+        (1.0, 1.25, 200000, 4.5)
+    """
+    return Price(
+        price.input * share,
+        price.cached_input * share,
+        price.output * share,
+        price.write_5m * share,
+        price.write_1h * share,
+        tuple((above, discounted(tier, share)) for above, tier in price.tiers),
+    )
+
+
 def package_batch_price(model: str, provider: str | None) -> Price | None:
-    """The batch variant genai-prices lists for ``model`` today, or ``None`` (none, or no package).
+    """The batch variant genai-prices lists for ``model`` today, with its tiers, or ``None`` (none, or no package).
+
+    A tiered rate (genai-prices' ``TieredPrices``: Anthropic's long-context batch rates above
+    200,000 prompt tokens) keeps its tiers, read by the package's own rule as the standard
+    prices are (:func:`~hrbench.models.price_package.package_price`).
 
     Example:
         >>> p = package_batch_price("claude-haiku-4-5", "anthropic")
@@ -103,6 +119,9 @@ def package_batch_price(model: str, provider: str | None) -> Price | None:
         (0.5, 2.5, 0.05, 0.625, 1.0)
         >>> package_batch_price("gpt-4o-mini", "openai").output
         0.3
+        >>> long = package_batch_price("claude-sonnet-4-5", "anthropic")
+        >>> long.input, [(above, t.input, t.output) for above, t in long.tiers]
+        (1.5, [(200000, 3.0, 11.25)])
     """
     try:
         from genai_prices.data_snapshot import get_snapshot
@@ -115,24 +134,11 @@ def package_batch_price(model: str, provider: str | None) -> Price | None:
     batch = [v for v in (getattr(info, "price_variants", None) or ()) if v.when == {"processing": "batch"}]
     if not batch:
         return None
-    now = datetime.datetime.now(datetime.UTC)
-    prices = info.get_prices(now, {"processing": "batch"})
-    rates = {k: _rate(getattr(prices, k, None)) for k in _PARTS}
-    inp, out = rates["input_mtok"], rates["output_mtok"]
-    if inp is None or out is None:
+    prices = info.get_prices(datetime.datetime.now(datetime.UTC), {"processing": "batch"})
+    base = package_rates(prices, 0)
+    if base is None:
         return None
-    read, write = rates["cache_read_mtok"], rates["cache_write_mtok"]
-    w5 = inp if write is None else write
-    w1 = rates["cache_write_1h_mtok"]
-    return Price(inp, inp if read is None else read, out, w5, w5 if w1 is None else w1)
-
-
-_PARTS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok")
-
-
-def _rate(value: Any) -> float | None:
-    """A package rate as a float: a tiered one at its base rate (its dearer tiers left out)."""
-    if value is None:
-        return None
-    base = getattr(value, "base", None)
-    return float(base if base is not None else value)
+    tiers = tuple(
+        (start, Price(*at)) for start in tier_starts(prices) if (at := package_rates(prices, start + 1)) is not None
+    )
+    return Price(*base, tiers=tiers)

@@ -85,6 +85,8 @@ class Collector:
         self.api, self.settings, self.ledger = api, settings, ledger
         self.pricing, self.list_pricing, self.inner = pricing, list_pricing, inner
         self.drain, self.decided = drain, decided
+        self.retry_errors = False
+        """Whether the benchmark runs its failed runs again (a line the provider refused is sent again)."""
         self.max_lines = min(settings.max_lines or api.max_lines, api.max_lines)
         self.pending: dict[str, list[Line]] = {}
         self.waiting: dict[str, list[Line]] = {}
@@ -147,8 +149,10 @@ class Collector:
         info = current_run.get()
         cid = cache_key(request, "" if info is None else info.arm)
         known = self.known.get(cid)
-        if known is not None and known[0] == "done" and cid not in self.uploaded:
+        if known is not None and cid not in self.uploaded and self._settled_before(known[0]):
             give_back(before)  # answered in a batch already: nothing is sent, nothing reserved
+            if known[0] != "done":  # refused, or expired under expired="fail": the failure as it came
+                return known[1]
             return msgspec.structs.replace(known[1], source="cache") if cid in self.paid else known[1]
         loop = asyncio.get_running_loop()
         if cid in self.attached or cid in self.pending or cid in self.waiting:
@@ -166,9 +170,27 @@ class Collector:
         line = Line(
             cid, request, body, before, loop.create_future(), info, usd=float(getattr(gate, "usd", 0.0))
         )
+        if known is not None and known[0] in ("expired", "cancelled") and self.settings.expired == "sync":
+            self.waiting[cid] = [line]  # expired in an earlier run's batch: sent as its policy says
+            self._spawn(self._sync, cid, [line])
+            return await self._wait(line)
         self.pending[cid] = [line]
         self._last_line = time.monotonic()
         return await self._wait(line)
+
+    def _settled_before(self, state: str) -> bool:
+        """Whether a line an earlier batch ended in ``state`` is answered from it, not uploaded again.
+
+        A reply (``done``) always is; a line the provider refused (``failed``) unless the
+        benchmark runs its failed runs again (``retry_errors``); an expired or cancelled line
+        when :attr:`~hrbench.Batch.expired` is ``"fail"``. A line of a batch that never reached
+        the provider (``lost``), or expired under ``"resubmit"`` or ``"sync"``, goes out again.
+        """
+        if state == "done":
+            return True
+        if state == "failed":
+            return not self.retry_errors
+        return state in ("expired", "cancelled") and self.settings.expired == "fail"
 
     async def _wait(self, line: Line) -> Result:
         self._block(line.run, 1)

@@ -155,6 +155,7 @@ def install(batch: Any, loop: Any, store: Any, benchmark_id: str) -> Batching | 
         decided=lambda: gate is not None and gate.reason is not None,
     )
     collector.drain = _DrainOf(rt)
+    collector.retry_errors = bool(getattr(loop, "retry_errors", False))
     wrapper = BatchClient(client, collector)
     rt.client = wrapper
     rt.pricing, rt.prices, rt._free = pricing, {}, {}

@@ -79,6 +79,20 @@ def test_batch_prices_come_from_the_package_else_half_the_standard_price() -> No
         BatchPricing(own, "openai", discount=2.0)
 
 
+def test_batch_prices_keep_the_long_context_tiers() -> None:
+    listed = package_batch_price("claude-sonnet-4-5", "anthropic")
+    assert listed is not None and [(a, t.input, t.output) for a, t in listed.tiers] == [(200_000, 3.0, 11.25)]
+    tiered = {"input": 2.0, "output": 8.0, "tiers": [{"above": 200_000, "input": 4.0, "output": 12.0}]}
+    own = Pricing(overrides={"m": tiered})
+    batch = BatchPricing(own, "anthropic")
+    long = Usage(tokens_in=250_000, tokens_out=1_000)
+    assert batch.cost(long, "m") == pytest.approx(own.cost(long, "m") / 2)  # the tier's rates, halved
+    r = Request(messages=[{"role": "user", "content": "word " * 300_000}], model="m", params={"max_tokens": 10})
+    full, _ = own.reservation(r)
+    half, _ = batch.reservation(r)
+    assert full is not None and half == pytest.approx(full / 2)
+
+
 def _openai() -> OpenAIBatchApi:
     return OpenAIBatchApi(hb.OpenAIClient("m", base_url="http://127.0.0.1:9/v1", api_key_env=None))
 
