@@ -252,7 +252,7 @@ def refusal_limits(error: str | None) -> list[str]:
     """The :data:`REFUSAL_LIMITS` a refusal's message names (a trace step's ``error``).
 
     What stopped a run is kept in its trace as the refusal's message; the stop note of a
-    stored benchmark reads the caps that stopped it from there (newcomer finding).
+    stored benchmark reads the caps that stopped it from there.
 
     Example:
         >>> refusal_limits("the governor refused a request: token_cap_reached (Governor(...))")
@@ -298,7 +298,7 @@ class ReplayMiss(HrbenchError, LookupError):
 class ModelError(HrbenchError):
     """Raised when a model call failed for good (after retries); never carries an API key.
 
-    Raised by reading ``.text`` of a failed :class:`~hrbench.records.Result` (issue 12): the
+    Raised by reading ``.text`` of a failed :class:`~hrbench.records.Result`: the
     message holds the provider's message (its status in it), and on HTTP 401/403 the name of
     the environment variable the key is read from.
 
@@ -349,7 +349,7 @@ def failure_cause(error: str, status: int | None = None) -> str:
     import re
 
     missing = NO_OUTPUT.match(error)
-    if missing is not None:  # decided (TAT-QA demo): the cause names the item, not "LookupError"
+    if missing is not None:  # the cause names the item, not "LookupError"
         return missing.group(1)
     m = re.match(
         r"(\w+: (?:HTTP \d+|quota exhausted|cannot connect to \S+|no reply within [\d.]+ s|malformed reply"
@@ -427,7 +427,7 @@ class StoreReadOnly(StoreError):
 class BenchmarkRunning(HrbenchError):
     """Raised when a benchmark id that is running now is asked to run (resume) again.
 
-    Decided, issue 13 (two simultaneous resumes paid about 270 calls twice): one benchmark id
+    Rule (two simultaneous resumes would pay twice): one benchmark id
     runs at most once at a time; the message names the run that holds it.
     """
 
@@ -437,8 +437,8 @@ class BenchmarkRunning(HrbenchError):
 class BenchmarkCancelled(HrbenchError):
     """Raised to the caller of a benchmark that ``hrb cancel`` (``benchmark/cancel``) cancelled.
 
-    Decided (newcomer finding: ``hrb cancel ID`` from another shell made the streaming
-    ``hrb bench`` exit 130, the Ctrl-C code, saying only "cancelled"): the message says it was
+    Rule (not exit 130, the Ctrl-C code, nor only "cancelled", for ``hrb cancel ID`` from
+    another shell): the message says it was
     cancelled by ``hrb cancel``, names the benchmark, the runs saved and the command that
     resumes it. ``context``: ``benchmark``, ``done``, ``total``. ``hrb bench`` exits 3, as when
     the daemon is stopped under it: the benchmark was ended from outside, not by a budget.
@@ -450,8 +450,7 @@ class BenchmarkCancelled(HrbenchError):
 class DaemonStopped(HrbenchError):
     """Raised to the caller of a benchmark that ran when its daemon was stopped.
 
-    Decided (newcomer finding: ``hrb daemon stop`` during ``hrb bench`` said only
-    "cancelled"): the message says the daemon was stopped and how (``hrb daemon stop``, a
+    Rule (never only "cancelled"): the message says the daemon was stopped and how (``hrb daemon stop``, a
     signal), the benchmark's id, how many of its runs are done and saved, and the command that
     resumes it; the benchmark is stored ``interrupted`` (as when a daemon dies) and resumable.
     ``context``: ``benchmark``, ``done``, ``total``. ``hrb`` exits 3, as for a daemon that died
@@ -494,8 +493,8 @@ class NoLabelsWarning(UserWarning):
     """Warned when no item a benchmark runs on has a label.
 
     Every run is then ``correct=None`` (seed 002: an item with no label is NA) and accuracy is
-    NA. Decided (seed silent; a newcomer's ``"labl"`` typo ended "done" with accuracy NA and no
-    word): legal (outputs may be collected to label later), but said.
+    NA. Rule (a ``"labl"`` typo never ends "done" with accuracy NA and no word): legal (outputs
+    may be collected to label later), but said.
     """
 
 
@@ -503,8 +502,8 @@ class UnlabelledItemsWarning(UserWarning):
     """Warned when some, not all, of the items a benchmark runs on have no label.
 
     Their runs are ``correct=None`` (seed 002: an item with no label is NA) and accuracy
-    averages the labelled items only. Decided (seed silent; newcomer finding: a ``labels``
-    table that left an item out made it unlabelled with no count shown): legal, but counted,
+    averages the labelled items only. Rule (a ``labels`` table that leaves an item out is
+    never silent): legal, but counted,
     with the first ids named.
     """
 
@@ -512,9 +511,8 @@ class UnlabelledItemsWarning(UserWarning):
 class UsageEstimatedWarning(UserWarning):
     """Warned when live replies came without a usage block, so their tokens and USD are not the provider's.
 
-    Decided (newcomer finding: an endpoint that sends no ``usage`` gave rows whose tokens and
-    USD looked reported, with no word): the tokens are counted with the model's tokenizer
-    (``usd_provenance`` ``"counted"``) or estimated from above at one token per UTF-8 byte (``"estimated"``; newcomer finding 14);
+    Rule (tokens and USD an endpoint did not report never look reported): the tokens are counted with the model's tokenizer
+    (``usd_provenance`` ``"counted"``) or estimated from above at one token per UTF-8 byte (``"estimated"``);
     the benchmark says how many runs per arm.
     """
 
@@ -532,8 +530,7 @@ class CachedDrawsWarning(UserWarning):
 
     The seed starts the arms' own random stream (``ctx.rng``); it does not choose the model's
     draws, which the cache keys by request and draw index (seed 002), so a changed seed
-    reruns from the cache entirely. Decided (seed silent; newcomer finding: changing ``seed``
-    reran from the cache with no note): legal (a rerun of the same seed is served so too),
+    reruns from the cache entirely. Rule: legal (a rerun of the same seed is served so too),
     but said, with how to get new draws.
     """
 
@@ -544,8 +541,8 @@ class DrawsUncheckedWarning(UserWarning):
     Seed 002: an arm whose runs are not distinct draws is refused. Across a resume the check
     is seeded with the request keys and provider response ids in the kept runs' traces
     (``done_traces``), so a run made again that repeats a kept run's draw is refused again
-    (newcomer finding: ``--retry-errors`` accepted one more duplicate per retry). A kept run
-    whose trace is not given cannot be checked against; decided (loud, never silent): the
+    (else ``--retry-errors`` would accept one more duplicate per retry). A kept run
+    whose trace is not given cannot be checked against (loud, never silent): the
     resume goes on and says how many kept runs were not checked.
     """
 
@@ -553,7 +550,7 @@ class DrawsUncheckedWarning(UserWarning):
 class ReferenceReboundWarning(UserWarning):
     """Warned when a benchmark's named reference resolves to other content than the last benchmark of its name used.
 
-    Decided (newcomer finding 18: ``hrb ref put caps`` rebound the name to new labels, and the
-    rerun of a spec with ``reference = "caps"`` scored 1.000 -> 0.500 with no notice): the
+    Rule (``hrb ref put caps`` rebinding the name to new labels never changes the score of a
+    rerun of a spec with ``reference = "caps"`` with no notice): the
     daemon says which content hash it used and which the previous benchmark used.
     """

@@ -328,7 +328,7 @@ def judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
     """The runtime of a scorer that needs a run context (a judge): its own client, the rest shared.
 
     The judge's requests go through the benchmark's governor (reserved and capped like an
-    arm's), cache, recorder and pricing (issue 18). Draws are not checked for repeats: two runs
+    arm's), cache, recorder and pricing. Draws are not checked for repeats: two runs
     with the same output rightly share the judge's draws of that output.
     """
     if not getattr(scorer, "needs_context", False):
@@ -344,7 +344,7 @@ def judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
 def judge_pricing(scorer: Any, pricing: Pricing) -> Pricing:
     """The prices a judge's requests are priced at: the judge's own (its ``pricing``) over ``pricing``.
 
-    Decided: a judge is priced like any client; a spec's ``price`` and ``prices`` in
+    Rule: a judge is priced like any client; a spec's ``price`` and ``prices`` in
     ``[scorer_settings.client]`` are honoured for its requests.
     """
     own = getattr(getattr(scorer, "pricing", None), "overrides", None)
@@ -388,7 +388,7 @@ async def judge(plan: Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: At
 def _scorer_cause(name: str, exc: Exception) -> str:
     """The cause of a run whose scorer failed, as its trace and the run's end show it.
 
-    Decided (newcomer finding: a scorer that returned ``None`` gave a silent NA): a scorer that
+    Rule (never a silent NA): a scorer that
     raises, or breaks seed 000's contract (a :class:`~hrbench.errors.ScorerError`: ``None`` or
     another value that is not a score), makes that run an ``"error"`` row with this cause; the
     benchmark goes on, ends with status ``errors`` and ``hrb bench`` exits 3.

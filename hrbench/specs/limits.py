@@ -25,8 +25,8 @@ def build_governor(spec: Any) -> Governor | None:
 
     A limit left ``None`` is no cap, unless ``defaults`` is true: it is then the default's
     (:func:`~hrbench.runner.governor.default_governor`), and the governor keeps the defaults' rule
-    while ``max_usd`` is not given (decided, newcomer finding: ``hrb bench FILE --max-calls N``
-    on a spec with no ``[governor]`` replaces one limit, as ``--resume`` does).
+    while ``max_usd`` is not given (``hrb bench FILE --max-calls N`` on a spec with no
+    ``[governor]`` replaces one limit, as ``--resume`` does).
 
     Example:
         >>> build_governor({"max_calls": 10}).max_usd is None

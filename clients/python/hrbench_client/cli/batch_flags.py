@@ -25,8 +25,17 @@ def add_batch_flag(b: argparse.ArgumentParser) -> None:
     )
 
 
-def add_batches_command(sub: Any, id_help: str) -> None:
-    """Add ``hrb batches [BENCHMARK] [--all] [--text]`` (``id_help``: how a benchmark is named)."""
+def add_batches_command(sub: Any, id_help: str, cancel: argparse.ArgumentParser) -> None:
+    """Add ``hrb cancel``'s ``ID...`` (a benchmark, or a provider batch) and ``hrb batches [BENCHMARK] [--all] [--text]``.
+
+    ``id_help``: how a benchmark is named; ``cancel``: ``hrb cancel``'s parser.
+    """
+    cancel.add_argument(
+        "ids",
+        nargs="+",
+        metavar="ID",
+        help=id_help + "; or a provider batch's id (batch_..., msgbatch_...) or tag",
+    )
     bt = sub.add_parser(
         "batches",
         help="the provider batches of benchmarks in batch mode: state, lines done/failed, age, USD reserved",
