@@ -17,7 +17,10 @@ Lines that did not get a reply: refused by the provider (an ``error`` row, nothi
 expired or cancelled (resubmitted, sent through the synchronous API, or failed, as
 :attr:`~hrbench.Batch.expired` says). A benchmark resumed after a crash (:class:`~hrbench.runner.batch.ledger.Resumed`)
 waits on the batches its earlier run left live, is given the results that finished meanwhile,
-and never uploads a ``custom_id`` that is in a live batch or has a reply.
+and never uploads a ``custom_id`` that is in a live batch or has a reply. A reply the batch
+ledger kept but the governor's ledger did not yet keep as paid (the crash came between the two)
+is taken out of the response cache, so that its run, made again, is served it by the collector
+and its row carries its bill.
 
 Once a stop rule decided (the drain began with a decision), nothing more is uploaded and the
 live batches are cancelled at the provider; what they still bill is settled line by line.
@@ -87,6 +90,8 @@ class Collector:
         self.drain, self.decided = drain, decided
         self.retry_errors = False
         """Whether the benchmark runs its failed runs again (a line the provider refused is sent again)."""
+        self.cache: Any = None
+        """The runtime's response cache (:class:`~hrbench.runner.cache.Cache`), or ``None``."""
         self.max_lines = min(settings.max_lines or api.max_lines, api.max_lines)
         self.pending: dict[str, list[Line]] = {}
         self.waiting: dict[str, list[Line]] = {}
@@ -214,6 +219,9 @@ class Collector:
         self._tg = tg
         resumed: Resumed = await self.ledger.load()
         self.known, self.paid = resumed.results, resumed.paid
+        unpaid = [c for c, (state, _) in resumed.results.items() if state == "done" and c not in resumed.paid]
+        if unpaid and self.cache is not None:  # its run is served by the collector: its row pays its bill
+            await anyio.to_thread.run_sync(self.cache.store.cache_forget, unpaid)
         self._taken = set(resumed.batch_ids)
         for b in resumed.live:
             await self._reattach(b, [c for c, t in resumed.uploaded.items() if t == b["tag"]])

@@ -156,6 +156,7 @@ def install(batch: Any, loop: Any, store: Any, benchmark_id: str) -> Batching | 
     )
     collector.drain = _DrainOf(rt)
     collector.retry_errors = bool(getattr(loop, "retry_errors", False))
+    collector.cache = getattr(rt, "cache", None)
     wrapper = BatchClient(client, collector)
     rt.client = wrapper
     rt.pricing, rt.prices, rt._free = pricing, {}, {}

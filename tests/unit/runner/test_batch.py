@@ -352,3 +352,75 @@ def test_a_resume_reattaches_to_the_batch_left_live_and_uploads_nothing_again(
     assert len(bench.rows) == 20 and all(r.failure_kind in (None, "wrong") for r in bench.rows)
     assert _rows_usd(bench) == pytest.approx(_billed(srv), rel=1e-3) and len(srv.bills) == 20
     assert store.batch_list("b1", live=True) == []
+
+
+def _named_run(srv: LoopbackServer, store: Store, batch: hb.Batch, **kw: Any) -> hb.Bench:
+    """One run of benchmark ``b1`` kept in ``store`` (its governor's ledger there too)."""
+    from hrbench.runner.ledger import kept_ledger
+
+    gov = hb.Governor(max_usd=1.0)
+    with warnings.catch_warnings(), kept_ledger(gov, store, "b1"):
+        warnings.simplefilter("ignore")
+        return hb.benchmark(
+            [ARMS[0]],
+            _reference(4, 2),
+            5,
+            client=_client(srv),
+            pricing=PRICING,
+            store=store,
+            benchmark_id="b1",
+            batch=batch,
+            governor=gov,
+            **kw,
+        )
+
+
+def _crash_lost_the_paid_steps(store: Store) -> None:
+    """What a SIGKILL leaves when it comes after the batch ledger kept the results and the cache the
+    replies, before the governor's ledger committed the bills and the rows were stored."""
+    import sqlite3
+
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("DELETE FROM ledger_paid WHERE benchmark_id='b1'")
+
+
+def test_a_reply_whose_bill_a_crash_left_unkept_is_billed_in_its_run_made_again(
+    srv: LoopbackServer, tmp_path: Any
+) -> None:
+    store = Store(tmp_path / "hrbench.sqlite3")
+    first = _named_run(srv, store, FAST, cache=hb.Cache(store))
+    assert _rows_usd(first) == pytest.approx(_billed(srv), rel=1e-3) and len(srv.bills) == 20
+    _crash_lost_the_paid_steps(store)
+    again = _named_run(srv, store, FAST, cache=hb.Cache(store))  # no row kept: every run made again
+    assert len(srv.batches.created) == 1 and len(srv.bills) == 20  # nothing uploaded or billed again
+    assert _rows_usd(again) == pytest.approx(_billed(srv), rel=1e-3)  # each row carries its bill
+    live = sorted(s.response_id for t in again.traces.values() for s in t if s.source == "live" and s.response_id)
+    assert live == sorted(b.response_id for b in srv.bills)
+
+
+def test_a_run_made_again_fails_a_line_its_batch_expired_under_fail_without_uploading_it(
+    srv: LoopbackServer, tmp_path: Any
+) -> None:
+    srv.batches.script(Script(end="expired", processed=0.5))
+    store = Store(tmp_path / "hrbench.sqlite3")
+    batch = hb.Batch(poll_s=0.005, expired="fail")
+    first = _named_run(srv, store, batch)
+    assert sum(r.failure_kind == "error" for r in first.rows) == 10
+    again = _named_run(srv, store, batch)  # no row kept: every run made again
+    assert len(srv.batches.created) == 1 and set(srv.batches.uploaded.values()) == {1}
+    assert sum(r.failure_kind == "error" for r in again.rows) == 10
+    assert again.summary()[0]["error_causes"] == {"openai: batch line expired": 10}
+    assert _rows_usd(again) == pytest.approx(_billed(srv), rel=1e-3) and len(srv.bills) == 10
+
+
+def test_a_run_made_again_sends_a_line_its_batch_expired_under_sync_synchronously(
+    srv: LoopbackServer, tmp_path: Any
+) -> None:
+    srv.batches.script(Script(end="expired", processed=0.5))
+    store = Store(tmp_path / "hrbench.sqlite3")
+    _named_run(srv, store, hb.Batch(poll_s=0.005, expired="fail"))
+    again = _named_run(srv, store, hb.Batch(poll_s=0.005, expired="sync"))
+    sync = [r for r in srv.requests if r.path.endswith("/chat/completions")]
+    assert len(sync) == 10 and len(srv.batches.created) == 1
+    assert all(r.failure_kind in (None, "wrong") for r in again.rows)
+    assert _rows_usd(again) == pytest.approx(_billed(srv), rel=1e-3)
