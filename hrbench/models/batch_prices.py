@@ -139,6 +139,8 @@ def package_batch_price(model: str, provider: str | None) -> Price | None:
     if base is None:
         return None
     tiers = tuple(
-        (start, Price(*at)) for start in tier_starts(prices) if (at := package_rates(prices, start + 1)) is not None
+        (start, Price(*at))
+        for start in tier_starts(prices)
+        if (at := package_rates(prices, start + 1)) is not None
     )
     return Price(*base, tiers=tiers)

@@ -24,7 +24,15 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-__all__ = ["PACKAGE", "PriceInfo", "TierInfo", "package_price", "package_rates", "package_version", "tier_starts"]
+__all__ = [
+    "PACKAGE",
+    "PriceInfo",
+    "TierInfo",
+    "package_price",
+    "package_rates",
+    "package_version",
+    "tier_starts",
+]
 
 PACKAGE = "genai-prices"
 """The price package's distribution name."""

@@ -394,7 +394,9 @@ def test_a_reply_whose_bill_a_crash_left_unkept_is_billed_in_its_run_made_again(
     again = _named_run(srv, store, FAST, cache=hb.Cache(store))  # no row kept: every run made again
     assert len(srv.batches.created) == 1 and len(srv.bills) == 20  # nothing uploaded or billed again
     assert _rows_usd(again) == pytest.approx(_billed(srv), rel=1e-3)  # each row carries its bill
-    live = sorted(s.response_id for t in again.traces.values() for s in t if s.source == "live" and s.response_id)
+    live = sorted(
+        s.response_id for t in again.traces.values() for s in t if s.source == "live" and s.response_id
+    )
     assert live == sorted(b.response_id for b in srv.bills)
 
 

@@ -87,7 +87,9 @@ def test_batch_prices_keep_the_long_context_tiers() -> None:
     batch = BatchPricing(own, "anthropic")
     long = Usage(tokens_in=250_000, tokens_out=1_000)
     assert batch.cost(long, "m") == pytest.approx(own.cost(long, "m") / 2)  # the tier's rates, halved
-    r = Request(messages=[{"role": "user", "content": "word " * 300_000}], model="m", params={"max_tokens": 10})
+    r = Request(
+        messages=[{"role": "user", "content": "word " * 300_000}], model="m", params={"max_tokens": 10}
+    )
     full, _ = own.reservation(r)
     half, _ = batch.reservation(r)
     assert full is not None and half == pytest.approx(full / 2)
