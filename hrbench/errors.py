@@ -32,20 +32,17 @@ of a benchmark has a label), :class:`UsageEstimatedWarning` (replies with no usa
 :class:`NotCachedWarning` (replies that cannot be cached), :class:`DrawsUncheckedWarning` (a resume
 whose kept runs came without their traces), :class:`ReferenceReboundWarning` (a named reference
 that resolves to other content than the previous benchmark of the same name used).
+
+The helpers that word these errors' messages (a close name, a field's full place under a spec,
+a failed call's cause, the limits a refusal names) are in :mod:`hrbench._util.messages`.
 """
 
 from __future__ import annotations
 
-import contextlib
-import difflib
 import os
-import re
-from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 __all__ = [
-    "NO_OUTPUT",
-    "REFUSAL_LIMITS",
     "ArmErrorWarning",
     "BenchmarkCancelled",
     "BenchmarkRunning",
@@ -76,9 +73,6 @@ __all__ = [
     "StoreReadOnly",
     "TooFewRunsError",
     "UsageEstimatedWarning",
-    "failure_cause",
-    "field_under",
-    "refusal_limits",
 ]
 
 
@@ -100,26 +94,7 @@ class HrbenchError(Exception):
         return self.message
 
 
-def did_you_mean(name: str, known: Sequence[str], n: int = 1, shown: Mapping[str, str] | None = None) -> str:
-    """A hint naming the closest of ``known`` to ``name`` (``""`` when none is close), for messages.
-
-    Args:
-        name: what was given.
-        known: the names it could have been.
-        n: at most this many are named, the closest first.
-        shown: how a known name is said, when not as itself (an id prefix said as its whole id).
-
-    Example:
-        >>> did_you_mean("labl", ["id", "item", "label"])
-        "did you mean 'label'? "
-        >>> did_you_mean("zzz", ["id"])
-        ''
-        >>> did_you_mean("3f2b", ["3f2a", "9c10"], shown={"3f2a": "3f2a77c0d1e2f3a4"})
-        "did you mean '3f2a77c0d1e2f3a4'? "
-    """
-    close = difflib.get_close_matches(name, list(known), n=n)
-    said = list(dict.fromkeys((shown or {}).get(c, c) for c in close))
-    return f"did you mean {', '.join(map(repr, said))}? " if said else ""
+# -- what the caller gave: arguments, specs, references, scorers, names ---------------------------
 
 
 class ConfigError(HrbenchError, ValueError):
@@ -137,64 +112,6 @@ class ConfigError(HrbenchError, ValueError):
         self.field = field
 
 
-_HEADS = ("arm.", "reference.", "client.")
-_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+")
-
-
-@contextlib.contextmanager
-def field_under(prefix: str, head: str | None = None) -> Iterator[None]:
-    """Name every spec error raised inside by its full dotted path under ``prefix``.
-
-    A builder names the field it knows (``path``, ``arm.path``, ``reference.path``); the
-    caller that knows where the spec sits (``arms[0]``, ``reference``) puts it in front,
-    replacing a generic head (``arm.``, ``reference.``, ``client.``), so that an error says
-    ``arms[0].path: cannot import module 'm'`` rather than ``path: ...``. A field already under
-    ``prefix`` is kept, and so is an environment variable's name (``HRBENCH_IMPORT_MAX_BYTES``),
-    which is no place in the spec.
-
-    Args:
-        prefix: the spec's place, e.g. ``"arms[1]"`` or ``"reference"``.
-        head: the head the builder inside names its fields by, replaced by ``prefix``
-            (``field_under("client.fallback", head="client")``: a replay's fallback client,
-            whose builder says ``client.base_url``); by default the generic heads above.
-
-    Raises:
-        ConfigError: the error raised inside, its ``field`` and message rewritten.
-
-    Example:
-        >>> try:
-        ...     with field_under("arms[0]"):
-        ...         raise ConfigError("arm.path", "m:f", "cannot import module 'm'")
-        ... except ConfigError as exc:
-        ...     print(exc)
-        arms[0].path: cannot import module 'm' (got 'm:f')
-    """
-    try:
-        yield
-    except ConfigError as exc:
-        old = exc.field
-        if (
-            old == prefix
-            or old.startswith((f"{prefix}.", f"{prefix}[", f"{prefix} "))
-            or _ENV_NAME.fullmatch(old)
-        ):
-            raise
-        rest = old
-        if head is not None and (old == head or old.startswith(f"{head}.")):
-            rest = old[len(head) + 1 :]
-        for generic in _HEADS if head is None else ():
-            if rest.startswith(generic) and (generic != "client." or prefix == "client"):
-                rest = rest[len(generic) :]
-                break
-        new = f"{prefix}.{rest}" if rest else prefix
-        if exc.message.startswith(old):
-            exc.message = new + exc.message[len(old) :]
-            exc.args = (exc.message,)
-        exc.field = new
-        exc.context["field"] = new
-        raise
-
-
 class ReferenceValueError(ConfigError):
     """Raised when a reference is malformed: wrong lengths, unknown splits, duplicate ids."""
 
@@ -207,6 +124,29 @@ class SignatureError(ConfigError):
     code = -32003
 
 
+class CodeRefused(ConfigError):
+    """Raised when a spec names code (``module:function``) where code may not run.
+
+    SPEC §4: an import path is code, run with the daemon user's rights; it is allowed over
+    stdio and the 0600 Unix socket, refused over TCP unless the daemon was started with
+    ``--allow-code-over-tcp``.
+    """
+
+    code = -32020
+
+
+class TooFewRunsError(HrbenchError, ValueError):
+    """Raised when an interval report meets fewer than 5 runs in an arm x item cell, or unequal runs."""
+
+    code = -32010
+
+
+class NotFound(HrbenchError, LookupError):
+    """Raised when a stored benchmark, reference or recording does not exist."""
+
+    code = -32011
+
+
 class ReferenceLocked(HrbenchError):
     """Raised when a reference is changed after a benchmark started scoring it."""
 
@@ -217,6 +157,9 @@ class ScorerError(HrbenchError):
     """Raised when a scorer breaks its contract (seed 000: TRUE beside a failure_kind)."""
 
     code = -32005
+
+
+# -- a run's requests: the governor, the draws, replays, the model call --------------------------
 
 
 class BudgetRefused(HrbenchError):
@@ -235,32 +178,6 @@ class BudgetRefused(HrbenchError):
     def __init__(self, message: str, limit: str, **context: Any) -> None:
         super().__init__(message, limit=limit, **context)
         self.limit = limit
-
-
-REFUSAL_LIMITS = (
-    "call_cap_reached",
-    "cost_cap_reached",
-    "token_cap_reached",
-    "limit_refused",
-    "reservation_exceeded",
-    "unpriced_model",
-)
-"""Every ``limit`` a :class:`BudgetRefused` names."""
-
-
-def refusal_limits(error: str | None) -> list[str]:
-    """The :data:`REFUSAL_LIMITS` a refusal's message names (a trace step's ``error``).
-
-    What stopped a run is kept in its trace as the refusal's message; the stop note of a
-    stored benchmark reads the caps that stopped it from there.
-
-    Example:
-        >>> refusal_limits("the governor refused a request: token_cap_reached (Governor(...))")
-        ['token_cap_reached']
-        >>> refusal_limits(None)
-        []
-    """
-    return [n for n in REFUSAL_LIMITS if error and n in error]
 
 
 class DuplicateDrawError(HrbenchError):
@@ -313,77 +230,8 @@ class ModelError(HrbenchError):
     key_env: str | None = None
     cause: str = ""
 
-    @classmethod
-    def of(cls, result: Any) -> ModelError:
-        """The error of a failed result."""
-        error = getattr(result, "error", None) or "unknown error"
-        status = getattr(result, "status", None)
-        key_env = getattr(result, "key_env", None)
-        err = cls(f"the model call failed, so it has no text: {error}", status=status, key_env=key_env)
-        err.status, err.key_env, err.cause = status, key_env, failure_cause(error, status)
-        return err
 
-
-NO_OUTPUT = re.compile(r"LookupError: (no output for item (?:'[^']*'|\"[^\"]*\"))")
-"""An outputs arm's error for an item its outputs leave out (``missing = "error"``), as a trace
-keeps it; group 1 is the run's cause (:func:`failure_cause`)."""
-
-
-def failure_cause(error: str, status: int | None = None) -> str:
-    """A short label of a failed call's message, to group failed runs by cause.
-
-    Example:
-        >>> failure_cause("openai: HTTP 401: invalid API key (key from OPENAI_API_KEY)", 401)
-        'openai: HTTP 401'
-        >>> failure_cause("openai: cannot connect to http://127.0.0.1:9/v1 (ConnectError: refused)")
-        'openai: cannot connect to http://127.0.0.1:9/v1'
-        >>> failure_cause("openai: quota exhausted (HTTP 429): insufficient_quota: ...", 429)
-        'openai: quota exhausted'
-        >>> failure_cause("openai: reply cut at the output limit (finish_reason 'length'): raise max_tokens")
-        'openai: reply cut at the output limit'
-        >>> failure_cause("anthropic: batch line expired (no result)")
-        'anthropic: batch line expired'
-        >>> failure_cause("LookupError: no output for item 'q3': the outputs of arm 'a' leave it out")
-        "no output for item 'q3'"
-    """
-    import re
-
-    missing = NO_OUTPUT.match(error)
-    if missing is not None:  # the cause names the item, not "LookupError"
-        return missing.group(1)
-    m = re.match(
-        r"(\w+: (?:HTTP \d+|quota exhausted|cannot connect to \S+|no reply within [\d.]+ s|malformed reply"
-        r"|transport error|reply cut at the output limit|reply has no text|batch line (?:expired|cancelled|failed)))",
-        error,
-    )
-    if m:
-        return m.group(1)
-    if status is not None:
-        return f"HTTP {status}"
-    return error.split(":", 1)[0][:60] if ":" in error else error[:60]
-
-
-class TooFewRunsError(HrbenchError, ValueError):
-    """Raised when an interval report meets fewer than 5 runs in an arm x item cell, or unequal runs."""
-
-    code = -32010
-
-
-class NotFound(HrbenchError, LookupError):
-    """Raised when a stored benchmark, reference or recording does not exist."""
-
-    code = -32011
-
-
-class CodeRefused(ConfigError):
-    """Raised when a spec names code (``module:function``) where code may not run.
-
-    SPEC §4: an import path is code, run with the daemon user's rights; it is allowed over
-    stdio and the 0600 Unix socket, refused over TCP unless the daemon was started with
-    ``--allow-code-over-tcp``.
-    """
-
-    code = -32020
+# -- the store: the SQLite file and its disk ------------------------------------------------------
 
 
 class StoreError(HrbenchError):
@@ -424,6 +272,9 @@ class StoreReadOnly(StoreError):
     code = -32025
 
 
+# -- a benchmark's life: ended or held from outside ----------------------------------------------
+
+
 class BenchmarkRunning(HrbenchError):
     """Raised when a benchmark id that is running now is asked to run (resume) again.
 
@@ -458,6 +309,9 @@ class DaemonStopped(HrbenchError):
     """
 
     code = -32027
+
+
+# -- warnings: legal, but said ----------------------------------------------------------------------
 
 
 class FewRunsWarning(UserWarning):

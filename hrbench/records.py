@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from hrbench._util.messages import model_error
+
 __all__ = [
     "FAILURE_KINDS",
     "REFUSAL_REASONS",
@@ -189,9 +191,7 @@ class Result(_ResultFields, kw_only=True):
             hrbench.errors.ModelError: the model call failed, so it has no text: openai: HTTP 500: boom
         """
         if not self.ok:
-            from hrbench.errors import ModelError
-
-            raise ModelError.of(self)
+            raise model_error(self)
         return _TEXT.__get__(self, Result)  # type: ignore[no-any-return]
 
     @text.setter

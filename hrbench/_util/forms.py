@@ -20,7 +20,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench._util.messages import did_you_mean
+from hrbench.errors import ConfigError
 
 __all__ = [
     "EXPANDED_FIELDS",

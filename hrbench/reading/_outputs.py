@@ -12,9 +12,10 @@ from typing import Any
 import msgspec
 
 from hrbench._util.files import read_text
+from hrbench._util.messages import did_you_mean
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm, Context
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench.errors import ConfigError
 from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scoring.scorer import plain_number
@@ -140,7 +141,7 @@ def missing_output(arm: str, item: str, run: int | None = None, source: str | No
     """The error of a run whose item the outputs leave out (``missing="error"``, :func:`check_outputs`).
 
     Rule (a cause says where the output is missing, not only "LookupError"): the message
-    starts ``LookupError``'s ``no output for item 'ID'``, which :data:`hrbench.errors.NO_OUTPUT`
+    starts ``LookupError``'s ``no output for item 'ID'``, which :data:`hrbench._util.messages.NO_OUTPUT`
     reads as the run's cause wherever causes are shown, and names the arm (and the file).
 
     Args:

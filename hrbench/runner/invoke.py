@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from hrbench._util.messages import model_error
 from hrbench.arm import Arm, Context, RunInfo, current_run
-from hrbench.errors import BudgetRefused, DuplicateDrawError, ModelError, ScorerError
+from hrbench.errors import BudgetRefused, DuplicateDrawError, ScorerError
 from hrbench.models.pricing import Pricing
 from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
@@ -262,7 +263,7 @@ def run_failure(output: Any) -> tuple[str, Exception | None] | None:
     if call is not None:
         if isinstance(call, Mapping):
             call = SimpleNamespace(**{k: call.get(k) for k in ("error", "status", "key_env")})
-        return "error", ModelError.of(call)
+        return "error", model_error(call)
     kind = _get(output, "failure_kind")
     if kind in ("error", "budget_stop"):
         return kind, None

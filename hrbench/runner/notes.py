@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hrbench.errors import NO_OUTPUT, failure_cause
+from hrbench._util.messages import NO_OUTPUT, failure_cause
 from hrbench.records import Step
 
 __all__ = [
@@ -155,7 +155,7 @@ def error_note(
 
 
 MISSING_OUTPUT_CAUSE = "no output for item "
-"""How the cause of a run whose arm's outputs leave its item out begins (:data:`hrbench.errors.NO_OUTPUT`)."""
+"""How the cause of a run whose arm's outputs leave its item out begins (:data:`hrbench._util.messages.NO_OUTPUT`)."""
 
 MISSING_OUTPUT_ADVICE = (
     "a resume or `--retry-errors` reads the same outputs and fails the same way; add the missing "

@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.messages import field_under
 from hrbench._util.warn import warn_at_caller
 from hrbench.arm import Arm
 from hrbench.errors import (
@@ -25,7 +26,6 @@ from hrbench.errors import (
     NoLabelsWarning,
     NotCachedWarning,
     UnlabelledItemsWarning,
-    field_under,
 )
 from hrbench.models.pricing import Pricing, default_pricing
 from hrbench.reference import SPLITS, Reference

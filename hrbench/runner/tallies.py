@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hrbench._util.messages import refusal_limits
 from hrbench._util.warn import warn_at_caller
-from hrbench.errors import (
-    ArmErrorWarning,
-    BudgetStoppedWarning,
-    CachedDrawsWarning,
-    UsageEstimatedWarning,
-    refusal_limits,
-)
+from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning, CachedDrawsWarning, UsageEstimatedWarning
 from hrbench.records import Row, Step
 from hrbench.runner.governor import Governor
 from hrbench.runner.notes import DUPLICATE_CAUSE, error_of

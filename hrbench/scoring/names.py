@@ -13,7 +13,8 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench._util.messages import did_you_mean
+from hrbench.errors import ConfigError
 
 __all__ = ["SCORERS", "factory_of", "plain_scorer"]
 

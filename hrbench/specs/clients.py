@@ -14,7 +14,8 @@ from typing import Any
 import anyio
 
 from hrbench._util import forms as _forms
-from hrbench.errors import ConfigError, did_you_mean, field_under
+from hrbench._util.messages import did_you_mean, field_under
+from hrbench.errors import ConfigError
 from hrbench.models.mock import MockClient
 from hrbench.specs.loader import _MISSING, _get, _kind, load_object
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hrbench._util import forms as _forms
-from hrbench.errors import ConfigError, field_under
+from hrbench._util.messages import field_under
+from hrbench.errors import ConfigError
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.specs.loader import _get
 

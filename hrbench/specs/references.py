@@ -14,8 +14,9 @@ from typing import Any
 
 from hrbench._util import forms as _forms
 from hrbench._util.files import read_text
+from hrbench._util.messages import did_you_mean
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench.errors import ConfigError
 from hrbench.interop import FILE_FORMATS, imported_spec_reference
 from hrbench.reference import PER_ITEM, Reference, check_keyed
 from hrbench.specs.loader import _get

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hrbench.errors import ConfigError, field_under
+from hrbench._util.messages import field_under
+from hrbench.errors import ConfigError
 from hrbench.scoring.names import SCORERS, factory_of
 from hrbench.scoring.scorer import Scorer, scorer
 from hrbench.specs.clients import build_client, build_pricing

@@ -8,7 +8,8 @@ from typing import Any
 
 import msgspec
 
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench._util.messages import did_you_mean
+from hrbench.errors import ConfigError
 from hrbench.store._open import _Base
 from hrbench.store.rows import _ROWS_OF_B
 

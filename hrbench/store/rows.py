@@ -13,7 +13,8 @@ from typing import Any
 
 import msgspec
 
-from hrbench.errors import ConfigError, refusal_limits
+from hrbench._util.messages import refusal_limits
+from hrbench.errors import ConfigError
 from hrbench.records import Row, Step
 from hrbench.store._errors import _store_error
 from hrbench.store._open import _Base
@@ -223,7 +224,7 @@ class _Rows(_Base):
 
         Rule (``hrb ls`` and the report advise the same flag, ``--max-tokens N`` for a
         token-cap stop): the resume flag of a stop note is read from
-        the refusals kept in the stopped runs' traces (:func:`hrbench.errors.refusal_limits`),
+        the refusals kept in the stopped runs' traces (:func:`hrbench._util.messages.refusal_limits`),
         the same wherever the note is shown, not guessed from how full each cap is.
 
         Example:

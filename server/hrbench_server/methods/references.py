@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hrbench._util.messages import did_you_mean
 from hrbench._util.timefmt import iso_seconds as _iso
-from hrbench.errors import NotFound, did_you_mean
+from hrbench.errors import NotFound
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import async_handler, to_thread

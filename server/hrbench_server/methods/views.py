@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from hrbench._util.messages import did_you_mean
 from hrbench._util.timefmt import iso_seconds as _iso
-from hrbench.errors import ConfigError, NotFound, did_you_mean
+from hrbench.errors import ConfigError, NotFound
 from hrbench.runner.ledger import unknown_of, unknown_sentence
 from hrbench_client import protocol as p
 from hrbench_server.app import App
