@@ -35,7 +35,7 @@ class OpenAIBatchApi(BatchApi):
         >>> from hrbench.models.openai import OpenAIClient
         >>> api = OpenAIBatchApi(OpenAIClient("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key_env=None))
         >>> api.line("k1", {"model": "gpt-4o-mini", "messages": []})
-        b'{"custom_id":"k1","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini","messages":[]}}\\n'
+        b'{"custom_id":"k1","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini","messages":[]}}\n'
     """
 
     provider = "openai"

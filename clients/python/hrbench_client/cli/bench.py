@@ -426,8 +426,13 @@ def cmd_cancel(args: argparse.Namespace) -> int:
                 if is_batch_id(ref):
                     raise NotFound(f"no benchmark has the id {ref!r}")
                 done = hb.cancel_benchmark(ref, grace_s=args.grace)
-            except NotFound:
-                batch = cancel_batch(hb, ref)
+            except NotFound as no_benchmark:
+                try:
+                    batch = cancel_batch(hb, ref)
+                except NotFound:  # neither: the benchmark's error names the closest ids
+                    if is_batch_id(ref):
+                        raise
+                    raise no_benchmark from None
                 _out(batch)
                 _err(
                     f"cancelled batch {batch.id or batch.tag} of benchmark {batch.benchmark} ({batch.state})"
