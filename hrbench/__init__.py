@@ -74,6 +74,7 @@ if typing.TYPE_CHECKING:
     from hrbench.reference import Reference
     from hrbench.results.grades import Grade, human_grades
     from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
+    from hrbench.runner.batch.settings import Batch
     from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
     from hrbench.runner.cache import Cache, cache_key, request_hash
     from hrbench.runner.governor import Governor
@@ -106,6 +107,7 @@ __all__ = [
     "Arm",
     "ArmErrorWarning",
     "ArmReport",
+    "Batch",
     "Bench",
     "BudgetRefused",
     "BudgetStoppedWarning",
@@ -279,6 +281,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "hrbench.reference": ("Reference",),
     "hrbench.results.grades": ("Grade", "human_grades"),
     "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "ToolCall", "Usage"),
+    "hrbench.runner.batch.settings": ("Batch",),
     "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
     "hrbench.runner.cache": ("Cache", "cache_key", "request_hash"),
     "hrbench.runner.governor": ("Governor",),

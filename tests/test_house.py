@@ -306,6 +306,7 @@ PUBLIC: dict[str, list[str]] = {
         "Arm",
         "ArmErrorWarning",
         "ArmReport",
+        "Batch",
         "Bench",
         "BudgetRefused",
         "BudgetStoppedWarning",

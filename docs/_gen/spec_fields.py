@@ -24,6 +24,7 @@ STRUCTS: dict[str, str] = {
     "GovernorSpec": "`[governor]`: the benchmark's budget. A limit left out is no cap on that quantity; an empty table means no limits at all.",
     "StopSpec": "`[stop]`: end the benchmark as soon as its comparison is sure (see the stop-when-sure guide).",
     "StopPlanSpec": "`[stop.plan]`: the difference worth finding and what is known of the variance, as `hb.power` takes them.",
+    "BatchSpec": "`[batch]`: send the arms' model calls through the provider's batch API, at its batch rate (see the batch guide).",
     "RayExecutorSpec": '`[executor]` with `kind = "ray"`: run the cells on a Ray cluster (the daemon needs `hrbench[ray]`).',
     "EvaluateParams": "The top level of an evaluate spec: `hrb eval FILE.toml`, the wire's `evaluate`.",
     "EvalModuleSpec": "`[module]` of an evaluate spec: a signature, and a model or a function.",
@@ -117,6 +118,7 @@ FIELDS: dict[str, str | tuple[str, str]] = {
     ),
     "BenchmarkParams.env": "Values of the variables the spec names (API keys), sent by `hrb` from your shell; never stored.",
     "BenchmarkParams.stop": "Stop as soon as the comparison is sure: a `[stop]` table. Left out, every cluster runs.",
+    "BenchmarkParams.batch": "Batch mode: a `[batch]` table (`hrb bench --batch` adds one with the defaults). Left out, every call goes through the synchronous API.",
     "BenchmarkParams.executor": (
         "Where the cells run: `local` (the daemon) or a Ray cluster.",
         'executor = "ray"',
@@ -385,6 +387,26 @@ FIELDS: dict[str, str | tuple[str, str]] = {
     "StopPlanSpec.runs": "Runs per item the plan assumes.",
     "StopPlanSpec.items_per_cluster": "Items per cluster the plan assumes.",
     "StopPlanSpec.accuracy": "The arms' accuracy, stated, for the exact power with few clusters.",
+    # batch mode
+    "BatchSpec.wave": (
+        "Clusters per wave: their runs' calls go out in one batch. Default: every cluster at once; with a "
+        "`[stop]` table, a quarter of its plan's clusters (an eighth of the most it may run), a wave at a time.",
+        "wave = 8",
+    ),
+    "BatchSpec.poll_s": ("Seconds between two status checks of a batch.", "poll_s = 60"),
+    "BatchSpec.max_wait_s": (
+        "The longest a batch is waited for (seconds); it is then cancelled and its lines not answered "
+        "are handled as expired. Providers give a batch 24 hours.",
+        "max_wait_s = 86400",
+    ),
+    "BatchSpec.expired": (
+        "An expired line: `resubmit` (in a later batch, twice at most), `sync` (at once, through the "
+        "synchronous API, at list price) or `fail` (an error row).",
+        'expired = "resubmit"',
+    ),
+    "BatchSpec.max_lines": "The most lines in one batch (default: the provider's most, 50,000 or 100,000).",
+    "BatchSpec.gather_s": "Seconds to wait for more lines while some runs are busy elsewhere, before sending what is queued.",
+    "BatchSpec.discount": "A line's price as a share of the standard price, for a model whose batch price is not listed.",
     # evaluate
     "EvaluateParams.module": "The module to evaluate: a `[module]` table.",
     "EvaluateParams.data": (

@@ -154,6 +154,8 @@ def failure_cause(error: str, status: int | None = None) -> str:
         'openai: quota exhausted'
         >>> failure_cause("openai: reply cut at the output limit (finish_reason 'length'): raise max_tokens")
         'openai: reply cut at the output limit'
+        >>> failure_cause("anthropic: batch line expired (no result)")
+        'anthropic: batch line expired'
         >>> failure_cause("LookupError: no output for item 'q3': the outputs of arm 'a' leave it out")
         "no output for item 'q3'"
     """
@@ -162,7 +164,8 @@ def failure_cause(error: str, status: int | None = None) -> str:
         return missing.group(1)
     m = re.match(
         r"(\w+: (?:HTTP \d+|quota exhausted|cannot connect to \S+|no reply within [\d.]+ s|malformed reply"
-        r"|transport error|reply cut at the output limit|reply has no text))",
+        r"|transport error|reply cut at the output limit|reply has no text"
+        r"|batch line (?:expired|cancelled|failed)))",
         error,
     )
     if m:

@@ -24,7 +24,15 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-__all__ = ["PACKAGE", "PriceInfo", "TierInfo", "package_price", "package_version"]
+__all__ = [
+    "PACKAGE",
+    "PriceInfo",
+    "TierInfo",
+    "package_price",
+    "package_rates",
+    "package_version",
+    "tier_starts",
+]
 
 PACKAGE = "genai-prices"
 """The price package's distribution name."""
@@ -109,11 +117,18 @@ def _rate_at(value: Any, tokens_in: int) -> float | None:
         return math.nan
 
 
-def _rates(prices: Any, tokens_in: int) -> tuple[float, float, float, float, float] | None:
+def package_rates(prices: Any, tokens_in: int) -> tuple[float, float, float, float, float] | None:
     """``(input, cache read, output, 5-minute write, 1-hour write)`` at ``tokens_in``, or ``None``.
 
-    A rate the package leaves out is billed as the package bills it: cache reads and writes as
-    input, 1-hour writes as 5-minute ones.
+    ``prices``: a genai-prices ``ModelPrice`` (USD per million tokens). A rate the package leaves
+    out is billed as the package bills it: cache reads and writes as input, 1-hour writes as
+    5-minute ones.
+
+    Example:
+        >>> from decimal import Decimal
+        >>> from genai_prices.types import ModelPrice
+        >>> package_rates(ModelPrice(input_mtok=Decimal("1"), output_mtok=Decimal("2")), 0)
+        (1.0, 1.0, 2.0, 1.0, 1.0)
     """
     got = {k: _rate_at(getattr(prices, f"{k}_mtok", None), tokens_in) for k in _KEYS}
     inp, out = got["input"], got["output"]
@@ -124,8 +139,16 @@ def _rates(prices: Any, tokens_in: int) -> tuple[float, float, float, float, flo
     return inp, inp if read is None else read, out, w5, w5 if w1 is None else w1
 
 
-def _starts(prices: Any) -> list[int]:
-    """The prompt sizes where a rate of ``prices`` changes tier, ascending."""
+def tier_starts(prices: Any) -> list[int]:
+    """The prompt sizes (tokens) where a rate of ``prices`` (a genai-prices ``ModelPrice``) changes tier, ascending.
+
+    Example:
+        >>> from decimal import Decimal
+        >>> from genai_prices.types import ModelPrice, TieredPrices, Tier
+        >>> tiered = TieredPrices(base=Decimal("1"), tiers=[Tier(start=200_000, price=Decimal("2"))])
+        >>> tier_starts(ModelPrice(input_mtok=tiered, output_mtok=Decimal("2")))
+        [200000]
+    """
     found: set[int] = set()
     for k in _KEYS:
         for tier in getattr(getattr(prices, f"{k}_mtok", None), "tiers", None) or ():
@@ -212,12 +235,12 @@ def package_price(model: str, provider: str | None = None, bundled: bool = False
     except LookupError:
         return None
     prices, since = _active(info.prices, datetime.date.today())
-    base = _rates(prices, 0)
+    base = package_rates(prices, 0)
     if base is None:
         return None
     tiers = []
-    for start in _starts(prices):
-        at = _rates(prices, start + 1)
+    for start in tier_starts(prices):
+        at = package_rates(prices, start + 1)
         if at is not None:
             tiers.append(TierInfo(start, *at))
     page = prov.pricing_urls[0] if prov.pricing_urls else None

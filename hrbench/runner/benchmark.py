@@ -21,10 +21,12 @@ import anyio
 import anyio.to_thread
 
 from hrbench.arm import Arm
+from hrbench.errors import ConfigError
 from hrbench.models.price_package import load_package, package_loaded
 from hrbench.models.pricing import Pricing, default_pricing
 from hrbench.records import Row, Step
 from hrbench.reference import Reference
+from hrbench.runner.batch import install
 from hrbench.runner.bench import Bench
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor
@@ -82,6 +84,8 @@ async def benchmark_async(
     retry_errors: bool = False,
     drain: Drain | None = None,
     stop: Any = None,
+    batch: Any = None,
+    on_batch: Any = None,
 ) -> Bench:
     """Run every arm on every item of the chosen split(s), ``runs`` times, and score each run.
 
@@ -128,6 +132,15 @@ async def benchmark_async(
             its record is :attr:`Bench.stop`. To go on after a stop, a budget stop or a cancel,
             pass ``done=bench.as_done()`` and ``stop=bench.stop.resume()``: the same order and
             e-process continue. Not with another ``executor``.
+        batch: ``True`` or a :class:`~hrbench.Batch`: the arms' model calls go through the
+            provider's batch API (OpenAI's, Anthropic's), reserved and billed at its batch rate,
+            in waves of clusters (with ``stop``, a wave at a time until it decides; nothing is
+            uploaded after). Every batch is kept in ``store`` before it is uploaded, so a resume
+            after a crash reattaches to it (:mod:`hrbench.runner.batch`; the guide
+            ``docs/guides/batch.md``). Not with another ``executor``.
+        on_batch: in batch mode, called as ``on_batch(batching)`` when the run starts and
+            whenever one of its batches changes state (:class:`~hrbench.runner.batch.Batching`:
+            its ``batches`` and ``cancel(tag)``).
         store: where recordings go (``record=``), and where the cache lives when ``cache`` is
             ``True``.
         pricing: the price table; the shipped one by default.
@@ -190,8 +203,18 @@ async def benchmark_async(
         drain=drain,
         remote=remote,
     )
+    if batch is not None and batch is not False and remote is not None:
+        raise ConfigError("batch", batch, "batch mode runs on the local executor only (leave out executor)")
+    loop.batching = batching = install(batch, loop, store, plan.bench_id)
+    if batching is not None and on_batch is not None:
+        batching.collector.on_change = lambda: on_batch(batching)
+        on_batch(batching)
     await loop.read_prepaid(store, benchmark_id is not None)
-    await loop.run(remote)
+    if loop.batching is None:
+        await loop.run(remote)
+    else:
+        async with loop.batching.running():
+            await loop.run(remote)
     return loop.bench(raise_duplicates)
 
 
@@ -260,7 +283,7 @@ def benchmark(
         split: the split or splits to run on.
         governor: the :class:`~hrbench.Governor` the whole benchmark is held to.
         seed: the seed of the arms' private random streams.
-        **kwargs: ``cache``, ``record``, ``store``, ``concurrency``, ``pricing``,
+        **kwargs: ``cache``, ``record``, ``store``, ``concurrency``, ``pricing``, ``batch``,
             ``benchmark_id``, ``on_row``, ``done`` (rows kept from an interrupted run: a resume),
             ``done_metrics``, ``done_traces``, ``retry_errors`` (run the ``done`` runs that
             ended in errors again), ``raise_duplicates``, ``keep_rows``,

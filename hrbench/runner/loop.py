@@ -83,6 +83,7 @@ class Loop:
     """
 
     __slots__ = (
+        "batching",
         "cells",
         "concurrency",
         "done",
@@ -157,6 +158,7 @@ class Loop:
         self.paid_before: dict[
             str, list[Step]
         ] = {}  # bills of runs made again (a resume): rows match the bill
+        self.batching: Any = None  # batch mode (hrbench.runner.batch.Batching), set before run()
 
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
@@ -329,6 +331,9 @@ class Loop:
         no task is made per cell.
         """
         concurrency = self.concurrency
+        if self.batching is not None:  # batch mode: its waves (hrbench.runner.batch)
+            await self.batching.run(self)
+            return
         if self.gate is not None:
             await self.gate.run(self.run_cells, concurrency, self.emit)
         elif remote is None:

@@ -269,6 +269,9 @@ class Gate:
         per = max(1, len(plan.cells()) // max(1, len(clusters)))
         self.window = max(2, math.ceil(concurrency / per) + 1)
         """Clusters that may be started past the last one committed."""
+        self.wave: int | None = None
+        """Clusters per wave (batch mode, :mod:`hrbench.runner.batch`), or ``None``: a wave's
+        clusters start together, the next wave once every cluster of this one is committed."""
         self.emit: Emit | None = None
         self.reason: str | None = None
         self._held: dict[str, list[tuple[int, Row, list[Step], dict[str, float] | None]]] = {}
@@ -372,7 +375,7 @@ class Gate:
                 return self._queue.popleft()
             if self._started >= len(self.order):
                 return None
-            if self._started - self.committed >= self.window:
+            if self._started - self.committed >= self.window or self._wave_full():
                 changed = self._changed
                 await changed.wait()
                 continue
@@ -381,6 +384,22 @@ class Gate:
             self._start(index)
             if self._left[self.order[index]] == 0:
                 await self._advance()
+
+    def startable(self) -> bool:
+        """Whether a cell waits for a worker, or a cluster may start now (a worker is about to take it).
+
+        Batch mode's collector sends a wave's lines once no run of it is still to start.
+        """
+        if self._queue:
+            return True
+        if self._halted() or self._started >= len(self.order):
+            return False
+        return not (self._started - self.committed >= self.window or self._wave_full())
+
+    def _wave_full(self) -> bool:
+        """Whether the next cluster belongs to a wave that may not start yet (the last not all committed)."""
+        wave = self.wave
+        return wave is not None and self._started >= (self.committed // wave + 1) * wave
 
     async def _worker(self, run_cells: Callable[[list[Cell]], Awaitable[None]]) -> None:
         while (cell := await self._next()) is not None:

@@ -8,7 +8,7 @@ event loop never blocks on SQLite (``../shared/notes/stack.md`` §3).
 The package: ``_open`` opens the file and holds the connection (:class:`~hrbench.store._open._Base`),
 ``_schema`` the tables and migrations, ``_errors`` the typed errors; one module per table family
 (``references``, ``cache`` with recordings, ``benchmarks``, ``rows`` with traces, ``ledger``,
-``leases``, ``housekeeping``, ``grades``), each a mixin of :class:`Store`'s methods over its tables.
+``leases``, ``housekeeping``, ``grades``, ``batches``), each a mixin of :class:`Store`'s methods over its tables.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from hrbench.store._errors import _store_error as _store_error
 from hrbench.store._open import default_home
 from hrbench.store._schema import SCHEMA_VERSION
+from hrbench.store.batches import _Batches
 from hrbench.store.benchmarks import _Benchmarks
 from hrbench.store.cache import _Cache
 from hrbench.store.grades import _Grades
@@ -27,7 +28,7 @@ from hrbench.store.rows import _Rows
 __all__ = ["SCHEMA_VERSION", "Store", "default_home"]
 
 
-class Store(_References, _Cache, _Benchmarks, _Rows, _Ledger, _Housekeeping, _Grades):
+class Store(_References, _Cache, _Benchmarks, _Rows, _Ledger, _Housekeeping, _Grades, _Batches):
     """One SQLite file holding hrbench's state.
 
     Args:

@@ -62,7 +62,16 @@ CREATE TABLE IF NOT EXISTS grades (
   reference_hash TEXT NOT NULL, arm_hash TEXT NOT NULL, item TEXT NOT NULL, run INTEGER NOT NULL,
   grader TEXT NOT NULL, arm TEXT NOT NULL, correct INTEGER NOT NULL, pi REAL, benchmark_id TEXT, created REAL,
   PRIMARY KEY (reference_hash, arm_hash, item, run, grader)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS batches (
+  tag TEXT PRIMARY KEY, benchmark_id TEXT NOT NULL, provider TEXT NOT NULL, base_url TEXT NOT NULL, key_env TEXT,
+  batch_id TEXT, state TEXT NOT NULL, lines INTEGER NOT NULL, done INTEGER NOT NULL DEFAULT 0,
+  failed INTEGER NOT NULL DEFAULT 0, usd_reserved REAL NOT NULL DEFAULT 0, usd_billed REAL NOT NULL DEFAULT 0,
+  created REAL, updated REAL, ended REAL, custom_ids BLOB NOT NULL, results BLOB);
+CREATE INDEX IF NOT EXISTS batches_benchmark ON batches(benchmark_id, created);
 """
+"""The tables, created by every open (``IF NOT EXISTS``): a table added without a change to an
+older one (``batches``, the batch ledger of :mod:`hrbench.store.batches`) appears in an older
+file when it is opened, with no migration step and no version change."""
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection) -> None:

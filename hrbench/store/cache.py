@@ -102,6 +102,25 @@ class _Cache(_Base):
         with self._guard() as conn:  # the file checked and SQLite's errors typed, as every write
             return int(conn.execute(f"DELETE FROM cache WHERE {' AND '.join(where)}", args).rowcount)
 
+    def cache_forget(self, keys: Iterable[str]) -> int:
+        """Delete the cache entries under ``keys`` (request keys); how many there were.
+
+        Example:
+            >>> from hrbench.store import Store
+            >>> s = Store(":memory:")
+            >>> s.cache_put("k1", "arm", "h", Request(messages=[]), Result(text="x"))
+            >>> s.cache_forget(["k1", "k2"]), s.cache_get("k1")
+            (1, None)
+        """
+        keys = list(keys)
+        gone = 0
+        with self._guard() as conn:
+            for start in range(0, len(keys), 500):  # SQLite's bound on parameters
+                chunk = keys[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                gone += int(conn.execute(f"DELETE FROM cache WHERE key IN ({marks})", chunk).rowcount)
+        return gone
+
     # -- recordings ------------------------------------------------------------------------
     def recording_get(
         self, recording: str, arm: str, request_hash: str, draw_index: int | None

@@ -18,7 +18,7 @@ class _Housekeeping(_Leases):
     """Deleting benchmarks (their rows, traces, ledgers and lock files) and giving space back."""
 
     def benchmark_delete(self, benchmark_ids: Sequence[str]) -> dict[str, int]:
-        """Delete benchmarks with their rows, traces and governor ledgers, in one transaction.
+        """Delete benchmarks with their rows, traces, governor ledgers and batch ledgers, in one transaction.
 
         Rule (no lease file stays behind, one per benchmark a killed process ran): the
         lock file of each deleted benchmark (:meth:`lease_acquire`) goes too, with its
@@ -47,6 +47,7 @@ class _Housekeeping(_Leases):
                 conn.execute("DELETE FROM ledger WHERE benchmark_id=?", [bid])
                 conn.execute("DELETE FROM ledger_open WHERE benchmark_id=?", [bid])
                 conn.execute("DELETE FROM ledger_paid WHERE benchmark_id=?", [bid])
+                conn.execute("DELETE FROM batches WHERE benchmark_id=?", [bid])  # its batch ledger
         out["locks"] = self._drop_locks(benchmark_ids)
         return out
 

@@ -9,7 +9,8 @@ subprocess, for benchmarks where the server must not share the client's interpre
     async with LoopbackServer() as srv:      # from async tests: starts in a worker thread
         ...
 
-Routes: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic). It bills
+Routes: ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages`` (Anthropic), and both
+batch APIs (:mod:`hrbench.testing._loopback_batch`: scripted states, bills at the batch rate). It bills
 what it generates: usage counts the reply it sends (``n`` choices each billed), it honours the
 request's ``max_tokens`` (in words) or ignores it as told, and it can report another model than
 the one asked for (``serve_model``). Replies are deterministic per ``(prompt, seed)`` (``vary=True`` makes every call differ, for draw
@@ -61,11 +62,12 @@ except ImportError as exc:  # pragma: no cover - only without the dev extras
         f"hrbench.testing.loopback needs starlette and uvicorn (pip install 'hrbench[dev]'): {exc}"
     ) from exc
 from hrbench.testing._loopback_api import Api
+from hrbench.testing._loopback_batch import Batches, Script
 from hrbench.testing._loopback_faults import ECHO_ENCODINGS as ECHO_ENCODINGS
 from hrbench.testing._loopback_faults import FAULTS, Bill, Fault, ReceivedRequest, State
 from hrbench.testing._loopback_limits import Limits, Spike
 
-__all__ = ["FAULTS", "Bill", "Fault", "LoopbackServer", "ReceivedRequest"]
+__all__ = ["FAULTS", "Bill", "Fault", "LoopbackServer", "ReceivedRequest", "Script"]
 
 
 _SETTINGS = frozenset(
@@ -183,6 +185,8 @@ class LoopbackServer:
             latency_sigma=float(latency_sigma),
             rng=random.Random(seed),
         )
+        self.batches = Batches(self._state)
+        """The batch APIs' script and what they received (:class:`~hrbench.testing._loopback_batch.Batches`)."""
         self._limits: dict[str, Any] = {
             "rate_limit": rate_limit,
             "token_limit": token_limit,
@@ -351,6 +355,7 @@ class LoopbackServer:
             routes=[
                 Route("/v1/chat/completions", Api(self._state, "openai"), methods=["POST"]),
                 Route("/v1/messages", Api(self._state, "anthropic"), methods=["POST"]),
+                *self.batches.routes(),
             ]
         )
 

@@ -95,6 +95,8 @@ class App:
         self.connections = 0
         self.running: dict[str, asyncio.Task[Any]] = {}  # until each one's end is stored
         self.drains: dict[str, Drain] = {}
+        self.batching: dict[str, Any] = {}
+        """Each running benchmark in batch mode (:class:`hrbench.runner.batch.Batching`): ``batch/cancel`` reaches it."""
         """Each running benchmark's drain: a clean cancel lets its sent requests finish first."""
         self.cancelled_by: dict[str, str] = {}
         """Benchmarks being cancelled by ``benchmark/cancel``, and by what (for their caller)."""

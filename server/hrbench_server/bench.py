@@ -87,6 +87,7 @@ from hrbench.runner.ledger import Journal
 from hrbench.runner.runtime import ADVICE, Drain
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector
+from hrbench_server.batches import watch_batches
 from hrbench_server.bench_notes import not_finished_error as _not_finished
 from hrbench_server.bench_notes import rebound_note as _rebound
 from hrbench_server.bench_notes import stop_note as _stop_note
@@ -186,7 +187,10 @@ async def _run(
     # the ledger is kept per call (the journal), so the sink writes no snapshot of it with the rows
     sink = Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, False)
     sink.rerun = {(r.arm, r.item, r.run) for r in prior} - set(done)  # their new rows replace them
-    run = _Running.start(app, proto, bench_id, built, sink, journal, detach=args.detach)
+    # a benchmark in batch mode runs to its end whoever listens: its batches go on at the provider
+    run = _Running.start(
+        app, proto, bench_id, built, sink, journal, detach=args.detach or params.batch is not None
+    )
     await run.execute(params, done, done_metrics, kept_traces, resumed=stored is not None, retried=retried)
     run.raise_unfinished()
     return await run.result(len(done))
@@ -358,6 +362,8 @@ class _Running:
                 pricing=built["pricing"],
                 drain=self.drain,
                 stop=built["stop"],
+                batch=built["batch"],
+                on_batch=watch_batches(self.app, self.bench_id, self.sink),
             )
             self.status = (
                 self.bench.status
@@ -387,6 +393,7 @@ class _Running:
         app, bench_id, sink = self.app, self.bench_id, self.sink
         self.ticker.cancel()
         app.drains.pop(bench_id, None)  # finishing: a cancel now waits for its end (App.cancel)
+        app.batching.pop(bench_id, None)
         app.cancelled_by.pop(bench_id, None)  # a cancel that came as it finished names nobody later
         self.proto.owned.discard(self.task)
         try:

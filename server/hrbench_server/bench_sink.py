@@ -75,6 +75,7 @@ class Sink:
         snapshots: bool = True,
     ) -> None:
         self.app, self.proto, self.bench_id = app, proto, bench_id
+        self.batches: list[p.BatchState] = []  # batch mode: its batches' states, sent with progress
         self.msg_id = wire_id(msg_id)  # notifications carry the request's id as it was sent
         self.total, self.done, self.stream, self.governor = total, done, stream, governor
         self.snapshots = snapshots
@@ -117,6 +118,7 @@ class Sink:
                 max_usd=self.governor.max_usd,
                 calls=int(self.governor.calls),
                 max_calls=self.governor.max_calls,
+                batches=self.batches,
             ),
         )
 

@@ -1,8 +1,8 @@
 """The ``benchmark`` method's spec, from the wire to the library's objects.
 
 :func:`check_resume_only` refuses fields beside ``resume``; :func:`build` makes the arms,
-reference (:func:`wire_reference`), client, scorer, metrics, pricing, governor and stop rule
-of a spec, and refuses what the library refuses before a benchmark is stored
+reference (:func:`wire_reference`), client, scorer, metrics, pricing, governor, stop rule and
+batch mode of a spec, and refuses what the library refuses before a benchmark is stored
 (:func:`~hrbench.runner.plan.refuse_before_start`); :func:`limits_of` are the caps kept with it.
 """
 
@@ -12,9 +12,12 @@ import os
 import sys
 from typing import Any
 
+import msgspec
+
 from hrbench import specs
 from hrbench.errors import ConfigError
 from hrbench.reference import Reference, check_keyed
+from hrbench.runner.batch.settings import Batch
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.plan import refuse_before_start
 from hrbench.specs import build_stop
@@ -149,4 +152,5 @@ def build(params: p.BenchmarkParams, store: Any, governor: Governor | None = Non
         "governor": governor,
         "total": n_items * len(arms) * params.runs,
         "stop": build_stop(params.stop, store, arms, reference, params.split),  # stop when sure
+        "batch": None if params.batch is None else Batch(**msgspec.to_builtins(params.batch)),
     }

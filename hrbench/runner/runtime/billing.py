@@ -295,8 +295,8 @@ class Billing:
 
     def _bill_key(self, request: Request) -> tuple[str, str] | None:
         """The ``(endpoint, requested model)`` whose slow start a request waits on, or ``None``."""
-        if not self.bills or self.governor.max_usd is None:
-            return None
+        if not self.bills or self.governor.max_usd is None or getattr(self.client, "batched", False):
+            return None  # a batch's bill is known when it ends: no request waits on one
         endpoint = getattr(self.client, "base_url", None) or getattr(self.client, "provider", "")
         return (str(endpoint), request.model or "")
 

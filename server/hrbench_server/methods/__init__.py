@@ -14,8 +14,8 @@ One module per family of methods, each registering its own handlers:
 - :mod:`~hrbench_server.methods.housekeeping`: ``benchmark/delete``, ``gc``.
 - :mod:`~hrbench_server.methods.grades`: ``grades/put|next|get`` (human grades).
 - :mod:`~hrbench_server.methods.lifecycle`: ``status``, ``shutdown``, ``auth``, ``initialize``.
-- :mod:`hrbench_server.checks` (``benchmark/gate``, ``prices``) and :mod:`hrbench_server.interop`
-  (``benchmark/export``).
+- :mod:`hrbench_server.checks` (``benchmark/gate``, ``prices``), :mod:`hrbench_server.interop`
+  (``benchmark/export``) and :mod:`hrbench_server.batches` (``batch/list``, ``batch/cancel``).
 
 What their handlers share (decoding, the ways a handler runs, resolving a benchmark id) is in
 :mod:`~hrbench_server.methods._handlers`.
@@ -24,6 +24,7 @@ What their handlers share (decoding, the ways a handler runs, resolving a benchm
 from __future__ import annotations
 
 from hrbench_server.app import App
+from hrbench_server.batches import register_batches
 from hrbench_server.checks import register_checks
 from hrbench_server.interop import register_export
 from hrbench_server.methods._handlers import async_handler, resolve
@@ -54,4 +55,5 @@ def register(server: RpcServer, app: App) -> None:
     register_grades(feature, app)
     register_checks(feature, app, async_handler)  # benchmark/gate and prices
     register_export(feature, app, async_handler, resolve)  # benchmark/export
+    register_batches(feature, app, async_handler, resolve)  # batch/list and batch/cancel
     register_lifecycle(feature, proto, app)

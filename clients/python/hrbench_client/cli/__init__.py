@@ -12,7 +12,10 @@ Commands::
                                                    (--check needs a label: exit 2 without one)
     hrb bench FILE.toml | --resume ID                               rows as JSON lines, then the result
     hrb bench FILE.toml | --resume ID --detach                      submit, print the id, exit 0 (it runs on)
+    hrb bench FILE.toml --batch                                     through the provider's batch API, at its rate
     hrb cancel BENCH_ID...                                          cancel running benchmarks (resumable)
+    hrb batches [BENCH_ID] [--all] [--text]                         live provider batches (batch mode)
+    hrb cancel BATCH_ID...                                          cancel provider batches
     hrb eval FILE.toml                                              evaluate() from a spec
     hrb ref put NAME FILE | get NAME | list                         stored references
     hrb grades put BENCH_ID FILE | next BENCH_ID [-k 20] [-o F.csv] | list BENCH_ID   human grades
@@ -193,6 +196,10 @@ def _command_fn(name: str) -> Callable[[argparse.Namespace], int]:
         from hrbench_client.cli import interop
 
         return interop.cmd_export
+    if name == "batches":
+        from hrbench_client.cli import batches
+
+        return batches.cmd_batches
     if name in ("ls", "rm", "gc"):
         from hrbench_client.cli import housekeeping as h
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hrbench_client.cli.batch_flags import add_batches_command
+
 __all__ = ["CACHE_STATS", "ID_HELP", "add_cache", "add_daemon", "add_housekeeping"]
 
 CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
@@ -28,7 +30,7 @@ def add_housekeeping(sub: Any) -> None:
         "cancel",
         help="cancel running benchmarks (their rows are kept; `hrb bench --resume ID` finishes them)",
     )
-    cancel.add_argument("ids", nargs="+", metavar="ID", help=ID_HELP)
+    add_batches_command(sub, ID_HELP, cancel)  # cancel's ids (a benchmark or a batch), and `hrb batches`
     cancel.add_argument(
         "--grace",
         type=float,

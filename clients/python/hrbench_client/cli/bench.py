@@ -126,6 +126,10 @@ def _bench_spec(args: argparse.Namespace) -> Any:
     if args.resume:
         if args.file:
             _fail_usage("give a FILE or --resume ID, not both")
+        if getattr(args, "batch", False):
+            _fail_usage(
+                "--batch is a new benchmark's: a resume runs as its benchmark ran (batch mode or not)"
+            )
         governor = p.GovernorSpec(**limits) if limits else None
         spec: Any = p.BenchmarkParams(
             resume=args.resume,
@@ -139,6 +143,8 @@ def _bench_spec(args: argparse.Namespace) -> Any:
         _fail_usage("--retry-errors runs the runs that ended in errors again: give --resume ID")
     elif args.file:
         spec = bench_params(args.file)
+        if getattr(args, "batch", False) and spec.batch is None:  # --batch: the [batch] defaults
+            spec = _msgspec().structs.replace(spec, batch=p.BatchSpec())
         if args.no_rows:
             spec = _msgspec().structs.replace(spec, stream=False)
         if args.detach:
@@ -440,10 +446,31 @@ def _gate(summary: list[Any], fail_under: float) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    """Cancel running benchmarks from any shell: one JSON line each, then how to resume."""
+    """Cancel running benchmarks, or provider batches, from any shell: one JSON line each, then how to resume.
+
+    An id that names no benchmark but a batch (its tag, or a provider's ``batch_...`` id) cancels that batch.
+    """
+    from hrbench_client.cli.batches import cancel_batch, is_batch_id
+    from hrbench_client.errors import NotFound
+
     with _client(args) as hb:
         for ref in args.ids:
-            done = hb.cancel_benchmark(ref, grace_s=args.grace)
+            try:
+                if is_batch_id(ref):
+                    raise NotFound(f"no benchmark has the id {ref!r}")
+                done = hb.cancel_benchmark(ref, grace_s=args.grace)
+            except NotFound as no_benchmark:
+                try:
+                    batch = cancel_batch(hb, ref)
+                except NotFound:  # neither: the benchmark's error names the closest ids
+                    if is_batch_id(ref):
+                        raise
+                    raise no_benchmark from None
+                _out(batch)
+                _err(
+                    f"cancelled batch {batch.id or batch.tag} of benchmark {batch.benchmark} ({batch.state})"
+                )
+                continue
             _out(done)
             left = f"; {done.unknown_note}" if done.unknown_note else ""
             _err(

@@ -11,6 +11,7 @@ from hrbench_client.cli._admin_args import ID_HELP as _ID_HELP
 from hrbench_client.cli._admin_args import add_cache, add_daemon, add_housekeeping
 from hrbench_client.cli._common import BadArguments
 from hrbench_client.cli._grades_args import add_grades
+from hrbench_client.cli.batch_flags import add_batch_flag
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.metric_flags import add_metric_flags
 from hrbench_client.cli.stop_flags import add_stop_flags
@@ -296,6 +297,7 @@ def _add_bench(sub: Any) -> None:
     b.add_argument("--max-tokens", type=_limit(int), help="the governor's token cap (also with --resume)")
     for cap, kind in (("calls", int), ("usd", float), ("tokens", int)):  # a run that would pass one stops
         b.add_argument(f"--max-{cap}-per-run", type=_limit(kind), help=f"each run's own {cap} cap")
+    add_batch_flag(b)
     add_stop_flags(b)
 
 

@@ -95,6 +95,10 @@ class _Progress:
         usd = None if note is None else note.usd
         max_usd = None if note is None else note.max_usd
         line = progress_line(self.label, done, total, rate, usd, max_usd)
+        if note is not None and note.batches:
+            from hrbench_client.cli.batches import batches_note
+
+            line += f"  {batches_note(note.batches)}"
         sys.stderr.write(f"\r{line}\x1b[K")
         sys.stderr.flush()
 
@@ -156,6 +160,10 @@ class _Waiting:
         done = "" if note is None else f"{note.done} of {note.total} runs done; "
         bench_id = getattr(self.progress.stream, "id", None)
         where = f"benchmark {bench_id}" if bench_id else "the benchmark"
+        if note is not None and note.batches:  # batch mode: what its batches are doing
+            from hrbench_client.cli.batches import batches_note
+
+            where += f"; {batches_note(note.batches)}"
         return f"hrb: waiting: no row for {quiet:.0f} s ({done}{where} is running; Ctrl-C cancels it)"
 
     def _run(self) -> None:

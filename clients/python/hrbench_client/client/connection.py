@@ -399,6 +399,14 @@ class Client:
             "benchmark/cancel", p.BenchmarkCancelParams(id=ref, grace_s=grace_s), p.BenchmarkCancelResult
         )
 
+    def batches(self, benchmark: str | None = None, *, all: bool = False) -> p.BatchListResult:
+        """The provider batches of a benchmark (id, id prefix or name) or of all; live ones unless ``all``."""
+        return self.call("batch/list", p.BatchListParams(benchmark=benchmark, all=all), p.BatchListResult)
+
+    def cancel_batch(self, ref: str) -> p.BatchCancelResult:
+        """Cancel a provider batch (hrbench's tag or the provider's batch id) of a batch-mode benchmark."""
+        return self.call("batch/cancel", p.BatchCancelParams(id=ref), p.BatchCancelResult)
+
     def delete(self, ref: str) -> p.BenchmarkDeleteResult:
         """Delete a stored benchmark (id, unique id prefix or name) with its rows and traces."""
         return self.call("benchmark/delete", {"id": ref}, p.BenchmarkDeleteResult)

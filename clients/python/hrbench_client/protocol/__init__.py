@@ -26,7 +26,8 @@ The Structs live in one module per method family, and every name is importable f
 :mod:`~hrbench_client.protocol.browse` (``hrb view``), :mod:`~hrbench_client.protocol.grades`
 (human grades), :mod:`~hrbench_client.protocol.interop`
 (``benchmark/export``: Inspect logs), :mod:`~hrbench_client.protocol.stopping`
-(the ``[stop]`` table), :mod:`~hrbench_client.protocol.session`
+(the ``[stop]`` table), :mod:`~hrbench_client.protocol.batch` (the ``[batch]`` table, ``batch/list``,
+``batch/cancel``), :mod:`~hrbench_client.protocol.session`
 (initialize, auth, status, shutdown), :mod:`~hrbench_client.protocol.methods` (the tables),
 :mod:`~hrbench_client.protocol.hints` and :mod:`~hrbench_client.protocol.schema`. The
 constrained types (``Name``, ``ImportPath``, ``EnvName``, ``CallerEnv``, ``ItemId``, ``Prices``, ``FreePrice``,
@@ -41,6 +42,14 @@ from hrbench_client.protocol._base import EnvName as EnvName
 from hrbench_client.protocol._base import ImportPath as ImportPath
 from hrbench_client.protocol._base import ItemId as ItemId
 from hrbench_client.protocol._base import Name as Name
+from hrbench_client.protocol.batch import (
+    BatchCancelParams,
+    BatchCancelResult,
+    BatchListParams,
+    BatchListResult,
+    BatchSpec,
+    BatchState,
+)
 from hrbench_client.protocol.benchmark import (
     ArmInfo,
     ArmSummary,
@@ -165,6 +174,12 @@ __all__ = [
     "ArmView",
     "AuthParams",
     "AuthResult",
+    "BatchCancelParams",
+    "BatchCancelResult",
+    "BatchListParams",
+    "BatchListResult",
+    "BatchSpec",
+    "BatchState",
     "BenchmarkCancelParams",
     "BenchmarkCancelResult",
     "BenchmarkCellParams",

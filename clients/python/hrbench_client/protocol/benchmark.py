@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from msgspec import Meta, Struct, field
 
 from hrbench_client.protocol._base import CallerEnv, Name, _Spec
+from hrbench_client.protocol.batch import BatchSpec, BatchState
 from hrbench_client.protocol.records import Row
 from hrbench_client.protocol.specs import ArmSpec, ClientSpec, GovernorSpec, RayExecutorSpec, ReferenceSpec
 from hrbench_client.protocol.stopping import StopSpec
@@ -47,6 +48,10 @@ class BenchmarkParams(_Spec):
     ``"local"`` (the daemon's process) or a Ray cluster (``"ray"`` or a :class:`RayExecutorSpec`).
     ``stop`` (a :class:`StopSpec`, the spec's ``[stop]`` table) ends the benchmark as soon as its
     comparison is sure: the clusters run in a seeded order and a sequential test looks after each.
+    ``batch`` (a :class:`BatchSpec`, the spec's ``[batch]`` table) sends the arms' model calls
+    through the provider's batch API at its batch rate, in waves of clusters; such a benchmark
+    runs to its end whoever listens (as with ``detach``), and a resume after a crash reattaches
+    to its batches.
     """
 
     arms: list[ArmSpec] = field(default_factory=list)
@@ -83,6 +88,7 @@ class BenchmarkParams(_Spec):
     env: CallerEnv = field(default_factory=dict)
     executor: Literal["local", "ray"] | RayExecutorSpec = "local"
     stop: StopSpec | None = None
+    batch: BatchSpec | None = None
 
 
 class ArmInfo(Struct, kw_only=True):
@@ -173,7 +179,8 @@ class ProgressNotification(Struct, kw_only=True):
     """``hrbench/progress``: rows done of the total, for the benchmark of ``request_id``.
 
     ``usd`` and ``calls`` are the governor's use so far (USD settled, requests sent);
-    ``max_usd`` and ``max_calls`` its caps (``None``: no cap).
+    ``max_usd`` and ``max_calls`` its caps (``None``: no cap). ``batches``: in batch mode, the
+    benchmark's provider batches and their states.
     """
 
     request_id: int | str | None
@@ -184,3 +191,4 @@ class ProgressNotification(Struct, kw_only=True):
     max_usd: float | None = None
     calls: int = 0
     max_calls: int | None = None
+    batches: list[BatchState] = field(default_factory=list)

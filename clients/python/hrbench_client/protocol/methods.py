@@ -6,6 +6,12 @@ from typing import Any
 
 from msgspec import Struct
 
+from hrbench_client.protocol.batch import (
+    BatchCancelParams,
+    BatchCancelResult,
+    BatchListParams,
+    BatchListResult,
+)
 from hrbench_client.protocol.benchmark import (
     BenchmarkParams,
     BenchmarkResult,
@@ -100,6 +106,8 @@ METHODS: dict[str, tuple[type[Struct], type[Struct]]] = {
     "benchmark/list": (BenchmarkListParams, BenchmarkListResult),
     "benchmark/delete": (BenchmarkDeleteParams, BenchmarkDeleteResult),
     "benchmark/cancel": (BenchmarkCancelParams, BenchmarkCancelResult),
+    "batch/list": (BatchListParams, BatchListResult),
+    "batch/cancel": (BatchCancelParams, BatchCancelResult),
     "gc": (GcParams, GcResult),
     "report": (ReportParams, ReportResult),
     "benchmark/view": (BenchmarkViewParams, BenchmarkViewResult),

@@ -102,6 +102,11 @@ def _cell(r: Request) -> Call:
     return lambda c: c.cell(bid, item, arm)
 
 
+def _batches(r: Request) -> Call:
+    bid = r.path_params["id"]
+    return lambda c: c.batches(bid, all=True)
+
+
 def _compare(r: Request) -> Call:
     a, b, kw = _required(r, "a"), _required(r, "b"), _settings(r)
     return lambda c: c.compare_benchmarks(a, b, **kw)
@@ -112,7 +117,9 @@ ROUTES: tuple[tuple[str, Callable[[Request], Call]], ...] = (
     ("/api/benchmark/{id}", _view),
     ("/api/benchmark/{id}/matrix", _matrix),
     ("/api/benchmark/{id}/cell", _cell),
+    ("/api/benchmark/{id}/batches", _batches),
     ("/api/compare", _compare),
 )
 """Each endpoint's path and the builder of its call (``?search=``; ``?against=&level=&method=``;
-``?cluster=&failure_kind=&split=&disagree=``; ``?item=&arm=``; ``?a=&b=&level=&method=``)."""
+``?cluster=&failure_kind=&split=&disagree=``; ``?item=&arm=``; none: a batch-mode benchmark's
+provider batches; ``?a=&b=&level=&method=``)."""

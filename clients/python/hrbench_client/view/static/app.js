@@ -463,7 +463,22 @@ function humanSection(v) {
     h("p", { class: "muted" }, s.note));
 }
 
-function renderBenchmark(v, m, others, onAgainst) {
+// a benchmark run in batch mode: its provider batches, their states as the daemon last read them
+function batchSection(batches) {
+  if (!batches || !batches.length) return null;
+  return h("div", { class: "card", id: "batches", "data-n": batches.length },
+    h("h2", {}, "Provider batches"),
+    h("table", {},
+      h("thead", {}, h("tr", {}, h("th", {}, "batch"), h("th", {}, "state"), h("th", { class: "num" }, "lines"),
+        h("th", { class: "num" }, "done"), h("th", { class: "num" }, "failed"), h("th", { class: "num" }, "age"),
+        h("th", { class: "num" }, "USD reserved"), h("th", { class: "num" }, "USD billed"))),
+      h("tbody", {}, batches.map((x) => h("tr", { "data-batch": x.id || x.tag, "data-state": x.state },
+        h("td", { class: "nowrap" }, x.id || `(tag ${x.tag})`), h("td", { "data-k": "state" }, x.state),
+        ...["lines", "done", "failed"].map((k) => h("td", { class: "num", "data-k": k, "data-v": x[k] }, String(x[k]))),
+        h("td", { class: "num" }, duration(x.age_s)), usdCell(x.usd_reserved, "usd_reserved"), usdCell(x.live ? null : x.usd_billed, "usd_billed"))))));
+}
+
+function renderBenchmark(v, m, others, onAgainst, batches) {
   const b = v.benchmark;
   const crumbs = STATIC ? `benchmark ${b.id}` : [h("a", { href: "/" }, "benchmarks"), ` / ${b.name || b.id}`];
   const against = h("select", { id: "against" }, v.arms.map((a) => h("option", { value: a.arm, selected: a.arm === v.against }, a.arm)));
@@ -486,6 +501,7 @@ function renderBenchmark(v, m, others, onAgainst) {
       ? h("div", { class: "banner", id: "runs-failed" }, h("b", {}, "Runs failed: "), b.stop_note)
       : h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note),
     stopSection(v),
+    batchSection(batches),
     judgeSection(v),
     humanSection(v),
     STATIC ? null : h("p", {}, h("a", { href: link(`/b/${b.id}/grade`), id: "grade-link" }, "Grade rows by hand"),
@@ -511,6 +527,7 @@ async function benchmarkPage(id) {
   let m, others = [];
   async function draw() {
     const v = STATIC ? CFG.data.views[against || CFG.data.against] : await api(`/api/benchmark/${encodeURIComponent(id)}`, { against });
+    const batches = STATIC ? [] : (await api(`/api/benchmark/${encodeURIComponent(id)}/batches`)).batches;
     if (!m) {
       m = STATIC ? CFG.data.matrix : await api(`/api/benchmark/${encodeURIComponent(id)}/matrix`);
       if (!STATIC) {
@@ -522,7 +539,7 @@ async function benchmarkPage(id) {
       against = arm;
       if (!STATIC) history.replaceState(null, "", link(location.pathname, { against: arm }));
       draw().catch(fail);
-    });
+    }, batches);
     if (!STATIC && v.benchmark.status === "running") {
       clearTimeout(refresh);
       refresh = setTimeout(() => { m = null; draw().catch(fail); }, 3000);  // live: rows keep coming
