@@ -50,6 +50,11 @@ def cases_dir() -> Path:
     return Path(os.environ.get("HRBENCH_CASES") or REPO.parent / "shared" / "cases")
 
 
+def seeds_dir() -> Path:
+    """The seeds folder (the behavioural contract): ``$HRBENCH_SEEDS``, else ``<repo>/../shared/seeds``."""
+    return Path(os.environ.get("HRBENCH_SEEDS") or REPO.parent / "shared" / "seeds")
+
+
 def load_cases(scorer: str | None = None) -> list[dict[str, Any]]:
     """Every shared case (optionally of one scorer kind), in file order.
 

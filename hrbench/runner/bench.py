@@ -19,14 +19,20 @@ from hrbench.runner.stopping import StopRecord
 from hrbench.runner.summary import Summary, summarise
 from hrbench.stats.stopped import reported_rows, stop_lines, stop_section
 
-__all__ = ["FAILED_LEGEND", "Bench"]
+__all__ = ["DESCRIPTIVE_LINE", "FAILED_LEGEND", "Bench"]
+
+DESCRIPTIVE_LINE = (
+    "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, "
+    "with no interval."
+)
+"""The printout's line under the table, as seed 002 prints it: ``print()`` is descriptive only."""
 
 FAILED_LEGEND = (
     "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
     "not_in_document); report()'s failures counts every labelled run that was not right."
 )
-"""The printout's line saying what its ``failed`` column counts (decided, newcomer's finding:
-report()'s ``failures`` column counts every not-right run, wrong and budget_stop included)."""
+"""The printout's line saying what its ``failed`` column counts, shown when an arm has failed runs
+(report()'s ``failures`` column counts every not-right run, wrong and budget_stop included)."""
 
 
 class Bench:
@@ -41,7 +47,7 @@ class Bench:
         scorer_name: the scorer's name.
         traces: ``{ledger_id: [Step, ...]}``, one trace per run.
         governor: the governor's limits and use at the end (:meth:`Governor.snapshot`); its
-            ``unknown`` is the spend crashes of earlier runs left unknown (issue 13), which
+            ``unknown`` is the spend crashes of earlier runs left unknown, which
             the printout states as "unknown, at most X USD / N calls".
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
         stopped: how many runs the governor stopped (``budget_stop``), dev split included.
@@ -53,10 +59,9 @@ class Bench:
         status: ``"budget_stopped"`` when any run was stopped, else ``"errors"`` when any run
             ended in an error, else ``"done"``.
 
-    Decided (newcomer finding; seed 002 keeps stopped runs counted wrong): a benchmark a budget
-    stopped is never shown as plainly done. Its ``status`` is ``"budget_stopped"``, and its
-    printout ends with :meth:`stop_note`. Decided likewise (newcomer finding: a benchmark whose
-    every run failed on a dead port showed ``done``): a benchmark with runs that ended in
+    A benchmark a budget stopped is never shown as plainly done (seed 002 keeps stopped runs
+    counted wrong). Its ``status`` is ``"budget_stopped"``, and its
+    printout ends with :meth:`stop_note`. Likewise a benchmark with runs that ended in
     errors, all or some, has the status ``"errors"`` (a budget stop wins when both), and its
     printout says how many and the commonest cause (:meth:`error_note`).
 
@@ -67,7 +72,7 @@ class Bench:
     the dev split), as its table counts runs; when a stop rule (``stop=``) cancelled clusters in
     flight, it says how many runs of theirs are kept, not reported (``reportable = False``).
 
-    Decided (as ``hrb`` prints ``hrb bench --resume ID --retry-errors``): the printout of a
+    As ``hrb`` prints ``hrb bench --resume ID --retry-errors``, the printout of a
     benchmark with runs that ended in errors says how to run only those again: :attr:`retry`,
     by default the library's ``benchmark(..., done=bench.as_done(), done_traces=bench.traces,
     retry_errors=True)`` (:meth:`as_done`), which keeps every other run and replaces the failed
@@ -137,9 +142,9 @@ class Bench:
         ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
         (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
         ``usd_list`` sums the same rows at list price, each reply at what it cost when first
-        paid (:func:`~hrbench.records.list_usd`; issue 18), so arms compare by cost whatever
+        paid (:func:`~hrbench.records.list_usd`), so arms compare by cost whatever
         the cache served. ``error_causes`` counts every run that ended in an error (dev split
-        included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; newcomer finding: the
+        included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; the
         status and banner name the commonest). ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
         without metrics.
@@ -172,7 +177,7 @@ class Bench:
             + metric_names
             + ["runs", "wrong", "failed", "budget_stop", "usd"]
         )
-        # decided, issue 18: the list price shows beside what was paid when they differ (a
+        # the list price shows beside what was paid when they differ (a
         # cache or recording served a reply), so the seed-002 printout stays as it is otherwise
         listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) for s in summ)
         if listed:
@@ -198,10 +203,9 @@ class Bench:
         widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
         lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
         lines += [" " + " ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)) for t in table]
-        lines.append(
-            "  accuracy: the mean over runs within each item, then over labelled items; intervals are in hb.report() and hrb report."
-        )
-        lines.append(FAILED_LEGEND)
+        lines.append(DESCRIPTIVE_LINE)  # seed 002's text: the seed's example prints no more than this
+        if any(s["failed"] for s in summ):
+            lines.append(FAILED_LEGEND)
         if listed:
             lines.append(
                 "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
@@ -221,7 +225,7 @@ class Bench:
         if self.stop is not None:  # stopped when sure: how, after how many clusters, the e-values
             lines += stop_lines(stop_section(self.stop.to_dict()))
         crashed = unknown_sentence(self.governor.get("unknown") if isinstance(self.governor, dict) else None)
-        if crashed is not None:  # issue 13: what a crash left unknown, counted as spent
+        if crashed is not None:  # what a crash left unknown, counted as spent
             lines.append(f"  Governor: {crashed}; rows show what finished calls cost.")
         return "\n".join(lines)
 
@@ -235,7 +239,7 @@ class Bench:
 
     @property
     def status(self) -> str:
-        """``"budget_stopped"``, ``"errors"`` or ``"done"`` (newcomer findings; see the class).
+        """``"budget_stopped"``, ``"errors"`` or ``"done"`` (see the class).
 
         Example:
             >>> import warnings
@@ -337,7 +341,7 @@ class Bench:
     def to_csv(self, path: str | Any) -> int:
         """Write the rows as CSV with the seed's columns; returns how many were written.
 
-        Decided (seed silent), issue 18: a header line of the seed's columns in the seed's
+        A header line of the seed's columns in the seed's
         order, ``None`` (NA) as an empty cell, booleans as ``True``/``False`` (what
         ``pandas.read_csv`` reads back as booleans), UTF-8.
 
