@@ -52,6 +52,7 @@ if os.environ.get("HRB_TEST_SLOW_START_S"):  # the daemon's interpreter, as on a
 """
 
 
+@pytest.mark.slow  # a start made to take 24 s; make test-slow
 def test_a_daemon_slow_to_start_on_a_loaded_machine_is_waited_for(tmp_path: Path) -> None:
     """`hrb`'s start of a daemon waits while the daemon runs and gets CPU time: a start that takes
     longer than the old fixed 20 s (here 24 s at a tenth of a core) still succeeds, with no flag."""

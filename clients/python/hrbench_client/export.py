@@ -13,7 +13,15 @@ from typing import IO, Any
 
 import msgspec
 
-__all__ = ["BINARY", "FORMATS", "PYARROW_MISSING", "check_format", "inspect_score", "write_rows"]
+__all__ = [
+    "BINARY",
+    "EXTRA_COLUMNS",
+    "FORMATS",
+    "PYARROW_MISSING",
+    "check_format",
+    "inspect_score",
+    "write_rows",
+]
 
 FORMATS = ("jsonl", "csv", "parquet", "inspect-scores")
 """The row formats, the first the default; ``inspect-scores``: JSON lines of Inspect's sample scores."""
@@ -26,6 +34,12 @@ PYARROW_MISSING = (
     "(or the dev extra), or use --format jsonl or csv"
 )
 """The message of the ``ImportError`` raised when Parquet is asked of an install without pyarrow."""
+
+_SCORE_METADATA = ("arm", "cluster", "split", "run", "draw_index", "usd", "output")
+
+EXTRA_COLUMNS = ("output", "trace")
+"""Keys a row dict may carry beyond the row's columns, written as last columns in this order:
+``output`` (the arm's output text, ``hrb rows``' default) and ``trace`` (``--traces``)."""
 
 _ARROW = {msgspec.inspect.StrType: "string", msgspec.inspect.IntType: "int64",
           msgspec.inspect.FloatType: "float64", msgspec.inspect.BoolType: "bool_"}  # fmt: skip
@@ -61,7 +75,8 @@ def inspect_score(row: Mapping[str, Any], scorer: str = "exact") -> dict[str, An
 
     ``value`` is ``"C"`` (right) or ``"I"`` (wrong), ``answer`` what the scorer saw,
     ``explanation`` the failure kind, ``epoch`` the draw index; ``metadata`` holds the arm,
-    cluster, split, run, draw index and USD (``hrb rows ID --format inspect-scores``).
+    cluster, split, run, draw index and USD, and the output text the scorer received when the
+    row carries one (``hrb rows ID --format inspect-scores``).
 
     Example:
         >>> r = inspect_score({"item": "q1", "arm": "a", "run": 1, "draw_index": 1, "correct": False,
@@ -77,7 +92,7 @@ def inspect_score(row: Mapping[str, Any], scorer: str = "exact") -> dict[str, An
         "value": "C" if row["correct"] else "I",
         "answer": row.get("outcome"),
         "explanation": row.get("failure_kind"),
-        "metadata": {k: row.get(k) for k in ("arm", "cluster", "split", "run", "draw_index", "usd")},
+        "metadata": {k: row.get(k) for k in _SCORE_METADATA if k != "output" or k in row},
     }
 
 
@@ -116,7 +131,8 @@ def write_rows(
             ``"trace"`` (a list of steps as builtins).
         columns: the column names in order, or the row Struct whose fields name and type them
             (Parquet then gets a typed schema: strings, int64, float64, bool, all nullable).
-            A ``trace`` key beyond the columns becomes a last column.
+            An ``output`` and a ``trace`` key beyond the columns become the last columns
+            (:data:`EXTRA_COLUMNS`).
         out: a binary file (a file opened ``"wb"``, ``sys.stdout.buffer``).
         fmt: ``"jsonl"`` (one JSON object a line), ``"csv"`` (a header line; ``None`` is an
             empty cell, ``True``/``False`` as Python writes them, a trace as compact JSON) or
@@ -150,8 +166,9 @@ def write_rows(
     else:
         names = list(columns)
     data = list(rows)
-    if any("trace" in r for r in data) and "trace" not in names:
-        names.append("trace")
+    for extra in EXTRA_COLUMNS:  # beyond the row's columns, in this order: output, then trace
+        if extra not in names and any(extra in r for r in data):
+            names.append(extra)
     if fmt == "jsonl":
         enc = msgspec.json.Encoder()
         for r in data:

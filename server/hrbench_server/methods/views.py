@@ -31,7 +31,7 @@ def register_views(feature: Callable[[str], Any], app: App) -> None:
 
 
 def _register_rows(feature: Callable[[str], Any], app: App) -> None:
-    """``benchmark/rows``: a stored benchmark's rows (a page, or one item's or arm's), with traces if asked."""
+    """``benchmark/rows``: a stored benchmark's rows (a page, or one item's or arm's), with traces and outputs if asked."""
 
     async def benchmark_rows(args: p.BenchmarkRowsParams) -> p.BenchmarkRowsResult:
         def load() -> p.BenchmarkRowsResult:
@@ -71,6 +71,11 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                     r.ledger_id: msgspec.convert(msgspec.to_builtins(kept.get(r.ledger_id, [])), list[p.Step])
                     for r in rows
                 }
+            outputs = None
+            if args.outputs:
+                texts = app.store.outputs_get(bid, [r.ledger_id for r in rows])
+                cut = args.output_chars
+                outputs = {k: v if v is None or cut is None else v[:cut] for k, v in texts.items()}
             spec = rec.get("spec") or {}
             info = p.BenchmarkInfo(
                 id=bid,
@@ -81,7 +86,7 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 name=(spec.get("params") or {}).get("name"),
             )
             wire = msgspec.convert(msgspec.to_builtins(rows), list[p.Row])
-            return p.BenchmarkRowsResult(benchmark=info, rows=wire, traces=traces)
+            return p.BenchmarkRowsResult(benchmark=info, rows=wire, traces=traces, outputs=outputs)
 
         return await to_thread(load)
 

@@ -56,7 +56,7 @@ async def _together(k: int, make: Any) -> list[Bench]:
 
 
 def _sources(benches: list[Bench]) -> Counter[str]:
-    return Counter(s.source for b in benches for t in b.traces.values() for s in t)
+    return Counter(s.source for b in benches for t in b.traces.values() for s in t if s.kind == "request")
 
 
 @pytest.mark.parametrize(("k", "items", "runs"), [(2, 3, 1), (3, 4, 2), (5, 2, 3)])

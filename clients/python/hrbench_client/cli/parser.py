@@ -348,6 +348,16 @@ def _add_reading(sub: Any) -> None:
     w.add_argument("--offset", type=int, default=0, help="skip this many rows first (default 0)")
     w.add_argument("--limit", type=int, help="print at most this many rows (default: all)")
     w.add_argument("--traces", action="store_true", help="include each row's trace")
+    w.add_argument(
+        "--output-chars",
+        type=_limit(int),
+        metavar="N",
+        help="cut each row's output text (the output column: what the arm returned, as the scorer "
+        "received it) to N characters",
+    )
+    w.add_argument(
+        "--no-output-text", action="store_true", help="leave the output column out (the seed's columns only)"
+    )
     w.add_argument("--item", help="only the rows of this item")
     w.add_argument("--arm", help="only the rows of this arm")
     w.add_argument(

@@ -26,18 +26,20 @@ def cmd_rows(args: argparse.Namespace) -> int:
         export.check_format(fmt)
     except ImportError as exc:
         _fail_usage(str(exc))
+    if args.no_output_text and args.output_chars is not None:
+        _fail_usage("give --output-chars N or --no-output-text, not both")
     with _client(args) as hb:
         res = hb.rows(
-            args.id, offset=args.offset, limit=args.limit, traces=args.traces, item=args.item, arm=args.arm
+            args.id,
+            offset=args.offset,
+            limit=args.limit,
+            traces=args.traces,
+            item=args.item,
+            arm=args.arm,
+            outputs=not args.no_output_text,
+            output_chars=args.output_chars,
         )
-    asdict = _msgspec().structs.asdict
-    traces = res.traces
-    rows = (
-        {**asdict(r), "trace": _msgspec().to_builtins(traces.get(r.ledger_id, []))}
-        if traces is not None
-        else asdict(r)
-        for r in res.rows
-    )
+    rows = (_row_dict(r, res.outputs, res.traces) for r in res.rows)
     if args.output is None:  # a closed reader (`| head`) ends in cli.main: exit 141, quietly
         sys.stdout.flush()
         export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
@@ -50,6 +52,18 @@ def cmd_rows(args: argparse.Namespace) -> int:
         _fail_usage(f"--output {args.output}: {exc.strerror or exc}")
     _err(f"wrote {n} row(s) to {args.output}")
     return EXIT_OK
+
+
+def _row_dict(
+    row: Any, outputs: dict[str, str | None] | None, traces: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One row of ``hrb rows``: the seed's columns, then ``output`` and ``trace`` when asked for."""
+    out = _msgspec().structs.asdict(row)
+    if outputs is not None:
+        out["output"] = outputs.get(row.ledger_id)
+    if traces is not None:
+        out["trace"] = _msgspec().to_builtins(traces.get(row.ledger_id, []))
+    return out
 
 
 def cmd_report(args: argparse.Namespace) -> int:
