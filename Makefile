@@ -19,7 +19,7 @@ help:
 	@echo "make test-slow - the fault simulations (daemons killed, cancelled, stopped, left idle), Monte Carlo checks, property tests in full"
 	@echo "make test-ray - the Ray executor's tests on a local Ray cluster (installs the ray extra)"
 	@echo "make test-browser - hrb view in a real headless Chromium (installs chromium, playwright)"
-	@echo "make test-interop - exports and imports against the real Inspect (installs inspect-ai in .venv-interop)"
+	@echo "make test-interop - exports and imports against the real Inspect, lm-eval and promptfoo (installs them in .venv-interop and .interop-npm)"
 	@echo "make check  - format check, lint, types, tests"
 	@echo "make bench  - every script in bench/"
 	@echo "make docs   - build the docs site into site/ (warnings are errors); make docs-serve serves it"
@@ -91,18 +91,41 @@ $(CHROMIUM):
 test-browser: $(BROWSER_STAMP) $(CHROMIUM)
 	$(PY) -m pytest -q -p no:cacheprovider -m browser tests/view
 
-# Interop with the real tools (inspect-ai, ~100 MB, is not a dependency of hrbench): a venv of
-# its own with hrbench and inspect-ai, and the tests of tests/interop, which use no network
-# (Inspect runs its mockllm model; tiktoken's encoding comes from the one hrbench ships).
+# Interop with the real tools, offline, none of them a dependency of hrbench, each installed by a
+# stamp of its own: inspect-ai 0.3.285 in a venv of its own with hrbench; lm-eval 0.4.13 in the
+# same venv with its `api` extra only (its OpenAI-compatible model types; no torch); promptfoo
+# 0.123.1 from npm in .interop-npm, with a Node.js 22 from the npm registry's node-linux-* package
+# (promptfoo 0.123.1 refuses a Node.js older than 22.22). The peers write their files with their
+# own CLIs during the tests (Inspect runs its mockllm model, with tiktoken's encoding from the copy
+# hrbench ships; lm-eval and promptfoo a loopback model or their echo and python providers), into
+# pytest's temporary folders: nothing they write lands in the repository.
 INTEROP := .venv-interop
 INTEROP_STAMP := $(INTEROP)/.installed
+INSPECT_STAMP := $(INTEROP)/.installed-inspect-ai-0.3.285
 $(INTEROP_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(INTEROP)
 	$(INTEROP)/bin/python -m pip install --quiet --upgrade pip
-	$(INTEROP)/bin/python -m pip install --quiet -e '.[dev]' 'inspect-ai>=0.3.100'
+	$(INTEROP)/bin/python -m pip install --quiet -e '.[dev]'
 	touch $(INTEROP_STAMP)
 
-test-interop: $(INTEROP_STAMP)
+$(INSPECT_STAMP): $(INTEROP_STAMP)
+	$(INTEROP)/bin/python -m pip install --quiet 'inspect-ai==0.3.285'
+	touch $(INSPECT_STAMP)
+
+LMEVAL_STAMP := $(INTEROP)/.installed-lmeval
+$(LMEVAL_STAMP): $(INTEROP_STAMP)
+	$(INTEROP)/bin/python -m pip install --quiet 'lm-eval[api]==0.4.13'
+	touch $(LMEVAL_STAMP)
+
+INTEROP_NPM := .interop-npm
+PROMPTFOO_STAMP := $(INTEROP_NPM)/.installed-promptfoo
+NODE_PACKAGE := node-linux-$(subst aarch64,arm64,$(subst x86_64,x64,$(shell uname -m)))@22.23.5
+$(PROMPTFOO_STAMP):
+	mkdir -p $(INTEROP_NPM)
+	npm install --prefix $(INTEROP_NPM) --no-audit --no-fund --loglevel=error promptfoo@0.123.1 $(NODE_PACKAGE)
+	touch $(PROMPTFOO_STAMP)
+
+test-interop: $(INSPECT_STAMP) $(LMEVAL_STAMP) $(PROMPTFOO_STAMP)
 	$(INTEROP)/bin/python -m pytest -q -p no:cacheprovider tests/interop
 
 format: $(STAMP)

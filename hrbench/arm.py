@@ -62,6 +62,12 @@ class Arm:
     Attributes:
         hash: sha256 hex over the function's code, constants, closure, defaults, the version
             and the settings: it changes when the arm's behaviour may change.
+        output_is_reply: ``True`` for an arm whose function returns the model's reply (a prompt
+            arm, :func:`hrbench.specs.build_arm`): its output is the reply's text, which a
+            scorer of one's own receives; the reply itself reaches only the scorers that read
+            replies (:attr:`~hrbench.scoring.scorer.Scorer.reads_reply`: the built-in ones, for
+            its finish reason and refusal). ``False`` (the default): the output is what the
+            function returned. Not part of the hash.
         check: ``None``, or ``check(items, client, known, runs)``, which :func:`hrbench.runner.benchmark`
             calls with the items it will run (id -> payload, in order), its client, the item
             ids an output may name (the reference's, or its source's) and the runs per item
@@ -98,6 +104,7 @@ class Arm:
         self.derived_from = derived_from
         self.settings = dict(settings or {})
         self.check: Callable[[dict[str, Any], Any, Collection[str], int], None] | None = None
+        self.output_is_reply = False
         call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
         body = msgspec.json.encode(

@@ -138,17 +138,19 @@ class ConfigError(HrbenchError, ValueError):
 
 
 _HEADS = ("arm.", "reference.", "client.")
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*_[A-Z0-9_]+")
 
 
 @contextlib.contextmanager
 def field_under(prefix: str, head: str | None = None) -> Iterator[None]:
     """Name every spec error raised inside by its full dotted path under ``prefix``.
 
-    Decided (newcomer finding: a missing import module said ``path: cannot import ...``, a
-    ``format = "tatqa"`` reference on a SQuAD file said ``path:``): a builder names the field
-    it knows (``path``, ``arm.path``, ``reference.path``); the caller that knows where the spec
-    sits (``arms[0]``, ``reference``) puts it in front, replacing a generic head (``arm.``,
-    ``reference.``, ``client.``). A field already under ``prefix`` is kept.
+    A builder names the field it knows (``path``, ``arm.path``, ``reference.path``); the
+    caller that knows where the spec sits (``arms[0]``, ``reference``) puts it in front,
+    replacing a generic head (``arm.``, ``reference.``, ``client.``), so that an error says
+    ``arms[0].path: cannot import module 'm'`` rather than ``path: ...``. A field already under
+    ``prefix`` is kept, and so is an environment variable's name (``HRBENCH_IMPORT_MAX_BYTES``),
+    which is no place in the spec.
 
     Args:
         prefix: the spec's place, e.g. ``"arms[1]"`` or ``"reference"``.
@@ -171,7 +173,11 @@ def field_under(prefix: str, head: str | None = None) -> Iterator[None]:
         yield
     except ConfigError as exc:
         old = exc.field
-        if old == prefix or old.startswith((f"{prefix}.", f"{prefix}[", f"{prefix} ")):
+        if (
+            old == prefix
+            or old.startswith((f"{prefix}.", f"{prefix}[", f"{prefix} "))
+            or _ENV_NAME.fullmatch(old)
+        ):
             raise
         rest = old
         if head is not None and (old == head or old.startswith(f"{head}.")):

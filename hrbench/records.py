@@ -53,7 +53,8 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=False):
         tokens_cache_write_1h: prompt tokens among ``tokens_in`` written to the provider's
             prompt cache for 1 hour (Anthropic bills them at 2x the input rate).
         provenance: ``"reported"`` (by the provider), ``"counted"`` (with the model's
-            tokenizer), ``"estimated"``, or ``None`` when unknown.
+            tokenizer), ``"estimated"``, ``"log"`` (as another tool's log records them), or
+            ``None`` when unknown.
     """
 
     tokens_in: int = 0
@@ -377,7 +378,9 @@ class Row(msgspec.Struct, kw_only=True):
         tokens_in, tokens_out, tokens_reasoning, tokens_cached: summed over the run's requests.
         usd: the run's cost in USD (0 for cache and recording hits); ``None`` when a model has
             no price.
-        usd_provenance: ``"reported"``, ``"counted"``, ``"estimated"``, ``"none"`` or ``None``.
+        usd_provenance: ``"reported"``, ``"counted"``, ``"estimated"``, ``"none"``, ``"log"``
+            (an imported run: its tokens and list price are from another tool's log, not paid
+            here, so ``usd`` is 0) or ``None``.
         seconds: the run's wall-clock time.
         draw_index: the run's draw index, its run number.
         ledger_id: the id of the run's trace.

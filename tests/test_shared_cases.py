@@ -18,12 +18,30 @@ TESTS = Path(__file__).resolve().parent
 OPEN: dict[str, int] = {}
 """Case id -> the open issue that will test it."""
 
+CASE_ID = re.compile(
+    r"\b[A-Z][0-9]{2}[a-z]?\b|(?<![A-Za-z0-9])([A-Za-z][0-9])[-_]([0-9]{2}[a-z]?)(?![A-Za-z0-9])"
+)
+"""A case id in a test: ``H01a`` and ``R12`` as written; ``H4-02`` as written or in a test's name (``test_h4_02_...``)."""
+
+
+def case_ids(text: str) -> set[str]:
+    """The case ids a text names, each as the shared files write it."""
+    return {
+        m.group(0) if m.group(1) is None else f"{m.group(1).upper()}-{m.group(2)}"
+        for m in CASE_ID.finditer(text)
+    }
+
 
 def _named() -> set[str]:
     text = "\n".join(
         p.read_text(encoding="utf-8") for p in TESTS.rglob("*.py") if p.name != Path(__file__).name
     )
-    return set(re.findall(r"\b[A-Z][0-9]{2}[a-z]?\b", text))
+    return case_ids(text)
+
+
+def test_the_id_forms_are_recognised() -> None:
+    text = "def test_h4_19_imported(): ...  # H01a, R12; 'H4-21', test_H4-02b; not AH4-03 nor H4-041"
+    assert case_ids(text) == {"H4-19", "H01a", "R12", "H4-21", "H4-02b"}
 
 
 def test_every_shared_case_is_named_by_a_test() -> None:

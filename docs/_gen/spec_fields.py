@@ -19,7 +19,8 @@ STRUCTS: dict[str, str] = {
     "AnthropicClientSpec": '`kind = "anthropic"`: the Anthropic Messages API.',
     "ReplayClientSpec": '`kind = "replay"`: answers from a stored recording, each arm with the replies it got.',
     "MockClientSpec": '`kind = "mock"`: a model inside the daemon, for tests and examples: canned replies, an echo, or a function.',
-    "PriceSpec": "A model's price in USD per million tokens.",
+    "PriceSpec": 'A model\'s price in USD per million tokens; `"free"` in its place declares the model free.',
+    "PriceTierSpec": "A long-context tier of a price: the rates of every token once a prompt passes `above` tokens.",
     "GovernorSpec": "`[governor]`: the benchmark's budget. A limit left out is no cap on that quantity; an empty table means no limits at all.",
     "StopSpec": "`[stop]`: end the benchmark as soon as its comparison is sure (see the stop-when-sure guide).",
     "StopPlanSpec": "`[stop.plan]`: the difference worth finding and what is known of the variance, as `hb.power` takes them.",
@@ -49,7 +50,7 @@ _CLIENT = {
     "settings": ("Extra body fields sent with every request.", "settings = { top_p = 0.9 }"),
     "price": (
         "The price of `model`, in USD per million tokens, over the price table (a local or unlisted model). "
-        "A USD cap needs a price.",
+        'A USD cap needs a price. `"free"` declares the model free (a rate of 0 for a priced model is refused).',
         "price = { input = 0.1, output = 0.2 }",
     ),
     "prices": (
@@ -252,6 +253,17 @@ FIELDS: dict[str, str | tuple[str, str]] = {
     "PriceSpec.cached_input": (
         "USD per million cached input tokens (`input` when not given).",
         "cached_input = 0.075",
+    ),
+    "PriceSpec.tiers": (
+        "Long-context rates: once a request's prompt has more than `above` tokens, every token is billed at the tier's rates.",
+        "tiers = [{above = 200000, input = 6.0, output = 22.5}]",
+    ),
+    "PriceTierSpec.above": ("Prompt tokens past which the tier applies.", "above = 200000"),
+    "PriceTierSpec.input": ("USD per million input tokens in the tier.", "input = 6.0"),
+    "PriceTierSpec.output": ("USD per million output tokens in the tier.", "output = 22.5"),
+    "PriceTierSpec.cached_input": (
+        "USD per million cached input tokens in the tier (the tier's `input` when not given).",
+        "cached_input = 0.6",
     ),
     # governor, executor
     "GovernorSpec.max_calls": ("Most model calls (attempts that were sent).", "max_calls = 5000"),

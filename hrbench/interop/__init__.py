@@ -3,8 +3,10 @@
 - in: :func:`read_imported` reads a file of one of :data:`FILE_FORMATS` into an
   :class:`Imported` (its items, labels and per arm the outputs of each run), which
   :func:`imported_arm` makes an outputs arm and :func:`imported_reference` a reference;
-- out: :func:`bench_to_inspect` writes a benchmark as Inspect eval logs, one per arm
-  (:func:`inspect_logs` builds them from stored rows, :func:`write_inspect_logs` writes them).
+- out: :func:`bench_to_inspect` writes a benchmark as Inspect eval logs, one per arm, ``.json``
+  or ``.eval``, named as Inspect names them (:func:`inspect_logs` builds them from rows,
+  :func:`write_inspect_logs` writes them, :func:`stored_to_inspect` does both for a stored
+  benchmark).
 
 The guide is ``docs/guides/interop.md``. Names load on first use (PEP 562), so reading a spec
 that names no other tool's file imports none of the readers.
@@ -25,8 +27,14 @@ if typing.TYPE_CHECKING:
         imported_spec_reference,
         read_imported,
     )
+    from hrbench.interop._inspect_files import (
+        LOG_FORMATS,
+        bench_to_inspect,
+        stored_to_inspect,
+        write_inspect_logs,
+    )
     from hrbench.interop._inspect_read import read_inspect
-    from hrbench.interop._inspect_write import bench_to_inspect, inspect_logs, write_inspect_logs
+    from hrbench.interop._inspect_write import inspect_logs
     from hrbench.interop._lmeval import read_lmeval
     from hrbench.interop._promptfoo import read_promptfoo
 
@@ -40,8 +48,14 @@ _WHERE = {
         "imported_spec_reference",
         "read_imported",
     ),
+    "hrbench.interop._inspect_files": (
+        "LOG_FORMATS",
+        "bench_to_inspect",
+        "stored_to_inspect",
+        "write_inspect_logs",
+    ),
     "hrbench.interop._inspect_read": ("read_inspect",),
-    "hrbench.interop._inspect_write": ("bench_to_inspect", "inspect_logs", "write_inspect_logs"),
+    "hrbench.interop._inspect_write": ("inspect_logs",),
     "hrbench.interop._lmeval": ("read_lmeval",),
     "hrbench.interop._promptfoo": ("read_promptfoo",),
 }
@@ -52,6 +66,7 @@ __all__ = [
     "FILE_FORMATS",
     "Imported",
     "ImportedRunError",
+    "LOG_FORMATS",
     "bench_to_inspect",
     "imported_arm",
     "imported_reference",
@@ -62,6 +77,7 @@ __all__ = [
     "read_inspect",
     "read_lmeval",
     "read_promptfoo",
+    "stored_to_inspect",
     "write_inspect_logs",
 ]
 

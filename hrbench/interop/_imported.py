@@ -7,6 +7,13 @@ id no item has, or an item or run the file lacks, is refused before the first ru
 ``missing = "error"`` is an error run); :func:`imported_reference` makes the items and labels
 a :class:`~hrbench.Reference`. A run the tool recorded as failed is an error run here, with the
 tool's message as its cause.
+
+Each imported run's trace holds one ``request`` step of source ``"log"``
+(:data:`~hrbench.interop._foreign.LOG_SOURCE`): the output as its text (so
+:func:`hrbench.judge_agreement` rescores it), the tokens the file records as its usage and the
+cost it records as its ``usd_nominal`` (the run's list price; ``None`` when the file records
+none). Nothing is sent or paid: ``usd`` is 0, the governor counts nothing, and the row's
+``usd_provenance`` is ``"log"`` (from the log, not paid here).
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ import msgspec
 
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError, did_you_mean, field_under
-from hrbench.interop._foreign import ErrorRun, Imported, ImportedRunError
+from hrbench.interop._boundary import naming
+from hrbench.interop._foreign import LOG_SOURCE, ErrorRun, Imported, ImportedRunError, LogUsage
+from hrbench.records import Step, Usage
 from hrbench.reference import Reference
 
 __all__ = [
@@ -50,7 +59,10 @@ def read_imported(path: str | os.PathLike[str], fmt: str, id_var: str | None = N
             for the other formats, whose items carry their own ids.
 
     Raises:
-        ConfigError: an unknown format, a file of another format or version, or malformed;
+        ConfigError: an unknown format, a file of another format or version, or malformed
+            (naming the place in it, ``samples[3].output``, and what was expected: one error
+            boundary, :mod:`hrbench.interop._boundary`); a file over an import limit
+            (``HRBENCH_IMPORT_MAX_BYTES`` and the others of :mod:`hrbench.interop._limits`);
             ``id_var`` with a format other than promptfoo, or a promptfoo result without it.
         OSError: the file cannot be read.
     """
@@ -96,6 +108,36 @@ def _raise_error(run: ErrorRun) -> Any:
     raise ImportedRunError(run.message)
 
 
+def _log_step(ctx: Context, out: Any, used: LogUsage | None, model: str) -> Step:
+    """The trace step of an imported run: its output, and the usage and cost the file records."""
+    failed = isinstance(out, ErrorRun)
+    if failed or out is None or isinstance(out, str):
+        text = None if failed else out
+    else:  # a number, a list or a table: as JSON text
+        text = msgspec.json.encode(out).decode()
+    usage = None
+    if used is not None:
+        usage = Usage(
+            tokens_in=used.tokens_in,
+            tokens_out=used.tokens_out,
+            tokens_reasoning=used.tokens_reasoning,
+            tokens_cached=used.tokens_cached,
+            provenance=LOG_SOURCE,
+        )
+    return Step(
+        ledger_id=ctx.ledger_id,
+        kind="request",
+        source=LOG_SOURCE,
+        model=(used.model if used is not None else None) or model,
+        draw_index=ctx.draw_index,
+        text=text,
+        usage=usage,
+        usd=0.0,
+        usd_nominal=None if used is None else used.usd,
+        error=out.message if failed else None,
+    )
+
+
 def imported_arm(
     name: str,
     path: str | os.PathLike[str],
@@ -134,7 +176,8 @@ def imported_arm(
     from hrbench.reading._outputs import NO_OUTPUT, _as_output, missing_output, with_check
 
     found = read_imported(path, fmt, id_var)
-    table = found.arms[_one_arm(found, source_arm)]
+    picked = _one_arm(found, source_arm)
+    table, usage = found.arms[picked], found.usage.get(picked, {})
     source = found.source
 
     async def answer(item: Any, ctx: Context) -> Any:
@@ -144,6 +187,8 @@ def imported_arm(
         if ctx.run > len(runs) or runs[ctx.run - 1] is NO_OUTPUT:
             raise missing_output(ctx.arm, ctx.item_id, ctx.run, source=source)
         out = runs[ctx.run - 1]
+        used = usage.get(ctx.item_id, ())
+        ctx.trace.append(_log_step(ctx, out, used[ctx.run - 1] if ctx.run <= len(used) else None, picked))
         return _raise_error(out) if isinstance(out, ErrorRun) else _as_output(out)
 
     shown = {
@@ -182,7 +227,8 @@ def imported_reference(path: str | os.PathLike[str], fmt: str, id_var: str | Non
     if not found.items:
         raise ConfigError("reference.path", found.source, "holds no items")
     splits = {k: found.splits.get(k, "test") for k in found.items}
-    return Reference(found.items, labels=found.labels, cluster=found.clusters or None, split=splits)
+    with naming(found.source):  # a label or an id the reference refuses: in which file
+        return Reference(found.items, labels=found.labels, cluster=found.clusters or None, split=splits)
 
 
 def _spec_id_var(spec: Any, fmt: str, get: Callable[..., Any]) -> str | None:

@@ -11,69 +11,45 @@ Fields read (everything else is ignored):
   other is refused by name;
 - ``eval.model``: the arm's name in the file (its ``source_arm``);
 - per sample: ``id`` (the item id, as text), ``epoch`` (the run), ``input`` (the item: its text,
-  or a chat's messages), ``target`` (the label), ``output.completion`` (the output; else the
-  text of ``output.choices[0].message.content``), ``error.message`` (a sample that failed: an
-  error run with that cause), ``metadata.cluster`` and ``metadata.split`` (when present).
+  or a chat's messages), ``target`` (the label; ``""`` or ``[]``, Inspect's default for a sample
+  with no target, is no label), ``output.completion`` (the output; else the text of
+  ``output.choices[0].message.content``), ``error.message`` (a sample that failed: an error run
+  with that cause), ``metadata.cluster`` and ``metadata.split`` (when present), ``model_usage``
+  (the run's tokens and ``total_cost``, of the log's model, else of every model the sample
+  used: :class:`~hrbench.interop._foreign.LogUsage`).
+
+A sample that failed and then succeeded on a retry (Inspect's ``--retry-on-error``: its
+``error_retries`` lists the failed attempts, its ``error`` is null) is one successful run; the
+attempts are neither runs nor errors (shared case H4-16). Epochs a log leaves out (Inspect's
+early stopping) are runs the file lacks, which the outputs rules refuse (shared case H4-17).
 """
 
 from __future__ import annotations
 
-import json
-import struct
-import zipfile
-import zlib
+import math
 from pathlib import Path
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.interop._foreign import ErrorRun, Imported, check_version
+from hrbench.interop._boundary import foreign_reader
+from hrbench.interop._bounded import ZipDocuments, lazy_documents, read_json
+from hrbench.interop._foreign import ErrorRun, Imported, LogUsage, check_version
 
 __all__ = ["INSPECT_VERSIONS", "read_inspect"]
 
 INSPECT_VERSIONS = (2,)
 """The Inspect log format versions this reader knows (``EvalLog.version``)."""
 
-_ZSTD = 93
-"""The zip compression method number of zstd (APPNOTE 4.4.5)."""
 
-
-def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, source: str) -> bytes:
-    """One member's bytes: stored and deflated by :mod:`zipfile`, zstd by ``zstandard``."""
-    if info.compress_type != _ZSTD:
-        return zf.read(info)
-    import zstandard
-
-    fp = zf.fp
-    assert fp is not None
-    fp.seek(info.header_offset)
-    head = fp.read(30)
-    if head[:4] != b"PK\x03\x04":
-        raise ConfigError("path", source, f"member {info.filename} has no local header: not a whole zip")
-    name_len, extra_len = struct.unpack("<HH", head[26:30])
-    fp.seek(info.header_offset + 30 + name_len + extra_len)
-    raw = fp.read(info.compress_size)
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
-    data: bytes = reader.read()
-    if zlib.crc32(data) != info.CRC:
-        raise ConfigError("path", source, f"member {info.filename} fails its checksum")
-    return data
-
-
-def _eval_zip(path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The header and the samples of a ``.eval`` log."""
-    try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
-        raise ConfigError("path", path, "is not an Inspect .eval log (not a zip file)") from None
-    with zf:
-        infos = {i.filename: i for i in zf.infolist()}
-        head = infos.get("header.json") or infos.get("_journal/start.json")
-        if head is None:
-            raise ConfigError("path", path, "is not an Inspect .eval log (no header.json)")
-        header = json.loads(_member(zf, head, path))
-        names = sorted(n for n in infos if n.startswith("samples/") and n.endswith(".json"))
-        samples = [json.loads(_member(zf, infos[n], path)) for n in names]
-    return header, samples
+def _eval_zip(path: str) -> tuple[Any, Any]:
+    """The header and the samples of a ``.eval`` log, the samples read one at a time as they are looped over."""
+    archive = ZipDocuments(path, "an Inspect .eval log")
+    head = next((n for n in ("header.json", "_journal/start.json") if n in archive.members), None)
+    if head is None:
+        raise ConfigError("path", path, "is not an Inspect .eval log (no header.json)")
+    header = archive.document(head)
+    names = sorted(n for n in archive.members if n.startswith("samples/") and n.endswith(".json"))
+    return header, lazy_documents(archive, names)
 
 
 def _content_text(content: Any) -> str | None:
@@ -104,6 +80,49 @@ def _input(value: Any) -> Any:
     return value
 
 
+def _label(target: Any) -> Any:
+    """A sample's target as a label: Inspect's ``""`` (its default, no target) and ``[]`` are none."""
+    return None if target == "" or target == [] else target
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _usage(sample: dict[str, Any], model: str) -> LogUsage | None:
+    """The usage a sample's ``model_usage`` records: of ``model``, else summed over its models.
+
+    Inspect's ``input_tokens`` leave out the cache reads and writes (``ModelUsage``); hrbench's
+    ``tokens_in`` holds them, so they are added back. ``total_cost`` is ``None`` unless every
+    model's usage records one.
+    """
+    used = sample.get("model_usage")
+    if not isinstance(used, dict) or not used:
+        return None
+    picked = [used[model]] if isinstance(used.get(model), dict) else list(used.values())
+    picked = [u for u in picked if isinstance(u, dict)]
+    if not picked:
+        return None
+    costs = [u.get("total_cost") for u in picked]
+    usd = None
+    if all(isinstance(c, (int, float)) and not isinstance(c, bool) and 0 <= c < math.inf for c in costs):
+        usd = float(sum(costs))
+    return LogUsage(
+        model=model if len(picked) == 1 and model in used else None,
+        tokens_in=sum(
+            _count(u.get("input_tokens"))
+            + _count(u.get("input_tokens_cache_read"))
+            + _count(u.get("input_tokens_cache_write"))
+            for u in picked
+        ),
+        tokens_out=sum(_count(u.get("output_tokens")) for u in picked),
+        tokens_reasoning=sum(_count(u.get("reasoning_tokens")) for u in picked),
+        tokens_cached=sum(_count(u.get("input_tokens_cache_read")) for u in picked),
+        usd=usd,
+    )
+
+
+@foreign_reader("inspect")
 def read_inspect(path: str) -> Imported:
     """Read an Inspect eval log (``.json`` or ``.eval``); see the module's fields.
 
@@ -126,10 +145,7 @@ def read_inspect(path: str) -> Imported:
     if Path(path).suffix == ".eval":
         header, samples = _eval_zip(path)
     else:
-        try:
-            header = json.loads(Path(path).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ConfigError("path", path, f"is not an Inspect log (not JSON: {exc.msg})") from None
+        header = read_json(path, "an Inspect log")
         if not isinstance(header, dict) or "eval" not in header:
             raise ConfigError("path", path, "is not an Inspect log (no `eval` field)")
         samples = header.get("samples") or []
@@ -142,7 +158,7 @@ def read_inspect(path: str) -> Imported:
         if s.get("id") is None or not isinstance(s.get("epoch"), int) or s["epoch"] < 1:
             raise ConfigError("path", path, f"sample {n} has no `id` or no `epoch` of 1 or more")
         item = str(s["id"])
-        given, target = _input(s.get("input")), s.get("target")
+        given, target = _input(s.get("input")), _label(s.get("target"))
         if item in found.items and (found.items[item], found.labels[item]) != (given, target):
             raise ConfigError(
                 "path", path, f"sample {item!r} has another input or target at epoch {s['epoch']}"
@@ -155,5 +171,5 @@ def read_inspect(path: str) -> Imported:
             found.splits[item] = str(meta["split"])
         err = s.get("error")
         out = ErrorRun(str(err.get("message") or "error")) if isinstance(err, dict) else _output(s)
-        found.add_run(model, item, s["epoch"], out)
+        found.add_run(model, item, s["epoch"], out, _usage(s, model))
     return found

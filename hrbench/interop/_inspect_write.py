@@ -1,14 +1,26 @@
-"""Benchmarks as Inspect eval logs: one JSON log (format ``version`` 2) per arm.
+"""Benchmarks as Inspect eval logs: one log (format ``version`` 2) per arm, the mapping.
 
 Inspect's log format (``inspect_ai.log.EvalLog``) is read by ``inspect view``, by
 ``inspect_ai.log.read_eval_log`` and by the tools that share it; these msgspec Structs write the
-part of it a benchmark fills, so writing needs no Inspect install. What lands where:
+part of it a benchmark fills, so writing needs no Inspect install (:mod:`._inspect_files` names
+and writes the files, ``.json`` or ``.eval``). Every top-level field Inspect writes is written,
+in Inspect's order (``version``, ``status``, ``eval``, ``plan``, ``results``, ``stats``,
+``invalidated``, ``tags``, ``metadata``, then ``samples`` and ``reductions``), so Inspect's
+header-only reader, which stops at ``samples`` and needs ``plan`` (shared case H4-02), reads it.
+What lands where:
 
 - ``eval``: ``task`` = the benchmark's name, ``model`` = the arm's model (from its trace), or the
-  arm's name when it sent no request; ``config.epochs`` = the runs; ``dataset`` = the items.
-- one sample per item x run: ``id`` = the item id, ``epoch`` = the run's draw index, ``input`` =
-  the item (JSON text when it is not text), ``target`` = the label, ``output`` = the reply (the
-  last request's text, else what the scorer saw), ``model_usage`` = the run's tokens and USD.
+  arm's name when it sent no request; ``config.epochs`` = the runs; ``dataset`` = the items;
+  ``task_id`` a hex id of the benchmark and arm (the last part of the file name).
+- ``plan``: one step, ``solver`` ``hrbench``, whose ``params`` name the arm.
+- one sample per item x run: ``id`` = the item id (a whole number below 2**53 as a number, as
+  Inspect's own ids are), ``epoch`` = the run's draw index, ``input`` = the item (its messages
+  when it is a chat, else JSON text when it is not text), ``target`` = the label (``""``,
+  Inspect's default, when unlabelled), ``output`` = the reply (the last request's text, else
+  what the scorer saw), ``model_usage`` = the run's tokens (Inspect's ``input_tokens`` leave out
+  the cache reads, kept in ``input_tokens_cache_read``) and ``total_cost`` its list price (what
+  its replies cost when first paid, :func:`hrbench.records.list_usd`; what was paid here is the
+  metadata's ``usd``).
 - ``scores[SCORER]``: ``value`` ``"C"`` (right) or ``"I"`` (wrong); ``answer`` = what the
   scorer saw; ``explanation`` = the failure kind; an unlabelled run has no score.
 - sample and score ``metadata``: ``cluster``, ``split``, ``run``, ``draw_index``, ``usd``,
@@ -17,23 +29,24 @@ part of it a benchmark fills, so writing needs no Inspect install. What lands wh
 - ``results.scores[0].metrics``: ``accuracy``, ``stderr``, ``ci_low`` and ``ci_high`` (the
   report's interval, its level and method in each metric's ``params``); ``results.metadata``:
   the report's paired comparisons that involve the arm, with the level, method and note.
+- ``reductions``: per labelled item, the mean of its runs' scores (Inspect's ``mean`` reducer).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
-from typing import Any, BinaryIO
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import msgspec
 
 from hrbench.records import Row, Step, list_usd
 
-__all__ = ["INSPECT_LOG_VERSION", "bench_to_inspect", "inspect_logs", "write_inspect_logs"]
+__all__ = ["INSPECT_LOG_VERSION", "inspect_logs", "inspect_time", "sample_id", "task_id"]
 
 INSPECT_LOG_VERSION = 2
 """The Inspect eval log format version written (``EvalLog.version``)."""
@@ -85,9 +98,9 @@ class _Error(msgspec.Struct, kw_only=True):
 
 
 class _Sample(msgspec.Struct, kw_only=True):
-    id: str
+    id: str | int
     epoch: int
-    input: str
+    input: str | list[_Message]
     target: str | list[str]
     messages: list[_Message]
     output: _Output
@@ -124,7 +137,7 @@ class _Results(msgspec.Struct, kw_only=True):
 class _Dataset(msgspec.Struct, kw_only=True):
     name: str | None
     samples: int
-    sample_ids: list[str]
+    sample_ids: list[str | int]
 
 
 class _Config(msgspec.Struct, kw_only=True):
@@ -151,19 +164,109 @@ class _Stats(msgspec.Struct, kw_only=True):
     model_usage: dict[str, _Usage]
 
 
+class _PlanStep(msgspec.Struct, kw_only=True):
+    solver: str
+    params: dict[str, Any]
+
+
+class _Plan(msgspec.Struct, kw_only=True):
+    name: str = "plan"
+    steps: list[_PlanStep]
+    config: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class _Reduced(msgspec.Struct, kw_only=True):
+    value: float
+    sample_id: str | int
+
+
+class _Reduction(msgspec.Struct, kw_only=True):
+    scorer: str
+    reducer: str = "mean"
+    samples: list[_Reduced]
+
+
 class _Log(msgspec.Struct, kw_only=True):
+    """The log, its fields in the order Inspect writes them (its header reader stops at ``samples``)."""
+
     version: int = INSPECT_LOG_VERSION
     status: str
     eval: _Spec
+    plan: _Plan
     results: _Results | None
     stats: _Stats
+    invalidated: bool = False
+    tags: list[str] = msgspec.field(default_factory=list)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     samples: list[_Sample]
+    reductions: list[_Reduction] | None = None
 
 
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _input(item: Any, fallback: str) -> str | list[_Message]:
+    """A sample's ``input``: a chat's messages as Inspect's, any other item as text."""
+    if item is None:
+        return fallback
+    if (
+        isinstance(item, list)
+        and item
+        and all(
+            isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str)
+            for m in item
+        )
+    ):
+        return [_Message(role=m["role"], content=m["content"]) for m in item]
+    return _text(item)
+
+
+_WHOLE = re.compile(r"-?(0|[1-9][0-9]{0,15})")
+
+
+def sample_id(item: str) -> str | int:
+    """An item id as an Inspect sample id: a whole number below 2**53 as a number, as Inspect's own.
+
+    Inspect's sample ids are ``int | str``; hrbench's are text (an Inspect id ``3`` is read as
+    ``"3"``), so the whole numbers go back as numbers and a log taken from Inspect to hrbench
+    and back keeps its ids. Below 2**53 a JavaScript reader (``inspect view``) keeps them exact.
+
+    Example:
+        >>> [sample_id(x) for x in ("3", "q1", "007", "-2", "12345678901234567890")]
+        [3, 'q1', '007', -2, '12345678901234567890']
+    """
+    if _WHOLE.fullmatch(item) and abs(int(item)) < 2**53:
+        return int(item)
+    return item
+
+
+def task_id(bench_id: str, arm: str) -> str:
+    """The ``eval.task_id`` of one arm's log: 22 hex digits of the benchmark and arm (no ``_`` or ``-``).
+
+    Inspect names a log ``{created}_{task}_{task_id}``, reads the task id back from the part after
+    the last ``_`` and cuts it at the first ``-``, so the id has neither.
+
+    Example:
+        >>> task_id("b1", "ask"), len(task_id("b1", "ask"))
+        ('9ebc5807cee62e2d3b0fbd', 22)
+    """
+    return hashlib.sha256(f"{bench_id}\x00{arm}".encode()).hexdigest()[:22]
+
+
+def inspect_time(when: str | None) -> str:
+    """A time as Inspect writes ``eval.created``: ISO 8601 to the second, with its zone; ``None``: now.
+
+    Example:
+        >>> inspect_time("2026-12-07T05:18:02.123456+00:00")
+        '2026-12-07T05:18:02+00:00'
+    """
+    moment = dt.datetime.now(dt.UTC) if when is None else dt.datetime.fromisoformat(when)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.replace(microsecond=0).isoformat()
 
 
 def _target(label: Any) -> str | list[str]:
@@ -179,8 +282,9 @@ def _requests(trace: Sequence[Step]) -> list[Step]:
 
 
 def _usage(row: Row, usd: float | None) -> _Usage:
+    """A run's tokens as Inspect's ``ModelUsage``, whose ``input_tokens`` leave out the cache reads."""
     return _Usage(
-        input_tokens=row.tokens_in,
+        input_tokens=max(row.tokens_in - row.tokens_cached, 0),
         output_tokens=row.tokens_out,
         total_tokens=row.tokens_in + row.tokens_out,
         input_tokens_cache_read=row.tokens_cached or None,
@@ -210,7 +314,7 @@ def _sample(row: Row, model: str, item: Any, label: Any, trace: Sequence[Step], 
     completion = "" if reply is None else str(reply)
     usd_list = list_usd(trace) if trace else row.usd
     meta = _row_metadata(row, usd_list)
-    usage = _usage(row, row.usd)
+    usage = _usage(row, usd_list)  # Inspect's total_cost is what the usage costs: the list price
     said = _Message(role="assistant", content=completion, source="generate", model=model)
     score = None
     if row.correct is not None:
@@ -218,13 +322,16 @@ def _sample(row: Row, model: str, item: Any, label: Any, trace: Sequence[Step], 
         score = {scorer: _Score(value=value, answer=row.outcome, explanation=row.failure_kind, metadata=meta)}
     cause = next((s.error for s in reversed(trace) if s.error), None) or row.outcome or "error"
     error = _Error(message=cause) if row.failure_kind == "error" else None
-    prompt = _text(item) if item is not None else row.item
+    prompt = _input(item, row.item)
+    asked_first = (
+        prompt if isinstance(prompt, list) else [_Message(role="user", content=prompt, source="input")]
+    )
     return _Sample(
-        id=row.item,
+        id=sample_id(row.item),
         epoch=row.draw_index if row.draw_index >= 1 else row.run,
         input=prompt,
         target=_target(label),
-        messages=[_Message(role="user", content=prompt, source="input"), said],
+        messages=[*asked_first, said],
         output=_Output(model=model, choices=[_Choice(message=said)], completion=completion, usage=usage),
         scores=score,
         metadata=meta,
@@ -306,7 +413,7 @@ def inspect_logs(
     items, labels = items or {}, labels or {}
     report = report if report is not None else _report(rows, traces)
     stats = {a["arm"]: a for a in (report or {}).get("arms", [])}
-    when = created or dt.datetime.now(dt.UTC).isoformat()
+    when = inspect_time(created)
     by_arm: dict[str, list[Row]] = {}
     for r in rows:
         by_arm.setdefault(r.arm, []).append(r)
@@ -319,7 +426,7 @@ def inspect_logs(
             _sample(r, model, items.get(r.item), labels.get(r.item), traces.get(r.ledger_id, ()), scorer)
             for r in arm_rows
         ]
-        samples.sort(key=lambda s: (s.epoch, s.id))
+        samples.sort(key=lambda s: (s.epoch, str(s.id)))
         arm_stats = stats.get(arm)
         if arm_stats is not None and report is not None:
             arm_stats = {**arm_stats, "level": report.get("level"), "method": report.get("method")}
@@ -341,15 +448,19 @@ def _log(
     stats: Mapping[str, Any] | None,
     report: Mapping[str, Any] | None,
 ) -> _Log:
-    ids = list(dict.fromkeys(r.item for r in rows))
+    ids = [sample_id(i) for i in dict.fromkeys(r.item for r in rows)]
     usage = _Usage()
     for s in samples:
         u = s.output.usage or _Usage()
         usage.input_tokens += u.input_tokens
         usage.output_tokens += u.output_tokens
         usage.total_tokens += u.total_tokens
-    usd = [r.usd for r in rows]
-    usage.total_cost = None if any(u is None for u in usd) else sum(u or 0.0 for u in usd)
+        if u.input_tokens_cache_read:
+            usage.input_tokens_cache_read = (usage.input_tokens_cache_read or 0) + u.input_tokens_cache_read
+        if u.reasoning_tokens:
+            usage.reasoning_tokens = (usage.reasoning_tokens or 0) + u.reasoning_tokens
+    costs = [s.output.usage.total_cost if s.output.usage else None for s in samples]
+    usage.total_cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
     comparisons = [
         c for c in (report or {}).get("comparisons", []) if arm in (c.get("arm_a"), c.get("arm_b"))
     ]
@@ -380,17 +491,30 @@ def _log(
             run_id=run_id,
             created=when,
             task=task,
-            task_id=f"{task}-{arm}",
+            task_id=task_id(run_id, arm),
             dataset=_Dataset(name=task, samples=len(ids), sample_ids=ids),
             model=model,
             config=_Config(epochs=max((r.run for r in rows), default=1)),
             packages={"hrbench": _version()},
             metadata={"hrbench_id": bench_id, "arm": arm, "scorer": scorer},
         ),
+        plan=_Plan(steps=[_PlanStep(solver="hrbench", params={"arm": arm, "scorer": scorer})]),
         results=results,
         stats=_Stats(started_at=when, completed_at=when, model_usage={model: usage}),
         samples=samples,
+        reductions=_reductions(samples, scorer),
     )
+
+
+def _reductions(samples: list[_Sample], scorer: str) -> list[_Reduction]:
+    """Per scored sample id, the mean of its epochs' scores (C = 1, I = 0), as Inspect's ``mean`` reducer."""
+    per: dict[str | int, list[float]] = {}
+    for s in samples:
+        score = (s.scores or {}).get(scorer)
+        if score is not None:
+            per.setdefault(s.id, []).append(1.0 if score.value == "C" else 0.0)
+    reduced = [_Reduced(value=sum(v) / len(v), sample_id=i) for i, v in per.items()]
+    return [_Reduction(scorer=scorer, samples=reduced)]
 
 
 def _version() -> str:
@@ -400,103 +524,3 @@ def _version() -> str:
         return version("hrbench")
     except PackageNotFoundError:
         return "0"
-
-
-def _file_name(task: str, arm: str) -> str:
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{task}_{arm}").strip("-")
-    return f"{safe or 'benchmark'}.json"
-
-
-def write_inspect_logs(
-    directory: str | Path,
-    logs: Mapping[str, bytes],
-    task: str,
-    *,
-    make_folder: bool = True,
-    open_file: Callable[[str], BinaryIO] | None = None,
-) -> list[Path]:
-    """Write logs from :func:`inspect_logs` into ``directory`` as ``TASK_ARM.json`` files.
-
-    Args:
-        directory: the folder; a file of the same name is overwritten.
-        logs: ``{arm: log JSON bytes}``.
-        task: the task name, the first part of each file name.
-        make_folder: make ``directory`` when it is missing.
-        open_file: opens a path to write (binary); ``None``: :func:`open`. The daemon passes
-            its own, which keeps a TCP client's files inside its exports folder.
-
-    Returns:
-        The paths written, one per arm.
-
-    Raises:
-        OSError: the folder or a file cannot be written.
-        ValueError: two arms' names make the same file name.
-
-    Example:
-        >>> import tempfile
-        >>> [p.name for p in write_inspect_logs(tempfile.mkdtemp(), {"a": b"{}"}, "demo")]
-        ['demo_a.json']
-    """
-    folder = Path(directory).expanduser()
-    names = {arm: _file_name(task, arm) for arm in logs}
-    if len(set(names.values())) < len(names):
-        raise ValueError(f"arms {sorted(names)} make the same file name; rename one")
-    if make_folder:
-        folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for arm, data in logs.items():
-        path = folder / names[arm]
-        with (open_file or _open_binary)(str(path)) as f:
-            f.write(data)
-        out.append(path)
-    return out
-
-
-def _open_binary(path: str) -> BinaryIO:
-    return open(path, "wb")
-
-
-def bench_to_inspect(bench: Any, path: str | Path, name: str | None = None) -> list[Path]:
-    """Write a finished benchmark's Inspect eval logs, one per arm, into folder ``path``.
-
-    What each log holds is the module's docstring; :meth:`hrbench.Bench.to_inspect` calls this.
-
-    Args:
-        bench: the :class:`~hrbench.Bench` (a benchmark run with ``keep_rows=False`` has no
-            rows to write).
-        path: the folder to write into (made when missing).
-        name: the task name; ``None``: ``hrbench-<benchmark id>``.
-
-    Returns:
-        The paths written, one per arm (``TASK_ARM.json``).
-
-    Raises:
-        ValueError: the benchmark holds no rows.
-        OSError: the folder or a file cannot be written.
-
-    Example:
-        >>> import json, tempfile, warnings
-        >>> from hrbench import Arm, Reference, benchmark
-        >>> with warnings.catch_warnings():
-        ...     warnings.simplefilter("ignore")
-        ...     b = benchmark(Arm("a", lambda item, ctx: item), Reference({"q1": "x"}, labels=["x"]), runs=2)
-        >>> [p] = b.to_inspect(tempfile.mkdtemp(), name="demo")
-        >>> log = json.loads(p.read_text())
-        >>> p.name, len(log["samples"]), log["eval"]["config"]["epochs"]
-        ('demo_a.json', 2, 2)
-    """
-    if not bench.rows:
-        raise ValueError("this benchmark holds no rows (it was run with keep_rows=False): nothing to write")
-    task = name or f"hrbench-{bench.id}"
-    ref = bench.reference
-    logs = inspect_logs(
-        bench.rows,
-        task=task,
-        items=ref.items,
-        labels=ref.labels,
-        traces=bench.traces,
-        scorer=bench.scorer_name,
-        status=bench.status,
-        bench_id=bench.id,
-    )
-    return write_inspect_logs(path, logs, task)

@@ -18,19 +18,26 @@ Fields read (everything else, promptfoo's own grading among it, is ignored):
   the same id and the same variables are its runs 1, 2, ...); ``failureReason`` 2 (an error,
   not a failed assertion) with ``error`` or ``response.error``: an error run with that cause;
 - the label: the test's variable ``expected``, else the value of its first ``equals``
-  assertion (``testCase.assert``), else none.
+  assertion (``testCase.assert``, where promptfoo puts ``defaultTest``'s assertions before
+  the test's own), else none. promptfoo renders an assertion's value as a nunjucks template
+  with the test's variables before it compares; so does this reader: ``{{answer}}`` and
+  ``{{ answer }}`` (and ``{{ row.answer }}`` into a variable's table) become the variable's
+  value as text. A template it cannot render as promptfoo would (a filter ``{{ a | upper }}``,
+  a tag ``{% if %}``, an expression, an unknown variable, a list or table as text) is refused,
+  naming the result and the template, never read as the literal label.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import re
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.interop._boundary import foreign_reader
+from hrbench.interop._bounded import read_json
 from hrbench.interop._foreign import ErrorRun, Imported, check_version
 
-__all__ = ["PROMPTFOO_VERSIONS", "read_promptfoo"]
+__all__ = ["PROMPTFOO_VERSIONS", "read_promptfoo", "render_value"]
 
 PROMPTFOO_VERSIONS = (3,)
 """The promptfoo results format versions this reader knows (``results.version``)."""
@@ -39,12 +46,92 @@ _ERROR = 2
 """promptfoo's ``ResultFailureReason.ERROR`` (1 is a failed assertion)."""
 
 
-def _label(result: dict[str, Any], test_vars: dict[str, Any]) -> Any:
+_PLACE = re.compile(r"\{\{([^{}]*)\}\}")
+"""A ``{{ ... }}`` placeholder without braces inside (linear time on any text)."""
+_NAME = re.compile(r"\s*([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)\s*")
+
+
+def _as_text(value: Any) -> str | None:
+    """A variable's value as nunjucks writes it into a template (``None``: not renderable here)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))  # JavaScript writes 12.0 as 12
+    if isinstance(value, float):
+        return repr(value)
+    return None
+
+
+def _kind(value: Any) -> str:
+    """What a variable holds, in JSON's words (a reader's values may be tracking subclasses)."""
+    for kind, name in ((bool, "boolean"), (dict, "table"), (list, "list")):
+        if isinstance(value, kind):
+            return name
+    return "null" if value is None else type(value).__name__
+
+
+def render_value(template: Any, test_vars: dict[str, Any], where: str) -> Any:
+    """An assertion's value with its ``{{ variable }}`` placeholders filled from the test's vars.
+
+    Args:
+        template: the value as promptfoo's results hold it; anything but text is returned as is.
+        test_vars: the test's ``vars``.
+        where: the result, for the error (``results.results[3] (test 1) of PATH``).
+
+    Raises:
+        ConfigError: a template this reader cannot render as promptfoo (nunjucks) would: a tag
+            (``{% ... %}``), a comment, a filter or any expression but a variable name with
+            ``.field`` lookups, an unknown variable, a value that is a list or a table.
+
+    Example:
+        >>> render_value("{{ answer }} km", {"answer": 12}, "results.results[0]")
+        '12 km'
+    """
+    if not isinstance(template, str) or not any(t in template for t in ("{{", "{%", "{#")):
+        return template
+
+    def refuse(why: str) -> ConfigError:
+        return ConfigError("assert.value", template, f"{where}: {why}; promptfoo renders it as a template")
+
+    if "{%" in template or "{#" in template:
+        raise refuse("holds a nunjucks tag or comment this reader cannot render")
+    parts, pos = [], 0
+    for m in _PLACE.finditer(template):
+        place = m.group(0) if len(m.group(0)) <= 80 else m.group(0)[:77] + "..."
+        name = _NAME.fullmatch(m.group(1))
+        if name is None:
+            raise refuse(
+                f"`{place}` is not a variable name this reader can render (filters and expressions are not read)"
+            )
+        value: Any = test_vars
+        for key in name.group(1).split("."):
+            if not isinstance(value, dict) or key not in value:
+                have = ", ".join(sorted(map(str, test_vars))) or "none"
+                raise refuse(f"`{place}` names no variable of the test (its vars: {have})")
+            value = value[key]
+        text = _as_text(value)
+        if text is None:
+            raise refuse(f"`{place}` is a {_kind(value)}, not a text or a number")
+        parts += [template[pos : m.start()], text]
+        pos = m.end()
+    parts.append(template[pos:])
+    if any("{{" in literal for literal in parts[::2]):
+        raise refuse("opens `{{` and does not close it (or holds braces inside)")
+    return "".join(parts)
+
+
+def _label(result: dict[str, Any], test_vars: dict[str, Any], where: str) -> Any:
     if "expected" in test_vars:
         return test_vars["expected"]
     for a in (result.get("testCase") or {}).get("assert") or []:
         if isinstance(a, dict) and a.get("type") == "equals":
-            return a.get("value")
+            return render_value(a.get("value"), test_vars, where)
     return None
 
 
@@ -64,6 +151,7 @@ def _output(result: dict[str, Any]) -> Any:
     return response.get("output")
 
 
+@foreign_reader("promptfoo")
 def read_promptfoo(path: str, id_var: str = "id") -> Imported:
     """Read promptfoo's results JSON; see the module's fields.
 
@@ -101,10 +189,7 @@ def read_promptfoo(path: str, id_var: str = "id") -> Imported:
         raise ConfigError(
             "id_var", id_var, "expected the name of a test variable, e.g. 'id' or 'question_id'"
         )
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ConfigError("path", path, f"is not promptfoo's results (not JSON: {exc.msg})") from None
+    data = read_json(path, "promptfoo's results")
     body = data.get("results") if isinstance(data, dict) else None
     if not isinstance(body, dict) or not isinstance(body.get("results"), list):
         raise ConfigError("path", path, "is not promptfoo's results (no `results.results` list)")
@@ -135,6 +220,6 @@ def read_promptfoo(path: str, id_var: str = "id") -> Imported:
             )
         if item in found.items and found.items[item] != test_vars:
             raise ConfigError("path", path, f"two tests have the id {item!r} with different variables")
-        found.items[item], found.labels[item] = test_vars, _label(r, test_vars)
+        found.items[item], found.labels[item] = test_vars, _label(r, test_vars, f"{where} of {path}")
         found.add_run(arm, item, None, _output(r))
     return found

@@ -1,28 +1,43 @@
 """Prices per model and the cost of a reply, in USD.
 
-The price table is a data file shipped with hrbench (``hrbench/data/prices.json``: USD per
-million input, cached-input and output tokens, with the date it was checked). It can be
-overridden whole by ``HRBENCH_PRICES=path.json`` or per model by ``Pricing(overrides=...)``.
+A model's price comes from an override (``Pricing(overrides=...)``, a spec's ``price``), the
+genai-prices package's data, or the table shipped with hrbench (``hrbench/data/prices.json``: USD
+per million input, cached-input and output tokens, with the date it was checked); the file
+``HRBENCH_PRICES`` names replaces the last two. Every price is checked where it is loaded, before
+any call (:mod:`hrbench.models.rates`): a rate that is not a finite number >= 0 is refused, and so
+is a rate of 0 where another source prices the model, unless the model is declared free. Prices
+with tiers (a dearer rate for every token once a prompt passes a size) are billed at the tier a
+reply's prompt reaches, and reserved at the dearest tier a request's prompt can reach. The rules:
+``docs/guides/prices.md``.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.models.price_package import PriceInfo, package_price
+from hrbench.models.price_package import PACKAGE as PACKAGE_NAME
+from hrbench.models.price_package import TIERS_NOTE, PriceInfo, TierInfo, package_price, package_version
+from hrbench.models.rates import (
+    CACHE_WRITE_1H,
+    CACHE_WRITE_5M,
+    FREE,
+    Price,
+    check_rates,
+    read_entry,
+    refuse_zero,
+)
 from hrbench.records import Request, Step, Usage
 
 __all__ = [
     "CACHE_WRITE_1H",
     "CACHE_WRITE_5M",
     "DEFAULT_MAX_OUTPUT_TOKENS",
+    "FREE",
     "Price",
     "Pricing",
     "default_pricing",
@@ -33,44 +48,11 @@ __all__ = [
 DEFAULT_MAX_OUTPUT_TOKENS = 1024
 """The output limit sent with a request made under a USD or token cap that sets none (tokens)."""
 
+SHIPPED = "hrbench's shipped table (hrbench/data/prices.json)"
+"""The source of a price from the table hrbench ships."""
 
-CACHE_WRITE_5M = 1.25
-"""A 5-minute prompt-cache write's price, in multiples of the input rate (Anthropic's)."""
-
-CACHE_WRITE_1H = 2.0
-"""A 1-hour prompt-cache write's price, in multiples of the input rate (Anthropic's)."""
-
-
-@dataclass(frozen=True)
-class Price:
-    """USD per million tokens of one model.
-
-    ``cache_write_5m`` and ``cache_write_1h``: prompt tokens written to the provider's prompt
-    cache for 5 minutes or 1 hour (Anthropic reports them apart); ``None`` means
-    :data:`CACHE_WRITE_5M` and :data:`CACHE_WRITE_1H` times ``input`` (1.25x and 2x, as
-    Anthropic bills them). Cache reads are ``cached_input``.
-
-    Example:
-        >>> p = Price(input=3.0, cached_input=0.3, output=15.0)
-        >>> p.write_5m, p.write_1h
-        (3.75, 6.0)
-    """
-
-    input: float
-    cached_input: float
-    output: float
-    cache_write_5m: float | None = None
-    cache_write_1h: float | None = None
-
-    @property
-    def write_5m(self) -> float:
-        """USD per million prompt tokens written to the prompt cache for 5 minutes."""
-        return self.input * CACHE_WRITE_5M if self.cache_write_5m is None else self.cache_write_5m
-
-    @property
-    def write_1h(self) -> float:
-        """USD per million prompt tokens written to the prompt cache for 1 hour."""
-        return self.input * CACHE_WRITE_1H if self.cache_write_1h is None else self.cache_write_1h
+OVERRIDE = "an override (the spec or Pricing(overrides=...))"
+"""The source of a price given over the table."""
 
 
 class Pricing:
@@ -85,75 +67,67 @@ class Pricing:
             the shipped file when ``None``.
         overrides: ``{model: {"input", "cached_input", "output"}}`` on top of the table.
             A model may also give ``cache_write_5m`` and ``cache_write_1h`` (USD per million
-            prompt tokens written to the prompt cache; 1.25x and 2x ``input`` by default).
+            prompt tokens written to the prompt cache; 1.25x and 2x ``input`` by default), and
+            ``tiers``: ``[{"above": tokens, "input", "output", ...}]``, the rates of every token
+            of a request whose prompt has more than ``above`` tokens. ``"free"`` in place of a
+            price declares the model free.
+        free: models declared free: every rate 0 (a local model, a free endpoint). A rate of 0
+            for a model another source prices is refused unless the model is declared free.
 
     Raises:
-        ConfigError: a table that cannot be read, or a price that is not a finite number
-            >= 0 (a negative or NaN price in ``HRBENCH_PRICES`` or an override), naming
-            ``prices.<model>.<part>`` and the value (newcomer finding 15).
+        ConfigError: a table that cannot be read, a price that is not a finite number >= 0
+            (NaN, infinite, negative), or a rate of 0 where genai-prices' bundled data or
+            hrbench's shipped table prices the model and it is not declared free, naming
+            ``prices.<model>.<part>`` and the value. A price from genai-prices' data is
+            checked the same way when a model is first looked up (:meth:`check` does it for a
+            benchmark's models before its first call).
 
     Example:
         >>> p = Pricing(overrides={"m": {"input": 1.0, "cached_input": 0.5, "output": 2.0}})
         >>> p.cost(Usage(tokens_in=2000, tokens_cached=1500, tokens_out=50), "m")
         0.00135
+        >>> Pricing(free={"my-local-llama"}).price("my-local-llama").free
+        True
     """
 
     def __init__(
         self,
         table: Mapping[str, Any] | None = None,
-        overrides: Mapping[str, Mapping[str, float]] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        free: Iterable[str] = (),
     ) -> None:
         self.package = table is None and not os.environ.get("HRBENCH_PRICES")
         """Whether prices come from genai-prices first (:mod:`hrbench.models.price_package`), the
         table after it: the default table, not one given or named by ``HRBENCH_PRICES``."""
-        self.source = "hrbench's shipped table (hrbench/data/prices.json)"
+        self.source = "the table given (Pricing(table=...))" if table is not None else SHIPPED
         self._from_package: dict[str, Price | None] = {}
         self._priced: dict[str, Price | None] = {}  # price() per model: prefix lookups scan the table
+        shipped = _shipped()  # read now (not on an event loop later): a rate of 0 is checked against it
         if table is None:
+            named = _table_named()
+            table = shipped if named is None else named
             path = os.environ.get("HRBENCH_PRICES")
-            self.source = f"HRBENCH_PRICES ({path})" if path else self.source
-            if path:
-                try:
-                    with open(path, encoding="utf-8") as f:
-                        table = json.load(f)
-                except (OSError, ValueError) as exc:
-                    raise ConfigError("HRBENCH_PRICES", path, f"cannot read the price table: {exc}") from None
-            else:
-                table = json.loads(resources.files("hrbench").joinpath("data/prices.json").read_text("utf-8"))
-        assert table is not None
+            self.source = f"HRBENCH_PRICES ({path})" if path else SHIPPED
+        models = table.get("models", {}) if isinstance(table, Mapping) else None
+        if not isinstance(models, Mapping):
+            raise ConfigError("prices.models", models, "expected a table of model names to prices")
         self.checked = table.get("checked")
-        self.overrides: dict[str, Mapping[str, float]] = dict(overrides or {})
+        self.overrides: dict[str, Any] = _declared_free(overrides or {}, free)
         """The per-model prices given on top of the table (:meth:`with_overrides` layers them)."""
         self.prices: dict[str, Price] = {}
-        for name, p in {**table.get("models", {}), **(overrides or {})}.items():
-            try:
-                writes = [
-                    None if p.get(k) is None else float(p[k]) for k in ("cache_write_5m", "cache_write_1h")
-                ]
-                self.prices[name] = Price(
-                    float(p["input"]), float(p.get("cached_input", p["input"])), float(p["output"]), *writes
-                )
-            except (KeyError, TypeError, ValueError, AttributeError):
-                raise ConfigError(
-                    f"prices.{name}", p, "expected input, cached_input and output USD per million"
-                ) from None
-            for part in ("input", "cached_input", "output", "cache_write_5m", "cache_write_1h"):
-                if getattr(self.prices[name], part) is None:
-                    continue
-                if not _usable_price(getattr(self.prices[name], part)):
-                    # newcomer finding 15: HRBENCH_PRICES with -0.0004 reserved "$-0.000400" and
-                    # a reply then "passed" it; a spec's price was refused, the table's was not
-                    raise ConfigError(
-                        f"prices.{name}.{part}",
-                        p.get(part, p.get("input")),
-                        "expected a finite number of USD per million tokens >= 0",
-                    )
+        for whose, entries in ((self.source, models), (OVERRIDE, self.overrides)):
+            for name, entry in entries.items():
+                self.prices[name] = read_entry(name, entry)
+                if entry != FREE and whose != SHIPPED:  # the shipped table is held equal to the package
+                    refuse_zero(name, self.prices[name], _references(name), whose)
 
-    def with_overrides(self, overrides: Mapping[str, Mapping[str, float]]) -> Pricing:
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Pricing:
         """This table with ``overrides`` on top: a judge's own prices over the benchmark's.
 
         Raises:
-            ConfigError: a price that is not numbers, or negative, NaN or infinite.
+            ConfigError: a price that is not numbers, or negative, NaN or infinite, or 0 for a
+                priced model not declared free.
 
         Example:
             >>> base = Pricing(table={"models": {"a": {"input": 1.0, "output": 2.0}}})
@@ -168,6 +142,19 @@ class Pricing:
         layered.prices = {**self.prices, **layered.prices}
         layered.overrides = {**self.overrides, **layered.overrides}
         return layered
+
+    def check(self, models: Iterable[str | None]) -> None:
+        """Look up each model's price now, so a bad one is refused before any call.
+
+        A price from genai-prices' data is read and checked at its model's first lookup; a
+        benchmark calls this with its client's model and ``billed_as`` models (a judge's too).
+
+        Raises:
+            ConfigError: a rate that is not a finite number >= 0, or 0 where another source
+                prices the model, naming ``prices.<model>.<part>``, the value and the source.
+        """
+        for model in models:
+            self.price(model)
 
     def billed_models(self, model: str | None, billed_as: Iterable[str] = ()) -> list[str | None]:
         """The models a reply to ``model`` may be billed as, for its worst case.
@@ -234,6 +221,9 @@ class Pricing:
     def describe(self, model: str) -> PriceInfo | None:
         """``model``'s price with its source and date (what ``hrb prices MODEL`` shows), or ``None``.
 
+        Raises:
+            ConfigError: the model's price is refused (:meth:`check`).
+
         Example:
             >>> info = Pricing(overrides={"m": {"input": 1.0, "output": 2.0}}).describe("m")
             >>> info.input, info.output, info.source
@@ -255,8 +245,13 @@ class Pricing:
             cache_write_1h=p.write_1h,
             priced_as=listed or model,
             provider=None,
-            source="an override (the spec or Pricing(overrides=...))" if overridden else self.source,
+            source=OVERRIDE if overridden else self.source,
             date=None if overridden else self.checked,
+            note=TIERS_NOTE if p.tiers else None,
+            tiers=tuple(
+                TierInfo(above, t.input, t.cached_input, t.output, t.write_5m, t.write_1h)
+                for above, t in p.tiers
+            ),
         )
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
@@ -265,7 +260,10 @@ class Pricing:
         Cached input tokens (cache reads) are billed at the cached-input rate, prompt tokens
         written to the prompt cache at the cache-write rates (5 minutes: 1.25x input, 1 hour:
         2x input, unless the table says otherwise) and the rest of the input at the input rate;
-        output tokens (reasoning included, counted once) at the output rate (cases H14b, H14d).
+        output tokens (reasoning included, counted once) at the output rate (cases H14b, H14d,
+        H4-14, H4-15). A price with tiers bills every token at the rates of the highest tier the
+        reply's prompt (``tokens_in``) passes (genai-prices' rule; case H4-13: gemini-2.5-pro at
+        300,000 prompt tokens, 0.6 USD).
 
         Example:
             >>> p = Pricing(overrides={"c": {"input": 3.0, "cached_input": 0.3, "output": 15.0}})
@@ -277,6 +275,8 @@ class Pricing:
         p = self.price(model)
         if p is None:
             return None
+        if p.tiers:
+            p = p.at(usage.tokens_in)
         cached = min(usage.tokens_cached, usage.tokens_in)
         if not (usage.tokens_cache_write_5m or usage.tokens_cache_write_1h):  # no cache writes: same sum
             return (
@@ -302,7 +302,9 @@ class Pricing:
         under a USD or token cap, else :data:`DEFAULT_MAX_OUTPUT_TOKENS` is assumed), the whole
         times ``n`` (each choice bills its output, and a provider may bill the prompt per
         choice). USD prices input and output at the dearest of the requested model and every
-        model in ``billed_as`` (the models the reply can be billed as), component by component.
+        model in ``billed_as`` (the models the reply can be billed as), component by component,
+        and of every tier the prompt can reach: a request whose prompt bound passes a tier's
+        size is reserved at that tier's rates (a long-context price).
 
         Args:
             request: the request as sent (``wire`` filled, so the client's defaults count).
@@ -328,7 +330,7 @@ class Pricing:
         if self.unpriced(request.model, billed_as) is not None:
             return None, tokens
         prices = [self.price(m) for m in self.billed_models(request.model, billed_as)]
-        known = [p for p in prices if p is not None]
+        known = [r for p in prices if p is not None for r in p.reachable(n * prompt)]
         rate = max(_prompt_rate(p, request) for p in known)
         usd = n * (prompt * rate + out * max(p.output for p in known)) / 1e6
         return usd, tokens
@@ -368,16 +370,6 @@ def _marks_cache(request: Request) -> bool:
     return False
 
 
-def _usable_price(usd: float) -> bool:
-    """Whether a price is a finite number >= 0 (NaN and infinity are not; decided, finding 15).
-
-    Example:
-        >>> [_usable_price(x) for x in (0.0, 2.5, -0.1, float("nan"), float("inf"))]
-        [True, True, False, False, False]
-    """
-    return math.isfinite(usd) and usd >= 0
-
-
 def output_limit(request: Request) -> int | None:
     """The output limit a request carries as sent: its own, else the client's default; or ``None``.
 
@@ -395,21 +387,99 @@ def output_limit(request: Request) -> int | None:
     return None
 
 
-def _package_info(model: str) -> PriceInfo | None:
+def _package_info(model: str, bundled: bool = False) -> PriceInfo | None:
     """genai-prices' price of ``model`` (or of the name after its ``provider/`` prefix)."""
     for name in dict.fromkeys((model, model.split("/", 1)[-1])):
         provider = model.split("/", 1)[0] if name != model else None
-        info = package_price(name, provider) or (package_price(name) if provider else None)
+        info = package_price(name, provider, bundled) or (
+            package_price(name, None, bundled) if provider else None
+        )
         if info is not None:
             return info
     return None
 
 
+def _as_price(info: PriceInfo) -> Price:
+    tiers = tuple(
+        (t.above, Price(t.input, t.cached_input, t.output, t.cache_write_5m, t.cache_write_1h))
+        for t in info.tiers
+    )
+    return Price(info.input, info.cached_input, info.output, info.cache_write_5m, info.cache_write_1h, tiers)
+
+
 def _package_price(model: str) -> Price | None:
+    """genai-prices' price of ``model``, checked as any table's: finite, >= 0, and 0 only where others agree.
+
+    Raises:
+        ConfigError: naming ``prices.<model>.<part>``, the value and the package's version.
+    """
     info = _package_info(model)
     if info is None:
         return None
-    return Price(info.input, info.cached_input, info.output, info.cache_write_5m, info.cache_write_1h)
+    price = _as_price(info)
+    whose = f"{PACKAGE_NAME} {package_version()}'s data"
+    check_rates(model, price, f"from {whose}: reinstall it, or give the model a price of your own")
+    refuse_zero(model, price, _references(model), whose)
+    return price
+
+
+def _references(model: str) -> Iterator[tuple[str, Price | None]]:
+    """The prices a rate of 0 for ``model`` is checked against: genai-prices' bundled data, the shipped table.
+
+    Lazy: a price with no rate of 0 asks neither.
+    """
+    bundled = _package_info(model, bundled=True)
+    yield (
+        f"{PACKAGE_NAME} {package_version()}'s bundled data",
+        None if bundled is None else _as_price(bundled),
+    )
+    shipped = _shipped().get("models", {})
+    name = Pricing._listed(model, shipped)
+    yield SHIPPED, None if name is None else read_entry(name, shipped[name])
+
+
+_SHIPPED: dict[str, Any] | None = None
+
+
+def _shipped() -> dict[str, Any]:
+    """The table hrbench ships (``hrbench/data/prices.json``), read once."""
+    global _SHIPPED
+    if _SHIPPED is None:
+        _SHIPPED = json.loads(resources.files("hrbench").joinpath("data/prices.json").read_text("utf-8"))
+    return _SHIPPED
+
+
+def _table_named() -> dict[str, Any] | None:
+    """The table the file ``HRBENCH_PRICES`` names, or ``None`` when the variable is not set.
+
+    Raises:
+        ConfigError: ``HRBENCH_PRICES``: the file cannot be read or is not JSON.
+    """
+    path = os.environ.get("HRBENCH_PRICES")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            table: dict[str, Any] = json.load(f)
+    except (OSError, ValueError) as exc:
+        raise ConfigError("HRBENCH_PRICES", path, f"cannot read the price table: {exc}") from None
+    return table
+
+
+def _declared_free(overrides: Mapping[str, Any], free: Iterable[str]) -> dict[str, Any]:
+    """``overrides`` with each model of ``free`` declared free (``"free"``).
+
+    Raises:
+        ConfigError: ``free``: a model declared free that ``overrides`` also prices.
+    """
+    out = dict(overrides)
+    for model in [free] if isinstance(free, str) else free:
+        if out.get(model, FREE) != FREE:
+            raise ConfigError(
+                "free", model, f"declared free and priced at {out[model]!r} in the overrides: keep one"
+            )
+        out[model] = FREE
+    return out
 
 
 _DEFAULT: Pricing | None = None

@@ -287,4 +287,4 @@ def answer_scorer() -> Scorer:
         >>> s(item, "NOT_IN_DOCUMENT", "NOT_IN_DOCUMENT").correct
         True
     """
-    return Scorer(_answer_contains, "answer_contains", {"seed": "001", "version": "2"})
+    return Scorer(_answer_contains, "answer_contains", {"seed": "001", "version": "2"}, reads_reply=True)

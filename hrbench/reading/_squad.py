@@ -102,7 +102,9 @@ def squad_scorer() -> Scorer:
         >>> s(None, "Normans in France", ["Normans"]).failure_kind
         'wrong'
     """
-    return Scorer(_squad, "squad", {"source": "SQuAD v2.0 evaluate-v2.0.py", "version": "1"})
+    return Scorer(
+        _squad, "squad", {"source": "SQuAD v2.0 evaluate-v2.0.py", "version": "1"}, reads_reply=True
+    )
 
 
 def answer_contains_scores(item: Any, output: Any, label: Any) -> dict[str, float]:

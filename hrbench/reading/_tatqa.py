@@ -96,7 +96,9 @@ def tatqa_scorer() -> Scorer:
         >>> s(None, "-12.6", label).failure_kind
         'wrong'
     """
-    return Scorer(_tatqa, "tatqa", {"source": "NExTplusplus/TAT-QA@870accc", "version": "1"})
+    return Scorer(
+        _tatqa, "tatqa", {"source": "NExTplusplus/TAT-QA@870accc", "version": "1"}, reads_reply=True
+    )
 
 
 def tatqa_scores(item: Any, output: Any, label: Any) -> dict[str, float]:

@@ -3,31 +3,61 @@
 A benchmark exported this way can stand in for a stored one wherever rows are enough: the
 baseline of :func:`hrbench.gate` kept as a file in a repository, say. The columns are those of
 :class:`~hrbench.records.Row`; ``trace`` and unknown columns are ignored, a column that
-is missing takes the field's default (``cluster`` defaults to the item).
+is missing takes the field's default (``cluster`` defaults to the item). ``item``, ``arm``,
+``run`` and ``correct`` have no default: a file without one of them is refused by name.
+
+Whatever a file holds, reading it ends in the rows or in a :class:`~hrbench.errors.ConfigError`
+naming the file and the place in it (``line 3``, ``record 7``): bytes that are not UTF-8, a
+line that is not JSON (or nested too deeply), CSV the ``csv`` module refuses, a file that is not
+Parquet, an empty file, a record that is not an object or not a row. No other error escapes
+(one boundary maps them), so a bad CI baseline is bad input (``hrb gate`` exit 2), never an internal
+error (shared case H4-10; random bytes and a text file named ``.parquet`` included).
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
+from hrbench._util.files import open_input
 from hrbench.errors import ConfigError
 from hrbench.records import ROW_COLUMNS, Row
 
-__all__ = ["ROW_FILE_SUFFIXES", "read_rows"]
+__all__ = ["ROW_FILE_SUFFIXES", "ROW_REQUIRED", "read_rows"]
 
 ROW_FILE_SUFFIXES = (".jsonl", ".csv", ".parquet")
 """The file endings :func:`read_rows` reads (what ``hrb rows --format`` writes)."""
 
+ROW_REQUIRED = ("item", "arm", "run", "correct")
+"""The columns a rows file must have (every other column has a default)."""
+
 _NULLABLE = frozenset({"correct", "outcome", "failure_kind", "usd", "usd_provenance"})
+_HINT = "a rows file is what `hrb rows ID -o FILE` writes"
+_NEEDED = f"a row needs {', '.join(ROW_REQUIRED)}"
 
 
-def _row(raw: dict[str, Any], where: str, path: str) -> Row:
+def _missing(names: Any) -> list[str]:
+    return [c for c in ROW_REQUIRED if c not in names]
+
+
+def _names(columns: Any) -> str:
+    """A file's column names as an error shows them (each quoted; cut after 200 characters)."""
+    text = ", ".join(repr(str(c)) for c in columns)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _row(raw: dict[str, Any], where: str, field: str, path: str) -> Row:
+    if missing := _missing(raw):
+        raise ConfigError(
+            field, path, f"{where} is not a row of `hrb rows`: it has no {', '.join(missing)} ({_NEEDED})"
+        )
     rec = {k: v for k, v in raw.items() if k in ROW_COLUMNS}
     for k in _NULLABLE & rec.keys():
         if rec[k] == "":  # CSV writes None as an empty cell
@@ -39,10 +69,83 @@ def _row(raw: dict[str, Any], where: str, path: str) -> Row:
     try:
         return msgspec.convert(rec, Row, strict=False)
     except msgspec.ValidationError as exc:
-        raise ConfigError("path", path, f"{where} is not a row of `hrb rows`: {exc}") from None
+        raise ConfigError(field, path, f"{where} is not a row of `hrb rows`: {exc}") from None
 
 
-def read_rows(path: str | os.PathLike[str]) -> list[Row]:
+def _lines(f: BinaryIO, field: str, path: str) -> Iterator[str]:
+    """The file's lines as text, each decoded alone so that bytes that are not UTF-8 name their line."""
+    for n, raw in enumerate(f, 1):
+        try:
+            yield raw.decode("utf-8-sig" if n == 1 else "utf-8")  # a byte-order mark (Excel) is skipped
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                field, path, f"line {n} is not UTF-8 text (byte {exc.start + 1} of the line); {_HINT}"
+            ) from None
+
+
+def _json_lines(f: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
+    records = []
+    for n, line in enumerate(_lines(f, field, path), 1):
+        if not line.strip():
+            continue
+        try:
+            records.append((f"line {n}", json.loads(line)))
+        except RecursionError:
+            raise ConfigError(field, path, f"line {n} is JSON nested too deeply to be a row") from None
+        except ValueError as exc:
+            raise ConfigError(field, path, f"line {n} is not JSON: {exc}; {_HINT}") from None
+    return records
+
+
+def _csv(f: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
+    reader = csv.DictReader(_lines(f, field, path))
+    try:
+        if reader.fieldnames is not None and (missing := _missing(reader.fieldnames)):
+            raise ConfigError(
+                field,
+                path,
+                f"line 1 (the header) has no column {', '.join(missing)} ({_NEEDED}; its columns: "
+                f"{_names(reader.fieldnames)}); {_HINT}",
+            )
+        return [(f"line {reader.line_num}", dict(r)) for r in reader]
+    except csv.Error as exc:
+        raise ConfigError(field, path, f"line {reader.line_num} is not CSV: {exc}") from None
+
+
+def _parquet(p: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError(
+            field, path, "is Parquet, which needs pyarrow: pip install 'hrbench[pandas]'"
+        ) from None
+    try:
+        table = pq.read_table(p)
+        names, records = table.column_names, table.to_pylist()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ConfigError(field, path, f"is not a Parquet file pyarrow can read ({exc}); {_HINT}") from None
+    if missing := _missing(names):
+        raise ConfigError(
+            field, path, f"has no column {', '.join(missing)} ({_NEEDED}; its columns: {_names(names)})"
+        )
+    return [(f"record {i + 1}", r) for i, r in enumerate(records)]
+
+
+@contextlib.contextmanager
+def _foreign(field: str, path: str) -> Iterator[None]:
+    """The one boundary where reading a file's errors become a :class:`ConfigError` naming it."""
+    try:
+        yield
+    except ConfigError:
+        raise
+    except OSError as exc:
+        raise ConfigError(field, path, f"cannot be read: {exc.strerror or exc}") from None
+    except (ValueError, RecursionError) as exc:  # a reader's own refusal of the bytes
+        raise ConfigError(field, path, f"cannot be read as rows: {type(exc).__name__}: {exc}") from None
+
+
+def read_rows(path: str | os.PathLike[str], field: str = "path") -> list[Row]:
     r"""The rows of a file ``hrb rows ID --format jsonl|csv|parquet -o FILE`` wrote.
 
     The format is told by the file's ending (:data:`ROW_FILE_SUFFIXES`); Parquet needs pyarrow
@@ -50,13 +153,15 @@ def read_rows(path: str | os.PathLike[str]) -> list[Row]:
 
     Args:
         path: the file.
+        field: the name errors give the file (``"baseline"`` for a gate's baseline).
 
     Returns:
         The rows, in the file's order.
 
     Raises:
-        ConfigError: the file cannot be read, has another ending, holds no rows, or a line or
-            record that is not a row (naming the line).
+        ConfigError: the file cannot be read, has another ending, is empty, holds no rows, lacks
+            one of :data:`ROW_REQUIRED`, holds bytes that are not UTF-8, or a line or record that
+            is not a row (naming the line); a ``.parquet`` file that is not Parquet.
 
     Example:
         >>> import tempfile
@@ -65,41 +170,36 @@ def read_rows(path: str | os.PathLike[str]) -> list[Row]:
         ...     _ = p.write_text("item,arm,run,correct,failure_kind\nq1,ask,1,True,\nq2,ask,1,False,wrong\n")
         ...     [(r.item, r.correct, r.failure_kind) for r in read_rows(p)]
         [('q1', True, None), ('q2', False, 'wrong')]
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     p = Path(d, "rows.parquet")
+        ...     _ = p.write_text("not Parquet")
+        ...     try:
+        ...         read_rows(p, "baseline")
+        ...     except ConfigError as exc:
+        ...         print(str(exc)[:48])
+        baseline: is not a Parquet file pyarrow can read
     """
-    p = Path(path)
+    p, shown = Path(path), str(path)
     suffix = p.suffix.lower()
     if suffix not in ROW_FILE_SUFFIXES:
         raise ConfigError(
-            "path", str(path), f"is not a rows file: its name must end in {', '.join(ROW_FILE_SUFFIXES)}"
+            field, shown, f"is not a rows file: its name must end in {', '.join(ROW_FILE_SUFFIXES)}"
         )
-    try:
+    with _foreign(field, shown), open_input(p, field) as f:
+        if os.fstat(f.fileno()).st_size == 0:
+            raise ConfigError(field, shown, f"is empty (0 bytes); {_HINT}")
         if suffix == ".parquet":
-            try:
-                import pyarrow.parquet as pq
-            except ImportError:
-                raise ConfigError(
-                    "path", str(path), "is Parquet, which needs pyarrow: pip install 'hrbench[pandas]'"
-                ) from None
-            records = [(f"record {i + 1}", r) for i, r in enumerate(pq.read_table(p).to_pylist())]
-        elif suffix == ".csv":
-            with p.open(newline="", encoding="utf-8") as f:
-                records = [(f"line {i + 2}", dict(r)) for i, r in enumerate(csv.DictReader(f))]
+            records = _parquet(f, field, shown)
         else:
-            with p.open(encoding="utf-8") as f:
-                lines = [(i + 1, line) for i, line in enumerate(f) if line.strip()]
-            records = []
-            for n, line in lines:
-                try:
-                    records.append((f"line {n}", json.loads(line)))
-                except ValueError as exc:
-                    raise ConfigError("path", str(path), f"line {n} is not JSON: {exc}") from None
-    except OSError as exc:
-        raise ConfigError("path", str(path), f"cannot be read: {exc.strerror or exc}") from None
+            records = (_csv if suffix == ".csv" else _json_lines)(f, field, shown)
     rows = []
     for where, rec in records:
         if not isinstance(rec, dict):
-            raise ConfigError("path", str(path), f"{where} is not a row of `hrb rows` (not an object)")
-        rows.append(_row(rec, where, str(path)))
+            what = type(rec).__name__.replace("dict", "object").replace("list", "array")
+            raise ConfigError(
+                field, shown, f"{where} is not a row of `hrb rows` (a JSON {what}, not an object); {_HINT}"
+            )
+        rows.append(_row(rec, where, field, shown))
     if not rows:
-        raise ConfigError("path", str(path), "holds no rows")
+        raise ConfigError(field, shown, f"holds no rows; {_HINT}")
     return rows

@@ -6,7 +6,10 @@ count, and its printout ends with the notes of :mod:`hrbench.runner.notes`.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import io
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -143,8 +146,11 @@ class Bench:
         (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
         ``usd_list`` sums the same rows at list price, each reply at what it cost when first
         paid (:func:`~hrbench.records.list_usd`), so arms compare by cost whatever
-        the cache served. ``error_causes`` counts every run that ended in an error (dev split
-        included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; the
+        the cache served. ``usd_from_log`` counts the runs whose tokens and list price come from
+        another tool's log (an imported arm: ``usd_provenance`` ``"log"``), not paid here; their
+        ``usd_list`` is ``None`` when the log records no cost. ``error_causes`` counts every run
+        that ended in an error (dev split included) by cause (``openai: HTTP 401``,
+        ``RuntimeError``, ...; the
         status and banner name the commonest). ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
         without metrics.
@@ -179,7 +185,7 @@ class Bench:
         )
         # the list price shows beside what was paid when they differ (a
         # cache or recording served a reply), so the seed-002 printout stays as it is otherwise
-        listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) for s in summ)
+        listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) or s.get("usd_from_log") for s in summ)
         if listed:
             cols.append("usd_list")
 
@@ -207,10 +213,7 @@ class Bench:
         if any(s["failed"] for s in summ):
             lines.append(FAILED_LEGEND)
         if listed:
-            lines.append(
-                "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
-                "every reply at what it cost when first paid: compare arms by usd_list."
-            )
+            lines += _list_price_notes(summ)
         note = self.stop_note()
         if note is not None:
             lines.append(f"  Budget stopped: {note}; a larger governor runs them.")
@@ -332,27 +335,36 @@ class Bench:
         return pa.Table.from_pylist(self.to_dicts())
 
     def to_jsonl(self, path: str | Any) -> int:
-        """Write the rows as JSON lines (the seed's columns); returns how many were written."""
-        data = msgspec.json.Encoder().encode_lines(self.rows)
-        with open(path, "wb") as f:
+        """Write the rows as JSON lines (the seed's columns, then ``scorer``); returns how many were written.
+
+        ``scorer`` names the scorer that scored each row (:attr:`scorer_name`), as every file
+        export does: a file has no attributes to keep it in. ``path``: the file (written whole or
+        not at all; ``ConfigError`` naming it when it cannot be, a full disk included), or a
+        binary file object.
+        """
+        scorer = {"scorer": self.scorer_name}
+        data = msgspec.json.Encoder().encode_lines([{**d, **scorer} for d in self.to_dicts()])
+        with _destination(path) as f:
             f.write(data)
         return len(self.rows)
 
     def to_csv(self, path: str | Any) -> int:
-        """Write the rows as CSV with the seed's columns; returns how many were written.
+        """Write the rows as CSV with the seed's columns and ``scorer``; returns how many were written.
 
-        A header line of the seed's columns in the seed's
-        order, ``None`` (NA) as an empty cell, booleans as ``True``/``False`` (what
+        A header line of the seed's columns in the seed's order, then ``scorer`` (the name of
+        the scorer that scored each row, :attr:`scorer_name`: a file keeps no attributes),
+        ``None`` (NA) as an empty cell, booleans as ``True``/``False`` (what
         ``pandas.read_csv`` reads back as booleans), UTF-8.
 
         Args:
-            path: the file to write (overwritten).
+            path: the file to write (overwritten, whole or not at all), or a binary file object.
 
         Returns:
             The number of rows written.
 
         Raises:
-            OSError: the file cannot be written.
+            ConfigError: the file cannot be written (naming it and why, a full disk included);
+                nothing is left behind.
 
         Example:
             >>> import pathlib, tempfile
@@ -366,20 +378,27 @@ class Bench:
         """
         import csv
 
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        with _destination(path) as out:
+            f = io.TextIOWrapper(out, encoding="utf-8", newline="")
             w = csv.writer(f, lineterminator="\n")
-            w.writerow(ROW_COLUMNS)
-            w.writerows(["" if v is None else v for v in msgspec.structs.astuple(r)] for r in self.rows)
+            w.writerow((*ROW_COLUMNS, "scorer"))
+            w.writerows(
+                ["" if v is None else v for v in (*msgspec.structs.astuple(r), self.scorer_name)]
+                for r in self.rows
+            )
+            f.flush()
+            f.detach()  # `out` stays open for its owner
         return len(self.rows)
 
     def to_parquet(self, path: str | Any) -> int:
-        """Write the rows as Parquet with the seed's columns, typed; returns how many were written.
+        """Write the rows as Parquet with the seed's columns and ``scorer``, typed; returns how many were written.
 
         Strings, int64, float64 and booleans, every column nullable (``None`` is null), so an
-        all-NA column keeps its type.
+        all-NA column keeps its type; ``scorer`` (a string) names the scorer that scored each
+        row (:attr:`scorer_name`).
 
         Args:
-            path: the file to write (overwritten), or a binary file object.
+            path: the file to write (overwritten, whole or not at all), or a binary file object.
 
         Returns:
             The number of rows written.
@@ -387,6 +406,8 @@ class Bench:
         Raises:
             ImportError: pyarrow is not installed (it comes with the ``pandas`` and ``dev``
                 extras: ``pip install 'hrbench[pandas]'``).
+            ConfigError: the file cannot be written (naming it and why, a full disk included);
+                nothing is left behind.
         """
         try:
             import pyarrow as pa
@@ -406,14 +427,20 @@ class Bench:
         for f in info.fields:
             kind: Any = next(t for t in getattr(f.type, "types", (f.type,)) if t != mi.NoneType())
             fields.append(pa.field(f.name, kinds[type(kind)]))
-        pq.write_table(pa.Table.from_pylist(self.to_dicts(), schema=pa.schema(fields)), path)
+        fields.append(pa.field("scorer", pa.string()))
+        rows = [{**d, "scorer": self.scorer_name} for d in self.to_dicts()]
+        with _destination(path) as out:
+            pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(fields)), out)
         return len(self.rows)
 
-    def to_inspect(self, path: str | Any, name: str | None = None) -> list[Any]:
-        """Write one Inspect eval log per arm into folder ``path``; see :func:`~hrbench.interop.bench_to_inspect`."""
+    def to_inspect(self, path: str | Any, name: str | None = None, log_format: str = "json") -> list[Any]:
+        """Write one Inspect eval log per arm into folder ``path``, ``.json`` or ``.eval`` (``log_format``).
+
+        See :func:`~hrbench.interop.bench_to_inspect`.
+        """
         from hrbench.interop import bench_to_inspect
 
-        return bench_to_inspect(self, path, name)
+        return bench_to_inspect(self, path, name, log_format)
 
     def to_polars(self) -> Any:
         """The rows as a polars DataFrame (needs the ``polars`` extra)."""
@@ -433,6 +460,33 @@ class Bench:
             "scorer": self.scorer_name,
             "governor": self.governor,
         }
+
+
+def _list_price_notes(summ: list[dict[str, Any]]) -> list[str]:
+    """The printout's notes on ``usd_list``: what it is, and the arms whose runs it takes from a log."""
+    lines = [
+        "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
+        "every reply at what it cost when first paid: compare arms by usd_list."
+    ]
+    logged = [f"{s['arm']} ({s['usd_from_log']} runs)" for s in summ if s.get("usd_from_log")]
+    if logged:
+        lines.append(
+            f"  From the log, not paid here: the tokens and usd_list of {', '.join(logged)} are what "
+            "the other tool's log records (NA: it records no cost)."
+        )
+    return lines
+
+
+@contextlib.contextmanager
+def _destination(path: Any) -> Iterator[BinaryIO]:
+    """A binary file to write into: ``path`` itself when it is a file object, else ``path`` written whole."""
+    if hasattr(path, "write"):
+        yield path
+        return
+    from hrbench._util.files import output_file
+
+    with output_file(path, "path") as f:
+        yield f
 
 
 def _differ(paid: float | None, listed: float | None) -> bool:

@@ -3,9 +3,10 @@
 A benchmark's :class:`Plan` (its arms, reference, runs, scorer and metrics) is made by
 :mod:`hrbench.runner.plan`, and :mod:`hrbench.runner.loop` runs every cell; each run goes through
 these steps in order: :func:`invoke_sync` or :func:`invoke_async` (the arm once, its failure
-recorded by :func:`failed`), :func:`judge` (a scorer that needs a context), :func:`metric_values` and
-:func:`score_row` (the row, with :func:`row_usage` summing its trace). The Ray executor
-(:mod:`hrbench.runner.ray`) runs the same steps on its workers.
+recorded by :func:`failed`), :func:`checked` (a failed model call is an error run that no scorer
+sees; a prompt arm's reply becomes its text), :func:`metric_values`, :func:`judge` (a scorer that
+needs a context) and :func:`score_row` (the row, with :func:`row_usage` summing its trace). The Ray
+executor (:mod:`hrbench.runner.ray`) runs the same steps on its workers.
 """
 
 from __future__ import annotations
@@ -13,21 +14,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
 from hrbench.arm import Arm, Context, RunInfo, current_run
-from hrbench.errors import BudgetRefused, DuplicateDrawError, ScorerError
+from hrbench.errors import BudgetRefused, DuplicateDrawError, ModelError, ScorerError
 from hrbench.models.pricing import Pricing
-from hrbench.records import Row, Score, Step
+from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
 from hrbench.runner.outputs import output_note
 from hrbench.runner.runtime import Runtime
 from hrbench.scoring.scorer import ScorerLike, label_answers
 
 __all__ = [
+    "ARM_REPORTED_ERROR",
     "Attempt",
     "BenchMetric",
     "Plan",
+    "checked",
     "failed",
     "invoke_async",
     "invoke_sync",
@@ -36,8 +40,10 @@ __all__ = [
     "judge_runtime",
     "metric_values",
     "row_usage",
+    "run_failure",
     "score_row",
     "scored",
+    "scorer_input",
 ]
 
 BenchMetric = Callable[[Any, Any, Any], Any]
@@ -72,7 +78,9 @@ def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str 
     USD sums the live requests and the billed retried attempts (``None`` when one has no price).
     The provenance is ``"none"`` with no live request, ``None`` when one has no usage,
     ``"reported"`` when the provider reported every one, ``"counted"`` when the rest were
-    counted with the model's tokenizer, else ``"estimated"``.
+    counted with the model's tokenizer, else ``"estimated"``; with no live request and a step
+    of another tool's log (source ``"log"``: an imported run, whose tokens and cost the log
+    records and nothing was paid here), ``"log"``.
 
     Example:
         >>> from hrbench.records import Usage
@@ -82,6 +90,7 @@ def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str 
     tin = tout = treas = tcache = 0
     usd: float | None = 0.0
     provs: set[str | None] = set()  # the provenances of the live requests' usage
+    logged = False
     for s in steps:
         u = s.usage
         if u is not None:
@@ -96,8 +105,10 @@ def row_usage(steps: list[Step]) -> tuple[int, int, int, int, float | None, str 
                 provs.add(None if u is None else u.provenance)
             elif kind == "attempt":  # a retried attempt the provider billed
                 usd = None if (usd is None or s.usd is None) else usd + s.usd
+        elif s.source == "log":
+            logged = True
     if not provs:
-        prov: str | None = "none"
+        prov: str | None = "log" if logged else "none"
     elif None in provs:
         prov = None
     elif provs == _REPORTED:
@@ -145,7 +156,12 @@ class Plan:
 
 @dataclass(slots=True)
 class Attempt:
-    """One run of an arm on an item, before scoring."""
+    """One run of an arm on an item, before scoring.
+
+    ``output`` is the arm's output as a scorer of one's own, a metric and a judge receive it (a
+    prompt arm's reply text once :func:`checked`); ``reply`` the reply of a prompt arm, which
+    scorers that read replies receive instead (:attr:`~hrbench.scoring.scorer.Scorer.reads_reply`).
+    """
 
     ctx: Context
     output: Any = None
@@ -153,6 +169,7 @@ class Attempt:
     dup: str | None = None
     seconds: float = 0.0
     score: Score | None = None  # given by a scorer that needs a context (a judge), before score_row
+    reply: Result | None = None
 
 
 def _new_attempt(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
@@ -182,6 +199,100 @@ def failed(att: Attempt, exc: Exception) -> None:
     else:  # an arm that raises has its run recorded as "error" (seed 002)
         att.forced = "error"
         ctx.step_error(f"{type(exc).__name__}: {exc}")
+
+
+_NOT_CALLS = frozenset({str, int, float, bool, type(None)})
+
+ARM_REPORTED_ERROR = "the arm's output reports failure_kind 'error'"
+"""The cause a run's trace gives when the arm's output says it failed (``failure_kind="error"``)."""
+
+
+def _get(output: Any, name: str) -> Any:
+    return output.get(name) if isinstance(output, Mapping) else getattr(output, name, None)
+
+
+def _failed_call(output: Any) -> Any:
+    """The failed model call an output is or carries, else ``None``.
+
+    A :class:`~hrbench.records.Result` with ``ok`` false; a mapping or object with ``ok`` false
+    (the seed's ``gr_result`` as a dict); an output whose ``answer`` or ``text`` is such a result.
+    """
+    if isinstance(output, Result):
+        return None if output.ok else output
+    if isinstance(output, Mapping):
+        if output.get("ok") is False:
+            return output
+        inner: tuple[Any, ...] = (output.get("answer"), output.get("text"))
+    else:
+        if getattr(output, "ok", None) is False:
+            return output
+        inner = (getattr(output, "answer", None), getattr(output, "text", None))
+    return next((x for x in inner if isinstance(x, Result) and not x.ok), None)
+
+
+def run_failure(output: Any) -> tuple[str, Exception | None] | None:
+    """Whether an arm's output is a failed run rather than a reply to score, and its failure kind.
+
+    Seed 000 counts a failed result (``ok`` false) as ``"error"`` and an output carrying its
+    own ``failure_kind`` as that kind; SPEC section 6: a failed model call surfaces as an
+    ``"error"`` with its cause. The runner applies this before any scorer sees the output, so
+    no scorer -- built-in, a function of one's own, a judge, one named in a spec -- ever
+    receives a failed call, and the row keeps the call's failure kind:
+
+    - a failed call (:func:`_failed_call`): ``("error", ModelError)``, the error naming the
+      call's message, as reading its ``.text`` would raise;
+    - an output whose ``failure_kind`` is ``"error"`` or ``"budget_stop"`` (the arm reports its
+      run failed or was stopped): that kind, with ``None``.
+
+    A refusal, a parse failure an arm reports, a partial answer a limit stopped (seed 001) and
+    every reply are scored as usual.
+
+    Returns:
+        ``(failure kind, the error to record or None)``, or ``None`` for an output to score.
+
+    Example:
+        >>> kind, err = run_failure(Result(ok=False, error="openai: HTTP 500: boom", status=500))
+        >>> kind, str(err)
+        ('error', 'the model call failed, so it has no text: openai: HTTP 500: boom')
+        >>> run_failure({"text": None, "failure_kind": "budget_stop"}), run_failure(Result(text="Paris"))
+        (('budget_stop', None), None)
+    """
+    if type(output) in _NOT_CALLS:
+        return None
+    call = _failed_call(output)
+    if call is not None:
+        if isinstance(call, Mapping):
+            call = SimpleNamespace(**{k: call.get(k) for k in ("error", "status", "key_env")})
+        return "error", ModelError.of(call)
+    kind = _get(output, "failure_kind")
+    if kind in ("error", "budget_stop"):
+        return kind, None
+    return None
+
+
+def checked(att: Attempt, arm: Arm) -> None:
+    """Sort out a run's output once the arm returned, before any metric, judge or scorer reads it.
+
+    An output that is a failed run (:func:`run_failure`) makes the run that failure: a failed
+    call is an ``"error"`` whose cause is the call's message (:func:`failed`), so the benchmark
+    ends with status ``errors`` and ``hrb bench`` exits 3. A prompt arm's reply
+    (:attr:`~hrbench.arm.Arm.output_is_reply`) becomes its text, the arm's output, and is kept
+    as :attr:`Attempt.reply` for the scorers that read replies.
+    """
+    out = att.output
+    if att.forced is not None or type(out) in _NOT_CALLS:
+        return
+    found = run_failure(out)
+    if found is not None:
+        kind, exc = found
+        if exc is not None:
+            failed(att, exc)
+        else:
+            att.forced = kind
+            if kind == "error":  # the run's end names the cause (the arm's own report)
+                att.ctx.step_error(f"{ARM_REPORTED_ERROR}: {_get(out, 'error') or 'no message'}")
+    elif arm.output_is_reply and isinstance(out, Result):
+        att.reply, att.output = out, out.raw_text
 
 
 def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
@@ -260,7 +371,8 @@ async def judge(plan: Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: At
     )
     token = current_run.set(RunInfo(jctx.arm, item, run))
     try:
-        att.score = await plan.scorer.ascore(plan.payloads[item], att.output, plan.labels[item], jctx)  # type: ignore[attr-defined]
+        ascore = plan.scorer.ascore  # type: ignore[attr-defined]
+        att.score = await ascore(plan.payloads[item], scorer_input(plan.scorer, att), plan.labels[item], jctx)
     except BudgetRefused as exc:  # a cap stops judging as it stops arms
         att.forced = "budget_stop"
         if exc.limit not in ctx.notes:
@@ -287,10 +399,17 @@ def _scorer_cause(name: str, exc: Exception) -> str:
     return f"scorer {name!r} raised {type(exc).__name__}: {exc}"
 
 
+def scorer_input(scorer: Any, att: Attempt) -> Any:
+    """What a scorer receives of a run: the arm's output, or a prompt arm's reply for a scorer that reads replies."""
+    if att.reply is not None and getattr(scorer, "reads_reply", False):
+        return att.reply
+    return att.output
+
+
 def scored(plan: Plan, item: str, att: Attempt) -> Score:
     """What the scorer says of one run's output (in a worker thread when :func:`off_loop`)."""
     try:
-        score = plan.scorer(plan.payloads[item], att.output, plan.labels[item])
+        score = plan.scorer(plan.payloads[item], scorer_input(plan.scorer, att), plan.labels[item])
         if not isinstance(score, Score):  # a ScorerLike of one's own, not wrapped by Scorer
             raise ScorerError(
                 f"scorer {plan.scorer.name!r} returned {type(score).__name__}; expected a Score"
@@ -312,8 +431,9 @@ def score_row(plan: Plan, cluster: str, item: str, arm: Arm, run: int, att: Atte
     else:
         score = scored(plan, item, att)
     tin, tout, treas, tcache, usd, prov = row_usage(ctx.trace)
-    note = output_note(ctx.ledger_id, att.output)
-    if note is not None:  # what the scorer received, exported as the row's output (hrb rows)
+    # what the scorer received, exported as the row's output (hrb rows); a failed run has none
+    note = None if att.forced is not None else output_note(ctx.ledger_id, att.output)
+    if note is not None:
         ctx.trace.append(note)
     split = plan.splits[item]
     return Row(

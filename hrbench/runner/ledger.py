@@ -38,25 +38,22 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import msgspec
 
 from hrbench.errors import BudgetRefused, StoreError
-from hrbench.records import Row, Step, usd_text
+from hrbench.records import Step, usd_text
 from hrbench.runner.governor import Governor
 from hrbench.store import Store
 
 __all__ = [
     "LAZY_S",
-    "PREPAID_NOTE",
     "Journal",
-    "carry_prepaid",
     "contacts_provider",
     "kept_ledger",
-    "prepaid",
     "unknown_of",
     "unknown_sentence",
 ]
@@ -173,77 +170,6 @@ def unknown_of(ledger: dict[str, Any] | None) -> dict[str, Any] | None:
         "cancelled_unpriced": int(ledger.get("cancelled_unpriced") or 0),
         "lost_unpriced": int(ledger.get("lost_unpriced") or 0),
     }
-
-
-PREPAID_NOTE = (
-    "paid before the benchmark was interrupted (a crash, a stop or a cancel) with no row kept for "
-    "this run; the run was made again and its row carries this bill too"
-)
-"""The ``error`` of a trace step that carries a bill paid for a run before it was made again."""
-
-
-def prepaid(store: Store, benchmark_id: str, kept: Iterable[str]) -> dict[str, list[Step]]:
-    """The bills a benchmark paid for runs that no kept row holds, by run id (blocking: SQLite).
-
-    Decided (rows must add up to the provider's bill after a crash; README "Budgets hold
-    across crashes"): every reply the provider billed is kept with its settlement
-    (:meth:`Journal.paid`). A run whose row was lost in a crash (or replaced on resume: a
-    budget stop, a retried error) and is made again carries what was already paid for it,
-    once, in its row (:func:`carry_prepaid`): a reply served from the cache on resume that was
-    paid before the crash costs the row that bill, not $0, and a reply paid before the crash
-    and sent again costs the row both bills, as the provider billed both. A call whose reply
-    was never read (in flight at a crash) is in no row: what it cost is unknown, at most its
-    reservation, and the governor's "in flight at a crash" says so.
-
-    Args:
-        store: the benchmark's store.
-        benchmark_id: the benchmark.
-        kept: the run ids (``Row.ledger_id``) of the rows the resume keeps as they are.
-
-    Returns:
-        Per run id to be made again, the steps of its bills.
-    """
-    kept = set(kept)
-    return {lid: steps for lid, steps in store.ledger_paid(benchmark_id).items() if lid not in kept}
-
-
-def carry_prepaid(prepaid: dict[str, list[Step]], row: Row, trace: list[Step]) -> Row:
-    """Add to a run's row and trace what was paid for it before it was made again (see :func:`prepaid`).
-
-    Each bill is taken once (it leaves ``prepaid``) and becomes an ``attempt`` step of the trace
-    (``source`` ``"live"``, its usage and USD, :data:`PREPAID_NOTE`); the row's tokens and
-    ``usd`` grow by as much (``usd`` stays ``None`` when it is).
-
-    Example:
-        >>> from hrbench.records import Usage
-        >>> paid = {"b/a/q/1": [Step(ledger_id="b/a/q/1", kind="attempt", usd=0.25,
-        ...                          usage=Usage(tokens_in=3, tokens_out=2))]}
-        >>> row = Row(cluster="q", item="q", arm="a", run=1, split="test", correct=True, outcome=None,
-        ...           failure_kind=None, usd=0.0, ledger_id="b/a/q/1")
-        >>> trace: list[Step] = []
-        >>> row = carry_prepaid(paid, row, trace)
-        >>> row.usd, row.tokens_in, trace[0].source, paid
-        (0.25, 3, 'live', {})
-    """
-    steps = prepaid.pop(row.ledger_id, None)
-    if not steps:
-        return row
-    usd = row.usd
-    tin, tout, treas, tcache = row.tokens_in, row.tokens_out, row.tokens_reasoning, row.tokens_cached
-    for step in steps:
-        carried = msgspec.structs.replace(
-            step, ledger_id=row.ledger_id, kind="attempt", source="live", error=PREPAID_NOTE
-        )
-        trace.append(carried)
-        usd = None if usd is None or step.usd is None else usd + step.usd
-        if step.usage is not None:
-            tin += step.usage.tokens_in
-            tout += step.usage.tokens_out
-            treas += step.usage.tokens_reasoning
-            tcache += step.usage.tokens_cached
-    return msgspec.structs.replace(
-        row, usd=usd, tokens_in=tin, tokens_out=tout, tokens_reasoning=treas, tokens_cached=tcache
-    )
 
 
 class _Pending:

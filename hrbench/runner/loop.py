@@ -31,6 +31,7 @@ from hrbench.runner.bench import Bench
 from hrbench.runner.invoke import (
     Attempt,
     Plan,
+    checked,
     failed,
     invoke_async,
     invoke_sync,
@@ -38,9 +39,10 @@ from hrbench.runner.invoke import (
     metric_values,
     score_row,
     scored,
+    scorer_input,
 )
-from hrbench.runner.ledger import carry_prepaid, prepaid
 from hrbench.runner.notes import DUPLICATE_ADVICE
+from hrbench.runner.remade import carry_prepaid, prepaid, rescored_seconds
 from hrbench.runner.runtime import Drain, Runtime, heavy_scorer_threads, off_loop
 from hrbench.runner.summary import METRICS_SOURCE, Summary, metrics_json
 from hrbench.runner.tallies import DEFAULT_SEED, Errors, Sources, Stops, Unreported
@@ -159,7 +161,7 @@ class Loop:
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
 
-        Only with a store and a governor that keeps its ledger there (:func:`~hrbench.runner.ledger.prepaid`).
+        Only with a store and a governor that keeps its ledger there (:func:`~hrbench.runner.remade.prepaid`).
         """
         if store is not None and named and getattr(self.rt.governor, "journal", None) is not None:
             kept_ids = [
@@ -186,6 +188,8 @@ class Loop:
         gate = self.gate
         if gate is not None and gate.hold(seq, row, trace, values):
             return None  # given on when its cluster is committed (or at the end, not reportable)
+        if self.retry_errors:  # a retried run re-served its calls keeps its time
+            row = rescored_seconds(self.done.get((row.arm, row.item, row.run)), row, trace)
         if self.paid_before:
             row = carry_prepaid(self.paid_before, row, trace)
         if values is not None:  # kept with the run, for a resume (newcomer finding)
@@ -217,11 +221,12 @@ class Loop:
                 att.output = await att.output
             except Exception as exc:
                 failed(att, exc)
+        checked(att, arm)  # a failed call reaches no scorer; a prompt arm's output is its text
         values = metric_values(plan, item, att) if self.with_metrics else None
         judge_rt = self.judge_rt
         if judge_rt is not None and att.forced is None:
             await judge(plan, judge_rt, item, arm, run, att)
-        elif att.forced is None and off_loop(plan.scorer, att.output, plan.labels[item]):  # issue 24
+        elif att.forced is None and off_loop(plan.scorer, scorer_input(plan.scorer, att), plan.labels[item]):
             att.score = await anyio.to_thread.run_sync(scored, plan, item, att, limiter=self.score_limiter)
         row = score_row(plan, cluster, item, arm, run, att)
         if att.dup is not None:

@@ -272,7 +272,7 @@ def refuse_before_start(
     """Refuse a benchmark that could make no call or has a spec error, before anything runs or is stored.
 
     The daemon calls this before it stores a new benchmark, so a refusal leaves no empty
-    benchmark behind (decided, newcomer's finding); :func:`benchmark_async` calls it too.
+    benchmark behind; :func:`benchmark_async` calls it too.
 
     Args:
         client: the benchmark's model client (``None``: no client).
@@ -290,8 +290,9 @@ def refuse_before_start(
             the run items.
 
     Raises:
-        ConfigError: a hosted API's key set nowhere (``client.api_key_env``, issue 15), or,
-            under an explicit USD cap, a model or ``billed_as`` model with no price
+        ConfigError: a hosted API's key set nowhere (``client.api_key_env``), a price the
+            table refuses (``prices.<model>.<part>``: :func:`refuse_bad_prices`), or, under an
+            explicit USD cap, a model or ``billed_as`` model with no price
             (``client.model``, case R04a), or a spec error of an arm or a metric.
 
     Example:
@@ -309,6 +310,7 @@ def refuse_before_start(
     require_key = getattr(client, "require_key", None)
     if callable(require_key):  # a hosted API's key set nowhere: refused before the first call
         require_key()
+    refuse_bad_prices(client, scorer, pricing)
     strict_usd = governor.max_usd is not None and not governor.from_defaults
     if getattr(client, "bills", False) and strict_usd:  # case R04a: refused before the first call
         pricing = default_pricing() if pricing is None else pricing
@@ -323,6 +325,30 @@ def refuse_before_start(
             raise ConfigError(
                 "scorer_settings.client.model", m, unpriced_message(m, governor.max_usd, who="judge")
             )
+
+
+def refuse_bad_prices(client: Any, scorer: Any, pricing: Pricing | None) -> None:
+    """Refuse, before the first call, a price of the client's or the judge's models that the table refuses.
+
+    Each model a reply may be billed as (the client's ``model`` and ``billed_as``, a judge's
+    at the judge's own prices) is looked up now: a price from genai-prices' data that is not a
+    finite number >= 0, or is 0 where the package's bundled data or hrbench's shipped table
+    prices the model and the user did not declare it free, is refused here rather than at the
+    first reply (:meth:`~hrbench.models.pricing.Pricing.check`). Without a client, nothing to check.
+
+    Raises:
+        ConfigError: ``prices.<model>.<part>``, with the value and where the price came from.
+    """
+    judge = getattr(scorer, "client", None) if getattr(scorer, "needs_context", False) else None
+    if getattr(client, "model", None) is None and getattr(judge, "model", None) is None:
+        return
+    pricing = default_pricing() if pricing is None else pricing
+    if client is not None:
+        pricing.check([getattr(client, "model", None), *getattr(client, "billed_as", ())])
+    if judge is not None:
+        judge_pricing(scorer, pricing).check(
+            [getattr(judge, "model", None), *getattr(judge, "billed_as", ())]
+        )
 
 
 def warn_plan(plan: Plan, reference: Reference, runs: int) -> None:

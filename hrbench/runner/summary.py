@@ -31,6 +31,7 @@ def _empty_counts() -> dict[str, Any]:
         "usd_list": 0.0,
         "tokens_in": 0,
         "tokens_out": 0,
+        "usd_from_log": 0,
         "dev": False,
         "error_causes": {},
     }
@@ -95,6 +96,7 @@ class Summary:
             c["usd_list"] = None if listed is None else total + listed
         c["tokens_in"] += r.tokens_in
         c["tokens_out"] += r.tokens_out
+        c["usd_from_log"] += r.usd_provenance == "log"
         kind = r.failure_kind
         if kind == "error":  # every run that ended in an error, dev split included, by cause
             cause = error_of(list(trace))[1] if trace else "unknown"
@@ -149,6 +151,7 @@ class Summary:
                             "usd_list",
                             "tokens_in",
                             "tokens_out",
+                            "usd_from_log",
                         )
                     },
                     "error_causes": dict(c["error_causes"]),

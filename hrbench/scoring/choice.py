@@ -174,4 +174,4 @@ def choice_scorer(letters: str = "ABCDEFGHIJ") -> Scorer:
             return Score(correct=True, outcome=outcome, failure_kind=None)
         return Score(correct=False, outcome=outcome, failure_kind="wrong")
 
-    return Scorer(fn, "choice", {"letters": letters})
+    return Scorer(fn, "choice", {"letters": letters}, reads_reply=True)

@@ -17,12 +17,13 @@ from decimal import Decimal
 from typing import Any
 
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.records import Score
+from hrbench.records import Score, Step
 from hrbench.scoring.scorer import label_answers, screen
 
 __all__ = [
     "CORRECTNESS_TEMPLATE",
     "INVISIBLE",
+    "JUDGED_SOURCE",
     "JUDGE_SUFFIX",
     "OUTSIDE_A_BENCHMARK",
     "PLACEHOLDERS",
@@ -35,6 +36,10 @@ __all__ = [
 
 JUDGE_SUFFIX = "#judge"
 """Appended to an arm's name to key its judge's requests (cache, recordings), apart from the arm's."""
+
+JUDGED_SOURCE = "judged"
+"""The ``source`` of the ``note`` step a judge adds to a run's trace before its first request: its
+``text`` is the output text the judge graded, which :func:`hrbench.judge_agreement` scores again."""
 
 CORRECTNESS_TEMPLATE = (
     "You are grading an answer against a reference answer.\n"
@@ -283,6 +288,7 @@ class JudgeScorer:
     """A model-graded scorer; made by :func:`judge_scorer` (see there)."""
 
     needs_context = True
+    reads_reply = True  # a refused reply is a refusal, never graded (seed 000)
 
     def __init__(
         self,
@@ -388,6 +394,10 @@ class JudgeScorer:
     async def ascore(self, item: Any, output: Any, label: Any, ctx: Any) -> Score:
         """Grade one output with ``judge_runs`` draws of the judge through ``ctx``.
 
+        Before its first request it adds to the run's trace a ``note`` step
+        (:data:`JUDGED_SOURCE`) holding the text it grades, the text
+        :func:`hrbench.judge_agreement` scores again with the reference scorer.
+
         Args:
             item: the item's payload, as any scorer receives it.
             output: the arm's output.
@@ -411,6 +421,7 @@ class JudgeScorer:
         except ScorerError as exc:  # the judge is not asked: its prompt could not be made
             ctx.step_error(f"judge of item {getattr(ctx, 'item_id', None)!r}: {exc}")
             return Score(correct=False, outcome=None, failure_kind="error")
+        ctx.trace.append(Step(ledger_id=ctx.ledger_id, kind="note", source=JUDGED_SOURCE, text=screened))
         grades = []
         for k in range(1, self.judge_runs + 1):
             reply = await ctx.acall(text, draw_index=k, **self.params)

@@ -329,4 +329,4 @@ def numeric_scorer(
         return Score(correct=False, outcome=outcome, failure_kind="wrong")
 
     settings = {"abs_tol": abs_tol, "rel_tol": rel_tol, "which": which, "accounting": accounting}
-    return Scorer(fn, "numeric", settings)
+    return Scorer(fn, "numeric", settings, reads_reply=True)

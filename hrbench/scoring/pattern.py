@@ -149,6 +149,6 @@ def pattern_scorer(
         settings["timeout"] = timeout
     if then_settings:
         settings["then_settings"] = dict(then_settings)
-    out = Scorer(fn, "pattern", settings)
+    out = Scorer(fn, "pattern", settings, reads_reply=True)
     out.offload = True  # a pattern may backtrack up to its time limit: never on the event loop
     return out

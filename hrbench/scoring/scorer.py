@@ -348,9 +348,8 @@ class Scorer:
 
     - anything else -- ``None`` (a function that forgot its ``return``), a string such as
       ``"false"``, a number, a ``correct`` that is not ``True``/``False``/``None``, an outcome
-      that is not a string -- raises :class:`ScorerError` naming the scorer and the value
-      (decided, newcomer finding: ``None`` was read as ``correct=None`` and every run became a
-      silent NA with accuracy NA, status done, exit 0);
+      that is not a string -- raises :class:`ScorerError` naming the scorer and the value, never
+      a silent NA;
     - ``correct=None`` with no ``failure_kind`` on an item that has a label raises
       :class:`ScorerError` too: seed 000 keeps NA for "the item cannot be scored (it has no
       label)", so on a labelled item it is no verdict;
@@ -364,9 +363,15 @@ class Scorer:
     run an ``"error"`` row whose trace names the scorer and the cause, so the benchmark ends
     with status ``errors`` (``hrb bench`` exits 3) and is never scored in silence.
 
+    In a benchmark, ``output`` is the arm's output: a prompt arm's reply text, a function arm's
+    return value (a run whose model call failed never reaches a scorer: it is an ``"error"``).
+
     Args:
         fn: ``fn(item, output, label)`` returning one of the forms above.
         name: the scorer's name, recorded with the benchmark.
+        settings: the scorer's settings, recorded with the benchmark.
+        reads_reply: receive a prompt arm's reply (a :class:`~hrbench.records.Result`) instead of
+            its text (:attr:`reads_reply`; the built-in scorers do).
 
     Raises:
         ConfigError: when ``name`` is not a non-empty string or ``fn`` is not callable.
@@ -380,13 +385,26 @@ class Scorer:
         hrbench.errors.ScorerError: scorer 'forgot' returned None (a missing `return`?); expected a Score, a dict of correct/outcome/failure_kind, a (correct, outcome, failure_kind) tuple, or a bool
     """
 
+    reads_reply: bool = False
+    """Whether a prompt arm's output reaches the scorer as the model's reply, a
+    :class:`~hrbench.records.Result` (its text, finish reason and refusal), rather than as its text.
+    The built-in scorers read replies, so a refused or filtered reply is a ``"refusal"`` (seeds
+    000 and 001); a function of one's own gets the text, as the docs promise: a prompt arm's output
+    is its reply's text, a function arm's what it returned (:func:`hrbench.runner.invoke.checked`).
+    No scorer ever receives a failed call: that run is an ``"error"`` before any scorer sees it."""
+
     offload: bool = False
     """Whether the scorer may take long on one reply (the pattern scorer: a pattern may backtrack up
     to its time limit): a benchmark and the daemon then run it in a worker thread, never on the
     event loop (:func:`hrbench.runner.runtime.off_loop`). Set it on a scorer of your own that is slow."""
 
     def __init__(
-        self, fn: Callable[[Any, Any, Any], Any], name: str, settings: dict[str, Any] | None = None
+        self,
+        fn: Callable[[Any, Any, Any], Any],
+        name: str,
+        settings: dict[str, Any] | None = None,
+        *,
+        reads_reply: bool = False,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigError("name", name, "a scorer needs a non-empty name")
@@ -396,6 +414,7 @@ class Scorer:
         self.fn = fn
         self.name = name
         self.settings = dict(settings or {})
+        self.reads_reply = reads_reply
 
     def __repr__(self) -> str:
         return f"Scorer(name={self.name!r})"
@@ -514,4 +533,6 @@ def exact_scorer(normalise: bool = True) -> Scorer:
             return Score(correct=False, outcome=seen, failure_kind="not_in_document")
         return Score(correct=False, outcome=seen, failure_kind="wrong")
 
-    return Scorer(fn, "exact_normalised" if normalise else "exact", {"normalise": normalise})
+    return Scorer(
+        fn, "exact_normalised" if normalise else "exact", {"normalise": normalise}, reads_reply=True
+    )

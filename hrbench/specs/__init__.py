@@ -34,7 +34,7 @@ from hrbench.specs.clients import CLIENT_FIELDS, build_client, build_pricing, ch
 from hrbench.specs.limits import PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop
 from hrbench.specs.loader import check_code_allowed, code_allowed, load_object
 from hrbench.specs.references import REFERENCE_FIELDS, build_reference
-from hrbench.specs.scorers import SCORERS, build_metrics, build_scorer, client_scorers_module
+from hrbench.specs.scorers import SCORERS, build_metrics, build_scorer, client_scorers_module, stored_scorer
 
 __all__ = [
     "ARM_FIELDS",
@@ -59,4 +59,5 @@ __all__ = [
     "field_under",
     "format_prompt",
     "load_object",
+    "stored_scorer",
 ]

@@ -69,6 +69,7 @@ def _prompt_arm(spec: Any) -> Arm:
 
     settings = {"kind": "prompt", "template": template, "system": system, "model": model, "params": params}
     arm = Arm(name, prompt_arm, version=str(_get(spec, "version", "1") or "1"), settings=settings)
+    arm.output_is_reply = True  # a scorer of one's own gets the reply's text (docs/rules/scoring.md)
     arm.check = lambda items, client, known, runs=1: check_prompt(name, template, items, client)
     return arm
 

@@ -257,21 +257,26 @@ def build_client(spec: Any, store: Any = None, role: str = "client") -> Any:
 def build_pricing(spec: Any) -> Any:
     """The price table a client spec's ``price`` and ``prices`` add to, or ``None`` without them.
 
-    newcomer finding: a TOML or wire spec prices a local or unlisted model in its ``[client]`` table
-    (``price = {input = 0.1, output = 0.2}``, USD per million tokens) over the shipped table
-    (or the file ``HRBENCH_PRICES`` names). Newcomer finding 19: ``prices`` prices other models
-    by name, such as a ``billed_as`` model with no price (``prices = {"mystery-v9" = {input =
-    1.0, output = 2.0}}``); ``price`` wins for the client's own model.
+    A TOML or wire spec prices a local or unlisted model in its ``[client]`` table (``price =
+    {input = 0.1, output = 0.2}``, USD per million tokens; ``tiers = [{above = 200000, input =
+    0.2, output = 0.4}]`` for a long-context price) over the shipped table (or the file
+    ``HRBENCH_PRICES`` names); ``prices`` prices other models by name, such as a ``billed_as``
+    model with no price (``prices = {"mystery-v9" = {input = 1.0, output = 2.0}}``); ``price``
+    wins for the client's own model. ``price = "free"`` (or ``"free"`` in ``prices``) declares
+    a model free: a rate of 0 for a model the table prices is refused otherwise.
 
     Raises:
-        ConfigError: a price that is not numbers, or negative, NaN or infinite (naming
-            ``prices.<model>.<part>``).
+        ConfigError: a price that is not numbers, or negative, NaN or infinite, or 0 for a
+            priced model not declared free, naming ``client.price.<part>`` or
+            ``client.prices.<model>.<part>``.
 
     Example:
         >>> build_pricing({"kind": "openai", "model": "m", "price": {"input": 1.0, "output": 2.0}}).price("m").output
         2.0
         >>> build_pricing({"kind": "openai", "model": "m", "prices": {"dear": {"input": 5.0, "output": 9.0}}}).price("dear").output
         9.0
+        >>> build_pricing({"kind": "openai", "model": "gpt-4o", "price": "free"}).price("gpt-4o").free
+        True
         >>> build_pricing({"kind": "mock"}) is None
         True
     """
@@ -282,12 +287,30 @@ def build_pricing(spec: Any) -> Any:
         return None
     if not isinstance(prices, Mapping):
         raise ConfigError("client.prices", prices, "expected a table of model names to prices")
-    from hrbench.models.pricing import Pricing
+    from hrbench.models.pricing import FREE, Pricing
 
-    def entry(p: Any) -> dict[str, Any]:
-        return {k: v for k in ("input", "cached_input", "output") if (v := _get(p, k)) is not None}
+    def entry(p: Any) -> Any:
+        if p == FREE:
+            return FREE
+        got: dict[str, Any] = {
+            k: v for k in ("input", "cached_input", "output") if (v := _get(p, k)) is not None
+        }
+        if (tiers := _get(p, "tiers")) is not None:
+            got["tiers"] = [{"above": _get(t, "above"), **entry(t)} for t in tiers]
+        return got
 
+    model = _get(spec, "model")
     overrides = {str(name): entry(p) for name, p in prices.items()}
     if price is not None:
-        overrides[_get(spec, "model")] = entry(price)
-    return Pricing(overrides=overrides)
+        overrides[model] = entry(price)
+    try:
+        return Pricing(overrides=overrides)
+    except ConfigError as exc:  # named as the spec names it: client.price.input, client.prices.m.input
+        own = f"prices.{model}." if price is not None else None
+        old = exc.field
+        new = "client.price." + old[len(own) :] if own and old.startswith(own) else f"client.{old}"
+        if exc.message.startswith(old):
+            exc.message = new + exc.message[len(old) :]
+            exc.args = (exc.message,)
+        exc.field = exc.context["field"] = new
+        raise

@@ -11,7 +11,7 @@ from hrbench.scoring.scorer import Scorer, scorer
 from hrbench.specs.clients import build_client, build_pricing
 from hrbench.specs.loader import load_object
 
-__all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module"]
+__all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module", "stored_scorer"]
 
 
 SCORERS: dict[str, tuple[str, str, str]] = {
@@ -89,7 +89,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             ``tatqa`` (the official TAT-QA exact match, :func:`hrbench.reading.tatqa_scorer`),
             ``squad`` (the official SQuAD v2.0 exact match, :func:`hrbench.reading.squad_scorer`),
             ``judge`` (:func:`hrbench.scoring.judge.judge_scorer`; ``settings["client"]`` is the judge's
-            client spec, as a benchmark's ``[client]``; issue 18), or ``package.module:attribute``:
+            client spec, as a benchmark's ``[client]``), or ``package.module:attribute``:
             a Scorer, a factory (called with ``settings``), or a function wrapped with
             :func:`~hrbench.scoring.scorer.scorer`.
         settings: keyword arguments of the factory.
@@ -97,9 +97,12 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             recording from (the daemon gives its own).
 
     A scorer function is called ``fn(item, output, label)``, three positional arguments in
-    that order (seed 000): the item's payload as the reference holds it, what the arm returned
-    (a string, or an :class:`~hrbench.records.Answer` / dict with ``text``), and the item's
-    label (``None`` for an item with no label). It returns a
+    that order (seed 000): the item's payload as the reference holds it, the arm's output (a
+    prompt arm's reply text; what any other arm returned: a string, an
+    :class:`~hrbench.records.Answer`, a :class:`~hrbench.records.Result`, a dict with ``text``),
+    and the item's label (``None`` for an item with no label). A run whose model call failed
+    never reaches it: the runner makes that run an ``error``
+    (:func:`hrbench.runner.invoke.checked`). It returns a
     :class:`~hrbench.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
     ``(correct, outcome, failure_kind)`` tuple, or a bool. A function whose parameter names say
     another order (``def s(output, label, item=None)``) or that cannot take three arguments is
@@ -157,6 +160,38 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
     if not callable(out):
         raise ConfigError("scorer", name, "the factory did not return a scorer")
     return out  # type: ignore[no-any-return]
+
+
+def stored_scorer(spec: Mapping[str, Any]) -> str:
+    """The name of the scorer that scored a stored benchmark's rows, as its exports label them.
+
+    The name the scorer itself bears (``exact_normalised`` for ``scorer = "exact"``, a
+    function's name for ``"package.module:function"``, a Scorer object's own name), kept in the
+    stored spec under ``scorer`` when the benchmark was created. A spec stored without it is
+    named from its ``params``: a registry name builds its scorer (a judge without its client, or
+    an extra not installed, keeps the spec's name); an import path is not imported only to be
+    named: the function's name stands.
+
+    Args:
+        spec: a stored benchmark's spec (``{"scorer": ..., "params": {...}}``).
+
+    Example:
+        >>> stored_scorer({"params": {"scorer": "exact"}}), stored_scorer({"params": {"scorer": "m:own"}})
+        ('exact_normalised', 'own')
+        >>> stored_scorer({"scorer": "starts_right", "params": {"scorer": "m:STARTS"}})
+        'starts_right'
+    """
+    kept = spec.get("scorer")
+    if isinstance(kept, str) and kept:
+        return kept
+    params = spec.get("params") or {}
+    name = str(params.get("scorer") or "exact")
+    if ":" in name:
+        return name.rpartition(":")[2]
+    try:
+        return build_scorer(name, params.get("scorer_settings") or None).name
+    except (ConfigError, ImportError, TypeError):
+        return name
 
 
 _METRICS = {"tatqa": "tatqa_scores", "squad": "squad_scores", "answer_contains": "answer_contains_scores"}

@@ -2,10 +2,11 @@
 
 :func:`judge_agreement` takes a benchmark scored by a judge (:func:`hrbench.judge_scorer`) on
 labelled items and sets each row's verdict beside a reference verdict on the same row: the
-exact (or any other) scorer applied to the row's output, read from its trace, or the rows of
-another benchmark scored otherwise on the same outputs (``against``; a cached rerun of the same
-spec with ``scorer = "exact"`` or an official metric costs nothing). With more than one judge
-draw per row it also counts how often the draws of one row disagree (a flip).
+exact (or any other) scorer applied to the text the judge graded, which the judge notes in the
+row's trace (:func:`judged_text`), or the rows of another benchmark scored otherwise on the same
+outputs (``against``; a cached rerun of the same spec with ``scorer = "exact"`` or an official
+metric costs nothing). With more than one judge draw per row it also counts how often the
+draws of one row disagree (a flip).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "judge_markdown",
     "judge_section",
     "judge_text",
+    "judged_text",
 ]
 
 _UNSCORED = frozenset({"error", "budget_stop"})
@@ -51,7 +53,7 @@ class JudgeAgreement(msgspec.Struct, kw_only=True):
         flipped: of those, rows whose draws did not all agree.
         flip_rate, flip_low, flip_high: the share of rows that flipped, averaged the same way,
             and its interval (``None`` without rows of several draws).
-        skipped: rows left out (no label, an error or budget stop, no output or grades found).
+        skipped: rows left out (no label, an error or budget stop, no judged text or grades found).
         note: why rows were left out, or ``None``.
     """
 
@@ -89,23 +91,40 @@ def _draws(outcome: str | None, pass_mark: int) -> list[bool] | None:
     return out
 
 
-def _rescored(bench: Any, scorer: Any) -> dict[tuple[str, str, int], bool | None]:
-    """The reference scorer's verdict of each row's output, the output read from the row's trace.
+def judged_text(trace: Any) -> str | None:
+    """The text a judge graded in a run, from the run's trace; ``None`` when it graded none.
 
-    A judged run's trace ends with the judge's request steps, one per draw; the arm's output is
-    the reply of the request step before them.
+    The judge notes it before its first request (a ``note`` step whose ``source`` is
+    :data:`~hrbench.scoring.judge.JUDGED_SOURCE`): the arm's output as the judge read it, for
+    every kind of arm (a prompt arm's reply, what a function arm returned, an outputs arm's
+    imported text), not the model's last reply, which an arm may have read an answer out of.
+
+    Example:
+        >>> from hrbench.records import Step
+        >>> judged_text([Step(ledger_id="r", text="The capital is Paris."),
+        ...              Step(ledger_id="r", kind="note", source="judged", text="Paris")])
+        'Paris'
     """
+    from hrbench.scoring.judge import JUDGED_SOURCE
+
+    for s in trace or ():
+        if s.kind == "note" and s.source == JUDGED_SOURCE:
+            return s.text  # type: ignore[no-any-return]
+    return None
+
+
+def _rescored(bench: Any, scorer: Any) -> dict[tuple[str, str, int], bool | None]:
+    """The reference scorer's verdict of each judged row, on the text the judge graded (:func:`judged_text`)."""
     traces = getattr(bench, "traces", None) or {}
     ref = getattr(bench, "reference", None)
     if ref is None:
         raise ConfigError("bench", type(bench).__name__, "needs a reference to rescore (or give `against`)")
     out: dict[tuple[str, str, int], bool | None] = {}
     for r in bench.rows:
-        grades = (r.outcome or "").split()
-        asked = [s for s in traces.get(r.ledger_id, []) if s.kind == "request"]
-        if not grades or len(asked) <= len(grades) or asked[-len(grades) - 1].text is None:
+        text = judged_text(traces.get(r.ledger_id))
+        if text is None:
             continue
-        score = scorer(ref.payload(r.item), asked[-len(grades) - 1].text, ref.labels.get(r.item))
+        score = scorer(ref.payload(r.item), text, ref.labels.get(r.item))
         out[(r.arm, r.item, r.run)] = score.correct
     return out
 
@@ -149,7 +168,8 @@ def judge_agreement(
             with its traces and reference).
         against: the reference verdicts as another benchmark (or its rows) of the same arms,
             items and runs scored otherwise; rows are paired by arm, item and run. When
-            ``None``, each row's output (from its trace) is rescored by ``scorer``.
+            ``None``, the text the judge graded in each row (:func:`judged_text`: the arm's
+            output, for prompt, function and outputs arms alike) is scored by ``scorer``.
         scorer: the reference scorer (:func:`hrbench.exact_scorer` by default; any scorer,
             e.g. :func:`hrbench.squad_scorer`).
         level: the intervals' level.
@@ -306,8 +326,8 @@ class JudgedRows(msgspec.Struct, kw_only=True):
 
     Attributes:
         rows: the benchmark's rows (:class:`~hrbench.records.Row`).
-        traces: ``{ledger_id: [Step, ...]}``: each run's requests, the arm's reply (which the
-            exact scorer rescores) before the judge's.
+        traces: ``{ledger_id: [Step, ...]}``: each run's steps, the note of the text the judge
+            graded among them (:func:`judged_text`), which the exact scorer scores again.
         reference: the benchmark's :class:`~hrbench.Reference` (payloads and labels).
         pass_mark: the judge's pass mark (a rubric judge's grades at or above it are "right").
         scorer_name: the judge's name.
@@ -317,7 +337,9 @@ class JudgedRows(msgspec.Struct, kw_only=True):
         >>> from hrbench.records import Row, Step
         >>> rows = [Row(cluster="c", item="q1", arm="a", run=1, split="test", correct=True,
         ...             outcome="correct", failure_kind=None, ledger_id="b/a/q1/1")]
-        >>> traces = {"b/a/q1/1": [Step(ledger_id="b/a/q1/1", text="Lima"), Step(ledger_id="b/a/q1/1", text="CORRECT")]}
+        >>> traces = {"b/a/q1/1": [Step(ledger_id="b/a/q1/1", text="Lima"),
+        ...                        Step(ledger_id="b/a/q1/1", kind="note", source="judged", text="Lima"),
+        ...                        Step(ledger_id="b/a/q1/1", text="CORRECT")]}
         >>> j = JudgedRows(rows=rows, traces=traces, reference=Reference({"q1": "Peru"}, labels=["Paris"]))
         >>> judge_section(j, 0.95)["confusion"]["judge_only"]
         1

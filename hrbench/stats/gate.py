@@ -105,7 +105,7 @@ def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str, Any]:
     if isinstance(x, (str, os.PathLike)):
         from hrbench.results.rowfile import read_rows
 
-        return read_rows(Path(x)), str(x), None
+        return read_rows(Path(x), field), str(x), None
     rows = list(getattr(x, "rows", x))
     return rows, str(getattr(x, "id", "rows")), getattr(x, "stop", None)
 

@@ -83,6 +83,9 @@ class ArmReport(msgspec.Struct, kw_only=True):
         dev_accuracy: accuracy on the non-reportable (dev) rows, descriptive; ``None`` if none.
         note: why the arm has no interval (one cluster, one item, no scored run; warned as
             :class:`NoIntervalWarning` too); ``None`` when it has one.
+        usd_from_log: reportable runs whose tokens and list price come from another tool's log
+            (an imported arm's rows, ``usd_provenance`` ``"log"``): not paid here, so ``usd``
+            counts them 0 and ``usd_list`` counts what the log records.
     """
 
     arm: str
@@ -118,6 +121,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     usd_list: float | None = None
     accuracy_per_usd_note: str | None = None
     note: str | None = None
+    usd_from_log: int = 0
 
 
 class Comparison(msgspec.Struct, kw_only=True):

@@ -8,6 +8,7 @@ back.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from typing import Any, Literal
 
@@ -49,6 +50,8 @@ class Report(msgspec.Struct, kw_only=True):
         judge: for a benchmark a judge scored, the judge's agreement with the exact scorer on
             the same rows and its flips (:func:`hrbench.stats.agreement.judge_agreement`);
             ``None`` otherwise.
+        scorer: the name of the scorer that scored the rows (the text's and the Markdown's
+            first line name it), ``None`` when not known (a report of bare rows).
     """
 
     arms: list[ArmReport]
@@ -63,6 +66,7 @@ class Report(msgspec.Struct, kw_only=True):
     version: int = 1
     stop: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
+    scorer: str | None = None
 
     def arm(self, name: str) -> ArmReport:
         """The record of the arm called ``name`` (``KeyError`` if there is none)."""
@@ -160,7 +164,8 @@ class Report(msgspec.Struct, kw_only=True):
         report is descriptive (intervals over items only).
 
         Args:
-            path: where to write the PNG (a path or a binary file object).
+            path: where to write the PNG (a path, written whole or not at all, or a binary
+                file object).
             title: the plot's title; a default names the level and method.
 
         Returns:
@@ -168,6 +173,9 @@ class Report(msgspec.Struct, kw_only=True):
 
         Raises:
             ImportError: when matplotlib is not installed (``pip install 'hrbench[plot]'``).
+            ConfigError: the file cannot be written (naming it and why: a full disk, a missing
+                folder; for a caller confined to the daemon's exchange folders, a path outside
+                ``exports/``); nothing is left behind.
         """
         return plot(self, path, title=title)
 
@@ -227,6 +235,8 @@ def _head(rep: Report) -> str:
         else f"cluster bootstrap ({rep.n_boot} resamples)"
     )
     head += f"{rep.level:.0%} {how}"
+    if rep.scorer is not None:
+        head += f"; scorer {rep.scorer}"
     if rep.descriptive:
         why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
         head += f"; DESCRIPTIVE ({why}: intervals over items only)"
@@ -279,6 +289,12 @@ def _cost_lines(rep: Report, pct: str) -> list[str]:
         "cost when first paid, and usd/run and acc/usd use that list price, so arms compare by cost "
         "whatever the cache held."
     )
+    logged = [f"{a.arm} ({a.usd_from_log} runs)" for a in rep.arms if a.usd_from_log]
+    if logged:
+        lines.append(
+            f"  From the log, not paid here: the usd_list of {', '.join(logged)} is what the other "
+            "tool's log records (- : it records no cost); usd counts those runs 0."
+        )
     paid = [a.arm for a in rep.arms if a.usd_list is None and a.usd_per_run is not None]
     if paid:  # rows with no traces (a frame): the list price is not known
         lines.append(f"  usd/run of {', '.join(paid)}: at what was paid (no traces, so no list price).")
@@ -363,9 +379,10 @@ def render_markdown(rep: Report) -> str:
     pct = f"{rep.level:.0%} CI"
     how = "clustered Wilson" if rep.method == "cluster" else f"cluster bootstrap, {rep.n_boot} resamples"
     n_items = max((a.n_items for a in rep.arms), default=0)
+    scored = "" if rep.scorer is None else f"; scorer `{_md_cell(rep.scorer)}`"
     lines = [
         f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {rep.runs} run(s); "
-        f"{rep.level:.0%} intervals ({how})",
+        f"{rep.level:.0%} intervals ({how}){scored}",
         "",
     ]
     if rep.descriptive:
@@ -488,5 +505,11 @@ def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
             title += f"\ndescriptive (fewer than {MIN_RUNS} runs): intervals over items only"
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, format="png")
+    if isinstance(path, (str, os.PathLike)):  # whole or not at all (a full disk leaves no partial PNG)
+        from hrbench._util.files import output_file
+
+        with output_file(path, "plot") as f:
+            fig.savefig(f, format="png")
+    else:
+        fig.savefig(path, format="png")
     return path

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from hrbench.errors import ConfigError
@@ -219,6 +220,19 @@ def _list_prices(bench: Any, traces: Any) -> np.ndarray:
     return np.asarray(out, dtype=float)
 
 
+def _from_log(bench: Any) -> dict[str, int]:
+    """Per arm, its reportable rows whose usage is from another tool's log (``usd_provenance`` ``"log"``)."""
+    out: dict[str, int] = {}
+    if hasattr(bench, "columns") or isinstance(bench, Mapping):  # a frame (polars has a `rows` method)
+        return out
+    rows = getattr(bench, "rows", bench)
+    for r in rows:
+        get: Any = r.get if isinstance(r, Mapping) else lambda c, r=r: getattr(r, c, None)
+        if get("usd_provenance") == "log" and get("reportable"):
+            out[get("arm")] = out.get(get("arm"), 0) + 1
+    return out
+
+
 def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int) -> str:
     how = (
         "Wilson's interval on the effective sample size (CR2 clustered variance, t on clusters - 1 df, "
@@ -263,6 +277,7 @@ def report(
     traces: Mapping[str, Any] | None = None,
     warn: bool = True,
     stop: Any = None,
+    scorer: str | None = None,
 ) -> Report:
     """An interval report: accuracy, clustered interval, variance components and cost per arm.
 
@@ -295,6 +310,8 @@ def report(
             :attr:`hrbench.Bench.stop`, taken from ``bench`` by default): the report then says
             how it stopped (:attr:`Report.stop`), shows no fixed-sample interval or p for its
             comparisons, and marks the arms' intervals conditional on the clusters run.
+        scorer: the name of the scorer that scored the rows (:attr:`Report.scorer`); by default
+            a benchmark's own (``scorer_name``), ``None`` for bare rows.
 
     Returns:
         A :class:`Report`.
@@ -329,6 +346,8 @@ def report(
     if traces is not None and not (hasattr(bench, "columns") or isinstance(bench, Mapping)):
         listed = _list_prices(bench, traces)
     arms = [_arm_report(t, a, level, method, seed, n_boot, listed) for a in range(len(t.arms))]
+    logged = _from_log(bench)
+    arms = [msgspec.structs.replace(a, usd_from_log=logged[a.arm]) if a.arm in logged else a for a in arms]
     comps = _all_pairs(t, level, method, desc, seed, n_boot) if pairs and len(t.arms) > 1 else []
     if warn:
         warn_no_interval("report", t, [(f"arm {a.arm!r}", a.note) for a in arms if a.ci_low is None], comps)
@@ -342,6 +361,7 @@ def report(
         n_boot=n_boot,
         seed=seed,
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
+        scorer=scorer if scorer is not None else getattr(whole, "scorer_name", None),
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
     return apply_stop(rep, stopped)
@@ -367,6 +387,7 @@ def report_payload(
     plot: str | os.PathLike[str] | None = None,
     traces: Mapping[str, Any] | None = None,
     stop: Any = None,
+    scorer: str | None = None,
 ) -> dict[str, Any]:
     """The report as a msgspec-encodable dict, for the daemon's ``report`` method and ``hrb report``.
 
@@ -386,6 +407,7 @@ def report_payload(
             relative one is taken from the daemon's working directory. The file is overwritten.
         traces: as for :func:`report` (the daemon passes the stored traces).
         stop: as for :func:`report` (the daemon passes the stored stop record).
+        scorer: as for :func:`report` (the daemon passes the stored benchmark's scorer).
 
     It warns nothing: what has no interval, and why, is in the payload's notes (the daemon
     builds it for a client that reads them).
@@ -423,6 +445,7 @@ def report_payload(
         traces=traces,
         warn=False,
         stop=stopped,
+        scorer=scorer,
     )
     if compare_pair is not None:
         rep.comparisons = [
@@ -444,7 +467,9 @@ def report_payload(
     if plot is not None:
         if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
             raise ConfigError("plot", plot, "must be the path of the PNG to write")
-        where = os.path.abspath(os.fspath(plot))
+        where = os.fspath(plot)  # kept as given: a confined caller's `..` is refused
+        if not os.path.isabs(where):
+            where = os.path.abspath(where)
         try:
             rep.plot(where)
         except ImportError as e:

@@ -119,7 +119,7 @@ class _Ledger(_Base):
         Decided (rows must add up to the provider's bill after a crash): every billed reply is
         kept with its settlement, so a run made again (its row was lost in a crash, or replaced
         on resume) carries what was already paid for it (see
-        :func:`hrbench.runner.ledger.prepaid`).
+        :func:`hrbench.runner.remade.prepaid`).
 
         Args:
             benchmark_id: the benchmark.

@@ -98,6 +98,7 @@ from hrbench_server.bench_resume import (
     read_resume,
     refuse_below_spent,
     resumed_governor,
+    retried_rows,
 )
 from hrbench_server.bench_sink import FLUSH_INTERVAL_S, MAX_PENDING, STORE_BATCH, Sink
 from hrbench_server.bench_spec import build, check_resume_only, limits_of
@@ -180,6 +181,7 @@ async def _run(
     journal = Journal(store, bench_id)
     journal.attach(governor)
     done = kept_rows(prior, args.retry_errors)
+    retried = retried_rows(prior, args.retry_errors)
     done_metrics, kept_traces = await anyio.to_thread.run_sync(
         done_traces, store, bench_id, params, done, built["total"]
     )
@@ -187,7 +189,7 @@ async def _run(
     sink = Sink(app, proto, msg_id, bench_id, built["total"], len(done), params.stream, governor, False)
     sink.rerun = {(r.arm, r.item, r.run) for r in prior} - set(done)  # their new rows replace them
     run = _Running.start(app, proto, bench_id, built, sink, journal, detach=args.detach)
-    await run.execute(params, done, done_metrics, kept_traces, resumed=stored is not None)
+    await run.execute(params, done, done_metrics, kept_traces, resumed=stored is not None, retried=retried)
     run.raise_unfinished()
     return await run.result(len(done))
 
@@ -229,6 +231,7 @@ async def _create(store: Any, params: p.BenchmarkParams, built: dict[str, Any], 
         "params": msgspec.to_builtins(spec_params),
         "arms": [{"name": a.name, "version": a.version, "hash": a.hash} for a in arms],
         "reference_hash": reference.hash,
+        "scorer": built["scorer"].name,  # the name its rows' exports give (hrbench.specs.stored_scorer)
         "total": built["total"],
         "limits": limits_of(governor),  # the limits in force (the defaults' too): a resume keeps them
     }
@@ -298,8 +301,13 @@ class _Running:
         kept_traces: dict[str, list[Step]],
         *,
         resumed: bool,
+        retried: dict[tuple[str, str, int], Row],
     ) -> None:
-        """Run the benchmark to its end, a cancel or an error; its end is stored whatever happened."""
+        """Run the benchmark to its end, a cancel or an error; its end is stored whatever happened.
+
+        ``retried`` holds the rows of the runs ``--retry-errors`` makes again: the runner gets
+        them with ``done`` and ``retry_errors``, and runs them again.
+        """
         try:
             if resumed:
                 await anyio.to_thread.run_sync(
@@ -310,7 +318,7 @@ class _Running:
                     "running",
                 )
             self.sink.progress()
-            await self._benchmark(params, done, done_metrics, kept_traces)
+            await self._benchmark(params, {**done, **retried}, done_metrics, kept_traces, bool(retried))
         except asyncio.CancelledError:
             if self._cancelled():
                 raise
@@ -323,6 +331,7 @@ class _Running:
         done: dict[tuple[str, str, int], Row],
         done_metrics: dict[str, dict[str, float]],
         kept_traces: dict[str, list[Step]],
+        retry_errors: bool,
     ) -> None:
         built, store = self.built, self.app.store
         try:
@@ -347,6 +356,7 @@ class _Running:
                 metrics=built["metrics"],
                 done_metrics=done_metrics,
                 done_traces=kept_traces,
+                retry_errors=retry_errors,
                 pricing=built["pricing"],
                 drain=self.drain,
                 stop=built["stop"],

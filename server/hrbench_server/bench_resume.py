@@ -32,6 +32,7 @@ __all__ = [
     "read_resume",
     "refuse_below_spent",
     "resumed_governor",
+    "retried_rows",
 ]
 
 
@@ -87,6 +88,17 @@ def kept_rows(prior: Sequence[Row], retry_errors: bool) -> dict[tuple[str, str, 
     """
     again = {"budget_stop", "error"} if retry_errors else {"budget_stop"}
     return kept({(r.arm, r.item, r.run): r for r in prior if r.failure_kind not in again})
+
+
+def retried_rows(prior: Sequence[Row], retry_errors: bool) -> dict[tuple[str, str, int], Row]:
+    """The stored rows of the runs ``--retry-errors`` makes again (those that ended in errors).
+
+    They go to the runner beside the kept rows, with ``retry_errors``, so that the run made
+    again replaces its row knowing it (:func:`hrbench.runner.remade.rescored_seconds`).
+    """
+    if not retry_errors:
+        return {}
+    return {(r.arm, r.item, r.run): r for r in prior if r.failure_kind == "error"}
 
 
 def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> Any:

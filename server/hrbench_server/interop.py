@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import contextvars
-import datetime
 import os
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio.to_thread
 
@@ -18,43 +15,24 @@ from hrbench_server.app import App
 __all__ = ["register_export"]
 
 
-def _created(ts: float | None) -> str | None:
-    return None if ts is None else datetime.datetime.fromtimestamp(ts, tz=datetime.UTC).isoformat()
-
-
-def _scorer_name(spec: str, settings: Any) -> str:
-    """The scorer's own name (``exact_normalised`` for ``exact``), as ``Bench.to_inspect`` writes it."""
-    from hrbench.specs import build_scorer
-
-    if ":" in spec:  # code: not imported only to be named
-        return spec
-    try:
-        return build_scorer(spec, settings or None).name
-    except (ConfigError, ImportError, TypeError):  # a judge without its client, an extra not installed
-        return spec
-
-
 def register_export(
     feature: Callable[[str], Any],
     app: App,
     wrap: Callable[..., Any],
     resolve: Callable[[App, str], str],
-    open_for_writing: Callable[[str, Path | None], BinaryIO],
-    over_tcp: contextvars.ContextVar[bool],
 ) -> None:
     """Register ``benchmark/export`` with ``feature``; ``wrap(Params, fn)`` makes the handler.
 
     ``resolve(app, ref)`` is the daemon's lookup of a benchmark id, prefix or name. The logs
-    are built from the stored rows, traces and reference, in a worker thread, and written by
-    ``open_for_writing(path, home)``: over TCP (``over_tcp``) only inside the state folder's
-    exports folder, as every file a TCP client asks the daemon to write (a folder there must
-    exist; none is made).
+    are built from the stored rows, traces and reference, in a worker thread, and written
+    whole or not at all by :func:`hrbench.interop.write_inspect_logs`: over TCP only inside the
+    state folder's ``exports`` folder, as every file a TCP client asks the daemon to write
+    (:mod:`hrbench._util.files`).
     """
 
     async def export(args: p.BenchmarkExportParams) -> p.BenchmarkExportResult:
-        from hrbench.interop import inspect_logs, write_inspect_logs
-
-        home = app.home if over_tcp.get() else None
+        from hrbench.interop import stored_to_inspect
+        from hrbench.specs import stored_scorer
 
         def run() -> p.BenchmarkExportResult:
             if not os.path.isabs(os.path.expanduser(args.path)):
@@ -70,27 +48,16 @@ def register_export(
             rows = app.store.rows_get(bid)
             if not rows:
                 raise ConfigError("id", args.id, "this benchmark has no stored rows yet: nothing to export")
-            params = (rec.get("spec") or {}).get("params") or {}
             ref = app.store.reference_get(rec["reference_hash"]) if rec.get("reference_hash") else None
-            task = args.name or params.get("name") or f"hrbench-{bid}"
-            scorer = _scorer_name(params.get("scorer") or "exact", params.get("scorer_settings"))
-            logs = inspect_logs(
+            paths = stored_to_inspect(
+                {**rec, "id": bid},
                 rows,
-                task=task,
-                items=ref.items if ref is not None else None,
-                labels=ref.labels if ref is not None else None,
-                traces=app.store.traces_get(bid),
-                scorer=scorer,
-                status=str(rec.get("status")),
-                created=_created(rec.get("created")),
-                bench_id=bid,
-            )
-            paths = write_inspect_logs(
                 os.path.expanduser(args.path),
-                logs,
-                task,
-                make_folder=home is None,
-                open_file=lambda path: open_for_writing(path, home),
+                reference=ref,
+                traces=app.store.traces_get(bid),
+                name=args.name,
+                scorer=stored_scorer(rec.get("spec") or {}),
+                log_format=args.log_format,
             )
             return p.BenchmarkExportResult(id=bid, paths=[str(x) for x in paths])
 

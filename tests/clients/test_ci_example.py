@@ -3,7 +3,8 @@
 The provider is a loopback server (the example spec's ``base_url`` is pointed at it in a copy of
 the folder), the state folder a temporary one; ``pip install hrbench`` is the one step not run
 (the package is installed here already). A planted regression makes the gate step exit 1, and
-the summary step, ``if: always()``, still runs; an unchanged model passes.
+the summary step, ``if: always()``, still runs; an unchanged model passes; a baseline that is not
+a rows file is exit 2 and the summary and the JUnit file still say why.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from junitparser import JUnitXml
 
 from hrbench.testing.loopback import LoopbackServer
 from tests._slow import slow
@@ -46,10 +48,15 @@ def _reply(wrong: set[str]) -> Any:
     return reply
 
 
-def _run_workflow(tmp_path: Path, wrong: set[str]) -> tuple[list[tuple[str, int]], Path]:
-    """Run every `run:` step in a copy of the repository; (step name, exit code) for each run."""
+def _run_workflow(
+    tmp_path: Path, wrong: set[str], baseline: bytes | None = None
+) -> tuple[list[tuple[str, int]], Path]:
+    """Run every `run:` step in a copy of the repository (its baseline replaced by ``baseline``);
+    (step name, exit code) for each run."""
     repo = tmp_path / "repo"
     shutil.copytree(CI, repo / "examples" / "ci")
+    if baseline is not None:
+        (repo / "examples" / "ci" / "baseline.jsonl").write_bytes(baseline)
     summary = tmp_path / "summary.md"
     env = {
         **os.environ,
@@ -111,3 +118,15 @@ def test_the_workflow_runs_as_written(tmp_path: Path, wrong: set[str], gate_rc: 
     assert summary.read_text().startswith(heading)
     junit = (tmp_path / "repo" / "gate-junit.xml").read_text()
     assert ('failures="1"' in junit) == (gate_rc == 1)
+
+
+def test_a_broken_baseline_is_exit_2_and_the_summary_and_junit_file_say_why(tmp_path: Path) -> None:
+    ran, summary = _run_workflow(tmp_path, {"Chad"}, baseline=b"<<<<<<< HEAD\n{merge conflict}\n")
+    assert ran == [("Run the benchmark", 0), ("Gate against the baseline", 2), ("Summary", 0)]
+    assert summary.read_text().startswith(
+        "## hrbench gate: BAD INPUT\n\nExit 2 (bad input): ConfigError: baseline: "
+    )
+    xml = JUnitXml.fromfile(str(tmp_path / "repo" / "gate-junit.xml"))
+    assert (xml.tests, xml.failures, xml.errors) == (1, 0, 1)
+    ((case,),) = [list(suite) for suite in xml]
+    assert "examples/ci/baseline.jsonl" in case.result[0].message

@@ -28,7 +28,8 @@ def test_rows_csv_and_parquet_match_the_jsonl_rows(bench_id: str, tmp_path: Path
     want = lines(hrb("rows", bench_id).stdout)
     assert len(want) == 30 and want == lines(hrb("rows", bench_id, "--format", "jsonl").stdout)
     got_csv = list(csv.DictReader(io.StringIO(hrb("rows", bench_id, "--format", "csv").stdout)))
-    assert list(got_csv[0]) == [*p.Row.__struct_fields__, "output"]  # the seed's columns, then the output
+    assert list(got_csv[0]) == [*p.Row.__struct_fields__, "scorer", "output"]  # the seed's columns, then these
+    assert {r["scorer"] for r in want} == {"exact_normalised"}
     assert got_csv == [{k: "" if v is None else str(v) for k, v in r.items()} for r in want]
     out = tmp_path / "rows.parquet"
     proc = hrb("rows", bench_id, "--format", "parquet", "-o", str(out))
@@ -92,3 +93,31 @@ def test_hrb_shows_the_list_price_per_arm(tmp_path: Path) -> None:
     rep = lines(hrb("report", first["id"]).stdout)[0]
     assert [a["usd_list"] for a in rep["arms"]] == [a["usd"] for a in rep["arms"]]
     assert "usd_list" in hrb("report", first["id"], "--text").stdout
+
+
+def test_every_export_names_the_scorer_that_scored_each_row(tmp_path: Path) -> None:
+    """`hrb rows` in every format, `hrb export` and `hrb report` name the scorer: never "exact" for another."""
+    mine = tmp_path / "own_scorers.py"
+    mine.write_text("def starts(item, output, label):\n    return output.startswith(label)\n")
+    ids = {}
+    for scorer, name in (("answer_contains", "answer_contains"), ("own_scorers:starts", "starts")):
+        ids[name] = _bench_id(_bench_file(tmp_path, extra=f'scorer = "{scorer}"'))
+    for name, bid in ids.items():
+        jl = lines(hrb("rows", bid).stdout)
+        assert len(jl) == 30 and {r["scorer"] for r in jl} == {name}
+        got_csv = list(csv.DictReader(io.StringIO(hrb("rows", bid, "--format", "csv").stdout)))
+        assert {r["scorer"] for r in got_csv} == {name}
+        out = tmp_path / f"{name}.parquet"
+        hrb("rows", bid, "--format", "parquet", "-o", str(out))
+        assert set(pq.read_table(out).column("scorer").to_pylist()) == {name}
+        scores = lines(hrb("rows", bid, "--format", "inspect-scores").stdout)
+        assert scores and {x["scorer"] for x in scores} == {name}
+        logs = tmp_path / f"logs-{name}"
+        hrb("export", bid, "--format", "inspect", "-o", str(logs))
+        for log in logs.glob("*.json"):
+            samples = json.loads(log.read_text())["samples"]
+            assert {k for s in samples for k in s["scores"]} == {name}
+        rep = lines(hrb("report", bid).stdout)[0]
+        assert rep["scorer"] == name
+        assert f"; scorer `{name}`" in hrb("report", bid, "--format", "markdown").stdout.splitlines()[0]
+        assert f"; scorer {name}" in hrb("report", bid, "--text").stdout.splitlines()[0]

@@ -1,16 +1,24 @@
 """`hrb gate`: a planted regression fails (exit 1), noise passes (exit 0), no comparison is exit 3,
-through a real daemon with loopback providers; the Markdown and JUnit files it writes."""
+through a real daemon with loopback providers; the Markdown and JUnit files it writes on every exit
+(bad input and a missing daemon included), read back by junitparser and rendered by markdown-it-py."""
 
 from __future__ import annotations
 
 import json
+import random
 import textwrap
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
+import pytest
+from junitparser import Error, Failure, JUnitXml, TestCase
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 from hrbench.testing.loopback import LoopbackServer
-from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
+from hrbench_client.cli.gate import gate_junit, gate_markdown
+from tests.clients.test_cli import ON_SHARED, _stop_daemon, hrb, lines  # noqa: F401
 
 N_ITEMS = 40
 
@@ -99,3 +107,246 @@ def test_no_comparison_is_exit_3_with_why_and_bad_input_is_exit_2(tmp_path: Path
     assert "no stored benchmark" in hrb("gate", "high", "--baseline", "nothing-such", check_rc=2).stderr
     miss = hrb("gate", "high", "--baseline", "low", "--arm", "other", check_rc=3)
     assert "arm 'other' is not in the candidate (its arms: ask)" in miss.stderr
+
+
+# --- the reports on every exit, names kept whole (shared cases H4-07, H4-08, H4-10, H4-11) ---
+
+CI_BASELINE = Path(__file__).resolve().parents[2] / "examples" / "ci" / "baseline.jsonl"
+"""12 items x 5 runs in 5 clusters; the model misses one item (td) on every run."""
+
+ODD_NAME = 'a<b&"c" | d]]>'
+"""An arm name with XML's special characters and a table cell's '|' (a promptfoo arm is 'PROVIDER | PROMPT')."""
+
+
+def ci_candidate(tmp_path: Path, wrong: Iterable[str], arm: str | None = None, name: str = "cand") -> Path:
+    """The CI baseline's rows with the items ``wrong`` wrong on every run (and the arm renamed)."""
+    bad, out = set(wrong), []
+    for line in CI_BASELINE.read_text().splitlines():
+        row = json.loads(line)
+        if row["item"] in bad:
+            row.update(correct=False, outcome="i do not know", failure_kind="wrong")
+        out.append({**row, "arm": arm or row["arm"]})
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in out))
+    return path
+
+
+def junit(path: Path) -> tuple[tuple[int, int, int], TestCase]:
+    """``(tests, failures, errors)`` of a JUnit file as junitparser reads it, and its one test case."""
+    xml = JUnitXml.fromfile(str(path))
+    ((case,),) = [list(suite) for suite in xml]
+    return (xml.tests, xml.failures, xml.errors), case
+
+
+def _parse(markdown: str) -> list[Token]:
+    return MarkdownIt("commonmark").enable("table").parse(markdown)  # GitHub's flavour: GFM tables, HTML
+
+
+def _shown(tok: Token) -> str:
+    """An inline token's text as a reader sees it: code and text as they are, ``<br>`` a line break."""
+    return "".join(
+        "\n" if c.type in ("softbreak", "hardbreak") or (c.type == "html_inline" and c.content == "<br>")
+        else c.content
+        for c in tok.children or []
+    )  # fmt: skip
+
+
+def table(markdown: str) -> dict[str, str]:
+    """A rendered summary's table (markdown-it-py, GFM tables): each row's first cell -> its second, as shown."""
+    cells: list[str] = []
+    rows: dict[str, str] = {}
+    for tok in _parse(markdown):
+        if tok.type == "tr_open":
+            cells = []
+        elif tok.type == "inline":
+            cells.append(_shown(tok))
+        elif tok.type == "tr_close":
+            assert len(cells) == 2, cells  # a '|' that was not escaped makes a third cell
+            rows[cells[0]] = cells[1]
+    return rows
+
+
+def paragraphs(markdown: str) -> list[str]:
+    """A rendered summary's paragraphs, as shown."""
+    toks = _parse(markdown)
+    return [_shown(toks[i + 1]) for i, t in enumerate(toks) if t.type == "paragraph_open"]
+
+
+@ON_SHARED
+def test_H4_07_a_drop_twelve_items_cannot_tell_from_noise_passes(tmp_path: Path) -> None:
+    """H4-07: one item of 12 wrong on every run (-0.083) passes at max_drop 0.02, alpha 0.05."""
+    cand, xml, md = ci_candidate(tmp_path, {"pe"}), tmp_path / "gate.xml", tmp_path / "gate.md"
+    proc = hrb(
+        "gate", str(cand), "--baseline", str(CI_BASELINE), "--max-drop", "0.02", "--alpha", "0.05",
+        "--junit", str(xml), "--markdown", str(md), check_rc=0,
+    )  # fmt: skip
+    assert "candidate - baseline = -0.083, 90% interval [-0.422, +0.244] on 12 items (arm ask)" in proc.stdout
+    counts, case = junit(xml)
+    assert counts == (1, 0, 0) and case.is_passed
+    assert table(md.read_text())["90% interval"] == "[-0.422, +0.244]"
+
+
+@ON_SHARED
+def test_H4_08_a_drop_shown_fails_with_one_junit_failure_and_names_escaped(tmp_path: Path) -> None:
+    """H4-08: 8 of 12 items wrong on every run (-0.667) is exit 1 and one JUnit failure; XML names escaped."""
+    wrong = {"fr", "pe", "fj", "jp", "ca", "ke", "no", "cl"}
+    arm = ODD_NAME + "\x1b[0m"  # and a control character, which XML 1.0 cannot hold as it is
+    cand = ci_candidate(tmp_path, wrong, arm=arm, name="cand <&>")
+    base = ci_candidate(tmp_path, set(), arm=arm, name="base")
+    xml = tmp_path / "gate.xml"
+    proc = hrb("gate", str(cand), "--baseline", str(base), "--junit", str(xml), check_rc=1)
+    assert proc.stdout.startswith("gate FAIL: candidate - baseline = -0.667, 90% interval [-0.900, -0.148]")
+    counts, case = junit(xml)
+    assert counts == (1, 1, 0) and not case.is_passed
+    assert case.name == f"{cand} vs {base} (arm {ODD_NAME}\\x1b[0m)"
+    (failure,) = case.result
+    assert isinstance(failure, Failure) and failure.message.startswith(
+        "candidate is worse by more than 0.020"
+    )
+
+
+BAD_BASELINES: dict[str, tuple[str, bytes]] = {
+    "random bytes": ("jsonl", bytes(random.Random(44).randrange(256) for _ in range(4096))),
+    "a text file named .parquet": ("parquet", b"cluster,item,arm,run,correct\neurope,fr,ask,1,True\n"),
+    "an empty file": ("jsonl", b""),
+    "a JSON array of non-rows": ("jsonl", b'[1, "two", {"three": 3}]\n'),
+    "a CSV missing columns": ("csv", b"item,arm\nfr,ask\npe,ask\n"),
+}
+
+
+@ON_SHARED
+@pytest.mark.parametrize("case", list(BAD_BASELINES))
+def test_H4_10_bad_input_is_exit_2_with_both_reports_naming_the_file(tmp_path: Path, case: str) -> None:
+    """H4-10: a baseline that is not a rows file is exit 2, and --junit and --markdown are still written.
+
+    The daemon reads the file: whatever it holds, the reason names the file (never an internal error).
+    """
+    suffix, data = BAD_BASELINES[case]
+    bad = tmp_path / f"bad.{suffix}"
+    bad.write_bytes(data)
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    proc = hrb(
+        "gate",
+        str(CI_BASELINE),
+        "--baseline",
+        str(bad),
+        "--junit",
+        str(xml),
+        "--markdown",
+        str(md),
+        check_rc=2,
+    )
+    assert proc.stderr.startswith("hrb: ConfigError: baseline: ") and f"(got {str(bad)!r})" in proc.stderr
+    assert "internal" not in proc.stderr.lower()
+    counts, tc = junit(xml)
+    assert counts == (1, 0, 1)
+    (error,) = tc.result
+    assert isinstance(error, Error) and error.type == "ConfigError" and str(bad) in error.message
+    text = md.read_text()
+    assert text.startswith("## hrbench gate: BAD INPUT\n") and table(text)["baseline"] == str(bad)
+
+
+@ON_SHARED
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (["--baseline", "no-such-benchmark"], "NotFound: baseline: no file and no stored benchmark"),
+        (
+            ["--baseline", str(CI_BASELINE), "--max-drop", "5"],
+            "argument --max-drop: expected a number from 0 to 1",
+        ),
+        (
+            ["--baseline", str(CI_BASELINE), "--max-drop", "1"],
+            "invalid: Expected `float` < 1.0 - at `$.max_drop`",
+        ),
+        (["--baseline", str(CI_BASELINE), "--bogus"], "unrecognized arguments: --bogus"),
+        ([], "the following arguments are required: --baseline"),
+    ],
+)
+def test_every_kind_of_bad_input_writes_an_errored_report(tmp_path: Path, args: list[str], why: str) -> None:
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    proc = hrb("gate", str(CI_BASELINE), *args, "--junit", str(xml), "--markdown", str(md), check_rc=2)
+    assert why in proc.stderr
+    counts, case = junit(xml)
+    (error,) = case.result
+    assert counts == (1, 0, 1) and why in error.message and case.name.startswith(str(CI_BASELINE))
+    assert md.read_text().startswith("## hrbench gate: BAD INPUT\n")
+    assert why in paragraphs(md.read_text())[0]  # as rendered: the message's backticks and '<' escaped
+
+
+def test_no_daemon_is_exit_3_with_an_errored_report(tmp_path: Path) -> None:
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    proc = hrb(
+        "gate",
+        "new",
+        "--baseline",
+        "old",
+        "--no-autostart",
+        "--junit",
+        str(xml),
+        "--markdown",
+        str(md),
+        check_rc=3,
+    )
+    assert "DaemonError: no hrbench daemon is running" in proc.stderr
+    counts, case = junit(xml)
+    (error,) = case.result
+    assert counts == (1, 0, 1) and error.type == "DaemonError" and case.name == "new vs old"
+    assert md.read_text().startswith(
+        "## hrbench gate: ERROR\n\nExit 3 (error): DaemonError: no hrbench daemon"
+    )
+
+
+@ON_SHARED
+def test_H4_11_a_markdown_cell_keeps_a_name_with_a_pipe_whole(tmp_path: Path) -> None:
+    """H4-11: the arm 'a<b&"c" | d]]>' is shown whole in the rendered candidate cell (GFM tables)."""
+    cand = ci_candidate(tmp_path, {"pe"}, arm=ODD_NAME, name="cand")
+    base = ci_candidate(tmp_path, set(), arm=ODD_NAME, name="base")
+    md = tmp_path / "gate.md"
+    hrb("gate", str(cand), "--baseline", str(base), "--markdown", str(md), check_rc=0)
+    cells = table(md.read_text())
+    assert "d]]>" in cells["candidate"]
+    assert cells["candidate"] == f"{cand} (arm {ODD_NAME})"
+    assert cells["difference (candidate - baseline)"] == "-0.083"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        ODD_NAME,
+        "x`y``z",
+        "`q`",
+        " padded ",
+        "two\nlines",
+        "a\\|b",
+        "ends\\",
+        "*not* _emphasis_ [link](x) $x$",
+        "|",
+    ],
+)
+def test_any_name_stays_whole_in_the_rendered_markdown_and_the_junit_file(tmp_path: Path, name: str) -> None:
+    from hrbench_client.protocol import GateResult
+
+    r = GateResult(
+        decision="fail", reason=f"arm {name!r} is worse", candidate=f"c {name}", baseline=name, arm_candidate=name,
+        arm_baseline=name + "2", diff=-0.2, ci_low=-0.3, ci_high=-0.1, confidence=0.95, max_drop=0.02, alpha=0.05,
+    )  # fmt: skip
+    cells = table(gate_markdown(r))
+    assert cells["candidate"] == f"c {name} (arms {name} vs {name}2)"
+    assert cells["baseline"] == name
+    assert paragraphs(gate_markdown(r)) == [f"arm {name!r} is worse"]
+    path = tmp_path / "gate.xml"
+    path.write_bytes(gate_junit(r))
+    _, case = junit(path)
+    assert case.name == f"c {name} vs {name} (arms {name} vs {name}2)"
+
+
+@ON_SHARED
+def test_a_report_that_cannot_be_written_is_exit_2_and_the_other_report_says_so(tmp_path: Path) -> None:
+    md, xml = tmp_path / "gate.md", tmp_path / "no-such-folder" / "gate.xml"
+    args = ["--baseline", str(CI_BASELINE), "--junit", str(xml), "--markdown", str(md)]
+    proc = hrb("gate", str(CI_BASELINE), *args, check_rc=2)
+    assert proc.stderr == f"hrb: --junit {xml}: cannot write the file: No such file or directory\n"
+    assert paragraphs(md.read_text()) == [
+        f"Exit 2 (bad input): --junit {xml}: cannot write the file: No such file or directory"
+    ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -23,26 +24,37 @@ def test_hrb_export_writes_one_inspect_log_per_arm(tmp_path: Path, shared_bench_
     out = tmp_path / "logs"
     proc = hrb("export", bid, "--format", "inspect", "-o", str(out), "--name", "letters")
     got = lines(proc.stdout)[0]
-    assert got["id"] == bid and [Path(x).name for x in got["paths"]] == [
-        "letters_ask.json",
-        "letters_ask2.json",
+    names = [Path(x).name for x in got["paths"]]
+    assert got["id"] == bid and [n.split("_")[1:3] for n in names] == [
+        ["letters", "ask"],
+        ["letters", "ask2"],
     ]
     assert proc.stderr.count("wrote ") == 2
-    log = json.loads((out / "letters_ask.json").read_text())
+    log = json.loads((out / names[0]).read_text())
     assert log["version"] == 2 and log["eval"]["task"] == "letters" and log["eval"]["run_id"] == bid
     assert log["eval"]["model"] == "mock" and log["eval"]["created"].endswith("+00:00")
+    # named as Inspect names its logs (it lists a .json log only so): created, task, arm, task id
+    stamp = log["eval"]["created"].replace(":", "-").replace("+", "-")
+    assert names[0] == f"{stamp}_letters_ask_{log['eval']['task_id']}.json" and "plan" in log
     mine = {(r["item"], r["draw_index"]): r for r in rows if r["arm"] == "ask"}
     assert len(log["samples"]) == len(mine) == 15
     for s in log["samples"]:
-        r = mine[(s["id"], s["epoch"])]
+        r = mine[(str(s["id"]), s["epoch"])]
         assert s["scores"]["exact_normalised"]["value"] == ("C" if r["correct"] else "I")
-        assert s["output"]["completion"] == "x" and s["input"] == {"1": "a", "2": "b", "3": "c"}[s["id"]]
+        assert s["output"]["completion"] == "x" and s["input"] == {1: "a", 2: "b", 3: "c"}[s["id"]]
     assert (
         log["results"]["scores"][0]["metrics"]["accuracy"]["value"]
         == sum(r["correct"] for r in mine.values()) / 15
     )
     [cmp] = log["results"]["metadata"]["comparisons"]
     assert (cmp["arm_a"], cmp["arm_b"]) == ("ask", "ask2")
+    # --log-format eval: Inspect's zip, under the same name but its suffix; the same samples
+    zipped = lines(hrb("export", bid, "-o", str(out), "--name", "letters", "--log-format", "eval").stdout)[0]
+    assert [Path(x).name for x in zipped["paths"]] == [n.removesuffix(".json") + ".eval" for n in names]
+    with zipfile.ZipFile(zipped["paths"][0]) as zf:
+        assert json.loads(zf.read("header.json"))["eval"] == log["eval"]
+        assert len([n for n in zf.namelist() if n.startswith("samples/")]) == 15
+    assert "invalid choice: 'zip'" in hrb("export", bid, "--log-format", "zip", check_rc=2).stderr
     # the default folder is the current one's; an unknown id is bad input
     assert "no stored benchmark" in hrb("export", "nosuchid", "-o", str(out), check_rc=2).stderr
 
@@ -56,9 +68,8 @@ def test_hrb_rows_inspect_scores(shared_bench_id: str) -> None:
     assert [(x["sample_id"], x["epoch"], x["value"], x["explanation"]) for x in recs] == [
         (r["item"], r["draw_index"], "C" if r["correct"] else "I", r["failure_kind"]) for r in labelled
     ]
-    assert (
-        recs[0]["metadata"]["arm"] == "ask" and recs[0]["scorer"] == "exact"
-    )  # hrb rows knows the spec only
+    assert recs[0]["metadata"]["arm"] == "ask"
+    assert {x["scorer"] for x in recs} == {"exact_normalised"}  # the scorer's own name
 
 
 @pytest.mark.usefixtures("shared_home")  # outputs arms call no model: no cache, nothing counted
@@ -80,6 +91,14 @@ def test_hrb_bench_scores_an_inspect_log_and_lm_eval_samples(tmp_path: Path) -> 
     out = lines(hrb("bench", str(spec), "--no-rows").stdout)[-1]
     [arm] = out["summary"]
     assert arm["arm"] == "inspect-mock" and arm["runs"] == 6 and arm["wrong"] == 1
+    # the tokens the log records, not paid here: in the summary, the rows and the report
+    assert (arm["tokens_in"], arm["usd"], arm["usd_list"], arm["usd_from_log"]) == (24, 0.0, None, 6)
+    rows = lines(hrb("rows", out["id"]).stdout)
+    assert {(r["usd"], r["usd_provenance"]) for r in rows} == {(0.0, "log")} and sum(
+        r["tokens_in"] for r in rows
+    ) == 24
+    report = hrb("report", out["id"], "--descriptive", "--text").stdout
+    assert "From the log, not paid here: the usd_list of inspect-mock (6 runs)" in report
     bad = tmp_path / "bad.toml"
     bad.write_text(
         textwrap.dedent(f"""

@@ -18,7 +18,7 @@ def test_hrb_prices_shows_the_price_its_source_and_date() -> None:
         "anthropic",
     )
     assert claude["source"].startswith("genai-prices ") and "anthropic.com" in claude["source"]
-    assert "dearer tiers" in claude["note"]
+    assert "tier" in claude["note"] and [t["above"] for t in claude["tiers"]] == [200000]
     assert mock["source"].startswith("hrbench's shipped table") and mock["date"] == "2025-08-01"
     text = hrb("prices", "gpt-4o-mini", "--text").stdout
     assert text.startswith("gpt-4o-mini: input 0.15, cache read 0.075, cache write 0.15 (5 min)")

@@ -128,7 +128,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory):
 def test_every_row_exports_the_text_its_scorer_received(stored) -> None:
     daemon, _ = stored
     rows = _jsonl(_hrb(daemon.home, "rows", "outs").stdout)
-    assert len(rows) == 60 and list(rows[0]) == [*p.Row.__struct_fields__, "output"]
+    assert len(rows) == 60 and list(rows[0]) == [*p.Row.__struct_fields__, "scorer", "output"]
     for r in rows:
         assert r["output"] == WANT[r["arm"]][r["item"]], r
         if r["failure_kind"] != "error":
@@ -164,7 +164,7 @@ def test_output_chars_cuts_and_no_output_text_leaves_the_column_out(stored) -> N
     cut = _jsonl(_hrb(daemon.home, "rows", "outs", "--arm", "ask", "--output-chars", "11").stdout)
     assert {r["output"] for r in cut} == {"The capital"}
     none = _hrb(daemon.home, "rows", "outs", "--no-output-text", "--format", "csv").stdout.decode()
-    assert next(csv.reader(io.StringIO(none))) == list(p.Row.__struct_fields__)
+    assert next(csv.reader(io.StringIO(none))) == [*p.Row.__struct_fields__, "scorer"]
     zero = _jsonl(_hrb(daemon.home, "rows", "outs", "--arm", "number", "--output-chars", "0").stdout)
     assert {r["output"] for r in zero} == {""}
     traced = _jsonl(_hrb(daemon.home, "rows", "outs", "--limit", "1", "--traces").stdout)[0]

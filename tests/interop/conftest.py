@@ -33,21 +33,41 @@ def tiktoken_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-@pytest.fixture
-def run_inspect(tiktoken_cache: Path, tmp_path: Path) -> Callable[[str], Path]:
-    """Run the tiny Inspect eval of ``_inspect_task`` in a subprocess; return its log (``eval`` or ``json``)."""
+TASKS = Path(__file__).with_name("inspect_tasks.py")
+"""The tiny Inspect tasks on ``mockllm/model`` (:mod:`tests.interop.inspect_tasks`)."""
 
-    def run(fmt: str) -> Path:
-        env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tiktoken_cache), "INSPECT_LOG_DIR": str(tmp_path)}
+
+def inspect_cli() -> str:
+    """The ``inspect`` command of the venv running the tests (``.venv-interop``)."""
+    return str(Path(sys.executable).with_name("inspect"))
+
+
+def inspect_env(tiktoken_cache: Path, log_dir: Path) -> dict[str, str]:
+    """The environment Inspect runs in here: the shipped tiktoken encoding, no telemetry, no network."""
+    return {**os.environ, "TIKTOKEN_CACHE_DIR": str(tiktoken_cache), "INSPECT_LOG_DIR": str(log_dir)}
+
+
+@pytest.fixture
+def run_inspect(tiktoken_cache: Path, tmp_path: Path) -> Callable[..., Path]:
+    """Run ``inspect eval inspect_tasks.py@TASK`` with Inspect's own CLI; return the log it wrote.
+
+    ``run(task, fmt, epochs=2, *extra)``: ``fmt`` is ``eval`` or ``json``; ``extra`` are more
+    options (``--retry-on-error=1``).
+    """
+
+    def run(task: str, fmt: str, epochs: int = 2, *extra: str) -> Path:
+        out = tmp_path / f"logs-{task}-{fmt}"
         proc = subprocess.run(
-            [sys.executable, "-m", "tests.interop._inspect_task", str(tmp_path / f"logs-{fmt}"), fmt],
+            [inspect_cli(), "eval", f"{TASKS}@{task}", "--model", "mockllm/model", "--epochs", str(epochs),
+             "--max-samples", "1", "--log-dir", str(out), "--log-format", fmt, "--display", "none", *extra],
             capture_output=True,
             text=True,
-            env=env,
+            env=inspect_env(tiktoken_cache, out),
             cwd=Path(__file__).resolve().parents[2],
-            timeout=slow(120),
-        )
+            timeout=slow(180),
+        )  # fmt: skip
         assert proc.returncode == 0, proc.stderr[-3000:]
-        return Path(proc.stdout.strip().splitlines()[-1].removeprefix("file://"))
+        [log] = out.iterdir()
+        return log
 
     return run

@@ -37,9 +37,10 @@ PYARROW_MISSING = (
 
 _SCORE_METADATA = ("arm", "cluster", "split", "run", "draw_index", "usd", "output")
 
-EXTRA_COLUMNS = ("output", "trace")
+EXTRA_COLUMNS = ("scorer", "output", "trace")
 """Keys a row dict may carry beyond the row's columns, written as last columns in this order:
-``output`` (the arm's output text, ``hrb rows``' default) and ``trace`` (``--traces``)."""
+``scorer`` (the name of the scorer that scored the row), ``output`` (the arm's output text,
+``hrb rows``' default) and ``trace`` (``--traces``)."""
 
 _ARROW = {msgspec.inspect.StrType: "string", msgspec.inspect.IntType: "int64",
           msgspec.inspect.FloatType: "float64", msgspec.inspect.BoolType: "bool_"}  # fmt: skip
@@ -70,25 +71,32 @@ def _arrow_type(pa: Any, t: msgspec.inspect.Type) -> Any:
     return getattr(pa, name)() if name else pa.string()
 
 
-def inspect_score(row: Mapping[str, Any], scorer: str = "exact") -> dict[str, Any]:
+def inspect_score(row: Mapping[str, Any], scorer: str | None = None) -> dict[str, Any]:
     """A scored row as Inspect's ``EvalSampleScore`` (``sample_id``, ``value``, ...) plus its ``epoch``.
 
-    ``value`` is ``"C"`` (right) or ``"I"`` (wrong), ``answer`` what the scorer saw,
+    ``scorer`` is the name of the scorer that scored the row: ``scorer``, else the row's
+    ``scorer``. ``value`` is ``"C"`` (right) or ``"I"`` (wrong), ``answer`` what the scorer saw,
     ``explanation`` the failure kind, ``epoch`` the draw index; ``metadata`` holds the arm,
     cluster, split, run, draw index and USD, and the output text the scorer received when the
     row carries one (``hrb rows ID --format inspect-scores``).
 
+    Raises:
+        ValueError: no scorer is named, by ``scorer`` or by the row.
+
     Example:
         >>> r = inspect_score({"item": "q1", "arm": "a", "run": 1, "draw_index": 1, "correct": False,
-        ...                    "outcome": "Lyon", "failure_kind": "wrong"})
-        >>> r["sample_id"], r["epoch"], r["value"], r["explanation"]
-        ('q1', 1, 'I', 'wrong')
+        ...                    "outcome": "Lyon", "failure_kind": "wrong", "scorer": "answer_contains"})
+        >>> r["sample_id"], r["epoch"], r["scorer"], r["value"], r["explanation"]
+        ('q1', 1, 'answer_contains', 'I', 'wrong')
     """
+    name = scorer or row.get("scorer")
+    if not name:
+        raise ValueError(f"row {row.get('ledger_id') or row.get('item')!r}: no scorer names what scored it")
     draw = row.get("draw_index") or 0
     return {
         "sample_id": row["item"],
         "epoch": draw if draw >= 1 else row.get("run", 1),
-        "scorer": scorer,
+        "scorer": name,
         "value": "C" if row["correct"] else "I",
         "answer": row.get("outcome"),
         "explanation": row.get("failure_kind"),
@@ -128,11 +136,12 @@ def write_rows(
 
     Args:
         rows: the rows as dicts, e.g. ``msgspec.structs.asdict(row)`` with an optional
-            ``"trace"`` (a list of steps as builtins).
+            ``"scorer"`` (the name of the scorer that scored it) and ``"trace"`` (a list of
+            steps as builtins).
         columns: the column names in order, or the row Struct whose fields name and type them
             (Parquet then gets a typed schema: strings, int64, float64, bool, all nullable).
-            An ``output`` and a ``trace`` key beyond the columns become the last columns
-            (:data:`EXTRA_COLUMNS`).
+            A ``scorer``, an ``output`` and a ``trace`` key beyond the columns become the last
+            columns, in that order (:data:`EXTRA_COLUMNS`).
         out: a binary file (a file opened ``"wb"``, ``sys.stdout.buffer``).
         fmt: ``"jsonl"`` (one JSON object a line), ``"csv"`` (a header line; ``None`` is an
             empty cell, ``True``/``False`` as Python writes them, a trace as compact JSON) or
@@ -166,7 +175,7 @@ def write_rows(
     else:
         names = list(columns)
     data = list(rows)
-    for extra in EXTRA_COLUMNS:  # beyond the row's columns, in this order: output, then trace
+    for extra in EXTRA_COLUMNS:  # beyond the row's columns, in this order: scorer, output, trace
         if extra not in names and any(extra in r for r in data):
             names.append(extra)
     if fmt == "jsonl":

@@ -118,6 +118,7 @@ _ARM_FIELDS = (
     "accuracy_per_usd_low",
     "accuracy_per_usd_high",
     "dev_accuracy",
+    "usd_from_log",
 )
 """What a page's arm table keeps of each arm of the report."""
 
@@ -143,7 +144,7 @@ def _arm_table(
     metrics = {s["arm"]: s.get("metrics") or {} for s in summary or []}
     return [
         {
-            **{k: a[k] for k in _ARM_FIELDS},
+            **{k: a.get(k, 0) if k == "usd_from_log" else a[k] for k in _ARM_FIELDS},
             "failures": {k: a[k] for k in _FAILURE_KINDS if a[k]},
             "metrics": metrics.get(a["arm"], {}),
             **extra[a["arm"]],

@@ -219,7 +219,7 @@ def run_batch(
 async def _batch(
     plan: Plan, rt: Runtime, hub: Any, work: list[tuple[int, str, str, int, list[int]]], concurrency: int
 ) -> None:
-    from hrbench.runner.invoke import failed, invoke_async, invoke_sync, metric_values, score_row
+    from hrbench.runner.invoke import checked, failed, invoke_async, invoke_sync, metric_values, score_row
 
     limiter = anyio.Semaphore(concurrency)
     threads = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
@@ -251,6 +251,7 @@ async def _batch(
                         att.output = await att.output
                     except Exception as exc:
                         failed(att, exc)
+                checked(att, arm)  # a failed call reaches no scorer; a prompt arm's output is its text
                 values = metric_values(plan, item, att) if plan.metrics else None
                 row = score_row(plan, cluster, item, arm, run, att)
                 events.append(("row", ci * plan.runs + run - 1, ci, row, att.ctx.trace, att.dup, values))

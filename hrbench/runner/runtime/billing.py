@@ -14,7 +14,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from hrbench.models.pricing import Pricing, output_limit
+from hrbench.errors import ConfigError
+from hrbench.models.pricing import Price, Pricing, output_limit
 from hrbench.records import Request, Result, Step, Usage
 from hrbench.runner.governor import Governor
 from hrbench.runner.room import POLL_S
@@ -47,7 +48,7 @@ class Paying:
 
     def lost(self, usage: Any = None, model: str | None = None) -> None:
         if usage is not None and getattr(usage, "provenance", None) == "reported":
-            usd = self.rt.pricing.cost(usage, model or self.request.model)
+            usd = self.rt.cost(usage, model or self.request.model)
             self.last = self.rt.paid(self.ctx, self.key, self.request, usage, model, usd, None)
         lost = getattr(self.inner, "lost", None)
         if lost is not None:
@@ -88,7 +89,7 @@ class Billing:
 
         Only when the governor keeps a ledger (:class:`~hrbench.runner.ledger.Journal`) and the reply
         cost something. A run made again after a crash carries it in its row
-        (:func:`hrbench.runner.ledger.carry_prepaid`), so the rows add up to the provider's bill.
+        (:func:`hrbench.runner.remade.carry_prepaid`), so the rows add up to the provider's bill.
         """
         if not usd:  # most replies (a mock's, a free model's): no ledger lookup
             return False
@@ -112,9 +113,33 @@ class Billing:
         )
         return True
 
+    def cost(self, usage: Usage, model: str | None) -> float | None:
+        """What a reply cost in USD (:meth:`Pricing.cost`), or ``None`` when its model has no usable price.
+
+        The benchmark's models are checked before its first call (:meth:`Pricing.check`); a reply
+        billed as another model whose price is refused (NaN, negative, a 0 no one declared)
+        halts the benchmark and is charged its reservation, as a model with no price is.
+        """
+        try:
+            return self.pricing.cost(usage, model)
+        except ConfigError as exc:
+            self._refused_price(model, exc)
+            return None
+
+    def _refused_price(self, model: str | None, exc: ConfigError) -> None:
+        self.governor.halt(
+            f"a reply was billed as {model!r}, whose price is refused ({exc}); the benchmark was "
+            "stopped before any further request",
+            limit="unpriced_model",
+        )
+
     def _price(self, model: str) -> Any:
         if model not in self.prices:
-            self.prices[model] = self.pricing.price(model)
+            try:
+                self.prices[model] = self.pricing.price(model)
+            except ConfigError as exc:  # a served model met mid-run: stop, and reserve as unpriced
+                self._refused_price(model, exc)
+                return None
         return self.prices[model]
 
     def _costs_nothing(self, model: str, declared: Any = (), seen: Any = None) -> bool:
@@ -133,9 +158,7 @@ class Billing:
 
     def _all_free(self, models: list[str]) -> bool:
         prices = [self._price(m) for m in models]
-        return any(pr is None for pr in prices) or not any(
-            pr.input or pr.cached_input or pr.output for pr in prices
-        )
+        return any(pr is None for pr in prices) or all(pr.free for pr in prices)
 
     def _reserves(self, request: Request, also: set[str]) -> bool:
         """Whether this request is reserved: under a cap, with a price, a token cap or a bill."""
@@ -146,10 +169,20 @@ class Billing:
         return all(self._price(m) is not None for m in (request.model, *also))  # a priced mock
 
     def _reservation(self, request: Request) -> tuple[float, int, str | None, bool]:
+        """:meth:`_worst_case`; a price refused mid-run (a model a reply was billed as) halts the governor.
+
+        The governor then refuses the request before it is sent.
+        """
+        try:
+            return self._worst_case(request)
+        except ConfigError as exc:
+            self._refused_price(request.model, exc)
+            return 0.0, 0, None, False
+
+    def _worst_case(self, request: Request) -> tuple[float, int, str | None, bool]:
         """The true worst case of a request: ``(usd, tokens, unpriced model or None, usd known)`` (SPEC 6).
 
-        Decided (newcomer finding 13: after a crash with no USD cap, "at most 0.0000 USD / 4
-        calls" for calls that could cost money): a request that may be billed is reserved at
+        A request that may be billed is reserved at
         its worst case even without a cap, when its price is known, so that the spend a crash,
         a cancel or a lost reply leaves unknown is reported with a true bound. With no price,
         or sent with no output limit (no cap makes one), nothing bounds its USD: ``usd known``
@@ -248,7 +281,7 @@ class Billing:
         if p is None:
             return True
         return any(
-            getattr(p, part) > max(getattr(k, part) for k in known) + 1e-12
+            _top(p, part) > max(_top(k, part) for k in known) + 1e-12
             for part in ("input", "cached_input", "output")
         )
 
@@ -299,3 +332,8 @@ class Billing:
         self.governor.bill_seen(probe, confirmed)
         if confirmed:
             self.bills_known.add(probe)
+
+
+def _top(price: Price, part: str) -> float:
+    """The dearest rate ``part`` of ``price`` over its tiers (USD per million tokens)."""
+    return max(float(getattr(rates, part)) for rates in [price, *(tier for _, tier in price.tiers)])

@@ -199,7 +199,7 @@ class Runtime(Billing):
         durable = self.sends or usd_est > 0 or self.governor.max_calls is not None
         gate = self.governor.gate(usd_est, tokens_est, durable, usd_known)
         if self.sends:  # Gate.lost prices a reported usage; an in-process mock never reports one lost
-            gate.cost = lambda usage, model: self.pricing.cost(usage, model or request.model)
+            gate.cost = lambda usage, model: self.cost(usage, model or request.model)
         halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
         if halt is not None:  # the provider refused the quota or the key: send no more (newcomer finding)
             return self._not_sent(halt, request, gate), 0.0
@@ -302,8 +302,7 @@ class Runtime(Billing):
         if result.halts is not None:
             self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
         if (
-            result.usd is None
-            and (usd := self.pricing.cost(result.usage, result.model or request.model)) is not None
+            result.usd is None and (usd := self.cost(result.usage, result.model or request.model)) is not None
         ):  # a model with no price (a mock's) stays at None: no copy
             result = msgspec.structs.replace(result, usd=usd)
         self._check_reserved(request, result, gate.usd, gate.tokens)
@@ -404,7 +403,7 @@ class Runtime(Billing):
         billed = result.retried_billed or ()
         for i, failed in enumerate(result.retried or ()):
             bill = billed[i] if i < len(billed) else None
-            cost = None if bill is None else self.pricing.cost(bill.usage, bill.model or request.model)
+            cost = None if bill is None else self.cost(bill.usage, bill.model or request.model)
             ctx.trace.append(
                 Step(
                     ledger_id=ctx.ledger_id,

@@ -76,6 +76,9 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 texts = app.store.outputs_get(bid, [r.ledger_id for r in rows])
                 cut = args.output_chars
                 outputs = {k: v if v is None or cut is None else v[:cut] for k, v in texts.items()}
+
+            from hrbench.specs import stored_scorer  # the registry, on the first rows read
+
             spec = rec.get("spec") or {}
             info = p.BenchmarkInfo(
                 id=bid,
@@ -84,6 +87,7 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 total=spec.get("total"),
                 created=_iso(rec["created"]),
                 name=(spec.get("params") or {}).get("name"),
+                scorer=stored_scorer(spec),
             )
             wire = msgspec.convert(msgspec.to_builtins(rows), list[p.Row])
             return p.BenchmarkRowsResult(benchmark=info, rows=wire, traces=traces, outputs=outputs)
@@ -103,6 +107,7 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
 
         def build() -> dict[str, Any]:
             # imported on the first report, in this worker thread: statistics and numpy (~0.3 s of CPU)
+            from hrbench import specs
             from hrbench.results import browse
             from hrbench.stats import report_payload
 
@@ -111,8 +116,11 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
             rows = app.store.rows_get(bench_id)
             traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
             judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
+            spec = rec.get("spec") or {}
             try:
-                out = report_payload(judged, traces=traces, stop=rec.get("spec", {}).get("stop"), **settings)
+                out = report_payload(
+                    judged, traces=traces, stop=spec.get("stop"), scorer=specs.stored_scorer(spec), **settings
+                )
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
             # newcomer finding: a report says when its benchmark is not a finished, whole one

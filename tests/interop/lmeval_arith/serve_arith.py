@@ -1,9 +1,8 @@
 """The model behind ``tests/unit/interop/data/lmeval_real_samples_arith.jsonl``: a real lm-eval run.
 
-lm-eval (with torch) is too heavy for ``make test-interop``, so its samples file was recorded
-once, offline, with lm-eval 0.4.13 on this task (``arith.yaml``: 3 questions, ``repeats: 2``, a
-regex filter) against hrbench's loopback server, which answers every other multiplication
-wrong::
+Its samples file was recorded once, offline, with lm-eval 0.4.13 on this task (``arith.yaml``:
+3 questions, ``repeats: 2``, a regex filter) against hrbench's loopback server, which answers
+every other multiplication wrong::
 
     python tests/interop/lmeval_arith/serve_arith.py 300 &   # prints its base URL
     lm_eval --model local-chat-completions --apply_chat_template \\
@@ -11,6 +10,8 @@ wrong::
         --include_path tests/interop/lmeval_arith --tasks arith --output_path out --log_samples
 
 (``arith.yaml`` names ``arith.jsonl`` by a path relative to where lm-eval runs.)
+``make test-interop`` runs lm-eval itself (``lm-eval[api]``, no torch) on the tasks of
+``tests/interop/lmeval``, a generation task like this one among them.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def _bench(**kw: Any) -> Any:
 def test_one_log_per_arm_with_the_rows_scores_and_report(tmp_path: Path) -> None:
     b = _bench()
     paths = b.to_inspect(tmp_path / "logs", name="capitals")
-    assert [x.name for x in paths] == ["capitals_good.json", "capitals_paris.json"]
+    assert [x.name.split("_")[1:3] for x in paths] == [["capitals", "good"], ["capitals", "paris"]]
     log = json.loads(paths[0].read_text())
     assert log["version"] == 2 and log["status"] == "success"
     assert log["eval"]["task"] == "capitals" and log["eval"]["model"] == "good"
@@ -107,6 +107,22 @@ def test_few_runs_give_descriptive_results_and_unlabelled_rows_no_score(tmp_path
     unlabelled = [s for s in log["samples"] if s["id"] == "q2"]
     assert [s["scores"] for s in unlabelled] == [None, None] and unlabelled[0]["target"] == ""
     assert log["results"]["scores"][0]["unscored_samples"] == 2
+    # Inspect's default target is "", which reads back as no label: the item stays unlabelled
+    ref = imported_reference(b.to_inspect(tmp_path / "again")[0], "inspect")
+    assert ref.labels == {"q1": "Paris", "q2": None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        again = hb.benchmark(
+            imported_arm("a", tmp_path / "again" / log_name(tmp_path / "again"), "inspect"), ref, runs=2
+        )
+    assert [(r.item, r.run, r.correct, r.failure_kind) for r in again.rows] == [
+        (r.item, r.run, r.correct, r.failure_kind) for r in b.rows
+    ]
+
+
+def log_name(folder: Path) -> str:
+    [one] = [p.name for p in folder.iterdir()]
+    return one
 
 
 def test_a_benchmark_without_rows_is_refused(tmp_path: Path) -> None:

@@ -56,6 +56,7 @@ async def _together(k: int, make: Any) -> list[Bench]:
 
 
 def _sources(benches: list[Bench]) -> Counter[str]:
+    """Where the requests' replies came from (a failed run's trace also holds its cause, an error step)."""
     return Counter(s.source for b in benches for t in b.traces.values() for s in t if s.kind == "request")
 
 

@@ -76,7 +76,9 @@ def test_verdicts_garbage_is_an_error_with_its_cause_and_costs_are_in_the_row(sr
     assert any(s.kind == "error" and "judge reply is not a grade" in (s.error or "") for s in q4)
     assert seen["Bamako"] == 0 and seen["Paris"] == 5  # no cache: each run asks again
     q1 = [r for r in bench.rows if r.item == "q1"]
-    steps = [s for s in bench.traces[q1[0].ledger_id] if s.kind == "request"]
+    note, *rest = bench.traces[q1[0].ledger_id]  # the text the judge graded, then its request
+    assert (note.kind, note.source, note.text) == ("note", "judged", "Paris")
+    steps = [s for s in rest if s.kind == "request"]
     assert [s.model for s in steps] == ["judge-1"] and steps[0].usd > 0
     assert q1[0].usd == pytest.approx(steps[0].usd) and q1[0].tokens_in == steps[0].usage.tokens_in > 0
     arm_usd = bench.summary()[0]["usd"]

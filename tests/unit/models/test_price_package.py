@@ -30,6 +30,10 @@ def test_the_shipped_table_agrees_with_the_package_for_every_model_both_list(mod
         assert (got.cache_write_5m, got.cache_write_1h) == pytest.approx(
             (want["input"] * CACHE_WRITE_5M, want["input"] * CACHE_WRITE_1H)
         )
+    shipped = Pricing(table=SHIPPED).price(model)
+    assert [(above, t.input, t.cached_input, t.output) for above, t in shipped.tiers] == [
+        (t.above, t.input, t.cached_input, t.output) for t in got.tiers
+    ]  # long-context tiers too
 
 
 def test_the_package_is_the_declared_version_and_its_data_is_bundled() -> None:

@@ -18,7 +18,8 @@ import pytest
 
 import hrbench as hb
 from hrbench.models.pricing import Pricing
-from hrbench.runner.ledger import PREPAID_NOTE, kept_ledger
+from hrbench.runner.ledger import kept_ledger
+from hrbench.runner.remade import PREPAID_NOTE
 from hrbench.store import Store
 from hrbench.testing.loopback import LoopbackServer
 from tests.unit.models.conftest import FAST
@@ -148,6 +149,9 @@ def test_a_run_made_again_carries_what_was_paid_for_it_before(srv: LoopbackServe
     assert len(made) == 4 and len(again.rows) == 20
     assert len(srv.bills) == 24 + (0 if cache else 4)  # the resume paid again only without a cache
     assert sum(r.usd or 0.0 for r in again.rows) == pytest.approx(_billed(srv), abs=1e-9)
+    # each call's tokens once: a reply served again from the cache is not counted twice
+    assert sum(r.tokens_in for r in again.rows) == sum(b.tokens_in for b in srv.bills)
+    assert sum(r.tokens_out for r in again.rows) == sum(b.tokens_out for b in srv.bills)
     lost = [s for r in first.rows if r.run == 3 for s in first.traces[r.ledger_id] if s.source == "live"]
     carried = [s for r in made for s in again.traces[r.ledger_id] if s.error == PREPAID_NOTE]
     assert len(carried) == len(lost) >= 4 and all(s.source == "live" and s.usd for s in carried)

@@ -33,8 +33,10 @@ def test_to_csv_reads_back_as_the_rows(bench: hb.Bench, tmp_path) -> None:
     assert bench.to_csv(path) == len(bench.rows) == 40
     with open(path, newline="", encoding="utf-8") as f:
         got = list(csv.reader(f))
-    assert tuple(got[0]) == ROW_COLUMNS
-    assert got[1:] == [[_as_csv(v) for v in msgspec.structs.astuple(r)] for r in bench.rows]
+    assert tuple(got[0]) == (*ROW_COLUMNS, "scorer")
+    assert got[1:] == [
+        [_as_csv(v) for v in msgspec.structs.astuple(r)] + ["exact_normalised"] for r in bench.rows
+    ]
 
 
 def test_to_csv_reads_back_in_pandas_with_types(bench: hb.Bench, tmp_path) -> None:
@@ -52,11 +54,11 @@ def test_to_parquet_reads_back_typed(bench: hb.Bench, tmp_path) -> None:
     path = tmp_path / "rows.parquet"
     assert bench.to_parquet(path) == 40
     table = pq.read_table(path)
-    assert table.column_names == list(ROW_COLUMNS)
-    assert table.to_pylist() == bench.to_dicts()
+    assert table.column_names == [*ROW_COLUMNS, "scorer"]
+    assert table.to_pylist() == [{**d, "scorer": "exact_normalised"} for d in bench.to_dicts()]
     types = {f.name: str(f.type) for f in table.schema}
     assert types["correct"] == "bool" and types["run"] == "int64" and types["usd"] == "double"
-    assert types["failure_kind"] == "string"
+    assert types["failure_kind"] == "string" and types["scorer"] == "string"
 
 
 def test_parquet_keeps_types_of_an_all_na_column(tmp_path) -> None:
@@ -99,3 +101,23 @@ def test_markdown_report_carries_the_intervals_and_differences(runs: int, tmp_pa
     assert got[2][:3] == ["`a` - `b\\|x`", f"{c.diff:.3f}", f"[{c.ci_low:.3f}, {c.ci_high:.3f}]"]
     header = next(ln for ln in md.splitlines() if ln.startswith("| arm"))
     assert header.count("|") == 10 and "95% CI" in header
+
+
+@pytest.mark.parametrize("scorer", [hb.answer_scorer(), hb.scorer(lambda item, output, label: True, "mine")])
+def test_every_file_export_names_the_scorer_that_scored_each_row(scorer: object, tmp_path) -> None:
+    """CSV, JSON lines, Parquet and Inspect logs all say which scorer scored each row (never "exact")."""
+    import json
+
+    b = hb.benchmark(ask_arm(), seed_reference(), runs=5, client=capitals_client(), scorer=scorer)
+    name = b.scorer_name
+    assert name in ("answer_contains", "mine")
+    b.to_csv(tmp_path / "r.csv")
+    with open(tmp_path / "r.csv", newline="", encoding="utf-8") as f:
+        assert {r["scorer"] for r in csv.DictReader(f)} == {name}
+    b.to_jsonl(tmp_path / "r.jsonl")
+    assert {json.loads(x)["scorer"] for x in (tmp_path / "r.jsonl").read_text().splitlines()} == {name}
+    b.to_parquet(tmp_path / "r.parquet")
+    assert set(pq.read_table(tmp_path / "r.parquet").column("scorer").to_pylist()) == {name}
+    (log,) = b.to_inspect(tmp_path / "logs")
+    assert {k for s in json.loads(log.read_text())["samples"] for k in s["scores"]} == {name}
+    assert b.to_pandas().attrs["scorer"] == name

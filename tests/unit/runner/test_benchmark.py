@@ -338,6 +338,9 @@ def test_to_arrow_and_to_jsonl(tmp_path) -> None:
     assert bench.to_jsonl(path) == 20
     back = msgspec.json.Decoder(hb.Row).decode_lines(path.read_bytes())
     assert back == bench.rows
+    assert {d["scorer"] for d in msgspec.json.Decoder().decode_lines(path.read_bytes())} == {
+        "exact_normalised"
+    }
 
 
 def test_options_are_the_default_limits(monkeypatch) -> None:

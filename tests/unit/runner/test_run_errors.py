@@ -266,3 +266,44 @@ def test_the_printout_says_how_to_run_only_the_failed_runs_again_and_that_way_wo
     assert "run them again" not in str(
         _run(ask(set()), ref, keep_rows=keep_rows, client=client)
     )  # none failed
+
+
+def test_a_retried_run_served_from_the_cache_keeps_its_time_and_its_tokens_once() -> None:
+    """A re-score (`retry_errors`, every reply from the cache) is the same run scored again.
+
+    Its row counts its calls' tokens once and keeps the seconds of the row it replaces, not
+    the time the re-score took; a run made again that sends a request keeps its own time.
+    """
+    import time
+
+    def slow_model(messages: list[dict[str, Any]], params: dict[str, Any]) -> str:
+        time.sleep(0.02)
+        return "item0 and more"
+
+    broken = {"yes": True}
+
+    def own(item: Any, output: Any, label: Any) -> bool:
+        if broken["yes"]:
+            raise RuntimeError("not written yet")
+        return output.startswith(label)
+
+    store = hb.Store(":memory:")
+    arm = hb.Arm("a", lambda item, ctx: ctx.call(item).text)
+    kw: dict[str, Any] = {"client": hb.MockClient(slow_model), "cache": hb.Cache(store), "scorer": own}
+    first = _run(arm, _ref(2), **kw)
+    assert first.status == "errors" and first.errors == 10
+    broken["yes"] = False
+    again = _run(arm, _ref(2), done=first.as_done(), done_traces=first.traces, retry_errors=True, **kw)
+    assert again.status == "done" and {r.item: r.correct for r in again.rows} == {"q0": True, "q1": False}
+    assert [r.seconds for r in again.rows] == [r.seconds for r in first.rows]
+    assert min(r.seconds for r in again.rows) >= 0.02
+    assert [(r.tokens_in, r.tokens_out) for r in again.rows] == [
+        (r.tokens_in, r.tokens_out) for r in first.rows
+    ]
+    # without the cache the retried runs are sent again: their own time
+    broken["yes"] = True
+    third = _run(arm, _ref(2), **{**kw, "cache": None})
+    broken["yes"] = False
+    fourth = _run(arm, _ref(2), done=third.as_done(), done_traces=third.traces, retry_errors=True,
+                  **{**kw, "cache": None})  # fmt: skip
+    assert [r.seconds for r in fourth.rows] != [r.seconds for r in third.rows]

@@ -134,3 +134,34 @@ def test_a_benchmark_stopped_when_sure_is_not_gated_on_a_fixed_sample_interval(t
     store.benchmark_stop_put("stopped-1", {"reason": "decided"})
     store.rows_put("stopped-1", list(enumerate(stopped.rows)), fresh=len(stopped.rows))
     assert gate("stopped-1", full, arm="new", store=store).decision == "cannot"
+
+
+@pytest.mark.parametrize(
+    ("suffix", "data", "why"),
+    [
+        ("jsonl", bytes(range(128, 256)) * 16, "line 1 is not UTF-8 text"),  # random bytes
+        (
+            "parquet",
+            b"cluster,item,arm,run,correct\nc0,q0,a,1,True\n",
+            "is not a Parquet file pyarrow can read",
+        ),
+        ("csv", b"", "is empty (0 bytes)"),
+        (
+            "jsonl",
+            b'[{"item": "q0"}, 2]\n',
+            "line 1 is not a row of `hrb rows` (a JSON array, not an object)",
+        ),
+        ("csv", b"item,arm,correct\nq0,a,True\n", "line 1 (the header) has no column run"),
+    ],
+    ids=["random bytes", "text named .parquet", "empty", "JSON array of non-rows", "CSV missing columns"],
+)
+def test_a_bad_baseline_file_is_a_config_error_naming_the_file(
+    tmp_path: Path, suffix: str, data: bytes, why: str
+) -> None:
+    bad = tmp_path / f"base.{suffix}"
+    bad.write_bytes(data)
+    with pytest.raises(hb.ConfigError) as got:
+        hb.gate(rows("a", []), bad)
+    assert str(got.value).startswith(f"baseline: {why}") and str(got.value).endswith(f"(got {str(bad)!r})")
+    with pytest.raises(hb.ConfigError, match="^candidate: "):
+        hb.gate(str(bad), rows("a", []))

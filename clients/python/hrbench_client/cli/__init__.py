@@ -23,7 +23,7 @@ Commands::
     hrb rm BENCH_ID... | hrb gc --older-than 30d                    delete benchmarks; prune and VACUUM
     hrb gate BENCH_ID --baseline BENCH_ID|FILE [--max-drop 0.02]     exit 1 only on a real regression
     hrb prices MODEL... [--text]                                    prices, with their source and date
-    hrb export BENCH_ID --format inspect [-o DIR]                   Inspect eval logs, one per arm
+    hrb export BENCH_ID --format inspect [-o DIR] [--log-format eval]  Inspect eval logs, one per arm
 
 BENCH_ID is a benchmark's id (the ``id`` of ``hrb bench``'s last line, or ``hrb ls``), a unique
 prefix of it (4+ characters), or its name (the newest of that name; ``hrb bench FILE`` names a
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str]) -> int:
     """Run ``hrb`` with ``argv`` on the full path (``argparse``); returns the exit code."""
-    from hrbench_client.cli._common import _err, _Usage
+    from hrbench_client.cli._common import BadArguments, _err, _Usage
     from hrbench_client.cli.exit_codes import (
         EXIT_ERROR,
         EXIT_INTERRUPTED,
@@ -119,7 +119,14 @@ def run(argv: list[str]) -> int:
     from hrbench_client.errors import HrbenchError, InvalidParams
 
     parser = _parser("score" if _command(argv) == "score" else None)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except BadArguments as exc:
+        if _command(argv) == "gate":  # its reports are written on every exit, bad arguments too
+            from hrbench_client.cli.gate import report_bad_arguments
+
+            report_bad_arguments(argv, exc.message)
+        raise
     fn = _command_fn(args.cmd)
     try:
         rc = fn(args)

@@ -34,6 +34,18 @@ class _Usage(Exception):
     pass
 
 
+class BadArguments(SystemExit):
+    """Raised (exit 2) when argparse refuses ``hrb``'s arguments; ``message`` is what it printed.
+
+    ``hrb gate`` writes its ``--junit`` and ``--markdown`` reports with it
+    (:func:`hrbench_client.cli.gate.report_bad_arguments`).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+
 def _kinds(union: Any) -> str:
     import typing
 

@@ -22,7 +22,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from hrbench_client import protocol as p
 
     folder = os.path.abspath(os.path.expanduser(args.output))
-    params = p.BenchmarkExportParams(id=args.id, path=folder, format=args.format, name=args.name)
+    params = p.BenchmarkExportParams(
+        id=args.id, path=folder, format=args.format, name=args.name, log_format=args.log_format
+    )
     with _client(args) as hb:
         res = hb.call("benchmark/export", params, p.BenchmarkExportResult)
     for path in res.paths:

@@ -6,6 +6,8 @@ import re
 import sys
 
 from hrbench_client._scorers import SCORERS
+from hrbench_client.cli._common import BadArguments
+from hrbench_client.cli.daemon_args import add_daemon_commands
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.stop_flags import add_stop_flags
 
@@ -169,7 +171,9 @@ def _parser_class() -> type[argparse.ArgumentParser]:
                 message += (
                     " (a value that starts with '-' and is not a number goes after `--`: hrb score -- -x)"
                 )
-            super().error(message)
+            self.print_usage(sys.stderr)  # as argparse's own error(), with the message kept
+            self._print_message(f"{self.prog}: error: {message}\n", sys.stderr)
+            raise BadArguments(message)
 
     return Parser
 
@@ -226,7 +230,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_export(sub)
     _add_housekeeping(sub)
     _add_cache(sub)
-    _add_daemon(sub)
+    add_daemon_commands(sub)
     return parser
 
 
@@ -427,9 +431,7 @@ def _add_export(sub: Any) -> None:
         help="write a stored benchmark as Inspect eval logs (one per arm), for inspect view and its tools",
     )
     x.add_argument("id", help=_ID_HELP)
-    x.add_argument(
-        "--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs, JSON)"
-    )
+    x.add_argument("--format", choices=["inspect"], default="inspect", help="inspect (Inspect eval logs)")
     x.add_argument(
         "-o",
         "--output",
@@ -438,6 +440,12 @@ def _add_export(sub: Any) -> None:
         help="the folder to write into (default: the current one)",
     )
     x.add_argument("--name", help="the task name in the logs (default: the benchmark's name)")
+    x.add_argument(
+        "--log-format",
+        choices=["json", "eval"],
+        default="json",
+        help="json (one JSON object per log, the default) or eval (Inspect's zip)",
+    )
 
 
 def _add_gate(sub: Any) -> None:
@@ -466,8 +474,17 @@ def _add_gate(sub: Any) -> None:
     g.add_argument(
         "--alpha", type=float, default=0.05, help="1 - the confidence a failure needs (default 0.05: 95%%)"
     )
-    g.add_argument("--markdown", metavar="FILE", help="write a Markdown summary to FILE")
-    g.add_argument("--junit", metavar="FILE", help="write JUnit XML to FILE")
+    g.add_argument(
+        "--markdown",
+        metavar="FILE",
+        help="write a Markdown summary to FILE (on every exit, 2 and 3 included)",
+    )
+    g.add_argument(
+        "--junit",
+        metavar="FILE",
+        help="write JUnit XML to FILE on every exit: one test case, with a failure on exit 1 and an error "
+        "naming the bad input or the trouble on exit 2 or 3",
+    )
     g.add_argument("--json", action="store_true", help="print the result as one JSON line instead")
 
 
@@ -477,8 +494,10 @@ def _add_prices(sub: Any) -> None:
         "prices",
         help="a model's price in the daemon's table (USD per million tokens), with its source and date",
         description="Print each model's price: input, cache read, cache write (5 minutes, 1 hour) and "
-        "output, USD per million tokens, with the price's source (the genai-prices package and its "
-        "version, hrbench's shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price.",
+        "output, USD per million tokens, with its long-context tiers (the rates of every token once a "
+        "prompt passes a size), the price's source (the genai-prices package and its version, hrbench's "
+        "shipped table, HRBENCH_PRICES) and date. Exit 2 when a model has no price or its price is "
+        "refused (not a finite number >= 0, or 0 where a price list prices the model).",
     )
     pr.add_argument("models", nargs="+", metavar="MODEL", help="a model name, e.g. gpt-4o-mini")
     pr.add_argument("--text", action="store_true", help="readable lines instead of JSON lines")
@@ -556,35 +575,3 @@ def _add_cache(sub: Any) -> None:
     rx.add_argument("name", help="the recording's name")
     rx.add_argument("file", help="the file to write (the daemon writes it)")
 
-
-def _add_daemon(sub: Any) -> None:
-    """``hrb status``, ``hrb daemon start|stop|status`` and ``hrb serve``."""
-    sub.add_parser("status", help="the daemon's status")
-
-    d = sub.add_parser(
-        "daemon",
-        help="start, stop or query the shared daemon",
-        description="start, stop or query the shared daemon; `stop` returns once the daemon has exited, "
-        '`status` prints {"running": false} and exits 1 when none runs',
-    )
-    d.add_argument(
-        "daemon_cmd",
-        choices=["start", "stop", "status"],
-        help="start (a daemon that stays up), stop or status",
-    )
-    d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
-    d.add_argument(
-        "--allow-code-over-tcp",
-        action="store_true",
-        help="let TCP clients send import-path specs (module:function): code run as you",
-    )
-    d.add_argument(
-        "--idle-exit",
-        metavar="AGE",
-        help="with start: stop after this long without a client (90s, 10m, 1h); by default a daemon "
-        "started this way stays up, while one started on demand by another command stops after "
-        "$HRBENCH_IDLE_EXIT seconds (default 600; `never` keeps it)",
-    )
-
-    sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
-    sv.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout (the only mode)")

@@ -1,4 +1,4 @@
-"""``hrb prices MODEL...``: the daemon's price of each model, with its source and date."""
+"""``hrb prices MODEL...``: the daemon's price of each model, with its tiers, source and date."""
 
 from __future__ import annotations
 
@@ -30,6 +30,13 @@ def price_text(m: ModelPrice) -> str:
         >>> print(price_text(m))
         m: input 1, cache read 0.5, cache write 1.25 (5 min) / 2 (1 h), output 2 USD per million tokens
           source: a table; date: 2025-08-01
+        >>> from hrbench_client.protocol import PriceTier
+        >>> t = PriceTier(above=200000, input=2.0, cached_input=1.0, output=4.0, cache_write_5m=2.5, cache_write_1h=4.0)
+        >>> print(price_text(ModelPrice(model="m", priced_as="m", input=1.0, cached_input=0.5, output=2.0,
+        ...                             cache_write_5m=1.25, cache_write_1h=2.0, source="a table", tiers=[t])))
+        m: input 1, cache read 0.5, cache write 1.25 (5 min) / 2 (1 h), output 2 USD per million tokens
+          source: a table; date: not recorded (the source version pins it)
+          above 200,000 prompt tokens: input 2, cache read 1, cache write 2.5 (5 min) / 4 (1 h), output 4
     """
     name = m.model if m.priced_as == m.model else f"{m.model} (as {m.priced_as})"
     lines = [
@@ -38,6 +45,11 @@ def price_text(m: ModelPrice) -> str:
         f"  source: {m.source}; date: {m.date or 'not recorded (the source version pins it)'}"
         + (f"; provider: {m.provider}" if m.provider else ""),
     ]
+    for t in m.tiers:
+        lines.append(
+            f"  above {t.above:,} prompt tokens: input {t.input:g}, cache read {t.cached_input:g}, cache write "
+            f"{t.cache_write_5m:g} (5 min) / {t.cache_write_1h:g} (1 h), output {t.output:g}"
+        )
     if m.note:
         lines.append(f"  note: {m.note}")
     return "\n".join(lines)

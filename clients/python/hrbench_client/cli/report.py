@@ -39,26 +39,30 @@ def cmd_rows(args: argparse.Namespace) -> int:
             outputs=not args.no_output_text,
             output_chars=args.output_chars,
         )
-    rows = (_row_dict(r, res.outputs, res.traces) for r in res.rows)
+    scorer = res.benchmark.scorer  # every format names the scorer of each row
+    rows = (_row_dict(r, scorer, res.outputs, res.traces) for r in res.rows)
     if args.output is None:  # a closed reader (`| head`) ends in cli.main: exit 141, quietly
         sys.stdout.flush()
         export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
         sys.stdout.buffer.flush()
         return EXIT_OK
+    from hrbench_client.files import atomic_file, why_not_written
+
     try:
-        with open(os.path.expanduser(args.output), "wb") as f:
+        with atomic_file(os.path.expanduser(args.output)) as f:  # whole or not at all
             n = export.write_rows(rows, protocol.Row, f, fmt)
     except OSError as exc:
-        _fail_usage(f"--output {args.output}: {exc.strerror or exc}")
+        _fail_usage(f"--output {args.output}: cannot write the file: {why_not_written(exc)}")
     _err(f"wrote {n} row(s) to {args.output}")
     return EXIT_OK
 
 
 def _row_dict(
-    row: Any, outputs: dict[str, str | None] | None, traces: dict[str, Any] | None
+    row: Any, scorer: str | None, outputs: dict[str, str | None] | None, traces: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """One row of ``hrb rows``: the seed's columns, then ``output`` and ``trace`` when asked for."""
+    """One row of ``hrb rows``: the seed's columns, ``scorer``, then ``output`` and ``trace`` when asked for."""
     out = _msgspec().structs.asdict(row)
+    out["scorer"] = scorer
     if outputs is not None:
         out["output"] = outputs.get(row.ledger_id)
     if traces is not None:
@@ -166,8 +170,11 @@ def _write_html(args: argparse.Namespace) -> str:
     target = Path(os.path.expanduser(args.html)).resolve()
     with _client(args) as hb:
         text = benchmark_html(hb, args.id, **settings)
+    from hrbench_client.files import atomic_file, why_not_written
+
     try:
-        target.write_text(text, encoding="utf-8")
+        with atomic_file(target) as f:  # whole or not at all
+            f.write(text.encode("utf-8"))
     except OSError as exc:
-        _fail_usage(f"--html: cannot write {args.html!r} ({exc.strerror or exc})")
+        _fail_usage(f"--html {args.html}: cannot write the file: {why_not_written(exc)}")
     return str(target)

@@ -28,7 +28,7 @@ The Structs live in one module per method family, and every name is importable f
 (the ``[stop]`` table), :mod:`~hrbench_client.protocol.session`
 (initialize, auth, status, shutdown), :mod:`~hrbench_client.protocol.methods` (the tables),
 :mod:`~hrbench_client.protocol.hints` and :mod:`~hrbench_client.protocol.schema`. The
-constrained types (``Name``, ``ImportPath``, ``EnvName``, ``CallerEnv``, ``ItemId``, ``Prices``,
+constrained types (``Name``, ``ImportPath``, ``EnvName``, ``CallerEnv``, ``ItemId``, ``Prices``, ``FreePrice``,
 ``BilledAs``, ``Level``) and ``MAX_FINITE`` are importable from here too, outside ``__all__``.
 """
 
@@ -68,7 +68,7 @@ from hrbench_client.protocol.gate import GateParams, GateResult
 from hrbench_client.protocol.hints import unknown_field_hint
 from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
 from hrbench_client.protocol.methods import ERROR_CODES, METHODS, NOTIFICATIONS, ErrorData
-from hrbench_client.protocol.prices import ModelPrice, PricesParams, PricesResult
+from hrbench_client.protocol.prices import ModelPrice, PricesParams, PricesResult, PriceTier
 from hrbench_client.protocol.records import Row, Step, Usage
 from hrbench_client.protocol.schema import schemas
 from hrbench_client.protocol.scoring import (
@@ -104,6 +104,7 @@ from hrbench_client.protocol.specs import (
     OpenAIClientSpec,
     OutputsArmSpec,
     PriceSpec,
+    PriceTierSpec,
     PromptArmSpec,
     RayExecutorSpec,
     ReadingArmSpec,
@@ -111,6 +112,7 @@ from hrbench_client.protocol.specs import (
     ReplayClientSpec,
 )
 from hrbench_client.protocol.specs import BilledAs as BilledAs
+from hrbench_client.protocol.specs import FreePrice as FreePrice
 from hrbench_client.protocol.specs import Prices as Prices
 from hrbench_client.protocol.stopping import StopPlanSpec, StopSpec
 from hrbench_client.protocol.stored import (
@@ -205,6 +207,8 @@ __all__ = [
     "OpenAIClientSpec",
     "OutputsArmSpec",
     "PriceSpec",
+    "PriceTier",
+    "PriceTierSpec",
     "PricesParams",
     "PricesResult",
     "ProgressNotification",

@@ -104,7 +104,8 @@ class ArmSummary(Struct, kw_only=True):
     ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
     failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
     no price): what was paid, 0 for cache and recording hits; ``usd_list`` the same at list price,
-    each reply at what it cost when first paid (issue 18). ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
+    each reply at what it cost when first paid (issue 18); ``usd_from_log`` the runs whose tokens and
+    list price come from another tool's log (an imported arm), not paid here. ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
     as ``accuracy``; ``None`` for an arm with resumed rows. ``error_causes``: the runs that
     ended in an error (dev split included) by cause, e.g. ``{"openai: HTTP 401": 20}``.
     """
@@ -123,6 +124,7 @@ class ArmSummary(Struct, kw_only=True):
     tokens_out: int = 0
     metrics: dict[str, float | None] = field(default_factory=dict)
     error_causes: dict[str, int] = field(default_factory=dict)
+    usd_from_log: int = 0
 
 
 class BenchmarkResult(Struct, kw_only=True):

@@ -52,7 +52,8 @@ class ArmView(Struct, kw_only=True):
     price (each reply at what it cost when first paid: cache and recording hits included; issue
     18); ``usd_per_run`` (with its interval) and ``accuracy_per_usd`` are at that list price, so
     arms compare by cost whatever the cache held. ``seconds`` wall-clock summed over the arm's
-    rows, tokens summed over its rows.
+    rows, tokens summed over its rows; ``usd_from_log`` the reportable runs whose tokens and list
+    price come from another tool's log (an imported arm), not paid here.
     ``metrics``: the benchmark metrics' means from the stored summary (the spec's ``metrics``,
     e.g. SQuAD EM and F1; no interval; empty until the benchmark ends or without metrics).
     """
@@ -81,6 +82,7 @@ class ArmView(Struct, kw_only=True):
     accuracy_per_usd: float | None = None
     accuracy_per_usd_low: float | None = None
     accuracy_per_usd_high: float | None = None
+    usd_from_log: int = 0
 
 
 class Difference(Struct, kw_only=True):

@@ -4,17 +4,32 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from msgspec import Meta, Struct
+from msgspec import Meta, Struct, field
 
 from hrbench_client.protocol._base import _Spec
 
-__all__ = ["ModelPrice", "PricesParams", "PricesResult"]
+__all__ = ["ModelPrice", "PriceTier", "PricesParams", "PricesResult"]
 
 
 class PricesParams(_Spec):
     """Params of ``prices``: the models to price, by the names requests give them."""
 
     models: Annotated[list[str], Meta(min_length=1, description="model names, e.g. gpt-4o-mini")]
+
+
+class PriceTier(Struct, kw_only=True):
+    """The rates of every token of a request whose prompt has more than ``above`` tokens, USD per million tokens.
+
+    A long-context price (Anthropic's and Google's above 200,000 prompt tokens): once a prompt
+    passes ``above``, all its tokens, output included, are billed at these rates.
+    """
+
+    above: int
+    input: float
+    cached_input: float
+    output: float
+    cache_write_5m: float
+    cache_write_1h: float
 
 
 class ModelPrice(Struct, kw_only=True):
@@ -24,7 +39,8 @@ class ModelPrice(Struct, kw_only=True):
     of prompt tokens written to the provider's cache (a provider without a cache-write price
     bills them as input). ``source`` is the price package and its version (with the provider's
     price page), the table hrbench ships, the file ``HRBENCH_PRICES`` names, or an override;
-    ``date`` the date the price took effect or was checked, when known.
+    ``date`` the date the price took effect or was checked, when known. ``tiers``: the rates
+    above each prompt size (empty for a price with none).
     """
 
     model: str
@@ -38,6 +54,7 @@ class ModelPrice(Struct, kw_only=True):
     source: str
     date: str | None = None
     note: str | None = None
+    tiers: list[PriceTier] = field(default_factory=list)
 
 
 class PricesResult(Struct, kw_only=True):

@@ -19,7 +19,9 @@ __all__ = [
     "MockClientSpec",
     "OpenAIClientSpec",
     "OutputsArmSpec",
+    "FreePrice",
     "PriceSpec",
+    "PriceTierSpec",
     "Prices",
     "PromptArmSpec",
     "RayExecutorSpec",
@@ -121,19 +123,41 @@ Newcomer finding 7: a TOML ``max_usd = inf`` passed ``ge=0`` and was sent as JSO
 an infinite price (finding 15)."""
 
 
+Rate = Annotated[float, Meta(ge=0, le=MAX_FINITE, description="USD per million tokens")]
+
+
+class PriceTierSpec(_Spec):
+    """The rates of every token of a request whose prompt has more than ``above`` tokens (a long-context price)."""
+
+    above: Annotated[int, Meta(ge=0, description="prompt tokens, e.g. 200000")]
+    input: Rate
+    output: Rate
+    cached_input: Rate | None = None
+
+
 class PriceSpec(_Spec):
-    """A model's price in USD per million tokens (``cached_input`` defaults to ``input``)."""
+    """A model's price in USD per million tokens (``cached_input`` defaults to ``input``).
 
-    input: Annotated[float, Meta(ge=0, le=MAX_FINITE)]
-    output: Annotated[float, Meta(ge=0, le=MAX_FINITE)]
-    cached_input: Annotated[float, Meta(ge=0, le=MAX_FINITE)] | None = None
+    ``tiers``: dearer rates for requests whose prompt passes a size, in ascending ``above``.
+    A rate of 0 for a model the daemon's table prices is refused: write ``price = "free"``
+    to declare a model free.
+    """
 
+    input: Rate
+    output: Rate
+    cached_input: Rate | None = None
+    tiers: list[PriceTierSpec] | None = None
+
+
+FreePrice = Annotated[
+    Literal["free"], Meta(description='"free" declares the model free: every rate 0, never refused')
+]
 
 Prices = Annotated[
-    dict[Name, PriceSpec],
+    dict[Name, PriceSpec | FreePrice],
     Meta(
         description="Prices of other models, by name (a `billed_as` model, a model an arm asks for), "
-        "in USD per million tokens, over the daemon's price table."
+        'in USD per million tokens, over the daemon\'s price table; "free" declares one free.'
     ),
 ]
 
@@ -158,9 +182,10 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     no output limit; ``billed_as`` names the dearer models a reply may be billed as (a router,
     an alias): a USD cap reserves at the dearest of them and ``model``. ``price`` prices
     ``model`` (a local or unlisted model) over the daemon's price table (the shipped one, or
-    the file ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price.
-    ``prices`` prices other models the same way, by name: a ``billed_as`` model, a model an
-    arm asks for (newcomer finding 19: only ``HRBENCH_PRICES`` and a daemon restart could).
+    the file ``HRBENCH_PRICES`` names in the daemon's environment): a USD cap needs a price;
+    ``price = "free"`` declares the model free (a rate of 0 for a model the table prices is
+    refused otherwise). ``prices`` prices other models the same way, by name: a ``billed_as``
+    model, a model an arm asks for.
     """
 
     model: Name
@@ -173,7 +198,7 @@ class OpenAIClientSpec(_Spec, tag="openai", tag_field="kind"):
     max_tokens: Annotated[int, Meta(ge=1)] | None = None
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
-    price: PriceSpec | None = None
+    price: PriceSpec | FreePrice | None = None
     prices: Prices = field(default_factory=dict)
 
 
@@ -194,7 +219,7 @@ class AnthropicClientSpec(_Spec, tag="anthropic", tag_field="kind"):
     anthropic_version: str = "2023-06-01"
     billed_as: BilledAs = field(default_factory=list)
     settings: dict[str, Any] = field(default_factory=dict)
-    price: PriceSpec | None = None
+    price: PriceSpec | FreePrice | None = None
     prices: Prices = field(default_factory=dict)
 
 

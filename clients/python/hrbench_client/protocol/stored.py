@@ -171,7 +171,12 @@ class BenchmarkRowsParams(_Spec):
 
 
 class BenchmarkInfo(Struct, kw_only=True):
-    """A stored benchmark's header."""
+    """A stored benchmark's header.
+
+    ``scorer`` is the name of the scorer that scored its rows (``exact_normalised``,
+    ``answer_contains``, a judge's or a function's name), which ``hrb rows`` writes in every
+    format beside each row; ``None`` from a daemon that does not say.
+    """
 
     id: str
     status: str
@@ -179,6 +184,7 @@ class BenchmarkInfo(Struct, kw_only=True):
     total: int | None = None
     created: str | None = None
     name: str | None = None
+    scorer: str | None = None
 
 
 class BenchmarkRowsResult(Struct, kw_only=True):

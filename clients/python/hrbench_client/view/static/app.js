@@ -44,11 +44,47 @@ function link(path, params) {
   return u.pathname + u.search;
 }
 
+// access: the session key the server gave this tab when it opened the view's link, sent in a
+// header of every API request; never a cookie (a browser sends cookies to every port of a host).
+// sessionStorage and BroadcastChannel belong to this origin, port included: a tab opened on
+// its own (a link opened in a new tab) asks the view's open tabs for the key.
+const SESSION = "hrb-view-session";
+const channel = !STATIC && "BroadcastChannel" in window ? new BroadcastChannel("hrb-view") : null;
+if (channel) {
+  channel.addEventListener("message", (e) => {
+    const mine = sessionStorage.getItem(SESSION);
+    if (e.data === "want" && mine) channel.postMessage({ session: mine });
+  });
+}
+
+function session() {
+  const mine = sessionStorage.getItem(SESSION);
+  if (mine || !channel) return Promise.resolve(mine);
+  return new Promise((resolve) => {
+    const got = (e) => {
+      if (e.data && typeof e.data.session === "string") {
+        sessionStorage.setItem(SESSION, e.data.session);
+        done();
+      }
+    };
+    const done = () => {
+      channel.removeEventListener("message", got);
+      clearTimeout(timer);
+      resolve(sessionStorage.getItem(SESSION));
+    };
+    const timer = setTimeout(done, 1000);
+    channel.addEventListener("message", got);
+    channel.postMessage("want");
+  });
+}
+
 async function api(path, params) {
   if (STATIC) {
     throw new Error("this page was saved by `hrb report --html`: open it with `hrb view` to browse further");
   }
-  const r = await fetch(link(path, params), { credentials: "same-origin", headers: { accept: "application/json" } });
+  const key = (await session()) || "";
+  const headers = { accept: "application/json", "x-hrb-view-session": key };
+  const r = await fetch(link(path, params), { credentials: "omit", headers });
   const body = await r.json();
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
@@ -269,7 +305,9 @@ function armTable(v) {
       h("td", { class: "num", "data-k": "n_runs" }, a.n_runs),
       h("td", { "data-k": "failures" }, kinds.filter((k) => a.failures[k]).map((k) => `${k} ${a.failures[k]}`).join(" · ") || "-"),
       h("td", { class: "num" }, a.tokens_in), h("td", { class: "num" }, a.tokens_out),
-      usdCell(a.usd, "usd"), usdCell(a.usd_list, "usd_list"), usdCell(a.usd_per_run, "usd_per_run"),
+      usdCell(a.usd, "usd"),
+      a.usd_from_log ? h("td", { class: "num", "data-k": "usd_list", "data-v": a.usd_list ?? "", title: `${a.usd_from_log} run(s) from another tool's log: what the log records, not paid here` }, `${fmtUsd(a.usd_list)} (from the log, not paid here)`) : usdCell(a.usd_list, "usd_list"),
+      usdCell(a.usd_per_run, "usd_per_run"),
       h("td", { class: "num", "data-k": "accuracy_per_usd" }, fmt(a.accuracy_per_usd, 1)),
       h("td", { class: "num" }, fmt(a.seconds, 2))))));
 }
@@ -457,7 +495,7 @@ function payloadBlock(x) {
 function stepBlock(s) {
   const usage = s.usage ? `tokens ${s.usage.tokens_in} in / ${s.usage.tokens_out} out (${s.usage.provenance || "?"})` : "no usage";
   return h("div", { class: "step", "data-source": s.source },
-    h("div", { class: "muted" }, `${s.kind} · source ${s.source}${s.source === "cache" || s.source === "recording" ? " (hit)" : ""} · model ${s.model || "-"} · finish ${s.finish_reason || "-"} · ${usage} · ${s.usd === null ? "USD unknown (no price)" : fmtUsd(s.usd)} · ${fmt(s.seconds, 2)} s`),
+    h("div", { class: "muted" }, `${s.kind} · source ${s.source}${s.source === "cache" || s.source === "recording" ? " (hit)" : s.source === "log" ? " (from the log, not paid here)" : ""} · model ${s.model || "-"} · finish ${s.finish_reason || "-"} · ${usage} · ${s.usd === null ? "USD unknown (no price)" : fmtUsd(s.usd)} · ${fmt(s.seconds, 2)} s`),
     (s.messages || []).map((msg) => h("div", {}, h("span", { class: "role" }, `${msg.role}: `),
       h("pre", {}, typeof msg.content === "string" ? msg.content : JSON.stringify(msg.content, null, 2)))),
     s.text !== null && s.text !== undefined ? h("div", {}, h("span", { class: "role" }, "reply: "), h("pre", { class: "reply" }, s.text)) : null,
@@ -486,7 +524,7 @@ function runCard(r, trace) {
     h("div", {}, h("b", {}, `run ${r.run}`), ` · draw index ${r.draw_index} · `,
       h("span", { "data-k": "correct" }, r.correct === null ? "unlabelled" : r.correct ? "right" : "wrong"),
       r.failure_kind ? ` · failure ${r.failure_kind}` : "",
-      ` · tokens ${r.tokens_in} in / ${r.tokens_out} out · ${r.usd === null ? "USD unknown (no price)" : fmtUsd(r.usd)} (${r.usd_provenance || "?"}) · ${fmt(r.seconds, 2)} s`),
+      ` · tokens ${r.tokens_in} in / ${r.tokens_out} out · ${r.usd === null ? "USD unknown (no price)" : fmtUsd(r.usd)} (${r.usd_provenance === "log" ? "from the log, not paid here" : r.usd_provenance || "?"}) · ${fmt(r.seconds, 2)} s`),
     h("div", {}, h("span", { class: "role" }, "output: "), h("pre", { class: "output" }, out ? out.text : "(none)")),
     h("div", {}, h("span", { class: "role" }, "outcome as scored: "), h("pre", { class: "outcome" }, r.outcome ?? "(none)")),
     h("details", { class: "trace", open: steps.length <= 3 }, h("summary", {}, `trace: ${steps.length} step(s)`),
