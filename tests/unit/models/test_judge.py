@@ -168,11 +168,13 @@ def test_parse_grade_refuses_anything_else(kind: str, reply: str | None) -> None
 
 
 def test_rubric_pass_mark_and_user_template(srv: LoopbackServer) -> None:
-    srv.set(reply_fn=lambda prompt, seed, call: "8" if "Paris" in prompt else "6")
+    grades = {"Paris": "8", "Quito": "6", "Ndjamena": "7"}  # 7: the pass mark itself passes
+    srv.set(reply_fn=lambda prompt, seed, call: next((g for o, g in grades.items() if o in prompt), "0"))
     template = "Q {item}; gold {label}; graded {output}. Score 0-10."
     bench = _bench(srv, _judge(srv, kind="rubric", template=template, pass_mark=7))
     got = _by_item(bench)
     assert got["q1"] == (True, "8", None) and got["q2"] == (False, "6", "wrong")
+    assert got["q3"] == (True, "7", None)
     asked = [r.body["messages"][0]["content"] for r in srv.requests]  # in any order: they run at once
     assert any(a.startswith("Q France; gold Paris; graded ") for a in asked), asked
 

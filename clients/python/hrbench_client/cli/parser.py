@@ -574,4 +574,3 @@ def _add_cache(sub: Any) -> None:
     rx = recs.add_parser("export", help="write a recording as JSON lines")
     rx.add_argument("name", help="the recording's name")
     rx.add_argument("file", help="the file to write (the daemon writes it)")
-
