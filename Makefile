@@ -72,8 +72,8 @@ test-slow: $(STAMP)
 # settlement, the stop guard, each import's field mapping, each scorer's decided rules, the
 # gate's decision) is applied to a private copy of the tree, the focused tests that hold its
 # promise run there, and every patch must be caught; a patch that no longer applies fails the
-# check. Two patches at a time (MUTANTS_JOBS=N for more); 49 patches took 7-17 min on the shared
-# 2-core machine (focused tests once without a patch first: 1.5-2.5 min of it).
+# check. Two patches at a time (MUTANTS_JOBS=N for more): 49 patches took 8:23 on the 2-core
+# machine at a load of 40-47 from other work, 3:28 of it the focused tests run once unpatched.
 mutants: $(STAMP)
 	$(PY) tools/mutants.py
 
