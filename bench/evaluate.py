@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import hrbench.evaluation.metrics as metrics
+import hrbench.metrics as metrics
 from hrbench.evaluation.evaluate import evaluate
 from hrbench.evaluation.modules import module, module_fn
 from hrbench.models.mock import MockClient

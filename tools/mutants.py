@@ -384,19 +384,23 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "answer-contains.percent-forms-not-accepted",
-        "hrbench/reading/_scorer.py",
+        "hrbench/scoring/answer.py",
         "        forms = [m.group(1) + p for p in _PERCENT_FORMS] if m else [f]",
         "        forms = [f]",
-        "tests/unit/reading/",
+        "tests/unit/reading/test_answer_scorer.py",
+        "tests/unit/reading/test_answer_edges.py",
+        "tests/unit/reading/test_not_found.py",
     ),
     m(
         "answer-contains.an-abstention-is-just-wrong",
-        "hrbench/reading/_scorer.py",
+        "hrbench/scoring/answer.py",
         '        return Score(correct=False, outcome=outcome, failure_kind="not_in_document")\n'
         '    return Score(correct=False, outcome=outcome, failure_kind="wrong")',
         '        return Score(correct=False, outcome=outcome, failure_kind="wrong")\n'
         '    return Score(correct=False, outcome=outcome, failure_kind="wrong")',
-        "tests/unit/reading/",
+        "tests/unit/reading/test_answer_scorer.py",
+        "tests/unit/reading/test_answer_edges.py",
+        "tests/unit/reading/test_not_found.py",
     ),
     m(
         "judge.a-verdict-read-from-prose",
