@@ -387,9 +387,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "hrbench/scoring/answer.py",
         "        forms = [m.group(1) + p for p in _PERCENT_FORMS] if m else [f]",
         "        forms = [f]",
-        "tests/unit/reading/test_answer_scorer.py",
-        "tests/unit/reading/test_answer_edges.py",
-        "tests/unit/reading/test_not_found.py",
+        "tests/unit/reading/test_number_noise_forms.py",
     ),
     m(
         "answer-contains.an-abstention-is-just-wrong",
