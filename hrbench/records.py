@@ -15,6 +15,7 @@ from hrbench.errors import ReasoningExhausted
 
 __all__ = [
     "FAILURE_KINDS",
+    "OUTPUT_SOURCE",
     "REFUSAL_REASONS",
     "Answer",
     "Billed",
@@ -27,6 +28,7 @@ __all__ = [
     "ToolCall",
     "Usage",
     "list_usd",
+    "run_output",
     "usd_text",
 ]
 
@@ -277,7 +279,9 @@ class Step(msgspec.Struct, kw_only=True):
         kind: ``"request"``, ``"attempt"`` (an attempt of the next request that failed and
             was retried: its ``error`` says why, and when it was not sent; one whose reply the
             provider billed carries that reply's ``usage`` and ``usd``, which the row counts),
-            ``"tool"`` (a local tool's run), ``"error"`` or ``"note"``.
+            ``"tool"`` (a local tool's run), ``"error"`` or ``"note"`` (its ``source`` says of what:
+            ``"metrics"``, the run's benchmark metrics; ``"output"``, the arm's output text,
+            :func:`run_output`).
         key: the request's cache key (sha256 hex, draw index included).
         model: the model asked for.
         source: ``"live"``, ``"cache"``, ``"recording"``, or ``"refused"`` (never sent).
@@ -312,6 +316,34 @@ class Step(msgspec.Struct, kw_only=True):
     seconds: float = 0.0
     error: str | None = None
     tool_calls: list[ToolCall] | None = None
+
+
+OUTPUT_SOURCE = "output"
+"""The ``source`` of the note step that keeps a run's output text in its trace (:func:`run_output`)."""
+
+
+def run_output(trace: Any) -> str | None:
+    """The text of what a run's arm returned, as its scorer received it; ``None`` when it returned none.
+
+    The runner keeps it in the run's trace as a step of kind ``"note"`` and source
+    :data:`OUTPUT_SOURCE` (the reply text of a prompt arm, the text of a function arm's answer,
+    a number or other value as JSON); ``hrb rows`` exports it as the ``output`` column. A run
+    that failed before its arm returned, and a trace stored before outputs were kept, have none.
+
+    Args:
+        trace: the run's steps (:class:`Step`).
+
+    Example:
+        >>> run_output([Step(ledger_id="r", text="Paris"),
+        ...             Step(ledger_id="r", kind="note", source=OUTPUT_SOURCE, text="Paris.")])
+        'Paris.'
+        >>> run_output([Step(ledger_id="r", text="Paris")]) is None
+        True
+    """
+    for s in reversed(trace):
+        if s.kind == "note" and s.source == OUTPUT_SOURCE:
+            return s.text
+    return None
 
 
 def list_usd(trace: Any) -> float | None:

@@ -328,16 +328,19 @@ class ProcessGuard:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_timeout_set_timer(self, item: pytest.Item, settings: Any) -> object:
-        """pytest-timeout's per-test timeout (ini ``timeout`` or a marker) times HRBENCH_TEST_SLOW."""
-        if _slow.FACTOR == 1.0 or not settings.timeout:
+        """pytest-timeout's per-test timeout (ini ``timeout`` or a marker) times the machine's load (:func:`tests._slow.current`)."""
+        factor = _slow.current()
+        if factor == 1.0 or not settings.timeout:
             return None
         import pytest_timeout
 
-        scaled = settings._replace(timeout=settings.timeout * _slow.FACTOR)
+        scaled = settings._replace(timeout=settings.timeout * factor)
         return pytest_timeout.pytest_timeout_set_timer(item=item, settings=scaled)
 
     def pytest_report_header(self) -> str:
-        return f"{_slow.VARIABLE}={_slow.FACTOR:g}: test time limits x{_slow.FACTOR:g}"
+        if _slow.FACTOR is not None:
+            return f"{_slow.VARIABLE}={_slow.FACTOR:g}: test time limits x{_slow.FACTOR:g}"
+        return f"test time limits x{_slow.current():.2g} now: the load per core x{_slow.STEAL:.2g} steal, rescaled at each test"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: object) -> None:

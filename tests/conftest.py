@@ -2,7 +2,7 @@
 
 Also the suite's process hygiene and time limits: :class:`tests._procs.ProcessGuard` stops every
 process a test started when the test ends and fails the run if one is left when the session
-ends; ``HRBENCH_TEST_SLOW`` scales the time limits (:mod:`tests._slow`), and
+ends; the machine's load scales the time limits (:mod:`tests._slow`), and
 ``HRBENCH_TEST_EXAMPLES`` the property tests' examples (:mod:`tests._examples`).
 """
 
@@ -17,16 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from tests import _examples, _procs, _slow
 
 REPO = Path(__file__).resolve().parent.parent
 
 # A quarter of the examples in make test, every one in make test-slow (tests/_examples.py); the
-# tests that write their own max_examples scale it with _examples.examples().
-settings.register_profile("quick", max_examples=_examples.quick(_examples.FULL_DEFAULT))
-settings.register_profile("full", max_examples=_examples.FULL_DEFAULT)
+# tests that write their own max_examples scale it with _examples.examples(). No deadline: an
+# example's wall-clock time is no property of the code (hypothesis's 200 ms failed on a loaded
+# machine), nor is the time its data takes to draw (the too_slow health check).
+_UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("quick", max_examples=_examples.quick(_examples.FULL_DEFAULT), **_UNTIMED)
+settings.register_profile("full", max_examples=_examples.FULL_DEFAULT, **_UNTIMED)
 settings.load_profile("full" if _examples.FULL else "quick")
 
 
@@ -48,6 +51,11 @@ def data_dir() -> Path:
 def cases_dir() -> Path:
     """The shared cases folder: ``$HRBENCH_CASES``, else ``<repo>/../shared/cases``."""
     return Path(os.environ.get("HRBENCH_CASES") or REPO.parent / "shared" / "cases")
+
+
+def seeds_dir() -> Path:
+    """The seeds folder (the behavioural contract): ``$HRBENCH_SEEDS``, else ``<repo>/../shared/seeds``."""
+    return Path(os.environ.get("HRBENCH_SEEDS") or REPO.parent / "shared" / "seeds")
 
 
 def load_cases(scorer: str | None = None) -> list[dict[str, Any]]:

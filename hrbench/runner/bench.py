@@ -22,14 +22,20 @@ from hrbench.runner.stopping import StopRecord
 from hrbench.runner.summary import Summary, summarise
 from hrbench.stats.stopped import reported_rows, stop_lines, stop_section
 
-__all__ = ["FAILED_LEGEND", "Bench"]
+__all__ = ["DESCRIPTIVE_LINE", "FAILED_LEGEND", "Bench"]
+
+DESCRIPTIVE_LINE = (
+    "  Descriptive only: accuracy is the mean over runs within each item, then over labelled items, "
+    "with no interval."
+)
+"""The printout's line under the table, as seed 002 prints it: ``print()`` is descriptive only."""
 
 FAILED_LEGEND = (
     "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
     "not_in_document, reasoning_exhausted); report()'s failures counts every labelled run that was not right."
 )
-"""The printout's line saying what its ``failed`` column counts (``report()``'s ``failures``
-column, by contrast, counts every not-right run, wrong and budget_stop included)."""
+"""The printout's line saying what its ``failed`` column counts, shown when an arm has failed runs
+(report()'s ``failures`` column counts every not-right run, wrong and budget_stop included)."""
 
 
 class Bench:
@@ -56,9 +62,9 @@ class Bench:
         status: ``"budget_stopped"`` when any run was stopped, else ``"errors"`` when any run
             ended in an error, else ``"done"``.
 
-    Rule (seed 002 keeps stopped runs counted wrong): a benchmark a budget
-    stopped is never shown as plainly done. Its ``status`` is ``"budget_stopped"``, and its
-    printout ends with :meth:`stop_note`. Likewise, a benchmark with runs that ended in
+    A benchmark a budget stopped is never shown as plainly done (seed 002 keeps stopped runs
+    counted wrong). Its ``status`` is ``"budget_stopped"``, and its
+    printout ends with :meth:`stop_note`. Likewise a benchmark with runs that ended in
     errors, all or some, has the status ``"errors"`` (a budget stop wins when both), and its
     printout says how many and the commonest cause (:meth:`error_note`).
 
@@ -69,7 +75,7 @@ class Bench:
     the dev split), as its table counts runs; when a stop rule (``stop=``) cancelled clusters in
     flight, it says how many runs of theirs are kept, not reported (``reportable = False``).
 
-    Rule (as ``hrb`` prints ``hrb bench --resume ID --retry-errors``): the printout of a
+    As ``hrb`` prints ``hrb bench --resume ID --retry-errors``, the printout of a
     benchmark with runs that ended in errors says how to run only those again: :attr:`retry`,
     by default the library's ``benchmark(..., done=bench.as_done(), done_traces=bench.traces,
     retry_errors=True)`` (:meth:`as_done`), which keeps every other run and replaces the failed
@@ -146,9 +152,10 @@ class Bench:
         paid (:func:`~hrbench.records.list_usd`), so arms compare by cost whatever
         the cache served. ``usd_from_log`` counts the runs whose tokens and list price come from
         another tool's log (an imported arm: ``usd_provenance`` ``"log"``), not paid here; their
-        ``usd_list`` is ``None`` when the log records no cost. ``error_causes`` counts every run that ended in an error (dev split
-        included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; the status and banner
-        name the commonest). ``metrics`` holds the mean of each benchmark
+        ``usd_list`` is ``None`` when the log records no cost. ``error_causes`` counts every run
+        that ended in an error (dev split included) by cause (``openai: HTTP 401``,
+        ``RuntimeError``, ...; the
+        status and banner name the commonest). ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
         without metrics.
         """
@@ -206,10 +213,9 @@ class Bench:
         widths = [max(len(c), *(len(t[i]) for t in table)) if table else len(c) for i, c in enumerate(cols)]
         lines = [head, " " + " ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))]
         lines += [" " + " ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)) for t in table]
-        lines.append(
-            "  accuracy: the mean over runs within each item, then over labelled items; intervals are in hb.report() and hrb report."
-        )
-        lines.append(FAILED_LEGEND)
+        lines.append(DESCRIPTIVE_LINE)  # seed 002's text: the seed's example prints no more than this
+        if any(s["failed"] for s in summ):
+            lines.append(FAILED_LEGEND)
         if listed:
             lines += _list_price_notes(summ)
         note = self.stop_note()

@@ -312,8 +312,7 @@ def benchmark(
         <hr_bench> 1 arm(s) x 4 item(s) in 2 cluster(s) x 5 run(s); split test; scorer exact_normalised
          arm accuracy runs wrong failed budget_stop usd
          ask 0.750    20   5     0      0           0.0000
-          accuracy: the mean over runs within each item, then over labelled items; intervals are in hb.report() and hrb report.
-          failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, not_in_document, reasoning_exhausted); report()'s failures counts every labelled run that was not right.
+          Descriptive only: accuracy is the mean over runs within each item, then over labelled items, with no interval.
     """
     _check_keywords("benchmark", kwargs)
     return anyio.run(

@@ -23,6 +23,7 @@ from hrbench.errors import BudgetRefused, DuplicateDrawError, ReasoningExhausted
 from hrbench.models.pricing import Pricing
 from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
+from hrbench.runner.outputs import output_note
 from hrbench.runner.runtime import Runtime
 from hrbench.scoring.scorer import ScorerLike, label_answers
 
@@ -445,7 +446,7 @@ def scored(plan: Plan, item: str, att: Attempt) -> Score:
 
 
 def score_row(plan: Plan, cluster: str, item: str, arm: Arm, run: int, att: Attempt) -> Row:
-    """Score one run and make its row."""
+    """Score one run and make its row; the arm's output text joins its trace (:func:`output_note`)."""
     ctx = att.ctx
     if att.forced is not None:
         na = plan.unlabelled[item]
@@ -455,6 +456,10 @@ def score_row(plan: Plan, cluster: str, item: str, arm: Arm, run: int, att: Atte
     else:
         score = scored(plan, item, att)
     tin, tout, treas, tcache, usd, prov = row_usage(ctx.trace)
+    # what the scorer received, exported as the row's output (hrb rows); a failed run has none
+    note = None if att.forced is not None else output_note(ctx.ledger_id, att.output)
+    if note is not None:
+        ctx.trace.append(note)
     split = plan.splits[item]
     return Row(
         cluster=cluster,

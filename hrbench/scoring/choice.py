@@ -1,13 +1,18 @@
 r"""The ``choice`` scorer: the multiple-choice letter a reply picks, against the label's letter.
 
-Models write a choice in many ways; this scorer reads the common ones (the forms inspect_ai's
-``choice()`` and lm-evaluation-harness's multiple-choice filters accept, made strict) and
-refuses to guess: a reply that picks no letter is a ``parse_failure``, and a reply that picks
-two letters is refused (``"Answer: A or C"``), never counted right because one of them is the
-label. The label is a letter, or a list of accepted letters; an empty label is a
-:class:`~hrbench.errors.ScorerError`. The five reading rules, in the order they are tried, with
-their examples and the forms refused on purpose, are on the docs page ``docs/rules/choice.md``
-("The choice scorer's reading rules").
+Models write a choice in many ways; the scorer reads the common ones (the forms inspect_ai's
+``choice()`` and lm-evaluation-harness's multiple-choice filters accept, made strict) and refuses
+to guess. In short, the first of these that finds a letter decides: the whole reply is one letter,
+alone or dressed (``"B"``, ``"(b)"``, ``"\boxed{B}"``); a final mark (a letter after ``answer``,
+in ``\boxed{}`` or in ``<answer>`` tags: ``"Answer: $B"``); a cue with no readable letter refuses
+the reply; a letter after ``option`` or ``choice``; a letter marked elsewhere (``"B) 1918"``,
+``"(B)"``, ``"**B**"``). Exactly one distinct letter picks a choice; none or two
+(``"Answer: A or C"``) is a ``parse_failure``. After a cue, ``I``, ``A`` and ``a`` used as words
+are never letters: ``"Answer: I'm not sure, but B"`` picks nothing and ``"Answer: A good answer
+is B"`` picks B, while ``"(A)"``, ``"A)"``, ``"A."`` and ``"I because ..."`` are letters (shared
+cases S05-S08).
+
+The whole rule book, with every form read and refused: ``docs/rules/choice.md``.
 """
 
 from __future__ import annotations
@@ -29,12 +34,19 @@ _DRESS = rf"(?:[\s*_`\"'()\[\]{{}}.:,!$]|{_COMMANDS}|</?answer>)*+"
 _OPEN = rf"(?:[\s*_`\"'(\[{{$]|{_COMMANDS}|<answer>)*+"
 """Dress before a cued letter: space, bold, quotes, backticks, brackets, ``$``, a box, a tag."""
 _CLOSE = r"[)\]}*_`\"'$]*"
+_FOLLOWS_A_LETTER = (
+    "and|or|nor|but|not|vs|versus|because|since|as|given|so|then|for|with|in|on|here|there|"
+    "is|was|has|seems|appears|looks|fits|matches|holds|works|remains|makes|gives|states|says|"
+    "describes|explains|satisfies|follows|applies"
+)
+_WORD = rf"(?<=[AI])(?:['\u2019][a-z]|[^\S\n]+(?!(?:{_FOLLOWS_A_LETTER})\b)[a-z])"
+"""After ``A`` or ``I``: a contraction, or a lower-case word no letter is followed by ("I think")."""
 
 
 def _cue(words: str, cls: str, lower: str) -> re.Pattern[str]:
     return re.compile(
         rf"(?i:\b(?:{words})[*_]*+(?:\s+(?:is|would\s+be|will\s+be))?[*_]*+\s*+[:=]?)"
-        rf"(?:{_OPEN}({cls})|[\s*_`\"'$]*+[(\[]({lower})[)\]])(?![A-Za-z0-9])"
+        rf"(?:{_OPEN}({cls})(?!{_WORD})|[\s*_`\"'$]*+[(\[]?({lower})[)\]])(?![A-Za-z0-9])"
     )
 
 
@@ -55,7 +67,7 @@ def _patterns(letters: str) -> tuple[re.Pattern[str], ...]:
     marked = re.compile(rf"(?:\(({cls})\)|\[({cls})\]|\*\*({cls})\*\*)")
     more = re.compile(
         rf"{_CLOSE}\s*(?:,|/|&|\+|(?i:\bor\b|\band\b))\s*(?:(?i:maybe|perhaps|possibly|either)\s+)?"
-        rf"[*_(\[`\"'$]*(?!I\s+[a-z])({cls})(?![A-Za-z0-9])"  # "and I think": a pronoun
+        rf"[*_(\[`\"'$]*({cls})(?![A-Za-z0-9])(?!{_WORD})"  # "and I think": a pronoun
     )
     return alone, answer, boxed, tagged, unread, option, line, marked, more
 
@@ -72,7 +84,7 @@ def _cued(cue: re.Pattern[str], more: re.Pattern[str], t: str) -> set[str]:
 
 
 def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
-    r"""The distinct letters a reply picks, by the rules of this module's docstring.
+    r"""The distinct letters a reply picks, by the rules of ``docs/rules/choice.md``.
 
     Args:
         text: the reply.
@@ -113,7 +125,7 @@ def read_choice(text: str, letters: str = "ABCDEFGHIJ") -> set[str]:
 def choice_scorer(letters: str = "ABCDEFGHIJ") -> Scorer:
     """The ``choice`` scorer: the one letter a reply picks equals the label's letter.
 
-    The forms read and the refusal of two letters are in this module's docstring.
+    The forms read and the refusal of two letters are in ``docs/rules/choice.md``.
 
     Args:
         letters: the option letters (capitals, each once), default ``"ABCDEFGHIJ"``.

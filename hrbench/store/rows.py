@@ -15,7 +15,7 @@ import msgspec
 
 from hrbench._util.messages import refusal_limits
 from hrbench.errors import ConfigError
-from hrbench.records import Row, Step
+from hrbench.records import OUTPUT_SOURCE, Row, Step
 from hrbench.store._errors import _store_error
 from hrbench.store._open import _Base
 from hrbench.store.ledger import _LEDGER_SNAPSHOT
@@ -40,6 +40,17 @@ class _Draw(msgspec.Struct, kw_only=True):
 
 
 _dec_draws = msgspec.json.Decoder(list[_Draw])
+
+
+class _Note(msgspec.Struct, kw_only=True):
+    """What the output reader reads of a step (the rest of it, prompts included, is skipped)."""
+
+    kind: str = "request"
+    source: str = "live"
+    text: str | None = None
+
+
+_dec_notes = msgspec.json.Decoder(list[_Note])
 
 
 class _Key(msgspec.Struct):
@@ -255,6 +266,36 @@ class _Rows(_Base):
                 return {k: _dec_steps.decode(v) for k, v in raws.items()}
             except msgspec.DecodeError as exc:
                 raise _store_error(exc, self.path) from None
+
+    def outputs_get(self, benchmark_id: str, ledger_ids: Iterable[str]) -> dict[str, str | None]:
+        """The output text of each run of ``ledger_ids``: what its arm returned, as its scorer received it.
+
+        Read from the note step each run's trace keeps (:func:`hrbench.records.run_output`);
+        only the notes' fields are decoded, so a trace's prompts cost no objects. A run with no
+        output (it failed before its arm returned), a trace stored before outputs were kept and
+        a ledger id with no trace give ``None``.
+
+        Example:
+            >>> from hrbench.store import Store
+            >>> s = Store(":memory:")
+            >>> s.rows_put("b", [], {"b/a/q1/1": [Step(ledger_id="b/a/q1/1", text="Paris"),
+            ...     Step(ledger_id="b/a/q1/1", kind="note", source="output", text="Paris")]})
+            >>> s.outputs_get("b", ["b/a/q1/1", "b/a/q2/1"])
+            {'b/a/q1/1': 'Paris', 'b/a/q2/1': None}
+        """
+        wanted = list(dict.fromkeys(ledger_ids))
+        with self._guard() as conn:
+            raws = _trace_raws(conn, benchmark_id, set(wanted))
+        out: dict[str, str | None] = dict.fromkeys(wanted)
+        try:
+            for lid, raw in raws.items():
+                for step in reversed(_dec_notes.decode(raw)):
+                    if step.kind == "note" and step.source == OUTPUT_SOURCE:
+                        out[lid] = step.text
+                        break
+        except msgspec.DecodeError as exc:
+            raise _store_error(exc, self.path) from None
+        return out
 
     def trace_draws(self, benchmark_id: str, ledger_ids: Iterable[str]) -> dict[str, list[Step]]:
         """The draws in the traces of ``ledger_ids``: each request step's key, source and response id.

@@ -14,8 +14,9 @@ Each scored row is
    (~6 us a row);
 2. once that transaction committed, sent to the caller in ``hrbench/rows`` notifications (a
    batch each) tagged with the request id (unless ``stream`` is false), with an
-   ``hrbench/progress`` notification about every 1% of rows: a row the caller saw is a row
-   saved. Each row and its trace are encoded once, as the row arrives, into the batch's buffer
+   ``hrbench/progress`` notification about every 1% of rows, and at least every
+   :data:`~hrbench_server.bench_sink.PROGRESS_INTERVAL_S` while rows are scored (so a caller
+   that asked for no rows still hears of them): a row the caller saw is a row saved. Each row and its trace are encoded once, as the row arrives, into the batch's buffer
    (one for rows, one for traces), for both the store and the wire: a batch's stored rows are
    that buffer, a notification's rows a slice of it. A row kept as Python objects until its
    batch was written cost the event loop ~3 us in garbage collection and cache misses, more

@@ -28,7 +28,8 @@ def test_rows_csv_and_parquet_match_the_jsonl_rows(bench_id: str, tmp_path: Path
     want = lines(hrb("rows", bench_id).stdout)
     assert len(want) == 30 and want == lines(hrb("rows", bench_id, "--format", "jsonl").stdout)
     got_csv = list(csv.DictReader(io.StringIO(hrb("rows", bench_id, "--format", "csv").stdout)))
-    assert list(got_csv[0]) == [*p.Row.__struct_fields__, "scorer"]
+    # the seed's columns, then these
+    assert list(got_csv[0]) == [*p.Row.__struct_fields__, "scorer", "output"]
     assert {r["scorer"] for r in want} == {"exact_normalised"}
     assert got_csv == [{k: "" if v is None else str(v) for k, v in r.items()} for r in want]
     out = tmp_path / "rows.parquet"

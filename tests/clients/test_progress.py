@@ -103,3 +103,45 @@ def test_hrbs_usd_text_is_the_librarys(usd: float) -> None:
     from hrbench.records import usd_text as library
 
     assert usd_text(usd) == library(usd)
+
+
+PLAIN = re.compile(r"hrb: bench (\d+)/250 rows(?:  ([\d.]+) rows/s)?(?:  ETA (\w+))?  \$0\.0000 of \$1\.50")
+
+
+def test_no_rows_on_a_pipe_prints_plain_progress_lines_and_no_waiting_line(tmp_path: Path) -> None:
+    """`hrb bench --no-rows` with stderr not a terminal (a CI log): rows are scored for more than
+    the 10 s after which `waiting: no row` is said, yet it never is; plain progress lines come
+    instead, every few seconds and at the end."""
+    spec = tmp_path / "plain.toml"
+    items = ", ".join(f'"i{k}"' for k in range(50))
+    labels = ", ".join(['"yes"'] * 50)
+    spec.write_text(
+        'name = "plain"\nruns = 5\nconcurrency = 1\ncache = false\n'
+        f"[reference]\nitems = [{items}]\nlabels = [{labels}]\n"
+        '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "{item}?"\n'
+        '[client]\nkind = "mock"\nreply = "yes"\ndelay_s = 0.05\n'
+        "[governor]\nmax_usd = 1.5\n"
+    )
+    daemon = Daemon(tmp_path / "home").start()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hrbench_client.cli", "--home", str(daemon.home), "--no-autostart"]
+            + ["bench", "--no-rows", str(spec)],
+            capture_output=True,
+            text=True,
+            timeout=slow(300),
+        )
+    finally:
+        daemon.stop()
+        daemon.kill()
+    assert proc.returncode == 0, proc.stderr
+    assert "waiting: no row" not in proc.stderr, proc.stderr
+    assert "\r" not in proc.stderr and "\x1b" not in proc.stderr
+    said = [line for line in proc.stderr.splitlines() if line.startswith("hrb: bench ")]
+    got = [PLAIN.fullmatch(line) for line in said]
+    assert all(got), said
+    done = [int(m.group(1)) for m in got if m]
+    assert 0 < done[0] < 250 and done[-1] == 250 and done == sorted(done) and len(done) >= 2, said
+    assert all(m.group(2) and m.group(3) for m in got[:-1] if m), said  # rate and ETA on the way
+    last = got[-1]
+    assert last is not None and last.group(2) and last.group(3) is None, said  # done: no ETA

@@ -7,6 +7,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from tests._slow import slow
+
 
 def frame(body: bytes, **headers: str) -> bytes:
     """``body`` framed with a correct Content-Length (plus extra headers, in order)."""
@@ -32,7 +34,7 @@ class RawConn:
 
     def __init__(self, path: Path, timeout_s: float = 20.0) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout_s)
+        self.sock.settimeout(slow(timeout_s))  # a wait for a reply, scaled by the load
         self.sock.connect(str(path))
         self.rfile = self.sock.makefile("rb")
 

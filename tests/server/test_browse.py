@@ -193,7 +193,8 @@ def test_cell_has_every_run_with_trace_and_a_working_command(
     assert [(x.row.outcome, x.row.correct) for x in cell.runs] == [("no", True)] * 5
     assert (cell.payload, cell.label, cell.cluster, cell.split) == ("question 2", "no", "c1", "test")
     for x in cell.runs:
-        (step,) = x.trace
+        step, note = x.trace  # the request, then the arm's output (hrb rows' output column)
+        assert (note.kind, note.source, note.text) == ("note", "output", "no")
         assert step.ledger_id == x.row.ledger_id and step.draw_index == x.row.draw_index
         assert step.messages == [{"role": "user", "content": "question 2?"}] and step.text == "no"
         assert step.source == "live"

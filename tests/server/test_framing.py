@@ -44,7 +44,9 @@ def test_R07a_content_length_counts_bytes(shared_daemon: Daemon, output: str) ->
 
 @given(text=st.text(min_size=1, max_size=40).filter(lambda s: s.strip()))
 @settings(
-    max_examples=examples(30), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 def test_R07a_family_any_text_round_trips_with_byte_lengths(shared_daemon: Daemon, text: str) -> None:
     with RawConn(shared_daemon.socket) as c:
@@ -297,7 +299,9 @@ def _frames(draw: st.DrawFn) -> bytes:
 
 @given(frames=st.lists(_frames(), min_size=1, max_size=6))
 @settings(
-    max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 def test_fuzz_random_frames_never_break_the_daemon(shared_daemon: Daemon, frames: list[bytes]) -> None:
     with RawConn(shared_daemon.socket, timeout_s=slow(30)) as c:

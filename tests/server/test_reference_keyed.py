@@ -126,6 +126,33 @@ def test_the_python_client_sends_a_dicts_lists_keyed_by_id(shared_daemon: Daemon
         assert {r.item: r.correct for r in c.benchmark(params)} == dict.fromkeys(["q1", "q2", "q3"], True)
 
 
+# an author's dict whose order is not its ids' sorted order, the lists in that same order
+AUTHOR = {"q3": "Chad", "q1": "France", "q4": "Fiji", "q2": "Peru"}
+AUTHOR_LABELS = ["N'Djamena", "Paris", "Suva", "Lima"]
+
+
+def test_the_lists_pair_with_the_dicts_own_order_not_its_sorted_ids() -> None:
+    ref = {"items": AUTHOR, "labels": AUTHOR_LABELS, "cluster": ["b", "a", "b", "a"]}
+    sent = keyed_reference({"reference": ref})["reference"]
+    assert sent["labels"] == {"q3": "N'Djamena", "q1": "Paris", "q4": "Suva", "q2": "Lima"}
+    assert sent["cluster"] == {"q3": "b", "q1": "a", "q4": "b", "q2": "a"}
+    struct = keyed_reference(p.ReferenceSpec(items=AUTHOR, labels=AUTHOR_LABELS))
+    assert struct.labels == sent["labels"]
+
+
+def test_a_dict_in_its_authors_order_scores_every_item_right_through_the_daemon(
+    shared_daemon: Daemon,
+) -> None:
+    with shared_daemon.client() as c:
+        rows = list(c.benchmark(_spec({"items": AUTHOR, "labels": AUTHOR_LABELS})))
+        assert {r.item: (r.correct, r.outcome) for r in rows} == {
+            "q1": (True, "paris"),
+            "q2": (True, "lima"),
+            "q3": (True, "n'djamena"),
+            "q4": (True, "suva"),
+        }  # France is not given Lima
+
+
 def test_a_list_of_the_wrong_length_is_refused_before_sending() -> None:
     with pytest.raises(ReferenceValueError) as got:
         keyed_reference({"reference": {"items": {"q1": "France", "q2": "Peru"}, "labels": ["Paris"]}})

@@ -12,6 +12,7 @@ import pytest
 
 import hrbench_client as hc
 from hrbench_client import protocol as p
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 
 
@@ -159,7 +160,7 @@ def test_two_clients_at_once_share_one_daemon_and_cache(daemon: Daemon, calls_fi
         for _ in range(20):
             assert c.score("a", label="a").correct
     for t in threads:
-        t.join(60)
+        t.join(slow(60))
     assert not errors, errors
     assert {k: len(v) for k, v in results.items()} == {"arm0": 100, "arm1": 100}
     assert all(r.arm == name for name, rows in results.items() for r in rows)
@@ -177,7 +178,7 @@ def test_status_and_shutdown(daemon: Daemon) -> None:
         assert st.transport == "unix" and st.connections >= 1 and st.home == str(daemon.home)
         c.shutdown()
     assert daemon.proc is not None
-    assert daemon.proc.wait(15) == 0
+    assert daemon.proc.wait(slow(15)) == 0
     assert not daemon.socket.exists()
 
 

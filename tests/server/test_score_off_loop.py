@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 from tests.server._wire import RawConn, frame, req
 
@@ -173,7 +174,7 @@ def test_S12a_a_benchmark_whose_pattern_backtracks_does_not_stall_other_connecti
             during = _b_during(b, 50_000, n=15, gap_s=0.1)  # over 1.5 s: inside the 2 rows' matches
             b_done = time.perf_counter()
         finally:
-            runner.join(60)
+            runner.join(slow(60))
     assert finished and b_done < finished[0], "B was answered only after the benchmark's matches ended"
     _check_b(idle, during, "S12a, in a benchmark")
     rows, result, traces = results[0]

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from hrbench.records import Row
+from hrbench.records import Row, run_output
 from hrbench.stats import report
 from hrbench_client import protocol as p
 from tests._benches import mock_spec, run, squad_spec
@@ -233,6 +233,8 @@ def test_browse_a_squad_benchmark(
     assert page.text_content(".step pre") == question
     assert page.text_content(".step pre.reply") == squad["baseline"][question] == step.text
     assert "source live" in page.text_content(".step .muted")
+    # the arm's output as its scorer received it, kept with the run (hrb rows' output column)
+    assert page.text_content("[data-run] pre.output") == run_output(cell.runs[0].trace) == step.text
     assert page.text_content("[data-run] [data-k=correct]") == (
         "right" if cell.runs[0].row.correct else "wrong"
     )

@@ -13,7 +13,15 @@ from typing import IO, Any
 
 import msgspec
 
-__all__ = ["BINARY", "FORMATS", "PYARROW_MISSING", "check_format", "inspect_score", "write_rows"]
+__all__ = [
+    "BINARY",
+    "EXTRA_COLUMNS",
+    "FORMATS",
+    "PYARROW_MISSING",
+    "check_format",
+    "inspect_score",
+    "write_rows",
+]
 
 FORMATS = ("jsonl", "csv", "parquet", "inspect-scores")
 """The row formats, the first the default; ``inspect-scores``: JSON lines of Inspect's sample scores."""
@@ -26,6 +34,13 @@ PYARROW_MISSING = (
     "(or the dev extra), or use --format jsonl or csv"
 )
 """The message of the ``ImportError`` raised when Parquet is asked of an install without pyarrow."""
+
+_SCORE_METADATA = ("arm", "cluster", "split", "run", "draw_index", "usd", "output")
+
+EXTRA_COLUMNS = ("scorer", "output", "trace")
+"""Keys a row dict may carry beyond the row's columns, written as last columns in this order:
+``scorer`` (the name of the scorer that scored the row), ``output`` (the arm's output text,
+``hrb rows``' default) and ``trace`` (``--traces``)."""
 
 _ARROW = {msgspec.inspect.StrType: "string", msgspec.inspect.IntType: "int64",
           msgspec.inspect.FloatType: "float64", msgspec.inspect.BoolType: "bool_"}  # fmt: skip
@@ -62,7 +77,8 @@ def inspect_score(row: Mapping[str, Any], scorer: str | None = None) -> dict[str
     ``scorer`` is the name of the scorer that scored the row: ``scorer``, else the row's
     ``scorer``. ``value`` is ``"C"`` (right) or ``"I"`` (wrong), ``answer`` what the scorer saw,
     ``explanation`` the failure kind, ``epoch`` the draw index; ``metadata`` holds the arm,
-    cluster, split, run, draw index and USD (``hrb rows ID --format inspect-scores``).
+    cluster, split, run, draw index and USD, and the output text the scorer received when the
+    row carries one (``hrb rows ID --format inspect-scores``).
 
     Raises:
         ValueError: no scorer is named, by ``scorer`` or by the row.
@@ -84,12 +100,8 @@ def inspect_score(row: Mapping[str, Any], scorer: str | None = None) -> dict[str
         "value": "C" if row["correct"] else "I",
         "answer": row.get("outcome"),
         "explanation": row.get("failure_kind"),
-        "metadata": {k: row.get(k) for k in ("arm", "cluster", "split", "run", "draw_index", "usd")},
+        "metadata": {k: row.get(k) for k in _SCORE_METADATA if k != "output" or k in row},
     }
-
-
-_EXTRA = ("scorer", "trace")
-"""Keys of a row dict beyond its Struct's columns that :func:`write_rows` writes, last, in this order."""
 
 
 def check_format(fmt: str) -> None:
@@ -128,8 +140,8 @@ def write_rows(
             steps as builtins).
         columns: the column names in order, or the row Struct whose fields name and type them
             (Parquet then gets a typed schema: strings, int64, float64, bool, all nullable).
-            A ``scorer`` and a ``trace`` key beyond the columns become the last columns, in
-            that order (strings).
+            A ``scorer``, an ``output`` and a ``trace`` key beyond the columns become the last
+            columns, in that order (:data:`EXTRA_COLUMNS`).
         out: a binary file (a file opened ``"wb"``, ``sys.stdout.buffer``).
         fmt: ``"jsonl"`` (one JSON object a line), ``"csv"`` (a header line; ``None`` is an
             empty cell, ``True``/``False`` as Python writes them, a trace as compact JSON) or
@@ -163,7 +175,7 @@ def write_rows(
     else:
         names = list(columns)
     data = list(rows)
-    for extra in _EXTRA:
+    for extra in EXTRA_COLUMNS:  # beyond the row's columns, in this order: scorer, output, trace
         if extra not in names and any(extra in r for r in data):
             names.append(extra)
     if fmt == "jsonl":

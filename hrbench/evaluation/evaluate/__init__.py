@@ -19,6 +19,7 @@ Example:
     ... ]
     >>> result = evaluate(rule, testset, metric=metrics.exact_match(field="sentiment"))
     >>> print(result)
+    <BLANKLINE>
     ── hrbench Evaluation Results
     ✔ Mean Score: 0.75
     Evaluated: 4

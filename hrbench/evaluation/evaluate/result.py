@@ -129,7 +129,7 @@ class Evaluation:
         )
 
     def __str__(self) -> str:
-        lines = ["── hrbench Evaluation Results"]
+        lines = ["", "── hrbench Evaluation Results"]  # seed 003: a blank line, then the header
         if self.mean_score is None:
             lines.append("! Mean Score: NA (no rows)")
         else:

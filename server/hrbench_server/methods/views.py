@@ -32,7 +32,7 @@ def register_views(feature: Callable[[str], Any], app: App) -> None:
 
 
 def _register_rows(feature: Callable[[str], Any], app: App) -> None:
-    """``benchmark/rows``: a stored benchmark's rows (a page, or one item's or arm's), with traces if asked."""
+    """``benchmark/rows``: a stored benchmark's rows (a page, or one item's or arm's), with traces and outputs if asked."""
 
     async def benchmark_rows(args: p.BenchmarkRowsParams) -> p.BenchmarkRowsResult:
         def load() -> p.BenchmarkRowsResult:
@@ -72,6 +72,12 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                     r.ledger_id: msgspec.convert(msgspec.to_builtins(kept.get(r.ledger_id, [])), list[p.Step])
                     for r in rows
                 }
+            outputs = None
+            if args.outputs:
+                texts = app.store.outputs_get(bid, [r.ledger_id for r in rows])
+                cut = args.output_chars
+                outputs = {k: v if v is None or cut is None else v[:cut] for k, v in texts.items()}
+
             from hrbench.specs import stored_scorer  # the registry, on the first rows read
 
             spec = rec.get("spec") or {}
@@ -85,7 +91,7 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 scorer=stored_scorer(spec),
             )
             wire = msgspec.convert(msgspec.to_builtins(rows), list[p.Row])
-            return p.BenchmarkRowsResult(benchmark=info, rows=wire, traces=traces)
+            return p.BenchmarkRowsResult(benchmark=info, rows=wire, traces=traces, outputs=outputs)
 
         return await to_thread(load)
 

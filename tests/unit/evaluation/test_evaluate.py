@@ -72,6 +72,7 @@ def test_seed003_example(kind: str) -> None:
     assert result.mean_score == 0.75
     assert result.scores == [1, 1, 1, 0]
     assert str(result).splitlines() == [
+        "",
         "── hrbench Evaluation Results",
         "✔ Mean Score: 0.75",
         "Evaluated: 4",

@@ -104,6 +104,34 @@ def test_a_failed_inspect_sample_is_an_error_run(tmp_path: Path) -> None:
     assert any("sandbox died" in (s.error or "") for s in b.traces[row.ledger_id])
 
 
+def test_inspects_empty_target_is_no_label_and_a_choices_text_is_the_output(tmp_path: Path) -> None:
+    """Inspect's default target (``""``, or ``[]``) is no label; an empty ``completion`` falls to the choice's text."""
+    data = json.loads(JSON.read_text())
+    for s in data["samples"]:
+        if s["id"] == "q1":
+            s["target"] = ""
+        if s["id"] == "q2":
+            s["target"] = []
+        if (str(s["id"]), s["epoch"]) == ("3", 1):  # a completion left empty, the text in its message parts
+            s["output"]["completion"] = ""
+            s["output"]["choices"][0]["message"]["content"] = [
+                {"type": "reasoning", "reasoning": "Chile's capital..."},
+                {"type": "text", "text": "Valparaiso"},
+            ]
+        if (str(s["id"]), s["epoch"]) == ("3", 2):
+            s["output"]["completion"] = ""
+            s["output"]["choices"][0]["message"]["content"] = "Santiago"
+    (tmp_path / "targets.json").write_text(json.dumps(data))
+    found = read_imported(tmp_path / "targets.json", "inspect")
+    assert found.labels == {"q1": None, "q2": None, "3": "Santiago"}
+    assert found.arms["mockllm/model"]["3"] == ["Valparaiso", "Santiago"]
+    ref = imported_reference(tmp_path / "targets.json", "inspect")
+    b = _bench(imported_arm("mock", tmp_path / "targets.json", "inspect"), ref, runs=2)
+    assert {(r.item, r.run): r.correct for r in b.rows} == {
+        ("q1", 1): None, ("q1", 2): None, ("q2", 1): None, ("q2", 2): None, ("3", 1): False, ("3", 2): True,
+    }  # fmt: skip
+
+
 def test_lm_eval_samples_one_arm_per_filter_repeats_as_runs() -> None:
     with pytest.raises(ConfigError, match=r"holds 2 arms, \['strict-match', 'flexible-extract'\]: name one"):
         imported_arm("lm", LMEVAL, "lm-eval")
@@ -180,6 +208,25 @@ def test_promptfoo_one_arm_per_provider_and_prompt_repeats_and_errors() -> None:
         if r["provider"]["label"] == "echo-bad"
     )
     assert [(i, n + 1, ok) for i, n, ok in theirs] == [(r.item, r.run, r.correct) for r in bad.rows]
+
+
+def test_a_promptfoo_result_that_failed_with_an_error_is_an_error_run_whatever_its_output(
+    tmp_path: Path,
+) -> None:
+    """promptfoo's ``failureReason`` 2 (ERROR: an assertion or a transform that threw) is an error run, not its output scored."""
+    data = json.loads(PROMPTFOO.read_text())
+    good = [r for r in data["results"]["results"] if r["provider"]["label"] == "echo-good"]
+    first = min(good, key=lambda r: r["testIdx"])
+    assert first["response"]["output"] == "Paris" and first["failureReason"] == 0
+    first.update(success=False, failureReason=2, error="Error: the transform threw: x is undefined")
+    (tmp_path / "threw.json").write_text(json.dumps(data))
+    arm = imported_arm(
+        "good", tmp_path / "threw.json", "promptfoo", source_arm="echo-good | capital: {{country}}"
+    )
+    b = _bench(arm, imported_reference(PROMPTFOO, "promptfoo"), 2)
+    [row] = [r for r in b.rows if r.failure_kind == "error"]
+    assert (row.item, row.run, row.correct) == (first["vars"]["id"], 1, False)
+    assert any("the transform threw" in (s.error or "") for s in b.traces[row.ledger_id])
 
 
 def test_promptfoo_version_ids_and_vars_are_checked(tmp_path: Path) -> None:

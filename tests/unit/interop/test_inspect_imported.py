@@ -53,7 +53,8 @@ def test_imported_runs_keep_the_tokens_the_log_records_not_paid_here() -> None:
     assert s["tokens_in"] == 24 and s["usd"] == 0.0 and s["usd_list"] is None and s["usd_from_log"] == 6
     assert "From the log, not paid here: the tokens and usd_list of mock (6 runs)" in str(b)
     for r in b.rows:  # each run's trace holds its output, as the log has it: judge agreement rescores it
-        [step] = b.traces[r.ledger_id]
+        step, note = b.traces[r.ledger_id]  # the log's step, then the output the scorer read
+        assert (note.kind, note.source, note.text) == ("note", "output", step.text)
         assert (step.kind, step.source, step.model, step.usd) == ("request", "log", "mockllm/model", 0.0)
         assert step.text is not None and step.text.lower() == r.outcome
         assert (
@@ -97,9 +98,8 @@ def test_judge_agreement_rescores_an_imported_arms_outputs_from_their_traces() -
     ref = imported_reference(CAPITALS, "inspect")
     b = _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2,
                scorer=hb.judge_scorer(hb.MockClient(grade)))  # fmt: skip
-    assert [len(b.traces[r.ledger_id]) for r in b.rows] == [
-        3
-    ] * 6  # the log's step, the judge's request, its note of the text judged
+    # the log's step, the judge's note of the text judged, its request, the output the judge read
+    assert [len(b.traces[r.ledger_id]) for r in b.rows] == [4] * 6
     exact = {
         (r.item, r.run): r.correct
         for r in _bench(imported_arm("mock", CAPITALS, "inspect"), ref, runs=2).rows

@@ -154,7 +154,8 @@ def test_several_gold_choices_and_mutual_information(tmp_path: Path) -> None:
         _write(tmp_path, _choice_line(pairs, "[0, 1]", [" a", " b", " c"])), "lm-eval"
     ).labels == {"0": [0, 1]}
     line = _choice_line(
-        [*pairs, ["-9", "False"], ["-0.1", "True"], ["-1", "False"]], "1", [" a", " b", " c"] * 2
+        [*pairs, ["-9", "False"], ["-5", "False"], ["-0.1", "True"]], "1", [" a", " b", " c"] * 2
     )
-    line["metrics"] = ["acc", "acc_mutual_info"]  # the last three are the unconditional requests
+    # the last three are the unconditional requests (their likeliest is choice 2): left out
+    line["metrics"] = ["acc", "acc_mutual_info"]
     assert read_imported(_write(tmp_path, line), "lm-eval").arms == {"none": {"0": [1]}}

@@ -76,8 +76,9 @@ def test_verdicts_garbage_is_an_error_with_its_cause_and_costs_are_in_the_row(sr
     assert any(s.kind == "error" and "judge reply is not a grade" in (s.error or "") for s in q4)
     assert seen["Bamako"] == 0 and seen["Paris"] == 5  # no cache: each run asks again
     q1 = [r for r in bench.rows if r.item == "q1"]
-    note, *steps = bench.traces[q1[0].ledger_id]  # the text the judge graded, then its request
+    note, *rest = bench.traces[q1[0].ledger_id]  # the text the judge graded, then its request
     assert (note.kind, note.source, note.text) == ("note", "judged", "Paris")
+    steps = [s for s in rest if s.kind == "request"]
     assert [s.model for s in steps] == ["judge-1"] and steps[0].usd > 0
     assert q1[0].usd == pytest.approx(steps[0].usd) and q1[0].tokens_in == steps[0].usage.tokens_in > 0
     arm_usd = bench.summary()[0]["usd"]
@@ -167,11 +168,13 @@ def test_parse_grade_refuses_anything_else(kind: str, reply: str | None) -> None
 
 
 def test_rubric_pass_mark_and_user_template(srv: LoopbackServer) -> None:
-    srv.set(reply_fn=lambda prompt, seed, call: "8" if "Paris" in prompt else "6")
+    grades = {"Paris": "8", "Quito": "6", "Ndjamena": "7"}  # 7: the pass mark itself passes
+    srv.set(reply_fn=lambda prompt, seed, call: next((g for o, g in grades.items() if o in prompt), "0"))
     template = "Q {item}; gold {label}; graded {output}. Score 0-10."
     bench = _bench(srv, _judge(srv, kind="rubric", template=template, pass_mark=7))
     got = _by_item(bench)
     assert got["q1"] == (True, "8", None) and got["q2"] == (False, "6", "wrong")
+    assert got["q3"] == (True, "7", None)
     asked = [r.body["messages"][0]["content"] for r in srv.requests]  # in any order: they run at once
     assert any(a.startswith("Q France; gold Paris; graded ") for a in asked), asked
 

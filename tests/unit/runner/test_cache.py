@@ -58,7 +58,7 @@ def test_case_H12b_rerun_replays_each_draw_from_cache(tmp_path) -> None:
     assert again_client.calls == case("H12b")["label"]["provider_calls"]
     assert [r.outcome for r in again.rows] == [r.outcome for r in first.rows]
     assert len({r.outcome for r in again.rows}) == 5  # five different replies, not one
-    assert all(s.source == "cache" for lid in again.traces for s in again.traces[lid])
+    assert all(s.source == "cache" for lid in again.traces for s in again.traces[lid] if s.kind == "request")
 
 
 def test_case_H12c_fixed_draw_index_is_refused_as_duplicate(tmp_path) -> None:
@@ -100,7 +100,7 @@ def test_case_H12e_arm_name_is_part_of_the_key(tmp_path) -> None:
     bench = hb.benchmark(copy, one_item(), runs=5, client=client, cache=hb.Cache(store))
     assert case("H12e")["label"]["A-copy_served_from_A_entries"] is False
     assert client.calls == 5
-    assert all(s.source == "live" for t in bench.traces.values() for s in t)
+    assert all(s.source == "live" for t in bench.traces.values() for s in t if s.kind == "request")
 
 
 def test_case_H14a_cache_hit_adds_no_spend_and_keeps_nominal_cost(tmp_path) -> None:
@@ -200,7 +200,12 @@ def test_recording_and_replay_any_arm_order_and_subset(tmp_path) -> None:
     }
     both = hb.benchmark([b, a], ref, runs=5, client=replay)
     assert {(r.arm, r.item, r.run): r.outcome for r in both.rows} == got
-    assert all(s.source == "recording" and s.usd == 0.0 for t in both.traces.values() for s in t)
+    assert all(
+        s.source == "recording" and s.usd == 0.0
+        for t in both.traces.values()
+        for s in t
+        if s.kind == "request"
+    )
 
 
 def test_strict_replay_miss_names_arm_item_run_and_key(tmp_path) -> None:

@@ -80,6 +80,19 @@ def test_spend_never_passes_cap_under_threads(cap: float, costs: list[float]) ->
     assert gov.usd <= cap + 1e-9
 
 
+def test_the_token_cap_counts_the_tokens_held_by_requests_in_flight() -> None:
+    gov = hb.Governor(max_tokens=100)
+    first = gov.reserve(tokens=60)
+    with pytest.raises(hb.BudgetRefused) as err:  # 60 held + 60 > 100, though none is spent yet
+        gov.reserve(tokens=60)
+    assert err.value.limit == "token_cap_reached"
+    gov.settle(first, 0.0, 30)  # the reply used 30 of the 60 it held
+    second = gov.reserve(tokens=60)  # 30 spent + 60 = 90
+    assert gov.try_reserve(tokens=20) is None  # 30 spent + 60 held + 20 > 100
+    gov.settle(second, 0.0, 60)
+    assert gov.tokens == 90 and gov.try_reserve(tokens=10) is not None
+
+
 @pytest.mark.parametrize(
     ("gov", "limit"),
     [

@@ -275,3 +275,38 @@ def test_the_printout_counts_the_items_and_clusters_reported_and_says_how_many_r
     assert n_cancelled == len(hidden)
     # the table's runs are the reported items' runs: items x runs per arm
     assert all(s["runs"] == n_items * 5 for s in bench.summary())
+
+
+def test_a_cluster_whose_last_runs_the_budget_stopped_is_never_committed_to_the_test() -> None:
+    """A budget stop keeps its cluster out of the sequential test, even when it ends the cluster.
+
+    One cluster is 2 items x 2 arms x 5 runs = 20 calls, run one cell (an item and an arm, its
+    5 runs) at a time. With 77 calls, 3 clusters are whole and the 4th stops in its last cell:
+    its cells are all done, 3 of its runs budget-stopped (counted wrong), so only the guard on
+    budget-stopped rows keeps it from entering the test.
+    """
+
+    async def ask(item: str, ctx: Any) -> Any:
+        return (await ctx.acall(f"{item} #{ctx.draw_index}", seed=ctx.draw_index)).text
+
+    arms = [hb.Arm("one", ask), hb.Arm("two", ask)]
+    client = hb.MockClient(lambda messages, params: "L" + messages[-1]["content"].split()[0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        bench = hb.benchmark(
+            arms,
+            _reference(10, 2),
+            runs=5,
+            client=client,
+            stop=StopWhenSure(seed=3),
+            concurrency=1,
+            governor=hb.Governor(max_calls=77),
+        )
+    rec = bench.stop
+    assert rec is not None and rec.reason == "budget"
+    stopped = [r for r in bench.rows if r.failure_kind == "budget_stop"]
+    assert len(stopped) == 3 and {r.cluster for r in stopped} == {rec.order[3]}
+    assert rec.clusters == 3 and rec.summary["clusters"] == 3  # the 4th never entered the test
+    assert {r.cluster for r in bench.rows if r.reportable} == set(rec.order[:3])
+    assert not any(r.reportable for r in bench.rows if r.cluster == rec.order[3])
+    assert {s["arm"]: s["runs"] for s in bench.summary()} == {"one": 30, "two": 30}

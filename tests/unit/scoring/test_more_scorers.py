@@ -82,6 +82,9 @@ def test_numeric_tolerances() -> None:
     assert hb.numeric_scorer(abs_tol=0.001)(None, "3.145", 3.14).correct is False
     assert hb.numeric_scorer(rel_tol=0.01)(None, "101", 100).correct is True
     assert hb.numeric_scorer(rel_tol=0.01)(None, "102", 100).correct is False
+    # a fraction of the label, not of the reply: 10% of 100 is 10 either side
+    assert hb.numeric_scorer(rel_tol=0.1)(None, "110.5", 100).correct is False
+    assert hb.numeric_scorer(rel_tol=0.1)(None, "90.5", 100).correct is True
     # the default: equal up to float64 noise (0.1 + 0.2 - 0.2 is 0.10000000000000003), no more
     # (tests/unit/scoring/test_numeric_noise.py)
     assert hb.numeric_scorer()(None, "0.1", 0.1 + 0.2 - 0.2).correct is True

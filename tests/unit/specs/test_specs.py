@@ -27,6 +27,7 @@ from hrbench.specs import (
 )
 from hrbench.store import Store
 from hrbench_client import protocol as p
+from tests._slow import slow
 
 
 @pytest.mark.parametrize(
@@ -186,7 +187,7 @@ def test_load_object_waits_for_a_module_another_thread_is_importing(
     first = threading.Thread(target=load, args=("first",))
     first.start()
     try:
-        assert GATE.started.wait(60)
+        assert GATE.started.wait(slow(60))
         second = threading.Thread(target=load, args=("second",))
         second.start()
         # the first import is held in the module's body; a second loader that does not wait
@@ -195,8 +196,8 @@ def test_load_object_waits_for_a_module_another_thread_is_importing(
         second.join(0.5)
     finally:
         GATE.release.set()
-        first.join(60)
-    second.join(60)
+        first.join(slow(60))
+    second.join(slow(60))
     assert got == {"first": "ok", "second": "ok"}
     monkeypatch.delitem(sys.modules, "spec_slow_import_t")
 

@@ -1,4 +1,4 @@
-"""The arguments of ``hrb``'s keeping commands: housekeeping, ``hrb cache`` and ``hrb daemon``.
+"""The arguments of ``hrb``'s keeping commands: housekeeping and ``hrb cache``.
 
 Built with every command's by :mod:`hrbench_client.cli.parser`.
 """
@@ -9,7 +9,7 @@ from typing import Any
 
 from hrbench_client.cli.batch_flags import add_batches_command
 
-__all__ = ["CACHE_STATS", "ID_HELP", "add_cache", "add_daemon", "add_housekeeping"]
+__all__ = ["CACHE_STATS", "ID_HELP", "add_cache", "add_housekeeping"]
 
 CACHE_STATS = "entries, requests (distinct), usd_nominal, bytes and recordings"
 """What ``hrb cache stats`` prints (its help says it; a test holds them equal)."""
@@ -89,36 +89,3 @@ def add_cache(sub: Any) -> None:
     rx = recs.add_parser("export", help="write a recording as JSON lines")
     rx.add_argument("name", help="the recording's name")
     rx.add_argument("file", help="the file to write (the daemon writes it)")
-
-
-def add_daemon(sub: Any) -> None:
-    """``hrb status``, ``hrb daemon start|stop|status`` and ``hrb serve``."""
-    sub.add_parser("status", help="the daemon's status")
-
-    d = sub.add_parser(
-        "daemon",
-        help="start, stop or query the shared daemon",
-        description="start, stop or query the shared daemon; `stop` returns once the daemon has exited, "
-        '`status` prints {"running": false} and exits 1 when none runs',
-    )
-    d.add_argument(
-        "daemon_cmd",
-        choices=["start", "stop", "status"],
-        help="start (a daemon that stays up), stop or status",
-    )
-    d.add_argument("--tcp", metavar="HOST:PORT", help="also listen on loopback TCP (token in the state dir)")
-    d.add_argument(
-        "--allow-code-over-tcp",
-        action="store_true",
-        help="let TCP clients send import-path specs (module:function): code run as you",
-    )
-    d.add_argument(
-        "--idle-exit",
-        metavar="AGE",
-        help="with start: stop after this long without a client (90s, 10m, 1h); by default a daemon "
-        "started this way stays up, while one started on demand by another command stops after "
-        "$HRBENCH_IDLE_EXIT seconds (default 600; `never` keeps it)",
-    )
-
-    sv = sub.add_parser("serve", help="serve JSON-RPC on stdin/stdout (for editors)")
-    sv.add_argument("--stdio", action="store_true", required=True, help="use stdin/stdout (the only mode)")

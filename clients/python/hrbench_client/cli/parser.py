@@ -8,10 +8,11 @@ import sys
 from hrbench_client._scorers import SCORERS
 from hrbench_client.cli._admin_args import CACHE_STATS as CACHE_STATS
 from hrbench_client.cli._admin_args import ID_HELP as _ID_HELP
-from hrbench_client.cli._admin_args import add_cache, add_daemon, add_housekeeping
+from hrbench_client.cli._admin_args import add_cache, add_housekeeping
 from hrbench_client.cli._common import BadArguments
 from hrbench_client.cli._grades_args import add_grades
 from hrbench_client.cli.batch_flags import add_batch_flag
+from hrbench_client.cli.daemon_args import add_daemon_commands
 from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 from hrbench_client.cli.metric_flags import add_metric_flags
 from hrbench_client.cli.stop_flags import add_stop_flags
@@ -229,7 +230,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     _add_export(sub)
     add_housekeeping(sub)
     add_cache(sub)
-    add_daemon(sub)
+    add_daemon_commands(sub)
     return parser
 
 
@@ -354,6 +355,16 @@ def _add_reading(sub: Any) -> None:
     w.add_argument("--offset", type=int, default=0, help="skip this many rows first (default 0)")
     w.add_argument("--limit", type=int, help="print at most this many rows (default: all)")
     w.add_argument("--traces", action="store_true", help="include each row's trace")
+    w.add_argument(
+        "--output-chars",
+        type=_limit(int),
+        metavar="N",
+        help="cut each row's output text (the output column: what the arm returned, as the scorer "
+        "received it) to N characters",
+    )
+    w.add_argument(
+        "--no-output-text", action="store_true", help="leave the output column out (the seed's columns only)"
+    )
     w.add_argument("--item", help="only the rows of this item")
     w.add_argument("--arm", help="only the rows of this arm")
     w.add_argument(

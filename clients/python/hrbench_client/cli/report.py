@@ -26,19 +26,21 @@ def cmd_rows(args: argparse.Namespace) -> int:
         export.check_format(fmt)
     except ImportError as exc:
         _fail_usage(str(exc))
+    if args.no_output_text and args.output_chars is not None:
+        _fail_usage("give --output-chars N or --no-output-text, not both")
     with _client(args) as hb:
         res = hb.rows(
-            args.id, offset=args.offset, limit=args.limit, traces=args.traces, item=args.item, arm=args.arm
+            args.id,
+            offset=args.offset,
+            limit=args.limit,
+            traces=args.traces,
+            item=args.item,
+            arm=args.arm,
+            outputs=not args.no_output_text,
+            output_chars=args.output_chars,
         )
-    asdict = _msgspec().structs.asdict
-    traces = res.traces
-    scorer = {"scorer": res.benchmark.scorer}  # every format names the scorer of each row
-    rows = (
-        {**asdict(r), **scorer, "trace": _msgspec().to_builtins(traces.get(r.ledger_id, []))}
-        if traces is not None
-        else {**asdict(r), **scorer}
-        for r in res.rows
-    )
+    scorer = res.benchmark.scorer  # every format names the scorer of each row
+    rows = (_row_dict(r, scorer, res.outputs, res.traces) for r in res.rows)
     if args.output is None:  # a closed reader (`| head`) ends in cli.main: exit 141, quietly
         sys.stdout.flush()
         export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
@@ -53,6 +55,19 @@ def cmd_rows(args: argparse.Namespace) -> int:
         _fail_usage(f"--output {args.output}: cannot write the file: {why_not_written(exc)}")
     _err(f"wrote {n} row(s) to {args.output}")
     return EXIT_OK
+
+
+def _row_dict(
+    row: Any, scorer: str | None, outputs: dict[str, str | None] | None, traces: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One row of ``hrb rows``: the seed's columns, ``scorer``, then ``output`` and ``trace`` when asked for."""
+    out = _msgspec().structs.asdict(row)
+    out["scorer"] = scorer
+    if outputs is not None:
+        out["output"] = outputs.get(row.ledger_id)
+    if traces is not None:
+        out["trace"] = _msgspec().to_builtins(traces.get(row.ledger_id, []))
+    return out
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -286,10 +286,23 @@ class Client:
         traces: bool = False,
         item: str | None = None,
         arm: str | None = None,
+        outputs: bool = False,
+        output_chars: int | None = None,
     ) -> p.BenchmarkRowsResult:
-        """Stored rows (and traces) of a benchmark; only those of ``item``/``arm`` when given."""
+        """Stored rows (and traces) of a benchmark; only those of ``item``/``arm`` when given.
+
+        ``outputs`` adds each row's output text by ledger id (:attr:`BenchmarkRowsResult.outputs`),
+        cut to ``output_chars`` characters when given.
+        """
         params = p.BenchmarkRowsParams(
-            id=benchmark_id, offset=offset, limit=limit, traces=traces, item=item, arm=arm
+            id=benchmark_id,
+            offset=offset,
+            limit=limit,
+            traces=traces,
+            item=item,
+            arm=arm,
+            outputs=outputs,
+            output_chars=output_chars,
         )
         return self.call("benchmark/rows", params, p.BenchmarkRowsResult)
 

@@ -153,6 +153,8 @@ class BenchmarkRowsParams(_Spec):
     """Params of ``benchmark/rows``: stored rows of an earlier benchmark, a page at a time.
 
     ``item`` and ``arm`` keep only the rows of that item and/or arm (paging applies after).
+    ``outputs`` adds each row's output text (what its arm returned, as its scorer received it),
+    cut to ``output_chars`` characters when given.
     """
 
     id: str
@@ -161,6 +163,10 @@ class BenchmarkRowsParams(_Spec):
     traces: bool = False
     item: str | None = None
     arm: str | None = None
+    outputs: bool = False
+    output_chars: (
+        Annotated[int, Meta(ge=0, description="cut each output text to this many characters")] | None
+    ) = None
 
 
 class BenchmarkInfo(Struct, kw_only=True):
@@ -181,11 +187,16 @@ class BenchmarkInfo(Struct, kw_only=True):
 
 
 class BenchmarkRowsResult(Struct, kw_only=True):
-    """Rows of a stored benchmark in the seed's order, and the traces when asked."""
+    """Rows of a stored benchmark in the seed's order, and the traces and output texts when asked.
+
+    ``outputs`` maps each row's ``ledger_id`` to its output text, ``null`` for a run with none
+    (it failed before its arm returned, or was stored before outputs were kept).
+    """
 
     benchmark: BenchmarkInfo
     rows: list[Row]
     traces: dict[str, list[Step]] | None = None
+    outputs: dict[str, str | None] | None = None
 
 
 class BenchmarkListParams(_Spec):

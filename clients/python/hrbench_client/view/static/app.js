@@ -583,14 +583,22 @@ async function cellPage(id) {
       h("dt", {}, "item"), h("dd", {}, payloadBlock(c.payload))),
     h("p", {}, "Reproduce: ", h("code", { class: "cmd", id: "command" }, c.command)),
     h("h2", {}, `${c.runs.length} run(s)`),
-    c.runs.map(({ row: r, trace }) => h("div", { class: `card run ${r.correct === true ? "right" : r.correct === false ? "wrong" : ""}`, "data-run": r.run },
-      h("div", {}, h("b", {}, `run ${r.run}`), ` · draw index ${r.draw_index} · `,
-        h("span", { "data-k": "correct" }, r.correct === null ? "unlabelled" : r.correct ? "right" : "wrong"),
-        r.failure_kind ? ` · failure ${r.failure_kind}` : "",
-        ` · tokens ${r.tokens_in} in / ${r.tokens_out} out · ${r.usd === null ? "USD unknown (no price)" : fmtUsd(r.usd)} (${r.usd_provenance === "log" ? "from the log, not paid here" : r.usd_provenance || "?"}) · ${fmt(r.seconds, 2)} s`),
-      h("div", {}, h("span", { class: "role" }, "output as scored: "), h("pre", { class: "outcome" }, r.outcome ?? "(none)")),
-      h("details", { class: "trace", open: trace.length <= 3 }, h("summary", {}, `trace: ${trace.length} step(s)`),
-        trace.length ? trace.map(stepBlock) : h("p", { class: "muted" }, "no model call (a fixed output)")))));
+    c.runs.map(({ row: r, trace }) => runCard(r, trace)));
+}
+
+// the arm's output (the note step its trace keeps: what the scorer received), then the other steps
+function runCard(r, trace) {
+  const out = trace.find((s) => s.kind === "note" && s.source === "output");
+  const steps = trace.filter((s) => s !== out);
+  return h("div", { class: `card run ${r.correct === true ? "right" : r.correct === false ? "wrong" : ""}`, "data-run": r.run },
+    h("div", {}, h("b", {}, `run ${r.run}`), ` · draw index ${r.draw_index} · `,
+      h("span", { "data-k": "correct" }, r.correct === null ? "unlabelled" : r.correct ? "right" : "wrong"),
+      r.failure_kind ? ` · failure ${r.failure_kind}` : "",
+      ` · tokens ${r.tokens_in} in / ${r.tokens_out} out · ${r.usd === null ? "USD unknown (no price)" : fmtUsd(r.usd)} (${r.usd_provenance === "log" ? "from the log, not paid here" : r.usd_provenance || "?"}) · ${fmt(r.seconds, 2)} s`),
+    h("div", {}, h("span", { class: "role" }, "output: "), h("pre", { class: "output" }, out ? out.text : "(none)")),
+    h("div", {}, h("span", { class: "role" }, "outcome as scored: "), h("pre", { class: "outcome" }, r.outcome ?? "(none)")),
+    h("details", { class: "trace", open: steps.length <= 3 }, h("summary", {}, `trace: ${steps.length} step(s)`),
+      steps.length ? steps.map(stepBlock) : h("p", { class: "muted" }, "no model call (a fixed output)")));
 }
 
 // ---------------------------------------------------------------------------------------------
