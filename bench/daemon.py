@@ -261,8 +261,8 @@ def in_process_rows_per_s(items: int, runs: int, duties: bool = False) -> float:
 
 def bare_rows_per_s(items: int, runs: int) -> float:
     """The floor: the mock's reply and the scorer for every row, in a plain loop, nothing else."""
+    from hrbench.arm import drive
     from hrbench.records import Request
-    from hrbench.runner.runtime import drive
     from hrbench.scoring.scorer import exact_scorer
     from hrbench.specs import build_client, build_reference
 
