@@ -112,6 +112,7 @@ def test_a_stated_token_limit_is_kept(kind: str) -> None:
     assert stats["over_limit"] <= 2, stats
 
 
+@pytest.mark.slow  # a rate kept through time: in make test-slow, apart from the loaded unit suite
 def test_when_latency_rises_more_requests_go_in_flight_at_the_same_rate() -> None:
     """30 requests/s at 30 ms, then 20x the latency for 3 s: the rate needs ~18 in flight, not 1."""
     srv = LoopbackServer(0.03, rate_limit=(30.0, 15.0), latency_spike=(150, 3.0, 20.0), separate_process=True)
@@ -124,6 +125,7 @@ def test_when_latency_rises_more_requests_go_in_flight_at_the_same_rate() -> Non
     assert stats["during_spike"] >= 0.6 * 30 * 3.0, stats
 
 
+@pytest.mark.slow  # a rate kept through time: in make test-slow, apart from the loaded unit suite
 def test_two_event_loops_in_one_process_share_one_pace() -> None:
     """Two benchmarks in two threads (two event loops), one key and model: one stated limit together."""
     srv = LoopbackServer(rate_limit=(20.0, 5.0), enforce_limits=False, separate_process=True)
