@@ -164,7 +164,8 @@ def test_a_judge_reads_the_rendered_trajectory(srv: LoopbackServer) -> None:
         for p in seen
     )
     row = next(r for r in bench.rows if r.arm == "guess")
-    assert [s.kind for s in bench.traces[row.ledger_id]][-1] == "request"  # the judge's turn is traced
+    steps = [s.kind for s in bench.traces[row.ledger_id] if s.source != "output"]  # the output's note aside
+    assert steps[-1] == "request"  # the judge's turn is traced
 
 
 def test_a_trajectory_score_gets_intervals_paired_differences_and_the_gate(srv: LoopbackServer) -> None:
