@@ -199,8 +199,8 @@ MUTANTS: tuple[Mutant, ...] = (
     m(
         "failed.an-arms-reported-error-is-scored",
         "hrbench/runner/invoke.py",
-        '    if kind in ("error", "budget_stop"):\n        return kind, None',
-        '    if kind in ("budget_stop",):\n        return kind, None',
+        '    if kind in ("error", "budget_stop", "reasoning_exhausted"):\n        return kind, None',
+        '    if kind in ("budget_stop", "reasoning_exhausted"):\n        return kind, None',
         RUNNER + "test_failed_calls.py",
         RUNNER + "test_run_errors.py",
     ),

@@ -252,7 +252,7 @@ def tool_loop(
         >>> bench = hb.benchmark(arm, hb.Reference({"q1": "2+3?"}, labels=["The sum is 5"]), runs=5,
         ...                      client=hb.MockClient(model))
         >>> bench.rows[0].correct, [s.kind for s in bench.traces[bench.rows[0].ledger_id]]
-        (True, ['request', 'tool', 'request'])
+        (True, ['request', 'tool', 'request', 'note'])
     """
     conv, fns, steps = _start(messages, tools, max_steps)
     defs = tool_definitions(fns)
