@@ -62,17 +62,8 @@ class BatchPricing(Pricing):
         self.discount = float(discount)
         self.source = f"{base.source}, at the {provider} batch rate"
 
-    def price(self, model: str | None) -> Price | None:
-        """The batch price of ``model`` (see the module docstring), or ``None`` when it has none."""
-        if not model:
-            return None
-        try:
-            return self._priced[model]
-        except KeyError:
-            found = self._priced[model] = self._batch_price(model)
-            return found
-
-    def _batch_price(self, model: str) -> Price | None:
+    def _lookup(self, model: str) -> Price | None:
+        """The batch price of ``model`` (see the module docstring), uncached: :meth:`price` keeps it."""
         standard = self.base.price(model)
         if standard is None:
             return None
