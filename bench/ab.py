@@ -43,6 +43,7 @@ import daemon as d
 items = int(sys.argv[1])
 d.in_process_rows_per_s(1000, 5)
 d.in_process_rows_per_s(1000, 5, duties=True)
+d.bare_rows_per_s(1000, 5)
 print(d.in_process_rows_per_s(items, 5), d.bare_rows_per_s(items, 5), d.in_process_rows_per_s(items, 5, duties=True))
 """
 """What a fresh process of a tree prints: its runner's, bare loop's and duties run's rows/s."""
@@ -114,6 +115,15 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1 or args.items < 1:
         raise SystemExit("bench/ab.py: --rounds and --items must be at least 1")
+    _common.header(
+        f"ab: this tree against {args.ref}, {args.rounds} rounds, {args.items:,} items x {RUNS} runs, trees alternating",
+        {
+            "streamed": "each tree's daemon (a warm one per tree) streaming bench/daemon.py's benchmark",
+            "in-process": "a fresh process of each tree: its bench/daemon.py's runner, floor and duties run",
+            "floor": "each tree's own bench/daemon.py bare_rows_per_s (this tree: " + _common.FLOOR + ")",
+        },
+        "each side: a warm-up run untimed in its process or daemon, then one run a round; medians of the rounds",
+    )
     with tempfile.TemporaryDirectory(prefix="hrb-ab-") as tmp, worktree(args.ref, Path(tmp)) as ref_tree:
         folder = Path(tmp)
         os.chdir(folder)  # the daemon drops its working directory from the import path
@@ -144,7 +154,7 @@ def main() -> None:
         runner = med(bare / runner for _, runner, bare, _ in got)
         print(
             f"{name:<18} streamed / in-process with the same duties {streamed:.2f}x (target >= 0.9x); "
-            f"runner {runner:.2f}x slower than the bare loop (target <= 5x); runner "
+            f"runner {runner:.2f}x slower than the floor, the bare loop (target <= 5x); runner "
             f"{med(x[1] for x in got):,.0f} rows/s, streamed {med(x[0] for x in got):,.0f} rows/s "
             f"(medians of {args.rounds} rounds)"
         )

@@ -174,6 +174,17 @@ def cheap_beside_slow(view: View, n_slow: int = 6) -> tuple[float, float]:
 
 
 def main() -> None:
+    _common.header(
+        f"view: `hrb view` on a {ITEMS * len(ARMS) * RUNS:,}-row benchmark in a fresh store, through a daemon",
+        {
+            "cell": "one cell's page and its /api/.../cell JSON over HTTP (the first cell, then a later one)",
+            "full read": "the baseline of a cell: every row, every trace and the reference read and decoded "
+            "in this process",
+            "list page": "/api/benchmarks while 6 statistics pages are pending; baseline: the same page alone "
+            "(median of 5)",
+        },
+        "each timed once unless a median is named",
+    )
     with tempfile.TemporaryDirectory(prefix="hrb-bench-view-") as d:
         home = Path(d) / "home"
         home.mkdir(mode=0o700)
