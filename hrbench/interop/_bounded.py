@@ -31,6 +31,7 @@ import zlib
 from collections.abc import Generator, Iterator
 from typing import IO, Any, cast
 
+from hrbench._util.files import open_input
 from hrbench.errors import ConfigError
 from hrbench.interop._boundary import Reading, current, place, track
 from hrbench.interop._limits import RATIO_FLOOR, over_limit
@@ -157,7 +158,7 @@ def read_json(path: str, what: str) -> Any:
             :func:`decode`.
         OSError: the file cannot be read.
     """
-    with open(path, "rb") as f:
+    with open_input(path, "path") as f:
         return decode(_whole(f), "", what)  # no name keeps the bytes: they go before the parse
 
 
@@ -188,7 +189,7 @@ def json_lines(path: str, what: str) -> Iterator[tuple[int, Any]]:
     """
     r = _reading()
     limit = r.limits.max_member_bytes
-    f = r.closing.enter_context(open(path, "rb"))
+    f = r.closing.enter_context(open_input(path, "path"))
     n = 0
     while line := f.readline(limit + 1):
         n += 1
@@ -259,7 +260,7 @@ class ZipDocuments:
     def __init__(self, path: str, what: str) -> None:
         r = self.reading = _reading()
         self.what = what
-        self.file = r.closing.enter_context(open(path, "rb"))
+        self.file = r.closing.enter_context(open_input(path, "path"))
         count = _zip_entries(self.file)
         if count is not None and count > r.limits.max_members:
             raise over_limit(r.source, r.limits, "max_members", f"the zip has {count:,} members")

@@ -17,13 +17,14 @@ reads): ``header.json`` (the log without its samples), ``_journal/start.json`` (
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import urllib.parse
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import msgspec
 
@@ -156,9 +157,13 @@ def write_inspect_logs(
     *,
     log_format: str = "json",
     make_folder: bool = True,
-    open_file: Callable[[str], BinaryIO] | None = None,
 ) -> list[Path]:
     """Write logs from :func:`~hrbench.interop.inspect_logs` into ``directory``, named as Inspect names them.
+
+    The files are written together, whole or not at all: each to a temporary file in the
+    folder, and only once every one is written are they renamed over their names
+    (:func:`hrbench._util.files.output_file`), so a full disk leaves no partial log. A caller
+    confined to the daemon's exchange folders (a TCP client) writes only inside ``exports/``.
 
     Args:
         directory: the folder; a file of the same name is overwritten.
@@ -166,14 +171,13 @@ def write_inspect_logs(
         log_format: ``"json"`` (the log as one JSON object) or ``"eval"`` (Inspect's zip,
             :func:`eval_archive`).
         make_folder: make ``directory`` when it is missing.
-        open_file: opens a path to write (binary); ``None``: :func:`open`. The daemon passes
-            its own, which keeps a TCP client's files inside its exports folder.
 
     Returns:
         The paths written, one per arm (:func:`log_file_name`).
 
     Raises:
-        OSError: the folder or a file cannot be written.
+        ConfigError: the folder or a file cannot be written (naming it and why: a full disk,
+            a folder outside a confined caller's ``exports/``); nothing is left behind.
         ValueError: a ``log_format`` other than ``"json"`` or ``"eval"``; two arms make the
             same file name.
 
@@ -195,19 +199,18 @@ def write_inspect_logs(
         names[arm] = log_file_name(head.created, head.task, arm, head.task_id, log_format)
     if len(set(names.values())) < len(names):
         raise ValueError(f"arms {sorted(names)} make the same file name; rename one")
+    from hrbench._util import files
+
     if make_folder:
-        folder.mkdir(parents=True, exist_ok=True)
+        files.make_folder(folder, "path")
     out = []
-    for arm, data in logs.items():
-        path = folder / names[arm]
-        with (open_file or _open_binary)(str(path)) as f:
+    with contextlib.ExitStack() as written:  # renamed on leaving, once every one is written
+        for arm, data in logs.items():
+            path = folder / names[arm]
+            f = written.enter_context(files.output_file(path, "path"))
             f.write(eval_archive(data) if log_format == "eval" else data)
-        out.append(path)
+            out.append(path)
     return out
-
-
-def _open_binary(path: str) -> BinaryIO:
-    return open(path, "wb")
 
 
 def bench_to_inspect(
@@ -230,7 +233,8 @@ def bench_to_inspect(
 
     Raises:
         ValueError: the benchmark holds no rows; an unknown ``log_format``.
-        OSError: the folder or a file cannot be written.
+        ConfigError: the folder or a file cannot be written (naming it and why); nothing is
+            left behind.
 
     Example:
         >>> import json, tempfile, warnings
@@ -274,7 +278,6 @@ def stored_to_inspect(
     scorer: str | None = None,
     log_format: str = "json",
     make_folder: bool = True,
-    open_file: Callable[[str], BinaryIO] | None = None,
 ) -> list[Path]:
     """Write a stored benchmark's Inspect eval logs, one per arm (the daemon's ``benchmark/export``).
 
@@ -287,18 +290,18 @@ def stored_to_inspect(
         traces: its traces by ledger id.
         name: the task name; ``None``: the benchmark's name, else ``hrbench-<id>``.
         scorer: the scorer's name, the key of each sample's score
-            (:func:`hrbench.specs.scorer_name` of the spec's ``scorer``); ``None``: the spec's
+            (:func:`hrbench.specs.stored_scorer` of the stored spec); ``None``: the spec's
             ``scorer`` as written (``exact`` by default).
         log_format: ``"json"`` or ``"eval"``.
         make_folder: make ``path`` when it is missing.
-        open_file: as for :func:`write_inspect_logs`.
 
     Returns:
         The paths written, one per arm.
 
     Raises:
         ValueError: an unknown ``log_format``; two arms make the same file name.
-        OSError: the folder or a file cannot be written.
+        ConfigError: the folder or a file cannot be written (naming it and why); nothing is
+            left behind.
     """
     import datetime as dt
 
@@ -320,4 +323,4 @@ def stored_to_inspect(
         created=None if ts is None else dt.datetime.fromtimestamp(ts, tz=dt.UTC).isoformat(),
         bench_id=bid,
     )
-    return write_inspect_logs(path, logs, log_format=log_format, make_folder=make_folder, open_file=open_file)
+    return write_inspect_logs(path, logs, log_format=log_format, make_folder=make_folder)

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.files import read_text
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError, did_you_mean
@@ -167,7 +168,7 @@ def _repeated(path: Path) -> Any:
 
 def _line_numbers(path: Path) -> list[int]:
     """The line number of each record of a JSON lines file (blank lines hold none)."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = read_text(path, "arm.path").splitlines()
     return [n for n, line in enumerate(lines, 1) if line.strip()]
 
 
@@ -312,7 +313,7 @@ def outputs_arm(
         if path.suffix == ".json":
             raw = read_json(path, "a JSON object of id -> prediction, or a list of rows", "arm.path")
             if isinstance(raw, Mapping):  # json.loads keeps the last of two keys: refuse differing ones
-                raw = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=_repeated(path))
+                raw = json.loads(read_text(path, "arm.path"), object_pairs_hook=_repeated(path))
         if isinstance(raw, Mapping) and "data" not in raw:
             table = {str(k): v for k, v in raw.items()}
             if "predictions" in table and isinstance(table["predictions"], Mapping):
@@ -428,7 +429,7 @@ def tatqa_outputs(
         ):
             raise ConfigError("arm.path", str(p), f"expected {expected}")
         # json.loads kept the last of two equal keys: read again, refusing differing ones
-        data = json.loads(p.read_text(encoding="utf-8"), object_pairs_hook=_repeated(p))
+        data = json.loads(read_text(p, "arm.path"), object_pairs_hook=_repeated(p))
         rows = [{"question_id": k, "pred_answer": v[0], "pred_scale": v[1]} for k, v in data.items()]
         field = "pred_answer"
         places = list(range(1, len(rows) + 1))

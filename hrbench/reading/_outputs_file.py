@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hrbench._util.files import read_text
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.errors import ConfigError
 
@@ -25,7 +26,7 @@ def read_outputs(path: str) -> dict[str, Any]:
 
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p, "path")
     except OSError as exc:
         raise ConfigError("path", path, f"cannot read outputs ({type(exc).__name__})") from None
     stripped = text.lstrip()

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hrbench._util.files import read_text
 from hrbench._util.unique import OnePerId
 from hrbench.errors import ConfigError, ReferenceValueError
 from hrbench.reference import Reference
@@ -76,7 +77,7 @@ def read_json(path: str | os.PathLike[str], expected: str, field: str = "path") 
         ...     print(str(exc).split(" (got")[0])
         path: line 2 is not JSON (Extra data); expected a JSON list
     """
-    text = Path(path).read_text(encoding="utf-8")
+    text = read_text(path, field)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -153,7 +154,7 @@ def read_rows(source: Any, field: str = "source") -> list[dict[str, Any]]:
         path = Path(source)
         if path.suffix == ".json":
             return read_rows(read_json(path, "a JSON list of rows or official SQuAD JSON", field), field)
-        return [row for _, row in json_lines(path.read_text(encoding="utf-8"), path, field)]
+        return [row for _, row in json_lines(read_text(path, field), path, field)]
     if isinstance(source, Mapping):
         if "data" in source and isinstance(source["data"], list):
             return _squad_nested(source["data"])

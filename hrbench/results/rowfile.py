@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from hrbench._util.files import open_input
 from hrbench.errors import ConfigError
 from hrbench.records import ROW_COLUMNS, Row
 
@@ -111,7 +112,7 @@ def _csv(f: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
         raise ConfigError(field, path, f"line {reader.line_num} is not CSV: {exc}") from None
 
 
-def _parquet(p: Path, field: str, path: str) -> list[tuple[str, Any]]:
+def _parquet(p: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -184,14 +185,13 @@ def read_rows(path: str | os.PathLike[str], field: str = "path") -> list[Row]:
         raise ConfigError(
             field, shown, f"is not a rows file: its name must end in {', '.join(ROW_FILE_SUFFIXES)}"
         )
-    with _foreign(field, shown):
-        if p.stat().st_size == 0:
+    with _foreign(field, shown), open_input(p, field) as f:
+        if os.fstat(f.fileno()).st_size == 0:
             raise ConfigError(field, shown, f"is empty (0 bytes); {_HINT}")
         if suffix == ".parquet":
-            records = _parquet(p, field, shown)
+            records = _parquet(f, field, shown)
         else:
-            with p.open("rb") as f:
-                records = (_csv if suffix == ".csv" else _json_lines)(f, field, shown)
+            records = (_csv if suffix == ".csv" else _json_lines)(f, field, shown)
     rows = []
     for where, rec in records:
         if not isinstance(rec, dict):

@@ -6,7 +6,10 @@ count, and its printout ends with the notes of :mod:`hrbench.runner.notes`.
 
 from __future__ import annotations
 
-from typing import Any
+import contextlib
+import io
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -330,11 +333,13 @@ class Bench:
         """Write the rows as JSON lines (the seed's columns, then ``scorer``); returns how many were written.
 
         ``scorer`` names the scorer that scored each row (:attr:`scorer_name`), as every file
-        export does: a file has no attributes to keep it in.
+        export does: a file has no attributes to keep it in. ``path``: the file (written whole or
+        not at all; ``ConfigError`` naming it when it cannot be, a full disk included), or a
+        binary file object.
         """
         scorer = {"scorer": self.scorer_name}
         data = msgspec.json.Encoder().encode_lines([{**d, **scorer} for d in self.to_dicts()])
-        with open(path, "wb") as f:
+        with _destination(path) as f:
             f.write(data)
         return len(self.rows)
 
@@ -347,13 +352,14 @@ class Bench:
         ``pandas.read_csv`` reads back as booleans), UTF-8.
 
         Args:
-            path: the file to write (overwritten).
+            path: the file to write (overwritten, whole or not at all), or a binary file object.
 
         Returns:
             The number of rows written.
 
         Raises:
-            OSError: the file cannot be written.
+            ConfigError: the file cannot be written (naming it and why, a full disk included);
+                nothing is left behind.
 
         Example:
             >>> import pathlib, tempfile
@@ -367,13 +373,16 @@ class Bench:
         """
         import csv
 
-        with open(path, "w", encoding="utf-8", newline="") as f:
+        with _destination(path) as out:
+            f = io.TextIOWrapper(out, encoding="utf-8", newline="")
             w = csv.writer(f, lineterminator="\n")
             w.writerow((*ROW_COLUMNS, "scorer"))
             w.writerows(
                 ["" if v is None else v for v in (*msgspec.structs.astuple(r), self.scorer_name)]
                 for r in self.rows
             )
+            f.flush()
+            f.detach()  # `out` stays open for its owner
         return len(self.rows)
 
     def to_parquet(self, path: str | Any) -> int:
@@ -384,7 +393,7 @@ class Bench:
         row (:attr:`scorer_name`).
 
         Args:
-            path: the file to write (overwritten), or a binary file object.
+            path: the file to write (overwritten, whole or not at all), or a binary file object.
 
         Returns:
             The number of rows written.
@@ -392,6 +401,8 @@ class Bench:
         Raises:
             ImportError: pyarrow is not installed (it comes with the ``pandas`` and ``dev``
                 extras: ``pip install 'hrbench[pandas]'``).
+            ConfigError: the file cannot be written (naming it and why, a full disk included);
+                nothing is left behind.
         """
         try:
             import pyarrow as pa
@@ -413,7 +424,8 @@ class Bench:
             fields.append(pa.field(f.name, kinds[type(kind)]))
         fields.append(pa.field("scorer", pa.string()))
         rows = [{**d, "scorer": self.scorer_name} for d in self.to_dicts()]
-        pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(fields)), path)
+        with _destination(path) as out:
+            pq.write_table(pa.Table.from_pylist(rows, schema=pa.schema(fields)), out)
         return len(self.rows)
 
     def to_inspect(self, path: str | Any, name: str | None = None, log_format: str = "json") -> list[Any]:
@@ -458,6 +470,18 @@ def _list_price_notes(summ: list[dict[str, Any]]) -> list[str]:
             "the other tool's log records (NA: it records no cost)."
         )
     return lines
+
+
+@contextlib.contextmanager
+def _destination(path: Any) -> Iterator[BinaryIO]:
+    """A binary file to write into: ``path`` itself when it is a file object, else ``path`` written whole."""
+    if hasattr(path, "write"):
+        yield path
+        return
+    from hrbench._util.files import output_file
+
+    with output_file(path, "path") as f:
+        yield f
 
 
 def _differ(paid: float | None, listed: float | None) -> bool:

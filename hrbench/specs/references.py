@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench._util import forms as _forms
+from hrbench._util.files import read_text
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.errors import ConfigError, did_you_mean
 from hrbench.interop import FILE_FORMATS, imported_spec_reference
@@ -98,7 +99,7 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     """
     p = Path(path).expanduser()
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text(p, "reference.path")
     except OSError as exc:
         raise ConfigError(
             "reference.path", path, f"cannot read the reference ({type(exc).__name__})"

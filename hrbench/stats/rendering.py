@@ -8,6 +8,7 @@ back.
 
 from __future__ import annotations
 
+import os
 import textwrap
 from typing import Any, Literal
 
@@ -163,7 +164,8 @@ class Report(msgspec.Struct, kw_only=True):
         report is descriptive (intervals over items only).
 
         Args:
-            path: where to write the PNG (a path or a binary file object).
+            path: where to write the PNG (a path, written whole or not at all, or a binary
+                file object).
             title: the plot's title; a default names the level and method.
 
         Returns:
@@ -171,6 +173,9 @@ class Report(msgspec.Struct, kw_only=True):
 
         Raises:
             ImportError: when matplotlib is not installed (``pip install 'hrbench[plot]'``).
+            ConfigError: the file cannot be written (naming it and why: a full disk, a missing
+                folder; for a caller confined to the daemon's exchange folders, a path outside
+                ``exports/``); nothing is left behind.
         """
         return plot(self, path, title=title)
 
@@ -500,5 +505,11 @@ def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
             title += f"\ndescriptive (fewer than {MIN_RUNS} runs): intervals over items only"
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, format="png")
+    if isinstance(path, (str, os.PathLike)):  # whole or not at all (a full disk leaves no partial PNG)
+        from hrbench._util.files import output_file
+
+        with output_file(path, "plot") as f:
+            fig.savefig(f, format="png")
+    else:
+        fig.savefig(path, format="png")
     return path

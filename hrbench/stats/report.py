@@ -467,7 +467,9 @@ def report_payload(
     if plot is not None:
         if not isinstance(plot, (str, os.PathLike)) or not os.fspath(plot):
             raise ConfigError("plot", plot, "must be the path of the PNG to write")
-        where = os.path.abspath(os.fspath(plot))
+        where = os.fspath(plot)  # kept as given: a confined caller's `..` is refused
+        if not os.path.isabs(where):
+            where = os.path.abspath(where)
         try:
             rep.plot(where)
         except ImportError as e:

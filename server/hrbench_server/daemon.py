@@ -57,11 +57,35 @@ hundred times more per 100,000 rows.
 """
 
 
+MALLOC_ARENAS = 2
+"""The C heaps (glibc's malloc arenas) the daemon's threads share, unless ``MALLOC_ARENA_MAX`` is set.
+
+glibc gives threads up to 8 heaps per core, each kept with its free holes: under 8 clients the
+daemon's worker threads (SQLite, statistics, the row writer) spread over them and its resident
+memory grew by 1.8 MB a minute after warm-up, while what Python held stayed flat
+(``bench/soak.py``; glibc's ``mallopt(3)``, ``M_ARENA_MAX``). With 2 it levels off.
+"""
+
+
+def _limit_malloc_arenas() -> None:
+    """Cap glibc's malloc arenas at :data:`MALLOC_ARENAS` (before any thread starts); elsewhere nothing."""
+    if os.environ.get("MALLOC_ARENA_MAX"):  # the user's own setting wins (glibc read it at start)
+        return
+    import ctypes  # here: only the daemon needs it
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (musl, macOS): its own allocator
+        return
+    mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
+
+
 def _setup_process() -> None:
-    """The daemon's log, umask and switch interval (:data:`SWITCH_INTERVAL_S`).
+    """The daemon's log, umask, switch interval (:data:`SWITCH_INTERVAL_S`) and C heaps (:data:`MALLOC_ARENAS`).
 
     The log on stderr leaves pygls's and the HTTP clients' chatter out; the umask is private.
     """
+    _limit_malloc_arenas()
     os.umask(0o077)  # every file the daemon writes (database, WAL, log, exports) is private
     sys.setswitchinterval(SWITCH_INTERVAL_S)
     logging.basicConfig(
@@ -410,8 +434,9 @@ _OnConn = Callable[..., Awaitable[None]]
 
 def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> _OnConn:
     """The accept callback: one pygls server per connection, its methods registered."""
+    from hrbench._util.files import Confinement, confinement
     from hrbench_server.connection import serve_stream
-    from hrbench_server.methods import over_tcp, register
+    from hrbench_server.methods import register
     from hrbench_server.rpc import RpcServer
 
     async def on_conn(
@@ -422,7 +447,7 @@ def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> 
             from hrbench.specs.loader import code_allowed
 
             code_allowed.set(allow_code_over_tcp)
-            over_tcp.set(True)  # nor write files outside the state folder's exports folder
+            confinement.set(Confinement(str(app.home)))  # nor open files outside its exchange folders
         try:
             server = RpcServer()
             register(server, app)
@@ -487,6 +512,10 @@ async def _run_daemon(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(sig, app.stop, f"the signal {sig.name}")
+    if os.environ.get("HRBENCH_TRACEMALLOC"):
+        from hrbench_server import memtrace
+
+        memtrace.install(loop)
     logger.info(
         "hrbench daemon %d serving %s%s",
         os.getpid(),

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import contextvars
 import os
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import anyio.to_thread
 
@@ -22,23 +20,19 @@ def register_export(
     app: App,
     wrap: Callable[..., Any],
     resolve: Callable[[App, str], str],
-    open_for_writing: Callable[[str, Path | None], BinaryIO],
-    over_tcp: contextvars.ContextVar[bool],
 ) -> None:
     """Register ``benchmark/export`` with ``feature``; ``wrap(Params, fn)`` makes the handler.
 
     ``resolve(app, ref)`` is the daemon's lookup of a benchmark id, prefix or name. The logs
-    are built from the stored rows, traces and reference, in a worker thread, and written by
-    ``open_for_writing(path, home)``: over TCP (``over_tcp``) only inside the state folder's
-    exports folder, as every file a TCP client asks the daemon to write (a folder there must
-    exist; none is made).
+    are built from the stored rows, traces and reference, in a worker thread, and written
+    whole or not at all by :func:`hrbench.interop.write_inspect_logs`: over TCP only inside the
+    state folder's ``exports`` folder, as every file a TCP client asks the daemon to write
+    (:mod:`hrbench._util.files`).
     """
 
     async def export(args: p.BenchmarkExportParams) -> p.BenchmarkExportResult:
         from hrbench.interop import stored_to_inspect
         from hrbench.specs import stored_scorer
-
-        home = app.home if over_tcp.get() else None
 
         def run() -> p.BenchmarkExportResult:
             if not os.path.isabs(os.path.expanduser(args.path)):
@@ -64,8 +58,6 @@ def register_export(
                 name=args.name,
                 scorer=stored_scorer(rec.get("spec") or {}),
                 log_format=args.log_format,
-                make_folder=home is None,
-                open_file=lambda path: open_for_writing(path, home),
             )
             return p.BenchmarkExportResult(id=bid, paths=[str(x) for x in paths])
 

@@ -346,5 +346,7 @@ def test_a_report_that_cannot_be_written_is_exit_2_and_the_other_report_says_so(
     md, xml = tmp_path / "gate.md", tmp_path / "no-such-folder" / "gate.xml"
     args = ["--baseline", str(CI_BASELINE), "--junit", str(xml), "--markdown", str(md)]
     proc = hrb("gate", str(CI_BASELINE), *args, check_rc=2)
-    assert proc.stderr == f"hrb: --junit {xml}: No such file or directory\n"
-    assert paragraphs(md.read_text()) == [f"Exit 2 (bad input): --junit {xml}: No such file or directory"]
+    assert proc.stderr == f"hrb: --junit {xml}: cannot write the file: No such file or directory\n"
+    assert paragraphs(md.read_text()) == [
+        f"Exit 2 (bad input): --junit {xml}: cannot write the file: No such file or directory"
+    ]

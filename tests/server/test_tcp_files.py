@@ -99,6 +99,10 @@ def test_export_over_tcp_outside_the_exports_folder_is_refused(
         assert err.value.field == "path"
         if target == "a link in exports":
             assert "cannot write the file: it is a symbolic link" in str(err.value)
+        elif target == "dot-dot out of exports":
+            assert "path: `..` is not allowed in a path over TCP the daemon opens" in str(err.value)
+        elif target == "exports itself":
+            assert "path: is a folder: name the file to write in it" in str(err.value)
         else:
             assert f"over TCP the daemon writes files only inside {home / 'exports'}" in str(err.value)
             assert "leave `path` out to get the data in the reply" in str(err.value)

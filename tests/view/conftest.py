@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
-from http.cookiejar import CookieJar
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,12 @@ from tests.server.conftest import shared_daemon
 __all__ = ["View", "mock_ids", "shared_daemon", "view"]
 
 
+SESSION = re.compile(r'sessionStorage\.setItem\("hrb-view-session", "([\w-]+)"\)')
+"""The session key in the page the view answers a link with (what ``app.js`` then sends)."""
+
+
 class View:
-    """A real ``hrb view --no-browser`` subprocess and a cookie-keeping HTTP opener."""
+    """A real ``hrb view --no-browser`` subprocess and an HTTP opener that sends its session key."""
 
     def __init__(self, home: Path, target: str | None = None, browser: str | None = None) -> None:
         """``browser``: a command ``hrb view`` opens the page with (``BROWSER``; a screen is faked)."""
@@ -48,19 +52,21 @@ class View:
                 f"hrb view printed no URL: {self.proc.stderr.read() if self.proc.stderr else ''}"
             )
         self.base = self.url.split("?")[0].rsplit("/", 2)[0] if "/b/" in self.url else self.url.split("/?")[0]
-        self.jar = CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-        self.wait()
+        self.opener = urllib.request.build_opener()
+        self.session = self.wait()
+        self.opener.addheaders.append(("x-hrb-view-session", self.session))
 
-    def wait(self) -> None:
+    def wait(self) -> str:
+        """Open the printed URL (once it answers) as a browser would: the session key it gives."""
         import time
 
         deadline = time.monotonic() + slow(10)
         while time.monotonic() < deadline:
             with contextlib.suppress(OSError):
-                with self.opener.open(self.url, timeout=slow(10)) as r:
-                    if r.status == 200:
-                        return
+                with urllib.request.urlopen(self.url, timeout=slow(10)) as r:
+                    found = SESSION.search(r.read().decode())
+                    if r.status == 200 and found:
+                        return found.group(1)
             time.sleep(0.02)
         raise RuntimeError("hrb view did not answer")
 

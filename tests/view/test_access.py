@@ -3,7 +3,7 @@
 A real ``hrb view`` subprocess on a real daemon opens "the browser": a recorder named by
 ``BROWSER`` that keeps its argv and every process's command line at that moment. The browser
 must get a private local file (0600 in a 0700 folder) carrying a one-time code, never the
-token; the code buys the HttpOnly, SameSite=Strict cookie once; without it every request is
+token; the code gives the session key once (no cookie); without the key every API request is
 refused; the file and its folder go with the server.
 """
 
@@ -18,7 +18,6 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from http.cookiejar import CookieJar
 from pathlib import Path
 
 import msgspec
@@ -26,7 +25,7 @@ import pytest
 
 from tests._slow import slow
 from tests.server._daemon import Daemon
-from tests.view.conftest import View
+from tests.view.conftest import SESSION, View
 
 RECORDER = """#!{python}
 import json, os, sys
@@ -92,21 +91,22 @@ def test_the_browser_gets_a_private_one_time_page_never_the_token(
             assert any("hrbench_client.cli" in c for c in cmdlines)
             assert not [c for c in cmdlines if token in c or code in c]
 
-        # nothing is answered without the cookie, the token or the code
-        for path in ("/", "/api/benchmarks", f"/api/benchmark/{mock_ids[0]}", "/static/app.js"):
+        # no data is answered without the session key the token or the code gives
+        for path in ("/api/benchmarks", f"/api/benchmark/{mock_ids[0]}"):
             assert _refused(view.base + path) == 403
 
-        # the code buys the cookie once; the page goes on without it
-        jar = CookieJar()
-        browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
-        with browser.open(code_url.group(1), timeout=slow(10)) as r:
-            assert r.status == 200
-            set_cookie = r.headers["set-cookie"]
-            assert 'location.replace("/")' in r.read().decode()
-        assert "HttpOnly" in set_cookie and "SameSite=strict" in set_cookie.replace("Strict", "strict")
-        assert token in set_cookie  # the cookie carries the server's token, set for this server only
+        # the code gives the session key once (no cookie); the page goes on without the code
+        with urllib.request.urlopen(code_url.group(1), timeout=slow(10)) as r:
+            assert r.status == 200 and r.headers["set-cookie"] is None
+            shown = r.read().decode()
+        assert 'location.replace("/")' in shown and token not in shown and code not in shown
+        found = SESSION.search(shown)
+        assert found is not None and found.group(1) == view.session
         assert not page.exists()  # spent: the file that held it is gone
-        with browser.open(view.base + "/api/benchmarks", timeout=slow(10)) as r:
+        req = urllib.request.Request(
+            view.base + "/api/benchmarks", headers={"x-hrb-view-session": found.group(1)}
+        )
+        with urllib.request.urlopen(req, timeout=slow(10)) as r:
             names = [b["name"] for b in msgspec.json.decode(r.read())["benchmarks"]]
         assert "mock-view-a" in names
         assert _refused(code_url.group(1)) == 403  # a code works once

@@ -2,8 +2,9 @@
 
 Run by ``make test-browser`` with the other browser tests. ``hrb view`` starts "the browser"
 (a recorder named by ``BROWSER``) on a local file; Chromium opening that file must land on the
-list of benchmarks with its data loaded (the one-time code bought the SameSite=Strict cookie,
-and the page's own requests carry it), with neither the code nor the token left in the address.
+list of benchmarks with its data loaded (the one-time code gave the tab the session key, which
+the page's own requests carry in a header), with neither the code nor the token left in the
+address, and no cookie.
 """
 
 from __future__ import annotations
@@ -46,8 +47,8 @@ def test_the_private_page_opens_the_view_in_chromium(
         _ready(page)
         assert page.locator(f'#benchmarks tr[data-id="{mock_ids[0]}"]').count() == 1
         assert "code=" not in page.url and "token=" not in page.url
-        token = view.url.split("token=")[1]
-        (cookie,) = [c for c in page.context.cookies(view.base) if c["value"] == token]
-        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+        # the tab keeps the session key (not the token); no cookie is set
+        assert page.evaluate("sessionStorage.getItem('hrb-view-session')") == view.session
+        assert page.context.cookies(view.base) == []
     finally:
         view.stop()

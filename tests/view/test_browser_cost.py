@@ -28,7 +28,7 @@ def test_a_cached_arm_is_shown_and_plotted_at_its_list_price(
         paid = run(c, priced_spec("browser-priced-paid"))
         cached = run(c, priced_spec("browser-priced-cached"))
         first, again = c.view(paid), c.view(cached)
-    page.goto(view.url)  # its token, as a cookie, opens the other pages
+    page.goto(view.url)  # its token gives the tab the session key, which opens the other pages
     _ready(page)
     page.goto(f"{view.base}/b/{cached}")
     page.wait_for_selector("#matrix-count[data-n]")

@@ -76,7 +76,7 @@ def test_the_page_shows_a_benchmark_that_stopped_when_sure(
     assert shown.benchmark.n_items_of == listed.n_items_of == of
     assert (matrix.n_items_cancelled > 0) == (stop["unreported_rows"] > 0)
 
-    page.goto(view.url)  # its token, as a cookie, opens the other pages
+    page.goto(view.url)  # its token gives the tab the session key, which opens the other pages
     _ready(page)
     assert (
         page.text_content(f'#benchmarks tr[data-id="{bench_id}"] [data-k=n_items]') == f"{reported} of {of}"

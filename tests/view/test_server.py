@@ -21,23 +21,49 @@ from tests.server._daemon import Daemon
 from tests.view.conftest import View
 
 
-def test_the_token_is_needed_once_then_a_cookie_carries_it(view: View) -> None:
+def test_the_token_gives_a_session_key_the_api_needs_and_no_cookie(view: View) -> None:
     plain = urllib.request.build_opener()
-    for path in ("/", "/api/benchmarks", "/static/app.js", f"/?token={'x' * 32}"):
+    refused = [
+        "/api/benchmarks",
+        f"/?token={'x' * 32}",
+        f"/?code={'x' * 32}",
+        f"/api/benchmarks?token={view.url[-32:]}",
+    ]
+    for path in refused:
         with pytest.raises(urllib.error.HTTPError) as err:
             plain.open(view.base + path, timeout=slow(10))
         err.value.close()
-        assert err.value.code == 403
-    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{32}", view.url)
-    assert view.get("/api/benchmarks")["benchmarks"]  # the opener kept the cookie
-
-
-def test_only_loopback_host_names_are_answered(view: View) -> None:
-    req = urllib.request.Request(view.url, headers={"Host": "attacker.example"})
+        assert err.value.code == 403, path
+    wrong = urllib.request.Request(view.base + "/api/benchmarks", headers={"x-hrb-view-session": "x" * 43})
     with pytest.raises(urllib.error.HTTPError) as err:
-        urllib.request.urlopen(req, timeout=slow(10))
+        plain.open(wrong, timeout=slow(10))
     err.value.close()
-    assert err.value.code == 400
+    assert err.value.code == 403
+    for path in ("/", "/b/x", "/static/app.js"):  # the shell and its scripts hold no data
+        with plain.open(view.base + path, timeout=slow(10)) as r:
+            assert r.status == 200 and r.headers["set-cookie"] is None
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{32}", view.url)
+    with plain.open(view.url, timeout=slow(10)) as r:  # the link: a page that keeps the key, no cookie
+        page = r.read().decode()
+        assert r.headers["set-cookie"] is None and r.headers["cache-control"] == "no-store"
+    assert view.session in page and view.url.split("token=")[1] not in page
+    assert 'location.replace("/")' in page
+    assert view.get("/api/benchmarks")["benchmarks"]  # the opener sends the key in its header
+
+
+def test_only_the_views_own_host_and_port_are_answered(view: View) -> None:
+    port = int(view.base.rsplit(":", 1)[1])
+    answered = {f"127.0.0.1:{port}": 200, f"localhost:{port}": 200}
+    refused = ["attacker.example", f"attacker.example:{port}", "127.0.0.1", f"localhost:{port + 1}"]
+    for host in [*answered, *refused]:
+        req = urllib.request.Request(view.base + "/api/benchmarks", headers={"Host": host})
+        try:
+            with view.opener.open(req, timeout=slow(10)) as r:
+                code = r.status
+        except urllib.error.HTTPError as err:
+            err.close()
+            code = err.code
+        assert code == answered.get(host, 400), host
 
 
 def test_endpoints_answer_what_the_daemon_answers(

@@ -25,7 +25,7 @@ from __future__ import annotations
 from hrbench_server.app import App
 from hrbench_server.checks import register_checks
 from hrbench_server.interop import register_export
-from hrbench_server.methods._handlers import async_handler, open_for_writing, over_tcp, resolve
+from hrbench_server.methods._handlers import async_handler, resolve
 from hrbench_server.methods.benchmarks import register_benchmarks
 from hrbench_server.methods.cache import register_cache
 from hrbench_server.methods.housekeeping import register_housekeeping
@@ -35,7 +35,7 @@ from hrbench_server.methods.score import register_score
 from hrbench_server.methods.views import register_views
 from hrbench_server.rpc import RpcServer
 
-__all__ = ["over_tcp", "register"]
+__all__ = ["register"]
 
 
 def register(server: RpcServer, app: App) -> None:
@@ -50,5 +50,5 @@ def register(server: RpcServer, app: App) -> None:
     register_housekeeping(feature, app)
     register_views(feature, app)
     register_checks(feature, app, async_handler)  # benchmark/gate and prices
-    register_export(feature, app, async_handler, resolve, open_for_writing, over_tcp)  # benchmark/export
+    register_export(feature, app, async_handler, resolve)  # benchmark/export
     register_lifecycle(feature, proto, app)

@@ -1,4 +1,4 @@
-"""What every wire method's handler shares: decoding, running, benchmark ids, export paths.
+"""What every wire method's handler shares: decoding, running, benchmark ids, absolute paths.
 
 A handler is registered in one of three shapes: :func:`sync_handler` (answered on the event
 loop: the daemon's own state), :func:`async_handler` (a task: its blocking work goes to a worker
@@ -9,14 +9,11 @@ JSON-RPC error (:func:`hrbench_server.errors.to_rpc_error`).
 
 from __future__ import annotations
 
-import contextvars
-import errno
 import functools
 import inspect
 import os
 from collections.abc import Awaitable, Callable
-from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 import anyio.to_thread
 import msgspec
@@ -28,13 +25,10 @@ from hrbench_server.errors import invalid_params, to_rpc_error
 from hrbench_server.rpc import INLINE_OR_TASK
 
 __all__ = [
-    "EXPORTS",
     "absolute_path",
     "async_handler",
     "decode",
     "inline_or_task",
-    "open_for_writing",
-    "over_tcp",
     "resolve",
     "running",
     "sync_handler",
@@ -126,49 +120,6 @@ def inline_or_task(typ: type[S], fn: Callable[[S], Any]) -> Callable[[Any], Any]
 def to_thread(fn: Callable[..., T], *args: Any) -> Awaitable[T]:
     """``fn(*args)`` in a worker thread (SQLite, statistics), awaited."""
     return anyio.to_thread.run_sync(functools.partial(fn, *args))
-
-
-over_tcp: contextvars.ContextVar[bool] = contextvars.ContextVar("hrbench_over_tcp", default=False)
-"""Whether this context serves a TCP connection (set by :func:`hrbench_server.daemon.serve_daemon`)."""
-
-EXPORTS = "exports"
-"""The folder of the state folder where a TCP client's file-writing methods may write."""
-
-
-def open_for_writing(path: str, home: Path | None) -> BinaryIO:
-    """Open ``path`` to write (truncated, created 0600); under ``home``'s exports folder when given.
-
-    Decided (SPEC §4 refuses code over TCP): a TCP client holds the token but may not be the
-    daemon's user, so what it asks the daemon to write goes only into ``<home>/exports`` (made
-    0700): never over the store, the token or a file elsewhere, and never through a symbolic
-    link. The folder is checked by its real path; the file is opened with ``O_NOFOLLOW``.
-    Methods that write files take no path to get their data on the wire instead.
-
-    Raises:
-        ConfigError: over TCP, ``path`` outside the exports folder, naming the rule; or the
-            file cannot be written (its reason: a symbolic link, a read-only folder, ...).
-    """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-    if home is not None:
-        exports = Path(home) / EXPORTS
-        exports.mkdir(mode=0o700, exist_ok=True)
-        inside = os.path.realpath(os.path.dirname(path))
-        root = os.path.realpath(exports)
-        if os.path.commonpath([inside, root]) != root or os.path.basename(path) in ("", ".", ".."):
-            raise ConfigError(
-                "path",
-                path,
-                f"over TCP the daemon writes files only inside {exports} (a TCP client may not be the "
-                "daemon's user); give a path there, leave `path` out to get the data in the reply, "
-                "or use the Unix socket",
-            )
-        flags |= os.O_NOFOLLOW
-    try:
-        fd = os.open(path, flags, 0o600)
-    except OSError as exc:
-        why = "it is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror or type(exc).__name__
-        raise ConfigError("path", path, f"cannot write the file: {why}") from None
-    return os.fdopen(fd, "wb")
 
 
 def absolute_path(path: str, field: str) -> str:

@@ -12,13 +12,7 @@ import msgspec
 from hrbench.errors import ConfigError, NotFound, did_you_mean
 from hrbench_client import protocol as p
 from hrbench_server.app import App
-from hrbench_server.methods._handlers import (
-    absolute_path,
-    async_handler,
-    open_for_writing,
-    over_tcp,
-    to_thread,
-)
+from hrbench_server.methods._handlers import absolute_path, async_handler, to_thread
 
 __all__ = ["register_cache"]
 
@@ -31,11 +25,12 @@ def register_cache(feature: Callable[[str], Any], app: App) -> None:
         name = args.name or Path(path).stem
 
         def load() -> int:
+            from hrbench._util.files import read_text
             from hrbench.reading._reference import json_lines  # hrbench.reading: its recipes and scorers
 
             try:
-                text = Path(path).read_text(encoding="utf-8")
-            except OSError as exc:
+                text = read_text(path, "path")
+            except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(
                     "path", args.path, f"cannot read the recording ({type(exc).__name__})"
                 ) from None
@@ -49,7 +44,6 @@ def register_cache(feature: Callable[[str], Any], app: App) -> None:
 
     async def recording_export(args: p.RecordingExportParams) -> p.RecordingExportResult:
         path = None if args.path is None else absolute_path(args.path, "path")
-        tcp = over_tcp.get()
 
         def dump() -> p.RecordingExportResult:
             entries = app.store.recording_export(args.name)
@@ -61,8 +55,10 @@ def register_cache(feature: Callable[[str], Any], app: App) -> None:
                 )
             if path is None:  # the data on the wire: the caller writes it where it likes
                 return p.RecordingExportResult(name=args.name, n=len(entries), entries=entries)
+            from hrbench._util.files import output_file
+
             enc = msgspec.json.Encoder()
-            with open_for_writing(path, app.home if tcp else None) as f:
+            with output_file(path, "path") as f:  # whole or not at all; over TCP only in exports/
                 for e in entries:
                     f.write(enc.encode(e) + b"\n")
             return p.RecordingExportResult(name=args.name, n=len(entries), path=path)

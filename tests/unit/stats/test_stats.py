@@ -884,7 +884,7 @@ def test_report_payload_writes_the_plot(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     rel = report_payload(rows, plot="rel.png")
     assert rel["plot"] == str(tmp_path / "rel.png") and (tmp_path / "rel.png").exists()
-    with pytest.raises(ConfigError, match="plot: cannot be written"):
+    with pytest.raises(ConfigError, match="plot: cannot write the file"):
         report_payload(rows, plot=str(tmp_path / "no" / "such" / "dir.png"))
     with pytest.raises(ConfigError, match="plot"):
         report_payload(rows, plot="")

@@ -264,7 +264,9 @@ def gate_error_markdown(candidate: str | None, baseline: str | None, code: int, 
 def _write_reports(
     markdown_path: str | None, junit_path: str | None, markdown: str, junit: bytes
 ) -> list[str]:
-    """Write the reports asked for; what could not be written (``--junit FILE: reason``)."""
+    """Write the reports asked for, each whole or not at all; what could not be written (``--junit FILE: reason``)."""
+    from hrbench_client.files import atomic_file, why_not_written
+
     bad = []
     for option, path, data in (
         ("--markdown", markdown_path, markdown.encode("utf-8")),
@@ -272,10 +274,10 @@ def _write_reports(
     ):
         if path:
             try:
-                with open(os.path.expanduser(path), "wb") as f:
+                with atomic_file(os.path.expanduser(path)) as f:  # whole or not at all
                     f.write(data)
             except OSError as exc:
-                bad.append(f"{option} {path}: {exc.strerror or exc}")
+                bad.append(f"{option} {path}: cannot write the file: {why_not_written(exc)}")
     return bad
 
 

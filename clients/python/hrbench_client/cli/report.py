@@ -44,11 +44,13 @@ def cmd_rows(args: argparse.Namespace) -> int:
         export.write_rows(rows, protocol.Row, sys.stdout.buffer, fmt)
         sys.stdout.buffer.flush()
         return EXIT_OK
+    from hrbench_client.files import atomic_file, why_not_written
+
     try:
-        with open(os.path.expanduser(args.output), "wb") as f:
+        with atomic_file(os.path.expanduser(args.output)) as f:  # whole or not at all
             n = export.write_rows(rows, protocol.Row, f, fmt)
     except OSError as exc:
-        _fail_usage(f"--output {args.output}: {exc.strerror or exc}")
+        _fail_usage(f"--output {args.output}: cannot write the file: {why_not_written(exc)}")
     _err(f"wrote {n} row(s) to {args.output}")
     return EXIT_OK
 
@@ -153,8 +155,11 @@ def _write_html(args: argparse.Namespace) -> str:
     target = Path(os.path.expanduser(args.html)).resolve()
     with _client(args) as hb:
         text = benchmark_html(hb, args.id, **settings)
+    from hrbench_client.files import atomic_file, why_not_written
+
     try:
-        target.write_text(text, encoding="utf-8")
+        with atomic_file(target) as f:  # whole or not at all
+            f.write(text.encode("utf-8"))
     except OSError as exc:
-        _fail_usage(f"--html: cannot write {args.html!r} ({exc.strerror or exc})")
+        _fail_usage(f"--html {args.html}: cannot write the file: {why_not_written(exc)}")
     return str(target)

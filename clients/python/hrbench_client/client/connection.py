@@ -348,8 +348,10 @@ class Client:
         out = self.call("recording/export", {"name": name}, p.RecordingExportResult)
         if path is None:
             return out
+        from hrbench_client.files import atomic_file
+
         target = os.path.abspath(os.fspath(path))
-        with open(target, "wb") as f:  # the bytes the daemon would have written
+        with atomic_file(target) as f:  # the bytes the daemon would have written, whole or not at all
             for e in out.entries or []:
                 f.write(msgspec.json.encode(e) + b"\n")
         return p.RecordingExportResult(name=out.name, n=out.n, path=target)

@@ -7,9 +7,16 @@ small pool, each reopened if the daemon restarts), so a cheap page never waits f
 
 Access: the first request carries ``?token=...`` (the URL ``hrb view`` prints) or a one-time
 ``?code=...`` (the private page the browser is started on: :func:`write_opener`); the server
-then sets a SameSite=Strict, HTTP-only cookie so links and fetches need not repeat it. Any
-other request gets 403. Only ``127.0.0.1``/``localhost`` Host headers are answered (no DNS
-rebinding). The token is made per server and dies with it.
+answers it with a page that puts the server's session key in the tab's ``sessionStorage`` and
+goes on to the same address without it. ``app.js`` sends that key in the
+:data:`SESSION_HEADER` header of every ``/api/...`` request (a new tab of the same view gets it
+from an open one over a ``BroadcastChannel``); an ``/api/...`` request without it gets 403. No
+cookie is set: browsers send cookies to every port of a host, so another server on
+``127.0.0.1`` would receive one, while ``sessionStorage``, ``BroadcastChannel`` and a header a
+page sets stay with the page's origin, port included. The pages and ``/static/`` hold no data
+and are served to anyone who reaches the port. Only requests whose ``Host`` is the server's
+own address and port are answered (no DNS rebinding). The token and the session key are made
+per server and die with it.
 
 Needs the ``view`` extra (``pip install 'hrbench[view]'``: Starlette and uvicorn).
 """
@@ -17,7 +24,6 @@ Needs the ``view`` extra (``pip install 'hrbench[view]'``: Starlette and uvicorn
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
 import html
 import os
@@ -28,7 +34,7 @@ import sys
 import tempfile
 import threading
 import urllib.parse
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +42,6 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -45,7 +50,7 @@ from hrbench_client.errors import DaemonError
 from hrbench_client.view import ASSETS, asset, page_html
 from hrbench_client.view.api import ROUTES, endpoint
 
-__all__ = ["KEEP_IDLE", "OneTimeCodes", "POOL_SIZE", "make_app", "serve", "write_opener"]
+__all__ = ["KEEP_IDLE", "OneTimeCodes", "POOL_SIZE", "SESSION_HEADER", "make_app", "serve", "write_opener"]
 
 
 POOL_SIZE = 16
@@ -56,6 +61,14 @@ A browser sends at most 6 requests at once to one server; 16 serve a few tabs.
 
 KEEP_IDLE = 4
 """Idle daemon connections kept for the next requests (the others are closed when they finish)."""
+
+SESSION_HEADER = "x-hrb-view-session"
+"""The request header that carries the session key to ``/api/...`` (``app.js`` sets it)."""
+
+SESSION_KEY = "hrb-view-session"
+"""The ``sessionStorage`` key the page keeps the session key under."""
+
+_HEADERS = {"referrer-policy": "no-referrer", "x-frame-options": "DENY", "x-content-type-options": "nosniff"}
 
 
 class _Daemon:
@@ -109,10 +122,10 @@ class _Daemon:
 class OneTimeCodes:
     """Codes that each let one request in, once: the browser's way in without the token in its command line.
 
-    Decided (another local user read the token from ``ps``: the browser was started with the
-    URL): ``hrb view`` starts the browser on a private local file (mode 0600 in a 0700 folder)
-    that sends it to ``?code=...``; the server answers that request with the access cookie and
-    forgets the code.
+    Every local user can read a process's command line (``ps``), so the browser is never
+    started on a URL that lets it in: ``hrb view`` starts it on a private local file (mode 0600
+    in a 0700 folder) that sends it to ``?code=...``; the server answers that request with the
+    session key (kept by the tab, never in a cookie) and forgets the code.
     """
 
     def __init__(self, on_spent: Callable[[], None] | None = None) -> None:
@@ -148,42 +161,68 @@ class OneTimeCodes:
         return True
 
 
-def _go_on(target: str) -> str:
-    """A page that sends the browser on to ``target`` on this server (a same-site navigation)."""
+def _let_in(session: str, target: str) -> str:
+    """A page that keeps ``session`` in the tab's ``sessionStorage`` and goes on to ``target`` (same site)."""
+    key = msgspec.json.encode(SESSION_KEY).decode()
     js = msgspec.json.encode(target).decode().replace("<", "\\u003c")
     return (
         '<!doctype html>\n<meta charset="utf-8">\n<title>hrb view</title>\n'
-        f'<p><a href="{html.escape(target)}">Open hrb view</a></p>\n'
-        f"<script>location.replace({js});</script>\n"
+        f"<script>sessionStorage.setItem({key}, {msgspec.json.encode(session).decode()}); "
+        f"location.replace({js});</script>\n"
     )
 
 
-class _Token(BaseHTTPMiddleware):
-    def __init__(self, app: Any, token: str, codes: OneTimeCodes | None = None) -> None:
+class _Access(BaseHTTPMiddleware):
+    """The view's door: its own Host only; ``?token=``/``?code=`` give the session key; ``/api/`` needs it."""
+
+    def __init__(
+        self, app: Any, token: str, session: str, hosts: frozenset[str] | None, codes: OneTimeCodes | None
+    ) -> None:
         super().__init__(app)
         self.token = token
+        self.session = session
+        self.hosts = hosts
         self.codes = codes
-        # distinct per server (cookies do not tell ports apart), and not a piece of the token
-        self.cookie = "hrb_view_" + hashlib.sha256(token.encode()).hexdigest()[:12]
 
-    def _let_in(self, response: Response) -> Response:
-        response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict")
-        return response
+    def _host_ok(self, request: Request) -> bool:
+        host = request.headers.get("host", "")
+        if self.hosts is not None:
+            return host in self.hosts
+        return host.rsplit(":", 1)[0] in ("127.0.0.1", "localhost")
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        code = request.query_params.get("code")
-        if code is not None and self.codes is not None and self.codes.take(code):
+        if not self._host_ok(request):  # DNS rebinding: a name that is not this server's
+            return JSONResponse({"error": "Invalid host header"}, 400, headers=_HEADERS)
+        code, given = request.query_params.get("code"), request.query_params.get("token")
+        if code is not None or given is not None:
+            ok = (code is not None and self.codes is not None and self.codes.take(code)) or (
+                given is not None and hmac.compare_digest(given, self.token)
+            )
+            if not ok or request.url.path.startswith("/api/"):
+                return JSONResponse(
+                    {
+                        "error": "this link was used already or is not this server's: open the URL hrb view printed"
+                    },
+                    403,
+                    headers=_HEADERS,
+                )
             rest = urllib.parse.urlencode(
-                [(k, v) for k, v in request.query_params.multi_items() if k != "code"]
+                [(k, v) for k, v in request.query_params.multi_items() if k not in ("code", "token")]
             )
             target = "/" + request.url.path.lstrip("/") + (f"?{rest}" if rest else "")  # never "//host"
-            return self._let_in(HTMLResponse(_go_on(target), headers={"cache-control": "no-store"}))
-        given = request.query_params.get("token")
-        if given is not None and hmac.compare_digest(given, self.token):
-            return self._let_in(await call_next(request))
-        if hmac.compare_digest(request.cookies.get(self.cookie, ""), self.token):
-            return await call_next(request)
-        return JSONResponse({"error": "open the URL hrb view printed (it carries the access token)"}, 403)
+            page = _let_in(self.session, target)
+            return HTMLResponse(page, headers={**_HEADERS, "cache-control": "no-store"})
+        if request.url.path.startswith("/api/") and not hmac.compare_digest(
+            request.headers.get(SESSION_HEADER, ""), self.session
+        ):
+            return JSONResponse(
+                {"error": "open the URL hrb view printed (it carries the access token)"},
+                403,
+                headers=_HEADERS,
+            )
+        response = await call_next(request)
+        response.headers.update(_HEADERS)
+        return response
 
 
 def make_app(
@@ -191,6 +230,7 @@ def make_app(
     token: str,
     codes: OneTimeCodes | None = None,
     on_stop: Callable[[], None] | None = None,
+    hosts: Iterable[str] | None = None,
 ) -> Starlette:
     """The ASGI app of ``hrb view``.
 
@@ -198,9 +238,12 @@ def make_app(
         connect: returns a connected :class:`~hrbench_client.client.Client` (called again if the
             connection breaks; up to :data:`POOL_SIZE` are open at once).
         token: the access token the first request must carry as ``?token=``.
-        codes: one-time codes a first request may carry as ``?code=`` instead (answered with
-            the cookie and a page that goes on to the same address without the code).
+        codes: one-time codes a first request may carry as ``?code=`` instead (each answered,
+            once, as ``?token=`` is: with a page that keeps the session key and goes on to the
+            same address without it).
         on_stop: called when the server stops (before a signal that stopped it ends the process).
+        hosts: the ``Host`` headers answered (``127.0.0.1:PORT``, ``localhost:PORT``); ``None``:
+            ``127.0.0.1`` and ``localhost`` on any port.
 
     Returns:
         A Starlette app: pages ``/``, ``/b/{id}``, ``/b/{id}/cell?item=&arm=``,
@@ -230,10 +273,9 @@ def make_app(
         Route("/static/{name}", static),
         *(Route(path, endpoint(daemon.call, build)) for path, build in ROUTES),
     ]
-    middleware = [
-        Middleware(TrustedHostMiddleware, allowed_hosts=["127.0.0.1", "localhost"]),
-        Middleware(_Token, token=token, codes=codes),
-    ]
+    allowed = None if hosts is None else frozenset(hosts)
+    session = secrets.token_urlsafe(32)  # what pages send; never the token, never a cookie
+    middleware = [Middleware(_Access, token=token, session=session, hosts=allowed, codes=codes)]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -337,7 +379,8 @@ def serve(
             shutil.rmtree(folder, ignore_errors=True)
 
     codes = OneTimeCodes(on_spent=spent)
-    app = make_app(connect, token, codes, on_stop=remove)
+    port = sock.getsockname()[1]
+    app = make_app(connect, token, codes, on_stop=remove, hosts=(f"{host}:{port}", f"localhost:{port}"))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False))
     print(f"{base}?token={token}", file=out or sys.stdout, flush=True)
     try:

@@ -44,11 +44,47 @@ function link(path, params) {
   return u.pathname + u.search;
 }
 
+// access: the session key the server gave this tab when it opened the view's link, sent in a
+// header of every API request; never a cookie (a browser sends cookies to every port of a host).
+// sessionStorage and BroadcastChannel belong to this origin, port included: a tab opened on
+// its own (a link opened in a new tab) asks the view's open tabs for the key.
+const SESSION = "hrb-view-session";
+const channel = !STATIC && "BroadcastChannel" in window ? new BroadcastChannel("hrb-view") : null;
+if (channel) {
+  channel.addEventListener("message", (e) => {
+    const mine = sessionStorage.getItem(SESSION);
+    if (e.data === "want" && mine) channel.postMessage({ session: mine });
+  });
+}
+
+function session() {
+  const mine = sessionStorage.getItem(SESSION);
+  if (mine || !channel) return Promise.resolve(mine);
+  return new Promise((resolve) => {
+    const got = (e) => {
+      if (e.data && typeof e.data.session === "string") {
+        sessionStorage.setItem(SESSION, e.data.session);
+        done();
+      }
+    };
+    const done = () => {
+      channel.removeEventListener("message", got);
+      clearTimeout(timer);
+      resolve(sessionStorage.getItem(SESSION));
+    };
+    const timer = setTimeout(done, 1000);
+    channel.addEventListener("message", got);
+    channel.postMessage("want");
+  });
+}
+
 async function api(path, params) {
   if (STATIC) {
     throw new Error("this page was saved by `hrb report --html`: open it with `hrb view` to browse further");
   }
-  const r = await fetch(link(path, params), { credentials: "same-origin", headers: { accept: "application/json" } });
+  const key = (await session()) || "";
+  const headers = { accept: "application/json", "x-hrb-view-session": key };
+  const r = await fetch(link(path, params), { credentials: "omit", headers });
   const body = await r.json();
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
