@@ -6,7 +6,7 @@ warm-up runs, then the least wall and the least CPU time of the timed runs):
 1. ``hrbench``: ``hb.benchmark()`` of ITEMS x RUNS rows, an async arm (``await ctx.acall(item)``)
    and a sync arm (``ctx.call(item)``), an instant ``MockClient`` answering ``Paris``, the exact
    scorer, an uncapped ``Governor()``, concurrency 16, the rows kept in the ``Bench``, no store;
-   against the floor (``_common.FLOOR``) over the same rows.
+   against the floor (``_common.FLOOR``) over the same rows (target: at most 3x its CPU per row).
 2. The same hrbench run at PEER_ITEMS x RUNS rows against DSPy's ``Evaluate`` and inspect_ai's
    ``eval`` making as many rows, each in its own process from ``.venv-peers`` (``bench/_peers.py``
    says what each does; ``make bench`` makes the venv, else no peer figure). The peers cost about
@@ -37,6 +37,8 @@ HERE = Path(__file__).resolve().parent
 PEERS_PY = HERE.parent / ".venv-peers" / "bin" / "python"
 CONCURRENCY = 16
 TARGET_ROWS_PER_S = 35_000
+TARGET_CPU_RATIO = 3.0
+"""The runner's CPU per row against the floor's, at most."""
 
 
 def reference(items: int) -> hb.Reference:
@@ -173,7 +175,8 @@ def main() -> None:
         met = "met" if t.rows_per_s >= TARGET_ROWS_PER_S else "NOT met"
         print(
             f"  hrbench {name:<5} arm:    {t.rows_per_s:>9,.0f} rows/s, {t.cpu_us_per_row:5.1f} us CPU/row; "
-            f"runner / floor {t.wall_s / floor.wall_s:.1f}x wall, {t.cpu_s / floor.cpu_s:.1f}x CPU; "
+            f"runner / floor {t.wall_s / floor.wall_s:.1f}x wall, {t.cpu_s / floor.cpu_s:.2f}x CPU "
+            f"(target <= {TARGET_CPU_RATIO:g}x: {'met' if t.cpu_s <= TARGET_CPU_RATIO * floor.cpu_s else 'NOT met'}); "
             f"target >= {TARGET_ROWS_PER_S:,} rows/s: {met}"
         )
     if a.no_peers:
