@@ -198,14 +198,20 @@ class Runtime(Billing):
         self,
         ctx: Context,
         request: Request,
-        key: str,
+        keys: tuple[str, str],
         cache: Cache | None,
         inline: bool,
         lead: Lead | None,
     ) -> tuple[Result, float | None]:
-        """The reply to a request, from the cache or sent under the governor: ``(result, usd charged)``."""
+        """The reply to a request, from the cache or sent under the governor: ``(result, usd charged)``.
+
+        ``keys``: the request's :func:`~hrbench.runner.cache.request_hash` and
+        :func:`~hrbench.runner.cache.cache_key`, made once and handed to the cache and the recorder.
+        """
+        hashed, key = keys
+        known = (key, hashed) if isinstance(cache, Cache) else ()  # another cache (a Ray worker's) keys it
         if cache is not None and cache.read:
-            hit = await self._blocking(inline, cache.get, request, ctx.arm)
+            hit = await self._blocking(inline, cache.get, request, ctx.arm, *known[:1])
             if hit is not None:
                 return msgspec.structs.replace(hit, source="cache"), 0.0
         halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
@@ -218,10 +224,10 @@ class Runtime(Billing):
         if result.source != "live":
             return result, 0.0
         if cache is not None and cache.write:
-            await self._blocking(inline, cache.put, request, result, ctx.arm)
+            await self._blocking(inline, cache.put, request, result, ctx.arm, *known)
         if self.record and self.store is not None and result.ok and not result.refused:
             await self._blocking(
-                inline, self.store.recording_put, self.record, ctx.arm, request_hash(request), request, result
+                inline, self.store.recording_put, self.record, ctx.arm, hashed, request, result
             )
         return result, result.usd
 
@@ -391,7 +397,8 @@ class Runtime(Billing):
             request = msgspec.structs.replace(
                 request, params={**request.params, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS}
             )
-        key = cache_key(request, ctx.arm)
+        hashed = request_hash(request)  # once: the cache and the recorder are handed it
+        key = cache_key(request, ctx.arm, hashed)
         start = time.perf_counter()
         result: Result | None = None
         charged: float | None = 0.0
@@ -411,7 +418,7 @@ class Runtime(Billing):
             shared: Result | None = None
             lead = None if scope is None else Lead(scope, key)
             try:
-                result, charged = await self._obtain(ctx, request, key, cache, inline, lead)
+                result, charged = await self._obtain(ctx, request, (hashed, key), cache, inline, lead)
                 if lead is not None and result.source in ("cache", "live") and Cache.keeps(result):
                     shared = result  # what the requests waiting on this one are served
             finally:
