@@ -25,7 +25,7 @@ from typing import Any
 from _common import header
 from _timing import statistic, timed
 
-import hrbench.evaluation.metrics as metrics
+import hrbench.metrics as metrics
 from hrbench.evaluation.evaluate import evaluate
 from hrbench.evaluation.modules import module, module_fn
 from hrbench.models.mock import MockClient

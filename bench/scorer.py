@@ -21,10 +21,10 @@ from typing import Any
 from _common import data_dir, header
 
 from hrbench.reading import answer_scorer, qa_reference
-from hrbench.reading._fold import _fold_cached
-from hrbench.reading._not_found import _search_cached
-from hrbench.reading._scorer import _needles
+from hrbench.scoring.answer import _needles
 from hrbench.scoring.choice import choice_scorer
+from hrbench.scoring.fold import _fold_cached
+from hrbench.scoring.not_found import _search_cached
 from hrbench.scoring.numeric import numeric_scorer, read_numbers
 from hrbench.scoring.pattern import pattern_scorer
 from hrbench.scoring.scorer import exact_scorer

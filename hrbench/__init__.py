@@ -13,7 +13,7 @@ import sys
 import typing
 
 if typing.TYPE_CHECKING:
-    from hrbench import reading
+    from hrbench import metrics, reading
     from hrbench.arm import Arm, Context
     from hrbench.errors import (
         ArmErrorWarning,
@@ -40,7 +40,6 @@ if typing.TYPE_CHECKING:
         UnlabelledItemsWarning,
         UsageEstimatedWarning,
     )
-    from hrbench.evaluation import metrics
     from hrbench.evaluation.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
     from hrbench.evaluation.modules import (
         Example,
@@ -284,7 +283,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
 
 _SUBMODULES: dict[str, str] = {
     "reading": "hrbench.reading",
-    "metrics": "hrbench.evaluation.metrics",
+    "metrics": "hrbench.metrics",
     "ledger": "hrbench.runner.ledger",
 }
 """The submodules offered under another name or place: ``hrbench.metrics``, ``hrbench.ledger``."""

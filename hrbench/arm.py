@@ -7,9 +7,9 @@ import contextvars
 import hashlib
 import inspect
 import random
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 import anyio.from_thread
@@ -20,17 +20,53 @@ from hrbench.errors import ConfigError
 from hrbench.models.base import normalise_messages
 from hrbench.records import Request, Result, Step
 
-if TYPE_CHECKING:
-    from hrbench.runner.runtime import Runtime
+__all__ = ["Arm", "Context", "RunInfo", "Sender", "current_run", "drive"]
 
-__all__ = ["Arm", "Context", "RunInfo", "current_run"]
+
+class Sender(Protocol):
+    """What a run context needs of the runtime that sends its requests.
+
+    The runner's :class:`hrbench.runner.runtime.Runtime` is one; the context knows it by these
+    names alone, so this module imports nothing of the runner.
+    """
+
+    inline: bool
+    """Whether the client answers without suspending (a sync arm's call is driven in place)."""
+    wire: Callable[[Request], dict[str, Any] | None] | None
+    """The client's request as sent, for the cache key (``None``: keyed on the request)."""
+    governor: Any
+    """The benchmark's governor."""
+
+    def call(self, ctx: Context, request: Request, inline: bool = False) -> Awaitable[Result]:
+        """Send one request of a run (cache, governor, client, recorder, trace)."""
+        ...
+
+
+def drive(coro: Any) -> Any:
+    """Run a coroutine that never suspends to completion, without an event loop.
+
+    Raises:
+        RuntimeError: when the coroutine suspends (it is closed first).
+
+    Example:
+        >>> async def two():
+        ...     return 2
+        >>> drive(two())
+        2
+    """
+    try:
+        coro.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coro.close()
+    raise RuntimeError("an inline request suspended; its client must not set `inline = True`")
 
 
 class RunInfo(NamedTuple):
     """Which run is making a request: arm name, item id, run number (immutable).
 
     A named tuple: the runner makes one per run, and a tuple is made several times faster than
-    a frozen dataclass (issue 15, point 6).
+    a frozen dataclass.
     """
 
     arm: str
@@ -54,7 +90,7 @@ class Arm:
             or a dict with ``text``/``answer``).
         version: the arm's version, recorded with the benchmark and part of its hash (a
             resume refuses a changed arm). Not part of the cache key (SPEC section 6: the
-            request as sent, the arm's name, the draw index; decided, newcomer finding 11): a
+            request as sent, the arm's name, the draw index): a
             version bump whose requests are the same is served the cached replies.
         derived_from: the name of the arm this one was derived from, if any.
         settings: settings that change the arm's behaviour; part of its hash.
@@ -156,7 +192,7 @@ class Context:
     seed: int
     client: Any
     ledger_id: str
-    runtime: Runtime | None = None
+    runtime: Sender | None = None
     _rng: random.Random | None = None
     trace: list[Step] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -185,8 +221,8 @@ class Context:
         Returns:
             The reply as a :class:`~hrbench.records.Result`. When the call failed for good
             (after retries) its ``ok`` is false and reading its ``.text`` raises
-            :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause
-            (issue 12); ``raw_text`` reads it without raising.
+            :class:`~hrbench.errors.ModelError`, so the run ends as ``"error"`` with that cause;
+            ``raw_text`` reads it without raising.
 
         Raises:
             BudgetRefused: when the governor refuses the request (the run then ends as
@@ -200,8 +236,6 @@ class Context:
                 "ctx.call", prompt, "ctx.call is for sync arms; use `await ctx.acall(...)` in an async arm"
             )
         if self.runtime is not None and self.runtime.inline:
-            from hrbench.runner.runtime import drive
-
             return drive(self._acall(prompt, params, inline=True))  # type: ignore[no-any-return]
         return anyio.from_thread.run(lambda: self.acall(prompt, **params))
 

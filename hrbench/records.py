@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from hrbench._util.messages import model_error
+
 __all__ = [
     "FAILURE_KINDS",
     "REFUSAL_REASONS",
@@ -42,7 +44,7 @@ FailureKind = Literal["parse_failure", "refusal", "not_in_document", "wrong", "b
 class Usage(msgspec.Struct, kw_only=True, omit_defaults=False, gc=False):
     """Token counts of one model reply, normalised to one convention.
 
-    Convention (issue 3, cases H14b and H14d): ``tokens_out`` includes the reasoning tokens and
+    Convention (cases H14b and H14d): ``tokens_out`` includes the reasoning tokens and
     ``tokens_in`` includes the cached input tokens, so each token is counted once;
     ``tokens_reasoning`` and ``tokens_cached`` say how many of them were of that kind.
 
@@ -121,7 +123,7 @@ class _ResultFields(msgspec.Struct, kw_only=True, gc=False):
     Reading ``text`` of a failed reply (``ok`` false) raises
     :class:`~hrbench.errors.ModelError` with the status, the provider's message and, on HTTP
     401/403, the name of the key's environment variable (never the key): a 401 or a network
-    error must not pass for an empty answer (issue 12, decided). ``raw_text`` reads it
+    error must not pass for an empty answer. ``raw_text`` reads it
     without raising.
 
     Attributes:
@@ -143,7 +145,7 @@ class _ResultFields(msgspec.Struct, kw_only=True, gc=False):
         key_env: the environment variable the client reads its API key from, on a 401/403.
         halts: why no later request should be sent, on a failure that every one would share:
             ``"quota"`` (the provider's quota or credit is exhausted) or ``"auth"`` (the key
-            was refused) for the client, ``"model"`` (403/404) for the model (newcomer finding).
+            was refused) for the client, ``"model"`` (403/404) for the model.
         retried: why each attempt before the last failed (one that was not sent says so), in
             order, or ``None``: the run's trace keeps one ``attempt`` step each.
         retried_billed: for each of ``retried``, the provider's bill for that attempt's reply
@@ -194,9 +196,7 @@ class Result(_ResultFields, kw_only=True):
             hrbench.errors.ModelError: the model call failed, so it has no text: openai: HTTP 500: boom
         """
         if not self.ok:
-            from hrbench.errors import ModelError
-
-            raise ModelError.of(self)
+            raise model_error(self)
         return _TEXT.__get__(self, Result)  # type: ignore[no-any-return]
 
     @text.setter
@@ -253,7 +253,7 @@ class Step(msgspec.Struct, kw_only=True, gc=False):
 def list_usd(trace: Any) -> float | None:
     """What a run's requests cost at list price: each reply at what it cost when first paid.
 
-    Issue 18, decided: a row's ``usd`` is what was paid (0 for a cache or recording hit, seed
+    Rule: a row's ``usd`` is what was paid (0 for a cache or recording hit, seed
     002); its list price sums every request step's ``usd_nominal`` instead, the cost the cache
     entry or recording kept from when the reply was first fetched, so comparing arms by cost
     does not depend on what happened to be cached. A refused step (never sent) costs 0; a step
@@ -286,7 +286,7 @@ def list_usd(trace: Any) -> float | None:
 def usd_text(usd: float | None, na: str = "NA") -> str:
     """A USD amount as printed: four decimals, or three significant digits below a cent.
 
-    Decided (a new user saw two cheap arms both print ``0.0000`` per run): four decimals hide
+    Rule (two cheap arms never both print ``0.0000`` per run): four decimals hide
     everything below $0.00005, so an amount under $0.01 is printed to three significant digits
     instead (``0.00131``, ``3.7e-06``), which tells two cheap arms apart; 0 stays ``0.0000``,
     as a benchmark's printout shows it for a model that costs nothing.

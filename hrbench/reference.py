@@ -24,9 +24,9 @@ PER_ITEM = ("labels", "cluster", "split")
 def check_keyed(items: Any, per_item: Mapping[str, Any], where: str = "") -> None:
     """Refuse a list that would be paired by position with a mapping of items.
 
-    Decided (issue 25, finding 1: a spec sent from Neovim with ``items`` as a Lua table and
-    ``labels`` as a list had its labels paired in the table's hash order, France got Lima, and
-    accuracy fell from 0.640 to 0.160 in silence): where ``items`` arrives as a mapping whose
+    Rule (a spec sent from Neovim with ``items`` as a Lua table and ``labels`` as a list would
+    have its labels paired in the table's hash order: France gets Lima, and accuracy falls from
+    0.640 to 0.160 in silence): where ``items`` arrives as a mapping whose
     order is not the sender's (a JSON object: RFC 8259 leaves its keys unordered, and a Lua
     table, a Go map or a jq pipeline sends them in any order), ``labels``, ``cluster`` and
     ``split`` must be keyed by item id, or one value for all (cluster, split); a list among
@@ -108,12 +108,12 @@ def check_label(item_id: str, label: Any, field: str | None = None) -> None:
 
     A label is ``None`` (no label), a string, a number, a list of strings and numbers (seed 000:
     matching any one is correct), or a mapping whose ``answers`` holds one of those beside the
-    gold's details (TAT-QA; :func:`hrbench.scoring.scorer.label_answers`). Decided (seed silent; issue:
-    ``{"a": 2}`` or ``true`` as a label was stored and its item silently scored NA): anything
+    gold's details (TAT-QA; :func:`hrbench.scoring.scorer.label_answers`). Rule (``{"a": 2}`` or
+    ``true`` as a label is never stored to score its item NA in silence): anything
     else is refused, naming the item and the value. A bool is refused, not read as ``1``/``0``.
 
-    Decided (seed 000 keeps NA for "no label"; newcomer finding: the label ``""`` was taken,
-    and every scorer but ``numeric`` scored each run on it wrong in silence): a label whose
+    Rule (seed 000 keeps NA for "no label"; the label ``""`` would have every scorer but
+    ``numeric`` score each run on it wrong in silence): a label whose
     accepted answers are all empty or only white space (``""``, ``" "``, ``["", " "]``,
     ``{"answers": ""}``) is refused, for every scorer alike. It is not read as "no label": that
     would guess what the author meant (no label? an unanswerable item, whose label is
@@ -188,8 +188,8 @@ class Reference:
     Attributes:
         source_ids: ``None``, or every item id of the source this reference was selected from
             (a spec's ``ids``, ``ids_from`` or ``limit``, :func:`hrbench.specs.build_reference`):
-            an outputs arm may hold predictions for those ids, not for others (decided,
-            newcomer finding: a run file covering the whole data set is scored on a sample).
+            an outputs arm may hold predictions for those ids, not for others (a run
+            file covering the whole data set is scored on a sample).
             Not part of the hash.
 
     The reference is locked when a benchmark starts scoring it; changing it afterwards raises

@@ -65,21 +65,28 @@ def _edges(modules: dict[str, Path]) -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            else:
-                base = node.module or ""
-                if node.level:
-                    anchor = package.split(".")
-                    anchor = anchor[: len(anchor) - (node.level - 1)]
-                    base = ".".join([*anchor, base] if base else anchor)
-                targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
-            for target in targets:
-                while target and target not in modules:  # `import a.b.c` of a non-module name
-                    target = target.rpartition(".")[0]
-                if target and target != name:
-                    graph[name].add(target)
+            graph[name].update(t for t in _targets(node, package, modules) if t != name)
     return graph
+
+
+def _targets(node: ast.Import | ast.ImportFrom, package: str, modules: dict[str, Path]) -> list[str]:
+    """The modules of ours an import statement names (a name imported from a module: the module)."""
+    if isinstance(node, ast.Import):
+        targets = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            anchor = package.split(".")
+            anchor = anchor[: len(anchor) - (node.level - 1)]
+            base = ".".join([*anchor, base] if base else anchor)
+        targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+    found = []
+    for target in targets:
+        while target and target not in modules:  # `import a.b.c` of a non-module name
+            target = target.rpartition(".")[0]
+        if target:
+            found.append(target)
+    return found
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -148,6 +155,97 @@ def test_no_import_cycle_in_the_library_the_daemon_or_the_clients() -> None:
     assert not new, "import cycles: " + "; ".join(" <-> ".join(c) for c in new)
     broken = [c for c in KNOWN_CYCLES if c not in cycles]
     assert not broken, f"no longer cycles: take these out of KNOWN_CYCLES: {broken}"
+
+
+def _room(module: str) -> str:
+    """The room a module stands in: ``hrbench``'s first-level package or module, or a whole package.
+
+    Example: ``hrbench.runner.runtime.core`` -> ``hrbench.runner``; ``hrbench.records`` itself;
+    ``hrbench_server.methods.score`` -> ``hrbench_server``.
+    """
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "hrbench" else parts[0]
+
+
+def _room_imports() -> list[tuple[str, str, str, int, bool]]:
+    """Every import from one room into another: (room, target room, module, line, inside a function)."""
+    modules = _modules()
+    found = []
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        in_function = {
+            id(node)
+            for fn in ast.walk(tree)
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+            for node in ast.walk(fn)
+        }
+        for node in _imports(tree):
+            for target in _targets(node, package, modules):
+                if target != name and _room(target) != _room(name):
+                    found.append((_room(name), _room(target), name, node.lineno, id(node) in in_function))
+    return found
+
+
+def _floors(arrows: set[tuple[str, str]], rooms: set[str]) -> dict[str, int]:
+    """Each room's floor: 1 for a room that imports no other, else one above the highest it imports."""
+    rooms = rooms | {r for arrow in arrows for r in arrow}
+    below = {r: {b for a, b in arrows if a == r} for r in rooms}
+    floors: dict[str, int] = {}
+
+    def floor(room: str, seen: tuple[str, ...] = ()) -> int:
+        if room not in floors:
+            assert room not in seen, f"rooms in a circle: {' -> '.join((*seen, room))}"
+            floors[room] = 1 + max((floor(b, (*seen, room)) for b in below[room]), default=0)
+        return floors[room]
+
+    for room in sorted(rooms):
+        floor(room)
+    return floors
+
+
+def test_no_arrow_runs_back_up_between_rooms() -> None:
+    """The rooms stand on floors: every import, lazy and type-only ones too, points down."""
+    imports = _room_imports()
+    graph: dict[str, set[str]] = {}
+    for room, target, *_ in imports:
+        graph.setdefault(room, set()).add(target)
+        graph.setdefault(target, set())
+    circles = _cycles(graph)
+    where = sorted(
+        {
+            f"{module}:{line} -> {target}"
+            for circle in circles
+            for room, target, module, line, _ in imports
+            if room in circle and target in circle
+        }
+    )
+    assert not circles, "rooms that import each other (an arrow runs back up):\n" + "\n".join(where)
+
+
+def test_no_import_inside_a_function_reaches_a_higher_floor() -> None:
+    """A lazy import may save start-up time; it may not hide an arrow that would run up.
+
+    The floors are drawn from the imports at module level; an import inside a function may reach
+    the same floor or one below, never above (optional extras are no rooms of ours).
+    """
+    imports = _room_imports()
+    rooms = {_room(m) for m in _modules()}
+    floors = _floors({(room, target) for room, target, _, _, lazy in imports if not lazy}, rooms)
+    up = [
+        f"{module}:{line} ({room}, floor {floors[room]}) -> {target} (floor {floors[target]})"
+        for room, target, module, line, lazy in imports
+        if lazy and floors[target] > floors[room]
+    ]
+    assert not up, "imports inside functions that reach a higher floor:\n" + "\n".join(up)
+    assert sum(lazy for *_, lazy in imports) > 0  # the check sees imports inside functions
+
+
+def test_the_floor_checks_see_a_circle_and_an_import_up() -> None:
+    assert _cycles({"a": {"b"}, "b": {"a"}}) == [["a", "b"]]
+    assert _floors({("a", "b"), ("b", "c")}, {"d"}) == {"a": 3, "b": 2, "c": 1, "d": 1}
+    with pytest.raises(AssertionError, match="rooms in a circle"):
+        _floors({("a", "b"), ("b", "a")}, set())
 
 
 def _code_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:

@@ -43,8 +43,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from hrbench._util.atomic import atomic_file, why_not_written
 from hrbench.errors import ConfigError
-from hrbench_client.files import atomic_file, why_not_written
 
 __all__ = ["Confinement", "confinement", "make_folder", "open_input", "output_file", "read_text"]
 

@@ -1,8 +1,7 @@
 """Float64 representation noise: when two written numbers are the same double's value.
 
-The rule the built-in scorers share (decided, seed silent; newcomer finding: a
-program-of-thought reply ``"0.30000000000000004"``, what Python prints for ``0.1 + 0.2``, was
-wrong against the label 0.3). Source: C's ``DBL_DIG`` = 15 (C11 5.2.4.2.2, IEEE 754 binary64):
+The rule the built-in scorers share (a program-of-thought reply ``"0.30000000000000004"``, what
+Python prints for ``0.1 + 0.2``, equals the label 0.3). Source: C's ``DBL_DIG`` = 15 (C11 5.2.4.2.2, IEEE 754 binary64):
 every decimal of 15 significant digits survives a round trip through a float64, so two such
 decimals that differ are different doubles, while ``repr`` of a double (up to 17 digits) lies
 within half a unit of the 15th digit of the decimal it was converted from.
@@ -22,8 +21,8 @@ def float_noise_equal(a: Decimal, b: Decimal) -> bool:
     """Whether two numbers are equal up to binary floating-point noise (module docstring).
 
     True when they are equal, or of the same sign and closer than one unit in the 15th
-    significant digit (:data:`DBL_DIG`) of the smaller in magnitude. Decided (seed silent),
-    source: C's ``DBL_DIG``; two different decimals of at most 15 significant digits are never
+    significant digit (:data:`DBL_DIG`) of the smaller in magnitude. Source:
+    C's ``DBL_DIG``; two different decimals of at most 15 significant digits are never
     equal by this rule.
 
     Args:

@@ -1,7 +1,7 @@
 """The forms of spec fields: URLs, names, environment variable names, and variable references.
 
-Decided (newcomer finding: ``base_url = "${VAR}"`` was accepted, and 200 runs then failed after
-5 attempts each, exit 3, though bad input is refused before the first run): every field with a
+Rule (bad input is refused before the first run, so ``base_url = "${VAR}"`` never fails 200
+runs after 5 attempts each): every field with a
 form is checked when its client or arm is built, which is before the first request for the
 library, a TOML spec read by ``hrb`` and a spec on the wire alike (they all build through
 :mod:`hrbench.specs` or the client classes). A value that holds a variable reference
@@ -20,7 +20,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench._util.messages import did_you_mean
+from hrbench.errors import ConfigError
 
 __all__ = [
     "EXPANDED_FIELDS",

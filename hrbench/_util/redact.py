@@ -47,8 +47,8 @@ def note_key_env(name: str | None) -> None:
 def is_secret_name(name: str) -> bool:
     """Whether an environment variable named ``name`` holds a secret, to be masked in messages.
 
-    Decided (issue: ``TIKTOKEN_CACHE_DIR``, a folder, matched ``TOKEN`` and every path under it
-    was masked as ``***`` in error messages): a secret is a variable a client names as its key
+    Rule (``TIKTOKEN_CACHE_DIR``, a folder, is no secret, so paths under it are never masked
+    as ``***`` in error messages): a secret is a variable a client names as its key
     (:func:`note_key_env`) or one whose name looks like a credential (``*_API_KEY``,
     ``*_TOKEN``, ``*_SECRET``, ``*PASSWORD*``, ``*_CREDENTIALS``), but not one that names where
     something is (``*_DIR``, ``*_PATH``, ``*_FILE``, ``*_HOME``, ``*_URL``, ``*_KEY_ENV``) nor
@@ -135,8 +135,8 @@ def _pattern(secret: str) -> re.Pattern[str]:
 def redact(text: str, *secrets: str | None) -> str:
     """Remove API keys from ``text``.
 
-    Each secret is removed whole, in every echo form (decided, issue 13: a provider error
-    body echoed the key base64-encoded or spaced out, and it was stored in a trace): as
+    Each secret is removed whole, in every echo form (a provider's error body may echo the key
+    base64-encoded or spaced out, and it must not reach a trace): as
     written, base64 (standard or URL-safe alphabet, at any alignment inside a longer blob),
     hex, URL-encoded (any case of the hex digits), JSON- or HTML-escaped, and spaced out
     (white space, invisible separators or ``%20``/``+`` between its characters). Then any
@@ -180,8 +180,8 @@ def scrub_reply(text: str, secret: str | None) -> str:
     """Remove the key in use from a model's reply, as written or encoded; leave the rest as it is.
 
     A provider or a model may echo the caller's key in a reply that succeeded ("your key is
-    sk-..."); that text would reach the cache, recordings, traces and rows (newcomer finding:
-    README and SPEC section 4 say keys never reach SQLite or traces). Unlike :func:`redact`,
+    sk-..."); that text would reach the cache, recordings, traces and rows (README and SPEC
+    section 4: keys never reach SQLite or traces). Unlike :func:`redact`,
     key-shaped tokens that are not this key are kept: they may be the answer.
 
     Args:

@@ -2,7 +2,7 @@
 
 sqlite-utils imports pandas at import time (if installed) only to map ``pd.Timestamp`` columns
 to TEXT; hrbench never writes pandas values, and pandas brings pyarrow with it: about 70 MB of
-resident memory in every daemon for nothing (issue 15: an idle daemon should stay under 80 MB).
+resident memory in every daemon for nothing (an idle daemon stays under 80 MB).
 While sqlite_utils is imported, ``pandas`` is marked missing; afterwards pandas imports as usual
 (``Bench.to_pandas`` and reports still use it). Nothing changes when pandas or sqlite_utils
 were imported before hrbench.

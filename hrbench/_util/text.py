@@ -4,17 +4,17 @@
 :func:`hrbench.reading.fold_answer`) apply these after NFKC, so the two scorers never disagree
 on what counts as the same letter or the same sign. The rules (SPEC section 6):
 
-- Caseless (decided, seed silent; cases H07a, H07c, I07s): Unicode's compatibility caseless
+- Caseless (cases H07a, H07c, I07s): Unicode's compatibility caseless
   match (The Unicode Standard, 3.13, D146: ``NFKD(casefold(NFKD(casefold(NFD(x)))))``), then
   NFC, so spellings that differ only in case are equal in every script, also where case
   folding leaves a text unnormalised (Greek ``"\u1fb7"`` against its title case). A dot above
   (U+0307) left on a soft-dotted ``i`` or ``j`` is dropped: lower-casing ``"\u0130"`` (capital
   I with dot) gives ``"i"`` plus that dot, which must not keep ``"\u0130zmir"`` from
   ``"izmir"``. No locale (Turkic) rule: the dotless ``"\u0131"`` stays apart from ``"i"``.
-- Minus (decided, case R09a): the minus sign U+2212 (and what NFKC turns into it: superscript
+- Minus (case R09a): the minus sign U+2212 (and what NFKC turns into it: superscript
   and subscript minus) is ``-``; any dash (Unicode category Pd) written right before a digit
   is ``-`` too, so ``"\u22125"``, ``"\u20135"`` and ``"-5"`` are one number.
-- Numerals NFKC would glue (decided, seed silent; :func:`fold_numerals`, applied before NFKC
+- Numerals NFKC would glue (:func:`fold_numerals`, applied before NFKC
   by all three scorers that read numbers: ``exact``, ``answer_contains`` and ``numeric``, so
   they cannot drift):
 
@@ -106,7 +106,7 @@ def _numeral(m: re.Match[str], units: bool) -> str:
 
 
 def fold_minus(text: str) -> str:
-    """Fold minus forms to ``-`` (decided, case R09a; the rule is in this module's docstring).
+    """Fold minus forms to ``-`` (case R09a; the rule is in this module's docstring).
 
     Args:
         text: a text after NFKC.

@@ -1,7 +1,7 @@
 """One record per id in the files users load (outputs and references): never "the last one wins".
 
-Decided (newcomer finding: ``tatqa_outputs`` kept the last of two rows with one ``question_id``
-silently; ``json.loads`` and a dict built row by row do the same): every loader of predictions
+Rule (``json.loads`` and a dict built row by row keep the last of two rows with one id,
+silently): every loader of predictions
 or references reads its records through :class:`OnePerId`. A second record of an id that
 differs from the first is refused, naming the id field, the id and the places of both (lines
 of a JSON lines file, records of a JSON list, entries of a JSON object). A second record equal

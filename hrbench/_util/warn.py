@@ -32,8 +32,8 @@ def _outside(filename: str) -> bool:
 def warn_at_caller(message: str, category: type[Warning]) -> None:
     """Warn ``message`` at the first frame outside hrbench, anyio and asyncio (the user's line).
 
-    Python 3.11 has no ``skip_file_prefixes``; this walks the stack instead (issue 12: a
-    ``FewRunsWarning`` pointed at asyncio's file).
+    Python 3.11 has no ``skip_file_prefixes``; this walks the stack instead (so a
+    ``FewRunsWarning`` never points at asyncio's file).
 
     Example:
         >>> import warnings

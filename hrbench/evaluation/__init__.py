@@ -1,1 +1,1 @@
-"""``evaluate()`` of a module over a data set (:mod:`~hrbench.evaluation.evaluate`), modules and signatures (:mod:`~hrbench.evaluation.modules`) and its metrics (:mod:`~hrbench.evaluation.metrics`)."""
+"""``evaluate()`` of a module over a data set (:mod:`~hrbench.evaluation.evaluate`), modules and signatures (:mod:`~hrbench.evaluation.modules`) and its metrics (:mod:`~hrbench.metrics`)."""

@@ -25,8 +25,9 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.messages import did_you_mean, field_under
 from hrbench.arm import Arm, Context
-from hrbench.errors import ConfigError, did_you_mean, field_under
+from hrbench.errors import ConfigError
 from hrbench.interop._boundary import naming
 from hrbench.interop._foreign import LOG_SOURCE, ErrorRun, Imported, ImportedRunError, LogUsage
 from hrbench.records import Step, Usage

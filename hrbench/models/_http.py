@@ -106,12 +106,12 @@ class AdaptiveLimiter:
     per congestion episode: a 429 from a request that started before the last decrease does not
     decrease it again. Each successful reply adds one slot (additive increase), back up to
     ``ceiling``: after a storm of 429s the endpoint is back at full concurrency within
-    ``ceiling`` replies (issue 12: growing by ``1 / limit`` a reply left it near one slot for
+    ``ceiling`` replies (growing by ``1 / limit`` a reply would leave it near one slot for
     thousands of replies).
 
     The cut also heals with time: every ``recover_s`` seconds with no new 429, what the limit is
-    below ``ceiling`` halves (decided: after a storm, an endpoint whose later requests time out
-    gives no successful reply to grow on, and was held to one request at a time for good, 79 s
+    below ``ceiling`` halves (after a storm, an endpoint whose later requests time out gives no
+    successful reply to grow on, and would be held to one request at a time for good, 79 s
     against 14.7 s for the same 10 requests). A storm that goes on keeps it down: each 429
     starts the wait again.
 

@@ -14,8 +14,8 @@
    ========================================  ==============================================
    2xx with a well-formed body               the ``Result``
    402; 429 or 400/403 whose body says the   ``Result(ok=False, halts="quota")`` at once, no
-   quota or credit is exhausted              retry: the provider's error, not a budget stop
-                                             (newcomer finding); the runner sends no other
+   quota or credit is exhausted              retry: the provider's error, not a budget stop;
+                                             the runner sends no other
                                              request of the benchmark to this client
    429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
    transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
@@ -115,21 +115,21 @@ class HttpModelClient:
         wait_jitter_s: the most random jitter added to a backoff (seconds). On top of a
             ``Retry-After`` (a floor), a uniform draw from 0 to ``max(wait_jitter_s,
             Retry-After / 2)`` is added, so requests told the same wait do not come back in
-            lockstep (case R02a, decided).
+            lockstep (case R02a).
         trust_env: honour proxy and certificate environment variables.
         headers: extra headers sent with every request (never put a key here; use
             ``api_key_env``).
         billed_as: other models a reply may be billed as (a router that picks the model, an
             alias that resolves to a dearer one): the governor reserves at the dearest of them
             and the model asked for. A reply billed as a model beyond them that costs more than
-            was reserved stops the benchmark (issue 12).
+            was reserved stops the benchmark.
     """
 
     provider = "http"
     path = ""
     default_base_url = ""
     bills = True
-    """A provider bills its replies: the governor reserves USD for them (issue 12)."""
+    """A provider bills its replies: the governor reserves USD for them."""
 
     def __init__(
         self,
@@ -152,8 +152,8 @@ class HttpModelClient:
     ) -> None:
         from hrbench._util.forms import check_env_name, check_name, check_number, check_url
 
-        # every field with a form, before any request (newcomer finding: a base_url of "${VAR}"
-        # failed 200 runs after 5 attempts each); `hrbench.specs` names them under `client.`
+        # every field with a form, before any request (a base_url of "${VAR}" never reaches
+        # 200 runs of 5 attempts each); `hrbench.specs` names them under `client.`
         check_name("model", model)
         check_url("base_url", self.default_base_url if base_url is None else base_url)
         check_env_name("api_key_env", api_key_env)
@@ -218,7 +218,7 @@ class HttpModelClient:
     def wire(self, request: Request) -> dict[str, Any]:
         """What this client adds to ``request`` on the wire, for its cache and recording key.
 
-        Case R03a (decided): the key is the request as sent, so it covers the endpoint, the
+        Case R03a: the key is the request as sent, so it covers the endpoint, the
         body fields the client fills in (:meth:`body_defaults`) and the extra headers that
         change the reply (``anthropic-version``, a beta flag), never a header whose name says
         it may carry a credential (``authorization``, ``x-api-key``, ``*token*``, ...).
@@ -264,7 +264,7 @@ class HttpModelClient:
     def require_key(self) -> None:
         """Refuse, before the first call, a client of a hosted API whose key is set nowhere.
 
-        Decided (issue 15, as the daemon does for specs): a client that talks to its provider's
+        Rule (as the daemon's for specs): a client that talks to its provider's
         hosted API (the host of ``default_base_url``) and names an ``api_key_env`` needs that
         variable set (in the caller's environment sent with a daemon request, or the process's);
         a local server (another ``base_url``) may run without a key. The benchmark runner calls
@@ -322,8 +322,8 @@ class HttpModelClient:
             request: the request; an empty ``model`` means this client's model.
             before_attempt: called before every attempt is sent, retries included; it charges
                 the attempt to the governor and raises ``BudgetRefused`` to stop it. What it
-                returns, when not ``None``, is awaited before the attempt is sent (issue 13:
-                the reservation committed to the ledger).
+                returns, when not ``None``, is awaited before the attempt is sent (the
+                reservation committed to the ledger).
 
         Returns:
             The reply with usage, model as served, response id and seconds (the wall time of
@@ -443,7 +443,7 @@ class HttpModelClient:
         async with ep.limiter.slot() as granted:
             if before_attempt is not None:
                 pending = before_attempt()
-                if pending is not None:  # issue 13: the reservation is committed before the send
+                if pending is not None:  # the reservation is committed before the send
                     await pending
             self.attempts += 1
             sent = Written()
@@ -453,14 +453,14 @@ class HttpModelClient:
                         self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
                     )
             except _http.ConnectError as exc:  # nothing listens there: retrying will not help
-                give_back(before_attempt)  # nothing was sent: no call is counted (decided, newcomer)
+                give_back(before_attempt)  # nothing was sent: no call is counted
                 raise FinalFailure(
                     f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
                     f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "
                     "is base_url right?"
                 ) from None
             except (TimeoutError, _http.TimeoutError_, _http.TransportError) as exc:
-                # decided (newcomer finding: calls 30 for 26 requests served): an attempt whose
+                # calls count requests served: an attempt whose
                 # request was not written whole (no connection, or it broke while writing) never
                 # reached the server, so its call is given back; one written whole may have been
                 # read and billed, so it stays a call whatever the failure after
@@ -472,7 +472,7 @@ class HttpModelClient:
                 if not sent.whole:
                     give_back(before_attempt)
                     what += "; the request was not sent (no call counted)"
-                else:  # it may have been billed: booked at its worst case (newcomer finding 4)
+                else:  # it may have been billed: booked at its worst case
                     book_lost(before_attempt)
                     what += "; the request was sent whole (counted at its worst case)"
                 raise RetryableFailure(f"{self.provider}: {what}") from None
@@ -484,7 +484,7 @@ class HttpModelClient:
         except (RetryableFailure, FinalFailure) as exc:
             if exc.usage is not None or status in LOST_STATUS or (200 <= status < 300):
                 # a 2xx that cannot be used (garbled, no text, cut) or a gateway's lost reply:
-                # billed, or it may have been; booked before any retry (newcomer finding 4)
+                # billed, or it may have been; booked before any retry
                 book_lost(before_attempt, exc.usage, exc.model)
             raise
 
@@ -502,7 +502,7 @@ class HttpModelClient:
                 ) from None
             ep.limiter.on_success()
             unusable = unusable_reply(result)
-            if unusable:  # decided, newcomer finding: never scored as if it were an answer
+            if unusable:  # never scored as if it were an answer
                 why = f"{self.provider}: {unusable}"
                 if result.finish_reason == "length":  # the same limit would be billed and cut again
                     raise FinalFailure(why, status, usage=result.usage, model=result.model)
@@ -511,8 +511,8 @@ class HttpModelClient:
         text = response.text
         detail = self._redact(error_detail(text))[:SNIPPET]  # redacted whole, then cut
         if status == 402 or (status in (400, 403, 429) and QUOTA.search(text)):
-            # decided (newcomer finding: reported as an hrbench budget stop whose advice, higher
-            # --max-* limits, cannot help): the provider's error, with its message and advice
+            # the provider's error, with its message and advice, not an hrbench budget stop
+            # (whose advice, higher --max-* limits, cannot help)
             raise FinalFailure(
                 f"{self.provider}: quota exhausted (HTTP {status}): {detail}; the provider refuses "
                 "requests until credit is added or the quota raised with it (an hrbench limit, "
@@ -526,7 +526,7 @@ class HttpModelClient:
                 retry_after_s=parse_retry_after(response.headers),
                 status=status,
             )
-        if status in (401, 403):  # name the key's variable, never the key (issue 12)
+        if status in (401, 403):  # name the key's variable, never the key
             if not self.api_key_env:
                 detail += " (this client sends no API key: api_key_env is None)"
             elif self._key() is None:
@@ -534,6 +534,6 @@ class HttpModelClient:
             else:
                 detail += f" (the API key is read from the environment variable {self.api_key_env})"
         # a key refused (401) fails every request of the client, a model refused (403, 404) every
-        # one for that model: the runner sends no other (newcomer finding: N identical errors)
+        # one for that model: the runner sends no other (not N identical errors)
         halts = {401: "auth", 403: "model", 404: "model"}.get(status)
         raise FinalFailure(f"{self.provider}: HTTP {status}: {detail}", status=status, halts=halts)

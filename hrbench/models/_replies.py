@@ -48,7 +48,7 @@ def give_back(before_attempt: Any) -> None:
 def book_lost(before_attempt: Any, usage: Usage | None = None, model: str | None = None) -> None:
     """Book an attempt written whole whose reply was lost or unusable (a Gate's ``lost``).
 
-    Decided (newcomer finding 4; README "one written whole stays a call whatever failed
+    Rule (README: "one written whole stays a call whatever failed
     after (it may have been billed)"): at the reply's reported cost when it has a usage block,
     else at its reservation, as spend *unknown, at most* that much, at once: a retry reserves
     afresh, so neither the request nor its retries can pass a cap.
@@ -59,7 +59,7 @@ def book_lost(before_attempt: Any, usage: Usage | None = None, model: str | None
 
 
 def estimated_usage(request: Request, result: Result) -> Usage:
-    """The usage of a reply without a usage block: counted, else bounded from above (finding 14).
+    """The usage of a reply without a usage block: counted, else bounded from above.
 
     With ``n`` choices only the first is kept: each of the others is counted at the output
     limit sent (at the first one's size when none was sent).
@@ -104,10 +104,10 @@ def keep_billed(failed: Result, usage: Usage | None, model: str | None) -> Resul
 def unusable_reply(result: Result) -> str | None:
     """Why a well-formed 2xx reply cannot be scored as an answer, or ``None``.
 
-    Decided (newcomer finding; SPEC §6 "a failed model call surfaces"): a reply cut at the
-    output limit (``finish_reason`` ``"length"``, Anthropic's ``max_tokens``) was scored
-    ``wrong``, with no word; a reply with no text (``content: null``) that is neither a refusal
-    nor a tool call was a ``parse_failure``. Both are the provider's reply failing, not the
+    Rule (SPEC §6 "a failed model call surfaces"): a reply cut at the output limit
+    (``finish_reason`` ``"length"``, Anthropic's ``max_tokens``) is not scored ``wrong`` with no
+    word, and a reply with no text (``content: null``) that is neither a refusal nor a tool call
+    is not a ``parse_failure``. Both are the provider's reply failing, not the
     model's answer, and the run is an ``error`` with this cause, its billed tokens kept. A reply
     with no text is retried as a garbled body is (a provider fault). A cut reply is not: a
     retry with the same output limit is billed again and cut again, and the governor settles

@@ -17,7 +17,7 @@ from typing import Any
 from hrbench.records import Usage
 
 # stamina logs each retry at WARNING; with no handler anywhere, Python would print every line
-# to stderr. Retries are silent unless the user configures logging (issue 12).
+# to stderr. Retries are silent unless the user configures logging.
 
 RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 529})
 """Statuses retried besides every other 5xx: timeouts, conflicts, rate limits, overload."""
@@ -26,8 +26,7 @@ RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 520, 522, 524, 
 LOST_STATUS = frozenset({502, 504, 520, 524})
 """A gateway's word that the upstream's reply was lost or garbled (bad gateway, gateway timeout,
 Cloudflare's unknown error and timeout): the provider behind it may have generated and billed it,
-so the attempt is booked at its worst case as unknown spend (decided, conservative: newcomer
-finding 4). Other error statuses are the provider's own refusal, which it does not bill."""
+so the attempt is booked at its worst case as unknown spend (conservative). Other error statuses are the provider's own refusal, which it does not bill."""
 
 
 QUOTA = re.compile(
@@ -47,7 +46,7 @@ def parse_retry_after(headers: Any, now: float | None = None) -> float | None:
 
     An HTTP-date is read by RFC 9110 (section 5.6.7): IMF-fixdate, the obsolete RFC 850 form
     and asctime are accepted, and every HTTP-date is GMT, so a date with no zone or with
-    ``-0000`` is UTC whatever the machine's time zone (cases R01a, R01d; decided).
+    ``-0000`` is UTC whatever the machine's time zone (cases R01a, R01d).
 
     Args:
         headers: the reply's headers (a case-insensitive mapping).

@@ -39,7 +39,7 @@ class Client(Protocol):
             before_attempt: called before every attempt is sent (retries included); it charges
                 the attempt to the governor and raises ``BudgetRefused`` to stop it. What it
                 returns, when not ``None``, must be awaited before the attempt is sent: the
-                reservation is then committed to the benchmark's ledger (issue 13).
+                reservation is then committed to the benchmark's ledger.
 
         Returns:
             The reply; a failed request is a ``Result`` with ``ok=False``, not an exception,

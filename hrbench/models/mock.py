@@ -24,7 +24,7 @@ class MockClient:
     it, an arm that leaves the draw index out is not refused; under a cache it would be.
 
     Under a benchmark's cache, a mock's replies are keyed on a fingerprint of its function
-    (SPEC section 6, decided): its code, constants, defaults, closure and the module-level
+    (SPEC section 6): its code, constants, defaults, closure and the module-level
     values it reads, taken when the client is made; a changed function is a different key.
     When the function holds something that cannot be fingerprinted (an object of unknown
     type), :attr:`cacheable` is ``False``: the benchmark does not cache its replies and says so
@@ -84,7 +84,7 @@ class MockClient:
         """
         if before_attempt is not None:
             pending = before_attempt()
-            if pending is not None:  # issue 13: a priced mock waits for its reservation's commit
+            if pending is not None:  # a priced mock waits for its reservation's commit
                 await pending
         self.calls += 1
         params = dict(request.params)

@@ -160,7 +160,7 @@ class Pricing:
         """The models a reply to ``model`` may be billed as, for its worst case.
 
         ``model`` and every ``billed_as`` model; a ``model`` with no price but with
-        ``billed_as`` models is left out (decided: a router such as ``openrouter/auto`` has no
+        ``billed_as`` models is left out (a router such as ``openrouter/auto`` has no
         price of its own, its replies are billed as the models it routes to, which
         ``billed_as`` names).
 

@@ -54,9 +54,9 @@ _ENCODINGS: dict[str, tuple[str, str, dict[str, int]]] = {
         {_ENDOFTEXT: 199999, _ENDOFPROMPT: 200018},
     ),
 }
-"""The shipped encodings. Decided (issue: hrbench set ``TIKTOKEN_CACHE_DIR`` in the process
-environment to point tiktoken's download cache at the shipped files; every path under the state
-folder was then masked as a secret in errors): the vocabularies are read from the package and
+"""The shipped encodings. Rule (``TIKTOKEN_CACHE_DIR`` is never set in the process environment:
+a path there would be masked as a secret in every error that names the state folder): the
+vocabularies are read from the package and
 the :class:`tiktoken.Encoding` is built here, so nothing is written to disk or to
 ``os.environ`` and no download is ever attempted."""
 _SHIPPED = tuple(_ENCODINGS)
@@ -149,9 +149,9 @@ def usage_of(
     Counted with the model's tokenizer when hrbench ships it (provenance ``"counted"``), else
     estimated from above (``"estimated"``): the prompt at :func:`prompt_bound` (one token per
     UTF-8 byte, plus the chat format's overhead), the reply at one token per UTF-8 byte, at most
-    the output limit sent (a provider bills no more output than that). Decided (newcomer
-    finding 14: 4 characters a token booked a 207-character CJK reply as 52 tokens; byte-level
-    tokenizers can bill up to 3-4 a character): the governor, the ledger and the USD charged
+    the output limit sent (a provider bills no more output than that). Rule (4 characters a
+    token would book a 207-character CJK reply as 52 tokens; byte-level tokenizers can bill up
+    to 3-4 a character): the governor, the ledger and the USD charged
     must never under-count, so the estimate is the README's worst-case rule, the same bound the
     reservation uses, and never exceeds it.
 
@@ -191,7 +191,7 @@ IMAGE_TOKENS_MAX = 6400
 def prompt_bound(
     messages: list[dict[str, Any]], model: str | None, tools: list[dict[str, Any]] | None = None
 ) -> tuple[int, str]:
-    """An upper bound on the prompt tokens a provider can bill for a request (issue 12).
+    """An upper bound on the prompt tokens a provider can bill for a request.
 
     With the model's own tokenizer shipped (OpenAI models) the content is counted exactly; for
     any other model every UTF-8 byte counts as a token: a byte-level BPE or a SentencePiece

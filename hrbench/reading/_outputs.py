@@ -12,9 +12,10 @@ from typing import Any
 import msgspec
 
 from hrbench._util.files import read_text
+from hrbench._util.messages import did_you_mean
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
 from hrbench.arm import Arm, Context
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench.errors import ConfigError
 from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
 from hrbench.scoring.scorer import plain_number
@@ -44,9 +45,9 @@ def check_outputs(
 ) -> None:
     """Refuse an outputs arm that does not give every run of the benchmark an output, before the first run.
 
-    Decided (newcomer findings: ``outputs = { Q1 = "Paris" }`` against the item ``q1`` scored 0
-    with exit 0; an outputs file of another sample left 49 of 50 items as silent
-    ``parse_failure`` runs, exit 0; 2 outputs for 5 runs gave 3 silent failures). Inline
+    Rule: outputs that miss the reference are refused, never scored as silent failures
+    (``outputs = { Q1 = "Paris" }`` against the item ``q1``, an outputs file of another sample,
+    2 outputs for 5 runs). Inline
     outputs, a mapping and a file follow one rule; the arm is refused (exit 2 in ``hrb``) when
 
     - an output's id is no item of the reference: of its source, when the reference keeps
@@ -139,8 +140,8 @@ def check_outputs(
 def missing_output(arm: str, item: str, run: int | None = None, source: str | None = None) -> LookupError:
     """The error of a run whose item the outputs leave out (``missing="error"``, :func:`check_outputs`).
 
-    Decided (the TAT-QA demo's missing answer was shown as "LookupError (5 runs)"): the message
-    starts ``LookupError``'s ``no output for item 'ID'``, which :data:`hrbench.errors.NO_OUTPUT`
+    Rule (a cause says where the output is missing, not only "LookupError"): the message
+    starts ``LookupError``'s ``no output for item 'ID'``, which :data:`hrbench._util.messages.NO_OUTPUT`
     reads as the run's cause wherever causes are shown, and names the arm (and the file).
 
     Args:
@@ -283,22 +284,21 @@ def outputs_arm(
     Stored values become outputs as follows: a string, ``None``, a dict, an
     :class:`~hrbench.records.Answer` or a :class:`~hrbench.records.Result` as it is; a number
     in plain digits (``100000.0`` -> ``"100000"``); a list as its parts joined by ``"; "``.
-    With ``scale_field`` (issue 11), each row's output is ``{"text", "prediction", "scale"}``:
+    With ``scale_field``, each row's output is ``{"text", "prediction", "scale"}``:
     the text as above followed by the scale word (``"%"`` for ``percent``; ``"1496.5
     million"``), which ``answer_contains`` reads, and the stored prediction as it is with its
     scale (``""`` when the field is empty or missing), which the official TAT-QA metric reads
     (:func:`~hrbench.reading.tatqa_scorer`).
-    Decided (newcomer findings): before the first run the benchmark refuses predictions whose
+    Before the first run the benchmark refuses predictions whose
     ids match no item of the reference, or that leave an item run without a prediction
     (:func:`check_outputs`); a prediction that is ``null`` is a ``parse_failure``.
 
     Raises:
         ConfigError: a row without ``id_field``, a ``prediction_field`` that no row of the file
-            has (decided, issue: a wrong name made every run a parse failure and the benchmark
-            "done"; a row lacking it beside rows that have it is a null prediction), two rows
+            has (a wrong name would make every run a parse failure; a row lacking it beside
+            rows that have it is a null prediction), two rows
             (or keys of a JSON object) of one id with different predictions (naming the id
-            field, the id and both lines: the last one was kept silently, newcomer finding; an
-            identical repeat is read once, :mod:`hrbench._util.unique`), or an unreadable source. The error lists the rows' fields.
+            field, the id and both lines, never keeping the last one silently; an identical repeat is read once, :mod:`hrbench._util.unique`), or an unreadable source. The error lists the rows' fields.
 
     Example:
         >>> arm = outputs_arm("baseline", {"q1": "Paris", "q2": None})
@@ -395,15 +395,15 @@ def tatqa_outputs(
         A mapping of question id to text (with ``scaled``, to a dict holding it): the parsed
         answer's parts joined by ``"; "`` with the scale word after it when the run gave one
         (``"1496.5 million"``; ``"%"`` for ``percent``); a computed float is
-        written with 12 significant digits (decided: a program's ``-12.600000000000001`` is
+        written with 12 significant digits (a program's ``-12.600000000000001`` is
         -12.6); an empty completion is ``None`` (a parse failure).
 
     Raises:
         ConfigError: when ``field`` is neither of the two, the file is not a TAT-QA run
             (named with the line: a SQuAD run file given ``format = "tatqa"``), or two rows (two
             keys of a ``.json`` object) have one ``question_id`` with different predictions,
-            named with both lines (entries). Decided (newcomer finding: the last one was kept
-            silently): a row repeated identically is read once (:mod:`hrbench._util.unique`).
+            named with both lines (entries), never keeping the last one silently. A row
+            repeated identically is read once (:mod:`hrbench._util.unique`).
 
     Example:
         >>> import pathlib, tempfile

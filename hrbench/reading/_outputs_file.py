@@ -46,7 +46,7 @@ def read_outputs(path: str) -> dict[str, Any]:
         if not isinstance(rec, dict) or "item" not in rec:
             raise ConfigError("path", path, f'line {n}: expected {{"item", "output", "run"?}}')
         item, run = str(rec["item"]), rec.get("run")
-        # decided, newcomer finding: the last line was kept silently (hrbench._unique)
+        # a repeated id with another output is refused, never the last kept silently (hrbench._util.unique)
         if not seen.first((item, run) if run is not None else (item,), rec.get("output"), n):
             continue
         if run is None:

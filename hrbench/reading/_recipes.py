@@ -20,10 +20,10 @@ import anyio.to_thread
 
 from hrbench.arm import Arm, Context
 from hrbench.errors import BudgetRefused, ConfigError
-from hrbench.reading._fold import fold_answer
-from hrbench.reading._not_found import is_not_found
-from hrbench.reading._scorer import REFUSAL_REASONS
 from hrbench.records import Answer, Result
+from hrbench.scoring.answer import REFUSAL_REASONS
+from hrbench.scoring.fold import fold_answer
+from hrbench.scoring.not_found import is_not_found
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT
 
 __all__ = ["INSTRUCTIONS", "RECIPES", "chunk_document", "chunked", "direct", "retrieve"]
@@ -322,7 +322,7 @@ def direct(
         (``cost_cap_reached``, ``call_cap_reached``, ``token_cap_reached``,
         ``limit_refused``) and the trace, whose last step is the refused request. Having no
         text, that answer is a ``parse_failure`` under ``answer_contains`` (seed 001 puts
-        parse_failure first; case H13e); the note and the trace keep the stop. Decided: a
+        parse_failure first; case H13e); the note and the trace keep the stop. A
         failed request (``ok=False``) ends the recipe and its
         :class:`~hrbench.records.Result` is returned, which the scorers count as ``"error"``;
         a refused reply is returned as the answer, and its trace step (finish reason

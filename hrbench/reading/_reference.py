@@ -54,8 +54,8 @@ def document_id(document: str, title: str | None = None) -> str:
 def read_json(path: str | os.PathLike[str], expected: str, field: str = "path") -> Any:
     """The JSON document in a file, or an error naming the file, the line and the form expected.
 
-    Decided (issue: ``format = "tatqa"`` on a SQuAD ``.jsonl`` file ended in ``InternalError
-    (JSONDecodeError)``): a file that is not one JSON document is a :class:`ConfigError`.
+    Rule (never an ``InternalError (JSONDecodeError)``, as ``format = "tatqa"`` on a SQuAD
+    ``.jsonl`` file would give): a file that is not one JSON document is a :class:`ConfigError`.
 
     Args:
         path: the file.
@@ -91,9 +91,9 @@ def json_lines(
 ) -> list[tuple[int, Any]]:
     r"""The values of a JSON lines text with their real line numbers (blank lines skipped).
 
-    Decided (newcomer finding: a truncated line 2 was reported as "Expecting ',' delimiter (line
-    1)", the line within the line): every JSON lines reader goes through here, so an error
-    names the file and its own line number. Lines are split at ``\n`` only (``\r\n`` too):
+    A truncated line is named by its number in the file, not "(line 1)", the line within the
+    line: every JSON lines reader goes through here, so an error names the file and its own
+    line number. Lines are split at ``\n`` only (``\r\n`` too):
     ``str.splitlines`` would also split inside a JSON string holding U+2028, and so count lines
     the file does not have.
 
@@ -261,7 +261,7 @@ def qa_reference(
         ConfigError: an unknown ``columns`` key, a row without a document or question, or a
             row marked answerable (``is_impossible`` false) with no answer.
         ReferenceValueError: two different rows with one item id (naming the id and both
-            rows; decided, newcomer finding: a row repeated identically is read once,
+            rows; a row repeated identically is read once,
             :mod:`hrbench._util.unique`), or an unknown split.
 
     Example:
@@ -376,14 +376,14 @@ def tatqa_reference(
     ``order``. Items are ``{"document", "question"}``, keyed by the question's ``uid`` and
     clustered by the table's ``uid`` (questions on one table are not independent).
 
-    Labels are mappings (decided: the gold's details live in the label, which arms never see,
+    Labels are mappings (the gold's details live in the label, which arms never see,
     not in the item, which a prompt may show; :func:`~hrbench.scoring.scorer.label_answers`):
     ``{"answers", "answer", "scale", "answer_type"}``. ``answers`` are the accepted answers the
     text scorers read (``answer_contains``, ``exact``); ``answer`` (the gold answer exactly as
     the file gives it: a list of spans, or a number), ``scale`` and ``answer_type`` are what the
-    official TAT-QA metric reads (:func:`~hrbench.reading.tatqa_scorer`, issue 11).
+    official TAT-QA metric reads (:func:`~hrbench.reading.tatqa_scorer`).
 
-    Accepted answers and scales (decided for ``answer_contains``; TAT-QA has no unanswerable
+    Accepted answers and scales (for ``answer_contains``; TAT-QA has no unanswerable
     questions):
 
     - an arithmetic or count answer (a number) is written in plain digits (``-12.6``,
@@ -412,8 +412,7 @@ def tatqa_reference(
         ConfigError: when the file is not a TAT-QA list of contexts (named with the line that
             is not JSON, e.g. a SQuAD ``.jsonl`` file: use ``format = "squad"`` for it).
         ReferenceValueError: two different questions with one ``uid`` (naming the uid and the
-            places of both in the file, questions counted from 1 over every context). Decided
-            (newcomer finding: the last one was kept silently): the same question on the same
+            places of both in the file, questions counted from 1 over every context). The same question on the same
             table written twice is read once (:mod:`hrbench._util.unique`).
     """
     expected = (

@@ -28,8 +28,8 @@ FAILED_LEGEND = (
     "  failed: runs that failed otherwise than wrong or budget_stop (error, refusal, parse_failure, "
     "not_in_document); report()'s failures counts every labelled run that was not right."
 )
-"""The printout's line saying what its ``failed`` column counts (decided, newcomer's finding:
-report()'s ``failures`` column counts every not-right run, wrong and budget_stop included)."""
+"""The printout's line saying what its ``failed`` column counts (``report()``'s ``failures``
+column, by contrast, counts every not-right run, wrong and budget_stop included)."""
 
 
 class Bench:
@@ -44,7 +44,7 @@ class Bench:
         scorer_name: the scorer's name.
         traces: ``{ledger_id: [Step, ...]}``, one trace per run.
         governor: the governor's limits and use at the end (:meth:`Governor.snapshot`); its
-            ``unknown`` is the spend crashes of earlier runs left unknown (issue 13), which
+            ``unknown`` is the spend crashes of earlier runs left unknown, which
             the printout states as "unknown, at most X USD / N calls".
         duplicates: the duplicate draws found (each a ``DuplicateDrawError``).
         stopped: how many runs the governor stopped (``budget_stop``), dev split included.
@@ -56,10 +56,9 @@ class Bench:
         status: ``"budget_stopped"`` when any run was stopped, else ``"errors"`` when any run
             ended in an error, else ``"done"``.
 
-    Decided (newcomer finding; seed 002 keeps stopped runs counted wrong): a benchmark a budget
+    Rule (seed 002 keeps stopped runs counted wrong): a benchmark a budget
     stopped is never shown as plainly done. Its ``status`` is ``"budget_stopped"``, and its
-    printout ends with :meth:`stop_note`. Decided likewise (newcomer finding: a benchmark whose
-    every run failed on a dead port showed ``done``): a benchmark with runs that ended in
+    printout ends with :meth:`stop_note`. Likewise, a benchmark with runs that ended in
     errors, all or some, has the status ``"errors"`` (a budget stop wins when both), and its
     printout says how many and the commonest cause (:meth:`error_note`).
 
@@ -70,7 +69,7 @@ class Bench:
     the dev split), as its table counts runs; when a stop rule (``stop=``) cancelled clusters in
     flight, it says how many runs of theirs are kept, not reported (``reportable = False``).
 
-    Decided (as ``hrb`` prints ``hrb bench --resume ID --retry-errors``): the printout of a
+    Rule (as ``hrb`` prints ``hrb bench --resume ID --retry-errors``): the printout of a
     benchmark with runs that ended in errors says how to run only those again: :attr:`retry`,
     by default the library's ``benchmark(..., done=bench.as_done(), done_traces=bench.traces,
     retry_errors=True)`` (:meth:`as_done`), which keeps every other run and replaces the failed
@@ -140,12 +139,12 @@ class Bench:
         ``"error"`` (a failed model call, an arm or scorer that raised). ``usd`` sums every row
         (``None`` when a model had no price): what was paid, 0 for cache and recording hits.
         ``usd_list`` sums the same rows at list price, each reply at what it cost when first
-        paid (:func:`~hrbench.records.list_usd`; issue 18), so arms compare by cost whatever
+        paid (:func:`~hrbench.records.list_usd`), so arms compare by cost whatever
         the cache served. ``usd_from_log`` counts the runs whose tokens and list price come from
         another tool's log (an imported arm: ``usd_provenance`` ``"log"``), not paid here; their
         ``usd_list`` is ``None`` when the log records no cost. ``error_causes`` counts every run that ended in an error (dev split
-        included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; newcomer finding: the
-        status and banner name the commonest). ``metrics`` holds the mean of each benchmark
+        included) by cause (``openai: HTTP 401``, ``RuntimeError``, ...; the status and banner
+        name the commonest). ``metrics`` holds the mean of each benchmark
         metric (see :func:`benchmark`'s ``metrics``), averaged as ``accuracy`` is; ``{}``
         without metrics.
         """
@@ -177,7 +176,7 @@ class Bench:
             + metric_names
             + ["runs", "wrong", "failed", "budget_stop", "usd"]
         )
-        # decided, issue 18: the list price shows beside what was paid when they differ (a
+        # the list price shows beside what was paid when they differ (a
         # cache or recording served a reply), so the seed-002 printout stays as it is otherwise
         listed = any(_differ(s["usd"], s.get("usd_list", s["usd"])) or s.get("usd_from_log") for s in summ)
         if listed:
@@ -223,7 +222,7 @@ class Bench:
         if self.stop is not None:  # stopped when sure: how, after how many clusters, the e-values
             lines += stop_lines(stop_section(self.stop.to_dict()))
         crashed = unknown_sentence(self.governor.get("unknown") if isinstance(self.governor, dict) else None)
-        if crashed is not None:  # issue 13: what a crash left unknown, counted as spent
+        if crashed is not None:  # what a crash left unknown, counted as spent
             lines.append(f"  Governor: {crashed}; rows show what finished calls cost.")
         return "\n".join(lines)
 
@@ -237,7 +236,7 @@ class Bench:
 
     @property
     def status(self) -> str:
-        """``"budget_stopped"``, ``"errors"`` or ``"done"`` (newcomer findings; see the class).
+        """``"budget_stopped"``, ``"errors"`` or ``"done"`` (see the class).
 
         Example:
             >>> import warnings

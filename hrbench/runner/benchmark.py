@@ -96,7 +96,7 @@ async def benchmark_async(
         split: the split or splits to run on.
         governor: the :class:`~hrbench.Governor`; the defaults when ``None``.
         seed: the seed of the arms' private random streams (``ctx.rng``, seed 002). Not sent
-            to the model and not part of the cache key (newcomer finding 11): a reply is
+            to the model and not part of the cache key: a reply is
             selected by its request and draw index, so an arm that does not use ``ctx.rng``
             gets the same replies under any seed; a provider seed is a request param
             (``ctx.call(..., seed=n)``), which is in the key.
@@ -114,16 +114,15 @@ async def benchmark_async(
         done_traces: the traces of ``done`` rows by ledger id: the summary names the causes
             of those that ended in an error (``error_causes``; ``"unknown"`` without them),
             and the runs made again are checked against every kept run's draws (request keys,
-            provider response ids; seed 002, newcomer finding): a run whose reply repeats a
+            provider response ids; seed 002): a run whose reply repeats a
             kept run's is refused again as a duplicate draw. A kept run without its trace
             cannot be checked against (:class:`~hrbench.errors.DrawsUncheckedWarning`).
         retry_errors: run again the ``done`` runs that ended in an error (``failure_kind ==
-            "error"``) instead of keeping them; their new rows replace the old ones (newcomer
-            finding: a resume ran only budget-stopped runs again, so a benchmark whose runs
-            failed on a dead endpoint could not be finished once it was fixed). What the
-            failed attempts spent stays spent: the governor starts from its ledger as given.
+            "error"``) instead of keeping them; their new rows replace the old ones, so a
+            benchmark whose runs failed on a dead endpoint can be finished once it is fixed. What
+            the failed attempts spent stays spent: the governor starts from its ledger as given.
         drain: a :class:`~hrbench.runner.runtime.Drain` that a clean cancel begins before cancelling
-            the benchmark (newcomer finding): the requests sent finish and their runs are saved.
+            the benchmark: the requests sent finish and their runs are saved.
         stop: a :class:`~hrbench.StopWhenSure` rule: the clusters run in its seeded order and the
             benchmark stops as soon as its sequential test is sure (:mod:`hrbench.runner.stopping`);
             its record is :attr:`Bench.stop`. To go on after a stop, a budget stop or a cancel,
@@ -136,7 +135,7 @@ async def benchmark_async(
             arm's runs were not distinct draws (the rows are on ``error.bench``).
         keep_rows: ``False`` keeps no rows or traces in memory (stream them with ``on_row``):
             memory then does not grow with the number of rows.
-        metrics: graded scores reported beside the scorer's accuracy (issue 11, decided: one
+        metrics: graded scores reported beside the scorer's accuracy (rule: one
             scorer decides right or wrong; metrics such as the official TAT-QA or SQuAD F1
             are means beside it). Each is ``fn(item, output, label)`` returning a number (named
             by the function's ``name`` or ``__name__``), a mapping of names to numbers (e.g.
@@ -145,16 +144,16 @@ async def benchmark_async(
             A run that raised or was stopped is scored on the output ``None``. A metric with a
             ``check_labels`` attribute gets the run items' labels (id -> label) before the
             first run and may refuse them (``tatqa_scores`` refuses labels that are not
-            TAT-QA's: decided, issue). Each name's
+            TAT-QA's). Each name's
             mean is taken over runs within an item, then over labelled reportable items, and
             shown in ``summary()["metrics"]`` and the printout. Each run's values are kept in its
-            trace as a ``note`` step (source ``"metrics"``), so a resume counts them (issue
-            19); an arm with a resumed row whose trace holds none has ``None`` (NA). A metric
+            trace as a ``note`` step (source ``"metrics"``), so a resume counts them;
+            an arm with a resumed row whose trace holds none has ``None`` (NA). A metric
             that raises is recorded
             in the run's trace and gives no value for that run; rows are not changed.
         executor: where the cells run: ``None`` or ``"local"`` (here), or a Ray cluster
             (``"ray"``, ``{"kind": "ray", "address": ...}``, a
-            :class:`~hrbench.runner.ray.RayExecutor`; issue 17): same rows, one governor,
+            :class:`~hrbench.runner.ray.RayExecutor`): same rows, one governor,
             the store and ``on_row`` on this process.
     """
     plan = make_plan(arms, reference, runs, scorer, split, seed, benchmark_id, metrics)
@@ -229,11 +228,11 @@ def benchmark(
       :class:`~hrbench.errors.ModelError`, and a failed reply returned as the output is an
       error too). The benchmark ends with one :class:`~hrbench.errors.ArmErrorWarning` that
       says, per arm, how many runs ended in errors, by cause (``openai: HTTP 401``,
-      ``RuntimeError``, ...), and the first message (decided, issue 12: a 401 or a typo in
-      an arm must not pass silently for a bad arm).
+      ``RuntimeError``, ...), and the first message: a 401 or a typo in an arm does not pass
+      silently for a bad arm.
     - So has a run whose scorer raised or returned something that is not a score (``None``
       from a function that forgot its ``return``: :class:`~hrbench.scoring.scorer.Scorer`), its cause
-      naming the scorer and the value (decided, newcomer finding: it was a silent NA).
+      naming the scorer and the value (never a silent NA).
     - Every run on an item with no label has ``correct=None`` whatever its failure kind.
     - Rows on the ``dev`` split are ``reportable=False``.
     - An arm whose runs are not distinct draws is refused with
@@ -241,13 +240,13 @@ def benchmark(
       ``error.bench``): a request answered from a cache or a recording with the same request
       and draw index as a request of an earlier run; a reply whose provider response id was
       seen in an earlier run; a recording served without its own draw key. Each such run is
-      recorded ``"error"`` with ``duplicate_draw`` in its trace (case H12c, decided). A mock
+      recorded ``"error"`` with ``duplicate_draw`` in its trace (case H12c). A mock
       client keeps no cache, so without a cache an arm that leaves the draw index out is not
       refused.
     - A reply served from a cache or a recording costs the run ``usd = 0`` and no governor call;
       its trace step keeps the nominal cost (case H14a).
     - Fewer than 5 runs warns :class:`~hrbench.errors.FewRunsWarning`.
-    - No item with a label warns :class:`~hrbench.errors.NoLabelsWarning` (decided, seed silent);
+    - No item with a label warns :class:`~hrbench.errors.NoLabelsWarning`;
       some items without one warn :class:`~hrbench.errors.UnlabelledItemsWarning`, counting them.
     - The reference is locked when scoring starts.
     - ``ctx.rng`` is seeded from (seed, arm, item, run); the global random state is untouched.
@@ -266,7 +265,7 @@ def benchmark(
             ``done_metrics``, ``done_traces``, ``retry_errors`` (run the ``done`` runs that
             ended in errors again), ``raise_duplicates``, ``keep_rows``,
             ``metrics`` (graded scores shown beside the accuracy), ``executor`` (``"local"``, or
-            a Ray cluster: issue 17), ``stop`` (a :class:`~hrbench.StopWhenSure` rule: stop as
+            a Ray cluster), ``stop`` (a :class:`~hrbench.StopWhenSure` rule: stop as
             soon as the comparison is sure; :attr:`Bench.stop` says how it ended): see
             :func:`benchmark_async`.
 
@@ -303,8 +302,9 @@ def _check_keywords(caller: str, kwargs: Mapping[str, Any]) -> None:
     """Refuse a keyword :func:`benchmark_async` does not take, naming ``caller`` (what the user called).
 
     Raises:
-        TypeError: an unknown keyword, with the closest known one (a newcomer's ``clinet=`` was
-            reported as an argument of ``benchmark_async()``, a function they never called).
+        TypeError: an unknown keyword, with the closest known one, naming the function the
+            user called (``clinet=`` to ``benchmark()`` names ``benchmark()``, not
+            ``benchmark_async()``).
     """
     import difflib
     import inspect

@@ -33,7 +33,7 @@ _HASHED_MAX_BYTES = 4 << 20
 def request_hash(request: Request) -> str:
     """The sha256 hex of a request as sent on the wire, without its draw index.
 
-    The key is the request as sent (SPEC section 6, case R03a, decided): provider, endpoint,
+    The key is the request as sent (SPEC section 6, case R03a): provider, endpoint,
     model, messages, tools, every body field after the client's defaults (``request.wire``'s
     ``defaults`` under the request's own params: the Anthropic client's ``max_tokens`` is in it
     when the request sets none), the headers that change the reply (``anthropic-version``,
@@ -81,7 +81,7 @@ def request_hash(request: Request) -> str:
 def cache_key(request: Request, arm: str = "", hashed: str | None = None) -> str:
     """The cache key of a request: its :func:`request_hash`, the arm's name and its draw index.
 
-    The arm's name is part of the key (case H12e, decided): two arms that send the same request
+    The arm's name is part of the key (case H12e): two arms that send the same request
     never share draws, so an arm and its copy are compared on their own samples.
 
     Args:
@@ -188,7 +188,7 @@ class Cache:
 
 
 class InFlight:
-    """Identical requests in flight, sent once (issue 15, point 4).
+    """Identical requests in flight, sent once.
 
     The first caller of a ``(scope, key)`` pair (a :meth:`Cache.scope` and a :func:`cache_key`)
     *leads*: it looks the key up in the cache, sends the request when it is not there, and
@@ -196,12 +196,12 @@ class InFlight:
     reply instead of sending its own; it is then served exactly what the cache would have
     given it had it come a moment later (a cache hit: no call, no reservation, ``usd = 0``).
 
-    Decided (issue 15): a failed, refused or filtered reply is not cached, so it is not shared
+    Rule: a failed, refused or filtered reply is not cached, so it is not shared
     either: the waiters of a lead that failed (or raised, or was refused by its own governor,
     or was cancelled) send their own request, one of them leading again, at once. A lead held
     at its benchmark's clean-cancel drain (:class:`hrbench.runner.runtime.Drain`: it will send nothing)
-    lands its key as it stops there, not when the grace ends (newcomer finding 25: waiters of
-    other benchmarks stalled for the grace, 10 s). A waiter thus never
+    lands its key as it stops there, not when the grace ends (waiters of other benchmarks
+    would otherwise stall for the grace, 10 s). A waiter thus never
     gets a failure it did not see happen, and its own retry policy and governor apply.
 
     The map is process-wide (:data:`IN_FLIGHT`) and thread-safe: benchmarks running at once in

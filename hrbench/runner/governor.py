@@ -2,10 +2,10 @@
 
 Every request is checked before it is sent (seed 002). Under concurrency the governor
 *reserves* an upper-bound estimate of each request's cost at dispatch and *settles* it with the
-real cost after the reply (case H13a, decided): many requests in flight against one running
+real cost after the reply (case H13a): many requests in flight against one running
 total can never pass a cap, because each admission counts what is already reserved.
 
-Issue 13: a governor with a :class:`~hrbench.runner.ledger.Journal` keeps every reservation and
+A governor with a :class:`~hrbench.runner.ledger.Journal` keeps every reservation and
 settlement in the benchmark's store as it happens (the reservation before the request is sent,
 the settlement right after the reply), so a benchmark resumed after a crash starts from what
 was spent and cannot pass ``max_calls`` or ``max_usd`` across the crash.
@@ -42,12 +42,12 @@ def default_governor() -> Governor:
     Read when a benchmark starts (seed 002: the limits of ``gr_options()``, 400 calls). The
     overrides are :data:`DEFAULT_LIMIT_VARIABLES`, read with
     :func:`~hrbench._util.environ.env_value`: the caller's environment first (the daemon's
-    request; decided, newcomer finding: ``HRBENCH_MAX_CALLS=50 hrb bench`` was ignored by a
-    daemon started before, so ``hrb`` sends them), then this process's.
+    request: ``HRBENCH_MAX_CALLS=50 hrb bench`` holds even for a daemon started before, as
+    ``hrb`` sends them), then this process's.
 
     Raises:
         ConfigError: an environment override that is not a finite number >= 0
-            (:func:`check_limit`: ``nan``, ``inf`` and ``-1`` are refused, newcomer finding 7).
+            (:func:`check_limit`: ``nan``, ``inf`` and ``-1`` are refused).
 
     Example:
         >>> from hrbench._util.environ import use_caller_env
@@ -68,7 +68,7 @@ def default_governor() -> Governor:
 
 
 def usd_digits(*amounts: float) -> int:
-    """Decimals enough (4 to 10) for USD amounts that differ to print differently (newcomer finding).
+    """Decimals enough (4 to 10) for USD amounts that differ to print differently.
 
     A refusal said "$0.0006 is more than the $0.0006 left": at 4 decimals the two differed
     by less than the last digit shown.
@@ -90,7 +90,7 @@ class Governor(Admitting):
     limit).
     Each attempt sent to a provider counts as a call, retries included; replies served from a
     cache or a recording cost no call and no USD (case H14a); an attempt that could not connect
-    was not sent and is given back (:meth:`Gate.unsent`; decided, newcomer).
+    was not sent and is given back (:meth:`Gate.unsent`).
 
     Args:
         max_calls: the most requests sent, a whole number >= 0.
@@ -130,10 +130,10 @@ class Governor(Admitting):
         """Spend that crashes, cancels and lost replies left unknown (``calls``, ``usd``,
         ``tokens``: at most that much; already counted in the use; ``cancelled_calls`` and
         ``cancelled_usd``: the part cancels left; ``lost_calls`` and ``lost_usd``: the part
-        replies lost after the request was written left), or ``None`` (issue 13; see
+        replies lost after the request was written left), or ``None`` (see
         :meth:`restore`, :meth:`count_cancelled`, :meth:`settle`)."""
         self.journal: Journal | None = None
-        """Where every reservation and settlement is kept as it happens, or ``None`` (issue 13)."""
+        """Where every reservation and settlement is kept as it happens, or ``None``."""
         self._reserved_usd = 0.0
         self._reserved_tokens = 0
         self._lock = threading.Lock()
@@ -169,7 +169,7 @@ class Governor(Admitting):
     def restore(self, ledger: dict[str, Any] | None) -> None:
         """Start from the use a stored ledger kept (a resumed benchmark).
 
-        Issue 13: a resumed benchmark starts from what was spent: settled use plus every
+        A resumed benchmark starts from what was spent: settled use plus every
         reservation left open by a crash at its reserved, worst-case amount. That open part is
         spend the crash left *unknown, at most* so much; it is kept in :attr:`unknown` and
         shown by :meth:`snapshot` and the benchmark's printout.
@@ -214,8 +214,7 @@ class Governor(Admitting):
     def count_cancelled(self, calls: int, usd: float, tokens: int, unpriced: int = 0) -> None:
         """Count reservations cancelled in flight as spent, unknown at most their amount.
 
-        Called by :meth:`~hrbench.runner.ledger.Journal.close` once the store folded them (decided,
-        newcomer finding): their calls are counted already; their reserved USD and tokens
+        Called by :meth:`~hrbench.runner.ledger.Journal.close` once the store folded them: their calls are counted already; their reserved USD and tokens
         become spend, and :attr:`unknown` says how much of it was cancelled in flight.
 
         Example:
@@ -240,7 +239,7 @@ class Governor(Admitting):
             tokens: an upper-bound estimate of its tokens.
             usd_known: ``False`` when ``usd`` bounds nothing (a request to a model with no
                 price, or one sent with no output limit and no cap): should its reply never
-                come, its USD is reported unknown, not "at most 0" (newcomer finding 13).
+                come, its USD is reported unknown, not "at most 0".
 
         Returns:
             A :class:`Reservation` to :meth:`settle` when the reply is in.
@@ -254,7 +253,7 @@ class Governor(Admitting):
             self._reserved_usd += usd
             self._reserved_tokens += tokens
             r = Reservation(usd=usd, tokens=tokens, usd_known=usd_known)
-            if self.journal is not None:  # issue 13: numbered and queued for the next commit
+            if self.journal is not None:  # numbered and queued for the next commit
                 r.kept = self.journal.open(usd if usd_known else None, tokens)
             return r
 
@@ -312,7 +311,7 @@ class Governor(Admitting):
                 self.journal.count(calls, usd or 0.0, tokens)
 
     def _why(self, limit: str, usd: float, tokens: int) -> str:
-        """Why a request was refused, in the caps' units (newcomer finding: a stop short of a cap says why)."""
+        """Why a request was refused, in the caps' units (a stop short of a cap says why)."""
         if limit == "call_cap_reached":
             return f"all {self.max_calls} calls are used"
         if limit == "cost_cap_reached":
@@ -352,14 +351,14 @@ class Governor(Admitting):
         """Replace a reservation by what the request really cost (``usd=None``: unknown, 0).
 
         ``sent=False`` gives back the call of an attempt that never left this machine (the
-        connection was refused). Decided (newcomer: ``calls`` 250 for a dead port that received
-        nothing): ``calls`` counts requests sent, so such an attempt is not one.
+        connection was refused). Rule: ``calls`` counts requests sent, so such an attempt is
+        not one (a dead port that received nothing costs no calls).
 
         ``lost=True``: the attempt was written whole but its reply was lost (a timeout after
         the write, a connection reset, a garbled HTTP 200 body). It may have been billed, so
         it is settled at its reservation whatever ``usd`` and ``tokens`` say, and counted as
         spend *unknown, at most* that much (``lost_calls``, ``lost_usd`` in :attr:`unknown`;
-        decided, newcomer finding 4: such replies were booked at $0, 40 calls past a $0.001 cap).
+        never booked at $0, which would let calls pass a cap).
 
         Example:
             >>> gov = Governor(max_usd=1.0)
@@ -392,7 +391,7 @@ class Governor(Admitting):
     def _add_unknown(self, part: str, calls: int, usd: float, tokens: int, unpriced: int = 0) -> None:
         """Count spend left unknown by ``part`` (``"cancelled"`` or ``"lost"``) in :attr:`unknown` (lock held).
 
-        ``unpriced``: how many of those ``calls`` have no USD bound (newcomer finding 13).
+        ``unpriced``: how many of those ``calls`` have no USD bound.
         """
         was = self.unknown or {}
         self.unknown = {
@@ -410,8 +409,8 @@ class Governor(Admitting):
     def first_bill(self, key: tuple[str, str]) -> str:
         """Slow start until the bill is known: may a request to ``key`` be sent now?
 
-        Decided (an endpoint billed ``gpt-4o`` for ``gpt-4o-mini`` with 100 requests in
-        flight before the first reply showed it, passing the USD cap 16-fold): under a USD cap,
+        Rule (an endpoint may bill ``gpt-4o`` for ``gpt-4o-mini``; with 100 requests in
+        flight before the first reply shows it, the USD cap would be passed 16-fold): under a USD cap,
         until a reply has confirmed what an ``(endpoint, requested model)`` pair is billed as,
         at most one request to it is in flight. A reply billed as an undeclared dearer model
         then stops the benchmark before any further request, so the worst overshoot is that
@@ -451,9 +450,9 @@ class Governor(Admitting):
     def halt(self, reason: str, limit: str = "reservation_exceeded") -> None:
         """Refuse every later request (with ``limit``), for ``reason``.
 
-        Issue 12, decided: a reply that reports more than was reserved for it (a provider that
+        Rule: a reply that reports more than was reserved for it (a provider that
         overran ``max_tokens``, a reply billed as a dearer model) breaks the bound the caps
-        rest on, so the benchmark stops at once rather than risk passing a cap. Issue 13: so
+        rest on, so the benchmark stops at once rather than risk passing a cap. So
         does a ledger that cannot be written (``"ledger_unwritable"``).
         """
         with self._lock:

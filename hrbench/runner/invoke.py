@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from hrbench._util.messages import model_error
 from hrbench.arm import Arm, Context, RunInfo, current_run
-from hrbench.errors import BudgetRefused, DuplicateDrawError, ModelError, ScorerError
+from hrbench.errors import BudgetRefused, DuplicateDrawError, ScorerError
 from hrbench.models.pricing import Pricing
 from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
@@ -262,7 +263,7 @@ def run_failure(output: Any) -> tuple[str, Exception | None] | None:
     if call is not None:
         if isinstance(call, Mapping):
             call = SimpleNamespace(**{k: call.get(k) for k in ("error", "status", "key_env")})
-        return "error", ModelError.of(call)
+        return "error", model_error(call)
     kind = _get(output, "failure_kind")
     if kind in ("error", "budget_stop"):
         return kind, None
@@ -328,7 +329,7 @@ def judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
     """The runtime of a scorer that needs a run context (a judge): its own client, the rest shared.
 
     The judge's requests go through the benchmark's governor (reserved and capped like an
-    arm's), cache, recorder and pricing (issue 18). Draws are not checked for repeats: two runs
+    arm's), cache, recorder and pricing. Draws are not checked for repeats: two runs
     with the same output rightly share the judge's draws of that output.
     """
     if not getattr(scorer, "needs_context", False):
@@ -344,7 +345,7 @@ def judge_runtime(scorer: Any, rt: Runtime) -> Runtime | None:
 def judge_pricing(scorer: Any, pricing: Pricing) -> Pricing:
     """The prices a judge's requests are priced at: the judge's own (its ``pricing``) over ``pricing``.
 
-    Decided: a judge is priced like any client; a spec's ``price`` and ``prices`` in
+    Rule: a judge is priced like any client; a spec's ``price`` and ``prices`` in
     ``[scorer_settings.client]`` are honoured for its requests.
     """
     own = getattr(getattr(scorer, "pricing", None), "overrides", None)
@@ -388,7 +389,7 @@ async def judge(plan: Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: At
 def _scorer_cause(name: str, exc: Exception) -> str:
     """The cause of a run whose scorer failed, as its trace and the run's end show it.
 
-    Decided (newcomer finding: a scorer that returned ``None`` gave a silent NA): a scorer that
+    Rule (never a silent NA): a scorer that
     raises, or breaks seed 000's contract (a :class:`~hrbench.errors.ScorerError`: ``None`` or
     another value that is not a score), makes that run an ``"error"`` row with this cause; the
     benchmark goes on, ends with status ``errors`` and ``hrb bench`` exits 3.

@@ -1,8 +1,8 @@
-"""The governor's ledger, kept per call in the benchmark's store with group commit (issue 13).
+"""The governor's ledger, kept per call in the benchmark's store with group commit.
 
-Issue 13, point 1: after a SIGKILL the governor restarted from a ledger written only when rows
-were flushed, so ``max_calls`` was passed after resume and the reported USD was below the
-provider's bill. A :class:`Journal` attached to a :class:`~hrbench.Governor` fixes that:
+Rule: after a SIGKILL, a resumed benchmark never passes ``max_calls`` and never reports less
+USD than the provider billed. A ledger written only when rows are flushed cannot promise that;
+a :class:`Journal` attached to a :class:`~hrbench.Governor` does:
 
 - every reservation is written to the store's ``ledger_open`` table **before** its request is
   sent (the client awaits :meth:`Journal.durable`, through :meth:`~hrbench.runner.governor.Gate.attempt`);
@@ -18,7 +18,7 @@ transaction, then releases every request waiting on them at once (one hand-off p
 loop), so 100 requests in flight cost a few commits, not 100. A reservation settled before its
 commit (a fast reply) is never written as open: only its settlement is.
 
-What need not wait (decided, issue 13): a cache or recording hit never reserves (it contacts no
+What need not wait: a cache or recording hit never reserves (it contacts no
 provider and costs nothing). A mock client with no price contacts no provider and costs
 nothing either: unless a call cap is in force, its reservation is written in the next commit
 but its call does not wait for it (the gate's ``durable=False``; :func:`contacts_provider`).
@@ -26,7 +26,7 @@ Under ``max_calls`` it waits like any other call: a SIGKILL inside the lazy wind
 benchmark pass the cap (seen on a loaded CI machine). Settlements nobody waits on are gathered the same way: until
 written, a settled call is counted at its reservation (never less than it cost).
 
-A run on a Ray cluster (issue 17) reserves in an actor, and keeps this same ledger: each worker's
+A run on a Ray cluster reserves in an actor, and keeps this same ledger: each worker's
 reservation is committed by the driver before the request is sent, its settlement queued after
 the reply (:mod:`hrbench.runner.ray`).
 """
@@ -88,9 +88,9 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
 
     ``unknown`` is the governor's :attr:`~hrbench.Governor.unknown`: ``calls``, ``usd`` and
     ``tokens`` in all, and of those the part that cancels left, ``cancelled_calls`` and
-    ``cancelled_usd`` (decided, newcomer finding: a request cancelled in flight is not a crash's),
+    ``cancelled_usd`` (a request cancelled in flight is not a crash's),
     and the part replies lost after their request was written left, ``lost_calls`` and
-    ``lost_usd`` (a timeout, a reset, a garbled 200 body; newcomer finding 4).
+    ``lost_usd`` (a timeout, a reset, a garbled 200 body).
 
     Example:
         >>> unknown_sentence({"calls": 3, "usd": 0.0421, "tokens": 900})
@@ -132,8 +132,7 @@ def unknown_sentence(unknown: dict[str, Any] | None) -> str | None:
 def _unknown_part(what: str, calls: int, usd: float, unpriced: int) -> str:
     """One part of :func:`unknown_sentence`; ``unpriced`` of its ``calls`` have no USD bound.
 
-    Decided (newcomer finding 13: "at most 0.0000 USD / 4 calls" for calls that could cost
-    money): a call with no price, or sent with no output limit, has no USD bound, and the
+    Rule: a call with no price, or sent with no output limit, has no USD bound, and the
     sentence says its USD is unknown rather than print a bound it does not have. A bound below
     a cent is printed to three significant digits (:func:`~hrbench.records.usd_text`):
     four decimals printed "at most 0.0000 USD" for calls that could cost up to $0.00004.
@@ -264,7 +263,7 @@ class Journal:
 
         ``calls=0``: the attempt could not connect and was not sent, so it is no call.
         ``lost=True``: its reply was lost after it was written (kept as ``lost_*``, a part of
-        the unknown spend; newcomer finding 4); ``unpriced=1``: its USD had no bound (finding 13).
+        the unknown spend); ``unpriced=1``: its USD had no bound.
         """
         with self._lock:
             if self._opened.pop(number, None) is None:  # already written as open: delete it
@@ -294,7 +293,7 @@ class Journal:
     def paid(self, ledger_id: str, step: Step) -> None:
         """Queue a billed reply of run ``ledger_id`` for the next commit (before its settlement).
 
-        Decided (rows must add up to the provider's bill after a crash): a run made again on
+        Rule (rows add up to the provider's bill after a crash): a run made again on
         resume carries what was paid for it before the crash (:func:`prepaid`).
         """
         raw = msgspec.json.encode(step)
@@ -307,7 +306,7 @@ class Journal:
         """Wake the idle writer (the lock held), once: until it runs, later changes need not.
 
         Without clearing ``_idle`` here, every reservation made before the writer got the GIL
-        back notified again (most of a stream of instant calls; issue 15, point 6).
+        back notified again (most of a stream of instant calls).
         """
         self._idle = False
         self._cond.notify()

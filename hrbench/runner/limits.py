@@ -5,8 +5,7 @@ on 300 items for 5 runs needs thousands of calls, so pass a :class:`~hrbench.Gov
 it. Change them for the process with ``hrbench.runner.limits.max_calls = 1000``, or with the
 environment variables ``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD`` and ``HRBENCH_MAX_TOKENS``
 (which win when set). Through the daemon, the variables of the shell that submits the benchmark
-count first (``hrb`` and ``hrbench_client`` send them with the request; decided, newcomer
-finding), then the daemon's own; a spec's ``[governor]`` and the ``--max-*`` flags win over
+count first (``hrb`` and ``hrbench_client`` send them with the request), then the daemon's own; a spec's ``[governor]`` and the ``--max-*`` flags win over
 both (:func:`hrbench.runner.governor.default_governor`).
 
 Example:
@@ -32,12 +31,12 @@ LIMITS = {"max_calls": int, "max_usd": float, "max_tokens": int}
 def check_limit(field: str, value: Any, kind: type = float) -> int | float | None:
     """A budget limit, checked: a finite number >= 0 (whole for calls and tokens), or ``None``.
 
-    The one validator every way a limit comes in shares (newcomer finding 7: ``nan`` passed
-    ``value < 0`` and ran with no USD cap, ``inf`` likewise): :class:`Governor`, the
+    The one validator every way a limit comes in shares (``nan`` passes ``value < 0``, so it
+    is refused by name, as ``inf`` is): :class:`Governor`, the
     environment overrides (:func:`default_governor`, the daemon at start and the variables a
     request brings from the caller's shell), :data:`hrbench.runner.limits` and a spec's
     ``[governor]``. README: "A value that is not a number is refused (exit 2)"; NaN and
-    infinity are not numbers a cap can hold to (decided: no cap is ``None``, never ``inf``).
+    infinity are not numbers a cap can hold to (rule: no cap is ``None``, never ``inf``).
 
     Args:
         field: the name shown in the error (``"max_usd"``, ``"HRBENCH_MAX_USD"``).
@@ -104,7 +103,7 @@ class Options:
     max_tokens: int | None = None
 
     def __setattr__(self, name: str, value: Any) -> None:
-        """Refuse a limit that is not a finite number >= 0 at once (newcomer finding 7).
+        """Refuse a limit that is not a finite number >= 0 at once (:func:`check_limit`).
 
         ``hb.options.max_usd = float("nan")`` was accepted and ran with no USD cap; the check
         is :func:`check_limit`, the one every limit shares.

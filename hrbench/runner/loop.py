@@ -192,7 +192,7 @@ class Loop:
             row = rescored_seconds(self.done.get((row.arm, row.item, row.run)), row, trace)
         if self.paid_before:
             row = carry_prepaid(self.paid_before, row, trace)
-        if values is not None:  # kept with the run, for a resume (newcomer finding)
+        if values is not None:  # kept with the run, for a resume
             trace.append(
                 Step(ledger_id=row.ledger_id, kind="note", source=METRICS_SOURCE, text=metrics_json(values))
             )
@@ -407,13 +407,13 @@ def seed_kept_draws(
 ) -> None:
     """Seed the distinct-draw check with the kept runs' response ids before a resume runs (seed 002).
 
-    Newcomer finding: ``--retry-errors`` after a benchmark refused as not distinct draws
-    accepted one more duplicate per retry, from the cache, because a resumed runtime had
-    forgotten the kept runs' draws. Every kept run's provider response ids are remembered for
+    So that ``--retry-errors`` after a benchmark refused as not distinct draws never accepts
+    one more duplicate per retry, from the cache, a resumed runtime remembers the kept runs'
+    draws. Every kept run's provider response ids are remembered for
     its arm (a reply repeating one, on any item, is refused again); its request keys are
     remembered when its item runs (``pending``). Kept runs with no trace in ``done_traces``
     cannot be checked against: :class:`~hrbench.errors.DrawsUncheckedWarning` says how many
-    (decided: loud, never silent), when a run is to be made and the arms have a client.
+    (loud, never silent), when a run is to be made and the arms have a client.
     """
     kept = [r for r in done.values() if not (retry_errors and r.failure_kind == "error")]
     if not kept or len(kept) >= total:

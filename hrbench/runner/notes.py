@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from hrbench.errors import NO_OUTPUT, failure_cause
+from hrbench._util.messages import NO_OUTPUT, failure_cause
 from hrbench.records import Step
 
 __all__ = [
@@ -26,7 +26,7 @@ __all__ = [
 
 
 def stop_note(stopped: int, runs: int, resume: str | None = None) -> str | None:
-    """The sentence that says a budget stopped ``stopped`` of ``runs`` runs (newcomer finding).
+    """The sentence that says a budget stopped ``stopped`` of ``runs`` runs.
 
     Seed 002 counts a stopped run wrong; this says so wherever the benchmark is shown, so that
     an accuracy a budget lowered is never read as the arm's. ``resume`` is appended as the way
@@ -93,12 +93,10 @@ def error_note(
 ) -> str | None:
     """The sentence that says how many of ``runs`` runs ended in errors, and the commonest cause.
 
-    Decided (newcomer finding: every run failed on a dead port and the benchmark showed
-    ``done``): wherever a benchmark with such runs is shown, it says how many there are (seed
+    Rule: wherever a benchmark with such runs is shown, it says how many there are (seed
     002 counts them wrong) and the cause most of them had, so that a broken endpoint is never
-    read as a bad arm. ``resume`` is appended as the way to run them again. Decided (the
-    TAT-QA demo's missing answer read "LookupError (5 runs)"): the arms whose runs had the
-    commonest cause are named with it, up to 5, so a cause such as ``no output for item 'q3'``
+    read as a bad arm. ``resume`` is appended as the way to run them again. The arms whose
+    runs had the commonest cause are named with it, up to 5, so a cause such as ``no output for item 'q3'``
     says where the output is missing.
 
     Args:
@@ -127,8 +125,8 @@ def error_note(
         True
 
     Runs refused as duplicate draws (cause ``duplicate_draw``) are counted, but ``resume`` is not
-    advised for them (newcomer finding 1): :data:`DUPLICATE_ADVICE` says what helps instead. Nor
-    for runs whose item the arm's outputs leave out (newcomer finding 16):
+    advised for them: :data:`DUPLICATE_ADVICE` says what helps instead. Nor
+    for runs whose item the arm's outputs leave out:
     :data:`MISSING_OUTPUT_ADVICE`.
     """
     n = sum(causes.values())
@@ -146,10 +144,10 @@ def error_note(
         f"commonest cause: {cause} ({k} run{'s' if k != 1 else ''}{where_text})"
     )
     dup = causes.get(DUPLICATE_CAUSE, 0)
-    if dup:  # newcomer finding 1: --retry-errors cannot make them distinct draws
+    if dup:  # --retry-errors cannot make them distinct draws
         note = f"{note}; {dup} of them {'were' if dup != 1 else 'was'} not distinct draws: {DUPLICATE_ADVICE}"
     missing = sum(k for c, k in causes.items() if c.startswith(MISSING_OUTPUT_CAUSE))
-    if missing:  # newcomer finding 16: a retry reads the same outputs and fails the same way
+    if missing:  # a retry reads the same outputs and fails the same way
         note = f"{note}; {missing} of them had no output to score: {MISSING_OUTPUT_ADVICE}"
     if resume is None or dup + missing == n:
         return note
@@ -157,15 +155,15 @@ def error_note(
 
 
 MISSING_OUTPUT_CAUSE = "no output for item "
-"""How the cause of a run whose arm's outputs leave its item out begins (:data:`hrbench.errors.NO_OUTPUT`)."""
+"""How the cause of a run whose arm's outputs leave its item out begins (:data:`hrbench._util.messages.NO_OUTPUT`)."""
 
 MISSING_OUTPUT_ADVICE = (
     "a resume or `--retry-errors` reads the same outputs and fails the same way; add the missing "
     "outputs to the arm's outputs (file or mapping) and run the benchmark anew, or leave those items "
     "out of the reference"
 )
-"""What to do about missing outputs (newcomer finding 16: the TAT-QA demo advised ``--retry-errors``,
-which cannot supply an answer the outputs file lacks)."""
+"""What to do about missing outputs (not ``--retry-errors``, which cannot supply an answer the
+outputs file lacks)."""
 
 DUPLICATE_CAUSE = "duplicate_draw"
 """The cause of a run refused because its reply repeated an earlier run's draw (seed 002)."""
@@ -176,8 +174,8 @@ DUPLICATE_ADVICE = (
     "seed) and arms whose every request carries the run's draw index, then the benchmark run anew "
     "with the cache off (`cache = false` in the spec, `cache=None` in Python; or `hrb cache clear`)"
 )
-"""What to do about duplicate draws (newcomer finding 1: the refusal note advised ``--retry-errors``,
-which accepted one more duplicate per retry)."""
+"""What to do about duplicate draws (not ``--retry-errors``, which would accept one more duplicate
+per retry)."""
 
 
 _MODEL_ERROR_PREFIX = "ModelError: the model call failed, so it has no text: "

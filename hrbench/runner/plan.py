@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.messages import field_under
 from hrbench._util.warn import warn_at_caller
 from hrbench.arm import Arm
 from hrbench.errors import (
@@ -25,7 +26,6 @@ from hrbench.errors import (
     NoLabelsWarning,
     NotCachedWarning,
     UnlabelledItemsWarning,
-    field_under,
 )
 from hrbench.models.pricing import Pricing, default_pricing
 from hrbench.reference import SPLITS, Reference
@@ -88,7 +88,7 @@ def check_scorer(scorer: Any) -> ScorerLike:
     if callable(scorer):
         return Scorer(scorer, getattr(scorer, "__name__", "scorer"))
     own = "hb.scorer(fn, name) for a function of your own"
-    if isinstance(scorer, str):  # a spec's scorer name (newcomer finding: the hint pointed to scorer())
+    if isinstance(scorer, str):  # a spec's scorer name: the hint names the spec's scorers, not scorer()
         raise ConfigError(
             "scorer",
             scorer,
@@ -182,7 +182,7 @@ def refuse_spec(
     run without an output), each metric's ``check_labels`` their labels, and a scorer's
     ``check_items`` the run items (a judge template naming ``{document}`` that an item lacks:
     :meth:`hrbench.scoring.judge.JudgeScorer.check_items`). An arm's error names its place,
-    ``arms[i].field`` (decided, newcomer finding); a scorer's, ``scorer_settings.field``.
+    ``arms[i].field``; a scorer's, ``scorer_settings.field``.
     """
     items, labels = reference.items, reference.labels
     run_items = {i: items[i] for i in item_ids}
@@ -227,9 +227,9 @@ _canon_json = msgspec.json.Encoder(order="sorted")
 
 
 def refuse_same_items(items: Mapping[str, Any], item_ids: Sequence[str], client: Any, cached: bool) -> None:
-    """Refuse items with identical payloads under a cache or a replay (newcomer finding 8).
+    """Refuse items with identical payloads under a cache or a replay.
 
-    Decided (seeds silent on equal payloads; seed 002 refuses runs that are not distinct
+    Rule (seed 002 refuses runs that are not distinct
     draws): two items with the same payload send the same requests, so under a draw-keyed
     cache or a replay the later item is served the first one's draws, and the benchmark used to
     be refused as duplicate draws only after the calls were made, blaming the arm. With a
@@ -285,7 +285,7 @@ def refuse_before_start(
         metrics: the benchmark's metrics, whose label needs are checked.
         runs: the runs per item (an outputs arm must have an output for each).
         cached: the benchmark reads a cache: items with the same payload are refused
-            (:func:`refuse_same_items`, newcomer finding 8).
+            (:func:`refuse_same_items`).
         scorer: the benchmark's scorer, whose ``check_items`` (a judge's template fields) sees
             the run items.
 
@@ -367,7 +367,7 @@ def warn_plan(plan: Plan, reference: Reference, runs: int) -> None:
             "every run is NA and accuracy is NA (give each item a `label`)",
             NoLabelsWarning,
         )
-    elif omitted:  # newcomer finding: a labels table that left an item out, with no count shown
+    elif omitted:  # a labels table that left an item out: say how many
         more = f" and {len(omitted) - 5} more" if len(omitted) > 5 else ""
         warn_at_caller(
             f"{len(omitted)} of {len(plan.item_ids)} items on split(s) {', '.join(plan.split)} are left out "
@@ -392,7 +392,7 @@ def check_options(plan: Plan, executor: Any, concurrency: Any, governor: Any) ->
     """
     remote = None
     if executor is not None and executor != "local":
-        if getattr(plan.scorer, "needs_context", False):  # issue 18: the judge's runtime lives here
+        if getattr(plan.scorer, "needs_context", False):  # the judge's runtime lives here
             raise ConfigError(
                 "executor", executor, f"scorer {plan.scorer.name!r} calls a judge model: run it locally"
             )

@@ -29,7 +29,7 @@ class ReplayClient:
     serves a request that has one only as a flagged reply (``draw_keyed=False``), which the
     runner refuses as a duplicate draw on every run after the first.
 
-    The match rule (decided, newcomer finding 12): a request is answered by the reply the
+    The match rule: a request is answered by the reply the
     same arm got for the same request as sent (provider, endpoint, model, messages, every body
     field, reply-changing headers: :func:`~hrbench.runner.cache.request_hash`, as the live cache keys
     it) and the same draw index. The endpoint is the recording's own unless ``base_url`` (or
@@ -139,7 +139,7 @@ class ReplayClient:
     def _at(self, base_url: str, identity: dict[str, Any]) -> dict[str, Any] | None:
         """The recorded wire with its endpoint moved to ``base_url`` (the endpoint is in the key).
 
-        Decided (newcomer finding 12): a replay given a ``base_url`` is keyed on it, as the
+        Rule: a replay given a ``base_url`` is keyed on it, as the
         live cache is, so a recording made against one server never answers a spec pointing at
         another. A base URL the recording holds no request for is refused at once.
 

@@ -159,7 +159,7 @@ class Gate:
     def attempt(self) -> Awaitable[None] | None:
         """Charge one attempt to the governor; await what it returns before sending.
 
-        Issue 13: when the governor keeps a :class:`~hrbench.runner.ledger.Journal`, the attempt may be
+        When the governor keeps a :class:`~hrbench.runner.ledger.Journal`, the attempt may be
         sent only once its reservation is committed to the store. On an event loop this returns
         an awaitable that completes then (many reservations share one commit); in a worker
         thread with no event loop (an inline client) it waits here. ``None``: send at once.
@@ -203,7 +203,7 @@ class Gate:
     def abandon(self) -> None:
         """The request was cancelled (or its client failed): give back an attempt never sent.
 
-        Decided (newcomer finding: calls counted beyond the requests a server received): an
+        Rule (calls never counted beyond the requests a server received): an
         attempt the client was not yet cleared to send (its reservation awaiting its commit,
         or held while the request waited for room) was not sent, so it is no call. One the
         client may have sent stays open: it may have been billed, and is counted at most its
@@ -225,7 +225,7 @@ class Gate:
     def lost(self, usage: Any = None, model: str | None = None) -> None:
         """The last attempt was written whole but its reply is lost or unusable: book it now.
 
-        Decided (newcomer finding 4; README: "one written whole stays a call whatever failed
+        Rule (README: "one written whole stays a call whatever failed
         after (it may have been billed)"): a timeout after the write, a reset, a garbled HTTP
         200 body is settled at its reservation, as spend *unknown, at most* that much
         (:meth:`Governor.settle` with ``lost=True``), so neither the request nor its retries

@@ -1,9 +1,9 @@
-"""Waiting for room under a cap before refusing a request (newcomer finding).
+"""Waiting for room under a cap before refusing a request.
 
 The governor reserves each request's worst case (SPEC section 6), which is far above what a
 reply usually costs. With many requests in flight, their reservations can fill a cap that
 their settled cost will leave mostly free: refusing a request then would stop a benchmark far
-short of its cap. Decided (newcomer finding): a request whose worst case does not fit *now*, but would
+short of its cap. Rule: a request whose worst case does not fit *now*, but would
 fit once the requests in flight settle, waits for them; it is refused only when, with nothing
 in flight, its worst case still does not fit (or waiting cannot help: the call cap, a halt).
 
@@ -72,7 +72,7 @@ async def reserve_first(gate: Gate) -> BeforeAttempt:
     """Reserve a request's first attempt, waiting while the requests in flight hold the room.
 
     Returns the ``before_attempt`` callback to give the client: its first call gives the
-    reservation made here (with the ledger commit to await before sending, issue 13), each
+    reservation made here (with the ledger commit to await before sending), each
     later one (a retry) reserves again as :meth:`Gate.attempt` does. The governor settles from
     worker threads too and gives no awaitable signal of a settlement, so this looks again every
     :data:`POLL_S` seconds.
@@ -121,7 +121,7 @@ class _Attempts:
         self.gate, self.pending, self.first = gate, pending, True
 
     def __call__(self) -> Awaitable[None] | None:
-        if self.first:  # reserved already: the client awaits its commit to the ledger (issue 13)
+        if self.first:  # reserved already: the client awaits its commit to the ledger
             self.first = False
             return self.gate.hand_over(self.pending)
         return self.gate.attempt()

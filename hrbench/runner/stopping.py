@@ -9,7 +9,7 @@ it and every cluster before it in the order are complete, so a cluster that fail
 enter the test before a slow one that came first.
 
 Rows are held until their cluster is committed, then given to ``on_row`` (and the store) in
-that order. When the test stops (decided, tolerance met, or its most clusters reached), no
+that order. When the test stops (``"decided"``, ``"tolerance"`` or ``"max_clusters"``: ``REASONS``), no
 new cluster starts; the requests already sent may finish within the cancel grace
 (:func:`~hrbench.runner.runtime.cancel_grace_s`), then the clusters still in flight are
 cancelled. Their finished rows are kept, with ``reportable = False``, and what they cost stays
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 __all__ = ["REASONS", "Gate", "Resume", "StopRecord", "gate", "kept", "rule_dict", "rule_from"]
 
 REASONS = ("decided", "tolerance", "max_clusters", "budget", "cancelled")
-"""Why a benchmark with a stop rule ended (the record stored as it starts says ``"running"``): ``"decided"`` (every pair of interest decided, or one
+"""Why a benchmark with a stop rule ended (the record stored as it starts says ``"running"``): ``"decided"`` (every pair of interest settled, or one
 arm best), ``"tolerance"`` (every difference known within the tolerance), ``"max_clusters"``
 (its most clusters, or every cluster, ran without either), ``"budget"`` (the governor stopped
 runs), ``"cancelled"`` (cancelled from outside)."""

@@ -177,7 +177,7 @@ def metrics_json(values: Mapping[str, float]) -> str:
 def trace_metrics(trace: Iterable[Step]) -> dict[str, float] | None:
     """A run's benchmark metric values, as its trace keeps them; ``None`` when it keeps none.
 
-    newcomer finding: a resumed benchmark's metrics are computed over every run, the runs made before
+    A resumed benchmark's metrics are computed over every run, the runs made before
     the interruption included, from these values (their outputs are not kept).
 
     Example:

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hrbench._util.messages import refusal_limits
 from hrbench._util.warn import warn_at_caller
-from hrbench.errors import (
-    ArmErrorWarning,
-    BudgetStoppedWarning,
-    CachedDrawsWarning,
-    UsageEstimatedWarning,
-    refusal_limits,
-)
+from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning, CachedDrawsWarning, UsageEstimatedWarning
 from hrbench.records import Row, Step
 from hrbench.runner.governor import Governor
 from hrbench.runner.notes import DUPLICATE_CAUSE, error_of
@@ -99,7 +94,7 @@ class Stops:
     first: tuple[int, Row] | None = None
     limits: set[str] = field(default_factory=set)
     unpriced: str | None = None
-    why: str | None = None  # the first stopped run's refusal, in the caps' units (newcomer finding)
+    why: str | None = None  # the first stopped run's refusal, in the caps' units
 
     def add(self, seq: int, row: Row, trace: list[Step]) -> None:
         # a run is stopped when it ended as budget_stop, or when a request of it was refused and
@@ -142,7 +137,7 @@ class Stops:
 
 @dataclass
 class Errors:
-    """Runs that ended in errors, counted per arm and cause as rows are scored (issue 12)."""
+    """Runs that ended in errors, counted per arm and cause as rows are scored."""
 
     per_arm: dict[str, list[int]] = field(default_factory=dict)  # arm -> [errors, runs]
     causes: dict[str, dict[str, int]] = field(default_factory=dict)  # arm -> cause -> runs
@@ -188,9 +183,9 @@ class Errors:
 def defaults_note(gov: Governor) -> str:
     """What a stop under the default limits says: the limits, where they come from, what to do.
 
-    newcomer finding: the default budget (``hrbench.runner.limits``: 400 calls, $5, no token cap; the
+    The default budget (``hrbench.runner.limits``: 400 calls, $5, no token cap; the
     ``HRBENCH_MAX_*`` variables) is named with its source, and its USD cap is said not to be
-    enforced on a model with no price (decided, issue 12). The advice fits
+    enforced on a model with no price. The advice fits
     :data:`hrbench.runner.runtime.ADVICE`.
 
     Example:

@@ -1,58 +1,13 @@
 r"""The ``choice`` scorer: the multiple-choice letter a reply picks, against the label's letter.
 
-Models write a choice in many ways; this scorer reads the common ones and refuses to guess
-(decided, seed silent; the forms inspect_ai's ``choice()`` and lm-evaluation-harness's
-multiple-choice filters accept, made strict). The rules are tried in this order, and the first
-that finds a letter decides:
-
-1. The whole reply is one letter, alone or dressed: ``"B"``, ``"b"``, ``"(B)"``, ``"**B**"``,
-   ``"[B]"``, ``"B."``, ``"$B$"``, ``"\boxed{B}"``, ``"$\boxed{\text{C}}$"``,
-   ``"<answer>B</answer>"``, ``"`B`"``, ``"'B'"``.
-2. Final marks: a letter after the word ``answer`` or ``answers`` (``"Answer: B"``, ``"ANSWERS: B"``, ``"The correct answer is
-   (B)"``, ``"**Final answer: B**"``, ``"**Answer**: B"``, ``"answer would be B"``), a letter
-   in ``\boxed{...}`` (with ``\text{}``, ``\textbf{}``, ``\mathrm{}``, ``\mathbf{}``,
-   ``\texttt{}`` or ``\textit{}`` inside) and a letter in ``<answer>...</answer>`` tags
-   anywhere in the reply. A cued letter may wear dress (decided, seed silent; models echo the
-   prompt's ``ANSWER: $LETTER``): ``$`` (``"Answer: $B"``, ``"Answer: $B$"``), brackets, bold or
-   italics, quotes or backticks (``'Answer: "C"'``), and a box (``"the answer is \boxed{D}"``).
-   After a cue, a lower-case letter counts when it is in brackets (``"The answer is (d)"``);
-   a bare one does not (``"ANSWER: b"`` is refused: in prose ``"a"`` is an article and ``"I"``
-   a pronoun). Final marks are read before any letter marked elsewhere, and letters named
-   otherwise are not read: ``"I first considered (A), but it fails. Answer: $B"`` and
-   ``"Option (A) is tempting, but the answer is \boxed{D}"`` pick B and D. A cued letter
-   followed by more capital letters joined by ``or``, ``and``, ``,``, ``/``, ``&`` or ``+``
-   (``"The answer is A or B"``, ``"Answer: (A), (C)"``, ``"answer: A/B"``, ``"the answer is A
-   or maybe B"``) cues them all (decided, newcomer finding: ``"The answer is A or B"`` picked
-   A, a hedge scored right); ``", not B"`` is no such join.
-3. A cue with no readable letter: when the reply says ``answer is`` or ``answer:`` and rules 1
-   and 2 read no letter (``"The answer is unclear, but (A) fits"``, ``"Answer: $\mathbf{}$"``,
-   ``"The answer is E"`` with options A-D), the reply is refused: a cue the dress hides never
-   hands the choice to a letter marked elsewhere (decided, seed silent).
-4. A letter after ``option`` or ``choice`` (``"Option B"``).
-5. Otherwise marked letters: a line that starts with a letter and ``)``, ``.`` or ``:``
-   (``"B) 1918"``, ``"B. Paris"``); a letter in brackets or bold anywhere (``"(B)"``,
-   ``"**B**"``).
-
-The reply picks a choice when exactly one distinct letter is found by the first rule that finds
-any; none, or two different letters (``"Answer: A or C"``, ``"(A) ... (C)"``, ``"Answer: A.
-Actually, the answer is C."``, ``"ANSWER: A ... ANSWER: B"``, ``"Answer: A ... \boxed{B}"``), is
-``parse_failure``: a reply that picks two letters is refused, never counted right because one of
-them is the label (to take the last of several ``ANSWER:`` lines, use
-``pattern_scorer(r"ANSWER:\s*([A-J])", then="choice")``). A letter the rules do not read (an
-undressed capital in prose beside a cued one, as B in ``"The answer is A, not B."``) is not a
-second pick.
-
-Refused forms, each kept on purpose: two different final letters (above); a bare lower-case
-letter after a cue (``"ANSWER: b"``); a cue in another language (``"Antwort: C"``,
-``"R\u00e9ponse : C"``: the cue is the English word ``answer``); a letter not among
-``letters``.
-
-Only capital letters count, except a reply that is a single letter alone or dressed
-(``"b"``, ``"(b)"``), a lower-case letter in brackets after a cue, and a letter in a box or
-``<answer>`` tags. Letters must be among ``letters`` (default ``"ABCDEFGHIJ"``, ten options as
-in MMLU-Pro). The label is a letter, or a list of accepted letters; an empty label is a
-:class:`~hrbench.errors.ScorerError`. Full-width letters fold by NFKC. Refusals, failed calls
-and limit stops keep their failure kinds as in the exact scorer.
+Models write a choice in many ways; this scorer reads the common ones (the forms inspect_ai's
+``choice()`` and lm-evaluation-harness's multiple-choice filters accept, made strict) and
+refuses to guess: a reply that picks no letter is a ``parse_failure``, and a reply that picks
+two letters is refused (``"Answer: A or C"``), never counted right because one of them is the
+label. The label is a letter, or a list of accepted letters; an empty label is a
+:class:`~hrbench.errors.ScorerError`. The five reading rules, in the order they are tried, with
+their examples and the forms refused on purpose, are on the docs page ``docs/rules/choice.md``
+("The choice scorer's reading rules").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A :func:`judge_scorer` needs the benchmark's run context: the runner gives it one bound to the
 benchmark's governor, cache, recorder and pricing (its ``needs_context`` attribute asks for
 it), so the judge's calls are reserved and capped like an arm's, priced into the row, cached
-and recorded under the judge's own draw keys. Issue 18, point 1.
+and recorded under the judge's own draw keys.
 """
 
 from __future__ import annotations
@@ -122,27 +122,27 @@ def _without_reasoning(reply: str) -> tuple[str, str | None]:
 def parse_grade(kind: str, reply: str | None) -> str:
     r"""The grade a judge's reply states, strictly: the whole reply must be the grade.
 
-    How a reply is read (issue 18, issue 24):
+    How a reply is read:
 
     - The whole reply must be the grade: ``CORRECT`` or ``INCORRECT`` (any case), or a whole
       number from 0 to 10 (``7/10`` too), with at most surrounding white space, Markdown
       emphasis (``**``, ``_``, backticks), quotes and one final full stop. No verdict word is
       ever taken from prose: ``"Final verdict: INCORRECT"``, ``"It is CORRECT, I think"`` and
       ``"ANSWER: CORRECT"`` are not grades, and ``INCORRECT`` is never read as ``CORRECT``
-      (issue 18: an unparsable judgement is an error with its cause, never a silent wrong).
+      (an unparsable judgement is an error with its cause, never a silent wrong).
     - Invisible format characters are not part of the reply: U+200B-U+200F (zero-width space,
       non-joiner and joiner, left-to-right and right-to-left marks), U+2060-U+2064 (word joiner,
       invisible operators) and U+FEFF (byte-order mark) are dropped wherever they stand, inside
-      a word too, so a reply that shows ``CORRECT`` reads as ``CORRECT`` (decided, seed silent;
-      issue 24). Other characters are kept: a soft hyphen or a visible character still makes
+      a word too, so a reply that shows ``CORRECT`` reads as ``CORRECT``.
+      Other characters are kept: a soft hyphen or a visible character still makes
       the reply something other than a grade.
     - A reasoning block is not part of the reply: ``<think>...</think>`` and
       ``<thinking>...</thinking>``, tags in any case, either spelling closing either, anywhere
-      in the reply, nested ones whole (decided, seed silent; issue 24). A reply with a closing
+      in the reply, nested ones whole. A reply with a closing
       tag and no opening one (a reasoning model's API that sends only the close) is reasoning
       up to its last closing tag. What remains must still be exactly the grade.
     - A ``<think>`` that never closes means the reply is all reasoning (typically cut off by
-      ``max_tokens``): not a grade, whatever words the reasoning holds (decided: a verdict is
+      ``max_tokens``): not a grade, whatever words the reasoning holds (a verdict is
       never taken from unfinished reasoning). A reply that is only reasoning, with nothing
       after it, is not a grade either.
 
@@ -208,7 +208,7 @@ def _value(value: Any) -> str:
 def render_item(item: Any) -> str:
     """The item as a judge template's ``{item}`` shows it: its fields as text, never a Python repr.
 
-    Decided (seed silent; issue 24: a mapping item reached the judge as ``{'document': ...}``):
+    Rule (a mapping item never reaches the judge as ``{'document': ...}``):
 
     - A string item is itself; a number is written plainly; a list is JSON.
     - A mapping item is its fields, one ``name: value`` a line in the item's order (a value
@@ -436,7 +436,7 @@ class JudgeScorer:
                 ctx.step_error(f"judge draw {k}: {exc}{said}")
                 return Score(correct=False, outcome=None, failure_kind="error")
         yes = sum(self._verdict(g) for g in grades)
-        correct = 2 * yes > len(grades)  # decided: a tie is not a majority for "correct"
+        correct = 2 * yes > len(grades)  # a tie is not a majority for "correct"
         return Score(correct=correct, outcome=" ".join(grades), failure_kind=None if correct else "wrong")
 
 
@@ -453,7 +453,7 @@ def judge_scorer(
 ) -> JudgeScorer:
     """A model-graded scorer: a judge model grades each output against the item and its label.
 
-    Issue 18, point 1. The judge is any hrbench client (OpenAI, Anthropic, mock, replay). Its
+    The judge is any hrbench client (OpenAI, Anthropic, mock, replay). Its
     calls go through the benchmark's governor, reserved like an arm's (a cap stops judging as
     it stops arms: the row is then ``budget_stop``); their tokens and cost are in the row's
     trace and counted in the row's ``usd`` and tokens and the arm's totals. Its replies are
@@ -465,10 +465,10 @@ def judge_scorer(
     not called), an output that is not an answer is scored as every scorer scores it (refusal,
     error, parse_failure) without a call, a wrong verdict is ``"wrong"``, and ``outcome``
     carries the grades. A judge reply that is not exactly a grade, or a failed judge call, makes
-    the row an ``"error"`` with the cause in the trace, never a silent wrong (decided). How a
+    the row an ``"error"`` with the cause in the trace, never a silent wrong. How a
     reply is read, reasoning blocks and invisible characters included: :func:`parse_grade`.
 
-    The template's placeholders (decided, seed silent; issue 24), each named whole:
+    The template's placeholders, each named whole:
 
     - ``{item}``: the item as text (:func:`render_item`): a string item itself; a mapping
       item its fields, ``name: value`` a line, without its ``document``; a reading item
@@ -492,7 +492,7 @@ def judge_scorer(
             :data:`CORRECTNESS_TEMPLATE` or :data:`RUBRIC_TEMPLATE`. The reply must follow
             ``kind``'s form.
         judge_runs: judge draws per output (a majority; a tie is not correct).
-        pass_mark: the rubric grade from which an output is correct (decided: 7 of 10).
+        pass_mark: the rubric grade from which an output is correct (7 of 10 by default).
         name: the scorer's name; ``"judge_<kind>"`` by default.
         pricing: the judge's own prices, a :class:`~hrbench.models.pricing.Pricing` whose
             ``overrides`` are laid over the benchmark's price table for the judge's requests

@@ -2,7 +2,7 @@ r"""The ``numeric`` scorer: the number a reply gives, against the label's, withi
 
 Where ``answer_contains`` (seed 001) asks whether the label's number is written in the reply,
 ``numeric`` reads the reply's answer as a number and compares values, as inspect_ai's
-``match(numeric=True)`` and promptfoo's numeric assertions do. Decided rules (seed silent):
+``match(numeric=True)`` and promptfoo's numeric assertions do. Rules:
 
 - Reading: the reply is folded as ``answer_contains`` folds it (:func:`hrbench.reading.fold_answer`:
   thousands separators of every kind, minus forms, full-width and other scripts' digits, a sign
@@ -10,8 +10,7 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   is a range, not a minus: seed 001), its decimal part, a ``%`` or the word ``percent`` after it,
   and a scale word after it (``thousand``, ``million``, ``billion``, ``trillion``, ``bn``, or a
   ``k`` written against the number: ``"$12k"``). Number words are not read (case R15a).
-- Scientific notation (decided, seed silent; newcomer finding: ``"1e6"`` was read as 6 against
-  the label 1000000): a number is read with its exponent, as its value: ``1e6``, ``1E6``,
+- Scientific notation (``"1e6"`` is 1000000, never 6): a number is read with its exponent, as its value: ``1e6``, ``1E6``,
   ``1e+06``, ``2.5e-3``, and the written forms ``1.2×10^3``, ``1.2 x 10^3``, ``1.2*10**3``,
   ``3 × 10⁸`` (a superscript power), ``1.2 · 10^3`` and LaTeX's ``1.5 \times 10^{3}`` and
   ``1.5 \cdot 10^3``.
@@ -19,22 +18,22 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   hash, not a number); an exponent has at most three digits (floats reach ``1e308``), so
   ``"1e9999"`` is not read as a value beyond any label's. Only this scorer reads it: ``exact`` keeps seed 000's rule that the
   label 100000 does not accept ``"1e+05"``.
-- Powers and units (decided, seed silent; shared case S01): a superscript run right after a
+- Powers and units (shared case S01): a superscript run right after a
   digit is that number's exponent, as is ``^n`` or ``^{n}`` (``"10⁸"`` and ``"10^8"`` are
   100000000, ``"5²"`` is 25), never a digit glued to the number (NFKC alone reads ``"10⁸"`` as
   108); a subscript run after a digit is an index, not read. Superscript and subscript digits
   after anything else are not numbers of their own: ``"12 m²"`` holds the one number 12, and
   the ``2`` of ``"x^2"`` or ``"x^{2}"`` is not read either.
-- Fractions (decided, seed silent; shared cases S02, S03): a fraction is read as one value, a
+- Fractions (shared cases S02, S03): a fraction is read as one value, a
   divided by b, or not at all, never as its denominator: ``3/4`` (and ``3 / 4``), a vulgar
   fraction ``½``, ``¾``, ``⅓`` (its whole part before it: ``2½`` is 2.5), a fraction of
   superscript and subscript digits ``³⁄₁₆``, and LaTeX's ``\frac{a}{b}``, ``\dfrac``,
   ``\tfrac`` and ``\frac12``, with a minus sign before or inside. A fraction whose parts are
   not plain numbers (``\frac{\sqrt{3}}{2}``), one over zero, and a chain of slashes such as a
   date (``12/25/2024``) give no number at all.
-- LaTeX marks (decided, seed silent; shared case S04): ``\%`` is a percent sign, ``\$`` a
+- LaTeX marks (shared case S04): ``\%`` is a percent sign, ``\$`` a
   currency sign, and ``,\!`` between digit groups a thousands separator as ``{,}`` and ``\,``
-  are (``\$15,\!000`` is 15000; :mod:`hrbench.reading._fold`).
+  are (``\$15,\!000`` is 15000; :mod:`hrbench.scoring.fold`).
 - Which number: the last one in the reply (``which="last"``, the default: a reply that works
   its way to an answer states it last), or any of them (``which="any"``).
 - Accounting brackets: ``"(1,234)"`` is 1234 unless ``accounting=True``, which reads it as
@@ -44,9 +43,8 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   the scale apart from the number). With the same mark on both sides the values are compared.
 - Tolerance: ``abs(reply - label) <= max(abs_tol, rel_tol * abs(label))``. With both 0 (the
   default) the values are compared as decimals (``"29.00"`` equals 29, ``"0.30"`` equals 0.3),
-  equal up to binary floating-point noise (decided, seed silent; newcomer finding:
-  ``"0.30000000000000004"``, what Python prints for ``0.1 + 0.2``, was wrong against the label
-  0.3, and program-of-thought models print such floats): two numbers of the same sign are
+  equal up to binary floating-point noise (``"0.30000000000000004"``, what Python prints for
+  ``0.1 + 0.2``, equals the label 0.3; program-of-thought models print such floats): two numbers of the same sign are
   equal when they differ by less than one unit in the 15th significant digit of the smaller
   in magnitude. Source: C's ``DBL_DIG`` = 15 (C11 5.2.4.2.2; IEEE 754 binary64): every decimal of
   15 significant digits survives a round trip through a float64, so two such decimals that
@@ -64,7 +62,7 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
 - A reply with no number is ``parse_failure``; a label that does not hold exactly one number raises
   :class:`~hrbench.errors.ScorerError` naming it. Refusals, failed calls and limit stops keep
   their failure kinds as in ``answer_contains``; the label ``NOT_IN_DOCUMENT`` (read by ``answer_contains``'s rule,
-  :func:`~hrbench.reading._scorer.is_not_in_document_label`) is right when
+  :func:`~hrbench.scoring.answer.is_not_in_document_label`) is right when
   the reply says the document lacks the answer (:func:`hrbench.reading.is_not_found`).
 """
 
@@ -78,10 +76,10 @@ from typing import Any, Literal
 from hrbench._util.floats import DBL_DIG, float_noise_equal
 from hrbench._util.text import FRACTION_SLASH, JOIN, fold_numerals
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.reading import is_not_found
-from hrbench.reading._fold import _is_minus, fold_answer
-from hrbench.reading._scorer import is_not_in_document_label, stop_kind
 from hrbench.records import Score
+from hrbench.scoring.answer import is_not_in_document_label, stop_kind
+from hrbench.scoring.fold import _is_minus, fold_answer
+from hrbench.scoring.not_found import is_not_found
 from hrbench.scoring.scorer import Scorer, label_answers, screen
 
 __all__ = ["DBL_DIG", "Quantity", "float_noise_equal", "numeric_scorer", "read_numbers"]
@@ -260,7 +258,7 @@ def numeric_scorer(
 ) -> Scorer:
     """The ``numeric`` scorer: the reply's number equals the label's within a tolerance.
 
-    The rules, each decided where the seeds are silent, are in this module's docstring.
+    The rules are in this module's docstring.
 
     Args:
         abs_tol: absolute tolerance, in the label's units (``0.01`` for cents); with

@@ -1,10 +1,10 @@
 r"""The ``pattern`` scorer: take the answer out of a reply with a regex, then score the match.
 
 As inspect_ai's ``pattern()`` and promptfoo's ``regex``, with the match handed to another
-scorer. Decided rules (seed silent):
+scorer. Rules:
 
 - The answer is the named group ``answer`` when the pattern has one; else the first group that
-  took part in the match (decided, seed silent: with alternatives such as
+  took part in the match (with alternatives such as
   ``ANSWER: (\d+)|\\boxed\{(\d+)\}``, only the alternative that matched sets its group, so
   ``\boxed{42}`` answers 42 from group 2); else, with no group, the whole match. A match in
   which no group took part (``ANSWER:\s*(\d+)?`` on ``"ANSWER: "``) is ``parse_failure``.
@@ -21,7 +21,7 @@ scorer. Decided rules (seed silent):
   reply keeps its kind (seed 000) before the pattern is looked for.
 - Flags: ``ignore_case`` (default ``True``); the pattern is searched in the whole reply, ``^``
   and ``$`` matching at line ends (``re.MULTILINE``).
-- Time limit (decided, seed silent: one client's backtracking pattern must not hold a shared
+- Time limit (one client's backtracking pattern must not hold a shared
   daemon): the search of one reply may take at most ``timeout`` seconds (default
   :data:`DEFAULT_TIMEOUT_S`). Past it the scorer raises :class:`~hrbench.errors.ScorerError`
   naming the pattern and the limit, so the run is an ``error`` row with that cause, never a
@@ -39,6 +39,7 @@ import regex
 
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import Score
+from hrbench.scoring.names import plain_scorer
 from hrbench.scoring.scorer import Scorer, ScorerLike, screen
 
 __all__ = ["DEFAULT_TIMEOUT_S", "pattern_scorer"]
@@ -91,8 +92,6 @@ def pattern_scorer(
         >>> pattern_scorer(r"ANSWER: (\d+)|\\boxed\{(\d+)\}", then="numeric")(None, "\\boxed{42}", 42).outcome
         '42'
     """
-    from hrbench.specs import build_scorer
-
     if not isinstance(pattern, str) or not pattern:
         raise ConfigError("pattern", pattern, "expected a regular expression")
     try:
@@ -110,7 +109,7 @@ def pattern_scorer(
         or timeout <= 0
     ):
         raise ConfigError("timeout", timeout, "expected a number of seconds > 0")
-    inner = build_scorer(then, then_settings) if isinstance(then, str) else then
+    inner = plain_scorer(then, then_settings) if isinstance(then, str) else then
     if not callable(inner):
         raise ConfigError("then", then, "expected a scorer name or a scorer")
     named = "answer" in rx.groupindex

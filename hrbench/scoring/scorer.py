@@ -53,15 +53,15 @@ class ScorerLike(Protocol):
 
 
 def fold(text: str) -> str:
-    r"""Fold text for comparison (seed 000 ``normalise = TRUE``, plus decided cases).
+    r"""Fold text for comparison (seed 000 ``normalise = TRUE``, plus the shared cases below).
 
     Steps, in order: superscript and subscript digits after a digit kept apart as ``^n`` and
-    ``_n`` (decided, seed silent: ``"5\u00b2"`` is not ``"52"``; a vulgar fraction after a digit
+    ``_n`` (``"5\u00b2"`` is not ``"52"``; a vulgar fraction after a digit
     is kept apart by a space: :func:`hrbench._util.text.fold_numerals`), NFKC (case H08a: full-width digits are ASCII digits; case H08e: a decomposed
     accent equals the precomposed one), curly quotes to ASCII quotes (case H08c: NFKC leaves
-    them), the minus sign U+2212 and a dash before a digit to ``-`` (decided, case R09a:
+    them), the minus sign U+2212 and a dash before a digit to ``-`` (case R09a:
     ``"\u22125"`` equals the label -5; :func:`hrbench._util.text.fold_minus`), caseless matching in
-    every script (decided, cases H07a, I07s: ``"ß"`` folds to ``"ss"`` and ``"\u0130zmir"``
+    every script (cases H07a, I07s: ``"ß"`` folds to ``"ss"`` and ``"\u0130zmir"``
     equals ``"izmir"``; case H07c: no Turkic rule, so the dotless ``"ı"`` stays apart from
     ``"i"``; :func:`hrbench._util.text.caseless`), white space trimmed and each run of it collapsed
     to one space. Nothing else: punctuation stays (case R12d: ``"No"`` is not ``"No."``).
@@ -108,12 +108,11 @@ def label_answers(label: Any) -> list[str] | None:
     A label may be one string, one number (written in plain digits), or a list of them
     (seed 000: matching any one is correct). ``None`` and NaN mean no label.
 
-    Decided (seed silent; newcomer finding: the label ``0.1 + 0.2`` did not accept ``"0.3"``): a
-    float label carrying float64 noise is also written to 15 significant digits (C's
+    Rule (the label ``0.1 + 0.2`` accepts ``"0.3"``): a float label carrying float64 noise is also written to 15 significant digits (C's
     ``DBL_DIG``, :mod:`hrbench._util.floats`): ``0.30000000000000004`` accepts ``"0.3"`` as well as
     its ``repr``. Both are plain digits, so seed 000's "100000, not 1e+05" still holds.
 
-    Decided: a label may also be a mapping whose ``answers`` holds the accepted answers (any of
+    A label may also be a mapping whose ``answers`` holds the accepted answers (any of
     the forms above) beside details of the gold answer that a scorer needs, such as TAT-QA's
     raw answer, scale and answer type (:func:`hrbench.reading.tatqa_reference`). Such details
     belong in the label, never in the item: an arm sees the item, and a prompt that shows the
@@ -161,7 +160,7 @@ def output_text(output: Any) -> str | None:
     """The text of an output (seed 000): the string itself, or its ``answer`` or ``text``.
 
     Returns ``None`` when there is no text at all: ``None``, NaN, an empty string, a string
-    that is empty after trimming (case H09d, decided), or something without ``answer`` or
+    that is empty after trimming (case H09d), or something without ``answer`` or
     ``text``.
 
     Example:
@@ -188,7 +187,7 @@ def output_failure(output: Any) -> str | None:
 
     In order: a ``failure_kind`` element from the seed's list (an arm can report a refusal or a
     parse failure itself); a reply the provider refused or filtered (``refused`` true, or
-    ``finish_reason`` ``"refusal"`` / ``"content_filter"``) is ``"refusal"`` (decided: a refused
+    ``finish_reason`` ``"refusal"`` / ``"content_filter"``) is ``"refusal"`` (a refused
     :class:`~hrbench.records.Result` carries its failure kind); a failed result (``ok`` false)
     is ``"error"``. ``None`` otherwise.
 
@@ -202,7 +201,7 @@ def output_failure(output: Any) -> str | None:
     if isinstance(kind, str) and kind in FAILURE_KINDS:
         return kind
     if _get(output, "refused") is True or _get(output, "finish_reason") in REFUSAL_REASONS:
-        return "refusal"  # a refused or filtered reply carries its kind (issue 4, decided)
+        return "refusal"  # a refused or filtered reply carries its kind
     ok = _get(output, "ok")
     if ok is False:
         return "error"
@@ -287,8 +286,8 @@ def check_signature(fn: Callable[..., Any], name: str) -> None:
 
     hrbench calls a scorer's function with three positional arguments, in the order of seed
     000: ``fn(item, output, label)`` -- the item's payload, what the arm returned, the item's
-    label. Decided (newcomer finding: ``def s(output, label, item=None)`` was called with the
-    item as ``output`` and scored every run wrong, in silence):
+    label. So that ``def s(output, label, item=None)`` is never called with the item as
+    ``output``, scoring every run wrong in silence:
 
     - a function that cannot take three positional arguments is refused;
     - a function whose first three parameters have names that say another order (``output``,

@@ -1,10 +1,10 @@
 """The official SQuAD v2.0 exact match and F1 (``evaluate-v2.0.py``), re-implemented.
 
-The rules (see :mod:`hrbench.evaluation.metrics` for what they do to numbers, signs and one-letter
+The rules (see :mod:`hrbench.metrics` for what they do to numbers, signs and one-letter
 answers): lower case, ASCII punctuation removed, the words "a", "an", "the" removed, white
 space collapsed; reference answers that normalise to nothing are dropped, and an item left with
 none is unanswerable (its only reference is ``""``); F1 is over the bag of whitespace tokens;
-an item's score is the best over its references. Both :mod:`hrbench.evaluation.metrics` (``evaluate()``'s
+an item's score is the best over its references. Both :mod:`hrbench.metrics` (``evaluate()``'s
 metrics) and :mod:`hrbench.reading` (the ``squad`` scorer) score with these functions.
 
 Example:
@@ -62,7 +62,7 @@ _PUNCT_NUMBERS = str.maketrans("", "", string.punctuation)
 def normalize_numbers(s: str) -> str:
     """Normalise an answer like SQuAD but keep numbers, signs and short answers intact.
 
-    For non-SQuAD data (decided, SPEC section 6; cases R09e, R09f, R10a, R11c show what SQuAD
+    For non-SQuAD data (SPEC section 6; cases R09e, R09f, R10a, R11c show what SQuAD
     normalisation does instead). Steps, in order:
 
     1. :func:`hrbench.scoring.scorer.fold`: NFKC, curly quotes, minus forms to ``-``, caseless matching

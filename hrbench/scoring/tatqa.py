@@ -248,7 +248,7 @@ def _gold_spans(answer: Any, answer_type: str) -> list[Any]:
     """The gold answer as a list of spans (official ``extract_gold_answers``).
 
     ``span`` and ``multi-span``: the list itself; ``count``: ``str(int(answer))``; any other
-    type (``arithmetic``): ``str(answer)``. Decided (the official data always has a type and
+    type (``arithmetic``): ``str(answer)``. Rule (the official data always has a type and
     gives spans as a list): a list answer without a type is taken as spans, and a span answer
     that is not a list as one span.
     """

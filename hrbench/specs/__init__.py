@@ -28,7 +28,7 @@ recording in the store), ``mock`` (a function by import path, or canned replies)
 
 from __future__ import annotations
 
-from hrbench.errors import field_under
+from hrbench._util.messages import field_under
 from hrbench.specs.arms import ARM_FIELDS, build_arm, check_prompt, format_prompt
 from hrbench.specs.clients import CLIENT_FIELDS, build_client, build_pricing, check_recording
 from hrbench.specs.limits import PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop

@@ -55,7 +55,7 @@ def _prompt_arm(spec: Any) -> Arm:
         raise ConfigError("template", template, "a prompt arm needs a template string")
     system = _get(spec, "system")
     model = _get(spec, "model")
-    if model is not None:  # "" was dropped silently: the client's model answered (newcomer finding)
+    if model is not None:  # "" is refused, never dropped silently for the client's model
         _forms.check_name("arm.model", model, optional=True)
     params = dict(_get(spec, "params") or {})
     for reserved in ("draw_index", "messages"):
@@ -90,8 +90,8 @@ def _root_fields(template: str) -> list[str]:
 def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any) -> None:
     """Refuse a prompt arm that would fail on every run (or on some items), before the first.
 
-    Decided (issue: a template naming a field the items lack, a malformed template and a
-    prompt arm with no ``[client]`` each gave exit 3 and one error row per run): the template
+    Rule (a template naming a field the items lack, a malformed template and a prompt arm
+    with no ``[client]`` never give one error row per run): the template
     is filled with the first item (which finds a malformed template and a field it lacks), then
     every item is checked for the fields the template names, and a benchmark without a client
     is refused.

@@ -14,7 +14,8 @@ from typing import Any
 import anyio
 
 from hrbench._util import forms as _forms
-from hrbench.errors import ConfigError, did_you_mean, field_under
+from hrbench._util.messages import did_you_mean, field_under
+from hrbench.errors import ConfigError
 from hrbench.models.mock import MockClient
 from hrbench.specs.loader import _MISSING, _get, _kind, load_object
 
@@ -89,7 +90,7 @@ def _http_settings(spec: Any, extra: tuple[str, ...]) -> dict[str, Any]:
 
 
 def _check_output_limits(spec: Any) -> None:
-    """Validate a remote client spec's ``max_tokens`` and ``billed_as`` (issue 12).
+    """Validate a remote client spec's ``max_tokens`` and ``billed_as``.
 
     Raises:
         ConfigError: ``max_tokens`` not a whole number of 1 or more, or ``billed_as`` not a
@@ -146,8 +147,8 @@ def _remote_client(spec: Any, kind: str) -> Any:
 def check_recording(name: str, recordings: Sequence[str]) -> None:
     """Refuse a replay of a recording that does not exist, before the first run.
 
-    Decided (newcomer finding: a misspelt ``recording = "squad-rec-2"`` gave 40 ``ReplayMiss``
-    error runs and exit 3): a replay client with no ``fallback`` can answer nothing from a
+    Rule (a misspelt ``recording = "squad-rec-2"`` never gives a ``ReplayMiss`` error run per
+    run): a replay client with no ``fallback`` can answer nothing from a
     recording the store does not hold, so the benchmark is refused (exit 2 in ``hrb``), naming
     the recording and the closest names the store has. With a ``fallback`` a new name is
     allowed: the live replies are recorded under it.
@@ -183,7 +184,7 @@ def check_recording(name: str, recordings: Sequence[str]) -> None:
 def _replay_client(spec: Any, store: Any, role: str = "client") -> Any:
     from hrbench.runner.replay import ReplayClient
 
-    if store is None:  # decided: say what gives one, for a judge too
+    if store is None:  # say what gives one, for a judge too
         how = (
             "run the benchmark with `hrb bench` (the daemon reads the recording from its store), or in "
             'Python build the scorer with build_scorer("judge", settings, store=hrbench.Store(PATH)) or '

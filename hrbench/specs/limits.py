@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hrbench._util import forms as _forms
-from hrbench.errors import ConfigError, field_under
+from hrbench._util.messages import field_under
+from hrbench.errors import ConfigError
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.specs.loader import _get
 
@@ -25,8 +26,8 @@ def build_governor(spec: Any) -> Governor | None:
 
     A limit left ``None`` is no cap, unless ``defaults`` is true: it is then the default's
     (:func:`~hrbench.runner.governor.default_governor`), and the governor keeps the defaults' rule
-    while ``max_usd`` is not given (decided, newcomer finding: ``hrb bench FILE --max-calls N``
-    on a spec with no ``[governor]`` replaces one limit, as ``--resume`` does).
+    while ``max_usd`` is not given (``hrb bench FILE --max-calls N`` on a spec with no
+    ``[governor]`` replaces one limit, as ``--resume`` does).
 
     Example:
         >>> build_governor({"max_calls": 10}).max_usd is None

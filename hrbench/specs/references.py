@@ -14,8 +14,9 @@ from typing import Any
 
 from hrbench._util import forms as _forms
 from hrbench._util.files import read_text
+from hrbench._util.messages import did_you_mean
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench.errors import ConfigError
 from hrbench.interop import FILE_FORMATS, imported_spec_reference
 from hrbench.reference import PER_ITEM, Reference, check_keyed
 from hrbench.specs.loader import _get
@@ -49,7 +50,7 @@ _AS_PRINTED = {
 def _reference_object(obj: dict[str, Any], p: Path) -> Reference:
     """A reference from a JSON file holding one ``{"items", "labels", "cluster", "split"}`` object.
 
-    Decided (issue 25): the form ``hrb ref get`` prints is a reference file too, read by the
+    Rule: the form ``hrb ref get`` prints is a reference file too, read by the
     wire's rule (:func:`hrbench.reference.check_keyed`): a JSON object's keys have no order,
     so beside ``items`` given as a mapping, ``labels``, ``cluster`` and ``split`` are keyed by
     item id (or one value for all), and a list is refused. The fields ``hrb ref get`` prints
@@ -85,8 +86,7 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     ``{"items", "labels", ...}`` object (as ``hrb ref get`` prints) is read by
     :func:`_reference_object`, under the rule of the wire.
 
-    Decided (seed silent; a newcomer's ``"labl"`` was stored as no label, and its benchmark ended
-    "done" with accuracy NA): a record with a field outside these is refused, naming the field,
+    Rule (a ``"labl"`` is never stored as no label, to end "done" with accuracy NA): a record with a field outside these is refused, naming the field,
     the line and the closest known name; two different records with one id are refused, naming
     the id and both lines (the second no longer replaces the first; a record repeated
     identically is read once, :mod:`hrbench._util.unique`). A label that is not a string, a
@@ -173,7 +173,7 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
         if stored is None:
             raise ConfigError("reference", spec, "no stored reference has this name or hash")
         return stored
-    _forms.check_fields("reference", spec, REFERENCE_FIELDS)  # a "lables" was no labels (newcomer finding)
+    _forms.check_fields("reference", spec, REFERENCE_FIELDS)  # a "lables" is refused, never read as no labels
     items, path = _get(spec, "items"), _get(spec, "path")
     if (items is None) == (path is None):
         raise ConfigError("reference", None, "a reference needs exactly one of `items` or `path`")

@@ -1,57 +1,18 @@
-"""Scorers and benchmark metrics built from names: the registry :data:`SCORERS` and import paths."""
+"""Scorers and benchmark metrics built from names (the registry :data:`~hrbench.scoring.names.SCORERS`) and import paths."""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from hrbench.errors import ConfigError, did_you_mean, field_under
+from hrbench._util.messages import field_under
+from hrbench.errors import ConfigError
+from hrbench.scoring.names import SCORERS, factory_of
 from hrbench.scoring.scorer import Scorer, scorer
 from hrbench.specs.clients import build_client, build_pricing
 from hrbench.specs.loader import load_object
 
 __all__ = ["SCORERS", "build_metrics", "build_scorer", "client_scorers_module", "stored_scorer"]
-
-
-SCORERS: dict[str, tuple[str, str, str]] = {
-    "exact": (
-        "hrbench.scoring.scorer",
-        "exact_scorer",
-        "exact match after folding case and white space",
-    ),
-    "exact_normalised": ("hrbench.scoring.scorer", "exact_scorer", "the same as exact"),
-    "answer_contains": (
-        "hrbench.reading",
-        "answer_scorer",
-        "the number-aware reading scorer: right when the reply contains an accepted answer",
-    ),
-    "answer": ("hrbench.reading", "answer_scorer", "the same as answer_contains"),
-    "numeric": (
-        "hrbench.scoring.numeric",
-        "numeric_scorer",
-        "the reply's number equals the label's, within a tolerance",
-    ),
-    "choice": ("hrbench.scoring.choice", "choice_scorer", "the one letter a reply picks equals the label's"),
-    "pattern": (
-        "hrbench.scoring.pattern",
-        "pattern_scorer",
-        'what a regex captures, scored by exact, settings {"pattern": ...}',
-    ),
-    "tatqa": ("hrbench.reading", "tatqa_scorer", "the official TAT-QA exact match"),
-    "squad": ("hrbench.reading", "squad_scorer", "the official SQuAD v2.0 exact match"),
-    "judge": (
-        "hrbench.scoring.judge",
-        "judge_scorer",
-        'an LLM judge, in a benchmark only, settings {"client": {...}}',
-    ),
-}
-"""Every scorer a name builds (:func:`build_scorer`): name -> (module, factory, what it does).
-
-The one registry of scorer names: ``hrb score --help`` lists it (through the generated
-``hrbench_client/_scorers.py``, since the client imports nothing from the core:
-:func:`client_scorers_module`), and an unknown name's error names it.
-"""
 
 
 def client_scorers_module() -> str:
@@ -136,8 +97,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
             with field_under("scorer_settings.client", head="client"):
                 kw["pricing"] = build_pricing(kw["client"])  # the judge's own price and prices
                 kw["client"] = build_client(kw["client"], store, role="judge")
-        module, attr, _ = SCORERS[name]
-        factory = getattr(importlib.import_module(module), attr)
+        factory = factory_of(name)
     elif ":" in name:
         obj = load_object(name, "scorer")
         if isinstance(obj, Scorer) or (hasattr(obj, "name") and callable(obj) and not kw):
@@ -147,12 +107,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
         else:
             return scorer(obj, name=name.rpartition(":")[2])
     else:
-        raise ConfigError(
-            "scorer",
-            name,
-            f"unknown scorer; {did_you_mean(name, list(SCORERS))}expected {', '.join(SCORERS)} "
-            "or package.module:function",
-        )
+        factory = factory_of(name)  # raises: an unknown name, with the names there are
     try:
         out = factory(**kw)
     except TypeError as exc:

@@ -1,4 +1,4 @@
-"""Intervals, paired comparisons, variance components and power for a benchmark (issues 8, 14).
+"""Intervals, paired comparisons, variance components and power for a benchmark.
 
 The method is Miller (2024), "Adding Error Bars to Evals: A Statistical Approach to Language
 Model Evaluations" (arXiv 2411.00640):
@@ -21,7 +21,7 @@ Model Evaluations" (arXiv 2411.00640):
   ``n_eff`` = its items, not the point [1, 1]; so does a clustered variance of 0 up to
   rounding, as when two clusters' means agree by chance). Above the highest lower limit any
   data of its runs could give (and mirrored near 0), the upper limit is the one-sided one: the
-  truth can only be missed from below there (Neyman's construction; issue 14). Simulated by
+  truth can only be missed from below there (Neyman's construction). Simulated by
   ``bench/coverage.py`` (2 to 60 clusters, with and without an arm x cluster effect) it covers
   94-96% (the naive iid interval 34-92%). An arm with fewer than 10 clusters is flagged
   (``few_clusters``, and a note in the text): its interval is wide. One cluster, one item, or

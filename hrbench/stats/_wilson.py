@@ -87,8 +87,8 @@ def _switches(p: float, n_eff: float, b: _Bound) -> tuple[float, float]:
     sf_t(sqrt(trials (1 - p0) / p0), df_max)``; there the equal-tailed test of ``p0`` (p-value
     ``P2``, Wilson's score statistic on ``df`` df) gives way to the one-sided one (``P1 = P2 /
     2``). Decided level by level, that accepts ``p0`` at some levels and rejects it at a higher
-    one when ``P1 < alpha_c <= P2``, and intervals at different levels do not nest (issue 14, a
-    newcomer's finding: a 95% interval inside a 90% one). So each ``p0`` gets one p-value at
+    one when ``P1 < alpha_c <= P2``, and intervals at different levels do not nest (a
+    95% interval inside a 90% one). So each ``p0`` gets one p-value at
     every level: ``P1`` when ``P1 < alpha_c(p0)`` (its one-sided test already rejects at levels
     where no data could reach past ``p0``), else ``P2``. It falls as ``p0`` moves away from
     ``p``, so its superlevel sets are intervals and nest; wherever the level-by-level rule
@@ -143,8 +143,8 @@ def _bounded_wilson(p: float, n_eff: float, alpha: float, b: _Bound) -> tuple[fl
     way at every level (:func:`_switches`), so intervals at higher levels contain those at
     lower ones. The upper limit is the one-sided ``1 - alpha`` one when that lies above the
     switch, and is otherwise the equal-tailed one held at the switch; the lower limit mirrors
-    it near 0. Issue 14: with 10 clusters of 3 items, 5 runs each at accuracy 0.97, the
-    equal-tailed interval could miss only from below and covered 0.975.
+    it near 0. With 10 clusters of 3 items, 5 runs each at accuracy 0.97, the equal-tailed
+    interval can miss only from below and covers 0.975.
 
     Args:
         p: the estimate in [0, 1].

@@ -208,7 +208,7 @@ def compare(
     differences gets the clustered (CR2) standard error, the boundary-aware MOVER interval and a
     two-sided p-value on t with ``clusters - 1`` degrees of freedom (Bell-McCaffrey's, fewer, when
     clusters are unequal)
-    (:func:`~hrbench.stats.intervals.difference_interval`; issue 14: it is the clustered t
+    (:func:`~hrbench.stats.intervals.difference_interval`: it is the clustered t
     interval away from the boundary, has width even when the arms never disagree, and its
     p-value is never 0). Pairing removes the item difficulty both arms share, so the interval
     is far tighter than two separate intervals suggest (see ``se_unpaired``).
@@ -234,8 +234,8 @@ def compare(
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
-        ConfigError: an unknown arm, the same arm twice (decided, seed silent: a newcomer's
-            ``--compare ask ask`` was accepted), or a bad ``level``/``method``.
+        ConfigError: an unknown arm, the same arm twice (``--compare ask ask``), or a bad
+            ``level``/``method``.
 
     Example:
         >>> from hrbench.records import Row
@@ -307,7 +307,7 @@ def warn_no_interval(
 ) -> None:
     """Warn, once per reason, what has no interval and why; :class:`NoLabelsWarning` when no run is labelled.
 
-    Decided (an independent check found these silent): an arm or a comparison with no interval
+    Rule (never silent): an arm or a comparison with no interval
     says why in its ``note`` and in a :class:`~hrbench.stats.NoIntervalWarning`; a benchmark
     none of whose reportable runs is on a labelled item warns
     :class:`~hrbench.errors.NoLabelsWarning` instead (accuracy is NA for every arm).

@@ -27,7 +27,7 @@ _EXIT = {"pass": 0, "fail": 1, "cannot": 3}
 
 
 class GateResult(msgspec.Struct, kw_only=True):
-    """What :func:`gate` decided, and why.
+    """What :func:`gate` concluded, and why.
 
     Attributes:
         decision: ``"fail"`` (the candidate is worse than the baseline by more than
@@ -103,7 +103,7 @@ def _source(x: Any, store: Any, field: str) -> tuple[list[Row], str, Any]:
             )
         return store.rows_get(bid), bid, store.benchmark_stop_get(bid)
     if isinstance(x, (str, os.PathLike)):
-        from hrbench.results.rowfile import read_rows
+        from hrbench.rowfile import read_rows
 
         return read_rows(Path(x), field), str(x), None
     rows = list(getattr(x, "rows", x))

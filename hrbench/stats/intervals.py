@@ -83,7 +83,7 @@ def design_df(y: np.ndarray, g: np.ndarray, n_g: int) -> int:
     Imbens & Kolesar 2016, "Robust standard errors in small samples: some practical advice",
     Rev. Econ. Stat. 98:701-712; Pustejovsky & Tipton 2018). It is rounded down (never more
     than ``clusters - 1``) and is at least 1; above 1,000 clusters it is ``clusters - 1``.
-    Issue 14: with 15 clusters of 2-40 items the interval on ``clusters - 1`` df covered 0.933.
+    With 15 clusters of 2-40 items the interval on ``clusters - 1`` df covers 0.933.
 
     Args:
         y: per-item values, shape (n,).
@@ -163,12 +163,12 @@ def _effective_n(p: float, var: float, n: int, cap: float | None = None) -> floa
     most the data can hold: ``n`` whatever the runs per item, since the runs of an item may
     agree every time (Korn & Graubard 1998 set ``n* = n`` there). Cluster means that agree by
     chance leave such a variance: 0 up to rounding (1e-34), and Kish's size was 1e33, an
-    interval of one point (found by the hypothesis test of the interval properties, and with
-    the runs given, by an independent simulation: 2.4-2.9% of the intervals on 2 clusters).
+    interval of one point (the hypothesis test of the interval properties shows it, and with
+    the runs given, a simulation: 2.4-2.9% of the intervals on 2 clusters).
 
     ``cap``: the most it may be: the items when the runs behind the scores are not known
-    (Korn & Graubard's truncation of a design effect below 1); none when they are. Decided,
-    against capping at the runs: with 2 or 3 clusters the clustered variance is often small by
+    (Korn & Graubard's truncation of a design effect below 1); none when they are. Not
+    capped at the runs: with 2 or 3 clusters the clustered variance is often small by
     chance (below ``p (1 - p) / runs`` in 30% of benchmarks of 3 clusters of 10 items), the t
     quantile on 1 or 2 df already allows for that, and a floor at the runs made per-arm
     coverage 0.994-0.999 there (without it 0.949-0.955; the t interval of the cluster means
@@ -273,8 +273,8 @@ def difference_interval(
     test's (``bench/coverage.py``). Given ``trials``, Kish's effective sizes are not capped at
     the items (runs that agree within items hold more than one run's worth each).
 
-    Intervals at higher levels contain those at lower ones (issue 14, a newcomer's finding:
-    with 2 clusters a 95% interval lay inside no 90% one): each rate's limits nest by
+    Intervals at higher levels contain those at lower ones (else, with 2 clusters, a 95%
+    interval can lie inside no 90% one): each rate's limits nest by
     construction, and the MOVER combination is the midpoint of its two nested envelopes, the
     hull over lower levels and the intersection with higher ones (:mod:`hrbench.stats._nesting`;
     where the raw intervals nest it is the raw one; exact at the usual levels, which are on its

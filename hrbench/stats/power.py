@@ -85,7 +85,7 @@ def power(
     with a single arm, as if comparing two uncorrelated arms like it (twice its components: a
     conservative plan). Stated values override the benchmark's.
 
-    A pilot whose items are all in one cluster cannot show how clusters differ. Decided: unless
+    A pilot whose items are all in one cluster cannot show how clusters differ. Rule: unless
     ``var_cluster`` or ``design_effect`` is stated, the plan is then conservative, as if the
     items of a cluster were copies of one another (``design_effect`` = items per cluster: a
     cluster counts as one item), and :class:`~hrbench.stats.PilotClustersWarning` says so.

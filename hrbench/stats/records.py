@@ -17,7 +17,7 @@ __all__ = [
 class NoIntervalWarning(UserWarning):
     """Warned when an arm or a paired comparison gets no interval, and why.
 
-    Decided (an independent check of the intervals found these silent): an interval needs at
+    Rule (never silent): an interval needs at
     least 2 clusters and 2 items (one cluster holds no spread between clusters to estimate),
     and a scored run (an arm whose every run ended in an error or a budget stop was never
     scored: its accuracy of 0 says nothing about its answers). The record's ``note`` says the
@@ -45,7 +45,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
         ci_low, ci_high: the ``level`` interval (Wilson on the effective sample size), within
             [0, 1], of positive width; ``None`` when ``se`` is.
         df: degrees of freedom of its t quantile: ``n_clusters - 1`` with clusters of equal
-            size, fewer with unequal ones (Bell-McCaffrey, rounded down; issue 14).
+            size, fewer with unequal ones (Bell-McCaffrey, rounded down).
         n_items: labelled reportable items the arm ran.
         n_clusters: clusters those items fall in.
         few_clusters: fewer than 10 clusters (:data:`FEW_CLUSTERS`): the t interval with
@@ -60,7 +60,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
             (seed 002: usd is NA when a model has no price).
         usd_unpriced: reportable runs whose cost is unknown (``usd`` is ``None`` on the row).
         usd_list: the same rows at list price, each reply at what it cost when first paid
-            (:func:`~hrbench.records.list_usd`; issue 18): ``usd`` counts 0 for cache and
+            (:func:`~hrbench.records.list_usd`): ``usd`` counts 0 for cache and
             recording hits, this does not. ``None`` when a reply has no price, or when the
             report was given no traces (a frame of rows).
         usd_per_run: mean USD per run over the labelled items (as accuracy averages), at list
@@ -139,7 +139,7 @@ class Comparison(msgspec.Struct, kw_only=True):
         p_holm: Holm-adjusted p-value over all the pairs compared together; ``None`` for a
             single comparison.
         df: ``n_clusters - 1`` with clusters of equal size, fewer with unequal ones
-            (Bell-McCaffrey, rounded down; issue 14).
+            (Bell-McCaffrey, rounded down).
         n_items: items both arms ran (labelled, reportable).
         n_clusters: clusters of those items.
         accuracy_a, accuracy_b: each arm's accuracy on those common items.

@@ -319,7 +319,7 @@ def _count_notes(rep: Report) -> list[str]:
             "  failures by kind: "
             + "; ".join(
                 f"{a.arm}: " + (", ".join(f"{k} {getattr(a, k)}" for k in kinds if getattr(a, k)) or "none")
-                for a in rep.arms  # an arm with no failure says so (newcomer finding: "careful: ")
+                for a in rep.arms  # an arm with no failure says so (never a bare "careful: ")
             )
         )
     if any(a.unlabelled_runs for a in rep.arms):
@@ -433,7 +433,7 @@ def render_markdown(rep: Report) -> str:
 
 
 def _stopped_note(rep: Report) -> str | None:
-    """A note that a run the budget stopped made no call (cost 0) and pulls usd/run down (newcomer finding)."""
+    """A note that a run the budget stopped made no call (cost 0) and pulls usd/run down."""
     stopped = sum(a.budget_stop for a in rep.arms)
     if not stopped:
         return None

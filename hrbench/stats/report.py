@@ -173,8 +173,8 @@ def _no_width(lo: float | None, hi: float | None) -> bool:
 def _ratio_box(it: Any, g: np.ndarray, n_g: int, df: int, level: float, cost: float) -> dict[str, Any]:
     """The ``accuracy_per_usd`` interval where the delta method's (or bootstrap's) has no width.
 
-    Decided (SPEC section 6: an interval has zero width only when nothing was sampled;
-    newcomer finding: ``71428.6 [71428.6, 71428.6]`` beside accuracy [0.150, 0.998]): when every
+    Rule (SPEC section 6: an interval has zero width only when nothing was sampled, so never
+    ``71428.6 [71428.6, 71428.6]`` beside accuracy [0.150, 0.998]): when every
     item's accuracy is the same multiple of its cost (each right run costs the same and a run
     the budget stopped costs 0 and is wrong, say), the linearised ratio has no spread at all and
     the delta method (and every bootstrap resample) gives a point. The ratio's uncertainty is
@@ -207,7 +207,7 @@ def _ratio_box(it: Any, g: np.ndarray, n_g: int, df: int, level: float, cost: fl
 
 
 def _list_prices(bench: Any, traces: Any) -> np.ndarray:
-    """Per row, in row order, its list price (issue 18) from its trace by ledger id (NaN: no price).
+    """Per row, in row order, its list price from its trace by ledger id (NaN: no price).
 
     A row with no trace counts what it paid.
     """
@@ -257,7 +257,7 @@ def _note(t: _Table, descriptive: bool, method: str, level: float, n_pairs: int)
 
 
 def _no_interval_note(arms: list[ArmReport]) -> str:
-    """The note's sentences on arms with no interval, one per reason (decided: said, not silent)."""
+    """The note's sentences on arms with no interval, one per reason (said, never silent)."""
     said: dict[str, list[str]] = {}
     for a in arms:
         if a.ci_low is None and a.note:

@@ -152,7 +152,7 @@ _CORRECT_TYPES = (bool, int, float, np.bool_, np.integer, np.floating)
 def _correct_column(col: Any, where: Any) -> np.ndarray:
     """``correct`` as floats (1, 0, nan for ``None``), refusing anything else.
 
-    Decided (seed silent; seed 002 has ``correct`` TRUE, FALSE or NA): a value that is not a
+    Rule (seed 002 has ``correct`` TRUE, FALSE or NA): a value that is not a
     boolean, 0 or 1, or ``None``/NaN (an item with no label) raises :class:`ConfigError` naming
     the row, its arm, item and run, instead of being averaged as a score (2.0) or failing with
     a bare ``ValueError`` (a string).
@@ -229,8 +229,8 @@ def _too_few(t: _Table, descriptive: bool, what: str) -> bool:
     Seed 002: fewer than 5 runs cannot tell run-to-run spread from differences between arms,
     and interval reports refuse such a benchmark unless it is labelled descriptive. The rule is
     checked on every arm x item cell (rows counted, not run numbers): one arm with 1 run beside
-    one with 5, or items with 3 runs beside items with 5, are refused too. Decided (seed
-    silent): unequal runs across cells are also refused unless ``descriptive`` (items with
+    one with 5, or items with 3 runs beside items with 5, are refused too. Rule:
+    unequal runs across cells are also refused unless ``descriptive`` (items with
     fewer runs carry more run noise into the mean of item means, unaccounted for).
 
     Raises:

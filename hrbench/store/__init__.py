@@ -35,7 +35,7 @@ class Store(_References, _Cache, _Benchmarks, _Rows, _Ledger, _Housekeeping):
 
     Every call first checks that the file is still the one opened (its device and inode):
     a database deleted or replaced under a running process raises :class:`StoreGone` instead
-    of writing to a file nobody will read again (decided, issue 13). SQLite failures that
+    of writing to a file nobody will read again. SQLite failures that
     the user must act on raise typed errors naming the file and the fix.
 
     Raises:

@@ -30,7 +30,7 @@ def _disk_full(path: str) -> bool:
 def _store_error(exc: BaseException, path: str) -> BaseException:
     """The typed error for an SQLite or OS failure on the database ``path`` (else ``exc``).
 
-    Each names the file and what to do (decided, issue 13: these said only "internal error").
+    Each names the file and what to do, never only "internal error".
 
     Example:
         >>> e = _store_error(OSError(errno.ENOSPC, "No space left on device"), "/x/hrbench.sqlite3")

@@ -28,7 +28,7 @@ T = TypeVar("T")
 def default_home() -> Path:
     """The state directory: ``$HRBENCH_HOME``, else the user's state dir (platformdirs).
 
-    A relative ``$HRBENCH_HOME`` is made absolute against the current directory (decided, as
+    A relative ``$HRBENCH_HOME`` is made absolute against the current directory (as
     the clients do: a process that changes directory keeps the same store).
     """
     env = os.environ.get("HRBENCH_HOME")
@@ -45,7 +45,7 @@ _WAL_PAGES = 10_000
 SQLite's default, 1,000, checkpoints every ~4 MB: while rows stream (about 1.2 KB a row with its
 trace and indexes) that is every ~3,000 rows, and the index pages each batch touches are copied
 again every time. 10,000 (~40 MB of log) cut the writer's CPU from 8.6-8.9 to 7.1-8.2 us a row
-over 51,200 rows (issue 15, point 6); ``hrb gc`` still truncates the log (``wal_checkpoint``).
+over 51,200 rows; ``hrb gc`` still truncates the log (``wal_checkpoint``).
 """
 
 _BUSY_S = 10.0
@@ -58,7 +58,7 @@ _OPEN_TRIES_S = 30.0
 def _open(conn: sqlite3.Connection, path: str) -> None:
     """Set up a connection: busy timeout, WAL, the schema and its version row.
 
-    Safe when many processes open or migrate one fresh file at once (case R06a, decided): the
+    Safe when many processes open or migrate one fresh file at once (case R06a): the
     busy timeout is set before anything else; the WAL switch, which SQLite does not retry on a
     busy database, is retried; the schema is created in one ``BEGIN IMMEDIATE`` transaction
     (one writer at a time, each waiting its turn) and the version row is written with
@@ -86,7 +86,7 @@ def _open(conn: sqlite3.Connection, path: str) -> None:
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
                 row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
                 version = int(row[0])
-                if version < SCHEMA_VERSION:  # an older file: one step per version (issue 13)
+                if version < SCHEMA_VERSION:  # an older file: one step per version
                     while version < SCHEMA_VERSION:
                         _MIGRATIONS[version](conn)
                         version += 1
@@ -110,8 +110,8 @@ def _private_files(path: str) -> None:
     """Make the database file 0600 before SQLite opens it, and its journals if they exist.
 
     SQLite creates the ``-wal`` and ``-shm`` files with the database file's permissions, so a
-    file made 0600 here keeps every file of the store private (decided, issue 13: they were
-    0644 under the default umask). Files left by an older version are tightened.
+    file made 0600 here keeps every file of the store private (not 0644, as the default umask
+    would make them). Files left by an older version are tightened.
     """
     try:
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))

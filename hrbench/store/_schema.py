@@ -12,13 +12,13 @@ from collections.abc import Callable
 SCHEMA_VERSION = 6
 """The store's schema version: 1 kept one name per reference content (a second name replaced
 the first); 2 keeps names in ``reference_names``, a history of ``name -> content hash``; 3 keeps
-the governor's ledger per call (issue 13): open reservations in ``ledger_open``, and the spend
+the governor's ledger per call: open reservations in ``ledger_open``, and the spend
 left unknown by a crash in the ``unknown_*`` columns of ``ledger``; 4 adds the ``cancelled_*``
-columns; 5 keeps scored rows and their traces a batch per SQLite row (``row_batches``, issue 15):
+columns; 5 keeps scored rows and their traces a batch per SQLite row (``row_batches``):
 rows written before stay in ``rows`` and ``traces`` and are read with the batches; 6 adds the
-``lost_*`` columns of ``ledger`` (replies lost after their request was written, newcomer finding 4)
+``lost_*`` columns of ``ledger`` (replies lost after their request was written)
 and the ``*unpriced*`` ones (unknown spend with no USD bound: no price or no output limit;
-``ledger_open.usd`` is then NULL; newcomer finding 13)."""
+``ledger_open.usd`` is then NULL)."""
 
 
 _SCHEMA = """
@@ -73,7 +73,7 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
     """Schema 2 -> 3: the ledger keeps the spend a crash left unknown (``ledger_open`` is new).
 
     A schema-2 ledger row was a snapshot with in-flight reservations counted as spent; it
-    stays the settled use, with nothing unknown (issue 13).
+    stays the settled use, with nothing unknown.
     """
     have = {r[1] for r in conn.execute("PRAGMA table_info(ledger)")}
     for col, kind in (("unknown_calls", "INTEGER"), ("unknown_usd", "REAL"), ("unknown_tokens", "INTEGER")):
@@ -82,7 +82,7 @@ def _migrate_2_to_3(conn: sqlite3.Connection) -> None:
 
 
 def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
-    """Schema 3 -> 4: the ledger keeps apart the unknown spend that cancels left (newcomer finding).
+    """Schema 3 -> 4: the ledger keeps apart the unknown spend that cancels left.
 
     What a schema-3 file counts as unknown stays so, all of it as left by crashes.
     """
@@ -99,7 +99,7 @@ def _migrate_3_to_4(conn: sqlite3.Connection) -> None:
 def _migrate_5_to_6(conn: sqlite3.Connection) -> None:
     """Schema 5 -> 6: lost replies' unknown spend and unknown calls with no USD bound are kept.
 
-    Newcomer findings 4 (``lost_*``) and 13 (``*unpriced*``); the new columns start at 0.
+    The new columns (``lost_*``, ``*unpriced*``) start at 0.
     """
     have = {r[1] for r in conn.execute("PRAGMA table_info(ledger)")}
     for col, kind in (

@@ -8,7 +8,8 @@ from typing import Any
 
 import msgspec
 
-from hrbench.errors import ConfigError, did_you_mean
+from hrbench._util.messages import did_you_mean
+from hrbench.errors import ConfigError
 from hrbench.store._open import _Base
 from hrbench.store.rows import _ROWS_OF_B
 
@@ -114,10 +115,10 @@ class _Benchmarks(_Base):
             the spec; ``None`` for a benchmark stored before limits were kept), its use ``usd``,
             ``calls`` and ``tokens`` (the
             ledger, open reservations counted as spent; ``None`` if none) and of that the part a
-            crash left unknown, ``unknown_usd`` and ``unknown_calls`` (issue 13: "unknown, at most"),
+            crash left unknown, ``unknown_usd`` and ``unknown_calls`` ("unknown, at most"),
             and of that the part cancels left, ``cancelled_usd`` and ``cancelled_calls``, and
             the part replies lost after their request was written left, ``lost_usd`` and
-            ``lost_calls`` (newcomer finding 4); ``stop_reason``, the reason of the stop record
+            ``lost_calls``; ``stop_reason``, the reason of the stop record
             of a benchmark a stop rule runs (``"running"`` until it ends; ``None`` without one).
         """
         return [_header(g) for g in self._all(_HEADERS)]
@@ -125,9 +126,8 @@ class _Benchmarks(_Base):
     def benchmark_resolve(self, ref: str) -> str | None:
         """The id a user means by ``ref``: an id, a unique id prefix (4+ characters) or a name.
 
-        Decided (SPEC silent; issue 15): an exact id wins, then a prefix of exactly one id, then
-        the newest benchmark of that name. Decided (newcomer's finding: two of one name made in
-        the same second): the newest wins, never a refusal; "newest" is the later creation
+        Rule: an exact id wins, then a prefix of exactly one id, then the newest benchmark of
+        that name. Of two of one name made in the same second the newest wins, never a refusal; "newest" is the later creation
         time, and of equal times the one stored last, which :meth:`benchmark_headers` (so
         ``hrb ls``) lists first. Give the id (or a prefix) for an older one.
 

@@ -73,8 +73,8 @@ class _Cache(_Base):
     ) -> int:
         """Delete cache entries: every one, or those of ``model`` / ``arm`` / created over ``older_than_s`` ago.
 
-        The filters combine (all must hold). Recordings are never touched. Newcomer finding 20:
-        fresh draws needed ``cache = false`` or ``hrb gc``, which deletes benchmarks too.
+        The filters combine (all must hold). Recordings are never touched. Fresh draws
+        need neither ``cache = false`` nor ``hrb gc`` (which deletes benchmarks too).
 
         Returns:
             How many entries were deleted.

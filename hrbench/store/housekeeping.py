@@ -20,7 +20,7 @@ class _Housekeeping(_Leases):
     def benchmark_delete(self, benchmark_ids: Sequence[str]) -> dict[str, int]:
         """Delete benchmarks with their rows, traces and governor ledgers, in one transaction.
 
-        Decided (their lease files stayed behind, one per benchmark a killed process ran): the
+        Rule (no lease file stays behind, one per benchmark a killed process ran): the
         lock file of each deleted benchmark (:meth:`lease_acquire`) goes too, with its
         ``leases`` row, unless a live holder holds it (:func:`_unlink_free`).
 

@@ -20,14 +20,14 @@ class _Leases(_Base):
     def lease_acquire(self, benchmark_id: str, owner: str) -> dict[str, Any] | None:
         """Take the one-at-a-time lease of a benchmark id; ``None`` when taken, else the holder.
 
-        Decided, issue 13 (two simultaneous resumes both ran and paid twice): a benchmark id
+        Rule (two simultaneous resumes would both run and pay twice): a benchmark id
         runs at most once at a time. The lease is an exclusive ``flock`` on a lock file of the
         id, in the folder ``<database>.locks`` beside the database, held open for the run: of
         concurrent takers (threads, daemons, processes on the same file) exactly one gets it,
         and the operating system lets it go the moment its holder dies, however it dies.
-        Decided (newcomer finding: a resume right after a daemon's SIGKILL was refused for
-        about a second, "held by" the dead process, because a lease row in SQLite with a pid
-        check outlived it until the process was reaped): a dead holder's lease is taken over
+        A resume right after a daemon's SIGKILL is not refused as "held by" the dead process
+        (as a lease row in SQLite with a pid check would be, until the process is reaped): a
+        dead holder's lease is taken over
         at once, and a reused pid can never keep a lease alive. The ``leases`` table only says
         who holds it (owner, pid, since when), for the refusal's message. A private
         ``":memory:"`` store (one process) keeps the lease in that table alone.

@@ -50,7 +50,7 @@ class _Ledger(_Base):
     ) -> None:
         """Write one group commit of a benchmark's per-call ledger, in one transaction.
 
-        Issue 13: a reservation is in the file before its request is sent, its settlement
+        A reservation is in the file before its request is sent, its settlement
         right after the reply. :class:`~hrbench.runner.ledger.Journal` calls this from its writer
         thread with every change queued while the previous commit ran.
 
@@ -65,8 +65,8 @@ class _Ledger(_Base):
                 never written as open).
             lost: of ``settled``, what replies lost after their request was written add, at
                 their reservations, ``(calls, usd, tokens, unpriced)``: kept as unknown spend
-                (``unknown_*`` and ``lost_*``; newcomer finding 4; ``unpriced``: of those calls,
-                the ones with no USD bound, finding 13).
+                (``unknown_*`` and ``lost_*``; ``unpriced``: of those calls, the ones with no
+                USD bound).
             paid: replies the provider billed, ``(ledger_id, step)`` (a JSON
                 :class:`~hrbench.records.Step`), kept so that a run made again after a crash
                 carries what was paid for it before (:meth:`ledger_paid`).
@@ -116,7 +116,7 @@ class _Ledger(_Base):
     ) -> dict[str, list[Step]]:
         """What the provider billed for each run of a benchmark, as kept per reply by its ledger.
 
-        Decided (rows must add up to the provider's bill after a crash): every billed reply is
+        Rule (rows add up to the provider's bill after a crash): every billed reply is
         kept with its settlement, so a run made again (its row was lost in a crash, or replaced
         on resume) carries what was already paid for it (see
         :func:`hrbench.runner.remade.prepaid`).
@@ -150,12 +150,12 @@ class _Ledger(_Base):
     def ledger_resume(self, benchmark_id: str) -> dict[str, Any] | None:
         """Start a benchmark again from what was spent: fold open reservations into the spend.
 
-        Issue 13: a reservation still open when a run stopped (a crash, a kill) may have been
+        A reservation still open when a run stopped (a crash, a kill) may have been
         paid or not; it is counted as spent at its reserved, worst-case amount and kept apart
         as spend that is *unknown, at most* that much (``unknown_*``, summed over every such
         stop). Call it once, holding the benchmark's lease, before the run's first request.
         Each reservation is folded once: it leaves ``ledger_open`` in the same transaction
-        (newcomer finding, cancel and resume: nothing may be counted twice).
+        (cancel and resume: nothing is counted twice).
 
         Returns:
             :meth:`ledger_get` after the fold plus ``crashed_calls``, ``crashed_usd`` and
@@ -179,7 +179,7 @@ class _Ledger(_Base):
     def ledger_cancelled(self, benchmark_id: str, session: str) -> tuple[int, float, int, int]:
         """Fold the reservations a run left open at a clean stop (a cancel) into the spend.
 
-        Decided (newcomer finding: a cancel then a resume read as a crash): a request cancelled
+        Rule (a cancel then a resume does not read as a crash): a request cancelled
         in flight whose reply never arrived may still have been billed, so it stays counted at
         its reservation, as spend *unknown, at most* that much, but as *cancelled in flight*
         (``cancelled_*``, a part of ``unknown_*``), and at once: the listing shows it right
@@ -188,7 +188,7 @@ class _Ledger(_Base):
 
         Returns:
             What this fold added: ``(calls, usd, tokens, unpriced)`` (``unpriced``: of those
-            calls, the ones with no USD bound, newcomer finding 13).
+            calls, the ones with no USD bound).
 
         Example:
             >>> from hrbench.store import Store
@@ -212,12 +212,12 @@ class _Ledger(_Base):
             unknown), ``open_calls``/``open_usd``/``open_tokens`` (reservations open now: in
             flight, or left by a crash not yet resumed) and ``unknown_calls``/``unknown_usd``/
             ``unknown_tokens`` (spend that earlier crashes and cancels left unknown: at most this
-            much, issue 13) with ``cancelled_calls``/``cancelled_usd``/``cancelled_tokens``, the
-            part of it that cancels left (in flight at a clean stop; newcomer finding), and
+            much) with ``cancelled_calls``/``cancelled_usd``/``cancelled_tokens``, the
+            part of it that cancels left (in flight at a clean stop), and
             ``lost_calls``/``lost_usd``/``lost_tokens``, the part replies lost after their
-            request was written left (newcomer finding 4); ``unpriced_calls`` (of which
+            request was written left; ``unpriced_calls`` (of which
             ``cancelled_unpriced``, ``lost_unpriced``): unknown calls with no USD bound (their
-            USD is unknown, not 0; newcomer finding 13).
+            USD is unknown, not 0).
 
         Example:
             >>> from hrbench.store import Store
@@ -260,7 +260,7 @@ def _fold_open(
     Counted as spent at their reserved amount and as ``unknown_*``; a session's (a clean stop)
     also as ``cancelled_*``. A reservation with no USD bound (``usd`` NULL) adds 0 USD and is
     counted in ``unpriced_calls`` (and ``cancelled_unpriced``): its USD is unknown, not 0
-    (newcomer finding 13). They leave ``ledger_open`` in the caller's transaction, so each is
+    They leave ``ledger_open`` in the caller's transaction, so each is
     counted once. Returns ``(calls, usd, tokens, unpriced)``.
     """
     where, args = "benchmark_id=?", [benchmark_id]

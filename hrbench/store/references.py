@@ -21,7 +21,7 @@ class _References(_Base):
 
         Names are a history of ``name -> content hash``: each put under a name appends to it,
         so :meth:`reference_get` of the name returns the last content put under it (put A, B,
-        then A again: A), and one content may carry several names (decided, issue 13).
+        then A again: A), and one content may carry several names.
 
         Args:
             reference: the reference (kept once per content hash).

@@ -13,7 +13,8 @@ from typing import Any
 
 import msgspec
 
-from hrbench.errors import ConfigError, refusal_limits
+from hrbench._util.messages import refusal_limits
+from hrbench.errors import ConfigError
 from hrbench.records import Row, Step
 from hrbench.store._errors import _store_error
 from hrbench.store._open import _Base
@@ -78,7 +79,7 @@ class _Rows(_Base):
         :meth:`ledger_put` takes them. A row whose ``(arm, item, run)`` is stored already
         replaces it (a run the budget stopped, run again on resume).
 
-        Decided (issue 15, point 6): the batch is one SQLite row (``row_batches``): its rows'
+        Rule: the batch is one SQLite row (``row_batches``): its rows'
         JSON as one array, their order numbers, their traces as one object. A row per row and
         per trace cost four B-tree inserts and ~6 us of CPU per row, while the daemon streams
         thousands a second; readers (:meth:`rows_get`, :meth:`traces_get`, :meth:`rows_count`)
@@ -125,8 +126,8 @@ class _Rows(_Base):
 
         What :meth:`rows_put` does once it has encoded its rows; the daemon encodes each row and
         trace as it is scored, so a batch is written without holding a Python object per row
-        (issue 15, point 6: rows kept for a batch as objects cost the event loop ~3 us a row
-        in garbage collection and cache misses).
+        (rows kept for a batch as objects cost the event loop ~3 us a row in garbage
+        collection and cache misses).
 
         Args:
             benchmark_id: the benchmark.
@@ -221,9 +222,9 @@ class _Rows(_Base):
     def stop_limits(self, benchmark_id: str) -> list[str]:
         """What refused the requests of a benchmark's stored runs: the caps that stopped it, sorted.
 
-        Decided (newcomer finding: ``hrb ls`` advised ``--max-calls N`` for a token-cap stop
-        while the report said ``--max-tokens N``): the resume flag of a stop note is read from
-        the refusals kept in the stopped runs' traces (:func:`hrbench.errors.refusal_limits`),
+        Rule (``hrb ls`` and the report advise the same flag, ``--max-tokens N`` for a
+        token-cap stop): the resume flag of a stop note is read from
+        the refusals kept in the stopped runs' traces (:func:`hrbench._util.messages.refusal_limits`),
         the same wherever the note is shown, not guessed from how full each cap is.
 
         Example:
@@ -258,8 +259,7 @@ class _Rows(_Base):
     def trace_draws(self, benchmark_id: str, ledger_ids: Iterable[str]) -> dict[str, list[Step]]:
         """The draws in the traces of ``ledger_ids``: each request step's key, source and response id.
 
-        A resume seeds the distinct-draw check with the kept runs' draws (seed 002, newcomer
-        finding); only these fields are decoded, so it holds little per run. Steps that are not
+        A resume seeds the distinct-draw check with the kept runs' draws (seed 002); only these fields are decoded, so it holds little per run. Steps that are not
         requests are left out.
 
         Example:

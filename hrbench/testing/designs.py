@@ -1,4 +1,4 @@
-"""Simulated benchmark designs for checking interval coverage, test size and power (issue 14).
+"""Simulated benchmark designs for checking interval coverage, test size and power.
 
 A design is clusters of items, runs per item and two arms. Each arm's per-run correctness is
 Bernoulli with ``p = expit(mu_arm + u_cluster + v_item + w_arm_item + c_arm_cluster)``: logit

@@ -29,7 +29,7 @@ Faults (:data:`FAULTS`) are scripted two ways:
 The server records every request in :attr:`LoopbackServer.requests` (path, headers, body,
 arrival time), so tests can check what was sent and when, and bills every reply it makes in
 :attr:`LoopbackServer.bills` (response id, tokens, and USD at ``price``, as a provider's bill;
-issue 13 checks row USD after a crash against it). ``gather=N`` holds every reply until
+a test checks row USD after a crash against it). ``gather=N`` holds every reply until
 ``N`` requests are in flight at once (then lets all through), so a test of a client's
 concurrency does not depend on how fast the machine sends them.
 """

@@ -11,7 +11,7 @@ import sys
 
 
 def _safe_import_path() -> None:
-    """Keep the caller's working directory off the import path (decided, issue 13).
+    """Keep the caller's working directory off the import path.
 
     ``python -m`` puts the working directory first on ``sys.path`` (the clients start the
     server with ``-P``, which does not); relative entries (``""``, from ``PYTHONPATH``) would

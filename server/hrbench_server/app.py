@@ -59,7 +59,7 @@ def route_warnings() -> None:
     """Send library warnings to the running handler's result (else to the log), never to stdout.
 
     Every warning class of :mod:`hrbench.errors` is shown always, not once per place: each
-    benchmark's result carries its own (and ``hrb`` prints them on stderr; newcomer finding).
+    benchmark's result carries its own (and ``hrb`` prints them on stderr).
     """
     for cat in vars(errors).values():
         if isinstance(cat, type) and issubclass(cat, Warning):
@@ -150,7 +150,7 @@ class App:
         At start, and again by :meth:`settle` once requests have imported more (the runner,
         statistics, numpy: ~100k objects between them, imported on first use): a full collection
         then scans only what serving made, so it runs often enough that each connection's cyclic
-        garbage (server, protocol, handlers) is freed soon (issue 13), and takes milliseconds.
+        garbage (server, protocol, handlers) is freed soon, and takes milliseconds.
         """
         gc.collect()
         gc.freeze()
@@ -194,7 +194,7 @@ class App:
     async def cancel(self, bench_id: str, grace_s: float | None = None, by: str | None = None) -> int:
         """Cancel a running benchmark cleanly: what was sent finishes first, within the grace.
 
-        Decided (newcomer finding; :class:`hrbench.runner.runtime.Drain`): nothing new is sent, the
+        Rule (:class:`hrbench.runner.runtime.Drain`): nothing new is sent, the
         runs whose requests were sent go on for up to ``grace_s`` seconds, their replies
         settled at their real cost and their rows saved; then the benchmark's task is
         cancelled, and only what is still in flight is counted "cancelled in flight". Every

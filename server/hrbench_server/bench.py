@@ -11,7 +11,7 @@ Each scored row is
    row that fills it, not by a task: a runner whose calls never suspend (an instant mock, a warm
    cache) gives the event loop no turn for thousands of rows, so a write left to a task began
    only when the runner stopped at :data:`MAX_PENDING`, and the loop then sat idle through it
-   (issue 15, point 6: ~6 us a row);
+   (~6 us a row);
 2. once that transaction committed, sent to the caller in ``hrbench/rows`` notifications (a
    batch each) tagged with the request id (unless ``stream`` is false), with an
    ``hrbench/progress`` notification about every 1% of rows: a row the caller saw is a row
@@ -19,8 +19,8 @@ Each scored row is
    (one for rows, one for traces), for both the store and the wire: a batch's stored rows are
    that buffer, a notification's rows a slice of it. A row kept as Python objects until its
    batch was written cost the event loop ~3 us in garbage collection and cache misses, more
-   than encoding it (issue 15, point 6); its encodings kept as bytes objects, each made on the
-   loop and freed in the writer thread, cost it ~1 us more than a buffer (issue 28).
+   than encoding it; its encodings kept as bytes objects, each made on the loop and freed in
+   the writer thread, cost it ~1 us more than a buffer.
 
 A store that fails (disk full, the file deleted or replaced, read-only) ends the benchmark with
 its typed error (:class:`~hrbench.errors.StoreError`), which says how many scored rows were
@@ -30,7 +30,7 @@ The runner keeps no rows in memory (``keep_rows=False``); the summary is its run
 The connection is drained after every batch sent, so a client that reads slowly slows the
 benchmark instead of growing the daemon's memory.
 
-The governor's ledger is kept per call (issue 13, :mod:`hrbench.runner.ledger`): each reservation is
+The governor's ledger is kept per call (:mod:`hrbench.runner.ledger`): each reservation is
 committed to the store before its request is sent and settled right after the reply, so a
 SIGKILL at any point leaves every call that may have been paid in the ledger. (A run on Ray
 keeps it as a snapshot with each batch of rows, as before.)
@@ -44,16 +44,16 @@ the cancel, as "cancelled in flight", once), and runs the rest. Calls that finis
 draw-keyed cache (when ``cache`` is on, the default), so they are not paid again. Runs the
 governor stopped are run again; runs that ended in errors only with ``retry_errors`` (their
 rows replaced, their spend kept). A resume runs at the benchmark's stored ``concurrency``
-unless it gives one (newcomer findings).
+unless it gives one.
 
 A benchmark whose runs ended in errors, all or some, ends with the status ``errors``
 (:attr:`hrbench.Bench.status`). One running when the daemon is stopped (``shutdown``, SIGTERM)
 is stored ``interrupted`` and its caller gets :class:`~hrbench.errors.DaemonStopped`, which
-names how the daemon was stopped, the runs saved and the resume command (newcomer finding).
+names how the daemon was stopped, the runs saved and the resume command.
 
 The spec's ``metrics`` (graded scores beside the scorer's accuracy, e.g. the official TAT-QA
 EM and F1) are computed on each run's output as it is scored and kept in the run's trace; a
-resume reads them back, so its summary's metrics cover every run (newcomer finding).
+resume reads them back, so its summary's metrics cover every run.
 """
 
 from __future__ import annotations
@@ -126,12 +126,11 @@ async def run_benchmark(
 ) -> p.BenchmarkResult:
     """Run (or resume) a benchmark for one request; see the module docstring.
 
-    The run holds the benchmark id's lease in the store for its whole life (decided, issue
-    13): a second run of the same id while it runs, from this daemon or another process on
+    The run holds the benchmark id's lease in the store for its whole life: a second run of the same id while it runs, from this daemon or another process on
     the same file, gets :class:`~hrbench.errors.BenchmarkRunning` naming the running one.
     """
     store = app.store
-    ADVICE.set("spec")  # this task's advice names spec fields and hrb flags (newcomer finding)
+    ADVICE.set("spec")  # this task's advice names spec fields and hrb flags
     check_resume_only(args)
     if args.resume is not None:
         bench_id = args.resume
@@ -174,7 +173,7 @@ async def _run(
         params = msgspec.structs.replace(params, concurrency=DEFAULT_CONCURRENCY)
     built = await _built(store, args, params, stored, bench_id)
     governor = built["governor"]
-    # issue 13: start from what was spent, reservations a crash left open counted as spent
+    # start from what was spent, reservations a crash left open counted as spent
     governor.restore(await anyio.to_thread.run_sync(store.ledger_resume, bench_id))
     # kept per call on Ray too: the driver commits each worker's reservation before it is sent
     journal = Journal(store, bench_id)
@@ -287,7 +286,7 @@ class _Running:
         assert task is not None
         app.running[bench_id] = task
         drain = app.drains[bench_id] = Drain()  # a clean cancel lets the requests sent finish first
-        if not detach:  # cancelled when the submitting connection closes (newcomer finding)
+        if not detach:  # cancelled when the submitting connection closes
             proto.owned.add(task)
         ticker = asyncio.create_task(sink.ticker())
         return cls(app, proto, bench_id, built, sink, journal, drain, task, ticker)
@@ -376,7 +375,7 @@ class _Running:
         if app.stopping is None and self.cancelled_by is None:  # the submitting connection closed
             self.status = "cancelled"
             return True
-        if app.stopping is None:  # `hrb cancel`: its caller is told who cancelled it (newcomer finding)
+        if app.stopping is None:  # `hrb cancel`: its caller is told who cancelled it
             self.status = "cancelled"
         else:
             self.status = "interrupted"  # the daemon is stopping: as when it dies, resumable
@@ -393,7 +392,7 @@ class _Running:
         try:
             with anyio.CancelScope(shield=True):
                 # every settlement written; what was in flight is folded now, once, as cancelled
-                try:  # in flight (newcomer finding: not "at a crash", not twice)
+                try:  # in flight (not "at a crash", not twice)
                     await anyio.to_thread.run_sync(self.journal.close)
                 except StoreError as exc:  # they stay open: the next resume folds them
                     logger.error("benchmark %s: ledger not closed: %s", bench_id, exc)
@@ -407,8 +406,8 @@ class _Running:
                 if self.status != "done" or sink.failed is not None:
                     logger.info("benchmark %s %s after %d saved rows", bench_id, self.status, sink.done)
         finally:
-            # decided (a view test saw a finishing benchmark listed `interrupted`: its record said
-            # `running` while no task ran it): it counts as running until its end is stored
+            # a finishing benchmark is never listed `interrupted` (its record says `running`
+            # while no task runs it): it counts as running until its end is stored
             app.running.pop(bench_id, None)
 
     def raise_unfinished(self) -> None:
@@ -423,7 +422,7 @@ class _Running:
         if sink.failed is not None:
             raise sink.error()
         if self.not_finished is not None:
-            # decided: a benchmark whose end cannot be stored is never reported done (the store
+            # a benchmark whose end cannot be stored is never reported done (the store
             # would still say running); its caller gets the store's own error and advice, and
             # the saved rows stay (a resume finishes it once the store can be written)
             raise _not_finished(self.not_finished, bench_id, sink.done, total)
@@ -435,7 +434,7 @@ class _Running:
                 done=sink.done,
                 total=total,
             )
-        if self.cancelled_by is not None:  # newcomer finding: who cancelled it, how to go on
+        if self.cancelled_by is not None:  # who cancelled it, how to go on
             raise BenchmarkCancelled(
                 f"benchmark {bench_id} was cancelled by {self.cancelled_by}; {sink.done} of {total} "
                 f"runs are done and saved (`hrb rows {bench_id}`). Resume it with: hrb bench --resume {bench_id}",

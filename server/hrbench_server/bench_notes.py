@@ -17,7 +17,7 @@ __all__ = ["not_finished_error", "rebound_note", "stop_note"]
 def rebound_note(store: Any, params: p.BenchmarkParams, ref_hash: str) -> str | None:
     """What to say when a named reference resolves to other content than the last benchmark of this name used.
 
-    Newcomer finding 18 (decided: said, not refused; a name is a history of puts, issue 13).
+    Said, not refused: a name is a history of puts.
     ``None`` for an inline reference, a benchmark with no name or no earlier one, or the same
     content.
     """
@@ -38,7 +38,7 @@ def rebound_note(store: Any, params: p.BenchmarkParams, ref_hash: str) -> str | 
 
 
 def stop_note(store: Any, bench_id: str) -> str | None:
-    """A finished benchmark's stop note, as ``hrb ls`` and ``hrb report`` show it (newcomer finding)."""
+    """A finished benchmark's stop note, as ``hrb ls`` and ``hrb report`` show it."""
     rec = store.benchmark_get(bench_id) or {}
     return browse.benchmark_status(
         rec, store.rows_count(bench_id), (), store.ledger_get(bench_id), browse.stop_limits(store, rec)

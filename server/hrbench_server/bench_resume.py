@@ -42,7 +42,7 @@ async def read_resume(
     """The params a run uses, the stored spec (``None``: not a resume) and the stored rows.
 
     A resume runs the stored spec with the request's ``stream``, and its ``concurrency`` when
-    it gives one (else the benchmark's own: newcomer finding).
+    it gives one (else the benchmark's own).
 
     Raises:
         NotFound: no stored benchmark has the id ``bench_id``.
@@ -54,7 +54,7 @@ async def read_resume(
         raise NotFound(f"no stored benchmark has the id {bench_id!r}", benchmark=bench_id)
     stored = rec["spec"]
     params = msgspec.convert(stored["params"], p.BenchmarkParams)
-    # the benchmark's own concurrency unless the resume gives one (newcomer finding)
+    # the benchmark's own concurrency unless the resume gives one
     concurrency = params.concurrency if args.concurrency is None else args.concurrency
     params = msgspec.structs.replace(params, stream=args.stream, concurrency=concurrency)
     prior = await anyio.to_thread.run_sync(store.rows_get, bench_id)
@@ -82,8 +82,8 @@ def check_unchanged(stored: dict[str, Any], arms: Sequence[Arm], reference: Refe
 def kept_rows(prior: Sequence[Row], retry_errors: bool) -> dict[tuple[str, str, int], Row]:
     """The stored rows a resume keeps, by ``(arm, item, run)``; the others are run again.
 
-    A run the governor stopped is run again on resume (issue 12: a budget stop is resumable);
-    one that ended in an error too, when asked (``--retry-errors``, newcomer finding): its new
+    A run the governor stopped is run again on resume (a budget stop is resumable);
+    one that ended in an error too, when asked (``--retry-errors``): its new
     row replaces the old one, and what its failed attempt spent stays in the ledger.
     """
     again = {"budget_stop", "error"} if retry_errors else {"budget_stop"}
@@ -104,7 +104,7 @@ def retried_rows(prior: Sequence[Row], retry_errors: bool) -> dict[tuple[str, st
 def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> Any:
     """The governor a resume runs under: the limits in force before, with those given replaced.
 
-    Decided (newcomer finding): a resume keeps every limit it does not set (the defaults' included: a
+    Rule: a resume keeps every limit it does not set (the defaults' included: a
     benchmark started under the default $5 cap keeps it, and so keeps sending the output limit
     a cap requires, so that its requests are the ones the first part sent); a limit given
     (``--max-calls N``) replaces that one only. A limit still from the defaults keeps their
@@ -135,10 +135,10 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
 
 
 def refuse_below_spent(given: p.GovernorSpec, ledger: dict[str, Any] | None, bench_id: str) -> None:
-    """Refuse a resume limit below what the benchmark already spent (newcomer finding).
+    """Refuse a resume limit below what the benchmark already spent.
 
-    Decided (newcomer finding: ``--resume ID --max-calls 5`` after 371 calls said "all 5 calls
-    are used" and stored ``max_calls`` 5 under ``calls`` 371): such a limit is a mistake, not a
+    Rule (``--resume ID --max-calls 5`` after 371 calls never stores ``max_calls`` 5 under
+    ``calls`` 371 as "all 5 calls are used"): such a limit is a mistake, not a
     stop; it is refused before anything is stored.
 
     Args:
@@ -174,7 +174,7 @@ def done_traces(
 ) -> tuple[dict[str, dict[str, float]], dict[str, list[Step]]]:
     """What the traces of resumed rows keep: metric values, the traces of errors, and draws.
 
-    newcomer findings: a resume keeps the metrics; the runs it keeps that ended in errors keep
+    A resume keeps the metrics; the runs it keeps that ended in errors keep
     their causes (the ``errors`` status names the commonest); and when runs are made again, the
     other kept runs' draws (request keys, provider response ids: :meth:`Store.trace_draws`)
     seed the distinct-draw check (seed 002), so ``--retry-errors`` cannot accept a run whose

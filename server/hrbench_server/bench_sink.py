@@ -57,8 +57,7 @@ class Sink:
     """Receives rows from the runner, writes them to the store in batches, then streams them.
 
     A row is sent to the caller only after the transaction holding it committed: a row the
-    client saw is a row saved (decided, issue 13: after a full disk, rows had reached the
-    client that were never saved). When the store fails (full, deleted, read-only), no later
+    client saw is a row saved (after a full disk, no row reaches the client unsaved). When the store fails (full, deleted, read-only), no later
     row is written or sent; the benchmark ends with the store's typed error, which says how
     many scored rows were not saved.
     """

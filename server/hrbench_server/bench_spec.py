@@ -57,7 +57,7 @@ def add_import_path(paths: list[str]) -> None:
     """Put absolute directories on the daemon's import path (for ``import`` arms, mock functions).
 
     They go at the end: a file there named like a module the daemon imports (a dependency
-    imported lazily) never shadows it (issue 13). Code over TCP is refused (SPEC §4).
+    imported lazily) never shadows it. Code over TCP is refused (SPEC §4).
 
     Raises:
         ConfigError: a relative directory.
@@ -74,7 +74,7 @@ def add_import_path(paths: list[str]) -> None:
 def wire_reference(spec: str | p.ReferenceSpec, store: Any) -> Reference:
     """The reference a request sends (inline, or a stored name or hash), read by the wire's rule.
 
-    Decided (issue 25, finding 1): the wire never pairs a list with a mapping by position. A JSON
+    Rule: the wire never pairs a list with a mapping by position. A JSON
     object's keys reach the daemon in whatever order the sender's map had (a Lua table's hash
     order), so an inline spec whose ``items`` is a mapping must key ``labels``, ``cluster`` and
     ``split`` by item id (:func:`hrbench.reference.check_keyed`); lists beside a list of items
@@ -95,8 +95,8 @@ def wire_reference(spec: str | p.ReferenceSpec, store: Any) -> Reference:
 def limits_of(governor: Any) -> dict[str, Any]:
     """The caps in force, kept with the benchmark so that ``hrb ls`` shows them.
 
-    The defaults' too (decided, newcomer: ls said ``max_calls`` null while 400 applied); a
-    resume with new limits replaces them.
+    The defaults' too (``hrb ls`` shows ``max_calls`` 400, not null, when the default applies);
+    a resume with new limits replaces them.
     """
     return {**governor.limits, "default": governor.from_defaults}
 
@@ -115,7 +115,7 @@ def build(params: p.BenchmarkParams, store: Any, governor: Governor | None = Non
     add_import_path(params.python_path)
     arms = []
     for i, a in enumerate(params.arms):
-        with specs.field_under(f"arms[{i}]"):  # errors name the full dotted path (newcomer finding)
+        with specs.field_under(f"arms[{i}]"):  # errors name the full dotted path
             arms.append(specs.build_arm(a))
     reference = wire_reference(params.reference, store)
     with specs.field_under("client"):
@@ -128,7 +128,7 @@ def build(params: p.BenchmarkParams, store: Any, governor: Governor | None = Non
     refuse_before_start(  # before the benchmark is stored: a refusal leaves nothing
         client,
         governor,
-        pricing,  # the spec's `price` (newcomer finding)
+        pricing,  # the spec's `price`
         arms=arms,
         reference=reference,
         split=params.split,

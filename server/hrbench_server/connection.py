@@ -231,7 +231,7 @@ async def serve_stream(
     except (ConnectionError, OSError):
         pass
     finally:
-        # Decided (newcomer finding): a benchmark whose submitting connection closed is cancelled (it
+        # A benchmark whose submitting connection closed is cancelled (it
         # stays resumable, its saved rows kept) unless it was submitted with `detach`; other
         # in-flight work finishes. Over stdio the end of input is not the end of the caller.
         if not keep_open:  # as `hrb cancel` does: the requests sent finish within the grace first

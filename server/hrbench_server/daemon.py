@@ -97,8 +97,8 @@ def _setup_process() -> None:
     logging.getLogger("pygls.protocol").setLevel(logging.CRITICAL)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    # decided (newcomer finding: bare "WARNING stamina: stamina.retry_scheduled" lines in
-    # daemon.log, though the README says retries log nothing): each attempt is in its run's
+    # the README says retries log nothing (no bare "WARNING stamina: stamina.retry_scheduled"
+    # lines in daemon.log): each attempt is in its run's
     # trace, which says why it failed; the daemon's log leaves stamina's lines out
     logging.getLogger("stamina").propagate = False
 
@@ -218,8 +218,8 @@ async def _stdio_streams(in_fd: int, out_fd: int) -> tuple[asyncio.StreamReader,
 def environment_problem() -> str | None:
     """Why the environment the daemon was started in would refuse every benchmark, or ``None``.
 
-    Decided (newcomer finding: ``HRBENCH_MAX_CALLS=abc hrb daemon start`` came up, then every
-    ``hrb bench`` exited 2 until a restart with a good value): the environment overrides a
+    Rule (``HRBENCH_MAX_CALLS=abc hrb daemon start`` never comes up only to refuse every
+    ``hrb bench`` with exit 2 until a restart): the environment overrides a
     daemon reads (``HRBENCH_MAX_CALLS``, ``HRBENCH_MAX_USD``, ``HRBENCH_MAX_TOKENS``, the price
     table ``HRBENCH_PRICES``, the cancel grace ``HRBENCH_CANCEL_GRACE_S``, which every cancel
     and the daemon's own stop read) are checked once at start; a bad one stops the start with exit 2,
@@ -503,7 +503,7 @@ async def _run_daemon(
     app = App(home, "unix+tcp" if tcp_addr else "unix")
     app.idle_exit_s = idle_exit_s
     on_conn = _connection_handler(app, max_bytes, allow_code_over_tcp)  # imports pygls: before the freeze
-    app.freeze()  # start-up objects (modules, ~60k of them) to the permanent generation (issue 13)
+    app.freeze()  # start-up objects (modules, ~60k of them) to the permanent generation
     servers, info = await _listen(on_conn, sock, tcp_addr, token)
     info["idle_exit_s"] = idle_exit_s
     _write_private(_paths.pid_path(home), json.dumps(info))

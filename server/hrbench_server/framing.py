@@ -5,7 +5,7 @@ Every message on the wire is a header block, one blank line, and a body of exact
 stdio and on its socket). :class:`FrameReader` hands out bodies, and for every framing fault a
 :class:`Fault` that the connection answers with a JSON-RPC error, so that no fault leaves a
 caller waiting in silence and none stops the daemon (SPEC §5: "malformed requests get JSON-RPC
-errors ...; the daemon keeps serving"; cases R07b, R07e). Decided (SPEC silent), fault by fault:
+errors ...; the daemon keeps serving"; cases R07b, R07e). Rules, fault by fault:
 
 - **No header at all** (a bare JSON value, e.g. a newline-delimited request): one fault per
   value, -32600 saying that messages need ``Content-Length`` framing, with the request's id when
@@ -352,8 +352,8 @@ class FrameReader:
     async def _value_end(self) -> tuple[str, int]:
         """Wait until the buffer starts with a complete JSON value (bounded by size and stalls).
 
-        Decided (a value that never ended cost time quadratic in its size, 60 MB 263 s, and
-        held the daemon's other clients up to 2 s at a time): the buffer is scanned again only
+        Rule (a value that never ends must not cost time quadratic in its size, 60 MB in 263 s,
+        holding the daemon's other clients up to 2 s at a time): the buffer is scanned again only
         when it has doubled since the last scan, or grown by an eighth of it while the sender
         pauses (:data:`_PAUSE_S`), or at a stall or the end of the stream. Each scan is one
         pass of msgspec's C decoder (:func:`_value_status`), so every byte is scanned a few
@@ -444,7 +444,7 @@ class FrameReader:
             self._skipping = True
             return Fault(-32600, f"Invalid Request: {problem}; {FRAMING_HINT}", None)
         if length > self.max_body:
-            # answered at once (decided: not after that many bytes arrived); the body is dropped
+            # answered at once (not after that many bytes arrived); the body is dropped
             # as it streams in before the next message is read
             msg_id = await self._first_id(length)
             self._dropping = length

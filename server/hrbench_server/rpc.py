@@ -78,7 +78,7 @@ WRITE_BUFFER_BYTES = 4 * 1024 * 1024
 
 asyncio's default (64 KiB) is less than one batch of rows (~1,000 rows of ~330 bytes), so every
 batch waited for the client to read it, and the runner with it, whenever the client was not
-scheduled at that moment (issue 15, point 6). A slow reader still slows the benchmark rather
+scheduled at that moment. A slow reader still slows the benchmark rather
 than grow the daemon's memory: by at most this much per connection.
 """
 
@@ -190,7 +190,7 @@ class HrbenchProtocol(JsonRPCProtocol):
     def _handle_cancel_notification(self, msg_id: Any) -> None:
         """``$/cancelRequest``: a running benchmark is cancelled cleanly (Ctrl-C in ``hrb bench``).
 
-        Decided: as ``hrb cancel`` does, its sent requests finish within the grace first; the
+        As ``hrb cancel`` does, its sent requests finish within the grace first; the
         request is then answered ``RequestCancelled`` as pygls answers any cancelled request.
         """
         future = self._request_futures.get(msg_id)
@@ -213,8 +213,8 @@ class HrbenchProtocol(JsonRPCProtocol):
 
         Coalescing matters when rows stream: one ``send`` system call per notification costs
         more than encoding it, and wakes the reader once per message. Notifications wait at most
-        :data:`COALESCE_S` seconds or until :data:`COALESCE_BYTES` are queued (issue 15, point
-        6: about 5 rows per send when written once per tick). Responses (``now``) are written
+        :data:`COALESCE_S` seconds or until :data:`COALESCE_BYTES` are queued (about 5
+        rows per send when written once per tick). Responses (``now``) are written
         at once, after what is queued, so a request's latency does not wait.
         """
         if self.writer is None or self._closed:
@@ -339,7 +339,7 @@ def _shared_converter() -> cattrs.Converter:
     """One cattrs converter for every connection.
 
     Messages are encoded with msgspec; a converter per connection was built, filled with hooks
-    and left to the cyclic garbage collector at every connection (issue 13).
+    and left to the cyclic garbage collector at every connection.
     """
     global _CONVERTER
     if _CONVERTER is None:

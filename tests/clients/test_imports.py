@@ -36,3 +36,37 @@ def test_client_and_cli_import_no_core_or_server_packages() -> None:
     assert not loaded & FORBIDDEN, loaded & FORBIDDEN
     third_party = {m for m in loaded if m not in sys.stdlib_module_names and not m.startswith("_")}
     assert third_party <= {"hrbench_client", "msgspec", "typing_extensions"}, third_party
+
+
+def test_the_library_imports_neither_the_daemon_nor_the_client() -> None:
+    """``hrbench/`` works without the daemon: no module of it names ``hrbench_server`` or ``hrbench_client``."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2] / "hrbench"
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            found += [
+                f"{path.relative_to(root.parent)}:{node.lineno} {n}"
+                for n in names
+                if n.split(".")[0] in {"hrbench_server", "hrbench_client"}
+            ]
+    assert not found, found
+
+
+def test_the_clients_atomic_writer_is_the_librarys_copy() -> None:
+    """``hrbench_client/files.py`` is written by ``make schema`` from ``hrbench/_util/atomic.py``."""
+    from pathlib import Path
+
+    import hrbench_client.files as copy
+    from hrbench._util.atomic import client_copy
+
+    assert Path(copy.__file__).read_text(encoding="utf-8") == client_copy(), "stale: run `make schema`"

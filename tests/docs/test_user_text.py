@@ -3,7 +3,8 @@
 User-facing: the README, the docs (with the reference pages generated from the code), ``hrb``'s
 ``--help`` texts, the web view's page and script, and the messages of the code (every string
 that is not a docstring: exceptions, warnings, notes, help). Docstrings and comments are for
-the code's readers and may cite where a rule was decided.
+the code's readers and may cite a rule's public source (a seed rule, a shared case id); that
+they tell no history is ``tests/test_no_history.py``'s check.
 """
 
 from __future__ import annotations
@@ -109,9 +110,10 @@ def test_the_pattern_catches_what_it_is_for() -> None:
 
 
 def test_the_api_pages_show_docstrings_in_users_words(tmp_path: Path) -> None:
-    # the docstrings keep a rule's source for the people who keep hrbench ("seed 001", "issue
-    # 12"); the site renders them through docs/_gen/griffe_examples.py's UsersWords, and
-    # `make docs` fails when the built pages still name one (docs/_gen/check_site.py)
+    # the docstrings cite a rule's public source for the people who keep hrbench ("seed 001",
+    # "case S12a"); the site renders them through docs/_gen/griffe_examples.py's UsersWords, and
+    # `make docs` fails when the built pages still name one, or an issue number
+    # (docs/_gen/check_site.py), which no docstring tells (tests/test_no_history.py)
     import importlib.util
 
     gen = Path(__file__).resolve().parents[2] / "docs" / "_gen"
@@ -124,10 +126,9 @@ def test_the_api_pages_show_docstrings_in_users_words(tmp_path: Path) -> None:
         return mod
 
     words = load("users_words").in_users_words  # (griffe_examples.py applies it; it needs the docs extra)
-    assert (
-        words("Decided (issue 24, case S12a): a scorer runs off the loop.")
-        == "Decided: a scorer runs off the loop."
-    )
+    assert words("Rule (case S12a): a scorer runs off the loop.") == "Rule: a scorer runs off the loop."
+    # history is not rewritten away: the code tells none, and the site check fails on it
+    assert words("A scorer runs off the loop (issue 24).") == "A scorer runs off the loop (issue 24)."
     assert words("seed 001: a number is matched whole.") == "A number is matched whole."
     assert (
         words("output tokens at the output rate (cases H14b, H14d).") == "output tokens at the output rate."
@@ -136,4 +137,5 @@ def test_the_api_pages_show_docstrings_in_users_words(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "index.html").write_text("<p>A number is matched whole (seed 001).</p>")
     (tmp_path / "b.html").write_text("<p>A number is matched whole.</p>")
-    assert [line.split(":")[0] for line in check.offenders(tmp_path)] == ["a/index.html"]
+    (tmp_path / "c.html").write_text("<p>A scorer runs off the loop (issue 24, newcomer finding 3).</p>")
+    assert [line.split(":")[0] for line in check.offenders(tmp_path)] == ["a/index.html", "c.html", "c.html"]

@@ -35,9 +35,9 @@ _MAX_SUN_PATH = 100  # sockaddr_un.sun_path is 104-108 bytes depending on the OS
 def home_str(override: str | os.PathLike[str] | None = None) -> str:
     """The state directory as an absolute path string (see :func:`home`).
 
-    Decided (issue: a relative ``--home relhome`` or ``HRBENCH_HOME=relhome`` was passed as
-    is to the daemon, which runs in its state folder, so it made ``relhome/relhome/`` and the
-    client waited 20 s for a socket that was elsewhere): a relative path is resolved against
+    Rule (a relative ``--home relhome`` or ``HRBENCH_HOME=relhome`` passed as is to the
+    daemon, which runs in its state folder, would make ``relhome/relhome/``, and the client
+    would wait for a socket that is elsewhere): a relative path is resolved against
     the current directory here, once, before any daemon is started or contacted.
 
     Example:
@@ -135,7 +135,7 @@ def _check_dir(directory: str, *, dedicated: bool, tighten: bool) -> None:
 def check_socket_dir(state: str | os.PathLike[str], *, create: bool = False) -> str:
     """Check (with ``create``: make) the state directory and the socket's; returns the socket path.
 
-    Decided, issue 13 (another user pre-made the temporary socket directory and captured a
+    Rule (another user could pre-make the temporary socket directory and capture a
     request): the directories must be ours, checked by the daemon on every start and by a
     client before it connects.
 

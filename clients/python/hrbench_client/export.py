@@ -19,7 +19,7 @@ FORMATS = ("jsonl", "csv", "parquet", "inspect-scores")
 """The row formats, the first the default; ``inspect-scores``: JSON lines of Inspect's sample scores."""
 
 BINARY = frozenset({"parquet"})
-"""The formats that are not text: ``hrb rows`` refuses to write them to a terminal (decided, newcomer)."""
+"""The formats that are not text: ``hrb rows`` refuses to write them to a terminal."""
 
 PYARROW_MISSING = (
     "Parquet needs pyarrow, which is not installed: pip install 'hrbench[pandas]' "
@@ -133,7 +133,7 @@ def write_rows(
         out: a binary file (a file opened ``"wb"``, ``sys.stdout.buffer``).
         fmt: ``"jsonl"`` (one JSON object a line), ``"csv"`` (a header line; ``None`` is an
             empty cell, ``True``/``False`` as Python writes them, a trace as compact JSON) or
-            ``"parquet"`` (decided, issue 18: a trace is a JSON string column), or
+            ``"parquet"`` (a trace is a JSON string column), or
             ``"inspect-scores"`` (JSON lines of :func:`inspect_score`, unlabelled rows left out).
 
     Returns:

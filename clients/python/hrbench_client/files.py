@@ -1,3 +1,4 @@
+# Generated from hrbench/_util/atomic.py by `make schema`: never hand-edited.
 """Files written whole or not at all: a temporary file in the same folder, fsync, rename.
 
 Every file ``hrb`` and the daemon write for a caller (rows, reports, pages, exports,
@@ -6,8 +7,10 @@ that fails (a full disk, a file-size limit, an interrupted process) leaves the o
 file, as it was, never a partial or empty one. This is the rename rule POSIX gives
 (``rename(2)`` replaces the target in one step) and what SQLite's and git's own writes do.
 
-Standard library only (the client imports no more); :mod:`hrbench._util.files` adds the
-daemon's rule for callers confined to its exchange folders.
+Standard library only: ``hrb`` writes its files with the same code, a copy that ``make schema``
+writes to ``hrbench_client/files.py`` (the client imports nothing of the core; a test fails when
+the copy is stale). :mod:`hrbench._util.files` adds the daemon's rule for callers confined to
+its exchange folders.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ daemon's ``evaluate`` method and ``hrb eval``).
 
 Example:
     >>> from hrbench.evaluation.modules import module_fn
-    >>> from hrbench.evaluation import metrics
+    >>> from hrbench import metrics
     >>> rule = module_fn("text -> sentiment",
     ...                  lambda text: "positive" if "love" in text.lower() or "great" in text.lower()
     ...                  else "negative")

@@ -155,7 +155,7 @@ def evaluate(
         metric: ``metric(prediction, expected)`` where ``prediction`` is the row's
             :class:`~hrbench.evaluation.modules.Prediction` and ``expected`` the whole data row (an
             :class:`~hrbench.evaluation.modules.Example`); it returns a bool, a number or
-            ``{"score": ..., "feedback": ...}``. Built-ins are in :mod:`hrbench.evaluation.metrics`
+            ``{"score": ..., "feedback": ...}``. Built-ins are in :mod:`hrbench.metrics`
             (``exact_match(field="sentiment")``); a built-in's name (``"exact_match"``) scores the
             module's only output.
         epochs: how many times to run every row (default 1).
@@ -183,7 +183,7 @@ def evaluate(
 
     Example:
         >>> from hrbench.evaluation.modules import module_fn
-        >>> from hrbench.evaluation.metrics import exact_match
+        >>> from hrbench.metrics import exact_match
         >>> rule = module_fn("text -> sentiment",
         ...                  lambda text: "positive" if "love" in text.lower() or "great" in text.lower()
         ...                  else "negative")

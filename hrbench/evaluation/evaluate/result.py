@@ -84,7 +84,7 @@ class Evaluation:
         epoch_scores: with epochs > 1, one list of row scores per epoch (``None`` for failures).
         score_std: with epochs > 1, the sample standard deviation (n - 1) of the epoch means.
         ci_95: with epochs > 1, a 95% interval for ``mean_score`` by the method
-            :func:`hrbench.report` uses (issue 14): rows are items, epochs their runs, each row's
+            :func:`hrbench.report` uses: rows are items, epochs their runs, each row's
             score its mean over epochs (failures 0); Wilson's interval on the effective sample
             size with t on ``rows - 1`` df, within [0, 1], covering the choice of rows as well as
             the re-sampling of the model. It has width even when every epoch scored the same.

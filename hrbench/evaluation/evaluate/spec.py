@@ -11,10 +11,12 @@ from typing import Any, Literal
 import anyio
 import msgspec
 
+from hrbench import metrics as m
 from hrbench.errors import ConfigError
 from hrbench.evaluation.evaluate.evaluating import run_evaluation
-from hrbench.evaluation.metrics import Metric
 from hrbench.evaluation.modules.base import Module
+from hrbench.metrics import Metric, tatqa_exact_match, tatqa_f1
+from hrbench.specs import build_client, load_object
 
 __all__ = ["EvaluateSpec", "evaluate_spec", "evaluate_spec_async"]
 
@@ -48,9 +50,9 @@ class MetricSpec(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         column: the data column (built-ins; default: the field's name).
         fields: the fields of ``field_match``.
         normalise: ``True``/``"squad"`` (SQuAD v2.0, the default), ``"numbers"`` (numbers, signs
-            and one-letter answers intact: :func:`~hrbench.evaluation.metrics.normalize_numbers`) or
+            and one-letter answers intact: :func:`~hrbench.metrics.normalize_numbers`) or
             ``False``, for ``exact_match``, ``f1``, ``contains``, ``field_match``.
-        threshold: when set, the pass mark of :func:`~hrbench.evaluation.metrics.threshold` around the metric.
+        threshold: when set, the pass mark of :func:`~hrbench.metrics.threshold` around the metric.
     """
 
     name: str = "exact_match"
@@ -97,10 +99,6 @@ def _as_spec(spec: Any) -> EvaluateSpec:
 
 
 def _metric_from(spec: str | MetricSpec) -> Metric:
-    from hrbench.evaluation import metrics as m
-    from hrbench.reading import tatqa_exact_match, tatqa_f1
-    from hrbench.specs import load_object
-
     if isinstance(spec, str):
         spec = MetricSpec(name=spec)
     sp = spec
@@ -142,7 +140,6 @@ def build_from_spec(spec: Mapping[str, Any] | EvaluateSpec, store: Any = None) -
         ConfigError: for an unknown metric, client kind or import path, or a bad signature.
     """
     from hrbench.evaluation.modules import module, module_fn
-    from hrbench.specs import build_client, load_object
 
     s = _as_spec(spec)
     client = None if s.client is None else build_client(s.client, store)

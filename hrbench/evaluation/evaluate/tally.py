@@ -14,12 +14,12 @@ from typing import Any
 
 from hrbench.errors import BudgetStoppedWarning, ConfigError, MetricErrorWarning
 from hrbench.evaluation.evaluate.result import EvalError, Evaluation
-from hrbench.evaluation.metrics import Metric, as_metric, score_of
 from hrbench.evaluation.modules.base import Module
 from hrbench.evaluation.modules.dataset import check_concurrency
 from hrbench.evaluation.modules.fn import FnModule
 from hrbench.evaluation.modules.records import Example
 from hrbench.evaluation.modules.running import Outcome, check_inputs, rows_of
+from hrbench.metrics import Metric, as_metric, score_of
 
 _PLAIN = frozenset({bool, int, float, dict})
 
@@ -177,7 +177,7 @@ def warnings_of(result: Evaluation) -> list[Warning]:
 def _ci_95(row_means: Sequence[float], epochs: int = 1) -> tuple[float, float] | None:
     """The 95% interval of ``mean_score`` over rows: the one :func:`hrbench.stats.report` uses.
 
-    Issue 14 (one interval method behind report(), compare() and ci_95): each row is an item
+    One interval method behind report(), compare() and ci_95: each row is an item
     in a cluster of its own and its epochs are its runs, so scores in [0, 1] get Wilson's
     interval on the effective sample size with t on ``rows - 1`` df, ``rows * epochs`` runs behind it
     (:func:`hrbench.stats.intervals.proportion_interval`), always within [0, 1]. Scores outside

@@ -95,7 +95,7 @@ def module_fn(
     ``fn`` receives the signature's inputs as keyword arguments and returns the outputs as a
     dict, or the bare value when the signature has one output field. ``fn`` may be ``async``.
 
-    Decided: a sync ``fn`` runs inline on the event loop (no thread hop per row), which suits
+    A sync ``fn`` runs inline on the event loop (no thread hop per row), which suits
     the quick rules and lookups ``module_fn`` is for; pass ``thread=True`` for a function that
     blocks (I/O, a local model), so rows run in worker threads up to the concurrency limit.
     Outputs are taken as returned: they are not converted to the signature's types.

@@ -12,7 +12,7 @@ and banner), :mod:`~hrbench.results.browse.view` (a benchmark's page, two compar
 :mod:`~hrbench.results.browse.matrix` (items by arms) and :mod:`~hrbench.results.browse.cells`
 (one cell with its traces); every name is importable from ``hrbench.results.browse``.
 
-Rules decided here (issue 16; the seeds are silent):
+Rules:
 
 - a benchmark is reported with ``descriptive=True`` always: with 5 or more runs per item that
   changes nothing, with fewer the report (and so every page) is labelled "descriptive only"
@@ -23,11 +23,11 @@ Rules decided here (issue 16; the seeds are silent):
   correctness over runs there;
 - a benchmark stored as ``running`` that no task of this daemon runs is ``interrupted``;
 - a benchmark a budget stopped has status ``budget_stopped`` and a ``stop_note`` saying how
-  many runs count as wrong and how to resume (newcomer finding);
+  many runs count as wrong and how to resume;
 - a benchmark with runs that ended in errors (all or some) has status ``errors`` (a budget stop
   wins when both) and a ``stop_note`` saying how many, the commonest cause, and that
-  ``hrb bench --resume ID --retry-errors`` runs them again (newcomer finding: every run failed
-  on a dead port and the benchmark showed ``done``); one stored ``done`` by an older version
+  ``hrb bench --resume ID --retry-errors`` runs them again (a benchmark whose every run failed
+  on a dead port is never shown ``done``); one stored ``done`` by an older version
   with such runs is shown ``errors`` too.
 """
 

@@ -66,9 +66,9 @@ _dec_ref_parts = msgspec.json.Decoder(_RefParts)
 class _CellIndex:
     """Which row batches of one benchmark hold the rows of each ``(arm, item)``.
 
-    Decided (a cell of a 100,000-row benchmark took 11-18 s in ``hrb view``): the rows are
-    stored a batch per SQLite row (:meth:`Store.row_batch_put`), so no SQL index reaches one
-    cell's rows; reading a cell decoded every row and every trace. The index is built from the
+    The rows are stored a batch per SQLite row (:meth:`Store.row_batch_put`), so no SQL index
+    reaches one cell's rows; reading a cell would decode every row and every trace (11-18 s for
+    a cell of a 100,000-row benchmark in ``hrb view``). The index is built from the
     batches' keys the first time a benchmark's cell is read, extended with the batches written
     since at every read (their ids only grow), and rebuilt when a batch it knew is gone; a
     cell then reads and decodes only its own batches (a few milliseconds).
@@ -149,8 +149,8 @@ def _cell_index(store: Store, benchmark_id: str, ids: list[int]) -> _CellIndex:
 def _price_traces(store: Store, benchmark_id: str) -> dict[str, list[_PriceStep]]:
     """Every trace of a benchmark as its list price reads it: kind, source and nominal USD of each step.
 
-    Decided (a benchmark's page of 100,000 rows took 3.5 s, and held the store for as long,
-    so every other page waited): the messages and replies are skipped, and the batches are
+    Rule (a benchmark's page of 100,000 rows must not hold the store for seconds, so that
+    other pages do not wait): the messages and replies are skipped, and the batches are
     read a few at a time, each read its own short hold of the store, decoded outside it. The
     last written trace of each run counts, as in :meth:`Store.traces_get`.
     """

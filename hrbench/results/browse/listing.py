@@ -33,7 +33,7 @@ def _head(store: Store, rec: dict[str, Any], n_rows: int) -> dict[str, Any]:
     """One benchmark's header, shaped as :meth:`Store.benchmark_headers` gives each."""
     spec = rec.get("spec") or {}
     params = spec.get("params") or {}
-    caps = spec.get("limits") or params.get("governor") or {}  # the limits in force (newcomer finding)
+    caps = spec.get("limits") or params.get("governor") or {}  # the limits in force
     ledger = store.ledger_get(rec["id"]) or {}
     return {
         "id": rec["id"],
@@ -66,7 +66,7 @@ def benchmark_status(
     used: dict[str, Any] | None = None,
     stopped_by: Collection[str] = (),
 ) -> dict[str, Any]:
-    """A stored benchmark's status as shown, and its budget banner (newcomer finding).
+    """A stored benchmark's status as shown, and its budget banner.
 
     Args:
         rec: its record (:meth:`Store.benchmark_get`): ``id``, ``status``, ``summary``.
@@ -133,8 +133,8 @@ def _summary(
     best = max(known, key=lambda a: known[a]) if known else None
     if head["calls"] is None and head.get("default_limits") is not None and head["status"] != "running":
         # one that kept its limits keeps a ledger from its first reservation: a finished one with
-        # none made no call, every reply came from the cache or a recording (newcomer finding:
-        # its use was shown as "-", read as unknown)
+        # none made no call, every reply came from the cache or a recording (not "-",
+        # which reads as unknown)
         head = {**head, "calls": 0, "usd": 0.0, "tokens": 0}
     return {
         "id": head["id"],
@@ -190,10 +190,10 @@ def stop_limits(store: Store, rec: dict[str, Any]) -> list[str]:
 def resume_flag(
     caps: dict[str, Any] | None, used: dict[str, Any] | None, stopped_by: Collection[str] = ()
 ) -> str:
-    """The ``hrb bench --resume`` flag of the cap that stopped a benchmark (newcomer finding).
+    """The ``hrb bench --resume`` flag of the cap that stopped a benchmark.
 
-    Decided (newcomer findings: a cost stop said ``--max-calls N``; after a token-cap stop
-    ``hrb ls`` said ``--max-calls N`` while the report said ``--max-tokens N``): the caps whose
+    Rule (a cost stop names ``--max-usd``, a token-cap stop ``--max-tokens``, the same in
+    ``hrb ls`` and the report): the caps whose
     refusals stopped its runs (``stopped_by``, kept in their traces: :meth:`Store.stop_limits`)
     name the flags, so every surface that shows the note says the same. Only when no cap
     refusal is known (a store from before, a provider's refusal) is the cap nearest to full
@@ -236,7 +236,7 @@ def budget_note(
     used: dict[str, Any] | None = None,
     stopped_by: Collection[str] = (),
 ) -> str | None:
-    """The banner of a benchmark a budget stopped or whose runs ended in errors (newcomer findings).
+    """The banner of a benchmark a budget stopped or whose runs ended in errors.
 
     Args:
         benchmark_id: the benchmark's id (for the resume command).

@@ -1,9 +1,8 @@
-"""Run a benchmark's cells on a Ray cluster, with one governor, one store and resume (issue 17).
+"""Run a benchmark's cells on a Ray cluster, with one governor, one store and resume.
 
 ``benchmark(..., executor="ray")`` (or ``{"kind": "ray", "address": ...}``, or a
 :class:`RayExecutor`) hands the cells (arm x item, with the runs still to make) to this module
-instead of the local task group; every other part of the runner is the local one. The rules
-(decided, issue 17):
+instead of the local task group; every other part of the runner is the local one. The rules:
 
 - **One driver.** Cells go out in batches, as Ray tasks; every scored row streams back to the
   driver, which alone emits rows (``on_row``: the daemon's streaming, its store, ``hrb ls``,
@@ -15,7 +14,7 @@ instead of the local task group; every other part of the runner is the local one
   governor's ledger per call (the daemon always does; :func:`hrbench.runner.ledger.kept_ledger` from
   Python), every reservation is committed to it by the driver before its request is sent, and
   settled in it after the reply, as the local runner does: a driver killed mid-run leaves the
-  requests in flight open in the store, and the resume counts them as spent (issue 13).
+  requests in flight open in the store, and the resume counts them as spent.
 - **One store.** Cache lookups, cache writes and recordings go to the driver through a hub
   actor; the driver answers them from its :class:`~hrbench.Cache` and
   :class:`~hrbench.store.Store`. Keys and draw indices are the local ones, so a deterministic
@@ -36,7 +35,7 @@ functions defined in a module are imported there by name (the driver's ``sys.pat
 shipped along, which serves a cluster on one machine; a multi-machine cluster needs the code
 installed or a Ray ``runtime_env``); closures (prompt arms, reading recipes) travel by value.
 
-Not carried over (decided): a replay client (it reads recordings from the driver's store) is
+Not carried over: a replay client (it reads recordings from the driver's store) is
 refused; a provider response id repeated across two items of one arm is detected only when
 both ran in the same batch; the caller's environment of a daemon request (API keys,
 :mod:`hrbench._util.environ`) stays on the driver, and workers read keys from their own environment,

@@ -130,7 +130,7 @@ async def _handle(
 ) -> None:
     """Serve one take of the hub on the driver: store traffic first in order, then the rows.
 
-    The governor's ledger (issue 13, as the local runner keeps it): a worker's reservation is
+    The governor's ledger (as the local runner keeps it): a worker's reservation is
     written to the driver's :class:`~hrbench.runner.ledger.Journal` and answered once committed (the
     worker sends nothing before); settlements and billed replies are queued to it.
     """

@@ -40,7 +40,7 @@ class RayExecutor:
             equally among the cluster's CPUs.
         batch_size: cells per task; by default enough for about four tasks per slot, and at
             least ``worker_concurrency``.
-        max_retries: how often Ray retries a task whose worker died (issue 17: faults).
+        max_retries: how often Ray retries a task whose worker died.
 
     Raises:
         ConfigError: a bad field, named with its value.

@@ -46,11 +46,11 @@ class RemoteGovernor(Admitting):
     ``settle`` does not (an unsettled reservation only holds more of the budget than was
     spent); a batch waits for its settlements with :meth:`settled` before it ends.
 
-    With ``hub`` (the driver keeps the ledger per call, as the local runner does: issue 13),
+    With ``hub`` (the driver keeps the ledger per call, as the local runner does),
     ``reserve`` also waits until the driver has committed the reservation to the store's
     ledger, and every settlement and billed reply goes to that ledger too: a driver killed
     mid-run leaves its in-flight reservations open in the store, and the resume counts them as
-    spent (decided: the same ledger as the local runner).
+    spent (the same ledger as the local runner).
     """
 
     def __init__(self, actor: Any, limits: dict[str, Any], from_defaults: bool, hub: Any = None) -> None:
@@ -68,7 +68,7 @@ class RemoteGovernor(Admitting):
         self._halted: str | None = None
 
     def halt(self, reason: str) -> None:
-        """Stop the whole cluster's admissions at once (issue 12: a reply dearer than reserved)."""
+        """Stop the whole cluster's admissions at once (a reply dearer than reserved)."""
         self._ray.get(self.actor.halt.remote(reason))
 
     def reserve(self, usd: float = 0.0, tokens: int = 0, *, usd_known: bool = True) -> Reservation:
@@ -76,7 +76,7 @@ class RemoteGovernor(Admitting):
         if isinstance(out, (tuple, list)):
             raise BudgetRefused(out[1], limit=out[0])
         ticket = _Ticket(usd=usd, tokens=tokens, number=out, usd_known=usd_known)
-        if self.hub is not None:  # in the store before it is sent (issue 13), as locally
+        if self.hub is not None:  # in the store before it is sent, as locally
             failed = self._ray.get(self.hub.ask.remote("ledger", out, usd if usd_known else None, tokens))
             if failed is not None:  # the ledger cannot be written: not sent, and nothing more
                 self._ray.get(self.actor.settle.remote(out, 0.0, 0, False))
@@ -127,7 +127,7 @@ class RemoteGovernor(Admitting):
             or (amounts := booked(reservation, usd, tokens, lost)) is None
         ):
             return
-        usd, tokens = amounts  # a reply lost after the write: its worst case (newcomer finding 4)
+        usd, tokens = amounts  # a reply lost after the write: its worst case
         self.settling.append(self.actor.settle.remote(reservation.number, usd, tokens, sent))
         if self.hub is not None:
             unpriced = int(lost and not reservation.usd_known)

@@ -25,7 +25,7 @@ from hrbench.runner.runtime.rules import ADVICE, Context
 class Paying:
     """A client's ``before_attempt`` that keeps every billed reply in the ledger (rows match the bill).
 
-    Decided (rows must add up to the provider's bill after a crash): an attempt whose reply
+    Rule (rows add up to the provider's bill after a crash): an attempt whose reply
     the provider billed but could not be used (no text, retried) is kept in the governor's
     ledger, with its run, before it is settled, so a run made again after a crash carries it
     (:meth:`Runtime.paid`). ``last``: whether the last attempt's bill was kept so. Only for a
@@ -208,7 +208,7 @@ class Billing:
         return usd, tokens, None, True
 
     def _check_reserved(self, request: Request, result: Result, usd: float, tokens: int) -> None:
-        """Stop the benchmark at once when a reply reports more than was reserved (issue 12)."""
+        """Stop the benchmark at once when a reply reports more than was reserved."""
         served = result.model or request.model
         if served and served != request.model:
             self.billed_as[request.model].add(served)  # later requests reserve at its price too
@@ -224,7 +224,7 @@ class Billing:
             over.append(f"${result.usd:.6f} against ${usd:.6f} reserved")
         if self.governor.max_tokens is not None and result.usage.total > tokens:
             over.append(f"{result.usage.total} tokens against {tokens} reserved")
-        if self._undeclared_dearer(request, served):  # decided: stop at the first such reply
+        if self._undeclared_dearer(request, served):  # stop at the first such reply
             self.governor.halt(
                 f"a reply to a request for {request.model!r} was billed as {served!r}, a dearer model "
                 f"{'the judge' if self.role == 'judge' else 'the client'} does not declare, so its "

@@ -28,7 +28,7 @@ from hrbench.runner.runtime.drain import Counted, Drain, Draining, Lead
 from hrbench.runner.runtime.rules import HTTP_PROVIDERS, Context, unpriced_message
 from hrbench.store import Store
 
-__all__ = ["Runtime", "drive"]
+__all__ = ["Runtime"]
 
 
 @dataclass
@@ -61,14 +61,14 @@ class Runtime(Billing):
         self.arm_response_ids: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.inline = getattr(client, "inline", False) is True
         self.capped = governor.max_usd is not None or governor.max_tokens is not None
-        # decided: the defaults' USD cap (hrbench.options) is not one the caller set, so a model
+        # the defaults' USD cap (hrbench.options) is not one the caller set, so a model
         # with no price runs under it (the default call cap still bounds it); an explicit
         # max_usd refuses an unpriced model before the first call (case R04a)
         self.strict_usd = governor.max_usd is not None and not governor.from_defaults
         self.bills = bool(getattr(client, "bills", False))
         self.sends = contacts_provider(client)
         """Whether requests may reach a provider: they then wait for their reservation's commit
-        when the governor keeps a ledger (issue 13; :mod:`hrbench.runner.ledger`)."""
+        when the governor keeps a ledger (:mod:`hrbench.runner.ledger`)."""
         self.counts_only = (
             isinstance(governor, Governor)
             and not self.capped
@@ -90,7 +90,7 @@ class Runtime(Billing):
         """Whose requests these are, as a stop names it: ``"client"``, or ``"judge"`` (a judge scorer's)."""
         self.halted_by: dict[str | None, Result] = {}
         """Failures every later request would share (``Result.halts``), by model (``None``: the
-        client's): no such request is sent, it fails at once with that cause (newcomer finding)."""
+        client's): no such request is sent, it fails at once with that cause."""
         wire = getattr(client, "wire", None)
         self.wire: Callable[[Request], dict[str, Any] | None] | None = wire if callable(wire) else None
         self.replays = getattr(client, "provider", "") == "replay"
@@ -139,7 +139,7 @@ class Runtime(Billing):
         return None
 
     def kept(self, arm: str, item: str, run: int, trace: Iterable[Step], cell: bool = True) -> None:
-        """Seed the distinct-draw check with a kept run's draws (a resume; newcomer finding).
+        """Seed the distinct-draw check with a kept run's draws (a resume).
 
         Seed 002 refuses a run that repeats an earlier run's draw; across a resume the earlier
         runs are the kept ones. Their requests' keys (``cell``: only needed while their item
@@ -175,7 +175,7 @@ class Runtime(Billing):
         return fn(*args) if inline else await anyio.to_thread.run_sync(fn, *args)
 
     def _shares(self, cache: Cache | None, inline: bool) -> str | None:
-        """The in-flight scope this call shares replies in, or ``None`` (issue 15, point 4).
+        """The in-flight scope this call shares replies in, or ``None``.
 
         Only a cache that both reads and writes shares: a waiter is served what the cache would
         have given it a moment later. An inline call (a client that answers without suspending)
@@ -215,7 +215,7 @@ class Runtime(Billing):
             if hit is not None:
                 return msgspec.structs.replace(hit, source="cache"), 0.0
         halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
-        if halt is not None:  # the provider refused the quota or the key: send no more (newcomer finding)
+        if halt is not None:  # the provider refused the quota or the key: send no more
             return self._not_sent(halt, request), 0.0
         free = self.counts_only and self._costs_nothing(
             request.model, getattr(self.client, "billed_as", ()), self.billed_as.get(request.model)
@@ -253,8 +253,8 @@ class Runtime(Billing):
                 probe = await self._first_bill(pair, inline)
             before_attempt: Any = gate  # a Gate is the client's before_attempt (and gives back unsent calls)
             if (usd_est or tokens_est) and self.capped:  # room held by requests in flight: wait for
-                # them (newcomer finding); with no USD or token cap there is no room to wait for (the
-                # worst case is reserved only to bound what a crash may leave unknown: finding 13)
+                # them; with no USD or token cap there is no room to wait for (the worst case is
+                # reserved only to bound what a crash may leave unknown)
                 before_attempt = reserve_first_blocking(gate) if inline else await reserve_first(gate)
             if self.drain is not None and not inline:  # a clean cancel sends nothing new (Drain)
                 before_attempt = Draining(before_attempt, gate, self.drain, ctx.ledger_id, lead)
@@ -266,7 +266,7 @@ class Runtime(Billing):
         except BudgetRefused as exc:
             self._refused(ctx, key, request, gate, probe, exc)
             raise
-        except BaseException:  # cancelled: an attempt never sent is no call (newcomer finding)
+        except BaseException:  # cancelled: an attempt never sent is no call
             gate.abandon()
             self._bill_seen(probe, request, None)
             raise
@@ -387,7 +387,7 @@ class Runtime(Billing):
         A request identical to one in flight in this process (same cache file and
         :func:`~hrbench.runner.cache.cache_key`, from any benchmark) is not sent again: it waits for
         that reply and is served it as a cache hit (trace source ``"cache"``, ``usd = 0``),
-        reserving nothing from the governor (issue 15, point 4; see
+        reserving nothing from the governor (see
         :class:`~hrbench.runner.cache.InFlight` for what happens when the first one fails).
         """
         if self.wire is not None and request.wire is None:  # key the request as sent (case R03a)
@@ -457,9 +457,9 @@ class Runtime(Billing):
     def _trace_attempts(self, ctx: Context, key: str, request: Request, result: Result) -> None:
         """Every retried attempt of a live reply in the run's trace, with its bill when it had one.
 
-        Newcomer finding: retries were only in the log. One the provider billed (a reply with no
+        Retries are in the trace, not only in the log. One the provider billed (a reply with no
         text) carries that bill, as the governor counts it, so the row's usd is what the provider
-        billed (decided: rows match the bill).
+        billed (rule: rows match the bill).
         """
         billed = result.retried_billed or ()
         for i, failed in enumerate(result.retried or ()):
@@ -483,17 +483,3 @@ class Runtime(Billing):
 
 def _where(ctx: Context) -> str:
     return f"arm {ctx.arm!r}, item {ctx.item_id!r}, run {ctx.run}"
-
-
-def drive(coro: Any) -> Any:
-    """Run a coroutine that never suspends to completion, without an event loop.
-
-    Raises:
-        RuntimeError: when the coroutine suspends (it is closed first).
-    """
-    try:
-        coro.send(None)
-    except StopIteration as stop:
-        return stop.value
-    coro.close()
-    raise RuntimeError("an inline request suspended; its client must not set `inline = True`")

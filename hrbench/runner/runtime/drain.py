@@ -50,11 +50,10 @@ def cancel_grace_s() -> float:
 
 
 class Drain:
-    """A clean cancel's wait for the requests already sent (decided, newcomer finding).
+    """A clean cancel's wait for the requests already sent.
 
-    ``hrb cancel`` used to cancel a benchmark at once: replies already on their way were lost,
-    their calls counted at their worst case as "cancelled in flight", and a resume paid for
-    them again. Decided: a clean cancel first begins a drain (:meth:`begin`). From then on no attempt
+    Rule: replies already on their way are not lost (a resume would pay for them again); a
+    clean cancel first begins a drain (:meth:`begin`). From then on no attempt
     is sent (one held for a request not yet handed to its client is given back, as never
     sent; a retry is not made): such a request waits there until the benchmark is cancelled.
     A run whose request was already sent goes on: its reply is settled at its real cost,
@@ -107,10 +106,10 @@ class Drain:
 class Lead:
     """The in-flight key a call leads (:class:`~hrbench.runner.cache.InFlight`), landed once.
 
-    Newcomer finding 25: a leader held at a clean cancel's drain (it sends nothing more, and
-    waits there until its benchmark is cancelled, up to the grace) kept its key, so a request
-    of another benchmark waiting on it stalled for the grace before sending its own. A held
-    leader now lands the key at once with no reply to share: a waiter takes over. The call's
+    A leader held at a clean cancel's drain (it sends nothing more, and waits there until its
+    benchmark is cancelled, up to the grace) must not keep its key, or a request of another
+    benchmark waiting on it would stall for the grace before sending its own. A held leader
+    lands the key at once with no reply to share: a waiter takes over. The call's
     own landing afterwards is then a no-op (it must not end the new leader's flight).
     """
 

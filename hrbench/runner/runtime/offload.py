@@ -37,7 +37,7 @@ def offloaded(scorer: Any) -> bool:
 def off_loop(scorer: Any, output: Any, label: Any = None) -> bool:
     """Whether scoring ``output`` against ``label`` runs in a worker thread, off the event loop.
 
-    Decided (issue 24, case S12a): a scorer that may take long on one reply declares it
+    Rule (case S12a): a scorer that may take long on one reply declares it
     (:func:`offloaded`: the pattern scorer, whose pattern may backtrack up to its time limit),
     and a long reply or label (over :data:`INLINE_CHARS` characters) is scored there too; the
     runner and the daemon's ``score`` then call the scorer in a worker thread, so the event loop

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import contextvars
 import json
-from typing import Any
+
+from hrbench.arm import Context as Context
 
 __all__ = ["HTTP_PROVIDERS", "unpriced_message"]
-
-
-Context = Any
-"""The run context (:class:`hrbench.arm.Context`); not imported, so that arm.py may import this."""
 
 
 HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
@@ -23,8 +20,8 @@ HTTP_PROVIDERS = frozenset({"openai", "anthropic"})
 
 ADVICE: contextvars.ContextVar[str] = contextvars.ContextVar("hrbench_advice", default="python")
 """Whom hrbench's advice is for: ``"python"`` (a library caller) or ``"spec"`` (a TOML spec or
-``hrb`` flags, through the daemon, which sets it for its benchmarks). newcomer finding: advice names
-what the caller can change."""
+``hrb`` flags, through the daemon, which sets it for its benchmarks). Advice names what the caller
+can change."""
 
 
 def unpriced_message(model: str, max_usd: float | None, who: str = "client") -> str:
@@ -33,7 +30,7 @@ def unpriced_message(model: str, max_usd: float | None, who: str = "client") -> 
     ``who``: ``"client"`` or ``"judge"`` (a judge scorer's model: the advice names the judge's
     own client table and ``judge_scorer(..., pricing=...)``; a higher cap cannot help).
 
-    Decided (issue 12, kept in newcomer finding): only an explicit USD cap refuses an unpriced model;
+    Rule: only an explicit USD cap refuses an unpriced model;
     the default cap (``hrbench.runner.limits.max_usd``) is not enforced on it. The advice fits
     :data:`ADVICE`: Python for the library, the spec's fields and ``hrb`` flags for the daemon.
 

@@ -43,7 +43,7 @@ def register(server: RpcServer, app: App) -> None:
     proto = server.protocol
     proto.graceful_cancel = app.cancel_soon  # Ctrl-C and a closed connection cancel as `hrb cancel` does
     feature = server.feature
-    register_score(feature, app)  # inline when it is quick; else in a worker thread (issue 24, case S12a)
+    register_score(feature, app)  # inline when it is quick; else in a worker thread (case S12a)
     register_benchmarks(feature, proto, app)
     register_references(feature, app)
     register_cache(feature, app)

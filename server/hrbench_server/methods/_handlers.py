@@ -138,8 +138,7 @@ def absolute_path(path: str, field: str) -> str:
 def resolve(app: App, ref: str, field: str = "id") -> str:
     """The benchmark id ``ref`` names: an id, a unique id prefix or a name (``Store.benchmark_resolve``).
 
-    Decided (newcomer finding: an unknown id was exit 3 for rows/report/cancel/view but 2 for
-    rm): every method taking a benchmark id refuses an unknown or ambiguous one here, in one
+    Rule (an unknown id gives one exit code, 2, for every command): every method taking a benchmark id refuses an unknown or ambiguous one here, in one
     shape, ``<field>: <why>; ... (got '<ref>')``, the unknown one naming the closest stored ids
     and names (:meth:`~hrbench.store.Store.benchmark_close_to`). Both are the caller's input:
     ``hrb`` exits 2.

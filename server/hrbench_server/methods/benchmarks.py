@@ -62,7 +62,7 @@ def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, a
     feature("evaluate")(async_handler(p.EvaluateParams, evaluate))
 
     async def benchmark_cancel(args: p.BenchmarkCancelParams) -> p.BenchmarkCancelResult:
-        """Cancel a running benchmark (newcomer finding): its saved rows stay, ``--resume`` finishes it.
+        """Cancel a running benchmark: its saved rows stay, ``--resume`` finishes it.
 
         Waits until the run stored its end (status ``cancelled``), so a resume right after
         does not find it running.
@@ -75,7 +75,7 @@ def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, a
             raise ConfigError(
                 "id", args.id, f"benchmark {bid} is not running in this daemon (status {status})"
             )
-        # decided (newcomer finding): the requests already sent finish first, within the grace,
+        # the requests already sent finish first, within the grace,
         # and are settled at their real cost with their runs saved (App.cancel)
         in_flight = await app.cancel(bid, args.grace_s, by="`hrb cancel`")
 
@@ -154,9 +154,9 @@ def judge_client(scorer: Any, settings: Any) -> p.ClientSpec | None:
 
 
 def require_keys(client: Any, field: str) -> None:
-    """Refuse, before the first call, a model client whose key is set nowhere (SPEC §4, issue 15).
+    """Refuse, before the first call, a model client whose key is set nowhere (SPEC §4).
 
-    Decided (SPEC silent): a key is required when the client talks to the provider's hosted API
+    Rule: a key is required when the client talks to the provider's hosted API
     (``api.openai.com``, ``api.anthropic.com``) or names a variable other than the provider's
     default (the user meant one); a local server with the default name may run without a key.
     "Nowhere" is neither the caller's environment sent with the request nor the daemon's.

@@ -9,7 +9,8 @@ from typing import Any
 
 import msgspec
 
-from hrbench.errors import ConfigError, NotFound, did_you_mean
+from hrbench._util.messages import did_you_mean
+from hrbench.errors import ConfigError, NotFound
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import absolute_path, async_handler, to_thread

@@ -42,7 +42,7 @@ def register_lifecycle(feature: Callable[[str], Any], proto: HrbenchProtocol, ap
             proto.shutdown_requested = True
             return None
         why = "a shutdown request" + ("" if app.transport == "stdio" else " (`hrb daemon stop`)")
-        asyncio.get_running_loop().call_soon(app.stop, why)  # its cancelled benchmarks say why (newcomer)
+        asyncio.get_running_loop().call_soon(app.stop, why)  # its cancelled benchmarks say why
         return p.ShutdownResult(ok=True)
 
     def initialize(args: p.InitializeParams) -> p.InitializeResult:

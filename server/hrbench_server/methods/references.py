@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hrbench._util.messages import did_you_mean
 from hrbench._util.timefmt import iso_seconds as _iso
-from hrbench.errors import NotFound, did_you_mean
+from hrbench.errors import NotFound
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import async_handler, to_thread
@@ -21,13 +22,13 @@ def register_references(feature: Callable[[str], Any], app: App) -> None:
         def put() -> p.ReferenceInfo:
             from hrbench_server.bench_spec import wire_reference  # the specs: on the first put, here
 
-            ref = wire_reference(args.reference, app.store)  # keyed by id (issue 25)
+            ref = wire_reference(args.reference, app.store)  # keyed by id
             new = app.store.reference_get(ref.hash) is None
             before = app.store.reference_history(args.name) if args.name else []
             h = app.store.reference_put(ref, args.name)
             put = [r for r in app.store.reference_list() if r["hash"] == h and r["name"] == args.name]
             created = _iso(put[-1]["created"]) if put else None
-            was = before[-1]["hash"] if before else None  # a rebound name is said (newcomer finding 18)
+            was = before[-1]["hash"] if before else None  # a rebound name is said
             return p.ReferenceInfo(
                 hash=h,
                 name=args.name,

@@ -50,7 +50,7 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
                 return off_loop_score(key, args, None)
             sc = app.scorers[key] = specs.build_scorer(args.scorer, args.settings)
         check_label("", args.label, field="label")  # as a reference's labels are (an empty one too)
-        # Decided (issue 24, case S12a): what may take long runs in a worker thread, so one
+        # Rule (case S12a): what may take long runs in a worker thread, so one
         # client's scorer does not hold the daemon's other clients: a scorer that declares itself
         # heavy (the pattern scorer, bounded by its time limit), code (an import path: its cost
         # is unknown), a long reply or label (hrbench.runner.runtime.off_loop). A built-in scorer on a

@@ -11,8 +11,9 @@ from typing import Any, TypeVar
 
 import msgspec
 
+from hrbench._util.messages import did_you_mean
 from hrbench._util.timefmt import iso_seconds as _iso
-from hrbench.errors import ConfigError, NotFound, did_you_mean
+from hrbench.errors import ConfigError, NotFound
 from hrbench.runner.ledger import unknown_of, unknown_sentence
 from hrbench_client import protocol as p
 from hrbench_server.app import App
@@ -55,7 +56,7 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 ]
                 if args.item is not None and not rows and rec.get("reference_hash"):
                     ids = app.store.reference_get(rec["reference_hash"]).ids
-                    if args.item not in ids:  # printed nothing, exit 0 (newcomer finding)
+                    if args.item not in ids:  # never printed nothing with exit 0
                         hint = did_you_mean(args.item, ids, n=3)
                         raise ConfigError(
                             "item",
@@ -108,7 +109,7 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
             bench_id = resolve(app, args.id)
             rec = app.store.benchmark_get(bench_id) or {}
             rows = app.store.rows_get(bench_id)
-            traces = app.store.traces_get(bench_id)  # the list price per arm (issue 18)
+            traces = app.store.traces_get(bench_id)  # the list price per arm
             judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
             spec = rec.get("spec") or {}
             try:
@@ -117,13 +118,13 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
                 )
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
-            # newcomer finding: a report says when its benchmark is not a finished, whole one
+            # a report says when its benchmark is not a finished, whole one
             ledger = app.store.ledger_get(bench_id)
             head = browse.benchmark_status(
                 rec, len(rows), running(app), ledger, browse.stop_limits(app.store, rec)
             )
             out["status"], out["stop_note"] = head["status"], head["stop_note"]
-            # what a crash or a cancel left unknown, in the sentence hrb ls shows (newcomer finding)
+            # what a crash or a cancel left unknown, in the sentence hrb ls shows
             out["unknown_note"] = unknown_sentence(unknown_of(ledger))
             return out
 

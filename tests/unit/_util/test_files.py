@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
+from hrbench._util.atomic import atomic_file
 from hrbench._util.files import Confinement, confinement, make_folder, open_input, output_file, read_text
 from hrbench.errors import ConfigError
-from hrbench_client.files import atomic_file
 from tests._slow import slow
 
 LIMITED = r"""

@@ -13,8 +13,8 @@ import anyio.lowlevel
 import msgspec
 import pytest
 
+from hrbench import metrics
 from hrbench.errors import BudgetStoppedWarning, ConfigError, MetricErrorWarning
-from hrbench.evaluation import metrics
 from hrbench.evaluation.evaluate import (
     EmptyDataWarning,
     EvalError,

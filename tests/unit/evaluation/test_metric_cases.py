@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from hrbench import metrics as m
 from hrbench.errors import ConfigError
-from hrbench.evaluation import metrics as m
 from hrbench.evaluation.modules import Example, Prediction
 from tests.conftest import load_cases
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hrbench import metrics as m
 from hrbench.errors import ConfigError
-from hrbench.evaluation import metrics as m
 from hrbench.evaluation.modules import Example, Prediction, Trace
 from tests._examples import examples
 

@@ -66,8 +66,8 @@ def run(case: Mapping[str, Any]) -> tuple[str | float, str | None]:
     ``"error"`` when the scorer raises :class:`~hrbench.errors.ScorerError`, or the metric's
     number for ``exact_match`` / ``f1``.
     """
+    from hrbench import metrics
     from hrbench.errors import ScorerError
-    from hrbench.evaluation import metrics
     from hrbench.evaluation.modules import Example, Prediction
     from hrbench.specs import build_scorer
 

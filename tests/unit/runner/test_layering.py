@@ -1,4 +1,4 @@
-"""The run context and the runner meet through one direction only (issue 12)."""
+"""The run context and the runner meet through one direction only: the runner imports the context."""
 
 from __future__ import annotations
 
@@ -25,10 +25,10 @@ def _imports(module: str) -> set[str]:
 @pytest.mark.parametrize(
     ("module", "never"),
     [
-        ("arm", "hrbench.runner.benchmark"),
-        ("runner/runtime", "hrbench.arm"),
+        ("arm", "hrbench.runner"),
         ("runner/runtime", "hrbench.runner.benchmark"),
     ],
 )
 def test_no_import_cycle_between_arm_runtime_and_runner(module: str, never: str) -> None:
-    assert never not in _imports(module)  # at run time or for type checking alike
+    found = {m for m in _imports(module) if m == never or m.startswith(f"{never}.")}
+    assert not found, found  # at run time or for type checking alike

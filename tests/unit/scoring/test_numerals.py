@@ -3,7 +3,7 @@
 Families of the shared cases S01-S04 (superscript and subscript digits, vulgar fractions, a/b
 and LaTeX fractions, LaTeX scientific notation, ``\\%`` and ``,\\!``), as property tests over
 random values and every spelling. The rules are in :mod:`hrbench._util.text` (``fold_numerals``),
-:mod:`hrbench.scoring.numeric` and :mod:`hrbench.reading._fold`.
+:mod:`hrbench.scoring.numeric` and :mod:`hrbench.scoring.fold`.
 """
 
 from __future__ import annotations

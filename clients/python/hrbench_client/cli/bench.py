@@ -100,7 +100,7 @@ def _bench_spec(args: argparse.Namespace) -> Any:
             governor=governor,
             detach=args.detach,
             retry_errors=args.retry_errors,
-            concurrency=args.concurrency,  # None: the benchmark's own (newcomer finding)
+            concurrency=args.concurrency,  # None: the benchmark's own
         )
     elif args.retry_errors:
         _fail_usage("--retry-errors runs the runs that ended in errors again: give --resume ID")
@@ -112,7 +112,7 @@ def _bench_spec(args: argparse.Namespace) -> Any:
             spec = _msgspec().structs.replace(spec, detach=True)
         if args.concurrency is not None:
             spec = _msgspec().structs.replace(spec, concurrency=args.concurrency)
-        if limits:  # one flag replaces one limit; the others in force stay (newcomer finding)
+        if limits:  # one flag replaces one limit; the others in force stay
             kept = p.GovernorSpec(defaults=True) if spec.governor is None else spec.governor
             spec = _msgspec().structs.replace(spec, governor=_msgspec().structs.replace(kept, **limits))
         if (why := uncapped(spec)) is not None:
@@ -132,7 +132,7 @@ def _follow(stream: Any, progress: _Progress) -> int | None:
                 sys.stdout.buffer.flush()  # live rows, and a closed reader is seen while it runs
     except KeyboardInterrupt:
         progress.end()
-        # decided: as `hrb cancel` does, the daemon lets the requests already sent finish
+        # as `hrb cancel` does, the daemon lets the requests already sent finish
         # (its grace), saving their rows; a second Ctrl-C leaves at once, the daemon goes on
         _err(
             "cancelling: the requests already sent finish first (the daemon's "
@@ -148,7 +148,7 @@ def _follow(stream: Any, progress: _Progress) -> int | None:
         _err(f"cancelled; resume with: hrb bench --resume {stream.id}")
         return EXIT_INTERRUPTED
     except (BenchmarkCancelled, DaemonStopped) as exc:  # `hrb cancel ID` from another shell,
-        # or `hrb daemon stop` meanwhile: the id, the runs saved, the resume command (newcomer findings)
+        # or `hrb daemon stop` meanwhile: the id, the runs saved, the resume command
         progress.end()
         _err(exc.message)
         return EXIT_ERROR
@@ -179,8 +179,8 @@ def _follow(stream: Any, progress: _Progress) -> int | None:
 def shell_limits_note(spec: Any, environ: Any = None) -> str | None:
     """What becomes of the ``HRBENCH_MAX_*`` variables set in this shell, or ``None`` when none is.
 
-    Decided (newcomer finding: ``HRBENCH_MAX_CALLS=50 hrb bench`` ran under the 400 calls of a
-    daemon started before, and nothing said so): ``hrb`` sends them with the request
+    Rule (``HRBENCH_MAX_CALLS=50 hrb bench`` holds even for a daemon started before, and says
+    so): ``hrb`` sends them with the request
     (:func:`hrbench_client.client.with_caller_env`) and the daemon takes them as the default
     limits, for the limits the spec and the flags do not set; this says which apply and which
     do not (a spec's ``[governor]`` sets every limit itself; a flag replaces its variable; a
@@ -237,8 +237,7 @@ def shell_limits_note(spec: Any, environ: Any = None) -> str | None:
 def _submit_detached(args: argparse.Namespace, spec: Any) -> int:
     """``hrb bench --detach``: submit, say the id and how to follow it, exit 0 while it runs.
 
-    Decided (newcomer finding: ``--detach`` still streamed every row and waited for the end): a
-    detached benchmark survives its submitter, so ``hrb bench --detach`` waits only until the
+    Rule (``--detach`` does not stream every row or wait for the end): a detached benchmark survives its submitter, so ``hrb bench --detach`` waits only until the
     daemon has checked and stored it, then prints one JSON line (``id``, ``status``
     ``"running"``, ``detached``, rows ``done`` and ``total``, and the commands that follow it)
     and exits 0; the daemon runs it to its end. A spec the daemon refuses exits 2 as without
@@ -275,10 +274,10 @@ def _submit_detached(args: argparse.Namespace, spec: Any) -> int:
 
 
 def uncapped(spec: Any) -> str | None:
-    """Why a benchmark spec runs a billing model with no limit at all, or ``None`` (newcomer finding).
+    """Why a benchmark spec runs a billing model with no limit at all, or ``None``.
 
-    Decided (newcomer finding: the real-data example specs shipped an empty ``[governor]``, so a
-    copy pointed at a paid model had no cap): an empty ``[governor]`` still means no limits, but
+    Rule (a copy of a spec with an empty ``[governor]`` pointed at a paid model has no cap, and
+    is told so): an empty ``[governor]`` still means no limits, but
     ``hrb bench`` warns when such a spec's client bills (``openai``, ``anthropic``, or a
     ``replay`` falling back to one) and an arm calls it (not ``outputs`` only).
 
@@ -316,7 +315,7 @@ _CAP_FLAGS = (
     ("cost_cap_reached", "--max-usd USD"),
     ("token_cap_reached", "--max-tokens N"),
 )
-"""The governor's refusal of each cap, and the flag that raises it (newcomer finding)."""
+"""The governor's refusal of each cap, and the flag that raises it."""
 
 
 NOT_RETRIED_CAUSES = ("duplicate_draw", "no output for item ")
@@ -332,12 +331,12 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
     the cap that stopped them: a cost stop ``--max-usd``; ``--retry-errors`` too when runs
     ended in errors), else 3 when runs ended in errors, all or some (how many, by arm and
     cause, and ``hrb bench --resume ID --retry-errors`` to run them again once the cause is
-    fixed; newcomer finding; no such advice when every such run had a cause a retry cannot fix:
+    fixed; no such advice when every such run had a cause a retry cannot fix:
     :data:`NOT_RETRIED_CAUSES`), else 1 when an arm's accuracy is under ``fail_under`` or is NA
     (nothing measured: :func:`_gate`), else 0: every run was scored.
 
-    Decided (newcomer finding: ``NoLabelsWarning`` and ``FewRunsWarning`` lived only in the
-    JSON result line, stderr empty, exit 0): every warning the benchmark raised is printed on
+    Rule (a ``NoLabelsWarning`` or ``FewRunsWarning`` never lives only in the JSON result
+    line): every warning the benchmark raised is printed on
     stderr once, a terminal or not, as ``hrb: warning: Class: message``; the warnings of runs
     that ended in errors or were stopped by the budget are printed with that summary instead.
     """
@@ -357,7 +356,7 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
         for w in said:
             _err(w)
         note = getattr(result, "stop_note", None)
-        if note:  # the daemon's note, the one hrb ls, the report and the view show (newcomer finding)
+        if note:  # the daemon's note, the one hrb ls, the report and the view show
             _err(f"budget stopped: {note}")
         else:  # a daemon that sends no note: the caps its refusals name
             caps = [f for name, f in _CAP_FLAGS if any(name in w for w in said)]
@@ -389,8 +388,8 @@ def bench_exit(result: Any, fail_under: float | None = None) -> int:
 def _gate(summary: list[Any], fail_under: float) -> int:
     """``--fail-under``: 1 when an arm's accuracy is under the bar OR was not measured.
 
-    Decided (newcomer finding: ``--fail-under 0.9`` passed, exit 0, on a benchmark whose
-    items had no label, accuracy NA): a gate that measured nothing fails, naming the arms whose
+    Rule (``--fail-under 0.9`` never passes on a benchmark whose items have no label,
+    accuracy NA): a gate that measured nothing fails, naming the arms whose
     accuracy is NA (no labelled, reportable run: every item unlabelled, or only on ``dev``).
     """
     na = [s.arm for s in summary if not _measured(s.accuracy)]
@@ -408,7 +407,7 @@ def _gate(summary: list[Any], fail_under: float) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace) -> int:
-    """Cancel running benchmarks from any shell (newcomer finding): one JSON line each, then how to resume."""
+    """Cancel running benchmarks from any shell: one JSON line each, then how to resume."""
     with _client(args) as hb:
         for ref in args.ids:
             done = hb.cancel_benchmark(ref, grace_s=args.grace)

@@ -20,7 +20,7 @@ def cmd_cache(args: argparse.Namespace) -> int:
         with _client(args) as hb:
             _out(hb.cache_stats())
         return EXIT_OK
-    with _client(args) as hb:  # clear (newcomer finding 20)
+    with _client(args) as hb:  # clear
         _out({"deleted": hb.cache_clear(**filters)})
     return EXIT_OK
 

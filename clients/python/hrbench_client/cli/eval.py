@@ -40,7 +40,7 @@ def eval_params(path: str) -> Any:
                 data["data"] = json.loads(text)
             except json.JSONDecodeError as exc:
                 _fail_usage(f"data {file} is not JSON: {exc}")
-        else:  # each line on its own: the error names the file's line (newcomer finding)
+        else:  # each line on its own: the error names the file's line
             data["data"] = []
             for n, line in enumerate(text.split("\n"), 1):
                 if line.strip():
@@ -69,7 +69,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     mean = fields.get("mean_score")
     if args.fail_under is None:
         return EXIT_OK
-    if not _measured(mean):  # decided, as for `hrb bench`: a gate that measured nothing fails
+    if not _measured(mean):  # as for `hrb bench`: a gate that measured nothing fails
         _err(f"mean score is NA, nothing was scored, so --fail-under {args.fail_under:g} fails")
         return EXIT_WRONG
     if mean < args.fail_under:

@@ -37,8 +37,8 @@ EXIT_PIPE = 141
 
 # Errors about the caller's input (exit 2): the ConfigError family (ConfigError,
 # ReferenceValueError, SignatureError), -32602 invalid params, a report asked of too few runs, and
-# NotFound: an id, name or id prefix that names nothing stored (decided, newcomer finding: it was
-# exit 3 for rows/report/cancel/view and 2 for rm; SPEC section 6, "2 on bad input").
+# NotFound: an id, name or id prefix that names nothing stored, for every command alike (SPEC
+# section 6, "2 on bad input").
 # Everything else the daemon reports (and a daemon that cannot be reached) is exit 3.
 USAGE_ERRORS: tuple[type[HrbenchError], ...] = (ConfigError, InvalidParams, TooFewRunsError, NotFound)
 
@@ -73,7 +73,7 @@ exit codes:
 def exit_code(exc: BaseException, command: str | None = None) -> int:
     """The exit code of an error the daemon reported: 2 for invalid input, else 3.
 
-    Decided (newcomer's finding, issue 15): under ``hrb score`` a ``ScorerError`` is about the
+    Rule: under ``hrb score`` a ``ScorerError`` is about the
     OUTPUT, label or scorer the caller gave (a label the choice scorer cannot read), so it is
     invalid input, exit 2; inside a benchmark it stays a run error, exit 3.
 
@@ -91,8 +91,8 @@ def closed_output(exc: BaseException) -> bool:
     """Whether ``exc`` says standard output's reader is gone (``| head``): EPIPE, from any writer.
 
     ``BrokenPipeError`` from Python's own writes; pyarrow's Parquet writer raises a plain
-    ``OSError`` whose message says "Broken pipe" (newcomer finding: ``hrb rows ID --format
-    parquet | head`` printed it).
+    ``OSError`` whose message says "Broken pipe" (``hrb rows ID --format parquet | head``
+    must not print it).
 
     Example:
         >>> closed_output(BrokenPipeError(32, "Broken pipe")), closed_output(OSError("Broken pipe"))
@@ -117,7 +117,7 @@ def closed_output(exc: BaseException) -> bool:
 def output_closed() -> int:
     """Exit quietly once standard output's reader is gone: 141, as a shell reports SIGPIPE.
 
-    Decided (newcomer finding): every command and every output format ends the same way when
+    Rule: every command and every output format ends the same way when
     its output closes early (``hrb rows ID --format parquet | head``, ``hrb ls | head -1``):
     nothing more is written, no error is printed, the exit code is 141 (128 + SIGPIPE, what
     ``set -o pipefail`` scripts see from ``cat`` or ``grep``). Standard output is pointed at the

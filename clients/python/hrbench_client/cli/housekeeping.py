@@ -36,11 +36,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
         print(
             f"{b.id:<16}  {(b.name or '-'):<20}  {b.created or '-':<25}  {b.status:<14}  {rows:>11}  {arms}"
         )
-        if b.unknown_note:  # issue 13: spend a crash or a cancel left unknown, counted as spent
+        if b.unknown_note:  # spend a crash or a cancel left unknown, counted as spent
             print(f"{'':<16}  {b.unknown_note}")
         if (limits := limits_text(b)) is not None:
             print(f"{'':<16}  {limits}")
-        if b.stop_note:  # a budget stop or runs that ended in errors (newcomer findings)
+        if b.stop_note:  # a budget stop or runs that ended in errors
             print(f"{'':<16}  {STATUS_LABELS.get(b.status, 'Note')}: {b.stop_note}")
     return EXIT_OK
 
@@ -48,8 +48,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
 def limits_text(b: Any) -> str | None:
     """The limits in force of a listed benchmark, each with its use, the defaults marked.
 
-    Decided (newcomer finding: ``max_tokens`` was never shown): the three caps are shown
-    alike; ``None`` for a benchmark stored before the limits were kept.
+    The three caps are shown alike; ``None`` for a benchmark stored before the limits were kept.
 
     Example:
         >>> from hrbench_client import protocol as p
@@ -73,7 +72,7 @@ def limits_text(b: Any) -> str | None:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    """Resolve every id first and delete nothing when one is unknown (decided, newcomer: `rm bad nosuch`).
+    """Resolve every id first and delete nothing when one is unknown (``hrb rm bad nosuch``).
 
     Each unknown or ambiguous id is said as every command says it (``hrb: NotFound: id: ...``),
     then that nothing was deleted; exit 2.

@@ -50,8 +50,8 @@ def _limit(kind: type) -> Any:
     """The ``--max-*`` flags' type: a finite number >= 0, whole for calls and tokens.
 
     The same rule as the library's ``hrbench.runner.governor.check_limit`` (this client imports no
-    hrbench): newcomer finding 7, ``--max-usd nan`` and ``--max-usd inf`` passed ``float`` and
-    were sent as JSON ``null``, so the $5 default applied silently. Refused with exit 2.
+    hrbench): ``--max-usd nan`` and ``--max-usd inf`` pass ``float`` and would be sent as JSON
+    ``null``, so the $5 default would apply silently. Refused with exit 2.
 
     Example:
         >>> _limit(float)("0.5"), _limit(int)("40")
@@ -149,14 +149,14 @@ def _parser_class() -> type[argparse.ArgumentParser]:
 
     argparse drops an ``OSError`` from writing its messages, so ``hrb --help | head -1`` exited 0
     having printed nothing; this one lets it reach :func:`hrbench_client.cli.main`, which exits
-    141 quietly as for every other output (newcomer finding).
+    141 quietly as for every other output.
     """
     import argparse
 
     class Parser(argparse.ArgumentParser):
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            # newcomer finding 23: `hrb score -22.22%` needed `--`; a negative number or
+            # `hrb score -22.22%` needs no `--`: a negative number or
             # percent (digit groups, a decimal point, an exponent) is a value, never an option
             self._negative_number_matcher = NEGATIVE_NUMBER
 
@@ -178,7 +178,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
 
 
 NEGATIVE_NUMBER = re.compile(r"^-(?:\d[\d,_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?%?$")
-"""What ``hrb`` reads as a value, not an option, when it starts with ``-`` (newcomer finding 23).
+"""What ``hrb`` reads as a value, not an option, when it starts with ``-``.
 
 Example:
     >>> [bool(NEGATIVE_NUMBER.match(t)) for t in ("-22.22%", "-5", "-1,234.5", "-.5", "-1e-3", "-x", "--label")]
@@ -237,7 +237,7 @@ def _add_score(sub: Any) -> None:
     """``hrb score``."""
     s = sub.add_parser("score", help="score outputs against labels")
     s.add_argument("output", nargs="?", help="the output; without it, JSON lines {output, label} on stdin")
-    # decided (seed silent): both at once is a usage error (exit 2), not one of them dropped
+    # both at once is a usage error (exit 2), not one of them dropped
     labels = s.add_mutually_exclusive_group()
     labels.add_argument(
         "--label",

@@ -104,13 +104,13 @@ class _Progress:
 
 
 class _Waiting:
-    """A plain line on stderr when no row came for ``every`` seconds (newcomer finding).
+    """A plain line on stderr when no row came for ``every`` seconds.
 
-    Decided: a benchmark whose endpoint never answers left ``hrb bench`` silent for minutes
-    (the progress bar is drawn on a terminal only). A thread prints, a terminal or not, at
+    Rule: a benchmark whose endpoint never answers never leaves ``hrb bench`` silent for
+    minutes (the progress bar is drawn on a terminal only). A thread prints, a terminal or not, at
     most one line per ``every`` seconds while no row arrives: ``hrb: waiting: no row for 10 s
     (3 of 40 runs done; benchmark ID)``, then ``... for 20 s``, ``... for 30 s``: the time since
-    the last row, not since the last line (newcomer finding 21: it said 10 s every time). A
+    the last row, not since the last line (not 10 s every time). A
     terminal's progress bar is redrawn after it.
     """
 

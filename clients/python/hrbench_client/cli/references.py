@@ -30,7 +30,7 @@ def cmd_ref(args: argparse.Namespace) -> int:
                     ref["id_var"] = args.id_var  # the daemon refuses it for a format but promptfoo
             info = hb.references.put(ref, args.name)
             _out(info)
-            if info.replaced:  # newcomer finding 18: rebinding a name was silent
+            if info.replaced:  # rebinding a name is never silent
                 _err(
                     f"reference {args.name!r} now points at {info.hash[:12]} (was {info.replaced[:12]}): "
                     "benchmarks naming it from now on use the new content; earlier ones keep theirs "

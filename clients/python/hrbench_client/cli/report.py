@@ -132,9 +132,9 @@ def cmd_view(args: argparse.Namespace) -> int:
 def _as_callers_file(path: str) -> None:
     """Give a file the daemon wrote for the caller the mode the caller's own files get.
 
-    Decided (newcomer's finding): a ``--plot`` PNG is the user's output, like ``--html``, which
-    this process writes under the caller's umask (0644 under the usual 022); the daemon writes
-    with umask 077 because its state files are private (0600), so the plot came out 0600.
+    Rule: a ``--plot`` PNG is the user's output, like ``--html``, which this process writes
+    under the caller's umask (0644 under the usual 022); the daemon writes with umask 077
+    because its state files are private (0600), so the plot would come out 0600.
     """
     mask = os.umask(0)
     os.umask(mask)

@@ -33,8 +33,8 @@ class _StdinInputs:
     The flags are the defaults of the lines: ``--label``/``--label-json`` is the label of a
     line that carries none (no ``"label"``, or ``null``: no label), ``--item`` the item of a
     line without one, as ``--scorer`` and ``--settings`` are; what a line gives itself wins.
-    Decided (newcomer finding: ``echo '{"output":"paris"}' | hrb score --label Paris`` said
-    ``correct: null``, and with ``--check`` asked for the ``--label`` it was given).
+    So ``echo '{"output":"paris"}' | hrb score --label Paris`` scores against ``Paris``, and
+    ``--check`` does not ask for the ``--label`` it was given.
 
     Iteration stops at the first bad line and keeps its error in :attr:`error`: the caller
     prints the verdicts of every line before it, then raises it. :attr:`lines` holds the stdin

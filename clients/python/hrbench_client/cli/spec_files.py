@@ -43,8 +43,7 @@ def no_key_in_toml(data: Any, where: str = "") -> Any:
     """``api_key_env = false`` in a TOML spec sends no key, as ``null`` does on the wire.
 
     TOML has no null, so a client for a local server that needs no key (vLLM, Ollama) writes
-    ``api_key_env = false`` (decided, newcomer finding: ``api_key_env = null`` cannot be
-    written in TOML). Every ``api_key_env`` of the spec is read so, at any depth (the client,
+    ``api_key_env = false`` (``api_key_env = null`` cannot be written in TOML). Every ``api_key_env`` of the spec is read so, at any depth (the client,
     its fallback, a judge's client).
 
     Raises:
@@ -78,9 +77,9 @@ def _resolve(base: Path, value: Any) -> Any:
     Environment variables are expanded (``${HRBENCH_DATA}/...``), then ``~``; a relative path
     written in the spec is taken from the spec file's folder, but a relative path that a
     variable at the head of the path holds is taken from the shell's working directory, as
-    the shell would (decided, newcomer finding: ``cd hrbench && HRBENCH_DATA=../shared/data hrb
-    bench examples/squad2-shared-50.toml``, the command in that spec's own header, looked in
-    ``examples/../shared/data``). The client resolves both before it sends the spec, so the
+    the shell would (``cd hrbench && HRBENCH_DATA=../shared/data hrb bench
+    examples/squad2-shared-50.toml``, the command in that spec's own header, looks in
+    ``../shared/data``, not ``examples/../shared/data``). The client resolves both before it sends the spec, so the
     daemon's working directory never matters.
 
     Raises:
@@ -90,7 +89,7 @@ def _resolve(base: Path, value: Any) -> Any:
         return value
     head = _HEAD_VAR.match(value)
     if head is not None and os.environ.get(head.group(1) or head.group(2)):
-        # decided (newcomer finding): a variable's relative path is the shell's, not the spec's
+        # a variable's relative path is the shell's, not the spec's
         here = os.path.abspath(os.path.expanduser(os.environ[head.group(1) or head.group(2)]))
         value = here + value[head.end() :]
     expanded = os.path.expandvars(value)

@@ -43,7 +43,7 @@ class _References:
 
     def put(self, reference: p.ReferenceSpec | dict[str, Any], name: str | None = None) -> p.ReferenceInfo:
         """Store a reference (inline spec, or ``{"path": ...}`` on the daemon's disk) under ``name``."""
-        reference = keyed_reference(reference)  # lists beside a mapping of items, keyed (issue 25)
+        reference = keyed_reference(reference)  # lists beside a mapping of items, keyed
         return self._client.call("reference/put", {"reference": reference, "name": name}, p.ReferenceInfo)
 
     def get(self, ref: str) -> p.ReferenceSpec:
@@ -243,7 +243,7 @@ class Client:
                 reference, client, runs, ...), or ``{"resume": "<id>"}``.
             on_progress: called with ``(done, total)`` rows as progress arrives.
         """
-        body = with_caller_env(keyed_reference(spec))  # lists beside a mapping of items keyed (issue 25)
+        body = with_caller_env(keyed_reference(spec))  # lists beside a mapping of items keyed
         return BenchmarkStream(self, self.send_request("benchmark", body), on_progress)
 
     def resume(

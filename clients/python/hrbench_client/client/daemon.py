@@ -84,7 +84,7 @@ def start_daemon(
     try:
         state.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    except OSError as exc:  # read-only, full, not ours: advice, not a raw OSError (newcomer finding)
+    except OSError as exc:  # read-only, full, not ours: advice, not a raw OSError
         raise DaemonError(_unusable_home(state, exc)) from None
     cmd = [*_server_command(), "--home", str(state), "daemon"]
     if tcp:
@@ -142,8 +142,7 @@ def _unusable_home(state: Path, exc: OSError) -> str:
 def _stop_unanswering(proc: Any) -> str:
     """Stop the daemon this call started when it never answered.
 
-    Decided (newcomer finding: a start that timed out left its daemon running; a busy
-    machine's test run left 65 of them). SIGTERM, then SIGKILL after 5 s; the process is reaped. Returns what happened, for the error.
+    A start that timed out never leaves its daemon running. SIGTERM, then SIGKILL after 5 s; the process is reaped. Returns what happened, for the error.
     """
     import subprocess
 

@@ -18,7 +18,7 @@ _PER_ITEM = ("labels", "cluster", "split")
 def keyed_reference(spec: Any) -> Any:
     """``spec`` with the lists beside a mapping of items keyed by item id, as the wire asks.
 
-    Decided (issue 25, finding 1): the daemon never pairs a list with a mapping by position (a
+    Rule: the daemon never pairs a list with a mapping by position (a
     JSON object's keys arrive in the sender's map order, a Lua table's hash order), and refuses
     it (:func:`hrbench.reference.check_keyed`). A Python caller does define the order: a dict
     keeps its insertion order, and ``hrb`` reads a TOML file into dicts in the file's order. So
@@ -114,8 +114,8 @@ def with_caller_env(spec: Any) -> Any:
     ``HRBENCH_MAX_TOKENS``). The daemon uses them for this request only, before its own
     environment, and never stores or logs them; so ``OPENAI_API_KEY=... hrb bench`` works
     against a daemon started without it, and ``HRBENCH_MAX_CALLS=50 hrb bench`` gives the
-    limits the spec and the flags do not set (decided, newcomer finding: the daemon read only
-    its own environment, at start, and ignored the shell's silently). Variables not set here
+    limits the spec and the flags do not set (the shell's, not only the daemon's own
+    environment at start). Variables not set here
     are not sent; an ``env`` already in the spec is kept as given.
 
     Example:

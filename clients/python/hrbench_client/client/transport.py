@@ -105,7 +105,7 @@ def _python() -> str:
 def _server_command() -> list[str]:
     """``python -P -m hrbench_server``: ``-P`` keeps the working directory off the import path.
 
-    Decided, issue 13: a file in the caller's directory named like a dependency must never run
+    Rule: a file in the caller's directory named like a dependency must never run
     inside the server; the server imports user code only from a spec's explicit ``python_path``.
     """
     return [_python(), "-P", "-m", "hrbench_server"]

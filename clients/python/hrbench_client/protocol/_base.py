@@ -11,7 +11,7 @@ __all__ = ["CallerEnv", "EnvName", "ImportPath", "ItemId", "Name", "PROTOCOL_VER
 
 PROTOCOL_VERSION = 2
 """Bumped when a method's params or result (or a notification) change incompatibly: 2 streams rows
-as ``hrbench/rows`` batches instead of one ``hrbench/row`` notification per row (issue 15)."""
+as ``hrbench/rows`` batches instead of one ``hrbench/row`` notification per row."""
 
 ImportPath = Annotated[
     str,

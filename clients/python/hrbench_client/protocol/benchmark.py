@@ -33,14 +33,13 @@ class BenchmarkParams(_Spec):
     be given with ``resume`` to raise the limits for the rest (a budget stop is resumable):
     a limit it gives replaces that one, every other limit in force before (the defaults'
     included, when the spec had no ``governor``) is kept, so the resumed requests are the ones
-    the first part sent (newcomer finding). Runs that ended in an error are kept as they are,
+    the first part sent. Runs that ended in an error are kept as they are,
     unless ``retry_errors`` is true (with ``resume`` only): they are run again and their new
-    rows replace the old ones; what the failed attempts spent stays spent (newcomer finding).
+    rows replace the old ones; what the failed attempts spent stays spent.
     ``concurrency`` is how many (arm, item) pairs run at once: 16 when not given; a resume
-    keeps the benchmark's own unless it is given (newcomer finding: a resume took the caller's
-    default 16 instead of the spec's 8). A benchmark is cancelled (resumable, its rows kept) when the
+    keeps the benchmark's own unless it is given (a spec's 8, not the caller's default 16). A benchmark is cancelled (resumable, its rows kept) when the
     connection that submitted it closes, unless ``detach`` is true: it then runs to its end
-    whoever listens (``benchmark/cancel`` stops it; newcomer finding).
+    whoever listens (``benchmark/cancel`` stops it).
     ``scorer`` decides each row right or wrong; ``metrics`` names graded scores reported beside
     its accuracy in the summary (``tatqa``: the official TAT-QA EM and F1; ``squad``: SQuAD
     v2.0 EM and F1; ``answer_contains``: seed 001's scorer as a side column; or
@@ -104,7 +103,7 @@ class ArmSummary(Struct, kw_only=True):
     ``budget_stop``, counted apart; ``errors`` those of ``failed`` that ended in an error (a
     failed model call, an arm that raised). ``usd`` sums every row (``None`` when a model had
     no price): what was paid, 0 for cache and recording hits; ``usd_list`` the same at list price,
-    each reply at what it cost when first paid (issue 18); ``usd_from_log`` the runs whose tokens and
+    each reply at what it cost when first paid; ``usd_from_log`` the runs whose tokens and
     list price come from another tool's log (an imported arm), not paid here. ``metrics``: the mean of each benchmark metric (the spec's ``metrics``), averaged
     as ``accuracy``; ``None`` for an arm with resumed rows. ``error_causes``: the runs that
     ended in an error (dev split included) by cause, e.g. ``{"openai: HTTP 401": 20}``.
@@ -132,9 +131,9 @@ class BenchmarkResult(Struct, kw_only=True):
 
     ``status`` is ``done``, ``budget_stopped`` when the governor stopped runs (each counted
     wrong, seed 002; ``text`` says how many), or ``errors`` when runs ended in errors, all or
-    some (counted wrong too; ``text`` says how many and the commonest cause; newcomer finding).
+    some (counted wrong too; ``text`` says how many and the commonest cause).
     ``stop_note`` says how many and how to resume: the note ``hrb ls``, the report and the view
-    show (newcomer finding).
+    show.
     """
 
     id: str
@@ -155,7 +154,7 @@ class RowsNotification(Struct, kw_only=True):
     One notification per batch the daemon committed to its store (a row the caller sees is a
     row saved), cut where an ``hrbench/progress`` notification falls between them; the batches'
     rows, in the order they come, are the benchmark's rows in the order they were scored.
-    Decided (issue 15, point 6): a batch per notification, not a row, so that streaming costs
+    A batch per notification, not a row, so that streaming costs
     the daemon and the client one message per batch (protocol 2; protocol 1 sent ``hrbench/row``
     with one ``row`` each).
     """

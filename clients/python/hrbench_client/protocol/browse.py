@@ -49,8 +49,8 @@ class ArmView(Struct, kw_only=True):
     ``accuracy``/``ci_low``/``ci_high``/``se`` as in ``hrbench.stats.ArmReport``; ``failures``
     counts labelled reportable runs by failure kind (kinds with no run left out); ``usd`` in US
     dollars (``None`` when a run had no price, as in the report), ``usd_list`` the same at list
-    price (each reply at what it cost when first paid: cache and recording hits included; issue
-    18); ``usd_per_run`` (with its interval) and ``accuracy_per_usd`` are at that list price, so
+    price (each reply at what it cost when first paid: cache and recording hits included);
+    ``usd_per_run`` (with its interval) and ``accuracy_per_usd`` are at that list price, so
     arms compare by cost whatever the cache held. ``seconds`` wall-clock summed over the arm's
     rows, tokens summed over its rows; ``usd_from_log`` the reportable runs whose tokens and list
     price come from another tool's log (an imported arm), not paid here.

@@ -29,7 +29,7 @@ class GateParams(_Spec):
 
 
 class GateResult(Struct, kw_only=True):
-    """What the gate decided: ``fail`` (exit 1), ``pass`` (exit 0) or ``cannot`` (exit 3), and why.
+    """What the gate concluded: ``fail`` (exit 1), ``pass`` (exit 0) or ``cannot`` (exit 3), and why.
 
     ``diff`` is the candidate's accuracy minus the baseline's on the items both ran, ``ci_low``
     and ``ci_high`` its two-sided ``1 - 2 * alpha`` interval (``ci_high`` the one-sided

@@ -55,7 +55,7 @@ def _fields_at(typ: Any, path: str, data: Any) -> list[str]:
 def unknown_field_hint(message: str, typ: Any, data: Any = None) -> str:
     """A msgspec error message, with the closest field name when it is about an unknown field.
 
-    Decided (newcomer finding: unchecked fields failed late): msgspec says ``Object contains
+    Unchecked fields would fail late: msgspec says ``Object contains
     unknown field `base_ur` - at `$.client```; this adds ``(did you mean `base_url`?)`` from the
     fields of the Struct there (of the ``kind`` the object gives, when ``data`` holds it).
     ``hrb`` and the daemon both say it.

@@ -118,9 +118,9 @@ ArmSpec = PromptArmSpec | ReadingArmSpec | OutputsArmSpec | ImportArmSpec
 MAX_FINITE = 1.7976931348623157e308
 """The largest finite float: an upper bound that refuses ``inf`` (NaN fails ``ge=0`` already).
 
-Newcomer finding 7: a TOML ``max_usd = inf`` passed ``ge=0`` and was sent as JSON ``null``
-(JSON has no infinity), so it ran with no USD cap; it is refused here, naming the field. So is
-an infinite price (finding 15)."""
+A TOML ``max_usd = inf`` passes ``ge=0`` and would be sent as JSON ``null`` (JSON has no
+infinity), so it would run with no USD cap; it is refused here, naming the field. So is an
+infinite price."""
 
 
 Rate = Annotated[float, Meta(ge=0, le=MAX_FINITE, description="USD per million tokens")]
@@ -307,7 +307,7 @@ class GovernorSpec(_Spec):
     ``defaults`` true: a limit left ``None`` is the default's (the daemon's
     ``default_governor``), not no cap; ``hrb bench FILE --max-usd X`` on a spec without a
     ``[governor]`` sends it, so one flag replaces one limit and the default others stay
-    (newcomer finding). An empty governor without it still means no limits at all.
+    An empty governor without it still means no limits at all.
     """
 
     max_calls: Annotated[int, Meta(ge=0)] | None = None
@@ -317,7 +317,7 @@ class GovernorSpec(_Spec):
 
 
 class RayExecutorSpec(_Spec, tag="ray", tag_field="kind"):
-    """Run the benchmark's cells on a Ray cluster (issue 17; the daemon needs ``hrbench[ray]``).
+    """Run the benchmark's cells on a Ray cluster (the daemon needs ``hrbench[ray]``).
 
     ``address`` is ``"auto"`` (a running cluster), ``"local"`` (one started for the run),
     ``"ray://host:port"`` or ``"host:port"``. The daemon stays the driver: it alone writes the

@@ -55,10 +55,9 @@ class ReferenceInfo(Struct, kw_only=True):
     """A stored reference: name, content hash, size, when it was put (ISO 8601, UTC).
 
     ``new`` (``reference/put`` only, else ``None``): ``True`` when this content was not stored
-    before, ``False`` when it was (only the name was added) (decided, newcomer: put said
-    ``created: null``). ``replaced`` (``reference/put`` only): the content hash the name
-    pointed at before this put, when it was another one (newcomer finding 18: a put rebinding a
-    name was silent); ``hrb ref put`` says ``old -> new`` on stderr.
+    before, ``False`` when it was (only the name was added). ``replaced`` (``reference/put``
+    only): the content hash the name pointed at before this put, when it was another one (a
+    put rebinding a name is never silent); ``hrb ref put`` says ``old -> new`` on stderr.
     """
 
     hash: str
@@ -218,13 +217,12 @@ class BenchmarkListing(Struct, kw_only=True):
     (kept per call: reservations in flight, or left open by a crash, counted as spent; ``None``
     before the first call; ``usd`` ``None`` too when a model had no price, as in the report,
     seed 002), ``tokens`` the tokens counted against the token cap likewise, ``max_usd``,
-    ``max_calls`` and ``max_tokens`` the caps in force (``None``: no cap; newcomer finding:
-    ``max_tokens`` was never shown), ``default_limits`` ``True`` when they are the defaults
+    ``max_calls`` and ``max_tokens`` the caps in force (``None``: no cap), ``default_limits`` ``True`` when they are the defaults
     (no governor in the spec, seed 002: 400 calls, $5, no token cap unless
     ``HRBENCH_MAX_TOKENS`` sets one; ``None`` for a benchmark stored before the limits were kept). ``unknown_usd`` and
     ``unknown_calls``: the part of that use that was in flight when a run of it crashed or was
-    cancelled (counted at the cancel), so unknown, at most that much (issue 13, newcomer
-    finding; 0 or ``None`` when none); ``unknown_note`` says it in words, telling what a cancel
+    cancelled (counted at the cancel), so unknown, at most that much (0 or ``None``
+    when none); ``unknown_note`` says it in words, telling what a cancel
     left ("cancelled in flight") from what a crash left ("in flight at a crash").
     """
 

@@ -74,7 +74,7 @@ _HEADERS = {"referrer-policy": "no-referrer", "x-frame-options": "DENY", "x-cont
 class _Daemon:
     """A small pool of client connections, one per request in progress, each reopened after it broke.
 
-    Decided (a cheap page waited 6.8 s behind 8 others): a client answers one call at a time,
+    Rule (a cheap page never waits behind 8 others): a client answers one call at a time,
     so the view's requests each take a connection of their own, up to :data:`POOL_SIZE` at
     once (:data:`KEEP_IDLE` kept open between requests); the daemon answers them concurrently.
     """

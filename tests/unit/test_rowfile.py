@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 
 from hrbench.errors import ConfigError
 from hrbench.records import Row
-from hrbench.results.rowfile import ROW_FILE_SUFFIXES, read_rows
+from hrbench.rowfile import ROW_FILE_SUFFIXES, read_rows
 from tests._examples import examples
 
-BASELINE = Path(__file__).resolve().parents[3] / "examples" / "ci" / "baseline.jsonl"
+BASELINE = Path(__file__).resolve().parents[2] / "examples" / "ci" / "baseline.jsonl"
 
 BAD: dict[str, tuple[str, Callable[[Path], object], str]] = {
     "random bytes (jsonl)": ("jsonl", lambda p: p.write_bytes(random.Random(7).randbytes(4096)), r"line 1 is not UTF-8 text"),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.evaluation.metrics.base import Metric, Normalisation, get_field
+from hrbench.metrics.base import Metric, Normalisation, get_field
 from hrbench.scoring.squad import (
     _gold,
     _normaliser,
@@ -150,7 +150,7 @@ def contains(
 ) -> Metric:
     """Whether an output field contains a reference answer.
 
-    Decided: with ``normalise=True`` both sides are SQuAD-normalised and the reference must
+    With ``normalise=True`` both sides are SQuAD-normalised and the reference must
     appear as whole tokens ("cat" is not in "concatenate"); with ``normalise=False`` it is a plain
     substring test. The score is the best over several references; an unanswerable item (no
     reference) scores 1 only for an empty prediction.

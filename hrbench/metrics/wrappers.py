@@ -7,8 +7,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.evaluation.metrics.base import Metric, MetricResult, score_of
-from hrbench.evaluation.metrics.lookup import as_metric
+from hrbench.metrics.base import Metric, MetricResult, score_of
+from hrbench.metrics.lookup import as_metric
 
 __all__ = ["threshold", "with_feedback", "with_trace"]
 
@@ -27,7 +27,7 @@ def threshold(metric: Any, at: float = 0.5) -> Metric:
 
     Example:
         >>> from hrbench.evaluation.modules import Example, Prediction
-        >>> from hrbench.evaluation.metrics import f1
+        >>> from hrbench.metrics import f1
         >>> m = threshold(f1("answer"), at=0.5)
         >>> m(Prediction(answer="Normans in France"), Example(answer="the Normans"))
         1.0
@@ -69,7 +69,7 @@ def with_feedback(
 
     Example:
         >>> from hrbench.evaluation.modules import Example, Prediction
-        >>> from hrbench.evaluation.metrics import exact_match
+        >>> from hrbench.metrics import exact_match
         >>> m = with_feedback(exact_match("sentiment"), lambda p, e, s: "ok" if s else f"want {e.sentiment}")
         >>> m(Prediction(sentiment="negative"), Example(sentiment="positive"))
         MetricResult(score=0.0, feedback='want positive')

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrbench.evaluation.metrics.base import Metric, get_field
+from hrbench.metrics.base import Metric, get_field
 from hrbench.scoring.tatqa import tatqa_em_f1
 
 
@@ -64,7 +64,7 @@ def tatqa_exact_match(
 
     Scores ``prediction[field]`` (a string, a number or a list of spans) with the prediction's
     scale ``prediction[scale_field]`` against the row's ``column`` (the gold answer), with the
-    row's ``scale_column`` and ``type_column`` (:func:`tatqa_em_f1`). Decided: a missing scale
+    row's ``scale_column`` and ``type_column`` (:func:`tatqa_em_f1`). A missing scale
     field or column is no scale; a row without an answer type is ``arithmetic`` when its answer
     is a number, else spans.
 

@@ -34,7 +34,7 @@ tables reproduce. For numbers, signs, multiple-choice letters or symbols pass
 ``normalise="numbers"`` (:func:`normalize_numbers`), score with ``answer_contains``
 (:func:`hrbench.reading.answer_scorer`), or with the TAT-QA metric for financial answers.
 
-Decided (the script is silent): a prediction of ``None`` is the empty answer ``""``; numbers are
+Rule (the script is silent): a prediction of ``None`` is the empty answer ``""``; numbers are
 written in plain digits before comparison (``3.0`` -> ``"3"``, see
 :func:`hrbench.scoring.scorer.plain_number`); other non-string values are compared as ``str(value)``.
 
@@ -51,14 +51,14 @@ Example:
 
 from __future__ import annotations
 
-from hrbench.evaluation.metrics.base import Metric, MetricResult, custom
-from hrbench.evaluation.metrics.base import Normalisation as Normalisation
-from hrbench.evaluation.metrics.base import score_of as score_of
-from hrbench.evaluation.metrics.fields import contains, exact_match, f1, field_match
-from hrbench.evaluation.metrics.lookup import as_metric as as_metric
-from hrbench.evaluation.metrics.tatqa import tatqa_exact_match as tatqa_exact_match
-from hrbench.evaluation.metrics.tatqa import tatqa_f1 as tatqa_f1
-from hrbench.evaluation.metrics.wrappers import threshold, with_feedback, with_trace
+from hrbench.metrics.base import Metric, MetricResult, custom
+from hrbench.metrics.base import Normalisation as Normalisation
+from hrbench.metrics.base import score_of as score_of
+from hrbench.metrics.fields import contains, exact_match, f1, field_match
+from hrbench.metrics.lookup import as_metric as as_metric
+from hrbench.metrics.tatqa import tatqa_exact_match as tatqa_exact_match
+from hrbench.metrics.tatqa import tatqa_f1 as tatqa_f1
+from hrbench.metrics.wrappers import threshold, with_feedback, with_trace
 from hrbench.scoring.squad import normalize_answer, normalize_numbers, references, squad_exact, squad_f1
 
 __all__ = [

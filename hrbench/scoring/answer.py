@@ -6,9 +6,9 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from hrbench.reading._fold import contains_answer, contains_float_noise, fold_answer, strip_around
-from hrbench.reading._not_found import _folded_not_found
 from hrbench.records import REFUSAL_REASONS, Answer, Result, Score
+from hrbench.scoring.fold import contains_answer, contains_float_noise, fold_answer, strip_around
+from hrbench.scoring.not_found import _folded_not_found
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, _get, label_answers, output_failure, output_text
 
 __all__ = ["LIMIT_NOTES", "REFUSAL_REASONS", "answer_scorer", "stop_kind"]
@@ -25,7 +25,7 @@ def stop_kind(output: Any) -> str | None:
     ``"budget_stop"`` when the output is partial and notes a limit (``cost_cap_reached``,
     ``call_cap_reached``, ``token_cap_reached``, ``limit_refused``): an
     :class:`~hrbench.records.Answer` with ``partial=True``; a dict with such a note in ``notes``
-    and ``partial`` not ``False`` (decided: a dict that notes a limit is taken as partial unless
+    and ``partial`` not ``False`` (a dict that notes a limit is taken as partial unless
     it says otherwise, as in case H13c); a :class:`~hrbench.records.Result` whose ``note`` is a
     limit. Otherwise ``"refusal"`` when a step of the trace (``Answer.trace``, or a dict's
     ``steps``/``trace``) finished with reason ``refusal`` or ``content_filter``, or the output
@@ -72,9 +72,9 @@ def is_not_in_document_label(answer: str) -> bool:
     """Whether an accepted answer is the ``NOT_IN_DOCUMENT`` label: one rule for every scorer.
 
     The answer is folded as ``answer_contains`` folds labels (case, white space, the folds of
-    :func:`~hrbench.reading._fold.fold_answer`) and sentence punctuation and quotes around it
+    :func:`~hrbench.scoring.fold.fold_answer`) and sentence punctuation and quotes around it
     are dropped (cases R12a, R12c). ``answer_contains`` and the numeric scorer both use it
-    (decided: they once disagreed on a quoted or exclaimed label).
+    (one rule, so they agree on a quoted or exclaimed label).
 
     Example:
         >>> [is_not_in_document_label(a) for a in ("NOT_IN_DOCUMENT", ' "not_in_document." ', "NOT_IN")]
@@ -91,8 +91,7 @@ _PERCENT_FORMS = ("%", " %", " percent", " per cent")
 def _needles(answers: tuple[str, ...]) -> tuple[bool, tuple[str, ...]]:
     """(does the label accept NOT_IN_DOCUMENT, the other accepted answers folded).
 
-    Decided (seed silent; newcomer finding: the label ``"25%"`` did not accept ``"25 percent"``):
-    an accepted answer that ends in a number with a percent mark (``%``, ``percent``,
+    Rule (the label ``"25%"`` accepts ``"25 percent"``): an accepted answer that ends in a number with a percent mark (``%``, ``percent``,
     ``per cent``, with or without a space) accepts each of those four forms.
     """
     nid = False
@@ -189,28 +188,28 @@ def answer_scorer() -> Scorer:
 
     An answer is right when its text contains any of the item's accepted answers after both
     are folded the same way (seed 001: containment after folding). Folding and matching, in
-    full in :mod:`hrbench.reading._fold`:
+    full in :mod:`hrbench.scoring.fold`:
 
-    - NFKC, then any script's decimal digits as ASCII digits (decided, case H08a); curly quotes
-      as ASCII (decided, H08c); caseless matching in every script, also where lower-casing adds
-      a combining mark (decided, H07a, I07s: ``"\u0130zmir"`` is ``"izmir"``), no Turkic rule
-      (H07c); U+2212 and a dash before a digit as ``-`` (decided, R09a); runs of white space as
+    - NFKC, then any script's decimal digits as ASCII digits (case H08a); curly quotes
+      as ASCII (H08c); caseless matching in every script, also where lower-casing adds
+      a combining mark (H07a, I07s: ``"\u0130zmir"`` is ``"izmir"``), no Turkic rule
+      (H07c); U+2212 and a dash before a digit as ``-`` (R09a); runs of white space as
       one space.
-    - Sentence punctuation and quotes round a label are not part of it (decided, R12a, R12c:
+    - Sentence punctuation and quotes round a label are not part of it (R12a, R12c:
       ``"No."`` accepts ``"No"``).
     - A label that begins or ends with a letter is matched as whole words: that letter may not
-      run on into a letter or digit of the answer (decided, SPEC section 6, R10c, R10g:
+      run on into a letter or digit of the answer (SPEC section 6, R10c, R10g:
       ``"A"`` is not in ``"The answer is B"``, ``"no"`` is not in ``"know"``); scripts written
       without word spaces (Chinese, Japanese, Korean, Thai, ...) are matched by containment.
     - Thousands separators dropped: a comma, a no-break space U+00A0, a thin space U+2009, a
-      narrow no-break space U+202F or a figure space U+2007 (decided, R13c), and LaTeX's
-      ``{,}`` and ``\,`` (decided, R13a), only between a lead of 1-3 digits and groups of exactly
-      three digits (decided, H01f: the list "3,5,7" is not 357; seed 001: "1,204", "1 204" with
+      narrow no-break space U+202F or a figure space U+2007 (R13c), and LaTeX's
+      ``{,}`` and ``\,`` (R13a), only between a lead of 1-3 digits and groups of exactly
+      three digits (H01f: the list "3,5,7" is not 357; seed 001: "1,204", "1 204" with
       a no-break or thin space, and "1204" are the same; H01a, H01b, H01d). An ordinary space
       is not a separator.
     - A number in a label is written in plain digits (seed 001: the label 100000 accepts
-      "100,000"); "1e5" is not 100000 (decided, L01d).
-    - Decided: trailing zeros of a decimal do not count ("29.00" equals 29, "45.20" equals
+      "100,000"); "1e5" is not 100000 (L01d).
+    - Trailing zeros of a decimal do not count ("29.00" equals 29, "45.20" equals
       45.2); ".5" equals "0.5".
     - A number is matched whole (seed 001): "45.2" is not in "145.2" or "45.25"; "12" is not
       in ".12" or "-12"; "11" is not in "711" (H02a, H02b, H02c, H03b, H03d); the minus sign
@@ -219,13 +218,13 @@ def answer_scorer() -> Scorer:
     - Units, currency and "%" against a number do not hide it (seed 001: "45.2m", "5mg";
       H01a "$8,000", H02e, H05d "20%"); a sign before a currency sign stays with the number
       ("-$12.6" holds -12.6).
-    - Brackets round a number neither hide it nor make it negative (decided, R09c, R14a, R14b:
+    - Brackets round a number neither hide it nor make it negative (R09c, R14a, R14b:
       ``"(1,234)"`` holds 1234, not -1234; accounting brackets are a reading rule of financial
       tables, which the TAT-QA metric applies). Number words and ordinals are not folded
       (R15a-c: ``"four"`` is not 4), nor percentages or fractions into decimals (R16e, R16f).
     - A hyphen between two numbers is a range, not a minus (seed 001: "12-15" contains 15;
-      H04d, H04e), with spaces round it as well (decided, H04f: "2 - 12" contains 12, not -12).
-    - Float64 noise (decided, seed silent; newcomer finding): a number of the answer written
+      H04d, H04e), with spaces round it as well (H04f: "2 - 12" contains 12, not -12).
+    - Float64 noise: a number of the answer written
       with a decimal point and more than 15 significant digits (a float as a program prints it,
       ``"0.30000000000000004"``) contains a bare numeric label it equals up to float64 noise
       (C's ``DBL_DIG``: :mod:`hrbench._util.floats`); a float label carrying noise (``0.1 + 0.2``)
@@ -233,11 +232,11 @@ def answer_scorer() -> Scorer:
       significant digits or fewer are matched as written; rounding is not noise
       (``"-22.2222222222%"`` does not contain -22.22).
     - A label ending in a number with a percent mark accepts ``%``, `` %``, ``percent`` and
-      ``per cent`` (decided, seed silent: ``"25%"`` accepts "25 percent").
+      ``per cent`` (``"25%"`` accepts "25 percent").
 
     On an item labelled ``NOT_IN_DOCUMENT`` the answer is right when :func:`is_not_found` says
     it reports that the document does not hold the answer (H11a); an invented answer there is
-    ``"wrong"`` (H11c). Decided (seed silent): an answer that reports absence is not searched
+    ``"wrong"`` (H11c). An answer that reports absence is not searched
     for accepted answers, so ``"NO ANSWER"`` does not contain the answer ``"no"`` and
     ``"NOT_IN_DOCUMENT"`` does not contain ``"document"`` (a real case in the bundled SQuAD
     runs); it is ``"not_in_document"``.
@@ -254,7 +253,7 @@ def answer_scorer() -> Scorer:
     still records it).
 
     What it does not catch (seed 001 makes containment the rule, so this is kept, not
-    changed; newcomer finding): a reply that mentions an accepted answer is right whatever it
+    changed): a reply that mentions an accepted answer is right whatever it
     says about it. A hedge listing candidates (``"It could be Paris, Lima, N'Djamena or
     Suva."`` is right for each of the four labels), a negation (``"It is not Paris."``) and a
     reply holding both ``"yes"`` and ``"no"`` are right when the label is among their words;

@@ -6,21 +6,20 @@ of ``../shared/cases/`` that pin them:
 
 Folding (:func:`fold_answer`), in this order:
 
-0. LaTeX digit grouping (decided, R13a): ``{,}`` and ``,\!`` (a comma, then LaTeX's negative
+0. LaTeX digit grouping (R13a): ``{,}`` and ``,\!`` (a comma, then LaTeX's negative
    thin space) between two digits are a comma and ``\,`` between two digits a thin space, so
    ``"1{,}204"``, ``"1,\!204"`` and ``"1\,204"`` are 1204.
-   Then numerals NFKC would glue are kept apart (decided, seed silent;
-   :func:`hrbench._util.text.fold_numerals`): a superscript or subscript digit right after a digit
+   Then numerals NFKC would glue are kept apart (:func:`hrbench._util.text.fold_numerals`): a superscript or subscript digit right after a digit
    is an exponent ``^n`` or an index ``_n`` (``"5\u00b2"`` is ``5^2``, never 52), and a vulgar
    fraction (``"\u00bd"``, ``"2\u00bd"``) is one number, ``1\u20442`` with its whole part
    joined by a private mark, never a 1 and a 2.
 1. The no-break space U+00A0, the thin space U+2009, the narrow no-break space U+202F and the
-   figure space U+2007 (decided, R13c) are marked as possible thousands separators (H01b);
+   figure space U+2007 (R13c) are marked as possible thousands separators (H01b);
    curly quotes U+2018/U+2019/U+201C/U+201D become ASCII quotes (H08c); the minus sign U+2212
    and the hyphens and dashes U+2010-U+2013 become ``-`` (so ``"\u22125"`` is minus five and
    ``"10\u201312"`` a range).
 2. NFKC (H08a, H08e): compatibility forms such as full-width digits ``"\uff11\uff12"`` become
-   ASCII and accents are composed. Decided beyond NFKC: a decimal digit of any other script
+   ASCII and accents are composed. Beyond NFKC: a decimal digit of any other script
    (Arabic-Indic, Devanagari, ...) becomes its ASCII digit too, and any other dash written
    before a digit is a minus sign (R09a; :func:`hrbench._util.text.fold_minus`).
 3. Caseless matching in every script (:func:`hrbench._util.text.caseless`; H07a: ``"STRASSE"``
@@ -28,25 +27,25 @@ Folding (:func:`fold_answer`), in this order:
    (Turkic) folding (H07c).
 4. Thousands separators -- a comma or one of the four spaces above -- are dropped only
    between a lead of one to three digits and groups of exactly three digits, the same
-   separator throughout, the last group not followed by more digits (decided, H01f): "1,204",
+   separator throughout, the last group not followed by more digits (H01f): "1,204",
    "1\u00a0204", "1\u2009204", "1\u202f204" and "1204" fold alike (H01a, H01b, H01d), while
    the list "3,5,7", "1234,567" and "1,2345" are left as they are. An ordinary space is not a
    separator ("1 204" stays two numbers), nor is an apostrophe or a point.
 5. Runs of white space become one space; the text is trimmed.
 6. A sign written before a currency sign is moved after it, so "-$12.6" reads "$-12.6" and
    still holds the number -12.6 (a currency sign does not hide a number, H01a, H05a).
-7. Decided: a decimal with trailing zeros equals the number without them ("29.00" and "29.0"
+7. A decimal with trailing zeros equals the number without them ("29.00" and "29.0"
    equal "29", "45.20" equals "45.2"), and a bare leading point gets its zero (".5" is "0.5").
    Scientific notation is not expanded: "1e5" is not 100000 (L01d).
 
 Sentence punctuation and quotes round an accepted answer are dropped before matching
-(:func:`strip_around`; decided, R12a, R12c: the label ``"No."`` accepts ``"No"``); round the
+(:func:`strip_around`; R12a, R12c: the label ``"No."`` accepts ``"No"``); round the
 answer they never block a match, since they are neither letters nor digits.
 
 Containment (:func:`contains_answer`): substring containment, except that a word at either end
 of the accepted answer is matched whole, and a number at either end is matched whole (seed 001).
 
-Words (decided, seed silent; SPEC section 6, R10c, R10d, R10g): when the accepted answer begins
+Words (SPEC section 6, R10c, R10d, R10g): when the accepted answer begins
 or ends with a letter, that letter may not run on into a letter, digit or combining mark of the
 answer, the way open-domain QA scorers match answer tokens: ``"A"`` is not in ``"The answer is
 B"``, ``"no"`` not in ``"know"``, ``"Paris"`` not in ``"Parisian"``, ``"km"`` not in ``"5km"``;
@@ -59,8 +58,8 @@ Numbers (seed 001):
 
 * a fraction written with the fraction slash (a vulgar fraction ``"\u00bd"`` folds to
   ``1\u20442``) and a number with an exponent (``5^2``, from ``"5\u00b2"`` or written so) are
-  each one number: neither the 1 nor the 2 of ``"\u00bd"`` is in it, nor 5 or 2 in ``"5\u00b2"``
-  (decided, seed silent). An ASCII slash is not such a mark: ``"3/4"`` contains 3 and 4
+  each one number: neither the 1 nor the 2 of ``"\u00bd"`` is in it, nor 5 or 2 in ``"5\u00b2"``.
+  An ASCII slash is not such a mark: ``"3/4"`` contains 3 and 4
   (case R16f), as a range contains its ends;
 * it is not found inside a larger number: "11" is not in "711" (H02a), "5" not in "25"
   (H02b), "10" not in "100" (H03d), "45.2" not in "145.2" or "45.25", "3.14" not in "314"
@@ -75,14 +74,14 @@ Numbers (seed 001):
   after a letter joins a word ("covid-19" contains 19, not -19);
 * units, currency and "%" written against a number do not hide it ("45.2m", "5mg", "$8,000.",
   "20%", "\u00a3304m", "\u20ac5", "\u00a55"; H02e, H05d).
-* float64 noise (decided, seed silent; newcomer finding): a number of the answer written
+* float64 noise: a number of the answer written
   with a decimal point and more than 15 significant digits -- a float as a program prints it,
   ``"0.30000000000000004"`` for ``0.1 + 0.2`` -- contains an accepted answer that is a bare
   number equal to it up to float64 noise (:func:`contains_float_noise`; the rule and its source,
   C's ``DBL_DIG``, in :mod:`hrbench._util.floats`). A number of 15 significant digits or fewer is
   matched as written, so "45.2" is still not in "45.25" nor "0.3" in "0.31".
 
-Seed 001 says "contains" and pins numbers; the word rule above is decided, and text with
+Seed 001 says "contains" and pins numbers; the word rule above is hrbench's own, and text with
 neither a letter nor a digit at an end (``"(A)"``, ``"$5"``) is matched by plain containment at
 that end.
 """
@@ -240,7 +239,7 @@ def _word_char(c: str) -> bool:
 
 
 def _unspaced(c: str) -> bool:
-    """Whether ``c`` belongs to a script written without spaces between words (decided)."""
+    """Whether ``c`` belongs to a script written without spaces between words."""
     o = ord(c)
     return (
         0x2E80 <= o <= 0x9FFF  # CJK radicals, kana, CJK ideographs
@@ -259,7 +258,7 @@ _AROUND = "\"'.,;:!? "
 
 
 def strip_around(folded: str) -> str:
-    """Drop sentence punctuation and quotes round a folded answer (decided, cases R12a, R12c).
+    """Drop sentence punctuation and quotes round a folded answer (cases R12a, R12c).
 
     ``. , ; : ! ?`` and straight quotes (curly quotes are already folded to them) at either
     end are not part of an answer: the label ``"No."`` is the answer ``no``. A text made only of

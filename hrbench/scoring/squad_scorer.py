@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrbench.reading._fold import fold_answer
-from hrbench.reading._not_found import _folded_not_found, is_not_found
-from hrbench.reading._scorer import _answer_contains, screen_folded, stop_kind, verdict
 from hrbench.records import Score
+from hrbench.scoring.answer import _answer_contains, screen_folded, stop_kind, verdict
+from hrbench.scoring.fold import fold_answer
+from hrbench.scoring.not_found import _folded_not_found, is_not_found
 from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, label_answers, output_failure, output_text
 from hrbench.scoring.squad import normalize_answer, squad_exact, squad_f1
 
@@ -25,12 +25,12 @@ def _refs(label: Any) -> list[str] | None:
 def squad_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
     """SQuAD v2.0 EM and F1 of one run, as a benchmark metric (``metrics = ["squad"]``).
 
-    The rules are the official ``evaluate-v2.0.py`` ones of :func:`hrbench.evaluation.metrics.squad_exact`
-    and :func:`hrbench.evaluation.metrics.squad_f1` (best over the accepted answers). The label is read as
+    The rules are the official ``evaluate-v2.0.py`` ones of :func:`hrbench.metrics.squad_exact`
+    and :func:`hrbench.metrics.squad_f1` (best over the accepted answers). The label is read as
     :func:`~hrbench.reading.qa_reference` builds it: ``NOT_IN_DOCUMENT`` is an unanswerable
     question (its only reference is the empty answer), otherwise the accepted answers.
 
-    Decided (the script reads a prediction file, where abstaining is the empty string): a reply
+    Rule (the script reads a prediction file, where abstaining is the empty string): a reply
     that reports the document lacks the answer (:func:`~hrbench.reading.is_not_found`, as
     ``answer_contains`` reads it: ``"NO ANSWER"``, ``"NOT_IN_DOCUMENT"``, "The text does not
     say.") is the empty answer; an output with no answer text or carrying a failure (a
@@ -77,7 +77,7 @@ def squad_scorer() -> Scorer:
     A run is right when its SQuAD v2.0 EM is 1, read as :func:`squad_scores` reads it (the
     official ``evaluate-v2.0.py`` normalisation: case, punctuation, articles and white space
     dropped; best over the accepted answers; the label ``NOT_IN_DOCUMENT`` is an unanswerable
-    question, whose only reference is the empty answer). Decided (the script reads a
+    question, whose only reference is the empty answer). Rule (the script reads a
     prediction file, where abstaining is the empty string): a reply saying the document lacks
     the answer (:func:`~hrbench.reading.is_not_found`: ``"NO ANSWER"``, "The text does not
     say.") is the empty answer, right only on an unanswerable question. The F1 is a graded

@@ -1,4 +1,4 @@
-"""Any metric form made a :class:`~hrbench.evaluation.metrics.Metric`.
+"""Any metric form made a :class:`~hrbench.metrics.Metric`.
 
 A built-in's name, a metric, or a plain function.
 """
@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.evaluation.metrics.base import Metric, custom
-from hrbench.evaluation.metrics.fields import contains, exact_match, f1, field_match
-from hrbench.evaluation.metrics.tatqa import tatqa_exact_match, tatqa_f1
+from hrbench.metrics.base import Metric, custom
+from hrbench.metrics.fields import contains, exact_match, f1, field_match
+from hrbench.metrics.tatqa import tatqa_exact_match, tatqa_f1
 
 
 def as_metric(metric: Any) -> Metric:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from hrbench.reading._fold import fold_answer
+from hrbench.scoring.fold import fold_answer
 
 __all__ = ["is_not_found"]
 
@@ -137,7 +137,7 @@ def is_not_found(text: str | None) -> bool:
     13. "it is unclear", "unclear from the passage";
     14. an answer that starts "does not mention ...".
 
-    Decided, so that answers which merely contain "not" or "no" do not fire: a bare "no",
+    So that answers which merely contain "not" or "no" do not fire, a bare "no",
     "none", "no problem", "nothing" or "NOT NP" is an answer, not an abstention (SQuAD and
     TAT-QA answers include "none", "no" and counts of zero); "not known to be", "is not equal
     to", "at no extra charge", "there is no known solution", "it cannot be used to" do not fire;

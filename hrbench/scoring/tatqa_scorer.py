@@ -2,8 +2,8 @@
 
 The official metric itself (:func:`~hrbench.scoring.tatqa.tatqa_em_f1` and its number reading
 and normalisation) is in :mod:`hrbench.scoring.tatqa`; ``evaluate()``'s TAT-QA metrics
-(:func:`~hrbench.evaluation.metrics.tatqa_exact_match`, :func:`~hrbench.evaluation.metrics.tatqa_f1`) in
-:mod:`hrbench.evaluation.metrics`.
+(:func:`~hrbench.metrics.tatqa_exact_match`, :func:`~hrbench.metrics.tatqa_f1`) in
+:mod:`hrbench.metrics`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from hrbench.errors import ConfigError
-from hrbench.reading._fold import fold_answer
-from hrbench.reading._not_found import _folded_not_found
-from hrbench.reading._scorer import screen_folded, stop_kind, verdict
 from hrbench.records import Score
+from hrbench.scoring.answer import screen_folded, stop_kind, verdict
+from hrbench.scoring.fold import fold_answer
+from hrbench.scoring.not_found import _folded_not_found
 from hrbench.scoring.scorer import Scorer, output_failure, output_text
 from hrbench.scoring.tatqa import (
     tatqa_answer_string,
@@ -79,7 +79,7 @@ def tatqa_scorer() -> Scorer:
     ``failure_kind`` keeps it, a failed result is ``"error"``, no answer text is
     ``"parse_failure"``; a wrong answer from a run that a limit or a refusal stopped is
     ``"budget_stop"`` / ``"refusal"``; a wrong answer saying the document lacks it is
-    ``"not_in_document"``; any other wrong answer is ``"wrong"``. Decided: prediction spans the
+    ``"not_in_document"``; any other wrong answer is ``"wrong"``. Prediction spans the
     official script cannot sort (strings beside numbers) are wrong, not a crash. The outcome is
     the prediction's normalised answer string (``"1496500000.0"``).
 
@@ -104,7 +104,7 @@ def tatqa_scorer() -> Scorer:
 def tatqa_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
     """The official TAT-QA EM and F1 of one run, as a benchmark metric (``metrics = ["tatqa"]``).
 
-    Reads the gold answer and the prediction as :func:`tatqa_scorer` does. Decided (the
+    Reads the gold answer and the prediction as :func:`tatqa_scorer` does. Rule (the
     official script scores a question without a prediction 0): an output with no answer text,
     or one carrying a failure (a ``failure_kind``, a failed result), scores 0 and 0; so do
     prediction spans the official script cannot sort.
@@ -138,7 +138,7 @@ def tatqa_scores(item: Any, output: Any, label: Any) -> dict[str, float]:
 def _tatqa_labels(labels: Mapping[str, Any]) -> None:
     """Refuse a benchmark whose labels lack the TAT-QA gold details the metric reads.
 
-    Decided (issue: ``metrics = ["tatqa"]`` on SQuAD labels ran with no word, scoring
+    Rule (``metrics = ["tatqa"]`` on SQuAD labels never runs silently, scoring
     ``"NOT_IN_DOCUMENT"`` as a TAT-QA span): in a benchmark, every labelled item must carry a
     mapping label with ``answer`` (or ``answers``) and ``answer_type``, as
     :func:`~hrbench.reading.tatqa_reference` builds it; items with no label are skipped.
