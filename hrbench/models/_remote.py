@@ -343,7 +343,6 @@ class HttpModelClient:
         ep = _http.endpoint(self.provider, self.base_url, self.max_connections)
         http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
         attempts = 0
-        result: Result | None = None
         retried: list[str] = []  # the attempts that failed and were retried, for the run's trace
         billed: list[Billed | None] = []  # what the provider billed for each of them (reported usage)
 
@@ -366,31 +365,16 @@ class HttpModelClient:
                 billed.append(billed_attempt(exc))
             return again
 
+        async def make_attempt() -> Result:
+            nonlocal attempts
+            attempts += 1
+            return await self._attempt(ep, http, payload, before_attempt)
+
         try:
-            # the first attempt outside the retry loop (most succeed: building stamina's loop
-            # cost a tenth of a request's CPU); one that failed is replayed into the loop as its
-            # first attempt, which then decides and waits exactly as if it had made it
-            attempts = 1
-            first: RetryableFailure | None = None
-            try:
-                result = await self._attempt(ep, http, payload, before_attempt)
-            except RetryableFailure as exc:
-                first = exc
-            if first is not None:
-                async for attempt in stamina.retry_context(
-                    on=should_retry,
-                    attempts=self.max_attempts,
-                    timeout=self.max_total_s,
-                    wait_initial=self.wait_initial_s,
-                    wait_max=self.wait_max_s,
-                    wait_jitter=self.wait_jitter_s,
-                ):
-                    with attempt:
-                        if first is not None:
-                            replayed, first = first, None
-                            raise replayed
-                        attempts += 1
-                        result = await self._attempt(ep, http, payload, before_attempt)
+            try:  # the first attempt before the retry loop (:meth:`_retried`)
+                result = await make_attempt()
+            except RetryableFailure as first:
+                result = await self._retried(first, should_retry, make_attempt)
         except RetryableFailure as exc:
             plural = "s" if attempts != 1 else ""
             failed = self._failed(
@@ -410,7 +394,6 @@ class HttpModelClient:
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
             return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
-        assert result is not None  # stamina runs at least one attempt
         result.retried, result.retried_billed = retried or None, retried_bills(billed)
         key = self._key()
         if key and result.raw_text:  # a reply echoing the key never reaches the store
@@ -420,6 +403,41 @@ class HttpModelClient:
             result.model = model
         if result.usage.provenance is None:  # no usage block: count with the model's tokenizer
             result.usage = estimated_usage(request, result)
+        return result
+
+    async def _retried(
+        self,
+        first: RetryableFailure,
+        should_retry: Callable[[Exception], bool | float],
+        make_attempt: Callable[[], Awaitable[Result]],
+    ) -> Result:
+        """The retries of a request whose first attempt failed: stamina's retry loop.
+
+        The first attempt is made before the loop (most succeed, and building the loop cost a
+        tenth of a request's CPU at 100 requests in flight); its failure is replayed into the
+        loop as the loop's first attempt, which then decides (``should_retry``) and waits
+        exactly as if it had made it.
+
+        Raises:
+            RetryableFailure: the last attempt's failure, when no retry is left.
+            FinalFailure: a failure a retry cannot fix.
+        """
+        pending: RetryableFailure | None = first
+        result: Result | None = None
+        async for attempt in stamina.retry_context(
+            on=should_retry,
+            attempts=self.max_attempts,
+            timeout=self.max_total_s,
+            wait_initial=self.wait_initial_s,
+            wait_max=self.wait_max_s,
+            wait_jitter=self.wait_jitter_s,
+        ):
+            with attempt:
+                if pending is not None:
+                    replayed, pending = pending, None
+                    raise replayed
+                result = await make_attempt()
+        assert result is not None  # the loop ends with a reply, or raises
         return result
 
     def _failed(self, error: str, model: str, start: float, status: int | None = None) -> Result:
