@@ -92,9 +92,9 @@ def rates(ref: hb.Reference, outputs: list[dict[str, Any]]) -> tuple[float, floa
     for item, output, label in triples:
         tatqa_scores(item, output, label)
     tatqa_rate = len(triples) / (time.perf_counter() - t)
-    from hrbench.reading._fold import _fold_cached
-    from hrbench.reading._not_found import _search_cached
-    from hrbench.reading._scorer import _needles
+    from hrbench.scoring.answer import _needles
+    from hrbench.scoring.fold import _fold_cached
+    from hrbench.scoring.not_found import _search_cached
 
     for cache in (_fold_cached, _search_cached, _needles):  # cold, as tatqa's above
         cache.cache_clear()
