@@ -43,8 +43,8 @@ def floor_pass(client: Any, pairs: Iterable[tuple[Any, Any]], runs: int) -> int:
     Raises:
         AssertionError: a row is not scored correct (the mock must answer every label).
     """
+    from hrbench.arm import drive
     from hrbench.records import Request
-    from hrbench.runner.runtime import drive
     from hrbench.scoring.scorer import exact_scorer
 
     scorer = exact_scorer()

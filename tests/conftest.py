@@ -99,6 +99,17 @@ def _private_home(
                 os.kill(pid, signal.SIGKILL)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_paces() -> Iterator[None]:
+    """Every test starts with no pace remembered: what a provider said (its limits, its 429s)
+    is kept per process for the key and model, and loopback servers reuse ports and models."""
+    from hrbench.models import _pace
+
+    _pace.forget()
+    yield
+    _pace.forget()
+
+
 @pytest.fixture
 def data() -> Path:
     d = data_dir()

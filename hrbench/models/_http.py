@@ -5,13 +5,12 @@ library is a one-module change (``../shared/notes/http-client.md``: httpx 0.28.1
 100 requests in flight; httpx2, its maintained continuation, does not).
 
 - :func:`make_async_client` builds an ``AsyncClient`` whose pool holds ``max_connections``
-  connections, with explicit timeouts. The pool timeout is ``None`` on purpose: the adaptive
-  limiter below never lets more requests in flight than the pool holds, so a request waits on
-  the limiter, never dies of a ``PoolTimeout``.
-- :class:`AdaptiveLimiter` bounds the requests in flight to one endpoint, AIMD style: it halves
-  its limit on a rate-limit reply (HTTP 429) and grows it by one slot per successful reply, up
-  to its ceiling; with no new 429 the cut also heals with time (:data:`RECOVER_S`).
-- :func:`endpoint` returns the shared pool and limiter of one ``(provider, base_url)`` in the
+  connections, with explicit timeouts. The pool timeout is ``None`` on purpose: the slots
+  below never let more requests in flight than the pool holds, so a request waits for a slot,
+  never dies of a ``PoolTimeout``.
+- :class:`Slots` bounds the requests in flight to one endpoint at the clients' ceiling; the
+  rate within it is paced by :mod:`hrbench.models._pace`.
+- :func:`endpoint` returns the shared pool and slots of one ``(provider, base_url)`` in the
   running event loop, so every arm of a benchmark (and every client pointing at the same
   endpoint) shares them. Pools are per event loop (a connection belongs to the loop that opened
   it); on asyncio they are closed when the loop shuts down.
@@ -25,11 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import math
-import time
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -37,10 +34,10 @@ import anyio.to_thread
 import httpx2
 
 __all__ = [
-    "AdaptiveLimiter",
     "ConnectError",
     "Endpoint",
     "HttpResponse",
+    "Slots",
     "TimeoutError_",
     "TransportError",
     "endpoint",
@@ -95,106 +92,50 @@ def make_async_client(
     return httpx2.AsyncClient(limits=limits, timeout=timeout, trust_env=trust_env, follow_redirects=False)
 
 
-RECOVER_S = 2.0
-"""Seconds with no new rate-limit reply after which a limiter's cut below its ceiling halves."""
+class Slots:
+    """Bounds the requests in flight to one endpoint: the ceiling the clients set, no more.
 
-
-class AdaptiveLimiter:
-    """Bounds the requests in flight to one endpoint; backs off on 429, grows slowly on success.
-
-    The limit starts at ``ceiling``. A rate-limit reply halves it (never below ``floor``), once
-    per congestion episode: a 429 from a request that started before the last decrease does not
-    decrease it again. Each successful reply adds one slot (additive increase), back up to
-    ``ceiling``: after a storm of 429s the endpoint is back at full concurrency within
-    ``ceiling`` replies (growing by ``1 / limit`` a reply would leave it near one slot for
-    thousands of replies).
-
-    The cut also heals with time: every ``recover_s`` seconds with no new 429, what the limit is
-    below ``ceiling`` halves (after a storm, an endpoint whose later requests time out gives no
-    successful reply to grow on, and would be held to one request at a time for good, 79 s
-    against 14.7 s for the same 10 requests). A storm that goes on keeps it down: each 429
-    starts the wait again.
-
-    A limiter belongs to one event loop (see :func:`endpoint`).
+    The ceiling is a bound, not a target: how many requests go in flight within it is the pace's
+    business (:mod:`hrbench.models._pace`), which sends at the rate the provider allows. A 429
+    lowers that rate, never the slots: when latency rises and no 429 comes, more requests go in
+    flight at the same rate, up to the ceiling. A ``Slots`` belongs to one event loop (see
+    :func:`endpoint`).
 
     Args:
         ceiling: the most requests in flight (the pool size).
-        floor: the fewest requests the limit may fall to.
-        recover_s: the seconds with no 429 after which the cut halves (0: only successes heal it).
-        clock: the time base, monotonic seconds (:meth:`clock` by default; a test may give its own).
 
     Example:
-        >>> lim = AdaptiveLimiter(8)
-        >>> lim.on_rate_limited(started=lim.clock()); lim.limit
-        4.0
-        >>> for _ in range(3): lim.on_success()
-        >>> lim.limit
-        7.0
-        >>> now = [0.0]
-        >>> lim = AdaptiveLimiter(8, recover_s=2.0, clock=lambda: now[0])
-        >>> for _ in range(3): lim.on_rate_limited(started=now[0])
-        >>> lim.limit, lim.current()
-        (1.0, 1.0)
-        >>> now[0] = 2.0; lim.current()   # the cut of 7 halves to 3 (whole slots)
-        5.0
-        >>> now[0] = 6.0; lim.current()
-        8.0
+        >>> import anyio
+        >>> slots = Slots(2)
+        >>> async def one():
+        ...     async with slots.slot():
+        ...         return slots.in_flight
+        >>> anyio.run(one)
+        1
     """
 
-    def __init__(
-        self,
-        ceiling: int,
-        floor: int = 1,
-        *,
-        recover_s: float = RECOVER_S,
-        clock: Callable[[], float] | None = None,
-    ) -> None:
+    def __init__(self, ceiling: int) -> None:
         self.ceiling = max(1, int(ceiling))
-        self.floor = max(1, min(int(floor), self.ceiling))
-        self.limit = float(self.ceiling)
         self.in_flight = 0
-        self.rate_limited = 0
-        self.recover_s = float(recover_s)
-        if clock is not None:
-            self.clock = clock  # type: ignore[method-assign]
-        self._last_decrease = -math.inf
-        self._mark = -math.inf  # the last 429, or the last step of healing since
         self._waiters: deque[anyio.Event] = deque()
 
     def __repr__(self) -> str:
-        return f"AdaptiveLimiter(limit={self.limit:.1f}, ceiling={self.ceiling}, in_flight={self.in_flight})"
-
-    @staticmethod
-    def clock() -> float:
-        """Monotonic seconds, the limiter's time base."""
-        return time.monotonic()
+        return f"Slots(ceiling={self.ceiling}, in_flight={self.in_flight})"
 
     def raise_ceiling(self, ceiling: int) -> None:
-        """Let the limit grow to ``ceiling`` when a client that allows more joins the endpoint."""
+        """Let more requests in flight when a client that allows more joins the endpoint."""
         if ceiling > self.ceiling:
             self.ceiling = int(ceiling)
-            self.limit = max(self.limit, float(self.ceiling))
             self._wake()
 
     @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[float]:
-        """Hold one of the limit's slots for the body of the ``async with``.
-
-        Yields:
-            The monotonic time the slot was granted (pass it to :meth:`on_rate_limited`).
-        """
-        while self.in_flight >= int(self.current()):
+    async def slot(self) -> AsyncIterator[None]:
+        """Hold one slot for the body of the ``async with``."""
+        while self.in_flight >= self.ceiling:
             event = anyio.Event()
             self._waiters.append(event)
             try:
-                if self.limit < self.ceiling and self.recover_s > 0:  # the cut may heal meanwhile
-                    with anyio.move_on_after(self._until_healing()):
-                        await event.wait()
-                    if not event.is_set():
-                        with contextlib.suppress(ValueError):
-                            self._waiters.remove(event)
-                else:
-                    await event.wait()
+                await event.wait()
             except BaseException:
                 with contextlib.suppress(ValueError):
                     self._waiters.remove(event)
@@ -202,49 +143,13 @@ class AdaptiveLimiter:
                 raise
         self.in_flight += 1
         try:
-            yield self.clock()
+            yield
         finally:
             self.in_flight -= 1
             self._wake()
 
-    def current(self) -> float:
-        """The limit now: the cut below ``ceiling`` halved once per ``recover_s`` seconds with no 429."""
-        if self.limit >= self.ceiling or self.recover_s <= 0:
-            return self.limit
-        now = self.clock()
-        steps = int((now - self._mark) // self.recover_s)
-        if steps <= 0:
-            return self.limit
-        cut = self.ceiling - self.limit
-        for _ in range(min(steps, 64)):
-            cut = math.floor(cut / 2)
-        self.limit = float(self.ceiling - cut)
-        self._mark = now if steps >= 64 else self._mark + steps * self.recover_s
-        self._wake()
-        return self.limit
-
-    def _until_healing(self) -> float:
-        """Real seconds until the cut next heals, for a waiter to look again (at least 1 ms)."""
-        return min(self.recover_s, max(0.001, self._mark + self.recover_s - self.clock()))
-
-    def on_success(self) -> None:
-        """Grow the limit by one slot after a successful reply."""
-        self.current()
-        if self.limit < self.ceiling:
-            self.limit = min(float(self.ceiling), self.limit + 1.0)
-            self._wake()
-
-    def on_rate_limited(self, started: float) -> None:
-        """Halve the limit after a 429 from a request granted its slot at ``started``."""
-        self.rate_limited += 1
-        self.current()
-        if started >= self._last_decrease:
-            self.limit = max(float(self.floor), float(math.floor(self.limit / 2)))
-            self._last_decrease = self.clock()
-        self._mark = self.clock()  # a storm that goes on keeps the cut: healing waits again
-
     def _wake(self) -> None:
-        free = int(self.limit) - self.in_flight
+        free = self.ceiling - self.in_flight
         while free > 0 and self._waiters:
             self._waiters.popleft().set()
             free -= 1
@@ -299,22 +204,22 @@ class ShardedPool:
 
 
 class Endpoint:
-    """The pool and limiter shared by every client of one ``(provider, base_url)`` in one loop.
+    """The pool and slots shared by every client of one ``(provider, base_url)`` in one loop.
 
     Attributes:
         provider, base_url: what the endpoint is.
-        limiter: its :class:`AdaptiveLimiter`.
+        slots: its :class:`Slots` (the ceiling of requests in flight).
     """
 
     def __init__(self, provider: str, base_url: str, ceiling: int) -> None:
         self.provider = provider
         self.base_url = base_url
-        self.limiter = AdaptiveLimiter(ceiling)
+        self.slots = Slots(ceiling)
         self._pools: dict[tuple[Any, ...], ShardedPool] = {}
         self._building = anyio.Lock()
 
     def __repr__(self) -> str:
-        return f"Endpoint({self.provider!r}, {self.base_url!r}, {self.limiter!r})"
+        return f"Endpoint({self.provider!r}, {self.base_url!r}, {self.slots!r})"
 
     async def pool(
         self, max_connections: int, timeout_s: float, connect_timeout_s: float, trust_env: bool
@@ -368,7 +273,7 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
     Args:
         provider: ``"openai"``, ``"anthropic"``, ...
         base_url: the endpoint's base URL.
-        ceiling: the most requests in flight this caller allows; the limiter's ceiling is the
+        ceiling: the most requests in flight this caller allows; the endpoint's ceiling is the
             largest asked for.
 
     Returns:
@@ -389,7 +294,7 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
     if ep is None:
         ep = per_loop[(provider, base_url)] = Endpoint(provider, base_url, ceiling)
     else:
-        ep.limiter.raise_ceiling(ceiling)
+        ep.slots.raise_ceiling(ceiling)
     return ep
 
 

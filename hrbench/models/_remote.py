@@ -2,7 +2,10 @@
 
 :class:`HttpModelClient` sends one request as a series of attempts:
 
-1. wait for a slot of the endpoint's adaptive limiter (shared per ``(provider, base_url)``);
+1. wait for the pace of the key and model (:mod:`hrbench.models._pace`: the rate the provider
+   allows, read from its limit headers and its 429s; shared by every client of the process),
+   then for a slot of the endpoint (``max_connections``, a ceiling shared per
+   ``(provider, base_url)``);
 2. call ``before_attempt()`` (the governor charges the attempt, or raises ``BudgetRefused``
    and nothing is sent);
 3. read the API key from its environment variable and POST the request, under a total
@@ -15,13 +18,16 @@
    2xx with a well-formed body               the ``Result``
    402; 429 or 400/403 whose body says the   ``Result(ok=False, halts="quota")`` at once, no
    quota or credit is exhausted              retry: the provider's error, not a budget stop;
-                                             the runner sends no other
-                                             request of the benchmark to this client
-   429 (rate limit), 408, 409, 5xx,          retried with stamina, honouring ``Retry-After``
-   transport error, timeout, 2xx with a      (or ``retry-after-ms``) as a floor with full
-   truncated or unparsable body, 2xx with    jitter on top, bounded by ``max_attempts`` and
-   no text (:func:`unusable_reply`)               ``max_total_s``; after the last attempt
-                                             ``Result(ok=False, error=...)``
+                                             the runner sends no other request of the
+                                             benchmark to this client
+   429 (rate limit)                          retried after its ``retry-after-ms`` /
+                                             ``Retry-After`` (a little jitter on top), which
+                                             also holds every request of the key and model;
+                                             bounded by time (``max_total_s``), not attempts
+   408, 409, 5xx, transport error,           retried with stamina, honouring ``Retry-After``
+   timeout, 2xx with a truncated or          as a floor with full jitter on top, bounded by
+   unparsable body, 2xx with no text         ``max_attempts`` and ``max_total_s``; after the
+   (:func:`unusable_reply`)                  last attempt ``Result(ok=False, error=...)``
    2xx cut at the output limit               ``Result(ok=False)`` at once, its usage kept:
    (``finish_reason`` ``length``)            an ``error`` run "reply cut at the output limit"
    connection refused (nothing listens)      ``Result(ok=False)`` at once, one clear error;
@@ -48,7 +54,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import msgspec
@@ -57,30 +63,28 @@ import stamina
 from hrbench._util.environ import env_value
 from hrbench._util.redact import note_key_env, redact, scrub_reply
 from hrbench.errors import HrbenchError
-from hrbench.models import _http
+from hrbench.models import _http, _pace
 from hrbench.models._replies import (
     SNIPPET,
     Written,
-    billed_attempt,
     book_lost,
     error_detail,
     estimated_usage,
     give_back,
     keep_billed,
-    retried_bills,
     unusable_reply,
 )
 from hrbench.models._retries import (
-    JITTER,
     LOST_STATUS,
     QUOTA,
     RETRYABLE_STATUS,
     FinalFailure,
     RetryableFailure,
+    Tries,
     http_date,
     parse_retry_after,
 )
-from hrbench.records import Billed, Request, Result, Usage
+from hrbench.records import Request, Result, Usage
 
 __all__ = ["HttpModelClient", "http_date", "parse_retry_after", "redact"]
 
@@ -102,10 +106,13 @@ class HttpModelClient:
             ``None`` (or an unset variable) sends no key, for local servers.
         timeout_s: the most one attempt may take, connect to last byte (seconds).
         connect_timeout_s: the connect timeout (seconds), at most ``timeout_s``.
-        max_connections: the most requests in flight to this endpoint and the pool size;
-            size it to the benchmark's concurrency.
-        max_attempts: attempts per request, the first one included.
-        max_total_s: the most time spent on one request, retries and waits included (seconds).
+        max_connections: the most requests in flight to this endpoint and the pool size; a
+            ceiling, not a target: within it requests go at the rate the provider allows.
+        max_attempts: attempts per request, the first one included; a 429 (rate limit) is not
+            counted: it is retried for as long as ``max_total_s`` allows.
+        max_total_s: the most time spent on one request, retries and waits included (seconds);
+            the time its first attempt waits behind other requests (for the pace or a slot) is
+            not counted.
         max_retry_wait_s: the longest ``Retry-After`` honoured (seconds); a longer one ends
             the request as failed rather than stall the benchmark.
         wait_initial_s: the first backoff when the server gives no ``Retry-After`` (seconds);
@@ -115,7 +122,8 @@ class HttpModelClient:
         wait_jitter_s: the most random jitter added to a backoff (seconds). On top of a
             ``Retry-After`` (a floor), a uniform draw from 0 to ``max(wait_jitter_s,
             Retry-After / 2)`` is added, so requests told the same wait do not come back in
-            lockstep (case R02a).
+            lockstep (case R02a). A 429 gets less jitter, at most
+            ``min(wait_jitter_s, Retry-After / 2)``: the pace spaces its retries.
         trust_env: honour proxy and certificate environment variables.
         headers: extra headers sent with every request (never put a key here; use
             ``api_key_env``).
@@ -335,70 +343,46 @@ class HttpModelClient:
             BudgetRefused: from ``before_attempt``.
         """
         model = request.model or self.model
-        start = time.perf_counter()
+        tries = Tries(
+            self.max_attempts, self.max_total_s, self.max_retry_wait_s, self.wait_jitter_s, self._redact
+        )
         try:
             payload = msgspec.json.encode(self.build_body(request, model))
         except (TypeError, msgspec.EncodeError) as exc:
-            return self._failed(f"request not JSON-encodable: {exc}", model, start)
+            return self._failed(f"request not JSON-encodable: {exc}", model, tries.start)
         ep = _http.endpoint(self.provider, self.base_url, self.max_connections)
         http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
-        attempts = 0
-        retried: list[str] = []  # the attempts that failed and were retried, for the run's trace
-        billed: list[Billed | None] = []  # what the provider billed for each of them (reported usage)
-
-        def should_retry(exc: Exception) -> bool | float:
-            if not isinstance(exc, RetryableFailure):
-                return False
-            if attempts >= self.max_attempts:
-                return False
-            elapsed = time.perf_counter() - start
-            wait = exc.retry_after_s
-            if wait is None:
-                again: bool | float = elapsed < self.max_total_s
-            elif wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
-                exc.message += f"; Retry-After {wait:g} s is past the retry budget"
-                again = False
-            else:  # Retry-After is a floor; full jitter on top spreads a herd told the same wait (R02a)
-                again = wait + JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
-            if again:
-                retried.append(self._redact(exc.message))
-                billed.append(billed_attempt(exc))
-            return again
+        pace = _pace.pace_for(self.provider, self.base_url, self._key(), model)
 
         async def make_attempt() -> Result:
-            nonlocal attempts
-            attempts += 1
-            return await self._attempt(ep, http, payload, before_attempt)
+            tries.attempts += 1
+            return await self._attempt(ep, pace, http, payload, before_attempt, tries)
 
         try:
             try:  # the first attempt before the retry loop (:meth:`_retried`)
                 result = await make_attempt()
             except RetryableFailure as first:
-                result = await self._retried(first, should_retry, make_attempt)
+                result = await self._retried(first, tries, make_attempt)
         except RetryableFailure as exc:
-            plural = "s" if attempts != 1 else ""
-            failed = self._failed(
-                f"{exc.message} (after {attempts} attempt{plural})", model, start, exc.status
-            )
-            failed.retried, failed.retried_billed = retried or None, retried_bills(billed)
+            plural = "s" if tries.attempts != 1 else ""
+            error = f"{exc.message} (after {tries.attempts} attempt{plural})"
+            failed = tries.keep(self._failed(error, model, tries.start, exc.status))
             return keep_billed(failed, exc.usage, exc.model)
         except FinalFailure as exc:
-            failed = self._failed(exc.message, model, start, exc.status)
-            failed.halts, failed.retried, failed.retried_billed = (
-                exc.halts,
-                retried or None,
-                retried_bills(billed),
-            )
+            failed = tries.keep(self._failed(exc.message, model, tries.start, exc.status))
+            failed.halts = exc.halts
             return keep_billed(failed, exc.usage, exc.model)
         except HrbenchError:  # BudgetRefused from the governor
             raise
         except Exception as exc:  # a bug or a surprise: a failed reply, never a crash of the run
-            return self._failed(f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, start)
-        result.retried, result.retried_billed = retried or None, retried_bills(billed)
+            return self._failed(
+                f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, tries.start
+            )
+        tries.keep(result)
         key = self._key()
         if key and result.raw_text:  # a reply echoing the key never reaches the store
             result.text = scrub_reply(result.raw_text, key)
-        result.seconds = time.perf_counter() - start
+        result.seconds = time.perf_counter() - tries.start
         if result.model is None:
             result.model = model
         if result.usage.provenance is None:  # no usage block: count with the model's tokenizer
@@ -426,8 +410,8 @@ class HttpModelClient:
         result: Result | None = None
         async for attempt in stamina.retry_context(
             on=should_retry,
-            attempts=self.max_attempts,
-            timeout=self.max_total_s,
+            attempts=None,  # should_retry bounds them: max_attempts, and max_total_s for 429s
+            timeout=None,
             wait_initial=self.wait_initial_s,
             wait_max=self.wait_max_s,
             wait_jitter=self.wait_jitter_s,
@@ -454,59 +438,100 @@ class HttpModelClient:
     async def _attempt(
         self,
         ep: _http.Endpoint,
+        pace: _pace.Pace,
         http: Any,
         payload: bytes,
         before_attempt: Callable[[], Awaitable[None] | None] | None,
+        tries: Tries,
     ) -> Result:
-        async with ep.limiter.slot() as granted:
-            if before_attempt is not None:
-                pending = before_attempt()
-                if pending is not None:  # the reservation is committed before the send
-                    await pending
-            self.attempts += 1
-            sent = Written()
-            try:
-                with anyio.fail_after(self.timeout_s):
-                    response = await http.post(
-                        self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
-                    )
-            except _http.ConnectError as exc:  # nothing listens there: retrying will not help
-                give_back(before_attempt)  # nothing was sent: no call is counted
-                raise FinalFailure(
-                    f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
-                    f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "
-                    "is base_url right?"
-                ) from None
-            except (TimeoutError, _http.TimeoutError_, _http.TransportError) as exc:
-                # calls count requests served: an attempt whose
-                # request was not written whole (no connection, or it broke while writing) never
-                # reached the server, so its call is given back; one written whole may have been
-                # read and billed, so it stays a call whatever the failure after
-                what = (
-                    f"no reply within {self.timeout_s:g} s ({type(exc).__name__})"
-                    if isinstance(exc, (TimeoutError, _http.TimeoutError_))
-                    else f"transport error: {type(exc).__name__}: {self._redact(str(exc))}"
-                )
-                if not sent.whole:
-                    give_back(before_attempt)
-                    what += "; the request was not sent (no call counted)"
-                else:  # it may have been billed: booked at its worst case
-                    book_lost(before_attempt)
-                    what += "; the request was sent whole (counted at its worst case)"
-                raise RetryableFailure(f"{self.provider}: {what}") from None
-            status = response.status_code
-            if status == 429 and not QUOTA.search(response.text):
-                ep.limiter.on_rate_limited(granted)
+        waited = time.perf_counter()
         try:
-            return self._classify(ep, response)
-        except (RetryableFailure, FinalFailure) as exc:
-            if exc.usage is not None or status in LOST_STATUS or (200 <= status < 300):
-                # a 2xx that cannot be used (garbled, no text, cut) or a gateway's lost reply:
-                # billed, or it may have been; booked before any retry
-                book_lost(before_attempt, exc.usage, exc.model)
-            raise
+            ticket = await pace.acquire(self.max_retry_wait_s, tries.left_s())
+        except _pace.PaceRefused as exc:
+            past = (
+                f"max_retry_wait_s ({self.max_retry_wait_s:g} s)"
+                if exc.held
+                else f"the time left of max_total_s ({self.max_total_s:g} s)"
+            )
+            raise FinalFailure(f"{self.provider}: {exc} (HTTP 429), past {past}", status=429) from None
+        try:
+            async with ep.slots.slot():
+                if tries.attempts == 1:  # its wait behind other requests is not its own time
+                    tries.queued_s = time.perf_counter() - waited
+                if before_attempt is not None:
+                    try:
+                        pending = before_attempt()
+                        if pending is not None:  # the reservation is committed before the send
+                            await pending
+                    except BaseException:
+                        pace.unsent(ticket)
+                        raise
+                self.attempts += 1
+                ticket.sent_at = pace.clock()
+                response = await self._post(pace, ticket, http, payload, before_attempt)
+                status = response.status_code
+                if status == 429 and not QUOTA.search(response.text):
+                    pace.on_rate_limited(ticket, parse_retry_after(response.headers), response.headers)
+                else:
+                    pace.on_reply(ticket, response.headers, status)
+            try:
+                result = self._classify(response)
+            except (RetryableFailure, FinalFailure) as exc:
+                if exc.usage is not None or status in LOST_STATUS or (200 <= status < 300):
+                    # a 2xx that cannot be used (garbled, no text, cut) or a gateway's lost reply:
+                    # billed, or it may have been; booked before any retry
+                    book_lost(before_attempt, exc.usage, exc.model)
+                raise
+        finally:
+            pace.release(ticket)
+        if result.usage.provenance == "reported":
+            pace.on_usage(result.usage.tokens_in, result.usage.tokens_out)
+        return result
 
-    def _classify(self, ep: _http.Endpoint, response: _http.HttpResponse) -> Result:
+    async def _post(
+        self,
+        pace: _pace.Pace,
+        ticket: _pace.Ticket,
+        http: Any,
+        payload: bytes,
+        before_attempt: Callable[[], Awaitable[None] | None] | None,
+    ) -> _http.HttpResponse:
+        """POST one attempt under ``timeout_s``; a transport failure raised as ours."""
+        sent = Written()
+        try:
+            with anyio.fail_after(self.timeout_s):
+                return cast(
+                    _http.HttpResponse,
+                    await http.post(
+                        self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
+                    ),
+                )
+        except _http.ConnectError as exc:  # nothing listens there: retrying will not help
+            give_back(before_attempt)  # nothing was sent: no call is counted
+            pace.unsent(ticket)
+            raise FinalFailure(
+                f"{self.provider}: cannot connect to {self.base_url} ({type(exc).__name__}: "
+                f"{self._redact(str(exc)) or 'connection refused'}); is the server running and "
+                "is base_url right?"
+            ) from None
+        except (TimeoutError, _http.TimeoutError_, _http.TransportError) as exc:
+            # an attempt whose request was not written whole (no connection, or it broke while
+            # writing) never reached the server, so its call is given back; one written whole may
+            # have been read and billed, so it stays a call whatever the failure after
+            what = (
+                f"no reply within {self.timeout_s:g} s ({type(exc).__name__})"
+                if isinstance(exc, (TimeoutError, _http.TimeoutError_))
+                else f"transport error: {type(exc).__name__}: {self._redact(str(exc))}"
+            )
+            if not sent.whole:
+                give_back(before_attempt)
+                what += "; the request was not sent (no call counted)"
+            else:  # it may have been billed: booked at its worst case
+                book_lost(before_attempt)
+                what += "; the request was sent whole (counted at its worst case)"
+            raise RetryableFailure(f"{self.provider}: {what}") from None
+
+    def _classify(self, response: _http.HttpResponse) -> Result:
         status = response.status_code
         if 200 <= status < 300:
             try:
@@ -518,7 +543,6 @@ class HttpModelClient:
                     f"{self.provider}: malformed reply (HTTP {status}): {type(exc).__name__}: "
                     f"{str(exc)[:SNIPPET]}"
                 ) from None
-            ep.limiter.on_success()
             unusable = unusable_reply(result)
             if unusable:  # never scored as if it were an answer
                 why = f"{self.provider}: {unusable}"

@@ -11,9 +11,8 @@ from typing import Any
 
 import msgspec
 
-from hrbench.models._retries import RetryableFailure
 from hrbench.models.tokens import usage_of
-from hrbench.records import Billed, Request, Result, Usage
+from hrbench.records import Request, Result, Usage
 
 SNIPPET = 300
 """Characters of a server's error message kept in ``Result.error``."""
@@ -74,26 +73,11 @@ def estimated_usage(request: Request, result: Result) -> Usage:
     return usage
 
 
-def billed_attempt(exc: RetryableFailure) -> Billed | None:
-    """What the provider billed for a retried attempt: its reported usage, else ``None`` (unknown).
-
-    The governor books such an attempt at what that usage costs (:meth:`~hrbench.runner.governor.Gate.lost`),
-    and the run's trace and row carry the same amount, so the rows add up to the provider's bill.
-    """
-    if exc.usage is None or exc.usage.provenance != "reported":
-        return None
-    return Billed(usage=exc.usage, model=exc.model)
-
-
-def retried_bills(billed: list[Billed | None]) -> list[Billed | None] | None:
-    """``Result.retried_billed``: ``None`` when no retried attempt was billed."""
-    return billed if any(b is not None for b in billed) else None
-
-
 def keep_billed(failed: Result, usage: Usage | None, model: str | None) -> Result:
     """A failed result that keeps the usage of the billed reply that failed it (its last attempt).
 
-    Earlier attempts the provider billed are in ``retried_billed`` (:func:`billed_attempt`).
+    Earlier attempts the provider billed are in ``retried_billed``
+    (:func:`~hrbench.models._retries.billed_attempt`).
     """
     if usage is not None:
         failed.usage = usage

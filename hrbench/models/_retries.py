@@ -1,7 +1,7 @@
 """When an HTTP model client tries again.
 
-The statuses retried or booked as lost, a quota refusal recognised, ``Retry-After`` read, and the
-failures an attempt raises.
+The statuses retried or booked as lost, a quota refusal recognised, ``Retry-After`` read, the
+failures an attempt raises, and one request's tries (:class:`Tries`).
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import math
 import random
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
-from hrbench.records import Usage
+from hrbench.records import Billed, Result, Usage
 
 # stamina logs each retry at WARNING; with no handler anywhere, Python would print every line
 # to stderr. Retries are silent unless the user configures logging.
@@ -156,3 +157,102 @@ class FinalFailure(Exception):
         self.halts = halts
         self.usage = usage
         self.model = model
+
+
+def billed_attempt(exc: RetryableFailure) -> Billed | None:
+    """What the provider billed for a retried attempt: its reported usage, else ``None`` (unknown).
+
+    The governor books such an attempt at what that usage costs (:meth:`~hrbench.runner.governor.Gate.lost`),
+    and the run's trace and row carry the same amount, so the rows add up to the provider's bill.
+    """
+    if exc.usage is None or exc.usage.provenance != "reported":
+        return None
+    return Billed(usage=exc.usage, model=exc.model)
+
+
+class Tries:
+    """One request's attempts: which failure is tried again, after how long, and what each left.
+
+    A 429 (rate limit) is bounded by time only (``max_total_s``), every other failure by
+    ``max_attempts`` too. A ``Retry-After`` longer than ``max_retry_wait_s``, or than the time
+    left, ends the request. ``Retry-After`` is a floor with jitter on top: up to
+    ``max(wait_jitter_s, Retry-After / 2)``, so that requests told the same wait do not come back
+    in lockstep (case R02a); a 429 gets at most ``min(wait_jitter_s, Retry-After / 2)``, its
+    pace spacing the retries (:mod:`hrbench.models._pace`). The time the first attempt waited
+    behind other requests (:attr:`queued_s`) is not the request's own.
+
+    Use it as stamina's ``on`` hook: it returns ``False`` (give up), ``True`` (stamina's backoff)
+    or the seconds to wait.
+
+    Example:
+        >>> tries = Tries(max_attempts=2, max_total_s=60, max_retry_wait_s=30, wait_jitter_s=0, redact=str)
+        >>> tries.attempts = 1
+        >>> tries(RetryableFailure("HTTP 503", status=503)), tries(RetryableFailure("HTTP 429", 0.5, status=429))
+        (True, 0.5)
+        >>> tries.attempts = 3; tries(RetryableFailure("HTTP 503", status=503))  # 2 of them not 429s
+        False
+        >>> tries(RetryableFailure("HTTP 429", 45.0, status=429)), tries.retried
+        (False, ['HTTP 503', 'HTTP 429'])
+    """
+
+    def __init__(
+        self,
+        max_attempts: int,
+        max_total_s: float,
+        max_retry_wait_s: float,
+        wait_jitter_s: float,
+        redact: Callable[[str], str],
+    ) -> None:
+        self.max_attempts = max_attempts
+        self.max_total_s = max_total_s
+        self.max_retry_wait_s = max_retry_wait_s
+        self.wait_jitter_s = wait_jitter_s
+        self.redact = redact
+        self.start = time.perf_counter()
+        self.attempts = 0
+        self.limited = 0
+        self.queued_s = 0.0
+        self.retried: list[str] = []
+        """Why each attempt retried failed, for the run's trace."""
+        self.billed: list[Billed | None] = []
+        """What the provider billed for each of them (reported usage)."""
+
+    def elapsed(self) -> float:
+        """Seconds of this request's own time so far."""
+        return time.perf_counter() - self.start - self.queued_s
+
+    def left_s(self) -> float:
+        """Seconds the next attempt may wait for its turn (unbounded for the first)."""
+        return math.inf if self.attempts <= 1 else max(0.0, self.max_total_s - self.elapsed())
+
+    def __call__(self, exc: Exception) -> bool | float:
+        """Whether to try ``exc``'s request again: ``False``, ``True`` or the seconds to wait."""
+        if not isinstance(exc, RetryableFailure):
+            return False
+        rate_limited = exc.status == 429
+        self.limited += rate_limited
+        if not rate_limited and self.attempts - self.limited >= self.max_attempts:
+            return False
+        elapsed = self.elapsed()
+        wait = exc.retry_after_s
+        if wait is None:
+            again: bool | float = elapsed < self.max_total_s
+            if again and rate_limited:
+                again = 0.0  # the pace holds every request of the key and model meanwhile
+        elif wait > self.max_retry_wait_s or elapsed + wait > self.max_total_s:
+            exc.message += f"; Retry-After {wait:g} s is past the retry budget"
+            again = False
+        elif rate_limited:
+            again = wait + JITTER.uniform(0.0, min(self.wait_jitter_s, 0.5 * wait))
+        else:
+            again = wait + JITTER.uniform(0.0, max(self.wait_jitter_s, 0.5 * wait))
+        if again is not False:
+            self.retried.append(self.redact(exc.message))
+            self.billed.append(billed_attempt(exc))
+        return again
+
+    def keep(self, result: Result) -> Result:
+        """``result`` with the attempts retried before it (and their bills) in its trace fields."""
+        result.retried = self.retried or None
+        result.retried_billed = self.billed if any(b is not None for b in self.billed) else None
+        return result

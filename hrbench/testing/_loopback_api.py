@@ -33,6 +33,7 @@ from hrbench.testing._loopback_faults import (
     State,
     echo,
 )
+from hrbench.testing._loopback_limits import latency
 
 
 def _prompt_of(body: Any) -> str:
@@ -165,8 +166,17 @@ class Api:
                     fault=fault.kind,
                 )
             )
-        if st.latency_s > 0:
-            await asyncio.sleep(st.latency_s)
+        st.arrivals += 1
+        limited, limit_headers = self._admit(body, prompt, fault)
+        if limited is not None:  # over a rate limit: HTTP 429 at once
+            if st.record:
+                st.requests[-1].fault = "429"
+            await limited(scope, receive, send)
+            return
+        spike = st.spike.factor_at(st.arrivals, time.monotonic()) if st.spike is not None else 1.0
+        delay = latency(st.latency_s, st.latency_sigma, st.rng, spike)
+        if delay > 0:
+            await asyncio.sleep(delay)
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             await self._error(400, "invalid_request_error", "expected a JSON body with messages")(
                 scope, receive, send
@@ -183,7 +193,22 @@ class Api:
             )
             await send({"type": "http.response.body", "body": b'{"id": "cut', "more_body": True})
             raise Drop("dropped on purpose")
+        response.headers.update(limit_headers)
         await response(scope, receive, send)
+
+    def _admit(self, body: Any, prompt: str, fault: Fault) -> tuple[Response | None, dict[str, str]]:
+        """Let a request in under the rate limits: ``(None, limit headers)``, or ``(the 429, {})``.
+
+        A scripted fault other than ``ok`` is served as scripted, outside the limits.
+        """
+        st = self.state
+        if st.limits is None or fault.kind != "ok":
+            return None, {}
+        tokens = _prompt_tokens(st.prompt_tokens, body, prompt) if isinstance(body, dict) else 0
+        ok, _, headers = st.limits.admit(self.flavour, max(1, tokens))
+        if ok:
+            return None, headers
+        return self._error(429, "rate_limit_error", "Rate limit reached; please retry", headers), {}
 
     def _key_of(self, request: Request) -> str | None:
         if self.flavour == "anthropic":
@@ -325,6 +350,8 @@ class Api:
             payload = _openai_payload(kind, rid, model, reply_text, reasoning, n, tokens, finish)
         if st.omit_usage:  # like servers that send no usage block
             payload.pop("usage", None)
+        if st.limits is not None:
+            st.limits.charge_output(self.flavour, completion)
         usd = _bill_usd(st.price, tokens, written - hour, hour)
         st.bills.append(  # one event loop serves every request: no lock needed
             Bill(

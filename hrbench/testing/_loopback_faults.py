@@ -8,12 +8,15 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import random
 import re
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from hrbench.testing._loopback_limits import Limits, Spike
 
 FAULTS = (
     "ok",
@@ -220,3 +223,8 @@ class State:
     in_flight: int = 0
     max_in_flight: int = 0
     stopping: asyncio.Event | None = None
+    limits: Limits | None = None
+    latency_sigma: float = 0.0
+    spike: Spike | None = None
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    arrivals: int = 0

@@ -38,7 +38,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -58,6 +60,7 @@ except ImportError as exc:  # pragma: no cover - only without the dev extras
 from hrbench.testing._loopback_api import Api
 from hrbench.testing._loopback_faults import ECHO_ENCODINGS as ECHO_ENCODINGS
 from hrbench.testing._loopback_faults import FAULTS, Bill, Fault, ReceivedRequest, State
+from hrbench.testing._loopback_limits import Limits, Spike
 
 __all__ = ["FAULTS", "Bill", "Fault", "LoopbackServer", "ReceivedRequest"]
 
@@ -82,8 +85,16 @@ _SETTINGS = frozenset(
         "gather",
         "gather_timeout_s",
         "gather_skip",
+        "rate_limit",
+        "token_limit",
+        "enforce_limits",
+        "latency_sigma",
+        "latency_spike",
     }
 )
+
+_LIMIT_SETTINGS = frozenset({"rate_limit", "token_limit", "enforce_limits", "latency_spike"})
+"""Settings that make the limits or the spike afresh (full buckets, a spike to come)."""
 
 
 class LoopbackServer:
@@ -107,10 +118,32 @@ class LoopbackServer:
             benchmarks); scripted queues, ``reply_fn`` and request records are then unavailable.
         record: keep every request in :attr:`requests`.
         port: the port on 127.0.0.1 (0, the default: a free one).
+        rate_limit: ``(requests per second, burst)``: a token bucket, full at first; a request
+            over it gets HTTP 429 at once with ``Retry-After`` and ``retry-after-ms``, and every
+            reply states the limit in its provider's headers (see
+            :mod:`hrbench.testing._loopback_limits`). ``None``: no limit, no headers.
+        token_limit: ``(tokens per second, burst)``: OpenAI's tokens bucket, Anthropic's input
+            and output token buckets (each at this rate), stated and enforced likewise.
+        enforce_limits: ``False``: the limits are stated but never refused; a request over
+            them is counted in :attr:`over_limit` (what a provider would have refused).
+        latency_sigma: the latency is lognormal with median ``latency_s`` and this shape
+            (0: always ``latency_s``).
+        latency_spike: ``(after, seconds, factor)``: from the ``after``-th request on, the
+            latency is ``factor`` times as long for ``seconds``.
+        seed: seeds the latency draws.
 
     Attributes:
         base_url: ``"http://127.0.0.1:<port>/v1"`` once started.
-        requests: the requests received (when ``record``), in arrival order.
+        requests: the requests received (when ``record``), in arrival order; a request refused
+            by the rate limits has ``fault == "429"``.
+
+    Example:
+        >>> import httpx2
+        >>> with LoopbackServer(rate_limit=(0.1, 2.0)) as srv:  # 2 at once, then one every 10 s
+        ...     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+        ...     codes = [httpx2.post(srv.base_url + "/chat/completions", json=body).status_code for _ in range(3)]
+        >>> codes, srv.rate_limited
+        ([200, 200, 429], 1)
     """
 
     def __init__(
@@ -127,6 +160,12 @@ class LoopbackServer:
         separate_process: bool = False,
         record: bool = True,
         port: int = 0,
+        rate_limit: tuple[float, float] | None = None,
+        token_limit: tuple[float, float] | None = None,
+        enforce_limits: bool = True,
+        latency_sigma: float = 0.0,
+        latency_spike: tuple[int, float, float] | None = None,
+        seed: int = 0,
     ) -> None:
         self._state = State(
             latency_s=float(latency_s),
@@ -138,7 +177,18 @@ class LoopbackServer:
             api_key=api_key,
             reply_fn=reply_fn,
             record=record and not separate_process,
+            latency_sigma=float(latency_sigma),
+            rng=random.Random(seed),
         )
+        self._limits: dict[str, Any] = {
+            "rate_limit": rate_limit,
+            "token_limit": token_limit,
+            "enforce_limits": enforce_limits,
+            "latency_spike": latency_spike,
+        }
+        self._seed = int(seed)
+        self._arm_limits()
+        self._final: dict[str, int] = {}
         self._subprocess = separate_process
         self._port = int(port)
         self._server: uvicorn.Server | None = None
@@ -157,6 +207,56 @@ class LoopbackServer:
     def requests(self) -> list[ReceivedRequest]:
         """The requests received so far, in arrival order."""
         return self._state.requests
+
+    @property
+    def rate_limited(self) -> int:
+        """The 429s the rate limits sent since the last :meth:`reset`."""
+        return self._counted("rate_limited", "limited")
+
+    @property
+    def over_limit(self) -> int:
+        """Requests over the stated limits let through (``enforce_limits=False``) since the last :meth:`reset`."""
+        return self._counted("over_limit", "over")
+
+    def _counted(self, name: str, attribute: str) -> int:
+        limits = self._state.limits
+        if self._subprocess or limits is None:  # a child's counts come when it stops
+            return self._final.get(name, 0)
+        return int(getattr(limits, attribute))
+
+    def stats(self) -> dict[str, int]:
+        """What the server counted since the last :meth:`reset`.
+
+        Returns:
+            ``{"requests", "rate_limited", "over_limit", "max_in_flight", "during_spike"}``
+            (``during_spike``: the requests that arrived during the latency spike); a server in
+            a separate process reports them when it stops (empty before).
+        """
+        if self._subprocess:
+            return dict(self._final)
+        st = self._state
+        counts = {"requests": st.arrivals, "rate_limited": self.rate_limited, "over_limit": self.over_limit}
+        return {
+            **counts,
+            "max_in_flight": st.max_in_flight,
+            "during_spike": st.spike.during if st.spike else 0,
+        }
+
+    def _arm_limits(self) -> None:
+        """Make the limits (full buckets) and the latency spike afresh from the settings."""
+        conf = self._limits
+        st = self._state
+        rate, tokens = conf["rate_limit"], conf["token_limit"]
+        st.limits = None
+        if rate is not None or tokens is not None:
+            st.limits = Limits(
+                None if rate is None else tuple(rate),
+                None if tokens is None else tuple(tokens),
+                enforce=bool(conf["enforce_limits"]),
+            )
+        spike = conf["latency_spike"]
+        st.spike = None if spike is None else Spike(int(spike[0]), float(spike[1]), float(spike[2]))
+        st.arrivals = 0
 
     @property
     def bills(self) -> list[Bill]:
@@ -179,7 +279,10 @@ class LoopbackServer:
         return self._state.max_in_flight
 
     def reset(self) -> None:
-        """Forget queued faults, marker counts, recorded requests and bills, ``max_in_flight``; re-arm ``gather``."""
+        """Forget queued faults, marker counts, recorded requests and bills, ``max_in_flight``; re-arm ``gather``.
+
+        The rate limits start full again, their counts at 0, and a latency spike is to come again.
+        """
         with self._state.lock:
             self._state.queue.clear()
             self._state.seen.clear()
@@ -188,6 +291,8 @@ class LoopbackServer:
             self._state.max_in_flight = self._state.in_flight
             self._state.gathered = None
             self._state.gather_skipped = 0
+            self._arm_limits()
+            self._state.rng = random.Random(self._seed)
 
     def set(self, **settings: Any) -> None:
         """Change settings of a running server.
@@ -213,9 +318,12 @@ class LoopbackServer:
                 draws), ``gather`` (hold replies
                 until this many requests are in flight at once; 0 for no holding; setting it
                 re-arms the latch), ``gather_timeout_s`` (how long a held reply waits for
-                the others before the latch gives up and opens; seconds) and ``gather_skip``
-                (the first this many requests are not held: a governor's slow start sends one
-                request alone until its reply shows the billed model).
+                the others before the latch gives up and opens; seconds), ``gather_skip``
+                (the first this many requests are not held: a governor's slow start, or a
+                client's pace before the first reply, sends one request alone), and
+                ``rate_limit``, ``token_limit``, ``enforce_limits``, ``latency_sigma`` and
+                ``latency_spike`` as for the constructor (setting one fills the buckets and
+                re-arms the spike).
 
         Raises:
             TypeError: for an unknown setting.
@@ -223,6 +331,10 @@ class LoopbackServer:
         for name, value in settings.items():
             if name not in _SETTINGS:
                 raise TypeError(f"unknown setting {name!r}")
+            if name in _LIMIT_SETTINGS:
+                self._limits[name] = value
+                self._arm_limits()
+                continue
             setattr(self._state, name, value)
             if name == "gather":
                 self._state.gathered = None
@@ -306,6 +418,16 @@ class LoopbackServer:
         ]
         if st.vary:
             args.append("--vary")
+        args += [f"--latency-sigma={st.latency_sigma}", f"--seed={self._seed}"]
+        conf = self._limits
+        if conf["rate_limit"] is not None:
+            args.append("--rate-limit={}:{}".format(*conf["rate_limit"]))
+        if conf["token_limit"] is not None:
+            args.append("--token-limit={}:{}".format(*conf["token_limit"]))
+        if conf["latency_spike"] is not None:
+            args.append("--latency-spike={}:{}:{}".format(*conf["latency_spike"]))
+        if not conf["enforce_limits"]:
+            args.append("--no-enforce-limits")
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in [_package_root(), env.get("PYTHONPATH", "")] if p)
         self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stdin=subprocess.PIPE, env=env, text=True)
@@ -330,6 +452,9 @@ class LoopbackServer:
             except Exception:
                 proc.kill()
                 proc.wait(timeout=10)
+            for line in proc.stdout.read().splitlines():  # the child's counts, its last words
+                if line.startswith("STATS "):
+                    self._final = {k: int(v) for k, v in json.loads(line[6:]).items()}
             proc.stdout.close()
             return
         server, thread, loop = self._server, self._thread, self._loop
@@ -390,7 +515,14 @@ def _main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cached-fraction", type=float, default=0.0)
     parser.add_argument("--model", default="loopback-1")
     parser.add_argument("--vary", action="store_true")
+    parser.add_argument("--latency-sigma", type=float, default=0.0, help="lognormal shape of the latency")
+    parser.add_argument("--latency-spike", type=_floats(3), help="AFTER:SECONDS:FACTOR")
+    parser.add_argument("--rate-limit", type=_floats(2), help="REQUESTS_PER_S:BURST")
+    parser.add_argument("--token-limit", type=_floats(2), help="TOKENS_PER_S:BURST")
+    parser.add_argument("--no-enforce-limits", action="store_true", help="state the limits, never refuse")
+    parser.add_argument("--seed", type=int, default=0)
     ns = parser.parse_args(argv)
+    spike = ns.latency_spike
     srv = LoopbackServer(
         ns.latency_s,
         vary=ns.vary,
@@ -399,6 +531,12 @@ def _main(argv: list[str] | None = None) -> None:
         model=ns.model,
         record=False,
         port=ns.port,
+        rate_limit=ns.rate_limit,
+        token_limit=ns.token_limit,
+        enforce_limits=not ns.no_enforce_limits,
+        latency_sigma=ns.latency_sigma,
+        latency_spike=None if spike is None else (int(spike[0]), spike[1], spike[2]),
+        seed=ns.seed,
     )
     if ns.forever:  # before PORT is printed: a stop may follow it at once
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -409,6 +547,24 @@ def _main(argv: list[str] | None = None) -> None:
                 threading.Event().wait()
         else:
             sys.stdin.read()  # until the parent closes our stdin (or dies)
+    print("STATS " + json.dumps(srv.stats()), flush=True)
+
+
+def _floats(n: int) -> Callable[[str], tuple[float, ...]]:
+    """An argparse type: ``n`` numbers joined by ``:``."""
+    import argparse
+
+    def parse(text: str) -> tuple[float, ...]:
+        parts = text.split(":")
+        try:
+            values = tuple(float(p) for p in parts)
+        except ValueError:
+            values = ()
+        if len(values) != n:
+            raise argparse.ArgumentTypeError(f"expected {n} numbers joined by ':', got {text!r}")
+        return values
+
+    return parse
 
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ make one. The run context (:mod:`hrbench.arm`) knows it only as a
 
 from __future__ import annotations
 
-from hrbench.arm import drive
 from hrbench.runner.runtime.core import Runtime
 from hrbench.runner.runtime.drain import DEFAULT_GRACE_S, Drain, cancel_grace_s
 from hrbench.runner.runtime.offload import INLINE_CHARS, heavy_scorer_threads, off_loop, offloaded
@@ -22,7 +21,6 @@ __all__ = [
     "Drain",
     "Runtime",
     "cancel_grace_s",
-    "drive",
     "heavy_scorer_threads",
     "off_loop",
     "offloaded",

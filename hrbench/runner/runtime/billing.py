@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -19,7 +19,10 @@ from hrbench.models.pricing import Price, Pricing, output_limit
 from hrbench.records import Request, Result, Step, Usage
 from hrbench.runner.governor import Governor
 from hrbench.runner.room import POLL_S
-from hrbench.runner.runtime.rules import ADVICE, Context
+from hrbench.runner.runtime.rules import ADVICE
+
+if TYPE_CHECKING:
+    from hrbench.arm import Context
 
 
 class Paying:

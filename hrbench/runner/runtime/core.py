@@ -10,7 +10,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -25,8 +25,11 @@ from hrbench.runner.ledger import contacts_provider
 from hrbench.runner.room import reserve_first, reserve_first_blocking
 from hrbench.runner.runtime.billing import Billing, Paying
 from hrbench.runner.runtime.drain import Counted, Drain, Draining, Lead
-from hrbench.runner.runtime.rules import HTTP_PROVIDERS, Context, unpriced_message
+from hrbench.runner.runtime.rules import HTTP_PROVIDERS, unpriced_message
 from hrbench.store import Store
+
+if TYPE_CHECKING:
+    from hrbench.arm import Context
 
 __all__ = ["Runtime"]
 

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextvars
 import json
+from typing import TYPE_CHECKING
 
-from hrbench.arm import Context as Context
+if TYPE_CHECKING:  # the daemon imports these rules at start; the run context only when it runs
+    from hrbench.arm import Context as Context
 
 __all__ = ["HTTP_PROVIDERS", "unpriced_message"]
 

@@ -10,7 +10,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import BudgetRefused, ConfigError
-from hrbench.models import _http
+from hrbench.models import _http, _pace
 from hrbench.models.anthropic import AnthropicClient, anthropic_usage
 from hrbench.models.openai import OpenAIClient, openai_usage
 from hrbench.records import Usage
@@ -224,7 +224,17 @@ def test_transient_fault_retried_then_ok(srv: LoopbackServer, kind: str, fault: 
 
 
 @both
-@pytest.mark.parametrize("fault", ["500", "503", "drop", "429:retry_after=0"])
+def test_a_429_is_retried_past_max_attempts(srv: LoopbackServer, kind: str) -> None:
+    """A rate limit is bounded by time (max_total_s), not attempts: five 429s, then the reply."""
+    srv.push(*["429:retry_after=0.01"] * 5)
+    count = Counter()
+    r = send(make(kind, srv, max_attempts=3), "[[reply:fine]] x", count)
+    assert r.ok and r.text == "fine"
+    assert len(srv.requests) == 6 and count.n == 6  # every attempt charged before it was sent
+
+
+@both
+@pytest.mark.parametrize("fault", ["500", "503", "drop"])
 def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: str, fault: str) -> None:
     srv.push(*[fault] * 5)
     count = Counter()
@@ -281,7 +291,7 @@ def test_a_refused_key_halts_the_client_a_server_error_does_not(
     srv: LoopbackServer, kind: str, fault: str, halts: str | None
 ) -> None:
     srv.push(*[fault] * 10)
-    r = send(make(kind, srv, max_attempts=2), "x")
+    r = send(make(kind, srv, max_attempts=2, max_total_s=1.5), "x")  # 429s wait 1 s each: time ends them
     assert not r.ok and r.halts == halts
 
 
@@ -331,10 +341,11 @@ def test_case_H15a_429_then_ok_charges_each_attempt(srv: LoopbackServer) -> None
 
 
 def test_case_H15b_every_attempt_429_is_error_not_budget_stop(srv: LoopbackServer) -> None:
-    srv.push(*["429:retry_after=0"] * 4)
+    # every attempt 429 until the request's time (max_total_s: 429s are bounded by time) is up
     count = Counter()
-    r = send(make("openai", srv, max_attempts=3), "x", count)
-    assert r.ok is False and count.n == 3
+    r = send(make("openai", srv, max_attempts=3, max_total_s=1.0), "[[fault:429:retry_after=0.05]] x", count)
+    assert r.ok is False and count.n == len(srv.requests) >= 1
+    assert "HTTP 429" in (r.error or "")
     assert exact_scorer()(None, r, "42").failure_kind == "error"
 
 
@@ -473,60 +484,48 @@ def test_endpoint_shared_per_provider_and_base_url(srv: LoopbackServer) -> None:
         b = _http.endpoint("openai", srv.base_url, 20)
         c = _http.endpoint("anthropic", srv.base_url, 10)
         assert a is b and a is not c
-        assert a.limiter.ceiling == 20
+        assert a.slots.ceiling == 20
 
     anyio.run(main)
 
 
-def test_limiter_backs_off_on_429(srv: LoopbackServer) -> None:
+def test_a_429_lowers_the_rate_not_the_slots(srv: LoopbackServer) -> None:
     cl = make("openai", srv, max_connections=16)
 
-    async def main() -> tuple[float, float]:
+    async def main() -> tuple[int, float | None, float | None]:
         ep = _http.endpoint("openai", srv.base_url, 16)
-        srv.push("429:retry_after=0")
+        pace = _pace.pace_for("openai", srv.base_url, None, "loopback-1")
+        for i in range(5):
+            assert (await cl.send(req(f"ok{i}"))).ok
+        before = pace.rate()
+        srv.push(*["429:retry_after=0"] * 3)  # a storm: 3 of 8 replies
         assert (await cl.send(req("x"))).ok
-        after_429 = ep.limiter.limit
-        for _ in range(20):
-            await cl.send(req("y"))
-        return after_429, ep.limiter.limit
+        return ep.slots.ceiling, before, pace.rate()
 
-    after_429, later = anyio.run(main)
-    assert after_429 == 9.0  # halved by the 429, then one success added a slot
-    assert later == 16.0  # back at the ceiling after a few successes (additive increase)
+    ceiling, before, after = anyio.run(main)
+    assert ceiling == 16 and before is None  # no limit stated: unmetered
+    assert after is not None and after > 0  # a rate learned from what the provider accepted
 
 
-def test_limiter_unit() -> None:
-    lim = _http.AdaptiveLimiter(10, floor=2)
-    t0 = lim.clock()
-    lim.on_rate_limited(t0)
-    lim.on_rate_limited(t0)  # a 429 from before the decrease: same episode, no second halving
-    assert lim.limit == 5.0
-    lim.on_rate_limited(lim.clock())
-    lim.on_rate_limited(lim.clock())
-    assert lim.limit == 2.0  # never below the floor
-    for _ in range(100):
-        lim.on_success()
-    assert lim.limit == 10.0  # back to the ceiling, not past it
-
-
-def test_limiter_bounds_in_flight() -> None:
-    lim = _http.AdaptiveLimiter(6)
+def test_slots_bound_in_flight_and_rise_with_the_ceiling() -> None:
+    slots = _http.Slots(6)
     seen: list[int] = []
 
     async def main() -> None:
         async def one(i: int) -> None:
-            async with lim.slot() as granted:
-                seen.append(lim.in_flight)
+            async with slots.slot():
+                seen.append(slots.in_flight)
                 await anyio.sleep(0.01)
                 if i == 10:
-                    lim.on_rate_limited(granted)
+                    slots.raise_ceiling(8)
 
         async with anyio.create_task_group() as tg:
             for i in range(60):
                 tg.start_soon(one, i)
 
     anyio.run(main)
-    assert len(seen) == 60 and max(seen) <= 6 and lim.in_flight == 0
+    assert len(seen) == 60 and max(seen[:6]) <= 6 and max(seen) <= 8 and slots.in_flight == 0
+    assert max(seen) == 8  # the raised ceiling let two more in
 
 
 # -- the loopback server itself -----------------------------------------------------------------------
