@@ -139,7 +139,7 @@ class Billed(msgspec.Struct, kw_only=True, gc=False):
     model: str | None = None
 
 
-class ToolCall(msgspec.Struct, kw_only=True):
+class ToolCall(msgspec.Struct, kw_only=True, gc=False):
     """One tool call a model asked for, in one form whatever the provider.
 
     OpenAI sends ``message.tool_calls[]`` (``{"id", "type": "function", "function": {"name",

@@ -61,6 +61,8 @@ def test_a_benchmarks_kept_rows_and_trace_steps_are_untracked() -> None:
             governor=hb.Governor(),
         )
     steps = [s for trace in bench.traces.values() for s in trace]
-    assert len(bench.rows) == 60 and len(steps) == 60 and all(r.correct for r in bench.rows)
+    assert (
+        len(bench.rows) == 60 and len(steps) == 120 and all(r.correct for r in bench.rows)
+    )  # a request, an output note
     assert not any(gc.is_tracked(r) for r in bench.rows)
     assert not any(gc.is_tracked(s) for s in steps)
