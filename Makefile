@@ -151,10 +151,16 @@ types: $(STAMP)
 
 check: lint types test test-docs test-slow
 
-PEERS := .venv-peers/.installed
+# The peers bench/overhead.py times hrbench against (bench/_peers.py), pinned so that a figure
+# means the same release from one run to the next: inspect-ai 0.3.285 as in make test-interop
+# (its mockllm/model counts tokens with tiktoken's o200k_base, which bench/_peers.py puts in
+# tiktoken's cache from the copy hrbench ships: offline, Inspect would fail every sample), and
+# DSPy 3.4.1. A new pin is a new stamp, so the venv is brought up to it.
+PEERS := .venv-peers/.installed-dspy-3.4.1-inspect-ai-0.3.285
 $(PEERS):
 	$(PYTHON) -m venv .venv-peers
-	.venv-peers/bin/python -m pip install --quiet dspy inspect-ai
+	.venv-peers/bin/python -m pip install --quiet --upgrade pip
+	.venv-peers/bin/python -m pip install --quiet 'dspy==3.4.1' 'inspect-ai==0.3.285'
 	touch $(PEERS)
 
 bench: $(STAMP) $(PEERS) $(RAY_STAMP)

@@ -1,4 +1,4 @@
-"""What several bench scripts share: the real data folder, and a daemon started, waited for and stopped.
+"""What several bench scripts share: the real data folder, a daemon, the runner's floor, the header.
 
 Not a bench script itself (``make bench`` runs ``bench/[!_]*.py``); the scripts import it as
 ``_common`` (their own folder is first on ``sys.path`` when run as ``python bench/NAME.py``).
@@ -10,12 +10,53 @@ import contextlib
 import os
 import subprocess
 import time
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from hrbench_client import _paths
 from hrbench_client.client import Client
 
 REPO = Path(__file__).resolve().parents[1]
+
+FLOOR = (
+    "the bare loop: for each row, the Request built, the same mock client's send() driven to its "
+    "Result without an event loop, the exact scorer on it; nothing else (no runner, governor, trace or row)"
+)
+"""The one floor every runner figure is measured against (``bench/overhead.py``, ``bench/daemon.py``,
+``bench/ab.py``, ``bench/instructions.py``): what any harness must do for a row of an instant mock."""
+
+
+def header(title: str, sides: dict[str, str], how: str = "") -> None:
+    """Print a script's header: what it measures, what each side of its figures does, how it is timed."""
+    print(f"{title}")
+    width = max(map(len, sides)) + 1
+    for name, does in sides.items():
+        print(f"  {name + ':':<{width}} {does}")
+    if how:
+        print(f"  ({how})")
+
+
+def floor_pass(client: Any, pairs: Iterable[tuple[Any, Any]], runs: int) -> int:
+    """One pass of :data:`FLOOR` over ``pairs`` (item, label) x ``runs``; returns the rows.
+
+    Raises:
+        AssertionError: a row is not scored correct (the mock must answer every label).
+    """
+    from hrbench.arm import drive
+    from hrbench.records import Request
+    from hrbench.scoring.scorer import exact_scorer
+
+    scorer = exact_scorer()
+    pairs = list(pairs)
+    n = 0
+    for run in range(1, runs + 1):
+        for item, label in pairs:
+            req = Request(messages=[{"role": "user", "content": str(item)}], draw_index=run)
+            score = scorer(item, drive(client.send(req)), label)
+            assert score.correct, (item, label, score)
+            n += 1
+    return n
 
 
 def data_dir() -> Path:

@@ -1,14 +1,15 @@
-"""This tree against an earlier commit: ``bench/daemon.py``'s rows/s ratios, the two trees interleaved.
+"""This tree against an earlier commit: the runner's and the daemon's CPU and rows/s, the two trees interleaved.
 
 On a shared 2-core machine the same code's rows/s moves by 10-30% from one minute to the next, more
 than the difference a change makes, so comparing a figure with one printed an hour earlier says
 little. Here both trees run in the same minutes: each round streams a benchmark through a daemon
-of each tree and runs, in a fresh process of each tree (with that tree's own ``bench/daemon.py``),
-the in-process runner, the bare loop and the in-process run with the daemon's per-row duties. The
-order of the trees alternates from round to round. Prints, for each tree, the medians over the
-rounds of the two target ratios (streamed rows against the in-process run with the same duties,
-target >= 0.9x; the bare loop against the runner, target within 5x), and this tree's rows/s against
-the other's, round by round (a ratio above 1: this tree is faster).
+of each tree (its CPU read from ``/proc``, every thread) and runs, in a fresh process of each tree
+(with that tree's own ``bench/daemon.py``), the in-process runner, the floor (``_common.FLOOR``) and
+the in-process run with the daemon's per-row duties. The order of the trees alternates from round
+to round. Prints, for each tree, the medians over the rounds of the target ratios (the runner's CPU
+per row against the floor's, target <= 3x; the daemon's CPU per row against the in-process
+runner's, target <= 1.5x; streamed rows against the in-process run with the same duties, target
+>= 0.9x), and this tree's CPU per row and rows/s against the other's, round by round.
 
 The other commit is checked out in a temporary git worktree, removed at the end; its daemon runs
 from that worktree with this tree's installed dependencies (the ``pyproject.toml`` of the two
@@ -29,6 +30,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import _common
 import daemon as d
@@ -37,15 +39,24 @@ RUNS = 5
 DEFAULT_REF = "HEAD~1"
 
 _MEASURE = """
-import sys
+import sys, time
 sys.path.insert(0, "bench")
 import daemon as d
 items = int(sys.argv[1])
 d.in_process_rows_per_s(1000, 5)
 d.in_process_rows_per_s(1000, 5, duties=True)
-print(d.in_process_rows_per_s(items, 5), d.bare_rows_per_s(items, 5), d.in_process_rows_per_s(items, 5, duties=True))
+d.bare_rows_per_s(1000, 5)
+def cpu(fn, *args, **kw):
+    c = time.process_time()
+    got = fn(*args, **kw)
+    return got, time.process_time() - c
+runner, runner_cpu = cpu(d.in_process_rows_per_s, items, 5)
+bare, bare_cpu = cpu(d.bare_rows_per_s, items, 5)
+duties = d.in_process_rows_per_s(items, 5, duties=True)
+print(runner, bare, duties, runner_cpu, bare_cpu)
 """
-"""What a fresh process of a tree prints: its runner's, bare loop's and duties run's rows/s."""
+"""What a fresh process of a tree prints: its runner's, floor's and duties run's rows/s, then the
+runner's and the floor's CPU seconds (this process, every thread)."""
 
 
 @contextlib.contextmanager
@@ -84,8 +95,28 @@ def tree_env(tree: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, paths)), "PYTHONWARNINGS": "ignore"}
 
 
-def in_process(tree: Path, items: int) -> tuple[float, float, float]:
-    """(runner, bare loop, in-process with duties) rows/s, in a fresh process of ``tree``.
+class Round(NamedTuple):
+    """One tree's figures in one round."""
+
+    streamed: float
+    """Rows/s streamed through the tree's daemon."""
+    daemon_cpu: float
+    """The daemon's CPU seconds (every thread) for them."""
+    runner: float
+    """Rows/s of the in-process runner (no duties), in a fresh process of the tree."""
+    bare: float
+    """Rows/s of the floor (``_common.FLOOR``) over the same rows."""
+    duties: float
+    """Rows/s of the in-process runner with the daemon's per-row duties."""
+    runner_cpu: float
+    """The in-process runner's CPU seconds."""
+    bare_cpu: float
+    """The floor's CPU seconds."""
+
+
+def in_process(tree: Path, items: int) -> tuple[float, ...]:
+    """(runner, floor, in-process with duties) rows/s, then the runner's and the floor's CPU seconds,
+    in a fresh process of ``tree``.
 
     Raises:
         RuntimeError: that tree's ``bench/daemon.py`` cannot measure them (a commit too old).
@@ -100,8 +131,22 @@ def in_process(tree: Path, items: int) -> tuple[float, float, float]:
     )
     if out.returncode != 0:
         raise RuntimeError(f"{tree}: bench/daemon.py could not measure: {out.stderr.strip()[-1500:]}")
-    runner, bare, duties = map(float, out.stdout.split()[-3:])
-    return runner, bare, duties
+    return tuple(map(float, out.stdout.split()[-5:]))
+
+
+def summary(name: str, got: list[Round], rows: int) -> str:
+    """One tree's medians over the rounds, with the targets they are held to."""
+    med = statistics.median
+    return (
+        f"{name:<18} runner CPU {med(r.runner_cpu for r in got) / rows * 1e6:.1f} us/row, "
+        f"{med(r.runner_cpu / r.bare_cpu for r in got):.2f}x the floor's "
+        f"{med(r.bare_cpu for r in got) / rows * 1e6:.1f} (target <= 3x); daemon CPU "
+        f"{med(r.daemon_cpu for r in got) / rows * 1e6:.1f} us/row, "
+        f"{med(r.daemon_cpu / r.runner_cpu for r in got):.2f}x in-process (target <= 1.5x); streamed / "
+        f"in-process with the same duties {med(r.streamed / r.duties for r in got):.2f}x (target >= 0.9x); "
+        f"runner {med(r.runner for r in got):,.0f} rows/s, streamed {med(r.streamed for r in got):,.0f} "
+        f"rows/s (medians of {len(got)} rounds)"
+    )
 
 
 def main() -> None:
@@ -114,11 +159,20 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1 or args.items < 1:
         raise SystemExit("bench/ab.py: --rounds and --items must be at least 1")
+    _common.header(
+        f"ab: this tree against {args.ref}, {args.rounds} rounds, {args.items:,} items x {RUNS} runs, trees alternating",
+        {
+            "streamed": "each tree's daemon (a warm one per tree) streaming bench/daemon.py's benchmark",
+            "in-process": "a fresh process of each tree: its bench/daemon.py's runner, floor and duties run",
+            "floor": "each tree's own bench/daemon.py bare_rows_per_s (this tree: " + _common.FLOOR + ")",
+        },
+        "each side: a warm-up run untimed in its process or daemon, then one run a round; medians of the rounds",
+    )
     with tempfile.TemporaryDirectory(prefix="hrb-ab-") as tmp, worktree(args.ref, Path(tmp)) as ref_tree:
         folder = Path(tmp)
         os.chdir(folder)  # the daemon drops its working directory from the import path
         trees = {"this tree": _common.REPO, args.ref: ref_tree}
-        rows: dict[str, list[tuple[float, float, float, float]]] = {name: [] for name in trees}
+        rows: dict[str, list[Round]] = {name: [] for name in trees}
         daemons: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
         try:
             for i, (name, tree) in enumerate(trees.items()):
@@ -131,29 +185,26 @@ def main() -> None:
                 d.stream_rows(home, 1000, RUNS)  # warm: its runner imported, its store opened
             for r in range(args.rounds):
                 for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
-                    home = daemons[name][1]
-                    got, wall, _ = d.stream_rows(home, args.items, RUNS)
+                    proc, home = daemons[name]
+                    got, wall, cpu = d.stream_rows(home, args.items, RUNS, proc.pid)
                     assert got == args.items * RUNS, (got, args.items)
-                    rows[name].append((got / wall, *in_process(trees[name], args.items)))
+                    rows[name].append(Round(got / wall, cpu, *in_process(trees[name], args.items)))
         finally:
             for proc, home in daemons.values():
                 _common.stop_daemon(proc, home)
-    med = statistics.median
     for name, got in rows.items():
-        streamed = med(s / duties for s, _, _, duties in got)
-        runner = med(bare / runner for _, runner, bare, _ in got)
-        print(
-            f"{name:<18} streamed / in-process with the same duties {streamed:.2f}x (target >= 0.9x); "
-            f"runner {runner:.2f}x slower than the bare loop (target <= 5x); runner "
-            f"{med(x[1] for x in got):,.0f} rows/s, streamed {med(x[0] for x in got):,.0f} rows/s "
-            f"(medians of {args.rounds} rounds)"
-        )
+        print(summary(name, got, args.items * RUNS))
     this, other = rows["this tree"], rows[args.ref]
-    for what, k in (("runner", 1), ("streamed", 0)):
-        ratios = [a[k] / b[k] for a, b in zip(this, other, strict=True)]
+    for what, of, faster in (
+        ("runner CPU/row", lambda r: r.runner_cpu, False),
+        ("daemon CPU/row", lambda r: r.daemon_cpu, False),
+        ("runner rows/s", lambda r: r.runner, True),
+        ("streamed rows/s", lambda r: r.streamed, True),
+    ):
+        ratios = [of(a) / of(b) for a, b in zip(this, other, strict=True)]
         print(
-            f"this tree / {args.ref}  {what} rows/s median {med(ratios):.3f}x (by round: "
-            f"{' '.join(f'{x:.2f}' for x in ratios)}; above 1: this tree is faster)"
+            f"this tree / {args.ref}  {what} median {statistics.median(ratios):.3f}x (by round: "
+            f"{' '.join(f'{x:.2f}' for x in ratios)}; {'above' if faster else 'below'} 1: this tree is faster)"
         )
 
 

@@ -148,6 +148,16 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     rng = random.Random(args.seed)
+    print(
+        f"budget: {args.trials} randomised trials (seed {args.seed}) of the governor against a loopback provider"
+    )
+    print(
+        f"  hrbench:  hb.benchmark() of {ITEMS} items x {RUNS} runs, {IN_FLIGHT} in flight, OpenAI or Anthropic "
+        "client, a USD or token cap sized to bind, random prompts, n, limits and served-model switches"
+    )
+    print(
+        "  baseline: the cap itself (spend past it is an overshoot) and the provider's bill of what it sent"
+    )
     pricing = hb.Pricing(overrides=PRICES)
     results = []
     start = time.perf_counter()

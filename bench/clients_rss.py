@@ -1,4 +1,4 @@
-"""The daemon's resident memory under many clients: flat after warm-up (issue 13, point 6).
+"""The daemon's resident memory under many clients: flat after warm-up.
 
 Eight clients (threads of this process, each its own connection) work against one daemon for
 ``--duration`` seconds: each round connects, runs a small benchmark (streamed rows), scores a
@@ -128,6 +128,12 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8, help="concurrent clients (default 8)")
     ap.add_argument("--trace", action="store_true", help="tracemalloc in the daemon; print the top growth")
     args = ap.parse_args()
+    print(f"clients_rss: one daemon's VmRSS under {args.clients} clients for {args.duration:.0f} s")
+    print(
+        "  clients:  threads of this process, each its own connection: per round a small streamed benchmark, "
+        "scores, a reference put and got, rows read back, cache stats"
+    )
+    print("  baseline: the same daemon's RSS after one warm-up round per client (end/middle: flat = 1.00)")
 
     tmp = Path(tempfile.mkdtemp(prefix="hrb-rss-"))
     home = tmp / "home"

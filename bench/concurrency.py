@@ -1,16 +1,25 @@
 """Concurrency: N requests to a loopback server answering after L ms, at concurrency C.
 
-Three ways to send them, in one run against one server (in its own process, so it does not
-share the client's interpreter lock):
+Every way of sending them runs in one run against one server (in its own process, so it does
+not share the client's interpreter lock):
 
-- ``bare``: a bare AsyncClient loop, a semaphore and a pool of C, nothing else (the client
-  comes from ``hrbench.models._http.make_async_client``, the one module that imports httpx2);
-- ``client``: ``OpenAIClient.send`` in the same loop (limiter, retries, parsing);
-- ``benchmark``: ``hrbench.runner.benchmark`` with an ``OpenAIClient`` arm, a governor and the exact
-  scorer (N = items x 5 runs).
+- ``bare-1pool``: a bare loop, a semaphore of C and one ``AsyncClient`` whose pool holds C
+  connections (``hrbench.models._http.make_async_client``), posting the body and parsing the
+  JSON reply, nothing else;
+- ``bare-shards``: the same loop over ceil(C / 16) such clients of at most 16 connections each,
+  each request to the one with the fewest in flight (what ``hrbench.models._http.ShardedPool``
+  does: one pool's scan of its connections costs CPU in proportion to their number);
+- ``client``: ``OpenAIClient.send`` in the same loop (limiter, shared sharded pool, retries,
+  parsing, usage);
+- ``benchmark``: ``hrbench.runner.benchmark_async`` with an ``OpenAIClient`` arm, a capped
+  governor and the exact scorer (N = items x 5 runs), every row checked correct.
 
-Prints each wall time, the ideal N*L/C, wall/ideal, and hrbench/bare (issue 4's target:
-benchmark <= 1.15 x bare). Bounded in time: about 40 s with the defaults.
+The baseline is the best bare client, whichever of the two is faster in this run. Each way has
+one untimed warm-up run (4 x C requests), then ``--repeat`` timed runs interleaved round by round
+(load from elsewhere hits every way alike); the figure is the least wall time and the least CPU
+time of this process (the client's side) of the timed runs. Prints each wall time, the ideal
+N * L / C, wall/ideal, CPU seconds, and each way's time over the baseline's (the runner's
+target: benchmark <= 1.15 x the best bare client).
 
     .venv/bin/python bench/concurrency.py [--n 2000] [--latency-ms 50] [--c 20 100] [--repeat 2]
 """
@@ -21,8 +30,10 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import _common
 import anyio
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -38,18 +49,32 @@ from hrbench.scoring.scorer import exact_scorer  # noqa: E402
 from hrbench.testing.loopback import LoopbackServer  # noqa: E402
 
 RUNS = 5
+SHARD = 16
+"""Connections per shard of the sharded bare client (``hrbench.models._http.SHARD_CONNECTIONS``)."""
+
+BODY = {"model": "loopback-1", "messages": [{"role": "user", "content": "hi"}]}
+
+Way = Callable[[str, int, int], Awaitable[float]]
 
 
-async def bare(base_url: str, n: int, c: int) -> float:
-    http = _http.make_async_client(c, 30.0, trust_env=False)
+async def _bare(base_url: str, n: int, c: int, shards: int) -> float:
+    """A bare loop over ``shards`` clients of ceil(c / shards) connections; wall seconds."""
+    per = -(-c // shards)
+    clients = [_http.make_async_client(per, 30.0, trust_env=False) for _ in range(shards)]
+    in_flight = [0] * shards
     sem = anyio.Semaphore(c)
-    body = {"model": "loopback-1", "messages": [{"role": "user", "content": "hi"}]}
+    url = base_url + "/chat/completions"
     failures = 0
 
     async def one(i: int) -> None:
         nonlocal failures
         async with sem:
-            r = await http.post(base_url + "/chat/completions", json={**body, "seed": i})
+            k = min(range(shards), key=in_flight.__getitem__) if shards > 1 else 0
+            in_flight[k] += 1
+            try:
+                r = await clients[k].post(url, json={**BODY, "seed": i})
+            finally:
+                in_flight[k] -= 1
             failures += r.status_code != 200 or "choices" not in r.json()
 
     start = time.perf_counter()
@@ -57,9 +82,24 @@ async def bare(base_url: str, n: int, c: int) -> float:
         for i in range(n):
             tg.start_soon(one, i)
     wall = time.perf_counter() - start
-    await http.aclose()
+    for cl in clients:
+        await cl.aclose()
     assert failures == 0, failures
     return wall
+
+
+async def bare(base_url: str, n: int, c: int) -> float:
+    """``bare-1pool``: one client whose pool holds ``c`` connections."""
+    return await _bare(base_url, n, c, 1)
+
+
+async def bare_sharded(base_url: str, n: int, c: int) -> float:
+    """``bare-shards``: ceil(c / 16) clients, each request to the least busy."""
+    return await _bare(base_url, n, c, max(1, -(-c // SHARD)))
+
+
+BARE: dict[str, Way] = {"bare-1pool": bare, "bare-shards": bare_sharded}
+"""The bare clients; the best of them in a run is that run's baseline."""
 
 
 async def client_loop(base_url: str, n: int, c: int) -> float:
@@ -110,6 +150,28 @@ async def bench_loop(base_url: str, n: int, c: int) -> float:
     return wall
 
 
+def measure(
+    ways: dict[str, Way], base_url: str, n: int, c: int, repeats: int
+) -> dict[str, tuple[float, float]]:
+    """(least wall s, least CPU s of this process) of each way: one warm-up each, then interleaved runs."""
+    for fn in ways.values():
+        anyio.run(fn, base_url, 4 * c, c)
+    best: dict[str, tuple[float, float]] = {}
+    for _ in range(repeats):
+        for name, fn in ways.items():
+            cpu = time.process_time()
+            wall = anyio.run(fn, base_url, n, c)
+            cpu = time.process_time() - cpu
+            w, u = best.get(name, (float("inf"), float("inf")))
+            best[name] = (min(w, wall), min(u, cpu))
+    return best
+
+
+def baseline(best: dict[str, tuple[float, float]]) -> str:
+    """The name of the fastest bare client in ``best``."""
+    return min((name for name in best if name in BARE), key=lambda name: best[name][0])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -117,29 +179,43 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=2000, help="requests per measurement")
     parser.add_argument("--latency-ms", type=float, default=50.0, help="the server's reply delay (ms)")
     parser.add_argument("--c", type=int, nargs="+", default=[20, 100], help="concurrency levels")
-    parser.add_argument("--repeat", type=int, default=2, help="most repeats per level (the best is kept)")
+    parser.add_argument("--repeat", type=int, default=2, help="most timed runs per way (the best is kept)")
     ns = parser.parse_args()
     latency_s = ns.latency_ms / 1000.0
-    variants = (("bare", bare), ("client", client_loop), ("benchmark", bench_loop))
-    print(f"N = {ns.n} requests, L = {ns.latency_ms:g} ms, loopback server in a separate process;")
-    print("best of up to --repeat interleaved runs (fewer when the ideal time is long)")
-    print(f"{'C':>4} {'variant':>10} {'wall s':>8} {'ideal s':>8} {'wall/ideal':>10} {'/bare':>6}")
+    ways: dict[str, Way] = {**BARE, "client": client_loop, "benchmark": bench_loop}
+    _common.header(
+        f"concurrency: N = {ns.n} requests to a loopback server (its own process) answering after "
+        f"{ns.latency_ms:g} ms, at C = {', '.join(map(str, ns.c))} in flight",
+        {
+            "bare-1pool": "a semaphore of C, one httpx2 AsyncClient pooling C connections, post + JSON parse",
+            "bare-shards": f"the same over ceil(C / {SHARD}) AsyncClients, each request to the least busy",
+            "client": "OpenAIClient.send() in the same loop (limiter, shared sharded pool, retries, parsing)",
+            "benchmark": f"benchmark_async(), N / {RUNS} items x {RUNS} runs, an OpenAIClient arm, capped "
+            "Governor, exact scorer",
+            "baseline": "the fastest bare client of this run",
+        },
+        "each way: 1 untimed warm-up of 4 x C requests, then up to --repeat timed runs interleaved round "
+        "by round (fewer when the ideal time is long); the least wall and the least CPU time of this process",
+    )
+    print(f"{'C':>4} {'way':>12} {'wall s':>8} {'ideal s':>8} {'wall/ideal':>10} {'CPU s':>7} {'/base':>6}")
     start = time.perf_counter()
     with LoopbackServer(latency_s, separate_process=True) as srv:
-        anyio.run(bare, srv.base_url, 50, 10)  # warm up the server and the import paths
         for c in ns.c:
             ideal = ns.n * latency_s / c
             repeats = max(1, min(ns.repeat, int(8 / ideal)))
-            walls: dict[str, float] = {}
-            for _ in range(repeats):  # interleaved, so that load from elsewhere hits every variant
-                for name, fn in variants:
-                    walls[name] = min(walls.get(name, float("inf")), anyio.run(fn, srv.base_url, ns.n, c))
-            for name, _ in variants:
-                w = walls[name]
+            best = measure(ways, srv.base_url, ns.n, c, repeats)
+            base = baseline(best)
+            bw, bu = best[base]
+            for name in ways:
+                w, u = best[name]
                 print(
-                    f"{c:>4} {name:>10} {w:>8.2f} {ideal:>8.2f} {w / ideal:>10.2f} {w / walls['bare']:>6.2f}"
+                    f"{c:>4} {name:>12} {w:>8.2f} {ideal:>8.2f} {w / ideal:>10.2f} {u:>7.2f} {w / bw:>6.2f}"
                 )
-            print(f"{c:>4} hrbench / bare = {walls['benchmark'] / walls['bare']:.2f} (target <= 1.15)")
+            w, u = best["benchmark"]
+            print(
+                f"{c:>4} hrbench / best bare client ({base}) = {w / bw:.2f} by wall time (target <= 1.15), "
+                f"{u / bu:.2f} by CPU"
+            )
     print(f"total {time.perf_counter() - start:.1f} s")
 
 

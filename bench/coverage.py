@@ -126,7 +126,12 @@ def main() -> None:
     n = int(args[0]) if args else (300 if quick else 2000)
     print(
         f"{n} simulated benchmarks per row; 95% intervals, alpha 0.05; hrb = hrbench's test, t = clustered t "
-        "test, s-f = exact cluster sign-flip test; naive = every run iid\n"
+        "test, s-f = exact cluster sign-flip test; naive = every run iid"
+    )
+    print(
+        "  hrbench:   proportion_interval and difference_interval (what report() and compare() call) on each "
+        "simulated benchmark's per-item means\n  baselines: the naive Wald interval, the clustered t test and "
+        "the sign-flip test on the same benchmarks; the truth the design drew them from\n"
     )
     head = (
         f"{'design':24} {'null':5} | {'arm cov':>7} {'naive':>6} {'width':>6} | {'pair cov':>8} | "

@@ -4,9 +4,12 @@
    - evaluate();
    - a plain Python loop doing the same work (call the function, SQuAD exact match, mean);
    - benchmark() on the same work (a sync arm calling the same function, one run per item,
-     ``exact_scorer``), the issue's comparison.
+     ``exact_scorer``).
 2. A model module with an instantly answering mock client (one model call per row through the
    governor/cache/trace machinery) against benchmark() with an arm that makes the same call.
+
+Every side: one untimed warm-up run, then the least wall time of ``--repeat`` timed runs
+(``bench/_timing.py``).
 
 Usage: ``.venv/bin/python bench/evaluate.py [--rows 20000] [--model-rows 5000] [--repeat 3]``
 """
@@ -15,10 +18,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import warnings
 from collections.abc import Callable
 from typing import Any
+
+from _common import header
+from _timing import statistic, timed
 
 import hrbench.metrics as metrics
 from hrbench.evaluation.evaluate import evaluate
@@ -38,12 +43,10 @@ def make_rows(n: int) -> list[dict[str, Any]]:
 
 
 def best_of(repeat: int, fn: Callable[[], Any]) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
+    """The least wall seconds of ``repeat`` timed runs of ``fn`` after one untimed warm-up, and its last result."""
+    out: list[Any] = []
+    t = timed(fn, lambda result: out.append(result) or 1, repeat, 1)
+    return t.wall_s, out[-1]
 
 
 def plain_loop(rows: list[dict[str, Any]]) -> float:
@@ -82,6 +85,17 @@ def main() -> None:
     ap.add_argument("--model-rows", type=int, default=5_000)
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args()
+    header(
+        "evaluate: evaluate() against a plain loop and against benchmark() on the same work",
+        {
+            "plain loop": "for each row: the module's function, SQuAD exact match, then the mean",
+            "evaluate()": "hrbench.evaluation.evaluate(module_fn(...), rows, exact_match) (and return_format="
+            "'simple'); with a model: a module on an instant MockClient, one call per row, no cache",
+            "benchmark()": "hb.benchmark() of a sync arm calling the same function (with a model: the same "
+            "call through ctx.call / ctx.acall), one run per item, exact_scorer, Governor(), concurrency 8",
+        },
+        statistic(args.repeat, 1),
+    )
 
     rows = make_rows(args.rows)
     mod = module_fn("text -> sentiment", rule_fn)

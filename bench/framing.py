@@ -85,6 +85,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=float, default=60.0, help="size of the value (MB; default 60)")
     size = int(ap.parse_args().mb * 1_000_000)
+    _common.header(
+        f"framing: a {size / 1e6:.0f} MB JSON-RPC value sent to a real daemon (its 64 MB body limit)",
+        {
+            "unframed": "the value with no Content-Length header (the daemon must find its end), "
+            "then the sender waits; 2.: a value that never ends",
+            "framed": "the same value with its Content-Length (refused for its params): the baseline of 1.",
+            "score": "`score` round trips on a second connection during 1.; baseline: the least of 50 on "
+            "the idle daemon",
+        },
+        "each side: one untimed warm-up with a 1 MB value; then timed once, from the first byte sent to the "
+        "error reply read",
+    )
     head = b'{"jsonrpc": "2.0", "id": 1, "method": "status", "params": {"pad": "'
     value = head + b"x" * (size - len(head) - 3) + b'"}}'
     with tempfile.TemporaryDirectory() as tmp:
@@ -93,6 +105,9 @@ def main() -> int:
         proc = _common.start_daemon(cmd, home, Path(tmp) / "daemon.log", env=dict(os.environ))
         try:
             idle = min(_worst_score_s_n(home, 50))
+            small = head + b"x" * 1_000_000 + b'"}}'
+            _reply_s(home, _frame(small))  # warm-up of both sides, untimed: 1 MB framed and unframed
+            _reply_s(home, small + b"\n")
             framed = _reply_s(home, _frame(value))
             stop = threading.Event()
             lat: list[float] = []

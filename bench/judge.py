@@ -1,4 +1,4 @@
-"""Judge-vs-label agreement on the shipped SQuAD answers, with a loopback judge (issue 18).
+"""Judge-vs-label agreement on the shipped SQuAD answers, with a loopback judge.
 
 Input: the bundled real answers (Llama-3.2-3B on SQuAD 2.0 dev, ``runs/*.jsonl``; one arm per
 file) and their labels, from the data folder (``$HRBENCH_DATA``, default ``<repo>/../shared/data``).
@@ -28,7 +28,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from _common import data_dir
+from _common import data_dir, header
 
 import hrbench as hb
 from hrbench.reading import answer_scorer, qa_reference
@@ -70,6 +70,16 @@ def main() -> int:
     if not (data / "squad2-dev-llama32-3b").is_dir():
         print(f"no real data under {data} (set HRBENCH_DATA)", file=sys.stderr)
         return 2
+    header(
+        "judge: judge_scorer() on the shipped SQuAD 2.0 answers (one arm per run file), one run each",
+        {
+            "judge": "hb.benchmark() with judge_scorer(OpenAIClient) against a loopback judge answering as "
+            f"answer_contains would, {garbage:.0%} garbage replies; cold (every judgement a request) and "
+            "rerun from the Cache in a SQLite store",
+            "labels": "the same benchmark scored by answer_contains and by exact: the agreement's baselines",
+        },
+        "each run timed once; the rerun's ratio is cold / from the cache",
+    )
     ref_all, outputs = load(data)
     ref = ref_all
     arms = [hb.Arm(name, lambda item, ctx, t=table: t.get(ctx.item_id)) for name, table in outputs.items()]

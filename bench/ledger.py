@@ -1,7 +1,7 @@
-"""The cost of the per-call governor ledger (issue 13): rows/s with and without it, and commits.
+"""The cost of the per-call governor ledger: rows/s with and without it, and commits.
 
-The same benchmark runs twice in one process, alternating, against one ledger-less baseline
-measured in the same run:
+The same benchmark runs with and without the ledger in one process, alternating, each side
+after one untimed warm-up run, the best rows/s of ``--repeat`` timed runs kept:
 
 - ``http``: ``hrbench.runner.benchmark`` with an ``OpenAIClient`` to a loopback server (its own
   process) answering after L ms, C requests in flight: every reservation is committed to a
@@ -27,6 +27,8 @@ import warnings
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import _common  # noqa: E402
 
 import hrbench as hb  # noqa: E402
 from hrbench.models.openai import OpenAIClient  # noqa: E402
@@ -61,6 +63,17 @@ def main() -> None:
     parser.add_argument("--mock-items", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=2)
     args = parser.parse_args()
+    _common.header(
+        "ledger: hb.benchmark() (a sync arm, ctx.call, Governor(max_calls=...)) with and without kept_ledger()",
+        {
+            "with": "every reservation and settlement kept in a SQLite ledger (kept_ledger) as the daemon does",
+            "without": "the same benchmark, no ledger",
+            "http": f"OpenAIClient to a loopback server (own process) answering after {args.latency_ms:g} ms, "
+            f"{args.n} items x {RUNS} runs, {args.c} in flight",
+            "mock": f"an instant MockClient, {args.mock_items} items x {RUNS} runs, concurrency 16",
+        },
+        f"each side: 1 untimed warm-up run, then the best rows/s of {args.repeat} timed runs, alternating",
+    )
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(os.path.join(tmp, "ledger.sqlite3"))
         with LoopbackServer(latency_s=args.latency_ms / 1000, separate_process=True) as srv:
@@ -71,6 +84,8 @@ def main() -> None:
                 ("mock", mock, args.mock_items, 16),
             ):
                 without, with_, commits = [], [], []
+                run(client, items, c, None, "")  # the warm-ups, untimed
+                run(client, items, c, store, f"{name}-warm-up")
                 for r in range(args.repeat):
                     without.append(run(client, items, c, None, "")[0])
                     rate, n_commits = run(client, items, c, store, f"{name}-{r}")

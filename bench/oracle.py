@@ -1,4 +1,4 @@
-"""inspect_ai's scorer tests as an oracle (issue 24, point 7): the tally, and each fault.
+"""inspect_ai's scorer tests as an oracle: the tally, and each fault.
 
 Runs every case of ``tests/unit/oracle/inspect_scorer_cases.json`` (the inputs of inspect_ai's
 ``tests/scorer/``: match, pattern, answer, choice, exact, f1, math, model-graded grade parsing)
@@ -26,6 +26,8 @@ def main() -> int:
     took = time.perf_counter() - start
     faults = t["faults"]
     print(f"inspect_ai tests/scorer/ as an oracle ({took:.1f} s)")
+    print("  hrbench: each case's input through the hrbench scorer doing the same job (match, pattern, ...)")
+    print("  oracle:  the outcome inspect_ai's own test expects for that input")
     print(f"  ported           {t['ported']:>4}")
     print(f"  same             {t['same']:>4}")
     print(f"  differs by rule  {t['differs by rule']:>4}")

@@ -1,105 +1,208 @@
-"""Harness overhead with an instantly answering mock model: rows per second, hrbench against peers.
+"""Harness overhead on an instantly answering mock model: the runner against its floor, and against the peers.
 
-hrbench runs in-process (an async arm and a sync arm, each making one model call per run through
-ctx, with the exact scorer); DSPy ``Evaluate`` (with ``DummyLM``) and inspect_ai (with its
-``mockllm/model``) run the same number of rows in their own virtual environment,
-``.venv-peers`` (made by ``make bench``; skipped with a note when it is absent). Every figure is
-measured in this run and printed as a ratio against the peers.
+Two figures, every side of each warmed and timed the same way (``bench/_timing.py``: untimed
+warm-up runs, then the least wall and the least CPU time of the timed runs):
+
+1. ``hrbench``: ``hb.benchmark()`` of ITEMS x RUNS rows, an async arm (``await ctx.acall(item)``)
+   and a sync arm (``ctx.call(item)``), an instant ``MockClient`` answering ``Paris``, the exact
+   scorer, an uncapped ``Governor()``, concurrency 16, the rows kept in the ``Bench``, no store;
+   against the floor (``_common.FLOOR``) over the same rows (target: at most 3x its CPU per row).
+2. The same hrbench run at PEER_ITEMS x RUNS rows against DSPy's ``Evaluate`` and inspect_ai's
+   ``eval`` making as many rows, each in its own process from ``.venv-peers`` (``bench/_peers.py``
+   says what each does; ``make bench`` makes the venv, else no peer figure). The peers cost about
+   a millisecond of CPU a row and more, hence the smaller size. A peer's figure counts only when
+   its run succeeded and scored every row right, and when it was warmed and timed as hrbench was;
+   otherwise the script says why and prints no ratio for it.
+
+Usage: ``python bench/overhead.py [--items 2000] [--runs 5] [--repeat 5] [--peer-items 200]
+[--peer-repeat 3] [--no-peers]``
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
-import time
+import warnings
 from pathlib import Path
+from typing import Any
+
+import _common
+from _timing import Timing, statistic, timed
 
 import hrbench as hb
 
-ITEMS = 2000
-RUNS = 5
-N = ITEMS * RUNS
 HERE = Path(__file__).resolve().parent
 PEERS_PY = HERE.parent / ".venv-peers" / "bin" / "python"
+CONCURRENCY = 16
+TARGET_ROWS_PER_S = 35_000
+TARGET_CPU_RATIO = 3.0
+"""The runner's CPU per row against the floor's, at most."""
 
 
-CPU_ROWS_PER_S: dict[str, float] = {}
-"""Rows per CPU second (every thread of this process), best of the runs: steadier than wall time
-on a loaded machine, where other processes take the cores."""
+def reference(items: int) -> hb.Reference:
+    return hb.Reference({f"q{i}": f"Capital of France? ({i})" for i in range(items)}, labels="Paris")
 
 
-def hrbench_rows_per_s(sync: bool) -> float:
-    ref = hb.Reference({f"q{i}": f"Capital of France? ({i})" for i in range(ITEMS)}, labels="Paris")
-    client = hb.MockClient(lambda messages, params: "Paris")
+def mock() -> hb.MockClient:
+    return hb.MockClient(lambda messages, params: "Paris")
 
-    async def ask_async(item, ctx):
+
+def hrbench_timing(items: int, runs: int, sync: bool, repeats: int, warmups: int) -> Timing:
+    """hrbench's side: ``hb.benchmark()`` as the module docstring says, every row checked correct."""
+    ref, client = reference(items), mock()
+
+    async def ask_async(item: str, ctx: Any) -> str:
         return (await ctx.acall(item)).text
 
-    arm = hb.Arm("ask", (lambda item, ctx: ctx.call(item).text) if sync else ask_async)
-    best = 0.0
-    # best of 5: a run that meets one of the interpreter's full collections (50-70 ms for the
-    # rows and traces a Bench keeps) is ~15% slower, and 3 runs met one in turn or not (the
-    # async arm read 36k or 42k rows/s on the same code, by that alone)
-    for _ in range(5):
-        t, cpu = time.perf_counter(), time.process_time()
-        bench = hb.benchmark(arm, ref, runs=RUNS, client=client, governor=hb.Governor(), concurrency=16)
-        best = max(best, len(bench.rows) / (time.perf_counter() - t))
-        name = "sync" if sync else "async"
-        used = time.process_time() - cpu
-        CPU_ROWS_PER_S[name] = max(CPU_ROWS_PER_S.get(name, 0.0), len(bench.rows) / used)
-    return best
+    def ask_sync(item: str, ctx: Any) -> str:
+        return ctx.call(item).text
+
+    arm = hb.Arm("ask", ask_sync if sync else ask_async)
+
+    def run() -> hb.Bench:
+        return hb.benchmark(
+            arm, ref, runs=runs, client=client, governor=hb.Governor(), concurrency=CONCURRENCY
+        )
+
+    def rows_of(bench: hb.Bench) -> int:
+        wrong = sum(r.correct is not True for r in bench.rows)
+        assert len(bench.rows) == items * runs and not wrong, (len(bench.rows), wrong)
+        return len(bench.rows)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return timed(run, rows_of, repeats, warmups)
 
 
-def bare_loop_rows_per_s() -> float:
-    """The floor: a plain loop calling the same mock function and the same scorer."""
+def floor_timing(items: int, runs: int, repeats: int, warmups: int) -> Timing:
+    """The floor's side: ``_common.FLOOR`` over the same items, labels and runs."""
+    ref, client = reference(items), mock()
+    pairs = [(ref.items[i], ref.labels.get(i)) for i in ref.ids]
+    return timed(lambda: _common.floor_pass(client, pairs, runs), lambda n: n, repeats, warmups)
 
-    def fn(messages, params):
-        return "Paris"
 
-    scorer = hb.exact_scorer()
-    best = 0.0
-    for _ in range(3):
-        t = time.perf_counter()
-        for i in range(ITEMS):
-            item = f"Capital of France? ({i})"
-            for run in range(1, RUNS + 1):
-                out = fn([{"role": "user", "content": item}], {"draw_index": run})
-                scorer(item, out, "Paris")
-        best = max(best, N / (time.perf_counter() - t))
-    return best
+def peers(items: int, runs: int, repeats: int, warmups: int) -> dict[str, Any] | str:
+    """The peers' figures from ``bench/_peers.py`` in ``.venv-peers``, or why there are none."""
+    if not PEERS_PY.exists():
+        return ".venv-peers not found (make bench creates it)"
+    args = ["--items", str(items), "--runs", str(runs), "--repeat", str(repeats), "--warmup", str(warmups)]
+    out = subprocess.run(
+        [str(PEERS_PY), str(HERE / "_peers.py"), *args], capture_output=True, text=True, timeout=7200
+    )
+    try:
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return f"bench/_peers.py printed no figures (status {out.returncode}): {out.stderr.strip()[-300:]}"
+    return got if isinstance(got, dict) else f"bench/_peers.py printed {got!r}"
+
+
+def peer_lines(found: dict[str, Any] | str, ours: dict[str, Timing]) -> list[str]:
+    """The lines printed for the peers: a ratio only for a peer whose run counts.
+
+    A peer's run counts when ``bench/_peers.py`` reports figures (not ``failed``) for the same
+    rows, warm-up runs and timed runs as hrbench's ``ours`` (by arm).
+
+    Example:
+        >>> t = Timing(1000, 0.02, 0.02, 3, 1)
+        >>> peer_lines({"inspect_ai": {"failed": "2 samples errored", "does": "eval()"}}, {"async": t})
+        ['  inspect_ai: FAILED: 2 samples errored; no ratio (the run did not score every row)']
+        >>> peer_lines({"dspy": {"rows": 1000, "wall_s": 2.0, "cpu_s": 1.0, "repeats": 3, "warmups": 1,
+        ...                      "does": "Evaluate"}}, {"async": t})[0]
+        '  dspy: 500 rows/s, 1000.0 us CPU/row; hrbench async arm 100.0x faster by wall time, 50.0x by CPU'
+    """
+    if isinstance(found, str):
+        return [f"  peers: {found}; no peer ratio this run"]
+    lines = []
+    mine = next(iter(ours.values()))
+    for name, got in found.items():
+        if not isinstance(got, dict) or "failed" in got:
+            why = got.get("failed") if isinstance(got, dict) else got
+            lines.append(f"  {name}: FAILED: {why}; no ratio (the run did not score every row)")
+            continue
+        try:
+            theirs = Timing(**{k: got[k] for k in ("rows", "wall_s", "cpu_s", "repeats", "warmups")})
+        except (KeyError, TypeError) as exc:
+            lines.append(f"  {name}: figures unreadable ({exc!r}); no ratio")
+            continue
+        same = (theirs.rows, theirs.repeats, theirs.warmups) == (mine.rows, mine.repeats, mine.warmups)
+        if not same:
+            lines.append(
+                f"  {name}: {theirs.rows} rows, {theirs.warmups} warm-up, {theirs.repeats} timed runs, "
+                f"not hrbench's {mine.rows}, {mine.warmups}, {mine.repeats}; no ratio"
+            )
+            continue
+        lines.append(
+            f"  {name}: {theirs.rows_per_s:,.0f} rows/s, {theirs.cpu_us_per_row:.1f} us CPU/row; "
+            + "; ".join(
+                f"hrbench {arm} arm {theirs.wall_s / t.wall_s:.1f}x faster by wall time, "
+                f"{theirs.cpu_s / t.cpu_s:.1f}x by CPU"
+                for arm, t in ours.items()
+            )
+        )
+    return lines
 
 
 def main() -> None:
-    bare = bare_loop_rows_per_s()
-    ours_async = hrbench_rows_per_s(sync=False)
-    ours_sync = hrbench_rows_per_s(sync=True)
-    print(f"{ITEMS} items x {RUNS} runs, instant mock, exact scorer")
-    print(f"bare loop (mock + scorer):     {bare:,.0f} rows/s ({1e6 / bare:.1f} us/row)")
-    for name, v in (("async", ours_async), ("sync", ours_sync)):
-        print(
-            f"hrbench in-process, {name} arm: {v:,.0f} rows/s ({1e6 / v:.1f} us/row); "
-            f"bare loop / hrbench = {bare / v:.1f}x; target >= 35,000 rows/s: {'met' if v >= 35000 else 'NOT met'}"
-        )
-        print(f"  per CPU second: {CPU_ROWS_PER_S[name]:,.0f} rows (what a free core would give)")
-    if not PEERS_PY.exists():
-        print("peers: .venv-peers not found (make bench creates it); no peer ratio this run")
-        return
-    out = subprocess.run(
-        [str(PEERS_PY), str(HERE / "_peers.py"), str(N)], capture_output=True, text=True, timeout=600
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--items", type=int, default=2000)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5, help="timed runs of each side, figure 1")
+    ap.add_argument("--peer-items", type=int, default=200)
+    ap.add_argument("--peer-repeat", type=int, default=3, help="timed runs of each side, figure 2")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed warm-up runs of each side")
+    ap.add_argument("--no-peers", action="store_true")
+    a = ap.parse_args()
+    rows = a.items * a.runs
+    _common.header(
+        f"overhead: {a.items:,} items x {a.runs} runs = {rows:,} rows, instant mock, exact scorer",
+        {
+            "hrbench": f"hb.benchmark() of {a.items:,} items x {a.runs} runs, an async arm (await ctx.acall) "
+            f"and a sync arm (ctx.call), MockClient answering 'Paris', exact scorer, Governor() "
+            f"uncapped, concurrency {CONCURRENCY}, rows kept in the Bench, no store",
+            "floor": _common.FLOOR + ", over the same rows",
+        },
+        statistic(a.repeat, a.warmup),
     )
-    try:
-        peers = json.loads(out.stdout.strip().splitlines()[-1])
-    except (IndexError, ValueError):
-        print(f"peers: failed to run ({out.stderr.strip()[-300:]})")
+    floor = floor_timing(a.items, a.runs, a.repeat, a.warmup)
+    ours = {
+        "async": hrbench_timing(a.items, a.runs, False, a.repeat, a.warmup),
+        "sync": hrbench_timing(a.items, a.runs, True, a.repeat, a.warmup),
+    }
+    print(f"  floor:                {floor.rows_per_s:>9,.0f} rows/s, {floor.cpu_us_per_row:5.1f} us CPU/row")
+    for name, t in ours.items():
+        met = "met" if t.rows_per_s >= TARGET_ROWS_PER_S else "NOT met"
+        print(
+            f"  hrbench {name:<5} arm:    {t.rows_per_s:>9,.0f} rows/s, {t.cpu_us_per_row:5.1f} us CPU/row; "
+            f"runner / floor {t.wall_s / floor.wall_s:.1f}x wall, {t.cpu_s / floor.cpu_s:.2f}x CPU "
+            f"(target <= {TARGET_CPU_RATIO:g}x: {'met' if t.cpu_s <= TARGET_CPU_RATIO * floor.cpu_s else 'NOT met'}); "
+            f"target >= {TARGET_ROWS_PER_S:,} rows/s: {met}"
+        )
+    if a.no_peers:
         return
-    for name, value in peers.items():
-        if isinstance(value, (int, float)):
-            print(
-                f"{name}: {value:,.0f} rows/s -> hrbench async x{ours_async / value:.1f}, sync x{ours_sync / value:.1f}"
-            )
-        else:
-            print(f"{name}: {value}")
+    prow = a.peer_items * a.runs
+    print()
+    _common.header(
+        f"overhead against the peers: {a.peer_items:,} items x {a.runs} runs = {prow:,} rows on every side",
+        {
+            "hrbench": f"as above at {a.peer_items:,} items x {a.runs} runs (both arms)",
+            "peers": "bench/_peers.py in .venv-peers, each in its own process (what each does: below); "
+            "a peer's run counts only if it succeeded and scored every row right",
+        },
+        statistic(a.peer_repeat, a.warmup),
+    )
+    mine = {
+        "async": hrbench_timing(a.peer_items, a.runs, False, a.peer_repeat, a.warmup),
+        "sync": hrbench_timing(a.peer_items, a.runs, True, a.peer_repeat, a.warmup),
+    }
+    for name, t in mine.items():
+        print(f"  hrbench {name} arm: {t.rows_per_s:,.0f} rows/s, {t.cpu_us_per_row:.1f} us CPU/row")
+    found = peers(a.peer_items, a.runs, a.peer_repeat, a.warmup)
+    if isinstance(found, dict):
+        for name, got in found.items():
+            print(f"  {name} does: {got.get('does', '?') if isinstance(got, dict) else '?'}")
+    print("\n".join(peer_lines(found, mine)))
 
 
 if __name__ == "__main__":

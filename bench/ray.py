@@ -1,4 +1,4 @@
-"""Ray executor (issue 17, point 4): the same benchmark locally and on a 2-worker local Ray cluster.
+"""Ray executor: the same benchmark locally and on a 2-worker local Ray cluster.
 
 1. ``instant``: a sync arm on an instant mock model (what the executor costs per row);
 2. ``loopback``: an async arm on a loopback OpenAI-compatible server (own process) answering
@@ -8,7 +8,8 @@
    costs within the worst-case estimate: the overshoot (goal 0) per cap.
 
 Prints rows/s for each and the ratio Ray / local, measured in the same run. Ray's start-up
-and the first task on each worker (imports) are left out: a warm-up run goes first.
+and the first task on each worker (imports) are left out: every side (local and Ray, in 1 and 2)
+has one untimed warm-up run on a few items first, then one timed run each.
 
     .venv/bin/python bench/ray.py [--items 2000] [--loopback-items 800] [--latency-ms 50]
 """
@@ -30,6 +31,9 @@ sys.path[:] = [os.path.dirname(HERE)] + [p for p in sys.path if os.path.abspath(
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # a loopback-only local cluster
 
 import ray  # noqa: E402
+
+sys.path.append(HERE)  # after ray is imported: bench/ray.py must not hide it, _common must be found
+import _common  # noqa: E402
 
 import hrbench as hb  # noqa: E402
 from hrbench.models.openai import OpenAIClient  # noqa: E402
@@ -90,6 +94,17 @@ def main() -> None:
     parser.add_argument("--loopback-items", type=int, default=800, help="items of the loopback benchmark")
     parser.add_argument("--latency-ms", type=float, default=50.0)
     ns = parser.parse_args()
+    _common.header(
+        "ray: the same hb.benchmark() run locally and by the Ray executor on a local 2-CPU cluster",
+        {
+            "local": "hb.benchmark() in this process (executor None): 1. a sync arm on an instant MockClient, "
+            "concurrency 16; 2. an async arm on an OpenAIClient to a loopback server (its own process), "
+            "concurrency 100 and 200",
+            "Ray": "the same benchmark with executor='ray' (2 workers x 16) in 1, RayExecutor(worker_concurrency"
+            "=100) at 200 in 2; 3. a USD cap under 2 x 100 concurrent reservations (goal: no overshoot)",
+        },
+        "each side: 1 untimed warm-up run on a few items, then 1 timed run; rows checked the same on both",
+    )
     start = time.perf_counter()
     t = time.perf_counter()
     ray.init(num_cpus=WORKERS, include_dashboard=False, log_to_driver=False)
@@ -111,6 +126,7 @@ def main() -> None:
             governor=gov(),
         )
         print(f"warm-up on Ray (workers start, import hrbench): {time.perf_counter() - t:.1f} s")
+        timed(arms=hb.Arm("a", ask_sync), reference=small, client=hb.MockClient(instant), governor=gov())
 
         print(
             f"\n1. instant mock, sync arm, {ns.items} items x {RUNS} runs (columns: rows, wall, rows/s, /local)"
@@ -141,6 +157,18 @@ def main() -> None:
 
             arm = hb.Arm("ask", ask_async)
             ideal = m * RUNS * lat
+            warm = hb.Reference(
+                {f"q{i}": f"[[reply:a{i}]] q{i}" for i in range(20)}, labels=[f"a{i}" for i in range(20)]
+            )
+            for c, executor in ((100, None), (200, None), (200, RayExecutor(worker_concurrency=100))):
+                timed(
+                    arms=arm,
+                    reference=warm,
+                    client=client(min(c, 100) if executor else c),
+                    governor=gov(),
+                    concurrency=c,
+                    executor=executor,
+                )
             w100, b100 = timed(arms=arm, reference=lref, client=client(100), governor=gov(), concurrency=100)
             w200, _ = timed(arms=arm, reference=lref, client=client(200), governor=gov(), concurrency=200)
             wray, bray = timed(

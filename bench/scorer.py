@@ -1,11 +1,11 @@
-"""Scores per second of ``answer_contains`` against ``exact`` in the same run (issue 6).
+"""Scores per second of ``answer_contains`` against ``exact`` in the same run.
 
 Input: every bundled real answer (Llama-3.2-3B on SQuAD 2.0 dev, ``runs/*.jsonl``) against its
 reference label, from the data folder (``$HRBENCH_DATA``, default ``<repo>/../shared/data``).
 Both scorers start cold (caches cleared), then score the same answers again warm (answers
 repeat across runs and arms in a benchmark). Target: >= 100,000 answer_contains scores/s.
 
-Also prints the warm scores/s of the numeric, choice and pattern scorers (issue 18).
+Also prints the warm scores/s of the numeric, choice and pattern scorers.
 
 Usage: .venv/bin/python bench/scorer.py [--repeat N]
 """
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _common import data_dir
+from _common import data_dir, header
 
 from hrbench.reading import answer_scorer, qa_reference
 from hrbench.scoring.answer import _needles
@@ -86,6 +86,14 @@ def main() -> int:
         print(f"no real data under {data} (set HRBENCH_DATA)", file=sys.stderr)
         return 2
     triples = load(data)
+    header(
+        f"scorer: {len(triples):,} real answers (Llama-3.2-3B, SQuAD 2.0 dev) scored against their labels",
+        {
+            "answer_contains": "hrbench.reading.answer_scorer(), called in a plain loop over the answers",
+            "exact": "exact_scorer() (the baseline), the same loop over the same answers",
+        },
+        f"both sides: one cold pass with their caches cleared, then {repeat} warm passes timed together",
+    )
     for cache in (_fold_cached, _search_cached, _needles):
         cache.cache_clear()
     ac, ex = answer_scorer(), exact_scorer()

@@ -582,7 +582,12 @@ def main(argv: list[str] | None = None) -> int:
     n = int(nums[0]) if nums else (300 if quick else 2000)
     print(
         f"{n} simulated benchmarks per cell; alpha 0.05; n = the fixed design's clusters (power() at 0.80); "
-        "false stops looked for up to 4 n, clusters run up to max_clusters = 2 n\n"
+        "false stops looked for up to 4 n, clusters run up to max_clusters = 2 n"
+    )
+    print(
+        "  hrbench:  the sequential test (StopWhenSure, each method) looking after every cluster\n"
+        "  baseline: the fixed design of n clusters power() plans at 80% power, and the truth the design "
+        "drew each benchmark from\n"
     )
     head = (
         f"  {'design':28} {'kind':15} {'config':12} {'n':>4} | {'FS eq':>6} {'FS axc':>6} {'FS skw':>6} | "

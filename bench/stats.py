@@ -1,7 +1,7 @@
-"""Time hrbench.stats.report() against naive baselines measured in the same run (issue 8).
+"""Time hrbench.stats.report() against naive baselines measured in the same run.
 
 Sets: 1,000 items x 2 arms x 5 runs (10,000 rows) and 10,000 items x 5 arms x 5 runs
-(250,000 rows; issue 8's target: report and all-pairs comparison <= 2 s, bootstrap with 2,000
+(250,000 rows; the target: report and all-pairs comparison <= 2 s, bootstrap with 2,000
 resamples <= 20 s), and the first run of each alone as a descriptive report (one greedy
 prediction per item, as `make demo` scores: intervals over items are computed there too). Baselines: a naive pandas groupby mean (frame built from the rows, then mean
 over runs within item, then over items, per arm), the same groupby on a prebuilt frame, and the
@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 import numpy as np
 import pandas as pd
+from _common import header
 
 from hrbench.records import Row
 from hrbench.stats import report
@@ -84,6 +85,20 @@ def groupby_mean(df: pd.DataFrame) -> Any:
 def main() -> None:
     quick = "--quick" in sys.argv
     sets = [(1000, 2, 5, 5)] + ([] if quick else [(10_000, 5, 5, 1)])
+    header(
+        "stats: report() over rows of simulated benchmarks (4 items a cluster)",
+        {
+            "report": "hrbench.stats.report(rows): per-arm intervals and every pair compared, clustered; "
+            "also on a pandas frame, with the bootstrap (2,000 resamples), and descriptive on run 1",
+            "baselines": "pandas: a frame built from the rows then groupby mean (item, then arm); the "
+            "groupby alone on a built frame; the runner's summary table (summarise)",
+        },
+        "every side: 1 untimed warm-up on 100 items first; then the best of the set's repeats",
+    )
+    warm = make_rows(100, 2, 5)
+    for fn in (pandas_naive, summarise, report, lambda rows: report(rows, method="bootstrap", n_boot=100)):
+        if fn is not None:
+            fn(warm)
     for n_items, n_arms, runs, repeat in sets:
         rows = make_rows(n_items, n_arms, runs)
         df = pd.DataFrame([msgspec.structs.asdict(r) for r in rows])

@@ -2,6 +2,11 @@
 
 ``None`` plays R's ``NA`` throughout (seed 002). Persisted records carry a ``version`` field
 where they are stored on their own.
+
+Every record here is made with ``gc=False`` (msgspec's "Disabling Garbage Collection"): a record
+holds strings, numbers, other records and the messages of a request, never itself, so it can form
+no reference cycle, and the garbage collector need not track it. A benchmark keeps a row and a
+trace step per run; tracked, each full collection walked every one of them.
 """
 
 from __future__ import annotations
@@ -58,7 +63,7 @@ FailureKind = Literal[
 ]
 
 
-class Usage(msgspec.Struct, kw_only=True, omit_defaults=False):
+class Usage(msgspec.Struct, kw_only=True, omit_defaults=False, gc=False):
     """Token counts of one model reply, normalised to one convention.
 
     Convention (cases H14b and H14d): ``tokens_out`` includes the reasoning tokens and
@@ -93,7 +98,7 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=False):
         return self.tokens_in + self.tokens_out
 
 
-class Request(msgspec.Struct, kw_only=True):
+class Request(msgspec.Struct, kw_only=True, gc=False):
     """One model request as the cache and recordings key it.
 
     Attributes:
@@ -122,7 +127,7 @@ class Request(msgspec.Struct, kw_only=True):
     wire: dict[str, Any] | None = None
 
 
-class Billed(msgspec.Struct, kw_only=True):
+class Billed(msgspec.Struct, kw_only=True, gc=False):
     """What the provider billed for a reply hrbench could not use (a retried attempt).
 
     Attributes:
@@ -134,7 +139,7 @@ class Billed(msgspec.Struct, kw_only=True):
     model: str | None = None
 
 
-class ToolCall(msgspec.Struct, kw_only=True):
+class ToolCall(msgspec.Struct, kw_only=True, gc=False):
     """One tool call a model asked for, in one form whatever the provider.
 
     OpenAI sends ``message.tool_calls[]`` (``{"id", "type": "function", "function": {"name",
@@ -160,7 +165,7 @@ class ToolCall(msgspec.Struct, kw_only=True):
     error: str | None = None
 
 
-class _ResultFields(msgspec.Struct, kw_only=True):
+class _ResultFields(msgspec.Struct, kw_only=True, gc=False):
     """A model reply (the seed's ``gr_result``).
 
     Reading ``text`` of a failed reply (``ok`` false) raises
@@ -271,7 +276,7 @@ class Result(_ResultFields, kw_only=True):
         return _TEXT.__get__(self, Result)  # type: ignore[no-any-return]
 
 
-class Step(msgspec.Struct, kw_only=True):
+class Step(msgspec.Struct, kw_only=True, gc=False):
     """One step of a run's trace: a request and what answered it.
 
     Attributes:
@@ -423,7 +428,7 @@ class Answer(msgspec.Struct, kw_only=True):
         return self.text
 
 
-class Score(msgspec.Struct, kw_only=True):
+class Score(msgspec.Struct, kw_only=True, gc=False):
     """A scorer's verdict on one output (seed 000).
 
     Attributes:
@@ -437,7 +442,7 @@ class Score(msgspec.Struct, kw_only=True):
     failure_kind: str | None = None
 
 
-class Row(msgspec.Struct, kw_only=True):
+class Row(msgspec.Struct, kw_only=True, gc=False):
     """One run of one arm on one item: a row of the seed-002 benchmark table.
 
     Attributes:

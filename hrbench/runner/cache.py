@@ -78,19 +78,27 @@ def request_hash(request: Request) -> str:
     return digest
 
 
-def cache_key(request: Request, arm: str = "") -> str:
+def cache_key(request: Request, arm: str = "", hashed: str | None = None) -> str:
     """The cache key of a request: its :func:`request_hash`, the arm's name and its draw index.
 
     The arm's name is part of the key (case H12e): two arms that send the same request
     never share draws, so an arm and its copy are compared on their own samples.
 
+    Args:
+        request: the request as sent.
+        arm: the arm's name.
+        hashed: the request's :func:`request_hash` when the caller has it (the runtime hashes
+            each request once and hands the hash to the cache and the recorder), else ``None``.
+
     Example:
         >>> r = Request(messages=[{"role": "user", "content": "hi"}], draw_index=1)
         >>> cache_key(r, "A") != cache_key(msgspec.structs.replace(r, draw_index=2), "A")
         True
+        >>> cache_key(r, "A", request_hash(r)) == cache_key(r, "A")
+        True
     """
     draw = "-" if request.draw_index is None else str(request.draw_index)
-    return hashlib.sha256(f"{request_hash(request)}|{arm}|{draw}".encode()).hexdigest()
+    return hashlib.sha256(f"{hashed or request_hash(request)}|{arm}|{draw}".encode()).hexdigest()
 
 
 class Cache:
@@ -125,11 +133,14 @@ class Cache:
     def __repr__(self) -> str:
         return f"Cache({self.store!r}, hits={self.hits}, misses={self.misses})"
 
-    def get(self, request: Request, arm: str = "") -> Result | None:
-        """The cached reply for ``request`` (draw index included) of ``arm``, or ``None``."""
+    def get(self, request: Request, arm: str = "", key: str | None = None) -> Result | None:
+        """The cached reply for ``request`` (draw index included) of ``arm``, or ``None``.
+
+        ``key``: the request's :func:`cache_key` when the caller has it (else it is computed).
+        """
         if not self.read:
             return None
-        hit = self.store.cache_get(cache_key(request, arm))
+        hit = self.store.cache_get(key or cache_key(request, arm))
         if hit is None:
             self.misses += 1
         else:
@@ -152,11 +163,23 @@ class Cache:
         """Whether a reply may be cached: not failed, not refused or filtered."""
         return result.ok and not result.refused and result.finish_reason not in REFUSAL_REASONS
 
-    def put(self, request: Request, result: Result, arm: str = "") -> bool:
-        """Keep a reply; returns ``False`` (and keeps nothing) for failed or refused replies."""
+    def put(
+        self,
+        request: Request,
+        result: Result,
+        arm: str = "",
+        key: str | None = None,
+        hashed: str | None = None,
+    ) -> bool:
+        """Keep a reply; returns ``False`` (and keeps nothing) for failed or refused replies.
+
+        ``key`` and ``hashed``: the request's :func:`cache_key` and :func:`request_hash` when the
+        caller has them (else they are computed).
+        """
         if not self.write or not self.keeps(result):
             return False
-        self.store.cache_put(cache_key(request, arm), arm, request_hash(request), request, result)
+        hashed = hashed or request_hash(request)
+        self.store.cache_put(key or cache_key(request, arm, hashed), arm, hashed, request, result)
         return True
 
     def stats(self) -> dict[str, Any]:

@@ -280,28 +280,66 @@ class Governor(Admitting):
                 ``"token_cap_reached"``; nothing is reserved then.
         """
         with self._lock:
-            limit = None
-            if self.halted is not None:
-                limit = self.halted_limit
-            elif self.max_calls is not None and self.calls + 1 > self.max_calls:
-                limit = "call_cap_reached"
-            elif self.max_usd is not None and self.usd + self._reserved_usd + usd > self.max_usd + 1e-12:
-                limit = "cost_cap_reached"
-            elif (
-                self.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > self.max_tokens
-            ):
-                limit = "token_cap_reached"
-            if limit is not None:
-                self.refused += 1
-                why = f": {self.halted}" if self.halted is not None else f"; {self._why(limit, usd, tokens)}"
-                raise BudgetRefused(f"the governor refused a request: {limit} ({self!r}){why}", limit=limit)
-            self.calls += 1
+            self._admit(usd, tokens)
             self._reserved_usd += usd
             self._reserved_tokens += tokens
             r = Reservation(usd=usd, tokens=tokens, usd_known=usd_known)
             if self.journal is not None:  # numbered and queued for the next commit
                 r.kept = self.journal.open(usd if usd_known else None, tokens)
             return r
+
+    def _admit(self, usd: float, tokens: int) -> None:
+        """Count one more call, or refuse it (the lock held): the caps' check of :meth:`reserve`.
+
+        Raises:
+            BudgetRefused: the governor halted, or the call, USD or token cap would be passed.
+        """
+        limit = None
+        if self.halted is not None:
+            limit = self.halted_limit
+        elif self.max_calls is not None and self.calls + 1 > self.max_calls:
+            limit = "call_cap_reached"
+        elif self.max_usd is not None and self.usd + self._reserved_usd + usd > self.max_usd + 1e-12:
+            limit = "cost_cap_reached"
+        elif self.max_tokens is not None and self.tokens + self._reserved_tokens + tokens > self.max_tokens:
+            limit = "token_cap_reached"
+        if limit is not None:
+            self.refused += 1
+            why = f": {self.halted}" if self.halted is not None else f"; {self._why(limit, usd, tokens)}"
+            raise BudgetRefused(f"the governor refused a request: {limit} ({self!r}){why}", limit=limit)
+        self.calls += 1
+
+    def count_call(self) -> None:
+        """Count one call that holds nothing: no cap applies and nothing can bill it.
+
+        The runtime's fast path for an in-process client whose model has no price or is free,
+        under a governor with no cap (:meth:`hrbench.runner.runtime.Runtime.call`): no
+        :class:`Reservation` and no :class:`Gate` are made; :meth:`book` adds what the reply
+        used. The same refusal as :meth:`reserve` once the governor halted.
+
+        Raises:
+            BudgetRefused: the governor halted (``halted_limit``).
+
+        Example:
+            >>> gov = Governor()
+            >>> gov.count_call(); gov.book(1, 0.0, 12)
+            >>> gov.snapshot()["calls"], gov.snapshot()["tokens"]
+            (1, 12)
+        """
+        with self._lock:
+            self._admit(0.0, 0)
+
+    def book(self, calls: int, usd: float | None, tokens: int) -> None:
+        """Add what ``calls`` calls counted by :meth:`count_call` used (``usd=None``: no price, 0).
+
+        Kept in the governor's journal, when it keeps one, as the settlement of calls that were
+        never held open (:meth:`~hrbench.runner.ledger.Journal.count`).
+        """
+        with self._lock:
+            self.usd += usd or 0.0
+            self.tokens += tokens
+            if self.journal is not None:
+                self.journal.count(calls, usd or 0.0, tokens)
 
     def _why(self, limit: str, usd: float, tokens: int) -> str:
         """Why a request was refused, in the caps' units (a stop short of a cap says why)."""

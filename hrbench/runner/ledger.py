@@ -277,6 +277,19 @@ class Journal:
             if self._idle:
                 self._wake()
 
+    def count(self, calls: int, usd: float, tokens: int) -> None:
+        """Queue ``calls`` calls never held open (free, under no cap), with their USD and tokens.
+
+        What :meth:`open` then :meth:`settle` of each would queue when no commit falls between
+        them: the runtime's fast path (:meth:`~hrbench.runner.governor.Governor.book`).
+        """
+        with self._lock:
+            self._calls += calls
+            self._usd += usd
+            self._tokens += tokens
+            if self._idle:
+                self._wake()
+
     def paid(self, ledger_id: str, step: Step) -> None:
         """Queue a billed reply of run ``ledger_id`` for the next commit (before its settlement).
 

@@ -21,7 +21,7 @@ class Journal(Protocol):
     """What a governor asks of the journal that keeps its reservations in the store.
 
     :class:`hrbench.runner.ledger.Journal` is the one hrbench ships (it attaches itself with
-    :meth:`~hrbench.runner.ledger.Journal.attach`); the governor knows it only by these three calls, so
+    :meth:`~hrbench.runner.ledger.Journal.attach`); the governor knows it only by these calls, so
     the ledger depends on the governor and never the other way round.
     """
 
@@ -33,6 +33,10 @@ class Journal(Protocol):
         self, number: int, usd: float, tokens: int, calls: int = 1, lost: bool = False, unpriced: int = 0
     ) -> None:
         """Queue reservation ``number``'s settlement (real USD and tokens) for the next commit."""
+        ...
+
+    def count(self, calls: int, usd: float, tokens: int) -> None:
+        """Queue ``calls`` calls never held open, with what they used, for the next commit."""
         ...
 
     def durable(self, number: int) -> Awaitable[None] | None:

@@ -25,7 +25,7 @@ from hrbench.runner.ledger import contacts_provider
 from hrbench.runner.room import reserve_first, reserve_first_blocking
 from hrbench.runner.runcaps import run_budget
 from hrbench.runner.runtime.billing import Billing, Paying
-from hrbench.runner.runtime.drain import Drain, Draining, Lead
+from hrbench.runner.runtime.drain import Counted, Drain, Draining, Lead
 from hrbench.runner.runtime.rules import HTTP_PROVIDERS, explicit_usd_cap, unpriced_message
 from hrbench.store import Store
 
@@ -81,6 +81,15 @@ class Runtime(Billing):
         self.sends = contacts_provider(client)
         """Whether requests may reach a provider: they then wait for their reservation's commit
         when the governor keeps a ledger (:mod:`hrbench.runner.ledger`)."""
+        self.counts_only = (
+            isinstance(governor, Governor)
+            and not self.capped
+            and governor.max_calls is None
+            and not self.bills
+            and getattr(client, "provider", None) == "mock"
+        )
+        """Whether a request to a model that costs nothing only counts its call (:meth:`_counted`):
+        an in-process mock under a governor with no cap holds no reservation."""
         self.bills_known: set[tuple[str, str]] = set()
         """The slow-start pairs (:meth:`_bill_key`) this runtime saw known: no governor call for them."""
         self.prices: dict[str, Any] = {}
@@ -198,13 +207,46 @@ class Runtime(Billing):
         return scope
 
     async def _obtain(
-        self, ctx: Context, request: Request, key: str, cache: Cache | None, inline: bool, lead: Lead | None
+        self,
+        ctx: Context,
+        request: Request,
+        keys: tuple[str, str],
+        cache: Cache | None,
+        inline: bool,
+        lead: Lead | None,
     ) -> tuple[Result, float | None]:
-        """The reply to a request, from the cache or sent under the governor: ``(result, usd charged)``."""
+        """The reply to a request, from the cache or sent under the governor: ``(result, usd charged)``.
+
+        ``keys``: the request's :func:`~hrbench.runner.cache.request_hash` and
+        :func:`~hrbench.runner.cache.cache_key`, made once and handed to the cache and the recorder.
+        """
+        hashed, key = keys
+        known = (key, hashed) if isinstance(cache, Cache) else ()  # another cache (a Ray worker's) keys it
         if cache is not None and cache.read:
-            hit = await self._blocking(inline, cache.get, request, ctx.arm)
+            hit = await self._blocking(inline, cache.get, request, ctx.arm, *known[:1])
             if hit is not None:
                 return msgspec.structs.replace(hit, source="cache"), 0.0
+        halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
+        if halt is not None:  # the provider refused the quota or the key: send no more
+            return self._not_sent(halt, request), 0.0
+        free = self.counts_only and self._costs_nothing(
+            request.model, getattr(self.client, "billed_as", ()), self.billed_as.get(request.model)
+        )
+        result = await (self._counted if free else self._held)(ctx, request, key, inline, lead)
+        if result.source != "live":
+            return result, 0.0
+        if cache is not None and cache.write:
+            await self._blocking(inline, cache.put, request, result, ctx.arm, *known)
+        if self.record and self.store is not None and result.ok and not result.refused:
+            await self._blocking(
+                inline, self.store.recording_put, self.record, ctx.arm, hashed, request, result
+            )
+        return result, result.usd
+
+    async def _held(
+        self, ctx: Context, request: Request, key: str, inline: bool, lead: Lead | None
+    ) -> Result:
+        """A request sent under the governor's reservation (:class:`Gate`), its reply settled."""
         usd_est, tokens_est, unpriced, usd_known = self._reservation(request)
         # durable before the call: a request that may be billed, or any call under a call cap
         # (a free mock's call counted only lazily let a SIGKILL in that window pass max_calls)
@@ -212,9 +254,6 @@ class Runtime(Billing):
         gate = run_budget(ctx, self.governor).gate(usd_est, tokens_est, durable, usd_known)
         if self.sends:  # Gate.lost prices a reported usage; an in-process mock never reports one lost
             gate.cost = lambda usage, model: self.cost(usage, model or request.model)
-        halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
-        if halt is not None:  # the provider refused the quota or the key: send no more
-            return self._not_sent(halt, request, gate), 0.0
         paying: Paying | None = None
         probe: tuple[str, str] | None = None
         try:
@@ -247,25 +286,45 @@ class Runtime(Billing):
             gate.settle(0.0, 0)
             if probe is not None:
                 self._bill_seen(probe, request, None)
-            return result, 0.0
-        result = self._settled(ctx, key, request, result, gate, probe, paying)
-        if cache is not None and cache.write:
-            await self._blocking(inline, cache.put, request, result, ctx.arm)
-        if self.record and self.store is not None and result.ok and not result.refused:
-            await self._blocking(
-                inline,
-                self.store.recording_put,
-                self.record,
-                ctx.arm,
-                request_hash(request),
-                request,
-                result,
-            )
-        return result, result.usd
+            return result
+        return self._settled(ctx, key, request, result, gate, probe, paying)
 
-    def _not_sent(self, halt: Result, request: Request, gate: Gate) -> Result:
+    async def _counted(
+        self, ctx: Context, request: Request, key: str, inline: bool, lead: Lead | None
+    ) -> Result:
+        """:meth:`_obtain`'s fast path: a call that holds nothing (:attr:`counts_only`, a model that costs nothing).
+
+        No reservation, gate or slow start: the call is counted when the client makes it
+        (:class:`Counted`) and its reply's use booked once it is in. The reply is priced and
+        kept as :meth:`_settled` does (a reply billed as a priced model is charged and kept in
+        the ledger; a reply that halts is remembered).
+        """
+        counted = Counted(self.governor, None if inline else self.drain, ctx.ledger_id, lead)
+        try:
+            result = await self.client.send(request, counted)
+        except BudgetRefused as exc:  # the governor halted
+            self._refused(ctx, key, request, None, None, exc)
+            raise
+        except BaseException:
+            counted.abandon()
+            raise
+        if result.source != "live":
+            counted.book(0.0, 0)
+            return result
+        if result.halts is not None:
+            self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
+        served = result.model or request.model
+        if result.usd is None and (usd := self.cost(result.usage, served)) is not None:
+            result = msgspec.structs.replace(result, usd=usd)
+        if served and served != request.model:
+            self.billed_as[request.model].add(served)  # later requests reserve at its price too
+        if result.usd:
+            self.paid(ctx, key, request, result.usage, result.model, result.usd, result.response_id)
+        counted.book(result.usd, result.usage.total)
+        return result
+
+    def _not_sent(self, halt: Result, request: Request) -> Result:
         """A request not sent because an earlier one got an answer every later one would share."""
-        gate.abandon()
         return msgspec.structs.replace(
             halt,
             error=f"{halt.error} (not sent: an earlier request of this benchmark got this answer)",
@@ -279,12 +338,13 @@ class Runtime(Billing):
         ctx: Context,
         key: str,
         request: Request,
-        gate: Gate,
+        gate: Gate | None,
         probe: tuple[str, str] | None,
         exc: BudgetRefused,
     ) -> None:
         """A request the governor refused: nothing settled, the refusal noted and in the run's trace."""
-        gate.settle(0.0, 0)
+        if gate is not None:
+            gate.settle(0.0, 0)
         self._bill_seen(probe, request, None)
         ctx.notes.append(exc.limit)
         ctx.trace.append(
@@ -349,7 +409,8 @@ class Runtime(Billing):
             request = msgspec.structs.replace(
                 request, params={**request.params, "max_tokens": DEFAULT_MAX_OUTPUT_TOKENS}
             )
-        key = cache_key(request, ctx.arm)
+        hashed = request_hash(request)  # once: the cache and the recorder are handed it
+        key = cache_key(request, ctx.arm, hashed)
         start = time.perf_counter()
         result: Result | None = None
         charged: float | None = 0.0
@@ -369,7 +430,7 @@ class Runtime(Billing):
             shared: Result | None = None
             lead = None if scope is None else Lead(scope, key)
             try:
-                result, charged = await self._obtain(ctx, request, key, cache, inline, lead)
+                result, charged = await self._obtain(ctx, request, (hashed, key), cache, inline, lead)
                 if lead is not None and result.source in ("cache", "live") and Cache.keeps(result):
                     shared = result  # what the requests waiting on this one are served
             finally:

@@ -148,3 +148,55 @@ class Draining:
 
     def lost(self, usage: Any = None, model: str | None = None) -> None:
         self.gate.lost(usage, model)
+
+
+class Counted:
+    """The ``before_attempt`` of a call that holds nothing: it counts the call, or stops at the drain.
+
+    The runtime's fast path (:meth:`hrbench.runner.runtime.Runtime.call`): under a governor with
+    no cap, for an in-process client whose model costs nothing, each attempt is counted
+    (:meth:`~hrbench.runner.governor.Governor.count_call`) with no reservation held, and the
+    reply's use is booked once (:meth:`book`). Once a clean cancel's drain began, nothing is
+    counted and the attempt is not made, as :class:`Draining` does.
+
+    Example:
+        >>> from hrbench.runner.governor import Governor
+        >>> gov = Governor()
+        >>> counted = Counted(gov, None, "b/a/x/1")
+        >>> counted(); counted.book(0.0, 7); gov.calls, gov.tokens
+        (1, 7)
+    """
+
+    __slots__ = ("calls", "drain", "governor", "lead", "run")
+
+    def __init__(self, governor: Any, drain: Drain | None, run: str, lead: Lead | None = None) -> None:
+        self.governor, self.drain, self.run, self.lead = governor, drain, run, lead
+        self.calls = 0
+
+    def __call__(self) -> Awaitable[None] | None:
+        drain = self.drain
+        if drain is not None and drain.started:  # not sent, nothing counted (Draining)
+            drain.finished(self.run)
+            if self.lead is not None:
+                self.lead.land(None)
+            return anyio.sleep_forever()
+        self.governor.count_call()
+        self.calls += 1
+        if drain is not None:
+            drain.sent(self.run)
+        return None
+
+    def book(self, usd: float | None, tokens: int) -> None:
+        """The reply is in: book what its calls used."""
+        self.governor.book(self.calls, usd, tokens)
+
+    def abandon(self) -> None:
+        """The call raised (or was cancelled) after its attempts were counted: they stay open.
+
+        As a held call's reservation does, each stays open in the governor's journal, counted as
+        cancelled in flight when the journal closes (:meth:`~hrbench.runner.ledger.Journal.close`).
+        """
+        journal = self.governor.journal
+        if journal is not None:
+            for _ in range(self.calls):
+                journal.open(0.0, 0)

@@ -147,6 +147,35 @@ def test_truncated_200_body_is_retried(srv: LoopbackServer, kind: str, fault: st
     assert len(srv.requests) == 2 and count.n == 2
 
 
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_a_request_answered_at_once_builds_no_retry_loop_and_a_retried_one_does(
+    srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """The first attempt is made before stamina's retry loop (which cost a tenth of a request's CPU).
+
+    One that fails is replayed into the loop as its first attempt: the loop decides and waits
+    as if it had made it (the waits: case R01c above; the spread: R02a).
+    """
+    import stamina
+
+    loops: list[int] = []
+    real = stamina.retry_context
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        loops.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(stamina, "retry_context", counted)
+    cl = _client(kind, srv)
+    count = Counter()
+    assert send(cl, "[[reply:once]] x", count).text == "once"
+    assert (loops, count.n, len(srv.requests)) == ([], 1, 1)
+    srv.push("500", "500")
+    r = send(cl, "[[reply:third]] x", count)
+    assert r.ok and r.text == "third" and len(r.retried or []) == 2
+    assert (loops, count.n, len(srv.requests)) == ([1], 4, 4)
+
+
 def test_after_a_storm_a_timing_out_endpoint_is_not_held_to_one_request(
     srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,12 +8,16 @@ must be those the store already holds: the memo may only save work, never change
 from __future__ import annotations
 
 import hashlib
+import warnings
+from pathlib import Path
 
 import pytest
 
+import hrbench as hb
 from hrbench.records import Request
 from hrbench.runner import cache as cache_mod
 from hrbench.runner.cache import cache_key, request_hash
+from hrbench.store import Store
 
 
 def _fresh(request: Request) -> str:
@@ -75,3 +79,46 @@ def test_memo_is_emptied_past_its_byte_bound(monkeypatch: pytest.MonkeyPatch) ->
     # one request past the bound is hashed right and held alone
     assert request_hash(big) == big_hash
     assert len(cache_mod._HASHED) == 1
+
+
+class _Counting:
+    """The canonical encoder, counting the requests it encodes (one per :func:`request_hash`)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner, self.n = inner, 0
+
+    def encode(self, body: object) -> bytes:
+        self.n += 1
+        return self.inner.encode(body)  # type: ignore[attr-defined, no-any-return]
+
+
+def test_each_request_is_encoded_and_hashed_once_through_cache_and_recording(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One hash per request: the runtime hands its request hash and key to the cache and the recorder."""
+    counting = _Counting(cache_mod._canon)
+    monkeypatch.setattr(cache_mod, "_canon", counting)
+    store = Store(tmp_path / "s.sqlite3")
+    ref = hb.Reference({f"q{i}": f"question {i}" for i in range(4)}, labels="x")
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    try:
+        for _ in range(2):  # sent and kept, then served from the cache
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                bench = hb.benchmark(
+                    arm,
+                    ref,
+                    runs=2,
+                    client=hb.MockClient(lambda m, p: "x"),
+                    governor=hb.Governor(),
+                    cache=hb.Cache(store),
+                    record="r1",
+                    store=store,
+                )
+            assert [r.correct for r in bench.rows] == [True] * 8
+            assert counting.n == 8, counting.n  # one encoding per request, not one per use
+            counting.n = 0
+        assert store.cache_stats()["entries"] == 8
+        assert len(store.recording_export("r1")) == 8
+    finally:
+        store.close()
