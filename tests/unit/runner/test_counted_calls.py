@@ -77,6 +77,11 @@ def _seen(bench: hb.Bench, gov: Governor, ledger: dict[str, Any] | None) -> Any:
     rows = [msgspec.structs.replace(r, seconds=0.0) for r in bench.rows]
     traces = {k: [msgspec.structs.replace(s, seconds=0.0) for s in t] for k, t in bench.traces.items()}
     use = {k: gov.snapshot()[k] for k in ("calls", "usd", "tokens", "refused", "halted", "unknown")}
+    # USD totals are float sums whose order follows how settlements fell into commits (timing):
+    # the same amounts, compared to 1e-12 USD
+    use["usd"] = round(use["usd"], 12)
+    if ledger is not None:
+        ledger = {k: round(v, 12) if isinstance(v, float) else v for k, v in ledger.items()}
     return rows, traces, use, ledger
 
 
