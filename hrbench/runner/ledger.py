@@ -227,6 +227,7 @@ class Journal:
         self._paid: list[tuple[str, bytes]] = []  # billed replies, (run id, JSON step), since the last commit
         self._through = 0  # every number up to this one is committed
         self._issued = 0  # the last number given out
+        self._last_paid = 0  # the number given out with the last bill queued (:meth:`paid`)
         self._waiters: list[tuple[int, Any, Any]] = []  # (number, loop or None, future or Event)
         self._stopping = False
         self._idle = False
@@ -299,8 +300,22 @@ class Journal:
         raw = msgspec.json.encode(step)
         with self._lock:
             self._paid.append((ledger_id, raw))
+            # a number that opens nothing: the commit that holds this bill releases it
+            self._last_paid = self._issued = next(self._numbers)
             if self._idle:
                 self._wake()
+
+    def bills_kept(self) -> _Pending | None:
+        """Wait until every bill queued so far (:meth:`paid`) is committed, as :meth:`durable` waits.
+
+        Rule: a billed reply is written to the cache only after its bill is kept, so a crash
+        between the two writes never leaves a cached reply whose bill no row will carry (a
+        run made again is served from the cache at the price :func:`prepaid` reads).
+
+        Raises:
+            BudgetRefused: ``"ledger_unwritable"`` when the commit failed.
+        """
+        return self.durable(self._last_paid) if self._last_paid else None
 
     def _wake(self) -> None:
         """Wake the idle writer (the lock held), once: until it runs, later changes need not.

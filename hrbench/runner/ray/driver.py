@@ -160,7 +160,7 @@ async def _handle(
             if journal is not None:
                 journal.paid(e[1], e[2])
         elif kind == "put":
-            if rt.cache is not None:
+            if rt.cache is not None and await rt.bill_kept(e[2]):  # a billed reply after its bill
                 await anyio.to_thread.run_sync(rt.cache.put, *e[1:])
         elif kind == "rec":
             if rt.store is not None:

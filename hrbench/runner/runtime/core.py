@@ -235,13 +235,33 @@ class Runtime(Billing):
         result = await (self._counted if free else self._held)(ctx, request, key, inline, lead)
         if result.source != "live":
             return result, 0.0
-        if cache is not None and cache.write:
+        if cache is not None and cache.write and await self.bill_kept(result):
             await self._blocking(inline, cache.put, request, result, ctx.arm, *known)
         if self.record and self.store is not None and result.ok and not result.refused:
             await self._blocking(
                 inline, self.store.recording_put, self.record, ctx.arm, hashed, request, result
             )
         return result, result.usd
+
+    async def bill_kept(self, result: Result) -> bool:
+        """Whether a reply may be cached: free, or its bill is committed to the governor's ledger.
+
+        A billed reply cached before its bill was kept would, after a crash between the two
+        writes, be served on resume at $0 (:meth:`~hrbench.runner.ledger.Journal.bills_kept`).
+        A reply whose bill could not be written is not cached (the governor halts).
+        """
+        if not result.usd:
+            return True
+        journal = getattr(self.governor, "journal", None)
+        if journal is None:
+            return True
+        try:
+            pending = journal.bills_kept()
+            if pending is not None:
+                await pending
+        except BudgetRefused:
+            return False
+        return True
 
     async def _held(
         self, ctx: Context, request: Request, key: str, inline: bool, lead: Lead | None
