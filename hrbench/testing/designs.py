@@ -410,13 +410,7 @@ def check(
                 for k, r in zip(("power", "power_t", "power_sf", "power_naive"), rejects, strict=True):
                     out[k].append(r)
             else:
-                for k, r in zip(("fpr", "fpr_t", "fpr_sf", "fpr_naive"), rejects, strict=True):
-                    out[k].append(r)
-                if d.skew:  # a benchmark holding no skewed cluster is a real shift to the data
-                    clean = bool(null.extra["skewed_clusters"][s] == 0)
-                    out["clean"].append(clean)
-                    for k, r in zip(("fpr_clean", "fpr_t_clean", "fpr_sf_clean"), rejects[:3], strict=True):
-                        out[k].append(clean and r)
+                _tally_null(out, rejects, bool(null.extra["skewed_clusters"][s] == 0) if d.skew else None)
                 out["few_disagree"].append(disagreeing_clusters(dd, g, n_g) <= 5)
                 out["pair_zero_width"].append(dv.high - dv.low < 1e-9)
     extra = max(0, (n_power or 0) - n) if d.diff else 0
@@ -436,6 +430,16 @@ def check(
     if d.cluster_failure:  # all right but for whole clusters: discrete, judged from below only
         res["cover_floor"] = 1.0
     return res
+
+
+def _tally_null(out: dict[str, list[float]], rejects: tuple[bool, ...], clean: bool | None) -> None:
+    """A null benchmark's rejections; with a skew, whether it held no skewed cluster (a real shift to the data) too."""
+    for k, r in zip(("fpr", "fpr_t", "fpr_sf", "fpr_naive"), rejects, strict=True):
+        out[k].append(r)
+    if clean is not None:
+        out["clean"].append(clean)
+        for k, r in zip(("fpr_clean", "fpr_t_clean", "fpr_sf_clean"), rejects[:3], strict=True):
+            out[k].append(clean and r)
 
 
 COVERAGE_BAND = (0.935, 0.965)
