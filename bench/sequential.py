@@ -22,7 +22,7 @@ the plan's difference), other methods when asked (--methods), and the fixed desi
 own test on the first n clusters, vectorised: its false positive rate under each null and its
 power; it runs n clusters, 1.00). The designs: equal clusters, lognormal cluster sizes, a
 skewed null, plans of 3-5 clusters, ties (near the ceiling most clusters hold no
-disagreement), k = 3 and 5 arms (every pair, alpha split; one arm better by the multiple, the
+disagreement), k = 3 and 5 arms (every pair, decided by the closed step-down; one arm better by the multiple, the
 rest equal; the fixed design is power() at alpha / pairs, Bonferroni), and an uneven design for
 order="informative": 70% of its clusters easy (both arms all but always right), 30% hard, the
 history two earlier benchmarks of two other arms on the same reference (a right history) or the
