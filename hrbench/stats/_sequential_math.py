@@ -19,7 +19,7 @@ Methods (see :mod:`hrbench.stats.sequential` for the sources):
   exp(x**2 / 2)``), over the normal prior's 80 Gauss-Hermite nodes (a discrete prior, so the
   mixture is itself exactly an e-process; within 1-2% of the continuous mixture); its confidence
   sequence inverts the same e-process at every candidate difference (it keeps each cluster's
-  ``w D`` and ``w`` for that: ``D - mu`` in place of ``D``), so a decided pair's sequence never
+  ``w D`` and ``w`` for that: ``D - mu`` in place of ``D``), so a pair decided at ``pairs / alpha`` has a sequence that never
   holds 0.
 * ``"asymptotic"``: the same normal-mixture boundary with ``V`` estimated around the running
   mean, with a small-sample allowance (an asymptotic confidence sequence).
@@ -210,6 +210,64 @@ def log_e(acc: Acc, p: Params) -> np.ndarray:
 def sure(acc: Acc, p: Params, n: int, min_clusters: int) -> np.ndarray:
     """Where the e-value has reached ``pairs / alpha`` after ``n`` clusters (none before ``min_clusters``)."""
     return (log_e(acc, p) >= p.log_threshold) & (n >= min_clusters) & (mean(acc) != 0)
+
+
+def sure_closed(acc: Acc, p: Params, n: int, min_clusters: int) -> np.ndarray:
+    """:func:`sure` for several pairs at once (the last axis), stepped down by closed testing.
+
+    A pair is decided when, for every set of pairs holding it, the mean of their e-values now
+    reaches ``1 / alpha`` (closed testing: Marcus, Peritz & Gabriel 1976, "On closed testing
+    procedures with special reference to ordered analysis of variance", Biometrika 63:655-660;
+    each intersection tested by the arithmetic mean of its e-values, an e-value for it under any
+    dependence: Vovk & Wang 2021, "E-values: calibration, combination and applications", Ann.
+    Statist. 49:1736-1754, section 5). The mean of e-processes on the same clusters is an
+    e-process, so by Ville's inequality the chance that the pairs whose arms are equally good
+    ever reach it is at most ``alpha`` at every look at once. A pair whose e-value reaches
+    ``pairs / alpha`` (:func:`sure`) is always decided; others can be decided sooner, once the
+    pairs already far from 0 no longer share the ``alpha``. The asymptotic method's statistic is
+    not an e-process: it keeps the split ``alpha / pairs``.
+
+    Example:
+        >>> p = Params("exact", math.log(3 / 0.05), rho=1.0)
+        >>> acc = {"s": np.array([7.4, 6.8, 0.0]), "v": np.array([4.0, 4.0, 4.0]),
+        ...        "sw": np.ones(3), "t": np.full(3, 9.0), "nz": np.full(3, 9.0)}
+        >>> sure(acc, p, 9, 1).tolist(), sure_closed(acc, p, 9, 1).tolist()
+        ([True, False, False], [True, True, False])
+    """
+    k = acc["t"].shape[-1]
+    if k == 1 or p.method == "asymptotic":
+        return sure(acc, p, n, min_clusters)
+    worst = closed_log_e(log_e(acc, p))
+    return (worst >= p.log_threshold - math.log(k)) & (n >= min_clusters) & (mean(acc) != 0)
+
+
+def closed_log_e(le: np.ndarray) -> np.ndarray:
+    """For each pair (last axis), the least log of the mean e-value over the sets of pairs holding it.
+
+    The least mean holds the pair and the smallest others: for the pair of rank ``r`` (ascending)
+    the pair with the ``m`` smallest others (``m <= r``), or the ``m + 1`` smallest of all.
+
+    Example:
+        >>> np.exp(closed_log_e(np.log(np.array([1.0, 100.0, 40.0])))).round(2).tolist()
+        [1.0, 47.0, 20.5]
+    """
+    k = le.shape[-1]
+    order = np.argsort(le, axis=-1)
+    s = np.take_along_axis(le, order, axis=-1)
+    prefix = np.concatenate(
+        [np.full((*s.shape[:-1], 1), -np.inf), np.logaddexp.accumulate(s, axis=-1)], axis=-1
+    )  # log of the sum of the L smallest, L = 0..k
+    size = np.log(np.arange(1, k + 1))
+    with_j = np.logaddexp(s[..., :, None], prefix[..., None, :k]) - size  # rank r with the m smallest others
+    m_le_r = np.arange(k)[None, :] <= np.arange(k)[:, None]
+    a = np.where(m_le_r, with_j, np.inf).min(axis=-1)
+    b = prefix[..., 1:] - size  # the L = m + 1 smallest, which hold the pair when m > r
+    after = np.minimum.accumulate(b[..., ::-1], axis=-1)[..., ::-1]  # min over m >= the index
+    tail = np.concatenate([after[..., 1:], np.full((*s.shape[:-1], 1), np.inf)], axis=-1)
+    worst_sorted = np.minimum(a, tail)
+    out = np.empty_like(worst_sorted)
+    np.put_along_axis(out, order, worst_sorted, axis=-1)
+    return out
 
 
 def mean(acc: Acc) -> np.ndarray:

@@ -107,7 +107,7 @@ class SequentialTest:
         mu = sm.mean(self.acc)
         whole = self.p.method == "wor" and n >= len(self.sizes)
         tol = self.rule.tolerance
-        sure_now = sm.sure(self.acc, self.p, n, self.rule.min_clusters)
+        sure_now = sm.sure_closed(self.acc, self.p, n, self.rule.min_clusters)
         for j in range(len(self.pairs)):
             if self._settled(j):
                 continue

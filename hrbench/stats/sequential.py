@@ -7,8 +7,8 @@ is better (``goal="rank"``), how big the difference is to within a tolerance
 (``goal="tolerance"``), either (``"rank_or_tolerance"``), or whether running the rest of the
 reference could change the answer (``goal="full_run"``). The guarantee survives looking after
 every cluster: whenever the benchmark stops, the chance that it declared a difference between
-two arms that are equally good is at most ``alpha`` (split over the pairs), and every confidence
-sequence holds at all looks at once with probability ``1 - alpha``.
+two arms that are equally good is at most ``alpha`` (over all the pairs at once), and every
+confidence sequence holds at all looks at once with probability ``1 - alpha``.
 
 The estimand is the mean difference over clusters like these: the reference's clusters are
 treated as draws from a larger population of clusters (item-weighted: each cluster weighs by its
@@ -30,7 +30,11 @@ distribution of the cluster differences that is symmetric under "no difference",
 are equally good (or differ cluster by cluster with no average difference) give. ``E`` is an
 e-process: Ville's inequality bounds by ``alpha / pairs`` the chance it ever reaches
 ``pairs / alpha``; so a pair is decided (for the arm with the higher mean) when it does, and
-``p_anytime = min(1, 1 / max E so far)`` is an anytime-valid p-value. ``rho`` is set before the
+``p_anytime = min(1, 1 / max E so far)`` is an anytime-valid p-value. With several pairs a pair
+is also decided once every set of pairs holding it has a mean ``E`` of at least ``1 / alpha``
+(closed testing with the mean of e-processes, itself an e-process: :func:`~hrbench.stats._sequential_math.sure_closed`;
+the asymptotic method keeps ``pairs / alpha``), which a pair reaching ``pairs / alpha`` always
+meets. ``rho`` is set before the
 first cluster so that the boundary is tightest where the plan (an :func:`~hrbench.stats.power`
 result: its difference and variance components) expects to be decided (Howard, Ramdas,
 McAuliffe & Sekhon 2021, "Time-uniform, nonparametric, nonasymptotic confidence sequences",
@@ -44,7 +48,8 @@ de la Pena's bet by bet (``cosh x <= exp(x**2 / 2)``) and can reach ``pairs / al
 clusters rather than 10: in ``bench/sequential.py`` it ran 1.08-1.24 times the fixed design's
 clusters at the planned difference where the exact method ran 1.24-1.60 (designs of 13 or more
 planned clusters). Its confidence sequence inverts the same e-process at every candidate
-difference (it keeps each cluster's ``w D`` for that), so a decided pair's sequence excludes 0.
+difference (it keeps each cluster's ``w D`` for that), so a pair decided at ``pairs / alpha``
+has a sequence that excludes 0 (one decided sooner by the closed step-down may not).
 
 ``method="asymptotic"``: the same boundary with ``V`` taken around the running mean, an
 asymptotic confidence sequence (Waudby-Smith, Arnold, Wu, Wang & Ramdas 2023, "Time-uniform

@@ -169,14 +169,19 @@ class Simulated:
 
 def _draw(
     d: Design, n: int, rng: np.random.Generator, acc_b: float, runs: int | None = None
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per-run correctness counts (n, items) for both arms, sharing cluster and item effects."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-run correctness counts (n, items) for both arms, sharing cluster and item effects.
+
+    The third array is each benchmark's number of clusters on which the skewed arm is much worse
+    (shape (n,); all 0 without :attr:`Design.skew`).
+    """
     from scipy.special import expit
 
     k = d.runs if runs is None else runs
     u = rng.normal(0.0, d.sd_cluster, (n, len(d.sizes)))[:, d.cluster]
     v = rng.normal(0.0, d.sd_item, (n, d.n_items))
     out = []
+    bad = np.zeros(n, dtype=int)
     for arm, acc in enumerate((d.accuracy, acc_b)):
         skew = d.skew if arm == 0 else 0.0
         mu = _solve_mu(acc, d.sd, skew)
@@ -184,7 +189,9 @@ def _draw(
         if d.sd_arm_cluster:
             w += rng.normal(0.0, d.sd_arm_cluster, (n, len(d.sizes)))[:, d.cluster]
         if skew:
-            w += _skew_draw(skew, rng, (n, len(d.sizes)))[:, d.cluster]
+            shift = _skew_draw(skew, rng, (n, len(d.sizes)))
+            bad = (shift < 0).sum(axis=1)
+            w += shift[:, d.cluster]
         if math.isinf(mu):
             counts = np.full((n, d.n_items), k if mu > 0 else 0)
         else:
@@ -193,7 +200,7 @@ def _draw(
             down = rng.random((n, len(d.sizes))) < d.cluster_failure
             counts = np.where(down[:, d.cluster], 0, counts)
         out.append(counts)
-    return out[0], out[1]
+    return out[0], out[1], bad
 
 
 def _skew_draw(skew: float, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -212,11 +219,14 @@ def simulate(d: Design, n: int, rng: np.random.Generator, diff: float | None = N
         diff: true accuracy of ``a`` minus ``b``; ``0`` for two arms equally good.
 
     Returns:
-        Per-item mean scores of both arms, shape (n, items), and their true accuracies.
+        Per-item mean scores of both arms, shape (n, items), and their true accuracies;
+        ``extra["skewed_clusters"]``: each benchmark's number of clusters on which the skewed arm
+        is much worse (shape (n,); all 0 without :attr:`Design.skew`).
     """
     delta = d.diff if diff is None else diff
-    ca, cb = _draw(d, n, rng, d.accuracy - delta)
-    return Simulated(ca / d.runs, cb / d.runs, d.accuracy * (1.0 - d.cluster_failure), d.accuracy - delta)
+    ca, cb, bad = _draw(d, n, rng, d.accuracy - delta)
+    truth_a = d.accuracy * (1.0 - d.cluster_failure)
+    return Simulated(ca / d.runs, cb / d.runs, truth_a, d.accuracy - delta, {"skewed_clusters": bad})
 
 
 def arm_rows(d: Design, rng: np.random.Generator, copies: int = 1, runs: int | None = None) -> dict[str, Any]:
@@ -310,6 +320,10 @@ _CHECKS = (
     "fpr_naive",
     "few_disagree",
     "pair_zero_width",
+    "fpr_clean",
+    "fpr_t_clean",
+    "fpr_sf_clean",
+    "clean",
 )
 
 
@@ -340,7 +354,11 @@ def check(
         and unless every run is right, ``fpr``, ``fpr_t``, ``fpr_sf``, ``fpr_naive``
         (rejections when arm ``b`` is drawn at arm ``a``'s accuracy), ``few_disagree`` (the
         share of those null benchmarks in which 5 or fewer clusters hold any disagreement),
-        ``pair_zero_width``; ``min_p``, the smallest p-value hrbench gave; ``n_power``, the
+        ``pair_zero_width``; with :attr:`Design.skew`, ``clean`` (the share of null benchmarks
+        holding no skewed cluster: to the data a real shift of arm ``a`` everywhere) and
+        ``fpr_clean``, ``fpr_t_clean``, ``fpr_sf_clean`` (the share of null benchmarks that are
+        clean and rejected, part of ``fpr``, ``fpr_t``, ``fpr_sf``: any test's false positives
+        are at least ``clean`` times its power against that shift); ``min_p``, the smallest p-value hrbench gave; ``n_power``, the
         benchmarks behind the powers: ``n``, or ``n_power`` when that is more (the powers are
         then from ``n_power - n`` more benchmarks of the alternative besides: only the tests
         run on them, to bring the powers' Monte Carlo error down).
@@ -392,8 +410,7 @@ def check(
                 for k, r in zip(("power", "power_t", "power_sf", "power_naive"), rejects, strict=True):
                     out[k].append(r)
             else:
-                for k, r in zip(("fpr", "fpr_t", "fpr_sf", "fpr_naive"), rejects, strict=True):
-                    out[k].append(r)
+                _tally_null(out, rejects, bool(null.extra["skewed_clusters"][s] == 0) if d.skew else None)
                 out["few_disagree"].append(disagreeing_clusters(dd, g, n_g) <= 5)
                 out["pair_zero_width"].append(dv.high - dv.low < 1e-9)
     extra = max(0, (n_power or 0) - n) if d.diff else 0
@@ -413,6 +430,16 @@ def check(
     if d.cluster_failure:  # all right but for whole clusters: discrete, judged from below only
         res["cover_floor"] = 1.0
     return res
+
+
+def _tally_null(out: dict[str, list[float]], rejects: tuple[bool, ...], clean: bool | None) -> None:
+    """A null benchmark's rejections; with a skew, whether it held no skewed cluster (a real shift to the data) too."""
+    for k, r in zip(("fpr", "fpr_t", "fpr_sf", "fpr_naive"), rejects, strict=True):
+        out[k].append(r)
+    if clean is not None:
+        out["clean"].append(clean)
+        for k, r in zip(("fpr_clean", "fpr_t_clean", "fpr_sf_clean"), rejects[:3], strict=True):
+            out[k].append(clean and r)
 
 
 COVERAGE_BAND = (0.935, 0.965)

@@ -422,3 +422,47 @@ def test_states_saved_before_the_symmetric_history_and_the_disagreement_count_st
     nxt = rule.cluster_order(ids)[8]
     back.commit(nxt, _noisy(rng, nxt, {"a": 0.7, "b": 0.6}))  # and it continues
     assert len(back.committed) == 9
+
+
+def test_the_step_down_takes_the_least_mean_e_value_over_every_set_of_pairs_holding_a_pair():
+    import itertools
+
+    from hrbench.stats._sequential_math import closed_log_e
+
+    rng = np.random.default_rng(20261207)
+    for _ in range(200):
+        k = int(rng.integers(1, 7))
+        le = rng.normal(0.0, 3.0, k)
+        le[int(rng.integers(k))] = le[0]  # ties too
+        by_hand = [
+            min(
+                math.log(np.mean(np.exp(le[[j, *others]])))
+                for r in range(k)
+                for others in itertools.combinations([i for i in range(k) if i != j], r)
+            )
+            for j in range(k)
+        ]
+        assert closed_log_e(le) == pytest.approx(by_hand)
+        assert closed_log_e(np.stack([le, le]))[1] == pytest.approx(by_hand)  # leading axes: benchmarks
+
+
+def test_with_three_arms_a_pair_is_decided_by_the_step_down_before_its_own_e_value_reaches_pairs_over_alpha():
+    # a far ahead of b and c, which are equal: once (a, b) or (a, c) is far from 0, the other needs
+    # its mean with (b, c) at 1 / alpha, not its own e-value at 3 / alpha
+    rule = StopWhenSure(seed=3, method="exact")
+    ids = [f"c{i}" for i in range(80)]
+    test = rule.start(["a", "b", "c"], dict.fromkeys(ids, 10))
+    rng = np.random.default_rng(4)
+    for c in rule.cluster_order(ids):
+        test.commit(
+            c, _noisy(rng, c, {arm: {"a": 0.85, "b": 0.55, "c": 0.55}[arm] for arm in test.active_arms})
+        )
+        if test.pairs and all(x is not None for x in test.decided[:2]):
+            break
+    pairs = test.summary()["pairs"]
+    assert [p["decided"] for p in pairs[:2]] == ["a", "a"] and pairs[2]["decided"] is None
+    assert min(pairs[0]["e_value"], pairs[1]["e_value"]) < 3 / 0.05  # decided below the split threshold
+    bc = pairs[2]["e_value"]
+    assert (
+        min(pairs[0]["e_value"], pairs[1]["e_value"]) + bc
+    ) / 2 >= 1 / 0.05  # every set holding it at 1 / alpha
