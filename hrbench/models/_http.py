@@ -24,9 +24,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import ssl
 import weakref
 from collections import deque
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -67,6 +67,7 @@ def make_async_client(
     connect_timeout_s: float = 10.0,
     keepalive_s: float = DEFAULT_KEEPALIVE_S,
     trust_env: bool = True,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> httpx2.AsyncClient:
     """Build an ``AsyncClient`` with a pool sized to the concurrency and explicit timeouts.
 
@@ -77,6 +78,9 @@ def make_async_client(
         connect_timeout_s: connect timeout (seconds), capped at ``timeout_s``.
         keepalive_s: how long an idle connection stays in the pool (seconds).
         trust_env: honour proxy and certificate environment variables.
+        ssl_context: the TLS context to verify servers with, shared by several clients (made
+            by ``httpx2.create_ssl_context(trust_env=trust_env)``); ``None``: the client makes
+            its own, the same way.
 
     Returns:
         A new client; the caller closes it with ``await client.aclose()``.
@@ -89,7 +93,10 @@ def make_async_client(
     timeout = httpx2.Timeout(
         connect=min(connect_timeout_s, timeout_s), read=timeout_s, write=timeout_s, pool=None
     )
-    return httpx2.AsyncClient(limits=limits, timeout=timeout, trust_env=trust_env, follow_redirects=False)
+    verify: ssl.SSLContext | bool = True if ssl_context is None else ssl_context
+    return httpx2.AsyncClient(
+        limits=limits, timeout=timeout, trust_env=trust_env, follow_redirects=False, verify=verify
+    )
 
 
 class Slots:
@@ -128,31 +135,43 @@ class Slots:
             self.ceiling = int(ceiling)
             self._wake()
 
-    @contextlib.asynccontextmanager
-    async def slot(self) -> AsyncIterator[None]:
+    def slot(self) -> _Slot:
         """Hold one slot for the body of the ``async with``."""
-        while self.in_flight >= self.ceiling:
-            event = anyio.Event()
-            self._waiters.append(event)
-            try:
-                await event.wait()
-            except BaseException:
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(event)
-                self._wake()  # pass a wake-up this waiter may have swallowed on to the next one
-                raise
-        self.in_flight += 1
-        try:
-            yield
-        finally:
-            self.in_flight -= 1
-            self._wake()
+        return _Slot(self)
 
     def _wake(self) -> None:
         free = self.ceiling - self.in_flight
         while free > 0 and self._waiters:
             self._waiters.popleft().set()
             free -= 1
+
+
+class _Slot:
+    """One slot of a :class:`Slots`, held for the body of an ``async with`` (a plain class: no generator)."""
+
+    __slots__ = ("slots",)
+
+    def __init__(self, slots: Slots) -> None:
+        self.slots = slots
+
+    async def __aenter__(self) -> None:
+        slots = self.slots
+        while slots.in_flight >= slots.ceiling:
+            event = anyio.Event()
+            slots._waiters.append(event)
+            try:
+                await event.wait()
+            except BaseException:
+                with contextlib.suppress(ValueError):
+                    slots._waiters.remove(event)
+                slots._wake()  # pass a wake-up this waiter may have swallowed on to the next one
+                raise
+        slots.in_flight += 1
+
+    async def __aexit__(self, *exc: object) -> None:
+        slots = self.slots
+        slots.in_flight -= 1
+        slots._wake()
 
 
 SHARD_CONNECTIONS = 16
@@ -178,12 +197,19 @@ class ShardedPool:
     def build(
         cls, max_connections: int, timeout_s: float, connect_timeout_s: float, trust_env: bool
     ) -> ShardedPool:
-        """Split ``max_connections`` into shards of at most :data:`SHARD_CONNECTIONS`."""
+        """Split ``max_connections`` into shards of at most :data:`SHARD_CONNECTIONS`.
+
+        The shards share one TLS context, made as each would make its own: loading the system's
+        certificates is most of the cost of building a client (tens of milliseconds each).
+        """
         n = max(1, -(-max_connections // SHARD_CONNECTIONS))
         per = -(-max_connections // n)
+        tls = httpx2.create_ssl_context(trust_env=trust_env)
         return cls(
             [
-                make_async_client(per, timeout_s, connect_timeout_s=connect_timeout_s, trust_env=trust_env)
+                make_async_client(
+                    per, timeout_s, connect_timeout_s=connect_timeout_s, trust_env=trust_env, ssl_context=tls
+                )
                 for _ in range(n)
             ]
         )

@@ -113,6 +113,14 @@ def _number(raw: Any) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
+def _states_limits(headers: Mapping[str, str]) -> bool:
+    """Whether a header's name holds ``ratelimit`` (any case): the names of every limit read here do."""
+    raw = getattr(headers, "raw", None)  # the HTTP library's headers: the names as received, undecoded
+    if isinstance(raw, list):
+        return any(b"ratelimit" in name.lower() for name, _ in raw)
+    return any("ratelimit" in str(name).lower() for name in headers)
+
+
 def parse_limits(headers: Mapping[str, str], now: float | None = None) -> dict[str, Limit]:
     """The limits a reply's headers state, OpenAI's or Anthropic's.
 
@@ -137,6 +145,8 @@ def parse_limits(headers: Mapping[str, str], now: float | None = None) -> dict[s
         ['input_tokens', 'output_tokens']
     """
     out: dict[str, Limit] = {}
+    if not _states_limits(headers):
+        return out  # most replies state none: one pass over the names, not a lookup per header
     for dim, forms in _DIMS.items():
         for form in forms:
             if form is None:

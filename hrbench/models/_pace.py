@@ -232,6 +232,8 @@ class Pace:
 
     def _allowance(self, now: float) -> tuple[float | None, float]:
         """The rate this pace sends at (requests per second; ``None``: unmetered) and its bucket size."""
+        if not self.limits and self.learned is None:  # nothing stated nor learned: unmetered
+            return None, math.inf
         pairs: list[tuple[float, float]] = []
         for dim, lim in self.limits.items():
             cost = 1.0 if dim == "requests" else self.costs.get(dim)

@@ -512,13 +512,16 @@ class HttpModelClient:
         """POST one attempt under ``timeout_s``; a transport failure raised as ours."""
         sent = Written()
         try:
-            with anyio.fail_after(self.timeout_s):
+            # anyio.fail_after's rule with one cancel scope (no two generator context managers):
+            # past the block only when its own deadline cancelled the post
+            with anyio.CancelScope(deadline=anyio.current_time() + self.timeout_s):
                 return cast(
                     _http.HttpResponse,
                     await http.post(
                         self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
                     ),
                 )
+            raise TimeoutError
         except _http.ConnectError as exc:  # nothing listens there: retrying will not help
             give_back(before_attempt)  # nothing was sent: no call is counted
             pace.unsent(ticket)

@@ -41,6 +41,7 @@ __all__ = [
     "Price",
     "Pricing",
     "default_pricing",
+    "default_pricing_loaded",
     "output_limit",
     "trace_cost",
 ]
@@ -490,6 +491,17 @@ def default_pricing() -> Pricing:
     global _DEFAULT
     if _DEFAULT is None:
         _DEFAULT = Pricing()
+    return _DEFAULT
+
+
+def default_pricing_loaded() -> Pricing | None:
+    """:func:`default_pricing` when it is loaded already (nothing left to read), else ``None``.
+
+    Example:
+        >>> table = default_pricing()
+        >>> default_pricing_loaded() is table
+        True
+    """
     return _DEFAULT
 
 

@@ -23,7 +23,7 @@ import anyio.to_thread
 from hrbench.arm import Arm
 from hrbench.errors import ConfigError
 from hrbench.models.price_package import load_package, package_loaded
-from hrbench.models.pricing import Pricing, default_pricing
+from hrbench.models.pricing import Pricing, default_pricing, default_pricing_loaded
 from hrbench.records import Row, Step
 from hrbench.reference import Reference
 from hrbench.runner.batch import install
@@ -177,7 +177,9 @@ async def benchmark_async(
     warn_plan(plan, reference, runs)
     reference.lock()
     if pricing is None:  # the first load reads the shipped price table: not on the event loop
-        pricing = await anyio.to_thread.run_sync(default_pricing)
+        pricing = default_pricing_loaded()
+        if pricing is None:
+            pricing = await anyio.to_thread.run_sync(default_pricing)
     if getattr(pricing, "package", False) and not package_loaded():  # and so does the price
         await anyio.to_thread.run_sync(load_package)  # package's, at the first request's price
     rt = Runtime(client, gov, cache, record, store, pricing)

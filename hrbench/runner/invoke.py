@@ -220,6 +220,8 @@ ARM_REPORTED_ERROR = "the arm's output reports failure_kind 'error'"
 
 
 def _get(output: Any, name: str) -> Any:
+    if type(output) is Result:  # a prompt arm's reply, the common case: no ABC check
+        return getattr(output, name, None)
     return output.get(name) if isinstance(output, Mapping) else getattr(output, name, None)
 
 

@@ -159,7 +159,7 @@ def install(batch: Any, loop: Any, store: Any, benchmark_id: str) -> Batching | 
     collector.cache = getattr(rt, "cache", None)
     wrapper = BatchClient(client, collector)
     rt.client = wrapper
-    rt.pricing, rt.prices, rt._free = pricing, {}, {}
+    rt.pricing, rt.prices, rt._free, rt._zero_rated = pricing, {}, {}, {}
     return Batching(settings, collector, wrapper)
 
 

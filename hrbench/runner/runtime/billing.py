@@ -71,6 +71,7 @@ class Billing:
     pricing: Pricing
     prices: dict[str, Any]
     _free: dict[str, bool]
+    _zero_rated: dict[str, bool]
     billed_as: dict[str, set[str]]
     bills: bool
     bills_known: set[tuple[str, str]]
@@ -128,11 +129,17 @@ class Billing:
         billed as another model whose price is refused (NaN, negative, a 0 no one declared)
         halts the benchmark and is charged its reservation, as a model with no price is.
         """
+        if model and self._zero_rated.get(model):  # every rate 0 (a mock's): 0 USD whatever the usage
+            return 0.0
         try:
-            return self.pricing.cost(usage, model)
+            usd = self.pricing.cost(usage, model)
         except ConfigError as exc:
             self._refused_price(model, exc)
             return None
+        if model and model not in self._zero_rated:  # its price, looked up once above, stays put
+            price = self.pricing.price(model)
+            self._zero_rated[model] = price is not None and price.free
+        return usd
 
     def _refused_price(self, model: str | None, exc: ConfigError) -> None:
         self.governor.halt(

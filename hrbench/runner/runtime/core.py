@@ -94,6 +94,7 @@ class Runtime(Billing):
         """The slow-start pairs (:meth:`_bill_key`) this runtime saw known: no governor call for them."""
         self.prices: dict[str, Any] = {}
         self._free: dict[str, bool] = {}  # per model, whether its replies cost nothing (_costs_nothing)
+        self._zero_rated: dict[str, bool] = {}  # per model, whether every rate of its price is 0 (cost)
         self.billed_as: dict[str, set[str]] = defaultdict(set)
         """Per requested model, the models replies were billed as (served-model switches seen)."""
         self.check_draws = True
@@ -110,9 +111,8 @@ class Runtime(Billing):
         if getattr(client, "cacheable", True) is False:  # a mock that cannot be fingerprinted
             self.cache = None
 
-    def _duplicate(self, ctx: Context, key: str, result: Result) -> DuplicateDrawError | None:
-        """Seed 002: is this reply a repeat of an earlier run's draw?"""
-        cell = self.cells[(ctx.arm, ctx.item_id)]
+    def _duplicate(self, ctx: Context, key: str, result: Result, cell: _Cell) -> DuplicateDrawError | None:
+        """Whether this reply repeats an earlier run's draw (seed 002); ``cell``: the run's arm and item."""
         if result.source in ("cache", "recording"):
             where = _where(ctx)
             earlier = cell.served.get(key)
@@ -176,8 +176,7 @@ class Runtime(Billing):
                     self.cells[(arm, item)].response_ids.setdefault(step.response_id, run)
                 self.arm_response_ids[arm].setdefault(step.response_id, (item, run))
 
-    def _remember(self, ctx: Context, key: str, result: Result) -> None:
-        cell = self.cells[(ctx.arm, ctx.item_id)]
+    def _remember(self, ctx: Context, key: str, result: Result, cell: _Cell) -> None:
         cell.served.setdefault(key, ctx.run)
         if result.response_id:
             cell.response_ids.setdefault(result.response_id, ctx.run)
@@ -458,8 +457,9 @@ class Runtime(Billing):
                     lead.land(shared)
         dup = None
         if self.check_draws:
-            dup = self._duplicate(ctx, key, result)
-            self._remember(ctx, key, result)
+            cell = self.cells[(ctx.arm, ctx.item_id)]
+            dup = self._duplicate(ctx, key, result, cell)
+            self._remember(ctx, key, result, cell)
         if result.source == "live" and result.retried:
             self._trace_attempts(ctx, key, request, result)
         ctx.trace.append(

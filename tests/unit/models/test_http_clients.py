@@ -644,3 +644,28 @@ def test_pool_is_sharded_and_requests_go_to_the_least_busy_shard() -> None:
             await small.aclose()
 
     anyio.run(main)
+
+
+def test_a_pools_shards_share_one_tls_context_made_as_a_client_makes_its_own() -> None:
+    import ssl
+
+    from hrbench.models._http import ShardedPool, make_async_client
+
+    async def main() -> None:
+        pool = ShardedPool.build(100, 5.0, 5.0, False)
+        alone = make_async_client(16, 5.0, trust_env=False)
+        try:
+            contexts = [s._transport._pool._ssl_context for s in pool.shards]
+            own = alone._transport._pool._ssl_context
+            assert len(contexts) == 7 and all(c is contexts[0] for c in contexts)
+            assert isinstance(contexts[0], ssl.SSLContext) and contexts[0] is not own
+            # it verifies as a client's own context does: the same mode, host check and CA store
+            assert (contexts[0].verify_mode, contexts[0].check_hostname) == (ssl.CERT_REQUIRED, True)
+            assert (own.verify_mode, own.check_hostname) == (ssl.CERT_REQUIRED, True)
+            assert contexts[0].cert_store_stats() == own.cert_store_stats()
+        finally:
+            for shard in pool.shards:
+                await shard.aclose()
+            await alone.aclose()
+
+    anyio.run(main)

@@ -112,6 +112,17 @@ def test_both_providers_headers_read_alike() -> None:
     assert anthropic["requests"].capacity() == pytest.approx(50.0)  # 49 + 50/60 * 1.2
 
 
+def test_a_replys_headers_are_read_in_any_case_of_their_names() -> None:
+    import httpx2
+
+    stated = httpx2.Headers(
+        [("Date", "x"), ("X-RateLimit-Limit-Requests", "600"), ("x-ratelimit-remaining-REQUESTS", "4")]
+    )
+    assert parse_limits(stated) == {"requests": Limit(600.0, 4.0, None)}
+    assert parse_limits(httpx2.Headers({"content-type": "application/json", "server": "s"})) == {}
+    assert parse_limits({"Server": "s"}) == {}
+
+
 @pytest.mark.parametrize("bad", ["0", "-5", "many", "nan", "inf", ""])
 def test_a_limit_that_is_no_number_is_left_out(bad: str) -> None:
     assert parse_limits({"x-ratelimit-limit-requests": bad}) == {}
