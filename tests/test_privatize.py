@@ -54,7 +54,7 @@ TREE = {
 
         __all__ = ["A", "power"]
         ''',
-    "hrbench/pkg/alpha.py": '''
+    "hrbench/pkg/alpha.py": """
         from .beta import B
 
         A = 1
@@ -67,7 +67,7 @@ TREE = {
 
         def only_tests() -> str:
             return "internal"
-        ''',
+        """,
     "hrbench/pkg/beta.py": """
         B = 2
 
@@ -143,7 +143,8 @@ def _snapshot(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): p.read_text(encoding="utf-8")
         for p in sorted(root.rglob("*"))
-        if p.is_file() and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(root).parts)
+        if p.is_file()
+        and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(root).parts)
     }
 
 

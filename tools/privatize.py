@@ -34,10 +34,10 @@ For each package named (``scoring``, ``hrbench.scoring`` and ``hrbench/scoring``
    to ``__all__`` and to a block at the end of ``__init__.py`` that imports each on first use
    (:pep:`562`, as ``hrbench/__init__.py`` does), so no import costs more than it did and no
    package imports another's modules earlier than before;
-4. sorts the imports and formats the files it changed (ruff, when installed).
+4. sorts the imports and formats the files it changes, as ``make format`` would (ruff).
 
-A module name that is also a name the facade offers (``stats/power.py`` and ``stats.power``)
-is rewritten only where it is followed by ``.name`` or ``:name``; a bare ``hrbench.stats.power``
+A module name that is also a name the facade offers (``pkg/power.py`` and ``pkg.power``, a function)
+is rewritten only where it is followed by ``.name`` or ``:name``; a bare ``hrbench.pkg.power``
 names the facade's function and is left alone.
 
 Re-running is safe: a reference to ``hrbench.pkg.x`` whose module is now ``_x.py`` (code merged
@@ -98,6 +98,8 @@ class Package:
     """Names to add to the facade -> the dotted private module that defines them."""
     offered: dict[str, str] = field(default_factory=dict)
     """Every name the facade offers after this run -> its private module ("" when the facade binds it)."""
+    used: set[str] = field(default_factory=set)
+    """Public names code outside the package imports from it (its ``__all__`` lists them all)."""
 
     def old(self, stem: str) -> str:
         return f"{self.dotted}.{stem}"
@@ -279,7 +281,12 @@ def _collect_needs(pkg: Package, files: list[Path], trees: dict[Path, ast.AST], 
         for node in _imports(trees[path]):
             if not isinstance(node, ast.ImportFrom):
                 continue
-            stem = _stem(pkg, _absolute(node, package))
+            source = _absolute(node, package)
+            if source == pkg.dotted:
+                pkg.used.update(
+                    a.name for a in node.names if a.name in pkg.offered and not a.name.startswith("_")
+                )
+            stem = _stem(pkg, source)
             if stem is None:
                 continue
             for alias in node.names:
@@ -287,6 +294,7 @@ def _collect_needs(pkg: Package, files: list[Path], trees: dict[Path, ast.AST], 
                 if name == "*" or name.startswith("_"):
                     continue
                 origin = _origin(pkg, stem, name)
+                pkg.used.add(name)
                 if name in pkg.offered:
                     if pkg.offered[name] != origin:
                         clashes.setdefault(name, {pkg.offered[name] or pkg.dotted}).add(origin)
@@ -315,7 +323,8 @@ def _facade_origins(pkg: Package) -> dict[str, str]:
 
     visit(tree.body)
     for name, module in _lazy_table(tree).items():
-        offered[name] = module
+        stem = _stem(pkg, module)  # a table written before the move names the old module
+        offered[name] = module if stem is None else _origin(pkg, stem, name)
     return offered
 
 
@@ -481,7 +490,11 @@ def _rewrite_paths(text: str, pkgs: list[Package], prose: list[tuple[int, int]] 
 
 
 def _rewrite_markdown_imports(text: str, pkgs: list[Package]) -> str:
-    """``from hrbench.pkg.x import a, b`` lines in Markdown: the facade's when it offers every name."""
+    """``from hrbench.pkg.x import a, b`` lines of examples: the facade's when it offers every name.
+
+    In Markdown, and in Python once its import statements are rewritten (what is left is in
+    docstrings and strings: doctests, code run in a subprocess).
+    """
     for pkg in pkgs:
         if not pkg.renames:
             continue
@@ -504,25 +517,30 @@ def _rewrite_markdown_imports(text: str, pkgs: list[Package]) -> str:
 
 
 def _facade(pkg: Package, text: str) -> str | None:
-    """The facade's new text (``None``: unchanged), its ``__all__`` and lazy block updated."""
+    """The facade's new text (``None``: unchanged): its ``__all__`` and lazy block brought up to date.
+
+    ``__all__`` keeps what it lists (or, when there is none, the public names the facade binds)
+    and gains every name code outside the package imports from it.
+    """
     init = pkg.folder / "__init__.py"
     tree = ast.parse(text)
     lazy_before = _lazy_table(tree)
-    if not pkg.added and not lazy_before:
+    exported = _all_of(tree)
+    public = {n for n in pkg.bound if not n.startswith("_")} - {"annotations", "importlib", "typing"}
+    listed = set(exported) if exported is not None else public
+    lazy = {**lazy_before, **pkg.added}
+    names = sorted(listed | set(lazy) | {n for n in pkg.used if not n.startswith("_")})
+    if not pkg.added and not lazy_before and exported is not None and names == sorted(exported):
         return None
     own_getattr = any(isinstance(n, ast.FunctionDef) and n.name == "__getattr__" for n in tree.body)
-    if own_getattr and BLOCK_START not in text:
+    if own_getattr and BLOCK_START not in text and pkg.added:
         print(
             f"privatize: {init}: has its own __getattr__; add these by hand: "
             + ", ".join(f"{n} ({m})" for n, m in sorted(pkg.added.items()))
         )
         return None
-    lazy = {**lazy_before, **pkg.added}
-    public = {
-        n for n in pkg.bound if not n.startswith("_") and n not in {"annotations", "importlib", "typing"}
-    }
-    exported = _all_of(tree)
-    names = sorted((set(exported) if exported is not None else public) | set(lazy))
+    if not lazy:
+        return _set_all(text, names)
     if BLOCK_START in text:
         text = text[: text.index(BLOCK_START)].rstrip("\n") + "\n"
     text = _set_all(text, names)
@@ -568,11 +586,18 @@ def _lazy_table(tree: ast.Module) -> dict[str, str]:
     return {}
 
 
+def _is_all(node: ast.stmt) -> bool:
+    """``__all__ = [...]`` or ``__all__: list[str] = [...]``."""
+    if isinstance(node, ast.Assign):
+        return any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets)
+    return (
+        isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == "__all__"
+    )
+
+
 def _all_of(tree: ast.Module) -> list[str] | None:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and _is_all(node):
             if isinstance(node.value, ast.List | ast.Tuple):
                 return [
                     e.value
@@ -583,12 +608,14 @@ def _all_of(tree: ast.Module) -> list[str] | None:
 
 
 def _set_all(text: str, names: list[str]) -> str:
-    new = "__all__ = [\n" + "".join(f'    "{n}",\n' for n in names) + "]"
+    new = (
+        "__all__ = [\n" + "".join(f'    "{n}",\n' for n in names) + "]"
+        if names
+        else "__all__: list[str] = []"
+    )
     tree = ast.parse(text)
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
-        ):
+        if _is_all(node):
             lines = text.splitlines(keepends=True)
             head = "".join(lines[: node.lineno - 1])
             tail = "".join(lines[node.end_lineno or node.lineno :])
@@ -655,6 +682,7 @@ def run(args: list[str], root: Path = ROOT, check: bool = False, format_: bool =
             new = _rewrite_python_imports(
                 new, trees[path], pkgs, _package_of(path, root), _module_of(path, root) == "hrbench"
             )
+            new = _rewrite_markdown_imports(new, pkgs)  # what is left: examples in docstrings
             new = _rewrite_paths(new, pkgs, _prose_spans(new))
         elif path.suffix == ".md":
             new = _rewrite_paths(_rewrite_markdown_imports(new, pkgs), pkgs, None)
@@ -676,6 +704,12 @@ def run(args: list[str], root: Path = ROOT, check: bool = False, format_: bool =
             print(f"privatize: {pkg.dotted}: " + ", ".join(f"{s} -> _{s}" for s in pkg.moving))
         if pkg.added:
             print(f"privatize: {pkg.dotted} offers {len(pkg.added)} more: {', '.join(sorted(pkg.added))}")
+    if format_:  # sorted and formatted as `make format` leaves them, so a second run finds nothing to do
+        moved = {old: new for old, new in moves}
+        for path in [p for p in changed if p.suffix == ".py"]:
+            changed[path] = _formatted(root, moved.get(path, path), changed[path])
+            if changed[path] == path.read_text(encoding="utf-8"):
+                del changed[path]
     if check:
         for path in sorted(changed):
             print(f"privatize: would change {path.relative_to(root)}")
@@ -693,20 +727,30 @@ def run(args: list[str], root: Path = ROOT, check: bool = False, format_: bool =
             subprocess.run(["git", "mv", str(old), str(new)], cwd=root, check=True)
         else:
             old.rename(new)
-    touched = [p if p not in dict(moves) else dict(moves)[p] for p in changed]
-    python = [str(p) for p in touched if p.suffix == ".py"]
-    if format_ and python:
-        _ruff(root, ["check", "--quiet", "--select", "I", "--fix", *python])
-        _ruff(root, ["format", "--quiet", *python])
     print(f"privatize: {len(moves)} module(s) moved, {len(changed)} file(s) rewritten")
     return 0
 
 
-def _ruff(root: Path, args: list[str]) -> None:
-    try:
-        subprocess.run([sys.executable, "-m", "ruff", *args], cwd=root, check=False)
-    except OSError:
-        print("privatize: ruff not found: imports left unsorted and unformatted")
+def _formatted(root: Path, path: Path, text: str) -> str:
+    """``text`` with its imports sorted and formatted by ruff under the repository's settings."""
+    name = str(path.relative_to(root))
+    for args in (["check", "--select", "I", "--fix", "--quiet", "--exit-zero"], ["format", "--quiet"]):
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "ruff", *args, "--stdin-filename", name, "-"],
+                cwd=root,
+                input=text,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        except OSError:
+            done = None
+        if done is None or done.returncode != 0:
+            print(f"privatize: {name}: ruff did not run ({done and done.stderr.strip()}); left as written")
+            return text
+        text = done.stdout
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
