@@ -39,6 +39,7 @@ TREE = {
         import typing
 
         if typing.TYPE_CHECKING:
+            from hrbench.pkg import beta as beta  # hb.beta, a module
             from hrbench.pkg.alpha import A
 
         _LAZY = {"hrbench.pkg.alpha": ("A",)}
@@ -211,6 +212,8 @@ def test_inside_the_package_imports_name_the_private_modules(tree: Path) -> None
     assert "from hrbench.pkg._alpha import helper\n" in (pkg / "sub" / "__init__.py").read_text()
     root = (tree / "hrbench" / "__init__.py").read_text()
     assert "from hrbench.pkg._alpha import A\n" in root and '"hrbench.pkg._alpha": ("A",)' in root
+    # a module re-exported as itself (`x as x`) is re-exported still: ruff is told so
+    assert "from hrbench.pkg import _beta as beta  # noqa: F401  # hb.beta, a module\n" in root
 
 
 def test_tests_use_the_facade_where_it_offers_the_name_and_patches_keep_their_target(tree: Path) -> None:

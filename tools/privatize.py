@@ -404,7 +404,10 @@ def _rewrite_import(
                     new_aliases.append((n, a))
             if changed:
                 module = "." * node.level + (node.module or "") if node.level else pkg.dotted
-                return _from_text(module, new_aliases, indent)
+                text = _from_text(module, new_aliases, indent)
+                if any(a.asname == a.name and a.name in pkg.renames for a in node.names):
+                    text += "  # noqa: F401"  # `x as x` re-exported the module; `_x as x` says it no more
+                return text
     return None
 
 
