@@ -82,6 +82,9 @@ TREE = {
         def power() -> str:
             return "the function"
         """,
+    "hrbench/pkg/delta.py": """
+        D = 4
+        """,
     "hrbench/pkg/_gamma.py": """
         from hrbench.pkg.beta import B as G
         """,
@@ -97,6 +100,9 @@ TREE = {
 
 
         def total() -> int:
+            from hrbench.pkg.delta import D  # on first use
+
+            assert D == 4
             return A + B + _secret + helper() + hrbench.pkg.beta.B
         """,
     "tests/test_x.py": """
@@ -168,6 +174,7 @@ def test_public_modules_move_and_the_rest_stay(tree: Path) -> None:
         "__init__.py",
         "_alpha.py",
         "_beta.py",
+        "_delta.py",
         "_gamma.py",
         "_power.py",
     ]
@@ -187,8 +194,9 @@ def test_other_packages_import_from_the_facade_and_private_names_from_the_module
 def test_the_facade_offers_what_other_packages_use_in_all_and_on_first_use(tree: Path) -> None:
     init = (tree / "hrbench" / "pkg" / "__init__.py").read_text()
     assert "from hrbench.pkg._alpha import A\nfrom hrbench.pkg._power import power\n" in init
-    assert '__all__ = [\n    "A",\n    "B",\n    "helper",\n    "power",\n]' in init
-    assert '_LAZY = {\n    "B": "hrbench.pkg._beta",\n    "helper": "hrbench.pkg._alpha",\n}' in init
+    assert '__all__ = [\n    "A",\n    "B",\n    "D",\n    "helper",\n    "power",\n]' in init
+    lazy = '_LAZY = {\n    "B": "hrbench.pkg._beta",\n    "D": "hrbench.pkg._delta",\n    "helper": "hrbench.pkg._alpha",\n}'
+    assert lazy in init
     assert "(see :mod:`hrbench.pkg._alpha`)" in init  # a module named in prose: its new path
     out = _run_python(
         tree,
@@ -197,6 +205,15 @@ def test_the_facade_offers_what_other_packages_use_in_all_and_on_first_use(tree:
         "import hrbench.other as o; print(o.total())",
     )
     # the facade's eager imports load _alpha (and _beta through it) and _power; helper is then found
+    # a name imported on first use is imported as an `import` statement does: -X importtime names it
+    log = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import hrbench.pkg as p; p.D"],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stderr
+    assert log.rstrip().endswith("| hrbench.pkg._delta")
     assert out.splitlines() == [
         "['hrbench.pkg._alpha', 'hrbench.pkg._beta', 'hrbench.pkg._power']",
         "3 2 True",

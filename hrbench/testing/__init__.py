@@ -9,7 +9,7 @@ promises are checked against.
 
 from __future__ import annotations
 
-import importlib
+import sys
 import typing
 
 __all__ = [
@@ -65,15 +65,20 @@ _LAZY = {
     "write_bombs": "hrbench.testing._bombs",
 }
 
+if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error
 
-def __getattr__(name: str) -> typing.Any:
-    """Import ``name`` from its module on first use (:pep:`562`)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> typing.Any:
+        """Import ``name`` from its module on first use (:pep:`562`), as an ``import`` does.
+
+        ``python -X importtime`` names the module then (``importlib.import_module`` does not).
+        """
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        __import__(module)
+        value = getattr(sys.modules[module], name)
+        globals()[name] = value
+        return value
 
 
 def __dir__() -> list[str]:
