@@ -45,7 +45,7 @@ def floor_pass(client: Any, pairs: Iterable[tuple[Any, Any]], runs: int) -> int:
     """
     from hrbench.arm import drive
     from hrbench.records import Request
-    from hrbench.scoring.scorer import exact_scorer
+    from hrbench.scoring import exact_scorer
 
     scorer = exact_scorer()
     pairs = list(pairs)

@@ -1,7 +1,7 @@
 """Batch mode against the fixed synchronous design: cost at twice the planned effect, round trips, client CPU.
 
 The design: clusters of 5 items, 5 runs per item, arm ``a`` right 70% of the time (logit random
-effects for clusters, items and arm x item, as :mod:`hrbench.testing.designs`), planned to find a
+effects for clusters, items and arm x item, as :mod:`hrbench.testing._designs`), planned to find a
 difference of 0.08 with 80% power (:func:`hrbench.power`: ``n`` clusters). The reference holds
 ``4 n`` clusters; arm ``b`` is worse by twice the planned difference (0.16). Both designs run
 for real, through :func:`hrbench.benchmark`, against the loopback server (in this process),
@@ -47,8 +47,8 @@ from hrbench.models.batch_prices import BatchPricing
 from hrbench.records import Request
 from hrbench.runner.batch.collector import Collector
 from hrbench.runner.batch.ledger import BatchLedger
-from hrbench.testing.designs import Design, _solve_mu
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import Design, LoopbackServer
+from hrbench.testing._designs import _solve_mu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sequential import plan_for  # noqa: E402

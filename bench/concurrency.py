@@ -45,8 +45,8 @@ from hrbench.records import Request  # noqa: E402
 from hrbench.reference import Reference  # noqa: E402
 from hrbench.runner.benchmark import benchmark_async  # noqa: E402
 from hrbench.runner.governor import Governor  # noqa: E402
-from hrbench.scoring.scorer import exact_scorer  # noqa: E402
-from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from hrbench.scoring import exact_scorer  # noqa: E402
+from hrbench.testing import LoopbackServer  # noqa: E402
 
 RUNS = 5
 SHARD = 16

@@ -1,6 +1,6 @@
 """Coverage, false positives and power of hrbench's intervals, simulated, beside other tests.
 
-Each design (hrbench.testing.designs: logit random effects for clusters and items shared by two
+Each design (hrbench.testing._designs: logit random effects for clusters and items shared by two
 correlated arms, an arm x item effect each, and optionally an arm x cluster effect) is
 simulated N times (default 2,000) at the level of per-item mean scores, and each benchmark goes
 through the functions report() and compare() call (proportion_interval, difference_interval).
@@ -33,7 +33,7 @@ Printed per row:
   clusters power() simulates compare()'s own test on benchmarks drawn from those components;
 - verdict: "ok", or what fails by the rules below.
 
-The rules (hrbench.testing.designs.verdict): coverage within 0.935-0.965; FPR at most 0.065
+The rules (hrbench.testing.verdict): coverage within 0.935-0.965; FPR at most 0.065
 under both nulls, always; FPR at least 0.035, or, where the test cannot reach it, power at
 least that of both the clustered t test and the sign-flip test minus two Monte Carlo errors;
 no interval of zero width; power() within 0.03 of the simulated power, both ways.
@@ -84,7 +84,7 @@ from hrbench.stats.intervals import (
     difference_interval,
     proportion_interval,
 )
-from hrbench.testing.designs import (
+from hrbench.testing import (
     ARM_X_CLUSTER_SD,
     DESIGNS,
     Design,

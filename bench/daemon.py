@@ -283,7 +283,7 @@ def http_ratios() -> None:
     sys.path.insert(0, str(Path(__file__).parent))
     import concurrency  # type: ignore[import-not-found]
 
-    from hrbench.testing.loopback import LoopbackServer
+    from hrbench.testing import LoopbackServer
 
     n, c, latency_s = 2000, 100, 0.05
     for separate in (False, True):

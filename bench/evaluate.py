@@ -61,7 +61,7 @@ def bench_benchmark(rows: list[dict[str, Any]], arm_fn: Callable[..., Any], clie
     from hrbench import benchmark
     from hrbench.arm import Arm
     from hrbench.reference import Reference
-    from hrbench.scoring.scorer import exact_scorer
+    from hrbench.scoring import exact_scorer
 
     ref = Reference(
         items={f"r{i}": r["text"] for i, r in enumerate(rows)},

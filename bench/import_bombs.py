@@ -1,6 +1,6 @@
 """Zip bombs given to a daemon: how fast each is refused, and the daemon's memory (target: < 2 s, < 300 MB).
 
-One daemon on a fresh state folder; each bomb of ``hrbench.testing.bombs`` (``.eval`` logs of
+One daemon on a fresh state folder; each bomb of ``hrbench.testing._bombs`` (``.eval`` logs of
 32-56 KB that inflate to 1 GiB) is put as a reference (``reference/put``, as ``hrb ref put``
 does) ``--rounds`` times. The baseline, measured in the same run, is putting the real Inspect
 log the tests keep (``tests/unit/interop/data/inspect_capitals.eval``, 15 KB, 12 members). For
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from _common import REPO, start_daemon, stop_daemon
 
-from hrbench.testing.bombs import write_bombs
+from hrbench.testing import write_bombs
 from hrbench_client import _paths
 from hrbench_client.client import Client
 from hrbench_client.errors import ConfigError
@@ -62,7 +62,7 @@ def main() -> None:
     args = ap.parse_args()
     print("import_bombs: zip bombs put as references (reference/put, format inspect) on one daemon")
     print(
-        f"  bombs:    hrbench.testing.bombs, .eval logs of 32-56 KB inflating to 1 GiB, each put {args.rounds} times"
+        f"  bombs:    hrbench.testing._bombs, .eval logs of 32-56 KB inflating to 1 GiB, each put {args.rounds} times"
     )
     print(
         f"  baseline: the real Inspect log tests/unit/interop/data/inspect_capitals.eval put {args.rounds} times"

@@ -32,7 +32,7 @@ from _common import data_dir, header
 
 import hrbench as hb
 from hrbench.reading import answer_scorer, qa_reference
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 
 PRICING = hb.Pricing(overrides={"judge-1": {"input": 0.15, "output": 0.6}})  # USD per million tokens
 

@@ -34,7 +34,7 @@ import hrbench as hb  # noqa: E402
 from hrbench.models.openai import OpenAIClient  # noqa: E402
 from hrbench.runner.ledger import kept_ledger  # noqa: E402
 from hrbench.store import Store  # noqa: E402
-from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from hrbench.testing import LoopbackServer  # noqa: E402
 
 RUNS = 5
 

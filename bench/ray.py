@@ -40,7 +40,7 @@ from hrbench.models.openai import OpenAIClient  # noqa: E402
 from hrbench.models.pricing import Pricing  # noqa: E402
 from hrbench.records import Result, Usage  # noqa: E402
 from hrbench.runner.ray import RayExecutor  # noqa: E402
-from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from hrbench.testing import LoopbackServer  # noqa: E402
 
 RUNS = 5
 WORKERS = 2

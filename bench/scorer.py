@@ -21,13 +21,10 @@ from typing import Any
 from _common import data_dir, header
 
 from hrbench.reading import answer_scorer, qa_reference
-from hrbench.scoring.answer import _needles
-from hrbench.scoring.choice import choice_scorer
-from hrbench.scoring.fold import _fold_cached
-from hrbench.scoring.not_found import _search_cached
-from hrbench.scoring.numeric import numeric_scorer, read_numbers
-from hrbench.scoring.pattern import pattern_scorer
-from hrbench.scoring.scorer import exact_scorer
+from hrbench.scoring import choice_scorer, exact_scorer, numeric_scorer, pattern_scorer, read_numbers
+from hrbench.scoring._answer import _needles
+from hrbench.scoring._fold import _fold_cached
+from hrbench.scoring._not_found import _search_cached
 
 TARGET = 100_000
 

@@ -1,6 +1,6 @@
 """Stop when sure, simulated: false stops and clusters spent, beside the fixed design.
 
-For each design (hrbench.testing.designs: logit random effects for clusters and items shared by
+For each design (hrbench.testing._designs: logit random effects for clusters and items shared by
 correlated arms, an arm x item effect each, optionally an arm x cluster effect or a skewed one),
 the fixed design is power()'s plan (80% power at alpha 0.05, from the design's stated
 components and cluster sizes) of ``n`` clusters. N benchmarks (default 2,000) of ``4 n``
@@ -57,15 +57,15 @@ from hrbench.stats._power_sim import _rejects
 from hrbench.stats._sequential_order import draw_probabilities, scale, weighted_order
 from hrbench.stats._sequential_test import _NEAR
 from hrbench.stats.sequential import StopWhenSure
-from hrbench.testing.designs import (
+from hrbench.testing import (
     ARM_X_CLUSTER_SD,
     SKEW_SHARE,
     Design,
-    _solve_mu,
     lognormal_sizes,
     simulate,
     stated_components,
 )
+from hrbench.testing._designs import _solve_mu
 
 SKEW = 0.15
 """The skewed null's logit advantage on 90% of clusters (its loss on 10%: 9 times it)."""
@@ -451,7 +451,7 @@ def _uneven_mu(accuracy: float, sd: float) -> float:
     """The logit mean whose arm has ``accuracy`` over the uneven design's easy and hard clusters."""
     from scipy.optimize import brentq
 
-    from hrbench.testing.designs import _accuracy
+    from hrbench.testing._designs import _accuracy
 
     def acc(m: float) -> float:
         return (1 - EASY_SHARE) * _accuracy(m, sd) + EASY_SHARE * _accuracy(m + EASY_SHIFT, sd)

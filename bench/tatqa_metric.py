@@ -82,7 +82,7 @@ def official_scores(folder: Path, gold_path: Path, path: Path) -> dict[str, tupl
 
 def rates(ref: hb.Reference, outputs: list[dict[str, Any]]) -> tuple[float, float]:
     """Cold scores per second of tatqa_scores and of answer_contains on the same outputs."""
-    from hrbench.scoring import tatqa as _tatqa
+    from hrbench.scoring import _tatqa as _tatqa
 
     triples = [(ref.items[i], out.get(i), ref.labels[i]) for out in outputs for i in ref.ids]
     _tatqa._normalize.cache_clear()
@@ -92,9 +92,9 @@ def rates(ref: hb.Reference, outputs: list[dict[str, Any]]) -> tuple[float, floa
     for item, output, label in triples:
         tatqa_scores(item, output, label)
     tatqa_rate = len(triples) / (time.perf_counter() - t)
-    from hrbench.scoring.answer import _needles
-    from hrbench.scoring.fold import _fold_cached
-    from hrbench.scoring.not_found import _search_cached
+    from hrbench.scoring._answer import _needles
+    from hrbench.scoring._fold import _fold_cached
+    from hrbench.scoring._not_found import _search_cached
 
     for cache in (_fold_cached, _search_cached, _needles):  # cold, as tatqa's above
         cache.cache_clear()

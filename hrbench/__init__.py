@@ -72,7 +72,7 @@ if typing.TYPE_CHECKING:
     )
     from hrbench.records import Answer, Request, Result, Row, Score, Step, ToolCall, Usage
     from hrbench.reference import Reference
-    from hrbench.results.grades import Grade, human_grades
+    from hrbench.results._grades import Grade, human_grades
     from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
     from hrbench.runner.batch.settings import Batch
     from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
@@ -80,12 +80,12 @@ if typing.TYPE_CHECKING:
     from hrbench.runner.governor import Governor
     from hrbench.runner.limits import Options, options
     from hrbench.runner.replay import ReplayClient
-    from hrbench.scoring.choice import choice_scorer
-    from hrbench.scoring.judge import judge_scorer
-    from hrbench.scoring.numeric import numeric_scorer
-    from hrbench.scoring.pattern import pattern_scorer
-    from hrbench.scoring.scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
-    from hrbench.scoring.trajectory import (
+    from hrbench.scoring._choice import choice_scorer
+    from hrbench.scoring._judge import judge_scorer
+    from hrbench.scoring._numeric import numeric_scorer
+    from hrbench.scoring._pattern import pattern_scorer
+    from hrbench.scoring._scorer import NOT_IN_DOCUMENT, Scorer, exact_scorer, scorer
+    from hrbench.scoring._trajectory import (
         step_count_scorer,
         tool_args_scorer,
         tool_sequence_scorer,
@@ -279,7 +279,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "tatqa_scorer",
     ),
     "hrbench.reference": ("Reference",),
-    "hrbench.results.grades": ("Grade", "human_grades"),
+    "hrbench.results._grades": ("Grade", "human_grades"),
     "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "ToolCall", "Usage"),
     "hrbench.runner.batch.settings": ("Batch",),
     "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
@@ -287,12 +287,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "hrbench.runner.governor": ("Governor",),
     "hrbench.runner.limits": ("Options", "options"),
     "hrbench.runner.replay": ("ReplayClient",),
-    "hrbench.scoring.choice": ("choice_scorer",),
-    "hrbench.scoring.judge": ("judge_scorer",),
-    "hrbench.scoring.numeric": ("numeric_scorer",),
-    "hrbench.scoring.pattern": ("pattern_scorer",),
-    "hrbench.scoring.scorer": ("NOT_IN_DOCUMENT", "Scorer", "exact_scorer", "scorer"),
-    "hrbench.scoring.trajectory": (
+    "hrbench.scoring._choice": ("choice_scorer",),
+    "hrbench.scoring._judge": ("judge_scorer",),
+    "hrbench.scoring._numeric": ("numeric_scorer",),
+    "hrbench.scoring._pattern": ("pattern_scorer",),
+    "hrbench.scoring._scorer": ("NOT_IN_DOCUMENT", "Scorer", "exact_scorer", "scorer"),
+    "hrbench.scoring._trajectory": (
         "step_count_scorer",
         "tool_args_scorer",
         "tool_sequence_scorer",

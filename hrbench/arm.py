@@ -21,7 +21,7 @@ from hrbench.errors import ConfigError
 from hrbench.models.base import normalise_messages
 from hrbench.models.reasoning import REASONING_SETTINGS, check_reasoning, reasoning_params
 from hrbench.records import Request, Result, Step
-from hrbench.tools.definitions import tool_definitions
+from hrbench.tools import tool_definitions
 
 __all__ = ["Arm", "Context", "RunInfo", "Sender", "current_run", "drive", "sweep"]
 
@@ -107,7 +107,7 @@ class Arm:
         output_is_reply: ``True`` for an arm whose function returns the model's reply (a prompt
             arm, :func:`hrbench.specs.build_arm`): its output is the reply's text, which a
             scorer of one's own receives; the reply itself reaches only the scorers that read
-            replies (:attr:`~hrbench.scoring.scorer.Scorer.reads_reply`: the built-in ones, for
+            replies (:attr:`~hrbench.scoring.Scorer.reads_reply`: the built-in ones, for
             its finish reason and refusal). ``False`` (the default): the output is what the
             function returned. Not part of the hash.
         check: ``None``, or ``check(items, client, known, runs)``, which :func:`hrbench.runner.benchmark`

@@ -108,7 +108,7 @@ def check_label(item_id: str, label: Any, field: str | None = None) -> None:
 
     A label is ``None`` (no label), a string, a number, a list of strings and numbers (seed 000:
     matching any one is correct), or a mapping whose ``answers`` holds one of those beside the
-    gold's details (TAT-QA; :func:`hrbench.scoring.scorer.label_answers`). Rule (``{"a": 2}`` or
+    gold's details (TAT-QA; :func:`hrbench.scoring.label_answers`). Rule (``{"a": 2}`` or
     ``true`` as a label is never stored to score its item NA in silence): anything
     else is refused, naming the item and the value. A bool is refused, not read as ``1``/``0``.
 

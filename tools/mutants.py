@@ -313,7 +313,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- each scorer's decided rules
     m(
         "exact.a-full-stop-folded-away",
-        "hrbench/scoring/scorer.py",
+        "hrbench/scoring/_scorer.py",
         '    return _SPACE.sub(" ", caseless(text)).strip()',
         '    return _SPACE.sub(" ", caseless(text)).strip().rstrip(".")',
         SCORING + "test_scorer_cases.py",
@@ -321,7 +321,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "exact.curly-quotes-kept",
-        "hrbench/scoring/scorer.py",
+        "hrbench/scoring/_scorer.py",
         '        text = fold_minus(unicodedata.normalize("NFKC", text).translate(_QUOTES))',
         '        text = fold_minus(unicodedata.normalize("NFKC", text))',
         SCORING + "test_scorer_cases.py",
@@ -329,7 +329,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "exact.not-in-document-is-just-wrong",
-        "hrbench/scoring/scorer.py",
+        "hrbench/scoring/_scorer.py",
         '            return Score(correct=False, outcome=seen, failure_kind="not_in_document")',
         '            return Score(correct=False, outcome=seen, failure_kind="wrong")',
         SCORING + "test_scorer_cases.py",
@@ -337,7 +337,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "label.float-noise-kept",
-        "hrbench/scoring/scorer.py",
+        "hrbench/scoring/_scorer.py",
         "        return [written] if short == written else [written, short]",
         "        return [written]",
         SCORING + "test_scorer.py",
@@ -345,7 +345,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "label.a-number-in-exponent-form",
-        "hrbench/scoring/scorer.py",
+        "hrbench/scoring/_scorer.py",
         '    d = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)\n    s = format(d, "f")',
         "    d = Decimal(repr(x)) if isinstance(x, float) else Decimal(x)\n    s = str(d)",
         SCORING + "test_scorer_cases.py",
@@ -353,14 +353,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "choice.the-article-a-is-a-letter",
-        "hrbench/scoring/choice.py",
+        "hrbench/scoring/_choice.py",
         '_WORD = rf"(?<=[AI])(?:',
         '_WORD = rf"(?<=[I])(?:',
         SCORING + "test_choice_words.py",
     ),
     m(
         "choice.an-unread-answer-falls-back-to-options",
-        "hrbench/scoring/choice.py",
+        "hrbench/scoring/_choice.py",
         "    if unread.search(t):\n        return set()\n",
         "",
         SCORING + "test_more_scorers.py",
@@ -368,7 +368,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "numeric.tolerance-relative-to-the-output",
-        "hrbench/scoring/numeric.py",
+        "hrbench/scoring/_numeric.py",
         "Decimal(repr(rel_tol)) * abs(b))",
         "Decimal(repr(rel_tol)) * abs(a))",
         SCORING + "test_more_scorers.py",
@@ -376,7 +376,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "squad.articles-kept",
-        "hrbench/scoring/squad.py",
+        "hrbench/scoring/_squad.py",
         '_ARTICLES = re.compile(r"\\b(a|an|the)\\b", re.UNICODE)',
         '_ARTICLES = re.compile(r"\\b(an)\\b", re.UNICODE)',
         SCORING + "test_more_scorers.py",
@@ -384,14 +384,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "answer-contains.percent-forms-not-accepted",
-        "hrbench/scoring/answer.py",
+        "hrbench/scoring/_answer.py",
         "        forms = [m.group(1) + p for p in _PERCENT_FORMS] if m else [f]",
         "        forms = [f]",
         "tests/unit/reading/test_number_noise_forms.py",
     ),
     m(
         "answer-contains.an-abstention-is-just-wrong",
-        "hrbench/scoring/answer.py",
+        "hrbench/scoring/_answer.py",
         '        return Score(correct=False, outcome=outcome, failure_kind="not_in_document")\n'
         '    return Score(correct=False, outcome=outcome, failure_kind="wrong")',
         '        return Score(correct=False, outcome=outcome, failure_kind="wrong")\n'
@@ -402,14 +402,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "judge.a-verdict-read-from-prose",
-        "hrbench/scoring/judge.py",
+        "hrbench/scoring/_judge.py",
         '    m = _WORD.fullmatch(text) if kind == "correct" else _NUMBER.fullmatch(text)',
         '    m = _WORD.search(text) if kind == "correct" else _NUMBER.fullmatch(text)',
         "tests/unit/models/test_judge.py",
     ),
     m(
         "judge.the-pass-mark-exclusive",
-        "hrbench/scoring/judge.py",
+        "hrbench/scoring/_judge.py",
         "int(grade) >= self.pass_mark",
         "int(grade) > self.pass_mark",
         "tests/unit/models/test_judge.py::test_rubric_pass_mark_and_user_template",

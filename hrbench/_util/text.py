@@ -1,6 +1,6 @@
 """Text folds that both built-in scorers share: caseless matching and minus signs.
 
-``exact`` (seed 000, :func:`hrbench.scoring.scorer.fold`) and ``answer_contains`` (seed 001,
+``exact`` (seed 000, :func:`hrbench.scoring._scorer.fold`) and ``answer_contains`` (seed 001,
 :func:`hrbench.reading.fold_answer`) apply these after NFKC, so the two scorers never disagree
 on what counts as the same letter or the same sign. The rules (SPEC section 6):
 

@@ -36,7 +36,7 @@ tables reproduce. For numbers, signs, multiple-choice letters or symbols pass
 
 Rule (the script is silent): a prediction of ``None`` is the empty answer ``""``; numbers are
 written in plain digits before comparison (``3.0`` -> ``"3"``, see
-:func:`hrbench.scoring.scorer.plain_number`); other non-string values are compared as ``str(value)``.
+:func:`hrbench.scoring.plain_number`); other non-string values are compared as ``str(value)``.
 
 Example:
     >>> from hrbench.evaluation.modules import Example, Prediction
@@ -51,19 +51,21 @@ Example:
 
 from __future__ import annotations
 
-from hrbench.metrics.base import Metric, MetricResult, custom
-from hrbench.metrics.base import Normalisation as Normalisation
-from hrbench.metrics.base import score_of as score_of
-from hrbench.metrics.fields import contains, exact_match, f1, field_match
-from hrbench.metrics.lookup import as_metric as as_metric
-from hrbench.metrics.tatqa import tatqa_exact_match as tatqa_exact_match
-from hrbench.metrics.tatqa import tatqa_f1 as tatqa_f1
-from hrbench.metrics.wrappers import threshold, with_feedback, with_trace
-from hrbench.scoring.squad import normalize_answer, normalize_numbers, references, squad_exact, squad_f1
+from hrbench.metrics._base import Metric, MetricResult, custom
+from hrbench.metrics._base import Normalisation as Normalisation
+from hrbench.metrics._base import score_of as score_of
+from hrbench.metrics._fields import contains, exact_match, f1, field_match
+from hrbench.metrics._lookup import as_metric as as_metric
+from hrbench.metrics._tatqa import tatqa_exact_match as tatqa_exact_match
+from hrbench.metrics._tatqa import tatqa_f1 as tatqa_f1
+from hrbench.metrics._wrappers import threshold, with_feedback, with_trace
+from hrbench.scoring import normalize_answer, normalize_numbers, references, squad_exact, squad_f1
 
 __all__ = [
     "Metric",
     "MetricResult",
+    "Normalisation",
+    "as_metric",
     "contains",
     "custom",
     "exact_match",
@@ -72,8 +74,11 @@ __all__ = [
     "normalize_answer",
     "normalize_numbers",
     "references",
+    "score_of",
     "squad_exact",
     "squad_f1",
+    "tatqa_exact_match",
+    "tatqa_f1",
     "threshold",
     "with_feedback",
     "with_trace",

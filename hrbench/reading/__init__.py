@@ -12,7 +12,7 @@ An item is ``{"document", "question"}``; a label is the accepted answers or
 The scorers a document QA benchmark uses are offered here too; they live in
 :mod:`hrbench.scoring`, beside the other scorers: :func:`answer_scorer` (``answer_contains``)
 and :func:`is_not_found` with the folding and whole-number matching of :func:`fold_answer` /
-:func:`contains_answer` (:mod:`hrbench.scoring.answer`, :mod:`hrbench.scoring.fold`); the
+:func:`contains_answer` (:mod:`hrbench.scoring._answer`, :mod:`hrbench.scoring._fold`); the
 official TAT-QA metric (:func:`tatqa_scorer`, :func:`tatqa_em_f1`, and ``evaluate()``'s
 :func:`tatqa_exact_match` and :func:`tatqa_f1` from :mod:`hrbench.metrics`); the official
 SQuAD v2.0 exact match as a scorer (:func:`squad_scorer`); and graded side columns
@@ -24,13 +24,25 @@ from hrbench.reading._example import example_document, example_questions
 from hrbench.reading._outputs import check_outputs, outputs_arm, tatqa_outputs
 from hrbench.reading._recipes import INSTRUCTIONS, RECIPES, chunk_document, chunked, direct, retrieve
 from hrbench.reading._reference import document_id, qa_reference, read_rows, tatqa_reference
-from hrbench.scoring.answer import LIMIT_NOTES, REFUSAL_REASONS, answer_scorer, stop_kind
-from hrbench.scoring.fold import contains_answer, fold_answer
-from hrbench.scoring.not_found import is_not_found
-from hrbench.scoring.scorer import NOT_IN_DOCUMENT
-from hrbench.scoring.squad_scorer import answer_contains_scores, squad_scorer, squad_scores
-from hrbench.scoring.tatqa import tatqa_answer_string, tatqa_em_f1, tatqa_normalize, tatqa_number
-from hrbench.scoring.tatqa_scorer import tatqa_scorer, tatqa_scores
+from hrbench.scoring import (
+    LIMIT_NOTES,
+    NOT_IN_DOCUMENT,
+    REFUSAL_REASONS,
+    answer_contains_scores,
+    answer_scorer,
+    contains_answer,
+    fold_answer,
+    is_not_found,
+    squad_scorer,
+    squad_scores,
+    stop_kind,
+    tatqa_answer_string,
+    tatqa_em_f1,
+    tatqa_normalize,
+    tatqa_number,
+    tatqa_scorer,
+    tatqa_scores,
+)
 
 __all__ = [
     "INSTRUCTIONS",

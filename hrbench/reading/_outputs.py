@@ -18,7 +18,7 @@ from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError
 from hrbench.reading._reference import read_json, read_rows
 from hrbench.records import Answer, Result
-from hrbench.scoring.scorer import plain_number
+from hrbench.scoring import plain_number
 
 __all__ = ["NO_OUTPUT", "check_outputs", "missing_output", "outputs_arm", "tatqa_outputs"]
 

@@ -21,10 +21,7 @@ import anyio.to_thread
 from hrbench.arm import Arm, Context
 from hrbench.errors import BudgetRefused, ConfigError
 from hrbench.records import Answer, Result
-from hrbench.scoring.answer import REFUSAL_REASONS
-from hrbench.scoring.fold import fold_answer
-from hrbench.scoring.not_found import is_not_found
-from hrbench.scoring.scorer import NOT_IN_DOCUMENT
+from hrbench.scoring import NOT_IN_DOCUMENT, REFUSAL_REASONS, fold_answer, is_not_found
 
 __all__ = ["INSTRUCTIONS", "RECIPES", "chunk_document", "chunked", "direct", "retrieve"]
 

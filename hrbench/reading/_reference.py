@@ -14,7 +14,7 @@ from hrbench._util.files import read_text
 from hrbench._util.unique import OnePerId
 from hrbench.errors import ConfigError, ReferenceValueError
 from hrbench.reference import Reference
-from hrbench.scoring.scorer import NOT_IN_DOCUMENT, plain_number
+from hrbench.scoring import NOT_IN_DOCUMENT, plain_number
 
 __all__ = ["document_id", "json_lines", "qa_reference", "read_json", "read_rows", "tatqa_reference"]
 
@@ -377,7 +377,7 @@ def tatqa_reference(
     clustered by the table's ``uid`` (questions on one table are not independent).
 
     Labels are mappings (the gold's details live in the label, which arms never see,
-    not in the item, which a prompt may show; :func:`~hrbench.scoring.scorer.label_answers`):
+    not in the item, which a prompt may show; :func:`~hrbench.scoring.label_answers`):
     ``{"answers", "answer", "scale", "answer_type"}``. ``answers`` are the accepted answers the
     text scorers read (``answer_contains``, ``exact``); ``answer`` (the gold answer exactly as
     the file gives it: a list of spans, or a number), ``scale`` and ``answer_type`` are what the

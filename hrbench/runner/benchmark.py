@@ -256,7 +256,7 @@ def benchmark(
       ``RuntimeError``, ...), and the first message: a 401 or a typo in an arm does not pass
       silently for a bad arm.
     - So has a run whose scorer raised or returned something that is not a score (``None``
-      from a function that forgot its ``return``: :class:`~hrbench.scoring.scorer.Scorer`), its cause
+      from a function that forgot its ``return``: :class:`~hrbench.scoring.Scorer`), its cause
       naming the scorer and the value (never a silent NA).
     - Every run on an item with no label has ``correct=None`` whatever its failure kind.
     - Rows on the ``dev`` split are ``reportable=False``.

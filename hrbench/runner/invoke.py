@@ -25,7 +25,7 @@ from hrbench.records import Result, Row, Score, Step
 from hrbench.reference import Reference
 from hrbench.runner.outputs import output_note
 from hrbench.runner.runtime import Runtime
-from hrbench.scoring.scorer import ScorerLike, label_answers
+from hrbench.scoring import ScorerLike, label_answers
 
 __all__ = [
     "ARM_REPORTED_ERROR",
@@ -161,7 +161,7 @@ class Attempt:
 
     ``output`` is the arm's output as a scorer of one's own, a metric and a judge receive it (a
     prompt arm's reply text once :func:`checked`); ``reply`` the reply of a prompt arm, which
-    scorers that read replies receive instead (:attr:`~hrbench.scoring.scorer.Scorer.reads_reply`).
+    scorers that read replies receive instead (:attr:`~hrbench.scoring.Scorer.reads_reply`).
     """
 
     ctx: Context
@@ -381,7 +381,7 @@ def judge_pricing(scorer: Any, pricing: Pricing) -> Pricing:
 
 async def judge(plan: Plan, jrt: Runtime, item: str, arm: Arm, run: int, att: Attempt) -> None:
     """Score one run with a scorer that needs a context; its steps join the run's trace."""
-    from hrbench.scoring.judge import JUDGE_SUFFIX
+    from hrbench.scoring import JUDGE_SUFFIX
 
     ctx = att.ctx
     jctx = Context(

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from hrbench.records import OUTPUT_SOURCE, Answer, Result, Step
-from hrbench.scoring.scorer import output_text
+from hrbench.scoring import output_text
 
 __all__ = ["output_note", "output_shown"]
 

@@ -34,7 +34,7 @@ from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor, default_governor
 from hrbench.runner.invoke import BenchMetric, Plan, judge_pricing
 from hrbench.runner.runtime import explicit_usd_cap, unpriced_message
-from hrbench.scoring.scorer import Scorer, ScorerLike, exact_scorer
+from hrbench.scoring import Scorer, ScorerLike, exact_scorer
 from hrbench.store import Store
 
 __all__ = [
@@ -182,7 +182,7 @@ def refuse_spec(
     naming a field the items lack, a prompt arm with no client, an outputs arm that leaves a
     run without an output), each metric's ``check_labels`` their labels, and a scorer's
     ``check_items`` the run items (a judge template naming ``{document}`` that an item lacks:
-    :meth:`hrbench.scoring.judge.JudgeScorer.check_items`), and an arm's reasoning settings the
+    :meth:`hrbench.scoring._judge.JudgeScorer.check_items`), and an arm's reasoning settings the
     client's API (:func:`~hrbench.models.reasoning.reasoning_params`: a ``thinking_budget`` for
     an OpenAI-compatible API is refused, not dropped). An arm's error names its place,
     ``arms[i].field``; a scorer's, ``scorer_settings.field``.

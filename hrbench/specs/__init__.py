@@ -5,10 +5,10 @@ tagged by ``kind``. This package turns a spec into the library object. It reads 
 attribute (the daemon passes the msgspec Structs of ``hrbench_client.protocol``) or by key (a
 plain dict, e.g. from ``tomllib``), so the core imports nothing from the daemon or the clients.
 
-One module per kind of spec: :mod:`~hrbench.specs.arms`, :mod:`~hrbench.specs.clients`,
-:mod:`~hrbench.specs.references`, :mod:`~hrbench.specs.scorers` (scorers and metrics),
-:mod:`~hrbench.specs.limits` (the governor's caps and the ``[stop]`` rule), and
-:mod:`~hrbench.specs.loader` (reading a spec's fields, loading the code it names). Every name
+One module per kind of spec: :mod:`~hrbench.specs._arms`, :mod:`~hrbench.specs._clients`,
+:mod:`~hrbench.specs._references`, :mod:`~hrbench.specs._scorers` (scorers and metrics),
+:mod:`~hrbench.specs._limits` (the governor's caps and the ``[stop]`` rule), and
+:mod:`~hrbench.specs._loader` (reading a spec's fields, loading the code it names). Every name
 is importable from ``hrbench.specs`` itself.
 
 Arms:
@@ -29,12 +29,24 @@ recording in the store), ``mock`` (a function by import path, or canned replies)
 from __future__ import annotations
 
 from hrbench._util.messages import field_under
-from hrbench.specs.arms import ARM_FIELDS, build_arm, build_arms, check_prompt, format_prompt
-from hrbench.specs.clients import CLIENT_FIELDS, build_client, build_pricing, check_recording
-from hrbench.specs.limits import GOVERNOR_LIMITS, PLAN_FIELDS, STOP_FIELDS, build_governor, build_stop
-from hrbench.specs.loader import check_code_allowed, code_allowed, load_object
-from hrbench.specs.references import REFERENCE_FIELDS, build_reference
-from hrbench.specs.scorers import SCORERS, build_metrics, build_scorer, client_scorers_module, stored_scorer
+from hrbench.specs._arms import ARM_FIELDS, build_arm, build_arms, check_prompt, format_prompt
+from hrbench.specs._clients import CLIENT_FIELDS, build_client, build_pricing, check_recording
+from hrbench.specs._limits import (
+    GOVERNOR_LIMITS,
+    PLAN_FIELDS,
+    STOP_FIELDS,
+    build_governor,
+    build_stop,
+)
+from hrbench.specs._loader import check_code_allowed, code_allowed, load_object
+from hrbench.specs._references import REFERENCE_FIELDS, build_reference
+from hrbench.specs._scorers import (
+    SCORERS,
+    build_metrics,
+    build_scorer,
+    client_scorers_module,
+    stored_scorer,
+)
 
 __all__ = [
     "ARM_FIELDS",

@@ -95,7 +95,7 @@ def judged_text(trace: Any) -> str | None:
     """The text a judge graded in a run, from the run's trace; ``None`` when it graded none.
 
     The judge notes it before its first request (a ``note`` step whose ``source`` is
-    :data:`~hrbench.scoring.judge.JUDGED_SOURCE`): the arm's output as the judge read it, for
+    :data:`~hrbench.scoring.JUDGED_SOURCE`): the arm's output as the judge read it, for
     every kind of arm (a prompt arm's reply, what a function arm returned, an outputs arm's
     imported text), not the model's last reply, which an arm may have read an answer out of.
 
@@ -105,7 +105,7 @@ def judged_text(trace: Any) -> str | None:
         ...              Step(ledger_id="r", kind="note", source="judged", text="Paris")])
         'Paris'
     """
-    from hrbench.scoring.judge import JUDGED_SOURCE
+    from hrbench.scoring import JUDGED_SOURCE
 
     for s in trace or ():
         if s.kind == "note" and s.source == JUDGED_SOURCE:
@@ -201,7 +201,7 @@ def judge_agreement(
         ref = {(r.arm, r.item, r.run): r.correct for r in ref_rows if r.failure_kind not in _UNSCORED}
         name = f"benchmark {getattr(against, 'id', 'rows')}"
     else:
-        from hrbench.scoring.scorer import exact_scorer
+        from hrbench.scoring import exact_scorer
 
         sc = scorer if scorer is not None else exact_scorer()
         ref, name = _rescored(bench, sc), str(getattr(sc, "name", sc))

@@ -13,19 +13,24 @@ The package: ``_open`` opens the file and holds the connection (:class:`~hrbench
 
 from __future__ import annotations
 
-from hrbench.store._errors import _store_error as _store_error
+from hrbench.store._batches import _Batches
+from hrbench.store._benchmarks import _Benchmarks
+from hrbench.store._cache import _Cache
+from hrbench.store._errors import store_error as store_error
+from hrbench.store._grades import _Grades
+from hrbench.store._housekeeping import _Housekeeping
+from hrbench.store._ledger import _Ledger
 from hrbench.store._open import default_home
+from hrbench.store._references import _References
+from hrbench.store._rows import _Rows
 from hrbench.store._schema import SCHEMA_VERSION
-from hrbench.store.batches import _Batches
-from hrbench.store.benchmarks import _Benchmarks
-from hrbench.store.cache import _Cache
-from hrbench.store.grades import _Grades
-from hrbench.store.housekeeping import _Housekeeping
-from hrbench.store.ledger import _Ledger
-from hrbench.store.references import _References
-from hrbench.store.rows import _Rows
 
-__all__ = ["SCHEMA_VERSION", "Store", "default_home"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Store",
+    "default_home",
+    "store_error",
+]
 
 
 class Store(_References, _Cache, _Benchmarks, _Rows, _Ledger, _Housekeeping, _Grades, _Batches):

@@ -27,13 +27,13 @@ def _disk_full(path: str) -> bool:
     return st.f_bavail * st.f_frsize < 64 * 1024
 
 
-def _store_error(exc: BaseException, path: str) -> BaseException:
+def store_error(exc: BaseException, path: str) -> BaseException:
     """The typed error for an SQLite or OS failure on the database ``path`` (else ``exc``).
 
     Each names the file and what to do, never only "internal error".
 
     Example:
-        >>> e = _store_error(OSError(errno.ENOSPC, "No space left on device"), "/x/hrbench.sqlite3")
+        >>> e = store_error(OSError(errno.ENOSPC, "No space left on device"), "/x/hrbench.sqlite3")
         >>> type(e).__name__, str(e).startswith("the disk holding the database /x/hrbench.sqlite3 is full")
         ('StoreFull', True)
     """

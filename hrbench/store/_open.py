@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import anyio
 
 from hrbench.errors import ConfigError, StoreGone
-from hrbench.store._errors import _store_error
+from hrbench.store._errors import store_error
 from hrbench.store._schema import _MIGRATIONS, _SCHEMA, SCHEMA_VERSION
 
 T = TypeVar("T")
@@ -159,7 +159,7 @@ class _Base:
                 st = os.stat(self.path)
                 self._identity = (st.st_dev, st.st_ino)
         except (sqlite3.Error, OSError) as exc:
-            raise _store_error(exc, self.path) from None
+            raise store_error(exc, self.path) from None
 
     def __repr__(self) -> str:
         return f"Store({self.path!r})"
@@ -214,7 +214,7 @@ class _Base:
             try:
                 yield self.db.conn
             except sqlite3.Error as exc:
-                raise _store_error(exc, self.path) from None
+                raise store_error(exc, self.path) from None
 
     @contextlib.contextmanager
     def _tx(self, immediate: bool = False) -> Iterator[sqlite3.Connection]:

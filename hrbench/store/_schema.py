@@ -70,7 +70,7 @@ CREATE TABLE IF NOT EXISTS batches (
 CREATE INDEX IF NOT EXISTS batches_benchmark ON batches(benchmark_id, created);
 """
 """The tables, created by every open (``IF NOT EXISTS``): a table added without a change to an
-older one (``batches``, the batch ledger of :mod:`hrbench.store.batches`) appears in an older
+older one (``batches``, the batch ledger of :mod:`hrbench.store._batches`) appears in an older
 file when it is opened, with no migration step and no version change."""
 
 

@@ -20,7 +20,7 @@ try:
     from starlette.types import Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - only without the dev extras
     raise ImportError(
-        f"hrbench.testing.loopback needs starlette and uvicorn (pip install 'hrbench[dev]'): {exc}"
+        f"hrbench.testing._loopback needs starlette and uvicorn (pip install 'hrbench[dev]'): {exc}"
     ) from exc
 from hrbench.testing._loopback_faults import (
     LOG,

@@ -96,7 +96,7 @@ MARKER = re.compile(r"\[\[fault:([a-z0-9_]+)((?::[a-z_]+=[^:\]]+)*)\]\]")
 REPLY = re.compile(r"\[\[reply:(.*?)\]\]", re.DOTALL)
 
 
-LOG = logging.getLogger("hrbench.testing.loopback")
+LOG = logging.getLogger("hrbench.testing._loopback")
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """``batch/list`` and ``batch/cancel``: the provider batches of benchmarks run in batch mode.
 
-The batches are read from the store's batch ledger (:mod:`hrbench.store.batches`), which the
+The batches are read from the store's batch ledger (:mod:`hrbench.store._batches`), which the
 running benchmarks keep current: a batch is live until its results are read. A batch of a
 running benchmark is cancelled through it (its collector follows the cancel, and the lines
 answered before are billed and kept); a batch whose benchmark is not running (a daemon killed,

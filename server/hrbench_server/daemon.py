@@ -444,7 +444,7 @@ def _connection_handler(app: App, max_bytes: int, allow_code_over_tcp: bool) -> 
     ) -> None:
         app.connections += 1
         if token is not None:  # TCP: this connection's task (and what it starts) may not run code
-            from hrbench.specs.loader import code_allowed
+            from hrbench.specs import code_allowed
 
             code_allowed.set(allow_code_over_tcp)
             confinement.set(Confinement(str(app.home)))  # nor open files outside its exchange folders

@@ -22,7 +22,7 @@ import pytest
 import yaml
 from junitparser import JUnitXml
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 
 ROOT = Path(__file__).resolve().parents[2]

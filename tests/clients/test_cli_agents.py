@@ -8,7 +8,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer, Script
+from hrbench.testing import LoopbackServer
+from hrbench.testing._loopback import Script
 from tests._slow import slow
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 

@@ -110,7 +110,7 @@ def test_a_billed_as_model_with_no_price_is_priced_from_the_spec_as_the_error_ad
     """Newcomer finding 19 (unkroute2.toml): the advice named ``price``, which prices only the client's model."""
     import re
 
-    from hrbench.testing.loopback import LoopbackServer
+    from hrbench.testing import LoopbackServer
 
     with LoopbackServer() as srv:
         srv.set(serve_model="mystery-model-v9", reply_words=3)  # every reply billed as the routed model

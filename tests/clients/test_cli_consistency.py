@@ -6,7 +6,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.clients.test_cli import ON_SHARED, _stop_daemon, hrb, lines  # noqa: F401
 from tests.clients.test_cli_gate import spec
 

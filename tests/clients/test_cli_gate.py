@@ -16,7 +16,7 @@ from junitparser import Error, Failure, JUnitXml, TestCase
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client.cli.gate import gate_junit, gate_markdown
 from tests.clients.test_cli import ON_SHARED, _stop_daemon, hrb, lines  # noqa: F401
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from hrbench.records import Row
 from hrbench.stats.ppi import ppi_estimate
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 
 N = 60

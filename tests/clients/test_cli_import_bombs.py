@@ -1,6 +1,6 @@
 """Other tools' files that are bombs or malformed, through a real daemon: refused, exit 2, memory bounded.
 
-The bombs (``hrbench.testing.bombs``) are ``.eval`` logs of 32-56 KB that inflate to 1 GiB:
+The bombs (``hrbench.testing._bombs``) are ``.eval`` logs of 32-56 KB that inflate to 1 GiB:
 zstd and deflated members, one huge member (its size declared, or a lie), many members, one
 member listed many times, ``[[[...]]]`` nesting. Each is given to ``hrb ref put`` and as a
 spec's outputs arm to ``hrb bench``; the daemon refuses it naming the limit (exit 2) and its
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from hrbench.testing.bombs import write_bombs
+from hrbench.testing import write_bombs
 from tests._procs import daemon_of
 from tests._slow import slow
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401

@@ -13,7 +13,7 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 
 # the same six items, outputs and judge draws as the library's hand-counted tables

@@ -21,7 +21,7 @@ import pytest
 from genai_prices import Usage as GenaiUsage
 from genai_prices import calc_price
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.clients.test_cli import _stop_daemon  # noqa: F401 - the autouse fixture that stops each test's daemon
 from tests.clients.test_cli_budget import hrb
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hrbench.runner.benchmark import MISSING_OUTPUT_ADVICE
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
 

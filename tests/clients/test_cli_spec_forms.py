@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401  (the fixture stops the daemon)
 
 

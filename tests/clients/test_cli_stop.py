@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 from tests.view.conftest import View

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 
 REPO = Path(__file__).resolve().parents[2]

@@ -79,7 +79,7 @@ def test_the_agents_example_compares_two_efforts_and_two_tool_prompts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """examples/agents.toml against the loopback it names: an effort that exhausts its reasoning, a search that errs."""
-    from hrbench.testing.loopback import LoopbackServer
+    from hrbench.testing import LoopbackServer
 
     params = bench_params(str(EXAMPLES / "agents.toml"))
     assert [a.name for a in params.arms] == ["think", "lookup", "search"]

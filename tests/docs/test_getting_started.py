@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests import _procs
 from tests.docs import _blocks, _site
 

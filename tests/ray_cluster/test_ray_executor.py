@@ -247,7 +247,7 @@ def test_an_undeclared_dearer_model_is_found_by_one_request_across_the_cluster(c
     The endpoint bills gpt-4o for gpt-4o-mini; 32 requests could be in flight across the
     workers, yet only the first is sent, and its reply stops the benchmark naming billed_as.
     """
-    from hrbench.testing.loopback import LoopbackServer
+    from hrbench.testing import LoopbackServer
 
     with LoopbackServer() as srv:
         srv.set(reply_words=20, serve_model="gpt-4o", latency_s=0.05)

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer, Script
+from hrbench.testing import LoopbackServer
+from hrbench.testing._loopback import Script
 from tests._slow import slow
 from tests.server._daemon import Daemon
 

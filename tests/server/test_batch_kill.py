@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer, Script
+from hrbench.testing import LoopbackServer
+from hrbench.testing._loopback import Script
 from tests._slow import slow
 from tests.server._daemon import Daemon
 from tests.server.test_batch import ITEMS, PRICE, RUNS, batch_spec

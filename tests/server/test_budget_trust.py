@@ -1,6 +1,6 @@
 """Budget stops and resumes a user can trust, through a real daemon and a real loopback server (newcomer finding).
 
-Each test runs a benchmark against :class:`~hrbench.testing.loopback.LoopbackServer` (which keeps
+Each test runs a benchmark against :class:`~hrbench.testing.LoopbackServer` (which keeps
 every request body it received) through a daemon subprocess, and checks what the store, ``hrb
 ls``, the report and the HTML page say, and what a resume sends.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client.errors import HrbenchError
 from hrbench_client.view import benchmark_html
 from tests.server._daemon import Daemon, spec

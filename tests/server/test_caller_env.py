@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import hrbench_client as hc
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.server._daemon import Daemon, spec
 
 KEY = "sk-hrbench-caller-0123456789abcdefSECRET"

@@ -26,7 +26,7 @@ import pytest
 
 from hrbench.records import usd_text
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._procs import interruptible
 from tests._slow import slow
 from tests.server._daemon import Daemon

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client.errors import ConfigError, DuplicateDrawError
 from tests.server._daemon import Daemon, spec
 

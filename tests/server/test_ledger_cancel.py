@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from hrbench.records import usd_text
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client.errors import BenchmarkCancelled
 from tests._slow import slow
 from tests.server._daemon import Daemon, spec, stored_ledger

@@ -1,7 +1,7 @@
 """Issue 13, point 1: the governor's ledger across SIGKILLs, checked against a provider's bill.
 
 A real daemon subprocess sends to a real loopback model server (in this process) that bills
-every reply it makes (usage tokens x price, :class:`~hrbench.testing.loopback.Bill`). The
+every reply it makes (usage tokens x price, :class:`~hrbench.testing._loopback.Bill`). The
 daemon is SIGKILLed once or twice right after the server has received N requests (so requests
 are in flight), then resumed to the end. What is comparable, precisely:
 
@@ -26,7 +26,7 @@ import pytest
 
 from hrbench.records import usd_text
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.server._daemon import Daemon, spec
 
 

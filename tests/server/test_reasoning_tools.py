@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import hrbench_client as hc
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.server._daemon import HERE, Daemon
 
 CITIES = {"q1": "Paris", "q2": "Lima", "q3": "Suva", "q4": "Rome"}

@@ -9,7 +9,7 @@ import pytest
 
 import hrbench_client as hc
 from hrbench._util.redact import is_secret_name, secret_values
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.server._daemon import Daemon, spec
 
 KEY = "hrbk-0123456789abcdefXYZ"

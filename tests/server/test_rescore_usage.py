@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.server._daemon import Daemon
 
 pytestmark = pytest.mark.timeout(180)

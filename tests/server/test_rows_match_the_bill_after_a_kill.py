@@ -21,7 +21,7 @@ import pytest
 
 from hrbench.runner.remade import PREPAID_NOTE
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.server._daemon import Daemon, spec
 

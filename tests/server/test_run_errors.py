@@ -1,7 +1,7 @@
 """Runs that ended in errors, resumes and a stopped daemon, through a real daemon (newcomer findings).
 
 Each test runs a benchmark through a daemon subprocess against a real
-:class:`~hrbench.testing.loopback.LoopbackServer` (or a port nothing listens on any more), and
+:class:`~hrbench.testing.LoopbackServer` (or a port nothing listens on any more), and
 checks what the result, the store, ``benchmark/list`` (``hrb ls``), the report and the HTML page
 say, and what a resume sends.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client.view import benchmark_html
 from tests._slow import slow
 from tests.server._daemon import Daemon, spec

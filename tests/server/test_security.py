@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import hrbench_client as hc
-from hrbench.testing.loopback import ECHO_ENCODINGS, LoopbackServer
+from hrbench.testing import LoopbackServer
+from hrbench.testing._loopback import ECHO_ENCODINGS
 from hrbench_client import _paths
 from hrbench_client.client import Client
 from tests._slow import slow

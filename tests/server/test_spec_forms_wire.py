@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 import hrbench_client as hc
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client import protocol as p
 from tests.server._daemon import Daemon
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client.errors import ConfigError, InvalidParams
 from tests.server._daemon import Daemon
 

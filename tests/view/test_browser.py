@@ -337,7 +337,7 @@ def test_the_page_shows_why_a_benchmark_is_not_done(
     banner: str,
     label: str,
 ) -> None:
-    from hrbench.testing.loopback import LoopbackServer
+    from hrbench.testing import LoopbackServer
 
     with LoopbackServer() as srv:
         dead = srv.base_url

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.server._daemon import Daemon
 from tests.view.conftest import View

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench_client.cli.bench import bench_params
 from tests.server._daemon import Daemon
 from tests.view.conftest import View

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.clients.test_cli_stop import N_CLUSTERS, PER, _spec
 from tests.server._daemon import Daemon

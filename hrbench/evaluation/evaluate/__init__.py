@@ -34,12 +34,12 @@ Example:
 
 from __future__ import annotations
 
-from hrbench.evaluation.evaluate.evaluating import evaluate, evaluate_async
-from hrbench.evaluation.evaluate.result import EmptyDataWarning, EvalError, Evaluation
-from hrbench.evaluation.evaluate.spec import EvaluateSpec, evaluate_spec, evaluate_spec_async
-from hrbench.evaluation.evaluate.spec import MetricSpec as MetricSpec
-from hrbench.evaluation.evaluate.spec import ModuleSpec as ModuleSpec
-from hrbench.evaluation.evaluate.spec import build_from_spec as build_from_spec
+from hrbench.evaluation.evaluate._evaluating import evaluate, evaluate_async
+from hrbench.evaluation.evaluate._result import EmptyDataWarning, EvalError, Evaluation
+from hrbench.evaluation.evaluate._spec import EvaluateSpec, evaluate_spec, evaluate_spec_async
+from hrbench.evaluation.evaluate._spec import MetricSpec as MetricSpec
+from hrbench.evaluation.evaluate._spec import ModuleSpec as ModuleSpec
+from hrbench.evaluation.evaluate._spec import build_from_spec as build_from_spec
 
 __all__ = [
     "EmptyDataWarning",

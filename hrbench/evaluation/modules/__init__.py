@@ -35,14 +35,17 @@ Example:
 
 from __future__ import annotations
 
-from hrbench.evaluation.modules.base import Module
-from hrbench.evaluation.modules.dataset import run_dataset, run_dataset_async
-from hrbench.evaluation.modules.fn import FnModule, module_fn
-from hrbench.evaluation.modules.lm import LMModule, module
-from hrbench.evaluation.modules.lm import parse_outputs as parse_outputs
-from hrbench.evaluation.modules.records import Example, Prediction, RowResult, Trace
-from hrbench.evaluation.modules.running import rows_of, run, run_async
-from hrbench.evaluation.modules.signatures import Field, Signature, signature
+import sys
+import typing
+
+from hrbench.evaluation.modules._base import Module
+from hrbench.evaluation.modules._dataset import run_dataset, run_dataset_async
+from hrbench.evaluation.modules._fn import FnModule, module_fn
+from hrbench.evaluation.modules._lm import LMModule, module
+from hrbench.evaluation.modules._lm import parse_outputs as parse_outputs
+from hrbench.evaluation.modules._records import Example, Prediction, RowResult, Trace
+from hrbench.evaluation.modules._running import rows_of, run, run_async
+from hrbench.evaluation.modules._signatures import Field, Signature, signature
 
 __all__ = [
     "Example",
@@ -50,16 +53,60 @@ __all__ = [
     "FnModule",
     "LMModule",
     "Module",
+    "Outcome",
     "Prediction",
     "RowResult",
     "Signature",
     "Trace",
+    "check_concurrency",
+    "check_inputs",
     "module",
     "module_fn",
+    "row_result",
     "rows_of",
     "run",
     "run_async",
     "run_dataset",
     "run_dataset_async",
+    "run_rows",
+    "settings_of",
     "signature",
 ]
+
+
+# -- tools/privatize.py: names other packages use, imported on first use (PEP 562)
+if typing.TYPE_CHECKING:
+    from hrbench.evaluation.modules._base import settings_of
+    from hrbench.evaluation.modules._dataset import check_concurrency, row_result, run_rows
+    from hrbench.evaluation.modules._running import Outcome, check_inputs
+
+_LAZY = {
+    "Outcome": "hrbench.evaluation.modules._running",
+    "check_concurrency": "hrbench.evaluation.modules._dataset",
+    "check_inputs": "hrbench.evaluation.modules._running",
+    "row_result": "hrbench.evaluation.modules._dataset",
+    "run_rows": "hrbench.evaluation.modules._dataset",
+    "settings_of": "hrbench.evaluation.modules._base",
+}
+
+if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error
+
+    def __getattr__(name: str) -> typing.Any:
+        """Import ``name`` from its module on first use (:pep:`562`), as an ``import`` does.
+
+        ``python -X importtime`` names the module then (``importlib.import_module`` does not).
+        """
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        __import__(module)
+        value = getattr(sys.modules[module], name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+# -- end of tools/privatize.py's block

@@ -7,10 +7,10 @@ shaped as the wire Structs of :mod:`hrbench_client.protocol` (``BenchmarkSummary
 :func:`hrbench.stats.report` and :func:`hrbench.stats.compare`: the numbers a page shows are
 the report's numbers.
 
-One module per view: :mod:`~hrbench.results.browse.listing` (the list, a benchmark's status
-and banner), :mod:`~hrbench.results.browse.view` (a benchmark's page, two compared),
-:mod:`~hrbench.results.browse.matrix` (items by arms) and :mod:`~hrbench.results.browse.cells`
-(one cell with its traces), :mod:`~hrbench.results.browse.grading` (human grading); every name is importable from ``hrbench.results.browse``.
+One module per view: :mod:`~hrbench.results.browse._listing` (the list, a benchmark's status
+and banner), :mod:`~hrbench.results.browse._view` (a benchmark's page, two compared),
+:mod:`~hrbench.results.browse._matrix` (items by arms) and :mod:`~hrbench.results.browse._cells`
+(one cell with its traces), :mod:`~hrbench.results.browse._grading` (human grading); every name is importable from ``hrbench.results.browse``.
 
 Rules:
 
@@ -33,17 +33,17 @@ Rules:
 
 from __future__ import annotations
 
-from hrbench.results.browse.cells import benchmark_cell, reproduce_command
-from hrbench.results.browse.grading import grades_get, grades_next, grades_put, output_of
-from hrbench.results.browse.listing import (
+from hrbench.results.browse._cells import benchmark_cell, reproduce_command
+from hrbench.results.browse._grading import grades_get, grades_next, grades_put, output_of
+from hrbench.results.browse._listing import (
     benchmark_list,
     benchmark_status,
     budget_note,
     resume_flag,
     stop_limits,
 )
-from hrbench.results.browse.matrix import benchmark_matrix
-from hrbench.results.browse.view import benchmark_compare, benchmark_view, judged_rows
+from hrbench.results.browse._matrix import benchmark_matrix
+from hrbench.results.browse._view import benchmark_compare, benchmark_view, judged_rows
 
 __all__ = [
     "benchmark_cell",

@@ -1,6 +1,6 @@
 """The batch ledger of one benchmark, as the collector keeps it: every write in a worker thread.
 
-:class:`BatchLedger` writes to the store's batch tables (:mod:`hrbench.store.batches`): a batch
+:class:`BatchLedger` writes to the store's batch tables (:mod:`hrbench.store._batches`): a batch
 and its lines' ``custom_id`` before the upload (:meth:`BatchLedger.open`), the provider's id and
 state as they come (:meth:`BatchLedger.update`), and its lines' results before any run is given
 them (:meth:`BatchLedger.results`). :meth:`BatchLedger.load` reads what a resume starts from

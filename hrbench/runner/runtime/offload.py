@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from hrbench.records import Result
-from hrbench.scoring.scorer import output_text
+from hrbench.scoring import output_text
 
 __all__ = ["INLINE_CHARS", "heavy_scorer_threads", "off_loop", "offloaded"]
 
@@ -27,7 +27,7 @@ def offloaded(scorer: Any) -> bool:
     """Whether ``scorer`` declares itself heavy: ``offload = True`` (the pattern scorer does).
 
     Example:
-        >>> from hrbench.scoring.scorer import exact_scorer
+        >>> from hrbench.scoring import exact_scorer
         >>> offloaded(exact_scorer())
         False
     """
@@ -47,7 +47,7 @@ def off_loop(scorer: Any, output: Any, label: Any = None) -> bool:
     the attribute (``my_scorer.offload = True``).
 
     Example:
-        >>> from hrbench.scoring.scorer import exact_scorer
+        >>> from hrbench.scoring import exact_scorer
         >>> off_loop(exact_scorer(), "Paris", "Paris"), off_loop(exact_scorer(), "Paris " * 400, "Paris")
         (False, True)
         >>> off_loop(exact_scorer(), Result(ok=False, error="openai: HTTP 500"), "Paris")

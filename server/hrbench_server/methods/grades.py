@@ -1,6 +1,6 @@
 """``grades/put``, ``grades/next`` and ``grades/get``: human grades of a stored benchmark's rows.
 
-:mod:`hrbench.results.browse.grading` does the work (in a worker thread); here the wire Structs
+:mod:`hrbench.results.browse._grading` does the work (in a worker thread); here the wire Structs
 are converted.
 """
 
@@ -27,7 +27,7 @@ def register_grades(feature: Callable[[str], Any], app: App) -> None:
             path = absolute_path(args.path, "path")
 
         def run() -> dict[str, Any]:
-            from hrbench.results.browse.grading import grades_put
+            from hrbench.results.browse import grades_put
 
             grades = None if args.grades is None else msgspec.to_builtins(args.grades)
             return grades_put(app.store, resolve(app, args.id), grades, path, args.grader)
@@ -36,7 +36,7 @@ def register_grades(feature: Callable[[str], Any], app: App) -> None:
 
     async def next_(args: p.GradesNextParams) -> p.GradesNextResult:
         def run() -> dict[str, Any]:
-            from hrbench.results.browse.grading import grades_next
+            from hrbench.results.browse import grades_next
 
             return grades_next(app.store, resolve(app, args.id), args.k, args.seed)
 
@@ -44,7 +44,7 @@ def register_grades(feature: Callable[[str], Any], app: App) -> None:
 
     async def get(args: p.GradesGetParams) -> p.GradesGetResult:
         def run() -> dict[str, Any]:
-            from hrbench.results.browse.grading import grades_get
+            from hrbench.results.browse import grades_get
 
             return grades_get(app.store, resolve(app, args.id))
 

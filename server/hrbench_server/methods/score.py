@@ -33,7 +33,7 @@ def register_score(feature: Callable[[str], Any], app: App) -> None:
 
             check_code_allowed("scorer", args.scorer)
         if args.scorer == "judge":  # before its settings are read: what is missing is a benchmark
-            from hrbench.scoring.judge import OUTSIDE_A_BENCHMARK
+            from hrbench.scoring import OUTSIDE_A_BENCHMARK
 
             raise ConfigError("scorer", args.scorer, OUTSIDE_A_BENCHMARK)
         sc = app.scorers.get(key)

@@ -20,7 +20,7 @@ import re
 import sys
 import time
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 
 
 def reply(prompt: str, seed: object, call: int) -> str:

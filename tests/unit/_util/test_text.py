@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import hrbench as hb
 from hrbench._util.text import _DASHES, caseless, fold_minus
 from hrbench.reading import fold_answer
-from hrbench.scoring.scorer import fold
+from hrbench.scoring._scorer import fold
 
 FOLDS = [fold, fold_answer]
 EVERY_DASH = sorted(chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Pd")

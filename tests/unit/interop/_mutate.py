@@ -19,7 +19,7 @@ from typing import Any
 import zstandard
 from hypothesis import strategies as st
 
-from hrbench.testing.bombs import Member, eval_zip
+from hrbench.testing._bombs import Member, eval_zip
 
 DATA = Path(__file__).parent / "data"
 FILES = {

@@ -1,6 +1,6 @@
 """The import limits: every read of another tool's file is bounded, refused by name, and streamed.
 
-The bombs (``hrbench.testing.bombs``) are 32-56 KB ``.eval`` logs that inflate to 1 GiB; each is
+The bombs (``hrbench.testing._bombs``) are 32-56 KB ``.eval`` logs that inflate to 1 GiB; each is
 refused here through the library, and by a real daemon in
 ``tests/clients/test_cli_import_bombs.py`` (with its memory measured).
 """
@@ -16,7 +16,8 @@ import pytest
 from hrbench.errors import ConfigError
 from hrbench.interop import read_imported
 from hrbench.interop._foreign import Imported
-from hrbench.testing.bombs import BOMBS, Member, eval_zip, write_bombs
+from hrbench.testing import write_bombs
+from hrbench.testing._bombs import BOMBS, Member, eval_zip
 
 DATA = Path(__file__).parent / "data"
 EVAL, JSON = DATA / "inspect_capitals.eval", DATA / "inspect_capitals.json"

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from hrbench.errors import ConfigError, HrbenchError
 from hrbench.interop import imported_arm, imported_reference, read_imported
-from hrbench.testing.bombs import Member, eval_zip
+from hrbench.testing._bombs import Member, eval_zip
 from tests._examples import examples
 from tests.unit.interop._mutate import DATA, FILES, MEMBERS, broken_file
 

@@ -12,7 +12,7 @@ pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
 from hrbench.records import Request, Result  # noqa: E402
-from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from hrbench.testing import LoopbackServer  # noqa: E402
 from tests._slow import slow  # noqa: E402
 
 FAST: dict[str, Any] = {

@@ -15,7 +15,7 @@ from hrbench.models.pricing import Pricing
 from hrbench.reference import Reference
 from hrbench.runner.benchmark import benchmark
 from hrbench.runner.governor import Governor
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 pytestmark = pytest.mark.timeout(90)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.conftest import case
 from tests.unit.models.conftest import FAST
 

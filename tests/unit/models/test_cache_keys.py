@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 import hrbench as hb
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.conftest import case
 from tests.unit.models.conftest import FAST
 

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 import hrbench as hb
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 KEY = "sk-test-0123456789abcdef"

@@ -15,8 +15,8 @@ from hrbench.models.anthropic import AnthropicClient, anthropic_usage
 from hrbench.models.openai import OpenAIClient, openai_usage
 from hrbench.records import Usage
 from hrbench.runner.governor import Governor
-from hrbench.scoring.scorer import exact_scorer
-from hrbench.testing.loopback import Fault, LoopbackServer
+from hrbench.scoring import exact_scorer
+from hrbench.testing import Fault, LoopbackServer
 from tests.conftest import case
 from tests.unit.models.conftest import FAST, Counter, req, send
 

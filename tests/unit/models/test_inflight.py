@@ -24,7 +24,7 @@ from hrbench.runner.benchmark import Bench, benchmark_async
 from hrbench.runner.cache import IN_FLIGHT, Cache, InFlight
 from hrbench.runner.governor import Governor
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 pytestmark = [

@@ -11,8 +11,9 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ScorerError
-from hrbench.scoring.judge import JUDGE_SUFFIX, parse_grade
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.scoring import JUDGE_SUFFIX
+from hrbench.scoring._judge import parse_grade
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 PRICING = hb.Pricing(overrides={"judge-1": {"input": 1.0, "output": 1.0}})  # USD per million tokens

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import hrbench as hb
 from hrbench.errors import ConfigError, ScorerError
-from hrbench.scoring.judge import INVISIBLE, PLACEHOLDERS, parse_grade, render_item
+from hrbench.scoring._judge import INVISIBLE, PLACEHOLDERS, parse_grade, render_item
 from tests._examples import examples
 from tests.conftest import load_cases
 

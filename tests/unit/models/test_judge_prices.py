@@ -9,7 +9,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.specs import build_scorer
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 REF = hb.Reference({"q1": "France", "q2": "Peru"}, labels=["Paris", "Lima"])

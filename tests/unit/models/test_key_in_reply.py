@@ -16,7 +16,7 @@ from hrbench.runner.benchmark import benchmark
 from hrbench.runner.cache import Cache
 from hrbench.runner.governor import Governor
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 KEY = "hrb-test-9f3c2a7b5d1e4f60a8c2"

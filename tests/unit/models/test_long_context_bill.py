@@ -18,7 +18,7 @@ from genai_prices import calc_price
 import hrbench as hb
 from hrbench.runner.ledger import kept_ledger
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 MODELS = [("anthropic", "claude-sonnet-4-5", "anthropic"), ("openai", "gemini-2.5-pro", "google")]

@@ -16,7 +16,7 @@ import pytest
 import hrbench as hb
 from hrbench.runner.ledger import kept_ledger, unknown_sentence
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.unit.models.conftest import FAST
 

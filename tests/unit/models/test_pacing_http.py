@@ -16,7 +16,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.models import _pace
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 
 pytestmark = pytest.mark.timeout(240)

@@ -26,7 +26,7 @@ from genai_prices.types import ModelPrice
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.models import price_package, pricing
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 

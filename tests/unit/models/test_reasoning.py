@@ -22,7 +22,7 @@ from hrbench.models.reasoning import reasoning_params
 from hrbench.records import Result, Usage
 from hrbench.runner.invoke import run_failure
 from hrbench.specs import build_arm, build_scorer
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import DEFAULTS, FAST
 
 PRICE = (1.0, 4.0)  # USD per million tokens, as the loopback bills and the client prices

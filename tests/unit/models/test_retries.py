@@ -19,7 +19,7 @@ import pytest
 import hrbench as hb
 from hrbench.models import _pace
 from hrbench.models._remote import http_date, parse_retry_after
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.conftest import REPO, case
 from tests.unit.models.conftest import FAST, Counter, req, send
@@ -264,7 +264,7 @@ _RETRY_SCRIPT = """
 import logging, sys, anyio
 from hrbench import OpenAIClient
 from hrbench.records import Request
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 if sys.argv[1] == "configured":
     logging.basicConfig(level=logging.WARNING, format="LOG %(name)s %(message)s")
 with LoopbackServer() as srv:

@@ -21,7 +21,7 @@ from hrbench.models.pricing import Pricing
 from hrbench.runner.ledger import kept_ledger
 from hrbench.runner.remade import PREPAID_NOTE
 from hrbench.store import Store
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 PRICE = {"input": 3.0, "cached_input": 0.3, "output": 15.0}  # USD per million tokens

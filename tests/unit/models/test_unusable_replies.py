@@ -12,7 +12,7 @@ import warnings
 import pytest
 
 import hrbench as hb
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 REF = hb.Reference({"q1": "France", "q2": "Peru"}, labels=["Paris", "Lima"])

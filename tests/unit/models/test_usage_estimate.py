@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import hrbench as hb
 from hrbench.models.tokens import prompt_bound, usage_of
 from hrbench.records import Request
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests._examples import examples
 from tests.unit.models.conftest import FAST
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 import hrbench as hb
 from hrbench._util.floats import significant_digits
-from hrbench.scoring.scorer import plain_number
+from hrbench.scoring import plain_number
 
 AC = hb.answer_scorer()
 EXACT = hb.exact_scorer()

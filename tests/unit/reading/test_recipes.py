@@ -277,7 +277,7 @@ def test_chunk_document() -> None:
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
     pytest.importorskip("uvicorn")
-    from hrbench.testing.loopback import LoopbackServer
+    from hrbench.testing import LoopbackServer
 
     with LoopbackServer(reply_fn=lambda prompt, seed, call: oracle(prompt)) as srv:
         yield srv

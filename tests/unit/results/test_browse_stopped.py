@@ -23,7 +23,7 @@ from hrbench.store import Store
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from hrbench.testing import LoopbackServer  # noqa: E402
 from tests.unit.runner.test_stopping import N_CLUSTERS, _client, _reference, _run  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)

@@ -19,7 +19,8 @@ from hrbench.store import Store
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from hrbench.testing.loopback import LoopbackServer, Script  # noqa: E402
+from hrbench.testing import LoopbackServer
+from hrbench.testing._loopback import Script  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -21,7 +21,7 @@ from hrbench.runner.batch import Batch, batch_of
 from hrbench.store import Store
 
 pytest.importorskip("starlette")
-from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from hrbench.testing import LoopbackServer  # noqa: E402
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.runner.runtime import Drain
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::hrbench.errors.FewRunsWarning"),

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 
 pytestmark = pytest.mark.filterwarnings("ignore::hrbench.errors.NoLabelsWarning")
 

@@ -13,7 +13,7 @@ import warnings
 import pytest
 
 import hrbench as hb
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 
 REF = hb.Reference({f"q{i}": f"item {i} " * 40 for i in range(8)}, labels=["x"] * 8)
 WHY = re.compile(

@@ -16,7 +16,7 @@ import pytest
 import hrbench as hb
 from hrbench.errors import BudgetRefused, ConfigError
 from hrbench.runner.runcaps import RunBudget
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 
 PRICE = (1.0, 4.0)

@@ -21,7 +21,7 @@ from hrbench.store import Store
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-from hrbench.testing.loopback import LoopbackServer  # noqa: E402
+from hrbench.testing import LoopbackServer  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
 

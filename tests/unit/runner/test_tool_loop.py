@@ -16,7 +16,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 from hrbench.tools import function_definition, tool_definitions
 from tests.unit.models.conftest import FAST
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.scoring.choice import read_choice
+from hrbench.scoring._choice import read_choice
 
 CHOICE = hb.choice_scorer()  # the default letters A-J: I is an option
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 import hrbench as hb
 from hrbench.errors import ArmErrorWarning, ConfigError, ScorerError
-from hrbench.scoring.choice import read_choice
-from hrbench.scoring.numeric import read_numbers
+from hrbench.scoring import read_numbers
+from hrbench.scoring._choice import read_choice
 from hrbench.specs import build_scorer
 
 
@@ -398,7 +398,7 @@ def _reads_as_nid(scorer: hb.Scorer, label: str) -> bool:
 
 @pytest.mark.parametrize("label", NID_SPELLINGS + NOT_NID)
 def test_numeric_and_answer_contains_read_the_not_in_document_label_alike(label: str) -> None:
-    # one rule (hrbench.scoring.answer.is_not_in_document_label); the numeric scorer once used
+    # one rule (hrbench.scoring._answer.is_not_in_document_label); the numeric scorer once used
     # strip().rstrip(".") and refused a quoted or exclaimed label that answer_contains accepted
     contains, numeric = hb.answer_scorer(), hb.numeric_scorer()
     want = label in NID_SPELLINGS

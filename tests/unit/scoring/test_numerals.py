@@ -3,7 +3,7 @@
 Families of the shared cases S01-S04 (superscript and subscript digits, vulgar fractions, a/b
 and LaTeX fractions, LaTeX scientific notation, ``\\%`` and ``,\\!``), as property tests over
 random values and every spelling. The rules are in :mod:`hrbench._util.text` (``fold_numerals``),
-:mod:`hrbench.scoring.numeric` and :mod:`hrbench.scoring.fold`.
+:mod:`hrbench.scoring._numeric` and :mod:`hrbench.scoring._fold`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 import hrbench as hb
 from hrbench._util.text import fold_numerals
 from hrbench.reading import answer_scorer, fold_answer
-from hrbench.scoring.numeric import read_numbers
+from hrbench.scoring import read_numbers
 
 NUM = hb.numeric_scorer()
 EXACT = hb.exact_scorer()

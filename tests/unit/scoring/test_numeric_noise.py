@@ -1,7 +1,7 @@
 """numeric: equal up to float64 noise by default (newcomer finding), never beyond DBL_DIG digits.
 
 ``hrb score --scorer numeric --label 0.3 "0.30000000000000004"`` was wrong: the default tolerance
-was exactly zero. The rule (hrbench/scoring/numeric.py's docstring, source C's DBL_DIG): two numbers of
+was exactly zero. The rule (hrbench/scoring/_numeric.py's docstring, source C's DBL_DIG): two numbers of
 the same sign are equal when closer than one unit in the 15th significant digit of the smaller.
 """
 
@@ -17,7 +17,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hrbench.scoring.numeric import float_noise_equal, numeric_scorer
+from hrbench.scoring import numeric_scorer
+from hrbench.scoring._numeric import float_noise_equal
 from tests._slow import slow
 
 NORMAL = st.floats(-1e300, 1e300).filter(lambda x: abs(x) >= sys.float_info.min)

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.scoring.scorer import fold, label_answers, output_text, plain_number
+from hrbench.scoring import label_answers, output_text, plain_number
+from hrbench.scoring._scorer import fold
 from tests.conftest import load_cases
 
 EXACT_CASES = load_cases("exact")

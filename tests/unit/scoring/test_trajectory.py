@@ -15,9 +15,9 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.scoring.trajectory import render_trajectory, tool_calls
+from hrbench.scoring._trajectory import render_trajectory, tool_calls
 from hrbench.specs import build_scorer
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 
 COUNTRY = {
     "Paris": "France", "Lima": "Peru", "Suva": "Fiji", "Rome": "Italy", "Oslo": "Norway",

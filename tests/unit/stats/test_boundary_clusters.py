@@ -7,7 +7,7 @@ import pytest
 from scipy import stats as sps
 
 from hrbench.stats.intervals import effective_clusters, proportion_interval, zero_disagreement_bound
-from hrbench.testing.designs import Design, simulate
+from hrbench.testing import Design, simulate
 
 
 def test_an_arm_right_on_all_200_items_of_10_clusters_gets_a_lower_bound_near_the_10_cluster_exact_one():

@@ -15,7 +15,7 @@ from ppi_py import ppi_mean_pointestimate
 
 from hrbench.errors import ConfigError
 from hrbench.records import Row
-from hrbench.results.grades import human_grades
+from hrbench.results._grades import human_grades
 from hrbench.stats import compare, report
 from hrbench.stats.grading import next_grades
 from hrbench.stats.ppi import POOR_KAPPA, ppi_estimate

@@ -27,7 +27,7 @@ from hrbench.stats import (
     report_payload,
 )
 from hrbench.stats.intervals import design_df, difference_interval, proportion_interval
-from hrbench.testing.designs import Design, check, simulate
+from hrbench.testing import Design, check, simulate
 from tests._examples import examples
 from tests.conftest import load_cases
 
@@ -742,7 +742,7 @@ def test_coverage_table_small_version(name, null):
     0.03 of the simulated power from its components stated (and, for the 5x27x5 design with
     an arm x cluster effect, estimated from a pilot).
     """
-    from hrbench.testing.designs import DESIGNS, promised_power, rows_for, verdict
+    from hrbench.testing import DESIGNS, promised_power, rows_for, verdict
 
     design = next(d for d in DESIGNS if d.name == name)
     d = dict(rows_for(design))[null]

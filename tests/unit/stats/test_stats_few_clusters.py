@@ -24,16 +24,8 @@ from hrbench.results.browse import benchmark_compare, benchmark_view
 from hrbench.stats import NoIntervalWarning, PilotClustersWarning, compare, power, report
 from hrbench.stats.intervals import difference_interval, proportion_interval, zero_disagreement_bound
 from hrbench.store import Store
-from hrbench.testing.designs import (
-    ARM_X_CLUSTER_SD,
-    Design,
-    arm_rows,
-    check,
-    clustered_t_p,
-    promised_power,
-    sign_flip_p,
-    simulate,
-)
+from hrbench.testing import ARM_X_CLUSTER_SD, Design, check, promised_power, simulate
+from hrbench.testing._designs import arm_rows, clustered_t_p, sign_flip_p
 
 
 def count_rows(arm: str, counts: dict[tuple[str, str], int], runs: int = 5) -> list[Row]:
@@ -387,7 +379,7 @@ def test_a_one_cluster_pilot_warns_and_plans_conservatively():
 def test_the_vectorised_test_power_simulates_is_difference_interval_s():
     """power()'s simulation runs compare()'s test vectorised: the same rejections, benchmark by benchmark."""
     from hrbench.stats.power import _rejects
-    from hrbench.testing.designs import DESIGNS, rows_for
+    from hrbench.testing import DESIGNS, rows_for
 
     checked = 0
     for design in DESIGNS[:11]:
@@ -407,7 +399,7 @@ def test_the_vectorised_test_power_simulates_is_difference_interval_s():
 
 def test_the_fitted_arms_hold_the_stated_components():
     from hrbench.stats.power import _fit_logit
-    from hrbench.testing.designs import stated_components
+    from hrbench.testing import stated_components
 
     d = Design("3x10x5", (10,) * 3, 5, 0.7, diff=0.15, sd_arm_cluster=ARM_X_CLUSTER_SD)
     c = stated_components(d, 1)
@@ -449,7 +441,7 @@ def test_power_with_few_clusters_is_compare_s_power_not_the_noncentral_t_s(desig
     0.02 of it and closer than the noncentral t's (at 3 clusters that was 0.028 off).
     """
     from hrbench.stats.power import _rejects
-    from hrbench.testing.designs import stated_components
+    from hrbench.testing import stated_components
 
     c = stated_components(design, 7)
     m = design.n_items // len(design.sizes)

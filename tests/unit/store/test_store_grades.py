@@ -14,7 +14,7 @@ import pytest
 
 from hrbench.errors import ConfigError, NotFound
 from hrbench.records import Row
-from hrbench.results.grades import Grade
+from hrbench.results._grades import Grade
 from hrbench.store import Store
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from hrbench.errors import ConfigError
 from hrbench.store import Store
-from hrbench.store.leases import _lock_name
+from hrbench.store._leases import _lock_name
 from tests._slow import slow
 
 

@@ -1,4 +1,4 @@
-"""``python -m hrbench.testing.loopback`` as a stand-in local server: a known port, served until stopped."""
+"""``python -m hrbench.testing`` as a stand-in local server: a known port, served until stopped."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_it_serves_on_the_port_asked_with_no_stdin_until_terminated() -> None:
     port = _free_port()
     # a shell's background job: standard input is /dev/null, which ended the server at once before
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hrbench.testing.loopback", "--port", str(port), "--forever"],
+        [sys.executable, "-m", "hrbench.testing", "--port", str(port), "--forever"],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         text=True,

@@ -12,8 +12,8 @@ import pytest
 
 from hrbench.models._limits import parse_limits
 from hrbench.models._retries import parse_retry_after
+from hrbench.testing import LoopbackServer
 from hrbench.testing._loopback_limits import Bucket, Limits, Spike, latency
-from hrbench.testing.loopback import LoopbackServer
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -166,7 +166,7 @@ def test_limits_in_a_separate_process_report_their_counts() -> None:
 
 @pytest.mark.parametrize("bad", ["--rate-limit=5", "--rate-limit=a:b", "--latency-spike=1:2"])
 def test_the_command_line_refuses_malformed_limits(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from hrbench.testing.loopback import _main
+    from hrbench.testing._loopback import _main
 
     with pytest.raises(SystemExit):
         _main([bad])

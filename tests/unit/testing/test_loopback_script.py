@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.testing.loopback import LoopbackServer
+from hrbench.testing import LoopbackServer
 
 
 @pytest.fixture(scope="module")
