@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hrbench.testing.designs import SKEW, SKEW_SHARE, Design, check, simulate
+from hrbench.testing import SKEW_SHARE, Design, check, simulate
+from hrbench.testing._designs import SKEW
 
 
 def test_simulate_counts_each_benchmark_s_skewed_clusters_and_none_without_skew():
