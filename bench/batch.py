@@ -42,11 +42,9 @@ import anyio
 import numpy as np
 
 import hrbench as hb
-from hrbench.models._batch_openai import OpenAIBatchApi
-from hrbench.models.batch_prices import BatchPricing
+from hrbench.models import BatchPricing, OpenAIBatchApi
 from hrbench.records import Request
-from hrbench.runner.batch.collector import Collector
-from hrbench.runner.batch.ledger import BatchLedger
+from hrbench.runner.batch import BatchLedger, Collector
 from hrbench.testing import Design, LoopbackServer
 from hrbench.testing._designs import _solve_mu
 

@@ -39,7 +39,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import hrbench as hb  # noqa: E402
-from hrbench.models.pricing import DEFAULT_MAX_OUTPUT_TOKENS  # noqa: E402
+from hrbench.models import DEFAULT_MAX_OUTPUT_TOKENS  # noqa: E402
 from hrbench.testing import LoopbackServer  # noqa: E402
 
 ITEMS, RUNS, IN_FLIGHT = 40, 5, 100

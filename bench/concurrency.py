@@ -39,12 +39,16 @@ import anyio
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from hrbench.arm import Arm  # noqa: E402
-from hrbench.models import _http  # noqa: E402
-from hrbench.models.openai import OpenAIClient  # noqa: E402
+from hrbench.models import (
+    OpenAIClient,  # noqa: E402
+    _http,  # noqa: E402
+)
 from hrbench.records import Request  # noqa: E402
 from hrbench.reference import Reference  # noqa: E402
-from hrbench.runner.benchmark import benchmark_async  # noqa: E402
-from hrbench.runner.governor import Governor  # noqa: E402
+from hrbench.runner import (
+    Governor,  # noqa: E402
+    benchmark_async,  # noqa: E402
+)
 from hrbench.scoring import exact_scorer  # noqa: E402
 from hrbench.testing import LoopbackServer  # noqa: E402
 

@@ -73,17 +73,9 @@ from typing import Any
 
 import numpy as np
 
-from hrbench.stats import power
+from hrbench.stats import difference_interval, power, proportion_interval
+from hrbench.stats._intervals import _DIFF, _UNIT, _boot_summary, _boot_totals, _compact
 from hrbench.stats._wilson import _t_sf
-from hrbench.stats.intervals import (
-    _DIFF,
-    _UNIT,
-    _boot_summary,
-    _boot_totals,
-    _compact,
-    difference_interval,
-    proportion_interval,
-)
 from hrbench.testing import (
     ARM_X_CLUSTER_SD,
     DESIGNS,

@@ -15,7 +15,7 @@ Prints, each with its baseline and ratio (the header it prints says what each si
    in-process runner vs the floor (``_common.FLOOR``: per row the Request, the mock's send, the
    exact scorer), target <= 3x in CPU per row. Every side has one untimed warm-up run, then 3
    timed runs interleaved round by round; the best of each is kept;
-2b. the HTTP path: 2,000 calls at 50 ms and concurrency 100 through ``hrbench.runner.benchmark`` vs
+2b. the HTTP path: 2,000 calls at 50 ms and concurrency 100 through ``hrbench.runner._benchmark`` vs
    the best bare httpx2 client (``bench/concurrency.py``'s: one pool, or pools of 16), against a
    loopback server in this process and in another process, target <= 1.15x;
 3. ``hrb score`` one-liner wall time vs ``python -c pass``, target <= 4x;
@@ -202,16 +202,14 @@ def in_process_rows_per_s(items: int, runs: int, duties: bool = False) -> float:
     """Rows/s of the benchmark run by ``benchmark_async`` in this process, rows dropped as they come.
 
     ``duties``: with the per-row work the daemon must do besides running (its rules, not
-    transport): each call's reservation kept in a ledger (:func:`hrbench.runner.ledger.kept_ledger`
+    transport): each call's reservation kept in a ledger (:func:`hrbench.runner.kept_ledger`
     on a store in a temporary folder), the cancel grace's drain (:class:`hrbench.runner.runtime.Drain`),
     and each row and its trace encoded as JSON. What is left between this and the daemon is
     the daemon's own cost: threads, SQLite, the socket.
     """
     import anyio
 
-    from hrbench.runner.benchmark import benchmark_async
-    from hrbench.runner.governor import Governor
-    from hrbench.runner.ledger import kept_ledger
+    from hrbench.runner import Governor, benchmark_async, kept_ledger
     from hrbench.runner.runtime import Drain
     from hrbench.specs import build_arm, build_client, build_reference
     from hrbench.store import Store

@@ -28,8 +28,8 @@ from _timing import statistic, timed
 import hrbench.metrics as metrics
 from hrbench.evaluation.evaluate import evaluate
 from hrbench.evaluation.modules import module, module_fn
-from hrbench.models.mock import MockClient
-from hrbench.runner.governor import Governor
+from hrbench.models import MockClient
+from hrbench.runner import Governor
 
 
 def rule_fn(text: str) -> str:

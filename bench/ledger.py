@@ -3,7 +3,7 @@
 The same benchmark runs with and without the ledger in one process, alternating, each side
 after one untimed warm-up run, the best rows/s of ``--repeat`` timed runs kept:
 
-- ``http``: ``hrbench.runner.benchmark`` with an ``OpenAIClient`` to a loopback server (its own
+- ``http``: ``hrbench.runner._benchmark`` with an ``OpenAIClient`` to a loopback server (its own
   process) answering after L ms, C requests in flight: every reservation is committed to a
   SQLite file before its request is sent (``kept_ledger``), so C requests in flight wait on
   shared group commits;
@@ -31,8 +31,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import _common  # noqa: E402
 
 import hrbench as hb  # noqa: E402
-from hrbench.models.openai import OpenAIClient  # noqa: E402
-from hrbench.runner.ledger import kept_ledger  # noqa: E402
+from hrbench.models import OpenAIClient  # noqa: E402
+from hrbench.runner import kept_ledger  # noqa: E402
 from hrbench.store import Store  # noqa: E402
 from hrbench.testing import LoopbackServer  # noqa: E402
 

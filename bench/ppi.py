@@ -32,8 +32,7 @@ import time
 
 import numpy as np
 
-from hrbench.stats.grading import next_grades
-from hrbench.stats.ppi import ppi_estimate
+from hrbench.stats import next_grades, ppi_estimate
 
 G, M, R = 40, 5, 5
 ALPHA_A = 0.85  # logit of arm a's typical accuracy: about 0.66 over items

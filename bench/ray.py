@@ -36,8 +36,7 @@ sys.path.append(HERE)  # after ray is imported: bench/ray.py must not hide it, _
 import _common  # noqa: E402
 
 import hrbench as hb  # noqa: E402
-from hrbench.models.openai import OpenAIClient  # noqa: E402
-from hrbench.models.pricing import Pricing  # noqa: E402
+from hrbench.models import OpenAIClient, Pricing  # noqa: E402
 from hrbench.records import Result, Usage  # noqa: E402
 from hrbench.runner.ray import RayExecutor  # noqa: E402
 from hrbench.testing import LoopbackServer  # noqa: E402

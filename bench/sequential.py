@@ -5,7 +5,7 @@ correlated arms, an arm x item effect each, optionally an arm x cluster effect o
 the fixed design is power()'s plan (80% power at alpha 0.05, from the design's stated
 components and cluster sizes) of ``n`` clusters. N benchmarks (default 2,000) of ``4 n``
 clusters are drawn and the sequential test looks after every cluster through the array
-functions hrbench.stats.sequential.SequentialTest calls (hrbench.stats._sequential_math), tuned
+functions hrbench.stats.SequentialTest calls (hrbench.stats._sequential_math), tuned
 by the same StopWhenSure.params() and margin_for(). Printed per design and configuration:
 
 - FS: false stops (a better arm declared) by 4 n under three nulls: "eq" (arms equally good
@@ -51,12 +51,10 @@ from typing import Any
 
 import numpy as np
 
+from hrbench.stats import StopWhenSure, draw_probabilities, power, scale, weighted_order
 from hrbench.stats import _sequential_math as sm
-from hrbench.stats import power
 from hrbench.stats._power_sim import _rejects
-from hrbench.stats._sequential_order import draw_probabilities, scale, weighted_order
 from hrbench.stats._sequential_test import _NEAR
-from hrbench.stats.sequential import StopWhenSure
 from hrbench.testing import (
     ARM_X_CLUSTER_SD,
     SKEW_SHARE,

@@ -5,7 +5,7 @@ Sets: 1,000 items x 2 arms x 5 runs (10,000 rows) and 10,000 items x 5 arms x 5 
 resamples <= 20 s), and the first run of each alone as a descriptive report (one greedy
 prediction per item, as `make demo` scores: intervals over items are computed there too). Baselines: a naive pandas groupby mean (frame built from the rows, then mean
 over runs within item, then over items, per arm), the same groupby on a prebuilt frame, and the
-runner's own summary table (hrbench.runner.benchmark.summarise) when it is there.
+runner's own summary table (hrbench.runner.summarise) when it is there.
 
 Usage: .venv/bin/python bench/stats.py [--quick]
 """
@@ -26,7 +26,7 @@ from hrbench.records import Row
 from hrbench.stats import report
 
 try:
-    from hrbench.runner.benchmark import summarise
+    from hrbench.runner import summarise
 except ImportError:  # the runner is not there yet
     summarise = None
 

@@ -56,10 +56,10 @@ if typing.TYPE_CHECKING:
         run_dataset_async,
         signature,
     )
-    from hrbench.models.anthropic import AnthropicClient
-    from hrbench.models.mock import MockClient
-    from hrbench.models.openai import OpenAIClient
-    from hrbench.models.pricing import Pricing, trace_cost
+    from hrbench.models._anthropic import AnthropicClient
+    from hrbench.models._mock import MockClient
+    from hrbench.models._openai import OpenAIClient
+    from hrbench.models._pricing import Pricing, trace_cost
     from hrbench.reading import (
         answer_scorer,
         example_document,
@@ -73,13 +73,13 @@ if typing.TYPE_CHECKING:
     from hrbench.records import Answer, Request, Result, Row, Score, Step, ToolCall, Usage
     from hrbench.reference import Reference
     from hrbench.results._grades import Grade, human_grades
-    from hrbench.runner import ledger as ledger  # `hrbench.ledger.kept_ledger`, as the README shows
-    from hrbench.runner.batch.settings import Batch
-    from hrbench.runner.benchmark import Bench, benchmark, benchmark_async, benchmark_stream
-    from hrbench.runner.cache import Cache, cache_key, request_hash
-    from hrbench.runner.governor import Governor
-    from hrbench.runner.limits import Options, options
-    from hrbench.runner.replay import ReplayClient
+    from hrbench.runner import _ledger as ledger  # noqa: F401  # `hrbench.ledger.kept_ledger`, as the README shows
+    from hrbench.runner._benchmark import Bench, benchmark, benchmark_async, benchmark_stream
+    from hrbench.runner._cache import Cache, cache_key, request_hash
+    from hrbench.runner._governor import Governor
+    from hrbench.runner._limits import Options, options
+    from hrbench.runner._replay import ReplayClient
+    from hrbench.runner.batch._settings import Batch
     from hrbench.scoring._choice import choice_scorer
     from hrbench.scoring._judge import judge_scorer
     from hrbench.scoring._numeric import numeric_scorer
@@ -92,10 +92,10 @@ if typing.TYPE_CHECKING:
         trajectory_judge,
     )
     from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
-    from hrbench.stats.agreement import judge_agreement
-    from hrbench.stats.gate import GateResult, gate
-    from hrbench.stats.grading import next_grades
-    from hrbench.stats.sequential import StopWhenSure
+    from hrbench.stats._agreement import judge_agreement
+    from hrbench.stats._gate import GateResult, gate
+    from hrbench.stats._grading import next_grades
+    from hrbench.stats._sequential import StopWhenSure
     from hrbench.store import Store
     from hrbench.tools import ToolLoop, tool_loop, tool_loop_async
 
@@ -264,10 +264,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "run_dataset_async",
         "signature",
     ),
-    "hrbench.models.anthropic": ("AnthropicClient",),
-    "hrbench.models.mock": ("MockClient",),
-    "hrbench.models.openai": ("OpenAIClient",),
-    "hrbench.models.pricing": ("Pricing", "trace_cost"),
+    "hrbench.models._anthropic": ("AnthropicClient",),
+    "hrbench.models._mock": ("MockClient",),
+    "hrbench.models._openai": ("OpenAIClient",),
+    "hrbench.models._pricing": ("Pricing", "trace_cost"),
     "hrbench.reading": (
         "answer_scorer",
         "example_document",
@@ -281,12 +281,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "hrbench.reference": ("Reference",),
     "hrbench.results._grades": ("Grade", "human_grades"),
     "hrbench.records": ("Answer", "Request", "Result", "Row", "Score", "Step", "ToolCall", "Usage"),
-    "hrbench.runner.batch.settings": ("Batch",),
-    "hrbench.runner.benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
-    "hrbench.runner.cache": ("Cache", "cache_key", "request_hash"),
-    "hrbench.runner.governor": ("Governor",),
-    "hrbench.runner.limits": ("Options", "options"),
-    "hrbench.runner.replay": ("ReplayClient",),
+    "hrbench.runner.batch._settings": ("Batch",),
+    "hrbench.runner._benchmark": ("Bench", "benchmark", "benchmark_async", "benchmark_stream"),
+    "hrbench.runner._cache": ("Cache", "cache_key", "request_hash"),
+    "hrbench.runner._governor": ("Governor",),
+    "hrbench.runner._limits": ("Options", "options"),
+    "hrbench.runner._replay": ("ReplayClient",),
     "hrbench.scoring._choice": ("choice_scorer",),
     "hrbench.scoring._judge": ("judge_scorer",),
     "hrbench.scoring._numeric": ("numeric_scorer",),
@@ -308,10 +308,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "power",
         "report",
     ),
-    "hrbench.stats.agreement": ("judge_agreement",),
-    "hrbench.stats.gate": ("GateResult", "gate"),
-    "hrbench.stats.grading": ("next_grades",),
-    "hrbench.stats.sequential": ("StopWhenSure",),
+    "hrbench.stats._agreement": ("judge_agreement",),
+    "hrbench.stats._gate": ("GateResult", "gate"),
+    "hrbench.stats._grading": ("next_grades",),
+    "hrbench.stats._sequential": ("StopWhenSure",),
     "hrbench.store": ("Store",),
     "hrbench.tools": ("ToolLoop", "tool_loop", "tool_loop_async"),
 }
@@ -320,7 +320,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
 _SUBMODULES: dict[str, str] = {
     "reading": "hrbench.reading",
     "metrics": "hrbench.metrics",
-    "ledger": "hrbench.runner.ledger",
+    "ledger": "hrbench.runner._ledger",
 }
 """The submodules offered under another name or place: ``hrbench.metrics``, ``hrbench.ledger``."""
 

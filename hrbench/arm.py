@@ -18,8 +18,7 @@ import msgspec
 
 from hrbench._util.fingerprint import fingerprint
 from hrbench.errors import ConfigError
-from hrbench.models.base import normalise_messages
-from hrbench.models.reasoning import REASONING_SETTINGS, check_reasoning, reasoning_params
+from hrbench.models import REASONING_SETTINGS, check_reasoning, normalise_messages, reasoning_params
 from hrbench.records import Request, Result, Step
 from hrbench.tools import tool_definitions
 
@@ -98,7 +97,7 @@ class Arm:
         derived_from: the name of the arm this one was derived from, if any.
         settings: settings that change the arm's behaviour; part of its hash. The reasoning
             settings among them (``reasoning_effort``, ``thinking_budget``:
-            :mod:`hrbench.models.reasoning`) are sent with every request the arm's runs make
+            :mod:`hrbench.models._reasoning`) are sent with every request the arm's runs make
             through ``ctx.call``; :func:`sweep` makes one arm per value.
 
     Attributes:
@@ -110,7 +109,7 @@ class Arm:
             replies (:attr:`~hrbench.scoring.Scorer.reads_reply`: the built-in ones, for
             its finish reason and refusal). ``False`` (the default): the output is what the
             function returned. Not part of the hash.
-        check: ``None``, or ``check(items, client, known, runs)``, which :func:`hrbench.runner.benchmark`
+        check: ``None``, or ``check(items, client, known, runs)``, which :func:`hrbench.runner._benchmark`
             calls with the items it will run (id -> payload, in order), its client, the item
             ids an output may name (the reference's, or its source's) and the runs per item
             before the first run, so that a spec error is refused
@@ -147,7 +146,7 @@ class Arm:
         self.settings = dict(settings or {})
         self.reasoning: dict[str, Any] | None = check_reasoning(self.settings) or None
         """The arm's reasoning settings (``reasoning_effort``, ``thinking_budget``), sent with
-        every request of its runs (:mod:`hrbench.models.reasoning`), or ``None``."""
+        every request of its runs (:mod:`hrbench.models._reasoning`), or ``None``."""
         self.check: Callable[[dict[str, Any], Any, Collection[str], int], None] | None = None
         self.output_is_reply = False
         call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
@@ -193,7 +192,7 @@ class Context:
         notes: limit notes gathered by the run (``"cost_cap_reached"``, ...).
         ledger_id: the run's id; every step carries it.
         reasoning: the arm's reasoning settings (``reasoning_effort``, ``thinking_budget``:
-            :mod:`hrbench.models.reasoning`), sent with every request of the run in the
+            :mod:`hrbench.models._reasoning`), sent with every request of the run in the
             provider's fields, or ``None``.
         budget: the run's own budget under per-run caps (``max_calls_per_run``,
             ``max_usd_per_run``, ``max_tokens_per_run``), made by the runtime at the run's
@@ -313,7 +312,7 @@ def sweep(arm: Arm, **axes: Collection[Any]) -> list[Arm]:
     """One arm per combination of reasoning settings: an effort or thinking-budget sweep.
 
     Each arm made runs ``arm``'s function with the combination's settings added (sent with
-    every request: :mod:`hrbench.models.reasoning`), is named ``"{arm.name}-{value}"`` (a value
+    every request: :mod:`hrbench.models._reasoning`), is named ``"{arm.name}-{value}"`` (a value
     per axis, in the order given: ``"solve-low"``, ``"solve-low-2048"``) and records
     ``derived_from=arm.name``. Its hash covers the settings, so a resume refuses a changed sweep.
 
@@ -326,7 +325,7 @@ def sweep(arm: Arm, **axes: Collection[Any]) -> list[Arm]:
 
     Raises:
         ConfigError: no axis, an axis that is not a reasoning setting, an empty or repeated
-            list of values, or a value out of range (:func:`~hrbench.models.reasoning.check_reasoning`).
+            list of values, or a value out of range (:func:`~hrbench.models.check_reasoning`).
 
     Example:
         >>> arms = sweep(Arm("solve", lambda item, ctx: ""), reasoning_effort=["low", "high"])

@@ -366,7 +366,7 @@ class StopUndecidableWarning(UserWarning):
     """Warned when a stop rule can run too few clusters for its test ever to decide a pair.
 
     With one pair at ``alpha = 0.05`` the exact test needs at least 10 clusters and the
-    symmetric one 5 (:meth:`hrbench.stats.sequential.StopWhenSure.fewest_to_decide`): on a
+    symmetric one 5 (:meth:`hrbench.stats.StopWhenSure.fewest_to_decide`): on a
     smaller reference (or ``max_clusters``) every cluster runs and nothing is gained.
     """
 
@@ -377,7 +377,7 @@ class StopFewClustersWarning(UserWarning):
     No stop rule can save clusters there, and it decides less often than the fixed design's
     test on every cluster (on a 5-cluster reference a stop decided 0.19 of the time where
     :func:`hrbench.compare` rejected 0.61): run without a stop rule
-    (:meth:`hrbench.stats.sequential.StopWhenSure.few_clusters_warning`).
+    (:meth:`hrbench.stats.StopWhenSure.few_clusters_warning`).
     """
 
 
@@ -385,7 +385,7 @@ class StopMethodWarning(UserWarning):
     """Warned when a stop rule asks for a test that may not hold its ``alpha`` on this design.
 
     ``method="asymptotic"`` on fewer than 30 planned clusters
-    (:meth:`hrbench.stats.sequential.StopWhenSure.validity_warning`); ``"auto"`` never picks it.
+    (:meth:`hrbench.stats.StopWhenSure.validity_warning`); ``"auto"`` never picks it.
     """
 
 

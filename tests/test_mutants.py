@@ -54,14 +54,14 @@ def test_at_least_30_named_patches_over_every_promise_each_applying_once() -> No
 
 
 def test_a_patch_that_no_longer_applies_is_named_not_skipped() -> None:
-    gone = mutants.Mutant("gate.gone", "hrbench/stats/gate.py", "text that is not there", "x", ("t",))
-    twice = mutants.Mutant("gate.twice", "hrbench/stats/gate.py", "\n", "x", ("t",))
+    gone = mutants.Mutant("gate.gone", "hrbench/stats/_gate.py", "text that is not there", "x", ("t",))
+    twice = mutants.Mutant("gate.twice", "hrbench/stats/_gate.py", "\n", "x", ("t",))
     nowhere = mutants.Mutant("gate.nowhere", "hrbench/no_such_module.py", "a", "b", ("t",))
     with pytest.raises(mutants.Broken) as got:
         mutants.check_applies((gone, twice, nowhere))
     msg = str(got.value)
-    assert "gate.gone: its text is in hrbench/stats/gate.py 0 times, not once" in msg
-    assert "gate.twice: its text is in hrbench/stats/gate.py" in msg and "gate.nowhere" in msg
+    assert "gate.gone: its text is in hrbench/stats/_gate.py 0 times, not once" in msg
+    assert "gate.twice: its text is in hrbench/stats/_gate.py" in msg and "gate.nowhere" in msg
 
 
 @pytest.mark.parametrize(

@@ -108,28 +108,28 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- reservations and settlement
     m(
         "governor.call-cap-one-over",
-        "hrbench/runner/governor.py",
+        "hrbench/runner/_governor.py",
         "self.max_calls is not None and self.calls + 1 > self.max_calls",
         "self.max_calls is not None and self.calls > self.max_calls",
         RUNNER + "test_governor.py",
     ),
     m(
         "governor.usd-cap-ignores-requests-in-flight",
-        "hrbench/runner/governor.py",
+        "hrbench/runner/_governor.py",
         "self.usd + self._reserved_usd + usd > self.max_usd + 1e-12",
         "self.usd + usd > self.max_usd + 1e-12",
         RUNNER + "test_governor.py",
     ),
     m(
         "governor.token-cap-ignores-requests-in-flight",
-        "hrbench/runner/governor.py",
+        "hrbench/runner/_governor.py",
         "self.tokens + self._reserved_tokens + tokens > self.max_tokens",
         "self.tokens + tokens > self.max_tokens",
         RUNNER + "test_governor.py",
     ),
     m(
         "governor.settlement-keeps-the-hold",
-        "hrbench/runner/governor.py",
+        "hrbench/runner/_governor.py",
         "            self._reserved_usd -= reservation.usd\n            self._reserved_tokens -= reservation.tokens\n"
         "            if lost:",
         "            if lost:",
@@ -138,21 +138,21 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "governor.an-unsent-attempt-stays-a-call",
-        "hrbench/runner/governor.py",
+        "hrbench/runner/_governor.py",
         "            if not sent:\n                self.calls -= 1",
         "            if False:\n                self.calls -= 1",
         RUNNER + "test_governor_unsent.py",
     ),
     m(
         "reservation.a-lost-reply-booked-at-what-it-says",
-        "hrbench/runner/reservation.py",
+        "hrbench/runner/_reservation.py",
         "    return (reservation.usd, reservation.tokens) if lost else (usd, tokens)",
         "    return (usd, tokens)",
         RUNNER + "test_reservation.py",
     ),
     m(
         "reservation.settled-twice",
-        "hrbench/runner/reservation.py",
+        "hrbench/runner/_reservation.py",
         "    if reservation.settled:\n        return None\n",
         "",
         RUNNER + "test_reservation.py",
@@ -160,7 +160,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "reservation.a-retry-keeps-the-failed-attempts-hold",
-        "hrbench/runner/reservation.py",
+        "hrbench/runner/_reservation.py",
         "        if self._open is not None:\n            self.governor.settle(self._open, 0.0, 0)\n"
         "            self._open = None\n        self._cleared = False",
         "        self._cleared = False",
@@ -168,22 +168,22 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "reservation.a-cancel-gives-back-a-sent-call",
-        "hrbench/runner/reservation.py",
+        "hrbench/runner/_reservation.py",
         "        if self._open is not None and not self._cleared:\n            self.unsent()",
         "        if self._open is not None:\n            self.unsent()",
         RUNNER + "test_ledger.py",
     ),
     m(
         "settlement.a-served-again-bill-counts-its-tokens-twice",
-        "hrbench/runner/remade.py",
+        "hrbench/runner/_remade.py",
         "        if step.usage is not None and not again:",
         "        if step.usage is not None:",
-        "hrbench/runner/remade.py",
+        "hrbench/runner/_remade.py",
         RUNNER + "test_draws_resume.py",
     ),
     m(
         "settlement.a-billed-retry-is-not-in-the-row",
-        "hrbench/runner/invoke.py",
+        "hrbench/runner/_invoke.py",
         '            elif kind == "attempt":  # a retried attempt the provider billed',
         "            elif False:  # a retried attempt the provider billed",
         "tests/unit/models/test_rows_match_the_bill.py::test_rows_carry_every_billed_attempt_of_a_reply_with_no_text",
@@ -191,14 +191,14 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- a failed call never reaches a scorer
     m(
         "failed.an-ok-false-mapping-is-scored",
-        "hrbench/runner/invoke.py",
+        "hrbench/runner/_invoke.py",
         '        if output.get("ok") is False:\n            return output\n',
         "",
         RUNNER + "test_failed_calls.py",
     ),
     m(
         "failed.an-arms-reported-error-is-scored",
-        "hrbench/runner/invoke.py",
+        "hrbench/runner/_invoke.py",
         '    if kind in ("error", "budget_stop", "reasoning_exhausted"):\n        return kind, None',
         '    if kind in ("budget_stop", "reasoning_exhausted"):\n        return kind, None',
         RUNNER + "test_failed_calls.py",
@@ -207,14 +207,14 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- the stop guard (stop when sure)
     m(
         "stop.a-budget-stopped-cluster-is-committed",
-        "hrbench/runner/stopping.py",
+        "hrbench/runner/_stopping.py",
         "                if self._blocked or any(",
         "                if self._blocked and any(",
         BUDGET_STOPPED_CLUSTER,
     ),
     m(
         "stop.an-unfinished-cluster-is-committed",
-        "hrbench/runner/stopping.py",
+        "hrbench/runner/_stopping.py",
         "                if self._left[cluster]:\n                    break",
         "                if False:\n                    break",
         RUNNER
@@ -222,14 +222,14 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     m(
         "stop.a-budget-stop-ends-as-max-clusters",
-        "hrbench/runner/stopping.py",
+        "hrbench/runner/_stopping.py",
         'await self._end(self.reason or ("budget" if self._budget else "max_clusters"))',
         'await self._end(self.reason or "max_clusters")',
         BUDGET_STOPPED_CLUSTER,
     ),
     m(
         "stop.cancelled-clusters-are-reported",
-        "hrbench/runner/stopping.py",
+        "hrbench/runner/_stopping.py",
         "                await self._give(cluster, self._where[cluster] < self.committed)",
         "                await self._give(cluster, True)",
         RUNNER + "test_stopping.py",
@@ -417,28 +417,28 @@ MUTANTS: tuple[Mutant, ...] = (
     # -- the gate's decision
     m(
         "gate.decided-on-the-lower-bound",
-        "hrbench/stats/gate.py",
+        "hrbench/stats/_gate.py",
         "    if c.ci_high < -max_drop:",
         "    if c.ci_low < -max_drop:",
         "tests/unit/stats/test_gate.py",
     ),
     m(
         "gate.two-sided-level",
-        "hrbench/stats/gate.py",
+        "hrbench/stats/_gate.py",
         "level=1 - 2 * alpha,",
         "level=1 - alpha,",
         "tests/unit/stats/test_gate.py",
     ),
     m(
         "gate.a-stopped-baseline-is-gated",
-        "hrbench/stats/gate.py",
+        "hrbench/stats/_gate.py",
         '    for stop, field in ((stop_c, "candidate"), (stop_b, "baseline")):',
         '    for stop, field in ((stop_c, "candidate"),):',
         "tests/unit/stats/test_gate.py",
     ),
     m(
         "gate.the-drop-ignored",
-        "hrbench/stats/gate.py",
+        "hrbench/stats/_gate.py",
         "    if c.ci_high < -max_drop:",
         "    if c.ci_high < 0:",
         "tests/unit/stats/test_gate.py",

@@ -29,10 +29,10 @@ __all__ = ["AnthropicBatchApi"]
 
 
 class AnthropicBatchApi(BatchApi):
-    """Message Batches at an :class:`~hrbench.models.anthropic.AnthropicClient`'s ``base_url``.
+    """Message Batches at an :class:`~hrbench.models.AnthropicClient`'s ``base_url``.
 
     Example:
-        >>> from hrbench.models.anthropic import AnthropicClient
+        >>> from hrbench.models import AnthropicClient
         >>> api = AnthropicBatchApi(AnthropicClient("claude-haiku-4-5", base_url="http://127.0.0.1:9/v1"))
         >>> api.line("k1", {"model": "claude-haiku-4-5", "max_tokens": 5, "messages": []})
         b'{"custom_id":"k1","params":{"model":"claude-haiku-4-5","max_tokens":5,"messages":[]}}'

@@ -29,10 +29,10 @@ _ERRORS = {"batch_expired": "expired", "batch_cancelled": "cancelled"}
 
 
 class OpenAIBatchApi(BatchApi):
-    r"""The Batch API at an :class:`~hrbench.models.openai.OpenAIClient`'s ``base_url``.
+    r"""The Batch API at an :class:`~hrbench.models.OpenAIClient`'s ``base_url``.
 
     Example:
-        >>> from hrbench.models.openai import OpenAIClient
+        >>> from hrbench.models import OpenAIClient
         >>> api = OpenAIBatchApi(OpenAIClient("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key_env=None))
         >>> api.line("k1", {"model": "gpt-4o-mini", "messages": []})
         b'{"custom_id":"k1","method":"POST","url":"/v1/chat/completions","body":{"model":"gpt-4o-mini","messages":[]}}\n'

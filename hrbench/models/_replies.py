@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench.models.tokens import usage_of
+from hrbench.models._tokens import usage_of
 from hrbench.records import Request, Result, Usage
 
 SNIPPET = 300
@@ -63,7 +63,7 @@ def estimated_usage(request: Request, result: Result) -> Usage:
     With ``n`` choices only the first is kept: each of the others is counted at the output
     limit sent (at the first one's size when none was sent).
     """
-    from hrbench.models.pricing import output_limit
+    from hrbench.models._pricing import output_limit
 
     limit = output_limit(request)
     usage = usage_of(request.messages, result.raw_text, result.model, limit, request.tools)

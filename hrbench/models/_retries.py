@@ -162,7 +162,7 @@ class FinalFailure(Exception):
 def billed_attempt(exc: RetryableFailure) -> Billed | None:
     """What the provider billed for a retried attempt: its reported usage, else ``None`` (unknown).
 
-    The governor books such an attempt at what that usage costs (:meth:`~hrbench.runner.governor.Gate.lost`),
+    The governor books such an attempt at what that usage costs (:meth:`~hrbench.runner._governor.Gate.lost`),
     and the run's trace and row carry the same amount, so the rows add up to the provider's bill.
     """
     if exc.usage is None or exc.usage.provenance != "reported":

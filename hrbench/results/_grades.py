@@ -5,7 +5,7 @@ A grade says whether a person judged one row's output right: ``item``, ``arm``, 
 :func:`hrbench.next_grades`, the probability ``pi`` it had of being drawn (kept with the grade:
 it marks the grade as drawn by stratum, which the estimate weights). The report and comparisons
 of a benchmark with grades give each arm's accuracy and each paired difference as humans would
-grade them (:mod:`hrbench.stats.ppi`; the guide: ``docs/guides/human-grades.md``).
+grade them (:mod:`hrbench.stats._ppi`; the guide: ``docs/guides/human-grades.md``).
 
 A grades file is CSV with a header row, or JSON lines, with the columns above (others, such as
 the ``cluster`` and ``judge`` that :func:`hrbench.next_grades` writes, are ignored). ``correct``

@@ -303,7 +303,7 @@ class JudgeScorer:
     ) -> None:
         self.client = client
         self.pricing = pricing
-        """The judge's own prices (a :class:`~hrbench.models.pricing.Pricing` whose ``overrides`` go over
+        """The judge's own prices (a :class:`~hrbench.models.Pricing` whose ``overrides`` go over
         the benchmark's table for the judge's requests), or ``None``: the benchmark's alone."""
         self.kind = kind
         self.template = template
@@ -494,7 +494,7 @@ def judge_scorer(
         judge_runs: judge draws per output (a majority; a tie is not correct).
         pass_mark: the rubric grade from which an output is correct (7 of 10 by default).
         name: the scorer's name; ``"judge_<kind>"`` by default.
-        pricing: the judge's own prices, a :class:`~hrbench.models.pricing.Pricing` whose
+        pricing: the judge's own prices, a :class:`~hrbench.models.Pricing` whose
             ``overrides`` are laid over the benchmark's price table for the judge's requests
             (a spec's ``price`` and ``prices`` in ``[scorer_settings.client]`` give it); under
             an explicit USD cap a judge model with no price is refused before the first call.

@@ -389,7 +389,7 @@ class Scorer:
     :class:`~hrbench.records.Result` (its text, finish reason and refusal), rather than as its text.
     The built-in scorers read replies, so a refused or filtered reply is a ``"refusal"`` (seeds
     000 and 001); a function of one's own gets the text, as the docs promise: a prompt arm's output
-    is its reply's text, a function arm's what it returned (:func:`hrbench.runner.invoke.checked`).
+    is its reply's text, a function arm's what it returned (:func:`hrbench.runner._invoke.checked`).
     No scorer ever receives a failed call: that run is an ``"error"`` before any scorer sees it."""
 
     offload: bool = False

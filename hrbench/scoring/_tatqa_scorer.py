@@ -159,4 +159,4 @@ def _tatqa_labels(labels: Mapping[str, Any]) -> None:
 
 
 tatqa_scores.check_labels = _tatqa_labels  # type: ignore[attr-defined]
-"""Called by :func:`hrbench.runner.benchmark` with the labels of the items it runs (before any run)."""
+"""Called by :func:`hrbench.runner._benchmark` with the labels of the items it runs (before any run)."""

@@ -3,7 +3,7 @@
 A prompt arm may give ``tools`` (name -> ``package.module:function``, run by
 :func:`hrbench.tools.tool_loop_async` for at most ``max_steps`` turns); prompt, reading and import
 arms take the reasoning settings ``reasoning_effort`` and ``thinking_budget``
-(:mod:`hrbench.models.reasoning`), and ``sweep`` makes one arm per value (:func:`build_arms`).
+(:mod:`hrbench.models._reasoning`), and ``sweep`` makes one arm per value (:func:`build_arms`).
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _prompt_arm(spec: Any) -> Arm:
 
 def _reasoning(spec: Any) -> dict[str, Any]:
     """A spec's reasoning settings (``reasoning_effort``, ``thinking_budget``), checked."""
-    from hrbench.models.reasoning import REASONING_SETTINGS, check_reasoning
+    from hrbench.models import REASONING_SETTINGS, check_reasoning
 
     return check_reasoning({k: _get(spec, k) for k in REASONING_SETTINGS})
 

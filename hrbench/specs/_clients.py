@@ -16,7 +16,7 @@ import anyio
 from hrbench._util import forms as _forms
 from hrbench._util.messages import did_you_mean, field_under
 from hrbench.errors import ConfigError
-from hrbench.models.mock import MockClient
+from hrbench.models import MockClient
 from hrbench.specs._loader import _MISSING, _get, _kind, load_object
 
 __all__ = ["CLIENT_FIELDS", "build_client", "build_pricing", "check_recording"]
@@ -118,11 +118,11 @@ def _check_output_limits(spec: Any) -> None:
 
 def _remote_client(spec: Any, kind: str) -> Any:
     if kind == "openai":
-        from hrbench.models.openai import OpenAIClient as cls
+        from hrbench.models import OpenAIClient as cls
 
         extra: tuple[str, ...] = ("max_tokens", "billed_as")
     else:
-        from hrbench.models.anthropic import AnthropicClient as cls  # type: ignore[assignment]
+        from hrbench.models import AnthropicClient as cls  # type: ignore[assignment]
 
         extra = ("max_tokens", "anthropic_version", "billed_as")
     _check_output_limits(spec)
@@ -182,7 +182,7 @@ def check_recording(name: str, recordings: Sequence[str]) -> None:
 
 
 def _replay_client(spec: Any, store: Any, role: str = "client") -> Any:
-    from hrbench.runner.replay import ReplayClient
+    from hrbench.runner import ReplayClient
 
     if store is None:  # say what gives one, for a judge too
         how = (
@@ -232,7 +232,7 @@ def build_client(spec: Any, store: Any = None, role: str = "client") -> Any:
         role: whose client it is, as errors name it: ``"client"`` or ``"judge"``.
 
     Returns:
-        A client (the ``Client`` role of :mod:`hrbench.models.base`).
+        A client (the ``Client`` role of :mod:`hrbench.models._base`).
 
     Raises:
         ConfigError: an unknown kind or a malformed spec.
@@ -288,7 +288,7 @@ def build_pricing(spec: Any) -> Any:
         return None
     if not isinstance(prices, Mapping):
         raise ConfigError("client.prices", prices, "expected a table of model names to prices")
-    from hrbench.models.pricing import FREE, Pricing
+    from hrbench.models import FREE, Pricing
 
     def entry(p: Any) -> Any:
         if p == FREE:

@@ -17,17 +17,17 @@ from typing import Any
 from hrbench._util import forms as _forms
 from hrbench._util.messages import field_under
 from hrbench.errors import ConfigError
-from hrbench.runner.governor import Governor, default_governor
+from hrbench.runner import Governor, default_governor
 from hrbench.specs._loader import _get
 
 __all__ = ["GOVERNOR_LIMITS", "PLAN_FIELDS", "STOP_FIELDS", "build_governor", "build_stop", "store_history"]
 
 
 def build_governor(spec: Any) -> Governor | None:
-    """The :class:`~hrbench.runner.governor.Governor` a spec describes, or ``None`` for no spec.
+    """The :class:`~hrbench.runner.Governor` a spec describes, or ``None`` for no spec.
 
     A limit left ``None`` is no cap, unless ``defaults`` is true: it is then the default's
-    (:func:`~hrbench.runner.governor.default_governor`), and the governor keeps the defaults' rule
+    (:func:`~hrbench.runner.default_governor`), and the governor keeps the defaults' rule
     while ``max_usd`` is not given (``hrb bench FILE --max-calls N`` on a spec with no
     ``[governor]`` replaces one limit, as ``--resume`` does).
 
@@ -95,7 +95,7 @@ PLAN_FIELDS = (
 
 
 def _plan(spec: Any, store: Any) -> Any:
-    from hrbench.stats.power import power
+    from hrbench.stats import power
 
     _forms.check_fields("stop.plan", spec, PLAN_FIELDS)
     kw = {k: v for k in PLAN_FIELDS if (v := _get(spec, k)) is not None}
@@ -120,9 +120,9 @@ def store_history(store: Any, reference_hash: str, limit: int = 20) -> dict[str,
     """The spread of the paired difference per cluster in the store's benchmarks of this reference.
 
     The newest ``limit`` stored benchmarks whose reference has this hash (reads SQLite:
-    blocking), through :func:`hrbench.stats.sequential.cluster_spread`; ``{}`` when there are none.
+    blocking), through :func:`hrbench.stats.cluster_spread`; ``{}`` when there are none.
     """
-    from hrbench.stats.sequential import cluster_spread
+    from hrbench.stats import cluster_spread
 
     same = [b["id"] for b in store.benchmark_list() if b["reference_hash"] == reference_hash and b["rows"]]
     benches = [store.rows_get(i) for i in same[-limit:]]
@@ -159,7 +159,7 @@ def build_stop(
     """
     if spec is None:
         return None
-    from hrbench.stats.sequential import StopWhenSure
+    from hrbench.stats import StopWhenSure
 
     if not isinstance(spec, Mapping) and not hasattr(spec, "__struct_fields__"):
         raise ConfigError("stop", spec, "expected a table of settings (goal, alpha, ...)")

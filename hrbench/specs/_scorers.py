@@ -65,7 +65,7 @@ def build_scorer(name: str = "exact", settings: Mapping[str, Any] | None = None,
     :class:`~hrbench.records.Answer`, a :class:`~hrbench.records.Result`, a dict with ``text``),
     and the item's label (``None`` for an item with no label). A run whose model call failed
     never reaches it: the runner makes that run an ``error``
-    (:func:`hrbench.runner.invoke.checked`). It returns a
+    (:func:`hrbench.runner._invoke.checked`). It returns a
     :class:`~hrbench.records.Score`, a dict of ``correct``/``outcome``/``failure_kind``, a
     ``(correct, outcome, failure_kind)`` tuple, or a bool. A function whose parameter names say
     another order (``def s(output, label, item=None)``) or that cannot take three arguments is

@@ -15,8 +15,8 @@ Model Evaluations" (arXiv 2411.00640):
 * Its **interval** is Wilson's score interval on the effective sample size ``n_eff = p (1 - p)
   / se**2`` with the ``t`` quantile on the design's degrees of freedom: ``G - 1`` with clusters
   of equal size, Bell-McCaffrey's (fewer) with unequal ones (Korn & Graubard 1998; Dean &
-  Pagano 2015; Bell & McCaffrey 2002; :func:`~hrbench.stats.intervals.proportion_interval`,
-  :func:`~hrbench.stats.intervals.design_df`): always within [0, 1], asymmetric near 0 and 1,
+  Pagano 2015; Bell & McCaffrey 2002; :func:`~hrbench.stats.proportion_interval`,
+  :func:`~hrbench.stats.design_df`): always within [0, 1], asymmetric near 0 and 1,
   and of positive width whenever anything was sampled (an arm right on every run gets
   ``n_eff`` = its items, not the point [1, 1]; so does a clustered variance of 0 up to
   rounding, as when two clusters' means agree by chance). Above the highest lower limit any
@@ -38,7 +38,7 @@ Model Evaluations" (arXiv 2411.00640):
 * **Paired comparisons** (Miller §4.2) take the per-item differences of the mean scores on the
   items both arms ran. The interval is MOVER over the two directions of disagreement, each a
   Wilson interval on its effective sample size (Zou & Donner 2008; Newcombe 1998;
-  :func:`~hrbench.stats.intervals.difference_interval`): the clustered t interval away from the
+  :func:`~hrbench.stats.difference_interval`): the clustered t interval away from the
   boundary, asymmetric when the arms rarely disagree, never a point; when no item scored
   differently, never wider than the exact bound for no disagreement in its clusters. The
   p-value inverts it on t with the design's df (the t test away from the boundary; never 0
@@ -97,11 +97,14 @@ Example:
     (0.75, 2, 5)
 """
 
-from hrbench.stats.comparisons import compare, compare_all
-from hrbench.stats.frontier import FrontierStep, frontier
-from hrbench.stats.intervals import FEW_CLUSTERS
-from hrbench.stats.power import power
-from hrbench.stats.records import (
+import sys
+import typing
+
+from hrbench.stats._comparisons import compare, compare_all
+from hrbench.stats._frontier import FrontierStep, frontier
+from hrbench.stats._intervals import FEW_CLUSTERS
+from hrbench.stats._power import power
+from hrbench.stats._records import (
     ArmReport,
     Comparison,
     NoIntervalWarning,
@@ -109,25 +112,100 @@ from hrbench.stats.records import (
     PowerPlan,
     PowerPoint,
 )
-from hrbench.stats.rendering import Report
-from hrbench.stats.report import report, report_payload
-from hrbench.stats.table import MIN_RUNS
+from hrbench.stats._rendering import Report
+from hrbench.stats._report import report, report_payload
+from hrbench.stats._table import MIN_RUNS
 
 __all__ = [
-    "FEW_CLUSTERS",
-    "MIN_RUNS",
     "ArmReport",
     "Comparison",
+    "FEW_CLUSTERS",
     "FrontierStep",
+    "JudgedRows",
+    "MIN_RUNS",
     "NoIntervalWarning",
     "PilotClustersWarning",
     "PowerPlan",
     "PowerPoint",
     "Report",
+    "SequentialTest",
+    "StopWhenSure",
+    "cluster_spread",
     "compare",
     "compare_all",
+    "design_df",
+    "difference_interval",
+    "draw_probabilities",
     "frontier",
+    "gate",
+    "next_grades",
     "power",
+    "ppi_estimate",
+    "proportion_interval",
     "report",
     "report_payload",
+    "reported_rows",
+    "scale",
+    "stop_lines",
+    "stop_section",
+    "weighted_order",
 ]
+
+
+# -- tools/privatize.py: names other packages use, imported on first use (PEP 562)
+if typing.TYPE_CHECKING:
+    from hrbench.stats._agreement import JudgedRows
+    from hrbench.stats._gate import gate
+    from hrbench.stats._grading import next_grades
+    from hrbench.stats._intervals import design_df, difference_interval, proportion_interval
+    from hrbench.stats._ppi import ppi_estimate
+    from hrbench.stats._sequential import StopWhenSure
+    from hrbench.stats._sequential_order import (
+        cluster_spread,
+        draw_probabilities,
+        scale,
+        weighted_order,
+    )
+    from hrbench.stats._sequential_test import SequentialTest
+    from hrbench.stats._stopped import reported_rows, stop_lines, stop_section
+
+_LAZY = {
+    "JudgedRows": "hrbench.stats._agreement",
+    "SequentialTest": "hrbench.stats._sequential_test",
+    "StopWhenSure": "hrbench.stats._sequential",
+    "cluster_spread": "hrbench.stats._sequential_order",
+    "design_df": "hrbench.stats._intervals",
+    "difference_interval": "hrbench.stats._intervals",
+    "draw_probabilities": "hrbench.stats._sequential_order",
+    "gate": "hrbench.stats._gate",
+    "next_grades": "hrbench.stats._grading",
+    "ppi_estimate": "hrbench.stats._ppi",
+    "proportion_interval": "hrbench.stats._intervals",
+    "reported_rows": "hrbench.stats._stopped",
+    "scale": "hrbench.stats._sequential_order",
+    "stop_lines": "hrbench.stats._stopped",
+    "stop_section": "hrbench.stats._stopped",
+    "weighted_order": "hrbench.stats._sequential_order",
+}
+
+if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error
+
+    def __getattr__(name: str) -> typing.Any:
+        """Import ``name`` from its module on first use (:pep:`562`), as an ``import`` does.
+
+        ``python -X importtime`` names the module then (``importlib.import_module`` does not).
+        """
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        __import__(module)
+        value = getattr(sys.modules[module], name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+# -- end of tools/privatize.py's block

@@ -1,6 +1,6 @@
 """Paired intervals that nest across levels: the midpoint of the two nested envelopes of the raw ones.
 
-The MOVER interval of a paired difference (:class:`hrbench.stats.intervals._Discordance`) need
+The MOVER interval of a paired difference (:class:`hrbench.stats._intervals._Discordance`) need
 not nest as the level changes: with 2 clusters the two discordance rates' correlation is +1 or
 -1 by construction, and a 95% interval can lie inside no 90% one. Two nested families are
 built from the raw limits over the grid of levels :data:`~hrbench.stats._wilson._ALPHAS`:

@@ -2,7 +2,7 @@
 
 Logit-normal arms are fitted to the variance components (:func:`_fit_logit`), benchmarks of the
 plan's clusters and runs are drawn from them (:func:`_simulated_power`), and each goes through
-:func:`~hrbench.stats.intervals.difference_interval`'s test, vectorised (:func:`_rejects`).
+:func:`~hrbench.stats.difference_interval`'s test, vectorised (:func:`_rejects`).
 """
 
 from __future__ import annotations
@@ -150,15 +150,15 @@ def _simulated_power(model: _Logit, sizes: np.ndarray, runs: int, alpha: float) 
 
 
 def _rejects(d: np.ndarray, g: np.ndarray, n_g: int, alpha: float, trials: float) -> np.ndarray:
-    """Whether :func:`~hrbench.stats.intervals.difference_interval` rejects at ``alpha``, per row of ``d``.
+    """Whether :func:`~hrbench.stats.difference_interval` rejects at ``alpha``, per row of ``d``.
 
     The same test, vectorised over benchmarks (rows of per-item differences ``d``, shape (S, n),
     the runs known: ``trials``): the MOVER limits of the two discordance rates' equal-tailed
     Wilson intervals on their effective sizes, nested over the lower levels of the grid, and a
     rejection where that interval excludes 0 (exactly where its p-value is below ``alpha``).
     """
+    from hrbench.stats._intervals import _VAR_RTOL, design_df
     from hrbench.stats._wilson import _ALPHAS, _t_isf_v
-    from hrbench.stats.intervals import _VAR_RTOL, design_df
 
     s, n = d.shape
     onehot = np.zeros((n, n_g))

@@ -1,6 +1,6 @@
 """How PPI++ reads a benchmark's rows and grades: per arm, each row's cluster, weight, verdict, grade and design weight.
 
-Private to :mod:`hrbench.stats.ppi` and :mod:`hrbench.stats.grading`.
+Private to :mod:`hrbench.stats._ppi` and :mod:`hrbench.stats._grading`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def grades_table(grades: Any) -> dict[tuple[str, str, int], tuple[float, float |
 
 def column(bench: Any, name: str) -> list[Any]:
     """One column of a benchmark's rows (a Bench, rows as Structs or dicts, or a frame), as a list."""
-    from hrbench.stats.table import _tolist
+    from hrbench.stats._table import _tolist
 
     is_frame = hasattr(bench, "columns") or isinstance(bench, Mapping)
     rows = bench if is_frame else getattr(bench, "rows", bench)

@@ -1,13 +1,13 @@
-"""The array arithmetic of :class:`~hrbench.stats.sequential.SequentialTest`, vectorised.
+"""The array arithmetic of :class:`~hrbench.stats.SequentialTest`, vectorised.
 
-Private to ``hrbench.stats``: :class:`~hrbench.stats.sequential.SequentialTest` keeps one
+Private to ``hrbench.stats``: :class:`~hrbench.stats.SequentialTest` keeps one
 accumulator per pair of arms (arrays of shape ``(pairs,)``) and ``bench/sequential.py`` one per
 simulated benchmark (shape ``(n,)``), and both go through these same functions, so the bench
 measures the shipped rule. An accumulator is a dict of float arrays; every function works
 element-wise on any leading shape (the betting methods add a last axis: the grid of candidate
 differences).
 
-Methods (see :mod:`hrbench.stats.sequential` for the sources):
+Methods (see :mod:`hrbench.stats._sequential` for the sources):
 
 * ``"exact"``: de la Pena's self-normalised e-process with a normal mixture over the bet,
   ``log E = 1/2 log(rho / (V + rho)) + S**2 / (2 (V + rho))``, ``S = sum w D``,

@@ -1,6 +1,6 @@
 """The order a stop rule runs clusters in: uniform, or informative (drawn with known probabilities).
 
-Private to :mod:`hrbench.stats.sequential`. ``order="informative"`` draws the clusters one by
+Private to :mod:`hrbench.stats._sequential`. ``order="informative"`` draws the clusters one by
 one without replacement, each with a probability in proportion to ``p_c``, which grows with how
 much the paired difference varied on that cluster in earlier benchmarks of the same reference
 (:func:`cluster_spread`), mixed with the uniform distribution so that every cluster stays
@@ -59,7 +59,7 @@ def cluster_spread(history: Iterable[Any]) -> dict[str, float]:
         >>> {c: round(v, 3) for c, v in cluster_spread([rows]).items()}
         {'x': 0.707, 'y': 0.0}
     """
-    from hrbench.stats.table import _items, _table
+    from hrbench.stats._table import _items, _table
 
     sums: dict[str, float] = {}
     counts: dict[str, int] = {}

@@ -1,6 +1,6 @@
 """The running state of a stop-when-sure rule on one benchmark (:class:`SequentialTest`).
 
-Private to :mod:`hrbench.stats.sequential`, which offers it (``hrbench.stats.sequential.SequentialTest``)
+Private to :mod:`hrbench.stats._sequential`, which offers it (``hrbench.stats.SequentialTest``)
 and documents the tests it runs; the array arithmetic is :mod:`hrbench.stats._sequential_math`.
 """
 

@@ -2,7 +2,7 @@
 
 The equal-tailed interval (:func:`_wilson`), over arrays of levels (:func:`_wilson_v`), and the
 bounded one (:func:`_bounded_wilson`): one-sided beyond the switches (:func:`_switches`) above
-which no data of the design's runs could reach. :mod:`hrbench.stats.intervals` builds the
+which no data of the design's runs could reach. :mod:`hrbench.stats._intervals` builds the
 proportion and paired-difference intervals on these.
 """
 

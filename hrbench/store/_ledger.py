@@ -51,7 +51,7 @@ class _Ledger(_Base):
         """Write one group commit of a benchmark's per-call ledger, in one transaction.
 
         A reservation is in the file before its request is sent, its settlement
-        right after the reply. :class:`~hrbench.runner.ledger.Journal` calls this from its writer
+        right after the reply. :class:`~hrbench.runner.Journal` calls this from its writer
         thread with every change queued while the previous commit ran.
 
         Args:
@@ -119,7 +119,7 @@ class _Ledger(_Base):
         Rule (rows add up to the provider's bill after a crash): every billed reply is
         kept with its settlement, so a run made again (its row was lost in a crash, or replaced
         on resume) carries what was already paid for it (see
-        :func:`hrbench.runner.remade.prepaid`).
+        :func:`hrbench.runner._remade.prepaid`).
 
         Args:
             benchmark_id: the benchmark.

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from hrbench.stats.intervals import difference_interval, proportion_interval
+from hrbench.stats import difference_interval, proportion_interval
 from hrbench.testing._oracles import clustered_t_p, disagreeing_clusters, sign_flip_p
 
 __all__ = [
@@ -341,7 +341,7 @@ def check(
     The benchmarks are drawn with the arm x cluster effect ``sd_arm_cluster`` (default: the
     design's own): 0 for the null of two equally good arms, :data:`ARM_X_CLUSTER_SD` for the
     null of arms that differ cluster by cluster with no average difference. On the same
-    benchmarks three tests are made: hrbench's (:func:`~hrbench.stats.intervals.difference_interval`),
+    benchmarks three tests are made: hrbench's (:func:`~hrbench.stats.difference_interval`),
     the clustered t test (:func:`clustered_t_p`) and the exact cluster sign-flip test
     (:func:`sign_flip_p`). The naive intervals treat every run as independent (Wald over all
     runs; the difference as two independent proportions), as many harnesses do.

@@ -54,7 +54,7 @@ def _prompt_of(body: Any) -> str:
 def _prompt_tokens(how: str, body: dict[str, Any], prompt: str) -> int:
     """Prompt tokens billed: words, UTF-8 bytes, or the model's own tokenizer (bytes without one)."""
     if how == "tiktoken":
-        from hrbench.models.tokens import count_messages
+        from hrbench.models import count_messages
 
         counted = count_messages(body.get("messages") or [], str(body.get("model") or ""))
         if counted is not None:

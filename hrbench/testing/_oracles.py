@@ -53,7 +53,7 @@ def clustered_t_p(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
     """The two-sided p-value of the clustered t test: ``mean(d) / se`` (CR2) on the design's df.
 
     The same standard error and degrees of freedom as hrbench's paired comparison
-    (:func:`~hrbench.stats.intervals.design_df`; with equal clusters it is the one-sample t
+    (:func:`~hrbench.stats.design_df`; with equal clusters it is the one-sample t
     test on the cluster means). Where the clusters show no spread at all (their totals tie:
     a standard error of 0 up to rounding, common with 2 clusters) the statistic is not defined
     and the test does not reject: p is 1 (counting those as rejections, as ``diff / 0`` would,
@@ -61,7 +61,8 @@ def clustered_t_p(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
     """
     from scipy import stats
 
-    from hrbench.stats.intervals import _cluster_se, _estimable, design_df
+    from hrbench.stats import design_df
+    from hrbench.stats._intervals import _cluster_se, _estimable
 
     diff = float(d.mean())
     se = _cluster_se(d, cluster, n_clusters)

@@ -2,7 +2,7 @@
 
 Requests keep tools in OpenAI's form (``{"type": "function", "function": {"name",
 "description", "parameters"}}``), which the Anthropic client turns into the Messages form
-(:func:`hrbench.models.anthropic.anthropic_tool`). A definition in Anthropic's form (``{"name",
+(:func:`hrbench.models._anthropic.anthropic_tool`). A definition in Anthropic's form (``{"name",
 "description", "input_schema"}``) is converted here, and a Python function is described from
 its signature: each parameter a property (``str`` a string, ``int`` an integer, ``float`` a
 number, ``bool`` a boolean, ``list`` an array, ``dict`` an object; no annotation: any value),

@@ -20,7 +20,7 @@ from typing import Any
 import anyio.to_thread
 
 from hrbench.errors import ConfigError, HrbenchError
-from hrbench.models.base import normalise_messages
+from hrbench.models import normalise_messages
 from hrbench.records import Result, Step, ToolCall
 from hrbench.tools._definitions import tool_definitions
 

@@ -112,9 +112,8 @@ def register_batches(feature: Callable[[str], Any], app: App, async_handler: Any
 
 async def _cancel_at_provider(app: App, kept: dict[str, Any]) -> None:
     """Cancel a batch no running benchmark follows, with a client of its provider, and keep its state."""
-    from hrbench.models.anthropic import AnthropicClient
-    from hrbench.models.openai import OpenAIClient
-    from hrbench.runner.batch.client import batch_api
+    from hrbench.models import AnthropicClient, OpenAIClient
+    from hrbench.runner.batch import batch_api
 
     make = {"openai": OpenAIClient, "anthropic": AnthropicClient}[kept["provider"]]
     api = batch_api(make("-", base_url=kept["base_url"], api_key_env=kept["key_env"]))

@@ -31,7 +31,7 @@ The runner keeps no rows in memory (``keep_rows=False``); the summary is its run
 The connection is drained after every batch sent, so a client that reads slowly slows the
 benchmark instead of growing the daemon's memory.
 
-The governor's ledger is kept per call (:mod:`hrbench.runner.ledger`): each reservation is
+The governor's ledger is kept per call (:mod:`hrbench.runner._ledger`): each reservation is
 committed to the store before its request is sent and settled right after the reply, so a
 SIGKILL at any point leaves every call that may have been paid in the ledger. (A run on Ray
 keeps it as a snapshot with each batch of rows, as before.)
@@ -81,10 +81,7 @@ from hrbench.errors import (
     StoreError,
 )
 from hrbench.records import Row, Step
-from hrbench.runner.bench import Bench
-from hrbench.runner.benchmark import benchmark_async
-from hrbench.runner.cache import Cache
-from hrbench.runner.ledger import Journal
+from hrbench.runner import Bench, Cache, Journal, benchmark_async
 from hrbench.runner.runtime import ADVICE, Drain
 from hrbench_client import protocol as p
 from hrbench_server.app import App, warning_collector

@@ -20,9 +20,7 @@ from hrbench.arm import Arm
 from hrbench.errors import ConfigError, NotFound
 from hrbench.records import Row, Step
 from hrbench.reference import Reference
-from hrbench.runner.governor import Governor, default_governor
-from hrbench.runner.stopping import kept
-from hrbench.runner.summary import trace_metrics
+from hrbench.runner import Governor, default_governor, kept, trace_metrics
 from hrbench_client import protocol as p
 
 __all__ = [
@@ -94,7 +92,7 @@ def retried_rows(prior: Sequence[Row], retry_errors: bool) -> dict[tuple[str, st
     """The stored rows of the runs ``--retry-errors`` makes again (those that ended in errors).
 
     They go to the runner beside the kept rows, with ``retry_errors``, so that the run made
-    again replaces its row knowing it (:func:`hrbench.runner.remade.rescored_seconds`).
+    again replaces its row knowing it (:func:`hrbench.runner._remade.rescored_seconds`).
     """
     if not retry_errors:
         return {}
@@ -116,7 +114,7 @@ def resumed_governor(stored: dict[str, Any], given: p.GovernorSpec | None) -> An
         given: the resume's ``governor``; its ``None`` fields are not given.
 
     Returns:
-        A fresh :class:`~hrbench.runner.governor.Governor` (its use is restored from the ledger).
+        A fresh :class:`~hrbench.runner.Governor` (its use is restored from the ledger).
     """
     if "limits" in stored:
         limits = dict(stored["limits"])

@@ -222,7 +222,7 @@ class Sink:
         """The governor's use to keep with the rows, in-flight reservations counted as spent.
 
         A resume after a crash must not assume the calls in flight were free. ``None`` when
-        the governor keeps its ledger per call (:mod:`hrbench.runner.ledger`).
+        the governor keeps its ledger per call (:mod:`hrbench.runner._ledger`).
         """
         if not self.snapshots:
             return None

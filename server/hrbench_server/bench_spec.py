@@ -3,7 +3,7 @@
 :func:`check_resume_only` refuses fields beside ``resume``; :func:`build` makes the arms,
 reference (:func:`wire_reference`), client, scorer, metrics, pricing, governor, stop rule and
 batch mode of a spec, and refuses what the library refuses before a benchmark is stored
-(:func:`~hrbench.runner.plan.refuse_before_start`); :func:`limits_of` are the caps kept with it.
+(:func:`~hrbench.runner.refuse_before_start`); :func:`limits_of` are the caps kept with it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ import msgspec
 from hrbench import specs
 from hrbench.errors import ConfigError
 from hrbench.reference import Reference, check_keyed
-from hrbench.runner.batch.settings import Batch
-from hrbench.runner.governor import Governor, default_governor
-from hrbench.runner.plan import refuse_before_start
+from hrbench.runner import Governor, default_governor, refuse_before_start
+from hrbench.runner.batch import Batch
 from hrbench.specs import build_stop
 from hrbench_client import protocol as p
 

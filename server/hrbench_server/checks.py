@@ -1,7 +1,7 @@
 """The daemon's ``benchmark/gate`` (the CI gate) and ``prices`` (its price table) methods.
 
-``benchmark/gate`` runs :func:`hrbench.stats.gate.gate` on the daemon's store; ``prices``
-answers from :meth:`hrbench.models.pricing.Pricing.describe`.
+``benchmark/gate`` runs :func:`hrbench.stats.gate` on the daemon's store; ``prices``
+answers from :meth:`hrbench.models.Pricing.describe`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ def register_checks(feature: Callable[[str], Any], app: App, wrap: Callable[...,
     """Register ``benchmark/gate`` and ``prices`` with ``feature``; ``wrap(Params, fn)`` makes a handler.
 
     A candidate or baseline given as an absolute path is read as a rows file; anything else is
-    looked up as a stored benchmark's id, id prefix or name (:func:`hrbench.stats.gate.gate`).
+    looked up as a stored benchmark's id, id prefix or name (:func:`hrbench.stats.gate`).
     """
 
     async def gate(args: p.GateParams) -> p.GateResult:
-        from hrbench.stats.gate import gate
+        from hrbench.stats import gate
 
         def run() -> p.GateResult:
             for field in ("candidate", "baseline"):
@@ -51,7 +51,7 @@ def register_checks(feature: Callable[[str], Any], app: App, wrap: Callable[...,
     feature("benchmark/gate")(wrap(p.GateParams, gate))
 
     async def prices(args: p.PricesParams) -> p.PricesResult:
-        from hrbench.models.pricing import default_pricing
+        from hrbench.models import default_pricing
 
         def look() -> p.PricesResult:
             table = default_pricing()

@@ -230,8 +230,8 @@ def environment_problem() -> str | None:
         The message (``"HRBENCH_MAX_CALLS: expected a number (got 'abc')"``), or ``None``.
     """
     from hrbench.errors import ConfigError
-    from hrbench.models.pricing import Pricing
-    from hrbench.runner.governor import default_governor
+    from hrbench.models import Pricing
+    from hrbench.runner import default_governor
     from hrbench.runner.runtime import cancel_grace_s
 
     try:

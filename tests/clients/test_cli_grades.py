@@ -20,7 +20,7 @@ import textwrap
 from pathlib import Path
 
 from hrbench.records import Row
-from hrbench.stats.ppi import ppi_estimate
+from hrbench.stats import ppi_estimate
 from hrbench.testing import LoopbackServer
 from tests.clients.test_cli import _stop_daemon, hrb, lines  # noqa: F401
 

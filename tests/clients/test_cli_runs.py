@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hrbench.runner.benchmark import MISSING_OUTPUT_ADVICE
+from hrbench.runner._benchmark import MISSING_OUTPUT_ADVICE
 from hrbench.testing import LoopbackServer
 from tests._slow import slow
 from tests.clients.test_cli import HRB, _bench_file, _stop_daemon, hrb, lines  # noqa: F401
@@ -249,7 +249,8 @@ def test_a_missing_output_is_named_as_the_cause_in_bench_ls_and_report(tmp_path:
 
 
 def test_the_causes_hrb_advises_no_retry_for_are_the_librarys() -> None:
-    from hrbench.runner.benchmark import DUPLICATE_CAUSE, MISSING_OUTPUT_CAUSE
+    from hrbench.runner import DUPLICATE_CAUSE
+    from hrbench.runner._benchmark import MISSING_OUTPUT_CAUSE
     from hrbench_client.cli.bench import NOT_RETRIED_CAUSES
 
     assert NOT_RETRIED_CAUSES == (DUPLICATE_CAUSE, MISSING_OUTPUT_CAUSE)

@@ -23,7 +23,7 @@ import pytest
 import hrbench as hb
 import hrbench_client as hc
 from hrbench import specs
-from hrbench.models.pricing import Pricing
+from hrbench.models import Pricing
 from hrbench.records import Result, Usage
 from hrbench.runner.ray import RayExecutor
 from hrbench.store import Store

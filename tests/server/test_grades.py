@@ -15,7 +15,7 @@ import msgspec
 import pytest
 
 from hrbench.records import Row
-from hrbench.stats.ppi import ppi_estimate
+from hrbench.stats import ppi_estimate
 from hrbench_client.errors import ConfigError, InvalidParams, NotFound
 from tests._benches import run
 from tests.server._daemon import Daemon

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hrbench.runner.remade import PREPAID_NOTE
+from hrbench.runner._remade import PREPAID_NOTE
 from hrbench.store import Store
 from hrbench.testing import LoopbackServer
 from tests._slow import slow

@@ -15,7 +15,7 @@ from pathlib import Path
 import msgspec
 
 from hrbench.records import Row
-from hrbench.runner.governor import Governor
+from hrbench.runner import Governor
 from hrbench_server.app import App
 from hrbench_server.bench_sink import MAX_PENDING, STORE_BATCH, Sink
 from hrbench_server.rpc import RpcServer

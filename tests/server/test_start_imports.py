@@ -37,9 +37,9 @@ NOT_AT_START = (
     "hrbench.stats",
     "hrbench.results.browse",
     "hrbench.interop._inspect_write",
-    "hrbench.runner.benchmark",
-    "hrbench.models.openai",
-    "hrbench.models.anthropic",
+    "hrbench.runner._benchmark",
+    "hrbench.models._openai",
+    "hrbench.models._anthropic",
     "hrbench_server.bench",
     "hrbench_server.bench_spec",
 )
@@ -67,7 +67,7 @@ def test_a_started_daemon_has_imported_only_what_serving_needs(tmp_path: Path) -
         assert len(rows) == 2
         after = _imported(d.read_log())
         # the first benchmark imported the runner: lazy imports are in the log as they happen
-        assert {"hrbench_server.bench", "hrbench.runner.benchmark", "hrbench.specs"} <= after
+        assert {"hrbench_server.bench", "hrbench.runner._benchmark", "hrbench.specs"} <= after
     finally:
         d.stop()
         d.kill()
@@ -97,5 +97,5 @@ def test_a_bad_tcp_address_is_refused_before_the_library_or_pygls_is_imported(tm
 def test_a_bad_environment_is_refused_before_pygls_is_imported(tmp_path: Path) -> None:
     stderr, imported = _refused(tmp_path, env={"HRBENCH_MAX_CALLS": "abc"})
     assert "HRBENCH_MAX_CALLS" in stderr
-    assert "hrbench.runner.governor" in imported  # what the check reads
+    assert "hrbench.runner._governor" in imported  # what the check reads
     assert _among(imported, ("pygls", "lsprotocol", *NOT_AT_START)) == []

@@ -165,15 +165,15 @@ def evaluate(
             module's only output.
         epochs: how many times to run every row (default 1).
         cache: ``None`` or ``False``: no response cache; ``True``: the default on-disk store; a
-            :class:`~hrbench.runner.cache.Cache` or a :class:`~hrbench.store.Store`.
+            :class:`~hrbench.runner.Cache` or a :class:`~hrbench.store.Store`.
         llm: the model client for model modules, overriding the module's own.
         concurrency: the most rows in flight.
         progress: show a tqdm progress bar on stderr.
         return_format: ``"structured"`` (the default) or ``"simple"``, which leaves out metadata,
             traces, epoch_traces and data.
         trace_context: the caller's correlation context, returned in the evaluation as given.
-        governor: a :class:`~hrbench.runner.governor.Governor` budget for the model calls; ``None``
-            gives the benchmark's default (:func:`~hrbench.runner.governor.default_governor`, 400 calls
+        governor: a :class:`~hrbench.runner.Governor` budget for the model calls; ``None``
+            gives the benchmark's default (:func:`~hrbench.runner.default_governor`, 400 calls
             and 5 USD unless the environment says otherwise), shared by every epoch. A refused
             request is a run error (``budget_stop``) and warns
             :class:`~hrbench.errors.BudgetStoppedWarning`. A plain-function module makes no

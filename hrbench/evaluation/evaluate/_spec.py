@@ -169,7 +169,7 @@ async def evaluate_spec_async(
         spec: an :class:`EvaluateSpec` or a dict of its fields, e.g.
             ``{"module": {"signature": "text -> sentiment"}, "client": {"kind": "mock",
             "reply": "{\"sentiment\": \"positive\"}"}, "data": [...], "metric": "exact_match"}``.
-        cache: the daemon's :class:`~hrbench.runner.cache.Cache` (used unless the spec says
+        cache: the daemon's :class:`~hrbench.runner.Cache` (used unless the spec says
             ``"cache": false``).
         governor: the daemon's budget for these calls.
         store: the daemon's :class:`~hrbench.store.Store`, read by a ``replay`` client (default:

@@ -184,7 +184,7 @@ def _ci_95(row_means: Sequence[float], epochs: int = 1) -> tuple[float, float] |
     One interval method behind report(), compare() and ci_95: each row is an item
     in a cluster of its own and its epochs are its runs, so scores in [0, 1] get Wilson's
     interval on the effective sample size with t on ``rows - 1`` df, ``rows * epochs`` runs behind it
-    (:func:`hrbench.stats.intervals.proportion_interval`), always within [0, 1]. Scores outside
+    (:func:`hrbench.stats.proportion_interval`), always within [0, 1]. Scores outside
     [0, 1] (a numeric metric on another scale) get the t interval of the row means instead.
     ``None`` with a single row (no degrees of freedom).
     """
@@ -193,7 +193,8 @@ def _ci_95(row_means: Sequence[float], epochs: int = 1) -> tuple[float, float] |
         return None
     import numpy as np
 
-    from hrbench.stats.intervals import _t_interval, proportion_interval
+    from hrbench.stats import proportion_interval
+    from hrbench.stats._intervals import _t_interval
 
     y = np.asarray(row_means, dtype=float)
     if y.min() >= 0.0 and y.max() <= 1.0:

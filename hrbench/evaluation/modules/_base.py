@@ -34,7 +34,7 @@ class Settings:
 
 def _resolve_cache(cache: Any) -> Any:
     """``None``/``False``: no cache; ``True``: the default store; a Store: a Cache on it; a Cache."""
-    from hrbench.runner.cache import Cache
+    from hrbench.runner import Cache
     from hrbench.store import Store
 
     if cache is None or cache is False:
@@ -65,8 +65,8 @@ def settings_of(mod: Module, llm: Any, cache: Any, governor: Any) -> Settings:
             )
         if not hasattr(client, "send"):
             raise ConfigError("llm", client, "expected a model client (an object with async send(request))")
-        from hrbench.models.pricing import default_pricing
-        from hrbench.runner.governor import Governor, default_governor
+        from hrbench.models import default_pricing
+        from hrbench.runner import Governor, default_governor
         from hrbench.runner.runtime import Runtime
 
         if governor is not None and not isinstance(governor, Governor):

@@ -74,9 +74,9 @@ async def run_dataset_async(
         mod: the module.
         data: rows (see :func:`rows_of`); each needs a column per signature input.
         llm: the model client, overriding the module's.
-        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.cache.Cache` or a Store.
+        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.Cache` or a Store.
         governor: the budget for model calls; ``None`` gives the benchmark's default
-            (:func:`~hrbench.runner.governor.default_governor`).
+            (:func:`~hrbench.runner.default_governor`).
         concurrency: the most rows in flight.
         progress: show a tqdm progress bar on stderr.
         draw_index: the draw index of every request.
@@ -132,9 +132,9 @@ def run_dataset(
         mod: the module.
         data: a list of dicts, a pandas or a polars DataFrame (see :func:`rows_of`).
         llm: the model client, overriding the module's.
-        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.cache.Cache` or a Store.
+        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.Cache` or a Store.
         governor: the budget for model calls; ``None`` gives the benchmark's default
-            (:func:`~hrbench.runner.governor.default_governor`).
+            (:func:`~hrbench.runner.default_governor`).
         concurrency: the most rows in flight.
         progress: show a tqdm progress bar on stderr.
         draw_index: the draw index of every request.

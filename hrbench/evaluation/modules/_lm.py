@@ -234,7 +234,7 @@ def module(
     Args:
         signature_: the signature (string or :class:`Signature`).
         model: a model client (an object with ``send``, such as
-            :class:`~hrbench.models.mock.MockClient`), or a model name to ask the ``llm=``
+            :class:`~hrbench.models.MockClient`), or a model name to ask the ``llm=``
             client for, or ``None`` to take both from ``llm=`` when run.
         instructions: what the model is asked to do (replaces the signature's).
         params: sampling parameters sent with every request (``temperature``, ``max_tokens``,
@@ -246,7 +246,7 @@ def module(
 
     Example:
         >>> from hrbench.evaluation.modules import run
-        >>> from hrbench.models.mock import MockClient
+        >>> from hrbench.models import MockClient
         >>> client = MockClient(lambda messages, params: '{"sentiment": "positive"}')
         >>> classifier = module("text -> sentiment: enum('positive', 'negative')", model=client)
         >>> run(classifier, text="I love it!")

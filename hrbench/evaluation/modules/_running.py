@@ -244,9 +244,9 @@ async def run_async(
         mod: the module.
         inputs: the inputs as a dict (or pass them as keyword arguments).
         llm: the model client, overriding the module's.
-        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.cache.Cache` or a Store.
+        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.Cache` or a Store.
         governor: the budget for model calls; ``None`` gives the benchmark's default
-            (:func:`~hrbench.runner.governor.default_governor`).
+            (:func:`~hrbench.runner.default_governor`).
         draw_index: the draw index of the request (default 1, as epoch 1 of evaluate()).
         **kw_inputs: the inputs by name.
 
@@ -290,9 +290,9 @@ def run(
         mod: the module.
         inputs: the inputs as a dict (or pass them as keyword arguments).
         llm: the model client, overriding the module's.
-        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.cache.Cache` or a Store.
+        cache: ``None``/``False`` (no cache), a :class:`~hrbench.runner.Cache` or a Store.
         governor: the budget for model calls; ``None`` gives the benchmark's default
-            (:func:`~hrbench.runner.governor.default_governor`).
+            (:func:`~hrbench.runner.default_governor`).
         draw_index: the draw index of the request (default 1, as epoch 1 of evaluate()).
         **kw_inputs: the inputs by name.
 

@@ -1,8 +1,8 @@
 """Human grading of a stored benchmark: the rows to grade next (item, label, the arm's output), grades put and got.
 
 The daemon's ``grades/next``, ``grades/put`` and ``grades/get`` and the grading page of
-``hrb view`` read these; the statistics are :mod:`hrbench.stats.ppi` and
-:mod:`hrbench.stats.grading`.
+``hrb view`` read these; the statistics are :mod:`hrbench.stats._ppi` and
+:mod:`hrbench.stats._grading`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def grades_next(store: Store, benchmark_id: str, k: int, seed: int = 0) -> dict[
         NotFound: no benchmark has that id.
         ConfigError: ``k`` not in 1 to 10,000, or a benchmark with no row to grade.
     """
-    from hrbench.stats.grading import next_grades
+    from hrbench.stats import next_grades
 
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_NEXT:
         raise ConfigError("k", k, f"must be a whole number of rows from 1 to {MAX_NEXT}")

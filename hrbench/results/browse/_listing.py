@@ -13,8 +13,8 @@ from typing import Any
 from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import NotFound
 from hrbench.records import Row
-from hrbench.runner.ledger import unknown_of, unknown_sentence
-from hrbench.stats.stopped import reported_rows
+from hrbench.runner import unknown_of, unknown_sentence
+from hrbench.stats import reported_rows
 from hrbench.store import Store
 
 __all__ = ["benchmark_list", "benchmark_status", "budget_note", "resume_flag", "stop_limits"]
@@ -87,7 +87,7 @@ def benchmark_status(
         >>> benchmark_status({"id": "b1", "status": "done", "summary": [{"errors": 2, "error_causes": {"RuntimeError": 2}}]}, 5)["status"]
         'errors'
     """
-    from hrbench.runner.benchmark import error_causes
+    from hrbench.runner import error_causes
 
     status = rec.get("status") or "interrupted"
     if status == "running" and rec.get("id") not in running:
@@ -105,7 +105,7 @@ def _items(store: Store, head: dict[str, Any], rows: Sequence[Row] | None) -> tu
 
     Without a stop record: the items the spec runs (its expected rows over arms x runs), and
     ``None``. With one (a stop rule ran it): the items its reported rows hold (the committed
-    clusters' and the dev split's, :func:`~hrbench.stats.stopped.reported_rows`: the report's
+    clusters' and the dev split's, :func:`~hrbench.stats.reported_rows`: the report's
     own filter, so the page counts what the report counts), of the items the spec runs.
     """
     arms, runs, total = head["arms"], head["runs"], head["total"]
@@ -249,7 +249,7 @@ def budget_note(
         stopped_by: the refusals that stopped its runs (:meth:`Store.stop_limits`).
 
     Returns:
-        :func:`hrbench.runner.benchmark.stop_note` and :func:`hrbench.runner.benchmark.error_note`, each when
+        :func:`hrbench.runner.stop_note` and :func:`hrbench.runner.error_note`, each when
         it applies, joined, with the one ``hrb`` command that resumes it: the flag of the cap
         that stopped it, and ``--retry-errors`` when runs ended in errors; ``None`` when no run
         was stopped or ended in an error.
@@ -260,7 +260,7 @@ def budget_note(
         >>> budget_note("b1", [{"arm": "a", "errors": 20, "error_causes": {"openai: HTTP 401": 20}}], 20)
         "20 of 20 runs ended in errors and count as wrong; commonest cause: openai: HTTP 401 (20 runs, arm 'a'); fix it, then run them again with `hrb bench --resume b1 --retry-errors`"
     """
-    from hrbench.runner.benchmark import DUPLICATE_CAUSE, error_causes, error_note, stop_note
+    from hrbench.runner import DUPLICATE_CAUSE, error_causes, error_note, stop_note
 
     stopped = sum(int(s.get("budget_stop") or 0) for s in summary or [])
     causes, arms = error_causes(summary)

@@ -1,7 +1,7 @@
 """The item x arm matrix of one benchmark: mean correctness over runs, filtered and paged.
 
 A benchmark a stop rule ran shows the rows its report counts
-(:func:`~hrbench.stats.stopped.reported_rows`): the items of clusters cancelled at the stop are
+(:func:`~hrbench.stats.reported_rows`): the items of clusters cancelled at the stop are
 left out, and counted, so the matrix, the arm table and the paired differences agree.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 from hrbench.errors import ConfigError
 from hrbench.records import Row
 from hrbench.results.browse._listing import _record
-from hrbench.stats.stopped import reported_rows
+from hrbench.stats import reported_rows
 from hrbench.store import Store
 
 __all__ = ["benchmark_matrix"]

@@ -18,7 +18,7 @@ def judged_rows(store: Store, rec: dict[str, Any], rows: list[Row], traces: Any 
     """A stored benchmark's rows as its report reads them: a judged one's with what its judge section needs.
 
     A benchmark whose spec scored with ``scorer = "judge"`` comes back as a
-    :class:`~hrbench.stats.agreement.JudgedRows` (its rows, its traces, its reference and the
+    :class:`~hrbench.stats.JudgedRows` (its rows, its traces, its reference and the
     judge's pass mark), so :func:`hrbench.stats.report` adds the judge's agreement with the
     exact scorer; any other benchmark's rows come back as they are (nothing more is read).
 
@@ -30,7 +30,7 @@ def judged_rows(store: Store, rec: dict[str, Any], rows: list[Row], traces: Any 
             here, and only for a judged benchmark.
 
     Returns:
-        A :class:`~hrbench.stats.agreement.JudgedRows`, or ``rows``.
+        A :class:`~hrbench.stats.JudgedRows`, or ``rows``.
 
     Example:
         >>> s = Store(":memory:")
@@ -39,7 +39,7 @@ def judged_rows(store: Store, rec: dict[str, Any], rows: list[Row], traces: Any 
         >>> judged_rows(s, {"id": "b1", "spec": {"params": {"scorer": "exact"}}}, rows) is rows
         True
     """
-    from hrbench.stats.agreement import JudgedRows
+    from hrbench.stats import JudgedRows
 
     params = (rec.get("spec") or {}).get("params") or {}
     settings = params.get("scorer_settings") or {}

@@ -1,20 +1,68 @@
 """Batch mode: a benchmark's model calls through the provider's batch API, at its batch rate.
 
 ``hb.benchmark(..., batch=True)`` or ``batch=hb.Batch(...)`` (:class:`Batch`); a spec's ``[batch]``
-table; ``hrb bench --batch``. The parts: :mod:`~hrbench.runner.batch.settings` (``Batch``),
-:mod:`~hrbench.runner.batch.waves` (the cells in waves, :func:`install`),
-:mod:`~hrbench.runner.batch.collector` (lines gathered into batches, polled, answered),
-:mod:`~hrbench.runner.batch.client` (the client the runtime sends through),
-:mod:`~hrbench.runner.batch.ledger` (the batch ledger, kept before upload) and
-:mod:`~hrbench.runner.batch.lines` (a line and the reservation it holds). The provider APIs are
+table; ``hrb bench --batch``. The parts: :mod:`~hrbench.runner.batch._settings` (``Batch``),
+:mod:`~hrbench.runner.batch._waves` (the cells in waves, :func:`install`),
+:mod:`~hrbench.runner.batch._collector` (lines gathered into batches, polled, answered),
+:mod:`~hrbench.runner.batch._client` (the client the runtime sends through),
+:mod:`~hrbench.runner.batch._ledger` (the batch ledger, kept before upload) and
+:mod:`~hrbench.runner.batch._lines` (a line and the reservation it holds). The provider APIs are
 :mod:`hrbench.models._batch_openai` and :mod:`hrbench.models._batch_anthropic`; the batch
-prices :mod:`hrbench.models.batch_prices`. The guide: ``docs/guides/batch.md``.
+prices :mod:`hrbench.models._batch_prices`. The guide: ``docs/guides/batch.md``.
 """
 
 from __future__ import annotations
 
-from hrbench.runner.batch.lines import BatchInfo
-from hrbench.runner.batch.settings import EXPIRED, Batch, batch_of
-from hrbench.runner.batch.waves import Batching, install
+import sys
+import typing
 
-__all__ = ["EXPIRED", "Batch", "BatchInfo", "Batching", "batch_of", "install"]
+from hrbench.runner.batch._lines import BatchInfo
+from hrbench.runner.batch._settings import EXPIRED, Batch, batch_of
+from hrbench.runner.batch._waves import Batching, install
+
+__all__ = [
+    "Batch",
+    "BatchInfo",
+    "BatchLedger",
+    "Batching",
+    "Collector",
+    "EXPIRED",
+    "batch_api",
+    "batch_of",
+    "install",
+]
+
+
+# -- tools/privatize.py: names other packages use, imported on first use (PEP 562)
+if typing.TYPE_CHECKING:
+    from hrbench.runner.batch._client import batch_api
+    from hrbench.runner.batch._collector import Collector
+    from hrbench.runner.batch._ledger import BatchLedger
+
+_LAZY = {
+    "BatchLedger": "hrbench.runner.batch._ledger",
+    "Collector": "hrbench.runner.batch._collector",
+    "batch_api": "hrbench.runner.batch._client",
+}
+
+if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error
+
+    def __getattr__(name: str) -> typing.Any:
+        """Import ``name`` from its module on first use (:pep:`562`), as an ``import`` does.
+
+        ``python -X importtime`` names the module then (``importlib.import_module`` does not).
+        """
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        __import__(module)
+        value = getattr(sys.modules[module], name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+# -- end of tools/privatize.py's block

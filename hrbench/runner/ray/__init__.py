@@ -11,7 +11,7 @@ instead of the local task group; every other part of the runner is the local one
   every request on every worker reserves its worst-case estimate from it before it is sent and
   settles after the reply (case H13a's rule), so caps hold across the cluster. The driver's
   governor is kept up to date with the actor's use as rows come in. When the driver keeps the
-  governor's ledger per call (the daemon always does; :func:`hrbench.runner.ledger.kept_ledger` from
+  governor's ledger per call (the daemon always does; :func:`hrbench.runner.kept_ledger` from
   Python), every reservation is committed to it by the driver before its request is sent, and
   settled in it after the reply, as the local runner does: a driver killed mid-run leaves the
   requests in flight open in the store, and the resume counts them as spent.
@@ -53,6 +53,6 @@ Example:
 
 from __future__ import annotations
 
-from hrbench.runner.ray.executor import RayExecutor, resolve_executor
+from hrbench.runner.ray._executor import RayExecutor, resolve_executor
 
 __all__ = ["RayExecutor", "resolve_executor"]

@@ -9,7 +9,7 @@ import msgspec
 
 from hrbench._util.environ import env_value, use_caller_env
 from hrbench.errors import ConfigError
-from hrbench.runner.ledger import unknown_of, unknown_sentence
+from hrbench.runner import unknown_of, unknown_sentence
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import async_handler, resolve, running, to_thread
@@ -42,7 +42,7 @@ def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, a
 
     async def evaluate(args: p.EvaluateParams) -> p.EvaluateResult:
         evaluate_spec_async, add_import_path = await to_thread(_evaluator)
-        from hrbench.runner.cache import Cache
+        from hrbench.runner import Cache
 
         add_import_path(args.python_path)
         price = getattr(args.client, "price", None)
@@ -104,7 +104,7 @@ def _runner() -> Callable[..., Awaitable[p.BenchmarkResult]]:
     other client that long. Later benchmarks find both done.
     """
     import hrbench._util.sqlite  # noqa: F401 - what the store's first open imports: here, off the loop
-    from hrbench.models.price_package import package_price
+    from hrbench.models import package_price
     from hrbench_server.bench import run_benchmark
 
     package_price("gpt-4o-mini", "openai")  # loads the package's data once (cached)

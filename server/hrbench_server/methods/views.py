@@ -14,7 +14,7 @@ import msgspec
 from hrbench._util.messages import did_you_mean
 from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import ConfigError, NotFound
-from hrbench.runner.ledger import unknown_of, unknown_sentence
+from hrbench.runner import unknown_of, unknown_sentence
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import async_handler, resolve, running, to_thread

@@ -24,10 +24,9 @@ from hrbench.evaluation.evaluate import (
     evaluate_spec,
 )
 from hrbench.evaluation.modules import Prediction, RowResult, Trace, module, module_fn
-from hrbench.models.mock import MockClient
+from hrbench.models import MockClient
 from hrbench.records import Result, Usage
-from hrbench.runner.cache import Cache
-from hrbench.runner.governor import Governor
+from hrbench.runner import Cache, Governor
 from hrbench.store import Store
 
 SENTIMENT = "text -> sentiment: enum('positive', 'negative')"

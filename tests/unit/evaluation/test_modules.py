@@ -25,10 +25,9 @@ from hrbench.evaluation.modules import (
     run_dataset,
     signature,
 )
-from hrbench.models.mock import MockClient
+from hrbench.models import MockClient
 from hrbench.records import Result
-from hrbench.runner.cache import Cache
-from hrbench.runner.governor import Governor
+from hrbench.runner import Cache, Governor
 from hrbench.store import Store
 
 SENTIMENT = "text -> sentiment: enum('positive', 'negative')"

@@ -18,7 +18,7 @@ import pytest
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.interop import imported_arm, imported_reference
-from hrbench.stats.agreement import _rescored
+from hrbench.stats._agreement import _rescored
 
 DATA = Path(__file__).parent / "data"
 CAPITALS, RETRY, EARLY = (

@@ -9,12 +9,10 @@ import pytest
 
 from hrbench.arm import Arm
 from hrbench.errors import ArmErrorWarning, BudgetStoppedWarning
-from hrbench.models.anthropic import AnthropicClient
-from hrbench.models.openai import OpenAIClient
-from hrbench.models.pricing import Pricing
+from hrbench.models import AnthropicClient, OpenAIClient, Pricing
 from hrbench.reference import Reference
-from hrbench.runner.benchmark import benchmark
-from hrbench.runner.governor import Governor
+from hrbench.runner import Governor
+from hrbench.runner._benchmark import benchmark
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 

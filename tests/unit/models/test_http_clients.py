@@ -10,11 +10,11 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import BudgetRefused, ConfigError
-from hrbench.models import _http, _pace
-from hrbench.models.anthropic import AnthropicClient, anthropic_usage
-from hrbench.models.openai import OpenAIClient, openai_usage
+from hrbench.models import AnthropicClient, OpenAIClient, _http, _pace
+from hrbench.models._anthropic import anthropic_usage
+from hrbench.models._openai import openai_usage
 from hrbench.records import Usage
-from hrbench.runner.governor import Governor
+from hrbench.runner import Governor
 from hrbench.scoring import exact_scorer
 from hrbench.testing import Fault, LoopbackServer
 from tests.conftest import case
@@ -593,7 +593,7 @@ def test_case_H14b_over_http(srv: LoopbackServer) -> None:
 
 
 def test_case_H14d_over_http(srv: LoopbackServer) -> None:
-    from hrbench.models.pricing import Pricing
+    from hrbench.models import Pricing
 
     srv.set(cached_fraction=0.75, reply_fn=lambda p, s, n: " ".join(["x"] * 50))
     r = send(make("openai", srv), " ".join(["w"] * 2000))

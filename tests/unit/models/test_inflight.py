@@ -16,13 +16,11 @@ import pytest
 
 from hrbench.arm import Arm
 from hrbench.errors import ArmErrorWarning
-from hrbench.models.openai import OpenAIClient
-from hrbench.models.pricing import Pricing
+from hrbench.models import OpenAIClient, Pricing
 from hrbench.records import Result
 from hrbench.reference import Reference
-from hrbench.runner.benchmark import Bench, benchmark_async
-from hrbench.runner.cache import IN_FLIGHT, Cache, InFlight
-from hrbench.runner.governor import Governor
+from hrbench.runner import Bench, Cache, Governor, benchmark_async
+from hrbench.runner._cache import IN_FLIGHT, InFlight
 from hrbench.store import Store
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST

@@ -1,7 +1,7 @@
 """Issue 24, point 4: the judge's reply read without reasoning and invisible characters; ``{item}``.
 
 Every ``judge`` case of ``../shared/cases/scoring-and-runner-3.jsonl`` runs through a real
-:func:`hrbench.runner.benchmark` whose judge is a :class:`hrbench.MockClient` giving the case's reply
+:func:`hrbench.runner._benchmark` whose judge is a :class:`hrbench.MockClient` giving the case's reply
 (``settings.judge_reply``, ``judge_reply_result`` or ``judge_fails``); the families around them
 (every reasoning-tag spelling, every invisible character, before, after and inside the grade;
 CORRECT, INCORRECT and rubric grades) are parametrised below.

@@ -9,12 +9,11 @@ from typing import Any
 import pytest
 
 from hrbench.arm import Arm
-from hrbench.models.openai import OpenAIClient
+from hrbench.models import OpenAIClient
 from hrbench.reading import answer_scorer
 from hrbench.reference import Reference
-from hrbench.runner.benchmark import benchmark
-from hrbench.runner.cache import Cache
-from hrbench.runner.governor import Governor
+from hrbench.runner import Cache, Governor
+from hrbench.runner._benchmark import benchmark
 from hrbench.store import Store
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST

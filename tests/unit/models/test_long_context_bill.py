@@ -16,7 +16,7 @@ from genai_prices import Usage as GenaiUsage
 from genai_prices import calc_price
 
 import hrbench as hb
-from hrbench.runner.ledger import kept_ledger
+from hrbench.runner import kept_ledger
 from hrbench.store import Store
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST

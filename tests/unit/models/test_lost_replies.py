@@ -14,7 +14,7 @@ import warnings
 import pytest
 
 import hrbench as hb
-from hrbench.runner.ledger import kept_ledger, unknown_sentence
+from hrbench.runner import kept_ledger, unknown_sentence
 from hrbench.store import Store
 from hrbench.testing import LoopbackServer
 from tests._slow import slow

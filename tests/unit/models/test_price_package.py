@@ -8,9 +8,10 @@ from importlib import resources
 
 import pytest
 
-from hrbench.models import price_package
-from hrbench.models.price_package import package_price, package_version
-from hrbench.models.pricing import CACHE_WRITE_1H, CACHE_WRITE_5M, Pricing
+from hrbench.models import Pricing, package_price
+from hrbench.models import _price_package as price_package
+from hrbench.models._price_package import package_version
+from hrbench.models._pricing import CACHE_WRITE_1H, CACHE_WRITE_5M
 
 SHIPPED = json.loads(resources.files("hrbench").joinpath("data/prices.json").read_text("utf-8"))
 FREE = {"mock", "replay"}  # hrbench's own clients: never in a provider's price list

@@ -25,7 +25,8 @@ from genai_prices.types import ModelPrice
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.models import price_package, pricing
+from hrbench.models import _price_package as price_package
+from hrbench.models import _pricing as pricing
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 

@@ -19,9 +19,9 @@ from genai_prices import calc_price, extract_usage
 from genai_prices.data_snapshot import get_snapshot
 from genai_prices.types import ModelPrice, TieredPrices
 
-from hrbench.models.anthropic import anthropic_usage
-from hrbench.models.openai import openai_usage
-from hrbench.models.pricing import Pricing
+from hrbench.models import Pricing
+from hrbench.models._anthropic import anthropic_usage
+from hrbench.models._openai import openai_usage
 from hrbench.records import Request, Usage
 from tests.conftest import case
 
@@ -151,7 +151,7 @@ def test_a_request_that_can_reach_the_upper_tier_is_reserved_at_it(
     model: str, base: tuple[float, float], tier: tuple[float, float]
 ) -> None:
     table = Pricing()
-    from hrbench.models.tokens import prompt_bound
+    from hrbench.models._tokens import prompt_bound
 
     for prompt_bytes, rates in [(150_000, base), (199_000, base), (250_000, tier)]:
         req = _request(prompt_bytes, model)

@@ -16,11 +16,9 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError, ReasoningExhausted
-from hrbench.models.anthropic import AnthropicClient
-from hrbench.models.openai import OpenAIClient
-from hrbench.models.reasoning import reasoning_params
+from hrbench.models import AnthropicClient, OpenAIClient, reasoning_params
 from hrbench.records import Result, Usage
-from hrbench.runner.invoke import run_failure
+from hrbench.runner._invoke import run_failure
 from hrbench.specs import build_arm, build_scorer
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import DEFAULTS, FAST

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.models.pricing import Pricing
-from hrbench.runner.ledger import kept_ledger
-from hrbench.runner.remade import PREPAID_NOTE
+from hrbench.models import Pricing
+from hrbench.runner import kept_ledger
+from hrbench.runner._remade import PREPAID_NOTE
 from hrbench.store import Store
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST

@@ -6,14 +6,15 @@ import subprocess
 import sys
 
 import hrbench as hb
-from hrbench.models.tokens import count_messages, count_tokens, encoding_name, usage_of
+from hrbench.models import count_messages
+from hrbench.models._tokens import count_tokens, encoding_name, usage_of
 from tests._slow import slow
 
 
 def test_counts_offline_from_the_shipped_vocabularies(tmp_path) -> None:
     # a fresh process with an empty cache dir and no network: tiktoken must not download
     code = (
-        "from hrbench.models.tokens import count_tokens;"
+        "from hrbench.models._tokens import count_tokens;"
         "print(count_tokens('The quick brown fox jumps over the lazy dog.', 'gpt-4o'),"
         " count_tokens('The quick brown fox jumps over the lazy dog.', 'gpt-4'))"
     )
@@ -68,7 +69,7 @@ def test_shipped_encodings_match_tiktokens_own_definitions(monkeypatch) -> None:
     import pytest
     import tiktoken_ext.openai_public as openai_public
 
-    from hrbench.models import tokens
+    from hrbench.models import _tokens as tokens
 
     monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda *a, **k: {})  # no download
     for name in ("cl100k_base", "o200k_base"):
@@ -82,7 +83,7 @@ def test_shipped_encodings_match_tiktokens_own_definitions(monkeypatch) -> None:
 def test_counting_sets_no_environment_variable(tmp_path) -> None:
     # decided (issue): TIKTOKEN_CACHE_DIR in the daemon's environment made paths look secret
     code = (
-        "import os; from hrbench.models.tokens import count_tokens;"
+        "import os; from hrbench.models._tokens import count_tokens;"
         "n = count_tokens('hello world', 'gpt-4o'), count_tokens('hello world', 'gpt-4');"
         "print(n, sorted(k for k in os.environ if 'TIKTOKEN' in k))"
     )

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.models.tokens import prompt_bound, usage_of
+from hrbench.models._tokens import prompt_bound, usage_of
 from hrbench.records import Request
 from hrbench.testing import LoopbackServer
 from tests._examples import examples

@@ -13,7 +13,8 @@ import pytest
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.reading import check_outputs, outputs_arm
-from hrbench.runner.benchmark import MISSING_OUTPUT_ADVICE, error_note
+from hrbench.runner import error_note
+from hrbench.runner._benchmark import MISSING_OUTPUT_ADVICE
 from hrbench.specs import build_arm, build_reference
 
 ITEMS = {"q1": "France", "q2": "Peru", "q3": "Chad"}

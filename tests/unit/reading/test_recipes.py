@@ -173,7 +173,7 @@ def call_chunked(model: Any, governor: hb.Governor, question: str) -> hb.Answer:
     import anyio
 
     from hrbench.arm import Context
-    from hrbench.models.pricing import Pricing
+    from hrbench.models import Pricing
     from hrbench.runner.runtime import Runtime
 
     arm = chunked(**SMALL)
@@ -284,7 +284,7 @@ def server() -> Iterator[Any]:
 
 
 def openai_client(server: Any) -> Any:
-    from hrbench.models.openai import OpenAIClient
+    from hrbench.models import OpenAIClient
 
     return OpenAIClient(
         "loopback-1", base_url=server.base_url, api_key_env=None, max_attempts=1, timeout_s=5.0

@@ -17,7 +17,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.results.browse import benchmark_list, benchmark_matrix, benchmark_view
-from hrbench.stats.sequential import StopWhenSure
+from hrbench.stats import StopWhenSure
 from hrbench.store import Store
 
 pytest.importorskip("starlette")

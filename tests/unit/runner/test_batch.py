@@ -9,11 +9,9 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.models.anthropic import AnthropicClient
-from hrbench.models.openai import OpenAIClient
-from hrbench.models.pricing import DEFAULT_MAX_OUTPUT_TOKENS, Pricing
-from hrbench.runner.cache import cache_key
-from hrbench.runner.replay import ReplayClient
+from hrbench.models import DEFAULT_MAX_OUTPUT_TOKENS, AnthropicClient, OpenAIClient, Pricing
+from hrbench.runner import ReplayClient
+from hrbench.runner._cache import cache_key
 from hrbench.store import Store
 
 pytest.importorskip("starlette")
@@ -311,7 +309,7 @@ def test_a_resume_reattaches_to_the_batch_left_live_and_uploads_nothing_again(
 ) -> None:
     import anyio
 
-    from hrbench.runner.ledger import kept_ledger
+    from hrbench.runner import kept_ledger
 
     store = Store(tmp_path / "hrbench.sqlite3")
     srv.batches.script(Script(steps=(("validating", 0.01), ("in_progress", 1.0), ("finalizing", 0.01))))
@@ -357,7 +355,7 @@ def test_a_resume_reattaches_to_the_batch_left_live_and_uploads_nothing_again(
 
 def _named_run(srv: LoopbackServer, store: Store, batch: hb.Batch, **kw: Any) -> hb.Bench:
     """One run of benchmark ``b1`` kept in ``store`` (its governor's ledger there too)."""
-    from hrbench.runner.ledger import kept_ledger
+    from hrbench.runner import kept_ledger
 
     gov = hb.Governor(max_usd=1.0)
     with warnings.catch_warnings(), kept_ledger(gov, store, "b1"):

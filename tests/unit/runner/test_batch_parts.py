@@ -11,11 +11,8 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.models._batch import BatchError
-from hrbench.models._batch_anthropic import AnthropicBatchApi
-from hrbench.models._batch_openai import OpenAIBatchApi
-from hrbench.models.batch_prices import BatchPricing, package_batch_price
-from hrbench.models.pricing import Pricing
+from hrbench.models import AnthropicBatchApi, BatchError, BatchPricing, OpenAIBatchApi, Pricing
+from hrbench.models._batch_prices import package_batch_price
 from hrbench.records import Request, Usage
 from hrbench.runner.batch import Batch, batch_of
 from hrbench.store import Store

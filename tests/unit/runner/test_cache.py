@@ -355,7 +355,7 @@ def test_a_new_seed_served_wholly_from_the_cache_says_so() -> None:
     import warnings
 
     import hrbench as hb
-    from hrbench.runner.cache import Cache
+    from hrbench.runner import Cache
     from hrbench.store import Store
 
     store = Store(":memory:")

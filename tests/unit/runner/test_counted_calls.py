@@ -18,11 +18,9 @@ import msgspec
 import pytest
 
 import hrbench as hb
-from hrbench.models.pricing import Pricing
+from hrbench.models import Pricing
 from hrbench.records import Result, Usage
-from hrbench.runner.benchmark import benchmark_async
-from hrbench.runner.governor import Governor
-from hrbench.runner.ledger import kept_ledger
+from hrbench.runner import Governor, benchmark_async, kept_ledger
 from hrbench.runner.runtime import Drain, Runtime
 from hrbench.store import Store
 

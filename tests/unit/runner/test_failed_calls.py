@@ -3,7 +3,7 @@
 A failed call (a :class:`~hrbench.records.Result` with ``ok=False``, a connection error, an
 HTTP error after retries) is an ``error`` run whatever the scorer: built-in, a function of
 one's own (``hb.scorer(fn, name)``), a judge. The runner sorts it out before any scorer, metric
-or judge reads the output (:func:`hrbench.runner.invoke.checked`). A scorer of one's own gets a
+or judge reads the output (:func:`hrbench.runner._invoke.checked`). A scorer of one's own gets a
 prompt arm's reply text and a function arm's return value; the built-in scorers still read a
 prompt arm's reply (its refusal).
 """
@@ -18,7 +18,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.records import Answer, Result
-from hrbench.runner.invoke import run_failure
+from hrbench.runner._invoke import run_failure
 from hrbench.specs import build_arm, build_client, build_scorer
 
 ITEMS = {"q1": "France", "q2": "Peru", "q3": "Chad"}

@@ -142,7 +142,7 @@ def test_default_governor_is_400_calls_and_says_so(monkeypatch) -> None:
         )
     assert [r.failure_kind for r in bench.rows] == [None, None, "budget_stop", "budget_stop", "budget_stop"]
     monkeypatch.delenv("HRBENCH_MAX_CALLS")
-    from hrbench.runner.governor import default_governor
+    from hrbench.runner import default_governor
 
     assert default_governor().max_calls == 400
 

@@ -1,4 +1,4 @@
-"""Issue 13, point 1: the governor's ledger kept per call (hrbench/runner/ledger.py), on real files.
+"""Issue 13, point 1: the governor's ledger kept per call (hrbench/runner/_ledger.py), on real files.
 
 A reservation is in the file before its request is sent, its settlement right after the reply;
 many requests in flight share a few commits; a ledger that cannot be written stops the sending;
@@ -25,8 +25,7 @@ from hypothesis import strategies as st
 import hrbench as hb
 from hrbench.errors import BudgetRefused
 from hrbench.records import Request, Result, Usage
-from hrbench.runner.governor import Governor
-from hrbench.runner.ledger import Journal, kept_ledger, unknown_sentence
+from hrbench.runner import Governor, Journal, kept_ledger, unknown_sentence
 from hrbench.store import SCHEMA_VERSION, Store
 from tests._examples import examples
 

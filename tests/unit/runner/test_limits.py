@@ -1,6 +1,6 @@
 """Newcomer finding 7: a budget limit that is NaN, infinite or negative is refused everywhere.
 
-One validator (:func:`hrbench.runner.governor.check_limit`) behind the governor, the environment
+One validator (:func:`hrbench.runner._governor.check_limit`) behind the governor, the environment
 overrides (the library's and the daemon's, at start and per request), ``hb.options`` and a
 spec's ``[governor]``; each refusal names the field and the value.
 """
@@ -14,7 +14,8 @@ import pytest
 import hrbench as hb
 from hrbench._util.environ import use_caller_env
 from hrbench.errors import ConfigError
-from hrbench.runner.governor import check_limit, default_governor
+from hrbench.runner import default_governor
+from hrbench.runner._governor import check_limit
 from hrbench.specs import build_governor
 
 BAD = ["nan", "NaN", "inf", "-inf", "Infinity", "-1", "-0.5", "abc", ""]

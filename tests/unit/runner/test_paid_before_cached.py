@@ -2,7 +2,7 @@
 
 Rule (rows add up to the provider's bill after a crash): a run made again on resume is served
 from the cache and carries what was paid for it before the crash, read from the ledger
-(``hrbench.runner.remade.prepaid``). A reply written to the cache before its bill was committed
+(``hrbench.runner._remade.prepaid``). A reply written to the cache before its bill was committed
 would, after a crash between the two writes, be served on resume at $0: the provider billed it,
 no row says so. So the cache write of a billed reply waits for the ledger's commit of its bill;
 a crash between the two then loses only the cache entry (the call is made again, and both bills
@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.models.pricing import Pricing
+from hrbench.models import Pricing
 from hrbench.records import Request, Result, Usage
-from hrbench.runner.governor import Governor
-from hrbench.runner.ledger import kept_ledger
+from hrbench.runner import Governor, kept_ledger
 from hrbench.runner.runtime import Runtime
 from hrbench.store import Store
 

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hrbench as hb
-from hrbench.runner.governor import Governor
+from hrbench.runner import Governor
 
 AMOUNT = re.compile(r"\$(-?[\d.]+)")
 

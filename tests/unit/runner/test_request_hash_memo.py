@@ -1,7 +1,7 @@
 """The request hash's memo of recent requests: the same hashes as computed afresh, and bounded.
 
 A cell's runs differ only in their draw index, which the request hash leaves out, so the
-hash of each run after the first is looked up (``hrbench.runner.cache._HASHED``). The keys
+hash of each run after the first is looked up (``hrbench.runner._cache._HASHED``). The keys
 must be those the store already holds: the memo may only save work, never change a key.
 """
 
@@ -15,8 +15,8 @@ import pytest
 
 import hrbench as hb
 from hrbench.records import Request
-from hrbench.runner import cache as cache_mod
-from hrbench.runner.cache import cache_key, request_hash
+from hrbench.runner import _cache as cache_mod
+from hrbench.runner._cache import cache_key, request_hash
 from hrbench.store import Store
 
 

@@ -2,7 +2,7 @@
 
 The Ray executor's workers see the cluster's governor through a proxy (an actor behind it); the
 proxy once carried its own copy of the governor's ``try_reserve``, ``gate`` and the first step
-of ``settle``. Both now take them from :mod:`hrbench.runner.reservation`.
+of ``settle``. Both now take them from :mod:`hrbench.runner._reservation`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from hrbench.errors import BudgetRefused
-from hrbench.runner.governor import Governor
-from hrbench.runner.ray.worker import RemoteGovernor
-from hrbench.runner.reservation import Admitting, Gate, Reservation, booked
+from hrbench.runner import Governor
+from hrbench.runner._reservation import Admitting, Gate, Reservation, booked
+from hrbench.runner.ray._worker import RemoteGovernor
 
 
 def test_a_settlement_books_the_reply_once_and_a_lost_one_at_its_worst_case() -> None:
@@ -64,7 +64,7 @@ class _Ray:
 
 
 def test_a_workers_gate_reserves_and_settles_as_the_local_one_does(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("hrbench.runner.ray.worker.load_ray", lambda: _Ray())
+    monkeypatch.setattr("hrbench.runner.ray._worker.load_ray", lambda: _Ray())
     limits = {"max_calls": 3, "max_usd": 1.0, "max_tokens": None}
     local, behind = Governor(**limits), Governor(**limits)
     remote = RemoteGovernor(_Actor(behind), limits, from_defaults=False)

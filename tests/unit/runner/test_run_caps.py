@@ -15,7 +15,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import BudgetRefused, ConfigError
-from hrbench.runner.runcaps import RunBudget
+from hrbench.runner._runcaps import RunBudget
 from hrbench.testing import LoopbackServer
 from tests.unit.models.conftest import FAST
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import hrbench as hb
 from hrbench.results.browse import benchmark_status, budget_note
-from hrbench.runner.benchmark import error_causes, error_note
+from hrbench.runner import error_causes, error_note
 from hrbench_client import protocol as p
 from hrbench_client.cli.bench import shell_limits_note
 from hrbench_client.cli.housekeeping import limits_text

@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 import hrbench as hb
-from hrbench.runner.benchmark import benchmark_async
+from hrbench.runner import benchmark_async
 from hrbench.runner.runtime import INLINE_CHARS, off_loop, offloaded
 from hrbench.specs import build_scorer
 

@@ -11,11 +11,10 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.models.openai import OpenAIClient
-from hrbench.models.pricing import Pricing
-from hrbench.runner.replay import ReplayClient
-from hrbench.runner.stopping import StopRecord
-from hrbench.stats.sequential import StopWhenSure
+from hrbench.models import OpenAIClient, Pricing
+from hrbench.runner import ReplayClient
+from hrbench.runner._stopping import StopRecord
+from hrbench.stats import StopWhenSure
 from hrbench.store import Store
 
 pytest.importorskip("starlette")

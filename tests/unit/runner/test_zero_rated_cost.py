@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hrbench.models.pricing import Pricing
+from hrbench.models import Pricing
 from hrbench.records import Usage
-from hrbench.runner.governor import Governor
+from hrbench.runner import Governor
 from hrbench.runner.runtime import Runtime
 
 

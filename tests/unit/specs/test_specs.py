@@ -13,9 +13,9 @@ import pytest
 
 from hrbench.arm import Arm
 from hrbench.errors import ConfigError
-from hrbench.models.mock import MockClient
+from hrbench.models import MockClient
 from hrbench.records import Request
-from hrbench.runner.benchmark import benchmark
+from hrbench.runner._benchmark import benchmark
 from hrbench.specs import (
     build_arm,
     build_client,

@@ -10,7 +10,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.records import Row
-from hrbench.stats.agreement import judge_agreement
+from hrbench.stats._agreement import judge_agreement
 
 COUNTRIES = {"q1": "France", "q2": "Peru", "q3": "Chad", "q4": "Fiji", "q5": "Japan", "q6": "Kenya"}
 LABELS = {"q1": "Paris", "q2": "Lima", "q3": "N'Djamena", "q4": "Suva", "q5": "Tokyo", "q6": "Nairobi"}

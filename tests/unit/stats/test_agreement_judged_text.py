@@ -20,7 +20,7 @@ import pytest
 import hrbench as hb
 from hrbench.interop import imported_arm, imported_reference
 from hrbench.specs import build_arm
-from hrbench.stats.agreement import judged_text
+from hrbench.stats._agreement import judged_text
 
 DATA = Path(__file__).resolve().parents[1] / "interop" / "data"
 

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from hrbench.stats.intervals import effective_clusters, proportion_interval, zero_disagreement_bound
+from hrbench.stats import proportion_interval
+from hrbench.stats._intervals import effective_clusters, zero_disagreement_bound
 from hrbench.testing import Design, simulate
 
 

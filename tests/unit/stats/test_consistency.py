@@ -10,8 +10,8 @@ import pytest
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.records import Row
-from hrbench.stats.gate import gate
-from hrbench.stats.intervals import _compact, proportion_interval
+from hrbench.stats import gate, proportion_interval
+from hrbench.stats._intervals import _compact
 
 
 def _rows(right: dict[str, list[int]], runs: int = 5, per_cluster: int = 2) -> list[Row]:

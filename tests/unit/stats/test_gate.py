@@ -10,7 +10,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.records import Row
-from hrbench.stats.gate import gate
+from hrbench.stats import gate
 
 
 def rows(arm: str, wrong: Iterable[int], n: int = 40, runs: int = 5, first: int = 0) -> list[Row]:

@@ -1,4 +1,4 @@
-"""PPI++ with a judge and a few human grades (hrbench.stats.ppi) and the rows to grade next (hrbench.stats.grading).
+"""PPI++ with a judge and a few human grades (hrbench.stats._ppi) and the rows to grade next (hrbench.stats._grading).
 
 The point estimate is checked against ppi-python (a dev dependency: the reference
 implementation of Angelopoulos, Duchi, Zrnic 2023) on i.i.d. rows; the clustered, stratified
@@ -16,9 +16,8 @@ from ppi_py import ppi_mean_pointestimate
 from hrbench.errors import ConfigError
 from hrbench.records import Row
 from hrbench.results._grades import human_grades
-from hrbench.stats import compare, report
-from hrbench.stats.grading import next_grades
-from hrbench.stats.ppi import POOR_KAPPA, ppi_estimate
+from hrbench.stats import compare, next_grades, ppi_estimate, report
+from hrbench.stats._ppi import POOR_KAPPA
 
 
 def _cols(cluster, item, arm, run, f) -> dict:
@@ -300,7 +299,7 @@ def test_human_grades_refuses_a_row_the_benchmark_does_not_have() -> None:
 
 
 def test_the_gate_reads_the_human_graded_interval() -> None:
-    from hrbench.stats.gate import gate
+    from hrbench.stats import gate
 
     def rows(arm: str, judge_wrong_every: int) -> list[Row]:
         return [

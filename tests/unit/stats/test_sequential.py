@@ -1,4 +1,4 @@
-"""Tests of hrbench.stats.sequential (stop when sure): exact e-values, order, elimination, resume, errors."""
+"""Tests of hrbench.stats._sequential (stop when sure): exact e-values, order, elimination, resume, errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import hrbench as hb
 from hrbench.errors import ConfigError
-from hrbench.stats.sequential import SequentialTest, StopWhenSure
+from hrbench.stats import SequentialTest, StopWhenSure
 
 
 def _cluster(c: str, means: dict[str, list[float]]) -> dict[str, dict[str, float]]:

@@ -13,9 +13,8 @@ import pytest
 import hrbench as hb
 from hrbench.errors import ConfigError
 from hrbench.records import Row
-from hrbench.stats.gate import gate
-from hrbench.stats.sequential import SequentialTest, StopWhenSure, cluster_spread
-from hrbench.stats.stopped import apply_stop, ran_through
+from hrbench.stats import SequentialTest, StopWhenSure, cluster_spread, gate
+from hrbench.stats._stopped import apply_stop, ran_through
 
 REPO = Path(__file__).resolve().parents[3]
 PLAN = hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)

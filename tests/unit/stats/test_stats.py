@@ -22,11 +22,13 @@ from hrbench.stats import (
     Report,
     compare,
     compare_all,
+    design_df,
+    difference_interval,
     power,
+    proportion_interval,
     report,
     report_payload,
 )
-from hrbench.stats.intervals import design_df, difference_interval, proportion_interval
 from hrbench.testing import Design, check, simulate
 from tests._examples import examples
 from tests.conftest import load_cases
@@ -806,7 +808,7 @@ def test_unequal_clusters_get_fewer_df_and_keep_their_coverage():
 def test_through_a_real_benchmark():
     import hrbench as bm
     from hrbench.arm import Arm
-    from hrbench.models.mock import MockClient
+    from hrbench.models import MockClient
     from hrbench.reference import Reference
 
     capitals = {"France": "Paris", "Peru": "Lima", "Chad": "Ndjamena", "Fiji": "Suva"}

@@ -21,8 +21,16 @@ import hrbench as hb
 from hrbench.errors import ConfigError, NoLabelsWarning
 from hrbench.records import Row
 from hrbench.results.browse import benchmark_compare, benchmark_view
-from hrbench.stats import NoIntervalWarning, PilotClustersWarning, compare, power, report
-from hrbench.stats.intervals import difference_interval, proportion_interval, zero_disagreement_bound
+from hrbench.stats import (
+    NoIntervalWarning,
+    PilotClustersWarning,
+    compare,
+    difference_interval,
+    power,
+    proportion_interval,
+    report,
+)
+from hrbench.stats._intervals import zero_disagreement_bound
 from hrbench.store import Store
 from hrbench.testing import ARM_X_CLUSTER_SD, Design, check, promised_power, simulate
 from hrbench.testing._designs import arm_rows, clustered_t_p, sign_flip_p
@@ -378,7 +386,7 @@ def test_a_one_cluster_pilot_warns_and_plans_conservatively():
 
 def test_the_vectorised_test_power_simulates_is_difference_interval_s():
     """power()'s simulation runs compare()'s test vectorised: the same rejections, benchmark by benchmark."""
-    from hrbench.stats.power import _rejects
+    from hrbench.stats._power import _rejects
     from hrbench.testing import DESIGNS, rows_for
 
     checked = 0
@@ -398,7 +406,7 @@ def test_the_vectorised_test_power_simulates_is_difference_interval_s():
 
 
 def test_the_fitted_arms_hold_the_stated_components():
-    from hrbench.stats.power import _fit_logit
+    from hrbench.stats._power import _fit_logit
     from hrbench.testing import stated_components
 
     d = Design("3x10x5", (10,) * 3, 5, 0.7, diff=0.15, sd_arm_cluster=ARM_X_CLUSTER_SD)
@@ -440,7 +448,7 @@ def test_power_with_few_clusters_is_compare_s_power_not_the_noncentral_t_s(desig
     design itself (Monte Carlo error 0.0035): the promise from the stated components is within
     0.02 of it and closer than the noncentral t's (at 3 clusters that was 0.028 off).
     """
-    from hrbench.stats.power import _rejects
+    from hrbench.stats._power import _rejects
     from hrbench.testing import stated_components
 
     c = stated_components(design, 7)
@@ -490,9 +498,9 @@ def test_a_paired_interval_that_does_not_nest_is_the_midpoint_of_its_hull_and_it
     correlation is +1 or -1 by construction). The hull over lower levels alone covered 0.969 of
     2x20x5 benchmarks (over the band) and the intersection with higher levels 0.933; the
     interval is their midpoint, which nests, and is the raw one wherever the raw ones nest."""
-    from hrbench.stats import _nesting
+    from hrbench.stats import _nesting, design_df
+    from hrbench.stats._intervals import _Discordance
     from hrbench.stats._wilson import _ALPHAS, _Bound
-    from hrbench.stats.intervals import _Discordance, design_df
 
     d2 = Design("2x20x5", (20,) * 2, 5, 0.7, diff=0.15)
     sim = simulate(d2, 400, np.random.default_rng(3))

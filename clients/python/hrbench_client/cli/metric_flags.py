@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["METRICS", "add_metric_flags"]
 
 METRICS = ("accuracy", "pass^k", "flip_rate")
-"""What ``hrb report --compare`` and ``hrb gate`` may compare (``hrbench.stats.consistency.METRICS``)."""
+"""What ``hrb report --compare`` and ``hrb gate`` may compare (``hrbench.stats._consistency.METRICS``)."""
 
 _HELP = {
     "report": "what --compare compares: accuracy (default), pass^k (k runs of an item all right) or "

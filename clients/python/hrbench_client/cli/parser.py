@@ -50,7 +50,7 @@ def _positive(text: str) -> int:
 def _limit(kind: type) -> Any:
     """The ``--max-*`` flags' type: a finite number >= 0, whole for calls and tokens.
 
-    The same rule as the library's ``hrbench.runner.governor.check_limit`` (this client imports no
+    The same rule as the library's ``hrbench.runner._governor.check_limit`` (this client imports no
     hrbench); ``nan`` and ``inf`` are refused with exit 2 (sent as JSON ``null``, the $5 default would apply).
 
     Example:

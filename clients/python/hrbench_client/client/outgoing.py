@@ -103,7 +103,7 @@ def _key_names(spec: Any) -> set[str]:
 
 
 LIMIT_VARIABLES = ("HRBENCH_MAX_CALLS", "HRBENCH_MAX_USD", "HRBENCH_MAX_TOKENS")
-"""The default-limit variables a client sends from its own environment (``hrbench.runner.limits``)."""
+"""The default-limit variables a client sends from its own environment (``hrbench.runner._limits``)."""
 
 
 def with_caller_env(spec: Any) -> Any:

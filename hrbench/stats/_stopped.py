@@ -1,0 +1,256 @@
+"""What a report says of a benchmark that stopped when sure (a :class:`~hrbench.StopWhenSure` rule).
+
+A stopped benchmark looked at its data after every cluster, so the fixed-sample interval and
+p-value of a paired difference are not valid for it: :func:`apply_stop` removes them from the
+report's comparisons (each says why) and puts the sequential test's own numbers in
+``report.stop``: the e-value and anytime p of each pair, the difference with its time-uniform
+confidence sequence (valid at every look), which arm won, after how many clusters of how many,
+what share of the full run it cost, and the estimand ("clusters like these": the clusters the
+reference's were drawn from; "about this reference only" for ``goal = "full_run"``). The
+per-arm intervals stay, marked "conditional on the clusters run".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "CONDITIONAL",
+    "NOT_VALID",
+    "RAN_THROUGH",
+    "apply_stop",
+    "ran_through",
+    "reported_rows",
+    "stop_lines",
+    "stop_markdown",
+    "stop_section",
+]
+
+CONDITIONAL = "conditional on the clusters run (the benchmark stopped when sure)"
+"""The note on each arm's interval in the report of a stopped benchmark."""
+
+NOT_VALID = (
+    "fixed-sample interval and p not shown: the benchmark stopped when sure, looking after every cluster, "
+    "so they are not valid; see the stop's confidence sequence and anytime p"
+)
+"""The note on each paired comparison of a stopped benchmark."""
+
+_SURE = ("decided", "equivalent", "tolerance")
+
+RAN_THROUGH = (
+    "the stop rule did not decide and ran its most clusters, a number fixed before it began: the fixed-sample "
+    "interval and p over them are shown (given that it did not stop earlier, a false positive stays within "
+    "alpha / (1 - alpha), 0.053 at 0.05)"
+)
+"""The note on each paired comparison of a benchmark that ran to its stop rule's most clusters."""
+
+
+def stop_section(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The report's ``stop`` section from a stop record (:class:`~hrbench.runner._stopping.StopRecord`'s dict).
+
+    Example:
+        >>> s = stop_section({"reason": "decided", "clusters": 4, "of": 20, "rows": 90, "full_rows": 400,
+        ...                   "winner": "new", "summary": {"alpha": 0.05, "method": "exact"}, "pairs": []})
+        >>> s["stopped_when_sure"], s["share"], s["row_share"], s["estimand"]
+        (True, 0.2, 0.225, 'clusters like these')
+    """
+    summary = dict(record.get("summary") or {})
+    of = int(record.get("of") or 0)
+    full = int(record.get("full_rows") or 0)
+    reason = str(record.get("reason"))
+    clusters = int(record.get("clusters") or 0)
+    return {
+        "reason": reason,
+        "stopped_when_sure": reason in _SURE,
+        "winner": record.get("winner"),
+        "clusters": clusters,
+        "of": of,
+        "planned": record.get("planned"),
+        "share": clusters / of if of else None,
+        "rows": int(record.get("rows") or 0),
+        "full_rows": full,
+        "row_share": (int(record.get("rows") or 0) / full) if full else None,
+        "unreported_rows": int(record.get("unreported_rows") or 0),
+        "unreported_usd": float(record.get("unreported_usd") or 0.0),
+        "order_seed": record.get("order_seed"),
+        "alpha": summary.get("alpha"),
+        "method": summary.get("method"),
+        "goal": summary.get("goal"),
+        "estimand": summary.get("estimand") or "clusters like these",
+        "pairs": [dict(p) for p in record.get("pairs") or []],
+        "active_arms": list(record.get("active_arms") or []),
+        "margin": summary.get("margin"),
+        "order": summary.get("order") or "uniform",
+        "fixed_valid": ran_through(record),
+    }
+
+
+def ran_through(record: Mapping[str, Any]) -> bool:
+    """Whether a stop rule ran its most clusters without deciding: a size fixed before it began.
+
+    Its fixed-sample interval and p-value over those clusters then hold (a fixed design of that
+    size; given that the rule did not stop earlier, a false positive is at most ``alpha / (1 -
+    alpha)``), so a report shows them, labelled (:data:`RAN_THROUGH`).
+
+    Example:
+        >>> ran_through({"reason": "max_clusters", "clusters": 5, "planned": 5}), ran_through({"reason": "decided"})
+        (True, False)
+    """
+    planned = record.get("planned")
+    clusters = int(record.get("clusters") or 0)
+    return record.get("reason") == "max_clusters" and planned is not None and clusters >= int(planned) > 0
+
+
+def reported_rows(bench: Any) -> Any:
+    """The rows a stopped benchmark reports: those of its committed clusters (and the dev split's).
+
+    The finished rows of clusters cancelled at the stop (``reportable = False`` on a reportable
+    split) never entered the test: the report leaves them out (the stop section counts them and
+    their cost). A frame or a mapping of columns is returned as it is.
+
+    Example:
+        >>> rows = [{"split": "test", "reportable": False}, {"split": "dev", "reportable": False}]
+        >>> reported_rows(rows)
+        [{'split': 'dev', 'reportable': False}]
+    """
+    rows = getattr(bench, "rows", bench)
+    if hasattr(rows, "columns") or isinstance(rows, Mapping):
+        return bench
+
+    def keep(r: Any) -> bool:
+        get = r.get if isinstance(r, Mapping) else lambda k: getattr(r, k)
+        return bool(get("reportable")) or get("split") == "dev"
+
+    return [r for r in rows if keep(r)]
+
+
+def apply_stop(rep: Any, record: Mapping[str, Any] | None) -> Any:
+    """Put a stop record in a :class:`~hrbench.stats.Report`: ``rep.stop``, the notes, no fixed-sample p.
+
+    Does nothing without a record. Returns ``rep`` (changed in place).
+    """
+    if not record:
+        return rep
+    rep.stop = stop_section(record)
+    if rep.stop["fixed_valid"]:  # a size fixed in advance: the fixed-sample numbers hold, labelled
+        for c in rep.comparisons:
+            if c.note is None or RAN_THROUGH not in c.note:
+                c.note = RAN_THROUGH if not c.note else f"{c.note}; {RAN_THROUGH}"
+        return rep
+    for a in rep.arms:
+        if a.note is None or CONDITIONAL not in a.note:
+            a.note = CONDITIONAL if not a.note else f"{a.note}; {CONDITIONAL}"
+    for c in rep.comparisons:
+        c.ci_low = c.ci_high = c.p_value = c.p_holm = None
+        if c.note is None or NOT_VALID not in c.note:
+            c.note = NOT_VALID if not c.note else f"{c.note}; {NOT_VALID}"
+    return rep
+
+
+def _num(v: Any, digits: int = 3) -> str:
+    return "NA" if v is None else f"{float(v):.{digits}f}"
+
+
+def _e(v: Any) -> str:
+    return "NA" if v is None else (f"{float(v):.3g}" if float(v) < 1e6 else f"{float(v):.2e}")
+
+
+def _headline(s: Mapping[str, Any]) -> str:
+    reason = s["reason"]
+    where = f"after {s['clusters']} of {s['of']} clusters"
+    share = "" if s["row_share"] is None else f" ({s['row_share']:.0%} of the full run's runs{_cut(s)})"
+    if reason == "decided":
+        won = f": {s['winner']} is better" if s.get("winner") else ""
+        return f"Stopped when sure{won}, {where}{share}."
+    if reason == "tolerance":
+        return f"Stopped when sure: every difference is known within the tolerance, {where}{share}."
+    if reason == "equivalent":
+        won = f"; {s['winner']} is better" if s.get("winner") else ""
+        return (
+            f"Stopped when sure: no difference larger than {_num(s.get('margin'))} where none was decided{won}, "
+            f"{where}{share}."
+        )
+    if reason == "running":
+        return f"Stopping when sure: still running, {s['clusters']} of {s['of']} clusters committed so far."
+    if reason == "max_clusters":
+        fixed = "; the fixed-sample interval and p over them hold" if s.get("fixed_valid") else ""
+        return f"Not decided: stopped at its most clusters, {where}{share}{fixed}."
+    if reason == "budget":
+        return f"Not decided: the budget stopped it {where}{share}; a resume with a larger budget goes on."
+    return f"Not decided: cancelled {where}{share}; a resume goes on with the same order and test."
+
+
+def _pair_line(p: Mapping[str, Any], margin: Any) -> str:
+    dec = f"decided: {p['decided']} better" if p.get("decided") else "not decided"
+    if not p.get("decided") and p.get("within_margin"):
+        dec = f"settled: no difference larger than {_num(margin)}"
+    return (
+        f"{p['a']} - {p['b']}: diff {_num(p.get('diff'))}, confidence sequence "
+        f"[{_num(p.get('cs_low'))}, {_num(p.get('cs_high'))}], e-value {_e(p.get('e_value'))}, "
+        f"anytime p {_num(p.get('p_anytime'), 4)}; {dec}"
+    )
+
+
+def stop_lines(s: Mapping[str, Any]) -> list[str]:
+    """The text lines a report (or a benchmark's printout) shows for its stop section."""
+    lines = [f"  {_headline(s)}"]
+    for p in s.get("pairs") or []:
+        lines.append(f"    {_pair_line(p, s.get('margin'))}")
+    how = (
+        "clusters drawn with probabilities from earlier benchmarks of this reference, each weighted by the "
+        "inverse of its probability"
+        if s.get("order") == "informative"
+        else "clusters in a seeded order"
+    )
+    margin = (
+        "" if s.get("margin") is None else f" A pair is settled as no different within +-{_num(s['margin'])}."
+    )
+    lines.append(
+        f"  Sequential test: {s.get('method')}, alpha {s.get('alpha')}, {how} "
+        f"(seed {s.get('order_seed')}); the confidence sequence and anytime p hold at every look.{margin} "
+        f"Estimand: {s.get('estimand')}."
+    )
+    if s.get("unreported_rows"):
+        lines.append(
+            f"  {s['unreported_rows']} run(s) of clusters cancelled at the stop are kept, not reportable; "
+            f"they cost {s['unreported_usd']:.4f} USD (counted in the spend)."
+        )
+    if s.get("fixed_valid"):
+        lines.append(f"  The paired differences below are the fixed-sample ones: {RAN_THROUGH}.")
+    else:
+        lines.append(f"  Per-arm intervals are {CONDITIONAL}; no fixed-sample p is valid here.")
+    return lines
+
+
+def stop_markdown(s: Mapping[str, Any]) -> list[str]:
+    """The Markdown lines of a stop section (a quoted headline, a table of pairs, the notes)."""
+    lines = [f"> **{_headline(s)}**", ""]
+    if s.get("pairs"):
+        lines += [
+            "| pair | diff | confidence sequence | e-value | anytime p | decided |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for p in s["pairs"]:
+            lines.append(
+                f"| `{p['a']}` - `{p['b']}` | {_num(p.get('diff'))} | [{_num(p.get('cs_low'))}, "
+                f"{_num(p.get('cs_high'))}] | {_e(p.get('e_value'))} | {_num(p.get('p_anytime'), 4)} | "
+                f"{p.get('decided') or ('within ' + _num(s.get('margin')) if p.get('within_margin') else '-')} |"
+            )
+        lines.append("")
+    tail = (
+        f"Fixed-sample differences: {RAN_THROUGH}."
+        if s.get("fixed_valid")
+        else f"Per-arm intervals are {CONDITIONAL}."
+    )
+    lines.append(
+        f"_Sequential test {s.get('method')}, alpha {s.get('alpha')}, seeded cluster order (seed "
+        f"{s.get('order_seed')}); estimand: {s.get('estimand')}. {tail}_"
+    )
+    return [*lines, ""]
+
+
+def _cut(s: Mapping[str, Any]) -> str:
+    """What the runs share counts beyond the clusters reported: the runs of cancelled clusters."""
+    n = s["unreported_rows"]
+    return f", {n} of them in clusters cancelled at the stop, paid and not reported" if n else ""
