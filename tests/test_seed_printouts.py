@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 import hrbench as hb
-from hrbench.evaluation import _metrics as metrics
+from hrbench import metrics
 from hrbench.evaluation.modules import module_fn
 from tests import _rprint
 from tests.conftest import seeds_dir
