@@ -11,6 +11,7 @@ import numpy as np
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError, NoLabelsWarning
 from hrbench.records import FAILURE_KINDS
+from hrbench.stats._unscored import complete_items, pair_note
 from hrbench.stats._wilson import _t_sf
 from hrbench.stats.consistency import METRICS, item_values, pass_k_runs
 from hrbench.stats.human import human_pair
@@ -81,9 +82,17 @@ def _paired(
     ia = cache[a] if a in cache else cache.setdefault(a, _items(t, a))
     ib = cache[b] if b in cache else cache.setdefault(b, _items(t, b))
     common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
+    keep, left_runs = complete_items(t, a, b, common)  # never a difference over runs never scored
+    flag = pair_note(int(keep.sum()), int(common.size), left_runs) if left_runs else None
+    common, pa, pb = common[keep], pa[keep], pb[keep]
     out = _blank(t, a, b, int(common.size), level, method, descriptive, metric, pass_k)
+    out["unscored_note"] = flag
     if common.size == 0:
-        out["note"] = "no interval: no labelled item was run by both arms"
+        out["note"] = (
+            "no interval: no labelled item was run by both arms"
+            if flag is None
+            else "no interval: no item has every run of both arms scored"
+        )
         return Comparison(**out)
     if metric == "pass^k":  # at most the fewest labelled runs of an item both ran
         pass_k = min(int(pass_k or 1), int(min(ia.k[pa].min(), ib.k[pb].min())))

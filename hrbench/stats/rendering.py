@@ -16,6 +16,7 @@ import msgspec
 
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, usd_text
+from hrbench.stats._unscored import UNSCORED_MARK, unscored_lines
 from hrbench.stats.agreement import judge_text
 from hrbench.stats.consistency import label
 from hrbench.stats.frontier import FrontierStep, frontier_lines, frontier_markdown
@@ -216,6 +217,11 @@ def _p(v: float | None) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
+def _mark(rec: ArmReport | Comparison, escape: str = "") -> str:
+    """The ``*`` beside a number that rests on runs never scored, or that left them out (:mod:`._unscored`)."""
+    return escape + UNSCORED_MARK if rec.unscored_note else ""
+
+
 def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     fmt = [
@@ -236,6 +242,8 @@ def render(rep: Report) -> str:
     lines = [_head(rep), *_arm_lines(rep, pct), *_cost_lines(rep, pct), *_consistency_lines(rep, pct)]
     lines += _comparison_lines(rep, pct)
     lines += frontier_lines(rep.frontier, pct)
+    for said in unscored_lines(rep):  # what the `*` marks say
+        lines += textwrap.wrap(said.strip(), width=100, initial_indent="  ", subsequent_indent="    ")
     lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
 
@@ -270,7 +278,7 @@ def _arm_lines(rep: Report, pct: str) -> list[str]:
             a.arm,
             _f(a.accuracy),
             _f(a.se),
-            _ci(a.ci_low, a.ci_high),
+            _ci(a.ci_low, a.ci_high) + _mark(a),
             str(a.n_items),
             f"{a.n_clusters}!" if a.few_clusters else str(a.n_clusters),
             str(a.n_runs),
@@ -390,7 +398,7 @@ def _comparison_lines(rep: Report, pct: str) -> list[str]:
             _ci(c.ci_low, c.ci_high),
             _p(c.p_value),
             _p(c.p_holm),
-            str(c.n_items),
+            str(c.n_items) + _mark(c),
             _f(c.se_unpaired),
         ]
         for c in rep.comparisons
@@ -437,7 +445,7 @@ def render_markdown(rep: Report) -> str:
         [
             f"`{a.arm}`",
             _f(a.accuracy),
-            _ci(a.ci_low, a.ci_high),
+            _ci(a.ci_low, a.ci_high) + _mark(a, "\\"),
             str(a.n_items),
             str(a.n_runs),
             str(a.failures),
@@ -460,7 +468,7 @@ def render_markdown(rep: Report) -> str:
                 _ci(c.ci_low, c.ci_high),
                 _p(c.p_value),
                 _p(c.p_holm),
-                str(c.n_items),
+                str(c.n_items) + _mark(c, "\\"),
             ]
             for c in rep.comparisons
         ]
@@ -473,6 +481,7 @@ def render_markdown(rep: Report) -> str:
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
     if _stopped_note(rep):
         lines += ["", f"_{_stopped_note(rep)}_"]
+    lines += unscored_lines(rep, markdown=True)
     lines += ["", f"<sub>{_md_cell(rep.note)}</sub>"]
     return "\n".join(lines) + "\n"
 

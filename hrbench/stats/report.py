@@ -12,6 +12,7 @@ import numpy as np
 
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, list_usd
+from hrbench.stats._unscored import arm_note
 from hrbench.stats.agreement import judge_section
 from hrbench.stats.comparisons import (
     _all_pairs,
@@ -94,6 +95,7 @@ def _arm_report(
         failures=int(((t.correct == 0) & lab).sum()),
         unlabelled_runs=int((rep & np.isnan(t.correct)).sum()),
         dev_accuracy=float(dev.y.mean()) if dev.y.size else None,
+        unscored_note=arm_note(fails["budget_stop"], fails["error"], int(lab.sum())),
         **fails,
     )
     if it.idx.size == 0:
