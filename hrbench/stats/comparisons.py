@@ -88,9 +88,12 @@ def _paired(
     out = _blank(t, a, b, int(common.size), level, method, descriptive, metric, pass_k)
     out["unscored_note"] = flag
     if common.size == 0:
+        never = [t.arms[x] for x in (a, b) if not _scored(t, x)]
         out["note"] = (
             "no interval: no labelled item was run by both arms"
             if flag is None
+            else f"no interval: {no_scored_run_note(t, never[0])}"
+            if never
             else "no interval: no item has every run of both arms scored"
         )
         return Comparison(**out)

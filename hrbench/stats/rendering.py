@@ -62,6 +62,9 @@ class Report(msgspec.Struct, kw_only=True):
             ``[]`` with fewer than two priced frontier arms.
         scorer: the name of the scorer that scored the rows (the text's and the Markdown's
             first line name it), ``None`` when not known (a report of bare rows).
+        max_runs: the most runs of any arm x item cell (``runs`` is the fewest); the header
+            says "1 to 5 run(s) per item" when they differ (a descriptive report of unequal
+            runs, or of a benchmark still running). ``None``: the same as ``runs``.
     """
 
     arms: list[ArmReport]
@@ -79,6 +82,7 @@ class Report(msgspec.Struct, kw_only=True):
     human: dict[str, Any] | None = None
     frontier: list[FrontierStep] = msgspec.field(default_factory=list)
     scorer: str | None = None
+    max_runs: int | None = None
 
     def arm(self, name: str) -> ArmReport:
         """The record of the arm called ``name`` (``KeyError`` if there is none)."""
@@ -254,7 +258,7 @@ def _head(rep: Report) -> str:
     n_clusters = max((a.n_clusters for a in rep.arms), default=0)
     head = (
         f"<hrbench report> {len(rep.arms)} arm(s) x {n_items} item(s) in {n_clusters} cluster(s) x "
-        f"{rep.runs} run(s); "
+        f"{_runs_text(rep)}; "
     )
     how = (
         "Wilson interval (effective n, CR2, t)"
@@ -268,6 +272,14 @@ def _head(rep: Report) -> str:
         why = f"fewer than {MIN_RUNS} runs" if rep.runs < MIN_RUNS else "unequal runs"
         head += f"; DESCRIPTIVE ({why}: intervals over items only)"
     return head
+
+
+def _runs_text(rep: Report) -> str:
+    """The header's runs: ``5 run(s)``, or ``1 to 5 run(s) per item (56 runs)`` when cells differ."""
+    if rep.max_runs is None or rep.max_runs == rep.runs:
+        return f"{rep.runs} run(s)"
+    total = sum(a.n_runs for a in rep.arms)
+    return f"{rep.runs} to {rep.max_runs} run(s) per item ({total} runs)"
 
 
 def _arm_lines(rep: Report, pct: str) -> list[str]:
@@ -433,7 +445,7 @@ def render_markdown(rep: Report) -> str:
     n_items = max((a.n_items for a in rep.arms), default=0)
     scored = "" if rep.scorer is None else f"; scorer `{_md_cell(rep.scorer)}`"
     lines = [
-        f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {rep.runs} run(s); "
+        f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {_runs_text(rep)}; "
         f"{rep.level:.0%} intervals ({how}){scored}",
         "",
     ]

@@ -389,6 +389,7 @@ def report(
         seed=seed,
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
         scorer=scorer if scorer is not None else getattr(whole, "scorer_name", None),
+        max_runs=t.max_runs,
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
     rep.human = human_section(
