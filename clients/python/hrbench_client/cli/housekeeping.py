@@ -62,6 +62,9 @@ def limits_text(b: Any) -> str | None:
 
     def one(name: str, used: Any, cap: Any, usd: bool = False) -> str:
         shown = "-" if used is None else (usd_text(used) if usd else str(used))
+        held = getattr(b, f"reserved_{name}", None)
+        if held:  # in flight: reserved at its worst case, not used
+            shown += f" (+{usd_text(held) if usd else held} reserved)"
         return f"{name} {shown} of {'no cap' if cap is None else f'{cap:g}'}"
 
     head = "limits (the defaults)" if b.default_limits else "limits"
