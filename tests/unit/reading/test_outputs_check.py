@@ -68,9 +68,9 @@ def test_an_outputs_arm_with_ids_of_no_item_is_refused_before_the_first_run(
         (
             ["q1", "q2", "q3"],
             {"q1": ["a", "b"]},
-            "1 item(s) have fewer outputs than the 3 run(s): 'q1' (runs 3)",
+            "1 item(s) have fewer outputs than the 3 run(s): 'q1' has 2 (missing run 3)",
         ),
-        (["q1", "q2", "q3"], {"q1": ["a", "NO", "c"]}, "'q1' (runs 2)"),
+        (["q1", "q2", "q3"], {"q1": ["a", "NO", "c"]}, "'q1' has 2 (missing run 2)"),
         (["q1", "q2", "q3"], {"q1": ["a", "b", "c", "d"]}, None),  # more outputs than runs: the first ones
     ],
 )
@@ -132,7 +132,7 @@ def test_a_run_left_out_of_an_outputs_file_is_refused(tmp_path: Path) -> None:
         '{"item": "q1", "run": 1, "output": "Paris"}\n{"item": "q1", "run": 3, "output": "Paris"}\n'
         '{"item": "q2", "output": "Lima"}\n{"item": "q3", "output": "x"}\n'
     )
-    with pytest.raises(ConfigError, match=r"'q1' \(runs 2\)"):
+    with pytest.raises(ConfigError, match=r"'q1' has 2 \(missing run 2\)"):
         hb.benchmark(
             build_arm({"kind": "outputs", "name": "o", "path": str(preds)}), build_reference(REF), runs=3
         )
