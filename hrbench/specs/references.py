@@ -132,8 +132,8 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             raise ConfigError(
                 "reference.path",
                 path,
-                f"{why}; a reference file is JSON lines (one {{\"id\", \"item\", \"label\", \"cluster\", "
-                "\"split\"} object a line), a JSON list of them, or a .csv file with a header row of those columns",
+                f'{why}; a reference file is JSON lines (one {{"id", "item", "label", "cluster", '
+                '"split"} object a line), a JSON list of them, or a .csv file with a header row of those columns',
             ) from None
     if limit is not None:
         numbered = numbered[:limit]
@@ -181,7 +181,9 @@ def _csv_records(text: str, p: Path) -> list[tuple[int, dict[str, Any]]]:
     try:
         header = next(reader, None)
         if header is None or not any(h.strip() for h in header):
-            raise ConfigError("reference.path", str(p), f"{p.name} has no header row (expected {','.join(_RECORD_FIELDS)})")
+            raise ConfigError(
+                "reference.path", str(p), f"{p.name} has no header row (expected {','.join(_RECORD_FIELDS)})"
+            )
         header = [h.strip() for h in header]
         for h in header:
             if h not in _RECORD_FIELDS:
@@ -209,7 +211,9 @@ def _csv_records(text: str, p: Path) -> list[tuple[int, dict[str, Any]]]:
                     del rec[key]
             out.append((reader.line_num, rec))
     except csv.Error as exc:
-        raise ConfigError("reference.path", str(p), f"{p.name} line {reader.line_num} is not CSV ({exc})") from None
+        raise ConfigError(
+            "reference.path", str(p), f"{p.name} line {reader.line_num} is not CSV ({exc})"
+        ) from None
     return out
 
 

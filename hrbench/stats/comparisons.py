@@ -140,16 +140,29 @@ def _paired(
         if b_se > 0:  # every resample alike: keep the boundary-aware interval, which has width
             se, lo, hi = b_se, b_lo, b_hi
             p = max(_TINY, 2 * _t_sf(abs(diff) / b_se, df)) if diff else 1.0
-    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p, note=_reading_note(out, level))
+    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p, note=_reading_note(out, level, p))
     return Comparison(**out)
 
 
 FEW_DISAGREE = 5
-"""Clusters holding a disagreement at or below which a comparison's note says its test rests on its model."""
+"""Clusters holding a disagreement at or below which the exact sign-flip test cannot reject at 0.05 (``2 / 2**5 > 0.05``)."""
 
 
-def _reading_note(c: dict[str, Any], level: float) -> str | None:
-    """How to read a comparison with an interval: no disagreement at all, or few clusters that disagree."""
+def _reading_note(c: dict[str, Any], level: float, p: float | None = None) -> str | None:
+    """How to read a comparison with an interval: no disagreement at all, or a p-value below what its clusters allow.
+
+    Rule: with ``k`` clusters holding an item scored differently, the exact sign-flip test
+    (which assumes nothing about how clusters vary) cannot give a p-value below ``2 / 2**k``
+    (:func:`~hrbench.stats.intervals.difference_interval`); the note is said only when the t test's
+    ``p`` is below that floor, so it never sits beside a p-value it does not qualify. "only"
+    is said only when some clusters hold no such item.
+
+    Example:
+        >>> print(_reading_note({"n_clusters_disagree": 4, "n_items": 16, "n_clusters": 4}, 0.95, 0.005))
+        all 4 of 4 cluster(s) hold an item scored differently, and p = 0.005 rests on the t model of how clusters vary: the exact sign-flip test, which assumes nothing about how clusters vary, cannot go below p = 0.125 with 4 such clusters
+        >>> _reading_note({"n_clusters_disagree": 4, "n_items": 16, "n_clusters": 4}, 0.95, 0.3) is None
+        True
+    """
     k, n, g = c["n_clusters_disagree"], c["n_items"], c["n_clusters"]
     if k == 0:
         where = f"{n} items" + (f" in {g} clusters" if g < n else "")
@@ -158,13 +171,19 @@ def _reading_note(c: dict[str, Any], level: float) -> str | None:
             f"large a difference {where} that all agreed still leave possible at {level:.0%} (never wider than "
             f"+-{zero_disagreement_bound(g, level):.3f}, the exact bound for no disagreement in {g} clusters)"
         )
-    if k <= FEW_DISAGREE:
-        return (
-            f"only {k} of {g} cluster(s) hold any item scored differently: the p-value rests on the t model of how "
-            "clusters vary more than on the data alone (with 5 or fewer, the exact sign-flip test, which assumes "
-            "nothing about how clusters vary, cannot reject at 0.05)"
-        )
-    return None
+    floor = 2.0 / 2.0**k
+    if p is None or p >= floor:
+        return None
+    said = f"only {k} of {g} cluster(s) hold any item" if k < g else f"all {k} of {g} cluster(s) hold an item"
+    return (
+        f"{said} scored differently, and p = {_p_text(p)} rests on the t model of how clusters vary: the exact "
+        f"sign-flip test, which assumes nothing about how clusters vary, cannot go below p = {floor:.3f} with {k} "
+        "such clusters"
+    )
+
+
+def _p_text(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _scored(t: _Table, arm: int) -> bool:

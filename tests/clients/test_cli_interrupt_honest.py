@@ -32,7 +32,9 @@ def _listed(bid: str) -> dict:
     return next(json.loads(ln) for ln in hrb("ls").stdout.splitlines() if json.loads(ln)["id"] == bid)
 
 
-def test_an_interrupted_bench_says_cancelled_once_it_is_and_ls_shows_reservations_apart(tmp_path: Path) -> None:
+def test_an_interrupted_bench_says_cancelled_once_it_is_and_ls_shows_reservations_apart(
+    tmp_path: Path,
+) -> None:
     with LoopbackServer(latency_s=4.0) as srv:
         items = ", ".join(f'q{i} = "Say x {i}. [[reply:x]]"' for i in range(6))
         labels = ", ".join(f'q{i} = "x"' for i in range(6))
@@ -59,7 +61,11 @@ def test_an_interrupted_bench_says_cancelled_once_it_is_and_ls_shows_reservation
             deadline = time.monotonic() + slow(30)
             while time.monotonic() < deadline:
                 running = next(
-                    (json.loads(ln) for ln in hrb("ls").stdout.splitlines() if json.loads(ln)["status"] == "running"),
+                    (
+                        json.loads(ln)
+                        for ln in hrb("ls").stdout.splitlines()
+                        if json.loads(ln)["status"] == "running"
+                    ),
                     None,
                 )
                 if running is not None and running.get("reserved_tokens"):

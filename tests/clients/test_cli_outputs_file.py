@@ -46,7 +46,9 @@ def test_an_outputs_line_may_name_its_item_by_id(tmp_path: Path, shared_home: Pa
     assert (arm["runs"], arm["wrong"]) == (6, 1)
 
 
-def test_an_outputs_line_with_no_item_names_its_keys_and_shows_the_line(tmp_path: Path, shared_home: Path) -> None:
+def test_an_outputs_line_with_no_item_names_its_keys_and_shows_the_line(
+    tmp_path: Path, shared_home: Path
+) -> None:
     proc = _bench(tmp_path, [{"key": "g1", "output": ["Paris"] * 3}])
     assert proc.returncode == 2, proc.stderr
     err = proc.stderr
@@ -56,6 +58,8 @@ def test_an_outputs_line_with_no_item_names_its_keys_and_shows_the_line(tmp_path
 
 
 def test_an_item_with_fewer_outputs_than_runs_says_how_many_it_has(tmp_path: Path, shared_home: Path) -> None:
-    proc = _bench(tmp_path, [{"item": "g1", "output": ["Paris", "Paris"]}, {"item": "g2", "output": ["Lima"] * 3}])
+    proc = _bench(
+        tmp_path, [{"item": "g1", "output": ["Paris", "Paris"]}, {"item": "g2", "output": ["Lima"] * 3}]
+    )
     assert proc.returncode == 2, proc.stderr
     assert "'g1' has 2 (missing run 3)" in proc.stderr, proc.stderr

@@ -32,10 +32,14 @@ JSONL = "".join(
 
 
 def hrb(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=slow(180), cwd=cwd, env=os.environ)
+    return subprocess.run(
+        [*HRB, *args], capture_output=True, text=True, timeout=slow(180), cwd=cwd, env=os.environ
+    )
 
 
-def test_a_csv_reference_is_stored_as_the_same_records_in_json_lines_are(tmp_path: Path, shared_home: Path) -> None:
+def test_a_csv_reference_is_stored_as_the_same_records_in_json_lines_are(
+    tmp_path: Path, shared_home: Path
+) -> None:
     (tmp_path / "ref.csv").write_text(CSV)
     (tmp_path / "ref.jsonl").write_text(JSONL)
     by_csv = hrb("ref", "put", "csvref", str(tmp_path / "ref.csv"))

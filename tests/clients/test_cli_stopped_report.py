@@ -23,7 +23,9 @@ HRB = [sys.executable, "-m", "hrbench_client.cli"]
 
 
 def hrb(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*HRB, *args], capture_output=True, text=True, timeout=slow(180), cwd=cwd, env=os.environ)
+    return subprocess.run(
+        [*HRB, *args], capture_output=True, text=True, timeout=slow(180), cwd=cwd, env=os.environ
+    )
 
 
 def _stopped_bench(tmp_path: Path, srv: LoopbackServer) -> str:
