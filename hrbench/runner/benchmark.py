@@ -46,6 +46,7 @@ from hrbench.runner.plan import (
     warn_plan,
 )
 from hrbench.runner.plan import refuse_before_start as refuse_before_start
+from hrbench.runner.plan import warn_unpriced
 from hrbench.runner.runtime import Drain, Runtime
 from hrbench.runner.summary import METRICS_SOURCE, trace_metrics
 from hrbench.runner.summary import summarise as summarise
@@ -186,6 +187,7 @@ async def benchmark_async(
     if judge_rt is not None:
         judge_rt.drain = drain
     refuse_before_start(client, gov, pricing, scorer=plan.scorer)
+    warn_unpriced(client, gov, pricing)  # its USD is NA: said once
     loop = Loop(
         plan,
         rt,

@@ -154,7 +154,7 @@ def _summary(
         "best_arm": best,
         "best_accuracy": None if best is None else known[best],
         "reference_hash": head["reference_hash"] or "",
-        "usd": None if any(s.get("usd", 0.0) is None for s in head["summary"] or []) else head["usd"],
+        "usd": None if _usd_unknown(store, head, status, rows) else head["usd"],
         "max_usd": head["max_usd"],
         "calls": head["calls"],
         "max_calls": head["max_calls"],
@@ -167,6 +167,16 @@ def _summary(
         "stop_note": benchmark_status(head, head["rows"], running, head, stopped_by)["stop_note"],
         **reserved,
     }
+
+
+def _usd_unknown(store: Store, head: dict[str, Any], status: str, rows: Sequence[Row] | None) -> bool:
+    """Whether a benchmark's USD is NA (seed 002: a model with no price): its summary says so, or,
+    while it runs, a stored row does (never the 0 its unpriced calls were counted at)."""
+    if any(s.get("usd", 0.0) is None for s in head["summary"] or []):
+        return True
+    if status != "running" or not head["rows"]:
+        return False
+    return any(r.usd is None for r in (rows if rows is not None else store.rows_get(head["id"])))
 
 
 def _reserved(store: Store, head: dict[str, Any]) -> dict[str, Any]:

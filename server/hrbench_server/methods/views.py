@@ -162,11 +162,22 @@ def _running_report(bench_id: str, done: int, total: int | None) -> dict[str, An
     of = f"{done} of {total}" if total else f"{done}"
     note = (
         f"benchmark {bench_id} is still running ({of} runs finished): "
-        + ("no run has finished yet" if not done else "this report is descriptive of the runs finished so far")
+        + (
+            "no run has finished yet"
+            if not done
+            else "this report is descriptive of the runs finished so far"
+        )
         + f"; `hrb ls` shows its progress, and `hrb report {bench_id}` once it is done gives the full report"
     )
     head = f"<hrbench report> benchmark {bench_id}: still running, no run finished yet"
-    return {"status": "running", "stop_note": note, "arms": [], "comparisons": [], "text": head, "markdown": head + "\n"}
+    return {
+        "status": "running",
+        "stop_note": note,
+        "arms": [],
+        "comparisons": [],
+        "text": head,
+        "markdown": head + "\n",
+    }
 
 
 def _register_browse(feature: Callable[[str], Any], app: App) -> None:
