@@ -44,9 +44,9 @@ from hrbench.runner.plan import (
     refuse_same_items,
     refuse_spec,
     warn_plan,
+    warn_unpriced,
 )
 from hrbench.runner.plan import refuse_before_start as refuse_before_start
-from hrbench.runner.plan import warn_unpriced
 from hrbench.runner.runtime import Drain, Runtime
 from hrbench.runner.summary import METRICS_SOURCE, trace_metrics
 from hrbench.runner.summary import summarise as summarise

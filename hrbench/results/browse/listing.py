@@ -170,8 +170,11 @@ def _summary(
 
 
 def _usd_unknown(store: Store, head: dict[str, Any], status: str, rows: Sequence[Row] | None) -> bool:
-    """Whether a benchmark's USD is NA (seed 002: a model with no price): its summary says so, or,
-    while it runs, a stored row does (never the 0 its unpriced calls were counted at)."""
+    """Whether a benchmark's USD is NA (seed 002: a model with no price).
+
+    Its summary says so, or, while it runs, a stored row does (never the 0 its unpriced calls
+    were counted at).
+    """
     if any(s.get("usd", 0.0) is None for s in head["summary"] or []):
         return True
     if status != "running" or not head["rows"]:

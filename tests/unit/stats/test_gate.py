@@ -67,7 +67,9 @@ def test_what_cannot_be_compared_says_why(
 
 
 def test_several_arms_and_no_arm_named_is_bad_input() -> None:
-    with pytest.raises(hb.ConfigError, match=r"^arm: the benchmarks have several arms \(candidate: a; baseline: b, c\)"):
+    with pytest.raises(
+        hb.ConfigError, match=r"^arm: the benchmarks have several arms \(candidate: a; baseline: b, c\)"
+    ):
         gate(rows("a", []), rows("b", []) + rows("c", []))
 
 

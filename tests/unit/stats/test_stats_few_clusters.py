@@ -230,7 +230,9 @@ def test_a_p_value_below_the_sign_flip_floor_is_noted_and_one_above_is_not():
         assert (c.note is not None) is noted is (c.p_value < 2 / 2**k)  # said only beside a p it qualifies
         if noted:
             assert c.note.startswith(f"only {k} of 12 cluster(s) hold any item scored differently")
-            assert "rests on the t model" in c.note and f"cannot go below p = {2 / 2**k:.3f} with {k}" in c.note
+            assert (
+                "rests on the t model" in c.note and f"cannot go below p = {2 / 2**k:.3f} with {k}" in c.note
+            )
 
 
 # -- no interval: why, said and warned -----------------------------------------------------------
