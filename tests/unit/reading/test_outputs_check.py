@@ -272,7 +272,9 @@ def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
     # newcomer finding 16: a retry reads the same outputs, so it is not advised
     assert f"Runs failed: {note}" in str(bench) and "run them again" not in str(bench)
     (warned,) = [str(w.message) for w in said if w.category is hb.ArmErrorWarning]
-    assert f"arm 'f': 3 of 9 run(s) raised or failed (3 x {cause})" in warned
+    assert (
+        f"arms 'f', 'g': 3 of 9 run(s) each raised or failed (3 x {cause})" in warned
+    )  # one cause, said once
     file = "" if how in ("mapping", "inline") else " (f.jsonl)"
     assert f"{cause}: the outputs of arm 'f'{file} leave it out" in warned
     assert "LookupError (" not in note and "x LookupError" not in warned
