@@ -82,8 +82,8 @@ def _paired(
     ia = cache[a] if a in cache else cache.setdefault(a, _items(t, a))
     ib = cache[b] if b in cache else cache.setdefault(b, _items(t, b))
     common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
-    keep, left_runs = complete_items(t, a, b, common)  # never a difference over runs never scored
-    flag = pair_note(int(keep.sum()), int(common.size), left_runs) if left_runs else None
+    keep, left_runs, shared = complete_items(t, a, b, common)  # never a one-sided difference of unscored runs
+    flag = pair_note(int(keep.sum()), int(common.size), left_runs, shared)
     common, pa, pb = common[keep], pa[keep], pb[keep]
     out = _blank(t, a, b, int(common.size), level, method, descriptive, metric, pass_k)
     out["unscored_note"] = flag
@@ -91,10 +91,10 @@ def _paired(
         never = [t.arms[x] for x in (a, b) if not _scored(t, x)]
         out["note"] = (
             "no interval: no labelled item was run by both arms"
-            if flag is None
+            if not left_runs
             else f"no interval: {no_scored_run_note(t, never[0])}"
             if never
-            else "no interval: no item has every run of both arms scored"
+            else "no interval: no item has as many runs of both arms scored"
         )
         return Comparison(**out)
     if metric == "pass^k":  # at most the fewest labelled runs of an item both ran

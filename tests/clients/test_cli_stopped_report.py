@@ -3,7 +3,7 @@
 Rule (docs/guides/budgets.md, "What a report says of a stopped benchmark"): runs the budget
 stopped count wrong in each arm's accuracy (seed 002), so every interval resting on them is
 flagged where it is printed; a paired difference is computed only over the items on which both
-arms have every run scored, and says so; the budget note comes right under the header in the
+arms have as many runs scored, and says so; the budget note comes right under the header in the
 text and the Markdown, and first in the JSON.
 """
 
@@ -70,12 +70,13 @@ def test_a_budget_stopped_report_flags_what_rests_on_stopped_runs_in_every_forma
     assert list(full)[:2] == ["status", "stop_note"]  # first in the JSON too
     by_arm = {a["arm"]: a for a in full["arms"]}
     assert by_arm["plain"]["unscored_note"] and by_arm["offline"]["unscored_note"] is None
-    for c in full["comparisons"]:  # never a difference over runs the budget stopped
+    for c in full["comparisons"]:  # never a difference over runs the budget stopped on one side only
         assert c["unscored_note"], c
-        assert c["n_items"] < 8, c
         if c["n_items"] == 0:
             assert c["p_value"] is None and c["diff"] is None, c
-    assert "where both arms have every run scored" in full["comparisons"][0]["unscored_note"]
+    with_offline = [c for c in full["comparisons"] if c["arm_b"] == "offline"]
+    assert all(c["n_items"] < 8 for c in with_offline), with_offline
+    assert all("where both arms have as many runs scored" in c["unscored_note"] for c in with_offline)
 
     md = hrb("report", bid, "--format", "markdown").stdout.splitlines()
     assert md[0].startswith("**hrbench report**") and md[2].startswith("> **Budget stopped**"), md[:3]
