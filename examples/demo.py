@@ -85,12 +85,26 @@ def bench(spec: Path) -> str:
             " is an error run of each arm (counted wrong; the notes say which)"
         )
     print()
-    print(result["text"])
+    print(printout(result))
     print("\nfailure kinds per arm:")
     width = max(len(a) for a in kinds)
     for arm, counts in kinds.items():
         print(f"  {arm:<{width}}  " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
     return str(result["id"])
+
+
+def printout(result: dict) -> str:
+    """The benchmark's printout, less its stop note: the report printed after it says that under its header.
+
+    Example:
+        >>> printout({"text": "<hr_bench> 1 arm(s)" + chr(10) + "  Runs failed: 5 of 10 runs.", "stop_note": "5"})
+        '<hr_bench> 1 arm(s)'
+    """
+    text = str(result["text"])
+    if not result.get("stop_note"):
+        return text
+    said = ("Runs failed:", "Budget stopped:")  # the report below says it once, right under its header
+    return "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith(said))
 
 
 def main() -> int:

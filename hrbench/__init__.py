@@ -39,6 +39,7 @@ if typing.TYPE_CHECKING:
         SignatureError,
         TooFewRunsError,
         UnlabelledItemsWarning,
+        UnpricedModelWarning,
         UsageEstimatedWarning,
     )
     from hrbench.evaluation.evaluate import EmptyDataWarning, EvalError, Evaluation, evaluate, evaluate_async
@@ -164,6 +165,7 @@ __all__ = [
     "ToolLoop",
     "Trace",
     "UnlabelledItemsWarning",
+    "UnpricedModelWarning",
     "Usage",
     "UsageEstimatedWarning",
     "answer_scorer",
@@ -241,6 +243,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "SignatureError",
         "TooFewRunsError",
         "UnlabelledItemsWarning",
+        "UnpricedModelWarning",
         "UsageEstimatedWarning",
     ),
     "hrbench.evaluation.evaluate": (

@@ -424,6 +424,16 @@ class UnlabelledItemsWarning(UserWarning):
     """
 
 
+class UnpricedModelWarning(UserWarning):
+    """Warned once at the start of a benchmark whose client's model has no price (and no USD cap refuses it).
+
+    Rule (seed 002: usd is NA when a model has no price): its runs' USD is unknown, shown as NA
+    (``null`` in JSON) in the rows, the summary, the report, the progress line and ``hrb ls``;
+    never as 0. Giving the model a price (a spec client's ``price``, ``Pricing(overrides=...)``,
+    ``HRBENCH_PRICES``) ends the warning.
+    """
+
+
 class UsageEstimatedWarning(UserWarning):
     """Warned when live replies came without a usage block, so their tokens and USD are not the provider's.
 

@@ -363,6 +363,7 @@ PUBLIC: dict[str, list[str]] = {
         "ToolLoop",
         "Trace",
         "UnlabelledItemsWarning",
+        "UnpricedModelWarning",
         "Usage",
         "UsageEstimatedWarning",
         "answer_scorer",

@@ -186,7 +186,7 @@ FIELDS: dict[str, str | tuple[str, str]] = {
         'outputs = { q1 = "Paris", q2 = ["Lima", "Lima"] }',
     ),
     "OutputsArmSpec.path": (
-        'A file of outputs the daemon reads: a JSON object of the same shape, or JSON lines `{"item", "output", "run"}`.',
+        'A file of outputs the daemon reads: a JSON object of the same shape, or JSON lines `{"item", "output", "run"}` (`run` optional; `id` may stand for `item`).',
         'path = "predictions.jsonl"',
     ),
     "OutputsArmSpec.id_field": "In a file of predictions made elsewhere, the field holding the item id.",

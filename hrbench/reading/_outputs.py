@@ -106,8 +106,10 @@ def check_outputs(
             continue
         missed = [r for r in range(1, runs + 1) if r > len(outs) or outs[r - 1] is NO_OUTPUT]
         if missed:
+            has = runs - len(missed)
             short.append(
-                f"{i!r} (runs {', '.join(map(str, missed[:5]))}{', ...' if len(missed) > 5 else ''})"
+                f"{i!r} has {has} (missing run{'s' if len(missed) > 1 else ''} "
+                f"{', '.join(map(str, missed[:5]))}{', ...' if len(missed) > 5 else ''})"
             )
     if short:
         faults.append(

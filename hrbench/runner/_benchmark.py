@@ -42,6 +42,7 @@ from hrbench.runner._plan import (
     refuse_same_items,
     refuse_spec,
     warn_plan,
+    warn_unpriced,
 )
 from hrbench.runner._plan import refuse_before_start as refuse_before_start
 from hrbench.runner._summary import METRICS_SOURCE, trace_metrics
@@ -187,6 +188,7 @@ async def benchmark_async(
     if judge_rt is not None:
         judge_rt.drain = drain
     refuse_before_start(client, gov, pricing, scorer=plan.scorer)
+    warn_unpriced(client, gov, pricing)  # its USD is NA: said once
     loop = Loop(
         plan,
         rt,

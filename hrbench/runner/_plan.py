@@ -26,6 +26,7 @@ from hrbench.errors import (
     NoLabelsWarning,
     NotCachedWarning,
     UnlabelledItemsWarning,
+    UnpricedModelWarning,
 )
 from hrbench.models import Pricing, default_pricing, reasoning_params
 from hrbench.reference import SPLITS, Reference
@@ -329,6 +330,27 @@ def refuse_before_start(
         if m is not None:
             why = unpriced_message(m, explicit[1], who="judge", cap=explicit[0])
             raise ConfigError("scorer_settings.client.model", m, why)
+
+
+def warn_unpriced(client: Any, governor: Governor, pricing: Pricing | None) -> None:
+    """Warn :class:`~hrbench.errors.UnpricedModelWarning` once when the client's model has no price.
+
+    Rule (seed 002: usd is NA when a model has no price): said once, at the start of the
+    benchmark, so that NA costs are never a surprise; an explicit USD cap refuses such a model
+    instead (:func:`refuse_before_start`), and a model given a price is not warned about.
+    """
+    if not getattr(client, "bills", False) or explicit_usd_cap(governor):
+        return
+    m = (default_pricing() if pricing is None else pricing).unpriced(
+        getattr(client, "model", None), getattr(client, "billed_as", ())
+    )
+    if m is not None:
+        warn_at_caller(
+            f"model {m!r} has no price: its runs' USD is unknown (NA in the rows, the summary, the report "
+            "and hrb ls; never 0); give it a price (a spec client's `price = {input = USD_PER_M, output = "
+            "USD_PER_M}`, hrbench.Pricing(overrides=...), or HRBENCH_PRICES)",
+            UnpricedModelWarning,
+        )
 
 
 def refuse_bad_prices(client: Any, scorer: Any, pricing: Pricing | None) -> None:

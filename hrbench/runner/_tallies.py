@@ -8,6 +8,7 @@ from (:class:`Sources`), and replies that came without a usage block (:class:`Un
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from hrbench._util.messages import refusal_limits
 from hrbench._util.warn import warn_at_caller
@@ -172,20 +173,31 @@ class Errors:
             self.first[row.arm] = (seq, row, message)
 
     def text(self) -> str | None:
-        """One line per arm with failed runs: how many, by cause, and the first message."""
-        parts = []
+        """Per arm with failed runs: how many, by cause, and the first message; arms alike said once.
+
+        Rule (one cause is said once, not once per arm): arms whose failed runs have the same
+        counts, causes and first failed run (an item every arm's outputs leave out) share one
+        entry, ``arms 'a', 'b': 1 of 10 run(s) each ...``, with the first arm's message.
+        """
+        groups: dict[tuple[Any, ...], list[str]] = {}
         for arm, (n, total) in self.per_arm.items():
             if n:
-                _, row, message = self.first[arm]
+                _, row, _ = self.first[arm]
                 causes = ", ".join(
                     f"{k} x {c}" for c, k in sorted(self.causes[arm].items(), key=lambda x: -x[1])
                 )
-                parts.append(
-                    f"arm {arm!r}: {n} of {total} run(s) raised or failed ({causes}); "
-                    f"first: item {row.item!r}, run {row.run}: {message}"
-                )
-        if not parts:
+                groups.setdefault((n, total, causes, row.item, row.run), []).append(arm)
+        if not groups:
             return None
+        parts = []
+        for (n, total, causes, item, run), arms in groups.items():
+            message = self.first[arms[0]][2]
+            who = f"arm {arms[0]!r}" if len(arms) == 1 else f"arms {', '.join(map(repr, arms))}"
+            each = "" if len(arms) == 1 else " each"
+            parts.append(
+                f"{who}: {n} of {total} run(s){each} raised or failed ({causes}); "
+                f"first: item {item!r}, run {run}: {message}"
+            )
         return "runs ended in errors and are counted wrong as 'error': " + "; ".join(parts)
 
     def warn(self) -> None:

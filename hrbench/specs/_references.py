@@ -80,7 +80,9 @@ def _one_json(text: str) -> Any:
 
 
 def _reference_rows(path: str, limit: int | None = None) -> Reference:
-    """A reference from a JSON lines (or JSON list) file of ``{"id", "item", "label", "cluster", "split"}``.
+    """A reference from a JSON lines (or JSON list, or CSV) file of ``{"id", "item", "label", "cluster", "split"}``.
+
+    A ``.csv`` file has a header row naming those columns (:func:`_csv_records`).
 
     Each record holds its own id and label, so no order is needed; a JSON file holding one
     ``{"items", "labels", ...}`` object (as ``hrb ref get`` prints) is read by
@@ -105,11 +107,14 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             "reference.path", path, f"cannot read the reference ({type(exc).__name__})"
         ) from None
     where = "record"
-    if text.lstrip().startswith("{") and isinstance(obj := _one_json(text), dict) and "items" in obj:
+    if p.suffix.lower() == ".csv":
+        where = "line"
+        numbered = _csv_records(text, p)
+    elif text.lstrip().startswith("{") and isinstance(obj := _one_json(text), dict) and "items" in obj:
         obj = json.loads(text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries"))
         ref = _reference_object(obj, p)  # one {"items", "labels", ...} object, as `hrb ref get` prints
         return ref if limit is None else _select(ref, ref.ids[:limit])
-    if text.lstrip().startswith("["):
+    elif text.lstrip().startswith("["):
         try:
             numbered = list(enumerate(json.loads(text), 1))
         except json.JSONDecodeError as exc:
@@ -120,7 +125,16 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
         from hrbench.reading._reference import json_lines
 
         where = "line"
-        numbered = json_lines(text, path, "reference.path", objects=False)
+        try:
+            numbered = json_lines(text, path, "reference.path", objects=False)
+        except ConfigError as exc:  # say what a reference file may be (a CSV one is named .csv)
+            why = str(exc).removeprefix("reference.path: ").rsplit(" (got ", 1)[0]
+            raise ConfigError(
+                "reference.path",
+                path,
+                f'{why}; a reference file is JSON lines (one {{"id", "item", "label", "cluster", '
+                '"split"} object a line), a JSON list of them, or a .csv file with a header row of those columns',
+            ) from None
     if limit is not None:
         numbered = numbered[:limit]
     items: dict[str, Any] = {}
@@ -141,6 +155,66 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             clusters[item_id] = str(rec["cluster"])
         splits[item_id] = rec.get("split", "test")
     return Reference(items, labels=labels, cluster=clusters or None, split=splits)
+
+
+def _csv_records(text: str, p: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The records of a CSV reference: a header row naming columns of ``id,item,label,cluster,split``.
+
+    Rule: the columns are the JSON lines records' fields (``hrb rows`` writes CSV with these
+    names, and ``hrb gate`` reads it); ``item`` is required, the others optional; an empty
+    ``label`` or ``cluster`` cell is none, an empty ``split`` is ``test``. Cells are text (a
+    label ``4`` is the string ``"4"``, as the exact scorer compares text). Read with the
+    ``csv`` module (quoted cells may hold commas and newlines).
+
+    Raises:
+        ConfigError: no header row, a header without ``item`` (naming the columns found), an
+            unknown column (naming the closest known one), or a row the ``csv`` module refuses.
+
+    Example:
+        >>> _csv_records("id,item,label" + chr(10) + "q1,France,Paris" + chr(10), Path("r.csv"))
+        [(2, {'id': 'q1', 'item': 'France', 'label': 'Paris'})]
+    """
+    import csv
+    import io
+
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader, None)
+        if header is None or not any(h.strip() for h in header):
+            raise ConfigError(
+                "reference.path", str(p), f"{p.name} has no header row (expected {','.join(_RECORD_FIELDS)})"
+            )
+        header = [h.strip() for h in header]
+        for h in header:
+            if h not in _RECORD_FIELDS:
+                raise _unknown_field(f"reference.path {p.name} header", h, _RECORD_FIELDS)
+        if "item" not in header:
+            raise ConfigError(
+                "reference.path",
+                str(p),
+                f"{p.name} has no `item` column (columns found: {', '.join(header)}; "
+                f"expected {','.join(_RECORD_FIELDS)}, with `item` required)",
+            )
+        out: list[tuple[int, dict[str, Any]]] = []
+        for cells in reader:
+            if not any(c.strip() for c in cells):
+                continue
+            if len(cells) != len(header):
+                raise ConfigError(
+                    "reference.path",
+                    str(p),
+                    f"{p.name} line {reader.line_num} has {len(cells)} cell(s), the header {len(header)}",
+                )
+            rec = dict(zip(header, cells, strict=True))
+            for key in ("label", "cluster", "split"):
+                if rec.get(key) == "":
+                    del rec[key]
+            out.append((reader.line_num, rec))
+    except csv.Error as exc:
+        raise ConfigError(
+            "reference.path", str(p), f"{p.name} line {reader.line_num} is not CSV ({exc})"
+        ) from None
+    return out
 
 
 REFERENCE_FIELDS: tuple[str, ...] = ("items", "labels", "cluster", "split", "path", "format", "limit", "ids")

@@ -26,6 +26,7 @@ from hrbench.stats._intervals import (
 )
 from hrbench.stats._records import Comparison, NoIntervalWarning
 from hrbench.stats._table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
+from hrbench.stats._unscored import complete_items, pair_note
 from hrbench.stats._wilson import _t_sf
 
 
@@ -81,9 +82,20 @@ def _paired(
     ia = cache[a] if a in cache else cache.setdefault(a, _items(t, a))
     ib = cache[b] if b in cache else cache.setdefault(b, _items(t, b))
     common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
+    keep, left_runs, shared = complete_items(t, a, b, common)  # never a one-sided difference of unscored runs
+    flag = pair_note(int(keep.sum()), int(common.size), left_runs, shared)
+    common, pa, pb = common[keep], pa[keep], pb[keep]
     out = _blank(t, a, b, int(common.size), level, method, descriptive, metric, pass_k)
+    out["unscored_note"] = flag
     if common.size == 0:
-        out["note"] = "no interval: no labelled item was run by both arms"
+        never = [t.arms[x] for x in (a, b) if not _scored(t, x)]
+        out["note"] = (
+            "no interval: no labelled item was run by both arms"
+            if not left_runs
+            else f"no interval: {no_scored_run_note(t, never[0])}"
+            if never
+            else "no interval: no item has as many runs of both arms scored"
+        )
         return Comparison(**out)
     if metric == "pass^k":  # at most the fewest labelled runs of an item both ran
         pass_k = min(int(pass_k or 1), int(min(ia.k[pa].min(), ib.k[pb].min())))
@@ -128,16 +140,29 @@ def _paired(
         if b_se > 0:  # every resample alike: keep the boundary-aware interval, which has width
             se, lo, hi = b_se, b_lo, b_hi
             p = max(_TINY, 2 * _t_sf(abs(diff) / b_se, df)) if diff else 1.0
-    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p, note=_reading_note(out, level))
+    out.update(se=se, ci_low=lo, ci_high=hi, p_value=p, note=_reading_note(out, level, p))
     return Comparison(**out)
 
 
 FEW_DISAGREE = 5
-"""Clusters holding a disagreement at or below which a comparison's note says its test rests on its model."""
+"""Clusters holding a disagreement at or below which the exact sign-flip test cannot reject at 0.05 (``2 / 2**5 > 0.05``)."""
 
 
-def _reading_note(c: dict[str, Any], level: float) -> str | None:
-    """How to read a comparison with an interval: no disagreement at all, or few clusters that disagree."""
+def _reading_note(c: dict[str, Any], level: float, p: float | None = None) -> str | None:
+    """How to read a comparison with an interval: no disagreement at all, or a p-value below what its clusters allow.
+
+    Rule: with ``k`` clusters holding an item scored differently, the exact sign-flip test
+    (which assumes nothing about how clusters vary) cannot give a p-value below ``2 / 2**k``
+    (:func:`~hrbench.stats.difference_interval`); the note is said only when the t test's
+    ``p`` is below that floor, so it never sits beside a p-value it does not qualify. "only"
+    is said only when some clusters hold no such item.
+
+    Example:
+        >>> print(_reading_note({"n_clusters_disagree": 4, "n_items": 16, "n_clusters": 4}, 0.95, 0.005))
+        all 4 of 4 cluster(s) hold an item scored differently, and p = 0.005 rests on the t model of how clusters vary: the exact sign-flip test, which assumes nothing about how clusters vary, cannot go below p = 0.125 with 4 such clusters
+        >>> _reading_note({"n_clusters_disagree": 4, "n_items": 16, "n_clusters": 4}, 0.95, 0.3) is None
+        True
+    """
     k, n, g = c["n_clusters_disagree"], c["n_items"], c["n_clusters"]
     if k == 0:
         where = f"{n} items" + (f" in {g} clusters" if g < n else "")
@@ -146,13 +171,19 @@ def _reading_note(c: dict[str, Any], level: float) -> str | None:
             f"large a difference {where} that all agreed still leave possible at {level:.0%} (never wider than "
             f"+-{zero_disagreement_bound(g, level):.3f}, the exact bound for no disagreement in {g} clusters)"
         )
-    if k <= FEW_DISAGREE:
-        return (
-            f"only {k} of {g} cluster(s) hold any item scored differently: the p-value rests on the t model of how "
-            "clusters vary more than on the data alone (with 5 or fewer, the exact sign-flip test, which assumes "
-            "nothing about how clusters vary, cannot reject at 0.05)"
-        )
-    return None
+    floor = 2.0 / 2.0**k
+    if p is None or p >= floor:
+        return None
+    said = f"only {k} of {g} cluster(s) hold any item" if k < g else f"all {k} of {g} cluster(s) hold an item"
+    return (
+        f"{said} scored differently, and p = {_p_text(p)} rests on the t model of how clusters vary: the exact "
+        f"sign-flip test, which assumes nothing about how clusters vary, cannot go below p = {floor:.3f} with {k} "
+        "such clusters"
+    )
+
+
+def _p_text(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _scored(t: _Table, arm: int) -> bool:

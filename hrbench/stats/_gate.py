@@ -134,7 +134,11 @@ def _arms(rows: Sequence[Any]) -> list[str]:
 
 
 def _pick(arm: str | None, cand: list[str], base: list[str]) -> tuple[str, str] | str:
-    """The arms to compare, or why none can be."""
+    """The arms to compare, or why none can be.
+
+    Raises:
+        ConfigError: no ``arm`` named while the two sides share more than one arm (or none).
+    """
     if not cand or not base:
         return f"the {'candidate' if not cand else 'baseline'} has no rows"
     if arm is not None:
@@ -147,9 +151,11 @@ def _pick(arm: str | None, cand: list[str], base: list[str]) -> tuple[str, str] 
     shared = [a for a in cand if a in base]
     if len(shared) == 1:
         return shared[0], shared[0]
-    return (
+    raise ConfigError(  # a missing option is bad input (exit 2), not a comparison that failed
+        "arm",
+        None,
         f"the benchmarks have several arms (candidate: {', '.join(cand)}; baseline: {', '.join(base)}): "
-        "name the one to gate with `arm` (`--arm`)"
+        "name the one to gate with `arm` (`--arm`)",
     )
 
 
@@ -211,7 +217,8 @@ def gate(
 
     Raises:
         ConfigError: ``max_drop`` not in [0, 1) or ``alpha`` not in (0, 0.5); a file that is
-            not a rows file.
+            not a rows file; no ``arm`` named when the two sides do not share exactly one arm
+            and do not each have one (a missing option: ``hrb gate`` exits 2).
         NotFound: a string that names no file and no stored benchmark.
 
     Example:

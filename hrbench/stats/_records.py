@@ -95,6 +95,9 @@ class ArmReport(msgspec.Struct, kw_only=True):
         flip_rate_low, flip_rate_high: its clustered interval; ``None`` with one cluster.
         note: why the arm has no interval (one cluster, one item, no scored run; warned as
             :class:`NoIntervalWarning` too); ``None`` when it has one.
+        unscored_note: set when some of the arm's labelled runs were never scored (stopped by
+            the budget or ended in an error): they count wrong (seed 002), so the accuracy and
+            its interval rest on them (:mod:`hrbench.stats._unscored`); ``None`` otherwise.
         usd_from_log: reportable runs whose tokens and list price come from another tool's log
             (an imported arm's rows, ``usd_provenance`` ``"log"``): not paid here, so ``usd``
             counts them 0 and ``usd_list`` counts what the log records.
@@ -142,6 +145,7 @@ class ArmReport(msgspec.Struct, kw_only=True):
     note: str | None = None
     usd_from_log: int = 0
     reasoning_exhausted: int = 0
+    unscored_note: str | None = None
 
 
 class Comparison(msgspec.Struct, kw_only=True):
@@ -181,6 +185,10 @@ class Comparison(msgspec.Struct, kw_only=True):
             possible), or 5 or fewer clusters disagree (the p-value then rests on the t
             model more than on the data), or one cluster, or an arm with no scored run;
             ``None`` otherwise.
+        unscored_note: set when an arm had runs never scored (stopped by the budget or ended
+            in an error) on the items both ran: the difference is then over the items on which
+            both arms have every run scored only, and this says how many
+            (:mod:`hrbench.stats._unscored`); ``None`` otherwise.
         human: for a benchmark with human grades, the difference as humans would grade it, by
             PPI++ beside the judge-only and human-only intervals (a
             :class:`~hrbench.stats._ppi.GradedEstimate` as builtins); ``None`` otherwise.
@@ -208,6 +216,7 @@ class Comparison(msgspec.Struct, kw_only=True):
     pass_k_runs: int | None = None
     note: str | None = None
     human: dict[str, Any] | None = None
+    unscored_note: str | None = None
 
 
 class PowerPoint(msgspec.Struct, kw_only=True, frozen=True):

@@ -24,6 +24,7 @@ from hrbench.stats._intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats._records import ArmReport, Comparison
 from hrbench.stats._stopped import stop_lines, stop_markdown
 from hrbench.stats._table import MIN_RUNS
+from hrbench.stats._unscored import UNSCORED_MARK, unscored_lines
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -61,6 +62,9 @@ class Report(msgspec.Struct, kw_only=True):
             ``[]`` with fewer than two priced frontier arms.
         scorer: the name of the scorer that scored the rows (the text's and the Markdown's
             first line name it), ``None`` when not known (a report of bare rows).
+        max_runs: the most runs of any arm x item cell (``runs`` is the fewest); the header
+            says "1 to 5 run(s) per item" when they differ (a descriptive report of unequal
+            runs, or of a benchmark still running). ``None``: the same as ``runs``.
     """
 
     arms: list[ArmReport]
@@ -78,6 +82,7 @@ class Report(msgspec.Struct, kw_only=True):
     human: dict[str, Any] | None = None
     frontier: list[FrontierStep] = msgspec.field(default_factory=list)
     scorer: str | None = None
+    max_runs: int | None = None
 
     def arm(self, name: str) -> ArmReport:
         """The record of the arm called ``name`` (``KeyError`` if there is none)."""
@@ -216,6 +221,11 @@ def _p(v: float | None) -> str:
     return "<0.001" if v < 0.001 else f"{v:.3f}"
 
 
+def _mark(rec: ArmReport | Comparison, escape: str = "") -> str:
+    """The ``*`` beside a number that rests on runs never scored, or that left them out (:mod:`._unscored`)."""
+    return escape + UNSCORED_MARK if rec.unscored_note else ""
+
+
 def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     fmt = [
@@ -236,6 +246,8 @@ def render(rep: Report) -> str:
     lines = [_head(rep), *_arm_lines(rep, pct), *_cost_lines(rep, pct), *_consistency_lines(rep, pct)]
     lines += _comparison_lines(rep, pct)
     lines += frontier_lines(rep.frontier, pct)
+    for said in unscored_lines(rep):  # what the `*` marks say
+        lines += textwrap.wrap(said.strip(), width=100, initial_indent="  ", subsequent_indent="    ")
     lines += textwrap.wrap(rep.note, width=100, initial_indent="  ", subsequent_indent="  ")
     return "\n".join(lines)
 
@@ -246,7 +258,7 @@ def _head(rep: Report) -> str:
     n_clusters = max((a.n_clusters for a in rep.arms), default=0)
     head = (
         f"<hrbench report> {len(rep.arms)} arm(s) x {n_items} item(s) in {n_clusters} cluster(s) x "
-        f"{rep.runs} run(s); "
+        f"{_runs_text(rep)}; "
     )
     how = (
         "Wilson interval (effective n, CR2, t)"
@@ -262,6 +274,14 @@ def _head(rep: Report) -> str:
     return head
 
 
+def _runs_text(rep: Report) -> str:
+    """The header's runs: ``5 run(s)``, or ``1 to 5 run(s) per item (56 runs)`` when cells differ."""
+    if rep.max_runs is None or rep.max_runs == rep.runs:
+        return f"{rep.runs} run(s)"
+    total = sum(a.n_runs for a in rep.arms)
+    return f"{rep.runs} to {rep.max_runs} run(s) per item ({total} runs)"
+
+
 def _arm_lines(rep: Report, pct: str) -> list[str]:
     """The table of the arms' accuracies and intervals (``pct``: the interval's column name)."""
     header = ["arm", "accuracy", "se", pct, "items", "clusters", "runs", "failures"]
@@ -270,7 +290,7 @@ def _arm_lines(rep: Report, pct: str) -> list[str]:
             a.arm,
             _f(a.accuracy),
             _f(a.se),
-            _ci(a.ci_low, a.ci_high),
+            _ci(a.ci_low, a.ci_high) + _mark(a),
             str(a.n_items),
             f"{a.n_clusters}!" if a.few_clusters else str(a.n_clusters),
             str(a.n_runs),
@@ -390,7 +410,7 @@ def _comparison_lines(rep: Report, pct: str) -> list[str]:
             _ci(c.ci_low, c.ci_high),
             _p(c.p_value),
             _p(c.p_holm),
-            str(c.n_items),
+            str(c.n_items) + _mark(c),
             _f(c.se_unpaired),
         ]
         for c in rep.comparisons
@@ -425,7 +445,7 @@ def render_markdown(rep: Report) -> str:
     n_items = max((a.n_items for a in rep.arms), default=0)
     scored = "" if rep.scorer is None else f"; scorer `{_md_cell(rep.scorer)}`"
     lines = [
-        f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {rep.runs} run(s); "
+        f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {_runs_text(rep)}; "
         f"{rep.level:.0%} intervals ({how}){scored}",
         "",
     ]
@@ -437,7 +457,7 @@ def render_markdown(rep: Report) -> str:
         [
             f"`{a.arm}`",
             _f(a.accuracy),
-            _ci(a.ci_low, a.ci_high),
+            _ci(a.ci_low, a.ci_high) + _mark(a, "\\"),
             str(a.n_items),
             str(a.n_runs),
             str(a.failures),
@@ -460,7 +480,7 @@ def render_markdown(rep: Report) -> str:
                 _ci(c.ci_low, c.ci_high),
                 _p(c.p_value),
                 _p(c.p_holm),
-                str(c.n_items),
+                str(c.n_items) + _mark(c, "\\"),
             ]
             for c in rep.comparisons
         ]
@@ -473,6 +493,7 @@ def render_markdown(rep: Report) -> str:
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
     if _stopped_note(rep):
         lines += ["", f"_{_stopped_note(rep)}_"]
+    lines += unscored_lines(rep, markdown=True)
     lines += ["", f"<sub>{_md_cell(rep.note)}</sub>"]
     return "\n".join(lines) + "\n"
 

@@ -50,6 +50,7 @@ from hrbench.stats._table import (
     _table,
     _too_few,
 )
+from hrbench.stats._unscored import arm_note
 
 
 def _arm_report(
@@ -103,6 +104,7 @@ def _arm_report(
         failures=int(((t.correct == 0) & lab).sum()),
         unlabelled_runs=int((rep & np.isnan(t.correct)).sum()),
         dev_accuracy=float(dev.y.mean()) if dev.y.size else None,
+        unscored_note=arm_note(fails["budget_stop"], fails["error"], int(lab.sum())),
         **fails,
     )
     if it.idx.size == 0:
@@ -396,6 +398,7 @@ def report(
         seed=seed,
         note=_note(t, desc, method, level, len(comps)) + _no_interval_note(arms),
         scorer=scorer if scorer is not None else getattr(whole, "scorer_name", None),
+        max_runs=t.max_runs,
     )
     rep.judge = judge_section(whole, level)  # a judged benchmark's agreement with exact
     rep.human = human_section(
@@ -449,7 +452,10 @@ def report_payload(
         seed: as for :func:`report`.
         n_boot: as for :func:`report`.
         compare_pair: ``(arm_a, arm_b)`` to put only that paired comparison in
-            ``comparisons`` (``hrb report --compare A B``); by default all pairs.
+            ``comparisons`` (``hrb report --compare A B``); by default all pairs. Its
+            ``p_holm`` is its Holm-adjusted p-value in the family of every pair of the
+            benchmark's arms (the same number the full report gives it; the p-value itself with
+            two arms); ``None`` for ``metric`` other than accuracy (no family is compared).
         grades: as for :func:`report` (the daemon passes the stored human grades).
         plot: a path to write the accuracy-vs-USD-per-run PNG to (:meth:`Report.plot`;
             ``hrb report --plot out.png``). Give an absolute path: through the daemon a
@@ -494,7 +500,7 @@ def report_payload(
         seed,
         n_boot,
         grades=grades,
-        pairs=compare_pair is None,
+        pairs=True,  # a single pair's p_holm is its Holm value in the family of every pair
         traces=traces,
         warn=False,
         stop=stopped,
@@ -502,6 +508,7 @@ def report_payload(
         scorer=scorer,
     )
     if compare_pair is not None:
+        family = {frozenset((c.arm_a, c.arm_b)): c.p_holm for c in rep.comparisons}
         rep.comparisons = [
             compare(
                 bench_rows,
@@ -518,6 +525,8 @@ def report_payload(
                 pass_k=pass_k,
             )
         ]
+        if metric == "accuracy":  # the text's p_holm and the JSON's agree: Holm over every pair
+            rep.comparisons[0].p_holm = family.get(frozenset(compare_pair))
         rep = apply_stop(rep, stopped)
         rep.frontier = frontier(rep.arms, rep.comparisons)  # the one pair's step, when it is one
     out = apply_stop(rep, stopped).to_dict()

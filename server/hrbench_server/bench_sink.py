@@ -110,6 +110,7 @@ class Sink:
         self._job: concurrent.futures.Future[list[bytes]] | None = None  # its write (app.row_writer)
         self._cut = (done, done)  # (done, last_progress) once every batch submitted has landed
         self._failure_logged = False
+        self.usd_unknown = False  # a row whose model has no price: its USD (and so the spend) is NA
 
     def progress(self) -> None:
         self.last_progress = self.done
@@ -122,6 +123,7 @@ class Sink:
                 done=self.done,
                 total=self.total,
                 usd=float(self.governor.usd),
+                usd_known=not self.usd_unknown,
                 max_usd=self.governor.max_usd,
                 calls=int(self.governor.calls),
                 max_calls=self.governor.max_calls,
@@ -138,6 +140,8 @@ class Sink:
         """
         into, rows, traces = _row_encoder.encode_into, self.pending, self.pending_traces
         into(row, rows, -1)
+        if row.usd is None:
+            self.usd_unknown = True
         self.pending_ends.append(len(rows))
         rows += b","
         self.pending_seqs.append(seq)

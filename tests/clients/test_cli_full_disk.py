@@ -51,8 +51,8 @@ def test_hrb_writes_whole_files_or_none_under_a_file_size_limit(tmp_path: Path) 
         "rows.jsonl": (["rows", bench_id, "-o"], "--output"),
         "rows.parquet": (["rows", bench_id, "--format", "parquet", "-o"], "--output"),
         "page.html": (["report", bench_id, "--html"], "--html"),
-        "gate.md": (["gate", bench_id, "--baseline", bench_id, "--markdown"], "--markdown"),
-        "gate.xml": (["gate", bench_id, "--baseline", bench_id, "--junit"], "--junit"),
+        "gate.md": (["gate", bench_id, "--baseline", bench_id, "--arm", "ask", "--markdown"], "--markdown"),
+        "gate.xml": (["gate", bench_id, "--baseline", bench_id, "--arm", "ask", "--junit"], "--junit"),
     }
     for name, (args, option) in cases.items():
         target = out / name

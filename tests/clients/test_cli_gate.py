@@ -350,3 +350,19 @@ def test_a_report_that_cannot_be_written_is_exit_2_and_the_other_report_says_so(
     assert paragraphs(md.read_text()) == [
         f"Exit 2 (bad input): --junit {xml}: cannot write the file: No such file or directory"
     ]
+
+
+@ON_SHARED
+def test_several_arms_and_no_arm_named_is_bad_input_exit_2(tmp_path: Path) -> None:
+    both = tmp_path / "two.jsonl"
+    both.write_text(
+        ci_candidate(tmp_path, [], arm="x", name="x").read_text()
+        + ci_candidate(tmp_path, [], arm="y", name="y").read_text()
+    )
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    proc = hrb(
+        "gate", str(both), "--baseline", str(both), "--junit", str(xml), "--markdown", str(md), check_rc=2
+    )
+    assert "several arms (candidate: x, y; baseline: x, y)" in proc.stderr and "`--arm`" in proc.stderr
+    assert md.read_text().startswith("## hrbench gate: BAD INPUT\n")
+    assert hrb("gate", str(both), "--baseline", str(both), "--arm", "y", check_rc=0).returncode == 0

@@ -142,7 +142,9 @@ def test_hrb_ref_put_reads_other_tools_results_as_a_specs_reference_does(tmp_pat
     err = hrb(
         "ref", "put", "x", str(DATA / "inspect_capitals.eval"), "--format", "promptfoo", check_rc=2
     ).stderr
-    assert "reference.path: is not promptfoo results: not UTF-8 text" in err  # an .eval is a zip
+    assert (
+        f"{DATA / 'inspect_capitals.eval'}: is not promptfoo results: not UTF-8 text" in err
+    )  # an .eval is a zip
 
 
 def _question_ids(tmp_path: Path, drop: int | None = None) -> Path:

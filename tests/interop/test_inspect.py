@@ -331,4 +331,6 @@ def test_H4_17_epochs_inspect_stopped_early_refuse_the_benchmark(run_inspect: Ca
             )
         )
     said = str(err.value).replace("'", "")
-    assert "3 (runs 3, 4)" in said and "q1 (runs 3, 4)" in said and "q2" not in said
+    assert (
+        "3 has 2 (missing runs 3, 4)" in said and "q1 has 2 (missing runs 3, 4)" in said and "q2" not in said
+    )

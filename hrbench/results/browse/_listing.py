@@ -131,6 +131,9 @@ def _summary(
     accuracy = {s["arm"]: s.get("accuracy") for s in head["summary"] or []}
     known = {a: v for a, v in accuracy.items() if v is not None}
     best = max(known, key=lambda a: known[a]) if known else None
+    reserved = _reserved(store, head) if status == "running" else {}
+    if reserved:  # reservations in flight are the most a call may cost, not its use: said apart
+        head = {**head, **{k: (head[k] or 0) - reserved[f"reserved_{k}"] for k in ("calls", "usd", "tokens")}}
     if head["calls"] is None and head.get("default_limits") is not None and head["status"] != "running":
         # one that kept its limits keeps a ledger from its first reservation: a finished one with
         # none made no call, every reply came from the cache or a recording (not "-",
@@ -151,7 +154,7 @@ def _summary(
         "best_arm": best,
         "best_accuracy": None if best is None else known[best],
         "reference_hash": head["reference_hash"] or "",
-        "usd": None if any(s.get("usd", 0.0) is None for s in head["summary"] or []) else head["usd"],
+        "usd": None if _usd_unknown(store, head, status, rows) else head["usd"],
         "max_usd": head["max_usd"],
         "calls": head["calls"],
         "max_calls": head["max_calls"],
@@ -162,6 +165,37 @@ def _summary(
         "tokens": head.get("tokens"),
         "default_limits": None if head.get("default_limits") is None else bool(head["default_limits"]),
         "stop_note": benchmark_status(head, head["rows"], running, head, stopped_by)["stop_note"],
+        **reserved,
+    }
+
+
+def _usd_unknown(store: Store, head: dict[str, Any], status: str, rows: Sequence[Row] | None) -> bool:
+    """Whether a benchmark's USD is NA (seed 002: a model with no price).
+
+    Its summary says so, or, while it runs, a stored row does (never the 0 its unpriced calls
+    were counted at).
+    """
+    if any(s.get("usd", 0.0) is None for s in head["summary"] or []):
+        return True
+    if status != "running" or not head["rows"]:
+        return False
+    return any(r.usd is None for r in (rows if rows is not None else store.rows_get(head["id"])))
+
+
+def _reserved(store: Store, head: dict[str, Any]) -> dict[str, Any]:
+    """A running benchmark's open reservations (``reserved_calls``, ``reserved_usd``, ``reserved_tokens``).
+
+    Rule (docs/guides/budgets.md): the governor counts a call in flight at its worst case
+    (its reservation) against the caps until its reply settles it; a listing shows that apart
+    from the use, so ``tokens`` is never a reservation shown as tokens used. ``{}`` with none open.
+    """
+    ledger = store.ledger_get(head["id"]) or {}
+    if not ledger.get("open_calls"):
+        return {}
+    return {
+        "reserved_calls": int(ledger["open_calls"]),
+        "reserved_usd": float(ledger.get("open_usd") or 0.0),
+        "reserved_tokens": int(ledger.get("open_tokens") or 0),
     }
 
 

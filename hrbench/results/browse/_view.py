@@ -93,6 +93,7 @@ def _difference(c: dict[str, Any]) -> dict[str, Any]:
                 "level",
                 "descriptive",
                 "note",
+                "unscored_note",
             )
         },
     }
@@ -126,6 +127,7 @@ _ARM_FIELDS = (
     "flip_rate_low",
     "flip_rate_high",
     "usd_from_log",
+    "unscored_note",
 )
 """What a page's arm table keeps of each arm of the report."""
 

@@ -119,6 +119,16 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
             judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
             grades = app.store.grades_get(bench_id) or None  # human grades: the PPI++ section
             spec = rec.get("spec") or {}
+            # a report says when its benchmark is not a finished, whole one
+            ledger = app.store.ledger_get(bench_id)
+            head = browse.benchmark_status(
+                rec, len(rows), running(app), ledger, browse.stop_limits(app.store, rec)
+            )
+            still = head["status"] == "running"
+            if still:  # what is there so far, labelled descriptive (cells have unequal runs)
+                settings["descriptive"] = True
+                if not rows:
+                    return _running_report(bench_id, 0, spec.get("total"))
             try:
                 out = report_payload(
                     judged,
@@ -130,12 +140,9 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
                 )
             except TypeError as exc:
                 raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
-            # a report says when its benchmark is not a finished, whole one
-            ledger = app.store.ledger_get(bench_id)
-            head = browse.benchmark_status(
-                rec, len(rows), running(app), ledger, browse.stop_limits(app.store, rec)
-            )
             out["status"], out["stop_note"] = head["status"], head["stop_note"]
+            if still:
+                out["stop_note"] = _running_report(bench_id, len(rows), spec.get("total"))["stop_note"]
             # what a crash or a cancel left unknown, in the sentence hrb ls shows
             out["unknown_note"] = unknown_sentence(unknown_of(ledger))
             return out
@@ -143,6 +150,34 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
         return p.ReportResult(report=await to_thread(build))
 
     feature("report")(async_handler(p.ReportParams, report))
+
+
+def _running_report(bench_id: str, done: int, total: int | None) -> dict[str, Any]:
+    """The report of a benchmark still running: its state, and how to read what is there.
+
+    Rule (docs/guides/shell.md: while it runs, `hrb report ID` shows it running): a running
+    benchmark is reported descriptively over the runs finished so far, never refused for its
+    unequal runs; with none finished, the report is the state alone.
+    """
+    of = f"{done} of {total}" if total else f"{done}"
+    note = (
+        f"benchmark {bench_id} is still running ({of} runs finished): "
+        + (
+            "no run has finished yet"
+            if not done
+            else "this report is descriptive of the runs finished so far"
+        )
+        + f"; `hrb ls` shows its progress, and `hrb report {bench_id}` once it is done gives the full report"
+    )
+    head = f"<hrbench report> benchmark {bench_id}: still running, no run finished yet"
+    return {
+        "status": "running",
+        "stop_note": note,
+        "arms": [],
+        "comparisons": [],
+        "text": head,
+        "markdown": head + "\n",
+    }
 
 
 def _register_browse(feature: Callable[[str], Any], app: App) -> None:

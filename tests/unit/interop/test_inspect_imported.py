@@ -138,7 +138,9 @@ def test_H4_17_early_stopped_epochs_refuse_the_benchmark_naming_them() -> None:
     with pytest.raises(ConfigError) as err:
         _bench([imported_arm("mock", EARLY, "inspect"), counted], ref, runs=4)
     said = str(err.value).replace("'", "")
-    assert "3 (runs 3, 4)" in said and "q1 (runs 3, 4)" in said and "q2" not in said
+    assert (
+        "3 has 2 (missing runs 3, 4)" in said and "q1 has 2 (missing runs 3, 4)" in said and "q2" not in said
+    )
     assert calls == []  # refused before the first run
     ok = _bench(imported_arm("mock", EARLY, "inspect"), ref, runs=2)  # the runs every item has
     assert len(ok.rows) == 6

@@ -69,9 +69,9 @@ def test_an_outputs_arm_with_ids_of_no_item_is_refused_before_the_first_run(
         (
             ["q1", "q2", "q3"],
             {"q1": ["a", "b"]},
-            "1 item(s) have fewer outputs than the 3 run(s): 'q1' (runs 3)",
+            "1 item(s) have fewer outputs than the 3 run(s): 'q1' has 2 (missing run 3)",
         ),
-        (["q1", "q2", "q3"], {"q1": ["a", "NO", "c"]}, "'q1' (runs 2)"),
+        (["q1", "q2", "q3"], {"q1": ["a", "NO", "c"]}, "'q1' has 2 (missing run 2)"),
         (["q1", "q2", "q3"], {"q1": ["a", "b", "c", "d"]}, None),  # more outputs than runs: the first ones
     ],
 )
@@ -133,7 +133,7 @@ def test_a_run_left_out_of_an_outputs_file_is_refused(tmp_path: Path) -> None:
         '{"item": "q1", "run": 1, "output": "Paris"}\n{"item": "q1", "run": 3, "output": "Paris"}\n'
         '{"item": "q2", "output": "Lima"}\n{"item": "q3", "output": "x"}\n'
     )
-    with pytest.raises(ConfigError, match=r"'q1' \(runs 2\)"):
+    with pytest.raises(ConfigError, match=r"'q1' has 2 \(missing run 2\)"):
         hb.benchmark(
             build_arm({"kind": "outputs", "name": "o", "path": str(preds)}), build_reference(REF), runs=3
         )
@@ -273,7 +273,9 @@ def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
     # newcomer finding 16: a retry reads the same outputs, so it is not advised
     assert f"Runs failed: {note}" in str(bench) and "run them again" not in str(bench)
     (warned,) = [str(w.message) for w in said if w.category is hb.ArmErrorWarning]
-    assert f"arm 'f': 3 of 9 run(s) raised or failed (3 x {cause})" in warned
+    assert (
+        f"arms 'f', 'g': 3 of 9 run(s) each raised or failed (3 x {cause})" in warned
+    )  # one cause, said once
     file = "" if how in ("mapping", "inline") else " (f.jsonl)"
     assert f"{cause}: the outputs of arm 'f'{file} leave it out" in warned
     assert "LookupError (" not in note and "x LookupError" not in warned

@@ -54,7 +54,6 @@ def test_an_improvement_and_an_unchanged_candidate_pass() -> None:
             None,
             "no labelled item was run by both arms",
         ),
-        (rows("a", []), rows("b", []) + rows("c", []), None, "several arms (candidate: a; baseline: b, c)"),
         (rows("a", []), rows("a", []), "z", "arm 'z' is not in the candidate (its arms: a)"),
         (rows("a", [], n=2), rows("a", [1], n=2), None, "one cluster"),
     ],
@@ -65,6 +64,13 @@ def test_what_cannot_be_compared_says_why(
     g = gate(cand, base, arm=arm)
     assert g.decision == "cannot" and g.exit_code == 3
     assert g.reason.startswith("cannot compare: ") and why in g.reason
+
+
+def test_several_arms_and_no_arm_named_is_bad_input() -> None:
+    with pytest.raises(
+        hb.ConfigError, match=r"^arm: the benchmarks have several arms \(candidate: a; baseline: b, c\)"
+    ):
+        gate(rows("a", []), rows("b", []) + rows("c", []))
 
 
 def test_the_arm_is_picked_by_name_when_both_have_several() -> None:

@@ -100,7 +100,7 @@ def test_a_constant_difference_on_three_clusters_is_not_certain():
     assert c.ci_low < 0.4 < c.ci_high and c.ci_high - c.ci_low > 0.5
     assert 0.2 < c.p_value < 1.0
     assert sign_flip_p(np.full(6, 2.0), np.repeat([0, 1, 2], 2), 3) == 0.25
-    assert c.n_clusters_disagree == 3 and "only 3 of 3 cluster(s)" in c.note
+    assert c.n_clusters_disagree == 3 and "all 3 of 3 cluster(s)" in c.note  # never "only" when all do
 
 
 @pytest.mark.slow  # 2,000 simulated benchmarks (~14 s); make test-slow
@@ -217,18 +217,22 @@ def test_identical_replies_in_two_benchmarks_say_what_their_interval_means():
     assert "a - b: no item scored differently" in " ".join(text.split())
 
 
-def test_few_clusters_that_disagree_are_noted_and_many_are_not():
+def test_a_p_value_below_the_sign_flip_floor_is_noted_and_one_above_is_not():
     items = [(f"c{i % 12}", f"q{i}") for i in range(36)]
     base = {it: 3 for it in items}
-    few = dict(base) | {items[0]: 5, items[1]: 5, items[2]: 1}  # clusters c0, c1, c2 disagree
+    few = dict(base) | {items[0]: 5, items[1]: 5, items[2]: 5}  # clusters c0, c1, c2 disagree, one way
+    mixed = dict(base) | {items[0]: 5, items[1]: 5, items[2]: 1}  # p above the sign-flip floor 2 / 2**3
     many = dict(base) | {items[k]: 5 for k in range(8)}
-    for other, k, noted in ((few, 3, True), (many, 8, False)):
+    for other, k, noted in ((few, 3, True), (mixed, 3, False), (many, 8, True)):  # many: p 0.002 < 2 / 2**8
         c = compare(count_rows("a", other) + count_rows("b", base), "a", "b")
         assert c.n_clusters_disagree == k
-        assert (c.note is not None) is noted
+        assert c.p_value is not None
+        assert (c.note is not None) is noted is (c.p_value < 2 / 2**k)  # said only beside a p it qualifies
         if noted:
             assert c.note.startswith(f"only {k} of 12 cluster(s) hold any item scored differently")
-            assert "rests on the t model" in c.note
+            assert (
+                "rests on the t model" in c.note and f"cannot go below p = {2 / 2**k:.3f} with {k}" in c.note
+            )
 
 
 # -- no interval: why, said and warned -----------------------------------------------------------

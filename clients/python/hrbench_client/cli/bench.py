@@ -24,6 +24,7 @@ from hrbench_client.errors import (
     BenchmarkCancelled,
     DaemonError,
     DaemonStopped,
+    HrbenchError,
     InvalidParams,
     RequestCancelled,
 )
@@ -177,10 +178,18 @@ def _follow(stream: Any, progress: _Progress) -> int | None:
             "cancelling: the requests already sent finish first (the daemon's "
             "HRBENCH_CANCEL_GRACE_S, else 10 s); Ctrl-C again to leave now"
         )
+        ended = False
         with contextlib.suppress(KeyboardInterrupt):
             stream.close()
-        if stream.id:
+            ended = _cancel_ended(stream)
+        if stream.id and ended:
             _err(f"cancelled; finished rows are kept. Resume with: hrb bench --resume {stream.id}")
+        elif stream.id:  # left at a second Ctrl-C: the daemon is still cancelling it
+            _err(
+                f"still cancelling: the daemon ends benchmark {stream.id} once the requests already sent "
+                f"finish (`hrb ls` shows it running until then); finished rows are kept. Resume with: "
+                f"hrb bench --resume {stream.id}"
+            )
         return EXIT_INTERRUPTED
     except RequestCancelled:
         progress.end()
@@ -213,6 +222,29 @@ def _follow(stream: Any, progress: _Progress) -> int | None:
             )
         return EXIT_PIPE
     return None
+
+
+def _cancel_ended(stream: Any, poll_s: float = 0.1) -> bool:
+    """Wait until the daemon no longer runs the cancelled benchmark; ``True`` once it has ended.
+
+    Rule: ``hrb bench`` interrupted says "cancelled" only when it is (the daemon lets the
+    requests already sent finish, its grace, then stores the end), so `hrb ls` right after
+    shows it ended. A second Ctrl-C leaves at once (``KeyboardInterrupt`` propagates). A
+    daemon that cannot be asked (it stopped) counts as ended.
+    """
+    import time
+
+    if not stream.id:
+        return True
+    client = stream._client
+    while True:
+        try:
+            listed = [b for b in client.benchmarks(search=stream.id) if b.id == stream.id]
+        except (HrbenchError, OSError):
+            return True
+        if not listed or listed[0].status != "running":
+            return True
+        time.sleep(poll_s)
 
 
 def shell_limits_note(spec: Any, environ: Any = None) -> str | None:

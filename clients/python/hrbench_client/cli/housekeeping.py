@@ -56,12 +56,20 @@ def limits_text(b: Any) -> str | None:
         ...                        max_usd=5.0, usd=0.0, default_limits=True)
         >>> limits_text(b)
         'limits (the defaults): calls 5 of 400, usd 0.0000 of 5, tokens - of no cap'
+        >>> limits_text(p.BenchmarkListing(id="b1", status="done", arms=["a"], rows=5, calls=5, max_calls=400,
+        ...                                usd=None, max_usd=5.0, default_limits=True))
+        'limits (the defaults): calls 5 of 400, usd NA of 5, tokens - of no cap'
     """
     if b.default_limits is None and b.max_calls is None and b.max_usd is None and b.max_tokens is None:
         return None
 
     def one(name: str, used: Any, cap: Any, usd: bool = False) -> str:
         shown = "-" if used is None else (usd_text(used) if usd else str(used))
+        if usd and used is None and b.calls:  # calls made, at no price: NA (seed 002), as the report says
+            shown = "NA"
+        held = getattr(b, f"reserved_{name}", None)
+        if held:  # in flight: reserved at its worst case, not used
+            shown += f" (+{usd_text(held) if usd else held} reserved)"
         return f"{name} {shown} of {'no cap' if cap is None else f'{cap:g}'}"
 
     head = "limits (the defaults)" if b.default_limits else "limits"

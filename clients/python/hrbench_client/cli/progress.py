@@ -45,6 +45,7 @@ def progress_line(
     usd: float | None = None,
     max_usd: float | None = None,
     width: int = 30,
+    usd_known: bool = True,
 ) -> str:
     """One line of ``hrb bench``'s progress bar: rows done, rate, ETA, spend against the cap.
 
@@ -57,6 +58,8 @@ def progress_line(
         usd: USD spent so far; ``None`` leaves spend out.
         max_usd: the USD cap; ``None``: spend is shown alone.
         width: the bar's width in characters; 0 leaves the bar out (the plain line).
+        usd_known: ``False`` when a model has no price: spend is shown ``$NA`` (seed 002), never
+            as the 0 its runs were counted at.
 
     Returns:
         The line, without a carriage return.
@@ -68,6 +71,8 @@ def progress_line(
         'bench [####] 0/0 rows'
         >>> progress_line("bench", 50, 200, 25.0, 0.1234, 2.0, width=0)
         'bench 50/200 rows  25.0 rows/s  ETA 6s  $0.1234 of $2.00'
+        >>> progress_line("bench", 50, 200, None, 0.0, None, width=0, usd_known=False)
+        'bench 50/200 rows  $NA'
     """
     filled = min(width, int(width * done / total)) if total else width
     bar = f"[{'#' * filled}{'.' * (width - filled)}] " if width else ""
@@ -77,7 +82,8 @@ def progress_line(
         if done < total:
             parts.append(f"ETA {_duration((total - done) / rate)}")
     if usd is not None:
-        parts.append(f"${usd_text(usd)}" + ("" if max_usd is None else f" of ${max_usd:.2f}"))
+        spent = usd_text(usd) if usd_known else "NA"
+        parts.append(f"${spent}" + ("" if max_usd is None else f" of ${max_usd:.2f}"))
     return "  ".join(parts)
 
 
@@ -151,7 +157,8 @@ class _Progress:
         note = getattr(self.stream, "progress", None)
         usd = None if note is None else note.usd
         max_usd = None if note is None else note.max_usd
-        line = progress_line(self.label, done, total, rate, usd, max_usd, width=30 if self.on else 0)
+        known = True if note is None else note.usd_known
+        line = progress_line(self.label, done, total, rate, usd, max_usd, 30 if self.on else 0, known)
         if note is not None and note.batches:
             from hrbench_client.cli.batches import batches_note
 

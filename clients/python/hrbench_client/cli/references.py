@@ -7,6 +7,7 @@ import os
 from hrbench_client.cli._common import _client, _err, _fail_usage, _out
 from hrbench_client.cli.exit_codes import EXIT_OK
 from hrbench_client.cli.spec_files import _load_toml, _resolve
+from hrbench_client.errors import ConfigError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +29,12 @@ def cmd_ref(args: argparse.Namespace) -> int:
                 ref = {"path": path, "format": args.format}
                 if args.id_var is not None:
                     ref["id_var"] = args.id_var  # the daemon refuses it for a format but promptfoo
-            info = hb.references.put(ref, args.name)
+            try:
+                info = hb.references.put(ref, args.name)
+            except ConfigError as exc:
+                if not path.endswith(".toml"):  # no spec: name the file, not a spec field
+                    exc.message = _as_file_error(exc.message, args.file, path)
+                raise
             _out(info)
             if info.replaced:  # rebinding a name is never silent
                 _err(
@@ -42,3 +48,22 @@ def cmd_ref(args: argparse.Namespace) -> int:
             for info in hb.references.list():
                 _out(info)
     return EXIT_OK
+
+
+def _as_file_error(message: str, given: str, path: str) -> str:
+    """A reference error about a file ``hrb ref put`` was given, worded without the spec field it was sent as.
+
+    Example:
+        >>> _as_file_error("reference.path: r.csv has no `item` column (got '/d/r.csv')", "d/r.csv", "/d/r.csv")
+        'd/r.csv has no `item` column'
+    """
+    for field in ("reference.path ", "reference.path: ", "reference.format: ", "reference: ", "path: "):
+        if message.startswith(field):
+            message = message[len(field) :]
+            break
+    for shown in (repr(path), repr(given)):
+        message = message.replace(f" (got {shown})", "")
+    name = os.path.basename(path)
+    if message.startswith(name):  # the library names the file already: say it as given
+        return given + message[len(name) :]
+    return f"{given}: {message}"

@@ -107,25 +107,31 @@ def cmd_report(args: argparse.Namespace) -> int:
     fmt = "text" if args.text else args.format
     note = rep.get("stop_note")
     label = STATUS_LABELS.get(rep.get("status") or "", "Note")
-    if fmt == "text":
+    if fmt == "text":  # a budget stop's or failed runs' note right under the header, before any number
         text = rep.get("text", "")
         if rep.get("status") not in (None, "done"):
             print(f"Status: {rep['status']}")
-        print(text)
+        head, _, rest = text.partition("\n")
+        print(head)
         if note:
             print(f"{label}: {note}")
+        if rest:
+            print(rest)
         if rep.get("unknown_note"):
             print(f"Governor: {rep['unknown_note']}")
         if plot is not None and plot not in text:
             print(f"Plot: {plot}")
     elif fmt == "markdown":
-        sys.stdout.write(rep.get("markdown", ""))
+        head, _, rest = rep.get("markdown", "").partition("\n")
+        sys.stdout.write(head + "\n")
         if note:
             sys.stdout.write(f"\n> **{label}** ({rep.get('status')}): {note}\n")
+        sys.stdout.write(rest)
     elif args.compare and rep.get("comparisons"):
         _out(rep["comparisons"][0])  # JSON: just the paired difference asked for
-    else:
-        _out(rep)
+    else:  # the status and its note first, as the text and Markdown put them
+        first = {k: rep[k] for k in ("status", "stop_note") if k in rep}
+        _out({**first, **rep})
     return EXIT_OK
 
 

@@ -179,8 +179,9 @@ class ProgressNotification(Struct, kw_only=True):
     """``hrbench/progress``: rows done of the total, for the benchmark of ``request_id``.
 
     ``usd`` and ``calls`` are the governor's use so far (USD settled, requests sent);
-    ``max_usd`` and ``max_calls`` its caps (``None``: no cap). ``batches``: in batch mode, the
-    benchmark's provider batches and their states.
+    ``max_usd`` and ``max_calls`` its caps (``None``: no cap). ``usd_known``: ``False`` once a
+    row's model has no price (its USD is NA, seed 002), so the spend so far is unknown, not
+    ``usd``. ``batches``: in batch mode, the benchmark's provider batches and their states.
     """
 
     request_id: int | str | None
@@ -192,3 +193,4 @@ class ProgressNotification(Struct, kw_only=True):
     calls: int = 0
     max_calls: int | None = None
     batches: list[BatchState] = field(default_factory=list)
+    usd_known: bool = True

@@ -59,6 +59,8 @@ class ArmView(Struct, kw_only=True):
     ``pass_k`` (the chance that ``pass_k_runs`` runs of an item are all right) and ``flip_rate``
     (that two runs of an item disagree), each with its clustered interval, as in the report;
     ``None`` without a labelled run (the flip rate: with fewer than 2 runs per item).
+    ``unscored_note``: set when the accuracy and its interval rest on runs never scored (stopped
+    by the budget or ended in an error, counted wrong; ``hrbench.stats.ArmReport.unscored_note``).
     """
 
     arm: str
@@ -93,6 +95,7 @@ class ArmView(Struct, kw_only=True):
     flip_rate_low: float | None = None
     flip_rate_high: float | None = None
     usd_from_log: int = 0
+    unscored_note: str | None = None
 
 
 class Difference(Struct, kw_only=True):
@@ -100,7 +103,9 @@ class Difference(Struct, kw_only=True):
 
     ``p_holm`` is Holm-adjusted over the pairs compared together (``None`` for a single one);
     ``descriptive``: fewer than 5 runs per item, the interval covers the sampling of items only;
-    ``note``: how to read it, or why there is no interval (``hrbench.stats.Comparison.note``).
+    ``note``: how to read it, or why there is no interval (``hrbench.stats.Comparison.note``);
+    ``unscored_note``: set when an arm had runs never scored (stopped by the budget or ended in an
+    error): the difference is over the items where both arms have every run scored only.
     """
 
     arm: str
@@ -118,6 +123,7 @@ class Difference(Struct, kw_only=True):
     level: float
     descriptive: bool
     note: str | None = None
+    unscored_note: str | None = None
 
 
 class BenchmarkViewResult(Struct, kw_only=True):

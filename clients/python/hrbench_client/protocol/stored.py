@@ -235,6 +235,10 @@ class BenchmarkListing(Struct, kw_only=True):
     cancelled (counted at the cancel), so unknown, at most that much (0 or ``None``
     when none); ``unknown_note`` says it in words, telling what a cancel
     left ("cancelled in flight") from what a crash left ("in flight at a crash").
+    ``reserved_calls``, ``reserved_usd`` and ``reserved_tokens``: for a running benchmark, the
+    calls in flight and the worst case the governor reserved for them (counted against the caps
+    until each reply settles it, but not use): ``calls``, ``usd`` and ``tokens`` of a running
+    benchmark leave them out (``None`` when none is in flight).
     """
 
     id: str
@@ -262,6 +266,9 @@ class BenchmarkListing(Struct, kw_only=True):
     unknown_note: str | None = None
     default_limits: bool | None = None
     stop_note: str | None = None
+    reserved_calls: int | None = None
+    reserved_usd: float | None = None
+    reserved_tokens: int | None = None
 
 
 class BenchmarkListResult(Struct, kw_only=True):

@@ -327,7 +327,7 @@ function armTable(v) {
     h("tbody", {}, v.arms.map((a) => h("tr", { "data-arm": a.arm },
       h("td", {}, a.arm),
       num(a.accuracy, "accuracy"),
-      h("td", { class: "nowrap", "data-k": "interval", "data-lo": a.ci_low ?? "", "data-hi": a.ci_high ?? "" }, interval(a.ci_low, a.ci_high)),
+      h("td", { class: "nowrap", "data-k": "interval", "data-lo": a.ci_low ?? "", "data-hi": a.ci_high ?? "", "data-unscored": a.unscored_note ? "1" : null, title: a.unscored_note || null }, interval(a.ci_low, a.ci_high) + (a.unscored_note ? " *" : "")),
       repeat ? [
         num(a.pass_k, "pass_k"),
         h("td", { class: "nowrap", "data-k": "pass_k_interval" }, interval(a.pass_k_low, a.pass_k_high)),
@@ -355,11 +355,13 @@ function diffTable(v) {
       h("td", { class: "nowrap", "data-k": "interval", "data-lo": d.ci_low ?? "", "data-hi": d.ci_high ?? "" }, interval(d.ci_low, d.ci_high)),
       h("td", { class: "num", "data-k": "p_value" }, fmtP(d.p_value)),
       h("td", { class: "num", "data-k": "p_holm" }, fmtP(d.p_holm)),
-      h("td", { class: "num" }, d.n_items)))));
+      h("td", { class: "num", "data-k": "n_items", "data-unscored": d.unscored_note ? "1" : null, title: d.unscored_note || null }, d.unscored_note ? `${d.n_items} *` : d.n_items)))));
   // how to read a row: no item scored differently (its interval is a bound, not a measured
   // spread), 5 or fewer clusters disagree, or why it has no interval
   const notes = v.differences.filter((d) => d.note).map((d) => h("p", { class: "muted", "data-note": d.arm }, `${d.arm}: ${d.note}.`));
-  return [table, ...notes];
+  // * : a difference computed only over the items where both arms have every run scored
+  const unscored = v.differences.filter((d) => d.unscored_note).map((d) => h("p", { class: "banner", "data-unscored-note": d.arm }, `* ${d.arm} − ${d.against}: ${d.unscored_note}.`));
+  return [table, ...unscored, ...notes];
 }
 
 function colour(mean) {
@@ -508,6 +510,7 @@ function renderBenchmark(v, m, others, onAgainst, batches) {
       h("span", { class: "muted" }, " (the rows whose human grades would narrow the intervals most)")),
     v.descriptive ? h("div", { class: "banner", id: "descriptive" }, h("b", {}, "Descriptive only: "), v.note.replace(/^Descriptive: /, "")) : h("p", { class: "muted" }, v.note),
     h("h2", {}, "Arms"), armTable(v),
+    ...v.arms.filter((a) => a.unscored_note).map((a) => h("p", { class: "banner", "data-unscored-note": a.arm }, `* ${a.arm}: ${a.unscored_note}: they measure the budget, not the arm.`)),
     h("h2", {}, "Paired differences against ", against, descriptiveMark(v.descriptive)),
     h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")), h("div", { class: "card" }, diffTable(v))),
     h("h2", {}, "Accuracy against cost", descriptiveMark(v.descriptive)),
