@@ -6,7 +6,8 @@ writes, in a worker thread, ``DIR/snapshot-N.tracemalloc`` (:meth:`tracemalloc.S
 to diff with :meth:`tracemalloc.Snapshot.compare_to`) and ``DIR/top-N.txt``: the traced total
 and the 25 source lines that grew most since the previous snapshot (since tracing began for the
 first), and, under glibc, ``DIR/malloc-N.xml``: ``malloc_info(3)``, the C heap's arenas with
-what they hold and what is free in them (to tell a leak from a heap that keeps its holes).
+what they hold and what is free in them (to tell a leak from a heap that keeps its holes);
+``top-N.txt`` is written last, so once it is there the rest of dump N is too.
 ``bench/soak.py --trace`` uses it. Without the variable nothing is installed.
 
 Example:
@@ -62,9 +63,10 @@ class _Tracer:
                 lines += [str(s) for s in diff[:TOP]]
             else:
                 lines += [str(s) for s in snap.statistics("lineno")[:TOP]]
+            _malloc_info(self.folder / f"malloc-{self.n}.xml")
+            # written last: once top-N.txt is there, the snapshot and the heap's arenas are too
             (self.folder / f"top-{self.n}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
             self.previous = snap
-            _malloc_info(self.folder / f"malloc-{self.n}.xml")
 
 
 def _malloc_info(path: Path) -> None:
