@@ -132,6 +132,9 @@ TREE = {
         [project.scripts]
         x = "hrbench.pkg.alpha:helper"
         """,
+    # the facades' first-use imports are the project's one helper
+    "hrbench/_util/__init__.py": "",
+    "hrbench/_util/lazy.py": (ROOT / "hrbench" / "_util" / "lazy.py").read_text(encoding="utf-8"),
 }
 
 

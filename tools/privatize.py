@@ -547,9 +547,10 @@ def _facade(pkg: Package, text: str) -> str | None:
     if BLOCK_START in text:
         text = text[: text.index(BLOCK_START)].rstrip("\n") + "\n"
     text = _set_all(text, names)
-    text = _ensure_imports(text, ("sys", "typing"))
-    if "importlib." not in text:  # a block written by an earlier version of this script used it
-        text = text.replace("\nimport importlib\n", "\n", 1)
+    text = _ensure_imports(text, ("typing",))
+    for module in ("importlib", "sys"):  # blocks written by earlier versions of this script used them
+        if f"{module}." not in text:
+            text = text.replace(f"\nimport {module}\n", "\n", 1)
     by_module: dict[str, list[str]] = {}
     for name, module in sorted(lazy.items()):
         by_module.setdefault(module, []).append(name)
@@ -562,20 +563,9 @@ def _facade(pkg: Package, text: str) -> str | None:
         f"\n\n{BLOCK_START}\n"
         f"if typing.TYPE_CHECKING:\n{checking}\n"
         f"_LAZY = {{\n{table}}}\n\n"
-        "if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error\n\n"
-        "    def __getattr__(name: str) -> typing.Any:\n"
-        '        """Import ``name`` from its module on first use (:pep:`562`), as an ``import`` does.\n\n'
-        "        ``python -X importtime`` names the module then (``importlib.import_module`` does not).\n"
-        '        """\n'
-        "        module = _LAZY.get(name)\n"
-        "        if module is None:\n"
-        '            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")\n'
-        "        __import__(module)\n"
-        "        value = getattr(sys.modules[module], name)\n"
-        "        globals()[name] = value\n"
-        "        return value\n\n\n"
-        "def __dir__() -> list[str]:\n"
-        "    return sorted(set(globals()) | set(__all__))\n\n\n"
+        "if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error\n"
+        "    from hrbench._util.lazy import lazy_names\n\n"
+        "    __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)\n\n"
         f"{BLOCK_END}\n"
     )
     return text.rstrip("\n") + "\n" + block

@@ -3,7 +3,6 @@
 The HTTP library is imported only by :mod:`hrbench.models._http`.
 """
 
-import sys
 import typing
 
 __all__ = [
@@ -93,23 +92,8 @@ _LAZY = {
 }
 
 if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error
+    from hrbench._util.lazy import lazy_names
 
-    def __getattr__(name: str) -> typing.Any:
-        """Import ``name`` from its module on first use (:pep:`562`), as an ``import`` does.
-
-        ``python -X importtime`` names the module then (``importlib.import_module`` does not).
-        """
-        module = _LAZY.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        __import__(module)
-        value = getattr(sys.modules[module], name)
-        globals()[name] = value
-        return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
-
+    __getattr__, __dir__ = lazy_names(__name__, _LAZY, __all__)
 
 # -- end of tools/privatize.py's block
