@@ -14,7 +14,6 @@ that names no other tool's file imports none of the readers.
 
 from __future__ import annotations
 
-import importlib
 import typing
 
 if typing.TYPE_CHECKING:
@@ -82,14 +81,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> typing.Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hrbench.interop' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+if not typing.TYPE_CHECKING:  # type checkers read the imports above; a typo stays an error
+    from hrbench._util.lazy import lazy_names
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    __getattr__, __dir__ = lazy_names(__name__, _MODULE_OF, __all__)
