@@ -56,6 +56,7 @@ __all__ = [
     "DuplicateDrawError",
     "FewRunsWarning",
     "HrbenchError",
+    "IntervalMethodWarning",
     "MetricErrorWarning",
     "ModelError",
     "NoLabelsWarning",
@@ -386,6 +387,16 @@ class StopMethodWarning(UserWarning):
 
     ``method="asymptotic"`` on fewer than 30 planned clusters
     (:meth:`hrbench.stats.StopWhenSure.validity_warning`); ``"auto"`` never picks it.
+    """
+
+
+class IntervalMethodWarning(UserWarning):
+    """Warned when an interval method asked for may not hold its level on this benchmark.
+
+    ``method="bootstrap"`` on fewer than 30 clusters: a cluster bootstrap's resamples hold too
+    few distinct clusters and its intervals are too narrow (Cameron, Gelbach & Miller 2008,
+    "Bootstrap-based improvements for inference with clustered errors", Rev. Econ. Stat.
+    90:414-427); ``method="cluster"`` (the default) holds its level there.
     """
 
 

@@ -25,7 +25,17 @@ from hrbench.stats._intervals import (
     zero_disagreement_bound,
 )
 from hrbench.stats._records import Comparison, NoIntervalWarning
-from hrbench.stats._table import Method, _arm_code, _check, _Items, _items, _Table, _table, _too_few
+from hrbench.stats._table import (
+    Method,
+    _arm_code,
+    _check,
+    _Items,
+    _items,
+    _Table,
+    _table,
+    _too_few,
+    _warn_method,
+)
 from hrbench.stats._unscored import complete_items, pair_note
 from hrbench.stats._wilson import _t_sf
 
@@ -320,6 +330,8 @@ def compare(
     _check(level, method, n_boot)
     t = _table(bench)
     desc = _too_few(t, descriptive, "compare")
+    if warn:
+        _warn_method(t, method, "compare")
     if arm_a == arm_b:
         raise ConfigError("arm_b", arm_b, "compare needs two different arms (arm_a is the same arm)")
     a, b = _arm_code(t, arm_a, "arm_a"), _arm_code(t, arm_b, "arm_b")
@@ -372,6 +384,7 @@ def compare_all(
     _check(level, method, n_boot)
     t = _table(bench)
     desc = _too_few(t, descriptive, "compare_all")
+    _warn_method(t, method, "compare_all")
     comps = _all_pairs(t, level, method, desc, seed, n_boot)
     warn_no_interval("compare_all", t, [], comps)
     return comps

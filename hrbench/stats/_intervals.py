@@ -115,18 +115,23 @@ def sized_df(sizes: np.ndarray, rho: float) -> int:
     n_g = int(sizes.size)
     if n_g < 3 or n_g > _BM_MAX_CLUSTERS or sizes.min() == sizes.max():
         return max(n_g - 1, 1)
+    alone, shared = _sized_df_parts(sizes)
+    a = (1.0 - rho) * alone + rho * shared
+    tr, tr2 = float(np.trace(a)), float(np.sum(a * a))
+    df = tr * tr / tr2 if tr2 > 0 else n_g - 1.0
+    return int(min(max(math.floor(df + 1e-9), 1), n_g - 1))
+
+
+def _sized_df_parts(sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The matrices ``A`` of :func:`sized_df` at ``rho`` 0 and 1: at ``rho`` it is ``(1 - rho) A0 + rho A1``."""
     n = float(sizes.sum())
     # the CR2 variance is sum_c w_c (q_c' y)**2, q_c = 1_c - (n_c / n) 1 (the cluster's residual total)
-    w = 1.0 / ((1.0 - sizes / n) * n * n)
+    sw = np.sqrt(1.0 / ((1.0 - sizes / n) * n * n))
     q = np.diag(sizes) - np.outer(sizes, sizes) / n  # q[e, c] = 1_e' q_c
     # q_c' Omega q_d; q is symmetric, and q' q = D**2 - (D s s' + s s' D) / n + s s' |s|**2 / n**2
     qq = np.diag(sizes**2) - (sizes[:, None] + sizes[None, :]) * np.outer(sizes, sizes) / n
     qq += np.outer(sizes, sizes) * float(np.sum(sizes**2)) / (n * n)
-    cov = (1.0 - rho) * q + rho * qq
-    a = np.sqrt(w)[:, None] * cov * np.sqrt(w)[None, :]
-    tr, tr2 = float(np.trace(a)), float(np.sum(a * a))
-    df = tr * tr / tr2 if tr2 > 0 else n_g - 1.0
-    return int(min(max(math.floor(df + 1e-9), 1), n_g - 1))
+    return sw[:, None] * q * sw[None, :], sw[:, None] * qq * sw[None, :]
 
 
 def _t_quantile(level: float, df: int) -> float:

@@ -157,7 +157,7 @@ def _rejects(d: np.ndarray, g: np.ndarray, n_g: int, alpha: float, trials: float
     Wilson intervals on their effective sizes, nested over the lower levels of the grid, and a
     rejection where that interval excludes 0 (exactly where its p-value is below ``alpha``).
     """
-    from hrbench.stats._intervals import _VAR_RTOL, design_df
+    from hrbench.stats._intervals import _VAR_RTOL
     from hrbench.stats._wilson import _ALPHAS, _t_isf_v
 
     s, n = d.shape
@@ -187,11 +187,7 @@ def _rejects(d: np.ndarray, g: np.ndarray, n_g: int, alpha: float, trials: float
     nb = np.where(fb, size(pb, vb, fb), np.where((pb > 0) & (pb < 1) & fa, np.inf, pooled))
     with np.errstate(divide="ignore", invalid="ignore"):
         r = np.where(fa & fb, np.clip(cab / np.sqrt(va * vb), -1.0, 1.0), 0.0)
-    sizes = np.bincount(g, minlength=n_g)
-    if sizes.min() == sizes.max():
-        df = np.full(s, max(n_g - 1, 1))
-    else:
-        df = np.array([design_df(row, g, n_g) for row in d])
+    df = _rows_df(d, g, onehot)
     above = int(np.searchsorted(_ALPHAS, alpha, side="right"))
     alphas = np.concatenate([[alpha], _ALPHAS])
     levels, which = np.unique(df, return_inverse=True)
@@ -208,6 +204,34 @@ def _rejects(d: np.ndarray, g: np.ndarray, n_g: int, alpha: float, trials: float
 
 
 _CHUNK = 256
+
+
+def _rows_df(d: np.ndarray, g: np.ndarray, onehot: np.ndarray) -> np.ndarray:
+    """:func:`~hrbench.stats.design_df` of each row of ``d`` (shape (S, n); ``onehot``: items x clusters), vectorised.
+
+    Bell-McCaffrey's df is ``tr(A)**2 / tr(A @ A)`` with ``A = (1 - rho) A0 + rho A1``, so both
+    traces are polynomials in each row's intra-cluster correlation ``rho`` (one-way ANOVA).
+    """
+    from hrbench.stats._intervals import _BM_MAX_CLUSTERS, _sized_df_parts
+
+    s, n = d.shape
+    sizes = onehot.sum(axis=0)
+    n_g = int(sizes.size)
+    if n_g < 3 or n_g > _BM_MAX_CLUSTERS or sizes.min() == sizes.max():
+        return np.full(s, max(n_g - 1, 1))
+    means = (d @ onehot) / sizes
+    msb = np.sum(sizes * (means - d.mean(axis=1, keepdims=True)) ** 2, axis=1) / (n_g - 1)
+    msw = np.sum((d - means[:, g]) ** 2, axis=1) / (n - n_g) if n > n_g else np.zeros(s)
+    denom = msb + ((n - float(np.sum(sizes**2)) / n) / (n_g - 1) - 1) * msw
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho = np.where(denom > 0, np.clip((msb - msw) / denom, 0.0, 0.99), 0.0)
+    alone, shared = _sized_df_parts(sizes)
+    step = shared - alone
+    tr = np.trace(alone) + rho * np.trace(step)
+    tr2 = np.sum(alone * alone) + 2 * rho * np.sum(alone * step) + rho * rho * np.sum(step * step)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = np.where(tr2 > 0, tr * tr / tr2, n_g - 1.0)
+    return np.clip(np.floor(df + 1e-9), 1, n_g - 1).astype(np.int64)
 
 
 def _mover(

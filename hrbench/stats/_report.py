@@ -49,6 +49,7 @@ from hrbench.stats._table import (
     _Table,
     _table,
     _too_few,
+    _warn_method,
 )
 from hrbench.stats._unscored import arm_note
 
@@ -377,6 +378,8 @@ def report(
     bench = reported_rows(bench) if stopped else bench  # a stop's cancelled clusters are left out
     t = _table(bench)
     desc = _too_few(t, descriptive, "report")
+    if warn:
+        _warn_method(t, method, "report")
     listed = None
     if traces is not None and not (hasattr(bench, "columns") or isinstance(bench, Mapping)):
         listed = _list_prices(bench, traces)
