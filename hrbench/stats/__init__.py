@@ -59,8 +59,11 @@ Model Evaluations" (arXiv 2411.00640):
   / runs) / n + var_cluster / G)``, ``var_cluster`` the variance between clusters of the arms'
   mean difference (an arm x cluster effect); :func:`power` solves for ``n``, from components
   stated or estimated from a pilot (a one-cluster pilot warns :class:`PilotClustersWarning`
-  and plans as if a cluster counted as one item). ``bench/coverage.py`` checks its promise
-  against simulated :func:`compare` on every design it lists, both ways.
+  and plans as if a cluster counted as one item); from a pilot of two arms with nothing
+  stated, a plan of up to 100 clusters is :func:`compare`'s test on benchmarks resampled from
+  the pilot's own clusters, so a skewed cluster-by-cluster difference is planned for as it is.
+  ``bench/coverage.py`` checks its promise against simulated :func:`compare` on every design
+  it lists, both ways.
 * **Cost**: ``usd`` is what the arm's reportable rows cost; ``usd_per_run`` is the mean over
   labelled items of the USD per run (the same averaging as accuracy), with a clustered interval;
   ``accuracy_per_usd = accuracy / usd_per_run`` (correct answers per USD spent per run), with a

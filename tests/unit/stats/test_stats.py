@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 
 import hrbench as hb
-from hrbench.errors import ConfigError, TooFewRunsError
+from hrbench.errors import ConfigError, IntervalMethodWarning, TooFewRunsError
 from hrbench.records import Row
 from hrbench.stats import (
     ArmReport,
@@ -319,9 +319,10 @@ def test_bootstrap_is_reproducible_under_a_seed():
     rng = np.random.default_rng(7)
     table = {(f"c{i // 3}", f"q{i}"): list(rng.integers(0, 2, size=5)) for i in range(60)}
     rows = rows_from(table)
-    b1 = report(rows, method="bootstrap", seed=11, n_boot=500).arm("a")
-    b2 = report(rows, method="bootstrap", seed=11, n_boot=500).arm("a")
-    b3 = report(rows, method="bootstrap", seed=12, n_boot=500).arm("a")
+    with pytest.warns(IntervalMethodWarning, match='method="bootstrap" on 20 clusters'):
+        b1 = report(rows, method="bootstrap", seed=11, n_boot=500).arm("a")
+        b2 = report(rows, method="bootstrap", seed=11, n_boot=500).arm("a")
+        b3 = report(rows, method="bootstrap", seed=12, n_boot=500).arm("a")
     assert (b1.se, b1.ci_low, b1.ci_high) == (b2.se, b2.ci_low, b2.ci_high)
     assert (b1.se, b1.ci_low) != (b3.se, b3.ci_low)
     cl = report(rows).arm("a")
@@ -434,7 +435,8 @@ def test_intervals_stay_in_the_parameter_space_and_lean_away_from_the_boundary()
     (c,) = rep.comparisons
     assert c.diff == pytest.approx(0.9)  # 0.95 - 0.05
     assert -1.0 <= c.ci_low < c.diff < c.ci_high <= 1.0
-    boot = report(good + bad, method="bootstrap", n_boot=200)
+    with pytest.warns(IntervalMethodWarning):  # 3 clusters
+        boot = report(good + bad, method="bootstrap", n_boot=200)
     for arm in boot.arms:
         assert 0.0 <= arm.ci_low <= arm.ci_high <= 1.0
     assert -1.0 <= boot.comparisons[0].ci_low <= boot.comparisons[0].ci_high <= 1.0
@@ -640,7 +642,7 @@ def test_power_is_monotone():
 def test_power_from_a_bench_matches_its_components_and_simulated_power():
     rows = correlated_arms(n_items=400)
     plan = power(0.05, bench=rows)
-    assert plan.source == "bench: a vs b" and plan.runs == 5
+    assert plan.source.startswith("bench: a vs b") and plan.runs == 5
     rep = report(rows)
     # var_within of a paired run difference is the sum of the arms' run-to-run variances
     assert plan.var_within == pytest.approx(rep.arm("a").var_within + rep.arm("b").var_within)
@@ -1250,6 +1252,7 @@ def _ratio_rows(n_items: int, n_clusters: int, runs: int, unit: float, stopped: 
         (40, 20, {0: 1, 7: 3}, "bootstrap"),
     ],
 )
+@pytest.mark.filterwarnings("ignore::hrbench.errors.IntervalMethodWarning")  # 20 clusters, asked
 def test_accuracy_per_usd_is_never_a_point_shown_as_an_interval(n_items, n_clusters, stopped, method) -> None:
     # SPEC section 6: zero width only when nothing was sampled; here every item's accuracy is
     # the same multiple of its cost, so the delta method (and every resample) gives a point
