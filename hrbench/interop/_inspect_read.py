@@ -34,6 +34,7 @@ from hrbench.errors import ConfigError
 from hrbench.interop._boundary import foreign_reader
 from hrbench.interop._bounded import ZipDocuments, lazy_documents, read_json
 from hrbench.interop._foreign import ErrorRun, Imported, LogUsage, check_version
+from hrbench.interop._inspect_write import sample_input, sample_target
 
 __all__ = ["INSPECT_VERSIONS", "read_inspect"]
 
@@ -41,15 +42,21 @@ INSPECT_VERSIONS = (2,)
 """The Inspect log format versions this reader knows (``EvalLog.version``)."""
 
 
-def _eval_zip(path: str) -> tuple[Any, Any]:
-    """The header and the samples of a ``.eval`` log, the samples read one at a time as they are looped over."""
+def _eval_zip(path: str) -> tuple[Any, Any, list[int]]:
+    """The header and the samples of a ``.eval`` log, and where each sample stands in the archive.
+
+    The samples are read one at a time as they are looped over, in their members' names' order;
+    the list gives each one's place among the archive's members, the order they were written in
+    (hrbench writes a reference's items in its order, which the reference read back keeps).
+    """
     archive = ZipDocuments(path, "an Inspect .eval log")
     head = next((n for n in ("header.json", "_journal/start.json") if n in archive.members), None)
     if head is None:
         raise ConfigError("path", path, "is not an Inspect .eval log (no header.json)")
     header = archive.document(head)
+    written = {n: k for k, n in enumerate(archive.members)}
     names = sorted(n for n in archive.members if n.startswith("samples/") and n.endswith(".json"))
-    return header, lazy_documents(archive, names)
+    return header, lazy_documents(archive, names), [written[n] for n in names]
 
 
 def _content_text(content: Any) -> str | None:
@@ -122,6 +129,27 @@ def _usage(sample: dict[str, Any], model: str) -> LogUsage | None:
     )
 
 
+def _kept(sample: dict[str, Any], meta: dict[str, Any]) -> tuple[Any, Any]:
+    """A sample's item and label: ``metadata.input_value``/``target_value`` where the log keeps them.
+
+    hrbench writes an item or label that Inspect's ``input`` or ``target`` cannot hold (a dict, a
+    number) as its JSON text there and the value itself in the metadata (``kept_values``). The
+    value is taken only while ``input``/``target`` still say the same; a log edited since is
+    read as it now stands.
+    """
+    given, target = _input(sample.get("input")), _label(sample.get("target"))
+    if "input_value" in meta and _written_input(meta["input_value"], "") == sample.get("input"):
+        given = meta["input_value"]
+    if "target_value" in meta and sample_target(meta["target_value"]) == sample.get("target"):
+        target = meta["target_value"]
+    return given, target
+
+
+def _written_input(item: Any, fallback: str) -> Any:
+    out = sample_input(item, fallback)
+    return out if isinstance(out, str) else None  # chat items need no kept value
+
+
 @foreign_reader("inspect")
 def read_inspect(path: str) -> Imported:
     """Read an Inspect eval log (``.json`` or ``.eval``); see the module's fields.
@@ -142,8 +170,9 @@ def read_inspect(path: str) -> Imported:
         >>> found.arms, found.labels
         ({'mockllm/model': {'1': ['4']}}, {'1': '4'})
     """
+    places: list[int] = []
     if Path(path).suffix == ".eval":
-        header, samples = _eval_zip(path)
+        header, samples, places = _eval_zip(path)
     else:
         header = read_json(path, "an Inspect log")
         if not isinstance(header, dict) or "eval" not in header:
@@ -154,17 +183,20 @@ def read_inspect(path: str) -> Imported:
         raise ConfigError("path", path, "holds no samples (was the eval run with `--no-log-samples`?)")
     model = str((header.get("eval") or {}).get("model") or "inspect")
     found = Imported(source=path, fmt="inspect", items={}, labels={}, arms={model: {}})
+    first: dict[str, int] = {}  # an item's first place in the file as written
     for n, s in enumerate(samples, 1):
         if s.get("id") is None or not isinstance(s.get("epoch"), int) or s["epoch"] < 1:
             raise ConfigError("path", path, f"sample {n} has no `id` or no `epoch` of 1 or more")
         item = str(s["id"])
-        given, target = _input(s.get("input")), _label(s.get("target"))
+        meta = s.get("metadata") or {}
+        given, target = _kept(s, meta)
         if item in found.items and (found.items[item], found.labels[item]) != (given, target):
             raise ConfigError(
                 "path", path, f"sample {item!r} has another input or target at epoch {s['epoch']}"
             )
         found.items[item], found.labels[item] = given, target
-        meta = s.get("metadata") or {}
+        first.setdefault(item, places[n - 1] if places else n)
+        first[item] = min(first[item], places[n - 1] if places else n)
         if meta.get("cluster") is not None:
             found.clusters[item] = str(meta["cluster"])
         if meta.get("split") is not None:
@@ -172,4 +204,7 @@ def read_inspect(path: str) -> Imported:
         err = s.get("error")
         out = ErrorRun(str(err.get("message") or "error")) if isinstance(err, dict) else _output(s)
         found.add_run(model, item, s["epoch"], out, _usage(s, model))
+    order = sorted(found.items, key=first.__getitem__)
+    found.items = {k: found.items[k] for k in order}
+    found.labels = {k: found.labels[k] for k in order}
     return found

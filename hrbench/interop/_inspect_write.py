@@ -208,7 +208,7 @@ def _text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def _input(item: Any, fallback: str) -> str | list[_Message]:
+def sample_input(item: Any, fallback: str) -> str | list[_Message]:
     """A sample's ``input``: a chat's messages as Inspect's, any other item as text."""
     if item is None:
         return fallback
@@ -269,7 +269,7 @@ def inspect_time(when: str | None) -> str:
     return moment.replace(microsecond=0).isoformat()
 
 
-def _target(label: Any) -> str | list[str]:
+def sample_target(label: Any) -> str | list[str]:
     if label is None:
         return ""
     if isinstance(label, (list, tuple)) and all(isinstance(x, str) for x in label):
@@ -322,7 +322,8 @@ def _sample(row: Row, model: str, item: Any, label: Any, trace: Sequence[Step], 
         score = {scorer: _Score(value=value, answer=row.outcome, explanation=row.failure_kind, metadata=meta)}
     cause = next((s.error for s in reversed(trace) if s.error), None) or row.outcome or "error"
     error = _Error(message=cause) if row.failure_kind == "error" else None
-    prompt = _input(item, row.item)
+    prompt = sample_input(item, row.item)
+    meta = {**meta, **kept_values(item, label, prompt)}
     asked_first = (
         prompt if isinstance(prompt, list) else [_Message(role="user", content=prompt, source="input")]
     )
@@ -330,7 +331,7 @@ def _sample(row: Row, model: str, item: Any, label: Any, trace: Sequence[Step], 
         id=sample_id(row.item),
         epoch=row.draw_index if row.draw_index >= 1 else row.run,
         input=prompt,
-        target=_target(label),
+        target=sample_target(label),
         messages=[*asked_first, said],
         output=_Output(model=model, choices=[_Choice(message=said)], completion=completion, usage=usage),
         scores=score,
@@ -340,6 +341,29 @@ def _sample(row: Row, model: str, item: Any, label: Any, trace: Sequence[Step], 
         uuid=row.ledger_id or uuid.uuid4().hex,
         error=error,
     )
+
+
+def kept_values(item: Any, label: Any, prompt: Any) -> dict[str, Any]:
+    """The item and label a sample's ``input`` and ``target`` cannot hold, for its ``metadata``.
+
+    Inspect's ``input`` is text or chat messages and its ``target`` text or a list of text, so an
+    item such as ``{"q": "2+2"}`` goes out as its JSON text. The values themselves go beside it
+    as ``metadata.input_value`` and ``metadata.target_value``, so that a log taken back gives
+    the same reference (its content hash unchanged); text items and labels need neither.
+
+    Example:
+        >>> kept_values({"q": "2+2"}, 4, '{"q": "2+2"}')
+        {'input_value': {'q': '2+2'}, 'target_value': 4}
+        >>> kept_values("2+2", "4", "2+2")
+        {}
+    """
+    kept: dict[str, Any] = {}
+    chat = isinstance(prompt, list) and all(set(m) <= {"role", "content"} for m in item)
+    if item is not None and not isinstance(item, str) and not chat:
+        kept["input_value"] = item
+    if label is not None and sample_target(label) != label:
+        kept["target_value"] = label
+    return kept
 
 
 def _metrics(rows: Sequence[Row], stats: Mapping[str, Any] | None) -> dict[str, _Metric]:
@@ -385,7 +409,9 @@ def inspect_logs(
     Args:
         rows: the benchmark's rows (:class:`~hrbench.records.Row`), any order.
         task: the task name (the benchmark's name).
-        items: item id -> item (a sample's ``input``); ``None``: the item id stands for it.
+        items: item id -> item (a sample's ``input``), in the reference's order, which the
+            samples keep within each epoch (so that the log read back is the same reference,
+            whose hash follows its order); ``None``: the item id stands for it, samples by id.
         labels: item id -> label (a sample's ``target``; ``""`` when unlabelled).
         traces: ledger id -> steps; each arm's model, each reply and list price come from them.
         scorer: the scorer's name (the key of each sample's score).
@@ -414,6 +440,7 @@ def inspect_logs(
     report = report if report is not None else _report(rows, traces)
     stats = {a["arm"]: a for a in (report or {}).get("arms", [])}
     when = inspect_time(created)
+    place = {str(sample_id(k)): n for n, k in enumerate(items)}  # the reference's order, read back the same
     by_arm: dict[str, list[Row]] = {}
     for r in rows:
         by_arm.setdefault(r.arm, []).append(r)
@@ -426,7 +453,7 @@ def inspect_logs(
             _sample(r, model, items.get(r.item), labels.get(r.item), traces.get(r.ledger_id, ()), scorer)
             for r in arm_rows
         ]
-        samples.sort(key=lambda s: (s.epoch, str(s.id)))
+        samples.sort(key=lambda s: (s.epoch, place.get(str(s.id), len(place)), str(s.id)))
         arm_stats = stats.get(arm)
         if arm_stats is not None and report is not None:
             arm_stats = {**arm_stats, "level": report.get("level"), "method": report.get("method")}

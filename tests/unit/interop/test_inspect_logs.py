@@ -35,8 +35,12 @@ def _quiet(fn: Any) -> Any:
         return fn()
 
 
+def _ref() -> Any:
+    return hb.Reference({"q1": "France", "3": "Peru"}, labels=["Paris", "Lima"])
+
+
 def _bench(**kw: Any) -> Any:
-    ref = hb.Reference({"q1": "France", "3": "Peru"}, labels=["Paris", "Lima"])
+    ref = _ref()
     arms = [hb.Arm("good_v2", lambda item, ctx: {"France": "Paris", "Peru": "Lima"}[item]),
             hb.Arm("paris", lambda item, ctx: "Paris")]  # fmt: skip
     return _quiet(lambda: hb.benchmark(arms, ref, runs=2, **kw))
@@ -96,7 +100,14 @@ def test_an_eval_log_is_the_zip_inspect_writes_and_imports_as_the_json_one(tmp_p
         "samples/3_epoch_1.json", "samples/3_epoch_2.json", "samples/q1_epoch_1.json", "samples/q1_epoch_2.json",
     ]  # fmt: skip
     summaries = json.loads(ours.read("summaries.json"))
-    assert [(s["id"], s["epoch"]) for s in summaries] == [(3, 1), ("q1", 1), (3, 2), ("q1", 2)]
+    assert [(s["id"], s["epoch"]) for s in summaries] == [
+        ("q1", 1),
+        (3, 1),
+        ("q1", 2),
+        (3, 2),
+    ]  # the reference's order
+    for p in (as_json, as_eval):
+        assert imported_reference(p, "inspect").hash == _ref().hash  # the same reference back
     runs = [
         sorted((r.item, r.run, r.correct, r.outcome) for r in
                _quiet(lambda p=p: hb.benchmark(imported_arm("a", p, "inspect"), imported_reference(p, "inspect"), runs=2)).rows)

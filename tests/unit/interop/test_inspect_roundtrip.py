@@ -36,11 +36,22 @@ ids = st.one_of(
 @st.composite
 def benchmarks(draw: Any) -> dict[str, Any]:
     keys = draw(st.lists(ids, min_size=1, max_size=4, unique=True))
-    labels = {k: draw(st.one_of(st.none(), st.sampled_from(["Paris", "Lima", "4"]))) for k in keys}
+    labels = {
+        k: draw(
+            st.one_of(
+                st.none(),
+                st.sampled_from(["Paris", "Lima", "4", 4, ["4", "four"], {"answers": ["4", "four"]}]),
+            )
+        )
+        for k in keys
+    }
     if all(v is None for v in labels.values()):
         labels[keys[0]] = "Paris"
     return {
-        "items": {k: draw(st.sampled_from(["France", "Peru", "2+2"])) for k in keys},
+        "items": {
+            k: draw(st.sampled_from(["France", "Peru", "2+2", {"q": "2+2", "n": 2}, ["2", 2], 7]))
+            for k in keys
+        },
         "labels": labels,
         "clusters": {k: draw(st.sampled_from(["eu", "am"])) for k in keys},
         "splits": {k: draw(st.sampled_from(["test", "dev"])) for k in keys},
@@ -92,7 +103,9 @@ def test_hrbench_to_inspect_to_hrbench_gives_the_same_rows(spec: dict[str, Any])
             )
         )
     assert ref.labels == spec["labels"]  # unlabelled items stay unlabelled
-    assert dict(ref.items) == spec["items"]
+    assert dict(ref.items) == spec["items"]  # items and labels that are not text come back as values
+    given = hb.Reference(spec["items"], labels=spec["labels"], cluster=spec["clusters"], split=spec["splits"])
+    assert ref.hash == given.hash  # the same reference: a compare of the two benchmarks is allowed
     want = sorted(tuple(getattr(r, k) for k in KEPT) for r in first.rows)
     assert sorted(tuple(getattr(r, k) for k in KEPT) for r in again.rows) == want
     assert {r.usd_provenance for r in again.rows} == {"log"} and {r.usd for r in again.rows} == {0.0}
