@@ -80,3 +80,44 @@ def test_the_gate_commits_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) ->
     bench = _bench(design)
     assert bench.stop is not None and bench.stop.clusters == len(where) > 0
     assert not any(where)
+
+
+@pytest.mark.parametrize(("every_s", "few"), [(3600.0, True), (0.0, False)])
+def test_running_records_are_stored_at_most_at_their_pace(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any, every_s: float, few: bool
+) -> None:
+    """A running record's sequences cost time: within its interval of the last one, none is stored.
+
+    The record at the start and the one at the end are always stored; the end's is the whole.
+    """
+    from hrbench.runner import _stopping
+    from hrbench.store import Store
+
+    saved: list[tuple[str, int]] = []
+    real = _stopping.Gate._save
+
+    def save(self: Any, record: Any) -> None:
+        saved.append((record.reason, record.clusters))
+        real(self, record)
+
+    monkeypatch.setattr(_stopping.Gate, "_save", save)
+    monkeypatch.setattr(_stopping, "_KEEP_EVERY_S", every_s)
+    monkeypatch.setattr(_stopping, "_KEEP_EVERY", 0.0 if every_s == 0 else 10.0)
+    design = random_design(np.random.default_rng([SEED, 1000]))
+    store = Store(tmp_path / "hrbench.sqlite3")
+    try:
+        ref_hash = _bench(design).reference_hash  # the same reference: its hash for the stored benchmark
+        store.benchmark_put("b1", {}, ref_hash)
+        saved.clear()
+        bench = _bench(design, store=store, benchmark_id="b1")
+        stored = store.benchmark_stop_get("b1")
+    finally:
+        store.close()
+    assert bench.stop is not None and stored is not None
+    running = [c for reason, c in saved if reason == "running"]
+    assert saved[-1] == (bench.stop.reason, bench.stop.clusters) and stored["clusters"] == bench.stop.clusters
+    assert running[0] == 0 and running == sorted(running)
+    if few:
+        assert running == [0]
+    else:
+        assert len(running) > 1 and running[-1] > 0
