@@ -13,18 +13,28 @@ warm-up runs, then the least wall and the least CPU time of the timed runs):
    a millisecond of CPU a row and more, hence the smaller size. A peer's figure counts only when
    its run succeeded and scored every row right, and when it was warmed and timed as hrbench was;
    otherwise the script says why and prints no ratio for it.
+3. A stop rule's cost: ``hb.benchmark()`` with ``stop=StopWhenSure()`` (goal ``"rank"``) against
+   the same benchmark without it, in rows/s, on two designs (``STOP_DESIGNS``: 5 arms the rule
+   decides, as TAT-QA dev's; 2 tied arms it never decides, as SQuAD 2.0's two pipelines), 300
+   clusters of 1-9 items (5 on average), 1 run, sync arms answering at once, a store (the stop
+   rule keeps its running record there, as in the daemon). Target: the rule at least half the
+   rows/s without it.
 
 Usage: ``python bench/overhead.py [--items 2000] [--runs 5] [--repeat 5] [--peer-items 200]
-[--peer-repeat 3] [--no-peers]``
+[--peer-repeat 3] [--no-peers] [--stop-clusters 300] [--stop-only]``
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import subprocess
 import sys
+import tempfile
+import time
 import warnings
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +49,8 @@ CONCURRENCY = 16
 TARGET_ROWS_PER_S = 35_000
 TARGET_CPU_RATIO = 3.0
 """The runner's CPU per row against the floor's, at most."""
+TARGET_STOP_RATIO = 2.0
+"""Rows/s without a stop rule against with it, at most."""
 
 
 def reference(items: int) -> hb.Reference:
@@ -81,6 +93,94 @@ def floor_timing(items: int, runs: int, repeats: int, warmups: int) -> Timing:
     ref, client = reference(items), mock()
     pairs = [(ref.items[i], ref.labels.get(i)) for i in ref.ids]
     return timed(lambda: _common.floor_pass(client, pairs, runs), lambda n: n, repeats, warmups)
+
+
+STOP_DESIGNS = {
+    "decides": {"a": 8, "b": 7, "c": 6, "d": 5, "e": 3},
+    "tied": {"a": 6, "b": 6},
+}
+"""Figure 3's designs: per arm, right on this many items in 10. ``decides``: 5 arms, as TAT-QA dev's
+(the rule drops arms decided worse and stops, decided); ``tied``: 2 arms right on the same items,
+as SQuAD 2.0's two pipelines (the rule never decides and runs every cluster)."""
+
+
+def stop_rate(
+    design: str, clusters: int, with_stop: bool, repeats: int, warmups: int
+) -> tuple[float, float, int]:
+    """Figure 3's side: ``(rows/s, us CPU/row, rows)``, the best of the timed runs (``_timing``'s rule per row).
+
+    The stop side's rows vary from run to run (arms dropped and clusters cancelled while others
+    run), so the figure is per row: the most rows per wall second and the least CPU per row.
+    """
+    from hrbench.stats import StopWhenSure
+    from hrbench.store import Store
+
+    sizes = [1 + (c * 7) % 9 for c in range(clusters)]
+    ids = [f"c{c:04d}-{k}" for c, m in enumerate(sizes) for k in range(m)]
+    ref = hb.Reference(dict.fromkeys(ids, "q"), labels="yes", cluster={i: i.split("-")[0] for i in ids})
+
+    def arm(name: str, right: int) -> hb.Arm:  # arms of the same accuracy are right on the same items
+        return hb.Arm(
+            name,
+            lambda item, ctx: "yes" if zlib.crc32(f"{ctx.item_id}/{right}".encode()) % 10 < right else "no",
+        )
+
+    arms = [arm(n, r) for n, r in STOP_DESIGNS[design].items()]
+    home = tempfile.TemporaryDirectory(prefix="hrbench-overhead-")
+    store = Store(f"{home.name}/hrbench.sqlite3")
+    made = [0]
+
+    def run() -> hb.Bench:
+        made[0] += 1
+        store.benchmark_put(f"b{made[0]}", {}, ref.hash)
+        stop = StopWhenSure() if with_stop else None
+        bench = hb.benchmark(
+            arms, ref, runs=1, concurrency=64, store=store, benchmark_id=f"b{made[0]}", stop=stop
+        )
+        want = "decided" if design == "decides" else "max_clusters"
+        assert not with_stop or (bench.stop is not None and bench.stop.reason == want), bench.stop
+        assert with_stop or len(bench.rows) == len(ids) * len(arms), len(bench.rows)
+        return bench
+
+    best_rate, best_cpu, rows = 0.0, float("inf"), 0
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(warmups):
+                run()
+            for _ in range(repeats):
+                gc.collect()
+                t, c = time.perf_counter(), time.process_time()
+                bench = run()
+                wall, cpu, rows = time.perf_counter() - t, time.process_time() - c, len(bench.rows)
+                best_rate, best_cpu = max(best_rate, rows / wall), min(best_cpu, 1e6 * cpu / rows)
+    finally:
+        store.close()
+        home.cleanup()
+    return best_rate, best_cpu, rows
+
+
+def stop_figure(clusters: int, repeats: int, warmups: int) -> None:
+    """Print figure 3: rows/s with the stop rule against without it, on each design, in the same run."""
+    _common.header(
+        f"stop rule: {clusters} clusters of 1-9 items x 1 run, instant sync arms, a store",
+        {
+            "without": "hb.benchmark(), concurrency 64, no stop rule",
+            "stop": "the same with stop=StopWhenSure() (goal rank, no plan: the symmetric test)",
+        },
+        statistic(repeats, warmups) + "; per row: the stop side's rows vary",
+    )
+    for design, accuracy in STOP_DESIGNS.items():
+        plain, plain_cpu, plain_rows = stop_rate(design, clusters, False, repeats, warmups)
+        stop, stop_cpu, stop_rows = stop_rate(design, clusters, True, repeats, warmups)
+        ratio = plain / stop
+        met = "met" if ratio <= TARGET_STOP_RATIO else "NOT met"
+        print(f"  {design} ({len(accuracy)} arms):")
+        print(f"    without:   {plain:>9,.0f} rows/s, {plain_cpu:6.1f} us CPU/row ({plain_rows:,} rows)")
+        print(
+            f"    stop rule: {stop:>9,.0f} rows/s, {stop_cpu:6.1f} us CPU/row ({stop_rows:,} rows); without / stop "
+            f"{ratio:.2f}x rows/s, {stop_cpu / plain_cpu:.2f}x CPU/row (target <= {TARGET_STOP_RATIO:g}x: {met})"
+        )
 
 
 def peers(items: int, runs: int, repeats: int, warmups: int) -> dict[str, Any] | str:
@@ -153,7 +253,12 @@ def main() -> None:
     ap.add_argument("--peer-repeat", type=int, default=3, help="timed runs of each side, figure 2")
     ap.add_argument("--warmup", type=int, default=1, help="untimed warm-up runs of each side")
     ap.add_argument("--no-peers", action="store_true")
+    ap.add_argument("--stop-clusters", type=int, default=300, help="figure 3's clusters")
+    ap.add_argument("--stop-only", action="store_true", help="figure 3 only")
     a = ap.parse_args()
+    if a.stop_only:
+        stop_figure(a.stop_clusters, a.repeat, a.warmup)
+        return
     rows = a.items * a.runs
     _common.header(
         f"overhead: {a.items:,} items x {a.runs} runs = {rows:,} rows, instant mock, exact scorer",
@@ -179,6 +284,8 @@ def main() -> None:
             f"(target <= {TARGET_CPU_RATIO:g}x: {'met' if t.cpu_s <= TARGET_CPU_RATIO * floor.cpu_s else 'NOT met'}); "
             f"target >= {TARGET_ROWS_PER_S:,} rows/s: {met}"
         )
+    print()
+    stop_figure(a.stop_clusters, a.repeat, a.warmup)
     if a.no_peers:
         return
     prow = a.peer_items * a.runs

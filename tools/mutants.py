@@ -234,6 +234,20 @@ MUTANTS: tuple[Mutant, ...] = (
         "                await self._give(cluster, True)",
         RUNNER + "test_stopping.py",
     ),
+    m(
+        "stop.a-sequence-of-an-earlier-commit-is-read",
+        "hrbench/stats/_sequential_test.py",
+        "        self._cs.clear()\n",
+        "",
+        "tests/unit/stats/test_sequential_incremental.py::test_the_incremental_test_decides_and_reports_as_the_full_recomputation",
+    ),
+    m(
+        "stop.a-commit-runs-on-the-event-loop",
+        "hrbench/runner/_stopping.py",
+        "                    n = await anyio.to_thread.run_sync(self._commit, ready)",
+        "                    n = self._commit(ready)",
+        RUNNER + "test_stopping_oracle.py::test_the_gate_commits_off_the_event_loop",
+    ),
     # -- each import's field mapping
     m(
         "inspect.an-empty-target-is-a-label",

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import collections
 import math
+import threading
+import time
 import types
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ import msgspec
 
 from hrbench.errors import ConfigError
 from hrbench.records import Row, Step
+from hrbench.runner._stop_warnings import warn_fit, warn_undecidable
 from hrbench.runner.runtime import Drain, cancel_grace_s
 
 if TYPE_CHECKING:
@@ -54,6 +57,10 @@ arm best), ``"equivalent"`` (every pair decided or shown no different by more th
 margin, some of them that), ``"tolerance"`` (every difference known within the tolerance), ``"max_clusters"``
 (its most clusters, or every cluster, ran without either), ``"budget"`` (the governor stopped
 runs), ``"cancelled"`` (cancelled from outside)."""
+
+_KEEP_EVERY, _KEEP_EVERY_S = 10.0, 1.0
+"""A running record is stored again no sooner than 10 times as long as the last took, and 1 s, after
+it: its summary's sequences cost time in proportion to the clusters committed (the symmetric one's)."""
 
 Cell = tuple[int, str, str, "Arm"]
 Emit = Callable[[int, Row, list[Step], "dict[str, float] | None"], Awaitable[None]]
@@ -251,14 +258,16 @@ class Gate:
         self.rule, self.plan, self.runs, self.done, self.store = rule, plan, runs, done, store
         self._resumed = resume is not None
         self.by_cluster: dict[str, list[Cell]] = {}
-        for ci, (cluster, item, arm) in enumerate(plan.cells()):
+        every = plan.cells()
+        self._n_cells = len(every)
+        for ci, (cluster, item, arm) in enumerate(every):
             self.by_cluster.setdefault(cluster, []).append((ci, cluster, item, arm))
         names = [a.name for a in plan.arms]
         clusters = list(self.by_cluster)
         rule.check(names, len(clusters))
         self._sizes = {c: len({i for _, _, i, _ in cells}) for c, cells in self.by_cluster.items()}
-        _warn_undecidable(rule, names, list(self._sizes.values()))
-        _warn_fit(rule, names, list(self._sizes.values()))
+        warn_undecidable(rule, names, list(self._sizes.values()))
+        warn_fit(rule, names, list(self._sizes.values()))
         self._setup(resume)
         self.rt = rt
         if rt.drain is None:  # a stop lets the requests sent finish, as a clean cancel does
@@ -266,9 +275,12 @@ class Gate:
             if judge_rt is not None:
                 judge_rt.drain = rt.drain
         self.drain: Drain = rt.drain
-        per = max(1, len(plan.cells()) // max(1, len(clusters)))
+        per = max(1, len(every) // max(1, len(clusters)))
         self.window = max(2, math.ceil(concurrency / per) + 1)
         """Clusters that may be started past the last one committed."""
+        self.group = max(1, min(8, len(every) // (4 * max(1, concurrency))))
+        """A sync arm's cells a worker takes at once from those queued (one trip to a worker
+        thread for them, as :meth:`~hrbench.runner._loop.Loop.groups` makes)."""
         self.wave: int | None = None
         """Clusters per wave (batch mode, :mod:`hrbench.runner.batch`), or ``None``: a wave's
         clusters start together, the next wave once every cluster of this one is committed."""
@@ -288,7 +300,10 @@ class Gate:
         self._tg: Any = None
         self._unreported = [0, 0.0]
         self._record: StopRecord | None = None
-        self._keeping = self._keep_again = False
+        self._keeping = False
+        self._keep_after = 0.0  # time.monotonic() before which no running record is stored
+        self._kept = 0  # rows of the clusters started that a resume kept
+        self._test_lock = threading.Lock()  # the test is committed to and read in worker threads
 
     def _setup(self, resume: Resume | None) -> None:
         """The test and the order: fresh, or continued from a resume's state."""
@@ -361,6 +376,9 @@ class Gate:
             active = set(self.test.active_arms)
             cells = [c for c in cells if c[3].name in active]
         self._ran[cluster] = cells
+        self._kept += sum(
+            (c[3].name, c[2], run) in self.done for c in cells for run in range(1, self.runs + 1)
+        )
         self._left[cluster] = len(cells)
         self._queue.extend(cells)
 
@@ -403,9 +421,14 @@ class Gate:
 
     async def _worker(self, run_cells: Callable[[list[Cell]], Awaitable[None]]) -> None:
         while (cell := await self._next()) is not None:
-            await run_cells([cell])
-            self._left[cell[1]] -= 1
-            await self._advance(cell[1])
+            cells, sync = [cell], self.wave is None and not cell[3].is_async
+            while sync and len(cells) < self.group and self._queue and not self._queue[0][3].is_async:
+                cells.append(self._queue.popleft())
+            await run_cells(cells)
+            for c in cells:
+                self._left[c[1]] -= 1
+            for cluster in dict.fromkeys(c[1] for c in cells):
+                await self._advance(cluster)
 
     # -- committing ------------------------------------------------------------------------
     def _means(self, cluster: str) -> dict[str, dict[str, float]]:
@@ -434,18 +457,11 @@ class Gate:
             if done is not None and self._left.get(done) == 0 and done in self._held:
                 if self._where[done] < self.committed:
                     await self._give(done, True)
-            while self.reason is None and self.committed < self._started:
-                cluster = self.order[self.committed]
-                if self._left[cluster]:
-                    break
-                if self._blocked or any(
-                    h[1].failure_kind == "budget_stop" for h in self._held.get(cluster, [])
-                ):
-                    self._blocked = True  # a budget stop: this cluster and those after it stay out
-                    break
-                self.test.commit(cluster, self._means(cluster))
-                self.committed += 1
-                await self._give(cluster, True)
+            while self.reason is None and (ready := self._ready()):
+                with anyio.CancelScope(shield=True):  # committed to the test and counted, or neither
+                    n = await anyio.to_thread.run_sync(self._commit, ready)
+                for cluster in ready[:n]:
+                    await self._give(cluster, True)
                 if self.test.stopped is not None:
                     self.reason = str(self.test.stopped)
                     if self._tg is not None:
@@ -455,22 +471,46 @@ class Gate:
             self._changed.set()
             self._changed = anyio.Event()
 
+    def _ready(self) -> list[str]:
+        """The complete clusters at the head of the order, up to the first with a run the budget stopped."""
+        ready: list[str] = []
+        for cluster in self.order[self.committed : self._started]:
+            if self._left[cluster]:
+                break
+            if self._blocked or any(h[1].failure_kind == "budget_stop" for h in self._held.get(cluster, [])):
+                self._blocked = True  # a budget stop: this cluster and those after it stay out
+                break
+            ready.append(cluster)
+        return ready
+
+    def _commit(self, ready: list[str]) -> int:
+        """Commit ``ready`` to the test in order, each counted, until it stops; how many were committed.
+
+        In a worker thread, in one trip: a commit that decides a pair computes its confidence
+        sequence over every cluster committed.
+        """
+        with self._test_lock:
+            for n, cluster in enumerate(ready, start=1):
+                self.test.commit(cluster, self._means(cluster))
+                self.committed += 1
+                if self.test.stopped is not None:
+                    return n
+            return len(ready)
+
     async def _keep(self) -> None:
-        """Store the record as it stands (reason ``"running"``), one write at a time, the latest last.
+        """Store the record as it stands (reason ``"running"``), one write at a time, at :data:`_KEEP_EVERY`.
 
         The view shows a running benchmark's progress by it, and a resume after a kill goes on
-        from its state.
+        from its state (commits since are committed again from the kept rows).
         """
-        if self._keeping:
-            self._keep_again = True
+        if self._keeping or time.monotonic() < self._keep_after:
             return
         self._keeping = True
         try:
-            while True:
-                self._keep_again = False
-                await anyio.to_thread.run_sync(self._save, self._make("running"))
-                if not self._keep_again:
-                    break
+            began = time.monotonic()
+            await anyio.to_thread.run_sync(self._write, "running")
+            now = time.monotonic()
+            self._keep_after = now + max(_KEEP_EVERY_S, _KEEP_EVERY * (now - began))
         finally:
             self._keeping = False
 
@@ -494,7 +534,8 @@ class Gate:
         if self.store is not None and not self._resumed:
             await self._load()
         if self.store is not None and self.test.stopped is None:
-            await anyio.to_thread.run_sync(self._save, self._make("running"))
+            await anyio.to_thread.run_sync(self._write, "running")
+            self._keep_after = time.monotonic() + _KEEP_EVERY_S
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
@@ -512,18 +553,20 @@ class Gate:
         for cluster in list(self.order):
             if cluster in self._held:
                 await self._give(cluster, self._where[cluster] < self.committed)
-        self._record = self._make(reason)
+        self._record = await anyio.to_thread.run_sync(self._make, reason)
         if self.store is not None:
             await anyio.to_thread.run_sync(self._save, self._record)
 
+    def _write(self, reason: str) -> None:
+        """Store the record as it stands (in a worker thread: the summary's sequences take time)."""
+        self._save(self._make(reason))
+
     def _make(self, reason: str) -> StopRecord:
+        with self._test_lock:
+            return self._made(reason)
+
+    def _made(self, reason: str) -> StopRecord:
         summary = dict(self.test.summary())
-        kept = sum(
-            (arm.name, item, run) in self.done
-            for cells in self._ran.values()
-            for _, _, item, arm in cells
-            for run in range(1, self.runs + 1)
-        )
         return StopRecord(
             reason=reason,
             clusters=self.committed,
@@ -535,8 +578,8 @@ class Gate:
             pairs=list(summary.get("pairs") or []),
             summary=summary,
             state=dict(self.test.state()),
-            rows=self._given + kept,
-            full_rows=len(self.plan.cells()) * self.runs,
+            rows=self._given + self._kept,
+            full_rows=self._n_cells * self.runs,
             unreported_rows=int(self._unreported[0]),
             unreported_usd=float(self._unreported[1]),
             active_arms=list(self.test.active_arms),
@@ -552,42 +595,3 @@ class Gate:
     def record(self) -> StopRecord | None:
         """The stop's record once :meth:`run` ended."""
         return self._record
-
-
-def _warn_fit(rule: Any, arms: list[str], sizes: list[int]) -> None:
-    """Warn before the first cluster when a fixed design would do better, or the test asked for may not hold."""
-    import warnings
-
-    from hrbench.errors import StopFewClustersWarning, StopMethodWarning
-
-    n_pairs = len(rule.resolve_pairs(arms))
-    few = rule.few_clusters_warning(n_pairs, len(sizes), sizes)
-    if few is not None:
-        warnings.warn(f"stop when sure: {few}", StopFewClustersWarning, stacklevel=3)
-    invalid = rule.validity_warning(n_pairs, len(sizes), sizes)
-    if invalid is not None:
-        warnings.warn(f"stop when sure: {invalid}", StopMethodWarning, stacklevel=3)
-
-
-def _warn_undecidable(rule: Any, arms: list[str], sizes: list[int]) -> None:
-    """Warn before the first cluster when the rule can never decide (too few clusters for its test)."""
-    import warnings
-
-    from hrbench.errors import StopUndecidableWarning
-
-    n_pairs = len(rule.resolve_pairs(arms))
-    n_clusters = len(sizes)
-    need = rule.fewest_to_decide(n_pairs, n_clusters, sizes)
-    most = rule.limit(n_clusters)
-    if need is None or most >= need:
-        return
-    method = rule.resolved_method(n_pairs, n_clusters, sizes)
-    other = ' or method="symmetric" (it can decide after 5)' if method == "exact" and most >= 5 else ""
-    warnings.warn(
-        f"stop when sure cannot decide here: it runs at most {most} cluster(s) and its {method} "
-        f"test needs at least {need} to decide a pair at alpha {rule.alpha:g}; every cluster will "
-        "run (the report then shows the fixed-sample interval and p, labelled): run without a stop rule"
-        f"{other}",
-        StopUndecidableWarning,
-        stacklevel=3,
-    )

@@ -6,8 +6,9 @@ and documents the tests it runs; the array arithmetic is :mod:`hrbench.stats._se
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -60,6 +61,7 @@ class SequentialTest:
         self.within = [False] * len(self.pairs)  # settled: no difference larger than the margin
         self.frozen_cs: list[tuple[float, float] | None] = [None] * len(self.pairs)
         self._stopped: str | None = None
+        self._cs: dict[int, tuple[float, float]] = {}  # pair -> its confidence sequence now (reset by commit)
 
     def commit(self, cluster: str, item_means: Mapping[str, Mapping[str, float]]) -> None:
         """Add one finished cluster to the test (clusters in the rule's order, each once).
@@ -90,6 +92,7 @@ class SequentialTest:
             if got is not None:
                 d[j], w[j] = got, weight
         sm.update(self.acc, self.p, d, w)
+        self._cs.clear()
         self.committed.append(cluster)
         self._settle()
 
@@ -101,9 +104,13 @@ class SequentialTest:
         return ipw(cluster, self.p_draw, [c for c in self.sizes if c not in done])
 
     def _settle(self) -> None:
-        """Decide the pairs that reached the threshold and see whether to stop."""
+        """Decide the pairs that reached the threshold and see whether to stop.
+
+        A pair's confidence sequence is computed only when a rule reads it (:meth:`_bounds`):
+        as a pair is decided, for a tolerance, or for the margin once the difference seen is
+        within it; the symmetric sequence costs time in proportion to the clusters committed.
+        """
         n = len(self.committed)
-        lo, hi = sm.cs(self.acc, self.p)
         mu = sm.mean(self.acc)
         whole = self.p.method == "wor" and n >= len(self.sizes)
         tol = self.rule.tolerance
@@ -113,30 +120,48 @@ class SequentialTest:
                 continue
             sure = bool(sure_now[j])
             if whole:  # every cluster seen: the reference's difference is known exactly
-                lo[j] = hi[j] = mu[j]
+                self._cs[j] = (float(mu[j]), float(mu[j]))
                 sure = mu[j] != 0
             if sure and mu[j] != 0 and self.decided[j] is None:
                 self.decided[j] = self.pairs[j][0] if mu[j] > 0 else self.pairs[j][1]
                 if self.rule.goal != "tolerance":  # the pair runs no more: its sequence as it stood
-                    self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
-            if tol is not None and n >= self.rule.min_clusters and hi[j] - lo[j] <= 2 * tol + 1e-12:
-                self.precise[j] = True
-                self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
-            if self._inside(j, n, float(lo[j]), float(hi[j]), float(mu[j])):
+                    self.frozen_cs[j] = self._bounds(j)
+            if tol is not None and n >= self.rule.min_clusters:
+                lo, hi = self._bounds(j)
+                if hi - lo <= 2 * tol + 1e-12:
+                    self.precise[j] = True
+                    self.frozen_cs[j] = (lo, hi)
+            if self._inside(j, n, float(mu[j]), functools.partial(self._bounds, j)):
                 self.within[j] = True
-                self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
+                self.frozen_cs[j] = self._bounds(j)
         self._stopped = self._reason(n)
 
-    def _inside(self, j: int, n: int, lo: float, hi: float, mu: float) -> bool:
+    def _bounds(self, j: int) -> tuple[float, float]:
+        """Pair ``j``'s confidence sequence ``(low, high)`` now, computed once per commit.
+
+        :func:`~hrbench.stats._sequential_math.cs` on pair ``j``'s accumulator alone: every
+        method works pair by pair, so it gives the numbers a call on all pairs gives.
+        """
+        got = self._cs.get(j)
+        if got is None:
+            lo, hi = sm.cs({k: v[j : j + 1] for k, v in self.acc.items()}, self.p)
+            got = self._cs[j] = (float(lo[0]), float(hi[0]))
+        return got
+
+    def _inside(self, j: int, n: int, mu: float, bounds: Callable[[], tuple[float, float]]) -> bool:
         """Whether pair ``j`` is now settled as no different: its sequence within the margin, the difference near 0.
 
+        ``bounds()`` gives its confidence sequence (read last: the other conditions are cheap).
         Its chance of being wrong is that of the confidence sequence ever missing the truth (a
         true difference beyond the margin outside it): within ``alpha`` with every other decision.
         """
         m = self.margin
         if m is None or self.decided[j] is not None or self.within[j] or n < self.rule.min_clusters:
             return False
-        return -m < lo and hi < m and abs(mu) <= m / _NEAR
+        if abs(mu) > m / _NEAR:
+            return False
+        lo, hi = bounds()
+        return -m < lo and hi < m
 
     def _settled(self, j: int) -> bool:
         """Whether pair ``j`` needs no more clusters: decided (rank goals) or precise (tolerance goals)."""
@@ -249,12 +274,11 @@ class SequentialTest:
             margin).
         """
         log_e = sm.log_e(self.acc, self.p)
-        lo, hi = sm.cs(self.acc, self.p)
         mu = sm.mean(self.acc)
         whole = self.p.method == "wor" and len(self.committed) >= len(self.sizes)
         pairs = []
         for j, (a, b) in enumerate(self.pairs):
-            low, high = self.frozen_cs[j] or ((float(mu[j]),) * 2 if whole else (float(lo[j]), float(hi[j])))
+            low, high = self.frozen_cs[j] or ((float(mu[j]),) * 2 if whole else self._bounds(j))
             pairs.append(
                 {
                     "a": a,
