@@ -440,9 +440,12 @@ class _Planner:
                 else f"arms at {self.accuracy:g} -+ {self.d / 2:g}"
             )
             source += f", power simulated for {self.clusters(n)} clusters (compare()'s own test, {how})"
+        # the other runs' rows are the noncentral t's, scaled to agree with a simulated plan at its runs
+        scale = n / self.need(runs) if n_items is None and self.simulates(n) else 1.0
         tradeoff = [
-            PowerPoint(runs=k, n_items=self.need(k), total_runs=k * self.need(k))
+            PowerPoint(runs=k, n_items=needed, total_runs=k * needed)
             for k in sorted({*_TRADEOFF_RUNS, runs})
+            for needed in [n if k == runs and n_items is None else math.ceil(self.need(k) * scale - 1e-9)]
         ]
         per_items = self.var_between + self.var_within / runs
         deff = (
@@ -460,7 +463,7 @@ class _Planner:
             var_between=float(self.var_between),
             var_cluster=self.vc,
             design_effect=deff,
-            min_items=self.need(math.inf),
+            min_items=math.ceil(self.need(math.inf) * scale - 1e-9),
             tradeoff=tradeoff,
             source=source,
             items_per_cluster=self.m,

@@ -245,7 +245,9 @@ class PowerPlan(msgspec.Struct, kw_only=True):
         design_effect: variance inflation from clustering at ``runs`` runs per item (1 when
             items are independent).
         min_items: the floor as runs grow without bound: more runs cannot go below it.
-        tradeoff: items (and total runs per arm) needed at other numbers of runs per item.
+        tradeoff: items (and total runs per arm) needed at other numbers of runs per item. The
+            row at ``runs`` is ``n_items`` when solved for; when that power is simulated, the
+            other rows and ``min_items`` are the noncentral t's, scaled by the same ratio.
         source: ``"assumed"`` or ``"bench: A vs B"`` (where the variance components came from).
         items_per_cluster: items per cluster assumed (sets the degrees of freedom).
         n_clusters: clusters of ``n_items`` items: the t test has ``n_clusters - 1`` df.

@@ -488,7 +488,12 @@ def test_power_simulates_only_with_few_clusters_and_a_known_accuracy():
     assert many == power(0.05, **base)  # many clusters: the noncentral t, accuracy or not
     few = power(0.15, accuracy=0.7, **base)
     assert few.n_clusters <= 10 and "power simulated for" in few.source and few.achieved >= 0.8
-    assert few.tradeoff == power(0.15, **base).tradeoff  # the runs trade-off stays on the noncentral t
+    t_few = power(0.15, **base)
+    rows = {p.runs: p.n_items for p in few.tradeoff}
+    assert rows[5] == few.n_items != t_few.n_items  # the table agrees with the headline it sits under
+    scale = few.n_items / t_few.n_items  # the other runs: the noncentral t's, scaled alike
+    assert rows == {p.runs: math.ceil(p.n_items * scale - 1e-9) for p in t_few.tradeoff} | {5: few.n_items}
+    assert few.min_items == math.ceil(t_few.min_items * scale - 1e-9)
     with pytest.raises(ConfigError, match=r"accuracy.*strictly between 0 and 1"):
         power(0.15, accuracy=0.95, **base)
     # a pilot carries its arms' accuracy
