@@ -15,8 +15,14 @@ The other commit is checked out in a temporary git worktree, removed at the end;
 from that worktree with this tree's installed dependencies (the ``pyproject.toml`` of the two
 should agree), and this tree's client streams from it (the wire must be the same).
 
-Usage: ``python bench/ab.py [REF] [--rounds N] [--items N]`` (``REF``: a commit, default ``HEAD~1``;
-``--items``: items of each benchmark, 5 runs each, default 4,000; about 10 s a round).
+With ``--http`` it compares the HTTP path instead: in each round, for a loopback server in the
+measuring process and in another, a fresh process of each tree times its ``bench/concurrency.py``'s
+sharded bare client and benchmark (``--n`` calls at 50 ms, concurrency ``--c``), and it prints each
+tree's benchmark / bare ratios (target <= 1.15x by wall time) and this tree's times against the other's.
+
+Usage: ``python bench/ab.py [REF] [--rounds N] [--items N] [--http [--n N] [--c C]]`` (``REF``: a
+commit, default ``HEAD~1``; ``--items``: items of each benchmark, 5 runs each, default 4,000; about
+10 s a round).
 """
 
 from __future__ import annotations
@@ -57,6 +63,20 @@ print(runner, bare, duties, runner_cpu, bare_cpu)
 """
 """What a fresh process of a tree prints: its runner's, floor's and duties run's rows/s, then the
 runner's and the floor's CPU seconds (this process, every thread)."""
+
+_HTTP_MEASURE = """
+import sys
+sys.path.insert(0, "bench")
+import concurrency as cc
+from hrbench.testing import LoopbackServer
+n, c, separate = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3] == "1"
+with LoopbackServer(0.05, separate_process=separate, record=False) as srv:
+    best = cc.measure({"bare": cc.bare_sharded, "benchmark": cc.bench_loop}, srv.base_url, n, c, 1)
+print(*best["bare"], *best["benchmark"])
+"""
+"""What a fresh process of a tree prints with ``--http``: its ``bench/concurrency.py``'s sharded
+bare client's and benchmark's least wall and CPU seconds (one warm-up each, then one timed run
+each), against a loopback server answering after 50 ms, in that process or in another."""
 
 
 @contextlib.contextmanager
@@ -134,6 +154,71 @@ def in_process(tree: Path, items: int) -> tuple[float, ...]:
     return tuple(map(float, out.stdout.split()[-5:]))
 
 
+def http_path(tree: Path, n: int, c: int, separate: bool) -> tuple[float, ...]:
+    """(bare wall, bare CPU, benchmark wall, benchmark CPU) seconds of ``tree``'s HTTP path, in a fresh process.
+
+    Raises:
+        RuntimeError: that tree's ``bench/concurrency.py`` cannot measure them.
+    """
+    out = subprocess.run(
+        [sys.executable, "-c", _HTTP_MEASURE, str(n), str(c), "1" if separate else "0"],
+        cwd=tree,
+        env=tree_env(tree),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"{tree}: bench/concurrency.py could not measure: {out.stderr.strip()[-1500:]}")
+    return tuple(map(float, out.stdout.split()[-4:]))
+
+
+def http_main(ref: str, rounds: int, n: int, c: int) -> None:
+    """``--http``: each tree's HTTP path against its sharded bare client, the server here and in another process.
+
+    Each round runs, for each placement of the server, a fresh process of each tree (the trees'
+    order alternating); prints each tree's medians of benchmark / bare by wall and by CPU time, and
+    this tree's benchmark wall and CPU time against the other's, round by round.
+    """
+    _common.header(
+        f"ab --http: this tree against {ref}, {rounds} rounds, N = {n} calls at 50 ms, C = {c}",
+        {
+            "bare": "each tree's bench/concurrency.py bare-shards (ceil(C / 16) httpx2 clients, least busy)",
+            "benchmark": "each tree's bench/concurrency.py benchmark way (benchmark_async, OpenAIClient arm)",
+        },
+        "each side: one untimed warm-up, then one timed run a round in a fresh process; medians of the rounds",
+    )
+    with tempfile.TemporaryDirectory(prefix="hrb-ab-") as tmp, worktree(ref, Path(tmp)) as ref_tree:
+        trees = {"this tree": _common.REPO, ref: ref_tree}
+        got: dict[tuple[str, bool], list[tuple[float, ...]]] = {}
+        for r in range(rounds):
+            for separate in (False, True):
+                for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
+                    got.setdefault((name, separate), []).append(http_path(trees[name], n, c, separate))
+    med = statistics.median
+    for separate in (False, True):
+        where = "another process" if separate else "this process"
+        for name in trees:
+            xs = got[(name, separate)]
+            print(
+                f"{name:<18} server in {where}: benchmark / bare {med(x[2] / x[0] for x in xs):.2f}x by wall "
+                f"(target <= 1.15x), {med(x[3] / x[1] for x in xs):.2f}x by CPU; benchmark "
+                f"{med(x[2] for x in xs):.2f} s wall, {med(x[3] for x in xs):.2f} s CPU; bare "
+                f"{med(x[0] for x in xs):.2f} s wall, {med(x[1] for x in xs):.2f} s CPU"
+            )
+        this, other = got[("this tree", separate)], got[(ref, separate)]
+        for what, i in (("benchmark wall", 2), ("benchmark CPU", 3), ("ratio by wall", -1)):
+
+            def of(x: tuple[float, ...], i: int = i) -> float:
+                return x[2] / x[0] if i < 0 else x[i]
+
+            ratios = [of(a) / of(b) for a, b in zip(this, other, strict=True)]
+            print(
+                f"this tree / {ref}  {where}: {what} median {med(ratios):.3f}x (by round: "
+                f"{' '.join(f'{x:.2f}' for x in ratios)}; below 1: this tree is faster)"
+            )
+
+
 def summary(name: str, got: list[Round], rows: int) -> str:
     """One tree's medians over the rounds, with the targets they are held to."""
     med = statistics.median
@@ -156,9 +241,19 @@ def main() -> None:
     )
     parser.add_argument("--rounds", type=int, default=6, help="rounds, each tree once a round (default 6)")
     parser.add_argument("--items", type=int, default=4000, help="items of each benchmark, 5 runs each")
+    parser.add_argument(
+        "--http",
+        action="store_true",
+        help="the HTTP path instead: bench/concurrency.py's benchmark against its sharded bare client",
+    )
+    parser.add_argument("--n", type=int, default=2000, help="--http: calls per run (default 2000)")
+    parser.add_argument("--c", type=int, default=100, help="--http: concurrency (default 100)")
     args = parser.parse_args()
     if args.rounds < 1 or args.items < 1:
         raise SystemExit("bench/ab.py: --rounds and --items must be at least 1")
+    if args.http:
+        http_main(args.ref, args.rounds, args.n, args.c)
+        return
     _common.header(
         f"ab: this tree against {args.ref}, {args.rounds} rounds, {args.items:,} items x {RUNS} runs, trees alternating",
         {

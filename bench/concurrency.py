@@ -4,17 +4,20 @@ Every way of sending them runs in one run against one server (in its own process
 not share the client's interpreter lock):
 
 - ``bare-1pool``: a bare loop, a semaphore of C and one ``AsyncClient`` whose pool holds C
-  connections (``hrbench.models._http.make_async_client``), posting the body and parsing the
-  JSON reply, nothing else;
+  connections (``hrbench.models._http.make_async_client``), posting the body (msgspec) and
+  reading the reply's text (msgspec), nothing else, timed from before its client is built;
 - ``bare-shards``: the same loop over ceil(C / 16) such clients of at most 16 connections each,
   each request to the one with the fewest in flight (what ``hrbench.models._http.ShardedPool``
-  does: one pool's scan of its connections costs CPU in proportion to their number);
+  does: one pool's scan of its connections costs CPU in proportion to their number), the clients
+  sharing one TLS context as ``ShardedPool``'s do;
 - ``client``: ``OpenAIClient.send`` in the same loop (limiter, shared sharded pool, retries,
   parsing, usage);
 - ``benchmark``: ``hrbench.runner.benchmark_async`` with an ``OpenAIClient`` arm, a capped
   governor and the exact scorer (N = items x 5 runs), every row checked correct.
 
-The baseline is the best bare client, whichever of the two is faster in this run. Each way has
+Every way sends the same requests (the benchmark's: item ``q{i}``'s message with the loopback's
+reply marker, ``seed`` its run) and checks each reply's text, and every way's time covers building
+its connection pool. The baseline is the best bare client, whichever of the two is faster in this run. Each way has
 one untimed warm-up run (4 x C requests), then ``--repeat`` timed runs interleaved round by round
 (load from elsewhere hits every way alike); the figure is the least wall time and the least CPU
 time of this process (the client's side) of the timed runs. Prints each wall time, the ideal
@@ -35,6 +38,8 @@ from typing import Any
 
 import _common
 import anyio
+import httpx2
+import msgspec
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -56,35 +61,59 @@ RUNS = 5
 SHARD = 16
 """Connections per shard of the sharded bare client (``hrbench.models._http.SHARD_CONNECTIONS``)."""
 
-BODY = {"model": "loopback-1", "messages": [{"role": "user", "content": "hi"}]}
+BODY = {"model": "loopback-1"}
+
+encode = msgspec.json.Encoder().encode
+decode = msgspec.json.decode
 
 Way = Callable[[str, int, int], Awaitable[float]]
 
 
+def request_of(k: int, items: int) -> tuple[str, int, str]:
+    """The ``k``-th request of a way: (its user message, its ``seed``, the reply expected).
+
+    Every way sends the benchmark's requests (item ``q{i}``, run ``r``, the loopback's reply
+    marker), so the server does the same work for each.
+    """
+    i, run = divmod(k % (items * RUNS), RUNS)
+    return f"[[reply:a{i}]] q{i}", run, f"a{i}"
+
+
 async def _bare(base_url: str, n: int, c: int, shards: int) -> float:
-    """A bare loop over ``shards`` clients of ceil(c / shards) connections; wall seconds."""
+    """A bare loop over ``shards`` clients of ceil(c / shards) connections; wall seconds.
+
+    Timed from before its clients are built (one TLS context shared by them, as
+    ``hrbench.models._http.ShardedPool`` does), as the benchmark's time covers building its pool;
+    bodies encoded and replies decoded with msgspec, as hrbench's client does.
+    """
+    start = time.perf_counter()
     per = -(-c // shards)
-    clients = [_http.make_async_client(per, 30.0, trust_env=False) for _ in range(shards)]
+    tls = httpx2.create_ssl_context(trust_env=False)
+    clients = [_http.make_async_client(per, 30.0, trust_env=False, ssl_context=tls) for _ in range(shards)]
     in_flight = [0] * shards
     sem = anyio.Semaphore(c)
     url = base_url + "/chat/completions"
+    headers = {"content-type": "application/json", "accept": "application/json"}
+    items = max(1, n // RUNS)
     failures = 0
 
-    async def one(i: int) -> None:
+    async def one(k: int) -> None:
         nonlocal failures
+        text, seed, expected = request_of(k, items)
         async with sem:
-            k = min(range(shards), key=in_flight.__getitem__) if shards > 1 else 0
-            in_flight[k] += 1
+            i = min(range(shards), key=in_flight.__getitem__) if shards > 1 else 0
+            in_flight[i] += 1
             try:
-                r = await clients[k].post(url, json={**BODY, "seed": i})
+                body = encode({**BODY, "messages": [{"role": "user", "content": text}], "seed": seed})
+                r = await clients[i].post(url, content=body, headers=headers)
             finally:
-                in_flight[k] -= 1
-            failures += r.status_code != 200 or "choices" not in r.json()
+                in_flight[i] -= 1
+            reply = decode(r.content) if r.status_code == 200 else {}
+            failures += reply.get("choices", [{}])[0].get("message", {}).get("content") != expected
 
-    start = time.perf_counter()
     async with anyio.create_task_group() as tg:
-        for i in range(n):
-            tg.start_soon(one, i)
+        for k in range(n):
+            tg.start_soon(one, k)
     wall = time.perf_counter() - start
     for cl in clients:
         await cl.aclose()
@@ -109,13 +138,15 @@ BARE: dict[str, Way] = {"bare-1pool": bare, "bare-shards": bare_sharded}
 async def client_loop(base_url: str, n: int, c: int) -> float:
     cl = OpenAIClient("loopback-1", base_url=base_url, api_key_env=None, max_connections=c, trust_env=False)
     sem = anyio.Semaphore(c)
+    items = max(1, n // RUNS)
     failures = 0
 
-    async def one(i: int) -> None:
+    async def one(k: int) -> None:
         nonlocal failures
+        text, seed, expected = request_of(k, items)
         async with sem:
-            r = await cl.send(Request(messages=[{"role": "user", "content": "hi"}], params={"seed": i}))
-            failures += not r.ok
+            r = await cl.send(Request(messages=[{"role": "user", "content": text}], params={"seed": seed}))
+            failures += not r.ok or r.text != expected
 
     start = time.perf_counter()
     async with anyio.create_task_group() as tg:
@@ -191,11 +222,15 @@ def main() -> None:
         f"concurrency: N = {ns.n} requests to a loopback server (its own process) answering after "
         f"{ns.latency_ms:g} ms, at C = {', '.join(map(str, ns.c))} in flight",
         {
-            "bare-1pool": "a semaphore of C, one httpx2 AsyncClient pooling C connections, post + JSON parse",
-            "bare-shards": f"the same over ceil(C / {SHARD}) AsyncClients, each request to the least busy",
+            "bare-1pool": "a semaphore of C, one httpx2 AsyncClient pooling C connections, post + the reply's "
+            "text checked (msgspec both ways), timed from before the client is built",
+            "bare-shards": f"the same over ceil(C / {SHARD}) AsyncClients sharing one TLS context, each request "
+            "to the least busy",
             "client": "OpenAIClient.send() in the same loop (limiter, shared sharded pool, retries, parsing)",
             "benchmark": f"benchmark_async(), N / {RUNS} items x {RUNS} runs, an OpenAIClient arm, capped "
             "Governor, exact scorer",
+            "requests": "every way the benchmark's (item q{i}'s message with the loopback's reply marker, "
+            "seed = its run), each reply's text checked",
             "baseline": "the fastest bare client of this run",
         },
         "each way: 1 untimed warm-up of 4 x C requests, then up to --repeat timed runs interleaved round "

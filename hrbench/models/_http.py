@@ -242,7 +242,7 @@ class Endpoint:
         self.base_url = base_url
         self.slots = Slots(ceiling)
         self._pools: dict[tuple[Any, ...], ShardedPool] = {}
-        self._building = anyio.Lock()
+        self._building: dict[tuple[Any, ...], anyio.Event] = {}
 
     def __repr__(self) -> str:
         return f"Endpoint({self.provider!r}, {self.base_url!r}, {self.slots!r})"
@@ -252,21 +252,30 @@ class Endpoint:
     ) -> ShardedPool:
         """The shared connection pool for these settings, created on first use.
 
-        It is built in a worker thread: building one loads the system's certificates (tens of
-        milliseconds of blocking file reads), which must not stall the event loop.
+        It is built once, in a worker thread: building one loads the system's certificates (tens
+        of milliseconds of blocking file reads), which must not stall the event loop. The
+        requests that arrive meanwhile wait on one event and all go on in the same turn of the
+        loop once it is built (behind a lock they would go one per turn: at 100 requests in
+        flight the last waited 99 turns of a busy loop). When the build fails, the request that
+        started it gets the error and the next waiter builds again.
         """
         key = (max_connections, timeout_s, connect_timeout_s, trust_env)
-        pool = self._pools.get(key)
-        if pool is None:
-            async with self._building:  # one build, however many requests arrive at once
-                pool = self._pools.get(key)
-                if pool is None:
-                    pool = await anyio.to_thread.run_sync(
-                        functools.partial(
-                            ShardedPool.build, max_connections, timeout_s, connect_timeout_s, trust_env
-                        )
+        while (pool := self._pools.get(key)) is None:
+            building = self._building.get(key)
+            if building is not None:
+                await building.wait()
+                continue
+            self._building[key] = done = anyio.Event()
+            try:
+                pool = await anyio.to_thread.run_sync(
+                    functools.partial(
+                        ShardedPool.build, max_connections, timeout_s, connect_timeout_s, trust_env
                     )
-                    self._pools[key] = pool
+                )
+                self._pools[key] = pool
+            finally:
+                del self._building[key]
+                done.set()
         return pool
 
     async def aclose(self) -> None:

@@ -669,3 +669,52 @@ def test_a_pools_shards_share_one_tls_context_made_as_a_client_makes_its_own() -
             await alone.aclose()
 
     anyio.run(main)
+
+
+def test_requests_waiting_for_the_pool_all_go_on_in_one_turn_once_it_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first requests of a loop wait for one build of the pool, then all go on at once.
+
+    Behind a lock they went on one per turn of the event loop (a turn of a loop busy with 100
+    requests is milliseconds): the requests in flight climbed one by one for seconds.
+    """
+    import threading
+
+    release = threading.Event()
+    builds: list[int] = []
+
+    def build(*args: Any) -> Any:
+        builds.append(1)
+        release.wait(30)
+        if len(builds) == 1:
+            raise OSError("no certificates")  # the first build fails: the next waiter builds again
+        return "pool"
+
+    monkeypatch.setattr(_http.ShardedPool, "build", build)
+
+    async def main() -> None:
+        ep = _http.Endpoint("openai", "http://127.0.0.1:9/v1", 100)
+        got: list[Any] = []
+
+        async def one() -> None:
+            try:
+                got.append(await ep.pool(100, 5.0, 5.0, False))
+            except OSError as exc:
+                got.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(50):
+                tg.start_soon(one)
+            await anyio.wait_all_tasks_blocked()
+            release.set()
+            while not ep._pools:  # the failed build, then the next waiter's, turn by turn
+                await anyio.lowlevel.checkpoint()
+            turns = 0
+            while len(got) < 50 and turns < 200:
+                await anyio.lowlevel.checkpoint()
+                turns += 1
+            assert len(got) == 50 and turns <= 3, (len(got), turns)  # not one turn per waiter
+        assert len(builds) == 2 and isinstance(got[0], OSError) and got[1:] == ["pool"] * 49
+
+    anyio.run(main)
