@@ -421,8 +421,12 @@ class HttpModelClient:
         """
         pending: RetryableFailure | None = first
         result: Result | None = None
+
+        def on(exc: BaseException) -> bool | float:  # stamina may pass any exception; ours judge Exceptions
+            return isinstance(exc, Exception) and should_retry(exc)
+
         async for attempt in stamina.retry_context(
-            on=should_retry,
+            on=on,
             attempts=None,  # should_retry bounds them: max_attempts, and max_total_s for 429s
             timeout=None,
             wait_initial=self.wait_initial_s,
