@@ -19,7 +19,6 @@ from hrbench.stats._sequential_order import scale as _scale
 
 REASONS = ("decided", "equivalent", "tolerance", "max_clusters")
 _STATE_VERSION = 1
-_NEAR = 3.5  # a pair within the margin also has its difference within margin / _NEAR (half the plan's)
 
 
 def _is_int(x: Any) -> bool:
@@ -51,6 +50,7 @@ class SequentialTest:
         self._uniform = len(set(self.p_draw.values())) <= 1
         self.kappa = 1.0 if self._uniform else _scale(self.p_draw, sizes, rule.history)
         self.margin = rule.margin_for()
+        self.near = rule.near_for()
         self.p = rule.params(len(self.pairs), list(sizes.values()))
         self.max_clusters = rule.limit(len(sizes))
         self.acc = sm.new_acc(self.p, (len(self.pairs),))
@@ -108,6 +108,7 @@ class SequentialTest:
         whole = self.p.method == "wor" and n >= len(self.sizes)
         tol = self.rule.tolerance
         sure_now = sm.sure_closed(self.acc, self.p, n, self.rule.min_clusters)
+        inside = self._inside(n)
         for j in range(len(self.pairs)):
             if self._settled(j):
                 continue
@@ -122,21 +123,26 @@ class SequentialTest:
             if tol is not None and n >= self.rule.min_clusters and hi[j] - lo[j] <= 2 * tol + 1e-12:
                 self.precise[j] = True
                 self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
-            if self._inside(j, n, float(lo[j]), float(hi[j]), float(mu[j])):
+            if inside[j] and self.decided[j] is None:
                 self.within[j] = True
-                self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
+        if inside.any():  # the bounds it was settled on
+            low, high = sm.equivalence_bounds(self.acc, self.p)
+            for j in np.flatnonzero(inside).tolist():
+                if self.within[j]:
+                    self.frozen_cs[j] = (float(low[j]), float(high[j]))
         self._stopped = self._reason(n)
 
-    def _inside(self, j: int, n: int, lo: float, hi: float, mu: float) -> bool:
-        """Whether pair ``j`` is now settled as no different: its sequence within the margin, the difference near 0.
+    def _inside(self, n: int) -> np.ndarray:
+        """Which pairs are now settled as no different: within the margin, the difference seen near 0.
 
-        Its chance of being wrong is that of the confidence sequence ever missing the truth (a
-        true difference beyond the margin outside it): within ``alpha`` with every other decision.
+        A pair's chance of being settled wrongly is that of a one-sided bound at ``alpha /
+        pairs`` missing the truth (:func:`~hrbench.stats._sequential_math.within_margin`).
         """
-        m = self.margin
-        if m is None or self.decided[j] is not None or self.within[j] or n < self.rule.min_clusters:
-            return False
-        return -m < lo and hi < m and abs(mu) <= m / _NEAR
+        m, near = self.margin, self.near
+        open_ = np.array([self.decided[j] is None and not self.within[j] for j in range(len(self.pairs))])
+        if m is None or near is None or n < self.rule.min_clusters or not open_.any():
+            return np.zeros(len(self.pairs), dtype=bool)
+        return sm.within_margin(self.acc, self.p, m, near, open_)
 
     def _settled(self, j: int) -> bool:
         """Whether pair ``j`` needs no more clusters: decided (rank goals) or precise (tolerance goals)."""
@@ -244,7 +250,8 @@ class SequentialTest:
             only" for ``"full_run"``) and per pair ``a``, ``b``, ``e_value`` (now),
             ``p_anytime`` (``min(1, 1 / max e_value so far)``), ``diff`` (the weighted mean of
             ``a - b``, proportion units), ``cs_low``/``cs_high`` (its time-uniform confidence
-            sequence, at the decision for a decided or settled pair), ``decided`` (the better
+            sequence, at the decision for a decided pair; for one settled within the margin,
+            the two one-sided bounds it was settled on), ``decided`` (the better
             arm, or ``None``) and ``within_margin`` (settled: no difference larger than the
             margin).
         """
