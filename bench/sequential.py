@@ -159,16 +159,48 @@ def null_design(d: Design, null: str) -> Design:
 # looking after every cluster
 
 
-def inside(acc: sm.Acc, p: sm.Params, rule: StopWhenSure, rows: np.ndarray) -> np.ndarray:
+def _over(acc: sm.Acc, p: sm.Params) -> Any:
+    """Where the e-process against candidate differences ``mu`` (shape (..., k)) reaches the threshold."""
+    if p.method == "symmetric":
+        return sm._symmetric_over(acc, p)
+
+    def exact(mu: np.ndarray) -> np.ndarray:
+        s = acc["s"][..., None] - mu * acc["sw"][..., None]
+        v = np.maximum(
+            acc["v"][..., None] - 2.0 * mu * acc["q"][..., None] + mu * mu * acc["sw2"][..., None], 0.0
+        )
+        return sm.log_e_mixture(s, v, p.rho) >= p.log_threshold
+
+    return exact
+
+
+def inside(acc: sm.Acc, p: sm.Params, rule: StopWhenSure, rows: np.ndarray, n_pairs: int = 1) -> np.ndarray:
     """For the rows ``rows`` (a boolean mask), whether SequentialTest settles the pair within the margin.
 
-    The same function it calls (hrbench.stats._sequential_math.within_margin), with the rule's
-    margin and the difference seen it allows.
+    As SequentialTest decides it. One pair: the confidence sequence within +-margin and the
+    difference seen within margin / 3.5; the symmetric and exact sequences invert their
+    e-processes, so inside exactly when the e-process against -margin and against +margin both
+    reach the threshold (the rows near 0 only are tried). Several pairs: the function it calls
+    (hrbench.stats._sequential_math.within_margin, two one-sided tests), with the difference
+    seen within rule.near_for(n_pairs).
     """
-    margin, near = rule.margin_for(), rule.near_for()
+    margin, near = rule.margin_for(), rule.near_for(n_pairs)
     if margin is None or near is None:
         return np.zeros(rows.shape, dtype=bool)
-    return sm.within_margin(acc, p, margin, near, rows)
+    if n_pairs > 1:
+        return sm.within_margin(acc, p, margin, near, rows)
+    mu = sm.mean(acc)
+    out = np.zeros(mu.shape, dtype=bool)
+    rows = rows & (np.abs(mu) <= near)
+    if not rows.any():
+        return out
+    if p.method in ("asymptotic", "strict", "wor"):
+        lo, hi = sm.cs(acc, p)
+        return rows & (lo > -margin) & (hi < margin)
+    sub = {k: v[rows] for k, v in acc.items()}
+    ends = np.stack([np.full(int(rows.sum()), -margin), np.full(int(rows.sum()), margin)], axis=-1)
+    out[rows] = _over(sub, p)(ends).all(axis=-1)
+    return out
 
 
 def run_paths(
@@ -370,7 +402,7 @@ def k_arm_design(k: int, d: Design, n: int, seed: int) -> tuple[list[str], list[
             sm.update(acc, p, np.where(on, dd[:, :, t], 0.0), np.where(on, w[t], 0.0))
             hit = sm.sure_closed(acc, p, t + 1, rule.min_clusters) & on
             kind[hit] = np.sign(sm.mean(acc))[hit]
-            eq = inside(acc, p, rule, on & ~hit) if t + 1 >= rule.min_clusters else hit & False
+            eq = inside(acc, p, rule, on & ~hit, len(pairs)) if t + 1 >= rule.min_clusters else hit & False
             kind[eq] = 2
             settled |= hit | eq
             done = settled.all(axis=1) & np.isinf(tau)

@@ -73,9 +73,12 @@ alpha (:meth:`StopWhenSure.validity_warning`). The choice is fixed before the fi
 stored with the benchmark, so a resume continues the same test.
 
 Equal arms are not left to run to ``max_clusters``: with a plan, a pair is settled as no different
-(``"equivalent"``) when two one-sided tests rule out ``+-margin`` (1.75 times the plan's
-difference) at ``pairs / alpha`` each while the difference seen is near 0 (:meth:`StopWhenSure.near_for`,
-:func:`~hrbench.stats._sequential_math.within_margin`): wrong at most ``alpha / pairs`` per pair.
+(``"equivalent"``) when it shows no difference beyond ``+-margin`` (1.75 times the plan's
+difference) and the one seen is near 0 (:meth:`StopWhenSure.near_for`). One pair of interest (two
+arms): settling it ends the benchmark, so it takes the stricter two-sided rule, its confidence
+sequence within ``+-margin`` (wrong only when it missed the truth: within ``alpha``). Several
+pairs, where a settled pair only stops waiting on that pair while the others run on: two
+one-sided tests at ``pairs / alpha`` each (:func:`~hrbench.stats._sequential_math.within_margin`).
 
 The clusters run in a seeded uniform order, or with ``order="informative"`` drawn with known
 probabilities from how the paired difference varied on each in earlier benchmarks of the same
@@ -170,11 +173,10 @@ class StopWhenSure:
             ``"asymptotic"`` or ``"strict"`` (see the module's description).
         seed: seeds the order of the clusters.
         best_arm: stop as soon as one arm is decided better than every other.
-        margin: for the ranking goals, also settle a pair as soon as its confidence sequence
-            lies within ``+-margin`` (two one-sided tests, each wrong at most ``alpha / pairs``)
-            and the difference seen within ``margin / 3.5``; ``None`` (the default): 1.75 times
-            the plan's difference (the difference seen within :meth:`near_for`), none without
-            a plan; ``0``: never. :meth:`margin_for`.
+        margin: for the ranking goals, also settle a pair as soon as it shows no difference
+            beyond ``+-margin`` and the one seen is within ``margin / 3.5``; ``None`` (the
+            default): 1.75 times the plan's difference (the one seen within :meth:`near_for`),
+            none without a plan; ``0``: never. :meth:`margin_for`.
         order: ``"uniform"`` (the default: a seeded random order) or ``"informative"``: the
             clusters drawn with known probabilities from ``history``, each weighted by the
             inverse of its probability in the e-process (:mod:`hrbench.stats._sequential_order`);
@@ -528,27 +530,25 @@ class StopWhenSure:
             return None
         return _MARGIN * float(self.plan.diff)
 
-    def near_for(self) -> float | None:
+    def near_for(self, n_pairs: int = 1) -> float | None:
         """The largest difference seen at which a pair within the margin is settled (``None``: never).
 
-        A given ``margin``: ``margin / 3.5``. Else the plan's difference less 1.40 of its standard
-        errors at the plan, ``diff * (1 - 1.40 / (z(1 - alpha / 2) + z(power)))``: half of it at
-        alpha 0.05 and power 0.8, 0.62 of it for 10 pairs at alpha 0.005 (Bonferroni), so a pair
-        at the planned difference is as unlikely to be settled as none whatever the plan.
+        One pair of interest (two arms), or a given ``margin``: ``margin / 3.5``. Several pairs
+        (``n_pairs``) and the plan's margin: the plan's difference less 1.40 of its standard
+        errors, ``diff * (1 - 1.40 / (z(1 - alpha / 2) + z(power)))``: half of it at alpha 0.05
+        and power 0.8, 0.62 of it for 10 pairs at alpha 0.005 (Bonferroni).
 
         Example:
             >>> import types
-            >>> plan = types.SimpleNamespace(diff=0.06, alpha=0.05, power=0.8, var_within=0.4, var_between=0.02,
+            >>> plan = types.SimpleNamespace(diff=0.06, alpha=0.005, power=0.8, var_within=0.4, var_between=0.02,
             ...                              runs=5, items_per_cluster=10, n_clusters=20)
-            >>> round(StopWhenSure(plan=plan).near_for(), 4), round(StopWhenSure(margin=0.07).near_for(), 4)
-            (0.03, 0.02)
-            >>> round(StopWhenSure(plan=types.SimpleNamespace(**{**vars(plan), "alpha": 0.005})).near_for(), 4)
-            0.037
+            >>> [round(StopWhenSure(plan=plan, margin=m).near_for(k), 4) for m, k in ((None, 1), (None, 10), (0.07, 10))]
+            [0.03, 0.037, 0.02]
         """
         m = self.margin_for()
         if m is None:
             return None
-        if self.margin is not None or self.plan is None:
+        if n_pairs < 2 or self.margin is not None or self.plan is None:
             return m / _NEAR
         z = NormalDist().inv_cdf
         alpha = float(getattr(self.plan, "alpha", 0.05))

@@ -50,7 +50,7 @@ class SequentialTest:
         self._uniform = len(set(self.p_draw.values())) <= 1
         self.kappa = 1.0 if self._uniform else _scale(self.p_draw, sizes, rule.history)
         self.margin = rule.margin_for()
-        self.near = rule.near_for()
+        self.near = rule.near_for(len(self.pairs))
         self.p = rule.params(len(self.pairs), list(sizes.values()))
         self.max_clusters = rule.limit(len(sizes))
         self.acc = sm.new_acc(self.p, (len(self.pairs),))
@@ -108,7 +108,7 @@ class SequentialTest:
         whole = self.p.method == "wor" and n >= len(self.sizes)
         tol = self.rule.tolerance
         sure_now = sm.sure_closed(self.acc, self.p, n, self.rule.min_clusters)
-        inside = self._inside(n)
+        sided = self._sided(n)
         for j in range(len(self.pairs)):
             if self._settled(j):
                 continue
@@ -123,24 +123,47 @@ class SequentialTest:
             if tol is not None and n >= self.rule.min_clusters and hi[j] - lo[j] <= 2 * tol + 1e-12:
                 self.precise[j] = True
                 self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
-            if inside[j] and self.decided[j] is None:
+            if self._inside(j, n, float(lo[j]), float(hi[j]), float(mu[j]), sided):
                 self.within[j] = True
-        if inside.any():  # the bounds it was settled on
+                self.frozen_cs[j] = (float(lo[j]), float(hi[j]))
+        if sided is not None and sided.any():  # the two one-sided bounds they were settled on
             low, high = sm.equivalence_bounds(self.acc, self.p)
-            for j in np.flatnonzero(inside).tolist():
-                if self.within[j]:
+            for j in np.flatnonzero(sided).tolist():
+                if self.within[j] and self.decided[j] is None:
                     self.frozen_cs[j] = (float(low[j]), float(high[j]))
         self._stopped = self._reason(n)
 
-    def _inside(self, n: int) -> np.ndarray:
-        """Which pairs are now settled as no different: within the margin, the difference seen near 0.
+    def _inside(self, j: int, n: int, lo: float, hi: float, mu: float, sided: np.ndarray | None) -> bool:
+        """Whether pair ``j`` is now settled as no different: within the margin, the difference seen near 0.
 
-        A pair's chance of being settled wrongly is that of a one-sided bound at ``alpha /
-        pairs`` missing the truth (:func:`~hrbench.stats._sequential_math.within_margin`).
+        One pair of interest (two arms): its two-sided confidence sequence ``(lo, hi)`` lies
+        within ``+-margin`` and ``|mu|`` is within ``margin / 3.5``; wrong only when the sequence
+        missed the truth, within ``alpha`` with every other decision. Settling the one pair ends
+        the benchmark, so it takes this stricter rule. Several pairs: ``sided`` (from
+        :meth:`_sided`), where a settled pair only stops waiting on that pair while the others
+        run on.
         """
         m, near = self.margin, self.near
+        if m is None or near is None or self.decided[j] is not None or self.within[j]:
+            return False
+        if n < self.rule.min_clusters:
+            return False
+        if sided is not None:
+            return bool(sided[j])
+        return -m < lo and hi < m and abs(mu) <= near
+
+    def _sided(self, n: int) -> np.ndarray | None:
+        """With several pairs of interest, which are settled by two one-sided tests (``None`` with one pair).
+
+        Each side at ``pairs / alpha`` (:func:`~hrbench.stats._sequential_math.within_margin`),
+        the difference seen within :meth:`StopWhenSure.near_for`: a pair is settled wrongly at
+        most ``alpha / pairs`` of the time.
+        """
+        m, near = self.margin, self.near
+        if len(self.pairs) < 2 or m is None or near is None:
+            return None
         open_ = np.array([self.decided[j] is None and not self.within[j] for j in range(len(self.pairs))])
-        if m is None or near is None or n < self.rule.min_clusters or not open_.any():
+        if n < self.rule.min_clusters or not open_.any():
             return np.zeros(len(self.pairs), dtype=bool)
         return sm.within_margin(self.acc, self.p, m, near, open_)
 
@@ -250,8 +273,9 @@ class SequentialTest:
             only" for ``"full_run"``) and per pair ``a``, ``b``, ``e_value`` (now),
             ``p_anytime`` (``min(1, 1 / max e_value so far)``), ``diff`` (the weighted mean of
             ``a - b``, proportion units), ``cs_low``/``cs_high`` (its time-uniform confidence
-            sequence, at the decision for a decided pair; for one settled within the margin,
-            the two one-sided bounds it was settled on), ``decided`` (the better
+            sequence, at the decision for a decided or settled pair; with several pairs of
+            interest, for one settled within the margin, the two one-sided bounds it was
+            settled on), ``decided`` (the better
             arm, or ``None``) and ``within_margin`` (settled: no difference larger than the
             margin).
         """
