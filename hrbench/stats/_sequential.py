@@ -72,10 +72,13 @@ asymptotic sequence leans on it the same way; on clusters of unequal size it doe
 alpha (:meth:`StopWhenSure.validity_warning`). The choice is fixed before the first cluster and
 stored with the benchmark, so a resume continues the same test.
 
-Equal arms are not left to run to ``max_clusters``: with a plan, a pair whose confidence sequence
-lies within plus or minus ``margin`` (1.75 times the plan's difference) while the difference seen
-is within half the planned one is settled as no different (``"equivalent"``; a wrong such
-decision needs the sequence to miss the truth, so it is within ``alpha`` with the rest).
+Equal arms are not left to run to ``max_clusters``: with a plan, a pair is settled as no different
+(``"equivalent"``) when it shows no difference beyond ``+-margin`` (1.75 times the plan's
+difference) and the one seen is near 0 (:meth:`StopWhenSure.near_for`). One pair of interest (two
+arms): settling it ends the benchmark, so it takes the stricter two-sided rule, its confidence
+sequence within ``+-margin`` (wrong only when it missed the truth: within ``alpha``). Several
+pairs, where a settled pair only stops waiting on that pair while the others run on: two
+one-sided tests at ``pairs / alpha`` each (:func:`~hrbench.stats._sequential_math.within_margin`).
 
 The clusters run in a seeded uniform order, or with ``order="informative"`` drawn with known
 probabilities from how the paired difference varied on each in earlier benchmarks of the same
@@ -108,6 +111,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 import numpy as np
@@ -125,6 +129,7 @@ ORDERS = ("uniform", "informative")
 _DEFAULT_SD = 0.1  # without a plan: cluster differences assumed to vary with this sd
 _HORIZON = 1.0  # the boundary is tightest at this multiple of the plan's clusters
 _MARGIN = 1.75  # the default margin: this many times the plan's difference
+_NEAR = 3.5  # a given margin settles a pair seen within margin / _NEAR
 _AUTO_MARGIN = 2.5  # "auto": the asymptotic test (on similar sizes) when the plan has fewer than this many times the clusters the symmetric one needs
 _SIMILAR = (
     0.8  # clusters count as of similar size when Kish's effective number of them is at least this share
@@ -168,12 +173,10 @@ class StopWhenSure:
             ``"asymptotic"`` or ``"strict"`` (see the module's description).
         seed: seeds the order of the clusters.
         best_arm: stop as soon as one arm is decided better than every other.
-        margin: for the ranking goals, also settle a pair as soon as its confidence sequence
-            lies within ``-margin`` and ``+margin`` (no difference larger than ``margin``; its
-            chance of being wrong is within ``alpha`` with the rest) and the difference seen is
-            within ``margin / 3.5``; ``None`` (the default): 1.75 times the plan's difference
-            (the difference seen then within half the planned one), none without a plan; ``0``:
-            never. :meth:`margin_for`.
+        margin: for the ranking goals, also settle a pair as soon as it shows no difference
+            beyond ``+-margin`` and the one seen is within ``margin / 3.5``; ``None`` (the
+            default): 1.75 times the plan's difference (the one seen within :meth:`near_for`),
+            none without a plan; ``0``: never. :meth:`margin_for`.
         order: ``"uniform"`` (the default: a seeded random order) or ``"informative"``: the
             clusters drawn with known probabilities from ``history``, each weighted by the
             inverse of its probability in the e-process (:mod:`hrbench.stats._sequential_order`);
@@ -526,6 +529,35 @@ class StopWhenSure:
         if self.plan is None or self.goal not in ("rank", "rank_or_tolerance"):
             return None
         return _MARGIN * float(self.plan.diff)
+
+    def near_for(self, n_pairs: int = 1) -> float | None:
+        """The largest difference seen at which a pair within the margin is settled (``None``: never).
+
+        One pair of interest (two arms), or a given ``margin``: ``margin / 3.5``. Several pairs
+        (``n_pairs``) and the plan's margin: the plan's difference less 1.40 of its standard
+        errors, ``diff * (1 - 1.40 / (z(1 - alpha / 2) + z(power)))``: half of it at alpha 0.05
+        and power 0.8, 0.62 of it for 10 pairs at alpha 0.005 (Bonferroni).
+
+        Example:
+            >>> import types
+            >>> plan = types.SimpleNamespace(diff=0.06, alpha=0.005, power=0.8, var_within=0.4, var_between=0.02,
+            ...                              runs=5, items_per_cluster=10, n_clusters=20)
+            >>> [round(StopWhenSure(plan=plan, margin=m).near_for(k), 4) for m, k in ((None, 1), (None, 10), (0.07, 10))]
+            [0.03, 0.037, 0.02]
+        """
+        m = self.margin_for()
+        if m is None:
+            return None
+        if n_pairs < 2 or self.margin is not None or self.plan is None:
+            return m / _NEAR
+        z = NormalDist().inv_cdf
+        alpha = float(getattr(self.plan, "alpha", 0.05))
+        pw = float(getattr(self.plan, "power", 0.8))
+        se_units = z(1 - alpha / 2) + z(pw)  # the planned difference in its standard errors
+        half = (z(0.975) + z(0.8)) / 2  # half the planned difference at alpha 0.05, power 0.8, in them
+        if not (math.isfinite(se_units) and se_units > half):
+            return m / _NEAR
+        return float(self.plan.diff) * (1.0 - half / se_units)
 
     def params(self, n_pairs: int, cluster_sizes: Sequence[float] | np.ndarray) -> sm.Params:
         """The test's tuning, fixed before the first cluster (``rho``, thresholds, bet sizes)."""

@@ -270,6 +270,97 @@ def closed_log_e(le: np.ndarray) -> np.ndarray:
     return out
 
 
+def within_margin(
+    acc: Acc, p: Params, margin: float, near: float, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """Where a pair is settled as no different: no difference beyond ``+-margin``, the one seen within ``near``.
+
+    The symmetric method (with its clusters kept) tests the two one-sided hypotheses "the
+    difference is at least ``margin``" and "at most ``-margin``" (Schuirmann 1987, "A comparison
+    of the two one-sided tests procedure and the power approach for assessing the equivalence
+    of average bioavailability", J. Pharmacokinet. Biopharm. 15:657-680), each with the half of
+    the symmetric mixture that bets against it: ``log E = log 2 + log sum_{j: l_j < 0} q_j
+    prod_c (1 + tanh(l_j w_c (D_c - margin)))`` (and ``l_j > 0`` at ``-margin``). Each factor
+    grows with the candidate difference, so reaching ``pairs / alpha`` at ``margin`` rejects
+    every difference beyond it: the one-sided bound is below ``margin``, and it misses the
+    truth with chance at most ``alpha / pairs`` (Ville's inequality); only one of the two
+    hypotheses can be true, so each side takes the whole ``alpha / pairs``, where the two-sided
+    sequence splits it. The other methods: the confidence sequence within ``+-margin``.
+
+    Args:
+        acc: accumulators of any leading shape.
+        p: the test's parameters.
+        margin: the margin (proportion units, above 0).
+        near: the largest ``|difference seen|`` settled.
+        rows: where to look (a boolean mask of the leading shape); elsewhere ``False``.
+
+    Returns:
+        A boolean array of the leading shape.
+
+    Example:
+        >>> p = Params("symmetric", math.log(20.0), rho=0.05)
+        >>> acc = new_acc(p, (1,))
+        >>> for _ in range(12):
+        ...     update(acc, p, np.array([0.0]), np.array([1.0]))
+        >>> within_margin(acc, p, 0.5, 0.1).tolist(), within_margin(acc, p, 0.05, 0.1).tolist()
+        ([True], [False])
+    """
+    mu = mean(acc)
+    near_ = np.abs(mu) <= near if rows is None else rows & (np.abs(mu) <= near)
+    out = np.zeros(mu.shape, dtype=bool)
+    if not near_.any():
+        return out
+    sub = {k: v[near_] for k, v in acc.items()}
+    if not _sided(sub, p):
+        lo, hi = cs(sub, p)
+        out[near_] = (lo > -margin) & (hi < margin)
+        return out
+    ends = np.full((int(near_.sum()), 1), margin)
+    up = _side_log_e(sub, p, -ends, 1.0)[..., 0] >= p.log_threshold
+    down = _side_log_e(sub, p, ends, -1.0)[..., 0] >= p.log_threshold
+    out[near_] = up & down
+    return out
+
+
+def _sided(acc: Acc, p: Params) -> bool:
+    """Whether the settling uses the two one-sided symmetric tests (the symmetric method, its clusters kept)."""
+    return p.method == "symmetric" and {"hx", "hw"} <= acc.keys()
+
+
+def _side_log_e(acc: Acc, p: Params, mu: np.ndarray, sign: float) -> np.ndarray:
+    """The one-sided symmetric log e-value against candidates ``mu`` (shape ``(..., k)``).
+
+    ``sign = 1``: the bets that the difference is above ``mu`` (``l_j > 0``); ``-1``: below.
+    """
+    from scipy.special import logsumexp
+
+    lam = _lambdas(p.rho)
+    side = sign * lam > 0
+    hx, hw = acc["hx"], acc["hw"]
+    x = hx[..., None, :] - mu[..., :, None] * hw[..., None, :]  # (..., k, clusters)
+    a = lam[side] * x[..., None]
+    on = (hw[..., None, :] > 0)[..., None]
+    f = np.where(on, math.log(2.0) - np.logaddexp(0.0, -2.0 * a), 0.0).sum(axis=-2)
+    return math.log(2.0) + logsumexp(f + _LOG_QW[side], axis=-1)
+
+
+def equivalence_bounds(acc: Acc, p: Params) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds :func:`within_margin` settles on: each one-sided at ``alpha / pairs``.
+
+    For the symmetric method, the lower bound of the test that the difference is above a
+    candidate and the upper bound of the one that it is below (each misses the truth with
+    chance at most ``alpha / pairs``; together an interval at ``1 - 2 alpha / pairs``, as the
+    two one-sided tests' interval is); else :func:`cs`.
+    """
+    if not _sided(acc, p):
+        return cs(acc, p)
+
+    def side(sign: float) -> Callable[[np.ndarray], np.ndarray]:
+        return lambda mu: _side_log_e(acc, p, mu, sign) >= p.log_threshold
+
+    return _inverted_cs(acc, p, side(1.0))[0], _inverted_cs(acc, p, side(-1.0))[1]
+
+
 def mean(acc: Acc) -> np.ndarray:
     """The running weighted mean difference ``sum w D / sum w`` (0 before any cluster)."""
     return np.where(acc["sw"] > 0, acc["s"] / np.maximum(acc["sw"], 1e-300), 0.0)

@@ -20,7 +20,6 @@ from hrbench.stats._sequential_order import scale as _scale
 
 REASONS = ("decided", "equivalent", "tolerance", "max_clusters")
 _STATE_VERSION = 1
-_NEAR = 3.5  # a pair within the margin also has its difference within margin / _NEAR (half the plan's)
 
 
 def _is_int(x: Any) -> bool:
@@ -52,6 +51,7 @@ class SequentialTest:
         self._uniform = len(set(self.p_draw.values())) <= 1
         self.kappa = 1.0 if self._uniform else _scale(self.p_draw, sizes, rule.history)
         self.margin = rule.margin_for()
+        self.near = rule.near_for(len(self.pairs))
         self.p = rule.params(len(self.pairs), list(sizes.values()))
         self.max_clusters = rule.limit(len(sizes))
         self.acc = sm.new_acc(self.p, (len(self.pairs),))
@@ -115,6 +115,7 @@ class SequentialTest:
         whole = self.p.method == "wor" and n >= len(self.sizes)
         tol = self.rule.tolerance
         sure_now = sm.sure_closed(self.acc, self.p, n, self.rule.min_clusters)
+        sided = self._sided(n)
         for j in range(len(self.pairs)):
             if self._settled(j):
                 continue
@@ -131,9 +132,15 @@ class SequentialTest:
                 if hi - lo <= 2 * tol + 1e-12:
                     self.precise[j] = True
                     self.frozen_cs[j] = (lo, hi)
-            if self._inside(j, n, float(mu[j]), functools.partial(self._bounds, j)):
+            if self._inside(j, n, float(mu[j]), functools.partial(self._bounds, j), sided):
                 self.within[j] = True
-                self.frozen_cs[j] = self._bounds(j)
+                if sided is None:  # else the one-sided bounds it was settled on, below
+                    self.frozen_cs[j] = self._bounds(j)
+        if sided is not None and sided.any():  # the two one-sided bounds they were settled on
+            low, high = sm.equivalence_bounds(self.acc, self.p)
+            for j in np.flatnonzero(sided).tolist():
+                if self.within[j] and self.decided[j] is None:
+                    self.frozen_cs[j] = (float(low[j]), float(high[j]))
         self._stopped = self._reason(n)
 
     def _bounds(self, j: int) -> tuple[float, float]:
@@ -148,20 +155,44 @@ class SequentialTest:
             got = self._cs[j] = (float(lo[0]), float(hi[0]))
         return got
 
-    def _inside(self, j: int, n: int, mu: float, bounds: Callable[[], tuple[float, float]]) -> bool:
-        """Whether pair ``j`` is now settled as no different: its sequence within the margin, the difference near 0.
+    def _inside(
+        self, j: int, n: int, mu: float, bounds: Callable[[], tuple[float, float]], sided: np.ndarray | None
+    ) -> bool:
+        """Whether pair ``j`` is now settled as no different: within the margin, the difference seen near 0.
 
-        ``bounds()`` gives its confidence sequence (read last: the other conditions are cheap).
-        Its chance of being wrong is that of the confidence sequence ever missing the truth (a
-        true difference beyond the margin outside it): within ``alpha`` with every other decision.
+        One pair of interest (two arms): its two-sided confidence sequence (``bounds()``, read
+        last: the other conditions are cheap) lies within ``+-margin`` and ``|mu|`` is within
+        ``margin / 3.5``; wrong only when the sequence missed the truth, within ``alpha`` with
+        every other decision. Settling the one pair ends the benchmark, so it takes this
+        stricter rule. Several pairs: ``sided`` (from :meth:`_sided`), where a settled pair only
+        stops waiting on that pair while the others run on.
         """
-        m = self.margin
-        if m is None or self.decided[j] is not None or self.within[j] or n < self.rule.min_clusters:
+        m, near = self.margin, self.near
+        if m is None or near is None or self.decided[j] is not None or self.within[j]:
             return False
-        if abs(mu) > m / _NEAR:
+        if n < self.rule.min_clusters:
+            return False
+        if sided is not None:
+            return bool(sided[j])
+        if abs(mu) > near:
             return False
         lo, hi = bounds()
         return -m < lo and hi < m
+
+    def _sided(self, n: int) -> np.ndarray | None:
+        """With several pairs of interest, which are settled by two one-sided tests (``None`` with one pair).
+
+        Each side at ``pairs / alpha`` (:func:`~hrbench.stats._sequential_math.within_margin`),
+        the difference seen within :meth:`StopWhenSure.near_for`: a pair is settled wrongly at
+        most ``alpha / pairs`` of the time.
+        """
+        m, near = self.margin, self.near
+        if len(self.pairs) < 2 or m is None or near is None:
+            return None
+        open_ = np.array([self.decided[j] is None and not self.within[j] for j in range(len(self.pairs))])
+        if n < self.rule.min_clusters or not open_.any():
+            return np.zeros(len(self.pairs), dtype=bool)
+        return sm.within_margin(self.acc, self.p, m, near, open_)
 
     def _settled(self, j: int) -> bool:
         """Whether pair ``j`` needs no more clusters: decided (rank goals) or precise (tolerance goals)."""
@@ -269,7 +300,9 @@ class SequentialTest:
             only" for ``"full_run"``) and per pair ``a``, ``b``, ``e_value`` (now),
             ``p_anytime`` (``min(1, 1 / max e_value so far)``), ``diff`` (the weighted mean of
             ``a - b``, proportion units), ``cs_low``/``cs_high`` (its time-uniform confidence
-            sequence, at the decision for a decided or settled pair), ``decided`` (the better
+            sequence, at the decision for a decided or settled pair; with several pairs of
+            interest, for one settled within the margin, the two one-sided bounds it was
+            settled on), ``decided`` (the better
             arm, or ``None``) and ``within_margin`` (settled: no difference larger than the
             margin).
         """

@@ -171,3 +171,145 @@ def test_the_bench_prints_every_configuration_of_a_tiny_design():
     assert all(isinstance(b, str) for b in bad)
     en = [float(x) for x in lines[0].split("|")[2].split()]  # EN at 0 (two nulls), 0.5x, 1x, 2x
     assert len(en) == 5 and all(math.isfinite(x) and 0 < x <= 2 for x in en)
+
+
+def _sym(threshold: float, rho: float):
+    from hrbench.stats import _sequential_math as sm
+
+    return sm, sm.Params("symmetric", math.log(threshold), rho=rho)
+
+
+def _one_sided_by_hand(x: list[float], mu: float, rho: float, below: bool) -> float:
+    """2 sum_{j: l_j on the side} q_j prod_c (1 + tanh(l_j (x_c - mu))), node by node."""
+    nodes, weights = np.polynomial.hermite.hermgauss(80)
+    total = 0.0
+    for z, q in zip(nodes, weights, strict=True):
+        lam = math.sqrt(2.0 / rho) * z
+        if (lam < 0) != below:
+            continue
+        total += q / math.sqrt(math.pi) * math.prod(1.0 + math.tanh(lam * (xc - mu)) for xc in x)
+    return 2.0 * total
+
+
+def test_a_pair_is_settled_by_two_one_sided_tests_before_its_two_sided_sequence_lies_within_the_margin():
+    # Schuirmann's two one-sided tests: each side at the whole alpha / pairs (one of them at most is true)
+    sm, p = _sym(20.0, 0.0131)
+    acc = sm.new_acc(p, (1,))
+    xs = [0.06, -0.06, 0.05, -0.04] * 2
+    for x in xs:
+        sm.update(acc, p, np.array([x]), np.array([1.0]))
+    lo, hi = sm.cs(acc, p)
+    assert not (-0.1 < lo[0] and hi[0] < 0.1)  # the two-sided sequence still reaches past 0.1
+    assert sm.within_margin(acc, p, 0.1, 0.05).tolist() == [True]
+    assert sm.within_margin(acc, p, 0.1, 0.001).tolist() == [
+        False
+    ]  # the difference seen, 0.0025, is not that near
+    assert sm.within_margin(acc, p, 0.1, 0.05, np.array([False])).tolist() == [False]
+    by_hand = [_one_sided_by_hand(xs, mu, p.rho, below) for mu, below in ((0.1, True), (-0.1, False))]
+    assert min(by_hand) >= 20.0
+    low, high = sm.equivalence_bounds(acc, p)
+    assert -0.1 < low[0] < sm.mean(acc)[0] < high[0] < 0.1
+    # at each bound its one-sided test is at the threshold (bisection to 1e-9)
+    assert _one_sided_by_hand(xs, float(high[0]), p.rho, True) == pytest.approx(20.0, rel=1e-4)
+    assert _one_sided_by_hand(xs, float(low[0]), p.rho, False) == pytest.approx(20.0, rel=1e-4)
+    # one cluster fewer: not yet
+    short = sm.new_acc(p, (1,))
+    for x in xs[:-1]:
+        sm.update(short, p, np.array([x]), np.array([1.0]))
+    assert sm.within_margin(short, p, 0.1, 0.05).tolist() == [False]
+    assert min(_one_sided_by_hand(xs[:-1], mu, p.rho, b) for mu, b in ((0.1, True), (-0.1, False))) < 20.0
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.04])
+def test_a_one_sided_test_at_the_margin_ever_rejects_a_difference_at_or_beyond_it_at_most_alpha(shift: float):
+    # every one of the 2**12 sign patterns of differences symmetric about margin + shift, exactly
+    sm, p = _sym(20.0, 0.05)
+    m, n = 0.1, 12
+    signs = np.array(list(np.ndindex(*(2,) * n))) * 2.0 - 1.0
+    x = m + shift + 0.15 * signs
+    ever = np.zeros(len(x), dtype=bool)
+    for t in range(1, n + 1):
+        acc = {"hx": x[:, :t], "hw": np.ones((len(x), t))}
+        ever |= sm._side_log_e(acc, p, np.full((len(x), 1), m), -1.0)[:, 0] >= p.log_threshold
+    assert 0.0 < ever.mean() <= 0.05  # it can reject (the bound is not vacuous), at most alpha of the time
+
+
+def test_a_plan_for_several_pairs_settles_a_difference_seen_up_to_more_of_the_planned_one():
+    # the planned difference less 1.40 of the plan's standard errors: half of it at alpha 0.05 and power
+    # 0.8, 0.62 of it for 10 pairs at alpha 0.005; a pair seen at 0.033 of 0.06 is settled by the second only,
+    # and only among several pairs: one pair of interest keeps margin / 3.5 whatever the plan
+    two = hb.power(0.06, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
+    ten = hb.power(0.06, alpha=0.005, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
+    assert StopWhenSure(plan=two).near_for(3) == pytest.approx(0.03)
+    assert StopWhenSure(plan=ten).near_for(10) == pytest.approx(0.0369, abs=1e-4)
+    assert StopWhenSure(plan=ten).near_for(1) == pytest.approx(1.75 * 0.06 / 3.5)
+    assert StopWhenSure(plan=ten, margin=0.07).near_for(10) == pytest.approx(0.02)  # a given margin: / 3.5
+    assert StopWhenSure(plan=ten, margin=0).near_for(10) is None and StopWhenSure().near_for(10) is None
+
+    def run(plan: object, arms: tuple[str, ...]) -> SequentialTest:
+        rule = StopWhenSure(pairs=[("a", x) for x in arms[1:]], plan=plan, seed=2, max_clusters=400)
+        ids = [f"c{i:03d}" for i in range(400)]
+        test = rule.start(list(arms), dict.fromkeys(ids, 1))
+        for i, c in enumerate(rule.cluster_order(ids)):
+            d = 0.033 + (0.08 if i % 2 == 0 else -0.08)
+            got = {"a": {c: 0.5 + d / 2}, "b": {c: 0.5 - d / 2}, "c": {c: 0.1 + (i % 3) / 10}}
+            test.commit(c, {x: got[x] for x in arms})
+            if test.stopped:
+                break
+        return test
+
+    settled = run(ten, ("a", "b", "c")).summary()
+    pair = settled["pairs"][0]
+    assert settled["reason"] == "equivalent" and settled["pairs"][1]["decided"] == "a"
+    assert pair["within_margin"] and pair["diff"] == pytest.approx(0.033)
+    assert -settled["margin"] < pair["cs_low"] < pair["cs_high"] < settled["margin"]
+    for held in (run(two, ("a", "b", "c")).summary(), run(ten, ("a", "b")).summary()):
+        assert not held["pairs"][0]["within_margin"]  # never settled: run on until decided
+        assert held["reason"] == "decided" and held["clusters"] > settled["clusters"]
+
+
+def _main_rule_run(rule: StopWhenSure, stream: np.ndarray) -> tuple[list[bool], list[tuple[float, float]]]:
+    """Two arms, committed cluster by cluster: whether the pair is settled within the margin after each look,
+    beside the two-sided rule recomputed on the confidence sequence itself."""
+    from hrbench.stats import _sequential_math as sm
+
+    ids = [f"c{i:03d}" for i in range(len(stream))]
+    test = rule.start(["a", "b"], dict.fromkeys(ids, 1))
+    p, m = test.p, rule.margin_for()
+    assert m is not None
+    acc = sm.new_acc(p, (1,))
+    got, want = [], []
+    for n, (c, d) in enumerate(zip(rule.cluster_order(ids), stream, strict=False), start=1):
+        test.commit(c, {"a": {c: 0.5 + d / 2}, "b": {c: 0.5 - d / 2}})
+        sm.update(acc, p, np.array([d]), np.array([1.0]))
+        lo, hi = (float(x[0]) for x in sm.cs(acc, p))
+        mu = float(sm.mean(acc)[0])
+        was = bool(got and got[-1][0])
+        inside = (
+            n >= rule.min_clusters and test.decided[0] is None and -m < lo and hi < m and abs(mu) <= m / 3.5
+        )
+        got.append((test.within[0], tuple(test.summary()["pairs"][0][k] for k in ("cs_low", "cs_high"))))
+        want.append((was or inside, (lo, hi)))
+        if test.stopped:
+            break
+    assert [g[0] for g in got] == [w[0] for w in want]
+    return [g[0] for g in got], [g[1] for g in got]
+
+
+@pytest.mark.parametrize("method", ["symmetric", "asymptotic", "exact"])
+def test_two_arms_are_settled_only_when_the_two_sided_confidence_sequence_lies_within_the_margin(method: str):
+    # settling the one pair ends the benchmark: the stricter two-sided rule, whatever the plan's alpha
+    strict = hb.power(0.05, alpha=0.005, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
+    settled = 0
+    for seed in range(16):
+        rng = np.random.default_rng(seed)
+        rule = StopWhenSure(pairs=[("a", "b")], plan=strict if seed % 2 else PLAN, seed=seed, method=method)
+        truth = rng.choice([0.0, 0.01, 0.02, 0.03])
+        stream = np.clip(truth + rng.normal(0.0, 0.1, 200), -1.0, 1.0)
+        within, bounds = _main_rule_run(rule, stream)
+        if within[-1]:
+            settled += 1
+            lo, hi = bounds[-1]
+            m = rule.margin_for()
+            assert m is not None and -m < lo < hi < m  # the two-sided sequence it was settled on
+    assert settled >= 6  # the rule is exercised, not only its absence
