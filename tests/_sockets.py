@@ -4,11 +4,10 @@ A socket still open when its object is collected warns ``ResourceWarning: unclos
 the suite's ``filterwarnings = ["error"]`` turns that into a failure of the test during which it
 is collected, but a socket something keeps alive to the end (a client made at import time, a
 pool in a module's global) is collected only when the interpreter exits, after pytest has
-restored the warning filters: ``make test`` printed ``sys:1: ResourceWarning: unclosed
-<socket ...>`` lines and passed. :class:`SocketGuard` records which test opened each socket and,
-when a process's session ends, collects garbage, names each TCP socket still open with its test,
-closes it and fails the run (xdist workers report to the controller, as
-:class:`tests._procs.ProcessGuard` does for processes).
+restored the warning filters: the warning is printed and the run passes. :class:`SocketGuard`
+records which test opened each socket and, when a process's session ends, collects garbage,
+names each TCP socket still open with its test, closes it and fails the run (xdist workers
+report to the controller, as :class:`tests._procs.ProcessGuard` does for processes).
 """
 
 from __future__ import annotations

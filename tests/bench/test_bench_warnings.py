@@ -1,8 +1,8 @@
 """A bench script prints its figures and no warning: a loopback model is given a price.
 
 ``bench/concurrency.py`` runs a benchmark against a loopback model, which no price table
-knows; undeclared, every run of the script warned ``UnpricedModelWarning`` on stderr. Its model
-is declared free (``Pricing(free=...)``, docs/guides/prices.md "Declaring a model free").
+knows: an undeclared model warns ``UnpricedModelWarning`` (seed 002: its USD is NA), so the
+script declares it free (``Pricing(free=...)``, docs/guides/prices.md "Declaring a model free").
 """
 
 from __future__ import annotations
