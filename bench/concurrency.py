@@ -46,6 +46,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from hrbench.arm import Arm  # noqa: E402
 from hrbench.models import (
     OpenAIClient,  # noqa: E402
+    Pricing,  # noqa: E402
     _http,  # noqa: E402
 )
 from hrbench.records import Request  # noqa: E402
@@ -58,6 +59,8 @@ from hrbench.scoring import exact_scorer  # noqa: E402
 from hrbench.testing import LoopbackServer  # noqa: E402
 
 RUNS = 5
+FREE = Pricing(free={"loopback-1"})
+"""The loopback model costs nothing, and is declared so (docs/guides/prices.md): no unpriced-model warning."""
 SHARD = 16
 """Connections per shard of the sharded bare client (``hrbench.models._http.SHARD_CONNECTIONS``)."""
 
@@ -177,6 +180,7 @@ async def bench_loop(base_url: str, n: int, c: int) -> float:
         scorer=exact_scorer(),
         governor=Governor(max_calls=10 * n),
         concurrency=c,
+        pricing=FREE,
     )
     wall = time.perf_counter() - start
     await cl.aclose()

@@ -2,7 +2,7 @@
 
 Also the suite's process hygiene and time limits: :class:`tests._procs.ProcessGuard` stops every
 process a test started when the test ends and fails the run if one is left when the session
-ends; the machine's load scales the time limits (:mod:`tests._slow`), and
+ends (:class:`tests._sockets.SocketGuard` does the same for a TCP socket left open); the machine's load scales the time limits (:mod:`tests._slow`), and
 ``HRBENCH_TEST_EXAMPLES`` the property tests' examples (:mod:`tests._examples`).
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests import _examples, _procs, _slow
+from tests import _examples, _procs, _slow, _sockets
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -41,6 +41,7 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.pluginmanager.register(_procs.ProcessGuard(config), "hrbench-process-guard")
+    config.pluginmanager.register(_sockets.SocketGuard(config), "hrbench-socket-guard")
 
 
 def data_dir() -> Path:

@@ -92,7 +92,7 @@ class Imported(msgspec.Struct, kw_only=True):
         run number of ``10**30`` is refused by ``max_values`` instead of filling memory.
         """
         from hrbench.interop._boundary import current
-        from hrbench.reading._outputs import NO_OUTPUT
+        from hrbench.reading import NO_OUTPUT
 
         runs = self.arms.setdefault(arm, {}).setdefault(item, [])
         if run is None:

@@ -174,7 +174,7 @@ def imported_arm(
         >>> arm.name, arm.settings["format"]
         ('lm', 'lm-eval')
     """
-    from hrbench.reading._outputs import NO_OUTPUT, _as_output, missing_output, with_check
+    from hrbench.reading import NO_OUTPUT, as_output, missing_output, with_check
 
     found = read_imported(path, fmt, id_var)
     picked = _one_arm(found, source_arm)
@@ -190,7 +190,7 @@ def imported_arm(
         out = runs[ctx.run - 1]
         used = usage.get(ctx.item_id, ())
         ctx.trace.append(_log_step(ctx, out, used[ctx.run - 1] if ctx.run <= len(used) else None, picked))
-        return _raise_error(out) if isinstance(out, ErrorRun) else _as_output(out)
+        return _raise_error(out) if isinstance(out, ErrorRun) else as_output(out)
 
     shown = {
         k: [None if v is NO_OUTPUT else msgspec.to_builtins(v) for v in runs] for k, runs in table.items()

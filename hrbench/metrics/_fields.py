@@ -10,8 +10,7 @@ from typing import Any
 
 from hrbench.errors import ConfigError
 from hrbench.metrics._base import Metric, Normalisation, get_field
-from hrbench.scoring import references, squad_exact, squad_f1
-from hrbench.scoring._squad import _gold, _normaliser, _text
+from hrbench.scoring import cell_text, gold_answers, normaliser, references, squad_exact, squad_f1
 
 __all__ = ["contains", "exact_match", "f1", "field_match"]
 
@@ -84,12 +83,12 @@ def exact_match(
         >>> exact_match("answer")(Prediction(answer="The Normans"), Example(answer=["Normans"]))
         1.0
     """
-    norm = _normaliser(normalise)
+    norm = normaliser(normalise)
 
     def compare(pred: Any, ref: Any) -> float:
         if norm is not None:
             return squad_exact(pred, ref, norm)
-        p = _text(pred)
+        p = cell_text(pred)
         return float(any(p == r for r in (references(ref) or [""])))
 
     def factory(**kw: Any) -> Metric:
@@ -125,7 +124,7 @@ def f1(
         >>> round(f1("answer")(Prediction(answer="in Normandy"), Example(answer=["Normandy"])), 3)
         0.667
     """
-    norm = _normaliser(normalise)
+    norm = normaliser(normalise)
     if norm is None:
         raise ConfigError("normalise", normalise, 'f1 needs True or "squad" (SQuAD v2.0), or "numbers"')
     n: Callable[[str], str] = norm
@@ -163,13 +162,13 @@ def contains(
         >>> contains("answer")(Prediction(answer="It was Paris, France."), Example(answer="paris"))
         1.0
     """
-    norm = _normaliser(normalise)
+    norm = normaliser(normalise)
 
     def compare(pred: Any, ref: Any) -> float:
-        p = _text(pred)
+        p = cell_text(pred)
         if norm is not None:
             p = norm(p)
-            gold = [norm(g) for g in _gold(references(ref), norm)]
+            gold = [norm(g) for g in gold_answers(references(ref), norm)]
             if gold == [""]:
                 return float(p == "")
             padded = f" {p} "
@@ -218,12 +217,12 @@ def field_match(
     if pairs is not None and not pairs:
         raise ConfigError("fields", fields, "name at least one field")
 
-    norm = _normaliser(normalise)
+    norm = normaliser(normalise)
 
     def eq(pred: Any, ref: Any) -> float:
         if norm is not None:
             return squad_exact(pred, ref, norm)
-        return float(_text(pred) == _text(ref))
+        return float(cell_text(pred) == cell_text(ref))
 
     def fn(prediction: Any, expected: Any) -> float:
         use = pairs

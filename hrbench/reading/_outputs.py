@@ -193,8 +193,13 @@ def with_check(
     return arm
 
 
-def _as_output(value: Any) -> Any:
-    """A stored prediction as an output the scorers read (see :func:`outputs_arm`)."""
+def as_output(value: Any) -> Any:
+    """A stored prediction as an output the scorers read (see :func:`outputs_arm`).
+
+    Example:
+        >>> as_output(True), as_output(2.50), as_output(["a", 3]), as_output(None)
+        ('true', '2.5', 'a; 3', None)
+    """
     if value is None or isinstance(value, (str, Mapping, Answer, Result)):
         return value
     if isinstance(value, bool):
@@ -202,7 +207,7 @@ def _as_output(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return plain_number(value)
     if isinstance(value, (list, tuple)):
-        parts = [_as_output(v) for v in value]
+        parts = [as_output(v) for v in value]
         texts = [p if isinstance(p, str) else json.dumps(p, default=str) for p in parts if p is not None]
         return "; ".join(texts)
     return str(value)
@@ -337,7 +342,7 @@ def outputs_arm(
                 key = str(row[id_field])
                 value = prediction_field(row) if callable(prediction_field) else row.get(prediction_field)
                 if scale_field is not None:
-                    text = _as_output(value)
+                    text = as_output(value)
                     value = _scaled(text if isinstance(text, str) else None, value, row.get(scale_field))
                 if seen.first(key, value, place[n - 1]):
                     table[key] = value
@@ -353,7 +358,7 @@ def outputs_arm(
         table = {str(k): v for k, v in outputs.items()}
     else:
         raise ConfigError("outputs", outputs, "expected a mapping of id -> output or a path")
-    table = {k: _as_output(v) for k, v in table.items()}
+    table = {k: as_output(v) for k, v in table.items()}
     settings["n"] = len(table)
     settings["sha256"] = _digest(table)
     fn = _Outputs(table, {"kind": "outputs", **settings})
@@ -444,7 +449,7 @@ def tatqa_outputs(
         value = row.get(field)
         parts = value if isinstance(value, list) else [value]
         texts = [
-            _tidy_float(v, decimals) if isinstance(v, float) else str(_as_output(v))
+            _tidy_float(v, decimals) if isinstance(v, float) else str(as_output(v))
             for v in parts
             if v is not None
         ]

@@ -106,8 +106,16 @@ def normalize_numbers(s: str) -> str:
     return " ".join(kept or words) or folded
 
 
-def _normaliser(normalise: Any) -> Callable[[str], str] | None:
-    """The normalisation a metric's ``normalise`` setting names (``None``: compare as written)."""
+def normaliser(normalise: Any) -> Callable[[str], str] | None:
+    """The normalisation a metric's ``normalise`` setting names (``None``: compare as written).
+
+    Raises:
+        ConfigError: ``normalise`` is not ``True``, ``"squad"``, ``"numbers"`` or ``False``.
+
+    Example:
+        >>> normaliser("squad") is normalize_answer, normaliser(False)
+        (True, None)
+    """
     if normalise is True or normalise == "squad":
         return normalize_answer
     if normalise == "numbers":
@@ -126,7 +134,13 @@ def _missing(value: Any) -> bool:
     return type(value).__name__ in ("NAType", "NaTType")
 
 
-def _text(value: Any) -> str:
+def cell_text(value: Any) -> str:
+    """A data cell as the text an answer is compared as: ``""`` when missing, a number written plainly.
+
+    Example:
+        >>> cell_text(None), cell_text(float("nan")), cell_text(3.0), cell_text(True)
+        ('', '', '3', 'True')
+    """
     if _missing(value):
         return ""
     if isinstance(value, str):
@@ -138,7 +152,7 @@ def _text(value: Any) -> str:
             return ""
         return plain_number(value)
     if hasattr(value, "item") and not hasattr(value, "__len__"):  # a numpy scalar
-        return _text(value.item())
+        return cell_text(value.item())
     return str(value)
 
 
@@ -167,11 +181,17 @@ def references(value: Any) -> list[str]:
     if isinstance(value, (list, tuple, set, frozenset)) or (
         isinstance(value, Sequence) and not isinstance(value, (str, bytes))
     ):
-        return [_text(v) for v in value if not _missing(v)]
-    return [_text(value)]
+        return [cell_text(v) for v in value if not _missing(v)]
+    return [cell_text(value)]
 
 
-def _gold(refs: list[str], norm: Callable[[str], str] = normalize_answer) -> list[str]:
+def gold_answers(refs: list[str], norm: Callable[[str], str] = normalize_answer) -> list[str]:
+    """The references the official SQuAD v2.0 script scores against: those ``norm`` leaves non-empty, else ``[""]``.
+
+    Example:
+        >>> gold_answers(["the", "Paris"]), gold_answers(["a"])
+        (['Paris'], [''])
+    """
     gold = [a for a in refs if norm(a)]
     return gold or [""]
 
@@ -205,7 +225,7 @@ def squad_exact(prediction: Any, refs: Any, norm: Callable[[str], str] = normali
         >>> squad_exact("The Normans", ["Normans"]), squad_exact("", []), squad_exact("x", [])
         (1.0, 1.0, 0.0)
     """
-    pred = norm(_text(prediction))
+    pred = norm(cell_text(prediction))
     gold = [g for g in map(norm, references(refs)) if g] or [""]
     return 1.0 if pred in gold else 0.0
 
@@ -225,5 +245,5 @@ def squad_f1(prediction: Any, refs: Any, norm: Callable[[str], str] = normalize_
         >>> round(squad_f1("Normans in France", "the Normans"), 4)
         0.5
     """
-    pred = _text(prediction)
-    return max(_f1_one(g, pred, norm) for g in _gold(references(refs), norm))
+    pred = cell_text(prediction)
+    return max(_f1_one(g, pred, norm) for g in gold_answers(references(refs), norm))

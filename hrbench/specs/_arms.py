@@ -216,7 +216,7 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
 
 
 def _outputs_arm(spec: Any) -> Arm:
-    from hrbench.reading._outputs import NO_OUTPUT, missing_output, with_check
+    from hrbench.reading import NO_OUTPUT, missing_output, with_check
 
     name, outputs, path = _get(spec, "name"), _get(spec, "outputs"), _get(spec, "path")
     if (outputs is None) == (path is None):
@@ -257,7 +257,7 @@ def _outputs_arm(spec: Any) -> Arm:
             ) from None
     if fmt == "tatqa":
         raise ConfigError("arm.format", fmt, "`tatqa` reads a run file: give `path`")
-    from hrbench.reading._outputs_file import read_outputs
+    from hrbench.reading import read_outputs
 
     table: dict[str, Any] = dict(outputs) if outputs is not None else read_outputs(path)
 

@@ -122,7 +122,7 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
                 "reference.path", path, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
             ) from None
     else:
-        from hrbench.reading._reference import json_lines
+        from hrbench.reading import json_lines
 
         where = "line"
         try:
@@ -315,7 +315,7 @@ def _wanted_ids(spec: Any) -> list[str] | None:
     wanted = [str(i) for i in ids] if ids is not None else None
     if ids_from is not None:
         field = _get(spec, "id_field", "id") or "id"
-        from hrbench.reading._reference import read_rows
+        from hrbench.reading import read_rows
 
         try:
             rows = read_rows(Path(ids_from).expanduser(), "reference.ids_from")

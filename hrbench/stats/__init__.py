@@ -132,12 +132,14 @@ __all__ = [
     "Report",
     "SequentialTest",
     "StopWhenSure",
+    "cluster_se",
     "cluster_spread",
     "compare",
     "compare_all",
     "design_df",
     "difference_interval",
     "draw_probabilities",
+    "estimable",
     "frontier",
     "gate",
     "next_grades",
@@ -150,6 +152,7 @@ __all__ = [
     "scale",
     "stop_lines",
     "stop_section",
+    "t_interval",
     "weighted_order",
 ]
 
@@ -159,7 +162,14 @@ if typing.TYPE_CHECKING:
     from hrbench.stats._agreement import JudgedRows
     from hrbench.stats._gate import gate
     from hrbench.stats._grading import next_grades
-    from hrbench.stats._intervals import design_df, difference_interval, proportion_interval
+    from hrbench.stats._intervals import (
+        cluster_se,
+        design_df,
+        difference_interval,
+        estimable,
+        proportion_interval,
+        t_interval,
+    )
     from hrbench.stats._ppi import ppi_estimate
     from hrbench.stats._sequential import StopWhenSure
     from hrbench.stats._sequential_order import (
@@ -175,10 +185,12 @@ _LAZY = {
     "JudgedRows": "hrbench.stats._agreement",
     "SequentialTest": "hrbench.stats._sequential_test",
     "StopWhenSure": "hrbench.stats._sequential",
+    "cluster_se": "hrbench.stats._intervals",
     "cluster_spread": "hrbench.stats._sequential_order",
     "design_df": "hrbench.stats._intervals",
     "difference_interval": "hrbench.stats._intervals",
     "draw_probabilities": "hrbench.stats._sequential_order",
+    "estimable": "hrbench.stats._intervals",
     "gate": "hrbench.stats._gate",
     "next_grades": "hrbench.stats._grading",
     "ppi_estimate": "hrbench.stats._ppi",
@@ -187,6 +199,7 @@ _LAZY = {
     "scale": "hrbench.stats._sequential_order",
     "stop_lines": "hrbench.stats._stopped",
     "stop_section": "hrbench.stats._stopped",
+    "t_interval": "hrbench.stats._intervals",
     "weighted_order": "hrbench.stats._sequential_order",
 }
 

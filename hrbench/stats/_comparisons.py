@@ -18,9 +18,9 @@ from hrbench.stats._intervals import (
     _TINY,
     _boot_summary,
     _boot_totals,
-    _cluster_se,
     _compact,
     _rng,
+    cluster_se,
     difference_interval,
     zero_disagreement_bound,
 )
@@ -135,7 +135,7 @@ def _paired(
         )
         out.update(note=f"no interval: {why}", df=None if n_g < 2 else out["df"])
         return Comparison(**out)
-    se_a, se_b = _cluster_se(ya, g, n_g), _cluster_se(yb, g, n_g)
+    se_a, se_b = cluster_se(ya, g, n_g), cluster_se(yb, g, n_g)
     if se_a is not None and se_b is not None:
         out["se_unpaired"] = math.hypot(se_a, se_b)
     runs = float(np.minimum(ia.k[pa], ib.k[pb]).sum()) if metric == "accuracy" else None  # 0/1 runs only

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import msgspec
 
 from hrbench.records import usd_text
+from hrbench.stats._cells import interval, number, p_text, text_grid
 from hrbench.stats._records import ArmReport, Comparison
 
 __all__ = ["FrontierStep", "frontier", "frontier_lines", "frontier_markdown"]
@@ -134,18 +135,6 @@ def _reads(c: Comparison) -> str:
     return way
 
 
-def _f(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
-
-
-def _ci(lo: float | None, hi: float | None) -> str:
-    return "-" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
-
-
-def _p(v: float | None) -> str:
-    return "-" if v is None else ("<0.001" if v < 0.001 else f"{v:.3f}")
-
-
 def frontier_lines(steps: Sequence[FrontierStep], pct: str) -> list[str]:
     """The report's text section on the frontier (none without a step)."""
     if not steps:
@@ -154,31 +143,18 @@ def frontier_lines(steps: Sequence[FrontierStep], pct: str) -> list[str]:
         [
             f"{s.cheaper} -> {s.dearer}",
             "+" + usd_text(s.usd_per_run_added),
-            _f(s.diff),
-            _ci(s.ci_low, s.ci_high),
-            _p(s.p_holm if s.p_holm is not None else s.p_value),
+            number(s.diff),
+            interval(s.ci_low, s.ci_high),
+            p_text(s.p_holm if s.p_holm is not None else s.p_value),
             s.reads,
         ]
         for s in steps
     ]
     header = ["step", "+usd/run", "diff", pct, "p_holm", "reads"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    out = [
+    return [
         "Cost-accuracy frontier (arms no cheaper arm matches; each step to the next dearer one, paired):",
-        " "
-        + "  ".join(
-            f"{h:<{w}}" if i == 0 else f"{h:>{w}}"
-            for i, (h, w) in enumerate(zip(header, widths, strict=True))
-        ).rstrip(),
+        *text_grid(header, rows),
     ]
-    out += [
-        " "
-        + "  ".join(
-            f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        ).rstrip()
-        for r in rows
-    ]
-    return out
 
 
 def frontier_markdown(steps: Sequence[FrontierStep], pct: str) -> list[str]:
@@ -191,7 +167,7 @@ def frontier_markdown(steps: Sequence[FrontierStep], pct: str) -> list[str]:
     for s in steps:
         step = f"`{s.cheaper}` -> `{s.dearer}`".replace("|", "\\|")
         lines.append(
-            f"| {step} | +{usd_text(s.usd_per_run_added)} | {_f(s.diff)} | {_ci(s.ci_low, s.ci_high)} | "
-            f"{_p(s.p_holm if s.p_holm is not None else s.p_value)} | {s.reads} |"
+            f"| {step} | +{usd_text(s.usd_per_run_added)} | {number(s.diff)} | {interval(s.ci_low, s.ci_high)} | "
+            f"{p_text(s.p_holm if s.p_holm is not None else s.p_value)} | {s.reads} |"
         )
     return lines

@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench.stats._cells import interval, number
 from hrbench.stats._ppi import HumanSection, ppi_estimate
 
 __all__ = ["human_lines", "human_markdown", "human_section", "human_text"]
@@ -35,14 +36,6 @@ def human_section(bench: Any, grades: Any, level: float, rep: Any = None) -> dic
     return None if s is None else msgspec.to_builtins(s)
 
 
-def _ci(lo: float | None, hi: float | None) -> str:
-    return "-" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
-
-
-def _f(v: float | None) -> str:
-    return "-" if v is None else f"{v:.3f}"
-
-
 def _table(s: HumanSection) -> list[list[str]]:
     out = []
     for e in [*s.arms, *s.pairs]:
@@ -50,11 +43,11 @@ def _table(s: HumanSection) -> list[list[str]]:
         out.append(
             [
                 name,
-                _f(e.estimate),
-                _ci(e.ci_low, e.ci_high),
+                number(e.estimate),
+                interval(e.ci_low, e.ci_high),
                 e.method,
-                _ci(e.judge_low, e.judge_high),
-                _ci(e.human_low, e.human_high),
+                interval(e.judge_low, e.judge_high),
+                interval(e.human_low, e.human_high),
                 str(e.n_graded),
                 "-" if e.worth is None else f"{e.worth:.0f}",
             ]

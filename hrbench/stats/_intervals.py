@@ -48,11 +48,27 @@ def _cluster_cov(u: np.ndarray, v: np.ndarray, g: np.ndarray, n_g: int) -> float
     return float(np.sum(tu * tv / (1.0 - keep))) / (n * n)
 
 
-def _cluster_se(v: np.ndarray, g: np.ndarray, n_g: int) -> float | None:
-    """CR2 clustered standard error of ``mean(v)``; ``None`` with fewer than 2 clusters."""
+def cluster_se(v: np.ndarray, g: np.ndarray, n_g: int) -> float | None:
+    """The CR2 clustered standard error of ``mean(v)`` (Bell & McCaffrey 2002), in ``v``'s units.
+
+    Args:
+        v: one value per unit (an item's mean score, its cost in USD), shape ``(n,)``.
+        g: each unit's cluster, integer codes ``0 .. n_g - 1``, shape ``(n,)``.
+        n_g: the number of clusters.
+
+    Returns:
+        The standard error, or ``None`` with fewer than 2 clusters.
+
+    Example:
+        >>> round(cluster_se(np.array([1.0, 0.0, 1.0, 0.0]), np.array([0, 1, 2, 3]), 4), 4)
+        0.2887
+    """
     if n_g < 2:
         return None
     return math.sqrt(max(_cluster_cov(v, v, g, n_g), 0.0))
+
+
+_cluster_se = cluster_se  # the name hrbench.stats._power imports
 
 
 _BM_MAX_CLUSTERS = 1000  # above this, G - 1 df (G x G matrices; the t quantile is near the normal one)
@@ -158,16 +174,25 @@ class Interval(NamedTuple):
 
 
 _VAR_RTOL = 1e-9
-"""A clustered variance below this fraction of ``p (1 - p) / n`` is taken as 0 (:func:`_estimable`)."""
+"""A clustered variance below this fraction of ``p (1 - p) / n`` is taken as 0 (:func:`estimable`)."""
 
 
-def _estimable(p: float, var: float, n: int) -> bool:
+def estimable(p: float, var: float, n: int) -> bool:
     """Whether a design effect can be estimated: ``p`` inside (0, 1) and a variance that is not 0.
 
     "Not 0" is relative: below ``_VAR_RTOL`` times the independent variance ``p (1 - p) / n``
     (a design effect under 1e-9) it is rounding left over when cluster totals cancel exactly
     (equal cluster means leave ~1e-33, whose Kish size was ~1e30: an interval of one point and
     a p-value of 1e-17 on two clusters).
+
+    Args:
+        p: the proportion (an accuracy, or a rate of disagreement).
+        var: its clustered variance (:func:`cluster_se` squared).
+        n: the units (items) behind it.
+
+    Example:
+        >>> estimable(0.5, 0.01, 40), estimable(0.5, 1e-33, 40), estimable(1.0, 0.01, 40)
+        (True, False, False)
     """
     return 0.0 < p < 1.0 and var > _VAR_RTOL * p * (1.0 - p) / n
 
@@ -176,7 +201,7 @@ def _effective_n(p: float, var: float, n: int, cap: float | None = None) -> floa
     """Kish's effective sample size ``p (1 - p) / var``, at most ``cap``; ``n`` when it cannot be estimated.
 
     At ``p`` 0 or 1, or with a clustered variance of 0 (relative to ``p (1 - p) / n``:
-    :func:`_estimable`), there is no design effect to estimate, and the units (items) are the
+    :func:`estimable`), there is no design effect to estimate, and the units (items) are the
     most the data can hold: ``n`` whatever the runs per item, since the runs of an item may
     agree every time (Korn & Graubard 1998 set ``n* = n`` there). Cluster means that agree by
     chance leave such a variance: 0 up to rounding (1e-34), and Kish's size was 1e33, an
@@ -191,7 +216,7 @@ def _effective_n(p: float, var: float, n: int, cap: float | None = None) -> floa
     coverage 0.994-0.999 there (without it 0.949-0.955; the t interval of the cluster means
     0.945-0.949).
     """
-    if not _estimable(p, var, n):
+    if not estimable(p, var, n):
         return float(n)
     n_eff = p * (1 - p) / var
     return n_eff if cap is None else min(n_eff, cap)
@@ -264,7 +289,7 @@ def proportion_interval(
         (1.0, 0.0, 0.393, 1.0)
     """
     p = float(y.mean())
-    se = _cluster_se(y, g, n_g)
+    se = cluster_se(y, g, n_g)
     if se is None:
         return Interval(p, None, None, None)
     if p in (0.0, 1.0):  # nothing went the other way: as many units as clusters, if failures come whole
@@ -352,7 +377,7 @@ def difference_interval(
     """
     d = ya - yb
     diff = float(d.mean())
-    se = _cluster_se(d, g, n_g)
+    se = cluster_se(d, g, n_g)
     if se is None:
         return Interval(diff, None, None, None)
     df = design_df(d, g, n_g)
@@ -399,7 +424,7 @@ class _Discordance:
         # a direction with no disagreement borrows the effective size of disagreement overall
         cap = float(a.size) if bound.trials is None else None  # (see _effective_n)
         pooled = _effective_n(float(both.mean()), vc, a.size, cap)
-        fit_a, fit_b = _estimable(self.a, va, a.size), _estimable(self.b, vb, a.size)
+        fit_a, fit_b = estimable(self.a, va, a.size), estimable(self.b, vb, a.size)
         # a direction whose clusters tie exactly (clustered variance 0 with a rate inside (0, 1))
         # adds what its clusters show, nothing, as the t test of the difference would, while
         # the other direction has a spread of its own
@@ -439,10 +464,25 @@ class _Discordance:
         return _nesting.crossing(self.raw, self._env, positive)
 
 
-def _t_interval(
+def t_interval(
     est: float, se: float | None, df: int, level: float, bounds: tuple[float, float] = (-math.inf, math.inf)
 ) -> tuple[float | None, float | None]:
-    """``est ± t(level, df) * se``, clipped to ``bounds`` (for costs and ratios, not accuracies)."""
+    """The t interval ``est ± t(level, df) * se``, clipped to ``bounds`` (for costs and ratios, not accuracies).
+
+    Args:
+        est: the estimate (a mean cost in USD, a ratio).
+        se: its standard error, ``None`` when there is none.
+        df: the t reference's degrees of freedom (clusters - 1, or :func:`design_df`).
+        level: the interval's level (0.95 for 95%).
+        bounds: the values the interval may reach (``(0, inf)`` for a cost).
+
+    Returns:
+        ``(low, high)``, or ``(None, None)`` without a standard error or with ``df < 1``.
+
+    Example:
+        >>> [round(x, 3) for x in t_interval(0.5, 0.1, 9, 0.95, (0.0, 1.0))]
+        [0.274, 0.726]
+    """
     if se is None or df < 1:
         return None, None
     half = _t_quantile(level, df) * se

@@ -1,14 +1,14 @@
-"""The :class:`~hrbench.stats.Report` and how it reads: the text table, the Markdown table and the PNG plot.
+"""The :class:`~hrbench.stats.Report` and how it reads: the text table and the Markdown table.
 
 The report's per-arm and per-pair records (:class:`~hrbench.stats.ArmReport`,
 :class:`~hrbench.stats.Comparison`) are in :mod:`hrbench.stats._records`; the report that
-holds them lives here with the functions that show it, so neither module needs the other's
-back.
+holds them lives here with the functions that lay out its sections, so neither module needs the
+other's back. How a number reads in a cell and how cells line up is :mod:`hrbench.stats._cells`
+(shared with the frontier's and the human-graded sections); the PNG is :mod:`hrbench.stats._plot`.
 """
 
 from __future__ import annotations
 
-import os
 import textwrap
 from typing import Any, Literal
 
@@ -17,14 +17,25 @@ import msgspec
 from hrbench.errors import ConfigError
 from hrbench.records import FAILURE_KINDS, usd_text
 from hrbench.stats._agreement import judge_text
+from hrbench.stats._cells import (
+    interval,
+    md_cell,
+    md_table,
+    number,
+    p_text,
+    text_grid,
+    unscored_mark,
+    usd_interval,
+)
 from hrbench.stats._consistency import label
 from hrbench.stats._frontier import FrontierStep, frontier_lines, frontier_markdown
 from hrbench.stats._human import human_text
 from hrbench.stats._intervals import FEW_CLUSTERS_NOTE
+from hrbench.stats._plot import plot_arms
 from hrbench.stats._records import ArmReport, Comparison
 from hrbench.stats._stopped import stop_lines, stop_markdown
 from hrbench.stats._table import MIN_RUNS
-from hrbench.stats._unscored import UNSCORED_MARK, unscored_lines
+from hrbench.stats._unscored import unscored_lines
 
 
 class Report(msgspec.Struct, kw_only=True):
@@ -199,45 +210,16 @@ class Report(msgspec.Struct, kw_only=True):
                 folder; for a caller confined to the daemon's exchange folders, a path outside
                 ``exports/``); nothing is left behind.
         """
-        return plot(self, path, title=title)
-
-
-def _f(v: float | None, digits: int = 3) -> str:
-    return "-" if v is None else f"{v:.{digits}f}"
-
-
-def _ci(lo: float | None, hi: float | None, digits: int = 3) -> str:
-    return "-" if lo is None or hi is None else f"[{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
-def _usd_ci(lo: float | None, hi: float | None) -> str:
-    """A USD interval, each end as :func:`~hrbench.records.usd_text` prints it."""
-    return "-" if lo is None or hi is None else f"[{usd_text(lo)}, {usd_text(hi)}]"
-
-
-def _p(v: float | None) -> str:
-    if v is None:
-        return "-"
-    return "<0.001" if v < 0.001 else f"{v:.3f}"
-
-
-def _mark(rec: ArmReport | Comparison, escape: str = "") -> str:
-    """The ``*`` beside a number that rests on runs never scored, or that left them out (:mod:`._unscored`)."""
-    return escape + UNSCORED_MARK if rec.unscored_note else ""
-
-
-def _grid(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-    fmt = [
-        f"{h:<{w}}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(header, widths, strict=True))
-    ]
-    out = [" " + "  ".join(fmt).rstrip()]
-    for r in rows:
-        cells = [
-            f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, w) in enumerate(zip(r, widths, strict=True))
-        ]
-        out.append(" " + "  ".join(cells).rstrip())
-    return out
+        return plot_arms(
+            self.arms,
+            self.frontier,
+            path,
+            title=title,
+            level=self.level,
+            method=self.method,
+            runs=self.runs,
+            descriptive=self.descriptive,
+        )
 
 
 def render(rep: Report) -> str:
@@ -288,9 +270,9 @@ def _arm_lines(rep: Report, pct: str) -> list[str]:
     rows = [
         [
             a.arm,
-            _f(a.accuracy),
-            _f(a.se),
-            _ci(a.ci_low, a.ci_high) + _mark(a),
+            number(a.accuracy),
+            number(a.se),
+            interval(a.ci_low, a.ci_high) + unscored_mark(a),
             str(a.n_items),
             f"{a.n_clusters}!" if a.few_clusters else str(a.n_clusters),
             str(a.n_runs),
@@ -298,7 +280,7 @@ def _arm_lines(rep: Report, pct: str) -> list[str]:
         ]
         for a in rep.arms
     ]
-    lines = _grid(header, rows)
+    lines = text_grid(header, rows)
     if any(a.few_clusters for a in rep.arms):
         lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
     return lines
@@ -310,19 +292,19 @@ def _cost_lines(rep: Report, pct: str) -> list[str]:
     cost_rows = [
         [
             a.arm,
-            _f(a.var_within, 4),
-            _f(a.var_between, 4),
+            number(a.var_within, 4),
+            number(a.var_between, 4),
             usd_text(a.usd),
             usd_text(a.usd_list, "-"),
             usd_text(a.usd_per_run, "-"),
-            _usd_ci(a.usd_per_run_low, a.usd_per_run_high),
-            _f(a.accuracy_per_usd, 1),
-            _ci(a.accuracy_per_usd_low, a.accuracy_per_usd_high, 1),
+            usd_interval(a.usd_per_run_low, a.usd_per_run_high),
+            number(a.accuracy_per_usd, 1),
+            interval(a.accuracy_per_usd_low, a.accuracy_per_usd_high, 1),
         ]
         for a in rep.arms
     ]
     lines = ["Variance components (score units squared) and cost:"]
-    lines += _grid(cost_header, cost_rows)
+    lines += text_grid(cost_header, cost_rows)
     lines.append(
         "  usd is what was paid (0 for cache and recording hits); usd_list prices every reply at what it "
         "cost when first paid, and usd/run and acc/usd use that list price, so arms compare by cost "
@@ -362,14 +344,14 @@ def _consistency_lines(rep: Report, pct: str) -> list[str]:
     rows = [
         [
             a.arm,
-            _f(a.pass_k),
-            _ci(a.pass_k_low, a.pass_k_high),
-            _f(a.flip_rate),
-            _ci(a.flip_rate_low, a.flip_rate_high),
+            number(a.pass_k),
+            interval(a.pass_k_low, a.pass_k_high),
+            number(a.flip_rate),
+            interval(a.flip_rate_low, a.flip_rate_high),
         ]
         for a in shown
     ]
-    return lines + _grid(["arm", head, pct, "flip rate", pct], rows)
+    return lines + text_grid(["arm", head, pct, "flip rate", pct], rows)
 
 
 def _count_notes(rep: Report) -> list[str]:
@@ -405,17 +387,17 @@ def _comparison_lines(rep: Report, pct: str) -> list[str]:
     crow = [
         [
             f"{c.arm_a} - {c.arm_b}",
-            _f(c.diff),
-            _f(c.se),
-            _ci(c.ci_low, c.ci_high),
-            _p(c.p_value),
-            _p(c.p_holm),
-            str(c.n_items) + _mark(c),
-            _f(c.se_unpaired),
+            number(c.diff),
+            number(c.se),
+            interval(c.ci_low, c.ci_high),
+            p_text(c.p_value),
+            p_text(c.p_holm),
+            str(c.n_items) + unscored_mark(c),
+            number(c.se_unpaired),
         ]
         for c in rep.comparisons
     ]
-    lines += _grid(ch, crow)
+    lines += text_grid(ch, crow)
     for c in rep.comparisons:
         if c.note:
             lines += textwrap.wrap(
@@ -427,23 +409,12 @@ def _comparison_lines(rep: Report, pct: str) -> list[str]:
     return lines
 
 
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(_md_cell(h) for h in header) + " |"]
-    out.append("|" + "|".join([":---", *("---:" for _ in header[1:])]) + "|")
-    out += ["| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows]
-    return out
-
-
 def render_markdown(rep: Report) -> str:
     """:meth:`Report.to_markdown` (see there)."""
     pct = f"{rep.level:.0%} CI"
     how = "clustered Wilson" if rep.method == "cluster" else f"cluster bootstrap, {rep.n_boot} resamples"
     n_items = max((a.n_items for a in rep.arms), default=0)
-    scored = "" if rep.scorer is None else f"; scorer `{_md_cell(rep.scorer)}`"
+    scored = "" if rep.scorer is None else f"; scorer `{md_cell(rep.scorer)}`"
     lines = [
         f"**hrbench report**: {len(rep.arms)} arm(s) x {n_items} item(s) x {_runs_text(rep)}; "
         f"{rep.level:.0%} intervals ({how}){scored}",
@@ -456,8 +427,8 @@ def render_markdown(rep: Report) -> str:
     rows = [
         [
             f"`{a.arm}`",
-            _f(a.accuracy),
-            _ci(a.ci_low, a.ci_high) + _mark(a, "\\"),
+            number(a.accuracy),
+            interval(a.ci_low, a.ci_high) + unscored_mark(a, "\\"),
             str(a.n_items),
             str(a.n_runs),
             str(a.failures),
@@ -467,7 +438,7 @@ def render_markdown(rep: Report) -> str:
         ]
         for a in rep.arms
     ]
-    lines += _md_table(header, rows)
+    lines += md_table(header, rows)
     if any(a.usd_list is not None for a in rep.arms):
         lines += ["", "_usd/run is at list price (usd list: each reply at what it cost when first paid)._"]
     if rep.comparisons:
@@ -476,16 +447,16 @@ def render_markdown(rep: Report) -> str:
         crows = [
             [
                 f"`{c.arm_a}` - `{c.arm_b}`",
-                _f(c.diff),
-                _ci(c.ci_low, c.ci_high),
-                _p(c.p_value),
-                _p(c.p_holm),
-                str(c.n_items) + _mark(c, "\\"),
+                number(c.diff),
+                interval(c.ci_low, c.ci_high),
+                p_text(c.p_value),
+                p_text(c.p_holm),
+                str(c.n_items) + unscored_mark(c, "\\"),
             ]
             for c in rep.comparisons
         ]
-        lines += _md_table(ch, crows)
-        notes = [f"- `{c.arm_a}` - `{c.arm_b}`: {_md_cell(c.note)}." for c in rep.comparisons if c.note]
+        lines += md_table(ch, crows)
+        notes = [f"- `{c.arm_a}` - `{c.arm_b}`: {md_cell(c.note)}." for c in rep.comparisons if c.note]
         if notes:
             lines += ["", *notes]
     lines += frontier_markdown(rep.frontier, pct)
@@ -494,7 +465,7 @@ def render_markdown(rep: Report) -> str:
     if _stopped_note(rep):
         lines += ["", f"_{_stopped_note(rep)}_"]
     lines += unscored_lines(rep, markdown=True)
-    lines += ["", f"<sub>{_md_cell(rep.note)}</sub>"]
+    lines += ["", f"<sub>{md_cell(rep.note)}</sub>"]
     return "\n".join(lines) + "\n"
 
 
@@ -507,82 +478,3 @@ def _stopped_note(rep: Report) -> str | None:
         f"usd/run averages every run, the {stopped} run(s) the budget stopped included (they cost 0): "
         "it understates what a whole run costs."
     )
-
-
-def plot(rep: Report, path: str | Any, *, title: str | None = None) -> Any:
-    """Draw :meth:`Report.plot` (see there)."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError as e:
-        raise ImportError(
-            "Report.plot() needs matplotlib, an optional extra: pip install 'hrbench[plot]'"
-        ) from e
-    shown = [a for a in rep.arms if a.accuracy is not None]
-    priced = [a for a in shown if a.usd_per_run is not None]
-    by_cost = any((a.usd_per_run or 0.0) > 0 for a in priced)
-
-    def bar(est: float, lo: float | None, hi: float | None) -> list[list[float]] | None:
-        return None if lo is None or hi is None else [[max(0.0, est - lo)], [max(0.0, hi - est)]]
-
-    size = (6.4, 4.4) if by_cost else (6.4, max(2.8, 1.6 + 0.5 * len(shown)))
-    fig = Figure(figsize=size, dpi=110)
-    FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    if by_cost:
-        for a in priced:
-            acc, x = float(a.accuracy or 0.0), float(a.usd_per_run or 0.0)
-            ax.errorbar(
-                [x],
-                [acc],
-                yerr=bar(acc, a.ci_low, a.ci_high),
-                xerr=bar(x, a.usd_per_run_low, a.usd_per_run_high),
-                fmt="o",
-                capsize=4,
-            )
-            ax.annotate(a.arm, (x, acc), textcoords="offset points", xytext=(6, 6), fontsize=9)
-        on = {s.cheaper for s in rep.frontier} | {s.dearer for s in rep.frontier}
-        line = sorted((float(a.usd_per_run or 0.0), float(a.accuracy or 0.0)) for a in priced if a.arm in on)
-        if len(line) > 1:  # the frontier, each step's paired difference beside it
-            ax.plot([x for x, _ in line], [y for _, y in line], linestyle="--", color="0.5", linewidth=1)
-            for s, (x0, y0), (x1, y1) in zip(rep.frontier, line, line[1:], strict=False):
-                said = f"{s.diff:+.3f} {_ci(s.ci_low, s.ci_high)}" if s.diff is not None else "not compared"
-                ax.annotate(said, ((x0 + x1) / 2, (y0 + y1) / 2), fontsize=7, color="0.35", ha="center")
-        ax.margins(x=0.15, y=0.1)
-        ax.set_xlabel("USD per run, at list price")
-        ax.set_ylabel("accuracy")
-        left_out = [a.arm for a in shown if a.usd_per_run is None]
-        if left_out:
-            fig.text(0.01, 0.01, "not plotted (no price): " + ", ".join(left_out), fontsize=8)
-        head = "Accuracy vs USD per run"
-    else:
-        n = len(shown)
-        for pos, a in enumerate(shown):
-            acc, y = float(a.accuracy or 0.0), n - 1 - pos  # first arm on top
-            ax.errorbar([acc], [y], xerr=bar(acc, a.ci_low, a.ci_high), fmt="o", capsize=4)
-            label = f"{acc:.3f}  " + ("(no interval)" if a.ci_low is None else _ci(a.ci_low, a.ci_high))
-            ax.annotate(label, (acc, y), textcoords="offset points", xytext=(0, 7), ha="center", fontsize=8)
-        ax.set_yticks(range(n), [a.arm for a in reversed(shown)])
-        ax.set_ylim(-0.7, n - 0.3)
-        ends = [v for a in shown for v in (a.accuracy, a.ci_low, a.ci_high) if v is not None]
-        if ends:
-            span = max(max(ends) - min(ends), 0.05)
-            ax.set_xlim(max(-0.01, min(ends) - 0.15 * span), min(1.01, max(ends) + 0.15 * span))
-        ax.set_xlabel("accuracy")
-        head = "Accuracy per arm (no cost recorded)"
-    ax.grid(True, alpha=0.3)
-    if title is None:
-        how = "clustered Wilson" if rep.method == "cluster" else "cluster bootstrap"
-        title = f"{head}\n{rep.level:.0%} {how} intervals, {rep.runs} run(s) per item"
-        if rep.descriptive:
-            title += f"\ndescriptive (fewer than {MIN_RUNS} runs): intervals over items only"
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    if isinstance(path, (str, os.PathLike)):  # whole or not at all (a full disk leaves no partial PNG)
-        from hrbench._util.files import output_file
-
-        with output_file(path, "plot") as f:
-            fig.savefig(f, format="png")
-    else:
-        fig.savefig(path, format="png")
-    return path

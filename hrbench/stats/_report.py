@@ -30,12 +30,12 @@ from hrbench.stats._intervals import (
     FEW_CLUSTERS,
     _boot_summary,
     _boot_totals,
-    _cluster_se,
     _compact,
     _components,
     _rng,
-    _t_interval,
+    cluster_se,
     proportion_interval,
+    t_interval,
 )
 from hrbench.stats._records import ArmReport
 from hrbench.stats._rendering import Report
@@ -146,11 +146,11 @@ def _cluster_costs(
     """The clustered t intervals of an arm's ``usd_per_run`` and (delta method) ``accuracy_per_usd``."""
     out: dict[str, Any] = {}
     if cost is not None:
-        c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), df, level, _POSITIVE)
+        c_lo, c_hi = t_interval(cost, cluster_se(it.cost, g, n_g), df, level, _POSITIVE)
         out.update(usd_per_run_low=c_lo, usd_per_run_high=c_hi)
     if ratio is not None and cost is not None:
         z = (it.y - ratio * it.cost) / cost  # delta-method linearisation of acc / cost
-        r_lo, r_hi = _t_interval(ratio, _cluster_se(z, g, n_g), df, level, _POSITIVE)
+        r_lo, r_hi = t_interval(ratio, cluster_se(z, g, n_g), df, level, _POSITIVE)
         out.update(accuracy_per_usd_low=r_lo, accuracy_per_usd_high=r_hi)
         if _no_width(r_lo, r_hi):
             out.update(_ratio_box(it, g, n_g, df, level, cost))
@@ -211,7 +211,7 @@ def _ratio_box(it: Any, g: np.ndarray, n_g: int, df: int, level: float, cost: fl
     half = 1.0 - (1.0 - level) / 2.0
     acc = proportion_interval(it.y, g, n_g, half, float(it.k.sum()))
     a_lo, a_hi = acc.low, acc.high
-    c_lo, c_hi = _t_interval(cost, _cluster_se(it.cost, g, n_g), df, half, _POSITIVE)
+    c_lo, c_hi = t_interval(cost, cluster_se(it.cost, g, n_g), df, half, _POSITIVE)
     same = (
         "every item's accuracy is the same multiple of its cost, so the delta method's interval has no width"
     )

@@ -61,11 +61,10 @@ def clustered_t_p(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
     """
     from scipy import stats
 
-    from hrbench.stats import design_df
-    from hrbench.stats._intervals import _cluster_se, _estimable
+    from hrbench.stats import cluster_se, design_df, estimable
 
     diff = float(d.mean())
-    se = _cluster_se(d, cluster, n_clusters)
-    if se is None or not _estimable(min(float(np.abs(d).mean()), 0.5), se * se, d.size):
+    se = cluster_se(d, cluster, n_clusters)
+    if se is None or not estimable(min(float(np.abs(d).mean()), 0.5), se * se, d.size):
         return 1.0
     return float(2.0 * stats.t.sf(abs(diff) / se, design_df(d, cluster, n_clusters)))

@@ -193,13 +193,12 @@ def _ci_95(row_means: Sequence[float], epochs: int = 1) -> tuple[float, float] |
         return None
     import numpy as np
 
-    from hrbench.stats import proportion_interval
-    from hrbench.stats._intervals import _t_interval
+    from hrbench.stats import proportion_interval, t_interval
 
     y = np.asarray(row_means, dtype=float)
     if y.min() >= 0.0 and y.max() <= 1.0:
         iv = proportion_interval(y, np.arange(n), n, 0.95, float(n * epochs))
         lo, hi = iv.low, iv.high
     else:
-        lo, hi = _t_interval(float(y.mean()), float(y.std(ddof=1)) / math.sqrt(n), n - 1, 0.95)
+        lo, hi = t_interval(float(y.mean()), float(y.std(ddof=1)) / math.sqrt(n), n - 1, 0.95)
     return None if lo is None or hi is None else (lo, hi)

@@ -27,7 +27,7 @@ def register_cache(feature: Callable[[str], Any], app: App) -> None:
 
         def load() -> int:
             from hrbench._util.files import read_text
-            from hrbench.reading._reference import json_lines  # hrbench.reading: its recipes and scorers
+            from hrbench.reading import json_lines  # hrbench.reading: its recipes and scorers
 
             try:
                 text = read_text(path, "path")

@@ -78,7 +78,7 @@ def test_an_outputs_arm_with_ids_of_no_item_is_refused_before_the_first_run(
 def test_check_outputs_rule_family(
     ids: list[str], per_run: dict[str, list[str]] | None, refused: str | None
 ) -> None:
-    from hrbench.reading._outputs import NO_OUTPUT
+    from hrbench.reading import NO_OUTPUT
 
     run = {"q1": "France", "q2": "Peru", "q3": "Chad"}
     known = [*run, "q4"]

@@ -6,6 +6,7 @@ import math
 import random
 import statistics
 import time
+from collections.abc import Iterator
 
 import httpx2
 import pytest
@@ -20,20 +21,24 @@ pytestmark = pytest.mark.timeout(60)
 PATHS = {"openai": "/chat/completions", "anthropic": "/messages"}
 
 
-def post(srv: LoopbackServer, kind: str, prompt: str = "hi there") -> httpx2.Response:
+def post(http: httpx2.Client, srv: LoopbackServer, kind: str, prompt: str = "hi there") -> httpx2.Response:
     payload = {"model": "loopback-1", "max_tokens": 16, "messages": [{"role": "user", "content": prompt}]}
-    return HTTP.post(srv.base_url + PATHS[kind], json=payload, timeout=30)
+    return http.post(srv.base_url + PATHS[kind], json=payload, timeout=30)
 
 
-HTTP = httpx2.Client(trust_env=False)
-"""One client for every request: the rates below assume requests a few milliseconds apart, at most."""
+@pytest.fixture
+def http() -> Iterator[httpx2.Client]:
+    """One client for every request of a test (the rates below assume requests a few milliseconds
+    apart, at most), closed with its connections when the test ends."""
+    with httpx2.Client(trust_env=False) as client:
+        yield client
 
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic"])
-def test_over_the_limit_a_429_at_once_with_both_waits(kind: str) -> None:
+def test_over_the_limit_a_429_at_once_with_both_waits(kind: str, http: httpx2.Client) -> None:
     with LoopbackServer(rate_limit=(0.5, 3.0)) as srv:
-        codes = [post(srv, kind).status_code for _ in range(3)]
-        refused = post(srv, kind)
+        codes = [post(http, srv, kind).status_code for _ in range(3)]
+        refused = post(http, srv, kind)
         assert codes == [200, 200, 200] and refused.status_code == 429
         ms = int(refused.headers["retry-after-ms"])
         assert 0 < ms <= 2000 and refused.headers["retry-after"] == str(math.ceil(ms / 1000))  # whole seconds
@@ -50,9 +55,9 @@ def test_over_the_limit_a_429_at_once_with_both_waits(kind: str) -> None:
         }
 
 
-def test_openai_states_its_limits_in_its_headers() -> None:
+def test_openai_states_its_limits_in_its_headers(http: httpx2.Client) -> None:
     with LoopbackServer(rate_limit=(40.0, 20.0), token_limit=(1000.0, 500.0)) as srv:
-        r = post(srv, "openai", "one two three")
+        r = post(http, srv, "openai", "one two three")
         h = r.headers
         assert h["x-ratelimit-limit-requests"] == "2400" and h["x-ratelimit-remaining-requests"] == "19"
         assert h["x-ratelimit-limit-tokens"] == "60000" and h["x-ratelimit-remaining-tokens"] == "497"
@@ -64,9 +69,9 @@ def test_openai_states_its_limits_in_its_headers() -> None:
         assert not any(k.startswith("anthropic-") for k in h)
 
 
-def test_anthropic_states_its_limits_in_its_headers() -> None:
+def test_anthropic_states_its_limits_in_its_headers(http: httpx2.Client) -> None:
     with LoopbackServer(rate_limit=(40.0, 20.0), token_limit=(1000.0, 500.0)) as srv:
-        h = post(srv, "anthropic", "one two three").headers
+        h = post(http, srv, "anthropic", "one two three").headers
         assert h["anthropic-ratelimit-requests-limit"] == "2400"
         assert h["anthropic-ratelimit-input-tokens-remaining"] == "497"
         assert h["anthropic-ratelimit-requests-reset"].endswith("Z")  # RFC 3339
@@ -77,46 +82,46 @@ def test_anthropic_states_its_limits_in_its_headers() -> None:
         assert not any(k.startswith("x-ratelimit") for k in h)
 
 
-def test_completion_tokens_are_taken_when_the_reply_is_made() -> None:
+def test_completion_tokens_are_taken_when_the_reply_is_made(http: httpx2.Client) -> None:
     with LoopbackServer(token_limit=(0.01, 30.0)) as srv:
         srv.set(reply_words=12)
         prompt = "a b c d e f g h i j"
-        first = post(srv, "openai", prompt)  # 10 prompt tokens in, then 12 completion tokens
-        second = post(srv, "openai", prompt)
+        first = post(http, srv, "openai", prompt)  # 10 prompt tokens in, then 12 completion tokens
+        second = post(http, srv, "openai", prompt)
         assert first.status_code == 200 and first.headers["x-ratelimit-remaining-tokens"] == "20"
         assert second.status_code == 429  # 8 left, not the 10 its prompt needs
 
 
-def test_stated_not_enforced_counts_what_a_provider_would_refuse() -> None:
+def test_stated_not_enforced_counts_what_a_provider_would_refuse(http: httpx2.Client) -> None:
     with LoopbackServer(rate_limit=(0.01, 2.0), enforce_limits=False) as srv:
-        codes = [post(srv, "openai").status_code for _ in range(5)]
+        codes = [post(http, srv, "openai").status_code for _ in range(5)]
         assert codes == [200] * 5
         assert srv.over_limit == 3 and srv.rate_limited == 0
 
 
-def test_reset_fills_the_buckets_again() -> None:
+def test_reset_fills_the_buckets_again(http: httpx2.Client) -> None:
     with LoopbackServer(rate_limit=(0.01, 1.0)) as srv:
-        assert [post(srv, "openai").status_code for _ in range(2)] == [200, 429]
+        assert [post(http, srv, "openai").status_code for _ in range(2)] == [200, 429]
         srv.reset()
-        assert srv.rate_limited == 0 and post(srv, "openai").status_code == 200
+        assert srv.rate_limited == 0 and post(http, srv, "openai").status_code == 200
         srv.set(rate_limit=None)
-        r = post(srv, "openai")
+        r = post(http, srv, "openai")
         assert r.status_code == 200 and not any(k.startswith("x-ratelimit") for k in r.headers)
 
 
-def test_scripted_faults_pass_outside_the_limits() -> None:
+def test_scripted_faults_pass_outside_the_limits(http: httpx2.Client) -> None:
     with LoopbackServer(rate_limit=(0.01, 1.0)) as srv:
         srv.push("500")
-        assert post(srv, "openai").status_code == 500
-        assert post(srv, "openai").status_code == 200  # the 500 took no token
+        assert post(http, srv, "openai").status_code == 500
+        assert post(http, srv, "openai").status_code == 200  # the 500 took no token
 
 
-def test_a_latency_spike_from_the_nth_request() -> None:
+def test_a_latency_spike_from_the_nth_request(http: httpx2.Client) -> None:
     with LoopbackServer(0.01, latency_spike=(3, 60.0, 20.0)) as srv:
         for _ in range(2):
-            post(srv, "openai")
+            post(http, srv, "openai")
         slow = time.perf_counter()
-        post(srv, "openai")
+        post(http, srv, "openai")
         waited = time.perf_counter() - slow
     assert waited >= 0.2  # 20 x 10 ms: a floor only (the machine may be slower, never faster)
 
@@ -155,10 +160,10 @@ def test_bucket_and_limits_units() -> None:
     assert lim.admit("anthropic", 1)[0]
 
 
-def test_limits_in_a_separate_process_report_their_counts() -> None:
+def test_limits_in_a_separate_process_report_their_counts(http: httpx2.Client) -> None:
     srv = LoopbackServer(separate_process=True, rate_limit=(0.01, 2.0), latency_s=0.001, latency_sigma=0.3)
     with srv:
-        codes = [post(srv, "openai").status_code for _ in range(4)]
+        codes = [post(http, srv, "openai").status_code for _ in range(4)]
         assert srv.stats() == {}  # reported when it stops
     assert codes == [200, 200, 429, 429]
     assert srv.stats()["rate_limited"] == 2 and srv.stats()["requests"] == 4 and srv.rate_limited == 2
