@@ -405,7 +405,7 @@ class HttpModelClient:
     async def _retried(
         self,
         first: RetryableFailure,
-        should_retry: Callable[[Exception], bool | float],
+        should_retry: Callable[[BaseException], bool | float],
         make_attempt: Callable[[], Awaitable[Result]],
     ) -> Result:
         """The retries of a request whose first attempt failed: stamina's retry loop.
@@ -421,12 +421,8 @@ class HttpModelClient:
         """
         pending: RetryableFailure | None = first
         result: Result | None = None
-
-        def on(exc: BaseException) -> bool | float:  # stamina may pass any exception; ours judge Exceptions
-            return isinstance(exc, Exception) and should_retry(exc)
-
         async for attempt in stamina.retry_context(
-            on=on,
+            on=should_retry,
             attempts=None,  # should_retry bounds them: max_attempts, and max_total_s for 429s
             timeout=None,
             wait_initial=self.wait_initial_s,

@@ -225,7 +225,7 @@ class Tries:
         """Seconds the next attempt may wait for its turn (unbounded for the first)."""
         return math.inf if self.attempts <= 1 else max(0.0, self.max_total_s - self.elapsed())
 
-    def __call__(self, exc: Exception) -> bool | float:
+    def __call__(self, exc: BaseException) -> bool | float:
         """Whether to try ``exc``'s request again: ``False``, ``True`` or the seconds to wait."""
         if not isinstance(exc, RetryableFailure):
             return False
