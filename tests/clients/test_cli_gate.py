@@ -366,3 +366,22 @@ def test_several_arms_and_no_arm_named_is_bad_input_exit_2(tmp_path: Path) -> No
     assert "several arms (candidate: x, y; baseline: x, y)" in proc.stderr and "`--arm`" in proc.stderr
     assert md.read_text().startswith("## hrbench gate: BAD INPUT\n")
     assert hrb("gate", str(both), "--baseline", str(both), "--arm", "y", check_rc=0).returncode == 0
+
+
+@ON_SHARED
+def test_a_command_the_reason_quotes_is_a_code_span_in_the_markdown(tmp_path: Path) -> None:
+    """The bad-input summary shows `hrb rows ID -o FILE` as code, not as escaped backticks."""
+    bad, md = tmp_path / "empty.jsonl", tmp_path / "gate.md"
+    bad.write_bytes(b"")
+    hrb("gate", str(CI_BASELINE), "--baseline", str(bad), "--markdown", str(md), check_rc=2)
+    text = md.read_text()
+    assert text.splitlines()[2] == (
+        f"Exit 2 (bad input): baseline: is empty (0 bytes); a rows file is what `hrb rows ID -o FILE` writes "
+        f"(got {str(bad)!r})"
+    )
+    assert (
+        paragraphs(text)[0]
+        == f"Exit 2 (bad input): baseline: is empty (0 bytes); a rows file is what hrb rows ID -o FILE writes (got {str(bad)!r})"
+    )
+    inline = next(t for t in _parse(text) if t.type == "inline" and "Exit 2" in t.content)
+    assert [c.content for c in inline.children or [] if c.type == "code_inline"] == ["hrb rows ID -o FILE"]
