@@ -142,12 +142,11 @@ def apply_stop(rep: Any, record: Mapping[str, Any] | None) -> Any:
     for a in rep.arms:
         if a.note is None or CONDITIONAL not in a.note:
             a.note = CONDITIONAL if not a.note else f"{a.note}; {CONDITIONAL}"
-    from hrbench.stats._comparisons import reading_note
+    from hrbench.stats._comparisons import reading_note  # numpy's: on the first stopped report only
 
     for c in rep.comparisons:
-        said = (
-            reading_note(c) if c.ci_low is not None else None
-        )  # how to read the numbers withheld: withheld too
+        # the note on how to read the interval and p withheld is withheld with them
+        said = reading_note(c) if c.ci_low is not None else None
         if said and c.note:
             c.note = "; ".join(part for part in c.note.split("; ") if part != said) or None
         c.ci_low = c.ci_high = c.p_value = c.p_holm = None
