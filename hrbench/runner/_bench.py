@@ -236,7 +236,7 @@ class Bench:
                 f"{', '.join(metric_names)}, averaged the same way."
             )
         if self.stop is not None:  # stopped when sure: how, after how many clusters, the e-values
-            lines += stop_lines(stop_section(self.stop.to_dict()))
+            lines += stop_lines(stop_section(self.stop.to_dict()), pairs_follow=False)  # it shows no pairs
         crashed = unknown_sentence(self.governor.get("unknown") if isinstance(self.governor, dict) else None)
         if crashed is not None:  # what a crash left unknown, counted as spent
             lines.append(f"  Governor: {crashed}; rows show what finished calls cost.")

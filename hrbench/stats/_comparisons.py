@@ -184,16 +184,32 @@ def _reading_note(c: dict[str, Any], level: float, p: float | None = None) -> st
     floor = 2.0 / 2.0**k
     if p is None or p >= floor:
         return None
+    p_said = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+    if k == 1:  # one such cluster: the sign-flip test's p is 1, it cannot reject at any level
+        return (
+            f"only 1 of {g} clusters holds any item scored differently, so {p_said} rests on the t model of how "
+            "clusters vary alone: the exact sign-flip test, which assumes nothing about how clusters vary, has p = 1 "
+            "with a single such cluster and cannot reject at any level"
+        )
     said = f"only {k} of {g} cluster(s) hold any item" if k < g else f"all {k} of {g} cluster(s) hold an item"
     return (
-        f"{said} scored differently, and p = {_p_text(p)} rests on the t model of how clusters vary: the exact "
+        f"{said} scored differently, and {p_said} rests on the t model of how clusters vary: the exact "
         f"sign-flip test, which assumes nothing about how clusters vary, cannot go below p = {floor:.3f} with {k} "
         "such clusters"
     )
 
 
-def _p_text(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+def reading_note(c: Comparison) -> str | None:
+    """The note :func:`compare` gives ``c`` on how to read its interval and p-value (``None``: none).
+
+    A stopped benchmark's report withholds that interval and p-value
+    (:func:`~hrbench.stats._stopped.apply_stop`), and with them this note.
+    """
+    return _reading_note(
+        {"n_clusters_disagree": c.n_clusters_disagree, "n_items": c.n_items, "n_clusters": c.n_clusters},
+        c.level,
+        c.p_value,
+    )
 
 
 def _scored(t: _Table, arm: int) -> bool:
@@ -260,6 +276,33 @@ def _all_pairs(
     return comps
 
 
+def family_p_holm(
+    t: _Table,
+    a: int,
+    b: int,
+    level: float,
+    method: str,
+    descriptive: bool,
+    seed: int,
+    n_boot: int,
+    p: float | None,
+) -> float | None:
+    """The pair ``(a, b)``'s Holm-adjusted p-value over every pair of the table's arms (``p`` itself with two arms).
+
+    Rule (Holm 1979, as :func:`compare_all` and the report adjust): testing every pair of
+    several arms inflates the chance of a false difference, so a pair's ``p_holm`` is its place
+    in the step-down over all of them, whichever function computed the pair.
+    """
+    if len(t.arms) < 3:
+        return p
+    pair = {a, b}
+    return next(
+        c.p_holm
+        for c in _all_pairs(t, level, method, descriptive, seed, n_boot)
+        if {t.arms.index(c.arm_a), t.arms.index(c.arm_b)} == pair
+    )
+
+
 def compare(
     bench: Any,
     arm_a: str,
@@ -308,9 +351,10 @@ def compare(
         pass_k: the ``k`` of ``pass^k`` (default: the runs per item).
 
     Returns:
-        A :class:`Comparison` (``p_holm`` is ``None``: use :func:`compare_all` for many pairs);
-        its ``note`` says how to read it when no item scored differently or 5 or fewer
-        clusters disagree.
+        A :class:`Comparison`; its ``p_holm`` (accuracy only) is Holm-adjusted over every
+        pair of the benchmark's arms, the value :func:`report` and :func:`compare_all` give
+        the pair (the p-value itself with two arms); its ``note`` says how to read it when no
+        item scored differently or 5 or fewer clusters disagree.
 
     Raises:
         TooFewRunsError: fewer than 5 runs per item and ``descriptive`` is false.
@@ -339,6 +383,8 @@ def compare(
         raise ConfigError("metric", metric, f"must be one of {', '.join(METRICS)}")
     k = pass_k_runs(pass_k, t.runs) if metric == "pass^k" else None
     c = _paired(t, a, b, level, method, desc, seed, n_boot, metric=metric, pass_k=k)
+    if metric == "accuracy":  # its Holm value in the family of every pair, as the report gives it
+        c.p_holm = family_p_holm(t, a, b, level, method, desc, seed, n_boot, c.p_value)
     if warn:
         warn_no_interval("compare", t, [], [c])
     c.human = human_pair(bench, grades, level, c)

@@ -160,8 +160,10 @@ class Comparison(msgspec.Struct, kw_only=True):
             disagreement), within [-1, 1], of positive width.
         p_value: two-sided p-value of ``diff = 0``: the interval inverted on t with ``df``
             degrees of freedom; 1 when ``diff`` is 0, never 0.
-        p_holm: Holm-adjusted p-value over all the pairs compared together; ``None`` for a
-            single comparison.
+        p_holm: Holm-adjusted p-value over every pair of the benchmark's arms (the p-value
+            itself with two arms), from :func:`report`, :func:`compare_all` and
+            :func:`compare` alike; ``None`` with no p-value, and for a comparison of another
+            metric than accuracy.
         df: ``n_clusters - 1`` with clusters of equal size, fewer with unequal ones
             (Bell-McCaffrey, rounded down).
         n_items: items both arms ran (labelled, reportable).

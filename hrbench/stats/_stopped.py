@@ -19,6 +19,7 @@ __all__ = [
     "CONDITIONAL",
     "NOT_VALID",
     "RAN_THROUGH",
+    "RAN_THROUGH_PRINTOUT",
     "apply_stop",
     "ran_through",
     "reported_rows",
@@ -141,7 +142,13 @@ def apply_stop(rep: Any, record: Mapping[str, Any] | None) -> Any:
     for a in rep.arms:
         if a.note is None or CONDITIONAL not in a.note:
             a.note = CONDITIONAL if not a.note else f"{a.note}; {CONDITIONAL}"
+    from hrbench.stats._comparisons import reading_note  # numpy's: on the first stopped report only
+
     for c in rep.comparisons:
+        # the note on how to read the interval and p withheld is withheld with them
+        said = reading_note(c) if c.ci_low is not None else None
+        if said and c.note:
+            c.note = "; ".join(part for part in c.note.split("; ") if part != said) or None
         c.ci_low = c.ci_high = c.p_value = c.p_holm = None
         if c.note is None or NOT_VALID not in c.note:
             c.note = NOT_VALID if not c.note else f"{c.note}; {NOT_VALID}"
@@ -192,8 +199,22 @@ def _pair_line(p: Mapping[str, Any], margin: Any) -> str:
     )
 
 
-def stop_lines(s: Mapping[str, Any]) -> list[str]:
-    """The text lines a report (or a benchmark's printout) shows for its stop section."""
+RAN_THROUGH_PRINTOUT = (
+    "The stop rule did not decide and ran its most clusters, a number fixed before it began: the fixed-sample "
+    "paired differences over them hold, and the report shows them (given that it did not stop earlier, a false "
+    "positive stays within alpha / (1 - alpha), 0.053 at 0.05)."
+)
+"""What a benchmark's printout, which shows no paired differences, says in place of :data:`RAN_THROUGH`."""
+
+
+def stop_lines(s: Mapping[str, Any], pairs_follow: bool = True) -> list[str]:
+    """The text lines a report (or a benchmark's printout) shows for its stop section.
+
+    Args:
+        s: the stop section (:func:`stop_section`).
+        pairs_follow: whether paired differences follow these lines (a report's); a
+            benchmark's printout shows none, so it points to the report for them.
+    """
     lines = [f"  {_headline(s)}"]
     for p in s.get("pairs") or []:
         lines.append(f"    {_pair_line(p, s.get('margin'))}")
@@ -216,7 +237,9 @@ def stop_lines(s: Mapping[str, Any]) -> list[str]:
             f"  {s['unreported_rows']} run(s) of clusters cancelled at the stop are kept, not reportable; "
             f"they cost {s['unreported_usd']:.4f} USD (counted in the spend)."
         )
-    if s.get("fixed_valid"):
+    if s.get("fixed_valid") and not pairs_follow:
+        lines.append(f"  {RAN_THROUGH_PRINTOUT}")
+    elif s.get("fixed_valid"):
         lines.append(f"  The paired differences below are the fixed-sample ones: {RAN_THROUGH}.")
     else:
         lines.append(f"  Per-arm intervals are {CONDITIONAL}; no fixed-sample p is valid here.")

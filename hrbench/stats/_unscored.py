@@ -3,8 +3,11 @@
 Rule (seed 002, ``budget_stop``: a run the governor stopped counts wrong; the same for a run
 that ended in an error): an arm's accuracy and its interval keep counting such runs wrong, and
 the report flags them wherever they are printed (``ArmReport.unscored_note``; a ``*`` beside
-the interval in the text and Markdown tables). They measure the budget, not the arm: an arm
-the budget stopped after 13 calls has accuracy near 0 whatever its answers.
+the interval in the text and Markdown tables). They measure the budget, or the errors, not the
+arm: an arm the budget stopped after 13 calls has accuracy near 0 whatever its answers. The
+footnote says what scores them by what kept them from their scorer: a larger budget for runs
+the budget stopped; for runs that ended in an error, removing the error's cause (a resume
+with a larger budget fails them the same way).
 
 A paired difference never rests on them one-sidedly: an item on which one arm has more
 unscored runs than the other is left out, so the difference is computed over the items on
@@ -19,6 +22,8 @@ Example:
     'rests on 87 of 100 run(s) never scored (87 stopped by the budget), counted wrong'
     >>> pair_note(3, 20, 170)
     'on the 3 of 20 items where both arms have as many runs scored (170 run(s) stopped by the budget or ended in an error, on items where the other arm has fewer, are left out)'
+    >>> pair_note(20, 20, 0, 1)
+    '1 item on which both arms have as many runs never scored counts them wrong in both, so they cancel'
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import numpy as np
 
 from hrbench.records import FAILURE_KINDS
 
-__all__ = ["UNSCORED_MARK", "arm_note", "complete_items", "pair_note", "unscored_lines"]
+__all__ = ["UNSCORED_MARK", "arm_note", "complete_items", "pair_note", "unscored_lines", "unscored_reason"]
 
 UNSCORED_MARK = "*"
 """The mark beside an interval (or a pair's items) that the unscored-run rule flags."""
@@ -75,8 +80,10 @@ def pair_note(kept: int, common: int, left_runs: int, shared_items: int = 0) -> 
             "stopped by the budget or ended in an error, on items where the other arm has fewer, are left out)"
         )
     if shared_items:
+        counts = "counts" if shared_items == 1 else "count"
         said.append(
-            f"{shared_items} item(s) where both arms have the same runs never scored count them wrong in both"
+            f"{shared_items} item{'' if shared_items == 1 else 's'} on which both arms have as many runs never "
+            f"scored {counts} them wrong in both, so they cancel"
         )
     return "; ".join(said) or None
 
@@ -104,6 +111,56 @@ def complete_items(t: Any, a: int, b: int, common: np.ndarray) -> tuple[np.ndarr
     return keep, int((ca + cb)[~keep].sum()), int(np.count_nonzero(ca[keep]))
 
 
+_REMEDY = {
+    "budget": "resume the benchmark with a larger budget to score them",
+    "error": (
+        "remove the errors' cause to score them (the benchmark's note on its failed runs says how; a larger "
+        "budget does not help)"
+    ),
+}
+
+
+def unscored_reason(budget_stop: int, error: int) -> str:
+    """What runs never scored measure, and what scores them, by what kept them from their scorer.
+
+    Args:
+        budget_stop: runs the budget stopped, over the arms flagged.
+        error: runs that ended in an error, over the same arms.
+
+    Returns:
+        One sentence (see the module's rule).
+
+    Example:
+        >>> unscored_reason(0, 5)
+        "They measure the errors, not the arm: remove the errors' cause to score them (the benchmark's note on its failed runs says how; a larger budget does not help)."
+    """
+    if not error:
+        return f"They measure the budget, not the arm: {_REMEDY['budget']}."
+    if not budget_stop:
+        return f"They measure the errors, not the arm: {_REMEDY['error']}."
+    return (
+        f"They measure the budget and the errors, not the arm: for the runs the budget stopped, "
+        f"{_REMEDY['budget']}; for those that ended in an error, {_REMEDY['error']}."
+    )
+
+
+def _arms_said(rep: Any, arms: list[Any]) -> str:
+    """Each flagged arm's note, or the note once when every arm of several has the same one."""
+    notes = {a.unscored_note for a in arms}
+    if len(arms) > 1 and len(arms) == len(rep.arms) and len(notes) == 1:
+        return f"each of the {len(arms)} arms {notes.pop()}"
+    return "; ".join(f"{a.arm} {a.unscored_note}" for a in arms)
+
+
+def _pairs_line(rep: Any, pairs: list[Any]) -> str:
+    """The footnote of the pairs marked: said once when every pair of several has the same note."""
+    head = f"{UNSCORED_MARK} paired differences leave out the items where one arm has more runs never scored"
+    notes = {c.unscored_note for c in pairs}
+    if len(pairs) > 1 and len(pairs) == len(rep.comparisons) and len(notes) == 1:
+        return f"{head}; in each of the {len(pairs)} pairs, {notes.pop()}."
+    return f"{head}: " + "; ".join(f"{c.arm_a} - {c.arm_b}: {c.unscored_note}" for c in pairs) + "."
+
+
 def unscored_lines(rep: Any, markdown: bool = False) -> list[str]:
     """The footnotes that explain the ``*`` marks in the arm and pair tables (none when nothing is marked)."""
     arms = [a for a in rep.arms if getattr(a, "unscored_note", None)]
@@ -112,15 +169,15 @@ def unscored_lines(rep: Any, markdown: bool = False) -> list[str]:
     if arms:
         out.append(
             f"{UNSCORED_MARK} accuracy and interval count runs never scored as wrong (seed rule): "
-            + "; ".join(f"{a.arm} {a.unscored_note}" for a in arms)
-            + ". They measure the budget, not the arm: resume the benchmark with a larger budget to score them."
+            + _arms_said(rep, arms)
+            + ". "
+            + unscored_reason(
+                sum(int(getattr(a, "budget_stop", 0) or 0) for a in arms),
+                sum(int(getattr(a, "error", 0) or 0) for a in arms),
+            )
         )
     if pairs:
-        out.append(
-            f"{UNSCORED_MARK} paired differences leave out the items where one arm has more runs never scored: "
-            + "; ".join(f"{c.arm_a} - {c.arm_b} {c.unscored_note}" for c in pairs)
-            + "."
-        )
+        out.append(_pairs_line(rep, pairs))
     if markdown:
         return [line for s in out for line in ("", f"_{s.replace('*', chr(92) + '*', 1)}_")]
     return [f"  {s}" for s in out]

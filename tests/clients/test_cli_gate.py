@@ -271,7 +271,8 @@ def test_every_kind_of_bad_input_writes_an_errored_report(tmp_path: Path, args: 
     (error,) = case.result
     assert counts == (1, 0, 1) and why in error.message and case.name.startswith(str(CI_BASELINE))
     assert md.read_text().startswith("## hrbench gate: BAD INPUT\n")
-    assert why in paragraphs(md.read_text())[0]  # as rendered: the message's backticks and '<' escaped
+    # as rendered: '<' escaped, the names the message quotes between backticks shown as code
+    assert why.replace("`", "") in paragraphs(md.read_text())[0]
 
 
 def test_no_daemon_is_exit_3_with_an_errored_report(tmp_path: Path) -> None:
@@ -366,3 +367,18 @@ def test_several_arms_and_no_arm_named_is_bad_input_exit_2(tmp_path: Path) -> No
     assert "several arms (candidate: x, y; baseline: x, y)" in proc.stderr and "`--arm`" in proc.stderr
     assert md.read_text().startswith("## hrbench gate: BAD INPUT\n")
     assert hrb("gate", str(both), "--baseline", str(both), "--arm", "y", check_rc=0).returncode == 0
+
+
+@ON_SHARED
+def test_a_command_the_reason_quotes_is_a_code_span_in_the_markdown(tmp_path: Path) -> None:
+    """The bad-input summary shows `hrb rows ID -o FILE` as code, not as escaped backticks."""
+    bad, md = tmp_path / "empty.jsonl", tmp_path / "gate.md"
+    bad.write_bytes(b"")
+    hrb("gate", str(CI_BASELINE), "--baseline", str(bad), "--markdown", str(md), check_rc=2)
+    text = md.read_text()
+    said = "Exit 2 (bad input): ConfigError: baseline: is empty (0 bytes); a rows file is what {} writes (got {})"
+    # as written: the command a code span, the path's '_' escaped; as rendered: the text as the terminal shows it
+    assert text.splitlines()[2] == said.format("`hrb rows ID -o FILE`", repr(str(bad)).replace("_", "\\_"))
+    assert paragraphs(text)[0] == said.format("hrb rows ID -o FILE", repr(str(bad)))
+    inline = next(t for t in _parse(text) if t.type == "inline" and "Exit 2" in t.content)
+    assert [c.content for c in inline.children or [] if c.type == "code_inline"] == ["hrb rows ID -o FILE"]

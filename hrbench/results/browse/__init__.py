@@ -10,7 +10,9 @@ the report's numbers.
 One module per view: :mod:`~hrbench.results.browse._listing` (the list, a benchmark's status
 and banner), :mod:`~hrbench.results.browse._view` (a benchmark's page, two compared),
 :mod:`~hrbench.results.browse._matrix` (items by arms) and :mod:`~hrbench.results.browse._cells`
-(one cell with its traces), :mod:`~hrbench.results.browse._grading` (human grading); every name is importable from ``hrbench.results.browse``.
+(one cell with its traces), :mod:`~hrbench.results.browse._grading` (human grading),
+:mod:`~hrbench.results.browse._report` (a stored benchmark's report with its status); every name
+is importable from ``hrbench.results.browse``.
 
 Rules:
 
@@ -22,6 +24,9 @@ Rules:
 - "arms disagree" on an item when the arms that ran it do not all have the same mean
   correctness over runs there;
 - a benchmark stored as ``running`` that no task of this daemon runs is ``interrupted``;
+- a benchmark ``running``, ``cancelled`` or ``interrupted`` is reported descriptive of the runs
+  finished (never refused for their unequal runs), and a cancelled or interrupted one has a
+  ``stop_note`` saying so and the command that resumes it;
 - a benchmark a budget stopped has status ``budget_stopped`` and a ``stop_note`` saying how
   many runs count as wrong and how to resume;
 - a benchmark with runs that ended in errors (all or some) has status ``errors`` (a budget stop
@@ -36,23 +41,29 @@ from __future__ import annotations
 from hrbench.results.browse._cells import benchmark_cell, reproduce_command
 from hrbench.results.browse._grading import grades_get, grades_next, grades_put, output_of
 from hrbench.results.browse._listing import (
+    ENDED_EARLY,
     benchmark_list,
     benchmark_status,
     budget_note,
+    ended_note,
     resume_flag,
     stop_limits,
 )
 from hrbench.results.browse._matrix import benchmark_matrix
+from hrbench.results.browse._report import benchmark_report, running_note
 from hrbench.results.browse._view import benchmark_compare, benchmark_view, judged_rows
 
 __all__ = [
+    "ENDED_EARLY",
     "benchmark_cell",
     "benchmark_compare",
     "benchmark_list",
     "benchmark_matrix",
+    "benchmark_report",
     "benchmark_status",
     "benchmark_view",
     "budget_note",
+    "ended_note",
     "grades_get",
     "grades_next",
     "grades_put",
@@ -60,5 +71,6 @@ __all__ = [
     "output_of",
     "reproduce_command",
     "resume_flag",
+    "running_note",
     "stop_limits",
 ]

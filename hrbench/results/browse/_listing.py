@@ -17,7 +17,15 @@ from hrbench.runner import unknown_of, unknown_sentence
 from hrbench.stats import reported_rows
 from hrbench.store import Store
 
-__all__ = ["benchmark_list", "benchmark_status", "budget_note", "resume_flag", "stop_limits"]
+__all__ = [
+    "ENDED_EARLY",
+    "benchmark_list",
+    "benchmark_status",
+    "budget_note",
+    "ended_note",
+    "resume_flag",
+    "stop_limits",
+]
 
 
 def _record(store: Store, benchmark_id: str, field: str = "id") -> dict[str, Any]:
@@ -79,11 +87,12 @@ def benchmark_status(
     Returns:
         ``{"status": ..., "stop_note": ...}``: ``interrupted`` for a ``running`` record no task
         runs, ``errors`` for a ``done`` one whose summary counts runs that ended in errors;
-        ``stop_note`` as :func:`budget_note` gives it.
+        ``stop_note`` as :func:`budget_note` gives it, after :func:`ended_note` for a
+        benchmark that ended early (:data:`ENDED_EARLY`).
 
     Example:
-        >>> benchmark_status({"id": "b1", "status": "running", "summary": None}, 3)
-        {'status': 'interrupted', 'stop_note': None}
+        >>> benchmark_status({"id": "b1", "status": "running", "summary": None}, 3)["status"]
+        'interrupted'
         >>> benchmark_status({"id": "b1", "status": "done", "summary": [{"errors": 2, "error_causes": {"RuntimeError": 2}}]}, 5)["status"]
         'errors'
     """
@@ -97,7 +106,43 @@ def benchmark_status(
     spec = rec.get("spec") or {}
     caps = spec.get("limits") or (spec.get("params") or {}).get("governor") or rec  # a header has them
     note = budget_note(str(rec.get("id")), rec.get("summary"), rows, caps, used, stopped_by)
+    if status in ENDED_EARLY:  # what ended it and how to go on come first
+        ended = ended_note(str(rec.get("id")), status, rows, spec.get("total", rec.get("total")))
+        note = ended if note is None else f"{ended}; {note}"
     return {"status": status, "stop_note": note}
+
+
+ENDED_EARLY = ("cancelled", "interrupted")
+"""The statuses of a benchmark that ended before its last run and is resumed by ``hrb bench --resume ID``."""
+
+_ENDED_HOW = {
+    "cancelled": "was cancelled",
+    "interrupted": "was interrupted (its daemon stopped before it finished)",
+}
+
+
+def ended_note(benchmark_id: str, status: str, rows: int, total: int | None) -> str:
+    """The banner of a benchmark that ended early: what ended it, what its report holds, the resume command.
+
+    Rule (docs/guides/shell.md, "A benchmark that ended early"): its report is descriptive of
+    the runs finished (their cells may have unequal runs), never refused for them; the command
+    is the one ``hrb bench`` prints on Ctrl-C.
+
+    Args:
+        benchmark_id: its id.
+        status: one of :data:`ENDED_EARLY`.
+        rows: its stored rows (runs finished).
+        total: the runs of a full run (``None``: not known).
+
+    Example:
+        >>> ended_note("b1", "cancelled", 12, 40)
+        'benchmark b1 was cancelled with 12 of 40 runs finished: its report is descriptive of those runs; resume it with `hrb bench --resume b1`'
+    """
+    of = f"{rows} of {total}" if total else f"{rows}"
+    return (
+        f"benchmark {benchmark_id} {_ENDED_HOW[status]} with {of} runs finished: its report is descriptive of "
+        f"those runs; resume it with `hrb bench --resume {benchmark_id}`"
+    )
 
 
 def _items(store: Store, head: dict[str, Any], rows: Sequence[Row] | None) -> tuple[int | None, int | None]:

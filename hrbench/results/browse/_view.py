@@ -347,7 +347,9 @@ def benchmark_compare(
     both = [replace(r, arm=f"a:{r.arm}") for r in rows_a] + [replace(r, arm=f"b:{r.arm}") for r in rows_b]
     diffs = []
     for name in shared:
-        c = compare(both, f"b:{name}", f"a:{name}", level=level, method=method, descriptive=True, warn=False)  # type: ignore[arg-type]
+        # the two arms' rows only: this pair's Holm family is the shared arms' pairs, adjusted below
+        pair = [r for r in both if r.arm in (f"a:{name}", f"b:{name}")]
+        c = compare(pair, f"b:{name}", f"a:{name}", level=level, method=method, descriptive=True, warn=False)  # type: ignore[arg-type]
         d = _difference({k: getattr(c, k) for k in c.__struct_fields__} | {"arm_a": name, "arm_b": name})
         diffs.append(d)
     for d, adj in zip(diffs, _holm([d["p_value"] for d in diffs]), strict=True):

@@ -14,7 +14,6 @@ import msgspec
 from hrbench._util.messages import did_you_mean
 from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import ConfigError, NotFound
-from hrbench.runner import unknown_of, unknown_sentence
 from hrbench_client import protocol as p
 from hrbench_server.app import App
 from hrbench_server.methods._handlers import async_handler, resolve, running, to_thread
@@ -108,76 +107,13 @@ def _register_report(feature: Callable[[str], Any], app: App) -> None:
 
         def build() -> dict[str, Any]:
             # imported on the first report, in this worker thread: statistics and numpy (~0.3 s of CPU)
-            from hrbench import specs
             from hrbench.results import browse
-            from hrbench.stats import report_payload
 
-            bench_id = resolve(app, args.id)
-            rec = app.store.benchmark_get(bench_id) or {}
-            rows = app.store.rows_get(bench_id)
-            traces = app.store.traces_get(bench_id)  # the list price per arm
-            judged = browse.judged_rows(app.store, rec, rows, traces)  # a judge's: its agreement too
-            grades = app.store.grades_get(bench_id) or None  # human grades: the PPI++ section
-            spec = rec.get("spec") or {}
-            # a report says when its benchmark is not a finished, whole one
-            ledger = app.store.ledger_get(bench_id)
-            head = browse.benchmark_status(
-                rec, len(rows), running(app), ledger, browse.stop_limits(app.store, rec)
-            )
-            still = head["status"] == "running"
-            if still:  # what is there so far, labelled descriptive (cells have unequal runs)
-                settings["descriptive"] = True
-                if not rows:
-                    return _running_report(bench_id, 0, spec.get("total"))
-            try:
-                out = report_payload(
-                    judged,
-                    traces=traces,
-                    stop=spec.get("stop"),
-                    grades=grades,
-                    scorer=specs.stored_scorer(spec),
-                    **settings,
-                )
-            except TypeError as exc:
-                raise ConfigError("settings", args.settings, f"not a report setting ({exc})") from None
-            out["status"], out["stop_note"] = head["status"], head["stop_note"]
-            if still:
-                out["stop_note"] = _running_report(bench_id, len(rows), spec.get("total"))["stop_note"]
-            # what a crash or a cancel left unknown, in the sentence hrb ls shows
-            out["unknown_note"] = unknown_sentence(unknown_of(ledger))
-            return out
+            return browse.benchmark_report(app.store, resolve(app, args.id), running(app), **settings)
 
         return p.ReportResult(report=await to_thread(build))
 
     feature("report")(async_handler(p.ReportParams, report))
-
-
-def _running_report(bench_id: str, done: int, total: int | None) -> dict[str, Any]:
-    """The report of a benchmark still running: its state, and how to read what is there.
-
-    Rule (docs/guides/shell.md: while it runs, `hrb report ID` shows it running): a running
-    benchmark is reported descriptively over the runs finished so far, never refused for its
-    unequal runs; with none finished, the report is the state alone.
-    """
-    of = f"{done} of {total}" if total else f"{done}"
-    note = (
-        f"benchmark {bench_id} is still running ({of} runs finished): "
-        + (
-            "no run has finished yet"
-            if not done
-            else "this report is descriptive of the runs finished so far"
-        )
-        + f"; `hrb ls` shows its progress, and `hrb report {bench_id}` once it is done gives the full report"
-    )
-    head = f"<hrbench report> benchmark {bench_id}: still running, no run finished yet"
-    return {
-        "status": "running",
-        "stop_note": note,
-        "arms": [],
-        "comparisons": [],
-        "text": head,
-        "markdown": head + "\n",
-    }
 
 
 def _register_browse(feature: Callable[[str], Any], app: App) -> None:

@@ -117,7 +117,13 @@ def _measured(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and x == x  # NaN != NaN
 
 
-STATUS_LABELS = {"budget_stopped": "Budget stopped", "errors": "Runs failed", "running": "Still running"}
+STATUS_LABELS = {
+    "budget_stopped": "Budget stopped",
+    "cancelled": "Cancelled",
+    "errors": "Runs failed",
+    "interrupted": "Interrupted",
+    "running": "Still running",
+}
 """The label of a benchmark's ``stop_note`` by its status, in ``hrb ls --text`` and ``hrb report``."""
 
 

@@ -66,20 +66,35 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _MD_PUNCT = re.compile(r"([\\`*_\[\]<>&|~$])")
 
 
+_CODE_SPAN = re.compile(r"(?<![^\s(\[])`([^`\s'\"][^`'\"]*?(?<!\s))`(?![^\s.,;:)\]!?])")
+"""A command or name our messages quote as code: a backtick pair around text with no backtick or quote, set off
+by spaces or punctuation (so a backtick inside a quoted name, as in ``'x`y'``, stays text)."""
+
+
 def md_text(s: str) -> str:
     r"""``s`` as Markdown text that renders as written, on one line (a table cell's or a paragraph's).
 
     The characters that start Markdown or HTML (``\ ` * _ [ ] < > & | ~ $``) are escaped with a
     backslash and line breaks become ``<br>`` (CommonMark backslash escapes; GFM tables escape
-    ``|`` as ``\|``).
+    ``|`` as ``\|``); a command the message quotes between backticks (``hrb rows ID -o FILE``)
+    becomes a code span (:func:`md_code`), as it reads in a terminal.
 
     Example:
         >>> md_text('a<b&"c" | d]]>')
         'a\\<b\\&"c" \\| d\\]\\]\\>'
         >>> md_text("two\nlines")
         'two<br>lines'
+        >>> md_text("what `hrb rows ID -o FILE` writes; 'x`y' stays")
+        "what `hrb rows ID -o FILE` writes; 'x\\`y' stays"
     """
-    return "<br>".join(_MD_PUNCT.sub(r"\\\1", part) for part in _LINE_BREAK.split(s))
+    out = []
+    for part in _LINE_BREAK.split(s):
+        said, at = [], 0
+        for m in _CODE_SPAN.finditer(part):
+            said += [_MD_PUNCT.sub(r"\\\1", part[at : m.start()]), md_code(m.group(1))]
+            at = m.end()
+        out.append("".join([*said, _MD_PUNCT.sub(r"\\\1", part[at:])]))
+    return "<br>".join(out)
 
 
 def md_code(s: str) -> str:

@@ -136,6 +136,15 @@ function statusBadge(b) {
       h("span", { style: `width:${pct.toFixed(1)}%` })), badge, " ", h("span", { class: "muted", "data-k": "progress" }, parts.join(" · ")));
 }
 
+// the banner's label of a benchmark that ended early (its stop_note says how to resume it)
+const ENDED_EARLY = { cancelled: "Cancelled", interrupted: "Interrupted" };
+// what runs never scored measure, by what kept them from their scorer (the report's footnote says the same)
+function unscoredReason(failures) {
+  const stopped = (failures || {}).budget_stop, errors = (failures || {}).error;
+  if (!errors) return "they measure the budget, not the arm.";
+  return stopped ? "they measure the budget and the errors, not the arm." : "they measure the errors, not the arm.";
+}
+
 const DESCRIPTIVE = "descriptive only";
 function descriptiveMark(on) {
   return on ? h("span", { class: "descriptive" }, ` (${DESCRIPTIVE})`) : null;
@@ -501,7 +510,9 @@ function renderBenchmark(v, m, others, onAgainst, batches) {
       ` · reference ${b.reference_hash.slice(0, 12)}`),
     !b.stop_note ? null : b.status === "errors"
       ? h("div", { class: "banner", id: "runs-failed" }, h("b", {}, "Runs failed: "), b.stop_note)
-      : h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note),
+      : ENDED_EARLY[b.status]
+        ? h("div", { class: "banner", id: "ended-early" }, h("b", {}, `${ENDED_EARLY[b.status]}: `), b.stop_note)
+        : h("div", { class: "banner", id: "budget-stopped" }, h("b", {}, "Budget stopped: "), b.stop_note),
     stopSection(v),
     batchSection(batches),
     judgeSection(v),
@@ -510,7 +521,7 @@ function renderBenchmark(v, m, others, onAgainst, batches) {
       h("span", { class: "muted" }, " (the rows whose human grades would narrow the intervals most)")),
     v.descriptive ? h("div", { class: "banner", id: "descriptive" }, h("b", {}, "Descriptive only: "), v.note.replace(/^Descriptive: /, "")) : h("p", { class: "muted" }, v.note),
     h("h2", {}, "Arms"), armTable(v),
-    ...v.arms.filter((a) => a.unscored_note).map((a) => h("p", { class: "banner", "data-unscored-note": a.arm }, `* ${a.arm}: ${a.unscored_note}: they measure the budget, not the arm.`)),
+    ...v.arms.filter((a) => a.unscored_note).map((a) => h("p", { class: "banner", "data-unscored-note": a.arm }, `* ${a.arm}: ${a.unscored_note}: ${unscoredReason(a.failures)}`)),
     h("h2", {}, "Paired differences against ", against, descriptiveMark(v.descriptive)),
     h("div", { class: "charts" }, h("div", { class: "card" }, chartBox("forest")), h("div", { class: "card" }, diffTable(v))),
     h("h2", {}, "Accuracy against cost", descriptiveMark(v.descriptive)),
