@@ -71,3 +71,20 @@ def test_a_model_given_a_price_is_not_warned(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "has no price" not in done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["summary"][0]["usd"] > 0
+
+
+def test_a_misspelt_model_is_unpriced_through_the_daemon_and_the_name_it_may_mean_is_said(
+    tmp_path: Path,
+) -> None:
+    with LoopbackServer() as srv:
+        spec = _spec(tmp_path, srv)
+        spec.write_text(spec.read_text().replace('model = "loop"', 'model = "gpt-4o-mni"'))
+        done = hrb("bench", str(spec), "--no-rows")
+        capped = hrb("bench", str(spec), "--no-rows", "--max-usd", "1")
+    assert done.returncode == 0, done.stderr
+    assert "'gpt-4o-mni' has no price (did you mean gpt-4o-mini?)" in done.stderr, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["summary"][0]["usd"] is None  # not priced as gpt-4o
+    assert (
+        capped.returncode != 0
+        and "has no price (did you mean gpt-4o-mini?), so the explicit" in capped.stderr
+    )
