@@ -1,7 +1,7 @@
 """A model with no price through `hrb` and a real daemon: one warning, and NA wherever its USD is shown.
 
 Rule (seed 002: usd is NA when a model has no price): `hrb bench` warns once that the model
-has no price; the summary, the rows, `hrb ls` (running and done) and the progress line show
+has no price; the summary, the rows, `hrb ls` (running, cancelled and done) and the progress line show
 its USD as NA (``null`` in JSON), never as 0.
 """
 
@@ -54,6 +54,13 @@ def test_an_unpriced_model_is_warned_once_and_its_usd_is_na_everywhere(tmp_path:
         assert listed["usd"] is None, listed  # not the 0 its calls were counted at
         assert "usd NA of" in hrb("ls", "--text").stdout
         hrb("cancel", bid)
+        cancelled = next(
+            json.loads(ln) for ln in hrb("ls").stdout.splitlines() if json.loads(ln)["id"] == bid
+        )
+        assert cancelled["status"] == "cancelled" and cancelled["usd"] is None, (
+            cancelled
+        )  # NA once cancelled too
+        assert "usd 0.0000" not in hrb("ls", "--text").stdout
         done = hrb("bench", str(_spec(tmp_path, srv)), "--no-rows")  # the same spec, to its end
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("has no price") == 1, done.stderr  # warned once
