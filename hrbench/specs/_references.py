@@ -110,10 +110,14 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     if p.suffix.lower() == ".csv":
         where = "line"
         numbered = _csv_records(text, p)
-    elif text.lstrip().startswith("{") and isinstance(obj := _one_json(text), dict) and "items" in obj:
+    elif (
+        isinstance(obj := _one_json(text) if text.lstrip().startswith("{") else None, dict) and "items" in obj
+    ):
         obj = json.loads(text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries"))
         ref = _reference_object(obj, p)  # one {"items", "labels", ...} object, as `hrb ref get` prints
         return ref if limit is None else _select(ref, ref.ids[:limit])
+    elif isinstance(obj, dict) and format_of(obj) is not None:  # one object: another format's file
+        raise ConfigError("reference.path", path, f"one JSON object, not reference records{format_hint(obj)}")
     elif text.lstrip().startswith("["):
         try:
             numbered = list(enumerate(json.loads(text), 1))
@@ -142,7 +146,11 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     labels, clusters, splits = {}, {}, {}
     for n, rec in numbered:
         if not isinstance(rec, dict) or "item" not in rec:
-            raise ConfigError("reference.path", path, f'{where} {n}: expected {{"id", "item", "label", ...}}')
+            raise ConfigError(
+                "reference.path",
+                path,
+                f'{where} {n}: expected {{"id", "item", "label", ...}}{format_hint(rec)}',
+            )
         for key in rec:
             if key not in _RECORD_FIELDS:
                 raise _unknown_field(f"reference.path {p.name} {where} {n}", key, _RECORD_FIELDS)
@@ -155,6 +163,55 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             clusters[item_id] = str(rec["cluster"])
         splits[item_id] = rec.get("split", "test")
     return Reference(items, labels=labels, cluster=clusters or None, split=splits)
+
+
+_FORMAT_KEYS: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = (
+    (
+        "squad",
+        (
+            frozenset({"context", "question"}),
+            frozenset({"question", "answers"}),
+            frozenset({"data", "version"}),
+        ),
+    ),
+    ("tatqa", (frozenset({"table", "questions"}), frozenset({"paragraphs", "questions"}))),
+    ("lm-eval", (frozenset({"doc_id", "doc"}), frozenset({"doc_id", "resps"}))),
+    ("inspect", (frozenset({"eval", "samples"}), frozenset({"eval", "results"}))),
+    ("promptfoo", (frozenset({"evalId", "results"}), frozenset({"results", "config", "shareableUrl"}))),
+)
+"""Keys a file's first record has in each format the reference readers know (any one set of them):
+SQuAD's rows (``context``, ``question``, ``answers``) or its nested JSON (``version``, ``data``),
+TAT-QA's contexts, lm-eval's samples, an Inspect log, promptfoo's results."""
+
+
+def format_of(record: Any) -> str | None:
+    """The reference format whose records have ``record``'s keys, or ``None``.
+
+    Example:
+        >>> format_of({"id": "q1", "context": "...", "question": "...", "answers": {"text": []}})
+        'squad'
+        >>> format_of({"item": "x"}) is None
+        True
+    """
+    if not isinstance(record, dict):
+        return None
+    keys = set(record)
+    for fmt, shapes in _FORMAT_KEYS:
+        if any(shape <= keys for shape in shapes):
+            return fmt
+    return None
+
+
+def format_hint(record: Any) -> str:
+    """``"; its keys (...) are a squad file's: give --format squad ..."`` when ``record`` looks like a known format, else ``""``."""
+    fmt = format_of(record)
+    if fmt is None:
+        return ""
+    keys = ", ".join(list(record)[:6]) + (", ..." if len(record) > 6 else "")
+    return (
+        f"; its keys ({keys}) are a {fmt} file's: give its format "
+        f'(hrb ref put NAME FILE --format {fmt}; format = "{fmt}" in a spec\'s [reference])'
+    )
 
 
 def _csv_records(text: str, p: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -281,7 +338,8 @@ def _reference_file(path: str, fmt: str, limit: int | None, id_var: str | None =
     try:
         return _read_reference_file(path, fmt, limit, id_var)
     except UnicodeDecodeError:  # a binary file (an Inspect .eval given as rows)
-        raise ConfigError("reference.path", path, f"is not a {fmt} file: not UTF-8 text") from None
+        hint = format_hint({"eval": None, "samples": None}) if Path(path).suffix == ".eval" else ""
+        raise ConfigError("reference.path", path, f"is not a {fmt} file: not UTF-8 text{hint}") from None
 
 
 def _read_reference_file(path: str, fmt: str, limit: int | None, id_var: str | None) -> Reference:

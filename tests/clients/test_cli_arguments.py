@@ -77,3 +77,10 @@ def test_a_spec_field_out_of_range_names_the_file_the_field_the_value_and_the_ra
     )
     spec.write_text("runs = 5\nconcurrency = 0\n")
     assert "spec.toml: concurrency = 0: must be at least 1" in hrb("bench", str(spec), check_rc=2).stderr
+
+
+@pytest.mark.usefixtures("shared_home")  # puts no reference: refused before it is stored
+def test_hrb_ref_put_of_a_squad_file_without_format_names_the_format(data: Path) -> None:
+    path = data / "squad2-dev-500" / "squad2_dev_500.jsonl"
+    err = hrb("ref", "put", "squad500", str(path), check_rc=2).stderr
+    assert "are a squad file's: give its format (hrb ref put NAME FILE --format squad;" in err, err
