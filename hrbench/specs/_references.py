@@ -8,6 +8,7 @@ as ``hrb ref get`` prints it, SQuAD or TAT-QA data, or another tool's results; `
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from hrbench.interop import FILE_FORMATS, imported_spec_reference
 from hrbench.reference import PER_ITEM, Reference, check_keyed
 from hrbench.specs._loader import _get
 
-__all__ = ["REFERENCE_FIELDS", "build_reference"]
+__all__ = ["REFERENCE_FIELDS", "build_reference", "read_reference"]
 
 
 _RECORD_FIELDS = ("id", "item", "label", "cluster", "split")
@@ -332,6 +333,42 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
         selected = _select(selected, selected.ids[:limit])
     selected.source_ids = frozenset(ref.ids)
     return selected
+
+
+def read_reference(
+    path: str | os.PathLike[str], format: str | None = None, *, id_var: str | None = None
+) -> Reference:
+    r"""Read a reference file, as ``hrb ref put NAME FILE`` reads it (the same readers).
+
+    Args:
+        path: the file.
+        format: ``None`` or ``"rows"``: reference records, JSON lines of ``{"id", "item",
+            "label", "cluster", "split"}`` (or a JSON list of them, a ``.csv`` file with a header
+            row of those columns, or one ``{"items", "labels", ...}`` object as ``hrb ref get``
+            prints); ``"squad"`` (SQuAD JSON or rows, :func:`~hrbench.reading.qa_reference`),
+            ``"tatqa"`` (:func:`~hrbench.reading.tatqa_reference`), or another tool's results:
+            ``"inspect"``, ``"lm-eval"``, ``"promptfoo"``.
+        id_var: with ``"promptfoo"``: the test variable holding each item's id (``"id"``).
+
+    Returns:
+        A :class:`~hrbench.reference.Reference`.
+
+    Raises:
+        ConfigError: the file cannot be read or is not of that format, naming the file, the
+            line and the field; a file of records whose first record is another known format's
+            names that format (``give its format (... --format squad ...)``).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "caps.jsonl"
+        >>> _ = path.write_text('{"id": "q1", "item": "France", "label": "Paris"}\n')
+        >>> read_reference(path).labels
+        {'q1': 'Paris'}
+    """
+    spec: dict[str, Any] = {"path": os.fspath(path), "format": format or "rows"}
+    if id_var is not None:
+        spec["id_var"] = id_var
+    return build_reference(spec)
 
 
 def _reference_file(path: str, fmt: str, limit: int | None, id_var: str | None = None) -> Reference:

@@ -123,23 +123,17 @@ def dash_value_after(message: str, parser: argparse.ArgumentParser) -> str | Non
     return None
 
 
-def option_message(
-    exc: Any, ns: argparse.Namespace, parser: argparse.ArgumentParser | None = None
-) -> str | None:
+def option_message(exc: Any, ns: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:
     """``--alpha 2: must be below 0.5`` for a value the daemon refused as out of range, or ``None``.
 
     ``exc``: the daemon's ``InvalidParams``, whose data name the field and the rule; ``None``
     when no option of the command gave that field (a spec's field is said as the daemon says it).
-    ``parser``: ``hrb``'s (built when not given).
+    ``parser``: ``hrb``'s.
     """
     data = getattr(exc, "data", None) or {}
     field, rule = data.get("field"), (data.get("context") or {}).get("rule")
     if not isinstance(field, str) or not isinstance(rule, str):
         return None
-    if parser is None:
-        from hrbench_client.cli.parser import _parser
-
-        parser = _parser()
     for action in chosen(parser, ns)._actions:
         if action.dest == field and action.option_strings:
             option = max(action.option_strings, key=len)

@@ -303,8 +303,9 @@ def _exit_of(exc: BaseException, args: argparse.Namespace) -> tuple[int, str, st
         return EXIT_INTERRUPTED, kind, "interrupted"
     if isinstance(exc, InvalidParams):
         from hrbench_client.cli._arguments import option_message
+        from hrbench_client.cli.parser import _parser
 
-        return EXIT_USAGE, kind, f"invalid: {option_message(exc, args) or exc}"
+        return EXIT_USAGE, kind, f"invalid: {option_message(exc, args, _parser()) or exc}"
     message = f"{kind}: {exc}"
     return (exit_code(exc, "gate") if isinstance(exc, HrbenchError) else EXIT_ERROR), kind, message
 
