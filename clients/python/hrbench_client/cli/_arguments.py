@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
 
@@ -54,7 +55,8 @@ def _spec_field(command: str, option: str, value: str | None) -> str | None:
 
     from hrbench_client import protocol as p
 
-    typ = {"bench": p.BenchmarkParams, "eval": p.EvaluateParams}.get(command)
+    specs: dict[str, type[msgspec.Struct]] = {"bench": p.BenchmarkParams, "eval": p.EvaluateParams}
+    typ = specs.get(command)
     field = option[2:].replace("-", "_")
     if typ is None or field not in {f.encode_name for f in msgspec.structs.fields(typ)}:
         return None
@@ -141,7 +143,7 @@ def option_message(exc: Any, ns: argparse.Namespace, parser: argparse.ArgumentPa
     return None
 
 
-def _given(options: list[str], parsed: Any) -> str:
+def _given(options: Sequence[str], parsed: Any) -> str:
     """The value an option was given, as typed (its parsed value when not found)."""
     argv = ARGV.get() or []
     for n, token in enumerate(argv):
