@@ -57,9 +57,8 @@ def test_an_unpriced_model_is_warned_once_and_its_usd_is_na_everywhere(tmp_path:
         cancelled = next(
             json.loads(ln) for ln in hrb("ls").stdout.splitlines() if json.loads(ln)["id"] == bid
         )
-        assert cancelled["status"] == "cancelled" and cancelled["usd"] is None, (
-            cancelled
-        )  # NA once cancelled too
+        # NA once cancelled too (or done, when the cancel came after its last run on a busy machine)
+        assert cancelled["status"] in ("cancelled", "done") and cancelled["usd"] is None, cancelled
         assert "usd 0.0000" not in hrb("ls", "--text").stdout
         done = hrb("bench", str(_spec(tmp_path, srv)), "--no-rows")  # the same spec, to its end
     assert done.returncode == 0, done.stderr
