@@ -92,6 +92,7 @@ if typing.TYPE_CHECKING:
         tool_sequence_scorer,
         trajectory_judge,
     )
+    from hrbench.specs._references import read_reference
     from hrbench.stats import ArmReport, Comparison, PowerPlan, Report, compare, compare_all, power, report
     from hrbench.stats._agreement import judge_agreement
     from hrbench.stats._gate import GateResult, gate
@@ -195,6 +196,7 @@ __all__ = [
     "pattern_scorer",
     "power",
     "qa_reference",
+    "read_reference",
     "reading",
     "report",
     "request_hash",
@@ -291,6 +293,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "hrbench.runner._limits": ("Options", "options"),
     "hrbench.runner._replay": ("ReplayClient",),
     "hrbench.scoring._choice": ("choice_scorer",),
+    "hrbench.specs._references": ("read_reference",),
     "hrbench.scoring._judge": ("judge_scorer",),
     "hrbench.scoring._numeric": ("numeric_scorer",),
     "hrbench.scoring._pattern": ("pattern_scorer",),

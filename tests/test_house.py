@@ -393,6 +393,7 @@ PUBLIC: dict[str, list[str]] = {
         "pattern_scorer",
         "power",
         "qa_reference",
+        "read_reference",
         "reading",
         "report",
         "request_hash",

@@ -320,6 +320,7 @@ _GROUPS = (
             "NOT_IN_DOCUMENT",
             "qa_reference",
             "tatqa_reference",
+            "read_reference",
             "example_document",
             "outputs_arm",
             "reading",

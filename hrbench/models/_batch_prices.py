@@ -21,7 +21,7 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from hrbench.models._price_package import package_rates, tier_starts
+from hrbench.models._price_package import find_model, package_rates, tier_starts
 from hrbench.models._pricing import Price, Pricing
 
 __all__ = ["BATCH_DISCOUNT", "BatchPricing", "discounted", "package_batch_price"]
@@ -118,10 +118,10 @@ def package_batch_price(model: str, provider: str | None) -> Price | None:
         from genai_prices.data_snapshot import get_snapshot
     except ImportError:
         return None
-    try:
-        _prov, info = get_snapshot().find_provider_model(model, None, provider, None)
-    except LookupError:
+    found = find_model(get_snapshot(), model, provider)
+    if found is None:
         return None
+    info = found[1]
     batch = [v for v in (getattr(info, "price_variants", None) or ()) if v.when == {"processing": "batch"}]
     if not batch:
         return None

@@ -19,7 +19,9 @@ from __future__ import annotations
 import datetime
 import functools
 import math
+import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
@@ -28,6 +30,9 @@ __all__ = [
     "PACKAGE",
     "PriceInfo",
     "TierInfo",
+    "find_model",
+    "names_model",
+    "package_names",
     "package_price",
     "package_rates",
     "package_version",
@@ -200,6 +205,86 @@ def _snapshot(bundled: bool) -> Any:
     return bundled_data() if bundled and bundled_data is not None else data_snapshot.get_snapshot()
 
 
+def _literals(match: Any) -> Iterator[str]:
+    """The names a genai-prices match clause lists (equals, starts-with, contains, ends-with), walked through and/or."""
+    for key in ("equals", "starts_with", "contains", "ends_with"):
+        value = getattr(match, key, None)
+        if isinstance(value, str):
+            yield value.strip("-@./")
+    for key in ("or_", "and_"):
+        for clause in getattr(match, key, None) or ():
+            yield from _literals(clause)
+
+
+def _patterns(match: Any) -> Iterator[str]:
+    """The regular expressions of a match clause anchored at both ends (a whole name's pattern)."""
+    regex = getattr(match, "regex", None)
+    if isinstance(regex, str) and regex.startswith("^") and regex.endswith("$"):
+        yield regex
+    for key in ("or_", "and_"):
+        for clause in getattr(match, key, None) or ():
+            yield from _patterns(clause)
+
+
+def names_model(model: str, info: Any) -> bool:
+    """Whether ``model`` is the package's model ``info`` by a name the package lists for it.
+
+    Its id, a name its match logic lists, or a dated snapshot or release of one
+    (:func:`~hrbench.models._model_names.is_snapshot_of`), or a name matching one of its whole-name
+    patterns. A name that only starts with a listed one (``gpt-4o-mni``) is not: it is another
+    model or a typo, and has no price.
+    """
+    from hrbench.models._model_names import is_snapshot_of
+
+    if any(is_snapshot_of(model, name) for name in (info.id, *_literals(info.match)) if name):
+        return True
+    return any(re.fullmatch(regex, model.lower()) for regex in _patterns(info.match))
+
+
+def find_model(snapshot: Any, model: str, provider: str | None) -> tuple[Any, Any] | None:
+    """genai-prices' ``(provider, model)`` for ``model``, or ``None`` when it lists none by that name.
+
+    The package matches by prefix and pattern too; a match counts only when ``model`` is
+    one of the names it lists for the model or a dated snapshot of one (:func:`names_model`).
+
+    Example:
+        >>> from genai_prices.data_snapshot import get_snapshot
+        >>> find_model(get_snapshot(), "gpt-4o-2024-08-06", None)[1].id
+        'gpt-4o'
+        >>> find_model(get_snapshot(), "gpt-4o-mni", None) is None
+        True
+    """
+    try:
+        prov, info = snapshot.find_provider_model(model, None, provider, None)
+    except LookupError:
+        return None
+    return (prov, info) if names_model(model, info) else None
+
+
+@functools.lru_cache(maxsize=1)
+def package_names() -> frozenset[str]:
+    """Every model id and exact alias genai-prices' data list (what a misspelt name is matched against)."""
+    try:
+        snapshot = _snapshot(False)
+    except ImportError:
+        return frozenset()
+    names: set[str] = set()
+    for prov in snapshot.providers:
+        for info in prov.models:
+            names.add(info.id)
+            names.update(_equals(info.match))
+    return frozenset(names)
+
+
+def _equals(match: Any) -> Iterator[str]:
+    """The exact names of a match clause."""
+    if isinstance(value := getattr(match, "equals", None), str):
+        yield value
+    for key in ("or_", "and_"):
+        for clause in getattr(match, key, None) or ():
+            yield from _equals(clause)
+
+
 @functools.lru_cache(maxsize=4096)
 def package_price(model: str, provider: str | None = None, bundled: bool = False) -> PriceInfo | None:
     """The price genai-prices' data give ``model``, or ``None`` (unknown, or no package).
@@ -225,15 +310,17 @@ def package_price(model: str, provider: str | None = None, bundled: bool = False
         [(200000, 6.0, 22.5)]
         >>> package_price("no-such-model-anywhere") is None
         True
+        >>> package_price("claude-sonnet-4-5-typo") is None  # the package's prefix match is not a name
+        True
     """
     try:
         snapshot = _snapshot(bundled)
     except ImportError:
         return None
-    try:
-        prov, info = snapshot.find_provider_model(model, None, provider, None)
-    except LookupError:
+    found = find_model(snapshot, model, provider)
+    if found is None:
         return None
+    prov, info = found
     prices, since = _active(info.prices, datetime.date.today())
     base = package_rates(prices, 0)
     if base is None:

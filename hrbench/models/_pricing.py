@@ -20,11 +20,13 @@ from importlib import resources
 from typing import Any
 
 from hrbench.errors import ConfigError
+from hrbench.models._model_names import closest, is_snapshot_of
 from hrbench.models._price_package import PACKAGE as PACKAGE_NAME
 from hrbench.models._price_package import (
     TIERS_NOTE,
     PriceInfo,
     TierInfo,
+    package_names,
     package_price,
     package_version,
 )
@@ -65,9 +67,11 @@ OVERRIDE = "an override (the spec or Pricing(overrides=...))"
 class Pricing:
     """A price table.
 
-    A model is looked up by its exact name, then by the longest known prefix followed by ``-``
-    (so a dated ``gpt-4o-2024-08-06`` is priced as ``gpt-4o``), then with a provider prefix
-    such as ``openai/`` removed. A model with no price costs ``None`` (the seed's NA).
+    A model is looked up by its exact name, then as a dated snapshot or release of a listed
+    name (``gpt-4o-2024-08-06`` is priced as ``gpt-4o``, ``claude-3-5-sonnet-latest`` as
+    ``claude-3-5-sonnet``), then with a provider prefix such as ``openai/`` removed. Any other
+    name has no price, however it starts (``gpt-4o-mni`` is not ``gpt-4o``; :meth:`closest`
+    names the model it may mean). A model with no price costs ``None`` (the seed's NA).
 
     Args:
         table: ``{"models": {name: {"input", "cached_input", "output"}}, "checked": date}``;
@@ -216,14 +220,43 @@ class Pricing:
 
     @staticmethod
     def _listed(model: str, names: Mapping[str, Any]) -> str | None:
-        """The name ``model`` is listed under in ``names``: itself, else its longest prefix before a ``-``."""
+        """The name ``model`` is listed under in ``names``: itself, else the longest it is a dated snapshot of.
+
+        ``gpt-4o-2024-08-06`` is listed as ``gpt-4o``; ``gpt-4o-mni`` is not (its own model, or
+        a typo: :func:`~hrbench.models._model_names.is_snapshot_of`).
+        """
         for name in (model, model.split("/", 1)[-1]):
             if name in names:
                 return name
-            best = max((k for k in names if name.startswith(k + "-")), key=len, default=None)
+            best = max((k for k in names if is_snapshot_of(name, k)), key=len, default=None)
             if best is not None:
                 return best
         return None
+
+    def closest(self, model: str | None) -> str | None:
+        """The priced name closest to ``model`` (a misspelling's model), or ``None``.
+
+        Looked for among this table's names, its overrides and, for the default table,
+        genai-prices' model names and aliases.
+
+        Example:
+            >>> Pricing(table={"models": {"gpt-4o": {"input": 2.5, "output": 10.0},
+            ...                           "gpt-4o-mini": {"input": 0.15, "output": 0.6}}}).closest("gpt-4o-mni")
+            'gpt-4o-mini'
+        """
+        if not model:
+            return None
+        return closest(model, [*self.prices, *(package_names() if self.package else ())])
+
+    def did_you_mean(self, model: str | None) -> str:
+        """``" (did you mean gpt-4o-mini?)"`` for an unpriced ``model`` close to a priced name, else ``""``.
+
+        Example:
+            >>> Pricing(table={"models": {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}}).did_you_mean("gpt-4o-mni")
+            ' (did you mean gpt-4o-mini?)'
+        """
+        near = self.closest(model)
+        return f" (did you mean {near}?)" if near else ""
 
     def describe(self, model: str) -> PriceInfo | None:
         """``model``'s price with its source and date (what ``hrb prices MODEL`` shows), or ``None``.

@@ -322,13 +322,14 @@ def refuse_before_start(
         pricing = default_pricing() if pricing is None else pricing
         m = pricing.unpriced(getattr(client, "model", None), getattr(client, "billed_as", ()))
         if m is not None:  # a router priced by its billed_as models passes (README)
-            raise ConfigError("client.model", m, unpriced_message(m, explicit[1], cap=explicit[0]))
+            why = unpriced_message(m, explicit[1], cap=explicit[0], hint=pricing.did_you_mean(m))
+            raise ConfigError("client.model", m, why)
     judge = getattr(scorer, "client", None) if getattr(scorer, "needs_context", False) else None
     if getattr(judge, "bills", False) and explicit:  # a judge too, before the arms' first call
         priced = judge_pricing(scorer, default_pricing() if pricing is None else pricing)
         m = priced.unpriced(getattr(judge, "model", None), getattr(judge, "billed_as", ()))
         if m is not None:
-            why = unpriced_message(m, explicit[1], who="judge", cap=explicit[0])
+            why = unpriced_message(m, explicit[1], who="judge", cap=explicit[0], hint=priced.did_you_mean(m))
             raise ConfigError("scorer_settings.client.model", m, why)
 
 
@@ -337,16 +338,16 @@ def warn_unpriced(client: Any, governor: Governor, pricing: Pricing | None) -> N
 
     Rule (seed 002: usd is NA when a model has no price): said once, at the start of the
     benchmark, so that NA costs are never a surprise; an explicit USD cap refuses such a model
-    instead (:func:`refuse_before_start`), and a model given a price is not warned about.
+    instead (:func:`refuse_before_start`), and a model given a price is not warned about. A
+    name close to a priced one (a misspelling, ``gpt-4o-mni``) is named: "did you mean gpt-4o-mini?".
     """
     if not getattr(client, "bills", False) or explicit_usd_cap(governor):
         return
-    m = (default_pricing() if pricing is None else pricing).unpriced(
-        getattr(client, "model", None), getattr(client, "billed_as", ())
-    )
+    table = default_pricing() if pricing is None else pricing
+    m = table.unpriced(getattr(client, "model", None), getattr(client, "billed_as", ()))
     if m is not None:
         warn_at_caller(
-            f"model {m!r} has no price: its runs' USD is unknown (NA in the rows, the summary, the report "
+            f"model {m!r} has no price{table.did_you_mean(m)}: its runs' USD is unknown (NA in the rows, the summary, the report "
             "and hrb ls; never 0); give it a price (a spec client's `price = {input = USD_PER_M, output = "
             "USD_PER_M}`, hrbench.Pricing(overrides=...), or HRBENCH_PRICES)",
             UnpricedModelWarning,

@@ -39,7 +39,7 @@ from hrbench.specs._limits import (
     build_stop,
 )
 from hrbench.specs._loader import check_code_allowed, code_allowed, load_object
-from hrbench.specs._references import REFERENCE_FIELDS, build_reference
+from hrbench.specs._references import REFERENCE_FIELDS, build_reference, read_reference
 from hrbench.specs._scorers import (
     SCORERS,
     build_metrics,
@@ -73,5 +73,6 @@ __all__ = [
     "field_under",
     "format_prompt",
     "load_object",
+    "read_reference",
     "stored_scorer",
 ]

@@ -8,6 +8,7 @@ as ``hrb ref get`` prints it, SQuAD or TAT-QA data, or another tool's results; `
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ from hrbench.interop import FILE_FORMATS, imported_spec_reference
 from hrbench.reference import PER_ITEM, Reference, check_keyed
 from hrbench.specs._loader import _get
 
-__all__ = ["REFERENCE_FIELDS", "build_reference"]
+__all__ = ["REFERENCE_FIELDS", "build_reference", "read_reference"]
 
 
 _RECORD_FIELDS = ("id", "item", "label", "cluster", "split")
@@ -110,10 +111,14 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     if p.suffix.lower() == ".csv":
         where = "line"
         numbered = _csv_records(text, p)
-    elif text.lstrip().startswith("{") and isinstance(obj := _one_json(text), dict) and "items" in obj:
+    elif (
+        isinstance(obj := _one_json(text) if text.lstrip().startswith("{") else None, dict) and "items" in obj
+    ):
         obj = json.loads(text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries"))
         ref = _reference_object(obj, p)  # one {"items", "labels", ...} object, as `hrb ref get` prints
         return ref if limit is None else _select(ref, ref.ids[:limit])
+    elif isinstance(obj, dict) and format_of(obj) is not None:  # one object: another format's file
+        raise ConfigError("reference.path", path, f"one JSON object, not reference records{format_hint(obj)}")
     elif text.lstrip().startswith("["):
         try:
             numbered = list(enumerate(json.loads(text), 1))
@@ -142,7 +147,11 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     labels, clusters, splits = {}, {}, {}
     for n, rec in numbered:
         if not isinstance(rec, dict) or "item" not in rec:
-            raise ConfigError("reference.path", path, f'{where} {n}: expected {{"id", "item", "label", ...}}')
+            raise ConfigError(
+                "reference.path",
+                path,
+                f'{where} {n}: expected {{"id", "item", "label", ...}}{format_hint(rec)}',
+            )
         for key in rec:
             if key not in _RECORD_FIELDS:
                 raise _unknown_field(f"reference.path {p.name} {where} {n}", key, _RECORD_FIELDS)
@@ -155,6 +164,55 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
             clusters[item_id] = str(rec["cluster"])
         splits[item_id] = rec.get("split", "test")
     return Reference(items, labels=labels, cluster=clusters or None, split=splits)
+
+
+_FORMAT_KEYS: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = (
+    (
+        "squad",
+        (
+            frozenset({"context", "question"}),
+            frozenset({"question", "answers"}),
+            frozenset({"data", "version"}),
+        ),
+    ),
+    ("tatqa", (frozenset({"table", "questions"}), frozenset({"paragraphs", "questions"}))),
+    ("lm-eval", (frozenset({"doc_id", "doc"}), frozenset({"doc_id", "resps"}))),
+    ("inspect", (frozenset({"eval", "samples"}), frozenset({"eval", "results"}))),
+    ("promptfoo", (frozenset({"evalId", "results"}), frozenset({"results", "config", "shareableUrl"}))),
+)
+"""Keys a file's first record has in each format the reference readers know (any one set of them):
+SQuAD's rows (``context``, ``question``, ``answers``) or its nested JSON (``version``, ``data``),
+TAT-QA's contexts, lm-eval's samples, an Inspect log, promptfoo's results."""
+
+
+def format_of(record: Any) -> str | None:
+    """The reference format whose records have ``record``'s keys, or ``None``.
+
+    Example:
+        >>> format_of({"id": "q1", "context": "...", "question": "...", "answers": {"text": []}})
+        'squad'
+        >>> format_of({"item": "x"}) is None
+        True
+    """
+    if not isinstance(record, dict):
+        return None
+    keys = set(record)
+    for fmt, shapes in _FORMAT_KEYS:
+        if any(shape <= keys for shape in shapes):
+            return fmt
+    return None
+
+
+def format_hint(record: Any) -> str:
+    """``"; its keys (...) are a squad file's: give --format squad ..."`` when ``record`` looks like a known format, else ``""``."""
+    fmt = format_of(record)
+    if fmt is None:
+        return ""
+    keys = ", ".join(list(record)[:6]) + (", ..." if len(record) > 6 else "")
+    return (
+        f"; its keys ({keys}) are a {fmt} file's: give its format "
+        f'(hrb ref put NAME FILE --format {fmt}; format = "{fmt}" in a spec\'s [reference])'
+    )
 
 
 def _csv_records(text: str, p: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -277,11 +335,48 @@ def build_reference(spec: Any, store: Any = None) -> Reference:
     return selected
 
 
+def read_reference(
+    path: str | os.PathLike[str], format: str | None = None, *, id_var: str | None = None
+) -> Reference:
+    r"""Read a reference file, as ``hrb ref put NAME FILE`` reads it (the same readers).
+
+    Args:
+        path: the file.
+        format: ``None`` or ``"rows"``: reference records, JSON lines of ``{"id", "item",
+            "label", "cluster", "split"}`` (or a JSON list of them, a ``.csv`` file with a header
+            row of those columns, or one ``{"items", "labels", ...}`` object as ``hrb ref get``
+            prints); ``"squad"`` (SQuAD JSON or rows, :func:`~hrbench.reading.qa_reference`),
+            ``"tatqa"`` (:func:`~hrbench.reading.tatqa_reference`), or another tool's results:
+            ``"inspect"``, ``"lm-eval"``, ``"promptfoo"``.
+        id_var: with ``"promptfoo"``: the test variable holding each item's id (``"id"``).
+
+    Returns:
+        A :class:`~hrbench.reference.Reference`.
+
+    Raises:
+        ConfigError: the file cannot be read or is not of that format, naming the file, the
+            line and the field; a file of records whose first record is another known format's
+            names that format (``give its format (... --format squad ...)``).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "caps.jsonl"
+        >>> _ = path.write_text('{"id": "q1", "item": "France", "label": "Paris"}\n')
+        >>> read_reference(path).labels
+        {'q1': 'Paris'}
+    """
+    spec: dict[str, Any] = {"path": os.fspath(path), "format": format or "rows"}
+    if id_var is not None:
+        spec["id_var"] = id_var
+    return build_reference(spec)
+
+
 def _reference_file(path: str, fmt: str, limit: int | None, id_var: str | None = None) -> Reference:
     try:
         return _read_reference_file(path, fmt, limit, id_var)
     except UnicodeDecodeError:  # a binary file (an Inspect .eval given as rows)
-        raise ConfigError("reference.path", path, f"is not a {fmt} file: not UTF-8 text") from None
+        hint = format_hint({"eval": None, "samples": None}) if Path(path).suffix == ".eval" else ""
+        raise ConfigError("reference.path", path, f"is not a {fmt} file: not UTF-8 text{hint}") from None
 
 
 def _read_reference_file(path: str, fmt: str, limit: int | None, id_var: str | None) -> Reference:

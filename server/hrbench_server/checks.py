@@ -59,6 +59,7 @@ def register_checks(feature: Callable[[str], Any], app: App, wrap: Callable[...,
             return p.PricesResult(
                 prices=[msgspec.convert(i, p.ModelPrice, from_attributes=True) for i in found.values() if i],
                 unpriced=[m for m, i in found.items() if i is None],
+                closest={m: near for m, i in found.items() if i is None and (near := table.closest(m))},
             )
 
         out: Awaitable[p.PricesResult] = anyio.to_thread.run_sync(look)

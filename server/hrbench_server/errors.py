@@ -27,6 +27,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from hrbench._util.environ import caller_env
 from hrbench._util.redact import redact, secret_values
 from hrbench.errors import HrbenchError
+from hrbench_client import protocol as p
 from hrbench_client.protocol import ERROR_CODES, ErrorData
 
 __all__ = ["invalid_params", "scrub", "to_rpc_error"]
@@ -53,9 +54,16 @@ def scrub(text: str) -> str:
     return redact(text, *values)
 
 
-def invalid_params(exc: Exception) -> JsonRpcException:
-    """A -32602 error carrying msgspec's message (``... - at `$.arms[0].name```)."""
-    return JsonRpcInvalidParams(scrub(str(exc)), data=ErrorData(name="InvalidParams"))
+def invalid_params(exc: Exception, field: str | None = None, rule: str | None = None) -> JsonRpcException:
+    """A -32602 error carrying msgspec's message (``... - at `$.arms[0].name```).
+
+    ``field`` and ``rule``: the field path and the range it broke (``"runs"``, ``"must be at
+    least 1"``), sent in ``data`` as ``field`` and ``context.rule``.
+    """
+    context = {"rule": scrub(rule)} if rule else None
+    return JsonRpcInvalidParams(
+        scrub(str(exc)), data=ErrorData(name="InvalidParams", field=field, context=context)
+    )
 
 
 def _context(ctx: dict[str, Any]) -> dict[str, Any] | None:
@@ -84,6 +92,9 @@ def to_rpc_error(exc: BaseException) -> JsonRpcException:
     if isinstance(exc, JsonRpcException):
         return exc
     if isinstance(exc, msgspec.ValidationError):
+        broken = p.broken_range(str(exc))
+        if broken is not None:  # a range broken: said in words, as a decoded request's
+            return invalid_params(ValueError(p.plain_range(str(exc))), *broken)
         return invalid_params(exc)
     if isinstance(exc, HrbenchError):
         data = ErrorData(

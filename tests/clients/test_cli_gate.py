@@ -257,7 +257,7 @@ def test_H4_10_bad_input_is_exit_2_with_both_reports_naming_the_file(tmp_path: P
         ),
         (
             ["--baseline", str(CI_BASELINE), "--max-drop", "1"],
-            "invalid: Expected `float` < 1.0 - at `$.max_drop`",
+            "invalid: --max-drop 1: must be below 1",
         ),
         (["--baseline", str(CI_BASELINE), "--bogus"], "unrecognized arguments: --bogus"),
         ([], "the following arguments are required: --baseline"),

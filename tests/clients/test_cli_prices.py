@@ -29,3 +29,13 @@ def test_a_model_with_no_price_is_named_and_exit_2() -> None:
     proc = hrb("prices", "gpt-4o", "my-local-model", check_rc=2)
     assert [r["model"] for r in lines(proc.stdout)] == ["gpt-4o"]
     assert "no price for 'my-local-model'" in proc.stderr and "[client.price]" in proc.stderr
+
+
+@pytest.mark.usefixtures("shared_home")  # reads the daemon's price table only
+def test_a_misspelt_model_has_no_price_and_the_name_it_may_mean_is_said() -> None:
+    proc = hrb("prices", "gpt-4o-mni", "gpt-4o-miniature", "gpt-4o-2024-08-06", "my-local-model", check_rc=2)
+    assert [(r["model"], r["priced_as"]) for r in lines(proc.stdout)] == [("gpt-4o-2024-08-06", "gpt-4o")]
+    said = proc.stderr.splitlines()
+    assert "no price for 'gpt-4o-mni' in the daemon's table (did you mean gpt-4o-mini?)" in said[0]
+    assert "no price for 'gpt-4o-miniature' in the daemon's table (did you mean gpt-4o-mini?)" in said[1]
+    assert "no price for 'my-local-model' in the daemon's table:" in said[2]  # nothing close: no guess

@@ -1,7 +1,7 @@
 """A model with no price through `hrb` and a real daemon: one warning, and NA wherever its USD is shown.
 
 Rule (seed 002: usd is NA when a model has no price): `hrb bench` warns once that the model
-has no price; the summary, the rows, `hrb ls` (running and done) and the progress line show
+has no price; the summary, the rows, `hrb ls` (running, cancelled and done) and the progress line show
 its USD as NA (``null`` in JSON), never as 0.
 """
 
@@ -54,6 +54,12 @@ def test_an_unpriced_model_is_warned_once_and_its_usd_is_na_everywhere(tmp_path:
         assert listed["usd"] is None, listed  # not the 0 its calls were counted at
         assert "usd NA of" in hrb("ls", "--text").stdout
         hrb("cancel", bid)
+        cancelled = next(
+            json.loads(ln) for ln in hrb("ls").stdout.splitlines() if json.loads(ln)["id"] == bid
+        )
+        # NA once cancelled too (or done, when the cancel came after its last run on a busy machine)
+        assert cancelled["status"] in ("cancelled", "done") and cancelled["usd"] is None, cancelled
+        assert "usd 0.0000" not in hrb("ls", "--text").stdout
         done = hrb("bench", str(_spec(tmp_path, srv)), "--no-rows")  # the same spec, to its end
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("has no price") == 1, done.stderr  # warned once
@@ -71,3 +77,20 @@ def test_a_model_given_a_price_is_not_warned(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "has no price" not in done.stderr
     assert json.loads(done.stdout.splitlines()[-1])["summary"][0]["usd"] > 0
+
+
+def test_a_misspelt_model_is_unpriced_through_the_daemon_and_the_name_it_may_mean_is_said(
+    tmp_path: Path,
+) -> None:
+    with LoopbackServer() as srv:
+        spec = _spec(tmp_path, srv)
+        spec.write_text(spec.read_text().replace('model = "loop"', 'model = "gpt-4o-mni"'))
+        done = hrb("bench", str(spec), "--no-rows")
+        capped = hrb("bench", str(spec), "--no-rows", "--max-usd", "1")
+    assert done.returncode == 0, done.stderr
+    assert "'gpt-4o-mni' has no price (did you mean gpt-4o-mini?)" in done.stderr, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1])["summary"][0]["usd"] is None  # not priced as gpt-4o
+    assert (
+        capped.returncode != 0
+        and "has no price (did you mean gpt-4o-mini?), so the explicit" in capped.stderr
+    )

@@ -106,7 +106,7 @@ def test_a_budget_stop_then_a_resume_continues_the_same_order_and_e_process(
 @pytest.mark.parametrize(
     ("stop", "error", "said"),
     [
-        ({"alpha": 2}, InvalidParams, "$.stop.alpha"),
+        ({"alpha": 2}, InvalidParams, "stop.alpha = 2: must be below 1"),
         ({"alpah": 0.1}, InvalidParams, "alpah"),
         (
             {"pairs": [["all", "nobody"]]},

@@ -217,12 +217,16 @@ def _summary(
 def _usd_unknown(store: Store, head: dict[str, Any], status: str, rows: Sequence[Row] | None) -> bool:
     """Whether a benchmark's USD is NA (seed 002: a model with no price).
 
-    Its summary says so, or, while it runs, a stored row does (never the 0 its unpriced calls
-    were counted at).
+    Its summary says so, or, while it runs or when it ended with no summary (cancelled,
+    failed, interrupted) having counted its calls at 0 USD, a stored row does (never the 0 its
+    unpriced calls were counted at). An ended benchmark whose calls cost more than 0 reads no
+    rows here (a listing and a cell of a large benchmark stay cheap).
     """
     if any(s.get("usd", 0.0) is None for s in head["summary"] or []):
         return True
-    if status != "running" or not head["rows"]:
+    if not head["rows"]:
+        return False
+    if status != "running" and (head["summary"] or not head["calls"] or head["usd"] != 0):
         return False
     return any(r.usd is None for r in (rows if rows is not None else store.rows_get(head["id"])))
 

@@ -45,12 +45,16 @@ def explicit_usd_cap(governor: Any) -> tuple[str, float] | None:
     return None if usd is None else ("max_usd_per_run", usd)
 
 
-def unpriced_message(model: str, max_usd: float | None, who: str = "client", cap: str = "max_usd") -> str:
+def unpriced_message(
+    model: str, max_usd: float | None, who: str = "client", cap: str = "max_usd", hint: str = ""
+) -> str:
     """Why a model with no price cannot run under a USD cap, and how to give it one (case R04a).
 
     ``who``: ``"client"`` or ``"judge"`` (a judge scorer's model: the advice names the judge's
     own client table and ``judge_scorer(..., pricing=...)``; a higher cap cannot help). ``cap``:
-    the cap's field, ``"max_usd"`` or ``"max_usd_per_run"`` (:func:`explicit_usd_cap`).
+    the cap's field, ``"max_usd"`` or ``"max_usd_per_run"`` (:func:`explicit_usd_cap`). ``hint``:
+    what follows "has no price", e.g. ``" (did you mean gpt-4o-mini?)"``
+    (:meth:`~hrbench.models.Pricing.did_you_mean`).
 
     Only an explicit USD cap refuses an unpriced model; the default cap
     (``hrbench.runner._limits.max_usd``) is not enforced on it. The advice fits
@@ -62,7 +66,7 @@ def unpriced_message(model: str, max_usd: float | None, who: str = "client", cap
     """
     head = (
         f"unpriced_model: {'the judge' + chr(39) + 's ' if who == 'judge' else ''}model {model!r} has no "
-        f"price, so the explicit USD cap ({cap}={max_usd}) cannot be enforced; "
+        f"price{hint}, so the explicit USD cap ({cap}={max_usd}) cannot be enforced; "
     )
     if who == "judge":
         if ADVICE.get() == "spec":

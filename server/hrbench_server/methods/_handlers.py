@@ -42,7 +42,12 @@ _DECODERS: dict[type[Any], msgspec.json.Decoder[Any]] = {}
 
 
 def decode(raw: Any, typ: type[S]) -> S:
-    """Decode raw params into ``typ``; a validation error becomes -32602 with its field path."""
+    """Decode raw params into ``typ``; a validation error becomes -32602 with its field path.
+
+    A value out of its range is said in words with the value given (``runs = 0: must be at
+    least 1``), its field and rule also in the error's data (``field``, ``context.rule``) for a
+    client that names the option it came from (:func:`hrbench_client.protocol.plain_range`).
+    """
     dec = _DECODERS.get(typ)
     if dec is None:
         dec = _DECODERS[typ] = msgspec.json.Decoder(typ)
@@ -54,7 +59,10 @@ def decode(raw: Any, typ: type[S]) -> S:
         )
         return out
     except msgspec.DecodeError as exc:  # ValidationError included; an unknown field gets the close name
-        raise invalid_params(ValueError(p.unknown_field_hint(str(exc), typ, raw))) from None
+        message, broken = str(exc), p.broken_range(str(exc))
+        if broken is not None:  # a range broken: the field, the value given and the range, in words
+            raise invalid_params(ValueError(p.plain_range(message, raw)), broken[0], broken[1]) from None
+        raise invalid_params(ValueError(p.unknown_field_hint(message, typ, raw))) from None
 
 
 def sync_handler(typ: type[S], fn: Callable[[S], Any]) -> Callable[[Any], Any]:

@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(argv: list[str]) -> int:
     """Run ``hrb`` with ``argv`` on the full path (``argparse``); returns the exit code."""
+    from hrbench_client.cli._arguments import ARGV, option_message
     from hrbench_client.cli._common import BadArguments, _err, _Usage
     from hrbench_client.cli.exit_codes import (
         EXIT_ERROR,
@@ -132,6 +133,7 @@ def run(argv: list[str]) -> int:
             report_bad_arguments(argv, exc.message)
         raise
     fn = _command_fn(args.cmd)
+    token = ARGV.set(list(argv))  # an error names the option as it was typed
     try:
         rc = fn(args)
         sys.stdout.flush()  # what print() buffered: a closed reader is seen here
@@ -139,8 +141,8 @@ def run(argv: list[str]) -> int:
     except _Usage as exc:
         _err(str(exc))
         return EXIT_USAGE
-    except InvalidParams as exc:
-        _err(f"invalid: {exc}")
+    except InvalidParams as exc:  # a value out of range is said by the option that gave it
+        _err(f"invalid: {option_message(exc, args, parser) or exc}")
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
@@ -152,6 +154,8 @@ def run(argv: list[str]) -> int:
             return output_closed()
         _err(f"{type(exc).__name__}: {exc}")
         return EXIT_ERROR
+    finally:
+        ARGV.reset(token)
 
 
 def _command_fn(name: str) -> Callable[[argparse.Namespace], int]:

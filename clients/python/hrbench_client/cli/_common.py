@@ -61,11 +61,16 @@ def explain(exc: Exception, typ: Any = None, data: Any = None) -> str:
     outputs, import)``, and likewise a client's ``kind``; a message about the top-level object
     (msgspec gives it no path, e.g. ``Object contains unknown field `rusn```) gets `` - at `$```.
     Given the type decoded (and the data), an unknown field gets the closest field's name
-    (:func:`hrbench_client.protocol.unknown_field_hint`).
+    (:func:`hrbench_client.protocol.unknown_field_hint`), and a value out of its range is said
+    as the field, the value given and the range (:func:`hrbench_client.protocol.plain_range`).
     """
     import re
 
+    from hrbench_client.protocol import plain_range
+
     msg = str(exc)
+    if (plain := plain_range(msg, data)) != msg:  # a range broken: `runs = 0: must be at least 1`
+        return plain
     if " - at `" not in msg:
         msg = f"{msg} - at `$`"
     if typ is not None:

@@ -305,7 +305,7 @@ def _write_reports(
     return bad
 
 
-def _exit_of(exc: BaseException) -> tuple[int, str, str]:
+def _exit_of(exc: BaseException, args: argparse.Namespace) -> tuple[int, str, str]:
     """``(exit code, kind, message)`` of an error that ends ``hrb gate``, as :func:`hrbench_client.cli.run` maps it."""
     from hrbench_client.cli._common import _Usage
     from hrbench_client.cli.exit_codes import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, exit_code
@@ -317,7 +317,10 @@ def _exit_of(exc: BaseException) -> tuple[int, str, str]:
     if isinstance(exc, KeyboardInterrupt):
         return EXIT_INTERRUPTED, kind, "interrupted"
     if isinstance(exc, InvalidParams):
-        return EXIT_USAGE, kind, f"invalid: {exc}"
+        from hrbench_client.cli._arguments import option_message
+        from hrbench_client.cli.parser import _parser
+
+        return EXIT_USAGE, kind, f"invalid: {option_message(exc, args, _parser()) or exc}"
     message = f"{kind}: {exc}"
     return (exit_code(exc, "gate") if isinstance(exc, HrbenchError) else EXIT_ERROR), kind, message
 
@@ -377,7 +380,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         if bad:
             _fail_usage("; ".join(bad))
     except (Exception, KeyboardInterrupt) as exc:
-        code, kind, message = _exit_of(exc)
+        code, kind, message = _exit_of(exc, args)
         names = _where(args.candidate), _where(args.baseline)
         _write_reports(
             args.markdown,

@@ -165,11 +165,24 @@ def _parser_class() -> type[argparse.ArgumentParser]:
                 (file or sys.stderr).write(message)
                 (file or sys.stderr).flush()
 
+        def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+            from hrbench_client.cli._arguments import ARGV, unrecognized
+
+            argv = list(sys.argv[1:] if args is None else args)
+            token = ARGV.set(argv)
+            try:
+                ns, extras = self.parse_known_args(argv, namespace)
+                if extras:  # the option meant, or `--` for a value starting with '-'
+                    self.error(unrecognized(self, ns, extras))
+                return ns
+            finally:
+                ARGV.reset(token)
+
         def error(self, message: str) -> NoReturn:
-            if "unrecognized arguments: -" in message or "expected one argument" in message:
-                message += (
-                    " (a value that starts with '-' and is not a number goes after `--`: hrb score -- -x)"
-                )
+            from hrbench_client.cli._arguments import dash_value_after
+
+            if (advice := dash_value_after(message, self)) is not None:
+                message += f" ({advice})"
             self.print_usage(sys.stderr)  # as argparse's own error(), with the message kept
             self._print_message(f"{self.prog}: error: {message}\n", sys.stderr)
             raise BadArguments(message)

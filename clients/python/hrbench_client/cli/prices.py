@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 __all__ = ["cmd_prices", "price_text"]
 
 UNPRICED = (
-    "no price for {model!r} in the daemon's table: give one in the spec's client, "
+    "no price for {model!r} in the daemon's table{hint}: give one in the spec's client, "
     "[client.price] input = USD_PER_M, output = USD_PER_M (or HRBENCH_PRICES=prices.json for the daemon)"
 )
 """What ``hrb prices`` says on stderr of a model with no price (exit 2)."""
@@ -67,5 +67,6 @@ def cmd_prices(args: argparse.Namespace) -> int:
         else:
             _out(m)
     for model in res.unpriced:
-        _err(UNPRICED.format(model=model))
+        near = res.closest.get(model)
+        _err(UNPRICED.format(model=model, hint=f" (did you mean {near}?)" if near else ""))
     return EXIT_USAGE if res.unpriced else EXIT_OK

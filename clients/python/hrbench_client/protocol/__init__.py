@@ -85,7 +85,7 @@ from hrbench_client.protocol.grades import (
     GradesPutResult,
     NextGrade,
 )
-from hrbench_client.protocol.hints import unknown_field_hint
+from hrbench_client.protocol.hints import broken_range, plain_range, shown, unknown_field_hint
 from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
 from hrbench_client.protocol.methods import ERROR_CODES, METHODS, NOTIFICATIONS, ErrorData
 from hrbench_client.protocol.prices import ModelPrice, PricesParams, PricesResult, PriceTier
@@ -280,6 +280,9 @@ __all__ = [
     "SweepSpec",
     "ToolCall",
     "Usage",
+    "broken_range",
+    "plain_range",
     "schemas",
+    "shown",
     "unknown_field_hint",
 ]

@@ -1,4 +1,9 @@
-"""Errors of decoding: the closest field's name when a message is about an unknown field."""
+"""Errors of decoding: the closest field's name for an unknown field, and a range broken in words.
+
+msgspec says ``Expected `int` >= 1 - at `$.runs```; :func:`plain_range` says ``runs = 0: must
+be at least 1`` (the field, the value given, the range allowed), and ``hrb`` names the option
+instead of the field when an option gave the value (``--alpha 2: must be below 0.5``).
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,10 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Struct
 
-__all__ = ["unknown_field_hint"]
+__all__ = ["broken_range", "plain_range", "shown", "unknown_field_hint"]
+
+_RULES = {">=": "at least", ">": "above", "<=": "at most", "<": "below"}
+"""msgspec's comparison in a range message, and the words for it."""
 
 
 def _walk(typ: Any) -> list[Any]:
@@ -83,3 +91,92 @@ def unknown_field_hint(message: str, typ: Any, data: Any = None) -> str:
             data = None
     close = difflib.get_close_matches(m.group(1), _fields_at(typ, m.group(2) or "", data), n=1)
     return f"{message} (did you mean `{close[0]}`?)" if close else message
+
+
+def broken_range(message: str) -> tuple[str, str] | None:
+    """``(field path, rule)`` of a msgspec message about a value out of its range, else ``None``.
+
+    The path is msgspec's without ``$.`` (``runs``, ``arms[0].temperature``); the rule says
+    the range in words, a length's too.
+
+    Example:
+        >>> broken_range("Expected `float` < 0.5 - at `$.alpha`")
+        ('alpha', 'must be below 0.5')
+        >>> broken_range("Expected `array` of length >= 1 - at `$.models`")
+        ('models', 'must have at least 1 item')
+        >>> broken_range("Expected `int`, got `str` - at `$.runs`") is None
+        True
+    """
+    import re
+
+    m = re.fullmatch(
+        r"Expected `(?P<type>[^`]+)`(?P<length> of length)? (?P<op>>=|>|<=|<) (?P<bound>\S+) - at `\$\.?(?P<path>[^`]*)`",
+        message,
+    )
+    if m is None or not m["path"]:
+        return None
+    bound = m["bound"]
+    try:
+        bound = f"{float(bound):g}" if abs(float(bound)) < 1e15 else bound
+    except ValueError:
+        pass
+    words = _RULES[m["op"]]
+    if not m["length"]:
+        return m["path"], f"must be {words} {bound}"
+    unit = "character" if m["type"] == "str" else "item"
+    return m["path"], f"must have {words} {bound} {unit}{'' if bound == '1' else 's'}"
+
+
+def _value_at(data: Any, path: str) -> Any:
+    """The value at a field path (``arms[0].temperature``) in decoded data; ``...`` when not there."""
+    import re
+
+    at = data
+    for name, index in re.findall(r"(?:^|\.)(\w+)|\[([^\]]*)\]", path):
+        if name and isinstance(at, dict) and name in at:
+            at = at[name]
+        elif index.isdigit() and isinstance(at, list) and int(index) < len(at):
+            at = at[int(index)]
+        else:
+            return ...
+    return at
+
+
+def shown(value: Any) -> str:
+    """A value as a spec or an option gives it: ``0``, ``2.5``, ``"x"``, ``[]`` (cut at 60 characters).
+
+    Example:
+        >>> shown(0), shown(2.0), shown("a"), shown([])
+        ('0', '2', '"a"', '[]')
+    """
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+        text = str(int(value))
+    else:
+        text = msgspec.json.encode(value).decode() if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def plain_range(message: str, data: Any = None) -> str:
+    """A msgspec range message said as the field, the value given and the range allowed; others unchanged.
+
+    Args:
+        message: msgspec's message (``Expected `int` >= 1 - at `$.runs```).
+        data: what was decoded (a dict, or JSON bytes), to show the value given.
+
+    Example:
+        >>> plain_range("Expected `int` >= 1 - at `$.runs`", {"runs": 0})
+        'runs = 0: must be at least 1'
+        >>> plain_range("Expected `int`, got `str` - at `$.runs`", {"runs": "x"})
+        'Expected `int`, got `str` - at `$.runs`'
+    """
+    found = broken_range(message)
+    if found is None:
+        return message
+    path, rule = found
+    if isinstance(data, (bytes, bytearray, memoryview, msgspec.Raw)):
+        try:
+            data = msgspec.json.decode(bytes(data))
+        except msgspec.DecodeError:
+            data = None
+    value = _value_at(data, path)
+    return f"{path}: {rule}" if value is ... else f"{path} = {shown(value)}: {rule}"

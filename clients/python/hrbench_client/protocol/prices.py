@@ -62,3 +62,10 @@ class PricesResult(Struct, kw_only=True):
 
     prices: list[ModelPrice]
     unpriced: list[str]
+    closest: Annotated[
+        dict[str, str],
+        Meta(
+            description="for an unpriced model whose name is close to a priced one (a misspelling), that name: "
+            '{"gpt-4o-mni": "gpt-4o-mini"}'
+        ),
+    ] = field(default_factory=dict)
