@@ -34,7 +34,7 @@ from hrbench.stats._intervals import FEW_CLUSTERS_NOTE
 from hrbench.stats._plot import plot_arms
 from hrbench.stats._records import ArmReport, Comparison
 from hrbench.stats._stopped import stop_lines, stop_markdown
-from hrbench.stats._table import MIN_RUNS
+from hrbench.stats._table import MIN_RUNS, bootstrap_note
 from hrbench.stats._unscored import unscored_lines
 
 
@@ -283,7 +283,14 @@ def _arm_lines(rep: Report, pct: str) -> list[str]:
     lines = text_grid(header, rows)
     if any(a.few_clusters for a in rep.arms):
         lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
+    if _method_note(rep):
+        lines.append(f"  ! {_method_note(rep)}.")
     return lines
+
+
+def _method_note(rep: Report) -> str | None:
+    """The interval method's own caveat on these clusters (the bootstrap's on fewer than 30)."""
+    return bootstrap_note(rep.method, min((a.n_clusters for a in rep.arms), default=0))
 
 
 def _cost_lines(rep: Report, pct: str) -> list[str]:
@@ -462,6 +469,8 @@ def render_markdown(rep: Report) -> str:
     lines += frontier_markdown(rep.frontier, pct)
     if any(a.few_clusters for a in rep.arms):
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
+    if _method_note(rep):
+        lines += ["", f"_{md_cell(_method_note(rep))}._"]
     if _stopped_note(rep):
         lines += ["", f"_{_stopped_note(rep)}_"]
     lines += unscored_lines(rep, markdown=True)

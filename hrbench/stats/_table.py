@@ -237,14 +237,28 @@ def _warn_method(t: _Table, method: str, what: str) -> None:
     accuracy and of a paired difference covered 0.82-0.84 with 5 clusters, 0.86-0.87 with 8,
     0.89 with 10 and 0.92 with 20, where the default method covered 0.93-0.96.
     """
-    n_g = int(np.unique(t.item_cluster).size)
-    if method == "bootstrap" and 2 <= n_g < BOOTSTRAP_MIN_CLUSTERS:
-        warn_at_caller(
-            f'{what}: method="bootstrap" on {n_g} clusters: with fewer than {BOOTSTRAP_MIN_CLUSTERS} a cluster '
-            "bootstrap's intervals are too narrow (95% intervals covered 0.82-0.92 with 5-20 clusters); leave "
-            'method="cluster", which holds its level there',
-            IntervalMethodWarning,
-        )
+    note = bootstrap_note(method, int(np.unique(t.item_cluster).size))
+    if note is not None:
+        warn_at_caller(f"{what}: {note}", IntervalMethodWarning)
+
+
+def bootstrap_note(method: str, n_clusters: int) -> str | None:
+    """Why ``method`` may not hold its level on ``n_clusters`` clusters (``None``: it does).
+
+    The same words are the library's warning and the report's note (a report made through the
+    daemon warns nothing: its notes say it).
+
+    Example:
+        >>> bootstrap_note("bootstrap", 40) is None, bootstrap_note("bootstrap", 5)[:32]
+        (True, 'method="bootstrap" on 5 clusters')
+    """
+    if method != "bootstrap" or not 2 <= n_clusters < BOOTSTRAP_MIN_CLUSTERS:
+        return None
+    return (
+        f'method="bootstrap" on {n_clusters} clusters: with fewer than {BOOTSTRAP_MIN_CLUSTERS} a cluster '
+        "bootstrap's intervals are too narrow (95% intervals covered 0.82-0.92 with 5-20 clusters); leave "
+        'method="cluster", which holds its level there'
+    )
 
 
 def _too_few(t: _Table, descriptive: bool, what: str) -> bool:

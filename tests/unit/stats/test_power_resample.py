@@ -182,3 +182,17 @@ def test_the_bootstrap_with_few_clusters_warns(clusters, warns):
         warnings.simplefilter("always")
         compare(rows, "a", "b", method="bootstrap", n_boot=200, warn=False)
     assert not any(issubclass(w.category, IntervalMethodWarning) for w in got)
+
+
+@pytest.mark.parametrize(("clusters", "noted"), [(10, True), (30, False)])
+def test_a_report_on_the_bootstrap_with_few_clusters_says_so_in_its_text(clusters, noted):
+    """The daemon's report (``report_payload``) warns nothing: its text and Markdown carry the caveat."""
+    from hrbench.stats import report_payload
+
+    rows = pilot_rows([GOOD, [(b, a) for a, b in GOOD]] * (clusters // 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IntervalMethodWarning)  # the payload itself does not warn
+        payload = report_payload(rows, method="bootstrap", n_boot=200)
+    said = f'method="bootstrap" on {clusters} clusters: with fewer than 30'
+    assert (said in payload["text"]) is noted and (said in payload["markdown"]) is noted
+    assert said not in report_payload(rows, n_boot=200)["text"]  # the default method: no caveat
