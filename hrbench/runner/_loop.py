@@ -59,6 +59,19 @@ RowCallback = Callable[[int, Row, list[Step]], Awaitable[None] | None]
 Cell = tuple[int, str, str, Arm]
 """A cell: (its index in the seed's order, cluster, item, arm); its runs are made one after another."""
 
+GROUP_FIRST = 8
+"""The most consecutive cells of a sync arm that take one worker-thread trip at first (:meth:`Loop.groups`)."""
+
+GROUP_MAX = 64
+"""The most they may grow to while the arm answers at once (:data:`FAST_RUN_S`)."""
+
+FAST_RUN_S = 0.0002
+"""A trip whose median run took less than this (seconds) doubles the next groups, up to
+:data:`GROUP_MAX`; a slower one gives them their first size again. A thread trip costs the event
+loop and the worker about 50 us of CPU (a hand-off each way, on a shared 2-core machine): an arm
+answered inline from an in-process client makes a row in a few microseconds, so it pays it
+once per several hundred runs, not once per 40."""
+
 
 class Loop:
     """What a benchmark counts and keeps while its cells run, and the steps that run them.
@@ -93,6 +106,9 @@ class Loop:
         "duplicates",
         "errors",
         "gate",
+        "group_cap",
+        "group_first",
+        "group_size",
         "judge_rt",
         "keep_rows",
         "on_row",
@@ -159,6 +175,12 @@ class Loop:
             str, list[Step]
         ] = {}  # bills of runs made again (a resume): rows match the bill
         self.batching: Any = None  # batch mode (hrbench.runner.batch.Batching), set before run()
+        # a sync arm's consecutive cells per worker-thread trip (groups): many more cells than
+        # slots, at least 4 groups per worker, so the last groups end near together
+        most = len(self.cells) // (4 * concurrency)
+        self.group_first = max(1, min(GROUP_FIRST, most))
+        self.group_size = self.group_first
+        self.group_cap = max(self.group_first, min(GROUP_MAX, most))
 
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
@@ -286,6 +308,7 @@ class Loop:
                     ],
                     limiter=self.thread_limiter,
                 )
+                self.paced(atts)
                 for (ci, cluster, item, arm), todo, cell_atts in zip(group, todos, atts, strict=True):
                     for run, att in zip(todo, cell_atts, strict=True):
                         await self.finish(ci, cluster, item, arm, run, att)
@@ -293,16 +316,33 @@ class Loop:
             for _, _, item, arm in group:
                 rt.cells.pop((arm.name, item), None)
 
+    def paced(self, atts: list[list[Attempt]]) -> None:
+        """Size the next groups of a sync arm's cells from a trip's runs (:meth:`groups`).
+
+        Doubled (up to :attr:`group_cap`) when the trip's median run took under
+        :data:`FAST_RUN_S`, else back to the first size: an arm that waits (a model over
+        HTTP, a sleep) keeps small groups, so the cells stay spread over the workers.
+        """
+        seconds = sorted(a.seconds for cell in atts for a in cell)
+        if not seconds:
+            return
+        if seconds[len(seconds) // 2] < FAST_RUN_S:
+            self.group_size = min(self.group_cap, self.group_size * 2)
+        else:
+            self.group_size = self.group_first
+
     def groups(self) -> Iterator[list[Cell]]:
-        """The cells in the seed's order, a sync arm's consecutive ones grouped (up to 8).
+        """The cells in the seed's order, a sync arm's consecutive ones grouped.
 
         Grouped when there are many more cells than slots: one worker-thread trip then serves
         several items, which saves the thread hand-offs that dominate an instantly answering arm.
+        A group holds up to :attr:`group_size` cells, which :meth:`paced` sets from the last
+        trip: :data:`GROUP_FIRST` at first, up to :data:`GROUP_MAX` while the arm answers at
+        once, and never so many that a worker gets fewer than 4 groups.
         """
-        size = max(1, min(8, len(self.cells) // (4 * self.concurrency)))
         group: list[Cell] = []
         for ci, (cluster, item, arm) in enumerate(self.cells):
-            if group and (arm.is_async or group[0][3].is_async or len(group) >= size):
+            if group and (arm.is_async or group[0][3].is_async or len(group) >= self.group_size):
                 yield group
                 group = []
             group.append((ci, cluster, item, arm))

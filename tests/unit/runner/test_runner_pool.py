@@ -7,6 +7,9 @@ pairs run at once -- exactly that many while enough cells wait.
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import anyio
 import anyio.lowlevel
 from hypothesis import given, settings
@@ -76,3 +79,42 @@ def test_cells_start_in_order_and_at_most_concurrency_run_at_once(
     assert peak <= concurrency
     if every_async:  # every arm suspends: the slots fill, and no more
         assert peak == min(concurrency, len(seed_order))
+
+
+def _trips(monkeypatch: Any, arm_fn: Any, items: int, concurrency: int) -> tuple[int, hb.Bench]:
+    """Worker-thread trips of a sync arm's benchmark of ``items`` items x 5 runs, and its Bench."""
+    import anyio.to_thread
+
+    real = anyio.to_thread.run_sync
+    trips = 0
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal trips
+        trips += 1
+        return await real(*args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
+    ids = [f"q{i}" for i in range(items)]
+    ref = hb.Reference(dict(zip(ids, ids, strict=True)), labels=ids)
+    client = hb.MockClient(lambda m, p: m[0]["content"])
+    bench = hb.benchmark(
+        hb.Arm("a", arm_fn), ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor()
+    )
+    assert [r.item for r in bench.rows[::5]] == ids and all(r.correct for r in bench.rows)
+    return trips, bench
+
+
+def test_an_instant_sync_arms_groups_grow_a_waiting_ones_stay_small(monkeypatch: Any) -> None:
+    # an arm answered at once takes fewer, larger worker-thread trips (each costs two thread
+    # hand-offs); one that waits keeps groups of GROUP_FIRST cells, spread over the workers
+    from hrbench.runner._loop import GROUP_FIRST
+
+    instant, _ = _trips(monkeypatch, lambda item, ctx: ctx.call(item).text, 800, 4)
+    assert instant < 800 // GROUP_FIRST // 2  # groups of GROUP_FIRST cells: 100 trips
+
+    def waits(item: str, ctx: hb.Context) -> str:
+        time.sleep(0.0005)  # over FAST_RUN_S
+        return str(ctx.call(item).text)
+
+    slow, _ = _trips(monkeypatch, waits, 160, 2)  # up to 20 cells a group were allowed
+    assert slow == 160 // GROUP_FIRST
