@@ -28,8 +28,9 @@ def hrb(*args: str) -> subprocess.CompletedProcess[str]:
 def test_a_running_benchmark_is_reported_as_running_with_what_is_there(tmp_path: Path) -> None:
     with LoopbackServer(latency_s=0.2) as srv:
         spec = tmp_path / "s.toml"
-        items = ", ".join(f'q{i} = "Say x {i}. [[reply:x]]"' for i in range(8))
-        labels = ", ".join(f'q{i} = "x"' for i in range(8))
+        n = 40  # 200 runs at 0.2 s, one at a time: 40 s, so that a loaded machine's slow hrb calls still see it run
+        items = ", ".join(f'q{i} = "Say x {i}. [[reply:x]]"' for i in range(n))
+        labels = ", ".join(f'q{i} = "x"' for i in range(n))
         spec.write_text(
             f"runs = 5\nconcurrency = 1\n[reference]\nitems = {{{items}}}\nlabels = {{{labels}}}\n"
             f'[client]\nkind = "openai"\nmodel = "loop"\nbase_url = "{srv.base_url}"\napi_key_env = false\n'
@@ -39,7 +40,7 @@ def test_a_running_benchmark_is_reported_as_running_with_what_is_there(tmp_path:
         assert sent.returncode == 0, sent.stderr
         bid = json.loads(sent.stdout.splitlines()[-1])["id"]
         deadline = time.monotonic() + slow(60)
-        while time.monotonic() < deadline:  # until a few runs are in (40 runs at 0.2 s each, one at a time)
+        while time.monotonic() < deadline:  # until a few runs are in
             rows = hrb("rows", bid, "--limit", "3")
             if len(rows.stdout.splitlines()) >= 3:
                 break

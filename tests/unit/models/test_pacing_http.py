@@ -113,6 +113,7 @@ def test_a_stated_token_limit_is_kept(kind: str) -> None:
 
 
 @pytest.mark.slow  # a rate kept through time: in make test-slow, apart from the loaded unit suite
+@pytest.mark.slow  # a rate kept through time: in make test-slow, apart from the loaded unit suite
 def test_when_latency_rises_more_requests_go_in_flight_at_the_same_rate() -> None:
     """30 requests/s at 30 ms, then 20x the latency for 3 s: the rate needs ~18 in flight, not 1."""
     srv = LoopbackServer(0.03, rate_limit=(30.0, 15.0), latency_spike=(150, 3.0, 20.0), separate_process=True)
