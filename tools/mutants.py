@@ -208,15 +208,15 @@ MUTANTS: tuple[Mutant, ...] = (
     m(
         "stop.a-budget-stopped-cluster-is-committed",
         "hrbench/runner/_stopping.py",
-        "                if self._blocked or any(",
-        "                if self._blocked and any(",
+        "            if self._blocked or any(",
+        "            if self._blocked and any(",
         BUDGET_STOPPED_CLUSTER,
     ),
     m(
         "stop.an-unfinished-cluster-is-committed",
         "hrbench/runner/_stopping.py",
-        "                if self._left[cluster]:\n                    break",
-        "                if False:\n                    break",
+        "            if self._left[cluster]:\n                break",
+        "            if False:\n                break",
         RUNNER
         + "test_stopping.py::test_a_clear_winner_stops_early_with_the_cancelled_clusters_kept_unreportable_and_paid",
     ),
