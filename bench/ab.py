@@ -134,15 +134,14 @@ class Round(NamedTuple):
     """The floor's CPU seconds."""
 
 
-def in_process(tree: Path, items: int) -> tuple[float, ...]:
-    """(runner, floor, in-process with duties) rows/s, then the runner's and the floor's CPU seconds,
-    in a fresh process of ``tree``.
+def _measured(tree: Path, script: str, args: list[str], bench: str, count: int) -> tuple[float, ...]:
+    """The last ``count`` numbers ``script`` prints, run with ``args`` in a fresh process of ``tree``.
 
     Raises:
-        RuntimeError: that tree's ``bench/daemon.py`` cannot measure them (a commit too old).
+        RuntimeError: it failed (that tree's ``bench``, e.g. ``bench/daemon.py``, cannot measure them).
     """
     out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, str(items)],
+        [sys.executable, "-c", script, *args],
         cwd=tree,
         env=tree_env(tree),
         capture_output=True,
@@ -150,8 +149,18 @@ def in_process(tree: Path, items: int) -> tuple[float, ...]:
         check=False,
     )
     if out.returncode != 0:
-        raise RuntimeError(f"{tree}: bench/daemon.py could not measure: {out.stderr.strip()[-1500:]}")
-    return tuple(map(float, out.stdout.split()[-5:]))
+        raise RuntimeError(f"{tree}: {bench} could not measure: {out.stderr.strip()[-1500:]}")
+    return tuple(map(float, out.stdout.split()[-count:]))
+
+
+def in_process(tree: Path, items: int) -> tuple[float, ...]:
+    """(runner, floor, in-process with duties) rows/s, then the runner's and the floor's CPU seconds,
+    in a fresh process of ``tree``.
+
+    Raises:
+        RuntimeError: that tree's ``bench/daemon.py`` cannot measure them (a commit too old).
+    """
+    return _measured(tree, _MEASURE, [str(items)], "bench/daemon.py", 5)
 
 
 def http_path(tree: Path, n: int, c: int, separate: bool) -> tuple[float, ...]:
@@ -160,17 +169,8 @@ def http_path(tree: Path, n: int, c: int, separate: bool) -> tuple[float, ...]:
     Raises:
         RuntimeError: that tree's ``bench/concurrency.py`` cannot measure them.
     """
-    out = subprocess.run(
-        [sys.executable, "-c", _HTTP_MEASURE, str(n), str(c), "1" if separate else "0"],
-        cwd=tree,
-        env=tree_env(tree),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(f"{tree}: bench/concurrency.py could not measure: {out.stderr.strip()[-1500:]}")
-    return tuple(map(float, out.stdout.split()[-4:]))
+    args = [str(n), str(c), "1" if separate else "0"]
+    return _measured(tree, _HTTP_MEASURE, args, "bench/concurrency.py", 4)
 
 
 def http_main(ref: str, rounds: int, n: int, c: int) -> None:
