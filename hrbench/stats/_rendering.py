@@ -283,8 +283,8 @@ def _arm_lines(rep: Report, pct: str) -> list[str]:
     lines = text_grid(header, rows)
     if any(a.few_clusters for a in rep.arms):
         lines.append(f"  ! {FEW_CLUSTERS_NOTE}")
-    if _method_note(rep):
-        lines.append(f"  ! {_method_note(rep)}.")
+    if said := _method_note(rep):
+        lines.append(f"  ! {said}.")
     return lines
 
 
@@ -469,8 +469,8 @@ def render_markdown(rep: Report) -> str:
     lines += frontier_markdown(rep.frontier, pct)
     if any(a.few_clusters for a in rep.arms):
         lines += ["", f"_{FEW_CLUSTERS_NOTE}_"]
-    if _method_note(rep):
-        lines += ["", f"_{md_cell(_method_note(rep))}._"]
+    if said := _method_note(rep):
+        lines += ["", f"_{md_cell(said)}._"]
     if _stopped_note(rep):
         lines += ["", f"_{_stopped_note(rep)}_"]
     lines += unscored_lines(rep, markdown=True)
