@@ -195,8 +195,8 @@ def read_inspect(path: str) -> Imported:
                 "path", path, f"sample {item!r} has another input or target at epoch {s['epoch']}"
             )
         found.items[item], found.labels[item] = given, target
-        first.setdefault(item, places[n - 1] if places else n)
-        first[item] = min(first[item], places[n - 1] if places else n)
+        place = places[n - 1] if places else n
+        first[item] = min(first.get(item, place), place)
         if meta.get("cluster") is not None:
             found.clusters[item] = str(meta["cluster"])
         if meta.get("split") is not None:

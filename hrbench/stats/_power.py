@@ -442,11 +442,11 @@ class _Planner:
             source += f", power simulated for {self.clusters(n)} clusters (compare()'s own test, {how})"
         # the other runs' rows are the noncentral t's, scaled to agree with a simulated plan at its runs
         scale = n / self.need(runs) if n_items is None and self.simulates(n) else 1.0
-        tradeoff = [
-            PowerPoint(runs=k, n_items=needed, total_runs=k * needed)
+        needed = {
+            k: n if k == runs and n_items is None else math.ceil(self.need(k) * scale - 1e-9)
             for k in sorted({*_TRADEOFF_RUNS, runs})
-            for needed in [n if k == runs and n_items is None else math.ceil(self.need(k) * scale - 1e-9)]
-        ]
+        }
+        tradeoff = [PowerPoint(runs=k, n_items=m, total_runs=k * m) for k, m in needed.items()]
         per_items = self.var_between + self.var_within / runs
         deff = (
             float(self.design_effect)
