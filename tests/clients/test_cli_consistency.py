@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,11 +13,18 @@ from tests.clients.test_cli_gate import spec
 
 
 def flaky(shaky: set[str]) -> Callable[[str, object, int], str]:
-    """Right ("yes") on every item, but on the items in ``shaky`` wrong on about one call in three."""
+    """Right ("yes") on every item, but on the items in ``shaky`` wrong on about one call in three.
+
+    Which of an item's calls are wrong depends on the item and how many times it was asked, not
+    on the server's global call count, so every benchmark gets the same multiset of answers per
+    item whatever order its concurrent calls arrive in.
+    """
+    asked: Counter[str] = Counter()
 
     def reply(prompt: str, seed: object, call: int) -> str:
         item = prompt.strip()
-        if item in shaky and zlib.crc32(f"{item}/{call}".encode()) % 3 == 0:
+        asked[item] += 1
+        if item in shaky and zlib.crc32(f"{item}/{asked[item]}".encode()) % 3 == 0:
             return "no"
         return "yes"
 
