@@ -28,10 +28,11 @@ class NoIntervalWarning(UserWarning):
 
 
 class PilotClustersWarning(UserWarning):
-    """Warned when :func:`~hrbench.stats.power` plans from a pilot whose items are all in one cluster.
+    """Warned when :func:`~hrbench.stats.power` plans from a pilot of fewer than 10 clusters.
 
     How clusters differ cannot be estimated from one cluster; the plan is then conservative
     (a cluster counted as one item) unless ``var_cluster`` or ``design_effect`` is stated.
+    From 2 to 9 clusters it is estimated roughly, and the plan says so.
     """
 
 

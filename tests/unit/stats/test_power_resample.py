@@ -16,9 +16,18 @@ import numpy as np
 import pytest
 
 from hrbench.errors import IntervalMethodWarning
-from hrbench.stats import compare, design_df, difference_interval, power, report
-from hrbench.stats._power_resample import _binomial, _draw_runs, _flips
+from hrbench.stats import PilotClustersWarning, compare, design_df, difference_interval, power, report
+from hrbench.stats._power_resample import (
+    Cells,
+    _binomial,
+    _draw_runs,
+    _flips,
+    pilot_cells,
+    resampled_power,
+    spread_kept,
+)
 from hrbench.stats._power_sim import _rows_df
+from hrbench.stats._table import _table
 
 RUNS = 5
 # per pilot cluster, per item: (arm a's right runs, arm b's right runs) out of 5; the last
@@ -26,6 +35,9 @@ RUNS = 5
 GOOD = [(5, 3), (4, 2), (3, 2)]
 BAD = [(0, 5), (1, 5), (0, 4)]
 PILOT = [GOOD, [(5, 4), (4, 2), (4, 1)], [(5, 2), (3, 2), (2, 1)]] * 3 + [BAD]
+PILOT_30 = PILOT * 3
+"""The same clusters, each three times: power() resamples a pilot of 30 clusters or more, and
+resampling it draws from the same distribution as resampling PILOT (each pattern a tenth)."""
 
 
 def pilot_rows(clusters: list[list[tuple[int, int]]], runs: int = RUNS) -> dict:
@@ -76,11 +88,12 @@ MC_ERROR = math.sqrt(0.25 / 4000)  # of a simulated power (4,000 benchmarks)
 def test_a_skewed_pilot_resampled_gives_the_exact_power_and_the_normal_model_does_not(g):
     rows = pilot_rows(PILOT)
     diff = pilot_diff(PILOT)  # the pilot's own difference: no run changed, a plain cluster bootstrap
-    plan = power(diff, bench=rows, n_items=3 * g)
+    plan = power(diff, bench=pilot_rows(PILOT_30), n_items=3 * g)
     exact = exact_power(PILOT, g)
-    print(g, "clusters: exact", exact, "resampled", plan.achieved)
+    resampled = resampled_power(cells_of(rows), np.full(g, 3), RUNS, 0.05, diff)
+    print(g, "clusters: exact", exact, "resampled", resampled)
     assert plan.n_clusters == g and "the pilot's clusters resampled" in plan.source
-    assert abs(plan.achieved - exact) < 3 * MC_ERROR
+    assert abs(resampled - exact) < 3 * MC_ERROR
     # the same pilot's components, stated: the logit-normal model, blind to the skew
     normal = power(
         diff,
@@ -98,15 +111,39 @@ def test_a_skewed_pilot_resampled_gives_the_exact_power_and_the_normal_model_doe
 
 def test_a_symmetric_pilot_resampled_gives_the_exact_power_too():
     mirrored = [GOOD] * 4 + [[(b, a) for a, b in GOOD]] * 2 + [[(4, 4), (2, 1), (5, 5)]] * 3
-    plan = power(pilot_diff(mirrored), bench=pilot_rows(mirrored), n_items=15)
-    assert abs(plan.achieved - exact_power(mirrored, 5)) < 3 * MC_ERROR
+    resampled = resampled_power(
+        cells_of(pilot_rows(mirrored)), np.full(5, 3), RUNS, 0.05, pilot_diff(mirrored)
+    )
+    assert abs(resampled - exact_power(mirrored, 5)) < 3 * MC_ERROR
+
+
+def test_power_moves_the_arms_apart_less_by_the_bootstraps_deflation_of_the_spread():
+    # k clusters drawn with replacement vary (k - 1) / k as much as new clusters would (Davison &
+    # Hinkley §3.8); power() resamples at diff * sqrt((k - 1) / k), giving real benchmarks' noncentrality
+    rows, diff = pilot_rows(PILOT_30), pilot_diff(PILOT)
+    cells, sizes = cells_of(rows), np.full(5, 3)
+    assert spread_kept(cells, sizes) == pytest.approx(29 / 30)
+    plan = power(diff, bench=rows, n_items=15)
+    assert plan.achieved == resampled_power(cells, sizes, RUNS, 0.05, diff * math.sqrt(29 / 30))
+    assert plan.achieved != resampled_power(cells, sizes, RUNS, 0.05, diff)
+    # a plan cluster larger than all pilot clusters but one draws from that one: nothing of its spread is kept
+    uneven = Cells(*(x[:15] for x in cells[:4]), np.array([0, 3, 6]), np.array([3, 3, 9]))
+    assert spread_kept(uneven, np.array([3, 3])) == pytest.approx(2 / 3)
+    assert spread_kept(uneven, np.array([9, 3])) == pytest.approx((9 * 0 + 1 * 2 / 3) / 10)
+
+
+def cells_of(rows: dict) -> Cells:
+    """The paired items of arms a and b of a pilot's rows, as power() resamples them."""
+    cells = pilot_cells(_table(rows), "a", "b")
+    assert cells is not None
+    return cells
 
 
 def test_a_resampled_plan_is_seeded_and_solves_for_items():
-    rows = pilot_rows(PILOT)
+    rows = pilot_rows(PILOT_30)
     plan = power(0.3, bench=rows)
     assert plan == power(0.3, bench=rows)  # the same on every call
-    assert "21 clusters" in plan.source and "resampled" in plan.source and plan.achieved >= 0.8
+    assert "22 clusters" in plan.source and "resampled" in plan.source and plan.achieved >= 0.8
     assert power(0.3, bench=rows, n_items=plan.n_items - 1).achieved < 0.8  # the fewest items that reach it
 
 
@@ -145,8 +182,34 @@ def test_a_pilot_that_cannot_be_resampled_keeps_the_logit_normal_model():
     stated = power(0.1, bench=pilot_rows(PILOT), var_cluster=0.001, n_items=12)
     assert "resampled" not in stated.source and stated.var_cluster == 0.001
     # fewer runs planned than the pilot's: resampled, each item's runs drawn without replacement
-    fewer = power(0.1, bench=pilot_rows(PILOT), runs=3, n_items=12)
+    fewer = power(0.1, bench=pilot_rows(PILOT_30), runs=3, n_items=12)
     assert "resampled" in fewer.source
+
+
+@pytest.mark.parametrize(
+    ("clusters", "resampled", "rough"),
+    [(5, False, True), (9, False, True), (10, False, False), (29, False, False), (30, True, False)],
+)
+def test_a_pilot_of_fewer_than_30_clusters_is_not_resampled_and_fewer_than_10_is_rough(
+    clusters, resampled, rough
+):
+    # resampled, the plan's spread is that of the pilot's cluster means alone; from 10 clusters the
+    # promised power ranged 0.49-0.97 for a design of power 0.77 (RESAMPLED_PILOT_CLUSTERS)
+    pilot = (PILOT * 3)[:clusters]
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        plan = power(0.1, bench=pilot_rows(pilot), n_items=30)
+    assert ("the pilot's clusters resampled" in plan.source) is resampled
+    said = [str(w.message) for w in got if issubclass(w.category, PilotClustersWarning)]
+    assert bool(said) is rough
+    if rough:
+        assert f"the pilot has {clusters} clusters" in said[0] and "the plan is rough" in said[0]
+        assert f", {clusters} clusters: var_cluster rough" in plan.source
+    # stated: the pilot's spread between clusters is not used, so nothing is rough
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        power(0.1, bench=pilot_rows(pilot), n_items=30, var_cluster=0.001)
+    assert not [w for w in got if issubclass(w.category, PilotClustersWarning)]
 
 
 def test_the_vectorised_df_is_design_df_row_by_row():

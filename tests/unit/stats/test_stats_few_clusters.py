@@ -498,7 +498,8 @@ def test_power_simulates_only_with_few_clusters_and_a_known_accuracy():
         power(0.15, accuracy=0.95, **base)
     # a pilot carries its arms' accuracy
     d = Design("pilot", (10,) * 6, 5, 0.7, diff=0.15)
-    plan = power(0.15, bench=arm_rows(d, np.random.default_rng(4)), n_items=30)
+    with pytest.warns(PilotClustersWarning, match="the pilot has 6 clusters"):
+        plan = power(0.15, bench=arm_rows(d, np.random.default_rng(4)), n_items=30)
     assert plan.n_clusters == 3 and "power simulated for 3 clusters" in plan.source
 
 
