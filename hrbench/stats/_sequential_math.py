@@ -194,6 +194,32 @@ def _v_hat(acc: Acc, p: Params) -> np.ndarray:
 _ZERO = int(np.argmin(np.abs(GRID)))
 
 
+def logsumexp(a: np.ndarray) -> np.ndarray:
+    """``log(sum(exp(a)))`` over the last axis: scipy.special.logsumexp's arithmetic for real ``a``, in plain numpy.
+
+    The same operations in the same order as scipy's (the largest terms kept out of the sum,
+    ``log1p(s / m) + log(m) + max`` for ``m`` of them), so every e-value and bound is the same
+    to the last bit, without scipy's array-API dispatch (about 0.2 ms a call, most of a stop
+    rule's cost: its confidence sequences call it ~200 times a look).
+
+    Example:
+        >>> float(logsumexp(np.log(np.array([1.0, 2.0, 3.0]))))  # log 6
+        1.791759469228055
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a_max = np.max(a, axis=-1, keepdims=True)
+        i_max = a == a_max
+        m = np.sum(i_max, axis=-1, keepdims=True, dtype=a.dtype)
+        s = np.sum(np.exp(np.where(i_max, -np.inf, a) - a_max), axis=-1, keepdims=True)
+        s = np.where(s == 0, s, s / m)
+        out = np.squeeze(np.log1p(s) + np.log(m) + a_max, axis=-1)
+        finite = np.isfinite(out)
+        if not finite.all():  # an infinite or empty sum: log(sum(exp(a))) directly, as scipy does
+            with np.errstate(over="ignore"):
+                out = np.where(finite, out, np.log(np.sum(np.exp(a), axis=-1)))
+    return out
+
+
 def log_e(acc: Acc, p: Params) -> np.ndarray:
     """The log e-value against "no difference" now (not the running maximum)."""
     if p.method == "exact":
@@ -201,9 +227,7 @@ def log_e(acc: Acc, p: Params) -> np.ndarray:
     if p.method == "asymptotic":
         return log_e_mixture(acc["s"], _v_hat(acc, p), p.rho)
     if p.method == "symmetric":
-        from scipy.special import logsumexp
-
-        return np.asarray(logsumexp(acc["lk"] + _LOG_QW, axis=-1))
+        return logsumexp(acc["lk"] + _LOG_QW)
     return _log_mean_exp(acc["kp"][..., _ZERO], acc["km"][..., _ZERO])
 
 
@@ -332,8 +356,6 @@ def _side_log_e(acc: Acc, p: Params, mu: np.ndarray, sign: float) -> np.ndarray:
 
     ``sign = 1``: the bets that the difference is above ``mu`` (``l_j > 0``); ``-1``: below.
     """
-    from scipy.special import logsumexp
-
     lam = _lambdas(p.rho)
     side = sign * lam > 0
     hx, hw = acc["hx"], acc["hw"]
@@ -341,7 +363,7 @@ def _side_log_e(acc: Acc, p: Params, mu: np.ndarray, sign: float) -> np.ndarray:
     a = lam[side] * x[..., None]
     on = (hw[..., None, :] > 0)[..., None]
     f = np.where(on, math.log(2.0) - np.logaddexp(0.0, -2.0 * a), 0.0).sum(axis=-2)
-    return math.log(2.0) + logsumexp(f + _LOG_QW[side], axis=-1)
+    return math.log(2.0) + logsumexp(f + _LOG_QW[side])
 
 
 def equivalence_bounds(acc: Acc, p: Params) -> tuple[np.ndarray, np.ndarray]:
@@ -408,8 +430,6 @@ def _symmetric_over(acc: Acc, p: Params) -> Callable[[np.ndarray], np.ndarray]:
     ``log E(mu) = log mean_j prod_c exp(l_j x_c) / cosh(l_j x_c)`` with ``x_c = w_c (D_c - mu)``
     over the Gauss-Hermite bets ``l_j``: the clusters' kept ``w D`` and ``w``.
     """
-    from scipy.special import logsumexp
-
     lam = _lambdas(p.rho)
     hx, hw = acc["hx"], acc["hw"]
 
@@ -418,7 +438,7 @@ def _symmetric_over(acc: Acc, p: Params) -> Callable[[np.ndarray], np.ndarray]:
         on = hw[..., None, :] > 0
         a = lam * x[..., None]  # (..., k, clusters, nodes)
         f = np.where(on[..., None], math.log(2.0) - np.logaddexp(0.0, -2.0 * a), 0.0)
-        return logsumexp(f.sum(axis=-2) + _LOG_QW, axis=-1) >= p.log_threshold
+        return logsumexp(f.sum(axis=-2) + _LOG_QW) >= p.log_threshold
 
     return over
 

@@ -466,3 +466,18 @@ def test_with_three_arms_a_pair_is_decided_by_the_step_down_before_its_own_e_val
     assert (
         min(pairs[0]["e_value"], pairs[1]["e_value"]) + bc
     ) / 2 >= 1 / 0.05  # every set holding it at 1 / alpha
+
+
+def test_the_numpy_logsumexp_is_scipys_to_the_last_bit():
+    from scipy.special import logsumexp as scipy_logsumexp
+
+    from hrbench.stats._sequential_math import logsumexp
+
+    rng = np.random.default_rng(5)
+    for shape in [(1,), (5,), (3, 7), (2, 4, 20), (400, 33)]:
+        for scale in (1e-3, 1.0, 30.0, 700.0):
+            a = rng.normal(0.0, scale, shape)
+            a[..., -1] = a[..., 0]  # ties at the maximum are kept out of the sum as scipy keeps them
+            assert np.array_equal(logsumexp(a), np.asarray(scipy_logsumexp(a, axis=-1)))
+    edges = np.array([[-np.inf, -np.inf], [np.inf, 1.0], [1.0, 1.0], [800.0, 800.0], [-np.inf, 2.0]])
+    assert np.array_equal(logsumexp(edges), scipy_logsumexp(edges, axis=-1))
