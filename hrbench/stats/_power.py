@@ -170,7 +170,7 @@ def power(
         runs-per-item trade-off; its ``design_effect`` is the variance inflation at ``runs``.
 
     Raises:
-        ConfigError: ``diff`` is 0, ``alpha``/``power`` are not in (0, 1), the variance
+        ConfigError: ``diff`` is 0 or not between -1 and 1, ``alpha``/``power`` are not in (0, 1), the variance
             components are missing (no ``bench``) or negative, both ``design_effect`` and
             ``var_cluster`` are stated, or ``items_per_cluster``, ``n_items``, ``accuracy`` or
             ``cluster_sizes`` are out of range.
@@ -212,8 +212,10 @@ def _check_asked(
     diff: float, alpha: float, power: float, design_effect: float | None, var_cluster: float | None
 ) -> None:
     """The checks that need no pilot: a difference to detect, the levels, one way of stating clusters."""
-    if not diff or not math.isfinite(diff):
-        raise ConfigError("diff", diff, "must be a non-zero difference in accuracy, e.g. 0.03")
+    if not diff or not math.isfinite(diff) or abs(diff) >= 1:
+        raise ConfigError(
+            "diff", diff, "must be a non-zero difference in accuracy between -1 and 1, e.g. 0.03"
+        )
     for name, v in (("alpha", alpha), ("power", power)):
         if not 0 < v < 1:
             raise ConfigError(name, v, "must be strictly between 0 and 1")
@@ -474,6 +476,13 @@ class _Planner:
             k: n if k == runs and n_items is None else math.ceil(self.need(k) * scale - 1e-9)
             for k in sorted({*_TRADEOFF_RUNS, runs})
         }
+        # more runs per item never need more items (the same items with more runs have at least
+        # the power): where the clusters' whole numbers make a row rise, it keeps the row before's
+        fewest = math.inf
+        for k in needed:
+            if k != runs or n_items is not None:
+                needed[k] = int(min(needed[k], fewest))
+            fewest = min(fewest, needed[k])
         tradeoff = [PowerPoint(runs=k, n_items=m, total_runs=k * m) for k, m in needed.items()]
         per_items = self.var_between + self.var_within / runs
         deff = (
@@ -491,7 +500,7 @@ class _Planner:
             var_between=float(self.var_between),
             var_cluster=self.vc,
             design_effect=deff,
-            min_items=math.ceil(self.need(math.inf) * scale - 1e-9),
+            min_items=min(math.ceil(self.need(math.inf) * scale - 1e-9), *needed.values()),
             tradeoff=tradeoff,
             source=source,
             items_per_cluster=self.m,

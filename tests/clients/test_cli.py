@@ -341,8 +341,15 @@ def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path, shared_b
     # report settings
     bench_id = shared_bench_id
     assert "method" in hrb("report", bench_id, "--method", "bogus", check_rc=2).stderr
-    assert "level" in hrb("report", bench_id, "--level", "1.5", check_rc=2).stderr
+    # a field an option gave is said by the option, as a value out of range is
+    assert hrb("report", bench_id, "--level", "1.5", check_rc=2).stderr == (
+        "hrb: invalid: --level 1.5: must be a number between 0 and 1, e.g. 0.95\n"
+    )
     assert "nope" in hrb("report", bench_id, "--compare", "ask", "nope", check_rc=2).stderr
+    assert (
+        "(did you mean 'ask2'? arms: "
+        in hrb("report", bench_id, "--compare", "ask", "ask22", check_rc=2).stderr
+    )
     pair = lines(hrb("report", bench_id, "--compare", "ask", "ask2").stdout)
     assert len(pair) == 1 and (pair[0]["arm_a"], pair[0]["arm_b"]) == (
         "ask",

@@ -41,8 +41,9 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 raise NotFound(f"no stored benchmark has the id {bid!r}", benchmark=bid)
             arms = [a["name"] for a in (rec.get("spec") or {}).get("arms") or []]
             if args.arm is not None and arms and args.arm not in arms:  # as report's compare_pair does
+                hint = did_you_mean(args.arm, arms)
                 raise ConfigError(
-                    "arm", args.arm, f"is not an arm of this benchmark (arms: {', '.join(arms)})"
+                    "arm", args.arm, f"is not an arm of this benchmark ({hint}arms: {', '.join(arms)})"
                 )
             if args.item is None and args.arm is None:
                 n = app.store.rows_count(bid)

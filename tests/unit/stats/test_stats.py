@@ -637,6 +637,22 @@ def test_power_is_monotone():
         power(0.0, **base)
     with pytest.raises(ConfigError):
         power(0.05)
+    for impossible in (1.0, 1.5, -1.2):  # a difference in accuracy lies strictly between -1 and 1
+        with pytest.raises(
+            ConfigError, match=r"diff: must be a non-zero difference in accuracy between -1 and 1"
+        ):
+            power(impossible, **base)
+
+
+@pytest.mark.parametrize("diff", [0.3, 0.5, 0.7, 0.9])
+def test_a_large_difference_on_few_clusters_needs_no_more_items_with_more_runs(diff):
+    # few clusters of 4: the clusters' whole numbers made the rows rise (9, 10, 11 items at 1, 2, 3
+    # runs) under a floor of 9 that the 20-run row (5) went below
+    plan = power(diff, var_within=0.1, var_between=0.05, runs=5, items_per_cluster=4)
+    rows = [p.n_items for p in plan.tradeoff]
+    assert rows == sorted(rows, reverse=True)
+    assert plan.min_items <= min(rows)
+    assert next(p.n_items for p in plan.tradeoff if p.runs == plan.runs) == plan.n_items
 
 
 def test_power_from_a_bench_matches_its_components_and_simulated_power():

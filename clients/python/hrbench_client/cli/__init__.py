@@ -121,7 +121,7 @@ def run(argv: list[str]) -> int:
         output_closed,
     )
     from hrbench_client.cli.parser import _command, _parser
-    from hrbench_client.errors import HrbenchError, InvalidParams
+    from hrbench_client.errors import ConfigError, HrbenchError, InvalidParams
 
     parser = _parser("score" if _command(argv) == "score" else None)
     try:
@@ -146,8 +146,9 @@ def run(argv: list[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except HrbenchError as exc:
-        _err(f"{type(exc).__name__}: {exc}")
+    except HrbenchError as exc:  # a field an option gave is said by the option, as above
+        said = option_message(exc, args, parser) if isinstance(exc, ConfigError) else None
+        _err(f"invalid: {said}" if said else f"{type(exc).__name__}: {exc}")
         return exit_code(exc, args.cmd)
     except OSError as exc:
         if closed_output(exc):  # `hrb ls | head -1`: the reader is gone; say nothing more

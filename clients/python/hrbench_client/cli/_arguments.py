@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import Any
@@ -128,12 +129,17 @@ def dash_value_after(message: str, parser: argparse.ArgumentParser) -> str | Non
 def option_message(exc: Any, ns: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:
     """``--alpha 2: must be below 0.5`` for a value the daemon refused as out of range, or ``None``.
 
-    ``exc``: the daemon's ``InvalidParams``, whose data name the field and the rule; ``None``
+    ``exc``: the daemon's ``InvalidParams``, whose data name the field and the rule, or its
+    ``ConfigError`` naming the field (``level: must be ... (got 1.5)``); ``None``
     when no option of the command gave that field (a spec's field is said as the daemon says it).
     ``parser``: ``hrb``'s.
     """
     data = getattr(exc, "data", None) or {}
     field, rule = data.get("field"), (data.get("context") or {}).get("rule")
+    if isinstance(field, str) and rule is None:  # a ConfigError: "level: must be ... (got 1.5)"
+        said = str(exc)
+        if said.startswith(f"{field}: "):
+            rule = re.sub(r" \(got [^()]*\)$", "", said[len(field) + 2 :])
     if not isinstance(field, str) or not isinstance(rule, str):
         return None
     for action in chosen(parser, ns)._actions:

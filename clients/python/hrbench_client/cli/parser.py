@@ -67,8 +67,10 @@ def _limit(kind: type) -> Any:
             value = float(text)
         except ValueError:
             value = math.nan
-        if not math.isfinite(value) or value < 0 or (kind is int and value != int(value)):
+        if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"expected {what}, not NaN or infinity; got {text!r}")
+        if value < 0 or (kind is int and value != int(value)):
+            raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
         return int(value) if kind is int else value
 
     parse.__name__ = "limit"  # argparse names the type in its message
@@ -183,7 +185,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
 
             if (advice := dash_value_after(message, self)) is not None:
                 message += f" ({advice})"
-            self.print_usage(sys.stderr)  # as argparse's own error(), with the message kept
+            if not message.startswith("argument "):  # a value refused names its option and what it takes:
+                self.print_usage(sys.stderr)  # the usage (15 lines for `hrb bench`) is for the other errors
             self._print_message(f"{self.prog}: error: {message}\n", sys.stderr)
             raise BadArguments(message)
 
