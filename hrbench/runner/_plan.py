@@ -397,9 +397,10 @@ def warn_plan(plan: Plan, reference: Reference, runs: int) -> None:
     elif omitted:  # a labels table that left an item out: say how many
         more = f" and {len(omitted) - 5} more" if len(omitted) > 5 else ""
         warn_at_caller(
-            f"{len(omitted)} of {len(plan.item_ids)} items on split(s) {', '.join(plan.split)} are left out "
-            f"of the `labels` table ({', '.join(map(repr, omitted[:5]))}{more}): they have no label, their "
-            f"runs are NA and accuracy averages the {len(plan.item_ids) - len(unlabelled)} labelled items "
+            f"{len(omitted)} of {len(plan.item_ids)} items on split(s) {', '.join(plan.split)} are given no "
+            f"label ({', '.join(map(repr, omitted[:5]))}{more}: left out of a `labels` table, or an empty or "
+            f"missing `label` in the reference file): their runs are NA and accuracy averages the "
+            f"{len(plan.item_ids) - len(unlabelled)} labelled items "
             "(give them a label, or a null label to say so, or leave them out of the reference)",
             UnlabelledItemsWarning,
         )

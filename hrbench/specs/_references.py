@@ -159,7 +159,8 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
         if not seen.first(item_id, {k: v for k, v in rec.items() if k != "id"}, n):
             continue
         items[item_id] = rec["item"]
-        labels[item_id] = rec.get("label")
+        if "label" in rec:  # left out (no field, an empty CSV cell): counted and warned, a null is not
+            labels[item_id] = rec["label"]
         if rec.get("cluster") is not None:
             clusters[item_id] = str(rec["cluster"])
         splits[item_id] = rec.get("split", "test")

@@ -152,7 +152,7 @@ def test_a_labels_table_that_leaves_an_item_out_is_counted_on_stderr(home: Path,
     done = _hrb(home, "bench", str(spec), "--no-rows")
     assert done.returncode == 0, done.stderr
     assert (
-        "hrb: warning: UnlabelledItemsWarning: 1 of 3 items on split(s) test are left out of the "
-        "`labels` table ('q2'): they have no label" in done.stderr
+        "hrb: warning: UnlabelledItemsWarning: 1 of 3 items on split(s) test are given no label "
+        "('q2': left out of a `labels` table" in done.stderr
     )
     assert "accuracy averages the 2 labelled items" in done.stderr

@@ -162,8 +162,8 @@ def test_a_labels_table_that_leaves_items_out_is_counted_and_named() -> None:
         bench = hb.benchmark(arm, ref, runs=5)
     (w,) = caught
     assert str(w.message).startswith(
-        "6 of 8 items on split(s) test are left out of the `labels` table "
-        "('q3', 'q4', 'q5', 'q6', 'q7' and 1 more): they have no label"
+        "6 of 8 items on split(s) test are given no label "
+        "('q3', 'q4', 'q5', 'q6', 'q7' and 1 more: left out of a `labels` table"
     )
     assert "accuracy averages the 2 labelled items" in str(w.message)
     assert bench.summary()[0]["accuracy"] == 1.0
@@ -174,3 +174,26 @@ def test_a_labels_table_that_leaves_items_out_is_counted_and_named() -> None:
         hb.benchmark(arm, explicit, runs=5)
     assert hb.Reference(items, labels={"q1": "Paris"}).labels_omitted == frozenset(items) - {"q1"}
     assert hb.Reference(items, labels=["Paris"] * 8).labels_omitted == frozenset()
+
+
+def test_a_reference_file_row_with_an_empty_or_missing_label_is_counted_and_named(tmp_path: Path) -> None:
+    # an empty CSV cell (or a JSON line without `label`) is no label, as a labels table's
+    # omission is: said, with the ids; an explicit null in JSON lines is not
+    from hrbench.specs import build_reference
+
+    arm = hb.Arm("fixed", lambda item, ctx: "Paris")
+    csv_file = tmp_path / "r.csv"
+    csv_file.write_text("id,item,label,cluster\nfr,France,Paris,eu\nde,Germany,,eu\npe,Peru,Lima,am\n")
+    lines = tmp_path / "r.jsonl"
+    lines.write_text(
+        '{"id": "fr", "item": "France", "label": "Paris"}\n{"id": "de", "item": "Germany"}\n'
+        '{"id": "pe", "item": "Peru", "label": null}\n'
+    )
+    for path, left in ((csv_file, ["de"]), (lines, ["de"])):
+        ref = build_reference({"path": str(path)})
+        assert sorted(ref.labels_omitted) == left and ref.labels["de"] is None
+        with pytest.warns(
+            hb.UnlabelledItemsWarning,
+            match=r"1 of 3 items .* given no label \('de': .*empty or missing `label`",
+        ):
+            hb.benchmark(arm, ref, runs=5)
