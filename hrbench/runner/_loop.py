@@ -236,8 +236,11 @@ class Loop:
             )
         self.stops.add(seq, row, trace)
         self.errors.add(seq, row, trace)
-        self.sources.add(trace)
-        self.unreported.add(row)
+        sources = self.sources
+        if sources.active and not sources.other:  # else Sources.add counts nothing
+            sources.add(trace)
+        if self.unreported.bills:  # else Unreported.add counts nothing
+            self.unreported.add(row)
         if self.keep_rows:
             self.rows[seq] = row
             self.traces[row.ledger_id] = trace
@@ -259,7 +262,8 @@ class Loop:
                 att.output = await att.output
             except Exception as exc:
                 failed(att, exc)
-        checked(att, arm)  # a failed call reaches no scorer; a prompt arm's output is its text
+        if type(att.output) is not str:  # a string is no failed call and no reply (checked)
+            checked(att, arm)  # a failed call reaches no scorer; a prompt arm's output is its text
         values = metric_values(plan, item, att) if self.with_metrics else None
         judge_rt = self.judge_rt
         if judge_rt is not None and att.forced is None:
