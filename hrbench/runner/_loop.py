@@ -119,6 +119,7 @@ class Loop:
         "errors",
         "gate",
         "group_cap",
+        "group_cap_computing",
         "group_first",
         "group_size",
         "judge_rt",
@@ -190,11 +191,14 @@ class Loop:
         ] = {}  # bills of runs made again (a resume): rows match the bill
         self.batching: Any = None  # batch mode (hrbench.runner.batch.Batching), set before run()
         # a sync arm's consecutive cells per worker-thread trip (groups): many more cells than
-        # slots, at least 4 groups per worker, so the last groups end near together
+        # slots, at least 4 groups per worker, so the last groups end near together (per
+        # worker that runs: COMPUTING_THREADS of them while the arm's runs compute, see paced)
         most = len(self.cells) // (4 * concurrency)
         self.group_first = max(1, min(GROUP_FIRST, most))
         self.group_size = self.group_first
         self.group_cap = max(self.group_first, min(GROUP_MAX, most))
+        most = len(self.cells) // (4 * min(concurrency, COMPUTING_THREADS))
+        self.group_cap_computing = max(self.group_cap, min(GROUP_MAX, most))
 
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
@@ -347,23 +351,26 @@ class Loop:
     def paced(self, atts: list[list[Attempt]], cpu_share: float = 0.0) -> None:
         """Size the next groups of a sync arm's cells, and the trips at once, from a trip's runs.
 
-        The groups (:meth:`groups`) are doubled (up to :attr:`group_cap`) when the trip's median
-        run took under :data:`FAST_RUN_S`, else back to the first size: an arm that waits (a
-        model over HTTP, a sleep) keeps small groups, so the cells stay spread over the workers.
-        The trips at once are :data:`COMPUTING_THREADS` when, besides, the trip's thread was on
-        the CPU for :data:`COMPUTING_SHARE` of its time or more (``cpu_share``: its runs
-        compute, and more threads would only take turns on the GIL), else ``concurrency`` (up
-        to 64) again: one trip that waits gives the next ones every slot back.
+        The groups (:meth:`groups`) are doubled when the trip's median run took under
+        :data:`FAST_RUN_S`, else back to the first size: an arm that waits (a model over HTTP,
+        a sleep) keeps small groups, so the cells stay spread over the workers. The trips at
+        once are :data:`COMPUTING_THREADS` when, besides, the trip's thread was on the CPU for
+        :data:`COMPUTING_SHARE` of its time or more (``cpu_share``: its runs compute, and more
+        threads would only take turns on the GIL), else ``concurrency`` (up to 64) again: one
+        trip that waits gives the next ones every slot back. Doubled groups grow up to
+        :attr:`group_cap`, or :attr:`group_cap_computing` (fewer trips, each a pair of thread
+        hand-offs) while only :data:`COMPUTING_THREADS` run.
         """
         seconds = sorted(a.seconds for cell in atts for a in cell)
         if not seconds:
             return
         fast = seconds[len(seconds) // 2] < FAST_RUN_S
+        computing = fast and cpu_share >= COMPUTING_SHARE
         if fast:
-            self.group_size = min(self.group_cap, self.group_size * 2)
+            cap = self.group_cap_computing if computing else self.group_cap
+            self.group_size = min(cap, self.group_size * 2)
         else:
             self.group_size = self.group_first
-        computing = fast and cpu_share >= COMPUTING_SHARE
         threads = min(self.threads, COMPUTING_THREADS) if computing else self.threads
         if self.thread_limiter.total_tokens != threads:
             self.thread_limiter.total_tokens = threads

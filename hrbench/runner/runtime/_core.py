@@ -338,8 +338,10 @@ class Runtime(Billing):
         if result.halts is not None:
             self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
         served = result.model or request.model
-        if result.usd is None and (usd := self.cost(result.usage, served)) is not None:
-            result = msgspec.structs.replace(result, usd=usd)
+        if result.usd is None:  # a zero-rated model (a mock's) costs 0 whatever the usage (cost)
+            usd = 0.0 if served and self._zero_rated.get(served) else self.cost(result.usage, served)
+            if usd is not None:
+                result = msgspec.structs.replace(result, usd=usd)
         if served and served != request.model:
             self.billed_as[request.model].add(served)  # later requests reserve at its price too
         if result.usd:

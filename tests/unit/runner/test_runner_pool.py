@@ -178,23 +178,30 @@ def test_an_instant_sync_arm_runs_two_trips_at_once_a_waiting_one_every_slot(mon
 
 
 @pytest.mark.parametrize(
-    ("run_s", "cpu_share", "threads"),
+    ("run_s", "cpu_share", "threads", "sizes"),
     [
-        (0.00001, 1.0, 2),  # runs at once, the thread computing: two trips at once
-        (0.00001, 0.4, 2),
-        (0.00001, 0.2, 16),  # runs at once but the thread mostly waited (a lock, a short sleep)
-        (0.001, 1.0, 16),  # slow runs: every slot, whatever the share
+        (0.00001, 1.0, 2, [16, 32, 64, 64]),  # runs at once, the thread computing: two trips at once
+        (0.00001, 0.4, 2, [16, 32, 64, 64]),  # (larger groups: fewer hand-offs)
+        (0.00001, 0.2, 16, [16, 20, 20, 20]),  # at once, but the thread mostly waited (a lock, a short sleep)
+        (0.001, 1.0, 16, [8, 8, 8, 8]),  # slow runs: every slot and small groups, whatever the share
     ],
 )
-def test_paced_sets_the_trips_at_once(run_s: float, cpu_share: float, threads: int) -> None:
+def test_paced_sets_the_trips_at_once_and_their_size(
+    run_s: float, cpu_share: float, threads: int, sizes: list[int]
+) -> None:
     from hrbench.runner._invoke import Attempt
     from hrbench.runner._loop import Loop
 
     loop = Loop.__new__(Loop)
     loop.threads, loop.thread_limiter = 16, anyio.CapacityLimiter(16)
-    loop.group_first = loop.group_size = loop.group_cap = 8
+    loop.group_first = loop.group_size = 8
+    loop.group_cap, loop.group_cap_computing = 20, 64
     atts = [[Attempt(None, seconds=run_s) for _ in range(5)]]  # type: ignore[arg-type]
-    loop.paced(atts, cpu_share)
-    assert loop.thread_limiter.total_tokens == threads
-    loop.paced(atts, 0.0)  # a trip that waited: every slot back
-    assert loop.thread_limiter.total_tokens == 16
+    grown = []
+    for _ in sizes:
+        loop.paced(atts, cpu_share)
+        assert loop.thread_limiter.total_tokens == threads
+        grown.append(loop.group_size)
+    assert grown == sizes
+    loop.paced([[Attempt(None, seconds=0.001)]], 0.0)  # a trip that waited: every slot back
+    assert (loop.thread_limiter.total_tokens, loop.group_size) == (16, 8)
