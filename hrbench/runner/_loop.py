@@ -272,7 +272,11 @@ class Loop:
         judge_rt = self.judge_rt
         if judge_rt is not None and att.forced is None:
             await judge(plan, judge_rt, item, arm, run, att)
-        elif att.forced is None and off_loop(plan.scorer, scorer_input(plan.scorer, att), plan.labels[item]):
+        elif att.forced is None and off_loop(
+            plan.scorer,
+            att.output if att.reply is None else scorer_input(plan.scorer, att),
+            plan.labels[item],
+        ):
             att.score = await anyio.to_thread.run_sync(scored, plan, item, att, limiter=self.score_limiter)
         row = score_row(plan, cluster, item, arm, run, att)
         if att.dup is not None:
