@@ -279,18 +279,22 @@ class Context:
             raise ConfigError(
                 "client", None, f"arm {self.arm!r} called a model but the benchmark has no client"
             )
-        model = params.pop("model", None) or self.client.model
-        draw = params.pop("draw_index", _DEFAULT)
-        tools = params.pop("tools", None)
+        client = self.client
+        if params:
+            model = params.pop("model", None) or client.model
+            draw = params.pop("draw_index", _DEFAULT)
+            tools = params.pop("tools", None)
+        else:  # ctx.call(prompt), the common call: nothing to take out
+            model, draw, tools = client.model, _DEFAULT, None
         if self.reasoning:
-            params = reasoning_params(self.reasoning, self.client.provider, params)
+            params = reasoning_params(self.reasoning, client.provider, params)
         request = Request(
             messages=normalise_messages(prompt),
             params=params,
             tools=None if tools is None else tool_definitions(tools),
             model=model,
-            provider=self.client.provider,
-            base_url=self.client.base_url,
+            provider=client.provider,
+            base_url=client.base_url,
             draw_index=self.draw_index if draw is _DEFAULT else draw,
         )
         if (wire := self.runtime.wire) is not None:  # keyed as sent (the runtime would copy it to add this)

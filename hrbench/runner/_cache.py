@@ -23,6 +23,25 @@ from hrbench.store import Store
 __all__ = ["IN_FLIGHT", "Cache", "InFlight", "cache_key", "request_hash"]
 
 _canon = msgspec.json.Encoder(order="sorted")
+
+
+class _Body(msgspec.Struct, kw_only=True, gc=False):
+    """What :func:`request_hash` hashes, as the JSON object of these keys, sorted at every level.
+
+    A Struct whose fields are in sorted order encodes as the dict of the same keys sorted by
+    ``order="sorted"`` does, byte for byte, without sorting its keys on every request.
+    """
+
+    endpoint: Any
+    headers: Any
+    messages: Any
+    model: Any
+    params: Any
+    provider: Any
+    responder: Any
+    tools: Any
+
+
 _HASHED: dict[bytes, str] = {}
 """Recent canonical requests and their sha256 hex: a cell's runs differ only in their draw index,
 which :func:`request_hash` leaves out, so each run after the first finds its hash here."""
@@ -56,17 +75,18 @@ def request_hash(request: Request) -> str:
     """
     wire = request.wire or {}
     defaults = wire.get("defaults") or {}
-    body: dict[str, Any] = {
-        "provider": request.provider,
-        "endpoint": wire.get("endpoint") or request.base_url.rstrip("/"),
-        "model": request.model,
-        "messages": request.messages,
-        "params": {**defaults, **request.params} if defaults else request.params,
-        "tools": request.tools,
-        "headers": wire.get("headers") or {},
-        "responder": wire.get("responder"),
-    }
-    canon = _canon.encode(body)
+    canon = _canon.encode(
+        _Body(
+            endpoint=wire.get("endpoint") or request.base_url.rstrip("/"),
+            headers=wire.get("headers") or {},
+            messages=request.messages,
+            model=request.model,
+            params={**defaults, **request.params} if defaults else request.params,
+            provider=request.provider,
+            responder=wire.get("responder"),
+            tools=request.tools,
+        )
+    )
     digest = _HASHED.get(canon)
     if digest is None:
         digest = hashlib.sha256(canon).hexdigest()

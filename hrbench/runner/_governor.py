@@ -327,7 +327,15 @@ class Governor(Admitting):
             (1, 12)
         """
         with self._lock:
-            self._admit(0.0, 0)
+            if (
+                self.halted is None
+                and self.max_calls is None
+                and self.max_usd is None
+                and self.max_tokens is None
+            ):
+                self.calls += 1  # no cap and no halt: what _admit would do
+            else:
+                self._admit(0.0, 0)
 
     def book(self, calls: int, usd: float | None, tokens: int) -> None:
         """Add what ``calls`` calls counted by :meth:`count_call` used (``usd=None``: no price, 0).

@@ -173,17 +173,29 @@ class Attempt:
     reply: Result | None = None
 
 
+_run_info = tuple.__new__
+"""``_run_info(RunInfo, (arm, item, run))`` is ``RunInfo(arm, item, run)`` without the named
+tuple's ``__new__`` in Python (half the time; it runs for every run)."""
+
+
 def _new_attempt(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
+    # by position, in Context's field order (arm, item_id, run, draw_index, seed, client,
+    # ledger_id, runtime, _rng, trace, notes, reasoning): a keyword call of its generated
+    # __init__ costs twice as much, and this runs for every run
+    name = arm.name
     ctx = Context(
-        arm=arm.name,
-        item_id=item,
-        run=run,
-        draw_index=run,
-        seed=plan.seed,
-        client=rt.client,
-        ledger_id=f"{plan.bench_id}/{arm.name}/{item}/{run}",
-        runtime=rt,
-        reasoning=arm.reasoning,
+        name,
+        item,
+        run,
+        run,
+        plan.seed,
+        rt.client,
+        f"{plan.bench_id}/{name}/{item}/{run}",
+        rt,
+        None,
+        [],
+        [],
+        arm.reasoning,
     )
     return Attempt(ctx)
 
@@ -325,7 +337,7 @@ def checked(att: Attempt, arm: Arm) -> None:
 def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
     """Run a sync arm once, in the calling (worker) thread."""
     att = _new_attempt(plan, rt, item, arm, run)
-    token = current_run.set(RunInfo(arm.name, item, run))
+    token = current_run.set(_run_info(RunInfo, (arm.name, item, run)))
     start = time.perf_counter()
     try:
         att.output = arm.fn(plan.payloads[item], att.ctx)
@@ -340,7 +352,7 @@ def invoke_sync(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attem
 async def invoke_async(plan: Plan, rt: Runtime, item: str, arm: Arm, run: int) -> Attempt:
     """Run an async arm once, on the event loop."""
     att = _new_attempt(plan, rt, item, arm, run)
-    token = current_run.set(RunInfo(arm.name, item, run))
+    token = current_run.set(_run_info(RunInfo, (arm.name, item, run)))
     start = time.perf_counter()
     try:
         att.output = await arm.fn(plan.payloads[item], att.ctx)
@@ -463,7 +475,7 @@ def score_row(plan: Plan, cluster: str, item: str, arm: Arm, run: int, att: Atte
     if note is not None:
         ctx.trace.append(note)
     split = plan.splits[item]
-    return Row(
+    row = Row(
         cluster=cluster,
         item=item,
         arm=arm.name,
@@ -479,7 +491,8 @@ def score_row(plan: Plan, cluster: str, item: str, arm: Arm, run: int, att: Atte
         usd=usd,
         usd_provenance=prov,
         seconds=att.seconds,
-        draw_index=run,
-        ledger_id=ctx.ledger_id,
-        reportable=split != "dev",
     )
+    # the last three fields set after: a call with more than 15 keywords is compiled to build
+    # a dict of them first (CPython's STACK_USE_GUIDELINE), which makes a row 4x slower to make
+    row.draw_index, row.ledger_id, row.reportable = run, ctx.ledger_id, split != "dev"
+    return row

@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import inspect
+import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -72,6 +73,17 @@ loop and the worker about 50 us of CPU (a hand-off each way, on a shared 2-core 
 answered inline from an in-process client makes a row in a few microseconds, so it pays it
 once per several hundred runs, not once per 40."""
 
+COMPUTING_THREADS = 2
+"""How many trips of a sync arm's cells run at once while its runs compute rather than wait
+(:meth:`Loop.paced`): one holds the GIL while the other hands its rows over. More only take
+turns on the GIL; each turn wakes another thread whose frames and rows are cold in the cache
+(16 such trips cost an instant arm about 2 us of CPU a row more than 2)."""
+
+COMPUTING_SHARE = 1 / 3
+"""A trip whose thread was on the CPU for at least this share of its wall time computes (it
+shares the GIL with one other trip and the event loop); below it, the trip waited (a model over
+HTTP, a sleep, a lock) and more trips at once make the benchmark faster."""
+
 
 class Loop:
     """What a benchmark counts and keeps while its cells run, and the steps that run them.
@@ -107,6 +119,7 @@ class Loop:
         "errors",
         "gate",
         "group_cap",
+        "group_cap_computing",
         "group_first",
         "group_size",
         "judge_rt",
@@ -123,6 +136,7 @@ class Loop:
         "sources",
         "stops",
         "thread_limiter",
+        "threads",
         "traces",
         "unreported",
         "with_metrics",
@@ -165,7 +179,8 @@ class Loop:
         self.sources = Sources(active=plan.seed != DEFAULT_SEED)
         self.unreported = Unreported(bool(getattr(client, "bills", False)))  # a mock's replies carry no usage
         self.duplicates: list[DuplicateDrawError] = []
-        self.thread_limiter = anyio.CapacityLimiter(max(1, min(concurrency, 64)))
+        self.threads = max(1, min(concurrency, 64))
+        self.thread_limiter = anyio.CapacityLimiter(self.threads)
         self.score_limiter = anyio.CapacityLimiter(min(concurrency, heavy_scorer_threads()))  # see off_loop
         # a row a stop left out of its test (not reportable on a reportable split) runs again
         self.done = done = stopping.kept(done)
@@ -176,11 +191,14 @@ class Loop:
         ] = {}  # bills of runs made again (a resume): rows match the bill
         self.batching: Any = None  # batch mode (hrbench.runner.batch.Batching), set before run()
         # a sync arm's consecutive cells per worker-thread trip (groups): many more cells than
-        # slots, at least 4 groups per worker, so the last groups end near together
+        # slots, at least 4 groups per worker, so the last groups end near together (per
+        # worker that runs: COMPUTING_THREADS of them while the arm's runs compute, see paced)
         most = len(self.cells) // (4 * concurrency)
         self.group_first = max(1, min(GROUP_FIRST, most))
         self.group_size = self.group_first
         self.group_cap = max(self.group_first, min(GROUP_MAX, most))
+        most = len(self.cells) // (4 * min(concurrency, COMPUTING_THREADS))
+        self.group_cap_computing = max(self.group_cap, min(GROUP_MAX, most))
 
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
@@ -222,8 +240,11 @@ class Loop:
             )
         self.stops.add(seq, row, trace)
         self.errors.add(seq, row, trace)
-        self.sources.add(trace)
-        self.unreported.add(row)
+        sources = self.sources
+        if sources.active and not sources.other:  # else Sources.add counts nothing
+            sources.add(trace)
+        if self.unreported.bills:  # else Unreported.add counts nothing
+            self.unreported.add(row)
         if self.keep_rows:
             self.rows[seq] = row
             self.traces[row.ledger_id] = trace
@@ -245,12 +266,17 @@ class Loop:
                 att.output = await att.output
             except Exception as exc:
                 failed(att, exc)
-        checked(att, arm)  # a failed call reaches no scorer; a prompt arm's output is its text
+        if type(att.output) is not str:  # a string is no failed call and no reply (checked)
+            checked(att, arm)  # a failed call reaches no scorer; a prompt arm's output is its text
         values = metric_values(plan, item, att) if self.with_metrics else None
         judge_rt = self.judge_rt
         if judge_rt is not None and att.forced is None:
             await judge(plan, judge_rt, item, arm, run, att)
-        elif att.forced is None and off_loop(plan.scorer, scorer_input(plan.scorer, att), plan.labels[item]):
+        elif att.forced is None and off_loop(
+            plan.scorer,
+            att.output if att.reply is None else scorer_input(plan.scorer, att),
+            plan.labels[item],
+        ):
             att.score = await anyio.to_thread.run_sync(scored, plan, item, att, limiter=self.score_limiter)
         row = score_row(plan, cluster, item, arm, run, att)
         if att.dup is not None:
@@ -301,14 +327,10 @@ class Loop:
                         )
             elif any(todos):
                 # a sync arm's runs, on a group of items, take one trip to a worker thread, in order
-                atts = await anyio.to_thread.run_sync(
-                    lambda: [
-                        [invoke_sync(plan, rt, item, arm, run) for run in todo]
-                        for (_, _, item, arm), todo in zip(group, todos, strict=True)
-                    ],
-                    limiter=self.thread_limiter,
+                atts, cpu_share = await anyio.to_thread.run_sync(
+                    self.trip, group, todos, limiter=self.thread_limiter
                 )
-                self.paced(atts)
+                self.paced(atts, cpu_share)
                 for (ci, cluster, item, arm), todo, cell_atts in zip(group, todos, atts, strict=True):
                     for run, att in zip(todo, cell_atts, strict=True):
                         await self.finish(ci, cluster, item, arm, run, att)
@@ -316,20 +338,46 @@ class Loop:
             for _, _, item, arm in group:
                 rt.cells.pop((arm.name, item), None)
 
-    def paced(self, atts: list[list[Attempt]]) -> None:
-        """Size the next groups of a sync arm's cells from a trip's runs (:meth:`groups`).
+    def trip(self, group: list[Cell], todos: list[list[int]]) -> tuple[list[list[Attempt]], float]:
+        """A sync arm's runs of ``group`` in this worker thread, in order, and the trip's CPU share.
 
-        Doubled (up to :attr:`group_cap`) when the trip's median run took under
-        :data:`FAST_RUN_S`, else back to the first size: an arm that waits (a model over
-        HTTP, a sleep) keeps small groups, so the cells stay spread over the workers.
+        The share is the thread's CPU time over the trip's wall time (:meth:`paced` reads it).
+        """
+        plan, rt = self.plan, self.rt
+        wall, cpu = time.perf_counter(), time.thread_time()
+        atts = [
+            [invoke_sync(plan, rt, item, arm, run) for run in todo]
+            for (_, _, item, arm), todo in zip(group, todos, strict=True)
+        ]
+        cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+        return atts, (cpu / wall if wall > 0 else 1.0)
+
+    def paced(self, atts: list[list[Attempt]], cpu_share: float = 0.0) -> None:
+        """Size the next groups of a sync arm's cells, and the trips at once, from a trip's runs.
+
+        The groups (:meth:`groups`) are doubled when the trip's median run took under
+        :data:`FAST_RUN_S`, else back to the first size: an arm that waits (a model over HTTP,
+        a sleep) keeps small groups, so the cells stay spread over the workers. The trips at
+        once are :data:`COMPUTING_THREADS` when, besides, the trip's thread was on the CPU for
+        :data:`COMPUTING_SHARE` of its time or more (``cpu_share``: its runs compute, and more
+        threads would only take turns on the GIL), else ``concurrency`` (up to 64) again: one
+        trip that waits gives the next ones every slot back. Doubled groups grow up to
+        :attr:`group_cap`, or :attr:`group_cap_computing` (fewer trips, each a pair of thread
+        hand-offs) while only :data:`COMPUTING_THREADS` run.
         """
         seconds = sorted(a.seconds for cell in atts for a in cell)
         if not seconds:
             return
-        if seconds[len(seconds) // 2] < FAST_RUN_S:
-            self.group_size = min(self.group_cap, self.group_size * 2)
+        fast = seconds[len(seconds) // 2] < FAST_RUN_S
+        computing = fast and cpu_share >= COMPUTING_SHARE
+        if fast:
+            cap = self.group_cap_computing if computing else self.group_cap
+            self.group_size = min(cap, self.group_size * 2)
         else:
             self.group_size = self.group_first
+        threads = min(self.threads, COMPUTING_THREADS) if computing else self.threads
+        if self.thread_limiter.total_tokens != threads:
+            self.thread_limiter.total_tokens = threads
 
     def groups(self) -> Iterator[list[Cell]]:
         """The cells in the seed's order, a sync arm's consecutive ones grouped.

@@ -228,10 +228,9 @@ class Runtime(Billing):
         halt = (self.halted_by.get(None) or self.halted_by.get(request.model)) if self.halted_by else None
         if halt is not None:  # the provider refused the quota or the key: send no more
             return self._not_sent(halt, request), 0.0
-        free = self.counts_only and self._costs_nothing(
-            request.model, getattr(self.client, "billed_as", ()), self.billed_as.get(request.model)
+        result = await (self._counted if self._only_counted(request) else self._held)(
+            ctx, request, key, inline, lead
         )
-        result = await (self._counted if free else self._held)(ctx, request, key, inline, lead)
         if result.source != "live":
             return result, 0.0
         if cache is not None and cache.write and await self.bill_kept(result):
@@ -241,6 +240,12 @@ class Runtime(Billing):
                 inline, self.store.recording_put, self.record, ctx.arm, hashed, request, result
             )
         return result, result.usd
+
+    def _only_counted(self, request: Request) -> bool:
+        """Whether ``request`` takes :meth:`_counted`'s fast path: :attr:`counts_only`, a model that costs nothing."""
+        return self.counts_only and self._costs_nothing(
+            request.model, getattr(self.client, "billed_as", ()), self.billed_as.get(request.model)
+        )
 
     async def bill_kept(self, result: Result) -> bool:
         """Whether a reply may be cached: free, or its bill is committed to the governor's ledger.
@@ -333,8 +338,10 @@ class Runtime(Billing):
         if result.halts is not None:
             self.halted_by.setdefault(request.model if result.halts == "model" else None, result)
         served = result.model or request.model
-        if result.usd is None and (usd := self.cost(result.usage, served)) is not None:
-            result = msgspec.structs.replace(result, usd=usd)
+        if result.usd is None:  # a zero-rated model (a mock's) costs 0 whatever the usage (cost)
+            usd = 0.0 if served and self._zero_rated.get(served) else self.cost(result.usage, served)
+            if usd is not None:
+                result = msgspec.structs.replace(result, usd=usd)
         if served and served != request.model:
             self.billed_as[request.model].add(served)  # later requests reserve at its price too
         if result.usd:
@@ -445,7 +452,17 @@ class Runtime(Billing):
                 cache.hits += 1
                 result = msgspec.structs.replace(result, source="cache")
                 scope = None  # served: nothing to land
-        if result is None:
+        if (
+            result is None
+            and cache is None
+            and not self.halted_by
+            and not self.record
+            and self._only_counted(request)
+        ):
+            # :meth:`_obtain` with nothing to read, write, record or share: the call only counted
+            result = await self._counted(ctx, request, key, inline, None)
+            charged = result.usd if result.source == "live" else 0.0
+        elif result is None:
             shared: Result | None = None
             lead = None if scope is None else Lead(scope, key)
             try:
@@ -458,7 +475,8 @@ class Runtime(Billing):
         dup = None
         if self.check_draws:
             cell = self.cells[(ctx.arm, ctx.item_id)]
-            dup = self._duplicate(ctx, key, result, cell)
+            if result.response_id or result.source in _SERVED:  # a live reply with no id repeats nothing
+                dup = self._duplicate(ctx, key, result, cell)
             self._remember(ctx, key, result, cell)
         if result.source == "live" and result.retried:
             self._trace_attempts(ctx, key, request, result)
@@ -512,6 +530,10 @@ class Runtime(Billing):
                     error=failed,
                 )
             )
+
+
+_SERVED = frozenset({"cache", "recording"})
+"""Sources of a reply served again rather than sampled (:meth:`Runtime._duplicate` checks their draws)."""
 
 
 def _where(ctx: Context) -> str:

@@ -53,7 +53,9 @@ def off_loop(scorer: Any, output: Any, label: Any = None) -> bool:
         >>> off_loop(exact_scorer(), Result(ok=False, error="openai: HTTP 500"), "Paris")
         False
     """
-    if offloaded(scorer):
+    if (
+        getattr(scorer, "offload", False) is True
+    ):  # offloaded(scorer), without the call: this runs for every row
         return True
     if type(output) is str:
         n = len(output)

@@ -10,14 +10,19 @@ from __future__ import annotations
 import hashlib
 import warnings
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hrbench as hb
 from hrbench.records import Request
 from hrbench.runner import _cache as cache_mod
 from hrbench.runner._cache import cache_key, request_hash
 from hrbench.store import Store
+from tests._examples import examples
 
 
 def _fresh(request: Request) -> str:
@@ -122,3 +127,57 @@ def test_each_request_is_encoded_and_hashed_once_through_cache_and_recording(
         assert len(store.recording_export("r1")) == 8
     finally:
         store.close()
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    messages=st.lists(
+        st.dictionaries(st.sampled_from(["role", "content", "name"]), _JSON, max_size=3), max_size=3
+    ),
+    params=st.dictionaries(st.text(max_size=8), _JSON, max_size=3),
+    tools=st.none() | st.lists(st.dictionaries(st.text(max_size=6), _JSON, max_size=2), max_size=2),
+    wire=st.none()
+    | st.fixed_dictionaries(
+        {},
+        optional={
+            "endpoint": st.text(max_size=10),
+            "defaults": st.dictionaries(st.text(max_size=8), _JSON, max_size=2),
+            "headers": st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=2),
+            "responder": st.text(max_size=10),
+        },
+    ),
+    base_url=st.sampled_from(["", "http://x/v1", "http://x/v1/"]),
+)
+def test_the_hash_is_of_the_request_as_a_dict_sorted_at_every_level(
+    messages: list[dict[str, Any]],
+    params: dict[str, Any],
+    tools: list[dict[str, Any]] | None,
+    wire: dict[str, Any] | None,
+    base_url: str,
+) -> None:
+    # the keys the store holds are sha256 of this dict's canonical JSON (keys sorted at every
+    # level); however it is encoded, the hash must stay the same, byte for byte
+    r = Request(
+        messages=messages, params=params, tools=tools, model="m", provider="p", base_url=base_url, wire=wire
+    )
+    w = wire or {}
+    defaults = w.get("defaults") or {}
+    body = {
+        "provider": "p",
+        "endpoint": w.get("endpoint") or base_url.rstrip("/"),
+        "model": "m",
+        "messages": messages,
+        "params": {**defaults, **params} if defaults else params,
+        "tools": tools,
+        "headers": w.get("headers") or {},
+        "responder": w.get("responder"),
+    }
+    canon = msgspec.json.Encoder(order="sorted").encode(body)
+    assert _fresh(r) == hashlib.sha256(canon).hexdigest()

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import anyio.lowlevel
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -118,3 +119,89 @@ def test_an_instant_sync_arms_groups_grow_a_waiting_ones_stay_small(monkeypatch:
 
     slow, _ = _trips(monkeypatch, waits, 160, 2)  # up to 20 cells a group were allowed
     assert slow == 160 // GROUP_FIRST
+
+
+def _trips_at_once(monkeypatch: Any, arm_fn: Any, items: int, concurrency: int) -> list[int]:
+    """For each worker-thread trip of a sync arm's benchmark, in the order they started: how many
+    trips were running (itself included) when it started, once the first quarter of them had ended."""
+    import threading
+
+    from hrbench.runner._loop import Loop
+
+    real = Loop.trip
+    lock = threading.Lock()
+    running = ended = 0
+    at_start: list[tuple[int, int]] = []  # (trips ended before, trips running)
+
+    def trip(self: Loop, group: Any, todos: Any) -> Any:
+        nonlocal running, ended
+        with lock:
+            running += 1
+            at_start.append((ended, running))
+        try:
+            return real(self, group, todos)
+        finally:
+            with lock:
+                running -= 1
+                ended += 1
+
+    monkeypatch.setattr(Loop, "trip", trip)
+    ids = [f"q{i}" for i in range(items)]
+    ref = hb.Reference(dict(zip(ids, ids, strict=True)), labels=ids)
+    client = hb.MockClient(lambda m, p: m[0]["content"])
+    bench = hb.benchmark(
+        hb.Arm("a", arm_fn), ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor()
+    )
+    assert [r.item for r in bench.rows[::5]] == ids and all(r.correct for r in bench.rows)
+    return [n for before, n in at_start if before >= len(at_start) // 4]
+
+
+def test_an_instant_sync_arm_runs_two_trips_at_once_a_waiting_one_every_slot(monkeypatch: Any) -> None:
+    # an arm whose runs compute gains nothing from more threads than two (they take turns on the
+    # GIL, each turn costing CPU): once its first trips are back, at most COMPUTING_THREADS run
+    # at once; an arm that waits gets every slot back. The instant arm's trips are said to be on
+    # the CPU all the time (thread_time as the wall clock): how busy the machine is must not
+    # decide the test (test_paced_sets_the_trips_at_once checks the share rule itself)
+    from hrbench.runner._loop import COMPUTING_THREADS
+
+    with monkeypatch.context() as patched:
+        patched.setattr(time, "thread_time", time.perf_counter)
+        instant = _trips_at_once(monkeypatch, lambda item, ctx: ctx.call(item).text, 1600, 8)
+    assert instant and max(instant) <= COMPUTING_THREADS
+
+    def waits(item: str, ctx: hb.Context) -> str:
+        time.sleep(0.0005)  # over FAST_RUN_S, and the thread is off the CPU
+        return str(ctx.call(item).text)
+
+    slow = _trips_at_once(monkeypatch, waits, 160, 8)
+    assert max(slow) > COMPUTING_THREADS
+
+
+@pytest.mark.parametrize(
+    ("run_s", "cpu_share", "threads", "sizes"),
+    [
+        (0.00001, 1.0, 2, [16, 32, 64, 64]),  # runs at once, the thread computing: two trips at once
+        (0.00001, 0.4, 2, [16, 32, 64, 64]),  # (larger groups: fewer hand-offs)
+        (0.00001, 0.2, 16, [16, 20, 20, 20]),  # at once, but the thread mostly waited (a lock, a short sleep)
+        (0.001, 1.0, 16, [8, 8, 8, 8]),  # slow runs: every slot and small groups, whatever the share
+    ],
+)
+def test_paced_sets_the_trips_at_once_and_their_size(
+    run_s: float, cpu_share: float, threads: int, sizes: list[int]
+) -> None:
+    from hrbench.runner._invoke import Attempt
+    from hrbench.runner._loop import Loop
+
+    loop = Loop.__new__(Loop)
+    loop.threads, loop.thread_limiter = 16, anyio.CapacityLimiter(16)
+    loop.group_first = loop.group_size = 8
+    loop.group_cap, loop.group_cap_computing = 20, 64
+    atts = [[Attempt(None, seconds=run_s) for _ in range(5)]]  # type: ignore[arg-type]
+    grown = []
+    for _ in sizes:
+        loop.paced(atts, cpu_share)
+        assert loop.thread_limiter.total_tokens == threads
+        grown.append(loop.group_size)
+    assert grown == sizes
+    loop.paced([[Attempt(None, seconds=0.001)]], 0.0)  # a trip that waited: every slot back
+    assert (loop.thread_limiter.total_tokens, loop.group_size) == (16, 8)
