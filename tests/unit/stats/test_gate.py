@@ -201,4 +201,7 @@ def test_items_in_both_but_not_scored_in_both_are_said() -> None:
         if r.item in ("q0", "q1"):
             r.correct = None  # no label in the baseline
     g = gate(cand, base)
-    assert g.n_items == 18 and g.coverage == "2 were not scored on both sides (no label, or no scored run in one)"
+    assert (
+        g.n_items == 18
+        and g.coverage == "2 were not scored on both sides (no label, or no scored run in one)"
+    )

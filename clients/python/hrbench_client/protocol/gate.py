@@ -78,8 +78,13 @@ class GateResult(Struct, kw_only=True):
     pass_k_runs: int | None = None
     n_items_candidate: Annotated[int, Meta(description="the items the candidate's arm ran")] = 0
     n_items_baseline: Annotated[int, Meta(description="the items the baseline's arm ran")] = 0
-    n_items_not_in_baseline: Annotated[int, Meta(description="the candidate's items the baseline did not run")] = 0
-    n_items_not_in_candidate: Annotated[int, Meta(description="the baseline's items the candidate did not run")] = 0
+    n_items_not_in_baseline: Annotated[
+        int, Meta(description="the candidate's items the baseline did not run")
+    ] = 0
+    n_items_not_in_candidate: Annotated[
+        int, Meta(description="the baseline's items the candidate did not run")
+    ] = 0
     coverage: Annotated[
-        str | None, Meta(description="what the decision left out of either side, in one clause; none: nothing")
+        str | None,
+        Meta(description="what the decision left out of either side, in one clause; none: nothing"),
     ] = None
