@@ -210,3 +210,19 @@ def test_the_stop_flags_are_in_the_help() -> None:
         "--stop-seed N",
     ):
         assert flag in out
+
+
+def test_the_few_clusters_warning_gives_the_earliest_of_the_test_that_runs(
+    tmp_path: Path, srv: LoopbackServer
+) -> None:
+    """7 clusters: ``auto`` runs the asymptotic test, which can decide after ``min_clusters``; the warning says so."""
+    proc = hrb("bench", str(_spec(tmp_path, srv, n_clusters=7)), "--no-rows", "--stop", "rank")
+    (few,) = [ln for ln in proc.stderr.splitlines() if "StopFewClustersWarning" in ln]
+    assert "the reference has 7 cluster(s)" in few
+    assert "(its asymptotic test can decide a pair after 2 at the earliest)" in few, few
+    result = lines(proc.stdout)[-1]
+    rep = lines(hrb("report", result["id"]).stdout)[-1]
+    assert rep["stop"]["reason"] == "decided" and rep["stop"]["method"] == "asymptotic"
+    assert 2 <= rep["stop"]["clusters"] < 7
+    text = hrb("report", result["id"], "--format", "text").stdout
+    assert f"Stopped when sure: good is better, after {rep['stop']['clusters']} of 7 clusters" in text
