@@ -169,7 +169,7 @@ def _e(v: Any) -> str:
 
 
 def _decided(s: Mapping[str, Any]) -> str:
-    """What the stop decided, whatever ended it: ``"terse is better"``, ``"1 of 3 pairs decided"`` or ``""``.
+    """What the stop decided, whatever ended it: ``"terse was decided better"``, ``"1 of 3 pairs were decided"`` or ``""``.
 
     A pair decided along the way stays decided (its test holds whenever the benchmark stops), so
     a benchmark that then ran to its most clusters, or that a budget or a cancel stopped, still
@@ -178,8 +178,8 @@ def _decided(s: Mapping[str, Any]) -> str:
     pairs = s.get("pairs") or []
     n = sum(1 for p in pairs if p.get("decided"))
     if s.get("winner"):
-        return f"{s['winner']} is better"
-    return f"{n} of {len(pairs)} pairs decided" if n else ""
+        return f"{s['winner']} was decided better"
+    return f"{n} of {len(pairs)} pairs {'was' if n == 1 and len(pairs) == 1 else 'were'} decided" if n else ""
 
 
 def headline(s: Mapping[str, Any]) -> str:
@@ -193,13 +193,14 @@ def headline(s: Mapping[str, Any]) -> str:
         >>> s = {"reason": "max_clusters", "clusters": 12, "of": 12, "row_share": None, "winner": "terse",
         ...      "goal": "tolerance", "pairs": [{"decided": "terse"}]}
         >>> headline(s)
-        'Stopped at its most clusters before every difference was known within the tolerance, after 12 of 12 clusters; decided: terse is better.'
+        'Stopped at its most clusters before every difference was known within the tolerance, after 12 of 12 clusters; terse was decided better.'
     """
     reason, got = s["reason"], _decided(s)
     where = f"after {s['clusters']} of {s['of']} clusters"
     share = "" if s["row_share"] is None else f" ({s['row_share']:.0%} of the full run's runs{_cut(s)})"
     if reason == "decided":
-        return f"Stopped when sure{': ' + got if s.get('winner') else ''}, {where}{share}."
+        won = f": {s['winner']} is better" if s.get("winner") else ""
+        return f"Stopped when sure{won}, {where}{share}."
     if reason == "tolerance":
         won = f"; {got}" if got else ""
         return f"Stopped when sure: every difference is known within the tolerance{won}, {where}{share}."
@@ -220,7 +221,7 @@ def headline(s: Mapping[str, Any]) -> str:
             if s.get("goal") == "tolerance"
             else "every pair was decided"
         )
-        return f"Stopped at its most clusters before {unmet}, {where}{share}; decided: {got}{fixed}."
+        return f"Stopped at its most clusters before {unmet}, {where}{share}; {got}{fixed}."
     what = "the budget stopped it" if reason == "budget" else "cancelled"
     then = (
         "a resume with a larger budget goes on"
@@ -228,7 +229,7 @@ def headline(s: Mapping[str, Any]) -> str:
         else "a resume goes on with the same order and test"
     )
     if got:
-        return f"Stopped before the end ({what}) {where}{share}; decided so far: {got}; {then}."
+        return f"Stopped before the end ({what}) {where}{share}; {got} so far; {then}."
     return f"Not decided: {what} {where}{share}; {then}."
 
 

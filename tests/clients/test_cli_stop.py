@@ -242,7 +242,7 @@ def test_a_tolerance_stop_that_ran_to_max_clusters_reports_the_pair_it_decided(
         "Stopped at its most clusters before every difference was known within the tolerance, after 6 of 8 "
         "clusters"
     )
-    assert stop["headline"].startswith(head) and "; decided: good is better" in stop["headline"]
+    assert stop["headline"].startswith(head) and "; good was decided better" in stop["headline"]
     text = hrb("report", result["id"], "--format", "text").stdout
     assert stop["headline"] in text and "Not decided" not in text and "; decided: good better" in text
     md = hrb("report", result["id"], "--format", "markdown").stdout

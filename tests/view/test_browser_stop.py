@@ -177,7 +177,7 @@ def test_the_page_of_a_stop_that_ran_to_its_most_clusters_says_the_pair_it_decid
     _ready(page)
     banner = page.text_content("#stopped-when-sure > b")
     assert (
-        banner == stop["headline"] and "; decided: good is better" in banner and "Not decided" not in banner
+        banner == stop["headline"] and "; good was decided better" in banner and "Not decided" not in banner
     )
     note = page.text_content("#stopped-when-sure > p.muted")
     assert (

@@ -45,7 +45,7 @@ def test_a_tolerance_goal_that_ran_to_max_clusters_says_the_pair_it_decided() ->
     assert head.startswith(
         "Stopped at its most clusters before every difference was known within the tolerance, after 7 of 7 clusters"
     )
-    assert "; decided: terse is better" in head and "Not decided" not in text + md
+    assert "; terse was decided better" in head and "Not decided" not in text + md
     assert "terse - chatty: diff 0.524" in text and "; decided: terse better" in text
     assert "> **Stopped at its most clusters before every difference" in md and "Not decided" not in str(
         bench
@@ -64,8 +64,8 @@ def _record(reason: str, goal: str, decided: list[str | None], winner: str | Non
 @pytest.mark.parametrize(
     ("decided", "winner", "said"),
     [
-        (["x", "x"], "x", "x is better"),
-        (["x", None], None, "1 of 2 pairs decided"),
+        (["x", "x"], "x", "x was decided better"),
+        (["x", None], None, "1 of 2 pairs were decided"),
         ([None, None], None, None),
     ],
 )
@@ -79,8 +79,12 @@ def test_the_headline_says_what_was_decided_whatever_ended_the_benchmark(
         assert head.startswith(
             "Not decided: " if reason not in ("decided", "tolerance") else "Stopped when sure"
         ), head
-        assert "is better" not in head and "; decided" not in head
+        assert "better" not in head and "were decided" not in head
     else:
         assert "Not decided" not in head, head
-        if reason != "decided" or winner:
+        if reason == "decided":  # the stop was sure: its winner, if one, is the headline's
+            assert head.startswith(
+                f"Stopped when sure: {winner} is better" if winner else "Stopped when sure, "
+            )
+        else:
             assert said in head, head
