@@ -451,6 +451,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "tests/unit/stats/test_gate.py",
     ),
     m(
+        "gate.a-baseline-of-few-of-the-candidates-items-is-gated",
+        "hrbench/stats/_gate.py",
+        "    if 2 * shared < len(cand):",
+        "    if shared == 0:",
+        "tests/unit/stats/test_gate.py",
+    ),
+    m(
         "gate.the-drop-ignored",
         "hrbench/stats/_gate.py",
         "    if c.ci_high < -max_drop:",

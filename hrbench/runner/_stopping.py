@@ -77,7 +77,9 @@ class StopRecord:
         planned: the test's most clusters (``summary()["of"]``).
         order_seed: the seed of the clusters' order.
         order: the cluster ids in the order they ran.
-        winner: the arm decided best, or ``None``.
+        winner: the arm decided better than every other it is compared with, or ``None``; a pair
+            decided along the way stays decided whatever ``reason`` ended the benchmark
+            (``"max_clusters"`` included).
         pairs: per pair, as the test's summary gives it (``a``, ``b``, ``e_value``,
             ``p_anytime``, ``diff``, ``cs_low``, ``cs_high``, ``decided``).
         summary: the test's whole ``summary()``.

@@ -58,6 +58,13 @@ class GateResult(msgspec.Struct, kw_only=True):
             rate is higher by more than ``max_drop``). ``diff``, its interval and the
             ``accuracy_*`` fields are then that metric's.
         pass_k_runs: the ``k`` of ``pass^k``, or ``None``.
+        n_items_candidate, n_items_baseline: the items each side ran of the compared arm (by
+            item id, labelled or not).
+        n_items_not_in_baseline: the candidate's items the baseline did not run; the gate refuses
+            a baseline that holds fewer than half of the candidate's items (:func:`gate`).
+        n_items_not_in_candidate: the baseline's items the candidate did not run.
+        coverage: when the decision is not on every item of both sides, what it left out, in one
+            clause (``"22 of them are not in the baseline"``); ``None`` when it is.
     """
 
     decision: Decision
@@ -82,6 +89,11 @@ class GateResult(msgspec.Struct, kw_only=True):
     exit_code: int = 0
     metric: str = "accuracy"
     pass_k_runs: int | None = None
+    n_items_candidate: int = 0
+    n_items_baseline: int = 0
+    n_items_not_in_baseline: int = 0
+    n_items_not_in_candidate: int = 0
+    coverage: str | None = None
 
     def __post_init__(self) -> None:
         self.exit_code = _EXIT[self.decision]
@@ -190,6 +202,13 @@ def gate(
     fails when that bound is below ``-max_drop``; otherwise it passes. Fewer than 5 runs per
     item are allowed (the result is then ``descriptive``).
 
+    The items are matched by id. A baseline that holds fewer than half of the items the
+    candidate's arm ran is refused (``ConfigError``, ``hrb gate`` exits 2): a decision on the
+    part both ran would pass or fail the candidate on items it mostly never compared, and such a
+    baseline is most often a benchmark of another reference. Above that, the result says on how
+    many of the candidate's items it was decided (``n_items`` of ``n_items_candidate``) and
+    ``coverage`` what was left out (docs/guides/ci-gate.md).
+
     Args:
         candidate: the benchmark under test: a :class:`~hrbench.Bench`, its rows, a rows file
             (``hrb rows ID --format jsonl|csv|parquet -o FILE``), or a stored benchmark's id,
@@ -208,8 +227,8 @@ def gate(
         pass_k: the ``k`` of ``pass^k`` (default: the fewest runs per item of the two).
 
     Returns:
-        A :class:`GateResult`; ``decision == "cannot"`` (with the reason) when the two share no
-        labelled item, the arm is missing, no interval can be had (one cluster, an arm
+        A :class:`GateResult`; ``decision == "cannot"`` (with the reason) when the items they share
+        have no label, the arm is missing, no interval can be had (one cluster, an arm
         whose every run failed), or either stopped under a stop rule (:class:`~hrbench.StopWhenSure`:
         the clusters it ran depended on its results, so no fixed-sample interval holds for it);
         one that ran its rule's most clusters without deciding is gated as a fixed design of
@@ -218,7 +237,8 @@ def gate(
     Raises:
         ConfigError: ``max_drop`` not in [0, 1) or ``alpha`` not in (0, 0.5); a file that is
             not a rows file; no ``arm`` named when the two sides do not share exactly one arm
-            and do not each have one (a missing option: ``hrb gate`` exits 2).
+            and do not each have one (a missing option: ``hrb gate`` exits 2); a baseline that
+            holds fewer than half of the candidate's items (the message names both and the counts).
         NotFound: a string that names no file and no stored benchmark.
 
     Example:
@@ -249,6 +269,7 @@ def gate(
         return GateResult(decision="cannot", reason=f"cannot compare: {picked}", **head)
     a_c, a_b = picked
     head.update(arm_candidate=a_c, arm_baseline=a_b)
+    head.update(_overlap(_items(rows_c, a_c), _items(rows_b, a_b), (name_c, name_b), a_c))
     both = [_as_row(r, "candidate") for r in rows_c if _arm(r) == a_c]
     both += [_as_row(r, "baseline") for r in rows_b if _arm(r) == a_b]
     c = compare(
@@ -272,6 +293,7 @@ def gate(
         accuracy_baseline=c.accuracy_b,
         descriptive=c.descriptive,
         note=c.note,
+        coverage=_coverage(c.n_items, head),
     )
     human = _human(both, [(candidate, a_c, "candidate"), (baseline, a_b, "baseline")], store, 1 - 2 * alpha)
     if human is not None:  # human grades: the decision reads the PPI++ interval
@@ -285,6 +307,61 @@ def gate(
         why = (c.note or "no interval").removeprefix("no interval: ")
         return GateResult(decision="cannot", reason=f"cannot compare: {why}", **head)
     return _decide(c, human, metric, max_drop, alpha, head)
+
+
+def _items(rows: Sequence[Any], arm: str) -> set[Any]:
+    """The item ids of ``arm``'s rows."""
+    return {r.item if hasattr(r, "item") else r["item"] for r in rows if _arm(r) == arm}
+
+
+def _overlap(cand: set[Any], base: set[Any], names: tuple[str, str], arm: str) -> dict[str, int]:
+    """The item counts of :class:`GateResult`, after refusing a baseline that holds under half the candidate's items.
+
+    Raises:
+        ConfigError: the baseline ran fewer than half of the items the candidate's arm ran (none
+            included): a decision on that part would speak for items the baseline never saw, and
+            such a baseline is most often a benchmark of another reference.
+    """
+    shared = len(cand & base)
+    if 2 * shared < len(cand):
+        raise ConfigError(
+            "baseline",
+            names[1],
+            f"holds {shared} of the {len(cand)} items the candidate {names[0]!r} ran (arm {arm!r}); "
+            f"{len(cand) - shared} are not in it, and the gate decides only against a baseline that "
+            "holds at least half of the candidate's items: is the baseline a benchmark of another "
+            "reference?",
+        )
+    return dict(
+        n_items_candidate=len(cand),
+        n_items_baseline=len(base),
+        n_items_not_in_baseline=len(cand) - shared,
+        n_items_not_in_candidate=len(base) - shared,
+    )
+
+
+def _coverage(n_items: int, head: dict[str, Any]) -> str | None:
+    """What a decision on ``n_items`` items leaves out of either side, in one clause; ``None`` when nothing.
+
+    Example:
+        >>> _coverage(6, dict(n_items_candidate=28, n_items_not_in_baseline=22, n_items_not_in_candidate=0))
+        '22 of them are not in the baseline'
+        >>> _coverage(40, dict(n_items_candidate=40, n_items_not_in_baseline=0, n_items_not_in_candidate=0))
+    """
+    missing, extra = head["n_items_not_in_baseline"], head["n_items_not_in_candidate"]
+    unscored = head["n_items_candidate"] - missing - n_items
+    parts = [
+        f"{missing} of them {'is' if missing == 1 else 'are'} not in the baseline" if missing else "",
+        f"{unscored} {'was' if unscored == 1 else 'were'} not scored on both sides (no label, or no "
+        "scored run in one)"
+        if unscored > 0
+        else "",
+        f"the baseline's {extra} other item{'' if extra == 1 else 's'} {'is' if extra == 1 else 'are'} "
+        "not in the candidate"
+        if extra
+        else "",
+    ]
+    return "; ".join(p for p in parts if p) or None
 
 
 def _decide(

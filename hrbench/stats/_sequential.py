@@ -134,9 +134,6 @@ _AUTO_MARGIN = 2.5  # "auto": the asymptotic test (on similar sizes) when the pl
 _SIMILAR = (
     0.8  # clusters count as of similar size when Kish's effective number of them is at least this share
 )
-_FEW_MARGIN = (
-    2.5  # without a plan: a reference of fewer than this many times the clusters the test needs warns
-)
 
 
 def _similar(sizes: Sequence[float] | None) -> bool:
@@ -389,80 +386,44 @@ class StopWhenSure:
     ) -> str | None:
         """Why a fixed design is better than this rule on a reference of ``n_clusters``, or ``None``.
 
-        With a plan: the reference has fewer clusters than the plan's fixed design needs, so no
-        stop rule can save clusters, and it decides less often than the fixed design's test on
-        every cluster (on a 5-cluster reference a stop decided 0.19 of the time where compare()
-        rejected 0.61). Without a plan: fewer than 2.5 times the clusters its test needs to
-        decide at all (13 for one pair at alpha 0.05). And a small plan whose test is exact
-        under symmetry alone (clusters of unequal size, or the method asked): it cannot stop
-        before that many clusters, where the fixed design has already ended (it ran 1.8 times a
-        plan of 4 clusters). Ranking goals only (``"full_run"`` is about this reference and runs
-        it through).
+        The rule: :func:`~hrbench.stats._sequential_fit.few_clusters_warning`.
 
         Example:
             >>> print(StopWhenSure().few_clusters_warning(1, 5))
-            the reference has 5 cluster(s) and a stop rule needs about 13 to stop early (its test can decide a pair after 5 at the earliest): on so few it decides less often than a fixed design run on every cluster; run without a stop rule and read the report's interval and p-value
+            the reference has 5 cluster(s) and a stop rule needs about 13 to stop early reliably (its asymptotic test can decide a pair after 2 at the earliest): on so few it decides less often than a fixed design run on every cluster; run without a stop rule and read the report's interval and p-value
         """
-        if self.goal == "full_run":
-            return None
-        need = self._symmetric_need(n_pairs)
-        enough = math.ceil(_FEW_MARGIN * need)
-        if self.plan is not None:
-            planned = int(self.plan.n_clusters)
-            if n_clusters < planned:
-                why = (
-                    f"fewer than the {planned} its plan needs for power {getattr(self.plan, 'power', 0.8):g}"
-                )
-                return (
-                    f"the reference has {n_clusters} cluster(s) and {why}: on so few it decides less often than "
-                    "a fixed design run on every cluster; run without a stop rule and read the report's "
-                    "interval and p-value"
-                )
-            exact = self.resolved_method(n_pairs, n_clusters, sizes) in ("exact", "symmetric")
-            if planned < enough and exact and self.goal in ("rank", "rank_or_tolerance"):
-                return (
-                    f"its plan needs {planned} cluster(s) and its {self.resolved_method(n_pairs, n_clusters, sizes)} "
-                    f"test cannot decide a pair before {self.fewest_to_decide(n_pairs, n_clusters, sizes)}: a fixed "
-                    f"design of {planned} clusters ends sooner; run it without a stop rule"
-                )
-            return None
-        if n_clusters >= enough:
-            return None
-        why = f"a stop rule needs about {enough} to stop early (its test can decide a pair after {need} at the earliest)"
-        return (
-            f"the reference has {n_clusters} cluster(s) and {why}: on so few it decides less often than a fixed "
-            "design run on every cluster; run without a stop rule and read the report's interval and p-value"
-        )
+        from hrbench.stats._sequential_fit import few_clusters_warning
+
+        return few_clusters_warning(self, n_pairs, n_clusters, sizes)
 
     def fewest_to_decide(
         self, n_pairs: int, n_clusters: int | None = None, sizes: Sequence[float] | None = None
     ) -> int | None:
-        """The fewest clusters after which this rule's test can decide a pair at all.
+        """The fewest clusters after which the test that will run can decide a pair at all (at least ``min_clusters``).
 
-        However large the difference, the exact test's e-value after ``n`` clusters is at most
-        ``exp((n - 1) / 2) / sqrt(n)``, and the symmetric test's at most ``2 ** n`` (each
-        cluster's factor ``exp(x) / cosh(x)`` is below 2); a pair is decided at ``n_pairs /
-        alpha``. ``None`` where no such bound is used here (the asymptotic and strict methods,
-        and the goals that do not rank). ``n_clusters``: the reference's clusters, which
-        ``"auto"`` chooses its test by (:meth:`resolved_method`; without them, the symmetric
-        test's bound).
+        A lower bound however large the difference (:func:`~hrbench.stats._sequential_math.fewest_to_decide`):
+        10 for the exact test at alpha 0.05, 5 for the symmetric one, whatever the pairs; the
+        asymptotic test's depends on its tuning to the ``n_clusters`` (of ``sizes`` items), often
+        ``min_clusters``. ``None`` where none is known: the strict method, the asymptotic one
+        without ``n_clusters`` or with an informative order's weights, the goals that do not rank.
+        ``"auto"`` is the test it chooses on ``n_clusters`` (:meth:`resolved_method`; none: symmetric).
 
         Example:
             >>> StopWhenSure(method="exact").fewest_to_decide(1), StopWhenSure().fewest_to_decide(1)
             (10, 5)
+            >>> StopWhenSure().resolved_method(1, 7), StopWhenSure().fewest_to_decide(1, 7)
+            ('asymptotic', 2)
         """
-        method = self.method
+        method = "symmetric" if self.method == "auto" and n_clusters is None else self.method
         if method == "auto":
-            method = "symmetric" if n_clusters is None else self.resolved_method(n_pairs, n_clusters, sizes)
-        if self.goal not in ("rank", "rank_or_tolerance") or method not in ("exact", "symmetric"):
+            method = self.resolved_method(n_pairs, int(n_clusters or 0), sizes)
+        if self.goal not in ("rank", "rank_or_tolerance") or method == "strict":
             return None
-        if method == "symmetric":
-            return self._symmetric_need(n_pairs)
-        c = math.log(max(n_pairs, 1) / self.alpha)
-        n = 1
-        while (n - 1) / 2 - 0.5 * math.log(n) < c:
-            n += 1
-        return n
+        if method == "asymptotic" and (n_clusters is None or (self.order == "informative" and self.history)):
+            return None
+        w = np.asarray(sizes if sizes else [1.0] * int(n_clusters or 1), dtype=float)
+        p = self.params(n_pairs, w) if method == "asymptotic" else sm.Params(method, 0.0, rho=1.0)
+        return max(self.min_clusters, sm.fewest_to_decide(p, w / w.mean(), self.alpha))
 
     def _symmetric_need(self, n_pairs: int) -> int:
         """The fewest clusters after which the symmetric test can reach ``n_pairs / alpha`` (each adds below ``log 2``)."""

@@ -231,6 +231,39 @@ def log_e(acc: Acc, p: Params) -> np.ndarray:
     return _log_mean_exp(acc["kp"][..., _ZERO], acc["km"][..., _ZERO])
 
 
+def fewest_to_decide(p: Params, weights: np.ndarray, alpha: float) -> int:
+    """The fewest clusters after which a pair can be decided on clusters of these weights, however large the difference.
+
+    A lower bound, by the largest e-value ``n`` clusters can give: the exact test's is at most
+    ``exp((n - 1) / 2) / sqrt(n)`` (Cauchy-Schwarz: ``S**2 <= n V``) and the symmetric test's
+    below ``2 ** n`` (each cluster's factor ``exp(x) / cosh(x)`` is below 2), both against
+    ``1 / alpha``, which every pair must reach alone (its own set in :func:`sure_closed`); the
+    asymptotic statistic's ``V`` is never below ``var0`` (:func:`_v_hat`) and ``|S|`` is at most
+    the sum of the ``n`` largest ``weights`` (differences in [-1, 1]), against ``pairs / alpha``.
+    ``len(weights) + 1`` when no number of these clusters is enough. The strict and ``wor``
+    methods have no such bound: ``0``.
+
+    Example:
+        >>> [fewest_to_decide(Params(m, math.log(3 / 0.05), rho=1.0), np.ones(20), 0.05) for m in ("exact", "symmetric")]
+        [10, 5]
+        >>> fewest_to_decide(Params("asymptotic", math.log(1 / 0.05), rho=0.0088, var0=0.01), np.ones(7), 0.05)
+        1
+    """
+    n = np.arange(1, weights.size + 1)
+    if p.method == "asymptotic":
+        s = np.cumsum(np.sort(weights)[::-1])
+        top = log_e_mixture(s, np.full(s.shape, p.var0), p.rho)
+        c = p.log_threshold
+    elif p.method in ("exact", "symmetric"):
+        n = np.arange(1, max(weights.size, 64) + 1)  # the bound does not depend on the clusters
+        top = (n - 1) / 2 - 0.5 * np.log(n) if p.method == "exact" else n * math.log(2.0)
+        c = math.log(1.0 / alpha)
+    else:
+        return 0
+    ok = np.flatnonzero(top >= c)
+    return int(n[ok[0]]) if ok.size else weights.size + 1
+
+
 def sure(acc: Acc, p: Params, n: int, min_clusters: int) -> np.ndarray:
     """Where the e-value has reached ``pairs / alpha`` after ``n`` clusters (none before ``min_clusters``)."""
     return (log_e(acc, p) >= p.log_threshold) & (n >= min_clusters) & (mean(acc) != 0)

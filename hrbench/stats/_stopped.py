@@ -21,6 +21,7 @@ __all__ = [
     "RAN_THROUGH",
     "RAN_THROUGH_PRINTOUT",
     "apply_stop",
+    "headline",
     "ran_through",
     "reported_rows",
     "stop_lines",
@@ -40,7 +41,7 @@ NOT_VALID = (
 _SURE = ("decided", "equivalent", "tolerance")
 
 RAN_THROUGH = (
-    "the stop rule did not decide and ran its most clusters, a number fixed before it began: the fixed-sample "
+    "the stop rule ran its most clusters without stopping sooner, a number fixed before it began: the fixed-sample "
     "interval and p over them are shown (given that it did not stop earlier, a false positive stays within "
     "alpha / (1 - alpha), 0.053 at 0.05)"
 )
@@ -49,6 +50,8 @@ RAN_THROUGH = (
 
 def stop_section(record: Mapping[str, Any]) -> dict[str, Any]:
     """The report's ``stop`` section from a stop record (:class:`~hrbench.runner._stopping.StopRecord`'s dict).
+
+    Its ``headline`` is :func:`headline`'s line, which the report, the printout and ``hrb view`` show.
 
     Example:
         >>> s = stop_section({"reason": "decided", "clusters": 4, "of": 20, "rows": 90, "full_rows": 400,
@@ -61,7 +64,7 @@ def stop_section(record: Mapping[str, Any]) -> dict[str, Any]:
     full = int(record.get("full_rows") or 0)
     reason = str(record.get("reason"))
     clusters = int(record.get("clusters") or 0)
-    return {
+    out = {
         "reason": reason,
         "stopped_when_sure": reason in _SURE,
         "winner": record.get("winner"),
@@ -85,10 +88,12 @@ def stop_section(record: Mapping[str, Any]) -> dict[str, Any]:
         "order": summary.get("order") or "uniform",
         "fixed_valid": ran_through(record),
     }
+    out["headline"] = headline(out)
+    return out
 
 
 def ran_through(record: Mapping[str, Any]) -> bool:
-    """Whether a stop rule ran its most clusters without deciding: a size fixed before it began.
+    """Whether a stop rule ran its most clusters without stopping sooner: a size fixed before it began.
 
     Its fixed-sample interval and p-value over those clusters then hold (a fixed design of that
     size; given that the rule did not stop earlier, a false positive is at most ``alpha / (1 -
@@ -163,15 +168,42 @@ def _e(v: Any) -> str:
     return "NA" if v is None else (f"{float(v):.3g}" if float(v) < 1e6 else f"{float(v):.2e}")
 
 
-def _headline(s: Mapping[str, Any]) -> str:
-    reason = s["reason"]
+def _decided(s: Mapping[str, Any]) -> str:
+    """What the stop decided, whatever ended it: ``"terse was decided better"``, ``"1 of 3 pairs were decided"`` or ``""``.
+
+    A pair decided along the way stays decided (its test holds whenever the benchmark stops), so
+    a benchmark that then ran to its most clusters, or that a budget or a cancel stopped, still
+    names it: the winner when one arm was decided better than every other it is compared with.
+    """
+    pairs = s.get("pairs") or []
+    n = sum(1 for p in pairs if p.get("decided"))
+    if s.get("winner"):
+        return f"{s['winner']} was decided better"
+    return f"{n} of {len(pairs)} pairs {'was' if n == 1 and len(pairs) == 1 else 'were'} decided" if n else ""
+
+
+def headline(s: Mapping[str, Any]) -> str:
+    """The stop section's one-line account: why it stopped, after how many clusters, and what it decided.
+
+    The rule (docs/guides/stop-when-sure.md, "In a benchmark"): the reason says what ended the
+    benchmark, and what was decided is said whatever the reason (:func:`_decided`); only a stop
+    that decided no pair and was not sure reads "Not decided".
+
+    Example:
+        >>> s = {"reason": "max_clusters", "clusters": 12, "of": 12, "row_share": None, "winner": "terse",
+        ...      "goal": "tolerance", "pairs": [{"decided": "terse"}]}
+        >>> headline(s)
+        'Stopped at its most clusters before every difference was known within the tolerance, after 12 of 12 clusters; terse was decided better.'
+    """
+    reason, got = s["reason"], _decided(s)
     where = f"after {s['clusters']} of {s['of']} clusters"
     share = "" if s["row_share"] is None else f" ({s['row_share']:.0%} of the full run's runs{_cut(s)})"
     if reason == "decided":
         won = f": {s['winner']} is better" if s.get("winner") else ""
         return f"Stopped when sure{won}, {where}{share}."
     if reason == "tolerance":
-        return f"Stopped when sure: every difference is known within the tolerance, {where}{share}."
+        won = f"; {got}" if got else ""
+        return f"Stopped when sure: every difference is known within the tolerance{won}, {where}{share}."
     if reason == "equivalent":
         won = f"; {s['winner']} is better" if s.get("winner") else ""
         return (
@@ -182,10 +214,23 @@ def _headline(s: Mapping[str, Any]) -> str:
         return f"Stopping when sure: still running, {s['clusters']} of {s['of']} clusters committed so far."
     if reason == "max_clusters":
         fixed = "; the fixed-sample interval and p over them hold" if s.get("fixed_valid") else ""
-        return f"Not decided: stopped at its most clusters, {where}{share}{fixed}."
-    if reason == "budget":
-        return f"Not decided: the budget stopped it {where}{share}; a resume with a larger budget goes on."
-    return f"Not decided: cancelled {where}{share}; a resume goes on with the same order and test."
+        if not got:
+            return f"Not decided: stopped at its most clusters, {where}{share}{fixed}."
+        unmet = (
+            "every difference was known within the tolerance"
+            if s.get("goal") == "tolerance"
+            else "every pair was decided"
+        )
+        return f"Stopped at its most clusters before {unmet}, {where}{share}; {got}{fixed}."
+    what = "the budget stopped it" if reason == "budget" else "cancelled"
+    then = (
+        "a resume with a larger budget goes on"
+        if reason == "budget"
+        else "a resume goes on with the same order and test"
+    )
+    if got:
+        return f"Stopped before the end ({what}) {where}{share}; {got} so far; {then}."
+    return f"Not decided: {what} {where}{share}; {then}."
 
 
 def _pair_line(p: Mapping[str, Any], margin: Any) -> str:
@@ -200,7 +245,7 @@ def _pair_line(p: Mapping[str, Any], margin: Any) -> str:
 
 
 RAN_THROUGH_PRINTOUT = (
-    "The stop rule did not decide and ran its most clusters, a number fixed before it began: the fixed-sample "
+    "The stop rule ran its most clusters without stopping sooner, a number fixed before it began: the fixed-sample "
     "paired differences over them hold, and the report shows them (given that it did not stop earlier, a false "
     "positive stays within alpha / (1 - alpha), 0.053 at 0.05)."
 )
@@ -215,7 +260,7 @@ def stop_lines(s: Mapping[str, Any], pairs_follow: bool = True) -> list[str]:
         pairs_follow: whether paired differences follow these lines (a report's); a
             benchmark's printout shows none, so it points to the report for them.
     """
-    lines = [f"  {_headline(s)}"]
+    lines = [f"  {headline(s)}"]
     for p in s.get("pairs") or []:
         lines.append(f"    {_pair_line(p, s.get('margin'))}")
     how = (
@@ -248,7 +293,7 @@ def stop_lines(s: Mapping[str, Any], pairs_follow: bool = True) -> list[str]:
 
 def stop_markdown(s: Mapping[str, Any]) -> list[str]:
     """The Markdown lines of a stop section (a quoted headline, a table of pairs, the notes)."""
-    lines = [f"> **{_headline(s)}**", ""]
+    lines = [f"> **{headline(s)}**", ""]
     if s.get("pairs"):
         lines += [
             "| pair | diff | confidence sequence | e-value | anytime p | decided |",

@@ -100,13 +100,20 @@ def test_a_planted_regression_fails_and_noise_passes(tmp_path: Path) -> None:
 def test_no_comparison_is_exit_3_with_why_and_bad_input_is_exit_2(tmp_path: Path) -> None:
     bench(tmp_path, "low", wrong=[], items=range(0, 6), runs=1)
     bench(tmp_path, "high", wrong=[], items=range(10, 16), runs=1)
+    bench(tmp_path, "one", wrong=[], items=range(10, 12), runs=1)  # its 2 items in one cluster
     xml = tmp_path / "gate.xml"
-    proc = hrb("gate", "high", "--baseline", "low", "--junit", str(xml), check_rc=3)
-    assert "cannot compare: no labelled item was run by both arms" in proc.stderr
+    proc = hrb("gate", "one", "--baseline", "high", "--junit", str(xml), check_rc=3)
+    assert "cannot compare: " in proc.stderr and "one cluster" in proc.stderr
     assert ET.parse(xml).getroot().find("./testsuite/testcase/error") is not None
     assert "no stored benchmark" in hrb("gate", "high", "--baseline", "nothing-such", check_rc=2).stderr
     miss = hrb("gate", "high", "--baseline", "low", "--arm", "other", check_rc=3)
     assert "arm 'other' is not in the candidate (its arms: ask)" in miss.stderr
+    # no item in common: a baseline of another reference is bad input, never a comparison that failed
+    other = hrb("gate", "high", "--baseline", "low", "--junit", str(xml), check_rc=2)
+    assert (
+        "baseline: holds 0 of the 6 items the candidate" in other.stderr
+        and "another reference" in other.stderr
+    )
 
 
 # --- the reports on every exit, names kept whole (shared cases H4-07, H4-08, H4-10, H4-11) ---
@@ -382,3 +389,48 @@ def test_a_command_the_reason_quotes_is_a_code_span_in_the_markdown(tmp_path: Pa
     assert paragraphs(text)[0] == said.format("hrb rows ID -o FILE", repr(str(bad)))
     inline = next(t for t in _parse(text) if t.type == "inline" and "Exit 2" in t.content)
     assert [c.content for c in inline.children or [] if c.type == "code_inline"] == ["hrb rows ID -o FILE"]
+
+
+def ci_rows(tmp_path: Path, items: set[str], name: str) -> Path:
+    """The CI baseline's rows of the items ``items`` only."""
+    path = tmp_path / f"{name}.jsonl"
+    kept = [line for line in CI_BASELINE.read_text().splitlines() if json.loads(line)["item"] in items]
+    path.write_text("".join(line + "\n" for line in kept))
+    return path
+
+
+@ON_SHARED
+def test_a_baseline_of_part_of_the_candidates_items_is_said_on_every_report_or_refused(
+    tmp_path: Path,
+) -> None:
+    """The CI rows (12 items) held to a baseline of 8 of them: every report says 8 of 12; of 5: exit 2."""
+    cand = ci_candidate(tmp_path, {"pe"})
+    part = ci_rows(tmp_path, {"fr", "pe", "td", "fj", "jp", "ca", "ke", "no"}, "part")
+    xml, md = tmp_path / "gate.xml", tmp_path / "gate.md"
+    args = ("gate", str(cand), "--baseline", str(part), "--junit", str(xml), "--markdown", str(md))
+    line = hrb(*args, check_rc=0).stdout
+    assert " on 8 of the candidate's 12 items (arm ask); 4 of them are not in the baseline; no drop" in line
+    shown = table(md.read_text())
+    assert (
+        shown["items both ran (clusters)"] == "8 of the candidate's 12 (5); 4 of them are not in the baseline"
+    )
+    assert (
+        "decided on 8 of the candidate's 12 items; 4 of them are not in the baseline"
+        in paragraphs(md.read_text())[0]
+    )
+    assert "on 8 of the candidate's 12 items" in junit(xml)[1].system_out
+    (res,) = lines(hrb(*args, "--json", check_rc=0).stdout)
+    assert (res["n_items"], res["n_items_candidate"], res["n_items_not_in_baseline"]) == (8, 12, 4)
+    assert res["coverage"] == "4 of them are not in the baseline"
+
+    few = ci_rows(tmp_path, {"fr", "pe", "td", "fj", "jp"}, "few")
+    proc = hrb(
+        "gate", str(cand), "--baseline", str(few), "--junit", str(xml), "--markdown", str(md), check_rc=2
+    )
+    why = f"baseline: holds 5 of the 12 items the candidate {str(cand)!r} ran (arm 'ask'); 7 are not in it"
+    assert proc.stderr.startswith(f"hrb: ConfigError: {why}") and f"(got {str(few)!r})" in proc.stderr
+    assert "another reference" in proc.stderr
+    counts, case = junit(xml)
+    (error,) = case.result
+    assert counts == (1, 0, 1) and isinstance(error, Error) and why in error.message
+    assert md.read_text().startswith("## hrbench gate: BAD INPUT\n") and why in paragraphs(md.read_text())[0]

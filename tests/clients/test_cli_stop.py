@@ -210,3 +210,40 @@ def test_the_stop_flags_are_in_the_help() -> None:
         "--stop-seed N",
     ):
         assert flag in out
+
+
+def test_the_few_clusters_warning_gives_the_earliest_of_the_test_that_runs(
+    tmp_path: Path, srv: LoopbackServer
+) -> None:
+    """7 clusters: ``auto`` runs the asymptotic test, which can decide after ``min_clusters``; the warning says so."""
+    proc = hrb("bench", str(_spec(tmp_path, srv, n_clusters=7)), "--no-rows", "--stop", "rank")
+    (few,) = [ln for ln in proc.stderr.splitlines() if "StopFewClustersWarning" in ln]
+    assert "the reference has 7 cluster(s)" in few
+    assert "(its asymptotic test can decide a pair after 2 at the earliest)" in few, few
+    result = lines(proc.stdout)[-1]
+    rep = lines(hrb("report", result["id"]).stdout)[-1]
+    assert rep["stop"]["reason"] == "decided" and rep["stop"]["method"] == "asymptotic"
+    assert 2 <= rep["stop"]["clusters"] < 7
+    text = hrb("report", result["id"], "--format", "text").stdout
+    assert f"Stopped when sure: good is better, after {rep['stop']['clusters']} of 7 clusters" in text
+
+
+def test_a_tolerance_stop_that_ran_to_max_clusters_reports_the_pair_it_decided(
+    tmp_path: Path, srv: LoopbackServer
+) -> None:
+    """reason max_clusters, winner good: the report's first line says both, as the pair's line does."""
+    spec = str(_spec(tmp_path, srv, n_clusters=8))
+    args = ("--no-rows", "--stop", "tolerance", "--tolerance", "0.001", "--max-clusters", "6")
+    result = lines(hrb("bench", spec, *args, "--stop-method", "symmetric").stdout)[-1]
+    rep = lines(hrb("report", result["id"]).stdout)[-1]
+    stop = rep["stop"]
+    assert (stop["reason"], stop["winner"], stop["clusters"]) == ("max_clusters", "good", 6)
+    head = (
+        "Stopped at its most clusters before every difference was known within the tolerance, after 6 of 8 "
+        "clusters"
+    )
+    assert stop["headline"].startswith(head) and "; good was decided better" in stop["headline"]
+    text = hrb("report", result["id"], "--format", "text").stdout
+    assert stop["headline"] in text and "Not decided" not in text and "; decided: good better" in text
+    md = hrb("report", result["id"], "--format", "markdown").stdout
+    assert f"> **{stop['headline']}**" in md

@@ -146,3 +146,41 @@ def test_the_page_shows_a_benchmark_that_stopped_when_sure(
         assert left_out.count() == 0
     OUT.mkdir(exist_ok=True)
     page.screenshot(path=str(OUT / "view-stopped-when-sure.png"), full_page=True)
+
+
+def test_the_page_of_a_stop_that_ran_to_its_most_clusters_says_the_pair_it_decided(
+    page: Any,  # noqa: F811
+    view: View,
+    shared_daemon: Daemon,
+    srv: LoopbackServer,
+    tmp_path: Path,
+) -> None:
+    """goal tolerance, unreachable: reason max_clusters, winner good; the banner says both, as the report does."""
+    hrb = [sys.executable, "-m", "hrbench_client.cli", "--home", str(shared_daemon.home), "--no-autostart"]
+    args = ["--no-rows", "--stop", "tolerance", "--tolerance", "0.001", "--max-clusters", "6"]
+    proc = subprocess.run(
+        [*hrb, "bench", str(_spec(tmp_path, srv, n_clusters=8)), *args, "--stop-method", "symmetric"],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=slow(120),
+    )
+    bench_id = json.loads(proc.stdout.splitlines()[-1])["id"]
+    with shared_daemon.client() as c:
+        shown = c.view(bench_id)
+    assert shown.report is not None
+    stop = shown.report["stop"]
+    assert (stop["reason"], stop["winner"], stop["fixed_valid"]) == ("max_clusters", "good", True)
+    page.goto(view.url)
+    page.goto(f"{view.base}/b/{bench_id}")
+    page.wait_for_selector("#stopped-when-sure")
+    _ready(page)
+    banner = page.text_content("#stopped-when-sure > b")
+    assert (
+        banner == stop["headline"] and "; good was decided better" in banner and "Not decided" not in banner
+    )
+    note = page.text_content("#stopped-when-sure > p.muted")
+    assert (
+        "the paired differences below are the fixed-sample ones" in note
+        and "not valid after stopping" not in note
+    )

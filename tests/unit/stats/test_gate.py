@@ -48,12 +48,6 @@ def test_an_improvement_and_an_unchanged_candidate_pass() -> None:
 @pytest.mark.parametrize(
     ("cand", "base", "arm", "why"),
     [
-        (
-            rows("a", [], first=0, n=6),
-            rows("a", [], first=10, n=6),
-            None,
-            "no labelled item was run by both arms",
-        ),
         (rows("a", []), rows("a", []), "z", "arm 'z' is not in the candidate (its arms: a)"),
         (rows("a", [], n=2), rows("a", [1], n=2), None, "one cluster"),
     ],
@@ -171,3 +165,43 @@ def test_a_bad_baseline_file_is_a_config_error_naming_the_file(
     assert str(got.value).startswith(f"baseline: {why}") and str(got.value).endswith(f"(got {str(bad)!r})")
     with pytest.raises(hb.ConfigError, match="^candidate: "):
         hb.gate(str(bad), rows("a", []))
+
+
+@pytest.mark.parametrize(
+    ("base_first", "base_n", "on", "coverage"),
+    [
+        (0, 14, (14, 28), "14 of them are not in the baseline"),  # exactly half: decided, and said
+        (0, 40, (28, 28), "the baseline's 12 other items are not in the candidate"),
+        (20, 20, (8, 28), None),  # 8 of 28: refused
+        (100, 28, (0, 28), None),  # no item in common: refused
+        (0, 28, (28, 28), None),  # the same items: nothing to say
+    ],
+)
+def test_a_baseline_holding_part_of_the_candidates_items_is_said_or_refused(
+    base_first: int, base_n: int, on: tuple[int, int], coverage: str | None
+) -> None:
+    cand, base = rows("a", range(0, 28, 3), n=28), rows("a", [1], first=base_first, n=base_n)
+    if 2 * on[0] < on[1]:
+        with pytest.raises(hb.ConfigError) as got:
+            gate(cand, base)
+        assert str(got.value).startswith(
+            f"baseline: holds {on[0]} of the 28 items the candidate 'rows' ran (arm 'a'); {28 - on[0]} are not in it"
+        )
+        assert "another reference" in str(got.value) and str(got.value).endswith("(got 'rows')")
+        return
+    g = gate(cand, base)
+    assert (g.n_items, g.n_items_candidate, g.n_items_baseline) == (*on, base_n)
+    assert g.n_items_not_in_baseline == on[1] - on[0] and g.coverage == coverage
+    assert g.decision in ("pass", "fail")
+
+
+def test_items_in_both_but_not_scored_in_both_are_said() -> None:
+    cand, base = rows("a", [], n=20), rows("a", [], n=20)
+    for r in base:
+        if r.item in ("q0", "q1"):
+            r.correct = None  # no label in the baseline
+    g = gate(cand, base)
+    assert (
+        g.n_items == 18
+        and g.coverage == "2 were not scored on both sides (no label, or no scored run in one)"
+    )

@@ -58,7 +58,8 @@ exit codes:
        by arm and cause; `hrb bench --resume ID --retry-errors` runs them again); the daemon
        died or was stopped (`hrb daemon stop`) while `hrb bench` ran, or `hrb cancel ID` cancelled
        the benchmark under `hrb bench` (stderr names it, the runs saved and the resume command);
-       `hrb gate` could not compare the two (no item in common, no interval: stderr says why);
+       `hrb gate` could not compare the two (no labelled item both ran, no interval: stderr
+       says why; a baseline holding fewer than half of the candidate's items is exit 2);
        a daemon or transport error: no daemon could be reached or started,
        ModelError, BudgetRefused, ReplayMiss, ScorerError, InternalError, ...
   4    a budget stopped the benchmark (the default 400-call cap included): stderr prints the

@@ -154,10 +154,28 @@ def gate_line(r: GateResult) -> str:
     """
     level = f"{1 - 2 * r.alpha:.0%}"
     iv = "no interval" if r.ci_low is None else f"{level} interval [{_num(r.ci_low)}, {_num(r.ci_high)}]"
+    left = "" if r.coverage is None else f"; {r.coverage}"
     return (
-        f"gate {r.decision.upper()}: candidate - baseline{_metric(r)} = {_num(r.diff)}, {iv} on {r.n_items} items"
-        f"{_arms(r)}; {r.reason}"
+        f"gate {r.decision.upper()}: candidate - baseline{_metric(r)} = {_num(r.diff)}, {iv} {_on(r)}"
+        f"{_arms(r)}{left}; {r.reason}"
     )
+
+
+def _on(r: GateResult) -> str:
+    """On which items the gate decided: ``on 40 items``, or of the candidate's when the two sides' items differ.
+
+    Example:
+        >>> from hrbench_client.protocol import GateResult
+        >>> r = GateResult(decision="pass", reason="", candidate="b2", baseline="b1", confidence=0.95,
+        ...                max_drop=0.02, alpha=0.05, n_items=6, n_items_candidate=28, coverage="22 of them ...")
+        >>> _on(r)
+        "on 6 of the candidate's 28 items"
+    """
+    if r.coverage is None:
+        return f"on {r.n_items} items"
+    if r.n_items == r.n_items_candidate:
+        return f"on all {r.n_items} of the candidate's items"
+    return f"on {r.n_items} of the candidate's {r.n_items_candidate} items"
 
 
 def _metric(r: GateResult) -> str:
@@ -193,9 +211,11 @@ def gate_markdown(r: GateResult) -> str:
         ("tolerated drop", f"{r.max_drop:.3f} (fails when the {r.confidence:.0%} upper bound is below {-r.max_drop:+.3f})")
         if r.metric != "flip_rate"
         else ("tolerated rise", f"{r.max_drop:.3f} (fails when the {r.confidence:.0%} lower bound is above {r.max_drop:+.3f})"),
-        ("items both ran (clusters)", f"{r.n_items} ({r.n_clusters})"),
+        ("items both ran (clusters)", f"{r.n_items} ({r.n_clusters})" if r.coverage is None
+         else f"{r.n_items} of the candidate's {r.n_items_candidate} ({r.n_clusters}); {md_text(r.coverage)}"),
     ]  # fmt: skip
-    lines = [f"## hrbench gate: {icon}", "", md_text(r.reason), "", *_table(rows)]
+    decided = md_text(r.reason if r.coverage is None else f"{r.reason}; decided {_on(r)}; {r.coverage}")
+    lines = [f"## hrbench gate: {icon}", "", decided, "", *_table(rows)]
     for extra in (
         "Descriptive: fewer than 5 runs per item; the interval covers the sampling of items only."
         if r.descriptive

@@ -475,8 +475,9 @@ def _add_gate(sub: Any) -> None:
         help="fail a CI job only when a benchmark is worse than a baseline by more than a drop",
         description="Compare CANDIDATE with BASELINE on the items both ran, paired. Exit 1 when the "
         "candidate is worse by more than --max-drop with confidence 1 - --alpha, 0 when it is not, "
-        "3 when they cannot be compared (no item in common, no interval: stderr says why), 2 on bad "
-        "input. Prints one line: the difference, its interval and the decision.",
+        "3 when they cannot be compared (no labelled item both ran, no interval: stderr says why), 2 on "
+        "bad input (a baseline holding fewer than half of the candidate's items included). Prints one "
+        "line: the difference, its interval, on how many of the candidate's items, and the decision.",
     )
     what = (
         "a stored benchmark's id, id prefix (4+ characters) or name (the newest of that name), or a "

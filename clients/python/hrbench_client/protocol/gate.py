@@ -48,6 +48,10 @@ class GateResult(Struct, kw_only=True):
     ``1 - alpha`` upper bound the decision reads: below ``-max_drop`` fails). With ``metric``
     ``pass^k`` or ``flip_rate`` these are that metric's (``pass_k_runs`` the ``k``; for the flip
     rate a rise fails: ``ci_low`` above ``max_drop``).
+
+    Items are matched by id: ``n_items`` of the candidate's ``n_items_candidate`` were compared,
+    and ``coverage`` says what was left out of either side (``None``: nothing). A baseline that
+    holds fewer than half of the candidate's items is refused as bad input.
     """
 
     decision: Literal["pass", "fail", "cannot"]
@@ -72,3 +76,15 @@ class GateResult(Struct, kw_only=True):
     exit_code: int = 0
     metric: str = "accuracy"
     pass_k_runs: int | None = None
+    n_items_candidate: Annotated[int, Meta(description="the items the candidate's arm ran")] = 0
+    n_items_baseline: Annotated[int, Meta(description="the items the baseline's arm ran")] = 0
+    n_items_not_in_baseline: Annotated[
+        int, Meta(description="the candidate's items the baseline did not run")
+    ] = 0
+    n_items_not_in_candidate: Annotated[
+        int, Meta(description="the baseline's items the candidate did not run")
+    ] = 0
+    coverage: Annotated[
+        str | None,
+        Meta(description="what the decision left out of either side, in one clause; none: nothing"),
+    ] = None

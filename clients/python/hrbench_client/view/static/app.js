@@ -425,10 +425,9 @@ function stopSection(v) {
   const s = v.report && v.report.stop;
   if (!s) return null;
   const where = `after ${s.clusters} of ${s.of} clusters` + (s.row_share == null ? "" : ` (${Math.round(s.row_share * 100)}% of the full run's runs` + (s.unreported_rows ? `, ${s.unreported_rows} of them in clusters cancelled at the stop, paid and not reported` : "") + ")");
-  const head = s.reason === "decided" ? `Stopped when sure${s.winner ? `: ${s.winner} is better` : ""}, ${where}.`
-    : s.reason === "tolerance" ? `Stopped when sure: every difference is known within the tolerance, ${where}.`
-    : s.reason === "running" ? `Stopping when sure: ${s.clusters} of ${s.of} clusters committed so far.`
-    : `Not decided (${s.reason}), ${where}.`;
+  // the library's headline (hrbench.stats._stopped.headline): what ended it, and what it decided whatever ended it
+  const head = s.headline || (s.reason === "running" ? `Stopping when sure: ${s.clusters} of ${s.of} clusters committed so far.`
+    : `Stopped (${s.reason}), ${where}.`);
   const e = (x) => (x == null ? "NA" : x < 1e6 ? Number(x.toPrecision(3)).toString() : x.toExponential(2));
   return h("div", { class: "banner", id: "stopped-when-sure", "data-reason": s.reason, "data-clusters": s.clusters, "data-of": s.of },
     h("b", {}, head),
@@ -442,8 +441,9 @@ function stopSection(v) {
         h("td", { class: "num", "data-k": "p_anytime" }, fmtP(p.p_anytime)),
         h("td", {}, p.decided || "-"))))),
     h("p", { class: "muted" }, `Sequential test ${s.method}, alpha ${s.alpha}, clusters in a seeded order (seed ${s.order_seed}); `
-      + `the confidence sequence and anytime p hold at every look. Estimand: ${s.estimand}. Per-arm intervals are conditional on the clusters run; `
-      + "the paired differences below show no fixed-sample interval or p (not valid after stopping)."
+      + `the confidence sequence and anytime p hold at every look. Estimand: ${s.estimand}. `
+      + (s.fixed_valid ? "It ran its most clusters without stopping sooner, a number fixed before it began: the paired differences below are the fixed-sample ones."
+        : "Per-arm intervals are conditional on the clusters run; the paired differences below show no fixed-sample interval or p (not valid after stopping).")
       + (s.unreported_rows ? ` ${s.unreported_rows} run(s) of clusters cancelled at the stop are kept, not reportable (${usdText(s.unreported_usd)} USD, counted in the spend).` : "")));
 }
 
