@@ -513,7 +513,14 @@ def _t_test_power(ncp: float, df: int, alpha: float) -> float:
     """Power of the two-sided t test at ``alpha`` on ``df`` df when the noncentrality is ``ncp``."""
     sps = _sps()
     crit = float(sps.t.ppf(1 - alpha / 2, df))
-    return float(sps.nct.sf(crit, df, ncp) + sps.nct.cdf(-crit, df, ncp))
+    ncp = abs(ncp)  # the test is two-sided: the same power either way
+    upper = float(sps.nct.sf(crit, df, ncp))
+    if not math.isfinite(upper):
+        upper = 1.0 - float(sps.nct.cdf(crit, df, ncp))
+    # the far tail, below -crit, is below 1e-9 once the noncentrality is large, where scipy's
+    # nct.cdf can return nan (df 2, ncp 9.5): a nan power read as "not reached" asked for more items
+    lower = float(sps.nct.cdf(-crit, df, ncp))
+    return upper + (lower if math.isfinite(lower) else 0.0)
 
 
 class _Pilot(NamedTuple):

@@ -644,6 +644,16 @@ def test_power_is_monotone():
             power(impossible, **base)
 
 
+def test_the_noncentral_t_power_is_never_nan_at_a_large_noncentrality():
+    from hrbench.stats._power import _t_test_power
+
+    # scipy's nct.cdf(-crit, 2, 9.5) is nan: the power must still be a number, near 1
+    powers = [_t_test_power(ncp, 2, 0.05) for ncp in np.linspace(0.0, 40.0, 161)]
+    assert all(math.isfinite(p) for p in powers) and powers == sorted(powers)
+    assert _t_test_power(9.5, 2, 0.05) == pytest.approx(0.98833, abs=1e-4)
+    assert _t_test_power(-3.0, 5, 0.05) == _t_test_power(3.0, 5, 0.05)
+
+
 @pytest.mark.parametrize("diff", [0.3, 0.5, 0.7, 0.9])
 def test_a_large_difference_on_few_clusters_needs_no_more_items_with_more_runs(diff):
     # few clusters of 4: the clusters' whole numbers made the rows rise (9, 10, 11 items at 1, 2, 3

@@ -146,8 +146,8 @@ def run(argv: list[str]) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
-    except HrbenchError as exc:  # a field an option gave is said by the option, as above
-        said = option_message(exc, args, parser) if isinstance(exc, ConfigError) else None
+    except HrbenchError as exc:  # a number an option gave, refused, is said by the option, as above
+        said = option_message(exc, args, parser, numbers_only=True) if isinstance(exc, ConfigError) else None
         _err(f"invalid: {said}" if said else f"{type(exc).__name__}: {exc}")
         return exit_code(exc, args.cmd)
     except OSError as exc:

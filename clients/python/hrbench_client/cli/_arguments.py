@@ -126,11 +126,14 @@ def dash_value_after(message: str, parser: argparse.ArgumentParser) -> str | Non
     return None
 
 
-def option_message(exc: Any, ns: argparse.Namespace, parser: argparse.ArgumentParser) -> str | None:
+def option_message(
+    exc: Any, ns: argparse.Namespace, parser: argparse.ArgumentParser, numbers_only: bool = False
+) -> str | None:
     """``--alpha 2: must be below 0.5`` for a value the daemon refused as out of range, or ``None``.
 
     ``exc``: the daemon's ``InvalidParams``, whose data name the field and the rule, or its
-    ``ConfigError`` naming the field (``level: must be ... (got 1.5)``); ``None``
+    ``ConfigError`` naming the field (``level: must be ... (got 1.5)``; with ``numbers_only``,
+    only when the option's value is a number, as a value out of range is); ``None``
     when no option of the command gave that field (a spec's field is said as the daemon says it).
     ``parser``: ``hrb``'s.
     """
@@ -145,8 +148,20 @@ def option_message(exc: Any, ns: argparse.Namespace, parser: argparse.ArgumentPa
     for action in chosen(parser, ns)._actions:
         if action.dest == field and action.option_strings:
             option = max(action.option_strings, key=len)
-            return f"{option} {_given(action.option_strings, getattr(ns, field, None))}: {rule}"
+            given = _given(action.option_strings, getattr(ns, field, None))
+            if numbers_only and not _number(given):  # a file or a name: said as the daemon says it
+                return None
+            return f"{option} {given}: {rule}"
     return None
+
+
+def _number(text: str) -> bool:
+    """Whether ``text`` reads as a number (``1.5``, ``-2``, ``1e-3``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _given(options: Sequence[str], parsed: Any) -> str:
