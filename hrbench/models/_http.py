@@ -27,6 +27,7 @@ import functools
 import ssl
 import weakref
 from collections import deque
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -34,6 +35,7 @@ import anyio.to_thread
 import httpx2
 
 __all__ = [
+    "Body",
     "ConnectError",
     "Endpoint",
     "HttpResponse",
@@ -174,6 +176,40 @@ class _Slot:
         slots._wake()
 
 
+class Body(httpx2.ByteStream):
+    """A request body that knows whether it was written whole (:attr:`whole`).
+
+    The HTTP library asks a request's body for its next chunk once it has written the one
+    before, so a body whose one chunk was taken and then asked for more was written whole (its
+    ``Content-Length`` ends the request: no bytes follow it). A write that fails part-way is
+    swallowed by the library, which goes on to read a reply, so this is the only sign that a
+    request never left whole. A retry on another connection (a pooled one the server had closed)
+    writes the body again from the start.
+
+    Args:
+        content: the bytes to send.
+
+    Example:
+        >>> import anyio
+        >>> body = Body(b"{}")
+        >>> async def write():
+        ...     async for chunk in body:
+        ...         assert not body.whole  # taken, not yet written
+        >>> anyio.run(write); body.whole
+        True
+    """
+
+    def __init__(self, content: bytes) -> None:
+        super().__init__(content)
+        self.content = content
+        self.whole = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        self.whole = False
+        yield self.content
+        self.whole = True
+
+
 SHARD_CONNECTIONS = 16
 """Connections per shard of a :class:`ShardedPool`."""
 
@@ -214,12 +250,15 @@ class ShardedPool:
             ]
         )
 
-    async def post(self, url: str, **kwargs: Any) -> HttpResponse:
-        """POST through the least busy shard."""
+    async def post(self, url: str, body: Body, headers: dict[str, str]) -> HttpResponse:
+        """POST ``body`` through the least busy shard; ``body.whole`` says whether it was written whole."""
         i = min(range(len(self.shards)), key=self.in_flight.__getitem__)
         self.in_flight[i] += 1
         try:
-            return await self.shards[i].post(url, **kwargs)
+            shard = self.shards[i]
+            request = shard.build_request("POST", url, content=body.content, headers=headers)
+            request.stream = body  # its Content-Length header is the bytes' own
+            return await shard.send(request)
         finally:
             self.in_flight[i] -= 1
 

@@ -56,7 +56,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
-import anyio
 import msgspec
 import stamina
 
@@ -64,9 +63,9 @@ from hrbench._util.environ import env_value
 from hrbench._util.redact import note_key_env, redact, scrub_reply, scrub_value
 from hrbench.errors import HrbenchError
 from hrbench.models import _http, _pace
+from hrbench.models._deadline import deadline
 from hrbench.models._replies import (
     SNIPPET,
-    Written,
     book_lost,
     error_detail,
     estimated_usage,
@@ -510,18 +509,10 @@ class HttpModelClient:
         before_attempt: Callable[[], Awaitable[None] | None] | None,
     ) -> _http.HttpResponse:
         """POST one attempt under ``timeout_s``; a transport failure raised as ours."""
-        sent = Written()
+        sent = _http.Body(payload)
         try:
-            # anyio.fail_after's rule with one cancel scope (no two generator context managers):
-            # past the block only when its own deadline cancelled the post
-            with anyio.CancelScope(deadline=anyio.current_time() + self.timeout_s):
-                return cast(
-                    _http.HttpResponse,
-                    await http.post(
-                        self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
-                    ),
-                )
-            raise TimeoutError
+            with deadline(self.timeout_s):
+                return cast(_http.HttpResponse, await http.post(self.url, sent, self._headers()))
         except _http.ConnectError as exc:  # nothing listens there: retrying will not help
             give_back(before_attempt)  # nothing was sent: no call is counted
             pace.unsent(ticket)
