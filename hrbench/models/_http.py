@@ -317,6 +317,12 @@ class Endpoint:
                 done.set()
         return pool
 
+    def built(
+        self, max_connections: int, timeout_s: float, connect_timeout_s: float, trust_env: bool
+    ) -> ShardedPool | None:
+        """The pool for these settings if it is built already, else ``None`` (then await :meth:`pool`)."""
+        return self._pools.get((max_connections, timeout_s, connect_timeout_s, trust_env))
+
     async def aclose(self) -> None:
         """Close every pooled connection."""
         pools, self._pools = list(self._pools.values()), {}
@@ -327,6 +333,9 @@ class Endpoint:
 # loop -> {(provider, base_url): Endpoint}. Weak on the loop, so a finished loop's endpoints go.
 _ENDPOINTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Endpoint]] = weakref.WeakKeyDictionary()
 
+
+_last: tuple[weakref.ref[Any], dict[tuple[str, str], Endpoint]] | None = None
+"""The endpoints of the loop asked for last, and a weak reference to it."""
 
 _CLOSERS: set[asyncio.Task[None]] = set()
 
@@ -353,21 +362,24 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
     Returns:
         The endpoint.
     """
+    global _last
     try:
         loop: Any = asyncio.get_running_loop()
     except RuntimeError:
         loop = _NO_LOOP
-    per_loop = _ENDPOINTS.get(loop)
+    last = _last  # a lookup in _ENDPOINTS makes a weak reference: most calls are for the last loop
+    per_loop = last[1] if last is not None and last[0]() is loop else _ENDPOINTS.get(loop)
     if per_loop is None:
         per_loop = _ENDPOINTS[loop] = {}
         if loop is not _NO_LOOP:
             task = loop.create_task(_close_at_loop_exit(loop, per_loop), name="hrbench-http-pool-closer")
             _CLOSERS.add(task)  # the loop holds tasks weakly: keep this one alive
             task.add_done_callback(_CLOSERS.discard)
+    _last = (weakref.ref(loop), per_loop)
     ep = per_loop.get((provider, base_url))
     if ep is None:
         ep = per_loop[(provider, base_url)] = Endpoint(provider, base_url, ceiling)
-    else:
+    elif ceiling > ep.slots.ceiling:
         ep.slots.raise_ceiling(ceiling)
     return ep
 
@@ -376,7 +388,9 @@ async def _close_at_loop_exit(loop: Any, per_loop: dict[tuple[str, str], Endpoin
     try:
         await asyncio.Event().wait()
     finally:  # cancelled by asyncio.run / anyio.run at exit: close the pools on their own loop
+        global _last
         _ENDPOINTS.pop(loop, None)
+        _last = None
         for ep in list(per_loop.values()):
             with contextlib.suppress(Exception):
                 await ep.aclose()

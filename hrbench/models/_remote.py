@@ -50,6 +50,7 @@ in a request header; error messages are scrubbed of it and of anything shaped li
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
@@ -350,18 +351,15 @@ class HttpModelClient:
         except (TypeError, msgspec.EncodeError) as exc:
             return self._failed(f"request not JSON-encodable: {exc}", model, tries.start)
         ep = _http.endpoint(self.provider, self.base_url, self.max_connections)
-        http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
+        settings = (self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
+        http = ep.built(*settings) or await ep.pool(*settings)
         pace = _pace.pace_for(self.provider, self.base_url, self._key(), model)
-
-        async def make_attempt() -> Result:
-            tries.attempts += 1
-            return await self._attempt(ep, pace, http, payload, before_attempt, tries)
-
         try:
             try:  # the first attempt before the retry loop (:meth:`_retried`)
-                result = await make_attempt()
+                result = await self._attempt(ep, pace, http, payload, before_attempt, tries)
             except RetryableFailure as first:
-                result = await self._retried(first, tries, make_attempt)
+                again = functools.partial(self._attempt, ep, pace, http, payload, before_attempt, tries)
+                result = await self._retried(first, tries, again)
         except RetryableFailure as exc:
             plural = "s" if tries.attempts != 1 else ""
             error = f"{exc.message} (after {tries.attempts} attempt{plural})"
@@ -456,9 +454,10 @@ class HttpModelClient:
         before_attempt: Callable[[], Awaitable[None] | None] | None,
         tries: Tries,
     ) -> Result:
+        tries.attempts += 1
         waited = time.perf_counter()
         try:
-            ticket = await pace.acquire(self.max_retry_wait_s, tries.left_s())
+            ticket = pace.take_now() or await pace.acquire(self.max_retry_wait_s, tries.left_s())
         except _pace.PaceRefused as exc:
             past = (
                 f"max_retry_wait_s ({self.max_retry_wait_s:g} s)"
