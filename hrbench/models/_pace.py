@@ -361,9 +361,7 @@ class Pace:
         return queue
 
     def _poke(self) -> None:
-        queue = self._queues.get(_loop())
-        if queue is not None:
-            queue.poke()
+        self._queue().poke()
 
     # -- what replies say ------------------------------------------------------------------------
 
