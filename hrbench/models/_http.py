@@ -27,6 +27,7 @@ import functools
 import ssl
 import weakref
 from collections import deque
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -34,6 +35,7 @@ import anyio.to_thread
 import httpx2
 
 __all__ = [
+    "Body",
     "ConnectError",
     "Endpoint",
     "HttpResponse",
@@ -174,6 +176,40 @@ class _Slot:
         slots._wake()
 
 
+class Body(httpx2.ByteStream):
+    """A request body that knows whether it was written whole (:attr:`whole`).
+
+    The HTTP library asks a request's body for its next chunk once it has written the one
+    before, so a body whose one chunk was taken and then asked for more was written whole (its
+    ``Content-Length`` ends the request: no bytes follow it). A write that fails part-way is
+    swallowed by the library, which goes on to read a reply, so this is the only sign that a
+    request never left whole. A retry on another connection (a pooled one the server had closed)
+    writes the body again from the start.
+
+    Args:
+        content: the bytes to send.
+
+    Example:
+        >>> import anyio
+        >>> body = Body(b"{}")
+        >>> async def write():
+        ...     async for chunk in body:
+        ...         assert not body.whole  # taken, not yet written
+        >>> anyio.run(write); body.whole
+        True
+    """
+
+    def __init__(self, content: bytes) -> None:
+        super().__init__(content)
+        self.content = content
+        self.whole = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        self.whole = False
+        yield self.content
+        self.whole = True
+
+
 SHARD_CONNECTIONS = 16
 """Connections per shard of a :class:`ShardedPool`."""
 
@@ -214,12 +250,15 @@ class ShardedPool:
             ]
         )
 
-    async def post(self, url: str, **kwargs: Any) -> HttpResponse:
-        """POST through the least busy shard."""
+    async def post(self, url: str, body: Body, headers: dict[str, str]) -> HttpResponse:
+        """POST ``body`` through the least busy shard; ``body.whole`` says whether it was written whole."""
         i = min(range(len(self.shards)), key=self.in_flight.__getitem__)
         self.in_flight[i] += 1
         try:
-            return await self.shards[i].post(url, **kwargs)
+            shard = self.shards[i]
+            request = shard.build_request("POST", url, content=body.content, headers=headers)
+            request.stream = body  # its Content-Length header is the bytes' own
+            return await shard.send(request)
         finally:
             self.in_flight[i] -= 1
 
@@ -278,6 +317,12 @@ class Endpoint:
                 done.set()
         return pool
 
+    def built(
+        self, max_connections: int, timeout_s: float, connect_timeout_s: float, trust_env: bool
+    ) -> ShardedPool | None:
+        """The pool for these settings if it is built already, else ``None`` (then await :meth:`pool`)."""
+        return self._pools.get((max_connections, timeout_s, connect_timeout_s, trust_env))
+
     async def aclose(self) -> None:
         """Close every pooled connection."""
         pools, self._pools = list(self._pools.values()), {}
@@ -288,6 +333,9 @@ class Endpoint:
 # loop -> {(provider, base_url): Endpoint}. Weak on the loop, so a finished loop's endpoints go.
 _ENDPOINTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Endpoint]] = weakref.WeakKeyDictionary()
 
+
+_last: tuple[weakref.ref[Any], dict[tuple[str, str], Endpoint]] | None = None
+"""The endpoints of the loop asked for last, and a weak reference to it."""
 
 _CLOSERS: set[asyncio.Task[None]] = set()
 
@@ -314,21 +362,24 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
     Returns:
         The endpoint.
     """
+    global _last
     try:
         loop: Any = asyncio.get_running_loop()
     except RuntimeError:
         loop = _NO_LOOP
-    per_loop = _ENDPOINTS.get(loop)
+    last = _last  # a lookup in _ENDPOINTS makes a weak reference: most calls are for the last loop
+    per_loop = last[1] if last is not None and last[0]() is loop else _ENDPOINTS.get(loop)
     if per_loop is None:
         per_loop = _ENDPOINTS[loop] = {}
         if loop is not _NO_LOOP:
             task = loop.create_task(_close_at_loop_exit(loop, per_loop), name="hrbench-http-pool-closer")
             _CLOSERS.add(task)  # the loop holds tasks weakly: keep this one alive
             task.add_done_callback(_CLOSERS.discard)
+    _last = (weakref.ref(loop), per_loop)
     ep = per_loop.get((provider, base_url))
     if ep is None:
         ep = per_loop[(provider, base_url)] = Endpoint(provider, base_url, ceiling)
-    else:
+    elif ceiling > ep.slots.ceiling:
         ep.slots.raise_ceiling(ceiling)
     return ep
 
@@ -337,7 +388,9 @@ async def _close_at_loop_exit(loop: Any, per_loop: dict[tuple[str, str], Endpoin
     try:
         await asyncio.Event().wait()
     finally:  # cancelled by asyncio.run / anyio.run at exit: close the pools on their own loop
+        global _last
         _ENDPOINTS.pop(loop, None)
+        _last = None
         for ep in list(per_loop.values()):
             with contextlib.suppress(Exception):
                 await ep.aclose()

@@ -116,8 +116,8 @@ def _number(raw: Any) -> float | None:
 def _states_limits(headers: Mapping[str, str]) -> bool:
     """Whether a header's name holds ``ratelimit`` (any case): the names of every limit read here do."""
     raw = getattr(headers, "raw", None)  # the HTTP library's headers: the names as received, undecoded
-    if isinstance(raw, list):
-        return any(b"ratelimit" in name.lower() for name, _ in raw)
+    if isinstance(raw, list):  # one search of the names joined: most replies state no limit
+        return b"ratelimit" in b"\n".join([name for name, _ in raw]).lower()
     return any("ratelimit" in str(name).lower() for name in headers)
 
 

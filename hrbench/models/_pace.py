@@ -134,7 +134,7 @@ class PaceRefused(Exception):
         self.held = held
 
 
-@dataclass
+@dataclass(slots=True)
 class Ticket:
     """One request let through by a pace: when it was sent, and how many the pace had sent before."""
 
@@ -218,6 +218,7 @@ class Pace:
         self._last_cut = -math.inf
         self._replies: deque[tuple[float, bool]] = deque()
         self._queues: weakref.WeakKeyDictionary[Any, _Queue] = weakref.WeakKeyDictionary()
+        self._last_queue: tuple[weakref.ref[Any], _Queue] | None = None
 
     def __repr__(self) -> str:
         rate = self.rate()
@@ -284,6 +285,16 @@ class Pace:
                 return None
             return self._take(now)
 
+    def take_now(self) -> Ticket | None:
+        """Let one request through now if no request of this event loop waits and the pace allows it.
+
+        Never waits: ``None`` says to :meth:`acquire` instead (a request that comes while others
+        wait queues behind them).
+        """
+        if self._queue().waiters:
+            return None
+        return self.try_take()
+
     def _take(self, now: float) -> Ticket:
         if self._metered:  # set by the _refill of the _wait that allowed it
             self.level -= 1.0
@@ -339,16 +350,18 @@ class Pace:
 
     def _queue(self) -> _Queue:
         loop = _loop()
+        last = self._last_queue  # (a weak reference to the loop, its queue): most calls are for it
+        if last is not None and last[0]() is loop:
+            return last[1]
         with self._lock:
             queue = self._queues.get(loop)
             if queue is None:
                 queue = self._queues[loop] = _Queue()
+        self._last_queue = (weakref.ref(loop), queue)
         return queue
 
     def _poke(self) -> None:
-        queue = self._queues.get(_loop())
-        if queue is not None:
-            queue.poke()
+        self._queue().poke()
 
     # -- what replies say ------------------------------------------------------------------------
 

@@ -50,13 +50,13 @@ in a request header; error messages are scrubbed of it and of anything shaped li
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, cast
 
-import anyio
 import msgspec
 import stamina
 
@@ -64,9 +64,9 @@ from hrbench._util.environ import env_value
 from hrbench._util.redact import note_key_env, redact, scrub_reply, scrub_value
 from hrbench.errors import HrbenchError
 from hrbench.models import _http, _pace
+from hrbench.models._deadline import deadline
 from hrbench.models._replies import (
     SNIPPET,
-    Written,
     book_lost,
     error_detail,
     estimated_usage,
@@ -351,18 +351,15 @@ class HttpModelClient:
         except (TypeError, msgspec.EncodeError) as exc:
             return self._failed(f"request not JSON-encodable: {exc}", model, tries.start)
         ep = _http.endpoint(self.provider, self.base_url, self.max_connections)
-        http = await ep.pool(self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
+        settings = (self.max_connections, self.timeout_s, self.connect_timeout_s, self.trust_env)
+        http = ep.built(*settings) or await ep.pool(*settings)
         pace = _pace.pace_for(self.provider, self.base_url, self._key(), model)
-
-        async def make_attempt() -> Result:
-            tries.attempts += 1
-            return await self._attempt(ep, pace, http, payload, before_attempt, tries)
-
         try:
             try:  # the first attempt before the retry loop (:meth:`_retried`)
-                result = await make_attempt()
+                result = await self._attempt(ep, pace, http, payload, before_attempt, tries)
             except RetryableFailure as first:
-                result = await self._retried(first, tries, make_attempt)
+                again = functools.partial(self._attempt, ep, pace, http, payload, before_attempt, tries)
+                result = await self._retried(first, tries, again)
         except RetryableFailure as exc:
             plural = "s" if tries.attempts != 1 else ""
             error = f"{exc.message} (after {tries.attempts} attempt{plural})"
@@ -457,9 +454,10 @@ class HttpModelClient:
         before_attempt: Callable[[], Awaitable[None] | None] | None,
         tries: Tries,
     ) -> Result:
+        tries.attempts += 1
         waited = time.perf_counter()
         try:
-            ticket = await pace.acquire(self.max_retry_wait_s, tries.left_s())
+            ticket = pace.take_now() or await pace.acquire(self.max_retry_wait_s, tries.left_s())
         except _pace.PaceRefused as exc:
             past = (
                 f"max_retry_wait_s ({self.max_retry_wait_s:g} s)"
@@ -510,18 +508,10 @@ class HttpModelClient:
         before_attempt: Callable[[], Awaitable[None] | None] | None,
     ) -> _http.HttpResponse:
         """POST one attempt under ``timeout_s``; a transport failure raised as ours."""
-        sent = Written()
+        sent = _http.Body(payload)
         try:
-            # anyio.fail_after's rule with one cancel scope (no two generator context managers):
-            # past the block only when its own deadline cancelled the post
-            with anyio.CancelScope(deadline=anyio.current_time() + self.timeout_s):
-                return cast(
-                    _http.HttpResponse,
-                    await http.post(
-                        self.url, content=payload, headers=self._headers(), extensions={"trace": sent}
-                    ),
-                )
-            raise TimeoutError
+            with deadline(self.timeout_s):
+                return cast(_http.HttpResponse, await http.post(self.url, sent, self._headers()))
         except _http.ConnectError as exc:  # nothing listens there: retrying will not help
             give_back(before_attempt)  # nothing was sent: no call is counted
             pace.unsent(ticket)

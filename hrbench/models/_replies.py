@@ -18,25 +18,6 @@ SNIPPET = 300
 """Characters of a server's error message kept in ``Result.error``."""
 
 
-class Written:
-    """The HTTP library's trace hook of one attempt: whether its request was written whole.
-
-    httpcore reports each phase (``connection.connect_tcp``, ``http11.send_request_headers``,
-    ``http11.send_request_body``, ``http2.send_request_body`` ...) as ``.started`` then
-    ``.complete`` or ``.failed``; a write error is otherwise swallowed (it goes on to read a
-    reply), so this is the only sign that a request never left whole.
-    """
-
-    __slots__ = ("whole",)
-
-    def __init__(self) -> None:
-        self.whole = False
-
-    async def __call__(self, name: str, info: dict[str, Any]) -> None:
-        if name.endswith("send_request_body.complete"):
-            self.whole = True
-
-
 def give_back(before_attempt: Any) -> None:
     """Give the governor back the call of an attempt that was not sent (a Gate's ``unsent``)."""
     unsent = getattr(before_attempt, "unsent", None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import anyio
@@ -620,7 +621,10 @@ def test_pool_is_sharded_and_requests_go_to_the_least_busy_shard() -> None:
                 def __init__(self, i: int) -> None:
                     self.i = i
 
-                async def post(self, url: str, **kw: Any) -> Any:
+                def build_request(self, method: str, url: str, **kw: Any) -> Any:
+                    return types.SimpleNamespace(method=method, url=url, **kw)
+
+                async def send(self, request: Any) -> Any:
                     await gates[self.i].wait()
                     return self.i
 
@@ -628,7 +632,7 @@ def test_pool_is_sharded_and_requests_go_to_the_least_busy_shard() -> None:
             got: list[int] = []
 
             async def one() -> None:
-                got.append(await pool.post("u"))
+                got.append(await pool.post("u", _http.Body(b"{}"), {}))
 
             async with anyio.create_task_group() as tg:
                 for _ in range(14):
