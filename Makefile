@@ -60,6 +60,15 @@ install: $(STAMP)
 # module and worker (tests/server/conftest.py `shared_daemon`, tests/clients/conftest.py
 # `shared_home`): 206 daemons serve in a run instead of 270; with the daemons' lighter start-up
 # imports (0.38 s of CPU each, was 0.7) 5,178 tests took 4:25 in a fresh clone (5:01 with the venv).
+# Where the CPU goes, from every Python process's own CPU logged at its exit (7,024 tests, load
+# 10-13): about 780 s in all. 340 s in the 321 daemons the tests start (~0.45 s of each is its
+# start, 0.32 s of that pygls importing lsprotocol.types; the rest is the benchmarks they run);
+# 210 s in the tests' own code (61 s in tests/unit/stats, mostly power()'s simulations); 118 s
+# fixed in the 8 workers (each collects every module and doctest: ~8 s, then xdist's own work);
+# 94 s in 953 `hrb` processes (0.1 s each). Test modules import ppi-python (statsmodels,
+# scikit-learn, numba: 1.6 s) and scipy.stats (~1 s) inside the tests that use them, not at
+# every worker's collection. 7,024 tests then took 10:35 with another suite running beside them
+# (load 9-13); 8:27 in CI before.
 TEST_ENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 test: $(STAMP)
 	$(TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "not browser and not slow and not pages"

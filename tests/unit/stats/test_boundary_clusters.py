@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats as sps
 
 from hrbench.stats import proportion_interval
 from hrbench.stats._intervals import effective_clusters, zero_disagreement_bound
 from hrbench.testing import Design, simulate
 
+# scipy.stats is imported in the tests that use it: about 1 s of CPU each pytest-xdist worker
+# would pay at collection, not only the workers that run them
+
 
 def test_an_arm_right_on_all_200_items_of_10_clusters_gets_a_lower_bound_near_the_10_cluster_exact_one():
+    from scipy import stats as sps
+
     g = np.repeat(np.arange(10), 20)
     iv = proportion_interval(np.ones(200), g, 10, 0.95, trials=1000.0)
     z2 = sps.t.ppf(0.975, 9) ** 2

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ppi_py import ppi_mean_pointestimate
 
 from hrbench.errors import ConfigError
 from hrbench.records import Row
@@ -44,6 +43,10 @@ def _iid(seed: int, n: int = 400, agree: float = 0.9, acc: float = 0.7):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_the_point_estimate_is_ppi_pythons_on_iid_rows(seed: int) -> None:
+    # imported here: ppi-python pulls in statsmodels, scikit-learn and numba (1.6 s of CPU), which
+    # every pytest-xdist worker would pay at collection, not only the one that runs these cases
+    from ppi_py import ppi_mean_pointestimate
+
     bench, y, f = _iid(seed)
     graded = np.random.default_rng(seed + 100).choice(y.size, 40, replace=False)
     grades = [{"item": f"q{i}", "arm": "a", "run": 1, "correct": bool(y[i])} for i in graded]

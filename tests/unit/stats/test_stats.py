@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats as sps
 
 import hrbench as hb
 from hrbench.errors import ConfigError, IntervalMethodWarning, TooFewRunsError
@@ -32,6 +31,9 @@ from hrbench.stats import (
 from hrbench.testing import Design, check, simulate
 from tests._examples import examples
 from tests.conftest import load_cases
+
+# scipy.stats is imported in the tests that use it: about 1 s of CPU each pytest-xdist worker
+# would pay at collection, not only the workers that run them
 
 
 def rows_from(table: dict[tuple[str, str], list[int | None]], arm: str = "a", **extra) -> list[Row]:
@@ -82,6 +84,7 @@ def wilson_t(
     the level up to which no data could give a limit beyond p0 (Wilson's for trials of trials,
     t on df_max), else the equal-tailed ``P2 = 2 P1``; mirrored at 0.
     """
+    from scipy import stats as sps
 
     def wilson(z: float) -> tuple[float, float]:
         root = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
@@ -423,6 +426,8 @@ def test_descriptive_changes_nothing_with_five_runs():
 
 def test_intervals_stay_in_the_parameter_space_and_lean_away_from_the_boundary():
     # 3 clusters: accuracies 0.95 and 0.05; a t interval with 2 df would leave [0, 1]
+    from scipy import stats as sps
+
     table = {("A", "q1"): [1] * 5, ("A", "q2"): [1] * 5, ("B", "q3"): [1, 1, 1, 1, 0], ("C", "q4"): [1] * 5}
     good = rows_from(table)
     bad = rows_from({k: [0] * 5 if k[1] != "q3" else [1, 0, 0, 0, 0] for k in table}, arm="b")
@@ -486,6 +491,8 @@ def item_means(rows: list[Row], arm: str) -> np.ndarray:
 
 
 def test_paired_comparison_is_tighter_than_separate_intervals():
+    from scipy import stats as sps
+
     rows = correlated_arms()
     rep = report(rows)
     a, b = rep.arm("a"), rep.arm("b")
@@ -526,6 +533,8 @@ def test_paired_difference_by_hand():
 
 
 def test_identical_arms_give_zero_with_an_interval_that_has_width():
+    from scipy import stats as sps
+
     rows = rows_from(HAND, arm="a") + rows_from(HAND, arm="b")
     c = compare(rows, "a", "b")
     assert (c.diff, c.se, c.p_value) == (0.0, 0.0, 1.0)
@@ -585,6 +594,8 @@ def test_unknown_arm_and_bad_arguments():
 
 def nct_power(diff: float, var_item: float, n: int, df: int, alpha: float = 0.05) -> float:
     """Two-sided t test power by integrating the noncentral t density (independent of scipy.nct.sf)."""
+    from scipy import stats as sps
+
     ncp = diff / math.sqrt(var_item / n)
     crit = sps.t.ppf(1 - alpha / 2, df)
     from scipy.integrate import quad
@@ -594,6 +605,8 @@ def nct_power(diff: float, var_item: float, n: int, df: int, alpha: float = 0.05
 
 
 def test_power_closed_form():
+    from scipy import stats as sps
+
     plan = power(0.05, var_within=0.2, var_between=0.04, runs=5)
     var_item = 0.04 + 0.2 / 5
     # every item its own cluster: t on n - 1 df; the smallest n whose power reaches 0.8
@@ -608,6 +621,8 @@ def test_power_closed_form():
 @pytest.mark.parametrize("clusters", [5, 10, 20, 50])
 def test_power_uses_t_on_clusters_minus_one(clusters):
     # clusters of 10 items, design effect 2: the variance of the mean difference is 2 * v / n
+    from scipy import stats as sps
+
     m, deff, v = 10, 2.0, 0.04 + 0.2 / 5
     n = clusters * m
     plan = power(
@@ -666,6 +681,8 @@ def test_a_large_difference_on_few_clusters_needs_no_more_items_with_more_runs(d
 
 
 def test_power_from_a_bench_matches_its_components_and_simulated_power():
+    from scipy import stats as sps
+
     rows = correlated_arms(n_items=400)
     plan = power(0.05, bench=rows)
     assert plan.source.startswith("bench: a vs b") and plan.runs == 5
@@ -686,6 +703,8 @@ def test_power_from_a_bench_matches_its_components_and_simulated_power():
 
 
 def test_cost_fields():
+    from scipy import stats as sps
+
     rows = correlated_arms()
     rep = report(rows)
     a, b = rep.arm("a"), rep.arm("b")
@@ -978,6 +997,8 @@ def constant_bench(items: int, clusters: int, runs: int, right: bool, arms: tupl
 
 
 def test_case_R08a_correct_on_every_run_still_has_an_interval():
+    from scipy import stats as sps
+
     case = STATS_CASES["R08a"]
     out = case["output"]
     bench = constant_bench(out["items"], out["clusters"], out["runs"], right=True)
@@ -990,6 +1011,8 @@ def test_case_R08a_correct_on_every_run_still_has_an_interval():
 
 
 def test_case_R08c_wrong_on_every_run_still_has_an_interval():
+    from scipy import stats as sps
+
     case = STATS_CASES["R08c"]
     out = case["output"]
     bench = constant_bench(out["items"], out["clusters"], out["runs"], right=False)

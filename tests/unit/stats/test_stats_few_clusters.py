@@ -15,7 +15,6 @@ from dataclasses import replace
 import msgspec
 import numpy as np
 import pytest
-from scipy import stats as sps
 
 import hrbench as hb
 from hrbench.errors import ConfigError, NoLabelsWarning
@@ -34,6 +33,9 @@ from hrbench.stats._intervals import zero_disagreement_bound
 from hrbench.store import Store
 from hrbench.testing import ARM_X_CLUSTER_SD, Design, check, promised_power, simulate
 from hrbench.testing._designs import arm_rows, clustered_t_p, sign_flip_p
+
+# scipy.stats is imported in the tests that use it: about 1 s of CPU each pytest-xdist worker
+# would pay at collection, not only the workers that run them
 
 
 def count_rows(arm: str, counts: dict[tuple[str, str], int], runs: int = 5) -> list[Row]:
@@ -134,6 +136,8 @@ def test_no_zero_width_interval_and_no_tiny_p_in_2000_benchmarks_of_2_and_3_clus
 
 @pytest.mark.parametrize("seed", range(6))
 def test_sign_flip_p_is_the_exact_permutation_p_value(seed):
+    from scipy import stats as sps
+
     rng = np.random.default_rng(seed)
     n_g = int(rng.integers(2, 9))
     g = np.repeat(np.arange(n_g), 3)
@@ -155,6 +159,8 @@ def test_sign_flip_cannot_reject_with_5_clusters_and_can_with_6():
 
 
 def test_clustered_t_p_is_the_t_test_on_cluster_means_when_clusters_are_equal():
+    from scipy import stats as sps
+
     rng = np.random.default_rng(3)
     g = np.repeat(np.arange(7), 4)
     d = rng.normal(0.05, 0.2, g.size)
@@ -355,6 +361,8 @@ def test_power_with_an_arm_x_cluster_effect_matches_simulated_compare():
 
 
 def test_var_cluster_sets_the_design_effect_and_the_runs_trade_off():
+    from scipy import stats as sps
+
     plan = power(0.05, var_within=0.2, var_between=0.04, var_cluster=0.002, runs=5, items_per_cluster=20)
     var = (0.04 + 0.2 / 5) / plan.n_items + 0.002 / plan.n_clusters
     assert plan.design_effect == pytest.approx(var * plan.n_items / (0.04 + 0.2 / 5))
