@@ -75,4 +75,4 @@ def test_report_text_shows_pass_k_and_flip_rate_and_the_gate_gates_on_them(tmp_p
     got = lines(on_flip.stdout)[-1]
     assert got["metric"] == "flip_rate" and got["decision"] == "fail" and got["ci_low"] > 0.05
     bad = hrb("gate", shaky, "--baseline", steady, "--metric", "pass^k", "--pass-k", "9", check_rc=2)
-    assert "pass_k" in bad.stderr
+    assert "--pass-k 9: must be a whole number from 1 to the runs per item (5)" in bad.stderr

@@ -66,7 +66,7 @@ def shared_bench_id(_shared: tuple[Path, str]) -> Iterator[str]:
 def test_rows_of_an_unknown_arm_exit_2_naming_it_and_the_arms(shared_bench_id: str, arm: str) -> None:
     bench_id = shared_bench_id
     err = hrb("rows", bench_id, "--arm", arm, check_rc=2).stderr
-    assert "ConfigError" in err and repr(arm) in err and "(arms: ask, ask2)" in err
+    assert "ConfigError" in err and repr(arm) in err and "arms: ask, ask2)" in err
     assert len(lines(hrb("rows", bench_id, "--arm", "ask2").stdout)) == 15
 
 
