@@ -17,6 +17,7 @@ __all__ = [
     "NO_OUTPUT",
     "REFUSAL_LIMITS",
     "did_you_mean",
+    "not_an_arm",
     "failure_cause",
     "field_under",
     "model_error",
@@ -44,6 +45,17 @@ def did_you_mean(name: str, known: Sequence[str], n: int = 1, shown: Mapping[str
     close = difflib.get_close_matches(name, list(known), n=n)
     said = list(dict.fromkeys((shown or {}).get(c, c) for c in close))
     return f"did you mean {', '.join(map(repr, said))}? " if said else ""
+
+
+def not_an_arm(field: str, name: Any, arms: Sequence[str]) -> ConfigError:
+    """The error for ``name`` given as ``field`` that is none of a benchmark's ``arms``: the closest named, then all.
+
+    Example:
+        >>> str(not_an_arm("arm_b", "chaty", ["terse", "chatty"]))
+        "arm_b: is not an arm of this benchmark (did you mean 'chatty'? arms: terse, chatty) (got 'chaty')"
+    """
+    hint = did_you_mean(str(name), arms)
+    return ConfigError(field, name, f"is not an arm of this benchmark ({hint}arms: {', '.join(arms)})")
 
 
 _HEADS = ("arm.", "reference.", "client.")

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from hrbench._util.messages import did_you_mean
+from hrbench._util.messages import not_an_arm
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError, IntervalMethodWarning, TooFewRunsError
 from hrbench.records import FAILURE_KINDS
@@ -311,7 +311,4 @@ def _arm_code(t: _Table, name: str, field: str) -> int:
     try:
         return t.arms.index(name)
     except ValueError:
-        hint = did_you_mean(str(name), t.arms)
-        raise ConfigError(
-            field, name, f"is not an arm of this benchmark ({hint}arms: {', '.join(t.arms)})"
-        ) from None
+        raise not_an_arm(field, name, t.arms) from None

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from hrbench._util.messages import did_you_mean
+from hrbench._util.messages import did_you_mean, not_an_arm
 from hrbench._util.timefmt import iso_seconds as _iso
 from hrbench.errors import ConfigError, NotFound
 from hrbench_client import protocol as p
@@ -41,10 +41,7 @@ def _register_rows(feature: Callable[[str], Any], app: App) -> None:
                 raise NotFound(f"no stored benchmark has the id {bid!r}", benchmark=bid)
             arms = [a["name"] for a in (rec.get("spec") or {}).get("arms") or []]
             if args.arm is not None and arms and args.arm not in arms:  # as report's compare_pair does
-                hint = did_you_mean(args.arm, arms)
-                raise ConfigError(
-                    "arm", args.arm, f"is not an arm of this benchmark ({hint}arms: {', '.join(arms)})"
-                )
+                raise not_an_arm("arm", args.arm, arms)
             if args.item is None and args.arm is None:
                 n = app.store.rows_count(bid)
                 rows = app.store.rows_get(bid, args.offset, args.limit)
