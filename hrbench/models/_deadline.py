@@ -29,11 +29,12 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import weakref
 from types import TracebackType
 from typing import Any
 
 import anyio
+
+from hrbench._util.per_loop import PerLoop
 
 __all__ = ["deadline"]
 
@@ -64,24 +65,8 @@ class _Watch:
             oldest.task.cancel()
 
 
-# per event loop: {timeout_s: _Watch}; weak on the loop, so a finished loop's watches go
-_WATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, _Watch]] = (
-    weakref.WeakKeyDictionary()
-)
-_last: tuple[weakref.ref[asyncio.AbstractEventLoop], dict[float, _Watch]] | None = None
-"""The watches of the loop asked for last (a lookup in ``_WATCHES`` makes a weak reference)."""
-
-
-def _watches(loop: asyncio.AbstractEventLoop) -> dict[float, _Watch]:
-    global _last
-    last = _last
-    if last is not None and last[0]() is loop:
-        return last[1]
-    watches = _WATCHES.get(loop)
-    if watches is None:
-        watches = _WATCHES[loop] = {}
-    _last = (weakref.ref(loop), watches)
-    return watches
+_WATCHES: PerLoop[dict[float, _Watch]] = PerLoop()
+"""Per event loop: ``{timeout_s: _Watch}`` (weak on the loop, so a finished loop's watches go)."""
 
 
 class _Attempt:
@@ -98,7 +83,7 @@ class _Attempt:
         task = asyncio.current_task(loop)
         if task is None:
             raise RuntimeError("deadline() is used inside a task")
-        watches = _watches(loop)
+        watches = _WATCHES.get(loop, dict)
         watch = watches.get(self.timeout_s)
         if watch is None:
             watch = watches[self.timeout_s] = _Watch(loop, self.timeout_s)

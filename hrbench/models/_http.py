@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import functools
 import ssl
-import weakref
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
@@ -33,6 +32,8 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import httpx2
+
+from hrbench._util.per_loop import NO_LOOP, PerLoop, running_loop
 
 __all__ = [
     "Body",
@@ -330,21 +331,11 @@ class Endpoint:
             await client.aclose()
 
 
-# loop -> {(provider, base_url): Endpoint}. Weak on the loop, so a finished loop's endpoints go.
-_ENDPOINTS: weakref.WeakKeyDictionary[Any, dict[tuple[str, str], Endpoint]] = weakref.WeakKeyDictionary()
-
-
-_last: tuple[weakref.ref[Any], dict[tuple[str, str], Endpoint]] | None = None
-"""The endpoints of the loop asked for last, and a weak reference to it."""
+_ENDPOINTS: PerLoop[dict[tuple[str, str], Endpoint]] = PerLoop()
+"""Per event loop: ``{(provider, base_url): Endpoint}`` (outside asyncio, ``NO_LOOP``'s: one set
+of endpoints, closed by hand). Weak on the loop, so a finished loop's endpoints go."""
 
 _CLOSERS: set[asyncio.Task[None]] = set()
-
-
-class _NoLoop:
-    """The registry key used outside asyncio (trio): one set of endpoints, closed by hand."""
-
-
-_NO_LOOP = _NoLoop()
 
 
 def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
@@ -362,20 +353,8 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
     Returns:
         The endpoint.
     """
-    global _last
-    try:
-        loop: Any = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = _NO_LOOP
-    last = _last  # a lookup in _ENDPOINTS makes a weak reference: most calls are for the last loop
-    per_loop = last[1] if last is not None and last[0]() is loop else _ENDPOINTS.get(loop)
-    if per_loop is None:
-        per_loop = _ENDPOINTS[loop] = {}
-        if loop is not _NO_LOOP:
-            task = loop.create_task(_close_at_loop_exit(loop, per_loop), name="hrbench-http-pool-closer")
-            _CLOSERS.add(task)  # the loop holds tasks weakly: keep this one alive
-            task.add_done_callback(_CLOSERS.discard)
-    _last = (weakref.ref(loop), per_loop)
+    loop = running_loop()
+    per_loop = _ENDPOINTS.get(loop, lambda: _endpoints_of(loop))
     ep = per_loop.get((provider, base_url))
     if ep is None:
         ep = per_loop[(provider, base_url)] = Endpoint(provider, base_url, ceiling)
@@ -384,13 +363,21 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
     return ep
 
 
+def _endpoints_of(loop: Any) -> dict[tuple[str, str], Endpoint]:
+    """A new loop's endpoints; on asyncio a task closes their pools when the loop shuts down."""
+    per_loop: dict[tuple[str, str], Endpoint] = {}
+    if loop is not NO_LOOP:
+        task = loop.create_task(_close_at_loop_exit(loop, per_loop), name="hrbench-http-pool-closer")
+        _CLOSERS.add(task)  # the loop holds tasks weakly: keep this one alive
+        task.add_done_callback(_CLOSERS.discard)
+    return per_loop
+
+
 async def _close_at_loop_exit(loop: Any, per_loop: dict[tuple[str, str], Endpoint]) -> None:
     try:
         await asyncio.Event().wait()
     finally:  # cancelled by asyncio.run / anyio.run at exit: close the pools on their own loop
-        global _last
-        _ENDPOINTS.pop(loop, None)
-        _last = None
+        _ENDPOINTS.pop(loop)
         for ep in list(per_loop.values()):
             with contextlib.suppress(Exception):
                 await ep.aclose()
@@ -399,11 +386,7 @@ async def _close_at_loop_exit(loop: Any, per_loop: dict[tuple[str, str], Endpoin
 
 async def aclose_all() -> None:
     """Close every pool of the running event loop (the loop's endpoints are made again on use)."""
-    try:
-        loop: Any = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = _NO_LOOP
-    per_loop = _ENDPOINTS.get(loop) or {}
+    per_loop = _ENDPOINTS.peek(running_loop()) or {}
     for ep in list(per_loop.values()):
         await ep.aclose()
     per_loop.clear()

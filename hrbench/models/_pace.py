@@ -39,21 +39,19 @@ and only the first sleeps, until the next token is due.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import math
 import os
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 
+from hrbench._util.per_loop import PerLoop, running_loop
 from hrbench.models._limits import Limit, parse_limits
 
 __all__ = ["Pace", "PaceRefused", "Ticket", "fingerprint", "forget", "pace_for"]
@@ -156,20 +154,6 @@ class _Queue:
             self.changed.set()
 
 
-class _NoLoop:
-    """The queue key outside asyncio (trio)."""
-
-
-_NO_LOOP = _NoLoop()
-
-
-def _loop() -> Any:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return _NO_LOOP
-
-
 class Pace:
     """The rate at which one provider key and model is sent requests (see the module's docstring).
 
@@ -217,8 +201,7 @@ class Pace:
         self.learned: float | None = None
         self._last_cut = -math.inf
         self._replies: deque[tuple[float, bool]] = deque()
-        self._queues: weakref.WeakKeyDictionary[Any, _Queue] = weakref.WeakKeyDictionary()
-        self._last_queue: tuple[weakref.ref[Any], _Queue] | None = None
+        self._queues: PerLoop[_Queue] = PerLoop()
 
     def __repr__(self) -> str:
         rate = self.rate()
@@ -349,16 +332,7 @@ class Pace:
                 queue.waiters[0].set()
 
     def _queue(self) -> _Queue:
-        loop = _loop()
-        last = self._last_queue  # (a weak reference to the loop, its queue): most calls are for it
-        if last is not None and last[0]() is loop:
-            return last[1]
-        with self._lock:
-            queue = self._queues.get(loop)
-            if queue is None:
-                queue = self._queues[loop] = _Queue()
-        self._last_queue = (weakref.ref(loop), queue)
-        return queue
+        return self._queues.get(running_loop(), _Queue, self._lock)
 
     def _poke(self) -> None:
         self._queue().poke()
