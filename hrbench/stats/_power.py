@@ -490,6 +490,7 @@ class _Planner:
             if self.design_effect is not None
             else (self.variance(n, runs) * n / per_items if per_items > 0 else 1.0)
         )
+        sizes = self.sizes(n)
         return PowerPlan(
             diff=self.d,
             alpha=float(self.alpha),
@@ -506,6 +507,10 @@ class _Planner:
             items_per_cluster=self.m,
             n_clusters=self.clusters(n),
             achieved=self.promised(n),
+            solved=n_items is None,
+            cluster_sizes=(int(sizes.min()), int(sizes.max())),
+            df=float(self.df(n, runs)),
+            simulated=self.simulates(n) and n >= 2,
         )
 
 

@@ -253,8 +253,16 @@ class PowerPlan(msgspec.Struct, kw_only=True):
             other rows and ``min_items`` are the noncentral t's, scaled by the same ratio.
         source: ``"assumed"`` or ``"bench: A vs B"`` (where the variance components came from).
         items_per_cluster: items per cluster assumed (sets the degrees of freedom).
-        n_clusters: clusters of ``n_items`` items: the t test has ``n_clusters - 1`` df.
+        n_clusters: clusters of ``n_items`` items.
         achieved: the power ``n_items`` items give (at least ``power`` when solved for).
+        solved: True when ``n_items`` is the fewest items reaching ``power``; False when the
+            plan was asked at given items (``n_items=``), whose power may fall short of it.
+        cluster_sizes: the smallest and largest cluster of the plan's ``n_items`` items (the
+            items need not split evenly: 25 items in 7 clusters are clusters of 3-4).
+        df: the degrees of freedom of compare()'s t test on those clusters (``n_clusters - 1``
+            for clusters of even size, Bell-McCaffrey's with uneven ones).
+        simulated: True when ``achieved`` is simulated (compare()'s own test on a resampled
+            pilot, or few clusters at a stated accuracy) rather than the noncentral t's.
     """
 
     diff: float
@@ -272,16 +280,30 @@ class PowerPlan(msgspec.Struct, kw_only=True):
     n_clusters: int = 2
     achieved: float = 0.0
     var_cluster: float = 0.0
+    solved: bool = True
+    cluster_sizes: tuple[int, int] | None = None
+    df: float | None = None
+    simulated: bool = False
 
     def __str__(self) -> str:
+        lo, hi = self.cluster_sizes or (round(self.items_per_cluster),) * 2
+        sizes = f"{lo}" if lo == hi else f"{lo}-{hi}"
+        df = self.n_clusters - 1 if self.df is None else self.df
+        how = "simulated" if self.simulated else f"t on {df:g} df"
+        design = (
+            f"{self.n_items} items ({self.n_clusters} clusters of {sizes}; {how}: power {self.achieved:.3f})"
+        )
+        if self.solved:
+            plan = f"  needs {design} at {self.runs} run(s) per item"
+        else:
+            short = f", below the {self.power:g} asked" if self.achieved < self.power else ""
+            plan = f"  at {design}{short}, with {self.runs} run(s) per item"
         lines = [
             f"Power plan: detect a difference of {self.diff:.3f} at alpha {self.alpha:g} "
             f"(two-sided) with power {self.power:g}",
             f"  var_between {self.var_between:.4f}, var_within {self.var_within:.4f}, "
             f"var_cluster {self.var_cluster:.4f}, design effect {self.design_effect:.2f} ({self.source})",
-            f"  needs {self.n_items} items ({self.n_clusters} clusters of {self.items_per_cluster:g}; t on "
-            f"{self.n_clusters - 1} df: power {self.achieved:.3f}) at {self.runs} run(s) per item; never "
-            f"fewer than {self.min_items} items however many runs",
+            f"{plan}; never fewer than {self.min_items} items however many runs",
             "  runs  items  total runs per arm",
         ]
         lines += [f"  {p.runs:>4}  {p.n_items:>5}  {p.total_runs:>18}" for p in self.tradeoff]

@@ -669,6 +669,29 @@ def test_the_noncentral_t_power_is_never_nan_at_a_large_noncentrality():
     assert _t_test_power(-3.0, 5, 0.05) == _t_test_power(3.0, 5, 0.05)
 
 
+def test_a_plan_says_what_its_items_are_and_whether_they_reach_the_power_asked():
+    base = dict(var_within=0.1, var_between=0.02, var_cluster=0.01, items_per_cluster=4)
+    solved = power(0.2, **base)
+    # 25 items in 7 clusters are 4 clusters of 4 and 3 of 3 (the power was computed so)
+    assert (solved.n_items, solved.n_clusters, solved.cluster_sizes) == (25, 7, (3, 4))
+    assert "needs 25 items (7 clusters of 3-4; t on 6 df: power 0.855)" in str(solved)
+    # asked at 9 items, the plan does not "need" 9 items: they give less power than asked
+    given_items = power(0.2, **base, n_items=9)
+    assert not given_items.solved and given_items.achieved < 0.8
+    text = str(given_items)
+    assert "needs" not in text
+    assert "at 9 items (3 clusters of 3; t on 2 df: power 0.261), below the 0.8 asked" in text
+    # with few clusters at a stated accuracy the power is simulated, not the noncentral t's
+    simulated = power(0.2, **base, n_items=9, accuracy=0.7)
+    assert simulated.simulated and "(3 clusters of 3; simulated: power" in str(simulated)
+    # clusters of uneven sizes: Bell-McCaffrey's df, not the clusters less one
+    uneven = power(
+        0.05, var_within=0.1, var_between=0.02, var_cluster=0.001, cluster_sizes=[2, 5, 40, 10, 3, 8]
+    )
+    assert uneven.df is not None and uneven.df < uneven.n_clusters - 1
+    assert f"t on {uneven.df:g} df" in str(uneven)
+
+
 @pytest.mark.parametrize("diff", [0.3, 0.5, 0.7, 0.9])
 def test_a_large_difference_on_few_clusters_needs_no_more_items_with_more_runs(diff):
     # few clusters of 4: the clusters' whole numbers made the rows rise (9, 10, 11 items at 1, 2, 3
