@@ -14,6 +14,7 @@ stopped and failed runs (:mod:`hrbench.runner._notes`) are counted as rows are s
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
@@ -67,9 +68,9 @@ async def benchmark_async(
     governor: Governor | None = None,
     seed: int = 1,
     *,
-    cache: Cache | None = None,
+    cache: Cache | str | os.PathLike[str] | bool | None = None,
     record: str | None = None,
-    store: Store | None = None,
+    store: Store | str | os.PathLike[str] | None = None,
     concurrency: int = 16,
     pricing: Pricing | None = None,
     benchmark_id: str | None = None,
@@ -104,7 +105,8 @@ async def benchmark_async(
             selected by its request and draw index, so an arm that does not use ``ctx.rng``
             gets the same replies under any seed; a provider seed is a request param
             (``ctx.call(..., seed=n)``), which is in the key.
-        cache: a :class:`~hrbench.Cache` (draw-keyed), or ``None``.
+        cache: a :class:`~hrbench.Cache` (draw-keyed), ``True`` (the cache in ``store``), the
+            path of a SQLite file to keep the cache in, or ``None``.
         record: the name of a recording to record every live reply into (needs ``store``).
         concurrency: how many (arm, item) pairs run at once.
         benchmark_id: the benchmark's id (a fresh one by default); ledger ids start with it.
@@ -141,8 +143,8 @@ async def benchmark_async(
         on_batch: in batch mode, called as ``on_batch(batching)`` when the run starts and
             whenever one of its batches changes state (:class:`~hrbench.runner.batch.Batching`:
             its ``batches`` and ``cancel(tag)``).
-        store: where recordings go (``record=``), and where the cache lives when ``cache`` is
-            ``True``.
+        store: a :class:`~hrbench.store.Store` or the path of its SQLite file: where recordings
+            go (``record=``), and where the cache lives when ``cache`` is ``True``.
         pricing: the price table; the shipped one by default.
         raise_duplicates: raise :class:`~hrbench.errors.DuplicateDrawError` at the end when an
             arm's runs were not distinct draws (the rows are on ``error.bench``).

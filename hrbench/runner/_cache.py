@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 from typing import Any
 
 import msgspec
 
+from hrbench.errors import ConfigError
 from hrbench.records import REFUSAL_REASONS, Request, Result
 from hrbench.store import Store
 
@@ -121,6 +123,23 @@ def cache_key(request: Request, arm: str = "", hashed: str | None = None) -> str
     return hashlib.sha256(f"{hashed or request_hash(request)}|{arm}|{draw}".encode()).hexdigest()
 
 
+def as_store(field: str, value: object) -> Store:
+    """``value`` as a :class:`~hrbench.store.Store`: a store, or the path of its SQLite file.
+
+    Raises:
+        ConfigError: naming ``field`` when ``value`` is neither (an int, a dict, ``True``...).
+
+    Example:
+        >>> as_store("store", ":memory:").cache_stats()["entries"]
+        0
+    """
+    if isinstance(value, Store):
+        return value
+    if isinstance(value, str | os.PathLike) and not isinstance(value, bool):
+        return Store(os.fspath(value))
+    raise ConfigError(field, value, "expected an hrbench Store or the path of its file")
+
+
 class Cache:
     """A response cache in a :class:`~hrbench.store.Store`.
 
@@ -143,8 +162,10 @@ class Cache:
         'hello'
     """
 
-    def __init__(self, store: Store | None = None, read: bool = True, write: bool = True) -> None:
-        self.store = store if store is not None else Store(":memory:")
+    def __init__(
+        self, store: Store | str | os.PathLike[str] | None = None, read: bool = True, write: bool = True
+    ) -> None:
+        self.store = as_store("store", store) if store is not None else Store(":memory:")
         self.read = read
         self.write = write
         self.hits = 0

@@ -11,6 +11,7 @@ that could make no call (the daemon calls it before it stores a benchmark), and
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -30,7 +31,7 @@ from hrbench.errors import (
 )
 from hrbench.models import Pricing, default_pricing, reasoning_params
 from hrbench.reference import SPLITS, Reference
-from hrbench.runner._cache import Cache
+from hrbench.runner._cache import Cache, as_store
 from hrbench.runner._governor import Governor, default_governor
 from hrbench.runner._invoke import BenchMetric, Plan, judge_pricing
 from hrbench.runner.runtime import explicit_usd_cap, unpriced_message
@@ -435,11 +436,16 @@ def check_options(plan: Plan, executor: Any, concurrency: Any, governor: Any) ->
 
 
 def open_cache(
-    cache: Cache | None, record: str | None, store: Store | None, client: Any
+    cache: Cache | str | os.PathLike[str] | bool | None,
+    record: str | None,
+    store: Store | str | os.PathLike[str] | None,
+    client: Any,
 ) -> tuple[Cache | None, Store | None, bool]:
     """The cache and store a benchmark uses, and whether it reads draws again (a cache or a replay).
 
-    ``cache=True`` opens the cache in ``store`` (the default store when ``None``); a
+    ``cache=True`` opens the cache in ``store`` (the default store when ``None``); a path (for
+    ``cache`` or ``store``) opens the SQLite file there; anything else is a
+    :class:`~hrbench.errors.ConfigError` naming the argument, before any run starts; a
     ``record`` without a store records into the cache's store (or the default one). A client
     whose function cannot be fingerprinted warns, once, that its replies are not cached
     (:class:`~hrbench.errors.NotCachedWarning`).
@@ -448,8 +454,18 @@ def open_cache(
         ``(cache, store, cached)``: ``cached`` when replies may be served again (a replay
         client, or a cache that reads for a cacheable client): :func:`refuse_same_items` then applies.
     """
-    if cache is True:  # type: ignore[comparison-overlap]
+    if store is not None:
+        store = as_store("store", store)
+    if cache is False:
+        cache = None
+    elif cache is True:
         cache = Cache(store or Store())
+    elif isinstance(cache, str | os.PathLike):  # the path of the cache's SQLite file
+        cache = Cache(as_store("cache", cache))
+    elif cache is not None and not isinstance(cache, Cache):
+        raise ConfigError(
+            "cache", cache, "expected an hrbench Cache, True (the store's cache), a path or None"
+        )
     if record is not None and store is None:
         store = cache.store if cache is not None else Store()
     if (

@@ -174,12 +174,37 @@ def test_few_runs_warns() -> None:
         ({"seed": "x"}, "seed"),
         ({"concurrency": 0}, "concurrency"),
         ({"governor": {"max_calls": 3}}, "governor"),
+        ({"cache": 5}, "cache"),
+        ({"cache": {"path": "c.db"}}, "cache"),
+        ({"store": 3}, "store"),
+        ({"store": True, "record": "r"}, "store"),
     ],
 )
 def test_bad_arguments_name_the_field(kwargs, field) -> None:
     with pytest.raises(hb.ConfigError) as err:
         hb.benchmark(hb.Arm("echo", lambda item, ctx: item), hb.Reference({"a": "x"}, labels=["x"]), **kwargs)
     assert str(err.value).startswith(f"{field}:")
+
+
+@pytest.mark.parametrize("as_path", [str, lambda p: p], ids=["str", "Path"])
+def test_a_cache_or_store_given_as_a_path_opens_the_sqlite_file_there(tmp_path, as_path) -> None:
+    # a path where a Cache or Store was expected once reached the runs, and every run ended as an
+    # 'error' (AttributeError: 'str' object has no attribute 'recording_put'), counted wrong
+    ref = hb.Reference({"a": "France", "b": "Peru"}, labels=["Paris", "Lima"])
+    calls = []
+    client = hb.MockClient(lambda messages, params: calls.append(1) or "Paris")
+    arm = ask_arm()
+    first = hb.benchmark(arm, ref, runs=5, client=client, cache=as_path(tmp_path / "c.db"))
+    again = hb.benchmark(arm, ref, runs=5, client=client, cache=as_path(tmp_path / "c.db"))
+    assert [r.failure_kind for r in first.rows] == [None] * 5 + ["wrong"] * 5
+    assert len(calls) == 10  # the second benchmark was served from the file's cache
+    assert [r.outcome for r in again.rows] == [r.outcome for r in first.rows]
+    assert hb.Cache(as_path(tmp_path / "c.db")).store.cache_stats()["entries"] == 10
+    recorded = hb.benchmark(arm, ref, runs=5, client=client, store=as_path(tmp_path / "s.db"), record="take1")
+    assert [r.failure_kind for r in recorded.rows] == [None] * 5 + ["wrong"] * 5
+    assert len(calls) == 20  # a recording is not a cache
+    assert hb.benchmark(arm, ref, runs=5, client=client, cache=False).rows[0].failure_kind is None
+    assert len(calls) == 30
 
 
 def test_arm_names_must_be_unique() -> None:
