@@ -100,7 +100,7 @@ STOP_DESIGNS = {
     "tied": {"a": 6, "b": 6},
 }
 """Figure 3's designs: per arm, right on this many items in 10. ``decides``: 5 arms, as TAT-QA dev's
-(the rule drops arms decided worse and stops, decided); ``tied``: 2 arms right on the same items,
+(the rule drops arms decided worse and stops with reason ``decided``); ``tied``: 2 arms right on the same items,
 as SQuAD 2.0's two pipelines (the rule never decides and runs every cluster)."""
 
 

@@ -1,9 +1,9 @@
 """No test leaves a process behind: each is stopped when its test ends, and a leftover fails the run.
 
-Issue 25, finding 6: on a busy machine daemon starts timed out, the helper raised without
-stopping the process, and ``make test`` left 65 daemons (3.3 GB) running. :class:`ProcessGuard`
+A helper whose daemon start times out (a busy machine) must still stop the process, or
+``make test`` leaves daemons running (65 of them, 3.3 GB, once). :class:`ProcessGuard`
 is a pytest plugin (registered by ``tests/conftest.py``) that knows every process the tests
-start, three ways, so that a process lost to one is found by another:
+start, three ways, so that a process one way loses another way still knows:
 
 - its **owner mark**: each process the tests start has ``HRB_TEST_OWNER=<run>/<worker>/<owner>``
   in its environment (``<owner>`` is the test, ``t<n>``, or the module- or session-scoped

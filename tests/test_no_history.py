@@ -1,11 +1,12 @@
 """The code states its rules, not the history of how they were decided.
 
-Docstrings, comments and messages in ``hrbench/``, ``server/`` and ``clients/`` give a rule and
-its public source (a seed rule, an official metric, a peer's issue link, a shared case id such
-as H4-07 or S12a); the story behind it ("issue 13", "Decided (...)", "newcomer finding 4",
-"turn 3", "found by ...") belongs in commit messages. Every comment and every string of every
-``.py`` file there is read with :mod:`tokenize` (identifiers such as ``self.decided`` are code,
-not words) and must name none of :data:`HISTORY`.
+Docstrings, comments and messages in ``hrbench/``, ``server/``, ``clients/``, ``tests/``,
+``bench/`` and ``tools/`` give a rule (or the behaviour a test guards) and its public source (a
+seed rule, an official metric, a peer's issue link, a shared case id such as H4-07 or S12a); the
+story behind it ("issue 13", "Decided (...)", "newcomer finding 4", "turn 3", "found by ...")
+belongs in commit messages. Every comment and every string of every ``.py`` file there is read
+with :mod:`tokenize` (identifiers such as ``self.decided`` are code, not words) and must name
+none of :data:`HISTORY`; only the files of :data:`EXAMPLES` are left out.
 """
 
 from __future__ import annotations
@@ -18,14 +19,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-TREES = ("hrbench", "server", "clients")
+TREES = ("hrbench", "server", "clients", "tests", "bench", "tools")
+EXAMPLES = frozenset({"tests/test_no_history.py", "tests/docs/test_user_text.py"})
+"""Checks whose examples must name the words: this file, and the user-text check's pattern cases."""
 
 HISTORY = re.compile(
     r"\b[Ii]ssues?\s*#\s*\d+|\b[Ii]ssues?\s+\d+"  # "issue 13", "issues 8, 14", "issue #4" (not .../issues/4)
     r"|\b[Nn]ewcomer"  # "newcomer finding", "a newcomer's ..."
     r"|\b[Ff]indings?\s+\d+"  # "finding 13"
     r"|\bDecided\s*[(,:]"  # "Decided (issue 12):", "Decided, issue 13", "Decided:"
-    r"|[(;#]\s*decided\s*[,:)]|,\s*decided\s*\)"  # "(decided, seed silent", "# decided:", "(case H13a, decided)"
+    r"|[(;#]\s*decided\s*(?:[,)]|:(?!\s*[\w-]+\s+better\b))"  # "(decided, seed silent", "# decided:"
+    r"|,\s*decided\s*\)"  # "(case H13a, decided)"; not the report's "; decided: good better"
     r"|\b[Tt]urn\s+\d+\b"  # "turn 3" (not "return 0")
     r"|\breview\s+[A-Z]\d"  # "review B2"
     r"|\bfound\s+by\b"
@@ -54,7 +58,12 @@ def history_words(source: str) -> list[tuple[int, str]]:
 
 
 def _files() -> list[Path]:
-    return sorted(p for tree in TREES for p in (ROOT / tree).rglob("*.py") if ".venv" not in p.parts)
+    return sorted(
+        p
+        for tree in TREES
+        for p in (ROOT / tree).rglob("*.py")
+        if ".venv" not in p.parts and p.relative_to(ROOT).as_posix() not in EXAMPLES
+    )
 
 
 @pytest.mark.parametrize(
@@ -87,6 +96,7 @@ def test_history_words_are_found(text: str, words: list[str]) -> None:
         '"""Matches inspect_ai (https://github.com/UKGovernmentBEIS/inspect_ai/issues/1234)."""\n',
         '"""A peer\'s issue link, a shared case id (H4-07, S12a), seed 002."""\n',
         '"""The difference worth finding, e.g. 0.05."""\n',
+        'assert "; decided: good better" in text\n',  # the report's words for a decided pair
     ],
 )
 def test_rules_and_public_sources_are_not_history(text: str) -> None:

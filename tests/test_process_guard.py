@@ -1,4 +1,4 @@
-"""The suite's own process guard (issue 25, finding 6), run on a small pytest session of its own.
+"""The suite's own process guard (``tests/_procs.py``), run on a small pytest session of its own.
 
 A session whose tests leave processes behind (a module fixture's server never stopped, a
 detached grandchild as ``hrb daemon start`` leaves) must kill every one of them and fail; a

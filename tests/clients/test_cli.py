@@ -120,7 +120,7 @@ def test_bench_file_rows_report_and_resume_flags(tmp_path: Path) -> None:
     assert "accuracy" in hrb("report", result["id"], "--text").stdout
     again = lines(hrb("bench", "--resume", result["id"], "--no-rows").stdout)
     assert again == [{**result, "n_resumed": 30, "warnings": again[0]["warnings"]}]
-    hrb("report", "0123456789abcdef", check_rc=2)  # an unknown id is bad input (newcomer finding)
+    hrb("report", "0123456789abcdef", check_rc=2)  # an unknown id is bad input: exit 2
 
 
 def test_invalid_bench_files_are_usage_errors(tmp_path: Path) -> None:
@@ -359,7 +359,7 @@ def test_invalid_input_exits_2_and_daemon_errors_exit_3(tmp_path: Path, shared_b
     for pre in ([], ["--check"]):
         hrb("score", *pre, "--settings", '{"bogus": 1}', "--label", "a", "a", check_rc=2)
         hrb("score", *pre, "--scorer", "foo.bar:baz", "--label", "a", "a", check_rc=2)
-    # an id that names nothing stored is the caller's input too (newcomer finding: it was exit 3)
+    # an id that names nothing stored is the caller's input too: exit 2, not 3
     assert "NotFound" in hrb("report", "0123456789abcdef", check_rc=2).stderr
 
 
@@ -428,7 +428,7 @@ def test_seed003_example_spec_through_hrb_eval() -> None:
     assert out["n_evaluated"] == 4 and out["n_errors"] == 0
 
 
-# -- issue 12: exit codes that say what happened ---------------------------------------------------
+# -- exit codes that say what happened ---------------------------------------------------
 
 
 def test_bench_budget_stop_exits_4_with_the_resume_command(tmp_path: Path) -> None:
@@ -480,7 +480,7 @@ def test_bench_and_eval_fail_under(tmp_path: Path, acc: str, rc: int) -> None:
 def test_plot_and_html_files_get_the_callers_mode(
     tmp_path: Path, shared_bench_id: str, umask: int, mode: int
 ) -> None:
-    # newcomer's finding: the daemon (umask 077) wrote --plot 0600 while --html was 0644
+    # --plot and --html files get the caller's umask, not the daemon's (077): never 0600 beside 0644
     bench_id = shared_bench_id
     png, page = tmp_path / "r.png", tmp_path / "r.html"
     for flag, path in (("--plot", png), ("--html", page)):
@@ -498,7 +498,7 @@ def test_plot_and_html_files_get_the_callers_mode(
 
 @ON_SHARED
 def test_fail_under_fails_when_nothing_was_measured(tmp_path: Path) -> None:
-    # newcomer3 finding 5: --fail-under passed (exit 0) on accuracy NA; a gate that measured
+    # --fail-under must not pass (exit 0) on accuracy NA; a gate that measured
     # nothing fails (exit 1), for an unlabelled reference and for one whose items are all on dev
     arm = (
         '[client]\nkind = "mock"\nreply = "x"\n[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "{item}"\n'

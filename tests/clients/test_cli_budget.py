@@ -1,4 +1,4 @@
-"""Budget faults of the third newcomer through `hrb` and a real daemon (findings 7 and 15).
+"""Budget limits and prices that are not numbers, through `hrb` and a real daemon.
 
 NaN, infinite and negative limits are refused with exit 2 naming the field and the value:
 ``--max-*`` flags, ``HRBENCH_MAX_*`` at ``hrb daemon start`` and from the caller's shell;
@@ -110,7 +110,7 @@ def test_a_spec_price_that_is_not_a_finite_number_is_refused(tmp_path: Path, val
 
 
 def test_a_billed_as_model_with_no_price_is_priced_from_the_spec_as_the_error_advises(tmp_path: Path) -> None:
-    """Newcomer finding 19 (unkroute2.toml): the advice named ``price``, which prices only the client's model."""
+    """The advice for a ``billed_as`` model with no price is a ``prices`` table for it (``price`` prices only the client's model)."""
     import re
 
     from hrbench.testing import LoopbackServer

@@ -1,4 +1,4 @@
-"""`hrb` on references, the cache and odd outputs (newcomer findings 18, 20, 23).
+"""`hrb` on references, the cache and odd outputs.
 
 One daemon for the module (its own home), started by the module's fixture: one a test's first
 command started would be the test's, stopped when that test ends (``tests/_procs.py``).
@@ -45,7 +45,7 @@ def _ref(path: Path, labels: tuple[str, str]) -> Path:
 def test_ref_put_says_when_it_rebinds_a_name_and_a_bench_says_which_content_it_used(
     home: Path, tmp_path: Path
 ) -> None:
-    """newcomer finding 18: `hrb ref put caps` silently rebound the name; the rerun scored other labels."""
+    """`hrb ref put caps` on a taken name says it now points at other content, never silently: a rerun scores other labels."""
     a, b = _ref(tmp_path / "a.jsonl", ("Paris", "Lima")), _ref(tmp_path / "b.jsonl", ("Paris", "Cusco"))
     out, err = _in(home, "ref", "put", "caps", str(a))
     first = json.loads(out)
@@ -87,7 +87,7 @@ def _cached_bench(home: Path, tmp_path: Path, name: str, reply: str) -> dict:
 
 
 def test_cache_clear_deletes_all_or_by_model_arm_and_age(home: Path, tmp_path: Path) -> None:
-    """newcomer finding 20: fresh draws needed `cache = false` or `hrb gc` (which deletes benchmarks)."""
+    """Fresh draws need neither `cache = false` nor `hrb gc` (which deletes benchmarks): `hrb cache clear`."""
     _in(home, "cache", "clear")
     _cached_bench(home, tmp_path, "one", "x")
     _cached_bench(home, tmp_path, "two", "y")
@@ -110,7 +110,7 @@ def test_cache_clear_deletes_all_or_by_model_arm_and_age(home: Path, tmp_path: P
 
 @pytest.mark.parametrize("every", [10.0, 3.0])
 def test_the_waiting_line_shows_the_time_since_the_last_row(every: float) -> None:
-    """newcomer finding 21: the line said `no row for 10 s` every time, never the elapsed time."""
+    """The line says the time since the last row, not `no row for 10 s` every time."""
     from hrbench_client.cli.progress import _Progress, _Waiting
 
     w = _Waiting(_Progress("bench"), every=every)
@@ -129,7 +129,7 @@ def test_the_waiting_line_shows_the_time_since_the_last_row(every: float) -> Non
 
 @pytest.mark.parametrize("value", ["-22.22%", "-5", "-1,234.5", "-.5", "-0.5%", "-1e-3", "-3_000"])
 def test_score_takes_a_negative_number_or_percent_without_dashes(value: str) -> None:
-    """newcomer finding 23: `hrb score -22.22%` needed `--` before the output."""
+    """`hrb score -22.22%` needs no `--` before the output."""
     from hrbench_client.cli.parser import _parser
 
     args = _parser().parse_args(["score", value, "--label", value])

@@ -1,4 +1,4 @@
-"""Issue 18, point 4: `hrb rows --format jsonl|csv|parquet` and `hrb report --format text|json|markdown`."""
+"""`hrb rows --format jsonl|csv|parquet` and `hrb report --format text|json|markdown`."""
 
 from __future__ import annotations
 

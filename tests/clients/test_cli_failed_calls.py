@@ -1,6 +1,6 @@
 """`hrb bench` with the model server down: every run an `error`, status `errors`, exit 3, whatever the scorer.
 
-A newcomer's spec: a prompt arm against an OpenAI-compatible server on loopback that is not
+The spec: a prompt arm against an OpenAI-compatible server on loopback that is not
 running (a closed port), scored by a function of their own named by its import path. Each
 run's model call fails; no scorer may score the failure (it would make it a verdict: status
 `done`, exit 0). The same holds for a scorer object of one's own, a built-in one and a judge.

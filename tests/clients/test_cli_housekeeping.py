@@ -132,7 +132,7 @@ def test_parse_age(age: str, seconds: float) -> None:
 
 
 def test_resume_and_ls_say_what_a_crash_left_unknown(tmp_path: Path) -> None:
-    # issue 13: a killed run leaves its in-flight reservations open in the ledger (written
+    # a killed run leaves its in-flight reservations open in the ledger (written
     # here as the killed daemon left them); the resume counts them as spent and says so
     from hrbench.store import Store
 

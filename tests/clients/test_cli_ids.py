@@ -1,7 +1,7 @@
 """Every `hrb` command that takes an id, id prefix or name: an unknown or ambiguous one is exit 2.
 
-Newcomer finding: an unknown id exited 3 for rows/report/cancel/view but 2 for rm. SPEC section 6:
-"2 on bad input". Decided: every such command refuses it with exit 2 in one message shape,
+SPEC section 6: "2 on bad input", for rows/report/cancel/view as for rm (never 3). Every such
+command refuses it with exit 2 in one message shape,
 ``hrb: NotFound: <field>: no stored ...; did you mean '<closest>'? ... (got '<given>')``, and an
 ambiguous id prefix as ``hrb: ConfigError: id: the prefix matches several benchmarks (...)``.
 One real daemon serves the module; each command is one parametrised case.

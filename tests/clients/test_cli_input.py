@@ -1,4 +1,4 @@
-"""Bad input through `hrb` is exit 2 with the field and the value named (a newcomer's findings)."""
+"""Bad input through `hrb` is exit 2 with the field and the value named."""
 
 from __future__ import annotations
 

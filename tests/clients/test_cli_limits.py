@@ -1,4 +1,4 @@
-"""`hrb bench` limits from the command line, stop notes and a closed pipe (newcomer findings)."""
+"""`hrb bench` limits from the command line, stop notes and a closed pipe."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_a_limit_flag_on_a_fresh_run_replaces_only_that_limit(
 
 
 def test_a_benchmark_served_wholly_from_the_cache_lists_no_calls_not_an_unknown_use(tmp_path: Path) -> None:
-    # newcomer finding: its use was listed as "calls - of 400", read as unknown; it made none
+    # its use is not listed as "calls - of 400", which reads as unknown: it made none
     spec = _bench_file(tmp_path)
     first = _bench_id(spec)
     again = _bench_id(spec)  # every reply from the cache the first run filled
@@ -91,7 +91,7 @@ def _priced_spec(tmp_path: Path, srv: LoopbackServer, extra: str) -> Path:
         ("max_calls = 4", "--max-calls N"),
         ("max_tokens = 60", "--max-tokens N"),
         ("max_calls = 400\nmax_usd = 0.007", "--max-usd USD"),
-        # newcomer finding: a token stop with a call cap said --max-calls N in hrb ls only
+        # a token stop with a call cap says --max-tokens N in hrb ls too, not --max-calls N
         ("max_calls = 1000\nmax_tokens = 60", "--max-tokens N"),
         ("max_calls = 13\nmax_usd = 5.0\nmax_tokens = 100000", "--max-calls N"),
         ("max_calls = 1000\nmax_usd = 0.01\nmax_tokens = 100000", "--max-usd USD"),
@@ -101,7 +101,7 @@ def _priced_spec(tmp_path: Path, srv: LoopbackServer, extra: str) -> Path:
 def test_a_budget_stop_names_the_flag_of_the_cap_that_stopped_it(
     tmp_path: Path, governor: str, flag: str
 ) -> None:
-    """Every surface shows one stop note, written by one function (newcomer finding)."""
+    """Every surface shows one stop note, written by one function."""
     with LoopbackServer() as srv:
         proc = hrb(
             "bench", str(_priced_spec(tmp_path, srv, f"[governor]\n{governor}")), "--no-rows", check_rc=4
@@ -197,7 +197,7 @@ def test_no_example_spec_ships_an_empty_governor() -> None:
 def test_a_provider_quota_or_key_refusal_is_an_error_exit_3_never_a_budget_stop(
     tmp_path: Path, fault: str, cause: str
 ) -> None:
-    """Newcomer finding: a 429 insufficient_quota exited 4, budget_stopped, "resume with higher limits"."""
+    """A 429 insufficient_quota is a run error (exit 3), not a budget stop (exit 4, "resume with higher limits")."""
     with LoopbackServer() as srv:
         srv.push(*[fault] * 100)
         spec = _priced_spec(tmp_path, srv, "[governor]\nmax_calls = 1000\nmax_usd = 5.0")

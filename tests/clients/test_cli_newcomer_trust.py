@@ -1,4 +1,4 @@
-"""The second newcomer's faults, end to end through `hrb` and a real daemon (it autostarts one
+"""Faults a first user meets, end to end through `hrb` and a real daemon (it autostarts one
 on the test's private HRBENCH_HOME; a refusal is answered by the module's shared daemon,
 ``shared_home`` in conftest): warnings on stderr, outputs files that do not cover the
 reference, a misspelt recording, relative HRBENCH_DATA, JSON lines line numbers, full field
@@ -290,7 +290,7 @@ def test_a_bad_environment_value_is_refused_at_daemon_start(
 def test_a_benchmark_with_no_row_for_a_while_prints_a_plain_waiting_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """An endpoint that never answers left `hrb bench` silent for minutes (newcomer finding)."""
+    """An endpoint that never answers does not leave `hrb bench` silent for minutes."""
     import time
 
     from hrbench_client.cli.progress import _Progress, _Waiting

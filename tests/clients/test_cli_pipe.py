@@ -1,7 +1,7 @@
 """A closed output (``hrb ... | head``): every command and format exits 141, quietly.
 
-Newcomer finding: ``hrb rows ID --format parquet | head`` printed "Broken pipe" (and jsonl/csv
-said ``--output None: Broken pipe``, exit 2; ``hrb score`` printed a traceback). Decided
+``hrb rows ID --format parquet | head`` prints no "Broken pipe" (nor jsonl/csv ``--output None:
+Broken pipe``, exit 2; nor ``hrb score`` a traceback). The rule
 (:func:`hrbench_client.cli.output_closed`): when standard output's reader is gone, nothing more
 is written, nothing is printed on stderr but what says how to go on (``hrb bench`` streaming:
 the resume command), and the exit code is 141 (128 + SIGPIPE). Real pipes: the reader is

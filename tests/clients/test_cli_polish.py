@@ -1,4 +1,4 @@
-"""A newcomer's small faults in `hrb` (polish): unknown arms and ids, binary output to a terminal."""
+"""Small faults in `hrb` (polish): unknown arms and ids, binary output to a terminal."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 25, finding 1, through `hrb`: a TOML file's order is kept; JSON reference files are keyed.
+"""Through `hrb`: a TOML file's order is kept; JSON reference files are keyed.
 
 `hrb` reads a TOML file in its order, so its lists beside a table of items keep working (the
 client sends them keyed by item id). A JSON reference file holding one ``{"items", "labels", ...}``
@@ -132,7 +132,7 @@ def test_json_lines_records_pair_by_their_own_ids(home: Path, tmp_path: Path) ->
 
 
 def test_a_labels_table_that_leaves_an_item_out_is_counted_on_stderr(home: Path, tmp_path: Path) -> None:
-    """Newcomer finding: the item was unlabelled (NA) with no count shown anywhere."""
+    """An item a labels table leaves out is unlabelled (NA), and their count is said on stderr."""
     spec = tmp_path / "partial.toml"
     spec.write_text(
         textwrap.dedent("""

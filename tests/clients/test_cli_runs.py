@@ -1,5 +1,5 @@
 """`hrb bench` with runs that failed, a daemon stopped under it, the limits `hrb ls` shows and the
-shell's HRBENCH_MAX_* variables (newcomer findings), against real daemons and loopback servers."""
+shell's HRBENCH_MAX_* variables, against real daemons and loopback servers."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_retry_errors_without_resume_is_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # a daemon stopped mid-benchmark: `make test-slow`
 def test_hrb_daemon_stop_mid_benchmark_says_so_with_the_resume_command(tmp_path: Path) -> None:
-    """newcomer finding: `hrb daemon stop` during `hrb bench` said only "cancelled"."""
+    """`hrb daemon stop` during `hrb bench` says more than "cancelled": the stop and the resume command."""
     spec = _bench_file(tmp_path, runs=40, extra="concurrency = 1")
     spec.write_text(spec.read_text().replace('reply = "x"', 'reply = "x"\ndelay_s = 0.05'))
     hrb("daemon", "start")
@@ -166,7 +166,7 @@ def test_the_shells_hrbench_max_variables_reach_a_running_daemon(
     want: tuple[object, ...],
     said: str,
 ) -> None:
-    """newcomer finding: HRBENCH_MAX_CALLS set in the shell running `hrb bench` was ignored silently."""
+    """HRBENCH_MAX_CALLS set in the shell running `hrb bench` is never ignored silently."""
     _hrb_env("daemon", "start", env={})  # a daemon started before, without them
     proc = _hrb_env(
         "bench", str(_bench_file(tmp_path, extra=extra)), "--no-rows", *flags, env=env, check_rc=None
@@ -191,7 +191,7 @@ def test_a_bad_hrbench_max_value_from_the_shell_is_named(tmp_path: Path) -> None
 def test_hrb_bench_resume_keeps_the_specs_concurrency(
     tmp_path: Path, flags: tuple[str, ...], most: int
 ) -> None:
-    """newcomer finding: `hrb bench --resume ID` ran 16 at once where the spec said 1."""
+    """`hrb bench --resume ID` keeps the spec's concurrency (1), not 16 at once."""
     with LoopbackServer(latency_s=0.05) as srv:
         spec = _openai_spec(tmp_path, srv.base_url, "[governor]\nmax_calls = 2\n")  # concurrency = 1
         bid = lines(hrb("bench", str(spec), "--no-rows", check_rc=4).stdout)[-1]["id"]
@@ -237,7 +237,7 @@ def test_a_missing_output_is_named_as_the_cause_in_bench_ls_and_report(tmp_path:
     note = (
         f"10 of 30 runs ended in errors and count as wrong; commonest cause: {cause} "
         f"(10 runs, arms 'f', 'g'); 10 of them had no output to score: {MISSING_OUTPUT_ADVICE}"
-    )  # (newcomer finding 16: no --retry-errors, which reads the same outputs)
+    )  # (no --retry-errors, which reads the same outputs)
     # the last line advises no retry either: every error run lacks an output
     assert "hrb bench --resume" not in proc.stderr.strip().splitlines()[-1]
     assert "would fail these runs the same way" in proc.stderr.strip().splitlines()[-1]

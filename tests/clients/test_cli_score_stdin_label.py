@@ -1,8 +1,8 @@
 """``hrb score`` on JSON lines from stdin: ``--label`` is the label of the lines that carry none.
 
-Newcomer finding: ``echo '{"output":"paris"}' | hrb score --label Paris`` printed ``correct:
-null`` (exit 0), and with ``--check`` exited 2 asking for the ``--label`` it was given. Decided
-(:class:`hrbench_client.cli.score._StdinInputs`): the flags are the lines' defaults, as
+``echo '{"output":"paris"}' | hrb score --label Paris`` scores the line against Paris: never
+``correct: null`` (exit 0), nor, with ``--check``, exit 2 asking for the ``--label`` it was given.
+The rule (:class:`hrbench_client.cli.score._StdinInputs`): the flags are the lines' defaults, as
 ``--scorer`` and ``--settings`` already were; a line's own ``label`` (or ``item``) wins, and a
 ``"label": null`` is no label, so it takes the default too.
 """

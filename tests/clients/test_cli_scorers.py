@@ -71,7 +71,7 @@ def test_a_toml_benchmark_scored_by_choice(tmp_path: Path) -> None:
 
 @pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_a_label_the_scorer_cannot_read_is_a_usage_error_exit_2() -> None:
-    # newcomer's finding: it was exit 3 (ScorerError), as for a run error
+    # exit 2, not 3 (ScorerError) as for a run error
     for label, scorer in (("Q", "choice"), ("(AB)", "choice"), ("no number here", "numeric")):
         for argv in (  # the fast path (one OUTPUT) and the full path (JSON lines on stdin)
             ("score", "--scorer", scorer, "--label", label, "(A)"),
@@ -84,7 +84,7 @@ def test_a_label_the_scorer_cannot_read_is_a_usage_error_exit_2() -> None:
 
 @pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_an_empty_label_is_refused_exit_2_for_every_scorer() -> None:
-    # newcomer3 finding 6: `hrb score --label "" ""` was a parse_failure (numeric alone refused)
+    # `hrb score --label "" ""` is refused by every scorer, not a parse_failure (numeric alone)
     for scorer in ("exact", "answer_contains", "choice", "numeric"):
         err = hrb("score", "--scorer", scorer, "--label", " ", "Paris", check_rc=2).stderr
         assert "ReferenceValueError: label: the label is only white space" in err, err
@@ -92,7 +92,7 @@ def test_an_empty_label_is_refused_exit_2_for_every_scorer() -> None:
 
 @pytest.mark.usefixtures("shared_home")  # scoring keeps nothing: the module's daemon answers it
 def test_hrb_score_refuses_the_judge_naming_the_way_that_works() -> None:
-    # decided (issue 18): a judge calls a model, so it grades inside a benchmark (governor, cache)
+    # a judge calls a model, so it grades inside a benchmark (governor, cache)
     client = json.dumps({"client": {"kind": "mock", "reply": "CORRECT"}})
     for extra in ((), ("--settings", client)):
         err = hrb("score", "--scorer", "judge", *extra, "--label", "Paris", "Paris", check_rc=2).stderr
@@ -125,7 +125,7 @@ def _scorer_help() -> list[tuple[str, str]]:
 
 
 def test_hrb_score_help_lists_every_scorer_of_the_registry() -> None:
-    """Newcomer finding: the help listed 5 scorers by hand; `squad` and `tatqa` were missing."""
+    """The help lists every scorer of the registry (`squad` and `tatqa` too), none by hand."""
     from hrbench.specs import SCORERS
 
     # (argparse breaks lines at hyphens: "TAT-QA" may come back as "TAT- QA")

@@ -1,7 +1,7 @@
 """``hrb bench`` refuses a TOML spec's malformed field before the first request (exit 2).
 
-Newcomer finding: ``base_url = "${VAR}"`` (``hrb`` expands variables only in path fields) was
-accepted; 200 runs then failed after 5 attempts each, 2:46, exit 3. Decided (hrbench._forms):
+``base_url = "${VAR}"`` (``hrb`` expands variables only in path fields) is refused, not
+accepted to fail 200 runs after 5 attempts each (2:46, exit 3). The rule (hrbench._forms):
 the client is built, and its fields checked, before the benchmark is stored or any request is
 sent; the error names the field, the value and where variables are expanded. A loopback server
 that the variable points at counts the requests: none may arrive.

@@ -1,7 +1,7 @@
 """The demo's headlines agree with each data set's official metric, computed independently.
 
-Newcomer finding: ``make demo`` once scored TAT-QA with ``answer_contains``, which has no rounding
-tolerance, and its headline ``codex_cot - codex_pot`` came out +0.082 (p<0.001) where the official
+``make demo`` must not score TAT-QA with ``answer_contains``, which has no rounding
+tolerance: its headline ``codex_cot - codex_pot`` comes out +0.082 (p<0.001) where the official
 TAT-QA EM gives -0.076. Each demo spec (``examples/*.toml``, read as ``hrb bench`` reads it) is
 run here through the library on the shared data, and every arm's accuracy and every paired
 difference of its report must equal the official metric's:
@@ -77,7 +77,7 @@ def test_tatqa_demo_headline_is_the_official_tatqa_em(data: Path, monkeypatch: p
     assert params.scorer == "tatqa"  # type: ignore[attr-defined]
     official = {arm: OFFICIAL_TOTALS[run][0] / N_TATQA for arm, run in TATQA_RUN.items()}
     _check_headlines(bench, official)
-    # the newcomer's headline: program of thought beats chain of thought under the official EM
+    # the TAT-QA headline: program of thought beats chain of thought under the official EM
     c = hb.compare(bench, "codex_cot", "codex_pot", descriptive=True)
     assert c.diff == pytest.approx((1024 - 1150) / N_TATQA, abs=1e-12)  # -0.0755
     assert c.ci_high is not None and c.ci_high < 0

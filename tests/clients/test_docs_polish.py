@@ -88,7 +88,7 @@ def test_make_demo_with_a_bad_data_folder_names_data_and_the_path(tmp_path: Path
 def test_the_shell_examples_list_the_exit_codes_of_hrb_help() -> None:
     """The exit codes in ``clients/shell/examples.sh`` are those of ``hrb --help``, each once.
 
-    A newcomer found NotFound listed under 3 there (it is 2) and 4 and 141 missing.
+    NotFound is listed under 2 (not 3), and 4 and 141 are listed too.
     """
     from hrbench_client.cli.exit_codes import EXIT_CODES_HELP
 

@@ -56,7 +56,7 @@ def test_headless_neovim_attaches_scores_and_stops_cleanly(tmp_path: Path) -> No
 
 @pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim (an optional editor) is not installed")
 def test_headless_neovim_pairs_each_item_with_its_own_label(tmp_path: Path) -> None:
-    """Issue 25, finding 1: a Lua table of items reaches the daemon in hash order.
+    """A Lua table of items reaches the daemon in hash order.
 
     The keyed form pairs every item with its own label, whatever order the table's keys came in;
     a list of labels beside the table is refused with the keyed form, not paired by position.
@@ -118,8 +118,8 @@ def _eglot() -> bool:
 def test_emacs_eglot_attaches_scores_stores_and_what_it_stored_survives_its_kill(tmp_path: Path) -> None:
     """Eglot attaches ``hrb serve --stdio``, calls hrbench's methods, and SIGKILLs it after exit.
 
-    A newcomer saw Emacs kill the server right after ``exit``; the reference it had stored must
-    still be in the store.
+    Emacs kills the server right after ``exit``; the reference it had stored must still be in
+    the store.
     """
     home = tmp_path / "home"
     server = [sys.executable, "-m", "hrbench_server", "--home", str(home), "serve", "--stdio"]

@@ -1,4 +1,4 @@
-"""``hrb bench``'s progress line: rows done, rate, ETA, spend against the cap (issue 16, point 4)."""
+"""``hrb bench``'s progress line: rows done, rate, ETA, spend against the cap."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
-"""A newcomer follows the getting-started page as written, against a local OpenAI-compatible server.
+"""A first user follows the getting-started page as written, against a local OpenAI-compatible server.
 
 The page's server runs at ``http://127.0.0.1:8000/v1``; here a loopback server with the same
 API stands in for it (its address is put where the page's is), with a fresh state folder and
-no daemon running, as on a newcomer's machine.
+no daemon running, as on a first user's machine.
 """
 
 from __future__ import annotations

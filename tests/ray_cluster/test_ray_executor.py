@@ -1,4 +1,4 @@
-"""The Ray executor on a real local Ray cluster (issue 17): same rows, one governor, faults, resume.
+"""The Ray executor on a real local Ray cluster: same rows, one governor, faults, resume.
 
 Every test runs a real benchmark on the session's 2-CPU cluster; nothing of ours is mocked.
 No test depends on how fast anything runs: workers meet at a file barrier, a worker kills

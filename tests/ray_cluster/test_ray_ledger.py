@@ -1,4 +1,4 @@
-"""The Ray executor keeps the governor's ledger per call, as the local runner does (issue 13).
+"""The Ray executor keeps the governor's ledger per call, as the local runner does.
 
 A lost Ray driver lost its in-flight accounting: the ledger was a snapshot written with the
 rows, so after a driver kill the store had no open reservation, the resume said nothing of the

@@ -156,7 +156,7 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
     }
     con.close()
     assert 0 < len(before_rows) < total
-    assert set(seen) <= set(before_rows)  # every row the client saw was saved (issue 13)
+    assert set(seen) <= set(before_rows)  # every row the client saw was saved
     paid_before = calls(calls_file)
     assert set(paid_before) >= cached  # every cached reply was a call
 
@@ -189,7 +189,7 @@ def test_sigkill_mid_benchmark_then_resume(home: Path, calls_file: Path) -> None
 
 def test_concurrent_benchmarks_stream_every_saved_row(home: Path) -> None:
     # Rows are sent only after their batch committed; a flush cut short at the end of a run
-    # (the ticker cancelled mid-write) once lost its batch for the caller (issue 13). Slow
+    # (the ticker cancelled mid-write) must not lose its batch for the caller. Slow
     # calls spread each run over several flush ticks, so runs end while the ticker writes.
     import threading
 
@@ -217,7 +217,7 @@ def test_concurrent_benchmarks_stream_every_saved_row(home: Path) -> None:
 
 
 def test_the_row_that_fills_a_batch_hands_it_to_the_writer(home: Path) -> None:
-    # Issue 15, point 6: an instant mock's runner gives the event loop no turn for thousands of
+    # An instant mock's runner gives the event loop no turn for thousands of
     # rows, so a write left to a task began only when the runner stopped at MAX_PENDING, and
     # the loop sat idle through it. The row that fills a batch now hands it to the writer
     # thread itself: the first batch holds exactly STORE_BATCH rows, and later ones (taken

@@ -1,4 +1,4 @@
-"""Budget stops and resumes a user can trust, through a real daemon and a real loopback server (newcomer finding).
+"""Budget stops and resumes a user can trust, through a real daemon and a real loopback server.
 
 Each test runs a benchmark against :class:`~hrbench.testing.LoopbackServer` (which keeps
 every request body it received) through a daemon subprocess, and checks what the store, ``hrb
@@ -84,7 +84,7 @@ def _half_right(prompt: str, seed: Any, call: int) -> str:
 
 @pytest.mark.parametrize("first_calls", [0, 3, 11])
 def test_a_resume_keeps_the_specs_metrics(home: Path, first_calls: int) -> None:
-    """newcomer finding: metrics=["squad"] survives a budget stop and a resume, over every run."""
+    """metrics=["squad"] survives a budget stop and a resume, over every run."""
     with LoopbackServer(reply_fn=_half_right) as srv:
         bench = spec(
             n=4, runs=5, client=_client_spec(srv), metrics=["squad"], governor={"max_calls": first_calls}
@@ -113,7 +113,7 @@ def test_a_resume_keeps_the_specs_metrics(home: Path, first_calls: int) -> None:
 
 @pytest.mark.parametrize("given", [{"max_calls": 100}, {"max_calls": 100, "max_tokens": 10**9}])
 def test_a_resume_sends_the_same_requests_under_the_same_default_limits(home: Path, given: dict) -> None:
-    """newcomer finding: no [governor] in the spec: the defaults (and the output limit a cap sends) stay.
+    """No [governor] in the spec: the defaults (and the output limit a cap sends) stay.
 
     The daemon's default call cap is made small (HRBENCH_MAX_CALLS=7) so that the first part
     stops; the resume raises the call cap only, and every default it does not set stays in force.
@@ -146,7 +146,7 @@ def test_a_resume_sends_the_same_requests_under_the_same_default_limits(home: Pa
 
 
 def test_an_explicit_usd_cap_on_an_unpriced_model_gets_spec_advice(shared_daemon: Daemon) -> None:
-    """newcomer finding: the daemon's refusal names the spec's price field and the flags, not Python."""
+    """The daemon's refusal names the spec's price field and the flags, not Python."""
     with LoopbackServer() as srv, shared_daemon.client() as c:  # a refusal: the module's daemon
         with pytest.raises(HrbenchError) as err:
             list(c.benchmark(spec(n=2, client=_client_spec(srv), governor={"max_usd": 1.0})))
@@ -180,7 +180,7 @@ def test_a_client_spec_price_prices_its_model(home: Path, price: dict[str, float
 
 
 def test_the_default_limits_are_named_with_spec_advice(home: Path) -> None:
-    """newcomer finding: a stop under the defaults names them, their source, and the spec's fields and flags."""
+    """A stop under the defaults names them, their source, and the spec's fields and flags."""
     with LoopbackServer() as srv:
         d = Daemon(home, env={"HRBENCH_MAX_CALLS": "3"}).start()
         try:

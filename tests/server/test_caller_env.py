@@ -135,7 +135,7 @@ def test_the_env_a_request_carries_is_what_the_client_names(monkeypatch: pytest.
 def test_a_judge_clients_key_comes_from_the_callers_shell(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # issue 15 point 3 for the scorer: the client sends the values of the variables a spec
+    # for the scorer too: the client sends the values of the variables a spec
     # names, the judge's client in scorer_settings too; the daemon was started without them
     monkeypatch.delenv("HRB_JUDGE_KEY", raising=False)
     with LoopbackServer() as srv:

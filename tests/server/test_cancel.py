@@ -1,4 +1,4 @@
-"""Crash and cancel, with real daemon and ``hrb`` subprocesses (newcomer finding, item 6).
+"""Crash and cancel, with real daemon and ``hrb`` subprocesses.
 
 - SIGKILL of the daemon mid-benchmark: ``hrb bench`` names the benchmark and the resume command.
 - SIGKILL of ``hrb bench``: the daemon cancels the benchmark (resumable), unless it was
@@ -143,7 +143,7 @@ def _gated_spec(tmp_path: Path) -> Path:
 def test_hrb_bench_detach_exits_at_once_and_the_daemon_runs_the_benchmark_to_its_end(
     home: Path, tmp_path: Path
 ) -> None:
-    # newcomer finding: `hrb bench FILE --detach` still streamed every row and waited for the end
+    # `hrb bench FILE --detach` neither streams every row nor waits for the end
     gate = tmp_path / "gate"
     d = Daemon(home, env={"HRB_GATE_FILE": str(gate)}).start()
     try:
@@ -175,7 +175,7 @@ def test_hrb_bench_detach_exits_at_once_and_the_daemon_runs_the_benchmark_to_its
     ("args", "said"),
     [
         (("--fail-under", "0.5"), "--fail-under needs the benchmark's result: not with --detach"),
-        # a limit refused (by hrb itself since newcomer finding 7): exit 2, as without --detach
+        # a limit refused (by hrb itself): exit 2, as without --detach
         (("--max-calls", "-1"), "argument --max-calls: expected a whole number >= 0"),
     ],
 )
@@ -205,7 +205,7 @@ def test_a_detached_benchmark_runs_on_shows_running_and_hrb_cancel_stops_it(
         assert _hrb(home, "report", bench_id, "--descriptive", "--text").stdout.startswith("Status: running")
         refused = _hrb(home, "rm", bench_id, rc=2)
         assert f"hrb cancel {bench_id}" in refused.stderr
-        # `rm finished running` deleted the finished one, then failed (newcomer): now nothing goes
+        # `rm finished running` must not delete the finished one and then fail: nothing goes
         (tmp_path / "quick").mkdir()
         quick = json.loads(
             _hrb(home, "bench", str(_spec(tmp_path / "quick", 0.0)), "--no-rows").stdout.splitlines()[-1]
@@ -234,7 +234,7 @@ def test_a_detached_benchmark_runs_on_shows_running_and_hrb_cancel_stops_it(
 def test_hrb_cancel_from_another_shell_ends_the_streaming_hrb_bench_with_exit_3_and_says_so(
     home: Path, tmp_path: Path, grace: str | None
 ) -> None:
-    """Newcomer finding: it exited 130, the Ctrl-C code, saying only "cancelled"."""
+    """It must not exit 130, the Ctrl-C code, saying only "cancelled"."""
     d = Daemon(home).start()
     try:
         proc, bench_id = _start_bench(home, _spec(tmp_path, delay_s=0.05))

@@ -1,10 +1,10 @@
-"""Every way a benchmark is cancelled follows `hrb cancel`'s rule (decided, newcomer finding).
+"""Every way a benchmark is cancelled follows `hrb cancel`'s rule.
 
 `hrb cancel` lets the requests already sent finish within a grace (`HRBENCH_CANCEL_GRACE_S`,
 else 10 s): their replies are settled at their real cost and kept as rows, so a resume pays for
 none of them again; only what outlasts the grace is counted "cancelled in flight". Ctrl-C on a
-streaming `hrb bench`, its connection closing (the process killed) and `hrb daemon stop` used to
-cancel at once, booking every reply on its way as unknown and paying for it again on resume.
+streaming `hrb bench`, its connection closing (the process killed) and `hrb daemon stop` do the
+same: none cancels at once, booking every reply on its way as unknown and paying for it again on resume.
 
 Real daemon and `hrb` subprocesses send to a real loopback model server (in this process) that
 waits before each reply and bills every request it answers.

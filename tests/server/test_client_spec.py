@@ -1,4 +1,4 @@
-"""The daemon's client spec carries the library client's output limit and ``billed_as`` (issue 12).
+"""The daemon's client spec carries the library client's output limit and ``billed_as``.
 
 A real daemon and a real loopback server that serves a dearer model than the one asked for.
 """
@@ -103,8 +103,8 @@ def test_the_library_refuses_the_same_values_naming_the_field(field: str, value:
 def test_a_refused_benchmark_leaves_nothing_stored(
     shared_daemon: Daemon, monkeypatch: pytest.MonkeyPatch, client: dict[str, Any], field: str
 ) -> None:
-    # newcomer's finding: an unpriced model under a USD cap was refused before the first call,
-    # but an empty benchmark was stored (status failed, 0 rows)
+    # an unpriced model under a USD cap is refused before the first call, and no empty
+    # benchmark is stored (status failed, 0 rows)
     monkeypatch.delenv("HRB_UNSET_KEY_Z", raising=False)
     with LoopbackServer() as srv, shared_daemon.client() as c:
         before = {b.id for b in c.benchmarks()}
@@ -125,7 +125,7 @@ def test_a_refused_benchmark_leaves_nothing_stored(
         ),
         ({"arms": [{"kind": "prompt", "name": "ask", "template": "Capital of {item?"}]}, "arms[0].template"),
         ({"metrics": ["tatqa"]}, None),
-        # newcomer finding: outputs for ids of no item scored 0, exit 0, no warning
+        # outputs for ids of no item are refused, not scored 0 with exit 0 and no warning
         ({"arms": [{"kind": "outputs", "name": "base", "outputs": {"Q0": "x"}}]}, "arms[0].outputs"),
         (
             {"arms": [{"kind": "outputs", "name": "base", "outputs": {"q0": "x", "q9": "y"}}]},
@@ -165,7 +165,7 @@ def test_a_spec_error_found_before_the_first_run_leaves_nothing_stored(
 def test_hrb_bench_refuses_a_bad_outputs_arm_with_exit_2_and_stores_nothing(
     shared_daemon: Daemon, tmp_path: Path, arm: str, said: str
 ) -> None:
-    # newcomer finding: `outputs = { Q1 = "Paris" }` against the item q1 scored 0 with exit 0
+    # `outputs = { Q1 = "Paris" }` against the item q1 is refused, not scored 0 with exit 0
     dup = tmp_path / "preds.jsonl"
     dup.write_text(
         '{"item": "q1", "output": "Paris"}\n{"item": "q2", "output": "Lima"}\n{"item": "q1", "output": "x"}\n'

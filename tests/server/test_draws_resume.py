@@ -1,9 +1,9 @@
-"""Duplicate draws stay refused across ``--retry-errors``, through a real daemon (newcomer finding 1).
+"""Duplicate draws stay refused across ``--retry-errors``, through a real daemon (seed 002: each run is a draw).
 
 A provider that gives one response id per prompt (``LoopbackServer.same_ids``) makes runs 2-5
-of every item duplicates of run 1. The first benchmark is refused; each retry used to accept one
-more duplicate from the cache, until it ended ``done``. The kept runs' draws, read from the
-stored traces, now seed the check, and the stop note no longer advises ``--retry-errors``.
+of every item duplicates of run 1. The first benchmark is refused; no retry may accept one more
+duplicate from the cache, until it ends ``done``. The kept runs' draws, read from the stored
+traces, seed the check, and the stop note does not advise ``--retry-errors``.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_retry_errors_never_launders_a_duplicate_draw(shared_daemon: Daemon) -> 
 
 
 def test_items_with_the_same_payload_are_refused_before_any_call(shared_daemon: Daemon) -> None:
-    """newcomer finding 8: refused up front naming the items, not a DuplicateDrawError after the calls."""
+    """Refused up front naming the items, not a DuplicateDrawError after the calls."""
     with LoopbackServer() as srv:
         client: dict[str, Any] = {"kind": "openai", "model": "loopback-1", "base_url": srv.base_url}
         items = {"q1": "France", "q2": "Peru", "q3": "France"}

@@ -1,8 +1,8 @@
-"""A benchmark that is finishing is listed `running`, then `done`; never `interrupted` (decided).
+"""A benchmark that is finishing is listed `running`, then `done`; never `interrupted`.
 
-A view test saw a benchmark that had just run to its end listed `interrupted`: the daemon
-dropped it from its running benchmarks before it had stored its end, so in between its record
-said `running` while no task ran it, which is what `interrupted` means (a daemon that died
+A benchmark that has just run to its end is never listed `interrupted`: were the daemon to
+drop it from its running benchmarks before it had stored its end, in between its record would
+say `running` while no task ran it, which is what `interrupted` means (a daemon that died
 under it). The in-between lasts as long as storing the end takes: here the submitting client
 reads nothing while the daemon streams it about 8 MB of rows (twice the daemon's write buffer per
 connection), so the daemon waits for the reader (back-pressure) after every row is saved, and

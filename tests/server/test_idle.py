@@ -44,7 +44,7 @@ def test_a_running_benchmark_keeps_an_idle_daemon_up(home: Path) -> None:
     d = Daemon(home, idle_exit_s=0.3, env={"HRB_MOCK_DELAY_S": "0.05"}).start()
     try:
         with d.client() as c:
-            # detached: it outlives its connection (newcomer finding: else the daemon cancels it)
+            # detached: it outlives its connection (else the daemon cancels it)
             stream = c.benchmark(spec(n=8, runs=5, concurrency=2, detach=True))  # ~1 s of calls
             next(iter(stream))
             bench_id = stream.id

@@ -1,4 +1,4 @@
-"""Shared in-flight calls through a real daemon (issue 15, point 4).
+"""Shared in-flight calls through a real daemon.
 
 Three clients submit the same benchmark at the same moment on a cold cache: the loopback
 server (which counts what it receives) is asked each distinct request once; the other two

@@ -1,4 +1,4 @@
-"""Issue 13, point 1: a benchmark id runs at most once at a time (a lease in SQLite).
+"""A benchmark id runs at most once at a time (a lease in SQLite).
 
 Real daemon subprocesses, killed with SIGKILL; the mock logs every call it answers.
 """
@@ -100,7 +100,7 @@ def _ledger_calls(home: Path) -> int:
 
 def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path, tmp_path: Path) -> None:
     # Slow replies: when the daemon is killed no row has finished, yet calls were sent. Each
-    # call's reservation is in the ledger before it is sent (issue 13), and counted as spent
+    # call's reservation is in the ledger before it is sent, and counted as spent
     # on resume, so the resumed run stays under the cap (before: no ledger row without a
     # flushed row, so the governor restarted at 0 and the cap was passed).
     started = tmp_path / "started.jsonl"
@@ -141,8 +141,8 @@ def test_calls_in_flight_at_a_sigkill_count_against_the_cap_on_resume(home: Path
 
 
 def test_a_resume_right_after_a_sigkill_is_accepted_the_first_time(home: Path, calls_file: Path) -> None:
-    # newcomer finding: refused for about a second ("is running now (process <the dead one>)")
-    # while the killed daemon was not yet reaped; the lease is a lock that dies with its holder
+    # not refused for about a second ("is running now (process <the dead one>)") while the
+    # killed daemon is not yet reaped: the lease is a lock that dies with its holder
     env = {"HRB_CALLS_FILE": str(calls_file), "HRB_MOCK_DELAY_S": "0.01"}
     d = Daemon(home, env=env).start()
     assert d.proc is not None

@@ -1,4 +1,4 @@
-"""Newcomer finding: cancel, resume, cancel, resume must count each cancelled call once.
+"""Cancel, resume, cancel, resume must count each cancelled call once.
 
 A real daemon subprocess sends to a real loopback model server (in this process) that waits
 before each reply and bills every request it answers. The benchmark is cancelled twice while
@@ -94,7 +94,7 @@ def test_cancel_resume_cancel_resume_counts_each_cancelled_call_once(home: Path,
     assert led["cancelled_usd"] == pytest.approx(sum(u for _, u in cancelled))
     # calls counted are requests sent: every received request was counted, and every call not
     # cancelled in flight was received. A call cancelled in flight was written whole (it stays a
-    # call, decided) but its connection closed with the cancel, so the server may not have read
+    # call) but its connection closed with the cancel, so the server may not have read
     # it: one CI run counted 32 calls for 31 received.
     assert led["calls"] - led["cancelled_calls"] <= received <= led["calls"]
     settled_usd = led["usd"] - led["unknown_usd"]
@@ -117,7 +117,7 @@ def _cancel_while_sending(home: Path, tmp_path: Path, grace_s: float, latency_s:
         n=24,
         runs=1,
         concurrency=CONCURRENCY,
-        cache=False,  # the newcomer's spec: the replies must be kept as rows
+        cache=False,  # the replies must be kept as rows
         client=client,
         arms=[{"kind": "prompt", "name": "ask", "template": "{item}", "params": {"max_tokens": 8}}],
         governor={"max_calls": 200, "max_usd": 50.0},
@@ -142,9 +142,9 @@ def _cancel_while_sending(home: Path, tmp_path: Path, grace_s: float, latency_s:
 def test_hrb_cancel_lets_the_requests_sent_finish_and_a_resume_pays_for_none_again(
     home: Path, tmp_path: Path
 ) -> None:
-    """Newcomer finding: the 4 replies in flight at `hrb cancel` were booked at worst case and paid again.
+    """The replies in flight at `hrb cancel` are neither booked at worst case nor paid again.
 
-    Decided: within the grace the requests already sent finish; their replies are settled at
+    Within the grace the requests already sent finish; their replies are settled at
     their real cost and saved as rows; nothing is left unknown; the resume sends each item once.
     """
     d, srv, bench_id, sent_at_cancel, done, exc, led, listed, rows = _cancel_while_sending(
@@ -160,7 +160,7 @@ def test_hrb_cancel_lets_the_requests_sent_finish_and_a_resume_pays_for_none_aga
         assert sum(r.usd or 0.0 for r in rows) == pytest.approx(billed)
         assert led["usd"] == pytest.approx(billed)  # settled at the real cost, not the worst case
         assert listed.unknown_note is None and listed.status == "cancelled"
-        # newcomer finding: the streaming caller is told who cancelled it, the runs saved, how on
+        # the streaming caller is told who cancelled it, the runs saved, how on
         assert exc.context["benchmark"] == bench_id and exc.context["done"] == received
         assert f"cancelled by `hrb cancel`; {received} of 24 runs" in exc.message
         assert f"hrb bench --resume {bench_id}" in exc.message
@@ -210,7 +210,7 @@ def test_hrb_cancel_counts_what_outlasts_the_grace_as_cancelled_in_flight_never_
 
 
 def test_retries_are_in_the_runs_trace_and_not_in_the_daemon_log(home: Path) -> None:
-    """Newcomer finding: bare 'WARNING stamina: stamina.retry_scheduled' lines in daemon.log, no trace."""
+    """Retries are in the run's trace, not bare 'WARNING stamina: stamina.retry_scheduled' lines in daemon.log."""
     d = Daemon(home).start()
     try:
         with LoopbackServer() as srv:

@@ -1,4 +1,4 @@
-"""Issue 13, point 1: the governor's ledger across SIGKILLs, checked against a provider's bill.
+"""The governor's ledger across SIGKILLs, checked against a provider's bill.
 
 A real daemon subprocess sends to a real loopback model server (in this process) that bills
 every reply it makes (usage tokens x price, :class:`~hrbench.testing._loopback.Bill`). The
@@ -89,7 +89,7 @@ def test_row_usd_after_sigkills_matches_the_providers_bill(
                 final = c.resume(bench_id)
                 finished = list(final)
                 assert final.result is not None
-                # newcomer finding: runs the caps stopped (in-flight spend counted at its worst case) show
+                # runs the caps stopped (in-flight spend counted at its worst case) show
                 stopped = any(r.failure_kind == "budget_stop" for r in finished)
                 assert final.result.status == ("budget_stopped" if stopped else "done")
                 (listed,) = [b for b in c.benchmarks() if b.id == bench_id]  # what `hrb ls` prints

@@ -1,7 +1,7 @@
-"""Newcomer finding 13: after a SIGKILL and a resume with no USD cap, the crash note is honest.
+"""After a SIGKILL and a resume with no USD cap, the crash note is honest.
 
-It said "in flight at a crash: unknown, at most 0.0000 USD / 4 calls" for calls that could
-cost money. Decided: a request that may be billed is reserved at its worst case even with no
+It never says "in flight at a crash: unknown, at most 0.0000 USD / 4 calls" for calls that could
+cost money: a request that may be billed is reserved at its worst case even with no
 cap when its model's price is known, so the note gives a true bound (at least what the
 provider billed for the replies the kill lost); with no price it says the USD is unknown.
 A real daemon subprocess, SIGKILLed with requests in flight to a billing loopback server.

@@ -1,4 +1,4 @@
-"""A newcomer's small faults seen through a real daemon (polish): reference/put's answer."""
+"""Small faults seen through a real daemon (polish): reference/put's answer."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def _free_port() -> int:
 def test_calls_are_the_requests_the_server_received(
     shared_daemon: Daemon, faults: tuple[str, ...], dead: bool
 ) -> None:
-    """Decided (newcomer: calls 101 for 100 requests received): a retry is a call the server
+    """Calls are the requests the server received (never 101 for 100): a retry is a call the server
     receives; an attempt that cannot connect (nothing listens) was never sent and is not one."""
     name = f"calls-{uuid.uuid4().hex[:8]}"
     with LoopbackServer() as srv, shared_daemon.client() as c:

@@ -1,4 +1,4 @@
-"""Issue 25, finding 1: the wire never pairs a list with a mapping of items by position.
+"""The wire never pairs a list with a mapping of items by position.
 
 A JSON object's keys reach the daemon in the sender's map order (a Lua table's hash order), so
 the daemon refuses ``labels``, ``cluster`` or ``split`` given as a list beside ``items`` given as

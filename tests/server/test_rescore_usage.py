@@ -1,10 +1,9 @@
 """A re-score counts each call's tokens, USD and seconds once, through a real daemon.
 
-The newcomer's path: every run of a benchmark ended in an error because the scorer of their
-own raised; they fixed it and ran ``hrb bench --resume ID --retry-errors``. The runs were made
-again with every reply from the cache (no request sent), and each row counted its call's
-tokens twice (the cached reply's, and the bill paid before), and took the re-score's time as
-its ``seconds``. A loopback server counts what it served; the rows, the summary and the view's
+The path: every run of a benchmark ends in an error because the user's own scorer raised;
+they fix it and run ``hrb bench --resume ID --retry-errors``. The runs are made again with every
+reply from the cache (no request sent); no row may count its call's tokens twice (the cached
+reply's, and the bill paid before), nor take the re-score's time as its ``seconds``. A loopback server counts what it served; the rows, the summary and the view's
 arm table must say the same, and each row keeps the seconds of the run it replaces.
 """
 

@@ -1,4 +1,4 @@
-"""JSON-RPC ids over the daemon's real Unix socket (issue 24 point 6; case S13a).
+"""JSON-RPC ids over the daemon's real Unix socket (case S13a).
 
 JSON-RPC 2.0 §4-5: every request (a message with an id) gets exactly one response carrying that
 id; a Number id may have a fraction. Raw frames, as no client of ours would send them.

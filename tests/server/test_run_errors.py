@@ -1,4 +1,4 @@
-"""Runs that ended in errors, resumes and a stopped daemon, through a real daemon (newcomer findings).
+"""Runs that ended in errors, resumes and a stopped daemon, through a real daemon.
 
 Each test runs a benchmark through a daemon subprocess against a real
 :class:`~hrbench.testing.LoopbackServer` (or a port nothing listens on any more), and
@@ -39,7 +39,7 @@ def _note(n: int, total: int, cause: str, k: int, bid: str) -> str:
 
 
 def test_a_benchmark_whose_every_run_failed_on_a_dead_port_is_shown_errors(home: Path) -> None:
-    """newcomer finding: every run failed (the model server's port was dead) and it showed `done`."""
+    """Every run failed (the model server's port was dead): it is shown `errors`, never `done`."""
     with LoopbackServer() as srv:
         base_url = srv.base_url
     cause = f"openai: cannot connect to {base_url}"  # nothing listens there any more
@@ -121,7 +121,7 @@ def test_retry_errors_needs_a_resume(home: Path) -> None:
 def test_a_resume_keeps_the_specs_concurrency_unless_given(
     home: Path, spec_concurrency: int, given: int | None
 ) -> None:
-    """newcomer finding: a resume took the caller's default 16 instead of the spec's concurrency."""
+    """A resume keeps the spec's concurrency, not the caller's default 16."""
     with LoopbackServer(latency_s=0.05) as srv:
         d = Daemon(home).start()
         try:
@@ -182,7 +182,7 @@ def test_default_limits_come_from_the_callers_shell(
     governor: dict[str, Any] | None,
     want: tuple[Any, ...],
 ) -> None:
-    """newcomer finding: HRBENCH_MAX_* in the shell that submits were ignored by a running daemon.
+    """HRBENCH_MAX_* in the shell that submits are not ignored by a running daemon.
 
     The client sends them; they are the defaults for the limits the spec does not set.
     """
@@ -205,7 +205,7 @@ def test_default_limits_come_from_the_callers_shell(
 
 @pytest.mark.slow  # a daemon stopped by a signal: `make test-slow`
 def test_a_daemon_stopped_by_a_signal_tells_the_benchmarks_caller(home: Path) -> None:
-    """newcomer finding: a stopped daemon's running benchmark ended as a bare "cancelled"."""
+    """A stopped daemon's running benchmark does not end as a bare "cancelled": its caller is told."""
     import signal
 
     from hrbench_client.errors import DaemonStopped

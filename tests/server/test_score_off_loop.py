@@ -1,4 +1,4 @@
-"""One client's slow scorer does not stall the daemon's other clients (issue 24 point 5; case S12a).
+"""One client's slow scorer does not stall the daemon's other clients (case S12a).
 
 A real daemon with its own HRBENCH_HOME (the ``daemon`` fixture, stopped on every path; the two
 tests that only check replies share the module's ``shared_daemon``), raw frames on its Unix
@@ -26,8 +26,8 @@ from tests.server._daemon import Daemon, spec
 from tests.server._wire import RawConn, frame, req
 
 RATIO_BOUND = 50.0
-"""B's median latency while A runs, at most this many times its idle median (issue 24: within
-50 ms; an idle score takes ~0.1-1 ms here, A's stall would be its time limit, ~1 s)."""
+"""B's median latency while A runs, at most this many times its idle median (the target:
+within 50 ms; an idle score takes ~0.1-1 ms here, A's stall would be its time limit, ~1 s)."""
 
 BACKTRACKS = "(a|a)+$"
 """A pattern the `regex` package backtracks on too: each extra ``a`` doubles its time (30 take

@@ -107,7 +107,7 @@ def test_api_key_never_stored_logged_or_sent_back(home: Path) -> None:
                 rows = list(ok)
                 assert len(rows) == 15
                 # a provider error that quotes the key back must not carry it anywhere
-                # (in every encoding a server may use: issue 13)
+                # (in every encoding a server may use)
                 leak = spec(
                     n=1,
                     runs=1,

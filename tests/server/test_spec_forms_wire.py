@@ -1,6 +1,6 @@
 """The daemon's wire refuses a malformed spec field before anything is stored or sent.
 
-Newcomer finding: a ``base_url`` of ``"${VAR}"`` was accepted and every run then failed late.
+A ``base_url`` of ``"${VAR}"`` is refused, not accepted for every run to fail late.
 A spec sent by any client (here the Python client, with a plain dict, as a Lua table or jq
 would send it) gets the checks of :mod:`hrbench._util.forms` through :mod:`hrbench.specs`, and an
 unknown field gets the close name (:func:`hrbench_client.protocol.unknown_field_hint`).

@@ -1,4 +1,4 @@
-"""Issue 13, point 3: a daemon whose database vanishes, is replaced, is corrupt, read-only or
+"""A daemon whose database vanishes, is replaced, is corrupt, read-only or
 full refuses work with a typed error naming the file and the fix, and every row it streamed
 was saved. Real daemon subprocesses; a real tiny tmpfs where the machine can mount one.
 """

@@ -1,4 +1,4 @@
-"""Issue 13, point 4: the socket directory is ours, the import path is safe, code over TCP.
+"""The socket directory is ours, the import path is safe, code over TCP.
 
 Real daemon subprocesses on real directories (the suite runs as root, so another owner is
 made with ``chown``); no mock of our own code.

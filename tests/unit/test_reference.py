@@ -100,8 +100,8 @@ def test_round_trip_dict() -> None:
     assert again.hash == ref.hash
 
 
-# newcomer3 finding 6: an empty label was taken and every run on it scored wrong in silence
-# (numeric alone refused it); now a label whose accepted answers are all blank is refused up front
+# an empty label is not taken for every run on it to score wrong in silence (numeric alone
+# refusing it): a label whose accepted answers are all blank is refused up front
 BLANKS = ["", " ", "\t\n", "\u00a0", "\u2009\u3000"]
 BLANK_LABELS = [
     *BLANKS,
@@ -138,7 +138,7 @@ def test_a_blank_answer_beside_others_is_kept_and_never_matches(blank) -> None:
 
 
 def test_the_ways_to_say_no_label_still_work() -> None:
-    # the newcomer's partlabels.toml, written as the message advises: a `labels` table
+    # partlabels.toml, written as the message advises: a `labels` table
     from hrbench.specs import build_reference
 
     spec = {"items": {"q1": "France", "q2": "Peru", "q3": "Chad"}, "labels": {"q1": "Paris", "q2": "Lima"}}

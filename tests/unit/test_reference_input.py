@@ -1,4 +1,4 @@
-"""Reference input that used to pass silently (a newcomer's findings): record fields, ids, labels."""
+"""Reference input that must not pass silently: record fields, ids, labels."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def test_labels_only_on_a_split_not_run_still_warn() -> None:
 
 
 def test_a_labels_table_that_leaves_items_out_is_counted_and_named() -> None:
-    """Newcomer finding: a `labels` table that left an item out made it unlabelled in silence."""
+    """A `labels` table that leaves an item out makes it unlabelled, never in silence."""
     arm = hb.Arm("fixed", lambda item, ctx: "Paris")
     items = {f"q{n}": "France" for n in range(1, 9)}
     ref = hb.Reference(items, labels={"q1": "Paris", "q2": "Paris"})

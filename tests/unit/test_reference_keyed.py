@@ -1,4 +1,4 @@
-"""Issue 25, finding 1: the rule that no list is paired by position with a mapping of items.
+"""The rule that no list is paired by position with a mapping of items.
 
 ``check_keyed`` is the rule the daemon applies to what it is sent and to a JSON reference file
 holding one ``{"items", "labels", ...}`` object; the library keeps pairing a Python caller's lists

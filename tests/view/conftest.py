@@ -38,7 +38,7 @@ class View:
         else:
             env = {**os.environ, "BROWSER": browser, "DISPLAY": os.environ.get("DISPLAY") or ":0"}
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:  # a view that never answered is stopped, not left serving (issue 25)
+        try:  # a view that never answered is stopped, not left serving
             self._wait_url()
         except BaseException:
             self.stop()

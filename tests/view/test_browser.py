@@ -248,7 +248,7 @@ def test_browse_a_squad_benchmark(
     )
     assert diffs == ["0.000"] * 5
     assert "Descriptive only" in page.text_content("main")
-    # each benchmark by name and id, and the direction in words (a newcomer read "mycaps - mycaps")
+    # each benchmark by name and id, and the direction in words (never a bare "mycaps - mycaps")
     title = page.text_content("#title")
     assert f"({squad['again'][:8]}) against" in title and title.endswith(f"({bench_id[:8]})")
     direction = page.text_content("#direction")
@@ -323,7 +323,7 @@ def test_the_list_shows_live_progress(page: Any, view: View, shared_daemon: Daem
 @pytest.mark.parametrize(
     ("governor", "client", "banner", "label"),
     [
-        # every run fails: the model server's port is dead (newcomer finding)
+        # every run fails: the model server's port is dead
         ({}, "dead", "#runs-failed", "Runs failed: "),
         ({"max_calls": 3}, "mock", "#budget-stopped", "Budget stopped: "),
     ],

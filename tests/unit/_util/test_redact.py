@@ -1,4 +1,4 @@
-"""Issue 13, point 5: a key is scrubbed in any echo: plain, base64, URL-encoded, spaced, ..."""
+"""A key is scrubbed in any echo: plain, base64, URL-encoded, spaced, ..."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def cased() -> list[str]:
 def test_every_cased_letter_folds_with_its_other_cases(f) -> None:
     """Every code point whose case forms differ folds with all of them, in every script.
 
-    The one exception is decided (case H07c): no Turkic rule, so the dotless i stays apart
+    The one exception (case H07c): no Turkic rule, so the dotless i stays apart
     from the i that ``I`` folds to.
     """
     apart = []

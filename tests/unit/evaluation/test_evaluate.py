@@ -298,7 +298,7 @@ def test_epoch_statistics() -> None:
     assert result.mean_score == pytest.approx(statistics.mean(means))
     assert result.scores == [pytest.approx(sum(e[i] for e in result.epoch_scores) / 5) for i in range(4)]
     assert result.score_std == pytest.approx(statistics.stdev(means))
-    # issue 14: the interval report() gives, rows as items (clusters of one) and epochs as runs
+    # the interval report() gives, rows as items (clusters of one) and epochs as runs
     from hrbench.stats import report
 
     rows = [
@@ -343,7 +343,7 @@ def test_constant_epochs_give_a_point_interval() -> None:
     result = evaluate(rule(), seed_data("rows"), same_label, epochs=3)
     assert result.epoch_scores == [[1, 1, 1, 0]] * 3
     assert result.score_std == 0.0
-    # issue 14: the rows are a sample too, so the interval has width: Wilson on 4 rows, t on 3 df
+    # the rows are a sample too, so the interval has width: Wilson on 4 rows, t on 3 df
     lo, hi = result.ci_95
     assert 0.0 < lo < 0.75 < hi < 1.0
 

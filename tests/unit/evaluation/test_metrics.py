@@ -100,8 +100,8 @@ EXACT_CASES = [
     ("The", [], 1.0),  # normalises to the empty answer
     ("", ["the", "."], 1.0),  # references that normalise to nothing: unanswerable
     ("", ["Normans"], 0.0),
-    (None, [], 1.0),  # decided: None is the empty answer
-    (3.0, ["3"], 1.0),  # decided: numbers in plain digits
+    (None, [], 1.0),  # None is the empty answer
+    (3.0, ["3"], 1.0),  # numbers in plain digits
     (100000, "100,000", 1.0),
 ]
 

@@ -85,7 +85,7 @@ def fault_bench(request: pytest.FixtureRequest, _server: LoopbackServer) -> dict
     # a 429 is retried for as long as max_total_s allows (and holds the key's pace): apart, briefly
     limited, limited_text = run(["e429"], SLOW_OK_S, max_total_s=1.0)
     text += limited_text
-    # issue 12: one warning names every cause of the failed runs
+    # one warning names every cause of the failed runs
     for cause in ("HTTP 503", "HTTP 429", "transport error", "malformed reply"):
         assert cause in text, (cause, text)
     assert f"no reply within {HANG_TIMEOUT_S:g} s" in hang_text, hang_text

@@ -1,4 +1,4 @@
-"""Issue 12 point 1: a true worst-case reservation (cases R04a, R05a) against the loopback provider.
+"""A true worst-case reservation (cases R04a, R05a) against the loopback provider.
 
 The loopback bills what it generates (every reply word a token, prompt tokens as words, UTF-8
 bytes or the model's own tokenizer) and honours or ignores ``max_tokens`` as told.

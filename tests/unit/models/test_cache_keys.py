@@ -1,4 +1,4 @@
-"""Issue 12 point 2: cache and recording keys are the request as sent (case R03a)."""
+"""Cache and recording keys are the request as sent (case R03a)."""
 
 from __future__ import annotations
 

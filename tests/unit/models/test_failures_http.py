@@ -1,4 +1,4 @@
-"""Issue 12 point 4: a failed model call speaks (ModelError, an error row, one summary)."""
+"""A failed model call speaks (ModelError, an error row, one summary)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ def test_failed_runs_of_several_arms_and_causes_in_one_warning(srv: LoopbackServ
 
 
 def test_a_hosted_api_key_set_nowhere_is_refused_before_the_first_call(monkeypatch) -> None:
-    """Decided (issue 15, as the daemon does): the library refuses too, naming the variable."""
+    """The library refuses too, as the daemon does, naming the variable."""
     monkeypatch.delenv("HRB_TEST_HOSTED_KEY", raising=False)
     ref = hb.Reference({"a": "x"}, labels=["y"])
     arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)

@@ -242,7 +242,7 @@ def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: st
     r = send(make(kind, srv, max_attempts=3), "x", count)
     assert not r.ok and r.raw_text is None
     with pytest.raises(hb.ModelError, match="after 3 attempts"):
-        r.text  # noqa: B018 - reading the text of a failed reply raises (issue 12)
+        r.text  # noqa: B018 - reading the text of a failed reply raises
     assert "after 3 attempts" in (r.error or "")
     assert len(srv.requests) == 3 and count.n == 3
     assert r.usage.provenance is None
@@ -277,7 +277,7 @@ def test_client_error_not_retried(srv: LoopbackServer, kind: str) -> None:
 def test_quota_refusal_is_the_providers_error_not_a_budget_stop(
     srv: LoopbackServer, kind: str, fault: str, status: int
 ) -> None:
-    """Newcomer finding: it raised BudgetRefused(limit_refused), read as an hrbench budget stop."""
+    """A quota refusal is the provider's error, not BudgetRefused(limit_refused), which reads as an hrbench budget stop."""
     count = Counter()
     r = send(make(kind, srv), f"[[fault:{fault}]] x", count)
     assert not r.ok and r.halts == "quota" and r.status == status

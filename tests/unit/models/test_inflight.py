@@ -1,4 +1,4 @@
-"""Shared in-flight calls (issue 15, point 4): identical requests in flight are sent once.
+"""Shared in-flight calls: identical requests in flight are sent once.
 
 Several ``benchmark_async`` calls run at once in one process, against the loopback server
 (which counts what it receives): the first caller of a request pays, the others are served
@@ -164,7 +164,7 @@ async def test_arms_and_draws_are_not_shared(srv: LoopbackServer) -> None:
 
 
 async def test_a_failed_lead_is_not_shared_the_waiters_send_their_own(srv: LoopbackServer) -> None:
-    """Decided (issue 15): a failure is not cached, so not shared; a waiter sends itself."""
+    """A failure is not cached, so not shared; a waiter sends itself."""
     srv.set(latency_s=0.2)
     srv.push("500")  # the first request to arrive (the lead's) fails; no retry
     cache = Cache()

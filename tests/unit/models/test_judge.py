@@ -1,4 +1,4 @@
-"""Issue 18, point 1: judge_scorer against a loopback judge that sometimes replies garbage."""
+"""judge_scorer against a loopback judge that sometimes replies garbage."""
 
 from __future__ import annotations
 

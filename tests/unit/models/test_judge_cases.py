@@ -1,4 +1,4 @@
-"""Issue 24, point 4: the judge's reply read without reasoning and invisible characters; ``{item}``.
+"""The judge's reply read without reasoning and invisible characters; ``{item}``.
 
 Every ``judge`` case of ``../shared/cases/scoring-and-runner-3.jsonl`` runs through a real
 :func:`hrbench.runner._benchmark` whose judge is a :class:`hrbench.MockClient` giving the case's reply

@@ -1,4 +1,4 @@
-"""A reply that echoes the key in use never reaches the store (newcomer finding; SPEC section 4)."""
+"""A reply that echoes the key in use never reaches the store (SPEC section 4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 18, point 3: cost at list price, whatever the cache or a recording served."""
+"""Cost at list price, whatever the cache or a recording served."""
 
 from __future__ import annotations
 

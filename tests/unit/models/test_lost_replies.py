@@ -1,4 +1,4 @@
-"""Newcomer finding 4: a request written whole whose reply is lost is booked at its worst case.
+"""A request written whole whose reply is lost is booked at its worst case.
 
 A timeout after the write, a connection reset, a garbled HTTP 200 body, a gateway's 504: the
 provider may have generated and billed the reply (the loopback's ``late`` and ``garbled``
@@ -134,7 +134,7 @@ def test_lost_spend_is_kept_in_the_ledger_and_restored() -> None:
 def test_with_no_usd_cap_a_lost_reply_is_still_bounded_when_priced(
     srv: LoopbackServer, model: str, bounded: bool
 ) -> None:
-    """Newcomer finding 13: with no USD cap, a priced request still reserves its worst case."""
+    """With no USD cap, a priced request still reserves its worst case."""
     srv.set(reply_words=300, price=_price("openai"))
     gov = hb.Governor(max_calls=1000)
     client = hb.OpenAIClient(model, base_url=srv.base_url, api_key_env=None, **{**FAST, "timeout_s": 0.5})

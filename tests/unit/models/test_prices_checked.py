@@ -1,4 +1,4 @@
-"""Newcomer finding 15: a negative, NaN or infinite price is refused wherever prices come in.
+"""A negative, NaN or infinite price is refused wherever prices come in.
 
 ``HRBENCH_PRICES`` read by the library (and by the daemon at start, tests/clients/test_cli_budget.py)
 and ``Pricing(overrides=...)``; the error names ``prices.<model>.<part>`` and the value.

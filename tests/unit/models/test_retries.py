@@ -214,9 +214,9 @@ def test_after_a_storm_a_timing_out_endpoint_is_not_held_to_one_request(
 def test_a_quota_or_key_refusal_fails_every_other_cell_at_once_as_the_providers_error(
     srv: LoopbackServer, fault: str, concurrency: int
 ) -> None:
-    """Newcomer finding: a quota refusal was a budget stop (exit 4, "resume with higher limits").
+    """A quota refusal is not a budget stop (exit 4, "resume with higher limits").
 
-    Decided: it is the provider's error, every run an ``error`` with its message as the cause,
+    It is the provider's error, every run an ``error`` with its message as the cause,
     and no other request is sent (nor after a refused key: one clear cause, not N requests).
     """
     srv.push(*[fault] * 10)
@@ -324,9 +324,9 @@ class _FullBacklog:
 def test_an_attempt_that_could_not_connect_in_time_is_no_call_and_every_attempt_is_in_the_trace(
     kind: str,
 ) -> None:
-    """Newcomer finding: calls counted transport retries that never reached the server.
+    """Calls do not count transport retries that never reached the server.
 
-    Decided: an attempt whose request was not written whole (here: the connection never opened,
+    An attempt whose request was not written whole (here: the connection never opened,
     a connect timeout, which is retried) is no call; every attempt is a step of the run's trace.
     """
     srv = _FullBacklog()

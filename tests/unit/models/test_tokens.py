@@ -49,7 +49,7 @@ def test_usage_provenance() -> None:
     counted = usage_of([{"role": "user", "content": "hi"}], "hello world", "gpt-4o")
     assert counted.provenance == "counted" and counted.tokens_out == 2
     est = usage_of([{"role": "user", "content": "x" * 40}], "y" * 9, "local-llama")
-    # one token per UTF-8 byte (newcomer finding 14): 40 bytes + 8 per message + 3 priming + "user"
+    # one token per UTF-8 byte (README's worst-case rule): 40 bytes + 8 per message + 3 priming + "user"
     assert (est.tokens_in, est.tokens_out, est.provenance) == (40 + 8 + 3 + 4, 9, "estimated")
 
 
@@ -81,7 +81,7 @@ def test_shipped_encodings_match_tiktokens_own_definitions(monkeypatch) -> None:
 
 
 def test_counting_sets_no_environment_variable(tmp_path) -> None:
-    # decided (issue): TIKTOKEN_CACHE_DIR in the daemon's environment made paths look secret
+    # counting sets no TIKTOKEN_CACHE_DIR in the daemon's environment: it would make paths look secret
     code = (
         "import os; from hrbench.models._tokens import count_tokens;"
         "n = count_tokens('hello world', 'gpt-4o'), count_tokens('hello world', 'gpt-4');"

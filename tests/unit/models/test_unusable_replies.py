@@ -1,7 +1,7 @@
-"""Replies that cannot be scored are error runs with their cause, never wrong (newcomer finding).
+"""Replies that cannot be scored are error runs with their cause, never wrong.
 
-A reply cut at the output limit (``finish_reason: "length"``) was scored ``wrong``, sent once,
-no warning; ``content: null`` was a ``parse_failure``. README: "retry truncated replies"; SPEC
+A reply cut at the output limit (``finish_reason: "length"``) is not scored ``wrong``, sent once,
+with no warning; ``content: null`` is not a ``parse_failure``. README: "retry truncated replies"; SPEC
 section 6: "a failed model call surfaces". Real loopback servers, both providers.
 """
 
@@ -81,7 +81,7 @@ def test_a_tool_call_or_a_refusal_with_no_text_is_not_an_unusable_reply() -> Non
 def test_replies_without_usage_are_said_to_be_counted_not_reported(
     srv: LoopbackServer, model: str, provenance: str
 ) -> None:
-    """errserver's `nousage`: rows looked reported, no word (newcomer finding)."""
+    """Replies with no usage block (errserver's `nousage`): the rows say so and a warning names them, never looking reported."""
     srv.set(omit_usage=True, reply_fn=lambda prompt, seed, call: "Paris")
     client = hb.OpenAIClient(model, base_url=srv.base_url, api_key_env=None, **FAST)
     with pytest.warns(hb.UsageEstimatedWarning) as got:

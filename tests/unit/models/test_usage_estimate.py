@@ -1,7 +1,7 @@
-"""Newcomer finding 14: a reply with no usage block is estimated from above, never under.
+"""A reply with no usage block is estimated from above, never under.
 
-It was estimated at 4 characters a token: a 207-character CJK reply was booked as 52 tokens,
-where a byte-level tokenizer can bill one token per UTF-8 byte (~620). Decided: the estimate
+Not at 4 characters a token: a 207-character CJK reply would be booked as 52 tokens, where a
+byte-level tokenizer can bill one token per UTF-8 byte (~620). The estimate
 for budgets (governor, ledger, USD charged) is the README's worst-case rule, one token per
 UTF-8 byte, at most the output limit sent; provenance stays ``"estimated"`` and
 :class:`~hrbench.UsageEstimatedWarning` is still warned.

@@ -1,4 +1,4 @@
-"""inspect_ai's scorer tests as an oracle (issue 24, point 7): load the cases, run one, tally them.
+"""inspect_ai's scorer tests as an oracle: load the cases, run one, tally them.
 
 The cases (``inspect_scorer_cases.json`` beside this module) are the inputs of inspect_ai's
 ``tests/scorer/`` written as our own data: each names the inspect test it comes from, inspect's

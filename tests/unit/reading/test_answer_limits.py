@@ -1,4 +1,4 @@
-"""What answer_contains does not catch, as README's "Honest scoring" says (newcomer3 finding 9).
+"""What answer_contains does not catch, as README's "Honest scoring" says.
 
 Seed 001 makes containment the rule, so these replies stay right under ``answer_contains``;
 the tests keep the README's account of its limits true, and check that the scorers it points to

@@ -279,7 +279,7 @@ def test_h05a_full_stop_is_not_a_decimal_point(output: str) -> None:
 @pytest.mark.parametrize(
     ("output", "label", "expected"),
     [
-        ("$29.00", 29, True),  # decided: trailing zeros of a decimal do not count
+        ("$29.00", 29, True),  # trailing zeros of a decimal do not count
         ("29.0", 29, True),
         ("29.000 units", "29", True),
         ("29.50", 29.5, True),
@@ -287,7 +287,7 @@ def test_h05a_full_stop_is_not_a_decimal_point(output: str) -> None:
         ("29.05", 29.5, False),
         ("290", 29, False),
         ("29.001", 29, False),
-        ("0.5", ".5", True),  # decided: ".5" is "0.5"
+        ("0.5", ".5", True),  # ".5" is "0.5"
         ("about .5", 0.5, True),
     ],
 )
@@ -362,7 +362,7 @@ def test_other_scripts_digits(output: str) -> None:
         ("cafe\u0301", "caf\u00e9", True),
         ("SYBILLA OF NORMANDY", "Sybilla of Normandy", True),
         ("  Sybilla   of\nNormandy ", "Sybilla of Normandy", True),
-        ("The Parisian", "Paris", False),  # a word label is matched whole (decided, SPEC 6)
+        ("The Parisian", "Paris", False),  # a word label is matched whole (SPEC section 6)
     ],
 )
 def test_folding_text(output: str, label: str, expected: bool) -> None:

@@ -1,4 +1,4 @@
-"""Numbers written with float noise or a percent mark, in the built-in scorers (newcomer finding).
+"""Numbers written with float noise or a percent mark, in the built-in scorers.
 
 answer_contains: a printed float (decimal point, more than 15 significant digits) equal to a bare
 numeric label up to float64 noise is found (hrbench/_util/floats.py: C's DBL_DIG); a label with a percent

@@ -1,7 +1,7 @@
 """Every loader of outputs or references: one record per id, never "the last one wins".
 
-Newcomer finding: ``tatqa_outputs`` kept the last of two rows with one ``question_id``
-silently. Decided (:mod:`hrbench._util.unique`): two records of one id that differ are refused,
+``tatqa_outputs`` never keeps the last of two rows with one ``question_id`` silently. The rule
+(:mod:`hrbench._util.unique`): two records of one id that differ are refused,
 naming the id field, the id and both places; an identical repeat is read once. Each loader is
 one row of the table below, and the same assertions run on all of them.
 """
@@ -220,7 +220,7 @@ def test_a_record_repeated_identically_is_read_once(tmp_path: Path, loader: Load
 
 
 def test_the_tatqa_run_of_the_finding_names_the_question_id_and_both_lines(tmp_path: Path) -> None:
-    # the newcomer's case: a run file with one question twice (the second answer differs)
+    # a run file with one question twice (the second answer differs)
     run = [
         {"question_id": "a1", "pred_answer": [1496.5], "pred_scale": "million"},
         {"question_id": "b2", "pred_answer": ["2019"], "pred_scale": ""},

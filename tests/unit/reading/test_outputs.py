@@ -45,7 +45,7 @@ def test_mapping_and_missing_prediction() -> None:
     assert call(arm, "a") == "12,400 units"
     assert call(arm, "b") == "8050"  # a number in plain digits
     # an item without a prediction is refused before the first run (check_outputs); called
-    # anyway, the arm raises (an error run), never a quiet parse_failure (newcomer finding)
+    # anyway, the arm raises (an error run), never a quiet parse_failure
     with pytest.raises(LookupError, match="no output for item 'zz'"):
         call(arm, "zz")
 

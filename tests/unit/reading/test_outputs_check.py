@@ -1,5 +1,5 @@
-"""Outputs arms refused before the first run (newcomer finding: ids matching no item scored 0,
-exit 0, no warning; a duplicate line in a predictions file was kept silently)."""
+"""Outputs arms refused before the first run: ids matching no item are not scored 0 with exit 0
+and no warning; a duplicate line in a predictions file is not kept silently."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def _run(arm: hb.Arm, reference: dict[str, Any] = REF) -> hb.Benchmark:
 @pytest.mark.parametrize(
     ("outputs", "shown"),
     [
-        ({"Q1": "Paris", "q2": "Lima", "q3": "x"}, "'Q1' (closest item: 'q1')"),  # the newcomer's case
+        ({"Q1": "Paris", "q2": "Lima", "q3": "x"}, "'Q1' (closest item: 'q1')"),  # the key's case differs
         ({"q1": "P", "q2": "L", "q3": "N", "Q1": "x", "Q2": "y", "Q3": "z", "Q4": "w"}, "and 1 more"),
         ({"q1 ": "Paris", "q1": "P", "q2": "Lima", "q3": "x"}, "'q1 ' (closest item: 'q1')"),
         ({"q1": "Paris", "q2": "Lima", "q3": "x", "q9": "Lima"}, "'q9'"),
@@ -38,7 +38,7 @@ def _run(arm: hb.Arm, reference: dict[str, Any] = REF) -> hb.Benchmark:
 def test_an_outputs_arm_with_ids_of_no_item_is_refused_before_the_first_run(
     outputs: dict[str, str], shown: str, tmp_path: Path
 ) -> None:
-    """Inline, as a mapping and as a file: one rule (newcomer finding), the field and the file named."""
+    """Inline, as a mapping and as a file: one rule, the field and the file named."""
     arm = build_arm({"kind": "outputs", "name": "base", "outputs": outputs})
     with pytest.raises(ConfigError) as err:
         _run(arm)
@@ -258,7 +258,7 @@ def _partial_arms(how: str, tmp_path: Path) -> list[hb.Arm]:
 def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
     how: str, tmp_path: Path
 ) -> None:
-    """Decided (the TAT-QA demo printed "commonest cause: LookupError (5 runs)"): the cause of a run
+    """Not "commonest cause: LookupError (5 runs)" (the TAT-QA demo's outputs lack answers): the cause of a run
     whose item the outputs leave out is ``no output for item 'ID'``, in the summary, the note and
     the printout, with the arms that lack it; the first message names the arm (and the file)."""
     with pytest.warns((hb.ArmErrorWarning, hb.FewRunsWarning)) as said:
@@ -270,7 +270,7 @@ def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
         f"(6 runs, arms 'f', 'g'); 6 of them had no output to score: {MISSING_OUTPUT_ADVICE}"
     )
     assert bench.status == "errors" and bench.error_note() == note
-    # newcomer finding 16: a retry reads the same outputs, so it is not advised
+    # a retry reads the same outputs, so it is not advised
     assert f"Runs failed: {note}" in str(bench) and "run them again" not in str(bench)
     (warned,) = [str(w.message) for w in said if w.category is hb.ArmErrorWarning]
     assert (
@@ -297,8 +297,8 @@ def test_a_missing_output_is_the_cause_of_its_error_runs_named_by_item_and_arm(
 def test_a_retry_is_advised_only_for_causes_a_retry_can_fix(
     causes: dict[str, int], advised: str | None
 ) -> None:
-    """Newcomer finding 16: the TAT-QA demo ends ``errors`` for a question its outputs lack and
-    advised ``--retry-errors``, which reads the same outputs and fails the same way."""
+    """The TAT-QA demo ends ``errors`` for a question its outputs lack; no ``--retry-errors`` is
+    advised for it, which reads the same outputs and fails the same way."""
     note = error_note(causes, 10, "R")
     assert note is not None
     if advised is None:

@@ -307,7 +307,7 @@ def test_recipes_against_the_loopback_server(server: Any, factory: Any) -> None:
 @pytest.mark.parametrize(
     ("marker", "kind"),
     [
-        ("[[fault:quota]]", "error"),  # the provider's error, not a budget stop (newcomer finding)
+        ("[[fault:quota]]", "error"),  # the provider's error, not a budget stop
         ("[[fault:refusal]]", "refusal"),
         ("[[fault:500]]", "error"),
         ("[[fault:content_filter]]", "parse_failure"),
@@ -329,7 +329,7 @@ def test_loopback_faults(server: Any, marker: str, kind: str) -> None:
         bench = hb.benchmark(direct(), ref, runs=5, client=openai_client(server), scorer=answer_scorer())
     assert {r.failure_kind for r in bench.rows} == {kind}
     said = [str(w.message) for w in got if issubclass(w.category, hb.ArmErrorWarning)]
-    if kind == "error":  # one warning, with the cause (issue 12)
+    if kind == "error":  # one warning, with the cause
         cause = "openai: quota exhausted" if marker == "[[fault:quota]]" else "openai: HTTP 500"
         assert len(said) == 1 and f"5 x {cause}" in said[0]
     else:

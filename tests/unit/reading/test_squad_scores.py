@@ -1,4 +1,4 @@
-"""squad_scores: SQuAD v2.0 EM and F1 of a benchmark run (issue 11 item 5), on the real runs too."""
+"""squad_scores: SQuAD v2.0 EM and F1 of a benchmark run, on the real runs too."""
 
 from __future__ import annotations
 
@@ -65,8 +65,8 @@ def test_squad_scores_on_a_real_run_match_the_official_formulas(data: Path) -> N
     assert 0.3 < s["metrics"]["squad_em"] < s["metrics"]["squad_f1"] < 0.9
 
 
-# -- squad_scorer: the official EM deciding each row (newcomer finding: the demo's SQuAD headline
-# -- came from answer_contains, not the official metric) ---------------------------------------
+# -- squad_scorer: the official EM deciding each row (the demo's SQuAD headline comes from the
+# -- official metric, not from answer_contains) -------------------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The official TAT-QA metric (issue 11 item 4): each rule family, then the real runs.
+"""The official TAT-QA metric: each rule family, then the real runs.
 
 The literal figures below were computed by the official evaluation itself: ``tatqa_metric.py``,
 ``tatqa_utils.py`` and ``tatqa_eval.py`` of GitHub NExTplusplus/TAT-QA at commit 870accc, run

@@ -1,4 +1,4 @@
-"""Issue 18, point 4: rows to CSV and Parquet, reports to Markdown, read back from real files."""
+"""Rows to CSV and Parquet, reports to Markdown, read back from real files."""
 
 from __future__ import annotations
 

@@ -467,7 +467,7 @@ def test_failed_and_failures_count_what_the_printout_says(kinds: tuple[str, ...]
 
 @pytest.mark.parametrize(("max_calls", "keep_rows"), [(0, True), (2, True), (7, False), (20, True)])
 def test_a_budget_stopped_bench_says_so(max_calls: int, keep_rows: bool) -> None:
-    """newcomer finding: stopped runs count wrong (seed 002), and the Bench never reads as plainly done."""
+    """Stopped runs count wrong (seed 002), and the Bench never reads as plainly done."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", hb.BudgetStoppedWarning)
         bench = hb.benchmark(

@@ -1,4 +1,4 @@
-"""Benchmark metrics (issue 11 item 5): graded scores reported beside the scorer's accuracy."""
+"""Benchmark metrics: graded scores reported beside the scorer's accuracy."""
 
 from __future__ import annotations
 

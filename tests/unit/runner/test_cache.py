@@ -1,4 +1,4 @@
-"""Issue 3: the draw-keyed cache, recordings and replay, duplicate draws, cost and tokens."""
+"""The draw-keyed cache, recordings and replay, duplicate draws, cost and tokens."""
 
 from __future__ import annotations
 
@@ -351,7 +351,7 @@ def test_sigkill_mid_benchmark_store_opens_cleanly_and_keeps_finished_entries(tm
 
 
 def test_a_new_seed_served_wholly_from_the_cache_says_so() -> None:
-    """Newcomer finding: changing ``seed`` reran entirely from the cache with no note."""
+    """Changing ``seed`` reruns entirely from the cache, and a note says so."""
     import warnings
 
     import hrbench as hb

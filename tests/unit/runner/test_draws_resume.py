@@ -1,9 +1,9 @@
-"""The distinct-draw check holds across a resume (seed 002; newcomer finding 1).
+"""The distinct-draw check holds across a resume (seed 002).
 
 A benchmark refused because its runs were not distinct draws (a provider that gives one
-response id per prompt, or an arm that leaves the draw index out under a cache) used to be
-"fixed" by ``retry_errors``: each retry accepted one more duplicate from the cache, until the
-benchmark was ``done`` on five copies of one draw. The kept runs' draws now seed the check.
+response id per prompt, or an arm that leaves the draw index out under a cache) is not "fixed"
+by ``retry_errors``: no retry accepts one more duplicate from the cache, until the benchmark is
+``done`` on five copies of one draw. The kept runs' draws seed the check.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ NO_INDEX = hb.Arm("ask", lambda item, ctx: ctx.call(f"Capital of {item}?", draw_
 
 
 def _same_id(messages: Any, params: Any) -> hb.Result:
-    """A provider that gives one response id per prompt, whatever the draw (newcomer's ``sameid``)."""
+    """A provider that gives one response id per prompt, whatever the draw (``sameid``)."""
     prompt = messages[-1]["content"]
     return hb.Result(text="Paris", response_id="chatcmpl-" + hashlib.sha256(prompt.encode()).hexdigest()[:8])
 
@@ -49,7 +49,7 @@ def _ref(n: int) -> hb.Reference:
 def test_retry_errors_refuses_the_duplicates_again_every_time(
     tmp_path: Any, arm: hb.Arm, client: hb.MockClient, cached: bool, retries: int
 ) -> None:
-    """newcomer finding 1: every retry refuses the same runs; none is laundered into a kept draw."""
+    """Every retry refuses the same runs; none is laundered into a kept draw."""
     store = hb.Store(tmp_path / "s.db")
     cache = hb.Cache(store) if cached else None
     ref = _ref(2)
@@ -93,7 +93,7 @@ def test_a_resume_with_distinct_draws_is_not_refused() -> None:
 
 
 def test_kept_runs_without_traces_are_said_not_checked() -> None:
-    """Decided (loud, never silent): kept runs given without their traces cannot be checked against."""
+    """Loud, never silent: kept runs given without their traces cannot be checked against."""
     ref = _ref(2)
     first = hb.benchmark(ASK, ref, runs=5, client=_fresh_ids())
     done = {(r.arm, r.item, r.run): r for r in first.rows if r.run <= 2}
@@ -104,7 +104,7 @@ def test_kept_runs_without_traces_are_said_not_checked() -> None:
         hb.benchmark(ASK, ref, runs=5, client=_fresh_ids("b"), done=dict(done), done_traces=first.traces)
 
 
-# -- newcomer finding 8: items with the same payload ---------------------------------------------
+# -- items with the same payload -----------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -137,7 +137,7 @@ def test_items_with_the_same_payload_run_without_a_cache_and_without_a_client() 
         hb.benchmark(hb.Arm("fixed", lambda item, ctx: "Paris"), ref, runs=5, cache=hb.Cache())
 
 
-# -- newcomer finding 11: what seed and version select (decided: neither is in the cache key) ----
+# -- what seed and version select (neither is in the cache key) -----------------------------------
 
 
 def test_seed_selects_ctx_rng_not_the_cached_replies_and_a_params_seed_does(tmp_path: Any) -> None:
@@ -171,7 +171,7 @@ def test_an_arm_version_bump_changes_its_hash_not_its_cache_key(tmp_path: Any) -
 
 
 def test_seed_and_version_are_documented_in_the_schema_and_readme() -> None:
-    """newcomer finding 11: the README never explained seed."""
+    """The README and the schema explain seed and version."""
     from pathlib import Path
 
     from hrbench_client import protocol as p

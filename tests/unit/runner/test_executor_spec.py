@@ -1,4 +1,4 @@
-"""The executor choice (issue 17) without Ray: parsing from Python, TOML and the wire; no Ray import."""
+"""The executor choice without Ray: parsing from Python, TOML and the wire; no Ray import."""
 
 from __future__ import annotations
 

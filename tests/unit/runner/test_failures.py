@@ -1,4 +1,4 @@
-"""Issue 12 point 4: failures speak (ModelError, error rows, summaries, warnings at the caller)."""
+"""Failures speak (ModelError, error rows, summaries, warnings at the caller)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""An attempt that could not connect is no call (decided, newcomer: calls 101 for 100 received)."""
+"""An attempt that could not connect is no call (calls are the requests the server received, never 101 for 100)."""
 
 from __future__ import annotations
 

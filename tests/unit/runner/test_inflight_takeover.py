@@ -1,9 +1,9 @@
-"""A request waiting on another benchmark's in-flight one takes over at once (newcomer finding 25).
+"""A request waiting on another benchmark's in-flight one takes over at once.
 
-Identical requests in flight are sent once (issue 15, point 4): the first caller leads, the
-others wait for its reply. A leader whose benchmark is being cancelled cleanly (a drain: it
-sends nothing new and waits there until the benchmark is cancelled, up to the grace) kept its
-key, so the waiters of other benchmarks stalled for the grace (10 s) before sending their own.
+Identical requests in flight are sent once: the first caller leads, the others wait for its
+reply. A leader whose benchmark is being cancelled cleanly (a drain: it sends nothing new and
+waits there until the benchmark is cancelled, up to the grace) must not keep its key, or the
+waiters of other benchmarks stall for the grace (10 s) before sending their own.
 """
 
 from __future__ import annotations

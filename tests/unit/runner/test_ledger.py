@@ -1,4 +1,4 @@
-"""Issue 13, point 1: the governor's ledger kept per call (hrbench/runner/_ledger.py), on real files.
+"""The governor's ledger kept per call (hrbench/runner/_ledger.py), on real files.
 
 A reservation is in the file before its request is sent, its settlement right after the reply;
 many requests in flight share a few commits; a ledger that cannot be written stops the sending;
@@ -246,7 +246,7 @@ def test_a_journal_closes_with_everything_written(tmp_path: Path) -> None:
     assert led["usd"] == pytest.approx(20 * 0.002 + 30 * 0.01)
 
 
-# newcomer finding: cancel (or a crash) then resume, repeated, must count each reservation once
+# cancel (or a crash) then resume, repeated, must count each reservation once
 _STEPS = st.lists(
     st.one_of(
         st.tuples(st.just("reserve"), st.floats(0.001, 1)),

@@ -1,4 +1,4 @@
-"""Newcomer finding 7: a budget limit that is NaN, infinite or negative is refused everywhere.
+"""A budget limit that is NaN, infinite or negative is refused everywhere.
 
 One validator (:func:`hrbench.runner._governor.check_limit`) behind the governor, the environment
 overrides (the library's and the daemon's, at start and per request), ``hb.options`` and a

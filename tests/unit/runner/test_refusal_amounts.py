@@ -1,4 +1,4 @@
-"""A refusal's USD amounts print with digits enough to differ, never as -0 (newcomer finding)."""
+"""A refusal's USD amounts print with digits enough to differ, never as -0."""
 
 from __future__ import annotations
 

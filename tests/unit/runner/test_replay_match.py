@@ -1,7 +1,7 @@
-"""What a replay matches, and what ``strict`` does (newcomer finding 12).
+"""What a replay matches, and what ``strict`` does.
 
-A replay ignored ``base_url`` (a recording made against one server answered a spec pointing at
-another) and ``strict = false`` behaved as ``strict = true``. Decided: the recording key is the
+A replay does not ignore ``base_url`` (a recording made against one server must not answer a spec
+pointing at another), and ``strict = false`` does not behave as ``strict = true``. The recording key is the
 live cache's (the request as sent, the endpoint included, the arm, the draw index); a
 ``base_url`` the recording was not made against is refused up front; ``strict = false`` asks
 the fallback on a miss and is refused without one.

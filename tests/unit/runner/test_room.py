@@ -1,4 +1,4 @@
-"""A refused reservation waits for the requests in flight before refusing (newcomer finding, item 4).
+"""A refused reservation waits for the requests in flight before refusing.
 
 Against a real loopback server: with many requests in flight, their worst-case reservations
 fill a token cap their settled use leaves mostly free. A request is refused only when, with

@@ -1,4 +1,4 @@
-"""Runs that ended in errors: the `errors` status, its note, and running them again (newcomer findings)."""
+"""Runs that ended in errors: the `errors` status, its note, and running them again."""
 
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def test_error_note(causes: dict[str, int], runs: int, want: str | None) -> None
 def test_the_note_names_the_arms_whose_runs_had_the_commonest_cause(
     summary: list[dict[str, Any]], named: str
 ) -> None:
-    """Decided (the TAT-QA demo's missing answer): the commonest cause comes with the arms that had it."""
+    """The commonest cause (as the TAT-QA demo's missing answer) comes with the arms that had it."""
     causes, arms = error_causes(summary)
     note = error_note(causes, 10, arms=arms)
     assert note is not None and note.endswith(named)

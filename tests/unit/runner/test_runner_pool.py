@@ -1,4 +1,4 @@
-"""The runner's pool of workers (issue 15, point 6): `concurrency` workers take cells in order.
+"""The runner's pool of workers: `concurrency` workers take cells in order.
 
 Seed 002's rules the pool must keep: runs of one arm on one item are made one after another,
 cells start in the seed's order (cluster x item x arm), and at most ``concurrency`` (arm, item)

@@ -1,8 +1,8 @@
 """A scorer given by its spec name in Python, and a misspelt scorer name in a spec, say what to do.
 
-Newcomer findings: ``hb.benchmark(..., scorer="exact")`` pointed to ``hrbench.scorer()``, which
-wraps a function of one's own (``hb.scorer("exact")`` then raised a TypeError); ``scorer =
-"exakt"`` in a spec listed the names without the closest one.
+``hb.benchmark(..., scorer="exact")`` does not point to ``hrbench.scorer()``, which wraps a
+function of one's own (``hb.scorer("exact")`` raises a TypeError); ``scorer = "exakt"`` in a spec
+lists the names with the closest one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Which scorer calls leave the event loop, in the runner (issue 24 point 5; case S12a).
+"""Which scorer calls leave the event loop, in the runner (case S12a).
 
-Decided (:func:`hrbench.runner.runtime.off_loop`): a scorer that declares ``offload = True`` (the
+The rule (:func:`hrbench.runner.runtime.off_loop`): a scorer that declares ``offload = True`` (the
 pattern scorer) and any reply or label longer than :data:`hrbench.runner.runtime.INLINE_CHARS` are
 scored in a worker thread; a short reply with a scorer that does not declare itself heavy is
 scored inline on the loop (a thread hop per row would cost more than the scorer). Same rows

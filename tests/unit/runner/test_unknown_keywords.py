@@ -1,7 +1,7 @@
 """A misspelt keyword is refused by the function the user called, with the closest known name.
 
-Newcomer finding: ``hb.benchmark(..., clinet=None)`` raised ``TypeError: benchmark_async() got an
-unexpected keyword argument 'clinet'``, naming a function they never called.
+``hb.benchmark(..., clinet=None)`` must not raise ``TypeError: benchmark_async() got an
+unexpected keyword argument 'clinet'``, naming a function the user never called.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 24, point 7: inspect_ai's scorer tests as an oracle for hrbench's scorers.
+"""inspect_ai's scorer tests as an oracle for hrbench's scorers.
 
 Each case of ``tests/unit/oracle/inspect_scorer_cases.json`` is an input of one of inspect_ai's
 ``tests/scorer/`` tests (match, pattern, answer, choice, exact, f1, math, model-graded grade

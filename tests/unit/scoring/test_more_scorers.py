@@ -1,4 +1,4 @@
-"""The numeric, choice and pattern scorers (issue 18, point 2): every written form, as families."""
+"""The numeric, choice and pattern scorers: every written form, as families."""
 
 from __future__ import annotations
 
@@ -102,7 +102,7 @@ def test_property_numeric_reads_any_grouping_and_sign(n: int, sep: str) -> None:
         assert NUM(None, f"So the total is {grouped} units.", -n).correct is False
 
 
-# decided (seed silent), newcomer finding: "1e6" was read as 6 against the label 1000000
+# the seeds are silent: "1e6" is read as 1000000, never as 6 against the label 1000000
 @pytest.mark.parametrize(
     ("output", "label", "outcome"),
     [
@@ -244,8 +244,8 @@ def test_choice_refuses_two_letters_or_none(output: str) -> None:
     assert verdict(CHOICE, output, "A")[1] == "parse_failure"
 
 
-# newcomer3 finding 17: README said "a reply naming two letters is refused", but a cued letter
-# followed by a second one ("The answer is A or B") picked the first: a hedge scored right
+# README: "a reply naming two letters is refused"; a cued letter followed by a second one
+# ("The answer is A or B") must not pick the first: a hedge never scores right
 HEDGES = [
     "The answer is {a} or {b}.",
     "Answer: {a} or {b}",
@@ -259,7 +259,7 @@ HEDGES = [
     "Option {a} or {b}",
 ]
 NOT_A_SECOND_PICK = [
-    "The answer is {a}, not {b}.",  # the newcomer's line: B is named, not picked
+    "The answer is {a}, not {b}.",  # B is named, not picked
     "The answer is {a}. Option {b} is wrong.",
     "Answer: {a} and I am sure of it.",  # 'I' is a pronoun
     "Answer: {a} and a short note.",  # 'a' is an article
@@ -323,7 +323,7 @@ def test_pattern_last_or_first_match() -> None:
 @pytest.mark.parametrize(
     ("reply", "last", "first"),
     [
-        ("3.0 apples", "0", "3"),  # newcomer3 finding 24: the documented non-overlapping matches
+        ("3.0 apples", "0", "3"),  # the documented non-overlapping matches
         ("3.25 apples", "25", "3"),
         ("1,204 units", "204", "1"),
         ("-7 degrees", "7", "7"),

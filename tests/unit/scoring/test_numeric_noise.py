@@ -1,7 +1,7 @@
-"""numeric: equal up to float64 noise by default (newcomer finding), never beyond DBL_DIG digits.
+"""numeric: equal up to float64 noise by default, never beyond DBL_DIG digits.
 
-``hrb score --scorer numeric --label 0.3 "0.30000000000000004"`` was wrong: the default tolerance
-was exactly zero. The rule (hrbench/scoring/_numeric.py's docstring, source C's DBL_DIG): two numbers of
+``hrb score --scorer numeric --label 0.3 "0.30000000000000004"`` is right: the default tolerance
+is not exactly zero. The rule (hrbench/scoring/_numeric.py's docstring, source C's DBL_DIG): two numbers of
 the same sign are equal when closer than one unit in the 15th significant digit of the smaller.
 """
 

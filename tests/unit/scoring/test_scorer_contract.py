@@ -1,4 +1,4 @@
-"""Seed 000's scorer contract at the edges: what a scorer may return (newcomer3 findings 2, 3)."""
+"""Seed 000's scorer contract at the edges: what a scorer may return."""
 
 from __future__ import annotations
 
@@ -65,7 +65,7 @@ def test_in_a_benchmark_it_is_an_error_run_never_a_silent_na(value, says) -> Non
 
 
 def test_newcomer_forgot_return_plain_function_is_an_error_run() -> None:
-    # the newcomer's scorer_none.py: a plain function passed as scorer=, no `return`
+    # a plain function passed as scorer=, no `return`
     def my_scorer(item, output, label):
         output.strip().lower() == label.lower()  # noqa: B015 -- the fault under test
 
@@ -114,7 +114,7 @@ def test_na_stays_allowed_on_an_item_with_no_label(value) -> None:
         assert s(None, "x", None).correct is None
 
 
-# -- finding 3: the call signature fn(item, output, label) ------------------------------------
+# -- the call signature fn(item, output, label) -----------------------------------------------
 
 
 def _misordered_1(output, label, item=None):

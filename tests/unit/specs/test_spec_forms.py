@@ -1,9 +1,9 @@
 """Every spec field with a form is checked when its client or arm is built (hrbench._forms).
 
-Newcomer finding: a ``base_url`` of ``"${VAR}"`` (variables are expanded only in path fields)
-was accepted; 200 runs then failed after 5 attempts each (exit 3), though bad input is refused
-before the first run. A mapping spec's misspelt field (``base_ur``) was dropped silently, so
-the client went to the provider's own URL.
+A ``base_url`` of ``"${VAR}"`` (variables are expanded only in path fields) is refused before
+the first run, as bad input is, not accepted for 200 runs to fail after 5 attempts each (exit 3).
+A mapping spec's misspelt field (``base_ur``) is not dropped silently, which would send the
+client to the provider's own URL.
 """
 
 from __future__ import annotations

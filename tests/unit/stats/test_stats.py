@@ -301,7 +301,7 @@ def test_cluster_se_matches_a_by_hand_cr2_sandwich(seed):
 
 @pytest.mark.parametrize("seed", range(8))
 def test_design_df_is_clusters_minus_one_when_equal_and_bell_mccaffrey_when_not(seed):
-    """Issue 14: unequal clusters get the Bell-McCaffrey df (by n x n algebra here), never more than G - 1."""
+    """Unequal clusters get the Bell-McCaffrey df (by n x n algebra here), never more than G - 1."""
     rng = np.random.default_rng(seed)
     print("seed", seed)
     n_g = int(rng.integers(3, 12))
@@ -847,7 +847,7 @@ def _arm_coverage(design, n, seed, **how):
 
 @pytest.mark.slow  # 1,200 simulated benchmarks; make test-slow
 def test_coverage_near_the_ceiling_is_nominal_not_conservative():
-    """Issue 14: 10 clusters of 3 items, 5 runs, accuracy 0.97 (600 seeded benchmarks, MC SE 0.009).
+    """10 clusters of 3 items, 5 runs, accuracy 0.97 (600 seeded benchmarks, MC SE 0.009).
 
     No data of 150 runs can give a lower limit above 0.967, so the equal-tailed interval could
     miss only from below and covered about 0.975; bounded by the runs it is one-sided there.
@@ -862,7 +862,7 @@ def test_coverage_near_the_ceiling_is_nominal_not_conservative():
 
 @pytest.mark.slow  # 1,200 simulated benchmarks; make test-slow
 def test_unequal_clusters_get_fewer_df_and_keep_their_coverage():
-    """Issue 14: 15 clusters of 2-40 items at accuracy 0.90 (600 seeded benchmarks).
+    """15 clusters of 2-40 items at accuracy 0.90 (600 seeded benchmarks).
 
     On clusters - 1 = 14 df the interval covered 0.933 (2,000 benchmarks); on Bell-McCaffrey's
     df it covers within 93.5-96.5%, and never less than on 14 df on the same benchmarks.
@@ -992,7 +992,7 @@ def test_plot_payload_without_matplotlib_is_a_config_error(monkeypatch, tmp_path
 
 
 # --------------------------------------------------------------------------------------------
-# Issue 14: shared cases, boundaries, guards
+# Shared cases, boundaries, guards
 # --------------------------------------------------------------------------------------------
 
 STATS_CASE_IDS = ["R08a", "R08c", "R08d"]
@@ -1241,7 +1241,7 @@ def test_printed_and_reported_counts_agree_or_say_why():
     assert "print(bench) also counts the runs on items with no label (ask: 10)" in text
 
 
-# -- intervals nest across levels and agree with the p-value (issue 14, a newcomer's finding) ------
+# -- intervals nest across levels and agree with the p-value ----------------------------------------
 
 NEWCOMER_A = {0: "00000", 1: "00000", 2: "00000", 3: "00000", 4: "10000", 5: "11000", 6: "11111", 7: "00000"}
 NEWCOMER_B = {0: "00000", 1: "00000", 2: "11110", 3: "00000", 4: "00000", 5: "00000", 6: "00000", 7: "11100"}
@@ -1316,7 +1316,7 @@ def _ratio_rows(n_items: int, n_clusters: int, runs: int, unit: float, stopped: 
 @pytest.mark.parametrize(
     ("n_items", "n_clusters", "stopped", "method"),
     [
-        (4, 2, {3: 2}, "cluster"),  # newcomer3's kill.toml: 4 items, 2 clusters, 2 runs stopped
+        (4, 2, {3: 2}, "cluster"),  # kill.toml: 4 items, 2 clusters, 2 runs stopped
         (4, 2, {}, "cluster"),
         (12, 4, {}, "cluster"),
         (40, 20, {0: 1, 7: 3}, "cluster"),

@@ -97,7 +97,7 @@ def test_rows_put_any_batch_size_keeps_every_row_and_trace_once(
     sizes: list[int], repeats: int, pre_encoded: bool
 ) -> None:
     """Batches of any size store every row and trace once; a row written again (a run re-run
-    on resume, or twice in one batch) keeps its last version (issue 15, point 6: a batch is one
+    on resume, or twice in one batch) keeps its last version (a batch is one
     SQLite row, given as the wire's JSON chunks when ``pre_encoded``)."""
     s = Store(":memory:")
     expected: dict[int, Row] = {}
@@ -124,7 +124,7 @@ def test_rows_put_any_batch_size_keeps_every_row_and_trace_once(
     assert all(traces[r.ledger_id][0].key == r.outcome for r in got)
 
 
-# -- reference names: a history of name -> content hash (issue 13, point 2) ---------------------
+# -- reference names: a history of name -> content hash ----------------------------------------
 
 REFS = [Reference({"q": "item"}, [label]) for label in ("A", "B", "C")]
 
@@ -232,7 +232,7 @@ def test_every_store_file_is_private_under_a_loose_umask(tmp_path: Path) -> None
         os.umask(old)
 
 
-# -- the one-at-a-time lease of a benchmark id (issue 13, point 1) --------------------------------
+# -- the one-at-a-time lease of a benchmark id ---------------------------------------------------
 
 
 def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None:
@@ -249,8 +249,8 @@ def test_a_lease_is_held_across_connections_and_released(tmp_path: Path) -> None
 
 @pytest.mark.slow  # a fault simulation (the lease holder SIGKILLed): make test-slow
 def test_a_lease_of_a_killed_process_is_taken_over_at_once_before_it_is_reaped(tmp_path: Path) -> None:
-    # newcomer finding: a resume right after a SIGKILL was refused until the dead holder was
-    # reaped (its pid still "alive" to kill(pid, 0)); the lock dies with the process
+    # a resume right after a SIGKILL is not refused until the dead holder is reaped (its pid
+    # still "alive" to kill(pid, 0)): the lock dies with the process
     import signal
     import subprocess
     import sys
@@ -320,7 +320,7 @@ def test_of_many_concurrent_takers_exactly_one_wins(tmp_path: Path) -> None:
 
 
 def test_a_schema_4_file_keeps_its_rows_and_traces_readable_and_resumable(tmp_path: Path) -> None:
-    """Store schema 5 (issue 15, point 6) keeps rows a batch per SQLite row; rows a schema-4 file
+    """Store schema 5 keeps rows a batch per SQLite row; rows a schema-4 file
     holds one per row stay where they are and are read with the batches: pages, counts, traces,
     listings, a re-run (a budget stop run again on resume) replacing its old row, and deletion."""
     path = tmp_path / "old.sqlite3"

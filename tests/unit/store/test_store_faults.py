@@ -1,4 +1,4 @@
-"""Issue 13, point 3: the store notices its file vanish or be replaced, and names each fault.
+"""The store notices its file vanish or be replaced, and names each fault.
 
 Real files and, where the machine allows, real small file systems (tests/_fs.py).
 """

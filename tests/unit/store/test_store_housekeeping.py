@@ -59,8 +59,8 @@ def test_delete_and_gc_keep_running_benchmarks(store: Store) -> None:
 def test_a_name_made_twice_at_one_instant_resolves_to_the_last_stored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, ids: tuple[str, ...]
 ) -> None:
-    # newcomer's finding: benchmarks of one name made in the same second; decided: newest wins,
-    # and of equal creation times the one stored last; hrb ls (benchmark_headers) lists it first
+    # benchmarks of one name made in the same second: newest wins, and of equal creation
+    # times the one stored last; hrb ls (benchmark_headers) lists it first
     s = Store(tmp_path / "db.sqlite3")
     monkeypatch.setattr(time, "time", lambda: 1_700_000_000.0)  # one clock reading for all
     for bid in ids:

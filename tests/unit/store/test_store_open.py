@@ -1,4 +1,4 @@
-"""Issue 12 point 5: many processes opening one fresh store at once (cases R06a, R06b)."""
+"""Many processes opening one fresh store at once (cases R06a, R06b)."""
 
 from __future__ import annotations
 
