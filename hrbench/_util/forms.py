@@ -15,6 +15,7 @@ Each check raises :class:`~hrbench.errors.ConfigError` naming the field and the 
 from __future__ import annotations
 
 import math
+import numbers
 import re
 from collections.abc import Collection, Mapping
 from typing import Any
@@ -214,6 +215,37 @@ def check_number(
     if not ok:
         raise ConfigError(field, value, f"expected {kind}, {bound}")
     return value
+
+
+def whole(field: str, value: Any, least: int | None = None) -> int:
+    """``value`` as an ``int``: any whole number but a bool (numpy's and pandas' integers too).
+
+    Args:
+        field: the field named in the error.
+        value: the number.
+        least: the least value allowed, or ``None`` for any.
+
+    Raises:
+        ConfigError: not a whole number (a float, a string, a bool), or below ``least``.
+
+    Example:
+        >>> import numpy as np
+        >>> whole("runs", np.int64(5), least=1)
+        5
+        >>> whole("runs", 2.5, least=1)
+        Traceback (most recent call last):
+        ...
+        hrbench.errors.ConfigError: runs: expected a whole number >= 1 (got 2.5)
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Integral)
+        or (least is not None and value < least)
+    ):
+        raise ConfigError(
+            field, value, "expected a whole number" + (f" >= {least}" if least is not None else "")
+        )
+    return int(value)
 
 
 def check_one_of(field: str, value: Any, allowed: Collection[str]) -> Any:

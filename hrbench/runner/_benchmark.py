@@ -173,7 +173,7 @@ async def benchmark_async(
     """
     plan = make_plan(arms, reference, runs, scorer, split, seed, benchmark_id, metrics)
     refuse_spec(plan.arms, plan.reference, plan.item_ids, plan.metrics, client, plan.runs, plan.scorer)
-    remote, gov = check_options(plan, executor, concurrency, governor)
+    remote, gov, concurrency = check_options(plan, executor, concurrency, governor)
     cache, store, cached = open_cache(cache, record, store, client)
     refuse_same_items(reference.items, plan.item_ids, client, cached)
     warn_plan(plan, reference, runs)

@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.forms import whole
 from hrbench._util.messages import field_under
 from hrbench._util.warn import warn_at_caller
 from hrbench.arm import Arm
@@ -142,14 +143,12 @@ def make_plan(
     arm_list = check_arms(arms)
     if not isinstance(reference, Reference):
         raise ConfigError("reference", reference, "expected an hrbench.Reference")
-    if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
-        raise ConfigError("runs", runs, "expected a whole number >= 1")
+    runs = whole("runs", runs, least=1)
     splits = [split] if isinstance(split, str) else list(split)
     for s in splits:
         if s not in SPLITS:
             raise ConfigError("split", s, f"unknown split; expected some of {SPLITS}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ConfigError("seed", seed, "expected a whole number")
+    seed = whole("seed", seed)
     item_ids = run_ids(reference, splits)
     if not item_ids:
         raise ConfigError("split", split, "no item of the reference is on this split")
@@ -407,8 +406,8 @@ def warn_plan(plan: Plan, reference: Reference, runs: int) -> None:
         )
 
 
-def check_options(plan: Plan, executor: Any, concurrency: Any, governor: Any) -> tuple[Any, Governor]:
-    """The executor the cells go to (``None``: here) and the governor, ``concurrency`` checked.
+def check_options(plan: Plan, executor: Any, concurrency: Any, governor: Any) -> tuple[Any, Governor, int]:
+    """The executor the cells go to (``None``: here), the governor and ``concurrency`` as an int.
 
     ``executor`` ``None`` or ``"local"`` runs the cells here; anything else is resolved to a
     Ray executor (:func:`hrbench.runner.ray.resolve_executor`; Ray is imported only then). A
@@ -428,11 +427,10 @@ def check_options(plan: Plan, executor: Any, concurrency: Any, governor: Any) ->
         from hrbench.runner.ray import resolve_executor  # Ray itself is imported only when it runs
 
         remote = resolve_executor(executor)
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigError("concurrency", concurrency, "expected a whole number >= 1")
+    concurrency = whole("concurrency", concurrency, least=1)
     if governor is not None and not isinstance(governor, Governor):
         raise ConfigError("governor", governor, "expected an hrbench.Governor or None")
-    return remote, governor if governor is not None else default_governor()
+    return remote, governor if governor is not None else default_governor(), concurrency
 
 
 def open_cache(

@@ -207,6 +207,24 @@ def test_a_cache_or_store_given_as_a_path_opens_the_sqlite_file_there(tmp_path, 
     assert len(calls) == 30
 
 
+def test_whole_numbers_from_numpy_are_whole_numbers() -> None:
+    # a number of runs read from a pandas frame or a numpy array is a numpy integer
+    import numpy as np
+
+    ref = hb.Reference({"a": "x", "b": "y"}, labels=["x", "y"])
+    bench = hb.benchmark(
+        hb.Arm("echo", lambda item, ctx: item),
+        ref,
+        runs=np.int64(5),
+        seed=np.int32(3),
+        concurrency=np.uint8(2),
+    )
+    assert len(bench.rows) == 10 and {type(r.run) for r in bench.rows} == {int}
+    for bad in (np.float64(5.0), np.bool_(True)):
+        with pytest.raises(hb.ConfigError, match="^runs:"):
+            hb.benchmark(hb.Arm("echo", lambda item, ctx: item), ref, runs=bad)
+
+
 def test_arm_names_must_be_unique() -> None:
     a = hb.Arm("same", lambda item, ctx: item)
     with pytest.raises(hb.ConfigError, match="unique"):
