@@ -276,8 +276,15 @@ class Result(_ResultFields, kw_only=True):
         return _TEXT.__get__(self, Result)  # type: ignore[no-any-return]
 
 
-class Step(msgspec.Struct, kw_only=True, gc=False):
+class Step(msgspec.Struct, kw_only=True, gc=False, omit_defaults=True):
     """One step of a run's trace: a request and what answered it.
+
+    Encoded without the fields that hold their defaults (msgspec's ``omit_defaults``): a
+    decoder of ``Step`` fills them back, so a trace reads the same whether it was stored in
+    this compact form or with every field; a mock's request step and its output note take
+    ~500 bytes instead of ~800, the larger part of a stored row. The client's
+    ``hrbench_client.protocol.Step`` (``hrb rows --traces``, the exports, the view) keeps every
+    field.
 
     Attributes:
         ledger_id: the run's id (``benchmark/arm/item/run``).
