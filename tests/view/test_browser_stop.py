@@ -181,6 +181,7 @@ def test_the_page_of_a_stop_that_ran_to_its_most_clusters_says_the_pair_it_decid
     )
     note = page.text_content("#stopped-when-sure > p.muted")
     assert (
-        "the paired differences below are the fixed-sample ones" in note
+        "the paired differences below are the fixed design's, shown to describe the difference, not to decide it"
+        in note
         and "not valid after stopping" not in note
     )

@@ -235,7 +235,7 @@ def test_a_stop_rule_on_fewer_clusters_than_its_plan_needs_recommends_the_fixed_
     c = rep.comparisons[0]
     assert c.p_value is not None and c.ci_low is not None and "ran its most clusters" in (c.note or "")
     assert rep.stop is not None and rep.stop["fixed_valid"] is True
-    assert "the fixed-sample interval and p over them hold" in str(rep)
+    assert "the fixed design's interval and p over them are shown, to describe, not to decide" in str(rep)
     assert all("conditional on the clusters run" not in (a.note or "") for a in rep.arms)
     # a reference with the clusters the plan needs runs without the warning
     with warnings.catch_warnings():
@@ -309,3 +309,38 @@ def test_a_cluster_whose_last_runs_the_budget_stopped_is_never_committed_to_the_
     assert {r.cluster for r in bench.rows if r.reportable} == set(rec.order[:3])
     assert not any(r.reportable for r in bench.rows if r.cluster == rec.order[3])
     assert {s["arm"]: s["runs"] for s in bench.summary()} == {"one": 30, "two": 30}
+
+
+def _uneven_reference() -> hb.Reference:
+    """20 clusters, ten of 1 item and ten of 30: Kish's effective number of them is 10.7 of 20."""
+    sizes = [1] * 10 + [30] * 10
+    cluster = {f"q{c * 30 + j}": f"c{c:02d}" for c, n in enumerate(sizes) for j in range(n)}
+    return hb.Reference({i: i for i in cluster}, labels={i: f"L{i}" for i in cluster}, cluster=cluster)
+
+
+def test_auto_never_runs_the_asymptotic_stop_on_unequal_clusters_and_asking_for_it_there_warns() -> None:
+    from hrbench.errors import StopMethodWarning
+
+    arms = [hb.Arm("all", _all), hb.Arm("half", _half)]
+    ref = _uneven_reference()
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        auto = hb.benchmark(arms, ref, runs=5, stop=StopWhenSure(seed=1, max_clusters=8))
+    assert not [w for w in got if w.category is StopMethodWarning]
+    assert auto.stop is not None and auto.stop.summary["method"] == "symmetric"
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        asked = hb.benchmark(
+            arms, ref, runs=5, stop=StopWhenSure(seed=1, max_clusters=8, method="asymptotic")
+        )
+    said = [str(w.message) for w in got if w.category is StopMethodWarning]
+    assert len(said) == 1 and 'method="asymptotic" leans on clusters of similar size' in said[0], said
+    assert [w.filename for w in got if w.category is StopMethodWarning] == [__file__]  # the caller's line
+    assert asked.stop is not None and asked.stop.summary["method"] == "asymptotic"
+    # on clusters of one size the same request is within its validity: no warning
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        hb.benchmark(
+            arms, _reference(20, 3), runs=5, stop=StopWhenSure(seed=1, max_clusters=8, method="asymptotic")
+        )
+    assert not [w for w in got if w.category is StopMethodWarning]

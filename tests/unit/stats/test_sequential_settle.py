@@ -160,6 +160,34 @@ def test_a_stop_that_ran_through_its_clusters_keeps_the_fixed_interval_and_the_g
     assert gate(Stopped([r for r in rows if r.arm == "a"]), bench).decision == "cannot"
 
 
+@pytest.mark.parametrize(("goal", "margin"), [("rank", 0.0), ("rank", 0.1), ("tolerance", None)])
+def test_a_ran_through_stop_shows_the_fixed_interval_and_p_to_describe_not_to_decide(goal, margin):
+    # a stop rule that ran its most clusters without deciding, where the fixed design's p is below
+    # alpha: the interval and p stay shown, labelled the fixed design's; no text reads them as a
+    # decision (read as one, equal arms were told of a difference more than alpha of the time)
+    rows = [
+        Row(cluster=f"c{i}", item=f"q{i}", arm=a, run=r, split="test", correct=(a == "a") or i % 2 > 0,
+            outcome=None, failure_kind=None)
+        for i in range(12) for a in ("a", "b") for r in range(5)
+    ]  # fmt: skip
+    summary = {"alpha": 0.05, "goal": goal, "margin": margin or None, "method": "symmetric"}
+    pair = {"a": "a", "b": "b", "diff": 0.33, "cs_low": -0.1, "cs_high": 0.7, "e_value": 3.0,
+            "p_anytime": 0.3, "decided": None, "within_margin": False}  # fmt: skip
+    record = {"reason": "max_clusters", "clusters": 12, "of": 12, "planned": 12, "winner": None,
+              "summary": summary, "pairs": [pair]}  # fmt: skip
+    rep = apply_stop(hb.report(rows), record)
+    (c,) = rep.comparisons
+    assert c.p_value is not None and c.p_value < 0.05 and c.ci_low is not None and c.ci_low > 0
+    assert "the fixed design's interval and p" in c.note and "not to decide it" in c.note
+    assert "alpha / (1 - alpha)" not in c.note
+    head = rep.stop["headline"]
+    assert head.startswith("Not decided:") and "to describe, not to decide" in head and "hold" not in head
+    text, md = str(rep), rep.to_markdown()
+    assert "The paired differences below are the fixed design's" in text and "not to decide it" in text
+    assert "Fixed design's differences:" in md and "not to decide it" in md
+    assert "over them hold" not in text + md
+
+
 def test_the_bench_prints_every_configuration_of_a_tiny_design():
     spec = importlib.util.spec_from_file_location("bench_sequential", REPO / "bench" / "sequential.py")
     assert spec and spec.loader
@@ -171,6 +199,25 @@ def test_the_bench_prints_every_configuration_of_a_tiny_design():
     assert all(isinstance(b, str) for b in bad)
     en = [float(x) for x in lines[0].split("|")[2].split()]  # EN at 0 (two nulls), 0.5x, 1x, 2x
     assert len(en) == 5 and all(math.isfinite(x) and 0 < x <= 2 for x in en)
+
+
+@pytest.mark.slow  # 80 simulated benchmarks and two power plans; make test-slow
+def test_the_claims_bench_counts_a_ran_through_fixed_result_apart_from_the_stop_s_decisions():
+    spec = importlib.util.spec_from_file_location("bench_stop_claims", REPO / "bench" / "stop_claims.py")
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    d = bench.Design("tiny", (10,) * 10, 5, 0.7, diff=0.15)
+    lines, bad = bench.cell(
+        2, "equal clusters", d, 40, 5, keep="rank"
+    )  # the tolerance's sequences cost seconds
+    labels = ("rank, no margin ", "rank, margin ", "rank, margin, max n ")
+    assert len(lines) == 3 and all(label in line for label, line in zip(labels, lines, strict=True))
+    for line in lines:
+        seq, through, _ = line.split("|")[1].split()
+        old, _, now = (float(x) for x in line.split("|")[2].split())
+        assert now == float(seq) <= old and 0.0 <= float(through) <= 1.0
+    assert all(isinstance(b, str) for b in bad)
 
 
 def _sym(threshold: float, rho: float):

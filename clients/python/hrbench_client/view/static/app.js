@@ -442,7 +442,7 @@ function stopSection(v) {
         h("td", {}, p.decided || "-"))))),
     h("p", { class: "muted" }, `Sequential test ${s.method}, alpha ${s.alpha}, clusters in a seeded order (seed ${s.order_seed}); `
       + `the confidence sequence and anytime p hold at every look. Estimand: ${s.estimand}. `
-      + (s.fixed_valid ? "It ran its most clusters without stopping sooner, a number fixed before it began: the paired differences below are the fixed-sample ones."
+      + (s.fixed_valid ? "It ran its most clusters, a number fixed before it began: the paired differences below are the fixed design's, shown to describe the difference, not to decide it (the stop's own decisions hold at alpha; taken as a second decision on the same clusters, a p below alpha there would add its false positives to the stop's)."
         : "Per-arm intervals are conditional on the clusters run; the paired differences below show no fixed-sample interval or p (not valid after stopping).")
       + (s.unreported_rows ? ` ${s.unreported_rows} run(s) of clusters cancelled at the stop are kept, not reportable (${usdText(s.unreported_usd)} USD, counted in the spend).` : "")));
 }
