@@ -19,7 +19,8 @@ Every way sends the same requests (the benchmark's: item ``q{i}``'s message with
 reply marker, ``seed`` its run) and checks each reply's text, and every way's time covers building
 its connection pool. The baseline is the best bare client, whichever of the two is faster in this run. Each way has
 one untimed warm-up run (4 x C requests), then ``--repeat`` timed runs interleaved round by round
-(load from elsewhere hits every way alike); the figure is the least wall time and the least CPU
+(load from elsewhere hits every way alike), each after a full garbage collection outside its
+timed section (``bench/_timing.py``'s rule); the figure is the least wall time and the least CPU
 time of this process (the client's side) of the timed runs. Prints each wall time, the ideal
 N * L / C, wall/ideal, CPU seconds, and each way's time over the baseline's (the runner's
 target: benchmark <= 1.15 x the best bare client).
@@ -30,6 +31,7 @@ target: benchmark <= 1.15 x the best bare client).
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sys
 import time
@@ -192,12 +194,18 @@ async def bench_loop(base_url: str, n: int, c: int) -> float:
 def measure(
     ways: dict[str, Way], base_url: str, n: int, c: int, repeats: int
 ) -> dict[str, tuple[float, float]]:
-    """(least wall s, least CPU s of this process) of each way: one warm-up each, then interleaved runs."""
+    """(least wall s, least CPU s of this process) of each way: one warm-up each, then interleaved runs.
+
+    A full garbage collection before each timed run, outside it (``bench/_timing.py``'s rule): the
+    ways run in one process, so without it a way could pay for a collection of what the way before
+    it left (a full collection of this process takes tens of milliseconds, a few percent of a run).
+    """
     for fn in ways.values():
         anyio.run(fn, base_url, 4 * c, c)
     best: dict[str, tuple[float, float]] = {}
     for _ in range(repeats):
         for name, fn in ways.items():
+            gc.collect()  # as bench/_timing.py times every side: no way pays for the garbage of the one before
             cpu = time.process_time()
             wall = anyio.run(fn, base_url, n, c)
             cpu = time.process_time() - cpu

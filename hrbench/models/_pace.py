@@ -380,13 +380,16 @@ class Pace:
         """Fold a reply's reported tokens into the running mean of tokens per request."""
         with self._lock:
             self._refill(self.clock())
-            for dim, value in (
-                ("tokens", tokens_in + tokens_out),
-                ("input_tokens", tokens_in),
-                ("output_tokens", tokens_out),
-            ):
-                old = self.costs.get(dim)
-                self.costs[dim] = float(value) if old is None else old + COST_WEIGHT * (value - old)
+            costs = self.costs  # three dimensions, written out: this runs for every reply
+            total = tokens_in + tokens_out
+            old = costs.get("tokens")
+            costs["tokens"] = float(total) if old is None else old + COST_WEIGHT * (total - old)
+            old = costs.get("input_tokens")
+            costs["input_tokens"] = float(tokens_in) if old is None else old + COST_WEIGHT * (tokens_in - old)
+            old = costs.get("output_tokens")
+            costs["output_tokens"] = (
+                float(tokens_out) if old is None else old + COST_WEIGHT * (tokens_out - old)
+            )
 
     def release(self, ticket: Ticket) -> None:
         """The request of ``ticket`` ended (answered, failed or cancelled)."""

@@ -39,6 +39,7 @@ from hrbench.models._rates import (
     read_entry,
     refuse_zero,
 )
+from hrbench.models._tokens import prompt_bound
 from hrbench.records import Request, Step, Usage
 
 __all__ = [
@@ -359,20 +360,28 @@ class Pricing:
             >>> p.reservation(r)
             (7.4e-05, 54)
         """
-        from hrbench.models._tokens import prompt_bound
-
         out = output_limit(request)
         out = DEFAULT_MAX_OUTPUT_TOKENS if out is None else out
         n = request.params.get("n") if request.provider != "anthropic" else 1
         n = n if isinstance(n, int) and not isinstance(n, bool) and n >= 1 else 1
         prompt, _ = prompt_bound(request.messages, request.model, request.tools)
         tokens = n * (prompt + out)
-        if self.unpriced(request.model, billed_as) is not None:
-            return None, tokens
-        prices = [self.price(m) for m in self.billed_models(request.model, billed_as)]
-        known = [r for p in prices if p is not None for r in p.reachable(n * prompt)]
-        rate = max(_prompt_rate(p, request) for p in known)
-        usd = n * (prompt * rate + out * max(p.output for p in known)) / 1e6
+        prices = []
+        for m in self.billed_models(request.model, billed_as):  # as unpriced(): the first with no price
+            price = self.price(m)
+            if price is None:
+                return None, tokens
+            prices.append(price)
+        known = (
+            prices[0].reachable(n * prompt)
+            if len(prices) == 1
+            else [r for p in prices for r in p.reachable(n * prompt)]
+        )
+        if len(known) == 1:  # one model at one rate, the common case: no generators
+            rate, out_rate = _prompt_rate(known[0], request), known[0].output
+        else:
+            rate, out_rate = max(_prompt_rate(p, request) for p in known), max(p.output for p in known)
+        usd = n * (prompt * rate + out * out_rate) / 1e6
         return usd, tokens
 
 

@@ -104,6 +104,8 @@ class Price:
             >>> [r.input for r in p.reachable(150_000)], [r.input for r in p.reachable(250_000)]
             ([1.0], [1.0, 2.0])
         """
+        if not self.tiers:  # most prices: one rate for every prompt
+            return [self]
         return [self, *(tier for above, tier in self.tiers if tokens_in_max > above)]
 
     def parts(self) -> Iterator[tuple[str, float]]:

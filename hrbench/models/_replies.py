@@ -126,6 +126,8 @@ def error_detail(text: str) -> str:
 
 def as_int(value: Any) -> int:
     """A token count from a usage block: ints and int-valued floats; anything else is 0."""
+    if type(value) is int:  # the common case, first (a bool is not one)
+        return value if value > 0 else 0
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):

@@ -149,6 +149,8 @@ def label_answers(label: Any) -> list[str] | None:
 
 
 def _get(output: Any, name: str) -> Any:
+    if type(output) is Result:  # a model's reply, the common case: no ABC check
+        return output.raw_text if name == "text" else getattr(output, name, None)
     if isinstance(output, Mapping):
         return output.get(name)
     if name == "text" and isinstance(output, Result):
@@ -169,6 +171,8 @@ def output_text(output: Any) -> str | None:
     """
     if isinstance(output, str):
         text: Any = output
+    elif type(output) is Result:  # a model's reply, the common case: no ABC check
+        text = output.raw_text  # a Result has no answer
     elif (
         isinstance(output, (Mapping, Answer, Result)) or hasattr(output, "text") or hasattr(output, "answer")
     ):

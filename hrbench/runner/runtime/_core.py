@@ -135,14 +135,13 @@ class Runtime(Billing):
                 )
         rid = result.response_id
         if rid:
-            where = _where(ctx)
             earlier_run = cell.response_ids.get(rid)
             seen = self.arm_response_ids[ctx.arm].get(rid)
             if (earlier_run is not None and earlier_run != ctx.run) or (
                 seen is not None and seen != (ctx.item_id, ctx.run)
             ):
                 return DuplicateDrawError(
-                    f"{where} got a reply whose provider response id {rid!r} was seen in an earlier run",
+                    f"{_where(ctx)} got a reply whose provider response id {rid!r} was seen in an earlier run",
                     arm=ctx.arm,
                     item=ctx.item_id,
                     run=ctx.run,

@@ -215,3 +215,22 @@ def test_a_package_rate_it_cannot_read_is_refused_not_raised_as_an_internal_erro
         pytest.raises(ConfigError, match=r"^prices\.claude-sonnet-4-5\.output: .* \(got nan\)"),
     ):
         t.price("claude-sonnet-4-5")
+
+
+def test_a_reservation_over_billed_as_models_is_the_dearest_of_each_part_or_none_with_one_unpriced() -> None:
+    """The worst case over the models a reply may be billed as: no USD when one has no price (its
+    tokens still bounded), else the dearest input and the dearest output rate, a tier's included."""
+    table = Pricing(
+        overrides={
+            "cheap": {"input": 1.0, "output": 8.0},
+            "dear": {"input": 3.0, "output": 2.0, "tiers": [{"above": 100, "input": 5.0, "output": 9.0}]},
+        }
+    )
+    short, long = _request(20, "cheap", max_tokens=10), _request(200, "cheap", max_tokens=10)
+    _, tokens = table.reservation(short)
+    assert table.reservation(short, ["no-such-model", "dear"]) == (None, tokens)
+    assert table.reservation(short, ["dear", "no-such-model"]) == (None, tokens)
+    usd, _ = table.reservation(short, ["dear"])
+    assert usd == pytest.approx(((tokens - 10) * 3.0 + 10 * 8.0) / 1e6)
+    usd, long_tokens = table.reservation(long, ["dear"])
+    assert usd == pytest.approx(((long_tokens - 10) * 5.0 + 10 * 9.0) / 1e6)
