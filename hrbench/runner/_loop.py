@@ -258,6 +258,48 @@ class Loop:
                 return out
         return None
 
+    def finished(
+        self, ci: int, cluster: str, item: str, arm: Arm, run: int, att: Attempt
+    ) -> Awaitable[None] | None:
+        """:meth:`finish` without its coroutine when nothing on the way waits: ``None`` once the row is given on.
+
+        Else the awaitable that finishes the run (:meth:`finish`, or the rest of :meth:`given`'s
+        hand-over): an output that is an awaitable, a judge, a scorer that runs in a worker thread
+        (:func:`~hrbench.runner.runtime.off_loop`), an ``on_row`` that returns an awaitable. The
+        steps and their order are :meth:`finish`'s (:func:`checked` may run twice: it leaves a
+        checked run as it is).
+        """
+        plan = self.plan
+        output = att.output
+        if self.judge_rt is not None or (type(output) not in _PLAIN and inspect.isawaitable(output)):
+            return self.finish(ci, cluster, item, arm, run, att)
+        if type(output) is not str:  # a string is no failed call and no reply (checked)
+            checked(att, arm)
+        if att.forced is None and off_loop(
+            plan.scorer,
+            att.output if att.reply is None else scorer_input(plan.scorer, att),
+            plan.labels[item],
+        ):
+            return self.finish(ci, cluster, item, arm, run, att)
+        values = metric_values(plan, item, att) if self.with_metrics else None
+        row = score_row(plan, cluster, item, arm, run, att)
+        if att.dup is not None:
+            self.duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
+        pending = self.given(ci * self.runs + run - 1, row, att.ctx.trace, values)
+        if pending is not None:
+            return self._handed(pending, row.ledger_id)
+        drain = self.drain
+        if drain is not None:  # its row is out: a clean cancel need not wait for it
+            drain.finished(row.ledger_id)
+        return None
+
+    async def _handed(self, pending: Awaitable[Any], ledger_id: str) -> None:
+        """The end of :meth:`finished` when ``on_row`` returned an awaitable: await it, then free the drain."""
+        await pending
+        drain = self.drain
+        if drain is not None:
+            drain.finished(ledger_id)
+
     async def finish(self, ci: int, cluster: str, item: str, arm: Arm, run: int, att: Attempt) -> None:
         """Finish one run: await a sync arm's awaitable, judge or score its output, emit its row."""
         plan = self.plan
@@ -322,9 +364,9 @@ class Loop:
             if group[0][3].is_async:
                 for (ci, cluster, item, arm), todo in zip(group, todos, strict=True):
                     for run in todo:
-                        await self.finish(
-                            ci, cluster, item, arm, run, await invoke_async(plan, rt, item, arm, run)
-                        )
+                        att = await invoke_async(plan, rt, item, arm, run)
+                        if (rest := self.finished(ci, cluster, item, arm, run, att)) is not None:
+                            await rest
             elif any(todos):
                 # a sync arm's runs, on a group of items, take one trip to a worker thread, in order
                 atts, cpu_share = await anyio.to_thread.run_sync(
@@ -333,7 +375,8 @@ class Loop:
                 self.paced(atts, cpu_share)
                 for (ci, cluster, item, arm), todo, cell_atts in zip(group, todos, atts, strict=True):
                     for run, att in zip(todo, cell_atts, strict=True):
-                        await self.finish(ci, cluster, item, arm, run, att)
+                        if (rest := self.finished(ci, cluster, item, arm, run, att)) is not None:
+                            await rest
         finally:
             for _, _, item, arm in group:
                 rt.cells.pop((arm.name, item), None)
