@@ -66,6 +66,10 @@ GROUP_FIRST = 8
 GROUP_MAX = 64
 """The most they may grow to while the arm answers at once (:data:`FAST_RUN_S`)."""
 
+GROUP_MAX_COMPUTING = 256
+"""The most they may grow to while, besides, the arm's runs compute (:meth:`Loop.paced`): one trip
+runs at a time then, and each trip costs the event loop and its worker two thread hand-offs."""
+
 FAST_RUN_S = 0.0002
 """A trip whose median run took less than this (seconds) doubles the next groups, up to
 :data:`GROUP_MAX`; a slower one gives them their first size again. A thread trip costs the event
@@ -73,11 +77,12 @@ loop and the worker about 50 us of CPU (a hand-off each way, on a shared 2-core 
 answered inline from an in-process client makes a row in a few microseconds, so it pays it
 once per several hundred runs, not once per 40."""
 
-COMPUTING_THREADS = 2
+COMPUTING_THREADS = 1
 """How many trips of a sync arm's cells run at once while its runs compute rather than wait
-(:meth:`Loop.paced`): one holds the GIL while the other hands its rows over. More only take
+(:meth:`Loop.paced`): one, while the event loop finishes the rows of the last. More only take
 turns on the GIL; each turn wakes another thread whose frames and rows are cold in the cache
-(16 such trips cost an instant arm about 2 us of CPU a row more than 2)."""
+(16 such trips cost an instant arm about 2 us of CPU a row more than 2), and each trip's two
+hand-offs cost the worker 30-100 us of CPU on a shared 2-core machine (fewer, larger trips)."""
 
 COMPUTING_SHARE = 1 / 3
 """A trip whose thread was on the CPU for at least this share of its wall time computes (it
@@ -198,7 +203,7 @@ class Loop:
         self.group_size = self.group_first
         self.group_cap = max(self.group_first, min(GROUP_MAX, most))
         most = len(self.cells) // (4 * min(concurrency, COMPUTING_THREADS))
-        self.group_cap_computing = max(self.group_cap, min(GROUP_MAX, most))
+        self.group_cap_computing = max(self.group_cap, min(GROUP_MAX_COMPUTING, most))
 
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
