@@ -66,6 +66,10 @@ GROUP_FIRST = 8
 GROUP_MAX = 64
 """The most they may grow to while the arm answers at once (:data:`FAST_RUN_S`)."""
 
+GROUP_MAX_COMPUTING = 256
+"""The most they may grow to while, besides, the arm's runs compute (:meth:`Loop.paced`): one trip
+runs at a time then, and each trip costs the event loop and its worker two thread hand-offs."""
+
 FAST_RUN_S = 0.0002
 """A trip whose median run took less than this (seconds) doubles the next groups, up to
 :data:`GROUP_MAX`; a slower one gives them their first size again. A thread trip costs the event
@@ -73,11 +77,12 @@ loop and the worker about 50 us of CPU (a hand-off each way, on a shared 2-core 
 answered inline from an in-process client makes a row in a few microseconds, so it pays it
 once per several hundred runs, not once per 40."""
 
-COMPUTING_THREADS = 2
+COMPUTING_THREADS = 1
 """How many trips of a sync arm's cells run at once while its runs compute rather than wait
-(:meth:`Loop.paced`): one holds the GIL while the other hands its rows over. More only take
+(:meth:`Loop.paced`): one, while the event loop finishes the rows of the last. More only take
 turns on the GIL; each turn wakes another thread whose frames and rows are cold in the cache
-(16 such trips cost an instant arm about 2 us of CPU a row more than 2)."""
+(16 such trips cost an instant arm about 2 us of CPU a row more than 2), and each trip's two
+hand-offs cost the worker 30-100 us of CPU on a shared 2-core machine (fewer, larger trips)."""
 
 COMPUTING_SHARE = 1 / 3
 """A trip whose thread was on the CPU for at least this share of its wall time computes (it
@@ -198,7 +203,7 @@ class Loop:
         self.group_size = self.group_first
         self.group_cap = max(self.group_first, min(GROUP_MAX, most))
         most = len(self.cells) // (4 * min(concurrency, COMPUTING_THREADS))
-        self.group_cap_computing = max(self.group_cap, min(GROUP_MAX, most))
+        self.group_cap_computing = max(self.group_cap, min(GROUP_MAX_COMPUTING, most))
 
     async def read_prepaid(self, store: Store | None, named: bool) -> None:
         """Read what the runs to be made again were billed before (a resume of a named benchmark).
@@ -257,6 +262,48 @@ class Loop:
             if out is not None and inspect.isawaitable(out):
                 return out
         return None
+
+    def finished(
+        self, ci: int, cluster: str, item: str, arm: Arm, run: int, att: Attempt
+    ) -> Awaitable[None] | None:
+        """:meth:`finish` without its coroutine when nothing on the way waits: ``None`` once the row is given on.
+
+        Else the awaitable that finishes the run (:meth:`finish`, or the rest of :meth:`given`'s
+        hand-over): an output that is an awaitable, a judge, a scorer that runs in a worker thread
+        (:func:`~hrbench.runner.runtime.off_loop`), an ``on_row`` that returns an awaitable. The
+        steps and their order are :meth:`finish`'s (:func:`checked` may run twice: it leaves a
+        checked run as it is).
+        """
+        plan = self.plan
+        output = att.output
+        if self.judge_rt is not None or (type(output) not in _PLAIN and inspect.isawaitable(output)):
+            return self.finish(ci, cluster, item, arm, run, att)
+        if type(output) is not str:  # a string is no failed call and no reply (checked)
+            checked(att, arm)
+        if att.forced is None and off_loop(
+            plan.scorer,
+            att.output if att.reply is None else scorer_input(plan.scorer, att),
+            plan.labels[item],
+        ):
+            return self.finish(ci, cluster, item, arm, run, att)
+        values = metric_values(plan, item, att) if self.with_metrics else None
+        row = score_row(plan, cluster, item, arm, run, att)
+        if att.dup is not None:
+            self.duplicates.append(DuplicateDrawError(att.dup, arm=arm.name, item=item, run=run))
+        pending = self.given(ci * self.runs + run - 1, row, att.ctx.trace, values)
+        if pending is not None:
+            return self._handed(pending, row.ledger_id)
+        drain = self.drain
+        if drain is not None:  # its row is out: a clean cancel need not wait for it
+            drain.finished(row.ledger_id)
+        return None
+
+    async def _handed(self, pending: Awaitable[Any], ledger_id: str) -> None:
+        """The end of :meth:`finished` when ``on_row`` returned an awaitable: await it, then free the drain."""
+        await pending
+        drain = self.drain
+        if drain is not None:
+            drain.finished(ledger_id)
 
     async def finish(self, ci: int, cluster: str, item: str, arm: Arm, run: int, att: Attempt) -> None:
         """Finish one run: await a sync arm's awaitable, judge or score its output, emit its row."""
@@ -322,9 +369,9 @@ class Loop:
             if group[0][3].is_async:
                 for (ci, cluster, item, arm), todo in zip(group, todos, strict=True):
                     for run in todo:
-                        await self.finish(
-                            ci, cluster, item, arm, run, await invoke_async(plan, rt, item, arm, run)
-                        )
+                        att = await invoke_async(plan, rt, item, arm, run)
+                        if (rest := self.finished(ci, cluster, item, arm, run, att)) is not None:
+                            await rest
             elif any(todos):
                 # a sync arm's runs, on a group of items, take one trip to a worker thread, in order
                 atts, cpu_share = await anyio.to_thread.run_sync(
@@ -333,7 +380,8 @@ class Loop:
                 self.paced(atts, cpu_share)
                 for (ci, cluster, item, arm), todo, cell_atts in zip(group, todos, atts, strict=True):
                     for run, att in zip(todo, cell_atts, strict=True):
-                        await self.finish(ci, cluster, item, arm, run, att)
+                        if (rest := self.finished(ci, cluster, item, arm, run, att)) is not None:
+                            await rest
         finally:
             for _, _, item, arm in group:
                 rt.cells.pop((arm.name, item), None)

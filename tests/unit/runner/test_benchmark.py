@@ -8,6 +8,7 @@ import threading
 import warnings
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 import hrbench as hb
@@ -356,6 +357,28 @@ def test_on_row_and_resume_with_done_rows() -> None:
     )
     assert len(calls) == 3
     assert [(r.item, r.run) for r in again.rows] == [(r.item, r.run) for r in first.rows]
+
+
+@pytest.mark.parametrize("sync", [True, False])
+def test_an_on_row_that_returns_an_awaitable_is_awaited_before_the_next_row(sync: bool) -> None:
+    # the row is given on without a coroutine of its own when nothing waits (Loop.finished); an
+    # on_row that returns an awaitable is still awaited in full before the cell's next run
+    events: list[tuple[str, int]] = []
+
+    async def on_row(seq, row, trace):
+        events.append(("start", seq))
+        await anyio.lowlevel.checkpoint()
+        events.append(("end", seq))
+
+    async def ask_async(item, ctx):
+        return (await ctx.acall(item)).text
+
+    ref = hb.Reference({"a": "x", "b": "y"}, labels=["x", "y"])
+    arm = hb.Arm("c", (lambda item, ctx: ctx.call(item).text) if sync else ask_async)
+    client = hb.MockClient(lambda m, p: m[0]["content"])
+    bench = hb.benchmark(arm, ref, runs=5, client=client, on_row=on_row, concurrency=1)
+    assert [r.correct for r in bench.rows] == [True] * 10
+    assert events == [(e, seq) for seq in range(10) for e in ("start", "end")]
 
 
 def test_scorer_crash_on_one_output_is_an_error_row() -> None:

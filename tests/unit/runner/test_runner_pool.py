@@ -156,8 +156,8 @@ def _trips_at_once(monkeypatch: Any, arm_fn: Any, items: int, concurrency: int) 
     return [n for before, n in at_start if before >= len(at_start) // 4]
 
 
-def test_an_instant_sync_arm_runs_two_trips_at_once_a_waiting_one_every_slot(monkeypatch: Any) -> None:
-    # an arm whose runs compute gains nothing from more threads than two (they take turns on the
+def test_an_instant_sync_arm_runs_one_trip_at_a_time_a_waiting_one_every_slot(monkeypatch: Any) -> None:
+    # an arm whose runs compute gains nothing from more threads than one (they take turns on the
     # GIL, each turn costing CPU): once its first trips are back, at most COMPUTING_THREADS run
     # at once; an arm that waits gets every slot back. The instant arm's trips are said to be on
     # the CPU all the time (thread_time as the wall clock): how busy the machine is must not
@@ -180,8 +180,8 @@ def test_an_instant_sync_arm_runs_two_trips_at_once_a_waiting_one_every_slot(mon
 @pytest.mark.parametrize(
     ("run_s", "cpu_share", "threads", "sizes"),
     [
-        (0.00001, 1.0, 2, [16, 32, 64, 64]),  # runs at once, the thread computing: two trips at once
-        (0.00001, 0.4, 2, [16, 32, 64, 64]),  # (larger groups: fewer hand-offs)
+        (0.00001, 1.0, 1, [16, 32, 64, 64]),  # runs at once, the thread computing: one trip at a time
+        (0.00001, 0.4, 1, [16, 32, 64, 64]),  # (larger groups: fewer hand-offs)
         (0.00001, 0.2, 16, [16, 20, 20, 20]),  # at once, but the thread mostly waited (a lock, a short sleep)
         (0.001, 1.0, 16, [8, 8, 8, 8]),  # slow runs: every slot and small groups, whatever the share
     ],
