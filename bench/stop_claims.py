@@ -151,9 +151,9 @@ def cell(
             rej = [seq.fixed_rejects(big, x, most, ALPHA / len(pairs)) != 0 for x in diffs]
             fixed_at[most] = np.stack(rej, axis=1).any(axis=1)
         fixed = fixed_at[most]
-        decided, through = look(dd[:, :, :most], w, rule, sizes)
-        old = decided | (through & fixed)  # the fixed result after max_clusters read as a second decision
-        now = decided  # the report's decisions: the stop's (hrbench.stats._stopped.RAN_THROUGH)
+        by_stop, through = look(dd[:, :, :most], w, rule, sizes)
+        old = by_stop | (through & fixed)  # the fixed result after max_clusters read as a second decision
+        now = by_stop  # the report's decisions: the stop's (hrbench.stats._stopped.RAN_THROUGH)
         se = float(np.sqrt(np.mean(old) * (1 - np.mean(old)) / n))
         se_now = float(np.sqrt(ALPHA * (1 - ALPHA) / n))
         thr = float(np.mean(through))
@@ -161,7 +161,7 @@ def cell(
         if np.mean(now) > ALPHA + 2 * se_now:
             bad.append(f"{d.name} {label}: claims shown as decisions {np.mean(now):.3f} > {ALPHA} + 2 se")
         lines.append(
-            f"  {d.name:26} {kind:15} {label:19} {most:>4} | {np.mean(decided):>6.3f} {thr:>7.3f} {fix_thr:>7.3f} | "
+            f"  {d.name:26} {kind:15} {label:19} {most:>4} | {np.mean(by_stop):>6.3f} {thr:>7.3f} {fix_thr:>7.3f} | "
             f"{np.mean(old):>7.3f} {se:>6.3f} {np.mean(now):>7.3f} | {np.mean(fixed):>6.3f}"
         )
     return lines, bad

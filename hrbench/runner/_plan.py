@@ -460,7 +460,8 @@ def open_cache(
         cache = Cache(store or Store())
     elif isinstance(cache, str | os.PathLike):  # the path of the cache's SQLite file
         cache = Cache(as_store("cache", cache))
-    elif cache is not None and not isinstance(cache, Cache):
+    elif cache is not None and not (hasattr(cache, "get") and hasattr(cache, "put")):
+        # a Cache, or an object that serves as one (get and put: the Ray executor's proxy)
         raise ConfigError(
             "cache", cache, "expected an hrbench Cache, True (the store's cache), a path or None"
         )
