@@ -501,7 +501,7 @@ async def _run_daemon(
     """Serve until the daemon is stopped (``shutdown``, a signal, the idle timeout), then close."""
     # No cyclic collection while the start-up imports run: the ~60k objects they make all live on
     # (the freeze below keeps them), and the collections they set off (lsprotocol's ~550 classes)
-    # only scanned them again: ~8% of a start's CPU (0.45 s, ~0.04 s of it collections).
+    # only scanned them again (the imports' CPU, median of 10 starts: 0.45-0.48 s -> 0.42 s).
     gc.disable()
     try:
         from hrbench_server.app import App
