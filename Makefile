@@ -68,7 +68,14 @@ install: $(STAMP)
 # 94 s in 953 `hrb` processes (0.1 s each). Test modules import ppi-python (statsmodels,
 # scikit-learn, numba: 1.6 s) and scipy.stats (~1 s) inside the tests that use them, not at
 # every worker's collection. 7,024 tests then took 10:35 with another suite running beside them
-# (load 9-13); 8:27 in CI before.
+# (load 9-13); 8:27 in CI before. Of a daemon's ~0.45 s start, ~0.3 s is lsprotocol.types
+# (~550 attrs classes, their generated methods compiled): pygls's JSON-RPC layer itself
+# (pygls.exceptions, pygls.protocol.json_rpc) imports it, so no plain client's daemon avoids it
+# while its dispatch is pygls's. The daemon's start-up imports and each worker's collection run
+# with the cyclic collector off, then freeze what they made (a worker's collection: 5.0 s of CPU
+# -> 3.7 s; power() is no longer run at collection, which imported scipy.stats in every worker).
+# 7,165 tests in a fresh clone (venv install included, ~47 s of CPU): 763.9 s of CPU, 32:41 at a
+# load of 15-19 before; 655.5 s, 22:01 at a load of 11-21 after (the load moves both figures).
 TEST_ENV := PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 test: $(STAMP)
 	$(TEST_ENV) $(PY) -m pytest -q -p no:cacheprovider --ignore=tests/ray_cluster --ignore=tests/interop -n 8 --dist worksteal -m "not browser and not slow and not pages"

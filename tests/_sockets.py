@@ -24,7 +24,12 @@ _TCP = (socket.AF_INET, socket.AF_INET6)
 
 
 def open_tcp_sockets() -> list[socket.socket]:
-    """Every TCP socket object of this process still open, after a garbage collection."""
+    """Every TCP socket object of this process still open, after a garbage collection.
+
+    Frozen objects (``tests/conftest.py`` freezes what collection made) are unfrozen first:
+    :func:`gc.get_objects` does not list them.
+    """
+    gc.unfreeze()
     gc.collect()
     found = []
     for obj in gc.get_objects():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -17,7 +18,13 @@ from hrbench.stats import SequentialTest, StopWhenSure, cluster_spread, gate
 from hrbench.stats._stopped import apply_stop, ran_through
 
 REPO = Path(__file__).resolve().parents[3]
-PLAN = hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
+
+
+@functools.cache
+def plan() -> hb.PowerPlan:
+    """The design the rules are planned from: computed on first use, not at every worker's collection
+    (power() imports scipy.stats: ~0.9 s of CPU in each of the suite's workers)."""
+    return hb.power(0.05, var_within=0.4, var_between=0.02, runs=5, items_per_cluster=10)
 
 
 def _noisy(
@@ -40,20 +47,20 @@ def _run(rule: StopWhenSure, acc: dict[str, float], n: int = 200, seed: int = 0)
 
 
 def test_equal_arms_are_settled_within_the_plan_s_margin_before_max_clusters():
-    rule = StopWhenSure(pairs=[("a", "b")], plan=PLAN, seed=1)
-    assert rule.margin_for() == pytest.approx(1.75 * PLAN.diff)
+    rule = StopWhenSure(pairs=[("a", "b")], plan=plan(), seed=1)
+    assert rule.margin_for() == pytest.approx(1.75 * plan().diff)
     test = _run(rule, {"a": 0.6, "b": 0.6})
     out = test.summary()
     pair = out["pairs"][0]
-    assert out["reason"] == "equivalent" and out["clusters"] < 2 * PLAN.n_clusters == out["of"]
+    assert out["reason"] == "equivalent" and out["clusters"] < 2 * plan().n_clusters == out["of"]
     assert pair["within_margin"] and pair["decided"] is None and out["winner"] is None
     m = out["margin"]
     assert -m < pair["cs_low"] < pair["cs_high"] < m and abs(pair["diff"]) <= m / 3.5
     # without the margin the same benchmarks run to max_clusters
-    off = _run(StopWhenSure(pairs=[("a", "b")], plan=PLAN, seed=1, margin=0), {"a": 0.6, "b": 0.6})
-    assert off.stopped == "max_clusters" and off.summary()["clusters"] == 2 * PLAN.n_clusters
+    off = _run(StopWhenSure(pairs=[("a", "b")], plan=plan(), seed=1, margin=0), {"a": 0.6, "b": 0.6})
+    assert off.stopped == "max_clusters" and off.summary()["clusters"] == 2 * plan().n_clusters
     # a real difference is decided, not settled as none
-    big = _run(StopWhenSure(pairs=[("a", "b")], plan=PLAN, seed=1), {"a": 0.75, "b": 0.6})
+    big = _run(StopWhenSure(pairs=[("a", "b")], plan=plan(), seed=1), {"a": 0.75, "b": 0.6})
     assert big.stopped == "decided" and big.summary()["pairs"][0]["within_margin"] is False
     # no plan, no margin unless given; a given one is used as it is
     assert StopWhenSure().margin_for() is None and StopWhenSure(margin=0.1).margin_for() == 0.1
@@ -62,7 +69,7 @@ def test_equal_arms_are_settled_within_the_plan_s_margin_before_max_clusters():
 
 
 def test_a_settled_pair_survives_a_resume_and_its_arms_stop_being_run():
-    rule = StopWhenSure(plan=PLAN, seed=2)  # every pair of three arms
+    rule = StopWhenSure(plan=plan(), seed=2)  # every pair of three arms
     test = _run(rule, {"a": 0.6, "b": 0.6, "c": 0.3}, seed=3)
     out = test.summary()
     assert out["reason"] == "equivalent" and [p["decided"] for p in out["pairs"]] == [None, "a", "b"]
@@ -352,7 +359,7 @@ def test_two_arms_are_settled_only_when_the_two_sided_confidence_sequence_lies_w
     settled = 0
     for seed in range(16):
         rng = np.random.default_rng(seed)
-        rule = StopWhenSure(pairs=[("a", "b")], plan=strict if seed % 2 else PLAN, seed=seed, method=method)
+        rule = StopWhenSure(pairs=[("a", "b")], plan=strict if seed % 2 else plan(), seed=seed, method=method)
         truth = rng.choice([0.0, 0.01, 0.02, 0.03])
         stream = np.clip(truth + rng.normal(0.0, 0.1, 200), -1.0, 1.0)
         within, (lo, hi) = _main_rule_run(rule, stream)
