@@ -18,6 +18,7 @@ from hrbench.records import Usage
 from hrbench.runner import Governor
 from hrbench.scoring import exact_scorer
 from hrbench.testing import Fault, LoopbackServer
+from tests._slow import current
 from tests.conftest import case
 from tests.unit.models.conftest import FAST, Counter, req, send
 
@@ -250,9 +251,12 @@ def test_persistent_fault_fails_after_max_attempts(srv: LoopbackServer, kind: st
 
 @both
 def test_hang_past_timeout(srv: LoopbackServer, kind: str) -> None:
-    cl = make(kind, srv, timeout_s=0.3, max_attempts=2)
+    # the server must read each attempt before its timeout, on a loaded machine too: the timeout
+    # is stretched with the load (at most 10 times, 3 s, far inside the 20 s hang)
+    timeout_s = 0.3 * min(current(), 10.0)
+    cl = make(kind, srv, timeout_s=timeout_s, max_attempts=2)
     r = send(cl, "[[fault:hang:hang=20]] x")
-    assert not r.ok and "no reply within 0.3 s" in (r.error or "")
+    assert not r.ok and f"no reply within {timeout_s:g} s" in (r.error or "")
     assert len(srv.requests) == 2
     # the error names the client's timeout: the client cut the hang (the server hangs for 20 s)
 
