@@ -60,7 +60,11 @@ def test_an_unpriced_model_is_warned_once_and_its_usd_is_na_everywhere(tmp_path:
         # NA once cancelled too (or done, when the cancel came after its last run on a busy machine)
         assert cancelled["status"] in ("cancelled", "done") and cancelled["usd"] is None, cancelled
         assert "usd 0.0000" not in hrb("ls", "--text").stdout
-        done = hrb("bench", str(_spec(tmp_path, srv)), "--no-rows")  # the same spec, to its end
+        # the same spec to its end, with fresh draws: on a busy machine the first benchmark may
+        # have finished before its cancel, and replies served from the cache cost usd 0, not NA
+        fresh = _spec(tmp_path, srv)
+        fresh.write_text("cache = false\n" + fresh.read_text())
+        done = hrb("bench", str(fresh), "--no-rows")
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("has no price") == 1, done.stderr  # warned once
     result = json.loads(done.stdout.splitlines()[-1])
