@@ -473,7 +473,11 @@ class Bench:
 
 
 def _list_price_notes(summ: list[dict[str, Any]]) -> list[str]:
-    """The printout's notes on ``usd_list``: what it is, and the arms whose runs it takes from a log."""
+    """The printout's notes on ``usd_list``: what it is, and the arms whose runs it takes from a log.
+
+    An arm from a log whose ``usd_list`` is ``None`` is named as NA (its log records no cost for
+    a run); one whose log records a cost of 0 has a ``usd_list`` of 0, and is not.
+    """
     lines = [
         "  usd is what was paid (0 for replies a cache or recording served); usd_list prices "
         "every reply at what it cost when first paid: compare arms by usd_list."
@@ -482,7 +486,13 @@ def _list_price_notes(summ: list[dict[str, Any]]) -> list[str]:
     if logged:
         lines.append(
             f"  From the log, not paid here: the tokens and usd_list of {', '.join(logged)} are what "
-            "the other tool's log records (NA: it records no cost)."
+            "the other tool's log records."
+        )
+    unrecorded = [s["arm"] for s in summ if s.get("usd_from_log") and s.get("usd_list") is None]
+    if unrecorded:
+        lines.append(
+            f"  usd_list of {', '.join(unrecorded)} is NA: its log records no cost for some or all of "
+            "its runs (a logged cost of 0 counts 0)."
         )
     return lines
 

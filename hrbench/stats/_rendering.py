@@ -321,9 +321,15 @@ def _cost_lines(rep: Report, pct: str) -> list[str]:
     if logged:
         lines.append(
             f"  From the log, not paid here: the usd_list of {', '.join(logged)} is what the other "
-            "tool's log records (- : it records no cost); usd counts those runs 0."
+            "tool's log records; usd counts those runs 0."
         )
     paid = [a.arm for a in rep.arms if a.usd_list is None and a.usd_per_run is not None]
+    unrecorded = [a.arm for a in rep.arms if a.usd_from_log and a.usd_list is None and a.arm not in paid]
+    if unrecorded:  # with the traces, a log arm's list price is NA only where its log records no cost
+        lines.append(
+            f"  usd_list of {', '.join(unrecorded)} is - (NA): its log records no cost for some or all of "
+            "its runs (a logged cost of 0 counts 0)."
+        )
     if paid:  # rows with no traces (a frame): the list price is not known
         lines.append(f"  usd/run of {', '.join(paid)}: at what was paid (no traces, so no list price).")
     lines += [f"  acc/usd of {a.arm}: {a.accuracy_per_usd_note}" for a in rep.arms if a.accuracy_per_usd_note]

@@ -99,6 +99,9 @@ def test_hrb_bench_scores_an_inspect_log_and_lm_eval_samples(tmp_path: Path) -> 
     ) == 24
     report = hrb("report", out["id"], "--descriptive", "--text").stdout
     assert "From the log, not paid here: the usd_list of inspect-mock (6 runs)" in report
+    # Inspect's log records no total_cost (mockllm/model): NA, said in the summary and the report
+    assert "usd_list of inspect-mock is NA: its log records no cost" in out["text"]
+    assert "usd_list of inspect-mock is - (NA): its log records no cost" in report
     bad = tmp_path / "bad.toml"
     bad.write_text(
         textwrap.dedent(f"""

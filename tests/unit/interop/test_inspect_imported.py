@@ -89,6 +89,40 @@ def test_the_cost_a_log_records_is_the_list_price_and_the_governor_counts_none(t
     assert "From the log, not paid here: the usd_list of mock (6 runs)" in str(rep)
 
 
+def _with_cost(tmp_path: Path, cost: float) -> Path:
+    """Inspect's own log (it records no cost on ``mockllm/model``) with ``total_cost`` set on every sample."""
+    data = json.loads(CAPITALS.read_text())
+    for s in data["samples"]:
+        for used in s["model_usage"].values():
+            used["total_cost"] = cost
+    path = tmp_path / f"cost-{cost}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+NO_COST = "its log records no cost"
+
+
+def test_a_log_recording_a_cost_of_0_records_a_cost_and_one_without_cost_is_na(tmp_path: Path) -> None:
+    """``total_cost: 0.0`` is a cost of 0 (usd_list 0, no NA note); no ``total_cost`` is NA, and said so."""
+    free = _with_cost(tmp_path, 0.0)
+    b = _bench(imported_arm("mock", free, "inspect"), imported_reference(free, "inspect"), runs=2)
+    [s] = b.summary()
+    assert (s["usd_list"], s["usd_from_log"]) == (0.0, 6)
+    rep = hb.report(b, descriptive=True)
+    assert rep.arms[0].usd_list == 0.0
+    for text in (str(b), str(rep)):
+        assert "usd_list of mock (6 runs)" in text and NO_COST not in text and "it records no cost" not in text
+    # Inspect's own log: no total_cost at all (mockllm/model has no price)
+    none = _bench(imported_arm("mock", CAPITALS, "inspect"), imported_reference(CAPITALS, "inspect"), runs=2)
+    assert none.summary()[0]["usd_list"] is None
+    assert f"usd_list of mock is NA: {NO_COST} for some or all of its runs" in str(none)
+    assert f"usd_list of mock is - (NA): {NO_COST}" in str(hb.report(none, descriptive=True))
+    # the rows without their traces: no list price is known, and the log is not blamed for it
+    bare = str(hb.report(none.rows, descriptive=True))
+    assert "at what was paid (no traces, so no list price)" in bare and NO_COST not in bare
+
+
 def test_judge_agreement_rescores_an_imported_arms_outputs_from_their_traces() -> None:
     """A judge scored an imported arm: the exact scorer rescores each run's output, read from its trace."""
 
