@@ -29,12 +29,27 @@ def _echoed(ran: list[_site.Ran]) -> list[tuple[str, str]]:
     return missing
 
 
+def _shown_json(ran: list[_site.Ran]) -> list[tuple[str, str]]:
+    """``(block, shown)`` for each ``# {...`` comment whose text up to ``...`` begins no line printed.
+
+    A comment such as ``# {"correct":true,"outcome":"paris",...}`` shows the JSON a command
+    prints; it must be that output as printed (compact), not a prettier rendering of it.
+    """
+    missing = []
+    for r in ran:
+        for shown in re.findall(r"#\s*(\{.*?)\.\.\.\}\s*$", r.block.code, re.M):
+            if not any(line.startswith(shown) for line in r.stdout.splitlines()):
+                missing.append((r.block.where(), shown))
+    return missing
+
+
 @pytest.mark.parametrize("page", PAGES, ids=_blocks.page_name)
 def test_the_page_s_blocks_run_as_written(page: Path, docs_site: _site.Site, page_dir: Path) -> None:
     found = _blocks.blocks(page)
     ran = _site.run_page(found, docs_site, page_dir)
     assert [r.block for r in ran] == [b for b in found if b.runs]
     assert _echoed(ran) == []  # `hrb score ... --check && echo right` printed right
+    assert _shown_json(ran) == []  # `# {"correct":true,...}` is how a line printed begins
     for r in ran:
         for name in re.findall(r"--html (\S+\.html)", r.block.code):
             assert (page_dir / name).stat().st_size > 0

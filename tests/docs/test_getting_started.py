@@ -8,6 +8,7 @@ no daemon running, as on a first user's machine.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,10 @@ def test_the_getting_started_page_as_written_gives_a_report(tmp_path: Path) -> N
     assert sum(1 for b in sent if b.get("temperature") == 0.7) >= 30
     py = next(r for r in ran if r.block.lang == "python")
     assert "terse" in py.stdout and "plain" in py.stdout
+    # the output the page shows for `hrb score` is how the line printed begins, as printed
+    score = next(r for r in ran if "hrb score --label Paris" in r.block.code)
+    [shown] = re.findall(r"The second line prints `(\{.*?)\.\.\.\}`", PAGE.read_text(encoding="utf-8"))
+    assert score.stdout.splitlines()[1].startswith(shown), (shown, score.stdout)
 
 
 def test_the_page_names_the_local_servers_and_a_hosted_provider() -> None:
