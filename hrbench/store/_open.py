@@ -39,26 +39,13 @@ def default_home() -> Path:
     return Path(platformdirs.user_state_dir("hrbench"))
 
 
-_PAGE_BYTES = 16_384
-"""The page size of a store created from now on (bytes; SQLite's default is 4,096).
+_WAL_PAGES = 10_000
+"""Pages (4 KiB each) the write-ahead log grows to before a commit copies it into the file.
 
-A benchmark's rows are kept a batch per SQLite row (~0.8 MB for 1,024 rows with their traces),
-in overflow pages: the row writer writes each page to the log as a frame (a header and the page,
-a system call each), and the checkpoint copies each page again. Pages four times larger make a
-quarter of the frames for the same bytes: the daemon's row writer and checkpoint threads used
-~1.3 us less CPU a row streamed (3.1 against 4.4 us, ``bench/daemon.py``'s benchmark). A store
-created with another page size keeps it (SQLite changes it only by a VACUUM out of WAL mode).
-"""
-
-_WAL_BYTES = 10_000 * 4096
-"""How large the write-ahead log grows (bytes, ~40 MB) before a commit copies it into the file.
-
-Set as SQLite's ``wal_autocheckpoint`` in pages of the store's own size (10,000 pages of 4 KiB,
-2,500 of 16 KiB). SQLite's default, 1,000 pages of 4 KiB, checkpoints every ~4 MB: while rows
-stream (about 1.2 KB a row with its trace and indexes) that is every ~3,000 rows, and the index
-pages each batch touches are copied again every time. ~40 MB of log cut the writer's CPU from
-8.6-8.9 to 7.1-8.2 us a row over 51,200 rows; ``hrb gc`` still truncates the log
-(``wal_checkpoint``).
+SQLite's default, 1,000, checkpoints every ~4 MB: while rows stream (about 1.2 KB a row with its
+trace and indexes) that is every ~3,000 rows, and the index pages each batch touches are copied
+again every time. 10,000 (~40 MB of log) cut the writer's CPU from 8.6-8.9 to 7.1-8.2 us a row
+over 51,200 rows; ``hrb gc`` still truncates the log (``wal_checkpoint``).
 """
 
 _BUSY_S = 10.0
@@ -87,12 +74,10 @@ def _open(conn: sqlite3.Connection, path: str) -> None:
     delay = 0.005
     while True:
         try:
-            conn.execute(f"PRAGMA page_size={_PAGE_BYTES}")  # a new file's; an existing one keeps its own
             if path != ":memory:" and conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            page = int(conn.execute("PRAGMA page_size").fetchone()[0])
-            conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_BYTES // page}")
+            conn.execute(f"PRAGMA wal_autocheckpoint={_WAL_PAGES}")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for statement in _SCHEMA.split(";"):

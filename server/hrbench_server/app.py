@@ -34,9 +34,9 @@ CHECKPOINT_ROWS = 4096
 """Rows committed after which the write-ahead log is copied into the database file, in a thread
 of its own (:meth:`App.rows_written`): ~4 MB of log for rows as small as a mock's. Every batch
 (1,024 rows) cost the daemon's threads more CPU than it saved. Left to SQLite, the whole copy came
-at ~40 MB of log (the store's ``wal_autocheckpoint``) inside a commit of the row writer, 150-330 ms
-during which a streamed benchmark's runner waited for its rows to be written (``bench/daemon.py``);
-now SQLite's copy, when it still comes, holds only what was written since the last checkpoint began."""
+every 10,000 pages (~40 MB) inside a commit of the row writer, 150-330 ms during which a streamed
+benchmark's runner waited for its rows to be written (``bench/daemon.py``); now SQLite's copy,
+when it still comes, holds only what was written since the last checkpoint began."""
 
 warning_collector: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "hrbench_warning_collector", default=None
