@@ -398,8 +398,9 @@ class Batches:
                 b = self._batches.get(bid)
                 if b is None or b.flavour != flavour:
                     return _error(flavour, 404, f"no batch {bid}")
-                obj = self._object(b, time.monotonic())
-                self.states_seen.append((bid, self._state(b, time.monotonic())))
+                now = time.monotonic()  # one moment: the state answered is the state kept
+                obj = self._object(b, now)
+                self.states_seen.append((bid, self._state(b, now)))
             return JSONResponse(obj)
 
         return get

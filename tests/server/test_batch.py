@@ -93,7 +93,11 @@ def test_rows_are_the_batch_bill_and_progress_and_the_listing_show_the_batch(
     assert len(rows) == ITEMS * RUNS and len(srv.bills) == ITEMS * RUNS
     billed = sum(b.usd for b in srv.bills)
     assert sum(r.usd or 0.0 for r in rows) == pytest.approx(billed, rel=1e-3)
-    assert {"validating", "in_progress", "completed"} <= set(seen)
+    # every state the provider answered a status check with reaches the caller's progress; a state
+    # the provider held briefly (in_progress, 0.3 s) is skipped when no check fell inside it (a
+    # loaded machine), so the states asked for are the ones the provider was seen in
+    answered = {state for _, state in srv.batches.states_seen}
+    assert {"validating", "completed"} | answered <= set(seen)
     (batch,) = listed
     assert (batch.state, batch.lines, batch.done, batch.live) == (
         "completed",
