@@ -192,9 +192,9 @@ def skip_bom(f: BinaryIO) -> BinaryIO:
 
     Example:
         >>> import io
-        >>> skip_bom(io.BufferedReader(io.BytesIO(b"\\xef\\xbb\\xbfid,item")).read()
+        >>> skip_bom(io.BufferedReader(io.BytesIO(b"\\xef\\xbb\\xbfid,item"))).read()
         b'id,item'
-        >>> skip_bom(io.BufferedReader(io.BytesIO(b"id,item")).read()
+        >>> skip_bom(io.BufferedReader(io.BytesIO(b"id,item"))).read()
         b'id,item'
     """
     peek = getattr(f, "peek", None)
