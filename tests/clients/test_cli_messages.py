@@ -117,3 +117,21 @@ def test_hrb_bench_names_a_misspelt_format_s_choices(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2, proc.stderr
     assert "s.toml: reference.format: unknown value; did you mean 'lm-eval'? expected one of rows" in proc.stderr
+
+
+def test_hrb_bench_refuses_a_template_naming_no_field_of_the_item(tmp_path: Path, shared_home: Path) -> None:
+    (tmp_path / "s.toml").write_text(
+        'runs = 1\n[reference]\nitems = {q1 = "France", q2 = "Peru"}\n'
+        '[client]\nkind = "mock"\nreply = "Paris"\n'
+        '[[arms]]\nkind = "prompt"\nname = "ask"\ntemplate = "Capital of France?"\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "hrbench_client.cli", "bench", "s.toml", "--no-rows"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=slow(180),
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        "arms[0].template: names no field of the item, so every item would get the same prompt; "
+        "a prompt arm's item reaches the model only through its template: write {item} (the whole item) "
+        "(got 'Capital of France?')"
+    ) in proc.stderr, proc.stderr

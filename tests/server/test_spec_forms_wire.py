@@ -77,3 +77,16 @@ def test_a_misspelt_value_over_the_wire_names_the_close_one_and_every_one_allowe
         with pytest.raises(hc.InvalidParams, match=r"arms\[0\]\.format: unknown value; did you mean 'inspect'\? "):
             list(c.benchmark({**_spec({}), "arms": [arm]}))
         assert c.benchmarks() == []
+
+
+def test_a_template_naming_no_field_of_the_item_is_refused_over_the_wire(daemon: Daemon) -> None:
+    with LoopbackServer() as srv, daemon.client() as c:
+        spec = _spec({"base_url": srv.base_url})
+        spec["arms"] = [{"kind": "prompt", "name": "ask", "template": "Capital of France?"}]
+        with pytest.raises(hc.ConfigError) as info:
+            list(c.benchmark(spec))
+        assert info.value.field == "arms[0].template", info.value.message
+        assert "names no field of the item, so every item would get the same prompt" in info.value.message
+        assert "write {item} (the whole item)" in info.value.message
+        assert "(got 'Capital of France?')" in info.value.message
+        assert srv.requests == [] and c.benchmarks() == []
