@@ -184,15 +184,15 @@ def open_input(path: str | os.PathLike[str], field: str = "path") -> BinaryIO:
 
 
 def skip_bom(f: BinaryIO) -> BinaryIO:
-    """``f`` past a leading UTF-8 byte-order mark, when it starts with one (else as it stands).
+    r"""``f`` past a leading UTF-8 byte-order mark, when it starts with one (else as it stands).
 
     Excel's "CSV UTF-8" and Windows' Notepad write ``EF BB BF`` before the text; read as text it
-    would be a ``\\ufeff`` glued to the first header or key. Only the first three bytes are looked
+    would be a ``\ufeff`` glued to the first header or key. Only the first three bytes are looked
     at (:meth:`io.BufferedReader.peek`, so a pipe is not consumed), so a bounded reader stays bounded.
 
     Example:
         >>> import io
-        >>> skip_bom(io.BufferedReader(io.BytesIO(b"\\xef\\xbb\\xbfid,item"))).read()
+        >>> skip_bom(io.BufferedReader(io.BytesIO(b"\xef\xbb\xbfid,item"))).read()
         b'id,item'
         >>> skip_bom(io.BufferedReader(io.BytesIO(b"id,item"))).read()
         b'id,item'

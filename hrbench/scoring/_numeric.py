@@ -150,7 +150,9 @@ class Quantity:
 
     __slots__ = ("bare", "exact", "percent", "scaled", "value")
 
-    def __init__(self, bare: Decimal, percent: bool = False, scale: int | None = None, exact: bool = False) -> None:
+    def __init__(
+        self, bare: Decimal, percent: bool = False, scale: int | None = None, exact: bool = False
+    ) -> None:
         self.bare = bare
         self.percent = percent
         self.scaled = scale is not None
@@ -241,7 +243,9 @@ def _value(m: re.Match[str]) -> tuple[Decimal | None, int | None]:
         elif g("power") is not None:
             power = int(g("power"))
             with localcontext() as ctx:  # exact while the result stays within _MAX_POWER_DIGITS
-                ctx.prec = max(ctx.prec, min(_MAX_POWER_DIGITS, len(value.as_tuple().digits) * abs(power) + 1))
+                ctx.prec = max(
+                    ctx.prec, min(_MAX_POWER_DIGITS, len(value.as_tuple().digits) * abs(power) + 1)
+                )
                 value = value**power
         return value, m.start("sign") if g("sign") else None
     if g("fn") is not None:

@@ -99,7 +99,9 @@ def test_top_level_errors_get_a_path_and_others_are_kept() -> None:
         ({"executor": "zzz"}, "executor: unknown value; expected one of local, ray (got 'zzz')"),
     ],
 )
-def test_a_value_outside_its_choices_is_said_with_the_close_one_and_every_one(data: object, said: str) -> None:
+def test_a_value_outside_its_choices_is_said_with_the_close_one_and_every_one(
+    data: object, said: str
+) -> None:
     with pytest.raises(msgspec.ValidationError) as info:
         msgspec.convert(data, p.BenchmarkParams)
     assert explain(info.value, p.BenchmarkParams, data) == said
@@ -113,10 +115,15 @@ def test_hrb_bench_names_a_misspelt_format_s_choices(tmp_path: Path) -> None:
     )
     proc = subprocess.run(
         [sys.executable, "-m", "hrbench_client.cli", "bench", "s.toml", "--no-autostart", "--no-rows"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=slow(120),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=slow(120),
     )
     assert proc.returncode == 2, proc.stderr
-    assert "s.toml: reference.format: unknown value; did you mean 'lm-eval'? expected one of rows" in proc.stderr
+    assert (
+        "s.toml: reference.format: unknown value; did you mean 'lm-eval'? expected one of rows" in proc.stderr
+    )
 
 
 def test_hrb_bench_refuses_a_template_naming_no_field_of_the_item(tmp_path: Path, shared_home: Path) -> None:
@@ -127,7 +134,10 @@ def test_hrb_bench_refuses_a_template_naming_no_field_of_the_item(tmp_path: Path
     )
     proc = subprocess.run(
         [sys.executable, "-m", "hrbench_client.cli", "bench", "s.toml", "--no-rows"],
-        capture_output=True, text=True, cwd=tmp_path, timeout=slow(180),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=slow(180),
     )
     assert proc.returncode == 2, proc.stderr
     assert (

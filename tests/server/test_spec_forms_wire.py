@@ -74,7 +74,9 @@ def test_a_misspelt_value_over_the_wire_names_the_close_one_and_every_one_allowe
             "expected one of rows, squad, tatqa, inspect, lm-eval, promptfoo (got 'lmeval')"
         ), info.value.message
         arm = {"kind": "outputs", "name": "o", "path": "o.json", "format": "Inspect"}
-        with pytest.raises(hc.InvalidParams, match=r"arms\[0\]\.format: unknown value; did you mean 'inspect'\? "):
+        with pytest.raises(
+            hc.InvalidParams, match=r"arms\[0\]\.format: unknown value; did you mean 'inspect'\? "
+        ):
             list(c.benchmark({**_spec({}), "arms": [arm]}))
         assert c.benchmarks() == []
 

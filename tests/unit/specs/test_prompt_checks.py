@@ -120,7 +120,9 @@ def test_a_template_naming_no_field_of_the_item_is_refused_before_any_run(
         _run(template, items)
     assert CALLS == []
     msg = str(info.value)
-    assert msg.startswith("arms[0].template: names no field of the item, so every item would get the same prompt")
+    assert msg.startswith(
+        "arms[0].template: names no field of the item, so every item would get the same prompt"
+    )
     assert allowed in msg and msg.endswith(f"(got {template!r})"), msg
 
 

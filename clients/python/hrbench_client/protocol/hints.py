@@ -173,7 +173,9 @@ def enum_hint(message: str, typ: Any, data: Any = None) -> str:
     named = got[1:-1] if len(got) >= 2 and got[0] == got[-1] == "'" else got
     near = closest(named, [str(v) for v in allowed])
     hint = f"did you mean {near!r}? " if near is not None else ""
-    return f"{path or 'value'}: unknown value; {hint}expected one of {', '.join(map(str, allowed))} (got {got})"
+    return (
+        f"{path or 'value'}: unknown value; {hint}expected one of {', '.join(map(str, allowed))} (got {got})"
+    )
 
 
 def broken_range(message: str) -> tuple[str, str] | None:
