@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import contextvars
 import errno
@@ -46,7 +47,15 @@ from typing import BinaryIO
 from hrbench._util.atomic import atomic_file, why_not_written
 from hrbench.errors import ConfigError
 
-__all__ = ["Confinement", "confinement", "make_folder", "open_input", "output_file", "read_text"]
+__all__ = [
+    "Confinement",
+    "confinement",
+    "make_folder",
+    "open_input",
+    "output_file",
+    "read_text",
+    "skip_bom",
+]
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -174,15 +183,42 @@ def open_input(path: str | os.PathLike[str], field: str = "path") -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def skip_bom(f: BinaryIO) -> BinaryIO:
+    r"""``f`` past a leading UTF-8 byte-order mark, when it starts with one (else as it stands).
+
+    Excel's "CSV UTF-8" and Windows' Notepad write ``EF BB BF`` before the text; read as text it
+    would be a ``\ufeff`` glued to the first header or key. Only the first three bytes are looked
+    at (:meth:`io.BufferedReader.peek`, so a pipe is not consumed), so a bounded reader stays bounded.
+
+    Example:
+        >>> import io
+        >>> skip_bom(io.BufferedReader(io.BytesIO(b"\xef\xbb\xbfid,item"))).read()
+        b'id,item'
+        >>> skip_bom(io.BufferedReader(io.BytesIO(b"id,item"))).read()
+        b'id,item'
+    """
+    peek = getattr(f, "peek", None)
+    head = peek(3)[:3] if peek is not None else None
+    if head is None and f.seekable():
+        at = f.tell()
+        head = f.read(3)
+        f.seek(at)
+    if head == codecs.BOM_UTF8:
+        f.read(3)
+    return f
+
+
 def read_text(path: str | os.PathLike[str], field: str = "path") -> str:
     """The text (UTF-8, universal newlines) of a file a caller named: :func:`open_input`, decoded.
+
+    A leading UTF-8 byte-order mark (Excel's "CSV UTF-8") is dropped, as :func:`skip_bom` says.
 
     Raises:
         OSError: as :func:`open_input`.
         ConfigError: as :func:`open_input`.
         UnicodeDecodeError: the file is not UTF-8.
     """
-    with io.TextIOWrapper(open_input(path, field), encoding="utf-8") as f:
+    with io.TextIOWrapper(open_input(path, field), encoding="utf-8-sig") as f:
         return f.read()
 
 

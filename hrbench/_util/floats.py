@@ -5,16 +5,44 @@ Python prints for ``0.1 + 0.2``, equals the label 0.3). Source: C's ``DBL_DIG`` 
 every decimal of 15 significant digits survives a round trip through a float64, so two such
 decimals that differ are different doubles, while ``repr`` of a double (up to 17 digits) lies
 within half a unit of the 15th digit of the decimal it was converted from.
+
+The rule is for a double's printed value: the shortest ``repr`` of a float64 has at most 17
+significant digits (:data:`REPR_DIGITS`), so a number written with more
+(``123456789012345678901234567891``) is no double's repr and is compared exactly
+(:func:`may_be_float_repr`).
 """
 
 from __future__ import annotations
 
 from decimal import Decimal
 
-__all__ = ["DBL_DIG", "float_noise_equal", "significant_digits"]
+__all__ = ["DBL_DIG", "REPR_DIGITS", "float_noise_equal", "may_be_float_repr", "significant_digits"]
 
 DBL_DIG = 15
 """Significant decimal digits a float64 keeps through a round trip (C11 5.2.4.2.2, ``DBL_DIG``)."""
+
+
+REPR_DIGITS = 17
+"""Significant decimal digits that always tell a float64 apart, the most its shortest repr holds (IEEE 754-2008 5.12.2)."""
+
+
+def may_be_float_repr(digits: str) -> bool:
+    """Whether a number written as ``digits`` may be a float64's printed value: at most 17 significant digits.
+
+    Zeros at either end are not significant here: JavaScript prints the double nearest
+    123456789012345678901 as ``123456789012345680000`` (17 significant digits).
+
+    Args:
+        digits: the number as written, plain digits with an optional point and minus
+            (an exponent's mantissa alone).
+
+    Example:
+        >>> may_be_float_repr("0.30000000000000004"), may_be_float_repr("123456789012345680000")
+        (True, True)
+        >>> may_be_float_repr("123456789012345678901234567891")
+        False
+    """
+    return len(digits.replace(".", "").replace("-", "").strip("0")) <= REPR_DIGITS
 
 
 def float_noise_equal(a: Decimal, b: Decimal) -> bool:

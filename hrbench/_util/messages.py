@@ -28,6 +28,10 @@ __all__ = [
 def did_you_mean(name: str, known: Sequence[str], n: int = 1, shown: Mapping[str, str] | None = None) -> str:
     """A hint naming the closest of ``known`` to ``name`` (``""`` when none is close), for messages.
 
+    A known name that differs from ``name`` only by case (``ID`` for ``id``) comes first: to
+    :func:`difflib.get_close_matches` ``"ID"`` and ``"id"`` share no character, yet a CSV header
+    written in another case is the likeliest slip.
+
     Args:
         name: what was given.
         known: the names it could have been.
@@ -37,12 +41,16 @@ def did_you_mean(name: str, known: Sequence[str], n: int = 1, shown: Mapping[str
     Example:
         >>> did_you_mean("labl", ["id", "item", "label"])
         "did you mean 'label'? "
+        >>> did_you_mean("ID", ["id", "item", "label"])
+        "did you mean 'id'? "
         >>> did_you_mean("zzz", ["id"])
         ''
         >>> did_you_mean("3f2b", ["3f2a", "9c10"], shown={"3f2a": "3f2a77c0d1e2f3a4"})
         "did you mean '3f2a77c0d1e2f3a4'? "
     """
-    close = difflib.get_close_matches(name, list(known), n=n)
+    folded = name.casefold()
+    same_but_case = [k for k in known if k.casefold() == folded and k != name]
+    close = list(dict.fromkeys([*same_but_case, *difflib.get_close_matches(name, list(known), n=n)]))[:n]
     said = list(dict.fromkeys((shown or {}).get(c, c) for c in close))
     return f"did you mean {', '.join(map(repr, said))}? " if said else ""
 

@@ -31,7 +31,7 @@ import zlib
 from collections.abc import Generator, Iterator
 from typing import IO, Any, cast
 
-from hrbench._util.files import open_input
+from hrbench._util.files import open_input, skip_bom
 from hrbench.errors import ConfigError
 from hrbench.interop._boundary import Reading, current, place, track
 from hrbench.interop._limits import RATIO_FLOOR, over_limit
@@ -159,7 +159,7 @@ def read_json(path: str, what: str) -> Any:
         OSError: the file cannot be read.
     """
     with open_input(path, "path") as f:
-        return decode(_whole(f), "", what)  # no name keeps the bytes: they go before the parse
+        return decode(_whole(skip_bom(f)), "", what)  # no name keeps the bytes: they go before the parse
 
 
 def _whole(f: IO[bytes]) -> bytes:
@@ -189,7 +189,7 @@ def json_lines(path: str, what: str) -> Iterator[tuple[int, Any]]:
     """
     r = _reading()
     limit = r.limits.max_member_bytes
-    f = r.closing.enter_context(open_input(path, "path"))
+    f = skip_bom(r.closing.enter_context(open_input(path, "path")))
     n = 0
     while line := f.readline(limit + 1):
         n += 1

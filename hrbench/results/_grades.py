@@ -125,7 +125,7 @@ def _records(path: Path, shown: str, field: str) -> Iterator[tuple[str, Mapping[
         raw = open_input(path, field)
     except OSError as exc:
         raise ConfigError(field, shown, f"cannot be read: {exc.strerror or exc}") from None
-    with raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as text:
+    with raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:  # Excel's byte-order mark
         try:
             if path.suffix.lower() == ".csv":
                 csv.field_size_limit(_MAX_LINE)

@@ -75,11 +75,12 @@ Numbers (seed 001):
 * units, currency and "%" written against a number do not hide it ("45.2m", "5mg", "$8,000.",
   "20%", "\u00a3304m", "\u20ac5", "\u00a55"; H02e, H05d).
 * float64 noise: a number of the answer written
-  with a decimal point and more than 15 significant digits -- a float as a program prints it,
+  with a decimal point and 16 or 17 significant digits -- a float as a program prints it,
   ``"0.30000000000000004"`` for ``0.1 + 0.2`` -- contains an accepted answer that is a bare
   number equal to it up to float64 noise (:func:`contains_float_noise`; the rule and its source,
   C's ``DBL_DIG``, in :mod:`hrbench._util.floats`). A number of 15 significant digits or fewer is
-  matched as written, so "45.2" is still not in "45.25" nor "0.3" in "0.31".
+  matched as written, so "45.2" is still not in "45.25" nor "0.3" in "0.31"; so is one of more
+  than 17 (no float64's repr has more, :data:`hrbench._util.floats.REPR_DIGITS`), on either side.
 
 Seed 001 says "contains" and pins numbers; the word rule above is hrbench's own, and text with
 neither a letter nor a digit at an end (``"(A)"``, ``"$5"``) is matched by plain containment at
@@ -93,7 +94,7 @@ import unicodedata
 from decimal import Decimal
 from functools import lru_cache
 
-from hrbench._util.floats import DBL_DIG, float_noise_equal, significant_digits
+from hrbench._util.floats import DBL_DIG, float_noise_equal, may_be_float_repr, significant_digits
 from hrbench._util.text import FRACTION_SLASH, JOIN, caseless, fold_minus, fold_numerals
 
 __all__ = ["contains_answer", "contains_float_noise", "fold_answer", "strip_around"]
@@ -336,8 +337,8 @@ _PRINTED_FLOAT = re.compile(r"(?<![0-9.])(-?)([0-9]+\.[0-9]+)(?![0-9]|\.[0-9])")
 def contains_float_noise(hay: str, needle: str) -> bool:
     """Whether ``hay`` holds a printed float equal to the bare number ``needle`` up to noise.
 
-    Only numbers of ``hay`` written with a decimal point and more than 15 significant digits
-    are read (module docstring); each is matched whole, with its minus sign as
+    Only numbers of ``hay`` written with a decimal point and 16 or 17 significant digits
+    are read, and only a ``needle`` of at most 17 (module docstring); each is matched whole, with its minus sign as
     :func:`contains_answer` reads it (a hyphen between two numbers is a range).
 
     Args:
@@ -354,15 +355,19 @@ def contains_float_noise(hay: str, needle: str) -> bool:
         True
         >>> contains_float_noise("0.31", "0.3"), contains_float_noise("1234567890123457", "1234567890123456")
         (False, False)
+        >>> contains_float_noise("0.300000000000000000001", "0.3")
+        False
     """
     bare = _BARE_NUMBER.fullmatch(needle)
     if bare is None or _LONG_RUN.search(hay) is None:
         return False
+    if not may_be_float_repr(bare.group(1)):
+        return False
     want, mark = Decimal(bare.group(1)), bare.group(2)
     for m in _PRINTED_FLOAT.finditer(hay):
         digits = m.group(2)
-        if significant_digits(digits) <= DBL_DIG:
-            continue
+        if significant_digits(digits) <= DBL_DIG or not may_be_float_repr(digits):
+            continue  # no float noise: 15 digits or fewer survive a float64; over 17 are no float's repr
         value = Decimal(digits)
         if m.group(1) and _is_minus(hay, m.start(1)):
             value = -value

@@ -56,7 +56,11 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
   around 0 (``0.1 + 0.2 - 0.3`` is ``5.55e-17``) has no scale to be judged against; give
   ``abs_tol`` for it. The rule applies with any tolerance (:func:`hrbench._util.floats.float_noise_equal`).
   Numbers that differ only after their 15th significant digit are equal by it: a 16-digit
-  identifier is not a quantity, score it with ``exact``. ``answer_contains`` applies the same
+  identifier is not a quantity, score it with ``exact``. The rule is for a double's printed
+  value, which has at most 17 significant digits (:data:`hrbench._util.floats.REPR_DIGITS`):
+  when either side is written with more (``123456789012345678901234567891``, zeros at either
+  end not counted), the two are compared exactly, as decimals, and the outcome shows the
+  number as written (never rounded to a float's or a decimal context's precision). ``answer_contains`` applies the same
   rule only to a reply's number written with a decimal point and more than 15 significant
   digits (a printed float); ``exact`` stays literal (seed 000).
 - A reply with no number is ``parse_failure``; a label that does not hold exactly one number raises
@@ -69,11 +73,11 @@ Where ``answer_contains`` (seed 001) asks whether the label's number is written 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from functools import lru_cache
 from typing import Any, Literal
 
-from hrbench._util.floats import DBL_DIG, float_noise_equal
+from hrbench._util.floats import DBL_DIG, float_noise_equal, may_be_float_repr
 from hrbench._util.text import FRACTION_SLASH, JOIN, fold_numerals
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import Score
@@ -111,14 +115,25 @@ _AFTER = re.compile(
     r"(\))?\s?(%|\\%|percent\b|per cent\b)?\s?(thousand\b|million\b|billion\b|trillion\b|bn\b|k\b)?(\))?"
 )
 _OPEN = re.compile(r"\(\s?[$\u20ac\u00a3\u00a5\u20b9]?\s?$")
-_SCALE = {
-    "thousand": Decimal(1000),
-    "k": Decimal(1000),
-    "million": Decimal(10) ** 6,
-    "billion": Decimal(10) ** 9,
-    "bn": Decimal(10) ** 9,
-    "trillion": Decimal(10) ** 12,
-}
+_SCALE = {"thousand": 3, "k": 3, "million": 6, "billion": 9, "bn": 9, "trillion": 12}
+"""A scale word's power of ten."""
+_MAX_POWER_DIGITS = 1000
+"""A power (``5^2``) is computed exactly up to about this many digits, else to the decimal context's."""
+
+
+def _shift(d: Decimal, n: int, how: str = "scaleb") -> Decimal:
+    """``d`` times ``10**n``, exactly: by :meth:`Decimal.scaleb`, ``"times"`` or ``"over"`` ``10**-n``.
+
+    Decimal arithmetic rounds to its context's 28 digits; here the context holds every digit of
+    ``d``. The three ways give the same value, each with the exponent its operation gives.
+    """
+    with localcontext() as ctx:
+        ctx.prec = max(ctx.prec, len(d.as_tuple().digits) + 1)
+        if how == "times":
+            return d * Decimal(10) ** n
+        if how == "over":
+            return d / Decimal(10) ** -n
+        return d.scaleb(n)
 
 
 class Quantity:
@@ -129,15 +144,20 @@ class Quantity:
         bare: the number as written, before its scale (``1.5``).
         percent: ``True`` when ``%`` or ``percent`` followed it.
         scaled: ``True`` when a scale word followed it.
+        exact: ``True`` when it is written with more significant digits than a float64's repr
+            has (:func:`hrbench._util.floats.may_be_float_repr`): compared with no float noise.
     """
 
-    __slots__ = ("bare", "percent", "scaled", "value")
+    __slots__ = ("bare", "exact", "percent", "scaled", "value")
 
-    def __init__(self, bare: Decimal, percent: bool = False, scale: Decimal | None = None) -> None:
+    def __init__(
+        self, bare: Decimal, percent: bool = False, scale: int | None = None, exact: bool = False
+    ) -> None:
         self.bare = bare
         self.percent = percent
         self.scaled = scale is not None
-        self.value = bare * scale if scale is not None else bare
+        self.value = _shift(bare, scale, "times") if scale is not None else bare
+        self.exact = exact
 
     def __repr__(self) -> str:
         mark = "%" if self.percent else (" (scaled)" if self.scaled else "")
@@ -147,14 +167,17 @@ class Quantity:
         """The values this quantity may stand for when the other side lacks its mark."""
         out = [self.value]
         if self.percent:
-            out.append(self.value / 100)
+            out.append(_shift(self.value, -2, "over"))
         if self.scaled:
             out.append(self.bare)
         return out
 
 
 def _plain(d: Decimal) -> str:
-    s = format(d.normalize(), "f")
+    """``d`` in plain digits, as exact as it is held (no trailing zeros after a point)."""
+    s = format(d, "f")
+    if "." in s:
+        s = s.rstrip("0").rstrip(".")
     return "0" if s in ("-0", "") else s
 
 
@@ -181,6 +204,7 @@ def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
             value, sign_at = _value(m)
         except (InvalidOperation, ArithmeticError):  # 1/0, 0^-1: no value
             continue
+        written = m.group("digits")
         if value is None:
             continue
         if sign_at is not None and _is_minus(hay, sign_at):
@@ -190,7 +214,8 @@ def read_numbers(text: str, accounting: bool = False) -> list[Quantity]:
         if accounting and (closed1 or closed2) and _OPEN.search(hay, max(0, m.start() - 4), m.start()):
             value = -abs(value)
         scale = _SCALE.get(word) if word else None
-        out.append(Quantity(value, percent=pct is not None, scale=scale))
+        exact = written is not None and not may_be_float_repr(written)
+        out.append(Quantity(value, percent=pct is not None, scale=scale, exact=exact))
     return out
 
 
@@ -214,9 +239,14 @@ def _value(m: re.Match[str]) -> tuple[Decimal | None, int | None]:
         value = Decimal(g("digits"))
         exponent = g("e") or g("x")
         if exponent is not None:
-            value = value.scaleb(int(exponent))
+            value = _shift(value, int(exponent))
         elif g("power") is not None:
-            value = value ** int(g("power"))
+            power = int(g("power"))
+            with localcontext() as ctx:  # exact while the result stays within _MAX_POWER_DIGITS
+                ctx.prec = max(
+                    ctx.prec, min(_MAX_POWER_DIGITS, len(value.as_tuple().digits) * abs(power) + 1)
+                )
+                value = value**power
         return value, m.start("sign") if g("sign") else None
     if g("fn") is not None:
         return Decimal(g("fn")) / Decimal(g("fd")), m.start("fsign") if g("fsign") else None
@@ -236,8 +266,8 @@ def _label_numbers(label: str, accounting: bool) -> tuple[Quantity, ...]:
     return tuple(read_numbers(label, accounting))
 
 
-def _equal(a: Decimal, b: Decimal, abs_tol: float, rel_tol: float) -> bool:
-    if float_noise_equal(a, b):
+def _equal(a: Decimal, b: Decimal, abs_tol: float, rel_tol: float, exact: bool) -> bool:
+    if a == b or (not exact and float_noise_equal(a, b)):
         return True
     if abs_tol == 0 and rel_tol == 0:
         return False
@@ -245,9 +275,10 @@ def _equal(a: Decimal, b: Decimal, abs_tol: float, rel_tol: float) -> bool:
 
 
 def _matches(got: Quantity, want: Quantity, abs_tol: float, rel_tol: float) -> bool:
+    exact = got.exact or want.exact
     if got.percent == want.percent and got.scaled == want.scaled:
-        return _equal(got.value, want.value, abs_tol, rel_tol)
-    return any(_equal(g, w, abs_tol, rel_tol) for g in got.readings() for w in want.readings())
+        return _equal(got.value, want.value, abs_tol, rel_tol, exact)
+    return any(_equal(g, w, abs_tol, rel_tol, exact) for g in got.readings() for w in want.readings())
 
 
 def numeric_scorer(

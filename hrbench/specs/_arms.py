@@ -152,12 +152,34 @@ def _root_fields(template: str) -> list[str]:
     return roots
 
 
+def _positional(template: str) -> bool:
+    """Whether a template holds a positional field (``{}``, ``{:>5}``), which no item fills."""
+    import string
+
+    return any(name == "" for _, name, _, _ in string.Formatter().parse(template))
+
+
+def _same_prompt(items: Mapping[str, Any]) -> str:
+    """Why a template naming no field is refused, and the placeholders the items allow."""
+    first = next(iter(items.values()), None)
+    fields = [str(k) for k in first][:8] if isinstance(first, Mapping) else []
+    allowed = "{item} (the whole item)" + (
+        f" or a field of the item: {', '.join('{' + f + '}' for f in fields)}" if fields else ""
+    )
+    return (
+        f"names no field of the item, so every item would get the same prompt; "
+        f"a prompt arm's item reaches the model only through its template: write {allowed}"
+    )
+
+
 def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any) -> None:
     """Refuse a prompt arm that would fail on every run (or on some items), before the first.
 
     Rule (a template naming a field the items lack, a malformed template and a prompt arm
-    with no ``[client]`` never give one error row per run): the template
-    is filled with the first item (which finds a malformed template and a field it lacks), then
+    with no ``[client]`` never give one error row per run): a template that names no field
+    (``"Capital of France?"``) is refused, as every item would get the same prompt (the
+    template is the only way a prompt arm's item reaches the model: ``system`` is sent as
+    written); the template is filled with the first item (which finds a malformed template and a field it lacks), then
     every item is checked for the fields the template names, and a benchmark without a client
     is refused.
 
@@ -179,6 +201,11 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
         ... except ValueError as exc:
         ...     print(str(exc).split(" (got")[0])
         template: names {country}, which item 'q1' lacks (1 of 1 item(s) lack it: q1)
+        >>> try:
+        ...     check_prompt("ask", "Capital of France?", {"q1": {"country": "France"}}, client=object())
+        ... except ValueError as exc:
+        ...     print(str(exc))
+        template: names no field of the item, so every item would get the same prompt; a prompt arm's item reaches the model only through its template: write {item} (the whole item) or a field of the item: {country} (got 'Capital of France?')
     """
     where = "template"
     if client is None:
@@ -187,13 +214,15 @@ def check_prompt(arm: str, template: str, items: Mapping[str, Any], client: Any)
             None,
             f"prompt arm {arm!r} calls a model: give the benchmark a client ([client])",
         )
-    if not items:
-        return
-    first_id, first = next(iter(items.items()))
     try:
         roots = _root_fields(template)
     except ValueError as exc:
         raise ConfigError(where, template, f"malformed template ({exc})") from None
+    if not roots and not _positional(template):  # a positional {} is refused as one below
+        raise ConfigError(where, template, _same_prompt(items))
+    if not items:
+        return
+    first_id, first = next(iter(items.items()))
     for root in roots:
         lacking = [
             i

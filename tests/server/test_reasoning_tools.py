@@ -154,7 +154,7 @@ def test_per_run_caps_stop_each_runs_nth_call_and_the_benchmark_goes_on(shared_d
         ),
         ({"kind": "prompt", "name": "a", "template": "x", "sweep": {"top_p": [1]}}, "arms[0].sweep"),
         ({"kind": "prompt", "name": "a", "template": "x", "tools": {"t": "_agent_tools:nope"}}, "tools.t"),
-        ({"kind": "prompt", "name": "a", "template": "x", "thinking_budget": 2048}, "thinking_budget"),
+        ({"kind": "prompt", "name": "a", "template": "{item}", "thinking_budget": 2048}, "thinking_budget"),
     ],
 )
 def test_bad_reasoning_and_tool_fields_are_refused_naming_them(

@@ -61,3 +61,34 @@ def test_other_forms_and_unknown_fields_over_the_wire(daemon: Daemon) -> None:
         ):
             list(c.benchmark(_spec({"base_ur": "http://127.0.0.1:9/v1"})))
         assert c.benchmarks() == []
+
+
+def test_a_misspelt_value_over_the_wire_names_the_close_one_and_every_one_allowed(daemon: Daemon) -> None:
+    """msgspec says ``Invalid enum value 'lmeval'`` and no more; the daemon says the choices."""
+    with daemon.client() as c:
+        spec = {**_spec({}), "reference": {"path": "r.jsonl", "format": "lmeval"}}
+        with pytest.raises(hc.InvalidParams) as info:
+            list(c.benchmark(spec))
+        assert info.value.message.endswith(
+            "reference.format: unknown value; did you mean 'lm-eval'? "
+            "expected one of rows, squad, tatqa, inspect, lm-eval, promptfoo (got 'lmeval')"
+        ), info.value.message
+        arm = {"kind": "outputs", "name": "o", "path": "o.json", "format": "Inspect"}
+        with pytest.raises(
+            hc.InvalidParams, match=r"arms\[0\]\.format: unknown value; did you mean 'inspect'\? "
+        ):
+            list(c.benchmark({**_spec({}), "arms": [arm]}))
+        assert c.benchmarks() == []
+
+
+def test_a_template_naming_no_field_of_the_item_is_refused_over_the_wire(daemon: Daemon) -> None:
+    with LoopbackServer() as srv, daemon.client() as c:
+        spec = _spec({"base_url": srv.base_url})
+        spec["arms"] = [{"kind": "prompt", "name": "ask", "template": "Capital of France?"}]
+        with pytest.raises(hc.ConfigError) as info:
+            list(c.benchmark(spec))
+        assert info.value.field == "arms[0].template", info.value.message
+        assert "names no field of the item, so every item would get the same prompt" in info.value.message
+        assert "write {item} (the whole item)" in info.value.message
+        assert "(got 'Capital of France?')" in info.value.message
+        assert srv.requests == [] and c.benchmarks() == []

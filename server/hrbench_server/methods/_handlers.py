@@ -62,7 +62,10 @@ def decode(raw: Any, typ: type[S]) -> S:
         message, broken = str(exc), p.broken_range(str(exc))
         if broken is not None:  # a range broken: the field, the value given and the range, in words
             raise invalid_params(ValueError(p.plain_range(message, raw)), broken[0], broken[1]) from None
-        raise invalid_params(ValueError(p.unknown_field_hint(message, typ, raw))) from None
+        said = p.enum_hint(
+            p.unknown_field_hint(message, typ, raw), typ, raw
+        )  # a misspelt value: the close one
+        raise invalid_params(ValueError(said)) from None
 
 
 def sync_handler(typ: type[S], fn: Callable[[S], Any]) -> Callable[[Any], Any]:

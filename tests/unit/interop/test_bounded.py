@@ -330,3 +330,15 @@ def test_a_huge_run_number_is_refused_not_held(tmp_path: Path) -> None:
         ConfigError, match=r"has run 1000000000000000000000000000000 .*HRBENCH_IMPORT_MAX_VALUES"
     ):
         read_imported(tmp_path / "e.json", "inspect")
+
+
+@pytest.mark.parametrize(("path", "fmt"), [(LMEVAL, "lm-eval"), (PROMPTFOO, "promptfoo")])
+def test_a_file_saved_with_a_byte_order_mark_reads_as_the_one_without(
+    tmp_path: Path, path: Path, fmt: str
+) -> None:
+    """Windows tools write ``EF BB BF`` first; the bounded readers skip it (JSON lines and whole JSON)."""
+    marked = tmp_path / path.name
+    marked.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    got, want = read_imported(marked, fmt), read_imported(path, fmt)
+    assert (got.items, got.labels, got.arms) == (want.items, want.labels, want.arms)
+    assert got.items

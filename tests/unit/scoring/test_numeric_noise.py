@@ -1,8 +1,10 @@
-"""numeric: equal up to float64 noise by default, never beyond DBL_DIG digits.
+"""numeric: equal up to float64 noise by default, never beyond DBL_DIG digits, never past a repr's 17.
 
 ``hrb score --scorer numeric --label 0.3 "0.30000000000000004"`` is right: the default tolerance
 is not exactly zero. The rule (hrbench/scoring/_numeric.py's docstring, source C's DBL_DIG): two numbers of
-the same sign are equal when closer than one unit in the 15th significant digit of the smaller.
+the same sign are equal when closer than one unit in the 15th significant digit of the smaller;
+a number written with more than 17 significant digits is no float64's repr and is compared
+exactly, its outcome shown as written.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from hrbench.scoring import numeric_scorer
+from hrbench.scoring import answer_scorer, numeric_scorer
 from hrbench.scoring._numeric import float_noise_equal
 from tests._slow import slow
 
@@ -110,3 +112,54 @@ def test_hrb_score_reads_float_noise_as_equal() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert '"correct":true' in done.stdout
+
+
+BIG = "123456789012345678901234567890"
+
+
+@pytest.mark.parametrize(
+    ("reply", "label", "correct", "outcome"),
+    [
+        (BIG[:-1] + "1", BIG, False, BIG[:-1] + "1"),  # 29 significant digits: exact
+        (BIG, BIG[:-1] + "1", False, BIG),
+        (BIG, int(BIG), True, BIG),
+        ("0.300000000000000000001", 0.3, False, "0.300000000000000000001"),  # 21 digits: no repr
+        ("1.23456789012345678901e5", "123456.789012345678902", False, "123456.789012345678901"),
+        (BIG[:-1] + "1 million", BIG + "000000", False, BIG[:-1] + "1000000"),  # scaled exactly
+        (BIG[:-1] + "1%", "1234567890123456789012345678.91", True, BIG[:-1] + "1%"),  # percent, exactly
+        ("2^100", "1267650600228229401496703205376", True, "1267650600228229401496703205376"),
+        ("2^100", "1267650600228229401496703205377", False, "1267650600228229401496703205376"),
+        # 17 digits or fewer may be float noise, as before
+        ("9007199254740993", 9007199254740992, True, "9007199254740993"),
+        ("0.30000000000000004", 0.3, True, "0.30000000000000004"),
+        ("100000000000000010000", "1e20", True, "100000000000000010000"),  # zeros at the end: no digits
+    ],
+)
+def test_a_number_of_more_than_17_significant_digits_is_compared_exactly(
+    reply: str, label: object, correct: bool, outcome: str
+) -> None:
+    got = SCORER(None, reply, label)
+    assert (got.correct, got.outcome) == (correct, outcome)
+
+
+def test_answer_contains_reads_no_float_noise_past_17_digits() -> None:
+    contains = answer_scorer()
+    assert contains(None, "it is 0.30000000000000004", 0.3).correct
+    assert not contains(None, "it is 0.300000000000000000001", 0.3).correct
+
+
+def test_a_tolerance_still_applies_to_numbers_compared_exactly() -> None:
+    assert numeric_scorer(abs_tol=1)(None, BIG[:-1] + "1", BIG).correct
+    assert not numeric_scorer(abs_tol=0.5)(None, BIG[:-1] + "1", BIG).correct
+
+
+def test_hrb_score_compares_long_integers_exactly() -> None:
+    hrb = Path(sys.executable).with_name("hrb")
+    done = subprocess.run(
+        [str(hrb), "score", "--scorer", "numeric", "--label", BIG, BIG[:-1] + "1"],
+        capture_output=True,
+        text=True,
+        timeout=slow(120),
+    )
+    assert done.returncode == 0, done.stderr
+    assert f'"correct":false,"outcome":"{BIG[:-1]}1"' in done.stdout, done.stdout

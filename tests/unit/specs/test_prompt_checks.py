@@ -97,3 +97,37 @@ def test_the_check_only_sees_the_split_that_runs() -> None:
     ref = hb.Reference([{"title": "t"}, {"country": "c"}], labels="c", split=["dev", "test"])
     bench = hb.benchmark(arm, ref, runs=5, client=specs.build_client(CLIENT), split="test")
     assert len(bench.rows) == 5
+
+
+@pytest.mark.parametrize(
+    ("template", "items", "allowed"),
+    [
+        ("Capital of France?", {"q1": "France", "q2": "Peru"}, "write {item} (the whole item) (got"),
+        ("Answer {{item}}.", {"q1": "France"}, "write {item} (the whole item) (got"),  # {{ is a brace
+        ("", {"q1": "France"}, "write {item}"),
+        (
+            "Answer the question.",
+            {"q1": {"question": "a", "context": "b"}},
+            "write {item} (the whole item) or a field of the item: {question}, {context} (got",
+        ),
+    ],
+)
+def test_a_template_naming_no_field_of_the_item_is_refused_before_any_run(
+    template: str, items: dict[str, Any], allowed: str
+) -> None:
+    """Every item would get the same prompt: the template is a prompt arm's only way to the model."""
+    with pytest.raises(ConfigError) as info:
+        _run(template, items)
+    assert CALLS == []
+    msg = str(info.value)
+    assert msg.startswith(
+        "arms[0].template: names no field of the item, so every item would get the same prompt"
+    )
+    assert allowed in msg and msg.endswith(f"(got {template!r})"), msg
+
+
+def test_a_system_prompt_does_not_carry_the_item() -> None:
+    """``system`` is sent as written: a template without a field is refused even with one."""
+    arm = specs.build_arm({"kind": "prompt", "name": "a", "template": "Go.", "system": "About {item}"})
+    with pytest.raises(ConfigError, match=r"^arms\[0\]\.template: names no field"):
+        hb.benchmark([arm], hb.Reference({"q1": "France"}), runs=1, client=specs.build_client(CLIENT))

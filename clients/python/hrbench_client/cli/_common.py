@@ -61,7 +61,9 @@ def explain(exc: Exception, typ: Any = None, data: Any = None) -> str:
     outputs, import)``, and likewise a client's ``kind``; a message about the top-level object
     (msgspec gives it no path, e.g. ``Object contains unknown field `rusn```) gets `` - at `$```.
     Given the type decoded (and the data), an unknown field gets the closest field's name
-    (:func:`hrbench_client.protocol.unknown_field_hint`), and a value out of its range is said
+    (:func:`hrbench_client.protocol.unknown_field_hint`), a value outside a ``Literal`` the
+    closest value and every value allowed (:func:`hrbench_client.protocol.enum_hint`), and a
+    value out of its range is said
     as the field, the value given and the range (:func:`hrbench_client.protocol.plain_range`).
     """
     import re
@@ -74,9 +76,9 @@ def explain(exc: Exception, typ: Any = None, data: Any = None) -> str:
     if " - at `" not in msg:
         msg = f"{msg} - at `$`"
     if typ is not None:
-        from hrbench_client.protocol import unknown_field_hint
+        from hrbench_client.protocol import enum_hint, unknown_field_hint
 
-        msg = unknown_field_hint(msg, typ, data)
+        msg = enum_hint(unknown_field_hint(msg, typ, data), typ, data)
     m = re.fullmatch(
         r"Invalid value .* - at `\$(\.arms\[\d+\]|\.client|\.client\.fallback)\.kind`", msg, re.S
     )

@@ -32,7 +32,7 @@ def eval_params(path: str) -> Any:
     if isinstance(rows, str):
         file = base / _resolve(base, rows)
         try:
-            text = file.read_text(encoding="utf-8")
+            text = file.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel, Notepad) is dropped
         except OSError as exc:
             _fail_usage(f"cannot read data {file}: {exc.strerror}")
         if text.lstrip().startswith("["):

@@ -22,10 +22,11 @@ def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
 
     file = Path(path)
     try:
-        with file.open("rb") as f:
-            data = tomllib.load(f)
+        data = tomllib.loads(file.read_bytes().decode("utf-8-sig"))  # Notepad's byte-order mark is dropped
     except OSError as exc:
         _fail_usage(f"cannot read {path}: {exc.strerror}")
+    except UnicodeDecodeError as exc:
+        _fail_usage(f"{path} is not valid TOML: not UTF-8 text (byte {exc.start + 1})")
     except tomllib.TOMLDecodeError as exc:
         _fail_usage(f"{path} is not valid TOML: {exc}")
     try:

@@ -85,7 +85,14 @@ from hrbench_client.protocol.grades import (
     GradesPutResult,
     NextGrade,
 )
-from hrbench_client.protocol.hints import broken_range, plain_range, shown, unknown_field_hint
+from hrbench_client.protocol.hints import (
+    broken_range,
+    closest,
+    enum_hint,
+    plain_range,
+    shown,
+    unknown_field_hint,
+)
 from hrbench_client.protocol.interop import BenchmarkExportParams, BenchmarkExportResult
 from hrbench_client.protocol.methods import ERROR_CODES, METHODS, NOTIFICATIONS, ErrorData
 from hrbench_client.protocol.prices import ModelPrice, PricesParams, PricesResult, PriceTier
@@ -281,6 +288,8 @@ __all__ = [
     "ToolCall",
     "Usage",
     "broken_range",
+    "closest",
+    "enum_hint",
     "plain_range",
     "schemas",
     "shown",

@@ -1,4 +1,4 @@
-"""Errors of decoding: the closest field's name for an unknown field, and a range broken in words.
+"""Errors of decoding: the closest name for an unknown field or value, and a range broken in words.
 
 msgspec says ``Expected `int` >= 1 - at `$.runs```; :func:`plain_range` says ``runs = 0: must
 be at least 1`` (the field, the value given, the range allowed), and ``hrb`` names the option
@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import Struct
 
-__all__ = ["broken_range", "plain_range", "shown", "unknown_field_hint"]
+__all__ = ["broken_range", "closest", "enum_hint", "plain_range", "shown", "unknown_field_hint"]
 
 _RULES = {">=": "at least", ">": "above", "<=": "at most", "<": "below"}
 """msgspec's comparison in a range message, and the words for it."""
@@ -30,15 +30,26 @@ def _walk(typ: Any) -> list[Any]:
     return [typ]
 
 
-def _fields_at(typ: Any, path: str, data: Any) -> list[str]:
-    """The field names of the Structs at a msgspec error path (``.client``, ``.arms[1]``)."""
+def _of_kind(types: list[Any], at: Any) -> list[Any]:
+    """The Structs of ``types`` whose tag is the ``kind`` that ``at`` gives (all when none matches)."""
+    structs = [t for t in types if isinstance(t, type) and issubclass(t, Struct)]
+    kind = at.get("kind") if isinstance(at, dict) else None
+    tagged = [t for t in structs if kind is not None and t.__struct_config__.tag == kind]
+    return tagged or types
+
+
+def _types_at(typ: Any, path: str, data: Any) -> tuple[list[Any], Any]:
+    """The types at a msgspec error path (``.client``, ``.arms[1].format``) and the data there.
+
+    A tagged union's member is the one whose tag is the data's ``kind``, at every step.
+    """
     import re
     import typing
 
     types, at = _walk(typ), data
     for name, index in re.findall(r"\.(\w+)|\[([^\]]*)\]", path):
         step: list[Any] = []
-        for t in types:
+        for t in _of_kind(types, at):
             if name and isinstance(t, type) and issubclass(t, Struct):
                 step += [f.type for f in msgspec.structs.fields(t) if f.encode_name == name]
             elif index and typing.get_origin(t) in (list, dict):
@@ -48,11 +59,15 @@ def _fields_at(typ: Any, path: str, data: Any) -> list[str]:
             at = at.get(name) if isinstance(at, dict) else None
         else:
             at = at[int(index)] if index.isdigit() and isinstance(at, list) and int(index) < len(at) else None
-    structs = [t for t in types if isinstance(t, type) and issubclass(t, Struct)]
-    kind = at.get("kind") if isinstance(at, dict) else None
-    tagged = [t for t in structs if kind is not None and t.__struct_config__.tag == kind]
+    return types, at
+
+
+def _fields_at(typ: Any, path: str, data: Any) -> list[str]:
+    """The field names of the Structs at a msgspec error path (``.client``, ``.arms[1]``)."""
+    types, at = _types_at(typ, path, data)
+    structs = [t for t in _of_kind(types, at) if isinstance(t, type) and issubclass(t, Struct)]
     names: list[str] = []
-    for t in tagged or structs:
+    for t in structs:
         tag_field = t.__struct_config__.tag_field
         for n in ([tag_field] if tag_field else []) + [f.encode_name for f in msgspec.structs.fields(t)]:
             if n not in names:
@@ -78,7 +93,6 @@ def unknown_field_hint(message: str, typ: Any, data: Any = None) -> str:
         >>> unknown_field_hint("Object contains unknown field `rusn`", BenchmarkParams)
         'Object contains unknown field `rusn` (did you mean `runs`?)'
     """
-    import difflib
     import re
 
     m = re.fullmatch(r"Object contains unknown field `([^`]*)`(?: - at `\$(.*)`)?", message, re.S)
@@ -89,8 +103,79 @@ def unknown_field_hint(message: str, typ: Any, data: Any = None) -> str:
             data = msgspec.json.decode(bytes(data))
         except msgspec.DecodeError:
             data = None
-    close = difflib.get_close_matches(m.group(1), _fields_at(typ, m.group(2) or "", data), n=1)
-    return f"{message} (did you mean `{close[0]}`?)" if close else message
+    near = closest(m.group(1), _fields_at(typ, m.group(2) or "", data))
+    return f"{message} (did you mean `{near}`?)" if near is not None else message
+
+
+def closest(name: str, known: list[str]) -> str | None:
+    """The known name closest to ``name``: one that differs only by case first, else by :mod:`difflib`.
+
+    Example:
+        >>> closest("lmeval", ["rows", "lm-eval"]), closest("ROWS", ["rows"]), closest("zz", ["rows"])
+        ('lm-eval', 'rows', None)
+    """
+    import difflib
+
+    folded = [k for k in known if k.casefold() == name.casefold()]
+    close = folded or difflib.get_close_matches(name, known, n=1)
+    return close[0] if close else None
+
+
+def _choices(types: list[Any]) -> list[Any]:
+    """The values the ``Literal`` and ``Enum`` types among ``types`` allow, in their order."""
+    import enum
+    import typing
+
+    out: list[Any] = []
+    for t in types:
+        if typing.get_origin(t) is typing.Literal:
+            out += [v for v in typing.get_args(t) if v not in out]
+        elif isinstance(t, type) and issubclass(t, enum.Enum):
+            out += [m.value for m in t if m.value not in out]
+    return out
+
+
+def enum_hint(message: str, typ: Any, data: Any = None) -> str:
+    """A msgspec message about a value outside a ``Literal`` or ``Enum``, said with the values allowed.
+
+    msgspec says ``Invalid enum value 'lmeval' - at `$.reference.format``` and no more; this
+    says the field, the closest allowed value, every allowed value and the value given, in the
+    form of hrbench's ``ConfigError``: ``reference.format: unknown value; did you mean
+    'lm-eval'? expected one of rows, squad, tatqa, inspect, lm-eval, promptfoo (got
+    'lmeval')``. Other messages, and one whose place holds no such type, are returned as they are.
+    ``hrb`` and the daemon both say it.
+
+    Args:
+        message: the error's message.
+        typ: the type that was decoded (``BenchmarkParams``).
+        data: what was decoded (a dict or JSON bytes), to tell a tagged union's member.
+
+    Example:
+        >>> from hrbench_client.protocol import BenchmarkParams
+        >>> enum_hint("Invalid enum value 'lmeval' - at `$.reference.format`", BenchmarkParams)
+        "reference.format: unknown value; did you mean 'lm-eval'? expected one of rows, squad, tatqa, inspect, lm-eval, promptfoo (got 'lmeval')"
+    """
+    import re
+
+    m = re.fullmatch(r"Invalid enum value (.*) - at `\$\.?(.*)`", message, re.S)
+    if m is None:
+        return message
+    if isinstance(data, (bytes, bytearray, memoryview, msgspec.Raw)):
+        try:
+            data = msgspec.json.decode(bytes(data))
+        except msgspec.DecodeError:
+            data = None
+    path = m.group(2)
+    allowed = _choices(_types_at(typ, f".{path}" if path and not path.startswith("[") else path, data)[0])
+    if not allowed:
+        return message
+    got = m.group(1)
+    named = got[1:-1] if len(got) >= 2 and got[0] == got[-1] == "'" else got
+    near = closest(named, [str(v) for v in allowed])
+    hint = f"did you mean {near!r}? " if near is not None else ""
+    return (
+        f"{path or 'value'}: unknown value; {hint}expected one of {', '.join(map(str, allowed))} (got {got})"
+    )
 
 
 def broken_range(message: str) -> tuple[str, str] | None:

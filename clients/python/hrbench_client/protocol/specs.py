@@ -61,6 +61,8 @@ class PromptArmSpec(_Spec, tag="prompt", tag_field="kind"):
 
     The template is formatted with ``{item}`` (the item's payload) and, when the payload is a
     mapping, with each of its keys (``{question}``, ``{document}``). Write ``{{`` for a brace.
+    A template that names none is refused: every item would get the same prompt (``system`` is
+    sent as written).
 
     ``tools`` names Python functions the model may call (tool name -> ``package.module:function``:
     code, refused over TCP as an import arm is); the arm then runs a tool loop of at most
