@@ -112,7 +112,9 @@ def test_a_log_recording_a_cost_of_0_records_a_cost_and_one_without_cost_is_na(t
     rep = hb.report(b, descriptive=True)
     assert rep.arms[0].usd_list == 0.0
     for text in (str(b), str(rep)):
-        assert "usd_list of mock (6 runs)" in text and NO_COST not in text and "it records no cost" not in text
+        assert (
+            "usd_list of mock (6 runs)" in text and NO_COST not in text and "it records no cost" not in text
+        )
     # Inspect's own log: no total_cost at all (mockllm/model has no price)
     none = _bench(imported_arm("mock", CAPITALS, "inspect"), imported_reference(CAPITALS, "inspect"), runs=2)
     assert none.summary()[0]["usd_list"] is None
