@@ -28,7 +28,8 @@ Printed per row:
 - power: rejections when the arms differ by `diff`, by the same three tests (with 10 or fewer
   clusters on three times the benchmarks, to bring their Monte Carlo error to 0.006); beside it
   what power() promises at the design's items, from the components stated (the model's own,
-  computed without drawing runs, with the arms' accuracy) and estimated from one pilot of the
+  computed without drawing runs, with the arms' accuracy and how much its clusters differ in
+  difficulty, var_cluster_accuracy) and estimated from one pilot of the
   design (its clusters repeated to about 2,000, 5 runs per item at least); with 10 or fewer
   clusters power() simulates compare()'s own test on benchmarks drawn from those components;
   from the pilot (two arms, nothing stated), with up to 100 clusters, on benchmarks resampled from
@@ -238,6 +239,7 @@ def sized(n: int, quick: bool) -> None:
             var_within=c["var_within"],
             var_between=c["var_between"],
             var_cluster=c["var_cluster"],
+            var_cluster_accuracy=c["var_cluster_accuracy"],
             runs=d.runs,
             items_per_cluster=m,
             accuracy=d.accuracy - d.diff / 2,

@@ -5,25 +5,19 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError
-from hrbench.stats._intervals import (
-    FEW_CLUSTERS,
-    _cluster_se,
-    _compact,
-    _components,
-    _sps,
-    sized_df,
-)
+from hrbench.stats._intervals import FEW_CLUSTERS, _sps, sized_df
+from hrbench.stats._power_pilot import _bench_components
 from hrbench.stats._power_resample import RESAMPLED_CLUSTERS, Cells, pilot_cells, resampled_power, spread_kept
 from hrbench.stats._power_sim import _fit_logit, _Logit, _simulated_power, plan_sizes
 from hrbench.stats._power_sim import _rejects as _rejects  # the tests import it from here
 from hrbench.stats._records import PilotClustersWarning, PowerPlan, PowerPoint
-from hrbench.stats._table import MIN_RUNS, _arm_code, _items, _Table, _table
+from hrbench.stats._table import MIN_RUNS, _table
 
 _TRADEOFF_RUNS = (1, 2, 3, 5, 10, 20)
 
@@ -57,6 +51,7 @@ def power(
     n_items: int | None = None,
     accuracy: float | None = None,
     cluster_sizes: Sequence[int] | None = None,
+    var_cluster_accuracy: float | None = None,
 ) -> PowerPlan:
     """Items needed to detect a difference ``diff`` between two arms in a paired comparison.
 
@@ -89,9 +84,18 @@ def power(
     -+ diff / 2``; the sd of ``s + o`` to ``var_within``; the sd of ``o`` to ``var_between +
     var_cluster``; its cluster part to ``var_cluster``, each on the probability scale they are
     stated on, by Gauss-Hermite quadrature), and each goes through
-    :func:`~hrbench.stats.difference_interval`'s test, vectorised. What this
-    assumes beyond the components: the arms' item probabilities are logit-normal, and what the
-    arms share varies by item, not by cluster. The seed is fixed, so a plan is the same on
+    :func:`~hrbench.stats.difference_interval`'s test, vectorised. Given
+    ``var_cluster_accuracy`` (how much the clusters differ in difficulty), a part of ``s`` is
+    the cluster's, shared by both arms: a cluster both arms find easy then shows a smaller
+    difference on the probability scale, and that share of ``var_cluster`` is no arm x cluster
+    effect. It matters: such differences go with less disagreement in easy clusters, so
+    compare()'s test (whose standard error follows each benchmark's disagreement) loses less
+    to them than to an arm x cluster effect of the same ``var_cluster`` (15 clusters of 2-40
+    items at accuracy 0.90, logit sd 0.5 of cluster difficulty and no arm x cluster effect:
+    compare() rejected 0.90; planned without ``var_cluster_accuracy``, all of ``var_cluster``
+    an arm x cluster effect, 0.875; with it 0.898). What this assumes beyond the components:
+    the arms' item probabilities are logit-normal, and without ``var_cluster_accuracy`` what
+    the arms share varies by item, not by cluster (conservative). The seed is fixed, so a plan is the same on
     every call; its Monte Carlo error is at most 0.008. The runs trade-off and ``min_items``
     stay on the noncentral t. More runs per item shrink only the
     ``var_within`` term: ``min_items`` is the floor as ``K`` grows.
@@ -158,6 +162,10 @@ def power(
             unknown): with 10 or fewer clusters, or unequal ones, the power is then simulated
             (above). Both arms, ``accuracy -+ diff / 2``, must lie strictly between 0 and 1 (a
             pilot at the ceiling falls back to the noncentral t).
+        var_cluster_accuracy: variance across clusters of the cluster's mean true accuracy
+            (of the two arms' mean; proportion units squared): how much the clusters differ in
+            difficulty (default: from ``bench``, else 0). Used only where the power is
+            simulated (above).
         cluster_sizes: the items of the clusters the plan's look like (default: ``bench``'s;
             else every cluster ``items_per_cluster`` items): a plan of ``G`` clusters takes
             their sizes at ``G`` evenly spaced quantiles, scaled to its items. Unequal sizes
@@ -173,7 +181,7 @@ def power(
         ConfigError: ``diff`` is 0 or not between -1 and 1, ``alpha``/``power`` are not in (0, 1), the variance
             components are missing (no ``bench``) or negative, both ``design_effect`` and
             ``var_cluster`` are stated, or ``items_per_cluster``, ``n_items``, ``accuracy`` or
-            ``cluster_sizes`` are out of range.
+            ``cluster_sizes`` are out of range, or ``var_cluster_accuracy`` is negative.
 
     Example:
         >>> plan = power(0.05, var_within=0.2, var_between=0.04, runs=5)
@@ -189,6 +197,7 @@ def power(
     """
     _check_asked(diff, alpha, power, design_effect, var_cluster)
     ask = _Ask(var_within, var_between, var_cluster, runs, design_effect, items_per_cluster, accuracy)
+    ask.var_cluster_accuracy = var_cluster_accuracy
     ask.sizes = _check_sizes(cluster_sizes)
     if bench is not None:
         _from_pilot(ask, bench, arm_a, arm_b)
@@ -239,6 +248,7 @@ class _Ask:
     source: str = "assumed"
     sizes: np.ndarray | None = None  # the sizes of the clusters the plan's look like
     cells: Cells | None = None  # the pilot's paired items, when its clusters are resampled
+    var_cluster_accuracy: float | None = None  # how much the clusters differ in difficulty
 
 
 def _from_pilot(ask: _Ask, bench: Any, arm_a: str | None, arm_b: str | None) -> None:
@@ -285,6 +295,8 @@ def _from_pilot(ask: _Ask, bench: Any, arm_a: str | None, arm_b: str | None) -> 
     ask.runs = t.runs if ask.runs is None else ask.runs
     if ask.accuracy is None:
         ask.accuracy = got.accuracy
+    if ask.var_cluster_accuracy is None and got.clusters >= 2:
+        ask.var_cluster_accuracy = got.cluster_accuracy
 
 
 def _planner(
@@ -302,6 +314,9 @@ def _planner(
             (var_within, var_between, var_cluster),
             "must not be negative",
         )
+    va = ask.var_cluster_accuracy
+    if va is not None and not (math.isfinite(va) and 0 <= va <= 0.25):
+        raise ConfigError("var_cluster_accuracy", va, "must be a variance of accuracies, between 0 and 0.25")
     runs = MIN_RUNS if ask.runs is None else int(ask.runs)
     if runs < 1:
         raise ConfigError("runs", runs, "must be at least 1")
@@ -342,6 +357,7 @@ def _planner(
         ask.source,
         sizes,
         cells=ask.cells,
+        var_accuracy=0.0 if va is None else float(va),
     )
 
 
@@ -363,6 +379,7 @@ class _Planner:
     source: str
     pattern: np.ndarray | None = None  # unequal cluster sizes the plan's clusters look like
     cells: Cells | None = None  # a pilot's paired items, to resample
+    var_accuracy: float = 0.0  # var_cluster_accuracy: how much the clusters differ in difficulty
     fitted: list[_Logit] = field(default_factory=list)
     simulated: dict[int, float] = field(default_factory=dict)
     resampled: dict[int, float | None] = field(default_factory=dict)
@@ -387,7 +404,14 @@ class _Planner:
                 acc, d = self.accuracy, self.d
                 assert acc is not None
                 self.fitted.append(
-                    _fit_logit(acc + d / 2, acc - d / 2, self.var_within, self.var_between, self.vc)
+                    _fit_logit(
+                        acc + d / 2,
+                        acc - d / 2,
+                        self.var_within,
+                        self.var_between,
+                        self.vc,
+                        self.var_accuracy,
+                    )
                 )
             self.simulated[n] = _simulated_power(self.fitted[0], self.sizes(n), self.runs, self.alpha)
         return self.simulated[n]
@@ -526,71 +550,3 @@ def _t_test_power(ncp: float, df: int, alpha: float) -> float:
     # nct.cdf can return nan (df 2, ncp 9.5): a nan power read as "not reached" asked for more items
     lower = float(sps.nct.cdf(-crit, df, ncp))
     return upper + (lower if math.isfinite(lower) else 0.0)
-
-
-class _Pilot(NamedTuple):
-    """Variance components of a paired difference estimated from a pilot benchmark."""
-
-    within: float  # run-to-run variance of a per-run difference
-    between: float  # variance of the items' true differences within a cluster
-    cluster: float  # variance between clusters of the mean true difference (size spread included)
-    items: int
-    clusters: int
-    accuracy: float  # the mean accuracy of the two arms (of the one arm) over the items
-    sizes: np.ndarray  # the items of each of its clusters
-
-
-def _bench_components(t: _Table, arm_a: str, arm_b: str | None) -> _Pilot:
-    """The variance components of a paired difference (or of one arm, doubled) in a pilot."""
-    ia = _items(t, _arm_code(t, arm_a, "arm_a"))
-    if arm_b is None:
-        w, _ = _components(ia)
-        if w is None:
-            raise ConfigError(
-                "bench", t.runs, "needs at least 2 runs per item to estimate variance components"
-            )
-        has = ia.k > 1
-        noise = float(np.mean(ia.s2[has] / ia.k[has]))
-        got = _split(ia.y, ia.cluster, noise)
-        sizes = _sizes_of(ia.cluster)
-        return _Pilot(2 * w, 2 * got[0], 2 * got[1], int(ia.y.size), got[2], float(ia.y.mean()), sizes)
-    ib = _items(t, _arm_code(t, arm_b, "arm_b"))
-    common, pa, pb = np.intersect1d(ia.idx, ib.idx, assume_unique=True, return_indices=True)
-    ka, kb = ia.k[pa], ib.k[pb]
-    has = (ka > 1) & (kb > 1)
-    if common.size < 2 or not has.any():
-        raise ConfigError("bench", t.runs, "needs at least 2 common items with 2 or more runs each")
-    sa, sb = ia.s2[pa][has], ib.s2[pb][has]
-    d = ia.y[pa] - ib.y[pb]
-    within = float(np.mean(sa) + np.mean(sb))
-    noise = float(np.mean(sa / ka[has] + sb / kb[has]))
-    between, cluster, n_g = _split(d, t.item_cluster[common], noise)
-    accuracy = float((ia.y[pa].mean() + ib.y[pb].mean()) / 2)
-    return _Pilot(within, between, cluster, int(d.size), n_g, accuracy, _sizes_of(t.item_cluster[common]))
-
-
-def _sizes_of(cluster: np.ndarray) -> np.ndarray:
-    """The items of each cluster of the per-item cluster codes ``cluster``."""
-    return np.bincount(_compact(cluster)[0])
-
-
-def _split(v: np.ndarray, cluster: np.ndarray, noise: float) -> tuple[float, float, int]:
-    """(var_between, var_cluster, clusters) of per-item values ``v`` holding run noise ``noise``.
-
-    ``var_between`` is the within-cluster mean square less the run noise (one-way ANOVA; with one
-    item per cluster, or one cluster, the whole spread of ``v`` less the noise); ``var_cluster``
-    is the CR2 clustered variance of ``mean(v)`` less the items' share ``(var_between + noise) /
-    n``, over ``sum(n_c**2) / n**2`` (what a cluster's own difference weighs on an item-weighted
-    mean; ``1 / G`` for clusters of equal size: the ANOVA estimate), floored at 0.
-    """
-    g, n_g = _compact(cluster)
-    n = v.size
-    if n_g < 2 or n_g == n:
-        return max(float(np.var(v, ddof=1)) - noise, 0.0), 0.0, n_g
-    sizes = np.bincount(g, minlength=n_g).astype(float)
-    means = np.bincount(g, weights=v, minlength=n_g) / sizes
-    msw = float(np.sum((v - means[g]) ** 2)) / (n - n_g)
-    se = _cluster_se(v, g, n_g)
-    clustered = 0.0 if se is None else se * se
-    weight = float(np.sum(sizes**2)) / (n * n)
-    return max(msw - noise, 0.0), max((clustered - msw / n) / weight, 0.0), n_g

@@ -8,7 +8,7 @@ plan's clusters and runs are drawn from them (:func:`_simulated_power`), and eac
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -23,13 +23,17 @@ _GH_W = _GH_W / math.sqrt(2 * math.pi)
 
 
 class _Logit(NamedTuple):
-    """Logit-normal arms: ``logit p = mu + s + o_cluster + o_item`` (``s`` shared, ``o`` each arm's own)."""
+    """Logit-normal arms: ``logit p = mu + s_cluster + s_item + o_cluster + o_item`` (``s`` shared, ``o`` each arm's own).
+
+    ``sd_shared`` is the sd of ``s_cluster + s_item``, ``sd_shared_cluster`` its cluster part.
+    """
 
     mu_a: float
     mu_b: float
     sd_shared: float
     sd_own_cluster: float
     sd_own_item: float
+    sd_shared_cluster: float = 0.0
 
 
 def _expit(x: np.ndarray) -> np.ndarray:
@@ -51,15 +55,25 @@ def _solve_mu(accuracy: float, sd: float) -> float:
 
 
 def _fit_logit(
-    acc_a: float, acc_b: float, var_within: float, var_between: float, var_cluster: float
+    acc_a: float,
+    acc_b: float,
+    var_within: float,
+    var_between: float,
+    var_cluster: float,
+    var_cluster_accuracy: float = 0.0,
 ) -> _Logit:
     """The logit-normal arms whose accuracies, run-to-run variance and true-difference variance are these.
 
     The marginal logit sd ``tau`` sets ``E[p (1 - p)]`` of each arm, so it is solved from
     ``var_within`` (the sum over the arms); the arms' own part ``sd_own`` (``<= tau``) sets how
     far their item probabilities differ, so it is solved from ``var_diff = var_between +
-    var_cluster``; ``share_cluster`` of its square is put on the clusters. Each is held at its
-    range's end when the components lie beyond what the model can give.
+    var_cluster``. The clusters then take a part of each: of the shared part, what makes the
+    arms' cluster accuracies vary by ``var_cluster_accuracy`` (:func:`_cluster_parts`); of the
+    own part, what makes the clusters' mean differences vary by ``var_cluster`` together with
+    it (a cluster both arms find easy shows a smaller difference on the probability scale, so
+    some of ``var_cluster`` comes from the clusters' difficulty, not from an arm x cluster
+    effect). Each is held at its range's end when the components lie beyond what the model can
+    give.
     """
     from scipy.optimize import brentq
 
@@ -97,22 +111,69 @@ def _fit_logit(
     else:
         own = float(brentq(lambda x: diff_var(x) - var_diff, 0.0, tau, xtol=1e-6))
     shared = math.sqrt(max(tau * tau - own * own, 0.0))
+    ss, sc = _cluster_parts(ma, mb, tau, shared, own, var_cluster, var_cluster_accuracy)
+    return _Logit(ma, mb, shared, sc, math.sqrt(max(own * own - sc * sc, 0.0)), ss)
 
-    def cluster_var(sc: float) -> float:  # the variance over clusters of E[p_a - p_b | cluster]
-        rest = math.sqrt(max(tau * tau - sc * sc, 0.0))
-        out = 0.0
-        for mu in (ma, mb):
-            f = np.array([_moments(mu + sc * x, rest)[0] for x in _GH_X])
-            out += float(np.sum(_GH_W * f * f)) - float(np.sum(_GH_W * f)) ** 2
-        return out
 
-    if own == 0.0 or var_cluster <= 0.0:
-        sc = 0.0
-    elif cluster_var(own) <= var_cluster:
-        sc = own
-    else:
-        sc = float(brentq(lambda x: cluster_var(x) - var_cluster, 0.0, own, xtol=1e-6))
-    return _Logit(ma, mb, shared, sc, math.sqrt(max(own * own - sc * sc, 0.0)))
+_GH_SMALL_X, _GH_SMALL_W = np.polynomial.hermite_e.hermegauss(24)
+_GH_SMALL_W = _GH_SMALL_W / math.sqrt(2 * math.pi)
+
+
+def _cluster_means(ma: float, mb: float, tau: float, ss: float, sc: float) -> tuple[np.ndarray, np.ndarray]:
+    """``E[p_arm | cluster]`` on a grid of (shared cluster effect, the arm's own cluster effect), each arm.
+
+    Rows: the shared cluster effect ``ss * x`` at the quadrature nodes; columns: the arm's own
+    cluster effect ``sc * y``; the rest of the logit sd, ``sqrt(tau**2 - ss**2 - sc**2)``, is
+    the items'.
+    """
+    rest = math.sqrt(max(tau * tau - ss * ss - sc * sc, 0.0))
+    z = ss * _GH_SMALL_X[:, None] + sc * _GH_SMALL_X[None, :]
+    out = []
+    for mu in (ma, mb):
+        p = _expit(mu + z[..., None] + rest * _GH_X)  # (x, y, item nodes)
+        out.append(np.sum(p * _GH_W, axis=-1))
+    return out[0], out[1]
+
+
+def _cluster_parts(
+    ma: float, mb: float, tau: float, shared: float, own: float, var_cluster: float, var_accuracy: float
+) -> tuple[float, float]:
+    """The cluster parts ``(ss, sc)`` of the shared and own logit sds (``ss <= shared``, ``sc <= own``).
+
+    ``ss`` makes the variance over clusters of the arms' cluster accuracy ``E[(p_a + p_b) / 2 |
+    cluster]`` ``var_accuracy``; ``sc`` makes the variance over clusters of
+    ``E[p_a - p_b | cluster]`` ``var_cluster``, the shared cluster effect's share of it
+    included. Solved in turn (each moves the other little), a few rounds.
+    """
+    from scipy.optimize import brentq
+
+    w = _GH_SMALL_W
+
+    def acc_var(ss: float, sc: float) -> float:  # of the arms' mean, (p_a + p_b) / 2
+        fa, fb = _cluster_means(ma, mb, tau, ss, sc)
+        ea, eb = fa @ w, fb @ w
+        second = w @ ((fa * fa) @ w + (fb * fb) @ w + 2 * ea * eb) / 4
+        return float(second) - float(w @ (ea + eb)) ** 2 / 4
+
+    def diff_var(ss: float, sc: float) -> float:  # the arms' own cluster effects are independent
+        fa, fb = _cluster_means(ma, mb, tau, ss, sc)
+        ea, eb = fa @ w, fb @ w  # E over each arm's own effect, given the shared one
+        second = w @ ((fa * fa) @ w + (fb * fb) @ w - 2 * ea * eb)
+        return float(second) - float(w @ (ea - eb)) ** 2
+
+    def solve(f: Any, target: float, top: float) -> float:
+        if top <= 0.0 or target <= 0.0 or f(0.0) >= target:
+            return 0.0
+        if f(top) <= target:
+            return top
+        return float(brentq(lambda x: f(x) - target, 0.0, top, xtol=1e-6))
+
+    ss = sc = 0.0
+    for _ in range(3 if var_accuracy > 0.0 and var_cluster > 0.0 else 1):
+        sc = solve(lambda x, ss=ss: diff_var(ss, x), var_cluster, own)
+        ss = solve(lambda x, sc=sc: acc_var(x, sc), var_accuracy, shared)
+    sc = solve(lambda x, ss=ss: diff_var(ss, x), var_cluster, own)
+    return ss, sc
 
 
 def plan_sizes(n: int, g: int, pattern: np.ndarray | None) -> np.ndarray:
@@ -139,7 +200,10 @@ def _simulated_power(model: _Logit, sizes: np.ndarray, runs: int, alpha: float) 
     rng = np.random.default_rng(_SIM_SEED)
     g = np.repeat(np.arange(sizes.size), sizes)
     n, s = int(sizes.sum()), _SIM_BENCHMARKS
-    shared = rng.normal(0.0, model.sd_shared, (s, n))
+    item_sd = math.sqrt(max(model.sd_shared**2 - model.sd_shared_cluster**2, 0.0))
+    shared = rng.normal(0.0, item_sd, (s, n))
+    if model.sd_shared_cluster:
+        shared += rng.normal(0.0, model.sd_shared_cluster, (s, sizes.size))[:, g]
     counts = []
     for mu in (model.mu_a, model.mu_b):
         logit = mu + shared + rng.normal(0.0, model.sd_own_item, (s, n))

@@ -281,7 +281,9 @@ def stated_components(d: Design, seed: int = 0, clusters: int = 4000, items: int
     ``var_cluster`` the variance over clusters of the cluster's expected difference
     ``E[p_a - p_b | cluster]`` and ``var_between`` the variance of the items' true
     differences within a cluster (``clusters`` clusters of ``items`` items each, Monte Carlo;
-    the finite-``items`` share removed from ``var_cluster``).
+    the finite-``items`` share removed from ``var_cluster``); ``var_cluster_accuracy`` the
+    variance over clusters of the arms' cluster accuracy ``E[(p_a + p_b) / 2 | cluster]`` (its
+    finite-``items`` share removed likewise).
     """
     from scipy.special import expit
 
@@ -300,7 +302,14 @@ def stated_components(d: Design, seed: int = 0, clusters: int = 4000, items: int
     within = float(np.mean(p[0] * (1 - p[0]) + p[1] * (1 - p[1])))
     between = float(np.mean(diff.var(axis=1, ddof=1)))
     cluster = max(float(diff.mean(axis=1).var(ddof=1)) - between / items, 0.0)
-    return {"var_within": within, "var_between": between, "var_cluster": cluster}
+    both = (p[0] + p[1]) / 2
+    accuracy = float(both.mean(axis=1).var(ddof=1)) - float(both.var(axis=1, ddof=1).mean()) / items
+    return {
+        "var_within": within,
+        "var_between": between,
+        "var_cluster": cluster,
+        "var_cluster_accuracy": max(accuracy, 0.0),
+    }
 
 
 _CHECKS = (
@@ -501,8 +510,8 @@ def promised_power(
 ) -> float:
     """What :func:`hrbench.stats.power` promises at ``d``'s items, from components stated or from a pilot.
 
-    Stated: the model's own components (:func:`stated_components`), the arms' mean accuracy
-    and the design's cluster sizes (with 10 or fewer clusters, or unequal ones, power() then
+    Stated: the model's own components (:func:`stated_components`, ``var_cluster_accuracy``
+    among them), the arms' mean accuracy and the design's cluster sizes (with 10 or fewer clusters, or unequal ones, power() then
     simulates compare()'s test). From a pilot: ``power(bench=pilot)`` on one
     benchmark of ``d``'s clusters repeated to about ``clusters``, with 5 runs per item at least
     (as a user would plan from a pilot).
@@ -524,6 +533,7 @@ def promised_power(
         runs=d.runs,
         items_per_cluster=m,
         n_items=d.n_items,
+        var_cluster_accuracy=c["var_cluster_accuracy"],
         accuracy=d.accuracy - d.diff / 2,
         cluster_sizes=d.sizes,
     ).achieved
