@@ -28,7 +28,9 @@ import os, resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # kept across exec: a write past the limit is EFBIG
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+# no bytecode written under the limit: CPython would leave a module's cache cut at the limit
+# (its write is not retried) in the shared cache, where every later import of it fails
+os.execve(sys.executable, [sys.executable, *sys.argv[2:]], {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
 """
 
 OLD = b"the file that was there\n"

@@ -11,9 +11,11 @@ a confined caller (a TCP client of the daemon), on a real folder tree with links
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,6 +53,9 @@ writers = {
     "logs": lambda p: write_inspect_logs(p, logs),
 }
 limit = int(sys.argv[2])
+# under the limit CPython would write a module's bytecode cut at the limit (its write is not
+# retried) into the shared cache, where every later import of it fails: write none
+sys.dont_write_bytecode = True
 resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 out = {}
 for name, write in writers.items():
@@ -65,6 +70,14 @@ print(json.dumps(out))
 """
 
 
+def _whole_bytecode(path: Path) -> bool:
+    try:
+        marshal.loads(path.read_bytes()[16:])  # the code object after the 16-byte header
+    except (EOFError, ValueError, TypeError):
+        return False
+    return True
+
+
 def test_the_library_writers_leave_the_old_file_whole_when_there_is_no_room(tmp_path: Path) -> None:
     old = b"the old file\n"
     for name in ("rows.jsonl", "rows.csv", "rows.parquet", "plot.png"):
@@ -72,12 +85,18 @@ def test_the_library_writers_leave_the_old_file_whole_when_there_is_no_room(tmp_
     for folder in ("inspect", "logs"):
         (tmp_path / folder).mkdir()
         (tmp_path / folder / "old.json").write_bytes(old)
-    proc = subprocess.run(
-        [sys.executable, "-c", LIMITED, str(tmp_path), str(16 * 1024)],
-        capture_output=True,
-        text=True,
-        timeout=slow(300),
-    )
+    with tempfile.TemporaryDirectory() as cache:  # a bytecode cache of its own, checked below
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        proc = subprocess.run(
+            [sys.executable, "-c", LIMITED, str(tmp_path), str(16 * 1024)],
+            capture_output=True,
+            text=True,
+            timeout=slow(300),
+            env={**env, "PYTHONPYCACHEPREFIX": cache},
+        )
+        # no module's bytecode was left cut at the limit, where every later import of it fails
+        cut = [p for p in Path(cache).rglob("*.pyc") if not _whole_bytecode(p)]
+        assert cut == [], cut[:5]
     assert proc.returncode == 0, proc.stderr[-3000:]
     got = json.loads(proc.stdout)
     assert set(got) == {"rows.jsonl", "rows.csv", "rows.parquet", "plot.png", "inspect", "logs"}
