@@ -96,3 +96,18 @@ def stop_daemon(proc: subprocess.Popen[bytes], home: Path, timeout_s: float = 15
         proc.wait(timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+def verdict(failures: list[str], argv: list[str]) -> int:
+    """Print a simulation bench's failed targets, or that every target is met; its exit code.
+
+    Returns:
+        1 when a target failed and ``--strict`` is in ``argv``, else 0.
+    """
+    if failures:
+        print(f"\n{len(failures)} FAIL(s):")
+        for f in failures:
+            print(f"  FAIL {f}")
+        return 1 if "--strict" in argv else 0
+    print("\nPASS: every target is met.")
+    return 0

@@ -48,9 +48,13 @@ from __future__ import annotations
 import sys
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # _common, when loaded from its file
+from _common import verdict  # noqa: E402
 
 from hrbench.stats import StopWhenSure, draw_probabilities, power, scale, weighted_order
 from hrbench.stats import _sequential_math as sm
@@ -625,13 +629,7 @@ def main(argv: list[str] | None = None) -> int:
         "planned difference; P(ok): the better arm decided at 1x (the fixed design: its power); cover: the "
         f"smallest uniform coverage over the cells. {time.perf_counter() - start:.0f} s."
     )
-    if failures:
-        print(f"\n{len(failures)} FAIL(s):")
-        for f in failures:
-            print(f"  FAIL {f}")
-        return 1 if "--strict" in argv else 0
-    print("\nPASS: every target is met.")
-    return 0
+    return verdict(failures, argv)
 
 
 if __name__ == "__main__":

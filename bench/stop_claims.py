@@ -46,6 +46,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import sequential as seq  # noqa: E402  (bench/sequential.py: the designs and the looking)
+from _common import verdict  # noqa: E402
 
 from hrbench.stats import StopWhenSure  # noqa: E402
 from hrbench.stats import _sequential_math as sm  # noqa: E402
@@ -206,13 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         "as a decision; all now: what the report presents as a decision; fixed: the fixed design of max "
         f"clusters alone. {time.perf_counter() - start:.0f} s."
     )
-    if failures:
-        print(f"\n{len(failures)} FAIL(s):")
-        for f in failures:
-            print(f"  FAIL {f}")
-        return 1 if "--strict" in argv else 0
-    print("\nPASS: every target is met.")
-    return 0
+    return verdict(failures, argv)
 
 
 if __name__ == "__main__":
