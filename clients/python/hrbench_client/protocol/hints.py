@@ -75,6 +75,16 @@ def _fields_at(typ: Any, path: str, data: Any) -> list[str]:
     return names
 
 
+def _decoded(data: Any) -> Any:
+    """``data`` as decoded JSON when it is bytes (``None`` when they are not JSON), else as it is."""
+    if isinstance(data, (bytes, bytearray, memoryview, msgspec.Raw)):
+        try:
+            return msgspec.json.decode(bytes(data))
+        except msgspec.DecodeError:
+            return None
+    return data
+
+
 def unknown_field_hint(message: str, typ: Any, data: Any = None) -> str:
     """A msgspec error message, with the closest field name when it is about an unknown field.
 
@@ -98,11 +108,7 @@ def unknown_field_hint(message: str, typ: Any, data: Any = None) -> str:
     m = re.fullmatch(r"Object contains unknown field `([^`]*)`(?: - at `\$(.*)`)?", message, re.S)
     if m is None:
         return message
-    if isinstance(data, (bytes, bytearray, memoryview, msgspec.Raw)):
-        try:
-            data = msgspec.json.decode(bytes(data))
-        except msgspec.DecodeError:
-            data = None
+    data = _decoded(data)
     near = closest(m.group(1), _fields_at(typ, m.group(2) or "", data))
     return f"{message} (did you mean `{near}`?)" if near is not None else message
 
@@ -160,11 +166,7 @@ def enum_hint(message: str, typ: Any, data: Any = None) -> str:
     m = re.fullmatch(r"Invalid enum value (.*) - at `\$\.?(.*)`", message, re.S)
     if m is None:
         return message
-    if isinstance(data, (bytes, bytearray, memoryview, msgspec.Raw)):
-        try:
-            data = msgspec.json.decode(bytes(data))
-        except msgspec.DecodeError:
-            data = None
+    data = _decoded(data)
     path = m.group(2)
     allowed = _choices(_types_at(typ, f".{path}" if path and not path.startswith("[") else path, data)[0])
     if not allowed:
@@ -258,10 +260,6 @@ def plain_range(message: str, data: Any = None) -> str:
     if found is None:
         return message
     path, rule = found
-    if isinstance(data, (bytes, bytearray, memoryview, msgspec.Raw)):
-        try:
-            data = msgspec.json.decode(bytes(data))
-        except msgspec.DecodeError:
-            data = None
+    data = _decoded(data)
     value = _value_at(data, path)
     return f"{path}: {rule}" if value is ... else f"{path} = {shown(value)}: {rule}"
