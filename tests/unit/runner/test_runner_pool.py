@@ -82,6 +82,18 @@ def test_cells_start_in_order_and_at_most_concurrency_run_at_once(
         assert peak == min(concurrency, len(seed_order))
 
 
+def _echoed(arm_fn: Any, items: int, concurrency: int) -> hb.Bench:
+    """A benchmark of ``arm_fn`` on ``items`` items, 5 runs, a mock echoing the prompt; every row right, in order."""
+    ids = [f"q{i}" for i in range(items)]
+    ref = hb.Reference(dict(zip(ids, ids, strict=True)), labels=ids)
+    client = hb.MockClient(lambda m, p: m[0]["content"])
+    bench = hb.benchmark(
+        hb.Arm("a", arm_fn), ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor()
+    )
+    assert [r.item for r in bench.rows[::5]] == ids and all(r.correct for r in bench.rows)
+    return bench
+
+
 def _trips(monkeypatch: Any, arm_fn: Any, items: int, concurrency: int) -> tuple[int, hb.Bench]:
     """Worker-thread trips of a sync arm's benchmark of ``items`` items x 5 runs, and its Bench."""
     import anyio.to_thread
@@ -95,13 +107,7 @@ def _trips(monkeypatch: Any, arm_fn: Any, items: int, concurrency: int) -> tuple
         return await real(*args, **kwargs)
 
     monkeypatch.setattr(anyio.to_thread, "run_sync", counted)
-    ids = [f"q{i}" for i in range(items)]
-    ref = hb.Reference(dict(zip(ids, ids, strict=True)), labels=ids)
-    client = hb.MockClient(lambda m, p: m[0]["content"])
-    bench = hb.benchmark(
-        hb.Arm("a", arm_fn), ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor()
-    )
-    assert [r.item for r in bench.rows[::5]] == ids and all(r.correct for r in bench.rows)
+    bench = _echoed(arm_fn, items, concurrency)
     return trips, bench
 
 
@@ -146,13 +152,7 @@ def _trips_at_once(monkeypatch: Any, arm_fn: Any, items: int, concurrency: int) 
                 ended += 1
 
     monkeypatch.setattr(Loop, "trip", trip)
-    ids = [f"q{i}" for i in range(items)]
-    ref = hb.Reference(dict(zip(ids, ids, strict=True)), labels=ids)
-    client = hb.MockClient(lambda m, p: m[0]["content"])
-    bench = hb.benchmark(
-        hb.Arm("a", arm_fn), ref, runs=5, client=client, concurrency=concurrency, governor=hb.Governor()
-    )
-    assert [r.item for r in bench.rows[::5]] == ids and all(r.correct for r in bench.rows)
+    _echoed(arm_fn, items, concurrency)
     return [n for before, n in at_start if before >= len(at_start) // 4]
 
 
