@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+import msgspec
+
 from hrbench._util.messages import model_error
 from hrbench.arm import Arm, Context, RunInfo, current_run
 from hrbench.errors import BudgetRefused, DuplicateDrawError, ReasoningExhausted, ScorerError
@@ -155,13 +157,16 @@ class Plan:
         return [(c, i, a) for c, ids in order.items() for i in ids for a in self.arms]
 
 
-@dataclass(slots=True)
-class Attempt:
+class Attempt(msgspec.Struct, gc=False):
     """One run of an arm on an item, before scoring.
 
     ``output`` is the arm's output as a scorer of one's own, a metric and a judge receive it (a
     prompt arm's reply text once :func:`checked`); ``reply`` the reply of a prompt arm, which
     scorers that read replies receive instead (:attr:`~hrbench.scoring.Scorer.reads_reply`).
+
+    A Struct outside the cyclic garbage collector's tracking (msgspec's ``gc=False``): an
+    attempt refers to its context and output and nothing refers back to it, so it can be part
+    of no reference cycle; a sync arm's trip keeps a group's attempts alive across collections.
     """
 
     ctx: Context
