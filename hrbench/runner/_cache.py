@@ -50,6 +50,49 @@ which :func:`request_hash` leaves out, so each run after the first finds its has
 _HASHED_BYTES = [0]  # the canonical bytes _HASHED holds; emptied past _HASHED_MAX_BYTES
 _HASHED_MAX_BYTES = 4 << 20
 
+_PLAIN_HASHED: dict[tuple[str | None, ...], str] = {}
+"""Recent plain requests (:func:`_plain_key`) and their sha256 hex, found without encoding them."""
+_PLAIN_CHARS = [0]  # the characters of the strings _PLAIN_HASHED's keys hold; emptied past the bound
+
+_PREFIXES: dict[tuple[str, str], Any] = {}
+"""Recent ``(request hash, arm)`` pairs and the sha256 state of ``"{hash}|{arm}|"``: a cell's runs
+differ only in their draw index, so :func:`cache_key` hashes only the draw on that state's copy."""
+_PREFIXES_MAX = 4096
+
+
+def _plain_key(request: Request) -> tuple[str | None, ...] | None:
+    """A key that fixes the canonical bytes of a plain request, or ``None`` for any other request.
+
+    Plain: no params, no tools, a wire of at most a responder's fingerprint (a mock's), and
+    messages of exactly a role and a content, both strings. Every part of the key is a string
+    or ``None``, and the key holds every field :func:`request_hash` encodes, so two requests
+    with the same key have the same canonical bytes (equal strings are equal bytes).
+    """
+    wire = request.wire
+    responder = None
+    if wire is not None:
+        if len(wire) != 1 or type(responder := wire.get("responder")) is not str:
+            return None
+    provider, base_url, model = request.provider, request.base_url, request.model
+    if (
+        request.params
+        or request.tools is not None
+        or type(provider) is not str
+        or type(base_url) is not str
+        or not (model is None or type(model) is str)
+    ):
+        return None
+    parts: list[str | None] = [provider, base_url, model, responder]
+    for m in request.messages:
+        if type(m) is not dict or len(m) != 2:
+            return None
+        role, content = m.get("role"), m.get("content")
+        if type(role) is not str or type(content) is not str:
+            return None
+        parts.append(role)
+        parts.append(content)
+    return tuple(parts)
+
 
 def request_hash(request: Request) -> str:
     """The sha256 hex of a request as sent on the wire, without its draw index.
@@ -63,7 +106,8 @@ def request_hash(request: Request) -> str:
     finer than the body, never coarser. The API key is never part of it.
 
     Keys are sorted at every level, so two requests that differ only in the order of their
-    parameters hash the same.
+    parameters hash the same. A plain request (:func:`_plain_key`) seen recently is found by
+    its fields, without encoding it again.
 
     Example:
         >>> a = Request(messages=[{"role": "user", "content": "hi"}], params={"temperature": 1, "seed": 2})
@@ -75,6 +119,22 @@ def request_hash(request: Request) -> str:
         >>> request_hash(c) == request_hash(d)
         False
     """
+    plain = _plain_key(request)
+    if plain is not None and (digest := _PLAIN_HASHED.get(plain)) is not None:
+        return digest
+    digest = _encoded_hash(request)
+    if plain is not None:
+        chars = sum(len(p) for p in plain if p is not None)
+        if _PLAIN_CHARS[0] + chars > _HASHED_MAX_BYTES:
+            _PLAIN_HASHED.clear()  # bounded (4 M characters): only a cell's recent requests repeat
+            _PLAIN_CHARS[0] = 0
+        _PLAIN_HASHED[plain] = digest
+        _PLAIN_CHARS[0] += chars
+    return digest
+
+
+def _encoded_hash(request: Request) -> str:
+    """:func:`request_hash` of the request's canonical JSON, from the memo of recent ones when there."""
     wire = request.wire or {}
     defaults = wire.get("defaults") or {}
     canon = _canon.encode(
@@ -104,7 +164,8 @@ def cache_key(request: Request, arm: str = "", hashed: str | None = None) -> str
     """The cache key of a request: its :func:`request_hash`, the arm's name and its draw index.
 
     The arm's name is part of the key (case H12e): two arms that send the same request
-    never share draws, so an arm and its copy are compared on their own samples.
+    never share draws, so an arm and its copy are compared on their own samples. The key is
+    the sha256 hex of ``"{request hash}|{arm}|{draw index}"`` (``-`` for no draw index).
 
     Args:
         request: the request as sent.
@@ -118,9 +179,19 @@ def cache_key(request: Request, arm: str = "", hashed: str | None = None) -> str
         True
         >>> cache_key(r, "A", request_hash(r)) == cache_key(r, "A")
         True
+        >>> cache_key(r, "A") == hashlib.sha256(f"{request_hash(r)}|A|1".encode()).hexdigest()
+        True
     """
     draw = "-" if request.draw_index is None else str(request.draw_index)
-    return hashlib.sha256(f"{hashed or request_hash(request)}|{arm}|{draw}".encode()).hexdigest()
+    pair = (hashed or request_hash(request), arm)
+    prefix = _PREFIXES.get(pair)
+    if prefix is None:
+        if len(_PREFIXES) >= _PREFIXES_MAX:
+            _PREFIXES.clear()  # bounded: only a cell's recent runs share a prefix
+        prefix = _PREFIXES[pair] = hashlib.sha256(f"{pair[0]}|{arm}|".encode())
+    state = prefix.copy()
+    state.update(draw.encode())
+    return state.hexdigest()
 
 
 def as_store(field: str, value: object) -> Store:

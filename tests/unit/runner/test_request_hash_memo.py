@@ -26,9 +26,11 @@ from tests._examples import examples
 
 
 def _fresh(request: Request) -> str:
-    """The hash computed with an empty memo."""
+    """The hash computed with empty memos."""
     cache_mod._HASHED.clear()
     cache_mod._HASHED_BYTES[0] = 0
+    cache_mod._PLAIN_HASHED.clear()
+    cache_mod._PLAIN_CHARS[0] = 0
     return request_hash(request)
 
 
@@ -105,7 +107,8 @@ def test_each_request_is_encoded_and_hashed_once_through_cache_and_recording(
     monkeypatch.setattr(cache_mod, "_canon", counting)
     store = Store(tmp_path / "s.sqlite3")
     ref = hb.Reference({f"q{i}": f"question {i}" for i in range(4)}, labels="x")
-    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item).text)
+    # a request with params is not plain (_plain_key): each is encoded, once
+    arm = hb.Arm("ask", lambda item, ctx: ctx.call(item, temperature=0).text)
     try:
         for _ in range(2):  # sent and kept, then served from the cache
             with warnings.catch_warnings():
@@ -181,3 +184,112 @@ def test_the_hash_is_of_the_request_as_a_dict_sorted_at_every_level(
     }
     canon = msgspec.json.Encoder(order="sorted").encode(body)
     assert _fresh(r) == hashlib.sha256(canon).hexdigest()
+
+
+_TEXT = st.text(max_size=8)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    messages=st.lists(st.fixed_dictionaries({"role": _TEXT, "content": _TEXT}), max_size=3),
+    responder=st.none() | _TEXT,
+    model=st.none() | _TEXT,
+    base_url=st.sampled_from(["", "http://x/v1", "http://x/v1/"]),
+    others=st.lists(st.tuples(_TEXT, _TEXT), max_size=3),
+)
+def test_a_plain_request_found_by_its_fields_has_the_hash_of_its_encoding(
+    messages: list[dict[str, str]],
+    responder: str | None,
+    model: str | None,
+    base_url: str,
+    others: list[tuple[str, str]],
+) -> None:
+    # plain requests are looked up by their fields, not their bytes: the hash found must be the
+    # one their canonical JSON gives, whatever other plain requests the memo holds
+    wire = None if responder is None else {"responder": responder}
+    r = Request(messages=messages, model=model, base_url=base_url, provider="p", wire=wire)
+    assert cache_mod._plain_key(r) is not None
+    expected = hashlib.sha256(
+        msgspec.json.Encoder(order="sorted").encode(
+            {
+                "provider": "p",
+                "endpoint": base_url.rstrip("/"),
+                "model": model,
+                "messages": messages,
+                "params": {},
+                "tools": None,
+                "headers": {},
+                "responder": responder,
+            }
+        )
+    ).hexdigest()
+    assert _fresh(r) == expected
+    for role, content in others:  # other plain requests in the memo
+        request_hash(Request(messages=[{"role": role, "content": content}], provider="p", wire=wire))
+    assert request_hash(r) == expected  # from the memo
+    assert cache_mod._plain_key(msgspec.structs.replace(r, params={"seed": 1})) is None
+
+
+def test_only_plain_requests_are_looked_up_by_their_fields() -> None:
+    plain = _req("q1")
+    assert cache_mod._plain_key(plain) is not None
+    assert cache_mod._plain_key(msgspec.structs.replace(plain, wire={"responder": "f"})) is not None
+    not_plain = [
+        _req("q1", params={"temperature": 0}),
+        _req("q1", tools=[{"name": "t"}]),
+        msgspec.structs.replace(plain, wire={"responder": "f", "endpoint": "http://x"}),
+        msgspec.structs.replace(plain, wire={"responder": {"f": 1}}),
+        msgspec.structs.replace(plain, wire={"defaults": {"max_tokens": 3}}),
+        Request(messages=[{"role": "user", "content": [{"type": "text", "text": "q1"}]}]),
+        Request(messages=[{"role": "user", "content": "q1", "name": "n"}]),
+        Request(messages=[{"role": "user", "content": 1}]),
+        Request(messages=[{"role": "user", "content": "q1"}], model=1),  # type: ignore[arg-type]
+    ]
+    for r in not_plain:
+        assert cache_mod._plain_key(r) is None, r
+        assert request_hash(r) == _fresh(r)
+
+
+def test_the_plain_memo_is_emptied_past_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_mod, "_HASHED_MAX_BYTES", 2_000)
+    fresh = [_fresh(_req(f"question {i} " + "x" * 40)) for i in range(200)]
+    for i in range(200):
+        assert request_hash(_req(f"question {i} " + "x" * 40)) == fresh[i]
+        held = sum(len(p) for k in cache_mod._PLAIN_HASHED for p in k if p is not None)
+        assert held == cache_mod._PLAIN_CHARS[0] <= 2_000
+    assert len(cache_mod._PLAIN_HASHED) > 1
+
+
+def test_the_cache_key_is_the_hash_of_the_request_hash_arm_and_draw() -> None:
+    # the key the store holds, from a prefix state kept per (request hash, arm): any order of
+    # arms, draws and requests gives each its own key
+    requests = [_req(f"q{i}", d) for i in range(3) for d in (1, 2, None)]  # type: ignore[arg-type]
+    for arm in ("A", "B", "A", ""):
+        for r in requests:
+            draw = "-" if r.draw_index is None else str(r.draw_index)
+            want = hashlib.sha256(f"{_fresh(r)}|{arm}|{draw}".encode()).hexdigest()
+            assert cache_key(r, arm) == want
+            assert cache_key(r, arm, request_hash(r)) == want
+
+
+def test_plain_requests_that_differ_in_any_field_are_found_apart() -> None:
+    base = Request(
+        messages=[{"role": "user", "content": "q1"}], model="m", provider="p", base_url="u", wire={"responder": "f"}
+    )
+    variants = [
+        base,
+        msgspec.structs.replace(base, model="m2"),
+        msgspec.structs.replace(base, model=None),
+        msgspec.structs.replace(base, provider="p2"),
+        msgspec.structs.replace(base, base_url="u2"),
+        msgspec.structs.replace(base, wire={"responder": "g"}),
+        msgspec.structs.replace(base, wire=None),
+        msgspec.structs.replace(base, messages=[{"role": "system", "content": "q1"}]),
+        msgspec.structs.replace(base, messages=[{"role": "user", "content": "q2"}]),
+        msgspec.structs.replace(base, messages=[{"role": "user", "content": "q1"}] * 2),
+    ]
+    fresh = [_fresh(r) for r in variants]
+    assert len(set(fresh)) == len(variants)
+    for r in variants:  # every one in the memo at once
+        request_hash(r)
+    assert [request_hash(r) for r in variants] == fresh
