@@ -274,7 +274,11 @@ def test_the_cache_key_is_the_hash_of_the_request_hash_arm_and_draw() -> None:
 
 def test_plain_requests_that_differ_in_any_field_are_found_apart() -> None:
     base = Request(
-        messages=[{"role": "user", "content": "q1"}], model="m", provider="p", base_url="u", wire={"responder": "f"}
+        messages=[{"role": "user", "content": "q1"}],
+        model="m",
+        provider="p",
+        base_url="u",
+        wire={"responder": "f"},
     )
     variants = [
         base,
