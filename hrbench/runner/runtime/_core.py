@@ -242,9 +242,12 @@ class Runtime(Billing):
 
     def _only_counted(self, request: Request) -> bool:
         """Whether ``request`` takes :meth:`_counted`'s fast path: :attr:`counts_only`, a model that costs nothing."""
-        return self.counts_only and self._costs_nothing(
-            request.model, getattr(self.client, "billed_as", ()), self.billed_as.get(request.model)
-        )
+        if not self.counts_only:
+            return False
+        declared = getattr(self.client, "billed_as", ())
+        if not declared and not self.billed_as and (free := self._free.get(request.model)) is not None:
+            return free  # the verdict kept per model (_costs_nothing), without the call
+        return self._costs_nothing(request.model, declared, self.billed_as.get(request.model))
 
     async def bill_kept(self, result: Result) -> bool:
         """Whether a reply may be cached: free, or its bill is committed to the governor's ledger.

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import msgspec
 
 from hrbench.errors import ConfigError
 from hrbench.records import Result
@@ -150,7 +151,7 @@ class Draining:
         self.gate.lost(usage, model)
 
 
-class Counted:
+class Counted(msgspec.Struct, gc=False):
     """The ``before_attempt`` of a call that holds nothing: it counts the call, or stops at the drain.
 
     The runtime's fast path (:meth:`hrbench.runner.runtime.Runtime.call`): under a governor with
@@ -158,6 +159,9 @@ class Counted:
     (:meth:`~hrbench.runner.Governor.count_call`) with no reservation held, and the
     reply's use is booked once (:meth:`book`). Once a clean cancel's drain began, nothing is
     counted and the attempt is not made, as :class:`Draining` does.
+
+    Made for every such call: a Struct (built in C, outside the garbage collector's tracking: it
+    refers to the governor, the drain and the lead, none of which refers back to it).
 
     Example:
         >>> from hrbench.runner import Governor
@@ -167,11 +171,11 @@ class Counted:
         (1, 7)
     """
 
-    __slots__ = ("calls", "drain", "governor", "lead", "run")
-
-    def __init__(self, governor: Any, drain: Drain | None, run: str, lead: Lead | None = None) -> None:
-        self.governor, self.drain, self.run, self.lead = governor, drain, run, lead
-        self.calls = 0
+    governor: Any
+    drain: Drain | None
+    run: str
+    lead: Lead | None = None
+    calls: int = 0
 
     def __call__(self) -> Awaitable[None] | None:
         drain = self.drain
