@@ -106,8 +106,8 @@ def request_hash(request: Request) -> str:
     finer than the body, never coarser. The API key is never part of it.
 
     Keys are sorted at every level, so two requests that differ only in the order of their
-    parameters hash the same. A plain request (:func:`_plain_key`) seen recently is found by
-    its fields, without encoding it again.
+    parameters hash the same. A plain request (:func:`_plain_key`) seen recently is looked up
+    by its fields, without encoding it again.
 
     Example:
         >>> a = Request(messages=[{"role": "user", "content": "hi"}], params={"temperature": 1, "seed": 2})
