@@ -6,9 +6,11 @@ on the same simulated benchmarks, the established corrections of a t test for a 
 each on the clusters' paired differences (hrbench.testing._oracles):
 
 - t:        the clustered t test (CR2 standard error, the design's df), the uncorrected baseline;
-- johnson:  Johnson's (1978) modified t, t + s/6 + s t**2 / 3 (s: the mean's estimated skewness);
+- johnson:  Johnson's (1978) modified t, t + s/6 + s t**2 / 3 (s: the mean's estimated skewness;
+            0 with 2 clusters, where it cannot be estimated);
 - hall:     Hall's (1992) monotone transformation of it, with the interval it inverts to;
-- boot-t:   the cluster bootstrap-t (studentized) interval and its p-value (199 resamples);
+- boot-t:   the cluster bootstrap-t (studentized) interval and its p-value (199 resamples; none
+            with 2 clusters);
 - hrb&hall: compare()'s test and Hall's both rejecting (the hull of the two intervals).
 
 Per design and null (equal, axc, skew, as bench/coverage.py): the false-positive rate at 0.05,
@@ -49,7 +51,7 @@ def _tests(
     dd = ya - yb
     dv = difference_interval(ya, yb, g, n_g, 0.95, d.n_items * d.runs)
     assert dv.low is not None and dv.high is not None and dv.p_value is not None
-    parts = skewed_t(dd, g, n_g)
+    parts = skewed_t(dd, g, n_g)  # None: no spread, where the t test does not reject
     if parts is None:
         t_iv: tuple = (-1.0, 1.0, 1.0)
     else:

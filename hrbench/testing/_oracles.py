@@ -102,8 +102,9 @@ def skewed_t(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> SkewedT | N
     The third cumulant of ``mean(d)`` is estimated from the clusters' residual totals
     ``e_c = sum over the cluster of (d - mean(d))`` as ``sum(e_c**3) / n**3`` times
     ``G**2 / ((G - 1) (G - 2))``, which for one item per cluster is the unbiased third moment of
-    the data over ``n**2`` (Johnson 1978). ``None`` with fewer than 3 clusters, or where the
-    clusters show no spread (as :func:`clustered_t_p` does not reject there).
+    the data over ``n**2`` (Johnson 1978); with 2 clusters it cannot be estimated and is 0 (the
+    corrections are then the t test). ``None`` with one cluster, or where the clusters show no
+    spread (as :func:`clustered_t_p` does not reject there).
 
     Example:
         >>> p = skewed_t(np.array([0.2, 0.2, 0.2, 0.2, -0.4]), np.arange(5), 5)
@@ -113,12 +114,15 @@ def skewed_t(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> SkewedT | N
     from hrbench.stats import cluster_se, design_df, estimable
 
     se = cluster_se(d, cluster, n_clusters)
-    if n_clusters < 3 or se is None or not estimable(min(float(np.abs(d).mean()), 0.5), se * se, d.size):
+    if se is None or not estimable(min(float(np.abs(d).mean()), 0.5), se * se, d.size):
         return None
     est = float(d.mean())
+    df = design_df(d, cluster, n_clusters)
+    if n_clusters < 3:
+        return SkewedT(est, se, 0.0, df)
     e = np.bincount(cluster, weights=d - est, minlength=n_clusters)
     k3 = float(np.sum(e**3)) / d.size**3 * n_clusters**2 / ((n_clusters - 1) * (n_clusters - 2))
-    return SkewedT(est, se, k3 / se**3, design_df(d, cluster, n_clusters))
+    return SkewedT(est, se, k3 / se**3, df)
 
 
 def johnson_t_p(d: np.ndarray, cluster: np.ndarray, n_clusters: int) -> float:
@@ -193,11 +197,12 @@ def bootstrap_t(
     interval is ``[est - q(1 - alpha/2) se, est - q(alpha/2) se]`` (Efron & Tibshirani 1993,
     ch. 12; Cameron, Gelbach & Miller 2008 for clusters). Resamples of one repeated cluster
     (``se* = 0``) are left out. The p-value is twice the smaller share of ``T*`` beyond
-    ``est / se`` on either side (the equal-tailed interval's inversion). ``(-1, 1, 1.0)`` where
-    :func:`skewed_t` is ``None`` or fewer than 10 resamples have spread.
+    ``est / se`` on either side (the equal-tailed interval's inversion). ``(-1, 1, 1.0)`` (no
+    test) with fewer than 3 clusters, where :func:`skewed_t` is ``None`` or where fewer than 10
+    resamples have spread.
     """
     p = skewed_t(d, cluster, n_clusters)
-    if p is None:
+    if p is None or n_clusters < 3:
         return -1.0, 1.0, 1.0
     tot = np.bincount(cluster, weights=d, minlength=n_clusters)
     sizes = np.bincount(cluster, minlength=n_clusters).astype(float)

@@ -85,8 +85,14 @@ def test_bootstrap_t_on_many_symmetric_clusters_is_near_the_t_interval():
     assert (p < 0.05) == (lo > 0 or hi < 0)
 
 
-def test_no_spread_or_two_clusters_give_no_correction():
+def test_no_spread_gives_no_test_and_two_clusters_no_correction():
     assert skewed_t(np.array([0.2, 0.2, 0.2]), np.arange(3), 3) is None  # no spread: t is not defined
-    assert skewed_t(np.array([0.1, 0.3]), np.arange(2), 2) is None  # a third moment needs 3 clusters
-    assert johnson_t_p(np.array([0.1, 0.3]), np.arange(2), 2) == 1.0
-    assert hall_t(np.array([0.1, 0.3]), np.arange(2), 2) == (-1.0, 1.0, 1.0)
+    assert johnson_t_p(np.array([0.2, 0.2, 0.2]), np.arange(3), 3) == 1.0
+    assert hall_t(np.array([0.2, 0.2, 0.2]), np.arange(3), 3) == (-1.0, 1.0, 1.0)
+    two = np.array([0.1, 0.3, 0.2, 0.6])
+    g = np.array([0, 0, 1, 1])
+    p = skewed_t(two, g, 2)
+    assert p is not None and p.skew == 0.0  # a third moment needs 3 clusters: the t test itself
+    assert johnson_t_p(two, g, 2) == pytest.approx(clustered_t_p(two, g, 2))
+    assert hall_t(two, g, 2)[2] == pytest.approx(clustered_t_p(two, g, 2))
+    assert bootstrap_t(two, g, 2, np.random.default_rng(0)) == (-1.0, 1.0, 1.0)  # 2 clusters: no bootstrap
