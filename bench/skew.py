@@ -24,6 +24,7 @@ Then, with --clusters, the skew null's FPR of compare()'s test as the clusters g
 cluster shapes: the fewest clusters at which it holds 0.065.
 
 Usage: .venv/bin/python bench/skew.py [N] [--only NAME[,NAME...]] [--nulls skew,...] [--clusters] [--boot B]
+(--only none --clusters: the clusters alone)
 """
 
 from __future__ import annotations
@@ -136,7 +137,7 @@ SHAPES = (
 )
 
 
-def fewest_clusters(n: int, counts: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 40)) -> None:
+def fewest_clusters(n: int, counts: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 40, 50, 60)) -> None:
     """The skew null's FPR of compare()'s test and the t test as the clusters grow, per cluster shape."""
     print("\nThe skew null as the clusters grow: FPR of compare()'s test (t test), and the share of it from")
     print("benchmarks holding no skewed cluster (clean: 0.9**G of them)")
