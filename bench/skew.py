@@ -20,10 +20,10 @@ which no test on them can tell from one). A method's cell is marked "*" where it
 of bench/coverage.py (hrbench.testing.verdict: FPR above 0.065; coverage outside 0.935-0.965; FPR
 below 0.035 with power under the t and sign-flip tests' less two Monte Carlo errors).
 
-Then, with --clusters, the skew null's FPR of compare()'s test as the clusters grow, for three
+With --many, the same on 30-50 clusters of 20-40 items (MANY). Then, with --clusters, the skew null's FPR of compare()'s test as the clusters grow, for three
 cluster shapes: the fewest clusters at which it holds 0.065.
 
-Usage: .venv/bin/python bench/skew.py [N] [--only NAME[,NAME...]] [--nulls skew,...] [--clusters] [--boot B]
+Usage: .venv/bin/python bench/skew.py [N] [--only NAME[,NAME...]] [--nulls skew,...] [--many] [--clusters] [--boot B]
 (--only none --clusters: the clusters alone)
 """
 
@@ -125,9 +125,33 @@ def main() -> None:
                 cells.append(f"{r[k]['fpr']:.3f} {r[k]['pair_cover']:.3f} {r[k]['power']:.3f}{bad}")
             clean = f"{r['hrb']['clean']:.2f}" if d.skew else "-"
             print(f"{design.name:24} {label:5} {clean:>5} | " + " | ".join(cells), flush=True)
+    if "--many" in sys.argv:
+        many_clusters(n, n_boot)
     if "--clusters" in sys.argv:
         fewest_clusters(n)
     print(f"\n{time.perf_counter() - start:.0f} s.")
+
+
+MANY = (
+    (Design("30x40x5", (40,) * 30, 5, 0.7, diff=0.03), 9000),
+    (Design("50x40x5", (40,) * 50, 5, 0.7, diff=0.03), 9001),
+    (Design("40x20x5 strong cluster", (20,) * 40, 5, 0.7, diff=0.04, sd_cluster=1.5), 9002),
+)
+"""Designs of 30-50 clusters, where a skewness estimate has clusters to rest on (``--many``), with their seeds."""
+
+
+def many_clusters(n: int, n_boot: int) -> None:
+    """The methods on :data:`MANY` under the skew and equal nulls (the row's seed serves both)."""
+    print("\nMany clusters (--many):")
+    for d, seed in MANY:
+        for label, dd in (("skew", replace(d, skew=SKEW)), ("equal", d)):
+            r = run_row(dd, n, seed, n_boot)
+            cells = [
+                f"{r[k]['fpr']:.3f} {r[k]['pair_cover']:.3f} {r[k]['power']:.3f}{'*' if _judged(r, k, n) else ' '}"
+                for k in METHODS
+            ]
+            clean = f"{r['hrb']['clean']:.2f}" if dd.skew else "-"
+            print(f"{d.name:24} {label:5} {clean:>5} | " + " | ".join(cells), flush=True)
 
 
 SHAPES = (
