@@ -23,7 +23,7 @@ below 0.035 with power under the t and sign-flip tests' less two Monte Carlo err
 With --many, the same on 30-50 clusters of 20-40 items (MANY). Then, with --clusters, the skew null's FPR of compare()'s test as the clusters grow, for three
 cluster shapes: the fewest clusters at which it holds 0.065.
 
-Usage: .venv/bin/python bench/skew.py [N] [--only NAME[,NAME...]] [--nulls skew,...] [--many] [--clusters] [--boot B]
+Usage: .venv/bin/python bench/skew.py [N] [--only NAME[,NAME...]] [--nulls skew,...] [--many] [--clusters [--seed S]] [--boot B]
 (--only none --clusters: the clusters alone)
 """
 
@@ -100,7 +100,11 @@ def _judged(r: dict[str, dict[str, float]], k: str, n: int) -> list[str]:
 
 def main() -> None:
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    opt = {a: sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a in ("--only", "--nulls", "--boot")}
+    opt = {
+        a: sys.argv[i + 1]
+        for i, a in enumerate(sys.argv[:-1])
+        if a in ("--only", "--nulls", "--boot", "--seed")
+    }
     args = [a for a in args if a not in opt.values()]
     n = int(args[0]) if args else 1000
     n_boot = int(opt.get("--boot", 199))
@@ -128,7 +132,7 @@ def main() -> None:
     if "--many" in sys.argv:
         many_clusters(n, n_boot)
     if "--clusters" in sys.argv:
-        fewest_clusters(n)
+        fewest_clusters(n, int(opt.get("--seed", 7000)))
     print(f"\n{time.perf_counter() - start:.0f} s.")
 
 
@@ -161,15 +165,15 @@ SHAPES = (
 )
 
 
-def fewest_clusters(n: int, counts: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 40, 50, 60)) -> None:
-    """The skew null's FPR of compare()'s test and the t test as the clusters grow, per cluster shape."""
+def fewest_clusters(n: int, seed: int, counts: tuple[int, ...] = (5, 10, 15, 20, 25, 30, 40, 50, 60)) -> None:
+    """The skew null's FPR of compare()'s test and the t test as the clusters grow, per cluster shape (seeds ``seed + G``)."""
     print("\nThe skew null as the clusters grow: FPR of compare()'s test (t test), and the share of it from")
     print("benchmarks holding no skewed cluster (clean: 0.9**G of them)")
     for name, shape in SHAPES:
         cells = []
         for g in counts:
             d = replace(shape, sizes=shape.sizes * g, skew=SKEW)
-            rng = np.random.default_rng(7000 + g)
+            rng = np.random.default_rng(seed + g)
             sim = simulate(d, n, rng, diff=0.0)
             tot = d.n_items * d.runs
             rej = np.array(

@@ -47,8 +47,9 @@ Model Evaluations" (arXiv 2411.00640):
   held to a false-positive rate of at most 0.065 under two nulls: equal arms, and arms that
   differ cluster by cluster with no average difference (an arm x cluster effect). Under a
   skewed difference (one arm a little better on most clusters, much worse on a few) it holds
-  0.065 only with enough clusters (in ``bench/skew.py``: 0.06-0.07 from 40 to 60 clusters of
-  40 items, at most 0.056 from 30 clusters of 20 items, 0.058 at any count of 10 items);
+  0.065 only with enough clusters (``bench/skew.py --clusters``, at two seeds: 0.055-0.073
+  from 40 to 60 clusters of 40 items, 0.043-0.067 from 30 clusters of 20, 0.046-0.070 at any
+  count of clusters of 10);
   the skewness corrections of a t test (Johnson 1978, Hall 1992, the cluster bootstrap-t)
   did not restore it on few clusters and broke other designs there, so none is applied
   (docs/guides/statistics.md, "The guarantee, and where it ends"). Where it
