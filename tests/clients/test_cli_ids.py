@@ -57,7 +57,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
     )
     ref = base / "caps.jsonl"
     ref.write_text('{"id": "q1", "item": "France", "label": "Paris"}\n')
-    with Daemon(home) as d:
+    with Daemon(home):
         done = _hrb(home, "bench", str(spec), "--no-rows")
         assert done.returncode == 0, done.stderr
         bench_id = json.loads(done.stdout.splitlines()[-1])["id"]

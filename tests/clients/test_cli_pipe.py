@@ -62,7 +62,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
     """A daemon with a benchmark of 2,000 rows (over 4 KB, the smallest pipe buffer, in every format)."""
     base = tmp_path_factory.mktemp("pipe")
     home = base / "home"
-    with Daemon(home) as d:
+    with Daemon(home):
         spec = _spec(base, 100, 20, record="pipe-rec")
         done = subprocess.run(
             [*HRB, "bench", str(spec), "--no-rows"],

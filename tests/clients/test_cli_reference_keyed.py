@@ -27,7 +27,7 @@ HRB = [sys.executable, "-m", "hrbench_client.cli", "--no-autostart"]
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("keyed") / "home"
-    with Daemon(home) as d:
+    with Daemon(home):
         yield home
 
 

@@ -183,6 +183,6 @@ def test_a_benchmark_stored_without_outputs_reads_as_none(tmp_path: Path) -> Non
     store.benchmark_put("old", {"params": {"name": "old"}}, "", "done")
     store.rows_put("old", [(0, row)], {"old/a/q1/1": [Step(ledger_id="old/a/q1/1", text="Paris")]})
     store.close()
-    with Daemon(home) as daemon:
+    with Daemon(home):
         rows = _jsonl(_hrb(home, "rows", "old").stdout)
     assert [(r["outcome"], r["output"]) for r in rows] == [("paris", None)]

@@ -73,7 +73,7 @@ def big_view(tmp_path_factory: pytest.TempPathFactory) -> Iterator[View]:
     home = tmp_path_factory.mktemp("parallel") / "home"
     home.mkdir(mode=0o700)
     _build(home / "hrbench.sqlite3")
-    with Daemon(home) as daemon:
+    with Daemon(home):
         view = View(home)
         try:
             yield view
