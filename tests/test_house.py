@@ -49,6 +49,12 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """Module ``path`` parsed once per process: five checks read the same modules (never changed)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _imports(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
     """Every import statement: lazy ones and those under ``if TYPE_CHECKING:`` included.
 
@@ -64,7 +70,7 @@ def _edges(modules: dict[str, Path]) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(_tree(path)):
             graph[name].update(t for t in _targets(node, package, modules) if t != name)
     return graph
 
@@ -173,7 +179,7 @@ def _room_imports() -> list[tuple[str, str, str, int, bool]]:
     found = []
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = _tree(path)
         in_function = {
             id(node)
             for fn in ast.walk(tree)
@@ -278,7 +284,7 @@ def _sizes() -> dict[str, int]:
         text = path.read_text(encoding="utf-8")
         if (n := len(text.splitlines())) > MAX_MODULE_LINES:
             over[rel] = n
-        for name, n in _functions(ast.parse(text)):
+        for name, n in _functions(_tree(path)):
             if n > MAX_FUNCTION_LINES:
                 over[f"{rel}::{name}"] = n
     return over
@@ -618,7 +624,7 @@ def _packages() -> list[str]:
 
 def _all_of(path: Path) -> list[str] | None:
     """A facade's ``__all__`` (``__all__ = [...]`` or ``__all__: list[str] = [...]``), ``None`` if none."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in _tree(path).body:
         target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
         if isinstance(target, ast.Name) and target.id == "__all__":
             value = getattr(node, "value", None)
@@ -641,7 +647,7 @@ def _package_breaches(packages: list[str], modules: dict[str, Path]) -> list[str
         if name == "hrbench" or not name.startswith(("hrbench.", "hrbench_server")):
             continue
         here = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        for node in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in _imports(_tree(path)):
             for target in _targets(node, here, modules):
                 owner = next((p for p in packages if target.startswith(p + "._")), None)
                 if owner and not (here == owner or here.startswith(owner + ".")):

@@ -57,8 +57,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
     )
     ref = base / "caps.jsonl"
     ref.write_text('{"id": "q1", "item": "France", "label": "Paris"}\n')
-    d = Daemon(home).start()
-    try:
+    with Daemon(home):
         done = _hrb(home, "bench", str(spec), "--no-rows")
         assert done.returncode == 0, done.stderr
         bench_id = json.loads(done.stdout.splitlines()[-1])["id"]
@@ -68,9 +67,6 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
             store.benchmark_put(twin, {"params": {"name": "twin"}}, "none", "done")
         store.close()
         yield home, bench_id
-    finally:
-        d.stop()
-        d.kill()
 
 
 def _commands(ref: str, out: Path) -> dict[str, list[str]]:

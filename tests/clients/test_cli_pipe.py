@@ -62,8 +62,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
     """A daemon with a benchmark of 2,000 rows (over 4 KB, the smallest pipe buffer, in every format)."""
     base = tmp_path_factory.mktemp("pipe")
     home = base / "home"
-    d = Daemon(home).start()
-    try:
+    with Daemon(home):
         spec = _spec(base, 100, 20, record="pipe-rec")
         done = subprocess.run(
             [*HRB, "bench", str(spec), "--no-rows"],
@@ -78,9 +77,6 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str
         store.close()
         (base / "rec-in.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
         yield home, json.loads(done.stdout.splitlines()[-1])["id"], base
-    finally:
-        d.stop()
-        d.kill()
 
 
 def _closed_early(home: Path, argv: list[str], read_first: int = 0) -> tuple[int, str]:

@@ -41,13 +41,9 @@ def _shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, st
     """One daemon and one benchmark for the module's read-only tests (a daemon start and a
     benchmark cost seconds on a loaded machine)."""
     base = tmp_path_factory.mktemp("polish")
-    d = Daemon(base / "home").start()
-    try:
+    with Daemon(base / "home") as d:
         with _home(d.home):
             yield d.home, _bench_id(_bench_file(base))
-    finally:
-        d.stop()
-        d.kill()
 
 
 @pytest.fixture

@@ -27,12 +27,8 @@ HRB = [sys.executable, "-m", "hrbench_client.cli", "--no-autostart"]
 @pytest.fixture(scope="module")
 def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("keyed") / "home"
-    d = Daemon(home).start()
-    try:
+    with Daemon(home):
         yield home
-    finally:
-        d.stop()
-        d.kill()
 
 
 def _hrb(home: Path, *args: str) -> subprocess.CompletedProcess[str]:

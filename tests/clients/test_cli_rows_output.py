@@ -115,14 +115,10 @@ def stored(tmp_path_factory: pytest.TempPathFactory):
     (tmp / "score_arms.py").write_text(ARMS)
     spec = tmp / "outs.toml"
     spec.write_text(textwrap.dedent(SPEC.format(path=str(tmp))))
-    daemon = Daemon(tmp / "home").start()
-    try:
+    with Daemon(tmp / "home") as daemon:
         bench = _hrb(daemon.home, "bench", str(spec), "--no-rows")
         assert bench.returncode == 3, bench.stderr  # boom's runs on Chad ended in errors
         yield daemon, tmp
-    finally:
-        daemon.stop()
-        daemon.kill()
 
 
 def test_every_row_exports_the_text_its_scorer_received(stored) -> None:
@@ -187,10 +183,6 @@ def test_a_benchmark_stored_without_outputs_reads_as_none(tmp_path: Path) -> Non
     store.benchmark_put("old", {"params": {"name": "old"}}, "", "done")
     store.rows_put("old", [(0, row)], {"old/a/q1/1": [Step(ledger_id="old/a/q1/1", text="Paris")]})
     store.close()
-    daemon = Daemon(home).start()
-    try:
+    with Daemon(home):
         rows = _jsonl(_hrb(home, "rows", "old").stdout)
-    finally:
-        daemon.stop()
-        daemon.kill()
     assert [(r["outcome"], r["output"]) for r in rows] == [("paris", None)]

@@ -77,12 +77,8 @@ def daemon(tmp_path_factory: pytest.TempPathFactory):
     rows = _rows("compact")
     store.rows_put("compact", list(enumerate(rows)), {r.ledger_id: rich_trace(r.ledger_id) for r in rows})
     store.close()
-    d = Daemon(home).start()
-    try:
+    with Daemon(home) as d:
         yield d
-    finally:
-        d.stop()
-        d.kill()
 
 
 def _same(text: str, bid: str) -> str:

@@ -85,7 +85,6 @@ def test_hrb_bench_draws_rate_eta_and_spend_on_a_terminal(tmp_path: Path) -> Non
     finally:
         os.close(leader)
         daemon.stop()
-        daemon.kill()
     assert proc.returncode == 0
     bars = [x.strip() for x in err.decode().replace("\x1b[K", "").split("\r") if x.startswith("bench [")]
     assert any(
@@ -122,8 +121,7 @@ def test_no_rows_on_a_pipe_prints_plain_progress_lines_and_no_waiting_line(tmp_p
         '[client]\nkind = "mock"\nreply = "yes"\ndelay_s = 0.05\n'
         "[governor]\nmax_usd = 1.5\n"
     )
-    daemon = Daemon(tmp_path / "home").start()
-    try:
+    with Daemon(tmp_path / "home") as daemon:
         proc = subprocess.run(
             [sys.executable, "-m", "hrbench_client.cli", "--home", str(daemon.home), "--no-autostart"]
             + ["bench", "--no-rows", str(spec)],
@@ -131,9 +129,6 @@ def test_no_rows_on_a_pipe_prints_plain_progress_lines_and_no_waiting_line(tmp_p
             text=True,
             timeout=slow(300),
         )
-    finally:
-        daemon.stop()
-        daemon.kill()
     assert proc.returncode == 0, proc.stderr
     # once rows are scored, no waiting line (before the first row, a loaded machine may rightly say one)
     lines = proc.stderr.splitlines()

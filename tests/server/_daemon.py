@@ -40,6 +40,13 @@ class Daemon:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log = home.parent / f"{home.name}-daemon.log"
 
+    def __enter__(self) -> Daemon:
+        """Start it unless started: ``with Daemon(home) as d:`` stops it on every path."""
+        return self if self.proc is not None else self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()  # kills it when it does not stop in time
+
     @property
     def socket(self) -> Path:
         return _paths.socket_path(self.home)

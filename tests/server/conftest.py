@@ -21,21 +21,13 @@ def calls_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def daemon(home: Path, calls_file: Path) -> Iterator[Daemon]:
     """A fresh daemon for this test (for tests that stop, kill or count calls)."""
-    d = Daemon(home, env={"HRB_CALLS_FILE": str(calls_file)}).start()
-    try:
+    with Daemon(home, env={"HRB_CALLS_FILE": str(calls_file)}) as d:
         yield d
-    finally:
-        d.stop()
-        d.kill()
 
 
 @pytest.fixture(scope="module")
 def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """One daemon for a module's read-only tests (starting one takes about a second)."""
     base = tmp_path_factory.mktemp("shared")
-    d = Daemon(base / "home", env={"HRB_CALLS_FILE": str(base / "calls.jsonl")}).start()
-    try:
+    with Daemon(base / "home", env={"HRB_CALLS_FILE": str(base / "calls.jsonl")}) as d:
         yield d
-    finally:
-        d.stop()
-        d.kill()

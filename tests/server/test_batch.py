@@ -34,12 +34,8 @@ def srv() -> Iterator[LoopbackServer]:
 def daemon(home: Path, tmp_path: Path) -> Iterator[Daemon]:
     prices = tmp_path / "prices.json"
     prices.write_text(json.dumps({"models": {"loopback-1": {"input": PRICE[0], "output": PRICE[1]}}}))
-    d = Daemon(home, env={"HRBENCH_PRICES": str(prices)}).start()
-    try:
+    with Daemon(home, env={"HRBENCH_PRICES": str(prices)}) as d:
         yield d
-    finally:
-        d.stop()
-        d.kill()
 
 
 def batch_spec(srv: LoopbackServer, provider: str = "openai", **batch: Any) -> dict[str, Any]:

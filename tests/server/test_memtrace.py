@@ -31,8 +31,7 @@ def _wait_for(path: Path) -> None:
 
 def test_sigusr2_dumps_the_daemons_allocations(home: Path, tmp_path: Path) -> None:
     trace = tmp_path / "trace"
-    d = Daemon(home, env={"HRBENCH_TRACEMALLOC": str(trace)}).start()
-    try:
+    with Daemon(home, env={"HRBENCH_TRACEMALLOC": str(trace)}) as d:
         assert d.proc is not None
         with d.client() as c:
             os.kill(d.proc.pid, signal.SIGUSR2)  # tracing starts
@@ -54,6 +53,3 @@ def test_sigusr2_dumps_the_daemons_allocations(home: Path, tmp_path: Path) -> No
         if hasattr(ctypes.CDLL(None), "malloc_info"):  # glibc: the C heap's arenas too
             heap = (trace / "malloc-2.xml").read_text()
             assert heap.startswith('<malloc version="1">') and '<system type="current"' in heap
-    finally:
-        d.stop()
-        d.kill()

@@ -26,8 +26,7 @@ def test_progress_comes_between_the_one_percent_marks_while_rows_are_scored(home
         "stream": False,
     }
     seen: list[int] = []
-    d = Daemon(home).start()
-    try:
+    with Daemon(home) as d:
         with d.client() as c:
             holder: dict[str, Any] = {}
 
@@ -41,9 +40,6 @@ def test_progress_comes_between_the_one_percent_marks_while_rows_are_scored(home
             with pytest.raises(RequestCancelled):
                 for _ in stream:
                     pass
-    finally:
-        d.stop()
-        d.kill()
     assert seen == sorted(seen) and seen[0] == 0, seen
     every = n_items * runs // 100
     assert any(done % every for done in seen), f"progress only at the 1% marks (every {every} rows): {seen}"

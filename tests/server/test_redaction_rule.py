@@ -107,12 +107,8 @@ value, never as a piece of another's."""
 @pytest.fixture(scope="module")
 def keyed_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Daemon]:
     """One daemon with every key of :data:`KEYS` (its tokenizer loaded once, by the first test)."""
-    d = Daemon(tmp_path_factory.mktemp("redaction") / "home", env=KEYS).start()
-    try:
+    with Daemon(tmp_path_factory.mktemp("redaction") / "home", env=KEYS) as d:
         yield d
-    finally:
-        d.stop()
-        d.kill()
 
 
 @pytest.mark.parametrize("key_env", list(KEYS))

@@ -141,8 +141,7 @@ def test_an_id_that_cannot_be_echoed_is_refused_with_id_null(
 def test_S13a_a_cancel_naming_a_fractional_id_cancels_that_request(home: Path, tmp_path: Path) -> None:
     """A benchmark sent with id 104.5 is cancelled by ``{"id": 104.5}``; each request gets one answer."""
     gate = tmp_path / "gate"  # never opened: the benchmark's one call waits until it is cancelled
-    d = Daemon(home, env={"HRB_GATE_FILE": str(gate), "HRBENCH_CANCEL_GRACE_S": "0"}).start()
-    try:
+    with Daemon(home, env={"HRB_GATE_FILE": str(gate), "HRBENCH_CANCEL_GRACE_S": "0"}) as d:
         with RawConn(d.socket) as c, d.client(10.0) as watcher:
             params = spec(n=1, runs=1, client={"kind": "mock", "function": "_mocks:gated"})
             c.send(
@@ -169,6 +168,3 @@ def test_S13a_a_cancel_naming_a_fractional_id_cancels_that_request(home: Path, t
             assert bench_out.startswith(b'{"jsonrpc":"2.0","id":104.5,"error":'), bench_out
             assert "cancel" in bench["error"]["message"].lower()
             _only_answer_left(c, 907)
-    finally:
-        d.stop()
-        d.kill()

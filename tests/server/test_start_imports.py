@@ -57,8 +57,7 @@ def _among(modules: set[str], names: tuple[str, ...]) -> list[str]:
 
 
 def test_a_started_daemon_has_imported_only_what_serving_needs(tmp_path: Path) -> None:
-    d = Daemon(tmp_path / "home", env=IMPORT_LOG).start()
-    try:
+    with Daemon(tmp_path / "home", env=IMPORT_LOG) as d:
         at_start = _imported(d.read_log())
         assert {"hrbench_server.rpc", "pygls.protocol", "hrbench.store"} <= at_start  # the log is read
         assert _among(at_start, NOT_AT_START) == []
@@ -68,9 +67,6 @@ def test_a_started_daemon_has_imported_only_what_serving_needs(tmp_path: Path) -
         after = _imported(d.read_log())
         # the first benchmark imported the runner: lazy imports are in the log as they happen
         assert {"hrbench_server.bench", "hrbench.runner._benchmark", "hrbench.specs"} <= after
-    finally:
-        d.stop()
-        d.kill()
 
 
 def _refused(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> tuple[str, set[str]]:

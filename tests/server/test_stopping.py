@@ -26,12 +26,8 @@ def srv() -> Iterator[LoopbackServer]:
 
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    d = Daemon(tmp_path / "home").start()
-    try:
+    with Daemon(tmp_path / "home") as d:
         yield d
-    finally:
-        d.stop()
-        d.kill()
 
 
 def _spec(srv: LoopbackServer, name: str, **kw: Any) -> dict[str, Any]:

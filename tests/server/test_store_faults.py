@@ -114,8 +114,7 @@ def test_a_full_disk_stops_the_benchmark_and_every_streamed_row_is_saved(tmp_pat
         pytest.skip("no tmpfs here: tests/unit/store/test_store_faults.py simulates SQLITE_FULL instead")
     home = tmp_path / "full"
     with tiny_fs(home, 8192):
-        d = Daemon(home).start()
-        try:
+        with Daemon(home) as d:
             big = spec(n=600, runs=5, concurrency=4)
             big["reference"]["items"] = {k: v + " " + "x" * 400 for k, v in big["reference"]["items"].items()}
             with d.client() as c:
@@ -132,6 +131,3 @@ def test_a_full_disk_stops_the_benchmark_and_every_streamed_row_is_saved(tmp_pat
                 assert keys(seen) <= keys(stored)  # a row the client saw is a row saved
                 assert len(stored) == len(seen)  # and nothing saved went unsent
                 assert c.status().running == []
-        finally:
-            d.stop()
-            d.kill()

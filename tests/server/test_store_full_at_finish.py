@@ -111,4 +111,3 @@ def test_a_benchmark_whose_end_meets_a_full_disk_is_not_done(tmp_path: Path) -> 
             assert calls(calls_file) == 6 + 2
         finally:
             d.stop()
-            d.kill()

@@ -35,14 +35,10 @@ def tcp_client(home: Path) -> Client:
 @contextlib.contextmanager
 def _recorded(home: Path) -> Iterator[Daemon]:
     """A daemon with a TCP listener on ``home``, one benchmark stored and recorded in it."""
-    d = Daemon(home, tcp="127.0.0.1:0").start()
-    try:
+    with Daemon(home, tcp="127.0.0.1:0") as d:
         with d.client() as c:  # over the Unix socket: a recording of 4 replies
             assert len(list(c.benchmark(spec(n=2, runs=2, record="rec", cache=False)))) == 4
         yield d
-    finally:
-        d.stop()
-        d.kill()
 
 
 @pytest.fixture

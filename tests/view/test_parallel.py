@@ -73,16 +73,12 @@ def big_view(tmp_path_factory: pytest.TempPathFactory) -> Iterator[View]:
     home = tmp_path_factory.mktemp("parallel") / "home"
     home.mkdir(mode=0o700)
     _build(home / "hrbench.sqlite3")
-    daemon = Daemon(home).start()
-    try:
+    with Daemon(home):
         view = View(home)
         try:
             yield view
         finally:
             view.stop()
-    finally:
-        daemon.stop()
-        daemon.kill()
 
 
 def test_a_cheap_page_comes_back_while_slow_ones_are_pending(big_view: View) -> None:
