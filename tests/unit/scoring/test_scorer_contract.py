@@ -204,7 +204,9 @@ def test_names_in_the_seed_order_or_saying_nothing_are_accepted(fn) -> None:
         assert s("France", "Lima", "Paris").failure_kind == "wrong"
 
 
-def test_a_module_scorer_with_its_arguments_out_of_order_is_refused_when_loaded(tmp_path, monkeypatch) -> None:
+def test_a_module_scorer_with_its_arguments_out_of_order_is_refused_when_loaded(
+    tmp_path, monkeypatch
+) -> None:
     from hrbench.specs import build_scorer
 
     (tmp_path / "nc3_scorers.py").write_text(
