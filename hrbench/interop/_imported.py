@@ -268,8 +268,6 @@ def imported_spec_arm(spec: Any, fmt: str, get: Callable[..., Any]) -> Arm:
             )
     except OSError as exc:
         raise ConfigError("arm.path", path, f"cannot read the results ({type(exc).__name__})") from None
-    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as promptfoo)
-        raise ConfigError("arm.path", path, f"is not {fmt} results: not UTF-8 text") from None
 
 
 def imported_spec_reference(path: str, fmt: str, id_var: str | None = None) -> Reference:
@@ -279,12 +277,10 @@ def imported_spec_reference(path: str, fmt: str, id_var: str | None = None) -> R
 
     Raises:
         ConfigError: as :func:`imported_reference`, its fields under ``reference.``
-            (``reference.id_var``); a file that cannot be read, or is not text.
+            (``reference.id_var``); a file that cannot be read.
     """
     try:
         with field_under("reference"):
             return imported_reference(path, fmt, id_var)
     except OSError as exc:
         raise ConfigError("reference.path", path, f"cannot read the results ({type(exc).__name__})") from None
-    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as promptfoo)
-        raise ConfigError("reference.path", path, f"is not {fmt} results: not UTF-8 text") from None

@@ -375,9 +375,12 @@ def read_reference(
 def _reference_file(path: str, fmt: str, limit: int | None, id_var: str | None = None) -> Reference:
     try:
         return _read_reference_file(path, fmt, limit, id_var)
-    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as rows)
-        hint = format_hint({"eval": None, "samples": None}) if Path(path).suffix == ".eval" else ""
-        raise ConfigError("reference.path", path, f"is not a {fmt} file: not UTF-8 text{hint}") from None
+    except ConfigError as exc:
+        why = exc.context.get("not_utf8")
+        if why is None or Path(path).suffix != ".eval":
+            raise
+        hint = format_hint({"eval": None, "samples": None})  # an Inspect .eval (a zip) given as rows
+        raise ConfigError("reference.path", path, f"is not a {fmt} file: {why}{hint}") from None
 
 
 def _read_reference_file(path: str, fmt: str, limit: int | None, id_var: str | None) -> Reference:
