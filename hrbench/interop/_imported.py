@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.forms import check_one_of
 from hrbench._util.messages import did_you_mean, field_under
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError
@@ -86,7 +87,8 @@ def read_imported(path: str | os.PathLike[str], fmt: str, id_var: str | None = N
         from hrbench.interop._promptfoo import read_promptfoo
 
         return read_promptfoo(p, "id" if id_var is None else id_var)
-    raise ConfigError("format", fmt, f"expected one of {', '.join(FILE_FORMATS)}")
+    check_one_of("format", fmt, FILE_FORMATS)
+    raise AssertionError(fmt)  # every format of FILE_FORMATS is read above
 
 
 def _one_arm(found: Imported, source_arm: str | None) -> str:
