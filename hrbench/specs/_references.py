@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench._util import forms as _forms
+from hrbench._util import strict_json
 from hrbench._util.files import read_text
 from hrbench._util.messages import did_you_mean
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
@@ -114,14 +115,21 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     elif (
         isinstance(obj := _one_json(text) if text.lstrip().startswith("{") else None, dict) and "items" in obj
     ):
-        obj = json.loads(text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries"))
+        try:
+            obj = strict_json.loads(
+                text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries")
+            )
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                "reference.path", path, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            ) from None
         ref = _reference_object(obj, p)  # one {"items", "labels", ...} object, as `hrb ref get` prints
         return ref if limit is None else _select(ref, ref.ids[:limit])
     elif isinstance(obj, dict) and format_of(obj) is not None:  # one object: another format's file
         raise ConfigError("reference.path", path, f"one JSON object, not reference records{format_hint(obj)}")
     elif text.lstrip().startswith("["):
         try:
-            numbered = list(enumerate(json.loads(text), 1))
+            numbered = list(enumerate(strict_json.loads(text), 1))
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 "reference.path", path, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
