@@ -186,6 +186,7 @@ schema: $(STAMP)
 	$(PY) -m hrbench_client.protocol schema
 	$(PY) -c "from hrbench.specs import client_scorers_module as m; open('clients/python/hrbench_client/_scorers.py', 'w').write(m())"
 	$(PY) -c "from hrbench._util.atomic import client_copy as m; open('clients/python/hrbench_client/files.py', 'w').write(m())"
+	$(PY) -c "from hrbench._util.utf8 import client_copy as m; open('clients/python/hrbench_client/utf8.py', 'w').write(m())"
 
 demo: $(STAMP)
 	$(PY) examples/demo.py

@@ -32,7 +32,8 @@ runs were stopped by the governor), :class:`ArmErrorWarning` (runs of an arm rai
 of a benchmark has a label), :class:`UsageEstimatedWarning` (replies with no usage block),
 :class:`NotCachedWarning` (replies that cannot be cached), :class:`DrawsUncheckedWarning` (a resume
 whose kept runs came without their traces), :class:`ReferenceReboundWarning` (a named reference
-that resolves to other content than the previous benchmark of the same name used).
+that resolves to other content than the previous benchmark of the same name used),
+:class:`ResumedNewestWarning` (a resume by a name several benchmarks have: the newest ran).
 
 The helpers that word these errors' messages (a close name, a field's full place under a spec,
 a failed call's cause, the limits a refusal names) are in :mod:`hrbench._util.messages`.
@@ -67,6 +68,7 @@ __all__ = [
     "ReferenceReboundWarning",
     "ReferenceValueError",
     "ReplayMiss",
+    "ResumedNewestWarning",
     "ScorerError",
     "SignatureError",
     "StoreCorrupt",
@@ -481,6 +483,15 @@ class DrawsUncheckedWarning(UserWarning):
     (else ``--retry-errors`` would accept one more duplicate per retry). A kept run
     whose trace is not given cannot be checked against (loud, never silent): the
     resume goes on and says how many kept runs were not checked.
+    """
+
+
+class ResumedNewestWarning(UserWarning):
+    """Warned when a resume names a benchmark by a name several benchmarks have: the newest was resumed.
+
+    Rule (:meth:`hrbench.store.Store.benchmark_resolve`: a name means its newest benchmark): a
+    resume by name never picks one of several in silence; the warning names the id and start
+    time of the one resumed, and how many share the name.
     """
 
 

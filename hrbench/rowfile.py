@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from hrbench._util.files import open_input
+from hrbench._util.files import open_input, text_lines
 from hrbench.errors import ConfigError
 from hrbench.records import ROW_COLUMNS, Row
 
@@ -72,20 +72,9 @@ def _row(raw: dict[str, Any], where: str, field: str, path: str) -> Row:
         raise ConfigError(field, path, f"{where} is not a row of `hrb rows`: {exc}") from None
 
 
-def _lines(f: BinaryIO, field: str, path: str) -> Iterator[str]:
-    """The file's lines as text, each decoded alone so that bytes that are not UTF-8 name their line."""
-    for n, raw in enumerate(f, 1):
-        try:
-            yield raw.decode("utf-8-sig" if n == 1 else "utf-8")  # a byte-order mark (Excel) is skipped
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                field, path, f"line {n} is not UTF-8 text (byte {exc.start + 1} of the line); {_HINT}"
-            ) from None
-
-
 def _json_lines(f: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
     records = []
-    for n, line in enumerate(_lines(f, field, path), 1):
+    for n, line in enumerate(text_lines(f, path, field), 1):
         if not line.strip():
             continue
         try:
@@ -98,7 +87,7 @@ def _json_lines(f: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
 
 
 def _csv(f: BinaryIO, field: str, path: str) -> list[tuple[str, Any]]:
-    reader = csv.DictReader(_lines(f, field, path))
+    reader = csv.DictReader(text_lines(f, path, field))
     try:
         if reader.fieldnames is not None and (missing := _missing(reader.fieldnames)):
             raise ConfigError(

@@ -354,6 +354,7 @@ PUBLIC: dict[str, list[str]] = {
         "Report",
         "Request",
         "Result",
+        "ResumedNewestWarning",
         "Row",
         "RowResult",
         "Score",

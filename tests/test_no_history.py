@@ -109,3 +109,34 @@ def test_no_history_in_code(path: Path) -> None:
     assert hits == [], (
         f"{path.relative_to(ROOT)} tells how a rule was decided; state the rule instead: {hits}"
     )
+
+
+HISTORY_NAME = re.compile(r"newcomer", re.I)
+"""A name (a test's, a file's, a constant's) that tells who met a fault rather than what is tested."""
+
+
+def history_names(source: str) -> list[tuple[int, str]]:
+    """``(line, name)`` of each identifier of ``source`` that :data:`HISTORY_NAME` matches.
+
+    Example:
+        >>> history_names("def test_the_newcomers_refusals():\\n    pass\\n")
+        [(1, 'test_the_newcomers_refusals')]
+        >>> history_names("def test_refusals_name_no_amount_of_zero():\\n    pass\\n")
+        []
+    """
+    return [
+        (tok.start[0], tok.string)
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+        if tok.type == tokenize.NAME and HISTORY_NAME.search(tok.string)
+    ]
+
+
+def test_no_history_in_file_names() -> None:
+    named = [str(p.relative_to(ROOT)) for p in _files() if HISTORY_NAME.search(p.name)]
+    assert named == [], f"name these files by what they test: {named}"
+
+
+@pytest.mark.parametrize("path", _files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_history_in_names(path: Path) -> None:
+    hits = history_names(path.read_text(encoding="utf-8"))
+    assert hits == [], f"{path.relative_to(ROOT)}: name these by what they test: {hits}"

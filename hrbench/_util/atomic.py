@@ -155,14 +155,17 @@ def _sync_folder(dir_fd: int | None, folder: str) -> None:
             os.close(fd)
 
 
-def client_copy() -> str:
-    """The text of ``hrbench_client/files.py``: this module for a client that imports no core.
+def client_copy(source: str = __file__) -> str:
+    """The text of a client's copy of ``source``: this module, or another of standard library only.
 
-    ``make schema`` writes it; a test fails when the file differs (it is never hand-edited).
+    The copy is ``source`` up to its ``client_copy`` function, for a client that imports no core
+    (``hrbench_client/files.py`` of this module, ``hrbench_client/utf8.py`` of
+    :mod:`hrbench._util.utf8`). ``make schema`` writes them; a test fails when a file differs
+    (they are never hand-edited).
     """
     from pathlib import Path
 
-    own = Path(__file__).read_text(encoding="utf-8")
-    body = own[: own.index("\n\ndef client_copy()")].rstrip() + "\n"
-    head = "# Generated from hrbench/_util/atomic.py by `make schema`: never hand-edited.\n"
-    return head + body.replace('"client_copy", ', "")  # the copy offers the writer alone
+    own = Path(source).read_text(encoding="utf-8")
+    body = own[: own.index("\n\ndef client_copy(")].rstrip() + "\n"
+    head = f"# Generated from hrbench/_util/{Path(source).name} by `make schema`: never hand-edited.\n"
+    return head + body.replace('"client_copy", ', "")  # the copy offers no copier

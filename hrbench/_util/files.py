@@ -2,7 +2,8 @@
 
 Every file the library opens because a caller named it (a reference, an outputs file, another
 tool's log, a rows file, a recording; an export, a report's plot) is opened here:
-:func:`open_input` / :func:`read_text` to read, :func:`output_file` to write (whole or not at
+:func:`open_input` / :func:`read_text` to read (UTF-8 text, or a clear refusal:
+:func:`decoded`), :func:`output_file` to write (whole or not at
 all: :func:`hrbench_client.files.atomic_file`), :func:`make_folder` for a folder to write into.
 
 A caller who may not be the daemon's user (a TCP client holding the token: SPEC §4) is
@@ -37,7 +38,6 @@ import codecs
 import contextlib
 import contextvars
 import errno
-import io
 import os
 import stat
 from collections.abc import Iterator
@@ -45,16 +45,19 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from hrbench._util.atomic import atomic_file, why_not_written
+from hrbench._util.utf8 import not_utf8
 from hrbench.errors import ConfigError
 
 __all__ = [
     "Confinement",
     "confinement",
+    "decoded",
     "make_folder",
     "open_input",
     "output_file",
     "read_text",
     "skip_bom",
+    "text_lines",
 ]
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -208,6 +211,55 @@ def skip_bom(f: BinaryIO) -> BinaryIO:
     return f
 
 
+def decoded(
+    data: bytes, path: str | os.PathLike[str], field: str = "path", at: int = 0, line: int = 1
+) -> str:
+    r"""``data``, bytes of the file ``path`` a caller named, as UTF-8 text; refused when they are not.
+
+    A leading UTF-8 byte-order mark (Excel's "CSV UTF-8") is dropped when ``data`` starts the file.
+
+    Args:
+        data: the file's bytes, or a part of them.
+        path: the file, for errors.
+        field: the field that named it, for errors.
+        at: the offset of ``data`` in the file (bytes).
+        line: the line of the file ``data`` starts on.
+
+    Raises:
+        ConfigError: not UTF-8, naming ``field``, the file, the byte offset and line, the bytes
+            and what the file may be instead (:func:`hrbench._util.utf8.not_utf8`; these words
+            are also its ``context["not_utf8"]``).
+
+    Example:
+        >>> decoded(b"\xef\xbb\xbfid,item", "a.csv")
+        'id,item'
+        >>> try:
+        ...     decoded(b"caf\xe9", "a.csv", "reference.path")
+        ... except ConfigError as exc:
+        ...     print(str(exc).split("; ")[0])
+        reference.path: is not UTF-8 text: byte 3 (line 1) is 0xE9, in b'caf\xe9'
+    """
+    try:
+        return data.decode("utf-8-sig" if at == 0 else "utf-8")
+    except UnicodeDecodeError as exc:
+        why = not_utf8(data, exc, at, line)
+        err = ConfigError(field, path, f"is {why}")
+        err.context["not_utf8"] = why  # for a caller that says more of what the file may be
+        raise err from None
+
+
+def text_lines(f: BinaryIO, path: str | os.PathLike[str], field: str = "path") -> Iterator[str]:
+    """The lines of an open file ``path`` as UTF-8 text (endings kept), each decoded as it is read.
+
+    Raises:
+        ConfigError: a line that is not UTF-8, as :func:`decoded` says (its byte offset in the file).
+    """
+    at = 0
+    for n, raw in enumerate(f, 1):
+        yield decoded(raw, path, field, at, n)
+        at += len(raw)
+
+
 def read_text(path: str | os.PathLike[str], field: str = "path") -> str:
     """The text (UTF-8, universal newlines) of a file a caller named: :func:`open_input`, decoded.
 
@@ -215,11 +267,11 @@ def read_text(path: str | os.PathLike[str], field: str = "path") -> str:
 
     Raises:
         OSError: as :func:`open_input`.
-        ConfigError: as :func:`open_input`.
-        UnicodeDecodeError: the file is not UTF-8.
+        ConfigError: as :func:`open_input`; the file is not UTF-8 (as :func:`decoded` says).
     """
-    with io.TextIOWrapper(open_input(path, field), encoding="utf-8-sig") as f:
-        return f.read()
+    with open_input(path, field) as f:
+        text = decoded(f.read(), path, field)
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @contextlib.contextmanager

@@ -248,18 +248,34 @@ def whole(field: str, value: Any, least: int | None = None) -> int:
     return int(value)
 
 
-def check_one_of(field: str, value: Any, allowed: Collection[str]) -> Any:
-    """Refuse a value outside an enumeration, with the closest allowed one.
+def check_one_of(field: str, value: Any, allowed: Collection[str], what: str = "unknown value") -> Any:
+    """Refuse a value outside an enumeration: the field, the value, the closest allowed one and all.
+
+    The words are the daemon's for a value outside a wire ``Literal`` or a ``kind`` tag
+    (:func:`hrbench_client.protocol.enum_hint`), so the library and the wire say the same.
+
+    Args:
+        field: the field, for the error.
+        value: what was given.
+        allowed: every value allowed, in the order they are said.
+        what: what the value is, said first (``"unknown arm kind"``).
+
+    Returns:
+        ``value``, when allowed.
+
+    Raises:
+        ConfigError: ``value`` is not one of ``allowed``.
 
     Example:
         >>> check_one_of("arms[0].format", "tatq", ("outputs", "tatqa"))
         Traceback (most recent call last):
         ...
-        hrbench.errors.ConfigError: arms[0].format: did you mean 'tatqa'? expected one of 'outputs', 'tatqa' (got 'tatq')
+        hrbench.errors.ConfigError: arms[0].format: unknown value; did you mean 'tatqa'? expected one of outputs, tatqa (got 'tatq')
     """
-    if value not in allowed:
-        hint = did_you_mean(value, list(allowed)) if isinstance(value, str) else ""
-        raise ConfigError(field, value, f"{hint}expected one of {', '.join(map(repr, allowed))}")
+    known = list(allowed)
+    if value not in known:
+        hint = did_you_mean(value, known) if isinstance(value, str) else ""
+        raise ConfigError(field, value, f"{what}; {hint}expected one of {', '.join(map(str, known))}")
     return value
 
 

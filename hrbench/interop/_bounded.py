@@ -32,6 +32,7 @@ from collections.abc import Generator, Iterator
 from typing import IO, Any, cast
 
 from hrbench._util.files import open_input, skip_bom
+from hrbench._util.utf8 import not_utf8
 from hrbench.errors import ConfigError
 from hrbench.interop._boundary import Reading, current, place, track
 from hrbench.interop._limits import RATIO_FLOOR, over_limit
@@ -85,7 +86,7 @@ def _lone_surrogate(doc: Any, label: str) -> str | None:
     return None
 
 
-def decode(data: bytes | bytearray, label: str, what: str) -> Any:
+def decode(data: bytes | bytearray, label: str, what: str, offset: int = 0) -> Any:
     """One JSON document, its values counted first, then parsed, checked and tracked.
 
     Args:
@@ -93,6 +94,7 @@ def decode(data: bytes | bytearray, label: str, what: str) -> Any:
         label: its place in the file: ``""`` (the file is the document), ``"line 4"``,
             ``"member header.json"``.
         what: what the file should be, for messages (``"an Inspect log"``).
+        offset: the offset of ``data`` in the file (or the member), for messages (bytes).
 
     Raises:
         ConfigError: not UTF-8, not JSON, more values than ``max_values`` allows (all the
@@ -109,11 +111,8 @@ def decode(data: bytes | bytearray, label: str, what: str) -> Any:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         text = ""
-        why = (
-            f"{at}not UTF-8 text (byte {exc.start}): is it {what}?"
-            if label
-            else f"is not {r.fmt} results: not UTF-8 text"
-        )
+        said = not_utf8(bytes(data), exc, offset, None if label.startswith("line ") else 1)
+        why = f"{at}{said}; is it {what}?" if label else f"is not {r.fmt} results: {said}"
     del data  # the caller keeps no name for it: the bytes go before the parse
     if why:
         raise ConfigError("path", r.source, why)
@@ -190,7 +189,7 @@ def json_lines(path: str, what: str) -> Iterator[tuple[int, Any]]:
     r = _reading()
     limit = r.limits.max_member_bytes
     f = skip_bom(r.closing.enter_context(open_input(path, "path")))
-    n = 0
+    n, offset = 0, f.tell() if f.seekable() else 0
     while line := f.readline(limit + 1):
         n += 1
         if len(line) > limit and not line.endswith(b"\n"):
@@ -199,7 +198,8 @@ def json_lines(path: str, what: str) -> Iterator[tuple[int, Any]]:
             )
         r.charge_bytes(len(line), f"line {n}")
         if line.strip():
-            yield n, decode(line, f"line {n}", what)
+            yield n, decode(line, f"line {n}", what, offset)
+        offset += len(line)
 
 
 def _zip_entries(f: IO[bytes]) -> int | None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from hrbench._util.forms import check_one_of
 from hrbench._util.messages import did_you_mean, field_under
 from hrbench.arm import Arm, Context
 from hrbench.errors import ConfigError
@@ -86,7 +87,8 @@ def read_imported(path: str | os.PathLike[str], fmt: str, id_var: str | None = N
         from hrbench.interop._promptfoo import read_promptfoo
 
         return read_promptfoo(p, "id" if id_var is None else id_var)
-    raise ConfigError("format", fmt, f"expected one of {', '.join(FILE_FORMATS)}")
+    check_one_of("format", fmt, FILE_FORMATS)
+    raise AssertionError(fmt)  # every format of FILE_FORMATS is read above
 
 
 def _one_arm(found: Imported, source_arm: str | None) -> str:
@@ -268,8 +270,6 @@ def imported_spec_arm(spec: Any, fmt: str, get: Callable[..., Any]) -> Arm:
             )
     except OSError as exc:
         raise ConfigError("arm.path", path, f"cannot read the results ({type(exc).__name__})") from None
-    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as promptfoo)
-        raise ConfigError("arm.path", path, f"is not {fmt} results: not UTF-8 text") from None
 
 
 def imported_spec_reference(path: str, fmt: str, id_var: str | None = None) -> Reference:
@@ -279,12 +279,10 @@ def imported_spec_reference(path: str, fmt: str, id_var: str | None = None) -> R
 
     Raises:
         ConfigError: as :func:`imported_reference`, its fields under ``reference.``
-            (``reference.id_var``); a file that cannot be read, or is not text.
+            (``reference.id_var``); a file that cannot be read.
     """
     try:
         with field_under("reference"):
             return imported_reference(path, fmt, id_var)
     except OSError as exc:
         raise ConfigError("reference.path", path, f"cannot read the results ({type(exc).__name__})") from None
-    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as promptfoo)
-        raise ConfigError("reference.path", path, f"is not {fmt} results: not UTF-8 text") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hrbench._util.forms import check_one_of
 from hrbench.errors import ConfigError
 from hrbench.metrics._base import Metric, custom
 from hrbench.metrics._fields import contains, exact_match, f1, field_match
@@ -40,8 +41,7 @@ def as_metric(metric: Any) -> Metric:
             "tatqa_exact_match": tatqa_exact_match,
             "tatqa_f1": tatqa_f1,
         }
-        if metric not in makers:
-            raise ConfigError("metric", metric, f"unknown metric; expected one of {sorted(makers)}")
+        check_one_of("metric", metric, sorted(makers), "unknown metric")
         return makers[metric]()
     if callable(metric):
         return custom(metric)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from importlib import resources
 from typing import Any
 
+from hrbench._util.files import decoded
 from hrbench.errors import ConfigError
 from hrbench.models._model_names import closest, is_snapshot_of
 from hrbench.models._price_package import PACKAGE as PACKAGE_NAME
@@ -502,15 +503,16 @@ def _table_named() -> dict[str, Any] | None:
     """The table the file ``HRBENCH_PRICES`` names, or ``None`` when the variable is not set.
 
     Raises:
-        ConfigError: ``HRBENCH_PRICES``: the file cannot be read or is not JSON.
+        ConfigError: ``HRBENCH_PRICES``: the file cannot be read, is not UTF-8 or is not JSON.
     """
     path = os.environ.get("HRBENCH_PRICES")
     if not path:
         return None
     try:
-        with open(path, encoding="utf-8") as f:
-            table: dict[str, Any] = json.load(f)
-    except (OSError, ValueError) as exc:
+        with open(path, "rb") as f:
+            text = decoded(f.read(), path, "HRBENCH_PRICES")
+        table: dict[str, Any] = json.loads(text)
+    except (OSError, json.JSONDecodeError) as exc:
         raise ConfigError("HRBENCH_PRICES", path, f"cannot read the price table: {exc}") from None
     return table
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from hrbench._util.forms import check_one_of
 from hrbench.errors import ConfigError
 
 __all__ = ["EFFORTS", "REASONING_SETTINGS", "check_reasoning", "reasoning_of", "reasoning_params"]
@@ -49,13 +50,12 @@ def check_reasoning(settings: Mapping[str, Any], where: str = "") -> dict[str, A
         >>> check_reasoning({"reasoning_effort": "max"})
         Traceback (most recent call last):
         ...
-        hrbench.errors.ConfigError: reasoning_effort: expected one of none, minimal, low, medium, high, xhigh (got 'max')
+        hrbench.errors.ConfigError: reasoning_effort: unknown value; expected one of none, minimal, low, medium, high, xhigh (got 'max')
     """
     out: dict[str, Any] = {}
     effort = settings.get("reasoning_effort")
     if effort is not None:
-        if effort not in EFFORTS:
-            raise ConfigError(f"{where}reasoning_effort", effort, f"expected one of {', '.join(EFFORTS)}")
+        check_one_of(f"{where}reasoning_effort", effort, EFFORTS)
         out["reasoning_effort"] = effort
     budget = settings.get("thinking_budget")
     if budget is not None:

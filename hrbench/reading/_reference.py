@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from hrbench._util import strict_json
 from hrbench._util.files import read_text
 from hrbench._util.unique import OnePerId
 from hrbench.errors import ConfigError, ReferenceValueError
@@ -79,7 +80,7 @@ def read_json(path: str | os.PathLike[str], expected: str, field: str = "path") 
     """
     text = read_text(path, field)
     try:
-        return json.loads(text)
+        return strict_json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             field, str(path), f"line {exc.lineno} is not JSON ({exc.msg}); expected {expected}"
@@ -122,7 +123,7 @@ def json_lines(
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = strict_json.loads(line)
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 field, str(path), f"{name} line {n} is not JSON ({exc.msg} at column {exc.colno})"

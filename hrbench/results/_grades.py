@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import csv
-import io
 import json
 import math
 import os
@@ -28,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from hrbench._util.files import open_input
+from hrbench._util.files import open_input, text_lines
 from hrbench.errors import ConfigError
 from hrbench.records import Grade
 
@@ -125,7 +124,8 @@ def _records(path: Path, shown: str, field: str) -> Iterator[tuple[str, Mapping[
         raw = open_input(path, field)
     except OSError as exc:
         raise ConfigError(field, shown, f"cannot be read: {exc.strerror or exc}") from None
-    with raw, io.TextIOWrapper(raw, encoding="utf-8-sig", newline="") as text:  # Excel's byte-order mark
+    with raw:
+        text = text_lines(raw, shown, field)  # Excel's byte-order mark is dropped
         try:
             if path.suffix.lower() == ".csv":
                 csv.field_size_limit(_MAX_LINE)
@@ -145,10 +145,6 @@ def _records(path: Path, shown: str, field: str) -> Iterator[tuple[str, Mapping[
                 if not isinstance(rec, dict):
                     raise ConfigError(field, shown, f"line {n} is not a JSON object (a grade)")
                 yield f"line {n}", rec
-        except UnicodeDecodeError:
-            raise ConfigError(
-                field, shown, "is not UTF-8 text (a grades file is CSV or JSON lines)"
-            ) from None
         except csv.Error as exc:
             raise ConfigError(field, shown, f"is not CSV the reader can read: {exc}") from None
 

@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from hrbench._util.forms import check_one_of
 from hrbench.errors import ConfigError, ScorerError
 from hrbench.records import Score, Step, ToolCall
 from hrbench.scoring._judge import JudgeScorer, _check_template, judge_scorer
@@ -161,8 +162,7 @@ def tool_sequence_scorer(
         >>> s.judge(None, [Step(ledger_id="r", tool_calls=calls)], "Paris")
         Score(correct=True, outcome='lookup > log > capital', failure_kind=None)
     """
-    if mode not in MODES:
-        raise ConfigError("mode", mode, f"expected one of {', '.join(MODES)}")
+    check_one_of("mode", mode, MODES)
     if expected is None and not field:
         raise ConfigError("expected", None, "give the expected tool names, or the item field that holds them")
     if expected is not None and (isinstance(expected, str) or not isinstance(expected, Sequence)):

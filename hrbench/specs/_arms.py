@@ -342,9 +342,8 @@ def _reading_arm(spec: Any) -> Arm:
     except ImportError:  # pragma: no cover - the package ships with hrbench
         raise ConfigError("recipe", recipe, "reading recipes are not available") from None
     known = tuple(getattr(reading, "RECIPES", ("direct", "chunked", "retrieve")))
-    factory = getattr(reading, recipe, None) if recipe in known else None
-    if not callable(factory):
-        raise ConfigError("recipe", recipe, f"unknown reading recipe; expected one of {sorted(known)}")
+    _forms.check_one_of("recipe", recipe, sorted(known), "unknown reading recipe")
+    factory = getattr(reading, recipe)
     kwargs = dict(settings)
     if model:
         kwargs["model"] = model
@@ -399,9 +398,8 @@ def build_arm(spec: Any) -> Arm:
         ('ask', 'Capital of {item}?')
     """
     kind = _kind(spec, "arm")
-    builder = _ARMS.get(kind)
-    if builder is None:
-        raise ConfigError("arm.kind", kind, f"unknown arm kind; expected one of {sorted(_ARMS)}")
+    _forms.check_one_of("arm.kind", kind, sorted(_ARMS), "unknown arm kind")
+    builder = _ARMS[kind]
     _forms.check_fields("arm", spec, ARM_FIELDS[kind])
     if _get(spec, "sweep") is not None:
         raise ConfigError(

@@ -243,10 +243,7 @@ def build_client(spec: Any, store: Any = None, role: str = "client") -> Any:
     """
     with field_under("client"):  # the client classes name their own fields: `base_url`
         kind = _kind(spec, "client")
-        if kind not in CLIENT_FIELDS:
-            raise ConfigError(
-                "client.kind", kind, "unknown client kind; expected openai, anthropic, replay or mock"
-            )
+        _forms.check_one_of("client.kind", kind, list(CLIENT_FIELDS), "unknown client kind")
         _forms.check_fields("client", spec, CLIENT_FIELDS[kind])
         if kind == "mock":
             return _mock_client(spec)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hrbench._util import forms as _forms
+from hrbench._util import strict_json
 from hrbench._util.files import read_text
 from hrbench._util.messages import did_you_mean
 from hrbench._util.unique import OnePerId, refuse_repeated_keys
@@ -114,14 +115,21 @@ def _reference_rows(path: str, limit: int | None = None) -> Reference:
     elif (
         isinstance(obj := _one_json(text) if text.lstrip().startswith("{") else None, dict) and "items" in obj
     ):
-        obj = json.loads(text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries"))
+        try:
+            obj = strict_json.loads(
+                text, object_pairs_hook=refuse_repeated_keys("reference.path", path, "entries")
+            )
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                "reference.path", path, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+            ) from None
         ref = _reference_object(obj, p)  # one {"items", "labels", ...} object, as `hrb ref get` prints
         return ref if limit is None else _select(ref, ref.ids[:limit])
     elif isinstance(obj, dict) and format_of(obj) is not None:  # one object: another format's file
         raise ConfigError("reference.path", path, f"one JSON object, not reference records{format_hint(obj)}")
     elif text.lstrip().startswith("["):
         try:
-            numbered = list(enumerate(json.loads(text), 1))
+            numbered = list(enumerate(strict_json.loads(text), 1))
         except json.JSONDecodeError as exc:
             raise ConfigError(
                 "reference.path", path, f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
@@ -375,9 +383,12 @@ def read_reference(
 def _reference_file(path: str, fmt: str, limit: int | None, id_var: str | None = None) -> Reference:
     try:
         return _read_reference_file(path, fmt, limit, id_var)
-    except UnicodeDecodeError:  # a binary file (an Inspect .eval given as rows)
-        hint = format_hint({"eval": None, "samples": None}) if Path(path).suffix == ".eval" else ""
-        raise ConfigError("reference.path", path, f"is not a {fmt} file: not UTF-8 text{hint}") from None
+    except ConfigError as exc:
+        why = exc.context.get("not_utf8")
+        if why is None or Path(path).suffix != ".eval":
+            raise
+        hint = format_hint({"eval": None, "samples": None})  # an Inspect .eval (a zip) given as rows
+        raise ConfigError("reference.path", path, f"is not a {fmt} file: {why}{hint}") from None
 
 
 def _read_reference_file(path: str, fmt: str, limit: int | None, id_var: str | None) -> Reference:

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from hrbench._util.forms import check_one_of
 from hrbench._util.warn import warn_at_caller
 from hrbench.errors import ConfigError, NoLabelsWarning
 from hrbench.records import FAILURE_KINDS
@@ -379,8 +380,7 @@ def compare(
     if arm_a == arm_b:
         raise ConfigError("arm_b", arm_b, "compare needs two different arms (arm_a is the same arm)")
     a, b = _arm_code(t, arm_a, "arm_a"), _arm_code(t, arm_b, "arm_b")
-    if metric not in METRICS:
-        raise ConfigError("metric", metric, f"must be one of {', '.join(METRICS)}")
+    check_one_of("metric", metric, METRICS)
     k = pass_k_runs(pass_k, t.runs) if metric == "pass^k" else None
     c = _paired(t, a, b, level, method, desc, seed, n_boot, metric=metric, pass_k=k)
     if metric == "accuracy":  # its Holm value in the family of every pair, as the report gives it

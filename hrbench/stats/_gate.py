@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from hrbench._util.forms import check_one_of
 from hrbench.errors import ConfigError, NotFound
 from hrbench.records import Row
 from hrbench.stats._consistency import label
@@ -174,8 +175,7 @@ def _pick(arm: str | None, cand: list[str], base: list[str]) -> tuple[str, str] 
 def _check(max_drop: float, alpha: float, metric: str) -> None:
     from hrbench.stats._consistency import METRICS
 
-    if metric not in METRICS:
-        raise ConfigError("metric", metric, f"must be one of {', '.join(METRICS)}")
+    check_one_of("metric", metric, METRICS)
     if not (isinstance(max_drop, (int, float)) and math.isfinite(max_drop) and 0 <= max_drop < 1):
         raise ConfigError("max_drop", max_drop, "must be a number from 0 up to (not including) 1")
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 0.5):

@@ -288,11 +288,17 @@ class PowerPlan(msgspec.Struct, kw_only=True):
     def __str__(self) -> str:
         lo, hi = self.cluster_sizes or (round(self.items_per_cluster),) * 2
         sizes = f"{lo}" if lo == hi else f"{lo}-{hi}"
+        per = round(self.items_per_cluster)
+        if self.n_clusters == 2 and hi < per:  # fewer items than 2 whole clusters: compare() needs 2
+            sizes += f", taken from 2 of your clusters of {per}: compare() tests no fewer clusters"
         df = self.n_clusters - 1 if self.df is None else self.df
-        how = "simulated" if self.simulated else f"t on {df:g} df"
-        design = (
-            f"{self.n_items} items ({self.n_clusters} clusters of {sizes}; {how}: power {self.achieved:.3f})"
-        )
+        how = f"{'simulated' if self.simulated else f't on {df:g} df'}: power {self.achieved:.3f}"
+        if not self.simulated and self.var_within == self.var_between == self.var_cluster == 0:
+            how = (
+                "every variance is 0, so power 1 by assumption; compare()'s own test is never that "
+                "sure from sampled runs: state accuracy= to simulate it"
+            )
+        design = f"{self.n_items} items ({self.n_clusters} clusters of {sizes}; {how})"
         if self.solved:
             plan = f"  needs {design} at {self.runs} run(s) per item"
         else:

@@ -116,6 +116,7 @@ from typing import Any
 
 import numpy as np
 
+from hrbench._util.forms import check_one_of
 from hrbench.errors import ConfigError
 from hrbench.stats import _sequential_math as sm
 from hrbench.stats._sequential_order import cluster_spread, draw_probabilities, weighted_order
@@ -223,10 +224,8 @@ class StopWhenSure:
         self._validate()
 
     def _validate(self) -> None:
-        if self.goal not in GOALS:
-            raise ConfigError("goal", self.goal, f"must be one of {', '.join(GOALS)}")
-        if self.method not in METHODS:
-            raise ConfigError("method", self.method, f"must be one of {', '.join(METHODS)}")
+        check_one_of("goal", self.goal, GOALS)
+        check_one_of("method", self.method, METHODS)
         if not (isinstance(self.alpha, (int, float)) and 0 < self.alpha < 1):
             raise ConfigError("alpha", self.alpha, "must be a number strictly between 0 and 1")
         needs_tol = self.goal in ("tolerance", "rank_or_tolerance")
@@ -252,8 +251,7 @@ class StopWhenSure:
             and 0 <= self.margin < 1
         ):
             raise ConfigError("margin", self.margin, "must be a difference from 0 (never) up to 1, e.g. 0.05")
-        if self.order not in ORDERS:
-            raise ConfigError("order", self.order, f"must be one of {', '.join(ORDERS)}")
+        check_one_of("order", self.order, ORDERS)
         if self.history is not None:
             bad = [
                 (k, v)

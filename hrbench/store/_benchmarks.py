@@ -159,6 +159,23 @@ class _Benchmarks(_Base):
                 )
         return self.benchmark_named(ref)
 
+    def benchmarks_named(self, name: str) -> list[tuple[str, float]]:
+        """``(id, created)`` of every benchmark named ``name``, newest first (Unix seconds).
+
+        Example:
+            >>> from hrbench.store import Store
+            >>> Store(":memory:").benchmarks_named("capitals")
+            []
+        """
+        return [
+            (str(i), float(created))
+            for i, created in self._all(
+                "SELECT id, created FROM benchmarks WHERE json_extract(spec, '$.params.name')=? "
+                "ORDER BY created DESC, rowid DESC",
+                [name],
+            )
+        ]
+
     def benchmark_named(self, name: str) -> str | None:
         """The id of the newest benchmark named ``name`` (see :meth:`benchmark_resolve`), or ``None``.
 

@@ -50,25 +50,35 @@ def test_daemon_and_run_errors_are_exit_3(cls: type[e.HrbenchError]) -> None:
     assert exit_code(cls("x")) == EXIT_ERROR
 
 
-def _message(data: object, typ: object = p.BenchmarkParams) -> str:
+def _message(data: object, typ: object = p.BenchmarkParams, hinted: bool = False) -> str:
+    """``explain``'s words for ``data`` decoded as ``typ``; ``hinted``: given the type and data, as ``hrb`` gives them."""
     with pytest.raises(msgspec.ValidationError) as info:
         msgspec.convert(data, typ)
-    return explain(info.value)
+    return explain(info.value, typ, data) if hinted else explain(info.value)
 
 
-def test_kind_errors_list_the_valid_kinds() -> None:
-    arm = _message({"arms": [{"kind": "prompt", "name": "a", "template": "t"}, {"kind": "promt"}]})
+def test_kind_errors_name_the_closest_kind_and_list_the_valid_kinds() -> None:
+    data: dict = {"arms": [{"kind": "prompt", "name": "a", "template": "t"}, {"kind": "promt"}]}
+    arm = _message(data, hinted=True)
     assert arm == (
-        "Invalid value 'promt' - at `$.arms[1].kind` (expected one of: prompt, reading, outputs, import)"
+        "arms[1].kind: unknown value; did you mean 'prompt'? expected one of prompt, reading, outputs, "
+        "import (got 'promt')"
     )
-    client = _message({"client": {"kind": "mok"}})
-    assert client.endswith("`$.client.kind` (expected one of: openai, anthropic, replay, mock)")
-    fallback = _message({"client": {"kind": "replay", "recording": "r", "fallback": {"kind": "replay"}}})
-    assert fallback.endswith("`$.client.fallback.kind` (expected one of: openai, anthropic, mock)")
-    evaluate = _message(
-        {"module": {"signature": "a -> b"}, "data": [], "client": {"kind": "x"}}, p.EvaluateParams
+    data = {"client": {"kind": "mok"}}
+    client = _message(data, hinted=True)
+    assert client == (
+        "client.kind: unknown value; did you mean 'mock'? expected one of openai, anthropic, replay, mock "
+        "(got 'mok')"
     )
-    assert evaluate.endswith("(expected one of: openai, anthropic, replay, mock)")
+    data = {"client": {"kind": "replay", "recording": "r", "fallback": {"kind": "replay"}}}
+    fallback = _message(data, hinted=True)
+    assert (
+        fallback
+        == "client.fallback.kind: unknown value; expected one of openai, anthropic, mock (got 'replay')"
+    )
+    data = {"module": {"signature": "a -> b"}, "data": [], "client": {"kind": "x"}}
+    evaluate = _message(data, p.EvaluateParams, hinted=True)
+    assert evaluate == "client.kind: unknown value; expected one of openai, anthropic, replay, mock (got 'x')"
 
 
 def test_top_level_errors_get_a_path_and_others_are_kept() -> None:

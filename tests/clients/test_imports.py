@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests._slow import slow
 
 FORBIDDEN = {
@@ -62,11 +64,13 @@ def test_the_library_imports_neither_the_daemon_nor_the_client() -> None:
     assert not found, found
 
 
-def test_the_clients_atomic_writer_is_the_librarys_copy() -> None:
-    """``hrbench_client/files.py`` is written by ``make schema`` from ``hrbench/_util/atomic.py``."""
+@pytest.mark.parametrize(("client", "core"), [("files", "atomic"), ("utf8", "utf8")])
+def test_the_clients_standard_library_helpers_are_the_librarys_copies(client: str, core: str) -> None:
+    """``hrbench_client/files.py`` and ``utf8.py`` are written by ``make schema`` from ``hrbench/_util/``."""
+    import importlib
     from pathlib import Path
 
-    import hrbench_client.files as copy
-    from hrbench._util.atomic import client_copy
-
-    assert Path(copy.__file__).read_text(encoding="utf-8") == client_copy(), "stale: run `make schema`"
+    copy = importlib.import_module(f"hrbench_client.{client}")
+    want = importlib.import_module(f"hrbench._util.{core}").client_copy()
+    assert copy.__file__ is not None
+    assert Path(copy.__file__).read_text(encoding="utf-8") == want, "stale: run `make schema`"

@@ -27,8 +27,8 @@ from tests._examples import examples
 BASELINE = Path(__file__).resolve().parents[2] / "examples" / "ci" / "baseline.jsonl"
 
 BAD: dict[str, tuple[str, Callable[[Path], object], str]] = {
-    "random bytes (jsonl)": ("jsonl", lambda p: p.write_bytes(random.Random(7).randbytes(4096)), r"line 1 is not UTF-8 text"),
-    "random bytes (csv)": ("csv", lambda p: p.write_bytes(random.Random(8).randbytes(4096)), r"line 1 is not UTF-8 text"),
+    "random bytes (jsonl)": ("jsonl", lambda p: p.write_bytes(random.Random(7).randbytes(4096)), r"is not UTF-8 text: byte \d+ \(line 1\) is 0x[0-9A-F]{2}"),
+    "random bytes (csv)": ("csv", lambda p: p.write_bytes(random.Random(8).randbytes(4096)), r"is not UTF-8 text: byte \d+ \(line \d+\) is 0x[0-9A-F]{2}"),
     "random bytes (parquet)": ("parquet", lambda p: p.write_bytes(random.Random(9).randbytes(4096)), r"is not a Parquet file pyarrow can read"),
     "text named .parquet": ("parquet", lambda p: p.write_text("cluster,item,arm\n"), r"is not a Parquet file pyarrow can read"),
     "empty (jsonl)": ("jsonl", lambda p: p.write_bytes(b""), r"is empty \(0 bytes\)"),

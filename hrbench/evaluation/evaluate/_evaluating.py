@@ -37,7 +37,7 @@ async def run_evaluation(
     trace_context: Any,
     governor: Any,
 ) -> tuple[Evaluation, list[Warning]]:
-    met, rows = checked_args(mod, data, metric, epochs, concurrency, return_format, llm)
+    met, rows, epochs, concurrency = checked_args(mod, data, metric, epochs, concurrency, return_format, llm)
     found: list[Warning] = []
     n = len(rows)
     draws = list(range(1, epochs + 1))

@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hrbench._util.forms import whole
 from hrbench.errors import BudgetStoppedWarning, ConfigError, MetricErrorWarning
 from hrbench.evaluation.evaluate._result import EvalError, Evaluation
 from hrbench.evaluation.modules import (
@@ -45,13 +46,17 @@ def _check_metric_needs(metric: Metric, mod: Module, rows: Sequence[Mapping[str,
 
 def checked_args(
     mod: Module, data: Any, metric: Any, epochs: int, concurrency: int, return_format: str, llm: Any
-) -> tuple[Metric, list[dict[str, Any]]]:
-    """The bound metric and the rows, once every argument is checked (see :func:`evaluate`)."""
+) -> tuple[Metric, list[dict[str, Any]], int, int]:
+    """The bound metric, the rows, ``epochs`` and ``concurrency``, once every argument is checked (see :func:`evaluate`).
+
+    ``epochs`` and ``concurrency`` are read as ``benchmark()`` reads its runs
+    (:func:`hrbench._util.forms.whole`): numpy's and pandas' integers are taken, a bool or a
+    float (``2.0``) refused.
+    """
     if not isinstance(mod, Module):
         raise ConfigError("module", mod, "expected a module made by module() or module_fn()")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ConfigError("epochs", epochs, "expected a whole number >= 1")
-    check_concurrency(concurrency)
+    epochs = whole("epochs", epochs, least=1)
+    concurrency = check_concurrency(concurrency)
     if return_format not in ("structured", "simple"):
         raise ConfigError("return_format", return_format, "expected 'structured' or 'simple'")
     met = as_metric(metric).bind(mod.signature.output_names)
@@ -62,7 +67,7 @@ def checked_args(
         raise ConfigError(
             "llm", None, "the module has no model client; pass module(..., model=client) or llm="
         )
-    return met, rows
+    return met, rows, epochs, concurrency
 
 
 class Cells:

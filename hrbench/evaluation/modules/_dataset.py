@@ -9,6 +9,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from hrbench._util.forms import whole
 from hrbench.errors import ConfigError
 from hrbench.evaluation.modules._base import Module, Settings, settings_of
 from hrbench.evaluation.modules._fn import FnModule
@@ -51,9 +52,13 @@ async def _pool(
             tg.start_soon(worker)
 
 
-def check_concurrency(concurrency: int) -> None:
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigError("concurrency", concurrency, "expected a whole number >= 1")
+def check_concurrency(concurrency: int) -> int:
+    """``concurrency`` as an ``int`` (:func:`hrbench._util.forms.whole`, as ``benchmark()`` reads it).
+
+    Raises:
+        ConfigError: not a whole number >= 1 (a bool, a float such as 2.0, a string).
+    """
+    return whole("concurrency", concurrency, least=1)
 
 
 async def run_dataset_async(
@@ -91,8 +96,8 @@ async def run_dataset_async(
     """
     if return_format not in ("simple", "structured"):
         raise ConfigError("return_format", return_format, "expected 'simple' or 'structured'")
-    check_concurrency(concurrency)
-    check_draw(draw_index)
+    concurrency = check_concurrency(concurrency)
+    draw_index = check_draw(draw_index)
     rows = rows_of(data)
     check_inputs(mod.signature, rows)
     settings = settings_of(mod, llm, cache, governor)

@@ -15,6 +15,7 @@ import anyio.lowlevel
 import anyio.to_thread
 import msgspec
 
+from hrbench._util.forms import whole
 from hrbench.arm import Context, RunInfo, current_run
 from hrbench.errors import BudgetRefused, ConfigError, ModelError
 from hrbench.evaluation.modules._base import Module, RunFailure, Settings, settings_of
@@ -223,9 +224,13 @@ def _metadata(
     return meta
 
 
-def check_draw(draw_index: int) -> None:
-    if isinstance(draw_index, bool) or not isinstance(draw_index, int) or draw_index < 1:
-        raise ConfigError("draw_index", draw_index, "expected a whole number >= 1")
+def check_draw(draw_index: int) -> int:
+    """``draw_index`` as an ``int`` (:func:`hrbench._util.forms.whole`).
+
+    Raises:
+        ConfigError: not a whole number >= 1 (a bool, a float such as 2.0, a string).
+    """
+    return whole("draw_index", draw_index, least=1)
 
 
 async def run_async(
@@ -259,7 +264,7 @@ async def run_async(
         BudgetRefused: when the governor refused the request.
         Exception: what a :func:`module_fn` function raised, unchanged.
     """
-    check_draw(draw_index)
+    draw_index = check_draw(draw_index)
     values = {**(inputs or {}), **kw_inputs}
     check_inputs(mod.signature, [values])
     ins = {n: values[n] for n in mod.signature.input_names}

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from hrbench._util.forms import check_one_of
 from hrbench.errors import ConfigError
 
 __all__ = ["EXPIRED", "Batch", "batch_of"]
@@ -53,7 +54,7 @@ class Batch:
         >>> Batch(expired="later")
         Traceback (most recent call last):
         ...
-        hrbench.errors.ConfigError: batch.expired: expected one of resubmit, sync, fail (got 'later')
+        hrbench.errors.ConfigError: batch.expired: unknown value; expected one of resubmit, sync, fail (got 'later')
     """
 
     wave: int | None = None
@@ -83,8 +84,7 @@ class Batch:
                 raise ConfigError(
                     f"batch.{name}", value, f"expected {what}" + (", at most 1" if name == "discount" else "")
                 )
-        if self.expired not in EXPIRED:
-            raise ConfigError("batch.expired", self.expired, f"expected one of {', '.join(EXPIRED)}")
+        check_one_of("batch.expired", self.expired, EXPIRED)
 
     def wave_for(self, clusters: int, rule: Any = None) -> int:
         """The clusters per wave on a reference of ``clusters`` run with stop rule ``rule`` (or none).

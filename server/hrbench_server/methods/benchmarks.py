@@ -18,6 +18,24 @@ from hrbench_server.rpc import HrbenchProtocol
 __all__ = ["judge_client", "register_benchmarks", "require_keys"]
 
 
+def _say_newest(app: App, name: str, found: str) -> None:
+    """Warn :class:`~hrbench.errors.ResumedNewestWarning` when ``name`` names several benchmarks and ``found`` is their newest."""
+    import warnings
+
+    from hrbench._util.timefmt import iso_seconds
+    from hrbench.errors import ResumedNewestWarning
+
+    named = app.store.benchmarks_named(name)
+    if len(named) < 2 or named[0][0] != found:
+        return
+    warnings.warn(
+        f"--resume {name!r}: {len(named)} benchmarks are named {name!r}; resumed the newest, {found} "
+        f"(started {iso_seconds(named[0][1])}); give another's id to resume it (`hrb ls` lists them)",
+        ResumedNewestWarning,
+        stacklevel=1,
+    )
+
+
 def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, app: App) -> None:
     """Register ``benchmark``, ``evaluate`` and ``benchmark/cancel`` (:mod:`hrbench_server.bench` runs them).
 
@@ -32,6 +50,8 @@ def register_benchmarks(feature: Callable[[str], Any], proto: HrbenchProtocol, a
         if args.resume is not None:  # an id prefix or a name too; a spec beside it is refused first
             check_resume_only(args)
             found = await to_thread(resolve, app, args.resume, "resume")
+            if found != args.resume:  # a prefix or a name: say which of a name's benchmarks runs
+                await to_thread(_say_newest, app, args.resume, found)
             args = msgspec.structs.replace(args, resume=found)
         with use_caller_env(args.env):
             require_keys(args.client, "client")

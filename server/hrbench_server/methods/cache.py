@@ -31,9 +31,9 @@ def register_cache(feature: Callable[[str], Any], app: App) -> None:
 
             try:
                 text = read_text(path, "path")
-            except (OSError, UnicodeDecodeError) as exc:
+            except OSError as exc:
                 raise ConfigError(
-                    "path", args.path, f"cannot read the recording ({type(exc).__name__})"
+                    "path", args.path, f"cannot read the recording ({exc.strerror or type(exc).__name__})"
                 ) from None
             entries = [e for _, e in json_lines(text, args.path, "path", objects=False)]
             try:

@@ -225,7 +225,9 @@ def test_lm_eval_lines_are_read_one_at_a_time(monkeypatch: pytest.MonkeyPatch) -
     events: list[str] = []
     decode, add_run = _bounded.decode, Imported.add_run
     monkeypatch.setattr(
-        _bounded, "decode", lambda data, label, what: events.append(label) or decode(data, label, what)
+        _bounded,
+        "decode",
+        lambda data, label, what, offset=0: events.append(label) or decode(data, label, what, offset),
     )
     monkeypatch.setattr(Imported, "add_run", lambda self, *a: events.append("run") or add_run(self, *a))
     read_imported(LMEVAL, "lm-eval")
@@ -276,7 +278,7 @@ def test_broken_zips_are_refused_naming_the_member(tmp_path: Path) -> None:
         ),
         (
             [Member.of("header.json", b"\xff\xfe{}")],
-            "member header.json: not UTF-8 text .*: is it an Inspect .eval log",
+            r"member header.json: not UTF-8 text: byte 0 \(line 1\) is 0xFF, .*; it is UTF-16, little-endian .*; is it an Inspect .eval log",
         ),
         ([Member.of("samples/1_epoch_1.json", s)], r"is not an Inspect .eval log \(no header.json\)"),
     ]

@@ -84,7 +84,7 @@ CASES = [
     ("p.json", "promptfoo", _json(_set(PROMPTFOO, ("results", "results", 0, "testIdx"), "x")), "expected values of one kind that order"),
     # lm-eval, by line
     ("samples_x.jsonl", "lm-eval", _lines(LMEVAL[:2] + [LMEVAL[2] | {"filtered_resps": [{"a": 1}]}]), None),
-    ("samples_x.jsonl", "lm-eval", _lines(LMEVAL[:1]) + b"\n\xff\xfe{}", "line 2: not UTF-8 text (byte 0): is it an lm-eval samples file?"),
+    ("samples_x.jsonl", "lm-eval", _lines(LMEVAL[:1]) + b"\n\xff\xfe{}", f"line 2: not UTF-8 text: byte {len(_lines(LMEVAL[:1])) + 1} is 0xFF, in b'\\xff\\xfe{{}}'; it may be Windows-1252"),
     ("samples_x.jsonl", "lm-eval", _lines(LMEVAL[:1] + [[1, 2]]), "line 2: lacks doc_id"),
     ("samples_x.jsonl", "lm-eval", _lines(LMEVAL)[:-20], "line 3: not JSON"),
 ]  # fmt: skip

@@ -290,7 +290,7 @@ def test_a_benchmark_refuses_such_a_setting_before_its_first_call(srv: LoopbackS
 @pytest.mark.parametrize(
     ("settings", "match"),
     [
-        ({"reasoning_effort": "max"}, "reasoning_effort: expected one of"),
+        ({"reasoning_effort": "max"}, "reasoning_effort: unknown value; expected one of"),
         ({"thinking_budget": 0}, "thinking_budget"),
         ({"thinking_budget": True}, "thinking_budget"),
         ({"thinking_budget": "2048"}, "thinking_budget"),

@@ -27,7 +27,7 @@ MODEL = "my-local-llama"  # no tokenizer shipped: estimated
 PRICING = hb.Pricing(overrides={MODEL: {"input": 1.0, "output": 2.0}})
 
 
-def test_the_newcomers_cjk_reply_is_booked_at_its_utf8_bytes(srv: LoopbackServer) -> None:
+def test_a_cjk_reply_without_usage_is_booked_at_its_utf8_bytes(srv: LoopbackServer) -> None:
     assert len(CJK) == 207
     srv.set(omit_usage=True, reply_fn=lambda prompt, seed, call: CJK)
     client = hb.OpenAIClient(MODEL, base_url=srv.base_url, api_key_env=None, **FAST)

@@ -35,7 +35,7 @@ def test_a_cost_refusal_shows_amounts_that_differ(cap: float, spent: float, need
 
 
 @pytest.mark.parametrize(("spent", "need"), [(0.0094, 0.00061), (0.00999999, 0.00001)])
-def test_the_newcomers_refusals(spent: float, need: float) -> None:
+def test_a_refusal_near_the_cap_shows_no_equal_zero_or_negative_amount(spent: float, need: float) -> None:
     gov = Governor(max_usd=0.01)
     gov.restore({"calls": 0, "usd": spent, "tokens": 0})
     with pytest.raises(hb.BudgetRefused) as info:

@@ -64,7 +64,7 @@ def test_in_a_benchmark_it_is_an_error_run_never_a_silent_na(value, says) -> Non
     assert any("10 of 10" in w and "scorer 'mine'" in w for w in bench.warned), bench.warned  # type: ignore[attr-defined]
 
 
-def test_newcomer_forgot_return_plain_function_is_an_error_run() -> None:
+def test_a_plain_function_scorer_that_returns_nothing_is_an_error_run() -> None:
     # a plain function passed as scorer=, no `return`
     def my_scorer(item, output, label):
         output.strip().lower() == label.lower()  # noqa: B015 -- the fault under test
@@ -204,7 +204,9 @@ def test_names_in_the_seed_order_or_saying_nothing_are_accepted(fn) -> None:
         assert s("France", "Lima", "Paris").failure_kind == "wrong"
 
 
-def test_newcomer_flaky_scorer_from_a_module_is_refused_when_loaded(tmp_path, monkeypatch) -> None:
+def test_a_module_scorer_with_its_arguments_out_of_order_is_refused_when_loaded(
+    tmp_path, monkeypatch
+) -> None:
     from hrbench.specs import build_scorer
 
     (tmp_path / "nc3_scorers.py").write_text(

@@ -139,7 +139,7 @@ def test_a_benchmark_stopped_when_sure_is_not_gated_on_a_fixed_sample_interval(t
 @pytest.mark.parametrize(
     ("suffix", "data", "why"),
     [
-        ("jsonl", bytes(range(128, 256)) * 16, "line 1 is not UTF-8 text"),  # random bytes
+        ("jsonl", bytes(range(128, 256)) * 16, "is not UTF-8 text: byte 0 (line 1) is 0x80"),  # random bytes
         (
             "parquet",
             b"cluster,item,arm,run,correct\nc0,q0,a,1,True\n",

@@ -1243,8 +1243,8 @@ def test_printed_and_reported_counts_agree_or_say_why():
 
 # -- intervals nest across levels and agree with the p-value ----------------------------------------
 
-NEWCOMER_A = {0: "00000", 1: "00000", 2: "00000", 3: "00000", 4: "10000", 5: "11000", 6: "11111", 7: "00000"}
-NEWCOMER_B = {0: "00000", 1: "00000", 2: "11110", 3: "00000", 4: "00000", 5: "00000", 6: "00000", 7: "11100"}
+RUNS_A = {0: "00000", 1: "00000", 2: "00000", 3: "00000", 4: "10000", 5: "11000", 6: "11111", 7: "00000"}
+RUNS_B = {0: "00000", 1: "00000", 2: "11110", 3: "00000", 4: "00000", 5: "00000", 6: "00000", 7: "11100"}
 LEVELS = [0.5, 0.8, 0.9, 0.95, 0.99, 0.999]
 
 
@@ -1260,13 +1260,13 @@ def _assert_nested_and_consistent(ya, yb, g, n_g, trials):
         assert (iv.p_value < 1 - lv) == excludes or abs(iv.p_value - (1 - lv)) < 1e-6, (lv, iv)
 
 
-def test_the_newcomers_two_cluster_comparison_nests_and_agrees_with_its_p_value():
+def test_a_small_difference_on_two_clusters_nests_across_levels_and_agrees_with_its_p_value():
     """8 items in 2 clusters, 5 runs: the 95% interval [0.010, 0.533] lay inside no 90% one
     ([-0.020, 0.341]) and p was 0.048 beside a 90% interval holding 0. Two clusters give a
     correlation of the two directions' disagreement of exactly 1, where the MOVER limits
     narrowed as the level rose."""
-    ya = np.array([NEWCOMER_A[i].count("1") / 5 for i in range(8)])
-    yb = np.array([NEWCOMER_B[i].count("1") / 5 for i in range(8)])
+    ya = np.array([RUNS_A[i].count("1") / 5 for i in range(8)])
+    yb = np.array([RUNS_B[i].count("1") / 5 for i in range(8)])
     g = np.array([0, 1] * 4)
     _assert_nested_and_consistent(ya, yb, g, 2, 40.0)
     p = difference_interval(ya, yb, g, 2, 0.95, 40.0).p_value

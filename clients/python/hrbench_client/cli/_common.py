@@ -46,28 +46,19 @@ class BadArguments(SystemExit):
         self.message = message
 
 
-def _kinds(union: Any) -> str:
-    import typing
-
-    return ", ".join(
-        t.__struct_config__.tag for t in typing.get_args(union) if hasattr(t, "__struct_config__")
-    )
-
-
 def explain(exc: Exception, typ: Any = None, data: Any = None) -> str:
-    """The message of a msgspec validation error, with the valid ``kind`` tags and a ``$`` path.
+    """The message of a msgspec validation error, with the allowed values and a ``$`` path.
 
-    ``Invalid value 'promt' - at `$.arms[0].kind``` gets ``(expected one of: prompt, reading,
-    outputs, import)``, and likewise a client's ``kind``; a message about the top-level object
-    (msgspec gives it no path, e.g. ``Object contains unknown field `rusn```) gets `` - at `$```.
-    Given the type decoded (and the data), an unknown field gets the closest field's name
-    (:func:`hrbench_client.protocol.unknown_field_hint`), a value outside a ``Literal`` the
-    closest value and every value allowed (:func:`hrbench_client.protocol.enum_hint`), and a
-    value out of its range is said
+    A message about the top-level object (msgspec gives it no path, e.g. ``Object contains
+    unknown field `rusn```) gets `` - at `$```. Given the type decoded (and the data), an
+    unknown field gets the closest field's name
+    (:func:`hrbench_client.protocol.unknown_field_hint`), a value outside a ``Literal`` or a
+    ``kind`` no arm or client has the closest value and every value allowed
+    (:func:`hrbench_client.protocol.enum_hint`: ``arms[0].kind: unknown value; did you mean
+    'prompt'? expected one of prompt, reading, outputs, import (got 'promt')``), and a value
+    out of its range is said
     as the field, the value given and the range (:func:`hrbench_client.protocol.plain_range`).
     """
-    import re
-
     from hrbench_client.protocol import plain_range
 
     msg = str(exc)
@@ -79,22 +70,7 @@ def explain(exc: Exception, typ: Any = None, data: Any = None) -> str:
         from hrbench_client.protocol import enum_hint, unknown_field_hint
 
         msg = enum_hint(unknown_field_hint(msg, typ, data), typ, data)
-    m = re.fullmatch(
-        r"Invalid value .* - at `\$(\.arms\[\d+\]|\.client|\.client\.fallback)\.kind`", msg, re.S
-    )
-    if m is None:
-        return msg
-    import typing
-
-    from hrbench_client import protocol as p
-
-    if m.group(1) == ".client":
-        union = p.ClientSpec
-    elif m.group(1) == ".client.fallback":
-        union = typing.get_type_hints(p.ReplayClientSpec)["fallback"]  # a client but not replay
-    else:
-        union = p.ArmSpec
-    return f"{msg} (expected one of: {_kinds(union)})"
+    return msg
 
 
 def _fail_usage(msg: str) -> NoReturn:

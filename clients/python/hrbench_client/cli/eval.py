@@ -6,6 +6,7 @@ from hrbench_client.cli._common import _client, _err, _fail_usage, _measured, _m
 from hrbench_client.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_WRONG
 from hrbench_client.cli.spec_files import _load_toml, _resolve
 from hrbench_client.errors import InvalidParams
+from hrbench_client.utf8 import not_utf8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,9 +33,13 @@ def eval_params(path: str) -> Any:
     if isinstance(rows, str):
         file = base / _resolve(base, rows)
         try:
-            text = file.read_text(encoding="utf-8-sig")  # a byte-order mark (Excel, Notepad) is dropped
+            raw = file.read_bytes()
         except OSError as exc:
             _fail_usage(f"cannot read data {file}: {exc.strerror}")
+        try:
+            text = raw.decode("utf-8-sig")  # a byte-order mark (Excel, Notepad) is dropped
+        except UnicodeDecodeError as exc:
+            _fail_usage(f"data {file} is {not_utf8(raw, exc)}")
         if text.lstrip().startswith("["):
             try:
                 data["data"] = json.loads(text)

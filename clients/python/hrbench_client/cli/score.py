@@ -8,6 +8,7 @@ import sys
 from hrbench_client.cli._common import _client, _fail_usage, _msgspec, _out, _Usage, explain
 from hrbench_client.cli.exit_codes import EXIT_OK, EXIT_WRONG
 from hrbench_client.errors import DaemonError, HrbenchError
+from hrbench_client.utf8 import not_utf8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -54,11 +55,16 @@ class _StdinInputs:
         from hrbench_client import protocol as p
 
         msgspec = _msgspec()
+        at = 0
         for n, line in enumerate(sys.stdin.buffer, 1):
+            at += len(line)
             if not line.strip():
                 continue
             try:
-                rec = json.loads(line)
+                rec = json.loads(line.decode("utf-8-sig" if n == 1 else "utf-8"))
+            except UnicodeDecodeError as exc:
+                self.error = _Usage(f"stdin is {not_utf8(line, exc, at - len(line), n)}")
+                return
             except ValueError as exc:
                 self.error = _Usage(f"stdin line {n}: not JSON: {exc}")
                 return

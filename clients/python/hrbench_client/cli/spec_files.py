@@ -7,6 +7,7 @@ import re
 
 from hrbench_client.cli._common import _fail_usage
 from hrbench_client.errors import InvalidParams
+from hrbench_client.utf8 import not_utf8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,11 +23,13 @@ def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
 
     file = Path(path)
     try:
-        data = tomllib.loads(file.read_bytes().decode("utf-8-sig"))  # Notepad's byte-order mark is dropped
+        raw = file.read_bytes()
     except OSError as exc:
         _fail_usage(f"cannot read {path}: {exc.strerror}")
+    try:
+        data = tomllib.loads(raw.decode("utf-8-sig"))  # Notepad's byte-order mark is dropped
     except UnicodeDecodeError as exc:
-        _fail_usage(f"{path} is not valid TOML: not UTF-8 text (byte {exc.start + 1})")
+        _fail_usage(f"{path} is not valid TOML: {not_utf8(raw, exc)}")
     except tomllib.TOMLDecodeError as exc:
         _fail_usage(f"{path} is not valid TOML: {exc}")
     try:

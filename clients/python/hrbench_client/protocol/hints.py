@@ -141,15 +141,31 @@ def _choices(types: list[Any]) -> list[Any]:
     return out
 
 
-def enum_hint(message: str, typ: Any, data: Any = None) -> str:
-    """A msgspec message about a value outside a ``Literal`` or ``Enum``, said with the values allowed.
+def _tags(typ: Any, path: str, data: Any) -> list[Any]:
+    """The tags of the tagged union whose tag field ``path`` names (``arms[0].kind``: every arm kind)."""
+    parent, _, name = path.rpartition(".")
+    if not name.isidentifier():
+        return []
+    at = f".{parent}" if parent and not parent.startswith("[") else parent
+    structs = [t for t in _types_at(typ, at, data)[0] if isinstance(t, type) and issubclass(t, Struct)]
+    out: list[Any] = []
+    for t in structs:
+        config = t.__struct_config__
+        if config.tag_field == name and config.tag not in out:
+            out.append(config.tag)
+    return out
 
-    msgspec says ``Invalid enum value 'lmeval' - at `$.reference.format``` and no more; this
-    says the field, the closest allowed value, every allowed value and the value given, in the
-    form of hrbench's ``ConfigError``: ``reference.format: unknown value; did you mean
-    'lm-eval'? expected one of rows, squad, tatqa, inspect, lm-eval, promptfoo (got
-    'lmeval')``. Other messages, and one whose place holds no such type, are returned as they are.
-    ``hrb`` and the daemon both say it.
+
+def enum_hint(message: str, typ: Any, data: Any = None) -> str:
+    """A msgspec message about a value outside a ``Literal``, an ``Enum`` or a union's tags, said with the values allowed.
+
+    msgspec says ``Invalid enum value 'lmeval' - at `$.reference.format``` (and ``Invalid value
+    'promt' - at `$.arms[0].kind``` for a tag no member of a tagged union has) and no more;
+    this says the field, the closest allowed value, every allowed value and the value given, in
+    the form of hrbench's ``ConfigError`` (:func:`hrbench._util.forms.check_one_of` says the
+    library's so): ``reference.format: unknown value; did you mean 'lm-eval'? expected one of
+    rows, squad, tatqa, inspect, lm-eval, promptfoo (got 'lmeval')``. Other messages, and one
+    whose place holds no such type, are returned as they are. ``hrb`` and the daemon both say it.
 
     Args:
         message: the error's message.
@@ -160,18 +176,22 @@ def enum_hint(message: str, typ: Any, data: Any = None) -> str:
         >>> from hrbench_client.protocol import BenchmarkParams
         >>> enum_hint("Invalid enum value 'lmeval' - at `$.reference.format`", BenchmarkParams)
         "reference.format: unknown value; did you mean 'lm-eval'? expected one of rows, squad, tatqa, inspect, lm-eval, promptfoo (got 'lmeval')"
+        >>> enum_hint("Invalid value 'promt' - at `$.arms[0].kind`", BenchmarkParams)
+        "arms[0].kind: unknown value; did you mean 'prompt'? expected one of prompt, reading, outputs, import (got 'promt')"
     """
     import re
 
-    m = re.fullmatch(r"Invalid enum value (.*) - at `\$\.?(.*)`", message, re.S)
+    m = re.fullmatch(r"Invalid (enum )?value (.*) - at `\$\.?(.*)`", message, re.S)
     if m is None:
         return message
     data = _decoded(data)
-    path = m.group(2)
+    path = m.group(3)
     allowed = _choices(_types_at(typ, f".{path}" if path and not path.startswith("[") else path, data)[0])
+    if not allowed and m.group(1) is None:
+        allowed = _tags(typ, path, data)
     if not allowed:
         return message
-    got = m.group(1)
+    got = m.group(2)
     named = got[1:-1] if len(got) >= 2 and got[0] == got[-1] == "'" else got
     near = closest(named, [str(v) for v in allowed])
     hint = f"did you mean {near!r}? " if near is not None else ""

@@ -132,7 +132,7 @@ def test_outputs_that_do_not_give_every_run_an_output_exit_2(
 
 
 @pytest.mark.usefixtures("shared_home")  # a refusal: the module's daemon answers it
-def test_the_newcomers_outputs_file_of_another_sample_is_refused(data: Path, tmp_path: Path) -> None:
+def test_an_outputs_file_of_another_sample_is_refused(data: Path, tmp_path: Path) -> None:
     """bad/outs3.toml: course_sample_50 against the baseline_raw_50 ids gave 49 silent parse failures."""
     runs = data / "squad2-dev-llama32-3b" / "runs"
     body = (
