@@ -354,7 +354,9 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
         The endpoint.
     """
     loop = running_loop()
-    per_loop = _ENDPOINTS.get(loop, lambda: _endpoints_of(loop))
+    per_loop = _ENDPOINTS.last(loop)
+    if per_loop is None:
+        per_loop = _ENDPOINTS.get(loop, lambda: _endpoints_of(loop))
     ep = per_loop.get((provider, base_url))
     if ep is None:
         ep = per_loop[(provider, base_url)] = Endpoint(provider, base_url, ceiling)
