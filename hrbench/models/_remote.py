@@ -55,7 +55,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import stamina
@@ -521,7 +521,8 @@ class HttpModelClient:
         sent = _http.Body(payload)
         try:
             with deadline(self.timeout_s):
-                return cast(_http.HttpResponse, await http.post(self.url, sent, headers))
+                response: _http.HttpResponse = await http.post(self.url, sent, headers)
+                return response
         except _http.ConnectError as exc:  # nothing listens there: retrying will not help
             give_back(before_attempt)  # nothing was sent: no call is counted
             pace.unsent(ticket)
