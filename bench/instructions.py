@@ -153,8 +153,9 @@ def http_counted(base_url: str) -> None:
 
     made = _http.make_async_client
 
-    def patient(*args: Any, **kwargs: Any) -> Any:  # under callgrind 100 connects take seconds
-        return made(*args, **{**kwargs, "connect_timeout_s": 600.0})
+    def patient(max_connections: int, timeout_s: float, **kwargs: Any) -> Any:
+        # under callgrind on a loaded machine 100 connects take tens of seconds
+        return made(max_connections, max(timeout_s, 600.0), **{**kwargs, "connect_timeout_s": 600.0})
 
     _http.make_async_client = patient  # every way's pools: the bare loops' and the client's shards
     ways = {"bare-shards": concurrency.bare_sharded, "client": concurrency.client_loop}
