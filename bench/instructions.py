@@ -15,12 +15,17 @@ between a 1,000x1 and a 1,000x5 benchmark (a benchmark's fixed costs cancel out)
    call, the cancel drain, each row and trace encoded; every thread of that process); the
    rows/s target is >= 0.9x.
 
-Usage: ``python bench/instructions.py`` (about two minutes; prints a note and exits 0 when
+With ``--http``, instructions a request of ``bench/concurrency.py``'s ways at C = 100 instead: the
+sharded bare client, ``OpenAIClient.send`` in the same loop and ``benchmark_async`` with that client,
+each against the bare client (the wall-time target: the benchmark <= 1.15x).
+
+Usage: ``python bench/instructions.py [--http]`` (about two minutes; prints a note and exits 0 when
 valgrind is not installed).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -29,6 +34,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import _common
 import daemon as d
@@ -55,17 +61,21 @@ def _control(pid: int, *args: str) -> None:
     subprocess.run(["callgrind_control", *args, str(pid)], check=True, capture_output=True)
 
 
-def _counted(pid: int, name: str, run: Callable[[int, int], object]) -> None:
-    """Run ``run(items, runs)`` at both sizes with process ``pid``'s counting on, a dump after each.
+def _counted(
+    pid: int, name: str, run: Callable[..., object], sizes: tuple[tuple[int, ...], ...] = (SMALL, LARGE)
+) -> None:
+    """Run ``run(*size)`` at both ``sizes`` with process ``pid``'s counting on, a dump after each.
 
-    Two small runs first, uncounted: imports and first-use costs stay out of the counts.
+    Two small runs first, uncounted: imports and first-use costs stay out of the counts; a full
+    garbage collection before each counted run, uncounted (``bench/_timing.py``'s rule).
     """
-    run(*SMALL)
-    run(*SMALL)
-    for size, (items, runs) in (("small", SMALL), ("large", LARGE)):
+    run(*sizes[0])
+    run(*sizes[0])
+    for size, args in zip(("small", "large"), sizes, strict=True):
+        gc.collect()
         _control(pid, "-z")
         _control(pid, "-i", "on")
-        run(items, runs)
+        run(*args)
         _control(pid, "-d", f"{name}-{size}")
         _control(pid, "-i", "off")
 
@@ -84,11 +94,11 @@ def _totals(prefix: Path) -> dict[str, dict[int, int]]:
     return out
 
 
-def _measured(totals: dict[str, dict[int, int]], name: str) -> tuple[float, float]:
+def _measured(totals: dict[str, dict[int, int]], name: str, rows: int = ROWS) -> tuple[float, float]:
     """(every thread, the main thread) instructions a row between the small and the large run."""
     small, large = totals[f"{name}-small"], totals[f"{name}-large"]
-    every = (sum(large.values()) - sum(small.values())) / ROWS
-    main = (large.get(1, 0) - small.get(1, 0)) / ROWS
+    every = (sum(large.values()) - sum(small.values())) / rows
+    main = (large.get(1, 0) - small.get(1, 0)) / rows
     return every, main
 
 
@@ -128,7 +138,89 @@ def streamed(folder: Path) -> dict[str, dict[int, int]]:
     return _totals(prefix)
 
 
+HTTP_C = 100
+HTTP_SIZES = ((300,), (1300,))
+HTTP_REQUESTS = HTTP_SIZES[1][0] - HTTP_SIZES[0][0]
+HTTP_WAYS = ("bare-shards", "client", "benchmark")
+
+
+def http_counted(base_url: str) -> None:
+    """The process :func:`http` runs under callgrind: each of ``bench/concurrency.py``'s ways, counted."""
+    import anyio
+    import concurrency
+
+    from hrbench.models import _http
+
+    made = _http.make_async_client
+
+    def patient(max_connections: int, timeout_s: float, **kwargs: Any) -> Any:
+        # under callgrind on a loaded machine 100 connects take tens of seconds
+        return made(max_connections, max(timeout_s, 600.0), **{**kwargs, "connect_timeout_s": 600.0})
+
+    _http.make_async_client = patient  # every way's pools: the bare loops' and the client's shards
+    ways = {"bare-shards": concurrency.bare_sharded, "client": concurrency.client_loop}
+    ways["benchmark"] = concurrency.bench_loop
+    pid = os.getpid()
+    for name in HTTP_WAYS:
+        fn = ways[name]
+        _counted(pid, name, lambda n, fn=fn: anyio.run(fn, base_url, n, HTTP_C), HTTP_SIZES)
+
+
+def http(folder: Path) -> dict[str, dict[int, int]]:
+    """``bench/concurrency.py``'s ways at C = 100 under callgrind, the loopback server in its own process."""
+    from hrbench.testing import LoopbackServer
+
+    prefix = folder / "http"
+    with LoopbackServer(0.02, separate_process=True) as srv:
+        proc = subprocess.run(
+            [*_callgrind(prefix), sys.executable, __file__, "--http-counted", srv.base_url],
+            env={**os.environ, "PYTHONWARNINGS": "ignore"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the HTTP run under callgrind failed: {proc.stderr.decode()[-2000:]}")
+    return _totals(prefix)
+
+
+def main_http() -> None:
+    """``--http``: instructions a request of the client and the benchmark against the sharded bare client."""
+    _common.header(
+        f"instructions: user-space instructions a request at C = {HTTP_C}, counted by callgrind between "
+        f"{HTTP_SIZES[0][0]:,} and {HTTP_SIZES[1][0]:,} requests to a loopback server (its own process, not counted)",
+        {
+            "bare-shards": "bench/concurrency.py's sharded bare client (post, the reply's text checked)",
+            "client": "OpenAIClient.send() in the same loop",
+            "benchmark": "benchmark_async() with an OpenAIClient arm, capped Governor, exact scorer",
+        },
+        "every way: two uncounted small runs first; instruction counts do not move with load",
+    )
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("instructions       skipped: valgrind is not installed (Debian's valgrind package)")
+        return
+    with tempfile.TemporaryDirectory(prefix="hrb-cg-") as tmp:
+        start = time.perf_counter()
+        totals = http(Path(tmp))
+        secs = time.perf_counter() - start
+    every = {name: _measured(totals, name, HTTP_REQUESTS)[0] for name in HTTP_WAYS}
+    bare = every["bare-shards"]
+    for name in HTTP_WAYS:
+        print(
+            f"instructions/request {name:>12} {every[name] / 1e3:,.1f}k  {every[name] / bare:.3f}x the bare client"
+        )
+    print(
+        f"  counted by callgrind over {HTTP_REQUESTS:,} requests ({secs:.0f} s), every thread of the client's process"
+    )
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--http-counted"]:  # the process http() runs under callgrind
+        http_counted(sys.argv[2])
+        return
+    if sys.argv[1:] == ["--http"]:
+        main_http()
+        return
     if sys.argv[1:] == ["--in-process"]:  # the process in_process() runs under callgrind
         pid = os.getpid()
         _counted(pid, "runner", d.in_process_rows_per_s)

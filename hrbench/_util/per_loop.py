@@ -65,6 +65,15 @@ class PerLoop(Generic[T]):
         self._last = (weakref.ref(loop), value)
         return value
 
+    def last(self, loop: Any) -> T | None:
+        """``loop``'s value when ``loop`` is the one asked for last, else ``None`` (then call :meth:`get`).
+
+        For a caller whose ``make`` would be a closure over the loop: no closure is made when
+        the value is found.
+        """
+        last = self._last
+        return last[1] if last is not None and last[0]() is loop else None
+
     def peek(self, loop: Any) -> T | None:
         """``loop``'s value, or None when it has none (nothing is made)."""
         return self._values.get(loop)

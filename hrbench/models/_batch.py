@@ -213,7 +213,7 @@ class BatchApi:
 
     def headers(self, json: bool = True) -> dict[str, str]:
         """The client's headers (its key included); without the JSON content type for an upload."""
-        headers = dict(self.client._headers())
+        headers = self.client._headers(self.client._key())
         if not json:
             headers.pop("content-type", None)
         return headers

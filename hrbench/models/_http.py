@@ -229,6 +229,8 @@ class ShardedPool:
     def __init__(self, shards: list[httpx2.AsyncClient]) -> None:
         self.shards = shards
         self.in_flight = [0] * len(shards)
+        self._urls: dict[str, httpx2.URL] = {}
+        """Each URL posted to, parsed once (the library copies a parsed URL without parsing it again)."""
 
     @classmethod
     def build(
@@ -257,7 +259,12 @@ class ShardedPool:
         self.in_flight[i] += 1
         try:
             shard = self.shards[i]
-            request = shard.build_request("POST", url, content=body.content, headers=headers)
+            parsed = self._urls.get(url)
+            if parsed is None:
+                if len(self._urls) >= 64:  # a pool's clients post to a few paths of one endpoint
+                    self._urls.clear()
+                parsed = self._urls[url] = httpx2.URL(url)
+            request = shard.build_request("POST", parsed, content=body.content, headers=headers)
             request.stream = body  # its Content-Length header is the bytes' own
             return await shard.send(request)
         finally:
@@ -354,7 +361,9 @@ def endpoint(provider: str, base_url: str, ceiling: int) -> Endpoint:
         The endpoint.
     """
     loop = running_loop()
-    per_loop = _ENDPOINTS.get(loop, lambda: _endpoints_of(loop))
+    per_loop = _ENDPOINTS.last(loop)
+    if per_loop is None:
+        per_loop = _ENDPOINTS.get(loop, lambda: _endpoints_of(loop))
     ep = per_loop.get((provider, base_url))
     if ep is None:
         ep = per_loop[(provider, base_url)] = Endpoint(provider, base_url, ceiling)

@@ -84,7 +84,9 @@ class OpenAIClient(HttpModelClient):
             and "max_completion_tokens" not in params
         ):
             body["max_tokens"] = self.max_tokens
-        body.update((k, v) for k, v in params.items() if k not in _NOT_SENT)
+        for k, v in params.items():
+            if k not in _NOT_SENT:
+                body[k] = v
         if request.tools:
             body["tools"] = request.tools
         return body
@@ -108,7 +110,8 @@ class OpenAIClient(HttpModelClient):
         message = choice.get("message") or {}
         if not isinstance(message, dict):
             raise ValueError(f"the choice's message is a {type(message).__name__}, not an object")
-        text = _content_text(message.get("content"))
+        content = message.get("content")
+        text = content if content is None or type(content) is str else _content_text(content)
         finish = choice.get("finish_reason")
         refusal = message.get("refusal")
         refused = False
@@ -118,7 +121,8 @@ class OpenAIClient(HttpModelClient):
             refused, finish = True, "refusal"
             text = text or refusal
         usage = openai_usage(body.get("usage"))
-        calls = openai_tool_calls(message.get("tool_calls"))
+        calls = message.get("tool_calls")
+        calls = None if calls is None else openai_tool_calls(calls)
         return Result(
             text=text,
             refused=refused,

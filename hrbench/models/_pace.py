@@ -237,12 +237,14 @@ class Pace:
         with self._lock:
             return self._allowance(self.clock())[0]
 
-    def _refill(self, now: float) -> None:
+    def _refill(self, now: float) -> float | None:
+        """Fill the bucket up to ``now``; the rate it fills at (requests per second; ``None``: unmetered)."""
         rate, cap = self._allowance(now)
         self._metered = rate is not None
         if rate is not None:
             self.level = min(cap, self.level + rate * max(0.0, now - self.stamp))
         self.stamp = now
+        return rate
 
     def _wait(self, now: float) -> float:
         """Seconds until a request may be sent (0: now)."""
@@ -254,8 +256,7 @@ class Pace:
             steps = (now - self.started) / START_STEP_S
             if steps < 16 and self.in_flight >= 2 ** int(steps):
                 return max(0.001, START_STEP_S * (int(steps) + 1) - (now - self.started))
-        self._refill(now)
-        rate, _ = self._allowance(now)
+        rate = self._refill(now)
         if rate is None or self.level >= 1.0:
             return 0.0
         return (1.0 - self.level) / rate

@@ -182,6 +182,8 @@ class Pricing:
             >>> p.billed_models("openrouter/auto", ["gpt-4o"]), p.billed_models("gpt-4o", ["x"])
             (['gpt-4o'], ['gpt-4o', 'x'])
         """
+        if not billed_as:  # the common case (an empty tuple): the model alone
+            return [model]
         also: list[str | None] = [m for m in dict.fromkeys(billed_as) if m and m != model]
         if self.price(model) is not None or not also:
             return [model, *also]

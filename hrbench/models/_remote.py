@@ -55,7 +55,7 @@ import logging
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 import stamina
@@ -191,6 +191,7 @@ class HttpModelClient:
         self.extra_headers = dict(headers or {})
         self.billed_as = tuple(billed_as)
         self.url = self.base_url + self.path
+        self._wire_made: tuple[dict[str, str], dict[str, str]] | None = None
         self.attempts = 0
         """Attempts sent by this client (retries included)."""
 
@@ -239,15 +240,22 @@ class HttpModelClient:
             >>> c.wire(Request(messages=[]))["headers"]
             {'x-beta': 'on'}
         """
-        return {
-            "endpoint": self.url,
-            "defaults": self.body_defaults(),
-            "headers": {
-                k.lower(): v
-                for k, v in sorted(self.extra_headers.items())
-                if not _CREDENTIAL_HEADER.search(k)
-            },
+        return {"endpoint": self.url, "defaults": self.body_defaults(), "headers": self._wire_headers()}
+
+    def _wire_headers(self) -> dict[str, str]:
+        """:meth:`wire`'s headers, made again only when ``extra_headers`` changed since the last call.
+
+        A request's wire is read, never changed (the cache and recording key hash it), so
+        every request of a client shares one such dict.
+        """
+        made = self._wire_made
+        if made is not None and made[0] == self.extra_headers:
+            return made[1]
+        headers = {
+            k.lower(): v for k, v in sorted(self.extra_headers.items()) if not _CREDENTIAL_HEADER.search(k)
         }
+        self._wire_made = (dict(self.extra_headers), headers)
+        return headers
 
     # -- what subclasses provide ----------------------------------------------------------------
 
@@ -301,9 +309,9 @@ class HttpModelClient:
             return None
         return env_value(self.api_key_env)
 
-    def _headers(self) -> dict[str, str]:
+    def _headers(self, key: str | None) -> dict[str, str]:
+        """An attempt's headers, carrying ``key`` (read from its variable for that attempt) when set."""
         headers = {"content-type": "application/json", "accept": "application/json", **self.extra_headers}
-        key = self._key()
         if key is not None:
             headers.update(self.auth_headers(key))
         return headers
@@ -376,7 +384,6 @@ class HttpModelClient:
                 f"{self.provider} request failed: {type(exc).__name__}: {exc}", model, tries.start
             )
         tries.keep(result)
-        self._scrub(result)
         result.seconds = time.perf_counter() - tries.start
         if result.model is None:
             result.model = model
@@ -384,12 +391,12 @@ class HttpModelClient:
             result.usage = estimated_usage(request, result)
         return result
 
-    def _scrub(self, result: Result) -> None:
-        """Remove the key in use from a reply: its text, its message and its tool calls' arguments.
+    @staticmethod
+    def _scrub(result: Result, key: str | None) -> None:
+        """Remove ``key``, the one the reply's attempt sent, from the reply: its text, its message and its tool calls' arguments.
 
         A reply echoing the key never reaches the cache, recordings, traces or rows (SPEC §5).
         """
-        key = self._key()
         if not key:
             return
         if result.raw_text:
@@ -478,8 +485,9 @@ class HttpModelClient:
                         pace.unsent(ticket)
                         raise
                 self.attempts += 1
+                key = self._key()  # read at each attempt: a key changed between attempts is used at once
                 ticket.sent_at = pace.clock()
-                response = await self._post(pace, ticket, http, payload, before_attempt)
+                response = await self._post(pace, ticket, http, payload, self._headers(key), before_attempt)
                 status = response.status_code
                 if status == 429 and not QUOTA.search(response.text):
                     pace.on_rate_limited(ticket, parse_retry_after(response.headers), response.headers)
@@ -497,6 +505,7 @@ class HttpModelClient:
             pace.release(ticket)
         if result.usage.provenance == "reported":
             pace.on_usage(result.usage.tokens_in, result.usage.tokens_out)
+        self._scrub(result, key)
         return result
 
     async def _post(
@@ -505,13 +514,15 @@ class HttpModelClient:
         ticket: _pace.Ticket,
         http: Any,
         payload: bytes,
+        headers: dict[str, str],
         before_attempt: Callable[[], Awaitable[None] | None] | None,
     ) -> _http.HttpResponse:
-        """POST one attempt under ``timeout_s``; a transport failure raised as ours."""
+        """POST one attempt with ``headers`` under ``timeout_s``; a transport failure raised as ours."""
         sent = _http.Body(payload)
         try:
             with deadline(self.timeout_s):
-                return cast(_http.HttpResponse, await http.post(self.url, sent, self._headers()))
+                response: _http.HttpResponse = await http.post(self.url, sent, headers)
+                return response
         except _http.ConnectError as exc:  # nothing listens there: retrying will not help
             give_back(before_attempt)  # nothing was sent: no call is counted
             pace.unsent(ticket)

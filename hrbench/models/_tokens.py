@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import json
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -188,6 +189,18 @@ IMAGE_TOKENS_MAX = 6400
 """The most tokens one image part may cost (above OpenAI's and Anthropic's largest image)."""
 
 
+def _cost(enc: Any, text: str) -> int:
+    """``text``'s tokens under tokenizer ``enc``, or its UTF-8 bytes when ``enc`` is ``None``."""
+    if enc is not None:
+        return len(enc.encode(text, disallowed_special=()))
+    return len(text.encode("utf-8"))
+
+
+def _json(value: Any) -> str:
+    """``value`` as the JSON text counted for it (non-ASCII kept as it is)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
 def prompt_bound(
     messages: list[dict[str, Any]], model: str | None, tools: list[dict[str, Any]] | None = None
 ) -> tuple[int, str]:
@@ -214,16 +227,8 @@ def prompt_bound(
         >>> prompt_bound([{"role": "user", "content": "hello world"}], "gpt-4o")
         (14, 'tokenizer')
     """
-    import json
-
     name = encoding_name(model)
     enc = _encoding(name) if name is not None else None
-
-    def cost(text: str) -> int:
-        if enc is not None:
-            return len(enc.encode(text, disallowed_special=()))
-        return len(text.encode("utf-8"))
-
     total = 3  # the reply's priming
     for m in messages:
         total += MESSAGE_OVERHEAD_TOKENS
@@ -233,13 +238,12 @@ def prompt_bound(
                     if isinstance(part, dict) and (part.get("type") in ("image_url", "image", "input_image")):
                         total += IMAGE_TOKENS_MAX
                     else:
-                        total += cost(
-                            part.get("text", "")
-                            if isinstance(part, dict) and "text" in part
-                            else json.dumps(part, ensure_ascii=False)
+                        text = (
+                            part.get("text", "") if isinstance(part, dict) and "text" in part else _json(part)
                         )
+                        total += _cost(enc, text)
             else:
-                total += cost(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+                total += _cost(enc, value if isinstance(value, str) else _json(value))
     if tools:
-        total += cost(json.dumps(tools, ensure_ascii=False))
+        total += _cost(enc, _json(tools))
     return total, ("tokenizer" if enc is not None else "bytes")

@@ -411,6 +411,40 @@ def test_key_rotation_and_missing_key(srv: LoopbackServer, monkeypatch: pytest.M
     assert "authorization" not in srv.requests[-1].headers
 
 
+def test_a_key_changed_between_attempts_is_sent_by_the_next_and_scrubbed_from_its_reply(
+    srv: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key is read at each attempt: a retry sends the key set since, and its reply loses that key."""
+    first, second = "key-first-1111aaaa", "key-second-2222bbbb"
+    monkeypatch.setenv("HRB_TEST_KEY", first)
+    srv.set(reply_fn=lambda prompt, seed, call: f"Paris ({second})")
+    srv.push("500")
+    cl = OpenAIClient("loopback-1", base_url=srv.base_url, api_key_env="HRB_TEST_KEY", **FAST)
+    attempts = []
+
+    def before_attempt() -> None:
+        attempts.append(1)
+        if len(attempts) == 2:
+            monkeypatch.setenv("HRB_TEST_KEY", second)
+
+    r = send(cl, "x", before_attempt)
+    assert r.ok and len(attempts) == 2
+    assert [q.headers["authorization"] for q in srv.requests] == [f"Bearer {first}", f"Bearer {second}"]
+    assert r.text == "Paris (***)" and second not in msgspec.json.encode(r).decode()
+
+
+def test_wire_follows_the_extra_headers_as_they_are_now() -> None:
+    """A client's wire headers are those of its ``extra_headers`` when the request is keyed, changed or not."""
+    cl = OpenAIClient("m", base_url="http://127.0.0.1:9/v1", api_key_env=None, headers={"X-Beta": "on"})
+    request = req("x")
+    assert cl.wire(request)["headers"] == {"x-beta": "on"}
+    cl.extra_headers["X-Beta"] = "off"
+    cl.extra_headers["X-Api-Key"] = "never-in-the-wire"
+    assert cl.wire(request) == {"endpoint": cl.url, "defaults": {}, "headers": {"x-beta": "off"}}
+    del cl.extra_headers["X-Beta"]
+    assert cl.wire(request)["headers"] == {}
+
+
 def test_redact_key_shaped_tokens() -> None:
     from hrbench.models._remote import redact
 
