@@ -184,6 +184,14 @@ def http(folder: Path) -> dict[str, dict[int, int]]:
     return _totals(prefix)
 
 
+def _valgrind() -> bool:
+    """Whether callgrind can run here; says it is skipped when it cannot."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("instructions       skipped: valgrind is not installed (Debian's valgrind package)")
+        return False
+    return True
+
+
 def main_http() -> None:
     """``--http``: instructions a request of the client and the benchmark against the sharded bare client."""
     _common.header(
@@ -196,8 +204,7 @@ def main_http() -> None:
         },
         "every way: two uncounted small runs first; instruction counts do not move with load",
     )
-    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        print("instructions       skipped: valgrind is not installed (Debian's valgrind package)")
+    if not _valgrind():
         return
     with tempfile.TemporaryDirectory(prefix="hrb-cg-") as tmp:
         start = time.perf_counter()
@@ -237,8 +244,7 @@ def main() -> None:
         },
         "every side: two untimed small runs first, then counted runs; instruction counts do not move with load",
     )
-    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        print("instructions       skipped: valgrind is not installed (Debian's valgrind package)")
+    if not _valgrind():
         return
     with tempfile.TemporaryDirectory(prefix="hrb-cg-") as tmp:
         folder = Path(tmp)

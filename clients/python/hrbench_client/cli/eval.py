@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from hrbench_client.cli._common import _client, _err, _fail_usage, _measured, _msgspec, _out, explain
 from hrbench_client.cli.exit_codes import EXIT_ERROR, EXIT_OK, EXIT_WRONG
-from hrbench_client.cli.spec_files import _load_toml, _resolve
+from hrbench_client.cli.spec_files import _load_toml, _resolve, _user_text
 from hrbench_client.errors import InvalidParams
-from hrbench_client.utf8 import not_utf8
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,14 +31,7 @@ def eval_params(path: str) -> Any:
     rows = data.get("data")
     if isinstance(rows, str):
         file = base / _resolve(base, rows)
-        try:
-            raw = file.read_bytes()
-        except OSError as exc:
-            _fail_usage(f"cannot read data {file}: {exc.strerror}")
-        try:
-            text = raw.decode("utf-8-sig")  # a byte-order mark (Excel, Notepad) is dropped
-        except UnicodeDecodeError as exc:
-            _fail_usage(f"data {file} is {not_utf8(raw, exc)}")
+        text = _user_text(file, f"data {file}", f"data {file} is ")
         if text.lstrip().startswith("["):
             try:
                 data["data"] = json.loads(text)

@@ -17,19 +17,35 @@ if TYPE_CHECKING:
 __all__ = ["no_key_in_toml"]
 
 
+def _user_text(file: Path, name: str, refused: str) -> str:
+    """The UTF-8 text of a file the user named, a leading byte-order mark (Notepad, Excel) dropped.
+
+    Args:
+        file: the file.
+        name: the file as the message names it (``data FILE``).
+        refused: what the message says before the words of :func:`hrbench_client.utf8.not_utf8`.
+
+    Raises:
+        _Usage: the file cannot be read (``cannot read NAME: ...``) or is not UTF-8 (exit 2).
+    """
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        _fail_usage(f"cannot read {name}: {exc.strerror}")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        _fail_usage(f"{refused}{not_utf8(raw, exc)}")
+
+
 def _load_toml(path: str) -> tuple[dict[str, Any], Path]:
     import tomllib
     from pathlib import Path
 
     file = Path(path)
+    text = _user_text(file, path, f"{path} is not valid TOML: ")
     try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        _fail_usage(f"cannot read {path}: {exc.strerror}")
-    try:
-        data = tomllib.loads(raw.decode("utf-8-sig"))  # Notepad's byte-order mark is dropped
-    except UnicodeDecodeError as exc:
-        _fail_usage(f"{path} is not valid TOML: {not_utf8(raw, exc)}")
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         _fail_usage(f"{path} is not valid TOML: {exc}")
     try:

@@ -141,13 +141,19 @@ def _choices(types: list[Any]) -> list[Any]:
     return out
 
 
+def _at(path: str) -> str:
+    """A field's path as an error names it (``arms[0].kind``) in the form :func:`_types_at` reads (``.arms[0].kind``)."""
+    return f".{path}" if path and not path.startswith("[") else path
+
+
 def _tags(typ: Any, path: str, data: Any) -> list[Any]:
     """The tags of the tagged union whose tag field ``path`` names (``arms[0].kind``: every arm kind)."""
     parent, _, name = path.rpartition(".")
     if not name.isidentifier():
         return []
-    at = f".{parent}" if parent and not parent.startswith("[") else parent
-    structs = [t for t in _types_at(typ, at, data)[0] if isinstance(t, type) and issubclass(t, Struct)]
+    structs = [
+        t for t in _types_at(typ, _at(parent), data)[0] if isinstance(t, type) and issubclass(t, Struct)
+    ]
     out: list[Any] = []
     for t in structs:
         config = t.__struct_config__
@@ -186,7 +192,7 @@ def enum_hint(message: str, typ: Any, data: Any = None) -> str:
         return message
     data = _decoded(data)
     path = m.group(3)
-    allowed = _choices(_types_at(typ, f".{path}" if path and not path.startswith("[") else path, data)[0])
+    allowed = _choices(_types_at(typ, _at(path), data)[0])
     if not allowed and m.group(1) is None:
         allowed = _tags(typ, path, data)
     if not allowed:
